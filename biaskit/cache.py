@@ -1,0 +1,100 @@
+"""A persistent key/value cache on SQLite (WAL), shared by every stage.
+
+Keys are SHA-256 hashes of a canonical JSON of the full request (as lm-evaluation-harness's
+CachingLM keys by request hash); values are JSON. Used for LM scores (keyed by model fingerprint +
+sentence + method), LLM responses and MT outputs, so a re-run costs nothing and an interrupted
+run resumes. Writes commit immediately; concurrent readers/writers in threads are fine.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+
+def default_cache_dir() -> Path:
+    """``$BIASKIT_CACHE_DIR`` or ``~/.cache/biaskit``."""
+    return Path(os.environ.get("BIASKIT_CACHE_DIR") or Path.home() / ".cache" / "biaskit")
+
+
+def request_hash(obj: Any) -> str:
+    """Stable SHA-256 of a JSON-serialisable request (sorted keys, no whitespace)."""
+    payload = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class DiskCache:
+    def __init__(self, path: str | Path | None = None, namespace: str = "default"):
+        if path is None:
+            path = default_cache_dir() / "cache.sqlite3"
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.namespace = namespace
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        conn = self._conn()
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,"
+                     " PRIMARY KEY (ns, k))")
+        conn.commit()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    @staticmethod
+    def key(obj: Any) -> str:
+        return obj if isinstance(obj, str) and len(obj) == 64 else request_hash(obj)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        row = self._conn().execute("SELECT v FROM kv WHERE ns=? AND k=?", (self.namespace, self.key(key))).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def __contains__(self, key: Any) -> bool:
+        return self._conn().execute("SELECT 1 FROM kv WHERE ns=? AND k=?",
+                                    (self.namespace, self.key(key))).fetchone() is not None
+
+    def set(self, key: Any, value: Any) -> None:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("INSERT OR REPLACE INTO kv (ns, k, v) VALUES (?, ?, ?)",
+                         (self.namespace, self.key(key), json.dumps(value, ensure_ascii=False)))
+            conn.commit()
+
+    def get_many(self, keys: Iterable[Any]) -> dict[str, Any]:
+        """Return ``{hashed_key: value}`` for the keys present."""
+        hashed = [self.key(k) for k in keys]
+        out: dict[str, Any] = {}
+        conn = self._conn()
+        for i in range(0, len(hashed), 500):
+            chunk = hashed[i:i + 500]
+            q = f"SELECT k, v FROM kv WHERE ns=? AND k IN ({','.join('?' * len(chunk))})"
+            for k, v in conn.execute(q, (self.namespace, *chunk)):
+                out[k] = json.loads(v)
+        return out
+
+    def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
+        rows = [(self.namespace, self.key(k), json.dumps(v, ensure_ascii=False)) for k, v in items]
+        if not rows:
+            return
+        with self._lock:
+            conn = self._conn()
+            conn.executemany("INSERT OR REPLACE INTO kv (ns, k, v) VALUES (?, ?, ?)", rows)
+            conn.commit()
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM kv WHERE ns=?", (self.namespace,)).fetchone()[0]
+
+    def clear(self) -> None:
+        with self._lock:
+            conn = self._conn()
+            conn.execute("DELETE FROM kv WHERE ns=?", (self.namespace,))
+            conn.commit()

@@ -1,0 +1,76 @@
+"""The ``biaskit`` command: a typer root with one sub-command group per stage.
+
+Every command is a thin wrapper around a pure function in its stage's package. Errors that
+biaskit raises on purpose (:class:`~biaskit.errors.BiaskitError`) are printed as one line
+(file, row, fix) with exit code 2 instead of a traceback.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from . import __version__
+from .errors import BiaskitError
+
+app = typer.Typer(
+    name="biaskit",
+    help="Build, validate and use social-bias benchmarks for language models.",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"biaskit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                                 help="Print the version and exit.")) -> None:
+    """biaskit: curation -> annotation -> evaluation of social-bias benchmarks."""
+
+
+def _add_stage(module: str, name: str, help: str) -> None:
+    import importlib
+
+    sub = importlib.import_module(module).app
+    app.add_typer(sub, name=name, help=help)
+
+
+_add_stage("biaskit.evaluation.cli", "evaluate", "Score language models on bias benchmarks (pairs, CATs, SEAT).")
+_add_stage("biaskit.curation.cli", "curate", "Generate, adapt, translate and check minimal pairs with LLMs/MT.")
+_add_stage("biaskit.annotation.cli", "annotate", "Validate data with annotators in Label Studio; aggregate; agreement.")
+_add_stage("biaskit.datasets_cli", "data", "List and download the public datasets biaskit knows (with checksums).")
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    try:
+        app(args=argv, standalone_mode=False)
+    except BiaskitError as exc:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(2)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; finished work is saved and the run can be resumed.\n")
+        sys.exit(130)
+    except Exception as exc:  # click's own usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(1)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

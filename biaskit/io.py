@@ -1,0 +1,202 @@
+"""File helpers: atomic writes, JSONL/CSV by extension, crash-safe append logs.
+
+Partial work is never lost: whole files are written to a temporary sibling and renamed into place
+(``os.replace`` is atomic on POSIX); long runs append one JSON line per finished item to a log that
+:func:`read_jsonl` reads back tolerating a truncated last line, so a run can resume.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .errors import InputError
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8", newline: str | None = None):
+    """Open a temporary file next to ``path``; on success rename it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding,
+                       newline=None if "b" in mode else newline) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    with atomic_open(path, "w") as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def write_json(path: str | Path, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, default=_default) + "\n")
+
+
+def _default(o: Any) -> Any:
+    if hasattr(o, "model_dump"):
+        return o.model_dump(mode="json")
+    if hasattr(o, "item"):  # numpy scalar
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if isinstance(o, (set, frozenset)):
+        return sorted(o)
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def dumps_line(obj: Any) -> str:
+    if hasattr(obj, "model_dump"):
+        obj = obj.model_dump(mode="json")
+    return json.dumps(obj, ensure_ascii=False, default=_default)
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
+    with atomic_open(path, "w") as fh:
+        for row in rows:
+            fh.write(dumps_line(row) + "\n")
+    return Path(path)
+
+
+def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, object)``; bad JSON raises :class:`InputError` with the line number.
+
+    With ``tolerate_truncated_tail`` a broken *last* line (a crash mid-write) is skipped.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError("file not found.", path=path, fix="check the path.") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                         fix="re-save the file as UTF-8.") from None
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if tolerate_truncated_tail and i == len(lines):
+                return
+            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+                             fix="each line must be one JSON object.") from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object on this line.", path=path, row=i,
+                             fix="each line must be one JSON object, e.g. {\"sent_more\": ...}.")
+        yield i, obj
+
+
+def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> list[dict]:
+    return [obj for _, obj in iter_jsonl(path, tolerate_truncated_tail=tolerate_truncated_tail)]
+
+
+class JsonlAppender:
+    """Append-only JSONL log for resumable runs: each ``write`` is flushed and fsync'ed."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # repair a truncated last line left by a crash so appends start on a fresh line
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb+") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    data = self.path.read_bytes()
+                    cut = data.rfind(b"\n") + 1
+                    fh.seek(cut)
+                    fh.truncate()
+        self._fh = open(self.path, "a", encoding="utf-8")
+
+    def existing(self) -> list[dict]:
+        return read_jsonl(self.path, tolerate_truncated_tail=True) if self.path.exists() else []
+
+    def write(self, obj: Any) -> None:
+        self._fh.write(dumps_line(obj) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "JsonlAppender":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def read_table(path: str | Path):
+    """Read a CSV or JSONL file (by extension) into a DataFrame with clear errors."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix="check the path.")
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return pd.DataFrame(read_jsonl(path))
+    if suffix in (".csv", ".tsv"):
+        try:
+            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8",
+                               keep_default_na=False, na_values=[""])
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                             fix="re-save the file as UTF-8.") from None
+        except pd.errors.ParserError as exc:
+            raise InputError(f"malformed CSV: {exc}", path=path,
+                             fix="check quoting and the number of columns on that line.") from None
+    if suffix == ".json":
+        import json as _json
+        obj = _json.loads(path.read_text(encoding="utf-8"))
+        return pd.DataFrame(obj if isinstance(obj, list) else obj.get("data", obj))
+    raise InputError(f"unsupported file type '{suffix}'.", path=path, fix="use .csv, .tsv, .jsonl or .json.")
+
+
+def write_table(path: str | Path, df) -> Path:
+    """Write a DataFrame as CSV or JSONL (by extension), atomically."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return write_jsonl(path, (
+            {k: _clean(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")))
+    if suffix in (".csv", ".tsv"):
+        with atomic_open(path, "w", newline="") as fh:
+            df.to_csv(fh, index=False, sep="\t" if suffix == ".tsv" else ",")
+        return path
+    raise InputError(f"unsupported output type '{suffix}'.", path=path, fix="use .csv, .tsv or .jsonl.")
+
+
+def _clean(v: Any) -> Any:
+    try:
+        import math
+        if isinstance(v, float) and math.isnan(v):
+            return None
+    except Exception:  # pragma: no cover
+        pass
+    if hasattr(v, "item") and not isinstance(v, (list, dict)):
+        try:
+            return v.item()
+        except Exception:
+            return v
+    return v

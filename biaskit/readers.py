@@ -1,0 +1,253 @@
+"""Readers for minimal-pair datasets with validation that names file, row and fix.
+
+Formats:
+- ``crows``: CrowS-Pairs CSV (``sent_more, sent_less, stereo_antistereo, bias_type`` [+ ``annotations``,
+  ``anon_writer``, ``anon_annotators``]).
+- ``indibias``: IndiBias CSV (``modified_eng_sent_more/less``, ``sent_more_hindi``/``sent_less_hindi``,
+  ``bias_type`` (inconsistent casing, normalised here), ``stereo_antistereo``). English and Hindi
+  columns are two *language views* of the same pairs: both share ``source_id``.
+- ``biaskit``: JSONL or CSV with the shared schema's columns (:class:`~biaskit.schema.SentencePair`).
+
+Row numbers are 1-based data rows for CSV (the header is not counted; line = row + 1 when no cell
+spans lines) and 1-based line numbers for JSONL.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from pydantic import ValidationError
+
+from .errors import InputError
+from .schema import SentencePair
+
+FORMATS = ("auto", "crows", "indibias", "biaskit")
+
+CROWS_REQUIRED = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
+INDIBIAS_REQUIRED = ["modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi",
+                     "sent_less_hindi", "bias_type", "stereo_antistereo"]
+BIASKIT_REQUIRED = ["sent_more", "sent_less", "direction", "bias_type"]
+
+
+@dataclass
+class ReadResult:
+    pairs: list[SentencePair]
+    skipped: list[InputError] = field(default_factory=list)
+    format: str = "biaskit"
+    path: Optional[str] = None
+
+    def __iter__(self):
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def _decode(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found.", path=path, fix="check the --data path.") from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file.", path=path, fix="point at a .csv or .jsonl file.") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
+                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+
+
+def _csv_rows(path: Path, text: str) -> tuple[list[str], Iterator[tuple[int, dict]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [h.strip() if h else "" for h in (reader.fieldnames or [])]
+    reader.fieldnames = header
+
+    def gen():
+        for i, row in enumerate(reader, start=1):
+            if None in row:
+                raise InputError(f"row has {len(header) + len(row[None])} cells but the header has {len(header)}.",
+                                 path=path, row=i, fix="quote cells that contain commas.")
+            yield i, row
+    return header, gen()
+
+
+def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        return "biaskit"
+    if columns is None:
+        header, _ = _csv_rows(path, _decode(path))
+        columns = header
+    cols = set(columns)
+    if {"modified_eng_sent_more", "sent_more_hindi"} & cols:
+        return "indibias"
+    if "direction" in cols:
+        return "biaskit"
+    if "stereo_antistereo" in cols:
+        return "crows"
+    raise InputError(f"cannot tell the format from the columns {sorted(cols)}.", path=path,
+                     fix="pass --format crows|indibias|biaskit, or add the columns sent_more, sent_less, "
+                         "direction, bias_type.")
+
+
+def _require(path: Path, columns: list[str], required: list[str], fmt: str) -> None:
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)} for format '{fmt}' (found: {', '.join(columns) or 'none'}).",
+                         path=path, row=None, fix=f"a {fmt} file needs the columns {', '.join(required)}; "
+                                                  "or pass the right --format.")
+
+
+def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] = None) -> Iterator[tuple[int, dict]]:
+    """Yield ``(row, fields)`` in the shared schema's field names *without* validating them.
+
+    Used by :func:`read_pairs` and by tools (like the minimal-pair checker) that must see invalid
+    pairs too. For IndiBias with ``lang=None`` each row yields its English then its Hindi view.
+    """
+    path = Path(path)
+    if format not in FORMATS:
+        import difflib
+        close = difflib.get_close_matches(format, FORMATS, n=1)
+        raise InputError(f"unknown format '{format}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                         path=path, fix=f"use one of {', '.join(FORMATS)}.")
+    if format == "auto":
+        format = detect_format(path)
+    suffix = path.suffix.lower()
+    if format == "biaskit" and suffix in (".jsonl", ".ndjson"):
+        from .io import iter_jsonl
+        first = True
+        for i, obj in iter_jsonl(path):
+            if first:
+                _require(path, list(obj), BIASKIT_REQUIRED, "biaskit")
+                first = False
+            rec = dict(obj)
+            rec.setdefault("provenance", {})
+            rec["provenance"] = {**rec["provenance"]} if isinstance(rec["provenance"], dict) else {}
+            if lang and "lang" not in obj:
+                rec["lang"] = lang
+            yield i, rec
+        return
+    text = _decode(path)
+    header, rows = _csv_rows(path, text)
+    if format == "crows":
+        _require(path, header, CROWS_REQUIRED, "crows")
+        for i, row in rows:
+            idx = row.get("") or row.get("Unnamed: 0") or str(i - 1)
+            meta = {k: row[k] for k in ("annotations", "anon_writer", "anon_annotators") if k in row}
+            yield i, {
+                "sent_more": row["sent_more"], "sent_less": row["sent_less"],
+                "direction": row["stereo_antistereo"], "bias_type": row["bias_type"],
+                "lang": lang or "en", "source_id": f"crows-{idx}",
+                "provenance": {"source": "crows-pairs", "file": path.name, "row": i},
+                "meta": meta,
+            }
+    elif format == "indibias":
+        _require(path, header, INDIBIAS_REQUIRED, "indibias")
+        views = [lang] if lang else ["en", "hi"]
+        for v in views:
+            if v not in ("en", "hi"):
+                raise InputError(f"IndiBias has English and Hindi columns, not '{v}'.", path=path,
+                                 fix="use --lang en or --lang hi (or omit it for both).")
+        for i, row in rows:
+            idx = row.get("index") or row.get("") or str(i - 1)
+            for v in views:
+                more, less = (("modified_eng_sent_more", "modified_eng_sent_less") if v == "en"
+                              else ("sent_more_hindi", "sent_less_hindi"))
+                yield i, {
+                    "sent_more": row[more], "sent_less": row[less],
+                    "direction": row["stereo_antistereo"], "bias_type": row["bias_type"],
+                    "lang": v, "source_id": f"indibias-{idx}",
+                    "provenance": {"source": "indibias", "file": path.name, "row": i,
+                                   "columns": [more, less]},
+                    "meta": {},
+                }
+    elif format == "biaskit":
+        _require(path, header, BIASKIT_REQUIRED, "biaskit")
+        for i, row in rows:
+            rec: dict[str, Any] = {k: v for k, v in row.items() if k and v not in (None, "")}
+            for k in ("provenance", "meta"):
+                if k in rec and isinstance(rec[k], str):
+                    try:
+                        rec[k] = json.loads(rec[k])
+                    except json.JSONDecodeError:
+                        raise InputError(f"column '{k}' is not valid JSON.", path=path, row=i, column=k,
+                                         fix="write it as a JSON object or leave it empty.") from None
+            rec.setdefault("provenance", {})
+            if lang and "lang" not in rec:
+                rec["lang"] = lang
+            yield i, rec
+
+
+_FIXES = {
+    "sent_more": "write the sentence about the more-stereotyped group in sent_more.",
+    "sent_less": "write the contrasting sentence in sent_less.",
+    "direction": "use 'stereo' or 'antistereo' (CrowS-Pairs: stereo_antistereo).",
+    "bias_type": "give a bias type such as gender, religion, caste, age.",
+}
+
+
+def _validation_error(path: Path, row: int, exc: ValidationError) -> InputError:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or None
+    msg = err.get("msg", "invalid").removeprefix("Value error, ")
+    if loc == "direction":
+        msg = f"unknown direction {err.get('input')!r}"
+    if loc in (None, "") and "identical" in msg:
+        return InputError("identical pair: sent_more and sent_less are the same sentence.", path=path, row=row,
+                          fix="make the two sentences differ in the group term, or drop the row.")
+    if msg == "Field required":
+        msg = "missing value"
+    return InputError(f"{msg}.", path=path, row=row, column=loc,
+                      fix=_FIXES.get(loc or "", "correct the value or pass --skip-invalid to skip such rows."))
+
+
+def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,
+               skip_invalid: bool = False, limit: Optional[int] = None) -> ReadResult:
+    """Read and validate minimal pairs. Invalid rows raise :class:`InputError` unless
+    ``skip_invalid``, in which case they are collected in ``ReadResult.skipped``.
+
+    Pairs with the same content get distinct ids (``<id>~2``, ...) and ``meta['duplicate_of']``.
+    """
+    path = Path(path)
+    fmt = detect_format(path) if format == "auto" else format
+    pairs: list[SentencePair] = []
+    skipped: list[InputError] = []
+    seen: dict[str, int] = {}
+    for row, rec in iter_pair_rows(path, fmt, lang):
+        try:
+            pair = SentencePair.model_validate(rec)
+        except ValidationError as exc:
+            err = _validation_error(path, row, exc)
+            if skip_invalid:
+                skipped.append(err)
+                continue
+            raise err from None
+        n = seen.get(pair.pair_id, 0) + 1
+        seen[pair.pair_id] = n
+        if n > 1:
+            pair.meta["duplicate_of"] = pair.pair_id
+            pair.pair_id = f"{pair.pair_id}~{n}"
+        pairs.append(pair)
+        if limit is not None and len(pairs) >= limit:
+            break
+    return ReadResult(pairs=pairs, skipped=skipped, format=fmt, path=str(path))
+
+
+def write_pairs(path: str | Path, pairs) -> Path:
+    """Write pairs as biaskit JSONL or CSV (by extension), atomically."""
+    from .io import write_jsonl, write_table
+    from .schema import pairs_to_frame
+
+    path = Path(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return write_jsonl(path, pairs)
+    df = pairs_to_frame(list(pairs))
+    for col in ("provenance", "meta"):
+        if col in df:
+            df[col] = df[col].map(lambda d: json.dumps(d, ensure_ascii=False))
+    return write_table(path, df)

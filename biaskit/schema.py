@@ -1,0 +1,263 @@
+"""The shared record schema every stage reads and writes.
+
+Records are pydantic models; :func:`to_frame` / :func:`from_frame` convert to and from pandas
+DataFrames whose columns are the model fields (nested ``provenance``/``meta`` stay dicts).
+
+- :class:`SentencePair` — a CrowS-Pairs-style minimal pair (``sent_more`` is the sentence about the
+  more disadvantaged group / the one the paper counts a preference for as bias).
+- :class:`BiasTuple` — an (identity term, stereotypical attribute) tuple from curation.
+- :class:`CAT` — a StereoSet Context Association Test: a context and three options.
+- :class:`Judgment` — one annotator's label on one question of one task (crowd-kit's
+  ``task, worker, label`` long format, plus ``question``).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from enum import Enum
+from typing import Any, Iterable, Literal, Optional, Sequence, Type, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = "1"
+
+
+class Direction(str, Enum):
+    stereo = "stereo"
+    antistereo = "antistereo"
+
+
+class PairStatus(str, Enum):
+    raw = "raw"                       # freshly read / generated
+    flagged = "flagged"               # the minimal-pair checker found problems
+    needs_review = "needs_review"     # sent to / returned to human review
+    accepted = "accepted"             # validated by annotators
+    rejected = "rejected"             # dropped by annotators or curators
+    released = "released"             # part of a published dataset
+
+
+_BIAS_TYPE_ALIASES = {
+    "socio-economic": "socioeconomic",
+    "socioeconomic-status": "socioeconomic",
+    "ses": "socioeconomic",
+    "race": "race-color",
+    "race-colour": "race-color",
+    "physical": "physical-appearance",
+    "appearance": "physical-appearance",
+    "sexual": "sexual-orientation",
+    "orientation": "sexual-orientation",
+}
+
+
+def normalize_bias_type(value: str) -> str:
+    """Lower-case, trim and hyphenate a bias type: ``'Physical Appearance'`` -> ``'physical-appearance'``.
+
+    IndiBias writes ``Caste``/``Religion`` next to ``gender``: all become lower case.
+    Only spelling variants are merged (``socio-economic`` -> ``socioeconomic``); StereoSet's
+    ``race`` is kept distinct from CrowS-Pairs' ``race-color`` unless ``race`` is given bare.
+    """
+    v = unicodedata.normalize("NFKC", str(value)).strip().lower()
+    v = re.sub(r"[\s_/]+", "-", v)
+    v = re.sub(r"-{2,}", "-", v).strip("-")
+    return _BIAS_TYPE_ALIASES.get(v, v)
+
+
+def normalize_text(text: str) -> str:
+    """NFC-normalise and collapse internal whitespace (used for ids and comparisons)."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", str(text))).strip()
+
+
+def stable_id(prefix: str, *parts: Any, length: int = 16) -> str:
+    """A stable content hash id, e.g. ``p-3f2a...``: same content -> same id on every machine."""
+    h = hashlib.sha256("\x1f".join(normalize_text(p) if isinstance(p, str) else str(p)
+                                   for p in parts).encode("utf-8")).hexdigest()
+    return f"{prefix}-{h[:length]}"
+
+
+def make_pair_id(sent_more: str, sent_less: str, lang: str = "en") -> str:
+    return stable_id("p", lang, sent_more, sent_less)
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=True, populate_by_name=True, validate_default=True)
+
+    provenance: dict[str, Any] = Field(default_factory=dict,
+                                       description="where the record came from: source file/row, model, prompt, ...")
+    meta: dict[str, Any] = Field(default_factory=dict, description="free-form extra fields (kept through every stage)")
+
+
+class SentencePair(Record):
+    pair_id: str = ""
+    sent_more: str
+    sent_less: str
+    direction: Direction
+    bias_type: str
+    lang: str = "en"
+    group_more: Optional[str] = None
+    group_less: Optional[str] = None
+    status: PairStatus = PairStatus.raw
+    source_id: Optional[str] = Field(
+        default=None, description="links language views of the same pair (IndiBias en/hi) and translations to their source")
+
+    @field_validator("sent_more", "sent_less")
+    @classmethod
+    def _non_empty(cls, v: str) -> str:
+        v = unicodedata.normalize("NFC", str(v)).strip()
+        if not v:
+            raise ValueError("sentence is empty")
+        return v
+
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _direction(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            s = v.strip().lower().replace("-", "").replace("_", "")
+            s = {"antistereotype": "antistereo", "stereotype": "stereo"}.get(s, s)
+            return s
+        return v
+
+    @field_validator("bias_type", mode="before")
+    @classmethod
+    def _bias_type(cls, v: Any) -> str:
+        v = normalize_bias_type(v if v is not None else "")
+        if not v:
+            raise ValueError("bias_type is empty")
+        return v
+
+    @field_validator("lang", mode="before")
+    @classmethod
+    def _lang(cls, v: Any) -> str:
+        return str(v or "en").strip().lower()
+
+    @model_validator(mode="after")
+    def _check(self) -> "SentencePair":
+        if normalize_text(self.sent_more) == normalize_text(self.sent_less):
+            raise ValueError("sent_more and sent_less are identical")
+        if not self.pair_id:
+            self.pair_id = make_pair_id(self.sent_more, self.sent_less, self.lang)
+        return self
+
+
+class Polarity(str, Enum):
+    positive = "positive"
+    negative = "negative"
+
+
+class BiasTuple(Record):
+    tuple_id: str = ""
+    identity: str
+    attribute: str
+    axis: str
+    polarity: Polarity
+    lang: str = "en"
+    status: PairStatus = PairStatus.raw
+
+    @field_validator("axis", mode="before")
+    @classmethod
+    def _axis(cls, v: Any) -> str:
+        return normalize_bias_type(v)
+
+    @field_validator("identity", "attribute")
+    @classmethod
+    def _non_empty(cls, v: str) -> str:
+        v = normalize_text(v)
+        if not v:
+            raise ValueError("empty")
+        return v
+
+    @model_validator(mode="after")
+    def _id(self) -> "BiasTuple":
+        if not self.tuple_id:
+            self.tuple_id = stable_id("t", self.lang, self.axis, self.identity.lower(), self.attribute.lower(), self.polarity)
+        return self
+
+
+CATLabel = Literal["stereotype", "anti-stereotype", "unrelated"]
+
+
+class CATOption(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sentence: str
+    gold_label: CATLabel
+    sentence_id: str = ""
+    human_labels: list[str] = Field(default_factory=list)
+
+
+class CAT(Record):
+    """A StereoSet Context Association Test (intrasentence: context has ``BLANK``)."""
+
+    cat_id: str = ""
+    split: Literal["intrasentence", "intersentence"]
+    target: str
+    bias_type: str
+    context: str
+    options: list[CATOption]
+    lang: str = "en"
+
+    @field_validator("bias_type", mode="before")
+    @classmethod
+    def _bias_type(cls, v: Any) -> str:
+        return normalize_bias_type(v)
+
+    @model_validator(mode="after")
+    def _check(self) -> "CAT":
+        labels = sorted(o.gold_label for o in self.options)
+        if labels != ["anti-stereotype", "stereotype", "unrelated"]:
+            raise ValueError(f"a CAT needs exactly one stereotype, anti-stereotype and unrelated option, got {labels}")
+        if not self.cat_id:
+            self.cat_id = stable_id("c", self.lang, self.split, self.target, self.context)
+        for o in self.options:
+            if not o.sentence_id:
+                o.sentence_id = stable_id("s", self.cat_id, o.gold_label, o.sentence)
+        return self
+
+    def option(self, label: str) -> CATOption:
+        return next(o for o in self.options if o.gold_label == label)
+
+
+class Judgment(BaseModel):
+    """One annotator's answer: crowd-kit's long format plus the question it answers."""
+
+    model_config = ConfigDict(extra="allow")
+    task: str
+    worker: str
+    label: Optional[str]
+    question: str = "label"
+    comment: Optional[str] = None
+    lead_time: Optional[float] = None
+    created_at: Optional[str] = None
+    updated_at: Optional[str] = None
+
+
+JUDGMENT_COLUMNS = ["task", "worker", "label", "question"]
+PAIR_COLUMNS = list(SentencePair.model_fields)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def to_frame(records: Iterable[BaseModel]):
+    """Records -> DataFrame (one column per field; enums as their values)."""
+    import pandas as pd
+
+    rows = [r.model_dump(mode="json") for r in records]
+    if not rows:
+        return pd.DataFrame(columns=list(getattr(records, "model_fields", {})) or None)
+    return pd.DataFrame(rows)
+
+
+def from_frame(df, model: Type[M]) -> list[M]:
+    """DataFrame -> records (NaN treated as missing)."""
+    out = []
+    for rec in df.to_dict(orient="records"):
+        clean = {k: v for k, v in rec.items() if not (isinstance(v, float) and v != v)}
+        out.append(model.model_validate(clean))
+    return out
+
+
+def pairs_to_frame(pairs: Sequence[SentencePair]):
+    import pandas as pd
+
+    if not pairs:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return to_frame(pairs)

@@ -1,0 +1,1 @@
+"""biaskit.curation (the `curation/` folder)."""

@@ -1,0 +1,1 @@
+"""Data shipped with biaskit: inventories, word lists, demo sample, dataset registry."""

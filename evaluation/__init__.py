@@ -1,0 +1,1 @@
+"""biaskit.evaluation (the `evaluation/` folder)."""

@@ -1,0 +1,1 @@
+"""Versioned prompt templates (TOML files) used by curation and translation."""
