@@ -1,0 +1,314 @@
+"""Checks on a translated minimal pair (a *candidate*), given its English source pair.
+
+Pair-level checks come from the curation minimal-pair checker
+(:func:`biaskit.curation.check.check_pair`, with the English pair as ``source_pair``): identical
+sentences after translation (with the explicit एक पुरुष / एक महिला suggestion when gender collapsed),
+Hindi not minimal while the English was, mixed scripts. The checks below are specific to machine
+translation output and are run on every candidate as well:
+
+``untranslated_latin``
+    a word of two or more Latin letters in a candidate whose target language is not written in
+    Latin script (``SC/ST``, ``OBC`` and names the engine left in English). Words that the English
+    source itself writes in capitals only (acronyms such as ``OBC``) are still flagged: the reviewer
+    decides whether ``ओबीसी`` or ``OBC`` is wanted.
+``wrong_script``
+    fewer than ``min_script_share`` (default 0.5) of the letters are in the target language's
+    script (e.g. an engine that answered in English or in Urdu script).
+``length_ratio``
+    characters(candidate) / characters(English) outside ``[low, high]`` -- a truncated or run-on
+    translation. Hindi: 0.5-2.0, just outside the range of IndiBias' 1,122 human translations
+    (0.53-1.88; 1st-99th percentile 0.64-1.64), so no human translation there is flagged;
+    other languages 0.5-2.5.
+``entity_missing``
+    a named entity of the English source has no counterpart in the candidate. Rule: an English
+    token is an entity when it starts with a capital letter and is not a common word (a built-in
+    list of function words, pronouns, days and months, plus every word that also occurs in lower
+    case in the pair), or is an all-caps acronym; it is carried over when the candidate contains it
+    verbatim (Latin) or a word whose *consonant skeleton* matches it. The skeleton romanises the
+    target word with ``anyascii`` (प्रिया -> priya), lower-cases, drops vowels, ``h`` and ``y``
+    and doubled letters, and maps c/q->k, z->j, v->w, m->n (anusvara): Priya -> ``pr`` = प्रिया -> ``pr``;
+    Delhi -> ``dl`` = दिल्ली -> ``dl``. Two skeletons match when equal or their difflib ratio is
+    >= 0.75 (both at least 3 letters). Identity words translated by meaning (Christian -> ईसाई,
+    Indian -> भारतीय) are accepted through a small exonym table (:data:`EXONYMS`).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from typing import Any, Callable, Optional, Sequence
+
+# Unicode blocks of the scripts of the target languages biaskit knows.
+SCRIPT_RANGES = {
+    "Devanagari": [(0x0900, 0x097F), (0xA8E0, 0xA8FF)],
+    "Bengali": [(0x0980, 0x09FF)],
+    "Gurmukhi": [(0x0A00, 0x0A7F)],
+    "Gujarati": [(0x0A80, 0x0AFF)],
+    "Oriya": [(0x0B00, 0x0B7F)],
+    "Tamil": [(0x0B80, 0x0BFF)],
+    "Telugu": [(0x0C00, 0x0C7F)],
+    "Kannada": [(0x0C80, 0x0CFF)],
+    "Malayalam": [(0x0D00, 0x0D7F)],
+    "Arabic": [(0x0600, 0x06FF), (0x0750, 0x077F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)],
+    "Latin": [(0x0041, 0x005A), (0x0061, 0x007A), (0x00C0, 0x024F)],
+    "Han": [(0x4E00, 0x9FFF)],
+}
+LANG_SCRIPT = {"hi": "Devanagari", "mr": "Devanagari", "ne": "Devanagari", "sa": "Devanagari",
+               "bn": "Bengali", "as": "Bengali", "pa": "Gurmukhi", "gu": "Gujarati", "or": "Oriya",
+               "ta": "Tamil", "te": "Telugu", "kn": "Kannada", "ml": "Malayalam", "ur": "Arabic",
+               "ar": "Arabic", "zh": "Han", "en": "Latin", "fr": "Latin", "de": "Latin", "es": "Latin"}
+
+LENGTH_RATIO_BOUNDS = {"hi": (0.5, 2.0)}
+DEFAULT_LENGTH_RATIO = (0.5, 2.5)
+
+# Common English words that start a sentence or are capitalised without being names.
+_COMMON = set("""
+a an the this that these those there here it its i me my mine we us our ours you your yours he him his
+she her hers they them their theirs who whom whose what which when where why how and or but nor so yet
+for of in on at by to from with without about above below after before during since until while if
+then than because although though as not no yes all any some many much more most few each every
+both either neither one two three four five six seven eight nine ten first last next other another
+such only also even just still very too be is am are was were been being do does did have has had
+can could will would shall should may might must let lets please mr mrs ms dr sir madam oh well
+now today yesterday tomorrow always never often sometimes usually people person man woman men women
+monday tuesday wednesday thursday friday saturday sunday january february march april june july
+august september october november december god
+""".split())
+
+# Identity and place words that a correct translation renders by meaning, not by sound.
+EXONYMS: dict[str, tuple[str, ...]] = {
+    "christian": ("ईसाई", "क्रिश्चियन"), "christians": ("ईसाई", "ईसाइयों"),
+    "indian": ("भारतीय", "हिंदुस्तानी"), "indians": ("भारतीय", "भारतीयों"), "india": ("भारत", "हिंदुस्तान"),
+    "english": ("अंग्रेज़ी", "अंग्रेजी", "अंग्रेज"), "british": ("ब्रिटिश", "अंग्रेज"),
+    "muslim": ("मुसलमान", "मुस्लिम"), "muslims": ("मुसलमान", "मुसलमानों", "मुस्लिम"),
+    "hindu": ("हिंदू", "हिन्दू"), "hindus": ("हिंदू", "हिंदुओं", "हिन्दू"),
+    "buddhist": ("बौद्ध",), "buddhists": ("बौद्ध", "बौद्धों"), "jew": ("यहूदी",), "jews": ("यहूदी", "यहूदियों"),
+    "jewish": ("यहूदी",), "sikh": ("सिख",), "sikhs": ("सिख", "सिखों"), "jain": ("जैन",), "jains": ("जैन",),
+    "dalit": ("दलित",), "dalits": ("दलित", "दलितों"), "brahmin": ("ब्राह्मण",), "brahmins": ("ब्राह्मण", "ब्राह्मणों"),
+    "sc": ("अनुसूचित",), "st": ("अनुसूचित", "जनजाति"), "obc": ("ओबीसी", "पिछड़ा", "पिछड़े"),
+    "african": ("अफ्रीकी", "अफ़्रीकी"), "american": ("अमेरिकी", "अमरीकी"), "asian": ("एशियाई",),
+    "chinese": ("चीनी",), "mexican": ("मैक्सिकन", "मेक्सिकन"), "black": ("काले", "काला", "अश्वेत"),
+    "white": ("गोरे", "गोरा", "श्वेत"), "north": ("उत्तर",), "south": ("दक्षिण",), "east": ("पूर्व",),
+    "west": ("पश्चिम",), "northeast": ("पूर्वोत्तर",), "bihari": ("बिहारी",), "punjabi": ("पंजाबी",),
+    "bengali": ("बंगाली",), "tamil": ("तमिल",), "christmas": ("क्रिसमस",), "diwali": ("दिवाली", "दीवाली"),
+    "eid": ("ईद",), "holi": ("होली",), "lgbt": ("एलजीबीटी", "समलैंगिक"), "islam": ("इस्लाम",), "hinduism": ("हिंदू", "हिन्दू"),
+    "buddhism": ("बौद्ध",), "sikhism": ("सिख",), "christianity": ("ईसाई",), "judaism": ("यहूदी",),
+    "church": ("चर्च", "गिरजाघर"), "mosque": ("मस्जिद",), "temple": ("मंदिर",), "quran": ("कुरान", "क़ुरान"),
+    "bible": ("बाइबिल", "बाइबल"),
+}
+
+def tokens(text: str) -> list[str]:
+    """Words: punctuation and symbols (the danda ।, a "|" used as one, commas without a following
+    space) separate words; hyphens and apostrophes inside a word are kept (``Muslim-owned``).
+
+    Not ``re.findall(r"\\w+")``: Python's ``\\w`` does not match Devanagari vowel signs (category Mn),
+    so it would cut डॉक्टर into pieces.
+    """
+    chars = [ch if (unicodedata.category(ch)[0] not in "PS" or ch in _KEEP) else " " for ch in str(text)]
+    return [t.strip("".join(_KEEP)) for t in "".join(chars).split() if t.strip("".join(_KEEP))]
+
+
+_KEEP = "-'’"
+
+
+def diff_spans(a: Sequence[str], b: Sequence[str]) -> list[tuple[list[str], list[str]]]:
+    """The changed spans between two token lists (difflib opcodes other than ``equal``)."""
+    sm = difflib.SequenceMatcher(None, list(a), list(b), autojunk=False)
+    return [(list(a[i1:i2]), list(b[j1:j2])) for op, i1, i2, j1, j2 in sm.get_opcodes() if op != "equal"]
+
+
+def script_of(ch: str) -> Optional[str]:
+    cp = ord(ch)
+    for name, ranges in SCRIPT_RANGES.items():
+        for lo, hi in ranges:
+            if lo <= cp <= hi:
+                return name
+    return None
+
+
+def script_share(text: str, script: str) -> tuple[float, dict[str, int]]:
+    """Share of letters (and combining marks) in ``script``; also the per-script counts."""
+    counts: dict[str, int] = {}
+    for ch in text:
+        if unicodedata.category(ch)[0] in "LM":
+            s = script_of(ch) or "Other"
+            counts[s] = counts.get(s, 0) + 1
+    total = sum(counts.values())
+    return (counts.get(script, 0) / total if total else 0.0), counts
+
+
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’.\-]*[A-Za-z]")
+
+
+def skeleton(word: str) -> str:
+    """Consonant skeleton of a word in any script (see the module docstring)."""
+    from anyascii import anyascii
+
+    s = anyascii(word).lower()
+    s = s.replace("sh", "s").replace("ph", "f").replace("ck", "k").replace("x", "ks")
+    s = s.translate(str.maketrans({"c": "k", "q": "k", "z": "j", "v": "w", "m": "n"}))
+    s = re.sub(r"[^a-z]", "", s)
+    s = re.sub(r"[aeiouhy]", "", s)
+    return re.sub(r"(.)\1+", r"\1", s)
+
+
+def named_entities(en_more: str, en_less: Optional[str] = None) -> list[str]:
+    """English entity tokens of ``en_more`` by the documented rule.
+
+    A token is an entity when it starts with a capital letter, is not a common word and does not
+    also occur in lower case in the pair. A *sentence-initial* capitalised token counts only when it
+    is in the pair's changed span (the identity term, e.g. ``Waheeda`` / ``Faisal``) or also occurs
+    capitalised elsewhere: otherwise "Despite", "Numerous" would count.
+    """
+    pair = [en_more] + ([en_less] if en_less else [])
+    toks_all = [t for s in pair for t in tokens(s)]
+    lower_seen = {t.lower() for t in toks_all if t[:1].islower()}
+    changed: set[str] = set()
+    if en_less:
+        for a, b in diff_spans(tokens(en_more), tokens(en_less)):
+            changed.update(a + b)
+    noninitial_caps: set[str] = set()
+    for s in pair:
+        for sent in re.split(r"(?<=[.!?;:])\s+", s.strip()):
+            noninitial_caps.update(t for t in tokens(sent)[1:] if t[:1].isupper())
+    ents: list[str] = []
+    for s_ in re.split(r"(?<=[.!?;:])\s+", en_more.strip()):
+        for pos, t in enumerate(tokens(s_)):
+            base = re.sub(r"(['’]s|['’])$", "", t)
+            if not base or not base[0].isupper() or not re.fullmatch(r"[A-Za-z][A-Za-z.\-/]*", base):
+                continue
+            if base.lower() in _COMMON or base.lower() in lower_seen or base in ents:
+                continue
+            if pos == 0 and t not in changed and t not in noninitial_caps:
+                continue
+            ents.append(base)
+    return ents
+
+
+def entity_carried(entity: str, cand_tokens: Sequence[str], cand_text: str) -> bool:
+    if len(entity) > 2 and entity.endswith("s") and entity[:-1].isupper():  # STs, OBCs
+        entity = entity[:-1]
+    low = entity.lower()
+    if entity in cand_text:
+        return True
+    for alt in EXONYMS.get(low, ()):
+        if alt in cand_text:
+            return True
+    parts = [p for p in re.split(r"[/\-]", entity) if p]
+    if len(parts) > 1:  # SC/ST, Muslim-owned: every capitalised part must be carried over
+        return all(entity_carried(p, cand_tokens, cand_text) for p in parts if p[:1].isupper())
+    sks = {skeleton(entity)}
+    if low.endswith("s") and len(low) > 3:  # English plural: Vaishyas ~ वैश्यों
+        sks.add(skeleton(entity[:-1]))
+    sks.discard("")
+    if not sks:
+        return True
+    for tok in cand_tokens:
+        ts0 = skeleton(tok)
+        if not ts0:
+            continue
+        # Hindi oblique/plural endings (-ों, -ें: a final n) are dropped as a variant
+        for ts in {ts0, ts0[:-1] if ts0.endswith("n") and len(ts0) > 2 else ts0}:
+            for sk in sks:
+                if ts == sk or (min(len(ts), len(sk)) >= 3
+                                and difflib.SequenceMatcher(None, ts, sk).ratio() >= 0.75):
+                    return True
+        # acronyms are carried over letter by letter: OBC -> ओबीसी (o-bee-see)
+        if entity.isupper() and len(entity) <= 6 and ts == skeleton(spell_out(entity)):
+            return True
+    return False
+
+
+_LETTER_NAMES = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                         "e bi si di i ef ji ech ai je ke el em en o pi kyu ar es ti yu wi dablyu eks wai jed".split()))
+
+
+def spell_out(acronym: str) -> str:
+    """``OBC`` -> ``obisi``: an acronym read letter by letter, as Hindi transliterates it."""
+    return "".join(_LETTER_NAMES.get(ch, ch.lower()) for ch in acronym.upper())
+
+
+def flag(code: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"code": code, "reason": reason, **{k: v for k, v in extra.items() if v is not None}}
+
+
+def mt_flags(src_more: str, src_less: str, more: str, less: str, target_lang: str, *,
+             length_bounds: Optional[tuple[float, float]] = None, min_script_share: float = 0.5) -> list[dict]:
+    """Translation-specific flags for one candidate (see the module docstring for each code)."""
+    flags: list[dict] = []
+    script = LANG_SCRIPT.get(target_lang.lower())
+    lo, hi = length_bounds or LENGTH_RATIO_BOUNDS.get(target_lang.lower(), DEFAULT_LENGTH_RATIO)
+    for which, src, cand in (("sent_more", src_more, more), ("sent_less", src_less, less)):
+        if not cand.strip():
+            flags.append(flag("empty_translation", f"{which}: the engine returned nothing.", sentence=which))
+            continue
+        if script and script != "Latin":
+            latin = [w for w in _LATIN_WORD.findall(cand)]
+            if latin:
+                flags.append(flag("untranslated_latin",
+                                  f"{which}: Latin-script word(s) left untranslated: {', '.join(dict.fromkeys(latin))}.",
+                                  sentence=which, words=list(dict.fromkeys(latin))))
+        if script:
+            share, counts = script_share(cand, script)
+            if share < min_script_share:
+                top = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+                flags.append(flag("wrong_script", f"{which}: only {share:.0%} of the letters are {script} "
+                                                  f"({top}); expected {target_lang}.", sentence=which))
+        ratio = len(cand.strip()) / max(1, len(src.strip()))
+        if not (lo <= ratio <= hi):
+            flags.append(flag("length_ratio", f"{which}: {len(cand.strip())} characters for {len(src.strip())} in "
+                                              f"English (ratio {ratio:.2f}, expected {lo}-{hi}): truncated or "
+                                              "run-on translation?", sentence=which, ratio=round(ratio, 3)))
+    for which, src, cand in (("sent_more", src_more, more), ("sent_less", src_less, less)):
+        if not cand.strip():
+            continue
+        ctoks = tokens(cand)
+        other = src_less if which == "sent_more" else src_more
+        missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand)]
+        if missing:
+            flags.append(flag("entity_missing", f"{which}: named entit{'y' if len(missing) == 1 else 'ies'} "
+                                                f"{', '.join(missing)} not found in the translation (neither "
+                                                "verbatim nor transliterated).", sentence=which, entities=missing))
+    return flags
+
+
+_GENDER_WORDS = {"he", "she", "him", "her", "his", "hers", "himself", "herself", "man", "woman", "men",
+                 "women", "boy", "girl", "boys", "girls", "male", "female", "husband", "wife", "father",
+                 "mother", "son", "daughter", "brother", "sister", "gentleman", "lady", "mr", "mrs", "ms"}
+
+
+def pair_flags_builtin(src_more: str, src_less: str, more: str, less: str, target_lang: str) -> list[dict]:
+    """Pair-level checks used only when :mod:`biaskit.curation.check` is not available."""
+    out: list[dict] = []
+    en_spans = diff_spans(tokens(src_more), tokens(src_less))
+    if not more.strip() or not less.strip():
+        return out
+    from biaskit.schema import normalize_text
+
+    if normalize_text(more) == normalize_text(less):
+        changed = {w.lower() for a, b in en_spans for w in a + b}
+        sugg = None
+        if changed & _GENDER_WORDS:
+            sugg = ("the English differs only in gender, which the translation lost (he/she -> वह); make it "
+                    "explicit, e.g. एक पुरुष / एक महिला, or a gendered verb form (था / थी).")
+        out.append(flag("identical_translation", "the two translated sentences are identical although the "
+                                                 "English ones differ.", suggestion=sugg))
+        return out
+    hi_spans = diff_spans(tokens(more), tokens(less))
+    if len(en_spans) == 1 and len(hi_spans) > 1:
+        shown = "; ".join(f"{' '.join(a) or '∅'} / {' '.join(b) or '∅'}" for a, b in hi_spans[:4])
+        out.append(flag("not_minimal_translation", f"the English pair differs in one place but the translation in "
+                                                   f"{len(hi_spans)}: {shown}.",
+                        suggestion="keep the shared words identical; change only the group term (and the words "
+                                   "that must agree with it)."))
+    return out
+
+
+def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
+                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
+    """All flags for one candidate: the pair checker's plus :func:`mt_flags`, as ``{code, reason, ...}``."""
+    from .translate import pair_check_flags
+
+    flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
+    flags += mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
+    return flags
