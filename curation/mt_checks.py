@@ -302,13 +302,3 @@ def pair_flags_builtin(src_more: str, src_less: str, more: str, less: str, targe
                         suggestion="keep the shared words identical; change only the group term (and the words "
                                    "that must agree with it)."))
     return out
-
-
-def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
-                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
-    """All flags for one candidate: the pair checker's plus :func:`mt_flags`, as ``{code, reason, ...}``."""
-    from .translate import pair_check_flags
-
-    flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
-    flags += mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
-    return flags

@@ -6,7 +6,7 @@ client, no token) by default. This engine
 
 - batches: a list of texts goes out with up to ``concurrency`` requests in flight (googletrans
   sends one GET per text; Google has no documented multi-text call for this endpoint);
-- retries a batch with exponential backoff on HTTP errors (429, 5xx) and timeouts;
+- retries each text with exponential backoff on HTTP errors (429, 5xx) and timeouts;
 - fails at once with a clear message when the host cannot be reached (offline: httpx raises
   ``ConnectError`` within a fraction of a second);
 - turns on googletrans' ``raise_exception``: by default googletrans silently returns the *input
@@ -33,7 +33,7 @@ class GoogleTransEngine(MTEngine):
     joint_pairs = False
 
     def __init__(self, service_url: Optional[str] = None, *, verify: Any = True, timeout: float = 10.0,
-                 retries: int = 3, backoff: float = 1.0, concurrency: int = 4, batch_size: int = 32):
+                 retries: int = 3, backoff: float = 1.0, concurrency: int = 4):
         from biaskit.errors import require
 
         require("googletrans", "curation", "the googletrans translation engine")
@@ -43,7 +43,6 @@ class GoogleTransEngine(MTEngine):
         self.retries = int(retries)
         self.backoff = float(backoff)
         self.concurrency = max(1, int(concurrency))
-        self.batch_size = max(1, int(batch_size))
         # The cache key says "google", not the host: a stand-in host is a test of the client code.
         self.model = "google-translate"
         self.requests_made = 0
@@ -78,42 +77,41 @@ class GoogleTransEngine(MTEngine):
 
     async def _run(self, texts: list[str], src: str, tgt: str) -> list[str]:
         t = self._translator()
+        sem = asyncio.Semaphore(self.concurrency)
         try:
             async with t:
-                out: list[str] = []
-                for i in range(0, len(texts), self.batch_size):
-                    chunk = texts[i:i + self.batch_size]
-                    out.extend(await self._chunk_with_retry(t, chunk, src, tgt))
-                return out
+                return list(await asyncio.gather(*(self._one(t, x, src, tgt, sem) for x in texts)))
         finally:
             old = getattr(t, "_old_client", None)
             if old is not None:
                 await old.aclose()
 
-    async def _chunk_with_retry(self, t, chunk: list[str], src: str, tgt: str) -> list[str]:
+    async def _one(self, t, text: str, src: str, tgt: str, sem: asyncio.Semaphore) -> str:
+        """One text, retried on its own (a 429 on one text does not resend the others)."""
         import httpx
 
         attempt = 0
-        while True:
-            try:
-                self.requests_made += len(chunk)
-                res = await t.translate(list(chunk), src=src, dest=tgt)
-                return [r.text for r in res]
-            except httpx.ConnectError as exc:
-                raise MTError(
-                    f"googletrans: cannot reach {self.service_url} ({exc}). You appear to be offline or the "
-                    "host is blocked. Fix: connect to the internet, or use another engine "
-                    "(--engines hf:PATH or llm:MODEL); finished translations are cached and reused.") from None
-            except ValueError as exc:  # googletrans' "invalid destination language"
-                raise MTError(f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
-                              "googletrans.LANGUAGES, e.g. hi.") from None
-            except (httpx.TimeoutException, httpx.RemoteProtocolError, httpx.ReadError, Exception) as exc:
-                attempt += 1
-                if attempt > self.retries:
-                    raise MTError(f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
-                                  "later (Google rate-limits bursts; lower --concurrency); finished "
-                                  "translations are cached and reused.") from None
-                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+        async with sem:
+            while True:
+                try:
+                    self.requests_made += 1
+                    res = await t.translate(text, src=src, dest=tgt)
+                    return res.text
+                except httpx.ConnectError as exc:
+                    raise MTError(
+                        f"googletrans: cannot reach {self.service_url} ({exc}). You appear to be offline or the "
+                        "host is blocked. Fix: connect to the internet, or use another engine "
+                        "(--engines hf:PATH or llm:MODEL); finished translations are cached and reused.") from None
+                except ValueError as exc:  # googletrans' "invalid destination language"
+                    raise MTError(f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
+                                  "googletrans.LANGUAGES, e.g. hi.") from None
+                except Exception as exc:  # HTTP 429/5xx (googletrans raises a bare Exception), timeouts
+                    attempt += 1
+                    if attempt > self.retries:
+                        raise MTError(f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
+                                      "later (Google rate-limits bursts; lower --concurrency); finished "
+                                      "translations are cached and reused.") from None
+                    await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
         texts = list(texts)

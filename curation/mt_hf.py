@@ -161,7 +161,8 @@ class HFEngine(MTEngine):
             texts = [f"translate {language_name(src)} to {language_name(tgt)}: {x}" for x in texts]
         return texts, gen
 
-    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
+    def generate_ids(self, texts: Sequence[str], src: str, tgt: str) -> list[list[int]]:
+        """Generated token ids per text (special tokens included), in input order."""
         texts = list(texts)
         if not texts:
             return []
@@ -170,7 +171,7 @@ class HFEngine(MTEngine):
 
         prepared, gen = self._prepare(texts, src, tgt)
         order = sorted(range(len(prepared)), key=lambda i: len(prepared[i]))
-        out: list[str] = [""] * len(prepared)
+        out: list[list[int]] = [[] for _ in prepared]
         tok, model = self._tok, self._model
         with torch.inference_mode():
             for b in range(0, len(order), self.batch_size):
@@ -180,7 +181,10 @@ class HFEngine(MTEngine):
                 gen_out = model.generate(**enc, **gen, num_beams=self.num_beams, do_sample=False,
                                          max_new_tokens=self.max_new_tokens)
                 self.generate_calls += 1
-                decoded = tok.batch_decode(gen_out, skip_special_tokens=True)
-                for i, d in zip(ids, decoded):
-                    out[i] = d.strip()
+                for i, row in zip(ids, gen_out.tolist()):
+                    out[i] = row
         return out
+
+    def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
+        rows = self.generate_ids(texts, src, tgt)
+        return [d.strip() for d in self._tok.batch_decode(rows, skip_special_tokens=True)] if rows else []

@@ -1,0 +1,398 @@
+"""Translate minimal pairs with several MT engines into candidates for blind human review.
+
+:func:`translate_pairs` translates both sentences of every pair with every engine and writes one
+record per pair (the contract with the ``translation`` annotation kind)::
+
+    {"pair_id", "source_lang", "target_lang", "bias_type", "direction",
+     "source": {"sent_more", "sent_less"},
+     "candidates": [{"engine", "model", "sent_more", "sent_less", "flags": [{"code", "reason"}],
+                     "strategy", "provenance"}],
+     "provenance": {...}}
+
+Keeping S1 and S2 minimal
+-------------------------
+Engines translate sentences independently, so two English sentences that differ in one word often
+come back differing in several (synonyms, word order, a dropped auxiliary). biaskit keeps the
+shared words identical where the engine allows:
+
+1. **Joint prompt** (engines with ``joint_pairs``, i.e. ``llm``): both sentences go into one
+   request that asks for translations differing only where the English differs
+   (``prompts/translate_pair.toml``).
+2. **Span substitution** (``googletrans``, ``hf``): both sentences are translated; when the
+   English pair differs in one span but the translations differ in more places, the differing
+   English spans are translated on their own (``the man`` / ``the woman``); if the translation of
+   S1's span occurs exactly once in S1's translation, S2 becomes S1's translation with that span
+   replaced (or the same with S2 as the base). The variant is used only when it is minimal; it
+   carries the flag ``span_substituted`` so the reviewer checks agreement (a substituted
+   ``पुरुष`` -> ``महिला`` leaves ``था`` masculine), and the independent translations stay in the
+   candidate's provenance. Otherwise the independent translations are kept and the checker's
+   ``not_minimal`` flag tells the reviewer.
+
+Cache, resume, provenance
+-------------------------
+Every translation is cached in :class:`biaskit.cache.DiskCache` (namespace ``mt``) keyed by
+engine, model (+ the engine's fingerprint and decoding parameters), source and target language and
+the text (or the pair, for joint prompts): a re-run costs nothing. Finished pair records are
+appended (fsync'ed) to the output file as they complete; an interrupted run re-reads them and
+continues; at the end the file is rewritten atomically in input order.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from biaskit.cache import DiskCache, request_hash
+from biaskit.errors import InputError
+from biaskit.schema import SentencePair, normalize_text
+
+from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
+from .mt_checks import diff_spans, flag, mt_flags, pair_flags_builtin, tokens
+
+__all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "pair_check_flags",
+           "TranslateResult"]
+
+
+# ------------------------------------------------------------------------------------------ checks
+def _flag_dict(f: Any) -> dict[str, Any]:
+    if isinstance(f, dict):
+        d = dict(f)
+    elif hasattr(f, "model_dump"):
+        d = f.model_dump(mode="json")
+    elif hasattr(f, "__dataclass_fields__"):
+        import dataclasses
+
+        d = dataclasses.asdict(f)
+    else:
+        d = {"code": getattr(f, "code", str(f)), "reason": getattr(f, "reason", str(f))}
+    return {k: v for k, v in d.items() if v not in (None, "", [], {})}
+
+
+def _default_pair_checker() -> Optional[Callable[..., list]]:
+    try:
+        from .check import check_pair  # the curation minimal-pair checker
+    except ImportError:
+        return None
+    return check_pair
+
+
+def pair_check_flags(source_pair: SentencePair, more: str, less: str, target_lang: str, *,
+                     pair_checker: Optional[Callable[..., list]] = None) -> list[dict]:
+    """Pair-level flags of a translated pair (identical, not minimal, ...) against its English source."""
+    checker = pair_checker or _default_pair_checker()
+    if not more.strip() or not less.strip():
+        return []
+    if checker is None:
+        return pair_flags_builtin(source_pair.sent_more, source_pair.sent_less, more, less, target_lang)
+    cand = {"pair_id": f"{source_pair.pair_id}/{target_lang}", "sent_more": more, "sent_less": less,
+            "direction": source_pair.direction, "bias_type": source_pair.bias_type, "lang": target_lang,
+            "source_id": source_pair.pair_id}
+    return [_flag_dict(f) for f in checker(cand, source_pair=source_pair)]
+
+
+def check_candidate(source_pair: SentencePair, more: str, less: str, target_lang: str, *,
+                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
+    """All flags for one translated pair: the minimal-pair checker's plus the MT checks."""
+    flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
+    flags += mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
+    seen, out = set(), []
+    for f in flags:
+        key = (f.get("code"), f.get("sentence"), f.get("reason"))
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ engines
+class CachedEngine:
+    """An engine behind the ``mt`` cache: only texts (or pairs) not seen before reach the engine."""
+
+    def __init__(self, engine: MTEngine, cache: DiskCache, src: str, tgt: str):
+        self.engine, self.cache, self.src, self.tgt = engine, cache, src, tgt
+        self._params: Optional[dict] = None
+        self.requested = 0   # texts or pairs sent to the engine
+        self.hits = 0
+
+    @property
+    def params(self) -> dict:
+        if self._params is None:
+            self._params = self.engine.cache_params()
+        return self._params
+
+    def _key(self, **what: Any) -> dict:
+        return {"engine": self.engine.name, "model": self.engine.model, **self.params, "src": self.src,
+                "tgt": self.tgt, **what}
+
+    def text_keys(self, texts: Sequence[str]) -> list[str]:
+        return [request_hash(self._key(text=normalize_text(t))) for t in texts]
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        uniq = list(dict.fromkeys(normalize_text(t) for t in texts))
+        keys = self.text_keys(uniq)
+        got = self.cache.get_many(keys)
+        todo = [(t, k) for t, k in zip(uniq, keys) if k not in got]
+        self.hits += len(uniq) - len(todo)
+        if todo:
+            self.requested += len(todo)
+            outs = self.engine.translate([t for t, _ in todo], self.src, self.tgt)
+            if len(outs) != len(todo):
+                raise RuntimeError(f"{self.engine!r} returned {len(outs)} translations for {len(todo)} texts")
+            items = [(k, {"text": o}) for (_, k), o in zip(todo, outs)]
+            self.cache.set_many(items)
+            got.update(dict(items))
+        by_text = {t: got[k]["text"] for t, k in zip(uniq, keys)}
+        return [by_text[normalize_text(t)] for t in texts]
+
+    def translate_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Optional[dict]]:
+        keys = [request_hash(self._key(pair=[normalize_text(a), normalize_text(b)])) for a, b in pairs]
+        got = self.cache.get_many(keys)
+        todo = [i for i, k in enumerate(keys) if k not in got]
+        self.hits += len(pairs) - len(todo)
+        if todo:
+            self.requested += len(todo)
+            outs = self.engine.translate_pair_batch([pairs[i] for i in todo], self.src, self.tgt)
+            items = []
+            for i, o in zip(todo, outs):
+                if o is None:
+                    continue  # the engine failed on this pair (kept uncached: a re-run retries it)
+                items.append((keys[i], o))
+            self.cache.set_many(items)
+            got.update(dict(items))
+        return [got.get(k) for k in keys]
+
+
+# ------------------------------------------------------------------------------------------ core
+@dataclass
+class TranslateResult:
+    out: Path
+    n_pairs: int
+    n_resumed: int
+    n_candidates: int
+    engine_stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    flag_counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {"out": str(self.out), "pairs": self.n_pairs, "resumed": self.n_resumed,
+                "candidates": self.n_candidates, "engines": self.engine_stats, "flags": self.flag_counts,
+                "seconds": round(self.seconds, 2)}
+
+
+def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
+                       span_tr: dict[str, str]) -> Optional[tuple[str, str, str]]:
+    """Return ``(more, less, base)`` built by replacing the translated group span, or None."""
+    spans = diff_spans(tokens(en_more), tokens(en_less))
+    if len(spans) != 1 or not spans[0][0] or not spans[0][1]:
+        return None
+    a, b = " ".join(spans[0][0]), " ".join(spans[0][1])
+    ta, tb = span_tr.get(a, "").strip(" .।"), span_tr.get(b, "").strip(" .।")
+    if not ta or not tb or ta == tb:
+        return None
+    for base, (src_t, dst_t, text) in (("sent_more", (ta, tb, hi_more)), ("sent_less", (tb, ta, hi_less))):
+        if text.count(src_t) == 1:
+            other = text.replace(src_t, dst_t)
+            new = (text, other) if base == "sent_more" else (other, text)
+            if normalize_text(new[0]) != normalize_text(new[1]) and \
+                    len(diff_spans(tokens(new[0]), tokens(new[1]))) == 1:
+                return new[0], new[1], base
+    return None
+
+
+def _needs_alignment(en_more: str, en_less: str, hi_more: str, hi_less: str) -> bool:
+    if not hi_more.strip() or not hi_less.strip():
+        return False
+    en = diff_spans(tokens(en_more), tokens(en_less))
+    hi = diff_spans(tokens(hi_more), tokens(hi_less))
+    return len(en) == 1 and (len(hi) > 1 or normalize_text(hi_more) == normalize_text(hi_less))
+
+
+def _engine_label(e: MTEngine) -> str:
+    return f"{e.name}:{e.model}"
+
+
+def _candidates_for_batch(batch: list[SentencePair], engine: CachedEngine, target: str,
+                          align: bool, pair_checker, check_kw: dict) -> list[dict]:
+    e = engine.engine
+    base_prov = e.provenance()
+    cands: list[dict] = []
+    if e.joint_pairs:
+        outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
+        for p, o in zip(batch, outs):
+            if o is None:
+                cands.append({"engine": e.name, "model": e.model, "sent_more": "", "sent_less": "",
+                              "strategy": "joint-prompt", "flags": [flag("engine_failed",
+                                                                         "the engine gave no usable translation; "
+                                                                         "a re-run retries it.")],
+                              "provenance": base_prov})
+                continue
+            more, less = o.get("sent_more", ""), o.get("sent_less", "")
+            prov = {**base_prov, **(o.get("provenance") or {})}
+            cands.append({"engine": e.name, "model": e.model, "sent_more": more, "sent_less": less,
+                          "strategy": "joint-prompt", "provenance": prov})
+    else:
+        texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
+        outs = engine.translate(texts)
+        pairs_out = [(outs[2 * i], outs[2 * i + 1]) for i in range(len(batch))]
+        # second pass: the differing English spans of pairs whose translation is not minimal
+        need = [i for i, (p, (m, l)) in enumerate(zip(batch, pairs_out))
+                if align and _needs_alignment(p.sent_more, p.sent_less, m, l)]
+        span_tr: dict[str, str] = {}
+        if need:
+            spans = []
+            for i in need:
+                d = diff_spans(tokens(batch[i].sent_more), tokens(batch[i].sent_less))
+                if len(d) == 1 and d[0][0] and d[0][1]:
+                    spans += [" ".join(d[0][0]), " ".join(d[0][1])]
+            spans = list(dict.fromkeys(spans))
+            if spans:
+                span_tr = dict(zip(spans, engine.translate(spans)))
+        for i, (p, (m, l)) in enumerate(zip(batch, pairs_out)):
+            cand = {"engine": e.name, "model": e.model, "sent_more": m, "sent_less": l,
+                    "strategy": "independent", "provenance": dict(base_prov)}
+            if i in need:
+                sub = _span_substitution(p.sent_more, p.sent_less, m, l, span_tr)
+                if sub is not None:
+                    cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
+                    cand["strategy"] = f"span-substitution (base: {sub[2]})"
+                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": l}
+            cands.append(cand)
+    for p, c in zip(batch, cands):
+        fl = [] if c.get("flags") else check_candidate(p, c["sent_more"], c["sent_less"], target,
+                                                       pair_checker=pair_checker, **check_kw)
+        if c["strategy"].startswith("span-substitution"):
+            fl.append(flag("span_substituted",
+                           "S2 was built by replacing the translated group term in S1 (or the reverse) to keep "
+                           "the pair minimal: check that verbs and adjectives agree with the new term.",
+                           independent=c["provenance"]["independent"]))
+        c["flags"] = c.get("flags") or fl
+    return [{k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
+            for c in cands]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequence[MTEngine], out: str | Path, *,
+                    source_lang: Optional[str] = None, cache: Optional[DiskCache] = None, batch_pairs: int = 16,
+                    align: bool = True, resume: bool = True, progress: bool = False,
+                    pair_checker: Optional[Callable[..., list]] = None,
+                    check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
+    """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
+    from biaskit import __version__
+    from biaskit.io import JsonlAppender, read_jsonl, write_jsonl
+
+    started = time.monotonic()
+    out = Path(out)
+    target = target.strip().lower()
+    if not engines:
+        raise InputError("no translation engine given.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+    pairs = list(pairs)
+    langs = {p.lang for p in pairs}
+    src = (source_lang or (langs.pop() if len(langs) == 1 else "")).lower()
+    if not src:
+        raise InputError(f"the pairs mix languages {sorted({p.lang for p in pairs})}.", path=source_file,
+                         fix="translate one language at a time: pass --source-lang en.")
+    pairs = [p for p in pairs if p.lang == src]
+    if src == target:
+        raise InputError(f"source and target language are both '{src}'.", fix="pass --target hi (or another language).")
+    cache = cache if cache is not None else DiskCache(namespace="mt")
+    labels = [_engine_label(e) for e in engines]
+    if len(set(labels)) != len(labels):
+        raise InputError(f"engines {labels} repeat.", fix="list each engine/model once.")
+    signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
+
+    wanted = {p.pair_id for p in pairs}
+    existing = read_jsonl(out, tolerate_truncated_tail=True) if out.exists() else []
+    done: dict[str, dict] = {}
+    if resume:
+        done = {r["pair_id"]: r for r in existing if r.get("pair_id") in wanted
+                and r.get("provenance", {}).get("run_signature") == signature}
+    n_resumed = len(done)
+    if out.exists() and len(done) != len(existing):
+        # records of another run (other engines/languages) or a broken tail: keep only what matches
+        write_jsonl(out, [done[p.pair_id] for p in pairs if p.pair_id in done])
+    cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
+    todo = [p for p in pairs if p.pair_id not in done]
+    check_kw = check_kw or {}
+
+    bar = None
+    if progress and todo:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                       TimeRemainingColumn(), transient=True)
+        bar.start()
+        task = bar.add_task(f"translating {src}->{target}", total=len(todo))
+    try:
+        with JsonlAppender(out) as log:
+            for b in range(0, len(todo), max(1, batch_pairs)):
+                batch = todo[b:b + batch_pairs]
+                per_engine = [_candidates_for_batch(batch, ce, target, align, pair_checker, check_kw)
+                              for ce in cached_engines]
+                for j, p in enumerate(batch):
+                    rec = {
+                        "pair_id": p.pair_id, "source_lang": src, "target_lang": target,
+                        "bias_type": p.bias_type, "direction": p.direction,
+                        "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
+                        "candidates": [cands[j] for cands in per_engine],
+                        "provenance": {"run_signature": signature, "source_id": p.source_id,
+                                       "source_provenance": p.provenance, "source_file": source_file,
+                                       "engines": labels, "created_at": _now(), "biaskit": __version__},
+                    }
+                    if p.group_more or p.group_less:
+                        rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
+                    log.write(rec)
+                    done[p.pair_id] = rec
+                if bar is not None:
+                    bar.update(task, advance=len(batch))
+    finally:
+        if bar is not None:
+            bar.stop()
+    records = [done[p.pair_id] for p in pairs if p.pair_id in done]
+    write_jsonl(out, records)
+    counts: dict[str, int] = {}
+    for r in records:
+        for c in r["candidates"]:
+            for f in c["flags"]:
+                counts[f["code"]] = counts.get(f["code"], 0) + 1
+    stats = {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, cached_engines)}
+    return TranslateResult(out=out, n_pairs=len(records), n_resumed=n_resumed,
+                           n_candidates=sum(len(r["candidates"]) for r in records), engine_stats=stats,
+                           flag_counts=dict(sorted(counts.items())), seconds=time.monotonic() - started)
+
+
+def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,
+                   source_lang: str = "en", format: str = "auto", limit: Optional[int] = None,
+                   engine_options: Optional[dict[str, Any]] = None, **kw: Any) -> TranslateResult:
+    """Read pairs (CrowS / IndiBias / biaskit), build engines from specs, and :func:`translate_pairs`."""
+    from biaskit.readers import read_pairs
+
+    specs = parse_engine_list(engines)
+    res = read_pairs(pairs_path, format=format, lang=source_lang if format in ("auto", "indibias") and
+                     str(pairs_path).lower().endswith(".csv") else None, limit=limit)
+    pairs = [p for p in res.pairs if p.lang == source_lang]
+    if not pairs:
+        raise InputError(f"no '{source_lang}' pairs in the file.", path=pairs_path,
+                         fix="check --source-lang and that the file has pairs in that language.")
+    built = [create_engine(s, **(engine_options or {})) for s in specs]
+    try:
+        return translate_pairs(pairs, target, built, out, source_lang=source_lang, source_file=str(pairs_path), **kw)
+    finally:
+        for e in built:
+            e.close()
+
+
+def iter_candidates(path: str | Path) -> Iterable[tuple[int, dict]]:
+    """Read a candidates file with clear errors (used by review and the report)."""
+    from biaskit.io import iter_jsonl
+
+    for line, rec in iter_jsonl(path):
+        for key in ("pair_id", "source", "candidates", "target_lang"):
+            if key not in rec:
+                raise InputError(f"missing key '{key}': not a translation-candidates record.", path=path, row=line,
+                                 fix="pass the output of `biaskit curate translate`.")
+        yield line, rec
