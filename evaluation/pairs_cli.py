@@ -1,4 +1,110 @@
-"""Commands registered on the stage app (see cli.py)."""
+"""`biaskit evaluate pairs`: a thin typer wrapper around :func:`biaskit.evaluation.pairs.run_pairs`."""
 from __future__ import annotations
 
-from .cli import app  # noqa: F401
+import shlex
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .cli import app
+
+
+class _Format(str, Enum):
+    auto = "auto"
+    crows = "crows"
+    indibias = "indibias"
+    biaskit = "biaskit"
+
+
+class _Scorer(str, Enum):
+    mlm = "mlm"
+    clm = "clm"
+
+
+class _Unit(str, Enum):
+    token = "token"
+    word = "word"
+
+
+def _command_line(**kw) -> str:
+    parts = ["biaskit", "evaluate", "pairs", "--data", str(kw["data"])]
+    if kw["format"] != "auto":
+        parts += ["--format", kw["format"]]
+    if kw["lang"]:
+        parts += ["--lang", kw["lang"]]
+    for m in kw["model"]:
+        parts += ["--model", m]
+    parts += ["--scorer", kw["scorer"], "--unit", kw["unit"]]
+    if kw["method"]:
+        parts += ["--method", kw["method"]]
+    if kw["dtype"]:
+        parts += ["--dtype", kw["dtype"]]
+    if kw["limit"] is not None:
+        parts += ["--limit", str(kw["limit"])]
+    if kw["skip_invalid"]:
+        parts += ["--skip-invalid"]
+    parts += ["--seed", str(kw["seed"]), "--runs", str(kw["runs"]), "--fraction", str(kw["fraction"]),
+              "--out", str(kw["out"])]
+    return shlex.join(parts)
+
+
+@app.command("pairs")
+def pairs_command(
+    data: Path = typer.Option(..., "--data", help="Minimal-pair file: CrowS-Pairs CSV, IndiBias CSV or biaskit JSONL/CSV."),
+    out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
+    model: List[str] = typer.Option(..., "--model", "-m",
+                                    help="Model folder, alias (gemma3-270m) or cached hub name. Repeat to compare models."),
+    scorer: _Scorer = typer.Option(_Scorer.mlm, "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs."),
+    format: _Format = typer.Option(_Format.auto, "--format", help="Input format (auto-detected from columns/extension)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
+                                       "Default: every language in the file, reported separately."),
+    unit: _Unit = typer.Option(_Unit.token, "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
+    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Rows (masked variants/sentences) per forward pass."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16, float16 (GPU)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N pairs of each language."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip invalid rows (reported) instead of stopping."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the first subsample run (run i uses seed + i)."),
+    runs: int = typer.Option(5, "--runs", help="Subsample runs (IndiBias protocol)."),
+    fraction: float = typer.Option(0.8, "--fraction", help="Fraction of pairs per subsample run."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the on-disk score cache."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Score minimal pairs (CrowS-Pairs / IndiBias metric) with one or more language models."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .pairs import run_pairs
+    from .report import fmt
+
+    cmd = _command_line(data=data, format=format.value, lang=lang, model=model, scorer=scorer.value, unit=unit.value,
+                        method=method, dtype=dtype, limit=limit, skip_invalid=skip_invalid, seed=seed, runs=runs,
+                        fraction=fraction, out=out)
+    res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
+                    method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
+                    skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
+                    progress=not quiet, command=cmd)
+    console = Console()
+    if res["skipped"]:
+        console.print(f"[yellow]skipped {len(res['skipped'])} invalid row(s)[/]; first: {res['skipped'][0]}",
+                      highlight=False)
+    table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
+    for col in ("model", "lang", "pairs", "metric", "stereo", "antistereo", "ties", "subsample mean ± std"):
+        table.add_column(col, justify="left" if col in ("model", "lang") else "right")
+    for s in res["summaries"]:
+        items = list(s["by_lang"].items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
+        for lg, v in items:
+            sub = v["subsample"]
+            table.add_row(s["model_slug"], lg, str(v["n_pairs"]), fmt(v["metric_score"]), fmt(v["stereo_score"]),
+                          fmt(v["antistereo_score"]), str(v["n_ties"]),
+                          f"{fmt(sub['mean'])} ± {fmt(sub['std'])}")
+    console.print(table)
+    for d in res["model_dirs"]:
+        console.print(f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}",
+                      highlight=False, soft_wrap=True)
+    if res["comparison"]:
+        console.print(f"comparison: {res['comparison']} and {Path(res['comparison']).with_suffix('.md')}",
+                      highlight=False, soft_wrap=True)

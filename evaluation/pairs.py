@@ -1,0 +1,246 @@
+"""The `evaluate pairs` pipeline: read minimal pairs, score them with one or more LMs, write results.
+
+:func:`run_pairs` reads with :func:`biaskit.readers.read_pairs`, scores with
+:func:`biaskit.evaluation.scorers.load_scorer` (batched, cached on disk: a re-run costs no forward
+pass), computes the CrowS-Pairs / IndiBias metrics of :mod:`biaskit.evaluation.pair_metrics` and
+writes, per model (all atomically)::
+
+    summary.json   metrics (+ by_bias_type, by_lang, subsample), model/scorer info, data sha256, timings
+    pairs.csv      one row per pair: ids, bias_type, direction, lang, scores, ds, win, tie, sentences
+    report.md      a readable report (tables, DS plot, strongest pairs, definitions)
+    ds_kde.png     KDE of DS = score_more - score_less (IndiBias Appendix C)
+
+One model: the files go straight into ``out_dir``. Several models: one sub-folder per model plus
+``comparison.csv``, ``comparison.md`` and ``ds_kde_comparison.png`` in ``out_dir``.
+
+Languages: every language present in the data is scored; ``summary["by_lang"][lang]`` holds the full
+metrics of each language view, and the top-level metrics pool all pairs read. An IndiBias CSV read
+without ``lang`` gives both views (en and hi) of every row; pass ``lang="en"`` or ``"hi"`` to score
+only one. For biaskit files ``lang`` keeps only the records of that language.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from biaskit import __version__
+from biaskit.errors import BiaskitError, InputError
+
+from . import pair_metrics as pm
+
+PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
+                 "win", "tie", "n_scored_more", "n_scored_less", "sent_more", "sent_less"]
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def model_name(model: Any) -> str:
+    """The name a model was given by: the path / alias / hub name string, or a LoadedLM's name."""
+    if isinstance(model, (str, os.PathLike)):
+        return str(model)
+    return str(getattr(model, "name", None) or model)
+
+
+def model_slug(model: Any) -> str:
+    """A folder name for a model given as a path, alias, hub name or LoadedLM."""
+    name = model_name(model)
+    p = Path(name).expanduser()
+    base = (p.stem if p.is_file() else p.name) if p.exists() else name.replace("/", "--")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
+    return slug[:80]
+
+
+def _unique_slugs(models: Sequence[Any]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for m in models:
+        s = model_slug(m)
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s}-{seen[s]}")
+    return out
+
+
+def _select(pairs: list, lang: Optional[str], limit: Optional[int], path: Path) -> list:
+    if lang:
+        lang = lang.strip().lower()
+        found = sorted({p.lang for p in pairs})
+        pairs = [p for p in pairs if p.lang == lang]
+        if not pairs:
+            raise InputError(f"no pairs in language '{lang}' (found: {', '.join(found) or 'none'}).", path=path,
+                             fix=f"pass --lang {' or --lang '.join(found)} or omit --lang." if found else
+                             "check the file.")
+    if limit is not None:
+        if limit < 1:
+            raise BiaskitError(f"--limit must be >= 1, got {limit}. Fix: pass a positive number or omit it")
+        kept: dict[str, int] = {}
+        out = []
+        for p in pairs:  # the first `limit` pairs of each language (IndiBias: same rows in en and hi)
+            if kept.get(p.lang, 0) < limit:
+                kept[p.lang] = kept.get(p.lang, 0) + 1
+                out.append(p)
+        pairs = out
+    return pairs
+
+
+def score_frame(pairs: Sequence[Any], scores: Sequence[Any]):
+    """The per-pair table (``PAIRS_COLUMNS`` minus the outcome columns) from pairs and PairScores."""
+    import pandas as pd
+
+    if len(pairs) != len(scores):
+        raise BiaskitError(f"scorer returned {len(scores)} scores for {len(pairs)} pairs")
+    rows = [{"pair_id": p.pair_id, "source_id": p.source_id, "lang": p.lang, "bias_type": p.bias_type,
+             "direction": p.direction, "score_more": float(s.score_more), "score_less": float(s.score_less),
+             "n_scored_more": int(s.n_scored_more), "n_scored_less": int(s.n_scored_less),
+             "sent_more": p.sent_more, "sent_less": p.sent_less} for p, s in zip(pairs, scores)]
+    return pd.DataFrame(rows, columns=[c for c in PAIRS_COLUMNS if c not in ("ds", "win", "tie")])
+
+
+def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, ddof: int = 0,
+                    decimals: Optional[int] = pm.DEFAULT_DECIMALS, tie_tolerance: float = 0.0):
+    """Metrics for a scored table: pooled + ``by_lang``. Returns ``(summary, outcome table)``."""
+    kw = dict(seed=seed, runs=runs, fraction=fraction, ddof=ddof, decimals=decimals, tie_tolerance=tie_tolerance)
+    summary, out = pm.summarize(df, **kw)
+    langs = sorted(df["lang"].unique().tolist()) if len(df) else []
+    summary["langs"] = langs
+    summary["lang"] = langs[0] if len(langs) == 1 else None
+    summary["pooled_over_langs"] = len(langs) > 1
+    summary["by_lang"] = {}
+    for lg in langs:
+        s, _ = pm.summarize(df[df["lang"] == lg], **kw)
+        summary["by_lang"][lg] = s
+    return summary, out
+
+
+def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
+              models: Sequence[Any] | str = (), scorer: str = "mlm", unit: str = "token",
+              method: Optional[str] = None, batch_size: int = 32, device: str = "auto", dtype: Any = None,
+              limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
+              runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
+              tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
+              command: Optional[str] = None) -> dict[str, Any]:
+    """Score minimal pairs with each model and write the result files (see the module docstring).
+
+    ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
+    :class:`~biaskit.evaluation.models.LoadedLM` objects. Returns ``{"out_dir", "summaries": [...],
+    "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
+    """
+    from biaskit.readers import read_pairs
+
+    from .scorers import load_scorer
+
+    t_start = time.perf_counter()
+    if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
+        models = [models]
+    models = list(models)
+    if not models:
+        raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
+    data = Path(data)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
+
+    t0 = time.perf_counter()
+    res = read_pairs(data, format=format, lang=lang, skip_invalid=skip_invalid)
+    pairs = _select(res.pairs, lang, limit, data)
+    if not pairs:
+        raise InputError("no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped
+                                                      else "."), path=data,
+                         fix="check the file (or run without --skip-invalid to see the first error).")
+    read_s = time.perf_counter() - t0
+    data_info = {"path": str(data.resolve()), "sha256": sha256_file(data), "format": res.format,
+                 "lang_filter": lang, "limit": limit, "n_pairs_read": len(res.pairs), "n_pairs_scored": len(pairs),
+                 "n_skipped": len(res.skipped), "skipped": [str(e) for e in res.skipped[:50]]}
+
+    multi = len(models) > 1
+    slugs = _unique_slugs(models)
+    summaries, model_dirs, frames = [], [], []
+    texts = [(p.sent_more, p.sent_less) for p in pairs]
+    for model, slug in zip(models, slugs):
+        mdir = out_dir / slug if multi else out_dir
+        t0 = time.perf_counter()
+        sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size, device=device,
+                         dtype=dtype, cache=cache, progress=progress)
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        scores = sc.score_pairs(texts)
+        score_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        df = score_frame(pairs, scores)
+        summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
+                                       decimals=decimals, tie_tolerance=tie_tolerance)
+        metrics_s = time.perf_counter() - t0
+        info = sc.describe()
+        summary.update({
+            "model": model_name(model),
+            "model_slug": slug,
+            "scorer": scorer,
+            "unit": info.get("unit", unit),
+            "method": info.get("method", method),
+            "normalisation": info.get("normalisation"),
+            "scorer_info": info,
+            "data": data_info,
+            "biaskit_version": __version__,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "command": command,
+        })
+        t0 = time.perf_counter()
+        write_model_outputs(mdir, summary, out)
+        write_s = time.perf_counter() - t0
+        summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
+                              "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
+                              "forward_passes": getattr(sc, "forward_passes", None),
+                              "rows_scored": getattr(sc, "rows_scored", None)}
+        from biaskit.io import write_json
+
+        write_json(mdir / "summary.json", _ordered(summary))  # again, now with the write time
+        summaries.append(summary)
+        model_dirs.append(mdir)
+        frames.append(out)
+        del sc, scores
+
+    comparison = None
+    if multi:
+        from .report import write_comparison
+
+        comparison = write_comparison(out_dir, summaries, frames)
+    for s in summaries:
+        s["timings"]["total_s"] = time.perf_counter() - t_start
+    return {"out_dir": out_dir, "summaries": summaries, "model_dirs": model_dirs, "comparison": comparison,
+            "skipped": res.skipped}
+
+
+_FIRST_KEYS = ["model", "scorer", "unit", "method", "normalisation", "lang", "langs", "pooled_over_langs",
+               "metric_score", "stereo_score", "antistereo_score", "neutral_pct", "n_pairs", "n_ties"]
+
+
+def _ordered(summary: dict) -> dict:
+    """Most-read keys first in summary.json."""
+    return {**{k: summary[k] for k in _FIRST_KEYS if k in summary},
+            **{k: v for k, v in summary.items() if k not in _FIRST_KEYS}}
+
+
+def write_model_outputs(mdir: Path, summary: dict, out) -> None:
+    """Write pairs.csv, ds_kde.png, report.md and summary.json for one model (each atomically)."""
+    from biaskit.io import write_json, write_table
+
+    from .report import kde_panels, render_report
+
+    mdir.mkdir(parents=True, exist_ok=True)
+    write_table(mdir / "pairs.csv", out[PAIRS_COLUMNS])
+    pm.plot_ds_kde(kde_panels(out), mdir / "ds_kde.png",
+                   title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')})")
+    from biaskit.io import atomic_write_text
+
+    atomic_write_text(mdir / "report.md", render_report(summary, out, plot="ds_kde.png"))
+    write_json(mdir / "summary.json", _ordered(summary))

@@ -1,0 +1,209 @@
+"""Markdown reports and comparison tables for the pair evaluator (`evaluate pairs`).
+
+- :func:`render_report` — one model's ``report.md`` from its summary and per-pair outcome table;
+- :func:`comparison_frame` / :func:`render_comparison_md` / :func:`write_comparison` — one table
+  comparing several models (one row per model and language), plus a DS KDE plot per language.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import pair_metrics as pm
+
+CITATIONS = {
+    "crows": "Nangia, Vania, Bhalerao & Bowman (2020). CrowS-Pairs: A Challenge Dataset for Measuring Social "
+             "Biases in Masked Language Models. EMNLP 2020. Reference code: github.com/nyu-mll/crows-pairs "
+             "(metric.py).",
+    "indibias": "Sahoo, Kulkarni, Asad, Ahmad, Goyal, Garimella & Bhattacharyya (2024). IndiBias: A Benchmark "
+                "Dataset to Measure Social Biases in Language Models for Indian Context. NAACL 2024.",
+}
+
+
+def fmt(x: Any, nd: int = 2) -> str:
+    if x is None or (isinstance(x, float) and x != x):
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def _sub(s: dict) -> str:
+    sub = s.get("subsample") or {}
+    if sub.get("mean") is None:
+        return "—"
+    return f"{sub['mean']:.2f} ± {fmt(sub.get('std'))}"
+
+
+def _md_table(header: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return fmt(v).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def kde_panels(out) -> dict[str, dict[str, list[float]]]:
+    """DS series for :func:`pair_metrics.plot_ds_kde`: one panel per language, curves all/stereo/antistereo."""
+    panels: dict[str, dict[str, list[float]]] = {}
+    langs = sorted(out["lang"].unique().tolist()) if len(out) else []
+    for lg in langs or ["-"]:
+        sub = out[out["lang"] == lg] if langs else out
+        series = {"all pairs": sub["ds"].tolist()}
+        for d in pm.DIRECTIONS:
+            vals = sub.loc[sub["direction"] == d, "ds"].tolist()
+            if vals:
+                series[d] = vals
+        panels[f"lang: {lg}"] = series
+    return panels
+
+
+def _overall_rows(summary: dict) -> list[list[Any]]:
+    rows = []
+    by_lang = summary.get("by_lang") or {}
+    items = list(by_lang.items())
+    if summary.get("pooled_over_langs"):
+        items.append(("all (pooled)", summary))
+    for lg, s in items:
+        rows.append([lg, s["n_pairs"], s["metric_score"], s["stereo_score"], s["antistereo_score"],
+                     f"{s['n_ties']} ({fmt(s['neutral_pct'], 1)}%)" if s.get("neutral_pct") is not None else s["n_ties"],
+                     _sub(s), s.get("ds_mean")])
+    return rows
+
+
+def _strongest(out, lang: str, k: int = 5) -> str:
+    sub = out[out["lang"] == lang].dropna(subset=["ds"])
+    k = min(k, len(sub) // 2)  # top and bottom never share a pair
+    if k < 1:
+        return ""
+    top = sub.sort_values("ds", ascending=False).head(k)
+    bottom = sub.sort_values("ds", ascending=True).head(k)
+    rows_top = [[r.bias_type, r.direction, round(r.ds, 3), r.sent_more, r.sent_less] for r in top.itertuples()]
+    rows_bot = [[r.bias_type, r.direction, round(r.ds, 3), r.sent_more, r.sent_less] for r in bottom.itertuples()]
+    head = ["bias type", "direction", "DS", "sent_more", "sent_less"]
+    return (f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
+            f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n")
+
+
+def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> str:
+    """``report.md`` for one model."""
+    d = summary.get("data", {})
+    sub = summary.get("subsample", {})
+    tie = summary.get("tie_rule", {})
+    lines = [f"# Pair-bias report: {summary.get('model')}", ""]
+    lines += [
+        f"- data: `{d.get('path')}` (format `{d.get('format')}`, sha256 `{str(d.get('sha256'))[:16]}…`); "
+        f"{d.get('n_pairs_scored')} pairs scored"
+        + (f", {d.get('n_skipped')} invalid rows skipped" if d.get("n_skipped") else "")
+        + (f", first {d.get('limit')} per language" if d.get("limit") else ""),
+        f"- model: `{summary.get('model')}`, scorer `{summary.get('scorer')}`, unit `{summary.get('unit')}`, "
+        f"method `{summary.get('method')}`" + (f" ({summary.get('normalisation')})" if summary.get("normalisation") else ""),
+        f"- languages: {', '.join(summary.get('langs') or [])}",
+        f"- biaskit {summary.get('biaskit_version')}, {summary.get('created_at')}",
+        "",
+        "## Bias scores",
+        "",
+        "Percent of pairs where the model gives the more stereotypical sentence (`sent_more`) the higher "
+        "score. 50 = no preference.",
+        "",
+        _md_table(["lang", "pairs", "metric score", "stereo score", "antistereo score", "neutral (ties)",
+                   f"subsample mean ± std ({sub.get('runs')}×{fmt(sub.get('fraction'))})", "mean DS"],
+                  _overall_rows(summary)),
+        "",
+    ]
+    if summary.get("pooled_over_langs"):
+        lines += ["The pooled row counts every language view as its own pair (the same source pair in "
+                  "English and Hindi counts twice); read the per-language rows first.", ""]
+    lines += ["## By bias type", ""]
+    for lg, s in (summary.get("by_lang") or {}).items():
+        if len(summary.get("by_lang") or {}) > 1:
+            lines += [f"### {lg}", ""]
+        rows = [[bt, v["n_pairs"], v["metric_score"], v["stereo_score"], v["antistereo_score"], v["n_ties"],
+                 v.get("ds_mean")] for bt, v in s["by_bias_type"].items()]
+        lines += [_md_table(["bias type", "pairs", "metric score", "stereo", "antistereo", "ties", "mean DS"], rows), ""]
+    lines += ["## Difference of scores (DS)", "",
+              "DS = score(`sent_more`) − score(`sent_less`) per pair (positive: the model prefers the more "
+              "stereotypical sentence). Kernel density estimate (Gaussian, Scott's bandwidth) as in IndiBias "
+              "Appendix C.", ""]
+    if plot:
+        lines += [f"![DS KDE]({plot})", ""]
+    for lg in summary.get("langs") or []:
+        block = _strongest(out, lg)
+        if block:
+            lines += [f"### Strongest preferences ({lg})", "", block]
+    lines += [
+        "## Definitions", "",
+        f"- Scores are rounded to {tie.get('decimals')} decimals before comparison; equal rounded scores "
+        f"(tolerance {tie.get('tolerance')}) make a pair *neutral*. Neutral pairs are not wins; they count "
+        "in the metric score's denominator but not in the stereo / antistereo denominators, exactly as the "
+        "CrowS-Pairs reference code.",
+        "- A pair is a win when score(`sent_more`) > score(`sent_less`), for both directions (antistereo "
+        "pairs included, as the reference).",
+        f"- Subsample protocol (IndiBias): {sub.get('runs')} runs, each on {sub.get('size')} pairs "
+        f"({fmt(sub.get('fraction'))} of them) drawn without replacement with seed {sub.get('seed')} + run "
+        f"index; mean and standard deviation (ddof={sub.get('ddof')}) of the metric score.",
+        f"- {CITATIONS['crows']}",
+        f"- {CITATIONS['indibias']}",
+        "",
+    ]
+    if summary.get("command"):
+        lines += ["## Reproduce", "", f"```\n{summary['command']}\n```", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------- comparison
+
+def comparison_frame(summaries: Sequence[dict]):
+    """One row per model and language (plus a pooled row per model when several languages)."""
+    import pandas as pd
+
+    rows = []
+    for s in summaries:
+        items = list((s.get("by_lang") or {}).items())
+        if s.get("pooled_over_langs"):
+            items.append(("all", s))
+        for lg, v in items:
+            row = {"model": s.get("model"), "folder": s.get("model_slug"), "scorer": s.get("scorer"), "unit": s.get("unit"),
+                   "method": s.get("method"), "lang": lg, "n_pairs": v["n_pairs"],
+                   "metric_score": v["metric_score"], "stereo_score": v["stereo_score"],
+                   "antistereo_score": v["antistereo_score"], "n_ties": v["n_ties"],
+                   "subsample_mean": (v.get("subsample") or {}).get("mean"),
+                   "subsample_std": (v.get("subsample") or {}).get("std"), "ds_mean": v.get("ds_mean")}
+            for bt, b in (v.get("by_bias_type") or {}).items():
+                row[f"metric_score[{bt}]"] = b["metric_score"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -> str:
+    base = ["model", "folder", "lang", "n_pairs", "metric_score", "stereo_score", "antistereo_score", "n_ties",
+            "subsample_mean", "subsample_std"]
+    bt_cols = [c for c in df.columns if c.startswith("metric_score[")]
+    lines = ["# Model comparison (minimal pairs)", "",
+             "Metric score = % of pairs where the model prefers the more stereotypical sentence (50 = none).", "",
+             _md_table(base, [[r[c] for c in base] for r in df.to_dict(orient="records")]), ""]
+    if bt_cols:
+        head = ["model", "folder", "lang"] + [c[len("metric_score["):-1] for c in bt_cols]
+        lines += ["## Metric score by bias type", "",
+                  _md_table(head, [[r["model"], r["folder"], r["lang"]] + [r.get(c) for c in bt_cols]
+                                   for r in df.to_dict(orient="records")]), ""]
+    if plot:
+        lines += [f"![DS KDE per model]({plot})", ""]
+    return "\n".join(lines)
+
+
+def write_comparison(out_dir: str | Path, summaries: Sequence[dict], frames: Sequence[Any]) -> Path:
+    """Write ``comparison.csv``, ``comparison.md`` and ``ds_kde_comparison.png`` into ``out_dir``."""
+    from biaskit.io import atomic_write_text, write_table
+
+    out_dir = Path(out_dir)
+    df = comparison_frame(summaries)
+    write_table(out_dir / "comparison.csv", df)
+    panels: dict[str, dict[str, list[float]]] = {}
+    for s, out in zip(summaries, frames):
+        for lg in sorted(out["lang"].unique().tolist()):
+            panels.setdefault(f"lang: {lg}", {})[str(s.get("model_slug") or s.get("model"))] = \
+                out.loc[out["lang"] == lg, "ds"].tolist()
+    pm.plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model")
+    atomic_write_text(out_dir / "comparison.md", render_comparison_md(df))
+    return out_dir / "comparison.csv"
