@@ -302,7 +302,8 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]
     if len(set(labels)) != len(labels):
-        raise InputError(f"engines {labels} repeat.", fix="list each engine/model once.")
+        raise InputError(f"the same engine and model is listed twice ({labels}): reviewers' choices could not be "
+                         "told apart.", fix="list each engine/model once.")
     signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
 
     wanted = {p.pair_id for p in pairs}
