@@ -1,0 +1,375 @@
+"""Aggregate judgments into one label per (task, question), with explicit tie handling.
+
+Input: judgments in crowd-kit's long format (``task, worker, label`` [+ ``question``, ``qtype``,
+``updated_at``]). Output: one row per item ``(task, question)`` with the columns
+
+``task, question, label, votes, n_annotators, agreement, status, tie, tied_labels, reason, method``
+(+ ``confidence`` for model-based methods).
+
+Definitions (``K`` = ``min_agree``; ``n`` = annotators who answered the question on the task):
+
+- ``votes``: how many of the ``n`` annotators gave ``label``; ``agreement = votes / n``.
+- ``tie``: two or more labels share the highest vote count (majority) or the highest posterior
+  (model-based methods). Ties are never resolved silently: ``ties='flag'`` (default) leaves
+  ``label`` empty, lists the tied labels and sets ``status = needs_adjudication``; ``'drop'``
+  leaves the item out (counted in the report); ``'random'`` picks one of the tied labels with a
+  seeded hash of (seed, task, question) -- the same pick whatever the row order -- and marks the
+  row ``tie = True``.
+- ``status``: ``accepted`` when ``votes >= K``; ``rejected`` when ``n >= K`` but ``votes < K``;
+  ``needs_adjudication`` for flagged ties and when fewer than ``K`` annotators answered (the item
+  cannot reach ``K`` yet: more annotations are needed, ``reason = too_few_annotators``).
+  Without ``K`` the rule is a strict majority: accepted when ``votes > n / 2``, else rejected.
+  A single annotator is a defined case: ``n = 1``, ``agreement = 1``; accepted by the default
+  strict majority, needs_adjudication with ``K >= 2``.
+- Missing labels (empty / null): the annotator gave no answer to that question -- no vote; the
+  rows are dropped and counted. Text questions (``qtype = text``, e.g. corrected translations)
+  are never voted on and are skipped.
+- Unknown labels: with ``allowed`` (labels per question, or one set for all questions) a label
+  outside it raises :class:`~biaskit.errors.InputError` naming the row, task and annotator.
+- The same annotator twice on one (task, question): ``duplicates='error'`` (default) raises with
+  the offending task/annotator; ``'last'`` keeps the latest (by ``updated_at`` when present, else
+  the later row); ``'first'`` the earliest.
+- Empty input gives an empty table with the same columns (a defined result, reported as 0 items).
+
+Model-based methods (Dawid-Skene, one-coin Dawid-Skene, GLAD, MACE) come from crowd-kit
+and run separately per question; their ``label`` may differ from the plurality, ``votes`` is then
+the raw count for their label and ``status`` follows the same vote rule.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from biaskit.errors import InputError, require
+from biaskit.registry import Registry
+
+STATUSES = ("accepted", "rejected", "needs_adjudication")
+TIES = ("flag", "drop", "random")
+DUPLICATES = ("error", "last", "first")
+OUT_COLUMNS = ["task", "question", "label", "votes", "n_annotators", "agreement", "status", "tie", "tied_labels",
+               "reason", "method"]
+
+AGGREGATORS: Registry = Registry("aggregation method")
+AGGREGATORS.register("majority", "biaskit.annotation.aggregate:_majority",
+                     help="plurality vote with ties flagged (vectorised numpy)")
+# crowd-kit models: name -> (class name, constructor kwargs)
+_CROWDKIT = {
+    "dawid-skene": ("DawidSkene", {"n_iter": 100}),
+    "one-coin-dawid-skene": ("OneCoinDawidSkene", {"n_iter": 100}),
+    "glad": ("GLAD", {"n_iter": 100}),
+    "mace": ("MACE", {"random_state": 0}),
+}
+for _n, (_cls, _) in _CROWDKIT.items():
+    AGGREGATORS.register(_n, f"biaskit.annotation.aggregate:_crowdkit", help=f"crowd-kit {_cls}")
+
+
+@dataclass
+class Prepared:
+    """Validated judgments: integer codes for items (task, question), workers and labels."""
+
+    df: Any  # pandas DataFrame: task, question, worker, label (all str)
+    n_input: int = 0
+    n_missing: int = 0
+    n_text: int = 0
+    n_duplicates_removed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _is_missing(series):
+    s = series.astype("object")
+    return s.isna() | s.map(lambda v: isinstance(v, str) and not v.strip())
+
+
+def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[str]] = None,
+            duplicates: str = "error", source: Optional[str] = None) -> Prepared:
+    """Check and normalise judgments (see the module docstring for the rules)."""
+    import pandas as pd
+
+    if duplicates not in DUPLICATES:
+        raise InputError(f"unknown duplicates policy '{duplicates}'.", fix=f"use one of {', '.join(DUPLICATES)}.")
+    df = judgments if isinstance(judgments, pd.DataFrame) else pd.DataFrame(list(judgments))
+    n_input = len(df)
+    if n_input == 0:
+        return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
+    missing_cols = [c for c in ("task", "worker", "label") if c not in df.columns]
+    if missing_cols:
+        raise InputError(f"missing column(s) {', '.join(missing_cols)} (found: {', '.join(map(str, df.columns))}).",
+                         path=source, fix="judgments need the columns task, worker, label (and optionally question).")
+    df = df.reset_index(drop=True)
+    df["_row"] = np.arange(1, len(df) + 1)
+    if "question" not in df.columns:
+        df["question"] = "label"
+    n_text = 0
+    if "qtype" in df.columns:
+        text = df["qtype"].astype("object").eq("text")
+        n_text = int(text.sum())
+        df = df[~text]
+    for col in ("task", "worker"):
+        bad = _is_missing(df[col])
+        if bad.any():
+            row = int(df.loc[bad, "_row"].iloc[0])
+            raise InputError(f"empty {col} in {int(bad.sum())} row(s).", path=source, row=row, column=col,
+                             fix=f"every judgment needs a {col}.")
+    df["question"] = df["question"].astype("object").where(~_is_missing(df["question"]), "label")
+    miss = _is_missing(df["label"])
+    n_missing = int(miss.sum())
+    df = df[~miss].copy()
+    for col in ("task", "worker", "question", "label"):
+        df[col] = df[col].map(_as_str)
+    if allowed is not None:
+        _check_allowed(df, allowed, source)
+    n_dup_removed = 0
+    key = ["task", "question", "worker"]
+    dup = df.duplicated(key, keep=False)
+    if dup.any():
+        if duplicates == "error":
+            first = df[dup].iloc[0]
+            n_pairs = int(df[dup].groupby(key).ngroups)
+            raise InputError(
+                f"annotator '{first['worker']}' answered question '{first['question']}' of task '{first['task']}' "
+                f"more than once ({n_pairs} such case(s)).", path=source, row=int(first["_row"]),
+                fix="remove the extra answers, or pass --duplicates last|first to keep one of them.")
+        order = ["_row"]
+        if "updated_at" in df.columns:
+            df["_ts"] = pd.to_datetime(df["updated_at"], errors="coerce", utc=True)
+            order = ["_ts", "_row"]
+        df = df.sort_values(order, kind="stable", na_position="first")
+        before = len(df)
+        df = df.drop_duplicates(key, keep="last" if duplicates == "last" else "first").sort_values("_row")
+        n_dup_removed = before - len(df)
+    out = df[["task", "question", "worker", "label"]].reset_index(drop=True)
+    extra = [c for c in ("bias_type",) if c in df.columns]
+    for c in extra:
+        out[c] = df[c].to_numpy()
+    return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text,
+                    n_duplicates_removed=n_dup_removed)
+
+
+def _as_str(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip() if isinstance(v, str) else str(v)
+
+
+def _check_allowed(df, allowed, source) -> None:
+    if isinstance(allowed, dict):
+        allow = {str(q): {str(x) for x in v} for q, v in allowed.items()}
+        ok = np.array([lab in allow.get(q, {lab}) for q, lab in zip(df["question"], df["label"])], dtype=bool)
+    else:
+        s = {str(x) for x in allowed}
+        allow = None
+        ok = df["label"].isin(s).to_numpy()
+    if not ok.all():
+        bad = df[~ok]
+        r = bad.iloc[0]
+        opts = sorted(allow.get(r["question"], ())) if allow is not None else sorted({str(x) for x in allowed})
+        raise InputError(f"unknown label '{r['label']}' for question '{r['question']}' from annotator '{r['worker']}' "
+                         f"on task '{r['task']}' ({len(bad)} unknown label(s) in all; allowed: {', '.join(opts)}).",
+                         path=source, row=int(r["_row"]), column="label",
+                         fix="correct the label, or widen --labels.")
+
+
+@dataclass
+class Counts:
+    """Sparse (item, label) vote counts: the core of majority vote and of the agreement statistics."""
+
+    items: Any          # DataFrame: task, question (one row per item, item code = row index)
+    labels: np.ndarray  # label strings (label code = index)
+    item: np.ndarray    # per (item, label) entry: item code
+    label: np.ndarray   # per entry: label code
+    count: np.ndarray   # per entry: votes
+    n: np.ndarray       # per item: number of annotators
+
+    @property
+    def n_items(self) -> int:
+        return len(self.n)
+
+
+def count_votes(df) -> Counts:
+    """Vote counts per item and label from prepared judgments (numpy, no Python loop per item)."""
+    import pandas as pd
+
+    if len(df) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e)
+    t_codes, t_uni = pd.factorize(df["task"], sort=False)
+    q_codes, q_uni = pd.factorize(df["question"], sort=False)
+    pair = t_codes.astype(np.int64) * len(q_uni) + q_codes
+    item_codes, item_uni = pd.factorize(pair, sort=False)
+    items = pd.DataFrame({"task": np.asarray(t_uni, dtype=object)[item_uni // len(q_uni)],
+                          "question": np.asarray(q_uni, dtype=object)[item_uni % len(q_uni)]})
+    l_codes, l_uni = pd.factorize(df["label"], sort=False)
+    L = len(l_uni)
+    key = item_codes.astype(np.int64) * L + l_codes
+    uk, cnt = np.unique(key, return_counts=True)
+    item = uk // L
+    n = np.bincount(item_codes, minlength=len(items))
+    return Counts(items=items, labels=np.asarray(l_uni, dtype=object), item=item, label=uk % L, count=cnt, n=n)
+
+
+def _tie_pick(seed: int, task: str, question: str, options: list[str]) -> str:
+    h = hashlib.sha256(f"{seed}\x1f{task}\x1f{question}".encode("utf-8")).hexdigest()
+    return sorted(options)[int(h, 16) % len(options)]
+
+
+def _status(votes: np.ndarray, n: np.ndarray, min_agree: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+    if min_agree is None:
+        ok = votes * 2 > n
+        status = np.where(ok, "accepted", "rejected").astype(object)
+        reason = np.where(ok, "", "no_majority").astype(object)
+    else:
+        ok = votes >= min_agree
+        few = n < min_agree
+        status = np.where(ok, "accepted", np.where(few, "needs_adjudication", "rejected")).astype(object)
+        reason = np.where(ok, "", np.where(few, "too_few_annotators", "below_min_agree")).astype(object)
+    return status, reason
+
+
+def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int], **_: Any):
+    import pandas as pd
+
+    if c.n_items == 0:
+        return pd.DataFrame(columns=OUT_COLUMNS)
+    # entries are sorted by item (np.unique on item*L+label): per-item max via reduceat
+    starts = np.flatnonzero(np.r_[True, c.item[1:] != c.item[:-1]])
+    top = np.maximum.reduceat(c.count, starts)
+    is_top = c.count == top[c.item]
+    n_top = np.bincount(c.item[is_top], minlength=c.n_items)
+    tie = n_top > 1
+    # winner label for untied items: the unique top entry
+    win = np.full(c.n_items, -1, dtype=np.int64)
+    sel = is_top & ~tie[c.item]
+    win[c.item[sel]] = c.label[sel]
+    out = c.items.copy()
+    out["label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["votes"] = top
+    out["n_annotators"] = c.n
+    out["tie"] = tie
+    out["tied_labels"] = ""
+    if tie.any():
+        tied_entries = is_top & tie[c.item]
+        tl = pd.Series(c.labels[c.label[tied_entries]]).groupby(c.item[tied_entries]).agg(
+            lambda s: "|".join(sorted(s)))
+        out.loc[tl.index, "tied_labels"] = tl.to_numpy()
+        if ties == "random":
+            idx = np.flatnonzero(tie)
+            out.loc[idx, "label"] = [
+                _tie_pick(seed, t, q, s.split("|"))
+                for t, q, s in zip(out.loc[idx, "task"], out.loc[idx, "question"], out.loc[idx, "tied_labels"])]
+    return _finish(out, ties=ties, min_agree=min_agree, method="majority")
+
+
+def _finish(out, *, ties: str, min_agree: Optional[int], method: str):
+    out["agreement"] = out["votes"] / out["n_annotators"]
+    status, reason = _status(out["votes"].to_numpy(), out["n_annotators"].to_numpy(), min_agree)
+    tie = out["tie"].to_numpy(dtype=bool)
+    if ties == "flag":
+        status[tie] = "needs_adjudication"
+        reason[tie] = "tie"
+    elif ties == "random":
+        reason[tie] = np.where(reason[tie] == "", "tie_broken_randomly", reason[tie].astype(str) + ";tie_broken_randomly")
+    out["status"] = status
+    out["reason"] = reason
+    out["method"] = method
+    if ties == "drop":
+        out = out[~tie]
+    cols = OUT_COLUMNS + [c for c in out.columns if c not in OUT_COLUMNS]
+    return out[cols].reset_index(drop=True)
+
+
+def _crowdkit(c: Counts, *, df, method: str, ties: str, seed: int, min_agree: Optional[int], **_: Any):
+    """Run a crowd-kit model per question; votes/ties from the raw counts and the posteriors."""
+    import pandas as pd
+
+    require("crowdkit", "annotation", f"the {method} aggregator")
+    import crowdkit.aggregation as ck
+
+    if c.n_items == 0:
+        return pd.DataFrame(columns=OUT_COLUMNS + ["confidence"])
+    cls_name, kwargs = _CROWDKIT[method]
+    cnt = pd.DataFrame({"task": c.items["task"].to_numpy()[c.item], "question": c.items["question"].to_numpy()[c.item],
+                        "label": c.labels[c.label], "votes": c.count})
+    parts = []
+    for q, sub in df.groupby("question", sort=False):
+        model = getattr(ck, cls_name)(**kwargs)
+        data = sub[["task", "worker", "label"]].reset_index(drop=True)
+        pred = model.fit_predict(data)
+        probas = getattr(model, "probas_", None)
+        res = pd.DataFrame({"task": pred.index.astype(str), "question": q, "label": pred.astype(str).to_numpy()})
+        res["confidence"] = np.nan
+        res["tie"] = False
+        res["tied_labels"] = ""
+        if probas is not None and len(probas):
+            p = probas.loc[pred.index]
+            top = p.max(axis=1).to_numpy()
+            res["confidence"] = top
+            near = np.isclose(p.to_numpy(), top[:, None], rtol=0, atol=1e-9)
+            n_top = near.sum(axis=1)
+            res["tie"] = n_top > 1
+            cols = np.asarray(p.columns.astype(str))
+            res["tied_labels"] = ["|".join(sorted(cols[row])) if k > 1 else "" for row, k in zip(near, n_top)]
+            if ties == "random" and res["tie"].any():
+                idx = np.flatnonzero(res["tie"].to_numpy())
+                res.loc[idx, "label"] = [_tie_pick(seed, t, q, s.split("|"))
+                                         for t, s in zip(res.loc[idx, "task"], res.loc[idx, "tied_labels"])]
+            if ties != "random":
+                res.loc[res["tie"], "label"] = None
+        parts.append(res)
+    res = pd.concat(parts, ignore_index=True)
+    res = c.items.merge(res, on=["task", "question"], how="left")
+    res["n_annotators"] = c.n
+    res = res.merge(cnt, on=["task", "question", "label"], how="left")
+    res["votes"] = res["votes"].fillna(0).astype(np.int64)
+    return _finish(res, ties=ties, min_agree=min_agree, method=method)
+
+
+@dataclass
+class AggregateReport:
+    method: str
+    n_judgments_in: int
+    n_judgments_used: int
+    n_missing_labels: int
+    n_text_skipped: int
+    n_duplicates_removed: int
+    n_items: int
+    n_ties: int
+    n_dropped_ties: int
+    status_counts: dict[str, int]
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] = None, ties: str = "flag",
+              seed: int = 0, duplicates: str = "error", allowed=None, source: Optional[str] = None):
+    """Aggregate judgments; returns ``(table, AggregateReport)`` (see the module docstring)."""
+    if ties not in TIES:
+        raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
+    if min_agree is not None and min_agree < 1:
+        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators.")
+    fn = AGGREGATORS.get(method)
+    prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
+    c = count_votes(prep.df)
+    full = fn(c, df=prep.df, method=method.lower(), ties="flag" if ties == "drop" else ties, seed=seed,
+              min_agree=min_agree)
+    n_ties = int(full["tie"].sum()) if len(full) else 0
+    table = full[~full["tie"].astype(bool)].reset_index(drop=True) if ties == "drop" else full
+    report = AggregateReport(
+        method=method.lower(), n_judgments_in=prep.n_input, n_judgments_used=len(prep.df),
+        n_missing_labels=prep.n_missing, n_text_skipped=prep.n_text, n_duplicates_removed=prep.n_duplicates_removed,
+        n_items=len(table), n_ties=n_ties, n_dropped_ties=n_ties if ties == "drop" else 0,
+        status_counts={s: int((table["status"] == s).sum()) if len(table) else 0 for s in STATUSES})
+    return table, report
+
+
+def aggregate_file(judgments_path, out_path, **kw) -> AggregateReport:
+    """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension)."""
+    from biaskit.io import read_table, write_table
+
+    df = read_table(judgments_path)
+    table, report = aggregate(df, source=str(judgments_path), **kw)
+    write_table(out_path, table)
+    return report

@@ -1,0 +1,408 @@
+"""Push tasks to and pull judgments from a real Label Studio (label-studio-sdk 2.x).
+
+- :func:`push`: create or reuse a project by title, import only the tasks whose biaskit id is not
+  in the project yet (fetched first, so re-running an interrupted push resumes and pushing the same
+  file twice creates no duplicates), in chunks; ``overlap`` sets ``maximum_annotations``;
+  optional predictions (pre-annotations from a model or an LLM).
+- :func:`pull`: export every annotation of a project as judgment rows and validate every value
+  against the project's labeling config (Label Studio itself stores values that are not in the
+  config: such values are rejected loudly, naming the task and the annotator).
+- :func:`import_export`: the same from an exported Label Studio JSON file, offline.
+
+URL and token come from the arguments or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``. The
+token is only handed to the SDK client: it is never printed, logged or written by biaskit.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from biaskit.errors import BiaskitError, InputError, require
+
+from .kinds import CHOICE, MULTI, TEXT, ParsedConfig, TaskKind, get_kind
+
+JUDGMENT_OUT_COLUMNS = ["task", "worker", "label", "question", "qtype", "comment", "lead_time", "created_at",
+                        "updated_at", "kind", "bias_type", "ls_task", "ls_annotation"]
+
+
+class LabelStudioError(BiaskitError):
+    """Label Studio could not be reached, rejected the token, or refused a request."""
+
+
+def connect(url: Optional[str] = None, token: Optional[str] = None):
+    """An authenticated SDK client; checks the server and the token with one request."""
+    require("label_studio_sdk", "annotation", "talking to Label Studio")
+    from label_studio_sdk import LabelStudio
+
+    url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
+    token = token or os.environ.get("LABEL_STUDIO_API_KEY")
+    if not url:
+        raise LabelStudioError("no Label Studio URL. Fix: pass --url or set LABEL_STUDIO_URL "
+                               "(`biaskit annotate serve` prints one).")
+    if not token:
+        raise LabelStudioError("no Label Studio API token. Fix: set LABEL_STUDIO_API_KEY "
+                               "(Label Studio > Account & Settings > Access Token).")
+    client = LabelStudio(base_url=url, api_key=token, timeout=120)
+    _call(url, lambda: client.users.whoami())
+    client._biaskit_url = url  # type: ignore[attr-defined]
+    return client
+
+
+def _call(url: str, fn: Callable[[], Any], what: str = "request") -> Any:
+    """Run one SDK call, turning transport and HTTP errors into one-line messages (no token in them)."""
+    import httpx
+
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        return fn()
+    except httpx.TransportError as exc:
+        raise LabelStudioError(f"cannot reach Label Studio at {url} ({type(exc).__name__}). "
+                               "Fix: check the URL and that the server runs (`biaskit annotate serve`).") from None
+    except ApiError as exc:
+        if exc.status_code in (401, 403):
+            raise LabelStudioError(f"Label Studio at {url} rejected the API token (HTTP {exc.status_code}). "
+                                   "Fix: set LABEL_STUDIO_API_KEY to a valid (legacy) access token.") from None
+        body = exc.body if isinstance(exc.body, (str, dict, list)) else str(exc.body)
+        raise LabelStudioError(f"Label Studio {what} failed (HTTP {exc.status_code}): "
+                               f"{json.dumps(body)[:500] if not isinstance(body, str) else body[:500]}") from None
+
+
+def _url(client) -> str:
+    return getattr(client, "_biaskit_url", "Label Studio")
+
+
+def find_project(client, title: str):
+    """The project with exactly this title (None if absent; an error if several share it)."""
+    found = [p for p in _call(_url(client), lambda: list(client.projects.list(title=title)))
+             if p.title == title]
+    if len(found) > 1:
+        raise LabelStudioError(f"{len(found)} Label Studio projects are titled '{title}' "
+                               f"(ids {', '.join(str(p.id) for p in found)}). Fix: rename all but one.")
+    return found[0] if found else None
+
+
+def existing_task_ids(client, project_id: int) -> dict[str, int]:
+    """biaskit id -> Label Studio task id for every task of the project."""
+    out: dict[str, int] = {}
+
+    def _list():
+        for t in client.tasks.list(project=project_id, fields="task_only", page_size=1000, include="id,data"):
+            bid = (t.data or {}).get("biaskit_id")
+            if bid is not None:
+                out.setdefault(str(bid), t.id)
+        return out
+
+    return _call(_url(client), _list, "task listing")
+
+
+@dataclass
+class PushReport:
+    project_id: int
+    project_title: str
+    created_project: bool
+    n_records: int
+    n_existing: int
+    n_imported: int
+    n_predictions: int = 0
+    config_updated: bool = False
+    duplicate_ids: int = 0
+    url: str = ""
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def read_predictions(path: str | Path) -> dict[str, list[dict]]:
+    """Pre-annotations in the judgment format: ``task, question, label`` [+ ``model``, ``score``]."""
+    from biaskit.io import read_table
+
+    df = read_table(path)
+    missing = [c for c in ("task", "question", "label") if c not in df.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}.", path=path,
+                         fix="predictions use the judgment format: task, question, label [, model, score].")
+    out: dict[str, list[dict]] = {}
+    for i, rec in enumerate(df.to_dict(orient="records"), start=1):
+        if rec["label"] is None or (isinstance(rec["label"], float) and rec["label"] != rec["label"]):
+            raise InputError("empty label.", path=path, row=i, column="label", fix="give a label or drop the row.")
+        out.setdefault(str(rec["task"]), []).append({**rec, "_row": i})
+    return out
+
+
+def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: ParsedConfig,
+                        path: Optional[str]) -> list[dict]:
+    by_model: dict[str, dict] = {}
+    for r in rows:
+        res = kind.prediction_result(data, str(r["question"]), str(r["label"]))
+        for item in res:
+            tag, labels, _ = allowed.controls[item["from_name"]]
+            for v in item["value"].get("choices", []):
+                if labels and v not in labels:
+                    raise InputError(f"prediction label '{v}' is not an option of '{r['question']}' "
+                                     f"(options: {', '.join(labels)}).", path=path, row=r["_row"], column="label",
+                                     fix="use one of the options of the labeling config.")
+        model = str(r.get("model") or "biaskit-prediction")
+        p = by_model.setdefault(model, {"model_version": model, "result": []})
+        p["result"].extend(res)
+        score = r.get("score")
+        if score is not None and not (isinstance(score, float) and score != score):
+            p["score"] = float(score)
+    return list(by_model.values())
+
+
+def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
+         overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 500,
+         predictions: Optional[str | Path] = None, description: str = "",
+         progress: Optional[Callable[[int, int], None]] = None) -> PushReport:
+    """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet."""
+    k = get_kind(kind)
+    records = k.load(data_path)
+    if overlap is not None and overlap < 1:
+        raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
+    client = connect(url, token)
+    u = _url(client)
+    config = k.config(records)
+    ParsedConfig.from_xml(config)  # validated offline before anything is sent
+    proj = find_project(client, project)
+    created = config_updated = False
+    if proj is None:
+        kwargs: dict[str, Any] = {"title": project, "label_config": config, "description": description
+                                  or f"biaskit {kind} review"}
+        if overlap:
+            kwargs["maximum_annotations"] = overlap
+        proj = _call(u, lambda: client.projects.create(**kwargs), "project creation")
+        created = True
+    else:
+        upd: dict[str, Any] = {}
+        if _norm_xml(proj.label_config) != _norm_xml(config):
+            upd["label_config"] = config
+        if overlap and proj.maximum_annotations != overlap:
+            upd["maximum_annotations"] = overlap
+        if upd:
+            _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
+            config_updated = "label_config" in upd
+    have = existing_task_ids(client, proj.id)
+    preds = read_predictions(predictions) if predictions else {}
+    allowed = ParsedConfig.from_xml(config)
+    todo, seen, dups = [], set(), 0
+    for rec in records:
+        bid = k.record_id(rec)
+        if bid in seen:
+            dups += 1
+            continue
+        seen.add(bid)
+        if bid in have:
+            continue
+        task = k.task(rec, seed)
+        if bid in preds:
+            task["predictions"] = _prediction_payload(k, task["data"], preds[bid], allowed,
+                                                      str(predictions) if predictions else None)
+        todo.append(task)
+    unknown = sorted(set(preds) - seen)
+    if unknown:
+        raise InputError(f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
+                         path=predictions, fix="the prediction 'task' column must hold the biaskit ids of the data.")
+    n_pred = 0
+    for start in range(0, len(todo), chunk_size):
+        chunk = todo[start:start + chunk_size]
+        _call(u, lambda: client.projects.import_tasks(proj.id, request=chunk, return_task_ids=True), "task import")
+        n_pred += sum(len(t.get("predictions", [])) for t in chunk)
+        if progress:
+            progress(min(start + chunk_size, len(todo)), len(todo))
+    return PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
+                      n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
+                      config_updated=config_updated, duplicate_ids=dups, url=f"{u}/projects/{proj.id}")
+
+
+def _norm_xml(x: Optional[str]) -> str:
+    import re
+
+    return re.sub(r"\s+", " ", (x or "")).replace("> <", "><").strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# export -> judgments
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class PullReport:
+    n_tasks: int
+    n_annotations: int
+    n_judgments: int
+    n_skipped_cancelled: int
+    kind: Optional[str]
+    workers: list[str] = field(default_factory=list)
+
+
+def _values(result: list[dict]) -> dict[str, list[str]]:
+    vals: dict[str, list[str]] = {}
+    for item in result or []:
+        name = item.get("from_name")
+        v = item.get("value") or {}
+        got = v.get("choices") if "choices" in v else v.get("text") if "text" in v else None
+        if got is None:
+            continue
+        if isinstance(got, str):
+            got = [got]
+        vals.setdefault(name, []).extend(got)
+    return vals
+
+
+def _worker(ann: dict, users: dict[int, str]) -> str:
+    cb = ann.get("completed_by")
+    if isinstance(cb, dict):
+        return cb.get("email") or f"user:{cb.get('id')}"
+    if cb in users:
+        return users[cb]
+    return f"user:{cb}"
+
+
+def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind: Optional[str] = None,
+                        users: Optional[dict[int, str]] = None, source: str = "Label Studio export"):
+    """Exported Label Studio tasks (JSON) -> (judgments DataFrame, PullReport).
+
+    Every value is checked against ``config`` (the project's labeling config; for offline imports
+    the kind's own config): unknown controls or choices raise :class:`InputError` listing each
+    offending task (biaskit id and Label Studio id) and annotator. Cancelled (skipped) annotations
+    give no judgments; they are counted in the report.
+    """
+    import pandas as pd
+
+    users = users or {}
+    kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
+    if kind is None:
+        if len(kinds) > 1:
+            raise InputError(f"the project mixes task kinds ({', '.join(sorted(kinds))}).", path=source,
+                             fix="pass --kind, or keep one kind per project.")
+        kind = next(iter(kinds), None)
+    if kind is None:
+        raise InputError("the tasks carry no biaskit_kind (not pushed by biaskit?).", path=source,
+                         fix="pass --kind tuple|pair|cat|translation.")
+    k = get_kind(kind)
+    if config is None:
+        config = k.config_for_tasks(tasks)
+    allowed = ParsedConfig.from_xml(config)
+    rows: list[dict] = []
+    errors: list[str] = []
+    n_ann = n_cancel = 0
+    for t in tasks:
+        data = t.get("data") or {}
+        bid = data.get("biaskit_id")
+        if bid is None:
+            errors.append(f"Label Studio task {t.get('id')} has no biaskit_id in its data")
+            continue
+        for ann in t.get("annotations") or []:
+            worker = _worker(ann, users)
+            if ann.get("was_cancelled"):
+                n_cancel += 1
+                continue
+            n_ann += 1
+            where = f"task {bid} (Label Studio task {t.get('id')}, annotation {ann.get('id')}), annotator {worker}"
+            vals = _values(ann.get("result") or [])
+            bad = False
+            for ctrl, got in vals.items():
+                if ctrl not in allowed.controls:
+                    errors.append(f"{where}: unknown question '{ctrl}' (not in the labeling config)")
+                    bad = True
+                    continue
+                tag, labels, _ = allowed.controls[ctrl]
+                if tag == "Choices":
+                    extra = [v for v in got if v not in labels]
+                    if extra:
+                        errors.append(f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
+                                      f"an option (options: {', '.join(labels)})")
+                        bad = True
+                    single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
+                    if single and len(got) > 1:
+                        errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
+                        bad = True
+            if hasattr(k, "check_task_values"):
+                msg = k.check_task_values(data, vals)
+                if msg:
+                    errors.append(f"{where}: {msg}")
+                    bad = True
+            if bad:
+                continue
+            comment = None
+            if k.comment_control and vals.get(k.comment_control):
+                comment = "\n".join(vals[k.comment_control]).strip() or None
+            for j in k.judgments(data, vals):
+                rows.append({"task": str(bid), "worker": worker, "label": j.pop("label"),
+                             "question": j.pop("question"), "qtype": j.pop("qtype"), "comment": comment,
+                             "lead_time": ann.get("lead_time"), "created_at": ann.get("created_at"),
+                             "updated_at": ann.get("updated_at"), "kind": kind,
+                             "bias_type": data.get("bias_type"), "ls_task": t.get("id"),
+                             "ls_annotation": ann.get("id"), **j})
+    if errors:
+        shown = "; ".join(errors[:10]) + (f"; ... and {len(errors) - 10} more" if len(errors) > 10 else "")
+        raise InputError(f"{len(errors)} annotation value(s) do not match the labeling config: {shown}.",
+                         path=source, fix="correct these annotations in Label Studio (or the labeling config) "
+                                          "and pull again; nothing was written.")
+    cols = JUDGMENT_OUT_COLUMNS + sorted({c for r in rows for c in r} - set(JUDGMENT_OUT_COLUMNS))
+    df = pd.DataFrame(rows, columns=cols)
+    report = PullReport(n_tasks=len(tasks), n_annotations=n_ann, n_judgments=len(df), n_skipped_cancelled=n_cancel,
+                        kind=kind, workers=sorted(df["worker"].unique().tolist()) if len(df) else [])
+    return df, report
+
+
+def export_project(client, project_id: int) -> list[dict]:
+    def _dl():
+        return json.loads(b"".join(client.projects.exports.download_sync(
+            project_id, export_type="JSON", download_all_tasks=True)))
+
+    return _call(_url(client), _dl, "export")
+
+
+def user_emails(client) -> dict[int, str]:
+    return _call(_url(client), lambda: {u.id: u.email for u in client.users.list()}, "user listing")
+
+
+def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
+         kind: Optional[str] = None, raw_out: Optional[str | Path] = None) -> PullReport:
+    """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension)."""
+    from biaskit.io import write_json, write_table
+
+    client = connect(url, token)
+    proj = find_project(client, project)
+    if proj is None:
+        raise LabelStudioError(f"no Label Studio project titled '{project}' at {_url(client)}. "
+                               "Fix: check the title (push creates it).")
+    tasks = export_project(client, proj.id)
+    df, report = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
+                                     source=f"{_url(client)}/projects/{proj.id} ('{project}')")
+    if raw_out:
+        write_json(raw_out, tasks)
+    write_table(out, df)
+    return report
+
+
+def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[str] = None,
+                  config_path: Optional[str | Path] = None, users_path: Optional[str | Path] = None) -> PullReport:
+    """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
+    from biaskit.io import read_table, write_table
+
+    export_path = Path(export_path)
+    try:
+        tasks = json.loads(export_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found.", path=export_path, fix="check the path.") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno}).", path=export_path,
+                         fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).") from None
+    if not isinstance(tasks, list) or any(not isinstance(t, dict) or "data" not in t for t in tasks):
+        raise InputError("expected a JSON list of tasks with 'data' and 'annotations'.", path=export_path,
+                         fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).")
+    config = Path(config_path).read_text(encoding="utf-8") if config_path else None
+    users = None
+    if users_path:
+        udf = read_table(users_path)
+        if not {"id", "email"} <= set(udf.columns):
+            raise InputError("the users file needs columns id and email.", path=users_path,
+                             fix="write one row per Label Studio user: id,email.")
+        users = {int(r["id"]): str(r["email"]) for r in udf.to_dict(orient="records")}
+    df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
+    write_table(out, df)
+    return report

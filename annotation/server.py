@@ -1,0 +1,275 @@
+"""Run a local Label Studio server for a team that has none (``biaskit annotate serve`` / ``stop``).
+
+The server is the real Label Studio OSS (``pip install label-studio``, best in its own virtual
+environment because it pins many packages). The executable is found, in this order:
+
+1. ``$BIASKIT_LABEL_STUDIO`` (path of the ``label-studio`` executable),
+2. ``label-studio`` on ``PATH``,
+3. ``<repository>/.venv-ls/bin/label-studio`` (the layout of a biaskit checkout),
+4. next to the running Python (``label-studio`` installed into the same environment).
+
+Everything is passed through the environment, never on the command line (so the password and token
+do not show up in ``ps``) and nothing is written by biaskit except ``biaskit-ls.json`` (pid, port,
+url: no secrets) in the data directory. The server listens on 127.0.0.1 only, telemetry, Sentry and
+the PyPI version check are off, sign-up works only through an invite link.
+
+A fresh data directory is initialised with ``label-studio init`` (database migrations, the admin
+user and its API token; ~35-100 s); later starts of the same directory take a few seconds and keep
+every project, task and annotation.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from biaskit.errors import BiaskitError, InputError
+
+PID_FILE = "biaskit-ls.json"
+LOG_FILE = "server.log"
+DB_FILE = "label_studio.sqlite3"
+
+# LS's get_env() falls back to these *bare* names too: a shell with USERNAME/PORT set would
+# silently change the admin user or the port, so they are removed from the child's environment.
+_SCRUB = ("HOST", "PORT", "USERNAME", "PASSWORD", "USER_TOKEN", "DEBUG", "LOG_LEVEL")
+
+
+class ServerError(BiaskitError):
+    """Label Studio could not be found, initialised, started or stopped."""
+
+
+def find_label_studio() -> str:
+    """Path of the ``label-studio`` executable (see the module docstring for the search order)."""
+    env = os.environ.get("BIASKIT_LABEL_STUDIO")
+    if env:
+        if not Path(env).exists():
+            raise ServerError(f"BIASKIT_LABEL_STUDIO points at {env}, which does not exist. "
+                              "Fix: set it to the path of the `label-studio` executable.")
+        return env
+    on_path = shutil.which("label-studio")
+    if on_path:
+        return on_path
+    repo = Path(__file__).resolve().parents[1]
+    for cand in (repo / ".venv-ls" / "bin" / "label-studio", Path(sys.executable).with_name("label-studio")):
+        if cand.exists():
+            return str(cand)
+    raise ServerError("the `label-studio` executable was not found. Fix: install it in its own environment "
+                      "(`python -m venv .venv-ls && .venv-ls/bin/pip install label-studio`) and set "
+                      "BIASKIT_LABEL_STUDIO=.venv-ls/bin/label-studio, or put it on PATH.")
+
+
+def ls_env(data_dir: Path, *, email: Optional[str] = None, password: Optional[str] = None,
+           token: Optional[str] = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update({
+        "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+        "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "",
+        "LABEL_STUDIO_LOG_LEVEL": env.get("LABEL_STUDIO_LOG_LEVEL", "WARNING"),
+    })
+    if email:
+        env["LABEL_STUDIO_USERNAME"] = email
+    if password:
+        env["LABEL_STUDIO_PASSWORD"] = password
+    if token:
+        env["LABEL_STUDIO_USER_TOKEN"] = token
+        # legacy (DRF) tokens are what `Authorization: Token ...` and the SDK's api_key use
+        env["LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN"] = "true"
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def is_initialised(data_dir: str | Path) -> bool:
+    return (Path(data_dir) / DB_FILE).exists()
+
+
+def init_data_dir(data_dir: str | Path, *, email: str, password: str, token: str,
+                  timeout: float = 900) -> float:
+    """Create the database, the admin user and its API token in ``data_dir``; returns seconds taken."""
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    if not token or len(token) > 40:
+        raise ServerError("the admin API token must be 1-40 characters. Fix: "
+                          "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
+    t0 = time.monotonic()
+    log = data_dir / "init.log"
+    with open(log, "w") as fh:
+        proc = subprocess.run([find_label_studio(), "init", "--quiet", "--no-browser"],
+                              env=ls_env(data_dir, email=email, password=password, token=token),
+                              stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout)
+    if proc.returncode != 0 or not is_initialised(data_dir):
+        raise ServerError(f"`label-studio init` failed (exit {proc.returncode}); see {log}.")
+    return time.monotonic() - t0
+
+
+@dataclass
+class ServerInfo:
+    pid: int
+    port: int
+    url: str
+    data_dir: str
+    started_in_s: Optional[float] = None
+
+    def to_json(self) -> dict:
+        return {"pid": self.pid, "port": self.port, "url": self.url, "data_dir": self.data_dir}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process
+        return True
+    # a zombie child of ours counts as dead
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def running(data_dir: str | Path) -> Optional[ServerInfo]:
+    """The server recorded in ``data_dir``'s pid file if its process is still alive, else None."""
+    pf = Path(data_dir) / PID_FILE
+    if not pf.exists():
+        return None
+    try:
+        info = json.loads(pf.read_text())
+        srv = ServerInfo(pid=int(info["pid"]), port=int(info["port"]), url=info["url"], data_dir=str(data_dir))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return srv if _alive(srv.pid) else None
+
+
+def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Optional[str] = None,
+                 password: Optional[str] = None, token: Optional[str] = None,
+                 timeout: float = 300) -> ServerInfo:
+    """Start Label Studio on 127.0.0.1 for ``data_dir`` (initialising it first if needed).
+
+    Returns once ``/health`` answers. The process runs in its own session so that it outlives the
+    command that started it; stop it with :func:`stop_server`. Idempotent: a live server already
+    recorded for ``data_dir`` is returned as is.
+    """
+    from biaskit.io import atomic_write_text
+
+    data_dir = Path(data_dir).resolve()
+    live = running(data_dir)
+    if live is not None:
+        return live
+    if not is_initialised(data_dir):
+        if not (email and password and token):
+            raise ServerError(
+                f"{data_dir} is not an initialised Label Studio data directory and no admin credentials were "
+                "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
+                "or pass --email/--password.")
+        init_data_dir(data_dir, email=email, password=password, token=token)
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(data_dir / LOG_FILE, "ab")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)],
+            env=ls_env(data_dir, email=email, password=password, token=token), cwd=str(data_dir),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        log.close()
+    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir))
+    atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            (data_dir / PID_FILE).unlink(missing_ok=True)
+            raise ServerError(f"label-studio exited with code {proc.returncode} while starting; "
+                              f"see {data_dir / LOG_FILE}. Fix: check that port {port} is free.")
+        if _healthy(url):
+            info.started_in_s = round(time.monotonic() - t0, 2)
+            return info
+        time.sleep(0.25)
+    _terminate(proc.pid)
+    (data_dir / PID_FILE).unlink(missing_ok=True)
+    raise ServerError(f"label-studio did not answer on {url}/health within {timeout:.0f}s; see {data_dir / LOG_FILE}.")
+
+
+def _signal(pid: int, sig: int) -> None:
+    # the server runs in its own session (pgid == pid): signal its whole process group, so that
+    # any worker it forked goes too; otherwise just the process
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+            return
+    except ProcessLookupError:
+        raise
+    except OSError:  # pragma: no cover
+        pass
+    os.kill(pid, sig)
+
+
+def _terminate(pid: int, timeout: float = 30) -> bool:
+    try:
+        _signal(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:  # reap it when it is our child
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return True
+        except ChildProcessError:
+            pass
+        if not _alive(pid):
+            return True
+        time.sleep(0.2)
+    try:
+        _signal(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    return True
+
+
+def stop_server(data_dir: str | Path, timeout: float = 30) -> Optional[ServerInfo]:
+    """Stop the server recorded in ``data_dir`` (SIGTERM, then SIGKILL after ``timeout``).
+
+    Returns the stopped server, or None when none was running (a stale pid file is removed).
+    """
+    data_dir = Path(data_dir).resolve()
+    if not data_dir.exists():
+        raise InputError("no such directory.", path=data_dir, fix="pass the --data-dir used with `serve`.")
+    info = running(data_dir)
+    pf = data_dir / PID_FILE
+    if info is None:
+        pf.unlink(missing_ok=True)
+        return None
+    _terminate(info.pid, timeout)
+    pf.unlink(missing_ok=True)
+    return info
