@@ -1,0 +1,403 @@
+"""The minimal-pair checker: word-level diff (U and M sets as in CrowS-Pairs) and flags with reasons.
+
+Pure functions, importable without heavy dependencies (the translation review reuses them)::
+
+    from biaskit.curation.check import check_pair, check_pairs, word_diff, FLAG_CODES
+    flags = check_pair({"sent_more": ..., "sent_less": ..., "lang": "hi"},
+                       source_pair={"sent_more": ..., "sent_less": ..., "lang": "en"})
+    [f.code for f in flags]          # e.g. ["translation_collapsed"]
+
+A pair is *minimal* (Nangia et al., 2020, sec. 2) when the two sentences differ only in the words
+that name the group: the diff has one changed span, and that span names an identity term. CrowS-Pairs'
+metric splits tokens into U (unmodified, shared by both sentences) and M (modified) with
+``difflib.SequenceMatcher`` on the two token sequences; :func:`word_diff` does the same at word
+level (case-folded, punctuation tokens left out) and classifies every changed span:
+
+- ``identity``: it overlaps an inventory identity term or a first name (``data/inventories``);
+- ``gender``: every changed word is the gender counterpart of the other (he/she, his/her,
+  man/woman; Hindi लड़का/लड़की, था/थी, करता/करती ...). Such spans are *agreement* with a gender swap
+  and together count as one change, or as none when an identity span is itself gendered;
+- ``other``: anything else (an attribute word changed too, a typo, a different verb).
+
+Flags (code: meaning):
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from biaskit.schema import normalize_text
+
+from .inventory import Inventory, load_inventory
+from .textutil import Token, is_punct, norm_word, scripts, tokenize
+
+FLAG_CODES: dict[str, str] = {
+    "identical": "sent_more and sent_less are the same sentence",
+    "trivial_diff": "the sentences differ only in punctuation, case or spacing",
+    "multi_span": "more than one changed span (gender agreement counted as one)",
+    "span_not_identity": "no changed span names an identity term from the inventory",
+    "attribute_changed": "a non-identity word changed as well as the group",
+    "mixed_scripts": "a sentence mixes writing systems, or is not in its language's script",
+    "translation_collapsed": "the translations are identical although the source pair differs",
+    "translation_not_minimal": "the source pair is minimal but its translation is not",
+    "duplicate": "the same pair occurs earlier in the file",
+}
+__doc__ += "\n".join(f"- ``{k}``: {v}" for k, v in FLAG_CODES.items()) + "\n"
+
+EXPECTED_SCRIPT = {"en": "Latin", "hi": "Devanagari", "mr": "Devanagari", "ne": "Devanagari", "bn": "Bengali",
+                   "pa": "Gurmukhi", "ta": "Tamil", "ur": "Arabic"}
+GENDERED_NOUN_SUGGESTION = {"m": "एक पुरुष", "f": "एक महिला"}
+
+
+@dataclass
+class Flag:
+    code: str
+    reason: str
+    suggestion: Optional[str] = None
+
+    def as_dict(self) -> dict[str, str]:
+        d = {"code": self.code, "reason": self.reason}
+        if self.suggestion:
+            d["suggestion"] = self.suggestion
+        return d
+
+
+@dataclass
+class Span:
+    more: list[str]
+    less: list[str]
+    kind: str                       # identity | gender | other
+    op: str                         # replace | insert | delete
+    gendered_identity: bool = False
+
+    def as_list(self) -> list:
+        return [" ".join(self.more), " ".join(self.less), self.kind]
+
+
+@dataclass
+class Diff:
+    spans: list[Span]
+    unmodified: list[str]           # U: words shared by both sentences
+    modified_more: list[str]        # M in sent_more
+    modified_less: list[str]        # M in sent_less
+
+    @property
+    def n_changes(self) -> int:
+        """Changed spans, where every gender change (gendered identity words, names, pronouns,
+        agreeing Hindi endings) together counts as one, and the same group swap repeated
+        ("poor ... poor" -> "rich ... rich") counts once."""
+        other = sum(1 for s in self.spans if s.kind == "other")
+        groups = {(tuple(map(norm_word, s.more)), tuple(map(norm_word, s.less)))
+                  for s in self.spans if s.kind == "identity" and not s.gendered_identity}
+        gender = any(s.kind == "gender" or (s.kind == "identity" and s.gendered_identity) for s in self.spans)
+        return other + len(groups) + (1 if gender else 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"spans": [s.as_list() for s in self.spans], "n_changes": self.n_changes,
+                "n_unmodified": len(self.unmodified), "modified_more": self.modified_more,
+                "modified_less": self.modified_less}
+
+
+def _get(pair: Any, key: str, default: Any = None) -> Any:
+    if isinstance(pair, dict):
+        return pair.get(key, default)
+    return getattr(pair, key, default)
+
+
+_HI_ENDING = re.compile(r"^(.+?)([ाीे]ं?|ीं|ें)$")
+_EN_CLITIC = re.compile(r"['’](s|d|ll|re|ve|m)$", re.I)
+
+
+def _gender_pair(a: str, b: str, inv: Inventory, lang: str) -> bool:
+    """Are ``a`` and ``b`` gender counterparts (he/she, his/her; Hindi लड़का/लड़की, करता/करती)?
+
+    Hindi: the listed nouns and agreement words, plus any two words with the same stem whose
+    endings differ only in the gender/number vowel (-ā/-ī/-e, with or without nasalisation), the
+    pattern of gender agreement on Hindi participles and adjectives."""
+    if lang == "hi":
+        if a == b:
+            return False
+        pa, pb = inv.hi_gender.get(a), inv.hi_gender.get(b)
+        if pa is not None and pb is not None and (set(pa) == {a, b} or set(pb) == {a, b}):
+            return True
+        ma, mb = _HI_ENDING.match(a), _HI_ENDING.match(b)
+        return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(2) != mb.group(2))
+    ca, cb = _EN_CLITIC.search(a), _EN_CLITIC.search(b)
+    if ca and cb and ca.group(1).lower() == cb.group(1).lower():
+        a, b = a[:ca.start()], b[:cb.start()]
+    a, b = norm_word(a), norm_word(b)
+    pa, pb = inv.en_gender.get(a), inv.en_gender.get(b)
+    if a == b or pa is None or pb is None:
+        return False
+    # 'her' pairs with both 'him' and 'his'
+    return {a, b} in ({*pa}, {*pb}) or ({a, b} <= {"her", "him", "his"} and "her" in {a, b})
+
+
+def _overlaps(matches: list[tuple[int, int, bool]], lo: int, hi: int) -> Optional[bool]:
+    """None when no match overlaps [lo, hi); else whether an overlapping match is gendered."""
+    found = None
+    for s, e, g in matches:
+        if s < hi and lo < e:
+            found = bool(found) or g
+    return found
+
+
+def _identity_ranges(tokens: list[Token], lang: str, inv: Inventory,
+                     initial: Optional[set[int]] = None) -> list[tuple[int, int, bool]]:
+    """Token ranges that name a group: inventory terms, first names from the inventory (Indian
+    names also in lower case), and, in Latin script, capitalised words after the first word
+    (proper nouns: names, places, nationalities)."""
+    out = [(m.start, m.end, bool(m.term.gender)) for m in inv.find(tokens, lang)]
+    for i, t in enumerate(tokens):
+        info = inv.name_info(t.text)
+        if info and (t.text[:1].isupper() or lang != "en" or info.get("origin") == "india"):
+            out.append((i, i + 1, True))
+        elif (i > 0 and i not in (initial or ()) and t.text[:1].isupper() and t.text[:1].isalpha()
+              and scripts(t.text).get("Latin") and norm_word(t.text) not in inv.en_gender
+              and norm_word(t.text) not in _FUNCTION_WORDS):
+            out.append((i, i + 1, False))
+    return out
+
+
+_FUNCTION_WORDS = set("""i you we they it this that these those the a an my your our their its me us them
+there here what who when where why how if so but and or because then as at in on of for to with by from""".split())
+
+
+def _content_tokens(text: str) -> tuple[list[Token], set[int]]:
+    """Non-punctuation tokens and the indices of those that start a sentence."""
+    toks, initial, start = [], set(), True
+    for t in tokenize(text):
+        if t.is_punct:
+            if t.text in ".!?।":
+                start = True
+            continue
+        if start:
+            initial.add(len(toks))
+        toks.append(t)
+        start = False
+    return toks, initial
+
+
+def word_diff(sent_more: str, sent_less: str, lang: str = "en", inventory: Optional[Inventory] = None) -> Diff:
+    """Word-level diff of a pair with each changed span classified (see the module docstring)."""
+    inv = inventory or load_inventory()
+    tm, init_m = _content_tokens(sent_more)
+    tl, init_l = _content_tokens(sent_less)
+    km = [norm_word(t.text) for t in tm]
+    kl = [norm_word(t.text) for t in tl]
+    im = _identity_ranges(tm, lang, inv, init_m)
+    il = _identity_ranges(tl, lang, inv, init_l)
+    sm = difflib.SequenceMatcher(a=km, b=kl, autojunk=False)
+    spans: list[Span] = []
+    unmod: list[str] = []
+    mm: list[str] = []
+    ml: list[str] = []
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            unmod += [t.text for t in tm[i1:i2]]
+            continue
+        a = [t.text for t in tm[i1:i2]]
+        b = [t.text for t in tl[j1:j2]]
+        mm += a
+        ml += b
+        ga = _overlaps(im, i1, i2) if i2 > i1 else None
+        gb = _overlaps(il, j1, j2) if j2 > j1 else None
+        if ga is not None or gb is not None:
+            spans.append(Span(a, b, "identity", op, bool(ga) or bool(gb)))
+        elif op == "replace" and len(a) == len(b) and all(_gender_pair(x, y, inv, lang) for x, y in zip(a, b)):
+            spans.append(Span(a, b, "gender", op))
+        else:
+            spans.append(Span(a, b, "other", op))
+    return Diff(spans, unmod, mm, ml)
+
+
+def _script_flags(pair: Any, lang: str) -> list[Flag]:
+    expected = EXPECTED_SCRIPT.get(lang)
+    problems = []
+    for name in ("sent_more", "sent_less"):
+        text = str(_get(pair, name) or "")
+        sc = {k: v for k, v in scripts(text).items() if v}
+        if len(sc) > 1:
+            foreign = [w.text for w in tokenize(text) if not w.is_punct and expected and
+                       (set(scripts(w.text)) - {expected})]
+            problems.append(f"{name} mixes {' + '.join(sorted(sc))}" + (f" ({', '.join(foreign[:5])})" if foreign else ""))
+        elif expected and sc and expected not in sc:
+            problems.append(f"{name} is written in {next(iter(sc))}, expected {expected} for lang '{lang}'")
+    if not problems:
+        return []
+    return [Flag("mixed_scripts", "; ".join(problems) + ".",
+                 "transliterate or translate the foreign-script words, or fix the lang field.")]
+
+
+def check_pair(pair: Any, *, source_pair: Any = None, inventory: Optional[Inventory] = None,
+               lang: Optional[str] = None, diff: Optional[Diff] = None) -> list[Flag]:
+    """Flags for one pair (a :class:`~biaskit.schema.SentencePair`, a dict or any object with
+    ``sent_more``/``sent_less``/``lang``). ``source_pair`` is the pair this one was translated from
+    (it enables the ``translation_*`` flags). Duplicates need the whole file: :func:`check_pairs`."""
+    inv = inventory or load_inventory()
+    lang = (lang or _get(pair, "lang") or "en").lower()
+    more = str(_get(pair, "sent_more") or "")
+    less = str(_get(pair, "sent_less") or "")
+    flags: list[Flag] = []
+    src_diff = None
+    if source_pair is not None:
+        s_lang = (_get(source_pair, "lang") or "en").lower()
+        s_more, s_less = str(_get(source_pair, "sent_more") or ""), str(_get(source_pair, "sent_less") or "")
+        if normalize_text(s_more) != normalize_text(s_less):
+            src_diff = word_diff(s_more, s_less, s_lang, inv)
+    if normalize_text(more) == normalize_text(less):
+        flags.append(Flag("identical", "sent_more and sent_less are identical.",
+                          "make the sentences differ in the group term, or drop the pair."))
+    else:
+        d = diff or word_diff(more, less, lang, inv)
+        if not d.spans:
+            flags.append(Flag("trivial_diff", "the sentences differ only in punctuation, case or spacing.",
+                              "change the group term, or drop the pair."))
+        else:
+            spans_txt = "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}' ({s.kind})" for s in d.spans)
+            if d.n_changes > 1:
+                flags.append(Flag("multi_span", f"{d.n_changes} changed spans: {spans_txt}.",
+                                  "keep only the change of the group term (and words that must agree with it)."))
+            if not any(s.kind in ("identity", "gender") for s in d.spans):
+                flags.append(Flag("span_not_identity", f"no changed span names an identity term: {spans_txt}.",
+                                  "check the pair, or add the group term to the inventory (data/inventories)."))
+            others = [s for s in d.spans if s.kind == "other"]
+            if others and len(others) < len(d.spans):
+                flags.append(Flag("attribute_changed", "besides the group, other words changed: " + "; ".join(
+                    f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}'" for s in others) + ".",
+                                  "make the rest of the two sentences identical."))
+            if src_diff is not None and src_diff.n_changes <= 1 and d.n_changes > 1:
+                flags.append(Flag("translation_not_minimal",
+                                  f"the source pair differs in one place but this pair in {d.n_changes}: {spans_txt}.",
+                                  "re-translate sent_less from sent_more by swapping only the group term."))
+    if src_diff is not None and any(f.code in ("identical", "trivial_diff") for f in flags):
+        changed = "; ".join(f"'{' '.join(s.more)}' vs '{' '.join(s.less)}'" for s in src_diff.spans)
+        genders = [s for s in src_diff.spans if s.kind == "gender" or (s.kind == "identity" and s.gendered_identity)]
+        pronouns = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+        if genders and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less):
+            suggestion = ("gendered English pronouns collapse to वह / उसका in Hindi: name the person explicitly, "
+                          f"e.g. '{GENDERED_NOUN_SUGGESTION['m']}' / '{GENDERED_NOUN_SUGGESTION['f']}'.")
+        else:
+            suggestion = "translate the differing words explicitly so that the two translations differ in them."
+        flags.append(Flag("translation_collapsed", f"the source pair differs ({changed}) but the translations are identical.",
+                          suggestion))
+    flags += _script_flags(pair, lang)
+    return flags
+
+
+@dataclass
+class CheckedPair:
+    row: Optional[int]
+    pair: dict[str, Any]
+    flags: list[Flag] = field(default_factory=list)
+    diff: Optional[Diff] = None
+
+    @property
+    def codes(self) -> list[str]:
+        return [f.code for f in self.flags]
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {**self.pair, "row": self.row, "flags": [f.as_dict() for f in self.flags]}
+        if self.diff is not None:
+            out["diff"] = self.diff.as_dict()
+        return out
+
+
+def _source_lookup(rows: list[tuple[Optional[int], dict]], sources: Optional[dict[str, Any]]):
+    by_source: dict[str, dict] = {}
+    for _, r in rows:
+        sid = r.get("source_id")
+        if sid and (r.get("lang") or "en") == "en":
+            by_source.setdefault(sid, r)
+    extra = dict(sources or {})
+
+    def find(r: dict) -> Optional[Any]:
+        if (r.get("lang") or "en") == "en":
+            return None
+        meta = r.get("meta") or {}
+        if isinstance(meta.get("source_pair"), dict):
+            return meta["source_pair"]
+        sid = r.get("source_id")
+        if sid and sid in extra:
+            return extra[sid]
+        if sid and sid in by_source:
+            return by_source[sid]
+        return None
+    return find
+
+
+def check_pairs(pairs: Iterable[Any], *, inventory: Optional[Inventory] = None,
+                sources: Optional[dict[str, Any]] = None, with_diff: bool = True) -> list[CheckedPair]:
+    """Check every pair; also flags later copies of a pair (``duplicate``, exact or with the two
+    sentences swapped). Pairs may be ``(row, dict)`` tuples (as from
+    :func:`biaskit.readers.iter_pair_rows`), dicts or SentencePairs. A non-English pair is compared
+    with its source: ``meta.source_pair``, ``sources[source_id]``, or the English pair with the same
+    ``source_id`` in the same input (IndiBias' English and Hindi views)."""
+    inv = inventory or load_inventory()
+    rows: list[tuple[Optional[int], dict]] = []
+    for i, p in enumerate(pairs, start=1):
+        if isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], dict):
+            rows.append((p[0], dict(p[1])))
+        elif isinstance(p, dict):
+            rows.append((p.get("row", i), dict(p)))
+        else:
+            rows.append((i, p.model_dump(mode="json") if hasattr(p, "model_dump") else dict(vars(p))))
+    find_source = _source_lookup(rows, sources)
+    seen: dict[tuple[str, str, str], Optional[int]] = {}
+    out: list[CheckedPair] = []
+    for row, r in rows:
+        lang = (r.get("lang") or "en").lower()
+        more, less = str(r.get("sent_more") or ""), str(r.get("sent_less") or "")
+        d = None
+        if normalize_text(more) != normalize_text(less):
+            d = word_diff(more, less, lang, inv)
+        flags = check_pair(r, source_pair=find_source(r), inventory=inv, lang=lang, diff=d)
+        key = (lang, normalize_text(more).casefold(), normalize_text(less).casefold())
+        swapped = (lang, key[2], key[1])
+        if key in seen:
+            flags.append(Flag("duplicate", f"the same pair occurs earlier (row {seen[key]}).", "drop one of the copies."))
+        elif swapped in seen and key != swapped:
+            flags.append(Flag("duplicate", f"the same pair with the sentences swapped occurs earlier (row {seen[swapped]}).",
+                              "drop one of the copies."))
+        else:
+            seen[key] = row
+        out.append(CheckedPair(row, r, flags, d if with_diff else None))
+    return out
+
+
+def summarize(checked: list[CheckedPair]) -> dict[str, Any]:
+    counts = {code: 0 for code in FLAG_CODES}
+    for c in checked:
+        for code in set(c.codes):
+            counts[code] = counts.get(code, 0) + 1
+    by_lang: dict[str, int] = {}
+    for c in checked:
+        lang = (c.pair.get("lang") or "en")
+        by_lang[lang] = by_lang.get(lang, 0) + 1
+    return {"pairs": len(checked), "flagged": sum(1 for c in checked if c.flags), "by_lang": by_lang,
+            "flags": counts}
+
+
+def check_file(path: str, *, format: str = "auto", lang: Optional[str] = None, out: Optional[str] = None,
+               inventory: Optional[Inventory] = None, sources_path: Optional[str] = None) -> tuple[list[CheckedPair], dict]:
+    """Read any pair file (biaskit JSONL/CSV, CrowS-Pairs, IndiBias) *without* validation (so identical
+    pairs are seen), check it, optionally write every pair with its ``flags`` to ``out`` (JSONL)."""
+    from biaskit.io import write_jsonl
+    from biaskit.readers import iter_pair_rows
+
+    inv = inventory or load_inventory()
+    rows = list(iter_pair_rows(path, format=format, lang=lang))
+    sources = None
+    if sources_path:
+        sources = {}
+        for _, r in iter_pair_rows(sources_path):
+            for k in (r.get("pair_id"), r.get("source_id")):
+                if k:
+                    sources.setdefault(k, r)
+    checked = check_pairs(rows, inventory=inv, sources=sources)
+    summary = summarize(checked)
+    if out:
+        write_jsonl(out, (c.as_dict() for c in checked))
+    return checked, summary

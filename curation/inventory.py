@@ -1,0 +1,253 @@
+"""Identity-term inventories (``data/inventories``): lookup, comparable groups, names, gendered words.
+
+``load_inventory()`` reads the packaged JSON files (or a curator's edited copy with ``path=DIR``)
+and builds surface-form indexes for English and Hindi, so that the pair builder can find and swap
+identity spans and the checker can tell whether a changed span names a group.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from biaskit.errors import InputError
+from biaskit.schema import normalize_bias_type
+
+from .textutil import Token, norm_word, strip_possessive, tokenize
+
+SIDES = ("disadvantaged", "advantaged", "neutral")
+
+
+@dataclass
+class Term:
+    id: str
+    axis: str
+    forms: dict[str, dict[str, str]]            # lang -> {form name: surface}
+    variants: dict[str, list[str]] = field(default_factory=dict)
+    side: str = "neutral"
+    gender: Optional[str] = None                # "m" / "f" when the term itself is gendered
+    components: dict[str, str] = field(default_factory=dict)  # intersectional: axis -> term id
+
+    def surface(self, lang: str, form: str = "sg") -> Optional[str]:
+        f = self.forms.get(lang) or {}
+        return f.get(form) or f.get("sg")
+
+    def label(self, lang: str = "en") -> str:
+        return self.surface(lang) or self.surface("en") or self.id
+
+
+@dataclass
+class Match:
+    start: int          # token index
+    end: int            # token index (exclusive)
+    term: Term
+    form: str           # sg / pl / obl_pl / variant
+    text: str
+
+
+def inventory_dir() -> Path:
+    from biaskit import data as _pkg
+
+    return Path(_pkg.__file__).resolve().parent / "inventories"
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("inventory file not found.", path=path,
+                         fix="copy data/inventories from biaskit and edit it, or drop --inventory.") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg}).", path=path, row=exc.lineno,
+                         fix="fix the JSON (a trailing comma or a missing quote?).") from None
+
+
+class Inventory:
+    def __init__(self, root: Path):
+        self.root = root
+        ident = _read(root / "identity_terms.json")
+        comp = _read(root / "comparable_groups.json")
+        inter = _read(root / "intersectional_groups.json")
+        self.names = _read(root / "first_names.json")
+        self.gendered = _read(root / "gendered_words.json")
+        self.terms: dict[str, Term] = {}
+        for axis, entries in (ident.get("axes") or {}).items():
+            ax = normalize_bias_type(axis)
+            for i, e in enumerate(entries):
+                if "id" not in e or "en" not in e:
+                    raise InputError(f"axis '{axis}' entry {i + 1} needs 'id' and 'en'.", path=root / "identity_terms.json",
+                                     fix='e.g. {"id": "dalit", "en": {"sg": "Dalit", "pl": "Dalits"}, "side": "disadvantaged"}.')
+                side = e.get("side", "neutral")
+                if side not in SIDES:
+                    raise InputError(f"term '{e['id']}' has side '{side}'.", path=root / "identity_terms.json",
+                                     fix=f"use one of {', '.join(SIDES)}.")
+                forms = {lang: dict(e[lang]) for lang in ("en", "hi") if isinstance(e.get(lang), dict)}
+                variants = {lang: list(e.get(f"{lang}_variants") or []) for lang in ("en", "hi")}
+                self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"))
+        for g in inter.get("groups") or []:
+            comps = dict(g.get("components") or {})
+            gender = self.terms[comps["gender"]].gender if comps.get("gender") in self.terms else None
+            ax = "-".join(normalize_bias_type(a) for a in g.get("axes") or [])
+            self.terms[g["id"]] = Term(g["id"], ax, {lang: {"sg": g[lang]} for lang in ("en", "hi") if g.get(lang)},
+                                       {}, "neutral", gender, comps)
+        self.comparable: dict[str, list[tuple[str, str]]] = {}
+        for axis, pairs in (comp.get("axes") or {}).items():
+            ax = normalize_bias_type(axis)
+            for a, b in pairs:
+                for x in (a, b):
+                    if x not in self.terms:
+                        raise InputError(f"comparable pair [{a}, {b}] names unknown term id '{x}'.",
+                                         path=root / "comparable_groups.json",
+                                         fix="use ids from identity_terms.json.")
+                self.comparable.setdefault(ax, []).append((a, b))
+        self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {"en": {}, "hi": {}}
+        for t in self.terms.values():
+            for lang in ("en", "hi"):
+                for form, surface in (t.forms.get(lang) or {}).items():
+                    self._add(lang, surface, t.id, form)
+                for v in t.variants.get(lang) or []:
+                    self._add(lang, v, t.id, "variant")
+        self._max_n = max((len(k) for idx in self._index.values() for k in idx), default=1)
+        # gendered words: surface -> (masculine, feminine) for swaps
+        self.en_gender: dict[str, tuple[str, str]] = {}
+        for m, f in self.gendered.get("en") or []:
+            self.en_gender.setdefault(m, (m, f))
+            self.en_gender.setdefault(f, (m, f))
+        self.hi_gender: dict[str, tuple[str, str]] = {}
+        for key in ("hi_nouns", "hi_agreement"):
+            for m, f in self.gendered.get(key) or []:
+                self.hi_gender.setdefault(m, (m, f))
+                self.hi_gender.setdefault(f, (m, f))
+        self._hi_gender_nouns = {w for p in self.gendered.get("hi_nouns") or [] for w in p}
+        self.first_names: dict[str, dict[str, str]] = {}   # lower-case name -> {"origin", "gender", ...}
+        for religion, by_g in (self.names.get("india") or {}).items():
+            for g, lst in by_g.items():
+                for n in lst:
+                    for lang in ("en", "hi"):
+                        if n.get(lang):
+                            self.first_names.setdefault(norm_word(n[lang]), {"origin": "india", "religion": religion, "gender": g})
+        for g, lst in (self.names.get("us") or {}).items():
+            for n in lst:
+                self.first_names.setdefault(norm_word(n), {"origin": "us", "gender": g})
+
+    def _add(self, lang: str, surface: str, term_id: str, form: str) -> None:
+        key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(surface) if not t.is_punct)
+        if key:
+            self._index[lang].setdefault(key, (term_id, form))
+
+    # ------------------------------------------------------------------ lookups
+    def axes(self) -> list[str]:
+        return sorted({t.axis for t in self.terms.values() if not t.components})
+
+    def terms_for_axis(self, axis: str) -> list[Term]:
+        ax = normalize_bias_type(axis)
+        return [t for t in self.terms.values() if t.axis == ax or ax in t.axis.split("-") and t.components]
+
+    def identities(self, axis: str, lang: str = "en") -> list[str]:
+        ax = normalize_bias_type(axis)
+        out = [t.surface(lang) for t in self.terms.values() if t.axis == ax and t.surface(lang)]
+        if not out:
+            raise InputError(f"no identity terms for axis '{axis}' in the inventory.",
+                             fix=f"use one of {', '.join(self.axes())} or pass --identities.")
+        return out
+
+    def find(self, tokens: list[Token], lang: str) -> list[Match]:
+        """Longest non-overlapping inventory matches in ``tokens`` (possessive 's ignored)."""
+        idx = self._index.get(lang) or {}
+        keys = [norm_word(strip_possessive(t.text)) for t in tokens]
+        out: list[Match] = []
+        i = 0
+        while i < len(tokens):
+            hit = None
+            if not tokens[i].is_punct:
+                for n in range(min(self._max_n, len(tokens) - i), 0, -1):
+                    k = tuple(keys[i:i + n])
+                    if k in idx:
+                        hit = (n, idx[k])
+                        break
+            if hit:
+                n, (tid, form) = hit
+                out.append(Match(i, i + n, self.terms[tid], form, " ".join(t.text for t in tokens[i:i + n])))
+                i += n
+            else:
+                i += 1
+        return out
+
+    def lookup(self, phrase: str, lang: str = "en") -> Optional[Term]:
+        key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
+        hit = (self._index.get(lang) or {}).get(key)
+        if hit is None and lang != "en":
+            hit = self._index["en"].get(key)
+        return self.terms[hit[0]] if hit else None
+
+    def lookup_form(self, phrase: str, lang: str = "en") -> Optional[tuple[Term, str]]:
+        key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
+        hit = (self._index.get(lang) or {}).get(key)
+        return (self.terms[hit[0]], hit[1]) if hit else None
+
+    def comparable_of(self, term: Term) -> Optional[tuple[Term, Optional[str]]]:
+        """The comparable group for ``term`` and which side ``term`` is on in that mapping
+        (``"disadvantaged"``, ``"advantaged"`` or ``None`` when the mapping is symmetric)."""
+        if term.components:
+            return self._comparable_intersectional(term)
+        for a, b in self.comparable.get(term.axis, []):
+            if term.id in (a, b):
+                other = self.terms[b if term.id == a else a]
+                ta, tb = self.terms[a], self.terms[b]
+                marked = ta.side == "disadvantaged" and tb.side == "advantaged"
+                if not marked:
+                    return other, None
+                return other, ("disadvantaged" if term.id == a else "advantaged")
+        return None
+
+    def _comparable_intersectional(self, term: Term) -> Optional[tuple[Term, Optional[str]]]:
+        # swap the non-gender component (IndiBias compares e.g. Dalit women with Brahmin women)
+        for ax, cid in term.components.items():
+            if ax == "gender":
+                continue
+            comp = self.comparable_of(self.terms[cid])
+            if not comp:
+                continue
+            other_c, side = comp
+            want = {**term.components, ax: other_c.id}
+            for t in self.terms.values():
+                if t.components == want:
+                    return t, side
+        return None
+
+    def is_identity_word(self, word: str, lang: str) -> bool:
+        w = norm_word(strip_possessive(word))
+        if (w,) in (self._index.get(lang) or {}) or (w,) in self._index["en"]:
+            return True
+        if w in self.first_names:
+            return True
+        if lang == "hi":
+            return word in self._hi_gender_nouns
+        return w in self.en_gender
+
+    def name_info(self, word: str) -> Optional[dict[str, str]]:
+        return self.first_names.get(norm_word(strip_possessive(word)))
+
+    def indian_names(self, gender: str, religion: Optional[str] = None, lang: str = "en") -> list[str]:
+        out = []
+        for rel, by_g in (self.names.get("india") or {}).items():
+            if religion and rel != religion:
+                continue
+            out += [n[lang] for n in by_g.get(gender, []) if n.get(lang)]
+        return out
+
+
+@functools.lru_cache(maxsize=8)
+def _load(root: str) -> Inventory:
+    return Inventory(Path(root))
+
+
+def load_inventory(path: Optional[str | Path] = None) -> Inventory:
+    """The packaged inventory, or a curator's folder with the same file names."""
+    root = Path(path) if path else inventory_dir()
+    if not root.is_dir():
+        raise InputError("inventory folder not found.", path=root,
+                         fix="point --inventory at a folder like biaskit's data/inventories.")
+    return _load(str(root.resolve()))
