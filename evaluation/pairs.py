@@ -62,12 +62,21 @@ def model_slug(model: Any) -> str:
 
 
 def _unique_slugs(models: Sequence[Any]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for m in models:
-        s = model_slug(m)
-        seen[s] = seen.get(s, 0) + 1
-        out.append(s if seen[s] == 1 else f"{s}-{seen[s]}")
+    """One folder name per model; clashing path names take their parent folder's name as prefix
+    (``runs/a/model`` and ``runs/b/model`` -> ``a-model``, ``b-model``), then a ``-2`` suffix."""
+    base = [model_slug(m) for m in models]
+    out, seen = [], set()
+    for m, s in zip(models, base):
+        if base.count(s) > 1:
+            p = Path(model_name(m)).expanduser()
+            if p.exists() and p.parent.name:
+                s = model_slug(f"{p.parent.name}-{p.name}")
+        cand, i = s, 1
+        while cand in seen:
+            i += 1
+            cand = f"{s}-{i}"
+        seen.add(cand)
+        out.append(cand)
     return out
 
 
