@@ -137,9 +137,12 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
             tok.save_pretrained(tmp)
             model.save_pretrained(tmp)
             (tmp / _COMPLETE_MARKER).write_text(json.dumps({
-                "source": source or str(gguf_path), "gguf_sha256_prefix": _sha256_sampled(gguf_path)[:16],
+                "source": source or str(gguf_path), "gguf_fingerprint": _sha256_sampled(gguf_path)[:16],
                 "kind": kind, "converted_in_s": round(time.monotonic() - t0, 1),
                 "transformers": transformers.__version__}, indent=2))
+            os.chmod(tmp, 0o755)  # mkdtemp (and safetensors) make files private; the cache is shared
+            for f in tmp.iterdir():
+                os.chmod(f, 0o644)
             if out_dir.exists():  # an incomplete leftover from an older crash
                 shutil.rmtree(out_dir)
             os.replace(tmp, out_dir)
