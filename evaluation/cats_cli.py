@@ -1,4 +1,215 @@
-"""Commands registered on the stage app (see cli.py)."""
+"""`biaskit evaluate cats | seat | correlate`: thin typer wrappers around
+:func:`biaskit.evaluation.stereoset.run_cats` / ``run_cats_predictions``,
+:func:`biaskit.evaluation.seat.run_seat` and :mod:`biaskit.evaluation.correlate`."""
 from __future__ import annotations
 
-from .cli import app  # noqa: F401
+import shlex
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from biaskit.errors import BiaskitError
+
+from .cli import app
+
+
+class _CatFormat(str, Enum):
+    auto = "auto"
+    stereoset = "stereoset"
+    flat = "flat"
+    biaskit = "biaskit"
+
+
+class _CatScorer(str, Enum):
+    auto = "auto"
+    mlm = "mlm"
+    clm = "clm"
+
+
+class _Split(str, Enum):
+    both = "both"
+    intrasentence = "intrasentence"
+    intersentence = "intersentence"
+
+
+class _PieceAgg(str, Enum):
+    mean_prob = "mean-prob"
+    mean_logprob = "mean-logprob"
+
+
+class _Ties(str, Enum):
+    reference = "reference"
+    half = "half"
+
+
+class _Pooling(str, Enum):
+    mean = "mean"
+    cls = "cls"
+
+
+class _Bleach(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class _Groups(str, Enum):
+    all = "all"
+    aligned = "aligned"
+
+
+def _cmd() -> str:
+    return shlex.join(["biaskit", *sys.argv[1:]]) if sys.argv and "biaskit" in sys.argv[0] else ""
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+@app.command("cats")
+def cats_command(
+    data: Path = typer.Option(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, or biaskit CAT JSONL."),
+    out: Path = typer.Option(..., "--out", help="Output folder (summary.json, report.md, scores.jsonl, "
+                                                "predictions.json, targets.csv, groups.csv)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model folder, alias (gemma3-270m) or cached hub name."),
+    scorer: _CatScorer = typer.Option(_CatScorer.auto, "--scorer",
+                                      help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM."),
+    predictions: Optional[Path] = typer.Option(None, "--predictions",
+                                               help="Compute the metrics from this per-sentence score file (StereoSet "
+                                                    "predictions JSON or JSONL id/score) instead of a model."),
+    format: _CatFormat = typer.Option(_CatFormat.auto, "--format", help="Input format (auto-detected)."),
+    split: _Split = typer.Option(_Split.both, "--split", help="Which CATs to score."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N CATs (after --split)."),
+    piece_agg: _PieceAgg = typer.Option(_PieceAgg.mean_prob, "--piece-agg",
+                                        help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
+    ties: _Ties = typer.Option(_Ties.reference, "--ties", help="Tie rule (reference: tie = anti / not related)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Model inputs per forward pass."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16, float16 (GPU)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the RandomLM baseline."),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help="--predictions: drop CATs without scores."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the on-disk score cache."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """StereoSet context association tests: LMS, SS and ICAT per split, domain and target term."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .stereoset import run_cats, run_cats_predictions
+
+    if (model is None) == (predictions is None):
+        raise BiaskitError("pass either --model (score the CATs) or --predictions (metrics from a score file).")
+    if predictions is not None:
+        s = run_cats_predictions(data, predictions, out, fmt=format.value, tie_policy=ties.value,
+                                 allow_missing=allow_missing, seed=seed, command=_cmd())
+    else:
+        s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
+                     batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
+                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=_cmd())
+    console = Console()
+    table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
+    for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):
+        table.add_column(col, justify="left" if col in ("split", "domain") else "right")
+
+    def add(split_name: str, dom: str, r: dict) -> None:
+        table.add_row(split_name, dom, _fmt(r["lms"]), _fmt(r["ss"]), _fmt(r["icat"]), str(r["count"]),
+                      str(r["n_targets"]))
+
+    for sp in ("intrasentence", "intersentence"):
+        if sp in s:
+            add(sp, "all", s[sp]["overall"])
+            for d, r in s[sp]["by_domain"].items():
+                add("", d, r)
+    add("overall", "all", s["overall"])
+    console.print(table)
+    for sp, info in (s.get("skipped") or {}).items():
+        console.print(f"[yellow]{sp} not scored:[/] {info['reason']}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {out / 'summary.json'}, {out / 'report.md'}"
+                  + (f", {out / 'scores.jsonl'}, {out / 'predictions.json'}" if predictions is None else ""),
+                  highlight=False, soft_wrap=True)
+
+
+@app.command("seat")
+def seat_command(
+    test: List[str] = typer.Option(..., "--test", "-t", help="SEAT test (sent-bias .jsonl), a folder of tests, or a "
+                                                              "shipped test name (indibias, indibias/hi, ...). Repeatable."),
+    model: str = typer.Option(..., "--model", "-m", help="Encoder folder, cached hub name, or all-minilm-l6-v2 (PyPI)."),
+    out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md)."),
+    pooling: _Pooling = typer.Option(_Pooling.mean, "--pooling", help="Sentence vector: mean of tokens or first token."),
+    bleach: _Bleach = typer.Option(_Bleach.auto, "--bleach",
+                                   help="Put word-list tests into bleached templates (auto: when every example is a word)."),
+    template: Optional[str] = typer.Option(None, "--template", help="Force one template kind: name, person, noun, "
+                                                                    "adjective, term."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Template language en|hi (default: detected)."),
+    n_samples: int = typer.Option(100_000, "--n-samples", help="Permutations; exact test when there are no more "
+                                                                "partitions than this."),
+    seed: int = typer.Option(1111, "--seed", help="Seed of the sampled permutation test."),
+    batch_size: int = typer.Option(64, "--batch-size"),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the encoding cache."),
+) -> None:
+    """SEAT/WEAT effect sizes and permutation p-values (May et al. 2019), incl. IndiBias intersectional tests."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .seat import TEMPLATE_KINDS, run_seat
+
+    if template is not None and template not in TEMPLATE_KINDS:
+        raise BiaskitError(f"unknown template kind '{template}'. Fix: use one of {', '.join(TEMPLATE_KINDS)}.")
+    s = run_seat(test, model, out, pooling=pooling.value, bleach=bleach.value, template=template, lang=lang,
+                 n_samples=n_samples, seed=seed, batch_size=batch_size, device=device, cache=not no_cache,
+                 command=_cmd())
+    table = Table(title=f"SEAT: {model} ({pooling.value} pooling)")
+    for col in ("test", "X vs Y", "A vs B", "d", "p", "method"):
+        table.add_column(col, justify="right" if col in ("d", "p") else "left")
+    for r in s["tests"]:
+        table.add_row(r["test"], f"{r['targ1']} / {r['targ2']}", f"{r['attr1']} / {r['attr2']}",
+                      f"{r['effect_size']:.3f}", f"{r['p_value']:.2g}", r["p_method"])
+    console = Console()
+    console.print(table)
+    console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", highlight=False,
+                  soft_wrap=True)
+
+
+@app.command("correlate")
+def correlate_command(
+    results: List[Path] = typer.Option(..., "--results", "-r", help="biaskit result folders (evaluate cats/pairs), one "
+                                                                     "per model and benchmark. Repeatable."),
+    extrinsic: Path = typer.Option(..., "--extrinsic", help="CSV of downstream group scores: model, domain, group, "
+                                                            "metric, score."),
+    out: Path = typer.Option(..., "--out", help="Output folder (correlations.csv, variances.csv, summary.json, "
+                                                "report.md, plots/)."),
+    groups: _Groups = typer.Option(_Groups.all, "--groups", help="aligned: only groups present on both sides."),
+    group_map: Optional[Path] = typer.Option(None, "--group-map", help="CSV domain,term,group mapping terms to shared "
+                                                                       "group names (averaged)."),
+    ddof: int = typer.Option(0, "--ddof", help="Variance: 0 population (default), 1 sample."),
+    min_groups: int = typer.Option(2, "--min-groups", help="Groups a model needs on each side to count."),
+    no_plots: bool = typer.Option(False, "--no-plots", help="Skip the scatter plots."),
+) -> None:
+    """Correlate intrinsic and extrinsic bias across models (variance of group-level scores; Pearson, Spearman)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .correlate import correlate, write_outputs
+
+    variances, corrs, info = correlate(results, extrinsic, groups=groups.value, group_map=group_map, ddof=ddof,
+                                       min_groups=min_groups)
+    info["command"] = _cmd()
+    write_outputs(variances, corrs, info, out, plots=not no_plots)
+    table = Table(title="Intrinsic vs extrinsic (variance of group scores, across models)")
+    for col in ("domain", "intrinsic", "extrinsic", "models", "Pearson r", "p", "Spearman rho", "p "):
+        table.add_column(col)
+    for _, r in corrs.iterrows():
+        table.add_row(r["domain"], r["intrinsic"], r["extrinsic"], str(r["n_models"]), _fmt(_num(r["pearson_r"])),
+                      _fmt(_num(r["pearson_p"])), _fmt(_num(r["spearman_rho"])), _fmt(_num(r["spearman_p"])))
+    Console().print(table)
+    Console().print(f"wrote {out / 'correlations.csv'}, {out / 'variances.csv'}, {out / 'report.md'}", highlight=False)
+
+
+def _num(x):
+    import math
+
+    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)

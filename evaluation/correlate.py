@@ -1,0 +1,358 @@
+"""Do intrinsic bias scores predict extrinsic (downstream) bias? Correlation across models.
+
+Follows the protocol of Cao et al. (ACL 2022, "On the Intrinsic and Extrinsic Fairness Evaluation
+Metrics for Contextualized Language Representations"; 19 models): for every model and domain, a
+metric's bias measure is the **variance of its group-level scores** (a model that treats every group
+alike has variance 0); then, for every pair (intrinsic metric, extrinsic metric), the measures are
+correlated **across models** with Pearson's r and Spearman's rho (scipy, two-sided p-values).
+
+Inputs
+------
+Intrinsic: biaskit result folders. Group-level scores are read from, in this order:
+
+1. ``groups.csv`` in the folder (``domain, group, metric, score[, count]``), written by
+   ``biaskit evaluate cats`` (group = StereoSet target term; metrics ``ss``, ``lms``, ``icat``) and
+   accepted from any tool;
+2. ``pairs.csv`` (``biaskit evaluate pairs``): the group-level score is the pair metric score
+   ``100 * wins / pairs`` of the pairs of each group, with the group from a ``group_more`` (or
+   ``group``) column and the domain from ``bias_type``; when the file has no group column each bias
+   type is one group of the single domain ``all`` (reported as ``group_source: bias_type``).
+
+The model name is ``summary.json``'s ``model`` (also matched by its last path component and by the
+folder's name). Metric names are prefixed by the benchmark: ``stereoset:ss``, ``pairs:metric_score``.
+
+Extrinsic: a CSV (or JSONL) with the columns ``model, domain, group, metric, score`` (one row per
+group-level score of a downstream task, e.g. a classifier's per-group TPR or F1).
+
+``groups="aligned"`` keeps, for each model, domain and metric pair, only the groups present on both
+sides (after lower-casing and an optional ``group_map`` CSV ``domain, term, group`` that maps terms,
+e.g. StereoSet target terms or extrinsic group labels, to shared group names; several terms mapped to
+one group are averaged). ``groups="all"`` (default) uses every group of each side.
+
+Variance is the population variance (``ddof=0``) by default; ``ddof=1`` gives the sample variance.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from biaskit.errors import BiaskitError, InputError
+
+LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
+
+
+@dataclass
+class ResultFolder:
+    path: Path
+    model: str
+    names: tuple[str, ...]
+    benchmark: str
+    groups: "object"  # DataFrame: domain, group, metric, score, count
+    group_source: str
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", str(s)).strip().lower()
+
+
+def read_result_folder(path: str | Path) -> ResultFolder:
+    """A result folder's model name and long-format group scores (see the module docstring)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError("not a folder.", path=path, fix="pass result folders written by biaskit evaluate cats|pairs.")
+    summ_path = path / "summary.json"
+    if not summ_path.exists():
+        raise InputError("no summary.json in this result folder.", path=path,
+                         fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.")
+    try:
+        summary = json.loads(summ_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read summary.json ({exc}).", path=summ_path, fix="re-run the evaluation.") from None
+    model = str(summary.get("model") or path.name)
+    names = tuple(dict.fromkeys([model, Path(model).name, path.name]))
+    benchmark = str(summary.get("benchmark") or ("pairs" if "metric_score" in summary else summary.get("kind")
+                                                 or "intrinsic"))
+    gpath, ppath = path / "groups.csv", path / "pairs.csv"
+    if gpath.exists():
+        from biaskit.io import read_table
+
+        df = read_table(gpath)
+        missing = [c for c in ("domain", "group", "metric", "score") if c not in df.columns]
+        if missing:
+            raise InputError(f"missing column(s) {', '.join(missing)}.", path=gpath,
+                             fix="groups.csv needs domain, group, metric, score [, count].")
+        df = _numeric(df, gpath)
+        if "count" not in df.columns:
+            df["count"] = 1
+        source = "groups.csv"
+    elif ppath.exists():
+        from biaskit.io import read_table
+
+        pairs = read_table(ppath)
+        if "win" not in pairs.columns or "bias_type" not in pairs.columns:
+            raise InputError("pairs.csv lacks 'win' or 'bias_type'.", path=ppath,
+                             fix="use a pairs.csv written by `biaskit evaluate pairs`.")
+        gcol = next((c for c in ("group_more", "group") if c in pairs.columns and pairs[c].notna().any()), None)
+        win = pairs["win"].map(lambda v: str(v).strip().lower() in ("1", "true", "1.0")).astype(float)
+        pairs = pairs.assign(_win=win)
+        if gcol:
+            pairs = pairs[pairs[gcol].notna()]
+            grp = pairs.groupby(["bias_type", gcol])["_win"].agg(["mean", "size"]).reset_index()
+            df = pd.DataFrame({"domain": grp["bias_type"], "group": grp[gcol], "metric": "metric_score",
+                               "score": 100.0 * grp["mean"], "count": grp["size"]})
+            source = gcol
+        else:
+            grp = pairs.groupby("bias_type")["_win"].agg(["mean", "size"]).reset_index()
+            df = pd.DataFrame({"domain": "all", "group": grp["bias_type"], "metric": "metric_score",
+                               "score": 100.0 * grp["mean"], "count": grp["size"]})
+            source = "bias_type"
+    else:
+        raise InputError("no group-level scores (groups.csv or pairs.csv) in this result folder.", path=path,
+                         fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`, or add "
+                             "a groups.csv with domain, group, metric, score.")
+    df = df.assign(metric=[f"{benchmark}:{m}" for m in df["metric"]])
+    return ResultFolder(path=path, model=model, names=names, benchmark=benchmark,
+                        groups=df[["domain", "group", "metric", "score", "count"]], group_source=source)
+
+
+def _numeric(df, path: Path):
+    import pandas as pd
+
+    sc = pd.to_numeric(df["score"], errors="coerce")
+    bad = sc.isna() & df["score"].notna()
+    if bad.any():
+        i = int(bad.idxmax())
+        raise InputError(f"score {df['score'][i]!r} is not a number.", path=path, row=i + 1, column="score",
+                         fix="scores must be numbers.")
+    return df.assign(score=sc)[sc.notna()]
+
+
+def read_extrinsic(path: str | Path):
+    """The extrinsic CSV/JSONL (``model, domain, group, metric, score``), validated."""
+    from biaskit.io import read_table
+
+    path = Path(path)
+    df = read_table(path)
+    missing = [c for c in LONG_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
+                         path=path, fix="the extrinsic file needs one row per group-level score with the columns "
+                                        "model, domain, group, metric, score.")
+    for c in ("model", "domain", "group", "metric"):
+        empty = df[c].isna() | (df[c].astype(str).str.strip() == "")
+        if empty.any():
+            raise InputError(f"empty '{c}'.", path=path, row=int(empty.idxmax()) + 1, column=c,
+                             fix=f"fill in {c} on every row.")
+    df = _numeric(df, path)
+    if df.empty:
+        raise InputError("no scores.", path=path, fix="add rows model, domain, group, metric, score.")
+    df = df.assign(model=df["model"].astype(str).str.strip(), domain=df["domain"].astype(str).str.strip(),
+                   group=df["group"].astype(str).str.strip(), metric=df["metric"].astype(str).str.strip())
+    return df
+
+
+def read_group_map(path: Optional[str | Path]) -> dict[tuple[str, str], str]:
+    """``(domain or '', term) -> group`` from a CSV with ``term, group`` [+ ``domain``]."""
+    if not path:
+        return {}
+    from biaskit.io import read_table
+
+    df = read_table(Path(path))
+    if not {"term", "group"} <= set(df.columns):
+        raise InputError("a group map needs the columns term, group (and optionally domain).", path=path,
+                         fix="write rows like: domain,term,group / gender,schoolgirl,female")
+    out = {}
+    for _, r in df.iterrows():
+        dom = _norm(r["domain"]) if "domain" in df.columns and isinstance(r.get("domain"), str) else ""
+        out[(dom, _norm(r["term"]))] = _norm(r["group"])
+    return out
+
+
+def _map_groups(df, gmap: dict, aligned: bool):
+    """Normalise group names (and map them) and average scores of terms mapped to one group."""
+    if not aligned and not gmap:
+        return df.assign(group_key=df["group"].map(_norm))
+
+    def key(row) -> str:
+        g = _norm(row["group"])
+        return gmap.get((_norm(row["domain"]), g), gmap.get(("", g), g))
+
+    df = df.assign(group_key=[key(r) for _, r in df.iterrows()])
+    return (df.groupby(["model", "domain", "metric", "group_key"], as_index=False)["score"].mean())
+
+
+def _variance(values, ddof: int) -> float:
+    import numpy as np
+
+    v = np.asarray(list(values), dtype=float)
+    if len(v) <= ddof or len(v) < 2:
+        return float("nan")
+    return float(np.var(v, ddof=ddof))
+
+
+def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, groups: str = "all",
+              group_map: Optional[str | Path] = None, ddof: int = 0, min_groups: int = 2):
+    """Variances per (model, domain, metric) and Pearson/Spearman correlations across models.
+
+    Returns ``(variances DataFrame, correlations DataFrame, info dict)``.
+    """
+    import pandas as pd
+    from scipy import stats
+
+    if groups not in ("all", "aligned"):
+        raise BiaskitError(f"unknown --groups '{groups}'. Fix: use all or aligned.")
+    folders = [read_result_folder(p) for p in result_dirs]
+    ext = read_extrinsic(extrinsic)
+    gmap = read_group_map(group_map)
+    ext_models = set(ext["model"])
+    intr_rows = []
+    unmatched = []
+    for f in folders:
+        name = next((n for n in f.names if n in ext_models), None)
+        if name is None:
+            unmatched.append(f)
+            continue
+        intr_rows.append(f.groups.assign(model=name))
+    if unmatched:
+        f = unmatched[0]
+        raise InputError(f"model '{f.model}' (folder {f.path.name}) has no rows in the extrinsic file "
+                         f"(its models: {', '.join(sorted(ext_models))}).", path=extrinsic, column="model",
+                         fix="use the model name of summary.json, its last path component or the result "
+                             "folder's name in the extrinsic CSV.")
+    intr = pd.concat(intr_rows, ignore_index=True)
+    dups = intr[intr.duplicated(["model", "domain", "group", "metric"], keep=False)]
+    if len(dups):
+        r = dups.iloc[0]
+        raise BiaskitError(f"model '{r['model']}' has two scores for {r['metric']} / {r['domain']} / {r['group']} "
+                           "(two result folders of the same model and benchmark?). Fix: pass one folder per model "
+                           "and benchmark.")
+    intr = intr.assign(domain=intr["domain"].astype(str))
+    aligned = groups == "aligned"
+    intr_g = _map_groups(intr, gmap, aligned)
+    ext_g = _map_groups(ext, gmap, aligned)
+
+    var_rows = []
+    models = sorted(set(intr_g["model"]))
+    domains = sorted(set(intr_g["domain"]) & set(ext_g["domain"]))
+    if not domains:
+        raise InputError(f"no domain in common between the result folders ({', '.join(sorted(set(intr_g['domain'])))}) "
+                         f"and the extrinsic file ({', '.join(sorted(set(ext_g['domain'])))}).", path=extrinsic,
+                         column="domain", fix="use the same domain names (e.g. gender, race, religion).")
+    corr_rows = []
+    for dom in domains:
+        im = sorted(set(intr_g.loc[intr_g["domain"] == dom, "metric"]))
+        em = sorted(set(ext_g.loc[ext_g["domain"] == dom, "metric"]))
+        for a in im:
+            for b in em:
+                xs, ys, used = [], [], []
+                for m in models:
+                    ga = intr_g[(intr_g["model"] == m) & (intr_g["domain"] == dom) & (intr_g["metric"] == a)]
+                    gb = ext_g[(ext_g["model"] == m) & (ext_g["domain"] == dom) & (ext_g["metric"] == b)]
+                    if aligned:
+                        common = set(ga["group_key"]) & set(gb["group_key"])
+                        ga, gb = ga[ga["group_key"].isin(common)], gb[gb["group_key"].isin(common)]
+                    va, vb = _variance(ga["score"], ddof), _variance(gb["score"], ddof)
+                    var_rows.append({"model": m, "domain": dom, "intrinsic": a, "extrinsic": b,
+                                     "n_groups_intrinsic": len(ga), "n_groups_extrinsic": len(gb),
+                                     "var_intrinsic": va, "var_extrinsic": vb})
+                    if len(ga) >= min_groups and len(gb) >= min_groups and math.isfinite(va) and math.isfinite(vb):
+                        xs.append(va)
+                        ys.append(vb)
+                        used.append(m)
+                row = {"domain": dom, "intrinsic": a, "extrinsic": b, "n_models": len(used),
+                       "pearson_r": float("nan"), "pearson_p": float("nan"),
+                       "spearman_rho": float("nan"), "spearman_p": float("nan"), "models": used, "note": ""}
+                if len(used) < 3:
+                    row["note"] = "fewer than 3 models with both variances"
+                elif len(set(xs)) < 2 or len(set(ys)) < 2:
+                    row["note"] = "a variance is constant across models"
+                else:
+                    pr = stats.pearsonr(xs, ys)
+                    sr = stats.spearmanr(xs, ys)
+                    row.update(pearson_r=float(pr.statistic), pearson_p=float(pr.pvalue),
+                               spearman_rho=float(sr.statistic), spearman_p=float(sr.pvalue))
+                corr_rows.append(row)
+    variances = pd.DataFrame(var_rows)
+    corrs = pd.DataFrame(corr_rows)
+    info = {"groups": groups, "ddof": ddof, "min_groups": min_groups, "models": models, "domains": domains,
+            "group_map": str(group_map) if group_map else None,
+            "folders": [{"path": str(f.path), "model": f.model, "benchmark": f.benchmark,
+                         "group_source": f.group_source} for f in folders],
+            "extrinsic": str(extrinsic)}
+    return variances, corrs, info
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", s).strip("-") or "x"
+
+
+def scatter_plots(variances, corrs, out_dir: str | Path) -> list[Path]:
+    """One PNG per (domain, intrinsic, extrinsic) with at least one model: a point per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for _, c in corrs.iterrows():
+        sub = variances[(variances["domain"] == c["domain"]) & (variances["intrinsic"] == c["intrinsic"])
+                        & (variances["extrinsic"] == c["extrinsic"]) & variances["model"].isin(c["models"])]
+        if sub.empty:
+            continue
+        fig, ax = plt.subplots(figsize=(4.5, 3.6), dpi=110)
+        ax.scatter(sub["var_intrinsic"], sub["var_extrinsic"], s=28)
+        for _, r in sub.iterrows():
+            ax.annotate(Path(str(r["model"])).name, (r["var_intrinsic"], r["var_extrinsic"]), fontsize=7,
+                        xytext=(3, 3), textcoords="offset points")
+        title = f"{c['domain']}: r={c['pearson_r']:.2f}, rho={c['spearman_rho']:.2f}" \
+            if math.isfinite(c["pearson_r"]) else f"{c['domain']}: {c['note']}"
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"variance of {c['intrinsic']}", fontsize=8)
+        ax.set_ylabel(f"variance of {c['extrinsic']}", fontsize=8)
+        fig.tight_layout()
+        p = out_dir / f"{_slug(c['domain'])}__{_slug(c['intrinsic'])}__{_slug(c['extrinsic'])}.png"
+        from biaskit.io import atomic_open
+
+        with atomic_open(p, "wb") as fh:
+            fig.savefig(fh, format="png")
+        plt.close(fig)
+        paths.append(p)
+    return paths
+
+
+def write_outputs(variances, corrs, info: dict, out_dir: str | Path, plots: bool = True) -> dict:
+    """variances.csv, correlations.csv, summary.json, report.md and plots/ in ``out_dir``."""
+    from biaskit.io import atomic_write_text, write_json, write_table
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(out / "variances.csv", variances)
+    c2 = corrs.assign(models=corrs["models"].map(lambda m: ";".join(map(str, m)))) if len(corrs) else corrs
+    write_table(out / "correlations.csv", c2)
+    pngs = scatter_plots(variances, corrs, out / "plots") if plots and len(corrs) else []
+    rows = json.loads(corrs.to_json(orient="records")) if len(corrs) else []
+    summary = {"kind": "correlate", **info, "correlations": rows, "plots": [str(p.relative_to(out)) for p in pngs]}
+    write_json(out / "summary.json", summary)
+    lines = ["# Intrinsic vs extrinsic bias: correlation across models", "",
+             f"Bias measure: variance of group-level scores per model and domain (ddof={info['ddof']}); "
+             f"groups: {info['groups']}. Pearson r and Spearman rho across models (scipy, two-sided p).", "",
+             "| domain | intrinsic | extrinsic | models | Pearson r (p) | Spearman rho (p) | note |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        def f(x):
+            return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.3f}"
+        lines.append(f"| {r['domain']} | {r['intrinsic']} | {r['extrinsic']} | {r['n_models']} | "
+                     f"{f(r['pearson_r'])} ({f(r['pearson_p'])}) | {f(r['spearman_rho'])} ({f(r['spearman_p'])}) | "
+                     f"{r['note']} |")
+    if pngs:
+        lines += ["", "## Scatter plots (one point per model)", ""] + [f"![{p.stem}]({p.relative_to(out)})" for p in pngs]
+    atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
+    return summary

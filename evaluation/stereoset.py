@@ -1,0 +1,946 @@
+"""StereoSet Context Association Tests: readers and model scoring.
+
+Readers (:func:`read_cats`), all returning :class:`biaskit.schema.CAT` records:
+
+- ``stereoset``: the original JSON (``{"version", "data": {"intrasentence": [...], "intersentence":
+  [...]}}``), keeping the example and sentence ids and the five human labels of every sentence.
+- ``flat``: the flattened JSONL in ../shared/data (``type, target, bias_type, context, stereotype,
+  anti-stereotype, unrelated``; no ids). Ids are stable content hashes (:func:`biaskit.schema.stable_id`)
+  of the language, split, target, context *and the three options* (the dev set has 48 CATs that share
+  their context with another CAT), so the same row gets the same ids on every machine.
+- ``biaskit``: biaskit's own CAT JSONL (one :class:`~biaskit.schema.CAT` per line, from curation).
+
+Scoring (:func:`score_cats`), higher = the model prefers the option:
+
+- **Masked LM, intrasentence** (Nadeem et al. §6; reference ``IntrasentenceLoader``): the option's
+  filled-in word replaces ``BLANK`` in the context; each of its word pieces is predicted left to right
+  with the pieces before it filled in, the piece itself masked and the pieces after it left out
+  (``context_left + pieces[:i] + [MASK] + context_right``); the option's score is the mean of the
+  piece probabilities (``piece_agg="mean-prob"``, the reference) or of their log-probabilities
+  (``"mean-logprob"``). How biaskit differs from the reference, on purpose:
+
+  * pieces are the tokens the filled sentence is *actually* tokenized into (found by character
+    offsets), not ``tokenizer.encode(word)`` of the bare word: for byte-level BPE models (RoBERTa,
+    GPT-2 vocabularies) the bare word lacks the leading space it has in the sentence, so the reference
+    scores different pieces than the ones in the sentence (the "RoBERTa leading-space bug");
+  * the filled-in word is found by aligning the context around ``BLANK`` with the option sentence
+    (case-insensitive), not as "the word at the BLANK's space-split index with all punctuation
+    removed" (which turns ``middle-aged`` into ``middleaged`` and breaks on multi-word fills); only
+    punctuation at the edges of the fill is dropped;
+  * the masked inputs are built from token ids, not by decoding pieces back to text and re-encoding
+    (which can re-tokenize differently);
+  * contexts with two ``BLANK`` s (2 dev CATs) get the word in both places; every piece of both
+    occurrences is scored (the reference puts a mask in both places and mis-aligns its batch).
+
+- **Masked LM, intersentence**: the next-sentence-prediction head's probability that the option
+  follows the context (reference ``evaluate_nsp_intersentence``; label 0 = "is next" for BERT). Only
+  for checkpoints that ship trained NSP weights (BERT); other masked LMs raise a clear "not supported".
+- **Causal LM, intrasentence**: the option sentence's geometric-mean token probability
+  ``exp(mean log p)``, the first token conditioned on the start token (BOS, or EOS when the model has
+  no BOS, as GPT-2's ``<|endoftext|>``), as the reference's generative scorer.
+- **Causal LM, intersentence**: ``exp(mean log p)`` of the option sentence's tokens given the context
+  (``context + " " + sentence``, with a full stop added to a context that lacks end punctuation, as
+  the reference). The reference instead scores ``mean log2 p(sentence alone) / mean log2 p(context)``;
+  the issue asks for the conditional score, which is what the paper describes.
+
+Scores are computed in padded batches (sorted by length) and cached per sentence in
+:class:`biaskit.cache.DiskCache` keyed by the model fingerprint, the method and the input, so a re-run
+or an interrupted run costs nothing for what was already scored.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from pydantic import ValidationError
+
+from biaskit.errors import BiaskitError, InputError
+from biaskit.schema import CAT, stable_id
+
+CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
+LABELS = ("stereotype", "anti-stereotype", "unrelated")
+SCORER_VERSION = "stereoset-v1"
+
+
+# =====================================================================================  readers
+def read_cats(path: str | Path, format: str = "auto", lang: str = "en", limit: Optional[int] = None,
+              split: Optional[str] = None) -> list[CAT]:
+    """Read CATs from the original StereoSet JSON, the flat JSONL or biaskit CAT JSONL.
+
+    ``split`` keeps only ``intrasentence`` or ``intersentence``; ``limit`` keeps the first N CATs
+    (after the split filter, in file order).
+    """
+    path = Path(path)
+    if format not in CAT_FORMATS:
+        import difflib
+        close = difflib.get_close_matches(format, CAT_FORMATS, n=1)
+        raise InputError(f"unknown CAT format '{format}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                         path=path, fix=f"use one of {', '.join(CAT_FORMATS)}.")
+    if split is not None and split not in ("intrasentence", "intersentence"):
+        raise InputError(f"unknown split '{split}'.", path=path, fix="use intrasentence or intersentence.")
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix="check the --data path.")
+    if path.is_dir():
+        raise InputError("is a directory, expected a file.", path=path,
+                         fix="point at a StereoSet .json or a .jsonl file.")
+    if format == "auto":
+        format = _detect(path)
+    if format == "stereoset":
+        cats = _read_original(path, lang)
+    elif format == "flat":
+        cats = _read_flat(path, lang)
+    else:
+        cats = _read_biaskit(path)
+    if split:
+        cats = [c for c in cats if c.split == split]
+    if limit is not None:
+        cats = cats[:limit]
+    if not cats:
+        raise InputError("no CATs found" + (f" for split '{split}'" if split else "") + ".", path=path,
+                         fix="check that the file is a StereoSet/biaskit CAT file.")
+    return cats
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                         fix="re-save the file as UTF-8.") from None
+
+
+def _detect(path: Path) -> str:
+    text = _read_text(path)
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError("file is empty.", path=path, fix="point at a StereoSet or biaskit CAT file.")
+    if path.suffix.lower() == ".json" or (stripped.startswith("{") and '"data"' in stripped[:2000]
+                                          and "\n" in stripped and not _first_line_is_object(stripped)):
+        return "stereoset"
+    first = _first_object(path, text)
+    if "options" in first:
+        return "biaskit"
+    if "stereotype" in first or "anti-stereotype" in first:
+        return "flat"
+    if "data" in first:
+        return "stereoset"
+    raise InputError(f"cannot tell the CAT format from the keys {sorted(first)}.", path=path, row=1,
+                     fix="use the original StereoSet JSON, the flat JSONL (type, target, bias_type, context, "
+                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL; or pass --format.")
+
+
+def _first_line_is_object(text: str) -> bool:
+    line = text.splitlines()[0]
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _first_object(path: Path, text: str) -> dict:
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+                                 fix="each line must be one JSON object.") from None
+            if not isinstance(obj, dict):
+                raise InputError("expected a JSON object on this line.", path=path, row=i,
+                                 fix="each line must be one JSON object.")
+            return obj
+    return {}
+
+
+def _iter_lines(path: Path) -> Iterable[tuple[int, dict]]:
+    for i, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+                             fix="each line must be one JSON object.") from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object on this line.", path=path, row=i,
+                             fix="each line must be one JSON object.")
+        yield i, obj
+
+
+_SPLIT_ALIASES = {"intra": "intrasentence", "inter": "intersentence", "intrasentence": "intrasentence",
+                  "intersentence": "intersentence"}
+_FLAT_LABEL_KEYS = {"stereotype": ("stereotype",), "anti-stereotype": ("anti-stereotype", "anti_stereotype",
+                                                                       "antistereotype"),
+                    "unrelated": ("unrelated",)}
+
+
+def _check_intra_context(path: Path, row: int, split: str, context: str, column: str = "context") -> None:
+    if split == "intrasentence" and "BLANK" not in context:
+        raise InputError("an intrasentence context must contain the placeholder BLANK.", path=path, row=row,
+                         column=column, fix="write the context with BLANK where the options differ, "
+                                            "e.g. 'The chess player was BLANK.'")
+
+
+def _read_flat(path: Path, lang: str) -> list[CAT]:
+    cats: list[CAT] = []
+    seen: Counter = Counter()
+    for i, obj in _iter_lines(path):
+        split_raw = obj.get("type", obj.get("split"))
+        if split_raw is None:
+            raise InputError("missing the field 'type' (intrasentence or intersentence).", path=path, row=i,
+                             column="type", fix="add \"type\": \"intrasentence\" or \"intersentence\".")
+        split = _SPLIT_ALIASES.get(str(split_raw).strip().lower())
+        if split is None:
+            raise InputError(f"unknown type '{split_raw}'.", path=path, row=i, column="type",
+                             fix="use intrasentence or intersentence.")
+        options = []
+        for label, keys in _FLAT_LABEL_KEYS.items():
+            val = next((obj[k] for k in keys if k in obj), None)
+            if val is None or not str(val).strip():
+                raise InputError(f"missing or empty option '{label}'.", path=path, row=i, column=label,
+                                 fix="every CAT needs a stereotype, an anti-stereotype and an unrelated sentence.")
+            options.append((label, str(val).strip()))
+        for key in ("target", "bias_type", "context"):
+            if not str(obj.get(key) or "").strip():
+                raise InputError(f"missing or empty field '{key}'.", path=path, row=i, column=key,
+                                 fix=f"add a non-empty \"{key}\".")
+        context = str(obj["context"]).strip()
+        _check_intra_context(path, i, split, context)
+        row_lang = str(obj.get("lang") or lang)
+        base = stable_id("c", row_lang, split, obj["target"], context, *(s for _, s in options))
+        seen[base] += 1
+        cat_id = base if seen[base] == 1 else f"{base}~{seen[base]}"
+        try:
+            cat = CAT(cat_id=cat_id, split=split, target=str(obj["target"]).strip(), bias_type=obj["bias_type"],
+                      context=context, lang=row_lang,
+                      options=[{"sentence": s, "gold_label": lab} for lab, s in options],
+                      provenance={"source": str(path), "row": i, "format": "flat"})
+        except ValidationError as exc:
+            raise InputError(_first_error(exc), path=path, row=i, fix="fix the CAT fields.") from None
+        cats.append(cat)
+    return cats
+
+
+def _read_original(path: Path, lang: str) -> list[CAT]:
+    try:
+        obj = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
+                         row=exc.lineno, fix="the original StereoSet file is one JSON document.") from None
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, dict) or not ({"intrasentence", "intersentence"} & set(data)):
+        raise InputError("not a StereoSet file: expected {\"version\": ..., \"data\": {\"intrasentence\": [...], "
+                         "\"intersentence\": [...]}}.", path=path,
+                         fix="use the original dev.json/test.json, or --format flat|biaskit.")
+    cats: list[CAT] = []
+    for split in ("intrasentence", "intersentence"):
+        for j, ex in enumerate(data.get(split) or [], start=1):
+            where = f"data.{split}[{j}]"
+            if not isinstance(ex, dict):
+                raise InputError(f"{where} is not an object.", path=path, fix="each example must be a JSON object.")
+            for key in ("id", "target", "bias_type", "context", "sentences"):
+                if key not in ex:
+                    raise InputError(f"{where} (id {ex.get('id', '?')}) lacks '{key}'.", path=path, column=key,
+                                     fix="each example needs id, target, bias_type, context and sentences.")
+            _check_intra_context(path, None, split, str(ex["context"]))
+            options = []
+            for s in ex["sentences"]:
+                if not isinstance(s, dict) or not {"sentence", "gold_label"} <= set(s):
+                    raise InputError(f"{where} (id {ex['id']}) has a sentence without 'sentence'/'gold_label'.",
+                                     path=path, fix="each sentence needs sentence, id, labels and gold_label.")
+                options.append({"sentence": s["sentence"], "gold_label": s["gold_label"],
+                                "sentence_id": str(s.get("id") or ""),
+                                "human_labels": [lab.get("label") if isinstance(lab, dict) else str(lab)
+                                                 for lab in s.get("labels", [])]})
+            try:
+                cats.append(CAT(cat_id=str(ex["id"]), split=split, target=ex["target"], bias_type=ex["bias_type"],
+                                context=ex["context"], options=options, lang=lang,
+                                provenance={"source": str(path), "example": j, "format": "stereoset",
+                                            "version": obj.get("version")}))
+            except ValidationError as exc:
+                raise InputError(f"{where} (id {ex['id']}): {_first_error(exc)}", path=path,
+                                 fix="each example needs one stereotype, one anti-stereotype and one unrelated "
+                                     "sentence.") from None
+    return cats
+
+
+def _read_biaskit(path: Path) -> list[CAT]:
+    cats = []
+    for i, obj in _iter_lines(path):
+        try:
+            cat = CAT.model_validate(obj)
+        except ValidationError as exc:
+            raise InputError(_first_error(exc), path=path, row=i,
+                             fix="each line must be a CAT: split, target, bias_type, context, options "
+                                 "[{sentence, gold_label}] x 3.") from None
+        _check_intra_context(path, i, cat.split, cat.context)
+        cats.append(cat)
+    return cats
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ()))
+    return f"{loc + ': ' if loc else ''}{err.get('msg', 'invalid')}"
+
+
+def cat_rows(cats: Sequence[CAT]) -> list[dict]:
+    """Flat rows (one per CAT) in the shared StereoSet flat format, with ids."""
+    return [{"cat_id": c.cat_id, "type": c.split, "target": c.target, "bias_type": c.bias_type,
+             "context": c.context, **{lab: c.option(lab).sentence for lab in LABELS}} for c in cats]
+
+
+# =====================================================================  filling in the BLANK
+@dataclass
+class Fill:
+    """Where an intrasentence option's filled-in word sits in the text that is scored."""
+
+    text: str                     # the context with BLANK replaced by the fill
+    fill: str
+    spans: list[tuple[int, int]]  # character spans of every occurrence of the fill in ``text``
+    exact: bool                   # True when the option matched the context around BLANK
+
+
+_EDGE_PUNCT = string.punctuation + "\u0964\u0965\u2019\u2018\u201c\u201d"
+
+
+def locate_fill(context: str, sentence: str) -> Fill:
+    """Find the word(s) an option puts in place of ``BLANK``.
+
+    The context's text around each ``BLANK`` is matched against the option case-insensitively
+    (StereoSet dev options are often lower-cased copies of the context); the fill's edge punctuation
+    is dropped ("... is BLANK" vs "... is lazy." fills "lazy"). When the option does not match the
+    context, the longest common prefix/suffix (case-insensitive) gives the differing span and the
+    option sentence itself is scored (``exact=False``).
+    """
+    ctx = re.sub(r"\s+", " ", context).strip()
+    sent = re.sub(r"\s+", " ", sentence).strip()
+    parts = ctx.split("BLANK")
+    pattern = "^" + re.escape(parts[0]) + r"(.+?)" + "".join(re.escape(p) + r"\1" for p in parts[1:-1]) \
+        + re.escape(parts[-1]) + "$"
+    m = re.match(pattern, sent, flags=re.IGNORECASE | re.DOTALL) if len(parts) > 1 else None
+    if m:
+        fill = m.group(1).strip().strip(_EDGE_PUNCT).strip() or m.group(1).strip()
+        if fill:
+            text, spans, pos = "", [], 0
+            for k, part in enumerate(parts):
+                text += part
+                if k < len(parts) - 1:
+                    spans.append((len(text), len(text) + len(fill)))
+                    text += fill
+            return Fill(text=text, fill=fill, spans=spans, exact=True)
+    # fallback: the differing middle of the option
+    lo_s, before, after = sent.lower(), parts[0].lower(), parts[-1].lower()
+    p = 0
+    while p < min(len(before), len(lo_s)) and before[p] == lo_s[p]:
+        p += 1
+    q = 0
+    while q < min(len(after), len(lo_s) - p) and after[len(after) - 1 - q] == lo_s[len(lo_s) - 1 - q]:
+        q += 1
+    a, b = p, len(sent) - q
+    while a < b and (sent[a] in _EDGE_PUNCT or sent[a].isspace()):
+        a += 1
+    while b > a and (sent[b - 1] in _EDGE_PUNCT or sent[b - 1].isspace()):
+        b -= 1
+    if a >= b:
+        # nothing differs: score the whole option
+        a, b = 0, len(sent)
+    return Fill(text=sent, fill=sent[a:b], spans=[(a, b)], exact=False)
+
+
+# =====================================================================================  models
+def load_scoring_model(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Optional[str] = None):
+    """A :class:`~biaskit.evaluation.models.LoadedLM` (folders, aliases such as ``gemma3-270m``,
+    offline hub names; a ready ``LoadedLM`` is passed through)."""
+    from .models import load_lm
+
+    return load_lm(name_or_path, kind=kind, device=device, dtype=dtype)
+
+
+class NotSupportedError(BiaskitError):
+    """The model cannot score this part of the benchmark (e.g. intersentence without an NSP head)."""
+
+
+def _load_nsp(sm):
+    """A next-sentence-prediction model from the same checkpoint, only if it has trained NSP weights."""
+    if sm.meta.get("nsp_model") is not None:
+        return sm.meta["nsp_model"]
+    import transformers
+
+    cfg = getattr(sm.model, "config", None)
+    mtype = getattr(cfg, "model_type", "")
+    path = sm.path
+    if not path or not Path(path).is_dir():
+        raise NotSupportedError(f"intersentence with a masked LM needs the model's folder to load its NSP head; "
+                                f"'{sm.name}' has none. Fix: score --split intrasentence, or use --scorer clm.")
+    if mtype not in ("bert",):
+        raise NotSupportedError(
+            f"intersentence scoring with a masked LM needs a next-sentence-prediction head; {sm.name} "
+            f"({mtype or 'unknown type'}) has none (only BERT checkpoints ship one). "
+            f"Fix: pass --split intrasentence, or use a causal LM with --scorer clm.")
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # missing NSP weights are reported below, not as a warning
+    try:
+        model, info = transformers.AutoModelForNextSentencePrediction.from_pretrained(
+            path, output_loading_info=True)
+    finally:
+        hf_logging.set_verbosity(level)
+    missing = [k for k in info.get("missing_keys", []) if "seq_relationship" in k]
+    if missing:
+        raise NotSupportedError(
+            f"{sm.name} is a BERT model but its checkpoint has no trained next-sentence-prediction weights "
+            f"({', '.join(sorted(missing))} missing), so intersentence CATs cannot be scored with it. "
+            f"Fix: pass --split intrasentence.")
+    sm.meta["nsp_model"] = model.to(sm.device).eval()
+    return sm.meta["nsp_model"]
+
+
+# =====================================================================================  scoring
+@dataclass
+class SentenceScore:
+    sentence_id: str
+    cat_id: str
+    split: str
+    gold_label: str
+    score: float
+    logprobs: list[float] = field(default_factory=list)  # per piece / token (empty for NSP)
+    method: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def row(self) -> dict:
+        return {"id": self.sentence_id, "cat_id": self.cat_id, "split": self.split, "gold_label": self.gold_label,
+                "score": self.score, "method": self.method, "n_units": len(self.logprobs),
+                "logprobs": [round(x, 6) for x in self.logprobs], **self.meta}
+
+
+def _bucket_batches(lengths: Sequence[int], batch_size: int, max_cells: int) -> list[list[int]]:
+    """Indices sorted by length, cut into batches of at most ``batch_size`` rows and
+    ``rows * max_len <= max_cells``."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches, cur, cur_max = [], [], 0
+    for i in order:
+        new_max = max(cur_max, lengths[i])
+        if cur and (len(cur) + 1 > batch_size or (len(cur) + 1) * new_max > max_cells):
+            batches.append(cur)
+            cur, new_max = [], lengths[i]
+        cur.append(i)
+        cur_max = new_max
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def _pad(seqs: Sequence[Sequence[int]], pad_id: int):
+    import torch
+
+    n = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), n), pad_id, dtype=torch.long)
+    att = torch.zeros((len(seqs), n), dtype=torch.long)
+    for r, s in enumerate(seqs):
+        ids[r, :len(s)] = torch.tensor(list(s), dtype=torch.long)
+        att[r, :len(s)] = 1
+    return ids, att
+
+
+def _max_cells(model) -> int:
+    vocab = getattr(getattr(model, "config", None), "vocab_size", 50000) or 50000
+    # keep the [rows, len, vocab] float32 logits under ~256 MB
+    return max(64, int(64_000_000 // vocab))
+
+
+def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], list[int]]:
+    """The masked inputs for every piece of the fill: (input ids, mask position, target id)."""
+    if not getattr(tok, "is_fast", False):
+        raise BiaskitError("StereoSet intrasentence scoring needs a fast tokenizer (character offsets). "
+                           "Fix: save the model with its tokenizer.json, or install `tokenizers`.")
+    if tok.mask_token_id is None:
+        raise BiaskitError("the tokenizer has no mask token: use --scorer clm for this model.")
+    enc = tok(fill.text, return_offsets_mapping=True, add_special_tokens=True)
+    ids, offs = enc["input_ids"], enc["offset_mapping"]
+    seqs, positions, targets = [], [], []
+    for a, b in fill.spans:
+        occ = [i for i, (s, e) in enumerate(offs) if e > s and s < b and e > a]
+        if not occ:
+            continue
+        end = occ[-1] + 1
+        for i in occ:
+            seqs.append(ids[:i] + [tok.mask_token_id] + ids[end:])
+            positions.append(i)
+            targets.append(ids[i])
+    if not seqs:
+        raise BiaskitError(f"the fill {fill.fill!r} maps to no token in {fill.text!r}.")
+    return seqs, positions, targets
+
+
+def _mlm_logprobs(model, tok, seqs, positions, targets, batch_size: int, progress=None) -> list[float]:
+    import torch
+
+    out = [0.0] * len(seqs)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    for batch in _bucket_batches([len(s) for s in seqs], batch_size, _max_cells(model)):
+        ids, att = _pad([seqs[i] for i in batch], pad)
+        ids, att = ids.to(model.device), att.to(model.device)
+        with torch.inference_mode():
+            logits = model(input_ids=ids, attention_mask=att).logits
+        rows = torch.arange(len(batch), device=logits.device)
+        pos = torch.tensor([positions[i] for i in batch], device=logits.device)
+        tgt = torch.tensor([targets[i] for i in batch], device=logits.device)
+        lp = torch.log_softmax(logits[rows, pos].float(), dim=-1)[rows, tgt]
+        for j, i in enumerate(batch):
+            out[i] = float(lp[j])
+        if progress:
+            progress(len(batch))
+    return out
+
+
+def _start_id(tok) -> Optional[int]:
+    return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+
+
+def clm_requests(tok, text: str, score_from_char: int = 0) -> tuple[list[int], int]:
+    """Token ids ``[start] + ids(text)`` and the index of the first token to score.
+
+    Tokens whose character span ends after ``score_from_char`` are scored (for intersentence the
+    context's characters come first and are not scored).
+    """
+    start = _start_id(tok)
+    if score_from_char and getattr(tok, "is_fast", False):
+        enc = tok(text, return_offsets_mapping=True, add_special_tokens=False)
+        ids, offs = enc["input_ids"], enc["offset_mapping"]
+        first = next((i for i, (s, e) in enumerate(offs) if e > score_from_char), len(ids))
+    elif score_from_char:
+        ctx_ids = tok(text[:score_from_char], add_special_tokens=False)["input_ids"]
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        first = len(ctx_ids)
+    else:
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        first = 0
+    if start is not None:
+        return [start] + list(ids), first + 1
+    # no start token: the first token cannot be scored
+    return list(ids), max(first, 1)
+
+
+def _clm_logprobs(model, tok, seqs, firsts, batch_size: int, progress=None) -> list[list[float]]:
+    import torch
+
+    out: list[list[float]] = [[] for _ in seqs]
+    pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+    for batch in _bucket_batches([len(s) for s in seqs], batch_size, _max_cells(model)):
+        ids, att = _pad([seqs[i] for i in batch], pad)
+        ids, att = ids.to(model.device), att.to(model.device)
+        with torch.inference_mode():
+            logits = model(input_ids=ids, attention_mask=att).logits
+        logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+        tgt = ids[:, 1:]
+        tok_lp = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
+        for j, i in enumerate(batch):
+            n = len(seqs[i])
+            out[i] = [float(x) for x in tok_lp[j, firsts[i] - 1:n - 1]]
+        if progress:
+            progress(len(batch))
+    return out
+
+
+def _nsp_probs(model, tok, pairs: Sequence[tuple[str, str]], batch_size: int, progress=None) -> list[float]:
+    import torch
+
+    out = [0.0] * len(pairs)
+    lens = [len(a) + len(b) for a, b in pairs]
+    for batch in _bucket_batches(lens, batch_size, 10**9):
+        enc = tok([pairs[i][0] for i in batch], [pairs[i][1] for i in batch], padding=True, return_tensors="pt")
+        enc = {k: v.to(model.device) for k, v in enc.items()}
+        with torch.inference_mode():
+            logits = model(**enc).logits
+        probs = torch.softmax(logits.float(), dim=-1)[:, 0]  # label 0 = "B follows A"
+        for j, i in enumerate(batch):
+            out[i] = float(probs[j])
+        if progress:
+            progress(len(batch))
+    return out
+
+
+def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
+    if not logprobs:
+        return float("-inf")
+    if piece_agg == "mean-prob":
+        return sum(math.exp(x) for x in logprobs) / len(logprobs)
+    if piece_agg == "mean-logprob":
+        return sum(logprobs) / len(logprobs)
+    if piece_agg == "geo-mean-prob":
+        return math.exp(sum(logprobs) / len(logprobs))
+    if piece_agg == "sum-logprob":
+        return sum(logprobs)
+    raise ValueError(f"unknown piece aggregation {piece_agg!r}")
+
+
+PIECE_AGGS = ("mean-prob", "mean-logprob")
+
+
+def _inter_text(context: str, sentence: str) -> tuple[str, int]:
+    ctx = context.strip()
+    if ctx and ctx[-1] not in ".!?\u0964":
+        ctx += "."
+    return f"{ctx} {sentence.strip()}", len(ctx)
+
+
+def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = 32, piece_agg: str = "mean-prob",
+               cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None) -> list[SentenceScore]:
+    """Score every option of every CAT (see the module docstring for the methods) with ``sm``, a
+    :class:`~biaskit.evaluation.models.LoadedLM`.
+
+    ``cache`` is a :class:`~biaskit.cache.DiskCache` (or None); ``splits`` restricts the splits scored
+    (others are skipped silently). Raises :class:`NotSupportedError` for an intersentence CAT that the
+    model cannot score.
+    """
+    if piece_agg not in PIECE_AGGS:
+        raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
+    if sm.kind not in ("mlm", "clm"):
+        raise BiaskitError(f"unknown scorer kind '{sm.kind}'. Fix: use mlm or clm.")
+    todo = [c for c in cats if splits is None or c.split in splits]
+    tok = sm.tokenizer
+    units: list[dict] = []  # one per option
+    for c in todo:
+        for o in c.options:
+            u = {"cat": c, "opt": o}
+            if c.split == "intrasentence" and sm.kind == "mlm":
+                fill = locate_fill(c.context, o.sentence)
+                u.update(method="mlm-piece-l2r", fill=fill,
+                         key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "mlm-piece-l2r", "t": fill.text,
+                              "s": fill.spans})
+            elif c.split == "intrasentence":
+                u.update(method="clm-sentence", key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "clm-sentence",
+                                                     "t": o.sentence})
+            elif sm.kind == "clm":
+                text, ctx_len = _inter_text(c.context, o.sentence)
+                u.update(method="clm-conditional", text=text, ctx_len=ctx_len,
+                         key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "clm-conditional", "t": text,
+                              "c": ctx_len})
+            else:
+                u.update(method="nsp", key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "nsp", "a": c.context,
+                                            "b": o.sentence})
+            units.append(u)
+
+    cached = cache.get_many([u["key"] for u in units]) if cache is not None else {}
+    from biaskit.cache import DiskCache
+
+    for u in units:
+        hit = cached.get(DiskCache.key(u["key"]))
+        if hit is not None:
+            u["result"] = hit
+    pending = [u for u in units if "result" not in u]
+
+    mlm = [u for u in pending if u["method"] == "mlm-piece-l2r"]
+    seqs, pos, tgt, owner = [], [], [], []
+    for k, u in enumerate(mlm):
+        s, p, t = mlm_piece_requests(tok, u["fill"])
+        seqs += s
+        pos += p
+        tgt += t
+        owner += [k] * len(s)
+    bar, tick = _progress(progress, len(seqs) + len(pending) - len(mlm))
+    try:
+        # --- masked LM pieces
+        if mlm:
+            lps = _mlm_logprobs(sm.model, tok, seqs, pos, tgt, batch_size, progress=tick)
+            per: list[list[float]] = [[] for _ in mlm]
+            for k, lp in zip(owner, lps):
+                per[k].append(lp)
+            for u, lp in zip(mlm, per):
+                u["result"] = {"logprobs": lp}
+        # --- causal LM
+        clm = [u for u in pending if u["method"] in ("clm-sentence", "clm-conditional")]
+        if clm:
+            seqs, firsts = [], []
+            for u in clm:
+                if u["method"] == "clm-sentence":
+                    s, f = clm_requests(tok, u["opt"].sentence)
+                else:
+                    s, f = clm_requests(tok, u["text"], u["ctx_len"])
+                seqs.append(s)
+                firsts.append(f)
+            lps = _clm_logprobs(sm.model, tok, seqs, firsts, batch_size, progress=tick)
+            for u, lp in zip(clm, lps):
+                u["result"] = {"logprobs": lp}
+        # --- NSP
+        nsp = [u for u in pending if u["method"] == "nsp"]
+        if nsp:
+            model = _load_nsp(sm)
+            probs = _nsp_probs(model, tok, [(u["cat"].context, u["opt"].sentence) for u in nsp], batch_size,
+                               progress=tick)
+            for u, p in zip(nsp, probs):
+                u["result"] = {"prob": p}
+    finally:
+        if cache is not None:
+            cache.set_many([(u["key"], u["result"]) for u in pending if "result" in u])
+        if bar is not None:
+            bar.stop()
+
+    out = []
+    for u in units:
+        c, o, r = u["cat"], u["opt"], u["result"]
+        meta: dict = {}
+        if u["method"] == "nsp":
+            score, lps = r["prob"], []
+        elif u["method"] == "mlm-piece-l2r":
+            lps = r["logprobs"]
+            score = _aggregate(lps, piece_agg)
+            meta = {"fill": u["fill"].fill, "fill_exact": u["fill"].exact}
+        else:
+            lps = r["logprobs"]
+            score = math.exp(sum(lps) / len(lps)) if lps else 0.0
+        out.append(SentenceScore(sentence_id=o.sentence_id, cat_id=c.cat_id, split=c.split, gold_label=o.gold_label,
+                                 score=score, logprobs=lps, method=u["method"]
+                                 + (f":{piece_agg}" if u["method"] == "mlm-piece-l2r" else ""), meta=meta))
+    return out
+
+
+def _progress(enabled: bool, total: int):
+    if not enabled or not total:
+        return None, (lambda n: None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("scoring (model inputs)"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   transient=True)
+    task = bar.add_task("score", total=total)
+    bar.start()
+    return bar, (lambda n: bar.advance(task, n))
+
+
+# ============================================================  predictions <-> metric inputs
+def predictions_json(scores: Sequence[SentenceScore]) -> dict:
+    """The original StereoSet predictions format: ``{"intrasentence": [{"id", "score"}], ...}``."""
+    out: dict = {"intrasentence": [], "intersentence": []}
+    for s in scores:
+        out[s.split].append({"id": s.sentence_id, "score": s.score})
+    return {k: v for k, v in out.items() if v}
+
+
+def read_predictions(path: str | Path) -> dict[str, float]:
+    """Sentence id -> score from a StereoSet predictions JSON (``{"intrasentence": [{"id", "score"}],
+    "intersentence": [...]}``) or a JSONL with ``id``/``sentence_id`` and ``score`` per line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix="check the --predictions path.")
+    text = _read_text(path)
+    scores: dict[str, float] = {}
+
+    def add(obj: Any, where: str, row: Optional[int]) -> None:
+        if not isinstance(obj, dict):
+            raise InputError(f"{where}: expected an object with 'id' and 'score'.", path=path, row=row,
+                             fix="write {\"id\": SENTENCE_ID, \"score\": NUMBER}.")
+        sid = obj.get("id", obj.get("sentence_id"))
+        sc = obj.get("score")
+        if sid is None or sc is None:
+            raise InputError(f"{where}: needs 'id' and 'score'.", path=path, row=row,
+                             column="id" if sid is None else "score",
+                             fix="write {\"id\": SENTENCE_ID, \"score\": NUMBER}.")
+        try:
+            val = float(sc)
+        except (TypeError, ValueError):
+            raise InputError(f"{where}: score {sc!r} is not a number.", path=path, row=row, column="score",
+                             fix="scores must be numbers (higher = preferred).") from None
+        if math.isnan(val):
+            raise InputError(f"{where}: score is NaN.", path=path, row=row, column="score",
+                             fix="re-score this sentence; NaN cannot be compared.")
+        scores[str(sid)] = val
+
+    stripped = text.lstrip()
+    if stripped.startswith("{") and not _first_line_is_object(stripped):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}).", path=path, row=exc.lineno,
+                             fix="a predictions file is one JSON object or JSONL.") from None
+        _add_pred_doc(obj, path, add)
+        return scores
+    lines = [(i, o) for i, o in _iter_lines(path)]
+    if len(lines) == 1 and ({"intrasentence", "intersentence"} & set(lines[0][1])):
+        _add_pred_doc(lines[0][1], path, add)
+        return scores
+    for i, obj in lines:
+        add(obj, f"line {i}", i)
+    return scores
+
+
+def _add_pred_doc(obj: Any, path: Path, add: Callable) -> None:
+    if not isinstance(obj, dict) or not ({"intrasentence", "intersentence"} & set(obj)):
+        raise InputError("not a StereoSet predictions file: expected {\"intrasentence\": [{\"id\", \"score\"}], "
+                         "\"intersentence\": [...]}.", path=path,
+                         fix="use the original predictions format or JSONL with id and score.")
+    for split in ("intrasentence", "intersentence"):
+        for j, item in enumerate(obj.get(split) or [], start=1):
+            add(item, f"{split}[{j}]", None)
+
+
+def to_metric_items(cats: Sequence[CAT], scores: dict[str, float], *, allow_missing: bool = False,
+                    source: Optional[str] = None):
+    """Join CATs with sentence scores into :class:`~biaskit.evaluation.cat_metrics.CATScores`.
+
+    Missing scores raise :class:`InputError` naming the first missing sentence id unless
+    ``allow_missing`` (then those CATs are dropped and counted).
+    """
+    from .cat_metrics import CATScores
+
+    items, missing = [], []
+    for c in cats:
+        ids = {lab: c.option(lab).sentence_id for lab in LABELS}
+        absent = [sid for sid in ids.values() if sid not in scores]
+        if absent:
+            missing.append((c, absent))
+            continue
+        items.append(CATScores(cat_id=c.cat_id, split=c.split, domain=c.bias_type, target=c.target,
+                               stereotype=scores[ids["stereotype"]], anti=scores[ids["anti-stereotype"]],
+                               unrelated=scores[ids["unrelated"]]))
+    if missing and not allow_missing:
+        c, absent = missing[0]
+        raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
+                         f"({c.split}, target '{c.target}').", path=source,
+                         fix="score every sentence of the gold file (the ids must match), or pass --allow-missing.")
+    return items, len(missing)
+
+
+# =====================================================================================  pipeline
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _target_rows(report: dict) -> list[dict]:
+    return [{k: r[k] for k in ("domain", "target", "count", "lms", "ss", "icat")} for r in report["targets"]]
+
+
+def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Sequence[SentenceScore]] = None) -> None:
+    """summary.json, report.md, targets.csv, groups.csv (+ scores.jsonl, predictions.json), atomically."""
+    import pandas as pd
+
+    from biaskit.io import atomic_write_text, write_json, write_jsonl, write_table
+
+    from .cat_metrics import render_report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    targets = pd.DataFrame(_target_rows(summary))
+    write_table(out / "targets.csv", targets)
+    groups = targets.melt(id_vars=["domain", "target", "count"], value_vars=["ss", "lms", "icat"],
+                          var_name="metric", value_name="score").rename(columns={"target": "group"})
+    write_table(out / "groups.csv", groups[["domain", "group", "metric", "score", "count"]])
+    if scores is not None:
+        write_jsonl(out / "scores.jsonl", (s.row() for s in scores))
+        write_json(out / "predictions.json", predictions_json(scores))
+    atomic_write_text(out / "report.md", render_report(summary))
+    write_json(out / "summary.json", summary)
+
+
+def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed: int, extra: dict) -> dict:
+    from .cat_metrics import baselines
+
+    top = report["overall"]
+    return {
+        "benchmark": "stereoset", "kind": "cats",
+        **extra,
+        "lms": top["lms"], "ss": top["ss"], "icat": top["icat"], "count": top["count"],
+        **{k: v for k, v in report.items() if k != "targets"},
+        "targets": report["targets"],
+        "baselines": baselines(items, seed=seed, tie_policy=tie_policy),
+    }
+
+
+def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
+             split: str = "both", limit: Optional[int] = None, batch_size: int = 32, piece_agg: str = "mean-prob",
+             tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
+             seed: int = 0, progress: bool = False, command: Optional[str] = None) -> dict:
+    """Read CATs, score them with ``model``, compute the metrics and write the result folder.
+
+    With ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
+    head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
+    raises :class:`NotSupportedError`.
+    """
+    import time
+
+    from biaskit.cache import DiskCache
+
+    from .cat_metrics import full_report
+
+    t0 = time.perf_counter()
+    cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lm = load_scoring_model(model, kind=scorer, device=device, dtype=dtype)
+    load_s = time.perf_counter() - t0
+    dc = DiskCache(namespace="stereoset") if cache else None
+    skipped: dict = {}
+    t0 = time.perf_counter()
+    scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, batch_size=batch_size,
+                        piece_agg=piece_agg, cache=dc, progress=progress)
+    inter = [c for c in cats if c.split == "intersentence"]
+    if inter:
+        try:
+            scores += score_cats(inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress)
+        except NotSupportedError as exc:
+            if split == "intersentence":
+                raise
+            skipped["intersentence"] = {"count": len(inter), "reason": str(exc)}
+            cats = [c for c in cats if c.split != "intersentence"]
+    score_s = time.perf_counter() - t0
+    items, _ = to_metric_items(cats, {s.sentence_id: s.score for s in scores})
+    report = full_report(items, tie_policy=tie_policy)
+    n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
+    extra = {
+        "model": str(getattr(lm, "name", model)), "scorer": lm.kind, "fingerprint": lm.fingerprint,
+        "device": lm.device, "dtype": getattr(lm, "dtype", None),
+        "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" else None,
+        "tie_policy": tie_policy, "skipped": skipped,
+        "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats),
+                 "format": fmt, "split": split, "limit": limit},
+        "timings": {"read_s": read_s, "load_s": load_s, "score_s": score_s,
+                    "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
+                    "model_inputs": n_inputs},
+        "command": command,
+    }
+    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
+    write_cat_outputs(out_dir, summary, scores)
+    return summary
+
+
+def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str | Path, *, fmt: str = "auto",
+                         tie_policy: str = "reference", allow_missing: bool = False, seed: int = 0,
+                         model: Optional[str] = None, command: Optional[str] = None) -> dict:
+    """Metrics from an existing per-sentence score file (original StereoSet predictions format or JSONL
+    with id/score) against the gold CATs in ``data`` (ids must match)."""
+    from .cat_metrics import full_report
+
+    cats = read_cats(data, format=fmt)
+    scores = read_predictions(predictions)
+    # keep only the splits present in the predictions (the reference's files may hold one split)
+    present = {c.split for c in cats if all(o.sentence_id in scores for o in c.options)}
+    if not present:
+        raise InputError("none of the sentence ids in the predictions matches the gold file.", path=predictions,
+                         fix="score the same gold file (original StereoSet ids, or biaskit's ids from "
+                             "`evaluate cats` scores.jsonl).")
+    dropped_splits = sorted({c.split for c in cats} - present)
+    cats = [c for c in cats if c.split in present]
+    items, n_missing = to_metric_items(cats, scores, allow_missing=allow_missing, source=str(predictions))
+    report = full_report(items, tie_policy=tie_policy)
+    extra = {"model": model or Path(predictions).stem, "scorer": "predictions", "tie_policy": tie_policy,
+             "skipped": {s: {"reason": "no predictions for this split"} for s in dropped_splits},
+             "missing_cats": n_missing,
+             "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats), "format": fmt},
+             "predictions": {"path": str(predictions), "sha256": _sha256(Path(predictions)), "n_scores": len(scores)},
+             "command": command}
+    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
+    write_cat_outputs(out_dir, summary, None)
+    return summary
