@@ -1,0 +1,306 @@
+"""Minimal pairs from generated sentences: swap the identity span for its comparable group.
+
+``swap_sentence`` finds every mention of the identity term (all its inventory forms: singular,
+plural, Hindi oblique plural, variants; possessive ``'s`` kept), replaces each with the comparable
+group's *same* form, fixes ``a``/``an`` before it, and, when the two groups differ in gender,
+swaps the words that agree with it:
+
+- English: pronouns and gendered nouns from ``gendered_words.json`` (he/she, him/her, his/her,
+  himself/herself, man/woman, Mr/Mrs, ...). ``her`` becomes ``his`` before a word and ``him``
+  otherwise (a heuristic).
+- Hindi: gendered nouns (लड़का/लड़की, पति/पत्नी ...), the listed auxiliaries, participles and
+  adjectives (था/थी, रहा/रही, करता/करती, अच्छा/अच्छी ...), and any imperfective participle in
+  -ता/-ते/-ती directly before a form of होना. The genitive का/की/के agrees with the possessed noun,
+  not the possessor, and is never changed; nor is the verb of a clause whose subject is someone else.
+
+Limits: every gendered word in the sentence is swapped, also when it refers to another person;
+agreement is rule-based, not parsed. The checker (``curation/check.py``) runs on every built pair,
+so the pairs it flags can be reviewed.
+
+Direction (CrowS-Pairs' definition: ``stereo`` = sent_more demonstrates a stereotype about a
+historically disadvantaged group; ``antistereo`` = sent_less violates one). The generated sentence
+expresses the tuple's stereotype about its identity, so it is always ``sent_more`` and its swap
+``sent_less``; the direction is
+
+====================  ==================  ===============
+identity's side       tuple polarity      direction
+====================  ==================  ===============
+disadvantaged         any                 stereo
+advantaged            any                 antistereo
+unmarked (symmetric)  negative            stereo
+unmarked (symmetric)  positive            antistereo
+====================  ==================  ===============
+
+(unmarked: the comparable-group mapping does not say which side is disadvantaged; a negative
+stereotype then marks the identity as the targeted group, a positive one as the favoured group).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from biaskit.errors import InputError
+from biaskit.schema import SentencePair
+
+from .inventory import Inventory, Term, load_inventory
+from .textutil import Token, match_case, norm_word, tokenize
+
+HI_AUX = {"है", "हैं", "था", "थी", "थे", "थीं", "हो", "होगा", "होगी", "होंगे", "होंगी"}
+_AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
+_AN_EXCEPTIONS_AN = ("hour", "honest", "honou", "heir", "obc", "sc/", "mba", "fbi", "nri")
+
+
+class SwapError(Exception):
+    """The sentence cannot be swapped (reason in the message)."""
+
+
+@dataclass
+class SwapResult:
+    text: str
+    source: Term
+    target: Term
+    side: Optional[str]
+    changes: list[tuple[str, str]] = field(default_factory=list)
+
+
+def article_for(word: str) -> str:
+    w = word.lower()
+    if w.startswith(_AN_EXCEPTIONS_AN):
+        return "an"
+    if w.startswith(_AN_EXCEPTIONS_A):
+        return "a"
+    return "an" if w[:1] in "aeiou" else "a"
+
+
+def _target_form(match_form: str, matched: str, target: Term, lang: str) -> str:
+    forms = target.forms.get(lang) or target.forms.get("en") or {}
+    if match_form in forms:
+        return forms[match_form]
+    if match_form == "variant":
+        plural = (lang == "en" and re.search(r"(s|men|people|ren)$", matched.lower())) or (lang == "hi" and matched.endswith("ों"))
+        if plural:
+            return forms.get("obl_pl" if lang == "hi" and matched.endswith("ों") else "pl") or forms.get("pl") or forms["sg"]
+    return forms.get("sg") or target.label(lang)
+
+
+def _en_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory) -> Optional[str]:
+    w = norm_word(word)
+    pair = inv.en_gender.get(w)
+    if not pair:
+        return None
+    m, f = pair
+    if to == "m" and w == "her":
+        nxt = norm_word(next_word) if next_word else ""
+        new = "his" if nxt and nxt[:1].isalpha() and nxt not in _NOT_NOUN_START else "him"
+    elif to == "m":
+        if w != f:
+            return None
+        new = m
+    else:
+        if w != m:
+            return None
+        new = f
+    return match_case(word, new)
+
+
+_NOT_NOUN_START = set("""to and or but the a an that this in on at for with from by of as than then because if when
+so up out down off over into about after before while is was are were be been""".split())
+
+
+def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory) -> Optional[str]:
+    pair = inv.hi_gender.get(word)
+    if pair:
+        m, f = pair
+        if to == "f" and word == m:
+            return f
+        if to == "m" and word == f:
+            return m
+        return None
+    if next_word in HI_AUX and len(word) > 2:
+        if to == "f" and re.search(r"त[ाे]$", word):
+            return word[:-1] + "ी"
+        if to == "m" and word.endswith("ती"):
+            return word[:-1] + "ा"
+    return None
+
+
+def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: Optional[Inventory] = None,
+                  target: Optional[str] = None) -> SwapResult:
+    """Swap every mention of ``identity`` in ``sentence`` for its comparable group (or ``target``)."""
+    inv = inventory or load_inventory()
+    term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
+    if term is None:
+        raise SwapError(f"identity '{identity}' is not in the inventory")
+    side: Optional[str]
+    if target:
+        tgt = inv.lookup(target, lang) or inv.lookup(target, "en")
+        if tgt is None:
+            raise SwapError(f"target group '{target}' is not in the inventory")
+        side = None
+    else:
+        comp = inv.comparable_of(term)
+        if comp is None:
+            raise SwapError(f"no comparable group for '{identity}' (add a mapping to comparable_groups.json)")
+        tgt, side = comp
+    if not (tgt.forms.get(lang) or {}).get("sg"):
+        raise SwapError(f"comparable group '{tgt.id}' has no {lang} form in the inventory")
+    tokens = tokenize(sentence)
+    found = inv.find(tokens, lang)
+    matches = [(m, tgt) for m in found if m.term.id == term.id]
+    if not matches and not term.components:
+        # the identity inside an intersectional mention ("old" in "an old man"): swap that component
+        for m in found:
+            comps = m.term.components
+            ax = next((a for a, c in comps.items() if c == term.id), None)
+            if ax:
+                want = {**comps, ax: tgt.id}
+                inter = next((t for t in inv.terms.values() if t.components == want), None)
+                if inter is not None and (inter.forms.get(lang) or {}).get("sg"):
+                    matches.append((m, inter))
+    if not matches:
+        raise SwapError(f"identity '{identity}' not found in the sentence")
+    edits: list[tuple[int, int, str]] = []
+    changes: list[tuple[str, str]] = []
+    covered: set[int] = set()
+    for m, m_tgt in matches:
+        first, last = tokens[m.start], tokens[m.end - 1]
+        old = sentence[first.start:last.end]
+        new = _target_form(m.form, old, m_tgt, lang)
+        if lang == "en":
+            src_forms = set((m.term.forms.get("en") or {}).values()) | set(m.term.variants.get("en") or [])
+            if re.sub(r"['’]s$", "", old) in src_forms:      # written as in the inventory: keep the target's own casing
+                if m.start == 0 or tokens[m.start - 1].text in ".!?":
+                    new = new[:1].upper() + new[1:]
+            else:
+                new = match_case(first.text, new)
+        poss = re.search(r"['’]s$", last.text)
+        if poss:
+            new += poss.group()
+        edits.append((first.start, last.end, new))
+        changes.append((old, new))
+        covered.update(range(m.start, m.end))
+        if lang == "en" and m.start > 0 and norm_word(tokens[m.start - 1].text) in ("a", "an"):
+            art = tokens[m.start - 1]
+            want = match_case(art.text, article_for(new))
+            if want != art.text:
+                edits.append((art.start, art.end, want))
+                changes.append((art.text, want))
+                covered.add(m.start - 1)
+    if term.gender and tgt.gender and term.gender != tgt.gender:
+        words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
+        for k, i in enumerate(words_idx):
+            if i in covered:
+                continue
+            tok = tokens[i]
+            nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
+            fn = _hi_gender_word if lang == "hi" else _en_gender_word
+            new = fn(tok.text, tgt.gender, nxt, inv)
+            if new and new != tok.text:
+                edits.append((tok.start, tok.end, new))
+                changes.append((tok.text, new))
+    out = sentence
+    for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
+        out = out[:s] + new + out[e:]
+    return SwapResult(out, term, tgt, side, changes)
+
+
+def direction_for(side: Optional[str], polarity: Optional[str]) -> tuple[str, str]:
+    """(direction, basis) per the table in the module docstring."""
+    if side == "disadvantaged":
+        return "stereo", "identity is the disadvantaged group"
+    if side == "advantaged":
+        return "antistereo", "identity is the advantaged group"
+    if (polarity or "negative") == "negative":
+        return "stereo", "symmetric groups, negative attribute"
+    return "antistereo", "symmetric groups, positive attribute"
+
+
+def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None, llm: Any = None,
+               prompt: Any = None, llm_params: Optional[dict] = None) -> SentencePair:
+    """One sentence row (from ``curate sentences``) -> a SentencePair, or :class:`SwapError`."""
+    inv = inventory or load_inventory()
+    text = str(row.get("sentence") or "").strip()
+    identity = str(row.get("identity") or "").strip()
+    lang = str(row.get("lang") or "en")
+    if not text or not identity:
+        raise SwapError("row needs 'sentence' and 'identity'")
+    method = "rule"
+    extra_prov: dict[str, Any] = {}
+    try:
+        res = swap_sentence(text, identity, lang=lang, inventory=inv)
+        less, src, tgt, side, changes = res.text, res.source, res.target, res.side, res.changes
+    except SwapError as exc:
+        if llm is None or "not found in the sentence" not in str(exc):
+            raise
+        src = inv.lookup(identity, lang) or inv.lookup(identity, "en")
+        comp = inv.comparable_of(src) if src else None
+        if comp is None:
+            raise
+        tgt, side = comp
+        msgs = prompt.render(sentence=text, source_group=identity, target_group=tgt.label(lang))
+        r = llm.complete_json(msgs, prompt.schema, **(llm_params or {}))
+        if not r.ok or not isinstance(r.data, dict) or not str(r.data.get("sentence") or "").strip():
+            raise SwapError(f"identity not found and the LLM rewrite failed ({r.error or 'empty'})") from None
+        less = str(r.data["sentence"]).strip()
+        changes = []
+        method = "llm"
+        extra_prov = {"rewrite": {**r.provenance(), **prompt.provenance()}}
+    if less.strip() == text.strip():
+        raise SwapError("the swap left the sentence unchanged")
+    direction, basis = direction_for(side, row.get("polarity"))
+    prov = {"source": "biaskit-curate", "sentence_id": row.get("sentence_id"), "tuple_id": row.get("tuple_id"),
+            "generation": row.get("provenance") or {}, **extra_prov}
+    meta = {"attribute": row.get("attribute"), "polarity": row.get("polarity"), "swap_method": method,
+            "swaps": [list(c) for c in changes], "direction_basis": basis}
+    return SentencePair(sent_more=text, sent_less=less, direction=direction, bias_type=row.get("axis") or src.axis,
+                        lang=lang, group_more=src.label(lang), group_less=tgt.label(lang), provenance=prov, meta=meta,
+                        source_id=row.get("sentence_id"))
+
+
+def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Inventory] = None, llm: Any = None,
+                prompt: Any = None, llm_params: Optional[dict] = None,
+                check: bool = True) -> tuple[list[SentencePair], list[dict]]:
+    """Pairs for every usable sentence row, plus rejects ``{row, reason, ...}``. With ``check``,
+    each pair's checker flags go to ``meta.flags`` and flagged pairs get status ``flagged``."""
+    from .check import check_pair
+
+    inv = inventory or load_inventory()
+    pairs: list[SentencePair] = []
+    rejects: list[dict] = []
+    seen: set[str] = set()
+    for i, row in rows:
+        status = row.get("status") or "raw"
+        if status in ("rejected", "parse_error", "request_error"):
+            rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "reason": f"sentence status is {status}"})
+            continue
+        try:
+            pair = build_pair(row, inventory=inv, llm=llm, prompt=prompt, llm_params=llm_params)
+        except SwapError as exc:
+            rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "sentence": row.get("sentence"),
+                            "identity": row.get("identity"), "reason": str(exc)})
+            continue
+        if pair.pair_id in seen:
+            rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "reason": "duplicate pair"})
+            continue
+        seen.add(pair.pair_id)
+        if check:
+            flags = check_pair(pair, inventory=inv)
+            pair.meta["flags"] = [f.as_dict() for f in flags]
+            if flags:
+                pair.status = "flagged"
+        pairs.append(pair)
+    return pairs, rejects
+
+
+def read_sentence_rows(path: str | Path) -> list[tuple[int, dict]]:
+    from biaskit.io import iter_jsonl
+
+    rows = list(iter_jsonl(path, tolerate_truncated_tail=True))
+    for i, r in rows:
+        for k in ("sentence", "identity"):
+            if k not in r:
+                raise InputError(f"missing field '{k}'.", path=path, row=i,
+                                 fix="pass the output of `biaskit curate sentences` (fields sentence, identity, axis, polarity).")
+    return rows
