@@ -171,7 +171,7 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
         if lang == "en":
             src_forms = set((m.term.forms.get("en") or {}).values()) | set(m.term.variants.get("en") or [])
             if re.sub(r"['’]s$", "", old) in src_forms:      # written as in the inventory: keep the target's own casing
-                if m.start == 0 or tokens[m.start - 1].text in ".!?":
+                if old[:1].isupper() and (m.start == 0 or tokens[m.start - 1].text in ".!?"):
                     new = new[:1].upper() + new[1:]
             else:
                 new = match_case(first.text, new)
