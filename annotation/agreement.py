@@ -1,0 +1,354 @@
+"""Inter-annotator agreement: Krippendorff's alpha, Fleiss' kappa, pairwise Cohen's kappa, percent agreement.
+
+Computed from the same sparse vote counts as :mod:`.aggregate` (an *item* is a ``(task,
+question)``; ``n_i`` annotators answered it; ``n_ij`` of them chose label ``j``):
+
+- **Krippendorff's alpha** (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"): the
+  ``krippendorff`` package on the item x label value-count matrix, nominal by default (interval /
+  ordinal / ratio for numeric labels). Items with one answer are not pairable and do not count.
+- **Fleiss' kappa** (Fleiss 1971): ``P_i = (sum_j n_ij^2 - n_i) / (n_i (n_i - 1))``,
+  ``P = mean_i P_i``, ``p_j = sum_i n_ij / sum_i n_i``, ``P_e = sum_j p_j^2``,
+  ``kappa = (P - P_e) / (1 - P_e)`` over items with ``n_i >= 2``. With the same number of
+  annotators on every item this is exactly Fleiss' statistic; with varying ``n_i`` it is the usual
+  generalisation (each item's ``P_i`` uses its own ``n_i``).
+- **Mean pairwise Cohen's kappa** (Cohen 1960): for every pair of annotators sharing at least
+  ``min_overlap`` items, ``(p_o - p_e) / (1 - p_e)`` on their shared items (``p_e`` from each
+  annotator's own label distribution on those items); the unweighted mean over pairs (and the
+  overlap-weighted mean). Pairs with ``p_e = 1`` (both always gave the same single label) have no
+  defined kappa and are counted, not averaged.
+- **Percent agreement**: the mean over items of ``P_i``, the share of agreeing annotator pairs.
+- **Agreement with the majority** (per annotator): the share of their answers equal to the item's
+  unique plurality label, over items with ``n_i >= 2`` and no tie (their own vote included).
+- **Retention** at threshold ``k``: items whose plurality label has ``>= k`` votes (StereoSet kept
+  a CAT at 3 of 5, IndiBias a tuple at 2 of 3).
+
+Pooled figures (the top level of the report) treat every question's labels as distinct categories
+(``question=label``); ``per_question`` has each question alone.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from biaskit.errors import InputError, require
+
+from .aggregate import Counts, count_votes, prepare
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+def _f(x: Any) -> Optional[float]:
+    if x is None:
+        return None
+    x = float(x)
+    return None if not np.isfinite(x) else round(x, 6)
+
+
+def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
+    """(items x used-labels) count matrix and the label codes of its columns."""
+    used, col = np.unique(c.label, return_inverse=True)
+    m = np.zeros((c.n_items, len(used)), dtype=np.float64)
+    m[c.item, col] = c.count
+    return m, used
+
+
+def krippendorff_alpha(c: Counts, level: str = "nominal") -> Optional[float]:
+    if level not in LEVELS:
+        raise InputError(f"unknown level of measurement '{level}'.", fix=f"use one of {', '.join(LEVELS)}.")
+    keep = c.n >= 2
+    if keep.sum() == 0:
+        return None
+    m, used = _dense(c)
+    m = m[keep]
+    nz = m.sum(axis=0) > 0
+    m, used = m[:, nz], used[nz]
+    if m.shape[1] < 2:  # one category only: no variation, alpha undefined (0/0)
+        return None
+    kr = require("krippendorff", "annotation", "Krippendorff's alpha")
+    kw: dict[str, Any] = {}
+    if level != "nominal":
+        try:
+            vals = np.array([float(x) for x in c.labels[used]])
+        except ValueError:
+            raise InputError(f"level '{level}' needs numeric labels, got e.g. '{c.labels[used][0]}'.",
+                             fix="use --level nominal for categories.") from None
+        order = np.argsort(vals)
+        m, vals = m[:, order], vals[order]
+        kw["value_domain"] = vals
+    return _f(kr.alpha(value_counts=m, level_of_measurement=level, **kw))
+
+
+def fleiss_kappa(c: Counts) -> tuple[Optional[float], Optional[float], np.ndarray]:
+    """(kappa, percent agreement, per-item P_i with NaN where n_i < 2)."""
+    n = c.n.astype(np.float64)
+    sq = np.bincount(c.item, weights=c.count.astype(np.float64) ** 2, minlength=c.n_items)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_i = np.where(n >= 2, (sq - n) / (n * (n - 1)), np.nan)
+    ok = n >= 2
+    if not ok.any():
+        return None, None, p_i
+    p_bar = float(np.mean(p_i[ok]))
+    sel = ok[c.item]
+    tot = np.bincount(c.label[sel], weights=c.count[sel].astype(np.float64), minlength=len(c.labels))
+    p_j = tot / tot.sum()
+    p_e = float(np.sum(p_j ** 2))
+    kappa = None if np.isclose(p_e, 1.0) else (p_bar - p_e) / (1 - p_e)
+    return _f(kappa), _f(p_bar), p_i
+
+
+def pairwise_cohen(df, min_overlap: int = 2) -> dict:
+    """Cohen's kappa for every annotator pair sharing ``>= min_overlap`` items (vectorised).
+
+    ``df``: prepared judgments (task, question, worker, label). Returns the mean, the
+    overlap-weighted mean, the number of pairs used and of pairs without a defined kappa.
+    """
+    import pandas as pd
+
+    res = {"mean_pairwise_cohen_kappa": None, "weighted_pairwise_cohen_kappa": None, "n_pairs": 0,
+           "n_pairs_undefined": 0, "min_overlap": min_overlap}
+    if len(df) == 0:
+        return res
+    item = df.groupby(["task", "question"], sort=False).ngroup().to_numpy()
+    w_codes, _ = pd.factorize(df["worker"])
+    l_codes, _ = pd.factorize(df["question"].astype(str) + "\x1f" + df["label"].astype(str))
+    base = pd.DataFrame({"i": item, "w": w_codes, "l": l_codes})
+    pairs = base.merge(base, on="i", suffixes=("1", "2"))
+    pairs = pairs[pairs["w1"] < pairs["w2"]]
+    if pairs.empty:
+        return res
+    W = int(w_codes.max()) + 1
+    pairs = pairs.assign(p=pairs["w1"].to_numpy(np.int64) * W + pairs["w2"].to_numpy(np.int64))
+    g = pairs.groupby("p", sort=False)
+    n = g.size()
+    agree = (pairs["l1"] == pairs["l2"]).groupby(pairs["p"]).sum()
+    c1 = pairs.groupby(["p", "l1"]).size().rename("c1")
+    c2 = pairs.groupby(["p", "l2"]).size().rename("c2")
+    c1.index = c1.index.set_names(["p", "l"])
+    c2.index = c2.index.set_names(["p", "l"])
+    joint = pd.concat([c1, c2], axis=1, join="inner")
+    pe_num = (joint["c1"] * joint["c2"]).groupby(level="p").sum()
+    n = n[n >= min_overlap]
+    if n.empty:
+        return res
+    po = agree.reindex(n.index) / n
+    pe = pe_num.reindex(n.index).fillna(0) / (n.astype(np.float64) ** 2)
+    defined = ~np.isclose(pe, 1.0)
+    kappa = (po[defined] - pe[defined]) / (1 - pe[defined])
+    res["n_pairs"] = int(defined.sum())
+    res["n_pairs_undefined"] = int((~defined).sum())
+    if len(kappa):
+        res["mean_pairwise_cohen_kappa"] = _f(kappa.mean())
+        res["weighted_pairwise_cohen_kappa"] = _f(np.average(kappa, weights=n[defined]))
+    return res
+
+
+def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item: plurality label code (-1 on ties), its votes, tie flag."""
+    if c.n_items == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e.astype(bool)
+    starts = np.flatnonzero(np.r_[True, c.item[1:] != c.item[:-1]])
+    top = np.maximum.reduceat(c.count, starts)
+    is_top = c.count == top[c.item]
+    n_top = np.bincount(c.item[is_top], minlength=c.n_items)
+    win = np.full(c.n_items, -1, dtype=np.int64)
+    sel = is_top & (n_top[c.item] == 1)
+    win[c.item[sel]] = c.label[sel]
+    return win, top, n_top > 1
+
+
+def _namespaced(df):
+    d = df.copy()
+    d["label"] = d["question"].astype(str) + "=" + d["label"].astype(str)
+    return d
+
+
+def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
+    """All agreement statistics for one set of prepared judgments (labels namespaced by question)."""
+    d = _namespaced(df) if df["question"].nunique() > 1 else df
+    c = count_votes(d)
+    kappa, pct, p_i = fleiss_kappa(c)
+    out = {
+        "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or d is df else None,
+        "fleiss_kappa": kappa,
+        "percent_agreement": pct,
+        "n_items": int(c.n_items),
+        "n_items_multi": int((c.n >= 2).sum()),
+        "n_judgments": int(len(df)),
+        "n_annotators": int(df["worker"].nunique()) if len(df) else 0,
+    }
+    if len(df) and level != "nominal" and d is not df:
+        out["krippendorff_alpha_note"] = "non-nominal alpha is computed per question only"
+    out.update(pairwise_cohen(df, min_overlap))
+    win, top, tie = _majority_label(c)
+    out["mean_majority_share"] = _f(np.mean(top / c.n)) if c.n_items else None
+    if c.n_items:
+        out["annotators_per_item"] = {"min": int(c.n.min()), "max": int(c.n.max()), "mean": _f(c.n.mean())}
+    return out
+
+
+def retention(c: Counts) -> list[dict]:
+    if c.n_items == 0:
+        return []
+    _, top, _ = _majority_label(c)
+    vals, cnts = np.unique(c.n, return_counts=True)
+    modal = int(vals[np.argmax(cnts)])
+    out = []
+    for k in range(1, int(c.n.max()) + 1):
+        kept = int((top >= k).sum())
+        out.append({"k": k, "of": modal, "threshold": f">={k} of {modal}" if len(vals) == 1 else f">={k} votes",
+                    "retained": kept, "rate": _f(kept / c.n_items)})
+    return out
+
+
+def per_annotator(df, c: Counts) -> list[dict]:
+    import pandas as pd
+
+    win, top, tie = _majority_label(c)
+    item = c.row_item
+    lab_codes = pd.Index(c.labels).get_indexer(df["label"])
+    usable = (c.n[item] >= 2) & ~tie[item]
+    agree = (lab_codes == win[item]) & usable
+    t = pd.DataFrame({"worker": df["worker"].to_numpy(), "usable": usable, "agree": agree})
+    g = t.groupby("worker", sort=True)
+    res = pd.DataFrame({"n_items": g.size(), "n_compared": g["usable"].sum(), "n_agree": g["agree"].sum()})
+    rows = []
+    for w, r in res.iterrows():
+        rows.append({"worker": w, "n_items": int(r["n_items"]), "n_compared": int(r["n_compared"]),
+                     "agreement_with_majority": _f(r["n_agree"] / r["n_compared"]) if r["n_compared"] else None})
+    return rows
+
+
+def item_table(df, c: Counts):
+    import pandas as pd
+
+    win, top, tie = _majority_label(c)
+    _, _, p_i = fleiss_kappa(c)
+    out = c.items.copy()
+    out["n_annotators"] = c.n
+    out["majority_label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["majority_votes"] = top
+    out["majority_share"] = np.round(top / np.maximum(c.n, 1), 6)
+    out["tie"] = tie
+    out["pairwise_agreement"] = np.round(p_i, 6)
+    return out
+
+
+def _bias_type_map(data_path: Optional[str | Path]) -> dict[str, str]:
+    """task id -> bias type from a data file: biaskit/CrowS/IndiBias pairs, or any table with an id column."""
+    if not data_path:
+        return {}
+    from biaskit.io import read_table
+
+    p = Path(data_path)
+    try:
+        from biaskit.readers import read_pairs
+
+        res = read_pairs(p, skip_invalid=True)
+        if res.pairs:
+            return {x.pair_id: x.bias_type for x in res.pairs}
+    except InputError:
+        pass
+    df = read_table(p)
+    for id_col in ("task", "pair_id", "tuple_id", "cat_id", "biaskit_id", "id"):
+        if id_col in df.columns:
+            bt = "bias_type" if "bias_type" in df.columns else "axis" if "axis" in df.columns else None
+            if bt:
+                return {str(a): str(b) for a, b in zip(df[id_col], df[bt])}
+    raise InputError("cannot find an id column and a bias_type column.", path=p,
+                     fix="give pairs (biaskit/CrowS/IndiBias) or a table with task|pair_id|id and bias_type columns.")
+
+
+def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplicates: str = "error",
+              data_path: Optional[str | Path] = None, source: Optional[str] = None):
+    """The full report (dict) and the per-item table (DataFrame)."""
+    prep = prepare(judgments, duplicates=duplicates, source=source)
+    df = prep.df
+    if len(df) == 0:
+        raise InputError("no judgments with a label: agreement is undefined.", path=source,
+                         fix="pull or collect annotations first (text answers are not counted).")
+    report: dict[str, Any] = metrics(df, level=level, min_overlap=min_overlap)
+    report["level_of_measurement"] = level
+    report["n_missing_labels"] = prep.n_missing
+    report["n_text_skipped"] = prep.n_text
+    report["questions"] = sorted(df["question"].unique().tolist())
+    report["per_question"] = {q: metrics(sub, level=level, min_overlap=min_overlap)
+                              for q, sub in df.groupby("question", sort=True)}
+    for q, sub in df.groupby("question", sort=True):
+        report["per_question"][q]["retention"] = retention(count_votes(sub))
+    bt_map = _bias_type_map(data_path)
+    if bt_map:
+        bt = df["task"].map(bt_map)
+    elif "bias_type" in df.columns:
+        bt = df["bias_type"]
+    else:
+        bt = None
+    if bt is not None:
+        bt = bt.astype("object").where(bt.notna(), "(unknown)").astype(str)
+        report["per_bias_type"] = {b: metrics(sub, level=level, min_overlap=min_overlap)
+                                   for b, sub in df.groupby(bt.to_numpy(), sort=True)}
+    else:
+        report["per_bias_type"] = {}
+    c = count_votes(df)
+    report["per_annotator"] = per_annotator(df, c)
+    report["retention"] = retention(c)
+    return report, item_table(df, c)
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float):
+        return f"{x:.3f}"
+    return str(x)
+
+
+def to_markdown(rep: dict) -> str:
+    lines = ["# Inter-annotator agreement", "",
+             f"{rep['n_judgments']} judgments, {rep['n_items']} items (task x question; {rep['n_items_multi']} with "
+             f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.", "",
+             "| statistic | value |", "|---|---|",
+             f"| Krippendorff's alpha ({rep['level_of_measurement']}) | {_fmt(rep['krippendorff_alpha'])} |",
+             f"| Fleiss' kappa | {_fmt(rep['fleiss_kappa'])} |",
+             f"| mean pairwise Cohen's kappa ({rep['n_pairs']} pairs) | {_fmt(rep['mean_pairwise_cohen_kappa'])} |",
+             f"| percent agreement (pairwise) | {_fmt(rep['percent_agreement'])} |",
+             f"| mean majority share | {_fmt(rep['mean_majority_share'])} |", ""]
+
+    def table(title: str, groups: dict) -> None:
+        if not groups:
+            return
+        lines.extend([f"## {title}", "", "| | items | alpha | Fleiss | Cohen (mean) | % agree |", "|---|---|---|---|---|---|"])
+        for k, m in groups.items():
+            lines.append(f"| {k} | {m['n_items']} | {_fmt(m['krippendorff_alpha'])} | {_fmt(m['fleiss_kappa'])} | "
+                         f"{_fmt(m['mean_pairwise_cohen_kappa'])} | {_fmt(m['percent_agreement'])} |")
+        lines.append("")
+
+    table("Per question", rep["per_question"])
+    table("Per bias type", rep["per_bias_type"])
+    lines.extend(["## Retention (items whose majority label has at least k votes)", "",
+                  "| threshold | retained | rate |", "|---|---|---|"])
+    for r in rep["retention"]:
+        lines.append(f"| {r['threshold']} | {r['retained']} | {_fmt(r['rate'])} |")
+    lines.extend(["", "## Per annotator", "", "| annotator | items | compared | agreement with majority |",
+                  "|---|---|---|---|"])
+    for a in rep["per_annotator"]:
+        lines.append(f"| {a['worker']} | {a['n_items']} | {a['n_compared']} | {_fmt(a['agreement_with_majority'])} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def agreement_report(judgments_path: str | Path, out_dir: str | Path, **kw) -> dict:
+    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md`` and ``DIR/agreement_items.csv``."""
+    from biaskit.io import atomic_write_text, read_table, write_json, write_table
+
+    df = read_table(judgments_path)
+    rep, items = agreement(df, source=str(judgments_path), **kw)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rep["per_item_file"] = "agreement_items.csv"
+    write_table(out / "agreement_items.csv", items)
+    write_json(out / "agreement.json", rep)
+    atomic_write_text(out / "agreement.md", to_markdown(rep))
+    return rep
