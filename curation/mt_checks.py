@@ -291,13 +291,13 @@ def pair_flags_builtin(src_more: str, src_less: str, more: str, less: str, targe
         if changed & _GENDER_WORDS:
             sugg = ("the English differs only in gender, which the translation lost (he/she -> वह); make it "
                     "explicit, e.g. एक पुरुष / एक महिला, or a gendered verb form (था / थी).")
-        out.append(flag("identical_translation", "the two translated sentences are identical although the "
+        out.append(flag("translation_collapsed", "the two translated sentences are identical although the "
                                                  "English ones differ.", suggestion=sugg))
         return out
     hi_spans = diff_spans(tokens(more), tokens(less))
     if len(en_spans) == 1 and len(hi_spans) > 1:
         shown = "; ".join(f"{' '.join(a) or '∅'} / {' '.join(b) or '∅'}" for a, b in hi_spans[:4])
-        out.append(flag("not_minimal_translation", f"the English pair differs in one place but the translation in "
+        out.append(flag("translation_not_minimal", f"the English pair differs in one place but the translation in "
                                                    f"{len(hi_spans)}: {shown}.",
                         suggestion="keep the shared words identical; change only the group term (and the words "
                                    "that must agree with it)."))

@@ -12,9 +12,10 @@ client, no token) by default. This engine
 - turns on googletrans' ``raise_exception``: by default googletrans silently returns the *input
   text* as its "translation" on any non-200 answer, which would put English into the Hindi data.
 
-``service_url`` (``host[:port]``) and ``verify`` (a CA bundle path) redirect the same client to
-another host speaking Google's protocol — used by the tests to run the real request/response
-code against a local HTTPS stand-in; ordinary users never set them.
+``service_url`` (``host[:port]``; env ``BIASKIT_GOOGLETRANS_HOST``) and ``verify`` (a CA bundle
+path; env ``BIASKIT_GOOGLETRANS_CA``) redirect the same client to another host speaking Google's
+protocol (a mirror behind a corporate proxy, or the tests' local HTTPS stand-in that runs the real
+request/response code without the network); ordinary users never set them.
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class GoogleTransEngine(MTEngine):
 
         require("googletrans", "curation", "the googletrans translation engine")
         self.service_url = service_url or os.environ.get("BIASKIT_GOOGLETRANS_HOST") or DEFAULT_HOST
+        if verify is True and os.environ.get("BIASKIT_GOOGLETRANS_CA"):
+            verify = os.environ["BIASKIT_GOOGLETRANS_CA"]
         self.verify = verify
         self.timeout = float(timeout)
         self.retries = int(retries)

@@ -96,7 +96,11 @@ def check_candidate(source_pair: SentencePair, more: str, less: str, target_lang
                     pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
     """All flags for one translated pair: the minimal-pair checker's plus the MT checks."""
     flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
-    flags += mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
+    mt = mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
+    if any(f["code"] in ("untranslated_latin", "wrong_script") for f in mt):
+        # the same problem, said more precisely (which words, which script) by the MT checks
+        flags = [f for f in flags if f.get("code") != "mixed_scripts"]
+    flags += mt
     seen, out = set(), []
     for f in flags:
         key = (f.get("code"), f.get("sentence"), f.get("reason"))

@@ -1,4 +1,100 @@
-"""Commands registered on the stage app (see cli.py)."""
+"""`biaskit curate translate`, `translation-apply` and `translation-report` (thin wrappers).
+
+The functions live in :mod:`biaskit.curation.translate` and :mod:`biaskit.curation.review`.
+"""
 from __future__ import annotations
 
-from .cli import app  # noqa: F401
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .cli import app
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+@app.command("translate")
+def translate_cmd(
+    pairs: Path = typer.Option(..., "--pairs", help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV"),
+    target: str = typer.Option(..., "--target", help="target language (ISO 639-1), e.g. hi"),
+    engines: str = typer.Option(..., "--engines",
+                                help="comma-separated engines: googletrans, hf:PATH_OR_NAME, llm:MODEL"),
+    out: Path = typer.Option(..., "--out", help="candidates JSONL (appended as pairs finish; resumable)"),
+    source_lang: str = typer.Option("en", "--source-lang", help="language of the pairs to translate"),
+    format: str = typer.Option("auto", "--format", help="auto | crows | indibias | biaskit"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for llm:MODEL "
+                                                                    "(default $OPENAI_BASE_URL)"),
+    device: Optional[str] = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"),
+    batch_size: int = typer.Option(16, "--batch-size", help="hf engine: sentences per forward pass"),
+    num_beams: int = typer.Option(1, "--num-beams", help="hf engine: beam size (1 = greedy)"),
+    concurrency: int = typer.Option(4, "--concurrency", help="googletrans / llm: requests in flight"),
+    batch_pairs: int = typer.Option(16, "--batch-pairs", help="pairs per unit of work (written to --out when done)"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="translate only the first N pairs"),
+    align: bool = typer.Option(True, "--align/--no-align",
+                               help="span substitution when an engine's S1/S2 are not minimal (see docs)"),
+    restart: bool = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)"),
+    prompts_dir: Optional[Path] = typer.Option(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
+) -> None:
+    """Translate both sentences of every pair with every engine; check each candidate."""
+    from .translate import translate_file
+
+    opts = {"base_url": base_url, "device": device, "batch_size": batch_size, "num_beams": num_beams,
+            "concurrency": concurrency, "prompts_dir": str(prompts_dir) if prompts_dir else None}
+    res = translate_file(pairs, target, engines, out, source_lang=source_lang, format=format, limit=limit,
+                         engine_options=opts, batch_pairs=batch_pairs, align=align, resume=not restart,
+                         progress=True)
+    s = res.summary()
+    con = _console()
+    con.print(f"{s['pairs']} pairs -> {s['candidates']} candidates in {out} "
+              f"({s['resumed']} resumed from an earlier run, {s['seconds']} s)")
+    from rich.table import Table
+
+    t = Table("engine", "sent to engine", "from cache")
+    for e, st in s["engines"].items():
+        t.add_row(e, str(st["requested"]), str(st["cache_hits"]))
+    con.print(t)
+    if s["flags"]:
+        ft = Table("flag", "candidates")
+        for code, n in s["flags"].items():
+            ft.add_row(code, str(n))
+        con.print(ft)
+
+
+@app.command("translation-apply")
+def apply_cmd(
+    candidates: Path = typer.Option(..., "--candidates", help="the candidates file that was pushed for review"),
+    judgments: Path = typer.Option(..., "--judgments", help="judgments from `biaskit annotate pull` (CSV/JSONL)"),
+    out: Path = typer.Option(..., "--out", help="released target-language pairs (JSONL)"),
+    report: Optional[Path] = typer.Option(None, "--report", help="folder for report.json and report.md"),
+    min_votes: int = typer.Option(1, "--min-votes", help="reviewers who must back the winning choice"),
+) -> None:
+    """Apply the blind review: final pairs, pairs returned to review, rejected pairs, report.
+
+    (`biaskit annotate apply --kind translation` runs the same function.)
+    """
+    from .review import apply_translation_review
+
+    res = apply_translation_review(candidates, judgments, out, min_votes=min_votes, report_dir=report)
+    s = res.summary()
+    _console().print(f"released {s['accepted']} pairs -> {out}; returned to review {s['needs_review']} -> "
+                     f"{s['needs_review_file']}; rejected {s['rejected']}; not reviewed yet {s['not_reviewed']}"
+                     + (f"; report in {report}" if report else ""))
+
+
+@app.command("translation-report")
+def report_cmd(
+    candidates: Path = typer.Option(..., "--candidates", help="the candidates file"),
+    reviewed: Path = typer.Option(..., "--reviewed", help="the released pairs written by translation-apply"),
+    out: Path = typer.Option(..., "--out", help="folder for report.json and report.md"),
+) -> None:
+    """Engine win rates, edit rate, character edit distance, checker flags before/after review."""
+    from .review import translation_report
+
+    rep = translation_report(candidates, reviewed, out_dir=out)
+    _console().print(f"{rep['pairs']['released']} released pairs; edit rate {rep['edit_rate']}; "
+                     f"report: {out / 'report.md'}")
