@@ -1,6 +1,80 @@
-"""`biaskit data` commands (filled in by the data-registry module)."""
+"""`biaskit data list | download | verify` (thin wrappers around :mod:`biaskit.datasets`)."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@app.command("list")
+def list_command(
+    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+) -> None:
+    """List the public datasets biaskit can download (URL, licence, checksum)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .datasets import list_datasets
+
+    console = Console()
+    table = Table(title="Datasets (biaskit data download NAME --out DIR)")
+    table.add_column("name", no_wrap=True)
+    for col in ("title", "rows", "licence", "sha256"):
+        table.add_column(col, overflow="fold")
+    datasets = list_datasets(registry)
+    for d in datasets:
+        table.add_row(d.name, d.title, str(d.rows or ""), d.licence,
+                      d.sha256[:12] + "…" if d.sha256 else "not recorded")
+    console.print(table)
+    for d in datasets:
+        console.print(f"{d.name}: {d.url}", highlight=False, soft_wrap=True)
+
+
+@app.command("download")
+def download_command(
+    name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
+    out: Path = typer.Option(..., "--out", help="Folder to write the file into."),
+    url: Optional[str] = typer.Option(None, "--url", help="Download from this mirror instead of the registry URL."),
+    force: bool = typer.Option(False, "--force", help="Download again even if the file is already there."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Network timeout in seconds."),
+    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+) -> None:
+    """Download a dataset release, verify its checksum (when recorded) and move it into place atomically."""
+    from rich.console import Console
+
+    from .datasets import download, get_dataset
+
+    console = Console()
+    res = download(name, out, url=url, force=force, timeout=timeout, registry=registry,
+                   progress=console.is_terminal)
+    info = get_dataset(name, registry)
+    if res.skipped:
+        console.print(f"{res.path} already present ({res.bytes} bytes); use --force to download again.",
+                      highlight=False, soft_wrap=True)
+    else:
+        console.print(f"downloaded {res.url} -> {res.path} ({res.bytes} bytes)", highlight=False, soft_wrap=True)
+    check = "verified against the recorded checksum" if res.verified else "no checksum recorded"
+    console.print(f"sha256 {res.sha256} ({check})", highlight=False, soft_wrap=True)
+    console.print(f"licence: {info.licence}\ncite: {info.citation}", highlight=False, soft_wrap=True)
+
+
+@app.command("verify")
+def verify_command(
+    name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
+    file: Path = typer.Argument(..., help="The file to check."),
+    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+) -> None:
+    """Check a file against the sha256 recorded for a dataset (exit 2 on mismatch)."""
+    from rich.console import Console
+
+    from .datasets import verify
+    from .errors import BiaskitError
+
+    res = verify(name, file, registry)
+    if res.status == "mismatch":
+        raise BiaskitError(res.message + " Fix: download it again with `biaskit data download "
+                           f"{name} --out DIR --force`")
+    Console().print(res.message, highlight=False, soft_wrap=True)
