@@ -67,16 +67,16 @@ TEMPLATES: dict[str, dict[str, list[str]]] = {
                  "The {x} is here.", "The {x} is there.", "{A} {x} is a thing.", "It is {a} {x}."],
         # adjectives describing people
         "adjective": ["This is {x}.", "That is {x}.", "It is {x}.", "They are {x}.", "Someone is {x}."],
-        # anything else (mass nouns, mixed lists): sent-bias's mass-noun templates ("This is freedom.")
-        "term": ["This is {x}.", "That is {x}.", "There is {x}.", "It is {x}."],
+        # anything else (mass nouns, adjectives, mixed lists): frames that fit both ("This is freedom.")
+        "term": ["This is {x}.", "That is {x}.", "It is {x}."],
     },
     "hi": {
         "name": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।",
                  "इस व्यक्ति का नाम {x} है।"],
         "person": ["यह एक {x} है।", "वह एक {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।"],
-        "noun": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "यह एक {x} है।"],
+        "noun": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।"],
         "adjective": ["यह {x} है।", "वह {x} है।", "वे {x} हैं।", "कोई {x} है।"],
-        "term": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।"],
+        "term": ["यह {x} है।", "वह {x} है।", "यह सचमुच {x} है।"],
     },
 }
 TEMPLATE_KINDS = ("name", "person", "noun", "adjective", "term")
@@ -176,7 +176,7 @@ def read_seat_test(path: str | Path, lang: Optional[str] = None) -> SeatTest:
 
 def _apply_index(test: SeatTest, path: Path) -> None:
     """Template kinds and language from an ``index.json`` next to the test (biaskit's shipped tests)."""
-    for idx_path in (path.parent / "index.json", path.parent.parent / "index.json"):
+    for idx_path in [p / "index.json" for p in list(path.resolve().parents)[:3]]:
         if idx_path.exists():
             try:
                 index = json.loads(idx_path.read_text(encoding="utf-8"))
@@ -200,6 +200,36 @@ def builtin_tests() -> dict[str, Path]:
         return {}
     index = json.loads(idx.read_text(encoding="utf-8"))
     return {rel[:-len(".jsonl")]: DATA_DIR / rel for rel in (index.get("tests") or {})}
+
+
+def indibias_tests(lexicon: dict) -> dict[str, tuple[dict, dict]]:
+    """The shipped IndiBias intersectional tests from ``data/seat/indibias/lexicon.json``:
+    ``{relative path: (sent-bias test document, index entry)}`` for English and Hindi."""
+    out = {}
+    sets = lexicon["sets"]
+    for t in lexicon["tests"]:
+        for lg in ("en", "hi"):
+            doc = {k: {"category": t[k], "examples": list(sets[t[k]][lg])} for k in SETS}
+            entry = {"lang": lg, "axis": t["axis"], "family": "indibias-intersectional",
+                     "templates": {k: sets[t[k]]["template"] for k in SETS},
+                     "source": "biaskit data/seat/indibias/lexicon.json (see CARD.md)"}
+            out[f"indibias/{lg}/{t['id']}.jsonl"] = (doc, entry)
+    return out
+
+
+def write_indibias_tests(data_dir: str | Path = DATA_DIR) -> list[Path]:
+    """(Re)generate the shipped test files and ``index.json`` from the lexicon (maintainers only)."""
+    from biaskit.io import atomic_write_text
+
+    data_dir = Path(data_dir)
+    lexicon = json.loads((data_dir / "indibias" / "lexicon.json").read_text(encoding="utf-8"))
+    built = indibias_tests(lexicon)
+    paths = []
+    for rel, (doc, _) in built.items():
+        paths.append(atomic_write_text(data_dir / rel, json.dumps(doc, ensure_ascii=False, indent=2) + "\n"))
+    index = {"version": 1, "tests": {rel: entry for rel, (_, entry) in built.items()}}
+    atomic_write_text(data_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1) + "\n")
+    return paths
 
 
 def resolve_tests(specs: Sequence[str]) -> list[Path]:
