@@ -71,8 +71,11 @@ class GoogleTransEngine(MTEngine):
             # keep the "gtx" client type (no token round trip) and only change the host
             t.service_urls = [self.service_url]
         if self.verify is not True:
+            import ssl
+
+            verify = ssl.create_default_context(cafile=self.verify) if isinstance(self.verify, str) else self.verify
             old = t.client
-            t.client = httpx.AsyncClient(http2=False, verify=self.verify, timeout=httpx.Timeout(self.timeout),
+            t.client = httpx.AsyncClient(http2=False, verify=verify, timeout=httpx.Timeout(self.timeout),
                                          headers={"User-Agent": DEFAULT_USER_AGENT})
             t.token_acquirer.client = t.client
             t._old_client = old

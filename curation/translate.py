@@ -205,12 +205,22 @@ def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
     return None
 
 
-def _needs_alignment(en_more: str, en_less: str, hi_more: str, hi_less: str) -> bool:
+def _n_changes(a: str, b: str, lang: str) -> int:
+    """Changed spans between two sentences; with the curation checker, gender agreement
+    (गई / गया next to the name) counts as part of the group change, as in its multi_span flag."""
+    try:
+        from .check import word_diff
+    except ImportError:
+        return len(diff_spans(tokens(a), tokens(b)))
+    return word_diff(a, b, lang).n_changes
+
+
+def _needs_alignment(en_more: str, en_less: str, hi_more: str, hi_less: str, src: str, tgt: str) -> bool:
     if not hi_more.strip() or not hi_less.strip():
         return False
-    en = diff_spans(tokens(en_more), tokens(en_less))
-    hi = diff_spans(tokens(hi_more), tokens(hi_less))
-    return len(en) == 1 and (len(hi) > 1 or normalize_text(hi_more) == normalize_text(hi_less))
+    if normalize_text(en_more) == normalize_text(en_less) or _n_changes(en_more, en_less, src) != 1:
+        return False
+    return normalize_text(hi_more) == normalize_text(hi_less) or _n_changes(hi_more, hi_less, tgt) > 1
 
 
 def _engine_label(e: MTEngine) -> str:
@@ -242,7 +252,7 @@ def _candidates_for_batch(batch: list[SentencePair], engine: CachedEngine, targe
         pairs_out = [(outs[2 * i], outs[2 * i + 1]) for i in range(len(batch))]
         # second pass: the differing English spans of pairs whose translation is not minimal
         need = [i for i, (p, (m, l)) in enumerate(zip(batch, pairs_out))
-                if align and _needs_alignment(p.sent_more, p.sent_less, m, l)]
+                if align and _needs_alignment(p.sent_more, p.sent_less, m, l, engine.src, target)]
         span_tr: dict[str, str] = {}
         if need:
             spans = []
