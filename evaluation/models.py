@@ -34,6 +34,10 @@ from biaskit.errors import BiaskitError, require
 from biaskit.registry import Registry
 
 KINDS = ("mlm", "clm")
+
+
+class AmbiguousKindError(BiaskitError):
+    """The config does not say whether the model is a masked or a causal LM."""
 _COMPLETE_MARKER = ".biaskit-complete.json"
 
 
@@ -238,7 +242,7 @@ def _detect_kind(config: Any) -> str:
         return "mlm"  # encoders such as BERT also register a causal head; default to their MLM head
     if in_clm:
         return "clm"
-    raise BiaskitError(f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
+    raise AmbiguousKindError(f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
                        "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 from biaskit.errors import BiaskitError
 from biaskit.registry import Registry
 
-from .models import LoadedLM, load_lm
+from .models import AmbiguousKindError, LoadedLM, load_lm
 from .score_cache import open_cache
 
 SCORERS: Registry = Registry("scorer")
@@ -348,7 +348,15 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
     if lm is None:
         if model is None:
             raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
-        lm = model if isinstance(model, LoadedLM) else load_lm(model, kind=cls.kind, device=device, dtype=dtype)
+        if isinstance(model, LoadedLM):
+            lm = model
+        else:
+            # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly
+            # instead of silently loading a random causal head; fall back to the scorer's kind
+            try:
+                lm = load_lm(model, kind="auto", device=device, dtype=dtype)
+            except AmbiguousKindError:
+                lm = load_lm(model, kind=cls.kind, device=device, dtype=dtype)
     return cls(lm, unit=unit, method=method, batch_size=batch_size, cache=cache, progress=progress, **kwargs)
 
 
