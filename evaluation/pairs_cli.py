@@ -92,8 +92,11 @@ def pairs_command(
         console.print(f"[yellow]skipped {len(res['skipped'])} invalid row(s)[/]; first: {res['skipped'][0]}",
                       highlight=False)
     table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
-    for col in ("model", "lang", "pairs", "metric", "stereo", "antistereo", "ties", "subsample mean ± std"):
-        table.add_column(col, justify="left" if col in ("model", "lang") else "right")
+    table.add_column("model", overflow="fold")
+    table.add_column("lang")
+    for col in ("pairs", "metric", "stereo", "antistereo", "ties"):
+        table.add_column(col, justify="right")
+    table.add_column("subsample\nmean ± std", justify="right", no_wrap=True)
     for s in res["summaries"]:
         items = list(s["by_lang"].items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
         for lg, v in items:
