@@ -38,6 +38,7 @@ the raw count for their label and ``status`` follows the same vote rule.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -182,6 +183,7 @@ class Counts:
     label: np.ndarray   # per entry: label code
     count: np.ndarray   # per entry: votes
     n: np.ndarray       # per item: number of annotators
+    row_item: Optional[np.ndarray] = None  # per input row: its item code
 
     @property
     def n_items(self) -> int:
@@ -194,7 +196,7 @@ def count_votes(df) -> Counts:
 
     if len(df) == 0:
         e = np.zeros(0, dtype=np.int64)
-        return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e)
+        return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e, e)
     t_codes, t_uni = pd.factorize(df["task"], sort=False)
     q_codes, q_uni = pd.factorize(df["question"], sort=False)
     pair = t_codes.astype(np.int64) * len(q_uni) + q_codes
@@ -207,7 +209,8 @@ def count_votes(df) -> Counts:
     uk, cnt = np.unique(key, return_counts=True)
     item = uk // L
     n = np.bincount(item_codes, minlength=len(items))
-    return Counts(items=items, labels=np.asarray(l_uni, dtype=object), item=item, label=uk % L, count=cnt, n=n)
+    return Counts(items=items, labels=np.asarray(l_uni, dtype=object), item=item, label=uk % L, count=cnt, n=n,
+                  row_item=item_codes)
 
 
 def _tie_pick(seed: int, task: str, question: str, options: list[str]) -> str:
@@ -296,7 +299,9 @@ def _crowdkit(c: Counts, *, df, method: str, ties: str, seed: int, min_agree: Op
     for q, sub in df.groupby("question", sort=False):
         model = getattr(ck, cls_name)(**kwargs)
         data = sub[["task", "worker", "label"]].reset_index(drop=True)
-        pred = model.fit_predict(data)
+        with warnings.catch_warnings():  # crowd-kit's own pandas deprecation noise
+            warnings.simplefilter("ignore")
+            pred = model.fit_predict(data)
         probas = getattr(model, "probas_", None)
         res = pd.DataFrame({"task": pred.index.astype(str), "question": q, "label": pred.astype(str).to_numpy()})
         res["confidence"] = np.nan
@@ -365,11 +370,25 @@ def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] =
     return table, report
 
 
+def read_judgments(path):
+    """Judgments from CSV/JSONL; an empty file is an empty table (not an error)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from biaskit.io import read_table
+
+    p = Path(path)
+    if p.exists() and p.is_file() and not p.read_bytes().strip():
+        return pd.DataFrame()
+    return read_table(p)
+
+
 def aggregate_file(judgments_path, out_path, **kw) -> AggregateReport:
     """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension)."""
-    from biaskit.io import read_table, write_table
+    from biaskit.io import write_table
 
-    df = read_table(judgments_path)
+    df = read_judgments(judgments_path)
     table, report = aggregate(df, source=str(judgments_path), **kw)
     write_table(out_path, table)
     return report

@@ -341,9 +341,11 @@ def to_markdown(rep: dict) -> str:
 
 def agreement_report(judgments_path: str | Path, out_dir: str | Path, **kw) -> dict:
     """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md`` and ``DIR/agreement_items.csv``."""
-    from biaskit.io import atomic_write_text, read_table, write_json, write_table
+    from biaskit.io import atomic_write_text, write_json, write_table
 
-    df = read_table(judgments_path)
+    from .aggregate import read_judgments
+
+    df = read_judgments(judgments_path)
     rep, items = agreement(df, source=str(judgments_path), **kw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
