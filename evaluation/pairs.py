@@ -154,6 +154,10 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     models = list(models)
     if not models:
         raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
+    if runs < 1:
+        raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
+    if not 0 < fraction <= 1:
+        raise BiaskitError(f"--fraction must be in (0, 1], got {fraction}. Fix: pass --fraction 0.8 (IndiBias)")
     data = Path(data)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
