@@ -130,16 +130,18 @@ def push_command(
                                                help="Pre-annotations: task, question, label [, model, score]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
     chunk_size: int = typer.Option(500, "--chunk-size", help="Tasks per import request."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="pair: skip rows that are not valid pairs."),
     url: Optional[str] = URL_OPT,
 ) -> None:
     from .labelstudio import push
 
     rep = push(data, kind.value, project, url=url, overlap=overlap, seed=seed, chunk_size=chunk_size,
-               predictions=predictions)
+               predictions=predictions, skip_invalid=skip_invalid)
     _echo(f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
           f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
           f"{data}" + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
           + (f", {rep.duplicate_ids} duplicate id(s) skipped" if rep.duplicate_ids else "")
+          + (f", {rep.skipped_invalid} invalid row(s) skipped" if rep.skipped_invalid else "")
           + ("; labeling config updated" if rep.config_updated else ""))
 
 

@@ -101,6 +101,9 @@ class TaskKind:
     def load(self, path: str | Path) -> list[Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    #: rows skipped by the last ``load(..., skip_invalid=True)`` (pairs only)
+    skipped: list = []
+
     def record_id(self, rec: Any) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -304,10 +307,12 @@ class PairKind(TaskKind):
         Question("concern", "concerns", MULTI, tuple(v[0] for v in PAIR_CONCERNS.values())),
     )
 
-    def load(self, path):
+    def load(self, path, skip_invalid: bool = False):
         from biaskit.readers import read_pairs
 
-        return read_pairs(path).pairs
+        res = read_pairs(path, skip_invalid=skip_invalid)
+        self.skipped = list(res.skipped)
+        return res.pairs
 
     def record_id(self, rec):
         return rec.pair_id

@@ -110,6 +110,7 @@ class PushReport:
     n_predictions: int = 0
     config_updated: bool = False
     duplicate_ids: int = 0
+    skipped_invalid: int = 0
     url: str = ""
 
     def to_json(self) -> dict:
@@ -156,11 +157,11 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
 
 def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
          overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 500,
-         predictions: Optional[str | Path] = None, description: str = "",
+         predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
          progress: Optional[Callable[[int, int], None]] = None) -> PushReport:
     """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet."""
     k = get_kind(kind)
-    records = k.load(data_path)
+    records = k.load(data_path, skip_invalid=True) if skip_invalid and kind == "pair" else k.load(data_path)
     if overlap is not None and overlap < 1:
         raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
     client = connect(url, token)
@@ -215,7 +216,7 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
             progress(min(start + chunk_size, len(todo)), len(todo))
     return PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
                       n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
-                      config_updated=config_updated, duplicate_ids=dups, url=f"{u}/projects/{proj.id}")
+                      config_updated=config_updated, duplicate_ids=dups, skipped_invalid=len(k.skipped), url=f"{u}/projects/{proj.id}")
 
 
 def _norm_xml(x: Optional[str]) -> str:
