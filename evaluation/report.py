@@ -78,8 +78,8 @@ def _strongest(out, lang: str, k: int = 5) -> str:
         return ""
     top = sub.sort_values("ds", ascending=False).head(k)
     bottom = sub.sort_values("ds", ascending=True).head(k)
-    rows_top = [[r.bias_type, r.direction, round(r.ds, 3), r.sent_more, r.sent_less] for r in top.itertuples()]
-    rows_bot = [[r.bias_type, r.direction, round(r.ds, 3), r.sent_more, r.sent_less] for r in bottom.itertuples()]
+    rows_top = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in top.itertuples()]
+    rows_bot = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in bottom.itertuples()]
     head = ["bias type", "direction", "DS", "sent_more", "sent_less"]
     return (f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
             f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n")
