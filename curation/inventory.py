@@ -128,9 +128,11 @@ class Inventory:
                     for lang in ("en", "hi"):
                         if n.get(lang):
                             self.first_names.setdefault(norm_word(n[lang]), {"origin": "india", "religion": religion, "gender": g})
+        self.us_names: dict[str, str] = {}     # US first name (as written) -> gender
         for g, lst in (self.names.get("us") or {}).items():
             for n in lst:
                 self.first_names.setdefault(norm_word(n), {"origin": "us", "gender": g})
+                self.us_names.setdefault(n, g)
 
     def _add(self, lang: str, surface: str, term_id: str, form: str) -> None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(surface) if not t.is_punct)

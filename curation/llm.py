@@ -479,6 +479,10 @@ class LLM:
         return {"kind": kind, "model": self.model, "endpoint": self.endpoint, "messages": list(messages),
                 "params": params, "schema": schema}
 
+    def job_hash(self, messages: Messages, schema: Optional[dict] = None, **params: Any) -> str:
+        """The request hash :meth:`complete_json` will use for this call (its first attempt)."""
+        return request_hash(self.request_key(list(messages), _clean_params(params), schema, "json"))
+
     def _cached_call(self, messages: Messages, params: dict[str, Any], schema: Optional[dict], kind: str,
                      refresh: bool) -> tuple[dict[str, Any], bool, str]:
         key = self.request_key(messages, params, schema, kind)
@@ -690,7 +694,7 @@ class DummyLLM(LLM):
 
     def __init__(self, model: str = "dummy", *, responses: Optional[Sequence[str] | Callable[..., str]] = None,
                  base_url: Optional[str] = None, **kw: Any):
-        kw.setdefault("prices", {})
+        kw.setdefault("prices", {model: (0.0, 0.0)})
         super().__init__(model, base_url=base_url or "dummy://local", **kw)
         self._responses = responses
         self._i = 0

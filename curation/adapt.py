@@ -1,0 +1,234 @@
+"""Adapt CrowS-Pairs to the Indian context (IndiBias sec. 3.3's recipe, rule-based).
+
+1. Keep the bias types asked for (IndiBias kept gender, age, disability, physical appearance and
+   socioeconomic status from CrowS-Pairs; race-color, nationality, religion and sexual orientation
+   were rebuilt for India).
+2. Replace US first names (``first_names.json``, ``us``) with Indian names of the same gender,
+   chosen deterministically from ``--seed`` and the pair's source id: the same US name gets the same
+   Indian name in both sentences of a pair, different names get different names.
+3. Apply the curator-editable substitution lexicon (``data/lexicons/us_to_india.csv``: whole words,
+   longest entry first, case preserved; ``match=exact`` entries are case-sensitive).
+4. Record every change in ``meta.changes`` (``meta.adapted`` true/false) and keep the original
+   sentences in ``meta.original``; run the minimal-pair checker on the result (``meta.flags``,
+   status ``flagged``), and with ``drop_flagged`` drop pairs that are not minimal (IndiBias dropped
+   them after manual review).
+"""
+from __future__ import annotations
+
+import csv
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from biaskit.errors import InputError
+from biaskit.schema import SentencePair, normalize_bias_type
+
+from .inventory import Inventory, load_inventory
+from .check import _FUNCTION_WORDS
+from .textutil import tokenize
+
+DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
+NAME_SETS = ("india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none")
+NOT_MINIMAL = {"identical", "trivial_diff", "multi_span", "attribute_changed"}
+
+
+def default_lexicon_path() -> Path:
+    from biaskit import data as _pkg
+
+    return Path(_pkg.__file__).resolve().parent / "lexicons" / "us_to_india.csv"
+
+
+@dataclass
+class LexEntry:
+    source: str
+    target: str
+    exact: bool
+    pattern: re.Pattern
+
+
+def load_lexicon(path: Optional[str | Path] = None) -> list[LexEntry]:
+    """Read a ``source,target[,match,note]`` CSV; longest sources first."""
+    p = Path(path) if path else default_lexicon_path()
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("lexicon file not found.", path=p, fix="pass a CSV with columns source,target[,match,note].") from None
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"source", "target"} <= set(reader.fieldnames):
+        raise InputError(f"lexicon needs the columns source,target (found: {', '.join(reader.fieldnames or [])}).", path=p,
+                         fix="add a header line: source,target,match,note")
+    out = []
+    for i, row in enumerate(reader, start=1):
+        src, tgt = (row.get("source") or "").strip(), (row.get("target") or "").strip()
+        if not src or not tgt:
+            raise InputError("empty source or target.", path=p, row=i, fix="fill both cells or delete the row.")
+        match = (row.get("match") or "word").strip().lower()
+        if match not in ("word", "exact"):
+            raise InputError(f"match must be 'word' or 'exact', got '{match}'.", path=p, row=i, column="match",
+                             fix="word = whole word, any case; exact = whole word, same case.")
+        exact = match == "exact"
+        pat = re.compile(r"(?<![\w'’-])" + re.escape(src).replace(r"\ ", r"\s+") + r"(?![\w-])", 0 if exact else re.I)
+        out.append(LexEntry(src, tgt, exact, pat))
+    out.sort(key=lambda e: len(e.source), reverse=True)
+    return out
+
+
+def _case_like(found: str, source: str, target: str) -> str:
+    if found == source:
+        return target
+    if found.isupper() and len(found) > 1:
+        return target.upper()
+    if found[:1].isupper() and not source[:1].isupper():
+        return target[:1].upper() + target[1:]
+    if found[:1].islower() and source[:1].isupper():
+        return target[:1].lower() + target[1:]
+    return target
+
+
+def apply_lexicon(text: str, lexicon: Sequence[LexEntry]) -> tuple[str, list[tuple[str, str]]]:
+    """Whole-word, longest-first, non-overlapping substitution with case preserved."""
+    taken: list[tuple[int, int, str, str]] = []
+    for e in lexicon:
+        for m in e.pattern.finditer(text):
+            s, t = m.span()
+            if any(s < b and a < t for a, b, _, _ in taken):
+                continue
+            taken.append((s, t, m.group(), _case_like(m.group(), e.source, e.target)))
+    out = text
+    changes = []
+    for s, t, old, new in sorted(taken, reverse=True):
+        out = out[:s] + new + out[t:]
+    for s, t, old, new in sorted(taken):
+        changes.append((old, new))
+    return out, changes
+
+
+def _name_pool(inv: Inventory, names: str, gender: str) -> list[str]:
+    religion = names.split("-", 1)[1] if "-" in names else None
+    return inv.indian_names(gender, religion)
+
+
+def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng: random.Random
+                  ) -> tuple[str, str, list[tuple[str, str]], list[str]]:
+    """Replace US first names in both sentences consistently. Returns the new sentences, the
+    (US, Indian) mapping used, and capitalised words that were kept (possible names not in the list)."""
+    found: list[tuple[str, str]] = []   # (name, gender) in order of first appearance
+    unknown: list[str] = []
+    for text in (more, less):
+        toks = [t for t in tokenize(text) if not t.is_punct]
+        for i, t in enumerate(toks):
+            w = re.sub(r"['’]s$", "", t.text)
+            if w in inventory.us_names:
+                if w not in [n for n, _ in found]:
+                    found.append((w, inventory.us_names[w]))
+            elif (i > 0 and w[:1].isupper() and w.isalpha() and not inventory.lookup(w) and w not in unknown
+                  and w.lower() not in _FUNCTION_WORDS and w.lower() not in inventory.en_gender):
+                unknown.append(w)
+    if not found or names == "none":
+        return more, less, [], unknown
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    for name, gender in found:
+        pool = [n for n in _name_pool(inventory, names, gender) if n not in used]
+        if not pool:
+            raise InputError(f"no unused Indian {gender} names left for --names {names}.",
+                             fix="add names to data/inventories/first_names.json or use --names india.")
+        choice = pool[rng.randrange(len(pool))]
+        mapping[name] = choice
+        used.add(choice)
+
+    def sub(text: str) -> str:
+        for us, ind in mapping.items():
+            text = re.sub(r"(?<![\w-])" + re.escape(us) + r"(?=(['’]s)?(?![\w-]))", ind, text)
+        return text
+    return sub(more), sub(less), list(mapping.items()), unknown
+
+
+@dataclass
+class AdaptReport:
+    read: int = 0
+    kept: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    changed: int = 0
+    names_replaced: int = 0
+    lexicon_hits: int = 0
+    flagged: int = 0
+    dropped: int = 0
+    unknown_capitalised: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        top = dict(sorted(self.unknown_capitalised.items(), key=lambda kv: -kv[1])[:25])
+        return {"read": self.read, "kept": self.kept, "by_type": self.by_type, "changed": self.changed,
+                "names_replaced": self.names_replaced, "lexicon_hits": self.lexicon_hits,
+                "flagged": self.flagged, "dropped": self.dropped, "capitalised_words_kept": top}
+
+
+def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: str = "india", seed: int = 0,
+                lexicon: Optional[str | Path] = None, inventory: Optional[Inventory] = None,
+                drop_flagged: bool = False, check: bool = True) -> tuple[list[SentencePair], AdaptReport]:
+    """Filter, rename, localise and check CrowS-Pairs (see the module docstring)."""
+    from biaskit.readers import read_pairs
+
+    from .check import check_pair
+
+    if names not in NAME_SETS:
+        import difflib
+        close = difflib.get_close_matches(names, NAME_SETS, n=1)
+        raise InputError(f"unknown name set '{names}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                         fix=f"use one of {', '.join(NAME_SETS)}.")
+    inv = inventory or load_inventory()
+    lex = load_lexicon(lexicon)
+    res = read_pairs(path, format="auto")
+    types_in_file = sorted({p.bias_type for p in res.pairs})
+    keep_n = [normalize_bias_type(k) for k in keep if k.strip()]
+    for k in keep_n:
+        if k not in types_in_file:
+            import difflib
+            close = difflib.get_close_matches(k, types_in_file, n=1)
+            raise InputError(f"bias type '{k}' does not occur in the file." + (f" Did you mean '{close[0]}'?" if close else ""),
+                             path=path, fix=f"--keep takes a comma-separated list of: {', '.join(types_in_file)}.")
+    report = AdaptReport(read=len(res.pairs))
+    out: list[SentencePair] = []
+    for p in res.pairs:
+        if p.bias_type not in keep_n:
+            continue
+        rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
+        more, less, mapping, unknown = replace_names(p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng)
+        for w in unknown:
+            report.unknown_capitalised[w] = report.unknown_capitalised.get(w, 0) + 1
+        more2, ch_m = apply_lexicon(more, lex)
+        less2, ch_l = apply_lexicon(less, lex)
+        changes = [{"type": "name", "from": a, "to": b} for a, b in mapping]
+        for where, chs in (("sent_more", ch_m), ("sent_less", ch_l)):
+            changes += [{"type": "lexicon", "from": a, "to": b, "where": where} for a, b in chs]
+        report.names_replaced += len(mapping)
+        report.lexicon_hits += len(ch_m) + len(ch_l)
+        meta = {**p.meta, "adapted": bool(changes), "changes": changes}
+        if changes:
+            meta["original"] = {"sent_more": p.sent_more, "sent_less": p.sent_less}
+            report.changed += 1
+        prov = {**p.provenance, "adapted_by": "biaskit curate adapt", "names": names, "seed": seed,
+                "lexicon": str(lexicon or "builtin:us_to_india.csv")}
+        rec = p.model_dump(mode="json")
+        rec.update(sent_more=more2, sent_less=less2, meta=meta, provenance=prov, pair_id="")
+        try:
+            q = SentencePair.model_validate(rec)
+        except Exception:  # the adaptation made the two sentences identical
+            report.flagged += 1
+            report.dropped += 1
+            continue
+        if check:
+            flags = check_pair(q, inventory=inv)
+            q.meta["flags"] = [f.as_dict() for f in flags]
+            if flags:
+                q.status = "flagged"
+                report.flagged += 1
+                if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
+                    report.dropped += 1
+                    continue
+        out.append(q)
+        report.by_type[q.bias_type] = report.by_type.get(q.bias_type, 0) + 1
+    report.kept = len(out)
+    return out, report
