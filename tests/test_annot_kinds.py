@@ -36,8 +36,8 @@ def translation_records():
          "provenance": {}},
         {"pair_id": "p-2", "source_lang": "en", "target_lang": "hi", "bias_type": "religion", "direction": "stereo",
          "source": {"sent_more": "A", "sent_less": "B"},
-         "candidates": [{"engine": "googletrans", "sent_more": "क", "sent_less": "ख"},
-                        {"engine": "hf", "sent_more": "ग", "sent_less": "घ"}], "provenance": {}},
+         "candidates": [{"engine": "googletrans", "model": "web", "sent_more": "क", "sent_less": "ख"},
+                        {"engine": "hf", "model": "nllb", "sent_more": "ग", "sent_less": "घ"}], "provenance": {}},
     ]
 
 
