@@ -73,11 +73,13 @@ class HFEngine(MTEngine):
         if family is not None and family not in FAMILIES:
             raise MTError(f"unknown model family '{family}'. Fix: use one of {', '.join(FAMILIES)}.")
         self.family = family
+        self._forced_family = family
         self.dtype = dtype
         self.trust_remote_code = trust_remote_code
         self._tok = None
         self._model = None
         self._fingerprint: Optional[str] = None
+        self._device: Optional[str] = None
         self.generate_calls = 0
 
     # -- loading -----------------------------------------------------------------------------
@@ -121,16 +123,40 @@ class HFEngine(MTEngine):
         h.update(first.detach().float().cpu().numpy().tobytes()[:1 << 16])
         self._fingerprint = h.hexdigest()[:16]
 
+    def _file_fingerprint(self) -> Optional[str]:
+        """For a local folder: a hash of its model files (names, sizes, first 64 KiB) — no model load,
+        so a fully cached re-run never loads the weights."""
+        root = Path(self.model)
+        if not root.is_dir():
+            return None
+        h = hashlib.sha256()
+        files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix in
+                       (".json", ".safetensors", ".bin", ".model", ".txt", ".spm", ".py"))
+        if not files:
+            return None
+        for f in files:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(str(f.stat().st_size).encode())
+            with open(f, "rb") as fh:
+                h.update(fh.read(1 << 16))
+        return "files-" + h.hexdigest()[:16]
+
     def cache_params(self) -> dict[str, Any]:
         # the model path alone is not an identity (a folder can be overwritten): add a fingerprint
-        self._load()
-        return {"fingerprint": self._fingerprint, "family": self.family, "num_beams": self.num_beams,
-                "max_new_tokens": self.max_new_tokens}
+        fp = self._file_fingerprint()
+        if fp is None:
+            self._load()
+            fp = self._fingerprint
+        out = {"fingerprint": fp, "num_beams": self.num_beams, "max_new_tokens": self.max_new_tokens}
+        if self._forced_family:
+            out["family"] = self._forced_family
+        return out
 
     def provenance(self) -> dict[str, Any]:
         import transformers
 
-        return {**super().provenance(), "device": self._device, "transformers": transformers.__version__}
+        # static facts only, so a cached re-run writes the same provenance as the first run
+        return {**super().provenance(), "device": self.device_name or "auto", "transformers": transformers.__version__}
 
     # -- translation -------------------------------------------------------------------------
     def _prepare(self, texts: list[str], src: str, tgt: str) -> tuple[list[str], dict[str, Any]]:

@@ -124,7 +124,7 @@ def test_translate_pairs_contract_cache_and_rerun(nllb_dir, tmp_path):
     (c,) = r["candidates"]
     assert c["engine"] == "hf" and c["model"] == str(nllb_dir)
     assert isinstance(c["flags"], list) and all({"code", "reason"} <= set(f) for f in c["flags"])
-    assert c["provenance"]["fingerprint"] and c["provenance"]["device"] == "cpu"
+    assert c["provenance"]["fingerprint"].startswith("files-") and c["provenance"]["device"] == "cpu"
     # random weights emit no Devanagari: every candidate is flagged wrong_script
     assert all(any(f["code"] == "wrong_script" for f in rr["candidates"][0]["flags"]) for rr in recs)
     # 5 pairs in batches of 2 pairs -> 4 + 4 + 2 texts -> 3 generate calls (batch_size 8)
@@ -136,6 +136,7 @@ def test_translate_pairs_contract_cache_and_rerun(nllb_dir, tmp_path):
     out2 = tmp_path / "again.jsonl"
     r2 = translate_pairs(PAIRS, "hi", [e2], out2, cache=cache, align=False)
     assert e2.generate_calls == 0 and r2.engine_stats[f"hf:{nllb_dir}"]["cache_hits"] == 10
+    assert e2._model is None            # the fingerprint comes from the files: the weights were never loaded
     strip = lambda s: [{**json.loads(x), "provenance": None} for x in s.splitlines()]  # noqa: E731
     assert strip(out2.read_text(encoding="utf-8")) == strip(first)
 
@@ -193,3 +194,11 @@ def test_input_errors(engine, tmp_path):
         translate_pairs(PAIRS, "en", [engine], tmp_path / "x.jsonl")
     with pytest.raises(InputError, match="no translation engine"):
         translate_pairs(PAIRS, "hi", [], tmp_path / "x.jsonl")
+
+
+def test_fingerprint_changes_when_the_folder_is_overwritten(tmp_path):
+    d = build_tiny_nllb(tmp_path / "m", seed=0)
+    before = HFEngine(str(d)).cache_params()["fingerprint"]
+    assert HFEngine(str(d)).cache_params()["fingerprint"] == before
+    build_tiny_nllb(tmp_path / "m", seed=1)          # new weights under the same path
+    assert HFEngine(str(d)).cache_params()["fingerprint"] != before
