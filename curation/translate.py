@@ -387,8 +387,8 @@ def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[
     from biaskit.readers import read_pairs
 
     specs = parse_engine_list(engines)
-    res = read_pairs(pairs_path, format=format, lang=source_lang if format in ("auto", "indibias") and
-                     str(pairs_path).lower().endswith(".csv") else None, limit=limit)
+    # lang: the IndiBias reader yields only that language view; other formats only use it as a default
+    res = read_pairs(pairs_path, format=format, lang=source_lang, limit=limit)
     pairs = [p for p in res.pairs if p.lang == source_lang]
     if not pairs:
         raise InputError(f"no '{source_lang}' pairs in the file.", path=pairs_path,

@@ -152,3 +152,33 @@ def test_cli_offline_error_is_one_line(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "cannot reach 127.0.0.1:1" in err and "Traceback" not in err
+
+
+def test_indibias_csv_through_the_stand_in(tmp_path, monkeypatch):
+    """IndiBias' English pairs, 'translated' by a stand-in that answers with IndiBias' own Hindi: the
+    candidates reproduce the dataset's Hindi and its known problems are flagged."""
+    import pandas as pd
+    from conftest import shared_file
+
+    csv = shared_file("indibias/IndiBias_v1_sample.csv")
+    df = pd.read_csv(csv).head(3)
+    table = {}
+    for r in df.itertuples():
+        table[r.modified_eng_sent_more] = r.sent_more_hindi
+        table[r.modified_eng_sent_less] = r.sent_less_hindi
+    s = GoogleStandIn(tmp_path, table)
+    try:
+        monkeypatch.setenv("BIASKIT_GOOGLETRANS_HOST", s.host)
+        monkeypatch.setenv("BIASKIT_GOOGLETRANS_CA", str(s.cert))
+        out = tmp_path / "c.jsonl"
+        main(["curate", "translate", "--pairs", str(csv), "--limit", "3", "--target", "hi", "--engines", "googletrans",
+              "--out", str(out)])
+    finally:
+        s.close()
+    recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"]["sent_more"] for r in recs] == df.modified_eng_sent_more.tolist()
+    assert [r["candidates"][0]["sent_more"] for r in recs] == df.sent_more_hindi.tolist()
+    assert recs[0]["candidates"][0]["flags"] == []                   # brahmin / OBC: clean
+    codes1 = {f["code"] for f in recs[1]["candidates"][0]["flags"]}   # मकान मालिक vs जमींदार
+    assert "translation_not_minimal" in codes1
+    assert recs[0]["provenance"]["source_id"] == "indibias-649"
