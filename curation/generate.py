@@ -52,13 +52,22 @@ def lemma_key(attr: str) -> str:
     hyphens/spaces removed (``Hard-working`` = ``hardworking``, ``thieves`` = ``thief``,
     ``laziness`` = ``lazy``)."""
     w = re.sub(r"[\s\-_'’]+", "", attr.lower())
-    for suf, rep in (("iness", "y"), ("ieves", "ief"), ("ives", "ife"), ("ies", "y"), ("sses", "ss"),
-                     ("shes", "sh"), ("ches", "ch"), ("xes", "x"), ("ness", "")):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            return w[: -len(suf)] + rep
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        return w[:-1]
+    for suf, rep in (("ieves", "ief"), ("ives", "ife"), ("ies", "y"), ("sses", "ss"), ("shes", "sh"),
+                     ("ches", "ch"), ("xes", "x")):
+        if w.endswith(suf) and len(w) > len(suf):
+            w = w[: -len(suf)] + rep
+            break
+    else:
+        if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+            w = w[:-1]
+    if w not in _NESS_WORDS:
+        for suf, rep in (("iness", "y"), ("ness", "")):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                return w[: -len(suf)] + rep
     return w
+
+
+_NESS_WORDS = {"business", "witness", "harness", "wilderness", "fitness"}
 
 
 def dedupe_attributes(attrs: Iterable[str], *, existing: Iterable[str] = (), ratio: float = 0.92,

@@ -275,7 +275,8 @@ def parse_json_lenient(text: Optional[str]) -> tuple[Any, list[str], Optional[st
 def coerce_to_schema(data: Any, schema: Optional[dict]) -> tuple[Any, list[str]]:
     """Light shape fixes before validation: a bare list for an object whose only required
     property is an array; a single-key object whose key is misnamed; a list of one-key objects
-    for an array of strings; a comma-separated string for an array of strings."""
+    for an array of strings; a comma-separated string for an array of strings; items that break
+    the item schema are dropped (when at least one valid item remains)."""
     fixes: list[str] = []
     if not schema or schema.get("type") != "object":
         return data, fixes
@@ -309,6 +310,17 @@ def coerce_to_schema(data: Any, schema: Optional[dict]) -> tuple[Any, list[str]]
                             flat.append(x)
                     data = {**data, key: flat}
                     fixes.append("flattened_objects")
+            val = data[key]
+            if isinstance(val, list) and items:
+                try:
+                    import jsonschema
+                    v = jsonschema.Draft202012Validator(items)
+                    good = [x for x in val if v.is_valid(x)]
+                except ImportError:  # pragma: no cover
+                    good = val
+                if good and len(good) < len(val):
+                    data = {**data, key: good}
+                    fixes.append(f"dropped_invalid_items:{len(val) - len(good)}")
     return data, fixes
 
 

@@ -1,0 +1,194 @@
+"""Generation pipeline logic with the deterministic dummy backend: attribute normalisation and
+dedup, junk replies, rejects with raw text, resume after an interrupt, zero-cost re-runs,
+concurrency, run log, dry run. (The real llama.cpp server: test_cur_integration.py.)"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from biaskit.cache import DiskCache
+from biaskit.cli import main
+from biaskit.curation.generate import (dedupe_attributes, errors_path, generate_sentences, generate_tuples,
+                                       lemma_key, normalize_attribute, runlog_path)
+from biaskit.curation.llm import DummyLLM
+from biaskit.curation.prompts import get_prompt
+from biaskit.errors import InputError
+from biaskit.io import read_jsonl
+
+
+@pytest.mark.parametrize("raw, norm", [
+    ("Lazy", "lazy"), ("  1. Dirty.", "dirty"), ("- hard-working", "hard-working"), ('"Pious"', "pious"),
+    ("Greedy - they love money", "greedy"), ("Orthodox (religious)", "orthodox"), ("OBC", "OBC"),
+    ("word1", None), ("...", None), ("", None), ("!!", None),
+])
+def test_normalize_attribute(raw, norm):
+    assert normalize_attribute(raw) == norm
+
+
+@pytest.mark.parametrize("a, b", [("thieves", "thief"), ("laziness", "lazy"), ("Hard-working", "hardworking"),
+                                  ("criminals", "criminal"), ("businesses", "business"), ("wives", "wife")])
+def test_lemma_key_folds_near_duplicates(a, b):
+    assert lemma_key(a) == lemma_key(b)
+
+
+def test_lemma_key_keeps_distinct_words_apart():
+    assert len({lemma_key(w) for w in ["poor", "pious", "proud", "rich", "glass", "bus", "analysis"]}) == 7
+
+
+def test_dedupe_attributes_by_hand():
+    kept, dropped = dedupe_attributes(["Lazy", "lazy.", "LAZINESS", "hard-working", "Hardworking", "dirty",
+                                       "dirtyy", "Dalit", "clean"], identity="Dalits")
+    # worked out by hand: case/punct (lazy.), lemma (laziness), hyphen (Hardworking), difflib ratio
+    # 0.91 < 0.92 keeps 'dirtyy'? ratio('dirty','dirtyy') = 2*5/11 = 0.909 -> kept; identity echo dropped
+    assert kept == ["lazy", "hard-working", "dirty", "dirtyy", "clean"]
+    assert ("dalit", "<identity term>") in dropped and len(dropped) == 4
+
+
+def _tuples_responder(junk_for=()):
+    """Replies by identity + polarity, in a few recorded junk shapes."""
+    def reply(messages, params, rf):
+        user = next(m["content"] for m in messages if m["role"] == "user")   # the first ask, not a re-ask
+        ident = re.search(r"associated with (.+?)\n", user).group(1)
+        pol = "negative" if " negative " in user else "positive"
+        if ident in junk_for:
+            return "Sorry, I can't do that."
+        words = {"negative": ["Dirty", "dirty.", "poor", "Poverty"], "positive": ["hard-working", "Hardworking", "humble"]}[pol]
+        if pol == "negative":
+            return "```json\n" + json.dumps({"attributes": words}) + "\n```"
+        return json.dumps(words)   # a bare list: wrapped into {"attributes": [...]}
+    return reply
+
+
+def test_tuples_end_to_end_with_junk_and_rejects(tmp_path):
+    out = tmp_path / "t.jsonl"
+    llm = DummyLLM(responses=_tuples_responder(junk_for=("Brahmin",)), cache=DiskCache(tmp_path / "c.db", namespace="llm"))
+    s = generate_tuples(llm, get_prompt("attributes"), axis="Caste", identities=["Dalit", "Brahmin"], n=10, out=out,
+                        params={"temperature": 0.7, "seed": 3}, progress=False)
+    assert s.jobs == 4 and s.run == 4 and s.errors == 2
+    rows = read_jsonl(out)
+    got = sorted((r["identity"], r["polarity"], r["attribute"]) for r in rows)
+    assert got == [("Dalit", "negative", "dirty"), ("Dalit", "negative", "poor"), ("Dalit", "negative", "poverty"),
+                   ("Dalit", "positive", "hard-working"), ("Dalit", "positive", "humble")]
+    for r in rows:
+        assert r["axis"] == "caste" and r["tuple_id"].startswith("t-")
+        p = r["provenance"]
+        assert p["prompt_id"] == "attributes" and p["temperature"] == 0.7 and p["seed"] == 3 and p["model"] == "dummy"
+        assert len(p["request_hash"]) == 64 and p["job"] == p["request_hash"] and p["timestamp"]
+    errs = read_jsonl(errors_path(out))
+    assert len(errs) == 2 and all(e["raw"] == "Sorry, I can't do that." and e["status"] == "parse_error" for e in errs)
+    assert {e["context"]["identity"] for e in errs} == {"Brahmin"}
+    log = read_jsonl(runlog_path(out))
+    assert log[-1]["llm"]["requests"] == 6 and log[-1]["errors"] == 2   # 2 good + 2 x (ask + re-ask)
+    assert log[-1]["llm"]["estimated_cost_usd"] == 0.0 and log[-1]["prompt_hash"] == get_prompt("attributes").hash
+
+
+def test_rerun_costs_zero_and_resume_after_interrupt(tmp_path):
+    out = tmp_path / "t.jsonl"
+    cache = DiskCache(tmp_path / "c.db", namespace="llm")
+    calls = []
+
+    def reply(messages, params, rf):
+        calls.append(messages[-1]["content"])
+        if len(calls) == 3:
+            raise KeyboardInterrupt   # the user presses Ctrl-C during the third request
+        return json.dumps({"attributes": [f"attr{len(calls)}x"]})
+
+    llm = DummyLLM(responses=reply, cache=cache)
+    idents = ["Dalit", "Brahmin", "OBC"]
+    with pytest.raises(KeyboardInterrupt):
+        generate_tuples(llm, get_prompt("attributes"), axis="caste", identities=idents, polarity="negative", n=3,
+                        out=out, progress=False)
+    assert len(read_jsonl(out)) == 2                       # finished work was kept
+    assert read_jsonl(runlog_path(out))[-1]["interrupted"] is True
+    llm2 = DummyLLM(responses=lambda m, p, rf: json.dumps({"attributes": ["late"]}), cache=cache)
+    s = generate_tuples(llm2, get_prompt("attributes"), axis="caste", identities=idents, polarity="negative", n=3,
+                        out=out, progress=False)
+    assert s.skipped_done == 2 and s.run == 1 and len(llm2.sent) == 1 and len(read_jsonl(out)) == 3
+    llm3 = DummyLLM(responses=["never used"], cache=cache)
+    s = generate_tuples(llm3, get_prompt("attributes"), axis="caste", identities=idents, polarity="negative", n=3,
+                        out=out, progress=False)
+    assert s.run == 0 and llm3.sent == [] and llm3.stats.requests == 0
+
+
+def test_retry_failed_asks_again(tmp_path):
+    out = tmp_path / "t.jsonl"
+    cache = DiskCache(tmp_path / "c.db", namespace="llm")
+    bad = DummyLLM(responses=["junk"], cache=cache)
+    generate_tuples(bad, get_prompt("attributes"), axis="caste", identities=["Dalit"], polarity="negative", n=3,
+                    out=out, progress=False)
+    assert not out.exists() or read_jsonl(out) == []
+    same = DummyLLM(responses=['{"attributes": ["x1y"]}'], cache=cache)
+    generate_tuples(same, get_prompt("attributes"), axis="caste", identities=["Dalit"], polarity="negative", n=3,
+                    out=out, progress=False)
+    assert same.sent == [] and errors_path(out).exists()   # cached junk: no new request without --retry-failed
+    generate_tuples(same, get_prompt("attributes"), axis="caste", identities=["Dalit"], polarity="negative", n=3,
+                    out=out, progress=False, retry_failed=True)
+    assert len(same.sent) == 1 and [r["attribute"] for r in read_jsonl(out)] == ["x1y"]
+    assert not errors_path(out).exists()                   # the error line is gone once the job succeeded
+
+
+def test_concurrency_gives_the_same_rows(tmp_path):
+    idents = ["Dalit", "Brahmin", "OBC", "Kshatriya", "Baniya", "SC/ST"]
+
+    def run(conc, d):
+        llm = DummyLLM(cache=DiskCache(d / "c.db", namespace="llm"))  # schema-shaped deterministic replies
+        generate_tuples(llm, get_prompt("attributes"), axis="caste", identities=idents, n=3, out=d / "t.jsonl",
+                        concurrency=conc, progress=False)
+        return sorted((r["identity"], r["polarity"], r["attribute"]) for r in read_jsonl(d / "t.jsonl"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert run(1, tmp_path / "a") == run(4, tmp_path / "b") != []
+
+
+def test_cross_polarity_conflicts_are_marked(tmp_path):
+    out = tmp_path / "t.jsonl"
+    llm = DummyLLM(responses=lambda m, p, rf: '{"attributes": ["proud", "rich"]}', cache=False)
+    generate_tuples(llm, get_prompt("attributes"), axis="caste", identities=["Brahmin"], n=2, out=out, progress=False)
+    rows = read_jsonl(out)
+    assert len(rows) == 4 and all(r["meta"]["conflict"] == "listed as both positive and negative" for r in rows)
+
+
+def test_sentences_reject_rows_without_the_identity(tmp_path):
+    t = tmp_path / "t.jsonl"
+    llm = DummyLLM(responses=['{"attributes": ["poor"]}'], cache=False)
+    generate_tuples(llm, get_prompt("attributes"), axis="caste", identities=["Dalit"], polarity="negative", n=1,
+                    out=t, progress=False)
+    sl = DummyLLM(responses=[json.dumps({"sentences": ["1. Dalit families are always poor.", "Dalit families are always poor",
+                                                        "Those people are always poor.", "Poor."]})], cache=False)
+    out = tmp_path / "s.jsonl"
+    generate_sentences(sl, get_prompt("sentences"), tuples=t, out=out, per_tuple=3, progress=False)
+    rows = read_jsonl(out)
+    assert [(r["sentence"], r["status"]) for r in rows] == [("Dalit families are always poor.", "raw"),
+                                                            ("Those people are always poor.", "rejected")]
+    assert rows[1]["meta"]["reason"] == "the sentence does not mention 'Dalit'"
+    assert rows[0]["tuple_id"] == read_jsonl(t)[0]["tuple_id"] and rows[0]["polarity"] == "negative"
+
+
+def test_bad_tuples_file_names_the_row(tmp_path):
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"}\n'
+                 '{"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "sideways"}\n')
+    with pytest.raises(InputError, match=r"t.jsonl, row 2, column 'polarity'"):
+        generate_sentences(DummyLLM(cache=False), get_prompt("sentences"), tuples=t, out=tmp_path / "s.jsonl")
+
+
+def test_cli_dry_run_needs_no_key_and_prints_prompts(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    main(["curate", "tuples", "--axis", "religion", "--polarity", "negative", "--n", "4", "--dry-run",
+          "--show", "2", "--out", str(tmp_path / "t.jsonl")])
+    out = capsys.readouterr().out
+    assert "dry run: 8 request(s)" in out and "List 4 negative one-word attributes" in out and "Muslim" in out
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_cli_with_dummy_backend_and_missing_key_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(SystemExit) as e:
+        main(["curate", "tuples", "--axis", "caste", "--model", "gpt-4o-mini", "--out", str(tmp_path / "t.jsonl")])
+    assert e.value.code == 2 and "OPENAI_API_KEY" in capsys.readouterr().err
+    main(["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--llm", "dummy", "--n", "3",
+          "--out", str(tmp_path / "t.jsonl")])
+    assert "tuples: " in capsys.readouterr().out and read_jsonl(tmp_path / "t.jsonl")
