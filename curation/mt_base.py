@@ -169,4 +169,9 @@ def create_engine(spec: EngineSpec | str, **options: Any) -> MTEngine:
     accepted = {k: v for k, v in options.items() if k in params and v is not None}
     if spec.arg is not None:
         return cls(spec.arg, **accepted)
+    required = [p for p in params.values() if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if required:
+        raise InputError(f"engine '{spec.name}' needs a {required[0].name}: write {spec.name}:{required[0].name.upper()}.",
+                         fix="e.g. hf:facebook/nllb-200-distilled-600M or llm:gpt-4o-mini")
     return cls(**accepted)

@@ -142,9 +142,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’.\-]*[A-Za-z]")
 
 def skeleton(word: str) -> str:
     """Consonant skeleton of a word in any script (see the module docstring)."""
-    from anyascii import anyascii
+    from biaskit.errors import require
 
-    s = anyascii(word).lower()
+    s = require("anyascii", "curation", "the named-entity check of translations").anyascii(word).lower()
     s = s.replace("sh", "s").replace("ph", "f").replace("ck", "k").replace("x", "ks")
     s = s.translate(str.maketrans({"c": "k", "q": "k", "z": "j", "v": "w", "m": "n"}))
     s = re.sub(r"[^a-z]", "", s)

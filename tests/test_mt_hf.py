@@ -65,6 +65,8 @@ def test_engine_specs_and_registry():
         parse_engine_list("googletrams")
     with pytest.raises(InputError, match="listed twice"):
         parse_engine_list("hf:a,hf:a")
+    with pytest.raises(InputError, match="engine 'hf' needs a model: write hf:MODEL"):
+        create_engine("hf")
 
 
 def test_family_detection_and_codes(engine, nllb_dir):
