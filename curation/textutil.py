@@ -37,7 +37,7 @@ _ABBREV = re.compile(r"^(?:(?:[A-Za-z]\.){2,}|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof)\.)$
 def tokenize(text: str) -> list[Token]:
     """Word and punctuation tokens with character offsets into ``text``."""
     out: list[Token] = []
-    for m in re.finditer(r"\S+", text):
+    for m in re.finditer(r"[^\s।॥]+|[।॥]", text):   # the danda never belongs to a word, even unspaced
         s, e = m.start(), m.end()
         chunk = m.group()
         i, j = 0, len(chunk)
