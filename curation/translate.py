@@ -322,6 +322,9 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
 
     wanted = {p.pair_id for p in pairs}
     existing = read_jsonl(out, tolerate_truncated_tail=True) if out.exists() else []
+    if any("candidates" not in r or "pair_id" not in r for r in existing):
+        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
+                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
     done: dict[str, dict] = {}
     if resume:
         done = {r["pair_id"]: r for r in existing if r.get("pair_id") in wanted

@@ -190,6 +190,13 @@ def test_interrupted_run_resumes(nllb_dir, tmp_path):
 
 
 def test_input_errors(engine, tmp_path):
+    from biaskit.io import write_jsonl
+
+    precious = tmp_path / "pairs.jsonl"
+    write_jsonl(precious, PAIRS)
+    with pytest.raises(InputError, match="not a translation-candidates file"):
+        translate_pairs(PAIRS, "hi", [engine], precious)
+    assert len(precious.read_text().splitlines()) == len(PAIRS)
     with pytest.raises(InputError, match="same engine and model"):
         translate_pairs(PAIRS, "hi", [engine, engine], tmp_path / "x.jsonl")
     with pytest.raises(InputError, match="both 'en'"):
