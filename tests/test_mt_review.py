@@ -230,3 +230,17 @@ def test_cli_apply_and_report(reviewed, tmp_path):
     from biaskit.readers import read_pairs
 
     assert {p.lang for p in read_pairs(tmp_path / "cli_pairs.jsonl").pairs} == {"hi"}
+
+
+def test_judgments_as_csv_give_the_same_result(tmp_path):
+    import pandas as pd
+
+    cands = tmp_path / "c.jsonl"
+    write_jsonl(cands, RECS)
+    csv = tmp_path / "j.csv"
+    pd.DataFrame(JUDGMENTS).to_csv(csv, index=False)      # candidate_index becomes float / empty
+    a = apply_translation_review(cands, csv, tmp_path / "a.jsonl")
+    b = apply_translation_review(cands, JUDGMENTS, tmp_path / "b.jsonl")
+    assert [(p.source_id, p.sent_more, p.sent_less) for p in a.accepted] == \
+        [(p.source_id, p.sent_more, p.sent_less) for p in b.accepted]
+    assert [r["pair_id"] for r in a.needs_review] == [r["pair_id"] for r in b.needs_review]
