@@ -1,0 +1,50 @@
+"""Slow: the real gemma3-270m (PyPI GGUF, converted once) on a slice of StereoSet dev, both splits."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.model]
+
+
+def test_gemma_on_stereoset_slice(gemma_dir, stereoset_jsonl, tmp_path):
+    import torch
+
+    from biaskit.evaluation.stereoset import read_cats, run_cats
+
+    torch.set_num_threads(2)
+    # 20 CATs: the dev file alternates splits, so about 10 intrasentence and 10 intersentence
+    s = run_cats(stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16)
+    assert s["scorer"] == "clm" and s["count"] == 20
+    assert set(s["methods"]) == {"clm-sentence", "clm-conditional"}
+    assert s["intrasentence"]["overall"]["count"] + s["intersentence"]["overall"]["count"] == 20
+    # a real LM prefers the meaningful options over the unrelated ones far more often than chance (50)
+    assert s["lms"] > 60, s["lms"]
+    assert 0 <= s["ss"] <= 100 and 0 <= s["icat"] <= 100
+
+    # independent check of two options with a plain forward pass and the model's own loss
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(gemma_dir))
+    model = AutoModelForCausalLM.from_pretrained(str(gemma_dir), dtype=torch.float32).eval()
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "out" / "scores.jsonl").read_text().splitlines())}
+    cats = read_cats(stereoset_jsonl, limit=20)
+    intra = next(c for c in cats if c.split == "intrasentence")
+    inter = next(c for c in cats if c.split == "intersentence")
+    sent = intra.option("stereotype").sentence
+    enc = tok(sent, return_tensors="pt")  # gemma's tokenizer adds <bos>
+    assert enc["input_ids"][0, 0].item() == tok.bos_token_id
+    with torch.no_grad():
+        loss = model(**enc, labels=enc["input_ids"]).loss.item()
+    assert rows[intra.option("stereotype").sentence_id]["score"] == pytest.approx(math.exp(-loss), rel=1e-3)
+    ctx = inter.context if inter.context[-1] in ".!?" else inter.context + "."
+    opt = inter.option("anti-stereotype")
+    full = tok(f"{ctx} {opt.sentence}", return_tensors="pt")
+    n_ctx = len(tok(ctx)["input_ids"])  # <bos> + context tokens
+    labels = full["input_ids"].clone()
+    labels[0, :n_ctx] = -100  # score only the option's tokens
+    with torch.no_grad():
+        loss = model(**full, labels=labels).loss.item()
+    assert rows[opt.sentence_id]["score"] == pytest.approx(math.exp(-loss), rel=1e-3)
