@@ -8,10 +8,12 @@ swaps the words that agree with it:
 - English: pronouns and gendered nouns from ``gendered_words.json`` (he/she, him/her, his/her,
   himself/herself, man/woman, Mr/Mrs, ...). ``her`` becomes ``his`` before a word and ``him``
   otherwise (a heuristic).
-- Hindi: gendered nouns (लड़का/लड़की, पति/पत्नी ...), the listed auxiliaries, participles and
-  adjectives (था/थी, रहा/रही, करता/करती, अच्छा/अच्छी ...), and any imperfective participle in
-  -ता/-ते/-ती directly before a form of होना. The genitive का/की/के agrees with the possessed noun,
-  not the possessor, and is never changed; nor is the verb of a clause whose subject is someone else.
+- Hindi: the listed auxiliaries, participles and adjectives (था/थी, रहा/रही, करता/करती,
+  अच्छा/अच्छी ...) and any imperfective participle in -ता/-ते/-ती directly before a form of होना,
+  in the plural when the identity was plural (महिलाएं ... होती हैं -> पुरुष ... होते हैं). Other
+  gendered nouns (माँ, पति) are left alone. The genitive का/की/के agrees with the possessed noun and
+  is never changed, and an identity noun before a postposition is not put in the oblique case
+  (लड़की की -> लड़का की, not लड़के की): the checker's review catches these.
 
 Limits: every gendered word in the sentence is swapped, also when it refers to another person;
 agreement is rule-based, not parsed. The checker (``curation/check.py``) runs on every built pair,
@@ -109,7 +111,11 @@ _NOT_NOUN_START = set("""to and or but the a an that this in on at for with from
 so up out down off over into about after before while is was are were be been""".split())
 
 
-def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory) -> Optional[str]:
+def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory, plural: bool = False) -> Optional[str]:
+    if word in inv._hi_gender_nouns:
+        return None   # other people's gendered nouns (माँ, पति ...) are left alone in Hindi
+    if plural and to == "m" and word.endswith("ी") and word[:-1] + "ा" in inv.hi_gender:
+        return word[:-1] + "े"   # महिलाएं ... रहती -> पुरुष ... रहते
     pair = inv.hi_gender.get(word)
     if pair:
         m, f = pair
@@ -122,7 +128,7 @@ def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory
         if to == "f" and re.search(r"त[ाे]$", word):
             return word[:-1] + "ी"
         if to == "m" and word.endswith("ती"):
-            return word[:-1] + "ा"
+            return word[:-1] + ("े" if plural else "ा")
     return None
 
 
@@ -188,6 +194,8 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
                 edits.append((art.start, art.end, want))
                 changes.append((art.text, want))
                 covered.add(m.start - 1)
+    plural = any(m.form in ("pl", "obl_pl") or (m.form == "variant" and _target_form("variant", m.text, m_tgt, lang)
+                                                 != (m_tgt.forms.get(lang) or {}).get("sg")) for m, m_tgt in matches)
     if term.gender and tgt.gender and term.gender != tgt.gender:
         words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
         for k, i in enumerate(words_idx):
@@ -195,8 +203,10 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
                 continue
             tok = tokens[i]
             nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
-            fn = _hi_gender_word if lang == "hi" else _en_gender_word
-            new = fn(tok.text, tgt.gender, nxt, inv)
+            if lang == "hi":
+                new = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
+            else:
+                new = _en_gender_word(tok.text, tgt.gender, nxt, inv)
             if new and new != tok.text:
                 edits.append((tok.start, tok.end, new))
                 changes.append((tok.text, new))
