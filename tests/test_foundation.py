@@ -194,3 +194,14 @@ def test_evaluation_imports_without_openai_or_labelstudio():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_atomic_write_uses_normal_permissions(tmp_path):
+    import os
+    import stat
+    mask = os.umask(0o022)
+    try:
+        p = atomic_write_text(tmp_path / "perm.txt", "x")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(p.stat().st_mode) == 0o644
