@@ -196,10 +196,12 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
             continue
         rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
         more, less, mapping, unknown = replace_names(p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng)
-        for w in unknown:
-            report.unknown_capitalised[w] = report.unknown_capitalised.get(w, 0) + 1
         more2, ch_m = apply_lexicon(more, lex)
         less2, ch_l = apply_lexicon(less, lex)
+        replaced = {w for a, _ in ch_m + ch_l for w in a.split()}
+        for w in unknown:
+            if w not in replaced:
+                report.unknown_capitalised[w] = report.unknown_capitalised.get(w, 0) + 1
         changes = [{"type": "name", "from": a, "to": b} for a, b in mapping]
         for where, chs in (("sent_more", ch_m), ("sent_less", ch_l)):
             changes += [{"type": "lexicon", "from": a, "to": b, "where": where} for a, b in chs]
