@@ -80,8 +80,14 @@ class Prepared:
 
 
 def _is_missing(series):
-    s = series.astype("object")
-    return s.isna() | s.map(lambda v: isinstance(v, str) and not v.strip())
+    """Null, NaN or blank (vectorised: no Python call per row)."""
+    import pandas as pd
+
+    miss = series.isna().to_numpy()
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+        return pd.Series(miss, index=series.index)
+    blank = series.astype("string").str.strip().eq("").fillna(False).to_numpy(dtype=bool)
+    return pd.Series(miss | blank, index=series.index)
 
 
 def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[str]] = None,
@@ -119,7 +125,7 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
     n_missing = int(miss.sum())
     df = df[~miss].copy()
     for col in ("task", "worker", "question", "label"):
-        df[col] = df[col].map(_as_str)
+        df[col] = _to_str(df[col])
     if allowed is not None:
         _check_allowed(df, allowed, source)
     n_dup_removed = 0
@@ -147,6 +153,26 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
         out[c] = df[c].to_numpy()
     return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text,
                     n_duplicates_removed=n_dup_removed)
+
+
+def _to_str(series):
+    """Column -> str values (vectorised): strings stripped; 1.0 -> '1' for integral floats."""
+    import pandas as pd
+
+    dt = series.dtype
+    if pd.api.types.is_bool_dtype(dt):
+        return series.astype(str)
+    if pd.api.types.is_integer_dtype(dt):
+        return series.astype("int64").astype(str)
+    if pd.api.types.is_float_dtype(dt):
+        v = series.to_numpy(dtype=float)
+        if np.all(np.isfinite(v)) and np.all(v == np.round(v)):
+            return pd.Series(v.astype(np.int64).astype(str), index=series.index)
+        return series.astype(str)
+    if (pd.api.types.is_string_dtype(dt) and not pd.api.types.is_object_dtype(dt)) or \
+            pd.api.types.infer_dtype(series, skipna=True) == "string":
+        return series.astype("string").str.strip()
+    return series.map(_as_str)
 
 
 def _as_str(v: Any) -> str:
@@ -254,15 +280,32 @@ def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int], **_:
     out["tied_labels"] = ""
     if tie.any():
         tied_entries = is_top & tie[c.item]
-        tl = pd.Series(c.labels[c.label[tied_entries]]).groupby(c.item[tied_entries]).agg(
-            lambda s: "|".join(sorted(s)))
-        out.loc[tl.index, "tied_labels"] = tl.to_numpy()
+        out["tied_labels"] = _tied_labels(c, tied_entries)
         if ties == "random":
             idx = np.flatnonzero(tie)
             out.loc[idx, "label"] = [
                 _tie_pick(seed, t, q, s.split("|"))
                 for t, q, s in zip(out.loc[idx, "task"], out.loc[idx, "question"], out.loc[idx, "tied_labels"])]
     return _finish(out, ties=ties, min_agree=min_agree, method="majority")
+
+
+def _tied_labels(c: Counts, entries: np.ndarray) -> np.ndarray:
+    """Per item: '|'.join(sorted tied labels) ('' when untied), without a Python call per item."""
+    import pandas as pd
+
+    res = np.full(c.n_items, "", dtype=object)
+    items, labs = c.item[entries], c.label[entries]
+    if len(c.labels) <= 62:  # one bit per label, labels ranked alphabetically
+        rank = np.argsort(np.argsort(c.labels.astype(str)))
+        mask = np.zeros(c.n_items, dtype=np.int64)
+        np.bitwise_or.at(mask, items, np.left_shift(np.int64(1), rank[labs].astype(np.int64)))
+        by_rank = c.labels[np.argsort(rank)]
+        for m in np.unique(mask[mask > 0]):
+            res[mask == m] = "|".join(str(by_rank[b]) for b in range(len(by_rank)) if (int(m) >> b) & 1)
+        return res
+    tl = pd.Series(c.labels[labs].astype(str)).groupby(items).agg(lambda s: "|".join(sorted(s)))
+    res[tl.index.to_numpy()] = tl.to_numpy()
+    return res
 
 
 def _finish(out, *, ties: str, min_agree: Optional[int], method: str):
@@ -298,7 +341,7 @@ def _crowdkit(c: Counts, *, df, method: str, ties: str, seed: int, min_agree: Op
     parts = []
     for q, sub in df.groupby("question", sort=False):
         model = getattr(ck, cls_name)(**kwargs)
-        data = sub[["task", "worker", "label"]].reset_index(drop=True)
+        data = sub[["task", "worker", "label"]].astype(object).reset_index(drop=True)  # crowd-kit: no arrow strings
         with warnings.catch_warnings():  # crowd-kit's own pandas deprecation noise
             warnings.simplefilter("ignore")
             pred = model.fit_predict(data)
