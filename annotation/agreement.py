@@ -103,6 +103,8 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
 
     ``df``: prepared judgments (task, question, worker, label). Returns the mean, the
     overlap-weighted mean, the number of pairs used and of pairs without a defined kappa.
+    All co-annotations are enumerated in numpy: rows sorted by item, row ``r`` paired with row
+    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item.
     """
     import pandas as pd
 
@@ -110,37 +112,45 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
            "n_pairs_undefined": 0, "min_overlap": min_overlap}
     if len(df) == 0:
         return res
-    item = df.groupby(["task", "question"], sort=False).ngroup().to_numpy()
-    w_codes, _ = pd.factorize(df["worker"])
-    l_codes, _ = pd.factorize(df["question"].astype(str) + "\x1f" + df["label"].astype(str))
-    base = pd.DataFrame({"i": item, "w": w_codes, "l": l_codes})
-    pairs = base.merge(base, on="i", suffixes=("1", "2"))
-    pairs = pairs[pairs["w1"] < pairs["w2"]]
-    if pairs.empty:
+    t_codes, t_uni = pd.factorize(df["task"])
+    q_codes, q_uni = pd.factorize(df["question"])
+    item = t_codes.astype(np.int64) * len(q_uni) + q_codes
+    w_codes, w_uni = pd.factorize(df["worker"])
+    l_codes, l_uni = pd.factorize(pd.Series(q_codes).astype(str).to_numpy() + "\x1f" + df["label"].astype(str).to_numpy())
+    order = np.argsort(item, kind="stable")
+    it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
+    max_n = int(np.bincount(pd.factorize(it)[0]).max())
+    A, B, LA, LB = [], [], [], []
+    for d in range(1, max_n):
+        m = it[:-d] == it[d:]
+        a, b, la, lb = w[:-d][m], w[d:][m], lab[:-d][m], lab[d:][m]
+        swap = a > b
+        A.append(np.where(swap, b, a)); B.append(np.where(swap, a, b))
+        LA.append(np.where(swap, lb, la)); LB.append(np.where(swap, la, lb))
+    if not A or sum(len(x) for x in A) == 0:
         return res
-    W = int(w_codes.max()) + 1
-    pairs = pairs.assign(p=pairs["w1"].to_numpy(np.int64) * W + pairs["w2"].to_numpy(np.int64))
-    g = pairs.groupby("p", sort=False)
-    n = g.size()
-    agree = (pairs["l1"] == pairs["l2"]).groupby(pairs["p"]).sum()
-    c1 = pairs.groupby(["p", "l1"]).size().rename("c1")
-    c2 = pairs.groupby(["p", "l2"]).size().rename("c2")
-    c1.index = c1.index.set_names(["p", "l"])
-    c2.index = c2.index.set_names(["p", "l"])
-    joint = pd.concat([c1, c2], axis=1, join="inner")
-    pe_num = (joint["c1"] * joint["c2"]).groupby(level="p").sum()
-    n = n[n >= min_overlap]
-    if n.empty:
+    a, b, la, lb = (np.concatenate(x) for x in (A, B, LA, LB))
+    W, L = len(w_uni), len(l_uni)
+    pu, pinv = np.unique(a * W + b, return_inverse=True)
+    n = np.bincount(pinv).astype(np.float64)
+    agree = np.bincount(pinv, weights=(la == lb).astype(np.float64), minlength=len(pu))
+    # marginals per (pair, label), sparse: sum_l c1[p, l] * c2[p, l]
+    k1, c1 = np.unique(pinv * L + la, return_counts=True)
+    k2, c2 = np.unique(pinv * L + lb, return_counts=True)
+    common, i1, i2 = np.intersect1d(k1, k2, assume_unique=True, return_indices=True)
+    pe_num = np.bincount(common // L, weights=c1[i1].astype(np.float64) * c2[i2], minlength=len(pu))
+    keep = n >= min_overlap
+    if not keep.any():
         return res
-    po = agree.reindex(n.index) / n
-    pe = pe_num.reindex(n.index).fillna(0) / (n.astype(np.float64) ** 2)
+    po = agree[keep] / n[keep]
+    pe = pe_num[keep] / n[keep] ** 2
     defined = ~np.isclose(pe, 1.0)
     kappa = (po[defined] - pe[defined]) / (1 - pe[defined])
     res["n_pairs"] = int(defined.sum())
     res["n_pairs_undefined"] = int((~defined).sum())
     if len(kappa):
         res["mean_pairwise_cohen_kappa"] = _f(kappa.mean())
-        res["weighted_pairwise_cohen_kappa"] = _f(np.average(kappa, weights=n[defined]))
+        res["weighted_pairwise_cohen_kappa"] = _f(np.average(kappa, weights=n[keep][defined]))
     return res
 
 
@@ -274,8 +284,13 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
     report["n_missing_labels"] = prep.n_missing
     report["n_text_skipped"] = prep.n_text
     report["questions"] = sorted(df["question"].unique().tolist())
-    report["per_question"] = {q: metrics(sub, level=level, min_overlap=min_overlap)
-                              for q, sub in df.groupby("question", sort=True)}
+    questions = report["questions"]
+    if len(questions) == 1:  # the pooled figures are this question's
+        report["per_question"] = {questions[0]: {k: v for k, v in report.items() if k not in (
+            "level_of_measurement", "n_missing_labels", "n_text_skipped", "questions")}}
+    else:
+        report["per_question"] = {q: metrics(sub, level=level, min_overlap=min_overlap)
+                                  for q, sub in df.groupby("question", sort=True)}
     for q, sub in df.groupby("question", sort=True):
         report["per_question"][q]["retention"] = retention(count_votes(sub))
     bt_map = _bias_type_map(data_path)
