@@ -50,7 +50,10 @@ _add_stage("biaskit.datasets_cli", "data", "List and download the public dataset
 
 def main(argv: Optional[list[str]] = None) -> None:
     try:
-        app(args=argv, standalone_mode=False)
+        rv = app(args=argv, standalone_mode=False)
+        # with standalone_mode=False, click returns typer.Exit's code instead of exiting
+        if isinstance(rv, int) and rv:
+            sys.exit(rv)
     except BiaskitError as exc:
         from rich.console import Console
 

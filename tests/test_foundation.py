@@ -205,3 +205,30 @@ def test_atomic_write_uses_normal_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE(p.stat().st_mode) == 0o644
+
+
+def test_cli_exit_codes_propagate():
+    """typer.Exit(n) inside a command must become the process exit code."""
+    import typer
+    from typer.testing import CliRunner  # noqa: F401
+
+    from biaskit import cli
+
+    sub = typer.Typer()
+
+    @sub.command()
+    def boom() -> None:
+        raise typer.Exit(3)
+
+    @sub.command()
+    def fine() -> None:
+        pass
+
+    cli.app.add_typer(sub, name="zz-test")
+    try:
+        with pytest.raises(SystemExit) as e:
+            cli.main(["zz-test", "boom"])
+        assert e.value.code == 3
+        cli.main(["zz-test", "fine"])  # returns normally, exit code 0
+    finally:
+        cli.app.registered_groups = [g for g in cli.app.registered_groups if g.name != "zz-test"]
