@@ -100,7 +100,7 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     # pushing the same file again creates no duplicates
     main(["annotate", "push", "--kind", "pair", "--data", str(data), "--project", title, "--overlap", "3"])
     out2 = capsys.readouterr().out
-    assert "0 task(s) imported, 6 already there" in out2
+    assert "0 task(s) imported, 6 already there" in out2 and "config updated" not in out1 + out2
     proj, have = tasks_by_id(server, title)
     assert sorted(have) == sorted(p.pair_id for p in pairs)
     assert sum(1 for _ in admin(server).tasks.list(project=proj.id)) == 6
