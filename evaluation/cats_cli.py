@@ -162,12 +162,12 @@ def seat_command(
     s = run_seat(test, model, out, pooling=pooling.value, bleach=bleach.value, template=template, lang=lang,
                  n_samples=n_samples, seed=seed, batch_size=batch_size, device=device, cache=not no_cache,
                  command=_cmd())
-    table = Table(title=f"SEAT: {model} ({pooling.value} pooling)")
-    for col in ("test", "X vs Y", "A vs B", "d", "p", "method"):
-        table.add_column(col, justify="right" if col in ("d", "p") else "left")
+    table = Table(title=f"SEAT: {model} ({pooling.value} pooling; d > 0: X~A, Y~B)")
+    for col in ("test", "lang", "d", "p", "p method", "n X/Y/A/B"):
+        table.add_column(col, justify="left" if col in ("test", "lang", "p method") else "right")
     for r in s["tests"]:
-        table.add_row(r["test"], f"{r['targ1']} / {r['targ2']}", f"{r['attr1']} / {r['attr2']}",
-                      f"{r['effect_size']:.3f}", f"{r['p_value']:.2g}", r["p_method"])
+        table.add_row(r["test"], r["lang"], f"{r['effect_size']:.3f}", f"{r['p_value']:.2g}", r["p_method"],
+                      f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}")
     console = Console()
     console.print(table)
     console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", highlight=False,
@@ -204,9 +204,13 @@ def correlate_command(
         table.add_column(col)
     for _, r in corrs.iterrows():
         table.add_row(r["domain"], r["intrinsic"], r["extrinsic"], str(r["n_models"]), _fmt(_num(r["pearson_r"])),
-                      _fmt(_num(r["pearson_p"])), _fmt(_num(r["spearman_rho"])), _fmt(_num(r["spearman_p"])))
+                      _pfmt(_num(r["pearson_p"])), _fmt(_num(r["spearman_rho"])), _pfmt(_num(r["spearman_p"])))
     Console().print(table)
     Console().print(f"wrote {out / 'correlations.csv'}, {out / 'variances.csv'}, {out / 'report.md'}", highlight=False)
+
+
+def _pfmt(x) -> str:
+    return "n/a" if x is None else f"{x:.2g}"
 
 
 def _num(x):
