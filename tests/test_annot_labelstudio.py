@@ -354,3 +354,29 @@ def test_bad_token_is_rejected_without_echo(ls_server, tmp_path, capsys, monkeyp
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "rejected the API token" in err and "wrong-token-123" not in err
+
+
+def test_serve_initialises_a_new_folder(tmp_path, monkeypatch, capsys):
+    """A team without Label Studio: `serve` on an empty folder creates the admin and its token."""
+    import secrets
+
+    from biaskit.annotation.labelstudio import connect
+
+    from fixtures_labelstudio import _ls_bin
+
+    _ls_bin()  # skip when Label Studio is not installed
+    token = secrets.token_hex(20)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+    monkeypatch.setenv("LABEL_STUDIO_PASSWORD", "a-long-admin-password")
+    d = tmp_path / "fresh"
+    try:
+        main(["annotate", "serve", "--data-dir", str(d), "--email", "lead@example.org"])
+        out = capsys.readouterr().out
+        assert "initialising" in out and token not in out
+        url = re.search(r"(http://127\.0\.0\.1:\d+)", out).group(1)
+        me = connect(url, token).users.whoami()
+        assert me.email == "lead@example.org"
+        for f in ("biaskit-ls.json", "init.log", "server.log"):
+            assert token not in (d / f).read_text(errors="replace")
+    finally:
+        main(["annotate", "stop", "--data-dir", str(d)])
