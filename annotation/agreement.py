@@ -247,28 +247,34 @@ def item_table(df, c: Counts):
 
 
 def _bias_type_map(data_path: Optional[str | Path]) -> dict[str, str]:
-    """task id -> bias type from a data file: biaskit/CrowS/IndiBias pairs, or any table with an id column."""
+    """task id -> bias type from a data file: any kind's records (pairs in CrowS/IndiBias/biaskit
+    format, tuples, CATs, translation candidates), or a table with an id and a bias_type column."""
     if not data_path:
         return {}
     from biaskit.io import read_table
 
-    p = Path(data_path)
-    try:
-        from biaskit.readers import read_pairs
+    from .kinds import get_kind
 
-        res = read_pairs(p, skip_invalid=True)
-        if res.pairs:
-            return {x.pair_id: x.bias_type for x in res.pairs}
-    except InputError:
-        pass
+    p = Path(data_path)
+    if not p.exists():
+        raise InputError("file not found.", path=p, fix="check the --data path.")
+    for kname in ("pair", "tuple", "cat", "translation"):
+        k = get_kind(kname)
+        try:
+            recs = k.load(p, skip_invalid=True) if kname == "pair" else k.load(p)
+        except (InputError, KeyError, TypeError, ValueError):
+            continue
+        if recs:
+            return {k.record_id(r): str(k.bias_type(r)) for r in recs if k.bias_type(r) is not None}
     df = read_table(p)
     for id_col in ("task", "pair_id", "tuple_id", "cat_id", "biaskit_id", "id"):
         if id_col in df.columns:
             bt = "bias_type" if "bias_type" in df.columns else "axis" if "axis" in df.columns else None
             if bt:
                 return {str(a): str(b) for a, b in zip(df[id_col], df[bt])}
-    raise InputError("cannot find an id column and a bias_type column.", path=p,
-                     fix="give pairs (biaskit/CrowS/IndiBias) or a table with task|pair_id|id and bias_type columns.")
+    raise InputError("cannot find the records' ids and bias types.", path=p,
+                     fix="give the pushed records (pairs, tuples, CATs, candidates) or a table with "
+                         "task|pair_id|id and bias_type columns.")
 
 
 def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplicates: str = "error",

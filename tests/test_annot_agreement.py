@@ -173,3 +173,19 @@ def test_cli_agreement(tmp_path):
     out = json.loads((tmp_path / "rep" / "agreement.json").read_text())
     assert out["krippendorff_alpha"] == pytest.approx(0.691358, abs=1e-6)
     assert (tmp_path / "rep" / "agreement.md").exists()
+
+
+def test_bias_type_from_a_tuple_file(tmp_path):
+    from biaskit.annotation.kinds import get_kind
+
+    src = tmp_path / "tuples.jsonl"
+    src.write_text("".join(json.dumps(t) + "\n" for t in [
+        {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"},
+        {"identity": "Dalits", "attribute": "poor", "axis": "Caste", "polarity": "negative"}]))
+    ids = [r.tuple_id for r in get_kind("tuple").load(src)]
+    df = pd.DataFrame([(ids[0], "a", "yes"), (ids[0], "b", "yes"), (ids[1], "a", "no"), (ids[1], "b", "yes")],
+                      columns=["task", "worker", "label"])
+    rep, _ = agreement(df, data_path=src)
+    assert set(rep["per_bias_type"]) == {"gender", "caste"}
+    assert rep["per_bias_type"]["gender"]["percent_agreement"] == 1.0
+    assert rep["per_bias_type"]["caste"]["percent_agreement"] == 0.0
