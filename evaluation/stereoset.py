@@ -248,7 +248,9 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
                 if key not in ex:
                     raise InputError(f"{where} (id {ex.get('id', '?')}) lacks '{key}'.", path=path, column=key,
                                      fix="each example needs id, target, bias_type, context and sentences.")
-            _check_intra_context(path, None, split, str(ex["context"]))
+            if split == "intrasentence" and "BLANK" not in str(ex["context"]):
+                raise InputError(f"{where} (id {ex['id']}): an intrasentence context must contain BLANK.", path=path,
+                                 column="context", fix="write the context with BLANK where the options differ.")
             options = []
             for s in ex["sentences"]:
                 if not isinstance(s, dict) or not {"sentence", "gold_label"} <= set(s):
