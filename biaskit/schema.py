@@ -41,7 +41,6 @@ _BIAS_TYPE_ALIASES = {
     "socio-economic": "socioeconomic",
     "socioeconomic-status": "socioeconomic",
     "ses": "socioeconomic",
-    "race": "race-color",
     "race-colour": "race-color",
     "physical": "physical-appearance",
     "appearance": "physical-appearance",
@@ -55,7 +54,7 @@ def normalize_bias_type(value: str) -> str:
 
     IndiBias writes ``Caste``/``Religion`` next to ``gender``: all become lower case.
     Only spelling variants are merged (``socio-economic`` -> ``socioeconomic``); StereoSet's
-    ``race`` is kept distinct from CrowS-Pairs' ``race-color`` unless ``race`` is given bare.
+    ``race`` stays distinct from CrowS-Pairs' ``race-color`` (different label sets).
     """
     v = unicodedata.normalize("NFKC", str(value)).strip().lower()
     v = re.sub(r"[\s_/]+", "-", v)

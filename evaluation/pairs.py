@@ -34,7 +34,7 @@ from biaskit.errors import BiaskitError, InputError
 from . import pair_metrics as pm
 
 PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
-                 "win", "tie", "n_scored_more", "n_scored_less", "sent_more", "sent_less"]
+                 "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -111,6 +111,7 @@ def score_frame(pairs: Sequence[Any], scores: Sequence[Any]):
     rows = [{"pair_id": p.pair_id, "source_id": p.source_id, "lang": p.lang, "bias_type": p.bias_type,
              "direction": p.direction, "score_more": float(s.score_more), "score_less": float(s.score_less),
              "n_scored_more": int(s.n_scored_more), "n_scored_less": int(s.n_scored_less),
+             "group_more": p.group_more, "group_less": p.group_less,
              "sent_more": p.sent_more, "sent_less": p.sent_less} for p, s in zip(pairs, scores)]
     return pd.DataFrame(rows, columns=[c for c in PAIRS_COLUMNS if c not in ("ds", "win", "tie")])
 
@@ -195,6 +196,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         metrics_s = time.perf_counter() - t0
         info = sc.describe()
         summary.update({
+            "benchmark": "pairs",
             "model": model_name(model),
             "model_slug": slug,
             "scorer": scorer,

@@ -50,7 +50,7 @@ def test_original_json_keeps_ids_and_human_labels(tmp_path):
     intra = cats[0]
     assert intra.split == "intrasentence" and intra.option("stereotype").sentence_id == "s1"
     assert intra.option("anti-stereotype").human_labels == ["anti-stereotype"] * 4 + ["related"]
-    assert cats[1].bias_type == "race-color"  # biaskit's shared normalisation of a bare "race"
+    assert cats[1].bias_type == "race"  # StereoSet domain kept as is
     assert read_cats(p, split="intersentence")[0].cat_id == "ex-inter-1"
 
 
@@ -63,7 +63,7 @@ def test_flat_jsonl_real_file(stereoset_jsonl):
     assert len({o.sentence_id for c in cats for o in c.options}) == 3 * 4229
     again = read_cats(stereoset_jsonl, limit=10)
     assert [c.cat_id for c in again] == [c.cat_id for c in cats[:10]]  # stable ids
-    assert {c.bias_type for c in cats} == {"gender", "profession", "race-color", "religion"}
+    assert {c.bias_type for c in cats} == {"gender", "profession", "race", "religion"}
     # every intrasentence option of the dev set lines up with its context around BLANK
     fills = [locate_fill(c.context, o.sentence) for c in cats if c.split == "intrasentence" for o in c.options]
     assert all(f.exact for f in fills)

@@ -264,7 +264,7 @@ def test_cli_cats_then_predictions_mode_gives_the_same_metrics(tiny_gpt2, stereo
               "most_biased_targets", "least_biased_targets", "baselines", "model", "scorer", "data", "timings"):
         assert k in s, k
     assert s["count"] == 12 and s["scorer"] == "clm"
-    assert set(s["intrasentence"]["by_domain"]) <= {"gender", "profession", "race-color", "religion"}
+    assert set(s["intrasentence"]["by_domain"]) <= {"gender", "profession", "race", "religion"}
     rows = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 36 and {r["split"] for r in rows} == {"intrasentence", "intersentence"}
     pred = json.loads((out / "predictions.json").read_text())
