@@ -137,12 +137,31 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # pragma: no cover - someone else's process
         return True
-    # a zombie child of ours counts as dead
+    # a zombie counts as dead -- but a multi-threaded process whose main thread has exited shows
+    # its leader as a zombie while other threads still run (and hold its sockets): look at every thread
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return True
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as fh:
+                if fh.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _port_closed(port: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", port)) != 0:
+                return True
+        time.sleep(0.1)
+    return False
 
 
 def _healthy(url: str) -> bool:
@@ -271,5 +290,6 @@ def stop_server(data_dir: str | Path, timeout: float = 30) -> Optional[ServerInf
         pf.unlink(missing_ok=True)
         return None
     _terminate(info.pid, timeout)
+    _port_closed(info.port, 10)  # the socket goes with the last thread
     pf.unlink(missing_ok=True)
     return info

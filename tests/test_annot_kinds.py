@@ -176,6 +176,11 @@ def test_export_to_judgments_pair(crows_csv, tmp_path):
     assert (df.loc[(df["worker"] == "ann1@x.org") & (df["task"] == recs[0].pair_id), "comment"] == "ok").all()
     assert set(df["lead_time"]) == {2.5, 5.0}
     assert (df["bias_type"] == df["task"].map({r.pair_id: r.bias_type for r in recs})).all()
+    from biaskit.schema import Judgment
+
+    for row in df.to_dict(orient="records"):  # every row is a valid shared-schema Judgment
+        j = Judgment.model_validate({k: v for k, v in row.items() if v == v and v is not None})
+        assert j.task == row["task"] and j.worker == row["worker"]
 
 
 def test_unknown_values_are_rejected_loudly(tmp_path):
