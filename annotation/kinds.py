@@ -522,7 +522,9 @@ class TranslationKind(TaskKind):
             slots.append({"slot": s, "index": i, "engine": c.get("engine"), "model": c.get("model")})
             flags = c.get("flags") or []
             flag_html = "".join(
-                f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}</li>"
+                f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
+                + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
+                + "</li>"
                 for f in flags if isinstance(f, dict)) or "<li>none</li>"
             rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
                         f"1. {html.escape(str(c['sent_more']))}<br/>2. {html.escape(str(c['sent_less']))}"

@@ -364,7 +364,7 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
         for v in rv.get("reviewers", []):
             if "choice" in v:
                 n_choices += 1
-                choices[f"{v['engine']}:{v['model']}" if v.get("engine") else "none"] += 1
+                choices[f"{v['engine']}:{v.get('model') or ''}" if v.get("engine") else "none"] += 1
     n_released = len(accepted)
     engine_rows = {}
     for e in engines:

@@ -30,7 +30,8 @@ def translation_records():
               "sent_less": "वह गाड़ी नहीं चला सकता।", "flags": []},
              {"engine": "hf", "model": "nllb", "sent_more": "वह <b>गाड़ी</b> नहीं चला सकती।",
               "sent_less": "वह गाड़ी नहीं चला सकती।",
-              "flags": [{"code": "translation_collapsed", "reason": "S1 == S2 <after> translation"}]},
+              "flags": [{"code": "translation_collapsed", "reason": "S1 == S2 <after> translation",
+                         "suggestion": "use एक पुरुष / एक महिला"}]},
              {"engine": "llm", "model": "gemma", "sent_more": "महिला गाड़ी नहीं चला सकती।",
               "sent_less": "पुरुष गाड़ी नहीं चला सकता।", "flags": []}],
          "provenance": {}},
@@ -110,6 +111,7 @@ def test_translation_tasks_hide_engines_and_escape_html(tmp_path):
         assert eng not in html  # engines are hidden from the labeling view
     assert "<b>गाड़ी</b>" not in html and "&lt;b&gt;गाड़ी&lt;/b&gt;" in html
     assert "translation_collapsed" in html and "&lt;after&gt;" in html
+    assert "suggestion: use एक पुरुष / एक महिला" in html  # the checker's fix reaches the reviewer
     # the chosen slot maps back to its engine and candidate index
     slot_b = d0["biaskit_slots"][1]
     rows = k.judgments(d0, {"choice": ["B"], "corrected_more": ["  सुधार  "], "corrected_less": []})
