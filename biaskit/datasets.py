@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .errors import BiaskitError, InputError
+from .io import sha256_file
 from .registry import Registry
 
 USER_AGENT = "biaskit-data/1 (+https://github.com/)"
@@ -119,13 +120,6 @@ def list_datasets(registry: str | Path | None = None) -> list[DatasetInfo]:
     reg = load_registry(registry)
     return [reg.get(n) for n in reg.names()]
 
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def verify(name: str, file: str | Path, registry: str | Path | None = None) -> VerifyResult:

@@ -92,7 +92,7 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_bytes().decode("utf-8-sig").splitlines()
     except FileNotFoundError:
         raise InputError("file not found.", path=path, fix="check the path.") from None
     except UnicodeDecodeError as exc:
@@ -112,6 +112,17 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
             raise InputError("expected a JSON object on this line.", path=path, row=i,
                              fix="each line must be one JSON object, e.g. {\"sent_more\": ...}.")
         yield i, obj
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file's bytes, read in chunks."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> list[dict]:

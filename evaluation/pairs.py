@@ -20,7 +20,6 @@ only one. For biaskit files ``lang`` keeps only the records of that language.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -30,19 +29,13 @@ from typing import Any, Iterable, Optional, Sequence
 
 from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
+from biaskit.io import sha256_file
 
 from . import pair_metrics as pm
 
 PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
                  "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
 
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def model_name(model: Any) -> str:

@@ -159,18 +159,9 @@ def _first_object(path: Path, text: str) -> dict:
 
 
 def _iter_lines(path: Path) -> Iterable[tuple[int, dict]]:
-    for i, line in enumerate(_read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
-                             fix="each line must be one JSON object.") from None
-        if not isinstance(obj, dict):
-            raise InputError("expected a JSON object on this line.", path=path, row=i,
-                             fix="each line must be one JSON object.")
-        yield i, obj
+    from biaskit.io import iter_jsonl
+
+    yield from iter_jsonl(path)
 
 
 _SPLIT_ALIASES = {"intra": "intrasentence", "inter": "intersentence", "intrasentence": "intrasentence",
@@ -812,13 +803,9 @@ def to_metric_items(cats: Sequence[CAT], scores: dict[str, float], *, allow_miss
 
 # =====================================================================================  pipeline
 def _sha256(path: Path) -> str:
-    import hashlib
+    from biaskit.io import sha256_file
 
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def _target_rows(report: dict) -> list[dict]:

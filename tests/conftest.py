@@ -53,6 +53,19 @@ def seat_dir() -> Path:
     return p
 
 
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    """Run ``biaskit ARGS`` in-process as the console script does; return (exit code, stdout, stderr)."""
+    from biaskit.cli import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Each test gets its own biaskit cache dir unless it asks for another."""

@@ -121,3 +121,18 @@ class GoogleStandIn:
 
 
 # ------------------------------------------------------------------------------ llama.cpp server
+
+
+def _en_pairs():
+    from biaskit.schema import SentencePair
+
+    return [
+        SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
+                     bias_type="gender"),
+        SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"),
+        SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
+                     bias_type="gender"),
+    ]
+
+
+EN_PAIRS = _en_pairs()  # small English pairs shared by the MT tests

@@ -14,6 +14,7 @@ from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.stereoset import (NotSupportedError, locate_fill, mlm_piece_requests, read_cats,
                                           run_cats, run_cats_predictions, score_cats)
 from biaskit.schema import CAT
+from conftest import run_cli
 
 torch.set_num_threads(1)
 
@@ -239,21 +240,11 @@ def test_no_mask_token_is_a_clear_error(tiny_gpt2):
 
 
 # ------------------------------------------------------------------------------ pipeline + CLI
-def _cli(args, capsys):
-    from biaskit.cli import main
-
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 def test_cli_cats_then_predictions_mode_gives_the_same_metrics(tiny_gpt2, stereoset_jsonl, tmp_path, capsys):
     out = tmp_path / "run"
-    code, stdout, err = _cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_gpt2),
+    code, stdout, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_gpt2),
                               "--scorer", "clm", "--limit", "12", "--out", str(out), "-q"], capsys)
     assert code == 0, err
     assert "LMS" in stdout and "intersentence" in stdout
@@ -274,7 +265,7 @@ def test_cli_cats_then_predictions_mode_gives_the_same_metrics(tiny_gpt2, stereo
     gold.write_text("\n".join(stereoset_jsonl.read_text().splitlines()[:12]) + "\n")
     s2 = run_cats_predictions(gold, out / "predictions.json", tmp_path / "pred")
     assert s2["overall"] == s["overall"] and s2["intrasentence"] == s["intrasentence"]
-    code, _, err = _cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--predictions",
+    code, _, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--predictions",
                          str(out / "predictions.json"), "--out", str(tmp_path / "p2")], capsys)
     assert code == 2 and "no score for" in err and "--allow-missing" in err and "Traceback" not in err
 
@@ -283,8 +274,8 @@ def test_cli_errors_are_one_line(tmp_path, tiny_gpt2, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "intrasentence", "target": "x", "bias_type": "gender", "context": "no blank", '
                    '"stereotype": "a", "anti-stereotype": "b", "unrelated": "c"}\n')
-    code, _, err = _cli(["evaluate", "cats", "--data", str(bad), "--model", str(tiny_gpt2), "--out",
+    code, _, err = run_cli(["evaluate", "cats", "--data", str(bad), "--model", str(tiny_gpt2), "--out",
                          str(tmp_path / "o")], capsys)
     assert code == 2 and "bad.jsonl, row 1, column 'context'" in err and "Traceback" not in err
-    code, _, err = _cli(["evaluate", "cats", "--data", str(bad), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["evaluate", "cats", "--data", str(bad), "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "either --model" in err

@@ -14,6 +14,7 @@ import pytest
 
 from biaskit import datasets as ds
 from biaskit.errors import BiaskitError, UnknownNameError
+from conftest import run_cli
 
 PAYLOAD = ("sent_more,sent_less,stereo_antistereo,bias_type\n"
            "Women are bad drivers.,Men are bad drivers.,stereo,gender\n").encode("utf-8")
@@ -136,32 +137,22 @@ def test_broken_registry_file(tmp_path):
         ds.load_registry(p)
 
 
-def _cli(args, capsys):
-    from biaskit.cli import main
-
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 def test_cli(server, tmp_path, capsys):
-    code, out, _ = _cli(["data", "list"], capsys)
+    code, out, _ = run_cli(["data", "list"], capsys)
     assert code == 0 and "crows-pairs" in out and "indibias-sample" in out and "stereoset-dev" in out
-    code, out, err = _cli(["data", "download", "crows-pairs", "--out", str(tmp_path / "d"), "--url",
+    code, out, err = run_cli(["data", "download", "crows-pairs", "--out", str(tmp_path / "d"), "--url",
                            f"{server}/crows.csv"], capsys)
     assert code == 0, err
     assert "no checksum recorded" in out and "CC BY-SA 4.0" in out
     f = tmp_path / "d" / "crows_pairs_anonymized.csv"
-    code, out, _ = _cli(["data", "verify", "crows-pairs", str(f)], capsys)
+    code, out, _ = run_cli(["data", "verify", "crows-pairs", str(f)], capsys)
     assert code == 0 and "no checksum recorded" in out and hashlib.sha256(PAYLOAD).hexdigest() in out
     reg = _registry(tmp_path, f"{server}/crows.csv", "f" * 64)
-    code, out, err = _cli(["data", "verify", "toy", str(f), "--registry", str(reg)], capsys)
+    code, out, err = run_cli(["data", "verify", "toy", str(f), "--registry", str(reg)], capsys)
     assert code == 2 and "does not match" in err and "Traceback" not in err
-    code, _, err = _cli(["data", "download", "nope", "--out", str(tmp_path)], capsys)
+    code, _, err = run_cli(["data", "download", "nope", "--out", str(tmp_path)], capsys)
     assert code == 2 and "unknown dataset 'nope'" in err
-    code, _, err = _cli(["data", "verify", "crows-pairs", str(tmp_path / "missing.csv")], capsys)
+    code, _, err = run_cli(["data", "verify", "crows-pairs", str(tmp_path / "missing.csv")], capsys)
     assert code == 2 and "missing.csv: file not found" in err

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("googletrans")
 
-from mt_helpers import GoogleStandIn  # noqa: E402
+from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
 
 from biaskit.cache import DiskCache  # noqa: E402
 from biaskit.cli import main  # noqa: E402
@@ -36,13 +36,7 @@ TABLE = {
     "Rahul went to Delhi.": "राहुल दिल्ली गया।",
 }
 
-PAIRS = [
-    SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
-                 bias_type="gender"),
-    SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"),
-    SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
-                 bias_type="gender"),
-]
+PAIRS = list(EN_PAIRS)
 
 
 @pytest.fixture

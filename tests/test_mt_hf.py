@@ -16,7 +16,7 @@ from biaskit.schema import SentencePair
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from mt_helpers import build_tiny_nllb  # noqa: E402
+from mt_helpers import EN_PAIRS, build_tiny_nllb  # noqa: E402
 
 from biaskit.curation.mt_base import (MT_ENGINES, create_engine, flores_code, mbart_code,  # noqa: E402
                                       parse_engine_list)
@@ -37,11 +37,7 @@ def engine(nllb_dir):
 
 
 PAIRS = [
-    SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
-                 bias_type="gender"),
-    SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"),
-    SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
-                 bias_type="gender"),
+    *EN_PAIRS,
     SentencePair(sent_more="The Brahmin family lived in a mansion.", sent_less="The Dalit family lived in a mansion.",
                  direction="stereo", bias_type="caste"),
     SentencePair(sent_more="Rahul went to Mumbai.", sent_less="Priya went to Mumbai.", direction="antistereo",

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("label_studio_sdk")
 pytest.importorskip("googletrans")
 
-from mt_helpers import GoogleStandIn  # noqa: E402
+from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
 
 from biaskit.schema import SentencePair  # noqa: E402
 
@@ -26,13 +26,7 @@ TABLE = {
     "He is a nurse.": "वह एक नर्स है।", "She is a nurse.": "वह एक नर्स है।", "He": "वह", "She": "वह",
     "Priya went to Delhi.": "प्रिया दिल्ली गई।", "Rahul went to Delhi.": "राहुल दिल्ली गया।",
 }
-PAIRS = [
-    SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
-                 bias_type="gender"),
-    SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"),
-    SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
-                 bias_type="gender"),
-]
+PAIRS = list(EN_PAIRS)
 
 
 def _annotate(server, token, task_id, slot=None, corrected=None):

@@ -12,6 +12,7 @@ import pytest
 
 from biaskit.errors import InputError
 from biaskit.evaluation.pairs import PAIRS_COLUMNS, run_pairs
+from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo" / "demo_pairs.jsonl"
@@ -124,20 +125,10 @@ def test_indibias_both_views_word_unit(tiny_xlmr, indibias_csv, tmp_path):
 
 # ----------------------------------------------------------------------------------------------- CLI
 
-def _cli(args: list[str], capsys) -> tuple[int, str, str]:
-    from biaskit.cli import main
-
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 def test_cli_runs_and_prints_table(tiny_gpt2, tmp_path, capsys):
-    code, out, err = _cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "clm",
+    code, out, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "clm",
                            "--out", str(tmp_path / "o"), "--limit", "2", "--quiet", "--runs", "3"], capsys)
     assert code == 0, err
     assert "metric" in out and "hi" in out and "summary.json" in out
@@ -150,14 +141,14 @@ def test_cli_bad_input_is_one_line_exit_2(tiny_gpt2, tmp_path, capsys):
     bad.write_text("sent_more,sent_less,stereo_antistereo,bias_type\n"
                    "Women are bad drivers.,Men are bad drivers.,stereo,gender\n"
                    "Old people are slow.,Old people are slow.,stereo,age\n", encoding="utf-8")
-    code, out, err = _cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
+    code, out, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
                            "--out", str(tmp_path / "o")], capsys)
     assert code == 2
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 or "Fix:" in err
     assert "bad.csv, row 2" in err and "identical pair" in err and "Fix:" in err
     assert not (tmp_path / "o").exists()
     # --skip-invalid: scored, and the skipped row is reported
-    code, out, err = _cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
+    code, out, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
                            "--out", str(tmp_path / "o"), "--skip-invalid", "-q"], capsys)
     assert code == 0, err
     assert "skipped 1 invalid row" in out
@@ -168,13 +159,13 @@ def test_cli_bad_input_is_one_line_exit_2(tiny_gpt2, tmp_path, capsys):
 def test_cli_missing_column_and_unknown_model(tmp_path, capsys, tiny_gpt2):
     bad = tmp_path / "nocol.csv"
     bad.write_text("sent_more,sent_less,bias_type\na b,c d,gender\n", encoding="utf-8")
-    code, _, err = _cli(["evaluate", "pairs", "--data", str(bad), "--format", "crows", "--model", str(tiny_gpt2),
+    code, _, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--format", "crows", "--model", str(tiny_gpt2),
                          "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "missing column(s) stereo_antistereo" in err and "Traceback" not in err
-    code, _, err = _cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tmp_path / "no-such-model"),
+    code, _, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tmp_path / "no-such-model"),
                          "--scorer", "clm", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "not found" in err and "Traceback" not in err
-    code, _, err = _cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "mlm",
+    code, _, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "mlm",
                          "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "masked LM" in err and "--scorer" in err and "Traceback" not in err
 
