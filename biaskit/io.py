@@ -42,6 +42,32 @@ def _umask() -> int:
     return mask
 
 
+@contextlib.contextmanager
+def atomic_dir(path: str | Path):
+    """Build a folder in a temporary sibling; on success it replaces ``path`` in one rename.
+
+    A crash never leaves a half-written folder at ``path``. The published folder and its files get
+    normal permissions (``mkdtemp`` and some writers create them private).
+    """
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        yield tmp
+        mask = _umask()
+        os.chmod(tmp, 0o777 & ~mask)
+        for f in tmp.rglob("*"):
+            os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~mask)
+        if path.exists():  # an incomplete leftover from an older crash
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     with atomic_open(path, "w") as fh:
         fh.write(text)

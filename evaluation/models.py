@@ -126,8 +126,9 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
         torch = require("torch", "evaluation", "loading language models")
         transformers = require("transformers", "evaluation", "loading language models")
         require("gguf", "evaluation", "loading GGUF models")
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-        try:
+        from biaskit.io import atomic_dir
+
+        with atomic_dir(out_dir) as tmp:
             t0 = time.monotonic()
             tok = transformers.AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
             auto = transformers.AutoModelForCausalLM if kind == "clm" else transformers.AutoModelForMaskedLM
@@ -144,15 +145,6 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
                 "source": source or str(gguf_path), "gguf_fingerprint": _sha256_sampled(gguf_path)[:16],
                 "kind": kind, "converted_in_s": round(time.monotonic() - t0, 1),
                 "transformers": transformers.__version__}, indent=2))
-            os.chmod(tmp, 0o755)  # mkdtemp (and safetensors) make files private; the cache is shared
-            for f in tmp.iterdir():
-                os.chmod(f, 0o644)
-            if out_dir.exists():  # an incomplete leftover from an older crash
-                shutil.rmtree(out_dir)
-            os.replace(tmp, out_dir)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 

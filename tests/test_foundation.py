@@ -232,3 +232,18 @@ def test_cli_exit_codes_propagate():
         cli.main(["zz-test", "fine"])  # returns normally, exit code 0
     finally:
         cli.app.registered_groups = [g for g in cli.app.registered_groups if g.name != "zz-test"]
+
+
+def test_atomic_dir_publishes_whole_or_nothing(tmp_path):
+    from biaskit.io import atomic_dir
+
+    out = tmp_path / "models" / "m"
+    with atomic_dir(out) as tmp:
+        (tmp / "config.json").write_text("{}")
+        assert not out.exists()  # nothing visible until the block succeeds
+    assert (out / "config.json").read_text() == "{}"
+    with pytest.raises(RuntimeError):
+        with atomic_dir(tmp_path / "models" / "crashed") as tmp:
+            (tmp / "half.bin").write_text("x")
+            raise RuntimeError("crash mid-write")
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["m"]  # no leftovers
