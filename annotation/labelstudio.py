@@ -18,11 +18,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from biaskit.errors import BiaskitError, InputError, require
 
-from .kinds import CHOICE, MULTI, TEXT, ParsedConfig, TaskKind, get_kind
+from .kinds import CHOICE, ParsedConfig, TaskKind, get_kind
 
 JUDGMENT_OUT_COLUMNS = ["task", "worker", "label", "question", "qtype", "comment", "lead_time", "created_at",
                         "updated_at", "kind", "bias_type", "ls_task", "ls_annotation"]
@@ -383,16 +383,10 @@ def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Opt
 def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[str] = None,
                   config_path: Optional[str | Path] = None, users_path: Optional[str | Path] = None) -> PullReport:
     """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
-    from biaskit.io import read_table, write_table
+    from biaskit.io import read_json, read_table, write_table
 
     export_path = Path(export_path)
-    try:
-        tasks = json.loads(export_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found.", path=export_path, fix="check the path.") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg}, line {exc.lineno}).", path=export_path,
-                         fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).") from None
+    tasks = read_json(export_path, fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).")
     if not isinstance(tasks, list) or any(not isinstance(t, dict) or "data" not in t for t in tasks):
         raise InputError("expected a JSON list of tasks with 'data' and 'annotations'.", path=export_path,
                          fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .errors import BiaskitError, InputError
-from .io import sha256_file
+from .io import read_json, sha256_file
 from .registry import Registry
 
 USER_AGENT = "biaskit-data/1 (+https://github.com/)"
@@ -84,14 +83,8 @@ def registry_path() -> Path:
 def load_registry(path: str | Path | None = None) -> Registry[DatasetInfo]:
     """Read the dataset registry (clear errors on a broken file)."""
     path = Path(path) if path else registry_path()
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("dataset registry not found.", path=path,
-                         fix="reinstall biaskit or unset BIASKIT_DATASETS_FILE.") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}).", path=path, row=exc.lineno,
-                         fix="repair the registry file.") from None
+    doc = read_json(path, fix="repair the registry file.",
+                    missing_fix="reinstall biaskit or unset BIASKIT_DATASETS_FILE.")
     reg: Registry[DatasetInfo] = Registry("dataset")
     fields = set(DatasetInfo.__dataclass_fields__)
     for name, entry in (doc.get("datasets") or {}).items():

@@ -151,6 +151,27 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma or a missing quote?).",
+              missing_fix: str = "check the path.") -> Any:
+    """Read one JSON document; a missing file, bad UTF-8 or invalid JSON raises :class:`InputError`
+    naming the file and line, with ``fix`` / ``missing_fix`` as the fix."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("file not found.", path=path, fix=missing_fix) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a JSON file.", path=path, fix=missing_fix) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                         fix="re-save the file as UTF-8.") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
+                         row=exc.lineno, fix=fix) from None
+
+
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> list[dict]:
     return [obj for _, obj in iter_jsonl(path, tolerate_truncated_tail=tolerate_truncated_tail)]
 
@@ -211,8 +232,7 @@ def read_table(path: str | Path):
             raise InputError(f"malformed CSV: {exc}", path=path,
                              fix="check quoting and the number of columns on that line.") from None
     if suffix == ".json":
-        import json as _json
-        obj = _json.loads(path.read_text(encoding="utf-8"))
+        obj = read_json(path, fix="a .json table is a list of objects (or {\"data\": [...]}).")
         return pd.DataFrame(obj if isinstance(obj, list) else obj.get("data", obj))
     raise InputError(f"unsupported file type '{suffix}'.", path=path, fix="use .csv, .tsv, .jsonl or .json.")
 

@@ -7,10 +7,9 @@ identity spans and the checker can tell whether a changed span names a group.
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from biaskit.errors import InputError
 from biaskit.schema import normalize_bias_type
@@ -54,14 +53,9 @@ def inventory_dir() -> Path:
 
 
 def _read(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("inventory file not found.", path=path,
-                         fix="copy data/inventories from biaskit and edit it, or drop --inventory.") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}).", path=path, row=exc.lineno,
-                         fix="fix the JSON (a trailing comma or a missing quote?).") from None
+    from biaskit.io import read_json
+
+    return read_json(path, missing_fix="copy data/inventories from biaskit and edit it, or drop --inventory.")
 
 
 class Inventory:

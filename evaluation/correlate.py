@@ -70,10 +70,9 @@ def read_result_folder(path: str | Path) -> ResultFolder:
     if not summ_path.exists():
         raise InputError("no summary.json in this result folder.", path=path,
                          fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.")
-    try:
-        summary = json.loads(summ_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read summary.json ({exc}).", path=summ_path, fix="re-run the evaluation.") from None
+    from biaskit.io import read_json
+
+    summary = read_json(summ_path, fix="re-run the evaluation that wrote it.")
     model = str(summary.get("model") or path.name)
     names = tuple(dict.fromkeys([model, Path(model).name, path.name]))
     benchmark = str(summary.get("benchmark") or ("pairs" if "metric_score" in summary else summary.get("kind")

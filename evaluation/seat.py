@@ -38,7 +38,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -130,19 +129,11 @@ class SeatTest:
 
 def read_seat_test(path: str | Path, lang: Optional[str] = None) -> SeatTest:
     """Read a sent-bias test file (one JSON document; JSON Lines with one object also accepted)."""
+    from biaskit.io import read_json
+
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --test path (a sent-bias .jsonl test).")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="re-save the file as UTF-8.") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
-                         row=exc.lineno, fix="a SEAT test is one JSON object with targ1, targ2, attr1, attr2.") from None
+    obj = read_json(path, fix="a SEAT test is one JSON object with targ1, targ2, attr1, attr2.",
+                    missing_fix="check the --test path (a sent-bias .jsonl test).")
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object with targ1, targ2, attr1, attr2.", path=path,
                          fix="write {\"targ1\": {\"category\": ..., \"examples\": [...]}, ...}.")

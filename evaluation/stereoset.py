@@ -219,11 +219,9 @@ def _read_flat(path: Path, lang: str) -> list[CAT]:
 
 
 def _read_original(path: Path, lang: str) -> list[CAT]:
-    try:
-        obj = json.loads(_read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
-                         row=exc.lineno, fix="the original StereoSet file is one JSON document.") from None
+    from biaskit.io import read_json
+
+    obj = read_json(path, fix="the original StereoSet file is one JSON document.")
     data = obj.get("data") if isinstance(obj, dict) else None
     if not isinstance(data, dict) or not ({"intrasentence", "intersentence"} & set(data)):
         raise InputError("not a StereoSet file: expected {\"version\": ..., \"data\": {\"intrasentence\": [...], "
@@ -321,7 +319,7 @@ def locate_fill(context: str, sentence: str) -> Fill:
     if m:
         fill = m.group(1).strip().strip(_EDGE_PUNCT).strip() or m.group(1).strip()
         if fill:
-            text, spans, pos = "", [], 0
+            text, spans = "", []
             for k, part in enumerate(parts):
                 text += part
                 if k < len(parts) - 1:

@@ -219,7 +219,7 @@ def test_import_cli_offline(tmp_path):
         ("a@x.org", "polarity", "negative"), ("a@x.org", "stereotype", "yes"), ("b@x.org", "stereotype", "yes")]
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(InputError, match="not valid JSON"):
+    with pytest.raises(InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"):
         import_export(bad, tmp_path / "x.csv")
 
 

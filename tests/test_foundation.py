@@ -247,3 +247,25 @@ def test_atomic_dir_publishes_whole_or_nothing(tmp_path):
             (tmp / "half.bin").write_text("x")
             raise RuntimeError("crash mid-write")
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["m"]  # no leftovers
+
+
+def test_read_json_errors_name_file_line_and_fix(tmp_path):
+    from biaskit.io import read_json, read_table
+
+    bad = tmp_path / "reg.json"
+    bad.write_text('{\n  "a": 1,\n}\n', encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_json(bad, fix="repair it.")
+    assert e.value.row == 3 and "reg.json" in str(e.value) and "Fix: repair it." in str(e.value)
+    with pytest.raises(InputError, match="file not found.*Fix: look elsewhere"):
+        read_json(tmp_path / "nope.json", missing_fix="look elsewhere.")
+    (tmp_path / "latin.json").write_bytes(b'{"a": "caf\xe9"}')
+    with pytest.raises(InputError, match="not valid UTF-8"):
+        read_json(tmp_path / "latin.json")
+    # a .json table goes through the same checks (it used to raise a bare JSONDecodeError)
+    bad_table = tmp_path / "judgments.json"
+    bad_table.write_text('[{"task": "t1", "worker": "w1", "label": "yes"},]', encoding="utf-8")
+    with pytest.raises(InputError, match=r"judgments.json, row 1: invalid JSON"):
+        read_table(bad_table)
+    (tmp_path / "ok.json").write_text('\ufeff[{"task": "t1"}]', encoding="utf-8")  # a BOM is fine
+    assert read_table(tmp_path / "ok.json").to_dict(orient="records") == [{"task": "t1"}]
