@@ -50,7 +50,7 @@ _add_stage("biaskit.datasets_cli", "data", "List and download the public dataset
 
 def main(argv: Optional[list[str]] = None) -> None:
     try:
-        rv = app(args=argv, standalone_mode=False)
+        rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
         # with standalone_mode=False, click returns typer.Exit's code instead of exiting
         if isinstance(rv, int) and rv:
             sys.exit(rv)
@@ -64,15 +64,21 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted; finished work is saved and the run can be resumed.\n")
         sys.exit(130)
-    except Exception as exc:  # click's own usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # usage errors (unknown option, missing argument, bad choice)
+        if _is_click_exception(exc, "ClickException"):
             exc.show()
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+        if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise
+
+
+def _is_click_exception(exc: BaseException, name: str) -> bool:
+    """True for click's exception ``name`` from click itself or the copy typer vendors (``typer._click``).
+
+    typer >= 0.2x ships its own click, whose classes are not click's: match by class and module.
+    """
+    return any(c.__name__ == name and c.__module__.endswith("click.exceptions") for c in type(exc).__mro__)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -269,3 +269,15 @@ def test_read_json_errors_name_file_line_and_fix(tmp_path):
         read_table(bad_table)
     (tmp_path / "ok.json").write_text('\ufeff[{"task": "t1"}]', encoding="utf-8")  # a BOM is fine
     assert read_table(tmp_path / "ok.json").to_dict(orient="records") == [{"task": "t1"}]
+
+
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "pairs", "--bogus"],                     # unknown option
+    ["annotate", "pull", "--out", "x.csv"],               # missing required option
+    ["evaluate", "pairs", "--data", "x", "--model", "m", "--scorer", "nope", "--out", "o"],  # bad choice
+])
+def test_cli_usage_errors_are_messages_not_tracebacks(argv):
+    out = subprocess.run([sys.executable, "-m", "biaskit.cli", *argv], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr + out.stdout
+    assert "Error:" in out.stderr and "Usage: biaskit" in out.stderr
