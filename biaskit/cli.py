@@ -49,15 +49,18 @@ _add_stage("biaskit.datasets_cli", "data", "List and download the public dataset
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    from .clitools import mask_secret_args
+
+    mask_secret_args(sys.argv[1:] if argv is None else argv)  # registers --token values for redaction
     try:
         rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
         # with standalone_mode=False, click returns typer.Exit's code instead of exiting
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BiaskitError as exc:
-        from rich.console import Console
+        from .clitools import echo_error
 
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        echo_error(str(exc))  # literally: user text keeps its [brackets]; secrets masked
         sys.exit(2)
     except SystemExit:
         raise
@@ -66,7 +69,13 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(130)
     except Exception as exc:  # usage errors (unknown option, missing argument, bad choice)
         if _is_click_exception(exc, "ClickException"):
-            exc.show()
+            import io
+
+            from .redact import redact
+
+            buf = io.StringIO()
+            exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
+            sys.stderr.write(redact(buf.getvalue()))
             sys.exit(exc.exit_code)
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)

@@ -1,0 +1,74 @@
+"""One progress-bar helper for every stage (scoring, generation, translation, downloads, pushes).
+
+``with progress(total, "scoring") as bar: bar.advance(n)``. The bar is drawn on stderr with rich,
+disappears when done (``transient``), and is silent when disabled (``-q``), when stderr is not a
+terminal (pipes, CI logs, tests), or when ``BIASKIT_NO_PROGRESS`` is set. ``total=None`` shows a
+spinner-style bar of unknown length; ``bytes=True`` shows transfer size and speed (downloads).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Iterator, Optional
+
+
+class Bar:
+    """What :func:`progress` yields: ``advance(n)`` and ``update(completed, total)``; no-ops when silent."""
+
+    def __init__(self, prog=None, task=None):
+        self._prog = prog
+        self._task = task
+
+    @property
+    def visible(self) -> bool:
+        return self._prog is not None
+
+    def advance(self, n: int = 1) -> None:
+        if self._prog is not None:
+            self._prog.advance(self._task, n)
+
+    def update(self, completed: Optional[int] = None, total: Optional[int] = None) -> None:
+        if self._prog is not None:
+            kw = {}
+            if completed is not None:
+                kw["completed"] = completed
+            if total is not None:
+                kw["total"] = total
+            self._prog.update(self._task, **kw)
+
+    __call__ = advance  # ``advance = bar`` reads naturally where a callable is expected
+
+
+def enabled_by_default() -> bool:
+    """Bars are drawn only on an interactive stderr and when ``BIASKIT_NO_PROGRESS`` is unset."""
+    if os.environ.get("BIASKIT_NO_PROGRESS"):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stderr
+        return False
+
+
+@contextlib.contextmanager
+def progress(total: Optional[int], label: str, *, enabled: bool = True, unit: str = "",
+             bytes: bool = False) -> Iterator[Bar]:
+    """A transient rich progress bar over ``total`` items (``unit`` is printed after the count)."""
+    if not enabled or not enabled_by_default() or total == 0:
+        yield Bar()
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+
+    cols: list = [TextColumn("[bold]{task.description}"), BarColumn()]
+    if bytes:
+        cols += [DownloadColumn(), TransferSpeedColumn()]
+    else:
+        cols += [MofNCompleteColumn()]
+        if unit:
+            cols.append(TextColumn(unit))
+        cols += [TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*cols, transient=True, console=Console(stderr=True)) as prog:
+        task = prog.add_task(label.replace("[", r"\["), total=total)
+        yield Bar(prog, task)
