@@ -25,9 +25,9 @@ from typing import Any, Optional, Sequence
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_bias_type
 
-from .inventory import Inventory, load_inventory
-from .check import _FUNCTION_WORDS
-from .textutil import tokenize
+from biaskit.inventory import Inventory, load_inventory
+from biaskit.check import _FUNCTION_WORDS
+from biaskit.textutil import tokenize
 
 DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
 NAME_SETS = ("india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none")
@@ -171,7 +171,7 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
     """Filter, rename, localise and check CrowS-Pairs (see the module docstring)."""
     from biaskit.readers import read_pairs
 
-    from .check import check_pair
+    from biaskit.check import check_pair
 
     if names not in NAME_SETS:
         import difflib

@@ -115,7 +115,7 @@ def tuples_cmd(
 ) -> None:
     """Generate (identity, attribute) tuples with polarity for one axis (IndiBias step 1)."""
     from .generate import generate_tuples, tuple_jobs
-    from .inventory import load_inventory
+    from biaskit.inventory import load_inventory
     from .prompts import get_prompt
 
     inv = load_inventory(inventory)
@@ -159,7 +159,7 @@ def sentences_cmd(
 ) -> None:
     """Generate sentences that express each tuple (IndiBias step 3)."""
     from .generate import Job, generate_sentences, read_tuples
-    from .inventory import load_inventory
+    from biaskit.inventory import load_inventory
     from .prompts import get_prompt
 
     inv = load_inventory(inventory)
@@ -195,7 +195,7 @@ def pairs_cmd(
     from biaskit.readers import write_pairs
 
     from .generate import errors_path
-    from .inventory import load_inventory
+    from biaskit.inventory import load_inventory
     from .pairs import build_pairs, read_sentence_rows
     from .prompts import get_prompt
 
@@ -233,7 +233,7 @@ def adapt_cmd(
     from biaskit.readers import write_pairs
 
     from .adapt import adapt_crows
-    from .inventory import load_inventory
+    from biaskit.inventory import load_inventory
 
     pairs, report = adapt_crows(crows, keep=[k for k in keep.split(",")], names=names, seed=seed, lexicon=lexicon,
                                 inventory=load_inventory(inventory), drop_flagged=drop_flagged)
@@ -261,8 +261,8 @@ def check_cmd(
     """Check minimal pairs: word diff (U/M) and flags with reasons."""
     from rich.table import Table
 
-    from .check import FLAG_CODES, check_file
-    from .inventory import load_inventory
+    from biaskit.check import FLAG_CODES, check_file
+    from biaskit.inventory import load_inventory
 
     checked, summary = check_file(str(pairs), format=format, lang=lang, out=str(out) if out else None,
                                   inventory=load_inventory(inventory), sources_path=str(sources) if sources else None)

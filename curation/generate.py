@@ -24,9 +24,9 @@ from biaskit.errors import InputError
 from biaskit.io import JsonlAppender, iter_jsonl, read_jsonl, write_jsonl
 from biaskit.schema import BiasTuple, normalize_bias_type, stable_id
 
-from .inventory import Inventory, load_inventory
+from biaskit.inventory import Inventory, load_inventory
 from .prompts import Prompt
-from .textutil import norm_word, tokenize
+from biaskit.textutil import norm_word, tokenize
 
 POLARITIES = ("positive", "negative")
 

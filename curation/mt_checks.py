@@ -1,7 +1,7 @@
 """Checks on a translated minimal pair (a *candidate*), given its English source pair.
 
 Pair-level checks come from the curation minimal-pair checker
-(:func:`biaskit.curation.check.check_pair`, with the English pair as ``source_pair``): identical
+(:func:`biaskit.check.check_pair`, with the English pair as ``source_pair``): identical
 sentences after translation (with the explicit एक पुरुष / एक महिला suggestion when gender collapsed),
 Hindi not minimal while the English was, mixed scripts. The checks below are specific to machine
 translation output and are run on every candidate as well:
@@ -278,7 +278,7 @@ _GENDER_WORDS = {"he", "she", "him", "her", "his", "hers", "himself", "herself",
 
 
 def pair_flags_builtin(src_more: str, src_less: str, more: str, less: str, target_lang: str) -> list[dict]:
-    """Pair-level checks used only when :mod:`biaskit.curation.check` is not available."""
+    """Pair-level checks used only when :mod:`biaskit.check` is not available."""
     out: list[dict] = []
     en_spans = diff_spans(tokens(src_more), tokens(src_less))
     if not more.strip() or not less.strip():

@@ -16,7 +16,7 @@ swaps the words that agree with it:
   (लड़की की -> लड़का की, not लड़के की): the checker's review catches these.
 
 Limits: every gendered word in the sentence is swapped, also when it refers to another person;
-agreement is rule-based, not parsed. The checker (``curation/check.py``) runs on every built pair,
+agreement is rule-based, not parsed. The checker (``biaskit/check.py``) runs on every built pair,
 so the pairs it flags can be reviewed.
 
 Direction (CrowS-Pairs' definition: ``stereo`` = sent_more demonstrates a stereotype about a
@@ -46,8 +46,8 @@ from typing import Any, Iterable, Optional
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair
 
-from .inventory import Inventory, Term, load_inventory
-from .textutil import Token, match_case, norm_word, tokenize
+from biaskit.inventory import Inventory, Term, load_inventory
+from biaskit.textutil import Token, match_case, norm_word, tokenize
 
 HI_AUX = {"है", "हैं", "था", "थी", "थे", "थीं", "हो", "होगा", "होगी", "होंगे", "होंगी"}
 _AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
@@ -274,7 +274,7 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
                 check: bool = True) -> tuple[list[SentencePair], list[dict]]:
     """Pairs for every usable sentence row, plus rejects ``{row, reason, ...}``. With ``check``,
     each pair's checker flags go to ``meta.flags`` and flagged pairs get status ``flagged``."""
-    from .check import check_pair
+    from biaskit.check import check_pair
 
     inv = inventory or load_inventory()
     pairs: list[SentencePair] = []

@@ -72,7 +72,7 @@ def _flag_dict(f: Any) -> dict[str, Any]:
 
 def _default_pair_checker() -> Optional[Callable[..., list]]:
     try:
-        from .check import check_pair  # the curation minimal-pair checker
+        from biaskit.check import check_pair  # the curation minimal-pair checker
     except ImportError:
         return None
     return check_pair
@@ -209,7 +209,7 @@ def _n_changes(a: str, b: str, lang: str) -> int:
     """Changed spans between two sentences; with the curation checker, gender agreement
     (गई / गया next to the name) counts as part of the group change, as in its multi_span flag."""
     try:
-        from .check import word_diff
+        from biaskit.check import word_diff
     except ImportError:
         return len(diff_spans(tokens(a), tokens(b)))
     return word_diff(a, b, lang).n_changes

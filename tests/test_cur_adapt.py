@@ -9,7 +9,7 @@ import pytest
 
 from biaskit.cli import main
 from biaskit.curation.adapt import DEFAULT_KEEP, adapt_crows, apply_lexicon, load_lexicon, replace_names
-from biaskit.curation.inventory import load_inventory
+from biaskit.inventory import load_inventory
 from biaskit.errors import InputError
 from biaskit.io import read_jsonl
 

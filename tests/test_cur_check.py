@@ -8,7 +8,7 @@ import re
 import pytest
 
 from biaskit.cli import main
-from biaskit.curation.check import FLAG_CODES, check_file, check_pair, check_pairs, word_diff
+from biaskit.check import FLAG_CODES, check_file, check_pair, check_pairs, word_diff
 from biaskit.io import read_jsonl
 
 

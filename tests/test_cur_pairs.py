@@ -7,7 +7,7 @@ import json
 import pytest
 
 from biaskit.cli import main
-from biaskit.curation.inventory import load_inventory
+from biaskit.inventory import load_inventory
 from biaskit.curation.pairs import SwapError, build_pairs, direction_for, swap_sentence
 from biaskit.io import read_jsonl
 

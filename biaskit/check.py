@@ -2,7 +2,7 @@
 
 Pure functions, importable without heavy dependencies (the translation review reuses them)::
 
-    from biaskit.curation.check import check_pair, check_pairs, word_diff, FLAG_CODES
+    from biaskit.check import check_pair, check_pairs, word_diff, FLAG_CODES
     flags = check_pair({"sent_more": ..., "sent_less": ..., "lang": "hi"},
                        source_pair={"sent_more": ..., "sent_less": ..., "lang": "en"})
     [f.code for f in flags]          # e.g. ["translation_collapsed"]
