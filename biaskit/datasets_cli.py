@@ -14,12 +14,12 @@ def list_command(
     registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """List the public datasets biaskit can download (URL, licence, checksum)."""
-    from rich.console import Console
     from rich.table import Table
 
+    from .clitools import console as make_console
     from .datasets import list_datasets
 
-    console = Console()
+    console = make_console()
     table = Table(title="Datasets (biaskit data download NAME --out DIR)")
     table.add_column("name", no_wrap=True)
     for col in ("title", "rows", "licence", "sha256"):
@@ -30,46 +30,51 @@ def list_command(
                       d.sha256[:12] + "…" if d.sha256 else "not recorded")
     console.print(table)
     for d in datasets:
-        console.print(f"{d.name}: {d.url}", highlight=False, soft_wrap=True)
+        console.print(f"{d.name}: {d.url}" + (f" ({len(d.files)} files)" if d.files else ""), soft_wrap=True)
 
 
 @app.command("download")
 def download_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
     out: Path = typer.Option(..., "--out", help="Folder to write the file into."),
-    url: Optional[str] = typer.Option(None, "--url", help="Download from this mirror instead of the registry URL."),
+    url: Optional[str] = typer.Option(None, "--url", help="Download from this URL (an HTTP mirror) instead of the "
+                                                          "registry URL."),
+    mirror: Optional[Path] = typer.Option(None, "--mirror", envvar="BIASKIT_DATA_MIRROR",
+                                          help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
+                                               "of downloaded when present, checked against the recorded checksum. "
+                                               "Default: $BIASKIT_DATA_MIRROR."),
     force: bool = typer.Option(False, "--force", help="Download again even if the file is already there."),
     timeout: float = typer.Option(60.0, "--timeout", help="Network timeout in seconds."),
     registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Download a dataset release, verify its checksum (when recorded) and move it into place atomically."""
-    from rich.console import Console
-
+    from .clitools import console as make_console
     from .datasets import download, get_dataset
 
-    console = Console()
-    res = download(name, out, url=url, force=force, timeout=timeout, registry=registry,
-                   progress=console.is_terminal)
+    console = make_console()
+    res = download(name, out, url=url, mirror=mirror, force=force, timeout=timeout, registry=registry,
+                   progress=True)
     info = get_dataset(name, registry)
     if res.skipped:
         console.print(f"{res.path} already present ({res.bytes} bytes); use --force to download again.",
-                      highlight=False, soft_wrap=True)
+                      soft_wrap=True)
+    elif res.mirror:
+        console.print(f"copied {res.mirror} (mirror) -> {res.path} ({res.bytes} bytes)", soft_wrap=True)
     else:
-        console.print(f"downloaded {res.url} -> {res.path} ({res.bytes} bytes)", highlight=False, soft_wrap=True)
+        console.print(f"downloaded {res.url} -> {res.path} ({res.bytes} bytes)", soft_wrap=True)
     check = "verified against the recorded checksum" if res.verified else "no checksum recorded"
-    console.print(f"sha256 {res.sha256} ({check})", highlight=False, soft_wrap=True)
-    console.print(f"licence: {info.licence}\ncite: {info.citation}", highlight=False, soft_wrap=True)
+    console.print(f"sha256 {res.sha256} ({check})", soft_wrap=True)
+    console.print(f"licence: {info.licence}\ncite: {info.citation}", soft_wrap=True)
 
 
 @app.command("verify")
 def verify_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
-    file: Path = typer.Argument(..., help="The file to check."),
+    file: Path = typer.Argument(..., help="The file to check (the folder, for a multi-file release)."),
     registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Check a file against the sha256 recorded for a dataset (exit 2 on mismatch)."""
-    from rich.console import Console
-
+    from .clitools import console
     from .datasets import verify
     from .errors import BiaskitError
 
@@ -77,4 +82,4 @@ def verify_command(
     if res.status == "mismatch":
         raise BiaskitError(res.message + " Fix: download it again with `biaskit data download "
                            f"{name} --out DIR --force`")
-    Console().print(res.message, highlight=False, soft_wrap=True)
+    console().print(res.message, soft_wrap=True)

@@ -17,40 +17,135 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("BIASKIT_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 pytest_plugins = ["fixtures_labelstudio", "fixtures_llm", "fixtures_models"]
 
 
-def shared_file(rel: str) -> Path:
-    """A file from ../shared/data, or skip the test with a clear reason when it is absent."""
-    p = SHARED_DATA / rel
-    if not p.exists():
-        pytest.skip(f"shared dataset {rel} not found under {SHARED_DATA} (set BIASKIT_SHARED_DATA)")
-    return p
+# ---------------------------------------------------------------------------------------------------
+# Public datasets, fetched the way a user fetches them: biaskit's own downloader (`biaskit data
+# download`, checksums from data/datasets.json) into a cache folder. A local mirror (../shared/data,
+# or $BIASKIT_SHARED_DATA / $BIASKIT_DATA_MIRROR) is copied instead of the network when present, so
+# CI stays offline. When a dataset can be neither copied nor downloaded, the tests that need it skip,
+# the run ends with one line counting them and naming the command that fetches the data, and the
+# session fails unless missing data was allowed (`make test-offline`, `--allow-missing-data`).
+
+TEST_DATA = Path(os.environ.get("BIASKIT_TEST_DATA") or Path.home() / ".cache" / "biaskit" / "test-data")
+MIRROR = Path(os.environ.get("BIASKIT_SHARED_DATA") or os.environ.get("BIASKIT_DATA_MIRROR")
+              or REPO.parent / "shared" / "data")
+FETCH_COMMAND = "make test-data"
+MISSING_DATA_REASON = "public dataset not available"
+
+_FETCHED: dict[str, object] = {}  # dataset name -> Path, or the reason it is unavailable (once per session)
+_MISSING: dict[str, str] = {}  # test node id -> dataset it lacked
+_ALLOW_MISSING = [False]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--allow-missing-data", action="store_true", default=False,
+                     help="biaskit: do not try the network for public datasets; skip the tests whose data is "
+                          "neither cached nor mirrored, and do not fail the run for it (make test-offline).")
+
+
+def pytest_configure(config):
+    _ALLOW_MISSING[0] = bool(config.getoption("--allow-missing-data", default=False)
+                             or os.environ.get("BIASKIT_ALLOW_MISSING_DATA"))
+
+
+def _fetch(name: str) -> object:
+    """The dataset's path in TEST_DATA (cached, mirror-copied or downloaded), else why it is missing."""
+    from biaskit.datasets import download, find_in_mirror, get_dataset
+    from biaskit.errors import BiaskitError
+
+    info = get_dataset(name)
+    mirror = MIRROR if MIRROR.is_dir() else None
+    present = (TEST_DATA / info.filename).exists()
+    if not present and _ALLOW_MISSING[0] and not (mirror and find_in_mirror(info, mirror)):
+        return "not in the cache or a mirror, and --allow-missing-data forbids the network"
+    try:
+        return download(name, TEST_DATA, mirror=mirror, timeout=20).path
+    except BiaskitError as exc:
+        return str(exc)
+
+
+def public_dataset(name: str) -> Path:
+    """The file (folder) of registry dataset ``name``, or skip the test saying why and how to fetch it."""
+    if name not in _FETCHED:
+        _FETCHED[name] = _fetch(name)
+    got = _FETCHED[name]
+    if isinstance(got, Path):
+        return got
+    return _skip_missing(name, str(got))
+
+
+def _skip_missing(name: str, why: str):
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
+    _MISSING[test] = name
+    pytest.skip(f"{MISSING_DATA_REASON}: '{name}' ({why}). Fetch it: {FETCH_COMMAND} "
+                f"(biaskit data download {name} --out {TEST_DATA})")
+
+
+def _stereoset_flat() -> Path:
+    """StereoSet dev as the flat JSONL the tests read line by line: flattened once from the original
+    dev.json that `biaskit data download stereoset-dev` fetches, or the mirror's flattened copy."""
+    from biaskit.datasets import get_dataset
+
+    dev = TEST_DATA / get_dataset("stereoset-dev").filename
+    flat_mirror = MIRROR / "stereoset" / "stereoset_dev_flat.jsonl"
+    if not dev.exists() and flat_mirror.is_file():
+        return flat_mirror
+    dev = public_dataset("stereoset-dev")
+    flat = TEST_DATA / "stereoset_dev.flat.jsonl"
+    if not flat.exists() or flat.stat().st_mtime < dev.stat().st_mtime:
+        from biaskit.evaluation.stereoset import cat_rows, read_cats
+        from biaskit.io import write_jsonl
+
+        rows = cat_rows(read_cats(dev, format="stereoset"))
+        inter = [r for r in rows if r["type"] == "intersentence"]
+        intra = [r for r in rows if r["type"] == "intrasentence"]
+        # alternate the splits, as the mirror's flattened file does, so that the first lines hold both
+        mixed = [r for pair in zip(inter, intra) for r in pair] + inter[len(intra):] + intra[len(inter):]
+        write_jsonl(flat, mixed)
+    return flat
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    yield  # after pytest's own summary (the per-test skip reasons): our one line comes last
+    if _MISSING:
+        names = ", ".join(sorted(set(_MISSING.values())))
+        n = len(_MISSING)
+        line = (f"{n} test{'s' if n != 1 else ''} skipped because public data is missing ({names}): fetch it "
+                f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA})")
+        if _ALLOW_MISSING[0]:
+            terminalreporter.write_line(line + "; allowed by --allow-missing-data (make test-offline).", yellow=True)
+        else:
+            terminalreporter.write_line(line + "; the run fails (use make test-offline to allow it).", red=True,
+                                        bold=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _MISSING and not _ALLOW_MISSING[0] and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture
 def crows_csv() -> Path:
-    return shared_file("crows_pairs/crows_pairs_anonymized.csv")
+    return public_dataset("crows-pairs")
 
 
 @pytest.fixture
 def indibias_csv() -> Path:
-    return shared_file("indibias/IndiBias_v1_sample.csv")
+    return public_dataset("indibias-sample")
 
 
 @pytest.fixture
 def stereoset_jsonl() -> Path:
-    return shared_file("stereoset/stereoset_dev_flat.jsonl")
+    return _stereoset_flat()
 
 
 @pytest.fixture
 def seat_dir() -> Path:
-    p = SHARED_DATA / "seat"
-    if not p.exists():
-        pytest.skip(f"shared SEAT tests not found under {SHARED_DATA}")
-    return p
+    return public_dataset("sent-bias-seat")
 
 
 def run_cli(args: list[str], capsys) -> tuple[int, str, str]:

@@ -61,29 +61,45 @@ def _registry(tmp_path, url, sha256=None) -> Path:
 
 def test_packaged_registry_is_complete():
     infos = {d.name: d for d in ds.list_datasets()}
-    assert {"crows-pairs", "stereoset-dev", "indibias-sample"} <= set(infos)
+    assert {"crows-pairs", "stereoset-dev", "indibias-sample", "sent-bias-seat"} <= set(infos)
     for d in infos.values():
         assert d.url.startswith("https://raw.githubusercontent.com/") and d.licence and d.citation and d.filename
         assert d.sha256 is None or len(d.sha256) == 64
-    assert infos["crows-pairs"].url.endswith("/nyu-mll/crows-pairs/master/data/crows_pairs_anonymized.csv")
+    # checksums compared byte for byte with the upstream files (values from ../shared/data/README.md),
+    # the URLs pinned to those upstream commits so that the checksum stays right
+    assert infos["crows-pairs"].url == ("https://raw.githubusercontent.com/nyu-mll/crows-pairs/"
+                                        "8aaac11c485473159ec9328a65253a5be9a479dc/data/crows_pairs_anonymized.csv")
+    assert infos["crows-pairs"].sha256 == "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
+    assert infos["indibias-sample"].url == ("https://raw.githubusercontent.com/sahoonihar/IndiBias/"
+                                            "42940cb03f90f7ae1494715e38780a9a51de2bd3/IndiBias_v1_sample.csv")
+    assert infos["indibias-sample"].sha256 == "5e1b45e5bd9ebb9d217f3ecfc5024390cee30395945a5376015e86e1523f034e"
+    # the original StereoSet dev.json could not be obtained: no checksum, and the note says so
+    assert infos["stereoset-dev"].sha256 is None and "could not obtain" in infos["stereoset-dev"].notes
+    seat = infos["sent-bias-seat"]
+    assert seat.url.endswith("/") and "weat6.jsonl" in seat.files and "sent-weat6.jsonl" in seat.files
     with pytest.raises(UnknownNameError, match="Did you mean 'crows-pairs'"):
         ds.get_dataset("crows-pair")
 
 
 def test_download_from_local_server(server, tmp_path):
     out = tmp_path / "out"
-    res = ds.download("crows-pairs", out, url=f"{server}/crows.csv")
-    assert res.path == out / "crows_pairs_anonymized.csv" and res.path.read_bytes() == PAYLOAD
+    reg = _registry(tmp_path, f"{server}/crows.csv")  # no checksum recorded
+    res = ds.download("toy", out, registry=reg)
+    assert res.path == out / "toy.csv" and res.path.read_bytes() == PAYLOAD
     assert res.sha256 == hashlib.sha256(PAYLOAD).hexdigest() and res.bytes == len(PAYLOAD)
-    assert res.verified is None and not res.skipped  # no checksum recorded for crows-pairs
-    side = json.loads((out / "crows_pairs_anonymized.csv.source.json").read_text())
-    assert side["url"] == f"{server}/crows.csv" and side["sha256"] == res.sha256 and side["licence"] == "CC BY-SA 4.0"
+    assert res.verified is None and not res.skipped and res.mirror is None
+    side = json.loads((out / "toy.csv.source.json").read_text())
+    assert side["url"] == f"{server}/crows.csv" and side["sha256"] == res.sha256 and side["licence"] == "CC0"
     assert not list(out.glob(".*.part"))
     # the downloaded file reads as CrowS-Pairs
     from biaskit.readers import read_pairs
-    assert len(read_pairs(res.path).pairs) == 1
+    assert len(read_pairs(res.path, format="crows").pairs) == 1
     # second call keeps the file
-    assert ds.download("crows-pairs", out, url=f"{server}/crows.csv").skipped
+    assert ds.download("toy", out, registry=reg).skipped
+    # --url (an HTTP mirror) still enforces the recorded checksum of the real release
+    with pytest.raises(BiaskitError, match="checksum mismatch for 'crows-pairs'"):
+        ds.download("crows-pairs", tmp_path / "real", url=f"{server}/crows.csv")
+    assert not (tmp_path / "real" / "crows_pairs_anonymized.csv").exists()
 
 
 def test_checksum_enforced(server, tmp_path):
@@ -120,10 +136,58 @@ def test_http_errors_name_the_url(server, tmp_path):
         ds.download("toy", tmp_path / "o", url=url, registry=reg, timeout=5)
 
 
-def test_verify_shared_crows_reports_no_checksum(crows_csv):
+def test_verify_real_crows_against_the_recorded_checksum(crows_csv):
     v = ds.verify("crows-pairs", crows_csv)
-    assert v.status == "no-checksum" and v.sha256 == hashlib.sha256(crows_csv.read_bytes()).hexdigest()
-    assert "no checksum recorded" in v.message
+    assert v.status == "ok" and v.sha256 == hashlib.sha256(crows_csv.read_bytes()).hexdigest()
+    assert "matches the recorded checksum" in v.message
+
+
+def test_mirror_copy_is_verified_like_a_download(tmp_path):
+    mirror = tmp_path / "mirror"
+    (mirror / "sub").mkdir(parents=True)
+    (mirror / "sub" / "toy.csv").write_bytes(PAYLOAD)
+    good = hashlib.sha256(PAYLOAD).hexdigest()
+    dead = "http://127.0.0.1:9/never-used.csv"  # the mirror holds the file: the network is not touched
+    res = ds.download("toy", tmp_path / "a", mirror=mirror, registry=_registry(tmp_path, dead, good))
+    assert res.mirror == mirror / "sub" / "toy.csv" and res.verified is True and res.path.read_bytes() == PAYLOAD
+    side = json.loads((tmp_path / "a" / "toy.csv.source.json").read_text())
+    assert side["mirror"] == str(mirror / "sub" / "toy.csv") and side["url"] == dead
+    # a mirror holding another version is refused, exactly like a corrupt download
+    (mirror / "sub" / "toy.csv").write_bytes(PAYLOAD + b"extra,row,stereo,gender\n")
+    with pytest.raises(BiaskitError, match="checksum mismatch .* mirror file .* nothing was written"):
+        ds.download("toy", tmp_path / "b", mirror=mirror, registry=_registry(tmp_path, dead, good))
+    assert not list((tmp_path / "b").iterdir())
+    # a mirror that lacks the file falls back to the URL (here: nobody listens, so the offline error)
+    with pytest.raises(BiaskitError, match="offline"):
+        ds.download("toy", tmp_path / "c", mirror=tmp_path / "empty", registry=_registry(tmp_path, dead, good),
+                    timeout=5)
+
+
+def test_multi_file_release_from_server_and_mirror(server, tmp_path):
+    root = tmp_path / "www"
+    (root / "t1.jsonl").write_text('{"a": 1}\n')
+    (root / "t2.jsonl").write_text('{"b": 2}\n')
+    # the manifest digest, by hand: sha256 over "<sha256>  <name>\n" lines sorted by name (sha256sum's format)
+    lines = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in ("t1.jsonl", "t2.jsonl"))
+    manifest = hashlib.sha256(lines.encode()).hexdigest()
+    reg = tmp_path / "multi.json"
+    reg.write_text(json.dumps({"datasets": {"tests": {
+        "title": "t", "url": f"{server}/", "filename": "tests", "files": ["t2.jsonl", "t1.jsonl"], "format": "seat",
+        "licence": "CC0", "sha256": manifest}}}))
+    res = ds.download("tests", tmp_path / "out", registry=reg)
+    assert res.path == tmp_path / "out" / "tests" and res.sha256 == manifest and res.verified is True
+    assert sorted(p.name for p in res.path.iterdir()) == ["t1.jsonl", "t2.jsonl"]
+    assert ds.verify("tests", res.path, registry=reg).status == "ok"
+    assert ds.download("tests", tmp_path / "out", registry=reg).skipped
+    # from a mirror folder holding the files under another name (as ../shared/data/seat)
+    res2 = ds.download("tests", tmp_path / "out2", mirror=tmp_path, registry=reg)
+    assert res2.mirror == root and res2.sha256 == manifest
+    # a missing file upstream: nothing is published
+    bad = tmp_path / "bad.json"
+    bad.write_text(reg.read_text().replace('"t1.jsonl"]', '"t1.jsonl", "t3.jsonl"]'))
+    with pytest.raises(BiaskitError, match="HTTP 404"):
+        ds.download("tests", tmp_path / "out3", registry=bad)
+    assert not (tmp_path / "out3" / "tests").exists()
 
 
 def test_broken_registry_file(tmp_path):
@@ -142,13 +206,22 @@ def test_broken_registry_file(tmp_path):
 def test_cli(server, tmp_path, capsys):
     code, out, _ = run_cli(["data", "list"], capsys)
     assert code == 0 and "crows-pairs" in out and "indibias-sample" in out and "stereoset-dev" in out
-    code, out, err = run_cli(["data", "download", "crows-pairs", "--out", str(tmp_path / "d"), "--url",
-                           f"{server}/crows.csv"], capsys)
+    toy = _registry(tmp_path, f"{server}/crows.csv")
+    code, out, err = run_cli(["data", "download", "toy", "--out", str(tmp_path / "d"), "--registry", str(toy)], capsys)
     assert code == 0, err
-    assert "no checksum recorded" in out and "CC BY-SA 4.0" in out
-    f = tmp_path / "d" / "crows_pairs_anonymized.csv"
-    code, out, _ = run_cli(["data", "verify", "crows-pairs", str(f)], capsys)
+    assert "no checksum recorded" in out and "CC0" in out
+    f = tmp_path / "d" / "toy.csv"
+    code, out, _ = run_cli(["data", "verify", "toy", str(f), "--registry", str(toy)], capsys)
     assert code == 0 and "no checksum recorded" in out and hashlib.sha256(PAYLOAD).hexdigest() in out
+    # --mirror: copied, verified, and said so
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    (mirror / "toy.csv").write_bytes(PAYLOAD)
+    pinned = _registry(tmp_path, "http://127.0.0.1:9/x.csv", hashlib.sha256(PAYLOAD).hexdigest())
+    code, out, err = run_cli(["data", "download", "toy", "--out", str(tmp_path / "e"), "--mirror", str(mirror),
+                              "--registry", str(pinned)], capsys)
+    assert code == 0, err
+    assert f"copied {mirror / 'toy.csv'} (mirror)" in out and "verified against the recorded checksum" in out
     reg = _registry(tmp_path, f"{server}/crows.csv", "f" * 64)
     code, out, err = run_cli(["data", "verify", "toy", str(f), "--registry", str(reg)], capsys)
     assert code == 2 and "does not match" in err and "Traceback" not in err

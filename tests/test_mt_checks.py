@@ -16,9 +16,9 @@ pytest.importorskip("anyascii")
 
 @pytest.fixture(scope="module")
 def indibias(request):
-    from conftest import shared_file
+    from conftest import public_dataset
 
-    path = shared_file("indibias/IndiBias_v1_sample.csv")
+    path = public_dataset("indibias-sample")
     en = read_pairs(path, lang="en").pairs
     hi = read_pairs(path, lang="hi", skip_invalid=True)
     by_src = {p.source_id: p for p in hi.pairs}
@@ -44,9 +44,9 @@ def test_identical_hindi_is_collapsed_with_suggestion(indibias):
     assert "identical" in str(bad)
     p = en[484]
     import pandas as pd
-    from conftest import shared_file
+    from conftest import public_dataset
 
-    row = pd.read_csv(shared_file("indibias/IndiBias_v1_sample.csv")).iloc[484]
+    row = pd.read_csv(public_dataset("indibias-sample")).iloc[484]
     flags = check_candidate(p, row.sent_more_hindi, row.sent_less_hindi, "hi")
     assert {"identical", "translation_collapsed"} <= set(_codes(flags))
     col = next(f for f in flags if f["code"] == "translation_collapsed")
@@ -86,9 +86,9 @@ def test_flag_rates_on_the_whole_sample(indibias):
     are right: 1 entity (Rani -> अंजलि), 3 pairs keeping CEO/IQ in Latin letters, no length outlier."""
     en, by_src, _ = indibias
     import pandas as pd
-    from conftest import shared_file
+    from conftest import public_dataset
 
-    df = pd.read_csv(shared_file("indibias/IndiBias_v1_sample.csv"))
+    df = pd.read_csv(public_dataset("indibias-sample"))
     counts: dict[str, int] = {}
     for p, r in zip(en, df.itertuples()):
         for f in mt_flags(p.sent_more, p.sent_less, r.sent_more_hindi, r.sent_less_hindi, "hi"):

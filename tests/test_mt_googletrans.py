@@ -152,9 +152,9 @@ def test_indibias_csv_through_the_stand_in(tmp_path, monkeypatch):
     """IndiBias' English pairs, 'translated' by a stand-in that answers with IndiBias' own Hindi: the
     candidates reproduce the dataset's Hindi and its known problems are flagged."""
     import pandas as pd
-    from conftest import shared_file
+    from conftest import public_dataset
 
-    csv = shared_file("indibias/IndiBias_v1_sample.csv")
+    csv = public_dataset("indibias-sample")
     df = pd.read_csv(csv).head(3)
     table = {}
     for r in df.itertuples():
