@@ -72,3 +72,51 @@ def progress(total: Optional[int], label: str, *, enabled: bool = True, unit: st
     with Progress(*cols, transient=True, console=Console(stderr=True)) as prog:
         task = prog.add_task(label.replace("[", r"\["), total=total)
         yield Bar(prog, task)
+
+
+@contextlib.contextmanager
+def library_bars(enabled: bool = True) -> Iterator[None]:
+    """Let transformers' and huggingface_hub's own tqdm bars ("Loading weights", "Writing model
+    shards", ...) show only where biaskit's bars would: not under ``-q``, not when stderr is not a
+    terminal (a log or a pipe would collect every refresh), not with ``BIASKIT_NO_PROGRESS``.
+    Wrap model loading in it; the libraries' previous settings are restored on exit."""
+    if enabled and enabled_by_default():
+        yield
+        return
+    restore = []
+    try:
+        from transformers.utils import logging as tf_logging
+
+        if tf_logging.is_progress_bar_enabled():
+            tf_logging.disable_progress_bar()
+            restore.append(tf_logging.enable_progress_bar)
+    except ImportError:
+        pass
+    try:
+        from huggingface_hub import utils as hub_utils
+
+        if not hub_utils.are_progress_bars_disabled():
+            hub_utils.disable_progress_bars()
+            restore.append(hub_utils.enable_progress_bars)
+    except ImportError:
+        pass
+    # transformers' GGUF loader (the gemma3-270m conversion) calls tqdm.auto directly, past the switch above
+    import sys as _sys
+
+    gguf = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")
+    if gguf is None:
+        try:
+            import transformers.modeling_gguf_pytorch_utils as gguf  # noqa: PLC0415
+        except Exception:  # noqa: BLE001 - no transformers, or no gguf support: nothing to silence
+            gguf = None
+    if gguf is not None and hasattr(gguf, "tqdm"):
+        import functools
+
+        original = gguf.tqdm
+        gguf.tqdm = functools.partial(original, disable=True)
+        restore.append(lambda: setattr(gguf, "tqdm", original))
+    try:
+        yield
+    finally:
+        for undo in restore:
+            undo()

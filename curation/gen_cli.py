@@ -14,9 +14,9 @@ _LLM_HELP = "LLM options"
 
 
 def _console(stderr: bool = False):
-    from rich.console import Console
+    from biaskit.clitools import console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return console(stderr=stderr, soft_wrap=True)  # literal: prompts and sentences keep their [brackets]
 
 
 def _build_llm(llm: str, model: Optional[str], base_url: Optional[str], prices: Optional[str], max_retries: int,
@@ -42,11 +42,11 @@ def _params(temperature: float, seed: Optional[int], max_tokens: int) -> dict:
 
 def _print_dry_run(jobs, prompt, params, limit: int) -> None:
     con = _console()
-    con.print(f"[bold]dry run[/]: {len(jobs)} request(s) with prompt {prompt.ref} (hash {prompt.hash}), params {params}")
+    con.print(f"dry run: {len(jobs)} request(s) with prompt {prompt.ref} (hash {prompt.hash}), params {params}")
     for j in jobs[:limit]:
         con.rule(json.dumps(j.context, ensure_ascii=False)[:120])
         for m in j.messages:
-            con.print(f"[bold]{m['role']}[/]: {m['content']}")
+            con.print(f"{m['role']}: {m['content']}")
     if len(jobs) > limit:
         con.print(f"... and {len(jobs) - limit} more (raise --show).")
 
@@ -76,8 +76,8 @@ def prompts_cmd(prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompt
     con = _console()
     if show:
         p = get_prompt(show, prompts=ps)
-        con.print(f"[bold]{p.ref}[/] hash {p.hash}  {p.path}\n{p.description}\n")
-        con.print(f"[bold]system[/]:\n{p.system}\n[bold]user[/]:\n{p.user}\n[bold]schema[/]: {json.dumps(p.schema)}")
+        con.print(f"{p.ref} hash {p.hash}  {p.path}\n{p.description}\n")
+        con.print(f"system:\n{p.system}\nuser:\n{p.user}\nschema: {json.dumps(p.schema)}")
         return
     t = Table("id", "version", "hash", "task", "variables", "file")
     for p in sorted(ps.values(), key=lambda p: (p.id, p.version)):

@@ -166,7 +166,9 @@ def run_jobs(llm: Any, jobs: list[Job], *, prompt: Prompt, params: dict[str, Any
     prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                     disable=not progress or not sys.stderr.isatty(), transient=True)
     with JsonlAppender(out) as sink, JsonlAppender(err_path) as errs, prog:
-        task = prog.add_task(command or "generating", total=len(todo))
+        from rich.markup import escape
+
+        task = prog.add_task(escape(command or "generating"), total=len(todo))
         pool = cf.ThreadPoolExecutor(max_workers=concurrency)
         try:
             futures = [pool.submit(work, j) for j in todo]

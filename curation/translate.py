@@ -344,7 +344,9 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
         bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                        TimeRemainingColumn(), transient=True)
         bar.start()
-        task = bar.add_task(f"translating {src}->{target}", total=len(todo))
+        from rich.markup import escape
+
+        task = bar.add_task(escape(f"translating {src}->{target}"), total=len(todo))
     try:
         with JsonlAppender(out) as log:
             for b in range(0, len(todo), max(1, batch_pairs)):

@@ -13,9 +13,9 @@ from .cli import app
 
 
 def _console():
-    from rich.console import Console
+    from biaskit.clitools import console
 
-    return Console(stderr=True, highlight=False)
+    return console(stderr=True)
 
 
 @app.command("translate")

@@ -95,8 +95,10 @@ def cats_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """StereoSet context association tests: LMS, SS and ICAT per split, domain and target term."""
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from biaskit.clitools import console as make_console
 
     from .stereoset import run_cats, run_cats_predictions
 
@@ -109,7 +111,7 @@ def cats_command(
         s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
                      dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=_cmd())
-    console = Console()
+    console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
     for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):
         table.add_column(col, justify="left" if col in ("split", "domain") else "right")
@@ -126,10 +128,10 @@ def cats_command(
     add("overall", "all", s["overall"])
     console.print(table)
     for sp, info in (s.get("skipped") or {}).items():
-        console.print(f"[yellow]{sp} not scored:[/] {info['reason']}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble((f"{sp} not scored:", "yellow"), f" {info['reason']}"), soft_wrap=True)
     console.print(f"wrote {out / 'summary.json'}, {out / 'report.md'}"
-                  + (f", {out / 'scores.jsonl'}, {out / 'predictions.json'}" if predictions is None else ""),
-                  highlight=False, soft_wrap=True)
+                  + (f", {out / 'scores.jsonl'}, {out / 'predictions.json'}" if predictions is None else "")
+                  + f", {out / 'targets.csv'}, {out / 'groups.csv'}", soft_wrap=True)
 
 
 @app.command("seat")
@@ -152,8 +154,9 @@ def seat_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the encoding cache."),
 ) -> None:
     """SEAT/WEAT effect sizes and permutation p-values (May et al. 2019), incl. IndiBias intersectional tests."""
-    from rich.console import Console
     from rich.table import Table
+
+    from biaskit.clitools import console as make_console
 
     from .seat import TEMPLATE_KINDS, run_seat
 
@@ -168,10 +171,9 @@ def seat_command(
     for r in s["tests"]:
         table.add_row(r["test"], r["lang"], f"{r['effect_size']:.3f}", f"{r['p_value']:.2g}", r["p_method"],
                       f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}")
-    console = Console()
+    console = make_console()
     console.print(table)
-    console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", highlight=False,
-                  soft_wrap=True)
+    console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", soft_wrap=True)
 
 
 @app.command("correlate")
@@ -190,8 +192,9 @@ def correlate_command(
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the scatter plots."),
 ) -> None:
     """Correlate intrinsic and extrinsic bias across models (variance of group-level scores; Pearson, Spearman)."""
-    from rich.console import Console
     from rich.table import Table
+
+    from biaskit.clitools import console
 
     from .correlate import correlate, write_outputs
 
@@ -205,8 +208,9 @@ def correlate_command(
     for _, r in corrs.iterrows():
         table.add_row(r["domain"], r["intrinsic"], r["extrinsic"], str(r["n_models"]), _fmt(_num(r["pearson_r"])),
                       _pfmt(_num(r["pearson_p"])), _fmt(_num(r["spearman_rho"])), _pfmt(_num(r["spearman_p"])))
-    Console().print(table)
-    Console().print(f"wrote {out / 'correlations.csv'}, {out / 'variances.csv'}, {out / 'report.md'}", highlight=False)
+    con = console()
+    con.print(table)
+    con.print(f"wrote {out / 'correlations.csv'}, {out / 'variances.csv'}, {out / 'report.md'}", soft_wrap=True)
 
 
 def _pfmt(x) -> str:

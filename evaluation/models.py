@@ -203,7 +203,7 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
     raise BiaskitError(
         f"model '{text}' not found: not a local folder, not an alias ({', '.join(MODEL_ALIASES.names())}) "
         "and not in the local Hugging Face cache (biaskit does not download). Fix: pass a folder written "
-        "by save_pretrained, a .gguf file, an alias, or download the model first (huggingface-cli download).")
+        "by save_pretrained, a .gguf file, an alias, or download the model first: hf download NAME --local-dir ./NAME")
 
 
 def _check_kind(kind: str) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Optional, Sequence
 from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
 from biaskit.io import sha256_file
+from biaskit.progress import library_bars
 
 from . import pair_metrics as pm
 
@@ -176,8 +177,9 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     for model, slug in zip(models, slugs):
         mdir = out_dir / slug if multi else out_dir
         t0 = time.perf_counter()
-        sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size, device=device,
-                         dtype=dtype, cache=cache, progress=progress)
+        with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
+            sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size, device=device,
+                             dtype=dtype, cache=cache, progress=progress)
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = sc.score_pairs(texts)

@@ -74,8 +74,10 @@ def pairs_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Score minimal pairs (CrowS-Pairs / IndiBias metric) with one or more language models."""
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from biaskit.clitools import console as make_console
 
     from .pairs import run_pairs
     from .report import fmt
@@ -87,12 +89,12 @@ def pairs_command(
                     method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
                     skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
                     progress=not quiet, command=cmd)
-    console = Console()
+    console = make_console()
     if res["skipped"]:
-        console.print(f"[yellow]skipped {len(res['skipped'])} invalid row(s)[/]; first: {res['skipped'][0]}",
-                      highlight=False)
+        console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),
+                                    f"; first: {res['skipped'][0]}"))
     table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
-    table.add_column("model", overflow="fold")
+    table.add_column("model", no_wrap=True)
     table.add_column("lang")
     for col in ("pairs", "metric", "stereo", "antistereo", "ties"):
         table.add_column(col, justify="right")
@@ -107,7 +109,7 @@ def pairs_command(
     console.print(table)
     for d in res["model_dirs"]:
         console.print(f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}",
-                      highlight=False, soft_wrap=True)
+                      soft_wrap=True)
     if res["comparison"]:
         console.print(f"comparison: {res['comparison']} and {Path(res['comparison']).with_suffix('.md')}",
-                      highlight=False, soft_wrap=True)
+                      soft_wrap=True)

@@ -101,16 +101,7 @@ class PairScorer:
             raise BiaskitError(f"model '{lm.name}' is a {'causal' if lm.kind == 'clm' else 'masked'} LM but "
                                f"scorer '{self.name}' needs a {'masked' if self.kind == 'mlm' else 'causal'} "
                                f"LM. Fix: use --scorer {other}")
-        unit = (unit or "token").lower()
-        if unit not in self.units:
-            raise BiaskitError(f"scorer '{self.name}' does not support unit '{unit}'. Fix: use "
-                               f"{' or '.join(self.units)}")
-        method = (method or self.methods[0]).lower()
-        if method not in self.methods:
-            raise BiaskitError(f"scorer '{self.name}' has no method '{method}'. Fix: use one of "
-                               f"{', '.join(self.methods)}")
-        if int(batch_size) < 1:
-            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size 32")
+        unit, method = self.check_options(unit, method, batch_size)
         self.lm = lm
         self.unit = unit
         self.method = method
@@ -126,6 +117,21 @@ class PairScorer:
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         self.vocab_size = int(getattr(lm.model.config, "vocab_size", 0) or len(tok))
         self.max_len = _max_positions(lm.model.config)
+
+    @classmethod
+    def check_options(cls, unit: str | None, method: str | None, batch_size: int = 32) -> tuple[str, str]:
+        """``(unit, method)`` normalised, or the error for an option this scorer lacks (no model needed)."""
+        unit = (unit or "token").lower()
+        if unit not in cls.units:
+            raise BiaskitError(f"scorer '{cls.name}' does not support unit '{unit}'. Fix: use "
+                               f"{' or '.join(cls.units)}")
+        method = (method or cls.methods[0]).lower()
+        if method not in cls.methods:
+            raise BiaskitError(f"scorer '{cls.name}' has no method '{method}'. Fix: use one of "
+                               f"{', '.join(cls.methods)}")
+        if int(batch_size) < 1:
+            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size 32")
+        return unit, method
 
     # ---- API ------------------------------------------------------------------------------------
 
@@ -351,6 +357,7 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
                 progress: bool = True, lm: LoadedLM | None = None, **kwargs: Any) -> PairScorer:
     """A ready scorer: ``name`` in :data:`SCORERS`, ``model`` a folder / alias / hub name / LoadedLM."""
     cls = SCORERS.get(name)
+    cls.check_options(unit, method, batch_size)  # a wrong option fails before a model is loaded
     if lm is None:
         if model is None:
             raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
@@ -378,5 +385,7 @@ def progress_bar(total: int, label: str, enabled: bool = True):
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("masked variants/sentences"), TimeElapsedColumn(), TimeRemainingColumn(),
                   transient=True) as prog:
-        task = prog.add_task(label, total=total)
+        from rich.markup import escape
+
+        task = prog.add_task(escape(label), total=total)  # a model path may hold [brackets]
         yield lambda n: prog.advance(task, n)

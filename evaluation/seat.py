@@ -477,7 +477,10 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
     paths = resolve_tests(tests)
     parsed = [read_seat_test(p, lang=lang) for p in paths]
     t0 = time.perf_counter()
-    enc = Encoder.load(model, device=device)
+    from biaskit.progress import library_bars
+
+    with library_bars():  # transformers' loading bars only on a terminal
+        enc = Encoder.load(model, device=device)
     load_s = time.perf_counter() - t0
     dc = DiskCache(namespace="seat") if cache else None
     rows = []

@@ -866,7 +866,10 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lm = load_scoring_model(model, kind=scorer, device=device, dtype=dtype)
+    from biaskit.progress import library_bars
+
+    with library_bars(progress):  # transformers' loading bars follow -q / the terminal
+        lm = load_scoring_model(model, kind=scorer, device=device, dtype=dtype)
     load_s = time.perf_counter() - t0
     dc = DiskCache(namespace="stereoset") if cache else None
     skipped: dict = {}
