@@ -28,6 +28,7 @@ class Term:
     side: str = "neutral"
     gender: Optional[str] = None                # "m" / "f" when the term itself is gendered
     components: dict[str, str] = field(default_factory=dict)  # intersectional: axis -> term id
+    kind: Optional[str] = None                  # "place": recognised in pairs, never offered as an identity
 
     def surface(self, lang: str, form: str = "sg") -> Optional[str]:
         f = self.forms.get(lang) or {}
@@ -79,7 +80,7 @@ class Inventory:
                                      fix=f"use one of {', '.join(SIDES)}.")
                 forms = {lang: dict(e[lang]) for lang in ("en", "hi") if isinstance(e.get(lang), dict)}
                 variants = {lang: list(e.get(f"{lang}_variants") or []) for lang in ("en", "hi")}
-                self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"))
+                self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"), kind=e.get("kind"))
         for g in inter.get("groups") or []:
             comps = dict(g.get("components") or {})
             gender = self.terms[comps["gender"]].gender if comps.get("gender") in self.terms else None
@@ -143,7 +144,8 @@ class Inventory:
 
     def identities(self, axis: str, lang: str = "en") -> list[str]:
         ax = normalize_bias_type(axis)
-        out = [t.surface(lang) for t in self.terms.values() if t.axis == ax and t.surface(lang)]
+        out = [t.surface(lang) for t in self.terms.values()
+               if t.axis == ax and t.surface(lang) and t.kind != "place"]
         if not out:
             raise InputError(f"no identity terms for axis '{axis}' in the inventory.",
                              fix=f"use one of {', '.join(self.axes())} or pass --identities.")
