@@ -162,20 +162,125 @@ def subsample_scores(out, *, runs: int = 5, fraction: float = 0.8, seed: int = 0
 
 
 def summarize(df, *, decimals: Optional[int] = DEFAULT_DECIMALS, tie_tolerance: float = 0.0,
-              runs: int = 5, fraction: float = 0.8, seed: int = 0, ddof: int = 0) -> tuple[dict[str, Any], Any]:
+              runs: int = 5, fraction: float = 0.8, seed: int = 0, ddof: int = 0,
+              clm_method: Optional[str] = None, confidence: float = 0.95,
+              n_resamples: int = 9999) -> tuple[dict[str, Any], Any]:
     """All pair metrics for one score table: ``(summary dict, outcome table)``.
 
-    The summary has the overall scores, ``by_bias_type`` and ``subsample`` (IndiBias protocol),
-    and ``tie_rule`` recording how neutral pairs were decided.
+    The summary has the overall scores, ``by_bias_type``, ``subsample`` (IndiBias protocol),
+    ``uncertainty`` (binomial standard error and a bootstrap confidence interval of the metric
+    score), ``tie_rule`` recording how neutral pairs were decided and, for causal-LM scores
+    (``clm_method`` "sum" or "mean"), ``length`` (:func:`length_effect`).
     """
     out = pair_outcomes(df, decimals=decimals, tie_tolerance=tie_tolerance)
     summary = scores_from_outcomes(out)
     summary["by_bias_type"] = by_bias_type(out)
     summary["subsample"] = subsample_scores(out, runs=runs, fraction=fraction, seed=seed, ddof=ddof)
+    summary["uncertainty"] = metric_uncertainty(out, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if clm_method:
+        summary["length"] = length_effect(out, clm_method, decimals=decimals, tie_tolerance=tie_tolerance)
     summary["tie_rule"] = {"decimals": decimals, "tolerance": tie_tolerance,
                            "rule": "neutral when the rounded scores are equal; neutral pairs are not wins, "
                                    "count in the metric score's denominator, not in the stereo/antistereo ones"}
     return summary, out
+
+
+# ----------------------------------------------------------------------------- uncertainty, length
+
+def binomial_se(wins: int, n: int) -> Optional[float]:
+    """Standard error of the metric score (percent) as a binomial proportion: 100 * sqrt(p (1 - p) / n),
+    p = wins / n (neutral pairs count as non-wins, as in the metric)."""
+    if not n:
+        return None
+    p = wins / n
+    return 100.0 * math.sqrt(p * (1.0 - p) / n)
+
+
+def metric_uncertainty(out, *, confidence: float = 0.95, n_resamples: int = 9999, seed: int = 0) -> dict[str, Any]:
+    """How precisely the pairs pin the metric score down, two ways:
+
+    - ``se_binomial``: the binomial standard error (:func:`binomial_se`);
+    - ``ci_low`` / ``ci_high``: a bootstrap confidence interval over pairs
+      (:func:`scipy.stats.bootstrap`, BCa, ``n_resamples`` resamples, seeded with ``seed``) of
+      100 * mean(win). Falls back to the percentile method where BCa is undefined; when every pair
+      has the same outcome the interval is that single value.
+
+    Both describe sampling uncertainty about the population of pairs the data stand for; the
+    IndiBias subsample std (:func:`subsample_scores`) is the spread of the metric over 80 %
+    subsamples of the *same* pairs, roughly half the binomial SE by construction, not an interval.
+    """
+    import numpy as np
+
+    n = int(len(out))
+    wins = int(out["win"].sum()) if n else 0
+    res: dict[str, Any] = {"n_pairs": n, "se_binomial": binomial_se(wins, n), "confidence": confidence,
+                           "n_resamples": n_resamples, "seed": seed, "ci_low": None, "ci_high": None,
+                           "ci_method": None}
+    if n == 0:
+        return res
+    x = np.asarray(out["win"], dtype=float) * 100.0
+    if n == 1 or wins in (0, n):
+        res.update(ci_low=float(x[0]), ci_high=float(x[0]), ci_method="degenerate (every pair has the same outcome)")
+        return res
+    import warnings
+
+    from scipy.stats import bootstrap
+
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=n_resamples, method=method,
+                          random_state=np.random.default_rng(seed), vectorized=True)
+        lo, hi = float(r.confidence_interval.low), float(r.confidence_interval.high)
+        if math.isfinite(lo) and math.isfinite(hi):
+            res.update(ci_low=lo, ci_high=hi, ci_method=f"bootstrap over pairs ({method})")
+            break
+    return res
+
+
+def length_effect(out, method: str, *, decimals: Optional[int] = DEFAULT_DECIMALS,
+                  tie_tolerance: float = 0.0) -> dict[str, Any]:
+    """Does sentence length decide the causal-LM result? (needs ``n_scored_more`` / ``n_scored_less``).
+
+    A summed log-probability adds one negative term per token, so under ``sum`` the shorter sentence
+    of a pair has an advantage that has nothing to do with bias. Reports the pairs whose sentences
+    differ in scored tokens (``n_unequal``), how often the shorter one scores higher
+    (``shorter_wins``; ties in rounded score count for neither), a two-sided binomial test of that
+    share against 50 % (``p_shorter``), and the metric recomputed with the other normalisation
+    (``other``: ``mean`` = score / tokens when the run used ``sum``, ``sum`` = score * tokens when it
+    used ``mean``), from the same forward passes.
+    """
+    import numpy as np
+
+    if method not in ("sum", "mean") or not {"n_scored_more", "n_scored_less"} <= set(out.columns):
+        return {}
+    nm = out["n_scored_more"].astype(float)
+    nl = out["n_scored_less"].astype(float)
+    unequal = (nm != nl) & (nm > 0) & (nl > 0)
+    sub = out[unequal]
+    more_shorter = sub["n_scored_more"] < sub["n_scored_less"]
+    shorter_wins = int(((more_shorter & sub["win"]) | (~more_shorter & ~sub["win"] & ~sub["tie"])).sum())
+    decided = int((~sub["tie"]).sum())
+    res: dict[str, Any] = {"method": method, "n_pairs": int(len(out)), "n_unequal": int(unequal.sum()),
+                           "n_unequal_decided": decided, "shorter_wins": shorter_wins,
+                           "shorter_win_pct": _pct(shorter_wins, decided), "p_shorter": None}
+    if decided:
+        from scipy.stats import binomtest
+
+        res["p_shorter"] = float(binomtest(shorter_wins, decided, 0.5).pvalue)
+    other = "mean" if method == "sum" else "sum"
+    alt = out[[c for c in out.columns if c not in ("ds", "tie", "win")]].copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if other == "mean":
+            alt["score_more"] = np.where(nm > 0, out["score_more"].astype(float) / nm.where(nm > 0, 1), 0.0)
+            alt["score_less"] = np.where(nl > 0, out["score_less"].astype(float) / nl.where(nl > 0, 1), 0.0)
+        else:
+            alt["score_more"] = out["score_more"].astype(float) * nm
+            alt["score_less"] = out["score_less"].astype(float) * nl
+    s = scores_from_outcomes(pair_outcomes(alt, decimals=decimals, tie_tolerance=tie_tolerance))
+    res["other"] = {"method": other, **{k: s[k] for k in ("metric_score", "stereo_score", "antistereo_score",
+                                                          "n_ties", "n_wins")}}
+    return res
 
 
 # --------------------------------------------------------------------------------------------- KDE
@@ -204,47 +309,65 @@ def ds_kde(ds: Iterable[float], grid=None, *, points: int = 256):
     return np.asarray(grid), kde(grid)
 
 
-def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, title: str = "",
-                xlabel: str = "DS = score(sent_more) - score(sent_less)") -> Any:
-    """Write a PNG with one axes per panel and one KDE curve per series (IndiBias Appendix C style).
+def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str = "", unit: str = "nats",
+              xlabel: Optional[str] = None):
+    """A matplotlib ``Figure`` with one axes per panel and one KDE curve per series (IndiBias Appendix C
+    style). Every panel shares one x-range (the range of all DS values, padded), so panels compare at a
+    glance; the x-axis is labelled with the unit of DS and the y-axis with density per that unit.
 
-    ``panels``: ``{panel title: {series label: DS values}}``. Series too small for a KDE are drawn as
-    a rug only. Uses the Agg canvas directly (no pyplot global state); written atomically.
+    ``panels``: ``{panel title: {series label: DS values}}``. Series too small for a KDE are drawn as a
+    rug only. Uses the Agg canvas directly (no pyplot global state).
     """
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from biaskit.io import atomic_open
+    def finite(vals):
+        return [float(x) for x in vals if x is not None and not math.isnan(float(x))]
 
     panels = {k: v for k, v in panels.items()}
     n = max(1, len(panels))
     fig = Figure(figsize=(6.4, 3.6 * n), dpi=110)
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(n, 1, i + 1) for i in range(n)]
+    axes = [fig.add_subplot(n, 1, 1)]
+    axes += [fig.add_subplot(n, 1, i + 1, sharex=axes[0]) for i in range(1, n)]
+    allv = np.asarray([x for series in panels.values() for vals in series.values() for x in finite(vals)], dtype=float)
+    grid = None
+    lo, hi = -1.0, 1.0
+    if allv.size:
+        span = float(allv.max() - allv.min()) or max(1.0, abs(float(allv.max())))
+        lo, hi = float(allv.min()) - 0.25 * span, float(allv.max()) + 0.25 * span
+        lo, hi = min(lo, -0.05 * span), max(hi, 0.05 * span)  # keep DS = 0 (no preference) in view
+        grid = np.linspace(lo, hi, 512)
+    xlabel = xlabel or f"DS = score(sent_more) − score(sent_less)  [{unit}]"
     for ax, (ptitle, series) in zip(axes, panels.items()):
-        allv = np.asarray([float(x) for vals in series.values() for x in vals
-                           if x is not None and not math.isnan(float(x))], dtype=float)
-        grid = None
-        if allv.size >= 2 and allv.std() > 0:
-            span = float(allv.max() - allv.min())
-            grid = np.linspace(float(allv.min()) - 0.25 * span, float(allv.max()) + 0.25 * span, 256)
         for label, vals in series.items():
-            vals = [float(x) for x in vals if x is not None and not math.isnan(float(x))]
+            vals = finite(vals)
             res = ds_kde(vals, grid)
             if res is not None:
                 ax.plot(res[0], res[1], label=f"{label} (n={len(vals)})")
             elif vals:
                 ax.plot(vals, [0.0] * len(vals), "|", markersize=12, label=f"{label} (n={len(vals)}, no KDE)")
         ax.axvline(0.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlim(lo, hi)
         ax.set_title(ptitle, fontsize=10)
         ax.set_xlabel(xlabel, fontsize=9)
-        ax.set_ylabel("density", fontsize=9)
+        ax.set_ylabel(f"density (per {unit.replace('nats per token', 'nat/token').replace('nats', 'nat')})",
+                      fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    return fig
+
+
+def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, title: str = "", unit: str = "nats",
+                xlabel: Optional[str] = None) -> Any:
+    """Write :func:`ds_figure` as a PNG, atomically; returns ``path``."""
+    from biaskit.io import atomic_open
+
+    fig = ds_figure(panels, title=title, unit=unit, xlabel=xlabel)
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, format="png")
     return path

@@ -111,9 +111,12 @@ def score_frame(pairs: Sequence[Any], scores: Sequence[Any]):
 
 
 def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, ddof: int = 0,
-                    decimals: Optional[int] = pm.DEFAULT_DECIMALS, tie_tolerance: float = 0.0):
-    """Metrics for a scored table: pooled + ``by_lang``. Returns ``(summary, outcome table)``."""
-    kw = dict(seed=seed, runs=runs, fraction=fraction, ddof=ddof, decimals=decimals, tie_tolerance=tie_tolerance)
+                    decimals: Optional[int] = pm.DEFAULT_DECIMALS, tie_tolerance: float = 0.0,
+                    clm_method: Optional[str] = None):
+    """Metrics for a scored table: pooled + ``by_lang``. Returns ``(summary, outcome table)``.
+    ``clm_method`` ("sum" | "mean", causal-LM scores) adds the sentence-length check."""
+    kw = dict(seed=seed, runs=runs, fraction=fraction, ddof=ddof, decimals=decimals, tie_tolerance=tie_tolerance,
+              clm_method=clm_method)
     summary, out = pm.summarize(df, **kw)
     langs = sorted(df["lang"].unique().tolist()) if len(df) else []
     summary["langs"] = langs
@@ -186,10 +189,11 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         score_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         df = score_frame(pairs, scores)
-        summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
-                                       decimals=decimals, tie_tolerance=tie_tolerance)
-        metrics_s = time.perf_counter() - t0
         info = sc.describe()
+        summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
+                                       decimals=decimals, tie_tolerance=tie_tolerance,
+                                       clm_method=info.get("method") if getattr(sc, "kind", "") == "clm" else None)
+        metrics_s = time.perf_counter() - t0
         summary.update({
             "benchmark": "pairs",
             "model": model_name(model),
@@ -248,8 +252,11 @@ def write_model_outputs(mdir: Path, summary: dict, out) -> None:
 
     mdir.mkdir(parents=True, exist_ok=True)
     write_table(mdir / "pairs.csv", out[PAIRS_COLUMNS])
+    from .report import ds_unit
+
     pm.plot_ds_kde(kde_panels(out), mdir / "ds_kde.png",
-                   title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')})")
+                   title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
+                   unit=ds_unit(summary))
     from biaskit.io import atomic_write_text
 
     atomic_write_text(mdir / "report.md", render_report(summary, out, plot="ds_kde.png"))

@@ -80,7 +80,7 @@ def pairs_command(
     from biaskit.clitools import console as make_console
 
     from .pairs import run_pairs
-    from .report import fmt
+    from .report import ci_text, fmt, length_note
 
     cmd = _command_line(data=data, format=format.value, lang=lang, model=model, scorer=scorer.value, unit=unit.value,
                         method=method, dtype=dtype, limit=limit, skip_invalid=skip_invalid, seed=seed, runs=runs,
@@ -96,17 +96,25 @@ def pairs_command(
     table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
     table.add_column("model", no_wrap=True)
     table.add_column("lang")
-    for col in ("pairs", "metric", "stereo", "antistereo", "ties"):
-        table.add_column(col, justify="right")
+    for col in ("pairs", "metric", "95% CI\n(bootstrap)", "stereo", "antistereo", "ties"):
+        table.add_column(col, justify="right", no_wrap=True)
     table.add_column("subsample\nmean ± std", justify="right", no_wrap=True)
     for s in res["summaries"]:
         items = list(s["by_lang"].items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
         for lg, v in items:
             sub = v["subsample"]
-            table.add_row(s["model_slug"], lg, str(v["n_pairs"]), fmt(v["metric_score"]), fmt(v["stereo_score"]),
-                          fmt(v["antistereo_score"]), str(v["n_ties"]),
+            table.add_row(s["model_slug"], lg, str(v["n_pairs"]), fmt(v["metric_score"]), ci_text(v),
+                          fmt(v["stereo_score"]), fmt(v["antistereo_score"]), str(v["n_ties"]),
                           f"{fmt(sub['mean'])} ± {fmt(sub['std'])}")
     console.print(table)
+    console.print("95% CI: bootstrap over pairs (sampling uncertainty); subsample: the IndiBias 5 x 80% protocol "
+                  "(spread over subsets of these pairs, not an interval).", soft_wrap=True)
+    for s in res["summaries"]:
+        for lg, v in s["by_lang"].items():
+            note = length_note(v)
+            if note and s.get("method") == "sum":
+                console.print(Text.assemble((f"{s['model_slug']} ({lg}), sum scoring: ", "yellow"), note),
+                              soft_wrap=True)
     for d in res["model_dirs"]:
         console.print(f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}",
                       soft_wrap=True)

@@ -20,6 +20,13 @@ CITATIONS = {
 }
 
 
+def pfmt(p: Any) -> str:
+    """A p-value: two significant digits, ``< 0.001`` below that."""
+    if p is None or (isinstance(p, float) and p != p):
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+
+
 def fmt(x: Any, nd: int = 2) -> str:
     if x is None or (isinstance(x, float) and x != x):
         return "—"
@@ -33,6 +40,39 @@ def _sub(s: dict) -> str:
     if sub.get("mean") is None:
         return "—"
     return f"{sub['mean']:.2f} ± {fmt(sub.get('std'))}"
+
+
+def ci_text(s: dict) -> str:
+    """``[lo, hi]`` of the bootstrap confidence interval of the metric score (or "—")."""
+    u = s.get("uncertainty") or {}
+    if u.get("ci_low") is None:
+        return "—"
+    return f"[{u['ci_low']:.2f}, {u['ci_high']:.2f}]"
+
+
+def se_text(s: dict) -> str:
+    u = s.get("uncertainty") or {}
+    return "—" if u.get("se_binomial") is None else f"± {u['se_binomial']:.2f}"
+
+
+def ds_unit(summary: dict) -> str:
+    """The unit of DS: scores are natural-log probabilities (torch ``log_softmax``), so nats; a per-token
+    mean (``clm`` ``mean``) gives nats per token."""
+    return "nats per token" if summary.get("method") == "mean" else "nats"
+
+
+def length_note(s: dict) -> Optional[str]:
+    """One sentence on sentence length for causal-LM scores (``summary["length"]``), or None."""
+    ln = s.get("length") or {}
+    if not ln or not ln.get("n_unequal"):
+        return None
+    other = ln.get("other") or {}
+    text = (f"{ln['n_unequal']} of {ln['n_pairs']} pairs differ in length (tokens); the shorter sentence scores "
+            f"higher in {ln['shorter_wins']} of the {ln['n_unequal_decided']} decided ones "
+            f"({fmt(ln.get('shorter_win_pct'), 1)}%, binomial p {pfmt(ln.get('p_shorter'))})")
+    if other.get("metric_score") is not None:
+        text += f"; metric score with `{other['method']}` scoring: {fmt(other['metric_score'])}"
+    return text + "."
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
@@ -65,7 +105,8 @@ def _overall_rows(summary: dict) -> list[list[Any]]:
     if summary.get("pooled_over_langs"):
         items.append(("all (pooled)", summary))
     for lg, s in items:
-        rows.append([lg, s["n_pairs"], s["metric_score"], s["stereo_score"], s["antistereo_score"],
+        rows.append([lg, s["n_pairs"], s["metric_score"], ci_text(s), se_text(s), s["stereo_score"],
+                     s["antistereo_score"],
                      f"{s['n_ties']} ({fmt(s['neutral_pct'], 1)}%)" if s.get("neutral_pct") is not None else s["n_ties"],
                      _sub(s), s.get("ds_mean")])
     return rows
@@ -90,6 +131,8 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
     d = summary.get("data", {})
     sub = summary.get("subsample", {})
     tie = summary.get("tie_rule", {})
+    unc = summary.get("uncertainty") or {}
+    conf = f"{round(100 * unc.get('confidence', 0.95))}%"
     lines = [f"# Pair-bias report: {summary.get('model')}", ""]
     lines += [
         f"- data: `{d.get('path')}` (format `{d.get('format')}`, sha256 `{str(d.get('sha256'))[:16]}…`); "
@@ -106,25 +149,61 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         "Percent of pairs where the model gives the more stereotypical sentence (`sent_more`) the higher "
         "score. 50 = no preference.",
         "",
-        _md_table(["lang", "pairs", "metric score", "stereo score", "antistereo score", "neutral (ties)",
-                   f"subsample mean ± std ({sub.get('runs')}×{fmt(sub.get('fraction'))})", "mean DS"],
+        _md_table(["lang", "pairs", "metric score", f"{conf} CI (bootstrap)", "SE (binomial)", "stereo score",
+                   "antistereo score", "neutral (ties)",
+                   f"subsample mean ± std ({sub.get('runs')}×{fmt(sub.get('fraction'))})",
+                   f"mean DS ({ds_unit(summary)})"],
                   _overall_rows(summary)),
+        "",
+        f"How precise is the metric score? The **{conf} CI** is a bootstrap confidence interval over pairs "
+        f"({unc.get('n_resamples')} resamples, seed {unc.get('seed')}) and the **SE** the binomial standard error "
+        "100·√(p(1−p)/N): both say how far the score could move with another sample of pairs like these. The "
+        "**subsample mean ± std** is the IndiBias protocol (the metric on seeded 80% subsamples of these same "
+        "pairs, drawn without replacement): its std is about half the binomial SE by construction and is not a "
+        "confidence interval.",
         "",
     ]
     if summary.get("pooled_over_langs"):
         lines += ["The pooled row counts every language view as its own pair (the same source pair in "
                   "English and Hindi counts twice); read the per-language rows first.", ""]
+    length = [(lg, length_note(s)) for lg, s in (summary.get("by_lang") or {}).items()]
+    length = [(lg, t) for lg, t in length if t]
+    if length:
+        m = summary.get("method")
+        lines += ["## Sentence length (causal LM)", ""]
+        if m == "sum":
+            lines += ["With `sum` scoring every token adds a negative log-probability, so a shorter sentence is "
+                      "favoured whatever its content. Read the metric score next to the per-token `mean` result "
+                      "(computed from the same forward passes) before concluding anything about bias.", ""]
+        else:
+            lines += ["With `mean` scoring the log-probability is divided by the number of tokens; the `sum` "
+                      "result (same forward passes) is shown for comparison.", ""]
+        rows = []
+        for lg, s in (summary.get("by_lang") or {}).items():
+            ln = s.get("length") or {}
+            if not ln:
+                continue
+            o = ln.get("other") or {}
+            rows.append([lg, ln["n_pairs"], ln["n_unequal"],
+                         f"{ln['shorter_wins']} / {ln['n_unequal_decided']}" if ln["n_unequal"] else "—",
+                         ln.get("shorter_win_pct"), pfmt(ln.get("p_shorter")), s["metric_score"], o.get("metric_score"),
+                         o.get("stereo_score"), o.get("antistereo_score")])
+        lines += [_md_table(["lang", "pairs", "unequal length", "shorter wins", "shorter wins %", "binomial p",
+                             f"metric ({m})", f"metric ({'mean' if m == 'sum' else 'sum'})",
+                             f"stereo ({'mean' if m == 'sum' else 'sum'})",
+                             f"antistereo ({'mean' if m == 'sum' else 'sum'})"], rows), ""]
     lines += ["## By bias type", ""]
     for lg, s in (summary.get("by_lang") or {}).items():
         if len(summary.get("by_lang") or {}) > 1:
             lines += [f"### {lg}", ""]
-        rows = [[bt, v["n_pairs"], v["metric_score"], v["stereo_score"], v["antistereo_score"], v["n_ties"],
-                 v.get("ds_mean")] for bt, v in s["by_bias_type"].items()]
-        lines += [_md_table(["bias type", "pairs", "metric score", "stereo", "antistereo", "ties", "mean DS"], rows), ""]
+        rows = [[bt, v["n_pairs"], v["metric_score"], pm.binomial_se(v["n_wins"], v["n_pairs"]), v["stereo_score"],
+                 v["antistereo_score"], v["n_ties"], v.get("ds_mean")] for bt, v in s["by_bias_type"].items()]
+        lines += [_md_table(["bias type", "pairs", "metric score", "SE (binomial)", "stereo", "antistereo", "ties",
+                             "mean DS"], rows), ""]
     lines += ["## Difference of scores (DS)", "",
-              "DS = score(`sent_more`) − score(`sent_less`) per pair (positive: the model prefers the more "
-              "stereotypical sentence). Kernel density estimate (Gaussian, Scott's bandwidth) as in IndiBias "
-              "Appendix C.", ""]
+              f"DS = score(`sent_more`) − score(`sent_less`) per pair, in {ds_unit(summary)} (scores are natural-log "
+              "probabilities; positive: the model prefers the more stereotypical sentence). Kernel density estimate "
+              "(Gaussian, Scott's bandwidth) as in IndiBias Appendix C; every panel shares one x-axis.", ""]
     if plot:
         lines += [f"![DS KDE]({plot})", ""]
     for lg in summary.get("langs") or []:
@@ -204,6 +283,8 @@ def write_comparison(out_dir: str | Path, summaries: Sequence[dict], frames: Seq
         for lg in sorted(out["lang"].unique().tolist()):
             panels.setdefault(f"lang: {lg}", {})[str(s.get("model_slug") or s.get("model"))] = \
                 out.loc[out["lang"] == lg, "ds"].tolist()
-    pm.plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model")
+    units = {ds_unit(s) for s in summaries}
+    pm.plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model",
+                   unit=units.pop() if len(units) == 1 else "nats; nats per token for mean-scored models")
     atomic_write_text(out_dir / "comparison.md", render_comparison_md(df))
     return out_dir / "comparison.csv"

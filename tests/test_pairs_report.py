@@ -1,6 +1,8 @@
 """report.md and the comparison table from hand-made scores (numbers worked out in test_pairs_metrics)."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -26,9 +28,11 @@ def test_report_shows_hand_worked_numbers():
     summary.update({"model": "toy", "scorer": "mlm", "unit": "token", "method": "pll", "data": {"path": "x"},
                     "command": "biaskit evaluate pairs --data x"})
     md = report.render_report(summary, out)
-    assert "| en | 8 | 37.50 | 66.67 | 50.00 | 3 (37.5%) |" in md
-    # religion: 0 wins of 3, stereo undefined (both stereo pairs tied), antistereo 0/1
-    assert "| religion | 3 | 0.00 | — | 0.00 | 2 |" in md
+    # binomial SE by hand: 100 * sqrt(0.375 * 0.625 / 8) = 17.116
+    assert re.search(r"\| en \| 8 \| 37\.50 \| \[\d+\.\d\d, \d+\.\d\d\] \| ± 17\.12 \| 66\.67 \| 50\.00 \| 3 \(37\.5%\) \|", md)
+    # religion: 0 wins of 3 (SE 0), stereo undefined (both stereo pairs tied), antistereo 0/1
+    assert "| religion | 3 | 0.00 | 0.00 | — | 0.00 | 2 |" in md
+    assert "not a confidence interval" in md and "Sentence length" not in md  # mlm: no length section
     assert "![DS KDE](ds_kde.png)" in md and "biaskit evaluate pairs --data x" in md
     # strongest preference: p1 (DS = +2.0) first; weakest: p2 (DS = -4.0) first
     top = md.split("Largest DS")[1].split("\n| gender")[1]
