@@ -169,10 +169,14 @@ def seat_command(
     for col in ("test", "lang", "d", "p", "p method", "n X/Y/A/B"):
         table.add_column(col, justify="left" if col in ("test", "lang", "p method") else "right")
     for r in s["tests"]:
-        table.add_row(r["test"], r["lang"], f"{r['effect_size']:.3f}", f"{r['p_value']:.2g}", r["p_method"],
-                      f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}")
+        table.add_row(r["test"] + (" (noise!)" if r.get("warning") else ""), r["lang"], f"{r['effect_size']:.3f}",
+                      f"{r['p_value']:.2g}", r["p_method"], f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}")
     console = make_console()
     console.print(table)
+    from rich.text import Text
+
+    for w in s.get("warnings") or []:
+        console.print(Text.assemble(("warning: ", "yellow"), w), soft_wrap=True)
     console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", soft_wrap=True)
 
 

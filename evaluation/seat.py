@@ -443,9 +443,12 @@ class Encoder:
 def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bleach: str = "auto",
                   template: Optional[str] = None, n_samples: int = 100_000, seed: int = 1111,
                   cache=None, batch_size: int = 64) -> dict:
+    from .coverage import coverage_warning, tokenizer_coverage
+
     sents = prepare_sentences(test, bleach=bleach, template=template)
     enc = {k: encoder.encode(v, pooling=pooling, batch_size=batch_size, cache=cache) for k, v in sents.items()}
     res = weat(enc["targ1"], enc["targ2"], enc["attr1"], enc["attr2"], n_samples=n_samples, seed=seed)
+    cov = tokenizer_coverage(encoder.tokenizer, [s for v in sents.values() for s in v])
     bleached = sents["targ1"] != test.sets["targ1"].examples
     return {
         "test": test.name, "path": test.path, "lang": test.lang, "model": encoder.name, "pooling": pooling,
@@ -456,6 +459,8 @@ def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bl
         "templates": {k: (template or s.template or ("name" if "name" in s.category.lower() else "term"))
                       for k, s in test.sets.items()} if bleached else None,
         "equal_target_sizes": res["n_targ1"] == res["n_targ2"],
+        "tok_unknown_share": cov["unknown_share"], "tok_lost_char_share": cov["lost_char_share"],
+        "warning": coverage_warning(cov, lang=test.lang, what=test.name),
     }
 
 
@@ -495,25 +500,36 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
     write_table(out / "results.csv", df)
     summary = {"benchmark": "seat", "kind": "seat", "model": model, "encoder_path": enc.path,
                "fingerprint": enc.fingerprint, "pooling": pooling, "bleach": bleach, "n_samples": n_samples,
-               "seed": seed, "tests": rows, "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
+               "seed": seed, "tests": rows, "warnings": [r["warning"] for r in rows if r.get("warning")],
+               "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
     write_json(out / "summary.json", summary)
     atomic_write_text(out / "report.md", render_report(summary))
     return summary
 
 
 def render_report(summary: dict) -> str:
-    lines = [f"# SEAT: {summary['model']} ({summary['pooling']} pooling)", "",
-             "| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"# SEAT: {summary['model']} ({summary['pooling']} pooling)", ""]
+    if summary.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
+    lines += ["| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached | "
+              "unknown / lost (tokenizer) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["tests"]:
         d = r["effect_size"]
-        lines.append(f"| {r['test']} | {r['lang']} | {r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']} | "
+        cov = (f"{r['tok_unknown_share']:.0%} / {r['tok_lost_char_share']:.0%}" if "tok_unknown_share" in r else "—")
+        lines.append(f"| {r['test']}{' (noise: see warnings)' if r.get('warning') else ''} | {r['lang']} | "
+                     f"{r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']} | "
                      f"{d:.3f} | {r['p_value']:.2g} | {r['p_method']} | "
-                     f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']} | {'yes' if r['bleached'] else 'no'} |")
+                     f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']} | {'yes' if r['bleached'] else 'no'} | "
+                     f"{cov} |")
     lines += ["", "## Definitions", "",
               "s(w,A,B) = mean cos(w,a) - mean cos(w,b); d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, "
               "ddof=1), as sent-bias `weat.py` (May et al. 2019). p = P[sum_{X'} s >= sum_X s] over equal-size "
               "re-partitions (X', Y') of X∪Y: exact when C(|X|+|Y|, |X|) <= n_samples, else n_samples - 1 seeded "
               f"random partitions plus the observed one (n_samples = {summary['n_samples']}, seed {summary['seed']}). "
-              "d > 0: X is closer to A (and Y to B) than the reverse."]
+              "d > 0: X is closer to A (and Y to B) than the reverse.", "",
+              "Tokenizer coverage: the share of word pieces that are the encoder's unknown token, and of the "
+              "characters that do not survive a tokenize/decode round trip (stripped vowel signs and accents, "
+              "unknown pieces). Above 5% unknown or 10% lost, the test's text is not what the encoder sees and "
+              "the effect size is noise (e.g. an English-only vocabulary on Devanagari)."]
     return "\n".join(lines) + "\n"
