@@ -190,7 +190,7 @@ def _apply_translation(candidates_path, judgments, out_path, *, min_agree=None, 
     except (ImportError, AttributeError):
         raise InputError("the translation review step (biaskit.curation.review.apply_translation_review) "
                          "is not available in this installation.",
-                         fix="install biaskit with the curation extra: pip install 'biaskit[curation]'.") from None
+                         fix="install biaskit with the curation extra: pip install -e '.[curation]' in your biaskit clone.") from None
     kw: dict[str, Any] = {}
     params = inspect.signature(fn).parameters
     if min_agree is not None and "min_votes" in params:

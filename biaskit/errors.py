@@ -48,7 +48,8 @@ class MissingDependencyError(BiaskitError, ImportError):
 
     def __init__(self, package: str, extra: str, purpose: str = ""):
         msg = (f"'{package}' is required{(' for ' + purpose) if purpose else ''} but is not installed. "
-               f"Fix: pip install 'biaskit[{extra}]'")
+               f"Fix: install biaskit's '{extra}' extra: pip install -e '.[{extra}]' in your biaskit clone "
+               f"(or pip install 'biaskit[{extra}] @ git+URL')")
         super().__init__(msg)
 
 

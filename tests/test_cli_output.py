@@ -189,3 +189,18 @@ def test_library_bars_restore_the_libraries_settings():
     with library_bars(False):
         assert not tf_logging.is_progress_bar_enabled()
     assert tf_logging.is_progress_bar_enabled()
+
+
+def test_cats_lists_every_file_it_wrote(tiny_gpt2, stereoset_jsonl, tmp_path, capsys):
+    data = tmp_path / "cats.jsonl"
+    data.write_text("".join(stereoset_jsonl.read_text(encoding="utf-8").splitlines(keepends=True)[:6]),
+                    encoding="utf-8")
+    out = tmp_path / "cats"
+    code, stdout, err = run_cli(["evaluate", "cats", "--data", str(data), "--model", str(tiny_gpt2), "--scorer", "clm",
+                                 "--out", str(out), "-q"], capsys)
+    assert code == 0, err
+    wrote = [ln for ln in stdout.splitlines() if ln.startswith("wrote ")][0]
+    written = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert written == ["groups.csv", "predictions.json", "report.md", "scores.jsonl", "summary.json", "targets.csv"]
+    for name in written:
+        assert str(out / name) in wrote, (name, wrote)
