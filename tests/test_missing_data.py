@@ -80,3 +80,32 @@ def test_mirror_fills_the_cache_through_the_downloader(tmp_path):
     side = json.loads((tmp_path / "cache" / "crows_pairs_anonymized.csv.source.json").read_text())
     assert cached.read_bytes() == src.read_bytes() and side["verified"] is True
     assert side["mirror"] == str(mirror / src.name)
+
+
+def test_stereoset_fixture_flattens_the_original_dev_json(tmp_path, monkeypatch, stereoset_jsonl):
+    """What `biaskit data download stereoset-dev` fetches (the original dev.json) becomes the flat JSONL
+    the tests read line by line, splits alternating as in the mirror's flattened copy."""
+    import conftest
+    from biaskit.evaluation.stereoset import read_cats
+
+    cats = read_cats(stereoset_jsonl, limit=40)
+    data = {"intrasentence": [], "intersentence": []}
+    for c in cats:
+        data[c.split].append({"id": c.cat_id, "target": c.target, "bias_type": c.bias_type, "context": c.context,
+                              "sentences": [{"id": f"{c.cat_id}{o.gold_label}", "sentence": o.sentence, "labels": [],
+                                             "gold_label": o.gold_label} for o in c.options]})
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "stereoset_dev.json").write_text(json.dumps({"version": "test", "data": data}), encoding="utf-8")
+    monkeypatch.setattr(conftest, "TEST_DATA", cache)
+    monkeypatch.setattr(conftest, "MIRROR", tmp_path / "no-mirror")
+    monkeypatch.setattr(conftest, "_FETCHED", {})
+    flat = conftest._stereoset_flat()
+    assert flat == cache / "stereoset_dev.flat.jsonl"
+    rows = [json.loads(x) for x in flat.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len(cats)
+    n = min(len(data["intrasentence"]), len(data["intersentence"]))
+    assert [r["type"] for r in rows[:2 * n]] == ["intersentence", "intrasentence"] * n
+    back = read_cats(flat)
+    assert {(c.target, c.context, c.option("stereotype").sentence) for c in back} == \
+           {(c.target, c.context, c.option("stereotype").sentence) for c in cats}
