@@ -208,7 +208,7 @@ def select_shipped(spec: str, shipped: Optional[dict[str, Path]] = None) -> list
     head, _, rest = spec.partition("/")
     aliases = _shipped_index().get("aliases") or {}
     prefixes = [f"{s}/{rest}" if rest else s for s in aliases[head]] if head in aliases else [spec]
-    out = [k for p in prefixes for k in sorted(shipped, key=_sort_key) if k.startswith(p + "/")]
+    out = [k for p in prefixes for k in sorted(shipped, key=_sort_key) if k == p or k.startswith(p + "/")]
     if not out and "/" not in spec:
         out = [k for k in sorted(shipped, key=_sort_key)
                if k.rsplit("/", 1)[-1] == spec or k.rsplit("/", 1)[-1].startswith(spec + "-")]

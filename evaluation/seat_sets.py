@@ -24,10 +24,9 @@ from __future__ import annotations
 import json
 import unicodedata
 from pathlib import Path
-from typing import Iterable
 
-SETS = ("targ1", "targ2", "attr1", "attr2")
-DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
+from .seat import DATA_DIR, SETS
+
 PAPER = "indibias-paper"
 TEAM = "indibias-team"
 LANGS = ("en", "hi")
@@ -201,9 +200,3 @@ def write_shipped_tests(data_dir: str | Path = DATA_DIR) -> list[Path]:
         paths.append(atomic_write_text(data_dir / rel, json.dumps(doc, ensure_ascii=False, indent=1) + "\n"))
     atomic_write_text(data_dir / "index.json", json.dumps(build_index(built), ensure_ascii=False, indent=1) + "\n")
     return paths
-
-
-def iter_lexicon_words(lex: dict) -> Iterable[tuple[str, dict]]:
-    for name, lst in lex["lists"].items():
-        for e in lst["words"]:
-            yield name, e

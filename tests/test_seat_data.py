@@ -159,5 +159,7 @@ def test_selecting_sets_languages_aliases_and_tables():
         "indibias-paper/en/indibias-t4-r02-upper-caste-male-vs-lower-caste-female-terms-pu",
         "indibias-paper/hi/indibias-t4-r02-upper-caste-male-vs-lower-caste-female-terms-pu"]
     assert select_shipped("team-gr1", shipped)[0].startswith("indibias-team/en/team-gr1-")
+    full = "indibias-team/hi/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant"
+    assert select_shipped(full, shipped) == select_shipped(full.replace("indibias-team", "indibias"), shipped) == [full]
     assert select_shipped("indibias-t3-r1", shipped) == []  # prefixes end at a dash: r1 is not r10..r14
     assert len(resolve_tests(["indibias-paper/en", "indibias-t3"])) == 26 + 14  # de-duplicated
