@@ -21,6 +21,11 @@ _COMMON = {
     "domain_col": typer.Option("domain", "--domain-col", help="Column with the domain (gender, religion, ...)."),
     "domain": typer.Option(None, "--domain", help="One domain for every row (instead of a column)."),
     "model_col": typer.Option("model", "--model-col", help="Column with the model name."),
+    "out": typer.Option(..., "--out", help="CSV of group scores (model, domain, group, metric, score, count)."),
+    "model": typer.Option(None, "--model", "-m", help="Model name for every row of the matching --input (else a "
+                                                      "'model' column)."),
+    "append": typer.Option(False, "--append", help="Merge into an existing --out (rows of the same model, domain and "
+                                                   "metric are replaced)."),
 }
 
 
@@ -64,18 +69,14 @@ def _finish(frames, out: Path, append: bool, ddof: int = 0) -> None:
 def classifier_command(
     input: List[Path] = typer.Option(..., "--input", "-i", help="Per-example predictions (CSV/TSV/JSONL): gold label, "
                                                                 "prediction, group(s). Repeatable."),
-    out: Path = typer.Option(..., "--out", help="CSV of group scores (model, domain, group, metric, score, count)."),
     name: str = typer.Option("clf", "--name", help="Metric name prefix, e.g. toxd or hatex."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model name for every row of the matching "
-                                                                          "--input (else a 'model' column)."),
     label_col: str = typer.Option("label", "--label-col", help="Gold label column."),
     pred_col: str = typer.Option("pred", "--pred-col", help="Prediction column (label, or score with --threshold)."),
     positive: Optional[str] = typer.Option(None, "--positive", help="The value of the positive (e.g. toxic) class "
                                                                     "(default: 1/true/toxic/...)."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Predictions are scores: positive when >= this."),
     metrics: str = typer.Option("fpr,fpr_gap", "--metrics", help="Comma-separated: fpr, fpr_gap, fnr, fnr_gap."),
-    append: bool = typer.Option(False, "--append", help="Merge into an existing --out (same model/domain/metric "
-                                                        "rows are replaced)."),
+    out: Path = _COMMON["out"], model: Optional[List[str]] = _COMMON["model"], append: bool = _COMMON["append"],
     group_col: str = _COMMON["group_col"], group_sep: str = _COMMON["group_sep"],
     domain_col: str = _COMMON["domain_col"], domain: Optional[str] = _COMMON["domain"],
     model_col: str = _COMMON["model_col"],
@@ -95,16 +96,13 @@ def classifier_command(
 def generations_command(
     input: List[Path] = typer.Option(..., "--input", "-i", help="Scored generations (CSV/TSV/JSONL): group(s) of the "
                                                                 "prompt and the classifier's score or label. Repeatable."),
-    out: Path = typer.Option(..., "--out", help="CSV of group scores (model, domain, group, metric, score, count)."),
     name: str = typer.Option("gen", "--name", help="Metric name prefix, e.g. b-sent, b-tox, b-regard."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model name for every row of the matching "
-                                                                          "--input (else a 'model' column)."),
     score_col: str = typer.Option("score", "--score-col", help="Numeric score column (sentiment, toxicity, ...)."),
     label_col: str = typer.Option("label", "--label-col", help="Label column (with --label-map or --positive)."),
     label_map: Optional[str] = typer.Option(None, "--label-map", help="Labels to numbers, e.g. "
                                                                       "negative=-1,neutral=0,positive=1."),
     positive: Optional[str] = typer.Option(None, "--positive", help="Score = share of generations with this label."),
-    append: bool = typer.Option(False, "--append", help="Merge into an existing --out."),
+    out: Path = _COMMON["out"], model: Optional[List[str]] = _COMMON["model"], append: bool = _COMMON["append"],
     group_col: str = _COMMON["group_col"], group_sep: str = _COMMON["group_sep"],
     domain_col: str = _COMMON["domain_col"], domain: Optional[str] = _COMMON["domain"],
     model_col: str = _COMMON["model_col"],
