@@ -136,8 +136,11 @@ def cats_command(
 
 @app.command("seat")
 def seat_command(
-    test: List[str] = typer.Option(..., "--test", "-t", help="SEAT test (sent-bias .jsonl), a folder of tests, or a "
-                                                              "shipped test name (indibias, indibias/hi, ...). Repeatable."),
+    test: List[str] = typer.Option(..., "--test", "-t", help="SEAT test (sent-bias .jsonl), a folder of tests, or "
+                                                              "shipped tests: indibias-paper (the IndiBias paper's "
+                                                              "Tables 3, 4, 9), indibias-team (biaskit's own), "
+                                                              "indibias (both), + /en or /hi, or a table row such as "
+                                                              "indibias-t3 / indibias-t4-r02. Repeatable."),
     model: str = typer.Option(..., "--model", "-m", help="Encoder folder, cached hub name, or all-minilm-l6-v2 (PyPI)."),
     out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md)."),
     pooling: _Pooling = typer.Option(_Pooling.mean, "--pooling", help="Sentence vector: mean of tokens or first token."),

@@ -184,48 +184,39 @@ def _apply_index(test: SeatTest, path: Path) -> None:
             return
 
 
-def builtin_tests() -> dict[str, Path]:
-    """The SEAT tests shipped in ``data/seat`` by name (e.g. ``indibias/en/gr1_...``)."""
+def _shipped_index() -> dict:
     idx = DATA_DIR / "index.json"
-    if not idx.exists():
-        return {}
-    index = json.loads(idx.read_text(encoding="utf-8"))
+    return json.loads(idx.read_text(encoding="utf-8")) if idx.exists() else {}
+
+
+def builtin_tests() -> dict[str, Path]:
+    """The SEAT tests shipped in ``data/seat`` by name (``indibias-paper/en/indibias-t3-r01-...``,
+    ``indibias-team/hi/team-gr1-...``); see :mod:`biaskit.evaluation.seat_sets`."""
+    index = _shipped_index()
     return {rel[:-len(".jsonl")]: DATA_DIR / rel for rel in (index.get("tests") or {})}
 
 
-def indibias_tests(lexicon: dict) -> dict[str, tuple[dict, dict]]:
-    """The shipped IndiBias intersectional tests from ``data/seat/indibias/lexicon.json``:
-    ``{relative path: (sent-bias test document, index entry)}`` for English and Hindi."""
-    out = {}
-    sets = lexicon["sets"]
-    for t in lexicon["tests"]:
-        for lg in ("en", "hi"):
-            doc = {k: {"category": t[k], "examples": list(sets[t[k]][lg])} for k in SETS}
-            entry = {"lang": lg, "axis": t["axis"], "family": "indibias-intersectional",
-                     "templates": {k: sets[t[k]]["template"] for k in SETS},
-                     "source": "biaskit data/seat/indibias/lexicon.json (see CARD.md)"}
-            out[f"indibias/{lg}/{t['id']}.jsonl"] = (doc, entry)
+def select_shipped(spec: str, shipped: Optional[dict[str, Path]] = None) -> list[str]:
+    """Names of the shipped tests that ``spec`` selects, in a stable order: an exact name; a set or
+    folder (``indibias-paper``, ``indibias-team/hi``); an alias of several sets (``indibias`` = the
+    paper's and the team's set, ``indibias/hi``); or the start of test names (``indibias-t3``: every
+    row of Table 3 in both languages, ``indibias-t4-r02``)."""
+    shipped = builtin_tests() if shipped is None else shipped
+    spec = spec.strip().rstrip("/")
+    if spec in shipped:
+        return [spec]
+    head, _, rest = spec.partition("/")
+    aliases = _shipped_index().get("aliases") or {}
+    prefixes = [f"{s}/{rest}" if rest else s for s in aliases[head]] if head in aliases else [spec]
+    out = [k for p in prefixes for k in sorted(shipped, key=_sort_key) if k == p or k.startswith(p + "/")]
+    if not out and "/" not in spec:
+        out = [k for k in sorted(shipped, key=_sort_key)
+               if k.rsplit("/", 1)[-1] == spec or k.rsplit("/", 1)[-1].startswith(spec + "-")]
     return out
 
 
-def write_indibias_tests(data_dir: str | Path = DATA_DIR) -> list[Path]:
-    """(Re)generate the shipped test files and ``index.json`` from the lexicon (maintainers only)."""
-    from biaskit.io import atomic_write_text
-
-    data_dir = Path(data_dir)
-    lexicon = json.loads((data_dir / "indibias" / "lexicon.json").read_text(encoding="utf-8"))
-    built = indibias_tests(lexicon)
-    paths = []
-    for rel, (doc, _) in built.items():
-        paths.append(atomic_write_text(data_dir / rel, json.dumps(doc, ensure_ascii=False, indent=2) + "\n"))
-    index = {"version": 1, "tests": {rel: entry for rel, (_, entry) in built.items()}}
-    atomic_write_text(data_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1) + "\n")
-    return paths
-
-
 def resolve_tests(specs: Sequence[str]) -> list[Path]:
-    """Files, directories (every ``*.jsonl``) and names of shipped tests (``indibias/en/...``,
-    ``indibias`` for all of them, ``indibias/hi`` for one language)."""
+    """Files, directories (every ``*.jsonl``) and names of shipped tests (see :func:`select_shipped`)."""
     out: list[Path] = []
     shipped = builtin_tests()
     for spec in specs:
@@ -237,19 +228,18 @@ def resolve_tests(specs: Sequence[str]) -> list[Path]:
             out += files
         elif p.exists():
             out.append(p)
-        elif spec in shipped:
-            out.append(shipped[spec])
-        elif any(k.startswith(spec.rstrip("/") + "/") for k in shipped):
-            out += [shipped[k] for k in sorted(shipped) if k.startswith(spec.rstrip("/") + "/")]
+        elif names := select_shipped(spec, shipped):
+            out += [shipped[k] for k in names]
         else:
             import difflib
 
             close = difflib.get_close_matches(spec, list(shipped), n=3, cutoff=0.5)
             raise InputError("SEAT test not found (not a file, a folder or a shipped test name)."
                              + (f" Did you mean {', '.join(close)}?" if close else ""), path=spec,
-                             fix="pass a sent-bias .jsonl file, a folder of them, or a shipped test name "
-                                 f"such as {next(iter(sorted(shipped)), 'indibias/en/...')}.")
-    return out
+                             fix="pass a sent-bias .jsonl file, a folder of them, or a shipped set or test name: "
+                                 "indibias-paper (the IndiBias paper's tests), indibias-team (biaskit's own), "
+                                 "indibias (both), with /en or /hi, or a table such as indibias-t3.")
+    return list(dict.fromkeys(out))
 
 
 def _sort_key(name: str) -> tuple:

@@ -78,9 +78,35 @@ def test_duplicates_exact_and_swapped():
     assert "row 1" in out[1].flags[0].reason and "swapped" in out[2].flags[0].reason
 
 
+# One hand-made input per flag code: (rows checked together, index of the row to look at, source pair).
+FLAG_CASES = {
+    "identical": ([{"sent_more": "The man is tall.", "sent_less": "The man is tall. "}], 0, None),
+    "trivial_diff": ([{"sent_more": "The man is tall.", "sent_less": "the man is tall!"}], 0, None),
+    "multi_span": ([{"sent_more": "The old man forgot the keys.", "sent_less": "The young man lost the keys."}], 0, None),
+    "span_not_identity": ([{"sent_more": "He bought a car.", "sent_less": "He sold a car."}], 0, None),
+    "attribute_changed": ([{"sent_more": "Muslims are violent people.", "sent_less": "Hindus are peaceful people."}],
+                          0, None),
+    "mixed_scripts": ([{"sent_more": "Rahul is a doctor.", "sent_less": "राहुल is a doctor."}], 0, None),
+    "translation_collapsed": ([{"sent_more": "वह अच्छा खाना बनाती है।", "sent_less": "वह अच्छा खाना बनाती है।",
+                                "lang": "hi"}], 0, {"sent_more": "She is a good cook.", "sent_less": "He is a good cook."}),
+    "translation_not_minimal": ([{"sent_more": "गरीब लोग यात्रा नहीं कर पाते।", "sent_less": "अमीर लोग यात्रा नहीं कर सकते।",
+                                  "lang": "hi"}], 0, {"sent_more": "poor people are not able to travel.",
+                                                      "sent_less": "rich people are not able to travel."}),
+    "duplicate": ([{"sent_more": "a Dalit man", "sent_less": "a Brahmin man"},
+                   {"sent_more": "a Brahmin man", "sent_less": "a Dalit man"}], 1, None),
+}
+
+
 def test_every_flag_code_is_exercised_above():
-    assert set(FLAG_CODES) == {"identical", "trivial_diff", "multi_span", "span_not_identity", "attribute_changed",
-                               "mixed_scripts", "translation_collapsed", "translation_not_minimal", "duplicate"}
+    """Each documented flag code has a hand-made case here, and that case raises it: a new code
+    without a case, a case that no longer fires, or a code that disappears all fail."""
+    assert set(FLAG_CASES) == set(FLAG_CODES)
+    for code, (rows, i, source) in FLAG_CASES.items():
+        if source is None:
+            got = check_pairs(rows)[i].codes
+        else:
+            got = [f.code for f in check_pair(rows[i], source_pair=source)]
+        assert code in got, (code, got)
 
 
 def test_u_and_m_sets():
@@ -192,10 +218,20 @@ def test_cli_check_strict_and_out(indibias_csv, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["curate", "check", "--pairs", str(indibias_csv), "--lang", "hi", "--out", str(out), "--strict"])
     assert e.value.code == 1
-    text = capsys.readouterr().out
-    assert "translation_collapsed" not in text or "561 pairs" in text
+    cap = capsys.readouterr()
+    assert "561 pairs (hi 561)" in cap.out and "Traceback" not in cap.err
     rows = read_jsonl(out)
     assert len(rows) == 561 and {r["lang"] for r in rows} == {"hi"}
+    # two flags cross-checked with pandas on the raw file (1-based data rows): identical Hindi
+    # sentences, and Hindi sentences with a word in Latin letters (mixed scripts)
+    import pandas as pd
+
+    df = pd.read_csv(indibias_csv)
+    more, less = df["sent_more_hindi"].astype(str), df["sent_less_hindi"].astype(str)
+    same = {i + 1 for i in df.index[more.str.strip() == less.str.strip()]}
+    latin = {i + 1 for i in df.index[more.str.contains(r"[A-Za-z]{2,}") | less.str.contains(r"[A-Za-z]{2,}")]}
+    assert same == {r["row"] for r in rows if "identical" in [f["code"] for f in r["flags"]]} and len(same) == 1
+    assert latin == {r["row"] for r in rows if "mixed_scripts" in [f["code"] for f in r["flags"]]} and len(latin) == 3
     clean = tmp_path / "clean.jsonl"
     clean.write_text('{"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo", "bias_type": "caste"}\n')
     main(["curate", "check", "--pairs", str(clean), "--strict"])      # no flags: no exit

@@ -81,19 +81,95 @@ def test_untranslated_latin_on_real_pair(indibias):
     assert {(f["code"], tuple(f["words"])) for f in flags} == {("untranslated_latin", ("CEO",))}
 
 
+# Hand-written Devanagari spellings (variants the IndiBias translators used) of every given name that
+# occurs in the English side of the IndiBias sample: an independent check of ``entity_missing``.
+NAMES_HI = {
+    "Aamir": "आमिर", "Abdul": "अब्दुल", "Abhishek": "अभिषेक", "Aditi": "अदिति", "Ahmad": "अहमद",
+    "Akhtar": "अख्तर|अख़्तर", "Ali": "अली", "Anand": "आनंद|आनन्द", "Anjali": "अंजलि|अंजली", "Arun": "अरुण",
+    "Dilip": "दिलीप", "Durga": "दुर्गा", "Faisal": "फैसल|फ़ैसल", "Farah": "फराह|फ़राह|फरह|फ़रह",
+    "Farida": "फरीदा|फ़रीदा", "Ibrahim": "इब्राहिम|इब्राहीम", "Imran": "इमरान", "Junaid": "जुनैद", "Kabir": "कबीर",
+    "Kajal": "काजल", "Mamata": "ममता", "Manisha": "मनीषा", "Najma": "नजमा|नज़मा", "Nazia": "नाज़िया|नाजिया",
+    "Omar": "उमर|ओमर", "Pankaj": "पंकज", "Poonam": "पूनम", "Prakash": "प्रकाश", "Preeti": "प्रीती|प्रीति",
+    "Rahul": "राहुल", "Raj": "राज", "Rajendra": "राजेंद्र|राजेन्द्र", "Ram": "राम", "Rani": "रानी",
+    "Ravindra": "रविंद्र|रवींद्र|रविन्द्र", "Rohit": "रोहित", "Ruhi": "रूही|रुही", "Sabina": "सबीना", "Saeed": "सईद",
+    "Saif": "सैफ", "Saira": "सायरा|सैरा", "Sajid": "साजिद", "Salim": "सलीम", "Sania": "सानिया", "Shabana": "शबाना",
+    "Shabnam": "शबनम", "Smriti": "स्मृति", "Sonali": "सोनाली", "Sudhir": "सुधीर", "Sultana": "सुल्ताना|सुलताना",
+    "Sunil": "सुनील|सुनिल", "Sunita": "सुनीता|सुनिता", "Suresh": "सुरेश", "Sushma": "सुषमा", "Swati": "स्वाति|स्वाती",
+}
+
+
+def _names_missing(df) -> set[tuple[int, str, str]]:
+    """(0-based row, sentence, name) where an English given name has none of its Devanagari spellings
+    among the words of the Hindi sentence (NFC, nukta ignored)."""
+    import re
+    import unicodedata
+
+    def nf(t: str) -> str:
+        return unicodedata.normalize("NFC", t).replace("\u093c", "")
+
+    out = set()
+    for i, r in df.iterrows():
+        for en, hi, which in (("modified_eng_sent_more", "sent_more_hindi", "sent_more"),
+                              ("modified_eng_sent_less", "sent_less_hindi", "sent_less")):
+            words = set(re.split(r"[\s,।.!?;:'\"()|-]+", nf(str(r[hi]))))
+            for name, forms in NAMES_HI.items():
+                if re.search(rf"\b{name}\b", str(r[en])) and not any(nf(f) in words for f in forms.split("|")):
+                    out.add((i, which, name))
+    return out
+
+
 def test_flag_rates_on_the_whole_sample(indibias):
-    """The MT checks are calibrated not to fire on IndiBias' human translations except where they
-    are right: 1 entity (Rani -> अंजलि), 3 pairs keeping CEO/IQ in Latin letters, no length outlier."""
+    """The MT checks on IndiBias' own (human) translations, against counts derived independently
+    from the raw file with pandas: Latin-letter words, length ratios, script shares, and given names
+    checked against a hand-written table of their Devanagari spellings."""
     en, by_src, _ = indibias
+    import re
+    import unicodedata
+
     import pandas as pd
     from conftest import public_dataset
 
     df = pd.read_csv(public_dataset("indibias-sample"))
-    counts: dict[str, int] = {}
-    for p, r in zip(en, df.itertuples()):
+    flags: dict[str, set] = {}
+    latin_words = {}
+    for i, (p, r) in enumerate(zip(en, df.itertuples())):
         for f in mt_flags(p.sent_more, p.sent_less, r.sent_more_hindi, r.sent_less_hindi, "hi"):
-            counts[f["code"]] = counts.get(f["code"], 0) + 1
-    assert counts == {"entity_missing": 1, "untranslated_latin": 5}
+            flags.setdefault(f["code"], set()).add((i, f["sentence"]))
+            if f["code"] == "untranslated_latin":
+                latin_words[(i, f["sentence"])] = f["words"]
+    sents = [(i, which, str(df.iloc[i][col]), str(df.iloc[i][src]))
+             for i in range(len(df)) for which, col, src in (("sent_more", "sent_more_hindi", "modified_eng_sent_more"),
+                                                              ("sent_less", "sent_less_hindi", "modified_eng_sent_less"))]
+    latin = {(i, w): re.findall(r"[A-Za-z]{2,}", hi) for i, w, hi, _ in sents if re.search(r"[A-Za-z]{2,}", hi)}
+    assert sorted(w for ws in latin.values() for w in ws) == ["CEO"] * 4 + ["IQ", "average"]  # read off the file
+    assert flags.get("untranslated_latin", set()) == set(latin)
+    assert latin_words == latin
+    long_short = {(i, w) for i, w, hi, src in sents if not 0.5 <= len(hi.strip()) / len(src.strip()) <= 2.0}
+    assert flags.get("length_ratio", set()) == long_short == set()
+
+    def deva_share(t: str) -> float:
+        letters = [c for c in t if unicodedata.category(c)[0] in "LM"]
+        return sum("DEVANAGARI" in unicodedata.name(c, "") for c in letters) / max(1, len(letters))
+
+    assert flags.get("wrong_script", set()) == {(i, w) for i, w, hi, _ in sents if deva_share(hi) < 0.5} == set()
+    # names: the rule must find every missing name it reports (precision); rows 248 (Rani -> अंजलि)
+    # and 454 (Swati -> अंजलि in both sentences) are the only real misses in the file
+    missing = _names_missing(df)
+    assert {(i, w, n) for i, w, n in missing} == {(248, "sent_more", "Rani"), (454, "sent_more", "Swati"),
+                                                    (454, "sent_less", "Swati")}
+    assert flags.get("entity_missing", set()) <= {(i, w) for i, w, _ in missing}
+    assert (248, "sent_more") in flags["entity_missing"]
+    assert set(flags) == {"untranslated_latin", "entity_missing"}
+
+
+@pytest.mark.xfail(strict=True, reason="known gap of the documented entity rule: a sentence-initial name that is "
+                                       "the same in both English sentences is not treated as an entity, so IndiBias "
+                                       "row 454 (Swati -> अंजलि) is not flagged")
+def test_sentence_initial_unchanged_name_is_checked(indibias):
+    en, by_src, _ = indibias
+    p, h = _cand(en, by_src, 454)
+    flags = mt_flags(p.sent_more, p.sent_less, h.sent_more, h.sent_less, "hi")
+    assert "entity_missing" in _codes(flags)
 
 
 def test_tokens_keep_devanagari_words_whole():

@@ -42,15 +42,49 @@ def test_minilm_weat6_7_8_sentence_versions(minilm, seat_dir):
         assert math.isfinite(r["effect_size"]) and -2 < r["effect_size"] < 2
 
 
-def test_minilm_on_shipped_indibias_tests(minilm, tmp_path):
-    """Every shipped intersectional test runs end to end in English and Hindi (bleached templates)."""
-    from biaskit.evaluation.seat import builtin_tests, read_seat_test, run_seat_test
+def _plain_effect_size(model_dir, sets: dict[str, list[str]]) -> float:
+    """Effect size from the definitions with a plain transformers forward pass (mean of the last
+    hidden layer over real tokens, as all-MiniLM-L6-v2 was trained) and numpy."""
+    import numpy as np
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+
+    def enc(texts):
+        out = []
+        for i in range(0, len(texts), 32):  # in input order (biaskit sorts by length), padded, masked mean
+            e = tok(texts[i:i + 32], return_tensors="pt", padding=True, truncation=True)
+            with torch.no_grad():
+                h = model(**e).last_hidden_state.double().numpy()
+            m = e["attention_mask"].numpy()[..., None].astype(np.float64)
+            v = (h * m).sum(1) / m.sum(1)
+            out.append(v / np.linalg.norm(v, axis=1, keepdims=True))
+        return np.concatenate(out)
+
+    X, Y, A, B = (enc(sets[k]) for k in ("targ1", "targ2", "attr1", "attr2"))
+
+    def s(W):
+        return (W @ A.T).mean(1) - (W @ B.T).mean(1)
+
+    sx, sy = s(X), s(Y)
+    return float((sx.mean() - sy.mean()) / np.concatenate([sx, sy]).std(ddof=1))
+
+
+def test_minilm_on_shipped_indibias_tests(minilm):
+    """Shipped tests of both sets and languages: biaskit's effect size equals one computed
+    independently (plain forward pass, numpy) on the same sentences, and the p-value
+    agrees with the sign of d."""
+    from biaskit.evaluation.seat import builtin_tests, prepare_sentences, read_seat_test, run_seat_test
 
     shipped = builtin_tests()
-    for name in ("indibias/en/gr3-hindu-male-vs-female-career-vs-family",
-                 "indibias/hi/gr3-hindu-male-vs-female-career-vs-family",
-                 "indibias/en/gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
-                 "indibias/hi/ga2-women-young-vs-old-pleasant-vs-unpleasant"):
-        r = run_seat_test(read_seat_test(shipped[name]), minilm, n_samples=5_000)
-        assert r["bleached"] and math.isfinite(r["effect_size"]) and 0 < r["p_value"] <= 1
-        assert r["n_targ1"] == r["n_targ2"]
+    for name in ("indibias-paper/en/indibias-t3-r02-hindu-male-vs-hindu-female-names-cf",
+                 "indibias-paper/hi/indibias-t9-r05-young-male-vs-old-male-terms-pu",
+                 "indibias-team/en/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
+                 "indibias-team/hi/team-ga2-women-young-vs-old-pleasant-vs-unpleasant"):
+        test = read_seat_test(shipped[name])
+        r = run_seat_test(test, minilm, n_samples=5_000)
+        d = _plain_effect_size(minilm.path, prepare_sentences(test))
+        assert r["effect_size"] == pytest.approx(d, abs=1e-4), name
+        assert (r["p_value"] < 0.5) == (d > 0), (name, d, r["p_value"])

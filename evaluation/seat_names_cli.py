@@ -1,0 +1,46 @@
+"""`biaskit evaluate seat-names`: a thin wrapper around :func:`biaskit.evaluation.seat_names.top_names`.
+
+It lives with the SEAT commands because its output is a SEAT resource: name lists in the format of
+``data/seat/indibias-paper/lexicon.json``, ready to build tests for ``biaskit evaluate seat``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .cli import app
+
+
+@app.command("seat-names")
+def seat_names_command(
+    corpus: List[Path] = typer.Option(..., "--corpus", "-c", help="Text corpus: a UTF-8 file (.txt, .gz) or a folder "
+                                                                  "of *.txt / *.txt.gz. Repeatable."),
+    candidates: Path = typer.Option(..., "--candidates", help="Candidate names per group: CSV/TSV/JSONL with group, "
+                                                              "name; JSON {group: [names]}; or a lexicon with lists."),
+    out: Path = typer.Option(..., "--out", help="JSON with the top-k names per group (shipped list format) and counts."),
+    top_k: int = typer.Option(14, "--top-k", "-k", help="Names kept per group (IndiBias: 14)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Lexicon candidates: which words, en or hi."),
+    counts: Optional[Path] = typer.Option(None, "--counts", help="Also write every candidate's count (CSV)."),
+) -> None:
+    """Most frequent candidate names of each group in a corpus (the IndiBias recipe for SEAT name lists)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from biaskit.clitools import command_line
+
+    from .seat_names import read_candidates, top_names, write_names
+
+    cands = read_candidates(candidates, lang=lang)
+    res = top_names(corpus, cands, k=top_k)
+    write_names(res, out, corpus, top_k, counts_csv=counts, command=command_line())
+    table = Table(title=f"Top {top_k} names per group by corpus frequency")
+    table.add_column("group")
+    table.add_column("names (count)")
+    for g, lst in res["lists"].items():
+        table.add_row(g, ", ".join(f"{next(iter(w.values()))} ({w['count']})" for w in lst["words"]))
+    console = Console()
+    console.print(table)
+    for n in res["notes"]:
+        console.print(f"note: {n}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"wrote {out}" + (f", {counts}" if counts else ""), highlight=False, soft_wrap=True, markup=False)
