@@ -10,8 +10,9 @@ import pytest
 
 from biaskit.cache import DiskCache
 from biaskit.cli import main
-from biaskit.curation.generate import (dedupe_attributes, errors_path, generate_sentences, generate_tuples,
-                                       lemma_key, normalize_attribute, runlog_path)
+from biaskit.curation.generate import generate_sentences, generate_tuples
+from biaskit.curation.runner import errors_path, runlog_path
+from biaskit.curation.tasks.tuples import dedupe_attributes, lemma_key, normalize_attribute
 from biaskit.curation.llm import DummyLLM
 from biaskit.curation.prompts import get_prompt
 from biaskit.errors import InputError
