@@ -207,14 +207,24 @@ def llm_task_cmd(
     llm_opts: LLMOptions = None,
 ) -> None:
     """Run any registered LLM task over input items, with the cache, resume, errors file and run log."""
-    from biaskit.io import read_jsonl
+    from biaskit.errors import InputError
+    from biaskit.io import iter_jsonl
 
     from .prompts import get_prompt
     from .runner import JobRunner
 
     cls = TASKS.get(value(task))
     t = cls(get_prompt(prompt, prompts_dir) if prompt else None, prompts_dir=prompts_dir)
-    items = read_jsonl(input)
+    items = []
+    for i, item in iter_jsonl(input):   # every item must render before any request is made
+        try:
+            t.render(item)
+        except InputError as exc:
+            raise InputError(exc.message, path=input, row=i, fix=exc.fix) from None
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).", path=input,
+                             row=i, fix=f"see the {cls.__name__} docstring for the fields an item needs.") from None
+        items.append(item)
     if dry_run:
         _print_dry_run(t, items, {**t.default_params, **llm_opts.params()}, show)
         return

@@ -3,8 +3,8 @@
 A :class:`~biaskit.curation.tasks.base.Task` renders messages and parses replies; the runner
 gives every task the same machinery:
 
-- **Jobs and keys.** One job per input item; its key is the LLM request hash (model, endpoint,
-  messages, params, schema), so identical items are asked once.
+- **Jobs and keys.** One job per input item; its key hashes the LLM request (model, endpoint,
+  messages, params, schema) and the task's ``context(item)`` (what identifies the input).
 - **Cache.** The LLM client's response cache answers every request it has seen: a re-run, or a
   run whose output file was deleted, costs zero requests.
 - **Resume.** With an output file, each finished job appends its rows in one write (fsync'ed),
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
+from biaskit.cache import request_hash
 from biaskit.errors import InputError
 from biaskit.io import JsonlAppender, read_jsonl, write_jsonl
 from biaskit.redact import redact, redact_obj
@@ -185,6 +186,13 @@ class JobRunner:
         return done
 
     # ------------------------------------------------------------------ running
+    def job_key(self, item: dict[str, Any], messages: list[dict]) -> str:
+        """A job is its request (model, endpoint, messages, params, schema) for its input: two inputs
+        that render the same prompt (a tuple listed as positive and as negative) are two jobs, and
+        the second is answered by the cache."""
+        return request_hash({"request": self.llm.job_hash(messages, self.task.schema, **self.params),
+                             "input": self.task.context(item)})
+
     def _call(self, key: str, messages: list[dict]) -> LLMResult:
         return self.llm.complete_json(messages, self.task.schema, refresh=self.retry_failed and key in self._failed_before,
                                       **self.params)
@@ -227,7 +235,7 @@ class JobRunner:
         if not self._opened:
             self._open()
         msgs = [self.task.render(it) for it in items]
-        keys = [self.llm.job_hash(m, self.task.schema, **self.params) for m in msgs]
+        keys = [self.job_key(it, m) for it, m in zip(items, msgs)]
         self.summary.jobs += len(set(keys))
         by_key: dict[str, JobOutcome] = {}
         for k, it in zip(keys, items):

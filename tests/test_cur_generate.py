@@ -76,7 +76,7 @@ def test_tuples_end_to_end_with_junk_and_rejects(tmp_path):
         assert r["axis"] == "caste" and r["tuple_id"].startswith("t-")
         p = r["provenance"]
         assert p["prompt_id"] == "attributes" and p["temperature"] == 0.7 and p["seed"] == 3 and p["model"] == "dummy"
-        assert len(p["request_hash"]) == 64 and p["job"] == p["request_hash"] and p["timestamp"]
+        assert len(p["request_hash"]) == 64 and len(p["job"]) == 64 and p["job_rows"] >= 1 and p["timestamp"]
     errs = read_jsonl(errors_path(out))
     assert len(errs) == 2 and all(e["raw"] == "Sorry, I can't do that." and e["status"] == "parse_error" for e in errs)
     assert {e["context"]["identity"] for e in errs} == {"Brahmin"}

@@ -14,7 +14,7 @@ in ``prompts/``) and two methods to write::
 
 ``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``expected(item)``
 (how many items the prompt asks for, to recognise a cut-off reply as partial), ``context(item)``
-(what the error file records) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
+(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
 """
 from __future__ import annotations
 
@@ -67,6 +67,8 @@ class Task:
         return self.prompt.render(**self.variables(item))
 
     def context(self, item: dict[str, Any]) -> dict[str, Any]:
+        """What identifies this input: part of the job key (with the request) and recorded in the
+        errors file. Leave out fields that may change without changing the job (annotation status)."""
         return item
 
     def provenance(self) -> dict[str, Any]:
