@@ -13,6 +13,8 @@ import functools
 import inspect
 import typing
 from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
@@ -97,25 +99,55 @@ def _options(defaults: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     ]
 
 
-def llm_options(*, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[Callable], Callable]:
-    """Add the LLM option block to a typer command; the command receives ``llm_opts: LLMOptions``."""
+def option_block(arg: str, cls: type, options: list[tuple[str, Any, Any]]) -> Callable[[Callable], Callable]:
+    """Add ``options`` (``(name, annotation, typer.Option)``) to a typer command's signature and
+    hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped)."""
     def deco(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
         hints = typing.get_type_hints(fn)   # resolve string annotations in the command's own module
-        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
-               if p.name != "llm_opts"]
-        added = [(n, a, opt) for n, a, opt in _options(defaults) if n not in exclude]
-        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in added]
+        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
+        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in options]
 
         @functools.wraps(fn)
         def wrapper(**kw: Any) -> Any:
-            vals = {n: kw.pop(n) for n, _, _ in added}
-            opts = LLMOptions(**{**{k: v for k, v in defaults.items() if k in LLMOptions.__dataclass_fields__},
-                                 **{k: value(v) if k in ("llm", "response_format") else v for k, v in vals.items()}})
-            return fn(llm_opts=opts, **kw)
+            block = cls(**{n: value(kw.pop(n)) if isinstance(kw[n], Enum) else kw.pop(n) for n, _, _ in options})
+            return fn(**{arg: block}, **kw)
 
         wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
         del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
         return wrapper
     return deco
+
+
+def llm_options(*, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[Callable], Callable]:
+    """Add the LLM option block to a typer command; the command receives ``llm_opts: LLMOptions``.
+    ``defaults`` set this command's defaults (e.g. ``temperature=0.7``); ``exclude`` leaves options out."""
+    return option_block("llm_opts", functools.partial(LLMOptions, **{k: v for k, v in defaults.items()}),
+                        [o for o in _options(defaults) if o[0] not in exclude])
+
+
+@dataclass
+class PromptOptions:
+    """``--prompt``, ``--prompts-dir``, ``--dry-run``, ``--show`` of the commands that render prompts."""
+    prompt: Optional[str] = None
+    prompts_dir: Optional[list[Path]] = None
+    dry_run: bool = False
+    show: int = 5
+
+    def template(self, default: str):
+        from .prompts import get_prompt
+
+        return get_prompt(self.prompt or default, self.prompts_dir)
+
+
+def prompt_options(default: Optional[str], *, dry_run: bool = True) -> Callable[[Callable], Callable]:
+    """Add the prompt option block; the command receives ``prompt_opts: PromptOptions``."""
+    opts = [("prompt", Optional[str], typer.Option(default, "--prompt", help="template id (or id@version)"
+                                                   + (" (default: the task's own)." if default is None else "."))),
+            ("prompts_dir", Optional[list[Path]], typer.Option(None, "--prompts-dir", help="extra folder(s) of "
+                                                                "*.toml templates (also $BIASKIT_PROMPTS_DIR)."))]
+    if dry_run:
+        opts += [("dry_run", bool, typer.Option(False, "--dry-run", help="print the prompts and exit (no requests).")),
+                 ("show", int, typer.Option(5, "--show", help="prompts to print with --dry-run."))]
+    return option_block("prompt_opts", PromptOptions, opts)

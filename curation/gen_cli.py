@@ -11,7 +11,7 @@ import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
 
-from .cli_options import LLMOptions, llm_options
+from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .tasks import TASKS
 
 app = typer.Typer(add_completion=False)
@@ -57,13 +57,13 @@ def report_run(summary, what: str) -> None:
         raise SystemExit(1)
 
 
-def _prompt_dirs_opt():
-    return typer.Option(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR).")
+def _inventory_opt():
+    return typer.Option(None, "--inventory", help="folder with edited inventory JSON files.")
 
 
 # ------------------------------------------------------------------------------------------ prompts
 @app.command("prompts")
-def prompts_cmd(prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
+def prompts_cmd(prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."),
                 show: Optional[str] = typer.Option(None, "--show", help="print one template (id or id@version).")) -> None:
     """List the prompt templates (id, version, hash, variables, file)."""
     from rich.table import Table
@@ -85,6 +85,7 @@ def prompts_cmd(prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
 # ------------------------------------------------------------------------------------------ tuples
 @app.command("tuples")
 @llm_options(temperature=0.7, max_tokens=256)
+@prompt_options("attributes")
 def tuples_cmd(
     axis: str = typer.Option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."),
     out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
@@ -92,26 +93,22 @@ def tuples_cmd(
     n: int = typer.Option(10, "--n", help="attributes per identity and polarity (IndiBias: 10)."),
     identities: Optional[str] = typer.Option(None, "--identities", help="comma-separated identity terms (default: the inventory's terms for the axis)."),
     lang: str = typer.Option("en", "--lang"),
-    prompt: str = typer.Option("attributes", "--prompt", help="template id[@version]."),
-    prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", help="folder with edited inventory JSON files."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print the prompts and exit (no requests)."),
-    show: int = typer.Option(5, "--show", help="prompts to print with --dry-run."),
+    inventory: Optional[Path] = _inventory_opt(),
+    prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Generate (identity, attribute) tuples with polarity for one axis (IndiBias step 1)."""
     from biaskit.inventory import load_inventory
 
     from .generate import generate_tuples
-    from .prompts import get_prompt
     from .tasks.tuples import TupleTask, tuple_items
 
     inv = load_inventory(inventory)
-    p = get_prompt(prompt, prompts_dir)
+    p = prompt_opts.template("attributes")
     idents = [x.strip() for x in identities.split(",") if x.strip()] if identities else inv.identities(axis, lang)
-    if dry_run:
+    if prompt_opts.dry_run:
         _print_dry_run(TupleTask(p, lang=lang), tuple_items(axis=axis, identities=idents, polarity=polarity, n=n),
-                       llm_opts.params(), show)
+                       llm_opts.params(), prompt_opts.show)
         return
     summary = generate_tuples(llm_opts.client(), p, axis=axis, out=out, identities=idents, polarity=polarity, n=n,
                               lang=lang, params=llm_opts.params(), concurrency=llm_opts.concurrency,
@@ -122,31 +119,28 @@ def tuples_cmd(
 # ------------------------------------------------------------------------------------------ sentences
 @app.command("sentences")
 @llm_options(temperature=0.7, max_tokens=400)
+@prompt_options("sentences")
 def sentences_cmd(
     tuples: Path = typer.Option(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
     out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
     per_tuple: int = typer.Option(5, "--per-tuple", help="sentences per tuple."),
     status: Optional[str] = typer.Option(None, "--status", help="only tuples with these statuses, e.g. accepted (default: all but rejected)."),
-    prompt: str = typer.Option("sentences", "--prompt", help="template id[@version]."),
-    prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", help="folder with edited inventory JSON files."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print the prompts and exit (no requests)."),
-    show: int = typer.Option(5, "--show", help="prompts to print with --dry-run."),
+    inventory: Optional[Path] = _inventory_opt(),
+    prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Generate sentences that express each tuple (IndiBias step 3)."""
     from biaskit.inventory import load_inventory
 
     from .generate import generate_sentences, read_tuples, sentence_items
-    from .prompts import get_prompt
     from .tasks.sentences import SentenceTask
 
     inv = load_inventory(inventory)
-    p = get_prompt(prompt, prompts_dir)
+    p = prompt_opts.template("sentences")
     statuses = [s.strip() for s in status.split(",")] if status else None
-    if dry_run:
+    if prompt_opts.dry_run:
         _print_dry_run(SentenceTask(p, per_tuple=per_tuple, inventory=inv),
-                       sentence_items(read_tuples(tuples, statuses=statuses)), llm_opts.params(), show)
+                       sentence_items(read_tuples(tuples, statuses=statuses)), llm_opts.params(), prompt_opts.show)
         return
     summary = generate_sentences(llm_opts.client(), p, tuples=tuples, out=out, per_tuple=per_tuple, statuses=statuses,
                                  params=llm_opts.params(), concurrency=llm_opts.concurrency,
@@ -157,13 +151,13 @@ def sentences_cmd(
 # ------------------------------------------------------------------------------------------ pairs
 @app.command("pairs")
 @llm_options(temperature=0.0, max_tokens=200)
+@prompt_options("pair_rewrite", dry_run=False)
 def pairs_cmd(
     sentences: Path = typer.Option(..., "--sentences", help="sentences JSONL from `curate sentences`."),
     out: Path = typer.Option(..., "--out", help="pairs file (.jsonl or .csv, biaskit schema)."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", help="folder with edited inventory JSON files."),
+    inventory: Optional[Path] = _inventory_opt(),
     llm_fallback: bool = typer.Option(False, "--llm-fallback", help="ask the LLM (pair_rewrite prompt) when the identity span is not found."),
-    prompt: str = typer.Option("pair_rewrite", "--prompt", help="template id[@version] for --llm-fallback."),
-    prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
+    prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
@@ -172,14 +166,13 @@ def pairs_cmd(
     from biaskit.readers import write_pairs
 
     from .pairs import build_pairs, read_sentence_rows
-    from .prompts import get_prompt
     from .runner import errors_path
 
     inv = load_inventory(inventory)
     client = p = None
     rewrites = out.with_name(out.stem + ".rewrites.jsonl")
     if llm_fallback:
-        client, p = llm_opts.client(), get_prompt(prompt, prompts_dir)
+        client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
     pairs, rejects = build_pairs(read_sentence_rows(sentences), inventory=inv, llm=client, prompt=p,
                                  llm_params=llm_opts.params(), rewrites_out=rewrites,
                                  concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
@@ -196,25 +189,22 @@ def pairs_cmd(
 # ------------------------------------------------------------------------------------------ any task
 @app.command("llm-task")
 @llm_options()
+@prompt_options(None)
 def llm_task_cmd(
     task: TaskName = typer.Argument(..., help="the task to run (one per file in curation/tasks/)."),
     input: Path = typer.Option(..., "--input", help="JSONL, one input item per line (the task's template variables)."),
     out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
-    prompt: Optional[str] = typer.Option(None, "--prompt", help="template id[@version] (default: the task's own)."),
-    prompts_dir: Optional[list[Path]] = _prompt_dirs_opt(),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print the prompts and exit (no requests)."),
-    show: int = typer.Option(5, "--show", help="prompts to print with --dry-run."),
+    prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Run any registered LLM task over input items, with the cache, resume, errors file and run log."""
     from biaskit.errors import InputError
     from biaskit.io import iter_jsonl
 
-    from .prompts import get_prompt
     from .runner import JobRunner
 
     cls = TASKS.get(value(task))
-    t = cls(get_prompt(prompt, prompts_dir) if prompt else None, prompts_dir=prompts_dir)
+    t = cls(prompt_opts.template(cls.prompt_id), prompts_dir=prompt_opts.prompts_dir)
     items = []
     for i, item in iter_jsonl(input):   # every item must render before any request is made
         try:
@@ -225,8 +215,8 @@ def llm_task_cmd(
             raise InputError(f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).", path=input,
                              row=i, fix=f"see the {cls.__name__} docstring for the fields an item needs.") from None
         items.append(item)
-    if dry_run:
-        _print_dry_run(t, items, {**t.default_params, **llm_opts.params()}, show)
+    if prompt_opts.dry_run:
+        _print_dry_run(t, items, {**t.default_params, **llm_opts.params()}, prompt_opts.show)
         return
     summary = JobRunner(llm_opts.client(), t, params=llm_opts.params(), out=out, concurrency=llm_opts.concurrency,
                         retry_failed=llm_opts.retry_failed).run(items)
@@ -244,7 +234,7 @@ def adapt_cmd(
     seed: int = typer.Option(0, "--seed", help="name choice seed (same seed -> same names)."),
     lexicon: Optional[Path] = typer.Option(None, "--lexicon", help="CSV source,target[,match,note] (default: the packaged US -> India lexicon)."),
     drop_flagged: bool = typer.Option(False, "--drop-flagged", help="drop pairs the checker finds not minimal."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory"),
+    inventory: Optional[Path] = _inventory_opt(),
 ) -> None:
     """Adapt CrowS-Pairs to the Indian context: filter bias types, Indian names, substitution lexicon."""
     from biaskit.io import write_json
@@ -272,7 +262,7 @@ def check_cmd(
     format: str = typer.Option("auto", "--format", help="auto, crows, indibias or biaskit."),
     lang: Optional[str] = typer.Option(None, "--lang", help="only this language view (IndiBias: en or hi)."),
     sources: Optional[Path] = typer.Option(None, "--sources", help="source-language pairs for translated files (matched by source_id / pair_id)."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory"),
+    inventory: Optional[Path] = _inventory_opt(),
     strict: bool = typer.Option(False, "--strict", help="exit with code 1 when any pair is flagged."),
     examples: int = typer.Option(3, "--examples", help="example rows to print per flag."),
 ) -> None:

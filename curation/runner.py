@@ -122,6 +122,8 @@ class JobRunner:
         self.out = Path(out) if out is not None else None
         if self.out is not None and self.out.suffix.lower() not in (".jsonl", ".ndjson"):
             raise InputError("output must be a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
+        if self.out is not None and self.out.is_dir():
+            raise InputError("is a folder, expected a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
         base = self.out if self.out is not None else (Path(logs) if logs is not None else None)
         self.errors_file = errors_path(base) if base is not None else None
         self.runlog_file = runlog_path(base) if base is not None else None

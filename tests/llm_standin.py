@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 
+import pytest
+
 
 @dataclass
 class Reply:
@@ -95,3 +97,17 @@ class StandIn:
         self._closing.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture
+def standin_server():
+    """``make(respond) -> StandIn``; every server made is closed after the test."""
+    made: list[StandIn] = []
+
+    def make(respond: Callable[[dict, int], Reply]) -> StandIn:
+        s = StandIn(respond)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.close()

@@ -14,7 +14,7 @@ from biaskit.curation.llm import base as llm_base
 from biaskit.curation.llm import (DummyLLM, Usage, coerce_to_schema, estimate_cost, get_llm, load_prices,
                                   parse_json_lenient, validate_schema)
 from biaskit.errors import InputError
-from llm_standin import Reply, StandIn, chat
+from llm_standin import Reply, chat, standin_server  # noqa: F401 (a fixture)
 
 SCHEMA = {"type": "object", "required": ["attributes"],
           "properties": {"attributes": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}
@@ -151,18 +151,13 @@ def ok(content='{"attributes": ["a", "b"]}', prompt=10, completion=5):
 
 
 @pytest.fixture
-def standin():
-    servers = []
-
+def standin(standin_server):
     def make(script):
         scripted = Scripted(script)
-        s = StandIn(scripted)
+        s = standin_server(scripted)
         s.scripted = scripted
-        servers.append(s)
         return s
-    yield make
-    for s in servers:
-        s.close()
+    return make
 
 
 @pytest.fixture(autouse=True)

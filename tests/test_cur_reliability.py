@@ -22,7 +22,7 @@ import pytest
 
 from biaskit.io import read_jsonl
 from conftest import REPO, run_cli
-from llm_standin import Reply, StandIn, chat, user_text
+from llm_standin import Reply, chat, standin_server, user_text  # noqa: F401 (a fixture)
 
 WORDS = ["careful", "loud", "generous", "quiet", "strict", "clever", "lazy", "honest", "proud", "poor", "wealthy",
          "pious", "rude", "kind", "orthodox", "modern", "frugal", "noisy", "gentle", "humble"]
@@ -40,16 +40,8 @@ def tuples_ok(body: dict, n: int) -> Reply:
 
 
 @pytest.fixture
-def server():
-    made: list[StandIn] = []
-
-    def make(respond):
-        s = StandIn(respond)
-        made.append(s)
-        return s
-    yield make
-    for s in made:
-        s.close()
+def server(standin_server):
+    return standin_server
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +106,7 @@ def test_hanging_server_costs_one_timeout_per_job_then_stops(server, tmp_path, c
     took = time.monotonic() - t
     # a timed-out request is not retried; three failed jobs in a row stop the run: 3 requests, ~3 s
     assert code == 2 and s.count == 3, (code, s.count, err)
-    assert took < 3 * 1 + 3, took
+    assert took < 3 * 1 + 8, took    # 3 timeouts + client start; generous: the machine is shared (count is exact)
     assert s.base_url in err and "3 requests in a row" in err and "within 1 s" in err
     log = read_jsonl(tmp_path / "t.runlog.jsonl")[-1]
     assert log["aborted"] and log["errors"] == 3 and log["run"] == 3

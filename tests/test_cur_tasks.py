@@ -31,6 +31,15 @@ def _quiet(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
+def test_every_backend_implements_the_client_protocol():
+    from biaskit.curation.llm import LLMClient
+
+    for name in LLMS.names():
+        client = get_llm(name, model="m", base_url="http://127.0.0.1:1/v1", cache=False)
+        assert isinstance(client, LLMClient), name
+        assert client.describe() == {"backend": name, "model": "m", "endpoint": client.endpoint}
+
+
 def test_every_task_is_registered_with_its_prompt():
     assert TASKS.names() == ["pair_rewrite", "sentences", "translate_pair", "translate_sentence", "tuples"]
     prompts = {p.id for p in load_prompts().values()}
