@@ -233,6 +233,16 @@ def test_auth_errors_stop_the_run_without_retrying(standin, tmp_path):
     assert len(s.requests) == 1
 
 
+def test_unknown_model_stops_the_run_and_no_further_request_is_sent(standin, tmp_path):
+    s = standin([(404, {}, {"error": {"message": "The model 'm' does not exist"}})])
+    c, _ = _client(s, tmp_path)
+    with pytest.raises(llm_mod.EndpointError, match=r"has no model 'm'.*HTTP 404"):
+        c.complete_json(_msgs(), SCHEMA)
+    with pytest.raises(llm_mod.EndpointError):     # other jobs of the run stop without a request
+        c.complete_json(_msgs("another"), SCHEMA)
+    assert len(s.requests) == 1
+
+
 def test_concurrent_calls_share_the_cache_and_count_tokens(standin, tmp_path):
     s = standin([ok(prompt=7, completion=3)])
     c, _ = _client(s, tmp_path)

@@ -212,6 +212,17 @@ def test_a_cut_off_reply_is_partial_not_a_cached_success(server, tmp_path, capsy
     assert not (tmp_path / "t.errors.jsonl").exists()
 
 
+def test_a_complete_reply_with_fewer_items_than_asked_is_not_partial(tmp_path):
+    """Only a cut-off reply is partial: a model that simply lists 2 of the 5 asked for is answered."""
+    from biaskit.curation.generate import generate_tuples
+    from biaskit.curation.llm import DummyLLM
+
+    llm = DummyLLM(responses=['{"attributes": ["lazy", "dirty"]}'], cache=False)
+    s = generate_tuples(llm, axis="caste", identities=["Dalit"], polarity="negative", n=5, out=tmp_path / "t.jsonl",
+                        progress=False, command="test")
+    assert s.ok == 1 and s.partial == 0 and [r["attribute"] for r in read_jsonl(tmp_path / "t.jsonl")] == ["lazy", "dirty"]
+
+
 # ------------------------------------------------------------------ resume: files are never lost
 def test_existing_output_whose_last_record_has_no_newline_is_kept(server, tmp_path, capsys):
     s = server(tuples_ok)
