@@ -390,6 +390,8 @@ def test_kill_during_curate_tuples_then_rerun_repeats_no_finished_request(server
     rerun = [re.search(r"List 5 (\w+) .*?associated with (.+?)\n", user_text(b), re.S).groups()
              for b in s.requests[asked_before:]]
     rerun = [(ident, pol) for pol, ident in rerun]
-    # no job that had finished before the kill is asked again; every other job is asked once
-    assert not set(rerun) & done and len(rerun) == len(set(rerun)) == 12 - len(done)
+    # no job that had finished before the kill is asked again; every other job is asked once, except
+    # one whose reply reached the cache just before the kill (then the cache answers it)
+    assert not set(rerun) & done and len(rerun) == len(set(rerun))
+    assert 12 - len(done) - 1 <= len(rerun) <= 12 - len(done)
     assert strip_volatile(read_jsonl(out)) == strip_volatile(read_jsonl(tmp_path / "ref.jsonl"))
