@@ -3,7 +3,8 @@
 Keys are SHA-256 hashes of a canonical JSON of the full request (as lm-evaluation-harness's
 CachingLM keys by request hash); values are JSON. Used for LM scores (keyed by model fingerprint +
 sentence + method), LLM responses and MT outputs, so a re-run costs nothing and an interrupted
-run resumes. Writes commit immediately; concurrent readers/writers in threads are fine.
+run resumes. Writes commit immediately; concurrent readers/writers in threads and processes are
+fine (WAL, a 60 s busy timeout, and a retry around opening a fresh file).
 """
 from __future__ import annotations
 
@@ -12,8 +13,25 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable
+
+
+def _retry_locked(fn, seconds: float = 60.0) -> None:
+    """Run ``fn``, retrying while SQLite says "database is locked". Switching a new database to WAL
+    needs a lock that SQLite's busy timeout does not wait for, so two processes opening the same
+    fresh cache at once could fail there (tests/test_cur_reliability.py)."""
+    deadline = time.monotonic() + seconds
+    delay = 0.01
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 def default_cache_dir() -> Path:
@@ -36,8 +54,12 @@ class DiskCache:
         self.namespace = namespace
         self._local = threading.local()
         self._lock = threading.Lock()
+        _retry_locked(self._setup)
+
+    def _setup(self) -> None:
         conn = self._conn()
-        conn.execute("PRAGMA journal_mode=WAL")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,"
                      " PRIMARY KEY (ns, k))")
         conn.commit()

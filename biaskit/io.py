@@ -10,8 +10,9 @@ import contextlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 from .errors import InputError
 
@@ -114,13 +115,18 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
 def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)``; bad JSON raises :class:`InputError` with the line number.
 
-    With ``tolerate_truncated_tail`` a broken *last* line (a crash mid-write) is skipped.
+    A last line that does not parse and has no final newline is reported as a cut-off file. With
+    ``tolerate_truncated_tail`` such a line (a crash mid-write of a log this process owns) is
+    skipped instead; use :func:`repair_jsonl_tail` first where the loss must be reported.
     """
     path = Path(path)
     try:
-        lines = path.read_bytes().decode("utf-8-sig").splitlines()
+        data = path.read_bytes()
+        lines = data.decode("utf-8-sig").splitlines()
     except FileNotFoundError:
         raise InputError("file not found.", path=path, fix="check the path.") from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a JSONL file.", path=path, fix="pass the file itself.") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
                          fix="re-save the file as UTF-8.") from None
@@ -130,8 +136,13 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            if tolerate_truncated_tail and i == len(lines):
+            last = i == len(lines) and not data.endswith(b"\n")
+            if tolerate_truncated_tail and last:
                 return
+            if last:
+                raise InputError(f"the last line is cut off ({exc.msg}, column {exc.colno}): the file looks "
+                                 "truncated.", path=path, row=i,
+                                 fix="restore the complete file, or re-run the step that wrote it.") from None
             raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
                              fix="each line must be one JSON object.") from None
         if not isinstance(obj, dict):
@@ -176,30 +187,84 @@ def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> li
     return [obj for _, obj in iter_jsonl(path, tolerate_truncated_tail=tolerate_truncated_tail)]
 
 
+@dataclass
+class TailRepair:
+    """What :func:`repair_jsonl_tail` did to a log's unterminated last line (``line`` is 1-based)."""
+    path: Path
+    line: int
+    kept: bool                  # a complete record: a newline was added
+    moved_to: Optional[Path]    # a fragment: moved here (appended), not deleted
+
+    def message(self) -> str:
+        if self.kept:
+            return f"{self.path}, row {self.line}: the last record had no final newline; kept it."
+        return (f"{self.path}, row {self.line}: the last line is incomplete (an interrupted write?); moved it to "
+                f"{self.moved_to} and continued.")
+
+
+def repair_jsonl_tail(path: str | Path) -> Optional[TailRepair]:
+    """Make an append-only JSONL log end with a newline, without losing anything.
+
+    A last line without a final newline is kept when it parses as a JSON object (only the newline
+    is added); otherwise it is moved to ``<path>.broken-tail`` (appended) and removed from the log.
+    Returns what was done, or None when the file was fine (or absent).
+    """
+    path = Path(path)
+    if not path.exists() or not path.stat().st_size:
+        return None
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return None
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    line = data.count(b"\n") + 1
+    try:
+        kept = isinstance(json.loads(tail.decode("utf-8-sig")), dict)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        kept = False
+    with open(path, "rb+") as fh:
+        if kept:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+            moved = None
+        else:
+            moved = path.with_name(path.name + ".broken-tail")
+            with open(moved, "ab") as side:
+                side.write(tail + b"\n")
+                side.flush()
+                os.fsync(side.fileno())
+            fh.truncate(cut)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return TailRepair(path, line, kept, moved)
+
+
 class JsonlAppender:
-    """Append-only JSONL log for resumable runs: each ``write`` is flushed and fsync'ed."""
+    """Append-only JSONL log for resumable runs: each ``write`` is flushed and fsync'ed.
+
+    On opening, an unterminated last line is repaired with :func:`repair_jsonl_tail` (a complete
+    record is kept, a fragment moved aside); ``tail_repair`` says what was done, for the caller to
+    report."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # repair a truncated last line left by a crash so appends start on a fresh line
-        if self.path.exists() and self.path.stat().st_size:
-            with open(self.path, "rb+") as fh:
-                fh.seek(-1, os.SEEK_END)
-                if fh.read(1) != b"\n":
-                    data = self.path.read_bytes()
-                    cut = data.rfind(b"\n") + 1
-                    fh.seek(cut)
-                    fh.truncate()
+        self.tail_repair = repair_jsonl_tail(self.path)
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def existing(self) -> list[dict]:
         return read_jsonl(self.path, tolerate_truncated_tail=True) if self.path.exists() else []
 
     def write(self, obj: Any) -> None:
-        self._fh.write(dumps_line(obj) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self.write_many([obj])
+
+    def write_many(self, objs: Iterable[Any]) -> None:
+        """Append several records with one write and one fsync (a kill leaves all or a cut tail)."""
+        text = "".join(dumps_line(o) + "\n" for o in objs)
+        if text:
+            self._fh.write(text)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         self._fh.close()

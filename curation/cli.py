@@ -1,13 +1,15 @@
 """`biaskit curate` commands (thin typer wrappers around pure functions).
 
-Commands live in one module per family, each registering itself on ``app``:
-``gen_cli`` (prompts, tuples, sentences, pairs, adapt, check) and ``translate_cli`` (MT + review).
+Commands live in one module per family, each with its own typer app merged here:
+``gen_cli`` (prompts, tuples, sentences, pairs, llm-task, adapt, check) and ``translate_cli``
+(MT + review). The families do not import this module.
 """
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+from . import gen_cli, translate_cli
 
-from . import gen_cli  # noqa: E402,F401
-from . import translate_cli  # noqa: E402,F401
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+app.add_typer(gen_cli.app)
+app.add_typer(translate_cli.app)

@@ -108,6 +108,10 @@ class MTEngine:
     def provenance(self) -> dict[str, Any]:
         return {"engine": self.name, "model": self.model, **self.cache_params()}
 
+    def attach_output(self, out: Any) -> None:
+        """Called with the candidates file before translating: engines that keep their own logs
+        (the ``llm`` engine's error file and run log) put them beside it. Default: nothing."""
+
     def close(self) -> None:
         pass
 

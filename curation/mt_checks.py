@@ -270,35 +270,3 @@ def mt_flags(src_more: str, src_less: str, more: str, less: str, target_lang: st
                                                 f"{', '.join(missing)} not found in the translation (neither "
                                                 "verbatim nor transliterated).", sentence=which, entities=missing))
     return flags
-
-
-_GENDER_WORDS = {"he", "she", "him", "her", "his", "hers", "himself", "herself", "man", "woman", "men",
-                 "women", "boy", "girl", "boys", "girls", "male", "female", "husband", "wife", "father",
-                 "mother", "son", "daughter", "brother", "sister", "gentleman", "lady", "mr", "mrs", "ms"}
-
-
-def pair_flags_builtin(src_more: str, src_less: str, more: str, less: str, target_lang: str) -> list[dict]:
-    """Pair-level checks used only when :mod:`biaskit.check` is not available."""
-    out: list[dict] = []
-    en_spans = diff_spans(tokens(src_more), tokens(src_less))
-    if not more.strip() or not less.strip():
-        return out
-    from biaskit.schema import normalize_text
-
-    if normalize_text(more) == normalize_text(less):
-        changed = {w.lower() for a, b in en_spans for w in a + b}
-        sugg = None
-        if changed & _GENDER_WORDS:
-            sugg = ("the English differs only in gender, which the translation lost (he/she -> वह); make it "
-                    "explicit, e.g. एक पुरुष / एक महिला, or a gendered verb form (था / थी).")
-        out.append(flag("translation_collapsed", "the two translated sentences are identical although the "
-                                                 "English ones differ.", suggestion=sugg))
-        return out
-    hi_spans = diff_spans(tokens(more), tokens(less))
-    if len(en_spans) == 1 and len(hi_spans) > 1:
-        shown = "; ".join(f"{' '.join(a) or '∅'} / {' '.join(b) or '∅'}" for a, b in hi_spans[:4])
-        out.append(flag("translation_not_minimal", f"the English pair differs in one place but the translation in "
-                                                   f"{len(hi_spans)}: {shown}.",
-                        suggestion="keep the shared words identical; change only the group term (and the words "
-                                   "that must agree with it)."))
-    return out

@@ -1,10 +1,13 @@
 """The ``llm`` engine: an OpenAI-compatible chat endpoint with a few-shot translation prompt.
 
-``llm:MODEL`` uses the curation LLM client (:mod:`biaskit.curation.llm`: any OpenAI-compatible
-endpoint via ``--base-url`` / ``$OPENAI_BASE_URL``, structured JSON output with fallbacks,
-repair, retries, its own response cache and usage/cost accounting) with the templates
-``prompts/translate_pair.toml`` (both sentences of a pair in one request, asking for translations
-that differ only where the English does) and ``prompts/translate_sentence.toml`` (single texts).
+``llm:MODEL`` runs the ``translate_pair`` task (both sentences of a pair in one request, asking for
+translations that differ only where the originals do) and the ``translate_sentence`` task (single
+texts) through the curation job runner (:mod:`biaskit.curation.runner`), so it has the LLM
+client's cache, retries and early stop, and writes an error file and a run log beside the
+candidates file (``<out>.llm.errors.jsonl``, ``<out>.llm.runlog.jsonl``) once
+:meth:`attach_output` has been called (``curate translate`` does). A pair whose reply is unusable
+comes back as None; ``curate translate`` records an ``engine_failed`` candidate and the next run
+asks again (``--retry-failed`` bypasses the cached reply).
 
 Decoding is ``temperature=0`` with a fixed ``seed`` so a re-run reproduces the cached answer.
 Every candidate's provenance carries the model, endpoint, prompt id + version + hash and the
@@ -12,7 +15,7 @@ request hash of the LLM call.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .mt_base import MTEngine, language_name
@@ -25,67 +28,88 @@ class LLMEngine(MTEngine):
     def __init__(self, model: str, *, base_url: Optional[str] = None, backend: str = "openai",
                  pair_prompt: str = "translate_pair", sentence_prompt: str = "translate_sentence",
                  prompts_dir: Optional[str] = None, temperature: float = 0.0, seed: int = 0,
-                 max_tokens: int = 512, concurrency: int = 4, llm: Any = None, **llm_kw: Any):
+                 max_tokens: int = 512, concurrency: int = 4, retry_failed: bool = False, llm: Any = None,
+                 client_options: Optional[dict[str, Any]] = None, **llm_kw: Any):
         from .llm import get_llm
         from .prompts import get_prompt, load_prompts
+        from .tasks.translate import TranslatePairTask, TranslateSentenceTask
 
         self.model = model
-        self.llm = llm if llm is not None else get_llm(backend, model=model, base_url=base_url, **llm_kw)
+        if llm is None:
+            llm = get_llm(backend, model=model, base_url=base_url, **{**(client_options or {}), **llm_kw})
+        self.llm = llm
         prompts = load_prompts(prompts_dir)
-        self.pair_prompt = get_prompt(pair_prompt, prompts=prompts)
-        self.sentence_prompt = get_prompt(sentence_prompt, prompts=prompts)
-        self.temperature = float(temperature)
-        self.seed = int(seed)
-        self.max_tokens = int(max_tokens)
+        self.pair_task = TranslatePairTask(get_prompt(pair_prompt, prompts=prompts))
+        self.sentence_task = TranslateSentenceTask(get_prompt(sentence_prompt, prompts=prompts))
+        self.params = {"temperature": float(temperature), "seed": int(seed), "max_tokens": int(max_tokens)}
         self.concurrency = max(1, int(concurrency))
+        self.retry_failed = retry_failed
+        self._logs: Optional[Path] = None
+        self._runners: dict[str, Any] = {}
         self.failures: list[dict[str, Any]] = []
+
+    @property
+    def pair_prompt(self):
+        return self.pair_task.prompt
+
+    @property
+    def sentence_prompt(self):
+        return self.sentence_task.prompt
 
     def cache_params(self) -> dict[str, Any]:
         return {"endpoint": self.llm.endpoint, "pair_prompt": self.pair_prompt.ref + "#" + self.pair_prompt.hash,
-                "sentence_prompt": self.sentence_prompt.ref + "#" + self.sentence_prompt.hash,
-                "temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+                "sentence_prompt": self.sentence_prompt.ref + "#" + self.sentence_prompt.hash, **self.params}
 
     def provenance(self) -> dict[str, Any]:
         return {"engine": self.name, "model": self.model, "endpoint": self.llm.endpoint,
-                "temperature": self.temperature, "seed": self.seed}
+                "temperature": self.params["temperature"], "seed": self.params["seed"]}
 
-    def _params(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+    def attach_output(self, out: str | Path) -> None:
+        """Write the error file and run log beside ``out`` (``<out>.llm.errors.jsonl``, ...)."""
+        out = Path(out)
+        self._logs = out.with_name(out.name.removesuffix(".jsonl") + ".llm.jsonl")
 
-    def _map(self, fn, items: Sequence[Any]) -> list[Any]:
-        if self.concurrency == 1 or len(items) <= 1:
-            return [fn(x) for x in items]
-        with ThreadPoolExecutor(self.concurrency) as ex:
-            return list(ex.map(fn, items))
+    def _runner(self, task):
+        from .runner import JobRunner
+
+        if task.name not in self._runners:
+            logs = None
+            if self._logs is not None:
+                logs = self._logs if task is self.pair_task else self._logs.with_name(
+                    self._logs.name.removesuffix(".jsonl") + "-sentences.jsonl")
+            self._runners[task.name] = JobRunner(self.llm, task, params=self.params, logs=logs,
+                                                 concurrency=self.concurrency, retry_failed=self.retry_failed,
+                                                 progress=False).__enter__()
+        return self._runners[task.name]
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
-        def one(text: str) -> str:
-            if not text.strip():
-                return ""
-            msgs = self.sentence_prompt.render(source_language=language_name(src),
-                                               target_language=language_name(tgt), text=text)
-            res = self.llm.complete_json(msgs, self.sentence_prompt.schema, **self._params())
-            if not res.ok:
-                self.failures.append({"text": text, "error": res.error, "raw": res.raw})
-                return ""
-            return str(res.data.get("translation", "")).strip()
-
-        return self._map(one, list(texts))
+        langs = {"source_language": language_name(src), "target_language": language_name(tgt)}
+        todo = [i for i, t in enumerate(texts) if t.strip()]
+        outs = self._runner(self.sentence_task).run_batch([{"text": texts[i], **langs} for i in todo])
+        got = [""] * len(texts)
+        for i, oc in zip(todo, outs):
+            if oc.ok:
+                got[i] = oc.output.rows[0]["translation"]
+            else:
+                self.failures.append({"text": texts[i], "error": oc.output.error})
+        return got
 
     def translate_pair_batch(self, pairs: Sequence[tuple[str, str]], src: str,
                              tgt: str) -> list[Optional[dict[str, Any]]]:
-        def one(pair: tuple[str, str]) -> Optional[dict[str, Any]]:
-            more, less = pair
-            msgs = self.pair_prompt.render(source_language=language_name(src), target_language=language_name(tgt),
-                                           sent_more=more, sent_less=less)
-            res = self.llm.complete_json(msgs, self.pair_prompt.schema, **self._params())
-            if not res.ok:
-                self.failures.append({"pair": list(pair), "error": res.error, "raw": res.raw})
-                return None
-            prov = {**res.provenance(), **self.pair_prompt.provenance()}
-            prov.pop("cached", None)
-            prov.pop("timestamp", None)
-            return {"sent_more": str(res.data["sent_more"]).strip(), "sent_less": str(res.data["sent_less"]).strip(),
-                    "provenance": prov}
+        langs = {"source_language": language_name(src), "target_language": language_name(tgt)}
+        outs = self._runner(self.pair_task).run_batch([{"sent_more": m, "sent_less": le, **langs} for m, le in pairs])
+        got: list[Optional[dict[str, Any]]] = []
+        for pair, oc in zip(pairs, outs):
+            if not oc.ok:
+                self.failures.append({"pair": list(pair), "error": oc.output.error})
+                got.append(None)
+                continue
+            row = oc.output.rows[0]
+            prov = {k: v for k, v in row["provenance"].items() if k not in ("cached", "timestamp", "job", "job_rows")}
+            got.append({"sent_more": row["sent_more"], "sent_less": row["sent_less"], "provenance": prov})
+        return got
 
-        return self._map(one, list(pairs))
+    def close(self) -> None:
+        for r in self._runners.values():
+            r.close()
+        self._runners.clear()

@@ -227,9 +227,26 @@ def direction_for(side: Optional[str], polarity: Optional[str]) -> tuple[str, st
     return "antistereo", "symmetric groups, positive attribute"
 
 
-def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None, llm: Any = None,
-               prompt: Any = None, llm_params: Optional[dict] = None) -> SentencePair:
-    """One sentence row (from ``curate sentences``) -> a SentencePair, or :class:`SwapError`."""
+def _rewrite_item(row: dict[str, Any], inv: Inventory) -> Optional[dict[str, Any]]:
+    """The ``pair_rewrite`` job for a row whose identity span the rule-based swap cannot find
+    (None when the row cannot be rewritten either: unknown identity, no comparable group)."""
+    text = str(row.get("sentence") or "").strip()
+    identity = str(row.get("identity") or "").strip()
+    lang = str(row.get("lang") or "en")
+    src = inv.lookup(identity, lang) or inv.lookup(identity, "en")
+    comp = inv.comparable_of(src) if src else None
+    if comp is None:
+        return None
+    return {"sentence": text, "source_group": identity, "target_group": comp[0].label(lang),
+            "sentence_id": row.get("sentence_id")}
+
+
+def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None,
+               rewrite: Optional[dict[str, Any]] = None) -> SentencePair:
+    """One sentence row (from ``curate sentences``) -> a SentencePair, or :class:`SwapError`.
+
+    ``rewrite``: a row of the ``pair_rewrite`` task (``{"rewrite", "provenance"}``) to use as the
+    swapped sentence when the rule-based swap cannot find the identity span."""
     inv = inventory or load_inventory()
     text = str(row.get("sentence") or "").strip()
     identity = str(row.get("identity") or "").strip()
@@ -242,21 +259,12 @@ def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None, ll
         res = swap_sentence(text, identity, lang=lang, inventory=inv)
         less, src, tgt, side, changes = res.text, res.source, res.target, res.side, res.changes
     except SwapError as exc:
-        if llm is None or "not found in the sentence" not in str(exc):
+        if rewrite is None or "not found in the sentence" not in str(exc):
             raise
         src = inv.lookup(identity, lang) or inv.lookup(identity, "en")
-        comp = inv.comparable_of(src) if src else None
-        if comp is None:
-            raise
-        tgt, side = comp
-        msgs = prompt.render(sentence=text, source_group=identity, target_group=tgt.label(lang))
-        r = llm.complete_json(msgs, prompt.schema, **(llm_params or {}))
-        if not r.ok or not isinstance(r.data, dict) or not str(r.data.get("sentence") or "").strip():
-            raise SwapError(f"identity not found and the LLM rewrite failed ({r.error or 'empty'})") from None
-        less = str(r.data["sentence"]).strip()
-        changes = []
-        method = "llm"
-        extra_prov = {"rewrite": {**r.provenance(), **prompt.provenance()}}
+        tgt, side = inv.comparable_of(src)
+        less, changes, method = rewrite["rewrite"], [], "llm"
+        extra_prov = {"rewrite": rewrite.get("provenance") or {}}
     if less.strip() == text.strip():
         raise SwapError("the swap left the sentence unchanged")
     direction, basis = direction_for(side, row.get("polarity"))
@@ -270,26 +278,55 @@ def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None, ll
 
 
 def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Inventory] = None, llm: Any = None,
-                prompt: Any = None, llm_params: Optional[dict] = None,
-                check: bool = True) -> tuple[list[SentencePair], list[dict]]:
+                prompt: Any = None, llm_params: Optional[dict] = None, check: bool = True,
+                rewrites_out: Optional[str | Path] = None, concurrency: int = 1, retry_failed: bool = False,
+                progress: bool = False, command: Optional[str] = None) -> tuple[list[SentencePair], list[dict]]:
     """Pairs for every usable sentence row, plus rejects ``{row, reason, ...}``. With ``check``,
-    each pair's checker flags go to ``meta.flags`` and flagged pairs get status ``flagged``."""
+    each pair's checker flags go to ``meta.flags`` and flagged pairs get status ``flagged``.
+
+    With ``llm``, rows whose identity span is not found are rewritten by the ``pair_rewrite`` task
+    (``prompt``: its template) through the job runner: ``rewrites_out`` keeps the rewrites
+    (resumable, with ``.errors.jsonl`` and ``.runlog.jsonl`` beside it)."""
     from biaskit.check import check_pair
 
     inv = inventory or load_inventory()
-    pairs: list[SentencePair] = []
-    rejects: list[dict] = []
-    seen: set[str] = set()
+    built: list[tuple[int, dict, Any]] = []      # (row, record, SentencePair | SwapError | rewrite item)
     for i, row in rows:
         status = row.get("status") or "raw"
         if status in ("rejected", "parse_error", "request_error"):
-            rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "reason": f"sentence status is {status}"})
+            built.append((i, row, SwapError(f"sentence status is {status}")))
             continue
         try:
-            pair = build_pair(row, inventory=inv, llm=llm, prompt=prompt, llm_params=llm_params)
+            built.append((i, row, build_pair(row, inventory=inv)))
         except SwapError as exc:
-            rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "sentence": row.get("sentence"),
-                            "identity": row.get("identity"), "reason": str(exc)})
+            item = _rewrite_item(row, inv) if llm is not None and "not found in the sentence" in str(exc) else None
+            built.append((i, row, item if item is not None else exc))
+    todo = [(n, b[2]) for n, b in enumerate(built) if isinstance(b[2], dict)]
+    if todo:
+        from .runner import JobRunner
+        from .tasks.pair_rewrite import PairRewriteTask
+
+        with JobRunner(llm, PairRewriteTask(prompt), params=llm_params, out=rewrites_out, concurrency=concurrency,
+                       retry_failed=retry_failed, progress=progress, command=command) as runner:
+            outcomes = runner.run_batch([item for _, item in todo])
+        for (n, _), oc in zip(todo, outcomes):
+            i, row, _ = built[n]
+            try:
+                if not oc.ok:
+                    raise SwapError(f"identity not found and the LLM rewrite failed ({oc.output.error})")
+                built[n] = (i, row, build_pair(row, inventory=inv, rewrite=oc.output.rows[0]))
+            except SwapError as exc:
+                built[n] = (i, row, exc)
+    pairs: list[SentencePair] = []
+    rejects: list[dict] = []
+    seen: set[str] = set()
+    for i, row, pair in built:
+        if isinstance(pair, SwapError):
+            rej = {"row": i, "sentence_id": row.get("sentence_id"), "reason": str(pair)}
+            if not str(pair).startswith("sentence status"):
+                rej = {"row": i, "sentence_id": row.get("sentence_id"), "sentence": row.get("sentence"),
+                       "identity": row.get("identity"), "reason": str(pair)}
+            rejects.append(rej)
             continue
         if pair.pair_id in seen:
             rejects.append({"row": i, "sentence_id": row.get("sentence_id"), "reason": "duplicate pair"})
@@ -307,7 +344,7 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
 def read_sentence_rows(path: str | Path) -> list[tuple[int, dict]]:
     from biaskit.io import iter_jsonl
 
-    rows = list(iter_jsonl(path, tolerate_truncated_tail=True))
+    rows = list(iter_jsonl(path))
     for i, r in rows:
         for k in ("sentence", "identity"):
             if k not in r:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from biaskit.errors import InputError
+from biaskit.errors import InputError, require
 
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -144,12 +144,10 @@ def _parse_prompt(path: Path) -> Prompt:
     if schema is not None:
         if not isinstance(schema, dict):
             raise InputError("'schema' must be a JSON Schema object.", path=path, fix="e.g. [schema] type = \"object\" ...")
+        jsonschema = require("jsonschema", "curation", "checking prompt templates' JSON Schemas")
         try:
-            import jsonschema
             jsonschema.Draft202012Validator.check_schema(schema)
-        except ImportError:  # pragma: no cover
-            pass
-        except Exception as exc:  # jsonschema.SchemaError
+        except jsonschema.SchemaError as exc:
             raise InputError(f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).", path=path,
                              fix="see https://json-schema.org/understanding-json-schema/.") from None
     p = Prompt(id=pid, version=str(version), description=str(obj.get("description", "")), system=system, user=user,

@@ -49,7 +49,7 @@ from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_text
 
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
-from .mt_checks import diff_spans, flag, mt_flags, pair_flags_builtin, tokens
+from .mt_checks import diff_spans, flag, mt_flags, tokens
 
 __all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "pair_check_flags",
            "TranslateResult"]
@@ -70,22 +70,14 @@ def _flag_dict(f: Any) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v not in (None, "", [], {})}
 
 
-def _default_pair_checker() -> Optional[Callable[..., list]]:
-    try:
-        from biaskit.check import check_pair  # the curation minimal-pair checker
-    except ImportError:
-        return None
-    return check_pair
-
-
 def pair_check_flags(source_pair: SentencePair, more: str, less: str, target_lang: str, *,
                      pair_checker: Optional[Callable[..., list]] = None) -> list[dict]:
     """Pair-level flags of a translated pair (identical, not minimal, ...) against its English source."""
-    checker = pair_checker or _default_pair_checker()
+    from biaskit.check import check_pair
+
+    checker = pair_checker or check_pair
     if not more.strip() or not less.strip():
         return []
-    if checker is None:
-        return pair_flags_builtin(source_pair.sent_more, source_pair.sent_less, more, less, target_lang)
     cand = {"pair_id": f"{source_pair.pair_id}/{target_lang}", "sent_more": more, "sent_less": less,
             "direction": source_pair.direction, "bias_type": source_pair.bias_type, "lang": target_lang,
             "source_id": source_pair.pair_id}
@@ -178,11 +170,19 @@ class TranslateResult:
     engine_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     flag_counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    n_retried: int = 0      # pairs an engine had failed on in an earlier run, asked again
+    n_failed: int = 0       # pairs with an engine_failed candidate after this run
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {"out": str(self.out), "pairs": self.n_pairs, "resumed": self.n_resumed,
                 "candidates": self.n_candidates, "engines": self.engine_stats, "flags": self.flag_counts,
-                "seconds": round(self.seconds, 2)}
+                "seconds": round(self.seconds, 2), "retried": self.n_retried, "engine_failed": self.n_failed,
+                "notes": self.notes}
+
+
+def _engine_failed(record: dict) -> bool:
+    return any(f.get("code") == "engine_failed" for c in record.get("candidates", []) for f in c.get("flags", []))
 
 
 def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
@@ -208,10 +208,8 @@ def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
 def _n_changes(a: str, b: str, lang: str) -> int:
     """Changed spans between two sentences; with the curation checker, gender agreement
     (गई / गया next to the name) counts as part of the group change, as in its multi_span flag."""
-    try:
-        from biaskit.check import word_diff
-    except ImportError:
-        return len(diff_spans(tokens(a), tokens(b)))
+    from biaskit.check import word_diff
+
     return word_diff(a, b, lang).n_changes
 
 
@@ -297,7 +295,7 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                     check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
     """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
     from biaskit import __version__
-    from biaskit.io import JsonlAppender, read_jsonl, write_jsonl
+    from biaskit.io import JsonlAppender, read_jsonl, repair_jsonl_tail, write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -321,57 +319,58 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
     signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
 
     wanted = {p.pair_id for p in pairs}
-    existing = read_jsonl(out, tolerate_truncated_tail=True) if out.exists() else []
+    notes: list[str] = []
+    tail = repair_jsonl_tail(out)
+    if tail is not None:
+        notes.append(tail.message())
+    existing = read_jsonl(out) if out.exists() else []
     if any("candidates" not in r or "pair_id" not in r for r in existing):
         raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
                          fix="choose another --out (it receives the candidates and is resumed on re-runs).")
     done: dict[str, dict] = {}
+    n_failed_before = 0
     if resume:
         done = {r["pair_id"]: r for r in existing if r.get("pair_id") in wanted
                 and r.get("provenance", {}).get("run_signature") == signature}
+        failed = [k for k, r in done.items() if _engine_failed(r)]
+        for k in failed:   # an engine gave nothing for these pairs last time: ask again
+            del done[k]
+        n_failed_before = len(failed)
     n_resumed = len(done)
     if out.exists() and len(done) != len(existing):
-        # records of another run (other engines/languages) or a broken tail: keep only what matches
+        # records of another run (other engines/languages) or to be redone: keep only what is reused
         write_jsonl(out, [done[p.pair_id] for p in pairs if p.pair_id in done])
+    for e in engines:
+        e.attach_output(out)
     cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
     todo = [p for p in pairs if p.pair_id not in done]
     check_kw = check_kw or {}
 
-    bar = None
-    if progress and todo:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from biaskit.progress import progress as progress_bar
 
-        bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                       TimeRemainingColumn(), transient=True)
-        bar.start()
-        from rich.markup import escape
-
-        task = bar.add_task(escape(f"translating {src}->{target}"), total=len(todo))
-    try:
-        with JsonlAppender(out) as log:
-            for b in range(0, len(todo), max(1, batch_pairs)):
-                batch = todo[b:b + batch_pairs]
-                per_engine = [_candidates_for_batch(batch, ce, target, align, pair_checker, check_kw)
-                              for ce in cached_engines]
-                for j, p in enumerate(batch):
-                    rec = {
-                        "pair_id": p.pair_id, "source_lang": src, "target_lang": target,
-                        "bias_type": p.bias_type, "direction": p.direction,
-                        "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
-                        "candidates": [cands[j] for cands in per_engine],
-                        "provenance": {"run_signature": signature, "source_id": p.source_id,
-                                       "source_provenance": p.provenance, "source_file": source_file,
-                                       "engines": labels, "created_at": _now(), "biaskit": __version__},
-                    }
-                    if p.group_more or p.group_less:
-                        rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
-                    log.write(rec)
-                    done[p.pair_id] = rec
-                if bar is not None:
-                    bar.update(task, advance=len(batch))
-    finally:
-        if bar is not None:
-            bar.stop()
+    with progress_bar(len(todo), f"translating {src}->{target}", enabled=progress, unit="pairs") as bar, \
+            JsonlAppender(out) as log:
+        for b in range(0, len(todo), max(1, batch_pairs)):
+            batch = todo[b:b + batch_pairs]
+            per_engine = [_candidates_for_batch(batch, ce, target, align, pair_checker, check_kw)
+                          for ce in cached_engines]
+            recs = []
+            for j, p in enumerate(batch):
+                rec = {
+                    "pair_id": p.pair_id, "source_lang": src, "target_lang": target,
+                    "bias_type": p.bias_type, "direction": p.direction,
+                    "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
+                    "candidates": [cands[j] for cands in per_engine],
+                    "provenance": {"run_signature": signature, "source_id": p.source_id,
+                                   "source_provenance": p.provenance, "source_file": source_file,
+                                   "engines": labels, "created_at": _now(), "biaskit": __version__},
+                }
+                if p.group_more or p.group_less:
+                    rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
+                recs.append(rec)
+                done[p.pair_id] = rec
+            log.write_many(recs)
+            bar.advance(len(batch))
     records = [done[p.pair_id] for p in pairs if p.pair_id in done]
     write_jsonl(out, records)
     counts: dict[str, int] = {}
@@ -382,7 +381,8 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
     stats = {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, cached_engines)}
     return TranslateResult(out=out, n_pairs=len(records), n_resumed=n_resumed,
                            n_candidates=sum(len(r["candidates"]) for r in records), engine_stats=stats,
-                           flag_counts=dict(sorted(counts.items())), seconds=time.monotonic() - started)
+                           flag_counts=dict(sorted(counts.items())), seconds=time.monotonic() - started,
+                           n_retried=n_failed_before, n_failed=sum(map(_engine_failed, records)), notes=notes)
 
 
 def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,

@@ -9,7 +9,12 @@ from typing import Optional
 
 import typer
 
-from .cli import app
+from biaskit.clitools import echo, echo_error
+
+from .cli_options import LLMOptions, llm_options
+from .mt_base import MT_ENGINES
+
+app = typer.Typer(add_completion=False)
 
 
 def _console():
@@ -18,17 +23,20 @@ def _console():
     return console(stderr=True)
 
 
+def _engines_help() -> str:
+    names = ", ".join(f"{n}{':MODEL' if n == 'llm' else ':PATH_OR_NAME' if n == 'hf' else ''}" for n in MT_ENGINES.names())
+    return f"comma-separated engines: {names}"
+
+
 @app.command("translate")
+@llm_options(exclude=("model", "concurrency"))
 def translate_cmd(
     pairs: Path = typer.Option(..., "--pairs", help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV"),
     target: str = typer.Option(..., "--target", help="target language (ISO 639-1), e.g. hi"),
-    engines: str = typer.Option(..., "--engines",
-                                help="comma-separated engines: googletrans, hf:PATH_OR_NAME, llm:MODEL"),
+    engines: str = typer.Option(..., "--engines", help=_engines_help()),
     out: Path = typer.Option(..., "--out", help="candidates JSONL (appended as pairs finish; resumable)"),
     source_lang: str = typer.Option("en", "--source-lang", help="language of the pairs to translate"),
     format: str = typer.Option("auto", "--format", help="auto | crows | indibias | biaskit"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for llm:MODEL "
-                                                                    "(default $OPENAI_BASE_URL)"),
     device: Optional[str] = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"),
     batch_size: int = typer.Option(16, "--batch-size", help="hf engine: sentences per forward pass"),
     num_beams: int = typer.Option(1, "--num-beams", help="hf engine: beam size (1 = greedy)"),
@@ -39,30 +47,44 @@ def translate_cmd(
                                help="span substitution when an engine's S1/S2 are not minimal (see docs)"),
     restart: bool = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)"),
     prompts_dir: Optional[Path] = typer.Option(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
+    llm_opts: LLMOptions = None,
 ) -> None:
     """Translate both sentences of every pair with every engine; check each candidate."""
     from .translate import translate_file
 
-    opts = {"base_url": base_url, "device": device, "batch_size": batch_size, "num_beams": num_beams,
-            "concurrency": concurrency, "prompts_dir": str(prompts_dir) if prompts_dir else None}
+    opts = {"base_url": llm_opts.base_url, "device": device, "batch_size": batch_size, "num_beams": num_beams,
+            "concurrency": concurrency, "prompts_dir": str(prompts_dir) if prompts_dir else None,
+            "backend": llm_opts.llm, "retry_failed": llm_opts.retry_failed, **llm_opts.params()}
+    if any(s.strip().lower().startswith("llm") for s in engines.split(",")):
+        opts["client_options"] = llm_opts.client_kwargs()
     res = translate_file(pairs, target, engines, out, source_lang=source_lang, format=format, limit=limit,
                          engine_options=opts, batch_pairs=batch_pairs, align=align, resume=not restart,
                          progress=True)
     s = res.summary()
-    con = _console()
-    con.print(f"{s['pairs']} pairs -> {s['candidates']} candidates in {out} "
-              f"({s['resumed']} resumed from an earlier run, {s['seconds']} s)")
+    for note in s["notes"]:
+        echo(f"warning: {note}", err=True)
+    echo(f"{s['pairs']} pairs -> {s['candidates']} candidates in {out} "
+         f"({s['resumed']} resumed from an earlier run, {s['retried']} asked again after an engine failure, "
+         f"{s['seconds']} s)", err=True)
     from rich.table import Table
 
     t = Table("engine", "sent to engine", "from cache")
     for e, st in s["engines"].items():
         t.add_row(e, str(st["requested"]), str(st["cache_hits"]))
+    con = _console()
     con.print(t)
     if s["flags"]:
         ft = Table("flag", "candidates")
         for code, n in s["flags"].items():
             ft.add_row(code, str(n))
         con.print(ft)
+    if s["engine_failed"]:
+        msg = (f"{s['engine_failed']} of {s['pairs']} pair(s) have an engine_failed candidate (see the engine's "
+               f"errors file beside {out}); re-run the same command to ask again.")
+        if s["engine_failed"] == s["pairs"]:
+            echo_error("every pair failed: " + msg)
+            raise SystemExit(1)
+        echo(f"warning: {msg}", err=True)
 
 
 @app.command("translation-apply")

@@ -10,8 +10,9 @@ import pytest
 
 from biaskit.cache import DiskCache
 from biaskit.cli import main
-from biaskit.curation.generate import (dedupe_attributes, errors_path, generate_sentences, generate_tuples,
-                                       lemma_key, normalize_attribute, runlog_path)
+from biaskit.curation.generate import generate_sentences, generate_tuples
+from biaskit.curation.runner import errors_path, runlog_path
+from biaskit.curation.tasks.tuples import dedupe_attributes, lemma_key, normalize_attribute
 from biaskit.curation.llm import DummyLLM
 from biaskit.curation.prompts import get_prompt
 from biaskit.errors import InputError
@@ -75,7 +76,7 @@ def test_tuples_end_to_end_with_junk_and_rejects(tmp_path):
         assert r["axis"] == "caste" and r["tuple_id"].startswith("t-")
         p = r["provenance"]
         assert p["prompt_id"] == "attributes" and p["temperature"] == 0.7 and p["seed"] == 3 and p["model"] == "dummy"
-        assert len(p["request_hash"]) == 64 and p["job"] == p["request_hash"] and p["timestamp"]
+        assert len(p["request_hash"]) == 64 and len(p["job"]) == 64 and p["job_rows"] >= 1 and p["timestamp"]
     errs = read_jsonl(errors_path(out))
     assert len(errs) == 2 and all(e["raw"] == "Sorry, I can't do that." and e["status"] == "parse_error" for e in errs)
     assert {e["context"]["identity"] for e in errs} == {"Brahmin"}

@@ -98,8 +98,9 @@ def test_format_fallback_against_llama_cpp(llm_server, tmp_path, monkeypatch):
     remembers it in the disk cache, and a new client does not probe again."""
     from biaskit.cache import DiskCache
     from biaskit.curation import llm as llm_mod
+    from biaskit.curation.llm import base as llm_base
 
-    monkeypatch.setattr(llm_mod, "_FORMAT_MEMORY", {})
+    monkeypatch.setattr(llm_base, "_FORMAT_MEMORY", {})
     schema = {"type": "object", "required": ["words"],
               "properties": {"words": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2}}}
     msgs = [{"role": "user", "content": "Name two colours. Reply as JSON {\"words\": [...]}"}]
@@ -114,7 +115,7 @@ def test_format_fallback_against_llama_cpp(llm_server, tmp_path, monkeypatch):
         assert isinstance(res.data["words"], list) and 1 <= len(res.data["words"]) <= 2
     else:
         assert res.raw is not None and res.error
-    monkeypatch.setattr(llm_mod, "_FORMAT_MEMORY", {})
+    monkeypatch.setattr(llm_base, "_FORMAT_MEMORY", {})
     fresh = llm_mod.get_llm("openai", model=llm_server.model, base_url=llm_server.base_url, cache=cache)
     before = llm_server.requests()
     res2 = fresh.complete_json(msgs, schema, temperature=0, seed=2, max_tokens=24)

@@ -4,18 +4,17 @@ against a local stand-in HTTP server (hosted APIs need the internet; the real ll
 exercised in test_cur_integration.py)."""
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from biaskit.cache import DiskCache
 from biaskit.curation import llm as llm_mod
+from biaskit.curation.llm import base as llm_base
 from biaskit.curation.llm import (DummyLLM, Usage, coerce_to_schema, estimate_cost, get_llm, load_prices,
                                   parse_json_lenient, validate_schema)
 from biaskit.errors import InputError
+from llm_standin import Reply, chat, standin_server  # noqa: F401 (a fixture)
 
 SCHEMA = {"type": "object", "required": ["attributes"],
           "properties": {"attributes": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}
@@ -27,7 +26,10 @@ SCHEMA = {"type": "object", "required": ["attributes"],
     ('```json\n{"attributes": ["lazy", "dirty"]}\n```', {"attributes": ["lazy", "dirty"]}, "code_fence"),
     ('{"attributes": ["lazy", "dirty",]}', {"attributes": ["lazy", "dirty"]}, "json_repair"),
     ("{'attributes': ['lazy', 'dirty']}", {"attributes": ["lazy", "dirty"]}, "json_repair"),
-    ('{"attributes": ["lazy", "dirty", "lou', {"attributes": ["lazy", "dirty", "lou"]}, "json_repair"),
+    # cut off by max_tokens: the fragment "lou" (of "loud") is not an attribute and is dropped
+    ('{"attributes": ["lazy", "dirty", "lou', {"attributes": ["lazy", "dirty"]}, "cut_off"),
+    ('{"attributes": ["lazy", "dirty"', {"attributes": ["lazy", "dirty"]}, "cut_off"),
+    ('{"attributes": ["say \\"hi\\" then', {"attributes": []}, "cut_off"),
     ('Sure! Here you go: {"attributes": ["lazy"]} Hope this helps.', {"attributes": ["lazy"]}, "json_repair"),
     ('{attributes: [lazy, dirty]}', {"attributes": ["lazy", "dirty"]}, "json_repair"),
     ('["lazy", "dirty"]', ["lazy", "dirty"], None),
@@ -131,64 +133,36 @@ def test_missing_api_key_is_a_clear_error(monkeypatch):
 
 
 # ------------------------------------------------------------------ a local stand-in server
-class StandIn:
-    """An OpenAI-compatible stand-in that replays a script of (status, headers, body) per request."""
+class Scripted:
+    """A script of replies, one per request (the last one repeats); ``script`` may be replaced."""
 
     def __init__(self, script):
         self.script = list(script)
-        self.requests: list[dict] = []
-        outer = self
 
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                step = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
-                status, headers, payload = step(body) if callable(step) else step
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def __call__(self, body, n):
+        step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        status, headers, payload = step(body) if callable(step) else step
+        return Reply(status, payload, headers)
 
 
 def ok(content='{"attributes": ["a", "b"]}', prompt=10, completion=5):
-    return (200, {}, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                      "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-                      "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}})
+    r = chat(content, prompt_tokens=prompt, completion_tokens=completion)
+    return r.status, r.headers, r.payload
 
 
 @pytest.fixture
-def standin():
-    servers = []
-
+def standin(standin_server):
     def make(script):
-        s = StandIn(script)
-        servers.append(s)
+        scripted = Scripted(script)
+        s = standin_server(scripted)
+        s.scripted = scripted
         return s
-    yield make
-    for s in servers:
-        s.close()
+    return make
 
 
 @pytest.fixture(autouse=True)
 def _fresh_format_memory(monkeypatch):
-    monkeypatch.setattr(llm_mod, "_FORMAT_MEMORY", {})
+    monkeypatch.setattr(llm_base, "_FORMAT_MEMORY", {})
 
 
 def _client(server, tmp_path, **kw):
@@ -215,7 +189,7 @@ def test_json_schema_rejected_like_llama_cpp_falls_back_and_is_remembered(standi
     assert r.ok and r.response_format == "json_object_schema" and len(s.requests) == 2
     r = c.complete_json(_msgs("again"), SCHEMA, seed=1)
     assert len(s.requests) == 3                       # no second probe
-    llm_mod._FORMAT_MEMORY.clear()                    # a new process: remembered in the disk cache
+    llm_base._FORMAT_MEMORY.clear()                    # a new process: remembered in the disk cache
     c2, _ = _client(s, tmp_path)
     c2.complete_json(_msgs("third"), SCHEMA, seed=1)
     assert len(s.requests) == 4
@@ -247,15 +221,26 @@ def test_5xx_backs_off_exponentially_then_gives_up_without_crashing(standin, tmp
     backoffs = sleeps[:3]
     assert all(0.005 <= b <= 0.01 * 2 ** i for i, b in enumerate(backoffs))   # 0.01 * 2^i * [0.5, 1]
     # failures are not cached: the next run asks again
-    s.script = [ok()]
+    s.scripted.script = [ok()]
     assert c.complete_json(_msgs(), SCHEMA).ok and len(s.requests) == 5
 
 
-def test_auth_errors_are_not_retried(standin, tmp_path):
+def test_auth_errors_stop_the_run_without_retrying(standin, tmp_path):
     s = standin([(401, {}, {"error": {"message": "bad key"}})])
     c, _ = _client(s, tmp_path)
-    r = c.complete_json(_msgs(), SCHEMA)
-    assert "401" in r.error and len(s.requests) == 1
+    with pytest.raises(llm_mod.EndpointError, match=r"refused the API key \(HTTP 401"):
+        c.complete_json(_msgs(), SCHEMA)
+    assert len(s.requests) == 1
+
+
+def test_unknown_model_stops_the_run_and_no_further_request_is_sent(standin, tmp_path):
+    s = standin([(404, {}, {"error": {"message": "The model 'm' does not exist"}})])
+    c, _ = _client(s, tmp_path)
+    with pytest.raises(llm_mod.EndpointError, match=r"has no model 'm'.*HTTP 404"):
+        c.complete_json(_msgs(), SCHEMA)
+    with pytest.raises(llm_mod.EndpointError):     # other jobs of the run stop without a request
+        c.complete_json(_msgs("another"), SCHEMA)
+    assert len(s.requests) == 1
 
 
 def test_concurrent_calls_share_the_cache_and_count_tokens(standin, tmp_path):

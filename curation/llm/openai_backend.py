@@ -1,0 +1,121 @@
+"""The ``openai`` backend: any OpenAI-compatible chat-completions endpoint through the official
+``openai`` client (OpenAI itself, llama.cpp's server, vLLM, Ollama, LM Studio, ...).
+
+Only :meth:`OpenAILLM._send` is here: it maps the client's outcomes onto the base class's
+failure kinds (see :mod:`.base`): connection refused / unknown host -> ``connect``; timeouts;
+HTTP 408/409/425/429/5xx -> retried; 401/403 (key rejected) and 404 (no such model or path) stop
+the run; a server that rejects ``response_format`` -> the next format; a 200 whose body is not a
+chat completion (an HTML page: ``--base-url`` pointing at a website) fails that job.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Optional
+
+from biaskit.redact import redact
+
+from .base import RETRYABLE_STATUS, BaseLLM, Fatal, FormatRejected, Transient, retry_after_seconds
+from .pricing import is_local_endpoint
+from .protocol import EndpointError, LLMError, Usage
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    """``httpx.ConnectError`` (or the copy the openai client vendors) somewhere in the cause chain."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if any(c.__name__ == "ConnectError" for c in type(exc).__mro__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def _reason(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc
+    text = str(cause) or type(cause).__name__
+    m = re.search(r"\[Errno -?\d+\]\s*(.+?)['\")]*$", text)
+    return (m.group(1) if m else text).strip().lower()
+
+
+class OpenAILLM(BaseLLM):
+    """Chat completions through the official ``openai`` client.
+
+    ``base_url`` defaults to ``$OPENAI_BASE_URL``, else OpenAI's API; ``api_key`` to
+    ``$OPENAI_API_KEY`` (a placeholder is sent to endpoints given by URL, which may not need one).
+    """
+
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **kw: Any):
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key and not base_url:
+            raise LLMError("no endpoint: pass --base-url URL of an OpenAI-compatible server (or set "
+                           "OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; to use "
+                           "OpenAI's API instead, set OPENAI_API_KEY. (`--llm dummy` tries the commands offline.)")
+        super().__init__(model, base_url=base_url, **kw)
+        self._api_key = api_key or ("sk-local-placeholder" if is_local_endpoint(base_url) else "sk-placeholder")
+        self._client = None
+        self._client_lock = threading.Lock()
+
+    @property
+    def endpoint(self) -> str:
+        return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+
+    def client(self):
+        with self._client_lock:
+            if self._client is None:
+                from biaskit.errors import require
+
+                openai = require("openai", "curation", "LLM generation")
+                self._client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url,
+                                             max_retries=0, timeout=self.timeout)
+            return self._client
+
+    def _send(self, messages, params, response_format):
+        import openai
+
+        kwargs = dict(params)
+        extra_body = {}
+        if response_format is not None:
+            if response_format.get("type") == "json_object" and "schema" in response_format:
+                extra_body["response_format"] = response_format   # llama.cpp's extension
+            else:
+                kwargs["response_format"] = response_format
+        try:
+            resp = self.client().chat.completions.create(model=self.model, messages=list(messages),
+                                                         extra_body=extra_body or None, **kwargs)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            text = redact(str(exc))
+            if response_format is not None and status in (400, 422, 500) and re.search(
+                    r"response_format|json_schema|json_object|schema", text, re.I):
+                raise FormatRejected(f"HTTP {status}: {text[:200]}") from None
+            if status in (401, 403):
+                raise EndpointError(f"{self.endpoint} refused the API key (HTTP {status}: {text[:200]}). Fix: set "
+                                    "OPENAI_API_KEY to a valid key for this endpoint.") from None
+            if status == 404:
+                raise EndpointError(f"{self.endpoint} has no model '{self.model}' or no chat-completions path "
+                                    f"(HTTP 404: {text[:200]}). Fix: check --model and that --base-url ends "
+                                    "with the API root (e.g. .../v1).") from None
+            if status in RETRYABLE_STATUS:
+                raise Transient(f"HTTP {status}: {text[:200]}", retry_after=retry_after_seconds(exc.response.headers),
+                                status=status) from None
+            raise Fatal(f"HTTP {status}: {text[:300]}") from None
+        except openai.APITimeoutError:
+            raise Transient("timed out", kind="timeout") from None
+        except openai.APIConnectionError as exc:
+            if _is_connect_error(exc):
+                raise Transient(_reason(exc), kind="connect") from None
+            raise Transient(f"connection error ({_reason(exc)})", kind="network") from None
+        if not hasattr(resp, "choices"):
+            body = redact(str(resp))[:120].replace("\n", " ")
+            raise Fatal(f"the endpoint answered HTTP 200 with something that is not a chat completion "
+                        f"({body!r}). Is --base-url the API root, e.g. http://host:8000/v1?")
+        choice = resp.choices[0] if resp.choices else None
+        text = (choice.message.content if choice and choice.message else None) or ""
+        u = resp.usage
+        usage = Usage(getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0) if u else Usage()
+        return text, usage, getattr(choice, "finish_reason", None)

@@ -1,0 +1,112 @@
+"""The task side of the task/runner split (as in distilabel): a task turns one input into chat
+messages and one reply into output rows; the runner (:mod:`biaskit.curation.runner`) does the
+rest (cache, resume, concurrency, error file, run log, progress).
+
+A task is a class with a registry ``name``, a default prompt template (``prompt_id``, a TOML file
+in ``prompts/``) and two methods to write::
+
+    @TASKS.register("antonyms")
+    class AntonymTask(Task):
+        prompt_id = "antonyms"                       # prompts/antonyms.toml: {word} -> {"antonyms": [...]}
+
+        def parse(self, item, result):               # result.data passed the template's JSON Schema
+            return [{"word": item["word"], "antonym": a} for a in result.data["antonyms"]]
+
+``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``expected(item)``
+(how many items the prompt asks for, to recognise a cut-off reply as partial), ``context(item)``
+(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Optional
+
+from ..llm.protocol import LLMResult
+from ..prompts import Prompt, get_prompt
+
+
+class TaskError(Exception):
+    """The reply passed the schema but holds nothing usable for this input (the reason is recorded)."""
+
+
+@dataclass
+class TaskOutput:
+    """What one job gave: rows, and ``status`` ``ok``, ``partial`` (a cut-off reply: the recovered
+    rows are kept in the error file, the job is retried with ``--retry-failed``) or an error kind
+    (``parse_error``, ``schema_error``, ``request_error``, ``unusable``)."""
+
+    rows: list[dict] = field(default_factory=list)
+    status: str = "ok"
+    error: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Task:
+    """Base class of every LLM task (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    prompt_id: ClassVar[str] = ""
+    #: decoding parameters the command uses unless the user sets them (e.g. temperature 0 to translate)
+    default_params: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, prompt: Optional[Prompt] = None, *, prompts_dir: Any = None):
+        self.prompt = prompt if prompt is not None else get_prompt(self.prompt_id, prompts_dir)
+
+    # ---- rendering
+    @property
+    def schema(self) -> Optional[dict]:
+        return self.prompt.schema
+
+    def variables(self, item: dict[str, Any]) -> dict[str, Any]:
+        return item
+
+    def render(self, item: dict[str, Any]) -> list[dict[str, str]]:
+        return self.prompt.render(**self.variables(item))
+
+    def context(self, item: dict[str, Any]) -> dict[str, Any]:
+        """What identifies this input: part of the job key (with the request) and recorded in the
+        errors file. Leave out fields that may change without changing the job (annotation status)."""
+        return item
+
+    def provenance(self) -> dict[str, Any]:
+        return {"task": self.name, **self.prompt.provenance()}
+
+    # ---- parsing
+    def parse(self, item: dict[str, Any], result: LLMResult) -> list[dict]:
+        raise NotImplementedError
+
+    def expected(self, item: dict[str, Any]) -> Optional[int]:
+        """How many items the prompt asks for (None: not a list request)."""
+        return None
+
+    def received(self, result: LLMResult) -> Optional[int]:
+        """How many items the reply holds: the length of its one array property."""
+        data = result.data
+        if isinstance(data, dict):
+            arrays = [v for v in data.values() if isinstance(v, list)]
+            if len(arrays) == 1:
+                return len(arrays[0])
+        return None
+
+    def outcome(self, item: dict[str, Any], result: LLMResult) -> TaskOutput:
+        """The runner's entry point: the reply's status, then :meth:`parse`, then the partial check."""
+        if not result.ok:
+            return TaskOutput([], result.status, result.error)
+        try:
+            rows = self.parse(item, result)
+        except TaskError as exc:
+            return TaskOutput([], "unusable", f"unusable: {exc}")
+        want, got = self.expected(item), self.received(result)
+        if result.truncated and want is not None and got is not None and got < want:
+            return TaskOutput(rows, "partial", f"partial: the reply was cut off after {got} of the {want} items "
+                                               "asked for; raise --max-tokens (or re-run with --retry-failed)")
+        if not rows:
+            return TaskOutput([], "unusable", "unusable: no usable rows in the reply")
+        return TaskOutput(rows)
+
+    def finalize(self, rows: list[dict]) -> list[dict]:
+        """A pass over every row of the output file at the end of a run (default: none)."""
+        return rows

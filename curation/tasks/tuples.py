@@ -1,0 +1,149 @@
+"""``tuples``: one-word attributes per identity term and polarity (IndiBias step 1) -> BiasTuple rows.
+
+Attributes are normalised (numbering, bullets, quotes, explanations, case) and de-duplicated per
+identity and polarity (case, punctuation, a rule-based lemma key, difflib ratio on the keys);
+:meth:`TupleTask.finalize` repeats the de-duplication across the whole file (rows from separate
+runs) and marks attributes listed under both polarities.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from difflib import SequenceMatcher
+from typing import Any, Iterable, Optional, Sequence
+
+from biaskit.errors import InputError
+from biaskit.schema import BiasTuple, normalize_bias_type
+
+from . import TASKS
+from .base import Task
+
+POLARITIES = ("positive", "negative")
+_NESS_WORDS = {"business", "witness", "harness", "wilderness", "fitness"}
+
+
+def normalize_attribute(text: str) -> Optional[str]:
+    """Clean one generated attribute: numbering, bullets, quotes, trailing punctuation,
+    explanations after a dash/colon/parenthesis; lower case (acronyms kept). None if nothing is left."""
+    s = unicodedata.normalize("NFKC", str(text)).strip()
+    s = re.sub(r"^\s*(?:\d+[.)]|[-*•·]|[a-z][.)])\s+", "", s)
+    s = re.split(r"\s+[-–—:]\s+|\s*\(|:\s", s)[0]
+    s = s.strip(" \t\"'`“”‘’.,;:!?")
+    s = re.sub(r"\s+", " ", s)
+    if not s or not re.search(r"\w", s) or re.fullmatch(r"(?i)(word|attribute|adjective|item)\s*\d*|\.\.\.", s):
+        return None  # empty, or the format example echoed back
+    if not (s.isupper() and len(s) <= 5):
+        s = s.lower()
+    return s
+
+
+def lemma_key(attr: str) -> str:
+    """A rule-based lemma for near-duplicate detection: plural and -ness/-ity nouns folded,
+    hyphens/spaces removed (``Hard-working`` = ``hardworking``, ``thieves`` = ``thief``,
+    ``laziness`` = ``lazy``)."""
+    w = re.sub(r"[\s\-_'’]+", "", attr.lower())
+    for suf, rep in (("ieves", "ief"), ("ives", "ife"), ("ies", "y"), ("sses", "ss"), ("shes", "sh"),
+                     ("ches", "ch"), ("xes", "x")):
+        if w.endswith(suf) and len(w) > len(suf):
+            w = w[: -len(suf)] + rep
+            break
+    else:
+        if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+            w = w[:-1]
+    if w not in _NESS_WORDS:
+        for suf, rep in (("iness", "y"), ("ness", "")):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                return w[: -len(suf)] + rep
+    return w
+
+
+def _near(keys: Iterable[str], k: str, ratio: float) -> Optional[str]:
+    return next((kk for kk in keys if kk == k or SequenceMatcher(None, kk, k).ratio() >= ratio), None)
+
+
+def dedupe_attributes(attrs: Iterable[str], *, existing: Iterable[str] = (), ratio: float = 0.92,
+                      identity: Optional[str] = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """Normalised, de-duplicated attributes (case, punctuation, lemma, and difflib ratio >= ``ratio``
+    on the lemma keys), plus ``(dropped, kept_as)`` for every dropped duplicate."""
+    kept: list[str] = []
+    keys: list[str] = [lemma_key(e) for e in existing]
+    dropped: list[tuple[str, str]] = []
+    ident_key = lemma_key(identity) if identity else None
+    for a in attrs:
+        n = normalize_attribute(a) if isinstance(a, str) else None
+        if not n:
+            continue
+        k = lemma_key(n)
+        if ident_key and k == ident_key:
+            dropped.append((n, "<identity term>"))
+            continue
+        dup = _near(keys, k, ratio)
+        if dup is not None:
+            dropped.append((n, dup))
+            continue
+        keys.append(k)
+        kept.append(n)
+    return kept, dropped
+
+
+def tuple_items(*, axis: str, identities: Sequence[str], polarity: str = "both", n: int = 10) -> list[dict]:
+    """The jobs of ``curate tuples``: one per identity and polarity."""
+    pols = POLARITIES if polarity == "both" else (polarity,)
+    for p in pols:
+        if p not in POLARITIES:
+            raise InputError(f"unknown polarity '{p}'.", fix="use positive, negative or both.")
+    if n < 1:
+        raise InputError(f"--n must be >= 1, got {n}.", fix="ask for e.g. --n 10 attributes per identity and polarity.")
+    ax = normalize_bias_type(axis)
+    return [{"identity": ident, "axis": ax, "polarity": p, "n": n} for ident in identities for p in pols]
+
+
+@TASKS.register("tuples")
+class TupleTask(Task):
+    """Attributes per (identity, polarity) -> BiasTuple rows."""
+
+    name = "tuples"
+    prompt_id = "attributes"
+
+    def __init__(self, prompt=None, *, prompts_dir: Any = None, lang: str = "en"):
+        super().__init__(prompt, prompts_dir=prompts_dir)
+        self.lang = lang
+
+    def expected(self, item: dict) -> Optional[int]:
+        return int(item["n"])
+
+    def parse(self, item: dict, result) -> list[dict]:
+        kept, dropped = dedupe_attributes(result.data.get("attributes") or [], identity=item["identity"])
+        prov = {**result.provenance(), **self.provenance()}
+        rows = []
+        for a in kept[: item["n"] * 2]:
+            dups = [d for d, k in dropped if lemma_key(d) == lemma_key(a) or k == lemma_key(a)]
+            t = BiasTuple(identity=item["identity"], attribute=a, axis=item["axis"], polarity=item["polarity"],
+                          lang=self.lang, provenance=dict(prov), meta={"duplicates_dropped": dups} if dropped else {})
+            rows.append(t.model_dump(mode="json"))
+        return rows
+
+    def finalize(self, rows: list[dict]) -> list[dict]:
+        """Across the whole file: drop near-duplicates within (identity, polarity) that separate runs
+        produced, and mark attributes listed under both polarities (``meta.conflict``)."""
+        out: list[dict] = []
+        keys: dict[tuple[str, str, str], list[str]] = {}
+        pol_of: dict[tuple[str, str], set[str]] = {}
+        for r in rows:
+            ident, pol = str(r.get("identity", "")).lower(), str(r.get("polarity", ""))
+            kk = keys.setdefault((r.get("axis", ""), ident, pol), [])
+            k = lemma_key(str(r.get("attribute", "")))
+            if _near(kk, k, 0.92) is not None:
+                continue
+            kk.append(k)
+            pol_of.setdefault((ident, k), set()).add(pol)
+            out.append(r)
+        for r in out:
+            pols = pol_of.get((str(r.get("identity", "")).lower(), lemma_key(str(r.get("attribute", "")))), set())
+            meta = dict(r.get("meta") or {})
+            if len(pols) > 1:
+                meta["conflict"] = "listed as both positive and negative"
+            else:
+                meta.pop("conflict", None)
+            r["meta"] = meta
+        return out

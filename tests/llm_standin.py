@@ -1,0 +1,113 @@
+"""A tiny OpenAI-compatible HTTP server for tests of the LLM client and the job runner.
+
+It is a real server (``http.server``) on a free local port, so the real ``openai`` client, its
+HTTP stack and biaskit's retry/timeout/early-stop logic all run; what it answers is scripted by
+the test: ``respond(body, n) -> Reply`` (``n``: 0-based request count). Requests are counted and
+recorded at the server. Replies:
+
+- :func:`chat` — a chat completion with the given content (``finish_reason`` settable);
+- ``Reply(status, payload)`` — any JSON body with any status and headers (429 + Retry-After, 500,
+  401 echoing a key, ...);
+- ``Reply(200, raw=b"<html>...", content_type="text/html")`` — a non-JSON body;
+- ``Reply(hang=True)`` — never answers (until the server is closed).
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional
+
+import pytest
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    payload: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: Optional[bytes] = None
+    content_type: str = "application/json"
+    hang: bool = False
+    delay: float = 0.0
+
+
+def chat(content: str, *, finish_reason: str = "stop", prompt_tokens: int = 10, completion_tokens: int = 5,
+         model: str = "m") -> Reply:
+    return Reply(200, {"id": "x", "object": "chat.completion", "created": 0, "model": model,
+                       "choices": [{"index": 0, "finish_reason": finish_reason,
+                                    "message": {"role": "assistant", "content": content}}],
+                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                 "total_tokens": prompt_tokens + completion_tokens}})
+
+
+def user_text(body: dict) -> str:
+    """The first user message of a request (the task's prompt, not a re-ask)."""
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+class StandIn:
+    def __init__(self, respond: Callable[[dict, int], Reply]):
+        self.respond = respond
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer._lock:
+                    n = len(outer.requests)
+                    outer.requests.append(body)
+                r = outer.respond(body, n)
+                if r.hang:
+                    outer._closing.wait(120)
+                    return
+                if r.delay:
+                    outer._closing.wait(r.delay)
+                data = r.raw if r.raw is not None else json.dumps(r.payload).encode()
+                try:
+                    self.send_response(r.status)
+                    for k, v in r.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", r.content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass   # the client gave up (timeout, kill)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def close(self) -> None:
+        self._closing.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def standin_server():
+    """``make(respond) -> StandIn``; every server made is closed after the test."""
+    made: list[StandIn] = []
+
+    def make(respond: Callable[[dict, int], Reply]) -> StandIn:
+        s = StandIn(respond)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.close()
