@@ -30,8 +30,8 @@ def test_coverage_by_hand_on_the_minilm_vocabulary(tiny_bert, tiny_xlmr):
 
 
 def test_seat_warns_in_output_and_report(tiny_bert, tmp_path, capsys):
-    en, hi = ("indibias/en/gr3-hindu-male-vs-female-career-vs-family",
-              "indibias/hi/gr3-hindu-male-vs-female-career-vs-family")
+    en, hi = ("indibias-team/en/team-gr3-hindu-male-vs-female-career-vs-family",
+              "indibias-team/hi/team-gr3-hindu-male-vs-female-career-vs-family")
     out = tmp_path / "seat"
     code, stdout, err = run_cli(["evaluate", "seat", "--test", en, "--test", hi, "--model", str(tiny_bert),
                                  "--out", str(out), "--n-samples", "200", "--device", "cpu"], capsys)
