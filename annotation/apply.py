@@ -17,8 +17,8 @@ and agreement attached in ``meta["annotation"]`` and their ``provenance`` unchan
   lazily), which needs the judgments themselves (choices, corrections, engines).
 
 Records that were not annotated, rejected or need adjudication are not written; their counts are
-in the returned summary (and ``OUT.rejected.jsonl`` lists the rejected/adjudication ids with the
-reason, so nothing is lost silently).
+in the returned summary, also written to ``OUT.summary.json`` (and ``OUT.rejected.jsonl`` lists the
+rejected/adjudication ids with the reason, so nothing is lost silently).
 """
 from __future__ import annotations
 
@@ -177,6 +177,10 @@ def apply_annotations(kind: str, data_path: str | Path, aggregated, out_path: st
     write_jsonl(rej, dropped)
     counts["out"] = str(out)
     counts["rejected_file"] = str(rej)
+    summ = out.with_name(f"{out.stem}.summary.json")   # read by `biaskit release build` (retention)
+    counts["summary_file"] = str(summ)
+    from biaskit.io import write_json
+    write_json(summ, counts)
     return counts
 
 

@@ -49,6 +49,7 @@ _add_stage("biaskit.evaluation.cli", "evaluate", "Score language models on bias 
 _add_stage("biaskit.curation.cli", "curate", "Generate, adapt, translate and check minimal pairs with LLMs/MT.")
 _add_stage("biaskit.annotation.cli", "annotate", "Validate data with annotators in Label Studio; aggregate; agreement.")
 _add_stage("biaskit.datasets_cli", "data", "List and download the public datasets biaskit knows (with checksums).")
+_add_stage("biaskit.release_cli", "release", "Build, verify and compare dataset releases (splits, card, checksums).")
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -7,6 +7,8 @@ Formats:
   ``bias_type`` (inconsistent casing, normalised here), ``stereo_antistereo``). English and Hindi
   columns are two *language views* of the same pairs: both share ``source_id``.
 - ``biaskit``: JSONL or CSV with the shared schema's columns (:class:`~biaskit.schema.SentencePair`).
+  A release's ``pairs.jsonl`` (:class:`~biaskit.schema.ReleasePair`, one record per pair with its
+  language ``views``) reads as one SentencePair per view.
 
 Row numbers are 1-based data rows for CSV (the header is not counted; line = row + 1 when no cell
 spans lines) and 1-based line numbers for JSONL.
@@ -122,6 +124,12 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
         from .io import iter_jsonl
         first = True
         for i, obj in iter_jsonl(path):
+            if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
+                from .schema import release_views
+                for rec in release_views(obj):
+                    if lang is None or rec["lang"] == lang:
+                        yield i, rec
+                continue
             if first:
                 _require(path, list(obj), BIASKIT_REQUIRED, "biaskit")
                 first = False

@@ -138,6 +138,65 @@ class SentencePair(Record):
         return self
 
 
+RELEASE_SPLITS = ("dev", "test")
+
+
+class PairView(BaseModel):
+    """One language's text of a released pair (inside :class:`ReleasePair`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    sent_more: str
+    sent_less: str
+    pair_id: str = Field(description="the id this language view had in the validated records")
+    group_more: Optional[str] = None
+    group_less: Optional[str] = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReleasePair(Record):
+    """A released minimal pair: every language view of it in one record (``views``: lang -> text).
+
+    English and Hindi views of one pair (IndiBias' columns, or a reviewed translation whose
+    ``source_id`` is the English ``pair_id``) share one ``id``, ``split``, ``bias_type``, ``direction``
+    and ``target`` (the group the stereotype is about: the primary view's ``group_more``).
+    :func:`release_views` turns a record back into one :class:`SentencePair` per language.
+    """
+
+    id: str
+    split: Literal["dev", "test"]
+    bias_type: str
+    direction: Direction
+    target: str
+    source_id: Optional[str] = None
+    status: PairStatus = PairStatus.released
+    views: dict[str, PairView]
+
+    @model_validator(mode="after")
+    def _check_views(self) -> "ReleasePair":
+        if not self.views:
+            raise ValueError("a released pair needs at least one language view")
+        for lang, v in self.views.items():
+            if normalize_text(v.sent_more) == normalize_text(v.sent_less):
+                raise ValueError(f"view '{lang}': sent_more and sent_less are identical")
+        return self
+
+
+def release_views(rec: "ReleasePair | dict[str, Any]") -> list[dict[str, Any]]:
+    """The per-language :class:`SentencePair` fields of a released record (a model or its JSON dict)."""
+    d = rec.model_dump(mode="json") if hasattr(rec, "model_dump") else rec
+    out = []
+    for lang, v in (d.get("views") or {}).items():
+        out.append({"pair_id": v.get("pair_id") or "", "sent_more": v.get("sent_more"), "sent_less": v.get("sent_less"),
+                    "direction": d.get("direction"), "bias_type": d.get("bias_type"), "lang": lang,
+                    "group_more": v.get("group_more"), "group_less": v.get("group_less"),
+                    "status": d.get("status") or "released", "source_id": d.get("id"),
+                    "provenance": {**(v.get("provenance") or {}), "release_id": d.get("id"),
+                                   "release_split": d.get("split"), "release_source_id": d.get("source_id")},
+                    "meta": {**(v.get("meta") or {}), "target": d.get("target"), "split": d.get("split")}})
+    return out
+
+
 class Polarity(str, Enum):
     positive = "positive"
     negative = "negative"

@@ -1,0 +1,20 @@
+"""Releases: validated records + stage reports -> a published, documented, checked dataset folder.
+
+- :func:`build_release` (``biaskit release build``): pairs.jsonl, Parquet for Hugging Face
+  ``datasets``, CrowS-Pairs/IndiBias CSV, StereoSet JSON, dev/test splits disjoint by target term,
+  a dataset card that is also a datasheet and data statement, stats.json + plots, SHA256SUMS,
+  release.json.
+- :func:`verify_release` (``biaskit release verify``), :func:`diff_releases` (``biaskit release diff``).
+- :mod:`biaskit.release.read`: what the evaluators call to read a release.
+
+The folder layout is in :mod:`biaskit.release.layout`. No stage package is imported here: stage
+reports are read as data.
+"""
+from __future__ import annotations
+
+from .build import BuildOptions, BuildSummary, build_release
+from .diff import diff_markdown, diff_releases
+from .verify import VerifyResult, verify_release
+
+__all__ = ["BuildOptions", "BuildSummary", "build_release", "diff_releases", "diff_markdown", "VerifyResult",
+           "verify_release"]

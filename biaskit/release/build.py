@@ -1,0 +1,468 @@
+"""``build_release``: validated records + stage reports -> a release folder (see :mod:`.layout`).
+
+A pure function with plain inputs (paths and a :class:`BuildOptions`) that returns a
+:class:`BuildSummary`; the CLI (``biaskit release build``) and a pipeline runner call it alike. The
+folder is written whole with :func:`biaskit.io.atomic_dir`: a crash never leaves half a release.
+Records are validated once, when read; the writers work column-wise on plain dicts.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .. import __version__
+from ..errors import InputError
+from ..schema import SCHEMA_VERSION
+from . import layout as L
+from .split import assign_splits, norm_target, refuse_leaks, split_report
+
+SPLIT_POLICIES = ("target", "keep")
+_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class BuildOptions:
+    """Everything ``build_release`` needs besides the record files and the output folder."""
+
+    name: str
+    version: str
+    langs: Optional[list[str]] = None            # default: every language in the records
+    kinds: Optional[list[str]] = None            # pairs, cats, tuples (default: all present)
+    split_policy: str = "target"                 # target: computed; keep: the records' own split
+    dev_fraction: float = 0.25
+    seed: int = 0
+    previous: Optional[str] = None               # an earlier release folder: its targets keep their split
+    license: Optional[str] = None                # a Hugging Face licence id, e.g. cc-by-sa-4.0
+    citation: Optional[str] = None               # BibTeX text, or a path to a .bib file
+    pretty_name: Optional[str] = None
+    card_text: Optional[str] = None              # Markdown with the sections people write (## Heading)
+    history: list[str] = field(default_factory=list)   # stage reports ([LABEL=]PATH)
+    discover_history: bool = True               # also read STEM.rejected.jsonl, STEM.summary.json, ...
+    keep_flagged: bool = False
+    skip_invalid: bool = False
+    keyness: bool = True
+    plots: bool = True
+    created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
+    command: Optional[str] = None                # the command line that ran the build (recorded)
+
+
+@dataclass
+class BuildSummary:
+    out: str
+    name: str
+    version: str
+    counts: dict[str, Any]
+    split: dict[str, Any]
+    files: list[str]
+    warnings: list[str]
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_options(o: BuildOptions) -> None:
+    if not _NAME_RE.match(o.name or ""):
+        raise InputError(f"invalid release name '{o.name}'.", fix="use letters, digits, '.', '_' and '-', "
+                                                                  "e.g. --name indibias-release.")
+    if not _VERSION_RE.match(o.version or ""):
+        raise InputError(f"invalid version '{o.version}'.", fix="use X.Y.Z (semantic versioning), e.g. --version 1.0.0.")
+    if o.split_policy not in SPLIT_POLICIES:
+        raise InputError(f"unknown split policy '{o.split_policy}'.", fix=f"use one of {', '.join(SPLIT_POLICIES)}.")
+    if not 0 < o.dev_fraction < 1:
+        raise InputError(f"--dev-fraction must be between 0 and 1, got {o.dev_fraction}.",
+                         fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).")
+    for k in o.kinds or []:
+        if k not in L.KINDS:
+            raise InputError(f"unknown kind '{k}'.", fix=f"use {', '.join(L.KINDS)}.")
+    if o.created and not re.match(r"^\d{4}-\d{2}-\d{2}$", o.created):
+        raise InputError(f"invalid date '{o.created}'.", fix="use YYYY-MM-DD.")
+
+
+def _citation(c: Optional[str]) -> Optional[str]:
+    if not c:
+        return None
+    p = Path(c)
+    if len(c) < 400 and "\n" not in c and p.suffix.lower() in (".bib", ".txt", ".bibtex"):
+        if not p.exists():
+            raise InputError("file not found.", path=p, fix="check the --citation path (or give the BibTeX text).")
+        return p.read_text(encoding="utf-8").strip()
+    return c.strip()
+
+
+# ------------------------------------------------------------------------------------------ targets
+_ARTICLES = {"a", "an", "the"}
+
+
+def canonical_target(text: Optional[str], lang: str = "en", inventory=None) -> str:
+    """A target term in one spelling for every form and language: the inventory's English label of
+    the identity term when the phrase names one (``Muslims``, ``मुसलमानों`` -> ``muslim``; leading
+    articles ignored), else the phrase lower-cased with spaces normalised."""
+    t = norm_target(text)
+    if inventory is not None and t:
+        words = t.split(" ")
+        while len(words) > 1 and words[0] in _ARTICLES:
+            words = words[1:]
+        term = inventory.lookup(" ".join(words), lang)
+        if term is not None:
+            return norm_target(term.label("en"))
+        t = " ".join(words)
+    return t or "(none)"
+
+
+def pair_target(p, inventory=None) -> tuple[str, str]:
+    """``(target, how)``: the pair's target term and where it came from: ``release`` (an earlier
+    release), ``group_more``, ``checker`` (the identity or gender span of the minimal-pair checker's
+    word diff), ``changed words`` (the first changed span) or ``none``. Targets are made canonical
+    with :func:`canonical_target`."""
+    meta = p.meta if isinstance(p.meta, dict) else {}
+    prov = p.provenance if isinstance(p.provenance, dict) else {}
+    if prov.get("release_id") and meta.get("target"):
+        return norm_target(meta["target"]), "release"
+    if p.group_more:
+        return canonical_target(p.group_more, p.lang, inventory), "group_more"
+    from ..check import word_diff
+
+    d = word_diff(p.sent_more, p.sent_less, p.lang, inventory)
+    for kinds, how in ((("identity",), "checker"), (("gender",), "checker"), (("other",), "changed words")):
+        for s in d.spans:
+            if s.kind in kinds and s.more:
+                return canonical_target(" ".join(s.more), p.lang, inventory), how
+    for s in d.spans:
+        if s.less:
+            return canonical_target(" ".join(s.less), p.lang, inventory), "changed words"
+    return "(none)", "none"
+
+
+def _previous_targets(prev: Optional[str]) -> dict[str, str]:
+    if not prev:
+        return {}
+    from .read import release_target_splits
+
+    return release_target_splits(prev)
+
+
+# ------------------------------------------------------------------------------------------ build
+def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions) -> BuildSummary:
+    """Build the release folder ``out`` from validated record files (see the module docstring)."""
+    from ..io import atomic_dir, sha256_file
+    from .card import read_card_text, render_card
+    from .history import load_history, record_provenance, summarize_history
+    from .inputs import load_inputs, merge_views
+
+    t0 = time.perf_counter()
+    o = options
+    _check_options(o)
+    created = o.created or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    out = Path(out)
+    human = read_card_text(o.card_text)
+    citation = _citation(o.citation)
+    inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged,
+                      skip_invalid=o.skip_invalid)
+    hist_files = load_history(o.history, records=records, auto=o.discover_history)
+    hist = summarize_history(hist_files)
+    merged, merge_counts = merge_views(inp.pairs, lang_order=o.langs)
+
+    # targets and strata
+    from ..inventory import load_inventory
+
+    inventory = load_inventory()
+    p_targets, how = [], Counter()
+    for mp in merged:
+        t, h = pair_target(mp.primary, inventory)
+        p_targets.append(t)
+        how[h] += 1
+    c_targets = [canonical_target(c.target, c.lang, inventory) for c in inp.cats]
+    t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
+    targets = p_targets + c_targets + t_targets
+    strata = ([f"pairs|{mp.primary.bias_type}|{mp.primary.direction}" for mp in merged]
+              + [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples])
+    ids = [mp.id for mp in merged] + [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
+    if o.split_policy == "keep":
+        splits = []
+        for rid, rec in zip(ids, [mp.primary for mp in merged] + list(inp.cats) + list(inp.tuples)):
+            prov = rec.provenance if isinstance(rec.provenance, dict) else {}
+            sp = (rec.meta or {}).get("split") or prov.get("release_split")
+            if sp not in L.SPLITS:
+                raise InputError(f"record {rid} has no split (meta.split is {sp!r}) but --split-policy keep needs one.",
+                                 fix="give every record meta.split = dev|test, or use --split-policy target.")
+            splits.append(sp)
+    else:
+        fixed = _previous_targets(o.previous)
+        smap = assign_splits(targets, strata, dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed)
+        splits = [smap[t] for t in targets]
+    refuse_leaks(targets, splits, ids)
+
+    # released records (plain dicts in the schema's JSON form)
+    n_p, n_c = len(merged), len(inp.cats)
+    pair_recs = [_pair_record(mp, t, sp) for mp, t, sp in zip(merged, p_targets, splits[:n_p])]
+    cat_recs = []
+    for c, sp in zip(inp.cats, splits[n_p:n_p + n_c]):
+        d = c.model_dump(mode="json")
+        d["meta"] = {**d.get("meta", {}), "split": sp}
+        cat_recs.append(d)
+    tuple_recs = []
+    for t, sp in zip(inp.tuples, splits[n_p + n_c:]):
+        d = t.model_dump(mode="json")
+        d["status"] = "released"
+        d["meta"] = {**d.get("meta", {}), "split": sp}
+        tuple_recs.append(d)
+    langs = sorted({lg for r in pair_recs for lg in r["views"]} | {c["lang"] for c in cat_recs}
+                   | {t["lang"] for t in tuple_recs}, key=lambda lg: (lg != "en", lg))
+    if o.langs:
+        langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
+    pair_langs = [lg for lg in langs if any(lg in r["views"] for r in pair_recs)]
+
+    from .export import cat_rows as _cat_rows, tuple_rows as _tuple_rows
+    from .stats import compute_stats, write_plots
+
+    crow = _cat_rows(cat_recs)
+    trow = _tuple_rows(tuple_recs)
+    stats = compute_stats(pair_recs, crow, trow, keyness=o.keyness)
+    prov = record_provenance([(lg, v.get("provenance"), v.get("meta")) for r in pair_recs
+                              for lg, v in r["views"].items()]
+                             + [(c["lang"], c.get("provenance"), c.get("meta")) for c in cat_recs]
+                             + [(t["lang"], t.get("provenance"), t.get("meta")) for t in tuple_recs])
+    rep = split_report(targets, strata, splits)
+    warnings: list[str] = []
+    files: list[str] = []
+    with atomic_dir(out) as tmp:
+        from ..io import dumps_line
+        from . import export as X
+
+        written_rows: dict[str, int] = {}
+        configs = []
+        counts: dict[str, Any] = {}
+        for kind, recs in (("pairs", pair_recs), ("cats", cat_recs), ("tuples", tuple_recs)):
+            if not recs:
+                continue
+            fn = L.RECORD_FILES[kind]
+            with open(tmp / fn, "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+            written_rows[fn] = len(recs)
+            split_of = [r["split"] if kind == "pairs" else r["meta"]["split"] for r in recs]
+            conf = {"name": kind, "default": kind == "pairs" or (kind == "cats" and not pair_recs),
+                    "data_files": {}, "splits": {}, "features": None}
+            rows_by_split = {}
+            for sp in L.SPLITS:
+                idx = [i for i, s in enumerate(split_of) if s == sp]
+                rel = L.parquet_path(kind, sp)
+                if kind == "pairs":
+                    sub = [recs[i] for i in idx]
+                    nb = X.write_pair_parquet(tmp / rel, sub, pair_langs)
+                    conf["features"] = L.pair_columns(pair_langs)
+                elif kind == "cats":
+                    sub = [crow[i] for i in idx]
+                    nb = X.write_cat_parquet(tmp / rel, sub)
+                    conf["features"] = L.CAT_COLUMNS
+                else:
+                    sub = [trow[i] for i in idx]
+                    nb = X.write_tuple_parquet(tmp / rel, sub)
+                    conf["features"] = L.TUPLE_COLUMNS
+                conf["data_files"][sp] = rel
+                conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
+                written_rows[rel] = len(idx)
+                rows_by_split[sp] = idx
+            configs.append(conf)
+            tg = p_targets if kind == "pairs" else c_targets if kind == "cats" else t_targets
+            by_split_lang = {}
+            for sp, idx in rows_by_split.items():
+                cnt = Counter()
+                for i in idx:
+                    r = recs[i]
+                    if kind == "pairs":
+                        cnt.update(r["views"].keys())
+                    else:
+                        cnt[r["lang"]] += 1
+                by_split_lang[sp] = dict(cnt)
+            counts[kind] = {"records": len(recs), "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
+                            "targets": len(set(tg)),
+                            "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
+                            "by_split_lang": by_split_lang}
+        # CrowS-Pairs / IndiBias CSV
+        file_notes: dict[str, str] = {}
+        if pair_recs:
+            file_notes[L.RECORD_FILES["pairs"]] = ("biaskit ReleasePair records, one per pair: id, split, bias_type, "
+                                                  "direction, target, source_id, status, views {lang: sent_more, "
+                                                  "sent_less, pair_id, group_more, group_less, provenance, meta}")
+            file_notes["data/pairs-{dev,test}.parquet"] = ("config `pairs`: " + ", ".join(L.pair_columns(pair_langs)))
+            positioned = list(enumerate(pair_recs))
+            for sp in L.SPLITS:
+                part = [(i, r) for i, r in positioned if r["split"] == sp]
+                for lg in pair_langs:
+                    rel = L.crows_csv_path(lg, sp)
+                    written_rows[rel] = X.write_crows_csv(tmp / rel, part, lg)
+                if "en" in pair_langs and "hi" in pair_langs:
+                    rel = L.indibias_csv_path(sp)
+                    written_rows[rel] = X.write_indibias_csv(tmp / rel, part)
+            file_notes["csv/crows-<lang>-<split>.csv"] = ("CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS)
+                                                          + " (first column: the pair's row in pairs.jsonl)")
+            if "en" in pair_langs and "hi" in pair_langs:
+                n_both = sum(1 for r in pair_recs if "en" in r["views"] and "hi" in r["views"])
+                file_notes["csv/indibias-<split>.csv"] = (
+                    "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
+                    "and a Hindi view; index = the pair's row in pairs.jsonl)")
+        if cat_recs:
+            file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
+            file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
+            for sp in L.SPLITS:
+                rel = L.stereoset_path(sp)
+                written_rows[rel] = X.write_stereoset_json(tmp / rel, [c for c in cat_recs if c["meta"]["split"] == sp],
+                                                           f"{o.name}-{o.version}")
+            file_notes["stereoset/{dev,test}.json"] = "StereoSet's original JSON layout (version, data.intrasentence, " \
+                                                      "data.intersentence)"
+        if tuple_recs:
+            file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
+            file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+        from ..io import write_json as _wj
+
+        _wj(tmp / L.STATS, stats)
+        plots = []
+        if o.plots:
+            plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)]
+        file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
+        file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
+        file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
+        data_sha = {fn: sha256_file(tmp / fn) for fn in L.RECORD_FILES.values() if (tmp / fn).exists()}
+        retention = _retention(inp, hist, counts, merge_counts)
+        flags_dropped = Counter()
+        for p in inp.dropped_flagged:
+            flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
+        limitations = _limitations(pair_recs, pair_langs, how, merge_counts, prov, o)
+        release = {
+            "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
+            "schema_version": SCHEMA_VERSION, "biaskit_version": __version__,
+            "license": o.license, "langs": langs, "counts": counts,
+            "split": {"policy": o.split_policy, "dev_fraction": o.dev_fraction, "seed": o.seed,
+                      "previous": str(o.previous) if o.previous else None, "unit": "target term",
+                      "targets_from": dict(how), **rep},
+            "data_files": data_sha,
+            "rows": written_rows,
+            "build": {"command": o.command, "stage_commands": [r.get("command") for f in hist_files if f.kind == "runlog"
+                                                               for r in f.data if r.get("command")]},
+            "inputs": [f.as_dict() for f in inp.files],
+            "history": hist,
+            "provenance": prov,
+            "merge": merge_counts,
+            "retention": retention,
+            "flags_dropped": dict(flags_dropped),
+        }
+        _wj(tmp / L.RELEASE_JSON, release)
+        ctx = {"options": {**asdict(o), "created": created, "citation": citation}, "langs": langs, "counts": counts,
+               "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
+               "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
+               "limitations": limitations, "plots": plots, "biaskit_version": __version__,
+               "n_targets": len(set(targets)),
+               "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets"}
+        card = render_card(ctx, human)
+        (tmp / L.README).write_text(card, encoding="utf-8")
+        warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
+        files = write_sums(tmp)
+    return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
+                        split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
+                        seconds=round(time.perf_counter() - t0, 3))
+
+
+def write_sums(folder: Path) -> list[str]:
+    """Write ``SHA256SUMS`` (``<hex>  <path>`` lines, sorted, ``sha256sum -c`` format) over every
+    other file of ``folder``; return the relative paths."""
+    from ..io import sha256_file
+
+    rels = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                  if p.is_file() and p.name != L.SUMS)
+    (folder / L.SUMS).write_text("".join(f"{sha256_file(folder / r)}  {r}\n" for r in rels), encoding="utf-8")
+    return rels + [L.SUMS]
+
+
+_STRIP_PROV = ("release_id", "release_split", "release_source_id")
+_STRIP_META = ("target", "split")
+
+
+def _pair_record(mp, target: str, split: str) -> dict[str, Any]:
+    prim = mp.primary
+    views = {}
+    for lg, p in mp.views.items():
+        prov = {k: v for k, v in (p.provenance or {}).items() if k not in _STRIP_PROV}
+        meta = {k: v for k, v in (p.meta or {}).items() if k not in _STRIP_META}
+        views[lg] = {"sent_more": p.sent_more, "sent_less": p.sent_less, "pair_id": p.pair_id,
+                     "group_more": p.group_more, "group_less": p.group_less, "provenance": prov, "meta": meta}
+    return {"id": mp.id, "split": split, "bias_type": prim.bias_type, "direction": prim.direction,
+            "target": target, "source_id": mp.source_id, "status": "released", "views": views,
+            "provenance": {}, "meta": {}}
+
+
+def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
+    rows: list[dict] = []
+    for g in hist["generation"]:
+        rows.append({"stage": f"generated ({g['label']})", "records": g["rows"],
+                     "detail": f"{g['jobs']} LLM jobs, {g['runs']} run(s)", "source": g["file"]})
+    for r in hist["records"]:
+        rows.append({"stage": r["label"], "records": r["records"],
+                     "detail": ", ".join(f"{k} {v}" for k, v in r["by_status"].items()), "source": r["file"]})
+    for a in hist["adapt"]:
+        rows.append({"stage": "CrowS-Pairs adaptation", "records": a.get("kept"),
+                     "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
+                     "source": a["file"]})
+    for c in hist["check"]:
+        rows.append({"stage": "checked", "records": c["pairs"], "detail": f"{c['passed']} passed, {c['flagged']} flagged",
+                     "source": c["file"]})
+    for a in hist["apply"]:
+        detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in ("records", "rejected", "needs_adjudication",
+                                                                     "not_annotated", "needs_review", "not_reviewed")
+                           if a.get(k) is not None)
+        rows.append({"stage": "validated", "records": a.get("accepted"), "detail": detail, "source": a["file"]})
+    for d in hist["apply_dropped"] + hist["translation_dropped"]:
+        rows.append({"stage": f"not validated ({d['label']})", "records": d["records"],
+                     "detail": ", ".join(f"{k} {v}" for k, v in d["by_status"].items()), "source": d["file"]})
+    if not any(r["stage"].startswith("generated") for r in rows):
+        rows.insert(0, {"stage": "generated", "records": None, "detail": "no generation run log given",
+                        "source": L.NOT_RECORDED})
+    if not hist["check"]:
+        rows.append({"stage": "checked", "records": None, "detail": "no checker output given",
+                     "source": L.NOT_RECORDED})
+    if not hist["apply"]:
+        rows.append({"stage": "validated", "records": None, "detail": "no `annotate apply` summary given",
+                     "source": L.NOT_RECORDED})
+    for f in inp.files:
+        ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
+        rows.append({"stage": f"read for release ({'pair views' if f.kind == 'pairs' else f.kind})",
+                     "records": f.records,
+                     "detail": (f"not released: {ex}" if ex else "all kept")
+                     + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""), "source": f.path})
+    for kind, c in counts.items():
+        rows.append({"stage": f"released ({kind})", "records": c["records"],
+                     "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
+                     + (f"; {merge_counts['duplicates']} duplicate views dropped" if kind == "pairs"
+                        and merge_counts.get("duplicates") else ""), "source": "this release"})
+    return rows
+
+
+def _limitations(pair_recs, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
+    out = []
+    if len(langs) > 1:
+        for lg in langs:
+            miss = sum(1 for r in pair_recs if lg not in r["views"])
+            if miss:
+                out.append(f"{miss} of {len(pair_recs)} pairs have no '{lg}' view.")
+    derived = how.get("checker", 0) + how.get("changed words", 0)
+    if derived:
+        out.append(f"The target term of {derived} pairs was derived from the word diff (no group_more was "
+                   "recorded); a target can be a pronoun or name rather than a group label.")
+    if how.get("none"):
+        out.append(f"{how['none']} pairs have no identifiable target term (grouped under '(none)').")
+    if merge_counts.get("not_merged"):
+        out.append(f"{merge_counts['not_merged']} language views disagree with their pair's direction or bias type "
+                   "and are released as separate records.")
+    if prov.get("direction_changed_by_annotators"):
+        out.append(f"Annotators changed the direction of {prov['direction_changed_by_annotators']} views "
+                   "(`meta.annotation.direction_before`).")
+    if o.keep_flagged:
+        out.append("Pairs flagged by the minimal-pair checker were kept (--keep-flagged).")
+    return out

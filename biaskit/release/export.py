@@ -1,0 +1,125 @@
+"""Writers for a release's tabular exports: Parquet (Hugging Face ``datasets``), CrowS-Pairs- and
+IndiBias-style CSV, StereoSet's original JSON layout. Column-wise, no per-row validation (the
+records were validated when read)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from .layout import (CAT_COLUMNS, CROWS_COLUMNS, INDIBIAS_COLUMNS, PAIR_BASE_COLUMNS, PAIR_VIEW_COLUMNS,
+                     TUPLE_COLUMNS, pair_columns)
+
+
+def pair_table_columns(records: Sequence[dict], langs: Sequence[str]) -> dict[str, list]:
+    """Wide columns: one row per pair, ``sent_more_<lang>`` ... per language (None when a view is missing)."""
+    cols: dict[str, list] = {c: [r.get(c) for r in records] for c in PAIR_BASE_COLUMNS}
+    for lg in langs:
+        views = [r["views"].get(lg) for r in records]
+        for c in PAIR_VIEW_COLUMNS:
+            cols[f"{c}_{lg}"] = [v.get(c) if v else None for v in views]
+    return cols
+
+
+def _write_parquet(path: Path, columns: dict[str, list], names: Sequence[str]) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(n, pa.string()) for n in names])
+    table = pa.table({n: pa.array(columns[n], type=pa.string()) for n in names}, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    return table.nbytes
+
+
+def write_pair_parquet(path: Path, records: Sequence[dict], langs: Sequence[str]) -> int:
+    return _write_parquet(path, pair_table_columns(records, langs), pair_columns(langs))
+
+
+def cat_rows(cats: Sequence[dict]) -> list[dict]:
+    """Flat CAT rows (StereoSet's flat layout + id, lang, split) from CAT record dicts."""
+    out = []
+    for c in cats:
+        opts = {o["gold_label"]: o["sentence"] for o in c["options"]}
+        out.append({"id": c["cat_id"], "type": c["split"], "target": c["target"], "bias_type": c["bias_type"],
+                    "context": c["context"], "stereotype": opts.get("stereotype"),
+                    "anti-stereotype": opts.get("anti-stereotype"), "unrelated": opts.get("unrelated"),
+                    "lang": c.get("lang", "en"), "split": c["meta"]["split"]})
+    return out
+
+
+def write_cat_parquet(path: Path, rows: Sequence[dict]) -> int:
+    return _write_parquet(path, {c: [r[c] for r in rows] for c in CAT_COLUMNS}, CAT_COLUMNS)
+
+
+def tuple_rows(tuples: Sequence[dict]) -> list[dict]:
+    return [{"id": t["tuple_id"], "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
+             "polarity": t["polarity"], "lang": t.get("lang", "en"), "split": t["meta"]["split"]} for t in tuples]
+
+
+def write_tuple_parquet(path: Path, rows: Sequence[dict]) -> int:
+    return _write_parquet(path, {c: [r[c] for r in rows] for c in TUPLE_COLUMNS}, TUPLE_COLUMNS)
+
+
+def _csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def write_crows_csv(path: Path, records: Sequence[tuple[int, dict]], lang: str) -> int:
+    """CrowS-Pairs' columns for the ``lang`` view of each pair; the first (unnamed) column is the
+    pair's row in ``pairs.jsonl`` (0-based), as CrowS-Pairs' is its pair number."""
+    rows = []
+    for pos, r in records:
+        v = r["views"].get(lang)
+        if v is None:
+            continue
+        m = v.get("meta") or {}
+        rows.append([pos, v["sent_more"], v["sent_less"], r["direction"], r["bias_type"],
+                     _s(m.get("annotations")), _s(m.get("anon_writer")), _s(m.get("anon_annotators"))])
+    _csv(path, CROWS_COLUMNS, rows)
+    return len(rows)
+
+
+def write_indibias_csv(path: Path, records: Sequence[tuple[int, dict]]) -> int:
+    """IndiBias' columns for pairs with an English and a Hindi view; ``index`` is the pair's row in
+    ``pairs.jsonl`` (0-based), the unnamed first column the row in this file."""
+    rows = []
+    for pos, r in records:
+        en, hi = r["views"].get("en"), r["views"].get("hi")
+        if en is None or hi is None:
+            continue
+        rows.append([len(rows), pos, en["sent_more"], en["sent_less"], hi["sent_more"], hi["sent_less"],
+                     r["bias_type"], r["direction"]])
+    _csv(path, INDIBIAS_COLUMNS, rows)
+    return len(rows)
+
+
+def _s(x: Any) -> str:
+    if x is None:
+        return ""
+    return x if isinstance(x, str) else str(x)
+
+
+def write_stereoset_json(path: Path, cats: Sequence[dict], version: str) -> int:
+    """StereoSet's original ``dev.json`` layout: ``{"version", "data": {"intrasentence": [...],
+    "intersentence": [...]}}``, each example with ``id, target, bias_type, context, sentences`` and each
+    sentence with ``sentence, id, labels [{label, human_id}], gold_label``."""
+    data: dict[str, list] = {"intrasentence": [], "intersentence": []}
+    for c in cats:
+        sents = []
+        for o in c["options"]:
+            labels = [{"label": lab, "human_id": f"a{k}"} for k, lab in enumerate(o.get("human_labels") or [], start=1)]
+            sents.append({"sentence": o["sentence"], "id": o["sentence_id"], "labels": labels,
+                          "gold_label": o["gold_label"]})
+        data[c["split"]].append({"id": c["cat_id"], "target": c["target"], "bias_type": c["bias_type"],
+                                 "context": c["context"], "sentences": sents})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": version, "data": data}, ensure_ascii=False, indent=1) + "\n",
+                    encoding="utf-8")
+    return len(cats)

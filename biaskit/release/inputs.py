@@ -1,0 +1,247 @@
+"""Read a release's input records (pairs, CATs, tuples) and merge the language views of each pair.
+
+Pairs come from any file :func:`biaskit.readers.read_pairs` reads (biaskit JSONL/CSV from
+``annotate apply``, translation review output, CrowS-Pairs and IndiBias CSV, an earlier release's
+``pairs.jsonl``); CATs and tuples from biaskit JSONL. Every record is validated once, here.
+
+Merging: the language views of one pair are linked by ``source_id``: IndiBias' English and Hindi
+columns share ``source_id``; a reviewed translation's ``source_id`` is its English pair's
+``pair_id``. Each pair's *anchor* is the end of that chain (the shared ``source_id``, or the pair's
+own id); one released record per anchor, with a stable id derived from the anchor, so the same pair
+keeps its id in every version built from the same sources.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ..errors import InputError
+from ..schema import BiasTuple, CAT, SentencePair, stable_id
+
+# statuses that never reach a release; `flagged` is dropped unless keep_flagged
+EXCLUDED_STATUSES = ("rejected", "needs_review")
+
+
+@dataclass
+class InputFile:
+    path: str
+    kind: str                    # pairs | cats | tuples
+    format: str
+    records: int
+    sha256: str
+    excluded: dict[str, int] = field(default_factory=dict)   # status -> count not released
+    skipped_invalid: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "format": self.format, "records": self.records,
+                "sha256": self.sha256, "excluded": self.excluded, "skipped_invalid": self.skipped_invalid}
+
+
+@dataclass
+class Inputs:
+    pairs: list[SentencePair] = field(default_factory=list)
+    cats: list[CAT] = field(default_factory=list)
+    tuples: list[BiasTuple] = field(default_factory=list)
+    files: list[InputFile] = field(default_factory=list)
+    dropped_flagged: list[SentencePair] = field(default_factory=list)
+
+
+def _first_object(path: Path) -> dict:
+    with open(path, "rb") as fh:
+        for i, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON ({exc.msg}).", path=path, row=i,
+                                     fix="each line must be one JSON object.") from None
+                return obj if isinstance(obj, dict) else {}
+    return {}
+
+
+def detect_kind(path: str | Path) -> str:
+    """``pairs``, ``cats`` or ``tuples`` from a file's extension and first record."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix="check the --records path.")
+    if path.is_dir():
+        raise InputError("is a directory, expected a records file.", path=path,
+                         fix="pass the .jsonl/.csv files (for an earlier release: DIR/pairs.jsonl).")
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        return "pairs"
+    first = _first_object(path)
+    if "options" in first and "context" in first:
+        return "cats"
+    if "identity" in first and "attribute" in first:
+        return "tuples"
+    if "views" in first or "sent_more" in first:
+        return "pairs"
+    if not first:
+        raise InputError("file is empty.", path=path, fix="pass a file with records.")
+    raise InputError(f"cannot tell what records these are from the keys {sorted(first)[:8]}.", path=path, row=1,
+                     fix="pass pairs (sent_more, sent_less, ...), CATs (context, options) or tuples "
+                         "(identity, attribute) in the biaskit schema.")
+
+
+def _validate_jsonl(path: Path, model, what: str, fix: str) -> list:
+    from pydantic import ValidationError
+
+    from ..io import iter_jsonl
+
+    out = []
+    for i, obj in iter_jsonl(path):
+        try:
+            out.append(model.model_validate(obj))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err.get("loc", ())) or None
+            raise InputError(f"not a valid {what}: {err.get('msg', 'invalid')}.", path=path, row=i, column=loc,
+                             fix=fix) from None
+    return out
+
+
+def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] = None,
+                kinds: Optional[Sequence[str]] = None, keep_flagged: bool = False,
+                skip_invalid: bool = False) -> Inputs:
+    """Read and validate every input file; keep the languages and kinds asked for."""
+    from ..io import sha256_file
+    from ..readers import read_pairs
+
+    if not paths:
+        raise InputError("no records given.", fix="pass --records FILE (repeatable): validated pairs, CATs or tuples.")
+    want_langs = {lg.strip().lower() for lg in langs} if langs else None
+    inp = Inputs()
+    for p in paths:
+        path = Path(p)
+        kind = detect_kind(path)
+        if kinds and kind not in kinds:
+            continue
+        info = InputFile(path=str(path), kind=kind, format="biaskit", records=0, sha256=sha256_file(path))
+        if kind == "pairs":
+            res = read_pairs(path, skip_invalid=skip_invalid)
+            info.format = res.format
+            info.skipped_invalid = len(res.skipped)
+            for pr in res.pairs:
+                if want_langs and pr.lang not in want_langs:
+                    continue
+                st = pr.status
+                if st in EXCLUDED_STATUSES or (st == "flagged" and not keep_flagged):
+                    info.excluded[st] = info.excluded.get(st, 0) + 1
+                    if st == "flagged":
+                        inp.dropped_flagged.append(pr)
+                    continue
+                inp.pairs.append(pr)
+                info.records += 1
+        elif kind == "cats":
+            cats = _validate_jsonl(path, CAT, "CAT", "each line must be a biaskit CAT (split, target, bias_type, "
+                                                     "context, options) as `annotate apply --kind cat` writes.")
+            for c in cats:
+                if want_langs and c.lang not in want_langs:
+                    continue
+                inp.cats.append(c)
+                info.records += 1
+        else:
+            tuples = _validate_jsonl(path, BiasTuple, "tuple", "each line must be a biaskit tuple (identity, "
+                                                                 "attribute, axis, polarity).")
+            for t in tuples:
+                if want_langs and t.lang not in want_langs:
+                    continue
+                if t.status in EXCLUDED_STATUSES:
+                    info.excluded[t.status] = info.excluded.get(t.status, 0) + 1
+                    continue
+                inp.tuples.append(t)
+                info.records += 1
+        inp.files.append(info)
+    if not (inp.pairs or inp.cats or inp.tuples):
+        what = f" in language(s) {', '.join(sorted(want_langs))}" if want_langs else ""
+        raise InputError(f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
+                         fix="check --lang/--kinds, and that the records are validated (not rejected/flagged).")
+    return inp
+
+
+# ------------------------------------------------------------------------------------------ merging
+@dataclass
+class MergedPair:
+    id: str
+    anchor: str
+    views: dict[str, SentencePair]          # lang -> pair, primary language first
+    source_id: Optional[str]
+
+    @property
+    def primary(self) -> SentencePair:
+        return next(iter(self.views.values()))
+
+
+def _lang_order(langs: set[str], preferred: Optional[Sequence[str]]) -> list[str]:
+    order = [lg for lg in (preferred or []) if lg in langs]
+    rest = sorted(langs - set(order), key=lambda lg: (lg != "en", lg))
+    return order + rest
+
+
+def merge_views(pairs: Sequence[SentencePair], *, lang_order: Optional[Sequence[str]] = None
+                ) -> tuple[list[MergedPair], dict[str, int]]:
+    """Group the language views of each pair (see the module docstring). Returns the merged pairs (in
+    input order of their first view) and counts: ``duplicates`` (the same view twice, dropped),
+    ``not_merged`` (views whose direction or bias type differs from their pair's primary view: kept
+    as records of their own)."""
+    by_pid: dict[str, SentencePair] = {}
+    for p in pairs:
+        by_pid.setdefault(p.pair_id, p)
+
+    def anchor(p: SentencePair) -> str:
+        seen = 0
+        while p.source_id and p.source_id in by_pid and by_pid[p.source_id] is not p and seen < 8:
+            p = by_pid[p.source_id]
+            seen += 1
+        return f"s:{p.source_id}" if p.source_id else f"p:{p.pair_id}"
+
+    groups: dict[str, dict[str, SentencePair]] = {}
+    counts = {"duplicates": 0, "not_merged": 0}
+    for p in pairs:
+        a = anchor(p)
+        g = groups.setdefault(a, {})
+        old = g.get(p.lang)
+        if old is None:
+            g[p.lang] = p
+        elif old.pair_id == p.pair_id or (old.sent_more == p.sent_more and old.sent_less == p.sent_less):
+            counts["duplicates"] += 1
+        else:
+            sid = a.split(":", 1)[1]
+            raise InputError(f"two different '{p.lang}' pairs belong to the same source '{sid}' ({old.pair_id} and "
+                             f"{p.pair_id}).", path=p.provenance.get("file") if isinstance(p.provenance, dict) else None,
+                             fix="give each language view of a pair the same source_id and different pairs different "
+                                 "ones, or release only one of the two records.")
+    all_langs = {p.lang for p in pairs}
+    order = _lang_order(all_langs, lang_order)
+    rank = {lg: i for i, lg in enumerate(order)}
+    out: list[MergedPair] = []
+    for a, g in groups.items():
+        langs = sorted(g, key=lambda lg: rank[lg])
+        views = {lg: g[lg] for lg in langs}
+        prim = views[langs[0]]
+        keep = {lg: v for lg, v in views.items()
+                if v.direction == prim.direction and v.bias_type == prim.bias_type}
+        rid = _release_id(prim, a)
+        out.append(MergedPair(id=rid, anchor=a, views=keep, source_id=_source_id(prim)))
+        for lg, v in views.items():
+            if lg not in keep:
+                counts["not_merged"] += 1
+                out.append(MergedPair(id=stable_id("r", a, lg), anchor=f"{a}|{lg}", views={lg: v},
+                                      source_id=_source_id(v)))
+    return out, counts
+
+
+def _release_id(p: SentencePair, anchor: str) -> str:
+    prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
+    if prev:            # an earlier release's record keeps its id
+        return str(prev)
+    return stable_id("r", anchor)
+
+
+def _source_id(p: SentencePair) -> Optional[str]:
+    prov = p.provenance if isinstance(p.provenance, dict) else {}
+    if prov.get("release_id"):
+        return prov.get("release_source_id")
+    return p.source_id

@@ -1,0 +1,171 @@
+"""Read a release folder: its metadata, its pairs (one SentencePair per language view), its CATs.
+
+The evaluators call these (``biaskit evaluate pairs --data DIR --split test --lang hi``); no stage
+code is needed to read a release::
+
+    from biaskit.release.read import read_release_pairs
+    res = read_release_pairs("releases/indibias-1.0.0", split="test", lang="hi")
+    res.pairs            # SentencePair per view; source_id = the release id shared by its views
+    res.info             # {"name", "version", "split", "file", "sha256", ...}
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import InputError
+from . import layout as L
+
+
+def is_release(path: str | Path) -> bool:
+    p = Path(path)
+    return p.is_dir() and (p / L.RELEASE_JSON).exists()
+
+
+def release_meta(path: str | Path) -> dict[str, Any]:
+    """``release.json`` of a release folder, with clear errors for a folder that is not one."""
+    from ..io import read_json
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError("folder not found.", path=p, fix="check the release path.")
+    if not p.is_dir():
+        raise InputError("not a folder.", path=p, fix="pass a release folder (written by `biaskit release build`).")
+    if not (p / L.RELEASE_JSON).exists():
+        raise InputError(f"not a biaskit release: no {L.RELEASE_JSON}.", path=p,
+                         fix="pass a folder written by `biaskit release build`, or a data file.")
+    meta = read_json(p / L.RELEASE_JSON)
+    if not isinstance(meta, dict) or "name" not in meta or "version" not in meta:
+        raise InputError("release.json lacks name/version.", path=p / L.RELEASE_JSON,
+                         fix="rebuild the release with `biaskit release build`.")
+    return meta
+
+
+def _check_split(split: Optional[str], path: Path) -> None:
+    if split is not None and split not in L.SPLITS:
+        raise InputError(f"unknown split '{split}'.", path=path, fix=f"use --split {' or --split '.join(L.SPLITS)}.")
+
+
+def _info(path: Path, meta: dict, fn: str, split: Optional[str], lang: Optional[str]) -> dict[str, Any]:
+    from ..io import sha256_file
+
+    f = path / fn
+    sha = sha256_file(f)
+    recorded = (meta.get("data_files") or {}).get(fn)
+    return {"release": meta["name"], "version": meta["version"], "created": meta.get("created"),
+            "split": split or "all", "lang": lang, "file": fn, "sha256": sha,
+            "sha256_matches_release": (recorded == sha) if recorded else None}
+
+
+@dataclass
+class ReleasePairs:
+    pairs: list
+    info: dict[str, Any]
+    skipped: list = field(default_factory=list)
+    format: str = "release"
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: Optional[str] = None) -> ReleasePairs:
+    """The pairs of a release as SentencePairs (one per language view), optionally one split/language."""
+    from pydantic import ValidationError
+
+    from ..io import iter_jsonl
+    from ..schema import SentencePair, release_views
+
+    p = Path(path)
+    meta = release_meta(p)
+    _check_split(split, p)
+    fn = L.RECORD_FILES["pairs"]
+    if not (p / fn).exists():
+        raise InputError(f"this release has no pairs ({fn} is missing).", path=p,
+                         fix="score its CATs with `biaskit evaluate cats --data DIR`, or rebuild it with pairs.")
+    lang = lang.strip().lower() if lang else None
+    pairs, found = [], set()
+    for row, obj in iter_jsonl(p / fn):
+        if split and obj.get("split") != split:
+            continue
+        for v in release_views(obj):
+            found.add(v["lang"])
+            if lang and v["lang"] != lang:
+                continue
+            try:
+                pairs.append(SentencePair.model_validate(v))
+            except ValidationError as exc:
+                raise InputError(f"invalid pair: {exc.errors()[0].get('msg')}.", path=p / fn, row=row,
+                                 fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+    if not pairs:
+        what = " ".join(x for x in (f"split '{split}'" if split else "", f"language '{lang}'" if lang else "") if x)
+        raise InputError(f"no pairs for {what or 'this release'} (languages: {', '.join(sorted(found)) or 'none'}).",
+                         path=p / fn, fix="check --split and --lang.")
+    return ReleasePairs(pairs=pairs, info=_info(p, meta, fn, split, lang))
+
+
+def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple[list, dict[str, Any]]:
+    """The CATs of a release (biaskit :class:`~biaskit.schema.CAT`), optionally one split."""
+    from pydantic import ValidationError
+
+    from ..io import iter_jsonl
+    from ..schema import CAT
+
+    p = Path(path)
+    meta = release_meta(p)
+    _check_split(split, p)
+    fn = L.RECORD_FILES["cats"]
+    if not (p / fn).exists():
+        raise InputError(f"this release has no CATs ({fn} is missing).", path=p,
+                         fix="score its pairs with `biaskit evaluate pairs --data DIR`.")
+    cats = []
+    for row, obj in iter_jsonl(p / fn):
+        if split and (obj.get("meta") or {}).get("split") != split:
+            continue
+        try:
+            cats.append(CAT.model_validate(obj))
+        except ValidationError as exc:
+            raise InputError(f"invalid CAT: {exc.errors()[0].get('msg')}.", path=p / fn, row=row,
+                             fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+    if not cats:
+        raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix="check --release-split.")
+    return cats, _info(p, meta, fn, split, None)
+
+
+def release_target_splits(path: str | Path) -> dict[str, str]:
+    """``{target: split}`` of every record of a release (used to keep splits stable across versions)."""
+    from ..io import iter_jsonl
+    from .split import norm_target
+
+    p = Path(path)
+    release_meta(p)
+    out: dict[str, str] = {}
+    for kind, fn in L.RECORD_FILES.items():
+        f = p / fn
+        if not f.exists():
+            continue
+        for _, obj in iter_jsonl(f):
+            if kind == "pairs":
+                t, sp = obj.get("target"), obj.get("split")
+            elif kind == "cats":
+                t, sp = obj.get("target"), (obj.get("meta") or {}).get("split")
+            else:
+                t, sp = obj.get("identity"), (obj.get("meta") or {}).get("split")
+            if t and sp in L.SPLITS:
+                out.setdefault(norm_target(t), sp)
+    return out
+
+
+def read_sums(path: str | Path) -> dict[str, str]:
+    """``{relative path: sha256}`` from a release's ``SHA256SUMS``."""
+    p = Path(path) / L.SUMS
+    out = {}
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or len(parts[0]) != 64:
+            raise InputError("not a 'HEX  PATH' line.", path=p, row=i, fix="rebuild the release (SHA256SUMS is "
+                                                                           "written by `biaskit release build`).")
+        out[parts[1].lstrip("*").strip()] = parts[0].lower()
+    return out

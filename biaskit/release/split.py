@@ -1,0 +1,115 @@
+"""Dev/test splits disjoint by target term, stratified, seeded (StereoSet §6.1).
+
+StereoSet split its CATs "based on the target terms: 25% of the target terms and their instances for
+the development set and 75% for the hidden test set", with the terms of the two sets disjoint. Here a
+*unit* is a target term (a pair's ``group_more``, a CAT's ``target``, a tuple's ``identity``): all
+records of one target go to the same split. Targets are assigned greedily, largest first (ties in a
+seeded random order), each to the split whose per-stratum shortfall it reduces most, where a stratum
+is ``kind | bias type | direction`` and the goal of the dev split is ``dev_fraction`` of every
+stratum's records. The result depends only on the records, the fraction and the seed.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..schema import normalize_text
+
+
+def norm_target(t: Optional[str]) -> str:
+    return normalize_text(t or "").casefold()
+
+
+def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction: float = 0.25, seed: int = 0,
+                  fixed: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """``{target: "dev" | "test"}`` for the targets of the given records (one target and stratum per record).
+
+    ``fixed``: targets whose split is already decided (e.g. by a previous release); they keep it and
+    count towards the strata's totals.
+    """
+    import pandas as pd
+
+    if not 0 < dev_fraction < 1:
+        raise InputError(f"the dev fraction must be between 0 and 1, got {dev_fraction}.",
+                         fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).")
+    t_codes, t_names = pd.factorize(pd.Series(list(targets), dtype=object), sort=True)
+    s_codes, s_names = pd.factorize(pd.Series(list(strata), dtype=object), sort=True)
+    n_t, n_s = len(t_names), len(s_names)
+    counts = np.zeros((n_t, n_s), dtype=np.int64)
+    np.add.at(counts, (t_codes, s_codes), 1)
+    total = counts.sum(axis=0).astype(float)
+    goal = np.stack([dev_fraction * total, (1 - dev_fraction) * total])    # [dev, test] x strata
+    have = np.zeros_like(goal)
+    out: dict[str, str] = {}
+    fixed = fixed or {}
+    free = []
+    for i, t in enumerate(t_names):
+        sp = fixed.get(t)
+        if sp in ("dev", "test"):
+            out[t] = sp
+            have[0 if sp == "dev" else 1] += counts[i]
+        else:
+            free.append(i)
+    if not free:
+        return out
+    free_arr = np.array(free)
+    rng = np.random.default_rng(seed)
+    tie = rng.permutation(len(free_arr))
+    sizes = counts[free_arr].sum(axis=1)
+    order = free_arr[np.lexsort((tie, -sizes))]          # largest first, seeded order among equals
+    flips = rng.random(len(order))
+    for k, i in enumerate(order):
+        nz = np.flatnonzero(counts[i])
+        c = counts[i, nz]
+        # gain of adding c to split j: (goal - have)^2 - (goal - have - c)^2 = 2c(goal - have) - c^2
+        gain_dev = float(np.sum(2 * c * (goal[0, nz] - have[0, nz]) - c * c))
+        gain_test = float(np.sum(2 * c * (goal[1, nz] - have[1, nz]) - c * c))
+        if gain_dev > gain_test or (gain_dev == gain_test and flips[k] < dev_fraction):
+            j = 0
+        else:
+            j = 1
+        have[j, nz] += c
+        out[t_names[i]] = "dev" if j == 0 else "test"
+    return out
+
+
+def find_leaks(targets: Iterable[str], splits: Iterable[str]) -> dict[str, list[str]]:
+    """Targets that occur in more than one split: ``{target: sorted splits}``."""
+    seen: dict[str, set[str]] = {}
+    for t, s in zip(targets, splits):
+        seen.setdefault(t, set()).add(s)
+    return {t: sorted(s) for t, s in seen.items() if len(s) > 1}
+
+
+def refuse_leaks(targets: Sequence[str], splits: Sequence[str], ids: Sequence[str], *, path: Optional[str] = None,
+                 fix: str = "give each target term one split (drop --split-policy keep, or fix the records' "
+                            "split), so that no target term is in both dev and test.") -> None:
+    """Raise :class:`InputError` naming the first leaking target and two of its records."""
+    leaks = find_leaks(targets, splits)
+    if not leaks:
+        return
+    t = sorted(leaks)[0]
+    ex = {}
+    for tt, s, i in zip(targets, splits, ids):
+        if tt == t and s not in ex:
+            ex[s] = i
+    where = ", ".join(f"{i} in {s}" for s, i in sorted(ex.items()))
+    raise InputError(f"target term '{t}' is in both splits ({where}); {len(leaks)} target(s) leak across "
+                     "dev and test (StereoSet §6.1: the splits must be disjoint by target term).", path=path, fix=fix)
+
+
+def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence[str]) -> dict:
+    """Achieved figures: records and targets per split, and the dev share of every stratum."""
+    import pandas as pd
+
+    df = pd.DataFrame({"target": list(targets), "stratum": list(strata), "split": list(splits)})
+    if df.empty:
+        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}}
+    rec = df["split"].value_counts().to_dict()
+    tg = df.drop_duplicates("target")["split"].value_counts().to_dict()
+    by = df.groupby("stratum")["split"].apply(lambda s: round(float((s == "dev").mean()), 4)).to_dict()
+    return {"records": {k: int(rec.get(k, 0)) for k in ("dev", "test")},
+            "targets": {k: int(tg.get(k, 0)) for k in ("dev", "test")},
+            "dev_share_by_stratum": by}

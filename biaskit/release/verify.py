@@ -1,0 +1,279 @@
+"""``verify_release``: is a release folder intact and complete?
+
+Checks, each problem one line naming the file (and row) and the fix:
+
+- ``SHA256SUMS``: every listed file exists with that checksum, and no file is unlisted;
+- the schema of every row of ``pairs.jsonl`` / ``cats.jsonl`` / ``tuples.jsonl`` (ids unique, split
+  ``dev``/``test``), and the Parquet files' row counts per split against the records;
+- split disjointness: no target term in both splits (StereoSet §6.1);
+- the card: YAML front matter with the required keys, configs whose files exist, the datasheet and
+  data-statement headings. Sections still marked ``[TO BE WRITTEN BY THE MAINTAINERS: ...]`` and an
+  ``unknown`` licence are *warnings*, not problems.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import InputError
+from . import layout as L
+
+MAX_ROW_PROBLEMS = 20      # per file: the first ones, then a count
+
+
+@dataclass
+class VerifyResult:
+    path: str
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    checked: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, message: str, *, path: Optional[str | Path] = None, row: Optional[int] = None,
+            fix: Optional[str] = None) -> None:
+        self.problems.append(str(InputError(message, path=path, row=row, fix=fix)))
+
+    def summary(self) -> str:
+        c = self.checked
+        recs = ", ".join(f"{n} {k}" for k, n in c.get("records", {}).items())
+        return (f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
+                f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
+                f"complete" + (f", {len(self.warnings)} warning(s)" if self.warnings else ""))
+
+
+def verify_release(path: str | Path) -> VerifyResult:
+    p = Path(path)
+    res = VerifyResult(path=str(p))
+    if not p.is_dir():
+        res.add("not a folder.", path=p, fix="pass the release folder written by `biaskit release build`.")
+        return res
+    meta = _release_json(p, res)
+    _sums(p, res)
+    targets: dict[str, set[str]] = {}
+    split_counts: dict[str, dict[str, int]] = {}
+    _pairs(p, res, targets, split_counts)
+    _others(p, res, targets, split_counts)
+    leaks = {t: s for t, s in targets.items() if len(s) > 1}
+    if leaks:
+        t = sorted(leaks)[0]
+        res.add(f"target term '{t}' is in both dev and test ({len(leaks)} target(s) leak).", path=p,
+                fix="rebuild with `biaskit release build` (splits by target term), without --split-policy keep.")
+    res.checked["targets"] = len(targets)
+    _parquet(p, res, split_counts)
+    _card(p, res)
+    if meta:
+        res.checked["name"], res.checked["version"] = meta.get("name"), meta.get("version")
+    return res
+
+
+def _release_json(p: Path, res: VerifyResult) -> Optional[dict]:
+    from ..io import read_json
+
+    f = p / L.RELEASE_JSON
+    if not f.exists():
+        res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
+        return None
+    try:
+        meta = read_json(f)
+    except InputError as exc:
+        res.problems.append(str(exc))
+        return None
+    for k in ("name", "version", "created", "schema_version", "biaskit_version", "counts"):
+        if k not in (meta if isinstance(meta, dict) else {}):
+            res.add(f"lacks '{k}'.", path=f, fix="rebuild the release with `biaskit release build`.")
+    return meta if isinstance(meta, dict) else None
+
+
+def _sums(p: Path, res: VerifyResult) -> None:
+    from ..io import sha256_file
+    from .read import read_sums
+
+    f = p / L.SUMS
+    if not f.exists():
+        res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
+        return
+    try:
+        sums = read_sums(p)
+    except InputError as exc:
+        res.problems.append(str(exc))
+        return
+    fix = "restore the file from the published release, or rebuild it (any edit needs a rebuild)."
+    for rel, want in sums.items():
+        fp = p / rel
+        if not fp.is_file():
+            res.add("listed in SHA256SUMS but missing.", path=fp, fix=fix)
+        elif sha256_file(fp) != want:
+            res.add("checksum does not match SHA256SUMS (the file was changed).", path=fp, fix=fix)
+    present = {x.relative_to(p).as_posix() for x in p.rglob("*") if x.is_file() and x.name != L.SUMS}
+    for rel in sorted(present - set(sums)):
+        res.add("not listed in SHA256SUMS.", path=p / rel, fix="remove it, or rebuild the release to include it.")
+    res.checked["files"] = len(sums)
+
+
+def _note_target(targets: dict, t: Any, sp: Any) -> None:
+    from .split import norm_target
+
+    if t:
+        targets.setdefault(norm_target(str(t)), set()).add(str(sp))
+
+
+def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> None:
+    from pydantic import ValidationError
+
+    from ..schema import ReleasePair
+
+    f = p / L.RECORD_FILES["pairs"]
+    if not f.exists():
+        return
+    fix = "rebuild the release from the validated records (`biaskit release build`)."
+    bad = 0
+    seen: set[str] = set()
+    counts = {sp: 0 for sp in L.SPLITS}
+    n = 0
+    validate = ReleasePair.model_validate_json
+    with open(f, "rb") as fh:
+        for row, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            n += 1
+            try:
+                rec = validate(line)
+            except ValidationError as exc:
+                bad += 1
+                if bad <= MAX_ROW_PROBLEMS:
+                    e = exc.errors()[0]
+                    loc = ".".join(str(x) for x in e.get("loc", ()))
+                    res.add(f"not a valid released pair: {loc + ': ' if loc else ''}{e.get('msg')}.", path=f, row=row,
+                            fix=fix)
+                continue
+            if rec.id in seen:
+                res.add(f"duplicate id {rec.id}.", path=f, row=row, fix=fix)
+            seen.add(rec.id)
+            if rec.status != "released":
+                res.add(f"status is '{rec.status}', expected 'released'.", path=f, row=row, fix=fix)
+            counts[rec.split] += 1
+            _note_target(targets, rec.target, rec.split)
+    if bad > MAX_ROW_PROBLEMS:
+        res.add(f"{bad - MAX_ROW_PROBLEMS} more invalid rows.", path=f, fix=fix)
+    split_counts["pairs"] = counts
+    res.checked.setdefault("records", {})["pairs"] = n
+
+
+def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> None:
+    from pydantic import ValidationError
+
+    from ..io import iter_jsonl
+    from ..schema import CAT, BiasTuple
+
+    for kind, model, tkey, idkey in (("cats", CAT, "target", "cat_id"), ("tuples", BiasTuple, "identity", "tuple_id")):
+        f = p / L.RECORD_FILES[kind]
+        if not f.exists():
+            continue
+        fix = "rebuild the release from the validated records (`biaskit release build`)."
+        counts = {sp: 0 for sp in L.SPLITS}
+        seen: set[str] = set()
+        n = 0
+        try:
+            for row, obj in iter_jsonl(f):
+                n += 1
+                try:
+                    rec = model.model_validate(obj)
+                except ValidationError as exc:
+                    e = exc.errors()[0]
+                    res.add(f"not a valid {kind[:-1]}: {'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}.",
+                            path=f, row=row, fix=fix)
+                    continue
+                sp = (rec.meta or {}).get("split")
+                if sp not in L.SPLITS:
+                    res.add(f"meta.split is {sp!r}, expected dev or test.", path=f, row=row, fix=fix)
+                    continue
+                rid = getattr(rec, idkey)
+                if rid in seen:
+                    res.add(f"duplicate id {rid}.", path=f, row=row, fix=fix)
+                seen.add(rid)
+                counts[sp] += 1
+                _note_target(targets, getattr(rec, tkey), sp)
+        except InputError as exc:
+            res.problems.append(str(exc))
+        split_counts[kind] = counts
+        res.checked.setdefault("records", {})[kind] = n
+
+
+def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
+    for kind, counts in split_counts.items():
+        for sp, n in counts.items():
+            f = p / L.parquet_path(kind, sp)
+            if not f.exists():
+                res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
+                continue
+            try:
+                import pyarrow.parquet as pq
+
+                rows = pq.read_metadata(f).num_rows
+            except Exception as exc:  # a corrupt file
+                res.add(f"not a readable Parquet file ({type(exc).__name__}).", path=f, fix="rebuild the release.")
+                continue
+            if rows != n:
+                res.add(f"{rows} rows, but {L.RECORD_FILES[kind]} has {n} {kind} in split '{sp}'.", path=f,
+                        fix="rebuild the release with `biaskit release build`.")
+
+
+def card_front_matter(text: str) -> Optional[dict]:
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    if not m:
+        return None
+    import yaml
+
+    try:
+        obj = yaml.safe_load(m.group(1))
+    except yaml.YAMLError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _card(p: Path, res: VerifyResult) -> None:
+    f = p / L.README
+    if not f.exists():
+        res.add("missing: the dataset card.", path=f, fix="rebuild the release with `biaskit release build`.")
+        return
+    text = f.read_text(encoding="utf-8")
+    fm = card_front_matter(text)
+    fix = "rebuild the release (the card is generated; write your own sections in --card-text FILE)."
+    if fm is None:
+        res.add("no YAML front matter (--- ... ---) a Hugging Face dataset card needs.", path=f, fix=fix)
+    else:
+        for k in L.CARD_YAML_KEYS:
+            if k not in fm or fm[k] in (None, "", []):
+                res.add(f"card field '{k}' is missing from the YAML front matter.", path=f, fix=fix)
+        for c in fm.get("configs") or []:
+            for df in c.get("data_files") or []:
+                if not (p / str(df.get("path"))).exists():
+                    res.add(f"config '{c.get('config_name')}' names a missing file {df.get('path')}.", path=f, fix=fix)
+        if str(fm.get("license", "")).lower() in ("unknown", "other", ""):
+            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: pass --license (e.g. cc-by-sa-4.0, "
+                                "required when CrowS-Pairs or StereoSet text is included).")
+    heads = {h.strip().lower() for h in re.findall(r"(?m)^#{1,4}\s+(.+?)\s*$", text)}
+    for s in L.CARD_SECTIONS:
+        if s.lower() not in heads:
+            res.add(f"card section '{s}' is missing.", path=f, fix=fix)
+    for i, line in enumerate(text.splitlines(), start=1):
+        if L.TODO_MARK in line:
+            m = re.search(re.escape(L.TODO_MARK) + r":?\s*(.*?)\]", line)
+            what = m.group(1) if m else line.strip()
+            section = _section_of(text, i)
+            res.warnings.append(f"{f}, row {i}: section '{section}' is still to be written by the maintainers "
+                                f"({what[:80]}). Fix: add '## {section}' to your --card-text file and rebuild.")
+
+
+def _section_of(text: str, line_no: int) -> str:
+    title = "?"
+    for line in text.splitlines()[:line_no]:
+        m = re.match(r"^#{1,4}\s+(.+?)\s*$", line)
+        if m:
+            title = m.group(1)
+    return title
