@@ -12,6 +12,7 @@ DataFrames whose columns are the model fields (nested ``provenance``/``meta`` st
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -49,6 +50,14 @@ _BIAS_TYPE_ALIASES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _normalize_bias_type(v: str) -> str:
+    v = unicodedata.normalize("NFKC", v).strip().lower()
+    v = re.sub(r"[\s_/]+", "-", v)
+    v = re.sub(r"-{2,}", "-", v).strip("-")
+    return _BIAS_TYPE_ALIASES.get(v, v)
+
+
 def normalize_bias_type(value: str) -> str:
     """Lower-case, trim and hyphenate a bias type: ``'Physical Appearance'`` -> ``'physical-appearance'``.
 
@@ -56,15 +65,12 @@ def normalize_bias_type(value: str) -> str:
     Only spelling variants are merged (``socio-economic`` -> ``socioeconomic``); StereoSet's
     ``race`` stays distinct from CrowS-Pairs' ``race-color`` (different label sets).
     """
-    v = unicodedata.normalize("NFKC", str(value)).strip().lower()
-    v = re.sub(r"[\s_/]+", "-", v)
-    v = re.sub(r"-{2,}", "-", v).strip("-")
-    return _BIAS_TYPE_ALIASES.get(v, v)
+    return _normalize_bias_type(str(value))
 
 
 def normalize_text(text: str) -> str:
     """NFC-normalise and collapse internal whitespace (used for ids and comparisons)."""
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", str(text))).strip()
+    return " ".join(unicodedata.normalize("NFC", str(text)).split())  # str.split: the whitespace re's \s matches
 
 
 def stable_id(prefix: str, *parts: Any, length: int = 16) -> str:
@@ -131,7 +137,8 @@ class SentencePair(Record):
 
     @model_validator(mode="after")
     def _check(self) -> "SentencePair":
-        if normalize_text(self.sent_more) == normalize_text(self.sent_less):
+        # the sentences are NFC already (_non_empty): comparing their words = comparing normalize_text()
+        if self.sent_more.split() == self.sent_less.split():
             raise ValueError("sent_more and sent_less are identical")
         if not self.pair_id:
             self.pair_id = make_pair_id(self.sent_more, self.sent_less, self.lang)

@@ -71,7 +71,8 @@ def _fmt(x) -> str:
 
 @app.command("cats")
 def cats_command(
-    data: Path = typer.Option(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, or biaskit CAT JSONL."),
+    data: Path = typer.Option(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, biaskit CAT JSONL, "
+                                                  "or a release folder with CATs."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, report.md, scores.jsonl, "
                                                 "predictions.json, targets.csv, groups.csv)."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model folder, alias (gemma3-270m) or cached hub name."),
@@ -82,6 +83,8 @@ def cats_command(
                                                     "predictions JSON or JSONL id/score) instead of a model."),
     format: _CatFormat = typer.Option(_CatFormat.auto, "--format", help="Input format (auto-detected)."),
     split: _Split = typer.Option(_Split.both, "--split", help="Which CATs to score."),
+    release_split: Optional[str] = typer.Option(None, "--release-split",
+                                                help="Release folder (--data DIR): score only its dev or test split."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N CATs (after --split)."),
     piece_agg: _PieceAgg = typer.Option(_PieceAgg.mean_prob, "--piece-agg",
                                         help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
@@ -110,7 +113,8 @@ def cats_command(
     else:
         s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
-                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=_cmd())
+                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=_cmd(),
+                     release_split=release_split)
     console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
     for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):

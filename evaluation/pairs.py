@@ -135,11 +135,12 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
               runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
               tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
-              command: Optional[str] = None) -> dict[str, Any]:
+              command: Optional[str] = None, split: Optional[str] = None) -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
-    :class:`~biaskit.evaluation.models.LoadedLM` objects. Returns ``{"out_dir", "summaries": [...],
+    :class:`~biaskit.evaluation.models.LoadedLM` objects. ``data`` may be a release folder (``biaskit
+    release build``); ``split`` (dev/test) then picks one split and the summary names the release. Returns ``{"out_dir", "summaries": [...],
     "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
     """
     from biaskit.readers import read_pairs
@@ -162,14 +163,21 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
 
     t0 = time.perf_counter()
-    res = read_pairs(data, format=format, lang=lang, skip_invalid=skip_invalid)
+    release = data.is_dir() or split is not None
+    if release:
+        from biaskit.release.read import read_release_pairs
+
+        res = read_release_pairs(data, split=split, lang=lang)
+    else:
+        res = read_pairs(data, format=format, lang=lang, skip_invalid=skip_invalid)
     pairs = _select(res.pairs, lang, limit, data)
     if not pairs:
         raise InputError("no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped
                                                       else "."), path=data,
                          fix="check the file (or run without --skip-invalid to see the first error).")
     read_s = time.perf_counter() - t0
-    data_info = {"path": str(data.resolve()), "sha256": sha256_file(data), "format": res.format,
+    data_info = {"path": str(data.resolve()), "sha256": res.info["sha256"] if release else sha256_file(data),
+                 **({"release": res.info} if release else {}), "format": res.format,
                  "lang_filter": lang, "limit": limit, "n_pairs_read": len(res.pairs), "n_pairs_scored": len(pairs),
                  "n_skipped": len(res.skipped), "skipped": [str(e) for e in res.skipped[:50]]}
 

@@ -32,6 +32,8 @@ def _command_line(**kw) -> str:
     parts = ["biaskit", "evaluate", "pairs", "--data", str(kw["data"])]
     if kw["format"] != "auto":
         parts += ["--format", kw["format"]]
+    if kw.get("split"):
+        parts += ["--split", kw["split"]]
     if kw["lang"]:
         parts += ["--lang", kw["lang"]]
     for m in kw["model"]:
@@ -52,7 +54,9 @@ def _command_line(**kw) -> str:
 
 @app.command("pairs")
 def pairs_command(
-    data: Path = typer.Option(..., "--data", help="Minimal-pair file: CrowS-Pairs CSV, IndiBias CSV or biaskit JSONL/CSV."),
+    data: Path = typer.Option(..., "--data", help="Minimal-pair file (CrowS-Pairs CSV, IndiBias CSV, biaskit JSONL/CSV) "
+                                                  "or a release folder (`biaskit release build`)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: List[str] = typer.Option(..., "--model", "-m",
                                     help="Model folder, alias (gemma3-270m) or cached hub name. Repeat to compare models."),
@@ -82,13 +86,13 @@ def pairs_command(
     from .pairs import run_pairs
     from .report import ci_text, fmt, length_note
 
-    cmd = _command_line(data=data, format=format.value, lang=lang, model=model, scorer=scorer.value, unit=unit.value,
+    cmd = _command_line(data=data, split=split, format=format.value, lang=lang, model=model, scorer=scorer.value, unit=unit.value,
                         method=method, dtype=dtype, limit=limit, skip_invalid=skip_invalid, seed=seed, runs=runs,
                         fraction=fraction, out=out)
     res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
                     method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
                     skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
-                    progress=not quiet, command=cmd)
+                    progress=not quiet, command=cmd, split=split)
     console = make_console()
     if res["skipped"]:
         console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),

@@ -849,8 +849,12 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
              split: str = "both", limit: Optional[int] = None, batch_size: int = 32, piece_agg: str = "mean-prob",
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
-             seed: int = 0, progress: bool = False, command: Optional[str] = None) -> dict:
+             seed: int = 0, progress: bool = False, command: Optional[str] = None,
+             release_split: Optional[str] = None) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
+
+    ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
+    picks one of its splits and the summary names the release.
 
     With ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
     head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
@@ -863,7 +867,14 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from .cat_metrics import full_report
 
     t0 = time.perf_counter()
-    cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
+    release = None
+    if Path(data).is_dir() or release_split is not None:
+        from biaskit.release.read import read_release_cats
+
+        cats, release = read_release_cats(data, split=release_split)
+        cats = [c for c in cats if split == "both" or c.split == split][:limit]
+    else:
+        cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
@@ -894,8 +905,9 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
         "device": lm.device, "dtype": getattr(lm, "dtype", None),
         "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" else None,
         "tie_policy": tie_policy, "skipped": skipped,
-        "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats),
-                 "format": fmt, "split": split, "limit": limit},
+        "data": {"path": str(data), "sha256": release["sha256"] if release else _sha256(Path(data)),
+                 **({"release": release} if release else {}), "n_cats": len(cats),
+                 "format": "release" if release else fmt, "split": split, "limit": limit},
         "timings": {"read_s": read_s, "load_s": load_s, "score_s": score_s,
                     "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
                     "model_inputs": n_inputs},

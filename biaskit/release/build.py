@@ -63,6 +63,7 @@ class BuildSummary:
     files: list[str]
     warnings: list[str]
     seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,10 +102,23 @@ def _citation(c: Optional[str]) -> Optional[str]:
 _ARTICLES = {"a", "an", "the"}
 
 
+_CANON: dict[tuple[int, str, str], str] = {}
+
+
 def canonical_target(text: Optional[str], lang: str = "en", inventory=None) -> str:
     """A target term in one spelling for every form and language: the inventory's English label of
     the identity term when the phrase names one (``Muslims``, ``मुसलमानों`` -> ``muslim``; leading
     articles ignored), else the phrase lower-cased with spaces normalised."""
+    key = (id(inventory), lang, text or "")
+    hit = _CANON.get(key)
+    if hit is None:
+        if len(_CANON) > 200_000:
+            _CANON.clear()
+        hit = _CANON[key] = _canonical_target(text, lang, inventory)
+    return hit
+
+
+def _canonical_target(text: Optional[str], lang: str, inventory) -> str:
     t = norm_target(text)
     if inventory is not None and t:
         words = t.split(" ")
@@ -164,11 +178,21 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     out = Path(out)
     human = read_card_text(o.card_text)
     citation = _citation(o.citation)
+    tm: dict[str, float] = {}
+    tick = [time.perf_counter()]
+
+    def lap(name: str) -> None:
+        now = time.perf_counter()
+        tm[name] = round(now - tick[0], 3)
+        tick[0] = now
+
     inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged,
                       skip_invalid=o.skip_invalid)
+    lap("read")
     hist_files = load_history(o.history, records=records, auto=o.discover_history)
     hist = summarize_history(hist_files)
     merged, merge_counts = merge_views(inp.pairs, lang_order=o.langs)
+    lap("history+merge")
 
     # targets and strata
     from ..inventory import load_inventory
@@ -199,6 +223,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         smap = assign_splits(targets, strata, dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed)
         splits = [smap[t] for t in targets]
     refuse_leaks(targets, splits, ids)
+    lap("targets+split")
 
     # released records (plain dicts in the schema's JSON form)
     n_p, n_c = len(merged), len(inp.cats)
@@ -225,12 +250,15 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
 
     crow = _cat_rows(cat_recs)
     trow = _tuple_rows(tuple_recs)
+    lap("records")
     stats = compute_stats(pair_recs, crow, trow, keyness=o.keyness)
+    lap("stats")
     prov = record_provenance([(lg, v.get("provenance"), v.get("meta")) for r in pair_recs
                               for lg, v in r["views"].items()]
                              + [(c["lang"], c.get("provenance"), c.get("meta")) for c in cat_recs]
                              + [(t["lang"], t.get("provenance"), t.get("meta")) for t in tuple_recs])
     rep = split_report(targets, strata, splits)
+    lap("provenance")
     warnings: list[str] = []
     files: list[str] = []
     with atomic_dir(out) as tmp:
@@ -286,6 +314,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                             "targets": len(set(tg)),
                             "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
                             "by_split_lang": by_split_lang}
+        lap("jsonl+parquet")
         # CrowS-Pairs / IndiBias CSV
         file_notes: dict[str, str] = {}
         if pair_recs:
@@ -321,12 +350,14 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         if tuple_recs:
             file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
             file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+        lap("csv+json")
         from ..io import write_json as _wj
 
         _wj(tmp / L.STATS, stats)
         plots = []
         if o.plots:
             plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)]
+        lap("plots")
         file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
         file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
         file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
@@ -364,10 +395,12 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         card = render_card(ctx, human)
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
+        lap("card")
         files = write_sums(tmp)
+        lap("sums")
     return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
                         split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
-                        seconds=round(time.perf_counter() - t0, 3))
+                        seconds=round(time.perf_counter() - t0, 3), timings=tm)
 
 
 def write_sums(folder: Path) -> list[str]:

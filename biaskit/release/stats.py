@@ -33,15 +33,21 @@ TOP_K = 20
 MIN_COUNT = 2
 
 
-def _regex():
-    from ..errors import require
+_PATTERN = None
 
-    return require("regex", "release", "release statistics")
+
+def _pattern():
+    global _PATTERN
+    if _PATTERN is None:
+        from ..errors import require
+
+        _PATTERN = require("regex", "release", "release statistics").compile(TOKEN_PATTERN)
+    return _PATTERN
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens of ``text`` (any script)."""
-    return _regex().findall(TOKEN_PATTERN, text.lower())
+    return _pattern().findall(text.lower())
 
 
 def count_tokens(texts: Iterable[str]) -> Counter:
@@ -149,9 +155,15 @@ def pair_frame(records: Sequence[dict]):
 
 def _group_words(values: Iterable[Optional[str]]) -> set[str]:
     out: set[str] = set()
-    for v in values:
-        if v:
-            out.update(tokens(str(v)))
+    for v in {str(v) for v in values if v}:
+        out.update(tokens(v))
+    return out
+
+
+def _sum(counters: Iterable[Counter]) -> Counter:
+    out: Counter = Counter()
+    for c in counters:
+        out.update(c)
     return out
 
 
@@ -184,25 +196,28 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
         }
         lengths: dict[str, Any] = {}
         for lg, sub in df.groupby("lang", sort=True):
-            n = np.concatenate([sub["stereo"].str.split().str.len().to_numpy(),
-                                sub["anti"].str.split().str.len().to_numpy()]).astype(int)
+            n = np.array([len(x.split()) for x in sub["stereo"]] + [len(x.split()) for x in sub["anti"]], dtype=int)
             entry = _length_stats(n)
             entry["by_bias_type"] = {}
             for bt, s2 in sub.groupby("bias_type", sort=True):
-                m = np.concatenate([s2["stereo"].str.split().str.len().to_numpy(),
-                                    s2["anti"].str.split().str.len().to_numpy()]).astype(float)
+                m = np.array([len(x.split()) for x in s2["stereo"]] + [len(x.split()) for x in s2["anti"]], dtype=float)
                 entry["by_bias_type"][bt] = round(float(m.mean()), 2)
             lengths[lg] = entry
         out["pairs"]["sentence_words"] = lengths
         vocab: dict[str, Any] = {}
         key: dict[str, Any] = {}
         for lg, sub in df.groupby("lang", sort=True):
-            cs = count_tokens(sub["stereo"])
-            ca = count_tokens(sub["anti"])
+            # one tokenising pass over the text: counts per (split, bias type, side), summed upwards
+            cell: dict[tuple[str, str, str], Counter] = {}
+            for (sp, bt), s2 in sub.groupby(["split", "bias_type"], sort=True):
+                cell[(sp, bt, "stereo")] = count_tokens(s2["stereo"])
+                cell[(sp, bt, "anti")] = count_tokens(s2["anti"])
+            cs = _sum(c for k, c in cell.items() if k[2] == "stereo")
+            ca = _sum(c for k, c in cell.items() if k[2] == "anti")
             both = cs + ca
             vocab[lg] = {"types": len(both), "tokens": int(sum(both.values())),
-                         "by_split": {sp: len(count_tokens(pd.concat([s["stereo"], s["anti"]])))
-                                      for sp, s in sub.groupby("split", sort=True)}}
+                         "by_split": {sp: len(_sum(c for k, c in cell.items() if k[0] == sp))
+                                      for sp in sorted({k[0] for k in cell})}}
             if keyness:
                 targets = _group_words(list(sub["target"]) + list(sub["group_more"]) + list(sub["group_less"]))
                 k = {"stereotype_vs_anti": keyness_ll(cs, ca), "anti_vs_stereotype": keyness_ll(ca, cs)}
@@ -210,9 +225,9 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
                 k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
                 if gen is not None:
                     k["vs_general_by_bias_type"] = {
-                        bt: keyness_general(count_tokens(pd.concat([s2["stereo"], s2["anti"]])), lg, top=10,
+                        bt: keyness_general(_sum(c for kk, c in cell.items() if kk[1] == bt), lg, top=10,
                                             exclude=targets)["top"]
-                        for bt, s2 in sub.groupby("bias_type", sort=True)}
+                        for bt in sorted({kk[1] for kk in cell})}
                 key[lg] = k
         out["pairs"]["vocabulary"] = vocab
         if keyness:
