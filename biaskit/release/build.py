@@ -8,7 +8,6 @@ Records are validated once, when read; the writers work column-wise on plain dic
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 import time
 from collections import Counter
@@ -262,7 +261,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     warnings: list[str] = []
     files: list[str] = []
     with atomic_dir(out) as tmp:
-        from ..io import dumps_line
+        from pydantic_core import to_json
+
         from . import export as X
 
         written_rows: dict[str, int] = {}
@@ -272,8 +272,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             if not recs:
                 continue
             fn = L.RECORD_FILES[kind]
-            with open(tmp / fn, "w", encoding="utf-8") as fh:
-                fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+            with open(tmp / fn, "wb") as fh:       # pydantic_core's Rust JSON encoder: compact UTF-8
+                fh.writelines(to_json(r) + b"\n" for r in recs)
             written_rows[fn] = len(recs)
             split_of = [r["split"] if kind == "pairs" else r["meta"]["split"] for r in recs]
             conf = {"name": kind, "default": kind == "pairs" or (kind == "cats" and not pair_recs),
@@ -322,15 +322,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                                                   "direction, target, source_id, status, views {lang: sent_more, "
                                                   "sent_less, pair_id, group_more, group_less, provenance, meta}")
             file_notes["data/pairs-{dev,test}.parquet"] = ("config `pairs`: " + ", ".join(L.pair_columns(pair_langs)))
-            positioned = list(enumerate(pair_recs))
-            for sp in L.SPLITS:
-                part = [(i, r) for i, r in positioned if r["split"] == sp]
-                for lg in pair_langs:
-                    rel = L.crows_csv_path(lg, sp)
-                    written_rows[rel] = X.write_crows_csv(tmp / rel, part, lg)
-                if "en" in pair_langs and "hi" in pair_langs:
-                    rel = L.indibias_csv_path(sp)
-                    written_rows[rel] = X.write_indibias_csv(tmp / rel, part)
+            written_rows.update(X.write_pair_csvs(tmp, pair_recs, pair_langs))
             file_notes["csv/crows-<lang>-<split>.csv"] = ("CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS)
                                                           + " (first column: the pair's row in pairs.jsonl)")
             if "en" in pair_langs and "hi" in pair_langs:

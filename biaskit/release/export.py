@@ -71,39 +71,40 @@ def _csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> No
         w.writerows(rows)
 
 
-def write_crows_csv(path: Path, records: Sequence[tuple[int, dict]], lang: str) -> int:
-    """CrowS-Pairs' columns for the ``lang`` view of each pair; the first (unnamed) column is the
-    pair's row in ``pairs.jsonl`` (0-based), as CrowS-Pairs' is its pair number."""
-    rows = []
-    for pos, r in records:
-        v = r["views"].get(lang)
-        if v is None:
-            continue
-        m = v.get("meta") or {}
-        rows.append([pos, v["sent_more"], v["sent_less"], r["direction"], r["bias_type"],
-                     _s(m.get("annotations")), _s(m.get("anon_writer")), _s(m.get("anon_annotators"))])
-    _csv(path, CROWS_COLUMNS, rows)
-    return len(rows)
-
-
-def write_indibias_csv(path: Path, records: Sequence[tuple[int, dict]]) -> int:
-    """IndiBias' columns for pairs with an English and a Hindi view; ``index`` is the pair's row in
-    ``pairs.jsonl`` (0-based), the unnamed first column the row in this file."""
-    rows = []
-    for pos, r in records:
-        en, hi = r["views"].get("en"), r["views"].get("hi")
-        if en is None or hi is None:
-            continue
-        rows.append([len(rows), pos, en["sent_more"], en["sent_less"], hi["sent_more"], hi["sent_less"],
-                     r["bias_type"], r["direction"]])
-    _csv(path, INDIBIAS_COLUMNS, rows)
-    return len(rows)
-
-
 def _s(x: Any) -> str:
     if x is None:
         return ""
     return x if isinstance(x, str) else str(x)
+
+
+def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str]) -> dict[str, int]:
+    """Every CrowS-Pairs-style (per language and split) and IndiBias-style (per split, when the
+    release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``."""
+    from .layout import SPLITS, crows_csv_path, indibias_csv_path
+
+    crows: dict[tuple[str, str], list] = {(lg, sp): [] for lg in langs for sp in SPLITS}
+    indi = {sp: [] for sp in SPLITS} if ("en" in langs and "hi" in langs) else None
+    for pos, r in enumerate(records):
+        sp, d, bt, views = r["split"], r["direction"], r["bias_type"], r["views"]
+        for lg, v in views.items():
+            m = v.get("meta") or {}
+            crows[(lg, sp)].append([pos, v["sent_more"], v["sent_less"], d, bt, _s(m.get("annotations")),
+                                    _s(m.get("anon_writer")), _s(m.get("anon_annotators"))])
+        if indi is not None:
+            en, hi = views.get("en"), views.get("hi")
+            if en is not None and hi is not None:
+                rows = indi[sp]
+                rows.append([len(rows), pos, en["sent_more"], en["sent_less"], hi["sent_more"], hi["sent_less"], bt, d])
+    out = {}
+    for (lg, sp), rows in crows.items():
+        rel = crows_csv_path(lg, sp)
+        _csv(folder / rel, CROWS_COLUMNS, rows)
+        out[rel] = len(rows)
+    for sp, rows in (indi or {}).items():
+        rel = indibias_csv_path(sp)
+        _csv(folder / rel, INDIBIAS_COLUMNS, rows)
+        out[rel] = len(rows)
+    return out
 
 
 def write_stereoset_json(path: Path, cats: Sequence[dict], version: str) -> int:

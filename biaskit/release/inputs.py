@@ -102,6 +102,38 @@ def _validate_jsonl(path: Path, model, what: str, fix: str) -> list:
     return out
 
 
+_ADAPTER = None
+
+
+def _read_jsonl_pairs_fast(path: Path) -> Optional[list[SentencePair]]:
+    """Validated pairs of a biaskit JSONL file in one pass (pydantic parses and validates the whole
+    file in Rust), with :func:`biaskit.readers.read_pairs`' duplicate ids; ``None`` when the file
+    needs the general reader (a release file, or any invalid line: the reader then names it)."""
+    global _ADAPTER
+    from pydantic import TypeAdapter, ValidationError
+
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = [line for line in data.splitlines() if line.strip()]
+    if not lines or b'"views"' in lines[0]:
+        return None
+    if _ADAPTER is None:
+        _ADAPTER = TypeAdapter(list[SentencePair])
+    try:
+        pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
+    except ValidationError:
+        return None
+    seen: dict[str, int] = {}
+    for p in pairs:
+        n = seen.get(p.pair_id, 0) + 1
+        seen[p.pair_id] = n
+        if n > 1:
+            p.meta["duplicate_of"] = p.pair_id
+            p.pair_id = f"{p.pair_id}~{n}"
+    return pairs
+
+
 def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] = None,
                 kinds: Optional[Sequence[str]] = None, keep_flagged: bool = False,
                 skip_invalid: bool = False) -> Inputs:
@@ -120,10 +152,13 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
             continue
         info = InputFile(path=str(path), kind=kind, format="biaskit", records=0, sha256=sha256_file(path))
         if kind == "pairs":
-            res = read_pairs(path, skip_invalid=skip_invalid)
-            info.format = res.format
-            info.skipped_invalid = len(res.skipped)
-            for pr in res.pairs:
+            fast = _read_jsonl_pairs_fast(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
+            if fast is None:
+                res = read_pairs(path, skip_invalid=skip_invalid)
+                info.format = res.format
+                info.skipped_invalid = len(res.skipped)
+                fast = res.pairs
+            for pr in fast:
                 if want_langs and pr.lang not in want_langs:
                     continue
                 st = pr.status

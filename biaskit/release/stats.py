@@ -5,8 +5,8 @@
 - Sentence length in words (whitespace-separated, as IndiBias Table 6 "Avg. Word Len" and StereoSet
   Table 1 "Avg Len (# words)" count them), per language (and per bias type): mean, median, std,
   min, max and a histogram.
-- Vocabulary: distinct lower-cased word tokens (letters, marks and digits: Devanagari vowel signs
-  stay in their word) per language.
+- Vocabulary: distinct lower-cased word tokens (runs of letters, marks, digits and inner
+  apostrophes: Devanagari vowel signs stay in their word) per language.
 - Keyness (StereoSet §5, Table 3):
   * stereotype vs anti-stereotype sentences of each language, by the log-likelihood statistic
     (Dunning 1993; Rayson & Garside 2000): with ``a``, ``b`` a word's counts in the two corpora of
@@ -27,32 +27,45 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-TOKEN_PATTERN = r"[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}]+)*"
+SPLIT_PATTERN = r"[^\p{L}\p{M}\p{N}'’]+"      # RE2 (pyarrow): anything but letters, marks, digits, apostrophes
 SIMPLE_MATHS_N = 1.0
 TOP_K = 20
 MIN_COUNT = 2
 
 
-_PATTERN = None
+def _arrow_strings(texts):
+    import pyarrow as pa
+
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        return texts
+    if hasattr(texts, "dtype") and hasattr(texts, "array"):       # a pandas Series (Arrow-backed or object)
+        return pa.array(texts, type=pa.string(), from_pandas=True)
+    return pa.array(list(texts), type=pa.string())
 
 
-def _pattern():
-    global _PATTERN
-    if _PATTERN is None:
-        from ..errors import require
+def _token_array(texts):
+    """Lower-cased word tokens of many texts as one Arrow array (vectorised, any script): split at
+    every run of characters that are not letters, marks (Devanagari vowel signs), digits or
+    apostrophes; apostrophes at a token's ends removed; empty tokens dropped."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-        _PATTERN = require("regex", "release", "release statistics").compile(TOKEN_PATTERN)
-    return _PATTERN
+    arr = _arrow_strings(texts)
+    toks = pc.utf8_trim(pc.list_flatten(pc.split_pattern_regex(pc.utf8_lower(arr), SPLIT_PATTERN)), "'’")
+    return toks.filter(pc.not_equal(toks, ""))
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text`` (any script)."""
-    return _pattern().findall(text.lower())
+    """Lower-cased word tokens of ``text`` (see :func:`_token_array`)."""
+    return _token_array([text]).to_pylist()
 
 
 def count_tokens(texts: Iterable[str]) -> Counter:
-    """Token counts over many texts (one regex pass over the joined text)."""
-    return Counter(tokens("\n".join(texts)))
+    """Token counts over many texts (one vectorised pass)."""
+    import pyarrow.compute as pc
+
+    vc = pc.value_counts(_token_array(texts))
+    return Counter(dict(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist())))
 
 
 def log_likelihood(a, b, c: float, d: float):
@@ -137,27 +150,27 @@ def _length_stats(n: np.ndarray) -> dict[str, Any]:
             "histogram": {"edges": [int(x) for x in e], "counts": [int(x) for x in h]}}
 
 
-def pair_frame(records: Sequence[dict]):
-    """One row per (pair, language view): id, split, lang, bias_type, direction, target, stereo and
-    anti-stereo sentence (from released record dicts)."""
-    import pandas as pd
+def _cell_counts(texts: list, cells: np.ndarray, n_cells: int) -> list[Counter]:
+    """Token counts of ``texts`` per cell (``cells[i]`` = the cell of text i), in one vectorised pass:
+    tokenise every text, then count (cell, token) pairs with an Arrow group-by."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    rows = []
-    for r in records:
-        st = r["direction"] == "stereo"
-        for lg, v in r["views"].items():
-            rows.append((r["id"], r["split"], lg, r["bias_type"], r["direction"], r["target"],
-                         v["sent_more"] if st else v["sent_less"], v["sent_less"] if st else v["sent_more"],
-                         v.get("group_more"), v.get("group_less")))
-    return pd.DataFrame(rows, columns=["id", "split", "lang", "bias_type", "direction", "target", "stereo", "anti",
-                                       "group_more", "group_less"])
+    lists = pc.split_pattern_regex(pc.utf8_lower(pa.array(texts, type=pa.string())), SPLIT_PATTERN)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    flat = pc.utf8_trim(pc.list_flatten(lists), "'’")
+    keep = pc.not_equal(flat, "")
+    t = pa.table({"cell": pa.array(cells[parents]), "tok": flat}).filter(keep)
+    g = t.group_by(["cell", "tok"]).aggregate([("tok", "count")])
+    out = [Counter() for _ in range(n_cells)]
+    for c, w, n in zip(g["cell"].to_pylist(), g["tok"].to_pylist(), g["tok_count"].to_pylist()):
+        out[c][w] = n
+    return out
 
 
 def _group_words(values: Iterable[Optional[str]]) -> set[str]:
-    out: set[str] = set()
-    for v in {str(v) for v in values if v}:
-        out.update(tokens(v))
-    return out
+    uniq = sorted({str(v) for v in values if v})
+    return set(_token_array(uniq).to_pylist()) if uniq else set()
 
 
 def _sum(counters: Iterable[Counter]) -> Counter:
@@ -174,64 +187,16 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
 
     out: dict[str, Any] = {"definitions": {
         "words": "whitespace-separated words per sentence (IndiBias Table 6, StereoSet Table 1)",
-        "tokens": "lower-cased runs of letters, marks and digits (apostrophes inside a word kept)",
+        "tokens": "lower-cased words: the text split at every run of characters that are not letters, marks, "
+                  "digits or apostrophes; apostrophes at a word's ends removed",
         "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the stereotypical vs "
                                   "the anti-stereotypical sentences; words over-used on that side, count >= "
                                   f"{MIN_COUNT}",
         "keyness_vs_general": f"Kilgarriff (2009) simple maths, (fpm + {SIMPLE_MATHS_N:g}) / (fpm_reference + "
                               f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms removed; count >= {MIN_COUNT}",
     }}
-    df = pair_frame(pair_records)
-    if len(df):
-        g = df.groupby(["bias_type", "direction", "lang", "split"]).size().rename("n").reset_index()
-        out["pairs"] = {
-            "records": len(pair_records), "views": int(len(df)),
-            "by_lang": {k: int(v) for k, v in df["lang"].value_counts().sort_index().items()},
-            "by_split": {k: int(v) for k, v in df.drop_duplicates("id")["split"].value_counts().sort_index().items()},
-            "counts": [{"bias_type": r.bias_type, "direction": r.direction, "lang": r.lang, "split": r.split,
-                        "n": int(r.n)} for r in g.itertuples()],
-            "targets": {"n": int(df["target"].nunique()),
-                        "by_split": {k: int(v) for k, v in
-                                     df.drop_duplicates("target")["split"].value_counts().sort_index().items()}},
-        }
-        lengths: dict[str, Any] = {}
-        for lg, sub in df.groupby("lang", sort=True):
-            n = np.array([len(x.split()) for x in sub["stereo"]] + [len(x.split()) for x in sub["anti"]], dtype=int)
-            entry = _length_stats(n)
-            entry["by_bias_type"] = {}
-            for bt, s2 in sub.groupby("bias_type", sort=True):
-                m = np.array([len(x.split()) for x in s2["stereo"]] + [len(x.split()) for x in s2["anti"]], dtype=float)
-                entry["by_bias_type"][bt] = round(float(m.mean()), 2)
-            lengths[lg] = entry
-        out["pairs"]["sentence_words"] = lengths
-        vocab: dict[str, Any] = {}
-        key: dict[str, Any] = {}
-        for lg, sub in df.groupby("lang", sort=True):
-            # one tokenising pass over the text: counts per (split, bias type, side), summed upwards
-            cell: dict[tuple[str, str, str], Counter] = {}
-            for (sp, bt), s2 in sub.groupby(["split", "bias_type"], sort=True):
-                cell[(sp, bt, "stereo")] = count_tokens(s2["stereo"])
-                cell[(sp, bt, "anti")] = count_tokens(s2["anti"])
-            cs = _sum(c for k, c in cell.items() if k[2] == "stereo")
-            ca = _sum(c for k, c in cell.items() if k[2] == "anti")
-            both = cs + ca
-            vocab[lg] = {"types": len(both), "tokens": int(sum(both.values())),
-                         "by_split": {sp: len(_sum(c for k, c in cell.items() if k[0] == sp))
-                                      for sp in sorted({k[0] for k in cell})}}
-            if keyness:
-                targets = _group_words(list(sub["target"]) + list(sub["group_more"]) + list(sub["group_less"]))
-                k = {"stereotype_vs_anti": keyness_ll(cs, ca), "anti_vs_stereotype": keyness_ll(ca, cs)}
-                gen = keyness_general(both, lg, exclude=targets)
-                k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
-                if gen is not None:
-                    k["vs_general_by_bias_type"] = {
-                        bt: keyness_general(_sum(c for kk, c in cell.items() if kk[1] == bt), lg, top=10,
-                                            exclude=targets)["top"]
-                        for bt in sorted({kk[1] for kk in cell})}
-                key[lg] = k
-        out["pairs"]["vocabulary"] = vocab
-        if keyness:
-            out["pairs"]["keyness"] = key
+    if pair_records:
+        out["pairs"] = _pair_stats(pair_records, keyness)
     if cat_rows:
         c = pd.DataFrame(list(cat_rows))
         g = c.groupby(["type", "bias_type", "lang", "split"]).agg(n=("id", "size"), targets=("target", "nunique"))
@@ -309,3 +274,86 @@ def write_plots(stats: dict[str, Any], folder) -> list[str]:
             plt.close(fig)
             written.append("lengths.png")
     return written
+
+
+def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
+    cells, stereo, anti, groups = [], [], [], {}
+    counts, by_split, t_split = Counter(), Counter(), {}
+    for r in records:
+        st = r["direction"] == "stereo"
+        sp, bt = r["split"], r["bias_type"]
+        by_split[sp] += 1
+        t_split.setdefault(r["target"], sp)
+        for lg, v in r["views"].items():
+            key = (lg, sp, bt)
+            code = cell_of.get(key)
+            if code is None:
+                code = cell_of[key] = len(cell_of)
+            cells.append(code)
+            counts[(bt, r["direction"], lg, sp)] += 1
+            stereo.append(v["sent_more"] if st else v["sent_less"])
+            anti.append(v["sent_less"] if st else v["sent_more"])
+            gw = groups.setdefault(lg, set())
+            gw.update(x for x in (r["target"], v.get("group_more"), v.get("group_less")) if x)
+    cells_np = np.asarray(cells, dtype=np.int64)
+    keys = list(cell_of)
+    langs = sorted({k[0] for k in keys})
+    out: dict[str, Any] = {
+        "records": len(records), "views": len(cells),
+        "by_lang": {lg: sum(n for k, n in counts.items() if k[2] == lg) for lg in langs},
+        "by_split": dict(sorted(by_split.items())),
+        "counts": [{"bias_type": b, "direction": d, "lang": lg, "split": sp, "n": n}
+                   for (b, d, lg, sp), n in sorted(counts.items())],
+        "targets": {"n": len(t_split), "by_split": dict(sorted(Counter(t_split.values()).items()))},
+    }
+    # sentence lengths (whitespace words), both sentences of every view
+    def n_words(texts):
+        return pc.list_value_length(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(
+            pa.array(texts, type=pa.string())))).to_numpy(zero_copy_only=False)
+
+    nw = np.concatenate([n_words(stereo), n_words(anti)])
+    cc = np.concatenate([cells_np, cells_np])
+    lang_of = np.array([langs.index(k[0]) for k in keys])
+    lengths = {}
+    for li, lg in enumerate(langs):
+        sel = lang_of[cc] == li
+        entry = _length_stats(nw[sel].astype(int))
+        entry["by_bias_type"] = {}
+        for bt in sorted({k[2] for k in keys if k[0] == lg}):
+            codes = [i for i, k in enumerate(keys) if k[0] == lg and k[2] == bt]
+            m = nw[np.isin(cc, codes)]
+            entry["by_bias_type"][bt] = round(float(m.mean()), 2)
+        lengths[lg] = entry
+    out["sentence_words"] = lengths
+    # vocabulary and keyness: one tokenising pass per side, counted per (lang, split, bias type) cell
+    cs_cells = _cell_counts(stereo, cells_np, len(keys))
+    ca_cells = _cell_counts(anti, cells_np, len(keys))
+    vocab: dict[str, Any] = {}
+    key: dict[str, Any] = {}
+    for lg in langs:
+        idx = [i for i, k in enumerate(keys) if k[0] == lg]
+        cs = _sum(cs_cells[i] for i in idx)
+        ca = _sum(ca_cells[i] for i in idx)
+        both = cs + ca
+        vocab[lg] = {"types": len(both), "tokens": int(sum(both.values())),
+                     "by_split": {sp: len(_sum(cs_cells[i] + ca_cells[i] for i in idx if keys[i][1] == sp))
+                                  for sp in sorted({keys[i][1] for i in idx})}}
+        if keyness:
+            targets = _group_words(groups.get(lg, ()))
+            k = {"stereotype_vs_anti": keyness_ll(cs, ca), "anti_vs_stereotype": keyness_ll(ca, cs)}
+            gen = keyness_general(both, lg, exclude=targets)
+            k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
+            if gen is not None:
+                k["vs_general_by_bias_type"] = {
+                    bt: keyness_general(_sum(cs_cells[i] + ca_cells[i] for i in idx if keys[i][2] == bt), lg, top=10,
+                                        exclude=targets)["top"]
+                    for bt in sorted({keys[i][2] for i in idx})}
+            key[lg] = k
+    out["vocabulary"] = vocab
+    if keyness:
+        out["keyness"] = key
+    return out
