@@ -460,7 +460,8 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
         rows.append({"stage": f"read for release ({'pair views' if f.kind == 'pairs' else f.kind})",
                      "records": f.records,
                      "detail": (f"not released: {ex}" if ex else "all kept")
-                     + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""), "source": f.path})
+                     + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
+                     "source": Path(f.path).name})
     for kind, c in counts.items():
         rows.append({"stage": f"released ({kind})", "records": c["records"],
                      "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())

@@ -45,8 +45,13 @@ class HistoryFile:
     data: Any = None
     sha256: str = ""
 
+    @property
+    def name(self) -> str:
+        """The file's name (a release records names and checksums, not the curator's folders)."""
+        return Path(self.path).name
+
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "label": self.label, "sha256": self.sha256}
+        return {"file": self.name, "kind": self.kind, "label": self.label, "sha256": self.sha256}
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -166,7 +171,7 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
         if f.kind == "runlog":
             runs = d
             out["generation"].append({
-                "label": f.label, "file": f.path, "runs": len(runs),
+                "label": f.label, "file": f.name, "runs": len(runs),
                 "rows": sum(int(r.get("rows") or 0) for r in runs),
                 "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
                 "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
@@ -186,7 +191,7 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                 flagged += bool(codes)
                 flags.update(c for c in codes if c)
             langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append({"label": f.label, "file": f.path, "pairs": len(d), "flagged": flagged,
+            out["check"].append({"label": f.label, "file": f.name, "pairs": len(d), "flagged": flagged,
                                  "passed": len(d) - flagged, "by_lang": dict(sorted(langs.items())),
                                  "flags": dict(sorted(flags.items()))})
         elif f.kind == "agreement":
@@ -194,7 +199,7 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                                                "n_annotators")}
                      for q, m in (d.get("per_question") or {}).items()}
             out["agreement"].append({
-                "label": f.label, "file": f.path, "questions": d.get("questions"),
+                "label": f.label, "file": f.name, "questions": d.get("questions"),
                 "krippendorff_alpha": d.get("krippendorff_alpha"), "fleiss_kappa": d.get("fleiss_kappa"),
                 "mean_pairwise_cohen_kappa": d.get("mean_pairwise_cohen_kappa"),
                 "percent_agreement": d.get("percent_agreement"), "n_items": d.get("n_items"),
@@ -203,31 +208,31 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                 "annotators": _pseudonyms(d.get("per_annotator") or []),
             })
         elif f.kind == "apply":
-            out["apply"].append({"label": f.label, "file": f.path,
+            out["apply"].append({"label": f.label, "file": f.name,
                                  **{k: d.get(k) for k in ("records", "accepted", "rejected", "needs_adjudication",
                                                           "not_annotated", "needs_review", "not_reviewed")
                                     if k in d}})
         elif f.kind == "apply_dropped":
-            out["apply_dropped"].append({"label": f.label, "file": f.path, "records": len(d),
+            out["apply_dropped"].append({"label": f.label, "file": f.name, "records": len(d),
                                          "by_status": dict(Counter(str(r.get("status")) for r in d)),
                                          "by_reason": dict(Counter(_reason(r.get("reason")) for r in d).most_common(10))})
         elif f.kind == "translation":
-            out["translation"].append({"label": f.label, "file": f.path, "pairs": d.get("pairs"),
+            out["translation"].append({"label": f.label, "file": f.name, "pairs": d.get("pairs"),
                                        "engines": d.get("engines"), "edit_rate": d.get("edit_rate"),
                                        "none_choices": d.get("none_choices"),
                                        "returned_reasons": d.get("returned_reasons")})
         elif f.kind == "translation_dropped":
-            out["translation_dropped"].append({"label": f.label, "file": f.path, "records": len(d),
+            out["translation_dropped"].append({"label": f.label, "file": f.name, "records": len(d),
                                                "by_status": dict(Counter(str(r.get("status")) for r in d))})
         elif f.kind == "adapt":
-            out["adapt"].append({"label": f.label, "file": f.path,
+            out["adapt"].append({"label": f.label, "file": f.name,
                                  **{k: d.get(k) for k in ("read", "kept", "by_type", "changed", "names_replaced",
                                                           "lexicon_hits", "flagged", "dropped")}})
         elif f.kind == "errors":
-            out["errors"].append({"label": f.label, "file": f.path, "records": len(d),
+            out["errors"].append({"label": f.label, "file": f.name, "records": len(d),
                                   "by_status": dict(Counter(str(r.get("status")) for r in d))})
         else:
-            out["records"].append({"label": f.label, "file": f.path, "records": len(d),
+            out["records"].append({"label": f.label, "file": f.name, "records": len(d),
                                    "by_status": dict(Counter(str(r.get("status") or "raw") for r in d))})
     return out
 

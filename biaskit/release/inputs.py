@@ -35,7 +35,7 @@ class InputFile:
     skipped_invalid: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "format": self.format, "records": self.records,
+        return {"file": Path(self.path).name, "kind": self.kind, "format": self.format, "records": self.records,
                 "sha256": self.sha256, "excluded": self.excluded, "skipped_invalid": self.skipped_invalid}
 
 

@@ -58,6 +58,17 @@ def _info(path: Path, meta: dict, fn: str, split: Optional[str], lang: Optional[
             "sha256_matches_release": (recorded == sha) if recorded else None}
 
 
+def _records_file(path: str | Path, kind: str, split: Optional[str], fix: str) -> tuple[Path, dict, str]:
+    """The release folder, its metadata and the name of its ``kind`` records file (checked to exist)."""
+    p = Path(path)
+    meta = release_meta(p)
+    _check_split(split, p)
+    fn = L.RECORD_FILES[kind]
+    if not (p / fn).exists():
+        raise InputError(f"this release has no {kind} ({fn} is missing).", path=p, fix=fix)
+    return p, meta, fn
+
+
 @dataclass
 class ReleasePairs:
     pairs: list
@@ -76,13 +87,8 @@ def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: O
     from ..io import iter_jsonl
     from ..schema import SentencePair, release_views
 
-    p = Path(path)
-    meta = release_meta(p)
-    _check_split(split, p)
-    fn = L.RECORD_FILES["pairs"]
-    if not (p / fn).exists():
-        raise InputError(f"this release has no pairs ({fn} is missing).", path=p,
-                         fix="score its CATs with `biaskit evaluate cats --data DIR`, or rebuild it with pairs.")
+    p, meta, fn = _records_file(path, "pairs", split, "score its CATs with `biaskit evaluate cats --data DIR`, "
+                                                     "or rebuild it with pairs.")
     lang = lang.strip().lower() if lang else None
     pairs, found = [], set()
     for row, obj in iter_jsonl(p / fn):
@@ -111,13 +117,7 @@ def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple
     from ..io import iter_jsonl
     from ..schema import CAT
 
-    p = Path(path)
-    meta = release_meta(p)
-    _check_split(split, p)
-    fn = L.RECORD_FILES["cats"]
-    if not (p / fn).exists():
-        raise InputError(f"this release has no CATs ({fn} is missing).", path=p,
-                         fix="score its pairs with `biaskit evaluate pairs --data DIR`.")
+    p, meta, fn = _records_file(path, "cats", split, "score its pairs with `biaskit evaluate pairs --data DIR`.")
     cats = []
     for row, obj in iter_jsonl(p / fn):
         if split and (obj.get("meta") or {}).get("split") != split:
