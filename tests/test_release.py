@@ -459,3 +459,25 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, capsys):
         if args[1] != "verify":
             assert len(stderr.strip().splitlines()) == 1, stderr
         assert "Traceback" not in stderr
+
+
+def test_tuples_share_the_target_split_and_flagged_pairs_are_dropped(tmp_path):
+    pairs = [_pair(i, g, "Hindu") for i, g in enumerate(["Muslim", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])]
+    pairs.append(_pair(9, "Jew", "Hindu", status="flagged",
+                       meta={"flags": [{"code": "multi_span", "reason": "2 changed spans"}]}))
+    tuples = [{"identity": ident, "attribute": attr, "axis": "religion", "polarity": "negative", "status": "accepted"}
+              for ident, attr in (("Muslims", "violent"), ("Sikhs", "aggressive"), ("Parsis", "stingy"))]
+    p = _write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    t = _write_jsonl(tmp_path / "tuples.jsonl", tuples)
+    s = build_release([p, t], tmp_path / "rel", _opts())
+    assert s.counts["pairs"]["records"] == 6 and s.counts["tuples"]["records"] == 3
+    split_of = {r["target"]: r["split"] for r in _jsonl(tmp_path / "rel" / "pairs.jsonl")}
+    for r in _jsonl(tmp_path / "rel" / "tuples.jsonl"):
+        # "Muslims" (tuple identity) and "Muslim" (pair group) are one target term: one split
+        assert r["status"] == "released" and r["meta"]["split"] == split_of[r["identity"].lower().rstrip("s")]
+    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    assert "Flags of the pairs dropped as `flagged`: multi_span 1." in card
+    assert "| read for release (pair views) | 6 | not released: flagged 1 |" in card
+    assert verify_release(tmp_path / "rel").ok
+    kept = build_release([p], tmp_path / "rel2", _opts(keep_flagged=True))
+    assert kept.counts["pairs"]["records"] == 7
