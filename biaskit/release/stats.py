@@ -5,8 +5,9 @@
 - Sentence length in words (whitespace-separated, as IndiBias Table 6 "Avg. Word Len" and StereoSet
   Table 1 "Avg Len (# words)" count them), per language (and per bias type): mean, median, std,
   min, max and a histogram.
-- Vocabulary: distinct lower-cased word tokens (runs of letters, marks, digits and inner
-  apostrophes: Devanagari vowel signs stay in their word) per language.
+- Vocabulary: distinct lower-cased tokens per language: whitespace-separated words with
+  punctuation and symbols trimmed from both ends (Devanagari vowel signs stay in their word; the
+  danda ``।`` is trimmed).
 - Keyness (StereoSet §5, Table 3):
   * stereotype vs anti-stereotype sentences of each language, by the log-likelihood statistic
     (Dunning 1993; Rayson & Garside 2000): with ``a``, ``b`` a word's counts in the two corpora of
@@ -27,7 +28,19 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-SPLIT_PATTERN = r"[^\p{L}\p{M}\p{N}'’]+"      # RE2 (pyarrow): anything but letters, marks, digits, apostrophes
+_TRIM = None
+
+
+def _trim_chars() -> str:
+    """Every punctuation and symbol character of the Basic Multilingual Plane (Unicode P* and S*)."""
+    global _TRIM
+    if _TRIM is None:
+        import unicodedata
+
+        _TRIM = "".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c))[0] in "PS")
+    return _TRIM
+
+
 SIMPLE_MATHS_N = 1.0
 TOP_K = 20
 MIN_COUNT = 2
@@ -44,14 +57,12 @@ def _arrow_strings(texts):
 
 
 def _token_array(texts):
-    """Lower-cased word tokens of many texts as one Arrow array (vectorised, any script): split at
-    every run of characters that are not letters, marks (Devanagari vowel signs), digits or
-    apostrophes; apostrophes at a token's ends removed; empty tokens dropped."""
-    import pyarrow as pa
+    """Lower-cased word tokens of many texts as one Arrow array (vectorised, any script): the
+    whitespace-separated words with punctuation and symbols trimmed from both ends (inner ones
+    stay: ``don't``, ``sc/st``); empty tokens dropped."""
     import pyarrow.compute as pc
 
-    arr = _arrow_strings(texts)
-    toks = pc.utf8_trim(pc.list_flatten(pc.split_pattern_regex(pc.utf8_lower(arr), SPLIT_PATTERN)), "'’")
+    toks = pc.utf8_trim(pc.list_flatten(pc.utf8_split_whitespace(pc.utf8_lower(_arrow_strings(texts)))), _trim_chars())
     return toks.filter(pc.not_equal(toks, ""))
 
 
@@ -90,44 +101,58 @@ def simple_maths(fpm_focus, fpm_ref, n: float = SIMPLE_MATHS_N):
 def keyness_ll(focus: Counter, ref: Counter, *, top: int = TOP_K, min_count: int = MIN_COUNT,
                exclude: Iterable[str] = ()) -> list[dict]:
     """Words over-used in ``focus`` relative to ``ref``, by log-likelihood, best first."""
-    c, d = sum(focus.values()), sum(ref.values())
-    if not c or not d:
+    words = list(focus)
+    return _ll_top(words, np.array([focus[w] for w in words], dtype=float),
+                   np.array([ref.get(w, 0) for w in words], dtype=float), float(sum(focus.values())),
+                   float(sum(ref.values())), top=top, min_count=min_count, exclude=exclude)
+
+
+def _ll_top(words: Sequence[str], a: np.ndarray, b: np.ndarray, c: float, d: float, *, top: int = TOP_K,
+            min_count: int = MIN_COUNT, exclude: Iterable[str] = ()) -> list[dict]:
+    """:func:`keyness_ll` on arrays: counts ``a`` (corpus of ``c`` tokens) and ``b`` (``d`` tokens) of ``words``."""
+    if not c or not d or not len(words):
         return []
     ex = set(exclude)
-    words = [w for w in focus if focus[w] >= min_count and w not in ex]
-    if not words:
+    ok = (a >= min_count) & (a / c > b / d) & np.array([w not in ex for w in words], dtype=bool)
+    idx = np.flatnonzero(ok)
+    if not len(idx):
         return []
-    a = np.array([focus[w] for w in words], dtype=float)
-    b = np.array([ref.get(w, 0) for w in words], dtype=float)
-    ll = log_likelihood(a, b, c, d)
-    over = a / c > b / d
-    idx = [i for i in np.argsort(-ll, kind="stable") if over[i]][:top]
-    return [{"word": words[i], "count": int(a[i]), "count_other": int(b[i]), "ll": round(float(ll[i]), 4)}
-            for i in idx]
+    ll = log_likelihood(a[idx], b[idx], c, d)
+    order = idx[np.lexsort((np.array([words[i] for i in idx]), -ll))][:top]
+    pos = {i: k for k, i in enumerate(idx)}
+    return [{"word": words[i], "count": int(a[i]), "count_other": int(b[i]), "ll": round(float(ll[pos[i]]), 4)}
+            for i in order]
 
 
 def keyness_general(focus: Counter, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT,
                     exclude: Iterable[str] = ()) -> Optional[dict]:
     """Words of ``focus`` frequent relative to general language (wordfreq), by simple maths."""
+    words = list(focus)
+    return _general_top(words, np.array([focus[w] for w in words], dtype=float), lang, top=top,
+                        min_count=min_count, exclude=exclude)
+
+
+def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT,
+                 exclude: Iterable[str] = ()) -> Optional[dict]:
     from ..errors import require
 
     wf = require("wordfreq", "release", "keyness against general language")
     if lang not in wf.available_languages():
         return None
-    freqs = wf.get_frequency_dict(lang)
-    total = sum(focus.values())
+    ref_name = f"wordfreq {_version(wf)} ({lang})"
+    total = float(a.sum()) if len(a) else 0.0
     ex = set(exclude)
-    words = [w for w in focus if focus[w] >= min_count and w not in ex]
-    if not total or not words:
-        return {"reference": f"wordfreq {_version(wf)} ({lang})", "n": SIMPLE_MATHS_N, "top": []}
-    a = np.array([focus[w] for w in words], dtype=float)
-    fpm = a / total * 1e6
-    ref = np.array([freqs.get(w, 0.0) for w in words], dtype=float) * 1e6
+    idx = np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
+    if not total or not len(idx):
+        return {"reference": ref_name, "n": SIMPLE_MATHS_N, "top": []}
+    freqs = wf.get_frequency_dict(lang)
+    fpm = a[idx] / total * 1e6
+    ref = np.array([freqs.get(words[i], 0.0) for i in idx], dtype=float) * 1e6
     score = simple_maths(fpm, ref)
-    idx = np.argsort(-score, kind="stable")[:top]
-    return {"reference": f"wordfreq {_version(wf)} ({lang})", "n": SIMPLE_MATHS_N,
-            "top": [{"word": words[i], "count": int(a[i]), "fpm": round(float(fpm[i]), 2),
-                     "fpm_reference": round(float(ref[i]), 4), "score": round(float(score[i]), 4)} for i in idx]}
+    order = np.lexsort((np.array([words[i] for i in idx]), -score))[:top]
+    return {"reference": ref_name, "n": SIMPLE_MATHS_N,
+            "top": [{"word": words[idx[k]], "count": int(a[idx[k]]), "fpm": round(float(fpm[k]), 2),
+                     "fpm_reference": round(float(ref[k]), 4), "score": round(float(score[k]), 4)} for k in order]}
 
 
 def _version(mod) -> str:
@@ -150,34 +175,25 @@ def _length_stats(n: np.ndarray) -> dict[str, Any]:
             "histogram": {"edges": [int(x) for x in e], "counts": [int(x) for x in h]}}
 
 
-def _cell_counts(texts: list, cells: np.ndarray, n_cells: int) -> list[Counter]:
-    """Token counts of ``texts`` per cell (``cells[i]`` = the cell of text i), in one vectorised pass:
-    tokenise every text, then count (cell, token) pairs with an Arrow group-by."""
+def _token_counts(texts: list, cells: np.ndarray):
+    """``(cell, tok, n)`` counts of the tokens of ``texts`` (``cells[i]`` = the cell of text i) as a
+    pandas DataFrame, and the number of whitespace words of every text, in one vectorised pass
+    (Arrow split, trim and group-by)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    lists = pc.split_pattern_regex(pc.utf8_lower(pa.array(texts, type=pa.string())), SPLIT_PATTERN)
+    lists = pc.utf8_split_whitespace(pc.utf8_lower(pa.array(texts, type=pa.string())))
+    n_words = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-    flat = pc.utf8_trim(pc.list_flatten(lists), "'’")
-    keep = pc.not_equal(flat, "")
-    t = pa.table({"cell": pa.array(cells[parents]), "tok": flat}).filter(keep)
+    flat = pc.utf8_trim(pc.list_flatten(lists), _trim_chars())
+    t = pa.table({"cell": pa.array(cells[parents]), "tok": flat}).filter(pc.not_equal(flat, ""))
     g = t.group_by(["cell", "tok"]).aggregate([("tok", "count")])
-    out = [Counter() for _ in range(n_cells)]
-    for c, w, n in zip(g["cell"].to_pylist(), g["tok"].to_pylist(), g["tok_count"].to_pylist()):
-        out[c][w] = n
-    return out
+    return g.rename_columns(["cell", "tok", "n"]).to_pandas(), n_words
 
 
 def _group_words(values: Iterable[Optional[str]]) -> set[str]:
     uniq = sorted({str(v) for v in values if v})
     return set(_token_array(uniq).to_pylist()) if uniq else set()
-
-
-def _sum(counters: Iterable[Counter]) -> Counter:
-    out: Counter = Counter()
-    for c in counters:
-        out.update(c)
-    return out
 
 
 def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), tuple_rows: Sequence[dict] = (),
@@ -187,8 +203,8 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
 
     out: dict[str, Any] = {"definitions": {
         "words": "whitespace-separated words per sentence (IndiBias Table 6, StereoSet Table 1)",
-        "tokens": "lower-cased words: the text split at every run of characters that are not letters, marks, "
-                  "digits or apostrophes; apostrophes at a word's ends removed",
+        "tokens": "lower-cased whitespace-separated words with punctuation and symbols (Unicode P*, S*) trimmed "
+                  "from both ends",
         "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the stereotypical vs "
                                   "the anti-stereotypical sentences; words over-used on that side, count >= "
                                   f"{MIN_COUNT}",
@@ -277,11 +293,12 @@ def write_plots(stats: dict[str, Any], folder) -> list[str]:
 
 
 def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
     cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
-    cells, stereo, anti, groups = [], [], [], {}
+    cells, stereo, anti, view_groups = [], [], [], {}
     counts, by_split, t_split = Counter(), Counter(), {}
     for r in records:
         st = r["direction"] == "stereo"
@@ -297,8 +314,7 @@ def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
             counts[(bt, r["direction"], lg, sp)] += 1
             stereo.append(v["sent_more"] if st else v["sent_less"])
             anti.append(v["sent_less"] if st else v["sent_more"])
-            gw = groups.setdefault(lg, set())
-            gw.update(x for x in (r["target"], v.get("group_more"), v.get("group_less")) if x)
+            view_groups.setdefault(lg, set()).add((r["target"], v.get("group_more"), v.get("group_less")))
     cells_np = np.asarray(cells, dtype=np.int64)
     keys = list(cell_of)
     langs = sorted({k[0] for k in keys})
@@ -310,49 +326,51 @@ def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
                    for (b, d, lg, sp), n in sorted(counts.items())],
         "targets": {"n": len(t_split), "by_split": dict(sorted(Counter(t_split.values()).items()))},
     }
+    # one tokenising pass per side: token counts per (lang, split, bias type) cell, words per sentence
+    tok_s, nw_s = _token_counts(stereo, cells_np)
+    tok_a, nw_a = _token_counts(anti, cells_np)
+    del stereo, anti
     # sentence lengths (whitespace words), both sentences of every view
-    def n_words(texts):
-        return pc.list_value_length(pc.utf8_split_whitespace(pc.utf8_trim_whitespace(
-            pa.array(texts, type=pa.string())))).to_numpy(zero_copy_only=False)
-
-    nw = np.concatenate([n_words(stereo), n_words(anti)])
+    nw = np.concatenate([nw_s, nw_a])
     cc = np.concatenate([cells_np, cells_np])
-    lang_of = np.array([langs.index(k[0]) for k in keys])
+    cell_lang = np.array([k[0] for k in keys], dtype=object)
+    cell_bt = np.array([k[2] for k in keys], dtype=object)
     lengths = {}
-    for li, lg in enumerate(langs):
-        sel = lang_of[cc] == li
+    for lg in langs:
+        sel = cell_lang[cc] == lg
         entry = _length_stats(nw[sel].astype(int))
-        entry["by_bias_type"] = {}
-        for bt in sorted({k[2] for k in keys if k[0] == lg}):
-            codes = [i for i, k in enumerate(keys) if k[0] == lg and k[2] == bt]
-            m = nw[np.isin(cc, codes)]
-            entry["by_bias_type"][bt] = round(float(m.mean()), 2)
+        entry["by_bias_type"] = {bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
+                                 for bt in sorted({k[2] for k in keys if k[0] == lg})}
         lengths[lg] = entry
     out["sentence_words"] = lengths
-    # vocabulary and keyness: one tokenising pass per side, counted per (lang, split, bias type) cell
-    cs_cells = _cell_counts(stereo, cells_np, len(keys))
-    ca_cells = _cell_counts(anti, cells_np, len(keys))
+    # vocabulary and keyness
+    cdf = pd.DataFrame(keys, columns=["lang", "split", "bias_type"])
+    tok = pd.concat([tok_s.assign(side="stereo"), tok_a.assign(side="anti")], ignore_index=True)
+    tok = tok.join(cdf, on="cell")
     vocab: dict[str, Any] = {}
     key: dict[str, Any] = {}
-    for lg in langs:
-        idx = [i for i, k in enumerate(keys) if k[0] == lg]
-        cs = _sum(cs_cells[i] for i in idx)
-        ca = _sum(ca_cells[i] for i in idx)
-        both = cs + ca
-        vocab[lg] = {"types": len(both), "tokens": int(sum(both.values())),
-                     "by_split": {sp: len(_sum(cs_cells[i] + ca_cells[i] for i in idx if keys[i][1] == sp))
-                                  for sp in sorted({keys[i][1] for i in idx})}}
-        if keyness:
-            targets = _group_words(groups.get(lg, ()))
-            k = {"stereotype_vs_anti": keyness_ll(cs, ca), "anti_vs_stereotype": keyness_ll(ca, cs)}
-            gen = keyness_general(both, lg, exclude=targets)
-            k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
-            if gen is not None:
-                k["vs_general_by_bias_type"] = {
-                    bt: keyness_general(_sum(cs_cells[i] + ca_cells[i] for i in idx if keys[i][2] == bt), lg, top=10,
-                                        exclude=targets)["top"]
-                    for bt in sorted({keys[i][2] for i in idx})}
-            key[lg] = k
+    for lg, tl in tok.groupby("lang", sort=True):
+        both = tl.groupby("tok", sort=True)["n"].sum()
+        vocab[lg] = {"types": int(len(both)), "tokens": int(both.sum()),
+                     "by_split": {sp: int(g["tok"].nunique()) for sp, g in tl.groupby("split", sort=True)}}
+        if not keyness:
+            continue
+        targets = _group_words({x for g in view_groups.get(lg, ()) for x in g if x})
+        side = tl.pivot_table(index="tok", columns="side", values="n", aggfunc="sum", fill_value=0)
+        words = side.index.tolist()
+        a = side["stereo"].to_numpy(float) if "stereo" in side else np.zeros(len(words))
+        b = side["anti"].to_numpy(float) if "anti" in side else np.zeros(len(words))
+        k = {"stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum()),
+             "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum())}
+        gen = _general_top(both.index.tolist(), both.to_numpy(float), lg, exclude=targets)
+        k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
+        if gen is not None:
+            k["vs_general_by_bias_type"] = {}
+            for bt, g in tl.groupby("bias_type", sort=True):
+                s2 = g.groupby("tok", sort=True)["n"].sum()
+                k["vs_general_by_bias_type"][bt] = _general_top(s2.index.tolist(), s2.to_numpy(float), lg, top=10,
+                                                               exclude=targets)["top"]
+        key[lg] = k
     out["vocabulary"] = vocab
     if keyness:
         out["keyness"] = key
