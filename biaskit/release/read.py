@@ -69,6 +69,16 @@ def _records_file(path: str | Path, kind: str, split: Optional[str], fix: str) -
     return p, meta, fn
 
 
+def _validated(model, obj: dict, what: str, path: Path, row: int):
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise InputError(f"invalid {what}: {exc.errors()[0].get('msg')}.", path=path, row=row,
+                         fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+
+
 @dataclass
 class ReleasePairs:
     pairs: list
@@ -82,8 +92,6 @@ class ReleasePairs:
 
 def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: Optional[str] = None) -> ReleasePairs:
     """The pairs of a release as SentencePairs (one per language view), optionally one split/language."""
-    from pydantic import ValidationError
-
     from ..io import iter_jsonl
     from ..schema import SentencePair, release_views
 
@@ -98,11 +106,7 @@ def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: O
             found.add(v["lang"])
             if lang and v["lang"] != lang:
                 continue
-            try:
-                pairs.append(SentencePair.model_validate(v))
-            except ValidationError as exc:
-                raise InputError(f"invalid pair: {exc.errors()[0].get('msg')}.", path=p / fn, row=row,
-                                 fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+            pairs.append(_validated(SentencePair, v, "pair", p / fn, row))
     if not pairs:
         what = " ".join(x for x in (f"split '{split}'" if split else "", f"language '{lang}'" if lang else "") if x)
         raise InputError(f"no pairs for {what or 'this release'} (languages: {', '.join(sorted(found)) or 'none'}).",
@@ -112,8 +116,6 @@ def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: O
 
 def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple[list, dict[str, Any]]:
     """The CATs of a release (biaskit :class:`~biaskit.schema.CAT`), optionally one split."""
-    from pydantic import ValidationError
-
     from ..io import iter_jsonl
     from ..schema import CAT
 
@@ -122,11 +124,7 @@ def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple
     for row, obj in iter_jsonl(p / fn):
         if split and (obj.get("meta") or {}).get("split") != split:
             continue
-        try:
-            cats.append(CAT.model_validate(obj))
-        except ValidationError as exc:
-            raise InputError(f"invalid CAT: {exc.errors()[0].get('msg')}.", path=p / fn, row=row,
-                             fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+        cats.append(_validated(CAT, obj, "CAT", p / fn, row))
     if not cats:
         raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix="check --release-split.")
     return cats, _info(p, meta, fn, split, None)
