@@ -14,6 +14,10 @@ from typing import Optional
 
 import typer
 
+from biaskit.clitools import choice_enum
+
+from .labelstudio import EXPORT_MODES
+
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 DEFAULT_DATA_DIR = Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
@@ -24,6 +28,9 @@ class _Kind(str, Enum):
     pair = "pair"
     cat = "cat"
     translation = "translation"
+
+
+_Export = choice_enum("_Export", EXPORT_MODES)
 
 
 class _Ties(str, Enum):
@@ -67,17 +74,23 @@ def serve_command(
                                   help="Label Studio data folder (database, uploads); created if missing."),
     port: Optional[int] = typer.Option(None, "--port", help="Port on 127.0.0.1 (default: a free one)."),
     email: str = typer.Option("admin@biaskit.local", "--email", help="Admin account created on first start."),
+    database: Optional[str] = typer.Option(
+        None, "--database", metavar="URL",
+        help="postgresql://USER[:PASSWORD]@HOST[:PORT]/DB to run Label Studio on PostgreSQL (default: SQLite in "
+             "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
+             "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored."),
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (telemetry off) and print its URL.
 
     First start of a data folder: the admin token is taken from $LABEL_STUDIO_API_KEY and the
     password from $LABEL_STUDIO_PASSWORD (asked for when unset).
     """
-    from .server import is_initialised, running, start_server
+    from .server import is_initialised, resolve_database, running, start_server
 
+    db = resolve_database(data_dir, database)  # parses (and registers the password as a secret) first
     live = running(data_dir)
     if live is not None:
-        _echo(f"Label Studio already runs for {data_dir} (pid {live.pid}): {live.url}")
+        _echo(f"Label Studio already runs for {data_dir} (pid {live.pid}, database {live.database}): {live.url}")
         return
     token = password = None
     if not is_initialised(data_dir):
@@ -88,9 +101,9 @@ def serve_command(
             raise BiaskitError("first start of a new data folder needs the admin API token to create. Fix: "
                                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
         password = os.environ.get("LABEL_STUDIO_PASSWORD") or getpass.getpass("admin password to create: ")
-        _echo(f"initialising {data_dir} (database migrations; about a minute) ...")
-    info = start_server(data_dir, port=port, email=email, password=password, token=token)
-    _echo(f"Label Studio is running (pid {info.pid}, data {info.data_dir}): {info.url}")
+        _echo(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
+    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db)
+    _echo(f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}): {info.url}")
     _echo(f"  export LABEL_STUDIO_URL={info.url}")
     _echo(f"  stop it with: biaskit annotate stop --data-dir {data_dir}")
 
@@ -129,7 +142,7 @@ def push_command(
     predictions: Optional[Path] = typer.Option(None, "--predictions",
                                                help="Pre-annotations: task, question, label [, model, score]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
-    chunk_size: int = typer.Option(500, "--chunk-size", help="Tasks per import request."),
+    chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="pair: skip rows that are not valid pairs."),
     url: Optional[str] = URL_OPT,
 ) -> None:
@@ -142,7 +155,12 @@ def push_command(
           f"{data}" + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
           + (f", {rep.duplicate_ids} duplicate id(s) skipped" if rep.duplicate_ids else "")
           + (f", {rep.skipped_invalid} invalid row(s) skipped" if rep.skipped_invalid else "")
-          + ("; labeling config updated" if rep.config_updated else ""))
+          + ("; labeling config updated" if rep.config_updated else "")
+          + (f"; {rep.duplicate_tasks_removed} duplicate task(s) left by an interrupted push removed"
+             if rep.duplicate_tasks_removed else ""))
+    if rep.duplicate_tasks_annotated:
+        _echo(f"warning: {len(rep.duplicate_tasks_annotated)} task(s) exist twice with annotations on both copies "
+              f"(e.g. {rep.duplicate_tasks_annotated[0]}); biaskit kept them. Fix: delete one copy in Label Studio.")
 
 
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
@@ -151,13 +169,16 @@ def pull_command(
     out: Path = typer.Option(..., "--out", help="Judgments file (.csv or .jsonl)."),
     kind: Optional[_Kind] = typer.Option(None, "--kind", help="Override the kind recorded in the tasks."),
     raw: Optional[Path] = typer.Option(None, "--raw", help="Also save the raw Label Studio JSON export here."),
+    export: _Export = typer.Option("auto", "--export",
+                                   help="plain: one request builds the file; snapshot: built on the server, then "
+                                        "downloaded (large projects); auto: snapshot from 2,000 tasks."),
     url: Optional[str] = URL_OPT,
 ) -> None:
     from .labelstudio import pull
 
-    rep = pull(project, out, url=url, kind=kind.value if kind else None, raw_out=raw)
+    rep = pull(project, out, url=url, kind=kind.value if kind else None, raw_out=raw, export=export.value)
     _echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) by "
-          f"{len(rep.workers)} annotator(s) -> {out}"
+          f"{len(rep.workers)} annotator(s) -> {out} ({rep.export} export)"
           + (f" ({rep.n_skipped_cancelled} skipped annotation(s) ignored)" if rep.n_skipped_cancelled else ""))
 
 

@@ -2,11 +2,17 @@
 
 - :func:`push`: create or reuse a project by title, import only the tasks whose biaskit id is not
   in the project yet (fetched first, so re-running an interrupted push resumes and pushing the same
-  file twice creates no duplicates), in chunks; ``overlap`` sets ``maximum_annotations``;
-  optional predictions (pre-annotations from a model or an LLM).
+  file twice creates no duplicates), in chunks of 1,000 with a progress bar; ``overlap`` sets
+  ``maximum_annotations``; optional predictions (pre-annotations from a model or an LLM). A push
+  killed while a chunk was on its way can leave that chunk to be committed by the server after
+  the re-run listed the project: each push removes such duplicate copies (never one that has an
+  annotation) when the project holds more tasks than it should.
 - :func:`pull`: export every annotation of a project as judgment rows and validate every value
   against the project's labeling config (Label Studio itself stores values that are not in the
-  config: such values are rejected loudly, naming the task and the annotator).
+  config: such values are rejected loudly, naming the task and the annotator). Small projects
+  use Label Studio's plain export, large ones (:data:`SNAPSHOT_MIN_TASKS`) an export snapshot,
+  built on the server and downloaded as a file (the plain export builds the whole file inside one
+  HTTP request, which proxies time out on).
 - :func:`import_export`: the same from an exported Label Studio JSON file, offline.
 
 URL and token come from the arguments or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``. The
@@ -85,18 +91,87 @@ def find_project(client, title: str):
     return found[0] if found else None
 
 
-def existing_task_ids(client, project_id: int) -> dict[str, int]:
-    """biaskit id -> Label Studio task id for every task of the project."""
-    out: dict[str, int] = {}
+@dataclass
+class TaskRow:
+    """One Label Studio task as a push sees it."""
 
+    id: int
+    biaskit_id: Optional[str]
+    n_annotations: int  # submitted + skipped
+
+
+def list_tasks(client, project_id: int) -> list[TaskRow]:
+    """Every task of the project: id, biaskit id and annotation count (1,000 per request)."""
     def _list():
-        for t in client.tasks.list(project=project_id, fields="task_only", page_size=1000, include="id,data"):
+        out = []
+        for t in client.tasks.list(project=project_id, fields="task_only", page_size=1000,
+                                   include="id,data,total_annotations,cancelled_annotations"):
             bid = (t.data or {}).get("biaskit_id")
-            if bid is not None:
-                out.setdefault(str(bid), t.id)
+            out.append(TaskRow(t.id, None if bid is None else str(bid),
+                               int(t.total_annotations or 0) + int(t.cancelled_annotations or 0)))
         return out
 
     return _call(_url(client), _list, "task listing")
+
+
+def existing_task_ids(client, project_id: int) -> dict[str, int]:
+    """biaskit id -> Label Studio task id (the lowest, should there be copies) for every task of the project."""
+    out: dict[str, int] = {}
+    for t in sorted(list_tasks(client, project_id), key=lambda r: r.id):
+        if t.biaskit_id is not None:
+            out.setdefault(t.biaskit_id, t.id)
+    return out
+
+
+@dataclass
+class DedupeReport:
+    removed: int = 0  # unannotated copies deleted
+    annotated_copies: list[str] = field(default_factory=list)  # biaskit ids with 2+ annotated copies (kept)
+
+
+def remove_duplicate_tasks(client, project_id: int, rows: list[TaskRow]) -> tuple[DedupeReport, list[TaskRow]]:
+    """Delete the unannotated copies of tasks that share a biaskit id; returns the report and the rows kept.
+
+    One copy of each biaskit id is kept: the annotated one(s), else the lowest task id. Copies that
+    have annotations are never deleted (listed in the report instead); the deletion itself is
+    filtered on the server by "no annotation", so a copy annotated since the listing is kept too.
+    """
+    by_bid: dict[str, list[TaskRow]] = {}
+    for r in rows:
+        if r.biaskit_id is not None:
+            by_bid.setdefault(r.biaskit_id, []).append(r)
+    rep = DedupeReport()
+    doomed: list[int] = []
+    for bid, copies in by_bid.items():
+        if len(copies) < 2:
+            continue
+        copies.sort(key=lambda r: r.id)
+        annotated = [r for r in copies if r.n_annotations]
+        keep = annotated or copies[:1]
+        if len(annotated) > 1:
+            rep.annotated_copies.append(bid)
+        doomed += [r.id for r in copies if r not in keep]
+    u = _url(client)
+    # the server re-checks at deletion time: a copy annotated (or skipped) since the listing is kept
+    unannotated = {"conjunction": "and", "items": [
+        {"filter": "filter:tasks:total_annotations", "operator": "equal", "type": "Number", "value": 0},
+        {"filter": "filter:tasks:cancelled_annotations", "operator": "equal", "type": "Number", "value": 0}]}
+    before = project_task_count(client, project_id) if doomed else 0
+    for start in range(0, len(doomed), 1000):
+        ids = doomed[start:start + 1000]
+        _call(u, lambda: client.actions.create(id="delete_tasks", project=project_id, filters=unannotated,
+                                               selected_items={"all": False, "included": ids}), "task deletion")
+    confirmed = doomed
+    if doomed and project_task_count(client, project_id) != before - len(doomed):  # some were kept
+        left = {r.id for r in list_tasks(client, project_id)}
+        confirmed = [t for t in doomed if t not in left]
+    rep.removed = len(confirmed)
+    gone = set(confirmed)
+    return rep, [r for r in rows if r.id not in gone]
+
+
+def project_task_count(client, project_id: int) -> int:
+    return int(_call(_url(client), lambda: client.projects.get(project_id).task_number, "project read") or 0)
 
 
 @dataclass
@@ -112,6 +187,8 @@ class PushReport:
     duplicate_ids: int = 0
     skipped_invalid: int = 0
     url: str = ""
+    duplicate_tasks_removed: int = 0  # copies left by an interrupted push, deleted
+    duplicate_tasks_annotated: list[str] = field(default_factory=list)  # copies with annotations: kept
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -156,10 +233,18 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
 
 
 def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
-         overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 500,
+         overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
          predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
-         progress: Optional[Callable[[int, int], None]] = None) -> PushReport:
-    """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet."""
+         progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True) -> PushReport:
+    """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet.
+
+    ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
+    :func:`biaskit.progress.progress`'s bar (only on a terminal).
+    """
+    from biaskit.progress import progress as progress_bar
+
+    if chunk_size < 1:
+        raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
     k = get_kind(kind)
     records = k.load(data_path, skip_invalid=True) if skip_invalid and kind == "pair" else k.load(data_path)
     if overlap is not None and overlap < 1:
@@ -186,7 +271,12 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         if upd:
             _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
             config_updated = "label_config" in upd
-    have = existing_task_ids(client, proj.id)
+    rows = list_tasks(client, proj.id)
+    dedupe, rows = remove_duplicate_tasks(client, proj.id, rows)  # left by an earlier interrupted push
+    have: dict[str, int] = {}
+    for r in sorted(rows, key=lambda r: r.id):
+        if r.biaskit_id is not None:
+            have.setdefault(r.biaskit_id, r.id)
     preds = read_predictions(predictions) if predictions else {}
     allowed = ParsedConfig.from_xml(config)
     todo, seen, dups = [], set(), 0
@@ -208,15 +298,25 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         raise InputError(f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
                          path=predictions, fix="the prediction 'task' column must hold the biaskit ids of the data.")
     n_pred = 0
-    for start in range(0, len(todo), chunk_size):
-        chunk = todo[start:start + chunk_size]
-        _call(u, lambda: client.projects.import_tasks(proj.id, request=chunk, return_task_ids=True), "task import")
-        n_pred += sum(len(t.get("predictions", [])) for t in chunk)
-        if progress:
-            progress(min(start + chunk_size, len(todo)), len(todo))
+    with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start:start + chunk_size]
+            _call(u, lambda: client.projects.import_tasks(proj.id, request=chunk, return_task_ids=True),
+                  "task import")
+            n_pred += sum(len(t.get("predictions", [])) for t in chunk)
+            bar.advance(len(chunk))
+            if progress:
+                progress(min(start + chunk_size, len(todo)), len(todo))
+    if todo and project_task_count(client, proj.id) != len(rows) + len(todo):
+        # more tasks than this push knows of: a chunk of a killed push committed after our listing
+        later, _ = remove_duplicate_tasks(client, proj.id, list_tasks(client, proj.id))
+        dedupe.removed += later.removed
+        dedupe.annotated_copies += later.annotated_copies
     return PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
                       n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
-                      config_updated=config_updated, duplicate_ids=dups, skipped_invalid=len(k.skipped), url=f"{u}/projects/{proj.id}")
+                      config_updated=config_updated, duplicate_ids=dups, skipped_invalid=len(k.skipped),
+                      url=f"{u}/projects/{proj.id}", duplicate_tasks_removed=dedupe.removed,
+                      duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)))
 
 
 def _norm_xml(x: Optional[str]) -> str:
@@ -236,6 +336,7 @@ class PullReport:
     n_skipped_cancelled: int
     kind: Optional[str]
     workers: list[str] = field(default_factory=list)
+    export: Optional[str] = None  # plain | snapshot (pull only)
 
 
 def _values(result: list[dict]) -> dict[str, list[str]]:
@@ -349,12 +450,58 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
     return df, report
 
 
-def export_project(client, project_id: int) -> list[dict]:
-    def _dl():
-        return json.loads(b"".join(client.projects.exports.download_sync(
-            project_id, export_type="JSON", download_all_tasks=True)))
+#: projects with at least this many tasks are pulled through an export snapshot (``export="auto"``)
+SNAPSHOT_MIN_TASKS = 2000
+EXPORT_MODES = ("auto", "plain", "snapshot")
 
-    return _call(_url(client), _dl, "export")
+
+def _read_export(chunks) -> list[dict]:
+    """Spool a downloaded export to a temporary file (not memory) and parse it."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as fh:
+        for b in chunks:
+            fh.write(b)
+        fh.seek(0)
+        return json.load(fh)
+
+
+def export_project(client, project_id: int, *, mode: str = "plain", poll_s: float = 1.0,
+                   timeout_s: float = 3600) -> list[dict]:
+    """Every task of the project with its annotations (Label Studio's JSON export).
+
+    ``plain``: one request that builds and returns the file. ``snapshot``: create an export
+    snapshot on the server (in the background where Label Studio runs RQ workers, else inside the
+    request), wait until it is completed, download it, delete it.
+    """
+    import time
+
+    u = _url(client)
+    if mode == "plain":
+        return _call(u, lambda: _read_export(client.projects.exports.download_sync(
+            project_id, export_type="JSON", download_all_tasks=True)), "export")
+    if mode != "snapshot":
+        raise InputError(f"unknown export mode '{mode}'.", fix=f"use one of {', '.join(EXPORT_MODES)}.")
+    snap = _call(u, lambda: client.projects.exports.create(project_id, title="biaskit pull"), "export snapshot")
+    try:
+        deadline = time.monotonic() + timeout_s
+        status = snap.status
+        while status not in ("completed", "failed"):
+            if time.monotonic() > deadline:
+                raise LabelStudioError(f"the export snapshot {snap.id} of project {project_id} was not ready after "
+                                       f"{timeout_s:.0f}s (status {status}). Fix: check Label Studio's workers.")
+            time.sleep(poll_s)
+            status = _call(u, lambda: client.projects.exports.get(project_id, snap.id), "export snapshot").status
+        if status == "failed":
+            raise LabelStudioError(f"Label Studio failed to build the export snapshot of project {project_id}. "
+                                   "Fix: see the server log; `--export plain` uses the plain export instead.")
+        return _call(u, lambda: _read_export(client.projects.exports.download(project_id, snap.id,
+                                                                              export_type="JSON")), "export download")
+    finally:
+        try:
+            client.projects.exports.delete(project_id, snap.id)
+        except Exception:  # noqa: BLE001 - a snapshot left on the server is harmless
+            pass
 
 
 def user_emails(client) -> dict[int, str]:
@@ -362,18 +509,28 @@ def user_emails(client) -> dict[int, str]:
 
 
 def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
-         kind: Optional[str] = None, raw_out: Optional[str | Path] = None) -> PullReport:
-    """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension)."""
+         kind: Optional[str] = None, raw_out: Optional[str | Path] = None, export: str = "auto") -> PullReport:
+    """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension).
+
+    ``export``: ``auto`` (a snapshot from :data:`SNAPSHOT_MIN_TASKS` tasks on, else plain),
+    ``plain`` or ``snapshot`` (see :func:`export_project`).
+    """
     from biaskit.io import write_json, write_table
 
+    if export not in EXPORT_MODES:
+        raise InputError(f"unknown export mode '{export}'.", fix=f"use one of {', '.join(EXPORT_MODES)}.")
     client = connect(url, token)
     proj = find_project(client, project)
     if proj is None:
         raise LabelStudioError(f"no Label Studio project titled '{project}' at {_url(client)}. "
                                "Fix: check the title (push creates it).")
-    tasks = export_project(client, proj.id)
+    mode = export
+    if mode == "auto":
+        mode = "snapshot" if project_task_count(client, proj.id) >= SNAPSHOT_MIN_TASKS else "plain"
+    tasks = export_project(client, proj.id, mode=mode)
     df, report = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
                                      source=f"{_url(client)}/projects/{proj.id} ('{project}')")
+    report.export = mode
     if raw_out:
         write_json(raw_out, tasks)
     write_table(out, df)

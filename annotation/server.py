@@ -10,8 +10,16 @@ environment because it pins many packages). The executable is found, in this ord
 
 Everything is passed through the environment, never on the command line (so the password and token
 do not show up in ``ps``) and nothing is written by biaskit except ``biaskit-ls.json`` (pid, port,
-url: no secrets) in the data directory. The server listens on 127.0.0.1 only, telemetry, Sentry and
+url: no secrets) and, for PostgreSQL, ``biaskit-ls-db.json`` (engine, host, port, database, user:
+never the password) in the data directory. The server listens on 127.0.0.1 only, telemetry, Sentry and
 the PyPI version check are off, sign-up works only through an invite link.
+
+The database is Label Studio's SQLite file in the data directory, or a PostgreSQL database
+(:class:`Database`, ``serve --database postgresql://user:password@host:port/db``), passed to Label
+Studio as its own ``DJANGO_DB=default`` + ``POSTGRE_NAME/USER/PASSWORD/HOST/PORT`` settings. The
+password comes from the URL or, when the URL has none, from libpq's own ``$PGPASSWORD`` /
+``~/.pgpass``; it is handed to the Label Studio process only (its environment) and registered with
+:mod:`biaskit.redact` so that no message shows it.
 
 A fresh data directory is initialised with ``label-studio init`` (database migrations, the admin
 user and its API token; ~35-100 s); later starts of the same directory take a few seconds and keep
@@ -27,20 +35,26 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from biaskit.errors import BiaskitError, InputError
 
 PID_FILE = "biaskit-ls.json"
+DB_INFO_FILE = "biaskit-ls-db.json"
 LOG_FILE = "server.log"
 DB_FILE = "label_studio.sqlite3"
 
 # LS's get_env() falls back to these *bare* names too: a shell with USERNAME/PORT set would
 # silently change the admin user or the port, so they are removed from the child's environment.
 _SCRUB = ("HOST", "PORT", "USERNAME", "PASSWORD", "USER_TOKEN", "DEBUG", "LOG_LEVEL")
+# database settings LS reads (bare, LABEL_STUDIO_ or HEARTEX_ prefixed): only biaskit's own reach it
+_DB_SETTINGS = ("DJANGO_DB", "DATABASE_NAME", "POSTGRE_NAME", "POSTGRE_USER", "POSTGRE_PASSWORD", "POSTGRE_HOST",
+                "POSTGRE_PORT", "MYSQL_NAME", "MYSQL_USER", "MYSQL_PASSWORD", "MYSQL_HOST", "MYSQL_PORT")
+_SCRUB_ALL = frozenset(_SCRUB) | frozenset(f"{p}{n}" for p in ("", "LABEL_STUDIO_", "HEARTEX_") for n in _DB_SETTINGS)
 
 
 class ServerError(BiaskitError):
@@ -67,9 +81,128 @@ def find_label_studio() -> str:
                       "BIASKIT_LABEL_STUDIO=.venv-ls/bin/label-studio, or put it on PATH.")
 
 
+@dataclass(frozen=True)
+class Database:
+    """Where Label Studio keeps its data: ``sqlite`` (a file in the data folder) or ``postgresql``."""
+
+    engine: str = "sqlite"
+    host: str = ""
+    port: int = 5432
+    name: str = ""
+    user: str = ""
+    password: Optional[str] = field(default=None, repr=False, compare=False)
+    sslmode: Optional[str] = None
+
+    @classmethod
+    def parse(cls, url: Optional[str]) -> "Database":
+        """``None``/``sqlite`` -> SQLite; ``postgresql://[user[:password]@]host[:port]/db[?sslmode=M]``."""
+        from biaskit.redact import register_secret
+
+        if not url or url == "sqlite":
+            return cls()
+        fix = "write it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (password also from $PGPASSWORD)."
+        try:
+            u = urllib.parse.urlsplit(url)
+            port = u.port or 5432
+        except ValueError as exc:
+            raise InputError(f"--database is not a valid URL ({exc}).", fix=fix) from None
+        if u.password:
+            register_secret(urllib.parse.unquote(u.password))
+        if u.scheme not in ("postgresql", "postgres"):
+            raise InputError(f"--database: unsupported database '{u.scheme or url}' (SQLite is the default; "
+                             "PostgreSQL is the other database biaskit runs Label Studio on).", fix=fix)
+        name = urllib.parse.unquote(u.path.lstrip("/"))
+        if not u.hostname or not name or "/" in name:
+            raise InputError("--database needs a host and a database name.", fix=fix)
+        query = urllib.parse.parse_qs(u.query)
+        unknown = sorted(set(query) - {"sslmode"})
+        if unknown:
+            raise InputError(f"--database: unsupported parameter(s) {', '.join(unknown)}.",
+                             fix="only ?sslmode=... is passed on (to libpq).")
+        return cls(engine="postgresql", host=u.hostname, port=port, name=name,
+                   user=urllib.parse.unquote(u.username or "") or "postgres",
+                   password=urllib.parse.unquote(u.password) if u.password else None,
+                   sslmode=(query.get("sslmode") or [None])[0])
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.engine == "postgresql"
+
+    def public(self) -> dict:
+        """What may be written to disk and printed: everything but the password."""
+        if not self.is_postgres:
+            return {"engine": "sqlite"}
+        out = {"engine": self.engine, "host": self.host, "port": self.port, "name": self.name, "user": self.user}
+        if self.sslmode:
+            out["sslmode"] = self.sslmode
+        return out
+
+    def public_url(self) -> str:
+        if not self.is_postgres:
+            return "sqlite"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        q = f"?sslmode={self.sslmode}" if self.sslmode else ""
+        return f"postgresql://{urllib.parse.quote(self.user)}@{host}:{self.port}/{urllib.parse.quote(self.name)}{q}"
+
+    @classmethod
+    def from_public(cls, info: dict) -> "Database":
+        if info.get("engine") != "postgresql":
+            return cls()
+        return cls(engine="postgresql", host=info["host"], port=int(info["port"]), name=info["name"],
+                   user=info["user"], sslmode=info.get("sslmode"))
+
+    def same_target(self, other: "Database") -> bool:
+        return self.public() == other.public()
+
+    def env(self) -> dict[str, str]:
+        """Label Studio's own settings for this database (the only place the password goes)."""
+        if not self.is_postgres:
+            return {"DJANGO_DB": "sqlite"}
+        env = {"DJANGO_DB": "default", "POSTGRE_NAME": self.name, "POSTGRE_USER": self.user,
+               "POSTGRE_HOST": self.host, "POSTGRE_PORT": str(self.port),
+               # empty: Django passes no password and libpq falls back to $PGPASSWORD / ~/.pgpass
+               "POSTGRE_PASSWORD": self.password or ""}
+        if self.sslmode:
+            env["PGSSLMODE"] = self.sslmode
+        return env
+
+
+def recorded_database(data_dir: str | Path) -> Optional[Database]:
+    """The database a data folder was initialised with (None: not initialised)."""
+    from biaskit.io import read_json
+
+    data_dir = Path(data_dir)
+    info = data_dir / DB_INFO_FILE
+    if info.exists():
+        return Database.from_public(read_json(info, fix=f"delete {info} only if the folder's database is SQLite."))
+    if (data_dir / DB_FILE).exists():
+        return Database()
+    return None
+
+
+def resolve_database(data_dir: str | Path, url: Optional[str | Database]) -> Database:
+    """The database to start ``data_dir`` on: ``url`` (checked against the folder's) or the folder's own.
+
+    A folder keeps its database: SQLite folders cannot be pointed at PostgreSQL (that is a data
+    migration, not a setting) and a PostgreSQL folder only at the same server, database and user.
+    """
+    want = url if isinstance(url, Database) else Database.parse(url) if url else None
+    have = recorded_database(data_dir)
+    if have is None:
+        return want or Database()
+    if want is None:
+        return have
+    if not want.same_target(have):
+        raise InputError(f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
+                         path=data_dir, fix="use the folder's own database, or a new --data-dir for another one "
+                                            "(moving Label Studio between databases is a migration: export and "
+                                            "re-import the projects).")
+    return want
+
+
 def ls_env(data_dir: Path, *, email: Optional[str] = None, password: Optional[str] = None,
-           token: Optional[str] = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+           token: Optional[str] = None, database: Optional[Database] = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB_ALL}
     env.update({
         "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
         "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
@@ -78,6 +211,7 @@ def ls_env(data_dir: Path, *, email: Optional[str] = None, password: Optional[st
         "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "",
         "LABEL_STUDIO_LOG_LEVEL": env.get("LABEL_STUDIO_LOG_LEVEL", "WARNING"),
     })
+    env.update((database or Database()).env())
     if email:
         env["LABEL_STUDIO_USERNAME"] = email
     if password:
@@ -96,12 +230,30 @@ def free_port() -> int:
 
 
 def is_initialised(data_dir: str | Path) -> bool:
-    return (Path(data_dir) / DB_FILE).exists()
+    return recorded_database(data_dir) is not None
+
+
+def _log_tail(path: Path, n: int = 3) -> str:
+    """The last lines of a Label Studio log, redacted, for an error message."""
+    from biaskit.redact import redact
+
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return redact(" | ".join(lines[-n:]))[-600:]
 
 
 def init_data_dir(data_dir: str | Path, *, email: str, password: str, token: str,
-                  timeout: float = 900) -> float:
-    """Create the database, the admin user and its API token in ``data_dir``; returns seconds taken."""
+                  timeout: float = 900, database: Optional[Database] = None) -> float:
+    """Create the database, the admin user and its API token in ``data_dir``; returns seconds taken.
+
+    On PostgreSQL the tables are created in the given (existing, possibly empty) database; a
+    database that already holds Label Studio's tables is migrated and keeps its users.
+    """
+    from biaskit.io import atomic_write_text
+
+    database = database or Database()
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     if not token or len(token) > 40:
@@ -111,10 +263,12 @@ def init_data_dir(data_dir: str | Path, *, email: str, password: str, token: str
     log = data_dir / "init.log"
     with open(log, "w") as fh:
         proc = subprocess.run([find_label_studio(), "init", "--quiet", "--no-browser"],
-                              env=ls_env(data_dir, email=email, password=password, token=token),
+                              env=ls_env(data_dir, email=email, password=password, token=token, database=database),
                               stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout)
+    if proc.returncode == 0 and database.is_postgres:
+        atomic_write_text(data_dir / DB_INFO_FILE, json.dumps(database.public(), indent=1) + "\n")
     if proc.returncode != 0 or not is_initialised(data_dir):
-        raise ServerError(f"`label-studio init` failed (exit {proc.returncode}); see {log}.")
+        raise ServerError(f"`label-studio init` failed (exit {proc.returncode}): {_log_tail(log)} (see {log}).")
     return time.monotonic() - t0
 
 
@@ -125,9 +279,11 @@ class ServerInfo:
     url: str
     data_dir: str
     started_in_s: Optional[float] = None
+    database: str = "sqlite"
 
     def to_json(self) -> dict:
-        return {"pid": self.pid, "port": self.port, "url": self.url, "data_dir": self.data_dir}
+        return {"pid": self.pid, "port": self.port, "url": self.url, "data_dir": self.data_dir,
+                "database": self.database}
 
 
 def _alive(pid: int) -> bool:
@@ -179,7 +335,8 @@ def running(data_dir: str | Path) -> Optional[ServerInfo]:
         return None
     try:
         info = json.loads(pf.read_text())
-        srv = ServerInfo(pid=int(info["pid"]), port=int(info["port"]), url=info["url"], data_dir=str(data_dir))
+        srv = ServerInfo(pid=int(info["pid"]), port=int(info["port"]), url=info["url"], data_dir=str(data_dir),
+                         database=str(info.get("database", "sqlite")))
     except (ValueError, KeyError, TypeError):
         return None
     return srv if _alive(srv.pid) else None
@@ -187,10 +344,11 @@ def running(data_dir: str | Path) -> Optional[ServerInfo]:
 
 def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Optional[str] = None,
                  password: Optional[str] = None, token: Optional[str] = None,
-                 timeout: float = 300) -> ServerInfo:
+                 timeout: float = 300, database: Optional[str | Database] = None) -> ServerInfo:
     """Start Label Studio on 127.0.0.1 for ``data_dir`` (initialising it first if needed).
 
-    Returns once ``/health`` answers. The process runs in its own session so that it outlives the
+    ``database``: ``None`` (the folder's own; SQLite for a new folder), a :class:`Database` or a
+    ``postgresql://`` URL. Returns once ``/health`` answers. The process runs in its own session so that it outlives the
     command that started it; stop it with :func:`stop_server`. Idempotent: a live server already
     recorded for ``data_dir`` is returned as is.
     """
@@ -200,13 +358,14 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
     live = running(data_dir)
     if live is not None:
         return live
+    db = resolve_database(data_dir, database)
     if not is_initialised(data_dir):
         if not (email and password and token):
             raise ServerError(
                 f"{data_dir} is not an initialised Label Studio data directory and no admin credentials were "
                 "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
                 "or pass --email/--password.")
-        init_data_dir(data_dir, email=email, password=password, token=token)
+        init_data_dir(data_dir, email=email, password=password, token=token, database=db)
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(data_dir / LOG_FILE, "ab")
@@ -214,18 +373,20 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
     try:
         proc = subprocess.Popen(
             [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)],
-            env=ls_env(data_dir, email=email, password=password, token=token), cwd=str(data_dir),
+            env=ls_env(data_dir, email=email, password=password, token=token, database=db), cwd=str(data_dir),
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         log.close()
-    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir))
+    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url())
     atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             (data_dir / PID_FILE).unlink(missing_ok=True)
-            raise ServerError(f"label-studio exited with code {proc.returncode} while starting; "
-                              f"see {data_dir / LOG_FILE}. Fix: check that port {port} is free.")
+            fix = ("check that the PostgreSQL server runs and accepts this user and password"
+                   if db.is_postgres else f"check that port {port} is free")
+            raise ServerError(f"label-studio exited with code {proc.returncode} while starting: "
+                              f"{_log_tail(data_dir / LOG_FILE)} (see {data_dir / LOG_FILE}). Fix: {fix}.")
         if _healthy(url):
             info.started_in_s = round(time.monotonic() - t0, 2)
             return info

@@ -8,7 +8,8 @@ wrong place. :func:`redact` replaces
   ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD`` variable), and values registered at run time with
   :func:`register_secret` (a ``--token`` flag, say), wherever they occur;
 - anything that looks like a credential: ``sk-...`` keys, ``Authorization: Token|Bearer ...``
-  headers, ``api_key=...`` / ``token=...`` assignments, ``hf_...`` tokens;
+  headers, ``api_key=...`` / ``token=...`` assignments, ``hf_...`` tokens, the password of a
+  ``scheme://user:password@host`` URL (``postgresql://...``);
 
 by ``***``. Values shorter than 6 characters are not treated as secrets (they would mask ordinary
 words). Call :func:`redact` on any text that came from outside before printing or writing it;
@@ -39,6 +40,8 @@ _PATTERNS = [
     # key=value / "key": "value" assignments of credential-named fields
     re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|password|secret)['\"]?\s*[:=]\s*['\"]?)"
                r"[^\s'\",}&]+"),
+    # the password of a URL's user info: postgresql://user:password@host/db
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s/]+(?=@)"),
 ]
 
 
@@ -64,7 +67,7 @@ def redact(text: Any) -> Any:
         if s in text:
             text = text.replace(s, MASK)
     for i, pat in enumerate(_PATTERNS):
-        if i in (0, 4):
+        if i in (0, 4, 5):
             text = pat.sub(lambda m: m.group(1) + MASK, text)
         elif i == 1:
             text = pat.sub(lambda m: m.group(1) + MASK, text)

@@ -4,6 +4,8 @@ Fixture modules (one owner each, to keep them out of each other's way):
 - ``fixtures_labelstudio``: a real Label Studio server (session scoped, cached initialised data dir)
 - ``fixtures_llm``: a real llama.cpp OpenAI-compatible server serving a GGUF model from PyPI
 - ``fixtures_models``: tiny random BERT / XLM-R / GPT-2 models built offline, real pretrained ones
+- ``fixtures_postgres``: a real private PostgreSQL server (Label Studio on PostgreSQL)
+- ``fixtures_browser``: a real headless Chromium driven by Playwright (annotators in Label Studio)
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytest_plugins = ["fixtures_labelstudio", "fixtures_llm", "fixtures_models"]
+pytest_plugins = ["fixtures_labelstudio", "fixtures_llm", "fixtures_models", "fixtures_postgres", "fixtures_browser"]
 
 
 # ---------------------------------------------------------------------------------------------------
