@@ -21,7 +21,7 @@ TEST_DATA ?= $(HOME)/.cache/biaskit/test-data
 export BIASKIT_TEST_DATA := $(TEST_DATA)
 DATASETS := crows-pairs indibias-sample stereoset-dev sent-bias-seat
 
-.PHONY: install services demo test test-offline test-fast test-data bench clean
+.PHONY: install services system-packages demo test test-offline test-fast test-data bench clean
 
 install: $(VENV)/.installed
 
@@ -35,12 +35,27 @@ $(VENV)/.installed: pyproject.toml
 
 # Real services for the integration tests, each in its own venv:
 # Label Studio (pins its own label-studio-sdk) and llama.cpp's OpenAI-compatible server.
-services: $(LS_VENV)/.installed $(LLM_VENV)/.installed
+services: system-packages $(LS_VENV)/.installed $(LLM_VENV)/.installed
+
+# Debian packages the integration tests use: a browser for the annotator tests (Chromium, its
+# driver, Noto fonts for Devanagari) and a PostgreSQL server for Label Studio on PostgreSQL.
+# Installed when missing and this user may (root or password-less sudo); otherwise the tests that
+# need them skip and say why.
+APT_PACKAGES ?= chromium chromium-driver fonts-noto-core postgresql
+system-packages:
+	@command -v dpkg >/dev/null || { echo "note: not Debian: install $(APT_PACKAGES) yourself (browser and PostgreSQL tests skip without them)"; exit 0; }; \
+	missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else echo "note: cannot install$$missing (not root, no sudo): browser and PostgreSQL tests will skip"; exit 0; fi; \
+	echo "installing$$missing"; \
+	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq$$missing >/dev/null \
+	  || echo "note: apt-get could not install$$missing: browser and PostgreSQL tests will skip"
 
 $(LS_VENV)/.installed:
 	test -x $(LS_VENV)/bin/python || $(PY) -m venv $(LS_VENV)
 	$(LS_VENV)/bin/pip install -q -U pip
-	$(LS_VENV)/bin/pip install -q label-studio==$(LABEL_STUDIO_VERSION)
+	$(LS_VENV)/bin/pip install -q label-studio==$(LABEL_STUDIO_VERSION) gunicorn  # gunicorn: serve --workers
 	touch $@
 
 $(LLM_VENV)/.installed:

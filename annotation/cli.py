@@ -79,6 +79,8 @@ def serve_command(
         help="postgresql://USER[:PASSWORD]@HOST[:PORT]/DB to run Label Studio on PostgreSQL (default: SQLite in "
              "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
              "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored."),
+    workers: int = typer.Option(1, "--workers", min=1,
+                                help="Web worker processes (more than 1: Label Studio under gunicorn, PostgreSQL only)."),
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (telemetry off) and print its URL.
 
@@ -102,8 +104,10 @@ def serve_command(
                                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
         password = os.environ.get("LABEL_STUDIO_PASSWORD") or getpass.getpass("admin password to create: ")
         _echo(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
-    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db)
-    _echo(f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}): {info.url}")
+    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db,
+                        workers=workers)
+    _echo(f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}"
+          + (f", {info.workers} web workers" if info.workers > 1 else "") + f"): {info.url}")
     _echo(f"  export LABEL_STUDIO_URL={info.url}")
     _echo(f"  stop it with: biaskit annotate stop --data-dir {data_dir}")
 

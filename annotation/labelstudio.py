@@ -65,6 +65,10 @@ def _call(url: str, fn: Callable[[], Any], what: str = "request") -> Any:
 
     try:
         return fn()
+    except httpx.TimeoutException as exc:
+        raise LabelStudioError(f"Label Studio at {url} did not answer the {what} in time ({type(exc).__name__}). "
+                               "Fix: check the server's load and log; large projects: `pull --export snapshot`, "
+                               "smaller `push --chunk-size`.") from None
     except httpx.TransportError as exc:
         raise LabelStudioError(f"cannot reach Label Studio at {url} ({type(exc).__name__}). "
                                "Fix: check the URL and that the server runs (`biaskit annotate serve`).") from None
@@ -477,12 +481,16 @@ def export_project(client, project_id: int, *, mode: str = "plain", poll_s: floa
     import time
 
     u = _url(client)
+    # Label Studio builds the file inside the request (plain; a snapshot too when it runs no RQ
+    # workers): 20,000 annotated tasks take minutes, well past the client's usual timeout
+    slow = {"timeout": timeout_s}
     if mode == "plain":
         return _call(u, lambda: _read_export(client.projects.exports.download_sync(
-            project_id, export_type="JSON", download_all_tasks=True)), "export")
+            project_id, export_type="JSON", download_all_tasks=True, request_options=slow)), "export")
     if mode != "snapshot":
         raise InputError(f"unknown export mode '{mode}'.", fix=f"use one of {', '.join(EXPORT_MODES)}.")
-    snap = _call(u, lambda: client.projects.exports.create(project_id, title="biaskit pull"), "export snapshot")
+    snap = _call(u, lambda: client.projects.exports.create(project_id, title="biaskit pull", request_options=slow),
+                 "export snapshot")
     try:
         deadline = time.monotonic() + timeout_s
         status = snap.status
@@ -495,8 +503,8 @@ def export_project(client, project_id: int, *, mode: str = "plain", poll_s: floa
         if status == "failed":
             raise LabelStudioError(f"Label Studio failed to build the export snapshot of project {project_id}. "
                                    "Fix: see the server log; `--export plain` uses the plain export instead.")
-        return _call(u, lambda: _read_export(client.projects.exports.download(project_id, snap.id,
-                                                                              export_type="JSON")), "export download")
+        return _call(u, lambda: _read_export(client.projects.exports.download(
+            project_id, snap.id, export_type="JSON", request_options=slow)), "export download")
     finally:
         try:
             client.projects.exports.delete(project_id, snap.id)

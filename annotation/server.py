@@ -194,9 +194,9 @@ def resolve_database(data_dir: str | Path, url: Optional[str | Database]) -> Dat
         return have
     if not want.same_target(have):
         raise InputError(f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
-                         path=data_dir, fix="use the folder's own database, or a new --data-dir for another one "
-                                            "(moving Label Studio between databases is a migration: export and "
-                                            "re-import the projects).")
+                         path=data_dir, fix=f"use the folder's own database, or a new --data-dir for another one. "
+                                            f"If this database was restored on another server, put its host and "
+                                            f"port in {Path(data_dir) / DB_INFO_FILE} (no secret in it).")
     return want
 
 
@@ -244,29 +244,32 @@ def _log_tail(path: Path, n: int = 3) -> str:
     return redact(" | ".join(lines[-n:]))[-600:]
 
 
-def init_data_dir(data_dir: str | Path, *, email: str, password: str, token: str,
-                  timeout: float = 900, database: Optional[Database] = None) -> float:
+def init_data_dir(data_dir: str | Path, *, email: Optional[str], password: Optional[str], token: Optional[str],
+                  timeout: float = 900, database: Optional[Database] = None, migrate_only: bool = False) -> float:
     """Create the database, the admin user and its API token in ``data_dir``; returns seconds taken.
 
     On PostgreSQL the tables are created in the given (existing, possibly empty) database; a
     database that already holds Label Studio's tables is migrated and keeps its users.
+    ``migrate_only``: an initialised folder, brought up to date (no user is created).
     """
     from biaskit.io import atomic_write_text
 
     database = database or Database()
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    if not token or len(token) > 40:
+    if not migrate_only and (not token or len(token) > 40):
         raise ServerError("the admin API token must be 1-40 characters. Fix: "
                           "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
     t0 = time.monotonic()
-    log = data_dir / "init.log"
+    log = data_dir / ("migrate.log" if migrate_only else "init.log")
     with open(log, "w") as fh:
         proc = subprocess.run([find_label_studio(), "init", "--quiet", "--no-browser"],
                               env=ls_env(data_dir, email=email, password=password, token=token, database=database),
                               stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout)
     if proc.returncode == 0 and database.is_postgres:
-        atomic_write_text(data_dir / DB_INFO_FILE, json.dumps(database.public(), indent=1) + "\n")
+        # which Label Studio last migrated the database: `--workers` skips migrating when unchanged
+        info = {**database.public(), "migrated_by_label_studio": ls_version()}
+        atomic_write_text(data_dir / DB_INFO_FILE, json.dumps(info, indent=1) + "\n")
     if proc.returncode != 0 or not is_initialised(data_dir):
         raise ServerError(f"`label-studio init` failed (exit {proc.returncode}): {_log_tail(log)} (see {log}).")
     return time.monotonic() - t0
@@ -280,10 +283,11 @@ class ServerInfo:
     data_dir: str
     started_in_s: Optional[float] = None
     database: str = "sqlite"
+    workers: int = 1
 
     def to_json(self) -> dict:
         return {"pid": self.pid, "port": self.port, "url": self.url, "data_dir": self.data_dir,
-                "database": self.database}
+                "database": self.database, "workers": self.workers}
 
 
 def _alive(pid: int) -> bool:
@@ -336,19 +340,64 @@ def running(data_dir: str | Path) -> Optional[ServerInfo]:
     try:
         info = json.loads(pf.read_text())
         srv = ServerInfo(pid=int(info["pid"]), port=int(info["port"]), url=info["url"], data_dir=str(data_dir),
-                         database=str(info.get("database", "sqlite")))
+                         database=str(info.get("database", "sqlite")), workers=int(info.get("workers", 1)))
     except (ValueError, KeyError, TypeError):
         return None
     return srv if _alive(srv.pid) else None
 
 
+def ls_version() -> Optional[str]:
+    """The installed Label Studio's version (from its package metadata folder), None if unknown."""
+    import glob
+
+    try:
+        exe = Path(find_label_studio()).resolve()
+    except ServerError:
+        return None
+    found = glob.glob(str(exe.parent.parent / "lib" / "python*" / "site-packages" / "label_studio-*.dist-info"))
+    return Path(found[0]).name[len("label_studio-"):-len(".dist-info")] if len(found) == 1 else None
+
+
+def _migrated_by(data_dir: Path) -> Optional[str]:
+    try:
+        return json.loads((data_dir / DB_INFO_FILE).read_text()).get("migrated_by_label_studio")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _ls_python() -> Path:
+    """The Python of Label Studio's environment (next to its ``label-studio`` executable)."""
+    exe = Path(find_label_studio())
+    for name in ("python", "python3"):
+        if (exe.parent / name).exists():
+            return exe.parent / name
+    raise ServerError(f"no Python next to {exe}. Fix: install Label Studio in a virtual environment.")
+
+
+def _gunicorn_command(port: int, workers: int) -> list[str]:
+    """Label Studio's WSGI application (the one its Docker image runs under uWSGI) under gunicorn."""
+    py = _ls_python()
+    probe = subprocess.run([str(py), "-c", "import gunicorn, label_studio, os; "
+                                           "print(os.path.dirname(label_studio.__file__))"],
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        raise ServerError(f"--workers needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
+                          f"{py.parent / 'pip'} install gunicorn (`make services` does).")
+    return [str(py), "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
+            "--chdir", probe.stdout.strip(), "--timeout", "600", "--graceful-timeout", "20",
+            "core.wsgi:application"]
+
+
 def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Optional[str] = None,
                  password: Optional[str] = None, token: Optional[str] = None,
-                 timeout: float = 300, database: Optional[str | Database] = None) -> ServerInfo:
+                 timeout: float = 300, database: Optional[str | Database] = None, workers: int = 1) -> ServerInfo:
     """Start Label Studio on 127.0.0.1 for ``data_dir`` (initialising it first if needed).
 
     ``database``: ``None`` (the folder's own; SQLite for a new folder), a :class:`Database` or a
-    ``postgresql://`` URL. Returns once ``/health`` answers. The process runs in its own session so that it outlives the
+    ``postgresql://`` URL. ``workers``: 1 runs ``label-studio start`` (one process); more run
+    Label Studio's WSGI application under gunicorn with that many worker processes (PostgreSQL
+    only: SQLite takes one writer at a time; migrations are applied first, as ``start`` does).
+    Returns once ``/health`` answers. The process runs in its own session so that it outlives the
     command that started it; stop it with :func:`stop_server`. Idempotent: a live server already
     recorded for ``data_dir`` is returned as is.
     """
@@ -359,6 +408,12 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
     if live is not None:
         return live
     db = resolve_database(data_dir, database)
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}.", fix="give the number of web processes.")
+    if workers > 1 and not db.is_postgres:
+        raise InputError("several web workers need PostgreSQL: SQLite lets one process write at a time.",
+                         path=data_dir, fix="run this folder with --workers 1, or a new --data-dir with "
+                                            "--database postgresql://...")
     if not is_initialised(data_dir):
         if not (email and password and token):
             raise ServerError(
@@ -366,18 +421,26 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
                 "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
                 "or pass --email/--password.")
         init_data_dir(data_dir, email=email, password=password, token=token, database=db)
+    elif workers > 1 and (ls_version() is None or _migrated_by(data_dir) != ls_version()):
+        # `label-studio start` migrates the database, gunicorn does not: after an upgrade, migrate first
+        init_data_dir(data_dir, email=None, password=None, token=None, database=db, migrate_only=True)
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
+    env = ls_env(data_dir, email=email, password=password, token=token, database=db)
+    if workers > 1:
+        cmd = _gunicorn_command(port, workers)
+        env["DJANGO_SETTINGS_MODULE"] = "core.settings.label_studio"
+    else:
+        cmd = [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)]
     log = open(data_dir / LOG_FILE, "ab")
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)],
-            env=ls_env(data_dir, email=email, password=password, token=token, database=db), cwd=str(data_dir),
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, env=env, cwd=str(data_dir), stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         log.close()
-    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url())
+    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(),
+                      workers=workers)
     atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -74,6 +74,15 @@ def test_a_data_folder_keeps_its_database(tmp_path, capsys):
     assert e.value.code == 2 and "database is sqlite" in capsys.readouterr().err
 
 
+def test_several_workers_need_postgres(tmp_path, capsys):
+    sq = tmp_path / "sq"
+    sq.mkdir()
+    (sq / "label_studio.sqlite3").write_bytes(b"")
+    with pytest.raises(SystemExit) as e:
+        main(["annotate", "serve", "--data-dir", str(sq), "--workers", "3"])
+    assert e.value.code == 2 and "several web workers need PostgreSQL" in capsys.readouterr().err
+
+
 def test_url_passwords_are_redacted():
     from biaskit.redact import redact
 
@@ -114,7 +123,7 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
     from label_studio_sdk import LabelStudio
 
     from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project, pull
-    from biaskit.annotation.server import DB_FILE, DB_INFO_FILE, running
+    from biaskit.annotation.server import DB_FILE, DB_INFO_FILE, ls_version, running
     from biaskit.readers import read_pairs
 
     from fixtures_labelstudio import _ls_bin, create_annotator
@@ -136,8 +145,9 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
         url = re.search(r"(http://127\.0\.0\.1:\d+)", out.out).group(1)
         # the data is in PostgreSQL: no SQLite file; the folder records where (without the password)
         assert not (d / DB_FILE).exists()
-        assert json.loads((d / DB_INFO_FILE).read_text()) == {
-            "engine": "postgresql", "host": "127.0.0.1", "port": pg.port, "name": "ls_team", "user": pg.user}
+        recorded = json.loads((d / DB_INFO_FILE).read_text())
+        assert recorded == {"engine": "postgresql", "host": "127.0.0.1", "port": pg.port, "name": "ls_team",
+                            "user": pg.user, "migrated_by_label_studio": ls_version()}
         assert pg.psql("SELECT email FROM htx_user", "ls_team") == "lead@example.org"
 
         data = _hindi_pairs(tmp_path)
@@ -167,13 +177,18 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
         main(["annotate", "stop", "--data-dir", str(d)])
         printed.append(capsys.readouterr().out)
         assert running(d) is None
-        # start again from the folder alone: the recorded database, the password from libpq's $PGPASSWORD
+        # start again from the folder alone (the recorded database, the password from libpq's
+        # $PGPASSWORD), now with 2 web worker processes (gunicorn)
         monkeypatch.setenv("PGPASSWORD", pg.password)
-        main(["annotate", "serve", "--data-dir", str(d)])
+        main(["annotate", "serve", "--data-dir", str(d), "--workers", "2"])
         out = capsys.readouterr().out
         printed.append(out)
+        assert "2 web workers" in out
         url2 = re.search(r"(http://127\.0\.0\.1:\d+)", out).group(1)
         monkeypatch.delenv("PGPASSWORD")
+        info = running(d)
+        assert info is not None and info.workers == 2
+        assert len(_process_group(info.pid)) == 3  # the gunicorn master and its 2 workers
         after = tmp_path / "after.csv"
         main(["annotate", "pull", "--project", "hi pg", "--out", str(after), "--url", url2])
         printed.append(capsys.readouterr().out)
@@ -191,6 +206,20 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
     # the password is nowhere: not printed, not in any file of the data folder (logs, pid/db files)
     everything = "\n".join(printed) + capsys.readouterr().out + _files_text(d)
     assert pg.password not in everything
+
+
+def _process_group(pgid: int) -> list[int]:
+    import os
+
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if os.getpgid(int(d)) == pgid:
+                    out.append(int(d))
+            except OSError:
+                pass
+    return out
 
 
 def main_push_again(data, url, capsys) -> str:
