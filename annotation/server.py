@@ -343,7 +343,16 @@ def running(data_dir: str | Path) -> Optional[ServerInfo]:
                          database=str(info.get("database", "sqlite")), workers=int(info.get("workers", 1)))
     except (ValueError, KeyError, TypeError):
         return None
-    return srv if _alive(srv.pid) else None
+    return srv if _alive(srv.pid) and _is_label_studio(srv.pid) else None
+
+
+def _is_label_studio(pid: int) -> bool:
+    """Whether ``pid`` runs Label Studio (a pid file restored from a backup may name someone else's)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return True  # no /proc: trust the pid
+    return any(k in cmd for k in (b"label-studio", b"label_studio", b"gunicorn"))
 
 
 def ls_version() -> Optional[str]:
