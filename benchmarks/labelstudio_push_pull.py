@@ -18,7 +18,6 @@ a shared machine are noisy: re-run on a quiet one before quoting them.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -31,15 +30,6 @@ sys.path.insert(0, str(REPO / "tests"))
 os.environ.setdefault("BIASKIT_NO_PROGRESS", "1")
 
 TOKEN = "0123456789abcdef0123456789abcdef01234567"
-AXES = ("gender", "caste", "religion", "region")
-
-
-def write_tuples(path: Path, n: int, start: int = 0) -> Path:
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(start, start + n):
-            fh.write(json.dumps({"identity": f"group {i}", "attribute": f"trait {i}", "axis": AXES[i % 4],
-                                 "polarity": "negative" if i % 2 else "positive"}) + "\n")
-    return path
 
 
 def start_ls(db: str, work: Path):
@@ -72,6 +62,7 @@ def start_ls(db: str, work: Path):
 
 
 def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
+    from fixtures_labelstudio import write_tuples
     from label_studio_sdk import LabelStudio
 
     from biaskit.annotation.kinds import get_kind

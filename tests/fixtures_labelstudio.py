@@ -148,6 +148,18 @@ def ls_annotator(ls_server):
     return make
 
 
+def write_tuples(path: Path, n: int, start: int = 0) -> Path:
+    """``n`` distinct synthetic tuples (JSONL) for load tests: group i / trait i, axes and polarities cycling."""
+    import json
+
+    axes = ("gender", "caste", "religion", "region")
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(start, start + n):
+            fh.write(json.dumps({"identity": f"group {i}", "attribute": f"trait {i}", "axis": axes[i % 4],
+                                 "polarity": "negative" if i % 2 else "positive"}) + "\n")
+    return path
+
+
 def wait_until(pred, timeout: float = 30.0, step: float = 0.2):
     """Poll ``pred`` until it returns a truthy value (for eventually consistent server state)."""
     deadline = time.monotonic() + timeout

@@ -19,7 +19,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -158,11 +157,3 @@ class PgCluster:
         cred = f"{self.user}:{self.password}" if with_password else self.user
         return f"postgresql://{cred}@{self.host}:{self.port}/{db}"
 
-
-def wait_for(pred, timeout: float = 30.0, step: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v or time.monotonic() > deadline:
-            return v
-        time.sleep(step)

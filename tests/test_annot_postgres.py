@@ -66,21 +66,23 @@ def test_a_data_folder_keeps_its_database(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "postgresql://u@h:5433/a, not postgresql://u@h:5433/b" in err and "pw-123456" not in err
 
-    sq = tmp_path / "sq"
-    sq.mkdir()
-    (sq / "label_studio.sqlite3").write_bytes(b"")
-    with pytest.raises(SystemExit) as e:
-        main(["annotate", "serve", "--data-dir", str(sq), "--database", "postgresql://u@h/a"])
-    assert e.value.code == 2 and "database is sqlite" in capsys.readouterr().err
+    assert _serve_sqlite_folder(tmp_path, capsys, "--database", "postgresql://u@h/a") == 2
+    assert "database is sqlite" in capsys.readouterr().err
 
 
 def test_several_workers_need_postgres(tmp_path, capsys):
+    assert _serve_sqlite_folder(tmp_path, capsys, "--workers", "3") == 2
+    assert "several web workers need PostgreSQL" in capsys.readouterr().err
+
+
+def _serve_sqlite_folder(tmp_path, capsys, *args) -> int:
+    """`serve ARGS` on a folder initialised with SQLite; its exit code."""
     sq = tmp_path / "sq"
     sq.mkdir()
     (sq / "label_studio.sqlite3").write_bytes(b"")
     with pytest.raises(SystemExit) as e:
-        main(["annotate", "serve", "--data-dir", str(sq), "--workers", "3"])
-    assert e.value.code == 2 and "several web workers need PostgreSQL" in capsys.readouterr().err
+        main(["annotate", "serve", "--data-dir", str(sq), *args])
+    return e.value.code
 
 
 def test_url_passwords_are_redacted():

@@ -4,7 +4,6 @@ killed push's last chunk leaves behind are removed (never an annotated one); pul
 export snapshot gives the same judgments as the plain export."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -16,20 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from fixtures_labelstudio import write_tuples
+
 from biaskit.cli import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
-
-AXES = ("gender", "caste", "religion", "region")
-
-
-def write_tuples(path: Path, n: int, start: int = 0) -> Path:
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(start, start + n):
-            fh.write(json.dumps({"identity": f"group {i}", "attribute": f"trait {i}", "axis": AXES[i % 4],
-                                 "polarity": "negative" if i % 2 else "positive"}) + "\n")
-    return path
-
 
 @pytest.fixture
 def ls_env(ls_server, monkeypatch):
