@@ -27,13 +27,18 @@ Definitions (``K`` = ``min_agree``; ``n`` = annotators who answered the question
 - Unknown labels: with ``allowed`` (labels per question, or one set for all questions) a label
   outside it raises :class:`~biaskit.errors.InputError` naming the row, task and annotator.
 - The same annotator twice on one (task, question): ``duplicates='error'`` (default) raises with
-  the offending task/annotator; ``'last'`` keeps the latest (by ``updated_at`` when present, else
+  the offending task/annotator; ``'last'`` keeps the latest (by ``updated_at``, else ``created_at``, else
   the later row); ``'first'`` the earliest.
 - Empty input gives an empty table with the same columns (a defined result, reported as 0 items).
 
 Model-based methods (Dawid-Skene, one-coin Dawid-Skene, GLAD, MACE) come from crowd-kit
 and run separately per question; their ``label`` may differ from the plurality, ``votes`` is then
 the raw count for their label and ``status`` follows the same vote rule.
+
+Aggregators are classes in the registry :data:`AGGREGATORS` (``--method`` choices), crowd-kit
+style: ``AGGREGATORS.create(name, ties=..., seed=..., min_agree=...).fit_predict(df)`` on the
+prepared task / question / worker / label frame returns the table above. A new method is an
+:class:`Aggregator` subclass registered here (or by a plugin, lazily as ``"module:Class"``).
 """
 from __future__ import annotations
 
@@ -54,17 +59,6 @@ OUT_COLUMNS = ["task", "question", "label", "votes", "n_annotators", "agreement"
                "reason", "method"]
 
 AGGREGATORS: Registry = Registry("aggregation method")
-AGGREGATORS.register("majority", "biaskit.annotation.aggregate:_majority",
-                     help="plurality vote with ties flagged (vectorised numpy)")
-# crowd-kit models: name -> (class name, constructor kwargs)
-_CROWDKIT = {
-    "dawid-skene": ("DawidSkene", {"n_iter": 100}),
-    "one-coin-dawid-skene": ("OneCoinDawidSkene", {"n_iter": 100}),
-    "glad": ("GLAD", {"n_iter": 100}),
-    "mace": ("MACE", {"random_state": 0}),
-}
-for _n, (_cls, _) in _CROWDKIT.items():
-    AGGREGATORS.register(_n, f"biaskit.annotation.aggregate:_crowdkit", help=f"crowd-kit {_cls}")
 
 
 @dataclass
@@ -90,6 +84,14 @@ def _is_missing(series):
     return pd.Series(miss | blank, index=series.index)
 
 
+def check_columns(df, source: Optional[str] = None) -> None:
+    """Judgments need the columns task, worker and label."""
+    missing_cols = [c for c in ("task", "worker", "label") if c not in df.columns]
+    if missing_cols:
+        raise InputError(f"missing column(s) {', '.join(missing_cols)} (found: {', '.join(map(str, df.columns))}).",
+                         path=source, fix="judgments need the columns task, worker, label (and optionally question).")
+
+
 def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[str]] = None,
             duplicates: str = "error", source: Optional[str] = None) -> Prepared:
     """Check and normalise judgments (see the module docstring for the rules)."""
@@ -101,10 +103,7 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
     n_input = len(df)
     if n_input == 0:
         return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
-    missing_cols = [c for c in ("task", "worker", "label") if c not in df.columns]
-    if missing_cols:
-        raise InputError(f"missing column(s) {', '.join(missing_cols)} (found: {', '.join(map(str, df.columns))}).",
-                         path=source, fix="judgments need the columns task, worker, label (and optionally question).")
+    check_columns(df, source)
     df = df.reset_index(drop=True)
     df["_row"] = np.arange(1, len(df) + 1)
     if "question" not in df.columns:
@@ -140,8 +139,12 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
                 f"more than once ({n_pairs} such case(s)).", path=source, row=int(first["_row"]),
                 fix="remove the extra answers, or pass --duplicates last|first to keep one of them.")
         order = ["_row"]
-        if "updated_at" in df.columns:
-            df["_ts"] = pd.to_datetime(df["updated_at"], errors="coerce", utc=True)
+        stamps = [c for c in ("updated_at", "created_at") if c in df.columns]
+        if stamps:
+            ts = pd.to_datetime(df[stamps[0]], errors="coerce", utc=True)
+            for c in stamps[1:]:
+                ts = ts.fillna(pd.to_datetime(df[c], errors="coerce", utc=True))
+            df["_ts"] = ts
             order = ["_ts", "_row"]
         df = df.sort_values(order, kind="stable", na_position="first")
         before = len(df)
@@ -172,10 +175,10 @@ def _to_str(series):
     if (pd.api.types.is_string_dtype(dt) and not pd.api.types.is_object_dtype(dt)) or \
             pd.api.types.infer_dtype(series, skipna=True) == "string":
         return series.astype("string").str.strip()
-    return series.map(_as_str)
+    return series.map(label_str)
 
 
-def _as_str(v: Any) -> str:
+def label_str(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v).strip() if isinstance(v, str) else str(v)
@@ -257,7 +260,32 @@ def _status(votes: np.ndarray, n: np.ndarray, min_agree: Optional[int]) -> tuple
     return status, reason
 
 
-def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int], **_: Any):
+class Aggregator:
+    """One label per (task, question) from prepared judgments (crowd-kit's ``fit_predict`` on a
+    task / worker / label frame, plus ``question``). Subclasses implement :meth:`_predict`."""
+
+    name = ""
+
+    def __init__(self, *, ties: str = "flag", seed: int = 0, min_agree: Optional[int] = None):
+        self.ties, self.seed, self.min_agree = ties, seed, min_agree
+
+    def fit_predict(self, df):
+        """``df``: :func:`prepare`'s frame; returns the table described in the module docstring."""
+        return self._predict(count_votes(df), df)
+
+    def _predict(self, c: "Counts", df):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@AGGREGATORS.register("majority", help="plurality vote with ties flagged (vectorised numpy)")
+class MajorityVote(Aggregator):
+    name = "majority"
+
+    def _predict(self, c, df):
+        return _majority(c, ties=self.ties, seed=self.seed, min_agree=self.min_agree)
+
+
+def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int]):
     import pandas as pd
 
     if c.n_items == 0:
@@ -326,8 +354,40 @@ def _finish(out, *, ties: str, min_agree: Optional[int], method: str):
     return out[cols].reset_index(drop=True)
 
 
-def _crowdkit(c: Counts, *, df, method: str, ties: str, seed: int, min_agree: Optional[int], **_: Any):
-    """Run a crowd-kit model per question; votes/ties from the raw counts and the posteriors."""
+class CrowdKitAggregator(Aggregator):
+    """A crowd-kit model (``model``: its class name in ``crowdkit.aggregation``), run per question;
+    votes and ties from the raw counts and the posteriors."""
+
+    model = ""
+    params: dict[str, Any] = {}
+
+    def _predict(self, c, df):
+        return _crowdkit(c, df=df, method=self.name, cls_name=self.model, kwargs=self.params, ties=self.ties,
+                         seed=self.seed, min_agree=self.min_agree)
+
+
+@AGGREGATORS.register("dawid-skene", help="crowd-kit DawidSkene")
+class DawidSkene(CrowdKitAggregator):
+    name, model, params = "dawid-skene", "DawidSkene", {"n_iter": 100}
+
+
+@AGGREGATORS.register("one-coin-dawid-skene", help="crowd-kit OneCoinDawidSkene")
+class OneCoinDawidSkene(CrowdKitAggregator):
+    name, model, params = "one-coin-dawid-skene", "OneCoinDawidSkene", {"n_iter": 100}
+
+
+@AGGREGATORS.register("glad", help="crowd-kit GLAD")
+class GLAD(CrowdKitAggregator):
+    name, model, params = "glad", "GLAD", {"n_iter": 100}
+
+
+@AGGREGATORS.register("mace", help="crowd-kit MACE")
+class MACE(CrowdKitAggregator):
+    name, model, params = "mace", "MACE", {"random_state": 0}
+
+
+def _crowdkit(c: Counts, *, df, method: str, cls_name: str, kwargs: dict, ties: str, seed: int,
+              min_agree: Optional[int]):
     import pandas as pd
 
     require("crowdkit", "annotation", f"the {method} aggregator")
@@ -335,7 +395,6 @@ def _crowdkit(c: Counts, *, df, method: str, ties: str, seed: int, min_agree: Op
 
     if c.n_items == 0:
         return pd.DataFrame(columns=OUT_COLUMNS + ["confidence"])
-    cls_name, kwargs = _CROWDKIT[method]
     cnt = pd.DataFrame({"task": c.items["task"].to_numpy()[c.item], "question": c.items["question"].to_numpy()[c.item],
                         "label": c.labels[c.label], "votes": c.count})
     parts = []
@@ -398,11 +457,9 @@ def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] =
         raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
     if min_agree is not None and min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators.")
-    fn = AGGREGATORS.get(method)
+    model = AGGREGATORS.create(method, ties="flag" if ties == "drop" else ties, seed=seed, min_agree=min_agree)
     prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
-    c = count_votes(prep.df)
-    full = fn(c, df=prep.df, method=method.lower(), ties="flag" if ties == "drop" else ties, seed=seed,
-              min_agree=min_agree)
+    full = model.fit_predict(prep.df)
     n_ties = int(full["tie"].sum()) if len(full) else 0
     table = full[~full["tie"].astype(bool)].reset_index(drop=True) if ties == "drop" else full
     report = AggregateReport(
@@ -413,25 +470,23 @@ def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] =
     return table, report
 
 
-def read_judgments(path):
-    """Judgments from CSV/JSONL; an empty file is an empty table (not an error)."""
-    from pathlib import Path
+def aggregate_file(judgments_path, out_path, *, kind: Optional[str] = None, **kw) -> AggregateReport:
+    """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension).
 
-    import pandas as pd
-
-    from biaskit.io import read_table
-
-    p = Path(path)
-    if p.exists() and p.is_file() and not p.read_bytes().strip():
-        return pd.DataFrame()
-    return read_table(p)
-
-
-def aggregate_file(judgments_path, out_path, **kw) -> AggregateReport:
-    """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension)."""
+    With ``kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers
+    first (translation: slot letters -> candidates) and, unless ``allowed`` is given, labels outside
+    the kind's options are rejected."""
     from biaskit.io import write_table
+    from biaskit.readers import read_judgments
 
     df = read_judgments(judgments_path)
+    if kind is not None:
+        from .kinds import get_kind
+
+        k = get_kind(kind)
+        df = k.votes(df)
+        if kw.get("allowed") is None:
+            kw["allowed"] = k.allowed_labels() or None
     table, report = aggregate(df, source=str(judgments_path), **kw)
     write_table(out_path, table)
     return report

@@ -253,15 +253,15 @@ def _bias_type_map(data_path: Optional[str | Path]) -> dict[str, str]:
         return {}
     from biaskit.io import read_table
 
-    from .kinds import get_kind
+    from .kinds import KINDS, get_kind
 
     p = Path(data_path)
     if not p.exists():
         raise InputError("file not found.", path=p, fix="check the --data path.")
-    for kname in ("pair", "tuple", "cat", "translation"):
+    for kname in KINDS.names():  # whichever kind's reader accepts the file
         k = get_kind(kname)
         try:
-            recs = k.load(p, skip_invalid=True) if kname == "pair" else k.load(p)
+            recs = k.load(p, skip_invalid=True)
         except (InputError, KeyError, TypeError, ValueError):
             continue
         if recs:
@@ -360,17 +360,20 @@ def to_markdown(rep: dict) -> str:
     return "\n".join(lines)
 
 
-def agreement_report(judgments_path: str | Path, out_dir: str | Path, **kw) -> dict:
-    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md`` and ``DIR/agreement_items.csv``."""
+def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: Optional[str] = None,
+                     **kw) -> dict:
+    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md`` and ``DIR/agreement_items.csv``
+    (``command``: the command line recorded in agreement.json)."""
     from biaskit.io import atomic_write_text, write_json, write_table
-
-    from .aggregate import read_judgments
+    from biaskit.readers import read_judgments
 
     df = read_judgments(judgments_path)
     rep, items = agreement(df, source=str(judgments_path), **kw)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rep["per_item_file"] = "agreement_items.csv"
+    if command is not None:
+        rep["command"] = command
     write_table(out / "agreement_items.csv", items)
     write_json(out / "agreement.json", rep)
     atomic_write_text(out / "agreement.md", to_markdown(rep))

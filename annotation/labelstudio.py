@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from biaskit.errors import BiaskitError, InputError, require
+from biaskit.readers import annotation_values, annotator
 
-from .kinds import CHOICE, ParsedConfig, TaskKind, get_kind
+from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
 
 JUDGMENT_OUT_COLUMNS = ["task", "worker", "label", "question", "qtype", "comment", "lead_time", "created_at",
                         "updated_at", "kind", "bias_type", "ls_task", "ls_annotation"]
@@ -250,7 +251,7 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     if chunk_size < 1:
         raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
     k = get_kind(kind)
-    records = k.load(data_path, skip_invalid=True) if skip_invalid and kind == "pair" else k.load(data_path)
+    records = k.load(data_path, skip_invalid=skip_invalid)
     if overlap is not None and overlap < 1:
         raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
     client = connect(url, token)
@@ -343,29 +344,6 @@ class PullReport:
     export: Optional[str] = None  # plain | snapshot (pull only)
 
 
-def _values(result: list[dict]) -> dict[str, list[str]]:
-    vals: dict[str, list[str]] = {}
-    for item in result or []:
-        name = item.get("from_name")
-        v = item.get("value") or {}
-        got = v.get("choices") if "choices" in v else v.get("text") if "text" in v else None
-        if got is None:
-            continue
-        if isinstance(got, str):
-            got = [got]
-        vals.setdefault(name, []).extend(got)
-    return vals
-
-
-def _worker(ann: dict, users: dict[int, str]) -> str:
-    cb = ann.get("completed_by")
-    if isinstance(cb, dict):
-        return cb.get("email") or f"user:{cb.get('id')}"
-    if cb in users:
-        return users[cb]
-    return f"user:{cb}"
-
-
 def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind: Optional[str] = None,
                         users: Optional[dict[int, str]] = None, source: str = "Label Studio export"):
     """Exported Label Studio tasks (JSON) -> (judgments DataFrame, PullReport).
@@ -386,7 +364,7 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
         kind = next(iter(kinds), None)
     if kind is None:
         raise InputError("the tasks carry no biaskit_kind (not pushed by biaskit?).", path=source,
-                         fix="pass --kind tuple|pair|cat|translation.")
+                         fix=f"pass --kind {'|'.join(KINDS.names())}.")
     k = get_kind(kind)
     if config is None:
         config = k.config_for_tasks(tasks)
@@ -401,13 +379,13 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
             errors.append(f"Label Studio task {t.get('id')} has no biaskit_id in its data")
             continue
         for ann in t.get("annotations") or []:
-            worker = _worker(ann, users)
+            worker = annotator(ann, users)
             if ann.get("was_cancelled"):
                 n_cancel += 1
                 continue
             n_ann += 1
             where = f"task {bid} (Label Studio task {t.get('id')}, annotation {ann.get('id')}), annotator {worker}"
-            vals = _values(ann.get("result") or [])
+            vals = annotation_values(ann.get("result"))
             bad = False
             for ctrl, got in vals.items():
                 if ctrl not in allowed.controls:
@@ -425,11 +403,10 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
                     if single and len(got) > 1:
                         errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
                         bad = True
-            if hasattr(k, "check_task_values"):
-                msg = k.check_task_values(data, vals)
-                if msg:
-                    errors.append(f"{where}: {msg}")
-                    bad = True
+            msg = k.check_task_values(data, vals)
+            if msg:
+                errors.append(f"{where}: {msg}")
+                bad = True
             if bad:
                 continue
             comment = None
@@ -548,21 +525,12 @@ def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Opt
 def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[str] = None,
                   config_path: Optional[str | Path] = None, users_path: Optional[str | Path] = None) -> PullReport:
     """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
-    from biaskit.io import read_json, read_table, write_table
+    from biaskit.io import write_table
+    from biaskit.readers import read_export, read_users
 
-    export_path = Path(export_path)
-    tasks = read_json(export_path, fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).")
-    if not isinstance(tasks, list) or any(not isinstance(t, dict) or "data" not in t for t in tasks):
-        raise InputError("expected a JSON list of tasks with 'data' and 'annotations'.", path=export_path,
-                         fix="export the project from Label Studio as JSON (not JSON-MIN or CSV).")
+    tasks = read_export(export_path)
     config = Path(config_path).read_text(encoding="utf-8") if config_path else None
-    users = None
-    if users_path:
-        udf = read_table(users_path)
-        if not {"id", "email"} <= set(udf.columns):
-            raise InputError("the users file needs columns id and email.", path=users_path,
-                             fix="write one row per Label Studio user: id,email.")
-        users = {int(r["id"]): str(r["email"]) for r in udf.to_dict(orient="records")}
+    users = read_users(users_path) if users_path else None
     df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
     write_table(out, df)
     return report

@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from biaskit.evaluation.stereoset import read_cats
+    from biaskit.readers import read_cats
 
     if args.threads:
         torch.set_num_threads(args.threads)

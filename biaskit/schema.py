@@ -6,20 +6,28 @@ DataFrames whose columns are the model fields (nested ``provenance``/``meta`` st
 - :class:`SentencePair` — a CrowS-Pairs-style minimal pair (``sent_more`` is the sentence about the
   more disadvantaged group / the one the paper counts a preference for as bias).
 - :class:`BiasTuple` — an (identity term, stereotypical attribute) tuple from curation.
-- :class:`CAT` — a StereoSet Context Association Test: a context and three options.
+- :class:`Sentence` — a generated sentence expressing one tuple (``curate sentences``).
+- :class:`CAT` — a StereoSet Context Association Test: a context and three options (with the
+  validators' :class:`HumanLabel` s when the source has them).
+- :class:`TranslationCandidates` — one pair's machine translations awaiting blind review
+  (``curate translate`` -> the ``translation`` annotation kind).
 - :class:`Judgment` — one annotator's label on one question of one task (crowd-kit's
   ``task, worker, label`` long format, plus ``question``).
+
+Ids are computed by :mod:`biaskit.ids` (content hashes; see there for what each id covers).
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import unicodedata
 from enum import Enum
 from typing import Any, Iterable, Literal, Optional, Sequence, Type, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from . import ids
+from .ids import normalize_text, stable_id  # noqa: F401  (part of the schema's public names)
 
 SCHEMA_VERSION = "1"
 
@@ -68,20 +76,8 @@ def normalize_bias_type(value: str) -> str:
     return _normalize_bias_type(str(value))
 
 
-def normalize_text(text: str) -> str:
-    """NFC-normalise and collapse internal whitespace (used for ids and comparisons)."""
-    return " ".join(unicodedata.normalize("NFC", str(text)).split())  # str.split: the whitespace re's \s matches
-
-
-def stable_id(prefix: str, *parts: Any, length: int = 16) -> str:
-    """A stable content hash id, e.g. ``p-3f2a...``: same content -> same id on every machine."""
-    h = hashlib.sha256("\x1f".join(normalize_text(p) if isinstance(p, str) else str(p)
-                                   for p in parts).encode("utf-8")).hexdigest()
-    return f"{prefix}-{h[:length]}"
-
-
 def make_pair_id(sent_more: str, sent_less: str, lang: str = "en") -> str:
-    return stable_id("p", lang, sent_more, sent_less)
+    return ids.pair_id(sent_more, sent_less, lang)
 
 
 class Record(BaseModel):
@@ -234,11 +230,59 @@ class BiasTuple(Record):
     @model_validator(mode="after")
     def _id(self) -> "BiasTuple":
         if not self.tuple_id:
-            self.tuple_id = stable_id("t", self.lang, self.axis, self.identity.lower(), self.attribute.lower(), self.polarity)
+            self.tuple_id = ids.tuple_id(self.lang, self.axis, self.identity, self.attribute, self.polarity)
+        return self
+
+
+class Sentence(Record):
+    """A generated sentence that expresses one tuple's stereotype (``biaskit curate sentences``)."""
+
+    model_config = ConfigDict(extra="allow")
+    sentence_id: str = ""
+    sentence: str
+    identity: str
+    axis: Optional[str] = None
+    attribute: Optional[str] = None
+    polarity: Optional[str] = None
+    tuple_id: Optional[str] = None
+    lang: str = "en"
+    status: str = "raw"  # raw | rejected (does not mention the identity) | parse_error | request_error
+
+    @field_validator("sentence", "identity")
+    @classmethod
+    def _non_empty(cls, v: str) -> str:
+        v = unicodedata.normalize("NFC", str(v)).strip()
+        if not v:
+            raise ValueError("empty")
+        return v
+
+    @model_validator(mode="after")
+    def _id(self) -> "Sentence":
+        if not self.sentence_id:
+            self.sentence_id = ids.sentence_id(self.tuple_id or "", self.sentence)
         return self
 
 
 CATLabel = Literal["stereotype", "anti-stereotype", "unrelated"]
+
+
+class HumanLabel(BaseModel):
+    """One validator's label of a CAT option (StereoSet's ``{"human_id", "label"}``, or a biaskit
+    annotator's answer from ``annotate apply``). ``label`` is free text: StereoSet's validators also
+    answered ``related``."""
+
+    model_config = ConfigDict(extra="forbid")
+    label: str
+    annotator: Optional[str] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_other_shapes(cls, v: Any) -> Any:
+        if isinstance(v, str):  # files written before annotator ids were kept
+            return {"label": v}
+        if isinstance(v, dict) and "human_id" in v:  # StereoSet's dev.json
+            return {"label": v.get("label"), "annotator": v.get("human_id")}
+        return v
 
 
 class CATOption(BaseModel):
@@ -246,7 +290,8 @@ class CATOption(BaseModel):
     sentence: str
     gold_label: CATLabel
     sentence_id: str = ""
-    human_labels: list[str] = Field(default_factory=list)
+    source_id: Optional[str] = Field(default=None, description="the upstream sentence id (StereoSet's), when known")
+    human_labels: list[HumanLabel] = Field(default_factory=list)
 
 
 class CAT(Record):
@@ -259,6 +304,7 @@ class CAT(Record):
     context: str
     options: list[CATOption]
     lang: str = "en"
+    source_id: Optional[str] = Field(default=None, description="the upstream example id (StereoSet's), when known")
 
     @field_validator("bias_type", mode="before")
     @classmethod
@@ -271,14 +317,48 @@ class CAT(Record):
         if labels != ["anti-stereotype", "stereotype", "unrelated"]:
             raise ValueError(f"a CAT needs exactly one stereotype, anti-stereotype and unrelated option, got {labels}")
         if not self.cat_id:
-            self.cat_id = stable_id("c", self.lang, self.split, self.target, self.context)
+            self.cat_id = ids.cat_id(self.lang, self.split, self.target, self.context,
+                                     {o.gold_label: o.sentence for o in self.options})
         for o in self.options:
             if not o.sentence_id:
-                o.sentence_id = stable_id("s", self.cat_id, o.gold_label, o.sentence)
+                o.sentence_id = ids.cat_sentence_id(self.cat_id, o.gold_label, o.sentence)
         return self
 
     def option(self, label: str) -> CATOption:
         return next(o for o in self.options if o.gold_label == label)
+
+
+class TranslationCandidate(BaseModel):
+    """One engine's translation of a pair, with the checker's flags (``curate translate``)."""
+
+    model_config = ConfigDict(extra="allow")  # strategy, provenance, ...
+    engine: str
+    model: Optional[str] = None
+    sent_more: str  # may be empty: the engine returned nothing (flag empty_translation)
+    sent_less: str
+    flags: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class PairText(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    sent_more: str
+    sent_less: str
+
+
+class TranslationCandidates(BaseModel):
+    """A source pair and its candidate translations: the contract between ``curate translate`` and
+    the ``translation`` annotation kind. Records returned to review keep ``status`` and ``review``
+    (extra fields are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+    pair_id: str
+    source_lang: str = "en"
+    target_lang: str
+    bias_type: Optional[str] = None
+    direction: Optional[str] = None
+    source: PairText
+    candidates: list[TranslationCandidate]
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
 
 class Judgment(BaseModel):

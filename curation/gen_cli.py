@@ -132,7 +132,7 @@ def sentences_cmd(
     """Generate sentences that express each tuple (IndiBias step 3)."""
     from biaskit.inventory import load_inventory
 
-    from .generate import generate_sentences, read_tuples, sentence_items
+    from .generate import generate_sentences, sentence_items, usable_tuples
     from .tasks.sentences import SentenceTask
 
     inv = load_inventory(inventory)
@@ -140,7 +140,7 @@ def sentences_cmd(
     statuses = [s.strip() for s in status.split(",")] if status else None
     if prompt_opts.dry_run:
         _print_dry_run(SentenceTask(p, per_tuple=per_tuple, inventory=inv),
-                       sentence_items(read_tuples(tuples, statuses=statuses)), llm_opts.params(), prompt_opts.show)
+                       sentence_items(usable_tuples(tuples, statuses=statuses)), llm_opts.params(), prompt_opts.show)
         return
     summary = generate_sentences(llm_opts.client(), p, tuples=tuples, out=out, per_tuple=per_tuple, statuses=statuses,
                                  params=llm_opts.params(), concurrency=llm_opts.concurrency,
@@ -163,9 +163,9 @@ def pairs_cmd(
     """Build minimal pairs by swapping the identity span for its comparable group."""
     from biaskit.inventory import load_inventory
     from biaskit.io import write_jsonl
-    from biaskit.readers import write_pairs
+    from biaskit.readers import read_sentence_rows, write_pairs
 
-    from .pairs import build_pairs, read_sentence_rows
+    from .pairs import build_pairs
     from .runner import errors_path
 
     inv = load_inventory(inventory)

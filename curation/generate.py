@@ -11,7 +11,6 @@ from typing import Any, Optional, Sequence
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
-from biaskit.io import iter_jsonl
 from biaskit.schema import BiasTuple
 
 from .llm.protocol import LLMClient
@@ -34,24 +33,12 @@ def generate_tuples(llm: LLMClient, prompt: Optional[Prompt] = None, *, axis: st
     return runner.run(items)
 
 
-def read_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None) -> list[BiasTuple]:
+def usable_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None) -> list[BiasTuple]:
     """The tuples to write sentences for (``statuses``: only these; default: all but rejected)."""
-    from pydantic import ValidationError
+    from biaskit.readers import read_tuples
 
-    out = []
-    for i, rec in iter_jsonl(path):
-        try:
-            t = BiasTuple.model_validate({k: v for k, v in rec.items() if k in BiasTuple.model_fields})
-        except ValidationError as exc:
-            e = exc.errors()[0]
-            loc = ".".join(str(x) for x in e.get("loc", ())) or None
-            raise InputError(f"{e.get('msg', 'invalid')}.", path=path, row=i, column=loc,
-                             fix="pass the output of `biaskit curate tuples` (identity, attribute, axis, polarity).") from None
-        if statuses and t.status not in statuses:
-            continue
-        if not statuses and t.status == "rejected":
-            continue
-        out.append(t)
+    tuples = read_tuples(path, statuses=statuses).records
+    out = tuples if statuses else [t for t in tuples if t.status != "rejected"]
     if not out:
         raise InputError("no usable tuples in the file" + (f" with status {', '.join(statuses)}" if statuses else "") + ".",
                          path=path, fix="check --status, or run `biaskit curate tuples` first.")
@@ -69,7 +56,7 @@ def generate_sentences(llm: LLMClient, prompt: Optional[Prompt] = None, *, tuple
     """``biaskit curate sentences``: ``per_tuple`` sentences expressing each tuple."""
     if per_tuple < 1:
         raise InputError(f"--per-tuple must be >= 1, got {per_tuple}.", fix="e.g. --per-tuple 5.")
-    items = sentence_items(read_tuples(tuples, statuses=statuses))
+    items = sentence_items(usable_tuples(tuples, statuses=statuses))
     task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory)
     runner = JobRunner(llm, task, params=params, out=out, concurrency=concurrency, retry_failed=retry_failed,
                        progress=progress, command=command)

@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from biaskit.errors import InputError
 from biaskit.schema import SentencePair
 
 from biaskit.inventory import Inventory, Term, load_inventory
@@ -339,15 +338,3 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
                 pair.status = "flagged"
         pairs.append(pair)
     return pairs, rejects
-
-
-def read_sentence_rows(path: str | Path) -> list[tuple[int, dict]]:
-    from biaskit.io import iter_jsonl
-
-    rows = list(iter_jsonl(path))
-    for i, r in rows:
-        for k in ("sentence", "identity"):
-            if k not in r:
-                raise InputError(f"missing field '{k}'.", path=path, row=i,
-                                 fix="pass the output of `biaskit curate sentences` (fields sentence, identity, axis, polarity).")
-    return rows

@@ -42,64 +42,17 @@ import datetime as _dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from biaskit.cache import DiskCache, request_hash
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_text
 
+from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
+
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
-from .mt_checks import diff_spans, flag, mt_flags, tokens
 
-__all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "pair_check_flags",
-           "TranslateResult"]
-
-
-# ------------------------------------------------------------------------------------------ checks
-def _flag_dict(f: Any) -> dict[str, Any]:
-    if isinstance(f, dict):
-        d = dict(f)
-    elif hasattr(f, "model_dump"):
-        d = f.model_dump(mode="json")
-    elif hasattr(f, "__dataclass_fields__"):
-        import dataclasses
-
-        d = dataclasses.asdict(f)
-    else:
-        d = {"code": getattr(f, "code", str(f)), "reason": getattr(f, "reason", str(f))}
-    return {k: v for k, v in d.items() if v not in (None, "", [], {})}
-
-
-def pair_check_flags(source_pair: SentencePair, more: str, less: str, target_lang: str, *,
-                     pair_checker: Optional[Callable[..., list]] = None) -> list[dict]:
-    """Pair-level flags of a translated pair (identical, not minimal, ...) against its English source."""
-    from biaskit.check import check_pair
-
-    checker = pair_checker or check_pair
-    if not more.strip() or not less.strip():
-        return []
-    cand = {"pair_id": f"{source_pair.pair_id}/{target_lang}", "sent_more": more, "sent_less": less,
-            "direction": source_pair.direction, "bias_type": source_pair.bias_type, "lang": target_lang,
-            "source_id": source_pair.pair_id}
-    return [_flag_dict(f) for f in checker(cand, source_pair=source_pair)]
-
-
-def check_candidate(source_pair: SentencePair, more: str, less: str, target_lang: str, *,
-                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
-    """All flags for one translated pair: the minimal-pair checker's plus the MT checks."""
-    flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
-    mt = mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
-    if any(f["code"] in ("untranslated_latin", "wrong_script") for f in mt):
-        # the same problem, said more precisely (which words, which script) by the MT checks
-        flags = [f for f in flags if f.get("code") != "mixed_scripts"]
-    flags += mt
-    seen, out = set(), []
-    for f in flags:
-        key = (f.get("code"), f.get("sentence"), f.get("reason"))
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+__all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "TranslateResult"]
 
 
 # ------------------------------------------------------------------------------------------ engines
@@ -404,15 +357,3 @@ def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[
     finally:
         for e in built:
             e.close()
-
-
-def iter_candidates(path: str | Path) -> Iterable[tuple[int, dict]]:
-    """Read a candidates file with clear errors (used by review and the report)."""
-    from biaskit.io import iter_jsonl
-
-    for line, rec in iter_jsonl(path):
-        for key in ("pair_id", "source", "candidates", "target_lang"):
-            if key not in rec:
-                raise InputError(f"missing key '{key}': not a translation-candidates record.", path=path, row=line,
-                                 fix="pass the output of `biaskit curate translate`.")
-        yield line, rec

@@ -1,6 +1,7 @@
-"""`biaskit curate translate`, `translation-apply` and `translation-report` (thin wrappers).
+"""`biaskit curate translate` (a thin wrapper around :func:`biaskit.curation.translate.translate_file`).
 
-The functions live in :mod:`biaskit.curation.translate` and :mod:`biaskit.curation.review`.
+The blind review of the candidates is the ``translation`` annotation kind: ``biaskit annotate push /
+pull / apply / report --kind translation`` (:mod:`biaskit.annotation.kinds.translation`).
 """
 from __future__ import annotations
 
@@ -85,38 +86,3 @@ def translate_cmd(
             echo_error("every pair failed: " + msg)
             raise SystemExit(1)
         echo(f"warning: {msg}", err=True)
-
-
-@app.command("translation-apply")
-def apply_cmd(
-    candidates: Path = typer.Option(..., "--candidates", help="the candidates file that was pushed for review"),
-    judgments: Path = typer.Option(..., "--judgments", help="judgments from `biaskit annotate pull` (CSV/JSONL)"),
-    out: Path = typer.Option(..., "--out", help="released target-language pairs (JSONL)"),
-    report: Optional[Path] = typer.Option(None, "--report", help="folder for report.json and report.md"),
-    min_votes: int = typer.Option(1, "--min-votes", help="reviewers who must back the winning choice"),
-) -> None:
-    """Apply the blind review: final pairs, pairs returned to review, rejected pairs, report.
-
-    (`biaskit annotate apply --kind translation` runs the same function.)
-    """
-    from .review import apply_translation_review
-
-    res = apply_translation_review(candidates, judgments, out, min_votes=min_votes, report_dir=report)
-    s = res.summary()
-    _console().print(f"released {s['accepted']} pairs -> {out}; returned to review {s['needs_review']} -> "
-                     f"{s['needs_review_file']}; rejected {s['rejected']}; not reviewed yet {s['not_reviewed']}"
-                     + (f"; report in {report}" if report else ""))
-
-
-@app.command("translation-report")
-def report_cmd(
-    candidates: Path = typer.Option(..., "--candidates", help="the candidates file"),
-    reviewed: Path = typer.Option(..., "--reviewed", help="the released pairs written by translation-apply"),
-    out: Path = typer.Option(..., "--out", help="folder for report.json and report.md"),
-) -> None:
-    """Engine win rates, edit rate, character edit distance, checker flags before/after review."""
-    from .review import translation_report
-
-    rep = translation_report(candidates, reviewed, out_dir=out)
-    _console().print(f"{rep['pairs']['released']} released pairs; edit rate {rep['edit_rate']}; "
-                     f"report: {out / 'report.md'}")

@@ -1,14 +1,7 @@
-"""StereoSet Context Association Tests: readers and model scoring.
+"""StereoSet Context Association Tests: model scoring.
 
-Readers (:func:`read_cats`), all returning :class:`biaskit.schema.CAT` records:
-
-- ``stereoset``: the original JSON (``{"version", "data": {"intrasentence": [...], "intersentence":
-  [...]}}``), keeping the example and sentence ids and the five human labels of every sentence.
-- ``flat``: the flattened JSONL in ../shared/data (``type, target, bias_type, context, stereotype,
-  anti-stereotype, unrelated``; no ids). Ids are stable content hashes (:func:`biaskit.schema.stable_id`)
-  of the language, split, target, context *and the three options* (the dev set has 48 CATs that share
-  their context with another CAT), so the same row gets the same ids on every machine.
-- ``biaskit``: biaskit's own CAT JSONL (one :class:`~biaskit.schema.CAT` per line, from curation).
+CATs are read by :func:`biaskit.readers.read_cats` (original ``dev.json``, the flattened JSONL,
+biaskit CAT JSONL; one set of content ids for all of them; see :mod:`biaskit.readers.cats`).
 
 Scoring (:func:`score_cats`), higher = the model prefers the option:
 
@@ -53,238 +46,16 @@ import json
 import math
 import re
 import string
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
-
-from pydantic import ValidationError
+from typing import Any, Callable, Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError
-from biaskit.schema import CAT, stable_id
+from biaskit.readers import read_cats, read_text as _read_text
+from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
+from biaskit.schema import CAT
 
-CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
-LABELS = ("stereotype", "anti-stereotype", "unrelated")
 SCORER_VERSION = "stereoset-v1"
-
-
-# =====================================================================================  readers
-def read_cats(path: str | Path, format: str = "auto", lang: str = "en", limit: Optional[int] = None,
-              split: Optional[str] = None) -> list[CAT]:
-    """Read CATs from the original StereoSet JSON, the flat JSONL or biaskit CAT JSONL.
-
-    ``split`` keeps only ``intrasentence`` or ``intersentence``; ``limit`` keeps the first N CATs
-    (after the split filter, in file order).
-    """
-    path = Path(path)
-    if format not in CAT_FORMATS:
-        import difflib
-        close = difflib.get_close_matches(format, CAT_FORMATS, n=1)
-        raise InputError(f"unknown CAT format '{format}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                         path=path, fix=f"use one of {', '.join(CAT_FORMATS)}.")
-    if split is not None and split not in ("intrasentence", "intersentence"):
-        raise InputError(f"unknown split '{split}'.", path=path, fix="use intrasentence or intersentence.")
-    if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --data path.")
-    if path.is_dir():
-        raise InputError("is a directory, expected a file.", path=path,
-                         fix="point at a StereoSet .json or a .jsonl file.")
-    if format == "auto":
-        format = _detect(path)
-    if format == "stereoset":
-        cats = _read_original(path, lang)
-    elif format == "flat":
-        cats = _read_flat(path, lang)
-    else:
-        cats = _read_biaskit(path)
-    if split:
-        cats = [c for c in cats if c.split == split]
-    if limit is not None:
-        cats = cats[:limit]
-    if not cats:
-        raise InputError("no CATs found" + (f" for split '{split}'" if split else "") + ".", path=path,
-                         fix="check that the file is a StereoSet/biaskit CAT file.")
-    return cats
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="re-save the file as UTF-8.") from None
-
-
-def _detect(path: Path) -> str:
-    text = _read_text(path)
-    stripped = text.lstrip()
-    if not stripped:
-        raise InputError("file is empty.", path=path, fix="point at a StereoSet or biaskit CAT file.")
-    if path.suffix.lower() == ".json" or (stripped.startswith("{") and '"data"' in stripped[:2000]
-                                          and "\n" in stripped and not _first_line_is_object(stripped)):
-        return "stereoset"
-    first = _first_object(path, text)
-    if "options" in first:
-        return "biaskit"
-    if "stereotype" in first or "anti-stereotype" in first:
-        return "flat"
-    if "data" in first:
-        return "stereoset"
-    raise InputError(f"cannot tell the CAT format from the keys {sorted(first)}.", path=path, row=1,
-                     fix="use the original StereoSet JSON, the flat JSONL (type, target, bias_type, context, "
-                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL; or pass --format.")
-
-
-def _first_line_is_object(text: str) -> bool:
-    line = text.splitlines()[0]
-    try:
-        return isinstance(json.loads(line), dict)
-    except json.JSONDecodeError:
-        return False
-
-
-def _first_object(path: Path, text: str) -> dict:
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
-                                 fix="each line must be one JSON object.") from None
-            if not isinstance(obj, dict):
-                raise InputError("expected a JSON object on this line.", path=path, row=i,
-                                 fix="each line must be one JSON object.")
-            return obj
-    return {}
-
-
-def _iter_lines(path: Path) -> Iterable[tuple[int, dict]]:
-    from biaskit.io import iter_jsonl
-
-    yield from iter_jsonl(path)
-
-
-_SPLIT_ALIASES = {"intra": "intrasentence", "inter": "intersentence", "intrasentence": "intrasentence",
-                  "intersentence": "intersentence"}
-_FLAT_LABEL_KEYS = {"stereotype": ("stereotype",), "anti-stereotype": ("anti-stereotype", "anti_stereotype",
-                                                                       "antistereotype"),
-                    "unrelated": ("unrelated",)}
-
-
-def _check_intra_context(path: Path, row: int, split: str, context: str, column: str = "context") -> None:
-    if split == "intrasentence" and "BLANK" not in context:
-        raise InputError("an intrasentence context must contain the placeholder BLANK.", path=path, row=row,
-                         column=column, fix="write the context with BLANK where the options differ, "
-                                            "e.g. 'The chess player was BLANK.'")
-
-
-def _read_flat(path: Path, lang: str) -> list[CAT]:
-    cats: list[CAT] = []
-    seen: Counter = Counter()
-    for i, obj in _iter_lines(path):
-        split_raw = obj.get("type", obj.get("split"))
-        if split_raw is None:
-            raise InputError("missing the field 'type' (intrasentence or intersentence).", path=path, row=i,
-                             column="type", fix="add \"type\": \"intrasentence\" or \"intersentence\".")
-        split = _SPLIT_ALIASES.get(str(split_raw).strip().lower())
-        if split is None:
-            raise InputError(f"unknown type '{split_raw}'.", path=path, row=i, column="type",
-                             fix="use intrasentence or intersentence.")
-        options = []
-        for label, keys in _FLAT_LABEL_KEYS.items():
-            val = next((obj[k] for k in keys if k in obj), None)
-            if val is None or not str(val).strip():
-                raise InputError(f"missing or empty option '{label}'.", path=path, row=i, column=label,
-                                 fix="every CAT needs a stereotype, an anti-stereotype and an unrelated sentence.")
-            options.append((label, str(val).strip()))
-        for key in ("target", "bias_type", "context"):
-            if not str(obj.get(key) or "").strip():
-                raise InputError(f"missing or empty field '{key}'.", path=path, row=i, column=key,
-                                 fix=f"add a non-empty \"{key}\".")
-        context = str(obj["context"]).strip()
-        _check_intra_context(path, i, split, context)
-        row_lang = str(obj.get("lang") or lang)
-        base = stable_id("c", row_lang, split, obj["target"], context, *(s for _, s in options))
-        seen[base] += 1
-        cat_id = base if seen[base] == 1 else f"{base}~{seen[base]}"
-        try:
-            cat = CAT(cat_id=cat_id, split=split, target=str(obj["target"]).strip(), bias_type=obj["bias_type"],
-                      context=context, lang=row_lang,
-                      options=[{"sentence": s, "gold_label": lab} for lab, s in options],
-                      provenance={"source": str(path), "row": i, "format": "flat"})
-        except ValidationError as exc:
-            raise InputError(_first_error(exc), path=path, row=i, fix="fix the CAT fields.") from None
-        cats.append(cat)
-    return cats
-
-
-def _read_original(path: Path, lang: str) -> list[CAT]:
-    from biaskit.io import read_json
-
-    obj = read_json(path, fix="the original StereoSet file is one JSON document.")
-    data = obj.get("data") if isinstance(obj, dict) else None
-    if not isinstance(data, dict) or not ({"intrasentence", "intersentence"} & set(data)):
-        raise InputError("not a StereoSet file: expected {\"version\": ..., \"data\": {\"intrasentence\": [...], "
-                         "\"intersentence\": [...]}}.", path=path,
-                         fix="use the original dev.json/test.json, or --format flat|biaskit.")
-    cats: list[CAT] = []
-    for split in ("intrasentence", "intersentence"):
-        for j, ex in enumerate(data.get(split) or [], start=1):
-            where = f"data.{split}[{j}]"
-            if not isinstance(ex, dict):
-                raise InputError(f"{where} is not an object.", path=path, fix="each example must be a JSON object.")
-            for key in ("id", "target", "bias_type", "context", "sentences"):
-                if key not in ex:
-                    raise InputError(f"{where} (id {ex.get('id', '?')}) lacks '{key}'.", path=path, column=key,
-                                     fix="each example needs id, target, bias_type, context and sentences.")
-            if split == "intrasentence" and "BLANK" not in str(ex["context"]):
-                raise InputError(f"{where} (id {ex['id']}): an intrasentence context must contain BLANK.", path=path,
-                                 column="context", fix="write the context with BLANK where the options differ.")
-            options = []
-            for s in ex["sentences"]:
-                if not isinstance(s, dict) or not {"sentence", "gold_label"} <= set(s):
-                    raise InputError(f"{where} (id {ex['id']}) has a sentence without 'sentence'/'gold_label'.",
-                                     path=path, fix="each sentence needs sentence, id, labels and gold_label.")
-                options.append({"sentence": s["sentence"], "gold_label": s["gold_label"],
-                                "sentence_id": str(s.get("id") or ""),
-                                "human_labels": [lab.get("label") if isinstance(lab, dict) else str(lab)
-                                                 for lab in s.get("labels", [])]})
-            try:
-                cats.append(CAT(cat_id=str(ex["id"]), split=split, target=ex["target"], bias_type=ex["bias_type"],
-                                context=ex["context"], options=options, lang=lang,
-                                provenance={"source": str(path), "example": j, "format": "stereoset",
-                                            "version": obj.get("version")}))
-            except ValidationError as exc:
-                raise InputError(f"{where} (id {ex['id']}): {_first_error(exc)}", path=path,
-                                 fix="each example needs one stereotype, one anti-stereotype and one unrelated "
-                                     "sentence.") from None
-    return cats
-
-
-def _read_biaskit(path: Path) -> list[CAT]:
-    cats = []
-    for i, obj in _iter_lines(path):
-        try:
-            cat = CAT.model_validate(obj)
-        except ValidationError as exc:
-            raise InputError(_first_error(exc), path=path, row=i,
-                             fix="each line must be a CAT: split, target, bias_type, context, options "
-                                 "[{sentence, gold_label}] x 3.") from None
-        _check_intra_context(path, i, cat.split, cat.context)
-        cats.append(cat)
-    return cats
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err.get("loc", ()))
-    return f"{loc + ': ' if loc else ''}{err.get('msg', 'invalid')}"
-
-
-def cat_rows(cats: Sequence[CAT]) -> list[dict]:
-    """Flat rows (one per CAT) in the shared StereoSet flat format, with ids."""
-    return [{"cat_id": c.cat_id, "type": c.split, "target": c.target, "bias_type": c.bias_type,
-             "context": c.context, **{lab: c.option(lab).sentence for lab in LABELS}} for c in cats]
 
 
 # =====================================================================  filling in the BLANK
@@ -707,11 +478,15 @@ def _progress(enabled: bool, total: int):
 
 
 # ============================================================  predictions <-> metric inputs
-def predictions_json(scores: Sequence[SentenceScore]) -> dict:
-    """The original StereoSet predictions format: ``{"intrasentence": [{"id", "score"}], ...}``."""
+def predictions_json(scores: Sequence[SentenceScore], cats: Optional[Sequence[CAT]] = None) -> dict:
+    """The original StereoSet predictions format: ``{"intrasentence": [{"id", "score"}], ...}``.
+
+    With ``cats`` read from the original ``dev.json``, the ids are StereoSet's own sentence ids (so
+    the file works with StereoSet's evaluation script); otherwise biaskit's sentence ids."""
+    upstream = {o.sentence_id: o.source_id for c in cats or () for o in c.options if o.source_id}
     out: dict = {"intrasentence": [], "intersentence": []}
     for s in scores:
-        out[s.split].append({"id": s.sentence_id, "score": s.score})
+        out[s.split].append({"id": upstream.get(s.sentence_id, s.sentence_id), "score": s.score})
     return {k: v for k, v in out.items() if v}
 
 
@@ -753,7 +528,9 @@ def read_predictions(path: str | Path) -> dict[str, float]:
                              fix="a predictions file is one JSON object or JSONL.") from None
         _add_pred_doc(obj, path, add)
         return scores
-    lines = [(i, o) for i, o in _iter_lines(path)]
+    from biaskit.io import iter_jsonl
+
+    lines = list(iter_jsonl(path))
     if len(lines) == 1 and ({"intrasentence", "intersentence"} & set(lines[0][1])):
         _add_pred_doc(lines[0][1], path, add)
         return scores
@@ -783,20 +560,31 @@ def to_metric_items(cats: Sequence[CAT], scores: dict[str, float], *, allow_miss
 
     items, missing = [], []
     for c in cats:
-        ids = {lab: c.option(lab).sentence_id for lab in LABELS}
-        absent = [sid for sid in ids.values() if sid not in scores]
+        got = {lab: _score_of(c.option(lab), scores) for lab in LABELS}
+        absent = [_id_text(c.option(lab)) for lab, v in got.items() if v is None]
         if absent:
             missing.append((c, absent))
             continue
         items.append(CATScores(cat_id=c.cat_id, split=c.split, domain=c.bias_type, target=c.target,
-                               stereotype=scores[ids["stereotype"]], anti=scores[ids["anti-stereotype"]],
-                               unrelated=scores[ids["unrelated"]]))
+                               stereotype=got["stereotype"], anti=got["anti-stereotype"], unrelated=got["unrelated"]))
     if missing and not allow_missing:
         c, absent = missing[0]
         raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
                          f"({c.split}, target '{c.target}').", path=source,
                          fix="score every sentence of the gold file (the ids must match), or pass --allow-missing.")
     return items, len(missing)
+
+
+def _score_of(option, scores: dict[str, float]) -> Optional[float]:
+    """An option's score, keyed by biaskit's sentence id or by the upstream (StereoSet) sentence id."""
+    for key in (option.sentence_id, option.source_id):
+        if key is not None and key in scores:
+            return scores[key]
+    return None
+
+
+def _id_text(option) -> str:
+    return option.sentence_id + (f" (StereoSet id {option.source_id})" if option.source_id else "")
 
 
 # =====================================================================================  pipeline
@@ -810,7 +598,8 @@ def _target_rows(report: dict) -> list[dict]:
     return [{k: r[k] for k in ("domain", "target", "count", "lms", "ss", "icat")} for r in report["targets"]]
 
 
-def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Sequence[SentenceScore]] = None) -> None:
+def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Sequence[SentenceScore]] = None,
+                      cats: Optional[Sequence[CAT]] = None) -> None:
     """summary.json, report.md, targets.csv, groups.csv (+ scores.jsonl, predictions.json), atomically."""
     import pandas as pd
 
@@ -827,7 +616,7 @@ def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Seque
     write_table(out / "groups.csv", groups[["domain", "group", "metric", "score", "count"]])
     if scores is not None:
         write_jsonl(out / "scores.jsonl", (s.row() for s in scores))
-        write_json(out / "predictions.json", predictions_json(scores))
+        write_json(out / "predictions.json", predictions_json(scores, cats))
     atomic_write_text(out / "report.md", render_report(summary))
     write_json(out / "summary.json", summary)
 
@@ -914,7 +703,7 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
         "command": command,
     }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
-    write_cat_outputs(out_dir, summary, scores)
+    write_cat_outputs(out_dir, summary, scores, cats)
     return summary
 
 
@@ -928,7 +717,7 @@ def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str
     cats = read_cats(data, format=fmt)
     scores = read_predictions(predictions)
     # keep only the splits present in the predictions (the reference's files may hold one split)
-    present = {c.split for c in cats if all(o.sentence_id in scores for o in c.options)}
+    present = {c.split for c in cats if all(_score_of(o, scores) is not None for o in c.options)}
     if not present:
         raise InputError("none of the sentence ids in the predictions matches the gold file.", path=predictions,
                          fix="score the same gold file (original StereoSet ids, or biaskit's ids from "

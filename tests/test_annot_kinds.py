@@ -289,7 +289,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     out = read_jsonl(tmp_path / "c_out.jsonl")
     assert out[0]["cat_id"] == cats[0].cat_id
     st = next(o for o in out[0]["options"] if o["gold_label"] == "stereotype")
-    assert st["human_labels"] == ["stereotype"] * 4 + ["unrelated"]
+    # each validator's label with the validator's id (worker e said "unrelated" everywhere)
+    assert st["human_labels"] == [{"label": "stereotype", "annotator": w} for w in "abcd"] + \
+        [{"label": "unrelated", "annotator": "e"}]
 
 
 def test_apply_rejects_foreign_ids(tmp_path):

@@ -265,8 +265,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     choice = trj[(trj["question"] == "choice") & (trj["task"] == "p-1") & (trj["label"] != "none")]
     assert len(choice) == 2 and set(choice["engine"]) == {"llm"} and set(choice["candidate_index"]) == {2}
     assert (trj.loc[trj["question"] == "corrected_more", "qtype"] == "text").all()
-    # apply dispatches to the translation review step (issue 5)
-    pytest.importorskip("biaskit.curation.review")
+    # apply: the translation kind's own apply (votes through the shared aggregator)
     out = tmp_path / "hi_pairs.jsonl"
     capsys.readouterr()
     main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments",

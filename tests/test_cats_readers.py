@@ -7,7 +7,8 @@ import json
 import pytest
 
 from biaskit.errors import InputError
-from biaskit.evaluation.stereoset import cat_rows, locate_fill, read_cats, read_predictions, to_metric_items
+from biaskit.evaluation.stereoset import locate_fill, read_predictions, to_metric_items
+from biaskit.readers import cat_rows, read_cats
 
 ORIGINAL = {
     "version": "1.0-dev",
@@ -43,15 +44,21 @@ def _write(tmp_path, name, text):
     return p
 
 
-def test_original_json_keeps_ids_and_human_labels(tmp_path):
+def test_original_json_keeps_upstream_ids_and_human_labels(tmp_path, stereoset_jsonl):
     p = _write(tmp_path, "dev.json", json.dumps(ORIGINAL))
     cats = read_cats(p)
-    assert [c.cat_id for c in cats] == ["ex-intra-1", "ex-inter-1"]
+    # StereoSet's own ids are kept as source ids; biaskit's ids are the content ids every format shares
+    assert [c.source_id for c in cats] == ["ex-intra-1", "ex-inter-1"]
     intra = cats[0]
-    assert intra.split == "intrasentence" and intra.option("stereotype").sentence_id == "s1"
-    assert intra.option("anti-stereotype").human_labels == ["anti-stereotype"] * 4 + ["related"]
+    assert intra.split == "intrasentence" and intra.option("stereotype").source_id == "s1"
+    assert [(h.label, h.annotator) for h in intra.option("anti-stereotype").human_labels] == \
+        [("anti-stereotype", f"h{i}") for i in range(4)] + [("related", "h4")]
     assert cats[1].bias_type == "race"  # StereoSet domain kept as is
-    assert read_cats(p, split="intersentence")[0].cat_id == "ex-inter-1"
+    assert read_cats(p, split="intersentence")[0].source_id == "ex-inter-1"
+    # the same two CATs are rows 2 (chess player) and 1 (Ethiopia) of the flattened dev set
+    flat = read_cats(stereoset_jsonl, limit=2)
+    assert [c.cat_id for c in cats] == [flat[1].cat_id, flat[0].cat_id]
+    assert [o.sentence_id for o in intra.options] == [o.sentence_id for o in flat[1].options]
 
 
 def test_flat_jsonl_real_file(stereoset_jsonl):

@@ -7,9 +7,8 @@ import pytest
 from biaskit.readers import read_pairs
 from biaskit.schema import SentencePair
 
-from biaskit.curation.mt_checks import (diff_spans, entity_carried, mt_flags, named_entities,  # noqa: E402
-                                        script_share, skeleton, spell_out, tokens)
-from biaskit.curation.translate import check_candidate  # noqa: E402
+from biaskit.mt_checks import (check_candidate, diff_spans, entity_carried, mt_flags,  # noqa: E402
+                               named_entities, script_share, skeleton, spell_out, tokens)
 
 pytest.importorskip("anyascii")
 

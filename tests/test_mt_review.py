@@ -1,6 +1,7 @@
-"""Applying the blind translation review and the report (judgments in `biaskit annotate pull`'s
-format for the translation kind: task = pair_id, question choice / corrected_more / corrected_less,
-and on choice rows the candidate_index / engine that the slot letter stood for)."""
+"""Applying the blind translation review (the ``translation`` kind's apply) and the report (judgments in
+`biaskit annotate pull`'s format for the translation kind: task = pair_id, question choice /
+corrected_more / corrected_less, and on choice rows the candidate_index / engine that the slot letter
+stood for). The choices are aggregated by the same prepare() + aggregator as every other judgment."""
 from __future__ import annotations
 
 import functools
@@ -14,7 +15,14 @@ from biaskit.errors import InputError
 from biaskit.io import read_jsonl, write_jsonl
 from biaskit.schema import SentencePair, make_pair_id
 
-from biaskit.curation.review import apply_translation_review, levenshtein, translation_report  # noqa: E402
+from biaskit.annotation.apply import run_apply
+from biaskit.annotation.kinds.translation import levenshtein, translation_report
+
+
+def apply_translation_review(candidates, judgments, out, *, min_votes=None, report_dir=None):
+    """``annotate apply --kind translation`` without --aggregated: the judgments are aggregated there."""
+    return run_apply("translation", candidates, None, out, judgments=judgments, min_agree=min_votes,
+                     report_dir=report_dir)
 
 
 # ------------------------------------------------------------------------------ Levenshtein
@@ -130,9 +138,9 @@ def test_outcomes(reviewed):
     res, _, _ = reviewed
     by_src = {p.source_id: p for p in res.accepted}
     assert set(by_src) == {RECS[0]["pair_id"], RECS[1]["pair_id"], RECS[6]["pair_id"]}
-    assert {r["pair_id"] for r in res.needs_review} == {RECS[2]["pair_id"], RECS[3]["pair_id"], RECS[4]["pair_id"]}
-    assert [r["pair_id"] for r in res.rejected] == [RECS[5]["pair_id"]]
-    assert res.not_reviewed == 1
+    assert {r["pair_id"] for r in res.files["needs_review"]} == {RECS[i]["pair_id"] for i in (2, 3, 4)}
+    assert [r["pair_id"] for r in res.files["rejected"]] == [RECS[5]["pair_id"]]
+    assert res.counts["not_reviewed"] == 1
 
     p0 = by_src[RECS[0]["pair_id"]]
     assert isinstance(p0, SentencePair) and p0.lang == "hi" and p0.status == "accepted"
@@ -156,21 +164,21 @@ def test_outcomes(reviewed):
 
 def test_returned_to_review_with_reasons(reviewed):
     res, _, _ = reviewed
-    back = {r["pair_id"]: r for r in res.needs_review}
+    back = {r["pair_id"]: r for r in res.files["needs_review"]}
     assert "identical" in back[RECS[2]["pair_id"]]["review"]["reason"]
     r3 = back[RECS[3]["pair_id"]]
     assert "edited pair still fails the checker: translation_not_minimal" in r3["review"]["reason"]
     # the reviewer's edit travels with the pair as a new candidate for the next round
     assert r3["candidates"][-1]["engine"] == "review" and r3["candidates"][-1]["sent_more"] == "आज वह आदमी कमजोर था।"
     assert "tie" in back[RECS[4]["pair_id"]]["review"]["reason"]
-    assert all(r["status"] == "needs_review" for r in res.needs_review)
+    assert all(r["status"] == "needs_review" for r in res.files["needs_review"])
 
 
 def test_files_and_report(reviewed):
     res, cands, tmp = reviewed
     released = read_jsonl(tmp / "hi_pairs.jsonl")
     assert len(released) == 3 and all(r["lang"] == "hi" for r in released)
-    assert len(read_jsonl(res.needs_review_path)) == 3 and len(read_jsonl(res.rejected_path)) == 1
+    assert len(read_jsonl(res.paths["needs_review"])) == 3 and len(read_jsonl(res.paths["rejected"])) == 1
     rep = json.loads((tmp / "report" / "report.json").read_text(encoding="utf-8"))
     assert rep["pairs"] == {"candidates": 8, "reviewed": 7, "released": 3, "returned_to_review": 3, "rejected": 1}
     # final wins among the 3 released: hf 1, googletrans 1 (edited), the reviewers' own text 1
@@ -203,13 +211,13 @@ def test_min_votes_and_errors(tmp_path):
     res = apply_translation_review(cands, JUDGMENTS, tmp_path / "o.jsonl", min_votes=2)
     # only pair 0 had two reviewers agreeing
     assert [p.source_id for p in res.accepted] == [RECS[0]["pair_id"]]
-    with pytest.raises(InputError, match="not in the candidates file"):
+    with pytest.raises(InputError, match="not in the data"):
         apply_translation_review(cands, [{"task": "p-nope", "worker": "a", "question": "choice", "label": "A",
                                           "candidate_index": 0}], tmp_path / "o.jsonl")
     with pytest.raises(InputError, match="cannot be mapped to an engine"):
         apply_translation_review(cands, [{"task": RECS[0]["pair_id"], "worker": "a", "question": "choice",
                                           "label": "A"}], tmp_path / "o.jsonl")
-    with pytest.raises(InputError, match="missing 'worker'"):
+    with pytest.raises(InputError, match=r"missing column\(s\) worker"):
         apply_translation_review(cands, [{"task": RECS[0]["pair_id"], "question": "choice", "label": "A"}],
                                  tmp_path / "o.jsonl")
 
@@ -219,13 +227,11 @@ def test_cli_apply_and_report(reviewed, tmp_path):
 
     _, cands, tmp = reviewed
     judg = tmp / "judgments.jsonl"
-    main(["curate", "translation-apply", "--candidates", str(cands), "--judgments", str(judg),
-          "--out", str(tmp_path / "cli_pairs.jsonl"), "--report", str(tmp_path / "rep")])
+    main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments", str(judg),
+          "--out", str(tmp_path / "cli_pairs.jsonl"), "--report-dir", str(tmp_path / "rep")])
     assert len(read_jsonl(tmp_path / "cli_pairs.jsonl")) == 3
-    main(["curate", "translation-report", "--candidates", str(cands), "--reviewed", str(tmp_path / "cli_pairs.jsonl"),
-          "--out", str(tmp_path / "rep2")])
-    assert json.loads((tmp_path / "rep2" / "report.json").read_text()) == \
-        json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert json.loads((tmp_path / "rep" / "report.json").read_text()) == \
+        translation_report(cands, tmp_path / "cli_pairs.jsonl")
     # released pairs read back as biaskit pairs (ready for `biaskit evaluate pairs`)
     from biaskit.readers import read_pairs
 
@@ -243,4 +249,40 @@ def test_judgments_as_csv_give_the_same_result(tmp_path):
     b = apply_translation_review(cands, JUDGMENTS, tmp_path / "b.jsonl")
     assert [(p.source_id, p.sent_more, p.sent_less) for p in a.accepted] == \
         [(p.source_id, p.sent_more, p.sent_less) for p in b.accepted]
-    assert [r["pair_id"] for r in a.needs_review] == [r["pair_id"] for r in b.needs_review]
+    assert [r["pair_id"] for r in a.files["needs_review"]] == [r["pair_id"] for r in b.files["needs_review"]]
+
+
+def test_aggregate_then_apply_gives_the_same_review(tmp_path, capsys):
+    """`annotate aggregate --kind translation` (slots -> candidates, CSV round trip) then `annotate apply
+    --aggregated` decides like apply's own aggregation."""
+    import pandas as pd
+
+    from biaskit.cli import main
+
+    cands = tmp_path / "c.jsonl"
+    write_jsonl(cands, RECS)
+    judg = tmp_path / "j.csv"
+    pd.DataFrame(JUDGMENTS).to_csv(judg, index=False)
+    agg = tmp_path / "agg.csv"
+    main(["annotate", "aggregate", "--kind", "translation", "--judgments", str(judg), "--out", str(agg),
+          "--duplicates", "last"])
+    table = pd.read_csv(agg, keep_default_na=False, dtype=str)
+    choice = table[table["question"] == "choice"].set_index("task")
+    # pair 0: two reviewers saw the hf candidate under different letters: one candidate, two votes
+    assert (choice.loc[RECS[0]["pair_id"], "label"], choice.loc[RECS[0]["pair_id"], "votes"]) == ("1", "2")
+    assert choice.loc[RECS[4]["pair_id"], "status"] == "needs_adjudication"  # a tie is never broken
+    via_table = run_apply("translation", cands, agg, tmp_path / "a.jsonl", judgments=judg)
+    direct = apply_translation_review(cands, judg, tmp_path / "b.jsonl")
+    assert [(p.source_id, p.sent_more, p.sent_less) for p in via_table.accepted] == \
+        [(p.source_id, p.sent_more, p.sent_less) for p in direct.accepted]
+    assert via_table.counts == direct.counts
+
+
+def test_translation_apply_needs_the_judgments(tmp_path):
+    import pandas as pd
+
+    cands = tmp_path / "c.jsonl"
+    write_jsonl(cands, RECS)
+    agg = pd.DataFrame([{"task": RECS[0]["pair_id"], "question": "choice", "label": "1", "status": "accepted"}])
+    with pytest.raises(InputError, match="needs the pulled judgments.*--judgments"):
+        run_apply("translation", cands, agg, tmp_path / "o.jsonl")

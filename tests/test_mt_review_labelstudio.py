@@ -47,7 +47,7 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     from biaskit.annotation.labelstudio import find_project, pull, push
     from biaskit.cache import DiskCache
     from biaskit.curation.mt_googletrans import GoogleTransEngine
-    from biaskit.curation.review import apply_translation_review
+    from biaskit.annotation.apply import run_apply
     from biaskit.curation.translate import translate_pairs
     from biaskit.io import read_jsonl
 
@@ -98,7 +98,7 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     judg = tmp_path / "judgments.jsonl"
     pr = pull(project, judg, url=ls_server["url"], token=ls_server["token"])
     assert pr.n_annotations == 5
-    res = apply_translation_review(cands, judg, tmp_path / "hi.jsonl", report_dir=tmp_path / "report")
+    res = run_apply("translation", cands, None, tmp_path / "hi.jsonl", judgments=judg, report_dir=tmp_path / "report")
     by_src = {p.source_id: p for p in res.accepted}
     assert set(by_src) == {doc, nurse}
     d = by_src[doc].meta["review"]
@@ -110,14 +110,14 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     assert n.meta["review"]["editors"] == ["mt-a@example.com"]
     assert {f["code"] for f in n.meta["review"]["flags_before"]} >= {"identical", "translation_collapsed"}
     assert n.meta["review"]["flags_after"] == []
-    assert [r["pair_id"] for r in res.needs_review] == [priya]
+    assert [r["pair_id"] for r in res.files["needs_review"]] == [priya]
     report = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
     assert report["engines"]["literal:v1"]["final_wins"] == 1
     assert report["engines"]["googletrans:google-translate"]["final_wins"] == 1
     assert report["edit_rate"] == 0.5
 
     # the returned pair goes back into the same project: it is already there, nothing duplicates
-    back = res.needs_review_path
+    back = res.paths["needs_review"]
     assert [r["pair_id"] for r in read_jsonl(back)] == [priya]
     rep2 = push(back, "translation", project, url=ls_server["url"], token=ls_server["token"], seed=7)
     assert rep2.n_imported == 0 and rep2.n_existing == 1

@@ -11,7 +11,7 @@ import unicodedata
 from typing import Any, Optional
 
 from biaskit.inventory import Inventory, load_inventory
-from biaskit.schema import stable_id
+from biaskit import ids
 from biaskit.textutil import norm_word, tokenize
 
 from . import TASKS
@@ -64,7 +64,7 @@ class SentenceTask(Task):
                 continue  # empty, repeated, or not a sentence (fewer than 3 words)
             seen.add(key)
             ok = mentions_identity(s, t["identity"], lang, self.inventory)
-            rows.append({"sentence_id": stable_id("s", t["tuple_id"], s), "sentence": s, "tuple_id": t["tuple_id"],
+            rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s), "sentence": s, "tuple_id": t["tuple_id"],
                          "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
                          "polarity": t["polarity"], "lang": lang, "status": "raw" if ok else "rejected",
                          "meta": {} if ok else {"reason": f"the sentence does not mention '{t['identity']}'"},

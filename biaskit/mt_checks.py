@@ -1,10 +1,11 @@
 """Checks on a translated minimal pair (a *candidate*), given its English source pair.
 
-Pair-level checks come from the curation minimal-pair checker
-(:func:`biaskit.check.check_pair`, with the English pair as ``source_pair``): identical
-sentences after translation (with the explicit एक पुरुष / एक महिला suggestion when gender collapsed),
-Hindi not minimal while the English was, mixed scripts. The checks below are specific to machine
-translation output and are run on every candidate as well:
+:func:`check_candidate` is what ``curate translate`` runs on every candidate and what the
+``translation`` annotation kind re-runs on the reviewed text. Pair-level checks come from the
+minimal-pair checker (:func:`biaskit.check.check_pair`, with the English pair as ``source_pair``):
+identical sentences after translation (with the explicit एक पुरुष / एक महिला suggestion when gender
+collapsed), Hindi not minimal while the English was, mixed scripts. The checks below
+(:func:`mt_flags`) are specific to machine translation output:
 
 ``untranslated_latin``
     a word of two or more Latin letters in a candidate whose target language is not written in
@@ -270,3 +271,41 @@ def mt_flags(src_more: str, src_less: str, more: str, less: str, target_lang: st
                                                 f"{', '.join(missing)} not found in the translation (neither "
                                                 "verbatim nor transliterated).", sentence=which, entities=missing))
     return flags
+
+
+def _flag_dict(f: Any) -> dict[str, Any]:
+    d = f.as_dict() if hasattr(f, "as_dict") else dict(f)
+    return {k: v for k, v in d.items() if v not in (None, "", [], {})}
+
+
+def pair_check_flags(source_pair: Any, more: str, less: str, target_lang: str, *,
+                     pair_checker: Optional[Callable[..., list]] = None) -> list[dict]:
+    """Pair-level flags of a translated pair (identical, not minimal, ...) against its source pair
+    (``pair_checker``: default :func:`biaskit.check.check_pair`)."""
+    from .check import check_pair
+
+    if not more.strip() or not less.strip():
+        return []
+    cand = {"pair_id": f"{source_pair.pair_id}/{target_lang}", "sent_more": more, "sent_less": less,
+            "direction": source_pair.direction, "bias_type": source_pair.bias_type, "lang": target_lang,
+            "source_id": source_pair.pair_id}
+    return [_flag_dict(f) for f in (pair_checker or check_pair)(cand, source_pair=source_pair)]
+
+
+def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
+                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
+    """All flags for one translated pair: the minimal-pair checker's plus the MT checks
+    (``source_pair``: a :class:`~biaskit.schema.SentencePair`; ``kw`` go to :func:`mt_flags`)."""
+    flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)
+    mt = mt_flags(source_pair.sent_more, source_pair.sent_less, more, less, target_lang, **kw)
+    if any(f["code"] in ("untranslated_latin", "wrong_script") for f in mt):
+        # the same problem, said more precisely (which words, which script) by the MT checks
+        flags = [f for f in flags if f.get("code") != "mixed_scripts"]
+    flags += mt
+    seen, out = set(), []
+    for f in flags:
+        key = (f.get("code"), f.get("sentence"), f.get("reason"))
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

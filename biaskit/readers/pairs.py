@@ -24,8 +24,10 @@ from typing import Any, Iterator, Optional
 
 from pydantic import ValidationError
 
-from .errors import InputError
-from .schema import SentencePair
+from ..errors import InputError
+from ..ids import Numbering
+from ..schema import SentencePair
+from ._common import read_text, unknown_name
 
 FORMATS = ("auto", "crows", "indibias", "biaskit")
 
@@ -37,31 +39,23 @@ BIASKIT_REQUIRED = ["sent_more", "sent_less", "direction", "bias_type"]
 
 @dataclass
 class ReadResult:
-    pairs: list[SentencePair]
+    """What a reader returns: the valid records (``pairs`` for pair files) and the invalid rows it
+    skipped (only with ``skip_invalid``; otherwise the first invalid row raises)."""
+
+    records: list
     skipped: list[InputError] = field(default_factory=list)
     format: str = "biaskit"
     path: Optional[str] = None
 
+    @property
+    def pairs(self) -> list[SentencePair]:
+        return self.records
+
     def __iter__(self):
-        return iter(self.pairs)
+        return iter(self.records)
 
     def __len__(self) -> int:
-        return len(self.pairs)
-
-
-def _decode(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found.", path=path, fix="check the --data path.") from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file.", path=path, fix="point at a .csv or .jsonl file.") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
-                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+        return len(self.records)
 
 
 def _csv_rows(path: Path, text: str) -> tuple[list[str], Iterator[tuple[int, dict]]]:
@@ -83,7 +77,7 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         return "biaskit"
     if columns is None:
-        header, _ = _csv_rows(path, _decode(path))
+        header, _ = _csv_rows(path, read_text(path))
         columns = header
     cols = set(columns)
     if {"modified_eng_sent_more", "sent_more_hindi"} & cols:
@@ -113,15 +107,12 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
     """
     path = Path(path)
     if format not in FORMATS:
-        import difflib
-        close = difflib.get_close_matches(format, FORMATS, n=1)
-        raise InputError(f"unknown format '{format}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                         path=path, fix=f"use one of {', '.join(FORMATS)}.")
+        raise unknown_name("format", format, FORMATS, path)
     if format == "auto":
         format = detect_format(path)
     suffix = path.suffix.lower()
     if format == "biaskit" and suffix in (".jsonl", ".ndjson"):
-        from .io import iter_jsonl
+        from ..io import iter_jsonl
         first = True
         for i, obj in iter_jsonl(path):
             if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
@@ -140,7 +131,7 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
                 rec["lang"] = lang
             yield i, rec
         return
-    text = _decode(path)
+    text = read_text(path)
     header, rows = _csv_rows(path, text)
     if format == "crows":
         _require(path, header, CROWS_REQUIRED, "crows")
@@ -225,7 +216,7 @@ def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = Non
     fmt = detect_format(path) if format == "auto" else format
     pairs: list[SentencePair] = []
     skipped: list[InputError] = []
-    seen: dict[str, int] = {}
+    number = Numbering()
     for row, rec in iter_pair_rows(path, fmt, lang):
         try:
             pair = SentencePair.model_validate(rec)
@@ -235,21 +226,20 @@ def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = Non
                 skipped.append(err)
                 continue
             raise err from None
-        n = seen.get(pair.pair_id, 0) + 1
-        seen[pair.pair_id] = n
-        if n > 1:
+        numbered = number(pair.pair_id)
+        if numbered != pair.pair_id:
             pair.meta["duplicate_of"] = pair.pair_id
-            pair.pair_id = f"{pair.pair_id}~{n}"
+            pair.pair_id = numbered
         pairs.append(pair)
         if limit is not None and len(pairs) >= limit:
             break
-    return ReadResult(pairs=pairs, skipped=skipped, format=fmt, path=str(path))
+    return ReadResult(pairs, skipped, format=fmt, path=str(path))
 
 
 def write_pairs(path: str | Path, pairs) -> Path:
     """Write pairs as biaskit JSONL or CSV (by extension), atomically."""
-    from .io import write_jsonl, write_table
-    from .schema import pairs_to_frame
+    from ..io import write_jsonl, write_table
+    from ..schema import pairs_to_frame
 
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):

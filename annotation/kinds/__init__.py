@@ -1,0 +1,37 @@
+"""Label Studio task kinds: one module per kind, each owning its config, tasks, validation and apply
+(see :mod:`.base` for the interface). :data:`KINDS` is the registry the CLI's ``--kind`` choices,
+push, pull, aggregate, agreement and apply all go through.
+
+==============  ==============================  ===================================================
+kind            module                          records (reader)
+==============  ==============================  ===================================================
+``tuple``       :mod:`.tuples`                  :class:`~biaskit.schema.BiasTuple` (``read_tuples``)
+``pair``        :mod:`.pairs`                   :class:`~biaskit.schema.SentencePair` (``read_pairs``)
+``cat``         :mod:`.cats`                    :class:`~biaskit.schema.CAT` (``read_cats``)
+``translation`` :mod:`.translation`             :class:`~biaskit.schema.TranslationCandidates`
+==============  ==============================  ===================================================
+
+Question names and labels of every kind are listed in ``docs/annotation.md``. To add a kind: write
+``kinds/<name>.py`` with a :class:`TaskKind` subclass and register it below.
+"""
+from __future__ import annotations
+
+from biaskit.registry import Registry
+
+from .base import (CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes,  # noqa: F401
+                   validate_config)
+
+KINDS: Registry[type[TaskKind]] = Registry("annotation kind")
+KINDS.register("tuple", "biaskit.annotation.kinds.tuples:TupleKind",
+               help="(identity, attribute) tuples: prevalent stereotype? yes/no, polarity, comment")
+KINDS.register("pair", "biaskit.annotation.kinds.pairs:PairKind",
+               help="minimal pairs: stereo / antistereo / not a valid pair, concern codes, comment")
+KINDS.register("cat", "biaskit.annotation.kinds.cats:CatKind",
+               help="StereoSet CATs: label each of the 3 associations stereotype / anti-stereotype / unrelated")
+KINDS.register("translation", "biaskit.annotation.kinds.translation:TranslationKind",
+               help="blind review of candidate translations: pick A/B/.../none, correct S1/S2")
+
+
+def get_kind(name: str) -> TaskKind:
+    """A fresh instance of the kind ``name`` (unknown names: "did you mean" error)."""
+    return KINDS.get(name)()

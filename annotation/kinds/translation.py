@@ -1,0 +1,519 @@
+"""The ``translation`` kind: blind review of machine translations, and what the review releases.
+
+The loop: ``biaskit curate translate`` writes candidate records
+(:class:`~biaskit.schema.TranslationCandidates`) -> ``biaskit annotate push --kind translation``
+shows them (candidates shuffled per pair with a seed, engines hidden; the slot -> engine order stays
+in the task data) -> reviewers pick a slot (``A``, ``B``, ...) or ``none`` and may type a corrected
+S1/S2 -> ``biaskit annotate pull`` gives judgment rows (each choice row carries the candidate index
+and engine behind its slot) -> ``biaskit annotate apply --kind translation`` writes
+
+- ``OUT`` (JSONL): the released target-language pairs, :class:`~biaskit.schema.SentencePair` with
+  ``lang`` = target, ``source_id`` = the source ``pair_id``, ``status = accepted`` and
+  ``meta.review`` = who chose what, the winning engine, whether and by whom it was edited, the
+  chosen MT text, the edit distance, the checker flags before and after review;
+- ``OUT.needs_review.jsonl``: pairs *returned to review*, in the candidates format (so they can be
+  pushed again) with the reviewers' edit added as a candidate (engine ``review``), ``status =
+  needs_review`` and the reason: an edited or chosen pair that still fails a blocking check, a tie,
+  too few votes, conflicting corrections;
+- ``OUT.rejected.jsonl``: pairs the reviewers rejected (``none`` and no correction).
+
+Votes: the choices go through the same :func:`~biaskit.annotation.aggregate.prepare` and aggregator
+as every other judgment (:meth:`TranslationKind.votes` maps each slot letter to the candidate it
+showed: label ``"0"``, ``"1"``, ... or ``none``; a reviewer who answered twice counts with the latest
+answer). The aggregated ``choice`` decides: accepted -> the winning candidate; a tie, too few
+annotators or no majority -> back to review (``--min-agree K``: K reviewers must back the winner).
+The final text is the winning candidate, replaced sentence by sentence by the corrections of the
+reviewers who voted for the winner (from their latest annotation; identical corrections agree,
+different ones go back to review). A ``none`` win with a complete correction releases the
+correction; without one the pair is rejected. Every final pair is re-checked
+(:func:`biaskit.mt_checks.check_candidate`: the minimal-pair checker + MT checks against the
+source); one with a *blocking* flag (:data:`BLOCKING`) is returned to review instead of released.
+
+``annotate apply --kind translation --report-dir R`` also writes the review report
+(:func:`translation_report`: engine win rates, edits, flags before/after).
+"""
+from __future__ import annotations
+
+import html
+import string
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+from biaskit.errors import InputError
+from biaskit.schema import SentencePair, normalize_text
+
+from .base import CHOICE, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, seeded_order, textarea_xml, \
+    xml_attr
+
+SLOT_LETTERS = tuple(string.ascii_uppercase)
+NONE_CHOICE = "none"
+REVIEW_ENGINE = "review"
+
+# Flags that stop a pair from being released: it is not a usable minimal pair in the target
+# language. Informational flags are reported but do not block: span_substituted, entity_missing
+# (reviewers may localise names, as IndiBias did), length_ratio, untranslated_latin / mixed_scripts
+# (IndiBias' own translators kept "CEO" and "IQ" in Latin letters), multi_span / attribute_changed /
+# span_not_identity (they also fire when the *English* pair is not minimal; translation_not_minimal
+# is the one that compares with the source).
+BLOCKING = frozenset({
+    "identical", "trivial_diff", "translation_collapsed", "empty_translation", "translation_not_minimal",
+    "wrong_script",
+})
+
+
+class TranslationKind(TaskKind):
+    name = "translation"
+    title = "Which translation of the pair is best? Engines are hidden and the order is random."
+    records_name = "candidates"
+    questions = (
+        Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
+        Question("corrected_more", "corrected_more", TEXT),
+        Question("corrected_less", "corrected_less", TEXT),
+    )
+
+    # --- records -----------------------------------------------------------------------------------
+    def read(self, path, *, skip_invalid=False):
+        from biaskit.readers import read_candidates
+
+        return read_candidates(path, skip_invalid=skip_invalid, max_candidates=len(SLOT_LETTERS))
+
+    def record_id(self, rec):
+        return rec.pair_id
+
+    def bias_type(self, rec):
+        return rec.bias_type
+
+    # --- Label Studio ------------------------------------------------------------------------------
+    def n_slots(self, records) -> int:
+        return max([2] + [len(r.candidates) for r in (records or [])])
+
+    def config_for_tasks(self, tasks):
+        n = max([2] + [len((t.get("data") or {}).get("biaskit_slots") or []) for t in tasks])
+        return self._config(n)
+
+    def config(self, records=None):
+        return self._config(self.n_slots(records))
+
+    def _config(self, n: int) -> str:
+        return ("<View>"
+                f'<Header value="{xml_attr(self.title)}"/>'
+                '<Header value="Source pair" size="5"/>'
+                '<Text name="src_more" value="$source_more"/>'
+                '<Text name="src_less" value="$source_less"/>'
+                '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
+                '<HyperText name="candidates" value="$candidates_html"/>'
+                + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True) +
+                '<Header value="Corrected translation (optional; start from the best candidate)" size="5"/>'
+                + textarea_xml("corrected_more", "src_more", "corrected sentence 1")
+                + textarea_xml("corrected_less", "src_less", "corrected sentence 2")
+                + textarea_xml("comment", "src_more", "comment (optional)") + "</View>")
+
+    def task_data(self, rec, seed=0):
+        order = seeded_order(len(rec.candidates), seed, rec.pair_id)
+        slots, rows = [], []
+        for s, i in zip(SLOT_LETTERS, order):
+            c = rec.candidates[i]
+            slots.append({"slot": s, "index": i, "engine": c.engine, "model": c.model})
+            flag_html = "".join(
+                f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
+                + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
+                + "</li>"
+                for f in c.flags if isinstance(f, dict)) or "<li>none</li>"
+            rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
+                        f"1. {html.escape(str(c.sent_more))}<br/>2. {html.escape(str(c.sent_less))}"
+                        f"<br/><small>flags:<ul>{flag_html}</ul></small></div>")
+        return {"source_more": rec.source.sent_more, "source_less": rec.source.sent_less,
+                "source_lang": rec.source_lang, "target_lang": rec.target_lang,
+                "direction": rec.direction, "candidates_html": "".join(rows),
+                # the slot -> engine order: kept in the task data (not rendered by the config) so
+                # that every choice maps back to its engine
+                "biaskit_slots": slots}
+
+    def judgments(self, data, values):
+        rows = super().judgments(data, values)
+        slots = {d["slot"]: d for d in (data.get("biaskit_slots") or [])}
+        for r in rows:
+            if r["question"] == "choice":
+                s = slots.get(r["label"])
+                r["engine"] = s["engine"] if s else None
+                r["model"] = s.get("model") if s else None
+                r["candidate_index"] = s["index"] if s else None
+        return rows
+
+    def check_task_values(self, data, values):
+        """A choice must name one of this task's slots (configs list the most slots of any task)."""
+        slots = {d["slot"] for d in (data.get("biaskit_slots") or [])}
+        for v in values.get("choice") or []:
+            if v != NONE_CHOICE and v not in slots:
+                return f"choice '{v}' but this task shows only slots {', '.join(sorted(slots))}"
+        return None
+
+    # --- votes ---------------------------------------------------------------------------------------
+    def allowed_labels(self):
+        return {}  # after votes(): candidate indices, checked against the records there
+
+    def votes(self, judgments, records=None):
+        """Choice rows with the slot letter replaced by the candidate it showed (``"0"``, ``"1"``, ...)
+        or ``none``: the same candidate gets the same label whatever slot it had."""
+        df = judgments.copy()
+        if len(df) == 0 or "question" not in df.columns:
+            return df
+        by_id = {r.pair_id: r for r in records} if records is not None else None
+        is_choice = df["question"].astype(str).eq("choice")
+        keys = [_candidate_key(r, by_id) for r in df[is_choice].to_dict(orient="records")]
+        df.loc[is_choice, "label"] = keys
+        return df
+
+    # --- apply ---------------------------------------------------------------------------------------
+    def apply(self, records, votes: Votes, **options) -> ApplyResult:
+        from biaskit.mt_checks import check_candidate
+
+        if votes.judgments is None:
+            raise InputError("applying a translation review needs the pulled judgments (the reviewers' "
+                             "choices and corrections).", fix="pass --judgments FILE (from `biaskit annotate pull`).")
+        res = ApplyResult(files={"needs_review": [], "rejected": []},
+                          counts={"accepted": 0, "needs_review": 0, "rejected": 0, "not_reviewed": 0})
+        judged = votes.by_task()
+        by_id = {r.pair_id: r for r in records}
+        for rec in records:
+            pid = rec.pair_id
+            if pid not in judged:
+                res.counts["not_reviewed"] += 1
+                continue
+            raw = rec.model_dump(mode="json")
+            cands = raw["candidates"]
+            tgt = rec.target_lang or "hi"
+            reviewers = _per_worker(judged[pid], by_id)
+            decided = [v for v in reviewers if "choice" in v]
+            tally = Counter(v["key"] for v in decided)
+            review: dict[str, Any] = {"reviewers": [{k: v.get(k) for k in _REVIEWER_FIELDS if v.get(k) is not None}
+                                                    for v in reviewers],
+                                      "votes": dict(tally), "n_reviewers": len(decided)}
+
+            def back(reason: str, extra: Optional[dict] = None) -> None:
+                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}
+                if extra:
+                    r2["candidates"] = cands + [extra]
+                res.files["needs_review"].append(r2)
+                res.counts["needs_review"] += 1
+
+            agg = votes.get(pid, "choice")
+            if agg is None or not decided:
+                back("no reviewer made a choice (only corrections or comments).")
+                continue
+            if agg["status"] != "accepted" or agg.get("label") in (None, ""):
+                back(_not_accepted_reason(agg, options.get("min_agree")))
+                continue
+            winner = str(agg["label"])
+            review["agreement"] = round(float(agg["agreement"]), 4)
+            backers = [v for v in decided if v["key"] == winner]
+            corr: dict[str, Optional[str]] = {}
+            conflict = None
+            for side in ("corrected_more", "corrected_less"):
+                texts = {normalize_text(v[side]) for v in backers if v.get(side)}
+                if len(texts) > 1:
+                    conflict = side
+                corr[side] = next(iter(texts)) if len(texts) == 1 else None
+            if conflict:
+                back(f"the reviewers who chose {winner} typed different corrections ({conflict}).")
+                continue
+            if winner == NONE_CHOICE:
+                if not (corr["corrected_more"] and corr["corrected_less"]):
+                    res.files["rejected"].append({**raw, "status": "rejected", "review": {
+                        **review, "reason": "no candidate was good enough and no complete correction was given."}})
+                    res.counts["rejected"] += 1
+                    continue
+                chosen = None
+                mt_more = mt_less = None
+            else:
+                chosen = cands[int(winner)]
+                mt_more, mt_less = chosen["sent_more"], chosen["sent_less"]
+            final_more = corr["corrected_more"] or mt_more
+            final_less = corr["corrected_less"] or mt_less
+            edited = bool(chosen is None or normalize_text(final_more) != normalize_text(mt_more)
+                          or normalize_text(final_less) != normalize_text(mt_less))
+            editors = sorted(v["worker"] for v in backers if v.get("corrected_more") or v.get("corrected_less"))
+            flags_after = check_candidate(_source_pair(rec), final_more, final_less, tgt)
+            review.update({
+                "winner_engine": chosen.get("engine") if chosen else REVIEW_ENGINE,
+                "winner_model": chosen.get("model") if chosen else None,
+                "winner_index": None if chosen is None else int(winner),
+                "edited": edited, "editors": editors,
+                "chosen_mt": None if chosen is None else {"sent_more": mt_more, "sent_less": mt_less},
+                "edit_distance": None if chosen is None else {
+                    "sent_more": levenshtein(mt_more, final_more), "sent_less": levenshtein(mt_less, final_less)},
+                "flags_before": (chosen or {}).get("flags", []),
+                "flags_after": flags_after,
+            })
+            blockers = sorted({f["code"] for f in flags_after} & BLOCKING)
+            if blockers or normalize_text(final_more) == normalize_text(final_less):
+                extra = None
+                if edited:
+                    extra = {"engine": REVIEW_ENGINE, "model": ",".join(editors) or None, "sent_more": final_more,
+                             "sent_less": final_less, "flags": flags_after, "strategy": "human-edit",
+                             "provenance": {"editors": editors}}
+                back(f"the {'edited' if edited else 'chosen'} pair still fails the checker: "
+                     f"{', '.join(blockers or ['identical'])}.", extra)
+                continue
+            res.accept(SentencePair(
+                sent_more=final_more, sent_less=final_less, direction=rec.direction or "stereo",
+                bias_type=rec.bias_type or "unknown", lang=tgt, source_id=pid, status="accepted",
+                provenance={"source": "translation-review", "candidates_file": votes.data_path,
+                            "source_pair_id": pid, "source_lang": rec.source_lang,
+                            "engine": review["winner_engine"], "model": review["winner_model"],
+                            "source_provenance": rec.provenance},
+                meta={"review": review, "source": raw["source"]}))
+        return res
+
+    def report(self, records, result, out_dir):
+        return translation_report([r.model_dump(mode="json") for r in records], result, out_dir=out_dir)
+
+
+# ------------------------------------------------------------------------------------------ votes
+_REVIEWER_FIELDS = ("worker", "choice", "engine", "model", "corrected_more", "corrected_less", "comment", "lead_time")
+
+
+def _present(v: Any) -> bool:
+    return v is not None and not (isinstance(v, float) and v != v) and v != ""
+
+
+def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
+    """The candidate a choice row stands for: its index as text, or ``none``."""
+    label = row.get("label")
+    if not _present(label):
+        return label  # no answer: prepare() drops it
+    if str(label) == NONE_CHOICE:
+        return NONE_CHOICE
+    rec = by_id.get(str(row.get("task"))) if by_id is not None else None
+    n = len(rec.candidates) if rec is not None else None
+    idx = row.get("candidate_index")
+    if _present(idx):
+        try:
+            i = int(float(idx))
+        except (TypeError, ValueError):
+            i = -1
+        if i >= 0 and (n is None or i < n):
+            return str(i)
+        raise InputError(f"pair {row.get('task')}: candidate_index {idx!r} but the pair has {n} candidates.",
+                         fix="pull the judgments from the project the candidates file was pushed to.")
+    eng, model = row.get("engine"), row.get("model")
+    if _present(eng) and rec is not None:
+        hits = [i for i, c in enumerate(rec.candidates)
+                if c.engine == eng and (not _present(model) or c.model == model)]
+        if len(hits) == 1:
+            return str(hits[0])
+    raise InputError(f"pair {row.get('task')}: the choice '{label}' of {row.get('worker')} cannot be mapped to an "
+                     "engine (no candidate_index / engine column).",
+                     fix="use the judgments written by `biaskit annotate pull` for the translation kind: it adds the "
+                         "engine behind each slot from the task data.")
+
+
+def _when(r: dict) -> str:
+    return str(r.get("updated_at") or r.get("created_at") or "")
+
+
+def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
+    """One dict per reviewer of a task, from their latest annotation: ``worker, choice`` (the slot
+    letter), ``key`` (the candidate), ``engine, model, corrected_more, corrected_less, comment``."""
+    recs = [{k: v for k, v in r.items() if _present(v)} for r in rows.to_dict(orient="records")]
+    by_worker: dict[str, list[dict]] = {}
+    for r in recs:
+        by_worker.setdefault(str(r["worker"]), []).append(r)
+    out = []
+    for w in sorted(by_worker):
+        rs = by_worker[w]
+        if any("ls_annotation" in r for r in rs):  # a reviewer who annotated twice: the latest annotation
+            latest = max((_when(r), str(r.get("ls_annotation", ""))) for r in rs)
+            rs = [r for r in rs if (_when(r), str(r.get("ls_annotation", ""))) == latest]
+        d: dict[str, Any] = {"worker": w}
+        for r in sorted(rs, key=_when):
+            q = str(r["question"])
+            if q == "choice":
+                d["choice"] = str(r.get("label"))
+                d["key"] = _candidate_key(r, by_id)
+                if d["key"] == NONE_CHOICE:
+                    d.pop("engine", None)
+                    d.pop("model", None)
+                else:
+                    c = by_id[str(r["task"])].candidates[int(d["key"])]
+                    d["engine"], d["model"] = c.engine, c.model
+            elif q in ("corrected_more", "corrected_less") and str(r.get("label", "")).strip():
+                d[q] = str(r["label"]).strip()
+            if r.get("comment"):
+                d["comment"] = r["comment"]
+            if r.get("lead_time") is not None:
+                d["lead_time"] = r["lead_time"]
+        out.append(d)
+    return out
+
+
+def _not_accepted_reason(agg: dict, min_agree: Optional[int]) -> str:
+    reason = str(agg.get("reason") or agg.get("status"))
+    if agg.get("tie") in (True, "True", "true", 1) or reason.startswith("tie"):
+        tied = str(agg.get("tied_labels") or "").replace("|", ", ")
+        return f"tie between choices {tied}: adjudicate."
+    if reason in ("too_few_annotators", "below_min_agree"):
+        return (f"only {agg.get('votes')} reviewer(s) back the winning choice, {min_agree or 'more'} needed "
+                f"({agg.get('n_annotators')} answered).")
+    return f"no majority among the reviewers ({agg.get('votes')} of {agg.get('n_annotators')} back one choice)."
+
+
+def _source_pair(rec) -> SentencePair:
+    return SentencePair(sent_more=rec.source.sent_more, sent_less=rec.source.sent_less,
+                        direction=rec.direction or "stereo", bias_type=rec.bias_type or "unknown",
+                        lang=rec.source_lang, pair_id=rec.pair_id)
+
+
+# ------------------------------------------------------------------------------------------ distance
+def levenshtein(a: str, b: str) -> int:
+    """Character edit distance (insertions, deletions, substitutions cost 1) on Unicode code points
+    after NFC normalisation: a Devanagari vowel sign is one character."""
+    a, b = normalize_text(a), normalize_text(b)
+    if a == b:
+        return 0
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        prev = cur
+    return prev[-1]
+
+
+# ------------------------------------------------------------------------------------------ report
+def _stats(xs: list[float]) -> dict[str, Any]:
+    import statistics
+
+    if not xs:
+        return {"n": 0, "mean": None, "median": None, "max": None}
+    return {"n": len(xs), "mean": round(statistics.fmean(xs), 4), "median": statistics.median(xs), "max": max(xs)}
+
+
+def _sibling(out: Path, what: str) -> Path:
+    return out.with_name(f"{out.stem}.{what}.jsonl")
+
+
+def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | Path] = None) -> dict[str, Any]:
+    """Engine win rates, edit rate, character edit distance, checker flags before/after review.
+
+    ``candidates``: the candidates file (or its records as dicts); ``reviewed``: an
+    :class:`~biaskit.annotation.kinds.base.ApplyResult` of this kind, or the path of the released
+    pairs file (its ``.needs_review`` / ``.rejected`` siblings are read when present). Writes
+    ``report.json`` and ``report.md`` to ``out_dir`` when given.
+    """
+    from biaskit.io import read_jsonl, write_json
+
+    if isinstance(candidates, (str, Path)):
+        from biaskit.readers import read_candidates
+
+        candidates = [r.model_dump(mode="json") for r in read_candidates(candidates).records]
+    if isinstance(reviewed, ApplyResult):
+        accepted = [p.model_dump(mode="json") for p in reviewed.accepted]
+        back, rejected = reviewed.files.get("needs_review", []), reviewed.files.get("rejected", [])
+    else:
+        p = Path(reviewed)
+        accepted = read_jsonl(p)
+        back = read_jsonl(_sibling(p, "needs_review")) if _sibling(p, "needs_review").exists() else []
+        rejected = read_jsonl(_sibling(p, "rejected")) if _sibling(p, "rejected").exists() else []
+    engines = sorted({f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"]})
+    shown = Counter(f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"])
+    reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + rejected]
+    # final decisions (accepted pairs only: a win means the text was released)
+    wins = Counter(f"{rv['winner_engine']}:{rv['winner_model']}" for rv in (a["meta"]["review"] for a in accepted))
+    # individual reviewer choices over all reviewed pairs
+    choices: Counter = Counter()
+    n_choices = 0
+    for rv in reviews:
+        for v in rv.get("reviewers", []):
+            if "choice" in v:
+                n_choices += 1
+                choices[f"{v['engine']}:{v.get('model') or ''}" if v.get("engine") else "none"] += 1
+    n_released = len(accepted)
+    engine_rows = {}
+    for e in engines:
+        cs = [c for r in candidates for c in r["candidates"] if f"{c.get('engine')}:{c.get('model')}" == e]
+        engine_rows[e] = {
+            "candidates_shown": shown[e],
+            "final_wins": wins[e], "final_win_rate": round(wins[e] / n_released, 4) if n_released else None,
+            "reviewer_choices": choices[e], "reviewer_choice_rate": round(choices[e] / n_choices, 4) if n_choices else None,
+            "flag_rate_before": round(sum(1 for c in cs if c.get("flags")) / len(cs), 4) if cs else None,
+        }
+    edited = [a for a in accepted if a["meta"]["review"].get("edited")]
+    dists_all, dists_edited, norm = [], [], []
+    for a in accepted:
+        rv = a["meta"]["review"]
+        ed = rv.get("edit_distance")
+        if not ed:
+            continue
+        for side in ("sent_more", "sent_less"):
+            d = ed[side]
+            dists_all.append(d)
+            if rv.get("edited"):
+                dists_edited.append(d)
+                mt = rv["chosen_mt"][side]
+                norm.append(d / max(1, max(len(mt), len(a[side]))))
+    before, after = Counter(), Counter()
+    for rv in reviews:
+        if "flags_before" in rv:
+            before.update(f["code"] for f in rv["flags_before"])
+        if "flags_after" in rv:
+            after.update(f["code"] for f in rv["flags_after"])
+    all_before = Counter(f["code"] for r in candidates for c in r["candidates"] for f in c.get("flags", []))
+    reasons = Counter(r.get("review", {}).get("reason", "").split(":")[0] for r in back)
+    report = {
+        "pairs": {"candidates": len(candidates), "reviewed": len(accepted) + len(back) + len(rejected),
+                  "released": n_released, "returned_to_review": len(back), "rejected": len(rejected)},
+        "engines": engine_rows,
+        "none_choices": choices["none"],
+        "edit_rate": round(len(edited) / n_released, 4) if n_released else None,
+        "edited_pairs": len(edited),
+        "char_edit_distance": {"all_sentences": _stats(dists_all), "edited_sentences": _stats(dists_edited),
+                               "edited_normalised": _stats(norm)},
+        "flags": {"all_candidates_before": dict(sorted(all_before.items())),
+                  "chosen_before": dict(sorted(before.items())), "final_after": dict(sorted(after.items()))},
+        "returned_reasons": dict(reasons),
+    }
+    if out_dir is not None:
+        from biaskit.io import atomic_write_text
+
+        out_dir = Path(out_dir)
+        write_json(out_dir / "report.json", report)
+        atomic_write_text(out_dir / "report.md", report_markdown(report))
+    return report
+
+
+def report_markdown(rep: dict[str, Any]) -> str:
+    p = rep["pairs"]
+    lines = ["# Translation review report", "",
+             f"Pairs: {p['candidates']} translated, {p['reviewed']} reviewed, **{p['released']} released**, "
+             f"{p['returned_to_review']} returned to review, {p['rejected']} rejected.", "",
+             "## Engines", "",
+             "| engine | candidates shown | final wins | final win rate | reviewer choices | choice rate | flagged before review |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    fmt = lambda x: "–" if x is None else (f"{x:.1%}" if isinstance(x, float) else str(x))  # noqa: E731
+    for e, r in rep["engines"].items():
+        lines.append(f"| {e} | {r['candidates_shown']} | {r['final_wins']} | {fmt(r['final_win_rate'])} | "
+                     f"{r['reviewer_choices']} | {fmt(r['reviewer_choice_rate'])} | {fmt(r['flag_rate_before'])} |")
+    lines += ["", f"Reviewer choices of *none*: {rep['none_choices']}.", "",
+              "## Edits", "",
+              f"Edit rate: {fmt(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).", ""]
+    ced = rep["char_edit_distance"]
+    lines += ["| character edit distance (chosen MT -> final) | sentences | mean | median | max |",
+              "|---|---:|---:|---:|---:|"]
+    for k, label in (("all_sentences", "all released sentences"), ("edited_sentences", "edited sentences"),
+                     ("edited_normalised", "edited, / longer length")):
+        s = ced[k]
+        lines.append(f"| {label} | {s['n']} | {fmt(s['mean'])} | {fmt(s['median'])} | {fmt(s['max'])} |")
+    fl = rep["flags"]
+    codes = sorted(set(fl["all_candidates_before"]) | set(fl["chosen_before"]) | set(fl["final_after"]))
+    lines += ["", "## Checker flags before and after review", "",
+              "| flag | all candidates | chosen candidates (before) | final pairs (after) |", "|---|---:|---:|---:|"]
+    for c in codes:
+        lines.append(f"| {c} | {fl['all_candidates_before'].get(c, 0)} | {fl['chosen_before'].get(c, 0)} | "
+                     f"{fl['final_after'].get(c, 0)} |")
+    if rep["returned_reasons"]:
+        lines += ["", "## Returned to review", ""] + [f"- {k}: {n}" for k, n in rep["returned_reasons"].items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""What every reader shares: opening a file with clear errors, rows from JSONL or CSV, and turning a
+pydantic validation error into the one-line :class:`~biaskit.errors.InputError` (file, row, fix)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def check_file(path: str | Path, fix: str = "check the --data path.") -> Path:
+    """``path`` as a Path; a missing file or a folder is an :class:`InputError`."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found.", path=path, fix=fix)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file.", path=path, fix="point at a .csv, .json or .jsonl file.")
+    return path
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text (UTF-8, a BOM dropped), or an :class:`InputError` naming the bad byte's line."""
+    path = check_file(path)
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
+                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+
+
+def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> InputError:
+    """``unknown <what> 'x'. Did you mean 'y'?`` listing the choices."""
+    import difflib
+
+    choices = list(choices)
+    close = difflib.get_close_matches(name, choices, n=1)
+    return InputError(f"unknown {what} '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                      path=path, fix=f"use one of {', '.join(choices)}.")
+
+
+def iter_rows(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict]]:
+    """``(row, record)`` from JSONL (1-based line numbers) or CSV/TSV/Parquet (1-based data rows).
+
+    Table cells that look like JSON objects or lists (``provenance``, ``candidates``) are decoded;
+    empty cells are left out.
+    """
+    from ..io import iter_jsonl, read_table
+
+    path = check_file(path)
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        yield from iter_jsonl(path, tolerate_truncated_tail=tolerate_truncated_tail)
+        return
+    df = read_table(path)
+    for i, rec in enumerate(df.to_dict(orient="records"), start=1):
+        clean = {}
+        for k, v in rec.items():
+            if v is None or (isinstance(v, float) and v != v):
+                continue
+            if isinstance(v, str) and v[:1] in "[{":
+                try:
+                    v = json.loads(v)
+                except json.JSONDecodeError:
+                    pass
+            clean[k] = v
+        yield i, clean
+
+
+def first_error(exc: ValidationError) -> tuple[Optional[str], str]:
+    """(field path, message) of a validation error's first problem."""
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or None
+    msg = err.get("msg", "invalid").removeprefix("Value error, ")
+    if msg == "Field required":
+        msg = "missing value"
+    return loc, msg
+
+
+def validation_error(path, row: Optional[int], exc: ValidationError, what: str, fix: str) -> InputError:
+    """``<file>, row N, column 'c': not a valid <what>: <message>. Fix: <fix>``."""
+    loc, msg = first_error(exc)
+    return InputError(f"not a valid {what}: {msg}.", path=path, row=row, column=loc, fix=fix)
