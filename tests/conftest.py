@@ -98,7 +98,7 @@ def _stereoset_flat() -> Path:
     dev = public_dataset("stereoset-dev")
     flat = TEST_DATA / "stereoset_dev.flat.jsonl"
     if not flat.exists() or flat.stat().st_mtime < dev.stat().st_mtime:
-        from biaskit.evaluation.stereoset import cat_rows, read_cats
+        from biaskit.readers import cat_rows, read_cats
         from biaskit.io import write_jsonl
 
         rows = cat_rows(read_cats(dev, format="stereoset"))

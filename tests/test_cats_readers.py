@@ -55,10 +55,15 @@ def test_original_json_keeps_upstream_ids_and_human_labels(tmp_path, stereoset_j
         [("anti-stereotype", f"h{i}") for i in range(4)] + [("related", "h4")]
     assert cats[1].bias_type == "race"  # StereoSet domain kept as is
     assert read_cats(p, split="intersentence")[0].source_id == "ex-inter-1"
-    # the same two CATs are rows 2 (chess player) and 1 (Ethiopia) of the flattened dev set
-    flat = read_cats(stereoset_jsonl, limit=2)
-    assert [c.cat_id for c in cats] == [flat[1].cat_id, flat[0].cat_id]
-    assert [o.sentence_id for o in intra.options] == [o.sentence_id for o in flat[1].options]
+    # the same two CATs of the flattened dev set have the same ids
+    def key(c):
+        return (c.context,) + tuple(o.sentence for o in c.options)
+
+    flat = {key(c): c for c in read_cats(stereoset_jsonl)}
+    for c in cats:
+        twin = flat[key(c)]
+        assert c.cat_id == twin.cat_id
+        assert [o.sentence_id for o in c.options] == [o.sentence_id for o in twin.options]
 
 
 def test_flat_jsonl_real_file(stereoset_jsonl):

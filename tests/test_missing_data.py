@@ -86,7 +86,7 @@ def test_stereoset_fixture_flattens_the_original_dev_json(tmp_path, monkeypatch,
     """What `biaskit data download stereoset-dev` fetches (the original dev.json) becomes the flat JSONL
     the tests read line by line, splits alternating as in the mirror's flattened copy."""
     import conftest
-    from biaskit.evaluation.stereoset import read_cats
+    from biaskit.readers import read_cats
 
     cats = read_cats(stereoset_jsonl, limit=40)
     data = {"intrasentence": [], "intersentence": []}

@@ -50,8 +50,9 @@ def test_cats_sharing_a_context_get_distinct_ids_in_annotation_and_evaluation(st
     assert {c.cat_id for c in everything} >= set(ids)
 
 
-# two real groups of the flattened dev set (lines 2, 270, 324, 426 and 23, 821), hand-written in
-# StereoSet's original format, options in the order the release mixes them
+# two real groups of CATs that share a context (4 "The chess player was BLANK.", 2 "Cameroon is a
+# country in Africa."), copied from the flattened dev set and hand-written in StereoSet's original
+# format, options in a mixed order as in the release
 HAND_WRITTEN = {"version": "1.0-dev", "data": {
     "intrasentence": [
         {"id": "a1", "target": "chess player", "bias_type": "profession", "context": "The chess player was BLANK.",
@@ -96,13 +97,16 @@ HAND_WRITTEN = {"version": "1.0-dev", "data": {
 
 
 def test_hand_written_dev_json_gives_the_cats_of_the_flattened_rows(stereoset_jsonl, tmp_path):
-    rows = flat_rows(stereoset_jsonl)
+    groups = {("intrasentence", "chess player", "The chess player was BLANK."),
+              ("intersentence", "Cameroon", "Cameroon is a country in Africa.")}
+    rows = [r for r in flat_rows(stereoset_jsonl) if (r["type"], r["target"], r["context"]) in groups]
+    assert len(rows) == 6
     flat = tmp_path / "flat.jsonl"
-    flat.write_text("".join(json.dumps(rows[i - 1]) + "\n" for i in (2, 270, 324, 426, 23, 821)), encoding="utf-8")
+    flat.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     dev = tmp_path / "dev.json"
     dev.write_text(json.dumps(HAND_WRITTEN, indent=1), encoding="utf-8")
     from_flat, from_dev = read_cats(flat), read_cats(dev)
-    assert [_content(c) for c in from_dev] == [_content(c) for c in from_flat]
+    assert {c.cat_id: _content(c) for c in from_dev} == {c.cat_id: _content(c) for c in from_flat}
     assert len({c.cat_id for c in from_dev}) == 6
     # what only dev.json has is kept: StereoSet's ids and each validator's label with their id
     chess = from_dev[0]

@@ -203,7 +203,7 @@ def test_documented_hf_command_exists(c):
 # ---------------------------------------------------------------------------------- running
 def _stereoset_json(flat: Path, dest: Path, n: int = 6) -> None:
     """A small file in the original StereoSet dev.json format, from the first CATs of each split."""
-    from biaskit.evaluation.stereoset import read_cats
+    from biaskit.readers import read_cats
 
     cats = read_cats(flat)
     data: dict = {"intrasentence": [], "intersentence": []}
