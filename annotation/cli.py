@@ -1,7 +1,8 @@
 """`biaskit annotate` commands (thin typer wrappers around pure functions).
 
 serve / stop (a local Label Studio), push / pull / import (tasks and judgments), aggregate,
-agreement, apply, config (print a kind's labeling config). See docs/annotation.md.
+agreement, apply, report (a kind's report on applied annotations), config (print a kind's labeling
+config). See docs/annotation.md.
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
@@ -255,3 +256,20 @@ def apply_command(
     res = apply_annotations(value(kind), data, aggregated, out, judgments=judgments, method=value(method),
                             min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
     echo(json.dumps({**res, "command": cmd}, ensure_ascii=False))
+
+
+@app.command("report")
+def report_command(
+    kind: KindOpt,
+    data: Path = typer.Option(..., "--data", help="The records that were pushed (translation: the candidates file)."),
+    applied: Path = typer.Option(..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected "
+                                                        "siblings are read too)."),
+    out: Path = typer.Option(..., "--out", help="Folder for report.json and report.md."),
+) -> None:
+    """Rebuild a kind's report on applied annotations from the files (translation: engine win rates,
+    edits, checker flags before and after review)."""
+    from .kinds import get_kind
+
+    k = get_kind(value(kind))
+    k.report(k.load(data), applied, out)
+    echo(f"report: {out / 'report.md'}, {out / 'report.json'}")

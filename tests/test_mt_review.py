@@ -230,7 +230,10 @@ def test_cli_apply_and_report(reviewed, tmp_path):
     main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments", str(judg),
           "--out", str(tmp_path / "cli_pairs.jsonl"), "--report-dir", str(tmp_path / "rep")])
     assert len(read_jsonl(tmp_path / "cli_pairs.jsonl")) == 3
+    main(["annotate", "report", "--kind", "translation", "--data", str(cands), "--applied",
+          str(tmp_path / "cli_pairs.jsonl"), "--out", str(tmp_path / "rep2")])
     assert json.loads((tmp_path / "rep" / "report.json").read_text()) == \
+        json.loads((tmp_path / "rep2" / "report.json").read_text()) == \
         translation_report(cands, tmp_path / "cli_pairs.jsonl")
     # released pairs read back as biaskit pairs (ready for `biaskit evaluate pairs`)
     from biaskit.readers import read_pairs

@@ -316,6 +316,7 @@ class TaskKind:
 
         return write_jsonl(out, records)
 
-    def report(self, records: list[Any], result: ApplyResult, out_dir: Path) -> Optional[dict]:
-        """An optional report on the applied annotations (``annotate apply --report-dir``)."""
+    def report(self, records: list[Any], applied: "ApplyResult | Path", out_dir: Path) -> Optional[dict]:
+        """An optional report on applied annotations: ``applied`` is the result of ``apply`` or the
+        path of the OUT file it wrote (``annotate apply --report-dir``, ``annotate report``)."""
         raise InputError(f"kind '{self.name}' has no apply report.", fix="leave out --report-dir.")

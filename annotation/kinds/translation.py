@@ -266,8 +266,8 @@ class TranslationKind(TaskKind):
                 meta={"review": review, "source": raw["source"]}))
         return res
 
-    def report(self, records, result, out_dir):
-        return translation_report([r.model_dump(mode="json") for r in records], result, out_dir=out_dir)
+    def report(self, records, applied, out_dir):
+        return translation_report([r.model_dump(mode="json") for r in records], applied, out_dir=out_dir)
 
 
 # ------------------------------------------------------------------------------------------ votes
