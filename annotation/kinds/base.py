@@ -15,6 +15,7 @@ A kind (:class:`TaskKind` subclass, one module per kind in this package, registe
 ``votes``                   judgment rows -> the rows the aggregator votes on (default: as is)
 ``apply``                   records + aggregated votes (+ judgments) -> :class:`ApplyResult`
 ``write``                   how the accepted records are written (default JSONL)
+``report``                  an optional report on applied annotations (translation: the review report)
 ``guidelines``              annotator instructions per language (Markdown; not shown in Label
                             Studio yet: the place for issue 14's instructions panel and export)
 ==========================  ==================================================================
