@@ -103,7 +103,7 @@ def test_every_commands_help_shows_no_type_after_flags(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     root = typer.main.get_command(app)
     cmds = list(_commands(root))
-    assert len(cmds) >= 28, [c for c, _ in cmds]  # the root, evaluate, curate, annotate, data
+    assert len(cmds) >= 30, [c for c, _ in cmds]  # the root, evaluate, curate, annotate, data
     n_flags = 0
     for path, cmd in cmds:
         code, out, err = run_cli([*path, "--help"], capsys)
