@@ -15,6 +15,8 @@ sentence ``s-``    the tuple id and the generated sentence (``curate sentences``
 CAT ``c-``         language, split, target, context and the three options (stereotype,
                    anti-stereotype, unrelated): two CATs that share a context stay distinct
 CAT option ``s-``  the CAT id, the gold label and the sentence
+release ``r-``     the released pair's anchor (the source id its language views share) [+ the
+                   language, for a view kept as a record of its own]
 =================  ==========================================================================
 
 Records whose content is identical (the same pair twice in one file) are told apart by
@@ -62,6 +64,11 @@ def cat_id(lang: str, split: str, target: str, context: str, options: dict[str, 
 
 def cat_sentence_id(cat_id: str, gold_label: str, sentence: str) -> str:
     return stable_id("s", cat_id, gold_label, sentence)
+
+
+def release_id(anchor: str, lang: str | None = None) -> str:
+    """A released pair (``biaskit release build``): stable across versions built from the same sources."""
+    return stable_id("r", anchor) if lang is None else stable_id("r", anchor, lang)
 
 
 class Numbering:

@@ -116,7 +116,7 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
         first = True
         for i, obj in iter_jsonl(path):
             if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
-                from .schema import release_views
+                from ..schema import release_views
                 for rec in release_views(obj):
                     if lang is None or rec["lang"] == lang:
                         yield i, rec

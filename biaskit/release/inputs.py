@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import InputError
-from ..schema import BiasTuple, CAT, SentencePair, stable_id
+from ..ids import Numbering, release_id
+from ..schema import BiasTuple, CAT, SentencePair
 
 # statuses that never reach a release; `flagged` is dropped unless keep_flagged
 EXCLUDED_STATUSES = ("rejected", "needs_review")
@@ -85,23 +86,6 @@ def detect_kind(path: str | Path) -> str:
                          "(identity, attribute) in the biaskit schema.")
 
 
-def _validate_jsonl(path: Path, model, what: str, fix: str) -> list:
-    from pydantic import ValidationError
-
-    from ..io import iter_jsonl
-
-    out = []
-    for i, obj in iter_jsonl(path):
-        try:
-            out.append(model.model_validate(obj))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err.get("loc", ())) or None
-            raise InputError(f"not a valid {what}: {err.get('msg', 'invalid')}.", path=path, row=i, column=loc,
-                             fix=fix) from None
-    return out
-
-
 _ADAPTER = None
 
 
@@ -124,13 +108,12 @@ def _read_jsonl_pairs_fast(path: Path) -> Optional[list[SentencePair]]:
         pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
     except ValidationError:
         return None
-    seen: dict[str, int] = {}
+    number = Numbering()
     for p in pairs:
-        n = seen.get(p.pair_id, 0) + 1
-        seen[p.pair_id] = n
-        if n > 1:
+        numbered = number(p.pair_id)
+        if numbered != p.pair_id:
             p.meta["duplicate_of"] = p.pair_id
-            p.pair_id = f"{p.pair_id}~{n}"
+            p.pair_id = numbered
     return pairs
 
 
@@ -139,7 +122,7 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
                 skip_invalid: bool = False) -> Inputs:
     """Read and validate every input file; keep the languages and kinds asked for."""
     from ..io import sha256_file
-    from ..readers import read_pairs
+    from ..readers import read_cats, read_pairs, read_tuples
 
     if not paths:
         raise InputError("no records given.", fix="pass --records FILE (repeatable): validated pairs, CATs or tuples.")
@@ -170,16 +153,14 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
                 inp.pairs.append(pr)
                 info.records += 1
         elif kind == "cats":
-            cats = _validate_jsonl(path, CAT, "CAT", "each line must be a biaskit CAT (split, target, bias_type, "
-                                                     "context, options) as `annotate apply --kind cat` writes.")
+            cats = read_cats(path, format="biaskit")
             for c in cats:
                 if want_langs and c.lang not in want_langs:
                     continue
                 inp.cats.append(c)
                 info.records += 1
         else:
-            tuples = _validate_jsonl(path, BiasTuple, "tuple", "each line must be a biaskit tuple (identity, "
-                                                                 "attribute, axis, polarity).")
+            tuples = read_tuples(path).records
             for t in tuples:
                 if want_langs and t.lang not in want_langs:
                     continue
@@ -263,7 +244,7 @@ def merge_views(pairs: Sequence[SentencePair], *, lang_order: Optional[Sequence[
         for lg, v in views.items():
             if lg not in keep:
                 counts["not_merged"] += 1
-                out.append(MergedPair(id=stable_id("r", a, lg), anchor=f"{a}|{lg}", views={lg: v},
+                out.append(MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v},
                                       source_id=_source_id(v)))
     return out, counts
 
@@ -272,7 +253,7 @@ def _release_id(p: SentencePair, anchor: str) -> str:
     prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
     if prev:            # an earlier release's record keeps its id
         return str(prev)
-    return stable_id("r", anchor)
+    return release_id(anchor)
 
 
 def _source_id(p: SentencePair) -> Optional[str]:
