@@ -35,6 +35,27 @@ def read_text(path: str | Path) -> str:
                          path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
 
 
+def first_record(path: str | Path) -> dict:
+    """The first JSON object of a JSONL file ({} when it has none), read without loading the file;
+    used to tell what a file holds before reading it."""
+    path = Path(path)
+    with open(path, "rb") as fh:
+        for i, line in enumerate(fh, start=1):
+            if i == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+                                     fix="each line must be one JSON object.") from None
+                if not isinstance(obj, dict):
+                    raise InputError("expected a JSON object on this line.", path=path, row=i,
+                                     fix="each line must be one JSON object.")
+                return obj
+    return {}
+
+
 def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> InputError:
     """``unknown <what> 'x'. Did you mean 'y'?`` listing the choices."""
     import difflib

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..ids import CAT_LABEL_ORDER, Numbering
 from ..schema import CAT
-from ._common import check_file, read_text, unknown_name
+from ._common import check_file, first_record, read_text, unknown_name
 
 CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
 LABELS = CAT_LABEL_ORDER
@@ -80,7 +80,7 @@ def detect_cat_format(path: str | Path) -> str:
     if path.suffix.lower() == ".json" or (stripped.startswith("{") and '"data"' in stripped[:2000]
                                           and "\n" in stripped and not first_line_is_object(stripped)):
         return "stereoset"
-    first = _first_object(path, text)
+    first = first_record(path)
     if "options" in first:
         return "biaskit"
     if "stereotype" in first or "anti-stereotype" in first:
@@ -99,21 +99,6 @@ def first_line_is_object(text: str) -> bool:
         return isinstance(json.loads(line), dict)
     except json.JSONDecodeError:
         return False
-
-
-def _first_object(path: Path, text: str) -> dict:
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
-                                 fix="each line must be one JSON object.") from None
-            if not isinstance(obj, dict):
-                raise InputError("expected a JSON object on this line.", path=path, row=i,
-                                 fix="each line must be one JSON object.")
-            return obj
-    return {}
 
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, dict]]:

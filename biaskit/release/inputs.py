@@ -12,7 +12,6 @@ keeps its id in every version built from the same sources.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -49,19 +48,6 @@ class Inputs:
     dropped_flagged: list[SentencePair] = field(default_factory=list)
 
 
-def _first_object(path: Path) -> dict:
-    with open(path, "rb") as fh:
-        for i, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON ({exc.msg}).", path=path, row=i,
-                                     fix="each line must be one JSON object.") from None
-                return obj if isinstance(obj, dict) else {}
-    return {}
-
-
 def detect_kind(path: str | Path) -> str:
     """``pairs``, ``cats`` or ``tuples`` from a file's extension and first record."""
     path = Path(path)
@@ -72,7 +58,9 @@ def detect_kind(path: str | Path) -> str:
                          fix="pass the .jsonl/.csv files (for an earlier release: DIR/pairs.jsonl).")
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         return "pairs"
-    first = _first_object(path)
+    from ..readers import first_record
+
+    first = first_record(path)
     if "options" in first and "context" in first:
         return "cats"
     if "identity" in first and "attribute" in first:
