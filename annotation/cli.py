@@ -241,9 +241,12 @@ def apply_command(
     aggregated: Optional[Path] = typer.Option(None, "--aggregated", help="Output of `aggregate` (default: aggregate "
                                                                          "--judgments here with --method/--min-agree)."),
     judgments: Optional[Path] = typer.Option(None, "--judgments",
-                                             help="Pulled judgments (translation: corrections; cat: human_labels)."),
+                                             help="Pulled judgments (translation: corrections; cat: exact vote counts "
+                                                  "and human_labels)."),
     method: Method = typer.Option("majority", "--method", help="Aggregator when --aggregated is not given."),
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Votes needed to accept (without --aggregated)."),
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Votes needed to accept (without --aggregated); "
+                                            "cat: validators who must give each sentence its writer's label "
+                                            "(default 3, StereoSet's rule; also with --aggregated)."),
     direction_policy: Optional[str] = typer.Option(None, "--direction-policy",
                                                    help="pair: when the crowd's direction differs: annotators | reject."),
     report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="translation: folder for the review report."),

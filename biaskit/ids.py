@@ -11,7 +11,7 @@ record             id = hash of
 =================  ==========================================================================
 pair ``p-``        language, sent_more, sent_less
 tuple ``t-``       language, axis, identity, attribute (case-folded), polarity
-sentence ``s-``    the tuple id and the generated sentence (``curate sentences``)
+sentence ``s-``    the tuple id and the generated sentence (``curate sentences``; + the mode for ``anti``)
 CAT ``c-``         language, split, target, context and the three options (stereotype,
                    anti-stereotype, unrelated): two CATs that share a context stay distinct
 CAT option ``s-``  the CAT id, the gold label and the sentence
@@ -51,9 +51,10 @@ def tuple_id(lang: str, axis: str, identity: str, attribute: str, polarity: str)
     return stable_id("t", lang, axis, identity.lower(), attribute.lower(), polarity)
 
 
-def sentence_id(tuple_id: str, sentence: str) -> str:
-    """A generated sentence (``curate sentences``) of one tuple."""
-    return stable_id("s", tuple_id, sentence)
+def sentence_id(tuple_id: str, sentence: str, mode: str = "stereo") -> str:
+    """A generated sentence (``curate sentences``) of one tuple; ``mode`` ``anti`` (a sentence that
+    goes against the stereotype) is part of the id, so the same text in both modes gets two ids."""
+    return stable_id("s", tuple_id, sentence) if mode == "stereo" else stable_id("s", tuple_id, mode, sentence)
 
 
 def cat_id(lang: str, split: str, target: str, context: str, options: dict[str, str]) -> str:

@@ -13,10 +13,12 @@ from biaskit.clitools import choice_enum, echo, echo_error, value
 
 from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .tasks import TASKS
+from .tasks.sentences import MODES as SENTENCE_MODES
 
 app = typer.Typer(add_completion=False)
 
 TaskName = choice_enum("TaskName", TASKS)
+SentenceMode = choice_enum("SentenceMode", SENTENCE_MODES)
 
 
 def _console():
@@ -36,8 +38,9 @@ def _print_dry_run(task, items: list[dict], params: dict, limit: int) -> None:
         echo(f"... and {len(items) - limit} more (raise --show).")
 
 
-def report_run(summary, what: str) -> None:
-    """Print a run's summary (and what was repaired on resume); exit 1 when every job failed."""
+def report_run(summary, what: str, *, exit_when_all_failed: bool = True) -> None:
+    """Print a run's summary (and what was repaired on resume); exit 1 when every job failed
+    (unless ``exit_when_all_failed`` is False: the caller decides)."""
     for note in summary.notes:
         echo(f"warning: {note}", err=True)
     s = summary.as_dict()
@@ -50,7 +53,7 @@ def report_run(summary, what: str) -> None:
     echo(f"LLM: {llm['requests']} HTTP request(s), {llm['cache_hits']} cache hit(s), "
          f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens, "
          f"estimated cost {'unknown' if cost is None else f'${cost:.4f}'}")
-    if summary.all_failed:
+    if summary.all_failed and exit_when_all_failed:
         echo_error(f"every one of the {s['run']} job(s) failed; see {s['errors_file']} for the raw replies. "
                    "Fix: check the model and prompt (--dry-run shows it), raise --max-tokens for cut-off replies, "
                    "then re-run with --retry-failed.")
@@ -90,7 +93,7 @@ def tuples_cmd(
     axis: str = typer.Option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."),
     out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
     polarity: str = typer.Option("both", "--polarity", help="positive, negative or both."),
-    n: int = typer.Option(10, "--n", help="attributes per identity and polarity (IndiBias: 10)."),
+    n: int = typer.Option(10, "--n", help="attributes per identity and polarity (IndiBias: 10 positive and 10 negative)."),
     identities: Optional[str] = typer.Option(None, "--identities", help="comma-separated identity terms (default: the inventory's terms for the axis)."),
     lang: str = typer.Option("en", "--lang"),
     inventory: Optional[Path] = _inventory_opt(),
@@ -119,32 +122,36 @@ def tuples_cmd(
 # ------------------------------------------------------------------------------------------ sentences
 @app.command("sentences")
 @llm_options(temperature=0.7, max_tokens=400)
-@prompt_options("sentences")
+@prompt_options(None)
 def sentences_cmd(
     tuples: Path = typer.Option(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
     out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
-    per_tuple: int = typer.Option(5, "--per-tuple", help="sentences per tuple."),
+    per_tuple: int = typer.Option(5, "--per-tuple", help="sentences per tuple (IndiBias: 5)."),
+    mode: SentenceMode = typer.Option(SentenceMode("stereo"), "--mode", help="stereo: sentences that express the stereotype "
+                                      "(template sentences); anti: sentences that go against it (sentences_anti)."),
     status: Optional[str] = typer.Option(None, "--status", help="only tuples with these statuses, e.g. accepted (default: all but rejected)."),
     inventory: Optional[Path] = _inventory_opt(),
     prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
-    """Generate sentences that express each tuple (IndiBias step 3)."""
+    """Generate sentences from each tuple (IndiBias step 3): expressing its stereotype, or with
+    --mode anti going against it."""
     from biaskit.inventory import load_inventory
 
     from .generate import generate_sentences, sentence_items, usable_tuples
-    from .tasks.sentences import SentenceTask
+    from .tasks.sentences import MODES, SentenceTask
 
     inv = load_inventory(inventory)
-    p = prompt_opts.template("sentences")
+    mode = value(mode)
+    p = prompt_opts.template(MODES[mode])
     statuses = [s.strip() for s in status.split(",")] if status else None
     if prompt_opts.dry_run:
-        _print_dry_run(SentenceTask(p, per_tuple=per_tuple, inventory=inv),
+        _print_dry_run(SentenceTask(p, per_tuple=per_tuple, inventory=inv, mode=mode),
                        sentence_items(usable_tuples(tuples, statuses=statuses)), llm_opts.params(), prompt_opts.show)
         return
     summary = generate_sentences(llm_opts.client(), p, tuples=tuples, out=out, per_tuple=per_tuple, statuses=statuses,
                                  params=llm_opts.params(), concurrency=llm_opts.concurrency,
-                                 retry_failed=llm_opts.retry_failed, inventory=inv)
+                                 retry_failed=llm_opts.retry_failed, inventory=inv, mode=mode)
     report_run(summary, "sentences")
 
 

@@ -7,7 +7,7 @@ file, run log). The tasks themselves are in :mod:`biaskit.curation.tasks`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
@@ -52,12 +52,50 @@ def sentence_items(tuples: Sequence[BiasTuple]) -> list[dict[str, Any]]:
 def generate_sentences(llm: LLMClient, prompt: Optional[Prompt] = None, *, tuples: str | Path, out: str | Path,
                        per_tuple: int = 5, statuses: Optional[Sequence[str]] = None, params: Optional[dict] = None,
                        concurrency: int = 1, retry_failed: bool = False, inventory: Optional[Inventory] = None,
-                       progress: bool = True, command: Optional[str] = None) -> RunSummary:
-    """``biaskit curate sentences``: ``per_tuple`` sentences expressing each tuple."""
+                       progress: bool = True, command: Optional[str] = None, mode: str = "stereo") -> RunSummary:
+    """``biaskit curate sentences``: ``per_tuple`` sentences per tuple that express its stereotype
+    (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``)."""
     if per_tuple < 1:
         raise InputError(f"--per-tuple must be >= 1, got {per_tuple}.", fix="e.g. --per-tuple 5.")
     items = sentence_items(usable_tuples(tuples, statuses=statuses))
-    task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory)
+    task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory, mode=mode)
     runner = JobRunner(llm, task, params=params, out=out, concurrency=concurrency, retry_failed=retry_failed,
                        progress=progress, command=command)
     return runner.run(items)
+
+
+def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, domains: str | Sequence[str],
+                  splits: Sequence[str] = ("intrasentence", "intersentence"), per_target: int = 5,
+                  society: str = "India", targets: Optional[Sequence[str]] = None,
+                  prompts: Optional[dict[str, Prompt]] = None, params: Optional[dict] = None, concurrency: int = 1,
+                  retry_failed: bool = False, inventory: Optional[Inventory] = None, progress: bool = True,
+                  command: Optional[str] = None) -> tuple[dict[str, RunSummary], dict[str, Any]]:
+    """``biaskit curate cats``: draft StereoSet CATs per target term and split into
+    ``<out>.<split>.drafts.jsonl`` (resumable), then rebuild ``out`` (the structurally valid CATs),
+    ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every draft so far (also when the run
+    stops early). Returns the run summaries per split and the retention report.
+
+    ``llm``: a client, or a function that makes one; with a function each split gets its own client,
+    so each run log counts only its own requests (one shared client counts both)."""
+    from .cats import SPLITS, cat_items, cat_targets, drafts_path, write_cats
+    from .tasks import TASKS
+
+    out = Path(out)
+    if out.suffix.lower() != ".jsonl":
+        raise InputError("output must be a .jsonl file.", path=out, fix="use e.g. --out cats.jsonl.")
+    bad = [s for s in splits if s not in SPLITS]
+    if bad or not splits:
+        raise InputError(f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both.")
+    inv = inventory or load_inventory()
+    items = cat_items(cat_targets(domains, inventory=inv, targets=targets), per_target=per_target, society=society)
+    summaries: dict[str, RunSummary] = {}
+    try:
+        for split in splits:
+            task = TASKS.get(f"cat_{split}")((prompts or {}).get(split))
+            client = llm() if callable(llm) and not isinstance(llm, LLMClient) else llm
+            runner = JobRunner(client, task, params=params, out=drafts_path(out, split), concurrency=concurrency,
+                               retry_failed=retry_failed, progress=progress, command=command)
+            summaries[split] = runner.run(items)
+    finally:
+        report = write_cats(out, inv)
+    return summaries, report

@@ -19,22 +19,32 @@ Limits: every gendered word in the sentence is swapped, also when it refers to a
 agreement is rule-based, not parsed. The checker (``biaskit/check.py``) runs on every built pair,
 so the pairs it flags can be reviewed.
 
-Direction (CrowS-Pairs' definition: ``stereo`` = sent_more demonstrates a stereotype about a
-historically disadvantaged group; ``antistereo`` = sent_less violates one). The generated sentence
-expresses the tuple's stereotype about its identity, so it is always ``sent_more`` and its swap
-``sent_less``; the direction is
+Direction and sides follow CrowS-Pairs (Nangia et al., 2020; the dataset README): ``sent_more`` is
+always the *more stereotypical* sentence; ``stereo`` = ``sent_more`` demonstrates a stereotype about
+a historically disadvantaged group; ``antistereo`` = ``sent_less`` violates a stereotype about a
+historically disadvantaged group, and ``sent_more`` is the same sentence about the contrasting
+advantaged group (CrowS-Pairs: "The man was highly skilled in CAD engineering." is ``sent_more`` of
+an antistereo pair whose ``sent_less`` is the woman's sentence). The metric counts a pair when the
+model prefers ``sent_more``, whatever the direction, so this layout is what makes a preference
+for ``sent_more`` a stereotypical one.
 
-====================  ==================  ===============
-identity's side       tuple polarity      direction
-====================  ==================  ===============
-disadvantaged         any                 stereo
-advantaged            any                 antistereo
-unmarked (symmetric)  negative            stereo
-unmarked (symmetric)  positive            antistereo
-====================  ==================  ===============
+A generated sentence is about its tuple's identity X. Whether X counts as the targeted
+(disadvantaged) side comes from the comparable-group mapping, and for a symmetric mapping from the
+tuple's polarity (a negative stereotype marks X as the targeted group, a positive one as the
+favoured group). The sentence's ``mode`` says whether it demonstrates the stereotype (``stereo``,
+the default) or violates it (``anti``, ``curate sentences --mode anti``):
 
-(unmarked: the comparable-group mapping does not say which side is disadvantaged; a negative
-stereotype then marks the identity as the targeted group, a positive one as the favoured group).
+====================  ==============  ==============================  ===============================
+X's side              polarity        mode ``stereo``                 mode ``anti``
+====================  ==============  ==============================  ===============================
+disadvantaged         any             generated = more -> stereo      swap = more -> antistereo
+advantaged            any             generated = more -> antistereo  swap = more -> stereo
+unmarked (symmetric)  negative        generated = more -> stereo      swap = more -> antistereo
+unmarked (symmetric)  positive        generated = more -> antistereo  swap = more -> stereo
+====================  ==============  ==============================  ===============================
+
+(A sentence that violates X's stereotype is the *less* stereotypical of the two, so it is
+``sent_less`` and its swap, the same sentence about the comparable group, is ``sent_more``.)
 """
 from __future__ import annotations
 
@@ -215,15 +225,25 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
     return SwapResult(out, term, tgt, side, changes)
 
 
-def direction_for(side: Optional[str], polarity: Optional[str]) -> tuple[str, str]:
-    """(direction, basis) per the table in the module docstring."""
+MODES = ("stereo", "anti")
+
+
+def direction_for(side: Optional[str], polarity: Optional[str], mode: str = "stereo") -> tuple[str, str]:
+    """(direction, basis) per the table in the module docstring; the generated sentence is
+    ``sent_more`` in mode ``stereo`` and ``sent_less`` in mode ``anti``."""
+    if mode not in MODES:
+        raise SwapError(f"unknown sentence mode '{mode}' (use stereo or anti)")
     if side == "disadvantaged":
-        return "stereo", "identity is the disadvantaged group"
-    if side == "advantaged":
-        return "antistereo", "identity is the advantaged group"
-    if (polarity or "negative") == "negative":
-        return "stereo", "symmetric groups, negative attribute"
-    return "antistereo", "symmetric groups, positive attribute"
+        targeted, basis = True, "identity is the disadvantaged group"
+    elif side == "advantaged":
+        targeted, basis = False, "identity is the advantaged group"
+    elif (polarity or "negative") == "negative":
+        targeted, basis = True, "symmetric groups, negative attribute"
+    else:
+        targeted, basis = False, "symmetric groups, positive attribute"
+    if mode == "anti":
+        basis += "; the sentence violates the stereotype (sent_less)"
+    return ("stereo" if targeted == (mode == "stereo") else "antistereo"), basis
 
 
 def _rewrite_item(row: dict[str, Any], inv: Inventory) -> Optional[dict[str, Any]]:
@@ -266,14 +286,18 @@ def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None,
         extra_prov = {"rewrite": rewrite.get("provenance") or {}}
     if less.strip() == text.strip():
         raise SwapError("the swap left the sentence unchanged")
-    direction, basis = direction_for(side, row.get("polarity"))
+    mode = str(row.get("mode") or "stereo")
+    direction, basis = direction_for(side, row.get("polarity"), mode)
     prov = {"source": "biaskit-curate", "sentence_id": row.get("sentence_id"), "tuple_id": row.get("tuple_id"),
             "generation": row.get("provenance") or {}, **extra_prov}
-    meta = {"attribute": row.get("attribute"), "polarity": row.get("polarity"), "swap_method": method,
+    meta = {"attribute": row.get("attribute"), "polarity": row.get("polarity"), "mode": mode, "swap_method": method,
             "swaps": [list(c) for c in changes], "direction_basis": basis}
-    return SentencePair(sent_more=text, sent_less=less, direction=direction, bias_type=row.get("axis") or src.axis,
-                        lang=lang, group_more=src.label(lang), group_less=tgt.label(lang), provenance=prov, meta=meta,
-                        source_id=row.get("sentence_id"))
+    (more, g_more), (less_, g_less) = (text, src), (less, tgt)
+    if mode == "anti":     # the generated sentence violates the stereotype: the less stereotypical one
+        (more, g_more), (less_, g_less) = (less_, g_less), (more, g_more)
+    return SentencePair(sent_more=more, sent_less=less_, direction=direction, bias_type=row.get("axis") or src.axis,
+                        lang=lang, group_more=g_more.label(lang), group_less=g_less.label(lang), provenance=prov,
+                        meta=meta, source_id=row.get("sentence_id"))
 
 
 def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Inventory] = None, llm: Any = None,

@@ -51,7 +51,7 @@ def _tuples_responder(junk_for=()):
     """Replies by identity + polarity, in a few recorded junk shapes."""
     def reply(messages, params, rf):
         user = next(m["content"] for m in messages if m["role"] == "user")   # the first ask, not a re-ask
-        ident = re.search(r"associated with (.+?)\n", user).group(1)
+        ident = re.search(r"hold about (.+?) \(", user).group(1)
         pol = "negative" if " negative " in user else "positive"
         if ident in junk_for:
             return "Sorry, I can't do that."
@@ -180,7 +180,8 @@ def test_cli_dry_run_needs_no_key_and_prints_prompts(tmp_path, monkeypatch, caps
     main(["curate", "tuples", "--axis", "religion", "--polarity", "negative", "--n", "4", "--dry-run",
           "--show", "2", "--out", str(tmp_path / "t.jsonl")])
     out = capsys.readouterr().out
-    assert "dry run: 8 request(s)" in out and "List 4 negative one-word attributes" in out and "Muslim" in out
+    assert "dry run: 8 request(s)" in out and "attributes@2" in out and "Muslim" in out
+    assert "Which negative stereotypes" in out and "Give the 4 most widespread ones" in out
     assert not (tmp_path / "t.jsonl").exists()
 
 

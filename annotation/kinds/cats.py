@@ -70,13 +70,19 @@ class CatKind(TaskKind):
                  "value": {"choices": [label]}}]
 
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
-        """Accepted when all three options are accepted with their gold label (StereoSet kept a CAT
-        when >= 3 of 5 validators agreed with its labels); with the judgments, each option's
-        ``human_labels`` become the annotators' labels with their ids."""
+        """StereoSet's rule (sec. 4.3, :mod:`biaskit.annotation.cat_rule`): a CAT is accepted when, for
+        each of its three sentences, at least ``min_agree`` (default 3) validators gave the writer's
+        label -- counted from the judgments when given, else from the aggregated table (whose own
+        ``status`` is not used). With the judgments, each option's ``human_labels`` become the
+        annotators' labels with their ids."""
         from biaskit.schema import HumanLabel
 
+        from ..cat_rule import STEREOSET_MIN_AGREE, cat_verdict, judgment_counts, option_verdict
+
+        k = options.get("min_agree") or STEREOSET_MIN_AGREE
         human: dict[tuple[str, str], list[HumanLabel]] = {}
         j = votes.judgments
+        counts = judgment_counts(j) if j is not None and len(j) else {}
         if j is not None and len(j):
             for t, q, w, lab in zip(j["task"].astype(str), j["question"].astype(str), j["worker"].astype(str),
                                     j["label"]):
@@ -87,17 +93,15 @@ class CatKind(TaskKind):
         for rec in records:
             rid = rec.cat_id
             rows = {o.gold_label: votes.get(rid, f"option_{o.gold_label}") for o in rec.options}
-            if all(v is None for v in rows.values()):
-                res.drop(rid, "not_annotated", "")
-                continue
-            bad = [g for g, v in rows.items() if v is None or v["status"] != "accepted" or v["label"] != g]
-            if bad:
-                status = "needs_adjudication" if any(rows[g] is not None and rows[g]["status"] == "needs_adjudication"
-                                                     for g in bad) else "rejected"
-                res.drop(rid, status, "options without an accepted gold label: " + ", ".join(bad))
+            verdicts = {g: option_verdict(g, votes=counts.get((rid, f"option_{g}")), aggregated=v, min_agree=k)
+                        for g, v in rows.items()}
+            status, reason = cat_verdict(verdicts)
+            if status != "accepted":
+                res.drop(rid, status, reason)
                 continue
             for o in rec.options:
                 o.human_labels = human.get((rid, f"option_{o.gold_label}"), o.human_labels)
-            rec.meta["annotation"] = {g: summarize(v) for g, v in rows.items()}
+            rec.meta["annotation"] = {g: {**summarize(v or {}), "agree": verdicts[g]["agree"],
+                                          "validators": verdicts[g]["n"]} for g, v in rows.items()}
             res.accept(rec)
         return res

@@ -4,10 +4,11 @@
 Without scripted ``responses`` every reply is built from the JSON Schema the task asks for, so it
 is valid for every prompt: objects get their properties, arrays between ``minItems`` and
 ``maxItems`` distinct items, strings a length within ``minLength``/``maxLength`` (or an ``enum``
-value), numbers within ``minimum``/``maximum``. Text is made of a fixed word list, and a phrase the
-prompt puts in double quotes (the identity term in the sentence prompt: ``"Dalit"``) is used in
-sentence-length strings, so generated sentences mention it and later steps (pairs, check,
-translate) have something to work on. The same request always gets the same reply. It is not a
+value), numbers within ``minimum``/``maximum``. Text is made of a fixed word list, and the phrases the
+prompt puts in double quotes (the identity term in the sentence prompt: ``"Dalit"``; the target term
+and ``"BLANK"`` in the intrasentence CAT prompt) are used in sentence-length strings, the first as
+the subject and the others after it, so generated sentences mention them and later steps (pairs,
+check, translate, CAT checks) have something to work on. The same request always gets the same reply. It is not a
 model: the words mean nothing.
 """
 from __future__ import annotations
@@ -31,7 +32,9 @@ _SENTENCE_MIN = 12          # strings that must be at least this long are writte
 def prompt_phrases(messages: Messages) -> list[str]:
     """Short phrases the last user message puts in double quotes, JSON examples left out."""
     user = next((str(m.get("content", "")) for m in reversed(list(messages)) if m.get("role") == "user"), "")
-    prose = re.sub(r"\{[^{}]*\}", " ", user)
+    prose, before = user, None
+    while prose != before:          # nested JSON examples ({"items": [{...}]}) from the inside out
+        before, prose = prose, re.sub(r"\{[^{}]*\}", " ", prose)
     out: list[str] = []
     for p in re.findall(r'"([^"\n]{1,40})"', prose):
         p = p.strip()
@@ -86,8 +89,9 @@ def from_schema(schema: Optional[dict], seed: str, phrases: Sequence[str] = (), 
         words = rnd.sample(WORDS, 3)
         if lo >= _SENTENCE_MIN:
             subject = phrases[0] if phrases else "The neighbour"
-            text = f"{subject} people are {words[0]} and {words[1]}." if phrases else \
-                f"{subject} is {words[0]} and {words[1]}."
+            text = f"{subject} people are {words[0]} and {words[1]}" if phrases else \
+                f"{subject} is {words[0]} and {words[1]}"
+            text += "".join(f", {p}" for p in phrases[1:]) + "."
             return _fit(text, schema)
         return _fit(WORDS[(_index + rnd.randrange(len(WORDS))) % len(WORDS)], schema)
     if t in ("integer", "number"):

@@ -1,8 +1,13 @@
-"""``sentences``: natural sentences expressing one (identity, attribute) tuple (IndiBias step 3).
+"""``sentences``: natural sentences from one (identity, attribute) tuple (IndiBias step 3).
+
+Two modes: ``stereo`` (template ``sentences``: each sentence expresses the tuple's stereotype) and
+``anti`` (template ``sentences_anti``: each sentence goes against it, IndiBias's and CrowS-Pairs'
+antistereotypical items). Every row records its ``mode``; ``curate pairs`` reads it to put the
+sentence on the right side of the pair and to set the direction.
 
 Numbering is stripped; repeats and fragments under 3 words are dropped; a sentence that does not
-mention the identity (an inventory form, or the literal term) is kept with status ``rejected`` and
-the reason, so the curator sees what the model did.
+mention the identity (an inventory form, or the term itself as whole words) is kept with status
+``rejected`` and the reason, so the curator sees what the model did.
 """
 from __future__ import annotations
 
@@ -10,34 +15,36 @@ import re
 import unicodedata
 from typing import Any, Optional
 
+from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
 from biaskit import ids
-from biaskit.textutil import norm_word, tokenize
 
+from ..prompts import get_prompt
 from . import TASKS
 from .base import Task
 
-
-def mentions_identity(sentence: str, identity: str, lang: str, inv: Inventory) -> bool:
-    term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
-    if term is not None:
-        for m in inv.find(tokenize(sentence), lang):
-            if m.term.id == term.id or term.id in m.term.components.values():
-                return True
-    return norm_word(identity) in norm_word(sentence)
+#: generation mode -> the default template (the sentences demonstrate / violate the stereotype)
+MODES = {"stereo": "sentences", "anti": "sentences_anti"}
 
 
 @TASKS.register("sentences")
 class SentenceTask(Task):
-    """``per_tuple`` sentences for each tuple (an item is ``{"tuple": BiasTuple as a dict}``)."""
+    """``per_tuple`` sentences for each tuple (an item is ``{"tuple": BiasTuple as a dict}``);
+    ``mode`` ``stereo`` or ``anti`` (see the module docstring)."""
 
     name = "sentences"
     prompt_id = "sentences"
 
     def __init__(self, prompt=None, *, prompts_dir: Any = None, per_tuple: int = 5,
-                 inventory: Optional[Inventory] = None):
+                 inventory: Optional[Inventory] = None, mode: str = "stereo"):
+        if mode not in MODES:
+            raise InputError(f"unknown sentence mode '{mode}'.",
+                             fix=f"use {' or '.join(MODES)} (anti: sentences that go against the stereotype).")
+        if prompt is None:
+            prompt = get_prompt(MODES[mode], prompts_dir)
         super().__init__(prompt, prompts_dir=prompts_dir)
         self.per_tuple = per_tuple
+        self.mode = mode
         self.inventory = inventory or load_inventory()
 
     def variables(self, item: dict) -> dict:
@@ -45,7 +52,8 @@ class SentenceTask(Task):
         return {"identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"], "k": self.per_tuple}
 
     def context(self, item: dict) -> dict:
-        return {"tuple_id": item["tuple"].get("tuple_id"), **self.variables(item)}
+        ctx = {"tuple_id": item["tuple"].get("tuple_id"), **self.variables(item)}
+        return ctx if self.mode == "stereo" else {**ctx, "mode": self.mode}
 
     def expected(self, item: dict) -> Optional[int]:
         return self.per_tuple
@@ -63,10 +71,12 @@ class SentenceTask(Task):
             if not s or key in seen or len(key.split()) < 3:
                 continue  # empty, repeated, or not a sentence (fewer than 3 words)
             seen.add(key)
-            ok = mentions_identity(s, t["identity"], lang, self.inventory)
-            rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s), "sentence": s, "tuple_id": t["tuple_id"],
+            ok = self.inventory.mentions(s, t["identity"], lang)
+            rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s, self.mode), "sentence": s,
+                         "tuple_id": t["tuple_id"],
                          "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
-                         "polarity": t["polarity"], "lang": lang, "status": "raw" if ok else "rejected",
+                         "polarity": t["polarity"], "mode": self.mode, "lang": lang,
+                         "status": "raw" if ok else "rejected",
                          "meta": {} if ok else {"reason": f"the sentence does not mention '{t['identity']}'"},
                          "provenance": dict(prov)})
         return rows[: self.per_tuple * 2]

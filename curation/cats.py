@@ -1,0 +1,424 @@
+"""StereoSet Context Association Tests (CATs) built the way the paper built them (Nadeem et al., 2021,
+sec. 4), with an LLM as the writer and annotators as the validators.
+
+1. **Target terms per domain** (sec. 4.1): :func:`cat_targets` takes them from the inventory.
+   StereoSet's four domains map onto it as :data:`DOMAIN_SOURCES` says (``race`` = the race-color and
+   nationality axes, ``profession`` = the terms marked ``"kind": "occupation"``); any other domain is
+   the inventory axis of that name, e.g. IndiBias's caste, region, age, physical-appearance and
+   socioeconomic axes (:data:`DOMAIN_PRESETS`).
+2. **Drafting** (sec. 4.2): the ``cat_intrasentence`` and ``cat_intersentence`` tasks
+   (``curation/tasks/``) ask for contexts with a stereotype, an anti-stereotype and an unrelated
+   option; :func:`draft_rows` turns a reply into draft rows, one per item the model wrote, with light
+   repairs (``[BLANK]``/``____`` -> ``BLANK``, punctuation around one-word fills) recorded in ``repairs``.
+3. **Structural checks** (:func:`check_draft`, codes in :data:`PROBLEMS`): what can be checked without
+   understanding the text -- one ``BLANK``, the target in the context, word-sized fills for
+   intrasentence and sentences for intersentence, three distinct options, no duplicate CAT.
+   :func:`build_cats` turns the drafts that pass into :class:`biaskit.schema.CAT` records (an
+   intrasentence option's ``sentence`` is the context with ``BLANK`` filled, as in StereoSet's data)
+   and keeps every other draft with its problems; nothing is dropped silently.
+4. **Validation** (sec. 4.3) is annotation's ``cat`` kind: five validators label each option, and a
+   CAT is kept when, for each option, at least three give the writer's label
+   (``annotate apply --kind cat``). :func:`cat_retention` counts, per split and domain, what was
+   drafted, what passed the structural checks and what the validators kept, as the paper reports
+   (Table 1 and the 83 % retention of sec. 4.3).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from biaskit.errors import InputError
+from biaskit.inventory import Inventory
+from biaskit.schema import normalize_bias_type, stable_id
+
+SPLITS = ("intrasentence", "intersentence")
+OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
+DOMAIN_PRESETS = {
+    "stereoset": ("gender", "profession", "race", "religion"),                    # Nadeem et al., sec. 4
+    "indibias": ("gender", "religion", "caste", "age", "region", "physical-appearance", "socioeconomic"),
+}
+#: StereoSet domains that are not a single inventory axis: where their target terms come from
+DOMAIN_SOURCES: dict[str, dict[str, Any]] = {
+    "race": {"axes": ("race-color", "nationality")},
+    "profession": {"kind": "occupation"},
+}
+MAX_FILL_WORDS = 3          # an intrasentence option is a word or a short phrase
+MIN_SENTENCE_WORDS = 3      # an intersentence option (and any context) is a sentence
+MAX_WORDS = 40              # StereoSet's contexts average 8 (intra) and 15 (inter) words
+
+PROBLEMS = {
+    "empty": "a part of the item is empty or has no letters",
+    "no_blank": "the intrasentence context has no BLANK",
+    "several_blanks": "the intrasentence context has more than one BLANK",
+    "blank_in_option": "an option contains BLANK",
+    "blank_in_intersentence": "an intersentence context or option contains BLANK",
+    "target_missing": "the context does not mention the target term",
+    "fill_not_a_word": f"an intrasentence option is not a word or a short phrase (at most {MAX_FILL_WORDS} words, "
+                       "no sentence punctuation)",
+    "fill_is_target": "an intrasentence option is the target term itself",
+    "option_not_a_sentence": f"an intersentence option has fewer than {MIN_SENTENCE_WORDS} words",
+    "context_too_short": f"the context has fewer than {MIN_SENTENCE_WORDS} words",
+    "too_long": f"the context or an option has more than {MAX_WORDS} words",
+    "options_not_distinct": "two options are the same (ignoring case and punctuation)",
+    "option_repeats_context": "an intersentence option repeats the context",
+    "duplicate": "the same CAT (split, target, context) was drafted before",
+}
+
+
+# ------------------------------------------------------------------------------------------ targets
+def parse_domains(spec: str | Sequence[str]) -> list[str]:
+    """``"stereoset"``, ``"indibias"`` or a comma-separated list (presets may be mixed in)."""
+    parts = [p.strip() for p in spec.split(",")] if isinstance(spec, str) else [str(p).strip() for p in spec]
+    out: list[str] = []
+    for p in parts:
+        if not p:
+            continue
+        for d in DOMAIN_PRESETS.get(p.lower(), (p,)):
+            d = normalize_bias_type(d)
+            if d not in out:
+                out.append(d)
+    if not out:
+        raise InputError("no domain given.", fix="pass e.g. --domains stereoset, --domains indibias or "
+                                                 "--domains gender,caste.")
+    return out
+
+
+def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[str]:
+    """The inventory's target terms for one domain (see :data:`DOMAIN_SOURCES`)."""
+    d = normalize_bias_type(domain)
+    src = DOMAIN_SOURCES.get(d)
+    if src and "kind" in src:
+        terms = [t.surface(lang) for t in inventory.terms.values() if t.kind == src["kind"] and t.surface(lang)]
+        if not terms:
+            raise InputError(f"no inventory terms are marked \"kind\": \"{src['kind']}\" for domain '{d}'.",
+                             fix="mark them in identity_terms.json, or pass --targets.")
+        return terms
+    out: list[str] = []
+    for ax in (src or {}).get("axes", (d,)):
+        try:
+            out += [t for t in inventory.identities(ax, lang) if t not in out]
+        except InputError:
+            if not src:
+                raise InputError(f"unknown domain '{d}': no such axis in the inventory.",
+                                 fix=f"use one of {', '.join(sorted({*inventory.axes(), *DOMAIN_SOURCES}))}, a "
+                                     f"preset ({', '.join(DOMAIN_PRESETS)}), or pass --targets.") from None
+    return out
+
+
+def cat_targets(domains: str | Sequence[str], *, inventory: Inventory, lang: str = "en",
+                targets: Optional[Sequence[str]] = None) -> list[tuple[str, str]]:
+    """``(domain, target)`` for every target term of every domain; ``targets`` replaces the
+    inventory's terms (then exactly one domain must be given: the one they belong to)."""
+    doms = parse_domains(domains)
+    if targets:
+        if len(doms) != 1:
+            raise InputError(f"--targets needs exactly one domain, got {', '.join(doms)}.",
+                             fix="pass the domain the targets belong to, e.g. --domains profession.")
+        return [(doms[0], t.strip()) for t in targets if t.strip()]
+    return [(d, t) for d in doms for t in domain_terms(d, inventory, lang)]
+
+
+def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India") -> list[dict]:
+    """The drafting jobs: one per target term (and split: each split runs its own task)."""
+    if per_target < 1:
+        raise InputError(f"--per-target must be >= 1, got {per_target}.", fix="e.g. --per-target 5.")
+    return [{"target": t, "domain": d, "society": society, "n": per_target} for d, t in targets]
+
+
+# ------------------------------------------------------------------------------------------ drafts
+_BLANK_MARKS = re.compile(r"\[\s*blank\s*\]|<\s*blank\s*>|\{\s*blank\s*\}|\(\s*blank\s*\)|_{3,}", re.I)
+_QUOTES = "\"'`“”‘’"
+
+
+def _clean(text: Any, repairs: list[str], name: str) -> str:
+    """Whitespace, NFC, wrapping quotes; markdown emphasis and leading ellipses (recorded in ``repairs``)."""
+    s = unicodedata.normalize("NFC", "" if text is None else str(text))
+    s = re.sub(r"\s+", " ", s).strip()
+    t = re.sub(r"^(?:\.{3}|…)\s*", "", re.sub(r"\*{1,3}|`+", "", s)).strip()
+    if t != s:
+        repairs.append(f"markdown:{name}")
+        s = t
+    if len(s) >= 2 and s[0] in _QUOTES and s[-1] in _QUOTES:
+        s = s[1:-1].strip()
+    return s
+
+
+def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any]) -> list[dict]:
+    """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
+    anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges)."""
+    rows: list[dict] = []
+    elements = data.get("items") if isinstance(data, dict) else None
+    for el in elements or []:
+        el = el if isinstance(el, dict) else {"context": el}
+        repairs: list[str] = []
+        ctx = _clean(el.get("context"), repairs, "context")
+        if split == "intrasentence":
+            fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
+            if "BLANK" not in fixed:
+                fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
+            if fixed != ctx:
+                ctx = fixed
+                repairs.append("blank_marker")
+        opts: dict[str, str] = {}
+        for key in OPTION_KEYS:
+            v = _clean(el.get(key), repairs, key)
+            if split == "intrasentence":
+                w = v.strip(" .,;:!?" + _QUOTES)
+                if w != v:
+                    repairs.append(f"fill_punctuation:{key}")
+                v = w
+            opts[key] = v
+        row = {"draft_id": stable_id("d", split, item["target"], ctx, *opts.values()), "split": split,
+               "target": item["target"], "domain": normalize_bias_type(item["domain"]),
+               "society": item.get("society"), "lang": item.get("lang", "en"), "context": ctx, **opts,
+               "repairs": repairs, "provenance": dict(provenance)}
+        rows.append(row)
+    return rows
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+
+
+def _key(text: str) -> str:
+    return " ".join(w.casefold() for w in _words(text))
+
+
+def check_draft(row: dict[str, Any], inventory: Inventory) -> list[dict[str, str]]:
+    """The structural problems of one draft (empty list: it can become a CAT); each
+    ``{"code", "reason"}`` with a code of :data:`PROBLEMS`."""
+    probs: list[dict[str, str]] = []
+
+    def add(code: str, detail: str = "") -> None:
+        if all(p["code"] != code for p in probs):
+            probs.append({"code": code, "reason": PROBLEMS[code] + (f": {detail}" if detail else "")})
+
+    split, target = row.get("split"), str(row.get("target") or "")
+    ctx = str(row.get("context") or "")
+    opts = {k: str(row.get(k) or "") for k in OPTION_KEYS}
+    for name, text in {"context": ctx, **opts}.items():
+        if not _words(text):
+            add("empty", name)
+    if split == "intrasentence":
+        n = len(re.findall(r"BLANK", ctx))
+        if n == 0:
+            add("no_blank")
+        elif n > 1:
+            add("several_blanks", f"{n}")
+        for k, v in opts.items():
+            if not _words(v):
+                continue
+            if "BLANK" in v:
+                add("blank_in_option", k)
+            elif len(_words(v)) > MAX_FILL_WORDS or re.search(r"[.!?;:]\s+\w|\n", v):
+                add("fill_not_a_word", f"{k} = {v[:60]!r}")
+            elif v and _key(v) == _key(target):
+                add("fill_is_target", k)
+        if len(_words(ctx.replace("BLANK", " "))) < MIN_SENTENCE_WORDS - 1:
+            add("context_too_short")
+    else:
+        if "BLANK" in ctx or any("BLANK" in v for v in opts.values()):
+            add("blank_in_intersentence")
+        if len(_words(ctx)) < MIN_SENTENCE_WORDS:
+            add("context_too_short")
+        for k, v in opts.items():
+            if v and len(_words(v)) < MIN_SENTENCE_WORDS:
+                add("option_not_a_sentence", k)
+            elif v and _key(v) == _key(ctx):
+                add("option_repeats_context", k)
+    for name, text in {"context": ctx, **opts}.items():
+        if len(_words(text)) > MAX_WORDS:
+            add("too_long", name)
+    keys = [_key(v) for v in opts.values() if _words(v)]
+    if len(set(keys)) < len(keys):
+        add("options_not_distinct")
+    if target and ctx and not inventory.mentions(ctx.replace("BLANK", " "), target, row.get("lang") or "en"):
+        add("target_missing", target)
+    return probs
+
+
+def _fill(context: str, word: str) -> str:
+    i = context.find("BLANK")
+    if i == 0 or (i > 0 and re.search(r"[.!?]\s*$", context[:i])):
+        word = word[:1].upper() + word[1:]
+    return context[:i] + word + context[i + len("BLANK"):]
+
+
+def build_cats(drafts: Iterable[dict[str, Any]], inventory: Inventory) -> tuple[list[Any], list[dict]]:
+    """``(cats, invalid)``: a :class:`~biaskit.schema.CAT` for every draft that passes
+    :func:`check_draft` (the first of any duplicates), and every other draft with its ``problems``."""
+    from pydantic import ValidationError
+
+    from biaskit.schema import CAT
+
+    cats: list[CAT] = []
+    invalid: list[dict] = []
+    seen: dict[str, str] = {}
+    for row in drafts:
+        probs = check_draft(row, inventory)
+        cat = None
+        if not probs:
+            split, ctx = row["split"], row["context"]
+            options = [{"sentence": _fill(ctx, row[k]) if split == "intrasentence" else row[k], "gold_label": lab}
+                       for k, lab in OPTION_KEYS.items()]
+            meta: dict[str, Any] = {"draft_id": row.get("draft_id"), "society": row.get("society")}
+            if split == "intrasentence":
+                meta["fills"] = {lab: row[k] for k, lab in OPTION_KEYS.items()}
+            if row.get("repairs"):
+                meta["repairs"] = list(row["repairs"])
+            try:
+                cat = CAT(split=split, target=row["target"], bias_type=row["domain"], context=ctx, options=options,
+                          lang=row.get("lang") or "en", meta=meta, provenance=dict(row.get("provenance") or {}))
+            except ValidationError as exc:   # pragma: no cover - the checks above make this unreachable
+                probs = [{"code": "empty", "reason": str(exc.errors()[0].get("msg"))}]
+            else:
+                if cat.cat_id in seen:
+                    probs = [{"code": "duplicate", "reason": PROBLEMS["duplicate"] + f": draft {seen[cat.cat_id]}"}]
+                    cat = None
+                else:
+                    seen[cat.cat_id] = str(row.get("draft_id"))
+        if cat is not None:
+            cats.append(cat)
+        else:
+            invalid.append({**{k: v for k, v in row.items() if k != "provenance"}, "problems": probs,
+                            "provenance": row.get("provenance") or {}})
+    return cats, invalid
+
+
+# ------------------------------------------------------------------------------------------ files
+def drafts_path(out: str | Path, split: str) -> Path:
+    """``cats.jsonl`` -> ``cats.intrasentence.drafts.jsonl``: every draft the model wrote (resumable)."""
+    out = Path(out)
+    return out.with_name(f"{out.name.removesuffix('.jsonl')}.{split}.drafts.jsonl")
+
+
+def invalid_path(out: str | Path) -> Path:
+    out = Path(out)
+    return out.with_name(f"{out.name.removesuffix('.jsonl')}.invalid.jsonl")
+
+
+def retention_path(out: str | Path) -> Path:
+    out = Path(out)
+    return out.with_name(f"{out.name.removesuffix('.jsonl')}.retention.json")
+
+
+def write_cats(out: str | Path, inventory: Inventory) -> dict[str, Any]:
+    """Rebuild ``out`` (CATs), ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every drafts
+    file of ``out`` (both splits); returns the retention report."""
+    from biaskit.io import read_jsonl, write_json, write_jsonl
+
+    drafts: list[dict] = []
+    for split in SPLITS:
+        p = drafts_path(out, split)
+        if p.exists():
+            drafts += read_jsonl(p)
+    cats, invalid = build_cats(drafts, inventory)
+    write_jsonl(out, cats)
+    inv_file = invalid_path(out)
+    if invalid:
+        write_jsonl(inv_file, invalid)
+    elif inv_file.exists():
+        inv_file.unlink()
+    report = cat_retention(out)
+    write_json(retention_path(out), report)
+    return report
+
+
+# ------------------------------------------------------------------------------------------ retention
+def _pct(a: int, b: int) -> Optional[float]:
+    return round(100.0 * a / b, 1) if b else None
+
+
+def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> dict[str, Any]:
+    """Per split and domain (and in total): target terms, drafting jobs (and how many failed), CATs
+    drafted, structurally valid, and -- with ``validated``, the output of ``annotate apply --kind
+    cat`` -- validated, rejected by the validators, waiting for adjudication, not (yet) annotated.
+    ``valid_pct`` = valid / drafted; ``validated_pct`` = validated / valid (StereoSet's "83 % of the
+    CATs", sec. 4.3); ``overall_pct`` = validated / drafted."""
+    from biaskit.io import read_jsonl
+
+    from .runner import errors_path
+
+    cats = Path(cats)
+    if not cats.is_file():
+        raise InputError("file not found.", path=cats, fix="pass the --out of `biaskit curate cats`.")
+    key_of: dict[str, tuple[str, str]] = {}
+    counts: dict[tuple[str, str], Counter] = {}
+    targets: dict[tuple[str, str], set[str]] = {}
+
+    def bump(k: tuple[str, str], field: str, n: int = 1) -> None:
+        counts.setdefault(k, Counter())[field] += n
+
+    for i, r in enumerate(read_jsonl(cats), 1):
+        if not all(f in r for f in ("cat_id", "split", "bias_type", "target")):
+            raise InputError("not a CAT record.", path=cats, row=i, fix="pass the --out of `biaskit curate cats`.")
+        k = (r["split"], r["bias_type"])
+        key_of[r["cat_id"]] = k
+        bump(k, "valid")
+        targets.setdefault(k, set()).add(r["target"])
+    problems: Counter = Counter()
+    inv = invalid_path(cats)
+    for r in read_jsonl(inv) if inv.exists() else []:
+        k = (r.get("split"), r.get("domain"))
+        bump(k, "invalid")
+        targets.setdefault(k, set()).add(r.get("target"))
+        problems.update(p.get("code") for p in r.get("problems") or [])
+    jobs: dict[tuple[str, str], set[str]] = {}
+    for split in SPLITS:
+        d = drafts_path(cats, split)
+        for r in read_jsonl(d) if d.exists() else []:
+            jobs.setdefault((split, r.get("domain")), set()).add((r.get("provenance") or {}).get("job"))
+        e = errors_path(d)
+        for r in read_jsonl(e) if e.exists() else []:
+            ctx = r.get("context") or {}
+            k = (split, normalize_bias_type(ctx.get("domain") or ""))
+            bump(k, "failed_jobs")
+            targets.setdefault(k, set()).add(ctx.get("target"))
+    for k, js in jobs.items():
+        bump(k, "jobs", len(js))
+    status_of: dict[str, str] = {}
+    if validated is not None:
+        validated = Path(validated)
+        if not validated.is_file():
+            raise InputError("file not found.", path=validated,
+                             fix="pass the --out of `biaskit annotate apply --kind cat`.")
+        for r in read_jsonl(validated):
+            status_of[str(r.get("cat_id"))] = "validated"
+        rej = validated.with_name(f"{validated.stem}.rejected.jsonl")
+        for r in read_jsonl(rej) if rej.exists() else []:
+            if str(r.get("id")) in key_of and r.get("status") in ("rejected", "needs_adjudication"):
+                status_of.setdefault(str(r["id"]), str(r["status"]))
+        for cid, st in status_of.items():
+            if cid in key_of:
+                bump(key_of[cid], st)
+    rows = []
+    for (split, dom) in sorted(counts, key=lambda k: (SPLITS.index(k[0]) if k[0] in SPLITS else 9, str(k[1]))):
+        rows.append(_retention_row(split, dom, counts[(split, dom)], targets.get((split, dom), set()),
+                                   validated is not None))
+    totals = []
+    for split in SPLITS:
+        sub = [(k, c) for k, c in counts.items() if k[0] == split]
+        if sub:
+            totals.append(_retention_row(split, "total", sum((c for _, c in sub), Counter()),
+                                         set().union(*(targets.get(k, set()) for k, _ in sub)), validated is not None))
+    overall = _retention_row("all", "total", sum(counts.values(), Counter()), set().union(*targets.values())
+                             if targets else set(), validated is not None)
+    return {"cats": str(cats), "validated": str(validated) if validated is not None else None, "rows": rows,
+            "totals": totals, "overall": overall, "problems": dict(problems.most_common())}
+
+
+def _retention_row(split: str, domain: str, c: Counter, targets: set, with_validation: bool) -> dict[str, Any]:
+    drafted = c["valid"] + c["invalid"]
+    row: dict[str, Any] = {"split": split, "domain": domain, "targets": len({t for t in targets if t}),
+                           "jobs": c["jobs"] + c["failed_jobs"], "failed_jobs": c["failed_jobs"], "drafted": drafted,
+                           "valid": c["valid"], "valid_pct": _pct(c["valid"], drafted)}
+    if with_validation:
+        done = c["validated"] + c["rejected"] + c["needs_adjudication"]
+        row.update({"validated": c["validated"], "rejected": c["rejected"],
+                    "needs_adjudication": c["needs_adjudication"], "not_annotated": c["valid"] - done,
+                    "validated_pct": _pct(c["validated"], c["valid"]),
+                    "overall_pct": _pct(c["validated"], drafted)})
+    return row
