@@ -194,3 +194,33 @@ def test_cli_with_dummy_backend_and_missing_key_error(tmp_path, monkeypatch, cap
     main(["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--llm", "dummy", "--n", "3",
           "--out", str(tmp_path / "t.jsonl")])
     assert "tuples: " in capsys.readouterr().out and read_jsonl(tmp_path / "t.jsonl")
+
+
+def test_anti_mode_as_documented(tmp_path, capsys, monkeypatch):
+    """docs/curation.md's --mode anti block, run as written after the offline tuples step: every
+    sentence goes to sent_less, its swap to sent_more, and the direction follows the identity's side
+    (read here straight from identity_terms.json: disadvantaged -> antistereo, advantaged -> stereo)."""
+    import shlex
+
+    from conftest import REPO, run_cli
+
+    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
+    monkeypatch.chdir(tmp_path)
+    doc = (REPO / "docs" / "curation.md").read_text(encoding="utf-8")
+    tuples_line = re.search(r"<!-- offline-path -->\s*```bash\n(.*?)\n", doc).group(1)
+    block = re.search(r"### Antistereotypical sentences.*?```bash\n(.*?)```", doc, re.S).group(1).strip().splitlines()
+    for line in [tuples_line, *block]:
+        code, _, err = run_cli(shlex.split(line)[1:], capsys)
+        assert code == 0, (line, err)
+    sents = {s["sentence"]: s for s in read_jsonl("sentences_anti.jsonl")}
+    assert sents and all(s["mode"] == "anti" and s["provenance"]["prompt_id"] == "sentences_anti"
+                         for s in sents.values())
+    terms = json.loads((REPO / "data" / "inventories" / "identity_terms.json").read_text(encoding="utf-8"))
+    side = {e["en"]["sg"]: e.get("side") for e in terms["axes"]["caste"]}
+    pairs = read_jsonl("pairs_anti.jsonl")
+    assert pairs
+    for p in pairs:
+        s = sents[p["sent_less"]]                       # the generated sentence is the less stereotypical one
+        assert p["group_less"] == s["identity"] and p["meta"]["mode"] == "anti"
+        assert p["direction"] == {"disadvantaged": "antistereo", "advantaged": "stereo"}[side[s["identity"]]]
+    assert {p["direction"] for p in pairs} == {"stereo", "antistereo"}

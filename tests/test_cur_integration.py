@@ -56,7 +56,7 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
     for r in t_rows + s_rows:
         p = r["provenance"]
         assert p["model"] == "smollm2" and p["endpoint"] == llm_server.base_url
-        assert p["prompt_id"] in ("attributes", "sentences") and p["prompt_version"] == "1" and len(p["prompt_hash"]) == 12
+        assert p["prompt_id"] in ("attributes", "sentences") and p["prompt_version"] == "2" and len(p["prompt_hash"]) == 12
         assert p["temperature"] == 0.7 and p["seed"] == 0 and len(p["request_hash"]) == 64 and p["timestamp"]
         assert p["response_format"] == "json_object_schema"   # llama.cpp rejects json_schema
     # pairs: every usable sentence became a pair or a reject with a reason

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,55 @@ def test_cli_lists_templates(tmp_path, capsys):
     assert "attributes" in out and "mine" in out
     main(["curate", "prompts", "--show", "sentences"])
     assert "sentences@1" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ the papers' recipes (issue 13)
+PAPERS = Path("/work/shared/papers")
+
+
+def test_new_versions_are_the_default_and_old_ones_stay_loadable():
+    assert get_prompt("attributes").ref == "attributes@2" and get_prompt("sentences").ref == "sentences@2"
+    v1 = get_prompt("attributes@1")
+    assert "List 10 negative one-word attributes" in v1.render(identity="Dalit", axis="caste", polarity="negative",
+                                                              n=10)[1]["content"]
+    assert get_prompt("sentences@1").hash != get_prompt("sentences@2").hash
+    for ref, where in [("attributes@2", "sec. 4.1"), ("sentences@2", "sec. 4.2.2"), ("sentences_anti@1", "sec. 4.2.2"),
+                       ("cat_intrasentence@1", "sec. 2.1 and 4.2"), ("cat_intersentence@1", "sec. 2.2 and 4.2")]:
+        assert where in get_prompt(ref).description, ref   # each template says which paper step it implements
+
+
+def test_defaults_follow_the_papers(tmp_path, capsys):
+    """IndiBias: 10 positive and 10 negative attributes per identity term; 5 sentences per tuple."""
+    main(["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--dry-run", "--out", str(tmp_path / "t.jsonl")])
+    out = capsys.readouterr().out
+    assert "dry run: 2 request(s)" in out                                   # positive and negative
+    assert out.count("Give the 10 most widespread ones") == 2
+    assert "Which positive stereotypes" in out and "Which negative stereotypes" in out
+    t = tmp_path / "t.jsonl"
+    t.write_text(json.dumps({"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"}) + "\n")
+    for mode, phrase in (("stereo", "links the Dalit person or people with being poor"),
+                         ("anti", "must go against this stereotype")):
+        main(["curate", "sentences", "--tuples", str(t), "--mode", mode, "--dry-run", "--out", str(tmp_path / "s.jsonl")])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "write 5 different sentences" in out and phrase in out, mode
+        assert ("sentences_anti@1" if mode == "anti" else "sentences@2") in out
+
+
+def _shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
+    import re
+
+    words = re.findall(r"[a-z]+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+@pytest.mark.skipif(not PAPERS.is_dir(), reason="the papers' text (../shared/papers) is not on this machine")
+def test_templates_are_not_copied_from_the_papers():
+    """The prompts are the project's own words: no run of 8 words in a shipped template (other than
+    the JSON examples) occurs in the IndiBias or StereoSet paper."""
+    paper = set()
+    for f in ("indibias_naacl2024.txt", "stereoset_arxiv2020.txt", "stereoset_acl2021_b.txt"):
+        paper |= _shingles((PAPERS / f).read_text(encoding="utf-8", errors="replace"))
+    for ref in ("attributes@2", "sentences@2", "sentences_anti@1", "cat_intrasentence@1", "cat_intersentence@1"):
+        p = get_prompt(ref)
+        common = _shingles(p.system + "\n" + p.user) & paper
+        assert not common, (ref, sorted(common)[:3])
