@@ -18,16 +18,10 @@ from biaskit.errors import InputError
 from biaskit.inventory import load_inventory
 from biaskit.io import read_jsonl, write_jsonl
 from biaskit.schema import CAT
-from conftest import REPO, run_cli
+from conftest import run_cli
+from test_cur_tasks import _doc_block, _quiet  # noqa: F401 (the docs' block reader; the autouse fixture)
 
 INV = load_inventory()
-
-
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
 # ------------------------------------------------------------------ target terms
@@ -241,13 +235,6 @@ def test_junk_replies_are_recorded_never_a_crash(tmp_path):
     o = rep["overall"]
     assert (o["jobs"], o["failed_jobs"], o["drafted"], o["valid"]) == (4, 2, 2, 1)
     assert json.loads((tmp_path / "cats.retention.json").read_text()) == rep
-
-
-def _doc_block(marker: str) -> list[str]:
-    text = (REPO / "docs" / "curation.md").read_text(encoding="utf-8")
-    block = re.search(re.escape(marker) + r"\s*```bash\n(.*?)```", text, re.S)
-    assert block, f"no ```bash block after {marker} in docs/curation.md"
-    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.startswith("#")]
 
 
 def test_offline_cats_as_documented_then_resume_costs_nothing(tmp_path, capsys, monkeypatch):

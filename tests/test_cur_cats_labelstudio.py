@@ -5,24 +5,18 @@ cats-retention`: the `<!-- cat-validation -->` block of docs/curation.md, run as
 from __future__ import annotations
 
 import json
-import re
 import shlex
 
 import pytest
 
 from biaskit.io import read_jsonl
-from conftest import REPO, run_cli
+from conftest import run_cli
+from test_cur_tasks import _doc_block
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 
 VALIDATORS = tuple(f"validator{i}@example.com" for i in range(1, 6))
 SWAP = {"stereotype": "anti-stereotype", "anti-stereotype": "stereotype", "unrelated": "unrelated"}
-
-
-def _block(marker: str) -> list[str]:
-    text = (REPO / "docs" / "curation.md").read_text(encoding="utf-8")
-    return [ln for ln in re.search(re.escape(marker) + r"\s*```bash\n(.*?)```", text, re.S).group(1).splitlines()
-            if ln.strip()]
 
 
 def test_cat_validation_block_against_label_studio(ls_server, ls_annotator, tmp_path, capsys, monkeypatch):
@@ -39,7 +33,7 @@ def test_cat_validation_block_against_label_studio(ls_server, ls_annotator, tmp_
                     "--split", "intrasentence", "--llm", "dummy", "--out", "cats.jsonl"], capsys)[0] == 0
     cats = read_jsonl("cats.jsonl")
     assert len(cats) >= 3
-    push, pull, aggregate, apply, retention = (shlex.split(x)[1:] for x in _block("<!-- cat-validation -->"))
+    push, pull, aggregate, apply, retention = (shlex.split(x)[1:] for x in _doc_block("<!-- cat-validation -->"))
     assert run_cli(push, capsys)[0] == 0
     users = [ls_annotator(e) for e in VALIDATORS]
     c = connect(ls_server["url"], ls_server["token"])

@@ -387,7 +387,7 @@ def test_kill_during_curate_tuples_then_rerun_repeats_no_finished_request(server
     asked_before = len(s.requests)
     again = biaskit(args + ["--out", str(out)], env)
     assert again.returncode == 0, again.stderr
-    rerun = [re.search(r"List 5 (\w+) .*?associated with (.+?)\n", user_text(b), re.S).groups()
+    rerun = [re.search(r"Which (\w+) stereotypes .*?hold about (.+?) \(", user_text(b), re.S).groups()
              for b in s.requests[asked_before:]]
     rerun = [(ident, pol) for pol, ident in rerun]
     # no job that had finished before the kill is asked again; every other job is asked once, except

@@ -71,8 +71,9 @@ ALL = [c for doc in DOCS for c in extract_commands(REPO / doc)]
 
 # commands that need what a test machine here does not have (the reason is the skip message)
 NEEDS = [
-    (r"^biaskit curate (tuples|sentences) .*--model M", "needs an OpenAI-compatible LLM endpoint (M, URL are "
-                                                       "placeholders); tests/test_cur_llm.py runs it against llama.cpp"),
+    (r"^biaskit curate (tuples|sentences|cats) .*--model M", "needs an OpenAI-compatible LLM endpoint (M, URL are "
+                                                            "placeholders); tests/test_cur_integration.py and "
+                                                            "test_cur_cats_llm.py run them against llama.cpp"),
     (r"^biaskit curate translate ", "needs googletrans (internet), an NLLB folder and an LLM endpoint; "
                                     "tests/test_mt_*.py run each engine against local stand-ins"),
     (r"^biaskit annotate (serve|push|pull) ", "needs a running Label Studio; tests/test_annot_labelstudio.py "
