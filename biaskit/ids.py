@@ -15,6 +15,7 @@ sentence ``s-``    the tuple id and the generated sentence (``curate sentences``
 CAT ``c-``         language, split, target, context and the three options (stereotype,
                    anti-stereotype, unrelated): two CATs that share a context stay distinct
 CAT option ``s-``  the CAT id, the gold label and the sentence
+CAT draft ``d-``   split, target, context and the three options as the LLM wrote them (``curate cats``)
 release ``r-``     the released pair's anchor (the source id its language views share) [+ the
                    language, for a view kept as a record of its own]
 =================  ==========================================================================
@@ -61,6 +62,12 @@ def cat_id(lang: str, split: str, target: str, context: str, options: dict[str, 
     """``options``: gold label -> sentence. The options are part of the id (in the fixed label order,
     whatever order a file lists them in): StereoSet's dev set has CATs that share their context."""
     return stable_id("c", lang, split, target, context, *(options[lab] for lab in CAT_LABEL_ORDER))
+
+
+def cat_draft_id(split: str, target: str, context: str, *options: str) -> str:
+    """A CAT as an LLM drafted it (``curate cats``), before the structural checks: split, target,
+    context and the three options as written (stereotype, anti-stereotype, unrelated)."""
+    return stable_id("d", split, target, context, *options)
 
 
 def cat_sentence_id(cat_id: str, gold_label: str, sentence: str) -> str:

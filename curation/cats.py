@@ -32,7 +32,8 @@ from typing import Any, Iterable, Optional, Sequence
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory
-from biaskit.schema import normalize_bias_type, stable_id
+from biaskit import ids
+from biaskit.schema import normalize_bias_type
 
 SPLITS = ("intrasentence", "intersentence")
 OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
@@ -64,7 +65,7 @@ PROBLEMS = {
     "too_long": f"the context or an option has more than {MAX_WORDS} words",
     "options_not_distinct": "two options are the same (ignoring case and punctuation)",
     "option_repeats_context": "an intersentence option repeats the context",
-    "duplicate": "the same CAT (split, target, context) was drafted before",
+    "duplicate": "the same CAT (split, target, context and options) was drafted before",
 }
 
 
@@ -171,7 +172,7 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
                     repairs.append(f"fill_punctuation:{key}")
                 v = w
             opts[key] = v
-        row = {"draft_id": stable_id("d", split, item["target"], ctx, *opts.values()), "split": split,
+        row = {"draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()), "split": split,
                "target": item["target"], "domain": normalize_bias_type(item["domain"]),
                "society": item.get("society"), "lang": item.get("lang", "en"), "context": ctx, **opts,
                "repairs": repairs, "provenance": dict(provenance)}
