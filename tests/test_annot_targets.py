@@ -3,7 +3,6 @@ released labels as judgments (`annotate from-stereoset`). Every expected figure 
 from the labels listed below, or is a published reference value (Fleiss 1971, Krippendorff)."""
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from biaskit.annotation.agreement import agreement, agreement_report
 from biaskit.annotation.stereoset_labels import stereoset_judgments
 from biaskit.errors import InputError
 from conftest import run_cli
+from test_annot_agreement import fleiss_judgments, kripp_judgments
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo" / "stereoset_labels_demo.json"
@@ -117,20 +117,8 @@ def test_targets_and_references_from_the_records():
 def test_per_target_matches_published_reference_values():
     """Two target terms whose items are the Fleiss (1971) table and Krippendorff's reliability data:
     each term's statistics are the published values."""
-    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
-    rows = []
-    for i, r in enumerate(table):
-        w = itertools.count()
-        for j, c in enumerate(r):
-            rows += [(f"s{i}", f"r{next(w)}", f"cat{j + 1}", "fleiss-term", "x") for _ in range(c)]
-    nan = float("nan")
-    kripp = [[nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
-             [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
-             [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4]]
-    rows += [(f"u{j}", f"coder{i}", str(int(v)), "kripp-term", "x") for i, r in enumerate(kripp)
-             for j, v in enumerate(r) if v == v]
-    df = pd.DataFrame(rows, columns=["task", "worker", "label", "target", "bias_type"])
+    df = pd.concat([fleiss_judgments().assign(target="fleiss-term"), kripp_judgments().assign(target="kripp-term")],
+                   ignore_index=True).assign(bias_type="x")
     rep, _ = agreement(df)
     got = _by_term(rep["per_target"])
     f, k = got[("x", "fleiss-term")], got[("x", "kripp-term")]
