@@ -28,8 +28,9 @@ against the kind's options: with kept ``related`` labels, aggregate first (``ann
 without ``--kind``) and pass ``--aggregated``.
 
 The summary reports StereoSet's retention rule (§4.3): a CAT is kept when, on each of its
-sentences, at least ``min_agree`` (3) of its validators gave the writer's label -- computed with
-the same functions as ``annotate agreement`` (:mod:`.targets`).
+sentences, at least ``min_agree`` (3) of its validators gave the writer's label (and no other label
+as many, which with 5 validators always holds) -- the rule of ``apply --kind cat``
+(:mod:`.cat_rule`), computed with the same functions as ``annotate agreement`` (:mod:`.targets`).
 """
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ sets on the kept CATs, which a chance-corrected statistic or pairwise agreement 
 - **term agreement** (``reference_agreement``) = the mean over the term's examples; the same for a
   domain (bias type) and for the whole set;
 - an example is **retained** at ``k`` when every item with a reference label has ``>= k`` votes
-  for it (StereoSet: ``k = 3`` of 5). ``k`` defaults to a strict majority of the usual number of
-  annotators per item (3 of 5, 2 of 3: IndiBias' rule).
+  for it and no other label has as many (StereoSet: ``k = 3`` of 5, where the second condition
+  always holds; the same rule as ``apply --kind cat``, :mod:`.cat_rule`). ``k`` defaults to a
+  strict majority of the usual number of annotators per item (3 of 5, 2 of 3: IndiBias' rule).
 
 Where no reference label is known (tuples, concern questions, judgments without data), the plurality
 label stands in: ``majority_share`` (top votes / answers, averaged the same way) and retention on
@@ -47,7 +48,8 @@ TARGET_COLUMNS = ("bias_type", "target", "n_tasks", "n_items", "n_judgments", "n
 DEFINITION = ("reference_agreement: per item, the share of annotators who gave the reference (writer's) label; "
               "averaged over an example's items, then over the examples of the term/domain (StereoSet, ACL 2021, "
               "Table 10: per-term annotator agreement). retained: examples whose every reference item has >= "
-              "min_agree votes for the reference label (StereoSet: >= 3 of 5); without a reference label the "
+              "min_agree votes for the reference label and no other label as many (StereoSet: >= 3 of 5); "
+              "without a reference label the "
               "plurality label stands in (majority_share).")
 
 
@@ -200,9 +202,13 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
                       "ref_n": np.where(has_ref, n, 0.0)})
     t["ref_share"] = np.where(has_ref, t["ref_votes"] / np.maximum(n, 1), np.nan)
     t["maj_share"] = t["top"] / np.maximum(n, 1)
-    # retention: on reference items when the task has any, else on the plurality label of every item
-    t["ok_ref"] = ~has_ref | (t["ref_votes"] >= min_agree)
-    t["ok_top"] = t["top"] >= min_agree
+    # retention: on reference items when the task has any, else on the (unique) plurality label of every item
+    # the reference label must also be the unique plurality (as annotation/cat_rule.py; with 5
+    # validators and k = 3 this always holds when it has 3 votes)
+    n_top = np.bincount(c.item[c.count == top[c.item]], minlength=c.n_items) if c.n_items else np.zeros(0)
+    unique_winner = (t["ref_votes"].to_numpy() == t["top"].to_numpy()) & (n_top == 1)
+    t["ok_ref"] = ~has_ref | ((t["ref_votes"] >= min_agree) & unique_winner)
+    t["ok_top"] = (t["top"] >= min_agree) & (n_top == 1)
     g = t.groupby("task", sort=False)
     tab = pd.DataFrame({
         "n_items": g.size(),

@@ -185,9 +185,13 @@ def test_cli_from_stereoset_then_agreement_aggregate_apply(tmp_path, capsys):
                               "--judgments", str(j), "--out", str(tmp_path / "validated.jsonl")], capsys)
     assert code == 0, err
     res = json.loads(out.strip().splitlines()[-1])
-    assert (res["accepted"], res["needs_adjudication"]) == (3, 1)  # grandmother: a 2-2 tie on its stereotype
+    assert (res["accepted"], res["rejected"]) == (3, 1)  # grandmother: 2 of 5 gave its stereotype sentence's label
     kept = [json.loads(x) for x in (tmp_path / "validated.jsonl").read_text().splitlines()]
     assert sorted(c["target"] for c in kept) == ["librarian", "librarian", "monk"]
+    # the CATs apply keeps are the ones from-stereoset and agreement count as retained
+    items = pd.read_csv(tmp_path / "rep" / "agreement_items.csv")
+    failed = set(items[items["reference_votes"] < 3]["task"])
+    assert {c["cat_id"] for c in kept} == set(items["task"]) - failed
 
     # the cat kind checks labels against its options: kept "related" labels are named, one line, exit 2
     code, out, err = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j),
@@ -244,3 +248,21 @@ def test_agreement_report_writes_targets_file(tmp_path):
     assert _by_term(on_disk["per_target"])[("religion", "monk")]["reference_votes"] == 13
     items = pd.read_csv(tmp_path / "r" / "agreement_items.csv")
     assert {"reference_label", "reference_votes", "target", "bias_type"} <= set(items.columns)
+
+
+def test_retention_is_the_cat_rule_with_more_validators():
+    """With 7 validators, 3 votes for the writer's label keep a sentence only when no other label has as
+    many (annotation/cat_rule.py, the rule `apply --kind cat` uses); with 5 that never happens."""
+    from collections import Counter
+
+    from biaskit.annotation.cat_rule import option_verdict
+
+    cases = {"beaten": [S] * 3 + [A] * 4, "tied": [S] * 3 + [A] * 3 + [U], "kept": [S] * 4 + [A] * 3,
+             "kept-5": [S] * 3 + [U] * 2}
+    rows = [(t, f"w{i}", "option_stereotype", lab, S, t, "x") for t, labs in cases.items() for i, lab in enumerate(labs)]
+    df = pd.DataFrame(rows, columns=["task", "worker", "question", "label", "reference", "target", "bias_type"])
+    rep, _ = agreement(df, min_agree=3)
+    got = {r["target"]: r["retained"] for r in rep["per_target"]}
+    assert got == {"beaten": 0, "tied": 0, "kept": 1, "kept-5": 1}
+    assert got == {t: int(option_verdict(S, votes=Counter(labs), min_agree=3)["status"] == "accepted")
+                   for t, labs in cases.items()}
