@@ -93,8 +93,10 @@ def check_columns(df, source: Optional[str] = None) -> None:
 
 
 def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[str]] = None,
-            duplicates: str = "error", source: Optional[str] = None) -> Prepared:
-    """Check and normalise judgments (see the module docstring for the rules)."""
+            duplicates: str = "error", source: Optional[str] = None,
+            keep: Iterable[str] = ("bias_type",)) -> Prepared:
+    """Check and normalise judgments (see the module docstring for the rules); ``keep``: columns
+    carried along when present (agreement also keeps ``target`` and ``reference``)."""
     import pandas as pd
 
     if duplicates not in DUPLICATES:
@@ -151,7 +153,7 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
         df = df.drop_duplicates(key, keep="last" if duplicates == "last" else "first").sort_values("_row")
         n_dup_removed = before - len(df)
     out = df[["task", "question", "worker", "label"]].reset_index(drop=True)
-    extra = [c for c in ("bias_type",) if c in df.columns]
+    extra = [c for c in keep if c in df.columns]
     for c in extra:
         out[c] = df[c].to_numpy()
     return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text,

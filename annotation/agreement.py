@@ -22,6 +22,10 @@ question)``; ``n_i`` annotators answered it; ``n_ij`` of them chose label ``j``)
 - **Retention** at threshold ``k``: items whose plurality label has ``>= k`` votes (StereoSet kept
   a CAT at 3 of 5, IndiBias a tuple at 2 of 3).
 
+- **Agreement with the reference label, per target term and domain** (StereoSet's Table 10 and its
+  >= 3 of 5 retention): :mod:`.targets`, where the definition is; ``per_target`` in the report and
+  ``agreement_targets.csv``.
+
 Pooled figures (the top level of the report) treat every question's labels as distinct categories
 (``question=label``); ``per_question`` has each question alone.
 """
@@ -224,11 +228,11 @@ def per_annotator(df, c: Counts) -> list[dict]:
     t = pd.DataFrame({"worker": df["worker"].to_numpy(), "usable": usable, "agree": agree})
     g = t.groupby("worker", sort=True)
     res = pd.DataFrame({"n_items": g.size(), "n_compared": g["usable"].sum(), "n_agree": g["agree"].sum()})
-    rows = []
-    for w, r in res.iterrows():
-        rows.append({"worker": w, "n_items": int(r["n_items"]), "n_compared": int(r["n_compared"]),
-                     "agreement_with_majority": _f(r["n_agree"] / r["n_compared"]) if r["n_compared"] else None})
-    return rows
+    # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators
+    return [{"worker": w, "n_items": int(n), "n_compared": int(nc),
+             "agreement_with_majority": _f(na / nc) if nc else None}
+            for w, n, nc, na in zip(res.index.tolist(), res["n_items"].tolist(), res["n_compared"].tolist(),
+                                    res["n_agree"].tolist())]
 
 
 def item_table(df, c: Counts):
@@ -246,41 +250,29 @@ def item_table(df, c: Counts):
     return out
 
 
-def _bias_type_map(data_path: Optional[str | Path]) -> dict[str, str]:
-    """task id -> bias type from a data file: any kind's records (pairs in CrowS/IndiBias/biaskit
-    format, tuples, CATs, translation candidates), or a table with an id and a bias_type column."""
-    if not data_path:
-        return {}
-    from biaskit.io import read_table
-
-    from .kinds import KINDS, get_kind
-
-    p = Path(data_path)
-    if not p.exists():
-        raise InputError("file not found.", path=p, fix="check the --data path.")
-    for kname in KINDS.names():  # whichever kind's reader accepts the file
-        k = get_kind(kname)
-        try:
-            recs = k.load(p, skip_invalid=True)
-        except (InputError, KeyError, TypeError, ValueError):
-            continue
-        if recs:
-            return {k.record_id(r): str(k.bias_type(r)) for r in recs if k.bias_type(r) is not None}
-    df = read_table(p)
-    for id_col in ("task", "pair_id", "tuple_id", "cat_id", "biaskit_id", "id"):
-        if id_col in df.columns:
-            bt = "bias_type" if "bias_type" in df.columns else "axis" if "axis" in df.columns else None
-            if bt:
-                return {str(a): str(b) for a, b in zip(df[id_col], df[bt])}
-    raise InputError("cannot find the records' ids and bias types.", path=p,
-                     fix="give the pushed records (pairs, tuples, CATs, candidates) or a table with "
-                         "task|pair_id|id and bias_type columns.")
+def core_stats(df, level: str = "nominal") -> dict:
+    """Fleiss' kappa, percent agreement and Krippendorff's alpha of a subset (per target term)."""
+    d = _namespaced(df) if df["question"].nunique() > 1 else df
+    c = count_votes(d)
+    kappa, pct, _ = fleiss_kappa(c)
+    alpha = krippendorff_alpha(c, level) if level == "nominal" or d is df else None
+    return {"fleiss_kappa": kappa, "percent_agreement": pct, "krippendorff_alpha": alpha,
+            "n_items_multi": int((c.n >= 2).sum())}
 
 
 def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplicates: str = "error",
-              data_path: Optional[str | Path] = None, source: Optional[str] = None):
-    """The full report (dict) and the per-item table (DataFrame)."""
-    prep = prepare(judgments, duplicates=duplicates, source=source)
+              data_path: Optional[str | Path] = None, source: Optional[str] = None,
+              min_agree: Optional[int] = None):
+    """The full report (dict) and the per-item table (DataFrame).
+
+    With target terms (from ``data_path`` records or a ``target`` judgment column) the report has
+    ``per_target``: StereoSet's per-term agreement with its counts (:mod:`.targets`); ``min_agree``
+    is the retention threshold of those tables (default: a strict majority of the usual number of
+    annotators per item, 3 of 5)."""
+    import pandas as pd
+
+    from . import targets
+    prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
     df = prep.df
     if len(df) == 0:
         raise InputError("no judgments with a label: agreement is undefined.", path=source,
@@ -299,23 +291,43 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
                                   for q, sub in df.groupby("question", sort=True)}
     for q, sub in df.groupby("question", sort=True):
         report["per_question"][q]["retention"] = retention(count_votes(sub))
-    bt_map = _bias_type_map(data_path)
-    if bt_map:
-        bt = df["task"].map(bt_map)
-    elif "bias_type" in df.columns:
-        bt = df["bias_type"]
-    else:
-        bt = None
-    if bt is not None:
-        bt = bt.astype("object").where(bt.notna(), "(unknown)").astype(str)
-        report["per_bias_type"] = {b: metrics(sub, level=level, min_overlap=min_overlap)
-                                   for b, sub in df.groupby(bt.to_numpy(), sort=True)}
+    info = targets.task_info(data_path)
+    bt_raw, target, row_ref = targets.resolve(df, info)
+    c = count_votes(df)
+    _, top, _ = _majority_label(c)
+    ref_label, ref_votes = targets.item_reference_votes(c, row_ref.to_numpy())
+    if min_agree is None:
+        min_agree = targets.default_min_agree(c)
+    elif min_agree < 1:
+        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
+    tasks = targets.task_table(c, ref_votes, top, min_agree)
+    report.update(targets.summarize_tasks(tasks, min_agree))
+    report["reference_agreement_definition"] = targets.DEFINITION
+    if bt_raw.notna().any():
+        bt = bt_raw.astype("object").where(bt_raw.notna(), targets.UNKNOWN).astype(str)
+        report["per_bias_type"] = {}
+        first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "bt": bt.to_numpy()}).drop_duplicates("task")
+        tasks_bt = tasks["task"].map(dict(zip(first["task"].tolist(), first["bt"].tolist())))
+        for b, sub in df.groupby(bt.to_numpy(), sort=True):
+            report["per_bias_type"][b] = {**metrics(sub, level=level, min_overlap=min_overlap),
+                                          **targets.summarize_tasks(tasks[tasks_bt == b], min_agree)}
     else:
         report["per_bias_type"] = {}
-    c = count_votes(df)
+    report["per_target"] = targets.target_rows(df, tasks, bt_raw, target, min_agree,
+                                               lambda sub: core_stats(sub, level))
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
-    return report, item_table(df, c)
+    items = item_table(df, c)
+    if any(x is not None for x in ref_label):
+        items["reference_label"] = ref_label
+        items["reference_votes"] = ref_votes
+    if report["per_target"] or report["per_bias_type"]:
+        for name, col in (("bias_type", bt_raw), ("target", target)):
+            if col.notna().any():
+                first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(),
+                                      "v": col.to_numpy()}).drop_duplicates("task")
+                items[name] = items["task"].astype(str).map(dict(zip(first["task"].tolist(), first["v"].tolist())))
+    return report, items
 
 
 def _fmt(x: Any) -> str:
@@ -335,7 +347,17 @@ def to_markdown(rep: dict) -> str:
              f"| Fleiss' kappa | {_fmt(rep['fleiss_kappa'])} |",
              f"| mean pairwise Cohen's kappa ({rep['n_pairs']} pairs) | {_fmt(rep['mean_pairwise_cohen_kappa'])} |",
              f"| percent agreement (pairwise) | {_fmt(rep['percent_agreement'])} |",
-             f"| mean majority share | {_fmt(rep['mean_majority_share'])} |", ""]
+             f"| mean majority share | {_fmt(rep['mean_majority_share'])} |"]
+    k = rep.get("min_agree")
+    if rep.get("reference_agreement") is not None:
+        lines.append(f"| agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
+                     f"{rep['reference_votes']} of {rep['reference_answers']} answers) | "
+                     f"{_fmt(rep['reference_agreement'])} |")
+    if k is not None:
+        on = "reference label" if rep.get("reference_agreement") is not None else "majority label"
+        lines.append(f"| examples retained (every item's {on} >= {k} votes) | {rep['retained']} of "
+                     f"{rep['n_tasks']} ({_fmt(rep['retention_rate'])}) |")
+    lines.append("")
 
     def table(title: str, groups: dict) -> None:
         if not groups:
@@ -348,6 +370,18 @@ def to_markdown(rep: dict) -> str:
 
     table("Per question", rep["per_question"])
     table("Per bias type", rep["per_bias_type"])
+    if rep["per_bias_type"] and k is not None:
+        lines.extend([f"## Per bias type, as StereoSet (retained: >= {k} votes)", "",
+                      "| bias type | examples | agreement with reference | votes / answers | majority share | retained |",
+                      "|---|---|---|---|---|---|"])
+        for b, m in rep["per_bias_type"].items():
+            lines.append(f"| {b} | {m['n_tasks']} | {_fmt(m['reference_agreement'])} | {m['reference_votes']} / "
+                         f"{m['reference_answers']} | {_fmt(m['majority_share'])} | {m['retained']} "
+                         f"({_fmt(m['retention_rate'])}) |")
+        lines.append("")
+    from .targets import markdown as target_markdown
+
+    lines.extend(target_markdown(rep))
     lines.extend(["## Retention (items whose majority label has at least k votes)", "",
                   "| threshold | retained | rate |", "|---|---|---|"])
     for r in rep["retention"]:
@@ -362,8 +396,9 @@ def to_markdown(rep: dict) -> str:
 
 def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: Optional[str] = None,
                      **kw) -> dict:
-    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md`` and ``DIR/agreement_items.csv``
-    (``command``: the command line recorded in agreement.json)."""
+    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md``, ``DIR/agreement_items.csv``
+    and, with target terms, ``DIR/agreement_targets.csv`` (``command``: the command line recorded in
+    agreement.json)."""
     from biaskit.io import atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
@@ -375,6 +410,13 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     if command is not None:
         rep["command"] = command
     write_table(out / "agreement_items.csv", items)
+    if rep["per_target"]:
+        import pandas as pd
+
+        from .targets import TARGET_COLUMNS
+
+        rep["per_target_file"] = "agreement_targets.csv"
+        write_table(out / "agreement_targets.csv", pd.DataFrame(rep["per_target"], columns=list(TARGET_COLUMNS)))
     write_json(out / "agreement.json", rep)
     atomic_write_text(out / "agreement.md", to_markdown(rep))
     return rep

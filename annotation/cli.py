@@ -1,8 +1,8 @@
 """`biaskit annotate` commands (thin typer wrappers around pure functions).
 
 serve / stop (a local Label Studio), push / pull / import (tasks and judgments), aggregate,
-agreement, apply, report (a kind's report on applied annotations), config (print a kind's labeling
-config). See docs/annotation.md.
+agreement, from-stereoset (StereoSet's released labels -> judgments), apply, report (a kind's report
+on applied annotations), config (print a kind's labeling config). See docs/annotation.md.
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
@@ -24,6 +24,7 @@ from .aggregate import AGGREGATORS, DUPLICATES, TIES
 from .agreement import LEVELS
 from .kinds import KINDS
 from .labelstudio import EXPORT_MODES
+from .stereoset_labels import OTHER_LABELS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -36,6 +37,7 @@ Ties = choice_enum("Ties", TIES)
 Duplicates = choice_enum("Duplicates", DUPLICATES)
 Level = choice_enum("Level", LEVELS)
 Export = choice_enum("Export", EXPORT_MODES)
+OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
 
 _KIND_HELP = "Task kind: " + "; ".join(f"{n}: {KINDS.help(n)}" for n in KINDS.names()) + "."
 KindOpt = Annotated[Kind, typer.Option("--kind", help=_KIND_HELP)]
@@ -213,16 +215,21 @@ def aggregate_command(
 def agreement_command(
     judgments: Path = typer.Option(..., "--judgments", help="task, worker, label [, question, bias_type]."),
     out: Path = typer.Option(..., "--out", help="Folder for agreement.json, agreement.md, agreement_items.csv."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Records giving each task's bias_type (per-bias-type figures)."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Records giving each task's bias type, target term and "
+                                                               "reference label (per-term and per-bias-type figures)."),
     level: Level = typer.Option("nominal", "--level", help="Krippendorff level of measurement."),
     min_overlap: int = typer.Option(2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."),
     duplicates: DuplicatesOpt = "error",
+    min_agree: Optional[int] = typer.Option(
+        None, "--min-agree", help="Votes for the reference label an example needs to be retained in the per-term "
+                                  "tables (default: a strict majority of the usual number of annotators, 3 of 5)."),
 ) -> None:
-    """Inter-annotator agreement report (Krippendorff, Fleiss, Cohen, % agreement, retention)."""
+    """Inter-annotator agreement report (Krippendorff, Fleiss, Cohen, % agreement, retention; per target term and
+    bias type as StereoSet reports it)."""
     from .agreement import agreement_report
 
     rep = agreement_report(judgments, out, level=value(level), min_overlap=min_overlap, duplicates=value(duplicates),
-                           data_path=data, command=command_line())
+                           data_path=data, min_agree=min_agree, command=command_line())
 
     def f(x):
         return "n/a" if x is None else f"{x:.3f}"
@@ -231,6 +238,36 @@ def agreement_command(
          f"mean pairwise Cohen's kappa {f(rep['mean_pairwise_cohen_kappa'])}, "
          f"percent agreement {f(rep['percent_agreement'])} on {rep['n_items']} item(s) -> {out}/agreement.json, "
          f"{out}/agreement.md")
+    if rep.get("reference_agreement") is not None:
+        echo(f"Agreement with the reference label {f(rep['reference_agreement'])} per example; retained (>= "
+             f"{rep['min_agree']} votes for it) {rep['retained']} of {rep['n_tasks']} ({f(rep['retention_rate'])})")
+    if rep.get("per_target"):
+        echo(f"{len(rep['per_target'])} target term(s) -> {out}/agreement_targets.csv")
+
+
+@app.command("from-stereoset")
+def from_stereoset_command(
+    data: Path = typer.Option(..., "--data", help="StereoSet's original dev.json (with the validators' labels)."),
+    out: Path = typer.Option(..., "--out", help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json."),
+    other_labels: OtherLabels = typer.Option(
+        "keep", "--other-labels", help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
+                                       "has 'related'): keep them as votes, or drop them."),
+    min_agree: int = typer.Option(3, "--min-agree", help="Validators who must give the writer's label on each "
+                                                         "sentence for a CAT to be retained (StereoSet: 3 of 5)."),
+) -> None:
+    """StereoSet's released validator labels -> judgments for agreement, aggregate and apply (kind cat)."""
+    from .stereoset_labels import from_stereoset
+
+    s = from_stereoset(data, out, other_labels=value(other_labels), min_agree=min_agree, command=command_line())
+    r = s["retention"]
+    echo(f"{s['n_judgments']} judgments from {s['n_cats']} CATs ({s['n_sentences']} sentences, {s['n_annotators']} "
+         f"validators; {s['n_other_labels']} other label(s), {value(other_labels)}) -> {s['out']}")
+    echo(f"Retained (>= {min_agree} validators gave the writer's label on each sentence): {r['retained']} of "
+         f"{r['n_tasks']} CATs ({r['retention_rate']:.3f}); agreement with the writer's label "
+         f"{r['reference_agreement']:.3f} -> {s['summary_file']}")
+    if s["n_duplicate_answers"]:
+        echo(f"{s['n_duplicate_answers']} validator(s) appear twice on a sentence: pass --duplicates first|last to "
+             f"aggregate and agreement.")
 
 
 @app.command("apply")

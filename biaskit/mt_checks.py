@@ -153,13 +153,22 @@ def skeleton(word: str) -> str:
     return re.sub(r"(.)\1+", r"\1", s)
 
 
+def _is_given_name(word: str) -> bool:
+    """A first name of the packaged name inventory (Latin spelling, any origin)."""
+    from biaskit.inventory import load_inventory
+
+    return load_inventory().name_info(word) is not None
+
+
 def named_entities(en_more: str, en_less: Optional[str] = None) -> list[str]:
     """English entity tokens of ``en_more`` by the documented rule.
 
     A token is an entity when it starts with a capital letter, is not a common word and does not
     also occur in lower case in the pair. A *sentence-initial* capitalised token counts only when it
-    is in the pair's changed span (the identity term, e.g. ``Waheeda`` / ``Faisal``) or also occurs
-    capitalised elsewhere: otherwise "Despite", "Numerous" would count.
+    is in the pair's changed span (the identity term, e.g. ``Waheeda`` / ``Faisal``), also occurs
+    capitalised elsewhere, or is a given name of biaskit's name inventory
+    (``data/inventories/first_names.json``, Indian and US names: ``Swati`` starting both sentences of
+    a pair): otherwise "Despite", "Numerous" would count.
     """
     pair = [en_more] + ([en_less] if en_less else [])
     toks_all = [t for s in pair for t in tokens(s)]
@@ -180,7 +189,7 @@ def named_entities(en_more: str, en_less: Optional[str] = None) -> list[str]:
                 continue
             if base.lower() in _COMMON or base.lower() in lower_seen or base in ents:
                 continue
-            if pos == 0 and t not in changed and t not in noninitial_caps:
+            if pos == 0 and t not in changed and t not in noninitial_caps and not _is_given_name(base):
                 continue
             ents.append(base)
     return ents

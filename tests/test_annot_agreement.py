@@ -33,16 +33,22 @@ def test_krippendorff_docstring_vectors():
     assert rep["krippendorff_alpha"] == pytest.approx(0.810845, abs=1e-6)
 
 
-def test_fleiss_1971_wikipedia_example():
-    # 10 subjects, 14 raters, 5 categories (Fleiss 1971 as tabulated on Wikipedia): P=0.378, Pe=0.213, kappa=0.210
-    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-             [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+# Fleiss (1971) as tabulated on Wikipedia: 10 subjects, 14 raters, 5 categories: P=0.378, Pe=0.213, kappa=0.210
+FLEISS = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+          [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+
+
+def fleiss_judgments():
     rows = []
-    for i, r in enumerate(table):
+    for i, r in enumerate(FLEISS):
         w = itertools.count()
         for j, c in enumerate(r):
             rows += [(f"s{i}", f"r{next(w)}", f"cat{j + 1}") for _ in range(c)]
-    rep, items = agreement(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+def test_fleiss_1971_wikipedia_example():
+    rep, items = agreement(fleiss_judgments())
     assert rep["fleiss_kappa"] == pytest.approx(0.20993, abs=1e-5)
     assert rep["percent_agreement"] == pytest.approx(0.37802, abs=1e-5)
     # subject 1: all 14 raters agree; subject 2: (0+2+30+12+2)/(14*13) = 46/182 -- by hand

@@ -157,18 +157,30 @@ def test_flag_rates_on_the_whole_sample(indibias):
     assert {(i, w, n) for i, w, n in missing} == {(248, "sent_more", "Rani"), (454, "sent_more", "Swati"),
                                                     (454, "sent_less", "Swati")}
     assert flags.get("entity_missing", set()) <= {(i, w) for i, w, _ in missing}
-    assert (248, "sent_more") in flags["entity_missing"]
+    assert {(248, "sent_more"), (454, "sent_more"), (454, "sent_less")} <= flags["entity_missing"]
     assert set(flags) == {"untranslated_latin", "entity_missing"}
 
 
-@pytest.mark.xfail(strict=True, reason="known gap of the documented entity rule: a sentence-initial name that is "
-                                       "the same in both English sentences is not treated as an entity, so IndiBias "
-                                       "row 454 (Swati -> अंजलि) is not flagged")
 def test_sentence_initial_unchanged_name_is_checked(indibias):
+    # IndiBias row 454: "Swati" starts both English sentences; both Hindi sentences say अंजलि
     en, by_src, _ = indibias
     p, h = _cand(en, by_src, 454)
     flags = mt_flags(p.sent_more, p.sent_less, h.sent_more, h.sent_less, "hi")
-    assert "entity_missing" in _codes(flags)
+    assert [(f["code"], f["sentence"], f["entities"]) for f in flags] == [
+        ("entity_missing", "sent_more", ["Swati"]), ("entity_missing", "sent_less", ["Swati"])]
+
+
+def test_sentence_initial_given_name_hand_made():
+    # the same sentence-initial name in both sentences is an entity when it is a known given name
+    # (Priya and Kabir are in data/inventories/first_names.json; "Despite" and "Numerous" are not names)
+    assert named_entities("Priya went to the market because she is poor.",
+                          "Priya went to the market because she is rich.") == ["Priya"]
+    assert named_entities("Despite the rain, the poor man went out.", "Despite the rain, the rich man went out.") == []
+    assert named_entities("Numerous Dalits live here.", "Numerous Brahmins live here.") == ["Dalits"]
+    carried = mt_flags("Kabir is poor.", "Kabir is rich.", "कबीर गरीब है।", "कबीर अमीर है।", "hi")
+    assert carried == []
+    replaced = mt_flags("Kabir is poor.", "Kabir is rich.", "राहुल गरीब है।", "कबीर अमीर है।", "hi")
+    assert [(f["code"], f["sentence"], f["entities"]) for f in replaced] == [("entity_missing", "sent_more", ["Kabir"])]
 
 
 def test_tokens_keep_devanagari_words_whole():
