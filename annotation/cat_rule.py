@@ -87,9 +87,14 @@ def option_verdict(gold: str, *, votes: Optional[Counter] = None, aggregated: Op
     if agree is not None and agree >= min_agree and tie:
         return {"status": "needs_adjudication", "agree": agree, "n": n,
                 "reason": f"the writer's label '{gold}' ties with another label ({agree} of {n} each)"}
+    if beaten:
+        tail = f"most chose '{winner}'"
+    elif tie:
+        tail = "it ties with another label"
+    else:
+        tail = "no other label did better, but it falls short"
     return {"status": "rejected", "agree": agree, "n": n,
-            "reason": f"{said} validators gave the writer's label '{gold}' (needs {min_agree}); "
-                      f"most chose '{winner}'"}
+            "reason": f"{said} validators gave the writer's label '{gold}' (needs {min_agree}); {tail}"}
 
 
 def cat_verdict(options: Mapping[str, dict[str, Any]]) -> tuple[str, str]:

@@ -266,3 +266,17 @@ def test_retention_is_the_cat_rule_with_more_validators():
     assert got == {"beaten": 0, "tied": 0, "kept": 1, "kept-5": 1}
     assert got == {t: int(option_verdict(S, votes=Counter(labs), min_agree=3)["status"] == "accepted")
                    for t, labs in cases.items()}
+
+
+def test_cat_rule_reason_on_a_tie_below_the_threshold_names_no_false_winner():
+    """2 of 4 for the writer's label and 2 for another: rejected (fewer than 3 agree), and the
+    reason must not claim that most validators chose the writer's own label."""
+    from collections import Counter
+
+    from biaskit.annotation.cat_rule import option_verdict
+
+    v = option_verdict("stereotype", votes=Counter({"stereotype": 2, "unrelated": 2}))
+    assert v["status"] == "rejected" and v["agree"] == 2 and v["n"] == 4
+    assert "most chose 'stereotype'" not in v["reason"] and "ties with another label" in v["reason"]
+    v = option_verdict("stereotype", votes=Counter({"stereotype": 1, "unrelated": 3}))
+    assert v["status"] == "rejected" and "most chose 'unrelated'" in v["reason"]
