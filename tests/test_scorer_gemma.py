@@ -55,8 +55,11 @@ def test_gemma_clm_sum_and_mean_match_a_hand_loop(gemma):
                                                (b, ps.score_less, pm.score_less, ps.n_scored_less)):
             ref, n = hand_logprob(gemma, text)
             assert n_got == n
-            assert abs(got_sum - ref) <= 1e-4, (text, got_sum, ref)
-            assert abs(got_mean - ref / n) <= 1e-4
+            # float32: the batched, padded forward and the one-sentence hand loop differ in the
+            # order of their sums (1.2e-4 measured on a 14-token Hindi sentence summing to -49.6);
+            # 1e-4 absolute plus 1e-5 relative keeps the check at float32 noise.
+            assert abs(got_sum - ref) <= 1e-4 + 1e-5 * abs(ref), (text, got_sum, ref)
+            assert abs(got_mean - ref / n) <= 1e-4 + 1e-5 * abs(ref / n)
 
 
 def test_scrambled_sentences_score_far_lower(gemma):
