@@ -76,6 +76,15 @@ def normalize_bias_type(value: str) -> str:
     return _normalize_bias_type(str(value))
 
 
+def normalize_direction(v: Any) -> Any:
+    """``"Anti-Stereo"``, ``"anti_stereotype"`` ... -> ``"antistereo"``; ``"Stereotype"`` -> ``"stereo"``.
+    Other strings come back lower-cased without ``-``/``_`` (validation rejects them); non-strings as given."""
+    if isinstance(v, str):
+        s = v.strip().lower().replace("-", "").replace("_", "")
+        return {"antistereotype": "antistereo", "stereotype": "stereo"}.get(s, s)
+    return v
+
+
 def make_pair_id(sent_more: str, sent_less: str, lang: str = "en") -> str:
     return ids.pair_id(sent_more, sent_less, lang)
 
@@ -112,11 +121,7 @@ class SentencePair(Record):
     @field_validator("direction", mode="before")
     @classmethod
     def _direction(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            s = v.strip().lower().replace("-", "").replace("_", "")
-            s = {"antistereotype": "antistereo", "stereotype": "stereo"}.get(s, s)
-            return s
-        return v
+        return normalize_direction(v)
 
     @field_validator("bias_type", mode="before")
     @classmethod

@@ -97,6 +97,16 @@ NAMES_HI = {
 }
 
 
+def _columns(direction: str) -> list[tuple[str, str, str]]:
+    """(English column, Hindi column, biaskit name) of a raw IndiBias row. The file is positional:
+    ``*_more*`` = the paper's S1, ``*_less*`` = S2; for antistereo rows S2 is the more stereotypical
+    sentence (IndiBias §6.1.1, Eq. 4, Fig. 9), i.e. biaskit's ``sent_more``."""
+    s1 = ("modified_eng_sent_more", "sent_more_hindi")
+    s2 = ("modified_eng_sent_less", "sent_less_hindi")
+    more, less = (s2, s1) if direction == "antistereo" else (s1, s2)
+    return [(*more, "sent_more"), (*less, "sent_less")]
+
+
 def _names_missing(df) -> set[tuple[int, str, str]]:
     """(0-based row, sentence, name) where an English given name has none of its Devanagari spellings
     among the words of the Hindi sentence (NFC, nukta ignored)."""
@@ -108,8 +118,7 @@ def _names_missing(df) -> set[tuple[int, str, str]]:
 
     out = set()
     for i, r in df.iterrows():
-        for en, hi, which in (("modified_eng_sent_more", "sent_more_hindi", "sent_more"),
-                              ("modified_eng_sent_less", "sent_less_hindi", "sent_less")):
+        for en, hi, which in _columns(r["stereo_antistereo"]):
             words = set(re.split(r"[\s,।.!?;:'\"()|-]+", nf(str(r[hi]))))
             for name, forms in NAMES_HI.items():
                 if re.search(rf"\b{name}\b", str(r[en])) and not any(nf(f) in words for f in forms.split("|")):
@@ -131,16 +140,21 @@ def test_flag_rates_on_the_whole_sample(indibias):
     df = pd.read_csv(public_dataset("indibias-sample"))
     flags: dict[str, set] = {}
     latin_words = {}
-    for i, (p, r) in enumerate(zip(en, df.itertuples())):
-        for f in mt_flags(p.sent_more, p.sent_less, r.sent_more_hindi, r.sent_less_hindi, "hi"):
+    assert len(en) == len(df)
+    for i, (p, r) in enumerate(zip(en, df.to_dict("records"))):
+        # the reader's English pair and the raw row's Hindi sentences in the same roles (S1/S2 by direction)
+        (en_more, hi_more, _), (en_less, hi_less, _) = _columns(r["stereo_antistereo"])
+        assert (p.provenance["row"], p.sent_more, p.sent_less) == (i + 1, r[en_more], r[en_less])
+        for f in mt_flags(p.sent_more, p.sent_less, r[hi_more], r[hi_less], "hi"):
             flags.setdefault(f["code"], set()).add((i, f["sentence"]))
             if f["code"] == "untranslated_latin":
                 latin_words[(i, f["sentence"])] = f["words"]
     sents = [(i, which, str(df.iloc[i][col]), str(df.iloc[i][src]))
-             for i in range(len(df)) for which, col, src in (("sent_more", "sent_more_hindi", "modified_eng_sent_more"),
-                                                              ("sent_less", "sent_less_hindi", "modified_eng_sent_less"))]
+             for i in range(len(df)) for src, col, which in _columns(df.iloc[i]["stereo_antistereo"])]
     latin = {(i, w): re.findall(r"[A-Za-z]{2,}", hi) for i, w, hi, _ in sents if re.search(r"[A-Za-z]{2,}", hi)}
     assert sorted(w for ws in latin.values() for w in ws) == ["CEO"] * 4 + ["IQ", "average"]  # read off the file
+    # row 207 is antistereo: its Latin words are in sent_more_hindi = S1 = biaskit's sent_less
+    assert latin[(207, "sent_less")] == ["average", "IQ"]
     assert flags.get("untranslated_latin", set()) == set(latin)
     assert latin_words == latin
     long_short = {(i, w) for i, w, hi, src in sents if not 0.5 <= len(hi.strip()) / len(src.strip()) <= 2.0}

@@ -170,8 +170,15 @@ def test_indibias_csv_through_the_stand_in(tmp_path, monkeypatch):
     finally:
         s.close()
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["source"]["sent_more"] for r in recs] == df.modified_eng_sent_more.tolist()
-    assert [r["candidates"][0]["sent_more"] for r in recs] == df.sent_more_hindi.tolist()
+    # IndiBias' columns are S1/S2; biaskit's sent_more is S2 in antistereo rows (row 2 here)
+    assert df.stereo_antistereo.tolist() == ["stereo", "stereo", "antistereo"]
+    anti = df.stereo_antistereo == "antistereo"
+    en_more = df.modified_eng_sent_less.where(anti, df.modified_eng_sent_more).tolist()
+    hi_more = df.sent_less_hindi.where(anti, df.sent_more_hindi).tolist()
+    hi_less = df.sent_more_hindi.where(anti, df.sent_less_hindi).tolist()
+    assert [r["source"]["sent_more"] for r in recs] == en_more
+    assert [r["candidates"][0]["sent_more"] for r in recs] == hi_more
+    assert [r["candidates"][0]["sent_less"] for r in recs] == hi_less
     assert recs[0]["candidates"][0]["flags"] == []                   # brahmin / OBC: clean
     codes1 = {f["code"] for f in recs[1]["candidates"][0]["flags"]}   # मकान मालिक vs जमींदार
     assert "translation_not_minimal" in codes1

@@ -152,10 +152,55 @@ def test_crows_and_indibias_csv_match_the_originals_and_their_readers(indibias_r
         res = read_pairs(f, format="indibias")
         n_both = sum(1 for r in recs if r["split"] == sp and {"en", "hi"} <= set(r["views"]))
         assert len(res) == 2 * n_both
-        # `index` is the pair's row in pairs.jsonl
+        # `index` is the pair's row in pairs.jsonl; IndiBias' columns are S1/S2, so an antistereo pair's
+        # sent_more (S2) is back in the *_less* columns
         df = pd.read_csv(f, keep_default_na=False)
-        for idx, more in zip(df["index"][:20], df["sent_more_hindi"][:20]):
-            assert recs[int(idx)]["views"]["hi"]["sent_more"] == more
+        assert (df["stereo_antistereo"] == "antistereo").any()
+        for row in df.to_dict("records"):
+            v = recs[int(row["index"])]["views"]
+            s1, s2 = ("sent_less", "sent_more") if row["stereo_antistereo"] == "antistereo" else ("sent_more", "sent_less")
+            assert (row["modified_eng_sent_more"], row["modified_eng_sent_less"]) == (v["en"][s1], v["en"][s2])
+            assert (row["sent_more_hindi"], row["sent_less_hindi"]) == (v["hi"][s1], v["hi"][s2])
+
+
+def test_indibias_csv_export_round_trips_to_the_original_columns(indibias_release):
+    """Read the IndiBias sample, release it, export IndiBias-style CSV: every exported row has the
+    original file's four sentence columns (S1/S2 in both languages) for the same source id."""
+    src, out, _ = indibias_release
+    raw = pd.read_csv(src, keep_default_na=False)
+    recs = _jsonl(out / "pairs.jsonl")
+    exported = pd.concat([pd.read_csv(out / "csv" / f"indibias-{sp}.csv", keep_default_na=False)
+                          for sp in ("dev", "test")])
+    # every row with two valid views (the one with identical Hindi sentences has only English)
+    assert len(exported) == len(raw) - 1
+    orig = {f"indibias-{r['index']}": r for r in raw.to_dict("records")}
+    cols = ["modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi", "sent_less_hindi"]
+    import unicodedata
+
+    def nfc(t: str) -> str:
+        return unicodedata.normalize("NFC", t)
+
+    n_anti = n_nfc = 0
+    for row in exported.to_dict("records"):
+        o = orig[recs[int(row["index"])]["source_id"]]
+        # biaskit stores sentences NFC-normalised (16 of the sample's sentences are not NFC; none has
+        # blanks to strip): equal after NFC, and byte-equal otherwise
+        assert [row[c] for c in cols] == [nfc(o[c]) for c in cols], o["index"]
+        n_nfc += sum(row[c] != o[c] for c in cols)
+        assert row["stereo_antistereo"] == o["stereo_antistereo"]
+        n_anti += o["stereo_antistereo"] == "antistereo"
+    assert n_anti == (raw["stereo_antistereo"] == "antistereo").sum() == 107
+    assert n_nfc == sum(nfc(x) != x for c in cols for x in raw[c]) == 16
+    # the exported file reads back as the pairs biaskit read from the original
+    from biaskit.readers import read_pairs
+
+    by_src = {(p.source_id, p.lang): p for p in read_pairs(src, skip_invalid=True)}
+    back = [p for sp in ("dev", "test") for p in read_pairs(out / "csv" / f"indibias-{sp}.csv")]
+    assert len(back) == 2 * len(exported)
+    for p in back:
+        rec = recs[int(p.source_id.removeprefix("indibias-"))]
+        q = by_src[(rec["source_id"], p.lang)]
+        assert (p.sent_more, p.sent_less, p.direction) == (q.sent_more, q.sent_less, q.direction)
 
 
 def test_load_dataset_offline_gives_splits_rows_and_features(indibias_release, tmp_path, monkeypatch):

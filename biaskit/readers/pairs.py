@@ -5,7 +5,10 @@ Formats:
   ``anon_writer``, ``anon_annotators``]).
 - ``indibias``: IndiBias CSV (``modified_eng_sent_more/less``, ``sent_more_hindi``/``sent_less_hindi``,
   ``bias_type`` (inconsistent casing, normalised here), ``stereo_antistereo``). English and Hindi
-  columns are two *language views* of the same pairs: both share ``source_id``.
+  columns are two *language views* of the same pairs: both share ``source_id``. The ``*_more*``
+  columns hold the paper's S1 and ``*_less*`` its S2 in both directions; antistereo rows are read
+  with ``sent_more = S2, sent_less = S1`` (CrowS-Pairs' convention, see :func:`indibias_columns`),
+  recorded in ``provenance.columns`` and ``provenance.s1``.
 - ``biaskit``: JSONL or CSV with the shared schema's columns (:class:`~biaskit.schema.SentencePair`).
   A release's ``pairs.jsonl`` (:class:`~biaskit.schema.ReleasePair`, one record per pair with its
   language ``views``) reads as one SentencePair per view.
@@ -26,7 +29,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..ids import Numbering
-from ..schema import SentencePair
+from ..schema import SentencePair, normalize_direction
 from ._common import read_text, unknown_name
 
 FORMATS = ("auto", "crows", "indibias", "biaskit")
@@ -89,6 +92,27 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
     raise InputError(f"cannot tell the format from the columns {sorted(cols)}.", path=path,
                      fix="pass --format crows|indibias|biaskit, or add the columns sent_more, sent_less, "
                          "direction, bias_type.")
+
+
+# IndiBias' columns per language view, in the file's order: S1 (``*_more*``), S2 (``*_less*``).
+INDIBIAS_VIEW_COLUMNS = {"en": ("modified_eng_sent_more", "modified_eng_sent_less"),
+                         "hi": ("sent_more_hindi", "sent_less_hindi")}
+
+
+def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
+    """The IndiBias columns that hold ``(sent_more, sent_less)`` of a row with this direction.
+
+    IndiBias' CSV is positional: its ``*_more*`` column is the paper's S1 and ``*_less*`` its S2, in
+    both directions, and the paper counts a stereo pair when score(S1) > score(S2) but an antistereo
+    pair when score(S2) > score(S1) (Sahoo et al., 2024, §6.1.1 and Eq. 4; Figure 9: "For pair with
+    antistereo label, sentence S2 represents a commonly held stereotype and S1 is a less stereotyping
+    sentence"). biaskit follows CrowS-Pairs, where ``sent_more`` is always the more stereotypical
+    sentence, so an antistereo row reads as ``sent_more = S2, sent_less = S1``; a stereo row (or a
+    direction validation will reject) as ``sent_more = S1, sent_less = S2``. The writers of the
+    IndiBias layout (``biaskit.release.export``) use the same function to swap back.
+    """
+    s1, s2 = INDIBIAS_VIEW_COLUMNS[lang]
+    return (s2, s1) if normalize_direction(direction) == "antistereo" else (s1, s2)
 
 
 def _require(path: Path, columns: list[str], required: list[str], fmt: str) -> None:
@@ -154,15 +178,15 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
                                  fix="use --lang en or --lang hi (or omit it for both).")
         for i, row in rows:
             idx = row.get("index") or row.get("") or str(i - 1)
+            s1_is_less = normalize_direction(row["stereo_antistereo"]) == "antistereo"
             for v in views:
-                more, less = (("modified_eng_sent_more", "modified_eng_sent_less") if v == "en"
-                              else ("sent_more_hindi", "sent_less_hindi"))
+                more, less = indibias_columns(v, row["stereo_antistereo"])
                 yield i, {
                     "sent_more": row[more], "sent_less": row[less],
                     "direction": row["stereo_antistereo"], "bias_type": row["bias_type"],
                     "lang": v, "source_id": f"indibias-{idx}",
                     "provenance": {"source": "indibias", "file": path.name, "row": i,
-                                   "columns": [more, less]},
+                                   "columns": [more, less], "s1": "sent_less" if s1_is_less else "sent_more"},
                     "meta": {},
                 }
     elif format == "biaskit":

@@ -329,7 +329,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 n_both = sum(1 for r in pair_recs if "en" in r["views"] and "hi" in r["views"])
                 file_notes["csv/indibias-<split>.csv"] = (
                     "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
-                    "and a Hindi view; index = the pair's row in pairs.jsonl)")
+                    "and a Hindi view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
+                    "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)")
         if cat_recs:
             file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
             file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)

@@ -79,7 +79,12 @@ def _s(x: Any) -> str:
 
 def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str]) -> dict[str, int]:
     """Every CrowS-Pairs-style (per language and split) and IndiBias-style (per split, when the
-    release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``."""
+    release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``.
+
+    CrowS-Pairs' columns keep biaskit's convention (``sent_more`` = the more stereotypical sentence,
+    both directions). IndiBias' columns are S1/S2 as in its paper: an antistereo pair is written with
+    ``sent_less`` in ``modified_eng_sent_more``/``sent_more_hindi`` (the reader swaps it back)."""
+    from ..readers.pairs import indibias_columns
     from .layout import SPLITS, crows_csv_path, indibias_csv_path
 
     crows: dict[tuple[str, str], list] = {(lg, sp): [] for lg in langs for sp in SPLITS}
@@ -93,8 +98,14 @@ def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str])
         if indi is not None:
             en, hi = views.get("en"), views.get("hi")
             if en is not None and hi is not None:
+                # IndiBias' layout is positional (S1, S2): an antistereo pair's sent_more goes back to
+                # the *_less* column (see biaskit.readers.pairs.indibias_columns)
+                cells = {}
+                for lg, v in (("en", en), ("hi", hi)):
+                    col_more, col_less = indibias_columns(lg, d)
+                    cells[col_more], cells[col_less] = v["sent_more"], v["sent_less"]
                 rows = indi[sp]
-                rows.append([len(rows), pos, en["sent_more"], en["sent_less"], hi["sent_more"], hi["sent_less"], bt, d])
+                rows.append([len(rows), pos, *(cells[c] for c in INDIBIAS_COLUMNS[2:6]), bt, d])
     out = {}
     for (lg, sp), rows in crows.items():
         rel = crows_csv_path(lg, sp)

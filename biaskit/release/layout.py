@@ -54,6 +54,8 @@ def stereoset_path(split: str) -> str:
 # crows_pairs_anonymized.csv (nyu-mll/crows-pairs) and IndiBias_v1_sample.csv (sahoonihar/IndiBias).
 CROWS_COLUMNS = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
                  "anon_annotators"]
+# IndiBias' sentence columns are positional (S1, S2), not CrowS-Pairs' sent_more/sent_less: for antistereo
+# rows S1 is the less stereotyping sentence (biaskit.readers.pairs.indibias_columns maps both ways).
 INDIBIAS_COLUMNS = ["", "index", "modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi",
                     "sent_less_hindi", "bias_type", "stereo_antistereo"]
 
