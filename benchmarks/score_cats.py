@@ -16,7 +16,7 @@ the same numbers; biaskit downloads nothing):
 Both sides score the same CATs from the same token ids; the script prints sentences per second, the
 ratio, the largest score difference and both metric summaries (no assertions).
 
-    python benchmarks/score_cats.py [--n 20] [--scorer mlm|clm|both] [--batch-size 32]
+    python benchmarks/score_cats.py [--n 20] [--scorer mlm|clm|both] [--batch-size 64]
 """
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--scorer", choices=["mlm", "clm", "both"], default="both")
     ap.add_argument("--model", default=None, help="a real model (folder or alias) instead of the random ones")
-    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     args = ap.parse_args(argv)
     import torch

@@ -53,9 +53,11 @@ _add_stage("biaskit.release_cli", "release", "Build, verify and compare dataset 
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    from .clitools import mask_secret_args
+    from .clitools import mask_secret_args, remember_argv
 
-    mask_secret_args(sys.argv[1:] if argv is None else argv)  # registers --token values for redaction
+    args = sys.argv[1:] if argv is None else list(argv)
+    mask_secret_args(args)  # registers --token values for redaction
+    remember_argv(args)  # for clitools.command_line(), also when main([...]) is called in-process
     try:
         rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
         # with standalone_mode=False, click returns typer.Exit's code instead of exiting

@@ -65,10 +65,23 @@ def mask_secret_args(argv: Sequence[str]) -> list[str]:
     return out
 
 
+_INVOKED: Optional[list[str]] = None  # the arguments biaskit.cli.main was called with
+
+
+def remember_argv(argv: Sequence[str]) -> None:
+    """Called by :func:`biaskit.cli.main`: the arguments of this invocation, for :func:`command_line`
+    (in-process calls such as ``main([...])`` in tests or a pipeline runner have no ``sys.argv``)."""
+    global _INVOKED
+    _INVOKED = list(argv)
+
+
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
     """The command line of this run as a user would type it (``biaskit evaluate pairs ...``),
-    with secrets masked. ``argv`` defaults to ``sys.argv[1:]``; for calls made from Python (tests,
-    ``biaskit run``) pass the arguments explicitly or get ``biaskit <python>``."""
+    with secrets masked. ``argv`` defaults to the arguments :func:`biaskit.cli.main` was called
+    with, else ``sys.argv[1:]``; for other calls made from Python pass the arguments explicitly or
+    get ``biaskit <python>``."""
+    if argv is None and _INVOKED is not None:
+        argv = _INVOKED
     if argv is None:
         prog = sys.argv[0] if sys.argv else ""
         if not prog.endswith("biaskit") and "biaskit" not in prog.rsplit("/", 1)[-1]:

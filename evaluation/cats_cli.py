@@ -3,99 +3,47 @@
 :func:`biaskit.evaluation.seat.run_seat` and :mod:`biaskit.evaluation.correlate`."""
 from __future__ import annotations
 
-import shlex
-import sys
-from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
+from biaskit.clitools import command_line
 from biaskit.errors import BiaskitError
 
-from .cli import app
-
-
-class _CatFormat(str, Enum):
-    auto = "auto"
-    stereoset = "stereoset"
-    flat = "flat"
-    biaskit = "biaskit"
-
-
-class _CatScorer(str, Enum):
-    auto = "auto"
-    mlm = "mlm"
-    clm = "clm"
-
-
-class _Split(str, Enum):
-    both = "both"
-    intrasentence = "intrasentence"
-    intersentence = "intersentence"
-
-
-class _PieceAgg(str, Enum):
-    mean_prob = "mean-prob"
-    mean_logprob = "mean-logprob"
-
-
-class _Ties(str, Enum):
-    reference = "reference"
-    half = "half"
-
-
-class _Pooling(str, Enum):
-    mean = "mean"
-    cls = "cls"
-
-
-class _Bleach(str, Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-
-class _Groups(str, Enum):
-    all = "all"
-    aligned = "aligned"
-
-
-def _cmd() -> str:
-    return shlex.join(["biaskit", *sys.argv[1:]]) if sys.argv and "biaskit" in sys.argv[0] else ""
+from . import cli_options as opt
 
 
 def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-@app.command("cats")
 def cats_command(
     data: Path = typer.Option(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, biaskit CAT JSONL, "
                                                   "or a release folder with CATs."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, report.md, scores.jsonl, "
                                                 "predictions.json, targets.csv, groups.csv)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model folder, alias (gemma3-270m) or cached hub name."),
-    scorer: _CatScorer = typer.Option(_CatScorer.auto, "--scorer",
-                                      help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM."),
+    model: opt.OptionalModel = None,
+    scorer: opt.CatScorer = typer.Option("auto", "--scorer",
+                                         help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM."),
     predictions: Optional[Path] = typer.Option(None, "--predictions",
                                                help="Compute the metrics from this per-sentence score file (StereoSet "
                                                     "predictions JSON or JSONL id/score) instead of a model."),
-    format: _CatFormat = typer.Option(_CatFormat.auto, "--format", help="Input format (auto-detected)."),
-    split: _Split = typer.Option(_Split.both, "--split", help="Which CATs to score."),
+    format: opt.CatFormat = typer.Option("auto", "--format", help="Input format (auto-detected)."),
+    split: opt.CatSplit = typer.Option("both", "--split", help="Which CATs to score."),
     release_split: Optional[str] = typer.Option(None, "--release-split",
                                                 help="Release folder (--data DIR): score only its dev or test split."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N CATs (after --split)."),
-    piece_agg: _PieceAgg = typer.Option(_PieceAgg.mean_prob, "--piece-agg",
-                                        help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
-    ties: _Ties = typer.Option(_Ties.reference, "--ties", help="Tie rule (reference: tie = anti / not related)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Model inputs per forward pass."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16, float16 (GPU)."),
+    piece_agg: opt.PieceAgg = typer.Option("mean-prob", "--piece-agg",
+                                           help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
+    ties: opt.TiePolicy = typer.Option("reference", "--ties", help="Tie rule (reference: tie = anti / not related)."),
+    batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
+    device: opt.Device = "auto",
+    dtype: opt.Dtype = None,
     seed: int = typer.Option(0, "--seed", help="Seed of the RandomLM baseline."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="--predictions: drop CATs without scores."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the on-disk score cache."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    no_cache: opt.NoCache = False,
+    quiet: opt.Quiet = False,
 ) -> None:
     """StereoSet context association tests: LMS, SS and ICAT per split, domain and target term."""
     from rich.table import Table
@@ -109,11 +57,11 @@ def cats_command(
         raise BiaskitError("pass either --model (score the CATs) or --predictions (metrics from a score file).")
     if predictions is not None:
         s = run_cats_predictions(data, predictions, out, fmt=format.value, tie_policy=ties.value,
-                                 allow_missing=allow_missing, seed=seed, command=_cmd())
+                                 allow_missing=allow_missing, seed=seed, command=command_line())
     else:
         s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
-                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=_cmd(),
+                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
                      release_split=release_split)
     console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
@@ -138,40 +86,36 @@ def cats_command(
                   + f", {out / 'targets.csv'}, {out / 'groups.csv'}", soft_wrap=True)
 
 
-@app.command("seat")
 def seat_command(
     test: List[str] = typer.Option(..., "--test", "-t", help="SEAT test (sent-bias .jsonl), a folder of tests, or "
                                                               "shipped tests: indibias-paper (the IndiBias paper's "
                                                               "Tables 3, 4, 9), indibias-team (biaskit's own), "
                                                               "indibias (both), + /en or /hi, or a table row such as "
                                                               "indibias-t3 / indibias-t4-r02. Repeatable."),
-    model: str = typer.Option(..., "--model", "-m", help="Encoder folder, cached hub name, or all-minilm-l6-v2 (PyPI)."),
+    model: opt.Model = ...,
     out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md)."),
-    pooling: _Pooling = typer.Option(_Pooling.mean, "--pooling", help="Sentence vector: mean of tokens or first token."),
-    bleach: _Bleach = typer.Option(_Bleach.auto, "--bleach",
-                                   help="Put word-list tests into bleached templates (auto: when every example is a word)."),
-    template: Optional[str] = typer.Option(None, "--template", help="Force one template kind: name, person, noun, "
-                                                                    "adjective, term."),
+    pooling: opt.Pooling = typer.Option("mean", "--pooling", help="Sentence vector: mean of tokens or first token."),
+    bleach: opt.Bleach = typer.Option("auto", "--bleach",
+                                      help="Put word-list tests into bleached templates (auto: when every example is a word)."),
+    template: Optional[opt.TemplateKind] = typer.Option(None, "--template", help="Force one template kind."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Template language en|hi (default: detected)."),
     n_samples: int = typer.Option(100_000, "--n-samples", help="Permutations; exact test when there are no more "
                                                                 "partitions than this."),
     seed: int = typer.Option(1111, "--seed", help="Seed of the sampled permutation test."),
-    batch_size: int = typer.Option(64, "--batch-size"),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the encoding cache."),
+    batch_size: opt.BatchSize = 64,
+    device: opt.Device = "auto",
+    no_cache: opt.NoCache = False,
 ) -> None:
     """SEAT/WEAT effect sizes and permutation p-values (May et al. 2019), incl. IndiBias intersectional tests."""
     from rich.table import Table
 
     from biaskit.clitools import console as make_console
 
-    from .seat import TEMPLATE_KINDS, run_seat
+    from .seat import run_seat
 
-    if template is not None and template not in TEMPLATE_KINDS:
-        raise BiaskitError(f"unknown template kind '{template}'. Fix: use one of {', '.join(TEMPLATE_KINDS)}.")
-    s = run_seat(test, model, out, pooling=pooling.value, bleach=bleach.value, template=template, lang=lang,
-                 n_samples=n_samples, seed=seed, batch_size=batch_size, device=device, cache=not no_cache,
-                 command=_cmd())
+    s = run_seat(test, model, out, pooling=pooling.value, bleach=bleach.value,
+                 template=template.value if template is not None else None, lang=lang, n_samples=n_samples,
+                 seed=seed, batch_size=batch_size, device=device, cache=not no_cache, command=command_line())
     table = Table(title=f"SEAT: {model} ({pooling.value} pooling; d > 0: X~A, Y~B)")
     for col in ("test", "lang", "d", "p", "p method", "n X/Y/A/B"):
         table.add_column(col, justify="left" if col in ("test", "lang", "p method") else "right")
@@ -187,7 +131,6 @@ def seat_command(
     console.print(f"wrote {out / 'results.csv'}, {out / 'summary.json'}, {out / 'report.md'}", soft_wrap=True)
 
 
-@app.command("correlate")
 def correlate_command(
     results: List[Path] = typer.Option(..., "--results", "-r", help="biaskit result folders (evaluate cats/pairs), one "
                                                                      "per model and benchmark. Repeatable."),
@@ -195,7 +138,7 @@ def correlate_command(
                                                             "metric, score."),
     out: Path = typer.Option(..., "--out", help="Output folder (correlations.csv, variances.csv, summary.json, "
                                                 "report.md, plots/)."),
-    groups: _Groups = typer.Option(_Groups.all, "--groups", help="aligned: only groups present on both sides."),
+    groups: opt.GroupMode = typer.Option("all", "--groups", help="aligned: only groups present on both sides."),
     group_map: Optional[Path] = typer.Option(None, "--group-map", help="CSV domain,term,group mapping terms to shared "
                                                                        "group names (averaged)."),
     ddof: int = typer.Option(0, "--ddof", help="Variance: 0 population (default), 1 sample."),
@@ -211,7 +154,7 @@ def correlate_command(
 
     variances, corrs, info = correlate(results, extrinsic, groups=groups.value, group_map=group_map, ddof=ddof,
                                        min_groups=min_groups)
-    info["command"] = _cmd()
+    info["command"] = command_line()
     write_outputs(variances, corrs, info, out, plots=not no_plots)
     table = Table(title="Intrinsic vs extrinsic (variance of group scores, across models)")
     for col in ("domain", "intrinsic", "extrinsic", "models", "Pearson r", "p", "Spearman rho", "p "):

@@ -1,17 +1,21 @@
 """`biaskit evaluate` commands (thin typer wrappers around pure functions).
 
-Commands live in one module per family, each registering itself on ``app``:
-``pairs_cli`` (CrowS-Pairs / IndiBias pairs), ``cats_cli`` (StereoSet CATs, SEAT, correlation),
-``extrinsic_cli`` (group-level extrinsic scores for correlation) and ``seat_names_cli`` (SEAT name lists
-by corpus frequency).
+The commands live in one module per family and know nothing of this one: ``pairs_cli``
+(CrowS-Pairs / IndiBias pairs), ``cats_cli`` (StereoSet CATs, SEAT, correlation), ``extrinsic_cli``
+(group-level extrinsic scores for correlation, a sub-group) and ``seat_names_cli`` (SEAT name lists
+by corpus frequency) define plain functions or sub-apps, their shared options come from
+``cli_options``, and this module puts them on ``app``.
 """
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False)
+from . import cats_cli, extrinsic_cli, pairs_cli, seat_names_cli
 
-from . import pairs_cli  # noqa: E402,F401
-from . import cats_cli  # noqa: E402,F401
-from . import extrinsic_cli  # noqa: E402,F401
-from . import seat_names_cli  # noqa: E402,F401
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+app.command("pairs")(pairs_cli.pairs_command)
+app.command("cats")(cats_cli.cats_command)
+app.command("seat")(cats_cli.seat_command)
+app.command("seat-names")(seat_names_cli.seat_names_command)
+app.command("correlate")(cats_cli.correlate_command)
+app.add_typer(extrinsic_cli.ext_app, name="extrinsic")

@@ -14,7 +14,7 @@ sentence scores, and both methods share one cache entry per sentence.
 """
 from __future__ import annotations
 
-from .score_cache import score_key
+from .engine import Request
 from .scorers import PairScorer, _Job
 
 
@@ -48,14 +48,13 @@ class CLMScorer(PairScorer):
 
     def _plan_text(self, text: str) -> _Job:
         ids = self.encode(text)
-        key = score_key(fingerprint=self.lm.fingerprint, scorer=self.name, method="logprob", unit="token",
-                        lowercase=self.lowercase, text=text, extra={"ids": list(ids[:1]), "n": len(ids)})
-        return _Job(key=key, text=text, ids=ids, groups=(tuple(range(1, len(ids))),))
+        return _Job(text=text, ids=ids, groups=(tuple(range(1, len(ids))),))
 
     def _plan_pair(self, a: str, b: str) -> tuple[_Job, _Job]:
         return self._plan_text(a), self._plan_text(b)
 
-    def _rows(self, job: _Job):
+    def _requests(self, job: _Job) -> list[Request]:
+        """One input: the sentence; position t-1 predicts token t for every t >= 1."""
         if len(job.ids) < 2:
             return []
-        return [(list(job.ids), list(range(len(job.ids) - 1)), list(job.ids[1:]))]
+        return [Request(ids=job.ids, positions=tuple(range(len(job.ids) - 1)), targets=job.ids[1:], text=job.text)]

@@ -43,6 +43,7 @@ from typing import Optional, Sequence
 from biaskit.errors import BiaskitError, InputError
 
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
+GROUP_MODES = ("all", "aligned")
 
 
 @dataclass
@@ -204,8 +205,8 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
     import pandas as pd
     from scipy import stats
 
-    if groups not in ("all", "aligned"):
-        raise BiaskitError(f"unknown --groups '{groups}'. Fix: use all or aligned.")
+    if groups not in GROUP_MODES:
+        raise BiaskitError(f"unknown --groups '{groups}'. Fix: use {' or '.join(GROUP_MODES)}.")
     folders = [read_result_folder(p) for p in result_dirs]
     ext = read_extrinsic(extrinsic)
     gmap = read_group_map(group_map)

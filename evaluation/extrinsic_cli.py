@@ -9,11 +9,8 @@ import typer
 
 from biaskit.errors import BiaskitError
 
-from .cli import app
-
 ext_app = typer.Typer(no_args_is_help=True, add_completion=False,
                       help="Group-level extrinsic bias scores from raw outputs (Cao et al. 2022), for `correlate`.")
-app.add_typer(ext_app, name="extrinsic")
 
 _COMMON = {
     "group_col": typer.Option("group", "--group-col", help="Column with the group(s) a row mentions."),

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from biaskit.errors import BiaskitError
 
-from .score_cache import score_key
+from .engine import Request
 from .scorers import PairScorer, _Job
 from .spans import SentenceSpans, pair_spans
 
@@ -56,10 +56,7 @@ class MLMScorer(PairScorer):
             (" tokens, one token masked at a time" if self.unit == "token" else " words, one whole word masked at a time")
 
     def _job(self, text: str, sp: SentenceSpans) -> _Job:
-        groups = sp.u_groups if self.method == "pll" else sp.m_groups
-        key = score_key(fingerprint=self.lm.fingerprint, scorer=self.name, method=self.method, unit=self.unit,
-                        lowercase=self.lowercase, text=text, groups=groups, extra={"ids": len(sp.ids)})
-        return _Job(key=key, text=text, ids=sp.ids, groups=groups)
+        return _Job(text=text, ids=sp.ids, groups=sp.u_groups if self.method == "pll" else sp.m_groups)
 
     def plan(self, a: str, b: str) -> tuple[SentenceSpans, SentenceSpans]:
         """The U/M spans of a pair as scored (after lower-casing when the model is uncased)."""
@@ -73,15 +70,14 @@ class MLMScorer(PairScorer):
         enc = self.lm.tokenizer(self._prep(text), add_special_tokens=True, return_special_tokens_mask=True)
         ids = tuple(enc["input_ids"])
         groups = tuple((i,) for i, s in enumerate(enc["special_tokens_mask"]) if not s)
-        key = score_key(fingerprint=self.lm.fingerprint, scorer=self.name, method="pll-sentence", unit="token",
-                        lowercase=self.lowercase, text=text, groups=groups)
-        return _Job(key=key, text=text, ids=ids, groups=groups)
+        return _Job(text=text, ids=ids, groups=groups)
 
-    def _rows(self, job: _Job):
-        rows = []
+    def _requests(self, job: _Job) -> list[Request]:
+        """One input per group: the sentence with the group's positions masked, scored there."""
+        out = []
         for g in job.groups:
             masked = list(job.ids)
             for p in g:
                 masked[p] = self.mask_id
-            rows.append((masked, list(g), [job.ids[p] for p in g]))
-        return rows
+            out.append(Request(ids=tuple(masked), positions=g, targets=tuple(job.ids[p] for p in g), text=job.text))
+        return out

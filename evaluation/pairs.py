@@ -33,6 +33,7 @@ from biaskit.io import sha256_file
 from biaskit.progress import library_bars
 
 from . import pair_metrics as pm
+from .engine import DEFAULT_BATCH_SIZE
 
 PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
                  "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
@@ -131,7 +132,7 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
 
 def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
               models: Sequence[Any] | str = (), scorer: str = "mlm", unit: str = "token",
-              method: Optional[str] = None, batch_size: int = 32, device: str = "auto", dtype: Any = None,
+              method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
               runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
               tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
@@ -221,8 +222,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         write_s = time.perf_counter() - t0
         summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
                               "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
-                              "forward_passes": getattr(sc, "forward_passes", None),
-                              "rows_scored": getattr(sc, "rows_scored", None)}
+                              "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored}
         from biaskit.io import write_json
 
         write_json(mdir / "summary.json", _ordered(summary))  # again, now with the write time

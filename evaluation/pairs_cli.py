@@ -1,81 +1,38 @@
 """`biaskit evaluate pairs`: a thin typer wrapper around :func:`biaskit.evaluation.pairs.run_pairs`."""
 from __future__ import annotations
 
-import shlex
-from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
-from .cli import app
+from biaskit.clitools import command_line
+
+from . import cli_options as opt
 
 
-class _Format(str, Enum):
-    auto = "auto"
-    crows = "crows"
-    indibias = "indibias"
-    biaskit = "biaskit"
-
-
-class _Scorer(str, Enum):
-    mlm = "mlm"
-    clm = "clm"
-
-
-class _Unit(str, Enum):
-    token = "token"
-    word = "word"
-
-
-def _command_line(**kw) -> str:
-    parts = ["biaskit", "evaluate", "pairs", "--data", str(kw["data"])]
-    if kw["format"] != "auto":
-        parts += ["--format", kw["format"]]
-    if kw.get("split"):
-        parts += ["--split", kw["split"]]
-    if kw["lang"]:
-        parts += ["--lang", kw["lang"]]
-    for m in kw["model"]:
-        parts += ["--model", m]
-    parts += ["--scorer", kw["scorer"], "--unit", kw["unit"]]
-    if kw["method"]:
-        parts += ["--method", kw["method"]]
-    if kw["dtype"]:
-        parts += ["--dtype", kw["dtype"]]
-    if kw["limit"] is not None:
-        parts += ["--limit", str(kw["limit"])]
-    if kw["skip_invalid"]:
-        parts += ["--skip-invalid"]
-    parts += ["--seed", str(kw["seed"]), "--runs", str(kw["runs"]), "--fraction", str(kw["fraction"]),
-              "--out", str(kw["out"])]
-    return shlex.join(parts)
-
-
-@app.command("pairs")
 def pairs_command(
     data: Path = typer.Option(..., "--data", help="Minimal-pair file (CrowS-Pairs CSV, IndiBias CSV, biaskit JSONL/CSV) "
                                                   "or a release folder (`biaskit release build`)."),
     split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
-    model: List[str] = typer.Option(..., "--model", "-m",
-                                    help="Model folder, alias (gemma3-270m) or cached hub name. Repeat to compare models."),
-    scorer: _Scorer = typer.Option(_Scorer.mlm, "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs."),
-    format: _Format = typer.Option(_Format.auto, "--format", help="Input format (auto-detected from columns/extension)."),
+    model: opt.Models = ...,
+    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs."),
+    format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
-    unit: _Unit = typer.Option(_Unit.token, "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
+    unit: opt.Unit = typer.Option("token", "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
     method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Rows (masked variants/sentences) per forward pass."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda[:N]."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16, float16 (GPU)."),
+    batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
+    device: opt.Device = "auto",
+    dtype: opt.Dtype = None,
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N pairs of each language."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip invalid rows (reported) instead of stopping."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first subsample run (run i uses seed + i)."),
     runs: int = typer.Option(5, "--runs", help="Subsample runs (IndiBias protocol)."),
     fraction: float = typer.Option(0.8, "--fraction", help="Fraction of pairs per subsample run."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the on-disk score cache."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    no_cache: opt.NoCache = False,
+    quiet: opt.Quiet = False,
 ) -> None:
     """Score minimal pairs (CrowS-Pairs / IndiBias metric) with one or more language models."""
     from rich.table import Table
@@ -86,13 +43,10 @@ def pairs_command(
     from .pairs import run_pairs
     from .report import ci_text, fmt, length_note
 
-    cmd = _command_line(data=data, split=split, format=format.value, lang=lang, model=model, scorer=scorer.value, unit=unit.value,
-                        method=method, dtype=dtype, limit=limit, skip_invalid=skip_invalid, seed=seed, runs=runs,
-                        fraction=fraction, out=out)
     res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
                     method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
                     skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
-                    progress=not quiet, command=cmd, split=split)
+                    progress=not quiet, command=command_line(), split=split)
     console = make_console()
     if res["skipped"]:
         console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),

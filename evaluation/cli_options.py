@@ -1,0 +1,49 @@
+"""Options the `biaskit evaluate` commands share, declared once.
+
+Choices come from the registries and constants of the code that implements them (through
+:func:`biaskit.clitools.choice_enum`), so the CLI cannot offer a choice the code lacks or miss one
+it gained. The model / device / dtype / batch-size / cache / quiet block is written here once and
+used by every command as ``device: Device = "auto"`` etc.
+"""
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from biaskit.clitools import choice_enum
+from biaskit.readers import CAT_FORMATS, FORMATS as PAIR_FORMATS
+
+from .cat_metrics import SPLITS, TIE_POLICIES
+from .correlate import GROUP_MODES
+from .engine import DEFAULT_BATCH_SIZE
+from .models import KINDS
+from .scorers import SCORERS
+from .seat import BLEACH_MODES, POOLINGS, TEMPLATE_KINDS
+from .stereoset import PIECE_AGGS
+
+# ---- choices ------------------------------------------------------------------------------------------
+PairScorer = choice_enum("PairScorer", SCORERS)
+PairFormat = choice_enum("PairFormat", PAIR_FORMATS)
+Unit = choice_enum("Unit", sorted({u for name in SCORERS for u in SCORERS.get(name).units}))
+CatScorer = choice_enum("CatScorer", ("auto", *KINDS))
+CatFormat = choice_enum("CatFormat", CAT_FORMATS)
+CatSplit = choice_enum("CatSplit", ("both", *SPLITS))
+PieceAgg = choice_enum("PieceAgg", PIECE_AGGS)
+TiePolicy = choice_enum("TiePolicy", TIE_POLICIES)
+Pooling = choice_enum("Pooling", POOLINGS)
+Bleach = choice_enum("Bleach", BLEACH_MODES)
+TemplateKind = choice_enum("TemplateKind", TEMPLATE_KINDS)
+GroupMode = choice_enum("GroupMode", GROUP_MODES)
+
+# ---- the model block ----------------------------------------------------------------------------------
+_MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"
+Models = Annotated[List[str], typer.Option("--model", "-m", help=_MODEL_HELP + ". Repeat to compare models.")]
+Model = Annotated[str, typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
+OptionalModel = Annotated[Optional[str], typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
+Device = Annotated[str, typer.Option("--device", help="auto, cpu or cuda[:N].")]
+Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default), bfloat16, float16 (GPU).")]
+BatchSize = Annotated[int, typer.Option("--batch-size", help="Most model inputs per forward pass (inputs of one "
+                                                             "length are batched together).")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the on-disk score cache.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
