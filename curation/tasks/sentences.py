@@ -12,19 +12,14 @@ from typing import Any, Optional
 
 from biaskit.inventory import Inventory, load_inventory
 from biaskit import ids
-from biaskit.textutil import norm_word, tokenize
 
 from . import TASKS
 from .base import Task
 
 
 def mentions_identity(sentence: str, identity: str, lang: str, inv: Inventory) -> bool:
-    term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
-    if term is not None:
-        for m in inv.find(tokenize(sentence), lang):
-            if m.term.id == term.id or term.id in m.term.components.values():
-                return True
-    return norm_word(identity) in norm_word(sentence)
+    """:meth:`biaskit.inventory.Inventory.mentions` (the sentence annotation kind re-checks edits with it)."""
+    return inv.mentions(sentence, identity, lang)
 
 
 @TASKS.register("sentences")
