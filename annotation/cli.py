@@ -180,6 +180,8 @@ def status_command(
                                                                   "project's; offline 1)."),
     min_others: int = typer.Option(2, "--min-others", help="Other annotators an item needs for the "
                                                            "leave-one-out majority."),
+    question: Optional[list[str]] = typer.Option(None, "--question", help="Agreement and disagreement on this "
+                                                                          "question only (repeatable; default all)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     url: UrlOpt = None,
 ) -> None:
@@ -195,7 +197,7 @@ def status_command(
 
         got = project_judgments(project, url=url)
         st = project_status(got.judgments, got.n_tasks, overlap=overlap or got.overlap, min_others=min_others,
-                            source=got.url)
+                            questions=question, source=got.url)
         title = f"'{project}' ({got.url})"
     else:
         from biaskit.readers import read_judgments
@@ -204,7 +206,7 @@ def status_command(
             raise InputError("--judgments needs --tasks (the project's number of tasks).",
                              fix="pass --tasks N (tasks with no answer yet are pending).")
         st = project_status(read_judgments(judgments), tasks, overlap=overlap or 1, min_others=min_others,
-                            source=str(judgments))
+                            questions=question, source=str(judgments))
         title = str(judgments)
     echo(json.dumps(st, ensure_ascii=False, indent=2) if as_json else status_markdown(st, title).rstrip("\n"))
 

@@ -10,6 +10,8 @@ native speaker's review.
 from __future__ import annotations
 
 import functools
+import html as html_lib
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Iterable, Optional
@@ -68,8 +70,26 @@ def guidelines_markdown(kind: str, langs: Optional[str | Iterable[str]] = None) 
 def guidelines_html(kind: str, langs: Optional[str | Iterable[str]] = None) -> str:
     """The guidelines as HTML for Label Studio's instructions panel (raw HTML in the Markdown is
     not passed through); each language in a ``<div lang=...>`` so the browser picks its fonts.
-    Empty when ``langs`` is ``none``."""
+    Label Studio drops style attributes and its CSS hides list markers, so list items carry their
+    bullet or number as text. Empty when ``langs`` is ``none``."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    return "<hr/>".join(f'<div lang="{lang}">{md.render(t)}</div>' for lang, t in _texts(kind, langs))
+    return "<hr>".join(f'<div lang="{lang}">{_visible_markers(md.render(t))}</div>' for lang, t in _texts(kind, langs))
+
+
+def _visible_markers(html: str) -> str:
+    def number(m: "re.Match") -> str:
+        items = iter(range(int(m.group(1) or 1), 10 ** 6))
+        return re.sub(r"<li>", lambda _: f"<li>{next(items)}. ", m.group(0))
+
+    html = re.sub(r'<ol(?: start="(\d+)")?>.*?</ol>', number, html, flags=re.S)
+    return re.sub(r"<ul>.*?</ul>", lambda m: m.group(0).replace("<li>", "<li>• "), html, flags=re.S)
+
+
+def same_instructions(a: Optional[str], b: Optional[str]) -> bool:
+    """Do two instruction panels say the same (Label Studio sanitises the HTML it stores: compare text)?"""
+    def text(h: Optional[str]) -> str:
+        return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", h or "")).split())
+
+    return text(a) == text(b)

@@ -255,7 +255,7 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     """
     from biaskit.progress import progress as progress_bar
 
-    from .guidelines import guidelines_html, parse_langs
+    from .guidelines import guidelines_html, parse_langs, same_instructions
 
     if chunk_size < 1:
         raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
@@ -286,7 +286,7 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
             upd["label_config"] = config
         if overlap and proj.maximum_annotations != overlap:
             upd["maximum_annotations"] = overlap
-        if instructions and (proj.expert_instruction != instructions or not proj.show_instruction):
+        if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
             upd.update(expert_instruction=instructions, show_instruction=True)
         if upd:
             _call(u, lambda: client.projects.update(proj.id, **upd), "project update")

@@ -20,7 +20,9 @@ answered a task twice counts once, with the latest answer):
   least ``min_others`` other annotators answered too and where those others have a unique most
   frequent label (the *leave-one-out majority*: the annotator's own answer left out), the share
   where the annotator's label differs from it. High rates single out careless or misunderstanding
-  annotators; the list is sorted by it, highest first.
+  annotators; the list is sorted by it, highest first. Each option of a multiple-choice question
+  is an item of its own (``concern:<code>``, yes / no), as in aggregation and agreement;
+  ``questions`` restricts agreement and disagreement to some questions (``concern`` = all its options).
 """
 from __future__ import annotations
 
@@ -47,6 +49,10 @@ def _annotations(df):
     a = a.drop_duplicates(["task", "worker"], keep="last")
     lt = pd.to_numeric(a["lead_time"], errors="coerce") if "lead_time" in a.columns else pd.Series(np.nan, index=a.index)
     return pd.DataFrame({"task": a["task"].to_numpy(), "worker": a["worker"].to_numpy(), "lead_time": lt.to_numpy()})
+
+
+def _round(x) -> Optional[float]:
+    return None if x is None or not np.isfinite(x) else round(float(x), 3)
 
 
 def _time_stats(x) -> dict[str, Any]:
@@ -98,7 +104,7 @@ def leave_one_out(df, min_others: int = 2):
 
 
 def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int = 2,
-                   source: Optional[str] = None) -> dict[str, Any]:
+                   questions: Optional[list[str]] = None, source: Optional[str] = None) -> dict[str, Any]:
     """The status report (a JSON-able dict) of a project with ``n_tasks`` tasks, ``overlap``
     annotators wanted per task, from its pulled ``judgments`` (a DataFrame or rows); see the module
     docstring for every figure."""
@@ -119,26 +125,36 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
                          fix="pass the project's number of tasks (--tasks), or the judgments of this project.")
     hist = per_task.value_counts().to_dict()
     hist[0] = n_tasks - len(per_task)
-    done_tasks = set(per_task.index[per_task >= overlap])
+    done_tasks = per_task.index[per_task >= overlap]
     n_done = len(done_tasks)
     short = n_tasks - n_done  # tasks below the overlap target (not started included)
 
     prep = prepare(df, duplicates="last", source=source).df if len(df) else pd.DataFrame(
         columns=["task", "question", "worker", "label"])
+    if questions:  # a question, or all options of a multiple-choice one (concern -> concern:<code>)
+        wanted = {q for q in map(str, prep["question"].unique()) if q in questions or q.split(":")[0] in questions}
+        if len(prep) and not wanted:
+            raise InputError(f"no answers to question(s) {', '.join(questions)}.", path=source,
+                             fix=f"use one of {', '.join(_base_questions(prep))}.")
+        prep = prep[prep["question"].isin(wanted)].reset_index(drop=True)
     compared, disagree = leave_one_out(prep, min_others)
     loo = pd.DataFrame({"worker": prep["worker"].to_numpy(), "compared": compared, "disagree": disagree})
     loo_by = loo.groupby("worker").sum() if len(loo) else pd.DataFrame(columns=["compared", "disagree"])
+    n_judg = prep["worker"].value_counts()
 
     people = []
-    for w, sub in (ann.groupby("worker", sort=True) if len(ann) else []):
-        mine = set(sub["task"])
-        c = int(loo_by.loc[w, "compared"]) if w in loo_by.index else 0
-        d = int(loo_by.loc[w, "disagree"]) if w in loo_by.index else 0
-        t = _time_stats(sub["lead_time"])
-        people.append({"annotator": w, "done": len(mine), "pending": short - len(mine - done_tasks),
-                       "judgments": int((prep["worker"] == w).sum()),
-                       "lead_time_median": t["median"], "lead_time_mean": t["mean"],
-                       "compared": c, "disagreements": d, "disagreement_rate": round(d / c, 4) if c else None})
+    if len(ann):  # one row per (task, worker): counts and lead times per annotator, grouped once
+        g = ann.groupby("worker", sort=True)
+        done = g.size()
+        short_done = ann[~ann["task"].isin(done_tasks)].groupby("worker").size()
+        med, mean = g["lead_time"].median(), g["lead_time"].mean()
+        for w in done.index:
+            c = int(loo_by.loc[w, "compared"]) if w in loo_by.index else 0
+            d = int(loo_by.loc[w, "disagree"]) if w in loo_by.index else 0
+            people.append({"annotator": w, "done": int(done[w]), "pending": short - int(short_done.get(w, 0)),
+                           "judgments": int(n_judg.get(w, 0)),
+                           "lead_time_median": _round(med[w]), "lead_time_mean": _round(mean[w]),
+                           "compared": c, "disagreements": d, "disagreement_rate": round(d / c, 4) if c else None})
     people.sort(key=lambda p: (p["disagreement_rate"] is None, -(p["disagreement_rate"] or 0), p["annotator"]))
 
     agree: dict[str, Any] = {"n_items_multi": 0}
@@ -153,9 +169,14 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
         "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
         "agreement": agree,
         "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
-        "min_others": min_others,
+        "min_others": min_others, "questions": _base_questions(prep),
         "per_annotator": people,
     }
+
+
+def _base_questions(prep) -> list[str]:
+    """The questions answered (a multiple-choice question once, not per option)."""
+    return sorted({str(q).split(":")[0] for q in prep["question"].unique()})
 
 
 def _f(x: Any, nd: int = 3) -> str:
@@ -175,7 +196,8 @@ def status_markdown(st: dict[str, Any], title: str = "") -> str:
              f"{st['annotators']} annotator(s).", "",
              "Tasks by number of annotators: " + ", ".join(f"{k}: {v}" for k, v in st["annotators_per_task"].items())
              + ".", "",
-             f"Agreement so far ({a.get('n_items_multi', 0)} items with 2+ answers): Krippendorff's alpha "
+             f"Agreement so far ({a.get('n_items_multi', 0)} items with 2+ answers; questions: "
+             f"{', '.join(st['questions']) or 'none'}): Krippendorff's alpha "
              f"{_f(a.get('krippendorff_alpha'))}, Fleiss' kappa {_f(a.get('fleiss_kappa'))}, percent agreement "
              f"{_f(a.get('percent_agreement'))}.", "",
              f"Time per task (Label Studio lead time, {t['n']} annotations): median {_f(t['median'], 1)} s, "

@@ -317,3 +317,21 @@ def test_editing_kinds_prefill_their_text_areas(kind):
             "translation": {"corrected_more_A": "$slot_A_more", "corrected_less_B": "$slot_B_less"}}[kind]
     assert {n: areas.get(n) for n in want} == want
     assert areas.get("comment") is None
+
+
+def test_translation_tasks_name_every_slot_the_config_names(tmp_path):
+    """Label Studio refuses a task without a key its config names ($slot_C_more: found on a real
+    server): a pair with 2 candidates in a file whose largest has 3 gets empty texts for slot C."""
+    import re
+
+    def rec(pid, n):
+        return {"pair_id": pid, "source_lang": "en", "target_lang": "hi", "source": {"sent_more": "a", "sent_less": "b"},
+                "candidates": [{"engine": f"e{i}", "sent_more": f"क{i}", "sent_less": f"ख{i}"} for i in range(n)]}
+
+    k = get_kind("translation")
+    recs = k.load(write_jsonl(tmp_path / "c.jsonl", [rec("x3", 3), rec("x2", 2)]))
+    names = set(re.findall(r'value="\$([a-z_A-Z]+)"', k.config(recs)))
+    for r in recs:
+        data = k.task(r)["data"]
+        assert names <= set(data), names - set(data)
+    assert k.task(recs[1])["data"]["slot_C_more"] == "" and k.task(recs[1])["data"]["slot_B_more"] in ("क0", "क1")

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from biaskit.annotation.guidelines import GUIDELINE_LANGS, guidelines_dir, guidelines_html, guidelines_markdown
+from biaskit.annotation.guidelines import (GUIDELINE_LANGS, guidelines_dir, guidelines_html, guidelines_markdown,
+                                           same_instructions)
 from biaskit.annotation.kinds import KINDS, get_kind
 from conftest import run_cli
 
@@ -56,7 +57,14 @@ def test_cli_exports_markdown(tmp_path, capsys):
 
 def test_html_for_the_instructions_panel():
     h = guidelines_html("translation")
-    assert h.startswith('<div lang="en"><h1>') and '<div lang="hi"><h1>' in h and "<table>" in h
+    assert h.startswith('<div lang="en"><h1') and '<div lang="hi"><h1' in h and "<table" in h
     assert "एक पुरुष" in h
     assert guidelines_html("pair", "none") == ""
     assert '<div lang="hi">' not in guidelines_html("pair", "en")
+    # list markers as text (Label Studio's CSS hides them): the tuple guidelines' numbered questions
+    t = guidelines_html("tuple", "en")
+    assert "<li>1. <strong>Is this a prevalent stereotype" in t and "<li>2. <strong>Polarity" in t
+    assert "<li>• <strong>Stereotype</strong>" in t
+    # what Label Studio stores differs in markup only: the same instructions
+    assert same_instructions(t, t.replace("<hr>", "<hr/>").replace("<h1>", '<h1 class="x">'))
+    assert not same_instructions(t, t.replace("Polarity", "Polarity!"))

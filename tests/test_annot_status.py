@@ -65,21 +65,20 @@ def test_status_by_hand():
 
 def _loo_reference(df, min_others):
     """The leave-one-out majority the plain way: for each answer, count the others' labels."""
+    from collections import Counter
+
+    by_item = {}
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+        by_item.setdefault((t, q), []).append((w, lab))
     comp, dis = [], []
-    groups = {k: g for k, g in df.groupby(["task", "question"])}
-    for r in df.itertuples():
-        g = groups[(r.task, r.question)]
-        others = g[g["worker"] != r.worker]["label"].tolist()
-        if len(others) < min_others:
-            comp.append(False), dis.append(False)
-            continue
-        counts = pd.Series(others).value_counts()
-        top = counts[counts == counts.max()]
-        if len(top) > 1:
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+        others = [x for ww, x in by_item[(t, q)] if ww != w]
+        top = Counter(others).most_common()
+        if len(others) < min_others or (len(top) > 1 and top[0][1] == top[1][1]):
             comp.append(False), dis.append(False)
             continue
         comp.append(True)
-        dis.append(top.index[0] != r.label)
+        dis.append(top[0][0] != lab)
     return np.array(comp), np.array(dis)
 
 
@@ -105,6 +104,21 @@ def test_status_edge_cases():
     # overlap 1 (Label Studio's default): a task with one annotation is done
     st = project_status(pd.DataFrame([_row("t1", "a", "stereo", 3)]), 2)
     assert (st["done"], st["per_annotator"][0]["pending"], st["per_annotator"][0]["disagreement_rate"]) == (1, 1, None)
+
+
+def test_status_on_some_questions():
+    from biaskit.errors import InputError
+
+    rows = ROWS + [_row("t1", w, "yes" if w == "a" else "no", 10, question="concern:grammar") for w in "bcd"]
+    # on validity only: as by hand above; on the concern: b, c, d all "no" -> 0 of 1 each
+    st = project_status(pd.DataFrame(rows), 5, overlap=3, questions=["validity"])
+    assert {p["annotator"]: p["disagreements"] for p in st["per_annotator"]} == {"a": 0, "b": 0, "c": 0, "d": 2}
+    st = project_status(pd.DataFrame(rows), 5, overlap=3, questions=["concern"])
+    assert {p["annotator"]: (p["compared"], p["disagreements"]) for p in st["per_annotator"]} == {
+        "a": (0, 0), "b": (1, 0), "c": (1, 0), "d": (1, 0)}
+    assert st["questions"] == ["concern"]
+    with pytest.raises(InputError, match="no answers to question"):
+        project_status(pd.DataFrame(rows), 5, questions=["polarity"])
 
 
 def test_status_cli_offline(tmp_path, capsys):

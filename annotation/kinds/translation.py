@@ -101,7 +101,10 @@ class TranslationKind(TaskKind):
         return self._config(n)
 
     def config(self, records=None):
-        return self._config(self.n_slots(records))
+        # remembered for task_data: Label Studio refuses a task without a key the config names
+        # ($slot_C_more), so tasks with fewer candidates get empty texts for the extra slots
+        self._slots = self.n_slots(records)
+        return self._config(self._slots)
 
     def _config(self, n: int) -> str:
         return ("<View>"
@@ -126,6 +129,8 @@ class TranslationKind(TaskKind):
             c = rec.candidates[i]
             slots.append({"slot": s, "index": i, "engine": c.engine, "model": c.model})
             prefill[f"slot_{s}_more"], prefill[f"slot_{s}_less"] = c.sent_more, c.sent_less
+        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
+            prefill[f"slot_{s}_more"] = prefill[f"slot_{s}_less"] = ""
             flag_html = "".join(
                 f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
                 + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
