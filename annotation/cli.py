@@ -324,6 +324,8 @@ def apply_command(
     cmd = command_line()
     res = apply_annotations(value(kind), data, aggregated, out, judgments=judgments, method=value(method),
                             min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
+    for w in res.get("warnings", []):
+        echo(f"warning: {w}", err=True)
     echo(json.dumps({**res, "command": cmd}, ensure_ascii=False))
 
 

@@ -334,4 +334,28 @@ def test_translation_tasks_name_every_slot_the_config_names(tmp_path):
     for r in recs:
         data = k.task(r)["data"]
         assert names <= set(data), names - set(data)
-    assert k.task(recs[1])["data"]["slot_C_more"] == "" and k.task(recs[1])["data"]["slot_B_more"] in ("क0", "क1")
+    d1 = k.task(recs[1])["data"]
+    assert d1["slot_C_more"] == "" and d1["slot_B_more"] in ("क0", "क1")
+    assert d1["candidates_html"].count("<div") == 2 and "क0" in d1["candidates_html"]  # the boxes are unchanged
+
+
+def test_apply_without_judgments_warns_that_corrections_were_not_read(tmp_path, capsys):
+    from conftest import run_cli
+
+    data = write_jsonl(tmp_path / "pairs.jsonl", PAIRS[:1])
+    pid = get_kind("pair").load(data)[0].pair_id
+    agg = tmp_path / "agg.csv"
+    pd.DataFrame([{"task": pid, "question": "validity", "label": "stereo", "status": "accepted", "votes": 3,
+                   "n_annotators": 3}]).to_csv(agg, index=False)
+    code, out, err = run_cli(["annotate", "apply", "--kind", "pair", "--data", str(data), "--aggregated", str(agg),
+                              "--out", str(tmp_path / "ok.jsonl")], capsys)
+    assert code == 0 and "warning: the corrections annotators typed were not read" in err and "--judgments" in err
+    assert json.loads(out)["accepted"] == 1
+    # kinds without text answers: nothing to warn about
+    tdata = write_jsonl(tmp_path / "t.jsonl", [{"identity": "a", "attribute": "b", "axis": "gender",
+                                                "polarity": "positive"}])
+    tid = get_kind("tuple").load(tdata)[0].tuple_id
+    pd.DataFrame([{"task": tid, "question": "stereotype", "label": "yes", "status": "accepted"}]).to_csv(agg, index=False)
+    code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(tdata), "--aggregated", str(agg),
+                              "--out", str(tmp_path / "t_ok.jsonl")], capsys)
+    assert code == 0 and json.loads(out)["accepted"] == 1 and "warning" not in err

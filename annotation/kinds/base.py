@@ -185,6 +185,7 @@ class ApplyResult:
     counts: dict[str, int] = field(default_factory=lambda: {s: 0 for s in APPLY_STATUSES})
     paths: dict[str, Path] = field(default_factory=dict)
     report: Optional[dict] = None
+    warnings: list[str] = field(default_factory=list)
 
     def drop(self, rid: str, status: str, reason: str) -> None:
         """Count a record that is not accepted; rejected / needs-adjudication ones are listed in
@@ -211,6 +212,8 @@ class ApplyResult:
         for name, p in self.paths.items():
             if name != "out":
                 out[f"{name}_file"] = str(p)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 

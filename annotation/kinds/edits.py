@@ -134,6 +134,15 @@ def edit_reason(conflicts: list[EditOutcome]) -> str:
 
 
 # ------------------------------------------------------------------------------------------ returned records
+def edit_result():
+    """An :class:`~.base.ApplyResult` of an editing kind: both queue files are always written
+    (empty when nothing went back) and counted."""
+    from .base import APPLY_STATUSES, ApplyResult
+
+    return ApplyResult(files={"rejected": [], "needs_review": [], "adjudicate": []},
+                       counts={**{st: 0 for st in APPLY_STATUSES}, "needs_review": 0, "adjudicate": 0})
+
+
 def returned_record(rec: Any, to: str, reason: str, **extra: Any) -> dict:
     """A record sent back (``to`` = ``needs_review`` or ``adjudicate``) as a dict in its kind's
     input format (``push`` takes the file again): ``status = needs_review``, the reason (and what

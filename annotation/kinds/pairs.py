@@ -16,7 +16,7 @@ from typing import Any
 
 from .base import (CHOICE, MULTI, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize,
                    textarea_xml, xml_attr)
-from .edits import edit_reason, field_edits, latest_answers, returned_note, returned_record
+from .edits import edit_reason, edit_result, field_edits, latest_answers, returned_note, returned_record
 
 # Concern codes: the operationalisation pitfalls of Blodgett et al. (2021), "Stereotyping Norwegian
 # Salmon", ACL, plus two used in this project's checks (multiple perturbations, IndiBias' cultural
@@ -104,7 +104,7 @@ class PairKind(TaskKind):
                              fix=f"use one of {', '.join(DIRECTION_POLICIES)}.")
         concerns = votes.accepted_yes("concern")
         judged = votes.by_task()
-        res = ApplyResult()
+        res = edit_result()
         for rec in records:
             rid = rec.pair_id
             r = votes.accepted(res, rid, "validity")

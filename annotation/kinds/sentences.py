@@ -21,7 +21,7 @@ from typing import Any
 
 from .base import (CHOICE, MULTI, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize, textarea_xml,
                    xml_attr)
-from .edits import edit_reason, field_edits, latest_answers, returned_note, returned_record
+from .edits import edit_reason, edit_result, field_edits, latest_answers, returned_note, returned_record
 
 DECISIONS = ("keep", "fix", "drop")
 # code -> (label shown to annotators, hint)
@@ -93,7 +93,7 @@ class SentenceKind(TaskKind):
         inv = load_inventory()
         problems = votes.accepted_yes("problem")
         judged = votes.by_task()
-        res = ApplyResult()
+        res = edit_result()
         for rec in records:
             rid = rec.sentence_id
             r = votes.accepted(res, rid, "decision")

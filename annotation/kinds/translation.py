@@ -129,8 +129,6 @@ class TranslationKind(TaskKind):
             c = rec.candidates[i]
             slots.append({"slot": s, "index": i, "engine": c.engine, "model": c.model})
             prefill[f"slot_{s}_more"], prefill[f"slot_{s}_less"] = c.sent_more, c.sent_less
-        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
-            prefill[f"slot_{s}_more"] = prefill[f"slot_{s}_less"] = ""
             flag_html = "".join(
                 f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
                 + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
@@ -139,6 +137,8 @@ class TranslationKind(TaskKind):
             rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
                         f"1. {html.escape(str(c.sent_more))}<br/>2. {html.escape(str(c.sent_less))}"
                         f"<br/><small>flags:<ul>{flag_html}</ul></small></div>")
+        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
+            prefill[f"slot_{s}_more"] = prefill[f"slot_{s}_less"] = ""
         return {"source_more": rec.source.sent_more, "source_less": rec.source.sent_less,
                 "source_lang": rec.source_lang, "target_lang": rec.target_lang,
                 "direction": rec.direction, "candidates_html": "".join(rows),
