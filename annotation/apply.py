@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from biaskit.errors import InputError
 
-from .kinds import ApplyResult, Votes, get_kind
+from .kinds import TEXT, ApplyResult, Votes, get_kind
 
 AGG_COLUMNS = ("task", "question", "label", "status")
 
@@ -83,6 +83,9 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     _check_known(pd.Series([t for t, _ in agg], dtype=object), known, k, data_path, source, "aggregated")
     res = k.apply(records, Votes(agg, judg, data_path=str(data_path)), min_agree=min_agree, **options)
     res.counts = {"records": len(records), **res.counts}
+    if judg is None and any(q.type == TEXT for q in k.questions):
+        res.warnings.append(f"the corrections annotators typed were not read (kind '{k.name}' takes them from the "
+                            "judgments): pass --judgments (from `biaskit annotate pull`) to apply them.")
     out = Path(out_path)
     k.write(out, res.accepted)
     res.paths["out"] = out

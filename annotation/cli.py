@@ -1,8 +1,9 @@
 """`biaskit annotate` commands (thin typer wrappers around pure functions).
 
-serve / stop (a local Label Studio), push / pull / import (tasks and judgments), aggregate,
-agreement, from-stereoset (StereoSet's released labels -> judgments), apply, report (a kind's report
-on applied annotations), config (print a kind's labeling config). See docs/annotation.md.
+serve / stop (a local Label Studio), push / pull / import (tasks and judgments), status (a project's
+progress and quality), aggregate, agreement, from-stereoset (StereoSet's released labels ->
+judgments), apply, report (a kind's report on applied annotations), config (print a kind's
+labeling config), guidelines (a kind's annotator guidelines). See docs/annotation.md.
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
@@ -126,12 +127,15 @@ def push_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
     chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip rows that are not valid records."),
+    guidelines: str = typer.Option("en,hi", "--guidelines", metavar="LANGS",
+                                   help="Languages of the kind's annotator guidelines shown in the project's "
+                                        "instructions panel: en,hi | en | hi | none (leave the panel as it is)."),
     url: UrlOpt = None,
 ) -> None:
     from .labelstudio import push
 
     rep = push(data, value(kind), project, url=url, overlap=overlap, seed=seed, chunk_size=chunk_size,
-               predictions=predictions, skip_invalid=skip_invalid,
+               predictions=predictions, skip_invalid=skip_invalid, guidelines=guidelines,
                description=f"biaskit {value(kind)} review; created by: {command_line()}")
     echo(f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
          f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
@@ -139,6 +143,7 @@ def push_command(
          + (f", {rep.duplicate_ids} duplicate id(s) skipped" if rep.duplicate_ids else "")
          + (f", {rep.skipped_invalid} invalid row(s) skipped" if rep.skipped_invalid else "")
          + ("; labeling config updated" if rep.config_updated else "")
+         + ("; instructions updated" if rep.instructions_updated else "")
          + (f"; {rep.duplicate_tasks_removed} duplicate task(s) left by an interrupted push removed"
             if rep.duplicate_tasks_removed else ""))
     if rep.duplicate_tasks_annotated:
@@ -163,6 +168,70 @@ def pull_command(
     echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) by "
          f"{len(rep.workers)} annotator(s) -> {out} ({rep.export} export)"
          + (f" ({rep.n_skipped_cancelled} skipped annotation(s) ignored)" if rep.n_skipped_cancelled else ""))
+
+
+@app.command("status", help=f"A project's progress and quality: tasks done / pending per annotator, overlap "
+                             f"reached, agreement so far, time per task, disagreement with the others' majority. "
+                             f"{TOKEN_HELP}")
+def status_command(
+    project: Optional[str] = typer.Option(None, "--project", help="Label Studio project title (read live)."),
+    judgments: Optional[Path] = typer.Option(None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) "
+                                                                       "instead of --project."),
+    tasks: Optional[int] = typer.Option(None, "--tasks", help="Offline: the project's number of tasks."),
+    overlap: Optional[int] = typer.Option(None, "--overlap", help="Annotators wanted per task (default: the "
+                                                                  "project's; offline 1)."),
+    min_others: int = typer.Option(2, "--min-others", help="Other annotators an item needs for the "
+                                                           "leave-one-out majority."),
+    question: Optional[list[str]] = typer.Option(None, "--question", help="Agreement and disagreement on this "
+                                                                          "question only (repeatable; default all)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    url: UrlOpt = None,
+) -> None:
+    from biaskit.errors import InputError
+
+    from .status import project_status, status_markdown
+
+    if (project is None) == (judgments is None):
+        raise InputError("give either --project (a live Label Studio) or --judgments with --tasks (files).",
+                         fix="e.g. biaskit annotate status --project 'hi pairs v1'.")
+    if project is not None:
+        from .labelstudio import project_judgments
+
+        got = project_judgments(project, url=url)
+        st = project_status(got.judgments, got.n_tasks, overlap=overlap or got.overlap, min_others=min_others,
+                            questions=question, source=got.url)
+        title = f"'{project}' ({got.url})"
+    else:
+        from biaskit.readers import read_judgments
+
+        if tasks is None:
+            raise InputError("--judgments needs --tasks (the project's number of tasks).",
+                             fix="pass --tasks N (tasks with no answer yet are pending).")
+        st = project_status(read_judgments(judgments), tasks, overlap=overlap or 1, min_others=min_others,
+                            questions=question, source=str(judgments))
+        title = str(judgments)
+    echo(json.dumps(st, ensure_ascii=False, indent=2) if as_json else status_markdown(st, title).rstrip("\n"))
+
+
+@app.command("guidelines")
+def guidelines_command(
+    kind: KindOpt,
+    lang: str = typer.Option("en,hi", "--lang", metavar="LANGS", help="en | hi | en,hi (both, one after the other)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the Markdown here instead of printing it."),
+) -> None:
+    """A kind's annotator guidelines as Markdown (what Label Studio's instructions panel shows), to
+    hand to annotators or a vendor. The Hindi text is the team's translation, pending a native
+    speaker's review."""
+    from biaskit.io import atomic_write_text
+
+    from .guidelines import guidelines_markdown
+
+    md = guidelines_markdown(value(kind), lang)
+    if out is None:
+        echo(md.rstrip("\n"))
+    else:
+        atomic_write_text(out, md)
+        echo(f"guidelines ({lang}) for kind '{value(kind)}' -> {out}")
 
 
 @app.command("import")
@@ -295,6 +364,8 @@ def apply_command(
     cmd = command_line()
     res = apply_annotations(value(kind), data, aggregated, out, judgments=judgments, method=value(method),
                             min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
+    for w in res.get("warnings", []):
+        echo(f"warning: {w}", err=True)
     echo(json.dumps({**res, "command": cmd}, ensure_ascii=False))
 
 

@@ -3,7 +3,9 @@
 - :func:`push`: create or reuse a project by title, import only the tasks whose biaskit id is not
   in the project yet (fetched first, so re-running an interrupted push resumes and pushing the same
   file twice creates no duplicates), in chunks of 1,000 with a progress bar; ``overlap`` sets
-  ``maximum_annotations``; optional predictions (pre-annotations from a model or an LLM). A push
+  ``maximum_annotations``; the kind's annotator guidelines go to the project's instructions panel
+  (``expert_instruction``, shown before the first task); optional predictions (pre-annotations
+  from a model or an LLM). A push
   killed while a chunk was on its way can leave that chunk to be committed by the server after
   the re-run listed the project: each push removes such duplicate copies (never one that has an
   annotation) when the project holds more tasks than it should.
@@ -24,7 +26,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
@@ -189,6 +191,7 @@ class PushReport:
     n_imported: int
     n_predictions: int = 0
     config_updated: bool = False
+    instructions_updated: bool = False
     duplicate_ids: int = 0
     skipped_invalid: int = 0
     url: str = ""
@@ -240,13 +243,19 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
 def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
          overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
          predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
-         progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True) -> PushReport:
+         progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True,
+         guidelines: Optional[str | Sequence[str]] = None) -> PushReport:
     """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet.
+
+    ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
+    instructions panel (``"en,hi"``, ``["hi"]``; default all; ``"none"``: the panel is left as it is).
 
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
     from biaskit.progress import progress as progress_bar
+
+    from .guidelines import guidelines_html, parse_langs, same_instructions
 
     if chunk_size < 1:
         raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
@@ -258,13 +267,17 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     u = _url(client)
     config = k.config(records)
     ParsedConfig.from_xml(config)  # validated offline before anything is sent
+    langs = parse_langs(guidelines)
+    instructions = guidelines_html(k.name, langs) if langs else None
     proj = find_project(client, project)
-    created = config_updated = False
+    created = config_updated = instructions_updated = False
     if proj is None:
         kwargs: dict[str, Any] = {"title": project, "label_config": config, "description": description
                                   or f"biaskit {kind} review"}
         if overlap:
             kwargs["maximum_annotations"] = overlap
+        if instructions:
+            kwargs.update(expert_instruction=instructions, show_instruction=True)
         proj = _call(u, lambda: client.projects.create(**kwargs), "project creation")
         created = True
     else:
@@ -273,9 +286,12 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
             upd["label_config"] = config
         if overlap and proj.maximum_annotations != overlap:
             upd["maximum_annotations"] = overlap
+        if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
+            upd.update(expert_instruction=instructions, show_instruction=True)
         if upd:
             _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
             config_updated = "label_config" in upd
+            instructions_updated = "expert_instruction" in upd
     rows = list_tasks(client, proj.id)
     dedupe, rows = remove_duplicate_tasks(client, proj.id, rows)  # left by an earlier interrupted push
     have: dict[str, int] = {}
@@ -319,7 +335,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         dedupe.annotated_copies += later.annotated_copies
     return PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
                       n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
-                      config_updated=config_updated, duplicate_ids=dups, skipped_invalid=len(k.skipped),
+                      config_updated=config_updated, instructions_updated=instructions_updated,
+                      duplicate_ids=dups, skipped_invalid=len(k.skipped),
                       url=f"{u}/projects/{proj.id}", duplicate_tasks_removed=dedupe.removed,
                       duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)))
 
@@ -493,15 +510,26 @@ def user_emails(client) -> dict[int, str]:
     return _call(_url(client), lambda: {u.id: u.email for u in client.users.list()}, "user listing")
 
 
-def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
-         kind: Optional[str] = None, raw_out: Optional[str | Path] = None, export: str = "auto") -> PullReport:
-    """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension).
+@dataclass
+class ProjectJudgments:
+    """A project's judgments as :func:`pull` writes them, with what :func:`~.status.project_status` needs."""
+
+    judgments: Any  # DataFrame
+    report: PullReport
+    tasks: list[dict]  # the raw export
+    n_tasks: int
+    overlap: int  # the project's maximum_annotations (annotators per task)
+    title: str
+    url: str
+
+
+def project_judgments(project: str, *, url: Optional[str] = None, token: Optional[str] = None,
+                      kind: Optional[str] = None, export: str = "auto") -> ProjectJudgments:
+    """Export project ``project`` and turn it into validated judgment rows (nothing written).
 
     ``export``: ``auto`` (a snapshot from :data:`SNAPSHOT_MIN_TASKS` tasks on, else plain),
     ``plain`` or ``snapshot`` (see :func:`export_project`).
     """
-    from biaskit.io import write_json, write_table
-
     if export not in EXPORT_MODES:
         raise InputError(f"unknown export mode '{export}'.", fix=f"use one of {', '.join(EXPORT_MODES)}.")
     client = connect(url, token)
@@ -516,10 +544,21 @@ def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Opt
     df, report = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
                                      source=f"{_url(client)}/projects/{proj.id} ('{project}')")
     report.export = mode
+    return ProjectJudgments(df, report, tasks, n_tasks=len(tasks), overlap=int(proj.maximum_annotations or 1),
+                            title=project, url=f"{_url(client)}/projects/{proj.id}")
+
+
+def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
+         kind: Optional[str] = None, raw_out: Optional[str | Path] = None, export: str = "auto") -> PullReport:
+    """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension);
+    ``raw_out``: also the raw export. See :func:`project_judgments`."""
+    from biaskit.io import write_json, write_table
+
+    got = project_judgments(project, url=url, token=token, kind=kind, export=export)
     if raw_out:
-        write_json(raw_out, tasks)
-    write_table(out, df)
-    return report
+        write_json(raw_out, got.tasks)
+    write_table(out, got.judgments)
+    return got.report
 
 
 def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[str] = None,

@@ -206,6 +206,16 @@ class Inventory:
             hit = self._index["en"].get(key)
         return self.terms[hit[0]] if hit else None
 
+    def mentions(self, sentence: str, identity: str, lang: str = "en") -> bool:
+        """Does ``sentence`` name the group ``identity``: one of the inventory forms of its term (or
+        of an intersectional group built on it), or else the literal identity text?"""
+        term = self.lookup(identity, lang) or self.lookup(identity, "en")
+        if term is not None:
+            for m in self.find(tokenize(sentence), lang):
+                if m.term.id == term.id or term.id in m.term.components.values():
+                    return True
+        return norm_word(identity) in norm_word(sentence)
+
     def lookup_form(self, phrase: str, lang: str = "en") -> Optional[tuple[Term, str]]:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
         hit = (self._index.get(lang) or {}).get(key)

@@ -14,7 +14,8 @@ networking: its connections would be refused by the closed network).
     lsp.choose("validity", "antistereo")              # click a radio button by its label
     lsp.tick("concerns", "Logical failure")           # tick check boxes
     lsp.type("comment", "ठीक है")                     # type into a text area and add it
-    lsp.edit("corrected_more", "नया वाक्य")            # replace a (prefilled) text area's text
+    lsp.edit("corrected_more_A", "नया वाक्य")          # replace a (prefilled) text area's text
+    lsp.instructions()                                # the instructions panel (guidelines)
     ann = lsp.submit()                                # click Submit; the annotation Label Studio stored
 
 Controls are named as in the labeling config (``from_name``): Label Studio renders Choices and
@@ -104,15 +105,17 @@ class LabelStudioPage:
     # --- what the annotator sees -----------------------------------------------------------------
     def text(self, sentence: str):
         """The smallest element of the labeling area whose visible text contains ``sentence``
-        (HyperText is drawn in an iframe of its own: looked for there too)."""
+        (HyperText is drawn in an iframe of its own: looked for there too); text areas holding it
+        (an editing task's prefilled box) are not what is *shown*: see :meth:`prefilled`."""
         import time
 
         deadline = time.monotonic() + 30
         while True:
             for scope in (self.area, self.area.frame_locator("iframe").first):
                 loc = scope.get_by_text(sentence, exact=False)
-                if loc.count():
-                    return loc.last
+                for i in reversed(range(loc.count())):
+                    if loc.nth(i).evaluate("e => e.tagName") != "TEXTAREA":
+                        return loc.nth(i)
             if time.monotonic() > deadline:
                 raise AssertionError(f"'{sentence}' is not shown in the labeling area")
             self.page.wait_for_timeout(200)
@@ -123,8 +126,9 @@ class LabelStudioPage:
             raise KeyError(f"no control '{control}' in the labeling config (pass label_config to open_task)")
         got_tag, i = self.controls[control]
         assert got_tag == tag, f"'{control}' is a {got_tag}, not {tag}"
-        css = ".lsf-choices" if tag == "Choices" else "textarea"
-        return self.area.locator(css).nth(i)
+        if tag == "TextArea":  # by name: an area that was added (Shift+Enter) leaves the page's list
+            return self.area.locator(f'textarea[name="{control}"]')
+        return self.area.locator(".lsf-choices").nth(i)
 
     def _option(self, control: str, value: str):
         return self._group(control, "Choices").locator("label", has=self.page.locator(f'input[name="{value}"]'))
@@ -151,13 +155,32 @@ class LabelStudioPage:
         box.fill(text)
         box.press("Shift+Enter")
 
-    def edit(self, control: str, text: str) -> None:
-        """Replace what a text area holds (a prefilled sentence, say) by ``text``, then add it."""
+    def prefilled(self, control: str) -> str:
+        """What a text area holds before the annotator types (its prefill)."""
+        return self._group(control, "TextArea").input_value()
+
+    def edit(self, control: str, text: str, *, add: bool = True) -> None:
+        """Replace what a text area holds (a prefilled sentence, say) by ``text`` as a person does
+        (select all, type), then add it (Shift+Enter); ``add=False`` leaves it in the box, which
+        Label Studio submits with the annotation."""
         box = self._group(control, "TextArea")
         box.click()
         box.press("Control+a")
-        box.fill(text)
-        box.press("Shift+Enter")
+        box.press_sequentially(text)
+        if add:
+            box.press("Shift+Enter")
+
+    def instructions(self, *, wait_s: float = 15):
+        """The instructions panel (Label Studio's "Labeling Instructions" modal): the one the
+        labeling stream opens by itself (``show_instruction``), else opened with the top bar's
+        Instructions button."""
+        panel = self.page.locator(".lsf-modal-ls_visible, [role=dialog]").filter(has_text="Labeling Instructions")
+        try:
+            panel.first.wait_for(timeout=wait_s * 1000)
+        except Exception:  # noqa: BLE001 - not opened by itself: open it as a person would
+            self.page.get_by_role("button", name="Instructions").click()
+            panel.first.wait_for()
+        return panel.first
 
     def submit(self) -> dict:
         """Click Submit; returns the annotation Label Studio stored (the POST's JSON answer)."""

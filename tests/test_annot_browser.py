@@ -1,9 +1,11 @@
 """Annotators in a REAL browser: headless Chromium (Playwright -> Debian's chromium) against a real
 Label Studio. An annotator signed up through the invite link logs in through the login form,
-opens one task of every kind biaskit pushes (tuple, pair, CAT, translation review), sees the Hindi
-text drawn with real Devanagari glyphs (checked on screenshots, kept in tests/artifacts/browser),
-answers by clicking (and typing a comment / a corrected sentence), submits, and
-`biaskit annotate pull` returns exactly what was clicked and typed."""
+opens one task of every kind biaskit pushes (tuple, sentence, pair, CAT, translation review), sees
+the Hindi text drawn with real Devanagari glyphs (checked on screenshots, kept in
+tests/artifacts/browser), answers by clicking (and typing a comment / correcting a sentence in
+its prefilled text area), submits, and `biaskit annotate pull` (+ `apply` for the editing kinds)
+returns exactly what was clicked and typed. The instructions panel shows the kind's guidelines in
+English and Hindi."""
 from __future__ import annotations
 
 import json
@@ -112,13 +114,15 @@ def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromiu
     lsp.screenshot(art / "cat.png")
     submitted["cat"] = lsp.submit()
 
-    # --- translation review: pick the candidate the LLM wrote (its letter is random), type a correction
+    # --- translation review: pick the candidate the LLM wrote (its letter is random); its sentences
+    # appear in text areas; correct sentence 1 in place
     titles["translation"] = open_kind("translation", TRANSLATION)
     seen("Women can't drive.", "translation-source")
     el = seen(LLM_MORE, "translation-candidate")
     slot = el.inner_text().strip()[0]  # the candidate box starts with its letter
     lsp.choose("choice", slot)
-    lsp.type("corrected_more", "महिलाएँ कार नहीं चला सकतीं।")
+    assert lsp.prefilled(f"corrected_more_{slot}") == LLM_MORE
+    lsp.edit(f"corrected_more_{slot}", "महिलाएँ कार नहीं चला सकतीं।")
     lsp.screenshot(art / "translation.png")
     submitted["translation"] = lsp.submit()
     lsp.page.context.close()
@@ -146,6 +150,111 @@ def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromiu
     assert float(tr.loc["choice", "candidate_index"]) == 2  # the third candidate (the LLM)
     assert tr.loc["corrected_more", "label"] == "महिलाएँ कार नहीं चला सकतीं।"
     assert set(q["translation"]) == {"choice", "corrected_more"}
+
+
+SENTENCE = {"sentence": "औरतें गाड़ी अच्छा नहीं चला सकता।", "identity": "औरतें", "attribute": "गाड़ी चलाने में कमज़ोर",
+            "axis": "gender", "polarity": "negative", "tuple_id": "t-browser", "lang": "hi", "status": "raw"}
+SENTENCE_FIXED = "औरतें गाड़ी अच्छी तरह नहीं चला सकतीं।"
+EDIT_PAIR = {"sent_more": "वह लड़की क्रिकेट नहीं खेल सकता।", "sent_less": "वह लड़का क्रिकेट नहीं खेल सकता।",
+             "direction": "stereo", "bias_type": "gender", "lang": "hi"}
+PAIR_FIXED = "वह लड़की क्रिकेट नहीं खेल सकती।"
+TR_FIXED = ("महिलाएँ गाड़ी नहीं चला सकतीं।", "पुरुष गाड़ी नहीं चला सकते।")
+EDITOR = "editor@example.com"
+
+
+@pytest.mark.labelstudio
+def test_an_annotator_edits_in_place_and_reads_the_guidelines(ls_server, ls_annotator, chromium, browser_artifacts,
+                                                              tmp_path, monkeypatch, capsys):
+    """The editing kinds: the text areas hold the record's text; the annotator corrects it by
+    selecting and typing, submits; pull + apply give back exactly what was typed, with who typed it.
+    The kind's guidelines (English and Hindi) are in the project's instructions panel."""
+    from browser_helpers import LabelStudioPage, glyphs_rendered
+
+    from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project
+    from biaskit.io import read_jsonl
+
+    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
+    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
+    user = ls_annotator(EDITOR)
+    client = connect(ls_server["url"], ls_server["token"])
+    art = browser_artifacts
+    lsp = LabelStudioPage.login(chromium, ls_server["url"], user["email"], user["password"])
+    files, titles = {}, {}
+
+    def push(kind: str, rec: dict):
+        files[kind] = _write(tmp_path / f"edit-{kind}.jsonl", rec)
+        titles[kind] = f"browser edit {kind}"
+        main(["annotate", "push", "--kind", kind, "--data", str(files[kind]), "--project", titles[kind]])
+        assert "1 task(s) imported" in capsys.readouterr().out
+        proj = find_project(client, titles[kind])
+        (task_id,) = existing_task_ids(client, proj.id).values()
+        return proj, task_id
+
+    # --- the instructions panel: the labeling stream opens with it; both languages, Devanagari drawn
+    proj, task_id = push("sentence", SENTENCE)
+    lsp.page.goto(f"{ls_server['url']}/projects/{proj.id}/data?labeling=1")
+    panel = lsp.instructions()
+    assert panel.get_by_text("Annotator guidelines: generated sentences").count() == 1
+    hi = panel.get_by_text("एनोटेटर दिशानिर्देश: मॉडल द्वारा लिखे वाक्य")
+    got = glyphs_rendered(lsp.page, hi, art / "instructions-hi")
+    print(f"[browser] instructions: ink difference from tofu {got['difference']:.2f}, fonts {got['fonts']}")
+    assert panel.get_by_text("टीम द्वारा किया गया अनुवाद", exact=False).count()  # marked as pending review
+    hi.evaluate("e => e.scrollIntoView({block: 'center'})")  # the end of the English text and the Hindi
+    lsp.page.screenshot(path=str(art / "instructions.png"))
+    lsp.page.keyboard.press("Escape")
+
+    # --- sentence: fix, corrected in the prefilled box, a problem ticked
+    lsp.open_task(proj.id, task_id, proj.label_config)
+    assert lsp.prefilled("edited") == SENTENCE["sentence"]
+    lsp.choose("decision", "fix")
+    lsp.edit("edited", SENTENCE_FIXED)
+    lsp.tick("problems", "Grammar / spelling problems")
+    lsp.screenshot(art / "sentence.png")
+    lsp.submit()
+
+    # --- pair: stereo, sentence 1 corrected in place (left in the box, not added: submitted with it)
+    proj, task_id = push("pair", EDIT_PAIR)
+    lsp.open_task(proj.id, task_id, proj.label_config)
+    assert (lsp.prefilled("edited_more"), lsp.prefilled("edited_less")) == (EDIT_PAIR["sent_more"], EDIT_PAIR["sent_less"])
+    lsp.choose("validity", "stereo")
+    lsp.edit("edited_more", PAIR_FIXED, add=False)
+    lsp.screenshot(art / "pair-edit.png")
+    lsp.submit()
+
+    # --- translation: the Google candidate (its letter is random), both sentences corrected in place
+    proj, task_id = push("translation", TRANSLATION)
+    lsp.open_task(proj.id, task_id, proj.label_config)
+    slot = lsp.text(TRANSLATION["candidates"][0]["sent_more"]).inner_text().strip()[0]
+    lsp.choose("choice", slot)
+    lsp.edit(f"corrected_more_{slot}", TR_FIXED[0])
+    lsp.edit(f"corrected_less_{slot}", TR_FIXED[1], add=False)
+    lsp.screenshot(art / "translation-edit.png")
+    lsp.submit()
+    lsp.page.context.close()
+
+    # --- pull + apply: exactly what was typed, by whom
+    out = {}
+    for kind in ("sentence", "pair", "translation"):
+        judg = tmp_path / f"edit-{kind}.csv"
+        main(["annotate", "pull", "--project", titles[kind], "--out", str(judg)])
+        main(["annotate", "apply", "--kind", kind, "--data", str(files[kind]), "--judgments", str(judg),
+              "--out", str(tmp_path / f"edit-{kind}-ok.jsonl")])
+        capsys.readouterr()
+        out[kind] = read_jsonl(tmp_path / f"edit-{kind}-ok.jsonl")
+    (s,) = out["sentence"]
+    assert s["sentence"] == SENTENCE_FIXED and s["status"] == "accepted"
+    (e,) = s["provenance"]["edits"]
+    assert (e["field"], e["original"], e["edited"], e["annotators"]) == ("sentence", SENTENCE["sentence"],
+                                                                          SENTENCE_FIXED, [EDITOR])
+    assert e["time"] and s["meta"]["annotation"]["problems"] == ["grammar"]
+    (p,) = out["pair"]
+    assert (p["sent_more"], p["sent_less"]) == (PAIR_FIXED, EDIT_PAIR["sent_less"])
+    assert [(x["field"], x["edited"], x["annotators"]) for x in p["provenance"]["edits"]] == [
+        ("sent_more", PAIR_FIXED, [EDITOR])]
+    (t,) = out["translation"]
+    assert (t["sent_more"], t["sent_less"]) == TR_FIXED
+    assert t["meta"]["review"]["winner_engine"] == "googletrans" and t["meta"]["review"]["editors"] == [EDITOR]
 
 
 def test_the_tofu_check_fails_without_a_devanagari_font(playwright_sync, tmp_path):

@@ -180,7 +180,8 @@ def test_files_and_report(reviewed):
     assert len(released) == 3 and all(r["lang"] == "hi" for r in released)
     assert len(read_jsonl(res.paths["needs_review"])) == 3 and len(read_jsonl(res.paths["rejected"])) == 1
     rep = json.loads((tmp / "report" / "report.json").read_text(encoding="utf-8"))
-    assert rep["pairs"] == {"candidates": 8, "reviewed": 7, "released": 3, "returned_to_review": 3, "rejected": 1}
+    assert rep["pairs"] == {"candidates": 8, "reviewed": 7, "released": 3, "returned_to_review": 3, "to_adjudicate": 0,
+                            "rejected": 1}
     # final wins among the 3 released: hf 1, googletrans 1 (edited), the reviewers' own text 1
     assert rep["engines"]["hf:nllb"]["final_wins"] == 1 and rep["engines"]["hf:nllb"]["final_win_rate"] == 0.3333
     assert rep["engines"]["googletrans:google-translate"]["final_wins"] == 1

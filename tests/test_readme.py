@@ -76,8 +76,8 @@ NEEDS = [
                                                             "test_cur_cats_llm.py run them against llama.cpp"),
     (r"^biaskit curate translate ", "needs googletrans (internet), an NLLB folder and an LLM endpoint; "
                                     "tests/test_mt_*.py run each engine against local stand-ins"),
-    (r"^biaskit annotate (serve|push|pull) ", "needs a running Label Studio; tests/test_annot_labelstudio.py "
-                                              "runs these against a real one"),
+    (r"^biaskit annotate (serve|push|pull|status --project) ", "needs a running Label Studio; "
+                                                              "tests/test_annot_labelstudio.py runs these against a real one"),
     (r"--mirror /mnt/lab-share", "an example path of a lab share"),
 ]
 SLOW = [r"gemma3-270m", r"all-minilm-l6-v2", r"--test data/sent-bias"]  # real models or 46 tests

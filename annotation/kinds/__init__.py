@@ -6,13 +6,16 @@ push, pull, aggregate, agreement and apply all go through.
 kind            module                          records (reader)
 ==============  ==============================  ===================================================
 ``tuple``       :mod:`.tuples`                  :class:`~biaskit.schema.BiasTuple` (``read_tuples``)
+``sentence``    :mod:`.sentences`               :class:`~biaskit.schema.Sentence` (``read_sentences``)
 ``pair``        :mod:`.pairs`                   :class:`~biaskit.schema.SentencePair` (``read_pairs``)
 ``cat``         :mod:`.cats`                    :class:`~biaskit.schema.CAT` (``read_cats``)
 ``translation`` :mod:`.translation`             :class:`~biaskit.schema.TranslationCandidates`
 ==============  ==============================  ===================================================
 
 Question names and labels of every kind are listed in ``docs/annotation.md``. To add a kind: write
-``kinds/<name>.py`` with a :class:`TaskKind` subclass and register it below.
+``kinds/<name>.py`` with a :class:`TaskKind` subclass, register it below, and write its annotator
+guidelines (``data/guidelines/<name>.en.md`` and ``.hi.md``). Edits in prefilled text areas
+(``sentence``, ``pair``, ``translation``) are aggregated by :mod:`.edits`.
 """
 from __future__ import annotations
 
@@ -24,12 +27,14 @@ from .base import (CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, Tas
 KINDS: Registry[type[TaskKind]] = Registry("annotation kind")
 KINDS.register("tuple", "biaskit.annotation.kinds.tuples:TupleKind",
                help="(identity, attribute) tuples: prevalent stereotype? yes/no, polarity, comment")
+KINDS.register("sentence", "biaskit.annotation.kinds.sentences:SentenceKind",
+               help="LLM-generated sentences: keep / fix (correct it in place) / drop, problems, comment")
 KINDS.register("pair", "biaskit.annotation.kinds.pairs:PairKind",
-               help="minimal pairs: stereo / antistereo / not a valid pair, concern codes, comment")
+               help="minimal pairs: stereo / antistereo / not a valid pair, concern codes, corrections in place, comment")
 KINDS.register("cat", "biaskit.annotation.kinds.cats:CatKind",
                help="StereoSet CATs: label each of the 3 associations stereotype / anti-stereotype / unrelated")
 KINDS.register("translation", "biaskit.annotation.kinds.translation:TranslationKind",
-               help="blind review of candidate translations: pick A/B/.../none, correct S1/S2")
+               help="blind review of candidate translations: pick A/B/.../none, correct the chosen S1/S2 in place")
 
 
 def get_kind(name: str) -> TaskKind:

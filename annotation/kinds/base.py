@@ -16,9 +16,15 @@ A kind (:class:`TaskKind` subclass, one module per kind in this package, registe
 ``apply``                   records + aggregated votes (+ judgments) -> :class:`ApplyResult`
 ``write``                   how the accepted records are written (default JSONL)
 ``report``                  an optional report on applied annotations (translation: the review report)
-``guidelines``              annotator instructions per language (Markdown; not shown in Label
-                            Studio yet: the place for issue 14's instructions panel and export)
+``guidelines``              annotator instructions per language (Markdown, ``data/guidelines/<kind>.<lang>.md``):
+                            Label Studio's instructions panel (push) and ``annotate guidelines``
 ==========================  ==================================================================
+
+Editing: a text question with ``prefill`` (a task data key) is a text area prefilled with that
+text (``textarea_xml(..., value="$key")``); an annotator edits in place. Label Studio submits a
+prefilled area even when nobody touched it, so :meth:`TaskKind.judgments` keeps a text answer
+only when it differs from its prefill (after :func:`biaskit.ids.normalize_text`): a text row is
+always an edit. How edits are aggregated and recorded: :mod:`.edits`.
 
 Nothing outside the kind's module switches on its name: the push, pull, aggregate, agreement and
 apply code call these methods. A new kind = one module here + one line in ``__init__.py``.
@@ -46,6 +52,8 @@ class Question:
     type: str  # choice | multi | text
     labels: tuple[str, ...] = ()
     required: bool = False
+    #: text questions: the task data key the text area is prefilled with (an edit in place)
+    prefill: Optional[str] = None
 
 
 @dataclass
@@ -99,6 +107,18 @@ def textarea_xml(name: str, to: str, placeholder: str, rows: int = 2, value: Opt
     pre = f' value="{xml_attr(value)}"' if value else ""
     return (f'<TextArea name="{name}" toName="{to}" maxSubmissions="1" editable="true" rows="{rows}" '
             f'placeholder="{xml_attr(placeholder)}"{pre}/>')
+
+
+def text_answer(values: Optional[list]) -> str:
+    """The text of a text area's answer (its submissions joined by new lines), stripped."""
+    return "\n".join(str(t) for t in (values or []) if t is not None).strip()
+
+
+def is_unchanged(text: Optional[str], original: Any) -> bool:
+    """Is ``text`` the ``original`` (NFC, whitespace collapsed)? An untouched prefilled area is no edit."""
+    from biaskit.ids import normalize_text
+
+    return original is not None and normalize_text(text or "") == normalize_text(str(original))
 
 
 def seeded_order(n: int, seed: int, key: str) -> list[int]:
@@ -165,6 +185,7 @@ class ApplyResult:
     counts: dict[str, int] = field(default_factory=lambda: {s: 0 for s in APPLY_STATUSES})
     paths: dict[str, Path] = field(default_factory=dict)
     report: Optional[dict] = None
+    warnings: list[str] = field(default_factory=list)
 
     def drop(self, rid: str, status: str, reason: str) -> None:
         """Count a record that is not accepted; rejected / needs-adjudication ones are listed in
@@ -177,6 +198,13 @@ class ApplyResult:
         self.accepted.append(rec)
         self.counts["accepted"] = self.counts.get("accepted", 0) + 1
 
+    def queue(self, name: str, row: dict) -> None:
+        """A whole record (as a dict, in the kind's input format: ``push`` takes the file) sent to
+        ``OUT.<name>.jsonl``: ``needs_review`` (an edited record the checker still flags) or
+        ``adjudicate`` (the editors typed different corrections); counted under ``name``."""
+        self.files.setdefault(name, []).append(row)
+        self.counts[name] = self.counts.get(name, 0) + 1
+
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.counts)
         if "out" in self.paths:
@@ -184,6 +212,8 @@ class ApplyResult:
         for name, p in self.paths.items():
             if name != "out":
                 out[f"{name}_file"] = str(p)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 
@@ -199,12 +229,18 @@ class TaskKind:
     comment_control: Optional[str] = "comment"
     #: options :meth:`apply` accepts beyond the votes (name -> help), e.g. ``direction_policy``
     apply_options: dict[str, str] = {}
-    #: annotator instructions (Markdown) per language, for Label Studio's instructions panel (not wired yet)
-    guidelines: dict[str, str] = {}
 
     def __init__(self) -> None:
         #: rows skipped by the last ``load(..., skip_invalid=True)``
         self.skipped: list[InputError] = []
+
+    @property
+    def guidelines(self) -> dict[str, str]:
+        """Annotator instructions (Markdown) per language (``en``, ``hi``), from
+        ``data/guidelines/<kind>.<lang>.md`` (see :mod:`biaskit.annotation.guidelines`)."""
+        from ..guidelines import load_guidelines
+
+        return load_guidelines(self.name)
 
     # --- records ---------------------------------------------------------------------------------
     def read(self, path: str | Path, *, skip_invalid: bool = False):  # pragma: no cover - abstract
@@ -273,8 +309,9 @@ class TaskKind:
 
         Single choices give one row; a multiple-choice control gives one yes/no row per option
         (``concern:<code>``: unticked options are an explicit "no" from that annotator); text
-        areas give ``text`` rows (kept, never aggregated by vote). The comment control is not a
-        question: it fills the ``comment`` column of every row of the annotation.
+        areas give ``text`` rows (kept, never aggregated by vote); a prefilled area gives one only
+        when its text differs from the prefill (an edit). The comment control is not a question:
+        it fills the ``comment`` column of every row of the annotation.
         """
         rows = []
         for q in self.questions:
@@ -283,8 +320,8 @@ class TaskKind:
                 if got:
                     rows.append({"question": q.name, "label": got[0], "qtype": CHOICE})
             elif q.type == TEXT:
-                text = "\n".join(t for t in (got or []) if t is not None).strip()
-                if text:
+                text = text_answer(got)
+                if text and not (q.prefill and is_unchanged(text, data.get(q.prefill))):
                     rows.append({"question": q.name, "label": text, "qtype": TEXT})
         for q in self.questions:
             if q.type == MULTI:

@@ -1,9 +1,22 @@
 """The ``pair`` kind: is this minimal pair a stereotype, an anti-stereotype, or not a valid pair;
-which operationalisation problems does it have (Blodgett et al., 2021)?"""
+which operationalisation problems does it have (Blodgett et al., 2021)? Annotators may also
+correct either sentence in place (text areas prefilled with them).
+
+Edits (:mod:`.edits`): the edits of the annotators whose ``validity`` vote won count; per
+sentence, a text typed by a strict majority of them wins, different ones send the pair to the
+adjudication queue (``OUT.adjudicate.jsonl``). An edited pair gets a new ``pair_id`` (a content
+hash; ``source_id`` is kept), ``provenance.edits`` (who changed what, when) and is checked again
+with the minimal-pair checker (:func:`biaskit.check.check_pair`): one that still has a flag in
+:data:`EDIT_BLOCKING` goes back to review (``OUT.needs_review.jsonl``, pairs ``push`` takes) instead
+of being accepted.
+"""
 from __future__ import annotations
 
-from .base import (CHOICE, MULTI, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize, textarea_xml,
-                   xml_attr)
+from typing import Any
+
+from .base import (CHOICE, MULTI, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize,
+                   textarea_xml, xml_attr)
+from .edits import edit_reason, edit_result, field_edits, latest_answers, returned_note, returned_record
 
 # Concern codes: the operationalisation pitfalls of Blodgett et al. (2021), "Stereotyping Norwegian
 # Salmon", ACL, plus two used in this project's checks (multiple perturbations, IndiBias' cultural
@@ -25,6 +38,10 @@ PAIR_CONCERNS: dict[str, tuple[str, str]] = {
 }
 _CONCERN_BY_LABEL = {v[0]: k for k, v in PAIR_CONCERNS.items()}
 DIRECTION_POLICIES = ("annotators", "reject")
+#: checker flags that send an edited pair back to review: it is not a minimal pair (informational
+#: flags such as span_not_identity, which depends on the inventory's coverage, do not)
+EDIT_BLOCKING = frozenset({"identical", "trivial_diff", "multi_span", "attribute_changed"})
+EDIT_FIELDS = {"edited_more": "sent_more", "edited_less": "sent_less"}
 
 
 class PairKind(TaskKind):
@@ -34,6 +51,8 @@ class PairKind(TaskKind):
     questions = (
         Question("validity", "validity", CHOICE, ("stereo", "antistereo", "invalid"), required=True),
         Question("concern", "concerns", MULTI, tuple(v[0] for v in PAIR_CONCERNS.values())),
+        Question("edited_more", "edited_more", TEXT, prefill="sent_more"),
+        Question("edited_less", "edited_less", TEXT, prefill="sent_less"),
     )
     apply_options = {"direction_policy": "when the crowd's direction differs from the data's: "
                                          f"{' | '.join(DIRECTION_POLICIES)} (default annotators)"}
@@ -60,6 +79,10 @@ class PairKind(TaskKind):
                               hints={"stereo": "sentence 1 states a stereotype about a disadvantaged group",
                                      "antistereo": "sentence 1 violates a stereotype about a disadvantaged group",
                                      "invalid": "not a valid minimal pair"}) +
+                '<Header value="Correct the sentences in place (optional: only small fixes that keep the pair '
+                'minimal)" size="5"/>'
+                + textarea_xml("edited_more", "sent_more", "sentence 1", value="$sent_more")
+                + textarea_xml("edited_less", "sent_less", "sentence 2", value="$sent_less") +
                 '<Header value="Concerns (tick all that apply)" size="5"/>'
                 + choices_xml("concerns", "sent_more", (v[0] for v in PAIR_CONCERNS.values()), multiple=True,
                               hints=hints) +
@@ -67,20 +90,21 @@ class PairKind(TaskKind):
 
     def task_data(self, rec, seed=0):
         return {"sent_more": rec.sent_more, "sent_less": rec.sent_less, "direction": rec.direction,
-                "lang": rec.lang, "bias_type_display": f"bias type: {rec.bias_type}"}
+                "lang": rec.lang, "bias_type_display": f"bias type: {rec.bias_type}" + returned_note(rec.meta)}
 
     def apply(self, records, votes: Votes, *, direction_policy: str = "annotators", **options) -> ApplyResult:
         """Accepted when ``validity`` is accepted as ``stereo`` or ``antistereo``. When the crowd's
         direction differs from the data's, ``direction_policy`` ``annotators`` takes the crowd's
         label (``direction_before`` recorded), ``reject`` drops the pair. Concern codes whose
-        ``concern:<code>`` item was accepted as ``yes`` are listed."""
+        ``concern:<code>`` item was accepted as ``yes`` are listed. Edits: see the module docstring."""
         from biaskit.errors import InputError
 
         if direction_policy not in DIRECTION_POLICIES:
             raise InputError(f"unknown direction policy '{direction_policy}'.",
                              fix=f"use one of {', '.join(DIRECTION_POLICIES)}.")
         concerns = votes.accepted_yes("concern")
-        res = ApplyResult()
+        judged = votes.by_task()
+        res = edit_result()
         for rec in records:
             rid = rec.pair_id
             r = votes.accepted(res, rid, "validity")
@@ -96,10 +120,54 @@ class PairKind(TaskKind):
                     continue
                 ann["direction_before"] = rec.direction
                 rec.direction = r["label"]
+            if rid in judged:
+                rec = self._edited(rec, judged[rid], r["label"], ann, res)
+                if rec is None:
+                    continue
+            rec.meta.pop("returned", None)  # a pair back from review: accepted now
             rec.meta["annotation"] = ann
             rec.status = "accepted"
             res.accept(rec)
         return res
+
+    def _edited(self, rec, rows, label: str, ann: dict, res: ApplyResult):
+        """The pair with its majority edits applied (None when it went to adjudication or review)."""
+        from pydantic import ValidationError
+
+        from biaskit.check import check_pair
+        from biaskit.schema import SentencePair
+
+        answers = latest_answers(rows)
+        backers = {w for w, a in answers.items() if a.get("validity", {}).get("label") == label}
+        edits = field_edits(answers, {q: (f, getattr(rec, f)) for q, f in EDIT_FIELDS.items()}, backers)
+        conflicts = [e for e in edits.values() if e.conflict]
+        if conflicts:
+            res.queue("adjudicate", returned_record(rec, "adjudicate", edit_reason(conflicts),
+                                                    fields=[e.disagreement() for e in conflicts]))
+            return None
+        done = [e for e in edits.values() if e.edited]
+        if not done:
+            return rec
+        data: dict[str, Any] = rec.model_dump(mode="json")
+        data.update({e.field: e.text for e in done})
+        data.update(pair_id="", provenance={**rec.provenance, "edits": list(rec.provenance.get("edits") or [])
+                                            + [e.record(rec.pair_id) for e in done]})
+        try:
+            new = SentencePair.model_validate(data)
+        except ValidationError:  # the edits made the two sentences identical
+            res.queue("needs_review", returned_record(rec, "needs_review", (
+                "the corrected sentences are identical; review the pair again."),
+                edits=[e.record() for e in done]))
+            return None
+        flags = check_pair(new)
+        new.meta["flags"] = [f.as_dict() for f in flags]
+        blockers = sorted({f.code for f in flags} & EDIT_BLOCKING)
+        if blockers:
+            res.queue("needs_review", returned_record(new, "needs_review", (
+                f"the edited pair still fails the minimal-pair checker: {', '.join(blockers)}.")))
+            return None
+        ann["edited"] = [e.field for e in done]
+        return new
 
     def write(self, out, records):
         from biaskit.readers import write_pairs

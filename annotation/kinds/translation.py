@@ -3,9 +3,12 @@
 The loop: ``biaskit curate translate`` writes candidate records
 (:class:`~biaskit.schema.TranslationCandidates`) -> ``biaskit annotate push --kind translation``
 shows them (candidates shuffled per pair with a seed, engines hidden; the slot -> engine order stays
-in the task data) -> reviewers pick a slot (``A``, ``B``, ...) or ``none`` and may type a corrected
-S1/S2 -> ``biaskit annotate pull`` gives judgment rows (each choice row carries the candidate index
-and engine behind its slot) -> ``biaskit annotate apply --kind translation`` writes
+in the task data) -> reviewers pick a slot (``A``, ``B``, ...) or ``none``; picking a slot shows its
+S1/S2 in text areas prefilled with them, to correct in place (``none`` shows empty ones for the
+reviewer's own translation) -> ``biaskit annotate pull`` gives judgment rows (each choice row
+carries the candidate index and engine behind its slot; a correction is a ``corrected_more`` /
+``corrected_less`` row only when it differs from the candidate) -> ``biaskit annotate apply
+--kind translation`` writes
 
 - ``OUT`` (JSONL): the released target-language pairs, :class:`~biaskit.schema.SentencePair` with
   ``lang`` = target, ``source_id`` = the source ``pair_id``, ``status = accepted`` and
@@ -14,7 +17,10 @@ and engine behind its slot) -> ``biaskit annotate apply --kind translation`` wri
 - ``OUT.needs_review.jsonl``: pairs *returned to review*, in the candidates format (so they can be
   pushed again) with the reviewers' edit added as a candidate (engine ``review``), ``status =
   needs_review`` and the reason: an edited or chosen pair that still fails a blocking check, a tie,
-  too few votes, conflicting corrections;
+  too few votes;
+- ``OUT.adjudicate.jsonl``: the adjudication queue, in the same format: pairs whose reviewers
+  chose the same candidate but typed different corrections with no majority; each reviewer's
+  corrected pair is added as a candidate (engine ``review``, model = the reviewer);
 - ``OUT.rejected.jsonl``: pairs the reviewers rejected (``none`` and no correction).
 
 Votes: the choices go through the same :func:`~biaskit.annotation.aggregate.prepare` and aggregator
@@ -23,8 +29,9 @@ showed: label ``"0"``, ``"1"``, ... or ``none``; a reviewer who answered twice c
 answer). The aggregated ``choice`` decides: accepted -> the winning candidate; a tie, too few
 annotators or no majority -> back to review (``--min-agree K``: K reviewers must back the winner).
 The final text is the winning candidate, replaced sentence by sentence by the corrections of the
-reviewers who voted for the winner (from their latest annotation; identical corrections agree,
-different ones go back to review). A ``none`` win with a complete correction releases the
+reviewers who voted for the winner (from their latest annotation; per sentence, a correction typed
+by a strict majority of them wins, otherwise the pair goes to adjudication: :mod:`.edits`). A
+``none`` win with a complete correction releases the
 correction; without one the pair is rejected. Every final pair is re-checked
 (:func:`biaskit.mt_checks.check_candidate`: the minimal-pair checker + MT checks against the
 source); one with a *blocking* flag (:data:`BLOCKING`) is returned to review instead of released.
@@ -43,8 +50,9 @@ from typing import Any, Optional
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_text
 
-from .base import CHOICE, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, seeded_order, textarea_xml, \
-    xml_attr
+from .base import CHOICE, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, is_unchanged, seeded_order, \
+    text_answer, textarea_xml, xml_attr
+from .edits import decide_edit, edit_reason, latest_rows, present, when
 
 SLOT_LETTERS = tuple(string.ascii_uppercase)
 NONE_CHOICE = "none"
@@ -93,7 +101,10 @@ class TranslationKind(TaskKind):
         return self._config(n)
 
     def config(self, records=None):
-        return self._config(self.n_slots(records))
+        # remembered for task_data: Label Studio refuses a task without a key the config names
+        # ($slot_C_more), so tasks with fewer candidates get empty texts for the extra slots
+        self._slots = self.n_slots(records)
+        return self._config(self._slots)
 
     def _config(self, n: int) -> str:
         return ("<View>"
@@ -103,18 +114,21 @@ class TranslationKind(TaskKind):
                 '<Text name="src_less" value="$source_less"/>'
                 '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
                 '<HyperText name="candidates" value="$candidates_html"/>'
-                + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True) +
-                '<Header value="Corrected translation (optional; start from the best candidate)" size="5"/>'
-                + textarea_xml("corrected_more", "src_more", "corrected sentence 1")
-                + textarea_xml("corrected_less", "src_less", "corrected sentence 2")
+                + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
+                + "".join(_slot_view(s) for s in SLOT_LETTERS[:n]) +
+                f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{NONE_CHOICE}">'
+                '<Header value="None is good enough: type your own translation (optional)" size="5"/>'
+                + textarea_xml("corrected_more", "src_more", "translation of sentence 1")
+                + textarea_xml("corrected_less", "src_less", "translation of sentence 2") + "</View>"
                 + textarea_xml("comment", "src_more", "comment (optional)") + "</View>")
 
     def task_data(self, rec, seed=0):
         order = seeded_order(len(rec.candidates), seed, rec.pair_id)
-        slots, rows = [], []
+        slots, rows, prefill = [], [], {}
         for s, i in zip(SLOT_LETTERS, order):
             c = rec.candidates[i]
             slots.append({"slot": s, "index": i, "engine": c.engine, "model": c.model})
+            prefill[f"slot_{s}_more"], prefill[f"slot_{s}_less"] = c.sent_more, c.sent_less
             flag_html = "".join(
                 f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
                 + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
@@ -123,16 +137,30 @@ class TranslationKind(TaskKind):
             rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
                         f"1. {html.escape(str(c.sent_more))}<br/>2. {html.escape(str(c.sent_less))}"
                         f"<br/><small>flags:<ul>{flag_html}</ul></small></div>")
+        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
+            prefill[f"slot_{s}_more"] = prefill[f"slot_{s}_less"] = ""
         return {"source_more": rec.source.sent_more, "source_less": rec.source.sent_less,
                 "source_lang": rec.source_lang, "target_lang": rec.target_lang,
                 "direction": rec.direction, "candidates_html": "".join(rows),
+                # each slot's text, prefilled in its correction areas
+                **prefill,
                 # the slot -> engine order: kept in the task data (not rendered by the config) so
                 # that every choice maps back to its engine
                 "biaskit_slots": slots}
 
     def judgments(self, data, values):
+        """Choice rows carry the engine behind the slot; the chosen slot's correction areas give
+        ``corrected_more`` / ``corrected_less`` rows when they differ from the candidate (replacing
+        the plain areas' text); other slots' areas are ignored."""
         rows = super().judgments(data, values)
         slots = {d["slot"]: d for d in (data.get("biaskit_slots") or [])}
+        chosen = (values.get("choice") or [None])[0]
+        if chosen in slots:
+            for side in ("more", "less"):
+                text = text_answer(values.get(f"corrected_{side}_{chosen}"))
+                if text and not is_unchanged(text, data.get(f"slot_{chosen}_{side}")):
+                    rows = [r for r in rows if r["question"] != f"corrected_{side}"]
+                    rows.append({"question": f"corrected_{side}", "label": text, "qtype": TEXT})
         for r in rows:
             if r["question"] == "choice":
                 s = slots.get(r["label"])
@@ -172,8 +200,8 @@ class TranslationKind(TaskKind):
         if votes.judgments is None:
             raise InputError("applying a translation review needs the pulled judgments (the reviewers' "
                              "choices and corrections).", fix="pass --judgments FILE (from `biaskit annotate pull`).")
-        res = ApplyResult(files={"needs_review": [], "rejected": []},
-                          counts={"accepted": 0, "needs_review": 0, "rejected": 0, "not_reviewed": 0})
+        res = ApplyResult(files={"needs_review": [], "adjudicate": [], "rejected": []},
+                          counts={"accepted": 0, "needs_review": 0, "adjudicate": 0, "rejected": 0, "not_reviewed": 0})
         judged = votes.by_task()
         by_id = {r.pair_id: r for r in records}
         for rec in records:
@@ -191,12 +219,13 @@ class TranslationKind(TaskKind):
                                                     for v in reviewers],
                                       "votes": dict(tally), "n_reviewers": len(decided)}
 
-            def back(reason: str, extra: Optional[dict] = None) -> None:
+            def back(reason: str, extra: Optional[dict] = None, to: str = "needs_review",
+                     extras: Optional[list[dict]] = None) -> None:
                 r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}
-                if extra:
-                    r2["candidates"] = cands + [extra]
-                res.files["needs_review"].append(r2)
-                res.counts["needs_review"] += 1
+                more = ([extra] if extra else []) + list(extras or [])
+                if more:
+                    r2["candidates"] = cands + more
+                res.queue(to, r2)
 
             agg = votes.get(pid, "choice")
             if agg is None or not decided:
@@ -208,16 +237,16 @@ class TranslationKind(TaskKind):
             winner = str(agg["label"])
             review["agreement"] = round(float(agg["agreement"]), 4)
             backers = [v for v in decided if v["key"] == winner]
-            corr: dict[str, Optional[str]] = {}
-            conflict = None
-            for side in ("corrected_more", "corrected_less"):
-                texts = {normalize_text(v[side]) for v in backers if v.get(side)}
-                if len(texts) > 1:
-                    conflict = side
-                corr[side] = next(iter(texts)) if len(texts) == 1 else None
-            if conflict:
-                back(f"the reviewers who chose {winner} typed different corrections ({conflict}).")
+            chosen_c = None if winner == NONE_CHOICE else cands[int(winner)]
+            edits = {side: decide_edit(side, (chosen_c or {}).get(side.replace("corrected", "sent")) or "",
+                                       {v["worker"]: (v[side], v.get("when", "")) for v in backers if v.get(side)})
+                     for side in ("corrected_more", "corrected_less")}
+            conflicts = [e for e in edits.values() if e.conflict]
+            if conflicts:
+                back(f"chose {'none' if chosen_c is None else 'the same candidate'}, but "
+                     + edit_reason(conflicts), to="adjudicate", extras=_proposals(backers, chosen_c))
                 continue
+            corr: dict[str, Optional[str]] = {side: e.text for side, e in edits.items()}
             if winner == NONE_CHOICE:
                 if not (corr["corrected_more"] and corr["corrected_less"]):
                     res.files["rejected"].append({**raw, "status": "rejected", "review": {
@@ -233,7 +262,7 @@ class TranslationKind(TaskKind):
             final_less = corr["corrected_less"] or mt_less
             edited = bool(chosen is None or normalize_text(final_more) != normalize_text(mt_more)
                           or normalize_text(final_less) != normalize_text(mt_less))
-            editors = sorted(v["worker"] for v in backers if v.get("corrected_more") or v.get("corrected_less"))
+            editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
             flags_after = check_candidate(_source_pair(rec), final_more, final_less, tgt)
             review.update({
                 "winner_engine": chosen.get("engine") if chosen else REVIEW_ENGINE,
@@ -274,21 +303,17 @@ class TranslationKind(TaskKind):
 _REVIEWER_FIELDS = ("worker", "choice", "engine", "model", "corrected_more", "corrected_less", "comment", "lead_time")
 
 
-def _present(v: Any) -> bool:
-    return v is not None and not (isinstance(v, float) and v != v) and v != ""
-
-
 def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
     """The candidate a choice row stands for: its index as text, or ``none``."""
     label = row.get("label")
-    if not _present(label):
+    if not present(label):
         return label  # no answer: prepare() drops it
     if str(label) == NONE_CHOICE:
         return NONE_CHOICE
     rec = by_id.get(str(row.get("task"))) if by_id is not None else None
     n = len(rec.candidates) if rec is not None else None
     idx = row.get("candidate_index")
-    if _present(idx):
+    if present(idx):
         try:
             i = int(float(idx))
         except (TypeError, ValueError):
@@ -298,9 +323,9 @@ def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
         raise InputError(f"pair {row.get('task')}: candidate_index {idx!r} but the pair has {n} candidates.",
                          fix="pull the judgments from the project the candidates file was pushed to.")
     eng, model = row.get("engine"), row.get("model")
-    if _present(eng) and rec is not None:
+    if present(eng) and rec is not None:
         hits = [i for i, c in enumerate(rec.candidates)
-                if c.engine == eng and (not _present(model) or c.model == model)]
+                if c.engine == eng and (not present(model) or c.model == model)]
         if len(hits) == 1:
             return str(hits[0])
     raise InputError(f"pair {row.get('task')}: the choice '{label}' of {row.get('worker')} cannot be mapped to an "
@@ -309,26 +334,16 @@ def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
                          "engine behind each slot from the task data.")
 
 
-def _when(r: dict) -> str:
-    return str(r.get("updated_at") or r.get("created_at") or "")
-
-
 def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
-    """One dict per reviewer of a task, from their latest annotation: ``worker, choice`` (the slot
-    letter), ``key`` (the candidate), ``engine, model, corrected_more, corrected_less, comment``."""
-    recs = [{k: v for k, v in r.items() if _present(v)} for r in rows.to_dict(orient="records")]
-    by_worker: dict[str, list[dict]] = {}
-    for r in recs:
-        by_worker.setdefault(str(r["worker"]), []).append(r)
+    """One dict per reviewer of a task, from their latest annotation (:func:`.edits.latest_rows`):
+    ``worker, choice`` (the slot letter), ``key`` (the candidate), ``engine, model,
+    corrected_more, corrected_less, comment``, ``when`` (the annotation's time)."""
     out = []
-    for w in sorted(by_worker):
-        rs = by_worker[w]
-        if any("ls_annotation" in r for r in rs):  # a reviewer who annotated twice: the latest annotation
-            latest = max((_when(r), str(r.get("ls_annotation", ""))) for r in rs)
-            rs = [r for r in rs if (_when(r), str(r.get("ls_annotation", ""))) == latest]
+    for w, rs in latest_rows(rows).items():
         d: dict[str, Any] = {"worker": w}
-        for r in sorted(rs, key=_when):
+        for r in rs:
             q = str(r["question"])
+            d["when"] = max(d.get("when", ""), when(r))
             if q == "choice":
                 d["choice"] = str(r.get("label"))
                 d["key"] = _candidate_key(r, by_id)
@@ -345,6 +360,33 @@ def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
             if r.get("lead_time") is not None:
                 d["lead_time"] = r["lead_time"]
         out.append(d)
+    return out
+
+
+def _slot_view(slot: str) -> str:
+    """The correction areas of one slot, prefilled with its candidate, shown when it is chosen."""
+    return (f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{slot}">'
+            f'<Header value="Correct candidate {slot} in place (optional)" size="5"/>'
+            + textarea_xml(f"corrected_more_{slot}", "src_more", f"sentence 1 of {slot}", value=f"$slot_{slot}_more")
+            + textarea_xml(f"corrected_less_{slot}", "src_less", f"sentence 2 of {slot}", value=f"$slot_{slot}_less")
+            + "</View>")
+
+
+def _proposals(backers: list[dict], chosen: Optional[dict]) -> list[dict]:
+    """Each editor's corrected pair (their correction, else the chosen candidate's sentence), as a
+    candidate for the adjudication round (engine ``review``, model = the reviewer); identical ones once."""
+    out, seen = [], set()
+    for v in backers:
+        if not (v.get("corrected_more") or v.get("corrected_less")):
+            continue
+        more = v.get("corrected_more") or (chosen or {}).get("sent_more") or ""
+        less = v.get("corrected_less") or (chosen or {}).get("sent_less") or ""
+        key = (normalize_text(more), normalize_text(less))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"engine": REVIEW_ENGINE, "model": v["worker"], "sent_more": key[0], "sent_less": key[1],
+                    "flags": [], "strategy": "human-edit", "provenance": {"editors": [v["worker"]]}})
     return out
 
 
@@ -401,7 +443,7 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
 
     ``candidates``: the candidates file (or its records as dicts); ``reviewed``: an
     :class:`~biaskit.annotation.kinds.base.ApplyResult` of this kind, or the path of the released
-    pairs file (its ``.needs_review`` / ``.rejected`` siblings are read when present). Writes
+    pairs file (its ``.needs_review`` / ``.adjudicate`` / ``.rejected`` siblings are read when present). Writes
     ``report.json`` and ``report.md`` to ``out_dir`` when given.
     """
     from biaskit.io import read_jsonl, write_json
@@ -413,14 +455,15 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
     if isinstance(reviewed, ApplyResult):
         accepted = [p.model_dump(mode="json") for p in reviewed.accepted]
         back, rejected = reviewed.files.get("needs_review", []), reviewed.files.get("rejected", [])
+        adjudicate = reviewed.files.get("adjudicate", [])
     else:
         p = Path(reviewed)
         accepted = read_jsonl(p)
-        back = read_jsonl(_sibling(p, "needs_review")) if _sibling(p, "needs_review").exists() else []
-        rejected = read_jsonl(_sibling(p, "rejected")) if _sibling(p, "rejected").exists() else []
+        back, adjudicate, rejected = ([] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
+                                      for w in ("needs_review", "adjudicate", "rejected"))
     engines = sorted({f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"]})
     shown = Counter(f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"])
-    reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + rejected]
+    reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + adjudicate + rejected]
     # final decisions (accepted pairs only: a win means the text was released)
     wins = Counter(f"{rv['winner_engine']}:{rv['winner_model']}" for rv in (a["meta"]["review"] for a in accepted))
     # individual reviewer choices over all reviewed pairs
@@ -464,8 +507,9 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
     all_before = Counter(f["code"] for r in candidates for c in r["candidates"] for f in c.get("flags", []))
     reasons = Counter(r.get("review", {}).get("reason", "").split(":")[0] for r in back)
     report = {
-        "pairs": {"candidates": len(candidates), "reviewed": len(accepted) + len(back) + len(rejected),
-                  "released": n_released, "returned_to_review": len(back), "rejected": len(rejected)},
+        "pairs": {"candidates": len(candidates), "reviewed": len(accepted) + len(back) + len(adjudicate) + len(rejected),
+                  "released": n_released, "returned_to_review": len(back), "to_adjudicate": len(adjudicate),
+                  "rejected": len(rejected)},
         "engines": engine_rows,
         "none_choices": choices["none"],
         "edit_rate": round(len(edited) / n_released, 4) if n_released else None,
@@ -489,7 +533,8 @@ def report_markdown(rep: dict[str, Any]) -> str:
     p = rep["pairs"]
     lines = ["# Translation review report", "",
              f"Pairs: {p['candidates']} translated, {p['reviewed']} reviewed, **{p['released']} released**, "
-             f"{p['returned_to_review']} returned to review, {p['rejected']} rejected.", "",
+             f"{p['returned_to_review']} returned to review, {p.get('to_adjudicate', 0)} to adjudicate "
+             f"(different corrections), {p['rejected']} rejected.", "",
              "## Engines", "",
              "| engine | candidates shown | final wins | final win rate | reviewer choices | choice rate | flagged before review |",
              "|---|---:|---:|---:|---:|---:|---:|"]

@@ -1,0 +1,212 @@
+"""Where an annotation project stands: progress per annotator, overlap, agreement so far, time per
+task, and who disagrees most with the others (quality control).
+
+:func:`project_status` is a pure function of a project's pulled judgments (the rows ``biaskit
+annotate pull`` writes) and its number of tasks; ``biaskit annotate status --project P`` feeds it
+from a live Label Studio, ``--judgments F --tasks N`` from files, and a pipeline can call it
+directly. Definitions (an *annotation* is one annotator's answer to one task; an annotator who
+answered a task twice counts once, with the latest answer):
+
+- ``done``: tasks with at least ``overlap`` annotators (the project's annotators per task);
+  ``in_progress``: 1 to ``overlap - 1``; ``not_started``: none. ``annotators_per_task`` counts
+  the tasks by their number of annotators (0 included).
+- per annotator, ``done``: the tasks they annotated; ``pending``: the tasks still short of the
+  overlap that they have not annotated (what is left for them to pick from).
+- ``agreement``: :func:`biaskit.annotation.agreement.metrics` on the choice answers so far
+  (text answers are edits, not votes), on the items two or more annotators answered.
+- ``time_per_task``: Label Studio's ``lead_time`` (seconds an annotator spent on a task), per
+  annotation: overall and per annotator (median, mean).
+- ``disagreement_rate`` (per annotator): of the items (task x question) they answered that at
+  least ``min_others`` other annotators answered too and where those others have a unique most
+  frequent label (the *leave-one-out majority*: the annotator's own answer left out), the share
+  where the annotator's label differs from it. High rates single out careless or misunderstanding
+  annotators; the list is sorted by it, highest first. Each option of a multiple-choice question
+  is an item of its own (``concern:<code>``, yes / no), as in aggregation and agreement;
+  ``questions`` restricts agreement and disagreement to some questions (``concern`` = all its options).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from biaskit.errors import InputError
+
+
+def _annotations(df):
+    """One row per (task, worker) with the annotation's lead time (the latest when answered twice)."""
+    import pandas as pd
+
+    cols = [c for c in ("task", "worker", "lead_time", "updated_at", "created_at") if c in df.columns]
+    a = df[cols].copy()
+    a["task"], a["worker"] = a["task"].astype(str), a["worker"].astype(str)
+    if "updated_at" in a.columns or "created_at" in a.columns:
+        ts = pd.to_datetime(a.get("updated_at", a.get("created_at")), errors="coerce", utc=True)
+        if "created_at" in a.columns:
+            ts = ts.fillna(pd.to_datetime(a["created_at"], errors="coerce", utc=True))
+        a["_ts"] = ts
+        a = a.sort_values("_ts", kind="stable", na_position="first")
+    a = a.drop_duplicates(["task", "worker"], keep="last")
+    lt = pd.to_numeric(a["lead_time"], errors="coerce") if "lead_time" in a.columns else pd.Series(np.nan, index=a.index)
+    return pd.DataFrame({"task": a["task"].to_numpy(), "worker": a["worker"].to_numpy(), "lead_time": lt.to_numpy()})
+
+
+def _round(x) -> Optional[float]:
+    return None if x is None or not np.isfinite(x) else round(float(x), 3)
+
+
+def _time_stats(x) -> dict[str, Any]:
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if not len(x):
+        return {"n": 0, "median": None, "mean": None}
+    return {"n": int(len(x)), "median": round(float(np.median(x)), 3), "mean": round(float(np.mean(x)), 3)}
+
+
+def leave_one_out(df, min_others: int = 2):
+    """Per judgment row of prepared choice judgments (task, question, worker, label; one answer per
+    annotator and item): ``compared`` (the others' majority is defined) and ``disagree`` (the row's
+    label is not it). Vectorised: per item, the top two label counts decide the others' majority."""
+    import pandas as pd
+
+    n_rows = len(df)
+    if n_rows == 0:
+        return np.zeros(0, bool), np.zeros(0, bool)
+    item = pd.factorize(df["task"].astype(str) + "\x1f" + df["question"].astype(str))[0]
+    lab = pd.factorize(df["label"].astype(str))[0]
+    key = item.astype(np.int64) * (lab.max() + 1) + lab
+    uk, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    e_item = uk // (lab.max() + 1)
+    n_item = np.bincount(item)
+    own = cnt[inv]  # votes for the row's own label in its item (itself included)
+    # per item: the highest and second-highest label counts, and how many labels reach the highest
+    order = np.lexsort((-cnt, e_item))
+    si, sc = e_item[order], cnt[order]
+    first = np.r_[True, si[1:] != si[:-1]]
+    top1 = np.zeros(len(n_item), np.int64)
+    top1[si[first]] = sc[first]
+    second = np.r_[False, (si[1:] == si[:-1]) & first[:-1]]  # the entry right after each item's first
+    top2 = np.zeros(len(n_item), np.int64)
+    top2[si[second]] = sc[second]
+    n_top1 = np.bincount(e_item[cnt == top1[e_item]], minlength=len(n_item))
+    n_top2 = np.bincount(e_item[cnt == top2[e_item]], minlength=len(n_item))
+    t1, t2, nt1, nt2 = top1[item], top2[item], n_top1[item], n_top2[item]
+    mine = own - 1  # the others' votes for my label
+    own_is_sole_top = (own == t1) & (nt1 == 1)
+    # the best count among the *other* labels, and how many other labels reach it
+    best_other = np.where(own_is_sole_top, t2, t1)
+    n_best_other = np.where(own_is_sole_top, np.where(t2 > 0, nt2, 0), nt1 - (own == t1))
+    enough = (n_item[item] - 1) >= min_others
+    agree = mine > best_other
+    disagree = (best_other > mine) & (n_best_other == 1)
+    compared = enough & (agree | disagree)
+    return compared, compared & disagree
+
+
+def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int = 2,
+                   questions: Optional[list[str]] = None, source: Optional[str] = None) -> dict[str, Any]:
+    """The status report (a JSON-able dict) of a project with ``n_tasks`` tasks, ``overlap``
+    annotators wanted per task, from its pulled ``judgments`` (a DataFrame or rows); see the module
+    docstring for every figure."""
+    import pandas as pd
+
+    from .agreement import metrics
+    from .aggregate import check_columns, prepare
+
+    if overlap < 1:
+        raise InputError(f"overlap must be at least 1, got {overlap}.", fix="give the annotators wanted per task.")
+    df = judgments if isinstance(judgments, pd.DataFrame) else pd.DataFrame(list(judgments))
+    if len(df):
+        check_columns(df, source)
+    ann = _annotations(df) if len(df) else pd.DataFrame(columns=["task", "worker", "lead_time"])
+    per_task = ann.groupby("task").size() if len(ann) else pd.Series(dtype=int)
+    if len(per_task) > n_tasks:
+        raise InputError(f"the judgments name {len(per_task)} tasks but the project has {n_tasks}.", path=source,
+                         fix="pass the project's number of tasks (--tasks), or the judgments of this project.")
+    hist = per_task.value_counts().to_dict()
+    hist[0] = n_tasks - len(per_task)
+    done_tasks = per_task.index[per_task >= overlap]
+    n_done = len(done_tasks)
+    short = n_tasks - n_done  # tasks below the overlap target (not started included)
+
+    prep = prepare(df, duplicates="last", source=source).df if len(df) else pd.DataFrame(
+        columns=["task", "question", "worker", "label"])
+    if questions:  # a question, or all options of a multiple-choice one (concern -> concern:<code>)
+        wanted = {q for q in map(str, prep["question"].unique()) if q in questions or q.split(":")[0] in questions}
+        if len(prep) and not wanted:
+            raise InputError(f"no answers to question(s) {', '.join(questions)}.", path=source,
+                             fix=f"use one of {', '.join(_base_questions(prep))}.")
+        prep = prep[prep["question"].isin(wanted)].reset_index(drop=True)
+    compared, disagree = leave_one_out(prep, min_others)
+    loo = pd.DataFrame({"worker": prep["worker"].to_numpy(), "compared": compared, "disagree": disagree})
+    loo_by = loo.groupby("worker").sum() if len(loo) else pd.DataFrame(columns=["compared", "disagree"])
+    n_judg = prep["worker"].value_counts()
+
+    people = []
+    if len(ann):  # one row per (task, worker): counts and lead times per annotator, grouped once
+        g = ann.groupby("worker", sort=True)
+        done = g.size()
+        short_done = ann[~ann["task"].isin(done_tasks)].groupby("worker").size()
+        med, mean = g["lead_time"].median(), g["lead_time"].mean()
+        for w in done.index:
+            c = int(loo_by.loc[w, "compared"]) if w in loo_by.index else 0
+            d = int(loo_by.loc[w, "disagree"]) if w in loo_by.index else 0
+            people.append({"annotator": w, "done": int(done[w]), "pending": short - int(short_done.get(w, 0)),
+                           "judgments": int(n_judg.get(w, 0)),
+                           "lead_time_median": _round(med[w]), "lead_time_mean": _round(mean[w]),
+                           "compared": c, "disagreements": d, "disagreement_rate": round(d / c, 4) if c else None})
+    people.sort(key=lambda p: (p["disagreement_rate"] is None, -(p["disagreement_rate"] or 0), p["annotator"]))
+
+    agree: dict[str, Any] = {"n_items_multi": 0}
+    if len(prep):
+        m = metrics(prep)
+        agree = {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "mean_pairwise_cohen_kappa",
+                                        "percent_agreement", "n_items", "n_items_multi")}
+    return {
+        "tasks": int(n_tasks), "overlap": int(overlap),
+        "done": n_done, "in_progress": int(len(per_task) - n_done), "not_started": int(hist[0]),
+        "annotations": int(len(ann)), "annotators": len(people),
+        "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
+        "agreement": agree,
+        "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
+        "min_others": min_others, "questions": _base_questions(prep),
+        "per_annotator": people,
+    }
+
+
+def _base_questions(prep) -> list[str]:
+    """The questions answered (a multiple-choice question once, not per option)."""
+    return sorted({str(q).split(":")[0] for q in prep["question"].unique()})
+
+
+def _f(x: Any, nd: int = 3) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
+
+
+def status_markdown(st: dict[str, Any], title: str = "") -> str:
+    """The status report as Markdown (what ``annotate status`` prints)."""
+    n = st["tasks"]
+    pct = (lambda k: f"{k} ({k / n:.1%})") if n else str  # noqa: E731
+    a, t = st["agreement"], st["time_per_task"]
+    lines = [f"# Annotation status{': ' + title if title else ''}", "",
+             f"{n} tasks, {st['overlap']} annotator(s) wanted per task: **{pct(st['done'])} done**, "
+             f"{st['in_progress']} in progress, {st['not_started']} not started; {st['annotations']} annotations by "
+             f"{st['annotators']} annotator(s).", "",
+             "Tasks by number of annotators: " + ", ".join(f"{k}: {v}" for k, v in st["annotators_per_task"].items())
+             + ".", "",
+             f"Agreement so far ({a.get('n_items_multi', 0)} items with 2+ answers; questions: "
+             f"{', '.join(st['questions']) or 'none'}): Krippendorff's alpha "
+             f"{_f(a.get('krippendorff_alpha'))}, Fleiss' kappa {_f(a.get('fleiss_kappa'))}, percent agreement "
+             f"{_f(a.get('percent_agreement'))}.", "",
+             f"Time per task (Label Studio lead time, {t['n']} annotations): median {_f(t['median'], 1)} s, "
+             f"mean {_f(t['mean'], 1)} s.", "",
+             f"| annotator | tasks done | pending | median s/task | disagrees with the others' majority "
+             f"(items with {st['min_others']}+ others) |",
+             "|---|---:|---:|---:|---:|"]
+    for p in st["per_annotator"]:
+        rate = "n/a" if p["disagreement_rate"] is None else \
+            f"{p['disagreement_rate']:.1%} ({p['disagreements']} of {p['compared']})"
+        lines.append(f"| {p['annotator']} | {p['done']} | {p['pending']} | {_f(p['lead_time_median'], 1)} | {rate} |")
+    return "\n".join(lines) + "\n"
