@@ -21,7 +21,7 @@ TEST_DATA ?= $(HOME)/.cache/biaskit/test-data
 export BIASKIT_TEST_DATA := $(TEST_DATA)
 DATASETS := crows-pairs indibias-sample stereoset-dev sent-bias-seat
 
-.PHONY: install services system-packages demo test test-offline test-fast test-data bench clean
+.PHONY: install services system-packages demo demo-release test test-offline test-fast test-data bench clean
 
 install: $(VENV)/.installed
 
@@ -72,6 +72,14 @@ demo: install
 		--out demo-out
 	@echo; echo "demo results: demo-out/summary.json demo-out/report.md"
 
+# The curator demo: `biaskit run` on the shipped example project data/examples/demo-release (the demo
+# pairs -> minimal-pair check -> a release with splits, card and checksums -> release verify -> gemma3-270m
+# scored on its test split). Offline, no services, no keys; a second run skips every stage.
+demo-release: install
+	$(BIN)/biaskit run --project data/examples/demo-release --workdir demo-release-out
+	@echo; echo "release: demo-release-out/release/biaskit-demo-0.1.0  results: demo-release-out/eval/biaskit-demo-0.1.0"
+	@echo "where things stand: $(BIN)/biaskit status --workdir demo-release-out"
+
 # All tests, the slow integration tests (real Label Studio, llama.cpp, transformers) included.
 # The public datasets come through `biaskit data download` into $(TEST_DATA) (copied from a local
 # mirror when $$BIASKIT_SHARED_DATA or ../shared/data has them); a test whose data cannot be had
@@ -96,4 +104,4 @@ bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf demo-out .pytest_cache build *.egg-info
+	rm -rf demo-out demo-release-out .pytest_cache build *.egg-info

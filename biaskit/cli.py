@@ -51,6 +51,10 @@ _add_stage("biaskit.annotation.cli", "annotate", "Validate data with annotators 
 _add_stage("biaskit.datasets_cli", "data", "List and download the public datasets biaskit knows (with checksums).")
 _add_stage("biaskit.release_cli", "release", "Build, verify and compare dataset releases (splits, card, checksums).")
 
+from .pipeline.cli import register as _register_pipeline  # noqa: E402  (init, run, status: the one path)
+
+_register_pipeline(app)
+
 
 def main(argv: Optional[list[str]] = None) -> None:
     from .clitools import mask_secret_args, remember_argv

@@ -45,28 +45,66 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def atomic_dir(path: str | Path):
-    """Build a folder in a temporary sibling; on success it replaces ``path`` in one rename.
+    """Build a folder in a temporary sibling; on success it replaces ``path`` whole.
 
-    A crash never leaves a half-written folder at ``path``. The published folder and its files get
-    normal permissions (``mkdtemp`` and some writers create them private).
+    The previous folder is renamed aside, the new one renamed into place, then the previous one
+    deleted: a crash (even ``kill -9``) during the build leaves the previous folder untouched, and a
+    process killed between the two renames (microseconds) leaves the previous folder aside, which the
+    next call puts back. Folders left by killed builds (``.NAME.tmp-PID-*`` of a process that no longer
+    runs, ``.NAME.old-*``) are removed by the next call. The published folder and its files get normal
+    permissions (``mkdtemp`` and some writers create them private).
     """
     import shutil
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    _atomic_dir_leftovers(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{os.getpid()}-", dir=path.parent))
     try:
         yield tmp
         mask = _umask()
         os.chmod(tmp, 0o777 & ~mask)
         for f in tmp.rglob("*"):
             os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~mask)
-        if path.exists():  # an incomplete leftover from an older crash
-            shutil.rmtree(path)
+        old = None
+        if path.exists() or path.is_symlink():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{os.getpid()}-", dir=path.parent))
+            os.replace(path, old)   # (a folder replaces the empty placeholder)
         os.replace(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _atomic_dir_leftovers(path: Path) -> None:
+    """Put back a folder left aside by a build killed between its two renames; delete the temporary
+    folders of builds whose process is gone (see :func:`atomic_dir`)."""
+    import glob
+    import re
+    import shutil
+
+    name = glob.escape(path.name)
+    olds = sorted(path.parent.glob(f".{name}.old-*"), key=lambda p: p.stat().st_mtime)
+    if olds and not (path.exists() or path.is_symlink()):
+        os.replace(olds.pop(), path)
+    for o in olds:
+        shutil.rmtree(o, ignore_errors=True)
+    for t in path.parent.glob(f".{name}.tmp-*"):
+        m = re.match(r"^\.(.*)\.tmp-(\d+)-", t.name)
+        if m and m.group(1) == path.name and int(m.group(2)) != os.getpid() and not _pid_alive(int(m.group(2))):
+            shutil.rmtree(t, ignore_errors=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

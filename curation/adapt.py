@@ -234,3 +234,17 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
         report.by_type[q.bias_type] = report.by_type.get(q.bias_type, 0) + 1
     report.kept = len(out)
     return out, report
+
+
+def adapt_to_file(path: str | Path, out: str | Path, **kw: Any) -> tuple[list[SentencePair], AdaptReport, Path]:
+    """``biaskit curate adapt``: :func:`adapt_crows`, the pairs written to ``out`` (.jsonl or .csv) and
+    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads)."""
+    from biaskit.io import write_json
+    from biaskit.readers import write_pairs
+
+    pairs, report = adapt_crows(path, **kw)
+    out = Path(out)
+    write_pairs(out, pairs)
+    rep_path = out.with_name(out.stem + ".report.json")
+    write_json(rep_path, report.as_dict())
+    return pairs, report, rep_path

@@ -13,7 +13,10 @@ from biaskit.clitools import choice_enum, echo, echo_error, value
 
 from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .tasks import TASKS
+from .tasks.pair_rewrite import PairRewriteTask
 from .tasks.sentences import MODES as SENTENCE_MODES
+from .tasks.sentences import SentenceTask
+from .tasks.tuples import TupleTask
 
 app = typer.Typer(add_completion=False)
 
@@ -87,7 +90,7 @@ def prompts_cmd(prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompt
 
 # ------------------------------------------------------------------------------------------ tuples
 @app.command("tuples")
-@llm_options(temperature=0.7, max_tokens=256)
+@llm_options(**TupleTask.default_params)
 @prompt_options("attributes")
 def tuples_cmd(
     axis: str = typer.Option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."),
@@ -121,7 +124,7 @@ def tuples_cmd(
 
 # ------------------------------------------------------------------------------------------ sentences
 @app.command("sentences")
-@llm_options(temperature=0.7, max_tokens=400)
+@llm_options(**SentenceTask.default_params)
 @prompt_options(None)
 def sentences_cmd(
     tuples: Path = typer.Option(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
@@ -157,7 +160,7 @@ def sentences_cmd(
 
 # ------------------------------------------------------------------------------------------ pairs
 @app.command("pairs")
-@llm_options(temperature=0.0, max_tokens=200)
+@llm_options(**PairRewriteTask.default_params)
 @prompt_options("pair_rewrite", dry_run=False)
 def pairs_cmd(
     sentences: Path = typer.Option(..., "--sentences", help="sentences JSONL from `curate sentences`."),
@@ -169,28 +172,18 @@ def pairs_cmd(
 ) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
     from biaskit.inventory import load_inventory
-    from biaskit.io import write_jsonl
-    from biaskit.readers import read_sentence_rows, write_pairs
 
-    from .pairs import build_pairs
-    from .runner import errors_path
+    from .pairs import build_pairs_file
 
     inv = load_inventory(inventory)
     client = p = None
-    rewrites = out.with_name(out.stem + ".rewrites.jsonl")
     if llm_fallback:
         client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
-    pairs, rejects = build_pairs(read_sentence_rows(sentences), inventory=inv, llm=client, prompt=p,
-                                 llm_params=llm_opts.params(), rewrites_out=rewrites,
-                                 concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
-    write_pairs(out, pairs)
-    rej = errors_path(out) if out.suffix == ".jsonl" else out.with_suffix(".rejects.jsonl")
-    if rejects:
-        write_jsonl(rej, rejects)
-    flagged = sum(1 for p in pairs if p.status == "flagged")
-    echo(f"pairs: {len(pairs)} written to {out} ({flagged} flagged by the checker); "
-         f"{len(rejects)} sentence(s) not usable" + (f" -> {rej}" if rejects else "")
-         + (f"; LLM rewrites in {rewrites}" if client is not None and rewrites.exists() else ""))
+    res = build_pairs_file(sentences, out, inventory=inv, llm=client, prompt=p, llm_params=llm_opts.params(),
+                           concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
+    echo(f"pairs: {len(res.pairs)} written to {out} ({res.flagged} flagged by the checker); "
+         f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
+         + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))
 
 
 # ------------------------------------------------------------------------------------------ any task
@@ -244,17 +237,12 @@ def adapt_cmd(
     inventory: Optional[Path] = _inventory_opt(),
 ) -> None:
     """Adapt CrowS-Pairs to the Indian context: filter bias types, Indian names, substitution lexicon."""
-    from biaskit.io import write_json
-    from biaskit.readers import write_pairs
-
-    from .adapt import adapt_crows
     from biaskit.inventory import load_inventory
 
-    pairs, report = adapt_crows(crows, keep=[k for k in keep.split(",")], names=names, seed=seed, lexicon=lexicon,
-                                inventory=load_inventory(inventory), drop_flagged=drop_flagged)
-    write_pairs(out, pairs)
-    rep_path = out.with_name(out.stem + ".report.json")
-    write_json(rep_path, report.as_dict())
+    from .adapt import adapt_to_file
+
+    _, report, rep_path = adapt_to_file(crows, out, keep=[k for k in keep.split(",")], names=names, seed=seed,
+                                        lexicon=lexicon, inventory=load_inventory(inventory), drop_flagged=drop_flagged)
     r = report.as_dict()
     echo(f"adapt: kept {r['kept']} of {r['read']} pairs ({', '.join(f'{k} {v}' for k, v in r['by_type'].items())}); "
                      f"{r['changed']} changed ({r['names_replaced']} names, {r['lexicon_hits']} lexicon hits); "

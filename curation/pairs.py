@@ -362,3 +362,45 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
                 pair.status = "flagged"
         pairs.append(pair)
     return pairs, rejects
+
+
+@dataclass
+class PairsFileResult:
+    """What :func:`build_pairs_file` wrote: the pairs, the sentences it could not use, and the files."""
+
+    pairs: list[SentencePair]
+    rejects: list[dict]
+    out: Path
+    rejects_file: Optional[Path] = None
+    rewrites_file: Optional[Path] = None
+
+    @property
+    def flagged(self) -> int:
+        return sum(1 for p in self.pairs if p.status == "flagged")
+
+
+def build_pairs_file(sentences: str | Path, out: str | Path, *, inventory: Optional[Inventory] = None,
+                     llm: Any = None, prompt: Any = None, llm_params: Optional[dict] = None, concurrency: int = 1,
+                     retry_failed: bool = False, progress: bool = True,
+                     command: Optional[str] = None) -> PairsFileResult:
+    """``biaskit curate pairs``: the sentences file -> the pairs file ``out`` (.jsonl or .csv), the
+    unusable sentences to ``<out>.errors.jsonl`` (``<out stem>.rejects.jsonl`` beside a CSV), and with
+    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``."""
+    from biaskit.io import write_jsonl
+    from biaskit.readers import read_sentence_rows, write_pairs
+
+    from .runner import errors_path
+
+    out = Path(out)
+    rewrites = out.with_name(out.stem + ".rewrites.jsonl")
+    pairs, rejects = build_pairs(read_sentence_rows(sentences), inventory=inventory, llm=llm, prompt=prompt,
+                                 llm_params=llm_params, rewrites_out=rewrites, concurrency=concurrency,
+                                 retry_failed=retry_failed, progress=progress, command=command)
+    write_pairs(out, pairs)
+    rej = errors_path(out) if out.suffix == ".jsonl" else out.with_suffix(".rejects.jsonl")
+    if rejects:
+        write_jsonl(rej, rejects)
+    elif rej.exists():
+        rej.unlink()   # from an earlier run: every sentence is usable now
+    return PairsFileResult(pairs, rejects, out, rej if rejects else None,
+                           rewrites if llm is not None and rewrites.exists() else None)

@@ -1,6 +1,7 @@
 """The layering of docs/architecture.md, checked on the source: stages never import each other,
-the shared floor imports no stage, annotation does not switch on kind names, and the annotate CLI's
-choices are the registries'."""
+the shared floor imports no stage, only the CLI root and the pipeline sit above the stages (and nothing
+imports the pipeline but the CLI root), the pipeline calls functions and not commands, annotation does
+not switch on kind names, and the annotate CLI's choices are the registries'."""
 from __future__ import annotations
 
 import ast
@@ -46,10 +47,40 @@ def test_no_stage_imports_another(stage):
     assert not bad, sorted(bad)
 
 
+# Above the stages: the CLI root and the pipeline package (biaskit init | run | status). Nothing else.
+ABOVE = (REPO / "biaskit" / "cli.py", REPO / "biaskit" / "pipeline")
+
+
+def _above(p: Path) -> bool:
+    return p == ABOVE[0] or ABOVE[1] in p.parents
+
+
 def test_the_shared_floor_imports_no_stage():
     stages = [f"biaskit.{s}" for s in STAGES]
-    bad = {f"{p.relative_to(REPO)} -> {m}" for p in _modules("biaskit") if p.name != "cli.py"
+    bad = {f"{p.relative_to(REPO)} -> {m}" for p in _modules("biaskit") if not _above(p)
            for m in _imported(p, "biaskit") if any(m == s or m.startswith(s + ".") for s in stages)}
+    assert not bad, sorted(bad)
+
+
+def test_only_the_cli_root_imports_the_pipeline():
+    files = [(p, "biaskit") for p in _modules("biaskit") if not _above(p)]
+    files += [(p, f"biaskit.{s}") for s in STAGES for p in _modules(s)]
+    bad = {f"{p.relative_to(REPO)} -> {m}" for p, pkg in files for m in _imported(p, pkg)
+           if m == "biaskit.pipeline" or m.startswith("biaskit.pipeline.")}
+    assert not bad, sorted(bad)
+    assert any(m.startswith("biaskit.pipeline") for m in _imported(ABOVE[0], "biaskit"))
+
+
+def test_the_pipeline_calls_functions_not_commands():
+    """`biaskit run` calls the stages' pure functions: no stage CLI module, no typer outside its own
+    cli.py, no subprocess."""
+    cli_modules = {"biaskit.cli", "biaskit.release_cli", "biaskit.datasets_cli"} | {
+        f"biaskit.{s}.{p.stem}" for s in STAGES for p in _modules(s) if p.stem == "cli" or p.stem.endswith("_cli")}
+    bad = set()
+    for p in _modules("biaskit/pipeline"):
+        mods = _imported(p, "biaskit")
+        bad |= {f"{p.relative_to(REPO)} -> {m}" for m in mods if m in cli_modules or m == "subprocess"
+                or (m == "typer" and p.name != "cli.py")}
     assert not bad, sorted(bad)
 
 

@@ -79,6 +79,9 @@ NEEDS = [
     (r"^biaskit annotate (serve|push|pull|status --project) ", "needs a running Label Studio; "
                                                               "tests/test_annot_labelstudio.py runs these against a real one"),
     (r"--mirror /mnt/lab-share", "an example path of a lab share"),
+    (r"^biaskit run --project my-bench", "runs the stages of a new project: needs its LLM endpoint and Label "
+                                        "Studio; tests/test_pipeline_e2e.py runs the whole path against llama.cpp and "
+                                        "a real Label Studio"),
 ]
 SLOW = [r"gemma3-270m", r"all-minilm-l6-v2", r"--test data/sent-bias"]  # real models or 46 tests
 

@@ -281,6 +281,9 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             rows_by_split = {}
             for sp in L.SPLITS:
                 idx = [i for i, s in enumerate(split_of) if s == sp]
+                rows_by_split[sp] = idx
+                if not idx:
+                    continue   # `datasets` cannot load an empty split: it gets no file and no config entry
                 rel = L.parquet_path(kind, sp)
                 if kind == "pairs":
                     sub = [recs[i] for i in idx]
@@ -297,7 +300,6 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 conf["data_files"][sp] = rel
                 conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
                 written_rows[rel] = len(idx)
-                rows_by_split[sp] = idx
             configs.append(conf)
             tg = p_targets if kind == "pairs" else c_targets if kind == "cats" else t_targets
             by_split_lang = {}

@@ -6,7 +6,9 @@ the development set and 75% for the hidden test set", with the terms of the two 
 records of one target go to the same split. Targets are assigned greedily, largest first (ties in a
 seeded random order), each to the split whose per-stratum shortfall it reduces most, where a stratum
 is ``kind | bias type | direction`` and the goal of the dev split is ``dev_fraction`` of every
-stratum's records. The result depends only on the records, the fraction and the seed.
+stratum's records. When one split would get no record at all, the smallest target goes to it (with
+two or more targets): a split cannot be empty. The result depends only on the records, the fraction
+and the seed.
 """
 from __future__ import annotations
 
@@ -72,6 +74,15 @@ def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction
             j = 1
         have[j, nz] += c
         out[t_names[i]] = "dev" if j == 0 else "test"
+    for j, sp in enumerate(("dev", "test")):
+        if have[j].sum() == 0 and len(order) > 1:
+            # a split without any record (few targets, e.g. two groups of very different sizes): move the
+            # smallest target there -- Hugging Face `datasets` cannot load an empty split, and a dev set
+            # with no data is no dev set
+            last = order[-1]
+            have[1 - j] -= counts[last]
+            have[j] += counts[last]
+            out[t_names[last]] = sp
     return out
 
 

@@ -209,7 +209,8 @@ def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
         for sp, n in counts.items():
             f = p / L.parquet_path(kind, sp)
             if not f.exists():
-                res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
+                if n:   # an empty split has no file (Hugging Face `datasets` cannot load one)
+                    res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
                 continue
             try:
                 import pyarrow.parquet as pq
@@ -218,7 +219,11 @@ def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
             except Exception as exc:  # a corrupt file
                 res.add(f"not a readable Parquet file ({type(exc).__name__}).", path=f, fix="rebuild the release.")
                 continue
-            if rows != n:
+            if rows == 0:
+                res.add(f"split '{sp}' is empty: Hugging Face `datasets.load_dataset` fails on an empty split.",
+                        path=f, fix="rebuild the release with this biaskit (`biaskit release build`): it leaves "
+                                    "empty splits out and never makes one when there are two targets or more.")
+            elif rows != n:
                 res.add(f"{rows} rows, but {L.RECORD_FILES[kind]} has {n} {kind} in split '{sp}'.", path=f,
                         fix="rebuild the release with `biaskit release build`.")
 

@@ -39,6 +39,7 @@ class SentenceTask(Task):
 
     name = "sentences"
     prompt_id = "sentences"
+    default_params = {"temperature": 0.7, "seed": 0, "max_tokens": 400}
 
     def __init__(self, prompt=None, *, prompts_dir: Any = None, per_tuple: int = 5,
                  inventory: Optional[Inventory] = None, mode: str = "stereo"):

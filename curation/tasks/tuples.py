@@ -104,6 +104,7 @@ class TupleTask(Task):
 
     name = "tuples"
     prompt_id = "attributes"
+    default_params = {"temperature": 0.7, "seed": 0, "max_tokens": 256}
 
     def __init__(self, prompt=None, *, prompts_dir: Any = None, lang: str = "en"):
         super().__init__(prompt, prompts_dir=prompts_dir)

@@ -1,0 +1,106 @@
+"""``biaskit init | run | status``: thin typer wrappers around :mod:`biaskit.pipeline`.
+
+Exit codes of ``biaskit run``: 0 every stage done; 1 a stage produced nothing usable (every LLM job
+failed, the release does not verify); 2 bad input (the project file, an input file, an unreachable
+service); 3 waiting for people (a human stage's tasks lack annotators: annotate, then run again);
+130 interrupted (Ctrl-C; the next run resumes).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from biaskit.clitools import choice_enum, echo, echo_error, value
+
+from .project import STAGE_ORDER
+from .templates import TEMPLATES
+
+StageName = choice_enum("StageName", STAGE_ORDER)
+Template = choice_enum("Template", TEMPLATES)
+
+ProjectOpt = typer.Option(None, "--project", "-p", help="The project file, or its folder (default: ./biaskit.toml; "
+                                                        "with --workdir alone: the project its state names).")
+WorkdirOpt = typer.Option(None, "--workdir", help="Where outputs and state go (default: the project file's folder).")
+
+
+def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: bool = True):
+    from .project import load_project
+    from .status import find_workdir_project
+
+    if project is None and workdir is not None:
+        project = find_workdir_project(workdir) or workdir
+    return load_project(project, workdir=workdir, check_inputs=check_inputs)
+
+
+def init_command(
+    directory: Path = typer.Argument(Path("."), help="Folder for the new project (created when missing)."),
+    template: Template = typer.Option("generate", "--template", help="generate: IndiBias-style LLM tuples -> "  # type: ignore[valid-type]
+                                      "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context."),
+    hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
+    name: Optional[str] = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
+) -> None:
+    """Write a commented biaskit.toml (never over an existing one)."""
+    from .project import init_project
+
+    path = init_project(directory, template=value(template), hindi=hindi, name=name)
+    echo(f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
+         f"(`biaskit status --project {path.parent}` shows where it stands).")
+
+
+def run_command(
+    project: Optional[Path] = ProjectOpt,
+    workdir: Optional[Path] = WorkdirOpt,
+    partial: bool = typer.Option(False, "--partial", help="Human stages: go on with the answers there are, "
+                                 "without waiting for every task to have its annotators."),
+    from_stage: Optional[StageName] = typer.Option(None, "--from", help="Run this stage and the ones after it "  # type: ignore[valid-type]
+                                                   "again even if unchanged (a human stage pulls again)."),
+    until: Optional[StageName] = typer.Option(None, "--until", help="Stop after this stage."),  # type: ignore[valid-type]
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="LLM stages: ask again for the jobs that "
+                                      "failed (bypassing their cached replies)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Run the project's stages in order: skip what has not changed, resume what stopped, stop at
+    people's work (exit 3) until it is done."""
+    from biaskit.clitools import command_line
+
+    from .run import EXIT_FAILED, run_project
+    from .stages import StageFailed
+
+    p = _load(project, workdir)
+    try:
+        res = run_project(p, partial=partial, from_stage=value(from_stage), until=value(until),
+                          retry_failed=retry_failed,
+                          progress=not quiet, command=command_line(), echo=echo)
+    except StageFailed as exc:
+        echo_error(str(exc))
+        raise SystemExit(EXIT_FAILED) from None
+    if res.status == "waiting":
+        echo(f"waiting for people: {res.message}. Annotate in Label Studio, then run `biaskit run` again "
+             "(or `biaskit run --partial` to go on with the answers there are). Exit code 3.")
+        raise SystemExit(res.exit_code)
+    echo(f"done: {len(res.ran)} stage(s) run, {len(res.skipped)} unchanged. `biaskit status` shows the files.")
+
+
+def status_command(
+    project: Optional[Path] = ProjectOpt,
+    workdir: Optional[Path] = WorkdirOpt,
+    json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """The whole picture: each stage's state, counts, what people still have to do, where the files are."""
+    from .status import project_status, render_status
+
+    st = project_status(_load(project, workdir, check_inputs=False))
+    if json_out:
+        echo(json.dumps(st, ensure_ascii=False, indent=2))
+    else:
+        render_status(st)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``init``, ``run`` and ``status`` on the ``biaskit`` root command."""
+    app.command("init")(init_command)
+    app.command("run")(run_command)
+    app.command("status")(status_command)

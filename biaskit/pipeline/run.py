@@ -1,0 +1,152 @@
+"""``biaskit run``: execute a project's stages in order, skip what has not changed, resume what stopped.
+
+For each enabled stage (:data:`~.project.STAGE_ORDER`):
+
+1. its fingerprint is computed (:mod:`.state`); a stage recorded ``done`` with the same fingerprint,
+   whose output is still the file it wrote, is **skipped** (its output feeds the next stage);
+2. otherwise it runs. If the state holds an unfinished attempt with the same fingerprint (killed,
+   interrupted, failed), the stage **resumes** on its files (the job runner re-reads finished LLM
+   jobs, ``curate translate`` its finished pairs, a push lists the tasks already in Label Studio);
+   a different fingerprint starts the stage's folder ``work/<stage>/`` afresh (the LLM and MT
+   caches answer every request made before, so nothing paid for is paid again);
+3. a human stage whose tasks lack annotators returns ``waiting``: the run stops there
+   (:attr:`RunResult.status` ``waiting``, exit code 3) and the next run pulls again.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from biaskit.errors import BiaskitError
+from biaskit.redact import redact
+
+from .project import STAGE_IO, Project
+from .stages import STAGES, Context, RunOptions, StageFailed
+from .state import State, abs_path, hash_path, lock, now, rel_path
+
+EXIT_DONE, EXIT_FAILED, EXIT_INPUT, EXIT_WAITING = 0, 1, 2, 3
+
+
+class StageError(BiaskitError):
+    """A stage stopped on bad input or an unreachable service (exit 2); the message names the stage."""
+
+
+@dataclass
+class RunResult:
+    status: str                               # done | waiting
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    waiting: Optional[str] = None             # the human stage the run stopped at
+    message: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_WAITING if self.status == "waiting" else EXIT_DONE
+
+
+def produced(workdir: Path, st: dict) -> Optional[Path]:
+    """The output a stage recorded (what the next stage reads), or None."""
+    p = (st.get("produces") or {}).get("path")
+    return abs_path(workdir, p) if p else None
+
+
+def can_skip(workdir: Path, st: dict, fp: str, options: RunOptions) -> bool:
+    """A stage is skipped when it is done with this fingerprint, its output is intact, it was not
+    a partial human stage (unless this run is ``--partial`` too) and no failed LLM job is to be retried."""
+    if st.get("status") != "done" or st.get("fingerprint") != fp:
+        return False
+    p = produced(workdir, st)
+    if p is None or hash_path(p) != st["produces"].get("sha256"):
+        return False
+    if st.get("partial") and not options.partial:
+        return False
+    if options.retry_failed and st.get("errors"):
+        return False
+    return True
+
+
+def run_project(project: Project, *, partial: bool = False, from_stage: Optional[str] = None,
+                until: Optional[str] = None, retry_failed: bool = False, progress: bool = True,
+                command: Optional[str] = None, echo: Callable[[str], None] = lambda s: None) -> RunResult:
+    """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
+    even when unchanged; ``until``: stop after this stage."""
+    for opt, st in (("--from", from_stage), ("--until", until)):
+        if st is not None and st not in project.enabled():
+            raise BiaskitError(f"{opt} {st}: that stage is not enabled in {project.file}. Fix: use one of "
+                               f"{', '.join(project.enabled())}.")
+    options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
+    with lock(project.workdir):
+        state = State(project.workdir)
+        state.data["project"] = str(project.file)
+        state.save()
+        ctx = Context(project, state, options, echo=echo)
+        result = RunResult("done")
+        forced = False
+        for name in project.enabled():
+            forced = forced or name == from_stage
+            stage = STAGES[name](ctx)
+            writes = STAGE_IO[name][1]
+            try:
+                fp = stage.fingerprint()
+            except BiaskitError as exc:
+                raise StageError(f"stage '{name}': {exc}") from None
+            st = state.get(name)
+            if not forced and can_skip(project.workdir, st, fp, options):
+                ctx.artifacts[writes] = produced(project.workdir, st)
+                result.skipped.append(name)
+                echo(f"{name}: unchanged, skipped ({st.get('message', '')})")
+                if name == until:
+                    break
+                continue
+            if st.get("attempt") != fp and stage.folder.exists():
+                shutil.rmtree(stage.folder)   # a new attempt starts afresh; the caches keep it cheap
+            echo(f"{name}: {'resuming' if st.get('attempt') == fp and st.get('status') != 'done' else 'running'} "
+                 f"({stage.title}) ...")
+            state.update(name, status="running", attempt=fp, started=now(), error=None)
+            stage.current_fingerprint = fp
+            try:
+                out = stage.run()
+            except KeyboardInterrupt:
+                state.update(name, status="interrupted", finished=now())
+                raise
+            except StageFailed as exc:
+                state.update(name, status="failed", error=redact(str(exc)), finished=now())
+                raise StageFailed(f"stage '{name}': {exc}") from None
+            except BiaskitError as exc:
+                state.update(name, status="failed", error=redact(str(exc)), finished=now())
+                raise StageError(f"stage '{name}': {exc}") from None
+            except BaseException as exc:
+                state.update(name, status="failed", error=redact(f"{type(exc).__name__}: {exc}"), finished=now())
+                raise
+            for w in out.warnings:
+                echo(f"warning: {name}: {w}")
+            outputs = {k: rel_path(project.workdir, v) for k, v in out.outputs.items()}
+            if out.status == "waiting":
+                state.update(name, status="waiting", progress=out.progress, message=out.message, outputs=outputs,
+                             checked=now())
+                result.status, result.waiting, result.message = "waiting", name, out.message
+                result.ran.append(name)
+                return result
+            assert out.produces is not None, f"stage {name} finished without an output"
+            state.update(name, status="done", fingerprint=fp, finished=now(), message=out.message,
+                         produces={"path": rel_path(project.workdir, out.produces),
+                                   "sha256": hash_path(out.produces)},
+                         outputs=outputs, progress=out.progress, partial=out.partial, errors=out.errors,
+                         warnings=out.warnings, summary=_small(out.summary))
+            ctx.artifacts[writes] = out.produces
+            result.ran.append(name)
+            echo(f"{name}: done: {out.message}")
+            if name == until:
+                break
+        return result
+
+
+def _small(obj, depth: int = 0):
+    """A stage summary for the state file: nested dicts kept shallow, long lists cut."""
+    if isinstance(obj, dict):
+        return {k: _small(v, depth + 1) for k, v in obj.items()} if depth < 3 else "..."
+    if isinstance(obj, list):
+        return [_small(v, depth + 1) for v in obj[:20]]
+    return obj if isinstance(obj, (str, int, float, bool, type(None))) else str(obj)

@@ -1,0 +1,225 @@
+"""The machine stages of curation: tuples, sentences, pairs, adapt, check, translate.
+
+Each calls the function behind its ``biaskit curate`` command (:mod:`biaskit.curation.generate`,
+:mod:`biaskit.curation.pairs`, :mod:`biaskit.curation.adapt`, :mod:`biaskit.check`,
+:mod:`biaskit.curation.translate`); the LLM stages resume through the job runner (an interrupted
+run re-reads the rows it wrote; the response cache answers every request already made).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Outcome, StageFailed, StageRunner, count_rows
+
+
+def _failed_all(summaries: list) -> bool:
+    return bool(summaries) and all(s.all_failed for s in summaries)
+
+
+class TuplesStage(StageRunner):
+    name = "tuples"
+    title = "generate tuples"
+
+    def extra(self) -> dict[str, Any]:
+        return {**self.llm_extra("attributes"), **self.inventory_extra()}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.generate import generate_tuples
+
+        o = self.opts
+        out = self.path_out("tuples.jsonl")
+        lo = self.llm_options()
+        client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
+        summaries = []
+        for axis in o.axes:
+            summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities.get(axis),
+                                             polarity=o.polarity, n=o.n, lang=o.lang, params=lo.params(),
+                                             concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=inv,
+                                             progress=self.ctx.options.progress, command=self.ctx.options.command))
+        return _llm_outcome(self, summaries, client, out, "tuples")
+
+
+class SentencesStage(StageRunner):
+    name = "sentences"
+    title = "generate sentences"
+
+    def extra(self) -> dict[str, Any]:
+        return {**self.llm_extra("sentences"), **self.inventory_extra()}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.generate import generate_sentences
+
+        o = self.opts
+        out = self.path_out("sentences.jsonl")
+        lo = self.llm_options()
+        client = lo.client()
+        s = generate_sentences(client, self.prompt("sentences"), tuples=self.input_path(), out=out,
+                               per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
+                               concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
+                               progress=self.ctx.options.progress, command=self.ctx.options.command)
+        return _llm_outcome(self, [s], client, out, "sentences")
+
+
+def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: str) -> Outcome:
+    notes = [n for s in summaries for n in s.notes]
+    errors = sum(s.errors for s in summaries)
+    err_file = next((s.errors_file for s in summaries if s.errors_file), None)
+    stats = client.stats.snapshot()
+    if _failed_all(summaries):
+        raise StageFailed(f"every one of the {sum(s.run for s in summaries)} LLM job(s) of the {stage.name} stage "
+                          f"failed; see {err_file} for the raw replies. Fix: check [llm] (model, base_url, "
+                          "max_tokens), then `biaskit run --retry-failed`.")
+    rows = count_rows(out)
+    jobs = sum(s.jobs for s in summaries)
+    done = sum(s.skipped_done for s in summaries)
+    msg = (f"{rows} {what} from {jobs} LLM job(s) ({done} resumed, {errors} failed"
+           + (f" -> {stage.rel(Path(err_file))}" if err_file else "") + f"); LLM {stats.get('requests', 0)} "
+           f"request(s), {stats.get('cache_hits', 0)} cache hit(s)")
+    outputs = {what: out}
+    if err_file:
+        outputs["errors"] = Path(err_file)
+    return Outcome("done", produces=out, outputs=outputs, message=msg, warnings=notes, errors=errors,
+                   summary={"rows": rows, "jobs": jobs, "resumed": done, "failed": errors, "llm": stats})
+
+
+class PairsStage(StageRunner):
+    name = "pairs"
+    title = "build pairs"
+
+    def extra(self) -> dict[str, Any]:
+        return {**(self.llm_extra("pair_rewrite") if self.opts.llm_fallback else {}), **self.inventory_extra()}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.pairs import build_pairs_file
+
+        o = self.opts
+        lo = self.llm_options()
+        client = prompt = None
+        if o.llm_fallback:
+            client, prompt = lo.client(), self.prompt("pair_rewrite")
+        res = build_pairs_file(self.input_path(), self.path_out("pairs.jsonl"), inventory=self.inventory(), llm=client,
+                               prompt=prompt, llm_params=lo.params(), concurrency=lo.concurrency,
+                               retry_failed=lo.retry_failed, progress=self.ctx.options.progress,
+                               command=self.ctx.options.command)
+        if not res.pairs:
+            where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
+            raise StageFailed(f"no sentence could be made into a pair (see {where}). "
+                              "Fix: check the sentences (do they name the identity?), or set llm_fallback = true "
+                              "in [stages.pairs].")
+        outputs = {"pairs": res.out}
+        if res.rejects_file:
+            outputs["rejects"] = res.rejects_file
+        return Outcome("done", produces=res.out, outputs=outputs,
+                       message=f"{len(res.pairs)} pairs ({res.flagged} flagged by the checker), "
+                               f"{len(res.rejects)} sentence(s) not usable",
+                       summary={"pairs": len(res.pairs), "flagged": res.flagged, "rejects": len(res.rejects)})
+
+
+class AdaptStage(StageRunner):
+    name = "adapt"
+    title = "adapt CrowS-Pairs"
+
+    def input_files(self) -> list[Path]:
+        lex = self.project.path(self.opts.lexicon)
+        return [self.input_path()] + ([lex] if lex else [])
+
+    def extra(self) -> dict[str, Any]:
+        return self.inventory_extra()
+
+    def run(self) -> Outcome:
+        from biaskit.curation.adapt import adapt_to_file
+
+        o = self.opts
+        out = self.path_out("pairs.jsonl")
+        lex = self.project.path(o.lexicon)
+        pairs, report, rep_path = adapt_to_file(self.input_path(), out, keep=o.keep, names=o.names, seed=o.seed,
+                                                lexicon=lex, inventory=self.inventory(), drop_flagged=o.drop_flagged)
+        r = report.as_dict()
+        if not pairs:
+            raise StageFailed("adapt kept no pair. Fix: check keep = [...] in [stages.adapt].")
+        return Outcome("done", produces=out, outputs={"pairs": out, "report": rep_path},
+                       message=f"kept {r['kept']} of {r['read']} CrowS-Pairs pairs ({r['changed']} changed, "
+                               f"{r['flagged']} flagged, {r['dropped']} dropped)", summary=r)
+
+
+class CheckStage(StageRunner):
+    name = "check"
+    title = "check minimal pairs"
+
+    def extra(self) -> dict[str, Any]:
+        return self.inventory_extra()
+
+    def run(self) -> Outcome:
+        """The checker on every pair: its output (``check.jsonl``, as ``curate check --out``, which the
+        release card reads) and the pairs with ``meta.flags`` and status ``flagged`` for the next stages."""
+        from biaskit.check import check_pairs, summarize
+        from biaskit.io import write_jsonl
+        from biaskit.readers import read_pairs, write_pairs
+
+        pairs = read_pairs(self.input_path()).pairs
+        checked = check_pairs(pairs, inventory=self.inventory())
+        report = self.path_out("check.jsonl")
+        write_jsonl(report, (c.as_dict() for c in checked))
+        keep, dropped = [], []
+        for p, c in zip(pairs, checked):
+            p.meta["flags"] = [f.as_dict() for f in c.flags]
+            if c.flags:
+                p.status = "flagged"
+            elif p.status == "flagged":
+                p.status = "raw"
+            (dropped if c.flags and self.opts.drop_flagged else keep).append(p)
+        if not keep:
+            raise StageFailed("every pair is flagged and drop_flagged = true leaves none. Fix: set drop_flagged "
+                              "= false in [stages.check] (people review flagged pairs) or fix the pairs.")
+        out = write_pairs(self.path_out("pairs.jsonl"), keep)
+        outputs = {"pairs": out, "checker output": report}
+        if dropped:
+            outputs["dropped"] = write_pairs(self.path_out("dropped.jsonl"), dropped)
+        s = summarize(checked)
+        flags = ", ".join(f"{k} {v}" for k, v in s["flags"].items() if v) or "none"
+        return Outcome("done", produces=out, outputs=outputs, summary=s,
+                       message=f"{s['pairs']} pairs checked, {s['flagged']} flagged ({flags})"
+                               + (f", {len(dropped)} dropped" if dropped else ""))
+
+
+class TranslateStage(StageRunner):
+    name = "translate"
+    title = "translate"
+    operational = ("enabled", "batch_pairs", "batch_size", "device")
+
+    def engines(self) -> list[str]:
+        s = self.project.llm(self.name)
+        return [f"llm:{s.model or 'dummy'}" if e.strip().lower() == "llm" else e for e in self.opts.engines]
+
+    def uses_llm(self) -> bool:
+        return any(e.split(":", 1)[0].strip().lower() == "llm" for e in self.opts.engines)
+
+    def extra(self) -> dict[str, Any]:
+        return {"engines": self.engines(), **(self.llm_extra("translate_pair", "translate_sentence")
+                                              if self.uses_llm() else {})}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.translate import translate_file
+
+        o = self.opts
+        lo = self.llm_options()
+        out = self.path_out("candidates.jsonl")
+        prompts = self.prompts_dir()
+        opts = {"base_url": lo.base_url, "device": o.device, "batch_size": o.batch_size, "num_beams": o.num_beams,
+                "concurrency": lo.concurrency, "prompts_dir": str(prompts[0]) if prompts else None,
+                "backend": lo.llm, "retry_failed": lo.retry_failed, **lo.params()}
+        if self.uses_llm():
+            opts["client_options"] = lo.client_kwargs()
+        res = translate_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
+                             engine_options=opts, batch_pairs=o.batch_pairs, align=o.align, resume=True,
+                             progress=self.ctx.options.progress)
+        s = res.summary()
+        if s["pairs"] and s["engine_failed"] == s["pairs"]:
+            raise StageFailed(f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
+                              "Fix: check the engines and [llm], then `biaskit run` again (failed pairs are asked again).")
+        eng = ", ".join(f"{e}: {st['requested']} sent, {st['cache_hits']} from cache" for e, st in s["engines"].items())
+        return Outcome("done", produces=out, outputs={"candidates": out}, summary=s, warnings=list(s["notes"]),
+                       errors=s["engine_failed"],
+                       message=f"{s['pairs']} pairs -> {s['candidates']} {o.target} candidates ({s['resumed']} "
+                               f"resumed, {s['engine_failed']} with a failed engine; {eng})")

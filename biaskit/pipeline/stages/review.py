@@ -1,0 +1,175 @@
+"""The human stages: push records to Label Studio, pull what annotators answered, and once every task
+has its ``overlap`` annotators (or with ``biaskit run --partial``), aggregate and apply.
+
+They never block the machine: while tasks lack annotators the stage returns ``waiting`` with a
+status line ("hi review: 57 of 142 tasks have 3 judgments") and ``biaskit run`` stops with exit code 3;
+the next run pulls again and goes on. The push is done once per fingerprint (it is idempotent
+anyway: an interrupted push is completed by the next one without duplicate tasks). Calls
+:func:`biaskit.annotation.labelstudio.push` / ``pull``, :func:`biaskit.annotation.apply.run_apply`
+and :func:`biaskit.annotation.agreement.agreement_report`, as ``biaskit annotate push|pull|apply|agreement``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Optional
+
+from biaskit.errors import BiaskitError, InputError
+
+from .base import Outcome, StageFailed, StageRunner
+
+
+def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
+    """How far people are: tasks (records pushed), tasks with at least ``overlap`` distinct
+    annotators (``complete``), tasks with any answer (``started``), judgments and annotators."""
+    workers: dict[str, set[str]] = {}
+    n = 0
+    if judgments is not None and len(judgments) and {"task", "worker"} <= set(judgments.columns):
+        for t, w in zip(judgments["task"].astype(str), judgments["worker"].astype(str)):
+            if t in ids:
+                workers.setdefault(t, set()).add(w)
+                n += 1
+    everyone = set().union(*workers.values()) if workers else set()
+    return {"tasks": len(ids), "complete": sum(1 for t in ids if len(workers.get(t, ())) >= overlap),
+            "started": len(workers), "target": overlap, "judgments": n, "annotators": len(everyone)}
+
+
+def progress_line(label: str, p: dict[str, Any]) -> str:
+    """``"hi review: 57 of 142 tasks have 3 judgments"``."""
+    return (f"{label}: {p['complete']} of {p['tasks']} tasks have {p['target']} judgment"
+            f"{'s' if p['target'] != 1 else ''}")
+
+
+class ReviewStage(StageRunner):
+    human = True
+    kind: ClassVar[str] = ""
+    out_name: ClassVar[str] = ""
+    operational = ("enabled", "chunk_size")
+    #: the kind's own apply options taken from the stage's table
+    apply_options: ClassVar[tuple[str, ...]] = ()
+
+    def label(self) -> str:
+        return self.name.replace("_", " ")
+
+    def ls_project(self) -> str:
+        return self.opts.project or f"{self.project.name} {self.label()}"
+
+    def url(self) -> str:
+        url = self.project.config.labelstudio.url or os.environ.get("LABEL_STUDIO_URL")
+        if not url:
+            raise self.project.error("labelstudio.url", f"the {self.name} stage needs a Label Studio.",
+                                     "set url = \"http://...\" in [labelstudio] or export LABEL_STUDIO_URL "
+                                     "(`biaskit annotate serve` prints it); the token comes from "
+                                     "$LABEL_STUDIO_API_KEY.")
+        return url
+
+    def option_values(self) -> dict[str, Any]:
+        return {**super().option_values(), "project": self.ls_project()}
+
+    def out_file(self, records: list) -> Path:
+        return self.path_out(self.out_name)
+
+    def run(self) -> Outcome:
+        from biaskit.annotation.apply import run_apply
+        from biaskit.annotation.kinds import get_kind
+        from biaskit.annotation.labelstudio import pull, push
+        from biaskit.io import write_table
+        from biaskit.readers import read_judgments
+
+        o = self.opts
+        data = self.input_path()
+        k = get_kind(self.kind)
+        records = k.load(data)
+        ids = {k.record_id(r) for r in records}
+        if not ids:
+            raise StageFailed(f"nothing to review: {self.rel(data)} has no records.")
+        url, title = self.url(), self.ls_project()
+        st = self.ctx.state.get(self.name)
+        fp = self.current_fingerprint
+        if st.get("pushed") != fp or st.get("pushed_to") != url:   # (a restarted server may have a new port)
+            rep = push(data, self.kind, title, url=url, overlap=o.overlap, seed=o.seed, chunk_size=o.chunk_size,
+                       description=f"biaskit {self.kind} review of the project '{self.project.name}' "
+                                   f"(stage {self.name}); created by: {self.ctx.options.command}",
+                       show_progress=self.ctx.options.progress)
+            self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
+            self.ctx.echo(f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
+                          f"({rep.n_existing} already there) {rep.url}")
+        ls_url = self.ctx.state.get(self.name).get("ls_url") or url
+        pulled = self.path_out("pulled.jsonl")
+        pull(title, pulled, url=url, kind=self.kind)
+        df = read_judgments(pulled)
+        if len(df) and "task" in df.columns:
+            df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
+        judgments = write_table(self.path_out("judgments.jsonl"), df)
+        prog = review_progress(df, ids, o.overlap)
+        line = progress_line(self.label(), prog)
+        where = f"Label Studio project '{title}' at {ls_url}"
+        outputs = {"judgments": judgments}
+        if prog["complete"] < prog["tasks"] and not (self.ctx.options.partial and prog["judgments"]):
+            return Outcome("waiting", outputs=outputs, progress={**prog, "project": title, "url": ls_url},
+                           message=f"{line} ({where})")
+        out = self.out_file(records)
+        options = {a: getattr(o, a) for a in self.apply_options}
+        res = run_apply(self.kind, data, None, out, judgments=df, method=o.method, min_agree=o.min_agree,
+                        report_dir=self.report_dir(), command=self.ctx.options.command, **options)
+        outputs.update({"accepted": out, **{n: Path(p) for n, p in res.paths.items() if n != "out"}})
+        warnings = []
+        try:
+            from biaskit.annotation.agreement import agreement_report
+
+            agreement_report(judgments, self.folder / "agreement", duplicates="last", command=self.ctx.options.command)
+            outputs["agreement"] = self.folder / "agreement" / "agreement.json"
+        except BiaskitError as exc:   # agreement is undefined on some data (one label only, one annotator)
+            warnings.append(f"agreement not computed: {exc}")
+        c = res.counts
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items() if v and k != "records")
+        partial = prog["complete"] < prog["tasks"]
+        if not res.accepted:
+            raise StageFailed(f"{self.label()}: people accepted none of the {len(ids)} records ({counts}). Fix: "
+                              f"review the answers in the {where}; see {self.rel(out)}.rejected.jsonl.")
+        return Outcome("done", produces=out, outputs=outputs, progress={**prog, "project": title, "url": ls_url},
+                       partial=partial, warnings=warnings, summary=res.summary(),
+                       message=f"{line}{' (partial: --partial)' if partial else ''}; applied: {counts}")
+
+    def report_dir(self) -> Optional[Path]:
+        return None
+
+
+class TupleReviewStage(ReviewStage):
+    name = "tuple_review"
+    title = "validate tuples (people)"
+    kind = "tuple"
+    out_name = "tuples.jsonl"
+
+
+class PairReviewStage(ReviewStage):
+    name = "pair_review"
+    title = "validate pairs (people)"
+    kind = "pair"
+    out_name = "pairs.jsonl"
+    apply_options = ("direction_policy",)
+
+
+class TranslationReviewStage(ReviewStage):
+    name = "translation_review"
+    title = "review translations (people)"
+    kind = "translation"
+    out_name = "pairs.translated.jsonl"
+
+    def target(self) -> str:
+        from biaskit.readers import first_record
+
+        p = self.input_path()
+        try:
+            return str(first_record(p).get("target_lang") or "xx") if p is not None and p.exists() else "xx"
+        except InputError:
+            return "xx"
+
+    def label(self) -> str:
+        return f"{self.target()} review"
+
+    def out_file(self, records: list) -> Path:
+        return self.path_out(f"pairs.{self.target()}.jsonl")
+
+    def report_dir(self) -> Optional[Path]:
+        return self.folder / "report"

@@ -1,0 +1,108 @@
+"""The project files ``biaskit init`` writes: commented, valid as written (tests load every variant).
+
+``generate``: IndiBias-style (LLM tuples -> people validate -> LLM sentences -> pairs -> check ->
+people validate); ``adapt``: CrowS-Pairs adapted to the Indian context -> check -> people validate.
+Both optionally translate into Hindi with blind review, then release and evaluate.
+"""
+from __future__ import annotations
+
+TEMPLATES = ("generate", "adapt")
+
+_HEAD = """\
+# biaskit project file. `biaskit run` executes the stages below in this order (whatever the order of
+# the tables), each reading the previous one's output, and skips a stage whose inputs and options have
+# not changed. `biaskit status` shows where the project stands. Reference: docs/pipeline.md.
+#
+# Secrets never go in this file (it is shared and committed): the LLM key comes from $OPENAI_API_KEY,
+# the Label Studio token from $LABEL_STUDIO_API_KEY. Paths are relative to this file's folder.
+
+[project]
+name = "{name}"{pad}# names the release and the Label Studio projects
+version = "0.1.0"               # the release version (X.Y.Z)
+"""
+
+_LLM = """
+[llm]                           # the LLM the {users} call
+model = "gpt-4o-mini"           # the model id your endpoint serves
+# base_url = "http://127.0.0.1:8000/v1"   # a local OpenAI-compatible server (llama.cpp, vLLM, Ollama)
+concurrency = 4                 # requests in flight
+# backend = "dummy"             # offline, meaningless replies: to try the pipeline without an endpoint
+"""
+
+_LS = """
+[labelstudio]
+# url = "http://127.0.0.1:8080" # default: $LABEL_STUDIO_URL (`biaskit annotate serve` prints it)
+"""
+
+_GENERATE = """
+[stages.tuples]                 # `biaskit curate tuples`: attributes per identity term (IndiBias step 1)
+axes = ["caste", "religion"]
+polarity = "both"               # positive, negative or both
+n = 10                          # attributes per identity and polarity
+# identities = {{ caste = ["Dalit", "Brahmin"] }}   # default: the inventory's terms of each axis
+
+[stages.tuple_review]           # people: is each (identity, attribute) a prevalent stereotype?
+overlap = 3                     # annotators per task; `biaskit run` waits until every task has them
+# min_agree = 2                 # votes needed to accept (default: a strict majority)
+
+[stages.sentences]              # `biaskit curate sentences`: sentences that state each kept tuple
+per_tuple = 5
+
+[stages.pairs]                  # `biaskit curate pairs`: swap the identity for its comparable group
+# llm_fallback = true           # ask the LLM when the identity is not found in the sentence
+"""
+
+_ADAPT = """
+[stages.adapt]                  # `biaskit curate adapt`: CrowS-Pairs in the Indian context
+input = "crows_pairs_anonymized.csv"   # `biaskit data download crows-pairs --out .`
+keep = ["gender", "age", "disability", "physical-appearance", "socioeconomic"]
+names = "india"                 # Indian first names for US ones (india-hindu, india-muslim, ..., none)
+"""
+
+_CHECK = """
+[stages.check]                  # `biaskit curate check`: the minimal-pair checker
+drop_flagged = false            # false: flagged pairs go to people, with the checker's reasons
+
+[stages.pair_review]            # people: stereo / antistereo / not a valid pair, concerns
+overlap = 3
+"""
+
+_HINDI = """
+[stages.translate]              # `biaskit curate translate`: candidates for a blind review
+target = "hi"
+engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "hf:PATH" (e.g. NLLB-200)
+
+[stages.translation_review]     # people: pick the better candidate, or correct it
+overlap = 2
+"""
+
+_TAIL = """
+[stages.release]                # `biaskit release build` + `biaskit release verify`
+# license = "cc-by-4.0"         # a Hugging Face licence id (the card says "unknown" without one)
+# card_text = "card.md"         # the card sections people write (## Motivation, ## Maintenance, ...)
+# out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
+
+[stages.evaluate]               # `biaskit evaluate pairs` on the release
+models = ["gemma3-270m"]        # model folders, .gguf files, cached hub names or aliases
+scorer = "clm"                  # clm (causal LMs) or mlm (masked LMs)
+split = "test"
+"""
+
+
+def project_template(name: str, *, template: str = "generate", hindi: bool = True) -> str:
+    """The text of a new ``biaskit.toml``."""
+    if template not in TEMPLATES:
+        raise ValueError(f"unknown template {template!r}")
+    pad = " " * max(1, 24 - len(name))
+    text = _HEAD.format(name=name, pad=pad)
+    if template == "generate" or hindi:
+        users = {("generate", True): "generation and translation stages", ("generate", False): "generation stages",
+                 ("adapt", True): "translation stage"}[(template, hindi)]
+        text += _LLM.format(users=users)
+    text += _LS
+    text += _GENERATE.format() if template == "generate" else _ADAPT
+    text += _CHECK
+    if hindi:
+        text += _HINDI
+    text += _TAIL.format(name=name)
+    return text

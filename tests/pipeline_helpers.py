@@ -1,0 +1,181 @@
+"""Helpers of the pipeline tests: a counting HTTP proxy in front of the real llama.cpp server, answers
+posted to a real Label Studio by annotator accounts, and a `biaskit` process to run (and kill).
+
+:class:`CountingProxy` forwards every request to the upstream server unchanged and records, per
+request, the path, the SHA-256 of the body and when the response was fully sent back: the tests count
+LLM calls at the wire, outside the code under test, and tell which calls had finished before a
+``kill -9``. A ``gate`` (a predicate on each new request) holds matching requests without
+forwarding them until :meth:`CountingProxy.release`, which drops them: a test kills the client while
+its request is held, so the moment of the kill is exact (the request never reaches the server).
+"""
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable, Optional
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    body_sha: str
+    started: float
+    finished: Optional[float] = None   # the whole response was written back to the client
+    status: Optional[int] = None
+    held: bool = False                 # stopped by the gate, never forwarded
+
+
+class CountingProxy:
+    def __init__(self, upstream: str):
+        u = urlsplit(upstream)
+        self.host, self.port, self.prefix = u.hostname, u.port, u.path.rstrip("/")
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self.gate: Optional[Callable[[Call], bool]] = None
+        self.held = threading.Event()
+        self._release = threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):  # quiet
+                pass
+
+            def _forward(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                call = Call(self.command, self.path, hashlib.sha256(body).hexdigest(), time.time())
+                with proxy._lock:
+                    hold = proxy.gate is not None and proxy.gate(call)
+                    proxy.calls.append(call)
+                if hold:
+                    call.held = True
+                    proxy.held.set()
+                    proxy._release.wait()
+                    self.close_connection = True
+                    return
+                conn = http.client.HTTPConnection(proxy.host, proxy.port, timeout=600)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                conn.request(self.command, self.path, body=body or None, headers=headers)
+                r = conn.getresponse()
+                data = r.read()
+                conn.close()
+                try:
+                    self.send_response(r.status)
+                    for k, v in r.getheaders():
+                        if k.lower() not in ("transfer-encoding", "connection", "content-length", "server", "date"):
+                            self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):   # the client was killed meanwhile
+                    self.close_connection = True
+                    return
+                call.status, call.finished = r.status, time.time()
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}{self.prefix}"
+
+    def chat_calls(self, since: float = 0.0) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.path.endswith("/chat/completions") and c.started >= since]
+
+    def finished(self, pred: Callable[[Call], bool]) -> list[Call]:
+        """Calls matching ``pred`` whose response was sent back whole (the caller holds no lock)."""
+        return [c for c in list(self.calls) if c.finished and pred(c)]
+
+    def hold(self, gate: Callable[[Call], bool]) -> None:
+        """Hold the requests ``gate`` matches (checked as each request arrives) until :meth:`release`."""
+        self.held.clear()
+        self._release.clear()
+        self.gate = gate
+
+    def release(self) -> None:
+        """Stop holding; held requests are dropped unanswered (their client is gone)."""
+        self.gate = None
+        self._release.set()
+
+    def close(self) -> None:
+        self.release()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def biaskit_exe() -> str:
+    exe = Path(sys.executable).with_name("biaskit")
+    return str(exe) if exe.exists() else "biaskit"
+
+
+def start_biaskit(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    fh = open(log, "w", encoding="utf-8")
+    return subprocess.Popen([biaskit_exe(), *args], stdout=fh, stderr=subprocess.STDOUT, env=env)
+
+
+def run_biaskit(args: list[str], env: dict, log: Path, timeout: float = 900) -> tuple[int, str]:
+    p = start_biaskit(args, env, log)
+    try:
+        code = p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    return code, log.read_text(encoding="utf-8")
+
+
+def wait_for(pred, timeout: float = 300.0, step: float = 0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+def annotate(url: str, token: str, task_id: int, result: list[dict]) -> None:
+    from label_studio_sdk import LabelStudio
+
+    LabelStudio(base_url=url, api_key=token).annotations.create(id=task_id, result=result)
+
+
+def choice(name: str, to: str, label: str) -> dict:
+    return {"from_name": name, "to_name": to, "type": "choices", "value": {"choices": [label]}}
+
+
+def text(name: str, to: str, value: str) -> dict:
+    return {"from_name": name, "to_name": to, "type": "textarea", "value": {"text": [value]}}
+
+
+def project_tasks(url: str, token: str, title: str) -> list:
+    """Every task of the Label Studio project titled ``title`` ([] when there is no such project)."""
+    from label_studio_sdk import LabelStudio
+
+    c = LabelStudio(base_url=url, api_key=token)
+    found = [p for p in c.projects.list(title=title) if p.title == title]
+    if not found:
+        return []
+    return list(c.tasks.list(project=found[0].id, fields="all"))
+
+
+def clean_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update({"BIASKIT_NO_PROGRESS": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    env.update(extra)
+    return env

@@ -1,0 +1,259 @@
+"""The one path, end to end on real services (slow, llm, labelstudio): `biaskit run` as a process on a
+project file, against the real llama.cpp server (SmolLM2, behind a counting proxy) and a real Label
+Studio where three annotator accounts answer through the API:
+
+tuples (LLM) -> people validate them -> sentences (LLM; the run is killed with SIGKILL in the middle
+and resumed) -> pairs -> check -> people validate the pairs -> Hindi candidates from the `llm` MT
+engine -> blind review by people (the push is killed with SIGKILL and resumed) -> aggregate, apply ->
+release build + verify -> `datasets.load_dataset` on the release -> `evaluate pairs` on its test split
+(a tiny GPT-2 built offline). Then a last run changes nothing and calls nothing.
+
+SmolLM2-135M's text is junk; the test checks plumbing and counts. The reviewers write the Hindi
+(`none` + a corrected pair, as IndiBias' annotators repaired translations), so what is released is
+what people wrote, whatever the model produced.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, project_tasks, run_biaskit, start_biaskit,
+                              text, wait_for)
+
+pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
+pytest.importorskip("label_studio_sdk")
+
+HI = {"Dalit": "दलित", "Brahmin": "ब्राह्मण"}
+
+
+def _state(proj):
+    p = proj / ".biaskit" / "state.json"
+    return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"stages": {}}
+
+
+def _rows(path):
+    """The complete JSON lines of a file another process may be appending to."""
+    out = []
+    for x in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            out.append(json.loads(x))
+        except ValueError:
+            pass
+    return out
+
+
+def _hindi(group: str, i: int) -> str:
+    """A Hindi sentence a reviewer writes for pair ``i`` (distinct per pair: Devanagari digits)."""
+    digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
+    return f"{HI[group]} लोग {digits} घंटे मेहनत करते हैं।"
+
+
+def _by_id(tasks):
+    return {t.data["biaskit_id"]: t for t in tasks}
+
+
+def test_one_path_from_tuples_to_scores(llm_server, ls_server, ls_annotator, tiny_gpt2, tmp_path):
+    proxy = CountingProxy(llm_server.base_url)
+    url, admin = ls_server["url"], ls_server["token"]
+    ls_proxy = CountingProxy(url)   # biaskit reaches Label Studio through it; the test goes direct
+    annotators = [ls_annotator(f"pipe-{c}@example.com") for c in "abc"]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    name = f"e2e-{os.getpid()}"
+    (proj / "biaskit.toml").write_text(f"""
+[project]
+name = "{name}"
+version = "1.0.0"
+
+[llm]
+model = "{llm_server.model}"
+base_url = "{proxy.base_url}"
+
+[labelstudio]
+url = "{ls_proxy.base_url}"
+
+[stages.tuples]
+axes = ["caste"]
+identities = {{ caste = ["Dalit", "Brahmin"] }}
+polarity = "negative"
+n = 3
+llm = {{ max_tokens = 48 }}
+
+[stages.tuple_review]
+overlap = 2
+
+[stages.sentences]
+per_tuple = 2
+llm = {{ max_tokens = 120 }}
+
+[stages.pairs]
+
+[stages.check]
+
+[stages.pair_review]
+overlap = 2
+
+[stages.translate]
+target = "hi"
+engines = ["llm"]
+llm = {{ max_tokens = 160 }}
+
+[stages.translation_review]
+overlap = 2
+chunk_size = 1
+
+[stages.release]
+date = "2025-01-01"
+license = "cc-by-4.0"
+
+[stages.evaluate]
+models = ["{tiny_gpt2}"]
+scorer = "clm"
+split = "test"
+runs = 2
+""", encoding="utf-8")
+    env = clean_env(LABEL_STUDIO_API_KEY=admin, BIASKIT_CACHE_DIR=str(tmp_path / "cache"))
+    run = ["run", "--project", str(proj)]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+
+    try:
+        # 1. tuples from the LLM, pushed for validation: the run stops, waiting for people (exit 3)
+        code, out = run_biaskit(run, env, logs / "run1.log")
+        assert code == 3, out
+        tuples = _rows(proj / "work" / "tuples" / "tuples.jsonl")
+        assert tuples, out
+        line = f"tuple review: 0 of {len(tuples)} tasks have 2 judgments"
+        assert line in out
+        code, st_out = run_biaskit(["status", "--project", str(proj), "--json"], env, logs / "status1.log")
+        st = json.loads(st_out)
+        rows = {r["name"]: r for r in st["stages"]}
+        assert rows["tuples"]["status"] == "done" and rows["tuple_review"]["status"] == "waiting"
+        assert rows["tuple_review"]["progress"]["tasks"] == len(tuples)
+        assert rows["sentences"]["status"] == "pending" and "waiting for people" in st["next"]
+
+        # annotators A and B validate every tuple but the last (both say "no" to it)
+        t_tasks = _by_id(project_tasks(url, admin, f"{name} tuple review"))
+        assert set(t_tasks) == {t["tuple_id"] for t in tuples}
+        rejected = tuples[-1]["tuple_id"]
+        for a in annotators[:2]:
+            for tid, task in t_tasks.items():
+                annotate(url, a["token"], task.id, [choice("stereotype", "tuple", "no" if tid == rejected else "yes")])
+
+        # 2. the next run pulls, applies, generates sentences -- killed with SIGKILL in the middle: the
+        # proxy holds the first LLM request made after a sentence job's rows are in the file, and the
+        # process is killed while that request is held (it never reaches the server)
+        sents = proj / "work" / "sentences" / "sentences.jsonl"
+        t0 = time.time()
+        proxy.hold(lambda c: c.path.endswith("/chat/completions") and c.started >= t0 and bool(_rows(sents)))
+        p = start_biaskit(run, env, logs / "run2.log")
+        assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=600) and p.poll() is None, \
+            (logs / "run2.log").read_text()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        proxy.release()
+        kept = _rows(sents)
+        validated = _rows(proj / "work" / "tuple_review" / "tuples.jsonl")
+        assert {t["tuple_id"] for t in validated} == {t["tuple_id"] for t in tuples} - {rejected}
+        jobs_before = {r["provenance"]["job"] for r in kept}
+        assert 0 < len(jobs_before) < len(validated), "killed too late: nothing left to resume"
+        finished = {c.body_sha for c in proxy.chat_calls(since=t0) if c.finished}
+        assert finished and _state(proj)["stages"]["sentences"]["status"] == "running"
+        code, st_out = run_biaskit(["status", "--project", str(proj), "--json"], env, logs / "status2.log")
+        assert {r["name"]: r["status"] for r in json.loads(st_out)["stages"]}["sentences"] == "interrupted"
+
+        # 3. the re-run resumes: no LLM call that had finished is made again; it stops at the pair review
+        t1 = time.time()
+        code, out = run_biaskit(run, env, logs / "run3.log")
+        assert code == 3, out
+        assert [c for c in proxy.chat_calls(since=t1) if c.body_sha in finished] == []
+        assert "sentences: resuming" in out
+        s_done = _state(proj)["stages"]["sentences"]["summary"]
+        assert s_done["resumed"] == len(jobs_before) and s_done["jobs"] == len(validated)
+        assert all(r in _rows(sents) for r in kept)   # the rows written before the kill are kept as they were
+        pairs = _rows(proj / "work" / "check" / "pairs.jsonl")
+        assert pairs, out
+        assert f"pair review: 0 of {len(pairs)} tasks have 2 judgments" in out
+
+        # annotators B and C agree with each pair's direction
+        p_tasks = _by_id(project_tasks(url, admin, f"{name} pair review"))
+        assert set(p_tasks) == {q["pair_id"] for q in pairs}
+        for a in annotators[1:]:
+            for q in pairs:
+                annotate(url, a["token"], p_tasks[q["pair_id"]].id, [choice("validity", "sent_more", q["direction"])])
+
+        # 4. validated pairs -> Hindi candidates -> pushed one task per request; killed during the push
+        # (the Label Studio proxy holds the second import request; the process dies while it is held)
+        title = f"{name} hi review"
+        t2 = time.time()
+
+        def is_import(c):
+            return c.method == "POST" and "/import" in c.path and c.started >= t2
+
+        ls_proxy.hold(lambda c: is_import(c) and bool(ls_proxy.finished(is_import)))
+        p = start_biaskit(run, env, logs / "run4.log")
+        assert wait_for(lambda: p.poll() is not None or ls_proxy.held.is_set(), timeout=600) and p.poll() is None, \
+            (logs / "run4.log").read_text()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        ls_proxy.release()
+        assert len(project_tasks(url, admin, title)) == 1   # one chunk of one task got in before the kill
+        cands = _rows(proj / "work" / "translate" / "candidates.jsonl")
+        assert len(cands) == len(pairs) > 1 and all(c["target_lang"] == "hi" for c in cands)
+        assert proxy.chat_calls(since=t2), "the llm engine made no request"
+        code, out = run_biaskit(run, env, logs / "run5.log")
+        assert code == 3, out
+        assert f"hi review: 0 of {len(cands)} tasks have 2 judgments" in out
+        h_tasks = project_tasks(url, admin, title)
+        ids = [t.data["biaskit_id"] for t in h_tasks]
+        assert sorted(ids) == sorted(c["pair_id"] for c in cands)   # every candidate once: no duplicate task
+
+        # reviewers A and C reject the machine's Hindi and write their own (the same correction)
+        index = {q["pair_id"]: (i, q) for i, q in enumerate(pairs, start=1)}
+        written = set()
+        for a in (annotators[0], annotators[2]):
+            for t in h_tasks:
+                i, q = index[t.data["biaskit_id"]]
+                more, less = _hindi(q["group_more"], i), _hindi(q["group_less"], i)
+                written.add(more)
+                annotate(url, a["token"], t.id, [choice("choice", "src_more", "none"),
+                                                 text("corrected_more", "src_more", more),
+                                                 text("corrected_less", "src_less", less)])
+
+        # 5. apply -> release -> verify -> evaluate: done (exit 0)
+        code, out = run_biaskit(run, env, logs / "run6.log")
+        assert code == 0, out
+        rel = proj / "release" / f"{name}-1.0.0"
+        assert (rel / "SHA256SUMS").exists() and "verified" in out
+        rel_pairs = _rows(rel / "pairs.jsonl")
+        assert len(rel_pairs) == len(pairs)
+        assert all(set(r["views"]) == {"en", "hi"} for r in rel_pairs)
+        code, vout = run_biaskit(["release", "verify", str(rel)], env, logs / "verify.log")
+        assert code == 0, vout
+
+        import datasets
+
+        ds = datasets.load_dataset(str(rel))
+        assert set(ds) == {"dev", "test"} and len(ds["dev"]) + len(ds["test"]) == len(pairs) and len(ds["test"]) > 0
+        assert set(ds["test"]["sent_more_hi"]) <= written
+        summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "summary.json").read_text(encoding="utf-8"))
+        assert (summary["data"]["release"]["release"], summary["data"]["release"]["split"]) == (name, "test")
+        assert summary["data"]["release"]["sha256_matches_release"] is True
+        assert summary["n_pairs"] == 2 * len(ds["test"])   # both language views of every test pair
+        card = (rel / "README.md").read_text(encoding="utf-8")
+        assert "smollm2" in card   # the generation model, from the run logs
+
+        # 6. nothing changed: every stage is skipped, no LLM call, no new task
+        t3 = time.time()
+        n_tasks = {t: len(project_tasks(url, admin, f"{name} {t}")) for t in ("tuple review", "pair review", "hi review")}
+        code, out = run_biaskit(run, env, logs / "run7.log")
+        assert code == 0 and out.count("unchanged, skipped") == 10, out   # every enabled stage
+        assert proxy.chat_calls(since=t3) == []
+        assert {t: len(project_tasks(url, admin, f"{name} {t}")) for t in n_tasks} == n_tasks
+    finally:
+        proxy.close()
+        ls_proxy.close()
