@@ -17,6 +17,7 @@ from biaskit.readers import CAT_FORMATS, FORMATS as PAIR_FORMATS
 from .cat_metrics import SPLITS, TIE_POLICIES
 from .correlate import GROUP_MODES
 from .engine import DEFAULT_BATCH_SIZE
+from .mlm import NORMALISATIONS
 from .models import KINDS
 from .scorers import SCORERS
 from .seat import BLEACH_MODES, POOLINGS, TEMPLATE_KINDS
@@ -35,6 +36,9 @@ Pooling = choice_enum("Pooling", POOLINGS)
 Bleach = choice_enum("Bleach", BLEACH_MODES)
 TemplateKind = choice_enum("TemplateKind", TEMPLATE_KINDS)
 GroupMode = choice_enum("GroupMode", GROUP_MODES)
+
+# ---- scoring modes (IndiBias |C| normalisation, StereoSet CAT modes) ---------------------------------
+Normalise = choice_enum("Normalise", NORMALISATIONS)
 
 # ---- the model block ----------------------------------------------------------------------------------
 _MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"

@@ -63,11 +63,12 @@ class PairScorer:
     name: str = "base"
     methods: tuple[str, ...] = ()
     units: tuple[str, ...] = ("token",)
+    normalisations: tuple[str, ...] = ("none",)  # --normalise choices this scorer accepts
     kind: str = ""
 
     def __init__(self, lm: LoadedLM, *, unit: str = "token", method: str | None = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, cache: Any = True, progress: bool = True,
-                 lowercase: bool | None = None, max_logit_elements: int = 1 << 27):
+                 lowercase: bool | None = None, max_logit_elements: int = 1 << 27, normalise: str = "none"):
         if not isinstance(lm, LoadedLM):
             raise TypeError("lm must be a LoadedLM (see biaskit.evaluation.models.load_lm)")
         if lm.kind != self.kind:
@@ -76,6 +77,7 @@ class PairScorer:
                                f"scorer '{self.name}' needs a {'masked' if self.kind == 'mlm' else 'causal'} "
                                f"LM. Fix: use --scorer {other}")
         unit, method = self.check_options(unit, method, batch_size)
+        self.normalise = self.check_normalise(normalise, method)
         self.lm = lm
         self.unit = unit
         self.method = method
@@ -110,11 +112,21 @@ class PairScorer:
             raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
         return unit, method
 
+    @classmethod
+    def check_normalise(cls, normalise: str | None, method: str | None = None) -> str:
+        """``normalise`` checked against :attr:`normalisations` (no model needed)."""
+        n = (normalise or "none").lower()
+        if n not in cls.normalisations:
+            raise BiaskitError(f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use --normalise "
+                               f"{' or '.join(cls.normalisations)}")
+        return n
+
     # ---- API ------------------------------------------------------------------------------------
 
     def describe(self) -> dict:
         return {"model": self.lm.name, "fingerprint": self.lm.fingerprint, "scorer": self.name,
-                "unit": self.unit, "method": self.method, "normalisation": self._normalisation(),
+                "unit": self.unit, "method": self.method, "normalise": self.normalise,
+                "normalisation": self._normalisation(),
                 "lowercase": self.lowercase, "batch_size": self.batch_size, "device": self.lm.device,
                 "dtype": self.lm.dtype, "engine": self.engine.describe()}
 
@@ -200,6 +212,8 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
     """A ready scorer: ``name`` in :data:`SCORERS`, ``model`` a folder / alias / hub name / LoadedLM."""
     cls = SCORERS.get(name)
     cls.check_options(unit, method, batch_size)  # a wrong option fails before a model is loaded
+    if "normalise" in kwargs:
+        cls.check_normalise(kwargs["normalise"], method)
     if lm is None:
         if model is None:
             raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
