@@ -242,6 +242,9 @@ def _check_kind(kind: str) -> str:
 def _detect_kind(config: Any) -> str:
     """"mlm" or "clm" from the config's architectures, else from the auto-model mappings."""
     archs = list(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_encoder_decoder", False):
+        raise BiaskitError(f"model type '{getattr(config, 'model_type', '?')}' ({', '.join(archs) or 'no architectures'}) "
+                           "is an encoder-decoder LM, not a masked or causal one. Fix: use --scorer seq2seq")
     for a in archs:
         if a.endswith("ForMaskedLM"):
             return "mlm"

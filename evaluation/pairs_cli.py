@@ -17,12 +17,14 @@ def pairs_command(
     split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: opt.Models = ...,
-    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs."),
+    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs; "
+                                                                  "seq2seq: encoder-decoder LMs (mT5, mBART)."),
     format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
     unit: opt.Unit = typer.Option("token", "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
-    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean."),
+    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean; "
+                                                                 "seq2seq: mean (default) | sum."),
     normalise: opt.Normalise = typer.Option("none", "--normalise",
                                             help="mlm pll: none (CrowS-Pairs sum) or unmodified (divide by |C|, "
                                                  "the number of unmodified tokens; IndiBias §6.1)."),
