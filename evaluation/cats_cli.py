@@ -36,6 +36,9 @@ def cats_command(
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N CATs (after --split)."),
     piece_agg: opt.PieceAgg = typer.Option("mean-prob", "--piece-agg",
                                            help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
+    cat_mode: opt.CatMode = typer.Option("likelihood", "--cat-mode",
+                                         help="likelihood (StereoSet ACL 2021 Table 4: fill pieces, NSP) or pll "
+                                              "(pseudo-likelihood, Table 5: mask each context token in turn)."),
     ties: opt.TiePolicy = typer.Option("reference", "--ties", help="Tie rule (reference: tie = anti / not related)."),
     batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
     device: opt.Device = "auto",
@@ -62,7 +65,7 @@ def cats_command(
         s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
                      dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
-                     release_split=release_split)
+                     release_split=release_split, mode=cat_mode.value)
     console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
     for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):

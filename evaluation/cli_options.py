@@ -15,6 +15,7 @@ from biaskit.clitools import choice_enum
 from biaskit.readers import CAT_FORMATS, FORMATS as PAIR_FORMATS
 
 from .cat_metrics import SPLITS, TIE_POLICIES
+from .cat_modes import CAT_MODES
 from .correlate import GROUP_MODES
 from .engine import DEFAULT_BATCH_SIZE
 from .mlm import NORMALISATIONS
@@ -39,6 +40,7 @@ GroupMode = choice_enum("GroupMode", GROUP_MODES)
 
 # ---- scoring modes (IndiBias |C| normalisation, StereoSet CAT modes) ---------------------------------
 Normalise = choice_enum("Normalise", NORMALISATIONS)
+CatMode = choice_enum("CatMode", CAT_MODES)
 
 # ---- the model block ----------------------------------------------------------------------------------
 _MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"
