@@ -46,7 +46,8 @@ CatMode = choice_enum("CatMode", CAT_MODES)
 _MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"
 Models = Annotated[List[str], typer.Option("--model", "-m", help=_MODEL_HELP + ". Repeat to compare models.")]
 Model = Annotated[str, typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
-OptionalModel = Annotated[Optional[str], typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
+OptionalModels = Annotated[Optional[List[str]], typer.Option("--model", "-m", help=_MODEL_HELP + ". Repeat to compare "
+                                                                                    "models (one table).")]
 Device = Annotated[str, typer.Option("--device", help="auto, cpu or cuda[:N].")]
 Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default), bfloat16, float16 (GPU).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", help="Most model inputs per forward pass (inputs of one "

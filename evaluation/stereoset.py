@@ -499,6 +499,17 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
     }
 
 
+def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", limit: Optional[int] = None,
+                  release_split: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
+    """The CATs a run scores (a file, or a release folder's split) and the release info (or None)."""
+    if Path(data).is_dir() or release_split is not None:
+        from biaskit.release.read import read_release_cats
+
+        cats, release = read_release_cats(data, split=release_split)
+        return [c for c in cats if split == "both" or c.split == split][:limit], release
+    return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+
+
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
              split: str = "both", limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
@@ -524,14 +535,7 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from .models import load_lm
 
     t0 = time.perf_counter()
-    release = None
-    if Path(data).is_dir() or release_split is not None:
-        from biaskit.release.read import read_release_cats
-
-        cats, release = read_release_cats(data, split=release_split)
-        cats = [c for c in cats if split == "both" or c.split == split][:limit]
-    else:
-        cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
+    cats, release = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
