@@ -204,7 +204,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         info = sc.describe()
         summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
                                        decimals=decimals, tie_tolerance=tie_tolerance,
-                                       clm_method=info.get("method") if getattr(sc, "kind", "") == "clm" else None)
+                                       clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
         metrics_s = time.perf_counter() - t0
         summary.update({
             "benchmark": "pairs",

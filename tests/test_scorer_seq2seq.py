@@ -94,6 +94,8 @@ def test_cli_seq2seq_on_demo(tiny_mbart, tmp_path, capsys):
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["scorer"] == "seq2seq" and s["method"] == "mean" and s["n_pairs"] == 8
+    # the sentence-length check of causal scores applies to seq2seq scores too (sum = mean x tokens)
+    assert s["by_lang"]["en"]["length"]["other"]["method"] == "sum"
     df = pd.read_csv(tmp_path / "o" / "pairs.csv")
     lm = load_seq2seq(tiny_mbart, device="cpu")
     row = df.iloc[0]
