@@ -35,9 +35,7 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("BIASKIT_NO_PROGRESS", "1")
-    from biaskit.evaluation import pair_metrics as pm
     from biaskit.evaluation.pairs import run_pairs
-    from biaskit.evaluation.report import kde_panels
 
     with tempfile.TemporaryDirectory() as tmp:
         model = a.model

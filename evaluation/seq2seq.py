@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from biaskit.errors import BiaskitError, require
+from biaskit.errors import BiaskitError
 
-from .engine import Batch, CachingEngine, LocalEngine, Request  # noqa: F401  (Batch: the engine protocol)
-from .models import LoadedLM, fingerprint_dir, parse_dtype, pick_device, resolve_model
+from .engine import CachingEngine, LocalEngine, Request
+from .models import LoadedLM, fingerprint_dir, prepare_load
 from .score_cache import open_cache
 from .scorers import PairScorer, _Job
 
@@ -87,16 +87,7 @@ def load_seq2seq(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
     """An encoder-decoder LM (``AutoModelForSeq2SeqLM``) and its tokenizer, as a :class:`LoadedLM`."""
     if isinstance(name_or_path, LoadedLM):
         return name_or_path
-    require("torch", "evaluation", "loading language models")
-    transformers = require("transformers", "evaluation", "loading language models")
-    path = resolve_model(name_or_path)
-    dev = pick_device(device)
-    tdtype = parse_dtype(dtype, dev)
-    try:
-        config = transformers.AutoConfig.from_pretrained(str(path))
-    except Exception as exc:  # noqa: BLE001
-        raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: check the folder is a "
-                           "complete save_pretrained output") from exc
+    transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     if not getattr(config, "is_encoder_decoder", False):
         raise BiaskitError(f"{path}: '{getattr(config, 'model_type', '?')}' is not an encoder-decoder model. "
                            "Fix: use --scorer mlm (masked LMs) or --scorer clm (causal LMs)")

@@ -14,7 +14,7 @@ from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS, ensemble_scores
 from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.stereoset import run_cats, score_cats
 from conftest import run_cli
-from test_cats_scoring import INTER, INTRA, _cat, _manual_clm
+from test_cats_scoring import INTER, INTRA, _manual_clm
 
 torch.set_num_threads(1)
 
