@@ -244,7 +244,8 @@ def _detect_kind(config: Any) -> str:
     archs = list(getattr(config, "architectures", None) or [])
     if getattr(config, "is_encoder_decoder", False):
         raise BiaskitError(f"model type '{getattr(config, 'model_type', '?')}' ({', '.join(archs) or 'no architectures'}) "
-                           "is an encoder-decoder LM, not a masked or causal one. Fix: use --scorer seq2seq")
+                           "is an encoder-decoder LM, not a masked or causal one. Fix: score minimal pairs with "
+                           "`evaluate pairs --scorer seq2seq` (StereoSet CATs need a masked or causal LM)")
     for a in archs:
         if a.endswith("ForMaskedLM"):
             return "mlm"
