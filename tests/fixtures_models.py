@@ -146,7 +146,7 @@ def _unigram(specials: list[str], vocab_size: int = 600):
     return tk
 
 
-def build_tiny_mt5(dest: Path, *, seed: int = 0) -> Path:
+def build_tiny_mt5(dest: Path, *, seed: int = 0, **config) -> Path:
     import torch
     from tokenizers import processors
     from transformers import MT5Config, MT5ForConditionalGeneration, T5TokenizerFast
@@ -156,10 +156,10 @@ def build_tiny_mt5(dest: Path, *, seed: int = 0) -> Path:
                                                       special_tokens=[("</s>", tk.token_to_id("</s>"))])
     tok = T5TokenizerFast(tokenizer_object=tk, eos_token="</s>", unk_token="<unk>", pad_token="<pad>", extra_ids=0)
     torch.manual_seed(seed)
-    cfg = MT5Config(vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2,
-                    num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                    decoder_start_token_id=tok.pad_token_id)
-    model = MT5ForConditionalGeneration(cfg).eval()
+    cfg = dict(vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
+               pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    cfg.update(config)
+    model = MT5ForConditionalGeneration(MT5Config(**cfg)).eval()
     out = dest / "model"
     model.save_pretrained(out)
     tok.save_pretrained(out)
