@@ -23,7 +23,7 @@ def cats_command(
                                                   "or a release folder with CATs."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, report.md, scores.jsonl, "
                                                 "predictions.json, targets.csv, groups.csv)."),
-    model: opt.OptionalModel = None,
+    model: opt.OptionalModels = None,
     scorer: opt.CatScorer = typer.Option("auto", "--scorer",
                                          help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM."),
     predictions: Optional[Path] = typer.Option(None, "--predictions",
@@ -36,7 +36,12 @@ def cats_command(
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N CATs (after --split)."),
     piece_agg: opt.PieceAgg = typer.Option("mean-prob", "--piece-agg",
                                            help="mlm intrasentence: mean of piece probabilities (reference) or log-probs."),
+    cat_mode: opt.CatMode = typer.Option("likelihood", "--cat-mode",
+                                         help="likelihood (StereoSet ACL 2021 Table 4: fill pieces, NSP) or pll "
+                                              "(pseudo-likelihood, Table 5: mask each context token in turn)."),
     ties: opt.TiePolicy = typer.Option("reference", "--ties", help="Tie rule (reference: tie = anti / not related)."),
+    ensemble: bool = typer.Option(False, "--ensemble", help="Several --model: add the reference ENSEMBLE (weighted "
+                                                            "vote of the models' sentence scores) as a row."),
     batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
     device: opt.Device = "auto",
     dtype: opt.Dtype = None,
@@ -53,16 +58,24 @@ def cats_command(
 
     from .stereoset import run_cats, run_cats_predictions
 
-    if (model is None) == (predictions is None):
+    if (not model) == (predictions is None):
         raise BiaskitError("pass either --model (score the CATs) or --predictions (metrics from a score file).")
+    if ensemble and len(model or ()) < 2:
+        raise BiaskitError("--ensemble combines several models. Fix: repeat --model (at least two) or drop --ensemble")
+    if model and len(model) > 1:
+        _cats_multi(data, list(model), out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
+                    batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
+                    dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
+                    release_split=release_split, mode=cat_mode.value, ensemble=ensemble)
+        return
     if predictions is not None:
         s = run_cats_predictions(data, predictions, out, fmt=format.value, tie_policy=ties.value,
                                  allow_missing=allow_missing, seed=seed, command=command_line())
     else:
-        s = run_cats(data, model, out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
+        s = run_cats(data, model[0], out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
                      dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
-                     release_split=release_split)
+                     release_split=release_split, mode=cat_mode.value)
     console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
     for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):
@@ -86,14 +99,43 @@ def cats_command(
                   + f", {out / 'targets.csv'}, {out / 'groups.csv'}", soft_wrap=True)
 
 
+def _cats_multi(data: Path, models: list, out: Path, **kw) -> None:
+    """Several models: one sub-folder each plus the comparison table and the lms-ss Spearman correlation."""
+    from rich.table import Table
+
+    from biaskit.clitools import console as make_console
+
+    from .compare import run_cats_multi
+
+    res = run_cats_multi(data, models, out, **kw)
+    t = res["table"]
+    table = Table(title="StereoSet: model comparison (ideal: LMS 100, SS 50, ICAT 100)")
+    for col in ("model", "split", "domain", "LMS", "SS", "ICAT", "CATs"):
+        table.add_column(col, justify="left" if col in ("model", "split", "domain") else "right")
+    for _, r in t[t["domain"] == "all"].iterrows():
+        table.add_row(r["model"], r["split"], r["domain"], _fmt(r["lms"]), _fmt(r["ss"]), _fmt(r["icat"]),
+                      str(r["count"]))
+    console = make_console()
+    console.print(table)
+    c = res["correlations"]
+    top = c[(c["split"] == "overall") & (c["domain"] == "all")]
+    if len(top):
+        r = top.iloc[0]
+        console.print(f"Spearman rho (LMS vs SS, overall, {r['n_models']} models): {_fmt(_num(r['spearman_rho']))}"
+                      f", p {_pfmt(_num(r['p_value']))}", soft_wrap=True)
+    console.print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.md'}, {out / 'correlations.csv'}, "
+                  f"{out / 'comparison.json'} and one folder per model", soft_wrap=True)
+
+
 def seat_command(
     test: List[str] = typer.Option(..., "--test", "-t", help="SEAT test (sent-bias .jsonl), a folder of tests, or "
                                                               "shipped tests: indibias-paper (the IndiBias paper's "
                                                               "Tables 3, 4, 9), indibias-team (biaskit's own), "
                                                               "indibias (both), + /en or /hi, or a table row such as "
                                                               "indibias-t3 / indibias-t4-r02. Repeatable."),
-    model: opt.Model = ...,
-    out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md)."),
+    model: opt.Models = ...,
+    out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md; several "
+                                                "--model: one folder each + comparison.csv / comparison.md)."),
     pooling: opt.Pooling = typer.Option("mean", "--pooling", help="Sentence vector: mean of tokens or first token."),
     bleach: opt.Bleach = typer.Option("auto", "--bleach",
                                       help="Put word-list tests into bleached templates (auto: when every example is a word)."),
@@ -113,6 +155,31 @@ def seat_command(
 
     from .seat import run_seat
 
+    if len(model) > 1:
+        from .compare import run_seat_multi
+
+        res = run_seat_multi(test, list(model), out, pooling=pooling.value, bleach=bleach.value,
+                             template=template.value if template is not None else None, lang=lang,
+                             n_samples=n_samples, seed=seed, batch_size=batch_size, device=device,
+                             cache=not no_cache, command=command_line())
+        t = res["table"]
+        table = Table(title=f"SEAT: effect size d per model ({pooling.value} pooling; * p < 0.05)")
+        table.add_column("test")
+        table.add_column("lang")
+        for n in res["names"]:
+            table.add_column(n, justify="right")
+        for (tname, lg), g in t.groupby(["test", "lang"], sort=False):
+            cells = []
+            for n in res["names"]:
+                r = g[g["model"] == n]
+                cells.append("n/a" if r.empty else f"{float(r['effect_size'].iloc[0]):.3f}"
+                             + ("*" if float(r["p_value"].iloc[0]) < 0.05 else ""))
+            table.add_row(tname, lg, *cells)
+        make_console().print(table)
+        make_console().print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.md'}, {out / 'comparison.json'} "
+                             "and one folder per model", soft_wrap=True)
+        return
+    model = model[0]
     s = run_seat(test, model, out, pooling=pooling.value, bleach=bleach.value,
                  template=template.value if template is not None else None, lang=lang, n_samples=n_samples,
                  seed=seed, batch_size=batch_size, device=device, cache=not no_cache, command=command_line())

@@ -15,8 +15,10 @@ from biaskit.clitools import choice_enum
 from biaskit.readers import CAT_FORMATS, FORMATS as PAIR_FORMATS
 
 from .cat_metrics import SPLITS, TIE_POLICIES
+from .cat_modes import CAT_MODES
 from .correlate import GROUP_MODES
 from .engine import DEFAULT_BATCH_SIZE
+from .mlm import NORMALISATIONS
 from .models import KINDS
 from .scorers import SCORERS
 from .seat import BLEACH_MODES, POOLINGS, TEMPLATE_KINDS
@@ -36,11 +38,16 @@ Bleach = choice_enum("Bleach", BLEACH_MODES)
 TemplateKind = choice_enum("TemplateKind", TEMPLATE_KINDS)
 GroupMode = choice_enum("GroupMode", GROUP_MODES)
 
+# ---- scoring modes (IndiBias |C| normalisation, StereoSet CAT modes) ---------------------------------
+Normalise = choice_enum("Normalise", NORMALISATIONS)
+CatMode = choice_enum("CatMode", CAT_MODES)
+
 # ---- the model block ----------------------------------------------------------------------------------
 _MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"
 Models = Annotated[List[str], typer.Option("--model", "-m", help=_MODEL_HELP + ". Repeat to compare models.")]
 Model = Annotated[str, typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
-OptionalModel = Annotated[Optional[str], typer.Option("--model", "-m", help=_MODEL_HELP + ".")]
+OptionalModels = Annotated[Optional[List[str]], typer.Option("--model", "-m", help=_MODEL_HELP + ". Repeat to compare "
+                                                                                    "models (one table).")]
 Device = Annotated[str, typer.Option("--device", help="auto, cpu or cuda[:N].")]
 Dtype = Annotated[Optional[str], typer.Option("--dtype", help="float32 (default), bfloat16, float16 (GPU).")]
 BatchSize = Annotated[int, typer.Option("--batch-size", help="Most model inputs per forward pass (inputs of one "

@@ -169,9 +169,9 @@ class LocalEngine:
     def batches(self, reqs: Sequence[Request]) -> Iterator[list[Request]]:
         """Exact-length groups (shortest first), each cut into as few batches as ``batch_size``
         allows, of even size (45 rows at 32 -> 23 + 22, not 32 + 13), then by gathered logits."""
-        by_len: dict[int, list[Request]] = {}
+        by_len: dict[Any, list[Request]] = {}
         for r in reqs:
-            by_len.setdefault(len(r.ids), []).append(r)
+            by_len.setdefault(self.batch_key(r), []).append(r)
         for n in sorted(by_len):
             for chunk in even_chunks(by_len[n], self.batch_size):
                 batch: list[Request] = []
@@ -185,6 +185,12 @@ class LocalEngine:
                     k += rk
                 if batch:
                     yield batch
+
+    @staticmethod
+    def batch_key(r: Any) -> Any:
+        """Requests with equal keys share a batch without padding: the token count (an encoder-decoder
+        engine adds the encoder's)."""
+        return len(r.ids)
 
     # ---- one forward pass -------------------------------------------------------------------------
 

@@ -26,6 +26,14 @@ Units (``unit=``):
   masking keeps one input per word, so a sentence's score does not depend on how finely the
   tokenizer cuts it into pieces beyond the pieces' own probabilities. For a pair where every word is
   one piece, ``word`` equals ``token`` whenever the word diff and the token diff agree.
+
+Normalisation (``normalise=``):
+
+- ``none`` (default, the CrowS-Pairs reference): score(S) is the sum.
+- ``unmodified`` (IndiBias §6.1: "score(S) is then calculated by normalizing the probability
+  P(U|M, θ) relative to the number of tokens |C|", |C| = the number of tokens in the U set):
+  score(S) = sum / |C|, the mean log-probability per unmodified token. With ``unit="word"`` |C|
+  counts the U words' *pieces* (every piece is a scored token). Only with ``method="pll"``.
 """
 from __future__ import annotations
 
@@ -35,6 +43,8 @@ from .engine import Request
 from .scorers import PairScorer, _Job
 from .spans import SentenceSpans, pair_spans
 
+NORMALISATIONS = ("none", "unmodified")  # the --normalise choices (IndiBias §6.1: divide by |C|)
+
 
 class MLMScorer(PairScorer):
     """Masked-LM pseudo-log-likelihood over the unmodified (pll) or modified (pmu) tokens/words."""
@@ -43,6 +53,7 @@ class MLMScorer(PairScorer):
     kind = "mlm"
     methods = ("pll", "pmu")
     units = ("token", "word")
+    normalisations = NORMALISATIONS
 
     def __init__(self, lm, **kw):
         super().__init__(lm, **kw)
@@ -51,9 +62,25 @@ class MLMScorer(PairScorer):
             raise BiaskitError(f"tokenizer of '{lm.name}' has no mask token, so it cannot score with a "
                                "masked LM. Fix: use --scorer clm or a masked LM")
 
+    @classmethod
+    def check_normalise(cls, normalise, method=None):
+        n = super().check_normalise(normalise, method)
+        if n == "unmodified" and (method or cls.methods[0]).lower() != "pll":
+            raise BiaskitError("--normalise unmodified divides P(U|M) by the number of unmodified tokens |C| "
+                               "(IndiBias §6.1), so it needs --method pll. Fix: drop --normalise or use --method pll")
+        return n
+
+    def _finish(self, total: float, n: int) -> float:
+        if self.normalise == "unmodified":
+            return total / n if n else 0.0
+        return total
+
     def _normalisation(self) -> str:
-        return "sum of log P(token) over " + ("unmodified (U)" if self.method == "pll" else "modified (M)") + \
+        text = "sum of log P(token) over " + ("unmodified (U)" if self.method == "pll" else "modified (M)") + \
             (" tokens, one token masked at a time" if self.unit == "token" else " words, one whole word masked at a time")
+        if self.normalise == "unmodified":
+            text += ", divided by |C| = the number of unmodified tokens (IndiBias §6.1)"
+        return text
 
     def _job(self, text: str, sp: SentenceSpans) -> _Job:
         return _Job(text=text, ids=sp.ids, groups=sp.u_groups if self.method == "pll" else sp.m_groups)

@@ -242,6 +242,10 @@ def _check_kind(kind: str) -> str:
 def _detect_kind(config: Any) -> str:
     """"mlm" or "clm" from the config's architectures, else from the auto-model mappings."""
     archs = list(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_encoder_decoder", False):
+        raise BiaskitError(f"model type '{getattr(config, 'model_type', '?')}' ({', '.join(archs) or 'no architectures'}) "
+                           "is an encoder-decoder LM, not a masked or causal one. Fix: score minimal pairs with "
+                           "`evaluate pairs --scorer seq2seq` (StereoSet CATs need a masked or causal LM)")
     for a in archs:
         if a.endswith("ForMaskedLM"):
             return "mlm"
@@ -293,10 +297,9 @@ def parse_dtype(dtype: Any, device: str):
     return d
 
 
-def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None) -> LoadedLM:
-    """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`."""
-    if isinstance(name_or_path, LoadedLM):
-        return name_or_path
+def prepare_load(name_or_path: Any, device: str = "auto", dtype: Any = None) -> tuple[Any, Path, str, Any, Any]:
+    """``(transformers, folder, device, torch dtype, config)`` for loading ``name_or_path``: what every
+    model loader (``load_lm``, the seq2seq scorer's) does before choosing the model class."""
     require("torch", "evaluation", "loading language models")
     transformers = require("transformers", "evaluation", "loading language models")
     path = resolve_model(name_or_path)
@@ -307,6 +310,14 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
     except Exception as exc:  # noqa: BLE001
         raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: check the folder is a "
                            "complete save_pretrained output") from exc
+    return transformers, path, dev, tdtype, config
+
+
+def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None) -> LoadedLM:
+    """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`."""
+    if isinstance(name_or_path, LoadedLM):
+        return name_or_path
+    transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     k = _detect_kind(config) if kind in (None, "auto") else _check_kind(kind)
     auto = transformers.AutoModelForMaskedLM if k == "mlm" else transformers.AutoModelForCausalLM
     try:

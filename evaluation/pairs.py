@@ -136,7 +136,8 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
               runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
               tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
-              command: Optional[str] = None, split: Optional[str] = None) -> dict[str, Any]:
+              command: Optional[str] = None, split: Optional[str] = None,
+              normalise: str = "none") -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
@@ -146,8 +147,9 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     """
     from biaskit.readers import read_pairs
 
-    from .scorers import load_scorer
+    from .scorers import SCORERS, load_scorer
 
+    SCORERS.get(scorer).check_normalise(normalise, method)  # before reading data or loading a model
     t_start = time.perf_counter()
     if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
         models = [models]
@@ -191,7 +193,8 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         t0 = time.perf_counter()
         with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
             sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size, device=device,
-                             dtype=dtype, cache=cache, progress=progress)
+                             dtype=dtype, cache=cache, progress=progress,
+                             **({"normalise": normalise} if normalise != "none" else {}))
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = sc.score_pairs(texts)
@@ -201,7 +204,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         info = sc.describe()
         summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
                                        decimals=decimals, tie_tolerance=tie_tolerance,
-                                       clm_method=info.get("method") if getattr(sc, "kind", "") == "clm" else None)
+                                       clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
         metrics_s = time.perf_counter() - t0
         summary.update({
             "benchmark": "pairs",
@@ -210,6 +213,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             "scorer": scorer,
             "unit": info.get("unit", unit),
             "method": info.get("method", method),
+            "normalise": info.get("normalise", "none"),
             "normalisation": info.get("normalisation"),
             "scorer_info": info,
             "data": data_info,
@@ -242,7 +246,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             "skipped": res.skipped}
 
 
-_FIRST_KEYS = ["model", "scorer", "unit", "method", "normalisation", "lang", "langs", "pooled_over_langs",
+_FIRST_KEYS = ["model", "scorer", "unit", "method", "normalise", "normalisation", "lang", "langs", "pooled_over_langs",
                "metric_score", "stereo_score", "antistereo_score", "neutral_pct", "n_pairs", "n_ties"]
 
 

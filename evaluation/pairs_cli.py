@@ -17,12 +17,17 @@ def pairs_command(
     split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: opt.Models = ...,
-    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs."),
+    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs; "
+                                                                  "seq2seq: encoder-decoder LMs (mT5, mBART)."),
     format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
     unit: opt.Unit = typer.Option("token", "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
-    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean."),
+    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean; "
+                                                                 "seq2seq: mean (default) | sum."),
+    normalise: opt.Normalise = typer.Option("none", "--normalise",
+                                            help="mlm pll: none (CrowS-Pairs sum) or unmodified (divide by |C|, "
+                                                 "the number of unmodified tokens; IndiBias §6.1)."),
     batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
     device: opt.Device = "auto",
     dtype: opt.Dtype = None,
@@ -46,7 +51,7 @@ def pairs_command(
     res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
                     method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
                     skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
-                    progress=not quiet, command=command_line(), split=split)
+                    progress=not quiet, command=command_line(), split=split, normalise=normalise.value)
     console = make_console()
     if res["skipped"]:
         console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),

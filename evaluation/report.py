@@ -57,8 +57,9 @@ def se_text(s: dict) -> str:
 
 def ds_unit(summary: dict) -> str:
     """The unit of DS: scores are natural-log probabilities (torch ``log_softmax``), so nats; a per-token
-    mean (``clm`` ``mean``) gives nats per token."""
-    return "nats per token" if summary.get("method") == "mean" else "nats"
+    mean (``clm`` ``mean``, ``mlm --normalise unmodified``) gives nats per token."""
+    per_token = summary.get("method") == "mean" or summary.get("normalise") == "unmodified"
+    return "nats per token" if per_token else "nats"
 
 
 def length_note(s: dict) -> Optional[str]:

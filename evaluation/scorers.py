@@ -31,6 +31,9 @@ SCORERS.register("mlm", "biaskit.evaluation.mlm:MLMScorer",
                  help="masked LM pseudo-log-likelihood (CrowS-Pairs; methods pll|pmu; units token|word)")
 SCORERS.register("clm", "biaskit.evaluation.clm:CLMScorer",
                  help="causal LM sentence log-probability (methods sum|mean)")
+SCORERS.register("seq2seq", "biaskit.evaluation.seq2seq:Seq2SeqScorer",
+                 help="encoder-decoder LM (mT5, mBART): log P(sentence as decoder target | empty input), "
+                      "methods mean|sum (IndiBias §6.1)")
 
 
 @dataclass
@@ -63,25 +66,26 @@ class PairScorer:
     name: str = "base"
     methods: tuple[str, ...] = ()
     units: tuple[str, ...] = ("token",)
+    normalisations: tuple[str, ...] = ("none",)  # --normalise choices this scorer accepts
     kind: str = ""
 
     def __init__(self, lm: LoadedLM, *, unit: str = "token", method: str | None = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, cache: Any = True, progress: bool = True,
-                 lowercase: bool | None = None, max_logit_elements: int = 1 << 27):
+                 lowercase: bool | None = None, max_logit_elements: int = 1 << 27, normalise: str = "none"):
         if not isinstance(lm, LoadedLM):
             raise TypeError("lm must be a LoadedLM (see biaskit.evaluation.models.load_lm)")
         if lm.kind != self.kind:
-            other = "clm" if self.kind == "mlm" else "mlm"
-            raise BiaskitError(f"model '{lm.name}' is a {'causal' if lm.kind == 'clm' else 'masked'} LM but "
-                               f"scorer '{self.name}' needs a {'masked' if self.kind == 'mlm' else 'causal'} "
-                               f"LM. Fix: use --scorer {other}")
+            what = {"mlm": "masked", "clm": "causal", "seq2seq": "encoder-decoder (seq2seq)"}
+            raise BiaskitError(f"model '{lm.name}' is a {what.get(lm.kind, lm.kind)} LM but scorer '{self.name}' "
+                               f"needs a {what.get(self.kind, self.kind)} LM. Fix: use --scorer {lm.kind}")
         unit, method = self.check_options(unit, method, batch_size)
+        self.normalise = self.check_normalise(normalise, method)
         self.lm = lm
         self.unit = unit
         self.method = method
         self.lowercase = is_uncased(lm.tokenizer) if lowercase is None else bool(lowercase)
-        self.engine = make_engine(lm, batch_size=batch_size, cache=cache, progress=progress,
-                                  max_logit_elements=max_logit_elements, label=f"{self.name} {lm.name}")
+        self.engine = self._make_engine(lm, batch_size=batch_size, cache=cache, progress=progress,
+                                        max_logit_elements=max_logit_elements, label=f"{self.name} {lm.name}")
         self.batch_size = self.engine.batch_size
 
     @property
@@ -110,11 +114,21 @@ class PairScorer:
             raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
         return unit, method
 
+    @classmethod
+    def check_normalise(cls, normalise: str | None, method: str | None = None) -> str:
+        """``normalise`` checked against :attr:`normalisations` (no model needed)."""
+        n = (normalise or "none").lower()
+        if n not in cls.normalisations:
+            raise BiaskitError(f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use --normalise "
+                               f"{' or '.join(cls.normalisations)}")
+        return n
+
     # ---- API ------------------------------------------------------------------------------------
 
     def describe(self) -> dict:
         return {"model": self.lm.name, "fingerprint": self.lm.fingerprint, "scorer": self.name,
-                "unit": self.unit, "method": self.method, "normalisation": self._normalisation(),
+                "unit": self.unit, "method": self.method, "normalise": self.normalise,
+                "normalisation": self._normalisation(),
                 "lowercase": self.lowercase, "batch_size": self.batch_size, "device": self.lm.device,
                 "dtype": self.lm.dtype, "engine": self.engine.describe()}
 
@@ -139,6 +153,10 @@ class PairScorer:
         return [(self._finish(s, n), n) for s, n in self._execute(jobs)]
 
     # ---- to implement ---------------------------------------------------------------------------
+
+    def _make_engine(self, lm: LoadedLM, **kw: Any) -> Any:
+        """The engine this planner runs on (a seq2seq scorer returns its own)."""
+        return make_engine(lm, **kw)
 
     def _plan_pair(self, a: str, b: str) -> tuple[_Job, _Job]:
         raise NotImplementedError
@@ -200,11 +218,15 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
     """A ready scorer: ``name`` in :data:`SCORERS`, ``model`` a folder / alias / hub name / LoadedLM."""
     cls = SCORERS.get(name)
     cls.check_options(unit, method, batch_size)  # a wrong option fails before a model is loaded
+    if "normalise" in kwargs:
+        cls.check_normalise(kwargs["normalise"], method)
     if lm is None:
         if model is None:
             raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
         if isinstance(model, LoadedLM):
             lm = model
+        elif getattr(cls, "load_model", None) is not None:  # a scorer with its own kind of model (seq2seq)
+            lm = cls.load_model(model, device=device, dtype=dtype)
         else:
             # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly
             # instead of silently loading a random causal head; fall back to the scorer's kind

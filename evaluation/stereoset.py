@@ -295,20 +295,25 @@ def _plan(c: CAT, o, sm) -> tuple[str, list, dict]:
 
 
 def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
-               cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None) -> list[SentenceScore]:
+               cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None,
+               mode: str = "likelihood") -> list[SentenceScore]:
     """Score every option of every CAT (see the module docstring for the methods) with ``sm``, a
     :class:`~biaskit.evaluation.models.LoadedLM`.
 
     The log-probabilities come from the scoring engine (:mod:`.engine`); ``cache`` is a
     :class:`~biaskit.cache.DiskCache` (or None); ``splits`` restricts the splits scored (others are
     skipped silently). Raises :class:`NotSupportedError` for an intersentence CAT that the model
-    cannot score.
+    cannot score. ``mode="pll"``: pseudo-likelihood scoring (ACL 2021 Table 5, :mod:`.cat_modes`).
     """
+    from .cat_modes import check_mode, pll_plan, pll_score
+
+    mode = check_mode(mode)
+    plan = pll_plan if mode == "pll" else _plan
     if piece_agg not in PIECE_AGGS:
         raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
     if sm.kind not in ("mlm", "clm"):
         raise BiaskitError(f"unknown scorer kind '{sm.kind}'. Fix: use mlm or clm.")
-    units = [(c, o, *_plan(c, o, sm)) for c in cats if splits is None or c.split in splits for o in c.options]
+    units = [(c, o, *plan(c, o, sm)) for c in cats if splits is None or c.split in splits for o in c.options]
     nsp = [u for u in units if u[2] == "nsp"]
     if nsp:
         _load_nsp(sm)  # fails before any work when the model has no trained NSP head
@@ -319,10 +324,13 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
                  if nsp else ())
     out, i = [], 0
     for c, o, method, reqs, meta in units:
-        lp = [x for r in lps[i:i + len(reqs)] for x in r]
+        per = lps[i:i + len(reqs)]
+        lp = [x for r in per for x in r]
         i += len(reqs)
         if method == "nsp":
             score = next(probs)
+        elif "-pll-" in method:
+            score = pll_score(method, per)
         elif method == "mlm-piece-l2r":
             score = _aggregate(lp, piece_agg)
             method += f":{piece_agg}"
@@ -491,11 +499,22 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
     }
 
 
+def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", limit: Optional[int] = None,
+                  release_split: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
+    """The CATs a run scores (a file, or a release folder's split) and the release info (or None)."""
+    if Path(data).is_dir() or release_split is not None:
+        from biaskit.release.read import read_release_cats
+
+        cats, release = read_release_cats(data, split=release_split)
+        return [c for c in cats if split == "both" or c.split == split][:limit], release
+    return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+
+
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
              split: str = "both", limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
              seed: int = 0, progress: bool = False, command: Optional[str] = None,
-             release_split: Optional[str] = None) -> dict:
+             release_split: Optional[str] = None, mode: str = "likelihood") -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
@@ -503,22 +522,20 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
 
     With ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
     head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
-    raises :class:`NotSupportedError`.
+    raises :class:`NotSupportedError`. ``mode``: ``likelihood`` (ACL 2021 Table 4) or ``pll``
+    (pseudo-likelihood, Table 5; :mod:`.cat_modes`), recorded as ``summary["cat_mode"]``.
     """
     import time
+
+    from .cat_modes import check_mode
+
+    mode = check_mode(mode)
 
     from .cat_metrics import full_report
     from .models import load_lm
 
     t0 = time.perf_counter()
-    release = None
-    if Path(data).is_dir() or release_split is not None:
-        from biaskit.release.read import read_release_cats
-
-        cats, release = read_release_cats(data, split=release_split)
-        cats = [c for c in cats if split == "both" or c.split == split][:limit]
-    else:
-        cats = read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit)
+    cats, release = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
@@ -530,11 +547,12 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     skipped: dict = {}
     t0 = time.perf_counter()
     scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, batch_size=batch_size,
-                        piece_agg=piece_agg, cache=dc, progress=progress)
+                        piece_agg=piece_agg, cache=dc, progress=progress, mode=mode)
     inter = [c for c in cats if c.split == "intersentence"]
     if inter:
         try:
-            scores += score_cats(inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress)
+            scores += score_cats(inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress,
+                                 mode=mode)
         except NotSupportedError as exc:
             if split == "intersentence":
                 raise
@@ -547,7 +565,8 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     extra = {
         "model": str(lm.name), "scorer": lm.kind, "fingerprint": lm.fingerprint,
         "device": lm.device, "dtype": lm.dtype,
-        "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" else None,
+        "cat_mode": mode,
+        "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
         "tie_policy": tie_policy, "skipped": skipped,
         "data": {"path": str(data), "sha256": release["sha256"] if release else _sha256(Path(data)),
                  **({"release": release} if release else {}), "n_cats": len(cats),

