@@ -19,6 +19,7 @@ from .. import __version__
 from ..errors import InputError
 from ..schema import SCHEMA_VERSION
 from . import layout as L
+from .gcpause import without_gc
 from .split import assign_splits, norm_target, refuse_leaks, split_report
 
 SPLIT_POLICIES = ("target", "keep")
@@ -163,6 +164,7 @@ def _previous_targets(prev: Optional[str]) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------------ build
+@without_gc
 def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions) -> BuildSummary:
     """Build the release folder ``out`` from validated record files (see the module docstring)."""
     from ..io import atomic_dir, sha256_file

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..errors import InputError
 from . import layout as L
+from .gcpause import without_gc
 
 MAX_ROW_PROBLEMS = 20      # per file: the first ones, then a count
 
@@ -46,6 +47,7 @@ class VerifyResult:
                 f"complete" + (f", {len(self.warnings)} warning(s)" if self.warnings else ""))
 
 
+@without_gc
 def verify_release(path: str | Path) -> VerifyResult:
     p = Path(path)
     res = VerifyResult(path=str(p))
