@@ -76,12 +76,18 @@ def normalize_bias_type(value: str) -> str:
     return _normalize_bias_type(str(value))
 
 
+_DIRECTION_ALIASES = {"antistereotype": "antistereo", "stereotype": "stereo"}
+_DIRECTIONS = frozenset(d.value for d in Direction)
+
+
 def normalize_direction(v: Any) -> Any:
     """``"Anti-Stereo"``, ``"anti_stereotype"`` ... -> ``"antistereo"``; ``"Stereotype"`` -> ``"stereo"``.
     Other strings come back lower-cased without ``-``/``_`` (validation rejects them); non-strings as given."""
+    if v.__class__ is str and v in _DIRECTIONS:       # the common case: already canonical
+        return v
     if isinstance(v, str):
         s = v.strip().lower().replace("-", "").replace("_", "")
-        return {"antistereotype": "antistereo", "stereotype": "stereo"}.get(s, s)
+        return _DIRECTION_ALIASES.get(s, s)
     return v
 
 
@@ -113,7 +119,7 @@ class SentencePair(Record):
     @field_validator("sent_more", "sent_less")
     @classmethod
     def _non_empty(cls, v: str) -> str:
-        v = unicodedata.normalize("NFC", str(v)).strip()
+        v = unicodedata.normalize("NFC", v).strip()       # v is a str: this validator runs after pydantic's
         if not v:
             raise ValueError("sentence is empty")
         return v

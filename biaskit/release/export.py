@@ -77,6 +77,17 @@ def _s(x: Any) -> str:
     return x if isinstance(x, str) else str(x)
 
 
+def _indibias_cells(direction: str, indibias_columns) -> list[tuple[str, str]]:
+    """``(lang, field)`` for each IndiBias sentence column (``INDIBIAS_COLUMNS[2:6]``) of a pair with this
+    direction. IndiBias' layout is positional (S1, S2): an antistereo pair's sent_more goes back to the
+    *_less* column (see :func:`biaskit.readers.pairs.indibias_columns`)."""
+    src = {}
+    for lg in ("en", "hi"):
+        col_more, col_less = indibias_columns(lg, direction)
+        src[col_more], src[col_less] = (lg, "sent_more"), (lg, "sent_less")
+    return [src[c] for c in INDIBIAS_COLUMNS[2:6]]
+
+
 def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str]) -> dict[str, int]:
     """Every CrowS-Pairs-style (per language and split) and IndiBias-style (per split, when the
     release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``.
@@ -89,6 +100,7 @@ def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str])
 
     crows: dict[tuple[str, str], list] = {(lg, sp): [] for lg in langs for sp in SPLITS}
     indi = {sp: [] for sp in SPLITS} if ("en" in langs and "hi" in langs) else None
+    layouts: dict[str, list[tuple[str, str]]] = {}      # direction -> where each IndiBias text column comes from
     for pos, r in enumerate(records):
         sp, d, bt, views = r["split"], r["direction"], r["bias_type"], r["views"]
         for lg, v in views.items():
@@ -98,14 +110,11 @@ def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str])
         if indi is not None:
             en, hi = views.get("en"), views.get("hi")
             if en is not None and hi is not None:
-                # IndiBias' layout is positional (S1, S2): an antistereo pair's sent_more goes back to
-                # the *_less* column (see biaskit.readers.pairs.indibias_columns)
-                cells = {}
-                for lg, v in (("en", en), ("hi", hi)):
-                    col_more, col_less = indibias_columns(lg, d)
-                    cells[col_more], cells[col_less] = v["sent_more"], v["sent_less"]
+                order = layouts.get(d)
+                if order is None:
+                    order = layouts[d] = _indibias_cells(d, indibias_columns)
                 rows = indi[sp]
-                rows.append([len(rows), pos, *(cells[c] for c in INDIBIAS_COLUMNS[2:6]), bt, d])
+                rows.append([len(rows), pos, *(views[lg][k] for lg, k in order), bt, d])
     out = {}
     for (lg, sp), rows in crows.items():
         rel = crows_csv_path(lg, sp)

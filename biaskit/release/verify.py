@@ -117,11 +117,20 @@ def _sums(p: Path, res: VerifyResult) -> None:
     res.checked["files"] = len(sums)
 
 
+_NORM_TARGET: dict[str, str] = {}
+
+
 def _note_target(targets: dict, t: Any, sp: Any) -> None:
     from .split import norm_target
 
     if t:
-        targets.setdefault(norm_target(str(t)), set()).add(str(sp))
+        t = str(t)
+        key = _NORM_TARGET.get(t)
+        if key is None:      # a release has far fewer targets than records: normalise each spelling once
+            if len(_NORM_TARGET) > 100_000:
+                _NORM_TARGET.clear()
+            key = _NORM_TARGET[t] = norm_target(t)
+        targets.setdefault(key, set()).add(str(sp))
 
 
 def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> None:

@@ -1,0 +1,72 @@
+"""The shortcuts taken to make `biaskit release build | verify` fast (benchmarks/release.py) give the
+same results as the straightforward path they replace. The release files themselves are held to
+their contract by tests/test_release*.py, unchanged."""
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+from biaskit.errors import InputError
+from biaskit.release import BuildOptions, build_release, verify_release
+from biaskit.release.export import _indibias_cells
+from biaskit.readers.pairs import indibias_columns
+from biaskit.schema import Direction, normalize_direction
+
+
+def _records(path: Path) -> Path:
+    rows = [{"sent_more": f"The {g} people are {w}.", "sent_less": f"The {h} people are {w}.", "direction": "stereo",
+             "bias_type": "religion", "lang": "en", "group_more": g, "group_less": h, "status": "accepted"}
+            for g, h, w in (("Hindu", "Muslim", "loud"), ("Muslim", "Hindu", "quiet"), ("Sikh", "Jain", "rich"),
+                            ("Jain", "Sikh", "poor"))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_build_and_verify_leave_the_garbage_collector_as_they_found_it(tmp_path, enabled):
+    recs = _records(tmp_path / "v.jsonl")
+    opts = dict(version="1.0.0", created="2025-01-01", plots=False, keyness=False)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        build_release([recs], tmp_path / "rel", BuildOptions(name="r", **opts))
+        assert gc.isenabled() is enabled
+        assert verify_release(tmp_path / "rel").ok
+        assert gc.isenabled() is enabled
+        with pytest.raises(InputError):                       # a failed build switches it back on too
+            build_release([recs], tmp_path / "rel2", BuildOptions(name="bad name!", **opts))
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_normalize_direction_shortcut_for_canonical_values():
+    # canonical strings take the shortcut; everything else the general path (expected values by hand)
+    cases = {"stereo": "stereo", "antistereo": "antistereo", "Stereo": "stereo", " antistereo ": "antistereo",
+             "Anti-Stereo": "antistereo", "anti_stereotype": "antistereo", "Stereotype": "stereo",
+             "neutral": "neutral", Direction.antistereo: "antistereo", None: None, 3: 3}
+    for given, want in cases.items():
+        got = normalize_direction(given)
+        assert got == want and type(got) is type(want), (given, got)
+
+
+@pytest.mark.parametrize("direction", ["stereo", "antistereo"])
+def test_indibias_layout_per_direction_equals_the_per_row_mapping(direction):
+    views = {"en": {"sent_more": "EN-more", "sent_less": "EN-less"},
+             "hi": {"sent_more": "HI-more", "sent_less": "HI-less"}}
+    # straightforward: ask indibias_columns for every view of the row
+    cells = {}
+    for lg, v in views.items():
+        col_more, col_less = indibias_columns(lg, direction)
+        cells[col_more], cells[col_less] = v["sent_more"], v["sent_less"]
+    straight = [cells[c] for c in ("modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi",
+                                   "sent_less_hindi")]
+    fast = [views[lg][k] for lg, k in _indibias_cells(direction, indibias_columns)]
+    assert fast == straight
+    # IndiBias is positional (S1, S2): an antistereo pair's sent_more sits in the *_less* columns
+    want = (["EN-more", "EN-less", "HI-more", "HI-less"] if direction == "stereo"
+            else ["EN-less", "EN-more", "HI-less", "HI-more"])
+    assert fast == want
