@@ -70,3 +70,19 @@ def test_indibias_layout_per_direction_equals_the_per_row_mapping(direction):
     want = (["EN-more", "EN-less", "HI-more", "HI-less"] if direction == "stereo"
             else ["EN-less", "EN-more", "HI-less", "HI-more"])
     assert fast == want
+
+
+def test_record_file_hash_taken_while_writing_equals_the_file_hash(tmp_path):
+    import hashlib
+
+    from biaskit.release.build import _write_records
+
+    recs = [{"id": f"r{i}", "text": "नमस्ते" * (i % 5), "n": i, "views": {"en": {"x": None}}} for i in range(10)]
+    for block in (1, 3, 4096):                 # hashing block by block: any block size, the same bytes
+        f = tmp_path / f"r{block}.jsonl"
+        sha = _write_records(f, recs, block=block)
+        data = f.read_bytes()
+        assert sha == hashlib.sha256(data).hexdigest()
+        # the bytes: one compact JSON object per line, non-ASCII kept as UTF-8 (as the writer did before)
+        assert data.decode("utf-8").splitlines() == [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
+                                                     for r in recs]

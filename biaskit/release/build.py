@@ -167,7 +167,7 @@ def _previous_targets(prev: Optional[str]) -> dict[str, str]:
 @without_gc
 def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions) -> BuildSummary:
     """Build the release folder ``out`` from validated record files (see the module docstring)."""
-    from ..io import atomic_dir, sha256_file
+    from ..io import atomic_dir
     from .card import read_card_text, render_card
     from .history import load_history, record_provenance, summarize_history
     from .inputs import load_inputs, merge_views
@@ -263,19 +263,17 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     warnings: list[str] = []
     files: list[str] = []
     with atomic_dir(out) as tmp:
-        from pydantic_core import to_json
-
         from . import export as X
 
         written_rows: dict[str, int] = {}
+        record_sha: dict[str, str] = {}        # the record files' SHA-256, computed as they are written
         configs = []
         counts: dict[str, Any] = {}
         for kind, recs in (("pairs", pair_recs), ("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
                 continue
             fn = L.RECORD_FILES[kind]
-            with open(tmp / fn, "wb") as fh:       # pydantic_core's Rust JSON encoder: compact UTF-8
-                fh.writelines(to_json(r) + b"\n" for r in recs)
+            record_sha[fn] = _write_records(tmp / fn, recs)
             written_rows[fn] = len(recs)
             split_of = [r["split"] if kind == "pairs" else r["meta"]["split"] for r in recs]
             conf = {"name": kind, "default": kind == "pairs" or (kind == "cats" and not pair_recs),
@@ -358,7 +356,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
         file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
         file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
-        data_sha = {fn: sha256_file(tmp / fn) for fn in L.RECORD_FILES.values() if (tmp / fn).exists()}
+        data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
         flags_dropped = Counter()
         for p in inp.dropped_flagged:
@@ -393,22 +391,41 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
-        files = write_sums(tmp)
+        files = write_sums(tmp, known=record_sha)
         lap("sums")
     return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
                         split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
                         seconds=round(time.perf_counter() - t0, 3), timings=tm)
 
 
-def write_sums(folder: Path) -> list[str]:
+def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str]:
     """Write ``SHA256SUMS`` (``<hex>  <path>`` lines, sorted, ``sha256sum -c`` format) over every
-    other file of ``folder``; return the relative paths."""
+    other file of ``folder``; return the relative paths. ``known``: ``{relative path: sha256}`` of
+    files hashed as they were written (not read again)."""
     from ..io import sha256_file
 
+    known = known or {}
     rels = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                   if p.is_file() and p.name != L.SUMS)
-    (folder / L.SUMS).write_text("".join(f"{sha256_file(folder / r)}  {r}\n" for r in rels), encoding="utf-8")
+    (folder / L.SUMS).write_text("".join(f"{known.get(r) or sha256_file(folder / r)}  {r}\n" for r in rels),
+                                 encoding="utf-8")
     return rels + [L.SUMS]
+
+
+def _write_records(path: Path, recs: Sequence[dict], block: int = 4096) -> str:
+    """Write record dicts as JSON lines (pydantic_core's Rust JSON encoder: compact UTF-8) and return
+    the file's SHA-256, hashed from the bytes as they are written."""
+    import hashlib
+
+    from pydantic_core import to_json
+
+    h = hashlib.sha256()
+    with open(path, "wb") as fh:
+        for i in range(0, len(recs), block):
+            data = b"".join([to_json(r) + b"\n" for r in recs[i:i + block]])
+            h.update(data)
+            fh.write(data)
+    return h.hexdigest()
 
 
 _STRIP_PROV = ("release_id", "release_split", "release_source_id")
