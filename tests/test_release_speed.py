@@ -86,3 +86,15 @@ def test_record_file_hash_taken_while_writing_equals_the_file_hash(tmp_path):
         # the bytes: one compact JSON object per line, non-ASCII kept as UTF-8 (as the writer did before)
         assert data.decode("utf-8").splitlines() == [json.dumps(r, ensure_ascii=False, separators=(",", ":"))
                                                      for r in recs]
+
+
+def test_without_copies_in_order_and_drops_only_the_named_keys():
+    from biaskit.release.build import _STRIP_PROV, _without
+
+    prov = {"source": "x", "release_id": "r-1", "model": "m", "release_split": "dev"}
+    for d in (prov, {"source": "x", "model": "m"}, {}, None):
+        straight = {k: v for k, v in (d or {}).items() if k not in ("release_id", "release_split", "release_source_id")}
+        got = _without(d, _STRIP_PROV)
+        assert got == straight and list(got) == list(straight)
+        assert got is not d                      # a copy: the record never shares the input's dict
+    assert list(_without(prov, _STRIP_PROV)) == ["source", "model"]
