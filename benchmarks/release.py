@@ -7,7 +7,8 @@ Writes a synthetic validated-records file (English + Hindi view of every pair, l
 - verify: checksums, schema of every row, split disjointness, card;
 - the straightforward baseline: writing the same N merged rows once as JSONL (``json.dumps`` per row)
 
-and prints seconds and ratios. Goal: build + verify under 30 s for 100k pairs on a 2-core machine.
+and prints seconds (wall and this process's CPU time) and ratios. Goal: build + verify under 30 s for
+100k pairs on a 2-core machine; on a shared machine the CPU seconds are the figure to judge.
 Run: ``python benchmarks/release.py [--pairs 100000] [--keep DIR] [--profile]``. Timings are noisy
 on a shared machine: re-run on a quiet one.
 """
@@ -62,9 +63,10 @@ def make_records(path: Path, n_pairs: int, seed: int = 0, n_groups: int = 400) -
                                     ensure_ascii=False) + "\n")
 
 
-def baseline_write(records_path: Path, out: Path) -> float:
-    """Merge the two views of each pair in a dict and write the rows once: no validation, no exports."""
-    t0 = time.perf_counter()
+def baseline_write(records_path: Path, out: Path) -> tuple[float, float]:
+    """Merge the two views of each pair in a dict and write the rows once: no validation, no exports.
+    Returns (wall seconds, CPU seconds)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     merged: dict[str, dict] = {}
     with open(records_path, encoding="utf-8") as fh:
         for line in fh:
@@ -75,7 +77,7 @@ def baseline_write(records_path: Path, out: Path) -> float:
     with open(out, "w", encoding="utf-8") as fh:
         for m in merged.values():
             fh.write(json.dumps(m, ensure_ascii=False) + "\n")
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def main() -> None:
@@ -94,7 +96,7 @@ def main() -> None:
         make_records(recs, args.pairs)
         print(f"synthetic records: {args.pairs} pairs x 2 languages ({recs.stat().st_size / 1e6:.1f} MB) "
               f"in {time.perf_counter() - t0:.1f} s")
-        base = baseline_write(recs, tmp / "baseline.jsonl")
+        base, base_cpu = baseline_write(recs, tmp / "baseline.jsonl")
         out = args.keep or tmp / "release"
         opts = BuildOptions(name="bench", version="1.0.0", created="2025-01-01", license="cc-by-4.0")
         t0, c0 = time.perf_counter(), time.process_time()
@@ -117,15 +119,17 @@ def main() -> None:
         total = build + verify
         print(f"release: {s.counts['pairs']['records']} pairs, {len(s.files)} files, "
               f"{s.counts['pairs']['targets']} targets")
-        print(f"{'step':<34}{'seconds':>9}{'x baseline':>12}")
-        for name, t in (("baseline: write merged rows once", base), ("build", build), ("verify", verify),
-                        ("build + verify", total)):
-            print(f"{name:<34}{t:>9.2f}{t / base:>12.1f}")
-        print("build steps (s): " + ", ".join(f"{k} {v:.2f}" for k, v in s.timings.items()))
-        print(f"CPU seconds (this process): build {build_cpu:.2f}, verify {verify_cpu:.2f}, "
-              f"build + verify {build_cpu + verify_cpu:.2f}; load average {os.getloadavg()[0]:.2f}")
-        print(f"goal: build + verify < 30 s for 100k pairs: {'met' if total < 30 or args.pairs < 100_000 else 'NOT met'}"
-              f" ({total:.1f} s for {args.pairs} pairs)")
+        cpu = build_cpu + verify_cpu
+        print(f"{'step':<34}{'wall s':>9}{'x baseline':>12}{'CPU s':>9}{'x baseline':>12}")
+        for name, t, c in (("baseline: write merged rows once", base, base_cpu), ("build", build, build_cpu),
+                           ("verify", verify, verify_cpu), ("build + verify", total, cpu)):
+            print(f"{name:<34}{t:>9.2f}{t / base:>12.1f}{c:>9.2f}{c / base_cpu:>12.1f}")
+        print("build steps (wall s): " + ", ".join(f"{k} {v:.2f}" for k, v in s.timings.items()))
+        print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+        verdict = ("n/a (fewer than 100k pairs)" if args.pairs < 100_000 else
+                   f"wall {'met' if total < 30 else 'NOT met'}, CPU {'met' if cpu < 30 else 'NOT met'}")
+        print(f"goal: build + verify < 30 s for 100k pairs: {verdict} ({total:.1f} s wall, {cpu:.1f} s CPU "
+              f"for {args.pairs} pairs; on a shared machine judge by CPU seconds)")
         if args.profile:
             pstats.Stats(prof).sort_stats("tottime").print_stats(30)
 

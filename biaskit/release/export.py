@@ -71,12 +71,6 @@ def _csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> No
         w.writerows(rows)
 
 
-def _s(x: Any) -> str:
-    if x is None:
-        return ""
-    return x if isinstance(x, str) else str(x)
-
-
 def _indibias_cells(direction: str, indibias_columns) -> list[tuple[str, str]]:
     """``(lang, field)`` for each IndiBias sentence column (``INDIBIAS_COLUMNS[2:6]``) of a pair with this
     direction. IndiBias' layout is positional (S1, S2): an antistereo pair's sent_more goes back to the
@@ -105,8 +99,9 @@ def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str])
         sp, d, bt, views = r["split"], r["direction"], r["bias_type"], r["views"]
         for lg, v in views.items():
             m = v.get("meta") or {}
-            crows[(lg, sp)].append([pos, v["sent_more"], v["sent_less"], d, bt, _s(m.get("annotations")),
-                                    _s(m.get("anon_writer")), _s(m.get("anon_annotators"))])
+            # the csv writer writes None as an empty cell and str() of anything else
+            crows[(lg, sp)].append([pos, v["sent_more"], v["sent_less"], d, bt, m.get("annotations"),
+                                    m.get("anon_writer"), m.get("anon_annotators")])
         if indi is not None:
             en, hi = views.get("en"), views.get("hi")
             if en is not None and hi is not None:

@@ -22,6 +22,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from typing import Any, Iterable, Optional, Sequence
@@ -155,6 +156,7 @@ def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = T
                      "fpm_reference": round(float(ref[k]), 4), "score": round(float(score[k]), 4)} for k in order]}
 
 
+@functools.lru_cache(maxsize=None)
 def _version(mod) -> str:
     try:
         from importlib.metadata import version
@@ -298,7 +300,8 @@ def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
     import pyarrow.compute as pc
 
     cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
-    cells, stereo, anti, view_groups = [], [], [], {}
+    cells, stereo, anti = [], [], []
+    view_groups: dict[str, set] = {}       # lang -> every target, group_more and group_less of its views
     counts, by_split, t_split = Counter(), Counter(), {}
     for r in records:
         st = r["direction"] == "stereo"
@@ -314,7 +317,7 @@ def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
             counts[(bt, r["direction"], lg, sp)] += 1
             stereo.append(v["sent_more"] if st else v["sent_less"])
             anti.append(v["sent_less"] if st else v["sent_more"])
-            view_groups.setdefault(lg, set()).add((r["target"], v.get("group_more"), v.get("group_less")))
+            view_groups.setdefault(lg, set()).update((r["target"], v.get("group_more"), v.get("group_less")))
     cells_np = np.asarray(cells, dtype=np.int64)
     keys = list(cell_of)
     langs = sorted({k[0] for k in keys})
@@ -355,7 +358,7 @@ def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
                      "by_split": {sp: int(g["tok"].nunique()) for sp, g in tl.groupby("split", sort=True)}}
         if not keyness:
             continue
-        targets = _group_words({x for g in view_groups.get(lg, ()) for x in g if x})
+        targets = _group_words({x for x in view_groups.get(lg, ()) if x})
         side = tl.pivot_table(index="tok", columns="side", values="n", aggfunc="sum", fill_value=0)
         words = side.index.tolist()
         a = side["stereo"].to_numpy(float) if "stereo" in side else np.zeros(len(words))
