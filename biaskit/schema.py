@@ -190,8 +190,10 @@ class ReleasePair(Record):
     def _check_views(self) -> "ReleasePair":
         if not self.views:
             raise ValueError("a released pair needs at least one language view")
+        nfc = unicodedata.normalize
         for lang, v in self.views.items():
-            if normalize_text(v.sent_more) == normalize_text(v.sent_less):
+            # = normalize_text(more) == normalize_text(less): joining whitespace-free words with " " is one-to-one
+            if nfc("NFC", v.sent_more).split() == nfc("NFC", v.sent_less).split():
                 raise ValueError(f"view '{lang}': sent_more and sent_less are identical")
         return self
 

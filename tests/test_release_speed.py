@@ -112,3 +112,20 @@ def test_csv_cells_written_as_given_equal_the_cells_converted_to_text_first(tmp_
     _csv(tmp_path / "given.csv", ["h"], rows)
     _csv(tmp_path / "text.csv", ["h"], [[_s(x) for x in r] for r in rows])
     assert (tmp_path / "given.csv").read_bytes() == (tmp_path / "text.csv").read_bytes()
+
+
+def test_release_pair_identical_views_compared_by_words_as_normalize_text_does():
+    import unicodedata
+
+    from pydantic import ValidationError
+
+    from biaskit.schema import ReleasePair, normalize_text
+
+    base = {"id": "r-1", "split": "test", "bias_type": "caste", "direction": "stereo", "target": "dalit"}
+    nfc, nfd = "Café  people.", unicodedata.normalize("NFD", "Café people. ")
+    assert normalize_text(nfc) == normalize_text(nfd)          # the same words once normalised (by hand: yes)
+    with pytest.raises(ValidationError, match="identical"):
+        ReleasePair.model_validate({**base, "views": {"en": {"sent_more": nfc, "sent_less": nfd, "pair_id": "p"}}})
+    ok = ReleasePair.model_validate({**base, "views": {"en": {"sent_more": nfc, "sent_less": "Cafe people.",
+                                                              "pair_id": "p"}}})
+    assert ok.views["en"].sent_less == "Cafe people."
