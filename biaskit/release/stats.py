@@ -296,8 +296,6 @@ def write_plots(stats: dict[str, Any], folder) -> list[str]:
 
 def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
     cells, stereo, anti = [], [], []
