@@ -433,7 +433,7 @@ _STRIP_META = frozenset(("target", "split"))
 
 
 def _without(d: Optional[dict], keys: frozenset) -> dict:
-    """A copy of ``d`` without ``keys`` (in ``d``'s order); the common case, none of them there, is one C call."""
+    """A copy of ``d`` without ``keys``, in ``d``'s order (when none of them is there, the common case: a plain copy)."""
     if not d:
         return {}
     if keys.isdisjoint(d):
