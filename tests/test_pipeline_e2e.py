@@ -81,6 +81,8 @@ axes = ["caste"]
 identities = {{ caste = ["Dalit", "Brahmin"] }}
 polarity = "negative"
 n = 3
+# the short version-1 prompts: SmolLM2-135M answers the paper-recipe (v2) prompts with junk only
+prompt = "attributes@1"
 llm = {{ max_tokens = 48 }}
 
 [stages.tuple_review]
@@ -88,6 +90,7 @@ overlap = 2
 
 [stages.sentences]
 per_tuple = 2
+prompt = "sentences@1"
 llm = {{ max_tokens = 120 }}
 
 [stages.pairs]
