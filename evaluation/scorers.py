@@ -232,6 +232,8 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
         if isinstance(model, LoadedLM):
             lm = model
         elif getattr(cls, "load_model", None) is not None:  # a scorer with its own kind of model (seq2seq)
+            if device_map is not None:
+                raise BiaskitError(f"--device-map is not supported by scorer '{name}'. Fix: drop --device-map")
             lm = cls.load_model(model, device=device, dtype=dtype)
         else:
             # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly

@@ -292,6 +292,7 @@ class ServedCLMScorer(CLMScorer):
                                "(as GET /v1/models lists it) with --base-url")
         self.lm = None
         self.unit, self.method = unit, method
+        self.normalise = "none"
         self.lowercase = False
         self.bos_id = None
         eng = ServedEngine(base_url or "", model, concurrency=concurrency, retries=retries, timeout=timeout,
@@ -302,7 +303,8 @@ class ServedCLMScorer(CLMScorer):
 
     def describe(self) -> dict:
         return {"model": self.served_engine.model, "fingerprint": None, "scorer": self.name, "unit": self.unit,
-                "method": self.method, "normalisation": self._normalisation(), "lowercase": False,
+                "method": self.method, "normalise": self.normalise, "normalisation": self._normalisation(),
+                "lowercase": False,
                 "batch_size": None, "device": "server", "dtype": None, "engine": self.engine.describe()}
 
     def encode(self, text: str) -> tuple[int, ...]:
