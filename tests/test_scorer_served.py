@@ -225,6 +225,10 @@ def test_evaluate_cats_with_clm_api(standin, tmp_path, capsys):
             assert s.logprobs == pytest.approx(want[o.sentence]), o.sentence
             assert s.score == pytest.approx(math.exp(sum(want[o.sentence]) / len(want[o.sentence])))
     assert {b["prompt"] for b in srv.bodies} >= {"The nurse was late. She ran.", "The nurse was late. Sky fish."}
+    from biaskit.errors import BiaskitError
+
+    with pytest.raises(BiaskitError, match="likelihood only"):
+        score_cats([intra], sm, mode="pll")
 
     data = tmp_path / "cats.jsonl"
     data.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in (intra, inter)))
