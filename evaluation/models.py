@@ -71,7 +71,7 @@ class LoadedLM:
 
     def describe(self) -> dict:
         return {"model": self.name, "fingerprint": self.fingerprint, "kind": self.kind,
-                "device": self.device, "dtype": self.dtype}
+                "device": self.device, "dtype": self.dtype, "device_map": self.meta.get("device_map")}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -313,8 +313,13 @@ def prepare_load(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
     return transformers, path, dev, tdtype, config
 
 
-def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None) -> LoadedLM:
-    """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`."""
+def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None,
+            device_map: Any = None) -> LoadedLM:
+    """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`.
+
+    ``device_map`` (``"auto"``, ``"balanced"``, ``"sequential"`` or a dict; needs ``accelerate``) spreads
+    a model that does not fit one device over the GPUs (then the CPU); ``device`` is then where the
+    inputs go (the input embeddings' device) and ``meta["device_map"]`` the placement accelerate chose."""
     if isinstance(name_or_path, LoadedLM):
         return name_or_path
     transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
@@ -322,15 +327,26 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
     auto = transformers.AutoModelForMaskedLM if k == "mlm" else transformers.AutoModelForCausalLM
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
-        model = auto.from_pretrained(str(path), dtype=tdtype)
+        extra = {}
+        if device_map is not None:
+            require("accelerate", "evaluation", "--device-map")
+            extra["device_map"] = device_map
+        model = auto.from_pretrained(str(path), dtype=tdtype, **extra)
     except ValueError as exc:
         raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
                            "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
-    model.to(dev)
+    meta: dict = {}
+    if device_map is None:
+        model.to(dev)
+    else:  # accelerate placed the layers (and moves activations between devices itself)
+        dev = str(model.get_input_embeddings().weight.device)
+        placed = {str(k): str(v) for k, v in (getattr(model, "hf_device_map", None) or {}).items()}
+        meta["device_map"] = {"requested": device_map if isinstance(device_map, str) else "custom",
+                              "placement": placed or {"": dev}}
     model.eval()
     return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path),
                     fingerprint=fingerprint_dir(path, kind=k), device=dev,
-                    dtype=str(tdtype).replace("torch.", ""), path=str(path))
+                    dtype=str(tdtype).replace("torch.", ""), path=str(path), meta=meta)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -137,16 +137,19 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
               runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
               tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
               command: Optional[str] = None, split: Optional[str] = None,
-              normalise: str = "none") -> dict[str, Any]:
+              normalise: str = "none", scorer_options: Optional[dict] = None,
+              device_map: Optional[str] = None) -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
     :class:`~biaskit.evaluation.models.LoadedLM` objects. ``data`` may be a release folder (``biaskit
     release build``); ``split`` (dev/test) then picks one split and the summary names the release. Returns ``{"out_dir", "summaries": [...],
-    "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
+    "model_dirs": [...], "comparison": path | None, "skipped": [...]}``. ``scorer_options`` go to
+    :func:`~biaskit.evaluation.scorers.load_scorer` (``clm-api``: ``base_url``, ``concurrency``).
     """
     from biaskit.readers import read_pairs
 
+    from . import distributed
     from .scorers import SCORERS, load_scorer
 
     SCORERS.get(scorer).check_normalise(normalise, method)  # before reading data or loading a model
@@ -192,12 +195,15 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         mdir = out_dir / slug if multi else out_dir
         t0 = time.perf_counter()
         with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
-            sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size, device=device,
-                             dtype=dtype, cache=cache, progress=progress,
-                             **({"normalise": normalise} if normalise != "none" else {}))
+            sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size,
+                             device=distributed.rank_device(device), dtype=dtype, cache=cache, progress=progress,
+                             **({"normalise": normalise} if normalise != "none" else {}), **(scorer_options or {}),
+                             **({"device_map": device_map} if device_map else {}))
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scores = sc.score_pairs(texts)
+        scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
+        if scores is None:  # another rank of a torchrun launch: its shard is in the cache, rank 0 writes
+            continue
         score_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         df = score_frame(pairs, scores)
@@ -226,7 +232,8 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         write_s = time.perf_counter() - t0
         summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
                               "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
-                              "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored}
+                              "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored,
+                              "processes": distributed.world()[1]}
         from biaskit.io import write_json
 
         write_json(mdir / "summary.json", _ordered(summary))  # again, now with the write time
@@ -236,7 +243,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         del sc, scores
 
     comparison = None
-    if multi:
+    if multi and summaries:
         from .report import write_comparison
 
         comparison = write_comparison(out_dir, summaries, frames)

