@@ -398,25 +398,28 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
                      **kw) -> dict:
     """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md``, ``DIR/agreement_items.csv``
     and, with target terms, ``DIR/agreement_targets.csv`` (``command``: the command line recorded in
-    agreement.json)."""
-    from biaskit.io import atomic_write_text, write_json, write_table
+    agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
     df = read_judgments(judgments_path)
     rep, items = agreement(df, source=str(judgments_path), **kw)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     rep["per_item_file"] = "agreement_items.csv"
     if command is not None:
         rep["command"] = command
-    write_table(out / "agreement_items.csv", items)
-    if rep["per_target"]:
-        import pandas as pd
+    with atomic_dir(out_dir, owns=AGREEMENT_FILES) as out:
+        write_table(out / "agreement_items.csv", items)
+        if rep["per_target"]:
+            import pandas as pd
 
-        from .targets import TARGET_COLUMNS
+            from .targets import TARGET_COLUMNS
 
-        rep["per_target_file"] = "agreement_targets.csv"
-        write_table(out / "agreement_targets.csv", pd.DataFrame(rep["per_target"], columns=list(TARGET_COLUMNS)))
-    write_json(out / "agreement.json", rep)
-    atomic_write_text(out / "agreement.md", to_markdown(rep))
+            rep["per_target_file"] = "agreement_targets.csv"
+            write_table(out / "agreement_targets.csv",
+                        pd.DataFrame(rep["per_target"], columns=list(TARGET_COLUMNS)))
+        write_json(out / "agreement.json", rep)
+        atomic_write_text(out / "agreement.md", to_markdown(rep))
     return rep
+
+
+AGREEMENT_FILES = ("agreement.json",)  # what an earlier output folder of agreement_report holds

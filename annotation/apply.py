@@ -29,14 +29,23 @@ def _agg_index(df, source: Optional[str]) -> dict[tuple[str, str], dict]:
     if miss:
         raise InputError(f"missing column(s) {', '.join(miss)}.", path=source,
                          fix="pass the output of `biaskit annotate aggregate`.")
-    from .aggregate import label_str
+    from biaskit.readers import UniqueIds
+
+    from .aggregate import STATUSES, label_str
 
     out = {}
-    for r in df.to_dict(orient="records"):
+    seen = UniqueIds(source, "task and question", fix="aggregate once per task and question: pass the output of "
+                                                      "`biaskit annotate aggregate` unedited.")
+    for i, r in enumerate(df.to_dict(orient="records"), start=1):
         r = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
         if r["label"] is not None:  # labels as prepare() writes them ("1", not 1.0, after a CSV round trip)
             r["label"] = label_str(r["label"])
-        out[(str(r["task"]), str(r["question"]))] = r
+        if r["status"] not in STATUSES:
+            raise InputError(f"unknown status {r['status']!r}.", path=source, row=i, column="status",
+                             fix=f"use one of {', '.join(STATUSES)} (the output of `biaskit annotate aggregate`).")
+        key = (str(r["task"]), str(r["question"]))
+        seen.add(f"{key[0]} / {key[1]}", i)
+        out[key] = r
     return out
 
 
@@ -51,7 +60,7 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     from biaskit.io import read_table, write_json, write_jsonl
     from biaskit.readers import read_judgments
 
-    from .aggregate import aggregate, check_columns
+    from .aggregate import aggregate, check_columns, prepare
 
     k = get_kind(kind)
     extra = sorted(set(options) - set(k.apply_options))
@@ -60,6 +69,9 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
                          f"'{k.name}'.", fix="leave them out" + (f"; this kind takes {', '.join(k.apply_options)}"
                                                                  if k.apply_options else "") + ".")
     records = k.load(data_path)
+    if not records:
+        raise InputError(f"no {k.records_name} in the file.", path=data_path,
+                         fix=f"pass the {k.records_name} file that was pushed for these annotations.")
     known = {k.record_id(r) for r in records}
     judg = None
     src = str(judgments) if isinstance(judgments, (str, Path)) else None
@@ -68,6 +80,8 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
         if len(judg):
             check_columns(judg, src)
             _check_known(judg["task"], known, k, data_path, src, "judged")
+            _check_questions(judg, k, src)
+            prepare(k.votes(judg, records), allowed=k.allowed_labels() or None, duplicates="last", source=src)
     if aggregated is None:
         if judg is None:
             raise InputError("nothing to apply: give the aggregated votes or the judgments.",
@@ -96,6 +110,18 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     if report_dir is not None:
         res.report = k.report(records, res, Path(report_dir))
     return res
+
+
+def _check_questions(judg, k, source) -> None:
+    """Every judgment answers a question the kind asks (a typo would otherwise be ignored)."""
+    if "question" not in judg.columns:
+        return
+    known = {q.name for q in k.questions} | set(k.allowed_labels())
+    bad = ~judg["question"].astype(str).isin(known) & judg["question"].notna()
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise InputError(f"unknown question '{judg['question'].iloc[i]}' for kind '{k.name}'.", path=source,
+                         row=i + 1, column="question", fix=f"use the questions of the kind: {', '.join(sorted(known))}.")
 
 
 def _check_known(tasks, known: set[str], k, data_path, source, what: str) -> None:

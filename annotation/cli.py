@@ -20,12 +20,15 @@ from typing import Annotated, Optional
 import typer
 
 from biaskit.clitools import choice_enum, command_line, echo, value
+from biaskit.paths import in_dir, in_file, out_dir, out_file
 
 from .aggregate import AGGREGATORS, DUPLICATES, TIES
-from .agreement import LEVELS
+from .agreement import AGREEMENT_FILES, LEVELS
 from .kinds import KINDS
 from .labelstudio import EXPORT_MODES
 from .stereoset_labels import OTHER_LABELS
+
+REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -47,7 +50,9 @@ UrlOpt = Annotated[Optional[str], typer.Option("--url", help="Label Studio URL (
 ProjectOpt = Annotated[str, typer.Option("--project", help="Project title (push creates it when missing).")]
 DuplicatesOpt = Annotated[Duplicates, typer.Option(
     "--duplicates", help="An annotator who answered an item twice: error | last | first.")]
-DataDirOpt = Annotated[Path, typer.Option("--data-dir", help="Label Studio data folder (database, uploads).")]
+DataDirOpt = Annotated[Path, in_dir(..., "--data-dir", must_exist=False,
+                                    help="Label Studio data folder (database, uploads); created when missing.")]
+ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
 
 
 @app.command("serve")
@@ -94,7 +99,7 @@ def serve_command(
 
 
 @app.command("stop")
-def stop_command(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
+def stop_command(data_dir: ServedDirOpt = DEFAULT_DATA_DIR) -> None:
     """Stop the Label Studio started by `serve` for this data folder (data is kept)."""
     from .server import stop_server
 
@@ -105,7 +110,7 @@ def stop_command(data_dir: DataDirOpt = DEFAULT_DATA_DIR) -> None:
 @app.command("config")
 def config_command(
     kind: KindOpt,
-    data: Optional[Path] = typer.Option(None, "--data", help="Records (translation: sets the number of slots)."),
+    data: Optional[Path] = in_file(None, "--data", help="Records (translation: sets the number of slots)."),
 ) -> None:
     """Print the Label Studio labeling config of a kind (validated offline)."""
     from .kinds import ParsedConfig, get_kind
@@ -119,10 +124,10 @@ def config_command(
 @app.command("push", help=f"Create or reuse a project and import tasks (idempotent, resumable). {TOKEN_HELP}")
 def push_command(
     kind: KindOpt,
-    data: Path = typer.Option(..., "--data", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."),
+    data: Path = in_file(..., "--data", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."),
     project: ProjectOpt = ...,
     overlap: Optional[int] = typer.Option(None, "--overlap", help="Annotators per task (maximum_annotations)."),
-    predictions: Optional[Path] = typer.Option(None, "--predictions",
+    predictions: Optional[Path] = in_file(None, "--predictions",
                                                help="Pre-annotations: task, question, label [, model, score]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
     chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
@@ -154,9 +159,9 @@ def push_command(
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
 def pull_command(
     project: ProjectOpt,
-    out: Path = typer.Option(..., "--out", help="Judgments file (.csv or .jsonl)."),
+    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
     kind: OptionalKindOpt = None,
-    raw: Optional[Path] = typer.Option(None, "--raw", help="Also save the raw Label Studio JSON export here."),
+    raw: Optional[Path] = out_file(None, "--raw", help="Also save the raw Label Studio JSON export here."),
     export: Export = typer.Option("auto", "--export",
                                   help="plain: one request builds the file; snapshot: built on the server, then "
                                        "downloaded (large projects); auto: snapshot from 2,000 tasks."),
@@ -236,11 +241,11 @@ def guidelines_command(
 
 @app.command("import")
 def import_command(
-    export: Path = typer.Option(..., "--export", help="A Label Studio JSON export (offline)."),
-    out: Path = typer.Option(..., "--out", help="Judgments file (.csv or .jsonl)."),
+    export: Path = in_file(..., "--export", help="A Label Studio JSON export (offline)."),
+    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
     kind: OptionalKindOpt = None,
-    config: Optional[Path] = typer.Option(None, "--config", help="The project's labeling config XML (default: the kind's)."),
-    users: Optional[Path] = typer.Option(None, "--users", help="CSV id,email to name annotators (else user:<id>)."),
+    config: Optional[Path] = in_file(None, "--config", help="The project's labeling config XML (default: the kind's)."),
+    users: Optional[Path] = in_file(None, "--users", help="CSV id,email to name annotators (else user:<id>)."),
 ) -> None:
     """Turn an exported Label Studio JSON file into validated judgment rows, offline."""
     from .labelstudio import import_export
@@ -251,8 +256,8 @@ def import_command(
 
 @app.command("aggregate")
 def aggregate_command(
-    judgments: Path = typer.Option(..., "--judgments", help="task, worker, label [, question] (.csv/.jsonl)."),
-    out: Path = typer.Option(..., "--out", help="One row per task and question (.csv/.jsonl)."),
+    judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question] (.csv/.jsonl)."),
+    out: Path = out_file(..., "--out", help="One row per task and question (.csv/.jsonl)."),
     min_agree: Optional[int] = typer.Option(None, "--min-agree",
                                             help="Votes needed to accept (default: a strict majority)."),
     method: Method = typer.Option("majority", "--method", help="majority, or a crowd-kit model."),
@@ -282,10 +287,11 @@ def aggregate_command(
 
 @app.command("agreement")
 def agreement_command(
-    judgments: Path = typer.Option(..., "--judgments", help="task, worker, label [, question, bias_type]."),
-    out: Path = typer.Option(..., "--out", help="Folder for agreement.json, agreement.md, agreement_items.csv."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Records giving each task's bias type, target term and "
-                                                               "reference label (per-term and per-bias-type figures)."),
+    judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question, bias_type]."),
+    out: Path = out_dir(..., "--out", owns=AGREEMENT_FILES,
+                        help="Folder for agreement.json, agreement.md, agreement_items.csv (replaced whole)."),
+    data: Optional[Path] = in_file(None, "--data", help="Records giving each task's bias type, target term and "
+                                                        "reference label (per-term and per-bias-type figures)."),
     level: Level = typer.Option("nominal", "--level", help="Krippendorff level of measurement."),
     min_overlap: int = typer.Option(2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."),
     duplicates: DuplicatesOpt = "error",
@@ -342,20 +348,21 @@ def from_stereoset_command(
 @app.command("apply")
 def apply_command(
     kind: KindOpt,
-    data: Path = typer.Option(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    out: Path = typer.Option(..., "--out", help="Validated records (.jsonl; pairs also .csv)."),
-    aggregated: Optional[Path] = typer.Option(None, "--aggregated", help="Output of `aggregate` (default: aggregate "
+    data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
+    out: Path = out_file(..., "--out", help="Validated records (.jsonl; pairs also .csv)."),
+    aggregated: Optional[Path] = in_file(None, "--aggregated", help="Output of `aggregate` (default: aggregate "
                                                                          "--judgments here with --method/--min-agree)."),
-    judgments: Optional[Path] = typer.Option(None, "--judgments",
-                                             help="Pulled judgments (translation: corrections; cat: exact vote counts "
-                                                  "and human_labels)."),
+    judgments: Optional[Path] = in_file(None, "--judgments",
+                                        help="Pulled judgments (translation: corrections; cat: exact vote counts "
+                                             "and human_labels)."),
     method: Method = typer.Option("majority", "--method", help="Aggregator when --aggregated is not given."),
     min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Votes needed to accept (without --aggregated); "
                                             "cat: validators who must give each sentence its writer's label "
                                             "(default 3, StereoSet's rule; also with --aggregated)."),
     direction_policy: Optional[str] = typer.Option(None, "--direction-policy",
                                                    help="pair: when the crowd's direction differs: annotators | reject."),
-    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="translation: folder for the review report."),
+    report_dir: Optional[Path] = out_dir(None, "--report-dir", owns=REPORT_FILES,
+                                        help="translation: folder for the review report (replaced whole)."),
 ) -> None:
     """Write the validated dataset: accepted items only, labels and agreement attached, provenance kept."""
     from .apply import apply_annotations
@@ -372,10 +379,10 @@ def apply_command(
 @app.command("report")
 def report_command(
     kind: KindOpt,
-    data: Path = typer.Option(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    applied: Path = typer.Option(..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected "
+    data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
+    applied: Path = in_file(..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected "
                                                         "siblings are read too)."),
-    out: Path = typer.Option(..., "--out", help="Folder for report.json and report.md."),
+    out: Path = out_dir(..., "--out", owns=REPORT_FILES, help="Folder for report.json and report.md (replaced whole)."),
 ) -> None:
     """Rebuild a kind's report on applied annotations from the files (translation: engine win rates,
     edits, checker flags before and after review)."""

@@ -263,12 +263,18 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     records = k.load(data_path, skip_invalid=skip_invalid)
     if overlap is not None and overlap < 1:
         raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
-    client = connect(url, token)
-    u = _url(client)
     config = k.config(records)
-    ParsedConfig.from_xml(config)  # validated offline before anything is sent
+    allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
     langs = parse_langs(guidelines)
     instructions = guidelines_html(k.name, langs) if langs else None
+    preds = read_predictions(predictions) if predictions else {}
+    for rec in records:  # so are the predictions: a bad file stops the push before the server is asked
+        bid = k.record_id(rec)
+        if bid in preds:
+            _prediction_payload(k, k.task(rec, seed)["data"], preds[bid], allowed,
+                                str(predictions) if predictions else None)
+    client = connect(url, token)
+    u = _url(client)
     proj = find_project(client, project)
     created = config_updated = instructions_updated = False
     if proj is None:
@@ -298,8 +304,6 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     for r in sorted(rows, key=lambda r: r.id):
         if r.biaskit_id is not None:
             have.setdefault(r.biaskit_id, r.id)
-    preds = read_predictions(predictions) if predictions else {}
-    allowed = ParsedConfig.from_xml(config)
     todo, seen, dups = [], set(), 0
     for rec in records:
         bid = k.record_id(rec)
@@ -567,8 +571,20 @@ def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[st
     from biaskit.io import write_table
     from biaskit.readers import read_export, read_users
 
+    from biaskit.errors import BiaskitError
+    from biaskit.readers import read_text
+
+    from .kinds import ParsedConfig
+
     tasks = read_export(export_path)
-    config = Path(config_path).read_text(encoding="utf-8") if config_path else None
+    config = read_text(config_path) if config_path else None
+    if config is not None:
+        try:
+            ParsedConfig.from_xml(config)
+        except BiaskitError as exc:
+            raise InputError(f"{exc}.", path=config_path,
+                             fix="pass the labeling config XML of the project (Settings > Labeling Interface > "
+                                 "Code), or leave out --config to use the kind's.") from None
     users = read_users(users_path) if users_path else None
     df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
     write_table(out, df)

@@ -384,15 +384,25 @@ def check_file(path: str, *, format: str = "auto", lang: Optional[str] = None, o
                inventory: Optional[Inventory] = None, sources_path: Optional[str] = None) -> tuple[list[CheckedPair], dict]:
     """Read any pair file (biaskit JSONL/CSV, CrowS-Pairs, IndiBias) *without* validation (so identical
     pairs are seen), check it, optionally write every pair with its ``flags`` to ``out`` (JSONL)."""
+    from biaskit.errors import InputError
     from biaskit.io import write_jsonl
     from biaskit.readers import iter_pair_rows
+    from biaskit.schema import Direction, normalize_direction
 
     inv = inventory or load_inventory()
     rows = list(iter_pair_rows(path, format=format, lang=lang))
+    def known_direction(rows: list, file) -> list:  # the checker sees invalid pairs, not direction typos
+        for i, r in rows:
+            if "direction" in r and normalize_direction(r["direction"]) not in {d.value for d in Direction}:
+                raise InputError(f"unknown direction {r['direction']!r}.", path=file, row=i, column="direction",
+                                 fix="use 'stereo' or 'antistereo' (CrowS-Pairs: stereo_antistereo).")
+        return rows
+
+    rows = known_direction(rows, path)
     sources = None
     if sources_path:
         sources = {}
-        for _, r in iter_pair_rows(sources_path):
+        for _, r in known_direction(list(iter_pair_rows(sources_path)), sources_path):
             for k in (r.get("pair_id"), r.get("source_id")):
                 if k:
                     sources.setdefault(k, r)

@@ -1,11 +1,20 @@
 """The ``biaskit`` command: a typer root with one sub-command group per stage.
 
-Every command is a thin wrapper around a pure function in its stage's package. Errors that
-biaskit raises on purpose (:class:`~biaskit.errors.BiaskitError`) are printed as one line
-(file, row, fix) with exit code 2 instead of a traceback.
+Every command is a thin wrapper around a pure function in its stage's package. File arguments are
+checked while the command line is read (:mod:`biaskit.paths`). Errors that biaskit raises on purpose
+(:class:`~biaskit.errors.BiaskitError`) are printed as one line (file, row, fix) with exit code 2
+instead of a traceback.
+
+The guard in :func:`main` also turns what still escapes a command from the operating system or a
+parser -- ``OSError`` (a full disk, a permission changed mid-run), ``UnicodeError``, ``csv.Error``,
+``ValueError`` -- into one line naming the argument the file came from (when one names it) and a
+fix, exit 2. Any other exception is a bug and keeps its traceback (exit 1); ``biaskit --debug ...``
+or ``BIASKIT_DEBUG=1`` shows the traceback of the guarded ones too.
 """
 from __future__ import annotations
 
+import csv
+import os
 import sys
 from typing import Optional
 
@@ -13,7 +22,7 @@ import typer
 
 from . import __version__
 from .clitools import plain_flag_help
-from .errors import BiaskitError
+from .errors import BiaskitError, InputError
 
 plain_flag_help()  # --help shows no "<bool>" after flags (see clitools.plain_flag_help)
 
@@ -32,10 +41,17 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_DEBUG = [False]
+
+
 @app.callback()
 def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
-                                                 help="Print the version and exit.")) -> None:
+                                                 help="Print the version and exit."),
+          debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks of errors instead of one "
+                                                            "line (also $BIASKIT_DEBUG=1).")) -> None:
     """biaskit: curation -> annotation -> evaluation of social-bias benchmarks."""
+    if debug:
+        _DEBUG[0] = True
 
 
 def _add_stage(module: str, name: str, help: str) -> None:
@@ -56,12 +72,17 @@ from .pipeline.cli import register as _register_pipeline  # noqa: E402  (init, r
 _register_pipeline(app)
 
 
+def _debug() -> bool:
+    return _DEBUG[0] or os.environ.get("BIASKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     from .clitools import mask_secret_args, remember_argv
 
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
     mask_secret_args(args)  # registers --token values for redaction
     remember_argv(args)  # for clitools.command_line(), also when main([...]) is called in-process
+    _DEBUG[0] = False
     try:
         rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
         # with standalone_mode=False, click returns typer.Exit's code instead of exiting
@@ -70,6 +91,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     except BiaskitError as exc:
         from .clitools import echo_error
 
+        if _debug():
+            raise
+        if isinstance(exc, InputError) and exc.arg is None and exc.path:
+            from .paths import argument_for
+
+            exc.arg = argument_for(exc.path, args)
         echo_error(str(exc))  # literally: user text keeps its [brackets]; secrets masked
         sys.exit(2)
     except SystemExit:
@@ -77,6 +104,13 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted; finished work is saved and the run can be resumed.\n")
         sys.exit(130)
+    except GUARDED as exc:  # what escaped from the OS or a parser: one line, unless --debug
+        if _debug():
+            raise
+        from .clitools import echo_error
+
+        echo_error(guarded_message(exc, args))
+        sys.exit(2)
     except Exception as exc:  # usage errors (unknown option, missing argument, bad choice)
         if _is_click_exception(exc, "ClickException"):
             import io
@@ -90,6 +124,47 @@ def main(argv: Optional[list[str]] = None) -> None:
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise
+
+
+GUARDED = (OSError, UnicodeError, csv.Error, ValueError)
+_DEBUG_HINT = "(`biaskit --debug ...` shows the traceback)"
+
+
+def guarded_message(exc: BaseException, argv: list[str]) -> str:
+    """One line for an ``OSError``/``UnicodeError``/``csv.Error``/``ValueError`` that escaped a
+    command: the argument and file it concerns when known, what happened, and a fix."""
+    import errno
+
+    from .paths import argument_for
+
+    if isinstance(exc, OSError):
+        name = exc.filename or ""
+        arg = argument_for(name, argv) if name else None
+        where = f"{arg} {name}" if arg else (str(name) or "a file")
+        why = exc.strerror or str(exc) or type(exc).__name__
+        fixes = {
+            errno.ENOSPC: "free some disk space (or write to another disk) and run the command again.",
+            errno.EACCES: "check the permissions of the file and its folder, or choose another path.",
+            errno.EPERM: "check the permissions of the file and its folder, or choose another path.",
+            errno.EROFS: "write to a folder on a writable disk.",
+            errno.ENOENT: "check that the path exists (and was not removed while the command ran).",
+            errno.EISDIR: "pass a file, not a folder.",
+            errno.ENOTDIR: "a part of the path is a file, not a folder: check the path.",
+            errno.EEXIST: "remove it or choose another path.",
+            errno.EMFILE: "raise the open-file limit (ulimit -n) or run fewer jobs at once.",
+        }
+        fix = fixes.get(exc.errno or -1, "check the path and run the command again.")
+        if not exc.filename and exc.errno is None:
+            return f"{type(exc).__name__}: {why}. Fix: check the paths and services the command uses. {_DEBUG_HINT}"
+        return f"{where}: {why}. Fix: {fix} {_DEBUG_HINT}"
+    if isinstance(exc, UnicodeError):
+        return (f"text that is not valid UTF-8 ({' '.join(str(exc).split())[:300]}). Fix: re-save the input files as UTF-8 (iconv -t UTF-8). "
+                f"{_DEBUG_HINT}")
+    if isinstance(exc, csv.Error):
+        return f"malformed CSV ({' '.join(str(exc).split())[:300]}). Fix: check the quoting of the CSV inputs. {_DEBUG_HINT}"
+    text = " ".join(str(exc).split())[:500] or type(exc).__name__
+    return (f"invalid value: {text}. Fix: check the values and files given to the command; if they look right, "
+            f"this is a bug: please report it with the traceback {_DEBUG_HINT}.")
 
 
 def _is_click_exception(exc: BaseException, name: str) -> bool:

@@ -100,7 +100,13 @@ def load_registry(path: str | Path | None = None) -> Registry[DatasetInfo]:
                     missing_fix="reinstall biaskit or unset BIASKIT_DATASETS_FILE.")
     reg: Registry[DatasetInfo] = Registry("dataset")
     fields = set(DatasetInfo.__dataclass_fields__)
+    if not isinstance(doc, dict) or not isinstance(doc.get("datasets") or {}, dict):
+        raise InputError('not a dataset registry: expected {"version": 1, "datasets": {NAME: {...}}}.', path=path,
+                         fix="repair the registry file (see biaskit's data/datasets.json).")
     for name, entry in (doc.get("datasets") or {}).items():
+        if not isinstance(entry, dict):
+            raise InputError(f"dataset '{name}': expected an object of fields.", path=path,
+                             fix="repair the registry file (see biaskit's data/datasets.json).")
         unknown = set(entry) - fields
         try:
             kw = {k: v for k, v in entry.items() if k in fields and k != "name"}
@@ -283,7 +289,20 @@ def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, mirro
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
+    created = [] if out_dir.exists() else [out_dir, *(p for p in out_dir.parents if not p.exists())]
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _download(info, name, out_dir, url=url, mirror=mirror, force=force, timeout=timeout,
+                         progress=progress)
+    except BaseException:
+        for d in created:  # a failed download leaves no empty folder behind
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        raise
+
+
+def _download(info: DatasetInfo, name: str, out_dir: Path, *, url: Optional[str], mirror: str | Path | None,
+              force: bool, timeout: float, progress: bool) -> DownloadResult:
     if info.files:
         return _download_files(info, out_dir, url=url, mirror=mirror, force=force, timeout=timeout,
                                progress=progress)

@@ -6,12 +6,14 @@ from typing import Optional
 
 import typer
 
+from .paths import in_file, in_path, out_dir
+
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 
 @app.command("list")
 def list_command(
-    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """List the public datasets biaskit can download (URL, licence, checksum)."""
     from rich.table import Table
@@ -36,16 +38,16 @@ def list_command(
 @app.command("download")
 def download_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
-    out: Path = typer.Option(..., "--out", help="Folder to write the file into."),
+    out: Path = out_dir(..., "--out", help="Folder to write the file into."),
     url: Optional[str] = typer.Option(None, "--url", help="Download from this URL (an HTTP mirror) instead of the "
                                                           "registry URL."),
-    mirror: Optional[Path] = typer.Option(None, "--mirror", envvar="BIASKIT_DATA_MIRROR",
+    mirror: Optional[Path] = in_path(None, "--mirror", envvar="BIASKIT_DATA_MIRROR", text=False,
                                           help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
                                                "of downloaded when present, checked against the recorded checksum. "
                                                "Default: $BIASKIT_DATA_MIRROR."),
     force: bool = typer.Option(False, "--force", help="Download again even if the file is already there."),
     timeout: float = typer.Option(60.0, "--timeout", help="Network timeout in seconds."),
-    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Download a dataset release, verify its checksum (when recorded) and move it into place atomically."""
     from .clitools import console as make_console
@@ -70,8 +72,8 @@ def download_command(
 @app.command("verify")
 def verify_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
-    file: Path = typer.Argument(..., help="The file to check (the folder, for a multi-file release)."),
-    registry: Optional[Path] = typer.Option(None, "--registry", hidden=True, help="Another datasets.json."),
+    file: Path = in_path(..., arg="FILE", text=False, help="The file to check (the folder, for a multi-file release)."),
+    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Check a file against the sha256 recorded for a dataset (exit 2 on mismatch)."""
     from .clitools import console

@@ -13,19 +13,26 @@ class BiaskitError(Exception):
 
 
 class InputError(BiaskitError):
-    """Bad input data: names the file, the row (1-based data row, or line for JSONL) and a fix."""
+    """Bad input data: names the file, the row (1-based data row, or line for JSONL) and a fix.
+
+    ``arg`` is the command-line argument that named the file (``--data``); the CLI root fills it in
+    when a stage raised the error without it (see :func:`biaskit.paths.argument_for`).
+    """
 
     def __init__(self, message: str, *, path: str | Path | None = None, row: int | None = None,
-                 column: str | None = None, fix: str | None = None):
+                 column: str | None = None, fix: str | None = None, arg: str | None = None):
         self.message = message
         self.path = str(path) if path is not None else None
         self.row = row
         self.column = column
         self.fix = fix
+        self.arg = arg  # the command-line argument that named the file (--data), when known
         super().__init__(self.__str__())
 
     def __str__(self) -> str:  # noqa: D401
         where = self.path or "<input>"
+        if self.arg and self.path is not None:
+            where = f"{self.arg} {where}"
         if self.row is not None:
             where += f", row {self.row}"
         if self.column:

@@ -44,19 +44,35 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | Path):
+def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
     """Build a folder in a temporary sibling; on success it replaces ``path`` whole.
 
-    The previous folder is renamed aside, the new one renamed into place, then the previous one
-    deleted: a crash (even ``kill -9``) during the build leaves the previous folder untouched, and a
-    process killed between the two renames (microseconds) leaves the previous folder aside, which the
-    next call puts back. Folders left by killed builds (``.NAME.tmp-PID-*`` of a process that no longer
-    runs, ``.NAME.old-*``) are removed by the next call. The published folder and its files get normal
-    permissions (``mkdtemp`` and some writers create them private).
+    Where the system can (Linux ``renameat2(RENAME_EXCHANGE)``) the new folder and the previous one
+    are swapped in one step. Elsewhere the previous folder is renamed aside, the new one renamed into
+    place, then the previous one deleted: a crash (even ``kill -9``) during the build leaves the
+    previous folder untouched, and a process killed between the two renames (microseconds) leaves the
+    previous folder aside, which the next call puts back. Folders left by killed builds
+    (``.NAME.tmp-PID-*`` of a process that no longer runs, ``.NAME.old-*``) are removed by the next
+    call. A re-run never leaves a mix of old and new files. The published folder and its files get
+    normal permissions (``mkdtemp`` and some writers create them private).
+
+    ``owns``: names of files an earlier output of the same command holds. An existing ``path`` that
+    is not empty and holds none of them is refused (:class:`InputError`), never deleted: a user's
+    ``--out .`` must not replace their folder. ``None`` (internal caches) replaces whatever is there.
     """
     import shutil
 
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError("is an existing file; a folder is written here.", path=path,
+                         fix="name a folder (the file is left alone).")
+    if owns is not None and path.is_dir():
+        owns = tuple(owns)
+        entries = sorted(os.listdir(path))
+        if entries and not any((path / o).exists() for o in owns):
+            raise InputError(f"is a folder that holds other files (e.g. '{entries[0]}'); an output folder is "
+                             "replaced whole, so only a new, empty or earlier output folder is written.", path=path,
+                             fix=f"pass a new folder, e.g. {path / 'results'}.")
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_dir_leftovers(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{os.getpid()}-", dir=path.parent))
@@ -66,16 +82,39 @@ def atomic_dir(path: str | Path):
         os.chmod(tmp, 0o777 & ~mask)
         for f in tmp.rglob("*"):
             os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~mask)
-        old = None
-        if path.exists() or path.is_symlink():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{os.getpid()}-", dir=path.parent))
-            os.replace(path, old)   # (a folder replaces the empty placeholder)
-        os.replace(tmp, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        exists = path.exists() or path.is_symlink()
+        if exists and _exchange(tmp, path):
+            pass  # tmp now holds the previous folder, deleted below
+        else:
+            old = None
+            if exists:
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{os.getpid()}-", dir=path.parent))
+                os.replace(path, old)   # (a folder replaces the empty placeholder)
+            os.replace(tmp, path)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
     finally:
-        if tmp.exists():
+        if tmp.exists():   # a failed build, or (after a swap) the previous output
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or the file system cannot."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def _pid_alive(pid: int) -> bool:
@@ -150,13 +189,17 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
     return Path(path)
 
 
-def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
+               check_text: bool = True) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)``; bad JSON raises :class:`InputError` with the line number.
 
     A last line that does not parse and has no final newline is reported as a cut-off file. With
     ``tolerate_truncated_tail`` such a line (a crash mid-write of a log this process owns) is
     skipped instead; use :func:`repair_jsonl_tail` first where the loss must be reported.
+    ``check_text``: refuse control characters and over-long values (:mod:`biaskit.textcheck`).
     """
+    from .textcheck import check_record, suspect_json_line
+
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -184,8 +227,12 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
             raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
                              fix="each line must be one JSON object.") from None
         if not isinstance(obj, dict):
-            raise InputError("expected a JSON object on this line.", path=path, row=i,
-                             fix="each line must be one JSON object, e.g. {\"sent_more\": ...}.")
+            what = "a JSON array" if isinstance(obj, list) else f"a JSON {type(obj).__name__}"
+            raise InputError(f"expected a JSON object on this line, found {what}.", path=path, row=i,
+                             fix="each line must be one JSON object (JSON Lines), e.g. {\"sent_more\": ...}; "
+                                 "a file holding one JSON array is not JSON Lines.")
+        if check_text and suspect_json_line(line):
+            check_record(obj, path, i)
         yield i, obj
 
 
@@ -215,10 +262,15 @@ def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
                          fix="re-save the file as UTF-8.") from None
     try:
-        return json.loads(text)
+        obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
                          row=exc.lineno, fix=fix) from None
+    from .textcheck import check_record, suspect_json_line
+
+    if suspect_json_line(text):
+        check_record(obj, path, None)
+    return obj
 
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> list[dict]:
@@ -291,7 +343,9 @@ class JsonlAppender:
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def existing(self) -> list[dict]:
-        return read_jsonl(self.path, tolerate_truncated_tail=True) if self.path.exists() else []
+        if not self.path.exists():
+            return []
+        return [o for _, o in iter_jsonl(self.path, tolerate_truncated_tail=True, check_text=False)]
 
     def write(self, obj: Any) -> None:
         self.write_many([obj])
@@ -325,15 +379,24 @@ def read_table(path: str | Path):
     if suffix in (".jsonl", ".ndjson"):
         return pd.DataFrame(read_jsonl(path))
     if suffix in (".csv", ".tsv"):
+        from .textcheck import check_frame
+
+        if path.is_dir():
+            raise InputError("is a folder; a file is expected here.", path=path, fix="pass the file itself.")
         try:
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8",
-                               keep_default_na=False, na_values=[""])
+            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8-sig",
+                             keep_default_na=False, na_values=[""])
         except UnicodeDecodeError as exc:
             raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
                              fix="re-save the file as UTF-8.") from None
+        except pd.errors.EmptyDataError:
+            raise InputError("the file is empty (no header row).", path=path,
+                             fix="pass a table with a header row naming its columns.") from None
         except pd.errors.ParserError as exc:
-            raise InputError(f"malformed CSV: {exc}", path=path,
+            raise InputError(f"malformed CSV: {' '.join(str(exc).split())}", path=path,
                              fix="check quoting and the number of columns on that line.") from None
+        check_frame(df, path)
+        return df
     if suffix == ".json":
         obj = read_json(path, fix="a .json table is a list of objects (or {\"data\": [...]}).")
         return pd.DataFrame(obj if isinstance(obj, list) else obj.get("data", obj))

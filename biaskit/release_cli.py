@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from .clitools import choice_enum, echo
+from .paths import in_dir, in_file, out_dir, out_file
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -22,12 +23,12 @@ def _csv_list(value: Optional[str]) -> Optional[list[str]]:
 
 @app.command("build")
 def build_command(
-    records: List[Path] = typer.Option(..., "--records", "-r", help="Validated records: pairs (biaskit JSONL/CSV from "
+    records: List[Path] = in_file(..., "--records", "-r", help="Validated records: pairs (biaskit JSONL/CSV from "
                                        "`annotate apply`, translation review output, CrowS-Pairs or IndiBias CSV), "
                                        "CATs or tuples (biaskit JSONL). Repeatable."),
     name: str = typer.Option(..., "--name", help="Release name, e.g. indibias-release."),
     version: str = typer.Option(..., "--version", help="Semantic version X.Y.Z."),
-    out: Path = typer.Option(..., "--out", help="Release folder to write (replaced whole, atomically)."),
+    out: Path = out_dir(..., "--out", owns=("release.json",), help="Release folder to write (replaced whole, atomically)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Languages to release, comma-separated, primary first "
                                        "(default: all in the records, English first)."),
     kinds: Optional[str] = typer.Option(None, "--kinds", help="pairs,cats,tuples (default: all in the records)."),
@@ -36,12 +37,12 @@ def build_command(
                                               "the records' own meta.split (checked for leaks)."),
     dev_fraction: float = typer.Option(0.25, "--dev-fraction", help="Share of each stratum's records in dev."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split (same seed -> same split)."),
-    previous: Optional[Path] = typer.Option(None, "--previous", help="An earlier release: its target terms keep their "
+    previous: Optional[Path] = in_dir(None, "--previous", help="An earlier release: its target terms keep their "
                                             "split, new ones are assigned."),
     license: Optional[str] = typer.Option(None, "--license", help="Hugging Face licence id, e.g. cc-by-sa-4.0."),
     citation: Optional[str] = typer.Option(None, "--citation", help="BibTeX text or a .bib file."),
     pretty_name: Optional[str] = typer.Option(None, "--pretty-name", help="Human-readable title of the card."),
-    card_text: Optional[Path] = typer.Option(None, "--card-text", help="Markdown with the card sections people write "
+    card_text: Optional[Path] = in_file(None, "--card-text", help="Markdown with the card sections people write "
                                              "('## Motivation' ...)."),
     history: Optional[List[str]] = typer.Option(None, "--history", help="Stage reports ([LABEL=]PATH): run logs, "
                                                 "checker output, agreement.json, apply summary/rejected, translation "
@@ -76,7 +77,7 @@ def build_command(
 
 @app.command("verify")
 def verify_command(
-    path: Path = typer.Argument(..., help="Release folder."),
+    path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Check a release: checksums, every row's schema, split disjointness, card fields (exit 2 on problems)."""
@@ -101,10 +102,10 @@ def verify_command(
 
 @app.command("diff")
 def diff_command(
-    old: Path = typer.Argument(..., help="The earlier release folder."),
-    new: Path = typer.Argument(..., help="The later release folder."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Write the changelog (Markdown) here."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the full diff (JSON) here."),
+    old: Path = in_dir(..., arg="OLD", help="The earlier release folder."),
+    new: Path = in_dir(..., arg="NEW", help="The later release folder."),
+    markdown: Optional[Path] = out_file(None, "--markdown", help="Write the changelog (Markdown) here."),
+    json_path: Optional[Path] = out_file(None, "--json", help="Write the full diff (JSON) here."),
 ) -> None:
     """Added, removed and changed records (by stable id) between two releases, as a changelog."""
     from .io import atomic_write_text, write_json

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from biaskit.clitools import choice_enum, value
+from biaskit.paths import in_dir, in_file
 
 from .llm import FORMAT_MODES, LLMS
 
@@ -39,7 +40,7 @@ class LLMOptions:
     concurrency: int = 1
     max_retries: int = 4
     response_format: str = "auto"
-    prices: Optional[str] = None
+    prices: Optional[str | Path] = None
     timeout: float = 120.0
     no_cache: bool = False
     retry_failed: bool = False
@@ -89,8 +90,8 @@ def _options(defaults: dict[str, Any]) -> list[tuple[str, Any, Any]]:
                                                                        "connections (with backoff).")),
         ("response_format", ResponseFormat, o(d["response_format"], "--response-format",
                                               help="structured-output mode (auto: the best the server accepts).")),
-        ("prices", Optional[str], o(d["prices"], "--prices",
-                                    help="TOML or JSON file mapping a model name to its input and output price, USD per 1M tokens.")),
+        ("prices", Optional[Path], in_file(d["prices"], "--prices", rich_help_panel=PANEL,
+                                           help="TOML or JSON file mapping a model name to its input and output price, USD per 1M tokens.")),
         ("timeout", float, o(d["timeout"], "--timeout", help="seconds a request may take (not retried).")),
         ("no_cache", bool, o(d["no_cache"], "--no-cache", help="do not read or write the response cache.")),
         ("retry_failed", bool, o(d["retry_failed"], "--retry-failed",
@@ -145,8 +146,8 @@ def prompt_options(default: Optional[str], *, dry_run: bool = True) -> Callable[
     """Add the prompt option block; the command receives ``prompt_opts: PromptOptions``."""
     opts = [("prompt", Optional[str], typer.Option(default, "--prompt", help="template id (or id@version)"
                                                    + (" (default: the task's own)." if default is None else "."))),
-            ("prompts_dir", Optional[list[Path]], typer.Option(None, "--prompts-dir", help="extra folder(s) of "
-                                                                "*.toml templates (also $BIASKIT_PROMPTS_DIR)."))]
+            ("prompts_dir", Optional[list[Path]], in_dir(None, "--prompts-dir", help="extra folder(s) of "
+                                                          "*.toml templates (also $BIASKIT_PROMPTS_DIR)."))]
     if dry_run:
         opts += [("dry_run", bool, typer.Option(False, "--dry-run", help="print the prompts and exit (no requests).")),
                  ("show", int, typer.Option(5, "--show", help="prompts to print with --dry-run."))]

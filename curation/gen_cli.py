@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
+from biaskit.paths import in_dir, in_file, out_file
 
 from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .tasks import TASKS
@@ -64,12 +65,12 @@ def report_run(summary, what: str, *, exit_when_all_failed: bool = True) -> None
 
 
 def _inventory_opt():
-    return typer.Option(None, "--inventory", help="folder with edited inventory JSON files.")
+    return in_dir(None, "--inventory", help="folder with edited inventory JSON files.")
 
 
 # ------------------------------------------------------------------------------------------ prompts
 @app.command("prompts")
-def prompts_cmd(prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."),
+def prompts_cmd(prompts_dir: Optional[list[Path]] = in_dir(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."),
                 show: Optional[str] = typer.Option(None, "--show", help="print one template (id or id@version).")) -> None:
     """List the prompt templates (id, version, hash, variables, file)."""
     from rich.table import Table
@@ -94,7 +95,7 @@ def prompts_cmd(prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompt
 @prompt_options("attributes")
 def tuples_cmd(
     axis: str = typer.Option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."),
-    out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
+    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
     polarity: str = typer.Option("both", "--polarity", help="positive, negative or both."),
     n: int = typer.Option(10, "--n", help="attributes per identity and polarity (IndiBias: 10 positive and 10 negative)."),
     identities: Optional[str] = typer.Option(None, "--identities", help="comma-separated identity terms (default: the inventory's terms for the axis)."),
@@ -127,8 +128,8 @@ def tuples_cmd(
 @llm_options(**SentenceTask.default_params)
 @prompt_options(None)
 def sentences_cmd(
-    tuples: Path = typer.Option(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
-    out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
+    tuples: Path = in_file(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
+    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
     per_tuple: int = typer.Option(5, "--per-tuple", help="sentences per tuple (IndiBias: 5)."),
     mode: SentenceMode = typer.Option(SentenceMode("stereo"), "--mode", help="stereo: sentences that express the stereotype "
                                       "(template sentences); anti: sentences that go against it (sentences_anti)."),
@@ -163,8 +164,8 @@ def sentences_cmd(
 @llm_options(**PairRewriteTask.default_params)
 @prompt_options("pair_rewrite", dry_run=False)
 def pairs_cmd(
-    sentences: Path = typer.Option(..., "--sentences", help="sentences JSONL from `curate sentences`."),
-    out: Path = typer.Option(..., "--out", help="pairs file (.jsonl or .csv, biaskit schema)."),
+    sentences: Path = in_file(..., "--sentences", help="sentences JSONL from `curate sentences`."),
+    out: Path = out_file(..., "--out", help="pairs file (.jsonl or .csv, biaskit schema)."),
     inventory: Optional[Path] = _inventory_opt(),
     llm_fallback: bool = typer.Option(False, "--llm-fallback", help="ask the LLM (pair_rewrite prompt) when the identity span is not found."),
     prompt_opts: PromptOptions = None,
@@ -192,8 +193,8 @@ def pairs_cmd(
 @prompt_options(None)
 def llm_task_cmd(
     task: TaskName = typer.Argument(..., help="the task to run (one per file in curation/tasks/)."),
-    input: Path = typer.Option(..., "--input", help="JSONL, one input item per line (the task's template variables)."),
-    out: Path = typer.Option(..., "--out", help="output JSONL (appended to; re-running resumes)."),
+    input: Path = in_file(..., "--input", help="JSONL, one input item per line (the task's template variables)."),
+    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
     prompt_opts: PromptOptions = None,
     llm_opts: LLMOptions = None,
 ) -> None:
@@ -209,6 +210,7 @@ def llm_task_cmd(
     for i, item in iter_jsonl(input):   # every item must render before any request is made
         try:
             t.render(item)
+            t.check_item(item)
         except InputError as exc:
             raise InputError(exc.message, path=input, row=i, fix=exc.fix) from None
         except (KeyError, TypeError) as exc:
@@ -226,13 +228,13 @@ def llm_task_cmd(
 # ------------------------------------------------------------------------------------------ adapt
 @app.command("adapt")
 def adapt_cmd(
-    crows: Path = typer.Option(..., "--crows", help="CrowS-Pairs CSV (crows_pairs_anonymized.csv)."),
-    out: Path = typer.Option(..., "--out", help="adapted pairs (.jsonl or .csv)."),
+    crows: Path = in_file(..., "--crows", help="CrowS-Pairs CSV (crows_pairs_anonymized.csv)."),
+    out: Path = out_file(..., "--out", help="adapted pairs (.jsonl or .csv)."),
     keep: str = typer.Option("gender,age,disability,physical-appearance,socioeconomic", "--keep",
                              help="comma-separated bias types to keep."),
     names: str = typer.Option("india", "--names", help="india, india-hindu, india-muslim, india-christian, india-sikh or none."),
     seed: int = typer.Option(0, "--seed", help="name choice seed (same seed -> same names)."),
-    lexicon: Optional[Path] = typer.Option(None, "--lexicon", help="CSV source,target[,match,note] (default: the packaged US -> India lexicon)."),
+    lexicon: Optional[Path] = in_file(None, "--lexicon", help="CSV source,target[,match,note] (default: the packaged US -> India lexicon)."),
     drop_flagged: bool = typer.Option(False, "--drop-flagged", help="drop pairs the checker finds not minimal."),
     inventory: Optional[Path] = _inventory_opt(),
 ) -> None:
@@ -252,11 +254,11 @@ def adapt_cmd(
 # ------------------------------------------------------------------------------------------ check
 @app.command("check")
 def check_cmd(
-    pairs: Path = typer.Option(..., "--pairs", help="pairs file: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV."),
-    out: Optional[Path] = typer.Option(None, "--out", help="write every pair with its flags (JSONL)."),
+    pairs: Path = in_file(..., "--pairs", help="pairs file: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV."),
+    out: Optional[Path] = out_file(None, "--out", help="write every pair with its flags (JSONL)."),
     format: str = typer.Option("auto", "--format", help="auto, crows, indibias or biaskit."),
     lang: Optional[str] = typer.Option(None, "--lang", help="only this language view (IndiBias: en or hi)."),
-    sources: Optional[Path] = typer.Option(None, "--sources", help="source-language pairs for translated files (matched by source_id / pair_id)."),
+    sources: Optional[Path] = in_file(None, "--sources", help="source-language pairs for translated files (matched by source_id / pair_id)."),
     inventory: Optional[Path] = _inventory_opt(),
     strict: bool = typer.Option(False, "--strict", help="exit with code 1 when any pair is flagged."),
     examples: int = typer.Option(3, "--examples", help="example rows to print per flag."),

@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import echo, echo_error
+from biaskit.paths import in_dir, in_file, out_file
 
 from .cli_options import LLMOptions, llm_options
 from .mt_base import MT_ENGINES
@@ -32,10 +33,10 @@ def _engines_help() -> str:
 @app.command("translate")
 @llm_options(exclude=("model", "concurrency"))
 def translate_cmd(
-    pairs: Path = typer.Option(..., "--pairs", help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV"),
+    pairs: Path = in_file(..., "--pairs", help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV"),
     target: str = typer.Option(..., "--target", help="target language (ISO 639-1), e.g. hi"),
     engines: str = typer.Option(..., "--engines", help=_engines_help()),
-    out: Path = typer.Option(..., "--out", help="candidates JSONL (appended as pairs finish; resumable)"),
+    out: Path = out_file(..., "--out", help="candidates JSONL (appended as pairs finish; resumable)"),
     source_lang: str = typer.Option("en", "--source-lang", help="language of the pairs to translate"),
     format: str = typer.Option("auto", "--format", help="auto | crows | indibias | biaskit"),
     device: Optional[str] = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"),
@@ -47,7 +48,7 @@ def translate_cmd(
     align: bool = typer.Option(True, "--align/--no-align",
                                help="span substitution when an engine's S1/S2 are not minimal (see docs)"),
     restart: bool = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)"),
-    prompts_dir: Optional[Path] = typer.Option(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
+    prompts_dir: Optional[Path] = in_dir(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
     llm_opts: LLMOptions = None,
 ) -> None:
     """Translate both sentences of every pair with every engine; check each candidate."""

@@ -459,6 +459,11 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
     else:
         p = Path(reviewed)
         accepted = read_jsonl(p)
+        for i, a in enumerate(accepted, start=1):
+            rv = (a.get("meta") or {}).get("review") if isinstance(a.get("meta"), dict) else None
+            if not isinstance(rv, dict) or "winner_engine" not in rv:
+                raise InputError("not a pair released by the translation review (no meta.review).", path=p, row=i,
+                                 fix="pass the OUT file of `biaskit annotate apply --kind translation`.")
         back, adjudicate, rejected = ([] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
                                       for w in ("needs_review", "adjudicate", "rejected"))
     engines = sorted({f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"]})
@@ -521,11 +526,11 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
         "returned_reasons": dict(reasons),
     }
     if out_dir is not None:
-        from biaskit.io import atomic_write_text
+        from biaskit.io import atomic_dir, atomic_write_text
 
-        out_dir = Path(out_dir)
-        write_json(out_dir / "report.json", report)
-        atomic_write_text(out_dir / "report.md", report_markdown(report))
+        with atomic_dir(out_dir, owns=("report.json",)) as tmp:   # published whole
+            write_json(tmp / "report.json", report)
+            atomic_write_text(tmp / "report.md", report_markdown(report))
     return report
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from pydantic import ValidationError
 
@@ -54,6 +54,26 @@ def first_record(path: str | Path) -> dict:
                                      fix="each line must be one JSON object.")
                 return obj
     return {}
+
+
+class UniqueIds:
+    """Ids a file gives explicitly must be unique: ``add(id, row)`` raises :class:`InputError` naming
+    both rows when an id comes back (a file concatenated twice, a bad merge). Records without an
+    explicit id are numbered by :class:`biaskit.ids.Numbering` instead and never come here."""
+
+    def __init__(self, path, field: str, fix: str = "keep one of the two rows (or remove the id field to let "
+                                                     "biaskit number identical records)."):
+        self.path, self.field, self.fix = path, field, fix
+        self._first: dict[str, int] = {}
+
+    def add(self, value: Any, row: Optional[int]) -> None:
+        if value in (None, ""):
+            return
+        key = str(value)
+        first = self._first.setdefault(key, row if row is not None else -1)
+        if first != (row if row is not None else -1):
+            raise InputError(f"duplicate {self.field} '{key}' (first at row {first}).", path=self.path, row=row,
+                             column=self.field, fix=self.fix)
 
 
 def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> InputError:

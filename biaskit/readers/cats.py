@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..ids import CAT_LABEL_ORDER, Numbering
 from ..schema import CAT
-from ._common import check_file, first_record, read_text, unknown_name
+from ._common import UniqueIds, check_file, first_record, read_text, unknown_name
 
 CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
 LABELS = CAT_LABEL_ORDER
@@ -220,7 +220,9 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
 
 def _read_biaskit(path: Path) -> list[CAT]:
     cats = []
+    given = UniqueIds(path, "cat_id")
     for i, obj in _iter_lines(path):
+        given.add(obj.get("cat_id"), i)
         try:
             cat = CAT.model_validate(obj)
         except ValidationError as exc:

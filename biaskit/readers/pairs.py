@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..ids import Numbering
 from ..schema import SentencePair, normalize_direction
-from ._common import read_text, unknown_name
+from ._common import UniqueIds, read_text, unknown_name
 
 FORMATS = ("auto", "crows", "indibias", "biaskit")
 
@@ -62,17 +62,42 @@ class ReadResult:
 
 
 def _csv_rows(path: Path, text: str) -> tuple[list[str], Iterator[tuple[int, dict]]]:
+    from ..textcheck import check_record
+
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() if h else "" for h in (reader.fieldnames or [])]
+    try:
+        header = [h.strip() if h else "" for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise _csv_error(path, reader, exc) from None
     reader.fieldnames = header
+    check_record({"header": " ".join(header)}, path, None)
 
     def gen():
-        for i, row in enumerate(reader, start=1):
+        i = 0
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise _csv_error(path, reader, exc, i + 1) from None
+            i += 1
             if None in row:
                 raise InputError(f"row has {len(header) + len(row[None])} cells but the header has {len(header)}.",
                                  path=path, row=i, fix="quote cells that contain commas.")
+            check_record(row, path, i)
             yield i, row
     return header, gen()
+
+
+def _csv_error(path: Path, reader, exc: Exception, row: Optional[int] = None) -> InputError:
+    from ..textcheck import LENGTH_FIX
+
+    if "field larger than field limit" in str(exc):
+        return InputError(f"a cell longer than the limit ends on line {reader.line_num}.", path=path, row=row,
+                          fix=LENGTH_FIX)
+    return InputError(f"malformed CSV on line {reader.line_num} ({exc}).", path=path, row=row,
+                      fix="check the quoting on that line.")
 
 
 def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
@@ -128,7 +153,15 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
 
     Used by :func:`read_pairs` and by tools (like the minimal-pair checker) that must see invalid
     pairs too. For IndiBias with ``lang=None`` each row yields its English then its Hindi view.
+    A ``pair_id`` the file gives must be unique (pairs without one are numbered by the reader).
     """
+    given = UniqueIds(path, "pair_id")
+    for row, rec in _pair_rows(path, format, lang):
+        given.add(rec.get("pair_id"), row)
+        yield row, rec
+
+
+def _pair_rows(path: str | Path, format: str, lang: Optional[str]) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if format not in FORMATS:
         raise unknown_name("format", format, FORMATS, path)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..errors import InputError
 from ..schema import BiasTuple, Sentence, TranslationCandidates
-from ._common import iter_rows, validation_error
+from ._common import UniqueIds, iter_rows, validation_error
 from .pairs import ReadResult
 
 TUPLE_FIX = "a tuple needs identity, attribute, axis and polarity (positive/negative): the output of `biaskit curate tuples`."
@@ -24,7 +24,9 @@ def read_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None, s
                 tolerate_truncated_tail: bool = False) -> ReadResult:
     """:class:`~biaskit.schema.BiasTuple` records; ``statuses`` keeps only those statuses."""
     out, skipped = [], []
+    given = UniqueIds(path, "tuple_id")
     for i, rec in iter_rows(path, tolerate_truncated_tail=tolerate_truncated_tail):
+        given.add(rec.get("tuple_id"), i)
         try:
             t = BiasTuple.model_validate({k: v for k, v in rec.items() if k in BiasTuple.model_fields})
         except ValidationError as exc:
@@ -42,7 +44,9 @@ def read_sentence_rows(path: str | Path) -> list[tuple[int, dict]]:
     """``(row, fields)`` of generated sentences, unvalidated beyond the fields every row needs
     (``sentence``, ``identity``): pair building reports bad rows itself, row by row."""
     rows = list(iter_rows(path))  # a truncated last line is an error: the input is incomplete
+    given = UniqueIds(path, "sentence_id")
     for i, r in rows:
+        given.add(r.get("sentence_id"), i)
         for k in ("sentence", "identity"):
             if k not in r:
                 raise InputError(f"missing field '{k}'.", path=path, row=i, fix=SENTENCE_FIX)
@@ -70,7 +74,9 @@ def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candida
     ``max_candidates``: the most candidates a record may have (the review shows one slot letter each).
     """
     out, skipped = [], []
+    given = UniqueIds(path, "pair_id", fix="each pair is translated once: keep one of the two records.")
     for i, rec in iter_rows(path):
+        given.add(rec.get("pair_id"), i)
         try:
             out.append(_candidates(path, i, rec, max_candidates))
         except InputError as err:

@@ -262,7 +262,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     lap("provenance")
     warnings: list[str] = []
     files: list[str] = []
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, owns=(L.RELEASE_JSON,)) as tmp:
         from . import export as X
 
         written_rows: dict[str, int] = {}

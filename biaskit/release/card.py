@@ -42,7 +42,9 @@ def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
     p = Path(path)
     if not p.exists():
         raise InputError("file not found.", path=p, fix="check the --card-text path.")
-    text = p.read_text(encoding="utf-8")
+    from ..readers import read_text
+
+    text = read_text(p)
     parts = re.split(r"(?m)^#{2,4}\s+(.+?)\s*$", text)
     out = {}
     for i in range(1, len(parts), 2):

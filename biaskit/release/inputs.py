@@ -90,12 +90,19 @@ def _read_jsonl_pairs_fast(path: Path) -> Optional[list[SentencePair]]:
     lines = [line for line in data.splitlines() if line.strip()]
     if not lines or b'"views"' in lines[0]:
         return None
+    from ..textcheck import suspect_json_line
+
+    if any(suspect_json_line(line.decode("utf-8", "replace")) for line in lines if b"\\" in line or
+           len(line) > 100_000):
+        return None  # a value the text checks may refuse: the general reader names it
     if _ADAPTER is None:
         _ADAPTER = TypeAdapter(list[SentencePair])
     try:
         pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
     except ValidationError:
         return None
+    if len({p.pair_id for p in pairs}) < len(pairs) and any(b'"pair_id"' in line for line in lines):
+        return None  # a repeated pair_id: the general reader refuses ids the file repeats (and names the rows)
     number = Numbering()
     for p in pairs:
         numbered = number(p.pair_id)

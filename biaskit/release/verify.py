@@ -54,6 +54,9 @@ def verify_release(path: str | Path) -> VerifyResult:
     if not p.is_dir():
         res.add("not a folder.", path=p, fix="pass the release folder written by `biaskit release build`.")
         return res
+    if not (p / L.RELEASE_JSON).exists() and not (p / L.SUMS).exists():  # not a damaged release: no release at all
+        raise InputError(f"not a biaskit release: no {L.RELEASE_JSON}.", path=p,
+                         fix="pass a folder written by `biaskit release build`.")
     meta = _release_json(p, res)
     _sums(p, res)
     targets: dict[str, set[str]] = {}

@@ -37,7 +37,7 @@ def load_prices(path: Optional[str | Path] = None) -> dict[str, tuple[float, flo
     p = Path(path)
     fix = "pass a TOML/JSON file mapping model -> [input, output] USD per 1M tokens."
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("price file not found.", path=p, fix=fix) from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:

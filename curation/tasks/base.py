@@ -66,6 +66,10 @@ class Task:
     def render(self, item: dict[str, Any]) -> list[dict[str, str]]:
         return self.prompt.render(**self.variables(item))
 
+    def check_item(self, item: dict[str, Any]) -> None:
+        """Refuse (:class:`~biaskit.errors.InputError`) an input item the task cannot use, before any
+        request is made (``curate llm-task`` calls it for every item of its input file)."""
+
     def context(self, item: dict[str, Any]) -> dict[str, Any]:
         """What identifies this input: part of the job key (with the request) and recorded in the
         errors file. Leave out fields that may change without changing the job (annotation status)."""

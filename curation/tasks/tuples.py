@@ -113,6 +113,12 @@ class TupleTask(Task):
     def expected(self, item: dict) -> Optional[int]:
         return int(item["n"])
 
+    def check_item(self, item: dict) -> None:
+        if item.get("polarity") not in POLARITIES:
+            raise InputError(f"unknown polarity {item.get('polarity')!r}.", fix="use positive or negative.")
+        if not isinstance(item.get("n"), int) or item["n"] < 1:
+            raise InputError(f"n must be a whole number >= 1, got {item.get('n')!r}.", fix="e.g. \"n\": 10.")
+
     def parse(self, item: dict, result) -> list[dict]:
         kept, dropped = dedupe_attributes(result.data.get("attributes") or [], identity=item["identity"])
         prov = {**result.provenance(), **self.provenance()}

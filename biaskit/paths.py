@@ -1,0 +1,338 @@
+"""File arguments, checked in one place before a command does any work.
+
+Every path a command takes is declared with one of the option builders below instead of a plain
+``typer.Option``::
+
+    data: Path = in_file(..., "--data", help="...")          # a file to read
+    release: Path = in_path(..., "--data", help="...")       # a file or a folder to read
+    inventory: Optional[Path] = in_dir(None, "--inventory")  # a folder to read
+    out: Path = out_file(..., "--out", help="...")           # a file to write (or append to)
+    out: Path = out_dir(..., "--out", owns=("summary.json",))  # a folder to write (replaced whole)
+    path: Path = in_dir(..., arg="RELEASE", help="...")      # the same for a positional argument
+
+The builder gives typer a *parser* (:class:`PathArg`) that typer calls while it reads the command
+line, so a bad path stops the command before it loads a model or sends a request, with one line
+that names the argument, the path and a fix (exit 2, through :class:`~biaskit.errors.InputError`):
+
+- inputs: exists, is a file (or a folder) as required, readable; a text file decodes as UTF-8 (a
+  UTF-8 byte-order mark is fine; UTF-16/UTF-32 are recognised and named), holds no control
+  character (NUL and the other C0 codes but tab, newline and carriage return), and a CSV/TSV has no
+  cell longer than :data:`MAX_CELL` characters (an unclosed quote makes the rest of a file one cell);
+- outputs: ``--out`` is not an existing folder where a file is written, nor an existing file
+  where a folder is written, an existing output folder holds an earlier output of the same command
+  (``owns``: it is replaced whole, so a folder holding other files is refused, never deleted), and
+  the nearest existing folder above it can be written to (tried, not guessed from permission bits).
+
+The fuzz suite (``tests/test_fuzz_cli.py``) fails when a command declares a ``Path`` parameter
+without one of these builders.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from .errors import InputError
+from .textcheck import CONTROL_CHARS, MAX_TEXT as MAX_CELL, control_char_name
+
+# MAX_CELL: the longest CSV/TSV cell biaskit reads, in characters (a sentence is < 1,000; a 1 MB cell
+# is a file whose quotes do not close); the readers use the same limit (biaskit.textcheck).
+
+TEXT_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".txt", ".toml", ".xml", ".md", ".bib", ".yaml",
+                 ".yml", ".html", ""}
+TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"), (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+         (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"), (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"))
+_CHUNK = 1 << 20
+
+
+# ------------------------------------------------------------------------------------------ checks
+def check_input(path: str | Path, arg: Optional[str], *, kind: str = "file", text: bool = True) -> Path:
+    """``path`` checked as an input (``kind``: file, dir or any); raises :class:`InputError`."""
+    path = Path(path)
+    if not path.exists():
+        hint = ""
+        if not path.parent.exists():
+            hint = f" (the folder {path.parent} does not exist either)"
+        what = "folder" if kind == "dir" else "file"
+        raise InputError(f"{what} not found{hint}.", path=path, arg=arg,
+                         fix=f"check the path (relative paths start at {Path.cwd()}).")
+    if path.is_dir():
+        if kind == "file":
+            raise InputError("is a folder; a file is expected here.", path=path, arg=arg,
+                             fix=f"pass the file itself (e.g. a file inside {path}).")
+        try:
+            next(iter(os.scandir(path)), None)
+        except OSError as exc:
+            raise InputError(f"the folder cannot be read ({exc.strerror}).", path=path, arg=arg,
+                             fix="fix its permissions or pass another folder.") from None
+        return path
+    if kind == "dir":
+        raise InputError("is a file; a folder is expected here.", path=path, arg=arg,
+                         fix=f"pass the folder (e.g. {path.parent}).")
+    if not path.is_file():
+        raise InputError("is not a regular file (a device or a pipe?).", path=path, arg=arg,
+                         fix="pass a regular file.")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror}).", path=path, arg=arg,
+                         fix="fix its permissions or pass another file.") from None
+    if text and path.suffix.lower() in TEXT_SUFFIXES:
+        check_text(path, arg, head)
+        sep = TABLE_SUFFIXES.get(path.suffix.lower())
+        if sep:
+            check_cells(path, arg, sep)
+    return path
+
+
+def check_text(path: Path, arg: Optional[str] = None, head: bytes = b"") -> None:
+    """UTF-8 (a BOM allowed), no control characters; errors name the line."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            raise InputError(f"is encoded as {name}; biaskit reads UTF-8.", path=path, arg=arg,
+                             fix=f"re-save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8 '{path}' > '{path}.utf8'.")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    first = True
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(_CHUNK)
+            if first and chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[3:]
+            try:
+                text = decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                at = line + chunk[: max(exc.start, 0)].count(b"\n")
+                bad = exc.object[exc.start:exc.start + 1].hex() if exc.object else "?"
+                raise InputError(f"line {at}: not valid UTF-8 (byte 0x{bad}: {exc.reason}).", path=path, arg=arg,
+                                 fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, or your editor's "
+                                     "'save with encoding').") from None
+            m = CONTROL_CHARS.search(text)
+            if m:
+                at = line + text.count("\n", 0, m.start())
+                if first and _looks_utf16(chunk):
+                    raise InputError("looks like UTF-16 without a byte-order mark (every other byte is 0); biaskit "
+                                     "reads UTF-8.", path=path, arg=arg, fix="re-save it as UTF-8.")
+                raise InputError(f"line {at}: a control character {control_char_name(m.group())} in the text.",
+                                 path=path, arg=arg, fix="remove it (a binary file, or a copy/paste accident?); "
+                                                         "tab and newline are fine.")
+            if not chunk:
+                return
+            line += chunk.count(b"\n")
+            first = False
+
+
+def _looks_utf16(data: bytes) -> bool:
+    sample = data[:2048]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return even.count(0) > 0.4 * len(even) or odd.count(0) > 0.4 * len(odd)
+
+
+def check_cells(path: Path, arg: Optional[str], sep: str = ",") -> None:
+    """Every CSV/TSV cell is at most :data:`MAX_CELL` characters (names the line of a longer one)."""
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        try:
+            for _ in reader:
+                pass
+        except csv.Error as exc:
+            if "field larger than field limit" in str(exc):
+                raise InputError(f"line {reader.line_num}: a cell longer than {MAX_CELL:,} characters ends here.",
+                                 path=path, arg=arg,
+                                 fix="check the quotes above this line (an unclosed quote makes the rest of the "
+                                     "file one cell); biaskit reads cells up to that length.") from None
+            raise InputError(f"line {reader.line_num}: malformed CSV ({exc}).", path=path, arg=arg,
+                             fix="check the quoting on that line.") from None
+
+
+def check_output(path: str | Path, arg: Optional[str], *, kind: str = "file",
+                 owns: Optional[Sequence[str]] = None) -> Path:
+    """``path`` checked as an output (``kind``: file or dir); raises :class:`InputError`.
+
+    ``owns`` (folders): names of files an earlier output of the command holds; an existing non-empty
+    folder holding none of them is refused (it would be replaced whole).
+    """
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if kind == "file" and path.is_dir():
+            raise InputError("is an existing folder; this option names a file to write.", path=path, arg=arg,
+                             fix=f"name a file, e.g. a new file inside {path}.")
+        if kind == "dir" and not path.is_dir():
+            raise InputError("is an existing file; this option names a folder to write.", path=path, arg=arg,
+                             fix=f"name a folder, e.g. {path.with_suffix('')}-out (the file is left alone).")
+        if kind == "dir" and owns:
+            foreign = _foreign_folder(path, owns)
+            if foreign:
+                raise InputError(f"is a folder that holds other files (e.g. '{foreign}'); biaskit replaces an "
+                                 "output folder whole, so it only writes into a new, empty or earlier output "
+                                 f"folder (one with {' or '.join(owns)}).", path=path, arg=arg,
+                                 fix=f"pass a new folder, e.g. {path / 'results'}.")
+        if kind == "file" and not path.is_file():
+            raise InputError("exists and is not a regular file.", path=path, arg=arg, fix="name another file.")
+    check_writable(path, arg)
+    return path
+
+
+def _foreign_folder(path: Path, owns: Sequence[str]) -> Optional[str]:
+    """The name of an entry of ``path`` when it is a non-empty folder holding none of ``owns``."""
+    try:
+        entries = sorted(os.listdir(path))
+    except OSError:
+        return None  # check_writable reports it
+    if not entries or any((path / o).exists() for o in owns):
+        return None
+    return entries[0]
+
+
+def nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def check_writable(path: Path, arg: Optional[str]) -> None:
+    """The folder that will hold ``path`` (its nearest existing ancestor) can be written to: tried
+    with a probe file, because permission bits lie (root, ACLs, read-only mounts)."""
+    base = nearest_existing(path.absolute().parent)
+    if not base.is_dir():
+        raise InputError(f"cannot be created: {base} is a file, not a folder.", path=path, arg=arg,
+                         fix=f"choose a path whose parent folders are folders (not {base}).")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".biaskit-write-test-", dir=base)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"cannot be written: the folder {base} is not writable ({exc.strerror}).", path=path,
+                         arg=arg, fix="choose a folder you can write to, or fix its permissions.") from None
+
+
+# ------------------------------------------------------------------------------------------ typer
+class PathArg:
+    """The typer ``parser`` of a file argument: checks the path (see the module docstring) and
+    returns it as a :class:`~pathlib.Path`. ``role``: in or out; ``kind``: file, dir or any."""
+
+    def __init__(self, name: Optional[str], role: str, kind: str, *, text: bool = True,
+                 owns: Optional[Sequence[str]] = None,
+                 must_exist: bool = True):
+        self.name, self.role, self.kind, self.text = name, role, kind, text
+        self.owns = tuple(owns) if owns else None
+        self.must_exist = must_exist
+        self.__name__ = f"{role}_{kind}"  # typer names the parameter type after the parser
+
+    def __call__(self, value: Any) -> Path:
+        path = Path(os.path.expanduser(str(value)))
+        if self.role == "in":
+            if not self.must_exist and not path.exists():
+                check_writable(path, self.name)
+                return path
+            return check_input(path, self.name, kind=self.kind, text=self.text)
+        return check_output(path, self.name, kind=self.kind, owns=self.owns)
+
+    def __repr__(self) -> str:
+        return f"PathArg({self.name!r}, {self.role!r}, {self.kind!r})"
+
+
+_METAVARS = {("in", "file"): "FILE", ("in", "dir"): "DIR", ("in", "any"): "PATH", ("out", "file"): "FILE",
+             ("out", "dir"): "DIR"}
+
+
+def _param(default: Any, decls: tuple[str, ...], role: str, kind: str, *, arg: Optional[str] = None,
+           text: bool = True, owns: Optional[Iterable[str]] = None, must_exist: bool = True, **kw: Any):
+    import typer
+
+    metavar = kw.pop("metavar", None) or _METAVARS[(role, kind)]
+    if arg is not None:  # a positional argument: its path alone names it in messages
+        parser = PathArg(None, role, kind, text=text, owns=owns, must_exist=must_exist)
+        return typer.Argument(default, parser=parser, metavar=metavar, **kw)
+    if not decls:
+        raise TypeError("an option needs its name, e.g. in_file(..., '--data')")
+    name = next((d for d in decls if d.startswith("--")), decls[0])
+    parser = PathArg(name, role, kind, text=text, owns=owns, must_exist=must_exist)
+    return typer.Option(default, *decls, parser=parser, metavar=metavar, **kw)
+
+
+def in_file(default: Any, *decls: str, text: bool = True, **kw: Any):
+    """An input file (``text=False``: do not read it here, e.g. a large corpus or a binary file)."""
+    return _param(default, decls, "in", "file", text=text, **kw)
+
+
+def in_dir(default: Any, *decls: str, must_exist: bool = True, **kw: Any):
+    """An input folder (``must_exist=False``: a working folder created when missing)."""
+    return _param(default, decls, "in", "dir", must_exist=must_exist, **kw)
+
+
+def in_path(default: Any, *decls: str, text: bool = True, **kw: Any):
+    """An input that may be a file or a folder (a release folder, a folder of tests)."""
+    return _param(default, decls, "in", "any", text=text, **kw)
+
+
+def out_file(default: Any, *decls: str, **kw: Any):
+    """A file to write or append to (never an existing folder)."""
+    return _param(default, decls, "out", "file", **kw)
+
+
+def out_dir(default: Any, *decls: str, owns: Optional[Iterable[str]] = None, **kw: Any):
+    """A folder to write whole (never an existing file; ``owns``: see :func:`check_output`)."""
+    return _param(default, decls, "out", "dir", owns=owns, **kw)
+
+
+def path_arg_of(param: Any) -> Optional[PathArg]:
+    """The :class:`PathArg` of a click parameter built by typer, or None."""
+    td = getattr(param, "type_descriptor", None)
+    info = getattr(td, "parameter_info", None)
+    parser = getattr(info, "parser", None)
+    return parser if isinstance(parser, PathArg) else None
+
+
+# ------------------------------------------------------------------------------------------ errors
+def argument_for(filename: str | os.PathLike, argv: Sequence[str]) -> Optional[str]:
+    """The command-line argument (``--out``) whose value is ``filename``, a folder holding it, or the
+    temporary sibling biaskit writes it through (``.NAME.tmp-…``); None when no argument names it."""
+    if not filename:
+        return None
+    try:
+        target = Path(os.fspath(filename)).absolute()
+    except (TypeError, ValueError):
+        return None
+    best: tuple[int, Optional[str]] = (-1, None)
+    for opt, val in _option_values(argv):
+        try:
+            p = Path(os.path.expanduser(val)).absolute()
+        except (TypeError, ValueError):
+            continue
+        score = -1
+        if target == p:
+            score = 1000
+        elif p in target.parents:
+            score = len(p.parts)
+        elif p.parent in target.parents or p.parent == target.parent:
+            rel = target.relative_to(p.parent).parts if p.parent in target.parents else (target.name,)
+            if rel and (rel[0].startswith(f".{p.name}.") or rel[0].startswith(f"{p.stem}.")):
+                score = 500  # the temporary sibling, or a sibling such as OUT.summary.json
+        if score > best[0]:
+            best = (score, opt)
+    return best[1]
+
+
+def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    prev: Optional[str] = None
+    for a in argv:
+        if a.startswith("--") and "=" in a:
+            opt, _, val = a.partition("=")
+            out.append((opt, val))
+            prev = None
+        elif a.startswith("-") and len(a) > 1:
+            prev = a
+        elif prev is not None:   # a positional argument (prev None) is named by its path alone
+            out.append((prev, a))
+            prev = None
+    return out

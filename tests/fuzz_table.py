@@ -1,0 +1,453 @@
+"""The fuzz suite's table: every biaskit command that reads or writes a file, with valid sample inputs.
+
+``COMMANDS`` has one row per command: its arguments, with placeholders for the files the fuzzer
+replaces by bad ones:
+
+- ``{in:SAMPLE}``   an input file or folder, built valid from ``SAMPLES`` and then broken in every
+                    way its format allows (missing, a folder, empty, NUL, UTF-16, ...);
+- ``{use:SAMPLE}``  a valid input the fuzzer leaves alone (a second input of the same kind);
+- ``{out:NAME}``    a file the command writes (replaced by an existing folder, a path under a file,
+                    a read-only folder);
+- ``{outdir:NAME}`` a folder the command writes (replaced by an existing file, a folder holding
+                    other files, ...);
+- ``{model}``       the tiny random BERT of ``tests/fixtures_models.py``.
+
+**Adding a command** is adding its row here (one line); ``test_every_command_has_a_row`` fails until
+there is one, and ``test_every_file_argument_is_fuzzed`` until the row names every file argument.
+Flags: ``offline=False`` -- a valid run needs a server (Label Studio), so for inputs that must be
+accepted the fuzzer only checks that the failure is not blamed on the file; ``valid=False`` -- no
+valid run at all (``serve`` would start Label Studio).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+CLOSED_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: a refused connection
+# option blocks several commands share are fuzzed once, in the row of the command named here
+SHARED_OPTIONS = {"--prompts-dir": "--prompts-dir {in:", "--prices": "--prices {in:", "--inventory": "--inventory {in:"}
+# commands whose output folder is a working folder (not replaced whole): one holding other files is fine
+UNOWNED_DIRS = {"annotate serve", "data download"}
+
+
+@dataclass
+class Cmd:
+    name: str
+    args: str
+    offline: bool = True
+    valid: bool = True
+    model: bool = False
+    env: dict = field(default_factory=dict)
+    lenient: frozenset = frozenset()  # "in:SAMPLE mutation" this command may accept (no traceback is still required)
+    report: bool = False  # the command reports several problems, one "error:" line each
+
+
+COMMANDS: list[Cmd] = [
+    # evaluate
+    Cmd("evaluate pairs", "--data {in:pairs_csv} -m {model} --runs 1 --batch-size 8 --out {outdir:res}", model=True),
+    Cmd("evaluate cats", "--data {in:cats_flat} --predictions {in:predictions} --out {outdir:res}"),
+    Cmd("evaluate seat", "--test {in:seat_test} -m {model} --n-samples 50 --out {outdir:res}", model=True),
+    Cmd("evaluate correlate", "--results {in:results_a} --results {use:results_b} --results {use:results_c} "
+                              "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}"),
+    Cmd("evaluate seat-names", "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} "
+                               "--counts {out:counts.csv}"),
+    Cmd("evaluate extrinsic classifier", "--input {in:clf} --out {out:ext.csv}"),
+    Cmd("evaluate extrinsic generations", "--input {in:gen} --out {out:ext.csv}"),
+    # curate
+    Cmd("curate prompts", "--prompts-dir {in:prompts_dir}"),
+    Cmd("curate tuples", "--axis caste --identities Dalit --n 3 --llm dummy --inventory {in:inventory} "
+                         "--prompts-dir {in:prompts_dir} --prices {in:prices} --out {out:t.jsonl}"),
+    Cmd("curate sentences", "--tuples {in:tuples} --per-tuple 2 --llm dummy --out {out:s.jsonl}"),
+    Cmd("curate pairs", "--sentences {in:sentences} --out {out:p.jsonl}"),
+    Cmd("curate llm-task", "tuples --input {in:llm_items} --llm dummy --out {out:t.jsonl}"),
+    Cmd("curate adapt", "--crows {in:crows} --keep gender,age,socioeconomic --lexicon {in:lexicon} --out {out:adapted.jsonl}"),
+    Cmd("curate check", "--pairs {in:pairs_jsonl} --sources {in:pairs_csv} --out {out:checked.jsonl}"),
+    Cmd("curate translate", "--pairs {in:pairs_jsonl} --target hi --engines llm:m --llm dummy --out {out:c.jsonl}"),
+    # annotate
+    Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
+    Cmd("annotate stop", "--data-dir {in:empty_dir}"),
+    Cmd("annotate config", "--kind translation --data {in:cands}"),
+    Cmd("annotate push", f"--kind pair --data {{in:pairs_jsonl}} --predictions {{in:predictions_ls}} --project p "
+                         f"--url {CLOSED_URL}", offline=False, env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"}),
+    Cmd("annotate pull", f"--project p --out {{out:j.csv}} --raw {{out:raw.json}} --url {CLOSED_URL}", offline=False,
+        env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"}),
+    Cmd("annotate import", "--export {in:export} --config {in:config} --users {in:users} --out {out:j.csv}"),
+    Cmd("annotate aggregate", "--judgments {in:judgments} --kind pair --out {out:agg.csv}"),
+    # agreement takes any labels, and --data from any kind's records (or a table of ids and bias types)
+    Cmd("annotate agreement", "--judgments {in:judgments} --data {in:pairs_jsonl} --out {outdir:agr}",
+        lenient=frozenset({"in:judgments bad label value", "in:pairs_jsonl bad direction value",
+                           "in:pairs_jsonl duplicate pair_id"})),
+    Cmd("annotate apply", "--kind pair --data {in:pairs_jsonl} --aggregated {in:aggregated} --judgments "
+                          "{in:judgments} --out {out:ok.jsonl}"),
+    Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
+                          "--report-dir {outdir:rep}"),
+    Cmd("annotate report", "--kind translation --data {in:cands} --applied {in:applied} --out {outdir:rep}"),
+    # data
+    Cmd("data list", "--registry {in:registry}"),
+    Cmd("data download", "fuzzset --registry {in:registry} --mirror {in:mirror} --out {outdir:dl}"),
+    Cmd("data verify", "fuzzset {in:fuzzset_file} --registry {in:registry}"),
+    # release
+    Cmd("release build", "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
+                         "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}"),
+    Cmd("release verify", "{in:release}", report=True),
+    Cmd("release diff", "{in:release} {in:release2} --markdown {out:diff.md} --json {out:diff.json}"),
+]
+
+
+# ------------------------------------------------------------------------------------------ samples
+@dataclass
+class Sample:
+    """A valid input. ``fmt``: csv, jsonl, json, text or dir (what the mutations can do to it);
+    ``enum``: (field, value) that is not an allowed value; ``unique``: a field whose values must be
+    unique (the duplicate-id mutation repeats the first record)."""
+    name: str
+    fmt: str
+    build: Callable[[Path], Path]
+    enum: Optional[tuple[str, str]] = None
+    unique: Optional[str] = None
+    lenient: frozenset = frozenset()  # mutations after which a run may succeed or fail for another reason
+
+
+def _jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _csv(path: Path, rows: list[dict]) -> Path:
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+PAIRS = [("Women are bad at maths.", "Men are bad at maths.", "stereo", "gender"),
+         ("The Dalit family was poor.", "The Brahmin family was poor.", "stereo", "caste"),
+         ("He cried at the film.", "She cried at the film.", "antistereo", "gender"),
+         ("Old people cannot use phones.", "Young people cannot use phones.", "stereo", "age"),
+         ("The Muslim man was violent.", "The Hindu man was violent.", "stereo", "religion"),
+         ("Poor people are lazy.", "Rich people are lazy.", "stereo", "socioeconomic")]
+
+
+def _pairs():
+    from biaskit.schema import SentencePair
+
+    return [SentencePair(sent_more=a, sent_less=b, direction=d, bias_type=t) for a, b, d, t in PAIRS]
+
+
+def _pairs_csv(d: Path) -> Path:
+    from biaskit.readers import write_pairs
+
+    return write_pairs(d / "pairs.csv", _pairs())
+
+
+def _pairs_jsonl(d: Path) -> Path:
+    from biaskit.readers import write_pairs
+
+    return write_pairs(d / "pairs.jsonl", _pairs())
+
+
+def _crows(d: Path) -> Path:
+    rows = [{"": i, "sent_more": a, "sent_less": b, "stereo_antistereo": s, "bias_type": t.replace("socioeconomic",
+            "socioeconomic"), "annotations": "[['gender']]", "anon_writer": "a0", "anon_annotators": "['a1']"}
+            for i, (a, b, s, t) in enumerate(PAIRS)]
+    return _csv(d / "crows.csv", rows)
+
+
+TUPLES = [{"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"},
+          {"identity": "Brahmin", "attribute": "learned", "axis": "caste", "polarity": "positive"},
+          {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"}]
+
+
+def _tuples(d: Path) -> Path:
+    from biaskit.schema import BiasTuple
+
+    return _jsonl(d / "tuples.jsonl", [BiasTuple(**t).model_dump(mode="json") for t in TUPLES])
+
+
+def _sentences(d: Path) -> Path:
+    from biaskit.schema import BiasTuple, Sentence
+
+    rows = []
+    for t, s in zip(TUPLES, ["The Dalit family next door is poor.", "The Brahmin priest is very learned.",
+                             "The women in the office are emotional."]):
+        bt = BiasTuple(**t)
+        rows.append(Sentence(sentence=s, identity=bt.identity, axis=bt.axis, attribute=bt.attribute,
+                             polarity=bt.polarity, tuple_id=bt.tuple_id).model_dump(mode="json"))
+    return _jsonl(d / "sentences.jsonl", rows)
+
+
+CATS = [{"type": "intrasentence", "target": "chess player", "bias_type": "profession",
+         "context": "The chess player was BLANK.", "stereotype": "The chess player was nerdy.",
+         "anti-stereotype": "The chess player was sporty.", "unrelated": "The chess player was blue."},
+        {"type": "intrasentence", "target": "mother", "bias_type": "gender", "context": "The mother is BLANK.",
+         "stereotype": "The mother is caring.", "anti-stereotype": "The mother is careless.",
+         "unrelated": "The mother is triangle."},
+        {"type": "intersentence", "target": "Ethiopia", "bias_type": "race", "context": "Ethiopia is a country.",
+         "stereotype": "People there are starving.", "anti-stereotype": "People there are rich.",
+         "unrelated": "Cats have whiskers."},
+        {"type": "intersentence", "target": "nurse", "bias_type": "profession", "context": "I met a nurse.",
+         "stereotype": "She was gentle.", "anti-stereotype": "He was gentle.", "unrelated": "Rain is wet."}]
+
+
+def _cats_flat(d: Path) -> Path:
+    return _jsonl(d / "cats.jsonl", CATS)
+
+
+def _predictions(d: Path) -> Path:
+    from biaskit.readers import read_cats
+
+    src = _jsonl(d / "_cats.jsonl", CATS)
+    score = {"stereotype": -1.0, "anti-stereotype": -2.0, "unrelated": -9.0}
+    rows = [{"id": o.sentence_id, "score": score[o.gold_label] - i * 0.1}
+            for i, c in enumerate(read_cats(src)) for o in c.options]
+    src.unlink()
+    return _jsonl(d / "predictions.jsonl", rows)
+
+
+def _pair_ids() -> list[str]:
+    return [p.pair_id for p in _pairs()]
+
+
+def _judgments(d: Path) -> Path:
+    ids = _pair_ids()
+    rows = [{"task": ids[i], "worker": w, "question": "validity", "label": lab}
+            for i in range(4) for w, lab in zip("abc", ["stereo", "stereo", "antistereo" if i % 2 else "stereo"])]
+    return _csv(d / "judgments.csv", rows)
+
+
+def _aggregated(d: Path) -> Path:
+    import pandas as pd
+
+    from biaskit.annotation.aggregate import aggregate
+
+    tmp = _judgments(d)
+    table, _ = aggregate(pd.read_csv(tmp), min_agree=2)
+    tmp.unlink()
+    table.to_csv(d / "aggregated.csv", index=False)
+    return d / "aggregated.csv"
+
+
+def _predictions_ls(d: Path) -> Path:
+    return _csv(d / "pre.csv", [{"task": t, "question": "validity", "label": "stereo"} for t in _pair_ids()])
+
+
+def _export(d: Path) -> Path:
+    from biaskit.annotation.kinds import get_kind
+
+    k = get_kind("pair")
+    tasks = []
+    for i, p in enumerate(_pairs()[:2], start=1):
+        res = [{"from_name": "validity", "to_name": "sent_more", "type": "choices", "value": {"choices": ["stereo"]}}]
+        tasks.append({"id": i, "data": k.task(p)["data"], "meta": {}, "project": 1, "predictions": [],
+                      "annotations": [{"id": 100 + i, "completed_by": 2, "result": res, "was_cancelled": False,
+                                       "ground_truth": False, "created_at": "2024-05-01T10:00:00Z",
+                                       "updated_at": "2024-05-01T10:00:00Z", "lead_time": 2.5, "task": i,
+                                       "project": 1}]})
+    (d / "export.json").write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+    return d / "export.json"
+
+
+def _config(d: Path) -> Path:
+    from biaskit.annotation.kinds import get_kind
+
+    (d / "config.xml").write_text(get_kind("pair").config(None), encoding="utf-8")
+    return d / "config.xml"
+
+
+def _users(d: Path) -> Path:
+    return _csv(d / "users.csv", [{"id": 2, "email": "a@x.org"}, {"id": 3, "email": "b@x.org"}])
+
+
+def _translation():
+    from test_mt_review import JUDGMENTS, RECS
+
+    return RECS, JUDGMENTS
+
+
+def _cands(d: Path) -> Path:
+    return _jsonl(d / "cands.jsonl", _translation()[0])
+
+
+def _applied(d: Path) -> Path:
+    from biaskit.annotation.apply import run_apply
+
+    recs, judg = _translation()
+    work = d / "_work"
+    work.mkdir()
+    c, j = _jsonl(work / "c.jsonl", recs), _jsonl(work / "j.jsonl", judg)
+    run_apply("translation", c, None, d / "applied.jsonl", judgments=j)
+    shutil.rmtree(work)
+    return d / "applied.jsonl"
+
+
+MODELS = ["m0", "m1", "m2"]
+GROUPS = {"gender": ["female", "male"], "religion": ["hindu", "muslim", "sikh"]}
+
+
+def _results(d: Path, k: int) -> Path:
+    r = d / f"results_{MODELS[k]}"
+    r.mkdir()
+    (r / "summary.json").write_text(json.dumps({"model": f"/models/{MODELS[k]}", "benchmark": "stereoset"}))
+    rows = [{"domain": dom, "group": g, "metric": "ss", "score": 50 + (k + 1) * (j - 1) * 2.5 + j, "count": 10}
+            for dom, gs in GROUPS.items() for j, g in enumerate(gs)]
+    _csv(r / "groups.csv", rows)
+    return r
+
+
+def _extrinsic(d: Path) -> Path:
+    rows = [{"model": m, "domain": dom, "group": g, "metric": "tpr", "score": 0.8 + (k + 1) * 0.01 * j}
+            for k, m in enumerate(MODELS) for dom, gs in GROUPS.items() for j, g in enumerate(gs)]
+    return _csv(d / "extrinsic.csv", rows)
+
+
+def _group_map(d: Path) -> Path:
+    return _csv(d / "group_map.csv", [{"domain": dom, "term": g, "group": g} for dom, gs in GROUPS.items() for g in gs])
+
+
+def _clf(d: Path) -> Path:
+    rows = [{"label": i % 2, "pred": (i // 2) % 2, "group": g, "domain": "gender", "model": "m0"}
+            for i in range(8) for g in ("female", "male")]
+    return _csv(d / "clf.csv", rows)
+
+
+def _gen(d: Path) -> Path:
+    rows = [{"score": 0.1 * i, "group": g, "domain": "gender", "model": "m0"} for i in range(6)
+            for g in ("female", "male")]
+    return _csv(d / "gen.csv", rows)
+
+
+def _seat_test(d: Path) -> Path:
+    test = {"targ1": {"category": "Young", "examples": ["young man", "young boy", "teenage boy"]},
+            "targ2": {"category": "Old", "examples": ["old man", "elderly man", "aged man"]},
+            "attr1": {"category": "Pleasant", "examples": ["joy", "love", "peace"]},
+            "attr2": {"category": "Unpleasant", "examples": ["agony", "terrible", "horrible"]}}
+    (d / "test.jsonl").write_text(json.dumps(test, indent=1), encoding="utf-8")
+    return d / "test.jsonl"
+
+
+def _corpus(d: Path) -> Path:
+    (d / "corpus.txt").write_text("Ravi met Priya. Ravi and Amit ran.\nPriya, Sunita and Amit sang.\n" * 5,
+                                  encoding="utf-8")
+    return d / "corpus.txt"
+
+
+def _names(d: Path) -> Path:
+    return _csv(d / "names.csv", [{"group": "men", "name": "Ravi"}, {"group": "men", "name": "Amit"},
+                                  {"group": "women", "name": "Priya"}, {"group": "women", "name": "Sunita"}])
+
+
+def _lexicon(d: Path) -> Path:
+    return _csv(d / "lexicon.csv", [{"source": "maths", "target": "mathematics"}])
+
+
+def _inventory(d: Path) -> Path:
+    from biaskit.inventory import inventory_dir
+
+    shutil.copytree(inventory_dir(), d / "inventory")
+    return d / "inventory"
+
+
+def _prompts_dir(d: Path) -> Path:
+    from biaskit.curation.prompts import get_prompt
+
+    p = get_prompt("attributes")
+    (d / "prompts").mkdir()
+    text = Path(p.path).read_text(encoding="utf-8").replace('id = "attributes"', 'id = "attributes_fuzz"', 1)
+    (d / "prompts" / "attributes_fuzz.toml").write_text(text, encoding="utf-8")
+    return d / "prompts"
+
+
+def _prices(d: Path) -> Path:
+    (d / "prices.toml").write_text('"m" = [0.5, 1.5]\n"dummy" = [0.1, 0.2]\n', encoding="utf-8")
+    return d / "prices.toml"
+
+
+def _llm_items(d: Path) -> Path:
+    return _jsonl(d / "items.jsonl", [{"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 3},
+                                      {"identity": "Brahmin", "axis": "caste", "polarity": "positive", "n": 3}])
+
+
+FUZZSET = "sent_more,sent_less\nA b.,C b.\n"
+
+
+def _fuzzset_file(d: Path) -> Path:
+    (d / "fuzzset.csv").write_text(FUZZSET, encoding="utf-8")
+    return d / "fuzzset.csv"
+
+
+def _registry(d: Path) -> Path:
+    import hashlib
+
+    reg = {"version": 1, "datasets": {"fuzzset": {
+        "title": "fuzz", "url": "http://127.0.0.1:9/fuzzset.csv", "filename": "fuzzset.csv", "format": "crows",
+        "rows": 1, "licence": "CC0", "homepage": "http://127.0.0.1:9", "citation": "none",
+        "sha256": hashlib.sha256(FUZZSET.encode()).hexdigest(), "notes": ""}}}
+    (d / "datasets.json").write_text(json.dumps(reg, indent=1), encoding="utf-8")
+    return d / "datasets.json"
+
+
+def _mirror(d: Path) -> Path:
+    (d / "mirror").mkdir()
+    _fuzzset_file(d / "mirror")
+    return d / "mirror"
+
+
+def _card(d: Path) -> Path:
+    (d / "card.md").write_text("## Motivation\n\nA fuzz test release.\n", encoding="utf-8")
+    return d / "card.md"
+
+
+def _release(d: Path, version: str = "0.9.0") -> Path:
+    from biaskit.release import BuildOptions, build_release
+
+    src = _pairs_jsonl(d)
+    build_release([src], d / "release", BuildOptions(name="fuzz", version=version, plots=False, keyness=False,
+                                                    created="2025-01-01", discover_history=False))
+    src.unlink()
+    return d / "release"
+
+
+SAMPLES: dict[str, Sample] = {s.name: s for s in [
+    Sample("pairs_csv", "csv", _pairs_csv, enum=("direction", "sideways"), unique="pair_id"),
+    Sample("pairs_jsonl", "jsonl", _pairs_jsonl, enum=("direction", "sideways"), unique="pair_id"),
+    Sample("crows", "csv", _crows, enum=("stereo_antistereo", "sideways")),
+    Sample("tuples", "jsonl", _tuples, enum=("polarity", "sideways"), unique="tuple_id"),
+    Sample("sentences", "jsonl", _sentences, unique="sentence_id"),
+    Sample("cats_flat", "jsonl", _cats_flat, enum=("type", "sideways")),
+    Sample("predictions", "jsonl", _predictions, unique="id"),
+    Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
+    Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
+    Sample("predictions_ls", "csv", _predictions_ls, enum=("label", "sideways")),
+    Sample("export", "json", _export),
+    Sample("config", "text", _config),
+    Sample("users", "csv", _users),
+    Sample("cands", "jsonl", _cands, unique="pair_id"),
+    Sample("applied", "jsonl", _applied),
+    Sample("results_a", "dir", lambda d: _results(d, 0)),
+    Sample("results_b", "dir", lambda d: _results(d, 1)),
+    Sample("results_c", "dir", lambda d: _results(d, 2)),
+    Sample("extrinsic", "csv", _extrinsic),
+    Sample("group_map", "csv", _group_map),
+    Sample("clf", "csv", _clf),
+    Sample("gen", "csv", _gen),
+    Sample("seat_test", "json", _seat_test),
+    Sample("corpus", "text", _corpus),
+    Sample("names", "csv", _names),
+    Sample("lexicon", "csv", _lexicon),
+    Sample("inventory", "dir", _inventory),
+    Sample("prompts_dir", "dir", _prompts_dir),
+    Sample("prices", "text", _prices),
+    Sample("llm_items", "jsonl", _llm_items, enum=("polarity", "sideways")),
+    Sample("registry", "json", _registry),
+    Sample("mirror", "dir", _mirror, lenient=frozenset({"empty folder"})),
+    Sample("empty_dir", "dir", lambda d: (d / "lsdata").mkdir() or d / "lsdata"),
+    Sample("tr_judgments", "jsonl", lambda d: _jsonl(d / "judgments.jsonl", _translation()[1]),
+           enum=("question", "sideways")),
+    Sample("fuzzset_file", "bytes", _fuzzset_file),
+    Sample("card", "text", _card),
+    Sample("release", "dir", _release),
+    Sample("release2", "dir", lambda d: _release(d, "1.0.0")),
+]}

@@ -1,0 +1,622 @@
+"""Bad inputs for every command that reads or writes a file (issue 12): no traceback, exit 2, the
+file named, nothing left behind; inputs that are fine (a UTF-8 BOM, CRLF line ends) are accepted.
+
+The table of commands and their valid sample inputs is ``tests/fuzz_table.py``. For each command the
+fuzzer runs the valid command once (and once more into its own output folder), then again with each
+file argument broken in every way its format allows (see :func:`mutations`), and each output
+argument pointed at an existing folder, an existing file, a path under a file, a folder holding
+other files and a read-only folder. Runs go in-process through ``biaskit.cli.main`` (fast);
+``test_the_real_entry_point_behaves_the_same`` runs a sample through the installed ``biaskit``
+console script. The 50 MB cell is in the slow variant (``-m slow``); the fast suite uses a 1.2 MB
+cell, already over the limit.
+"""
+from __future__ import annotations
+
+import codecs
+import contextlib
+import csv
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import pytest
+
+from fuzz_table import COMMANDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
+
+HUGE_FAST = 1_200_000
+HUGE_SLOW = 50_000_000
+STATS = {"cases": 0, "failures": 0, "commands": 0}
+PLACEHOLDER = re.compile(r"\{(in|use|out|outdir|model)(?::([\w.]+))?\}")
+
+
+# ------------------------------------------------------------------------------------------ library
+@pytest.fixture(scope="session")
+def library(tmp_path_factory) -> dict[str, Path]:
+    """Every valid sample, each in a folder of its own (copied per case, siblings included)."""
+    root = tmp_path_factory.mktemp("fuzz-library")
+    out = {}
+    for name, s in SAMPLES.items():
+        d = root / name
+        d.mkdir()
+        out[name] = s.build(d)
+    return out
+
+
+def _copy_sample(src: Path, dest_dir: Path) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        return Path(shutil.copytree(src, dest_dir / src.name))
+    for f in src.parent.iterdir():  # siblings too (OUT.rejected.jsonl next to an applied file)
+        if f.is_file():
+            shutil.copy2(f, dest_dir / f.name)
+    return dest_dir / src.name
+
+
+# ------------------------------------------------------------------------------------------ mutations
+@dataclass
+class Mutation:
+    name: str
+    expect: str  # refuse (exit 2, file named, nothing written) | accept (as the valid run) | either (one of the
+    #             two) | any (no traceback; exit 2 with one error line, which may be about something else)
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def _write_csv(path: Path, rows: list[list[str]]) -> None:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def _jsonl_rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def _first_text_key(rec: dict) -> str:
+    return next(k for k, v in rec.items() if isinstance(v, str) and v)
+
+
+def _insert(data: bytes, what: bytes) -> bytes:
+    """``what`` after the first letter (in JSON: inside the first string value)."""
+    m = re.search(rb'": "[A-Za-z]', data) or re.search(rb"[A-Za-z]", data)
+    i = m.end() if m else 0
+    return data[:i] + what + data[i:]
+
+
+def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path], Path]]]:
+    """(mutation, apply(path) -> path) for a sample's format; ``apply`` edits a private copy."""
+    def missing(p):
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+        return p
+
+    def folder(p):
+        p.unlink()
+        p.mkdir()
+        (p / "x.csv").write_text("a\n1\n")
+        return p
+
+    def file_instead(p):
+        shutil.rmtree(p)
+        p.write_text("not a folder\n")
+        return p
+
+    def write_bytes(data: bytes):
+        def f(p):
+            p.write_bytes(data)
+            return p
+        return f
+
+    def transform(fn):
+        def f(p):
+            p.write_bytes(fn(p.read_bytes()))
+            return p
+        return f
+
+    R, A, E = "refuse", "accept", "either"
+    out: list = [(Mutation("missing", R), missing)]
+    fmt = sample.fmt
+    if fmt == "dir":
+        def bad_member(p):
+            order = {".json": 0, ".jsonl": 1, ".toml": 2, ".csv": 3}
+            files = sorted((f for f in p.rglob("*") if f.is_file()), key=lambda f: (order.get(f.suffix, 9), str(f)))
+            files[0].write_bytes(b'\xff{"broken": \x00')
+            return p
+
+        def empty_dir(p):
+            shutil.rmtree(p)
+            p.mkdir()
+            return p
+        out += [(Mutation("a file, not a folder", R), file_instead), (Mutation("empty folder", E), empty_dir)]
+        if any(p.is_file() for p in SAMPLE_PATHS.get(sample.name, Path("/nonexistent")).rglob("*")):
+            out.append((Mutation("a corrupt file inside", R), bad_member))
+        return out
+    out.append((Mutation("a folder, not a file", R), folder))
+    if fmt == "bytes":
+        return out + [(Mutation("empty", R), write_bytes(b""))]
+    text_like = [
+        (Mutation("invalid UTF-8", R), transform(lambda b: _insert(b, b"caf\xe9"))),
+        (Mutation("UTF-16 with BOM", R), transform(lambda b: b.decode("utf-8").encode("utf-16"))),
+        (Mutation("UTF-16 without BOM", R), transform(lambda b: b.decode("utf-8").encode("utf-16-le"))),
+        (Mutation("UTF-8 BOM", A), transform(lambda b: codecs.BOM_UTF8 + b)),
+        (Mutation("CRLF line ends", A), transform(lambda b: b.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))),
+        (Mutation("empty", E), write_bytes(b"")),
+    ]
+    if fmt == "text":
+        return out + text_like + [(Mutation("NUL byte", R), transform(lambda b: _insert(b, b"\x00")))]
+    if fmt == "json":
+        def wrong_shape(p):
+            p.write_text('"just a string"\n')
+            return p
+        return out + text_like + [
+            (Mutation("NUL byte", R), transform(lambda b: _insert(b, b"\x00"))),
+            (Mutation("truncated", R), transform(lambda b: b[: len(b) // 2])),
+            (Mutation("not the expected JSON shape", R), wrong_shape)]
+    if fmt == "csv":
+        def rows_edit(fn):
+            def f(p):
+                rows = _csv_rows(p)
+                _write_csv(p, fn(rows))
+                return p
+            return f
+
+        def longest(rows) -> int:
+            return max(range(len(rows[1])), key=lambda k: len(rows[1][k]))
+
+        def enum(rows):
+            rows[1][rows[0].index(sample.enum[0])] = sample.enum[1]
+            return rows
+
+        def nul(rows):
+            j = longest(rows)
+            rows[1][j] = rows[1][j][:2] + "\x00" + rows[1][j][2:]
+            return rows
+
+        def esc(rows):
+            j = longest(rows)
+            rows[1][j] = rows[1][j] + "\x1b[31m"
+            return rows
+
+        def huge_cell(rows):
+            rows[1][longest(rows)] = "x" * huge
+            return rows
+        out += text_like + [
+            (Mutation("header only", E), rows_edit(lambda r: r[:1])),
+            (Mutation("wrong columns", R), rows_edit(lambda r: [[f"x_{h}" for h in r[0]]] + r[1:])),
+            (Mutation("extra column", E), rows_edit(lambda r: [r[0] + ["extra_col"]] + [x + ["x"] for x in r[1:]])),
+            (Mutation("NUL in a cell", R), rows_edit(nul)),
+            (Mutation("ESC in a cell", R), rows_edit(esc)),
+            (Mutation(f"a {huge:,}-character cell", R), rows_edit(huge_cell)),
+            (Mutation("last row cut", E), transform(lambda b: b.rstrip(b"\n")[:-4])),
+            (Mutation("unclosed quote", E), transform(lambda b: b.replace(b"\n", b'\n"', 1))),
+        ]
+        if sample.enum:
+            out.append((Mutation(f"bad {sample.enum[0]} value", R), rows_edit(enum)))
+        if sample.unique:
+            out.append((Mutation(f"duplicate {sample.unique}", R), rows_edit(lambda r: r + [r[1]])))
+        return out
+    assert fmt == "jsonl", fmt
+
+    def recs_edit(fn):
+        def f(p):
+            _write_jsonl(p, fn(_jsonl_rows(p)))
+            return p
+        return f
+
+    def enum(rs):
+        rs[0][sample.enum[0]] = sample.enum[1]
+        return rs
+
+    def escaped_nul(rs):
+        k = _first_text_key(rs[0])
+        rs[0][k] = rs[0][k] + "\u0000"
+        return rs
+
+    def huge_value(rs):
+        k = _first_text_key(rs[0])
+        rs[0][k] = "x" * huge
+        return rs
+
+    def truncated(b):
+        b = b.rstrip(b"\n")
+        cut = b.rfind(b"\n") + 1
+        return b[: cut + (len(b) - cut) // 2]
+    out += text_like + [
+        (Mutation("raw NUL byte", R), transform(lambda b: _insert(b, b"\x00"))),
+        (Mutation("escaped NUL (\\u0000) in a value", R), recs_edit(escaped_nul)),
+        (Mutation("wrong fields", R), recs_edit(lambda rs: [{f"x_{k}": v for k, v in r.items()} for r in rs])),
+        (Mutation("extra field", E), recs_edit(lambda rs: [{**r, "extra_field": 1} for r in rs])),
+        (Mutation(f"a {huge:,}-character value", R), recs_edit(huge_value)),
+        (Mutation("last line cut (truncated)", R), transform(truncated)),
+        (Mutation("a JSON array, not JSON lines", R),
+         transform(lambda b: b"[" + b",".join(x for x in b.splitlines() if x.strip()) + b"]\n")),
+        (Mutation("a pretty-printed JSON array", R),
+         transform(lambda b: json.dumps([json.loads(x) for x in b.splitlines() if x.strip()], indent=2).encode())),
+    ]
+    if sample.enum:
+        out.append((Mutation(f"bad {sample.enum[0]} value", R), recs_edit(enum)))
+    if sample.unique:
+        out.append((Mutation(f"duplicate {sample.unique}", R), recs_edit(lambda rs: rs + [rs[0]])))
+    return out
+
+
+SAMPLE_PATHS: dict[str, Path] = {}  # filled by the library fixture's users (which dir samples hold files)
+
+
+def out_mutations(kind: str, cmd: Cmd) -> list[tuple[Mutation, Callable[[Path], Path]]]:
+    """For an output path ``p`` (not yet existing): the breakage and what must happen."""
+    def existing_dir(p):
+        p.mkdir(parents=True)
+        (p / "keep.txt").write_text("the user's file\n")
+        return p
+
+    def existing_file(p):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("the user's file\n")
+        return p
+
+    def under_file(p):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        blocker = p.parent / "blocker"
+        blocker.write_text("a file\n")
+        return blocker / p.name
+
+    if kind == "out":
+        return [(Mutation("--out is an existing folder", "refuse"), existing_dir),
+                (Mutation("--out is under a file", "refuse"), under_file),
+                (Mutation("--out exists (earlier contents)", "either"), existing_file)]
+    owned = cmd.name not in UNOWNED_DIRS   # a folder replaced whole: one holding other files is refused
+    return [(Mutation("--out folder is an existing file", "refuse"), existing_file),
+            *([(Mutation("--out folder holds other files", "refuse"), existing_dir)] if owned else []),
+            (Mutation("--out folder is under a file", "refuse"), under_file)]
+
+
+# ------------------------------------------------------------------------------------------ running
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+    traceback: Optional[str] = None
+
+
+def run_inprocess(argv: list[str], env: dict) -> Result:
+    from biaskit.cli import main
+
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    o, e = io.StringIO(), io.StringIO()
+    tb = None
+    try:
+        with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:  # noqa: BLE001 - what the fuzzer looks for
+                import traceback
+
+                tb = traceback.format_exc()
+                code = 1
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return Result(code, o.getvalue(), e.getvalue(), tb)
+
+
+def run_as_nobody(argv: list[str], env: dict) -> Result:
+    """Run in a forked child that dropped root (root may write into a read-only folder)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(r)
+            os.setgid(65534)
+            os.setuid(65534)
+            res = run_inprocess(argv, env)
+            data = json.dumps(res.__dict__).encode()
+        except BaseException as exc:  # noqa: BLE001
+            data = json.dumps({"code": 99, "out": "", "err": f"child failed: {exc!r}", "traceback": None}).encode()
+        with os.fdopen(w, "wb") as fh:
+            fh.write(data)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    return Result(**json.loads(data))
+
+
+class Case:
+    """One command line with its files in a folder of its own."""
+
+    def __init__(self, cmd: Cmd, root: Path, library: dict, model: Optional[Path]):
+        self.cmd, self.root = cmd, root
+        self.inputs: dict[str, Path] = {}   # placeholder key -> path
+        self.outputs: dict[str, tuple[str, Path]] = {}
+        self.tokens: list = []
+        for tok in shlex.split(cmd.args):
+            m = PLACEHOLDER.fullmatch(tok)
+            if not m:
+                self.tokens.append(tok)
+                continue
+            kind, name = m.groups()
+            if kind == "model":
+                self.tokens.append(str(model))
+            elif kind in ("in", "use"):
+                key = f"{kind}:{name}"
+                self.inputs[key] = _copy_sample(library[name], root / "in" / name)
+                self.tokens.append(("in", key))
+            else:
+                self.outputs[f"{kind}:{name}"] = (kind, root / "out" / name)
+                self.tokens.append(("out", f"{kind}:{name}"))
+
+    def argv(self) -> list[str]:
+        words = self.cmd.name.split()
+        for t in self.tokens:
+            if isinstance(t, tuple):
+                words.append(str(self.inputs[t[1]] if t[0] == "in" else self.outputs[t[1]][1]))
+            else:
+                words.append(t)
+        return words
+
+    def files_written(self) -> set[str]:
+        base = self.root / "out"
+        return {str(p.relative_to(base)) for p in base.rglob("*")} if base.exists() else set()
+
+
+def check(res: Result, m: Mutation, path: Path, other_paths: list[Path], valid_code: Optional[int],
+          before: set[str], after: set[str], cmd: Cmd, also: tuple = ()) -> Optional[str]:
+    """Why this run breaks the contract, or None."""
+    if res.traceback or "Traceback (most recent call last)" in res.err:
+        return "traceback: " + (res.traceback or res.err).strip().splitlines()[-1][:300]
+    errors = [x for x in res.err.splitlines() if x.startswith("error:")]
+    if m.expect == "accept":
+        if valid_code is None:
+            return None
+        if res.code != valid_code:
+            return f"exit {res.code} (the valid input gave {valid_code}): {res.err.strip()[-300:]}"
+        if not cmd.offline and any(str(path) in e for e in errors):
+            return f"a valid file was blamed: {errors[0][:300]}"
+        return None
+    if m.expect in ("either", "any") and res.code == 0:
+        return None
+    if m.expect == "either" and not cmd.offline and res.code == valid_code \
+            and not any(str(path) in e for e in errors):
+        return None   # the run failed for the server it needs, not for this (acceptable) file
+    if res.code != 2:
+        return f"exit {res.code}, expected 2: {res.err.strip()[-300:]}"
+    if len(errors) != 1 and not (cmd.report and errors):
+        return f"{len(errors)} error lines, expected one: {res.err.strip()[-300:]}"
+    if m.expect == "any":
+        return None
+    names = [str(path), str(path.parent)] if "under a file" in m.name else [str(path)]
+    names += [str(o) for o in also]
+    line = next((e for e in errors if any(n in e for n in names)), errors[0]) if cmd.report else errors[0]
+    at = min((line.find(n) for n in names if n in line), default=-1)
+    if at < 0:
+        return f"the file is not named: {line[:300]}"
+    for o in other_paths:
+        j = line.find(str(o))
+        if 0 <= j < at and not str(path).startswith(str(o)):
+            return f"blames another file first ({o}): {line[:300]}"
+    new = after - before
+    if new:
+        return f"left output behind: {sorted(new)[:5]}"
+    return None
+
+
+def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge: int,
+                 only: Optional[str] = None) -> tuple[int, list[str]]:
+    env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp / "cache"), **cmd.env}
+    failures: list[str] = []
+    n = 0
+    valid_code = None
+    if cmd.valid and not only:
+        case = Case(cmd, tmp / "valid", library, model)
+        res = run_inprocess(case.argv(), env)
+        n += 1
+        valid_code = res.code
+        if res.traceback or (cmd.offline and res.code != 0):
+            failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
+        elif cmd.offline and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
+            again = run_inprocess(case.argv(), env)
+            n += 1
+            if again.code != 0:
+                failures.append(f"re-run into its own earlier output: exit {again.code}: {again.err.strip()[-300:]}")
+    k = 0
+    probe = Case(cmd, tmp / "probe", library, model)
+    for key in probe.inputs:
+        if not key.startswith("in:"):
+            continue
+        sample = SAMPLES[key.split(":", 1)[1]]
+        for m, apply in mutations(sample, huge):
+            if only and only not in m.name:
+                continue
+            k += 1
+            case = Case(cmd, tmp / f"c{k}", library, model)
+            target = apply(case.inputs[key])
+            case.inputs[key] = target
+            before = case.files_written()
+            res = run_inprocess(case.argv(), env)
+            n += 1
+            if m.name in sample.lenient or f"{key} {m.name}" in cmd.lenient:
+                m = Mutation(m.name, "any")
+            why = check(res, m, target, [p for q, p in case.inputs.items() if q != key], valid_code,
+                        before, case.files_written(), cmd)
+            if why:
+                failures.append(f"{key} {m.name}: {why}")
+    if only:
+        return n, failures
+    for key, (kind, _) in probe.outputs.items():
+        for m, apply in out_mutations(kind, cmd):
+            k += 1
+            case = Case(cmd, tmp / f"c{k}", library, model)
+            p = apply(case.outputs[key][1])
+            case.outputs[key] = (kind, p)
+            snapshot = {f: (case.root / "out" / f).read_bytes() for f in case.files_written()
+                        if (case.root / "out" / f).is_file()}
+            before = case.files_written()
+            res = run_inprocess(case.argv(), env)
+            n += 1
+            why = check(res, m, p, list(case.inputs.values()), valid_code, before, case.files_written(), cmd)
+            if not why and res.code == 2:
+                changed = [f for f, b in snapshot.items()
+                           if not (case.root / "out" / f).exists() or (case.root / "out" / f).read_bytes() != b]
+                if changed:
+                    why = f"refused but changed the user's files: {changed}"
+            if why:
+                failures.append(f"{key} {m.name}: {why}")
+    if probe.outputs:  # a read-only output folder: refused before any work (as nobody: root ignores the bits)
+        n += 1
+        why = _read_only_case(cmd, library, model, env, valid_code)
+        if why:
+            failures.append(f"--out in a read-only folder: {why}")
+    return n, failures
+
+
+def _read_only_case(cmd, library, model, env, valid_code) -> Optional[str]:
+    ro = Path(tempfile.mkdtemp(prefix="biaskit-fuzz-ro-"))
+    try:
+        case = Case(cmd, ro / "case", library, model)
+        (case.root / "out").mkdir(parents=True, exist_ok=True)
+        for p in [ro, *ro.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        os.chmod(case.root / "out", 0o555)
+        runner = run_as_nobody if os.geteuid() == 0 else run_inprocess
+        res = runner(case.argv(), {**env, "BIASKIT_CACHE_DIR": str(ro / "cache")})
+        outs = [p for _, p in case.outputs.values()]
+        return check(res, Mutation("--out in a read-only folder", "refuse"), outs[0], list(case.inputs.values()),
+                     valid_code, set(), case.files_written(), cmd, also=tuple(outs))
+    finally:
+        if (ro / "case" / "out").exists():
+            os.chmod(ro / "case" / "out", 0o755)
+        shutil.rmtree(ro, ignore_errors=True)
+
+
+def _model_for(cmd: Cmd, request) -> Optional[Path]:
+    return request.getfixturevalue("tiny_bert") if cmd.model else None
+
+
+@pytest.fixture(autouse=True)
+def _quiet_env(monkeypatch, library):
+    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("BIASKIT_DEBUG", raising=False)
+    SAMPLE_PATHS.update(library)
+
+
+@pytest.mark.parametrize("cmd", COMMANDS, ids=[f"{c.name}#{i}" for i, c in enumerate(COMMANDS)])
+def test_bad_files_give_one_line_exit_2_and_leave_nothing(cmd, library, tmp_path, request):
+    n, failures = fuzz_command(cmd, tmp_path, library, _model_for(cmd, request), HUGE_FAST)
+    STATS["cases"] += n
+    STATS["failures"] += len(failures)
+    STATS["commands"] += 1
+    assert not failures, f"{cmd.name}: {len(failures)} of {n} cases fail:\n" + "\n".join(failures)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cmd", [c for c in COMMANDS if any(f"{{in:{s}}}" in c.args for s in SAMPLES
+                                                              if SAMPLES[s].fmt in ("csv", "jsonl"))],
+                         ids=lambda c: c.name)
+def test_a_50_mb_cell_is_refused_with_its_line(cmd, library, tmp_path, request):
+    n, failures = fuzz_command(cmd, tmp_path, library, _model_for(cmd, request), HUGE_SLOW, only="-character")
+    assert n > 0 and not failures, "\n".join(failures)
+
+
+def test_zz_report_the_figures(capsys):
+    """Prints the suite's figures when the whole module ran: cases tried, failures."""
+    with capsys.disabled():
+        print(f"\nfuzz: {STATS['cases']} cases over {STATS['commands']} command rows, {STATS['failures']} failing")
+
+
+# ------------------------------------------------------------------------------------------ coverage
+def _leaf_commands():
+    from typer.main import get_command
+
+    from biaskit.cli import app
+
+    def walk(c, prefix):
+        if hasattr(c, "commands"):
+            for name, sub in c.commands.items():
+                yield from walk(sub, prefix + [name])
+        else:
+            yield " ".join(prefix), c
+    return dict(walk(get_command(app), []))
+
+
+def test_every_command_has_a_row():
+    rows = {c.name for c in COMMANDS}
+    leaves = set(_leaf_commands())
+    assert not leaves - rows, (f"commands without a row in tests/fuzz_table.py: {sorted(leaves - rows)}. Add one "
+                               "line per command (see fuzz_table.py's docstring and docs/reliability.md).")
+    assert not rows - leaves, f"rows for commands that no longer exist: {sorted(rows - leaves)}"
+
+
+def test_every_file_argument_is_checked_and_fuzzed():
+    """A ``Path`` parameter is declared with a biaskit.paths builder (so it is checked before any
+    work), and the command's row names it (so it is fuzzed)."""
+    from biaskit.paths import path_arg_of
+
+    args_of: dict[str, list[str]] = {}
+    for c in COMMANDS:
+        args_of.setdefault(c.name, []).extend(shlex.split(c.args))
+    problems = []
+    for name, c in _leaf_commands().items():
+        args = args_of.get(name, [])
+        for p in c.params:
+            ann = str(getattr(getattr(p, "type_descriptor", None), "annotation", ""))
+            pa = path_arg_of(p)
+            if "Path" in ann and pa is None:
+                problems.append(f"{name} {p.opts or p.name}: a Path parameter without biaskit.paths' checks")
+            if pa is None or p.param_type_name != "option":
+                continue
+            shared = p.opts[0] in SHARED_OPTIONS and any(SHARED_OPTIONS[p.opts[0]] in r.args for r in COMMANDS)
+            if not shared and not any(o in args for o in p.opts):
+                problems.append(f"{name} {p.opts[0]}: not in its fuzz_table row")
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------ the real entry point
+SUBPROCESS_SAMPLE = [("annotate aggregate", "in:judgments", "NUL in a cell"),
+                     ("curate sentences", "in:tuples", "last line cut (truncated)"),
+                     ("curate check", "in:pairs_jsonl", "UTF-16 with BOM"),
+                     ("evaluate cats", "in:cats_flat", "a folder, not a file"),
+                     ("release verify", "in:release", "missing")]
+
+
+def test_the_real_entry_point_behaves_the_same(library, tmp_path):
+    """The console script (``biaskit``) gives the same exit code and error line as the in-process call."""
+    exe = Path(sys.executable).with_name("biaskit")
+    prog = [str(exe)] if exe.exists() else [sys.executable, "-m", "biaskit.cli"]
+    rows = {c.name: c for c in COMMANDS}
+    env = {**os.environ, "BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp_path / "cache")}
+    for i, (name, key, mname) in enumerate(SUBPROCESS_SAMPLE):
+        case = Case(rows[name], tmp_path / f"s{i}", library, None)
+        apply = next(a for m, a in mutations(SAMPLES[key.split(":")[1]], HUGE_FAST) if m.name == mname)
+        case.inputs[key] = apply(case.inputs[key])
+        inproc = run_inprocess(case.argv(), {"BIASKIT_NO_PROGRESS": "1"})
+        p = subprocess.run(prog + case.argv(), capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == inproc.code == 2, (name, mname, p.stderr, inproc.err)
+        assert "Traceback" not in p.stderr
+        assert [x for x in p.stderr.splitlines() if x.startswith("error:")] == \
+            [x for x in inproc.err.splitlines() if x.startswith("error:")], (p.stderr, inproc.err)
