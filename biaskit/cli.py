@@ -119,11 +119,24 @@ def main(argv: Optional[list[str]] = None) -> None:
 
             buf = io.StringIO()
             exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
-            sys.stderr.write(redact(buf.getvalue()))
+            text = redact(buf.getvalue())
+            for a in args:      # and anything typed that looks like a token (a stray --token value)
+                if _looks_like_token(a) and a in text:
+                    text = text.replace(a, "***")
+            sys.stderr.write(text)
             sys.exit(exc.exit_code)
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise
+
+
+def _looks_like_token(arg: str) -> bool:
+    """A command-line word that looks like a credential (an API token pasted in the wrong place):
+    20+ characters of letters, digits and ``-_.~+=``, both letters and digits, not a path."""
+    import re
+
+    return (len(arg) >= 20 and re.fullmatch(r"[A-Za-z0-9._~+=-]+", arg) is not None
+            and any(c.isdigit() for c in arg) and any(c.isalpha() for c in arg) and not os.path.exists(arg))
 
 
 GUARDED = (OSError, UnicodeError, csv.Error, ValueError)

@@ -494,7 +494,7 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, capsys):
           str(tmp_path / "o")], "nope.jsonl: file not found."),
         (["release", "build", "--records", str(recs), "--name", "x", "--version", "1.0.0", "--out", str(tmp_path / "o"),
           "--history", str(recs.with_name("missing.json"))], "history file not found"),
-        (["release", "verify", str(tmp_path)], "release.json: missing."),
+        (["release", "verify", str(tmp_path)], "not a biaskit release: no release.json."),
         (["release", "diff", str(tmp_path), str(tmp_path)], "not a biaskit release"),
     ]
     for args, msg in cases:
