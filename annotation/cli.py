@@ -322,8 +322,8 @@ def agreement_command(
 
 @app.command("from-stereoset")
 def from_stereoset_command(
-    data: Path = typer.Option(..., "--data", help="StereoSet's original dev.json (with the validators' labels)."),
-    out: Path = typer.Option(..., "--out", help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json."),
+    data: Path = in_file(..., "--data", help="StereoSet's original dev.json (with the validators' labels)."),
+    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json."),
     other_labels: OtherLabels = typer.Option(
         "keep", "--other-labels", help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
                                        "has 'related'): keep them as votes, or drop them."),

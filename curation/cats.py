@@ -353,13 +353,11 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     def bump(k: tuple[str, str], field: str, n: int = 1) -> None:
         counts.setdefault(k, Counter())[field] += n
 
-    for i, r in enumerate(read_jsonl(cats), 1):
-        if not all(f in r for f in ("cat_id", "split", "bias_type", "target")):
-            raise InputError("not a CAT record.", path=cats, row=i, fix="pass the --out of `biaskit curate cats`.")
-        k = (r["split"], r["bias_type"])
-        key_of[r["cat_id"]] = k
+    for c in _read_cat_file(cats, "pass the --out of `biaskit curate cats`."):
+        k = (c.split, c.bias_type)
+        key_of[c.cat_id] = k
         bump(k, "valid")
-        targets.setdefault(k, set()).add(r["target"])
+        targets.setdefault(k, set()).add(c.target)
     problems: Counter = Counter()
     inv = invalid_path(cats)
     for r in read_jsonl(inv) if inv.exists() else []:
@@ -386,8 +384,8 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
         if not validated.is_file():
             raise InputError("file not found.", path=validated,
                              fix="pass the --out of `biaskit annotate apply --kind cat`.")
-        for r in read_jsonl(validated):
-            status_of[str(r.get("cat_id"))] = "validated"
+        for c in _read_cat_file(validated, "pass the --out of `biaskit annotate apply --kind cat`."):
+            status_of[c.cat_id] = "validated"
         rej = validated.with_name(f"{validated.stem}.rejected.jsonl")
         for r in read_jsonl(rej) if rej.exists() else []:
             if str(r.get("id")) in key_of and r.get("status") in ("rejected", "needs_adjudication"):
@@ -409,6 +407,18 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
                              if targets else set(), validated is not None)
     return {"cats": str(cats), "validated": str(validated) if validated is not None else None, "rows": rows,
             "totals": totals, "overall": overall, "problems": dict(problems.most_common())}
+
+
+def _read_cat_file(path: Path, fix: str) -> list:
+    """The CAT records of a biaskit CAT file (an empty file has none), read by the shared reader."""
+    from biaskit.readers import first_record, read_cats
+
+    if not first_record(path):
+        return []
+    first = first_record(path)
+    if not all(f in first for f in ("cat_id", "split", "bias_type", "target")):
+        raise InputError("not a CAT record.", path=path, row=1, fix=fix)
+    return read_cats(path, format="biaskit")
 
 
 def _retention_row(split: str, domain: str, c: Counter, targets: set, with_validation: bool) -> dict[str, Any]:

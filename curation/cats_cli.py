@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
+from biaskit.paths import in_dir, in_file, out_file
 
 from .cats import DOMAIN_PRESETS, SPLITS
 from .cli_options import LLMOptions, llm_options
@@ -48,7 +49,7 @@ def print_retention(report: dict, title: str) -> None:
 @app.command("cats")
 @llm_options(temperature=0.7, max_tokens=1200)
 def cats_cmd(
-    out: Path = typer.Option(..., "--out", help="CATs JSONL (biaskit.schema.CAT), rebuilt from every draft so far; "
+    out: Path = out_file(..., "--out", help="CATs JSONL (biaskit.schema.CAT), rebuilt from every draft so far; "
                                                 "drafts, invalid drafts and the retention report go beside it."),
     domains: str = typer.Option("stereoset", "--domains", help="comma-separated domains (inventory axes, race, "
                                 f"profession) or a preset: {_PRESETS}."),
@@ -60,8 +61,8 @@ def cats_cmd(
                                                                   "inventory's terms for the domain; one domain only)."),
     intra_prompt: str = typer.Option("cat_intrasentence", "--intra-prompt", help="template id (or id@version)."),
     inter_prompt: str = typer.Option("cat_intersentence", "--inter-prompt", help="template id (or id@version)."),
-    prompts_dir: Optional[list[Path]] = typer.Option(None, "--prompts-dir", help="extra folder(s) of *.toml templates."),
-    inventory: Optional[Path] = typer.Option(None, "--inventory", help="folder with edited inventory JSON files."),
+    prompts_dir: Optional[list[Path]] = in_dir(None, "--prompts-dir", help="extra folder(s) of *.toml templates."),
+    inventory: Optional[Path] = in_dir(None, "--inventory", help="folder with edited inventory JSON files."),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the prompts and exit (no requests)."),
     show: int = typer.Option(3, "--show", help="prompts to print per split with --dry-run."),
     llm_opts: LLMOptions = None,
@@ -104,10 +105,10 @@ def cats_cmd(
 
 @app.command("cats-retention")
 def cats_retention_cmd(
-    cats: Path = typer.Option(..., "--cats", help="the --out of `curate cats` (its drafts and invalid files are read too)."),
-    validated: Optional[Path] = typer.Option(None, "--validated", help="the --out of `annotate apply --kind cat` "
+    cats: Path = in_file(..., "--cats", help="the --out of `curate cats` (its drafts and invalid files are read too)."),
+    validated: Optional[Path] = in_file(None, "--validated", help="the --out of `annotate apply --kind cat` "
                                                                         "(its .rejected.jsonl is read too)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="write the report as JSON."),
+    out: Optional[Path] = out_file(None, "--out", help="write the report as JSON."),
 ) -> None:
     """How many CATs were drafted, structurally valid and validated, per split and domain (StereoSet
     Table 1 and the retention of sec. 4.3)."""

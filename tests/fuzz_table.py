@@ -65,6 +65,8 @@ COMMANDS: list[Cmd] = [
     Cmd("curate llm-task", "tuples --input {in:llm_items} --llm dummy --out {out:t.jsonl}"),
     Cmd("curate adapt", "--crows {in:crows} --keep gender,age,socioeconomic --lexicon {in:lexicon} --out {out:adapted.jsonl}"),
     Cmd("curate check", "--pairs {in:pairs_jsonl} --sources {in:pairs_csv} --out {out:checked.jsonl}"),
+    Cmd("curate cats", "--llm dummy --domains gender --targets mother --out {out:cats.jsonl}"),
+    Cmd("curate cats-retention", "--cats {in:cats_drafted} --validated {in:cats_biaskit} --out {out:ret.json}"),
     Cmd("curate translate", "--pairs {in:pairs_jsonl} --target hi --engines llm:m --llm dummy --out {out:c.jsonl}"),
     # annotate
     Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
@@ -84,6 +86,7 @@ COMMANDS: list[Cmd] = [
                           "{in:judgments} --out {out:ok.jsonl}"),
     Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
                           "--report-dir {outdir:rep}"),
+    Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),
     Cmd("annotate report", "--kind translation --data {in:cands} --applied {in:applied} --out {outdir:rep}"),
     # data
     Cmd("data list", "--registry {in:registry}"),
@@ -194,6 +197,49 @@ CATS = [{"type": "intrasentence", "target": "chess player", "bias_type": "profes
 
 def _cats_flat(d: Path) -> Path:
     return _jsonl(d / "cats.jsonl", CATS)
+
+
+def _cats_biaskit(d: Path) -> Path:
+    from biaskit.readers import read_cats
+
+    src = _jsonl(d / "_cats.jsonl", CATS)
+    rows = [c.model_dump(mode="json") for c in read_cats(src)]
+    src.unlink()
+    return _jsonl(d / "cats.jsonl", rows)
+
+
+def _cats_drafted(d: Path) -> Path:
+    """The output of `curate cats` (with its drafts beside it), made by the dummy LLM."""
+    import os
+
+    from biaskit.cli import main
+
+    old = os.environ.get("BIASKIT_CACHE_DIR")
+    os.environ["BIASKIT_CACHE_DIR"] = str(d / "_cache")
+    try:
+        main(["curate", "cats", "--llm", "dummy", "--domains", "gender", "--targets", "mother", "--out",
+              str(d / "cats.jsonl")])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+    finally:
+        os.environ.pop("BIASKIT_CACHE_DIR") if old is None else os.environ.update(BIASKIT_CACHE_DIR=old)
+        shutil.rmtree(d / "_cache", ignore_errors=True)
+    return d / "cats.jsonl"
+
+
+def _stereoset_json(d: Path) -> Path:
+    """The original StereoSet format (dev.json) with five validators' labels per sentence."""
+    def ex(split: str, i: int, c: dict) -> dict:
+        sents = [{"id": f"s{i}{k}", "sentence": c[lab], "gold_label": lab,
+                  "labels": [{"human_id": f"h{j}", "label": lab if j < 4 else "related"} for j in range(5)]}
+                 for k, lab in enumerate(("stereotype", "anti-stereotype", "unrelated"))]
+        return {"id": f"e{i}", "target": c["target"], "bias_type": c["bias_type"], "context": c["context"],
+                "sentences": sents}
+    data = {"version": "1.0-test", "data": {
+        "intrasentence": [ex("intrasentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intrasentence"],
+        "intersentence": [ex("intersentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intersentence"]}}
+    (d / "dev.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return d / "dev.json"
 
 
 def _predictions(d: Path) -> Path:
@@ -417,6 +463,9 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
     Sample("tuples", "jsonl", _tuples, enum=("polarity", "sideways"), unique="tuple_id"),
     Sample("sentences", "jsonl", _sentences, unique="sentence_id"),
     Sample("cats_flat", "jsonl", _cats_flat, enum=("type", "sideways")),
+    Sample("cats_biaskit", "jsonl", _cats_biaskit, enum=("split", "sideways"), unique="cat_id"),
+    Sample("cats_drafted", "jsonl", _cats_drafted),
+    Sample("stereoset_json", "json", _stereoset_json),
     Sample("predictions", "jsonl", _predictions, unique="id"),
     Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
     Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
