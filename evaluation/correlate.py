@@ -329,11 +329,16 @@ def scatter_plots(variances, corrs, out_dir: str | Path) -> list[Path]:
 
 
 def write_outputs(variances, corrs, info: dict, out_dir: str | Path, plots: bool = True) -> dict:
-    """variances.csv, correlations.csv, summary.json, report.md and plots/ in ``out_dir``."""
+    """variances.csv, correlations.csv, summary.json, report.md and plots/ in ``out_dir`` (published whole)."""
+    from biaskit.io import atomic_dir
+
+    with atomic_dir(out_dir, owns=("summary.json",)) as stage:
+        return _write_files(variances, corrs, info, stage, plots)
+
+
+def _write_files(variances, corrs, info: dict, out: Path, plots: bool) -> dict:
     from biaskit.io import atomic_write_text, write_json, write_table
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     write_table(out / "variances.csv", variances)
     c2 = corrs.assign(models=corrs["models"].map(lambda m: ";".join(map(str, m)))) if len(corrs) else corrs
     write_table(out / "correlations.csv", c2)

@@ -35,6 +35,7 @@ from biaskit.progress import library_bars
 from . import pair_metrics as pm
 from .engine import DEFAULT_BATCH_SIZE
 
+OUTPUT_FILES = ("summary.json", "comparison.csv")  # what an earlier output folder holds (one model / several)
 PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
                  "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
 
@@ -165,8 +166,6 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
         raise BiaskitError(f"--fraction must be in (0, 1], got {fraction}. Fix: pass --fraction 0.8 (IndiBias)")
     data = Path(data)
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
 
     t0 = time.perf_counter()
     release = data.is_dir() or split is not None
@@ -191,62 +190,72 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     slugs = _unique_slugs(models)
     summaries, model_dirs, frames = [], [], []
     texts = [(p.sent_more, p.sent_less) for p in pairs]
-    for model, slug in zip(models, slugs):
-        mdir = out_dir / slug if multi else out_dir
-        t0 = time.perf_counter()
-        with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
-            sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size,
-                             device=distributed.rank_device(device), dtype=dtype, cache=cache, progress=progress,
-                             **({"normalise": normalise} if normalise != "none" else {}), **(scorer_options or {}),
-                             **({"device_map": device_map} if device_map else {}))
-        load_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
-        if scores is None:  # another rank of a torchrun launch: its shard is in the cache, rank 0 writes
-            continue
-        score_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        df = score_frame(pairs, scores)
-        info = sc.describe()
-        summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
-                                       decimals=decimals, tie_tolerance=tie_tolerance,
-                                       clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
-        metrics_s = time.perf_counter() - t0
-        summary.update({
-            "benchmark": "pairs",
-            "model": model_name(model),
-            "model_slug": slug,
-            "scorer": scorer,
-            "unit": info.get("unit", unit),
-            "method": info.get("method", method),
-            "normalise": info.get("normalise", "none"),
-            "normalisation": info.get("normalisation"),
-            "scorer_info": info,
-            "data": data_info,
-            "biaskit_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "command": command,
-        })
-        t0 = time.perf_counter()
-        write_model_outputs(mdir, summary, out)
-        write_s = time.perf_counter() - t0
-        summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
-                              "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
-                              "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored,
-                              "processes": distributed.world()[1]}
-        from biaskit.io import write_json
+    import contextlib
 
-        write_json(mdir / "summary.json", _ordered(summary))  # again, now with the write time
-        summaries.append(summary)
-        model_dirs.append(mdir)
-        frames.append(out)
-        del sc, scores
+    from biaskit.io import atomic_dir
 
-    comparison = None
-    if multi and summaries:
-        from .report import write_comparison
+    # the whole folder is published at once: a run that dies leaves the earlier result as it was (the
+    # other ranks of a torchrun launch write nothing: their stage is never published)
+    publish = atomic_dir(out_dir, owns=OUTPUT_FILES) if distributed.is_main_process() else \
+        contextlib.nullcontext(out_dir)
+    with publish as stage:
+        for model, slug in zip(models, slugs):
+            mdir = out_dir / slug if multi else out_dir
+            sdir = stage / slug if multi else stage  # written here, published with the rest
+            t0 = time.perf_counter()
+            with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
+                sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size,
+                                 device=distributed.rank_device(device), dtype=dtype, cache=cache, progress=progress,
+                                 **({"normalise": normalise} if normalise != "none" else {}), **(scorer_options or {}),
+                                 **({"device_map": device_map} if device_map else {}))
+            load_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
+            if scores is None:  # another rank of a torchrun launch: its shard is in the cache, rank 0 writes
+                continue
+            score_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            df = score_frame(pairs, scores)
+            info = sc.describe()
+            summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
+                                           decimals=decimals, tie_tolerance=tie_tolerance,
+                                           clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
+            metrics_s = time.perf_counter() - t0
+            summary.update({
+                "benchmark": "pairs",
+                "model": model_name(model),
+                "model_slug": slug,
+                "scorer": scorer,
+                "unit": info.get("unit", unit),
+                "method": info.get("method", method),
+                "normalise": info.get("normalise", "none"),
+                "normalisation": info.get("normalisation"),
+                "scorer_info": info,
+                "data": data_info,
+                "biaskit_version": __version__,
+                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "command": command,
+            })
+            t0 = time.perf_counter()
+            write_model_outputs(sdir, summary, out)
+            write_s = time.perf_counter() - t0
+            summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
+                                  "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
+                                  "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored,
+                                  "processes": distributed.world()[1]}
+            from biaskit.io import write_json
 
-        comparison = write_comparison(out_dir, summaries, frames)
+            write_json(sdir / "summary.json", _ordered(summary))  # again, now with the write time
+            summaries.append(summary)
+            model_dirs.append(mdir)
+            frames.append(out)
+            del sc, scores
+
+        comparison = None
+        if multi and summaries:
+            from .report import write_comparison
+
+            comparison = out_dir / write_comparison(stage, summaries, frames).name
     for s in summaries:
         s["timings"]["total_s"] = time.perf_counter() - t_start
     return {"out_dir": out_dir, "summaries": summaries, "model_dirs": model_dirs, "comparison": comparison,

@@ -368,16 +368,17 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
         rows.append(run_seat_test(t, enc, pooling=pooling, bleach=bleach, template=template, n_samples=n_samples,
                                   seed=seed, cache=dc, batch_size=batch_size))
     run_s = time.perf_counter() - t0
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     df = pd.DataFrame([{k: v for k, v in r.items() if k != "templates"} for r in rows])
-    write_table(out / "results.csv", df)
     summary = {"benchmark": "seat", "kind": "seat", "model": model, "encoder_path": enc.path,
                "fingerprint": enc.fingerprint, "pooling": pooling, "bleach": bleach, "n_samples": n_samples,
                "seed": seed, "tests": rows, "warnings": [r["warning"] for r in rows if r.get("warning")],
                "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
-    write_json(out / "summary.json", summary)
-    atomic_write_text(out / "report.md", render_report(summary))
+    from biaskit.io import atomic_dir
+
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:   # the folder is published whole
+        write_table(out / "results.csv", df)
+        write_json(out / "summary.json", summary)
+        atomic_write_text(out / "report.md", render_report(summary))
     return summary
 
 

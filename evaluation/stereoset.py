@@ -472,15 +472,21 @@ def _target_rows(report: dict) -> list[dict]:
 
 def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Sequence[SentenceScore]] = None,
                       cats: Optional[Sequence[CAT]] = None) -> None:
-    """summary.json, report.md, targets.csv, groups.csv (+ scores.jsonl, predictions.json), atomically."""
+    """summary.json, report.md, targets.csv, groups.csv (+ scores.jsonl, predictions.json): the folder
+    is published whole (an earlier result is replaced at once, never mixed with this one)."""
+    from biaskit.io import atomic_dir
+
+    with atomic_dir(out_dir, owns=("summary.json",)) as stage:
+        _write_cat_files(stage, summary, scores, cats)
+
+
+def _write_cat_files(out: Path, summary: dict, scores, cats) -> None:
     import pandas as pd
 
     from biaskit.io import atomic_write_text, write_json, write_jsonl, write_table
 
     from .cat_metrics import render_report
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     targets = pd.DataFrame(_target_rows(summary))
     write_table(out / "targets.csv", targets)
     groups = targets.melt(id_vars=["domain", "target", "count"], value_vars=["ss", "lms", "icat"],
