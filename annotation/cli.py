@@ -180,8 +180,8 @@ def pull_command(
                              f"{TOKEN_HELP}")
 def status_command(
     project: Optional[str] = typer.Option(None, "--project", help="Label Studio project title (read live)."),
-    judgments: Optional[Path] = typer.Option(None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) "
-                                                                       "instead of --project."),
+    judgments: Optional[Path] = in_file(None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) "
+                                                                  "instead of --project."),
     tasks: Optional[int] = typer.Option(None, "--tasks", help="Offline: the project's number of tasks."),
     overlap: Optional[int] = typer.Option(None, "--overlap", help="Annotators wanted per task (default: the "
                                                                   "project's; offline 1)."),
@@ -222,7 +222,7 @@ def status_command(
 def guidelines_command(
     kind: KindOpt,
     lang: str = typer.Option("en,hi", "--lang", metavar="LANGS", help="en | hi | en,hi (both, one after the other)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the Markdown here instead of printing it."),
+    out: Optional[Path] = out_file(None, "--out", help="Write the Markdown here instead of printing it."),
 ) -> None:
     """A kind's annotator guidelines as Markdown (what Label Studio's instructions panel shows), to
     hand to annotators or a vendor. The Hindi text is the team's translation, pending a native

@@ -10,6 +10,7 @@ import typer
 
 from biaskit.clitools import command_line
 from biaskit.errors import BiaskitError
+from biaskit.paths import in_dir, in_file, in_path, out_dir
 
 from . import cli_options as opt
 
@@ -19,15 +20,15 @@ def _fmt(x) -> str:
 
 
 def cats_command(
-    data: Path = typer.Option(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, biaskit CAT JSONL, "
+    data: Path = in_path(..., "--data", help="StereoSet JSON (dev.json), the flat StereoSet JSONL, biaskit CAT JSONL, "
                                                   "or a release folder with CATs."),
-    out: Path = typer.Option(..., "--out", help="Output folder (summary.json, report.md, scores.jsonl, "
+    out: Path = out_dir(..., "--out", owns=("summary.json", "comparison.csv"), help="Output folder (summary.json, report.md, scores.jsonl, "
                                                 "predictions.json, targets.csv, groups.csv)."),
     model: opt.OptionalModels = None,
     scorer: opt.CatScorer = typer.Option("auto", "--scorer",
                                          help="mlm: masked LM (word pieces; NSP for intersentence); clm: causal LM; "
                                               "clm-api: a served causal LM (--base-url)."),
-    predictions: Optional[Path] = typer.Option(None, "--predictions",
+    predictions: Optional[Path] = in_file(None, "--predictions",
                                                help="Compute the metrics from this per-sentence score file (StereoSet "
                                                     "predictions JSON or JSONL id/score) instead of a model."),
     format: opt.CatFormat = typer.Option("auto", "--format", help="Input format (auto-detected)."),
@@ -140,7 +141,7 @@ def seat_command(
                                                               "indibias (both), + /en or /hi, or a table row such as "
                                                               "indibias-t3 / indibias-t4-r02. Repeatable."),
     model: opt.Models = ...,
-    out: Path = typer.Option(..., "--out", help="Output folder (results.csv, summary.json, report.md; several "
+    out: Path = out_dir(..., "--out", owns=("summary.json", "comparison.csv"), help="Output folder (results.csv, summary.json, report.md; several "
                                                 "--model: one folder each + comparison.csv / comparison.md)."),
     pooling: opt.Pooling = typer.Option("mean", "--pooling", help="Sentence vector: mean of tokens or first token."),
     bleach: opt.Bleach = typer.Option("auto", "--bleach",
@@ -205,14 +206,14 @@ def seat_command(
 
 
 def correlate_command(
-    results: List[Path] = typer.Option(..., "--results", "-r", help="biaskit result folders (evaluate cats/pairs), one "
+    results: List[Path] = in_dir(..., "--results", "-r", help="biaskit result folders (evaluate cats/pairs), one "
                                                                      "per model and benchmark. Repeatable."),
-    extrinsic: Path = typer.Option(..., "--extrinsic", help="CSV of downstream group scores: model, domain, group, "
+    extrinsic: Path = in_file(..., "--extrinsic", help="CSV of downstream group scores: model, domain, group, "
                                                             "metric, score."),
-    out: Path = typer.Option(..., "--out", help="Output folder (correlations.csv, variances.csv, summary.json, "
+    out: Path = out_dir(..., "--out", owns=("summary.json",), help="Output folder (correlations.csv, variances.csv, summary.json, "
                                                 "report.md, plots/)."),
     groups: opt.GroupMode = typer.Option("all", "--groups", help="aligned: only groups present on both sides."),
-    group_map: Optional[Path] = typer.Option(None, "--group-map", help="CSV domain,term,group mapping terms to shared "
+    group_map: Optional[Path] = in_file(None, "--group-map", help="CSV domain,term,group mapping terms to shared "
                                                                        "group names (averaged)."),
     ddof: int = typer.Option(0, "--ddof", help="Variance: 0 population (default), 1 sample."),
     min_groups: int = typer.Option(2, "--min-groups", help="Groups a model needs on each side to count."),

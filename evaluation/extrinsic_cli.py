@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from biaskit.errors import BiaskitError
+from biaskit.paths import in_file, out_file
 
 ext_app = typer.Typer(no_args_is_help=True, add_completion=False,
                       help="Group-level extrinsic bias scores from raw outputs (Cao et al. 2022), for `correlate`.")
@@ -18,7 +19,7 @@ _COMMON = {
     "domain_col": typer.Option("domain", "--domain-col", help="Column with the domain (gender, religion, ...)."),
     "domain": typer.Option(None, "--domain", help="One domain for every row (instead of a column)."),
     "model_col": typer.Option("model", "--model-col", help="Column with the model name."),
-    "out": typer.Option(..., "--out", help="CSV of group scores (model, domain, group, metric, score, count)."),
+    "out": out_file(..., "--out", help="CSV of group scores (model, domain, group, metric, score, count)."),
     "model": typer.Option(None, "--model", "-m", help="Model name for every row of the matching --input (else a "
                                                       "'model' column)."),
     "append": typer.Option(False, "--append", help="Merge into an existing --out (rows of the same model, domain and "
@@ -64,7 +65,7 @@ def _finish(frames, out: Path, append: bool, ddof: int = 0) -> None:
 
 @ext_app.command("classifier")
 def classifier_command(
-    input: List[Path] = typer.Option(..., "--input", "-i", help="Per-example predictions (CSV/TSV/JSONL): gold label, "
+    input: List[Path] = in_file(..., "--input", "-i", help="Per-example predictions (CSV/TSV/JSONL): gold label, "
                                                                 "prediction, group(s). Repeatable."),
     name: str = typer.Option("clf", "--name", help="Metric name prefix, e.g. toxd or hatex."),
     label_col: str = typer.Option("label", "--label-col", help="Gold label column."),
@@ -91,7 +92,7 @@ def classifier_command(
 
 @ext_app.command("generations")
 def generations_command(
-    input: List[Path] = typer.Option(..., "--input", "-i", help="Scored generations (CSV/TSV/JSONL): group(s) of the "
+    input: List[Path] = in_file(..., "--input", "-i", help="Scored generations (CSV/TSV/JSONL): group(s) of the "
                                                                 "prompt and the classifier's score or label. Repeatable."),
     name: str = typer.Option("gen", "--name", help="Metric name prefix, e.g. b-sent, b-tox, b-regard."),
     score_col: str = typer.Option("score", "--score-col", help="Numeric score column (sentiment, toxicity, ...)."),

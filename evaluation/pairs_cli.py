@@ -7,15 +7,16 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import command_line
+from biaskit.paths import in_path, out_dir
 
 from . import cli_options as opt
 
 
 def pairs_command(
-    data: Path = typer.Option(..., "--data", help="Minimal-pair file (CrowS-Pairs CSV, IndiBias CSV, biaskit JSONL/CSV) "
+    data: Path = in_path(..., "--data", help="Minimal-pair file (CrowS-Pairs CSV, IndiBias CSV, biaskit JSONL/CSV) "
                                                   "or a release folder (`biaskit release build`)."),
     split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
-    out: Path = typer.Option(..., "--out", help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
+    out: Path = out_dir(..., "--out", owns=("summary.json", "comparison.csv"), help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: opt.Models = ...,
     scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs; "
                                                                   "seq2seq: encoder-decoder LMs (mT5, mBART); "

@@ -66,9 +66,16 @@ def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def _lines(path: Path) -> Iterator[str]:
     opener = gzip.open if path.name.endswith(".gz") else open
+    from biaskit.textcheck import CONTROL_CHARS, CONTROL_FIX, control_char_name
+
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            yield from fh
+            for i, line in enumerate(fh, start=1):
+                bad = CONTROL_CHARS.search(line)
+                if bad:   # a binary file, or UTF-16 read as UTF-8 (a NUL after every letter)
+                    raise InputError(f"holds a control character ({control_char_name(bad.group())}).",
+                                     path=path, row=i, fix=CONTROL_FIX + " A UTF-16 file: convert it to UTF-8.")
+                yield line
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
                          fix="convert the corpus to UTF-8.") from exc

@@ -9,16 +9,18 @@ from typing import List, Optional
 
 import typer
 
+from biaskit.paths import in_file, in_path, out_file
+
 
 def seat_names_command(
-    corpus: List[Path] = typer.Option(..., "--corpus", "-c", help="Text corpus: a UTF-8 file (.txt, .gz) or a folder "
+    corpus: List[Path] = in_path(..., "--corpus", "-c", text=False, help="Text corpus: a UTF-8 file (.txt, .gz) or a folder "
                                                                   "of *.txt / *.txt.gz. Repeatable."),
-    candidates: Path = typer.Option(..., "--candidates", help="Candidate names per group: CSV/TSV/JSONL with group, "
+    candidates: Path = in_file(..., "--candidates", help="Candidate names per group: CSV/TSV/JSONL with group, "
                                                               "name; JSON {group: [names]}; or a lexicon with lists."),
-    out: Path = typer.Option(..., "--out", help="JSON with the top-k names per group (shipped list format) and counts."),
+    out: Path = out_file(..., "--out", help="JSON with the top-k names per group (shipped list format) and counts."),
     top_k: int = typer.Option(14, "--top-k", "-k", help="Names kept per group (IndiBias: 14)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Lexicon candidates: which words, en or hi."),
-    counts: Optional[Path] = typer.Option(None, "--counts", help="Also write every candidate's count (CSV)."),
+    counts: Optional[Path] = out_file(None, "--counts", help="Also write every candidate's count (CSV)."),
 ) -> None:
     """Most frequent candidate names of each group in a corpus (the IndiBias recipe for SEAT name lists)."""
     from rich.console import Console

@@ -389,6 +389,9 @@ def read_predictions(path: str | Path) -> dict[str, float]:
         if math.isnan(val):
             raise InputError(f"{where}: score is NaN.", path=path, row=row, column="score",
                              fix="re-score this sentence; NaN cannot be compared.")
+        if str(sid) in scores:
+            raise InputError(f"sentence id '{sid}' has a score already (a duplicated row).", path=path,
+                             row=row, column="id", fix="keep one score per sentence id.")
         scores[str(sid)] = val
 
     stripped = text.lstrip()

@@ -30,7 +30,7 @@ CLOSED_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: a refu
 # option blocks several commands share are fuzzed once, in the row of the command named here
 SHARED_OPTIONS = {"--prompts-dir": "--prompts-dir {in:", "--prices": "--prices {in:", "--inventory": "--inventory {in:"}
 # commands whose output folder is a working folder (not replaced whole): one holding other files is fine
-UNOWNED_DIRS = {"annotate serve", "data download"}
+UNOWNED_DIRS = {"annotate serve", "data download", "init", "run"}
 
 
 @dataclass
@@ -43,6 +43,7 @@ class Cmd:
     env: dict = field(default_factory=dict)
     lenient: frozenset = frozenset()  # "in:SAMPLE mutation" this command may accept (no traceback is still required)
     report: bool = False  # the command reports several problems, one "error:" line each
+    rerun: bool = True  # a second valid run into its own output succeeds (init refuses to overwrite: False)
 
 
 COMMANDS: list[Cmd] = [
@@ -77,6 +78,9 @@ COMMANDS: list[Cmd] = [
     Cmd("annotate pull", f"--project p --out {{out:j.csv}} --raw {{out:raw.json}} --url {CLOSED_URL}", offline=False,
         env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"}),
     Cmd("annotate import", "--export {in:export} --config {in:config} --users {in:users} --out {out:j.csv}"),
+    Cmd("annotate status", "--judgments {in:judgments} --tasks 4",  # any kind's labels: none is refused
+        lenient=frozenset({"in:judgments bad label value"})),
+    Cmd("annotate guidelines", "--kind pair --lang en --out {out:guidelines.md}"),
     Cmd("annotate aggregate", "--judgments {in:judgments} --kind pair --out {out:agg.csv}"),
     # agreement takes any labels, and --data from any kind's records (or a table of ids and bias types)
     Cmd("annotate agreement", "--judgments {in:judgments} --data {in:pairs_jsonl} --out {outdir:agr}",
@@ -96,6 +100,10 @@ COMMANDS: list[Cmd] = [
     Cmd("release build", "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
                          "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}"),
     Cmd("release verify", "{in:release}", report=True),
+    # the pipeline (a project file; the dummy LLM; tuples only, so a valid run takes a second)
+    Cmd("init", "{outdir:proj} --no-hindi", rerun=False),
+    Cmd("run", "--project {in:project} --workdir {outdir:work} -q"),
+    Cmd("status", "--project {in:project} --workdir {in:workdir}"),
     Cmd("release diff", "{in:release} {in:release2} --markdown {out:diff.md} --json {out:diff.json}"),
 ]
 
@@ -446,6 +454,35 @@ def _card(d: Path) -> Path:
     return d / "card.md"
 
 
+PROJECT = """[project]
+name = "fuzz"
+
+[llm]
+backend = "dummy"
+
+[stages.tuples]
+axes = ["caste"]
+identities = { caste = ["Dalit", "Brahmin"] }
+polarity = "negative"
+n = 2
+"""
+
+
+def _project(d: Path) -> Path:
+    (d / "biaskit.toml").write_text(PROJECT, encoding="utf-8")
+    return d / "biaskit.toml"
+
+
+def _workdir(d: Path) -> Path:
+    """The working folder of a project that ran (its state file is what ``status`` reads)."""
+    from biaskit.pipeline.project import load_project
+    from biaskit.pipeline.run import run_project
+
+    w = d / "work"
+    run_project(load_project(_project(d), workdir=w), progress=False, echo=lambda *a, **k: None)
+    return w
+
+
 def _release(d: Path, version: str = "0.9.0") -> Path:
     from biaskit.release import BuildOptions, build_release
 
@@ -498,5 +535,7 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
     Sample("fuzzset_file", "bytes", _fuzzset_file),
     Sample("card", "text", _card),
     Sample("release", "dir", _release),
+    Sample("project", "text", _project),
+    Sample("workdir", "dir", _workdir),
     Sample("release2", "dir", lambda d: _release(d, "1.0.0")),
 ]}

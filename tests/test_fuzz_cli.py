@@ -438,7 +438,7 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
         valid_code = res.code
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
-        elif cmd.offline and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
+        elif cmd.offline and cmd.rerun and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
             again = run_inprocess(case.argv(), env)
             n += 1
             if again.code != 0:

@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
+from biaskit.paths import in_dir, in_path, out_dir
 
 from .project import STAGE_ORDER
 from .templates import TEMPLATES
@@ -21,9 +22,12 @@ from .templates import TEMPLATES
 StageName = choice_enum("StageName", STAGE_ORDER)
 Template = choice_enum("Template", TEMPLATES)
 
-ProjectOpt = typer.Option(None, "--project", "-p", help="The project file, or its folder (default: ./biaskit.toml; "
+ProjectOpt = in_path(None, "--project", "-p", help="The project file, or its folder (default: ./biaskit.toml; "
                                                         "with --workdir alone: the project its state names).")
-WorkdirOpt = typer.Option(None, "--workdir", help="Where outputs and state go (default: the project file's folder).")
+WorkdirOpt = in_dir(None, "--workdir", must_exist=False,
+                    help="Where outputs and state go (default: the project file's folder).")
+StatusWorkdirOpt = in_dir(None, "--workdir", help="The working folder of `biaskit run` (default: the project "
+                                                  "file's folder).")
 
 
 def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: bool = True):
@@ -36,7 +40,7 @@ def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: boo
 
 
 def init_command(
-    directory: Path = typer.Argument(Path("."), help="Folder for the new project (created when missing)."),
+    directory: Path = out_dir(Path("."), arg="DIRECTORY", help="Folder for the new project (created when missing)."),
     template: Template = typer.Option("generate", "--template", help="generate: IndiBias-style LLM tuples -> "  # type: ignore[valid-type]
                                       "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context."),
     hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
@@ -86,7 +90,7 @@ def run_command(
 
 def status_command(
     project: Optional[Path] = ProjectOpt,
-    workdir: Optional[Path] = WorkdirOpt,
+    workdir: Optional[Path] = StatusWorkdirOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
 ) -> None:
     """The whole picture: each stage's state, counts, what people still have to do, where the files are."""
