@@ -63,16 +63,8 @@ def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
     import shutil
 
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise InputError("is an existing file; a folder is written here.", path=path,
-                         fix="name a folder (the file is left alone).")
-    if owns is not None and path.is_dir():
-        owns = tuple(owns)
-        entries = sorted(os.listdir(path))
-        if entries and not any((path / o).exists() for o in owns):
-            raise InputError(f"is a folder that holds other files (e.g. '{entries[0]}'); an output folder is "
-                             "replaced whole, so only a new, empty or earlier output folder is written.", path=path,
-                             fix=f"pass a new folder, e.g. {path / 'results'}.")
+    owns = tuple(owns) if owns is not None else None
+    _check_replaceable(path, owns)
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_dir_leftovers(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{os.getpid()}-", dir=path.parent))
@@ -82,6 +74,7 @@ def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
         os.chmod(tmp, 0o777 & ~mask)
         for f in tmp.rglob("*"):
             os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~mask)
+        _check_replaceable(path, owns)   # again: something may have appeared there while the folder was built
         exists = path.exists() or path.is_symlink()
         if exists and _exchange(tmp, path):
             pass  # tmp now holds the previous folder, deleted below
@@ -96,6 +89,20 @@ def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
     finally:
         if tmp.exists():   # a failed build, or (after a swap) the previous output
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_replaceable(path: Path, owns: Optional[tuple[str, ...]]) -> None:
+    """Refuse to replace a file, or (``owns`` given) a folder holding none of the files an earlier
+    output of the same command holds."""
+    if path.exists() and not path.is_dir():
+        raise InputError("is an existing file; a folder is written here.", path=path,
+                         fix="name a folder (the file is left alone).")
+    if owns is not None and path.is_dir():
+        entries = sorted(os.listdir(path))
+        if entries and not any((path / o).exists() for o in owns):
+            raise InputError(f"is a folder that holds other files (e.g. '{entries[0]}'); an output folder is "
+                             "replaced whole, so only a new, empty or earlier output folder is written.", path=path,
+                             fix=f"pass a new folder, e.g. {path / 'results'}.")
 
 
 def _exchange(a: Path, b: Path) -> bool:

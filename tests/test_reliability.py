@@ -80,18 +80,24 @@ def _tuples_file(path: Path) -> Path:
     return path
 
 
+def _sentence_job(t: str) -> tuple[str, str, int]:
+    """(identity, attribute, k) from a sentences prompt (v1: "... people are ATTR (axis)", v2: "For the
+    tuple (IDENT, ATTR), write K different sentences")."""
+    m = re.search(r"For the tuple \((.+?), (.+?)\), write (\d+) different", t)
+    if m:
+        return m.group(1), m.group(2), int(m.group(3))
+    return (re.search(r'contain the words "(.+?)" exactly', t).group(1), re.search(r"people are (.+?) \(", t).group(1),
+            int(re.search(r"Write (\d+) different", t).group(1)))
+
+
 def _sentences_reply(body: dict, n: int) -> Reply:
-    t = user_text(body)
-    ident = re.search(r'contain the words "(.+?)" exactly', t).group(1)
-    attr = re.search(r"people are (.+?) \(", t).group(1)
-    k = int(re.search(r"Write (\d+) different", t).group(1))
+    ident, attr, k = _sentence_job(user_text(body))
     return Reply(**{**chat(json.dumps({"sentences": [f"My {ident} neighbour number {i} is said to be very {attr}."
                                                       for i in range(k)]})).__dict__, "delay": 0.25})
 
 
 def _job_of(body: dict) -> tuple[str, str]:
-    t = user_text(body)
-    return re.search(r'contain the words "(.+?)" exactly', t).group(1), re.search(r"people are (.+?) \(", t).group(1)
+    return _sentence_job(user_text(body))[:2]
 
 
 def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(standin_server, tmp_path):
@@ -224,10 +230,10 @@ def _summary(out: Path) -> dict:
 def test_kill_during_evaluate_pairs_then_rerun_scores_only_the_rest(tiny_bert, tmp_path):
     data = _pairs_csv(tmp_path / "pairs.csv", 180)
     args = ["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "4", "--runs", "1", "-q"]
-    ref = biaskit(args + ["--out", str(tmp_path / "ref")], _env(tmp_path / "ref"))
+    ref = biaskit(args + ["--out", str(tmp_path / "ref")], _env(tmp_path / "ref-env"))
     assert ref.returncode == 0, ref.stderr
     ref_rows = _summary(tmp_path / "ref")["timings"]["rows_scored"]
-    ref_cache = _cache_entries(tmp_path / "ref" / "cache")
+    ref_cache = _cache_entries(tmp_path / "ref-env" / "cache")
     assert ref_rows == sum(_rows(v) for v in ref_cache.values())   # the accounting below holds
     env = _env(tmp_path / "killed")
     out = tmp_path / "res"
@@ -520,3 +526,23 @@ def test_the_real_label_studio_path_writes_no_token(ls_server, tmp_path, capsys,
     for blob, where in ((printed, "output"), (_everything_written(tmp_path), "files"), (projects, "the project")):
         data = blob.encode() if isinstance(blob, str) else blob
         assert token.encode() not in data, where
+
+
+def test_a_folder_that_appears_at_out_while_the_result_is_built_is_not_replaced(tmp_path):
+    """An output folder is checked again when it is published: a user folder (here a cache that a run
+    wrote under its own ``--out``) created after the start is refused with one line, never deleted."""
+    from biaskit.errors import InputError
+    from biaskit.io import atomic_dir
+
+    out = tmp_path / "res"
+    with pytest.raises(InputError) as exc:
+        with atomic_dir(out, owns=("summary.json",)) as stage:
+            (stage / "summary.json").write_text("{}")
+            (out / "cache").mkdir(parents=True)          # appears while the result is being built
+            (out / "cache" / "cache.sqlite3").write_bytes(b"scores")
+    assert str(out) in str(exc.value) and "holds other files" in str(exc.value)
+    assert (out / "cache" / "cache.sqlite3").read_bytes() == b"scores"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".res.")]
+    with atomic_dir(out, owns=None) as stage:             # internal callers (owns=None) replace as before
+        (stage / "x").write_text("1")
+    assert sorted(p.name for p in out.iterdir()) == ["x"]
