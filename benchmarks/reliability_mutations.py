@@ -37,9 +37,8 @@ MUTATIONS = [
      "failed = [k for k, r in done.items() if _engine_failed(r)]", "failed = []",
      ["tests/test_cur_reliability.py::test_translate_engine_failures_are_stored_then_retried_on_resume"]),
     ("a duplicated task in an aggregated file is refused", "annotation/apply.py",
-     "seen = UniqueIds(", "seen = (lambda *a, **k: type('N', (), {'check': lambda *a, **k: None, "
-     "'__call__': lambda *a, **k: None})())(",
-     ["-k", "annotate and apply and 28"]),
+     "seen = UniqueIds(", "seen = _NoCheck(",
+     ["-k", "annotate and apply"]),
     ("a NUL byte (any control character) in a cell is refused", "biaskit/textcheck.py",
      "CONTROL_CHARS = re.compile(\"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]\")", "CONTROL_CHARS = re.compile(\"(?!x)x\")",
      ["-k", "annotate and aggregate"]),
@@ -62,6 +61,17 @@ MUTATIONS = [
       "tests/test_cur_reliability.py::test_an_echoed_api_key_is_never_written_or_printed"]),
 ]
 
+NO_CHECK = '''
+
+
+class _NoCheck:  # the bug put back: ids are not checked
+    def __init__(self, *a, **k):
+        pass
+
+    def add(self, *a, **k):
+        pass
+'''
+
 NULLSTAGE = '''
 
 import contextlib as _contextlib
@@ -81,10 +91,12 @@ def run(name: str, file: str, fix: str, bug: str, tests: list[str]) -> tuple[boo
     mutated = original.replace(fix, bug)
     if "_nullstage" in bug:
         mutated += NULLSTAGE
+    if "_NoCheck" in bug:
+        mutated += NO_CHECK
     t0 = time.perf_counter()
     try:
         path.write_text(mutated, encoding="utf-8")
-        args = [a if not a.startswith("-k") else a for a in tests]
+        args = list(tests)
         if args and args[0] == "-k":
             args = [FUZZ, *args]
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "",
@@ -92,10 +104,12 @@ def run(name: str, file: str, fix: str, bug: str, tests: list[str]) -> tuple[boo
                               env={**os.environ, "BIASKIT_NO_PROGRESS": "1"})
     finally:
         path.write_text(original, encoding="utf-8")
-    failed = proc.returncode != 0 and "error" not in proc.stdout.splitlines()[-1:][0].lower() if proc.stdout else False
     if proc.returncode == 5:  # no test collected
         raise SystemExit(f"{name}: no test selected by {tests}")
-    return failed, time.perf_counter() - t0
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    # caught: a test failed (not a collection error, not a crash of the mutated module at import)
+    caught = proc.returncode == 1 and " failed" in last and " error" not in last
+    return caught, time.perf_counter() - t0
 
 
 def main() -> None:

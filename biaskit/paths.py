@@ -177,6 +177,9 @@ def check_output(path: str | Path, arg: Optional[str], *, kind: str = "file",
                                  fix=f"pass a new folder, e.g. {path / 'results'}.")
         if kind == "file" and not path.is_file():
             raise InputError("exists and is not a regular file.", path=path, arg=arg, fix="name another file.")
+        if kind == "dir" and not owns:   # a working folder is written into (not replaced): it must be writable
+            check_writable(path, arg, inside=True)
+            return path
     check_writable(path, arg)
     return path
 
@@ -199,10 +202,11 @@ def nearest_existing(path: Path) -> Path:
     return p
 
 
-def check_writable(path: Path, arg: Optional[str]) -> None:
-    """The folder that will hold ``path`` (its nearest existing ancestor) can be written to: tried
-    with a probe file, because permission bits lie (root, ACLs, read-only mounts)."""
-    base = nearest_existing(path.absolute().parent)
+def check_writable(path: Path, arg: Optional[str], *, inside: bool = False) -> None:
+    """The folder that will hold ``path`` (its nearest existing ancestor; ``inside``: the existing
+    folder ``path`` itself) can be written to: tried with a probe file, because permission bits lie
+    (root, ACLs, read-only mounts)."""
+    base = path.absolute() if inside else nearest_existing(path.absolute().parent)
     if not base.is_dir():
         raise InputError(f"cannot be created: {base} is a file, not a folder.", path=path, arg=arg,
                          fix=f"choose a path whose parent folders are folders (not {base}).")

@@ -513,6 +513,29 @@ def _read_only_case(cmd, library, model, env, valid_code) -> Optional[str]:
         shutil.rmtree(ro, ignore_errors=True)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="drops root in a forked child (POSIX only)")
+def test_an_existing_read_only_working_folder_is_refused():
+    """A working folder written into (``biaskit init DIR``, ``data download --out``), not replaced:
+    when it exists but cannot be written, the command stops with one line naming it."""
+    base = Path(tempfile.mkdtemp(prefix="biaskit-ro-"))   # not under pytest's private (0700) folder
+    ro = base / "project"
+    ro.mkdir()
+    os.chmod(base, 0o777)   # the folder above may be written: only the working folder itself is read-only
+    os.chmod(ro, 0o555)
+    try:
+        runner = run_as_nobody if os.geteuid() == 0 else run_inprocess
+        res = runner(["init", str(ro), "--no-hindi"], {"BIASKIT_NO_PROGRESS": "1"})
+    finally:
+        os.chmod(ro, 0o755)
+    errors = [x for x in res.err.splitlines() if x.startswith("error:")]
+    assert res.code == 2 and not res.traceback and len(errors) == 1, res
+    try:
+        assert str(ro) in errors[0] and "not writable" in errors[0], errors
+        assert list(ro.iterdir()) == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def _model_for(cmd: Cmd, request) -> Optional[Path]:
     return request.getfixturevalue("tiny_bert") if cmd.model else None
 

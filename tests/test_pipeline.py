@@ -130,7 +130,7 @@ def test_project_file_errors_name_the_file_key_and_fix(tmp_path, capsys, body, e
     d = _project(tmp_path, body)
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2, out + err
-    assert err.startswith(f"error: {d / 'biaskit.toml'}") and "Fix:" in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: --project {d / 'biaskit.toml'}") and "Fix:" in err and len(err.strip().splitlines()) == 1
     for e in expected:
         assert e in err, err
     assert "Traceback" not in err and not (d / "work").exists()

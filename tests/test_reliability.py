@@ -255,9 +255,9 @@ def test_kill_during_evaluate_pairs_then_rerun_scores_only_the_rest(tiny_bert, t
 
 
 def test_two_evaluate_runs_sharing_one_score_cache_at_once(tiny_bert, tmp_path):
-    data = _pairs_csv(tmp_path / "pairs.csv", 120)
+    data = _pairs_csv(tmp_path / "pairs.csv", 60)
     env = _env(tmp_path)
-    procs = [start(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "4", "--runs",
+    procs = [start(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "2", "--runs",
                     "1", "-q", "--out", str(tmp_path / k)], env) for k in "ab"]
     results = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, results):
@@ -267,7 +267,7 @@ def test_two_evaluate_runs_sharing_one_score_cache_at_once(tiny_bert, tmp_path):
     for x, y in zip(_scores(tmp_path / "a"), _scores(tmp_path / "b"), strict=True):
         assert x[0] == y[0] and x[1] == pytest.approx(y[1], abs=1e-4) and x[2] == pytest.approx(y[2], abs=1e-4)
     single = _env(tmp_path / "single")
-    one = biaskit(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "4", "--runs", "1",
+    one = biaskit(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "2", "--runs", "1",
                    "-q", "--out", str(tmp_path / "c")], single)
     assert one.returncode == 0
     # the shared cache holds what one run alone computes, once
