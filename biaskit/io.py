@@ -124,7 +124,8 @@ def _exchange(a: Path, b: Path) -> bool:
     return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -149,7 +150,7 @@ def _atomic_dir_leftovers(path: Path) -> None:
         shutil.rmtree(o, ignore_errors=True)
     for t in path.parent.glob(f".{name}.tmp-*"):
         m = re.match(r"^\.(.*)\.tmp-(\d+)-", t.name)
-        if m and m.group(1) == path.name and int(m.group(2)) != os.getpid() and not _pid_alive(int(m.group(2))):
+        if m and m.group(1) == path.name and int(m.group(2)) != os.getpid() and not pid_alive(int(m.group(2))):
             shutil.rmtree(t, ignore_errors=True)
 
 

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
+from .io import pid_alive
+
 ENV = "BIASKIT_THREADS"
 _applied: list[int] = []
 
@@ -46,14 +48,6 @@ def _registry() -> Path:
     return Path(base) / f"biaskit-runs-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def other_runs() -> int:
@@ -71,7 +65,7 @@ def other_runs() -> int:
             continue
         if pid == os.getpid():
             continue
-        if _alive(pid):
+        if pid_alive(pid):
             n += 1
         else:
             f.unlink(missing_ok=True)

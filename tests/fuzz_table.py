@@ -100,9 +100,9 @@ COMMANDS: list[Cmd] = [
     Cmd("release build", "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
                          "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}"),
     Cmd("release verify", "{in:release}", report=True),
-    # the pipeline (a project file; the dummy LLM; tuples only, so a valid run takes a second)
+    # the pipeline (the offline project of tests/test_pipeline.py; its first stage only, a second's run)
     Cmd("init", "{outdir:proj} --no-hindi", rerun=False),
-    Cmd("run", "--project {in:project} --workdir {outdir:work} -q"),
+    Cmd("run", "--project {in:project} --workdir {outdir:work} --until tuples -q"),
     Cmd("status", "--project {in:project} --workdir {in:workdir}"),
     Cmd("release diff", "{in:release} {in:release2} --markdown {out:diff.md} --json {out:diff.json}"),
 ]
@@ -454,22 +454,13 @@ def _card(d: Path) -> Path:
     return d / "card.md"
 
 
-PROJECT = """[project]
-name = "fuzz"
-
-[llm]
-backend = "dummy"
-
-[stages.tuples]
-axes = ["caste"]
-identities = { caste = ["Dalit", "Brahmin"] }
-polarity = "negative"
-n = 2
-"""
-
-
 def _project(d: Path) -> Path:
-    (d / "biaskit.toml").write_text(PROJECT, encoding="utf-8")
+    """The pipeline tests' offline project (the dummy LLM); the rows run its first stage only."""
+    import textwrap
+
+    from test_pipeline import OFFLINE
+
+    (d / "biaskit.toml").write_text(textwrap.dedent(OFFLINE), encoding="utf-8")
     return d / "biaskit.toml"
 
 
@@ -479,7 +470,7 @@ def _workdir(d: Path) -> Path:
     from biaskit.pipeline.run import run_project
 
     w = d / "work"
-    run_project(load_project(_project(d), workdir=w), progress=False, echo=lambda *a, **k: None)
+    run_project(load_project(_project(d), workdir=w), until="tuples", progress=False, echo=lambda *a, **k: None)
     return w
 
 

@@ -47,6 +47,17 @@ def user_text(body: dict) -> str:
     return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
+def strip_volatile(rows: list[dict]) -> list[dict]:
+    """Rows without what legitimately differs between two runs (generation time, cache hit)."""
+    out = []
+    for r in rows:
+        r = json.loads(json.dumps(r))
+        for k in ("timestamp", "cached"):
+            r.get("provenance", {}).pop(k, None)
+        out.append(r)
+    return out
+
+
 class StandIn:
     def __init__(self, respond: Callable[[dict, int], Reply]):
         self.respond = respond

@@ -22,7 +22,7 @@ import pytest
 
 from biaskit.io import read_jsonl
 from conftest import REPO, run_cli
-from llm_standin import Reply, chat, standin_server, user_text  # noqa: F401 (a fixture)
+from llm_standin import Reply, chat, standin_server, strip_volatile, user_text  # noqa: F401 (a fixture)
 
 WORDS = ["careful", "loud", "generous", "quiet", "strict", "clever", "lazy", "honest", "proud", "poor", "wealthy",
          "pious", "rude", "kind", "orthodox", "modern", "frugal", "noisy", "gentle", "humble"]
@@ -66,17 +66,6 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def biaskit(args: list[str], env: dict, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "biaskit.cli", *args], capture_output=True, text=True, env=env,
                           timeout=kw.pop("timeout", 120), **kw)
-
-
-def strip_volatile(rows: list[dict]) -> list[dict]:
-    """Rows without what legitimately differs between two runs (generation time, cache hit)."""
-    out = []
-    for r in rows:
-        r = json.loads(json.dumps(r))
-        for k in ("timestamp", "cached"):
-            r.get("provenance", {}).pop(k, None)
-        out.append(r)
-    return out
 
 
 # ------------------------------------------------------------------ unreachable and failing servers

@@ -23,7 +23,7 @@ import pytest
 
 from biaskit.io import read_jsonl
 from conftest import REPO, run_cli
-from llm_standin import Reply, chat, standin_server, user_text  # noqa: F401 (a fixture)
+from llm_standin import Reply, chat, standin_server, strip_volatile, user_text  # noqa: F401 (a fixture)
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -53,17 +53,6 @@ def kill_when(p: subprocess.Popen, ready, timeout: float = 120) -> None:
     os.kill(p.pid, signal.SIGKILL)
     p.wait(timeout=30)
     assert p.returncode == -signal.SIGKILL
-
-
-def strip_volatile(rows: list[dict]) -> list[dict]:
-    """Rows without what legitimately differs between two runs (generation time, cache hit)."""
-    out = []
-    for r in rows:
-        r = json.loads(json.dumps(r))
-        for k in ("timestamp", "cached"):
-            r.get("provenance", {}).pop(k, None)
-        out.append(r)
-    return out
 
 
 # ------------------------------------------------------------------ kill -9: curate sentences
