@@ -60,7 +60,7 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     from biaskit.io import read_table, write_json, write_jsonl
     from biaskit.readers import read_judgments
 
-    from .aggregate import aggregate, check_columns, prepare
+    from .aggregate import aggregate, check_columns
 
     k = get_kind(kind)
     extra = sorted(set(options) - set(k.apply_options))
@@ -81,7 +81,6 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
             check_columns(judg, src)
             _check_known(judg["task"], known, k, data_path, src, "judged")
             _check_questions(judg, k, src)
-            prepare(k.votes(judg, records), allowed=k.allowed_labels() or None, duplicates="last", source=src)
     if aggregated is None:
         if judg is None:
             raise InputError("nothing to apply: give the aggregated votes or the judgments.",

@@ -86,8 +86,10 @@ COMMANDS: list[Cmd] = [
     Cmd("annotate agreement", "--judgments {in:judgments} --data {in:pairs_jsonl} --out {outdir:agr}",
         lenient=frozenset({"in:judgments bad label value", "in:pairs_jsonl bad direction value",
                            "in:pairs_jsonl duplicate pair_id"})),
+    # with --aggregated, the judgments only give vote counts: labels beyond the kind's options (StereoSet
+    # validators' 'related') are kept; the aggregated file's labels decide
     Cmd("annotate apply", "--kind pair --data {in:pairs_jsonl} --aggregated {in:aggregated} --judgments "
-                          "{in:judgments} --out {out:ok.jsonl}"),
+                          "{in:judgments} --out {out:ok.jsonl}", lenient=frozenset({"in:judgments bad label value"})),
     Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
                           "--report-dir {outdir:rep}"),
     Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),

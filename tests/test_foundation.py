@@ -274,7 +274,9 @@ def test_read_json_errors_name_file_line_and_fix(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["evaluate", "pairs", "--bogus"],                     # unknown option
     ["annotate", "pull", "--out", "x.csv"],               # missing required option
-    ["evaluate", "pairs", "--data", "x", "--model", "m", "--scorer", "nope", "--out", "o"],  # bad choice
+    # bad choice (given before --data: click checks options in the order given, and a missing --data file
+    # would be reported first)
+    ["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"],
 ])
 def test_cli_usage_errors_are_messages_not_tracebacks(argv):
     out = subprocess.run([sys.executable, "-m", "biaskit.cli", *argv], capture_output=True, text=True)

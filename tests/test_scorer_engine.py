@@ -223,7 +223,8 @@ def test_evaluate_subcommands_do_not_import_their_parent():
 def test_cli_choices_come_from_the_registries(capsys):
     from biaskit.evaluation.scorers import SCORERS
 
-    code, _, err = run_cli(["evaluate", "pairs", "--data", "x", "--model", "m", "--scorer", "nope", "--out", "o"],
+    # --scorer first: options are checked in the order given, and the missing --data file would be named first
+    code, _, err = run_cli(["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"],
                            capsys)
     assert code == 2
     for name in SCORERS.names():
