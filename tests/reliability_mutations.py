@@ -5,10 +5,11 @@ guards it, and expects that test to FAIL; the source file is restored afterwards
 Prints one line per bug: ``caught`` (the test failed with the bug back) or ``MISSED``. Exit 1 when
 any is missed. Run from the repository root::
 
-    .venv/bin/python benchmarks/reliability_mutations.py            # all (a few minutes)
-    .venv/bin/python benchmarks/reliability_mutations.py partial    # the ones whose name contains 'partial'
+    .venv/bin/python tests/reliability_mutations.py            # all (a few minutes)
+    .venv/bin/python tests/reliability_mutations.py partial    # the ones whose name contains 'partial'
 
-(Not a speed benchmark: it lives here because it is a script the lead re-runs, not a unit test.)
+Not collected by pytest (no ``test_`` prefix) and not under ``benchmarks/`` (``make bench`` runs
+every script there): it edits source files while it runs, so run it on a tree nobody else is using.
 """
 from __future__ import annotations
 
