@@ -2,8 +2,9 @@
 
 torch starts with one thread per core. Two biaskit runs on a 2-core machine then run four busy
 threads on two cores, and OpenMP threads that spin while they wait for each other make each run
-several times slower than running them one after the other (measured in docs/reliability.md). The
-rule, first match wins:
+several times slower than running them one after the other (issue 12 reported 80 s instead of about
+14 s for two `evaluate` runs on 2 cores; not re-measured since, see docs/reliability.md). The rule,
+first match wins:
 
 1. ``biaskit --threads N ...`` (sets ``$BIASKIT_THREADS`` for the run);
 2. ``$BIASKIT_THREADS``;
