@@ -7,7 +7,9 @@ requests the server has received, counted from its own access log (uvicorn write
 request), so tests count at the server, not in the client under test. Skips with a reason when
 .venv-llm, llama_cpp.server or the GGUF is missing (``make services`` installs them).
 
-``serve_llama(log_dir, extra_args)`` starts another one (e.g. with ``--kv_overrides``).
+``serve_llama(log_dir, extra_args, gguf=None)`` starts another one (e.g. with ``--kv_overrides``, or
+on another GGUF). ``smollm2_f32_gguf`` (session scoped) is the SmolLM2 GGUF converted to all-float32
+with the same weights (``tests/gguf_f32.py``, ~540 MB in the session's temp folder, BOS switched on).
 ``BIASKIT_LLM_VENV`` overrides the venv path; ``BIASKIT_LLM_GGUF`` the model file.
 """
 from __future__ import annotations
@@ -80,10 +82,11 @@ def llm_venv_and_gguf() -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = ()) -> Iterator[LLMServer]:
-    """Start ``llama_cpp.server`` on the SmolLM2 GGUF (plus ``extra_args``), wait for ``/v1/models``,
-    yield the :class:`LLMServer`, stop it."""
-    py, gguf = llm_venv_and_gguf()
+def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | None = None) -> Iterator[LLMServer]:
+    """Start ``llama_cpp.server`` on ``gguf`` (default: the SmolLM2 GGUF) plus ``extra_args``, wait for
+    ``/v1/models``, yield the :class:`LLMServer`, stop it."""
+    py, default = llm_venv_and_gguf()
+    gguf = gguf or default
     port = _free_port()
     log_path = log_dir / "server.log"
     log = open(log_path, "w", encoding="utf-8")
@@ -122,3 +125,15 @@ def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = ()) -> Iterator[LLM
 def llm_server(tmp_path_factory) -> Iterator[LLMServer]:
     with serve_llama(tmp_path_factory.mktemp("llm-server")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def smollm2_f32_gguf(tmp_path_factory) -> Path:
+    """The SmolLM2 GGUF with every tensor de-quantised to float32 (same weights, ``ALL_F32``) and
+    ``tokenizer.ggml.add_bos_token`` true; converted once per session (~6 s)."""
+    from gguf import GGUFValueType
+    from gguf_f32 import to_f32_gguf
+
+    _, gguf = llm_venv_and_gguf()
+    return to_f32_gguf(gguf, tmp_path_factory.mktemp("gguf-f32") / (gguf.stem + ".F32.gguf"),
+                       {"tokenizer.ggml.add_bos_token": (True, GGUFValueType.BOOL)})
