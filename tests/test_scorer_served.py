@@ -343,6 +343,37 @@ def test_parity_with_in_process_clm_on_the_same_gguf(tmp_path_factory, crows_csv
 F32_PER_TOKEN_MAX, F32_PER_TOKEN_MEDIAN, F32_PER_SENTENCE_MAX = 9e-5, 2.5e-5, 8e-4
 
 
+@pytest.mark.slow
+@pytest.mark.llm
+def test_f32_gguf_copies_every_field_and_tensor(smollm2_f32_gguf):
+    """tests/gguf_f32.py: the same metadata (but the file type and the BOS switch), the same tensors
+    in the same order and shape, all F32; a Q4_1 block de-quantised by hand from its bytes (fp16
+    scale d, fp16 minimum m, 32 4-bit codes: low nibbles are values 0-15, high nibbles 16-31;
+    value = d * code + m) equals the converted numbers."""
+    import numpy as np
+    from fixtures_llm import llm_venv_and_gguf
+    from gguf import GGUFReader
+
+    _, q4 = llm_venv_and_gguf()
+    a, b = GGUFReader(q4), GGUFReader(smollm2_f32_gguf)
+    changed = {"general.file_type": 0, "tokenizer.ggml.add_bos_token": True}
+    assert a.fields.keys() == b.fields.keys()
+    for k, f in a.fields.items():
+        if not k.startswith("GGUF."):
+            assert b.fields[k].types == f.types, k
+            assert b.fields[k].contents() == changed.get(k, f.contents()), k
+    assert [(t.name, list(t.shape)) for t in a.tensors] == [(t.name, list(t.shape)) for t in b.tensors]
+    assert {t.tensor_type.name for t in b.tensors} == {"F32"}
+    src = next(t for t in a.tensors if t.tensor_type.name == "Q4_1")
+    dst = next(t for t in b.tensors if t.name == src.name)
+    raw = bytes(src.data[0, :20])  # the first block of the first row
+    d, m = np.frombuffer(raw[:4], dtype=np.float16).astype(np.float32)
+    codes = [c & 0x0F for c in raw[4:]] + [c >> 4 for c in raw[4:]]
+    assert dst.data[0, :32].tolist() == [float(np.float32(d) * np.float32(c) + np.float32(m)) for c in codes]
+    f32 = next(t for t in a.tensors if t.tensor_type.name == "F32")
+    assert np.array_equal(next(t for t in b.tensors if t.name == f32.name).data, f32.data)
+
+
 @pytest.fixture(scope="module")
 def f32_server(tmp_path_factory, smollm2_f32_gguf):
     from fixtures_llm import serve_llama
