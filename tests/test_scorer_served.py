@@ -334,13 +334,14 @@ def test_parity_with_in_process_clm_on_the_same_gguf(tmp_path_factory, crows_csv
 # de-quantisation (tests/gguf_f32.py); transformers loads it with weights bit-identical to those it
 # loads from the Q4_1 file (asserted below), and llama.cpp computes in float32 on them. The server
 # also keeps its KV cache in F32 (``--type_k 0 --type_v 0``; llama.cpp's default is F16). Measured
-# on the same 20 pairs (40 sentences, 575 scored tokens): |Δ log p| per token median 7.6e-6,
-# 90th percentile 1.5e-5, max 2.9e-5; per sentence max 2.7e-4; 20 of 20 pair decisions agree (the
-# smallest margin is 0.063, 200x the sentence-level difference). That is float32 noise: different
-# summation orders in llama.cpp's and PyTorch's kernels. With the default F16 KV cache the same run
-# measured median 6.6e-4, max 8.3e-3 per token and 0.024 per sentence (decisions still 20/20): the
-# rounding of keys and values to 16 bits. Tolerances below: ~3x the F32-cache figures.
-F32_PER_TOKEN_MAX, F32_PER_TOKEN_MEDIAN, F32_PER_SENTENCE_MAX = 9e-5, 2.5e-5, 8e-4
+# on the first 50 pairs (the Q4_1 test's 20 and 30 more; 100 sentences, 1382 scored tokens):
+# |Δ log p| per token median 7.6e-6, 90th percentile 1.5e-5, max 3.9e-5; per sentence max 2.7e-4;
+# 50 of 50 pair decisions agree (the smallest margin is 0.043, over 150x the sentence-level
+# difference). That is float32 noise: different summation orders in llama.cpp's and PyTorch's
+# kernels. With the default F16 KV cache, the first 20 pairs measured median 6.6e-4, max 8.3e-3 per
+# token and 0.024 per sentence (decisions still 20/20): the rounding of keys and values to 16 bits.
+# Tolerances below: ~3x the F32-cache figures.
+F32_PER_TOKEN_MAX, F32_PER_TOKEN_MEDIAN, F32_PER_SENTENCE_MAX = 1.2e-4, 2.5e-5, 8e-4
 
 
 @pytest.mark.slow
@@ -404,7 +405,7 @@ def test_parity_with_in_process_clm_on_the_same_float32_weights(tmp_path_factory
     got = lm.model.state_dict()
     assert got.keys() == ref.keys()
     assert all(torch.equal(got[k], ref[k]) for k in ref), "the F32 file holds the Q4_1 file's weights exactly"
-    pairs = read_pairs(crows_csv).pairs[:20]
+    pairs = read_pairs(crows_csv).pairs[:50]
     texts = [t for p in pairs for t in (p.sent_more, p.sent_less)]
     clm = CLMScorer(lm, cache=False, progress=False)
     local = LocalEngine(lm, progress=False).loglikelihood([clm._requests(clm._plan_text(t))[0] for t in texts])
