@@ -15,20 +15,16 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pandas as pd
+from aggregate import make_judgments as make_votes  # run as a script: benchmarks/ is on sys.path
 
 
 def make_judgments(n_items: int, n_per_item: int = 3, n_workers: int = 40, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    labels = np.array(["stereo", "antistereo", "invalid"])
-    truth = rng.integers(0, 3, n_items)
-    skill = rng.uniform(0.55, 0.95, n_workers)
-    workers = np.stack([rng.choice(n_workers, n_per_item, replace=False) for _ in range(n_items)])
-    correct = rng.random((n_items, n_per_item)) < skill[workers]
-    lab = np.where(correct, truth[:, None], (truth[:, None] + rng.integers(1, 3, (n_items, n_per_item))) % 3)
-    return pd.DataFrame({"task": np.repeat([f"p-{i:06d}" for i in range(n_items)], n_per_item),
-                         "question": "validity", "worker": [f"w{w:02d}" for w in workers.ravel()],
-                         "label": labels[lab.ravel()], "qtype": "choice",
-                         "lead_time": rng.gamma(2.0, 15.0, n_items * n_per_item).round(2)})
+    """benchmarks/aggregate.py's synthetic crowd (workers of varying skill), as pulled judgments."""
+    df = make_votes(n_items, n_per_item, n_workers, seed)
+    rng = np.random.default_rng(seed + 1)
+    return df.assign(question="validity", qtype="choice",
+                     lead_time=rng.gamma(2.0, 15.0, len(df)).round(2))[
+        ["task", "question", "worker", "label", "qtype", "lead_time"]]
 
 
 def naive_leave_one_out(df: pd.DataFrame, min_others: int = 2):

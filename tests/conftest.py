@@ -10,6 +10,7 @@ Fixture modules (one owner each, to keep them out of each other's way):
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -113,9 +114,10 @@ def _stereoset_flat() -> Path:
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     yield  # after pytest's own summary (the per-test skip reasons): our one line comes last
-    if _MISSING:
-        names = ", ".join(sorted(set(_MISSING.values())))
-        n = len(_MISSING)
+    missing = _missing(config)
+    if missing:
+        names = ", ".join(sorted(set(missing.values())))
+        n = len(missing)
         line = (f"{n} test{'s' if n != 1 else ''} skipped because public data is missing ({names}): fetch it "
                 f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA})")
         if _ALLOW_MISSING[0]:
@@ -125,8 +127,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                                         bold=True)
 
 
+def _missing(config) -> dict[str, str]:
+    """Tests skipped for missing public data: recorded here in one process, and read back from the skip
+    reports (which pytest-xdist's workers send to the controller) when the run is distributed."""
+    out = dict(_MISSING)
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    for rep in (tr.stats.get("skipped", []) if tr else []):
+        msg = rep.longrepr[2] if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3 else str(rep.longrepr)
+        m = re.search(re.escape(MISSING_DATA_REASON) + r": '([^']+)'", msg)
+        if m:
+            out.setdefault(rep.nodeid, m.group(1))
+    return out
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if _MISSING and not _ALLOW_MISSING[0] and session.exitstatus == 0:
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller decides
+    if _missing(session.config) and not _ALLOW_MISSING[0] and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -9,6 +9,8 @@ import os
 import re
 import socket
 import subprocess
+
+import pytest
 import sys
 from pathlib import Path
 
@@ -38,9 +40,13 @@ def _pytest(args: list[str], env: dict) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_missing_data_is_counted_named_and_fails_the_run(tmp_path):
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_missing_data_is_counted_named_and_fails_the_run(tmp_path, dist):
+    """The same with pytest-xdist (`make test` runs two workers): the controller counts the skips."""
+    if dist:
+        pytest.importorskip("xdist", reason="pytest-xdist is in the dev extra")
     env = _offline_env(tmp_path)
-    r = _pytest(TESTS, env)
+    r = _pytest([*TESTS, *dist], env)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert re.search(r"1 passed, 2 skipped", out), out
