@@ -13,6 +13,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 PYTEST_ARGS ?=
+# pytest-xdist workers (a test file stays on one worker: its services and fixtures start once); 0 = one process
+PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile
 TORCH_VERSION ?= 2.13.0
 # empty: PyPI (CUDA build on Linux, for GPU users); https://download.pytorch.org/whl/cpu: CPU-only wheel
 TORCH_INDEX_URL ?=
@@ -85,16 +88,16 @@ demo-release: install
 # mirror when $$BIASKIT_SHARED_DATA or ../shared/data has them); a test whose data cannot be had
 # skips, and the run fails saying how many and how to fetch them (`make test-data`).
 test: install services
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The same, but offline on purpose: no download is tried, and tests without their data skip (counted)
 # without failing the run.
 test-offline: install services
-	$(BIN)/python -m pytest --allow-missing-data $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) --allow-missing-data $(PYTEST_ARGS)
 
 # Unit tests only (no services, no pretrained models).
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 # Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror.
 test-data: install
