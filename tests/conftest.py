@@ -64,10 +64,18 @@ def _fetch(name: str) -> object:
     present = (TEST_DATA / info.filename).exists()
     if not present and _ALLOW_MISSING[0] and not (mirror and find_in_mirror(info, mirror)):
         return "not in the cache or a mirror, and --allow-missing-data forbids the network"
-    try:
-        return download(name, TEST_DATA, mirror=mirror, timeout=20).path
-    except BiaskitError as exc:
-        return str(exc)
+    import fcntl
+
+    TEST_DATA.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist workers may want the same dataset at once: one fetches, the others then find it cached
+    with open(TEST_DATA / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            return download(name, TEST_DATA, mirror=mirror, timeout=20).path
+        except BiaskitError as exc:
+            return str(exc)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def public_dataset(name: str) -> Path:
