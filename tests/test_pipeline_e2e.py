@@ -52,6 +52,18 @@ def _hindi(group: str, i: int) -> str:
     return f"{HI[group]} लोग {digits} घंटे मेहनत करते हैं।"
 
 
+def _kill_while_held(proxy, when, run, env, log):
+    """Start `biaskit run`, let ``proxy`` hold the first request matching ``when``, SIGKILL the run
+    while that request is held (it never reaches the service), then let the proxy go on."""
+    proxy.hold(when)
+    p = start_biaskit(run, env, log)
+    assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=600) and p.poll() is None, \
+        log.read_text()
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    proxy.release()
+
+
 def _by_id(tasks):
     return {t.data["biaskit_id"]: t for t in tasks}
 
@@ -156,13 +168,8 @@ runs = 2
         # process is killed while that request is held (it never reaches the server)
         sents = proj / "work" / "sentences" / "sentences.jsonl"
         t0 = time.time()
-        proxy.hold(lambda c: c.path.endswith("/chat/completions") and c.started >= t0 and bool(_rows(sents)))
-        p = start_biaskit(run, env, logs / "run2.log")
-        assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=600) and p.poll() is None, \
-            (logs / "run2.log").read_text()
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait()
-        proxy.release()
+        _kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and c.started >= t0
+                         and bool(_rows(sents)), run, env, logs / "run2.log")
         kept = _rows(sents)
         validated = _rows(proj / "work" / "tuple_review" / "tuples.jsonl")
         assert {t["tuple_id"] for t in validated} == {t["tuple_id"] for t in tuples} - {rejected}
@@ -201,13 +208,8 @@ runs = 2
         def is_import(c):
             return c.method == "POST" and "/import" in c.path and c.started >= t2
 
-        ls_proxy.hold(lambda c: is_import(c) and bool(ls_proxy.finished(is_import)))
-        p = start_biaskit(run, env, logs / "run4.log")
-        assert wait_for(lambda: p.poll() is not None or ls_proxy.held.is_set(), timeout=600) and p.poll() is None, \
-            (logs / "run4.log").read_text()
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait()
-        ls_proxy.release()
+        _kill_while_held(ls_proxy, lambda c: is_import(c) and bool(ls_proxy.finished(is_import)), run, env,
+                         logs / "run4.log")
         assert len(project_tasks(url, admin, title)) == 1   # one chunk of one task got in before the kill
         cands = _rows(proj / "work" / "translate" / "candidates.jsonl")
         assert len(cands) == len(pairs) > 1 and all(c["target_lang"] == "hi" for c in cands)
