@@ -25,6 +25,10 @@ that names the argument, the path and a fix (exit 2, through :class:`~biaskit.er
 
 The fuzz suite (``tests/test_fuzz_cli.py``) fails when a command declares a ``Path`` parameter
 without one of these builders.
+
+Values from data (a record's ``lang``, a registry's file name, a domain name) become part of a file
+name only through :func:`safe_component` (refused with the record's file and row when unsafe) or
+:func:`slug_component` (a name made safe by replacement, for labels a user chose).
 """
 from __future__ import annotations
 
@@ -217,6 +221,70 @@ def check_writable(path: Path, arg: Optional[str], *, inside: bool = False) -> N
     except OSError as exc:
         raise InputError(f"cannot be written: the folder {base} is not writable ({exc.strerror}).", path=path,
                          arg=arg, fix="choose a folder you can write to, or fix its permissions.") from None
+
+
+# ------------------------------------------------------------------------------------------ data -> names
+MAX_COMPONENT = 64          # characters of a file-name part made from data (a language, a dataset file)
+_MAX_COMPONENT_BYTES = 200  # and its UTF-8 bytes (file systems allow 255 per name)
+_COMPONENT_PUNCT = "._-+@"
+
+
+def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> Optional[str]:
+    """Why ``value`` (NFC-normalised) cannot be part of a file name, or None when it can.
+
+    Allowed: letters, digits and combining marks of any script (Unicode L*, N*, M*: Devanagari words
+    keep their vowel signs) and ``. _ - + @``; not empty, not starting with ``.`` (``..``, hidden
+    files), at most ``max_len`` characters and 200 UTF-8 bytes. Everything else is refused: ``/`` and
+    ``\\``, spaces, control characters, zero-width and bidirectional-override characters (Unicode Cf).
+    """
+    import unicodedata
+
+    if not isinstance(value, str):
+        return f"is a {type(value).__name__}, not text"
+    s = unicodedata.normalize("NFC", value)
+    if not s:
+        return "is empty"
+    if len(s) > max_len or len(s.encode("utf-8")) > _MAX_COMPONENT_BYTES:
+        return f"is {len(s)} characters long; at most {max_len} go into a file name"
+    if s.startswith("."):
+        return "starts with '.'"
+    for ch in s:
+        if ch in _COMPONENT_PUNCT or unicodedata.category(ch)[0] in "LNM":
+            continue
+        name = unicodedata.name(ch, "")
+        what = "'/'" if ch == "/" else "'\\'" if ch == "\\" else f"U+{ord(ch):04X}" + (f" {name}" if name else "")
+        return f"holds {what}, which cannot be part of a file name"
+    return None
+
+
+def safe_component(value: Any, *, what: str = "value", path: Optional[str | Path] = None, row: Optional[int] = None,
+                   column: Optional[str] = None, fix: Optional[str] = None, max_len: int = MAX_COMPONENT) -> str:
+    """``value`` NFC-normalised, when it is safe as one part of a file name (see
+    :func:`component_problem`); otherwise an :class:`InputError` naming the file, row and column the
+    value came from. The one gate a value from data passes before it reaches a path."""
+    import unicodedata
+
+    problem = component_problem(value, max_len=max_len)
+    if problem:
+        shown = repr(value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "...")
+        raise InputError(f"{what} {shown} {problem}.", path=path, row=row, column=column,
+                         fix=fix or f"use letters, digits and {' '.join(_COMPONENT_PUNCT)} (at most {max_len} "
+                                    "characters).")
+    return unicodedata.normalize("NFC", value)
+
+
+def slug_component(text: Any, *, default: str = "x", max_len: int = 80) -> str:
+    """A safe file-name part made from any label (a model path, a domain name): runs of characters
+    :func:`safe_component` refuses become ``-``, leading dots and dashes are dropped, the length is cut."""
+    import re
+    import unicodedata
+
+    s = unicodedata.normalize("NFC", str(text))
+    s = "".join(ch if ch in _COMPONENT_PUNCT or unicodedata.category(ch)[0] in "LNM" else " " for ch in s)
+    s = re.sub(r"\s+", "-", s.strip()).lstrip(".-")[:max_len].rstrip("-") or default
+    while len(s.encode("utf-8")) > _MAX_COMPONENT_BYTES:
+        s = s[:-1]
+    return safe_component(s, max_len=max_len)
 
 
 # ------------------------------------------------------------------------------------------ typer

@@ -53,8 +53,9 @@ def model_slug(model: Any) -> str:
     name = model_name(model)
     p = Path(name).expanduser()
     base = (p.stem if p.is_file() else p.name) if p.exists() else name.replace("/", "--")
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
-    return slug[:80]
+    from biaskit.paths import slug_component
+
+    return slug_component(re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-."), default="model", max_len=80)
 
 
 def _unique_slugs(models: Sequence[Any]) -> list[str]:
