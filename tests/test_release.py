@@ -52,12 +52,9 @@ def _resum(folder: Path) -> None:
 
 @pytest.fixture(scope="module")
 def indibias_release(tmp_path_factory):
-    src = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "indibias" / "IndiBias_v1_sample.csv"
-    import os
+    from conftest import public_dataset   # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
 
-    src = Path(os.environ.get("BIASKIT_SHARED_DATA", src.parents[1])) / "indibias" / "IndiBias_v1_sample.csv"
-    if not src.exists():
-        pytest.skip(f"shared dataset indibias/IndiBias_v1_sample.csv not found ({src})")
+    src = public_dataset("indibias-sample")
     out = tmp_path_factory.mktemp("rel") / "indibias"
     s = build_release([src], out, _opts(name="indibias-sample", skip_invalid=True, license="other", plots=True))
     return src, out, s

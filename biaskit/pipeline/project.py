@@ -252,6 +252,15 @@ class ReleaseStage(Stage):
     plots: bool = True
     date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
 
+    @field_validator("date")
+    @classmethod
+    def _date(cls, v: Optional[str]) -> Optional[str]:
+        from ..release.verify import valid_date
+
+        if v is not None and not valid_date(v):
+            raise ValueError(f"'{v}' is not a day of the calendar; use YYYY-MM-DD, e.g. \"2025-01-31\"")
+        return v
+
 
 class EvaluateStage(Stage):
     """``[stages.evaluate]``: ``biaskit evaluate pairs`` on the release."""

@@ -83,8 +83,12 @@ def _check_options(o: BuildOptions) -> None:
     for k in o.kinds or []:
         if k not in L.KINDS:
             raise InputError(f"unknown kind '{k}'.", fix=f"use {', '.join(L.KINDS)}.")
-    if o.created and not re.match(r"^\d{4}-\d{2}-\d{2}$", o.created):
-        raise InputError(f"invalid date '{o.created}'.", fix="use YYYY-MM-DD.")
+    if o.created:
+        from .verify import valid_date
+
+        if not valid_date(o.created):
+            raise InputError(f"invalid date '{o.created}': not a day of the calendar.",
+                             fix="use YYYY-MM-DD, e.g. --date 2025-01-31.")
 
 
 def _citation(c: Optional[str]) -> Optional[str]:
