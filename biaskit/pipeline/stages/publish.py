@@ -71,7 +71,7 @@ class ReleaseStage(StageRunner):
 
     def option_values(self) -> dict[str, Any]:
         return {**super().option_values(), "name": self.release_name(), "version": self.version(),
-                "out": str(self.out())}
+                "out": self.key(self.out())}
 
     def run(self) -> Outcome:
         from biaskit.release import BuildOptions, build_release, verify_release
@@ -127,7 +127,15 @@ class EvaluateStage(StageRunner):
         return p if p.is_absolute() else self.project.workdir / p
 
     def option_values(self) -> dict[str, Any]:
-        return {**super().option_values(), "models": self.models(), "out": str(self.out())}
+        return {**super().option_values(), "out": self.key(self.out())}
+
+    def extra(self) -> dict[str, Any]:
+        """Each model by what its scores depend on: a local model by its files' content (new weights
+        saved into the same folder change it), an alias or a hub name by its resolved files."""
+        from biaskit.evaluation.models import model_content_id
+
+        return {"model_content": [model_content_id(self.project.path(m) if self.project.path(m).exists() else m)
+                                  for m in self.opts.models]}
 
     def run(self) -> Outcome:
         from biaskit.evaluation.pairs import run_pairs
