@@ -273,11 +273,29 @@ class JobRunner:
         return [JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result) for k, it in zip(keys, items)]
 
     def run(self, items: Iterable[dict[str, Any]]) -> RunSummary:
-        """Run every job, then the task's whole-file pass, then write the run log."""
+        """Run every job, put the output in input order, then the task's whole-file pass, then write
+        the run log."""
         with self:
-            self.run_batch(list(items))
+            outcomes = self.run_batch(list(items))
+            self._in_input_order([o.key for o in outcomes])
             self._finalize()
         return self.summary
+
+    def _in_input_order(self, keys: Sequence[str]) -> None:
+        """Rows are appended as jobs finish (so a kill loses nothing), in an order that depends on
+        the concurrency and the endpoint's timing; a finished run rewrites the file (atomically) with
+        each job's rows in the order of its input, rows of jobs this run did not ask for after them:
+        the same inputs give the same bytes at any concurrency."""
+        if self.out is None or self._sink is None:
+            return
+        order = list(dict.fromkeys(k for k in keys if k in self._done))
+        order += [k for k in self._done if k not in set(order)]
+        if list(self._done) == order:
+            return
+        self._sink.close()
+        write_jsonl(self.out, (r for k in order for r in self._done[k]))
+        self._sink = JsonlAppender(self.out)
+        self._done = {k: self._done[k] for k in order}
 
     def _finalize(self) -> None:
         if self.out is None or type(self.task).finalize is Task.finalize:
