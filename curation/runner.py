@@ -148,6 +148,7 @@ class JobRunner:
     def _open(self) -> None:
         self._opened = True
         if self.out is not None:
+            self._check_owner()       # before the appender repairs a tail: a file not ours is left untouched
             self._sink = JsonlAppender(self.out)
             if self._sink.tail_repair is not None:
                 self.summary.notes.append(self._sink.tail_repair.message())
@@ -159,14 +160,34 @@ class JobRunner:
             if self.retry_failed:
                 self._failed_before = {r.get("job") for r in read_jsonl(self.errors_file)}
 
+    def _check_owner(self) -> None:
+        """``out`` is new, empty, or this task's own earlier output (every row has
+        ``provenance.task`` = the task): a generator appends to and resumes only its own file; any
+        other JSONL (a user's file, another step's) is refused before anything is changed."""
+        assert self.out is not None
+        if not self.out.is_file() or not self.out.stat().st_size:
+            return
+        from biaskit.io import iter_jsonl
+
+        fix = ("choose another --out (a new file: it receives this step's rows and is resumed on re-runs), or move "
+               "that file away.")
+        try:
+            for i, r in iter_jsonl(self.out, tolerate_truncated_tail=True, check_text=False):
+                prov = r.get("provenance") if isinstance(r.get("provenance"), dict) else {}
+                task = prov.get("task")
+                if task != self.task.name:
+                    what = f"rows of the '{task}' task" if task else "records biaskit did not write (no provenance.task)"
+                    raise InputError(f"holds {what}, not the '{self.task.name}' rows this step writes; biaskit appends "
+                                     "only to its own output.", path=self.out, row=i, fix=fix)
+        except InputError as exc:
+            if exc.fix == fix:
+                raise
+            raise InputError(f"is not an output of this step ({exc.message.rstrip('.')}); biaskit appends only to its "
+                             "own output.", path=self.out, row=exc.row, fix=fix) from None
+
     def _read_done(self) -> dict[str, list[dict]]:
         assert self.out is not None and self._sink is not None
         rows = read_jsonl(self.out)
-        other = next((r for r in rows if (r.get("provenance") or {}).get("task") not in (None, self.task.name)), None)
-        if other is not None:
-            raise InputError(f"holds rows of the '{other['provenance']['task']}' task, not '{self.task.name}'.",
-                             path=self.out, fix="choose another --out (it receives this step's rows and is "
-                                                "resumed on re-runs).")
         tail = 0   # rows of the last job, at the end of the file (one job's rows are written in one go)
         last = (rows[-1].get("provenance") or {}).get("job") if rows else None
         while last and tail < len(rows) and (rows[-1 - tail].get("provenance") or {}).get("job") == last:

@@ -384,14 +384,16 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             "retention": retention,
             "flags_dropped": dict(flags_dropped),
         }
-        _wj(tmp / L.RELEASE_JSON, release)
+        from ..redact import redact, redact_obj
+
+        _wj(tmp / L.RELEASE_JSON, redact_obj(release))   # user text (card options, commands) masked
         ctx = {"options": {**asdict(o), "created": created, "citation": citation}, "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
                "limitations": limitations, "plots": plots, "biaskit_version": __version__,
                "n_targets": len(set(targets)),
                "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets"}
-        card = render_card(ctx, human)
+        card = redact(render_card(ctx, human))   # a key pasted into --pretty-name/--citation/--card-text: masked
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
