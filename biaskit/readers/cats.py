@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..ids import CAT_LABEL_ORDER, Numbering
 from ..schema import CAT
-from ._common import UniqueIds, check_file, first_record, read_text, unknown_name
+from ._common import UniqueIds, check_file, first_record, read_head, unknown_name
 
 CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
 LABELS = CAT_LABEL_ORDER
@@ -73,7 +73,7 @@ def read_cats(path: str | Path, format: str = "auto", lang: str = "en", limit: O
 
 def detect_cat_format(path: str | Path) -> str:
     path = Path(path)
-    text = read_text(path)
+    text = read_head(path)
     stripped = text.lstrip()
     if not stripped:
         raise InputError("file is empty.", path=path, fix="point at a StereoSet or biaskit CAT file.")
@@ -220,7 +220,7 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
 
 def _read_biaskit(path: Path) -> list[CAT]:
     cats = []
-    given = UniqueIds(path, "cat_id")
+    given = UniqueIds(path, "cat_id", rescan=lambda: ((i, o.get("cat_id")) for i, o in _iter_lines(path)))
     for i, obj in _iter_lines(path):
         given.add(obj.get("cat_id"), i)
         try:

@@ -173,7 +173,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     """Build the release folder ``out`` from validated record files (see the module docstring)."""
     from ..io import atomic_dir
     from .card import read_card_text, render_card
-    from .history import load_history, record_provenance, summarize_history
+    from .history import load_history, summarize_history
     from .inputs import load_inputs, merge_views
 
     t0 = time.perf_counter()
@@ -230,9 +230,11 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     refuse_leaks(targets, splits, ids)
     lap("targets+split")
 
-    # released records (plain dicts in the schema's JSON form)
+    # released records (plain dicts in the schema's JSON form). Pairs are made one at a time while
+    # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
+    # a large input is written as a stream; CATs and tuples (small) are lists.
     n_p, n_c = len(merged), len(inp.cats)
-    pair_recs = [_pair_record(mp, t, sp) for mp, t, sp in zip(merged, p_targets, splits[:n_p])]
+    p_splits = splits[:n_p]
     cat_recs = []
     for c, sp in zip(inp.cats, splits[n_p:n_p + n_c]):
         d = c.model_dump(mode="json")
@@ -244,26 +246,21 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
-    langs = sorted({lg for r in pair_recs for lg in r["views"]} | {c["lang"] for c in cat_recs}
+    langs = sorted({lg for mp in merged for lg in mp.views} | {c["lang"] for c in cat_recs}
                    | {t["lang"] for t in tuple_recs}, key=lambda lg: (lg != "en", lg))
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
-    pair_langs = [lg for lg in langs if any(lg in r["views"] for r in pair_recs)]
+    present = {lg for mp in merged for lg in mp.views}
+    pair_langs = [lg for lg in langs if lg in present]
 
     from .export import cat_rows as _cat_rows, tuple_rows as _tuple_rows
-    from .stats import compute_stats, write_plots
+    from .history import ProvenanceCounter
+    from .stats import PairStats, compute_stats, write_plots
 
     crow = _cat_rows(cat_recs)
     trow = _tuple_rows(tuple_recs)
-    lap("records")
-    stats = compute_stats(pair_recs, crow, trow, keyness=o.keyness)
-    lap("stats")
-    prov = record_provenance([(lg, v.get("provenance"), v.get("meta")) for r in pair_recs
-                              for lg, v in r["views"].items()]
-                             + [(c["lang"], c.get("provenance"), c.get("meta")) for c in cat_recs]
-                             + [(t["lang"], t.get("provenance"), t.get("meta")) for t in tuple_recs])
     rep = split_report(targets, strata, splits)
-    lap("provenance")
+    lap("records")
     warnings: list[str] = []
     files: list[str] = []
     with atomic_dir(out, owns=(L.RELEASE_JSON,)) as tmp:
@@ -273,14 +270,56 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         record_sha: dict[str, str] = {}        # the record files' SHA-256, computed as they are written
         configs = []
         counts: dict[str, Any] = {}
-        for kind, recs in (("pairs", pair_recs), ("cats", cat_recs), ("tuples", tuple_recs)):
+        prov_acc = ProvenanceCounter()
+        pair_stats = None
+        if merged:
+            pair_stats = PairStats()
+            fn = L.RECORD_FILES["pairs"]
+            by_split = Counter(p_splits)
+            parquet = {sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
+                       for sp in L.SPLITS if by_split.get(sp)}
+            csvs = X.PairCsvWriter(tmp, pair_langs)
+            by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
+            with _RecordWriter(tmp / fn) as jsonl:
+                for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits)):
+                    r = _pair_record(mp, t, sp)
+                    jsonl.write(r)
+                    parquet[sp].add(r)
+                    csvs.add(pos, r)
+                    pair_stats.add(r)
+                    by_split_lang[sp].update(r["views"].keys())
+                    for lg, v in r["views"].items():
+                        prov_acc.add(lg, v.get("provenance"), v.get("meta"))
+            record_sha[fn] = jsonl.sha256
+            written_rows[fn] = n_p
+            conf = {"name": "pairs", "default": True, "data_files": {}, "splits": {}, "features": L.pair_columns(pair_langs)}
+            for sp in L.SPLITS:
+                if sp not in parquet:
+                    continue   # `datasets` cannot load an empty split: it gets no file and no config entry
+                rel = L.parquet_path("pairs", sp)
+                conf["data_files"][sp] = rel
+                conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": parquet[sp].close()}
+                written_rows[rel] = by_split[sp]
+            configs.append(conf)
+            written_rows.update(csvs.close())
+            counts["pairs"] = {"records": n_p, "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
+                               "targets": len(set(p_targets)),
+                               "targets_by_split": {sp: len({t for t, s2 in zip(p_targets, p_splits) if s2 == sp})
+                                                    for sp in L.SPLITS},
+                               "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()}}
+        for c in cat_recs:
+            prov_acc.add(c["lang"], c.get("provenance"), c.get("meta"))
+        for t in tuple_recs:
+            prov_acc.add(t["lang"], t.get("provenance"), t.get("meta"))
+        prov = prov_acc.result()
+        for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
                 continue
             fn = L.RECORD_FILES[kind]
             record_sha[fn] = _write_records(tmp / fn, recs)
             written_rows[fn] = len(recs)
-            split_of = [r["split"] if kind == "pairs" else r["meta"]["split"] for r in recs]
-            conf = {"name": kind, "default": kind == "pairs" or (kind == "cats" and not pair_recs),
+            split_of = [r["meta"]["split"] for r in recs]
+            conf = {"name": kind, "default": kind == "cats" and not merged,
                     "data_files": {}, "splits": {}, "features": None}
             rows_by_split = {}
             for sp in L.SPLITS:
@@ -289,50 +328,38 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 if not idx:
                     continue   # `datasets` cannot load an empty split: it gets no file and no config entry
                 rel = L.parquet_path(kind, sp)
-                if kind == "pairs":
-                    sub = [recs[i] for i in idx]
-                    nb = X.write_pair_parquet(tmp / rel, sub, pair_langs)
-                    conf["features"] = L.pair_columns(pair_langs)
-                elif kind == "cats":
-                    sub = [crow[i] for i in idx]
-                    nb = X.write_cat_parquet(tmp / rel, sub)
+                if kind == "cats":
+                    nb = X.write_cat_parquet(tmp / rel, [crow[i] for i in idx])
                     conf["features"] = L.CAT_COLUMNS
                 else:
-                    sub = [trow[i] for i in idx]
-                    nb = X.write_tuple_parquet(tmp / rel, sub)
+                    nb = X.write_tuple_parquet(tmp / rel, [trow[i] for i in idx])
                     conf["features"] = L.TUPLE_COLUMNS
                 conf["data_files"][sp] = rel
                 conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
                 written_rows[rel] = len(idx)
             configs.append(conf)
-            tg = p_targets if kind == "pairs" else c_targets if kind == "cats" else t_targets
+            tg = c_targets if kind == "cats" else t_targets
             by_split_lang = {}
             for sp, idx in rows_by_split.items():
-                cnt = Counter()
-                for i in idx:
-                    r = recs[i]
-                    if kind == "pairs":
-                        cnt.update(r["views"].keys())
-                    else:
-                        cnt[r["lang"]] += 1
-                by_split_lang[sp] = dict(cnt)
+                by_split_lang[sp] = dict(Counter(recs[i]["lang"] for i in idx))
             counts[kind] = {"records": len(recs), "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
                             "targets": len(set(tg)),
                             "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
                             "by_split_lang": by_split_lang}
-        lap("jsonl+parquet")
-        # CrowS-Pairs / IndiBias CSV
+        stats = compute_stats((), crow, trow, keyness=o.keyness,
+                              pairs=pair_stats.result(o.keyness) if pair_stats is not None else None)
+        lap("records+stats")
+        # CrowS-Pairs / IndiBias CSV (written above)
         file_notes: dict[str, str] = {}
-        if pair_recs:
+        if merged:
             file_notes[L.RECORD_FILES["pairs"]] = ("biaskit ReleasePair records, one per pair: id, split, bias_type, "
                                                   "direction, target, source_id, status, views {lang: sent_more, "
                                                   "sent_less, pair_id, group_more, group_less, provenance, meta}")
             file_notes["data/pairs-{dev,test}.parquet"] = ("config `pairs`: " + ", ".join(L.pair_columns(pair_langs)))
-            written_rows.update(X.write_pair_csvs(tmp, pair_recs, pair_langs))
             file_notes["csv/crows-<lang>-<split>.csv"] = ("CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS)
                                                           + " (first column: the pair's row in pairs.jsonl)")
             if "en" in pair_langs and "hi" in pair_langs:
-                n_both = sum(1 for r in pair_recs if "en" in r["views"] and "hi" in r["views"])
+                n_both = sum(1 for mp in merged if "en" in mp.views and "hi" in mp.views)
                 file_notes["csv/indibias-<split>.csv"] = (
                     "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
                     "and a Hindi view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
@@ -365,7 +392,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         flags_dropped = Counter()
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
-        limitations = _limitations(pair_recs, pair_langs, how, merge_counts, prov, o)
+        limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
         release = {
             "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
             "schema_version": SCHEMA_VERSION, "biaskit_version": __version__,
@@ -416,6 +443,41 @@ def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str
     (folder / L.SUMS).write_text("".join(f"{known.get(r) or sha256_file(folder / r)}  {r}\n" for r in rels),
                                  encoding="utf-8")
     return rels + [L.SUMS]
+
+
+class _RecordWriter:
+    """A record file written one record at a time (pydantic_core's Rust JSON encoder, compact UTF-8),
+    hashed from the bytes as they are written (``sha256`` once closed)."""
+
+    def __init__(self, path: Path, block: int = 4096):
+        import hashlib
+
+        self.path, self.block = path, block
+        self._h = hashlib.sha256()
+        self._buf: list[bytes] = []
+        self.sha256 = ""
+
+    def __enter__(self) -> "_RecordWriter":
+        self._fh = open(self.path, "wb")
+        return self
+
+    def write(self, rec: dict) -> None:
+        from pydantic_core import to_json
+
+        self._buf.append(to_json(rec) + b"\n")
+        if len(self._buf) >= self.block:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = b"".join(self._buf)
+        self._h.update(data)
+        self._fh.write(data)
+        self._buf = []
+
+    def __exit__(self, *exc) -> None:
+        self._flush()
+        self._fh.close()
+        self.sha256 = self._h.hexdigest()
 
 
 def _write_records(path: Path, recs: Sequence[dict], block: int = 4096) -> str:
@@ -507,13 +569,13 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
     return rows
 
 
-def _limitations(pair_recs, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
+def _limitations(merged, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
     out = []
     if len(langs) > 1:
         for lg in langs:
-            miss = sum(1 for r in pair_recs if lg not in r["views"])
+            miss = sum(1 for mp in merged if lg not in mp.views)
             if miss:
-                out.append(f"{miss} of {len(pair_recs)} pairs have no '{lg}' view.")
+                out.append(f"{miss} of {len(merged)} pairs have no '{lg}' view.")
     derived = how.get("checker", 0) + how.get("changed words", 0)
     if derived:
         out.append(f"The target term of {derived} pairs was derived from the word diff (no group_more was "

@@ -257,55 +257,70 @@ def record_provenance(views: Iterable[tuple[str, dict, dict]]) -> dict[str, Any]
     """Facts from the released views' ``provenance``/``meta``: sources, generation models and
     prompts, MT engines, reviewers and annotators (counts only), timestamps.
     ``views``: ``(lang, provenance, meta)`` per released language view (or record)."""
-    sources = Counter()
-    gen = Counter()
-    prompts = Counter()
-    engines = Counter()
-    times: list[str] = []
-    annot_n = Counter()
-    reviewers: set[str] = set()
-    writers: set[str] = set()
-    flipped = 0
-    annotated = 0
-    edited = 0
+    acc = ProvenanceCounter()
     for lang, prov, meta in views:
+        acc.add(lang, prov, meta)
+    return acc.result()
+
+
+class ProvenanceCounter:
+    """:func:`record_provenance` one view at a time (``add``), keeping counts only."""
+
+    def __init__(self) -> None:
+        self.sources: Counter = Counter()
+        self.gen: Counter = Counter()
+        self.prompts: Counter = Counter()
+        self.engines: Counter = Counter()
+        self.first: Optional[str] = None
+        self.last: Optional[str] = None
+        self.annot_n: Counter = Counter()
+        self.reviewers: set[str] = set()
+        self.writers: set[str] = set()
+        self.flipped = self.annotated = self.edited = 0
+
+    def add(self, lang: str, prov: Any, meta: Any) -> None:
         prov = prov if isinstance(prov, dict) else {}
         meta = meta if isinstance(meta, dict) else {}
-        sources[(lang, str(prov.get("source") or NOT_GIVEN))] += 1
+        self.sources[(lang, str(prov.get("source") or NOT_GIVEN))] += 1
         if prov.get("source") == "translation-review":
-            engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
+            self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
         found: list[dict] = []
         _walk(prov, found)
         for g in found:
             if g.get("model") and not (prov.get("source") == "translation-review" and g is prov):
-                gen[str(g.get("model"))] += 1
+                self.gen[str(g.get("model"))] += 1
             if g.get("prompt_id"):
-                prompts[f"{g.get('prompt_id')}@{g.get('prompt_version')}"] += 1
+                self.prompts[f"{g.get('prompt_id')}@{g.get('prompt_version')}"] += 1
             if g.get("timestamp"):
-                times.append(str(g.get("timestamp")))
+                t = str(g.get("timestamp"))
+                self.first = t if self.first is None or t < self.first else self.first
+                self.last = t if self.last is None or t > self.last else self.last
         ann = meta.get("annotation")
         if isinstance(ann, dict):
-            annotated += 1
+            self.annotated += 1
             v = ann.get("validity") or ann.get("stereotype") or {}
             if isinstance(v, dict) and v.get("n_annotators") is not None:
-                annot_n[int(v["n_annotators"])] += 1
-            flipped += "direction_before" in ann
+                self.annot_n[int(v["n_annotators"])] += 1
+            self.flipped += "direction_before" in ann
         rev = meta.get("review")
         if isinstance(rev, dict):
-            reviewers.update(str(r.get("worker")) for r in rev.get("reviewers") or [] if isinstance(r, dict))
-            edited += bool(rev.get("edited"))
+            self.reviewers.update(str(r.get("worker")) for r in rev.get("reviewers") or [] if isinstance(r, dict))
+            self.edited += bool(rev.get("edited"))
         if meta.get("anon_writer"):
-            writers.add(str(meta["anon_writer"]))
-    return {
-        "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(sources.items())],
-        "generation_models": dict(gen.most_common()), "prompts": dict(prompts.most_common()),
-        "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(engines.items())],
-        "generated_between": [min(times), max(times)] if times else None,
-        "annotated_records": annotated, "annotators_per_record": {str(k): v for k, v in sorted(annot_n.items())},
-        "direction_changed_by_annotators": flipped,
-        "translation_reviewers": len(reviewers), "translations_edited_by_reviewers": edited,
-        "crowd_writers": len(writers),
-    }
+            self.writers.add(str(meta["anon_writer"]))
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(self.sources.items())],
+            "generation_models": dict(self.gen.most_common()), "prompts": dict(self.prompts.most_common()),
+            "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(self.engines.items())],
+            "generated_between": [self.first, self.last] if self.first is not None else None,
+            "annotated_records": self.annotated,
+            "annotators_per_record": {str(k): v for k, v in sorted(self.annot_n.items())},
+            "direction_changed_by_annotators": self.flipped,
+            "translation_reviewers": len(self.reviewers), "translations_edited_by_reviewers": self.edited,
+            "crowd_writers": len(self.writers),
+        }
 
 
 NOT_GIVEN = "not recorded"
