@@ -521,7 +521,7 @@ def test_tuples_share_the_target_split_and_flagged_pairs_are_dropped(tmp_path):
         assert r["status"] == "released" and r["meta"]["split"] == split_of[r["identity"].lower().rstrip("s")]
     card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
     assert "Flags of the pairs dropped as `flagged`: multi_span 1." in card
-    assert "| read for release (pair views) | 6 | not released: flagged 1 |" in card
+    assert "| read for release (pairs) | 6 | not released: flagged 1 |" in card
     assert verify_release(tmp_path / "rel").ok
     kept = build_release([p], tmp_path / "rel2", _opts(keep_flagged=True))
     assert kept.counts["pairs"]["records"] == 7

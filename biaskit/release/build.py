@@ -417,7 +417,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         ctx = {"options": {**asdict(o), "created": created, "citation": citation}, "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
-               "limitations": limitations, "plots": plots, "biaskit_version": __version__,
+               "limitations": limitations, "plots": plots, "biaskit_version": __version__, "split_report": rep,
                "n_targets": len(set(targets)),
                "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets"}
         card = redact(render_card(ctx, human))   # a key pasted into --pretty-name/--citation/--card-text: masked
@@ -535,8 +535,9 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
                      "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
                      "source": a["file"]})
     for c in hist["check"]:
-        rows.append({"stage": "checked", "records": c["pairs"], "detail": f"{c['passed']} passed, {c['flagged']} flagged",
-                     "source": c["file"]})
+        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
+        rows.append({"stage": "checked", "records": c["pairs"],
+                     "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}", "source": c["file"]})
     for a in hist["apply"]:
         detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in ("records", "rejected", "needs_adjudication",
                                                                      "not_annotated", "needs_review", "not_reviewed")
@@ -556,15 +557,17 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
                      "source": L.NOT_RECORDED})
     for f in inp.files:
         ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
-        rows.append({"stage": f"read for release ({'pair views' if f.kind == 'pairs' else f.kind})",
-                     "records": f.records,
-                     "detail": (f"not released: {ex}" if ex else "all kept")
+        views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
+        rows.append({"stage": f"read for release ({f.kind})",
+                     "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
+                     "detail": views + (f"not released (views): {ex}" if ex and views else
+                                        f"not released: {ex}" if ex else "all kept")
                      + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
                      "source": Path(f.path).name})
     for kind, c in counts.items():
         rows.append({"stage": f"released ({kind})", "records": c["records"],
                      "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
-                     + (f"; {merge_counts['duplicates']} duplicate views dropped" if kind == "pairs"
+                     + (f"; {merge_counts['duplicates']} duplicate language views dropped" if kind == "pairs"
                         and merge_counts.get("duplicates") else ""), "source": "this release"})
     return rows
 

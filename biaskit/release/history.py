@@ -184,16 +184,25 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                 "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
             })
         elif f.kind == "check":
-            flags = Counter()
-            flagged = 0
+            # counted in pairs (a pair's language views once; flagged when any view is), views beside them
+            from ..check import pair_key
+
+            flags: dict[str, set] = {}
+            pairs, flagged = set(), set()
             for r in d:
+                k = pair_key(r, r.get("row"))
+                pairs.add(k)
                 codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
-                flagged += bool(codes)
-                flags.update(c for c in codes if c)
+                if codes:
+                    flagged.add(k)
+                for c in codes:
+                    if c:
+                        flags.setdefault(c, set()).add(k)
             langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append({"label": f.label, "file": f.name, "pairs": len(d), "flagged": flagged,
-                                 "passed": len(d) - flagged, "by_lang": dict(sorted(langs.items())),
-                                 "flags": dict(sorted(flags.items()))})
+            out["check"].append({"label": f.label, "file": f.name, "pairs": len(pairs), "views": len(d),
+                                 "flagged": len(flagged), "passed": len(pairs) - len(flagged),
+                                 "by_lang": dict(sorted(langs.items())),
+                                 "flags": {c: len(v) for c, v in sorted(flags.items())}})
         elif f.kind == "agreement":
             per_q = {q: {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items",
                                                "n_annotators")}

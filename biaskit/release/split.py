@@ -117,7 +117,7 @@ def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence
     from collections import Counter
 
     if not len(targets):
-        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}}
+        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}, "records_by_stratum": {}}
     rec: Counter = Counter()
     first_split: dict[str, str] = {}
     per_stratum: dict[str, list[int]] = {}
@@ -130,4 +130,5 @@ def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence
     tg = Counter(first_split.values())
     return {"records": {k: int(rec.get(k, 0)) for k in ("dev", "test")},
             "targets": {k: int(tg.get(k, 0)) for k in ("dev", "test")},
-            "dev_share_by_stratum": {st: round(float(d / n), 4) for st, (d, n) in sorted(per_stratum.items())}}
+            "dev_share_by_stratum": {st: round(float(d / n), 4) for st, (d, n) in sorted(per_stratum.items())},
+            "records_by_stratum": {st: {"dev": d, "test": n - d} for st, (d, n) in sorted(per_stratum.items())}}

@@ -48,7 +48,8 @@ class VerifyResult:
         recs = ", ".join(f"{n} {k}" for k, n in c.get("records", {}).items())
         return (f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
                 f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
-                f"complete" + (f", {len(self.warnings)} warning(s)" if self.warnings else ""))
+                + (f"complete, with {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''} (above)"
+                   if self.warnings else "complete"))
 
 
 @without_gc
