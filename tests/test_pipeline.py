@@ -128,6 +128,8 @@ BASE = '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n'
 ])
 def test_project_file_errors_name_the_file_key_and_fix(tmp_path, capsys, body, expected):
     d = _project(tmp_path, body)
+    for name in ("s.jsonl", "c.csv"):      # inputs that exist: each case has exactly one problem
+        (d / name).write_text("", encoding="utf-8")
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2, out + err
     assert err.startswith(f"error: --project {d / 'biaskit.toml'}") and "Fix:" in err and len(err.strip().splitlines()) == 1
