@@ -99,9 +99,13 @@ test-offline: install services
 test-fast: install
 	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
-# Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror.
+# Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror
+# (a folder holding them, e.g. a lab share) instead of the network: `make test-data BIASKIT_DATA_MIRROR=DIR`.
 test-data: install
-	for d in $(DATASETS); do $(BIN)/biaskit data download $$d --out $(TEST_DATA) || exit 1; done
+	@for d in $(DATASETS); do \
+	  $(BIN)/biaskit data download $$d --out $(TEST_DATA) $(if $(BIASKIT_DATA_MIRROR),--mirror $(BIASKIT_DATA_MIRROR)) \
+	  || { echo "make test-data: '$$d' could not be fetched. Offline? Copy it from a local mirror (a folder holding the datasets): make test-data BIASKIT_DATA_MIRROR=DIR"; exit 1; }; \
+	done
 
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -270,7 +270,8 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
             except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
                 raise BiaskitError(f"cannot download {url}: {reason} (offline?). Fix: connect to the internet, "
-                                   "or copy the file from a mirror (--mirror DIR), or download it by hand and "
+                                   "or copy the file from a mirror (--mirror DIR, or the environment variable "
+                                   "BIASKIT_DATA_MIRROR=DIR), or download it by hand and "
                                    "check it with `biaskit data verify`") from None
             fh.flush()
             os.fsync(fh.fileno())

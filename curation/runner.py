@@ -33,6 +33,7 @@ for callers that feed jobs in batches (the translation engine).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 import datetime as _dt
 import time
 from dataclasses import dataclass, field
@@ -149,6 +150,7 @@ class JobRunner:
         self._opened = True
         if self.out is not None:
             self._check_owner()       # before the appender repairs a tail: a file not ours is left untouched
+            self._out_was_there = self.out.exists()
             self._sink = JsonlAppender(self.out)
             if self._sink.tail_repair is not None:
                 self.summary.notes.append(self._sink.tail_repair.message())
@@ -272,7 +274,9 @@ class JobRunner:
         wait = True
         try:
             with progress(len(todo), self.task.name, enabled=self.progress, unit="jobs") as bar:
-                futures = {pool.submit(self._call, k, m): k for k, (_, m) in todo.items()}
+                # each job runs in the caller's context (how hints name options: flags, or biaskit.toml keys)
+                futures = {pool.submit(contextvars.copy_context().run, self._call, k, m): k
+                           for k, (_, m) in todo.items()}
                 for fut in cf.as_completed(futures):
                     k = futures[fut]
                     try:
@@ -354,6 +358,9 @@ class JobRunner:
         for f in (self._sink, self._errs):
             if f is not None:
                 f.close()
+        if self._sink is not None and not getattr(self, "_out_was_there", True) and self.out.is_file() \
+                and not self.out.stat().st_size:
+            self.out.unlink()    # a run that produced no row leaves no empty output behind
         self.summary.stats = self.llm.stats.snapshot()
         if self.errors_file is not None and self.errors_file.exists():
             latest: dict[str, dict] = {}

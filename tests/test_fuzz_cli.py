@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 import pytest
 
+from hints import resolve_output
 from fuzz_table import COMMANDS, HOSTILE_NAMES, PATH_FIELDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
 
 HUGE_FAST = 1_200_000
@@ -467,6 +468,8 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
         valid_code = res.code
         if outside:
             failures.append(f"valid run wrote outside its output arguments: {outside[:5]}")
+        failures += [f"valid run: a hint that does not work: {w}"
+                     for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")]
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
         elif cmd.offline and cmd.rerun and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
@@ -496,6 +499,8 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
                         before, case.files_written(), cmd)
             if why:
                 failures.append(f"{key} {m.name}: {why}")
+            failures += [f"{key} {m.name}: a hint that does not work: {w}"
+                         for w in resolve_output(res.err, cmd.name)]
     if only:
         return n, failures
     for key, (kind, _) in probe.outputs.items():
@@ -510,6 +515,7 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
             res = run_inprocess(case.argv(), env)
             n += 1
             why = check(res, m, p, list(case.inputs.values()), valid_code, before, case.files_written(), cmd)
+            why = why or "; ".join(resolve_output(res.err, cmd.name)) or None
             if not why and res.code == 2:
                 changed = [f for f, b in snapshot.items()
                            if not (case.root / "out" / f).exists() or (case.root / "out" / f).read_bytes() != b]

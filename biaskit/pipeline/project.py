@@ -18,7 +18,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InputError
+from ..errors import BiaskitError, InputError
 
 PROJECT_FILE = "biaskit.toml"
 
@@ -684,6 +684,34 @@ def check_resources(p: Project) -> list[InputError]:
                     out.append(p.error("stages.tuples.axes", f"axis '{a}' has no identity terms in the inventory.",
                                        f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
                                        f"{{ {a} = [\"...\"] }}."))
+    for n in p.enabled():      # an LLM stage needs an endpoint: known before anything runs
+        if n not in ("tuples", "sentences", "translate") and not (n == "pairs" and p.stage("pairs").llm_fallback):
+            continue
+        if n == "translate" and not any(e.split(":", 1)[0].strip().lower() == "llm" for e in p.stage(n).engines):
+            continue
+        try:
+            s = p.llm(n)
+        except ValidationError:
+            continue
+        if s.backend == "openai" and not s.base_url and not os.environ.get("OPENAI_BASE_URL") \
+                and not os.environ.get("OPENAI_API_KEY"):
+            key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
+            out.append(p.error(f"{key}.base_url", f"the {n} stage sends requests to an LLM, but no endpoint is "
+                               "given.", f"set base_url = \"URL\" in [{key}], the API root of an OpenAI-compatible "
+                               "server (e.g. \"http://127.0.0.1:8000/v1\"; or the environment variable "
+                               "OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY; or backend = \"dummy\" in "
+                               f"[{key}] to try it offline."))
+            break
+        if s.base_url and s.backend == "openai":
+            from ..curation.llm.openai_backend import check_base_url
+
+            try:
+                check_base_url(s.base_url)
+            except BiaskitError as exc:
+                key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) and p.stage(n).llm.base_url else "llm"
+                out.append(p.error(f"{key}.base_url", str(exc).split(" Fix:")[0],
+                                   f"set base_url = \"URL\" in [{key}] to your server's API root, e.g. "
+                                   "\"http://127.0.0.1:8000/v1\"."))
     ev = p.stage("evaluate")
     if ev is not None:
         for m in ev.models:

@@ -67,6 +67,18 @@ def rel_path(workdir: Path, p: str | Path) -> str:
         return str(p)
 
 
+def shown_path(p: Path) -> str:
+    """``p`` as a hint shows it: relative to the current folder when inside it, else absolute, so the
+    path works where the message is printed."""
+    import os
+
+    try:
+        rel = os.path.relpath(Path(p).resolve(), Path.cwd().resolve())
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("..") else str(Path(p).resolve())
+
+
 def abs_path(workdir: Path, p: str) -> Path:
     q = Path(p)
     return q if q.is_absolute() else Path(workdir) / q
@@ -122,7 +134,8 @@ def lock(workdir: Path) -> Iterator[None]:
             fh.seek(0)
             who = fh.read().strip()
             raise BiaskitError(f"another `biaskit run` is working in {workdir}" + (f" ({who})" if who else "")
-                               + ". Fix: wait for it to finish (`biaskit status` shows where it is).") from None
+                               + f". Fix: wait for it to finish (`biaskit status --workdir {shown_path(workdir)}` "
+                               "shows where it is).") from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} since {now()}")

@@ -25,6 +25,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 from pydantic import ValidationError
 
+from ..clitools import offer
 from ..errors import InputError
 from ..ids import CAT_LABEL_ORDER, Numbering
 from ..schema import CAT
@@ -89,7 +90,8 @@ def detect_cat_format(path: str | Path) -> str:
         return "stereoset"
     raise InputError(f"cannot tell the CAT format from the keys {sorted(first)}.", path=path, row=1,
                      fix="use the original StereoSet JSON, the flat JSONL (type, target, bias_type, context, "
-                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL; or pass --format.")
+                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL" + offer("format", "; or pass "
+                                                                                                 "--format") + ".")
 
 
 def first_line_is_object(text: str) -> bool:
@@ -177,7 +179,7 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
     if not isinstance(data, dict) or not (set(SPLITS) & set(data)):
         raise InputError("not a StereoSet file: expected {\"version\": ..., \"data\": {\"intrasentence\": [...], "
                          "\"intersentence\": [...]}}.", path=path,
-                         fix="use the original dev.json/test.json, or --format flat|biaskit.")
+                         fix="use the original dev.json/test.json" + offer("format", ", or --format flat|biaskit") + ".")
     cats: list[CAT] = []
     number = Numbering()
     for split in SPLITS:

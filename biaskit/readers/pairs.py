@@ -26,6 +26,7 @@ from typing import Any, Iterator, Optional
 
 from pydantic import ValidationError
 
+from ..clitools import offer
 from ..errors import InputError
 from ..ids import Numbering
 from ..schema import SentencePair, normalize_direction
@@ -138,7 +139,7 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
     if "stereo_antistereo" in cols:
         return "crows"
     raise InputError(f"cannot tell the format from the columns {sorted(cols)}.", path=path,
-                     fix="pass --format crows|indibias|biaskit, or add the columns sent_more, sent_less, "
+                     fix=offer("format", "pass --format crows|indibias|biaskit, or ") + "add the columns sent_more, sent_less, "
                          "direction, bias_type.")
 
 
@@ -168,7 +169,7 @@ def _require(path: Path, columns: list[str], required: list[str], fmt: str) -> N
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)} for format '{fmt}' (found: {', '.join(columns) or 'none'}).",
                          path=path, row=None, fix=f"a {fmt} file needs the columns {', '.join(required)}; "
-                                                  "or pass the right --format.")
+                                                  + offer("format", "or pass the right --format.", "or fix the header."))
 
 
 def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] = None) -> Iterator[tuple[int, dict]]:
@@ -281,7 +282,8 @@ def _validation_error(path: Path, row: int, exc: ValidationError) -> InputError:
     if msg == "Field required":
         msg = "missing value"
     return InputError(f"{msg}.", path=path, row=row, column=loc,
-                      fix=_FIXES.get(loc or "", "correct the value or pass --skip-invalid to skip such rows."))
+                      fix=_FIXES.get(loc or "", "correct the value" + offer("skip_invalid", " or pass --skip-invalid "
+                                                                                            "to skip such rows") + "."))
 
 
 def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,

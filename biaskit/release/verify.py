@@ -382,8 +382,9 @@ def _card(p: Path, res: VerifyResult) -> None:
                 if not (p / str(df.get("path"))).exists():
                     res.add(f"config '{c.get('config_name')}' names a missing file {df.get('path')}.", path=f, fix=fix)
         if str(fm.get("license", "")).lower() in ("unknown", "other", ""):
-            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: pass --license (e.g. cc-by-sa-4.0, "
-                                "required when CrowS-Pairs or StereoSet text is included).")
+            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: rebuild with a licence "
+                                "(`biaskit release build ... --license cc-by-sa-4.0`, license in [stages.release] "
+                                "under `biaskit run`; required when CrowS-Pairs or StereoSet text is included).")
     heads = {h.strip().lower() for h in re.findall(r"(?m)^#{1,4}\s+(.+?)\s*$", text)}
     for s in L.CARD_SECTIONS:
         if s.lower() not in heads:
@@ -394,7 +395,9 @@ def _card(p: Path, res: VerifyResult) -> None:
             what = m.group(1) if m else line.strip()
             section = _section_of(text, i)
             res.warnings.append(f"{f}, row {i}: section '{section}' is still to be written by the maintainers "
-                                f"({what[:80]}). Fix: add '## {section}' to your --card-text file and rebuild.")
+                                f"({what[:80]}). Fix: write '## {section}' in the card text file and rebuild "
+                                "(`biaskit release build ... --card-text FILE`; card_text in [stages.release] under "
+                                "`biaskit run`).")
 
 
 def _section_of(text: str, line_no: int) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from biaskit.errors import InputError
 
+from ..state import shown_path
 from .base import WORK_DIR, Outcome, StageFailed, StageRunner
 
 # stage reports the release card reads: (stage, file under work/<stage>/, label)
@@ -97,13 +98,14 @@ class ReleaseStage(StageRunner):
         s = build_release(records, out, opts)
         v = verify_release(out)
         if not v.ok:
-            raise StageFailed(f"`biaskit release verify {out}` found {len(v.problems)} problem(s), e.g. "
+            raise StageFailed(f"`biaskit release verify {shown_path(out)}` found {len(v.problems)} problem(s), e.g. "
                               f"{v.problems[0]}")
         counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test "
                            f"{c['by_split'].get('test', 0)})" for k, c in s.counts.items())
         return Outcome("done", produces=out, outputs={"release": out, "card": out / "README.md"},
                        warnings=[f"{len(s.warnings)} card section(s) are left to the maintainers "
-                                 f"(`biaskit release verify {self.rel(out)}` lists them)"] if s.warnings else [],
+                                 f"(`biaskit release verify {shown_path(out)}` lists them; write them in the "
+                                 f"card_text file of [stages.release])"] if s.warnings else [],
                        summary={"counts": s.counts, "verify": v.checked if hasattr(v, "checked") else None},
                        message=f"{s.name} {s.version}: {counts}; verified")
 
