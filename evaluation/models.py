@@ -268,6 +268,25 @@ def _detect_kind(config: Any) -> str:
                        "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
 
 
+def model_family(name_or_path: Any) -> str:
+    """``mlm``, ``clm`` or ``seq2seq`` for a model, from its config alone (no weights are loaded): the
+    pair scorer its architecture calls for."""
+    if isinstance(name_or_path, LoadedLM):
+        return name_or_path.kind
+    from types import SimpleNamespace
+
+    path = resolve_model(name_or_path)
+    try:
+        cfg = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BiaskitError(f"{path}: cannot read config.json ({exc}). Fix: pass --scorer mlm|clm|seq2seq") from None
+    if cfg.get("is_encoder_decoder"):
+        return "seq2seq"
+    conf = SimpleNamespace(architectures=cfg.get("architectures"), model_type=cfg.get("model_type"),
+                           is_decoder=cfg.get("is_decoder", False), is_encoder_decoder=False)
+    return _detect_kind(conf)
+
+
 def pick_device(device: str = "auto") -> str:
     torch = require("torch", "evaluation")
     d = (device or "auto").lower()

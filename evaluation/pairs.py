@@ -133,7 +133,7 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
 
 
 def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
-              models: Sequence[Any] | str = (), scorer: str = "mlm", unit: str = "token",
+              models: Sequence[Any] | str = (), scorer: Optional[str] = None, unit: str = "token",
               method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
               runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
@@ -154,13 +154,17 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     from . import distributed
     from .scorers import SCORERS, load_scorer
 
-    SCORERS.get(scorer).check_normalise(normalise, method)  # before reading data or loading a model
     t_start = time.perf_counter()
     if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
         models = [models]
     models = list(models)
     if not models:
         raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
+    if scorer is None:        # from the models' architecture (their config; no weights loaded)
+        from .scorers import infer_scorer
+
+        scorer = infer_scorer(models, served=bool((scorer_options or {}).get("base_url")))
+    SCORERS.get(scorer).check_normalise(normalise, method)  # before reading data or loading a model
     if runs < 1:
         raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
     if not 0 < fraction <= 1:

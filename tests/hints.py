@@ -29,7 +29,7 @@ BACKTICK = re.compile(r"`([^`\n]+)`")
 FLAG = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
 TOML_SET = re.compile(r"\b([a-z_]+) = (?:\"[^\"]*\"|[^\s,;]+) in \[([a-z_.]+)\]")
 TOML_KEY = re.compile(r"\b([a-z_]+) in \[([a-z_.]+)\]")
-PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_.]*(?:[=:][^\s]*)?$|^<.*>$|^X\.Y\.Z$")
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_-]*(?:\.[a-z0-9]+)*(?:[=:][^\s]*)?$|^<.*>$|^X\.Y\.Z$")
 
 
 def _leaf_commands() -> dict[str, object]:

@@ -164,3 +164,47 @@ def test_every_make_target_a_hint_names_exists():
 
     assert {"demo", "demo-release", "test", "test-data", "test-offline", "bench"} <= make_targets()
     assert os.path.exists(REPO / "Makefile")
+
+
+# ------------------------------------------------------------------------------------------ --scorer
+@pytest.mark.parametrize("fixture, family", [("tiny_bert", "mlm"), ("tiny_gpt2", "clm"), ("tiny_mt5", "seq2seq")])
+def test_the_scorer_comes_from_the_model_architecture(fixture, family, request, tmp_path, capsys):
+    """Without --scorer, `evaluate pairs` scores a causal model as a causal model (no 13 s of loading
+    it as a masked LM before being told to switch): the family is read from config.json."""
+    import json
+
+    from biaskit.evaluation.models import model_family
+
+    model = request.getfixturevalue(fixture)
+    assert model_family(model) == family
+    code, out, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--lang", "en", "--limit", "4", "--runs", "1",
+                              "-m", str(model), "--out", str(tmp_path / "res"), "-q"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "res" / "summary.json").read_text(encoding="utf-8"))["scorer"] == family
+
+
+def test_models_of_different_families_need_a_scorer(tiny_bert, tiny_gpt2, tmp_path, capsys):
+    code, out, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "-m", str(tiny_bert), "-m", str(tiny_gpt2),
+                              "--out", str(tmp_path / "res")], capsys)
+    assert code == 2 and "call for different scorers" in err and "--scorer" in err, err
+    assert resolve_output(err, "evaluate pairs") == []
+
+
+# ------------------------------------------------------------------------------------------ --help examples
+def test_the_help_of_every_main_command_starts_with_two_working_examples(capsys):
+    """Each main command's --help shows two examples right after its summary, before the options, and
+    every example works from the repository's root (files of the repository, or ALL-CAPS placeholders)."""
+    from biaskit.cli_examples import EXAMPLES
+    from hints import commands
+
+    assert set(EXAMPLES) <= set(commands()), set(EXAMPLES) - set(commands())
+    for name, examples in EXAMPLES.items():
+        assert len(examples) == 2
+        for e in examples:
+            assert e.startswith(f"biaskit {name} "), e
+            assert resolve(f"`{e}`", None, REPO) == [], (name, e, resolve(f"`{e}`", None, REPO))
+        code, out, err = run_cli([*name.split(), "--help"], capsys)
+        assert code == 0, err
+        head = out.split("Options", 1)[0]
+        assert "Examples:" in head and all(" ".join(e.split()) in " ".join(head.split()) for e in examples), \
+            (name, head)

@@ -292,7 +292,7 @@ class EvaluateStage(Stage):
     """``[stages.evaluate]``: ``biaskit evaluate pairs`` on the release."""
 
     models: list[str] = Field(..., min_length=1)
-    scorer: str = "mlm"
+    scorer: Optional[str] = Field(None, description="default: the one the models' architecture calls for")
     method: Optional[str] = None
     unit: Literal["token", "word"] = "token"
     split: Optional[Literal["dev", "test"]] = "test"
@@ -306,10 +306,10 @@ class EvaluateStage(Stage):
 
     @field_validator("scorer")
     @classmethod
-    def _scorer(cls, v: str) -> str:
+    def _scorer(cls, v: Optional[str]) -> Optional[str]:
         from ..evaluation.scorers import SCORERS
 
-        return _registry_name(v, SCORERS.names(), "scorer")
+        return None if v is None else _registry_name(v, SCORERS.names(), "scorer")
 
 
 class Stages(_Table):
