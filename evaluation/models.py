@@ -344,18 +344,31 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
     transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     k = _detect_kind(config) if kind in (None, "auto") else _check_kind(kind)
     auto = transformers.AutoModelForMaskedLM if k == "mlm" else transformers.AutoModelForCausalLM
+
+    def load_weights(**extra):
+        try:
+            return auto.from_pretrained(str(path), dtype=tdtype, **extra)
+        except ValueError as exc:
+            raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
+                               "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
-        extra = {}
-        if device_map is not None:
-            require("accelerate", "evaluation", "--device-map")
-            extra["device_map"] = device_map
-        model = auto.from_pretrained(str(path), dtype=tdtype, **extra)
+        tokenizer = load_tokenizer(transformers, path)
     except ValueError as exc:
-        raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
-                           "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
+        raise BiaskitError(f"{path}: cannot load its tokenizer ({exc}). Fix: check the folder is a complete "
+                           "save_pretrained output") from exc
+    fp = fingerprint_dir(path, kind=k)
+    if device_map is None:    # the weights are loaded at the first forward pass (a cached re-run never needs them)
+        def load():
+            m = load_weights()
+            m.to(dev)
+            m.eval()
+            return m
+        return LoadedLM(model=LazyModel(load, config), tokenizer=tokenizer, kind=k, name=str(name_or_path),
+                        fingerprint=fp, device=dev, dtype=str(tdtype).replace("torch.", ""), path=str(path), meta={})
+    require("accelerate", "evaluation", "--device-map")
+    model = load_weights(device_map=device_map)
     meta: dict = {}
-    if device_map is None:
+    if device_map is None:  # pragma: no cover - handled above
         model.to(dev)
     else:  # accelerate placed the layers (and moves activations between devices itself)
         dev = str(model.get_input_embeddings().weight.device)
@@ -363,9 +376,70 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
         meta["device_map"] = {"requested": device_map if isinstance(device_map, str) else "custom",
                               "placement": placed or {"": dev}}
     model.eval()
-    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path),
-                    fingerprint=fingerprint_dir(path, kind=k), device=dev,
+    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path), fingerprint=fp, device=dev,
                     dtype=str(tdtype).replace("torch.", ""), path=str(path), meta=meta)
+
+
+def load_tokenizer(transformers: Any, path: Path) -> Any:
+    """``AutoTokenizer.from_pretrained(path)``, kept once built in biaskit's cache (a pickle under
+    ``$BIASKIT_CACHE_DIR/tokenizers``, named by the SHA-256 of every non-weight file of the folder and
+    the transformers and tokenizers versions): building Gemma's 262k-entry tokenizer from its JSON
+    takes seconds of CPU, reading it back about a third of that (the warm ``make demo``)."""
+    import pickle
+
+    from biaskit.cache import default_cache_dir
+    from biaskit.io import atomic_write_bytes, sha256_cached
+
+    path = Path(path)
+    try:
+        import tokenizers
+
+        h = hashlib.sha256(f"biaskit-tokenizer-v1|{transformers.__version__}|{tokenizers.__version__}".encode())
+        for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix not in _WEIGHT_SUFFIXES
+                        and not p.name.startswith(".")):
+            h.update(f.name.encode() + b"\0" + sha256_cached(f).encode() + b"\n")
+        cached = default_cache_dir() / "tokenizers" / f"{h.hexdigest()[:32]}.pkl"
+    except (ImportError, OSError):
+        return transformers.AutoTokenizer.from_pretrained(str(path))
+    if cached.is_file():
+        try:
+            with open(cached, "rb") as fh:
+                return pickle.load(fh)   # written by this function, in biaskit's own cache folder
+        except Exception:  # noqa: BLE001 - a damaged or foreign file: build the tokenizer again
+            pass
+    tok = transformers.AutoTokenizer.from_pretrained(str(path))
+    try:
+        atomic_write_bytes(cached, pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - a read-only cache, an unpicklable tokenizer: no cache, same result
+        pass
+    return tok
+
+
+class LazyModel:
+    """A model loaded at its first use: ``config`` (read with the folder) answers without the weights;
+    any other attribute, or a call, loads them once. A re-run whose scores all come from the cache
+    (a warm ``make demo``) never reads a weights file."""
+
+    def __init__(self, load, config):
+        self._load, self._model, self.config = load, None, config
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def get(self):
+        if self._model is None:
+            self._model = self._load()
+            self.config = self._model.config
+        return self._model
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_load", "_model"):
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+    def __call__(self, *args, **kwargs):
+        return self.get()(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------------
