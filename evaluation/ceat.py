@@ -1,0 +1,315 @@
+"""CEAT: the Contextualized Embedding Association Test (Guo & Caliskan, AIES 2021).
+
+A word has many contextual embeddings, one per sentence it occurs in. CEAT samples one embedding of
+every word of a test ``N`` times (reference code: ``N = 10000``), computes the WEAT effect size
+``ES_i`` of each sample and its in-sample variance ``V_i`` (the variance of the association scores
+s(w, A, B) over X ∪ Y whose standard deviation is the effect size's denominator), and combines the
+samples with a **random-effects model** (weiguowilliam/CEAT ``code/ceat.py``, ``ceat_meta``):
+
+- ``w_i = 1 / V_i``;  ``Q = Σ w_i ES_i² − (Σ w_i ES_i)² / Σ w_i``;  ``df = N − 1``
+- ``τ² = (Q − df) / (Σ w_i − Σ w_i² / Σ w_i)`` when ``Q > df``, else 0
+- ``v*_i = V_i + τ²``, ``w*_i = 1 / v*_i``
+- combined effect size ``CES = Σ w*_i ES_i / Σ w*_i``, its variance ``V = 1 / Σ w*_i``
+- ``p = 1 − Φ(CES / √V)`` (one-sided)
+
+Contexts: sentences of a corpus you pass, one per line (the paper: Reddit comments). As the
+reference, a sentence of nine or more words is cut to a window around the word (the first nine
+words when the word is among the first four, the last nine when it is among the last four, else
+the four words before it and the three after it), encoded **without special tokens**, and the word's
+embedding is the last layer at its **last word piece**. At most ``max_contexts`` sentences per word
+(the first ones in the corpus).
+
+**Group-level CEAT** (Cao et al. 2022 §2, one effect size per protected group, e.g. "woman" against
+pleasant / unpleasant words): the single-category effect size of each sample,
+``(mean_a cos(g, a) − mean_b cos(g, b)) / std_{x ∈ A ∪ B} cos(g, x)`` (Caliskan et al. 2017's WEFAT
+form, sample std), with ``V_i`` the variance in its denominator, averaged over the group's words,
+combined by the same random-effects model. Cao et al. do not spell the formula out; this is
+biaskit's reading (docs/fidelity.md).
+"""
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from biaskit.errors import BiaskitError, InputError
+
+N_SAMPLES = 10_000        # weiguowilliam/CEAT README: N = 10000 by default
+MAX_CONTEXTS = 1000       # reference generate_ebd_bert.py: at most 1000 sentences per word
+WINDOW = 9
+_PUNCT = string.punctuation + "“”‘’"
+
+
+# ------------------------------------------------------------------------------------------- statistics
+def random_effects(es: Sequence[float], v: Sequence[float]) -> dict:
+    """Combine per-sample effect sizes ``es`` with in-sample variances ``v`` (see the module docstring)."""
+    from scipy.stats import norm
+
+    e = np.asarray(es, dtype=np.float64)
+    w = 1.0 / np.asarray(v, dtype=np.float64)
+    q = float(np.sum(w * e ** 2) - np.sum(w * e) ** 2 / np.sum(w))
+    df = len(e) - 1
+    tau2 = (q - df) / float(np.sum(w) - np.sum(w ** 2) / np.sum(w)) if q > df else 0.0
+    w_star = 1.0 / (np.asarray(v, dtype=np.float64) + tau2)
+    ces = float(np.sum(w_star * e) / np.sum(w_star))
+    var = float(1.0 / np.sum(w_star))
+    return {"ces": ces, "variance": var, "q": q, "tau2": tau2, "p_value": float(norm.sf(ces / math.sqrt(var))),
+            "n_samples": len(e), "pes": float(np.mean(e))}
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+    return a @ b.T
+
+
+def weat_sample(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
+    """The WEAT effect size of one sample and its in-sample variance (reference ``effect_size``)."""
+    s = np.concatenate([_cos(X, A).mean(1) - _cos(X, B).mean(1), _cos(Y, A).mean(1) - _cos(Y, B).mean(1)])
+    sd = float(np.std(s, ddof=1))
+    return float((s[:len(X)].mean() - s[len(X):].mean()) / sd), sd ** 2
+
+
+def single_category_sample(G: np.ndarray, A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
+    """The single-category effect size of one sample (averaged over the group's words) and its variance."""
+    es, var = [], []
+    for g in G:
+        ca, cb = _cos(g[None, :], A)[0], _cos(g[None, :], B)[0]
+        sd = float(np.std(np.concatenate([ca, cb]), ddof=1))
+        es.append((ca.mean() - cb.mean()) / sd)
+        var.append(sd ** 2)
+    return float(np.mean(es)), float(np.mean(var))
+
+
+def ceat(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], *, n_samples: int = N_SAMPLES,
+         seed: int = 0) -> dict:
+    """CEAT of ``sets`` = (X, Y, A, B) (two targets) or (G, A, B) (one group): ``embs[word]`` holds
+    the word's contextual embeddings (one row per context)."""
+    missing = [w for s in sets for w in s if w not in embs or len(embs[w]) == 0]
+    if missing:
+        raise BiaskitError(f"no context for {', '.join(sorted(set(missing))[:5])} in the corpus. Fix: pass a corpus "
+                           "in which every word of the test occurs (or drop those words)")
+    rng = np.random.default_rng(seed)
+    es, v = [], []
+    for _ in range(n_samples):
+        drawn = [np.stack([embs[w][rng.integers(len(embs[w]))] for w in s]) for s in sets]
+        e, var = weat_sample(*drawn) if len(sets) == 4 else single_category_sample(*drawn)
+        es.append(e)
+        v.append(var)
+    return random_effects(es, v)
+
+
+# ------------------------------------------------------------------------------------------- contexts
+def _strip(t: str) -> str:
+    return t.strip(_PUNCT)
+
+
+def window(words: Sequence[str], idx: int, n_term: int = 1) -> tuple[list[str], int]:
+    """The reference's ``short_sen``: the words kept around the term at ``idx`` and its new index."""
+    if len(words) < WINDOW:
+        return list(words), idx
+    if idx < 4:
+        return list(words[:WINDOW]), idx
+    if len(words) - idx - n_term < 4:
+        return list(words[-WINDOW:]), idx - (len(words) - WINDOW)
+    return list(words[idx - 4:idx + 4]), 4
+
+
+def find_contexts(corpus: str | Path | Sequence[str | Path], terms: Iterable[str],
+                  max_contexts: int = MAX_CONTEXTS) -> dict[str, list[tuple[str, int, int]]]:
+    """Every term's contexts: ``(text, char_start, char_end)`` of the term in its windowed sentence.
+    A term matches whole words (edge punctuation ignored, case kept; a multi-word term matches a run of
+    words), once per sentence (its first occurrence, as the reference's ``list.index``). The corpus
+    (files or folders, one sentence per line) is streamed."""
+    from .seat_names import corpus_lines
+
+    terms = list(dict.fromkeys(terms))
+    parts = {t: t.split() for t in terms}
+    by_first: dict[str, list[str]] = {}
+    for t, ps in parts.items():
+        by_first.setdefault(ps[0], []).append(t)
+    out: dict[str, list] = {t: [] for t in terms}
+    for line in corpus_lines([corpus] if isinstance(corpus, (str, Path)) else corpus):
+        words = line.split()
+        bare = [_strip(w) for w in words]
+        seen: set[str] = set()
+        for i, b in enumerate(bare):
+            for t in by_first.get(b, ()):
+                ps = parts[t]
+                if t in seen or len(out[t]) >= max_contexts or bare[i:i + len(ps)] != ps:
+                    continue
+                seen.add(t)
+                kept, j = window(words, i, len(ps))
+                text = " ".join(kept)
+                start = len(" ".join(kept[:j])) + (1 if j else 0) + kept[j].find(ps[0])
+                span = " ".join(kept[j:j + len(ps)])
+                end = start + len(span[span.find(ps[0]):].rstrip(_PUNCT))
+                out[t].append((text, start, end))
+    return out
+
+
+@dataclass
+class ContextEncoder:
+    """Last-layer states at a character span's last word piece, inputs without special tokens."""
+
+    encoder: Any  # biaskit.evaluation.seat.Encoder
+
+    def embed(self, contexts: Sequence[tuple[str, int, int]], *, batch_size: int = 64, cache: Any = None) -> np.ndarray:
+        import torch
+
+        from .engine import ENGINE_CACHE_VERSION, forward_batches
+        from .score_cache import cached_results
+
+        enc_ = self.encoder
+        if not getattr(enc_.tokenizer, "is_fast", False):
+            raise BiaskitError("CEAT needs a fast tokenizer (character offsets). Fix: save the model with its "
+                               "tokenizer.json")
+        mid = {"engine": "ceat", "v": ENGINE_CACHE_VERSION, "model": enc_.fingerprint, **({"part": enc_.part}
+                                                                                           if enc_.part else {})}
+
+        def run(todo: list[int]):
+            encs, pos = [], []
+            for i in todo:
+                text, a, b = contexts[i]
+                e = enc_.tokenizer(text, add_special_tokens=False, truncation=True, return_offsets_mapping=True)
+                hit = [k for k, (s, t) in enumerate(e["offset_mapping"]) if t > s and s < b and t > a]
+                if not hit:
+                    raise BiaskitError(f"the term at {a}:{b} of {text!r} maps to no token.")
+                encs.append({k: e[k] for k in ("input_ids", "token_type_ids") if k in e})
+                pos.append(hit[-1])
+            where = dict(zip(todo, pos))
+
+            for idx, out in forward_batches(todo, encs, batch_size, enc_.model.device,
+                                            lambda x: enc_.model(**x).last_hidden_state.float()):
+                yield idx, [out[j, where[i]].cpu().tolist() for j, i in enumerate(idx)]
+
+        vecs = cached_results(cache, [{"ceat": mid, "t": t, "a": a, "b": b} for t, a, b in contexts], run)
+        return np.asarray(vecs, dtype=np.float64)
+
+
+def embeddings(encoder: Any, corpus: str | Path | Sequence[str | Path], terms: Iterable[str], *, max_contexts: int = MAX_CONTEXTS,
+               batch_size: int = 64, cache: Any = None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Every term's contextual embeddings from ``corpus`` and how many contexts each has."""
+    ctx = find_contexts(corpus, terms, max_contexts=max_contexts)
+    flat = [(t, c) for t, cs in ctx.items() for c in cs]
+    vecs = ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
+    out: dict[str, list] = {t: [] for t in ctx}
+    for (t, _), v in zip(flat, vecs):
+        out[t].append(v)
+    return {t: np.asarray(v) for t, v in out.items()}, {t: len(v) for t, v in ctx.items()}
+
+
+# ------------------------------------------------------------------------------------------- runner
+def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict[str, list[str]]], list[str],
+                                                                   list[str], str]:
+    """Groups per domain and the two attribute lists: ``path`` (JSON like data/cao2022/groups.json) or
+    Cao et al.'s (None)."""
+    from biaskit.io import read_json
+
+    data_dir = Path(__file__).resolve().parent.parent / "data"
+    p = Path(path) if path else data_dir / "cao2022" / "groups.json"
+    doc = read_json(p, fix="a groups file is JSON: {\"attributes\": {\"A\": [...], \"B\": [...]}, \"domains\": "
+                           "{DOMAIN: {GROUP: [WORDS]}}}.")
+    attrs = doc.get("attributes") or {}
+    if "file" in attrs:
+        lex = read_json(data_dir / attrs["file"])["lists"]
+        A = [w["en"] for w in lex[attrs["A"]]["words"]]
+        B = [w["en"] for w in lex[attrs["B"]]["words"]]
+        names = f"{attrs['A']} / {attrs['B']}"
+    else:
+        A, B = list(attrs.get("A") or []), list(attrs.get("B") or [])
+        names = f"{attrs.get('A_name', 'A')} / {attrs.get('B_name', 'B')}"
+    domains = (doc.get("metrics") or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
+    if not A or not B or not domains:
+        raise InputError("needs attributes A and B and at least one domain of groups.", path=p,
+                         fix="write {\"attributes\": {\"A\": [...], \"B\": [...]}, \"domains\": {\"gender\": "
+                             "{\"man\": [\"man\"], \"woman\": [\"woman\"]}}}.")
+    norm = {d: (g if isinstance(g, dict) else {w: [w] for w in g}) for d, g in domains.items()}
+    return norm, A, B, names
+
+
+def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str | Path, *, tests: Sequence[str] = (),
+             groups: Optional[str | Path] = None, n_samples: Optional[int] = None, seed: int = 0,
+             max_contexts: int = MAX_CONTEXTS, batch_size: int = 64, device: str = "auto", cache: Any = True,
+             protocol: Optional[str] = None, command: Optional[str] = None) -> dict:
+    """CEAT of SEAT-format tests (``tests``: X/Y/A/B word lists) or, without tests, of protected groups
+    (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
+    words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
+    summary.json and report.md."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+
+    from .protocols import apply_protocol, get_protocol
+    from .score_cache import open_cache
+    from .seat import Encoder, read_seat_test, resolve_tests
+
+    from .seat_names import corpus_files
+
+    corpus = corpus_files([corpus] if isinstance(corpus, (str, Path)) else corpus)
+    proto = get_protocol(protocol) if protocol not in (None, "auto") else None
+    applied = apply_protocol(proto, "ceat", {"n_samples": n_samples}, {"n_samples": N_SAMPLES},
+                             chosen_by="--protocol" if proto else "no data origin: CEAT's own defaults",
+                             words={"n_samples": {N_SAMPLES: "10,000 samples"}})
+    n_samples = applied.values["n_samples"]
+    if n_samples < 2:
+        raise BiaskitError("--n-samples must be at least 2 (the random-effects model needs N - 1 > 0)")
+    enc = Encoder.load(model, device=device)
+    dc = open_cache(cache)
+    rows, group_rows = [], []
+    if tests:
+        parsed = [read_seat_test(p) for p in resolve_tests(tests)]
+        words = [w for t in parsed for s in t.sets.values() for w in s.examples]
+        embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
+        for t in parsed:
+            sets = [t.sets[k].examples for k in ("targ1", "targ2", "attr1", "attr2")]
+            r = ceat(embs, sets, n_samples=n_samples, seed=seed)
+            rows.append({"test": t.name, "targ1": t.sets["targ1"].category, "targ2": t.sets["targ2"].category,
+                         "attr1": t.sets["attr1"].category, "attr2": t.sets["attr2"].category, **r,
+                         "min_contexts": min(counts[w] for s in sets for w in s)})
+    else:
+        domains, A, B, names = read_groups(groups, "ceat")
+        words = [w for g in domains.values() for ws in g.values() for w in ws] + A + B
+        embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
+        for dom, gs in domains.items():
+            for g, ws in gs.items():
+                r = ceat(embs, [ws, A, B], n_samples=n_samples, seed=seed)
+                rows.append({"domain": dom, "group": g, "words": " ".join(ws), "attributes": names, **r,
+                             "min_contexts": min(counts[w] for w in ws + A + B)})
+                group_rows.append({"domain": dom, "group": g, "metric": "ces", "score": r["ces"],
+                                   "count": min(counts[w] for w in ws)})
+    summary = {"benchmark": "ceat", "kind": "ceat", "model": model, "fingerprint": enc.fingerprint,
+               "encoder_part": enc.part or None, "corpus": [str(c) for c in corpus], "n_samples": n_samples, "seed": seed,
+               "max_contexts": max_contexts, "mode": "tests" if tests else "groups", "results": rows,
+               "contexts": counts, "protocol": applied.as_dict(), "command": command}
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:
+        write_table(out / "results.csv", pd.DataFrame(rows))
+        if group_rows:
+            write_table(out / "groups.csv", pd.DataFrame(group_rows))
+        write_json(out / "summary.json", summary)
+        atomic_write_text(out / "report.md", render_ceat(summary))
+    return summary
+
+
+def render_ceat(summary: dict) -> str:
+    from .protocols.base import render_protocol
+
+    lines = [f"# CEAT: {summary['model']}", "",
+             f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed {summary['seed']}), at most "
+             f"{summary['max_contexts']} contexts per word.", "", render_protocol(summary.get("protocol") or {}),
+             "| " + (" | ".join(["test", "X vs Y", "A vs B"]) if summary["mode"] == "tests" else
+                     " | ".join(["domain", "group", "words"])) + " | CES | p (one-sided) | PES | tau² | fewest contexts |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in summary["results"]:
+        head = (f"{r['test']} | {r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']}" if summary["mode"] == "tests"
+                else f"{r['domain']} | {r['group']} | {r['words']}")
+        lines.append(f"| {head} | {r['ces']:.3f} | {r['p_value']:.2g} | {r['pes']:.3f} | {r['tau2']:.3g} | "
+                     f"{r['min_contexts']} |")
+    lines += ["", "CES: the random-effects combined effect size of the N sampled effect sizes (Guo & Caliskan "
+              "2021); PES: their plain mean. Groups: the single-category effect size of the group's words "
+              "against the two attribute sets (> 0: closer to the first set)."]
+    return "\n".join(lines) + "\n"
