@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Optional
 
+# the protocols' names (biaskit.evaluation.protocols.PROTOCOLS; tests/test_protocols.py keeps them equal)
+PROTOCOL_NAMES = ("cao2022", "crows", "indibias", "indibias-seat", "seat-may2019", "stereoset")
 # provenance["source"] written by the readers -> the protocol of that dataset's paper
 SOURCE_PROTOCOL = {"crows-pairs": "crows", "indibias": "indibias"}
 FORMAT_PROTOCOL = {"crows": "crows", "indibias": "indibias", "stereoset": "stereoset", "flat": "stereoset"}

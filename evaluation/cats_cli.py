@@ -284,6 +284,9 @@ def correlate_command(
 
     folders = list(results or [])
     if model:
+        from .correlate import read_extrinsic
+
+        read_extrinsic(extrinsic)  # checked before the metrics run
         folders += run_intrinsic(list(model), out.with_name(out.name + "-intrinsic"),
                                  protocol=opt.protocol_value(protocol), cats=cats, corpus=corpus)
     if not folders:

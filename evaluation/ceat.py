@@ -61,28 +61,43 @@ def random_effects(es: Sequence[float], v: Sequence[float]) -> dict:
             "n_samples": len(e), "pes": float(np.mean(e))}
 
 
-def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=-1, keepdims=True)
-    return a @ b.T
+def _unit(m: np.ndarray) -> np.ndarray:
+    return m / np.linalg.norm(m, axis=-1, keepdims=True)
 
 
-def weat_sample(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
-    """The WEAT effect size of one sample and its in-sample variance (reference ``effect_size``)."""
-    s = np.concatenate([_cos(X, A).mean(1) - _cos(X, B).mean(1), _cos(Y, A).mean(1) - _cos(Y, B).mean(1)])
-    sd = float(np.std(s, ddof=1))
-    return float((s[:len(X)].mean() - s[len(X):].mean()) / sd), sd ** 2
+def draws(sizes: Sequence[Sequence[int]], n_samples: int, seed: int = 0) -> list[np.ndarray]:
+    """Which context of every word each sample uses: per set, an ``(n_samples, words)`` index array
+    (word ``j`` of a set has ``sizes[set][j]`` contexts), from ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    return [np.stack([rng.integers(n, size=n_samples) for n in sz], axis=1) for sz in sizes]
 
 
-def single_category_sample(G: np.ndarray, A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
-    """The single-category effect size of one sample (averaged over the group's words) and its variance."""
-    es, var = [], []
-    for g in G:
-        ca, cb = _cos(g[None, :], A)[0], _cos(g[None, :], B)[0]
-        sd = float(np.std(np.concatenate([ca, cb]), ddof=1))
-        es.append((ca.mean() - cb.mean()) / sd)
-        var.append(sd ** 2)
-    return float(np.mean(es)), float(np.mean(var))
+def sample_effects(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], idx: Sequence[np.ndarray],
+                   chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """``(ES_i, V_i)`` of every sample: the WEAT effect size and the variance of its denominator for
+    (X, Y, A, B); the single-category effect size and variance, averaged over the group's words, for
+    (G, A, B). ``idx``: :func:`draws`. Computed ``chunk`` samples at a time."""
+    unit = {w: _unit(np.asarray(embs[w], dtype=np.float64)) for s in sets for w in s}
+    n = len(idx[0])
+    es, var = np.empty(n), np.empty(n)
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        # (samples, words, dim) per set
+        m = [np.stack([unit[w][ix[lo:hi, j]] for j, w in enumerate(s)], axis=1) for s, ix in zip(sets, idx)]
+        if len(sets) == 4:
+            X, Y, A, B = m
+            XY = np.concatenate([X, Y], axis=1)
+            s_w = (XY @ A.transpose(0, 2, 1)).mean(2) - (XY @ B.transpose(0, 2, 1)).mean(2)
+            sd = s_w.std(axis=1, ddof=1)
+            es[lo:hi] = (s_w[:, :X.shape[1]].mean(1) - s_w[:, X.shape[1]:].mean(1)) / sd
+            var[lo:hi] = sd ** 2
+        else:
+            G, A, B = m
+            ca, cb = G @ A.transpose(0, 2, 1), G @ B.transpose(0, 2, 1)
+            sd = np.concatenate([ca, cb], axis=2).std(axis=2, ddof=1)          # (samples, group words)
+            es[lo:hi] = ((ca.mean(2) - cb.mean(2)) / sd).mean(1)
+            var[lo:hi] = (sd ** 2).mean(1)
+    return es, var
 
 
 def ceat(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], *, n_samples: int = N_SAMPLES,
@@ -93,13 +108,8 @@ def ceat(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], *, n_sam
     if missing:
         raise BiaskitError(f"no context for {', '.join(sorted(set(missing))[:5])} in the corpus. Fix: pass a corpus "
                            "in which every word of the test occurs (or drop those words)")
-    rng = np.random.default_rng(seed)
-    es, v = [], []
-    for _ in range(n_samples):
-        drawn = [np.stack([embs[w][rng.integers(len(embs[w]))] for w in s]) for s in sets]
-        e, var = weat_sample(*drawn) if len(sets) == 4 else single_category_sample(*drawn)
-        es.append(e)
-        v.append(var)
+    idx = draws([[len(embs[w]) for w in s] for s in sets], n_samples, seed)
+    es, v = sample_effects(embs, sets, idx)
     return random_effects(es, v)
 
 
@@ -204,6 +214,16 @@ def embeddings(encoder: Any, corpus: str | Path | Sequence[str | Path], terms: I
 
 
 # ------------------------------------------------------------------------------------------- runner
+def found(words: Sequence[str], counts: Mapping[str, int], what: str, corpus: Any = None) -> list[str]:
+    """The words of a set that occur in the corpus (the CEAT reference dropped the others); a set left
+    with fewer than two is refused, naming the corpus."""
+    kept = [w for w in words if counts.get(w)]
+    if len(kept) < 2:
+        raise InputError(f"{what}: only {len(kept)} of its {len(words)} words occur in this corpus; CEAT needs two "
+                         "or more.", path=corpus, fix="pass a larger corpus (one sentence per line) or other words.")
+    return kept
+
+
 def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict[str, list[str]]], list[str],
                                                                    list[str], str]:
     """Groups per domain and the two attribute lists: ``path`` (JSON like data/cao2022/groups.json) or
@@ -214,6 +234,10 @@ def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict
     p = Path(path) if path else data_dir / "cao2022" / "groups.json"
     doc = read_json(p, fix="a groups file is JSON: {\"attributes\": {\"A\": [...], \"B\": [...]}, \"domains\": "
                            "{DOMAIN: {GROUP: [WORDS]}}}.")
+    shape = ("a groups file is JSON: {\"attributes\": {\"A\": [WORDS], \"B\": [WORDS]}, \"domains\": {DOMAIN: "
+             "{GROUP: [WORDS]} or [GROUP, ...]}}.")
+    if not isinstance(doc, dict) or not isinstance(doc.get("attributes", {}), dict):
+        raise InputError("not a groups file: expected an object with attributes and domains.", path=p, fix=shape)
     attrs = doc.get("attributes") or {}
     if "file" in attrs:
         lex = read_json(data_dir / attrs["file"])["lists"]
@@ -224,12 +248,18 @@ def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict
         A, B = list(attrs.get("A") or []), list(attrs.get("B") or [])
         names = f"{attrs.get('A_name', 'A')} / {attrs.get('B_name', 'B')}"
     domains = (doc.get("metrics") or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
-    if not A or not B or not domains:
-        raise InputError("needs attributes A and B and at least one domain of groups.", path=p,
-                         fix="write {\"attributes\": {\"A\": [...], \"B\": [...]}, \"domains\": {\"gender\": "
-                             "{\"man\": [\"man\"], \"woman\": [\"woman\"]}}}.")
-    norm = {d: (g if isinstance(g, dict) else {w: [w] for w in g}) for d, g in domains.items()}
-    return norm, A, B, names
+    words_ok = all(isinstance(w, str) and w.strip() for w in list(A) + list(B))
+    if not A or not B or not words_ok or not isinstance(domains, dict) or not domains:
+        raise InputError("needs attributes A and B (lists of words) and at least one domain of groups.", path=p,
+                         fix=shape)
+    norm: dict[str, dict[str, list[str]]] = {}
+    for d, g in domains.items():
+        g = g if isinstance(g, dict) else {w: [w] for w in g} if isinstance(g, list) else None
+        if not g or not all(isinstance(ws, list) and ws and all(isinstance(w, str) and w.strip() for w in ws)
+                            for ws in g.values()):
+            raise InputError(f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=shape)
+        norm[str(d)] = {str(k): [w.strip() for w in ws] for k, ws in g.items()}
+    return norm, [w.strip() for w in A], [w.strip() for w in B], names
 
 
 def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str | Path, *, tests: Sequence[str] = (),
@@ -266,7 +296,8 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
         words = [w for t in parsed for s in t.sets.values() for w in s.examples]
         embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
         for t in parsed:
-            sets = [t.sets[k].examples for k in ("targ1", "targ2", "attr1", "attr2")]
+            sets = [found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
+                    for k in ("targ1", "targ2", "attr1", "attr2")]
             r = ceat(embs, sets, n_samples=n_samples, seed=seed)
             rows.append({"test": t.name, "targ1": t.sets["targ1"].category, "targ2": t.sets["targ2"].category,
                          "attr1": t.sets["attr1"].category, "attr2": t.sets["attr2"].category, **r,
@@ -275,17 +306,25 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
         domains, A, B, names = read_groups(groups, "ceat")
         words = [w for g in domains.values() for ws in g.values() for w in ws] + A + B
         embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
+        A, B = found(A, counts, "attribute set A", corpus[0]), found(B, counts, "attribute set B", corpus[0])
         for dom, gs in domains.items():
             for g, ws in gs.items():
+                ws = [w for w in ws if counts.get(w)]
+                if not ws:
+                    continue  # a group the corpus never names: listed under dropped words
                 r = ceat(embs, [ws, A, B], n_samples=n_samples, seed=seed)
                 rows.append({"domain": dom, "group": g, "words": " ".join(ws), "attributes": names, **r,
                              "min_contexts": min(counts[w] for w in ws + A + B)})
                 group_rows.append({"domain": dom, "group": g, "metric": "ces", "score": r["ces"],
                                    "count": min(counts[w] for w in ws)})
+        if not rows:
+            raise InputError("no group's words occur in the corpus.", path=corpus[0],
+                             fix="pass a corpus that names the groups (one sentence per line).")
     summary = {"benchmark": "ceat", "kind": "ceat", "model": model, "fingerprint": enc.fingerprint,
                "encoder_part": enc.part or None, "corpus": [str(c) for c in corpus], "n_samples": n_samples, "seed": seed,
                "max_contexts": max_contexts, "mode": "tests" if tests else "groups", "results": rows,
-               "contexts": counts, "protocol": applied.as_dict(), "command": command}
+               "contexts": counts, "dropped_words": sorted(w for w, n in counts.items() if not n),
+               "protocol": applied.as_dict(), "command": command}
     with atomic_dir(out_dir, owns=("summary.json",)) as out:
         write_table(out / "results.csv", pd.DataFrame(rows))
         if group_rows:
@@ -309,6 +348,9 @@ def render_ceat(summary: dict) -> str:
                 else f"{r['domain']} | {r['group']} | {r['words']}")
         lines.append(f"| {head} | {r['ces']:.3f} | {r['p_value']:.2g} | {r['pes']:.3f} | {r['tau2']:.3g} | "
                      f"{r['min_contexts']} |")
+    if summary.get("dropped_words"):
+        lines += ["", "Words with no context in the corpus, left out (as the CEAT reference did): "
+                  + ", ".join(summary["dropped_words"]) + "."]
     lines += ["", "CES: the random-effects combined effect size of the N sampled effect sizes (Guo & Caliskan "
               "2021); PES: their plain mean. Groups: the single-category effect size of the group's words "
               "against the two attribute sets (> 0: closer to the first set)."]

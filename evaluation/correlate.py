@@ -256,17 +256,25 @@ def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Opti
     if cats is None or not corpus:
         raise BiaskitError("--protocol cao2022 with --model needs the StereoSet data and a corpus for CEAT. Fix: "
                            "pass --cats DATA and --corpus FILE")
+    from biaskit.io import atomic_dir, write_json
+
+    from .seat_names import corpus_lines
+
+    for _ in corpus_lines(corpus):  # a corpus that cannot be read stops the run before any model runs
+        pass
     out_root = Path(out_root)
-    folders: list[Path] = []
-    for m, slug in zip(models, _unique_slugs(models)):
-        d = out_root / slug
-        run_cats(cats, m, d / "stereoset", protocol=protocol, **kw)
-        run_ceat(m, corpus, d / "ceat", protocol=protocol)
-        folders += [d / "stereoset", d / "ceat"]
-        if read_family(m)[0] == "encoder":
-            run_ilps(m, d / "ilps", protocol=protocol)
-            folders.append(d / "ilps")
-    return folders
+    rel: list[str] = []
+    with atomic_dir(out_root, owns=("intrinsic.json",)) as stage:  # published whole when every metric ran
+        for m, slug in zip(models, _unique_slugs(models)):
+            run_ceat(m, corpus, stage / slug / "ceat", protocol=protocol)
+            rel.append(f"{slug}/ceat")
+            if read_family(m)[0] == "encoder":
+                run_ilps(m, stage / slug / "ilps", protocol=protocol)
+                rel.append(f"{slug}/ilps")
+            run_cats(cats, m, stage / slug / "stereoset", protocol=protocol, **kw)
+            rel.append(f"{slug}/stereoset")
+        write_json(stage / "intrinsic.json", {"protocol": protocol, "models": list(models), "folders": rel})
+    return [out_root / r for r in rel]
 
 
 def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, groups: Optional[str] = None,

@@ -394,11 +394,11 @@ SEAT_DEFAULTS = {"pooling": "mean", "bleach": "auto", "n_samples": 100_000, "see
 def seat_protocol(requested: Optional[str], parsed: Sequence[SeatTest], family: str, given: dict):
     """The protocol a SEAT run follows (the tests' origin, or ``requested``) applied to the options
     given (None = not given). Pooling may depend on the model family (sent-bias: per family)."""
-    from .protocols import apply_protocol, choose
+    from .protocols import AUTO, apply_protocol, choose
     from .protocols import words as W
     from .protocols.origin import seat_origin
 
-    proto, how = choose("seat", requested, seat_origin(parsed))
+    proto, how = choose("seat", requested, seat_origin(parsed) if requested in (None, AUTO) else None)
     return apply_protocol(proto, "seat", given, SEAT_DEFAULTS, context={"family": family}, chosen_by=how,
                           words={"pooling": W.POOLING, "bleach": W.BLEACH, "correction": W.CORRECTION,
                                  "alpha": {0.05: "significance at p ≤ 0.05"}, "seed": {1111: "seed 1111"},

@@ -172,7 +172,8 @@ class AdaptStage(Stage):
 
     keep: list[str] = Field(default_factory=lambda: ["gender", "age", "disability", "physical-appearance",
                                                      "socioeconomic"])
-    names: Literal["india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none"] = "india"
+    names: Literal["indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim",
+                   "india-christian", "india-sikh", "none"] = "indibias"
     seed: int = 0
     lexicon: Optional[str] = None
     drop_flagged: bool = False
