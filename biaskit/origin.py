@@ -21,6 +21,7 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], s
     ``crows`` (adapted to India by ``curate adapt`` -> ``indibias``, IndiBias §4.2.1), IndiBias rows ->
     ``indibias``, StereoSet CATs -> ``stereoset``; a mixture or anything else -> None."""
     found: Counter = Counter()
+    other: Counter = Counter()
     for prov in provenances:
         prov = prov if isinstance(prov, dict) else {}
         src = str(prov.get("release_source") or prov.get("source") or "")
@@ -34,6 +35,7 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], s
             continue  # a translated view inherits its pair's origin
         else:
             found[None] += 1
+            other[src or "no source"] += 1
     known = {k: n for k, n in found.items() if k}
     if len(known) == 1 and None not in found:
         name = next(iter(known))
@@ -41,5 +43,5 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], s
                       "stereoset": "StereoSet CATs"}[name]
     if not found:
         return None, "no provenance"
-    return None, "records of mixed or unknown origin (" + ", ".join(
-        f"{k or 'other'} {n}" for k, n in sorted(found.items(), key=lambda kv: str(kv[0]))) + ")"
+    parts = [f"{k}: {n}" for k, n in sorted(known.items())] + [f"source {k}: {n}" for k, n in sorted(other.items())]
+    return None, "records of " + ("mixed" if len(parts) > 1 else "unknown") + " origin (" + ", ".join(parts) + ")"

@@ -560,7 +560,10 @@ def cats_protocol(requested: Optional[str], fmt: str, cats: Sequence[CAT], relea
 
     proto, how = choose("cats", requested, cats_origin(fmt, cats, release))
     given = {**given, "intersentence": intersentence}
-    return apply_protocol(proto, "cats", given, {**CATS_DEFAULTS, "intersentence": intersentence},
+    defaults = {**CATS_DEFAULTS, "intersentence": intersentence}
+    if kind != "mlm":
+        defaults.pop("piece_agg")  # a masked-LM setting
+    return apply_protocol(proto, "cats", given, defaults,
                           context={"kind": kind}, chosen_by=how,
                           words={"mode": W.CAT_MODE, "piece_agg": W.PIECE_AGG, "tie_policy": W.TIES,
                                  "split": W.SPLIT, "intersentence": W.INTER})
@@ -650,6 +653,9 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     cats = [c for c in cats if split == "both" or c.split == split][:limit]
     if not cats:
         raise InputError(f"no {split} CATs to score.", path=data, fix="check --split and --limit.")
+    if not any(c.split == "intersentence" for c in cats):  # how intersentence CATs would be scored is moot
+        applied.rows = [r for r in applied.rows if r["key"] != "intersentence"]
+        applied.deviations = [d for d in applied.deviations if d["key"] != "intersentence"]
     _check_intersentence(applied, lm, cats, mode)
     load_s = time.perf_counter() - t0
     skipped: dict = {}
