@@ -201,10 +201,9 @@ class ContextEncoder:
         return np.asarray(vecs, dtype=np.float64)
 
 
-def embeddings(encoder: Any, corpus: str | Path | Sequence[str | Path], terms: Iterable[str], *, max_contexts: int = MAX_CONTEXTS,
-               batch_size: int = 64, cache: Any = None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Every term's contextual embeddings from ``corpus`` and how many contexts each has."""
-    ctx = find_contexts(corpus, terms, max_contexts=max_contexts)
+def embeddings(encoder: Any, ctx: Mapping[str, Sequence[tuple[str, int, int]]], *, batch_size: int = 64,
+               cache: Any = None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Every term's contextual embeddings (``ctx``: :func:`find_contexts`) and how many contexts each has."""
     flat = [(t, c) for t, cs in ctx.items() for c in cs]
     vecs = ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
     out: dict[str, list] = {t: [] for t in ctx}
@@ -288,25 +287,37 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
     n_samples = applied.values["n_samples"]
     if n_samples < 2:
         raise BiaskitError("--n-samples must be at least 2 (the random-effects model needs N - 1 > 0)")
-    enc = Encoder.load(model, device=device)
+    from biaskit.progress import library_bars
+
     dc = open_cache(cache)
     rows, group_rows = [], []
     if tests:
         parsed = [read_seat_test(p) for p in resolve_tests(tests)]
         words = [w for t in parsed for s in t.sets.values() for w in s.examples]
-        embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
+    else:
+        domains, A, B, names = read_groups(groups, "ceat")
+        words = [w for g in domains.values() for ws in g.values() for w in ws] + A + B
+    ctx = find_contexts(corpus, words, max_contexts=max_contexts)  # the corpus is read before a model is loaded
+    counts = {t: len(c) for t, c in ctx.items()}
+    if tests:
+        sets_of = {t.name: [found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
+                            for k in ("targ1", "targ2", "attr1", "attr2")] for t in parsed}
+    else:
+        A, B = found(A, counts, "attribute set A", corpus[0]), found(B, counts, "attribute set B", corpus[0])
+        if not any(counts.get(w) for g in domains.values() for ws in g.values() for w in ws):
+            raise InputError("no group's words occur in the corpus.", path=corpus[0],
+                             fix="pass a corpus that names the groups (one sentence per line).")
+    with library_bars():  # transformers' loading bars only on a terminal
+        enc = Encoder.load(model, device=device)
+    embs, counts = embeddings(enc, ctx, batch_size=batch_size, cache=dc)
+    if tests:
         for t in parsed:
-            sets = [found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
-                    for k in ("targ1", "targ2", "attr1", "attr2")]
+            sets = sets_of[t.name]
             r = ceat(embs, sets, n_samples=n_samples, seed=seed)
             rows.append({"test": t.name, "targ1": t.sets["targ1"].category, "targ2": t.sets["targ2"].category,
                          "attr1": t.sets["attr1"].category, "attr2": t.sets["attr2"].category, **r,
                          "min_contexts": min(counts[w] for s in sets for w in s)})
     else:
-        domains, A, B, names = read_groups(groups, "ceat")
-        words = [w for g in domains.values() for ws in g.values() for w in ws] + A + B
-        embs, counts = embeddings(enc, corpus, words, max_contexts=max_contexts, batch_size=batch_size, cache=dc)
-        A, B = found(A, counts, "attribute set A", corpus[0]), found(B, counts, "attribute set B", corpus[0])
         for dom, gs in domains.items():
             for g, ws in gs.items():
                 ws = [w for w in ws if counts.get(w)]
@@ -317,9 +328,6 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
                              "min_contexts": min(counts[w] for w in ws + A + B)})
                 group_rows.append({"domain": dom, "group": g, "metric": "ces", "score": r["ces"],
                                    "count": min(counts[w] for w in ws)})
-        if not rows:
-            raise InputError("no group's words occur in the corpus.", path=corpus[0],
-                             fix="pass a corpus that names the groups (one sentence per line).")
     summary = {"benchmark": "ceat", "kind": "ceat", "model": model, "fingerprint": enc.fingerprint,
                "encoder_part": enc.part or None, "corpus": [str(c) for c in corpus], "n_samples": n_samples, "seed": seed,
                "max_contexts": max_contexts, "mode": "tests" if tests else "groups", "results": rows,

@@ -342,7 +342,10 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
     units = [(c, o, *plan(c, o, sm)) for c in cats if splits is None or c.split in splits for o in c.options]
     nsp = [u for u in units if u[2] == "nsp"]
     if nsp and sm.meta.get("nsp_head") is None:
-        _load_nsp(sm)  # fails before any work when the model has no trained NSP head
+        from biaskit.progress import library_bars
+
+        with library_bars(progress):  # transformers' loading bars follow -q, as the model's own
+            _load_nsp(sm)  # fails before any work when the model has no trained NSP head
     engine = sm.engine if getattr(sm, "served", False) else \
         make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
                     label=f"stereoset {sm.name}")
