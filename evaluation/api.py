@@ -7,7 +7,7 @@ the cache, the metrics, the files), returned as a :class:`PairsResult` instead o
     res.pairs          # DataFrame, one row per pair (pairs.csv): scores, ds, win, tie, sentences
     res.summary        # dict (summary.json): metric_score, stereo/antistereo, CI, by_lang, by_bias_type
     res.table()        # DataFrame: the headline numbers per language
-    res.plots["ds_kde"]  # matplotlib Figure (IndiBias Appendix C)
+    res.plots["ds_kde"]  # the KDE of DS (IndiBias Appendix C): .figure is the matplotlib Figure
 
 ``data``: a release folder or :class:`~biaskit.release.frames.Release` (``split``, ``lang`` pick
 a part), a pairs file any reader reads, or a DataFrame with ``sent_more, sent_less, bias_type,
@@ -25,13 +25,35 @@ from typing import Any, Optional
 from biaskit.errors import BiaskitError, InputError
 
 
+class Plot:
+    """A matplotlib ``Figure`` that shows itself in a notebook (``_repr_png_``: biaskit draws on the Agg
+    canvas, not through pyplot, so Jupyter would print the Figure's repr). ``.figure`` is the Figure;
+    ``savefig`` and every other attribute are the Figure's."""
+
+    def __init__(self, figure: Any):
+        self.figure = figure
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png")
+        return buf.getvalue()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.figure, name)
+
+    def __repr__(self) -> str:
+        return f"Plot({self.figure!r})"
+
+
 @dataclass
 class PairsResult:
     """One model's result: the per-pair frame, the summary, the plots, and where the files are."""
 
     pairs: Any                       # pandas DataFrame (pairs.csv)
     summary: dict[str, Any]          # summary.json
-    plots: dict[str, Any] = field(default_factory=dict)   # name -> matplotlib Figure
+    plots: dict[str, Any] = field(default_factory=dict)   # name -> Plot (.figure: the matplotlib Figure)
     out_dir: Optional[Path] = None   # the files (None: written to a temporary folder, removed)
 
     @property
@@ -158,5 +180,5 @@ def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, sco
         frame = pd.read_csv(res["model_dirs"][0] / "pairs.csv", keep_default_na=False, na_values=[""])
     fig = pm.ds_figure(kde_panels(frame), title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, "
                                                 f"{summary.get('method')})", unit=ds_unit(summary))
-    return PairsResult(pairs=frame, summary=summary, plots={"ds_kde": fig},
+    return PairsResult(pairs=frame, summary=summary, plots={"ds_kde": Plot(fig)},
                        out_dir=Path(out) if out is not None else None)
