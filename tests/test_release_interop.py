@@ -69,6 +69,10 @@ def _section_commands(title: str) -> list[str]:
     return lines
 
 
+_HF = ("import sys; from importlib.metadata import entry_points; ep = [e for e in entry_points(group='console_scripts', "
+       "name='hf') if e.dist.name == 'huggingface_hub'][0]; sys.argv[0] = 'hf'; sys.exit(ep.load()())")
+
+
 def _samples(folder: Path) -> dict[str, dict]:
     out = {}
     for f in folder.rglob("samples_*.jsonl"):
@@ -92,8 +96,8 @@ def test_documented_commands_run_and_lm_eval_equals_biaskit_clm(tmp_path, tiny_g
     for ln in lines:
         if ln.startswith("MODEL="):
             ln = f"MODEL={shlex.quote(str(tiny_gpt2))}"
-        elif ln.startswith("hf upload "):
-            ln = "hf upload --help | grep -q -- --repo-type"
+        elif ln.startswith("hf upload "):   # the `hf` entry point of the installed huggingface_hub, offline
+            ln = (f"NO_COLOR=1 python -c {shlex.quote(_HF)} upload --help | grep -q -- --repo-type")
         script.append(ln)
     r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=_env(), capture_output=True, text=True,
                        timeout=900)
