@@ -78,8 +78,8 @@ class PairsResult:
                 + self.table().to_html(index=False, float_format=lambda x: f"{x:.2f}"))
 
     def __repr__(self) -> str:
-        return (f"PairsResult({self.summary.get('model')}: metric_score {self.metric_score:.2f} on "
-                f"{self.summary.get('n_pairs')} pairs)")
+        score = "n/a" if self.metric_score is None else f"{self.metric_score:.2f}"
+        return f"PairsResult({self.summary.get('model')}: metric_score {score} on {self.summary.get('n_pairs')} pairs)"
 
 
 def _frame_to_file(df, path: Path) -> Path:

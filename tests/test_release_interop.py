@@ -252,7 +252,7 @@ def _decoded(v):
 
 
 @pytest.mark.parametrize("kind", ["demo", "pairs+cats+tuples"])
-def test_croissant_validates_and_loads_every_record(tmp_path, kind, monkeypatch):
+def test_croissant_validates_and_loads_every_record(tmp_path, kind, monkeypatch, capsys):
     import pandas as pd
 
     from biaskit.io import sha256_file
@@ -261,9 +261,11 @@ def test_croissant_validates_and_loads_every_record(tmp_path, kind, monkeypatch)
     card = tmp_path / "card.md"
     card.write_text("## Summary\n\nA test release.\n\n## Annotator demographic\n\nThree annotators, native Hindi "
                     "speakers.\n\n## Known limitations\n\nOnly eight bias axes.\n", encoding="utf-8")
-    if kind == "demo":   # the demo project's release stage (data/examples/demo-release/biaskit.toml)
-        rel = _build(tmp_path, "rel", "--license", "cc-by-4.0", "--pretty-name", "biaskit demo sample",
-                     "--card-text", str(REPO / "data/examples/demo-release/card.md"))
+    if kind == "demo":   # the demo release as `make demo-release` builds it: `biaskit run` up to its release stage
+        code, _, err = run_cli(["run", "--project", str(REPO / "data/examples/demo-release"), "--workdir",
+                                str(tmp_path / "work"), "--until", "release", "-q"], capsys)
+        assert code == 0, err
+        rel = tmp_path / "work" / "release" / "biaskit-demo-0.1.0"
     else:
         cats, tuples = _cats_and_tuples(tmp_path)
         rel = _build(tmp_path, "rel", "--license", "cc-by-sa-4.0", "--card-text", str(card),
