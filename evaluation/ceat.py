@@ -73,27 +73,35 @@ def draws(sizes: Sequence[Sequence[int]], n_samples: int, seed: int = 0) -> list
 
 
 def sample_effects(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], idx: Sequence[np.ndarray],
-                   chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+                   chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """``(ES_i, V_i)`` of every sample: the WEAT effect size and the variance of its denominator for
     (X, Y, A, B); the single-category effect size and variance, averaged over the group's words, for
-    (G, A, B). ``idx``: :func:`draws`. Computed ``chunk`` samples at a time."""
+    (G, A, B). ``idx``: :func:`draws`. Each word's drawn contexts are gathered once per ``chunk`` of
+    samples and every cosine is a row-wise dot product of unit vectors."""
     unit = {w: _unit(np.asarray(embs[w], dtype=np.float64)) for s in sets for w in s}
+    targets, attrs = (list(sets[0]) + list(sets[1]), sets[2:]) if len(sets) == 4 else (list(sets[0]), sets[1:])
+    t_idx = (np.concatenate([idx[0], idx[1]], axis=1) if len(sets) == 4 else idx[0])
     n = len(idx[0])
     es, var = np.empty(n), np.empty(n)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
-        # (samples, words, dim) per set
-        m = [np.stack([unit[w][ix[lo:hi, j]] for j, w in enumerate(s)], axis=1) for s, ix in zip(sets, idx)]
+        T = [unit[w][t_idx[lo:hi, j]] for j, w in enumerate(targets)]             # (samples, dim) per target word
+        cos = []                                                                  # per attribute set: (samples, targets, words)
+        for s, ix in zip(attrs, idx[-2:]):
+            c = np.empty((hi - lo, len(targets), len(s)))
+            for k, w in enumerate(s):
+                a = unit[w][ix[lo:hi, k]]
+                for j, t in enumerate(T):
+                    c[:, j, k] = np.einsum("nd,nd->n", t, a)
+            cos.append(c)
+        ca, cb = cos
         if len(sets) == 4:
-            X, Y, A, B = m
-            XY = np.concatenate([X, Y], axis=1)
-            s_w = (XY @ A.transpose(0, 2, 1)).mean(2) - (XY @ B.transpose(0, 2, 1)).mean(2)
+            nx = len(sets[0])
+            s_w = ca.mean(2) - cb.mean(2)                                         # (samples, |X| + |Y|)
             sd = s_w.std(axis=1, ddof=1)
-            es[lo:hi] = (s_w[:, :X.shape[1]].mean(1) - s_w[:, X.shape[1]:].mean(1)) / sd
+            es[lo:hi] = (s_w[:, :nx].mean(1) - s_w[:, nx:].mean(1)) / sd
             var[lo:hi] = sd ** 2
         else:
-            G, A, B = m
-            ca, cb = G @ A.transpose(0, 2, 1), G @ B.transpose(0, 2, 1)
             sd = np.concatenate([ca, cb], axis=2).std(axis=2, ddof=1)          # (samples, group words)
             es[lo:hi] = ((ca.mean(2) - cb.mean(2)) / sd).mean(1)
             var[lo:hi] = (sd ** 2).mean(1)

@@ -103,6 +103,10 @@ def render_cats_md(table, corr, info: dict) -> str:
     for _, r in corr.iterrows():
         lines.append(f"| {r['split']} | {r['domain']} | {r['n_models']} | {_num(r['spearman_rho'], 3)} | "
                      f"{_num(r['p_value'], 3)} |")
+    if info.get("protocol"):
+        from .protocols.base import render_protocol
+
+        lines += ["", render_protocol(info["protocol"])]
     return "\n".join(lines) + "\n"
 
 
@@ -173,7 +177,8 @@ def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path,
                              + (cats_rows(ENSEMBLE, ens) if ens else []), columns=CATS_COLUMNS)
         corr = spearman_lms_ss(table)
         info = {"data": str(data), "models": [str(m) for m in models], "names": names, "ensemble": bool(ensemble),
-                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command}
+                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command,
+                "protocol": summaries[0].get("protocol")}
         write_table(tmp / "comparison.csv", table)
         write_table(tmp / "correlations.csv", corr)
         atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))

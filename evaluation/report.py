@@ -263,8 +263,9 @@ def comparison_frame(summaries: Sequence[dict]):
 
 
 def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -> str:
-    base = ["model", "folder", "lang", "n_pairs", "metric_score", "stereo_score", "antistereo_score", "n_ties",
-            "subsample_mean", "subsample_std"]
+    base = ["model", "folder", "protocol", "deviations", "lang", "n_pairs", "metric_score", "stereo_score",
+            "antistereo_score", "n_ties", "subsample_mean", "subsample_std"]
+    base = [c for c in base if c in df.columns]
     bt_cols = [c for c in df.columns if c.startswith("metric_score[")]
     lines = ["# Model comparison (minimal pairs)", "",
              "Metric score = % of pairs where the model prefers the more stereotypical sentence (50 = none).", "",
