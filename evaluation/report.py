@@ -263,9 +263,8 @@ def comparison_frame(summaries: Sequence[dict]):
 
 
 def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -> str:
-    base = ["model", "folder", "protocol", "deviations", "lang", "n_pairs", "metric_score", "stereo_score",
-            "antistereo_score", "n_ties", "subsample_mean", "subsample_std"]
-    base = [c for c in base if c in df.columns]
+    base = ["model", "folder", "lang", "n_pairs", "metric_score", "stereo_score", "antistereo_score", "n_ties",
+            "subsample_mean", "subsample_std"]
     bt_cols = [c for c in df.columns if c.startswith("metric_score[")]
     lines = ["# Model comparison (minimal pairs)", "",
              "Metric score = % of pairs where the model prefers the more stereotypical sentence (50 = none).", "",
@@ -275,6 +274,12 @@ def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -
         lines += ["## Metric score by bias type", "",
                   _md_table(head, [[r["model"], r["folder"], r["lang"]] + [r.get(c) for c in bt_cols]
                                    for r in df.to_dict(orient="records")]), ""]
+    if "protocol" in df.columns:
+        prot = df.drop_duplicates("folder")[["model", "folder", "protocol", "deviations"]]
+        lines += ["## Protocol", "", "Each model's report lists its protocol's settings and every deviation in words.", "",
+                  _md_table(["model", "folder", "protocol", "deviations"],
+                            [[r["model"], r["folder"], r["protocol"], r["deviations"]]
+                             for r in prot.to_dict(orient="records")]), ""]
     if plot:
         lines += [f"![DS KDE per model]({plot})", ""]
     return "\n".join(lines)
