@@ -26,6 +26,8 @@ from .aggregate import AGGREGATORS, DUPLICATES, TIES
 from .agreement import AGREEMENT_FILES, LEVELS
 from .kinds import KINDS
 from .labelstudio import EXPORT_MODES
+from .adaptive import DEFAULT_EPSILON, POLICIES
+from .replay import UNITS
 from .stereoset_labels import OTHER_LABELS
 
 REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
@@ -343,6 +345,51 @@ def from_stereoset_command(
     if s["n_duplicate_answers"]:
         echo(f"{s['n_duplicate_answers']} validator(s) appear twice on a sentence: pass --duplicates first|last to "
              f"aggregate and agreement.")
+
+
+Policy = choice_enum("Policy", POLICIES)
+Unit = choice_enum("Unit", UNITS)
+PolicyOpt = Annotated[Policy, typer.Option(
+    "--policy", help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can change the "
+                     "decision) | risk (also when the crowd model puts the chance of a change below --epsilon).")]
+EpsilonOpt = Annotated[float, typer.Option(
+    "--epsilon", help="risk: the highest accepted probability that the remaining judgments change a task's decision.")]
+MinJudgmentsOpt = Annotated[int, typer.Option("--min-judgments", help="Judgments every task gets first.")]
+MaxJudgmentsOpt = Annotated[int, typer.Option("--max-judgments", help="The most judgments a task may get.")]
+
+
+@app.command("replay")
+def replay_command(
+    judgments: Path = in_file(..., "--judgments", help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` "
+                                                       "output), replayed per task in file order."),
+    policy: PolicyOpt = "exact",
+    epsilon: EpsilonOpt = DEFAULT_EPSILON,
+    min_judgments: MinJudgmentsOpt = 3,
+    max_judgments: MaxJudgmentsOpt = 5,
+    kind: OptionalKindOpt = None,
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule's votes to accept (default: the "
+                                                                      "kind's: cat 3 of the writer's label, others "
+                                                                      "a strict majority)."),
+    unit: Unit = typer.Option("task", "--unit", help="task: a judgment answers a whole task (Label Studio); item: "
+                                                     "each deciding question is collected on its own (StereoSet's "
+                                                     "five validators per sentence)."),
+    out: Optional[Path] = out_file(None, "--out", help="Write the report as JSON here."),
+) -> None:
+    """What adaptive overlap would have saved on recorded judgments: judgments used and saved, decisions that
+    differ from full overlap, retention (docs/annotation.md, "Adaptive overlap")."""
+    from .adaptive import AdaptiveSettings
+    from .replay import replay, replay_markdown
+
+    st = AdaptiveSettings(policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments,
+                          epsilon=epsilon, min_agree=min_agree)
+    rep = replay(judgments, st, kind=value(kind), unit=value(unit))
+    rep["command"] = command_line()
+    echo(replay_markdown(rep))
+    if out is not None:
+        from biaskit.io import write_json
+
+        write_json(out, rep)
+        echo(f"report -> {out}")
 
 
 @app.command("apply")

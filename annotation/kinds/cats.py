@@ -69,6 +69,12 @@ class CatKind(TaskKind):
         return [{"from_name": f"label_{s}", "to_name": f"sentence_{s}", "type": "choices",
                  "value": {"choices": [label]}}]
 
+    def decision_rules(self, min_agree=None):
+        """Each sentence ``option_<gold>`` under StereoSet's rule (:class:`~..settle.WriterLabelRule`)."""
+        from ..settle import WriterLabelRule
+
+        return {f"option_{g}": WriterLabelRule(CAT_LABELS, min_agree, gold=g) for g in CAT_LABELS}
+
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
         """StereoSet's rule (sec. 4.3, :mod:`biaskit.annotation.cat_rule`): a CAT is accepted when, for
         each of its three sentences, at least ``min_agree`` (default 3) validators gave the writer's
