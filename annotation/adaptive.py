@@ -135,19 +135,14 @@ def task_votes(judgments, kind=None) -> dict[str, TaskVotes]:
         return out
     if kind is not None:
         df = kind.votes(df)
+    seen: set[tuple[str, str]] = set()
+    for t, w in zip(df["task"].astype(str), df["worker"].astype(str)):  # annotators in order of first answer
+        if (t, w) not in seen:
+            seen.add((t, w))
+            out.setdefault(t, TaskVotes(t)).annotators.append(w)
     prep = prepare(df, duplicates="last").df
     for t, q, w, lab in zip(prep["task"], prep["question"], prep["worker"], prep["label"]):
-        tv = out.get(t)
-        if tv is None:
-            tv = out[t] = TaskVotes(t)
-        if w not in tv.annotators:
-            tv.annotators.append(w)
-        tv.votes.setdefault(q, []).append((w, lab))
-    # annotators who answered only text questions (an edit) still gave a judgment
-    for t, w in zip(df["task"].astype(str), df["worker"].astype(str)):
-        tv = out.setdefault(t, TaskVotes(t))
-        if w not in tv.annotators:
-            tv.annotators.append(w)
+        out[t].votes.setdefault(q, []).append((w, lab))
     return out
 
 

@@ -160,14 +160,14 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
     np.add.at(post_z, (item_idx, v_lab), 1.0)
     post_z = post_z / post_z.sum(1, keepdims=True)
     post_easy = np.full(I, 1.0 - start_hard)
+    joint_easy = post_z * post_easy[:, None]  # P(z, easy | votes)
     skill = np.full(W, start_skill)
     hard = start_hard
     prior = np.zeros((len(q_names), Lmax))
     it = 0
     for it in range(1, max_iter + 1):
         # M-step
-        g_easy = post_z * post_easy[:, None]
-        correct = g_easy[item_idx, v_lab]
+        correct = joint_easy[item_idx, v_lab]
         total = post_easy[item_idx]
         pool = float(np.clip(skill.mean() if it == 1 else (skill * np.bincount(w_idx, minlength=W)).sum() / n,
                              MIN_SKILL, MAX_SKILL))
@@ -195,7 +195,7 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
         new_easy = pe.sum(1)
         new_post_z = (pe + ph) / (pe + ph).sum(1, keepdims=True)
         change = max(float(np.abs(new_skill - skill).max()), abs(new_hard - hard), float(np.abs(new_easy - post_easy).max()))
-        skill, hard, post_easy, post_z = new_skill, new_hard, new_easy, new_post_z
+        skill, hard, post_easy, post_z, joint_easy = new_skill, new_hard, new_easy, new_post_z, pe
         if change < tol:
             break
     counts_w = np.bincount(w_idx, minlength=W)
