@@ -164,18 +164,22 @@ def fit_model(tasks: Mapping[str, TaskVotes], rules: Mapping[str, Any]):
 
 def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, model=None,
            recorded: Optional[Mapping[str, Mapping[str, Any]]] = None,
-           ids: Optional[Iterable[str]] = None) -> dict[str, Decision]:
+           ids: Optional[Iterable[str]] = None, new_risk: bool = True) -> dict[str, Decision]:
     """Every task's :class:`Decision` (see the module docstring). ``ids``: every task of the project
     (those without judgments are open); ``recorded``: task -> the settlement recorded in an earlier
     round (a risk decision stands once made); ``model``: the fitted crowd model (risk; fitted here
-    on ``tasks`` when not given)."""
+    on ``tasks`` when not given); ``new_risk=False``: make no new risk decision (read-only views:
+    ``pull``, ``status`` report what the rounds recorded, and exact settlements, which are a pure
+    function of the judgments)."""
     from .risk import task_distribution
 
     rules = kind.decision_rules(settings.min_agree)
     spec = rule_spec(rules)
     K, N = settings.min_judgments, settings.max_judgments
     recorded = recorded or {}
-    if settings.policy == "risk" and model is None:
+    if not new_risk:
+        model = None
+    elif settings.policy == "risk" and model is None:
         model = fit_model(tasks, rules)
     out: dict[str, Decision] = {}
     for t in (list(ids) if ids is not None else list(tasks)):
@@ -201,7 +205,7 @@ def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, 
         if kind.task_settled(items, settled):
             out[t] = Decision(t, n, True, "exact", current, items, p_change=0.0)
             continue
-        if settings.policy == "risk" and model is not None:
+        if settings.policy == "risk" and new_risk and model is not None:
             dists = {q: model.item_distribution(rules[q], q, tv.votes.get(q, []), R) for q in rules}
             td = task_distribution(kind, dists)
             best = max(sorted(td, key=str), key=lambda o: td[o])
@@ -248,6 +252,48 @@ def summarize(decisions: Mapping[str, Decision], settings: AdaptiveSettings) -> 
 
 
 # ---------------------------------------------------------------------------------------------
+# a Label Studio project's adaptive state (task meta)
+# ---------------------------------------------------------------------------------------------
+def project_settings(metas: Iterable[Optional[Mapping[str, Any]]]) -> Optional[AdaptiveSettings]:
+    """The adaptive settings recorded in the tasks' ``meta`` (the most common, should they differ);
+    None when the project is not adaptive."""
+    seen: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    for m in metas:
+        a = (m or {}).get(META_KEY)
+        if isinstance(a, Mapping) and a.get("policy"):
+            key = repr(sorted((k, a.get(k)) for k in ("policy", "min_judgments", "max_judgments", "epsilon",
+                                                     "min_agree")))
+            n, _ = seen.get(key, (0, a))
+            seen[key] = (n + 1, a)
+    if not seen:
+        return None
+    _, best = max(seen.values(), key=lambda x: x[0])
+    return AdaptiveSettings.from_meta(best)
+
+
+def recorded_settlements(rows: Iterable[tuple[Optional[str], Optional[Mapping[str, Any]]]]) -> dict[str, dict]:
+    """``task -> its recorded settlement`` from ``(biaskit id, meta)`` pairs (settled tasks only)."""
+    out: dict[str, dict] = {}
+    for bid, m in rows:
+        a = (m or {}).get(META_KEY)
+        if bid is not None and isinstance(a, Mapping) and a.get("settled"):
+            out[str(bid)] = dict(a)
+    return out
+
+
+def export_decisions(tasks: list[dict], judgments, kind) -> tuple[Optional[AdaptiveSettings], dict[str, Decision], str]:
+    """A Label Studio export's adaptive state: its settings (None: not adaptive), every task's decision
+    as the rounds recorded it (exact settlements recomputed, no new risk decision) and the rule spec."""
+    settings = project_settings(t.get("meta") for t in tasks)
+    if settings is None:
+        return None, {}, ""
+    ids = [str((t.get("data") or {}).get("biaskit_id")) for t in tasks if (t.get("data") or {}).get("biaskit_id")]
+    rec = recorded_settlements(((t.get("data") or {}).get("biaskit_id"), t.get("meta")) for t in tasks)
+    dec = decide(task_votes(judgments, kind), kind, settings, recorded=rec, ids=ids, new_risk=False)
+    return settings, dec, rule_spec(kind.decision_rules(settings.min_agree))
+
+
+# ---------------------------------------------------------------------------------------------
 # the decisions in the pulled judgments, and where aggregate / apply honour them
 # ---------------------------------------------------------------------------------------------
 def settlement_columns(df, decisions: Mapping[str, Decision], rules_spec: str):
@@ -273,6 +319,10 @@ def settlement_columns(df, decisions: Mapping[str, Decision], rules_spec: str):
 def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
     """``(task, question) -> {status, label, by, rule, p_change}`` from judgment rows that carry the
     ``settled_*`` columns (``annotate pull`` of an adaptive project); empty otherwise."""
+    import pandas as pd
+
+    if df is not None and not isinstance(df, pd.DataFrame):
+        df = pd.DataFrame(list(df))
     if df is None or not len(df) or "settled_status" not in df.columns:
         return {}
     out: dict[tuple[str, str], dict[str, Any]] = {}
