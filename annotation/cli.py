@@ -24,6 +24,7 @@ from biaskit.clitools import choice_enum, command_line, echo, value
 from biaskit.paths import in_dir, in_file, out_dir, out_file
 
 from .aggregate import AGGREGATORS, DUPLICATES, TIES
+from .judge import JUDGE_FILES
 from .agreement import AGREEMENT_FILES, LEVELS
 from .kinds import KINDS
 from .labelstudio import EXPORT_MODES
@@ -440,6 +441,33 @@ def replay_command(
 
         write_json(out, rep)
         echo(f"report -> {out}")
+
+
+@app.command("judge-agreement")
+def judge_agreement_command(
+    judgments: Path = in_file(..., "--judgments", help="The people's judgments (`annotate pull`)."),
+    llm: Path = in_file(..., "--llm", help="The LLM's judgments (`annotate prelabel --out`)."),
+    out: Path = out_dir(..., "--out", owns=JUDGE_FILES, help="Folder for judge.json and judge.md (replaced whole)."),
+    kind: OptionalKindOpt = None,
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule deciding a task (default: the "
+                                                                      "kind's), for the precision / coverage curve."),
+    tolerance: float = typer.Option(0.005, "--tolerance", help="How much less precise than one more person the LLM "
+                                                               "may be and still stand in for one."),
+) -> None:
+    """The LLM as a measured judge: Cohen's kappa with the people's majority, alpha with and without the LLM,
+    confusion table, and the precision / coverage of "accept when the LLM and the first k people agree", per
+    question and axis; ends with a plain verdict (docs/annotation.md, "Reading the judge report")."""
+    from .judge import judge_agreement
+
+    rep = judge_agreement(judgments, llm, out, kind=value(kind), min_agree=min_agree, tolerance=tolerance)
+    for model, m in rep["models"].items():
+        for q, s in m["questions"].items():
+            echo(f"{model} / {q}: {s['items']} item(s), agreement with the people's majority "
+                 f"{s['agreement_with_majority'] if s['agreement_with_majority'] is not None else 'n/a'}, Cohen's "
+                 f"kappa {s['cohen_kappa_vs_majority'] if s['cohen_kappa_vs_majority'] is not None else 'n/a'}, "
+                 f"alpha {s['alpha_people']} -> {s['alpha_people_and_llm']} with the LLM")
+        echo(m["verdict"])
+    echo(f"report: {out / 'judge.md'}, {out / 'judge.json'}")
 
 
 @app.command("apply")

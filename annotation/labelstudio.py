@@ -246,6 +246,31 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
     return list(by_model.values())
 
 
+def _predictions_for_existing(client, project_id: int, k: TaskKind, records: list, seed: int,
+                              preds: dict[str, list[dict]], have: dict[str, int], allowed: ParsedConfig,
+                              source: Optional[str]) -> int:
+    """Predictions for tasks already in the project (a pre-label run after the push): imported for each
+    task that has none of that ``model_version`` yet (a re-run adds nothing)."""
+    from label_studio_sdk import PredictionRequest
+
+    u = _url(client)
+    todo = [(have[k.record_id(r)], r) for r in records if k.record_id(r) in preds and k.record_id(r) in have]
+    if not todo:
+        return 0
+    there = {(int(p.task), str(p.model_version)) for p in
+             _call(u, lambda: client.predictions.list(project=project_id), "prediction listing") if p.task is not None}
+    req = []
+    for tid, rec in todo:
+        for p in _prediction_payload(k, k.task(rec, seed)["data"], preds[k.record_id(rec)], allowed, source):
+            if (tid, p["model_version"]) not in there:
+                req.append(PredictionRequest(task=tid, result=p["result"], model_version=p["model_version"],
+                                             score=p.get("score")))
+    for start in range(0, len(req), 1000):
+        chunk = req[start:start + 1000]
+        _call(u, lambda: client.projects.import_predictions(project_id, request=chunk), "prediction import")
+    return len(req)
+
+
 def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
          overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
          predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
@@ -352,7 +377,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     if unknown:
         raise InputError(f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
                          path=predictions, fix="the prediction 'task' column must hold the biaskit ids of the data.")
-    n_pred = 0
+    n_pred = _predictions_for_existing(client, proj.id, k, records, seed, preds, have, allowed,
+                                       str(predictions) if predictions else None) if preds else 0
     with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]
