@@ -14,7 +14,7 @@ axis (the tasks' ``bias_type``):
   whose decision under the kind's rule with everyone's judgments is the one that label gives
   (precision); next to it the same curve for the first ``k + 1`` people without the LLM. The LLM
   can stand in for one person at ``k`` when its curve is as precise as the people's (within
-  ``tolerance``); the judgments that saves are counted.
+  ``tolerance``) and decides as many tasks; the judgments that saves against full overlap are counted.
 
 The report ends with a plain verdict; when the LLM is not precise enough at any ``k`` it says that it
 would not save any judgment.
@@ -129,9 +129,12 @@ def _task_curve(tasks: list[dict], kind, rules, tolerance: float) -> dict[str, A
                                            "judgments_saved": saved},
                       "k_plus_1_people": {"coverage": round(fired_h / n_k, 4) if n_k else None,
                                           "precision": round(correct_h / fired_h, 4) if fired_h else None}})
+    # the LLM stands in for one person at k when "LLM + k people agree" decides as many tasks as "k + 1 people
+    # agree" and as rightly (within the tolerance): every task it decides then costs one judgment less
     stand_in = [c["k"] for c in curve if c["llm_and_k_people"]["precision"] is not None
                 and c["k_plus_1_people"]["precision"] is not None
                 and c["llm_and_k_people"]["precision"] >= c["k_plus_1_people"]["precision"] - tolerance
+                and c["llm_and_k_people"]["coverage"] >= c["k_plus_1_people"]["coverage"] - tolerance
                 and c["llm_and_k_people"]["judgments_saved"] > 0]
     return {"questions": qs, "tasks": len(tasks), "curve": curve, "stands_in_at_k": stand_in}
 
@@ -219,15 +222,19 @@ def _verdict(per_q: dict[str, Any], curve: Optional[dict[str, Any]], rules) -> s
     what = "decision" if len(curve["questions"]) == 1 else "decision (all of " + ", ".join(curve["questions"]) + ")"
     if not ks:
         return (f"The LLM is not good enough to save any human judgment here: at every k, accepting a task's {what} "
-                f"when the LLM and the first k people agree is less precise than asking one more person" + kap + ".")
+                f"when the LLM and the first k people agree is less precise, or decides fewer tasks, than asking one "
+                f"more person" + kap + ".")
     k0 = ks[0]
     c = next(c for c in curve["curve"] if c["k"] == k0)
-    mine = "the LLM's answer alone" if k0 == 0 else f"the LLM's answer when the first {_people(k0)} agree with it"
+    mine = "the LLM's answer alone" if k0 == 0 else ("the LLM's answer when the first person agrees with it"
+                                                     if k0 == 1 else
+                                                     f"the LLM's answer when the first {k0} people agree with it")
     few = (f" -- but on {curve['tasks']} tasks only, too few to rely on" if curve["tasks"] < MIN_ITEMS else "")
     return (f"The LLM can stand in for one person at k = {k0}: accepting {mine} gives the task's {what} as precisely "
             f"as {_people(k0 + 1)} agreeing ({c['llm_and_k_people']['precision']:.3f} vs "
-            f"{c['k_plus_1_people']['precision']:.3f}), on {c['llm_and_k_people']['coverage']:.1%} of the tasks, "
-            f"saving {c['llm_and_k_people']['judgments_saved']} judgment(s)" + kap + few + ".")
+            f"{c['k_plus_1_people']['precision']:.3f}) on as many tasks ({c['llm_and_k_people']['coverage']:.1%} vs "
+            f"{c['k_plus_1_people']['coverage']:.1%}), one judgment less on each; against full overlap that "
+            f"saves {c['llm_and_k_people']['judgments_saved']} judgment(s)" + kap + few + ".")
 
 
 def _people(n: int) -> str:
