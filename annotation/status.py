@@ -191,8 +191,9 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
 
 
 #: what the status and agreement reports say about alpha on adaptively collected judgments
-ADAPTIVE_ALPHA_NOTE = ("judgments collected adaptively: settled tasks stopped early, so tasks with "
-                       "disagreement weigh more in the agreement figures than at full overlap")
+ADAPTIVE_ALPHA_NOTE = ("judgments collected adaptively: settled tasks never got the judgments that could still "
+                       "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
+                       "the replays of docs/annotation.md)")
 
 
 def _base_questions(prep) -> list[str]:
