@@ -8,7 +8,6 @@ import itertools
 import json
 import sys
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -22,20 +22,6 @@ from pipeline_helpers import CountingProxy, clean_env, run_biaskit, start_biaski
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 
 
-@pytest.fixture
-def ls_env(ls_server, monkeypatch):
-    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
-    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
-    return ls_server
-
-
-def _client(server):
-    from label_studio_sdk import LabelStudio
-
-    return LabelStudio(base_url=server["url"], api_key=server["token"])
-
-
 def _project(server, title):
     from biaskit.annotation.labelstudio import connect, find_project
 
@@ -134,6 +120,10 @@ def test_adaptive_rounds_push_pull_aggregate(ls_env, ls_annotator, tmp_path, cap
     assert len(df) == 15 and not df.duplicated(["task", "worker"]).any()
     assert df.groupby("task").size().to_dict() == {b: (3 if b in open_ids else 2) for b in ids}
     assert set(df["settled_by"]) == {"exact", "max"}
+    # agreement on it says how the judgments were collected
+    assert run_cli(["annotate", "agreement", "--judgments", str(j), "--out", str(tmp_path / "agr")], capsys)[0] == 0
+    assert json.loads((tmp_path / "agr" / "agreement.json").read_text())["collection"]["overlap"] == "adaptive"
+    assert "Adaptive overlap." in (tmp_path / "agr" / "agreement.md").read_text()
     # aggregate and apply work on the pulled file as on a fixed overlap
     agg = tmp_path / "agg.csv"
     assert run_cli(["annotate", "aggregate", "--judgments", str(j), "--kind", "tuple", "--min-agree", "2",
