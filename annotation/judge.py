@@ -54,12 +54,18 @@ def _majority(labels: list[str]) -> Optional[str]:
 
 
 def _kappa(a: list[str], b: list[str]) -> Optional[float]:
-    from sklearn.metrics import cohen_kappa_score
+    """Cohen's kappa of two raters over the same items (:func:`.agreement.pairwise_cohen` on one pair)."""
+    import pandas as pd
 
-    if len(a) < 2 or len(set(a) | set(b)) < 2:
+    from .agreement import pairwise_cohen
+
+    if len(a) < 2:
         return None
-    k = cohen_kappa_score(a, b)
-    return None if np.isnan(k) else round(float(k), 4)
+    n = len(a)
+    df = pd.DataFrame({"task": [str(i) for i in range(n)] * 2, "question": "q", "worker": ["a"] * n + ["b"] * n,
+                       "label": list(a) + list(b)})
+    k = pairwise_cohen(df, min_overlap=2)["mean_pairwise_cohen_kappa"]
+    return None if k is None or np.isnan(k) else round(float(k), 4)
 
 
 def _alpha(rows: list[tuple]) -> Optional[float]:
