@@ -100,6 +100,13 @@ COMMANDS: list[Cmd] = [
     Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
                           "--report-dir {outdir:rep}"),
     Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),
+    # replay and the judge report count any label as a vote (StereoSet's 'related' among them)
+    Cmd("annotate replay", "--judgments {in:judgments} --kind pair --min-judgments 2 --max-judgments 3 "
+                           "--out {out:replay.json}", lenient=frozenset({"in:judgments bad label value"})),
+    Cmd("annotate judge-agreement", "--judgments {in:judgments} --llm {in:llm_judgments} --kind pair "
+                                    "--out {outdir:judge}",
+        lenient=frozenset({"in:judgments bad label value", "in:llm_judgments bad label value"})),
+    Cmd("annotate prelabel", "--kind tuple --data {in:tuples} --llm dummy --out {out:llm.csv}"),
     Cmd("annotate report", "--kind translation --data {in:cands} --applied {in:applied} --out {outdir:rep}"),
     # data
     Cmd("data list", "--registry {in:registry}"),
@@ -292,6 +299,11 @@ def _aggregated(d: Path) -> Path:
     tmp.unlink()
     table.to_csv(d / "aggregated.csv", index=False)
     return d / "aggregated.csv"
+
+
+def _llm_judgments(d: Path) -> Path:
+    return _csv(d / "llm.csv", [{"task": t, "worker": "llm:m", "question": "validity", "label": "stereo",
+                                 "kind": "pair"} for t in _pair_ids()])
 
 
 def _predictions_ls(d: Path) -> Path:
@@ -551,6 +563,7 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
     Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
     Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
     Sample("predictions_ls", "csv", _predictions_ls, enum=("label", "sideways")),
+    Sample("llm_judgments", "csv", _llm_judgments, enum=("label", "sideways")),
     Sample("export", "json", _export),
     Sample("config", "text", _config),
     Sample("users", "csv", _users),

@@ -190,11 +190,32 @@ class ReviewStage(Stage):
     Label Studio, pull, aggregate, apply (``biaskit annotate push|pull|apply``)."""
 
     project: Optional[str] = Field(None, description="Label Studio project title (default: '<name> <stage>')")
-    overlap: int = Field(3, ge=1, description="annotators per task; the stage waits until every task has them")
+    overlap: Union[int, Literal["adaptive"]] = Field(
+        3, description="annotators per task (the stage waits until every task has them), or \"adaptive\": "
+                       "min_judgments first, more only while a task's decision can change")
+    min_judgments: int = Field(3, ge=1, description="adaptive: judgments every task gets first")
+    max_judgments: int = Field(5, ge=1, description="adaptive: the most judgments a task may get")
+    policy: Literal["exact", "risk"] = Field("exact", description="adaptive: stopping policy")
+    epsilon: float = Field(0.01, gt=0, lt=1, description="adaptive, risk: accepted probability of a changed decision")
     min_agree: Optional[int] = Field(None, ge=1)
     method: str = "majority"
     seed: int = 0
     chunk_size: int = Field(1000, ge=1)
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError("give at least 1 annotator per task, or \"adaptive\"")
+        return v
+
+    @field_validator("max_judgments")
+    @classmethod
+    def _max_judgments(cls, v: int, info) -> int:
+        lo = info.data.get("min_judgments")
+        if lo is not None and v < lo:
+            raise ValueError(f"max_judgments ({v}) is below min_judgments ({lo})")
+        return v
 
     @field_validator("method")
     @classmethod
