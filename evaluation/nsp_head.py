@@ -110,7 +110,8 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: Optional[int] = None) -
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the same error for the user
-        raise InputError(f"cannot read it as a PyTorch state dict ({str(exc).splitlines()[0][:120]}).", path=path,
+        why = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+        raise InputError(f"cannot read it as a PyTorch state dict ({why}).", path=path,
                          fix="pass a ModelNSP state dict saved with torch.save (the StereoSet reference format).")
     if not isinstance(state, dict) or not any(k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.")
                                               for k in state):

@@ -49,11 +49,12 @@ class Cmd:
 COMMANDS: list[Cmd] = [
     # evaluate
     Cmd("evaluate pairs", "--data {in:pairs_csv} -m {model} --runs 1 --batch-size 8 --out {outdir:res}", model=True),
+    # an NSP head file (before the row below: a test looks a command up by its last row)
+    Cmd("evaluate cats", "--data {use:cats_flat} -m {model} --nsp-head {in:nsp_head} --out {outdir:res}", model=True),
     Cmd("evaluate cats", "--data {in:cats_flat} --predictions {in:predictions} --out {outdir:res}"),
     Cmd("evaluate seat", "--test {in:seat_test} -m {model} --n-samples 50 --out {outdir:res}", model=True),
     Cmd("evaluate correlate", "--results {in:results_a} --results {use:results_b} --results {use:results_c} "
                               "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}"),
-    Cmd("evaluate cats", "--data {use:cats_flat} -m {model} --nsp-head {in:nsp_head} --out {outdir:res}", model=True),
     Cmd("evaluate ceat", "-m {model} --corpus {in:ceat_corpus} --groups {in:ceat_groups} --n-samples 20 "
                          "--out {outdir:res}", model=True),
     Cmd("evaluate ilps", "-m {model} --groups {in:ceat_groups} --out {outdir:res}", model=True),
