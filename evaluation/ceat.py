@@ -277,10 +277,7 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
     (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
     words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
     summary.json and report.md."""
-    import pandas as pd
-
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
-
+    from .correlate import write_result_folder
     from .protocols import apply_protocol, get_protocol
     from .score_cache import open_cache
     from .seat import Encoder, read_seat_test, resolve_tests
@@ -341,12 +338,7 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
                "max_contexts": max_contexts, "mode": "tests" if tests else "groups", "results": rows,
                "contexts": counts, "dropped_words": sorted(w for w, n in counts.items() if not n),
                "protocol": applied.as_dict(), "command": command}
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:
-        write_table(out / "results.csv", pd.DataFrame(rows))
-        if group_rows:
-            write_table(out / "groups.csv", pd.DataFrame(group_rows))
-        write_json(out / "summary.json", summary)
-        atomic_write_text(out / "report.md", render_ceat(summary))
+    write_result_folder(out_dir, summary, render_ceat(summary), results=rows, groups=group_rows or None)
     return summary
 
 

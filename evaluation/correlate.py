@@ -239,6 +239,22 @@ def check_cao2022_folders(folders: Sequence["ResultFolder"]) -> list[str]:
     return notes
 
 
+def write_result_folder(out_dir: str | Path, summary: dict, report: str, **tables) -> None:
+    """An intrinsic metric's result folder as `correlate` reads it, published whole: ``summary.json``,
+    ``report.md`` and one CSV per table given (``groups=`` the group-level scores ``groups.csv``;
+    ``None`` tables are left out)."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:
+        for name, rows in tables.items():
+            if rows is not None:
+                write_table(out / f"{name}.csv", rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
+        write_json(out / "summary.json", summary)
+        atomic_write_text(out / "report.md", report)
+
+
 def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Optional[str], cats: Optional[Path],
                   corpus: Optional[Sequence[Path]], **kw) -> list[Path]:
     """``correlate --protocol cao2022 --model M ...``: run Cao et al.'s intrinsic metrics for every model

@@ -109,9 +109,8 @@ def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = 
     attribute and template), groups.csv, summary.json and report.md."""
     import pandas as pd
 
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
-
     from .ceat import read_groups
+    from .correlate import write_result_folder
     from .models import load_lm
     from .protocols import apply_protocol, get_protocol
     from .protocols import words as W
@@ -148,11 +147,7 @@ def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = 
     summary = {"benchmark": "ilps", "kind": "ilps", "model": model, "fingerprint": lm.fingerprint,
                "predict": predict, "templates": templates, "attributes": names,
                "groups": groups_rows, "protocol": applied.as_dict(), "command": command}
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:
-        write_table(out / "results.csv", df)
-        write_table(out / "groups.csv", pd.DataFrame(groups_rows))
-        write_json(out / "summary.json", summary)
-        atomic_write_text(out / "report.md", render_ilps(summary))
+    write_result_folder(out_dir, summary, render_ilps(summary), results=df, groups=groups_rows)
     return summary
 
 

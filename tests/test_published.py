@@ -73,7 +73,7 @@ SEAT_MODELS = ["XLMR", "IndicBert", "Muril", "Bernice", "mT5", "mBART", "Bloom",
 
 # StereoSet arXiv 2020 Table 4 (Development set, then Test set): model | lms | ss | icat
 STEREOSET_T4 = """
-Development set |  |  | 
+Development set |  |  |
 IDEALLM | 100 | 50.0 | 100
 STEREOTYPEDLM | - | 100 | 0.0
 RANDOMLM | 50.0 | 50.0 | 50.0
@@ -88,7 +88,7 @@ GPT2 | 83.7 | 57.0 | 71.9
 GPT2-medium | 87.1 | 59.0 | 71.5
 GPT2-large | 88.9 | 61.9 | 67.8
 ENSEMBLE | 90.7 | 62.0 | 69.0
-Test set |  |  | 
+Test set |  |  |
 IDEALLM | 100 | 50.0 | 100
 STEREOTYPEDLM | - | 100 | 0.0
 RANDOMLM | 50.0 | 50.0 | 50.0
