@@ -297,6 +297,8 @@ def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], rel
     given = dict(given)
     if not decimals_given:
         given.pop("decimals", None)
+    elif given.get("decimals") is None:
+        given["decimals"] = "unrounded"  # an explicit None (compare unrounded scores) is an option, not "not given"
     mlm = kind == "mlm"
     if mlm and given.get("method") not in (None, "pll") and given.get("normalise") is None:
         given["normalise"] = "none"  # |C| normalisation is defined for P(U|M) only
@@ -312,8 +314,10 @@ def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], rel
     applied = apply_protocol(proto, "pairs", given, defaults, context={"kind": kind}, chosen_by=how,
                              words={"method": W.METHOD, "unit": W.UNIT, "normalise": W.NORMALISE,
                                     "decimals": {pm.DEFAULT_DECIMALS: "scores rounded to 3 decimals before comparison",
-                                                 None: "scores compared unrounded"},
+                                                 "unrounded": "scores compared unrounded"},
                                     "runs": {5: "5 subsample runs"}, "fraction": {0.8: "80% of the pairs per run"}})
+    if applied.values.get("decimals") == "unrounded":
+        applied.values["decimals"] = None
     if mlm:
         scorer_cls.check_normalise(applied.values["normalise"], applied.values["method"])
     return applied

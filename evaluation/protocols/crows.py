@@ -20,7 +20,7 @@ PROTOCOL = Protocol(
         Setting("normalise", "none", f"{_REF}, mask_unigram: score(S) is the sum", "--normalise", W.NORMALISE,
                 when={"kind": "mlm"}),
         Setting("decimals", 3, f"{_REF}, evaluate: scores rounded to 3 decimals, equal scores are neutral", "",
-                {3: "scores rounded to 3 decimals before comparison"}),
+                {3: "scores rounded to 3 decimals before comparison", "unrounded": "scores compared unrounded"}),
     ),
     scope={"kind": (("mlm",), "a causal or encoder-decoder LM: CrowS-Pairs scores masked LMs only (the reference "
                               "metric.py loads bert, roberta, albert); biaskit's clm/seq2seq score is not the "
