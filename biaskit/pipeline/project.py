@@ -172,7 +172,8 @@ class AdaptStage(Stage):
 
     keep: list[str] = Field(default_factory=lambda: ["gender", "age", "disability", "physical-appearance",
                                                      "socioeconomic"])
-    names: Literal["india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none"] = "india"
+    names: Literal["indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim",
+                   "india-christian", "india-sikh", "none"] = "indibias"
     seed: int = 0
     lexicon: Optional[str] = None
     drop_flagged: bool = False
@@ -272,6 +273,15 @@ class ReleaseStage(Stage):
     keyness: bool = True
     plots: bool = True
     date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    protocol: Optional[str] = Field(None, description="the paper protocol release.json records (default: the "
+                                                      "records' origin)")
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: Optional[str]) -> Optional[str]:
+        from ..evaluation.protocols import PROTOCOLS
+
+        return None if v is None else _registry_name(v, PROTOCOLS.names() + ["none"], "protocol")
 
 
 class EvaluateStage(Stage):
@@ -279,16 +289,24 @@ class EvaluateStage(Stage):
 
     models: list[str] = Field(..., min_length=1)
     scorer: str = "mlm"
+    protocol: Optional[str] = Field(None, description="a paper protocol (docs/fidelity.md); default: the release's")
     method: Optional[str] = None
-    unit: Literal["token", "word"] = "token"
+    unit: Optional[Literal["token", "word"]] = None
     split: Optional[Literal["dev", "test"]] = "test"
     lang: Optional[str] = None
     batch_size: int = Field(32, ge=1)
     device: str = "auto"
     seed: int = 0
-    runs: int = Field(5, ge=1)
-    fraction: float = Field(0.8, gt=0, le=1)
+    runs: Optional[int] = Field(None, ge=1)
+    fraction: Optional[float] = Field(None, gt=0, le=1)
     out: Optional[str] = None
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: Optional[str]) -> Optional[str]:
+        from ..evaluation.protocols import CHOICES
+
+        return None if v is None else _registry_name(v, list(CHOICES), "protocol")
 
     @field_validator("scorer")
     @classmethod
