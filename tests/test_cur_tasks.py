@@ -41,8 +41,8 @@ def test_every_backend_implements_the_client_protocol():
 
 
 def test_every_task_is_registered_with_its_prompt():
-    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "sentences", "translate_pair",
-                             "translate_sentence", "tuples"]
+    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "prelabel", "sentences",
+                             "translate_pair", "translate_sentence", "tuples"]
     prompts = {p.id for p in load_prompts().values()}
     for name in TASKS.names():
         cls = TASKS.get(name)
@@ -55,7 +55,8 @@ SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "
                  "sentence": "Dalits are poor.", "source_group": "Dalit", "target_group": "Brahmin",
                  "source_language": "English", "target_language": "Hindi", "sent_more": "The man is a doctor.",
                  "sent_less": "The woman is a doctor.", "text": "The man is a doctor.", "target": "Muslim",
-                 "domain": "religion", "society": "India"}
+                 "domain": "religion", "society": "India", "guidelines": "Answer as a careful annotator.",
+                 "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no"}
 
 
 @pytest.mark.parametrize("ref", sorted(load_prompts()))

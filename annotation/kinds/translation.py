@@ -74,6 +74,7 @@ class TranslationKind(TaskKind):
     name = "translation"
     title = "Which translation of the pair is best? Engines are hidden and the order is random."
     records_name = "candidates"
+    reject_labels = (NONE_CHOICE,)
     questions = (
         Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
         Question("corrected_more", "corrected_more", TEXT),

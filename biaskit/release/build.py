@@ -51,6 +51,8 @@ class BuildOptions:
     plots: bool = True
     created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
     command: Optional[str] = None                # the command line that ran the build (recorded)
+    protocol: Optional[str] = None               # the paper protocol to record (default: the records' origin)
+    hub_ready: bool = False                      # refuse what the Hugging Face Hub would reject (release/hub.py)
 
 
 @dataclass
@@ -179,6 +181,10 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     t0 = time.perf_counter()
     o = options
     _check_options(o)
+    if o.hub_ready:
+        from .hub import check_license
+
+        check_license(o.license)
     created = o.created or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     out = Path(out)
     human = read_card_text(o.card_text)
@@ -271,6 +277,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         configs = []
         counts: dict[str, Any] = {}
         prov_acc = ProvenanceCounter()
+        origin_keys: Counter = Counter()
         pair_stats = None
         if merged:
             pair_stats = PairStats()
@@ -290,6 +297,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                     by_split_lang[sp].update(r["views"].keys())
                     for lg, v in r["views"].items():
                         prov_acc.add(lg, v.get("provenance"), v.get("meta"))
+                        origin_keys[_origin_key(v.get("provenance"))] += 1
             record_sha[fn] = jsonl.sha256
             written_rows[fn] = n_p
             conf = {"name": "pairs", "default": True, "data_files": {}, "splits": {}, "features": L.pair_columns(pair_langs)}
@@ -387,14 +395,19 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
         file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
         file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
+        file_notes[L.CROISSANT] = ("Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
+                                   "per config, splits, checksums, licence, citation")
         data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
         flags_dropped = Counter()
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
         limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
+        protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
         release = {
             "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
+            # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
+            "protocol": protocol, "protocol_from": protocol_from,
             "schema_version": SCHEMA_VERSION, "biaskit_version": __version__,
             "license": o.license, "langs": langs, "counts": counts,
             "split": {"policy": o.split_policy, "dev_fraction": o.dev_fraction, "seed": o.seed,
@@ -414,7 +427,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         from ..redact import redact, redact_obj
 
         _wj(tmp / L.RELEASE_JSON, redact_obj(release))   # user text (card options, commands) masked
-        ctx = {"options": {**asdict(o), "created": created, "citation": citation}, "langs": langs, "counts": counts,
+        ctx = {"options": {**asdict(o), "created": created, "citation": citation, "protocol": protocol},
+               "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
                "limitations": limitations, "plots": plots, "biaskit_version": __version__, "split_report": rep,
@@ -424,11 +438,28 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
+        from .croissant import write_croissant
+
+        write_croissant(tmp, known_sha=record_sha)
+        if o.hub_ready:
+            _refuse_hub_problems(tmp, out)
+        lap("croissant")
         files = write_sums(tmp, known=record_sha)
         lap("sums")
     return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
                         split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
                         seconds=round(time.perf_counter() - t0, 3), timings=tm)
+
+
+def _refuse_hub_problems(tmp: Path, out: Path) -> None:
+    """``--hub-ready``: stop before the release is published when the Hub would reject it."""
+    from .hub import hub_problems
+
+    problems = [p.replace(str(tmp), str(out)) for p in hub_problems(tmp)]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"not ready for the Hugging Face Hub{more}: {problems[0]}",
+                         fix="fix it and build again; nothing was published (the previous release is unchanged).")
 
 
 def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str]:
@@ -594,3 +625,26 @@ def _limitations(merged, langs, how: Counter, merge_counts, prov, o: BuildOption
     if o.keep_flagged:
         out.append("Pairs flagged by the minimal-pair checker were kept (--keep-flagged).")
     return out
+
+
+def _origin_key(prov: Any) -> tuple:
+    """What :func:`biaskit.origin.protocol_of_provenance` reads of a view's provenance (counted while
+    the pairs stream past, instead of keeping every provenance)."""
+    prov = prov if isinstance(prov, dict) else {}
+    return (prov.get("release_source"), prov.get("source"), prov.get("format"), bool(prov.get("adapted_by")))
+
+
+def _protocol(o: BuildOptions, origin_keys: Counter, cat_recs: list) -> tuple[Optional[str], str]:
+    """The protocol release.json records: the one asked for, else the records' origin (or None).
+    ``origin_keys``: :func:`_origin_key` of every released pair view, counted."""
+    if o.protocol:
+        return (None if o.protocol == "none" else o.protocol), "build option"
+    import itertools
+
+    from ..origin import protocol_of_provenance
+
+    views = ({"release_source": a, "source": b, "format": c, "adapted_by": d or None}
+             for (a, b, c, d), n in origin_keys.items() for _ in range(n))
+    provs = itertools.chain(views, (c.get("provenance") for c in cat_recs))
+    name, what = protocol_of_provenance(provs)
+    return name, what

@@ -94,7 +94,8 @@ class ReleaseStage(StageRunner):
                             citation=self._file_option(o.citation), pretty_name=o.pretty_name,
                             card_text=self._file_option(o.card_text),
                             history=[f"{label}={p}" for label, p in self.history()], keep_flagged=o.keep_flagged,
-                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command)
+                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command,
+                            protocol=o.protocol)
         s = build_release(records, out, opts)
         v = verify_release(out)
         if not v.ok:
@@ -147,7 +148,7 @@ class EvaluateStage(StageRunner):
         res = run_pairs(self.input_path(), lang=o.lang, models=self.models(), scorer=o.scorer, unit=o.unit,
                         method=o.method, batch_size=o.batch_size, device=o.device, out_dir=out, seed=o.seed,
                         runs=o.runs, fraction=o.fraction, progress=self.ctx.options.progress,
-                        command=self.ctx.options.command, split=o.split)
+                        command=self.ctx.options.command, split=o.split, protocol=o.protocol)
         parts = []
         outputs: dict[str, Path] = {"results": out}
         for s, d in zip(res["summaries"], res["model_dirs"]):
