@@ -225,52 +225,48 @@ def check_writable(path: Path, arg: Optional[str], *, inside: bool = False) -> N
 
 # ------------------------------------------------------------------------------------------ data -> names
 MAX_COMPONENT = 64          # characters of a file-name part made from data (a language, a dataset file)
-_MAX_COMPONENT_BYTES = 200  # and its UTF-8 bytes (file systems allow 255 per name)
-_COMPONENT_PUNCT = "._-+@"
+_COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
 
 
 def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> Optional[str]:
-    """Why ``value`` (NFC-normalised) cannot be part of a file name, or None when it can.
-
-    Allowed: letters, digits and combining marks of any script (Unicode L*, N*, M*: Devanagari words
-    keep their vowel signs) and ``. _ - + @``; not empty, not starting with ``.`` (``..``, hidden
-    files), at most ``max_len`` characters and 200 UTF-8 bytes. Everything else is refused: ``/`` and
-    ``\\``, spaces, control characters, zero-width and bidirectional-override characters (Unicode Cf).
-    """
+    """Why ``value`` (NFC-normalised) cannot be one part of a file name, or None when it can: ASCII
+    letters, digits, ``.``, ``_``, ``-`` and ``+`` only (no separator, space, control, zero-width or
+    bidirectional-override character: portable to every file system and the Hugging Face Hub), not
+    empty, not ``.``-led (``..``, hidden files), at most ``max_len`` characters."""
     import unicodedata
 
-    if not isinstance(value, str):
-        return f"is a {type(value).__name__}, not text"
-    s = unicodedata.normalize("NFC", value)
-    if not s:
+    text = unicodedata.normalize("NFC", str(value)) if value is not None else ""
+    if not text:
         return "is empty"
-    if len(s) > max_len or len(s.encode("utf-8")) > _MAX_COMPONENT_BYTES:
-        return f"is {len(s)} characters long; at most {max_len} go into a file name"
-    if s.startswith("."):
+    if len(text) > max_len:
+        return f"is {len(text)} characters long (at most {max_len})"
+    if text.startswith("."):
         return "starts with '.'"
-    for ch in s:
-        if ch in _COMPONENT_PUNCT or unicodedata.category(ch)[0] in "LNM":
-            continue
-        name = unicodedata.name(ch, "")
-        what = "'/'" if ch == "/" else "'\\'" if ch == "\\" else f"U+{ord(ch):04X}" + (f" {name}" if name else "")
-        return f"holds {what}, which cannot be part of a file name"
+    bad = next((ch for ch in text if ch not in _COMPONENT_OK), None)
+    if bad is not None:
+        name = unicodedata.name(bad, "")
+        what = "'/'" if bad == "/" else "'\\'" if bad == "\\" else f"U+{ord(bad):04X}" + (f" {name}" if name else "")
+        return f"holds {what} (only ASCII letters, digits, '.', '_', '-' and '+' can)"
     return None
 
 
-def safe_component(value: Any, *, what: str = "value", path: Optional[str | Path] = None, row: Optional[int] = None,
-                   column: Optional[str] = None, fix: Optional[str] = None, max_len: int = MAX_COMPONENT) -> str:
-    """``value`` NFC-normalised, when it is safe as one part of a file name (see
-    :func:`component_problem`); otherwise an :class:`InputError` naming the file, row and column the
-    value came from. The one gate a value from data passes before it reaches a path."""
+def safe_component(value: Any, *, what: str = "value", path: Optional[str | os.PathLike] = None,
+                   row: Optional[int] = None, column: Optional[str] = None, fix: Optional[str] = None,
+                   max_len: int = MAX_COMPONENT) -> str:
+    """``value`` (a data value: a language code, a config or split name, a dataset's file name) as one
+    file-name component, or :class:`InputError` naming the value and the file, row and column it came
+    from (see :func:`component_problem`). The one gate a value from data passes before it reaches a
+    path; nothing is rewritten: a value that would change is refused."""
     import unicodedata
 
     problem = component_problem(value, max_len=max_len)
     if problem:
-        shown = repr(value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "...")
-        raise InputError(f"{what} {shown} {problem}.", path=path, row=row, column=column,
-                         fix=fix or f"use letters, digits and {' '.join(_COMPONENT_PUNCT)} (at most {max_len} "
-                                    "characters).")
-    return unicodedata.normalize("NFC", value)
+        text = str(value) if value is not None else ""
+        shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
+        raise InputError(f"{what} {shown} cannot name a file: it {problem}.", path=path, row=row, column=column,
+                         fix=fix or f"give a plain {what} (e.g. 'en', 'hi'): letters, digits, '.', '_', '-' and '+', at "
+                                    f"most {max_len} characters.")
+    return unicodedata.normalize("NFC", str(value))
 
 
 def slug_component(text: Any, *, default: str = "x", max_len: int = 80) -> str:
@@ -280,10 +276,8 @@ def slug_component(text: Any, *, default: str = "x", max_len: int = 80) -> str:
     import unicodedata
 
     s = unicodedata.normalize("NFC", str(text))
-    s = "".join(ch if ch in _COMPONENT_PUNCT or unicodedata.category(ch)[0] in "LNM" else " " for ch in s)
+    s = "".join(ch if ch in _COMPONENT_OK else " " for ch in s)
     s = re.sub(r"\s+", "-", s.strip()).lstrip(".-")[:max_len].rstrip("-") or default
-    while len(s.encode("utf-8")) > _MAX_COMPONENT_BYTES:
-        s = s[:-1]
     return safe_component(s, max_len=max_len)
 
 
@@ -425,27 +419,3 @@ def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
             out.append((prev, a))
             prev = None
     return out
-
-
-# ------------------------------------------------------------------------------------------ data values
-_COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-MAX_COMPONENT = 64
-
-
-def safe_component(value: Any, *, what: str, path: Optional[str | os.PathLike] = None, row: Optional[int] = None,
-                   fix: Optional[str] = None) -> str:
-    """``value`` (a data value: a language code, a config or split name) as one file-name component, or
-    :class:`InputError` naming the value, its file and row: NFC, ASCII letters, digits, ``.``, ``_`` and
-    ``-`` only (no separator, no control, zero-width or bidi character), not ``.``-led, at most
-    :data:`MAX_COMPONENT` characters. Nothing is rewritten: a value that would change is refused."""
-    import unicodedata
-
-    text = unicodedata.normalize("NFC", str(value)) if value is not None else ""
-    if text and len(text) <= MAX_COMPONENT and not text.startswith(".") and set(text) <= _COMPONENT_OK:
-        return text
-    shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
-    why = ("is empty" if not text else f"is {len(text)} characters long (at most {MAX_COMPONENT})"
-           if len(text) > MAX_COMPONENT else "starts with '.'" if text.startswith(".")
-           else "has characters other than ASCII letters, digits, '.', '_' and '-'")
-    raise InputError(f"{what} {shown} cannot name a file: it {why}.", path=path, row=row,
-                     fix=fix or f"give the records a plain {what} (e.g. 'en', 'hi').")

@@ -113,6 +113,22 @@ def is_complete_model_dir(path: Path) -> bool:
     return (path / _COMPLETE_MARKER).exists() and (path / "config.json").exists()
 
 
+@contextlib.contextmanager
+def _tqdm_off(module: Any):
+    """``module.tqdm`` disabled within the block (a library that calls tqdm directly)."""
+    import functools
+
+    original = getattr(module, "tqdm", None)
+    if original is None:
+        yield
+        return
+    module.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        module.tqdm = original
+
+
 def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = "", kind: str = "clm") -> Path:
     """Load a GGUF file with transformers (de-quantised) and save it as a plain HF folder, atomically.
 
@@ -129,7 +145,14 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
         require("gguf", "evaluation", "loading GGUF models")
         from biaskit.io import atomic_dir
 
-        with atomic_dir(out_dir) as tmp:
+        quiet = contextlib.nullcontext()
+        from transformers.utils import logging as tf_logging
+
+        if not tf_logging.is_progress_bar_enabled():   # -q (biaskit.progress.library_bars): the GGUF loader's
+            import transformers.modeling_gguf_pytorch_utils as gguf_utils  # own tqdm bar too
+
+            quiet = _tqdm_off(gguf_utils)
+        with quiet, atomic_dir(out_dir) as tmp:
             t0 = time.monotonic()
             tok = transformers.AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
             auto = transformers.AutoModelForCausalLM if kind == "clm" else transformers.AutoModelForMaskedLM
@@ -422,6 +445,12 @@ class LazyModel:
 
     def __init__(self, load, config):
         self._load, self._model, self.config = load, None, config
+        try:   # the libraries' bars when the model was asked for (-q: off), also when it loads later
+            from transformers.utils import logging as tf_logging
+
+            self._bars = tf_logging.is_progress_bar_enabled()
+        except ImportError:  # pragma: no cover
+            self._bars = True
 
     @property
     def loaded(self) -> bool:
@@ -429,7 +458,10 @@ class LazyModel:
 
     def get(self):
         if self._model is None:
-            self._model = self._load()
+            from biaskit.progress import library_bars
+
+            with library_bars(self._bars):
+                self._model = self._load()
             self.config = self._model.config
         return self._model
 

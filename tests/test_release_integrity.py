@@ -141,8 +141,8 @@ date = "2025-01-01"
 def test_the_same_inputs_and_cache_give_the_same_release_at_concurrency_1_and_4(tmp_path, capsys):
     """LLM rows are appended as jobs finish (in an order that follows the threads), then put in input
     order when the run ends: the checker keeps the same copy of a duplicate, the splits and every
-    data file are byte-identical. release.json and the card differ only in the records of the runs
-    themselves (their times and command lines)."""
+    data file are byte-identical. release.json, the card and croissant.json differ only in the records
+    of the runs themselves (their times and command lines)."""
     from conftest import run_cli
 
     files = {}
@@ -155,8 +155,9 @@ def test_the_same_inputs_and_cache_give_the_same_release_at_concurrency_1_and_4(
         code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
         assert code == 0, out + err
         rel = d / "release" / "det-0.1.0"
+        # the card and croissant.json (which carries the card's collection text) list the runs with their times
         files[c] = {p.relative_to(rel).as_posix(): p.read_bytes() for p in sorted(rel.rglob("*")) if p.is_file()
-                    and p.name not in ("release.json", "README.md", "SHA256SUMS")}
+                    and p.name not in ("release.json", "README.md", "SHA256SUMS", "croissant.json")}
         meta = json.loads((rel / "release.json").read_text(encoding="utf-8"))
         metas[c] = {k: v for k, v in meta.items() if k not in ("history", "build")}
     assert set(files[1]) == set(files[4]) and "pairs.jsonl" in files[1]
