@@ -112,30 +112,18 @@ def test_a_project_date_must_exist(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ determinism
-DET_PROJECT = """
-[project]
-name = "det"
+def _det_project(concurrency: int) -> str:
+    """The pipeline tests' offline project (test_pipeline.OFFLINE) with more jobs than threads: two
+    axes, both polarities, dropping flagged pairs, at ``concurrency`` requests in flight."""
+    from test_pipeline import OFFLINE
 
-[llm]
-backend = "dummy"
-concurrency = {c}
-
-[stages.tuples]
-axes = ["caste", "religion"]
-polarity = "both"
-n = 4
-
-[stages.sentences]
-per_tuple = 3
-
-[stages.pairs]
-
-[stages.check]
-drop_flagged = true
-
-[stages.release]
-date = "2025-01-01"
-"""
+    text = OFFLINE.replace('name = "offline"', 'name = "det"')
+    text = text.replace('backend = "dummy"\n', f'backend = "dummy"\nconcurrency = {concurrency}\n')
+    text = text.replace('axes = ["caste"]\nidentities = { caste = ["Dalit", "Brahmin"] }\npolarity = "negative"\nn = 3',
+                        'axes = ["caste", "religion"]\npolarity = "both"\nn = 4')
+    text = text.replace("per_tuple = 2", "per_tuple = 3").replace("[stages.check]\n", "[stages.check]\ndrop_flagged = true\n")
+    assert "religion" in text and "drop_flagged" in text and "concurrency" in text, text
+    return text
 
 
 def test_the_same_inputs_and_cache_give_the_same_release_at_concurrency_1_and_4(tmp_path, capsys):
@@ -151,7 +139,7 @@ def test_the_same_inputs_and_cache_give_the_same_release_at_concurrency_1_and_4(
         d = tmp_path / f"c{c}"
         shutil_rm(d)
         d.mkdir()
-        (d / "biaskit.toml").write_text(DET_PROJECT.format(c=c), encoding="utf-8")
+        (d / "biaskit.toml").write_text(_det_project(c), encoding="utf-8")
         code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
         assert code == 0, out + err
         rel = d / "release" / "det-0.1.0"
