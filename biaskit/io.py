@@ -37,6 +37,20 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         raise
 
 
+@contextlib.contextmanager
+def no_empty_output(path: str | Path):
+    """Within this block ``path`` may be created (an append log opened early); if the block fails and
+    leaves it created and empty, it is removed: a command that produced nothing leaves no empty file."""
+    path = Path(path)
+    existed = path.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and path.is_file() and not path.stat().st_size:
+            path.unlink()
+        raise
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

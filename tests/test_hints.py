@@ -122,6 +122,16 @@ def test_curate_cats_without_an_endpoint_leaves_no_empty_output(tmp_path, capsys
     assert resolve_output(out + err, "curate cats") == []
 
 
+def test_an_unreachable_translation_engine_leaves_no_empty_candidates_file(tmp_path, capsys, no_endpoint_env):
+    out_file = tmp_path / "out" / "candidates.jsonl"
+    out_file.parent.mkdir()
+    code, out, err = run_cli(["curate", "translate", "--pairs", str(DEMO), "--target", "hi", "--engines", "llm:m",
+                              "--base-url", CLOSED, "--max-retries", "0", "--out", str(out_file)], capsys)
+    assert code == 2 and "cannot connect" in err, err
+    assert not out_file.exists()    # (the engine's run log and errors file record the failed run)
+    assert resolve_output(out + err, "curate translate") == []
+
+
 # ------------------------------------------------------------------------------------------ the pipeline
 def test_run_and_status_hints_work_from_the_folder_they_are_printed_in(tmp_path, capsys, monkeypatch):
     """Run from one folder with the project elsewhere and --workdir: every command printed
