@@ -30,13 +30,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
+from biaskit.cat_checks import (MAX_FILL_WORDS, MAX_WORDS, MIN_SENTENCE_WORDS, OPTION_KEYS, PROBLEMS,  # noqa: F401
+                                check_cat, fill as _fill)
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory
 from biaskit import ids
 from biaskit.schema import normalize_bias_type
 
 SPLITS = ("intrasentence", "intersentence")
-OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
 DOMAIN_PRESETS = {
     "stereoset": ("gender", "profession", "race", "religion"),                    # Nadeem et al., sec. 4
     "indibias": ("gender", "religion", "caste", "age", "region", "physical-appearance", "socioeconomic"),
@@ -45,27 +46,6 @@ DOMAIN_PRESETS = {
 DOMAIN_SOURCES: dict[str, dict[str, Any]] = {
     "race": {"axes": ("race-color", "nationality")},
     "profession": {"kind": "occupation"},
-}
-MAX_FILL_WORDS = 3          # an intrasentence option is a word or a short phrase
-MIN_SENTENCE_WORDS = 3      # an intersentence option (and any context) is a sentence
-MAX_WORDS = 40              # StereoSet's contexts average 8 (intra) and 15 (inter) words
-
-PROBLEMS = {
-    "empty": "a part of the item is empty or has no letters",
-    "no_blank": "the intrasentence context has no BLANK",
-    "several_blanks": "the intrasentence context has more than one BLANK",
-    "blank_in_option": "an option contains BLANK",
-    "blank_in_intersentence": "an intersentence context or option contains BLANK",
-    "target_missing": "the context does not mention the target term",
-    "fill_not_a_word": f"an intrasentence option is not a word or a short phrase (at most {MAX_FILL_WORDS} words, "
-                       "no sentence punctuation)",
-    "fill_is_target": "an intrasentence option is the target term itself",
-    "option_not_a_sentence": f"an intersentence option has fewer than {MIN_SENTENCE_WORDS} words",
-    "context_too_short": f"the context has fewer than {MIN_SENTENCE_WORDS} words",
-    "too_long": f"the context or an option has more than {MAX_WORDS} words",
-    "options_not_distinct": "two options are the same (ignoring case and punctuation)",
-    "option_repeats_context": "an intersentence option repeats the context",
-    "duplicate": "the same CAT (split, target, context and options) was drafted before",
 }
 
 
@@ -180,72 +160,10 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
     return rows
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
-
-
-def _key(text: str) -> str:
-    return " ".join(w.casefold() for w in _words(text))
-
-
 def check_draft(row: dict[str, Any], inventory: Inventory) -> list[dict[str, str]]:
-    """The structural problems of one draft (empty list: it can become a CAT); each
-    ``{"code", "reason"}`` with a code of :data:`PROBLEMS`."""
-    probs: list[dict[str, str]] = []
-
-    def add(code: str, detail: str = "") -> None:
-        if all(p["code"] != code for p in probs):
-            probs.append({"code": code, "reason": PROBLEMS[code] + (f": {detail}" if detail else "")})
-
-    split, target = row.get("split"), str(row.get("target") or "")
-    ctx = str(row.get("context") or "")
-    opts = {k: str(row.get(k) or "") for k in OPTION_KEYS}
-    for name, text in {"context": ctx, **opts}.items():
-        if not _words(text):
-            add("empty", name)
-    if split == "intrasentence":
-        n = len(re.findall(r"BLANK", ctx))
-        if n == 0:
-            add("no_blank")
-        elif n > 1:
-            add("several_blanks", f"{n}")
-        for k, v in opts.items():
-            if not _words(v):
-                continue
-            if "BLANK" in v:
-                add("blank_in_option", k)
-            elif len(_words(v)) > MAX_FILL_WORDS or re.search(r"[.!?;:]\s+\w|\n", v):
-                add("fill_not_a_word", f"{k} = {v[:60]!r}")
-            elif v and _key(v) == _key(target):
-                add("fill_is_target", k)
-        if len(_words(ctx.replace("BLANK", " "))) < MIN_SENTENCE_WORDS - 1:
-            add("context_too_short")
-    else:
-        if "BLANK" in ctx or any("BLANK" in v for v in opts.values()):
-            add("blank_in_intersentence")
-        if len(_words(ctx)) < MIN_SENTENCE_WORDS:
-            add("context_too_short")
-        for k, v in opts.items():
-            if v and len(_words(v)) < MIN_SENTENCE_WORDS:
-                add("option_not_a_sentence", k)
-            elif v and _key(v) == _key(ctx):
-                add("option_repeats_context", k)
-    for name, text in {"context": ctx, **opts}.items():
-        if len(_words(text)) > MAX_WORDS:
-            add("too_long", name)
-    keys = [_key(v) for v in opts.values() if _words(v)]
-    if len(set(keys)) < len(keys):
-        add("options_not_distinct")
-    if target and ctx and not inventory.mentions(ctx.replace("BLANK", " "), target, row.get("lang") or "en"):
-        add("target_missing", target)
-    return probs
-
-
-def _fill(context: str, word: str) -> str:
-    i = context.find("BLANK")
-    if i == 0 or (i > 0 and re.search(r"[.!?]\s*$", context[:i])):
-        word = word[:1].upper() + word[1:]
-    return context[:i] + word + context[i + len("BLANK"):]
+    """The structural problems of one draft (empty list: it can become a CAT); each ``{"code",
+    "reason"}`` with a code of :data:`PROBLEMS` (:func:`biaskit.cat_checks.check_cat`)."""
+    return check_cat(row, inventory)
 
 
 def build_cats(drafts: Iterable[dict[str, Any]], inventory: Inventory) -> tuple[list[Any], list[dict]]:
