@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
-from .mt_checks import diff_spans, entity_flags, flag, text_flags, tokens
+from .mt_checks import LANG_SCRIPT, diff_spans, entity_flags, flag, script_share, text_flags, tokens
 
 #: draft / candidate field -> StereoSet gold label
 OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
@@ -49,6 +49,7 @@ PROBLEMS = {
     "options_not_distinct": "two options are the same (ignoring case and punctuation)",
     "option_repeats_context": "an intersentence option repeats the context",
     "duplicate": "the same CAT (split, target, context and options) was drafted before",
+    "wrong_script": "a part is not written in its language's script (e.g. English words in a Hindi CAT)",
 }
 #: codes of :func:`check_cat_translation` besides :data:`PROBLEMS` and the MT checks of :mod:`biaskit.mt_checks`
 TRANSLATION_PROBLEMS = {
@@ -62,6 +63,7 @@ TRANSLATION_PROBLEMS = {
 BLOCKING = frozenset({"empty", "no_blank", "several_blanks", "blank_in_option", "blank_in_intersentence",
                       "fill_not_a_word", "option_not_a_sentence", "options_not_distinct", "blank_lost",
                       "fills_not_aligned", "empty_translation", "wrong_script"})
+# (``wrong_script`` is both a structural problem of a draft and an MT flag of a translation)
 
 
 def words(text: str) -> list[str]:
@@ -131,6 +133,12 @@ def check_cat(row: dict[str, Any], inventory=None) -> list[dict[str, str]]:
     keys = [text_key(v) for v in opts.values() if words(v)]
     if len(set(keys)) < len(keys):
         add("options_not_distinct")
+    script = LANG_SCRIPT.get(str(row.get("lang") or "en").lower())
+    if script and script != "Latin":
+        for name, text in {"context": ctx.replace("BLANK", " "), **opts}.items():
+            share, _ = script_share(text, script)
+            if words(text) and share < 0.5:
+                add("wrong_script", f"{name} is {share:.0%} {script}")
     if target and ctx and not _mentions(ctx.replace("BLANK", " "), target, row.get("lang") or "en", inventory):
         add("target_missing", target)
     return probs

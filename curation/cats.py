@@ -102,11 +102,15 @@ def cat_targets(domains: str | Sequence[str], *, inventory: Inventory, lang: str
     return [(d, t) for d in doms for t in domain_terms(d, inventory, lang)]
 
 
-def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India") -> list[dict]:
-    """The drafting jobs: one per target term (and split: each split runs its own task)."""
+def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India",
+              lang: str = "en") -> list[dict]:
+    """The drafting jobs: one per target term (and split: each split runs its own task); ``lang``:
+    the language the CATs are written in (the prompt's ``{language}``; English items carry no
+    ``lang`` key, so their job keys are those of earlier versions)."""
     if per_target < 1:
         raise InputError(f"--per-target must be >= 1, got {per_target}.", fix="e.g. --per-target 5.")
-    return [{"target": t, "domain": d, "society": society, "n": per_target} for d, t in targets]
+    extra = {"lang": lang} if lang != "en" else {}
+    return [{"target": t, "domain": d, "society": society, "n": per_target, **extra} for d, t in targets]
 
 
 # ------------------------------------------------------------------------------------------ drafts
@@ -127,6 +131,24 @@ def _clean(text: Any, repairs: list[str], name: str) -> str:
     return s
 
 
+def blank_marker(ctx: str, repairs: list[str]) -> str:
+    """``[BLANK]``, ``<blank>``, ``____`` ... -> ``BLANK`` (recorded in ``repairs``)."""
+    fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
+    if "BLANK" not in fixed:
+        fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
+    if fixed != ctx:
+        repairs.append("blank_marker")
+    return fixed
+
+
+def fill_word(v: str, repairs: list[str], key: str) -> str:
+    """An intrasentence fill without the punctuation and quotes around it (recorded in ``repairs``)."""
+    w = v.strip(" .,;:!?।" + _QUOTES)
+    if w != v:
+        repairs.append(f"fill_punctuation:{key}")
+    return w
+
+
 def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any]) -> list[dict]:
     """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
     anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges)."""
@@ -137,20 +159,12 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
         repairs: list[str] = []
         ctx = _clean(el.get("context"), repairs, "context")
         if split == "intrasentence":
-            fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
-            if "BLANK" not in fixed:
-                fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
-            if fixed != ctx:
-                ctx = fixed
-                repairs.append("blank_marker")
+            ctx = blank_marker(ctx, repairs)
         opts: dict[str, str] = {}
         for key in OPTION_KEYS:
             v = _clean(el.get(key), repairs, key)
             if split == "intrasentence":
-                w = v.strip(" .,;:!?" + _QUOTES)
-                if w != v:
-                    repairs.append(f"fill_punctuation:{key}")
-                v = w
+                v = fill_word(v, repairs, key)
             opts[key] = v
         row = {"draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()), "split": split,
                "target": item["target"], "domain": normalize_bias_type(item["domain"]),
@@ -256,7 +270,8 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     drafted, structurally valid, and -- with ``validated``, the output of ``annotate apply --kind
     cat`` -- validated, rejected by the validators, waiting for adjudication, not (yet) annotated.
     ``valid_pct`` = valid / drafted; ``validated_pct`` = validated / valid (StereoSet's "83 % of the
-    CATs", sec. 4.3); ``overall_pct`` = validated / drafted."""
+    CATs", sec. 4.3); ``overall_pct`` = validated / drafted. ``by_target``: the same figures per
+    domain and target term (both splits together), the terms that lose the most CATs first."""
     from biaskit.io import read_jsonl
 
     from .runner import errors_path
@@ -264,36 +279,31 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     cats = Path(cats)
     if not cats.is_file():
         raise InputError("file not found.", path=cats, fix="pass the --out of `biaskit curate cats`.")
-    key_of: dict[str, tuple[str, str]] = {}
-    counts: dict[tuple[str, str], Counter] = {}
-    targets: dict[tuple[str, str], set[str]] = {}
+    Key = tuple[str, str, str]          # split, domain, target
+    key_of: dict[str, Key] = {}
+    counts: dict[Key, Counter] = {}
 
-    def bump(k: tuple[str, str], field: str, n: int = 1) -> None:
+    def bump(k: Key, field: str, n: int = 1) -> None:
         counts.setdefault(k, Counter())[field] += n
 
     for c in _read_cat_file(cats, "pass the --out of `biaskit curate cats`."):
-        k = (c.split, c.bias_type)
+        k = (c.split, c.bias_type, c.target)
         key_of[c.cat_id] = k
         bump(k, "valid")
-        targets.setdefault(k, set()).add(c.target)
     problems: Counter = Counter()
     inv = invalid_path(cats)
     for r in read_jsonl(inv) if inv.exists() else []:
-        k = (r.get("split"), r.get("domain"))
-        bump(k, "invalid")
-        targets.setdefault(k, set()).add(r.get("target"))
+        bump((r.get("split"), r.get("domain"), r.get("target")), "invalid")
         problems.update(p.get("code") for p in r.get("problems") or [])
-    jobs: dict[tuple[str, str], set[str]] = {}
+    jobs: dict[Key, set[str]] = {}
     for split in SPLITS:
         d = drafts_path(cats, split)
         for r in read_jsonl(d) if d.exists() else []:
-            jobs.setdefault((split, r.get("domain")), set()).add((r.get("provenance") or {}).get("job"))
+            jobs.setdefault((split, r.get("domain"), r.get("target")), set()).add((r.get("provenance") or {}).get("job"))
         e = errors_path(d)
         for r in read_jsonl(e) if e.exists() else []:
             ctx = r.get("context") or {}
-            k = (split, normalize_bias_type(ctx.get("domain") or ""))
-            bump(k, "failed_jobs")
-            targets.setdefault(k, set()).add(ctx.get("target"))
+            bump((split, normalize_bias_type(ctx.get("domain") or ""), ctx.get("target")), "failed_jobs")
     for k, js in jobs.items():
         bump(k, "jobs", len(js))
     status_of: dict[str, str] = {}
@@ -311,20 +321,33 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
         for cid, st in status_of.items():
             if cid in key_of:
                 bump(key_of[cid], st)
-    rows = []
-    for (split, dom) in sorted(counts, key=lambda k: (SPLITS.index(k[0]) if k[0] in SPLITS else 9, str(k[1]))):
-        rows.append(_retention_row(split, dom, counts[(split, dom)], targets.get((split, dom), set()),
-                                   validated is not None))
-    totals = []
-    for split in SPLITS:
-        sub = [(k, c) for k, c in counts.items() if k[0] == split]
-        if sub:
-            totals.append(_retention_row(split, "total", sum((c for _, c in sub), Counter()),
-                                         set().union(*(targets.get(k, set()) for k, _ in sub)), validated is not None))
-    overall = _retention_row("all", "total", sum(counts.values(), Counter()), set().union(*targets.values())
-                             if targets else set(), validated is not None)
+    with_val = validated is not None
+
+    def row(split: str, domain: str, keys: list[Key]) -> dict[str, Any]:
+        return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys},
+                              with_val)
+
+    def order(x: str) -> int:
+        return SPLITS.index(x) if x in SPLITS else 9
+
+    groups: dict[tuple[str, str], list[Key]] = {}
+    for k in counts:
+        groups.setdefault((k[0], k[1]), []).append(k)
+    rows = [row(sp, dom, ks) for (sp, dom), ks in sorted(groups.items(), key=lambda g: (order(g[0][0]), str(g[0][1])))]
+    totals = [row(sp, "total", [k for k in counts if k[0] == sp]) for sp in SPLITS if any(k[0] == sp for k in counts)]
+    overall = row("all", "total", list(counts))
+    per_term: dict[tuple[str, str], list[Key]] = {}
+    for k in counts:
+        per_term.setdefault((str(k[1]), str(k[2])), []).append(k)
+    by_target = []
+    for (dom, tgt), ks in per_term.items():
+        r = row("all", dom, ks)
+        r["target"] = tgt
+        by_target.append(r)
+    kept = "validated" if with_val else "valid"
+    by_target.sort(key=lambda r: (-(r["drafted"] - r[kept]), r["domain"], r["target"]))
     return {"cats": str(cats), "validated": str(validated) if validated is not None else None, "rows": rows,
-            "totals": totals, "overall": overall, "problems": dict(problems.most_common())}
+            "totals": totals, "overall": overall, "by_target": by_target, "problems": dict(problems.most_common())}
 
 
 def _read_cat_file(path: Path, fix: str) -> list:

@@ -106,7 +106,8 @@ def test_new_versions_are_the_default_and_old_ones_stay_loadable():
                                                               n=10)[1]["content"]
     assert get_prompt("sentences@1").hash != get_prompt("sentences@2").hash
     for ref, where in [("attributes@2", "sec. 4.1"), ("sentences@2", "sec. 4.2.2"), ("sentences_anti@1", "sec. 4.2.2"),
-                       ("cat_intrasentence@1", "sec. 2.1 and 4.2"), ("cat_intersentence@1", "sec. 2.2 and 4.2")]:
+                       ("cat_intrasentence@1", "sec. 2.1 and 4.2"), ("cat_intersentence@1", "sec. 2.2 and 4.2"),
+                       ("cat_intrasentence@2", "sec. 2.1 and 4.2"), ("cat_intersentence@2", "sec. 2.2 and 4.2")]:
         assert where in get_prompt(ref).description, ref   # each template says which paper step it implements
 
 
@@ -141,7 +142,9 @@ def test_templates_are_not_copied_from_the_papers():
     paper = set()
     for f in ("indibias_naacl2024.txt", "stereoset_arxiv2020.txt", "stereoset_acl2021_b.txt"):
         paper |= _shingles((PAPERS / f).read_text(encoding="utf-8", errors="replace"))
-    for ref in ("attributes@2", "sentences@2", "sentences_anti@1", "cat_intrasentence@1", "cat_intersentence@1"):
+    for ref in ("attributes@2", "sentences@2", "sentences_anti@1", "cat_intrasentence@1", "cat_intersentence@1",
+                "cat_intrasentence@2", "cat_intersentence@2", "translate_cat_intrasentence@1",
+                "translate_cat_intersentence@1"):
         p = get_prompt(ref)
         common = _shingles(p.system + "\n" + p.user) & paper
         assert not common, (ref, sorted(common)[:3])

@@ -41,7 +41,8 @@ def test_every_backend_implements_the_client_protocol():
 
 
 def test_every_task_is_registered_with_its_prompt():
-    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "sentences", "translate_pair",
+    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "sentences",
+                             "translate_cat_intersentence", "translate_cat_intrasentence", "translate_pair",
                              "translate_sentence", "tuples"]
     prompts = {p.id for p in load_prompts().values()}
     for name in TASKS.names():
@@ -55,7 +56,9 @@ SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "
                  "sentence": "Dalits are poor.", "source_group": "Dalit", "target_group": "Brahmin",
                  "source_language": "English", "target_language": "Hindi", "sent_more": "The man is a doctor.",
                  "sent_less": "The woman is a doctor.", "text": "The man is a doctor.", "target": "Muslim",
-                 "domain": "religion", "society": "India"}
+                 "domain": "religion", "society": "India", "language": "English",
+                 "context": "The farmer was too BLANK to read.", "stereotype": "poor", "anti_stereotype": "rich",
+                 "unrelated": "purple"}
 
 
 @pytest.mark.parametrize("ref", sorted(load_prompts()))
