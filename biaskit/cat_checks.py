@@ -212,10 +212,13 @@ def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_l
     row = {**{k: cand.get(k) for k in ("context", "target", *OPTION_KEYS)}, "split": split, "lang": target_lang}
     flags: list[dict[str, Any]] = []
     for p in check_cat(row, inventory):
+        if p["code"] == "wrong_script":
+            continue   # said per part, with the script shares, by text_flags below
         if split == "intrasentence" and p["code"] in ("no_blank", "several_blanks") \
                 and "BLANK" in str(source.get("context") or ""):
             flags.append(flag("blank_lost", TRANSLATION_PROBLEMS["blank_lost"] + f" ({PROBLEMS[p['code']]}).",
                               sentence="context"))
+            continue
         flags.append(flag(p["code"], p["reason"]))
     parts = ["context", *OPTION_KEYS]
     for name in parts:

@@ -112,6 +112,23 @@ class CachedEngine:
             got.update(dict(items))
         return [got.get(k) for k in keys]
 
+    def translate_cats(self, items: Sequence[dict]) -> list[Optional[dict]]:
+        """Whole CATs (engines with ``joint_cats``): each item ``{"split", "target", "context",
+        "stereotype", "anti_stereotype", "unrelated"}`` -> the same fields translated, or None."""
+        fields = ("split", "target", "context", "stereotype", "anti_stereotype", "unrelated")
+        keys = [request_hash(self._key(cat=[normalize_text(str(it[f])) for f in fields],
+                                       **self.engine.cat_cache_params())) for it in items]
+        got = self.cache.get_many(keys)
+        todo = [i for i, k in enumerate(keys) if k not in got]
+        self.hits += len(items) - len(todo)
+        if todo:
+            self.requested += len(todo)
+            outs = self.engine.translate_cat_batch([items[i] for i in todo], self.src, self.tgt)
+            new = [(keys[i], o) for i, o in zip(todo, outs) if o is not None]   # failures stay uncached
+            self.cache.set_many(new)
+            got.update(dict(new))
+        return [got.get(k) for k in keys]
+
 
 # ------------------------------------------------------------------------------------------ core
 @dataclass
@@ -241,6 +258,37 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: str, *, resume: bool = True
+                      ) -> tuple[dict[str, dict], int, list[str]]:
+    """The finished candidate records of an interrupted run of ``out`` (same ``run_signature``, an id
+    in ``wanted``, no engine that failed): ``(done by id, records dropped to be asked again, notes)``.
+    The file is cut back to what is reused; a file that holds other records is refused."""
+    from biaskit.io import read_jsonl, repair_jsonl_tail, write_jsonl
+
+    notes: list[str] = []
+    tail = repair_jsonl_tail(out)
+    if tail is not None:
+        notes.append(tail.message())
+    existing = read_jsonl(out) if out.exists() else []
+    if any("candidates" not in r or id_key not in r for r in existing):
+        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
+                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
+    done: dict[str, dict] = {}
+    n_failed_before = 0
+    if resume:
+        want = set(wanted)
+        done = {r[id_key]: r for r in existing if r.get(id_key) in want
+                and r.get("provenance", {}).get("run_signature") == signature}
+        failed = [k for k, r in done.items() if _engine_failed(r)]
+        for k in failed:   # an engine gave nothing for these last time: ask again
+            del done[k]
+        n_failed_before = len(failed)
+    if out.exists() and len(done) != len(existing):
+        # records of another run (other engines/languages) or to be redone: keep only what is reused
+        write_jsonl(out, [done[i] for i in wanted if i in done])
+    return done, n_failed_before, notes
+
+
 def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequence[MTEngine], out: str | Path, *,
                     source_lang: Optional[str] = None, cache: Optional[DiskCache] = None, batch_pairs: int = 16,
                     align: bool = True, resume: bool = True, progress: bool = False,
@@ -248,7 +296,7 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                     check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
     """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
     from biaskit import __version__
-    from biaskit.io import JsonlAppender, read_jsonl, repair_jsonl_tail, write_jsonl
+    from biaskit.io import JsonlAppender, write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -271,28 +319,9 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                          "told apart.", fix="list each engine/model once.")
     signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
 
-    wanted = {p.pair_id for p in pairs}
-    notes: list[str] = []
-    tail = repair_jsonl_tail(out)
-    if tail is not None:
-        notes.append(tail.message())
-    existing = read_jsonl(out) if out.exists() else []
-    if any("candidates" not in r or "pair_id" not in r for r in existing):
-        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
-                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
-    done: dict[str, dict] = {}
-    n_failed_before = 0
-    if resume:
-        done = {r["pair_id"]: r for r in existing if r.get("pair_id") in wanted
-                and r.get("provenance", {}).get("run_signature") == signature}
-        failed = [k for k, r in done.items() if _engine_failed(r)]
-        for k in failed:   # an engine gave nothing for these pairs last time: ask again
-            del done[k]
-        n_failed_before = len(failed)
+    done, n_failed_before, notes = resume_candidates(out, [p.pair_id for p in pairs], signature, "pair_id",
+                                                     resume=resume)
     n_resumed = len(done)
-    if out.exists() and len(done) != len(existing):
-        # records of another run (other engines/languages) or to be redone: keep only what is reused
-        write_jsonl(out, [done[p.pair_id] for p in pairs if p.pair_id in done])
     for e in engines:
         e.attach_output(out)
     cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
