@@ -69,6 +69,7 @@ COMMANDS: list[Cmd] = [
     Cmd("curate cats", "--llm dummy --domains gender --targets mother --out {out:cats.jsonl}"),
     Cmd("curate cats-retention", "--cats {in:cats_drafted} --validated {in:cats_biaskit} --out {out:ret.json}"),
     Cmd("curate translate", "--pairs {in:pairs_jsonl} --target hi --engines llm:m --llm dummy --out {out:c.jsonl}"),
+    Cmd("curate cat-translate", "--cats {in:cats_biaskit} --target hi --engines llm:m --llm dummy --out {out:cc.jsonl}"),
     # annotate
     Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
     Cmd("annotate stop", "--data-dir {in:empty_dir}"),
