@@ -231,7 +231,7 @@ def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_l
                 else text
         flags += [f for f in text_flags(src.replace("BLANK", "___"), text.replace("BLANK", "___"), target_lang, name)
                   if not (f["code"] == "empty_translation" and any(x["code"] == "empty" for x in flags))]
-        flags += entity_flags(src.replace("BLANK", " "), text, name, str(source.get("context") or ""))
+        flags += entity_flags(src.replace("BLANK", " "), text, name)
     seen, out = set(), []
     for f in flags:
         k = (f.get("code"), f.get("sentence"), f.get("reason"))

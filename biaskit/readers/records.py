@@ -86,6 +86,39 @@ def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candida
     return ReadResult(out, skipped, format="candidates", path=str(path))
 
 
+def read_cat_candidates(path: str | Path, *, skip_invalid: bool = False, max_candidates: Optional[int] = None
+                        ) -> ReadResult:
+    """CAT translation candidates (:class:`~biaskit.schema.CATTranslationCandidates`), one CAT per row."""
+    from ..schema import CATTranslationCandidates
+
+    fix = "use the output of `biaskit curate cat-translate`."
+    out, skipped = [], []
+    given = UniqueIds(path, "cat_id", fix="each CAT is translated once: keep one of the two records.")
+    for i, rec in iter_rows(path):
+        given.add(rec.get("cat_id"), i)
+        try:
+            missing = [k for k in ("cat_id", "source", "candidates", "target_lang", "split") if k not in rec]
+            if missing:
+                raise InputError(f"missing key(s) {', '.join(repr(k) for k in missing)}: not a CAT-candidates "
+                                 "record.", path=path, row=i, fix=fix)
+            cands = rec["candidates"]
+            if not isinstance(cands, list) or not cands:
+                raise InputError("no candidate translations.", path=path, row=i, column="candidates",
+                                 fix="translate the CAT with at least one engine first.")
+            if max_candidates is not None and len(cands) > max_candidates:
+                raise InputError(f"{len(cands)} candidates; at most {max_candidates} can be shown.",
+                                 path=path, row=i, column="candidates", fix="use fewer engines.")
+            try:
+                out.append(CATTranslationCandidates.model_validate({**rec, "cat_id": str(rec["cat_id"])}))
+            except ValidationError as exc:
+                raise validation_error(path, i, exc, "CAT-candidates record", fix) from None
+        except InputError as err:
+            if not skip_invalid:
+                raise
+            skipped.append(err)
+    return ReadResult(out, skipped, format="cat_candidates", path=str(path))
+
+
 def _candidates(path, row: int, rec: dict, max_candidates: Optional[int]) -> TranslationCandidates:
     missing = [k for k in ("pair_id", "source", "candidates", "target_lang") if k not in rec]
     if missing:
