@@ -55,6 +55,7 @@ COMMANDS: list[Cmd] = [
                               "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}"),
     Cmd("evaluate seat-names", "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} "
                                "--counts {out:counts.csv}"),
+    Cmd("evaluate seat-tests", "--data {in:release} --out {outdir:seat}"),
     Cmd("evaluate extrinsic classifier", "--input {in:clf} --out {out:ext.csv}"),
     Cmd("evaluate extrinsic generations", "--input {in:gen} --out {out:ext.csv}"),
     # curate

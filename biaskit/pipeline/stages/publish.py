@@ -1,5 +1,7 @@
-"""The last two stages: build + verify the release (:func:`biaskit.release.build_release`,
-:func:`biaskit.release.verify_release`) and score models on it (:func:`biaskit.evaluation.pairs.run_pairs`)."""
+"""The last stages: build + verify the release (:func:`biaskit.release.build_release`,
+:func:`biaskit.release.verify_release`), SEAT tests from its groups
+(:func:`biaskit.evaluation.seat_release.release_seat_tests`) and scores of models on it
+(:func:`biaskit.evaluation.pairs.run_pairs`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,13 +16,22 @@ HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
            ("tuple_review", "agreement/agreement.json", "tuple validation"),
            ("tuple_review", "tuples.summary.json", "tuple validation"),
            ("sentences", "sentences.runlog.jsonl", "sentence generation"),
+           ("antistereo", "sentences_anti.runlog.jsonl", "anti-stereotype sentence generation"),
+           ("sentence_review", "agreement/agreement.json", "sentence review"),
+           ("sentence_review", "sentences.summary.json", "sentence review"),
            ("pairs", "pairs.rewrites.runlog.jsonl", "pair rewrites"),
            ("adapt", "pairs.report.json", "CrowS-Pairs adaptation"),
            ("check", "check.jsonl", "minimal-pair check"),
            ("pair_review", "agreement/agreement.json", "pair validation"),
            ("translate", "candidates.llm.runlog.jsonl", "translation (llm engine)"),
            ("translation_review", "agreement/agreement.json", "translation review"),
-           ("translation_review", "report/report.json", "translation review"))
+           ("translation_review", "report/report.json", "translation review"),
+           ("cats", "cats.intrasentence.drafts.runlog.jsonl", "CAT drafting (intrasentence)"),
+           ("cats", "cats.intersentence.drafts.runlog.jsonl", "CAT drafting (intersentence)"),
+           ("cat_review", "agreement/agreement.json", "CAT validation"),
+           ("cat_review", "cats.summary.json", "CAT validation"),
+           ("cat_review", "retention.json", "CAT retention"),
+           ("cat_translation_review", "agreement/agreement.json", "CAT translation review"))
 
 
 class ReleaseStage(StageRunner):
@@ -43,10 +54,13 @@ class ReleaseStage(StageRunner):
         if given:
             return [self.project.path(g) for g in ([given] if isinstance(given, str) else given)]
         a = self.ctx.artifacts
+        kinds = self.opts.kinds
         recs = [a["pairs"]] if "pairs" in a else []
         if "translations" in a:
             recs.append(a["translations"])
-        if "tuples" in (self.opts.kinds or []) and "tuples" in a:
+        if kinds is None or "cats" in kinds:
+            recs += [a[k] for k in ("cats", "cat_translations") if k in a]
+        if "tuples" in (kinds or []) and "tuples" in a:
             recs.append(a["tuples"])
         return recs
 
@@ -106,6 +120,32 @@ class ReleaseStage(StageRunner):
                                  f"(`biaskit release verify {self.rel(out)}` lists them)"] if s.warnings else [],
                        summary={"counts": s.counts, "verify": v.checked if hasattr(v, "checked") else None},
                        message=f"{s.name} {s.version}: {counts}; verified")
+
+
+class SeatTestsStage(StageRunner):
+    """IndiBias-style SEAT tests (sec. 5) from the release's groups: each pair of comparable groups
+    the release tests, in the shipped bleached templates, against the paper's attribute lists, in
+    English and Hindi (:func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
+
+    name = "seat_tests"
+    title = "SEAT tests from the release"
+
+    def run(self) -> Outcome:
+        from biaskit.evaluation.seat_release import release_seat_tests
+
+        o = self.opts
+        out = self.folder / "tests"
+        res = release_seat_tests(self.input_path(), out, langs=o.langs, attributes=o.attributes,
+                                 min_records=o.min_records, split=o.split, inventory=self.inventory())
+        if not res["tests"]:
+            raise StageFailed(f"no SEAT test could be made from {self.rel(self.input_path())}: "
+                              + (res.get("why") or "no pair of comparable groups with templates in "
+                                 f"{', '.join(o.langs)}") + ". Fix: lower min_records in [stages.seat_tests], or "
+                              "disable the stage.")
+        groups = "; ".join(f"{g['targ1']} vs {g['targ2']} ({g['records']} records)" for g in res["groups"][:4])
+        return Outcome("done", produces=out, outputs={"tests": out, "index": out / "index.json"}, summary=res,
+                       message=f"{len(res['tests'])} SEAT tests ({', '.join(o.langs)}) from {len(res['groups'])} group "
+                               f"pair(s): {groups}")
 
 
 class EvaluateStage(StageRunner):
