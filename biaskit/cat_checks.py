@@ -50,6 +50,7 @@ PROBLEMS = {
     "option_repeats_context": "an intersentence option repeats the context",
     "duplicate": "the same CAT (split, target, context and options) was drafted before",
     "wrong_script": "a part is not written in its language's script (e.g. English words in a Hindi CAT)",
+    "copies_prompt": "the draft copies the prompt (a worked example's context or options)",
 }
 #: codes of :func:`check_cat_translation` besides :data:`PROBLEMS` and the MT checks of :mod:`biaskit.mt_checks`
 TRANSLATION_PROBLEMS = {
@@ -139,6 +140,8 @@ def check_cat(row: dict[str, Any], inventory=None) -> list[dict[str, str]]:
             share, _ = script_share(text, script)
             if words(text) and share < 0.5:
                 add("wrong_script", f"{name} is {share:.0%} {script}")
+    if row.get("copies_prompt"):
+        add("copies_prompt", ", ".join(map(str, row["copies_prompt"])))
     if target and ctx and not _mentions(ctx.replace("BLANK", " "), target, row.get("lang") or "en", inventory):
         add("target_missing", target)
     return probs

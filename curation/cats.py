@@ -149,9 +149,12 @@ def fill_word(v: str, repairs: list[str], key: str) -> str:
     return w
 
 
-def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any]) -> list[dict]:
+def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any],
+               prompt_text: Optional[str] = None) -> list[dict]:
     """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
-    anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges)."""
+    anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges).
+    ``prompt_text`` (the rendered prompt, case-folded): a draft whose context, or two of whose options,
+    are the prompt's own (a worked example copied) gets ``copies_prompt`` (a structural problem)."""
     rows: list[dict] = []
     elements = data.get("items") if isinstance(data, dict) else None
     for el in elements or []:
@@ -166,10 +169,21 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
             if split == "intrasentence":
                 v = fill_word(v, repairs, key)
             opts[key] = v
+        copied = []
+        if prompt_text:
+            from .tasks.base import copies_prompt
+
+            if copies_prompt(ctx.replace("BLANK", " "), prompt_text):
+                copied.append("context")
+            quoted = [k for k, v in opts.items() if v and f'"{v.casefold()}"' in prompt_text]
+            if len(quoted) >= 2 or any(copies_prompt(v, prompt_text) for v in opts.values()):
+                copied += quoted or ["options"]
         row = {"draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()), "split": split,
                "target": item["target"], "domain": normalize_bias_type(item["domain"]),
                "society": item.get("society"), "lang": item.get("lang", "en"), "context": ctx, **opts,
                "repairs": repairs, "provenance": dict(provenance)}
+        if copied:
+            row["copies_prompt"] = copied
         rows.append(row)
     return rows
 

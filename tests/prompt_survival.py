@@ -12,10 +12,10 @@ sentences (``sentences_anti@1``), pairs and the minimal-pair checker, CATs (``ca
    checks (:func:`biaskit.cat_checks.check_cat`);
 3. **a simulated review**: :func:`simulated_review`, rules that stand in for the people of the
    review stages. They are stricter than the checkers but judge no meaning: a tuple attribute must be
-   one real word (``wordfreq`` Zipf frequency >= 2.5) that is not a group word; a sentence must be
+   one real word of 3 letters or more (``wordfreq`` Zipf frequency >= 2.5) that is not a group word; a sentence must be
    6-40 words, >= 80 % of them real words, naming the group and no placeholder text; a CAT's parts
-   must be >= 80 % real words, its fills real single words, and its three options must not all say
-   the same (the stereotype and the anti-stereotype differ in more than an added "not").
+   must be >= 80 % real words, its context at most 25 words, its fills real single words, and its options must not
+   say the same (the stereotype and the anti-stereotype differ in more than an added "not").
 
 ``python tests/prompt_survival.py --gguf PATH [--chat-format gemma] [--alias NAME]`` prints the table
 and writes it as JSON (``--out``); docs/curation.md ("Paper-recipe prompts on small models") has the
@@ -37,6 +37,16 @@ if str(REPO / "tests") not in sys.path:
     sys.path.insert(0, str(REPO / "tests"))
 
 IDENTITIES = {"caste": ["Dalit", "Brahmin"], "religion": ["Muslim", "Hindu"]}
+# the accepted tuples the sentence stages start from (the same for every model, so that the sentence
+# figures do not depend on the tuple stage): written by the biaskit team, IndiBias-style
+TUPLES = [("Dalit", "caste", "poor", "negative"), ("Brahmin", "caste", "arrogant", "negative"),
+          ("Brahmin", "caste", "learned", "positive"), ("Muslim", "religion", "violent", "negative"),
+          ("Hindu", "religion", "religious", "positive"), ("Muslim", "religion", "generous", "positive")]
+#: the prompts measured: the paper-recipe wording as it was (``before``) and as shipped now (``after``)
+PROMPT_SETS = {"before": {"tuples": "attributes@2", "stereo": "sentences@2", "anti": "sentences_anti@1",
+                          "intrasentence": "cat_intrasentence@1", "intersentence": "cat_intersentence@1"},
+               "after": {"tuples": "attributes@2", "stereo": "sentences@3", "anti": "sentences_anti@2",
+                         "intrasentence": "cat_intrasentence@2", "intersentence": "cat_intersentence@2"}}
 CAT_TARGETS = {"religion": ["Muslim", "Hindu"], "caste": ["Dalit", "Brahmin"]}
 MIN_ZIPF = 2.5
 
@@ -67,6 +77,8 @@ def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> Optional
         a = str(row.get("attribute") or "")
         if len(words(a)) != 1:
             return "not one word"
+        if len(a) < 3:
+            return "too short to be a word of its own"
         if not _known(a):
             return "not a known word"
         if inv.is_identity_word(a, "en"):
@@ -86,6 +98,8 @@ def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> Optional
         return None
     if kind == "cat":
         parts = [str(row.get("context") or "").replace("BLANK", " ")] + [str(row.get(k) or "") for k in OPTION_KEYS]
+        if len(words(parts[0])) > 25:
+            return "context longer than 25 words (StereoSet's average 8-15)"
         if any(_known_share(p) < 0.8 for p in parts):
             return "not real words"
         if row.get("split") == "intrasentence" and not all(_known(str(row.get(k) or "")) for k in OPTION_KEYS
@@ -105,8 +119,8 @@ def _rows(path: Path) -> list[dict]:
 
 
 def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per_tuple: int = 3,
-            max_tuples: int = 6, per_target: int = 2, max_tokens: Optional[dict[str, int]] = None,
-            stages: tuple[str, ...] = ("tuples", "sentences", "cats")) -> dict[str, Any]:
+            per_target: int = 2, max_tokens: Optional[dict[str, int]] = None,
+            stages: tuple[str, ...] = ("tuples", "sentences", "cats"), prompts: str = "after") -> dict[str, Any]:
     """Run the stages against ``base_url`` and count what survives (see the module docstring)."""
     from biaskit.cat_checks import check_cat
     from biaskit.check import check_pairs
@@ -121,7 +135,8 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
     mt = {"tuples": 160, "sentences": 400, "cats": 700, **(max_tokens or {})}
     inv = load_inventory()
     work.mkdir(parents=True, exist_ok=True)
-    out: dict[str, Any] = {"model": model, "stages": {}}
+    refs = PROMPT_SETS[prompts]
+    out: dict[str, Any] = {"model": model, "prompts": refs, "stages": {}}
 
     def client():
         return get_llm("openai", model=model, base_url=base_url, api_key="none", timeout=300, max_retries=1)
@@ -131,7 +146,7 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         t_out = work / "tuples.jsonl"
         jobs = 0
         for axis, ids in IDENTITIES.items():
-            s = generate_tuples(client(), get_prompt("attributes@2"), axis=axis, out=t_out, identities=ids,
+            s = generate_tuples(client(), get_prompt(refs["tuples"]), axis=axis, out=t_out, identities=ids,
                                 polarity="both", n=n_attributes, params={"max_tokens": mt["tuples"]},
                                 progress=False, inventory=inv)
             jobs += s.jobs
@@ -140,20 +155,20 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         out["stages"]["tuples"] = {"jobs": jobs, "asked": jobs * n_attributes, "parsed": len(rows), "checked": len(rows),
                                    "reviewed": len(kept), "examples": [f"{r['identity']}: {r['attribute']}"
                                                                         for r in kept[:6]]}
+    if "sentences" in stages:
         from biaskit.io import write_jsonl
+        from biaskit.schema import BiasTuple
 
-        write_jsonl(tuples_ok, [{**r, "status": "accepted"} for r in kept[:max_tuples]])
-    if "sentences" in stages and tuples_ok.exists() and _rows(tuples_ok):
-        n_t = len(_rows(tuples_ok))
-        for mode, pid in (("stereo", "sentences@2"), ("anti", "sentences_anti@1")):
+        write_jsonl(tuples_ok, [BiasTuple(identity=i, axis=a, attribute=t, polarity=p, status="accepted")
+                                for i, a, t, p in TUPLES])
+        n_t = len(TUPLES)
+        for mode in ("stereo", "anti"):
             s_out = work / f"sentences.{mode}.jsonl"
-            generate_sentences(client(), get_prompt(pid), tuples=tuples_ok, out=s_out, per_tuple=per_tuple,
+            generate_sentences(client(), get_prompt(refs[mode]), tuples=tuples_ok, out=s_out, per_tuple=per_tuple,
                                params={"max_tokens": mt["sentences"]}, progress=False, inventory=inv, mode=mode)
             rows = _rows(s_out)
             named = [r for r in rows if r.get("status") != "rejected"]
             kept = [r for r in named if simulated_review("sentence", r, inv) is None]
-            from biaskit.io import write_jsonl
-
             write_jsonl(work / f"sentences.{mode}.reviewed.jsonl", kept)
             pairs_file = work / f"pairs.{mode}.jsonl"
             res = build_pairs_file(work / f"sentences.{mode}.reviewed.jsonl", pairs_file, inventory=inv,
@@ -169,8 +184,8 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         c_out = work / "cats.jsonl"
         for dom, targets in CAT_TARGETS.items():
             generate_cats(client, out=c_out, domains=dom, targets=targets, per_target=per_target,
-                          prompts={"intrasentence": get_prompt("cat_intrasentence@2"),
-                                   "intersentence": get_prompt("cat_intersentence@2")},
+                          prompts={"intrasentence": get_prompt(refs["intrasentence"]),
+                                   "intersentence": get_prompt(refs["intersentence"])},
                           params={"max_tokens": mt["cats"]}, progress=False, inventory=inv)
         for split in ("intrasentence", "intersentence"):
             drafts = _rows(drafts_path(c_out, split))
@@ -186,13 +201,15 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
 
 
 def render(results: list[dict[str, Any]]) -> str:
-    lines = ["| model | stage | jobs | items asked | parsed | pass the checker | pass the simulated review |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| model | prompts | stage | jobs | items asked | parsed | pass the checker | pass the simulated review |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
     for r in results:
         for st, c in r["stages"].items():
+            key = {"tuples": "tuples", "sentences (stereo)": "stereo", "sentences (anti)": "anti",
+                   "CATs (intrasentence)": "intrasentence", "CATs (intersentence)": "intersentence"}[st]
             extra = f" (pairs {c['pairs']}, unflagged {c['pairs_unflagged']})" if "pairs" in c else ""
-            lines.append(f"| {r['model']} | {st} | {c['jobs']} | {c['asked']} | {c['parsed']} | {c['checked']} | "
-                         f"{c['reviewed']}{extra} |")
+            lines.append(f"| {r['model']} | {r['prompts'][key]} | {st} | {c['jobs']} | {c['asked']} | {c['parsed']} | "
+                         f"{c['checked']} | {c['reviewed']}{extra} |")
     return "\n".join(lines)
 
 
@@ -206,6 +223,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--stages", default="tuples,sentences,cats")
     ap.add_argument("--per-target", type=int, default=2)
+    ap.add_argument("--prompts", choices=sorted(PROMPT_SETS), default="after")
     a = ap.parse_args(argv)
     alias = a.alias or Path(a.gguf).stem.lower()
     extra = ("--chat_format", a.chat_format) if a.chat_format else ()
@@ -214,7 +232,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         os.environ.setdefault("BIASKIT_CACHE_DIR", str(Path(tmp) / "cache"))
         res = measure(srv.base_url, srv.model, Path(tmp) / "work", stages=tuple(a.stages.split(",")),
-                      per_target=a.per_target)
+                      per_target=a.per_target, prompts=a.prompts)
     print(render([res]))
     print(json.dumps(res, ensure_ascii=False, indent=1))
     if a.out:

@@ -25,6 +25,14 @@ from ..llm.protocol import LLMResult
 from ..prompts import Prompt, get_prompt
 
 
+def copies_prompt(text: str, prompt_text: str, min_words: int = 4) -> bool:
+    """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt."""
+    import re
+
+    t = " ".join(re.findall(r"\w+", str(text).casefold()))
+    return len(t.split()) >= min_words and t in " ".join(re.findall(r"\w+", prompt_text))
+
+
 class TaskError(Exception):
     """The reply passed the schema but holds nothing usable for this input (the reason is recorded)."""
 
@@ -77,6 +85,11 @@ class Task:
 
     def provenance(self) -> dict[str, Any]:
         return {"task": self.name, **self.prompt.provenance()}
+
+    def prompt_text(self, item: dict[str, Any]) -> str:
+        """The rendered messages of ``item``, case-folded: small models copy a prompt's examples or
+        instructions into their reply, and ``parse`` drops what is copied (:func:`copies_prompt`)."""
+        return "\n".join(m["content"] for m in self.render(item)).casefold()
 
     # ---- parsing
     def parse(self, item: dict[str, Any], result: LLMResult) -> list[dict]:

@@ -32,7 +32,8 @@ class CatIntrasentenceTask(Task):
         return int(item["n"])
 
     def parse(self, item: dict, result) -> list[dict]:
-        rows = draft_rows(item, result.data, self.split, {**result.provenance(), **self.provenance()})
+        rows = draft_rows(item, result.data, self.split, {**result.provenance(), **self.provenance()},
+                          prompt_text=self.prompt_text(item))
         if not rows:
             raise TaskError("the reply holds no items")
         return rows
