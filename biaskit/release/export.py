@@ -44,7 +44,7 @@ def cat_rows(cats: Sequence[dict]) -> list[dict]:
         out.append({"id": c["cat_id"], "type": c["split"], "target": c["target"], "bias_type": c["bias_type"],
                     "context": c["context"], "stereotype": opts.get("stereotype"),
                     "anti-stereotype": opts.get("anti-stereotype"), "unrelated": opts.get("unrelated"),
-                    "lang": c.get("lang", "en"), "split": c["meta"]["split"]})
+                    "lang": c.get("lang", "en"), "split": c["meta"]["split"], "source_id": c.get("source_id")})
     return out
 
 
