@@ -357,3 +357,27 @@ def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
             out.append((prev, a))
             prev = None
     return out
+
+
+# ------------------------------------------------------------------------------------------ data values
+_COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+MAX_COMPONENT = 64
+
+
+def safe_component(value: Any, *, what: str, path: Optional[str | os.PathLike] = None, row: Optional[int] = None,
+                   fix: Optional[str] = None) -> str:
+    """``value`` (a data value: a language code, a config or split name) as one file-name component, or
+    :class:`InputError` naming the value, its file and row: NFC, ASCII letters, digits, ``.``, ``_`` and
+    ``-`` only (no separator, no control, zero-width or bidi character), not ``.``-led, at most
+    :data:`MAX_COMPONENT` characters. Nothing is rewritten: a value that would change is refused."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", str(value)) if value is not None else ""
+    if text and len(text) <= MAX_COMPONENT and not text.startswith(".") and set(text) <= _COMPONENT_OK:
+        return text
+    shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
+    why = ("is empty" if not text else f"is {len(text)} characters long (at most {MAX_COMPONENT})"
+           if len(text) > MAX_COMPONENT else "starts with '.'" if text.startswith(".")
+           else "has characters other than ASCII letters, digits, '.', '_' and '-'")
+    raise InputError(f"{what} {shown} cannot name a file: it {why}.", path=path, row=row,
+                     fix=fix or f"give the records a plain {what} (e.g. 'en', 'hi').")

@@ -54,6 +54,8 @@ def build_command(
     no_keyness: bool = typer.Option(False, "--no-keyness", help="Skip the keyness statistics."),
     no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG plots."),
     date: Optional[str] = typer.Option(None, "--date", help="Release date YYYY-MM-DD (default: today, UTC)."),
+    hub_ready: bool = typer.Option(False, "--hub-ready", help="Refuse what the Hugging Face Hub would reject (licence "
+                                   "id, card YAML, config names, file sizes); nothing is published then."),
 ) -> None:
     """Build a release folder: splits, Parquet/CSV/JSON exports, dataset card, statistics, checksums."""
     from .clitools import command_line
@@ -65,13 +67,15 @@ def build_command(
                         pretty_name=pretty_name, card_text=str(card_text) if card_text else None,
                         history=list(history or []), discover_history=not no_discover, keep_flagged=keep_flagged,
                         skip_invalid=skip_invalid, keyness=not no_keyness, plots=not no_plots, created=date,
-                        command=command_line())
+                        command=command_line(), hub_ready=hub_ready)
     s = build_release(records, out, opts)
     counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)}, "
                        f"{c['targets']} targets)" for k, c in s.counts.items())
     echo(f"release {s.name} {s.version} -> {s.out}: {counts}; {len(s.files)} files in {s.seconds:.1f} s")
     if s.warnings:
         echo(f"{len(s.warnings)} card section(s) are left to the maintainers (see `biaskit release verify {s.out}`).")
+    if hub_ready:
+        echo(f"ready for the Hub: hf upload USER/NAME {s.out} . --repo-type dataset")
     echo(f"check it: biaskit release verify {s.out}")
 
 
@@ -79,11 +83,17 @@ def build_command(
 def verify_command(
     path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    hub_ready: bool = typer.Option(False, "--hub-ready", help="Also check what the Hugging Face Hub would reject "
+                                   "(licence id, card YAML, config names, file sizes)."),
 ) -> None:
     """Check a release: checksums, every row's schema, split disjointness, card fields (exit 2 on problems)."""
     from .release import verify_release
 
     res = verify_release(path)
+    if hub_ready:
+        from .release.hub import hub_problems
+
+        res.problems += hub_problems(path)
     if json_out:
         echo(json.dumps({"ok": res.ok, "problems": res.problems, "warnings": res.warnings, "checked": res.checked},
                         ensure_ascii=False, indent=2))
@@ -98,6 +108,31 @@ def verify_command(
             echo(f"{path}: {len(res.problems)} problem(s).", err=True)
     if not res.ok:
         raise SystemExit(2)
+
+
+@app.command("export")
+def export_command(
+    path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
+    lm_eval: Path = out_dir(..., "--lm-eval", owns=("biaskit-lm-eval.json",),
+                            help="Write lm-evaluation-harness tasks here (one per language and split, a group per "
+                                 "split; run them with `lm_eval --include_path DIR`)."),
+    prefix: Optional[str] = typer.Option(None, "--prefix", help="Task-name prefix (default: the release name, "
+                                         "e.g. biaskit_demo)."),
+    split: Optional[List[str]] = typer.Option(None, "--split", help="Only this split (dev or test). Repeatable."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Only these languages, comma-separated."),
+) -> None:
+    """Export a release for other tools: lm-evaluation-harness tasks with biaskit's clm metrics."""
+    from .clitools import command_line
+    from .release.lmeval import export_lm_eval
+
+    res = export_lm_eval(path, lm_eval, prefix=prefix, splits=split or None, langs=_csv_list(lang),
+                         command=command_line())
+    for group, tasks in res.groups.items():
+        echo(f"{group}: " + ", ".join(f"{t} ({res.tasks[t]['docs']} pairs)" for t in tasks))
+    first = next((g for g in res.groups if g.endswith("_test")), next(iter(res.groups)))
+    echo(f"wrote {len(res.tasks)} task(s) and {len(res.groups)} group(s) to {res.out}; run them with:\n"
+         f"  lm_eval --model hf --model_args pretrained=MODEL --tasks {first} --include_path {res.out} "
+         "--log_samples --output_path OUT")
 
 
 @app.command("diff")

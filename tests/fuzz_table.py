@@ -104,6 +104,7 @@ COMMANDS: list[Cmd] = [
     Cmd("release build", "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
                          "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}"),
     Cmd("release verify", "{in:release}", report=True),
+    Cmd("release export", "{in:release} --lm-eval {outdir:lm}"),
     # the pipeline (the offline project of tests/test_pipeline.py; its first stage only, a second's run)
     Cmd("init", "{outdir:proj} --no-hindi", rerun=False),
     Cmd("run", "--project {in:project} --workdir {outdir:work} --until tuples -q"),

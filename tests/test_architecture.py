@@ -47,12 +47,13 @@ def test_no_stage_imports_another(stage):
     assert not bad, sorted(bad)
 
 
-# Above the stages: the CLI root and the pipeline package (biaskit init | run | status). Nothing else.
-ABOVE = (REPO / "biaskit" / "cli.py", REPO / "biaskit" / "pipeline")
+# Above the stages: the CLI root, the notebook API (biaskit.load_release, biaskit.evaluate_pairs) and the
+# pipeline package (biaskit init | run | status). Nothing else.
+ABOVE = (REPO / "biaskit" / "cli.py", REPO / "biaskit" / "pipeline", REPO / "biaskit" / "api.py")
 
 
 def _above(p: Path) -> bool:
-    return p == ABOVE[0] or ABOVE[1] in p.parents
+    return p in (ABOVE[0], ABOVE[2]) or ABOVE[1] in p.parents
 
 
 def test_the_shared_floor_imports_no_stage():

@@ -134,7 +134,9 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
     if fmt == "dir":
         def bad_member(p):
             order = {".json": 0, ".jsonl": 1, ".toml": 2, ".csv": 3}
-            files = sorted((f for f in p.rglob("*") if f.is_file()), key=lambda f: (order.get(f.suffix, 9), str(f)))
+            # a release's own metadata first (croissant.json, which no command but verify reads, sorts before it)
+            files = sorted((f for f in p.rglob("*") if f.is_file()),
+                           key=lambda f: (f.name != "release.json", order.get(f.suffix, 9), str(f)))
             files[0].write_bytes(b'\xff{"broken": \x00')
             return p
 

@@ -51,6 +51,7 @@ class BuildOptions:
     plots: bool = True
     created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
     command: Optional[str] = None                # the command line that ran the build (recorded)
+    hub_ready: bool = False                      # refuse what the Hugging Face Hub would reject (release/hub.py)
 
 
 @dataclass
@@ -175,6 +176,10 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     t0 = time.perf_counter()
     o = options
     _check_options(o)
+    if o.hub_ready:
+        from .hub import check_license
+
+        check_license(o.license)
     created = o.created or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
     out = Path(out)
     human = read_card_text(o.card_text)
@@ -367,6 +372,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
         file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
         file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
+        file_notes[L.CROISSANT] = ("Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
+                                   "per config, splits, checksums, licence, citation")
         data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
         flags_dropped = Counter()
@@ -402,11 +409,28 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
+        from .croissant import write_croissant
+
+        write_croissant(tmp, known_sha=record_sha)
+        if o.hub_ready:
+            _refuse_hub_problems(tmp, out)
+        lap("croissant")
         files = write_sums(tmp, known=record_sha)
         lap("sums")
     return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
                         split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
                         seconds=round(time.perf_counter() - t0, 3), timings=tm)
+
+
+def _refuse_hub_problems(tmp: Path, out: Path) -> None:
+    """``--hub-ready``: stop before the release is published when the Hub would reject it."""
+    from .hub import hub_problems
+
+    problems = [p.replace(str(tmp), str(out)) for p in hub_problems(tmp)]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(f"not ready for the Hugging Face Hub{more}: {problems[0]}",
+                         fix="fix it and build again; nothing was published (the previous release is unchanged).")
 
 
 def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str]:

@@ -6,6 +6,7 @@ One place for the layout, shared by the builder, the reader, ``verify`` and ``di
       README.md            Hugging Face dataset card + datasheet + data statement
       release.json         name, version, date, counts, schema/biaskit versions, build commands, files
       SHA256SUMS           `sha256sum -c SHA256SUMS` format, every other file
+      croissant.json       Croissant 1.1 metadata + RAI fields (biaskit.release.croissant)
       stats.json           counts, sentence lengths, vocabulary, keyness
       pairs.jsonl          biaskit ReleasePair records (one per pair, every language view merged)
       cats.jsonl           biaskit CAT records (meta.split = dev|test; a translation: source_id) [when CATs]
@@ -28,6 +29,7 @@ FORMAT_VERSION = "1"          # the folder layout (bumped when files or columns 
 README = "README.md"
 RELEASE_JSON = "release.json"
 SUMS = "SHA256SUMS"
+CROISSANT = "croissant.json"
 STATS = "stats.json"
 RECORD_FILES = {"pairs": "pairs.jsonl", "cats": "cats.jsonl", "tuples": "tuples.jsonl"}
 PARQUET_DIR = "data"

@@ -71,6 +71,7 @@ def verify_release(path: str | Path) -> VerifyResult:
     res.checked["targets"] = len(targets)
     _parquet(p, res, split_counts)
     _card(p, res)
+    _croissant(p, res)
     if meta:
         res.checked["name"], res.checked["version"] = meta.get("name"), meta.get("version")
     return res
@@ -296,3 +297,30 @@ def _section_of(text: str, line_no: int) -> str:
         if m:
             title = m.group(1)
     return title
+
+
+def _croissant(p: Path, res: VerifyResult) -> None:
+    """``croissant.json``: present (a warning for releases built before it), and its files' checksums match."""
+    import json
+
+    from ..io import sha256_file
+
+    f = p / L.CROISSANT
+    if not f.exists():
+        res.warnings.append(f"{f}: missing (releases built before biaskit wrote Croissant metadata). Fix: rebuild "
+                            "the release with `biaskit release build`.")
+        return
+    fix = "rebuild the release with `biaskit release build` (croissant.json is generated)."
+    try:
+        md = json.loads(f.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        res.add(f"not valid JSON ({exc}).", path=f, fix=fix)
+        return
+    for d in md.get("distribution") or []:
+        if d.get("@type") != "cr:FileObject":
+            continue
+        fp = p / str(d.get("contentUrl"))
+        if not fp.is_file():
+            res.add(f"names a missing file {d.get('contentUrl')}.", path=f, fix=fix)
+        elif d.get("sha256") != sha256_file(fp):
+            res.add(f"the sha256 of {d.get('contentUrl')} does not match the file.", path=f, fix=fix)
