@@ -517,14 +517,23 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
 
 
 def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", limit: Optional[int] = None,
-                  release_split: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
-    """The CATs a run scores (a file, or a release folder's split) and the release info (or None)."""
+                  release_split: Optional[str] = None, lang: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
+    """The CATs a run scores (a file, or a release folder's split) and the release info (or None);
+    ``lang``: only the CATs of one language (a release may hold English and Hindi CATs)."""
     if Path(data).is_dir() or release_split is not None:
         from biaskit.release.read import read_release_cats
 
         cats, release = read_release_cats(data, split=release_split)
-        return [c for c in cats if split == "both" or c.split == split][:limit], release
-    return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+        cats = [c for c in cats if (split == "both" or c.split == split) and (lang is None or c.lang == lang)]
+        if not cats:
+            raise InputError(f"no {lang + ' ' if lang else ''}CATs{'' if split == 'both' else ' (' + split + ')'} in "
+                             f"this release{' split ' + release_split if release_split else ''}.", path=data,
+                             fix="check --lang and --split.")
+        return cats[:limit], ({**release, "lang": lang} if lang else release)
+    if lang is None:
+        return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+    cats = read_cats(data, format=fmt, split=None if split == "both" else split)
+    return [c for c in cats if c.lang == lang][:limit], None
 
 
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
@@ -532,11 +541,11 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
              tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
              seed: int = 0, progress: bool = False, command: Optional[str] = None,
              release_split: Optional[str] = None, mode: str = "likelihood", device_map: Optional[str] = None,
-             scorer_options: Optional[dict] = None) -> dict:
+             scorer_options: Optional[dict] = None, lang: Optional[str] = None) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
-    picks one of its splits and the summary names the release.
+    picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
 
     With ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
     head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
@@ -553,7 +562,7 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from .models import load_lm
 
     t0 = time.perf_counter()
-    cats, release = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
+    cats, release = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split, lang=lang)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars

@@ -324,9 +324,15 @@ class SeatTestsStage(Stage):
 
 
 class EvaluateStage(Stage):
-    """``[stages.evaluate]``: ``biaskit evaluate pairs`` on the release."""
+    """``[stages.evaluate]``: ``biaskit evaluate pairs``, ``evaluate cats`` (each CAT language) and
+    ``evaluate seat`` (the ``seat_tests`` stage's tests, each language) on the release."""
 
     models: list[str] = Field(..., min_length=1)
+    kinds: Optional[list[Literal["pairs", "cats", "seat"]]] = Field(
+        None, description="what to score (default: every kind the release has, and SEAT after seat_tests)")
+    seat_models: Optional[list[str]] = Field(None, description="sentence encoders for SEAT (default: models)")
+    cat_split: Literal["intrasentence", "intersentence", "both"] = "both"
+    n_samples: int = Field(100_000, ge=1, description="SEAT permutation samples")
     scorer: str = "mlm"
     method: Optional[str] = None
     unit: Literal["token", "word"] = "token"
