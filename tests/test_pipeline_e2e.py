@@ -249,7 +249,7 @@ runs = 2
         ds = datasets.load_dataset(str(rel))
         assert set(ds) == {"dev", "test"} and len(ds["dev"]) + len(ds["test"]) == len(pairs) and len(ds["test"]) > 0
         assert set(ds["test"]["sent_more_hi"]) <= written
-        summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "summary.json").read_text(encoding="utf-8"))
+        summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "pairs" / "summary.json").read_text(encoding="utf-8"))
         assert (summary["data"]["release"]["release"], summary["data"]["release"]["split"]) == (name, "test")
         assert summary["data"]["release"]["sha256_matches_release"] is True
         assert summary["n_pairs"] == 2 * len(ds["test"])   # both language views of every test pair
