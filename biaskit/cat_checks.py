@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
-from .mt_checks import LANG_SCRIPT, diff_spans, entity_flags, flag, script_share, text_flags, tokens
+from .mt_checks import LANG_SCRIPT, diff_spans, entity_flags, flag, script_share, text_flags, tokens, unique_flags
 
 #: draft / candidate field -> StereoSet gold label
 OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
@@ -235,10 +235,4 @@ def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_l
         flags += [f for f in text_flags(src.replace("BLANK", "___"), text.replace("BLANK", "___"), target_lang, name)
                   if not (f["code"] == "empty_translation" and any(x["code"] == "empty" for x in flags))]
         flags += entity_flags(src.replace("BLANK", " "), text, name)
-    seen, out = set(), []
-    for f in flags:
-        k = (f.get("code"), f.get("sentence"), f.get("reason"))
-        if k not in seen:
-            seen.add(k)
-            out.append(f)
-    return out
+    return unique_flags(flags)

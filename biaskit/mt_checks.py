@@ -326,7 +326,11 @@ def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
     if any(f["code"] in ("untranslated_latin", "wrong_script") for f in mt):
         # the same problem, said more precisely (which words, which script) by the MT checks
         flags = [f for f in flags if f.get("code") != "mixed_scripts"]
-    flags += mt
+    return unique_flags(flags + mt)
+
+
+def unique_flags(flags: list[dict]) -> list[dict]:
+    """``flags`` without repeats (same code, sentence and reason), in order."""
     seen, out = set(), []
     for f in flags:
         key = (f.get("code"), f.get("sentence"), f.get("reason"))

@@ -32,7 +32,7 @@ releases the reviewed CATs in the target language (``source_id`` = the English `
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -42,7 +42,7 @@ from biaskit.errors import InputError
 from biaskit.mt_checks import flag
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
-from .translate import CachedEngine, _engine_label, _now, resume_candidates
+from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume_candidates, run_figures
 
 FIELDS = ("target", "context", *OPTION_KEYS)
 
@@ -137,21 +137,11 @@ def _candidates(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEngi
 
 
 @dataclass
-class CatTranslateResult:
-    out: Path
-    n_cats: int
-    n_resumed: int
-    n_candidates: int
-    engine_stats: dict[str, dict[str, int]] = field(default_factory=dict)
-    flag_counts: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    n_failed: int = 0
-    notes: list[str] = field(default_factory=list)
+class CatTranslateResult(TranslationRun):
+    n_cats: int = 0
 
     def summary(self) -> dict[str, Any]:
-        return {"out": str(self.out), "cats": self.n_cats, "resumed": self.n_resumed, "candidates": self.n_candidates,
-                "engines": self.engine_stats, "flags": self.flag_counts, "seconds": round(self.seconds, 2),
-                "engine_failed": self.n_failed, "notes": self.notes}
+        return {**self.common(), "cats": self.n_cats}
 
 
 def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine], out: str | Path, *,
@@ -207,19 +197,10 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
             bar.advance(len(batch))
     records = [done[c.cat_id] for c in cats if c.cat_id in done]
     write_jsonl(out, records)
-    counts: dict[str, int] = {}
-    for r in records:
-        for cand in r["candidates"]:
-            for f in cand["flags"]:
-                counts[f["code"]] = counts.get(f["code"], 0) + 1
-    failed = sum(any(f.get("code") == "engine_failed" for cand in r["candidates"] for f in cand["flags"])
-                 for r in records)
-    stats = {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, cached)}
     return CatTranslateResult(out=out, n_cats=len(records), n_resumed=n_resumed,
-                              n_candidates=sum(len(r["candidates"]) for r in records), engine_stats=stats,
-                              flag_counts=dict(sorted(counts.items())), seconds=time.monotonic() - started,
-                              n_failed=failed, notes=notes + ([f"{n_failed_before} CAT(s) an engine had failed on "
-                                                               "were asked again"] if n_failed_before else []))
+                              **run_figures(records, labels, cached), seconds=time.monotonic() - started,
+                              notes=notes + ([f"{n_failed_before} CAT(s) an engine had failed on were asked again"]
+                                             if n_failed_before else []))
 
 
 def translate_cats_file(cats_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,

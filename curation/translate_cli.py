@@ -18,6 +18,14 @@ from .mt_base import MT_ENGINES
 
 app = typer.Typer(add_completion=False)
 
+# the engine options both commands take, declared once
+DeviceOpt = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)")
+BatchSizeOpt = typer.Option(16, "--batch-size", help="hf engine: sentences per forward pass")
+NumBeamsOpt = typer.Option(1, "--num-beams", help="hf engine: beam size (1 = greedy)")
+ConcurrencyOpt = typer.Option(4, "--concurrency", help="googletrans / llm: requests in flight")
+RestartOpt = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)")
+PromptsDirOpt = in_dir(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)")
+
 
 def _console():
     from biaskit.clitools import console
@@ -39,16 +47,16 @@ def translate_cmd(
     out: Path = out_file(..., "--out", help="candidates JSONL (appended as pairs finish; resumable)"),
     source_lang: str = typer.Option("en", "--source-lang", help="language of the pairs to translate"),
     format: str = typer.Option("auto", "--format", help="auto | crows | indibias | biaskit"),
-    device: Optional[str] = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"),
-    batch_size: int = typer.Option(16, "--batch-size", help="hf engine: sentences per forward pass"),
-    num_beams: int = typer.Option(1, "--num-beams", help="hf engine: beam size (1 = greedy)"),
-    concurrency: int = typer.Option(4, "--concurrency", help="googletrans / llm: requests in flight"),
+    device: Optional[str] = DeviceOpt,
+    batch_size: int = BatchSizeOpt,
+    num_beams: int = NumBeamsOpt,
+    concurrency: int = ConcurrencyOpt,
     batch_pairs: int = typer.Option(16, "--batch-pairs", help="pairs per unit of work (written to --out when done)"),
     limit: Optional[int] = typer.Option(None, "--limit", help="translate only the first N pairs"),
     align: bool = typer.Option(True, "--align/--no-align",
                                help="span substitution when an engine's S1/S2 are not minimal (see docs)"),
-    restart: bool = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)"),
-    prompts_dir: Optional[Path] = in_dir(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
+    restart: bool = RestartOpt,
+    prompts_dir: Optional[Path] = PromptsDirOpt,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Translate both sentences of every pair with every engine; check each candidate."""
@@ -73,13 +81,13 @@ def cat_translate_cmd(
     engines: str = typer.Option(..., "--engines", help=_engines_help() + " (llm translates a whole CAT in one request)"),
     out: Path = out_file(..., "--out", help="CAT candidates JSONL (appended as CATs finish; resumable)"),
     source_lang: str = typer.Option("en", "--source-lang", help="language of the CATs to translate"),
-    device: Optional[str] = typer.Option(None, "--device", help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"),
-    batch_size: int = typer.Option(16, "--batch-size", help="hf engine: sentences per forward pass"),
-    num_beams: int = typer.Option(1, "--num-beams", help="hf engine: beam size (1 = greedy)"),
-    concurrency: int = typer.Option(4, "--concurrency", help="googletrans / llm: requests in flight"),
+    device: Optional[str] = DeviceOpt,
+    batch_size: int = BatchSizeOpt,
+    num_beams: int = NumBeamsOpt,
+    concurrency: int = ConcurrencyOpt,
     batch_cats: int = typer.Option(16, "--batch-cats", help="CATs per unit of work (written to --out when done)"),
-    restart: bool = typer.Option(False, "--restart", help="ignore the records already in --out (the cache still applies)"),
-    prompts_dir: Optional[Path] = in_dir(None, "--prompts-dir", help="extra folder of prompt templates (llm engine)"),
+    restart: bool = RestartOpt,
+    prompts_dir: Optional[Path] = PromptsDirOpt,
     llm_opts: LLMOptions = None,
 ) -> None:
     """Translate StereoSet CATs (context, BLANK and the three options together) with every engine;

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 
 import pytest
 
-from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, project_tasks, run_biaskit, start_biaskit,
-                              text, wait_for)
+from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, kill_while_held, project_head,
+                              project_tasks, run_biaskit, text)
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
@@ -63,18 +62,7 @@ def test_cats_in_english_and_hindi_from_llm_drafts_to_scores(gemma_llm_server, l
     proj = tmp_path / "proj"
     proj.mkdir()
     name = f"cats-{os.getpid()}"
-    (proj / "biaskit.toml").write_text(f"""
-[project]
-name = "{name}"
-version = "1.0.0"
-
-[llm]
-model = "{gemma_llm_server.model}"
-base_url = "{proxy.base_url}"
-
-[labelstudio]
-url = "{url}"
-
+    (proj / "biaskit.toml").write_text(project_head(name, gemma_llm_server.model, proxy.base_url, url) + f"""
 [stages.cats]
 domains = "religion"
 targets = ["Muslim", "Hindu"]
@@ -115,13 +103,8 @@ batch_size = 8
 
     try:
         # 1. kill -9 while a CAT drafting request is held (the first one after some drafts are written)
-        proxy.hold(lambda c: c.path.endswith("/chat/completions") and bool(_rows(drafts)))
-        p = start_biaskit(run, env, logs / "run1.log")
-        assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=900) and p.poll() is None, \
-            (logs / "run1.log").read_text()
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait()
-        proxy.release()
+        kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and bool(_rows(drafts)), run, env,
+                        logs / "run1.log")
         kept = _rows(drafts)
         finished = {c.body_sha for c in proxy.chat_calls() if c.finished}
         assert kept and finished and _state(proj)["stages"]["cats"]["status"] == "running"

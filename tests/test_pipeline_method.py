@@ -6,55 +6,21 @@ Studio, kill -9 during a CAT stage): test_pipeline_e2e_cats.py."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 
 from conftest import run_cli
+from test_pipeline import OFFLINE, _lines, _project
 
 
-def _project(tmp_path, text, name="proj"):
-    d = tmp_path / name
-    d.mkdir(exist_ok=True)
-    (d / "biaskit.toml").write_text(textwrap.dedent(text), encoding="utf-8")
-    return d
-
-
-def _lines(p):
-    return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-GENERATE = """
-[project]
-name = "anti"
-
-[llm]
-backend = "dummy"
-
-[stages.tuples]
-axes = ["caste"]
-identities = { caste = ["Dalit", "Brahmin"] }
-polarity = "negative"
-n = 2
-
-[stages.sentences]
-per_tuple = 2
-
-[stages.antistereo]
-per_tuple = 2
-
-[stages.pairs]
-
-[stages.check]
-
-[stages.release]
-date = "2025-01-01"
-plots = false
-keyness = false
-"""
+# test_pipeline.py's offline project (dummy LLM: tuples, sentences, pairs, check, release) with the
+# anti-stereotype sentences between the sentences and the pairs
+GENERATE = OFFLINE.replace('name = "offline"', 'name = "anti"').replace(
+    "[stages.pairs]", "[stages.antistereo]\nper_tuple = 2\n\n[stages.pairs]") + "plots = false\nkeyness = false\n"
 
 
 def test_anti_stereotype_sentences_become_antistereo_pairs(tmp_path, capsys):
+    assert GENERATE.count("[stages.") == 6
     d = _project(tmp_path, GENERATE)
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 0, out + err
@@ -70,13 +36,16 @@ def test_anti_stereotype_sentences_become_antistereo_pairs(tmp_path, capsys):
     from_anti = [p for p in pairs if p["meta"].get("mode") == "anti"]
     assert from_anti and len(from_anti) + sum(p["meta"].get("mode") != "anti" for p in pairs) == len(pairs)
     for p in from_anti:
-        # the generated sentence goes against the tuple's stereotype: it is the less stereotypical side
-        assert p["sent_less"] in by_sentence and p["sent_more"] not in by_sentence
+        # the generated sentence goes against the tuple's stereotype: it is the less stereotypical side,
+        # about the tuple's group; its swap (about the comparable group) is the more stereotypical one
+        assert p["sent_less"] in by_sentence and p["group_less"] == by_sentence[p["sent_less"]]["identity"]
     # Dalit is the disadvantaged side: a sentence going against a Dalit stereotype makes an antistereo pair
     dalit = [p for p in from_anti if by_sentence[p["sent_less"]]["identity"] == "Dalit"]
     assert dalit and all(p["direction"] == "antistereo" for p in dalit)
-    rel = json.loads((d / "release" / "anti-0.1.0" / "release.json").read_text(encoding="utf-8"))
-    assert rel["counts"]["pairs"]["records"] == len(pairs)
+    checked = _lines(d / "work" / "check" / "pairs.jsonl")
+    released = _lines(d / "release" / "anti-0.1.0" / "pairs.jsonl")
+    assert len(released) == sum(not p["meta"]["flags"] for p in checked)        # flagged pairs are not released
+    assert {r["direction"] for r in released} == {"stereo", "antistereo"}
 
 
 STEREOSET = """

@@ -45,25 +45,29 @@ class TuplesStage(StageRunner):
 class SentencesStage(StageRunner):
     name = "sentences"
     title = "generate sentences"
+    #: ``curate sentences --mode``, and the template of that mode
+    mode, template, what = "stereo", "sentences", "sentences"
 
     def extra(self) -> dict[str, Any]:
-        return {**self.llm_extra("sentences"), **self.inventory_extra()}
+        return {**self.llm_extra(self.template), **self.inventory_extra()}
 
     def run(self) -> Outcome:
+        return self.generate(self.path_out("sentences.jsonl"))
+
+    def generate(self, out: Path) -> Outcome:
         from biaskit.curation.generate import generate_sentences
 
         o = self.opts
-        out = self.path_out("sentences.jsonl")
         lo = self.llm_options()
         client = lo.client()
-        s = generate_sentences(client, self.prompt("sentences"), tuples=self.input_path(), out=out,
+        s = generate_sentences(client, self.prompt(self.template), tuples=self.input_path(), out=out,
                                per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
                                concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command)
-        return _llm_outcome(self, [s], client, out, "sentences")
+                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode=self.mode)
+        return _llm_outcome(self, [s], client, out, self.what)
 
 
-class AntistereoStage(StageRunner):
+class AntistereoStage(SentencesStage):
     """Sentences that go against each accepted tuple (``curate sentences --mode anti``, template
     ``sentences_anti``); ``curate pairs`` makes them antistereo rows. Its output is the sentences of
     the stage before it (``sentences``, when there is one) followed by these, so that one sentences
@@ -71,6 +75,7 @@ class AntistereoStage(StageRunner):
 
     name = "antistereo"
     title = "generate anti-stereotype sentences"
+    mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
 
     def before(self) -> Optional[Path]:
         """The stereotype sentences made before this stage (merged into its output), if any."""
@@ -79,22 +84,11 @@ class AntistereoStage(StageRunner):
     def input_files(self) -> list[Path]:
         return super().input_files() + ([self.before()] if self.before() is not None else [])
 
-    def extra(self) -> dict[str, Any]:
-        return {**self.llm_extra("sentences_anti"), **self.inventory_extra()}
-
     def run(self) -> Outcome:
-        from biaskit.curation.generate import generate_sentences
         from biaskit.io import atomic_open
 
-        o = self.opts
         anti = self.path_out("sentences_anti.jsonl")
-        lo = self.llm_options()
-        client = lo.client()
-        s = generate_sentences(client, self.prompt("sentences_anti"), tuples=self.input_path(), out=anti,
-                               per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
-                               concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode="anti")
-        out = _llm_outcome(self, [s], client, anti, "anti-stereotype sentences")
+        out = self.generate(anti)
         merged = self.path_out("sentences.jsonl")
         with atomic_open(merged) as fh:
             for part in ([self.before()] if self.before() is not None else []) + [anti]:
