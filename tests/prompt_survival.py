@@ -120,7 +120,8 @@ def _rows(path: Path) -> list[dict]:
 
 def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per_tuple: int = 3,
             per_target: int = 2, max_tokens: Optional[dict[str, int]] = None,
-            stages: tuple[str, ...] = ("tuples", "sentences", "cats"), prompts: str = "after") -> dict[str, Any]:
+            stages: tuple[str, ...] = ("tuples", "sentences", "cats"), prompts: str = "after",
+            tuples: Optional[list] = None, cat_targets: Optional[dict[str, list[str]]] = None) -> dict[str, Any]:
     """Run the stages against ``base_url`` and count what survives (see the module docstring)."""
     from biaskit.cat_checks import check_cat
     from biaskit.check import check_pairs
@@ -136,6 +137,8 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
     inv = load_inventory()
     work.mkdir(parents=True, exist_ok=True)
     refs = PROMPT_SETS[prompts]
+    tuples = TUPLES if tuples is None else tuples
+    cat_targets = CAT_TARGETS if cat_targets is None else cat_targets
     out: dict[str, Any] = {"model": model, "prompts": refs, "stages": {}}
 
     def client():
@@ -160,8 +163,8 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         from biaskit.schema import BiasTuple
 
         write_jsonl(tuples_ok, [BiasTuple(identity=i, axis=a, attribute=t, polarity=p, status="accepted")
-                                for i, a, t, p in TUPLES])
-        n_t = len(TUPLES)
+                                for i, a, t, p in tuples])
+        n_t = len(tuples)
         for mode in ("stereo", "anti"):
             s_out = work / f"sentences.{mode}.jsonl"
             generate_sentences(client(), get_prompt(refs[mode]), tuples=tuples_ok, out=s_out, per_tuple=per_tuple,
@@ -182,7 +185,7 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
                 "examples": [r["sentence"] for r in kept[:3]]}
     if "cats" in stages:
         c_out = work / "cats.jsonl"
-        for dom, targets in CAT_TARGETS.items():
+        for dom, targets in cat_targets.items():
             generate_cats(client, out=c_out, domains=dom, targets=targets, per_target=per_target,
                           prompts={"intrasentence": get_prompt(refs["intrasentence"]),
                                    "intersentence": get_prompt(refs["intersentence"])},
@@ -191,7 +194,7 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
             drafts = _rows(drafts_path(c_out, split))
             valid = [d for d in drafts if not check_cat(d, inv)]
             kept = [d for d in valid if simulated_review("cat", d, inv) is None]
-            n_jobs = sum(len(t) for t in CAT_TARGETS.values())
+            n_jobs = sum(len(t) for t in cat_targets.values())
             out["stages"][f"CATs ({split})"] = {
                 "jobs": n_jobs, "asked": n_jobs * per_target, "parsed": len(drafts), "checked": len(valid),
                 "reviewed": len(kept),
