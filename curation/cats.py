@@ -173,7 +173,7 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
         if prompt_text:
             from .tasks.base import copies_prompt
 
-            if copies_prompt(ctx.replace("BLANK", " "), prompt_text):
+            if copies_prompt(ctx, prompt_text):
                 copied.append("context")
             quoted = [k for k, v in opts.items() if v and f'"{v.casefold()}"' in prompt_text]
             if len(quoted) >= 2 or any(copies_prompt(v, prompt_text) for v in opts.values()):

@@ -13,7 +13,8 @@ sentences (``sentences_anti@1``), pairs and the minimal-pair checker, CATs (``ca
 3. **a simulated review**: :func:`simulated_review`, rules that stand in for the people of the
    review stages. They are stricter than the checkers but judge no meaning: a tuple attribute must be
    one real word of 3 letters or more (``wordfreq`` Zipf frequency >= 2.5) that is not a group word; a sentence must be
-   6-40 words, >= 80 % of them real words, naming the group and no placeholder text; a CAT's parts
+   6-40 words, >= 80 % of them real words, naming the group, no placeholder text and not a list of
+   words ("Dalit, poor, ..."); a CAT's parts
    must be >= 80 % real words, its context at most 25 words, its fills real single words, and its options must not
    say the same (the stereotype and the anti-stereotype differ in more than an added "not").
 
@@ -93,6 +94,8 @@ def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> Optional
             return f"{n} words"
         if _PLACEHOLDER.search(s):
             return "placeholder text"
+        if re.match(r"^\s*[\w-]+\s*,\s*[\w-]+\s*,", s):
+            return "a list of words, not a sentence"
         if _known_share(s) < 0.8:
             return "not real words"
         return None

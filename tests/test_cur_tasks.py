@@ -228,3 +228,47 @@ def test_missing_endpoint_is_named_as_such(tmp_path, capsys):
     code, _, err = run_cli(["curate", "sentences", "--tuples", str(t), "--model", "m", "--out",
                             str(tmp_path / "s.jsonl")], capsys)
     assert code == 2 and "no endpoint" in err and "OPENAI_BASE_URL" in err and "no API key" not in err
+
+
+# ------------------------------------------------------------------ what small models copy (issue 22)
+def _reply(data):
+    from biaskit.curation.llm.protocol import LLMResult, Usage
+
+    return LLMResult(data=data, raw=json.dumps(data), usage=Usage(), request_hash="h", cached=False)
+
+
+def test_the_repair_layer_drops_what_a_small_model_echoes():
+    """Replies seen from SmolLM2-135M and gemma3-270m here: list placeholders and the request's own
+    words as attributes, a worked example copied as a sentence or a CAT."""
+    from biaskit.curation.tasks.cat_intrasentence import CatIntrasentenceTask
+    from biaskit.curation.tasks.sentences import SentenceTask
+    from biaskit.curation.tasks.tuples import TupleTask
+    from biaskit.schema import BiasTuple
+
+    rows = TupleTask().parse({"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 5},
+                             _reply({"attributes": ["A", "B", "caste", "Negative", "model", "lazy"]}))
+    assert [r["attribute"] for r in rows] == ["lazy"]
+    t = BiasTuple(identity="Dalit", axis="caste", attribute="poor", polarity="negative").model_dump(mode="json")
+    copied = "Before every harvest the farmer borrows money from the moneylender."   # sentences@3's example
+    own = "The Dalit family next door could not afford a doctor for their son."
+    rows = SentenceTask(per_tuple=3).parse({"tuple": t}, _reply({"sentences": [
+        copied, copied.replace("the farmer", "the Dalit farmer") + " He never repays it.", own]}))
+    status = {r["sentence"]: (r["status"], r["meta"].get("reason")) for r in rows}
+    assert status[own] == ("raw", None)
+    assert status[copied][0] == "rejected" and "copies the prompt" in status[copied][1]
+    assert [s for s, (st, _) in status.items() if st == "rejected"] == [copied, rows[1]["sentence"]]
+    item = {"target": "Muslim", "domain": "religion", "society": "India", "n": 2}
+    rows = CatIntrasentenceTask().parse(item, _reply({"items": [
+        {"context": "The librarian was very BLANK with the children.", "stereotype": "strict",
+         "anti_stereotype": "playful", "unrelated": "orbit"},
+        {"context": "The Muslim in the room is very BLANK.", "stereotype": "strict", "anti_stereotype": "playful",
+         "unrelated": "moon"},
+        {"context": "My Muslim neighbour is BLANK.", "stereotype": "pious", "anti_stereotype": "secular",
+         "unrelated": "square"}]}))
+    assert [r.get("copies_prompt") for r in rows] == [["context", "stereotype", "anti_stereotype", "unrelated"],
+                                                       ["stereotype", "anti_stereotype"], None]
+    from biaskit.curation.cats import check_draft
+    from biaskit.inventory import load_inventory
+
+    assert [[p["code"] for p in check_draft(r, load_inventory())] for r in rows] == \
+        [["copies_prompt", "target_missing"], ["copies_prompt"], []]

@@ -25,12 +25,18 @@ from ..llm.protocol import LLMResult
 from ..prompts import Prompt, get_prompt
 
 
-def copies_prompt(text: str, prompt_text: str, min_words: int = 4) -> bool:
-    """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt."""
+def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: Optional[int] = None) -> bool:
+    """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt; with
+    ``run``, already when any ``run`` consecutive words of it do (a copied clause with words added)."""
     import re
 
-    t = " ".join(re.findall(r"\w+", str(text).casefold()))
-    return len(t.split()) >= min_words and t in " ".join(re.findall(r"\w+", prompt_text))
+    words = re.findall(r"\w+", str(text).casefold())
+    hay = " " + " ".join(re.findall(r"\w+", prompt_text)) + " "
+    if len(words) < min_words:
+        return False
+    if f" {' '.join(words)} " in hay:
+        return True
+    return run is not None and any(f" {' '.join(words[i:i + run])} " in hay for i in range(len(words) - run + 1))
 
 
 class TaskError(Exception):

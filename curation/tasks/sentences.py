@@ -80,7 +80,7 @@ class SentenceTask(Task):
             seen.add(key)
             ok = self.inventory.mentions(s, t["identity"], lang)
             why = None if ok else f"the sentence does not mention '{t['identity']}'"
-            if copies_prompt(s, prompt):
+            if copies_prompt(s, prompt, run=6):
                 ok, why = False, "the sentence copies the prompt (its instructions or an example)"
             rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s, self.mode), "sentence": s,
                          "tuple_id": t["tuple_id"],
