@@ -67,7 +67,7 @@ def test_one_path_from_tuples_to_scores(llm_server, ls_server, ls_annotator, tin
 [stages.tuples]
 axes = ["caste"]
 identities = {{ caste = ["Dalit", "Brahmin"] }}
-polarity = "negative"
+polarity = "both"     # both: with the echo filter (the axis is no attribute) SmolLM2 gives ~1 tuple per job
 n = 3
 # the short version-1 prompts: SmolLM2-135M answers the paper-recipe (v2) prompts with junk only
 prompt = "attributes@1"
