@@ -447,6 +447,10 @@ class AggregateReport:
     n_ties: int
     n_dropped_ties: int
     status_counts: dict[str, int]
+    #: adaptive overlap: items decided by a recorded risk decision (``settled_*`` columns of the judgments)
+    n_settled_risk: int = 0
+    #: ... and recorded decisions left unused because they were made under another rule (method / --min-agree)
+    n_settled_other_rule: int = 0
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -459,17 +463,47 @@ def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] =
         raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
     if min_agree is not None and min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators.")
+    from .adaptive import read_settlements, settled_overrides
+    from .settle import MajorityRule
+
     model = AGGREGATORS.create(method, ties="flag" if ties == "drop" else ties, seed=seed, min_agree=min_agree)
     prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
     full = model.fit_predict(prep.df)
+    # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
+    use, other = settled_overrides(read_settlements(judgments), MajorityRule((), min_agree).spec()
+                                   if method.lower() == "majority" else f"{method.lower()}:")
+    if use and len(full):
+        full = override_settled(full, use)
     n_ties = int(full["tie"].sum()) if len(full) else 0
     table = full[~full["tie"].astype(bool)].reset_index(drop=True) if ties == "drop" else full
     report = AggregateReport(
         method=method.lower(), n_judgments_in=prep.n_input, n_judgments_used=len(prep.df),
         n_missing_labels=prep.n_missing, n_text_skipped=prep.n_text, n_duplicates_removed=prep.n_duplicates_removed,
         n_items=len(table), n_ties=n_ties, n_dropped_ties=n_ties if ties == "drop" else 0,
-        status_counts={s: int((table["status"] == s).sum()) if len(table) else 0 for s in STATUSES})
+        status_counts={s: int((table["status"] == s).sum()) if len(table) else 0 for s in STATUSES},
+        n_settled_risk=len(use), n_settled_other_rule=other)
     return table, report
+
+
+def override_settled(table, settled: dict):
+    """The aggregated rows of items adaptive overlap's risk policy decided (``(task, question) ->
+    {status, label, p_change}``): that status and label, reason ``settled_risk``, no tie."""
+    keys = list(zip(table["task"].astype(str), table["question"].astype(str)))
+    hit = np.array([k in settled for k in keys], dtype=bool)
+    if not hit.any():
+        return table
+    table = table.copy()
+    for col in ("status", "label", "reason", "tied_labels"):
+        table[col] = table[col].astype(object)
+    for i in np.flatnonzero(hit):
+        s = settled[keys[i]]
+        table.at[i, "status"] = s["status"]
+        table.at[i, "label"] = s.get("label")
+        table.at[i, "tie"] = False
+        table.at[i, "tied_labels"] = ""
+        table.at[i, "reason"] = "settled_risk" + (f" (p_change {s['p_change']:.4g})" if s.get("p_change") is not None
+                                                  else "")
+    return table
 
 
 def aggregate_file(judgments_path, out_path, *, kind: Optional[str] = None, **kw) -> AggregateReport:

@@ -341,13 +341,15 @@ def _fmt(x: Any) -> str:
 def to_markdown(rep: dict) -> str:
     lines = ["# Inter-annotator agreement", "",
              f"{rep['n_judgments']} judgments, {rep['n_items']} items (task x question; {rep['n_items_multi']} with "
-             f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.", "",
-             "| statistic | value |", "|---|---|",
-             f"| Krippendorff's alpha ({rep['level_of_measurement']}) | {_fmt(rep['krippendorff_alpha'])} |",
-             f"| Fleiss' kappa | {_fmt(rep['fleiss_kappa'])} |",
-             f"| mean pairwise Cohen's kappa ({rep['n_pairs']} pairs) | {_fmt(rep['mean_pairwise_cohen_kappa'])} |",
-             f"| percent agreement (pairwise) | {_fmt(rep['percent_agreement'])} |",
-             f"| mean majority share | {_fmt(rep['mean_majority_share'])} |"]
+             f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.", ""]
+    if rep.get("collection"):
+        lines += [f"**Adaptive overlap.** {rep['collection']['note'][0].upper()}{rep['collection']['note'][1:]}.", ""]
+    lines += ["| statistic | value |", "|---|---|",
+              f"| Krippendorff's alpha ({rep['level_of_measurement']}) | {_fmt(rep['krippendorff_alpha'])} |",
+              f"| Fleiss' kappa | {_fmt(rep['fleiss_kappa'])} |",
+              f"| mean pairwise Cohen's kappa ({rep['n_pairs']} pairs) | {_fmt(rep['mean_pairwise_cohen_kappa'])} |",
+              f"| percent agreement (pairwise) | {_fmt(rep['percent_agreement'])} |",
+              f"| mean majority share | {_fmt(rep['mean_majority_share'])} |"]
     k = rep.get("min_agree")
     if rep.get("reference_agreement") is not None:
         lines.append(f"| agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
@@ -405,6 +407,10 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     df = read_judgments(judgments_path)
     rep, items = agreement(df, source=str(judgments_path), **kw)
     rep["per_item_file"] = "agreement_items.csv"
+    if len(df) and "settled_by" in df.columns:  # pulled from a project with adaptive overlap
+        from .status import ADAPTIVE_ALPHA_NOTE
+
+        rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}
     if command is not None:
         rep["command"] = command
     with atomic_dir(out_dir, owns=AGREEMENT_FILES) as out:

@@ -7,7 +7,8 @@ labeling config), guidelines (a kind's annotator guidelines). See docs/annotatio
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
-once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``).
+once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``, and adaptive overlap's ``PolicyOpt``,
+``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``).
 """
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ from biaskit.clitools import choice_enum, command_line, echo, value
 from biaskit.paths import in_dir, in_file, out_dir, out_file
 
 from .aggregate import AGGREGATORS, DUPLICATES, TIES
+from .judge import JUDGE_FILES
 from .agreement import AGREEMENT_FILES, LEVELS
 from .kinds import KINDS
 from .labelstudio import EXPORT_MODES
+from .adaptive import DEFAULT_EPSILON, POLICIES
+from .replay import UNITS
 from .stereoset_labels import OTHER_LABELS
 
 REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
@@ -53,6 +57,15 @@ DuplicatesOpt = Annotated[Duplicates, typer.Option(
 DataDirOpt = Annotated[Path, in_dir(..., "--data-dir", must_exist=False,
                                     help="Label Studio data folder (database, uploads); created when missing.")]
 ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
+Policy = choice_enum("Policy", POLICIES)
+Unit = choice_enum("Unit", UNITS)
+PolicyOpt = Annotated[Policy, typer.Option(
+    "--policy", help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can change the "
+                     "decision) | risk (also when the crowd model puts the chance of a change below --epsilon).")]
+EpsilonOpt = Annotated[float, typer.Option(
+    "--epsilon", help="risk: the highest accepted probability that the remaining judgments change a task's decision.")]
+MinJudgmentsOpt = Annotated[int, typer.Option("--min-judgments", help="Judgments every task gets first.")]
+MaxJudgmentsOpt = Annotated[int, typer.Option("--max-judgments", help="The most judgments a task may get.")]
 
 
 @app.command("serve")
@@ -121,14 +134,45 @@ def config_command(
     echo(xml)
 
 
-@app.command("push", help=f"Create or reuse a project and import tasks (idempotent, resumable). {TOKEN_HELP}")
+def parse_overlap(text: Optional[str]) -> Optional[int]:
+    """``--overlap``: a number of annotators per task, or ``adaptive`` (returns None)."""
+    from biaskit.errors import InputError
+
+    if text is None or text.strip().lower() == "adaptive":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise InputError(f"--overlap must be a number of annotators or 'adaptive', got '{text}'.",
+                         fix="e.g. --overlap 3, or --overlap adaptive --min-judgments 3 --max-judgments 5.") from None
+    if n < 1:
+        raise InputError(f"--overlap must be at least 1, got {n}.", fix="give the number of annotators per task.")
+    return n
+
+
+@app.command("push", help=f"Create or reuse a project and import tasks (idempotent, resumable; with --overlap "
+                          f"adaptive a re-run also starts the next round). {TOKEN_HELP}")
 def push_command(
     kind: KindOpt,
     data: Path = in_file(..., "--data", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."),
     project: ProjectOpt = ...,
-    overlap: Optional[int] = typer.Option(None, "--overlap", help="Annotators per task (maximum_annotations)."),
+    overlap: Optional[str] = typer.Option(None, "--overlap", metavar="N|adaptive",
+                                          help="Annotators per task (maximum_annotations), or 'adaptive': "
+                                               "--min-judgments first, more only while a task's decision can "
+                                               "still change (docs/annotation.md, \"Adaptive overlap\")."),
+    min_judgments: MinJudgmentsOpt = 3,
+    max_judgments: MaxJudgmentsOpt = 5,
+    policy: PolicyOpt = "exact",
+    epsilon: EpsilonOpt = DEFAULT_EPSILON,
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Adaptive: the votes `aggregate` / `apply` "
+                                                                      "will need to accept (default: the kind's)."),
     predictions: Optional[Path] = in_file(None, "--predictions",
-                                               help="Pre-annotations: task, question, label [, model, score]."),
+                                               help="Pre-annotations: task, question, label [, model, score] "
+                                                    "(`annotate prelabel` writes them)."),
+    show_predictions: Optional[bool] = typer.Option(
+        None, "--show-predictions/--hide-predictions",
+        help="Pre-fill annotators' answers with the predictions (default with --predictions: hidden; anchoring "
+             "would bias a validity check)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
     chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip rows that are not valid records."),
@@ -137,11 +181,17 @@ def push_command(
                                         "instructions panel: en,hi | en | hi | none (leave the panel as it is)."),
     url: UrlOpt = None,
 ) -> None:
+    from .adaptive import AdaptiveSettings
     from .labelstudio import push
 
-    rep = push(data, value(kind), project, url=url, overlap=overlap, seed=seed, chunk_size=chunk_size,
+    n = parse_overlap(overlap)
+    adaptive = None if n is not None or overlap is None else AdaptiveSettings(
+        policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments, epsilon=epsilon,
+        min_agree=min_agree)
+    rep = push(data, value(kind), project, url=url, overlap=n, seed=seed, chunk_size=chunk_size,
                predictions=predictions, skip_invalid=skip_invalid, guidelines=guidelines,
-               description=f"biaskit {value(kind)} review; created by: {command_line()}")
+               description=f"biaskit {value(kind)} review; created by: {command_line()}", adaptive=adaptive,
+               show_predictions=show_predictions)
     echo(f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
          f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
          f"{data}" + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
@@ -151,9 +201,22 @@ def push_command(
          + ("; instructions updated" if rep.instructions_updated else "")
          + (f"; {rep.duplicate_tasks_removed} duplicate task(s) left by an interrupted push removed"
             if rep.duplicate_tasks_removed else ""))
+    if rep.predictions_shown is not None and rep.n_predictions:
+        echo("predictions are " + ("shown to annotators (pre-filled answers)" if rep.predictions_shown else
+                                   "hidden from annotators (--show-predictions pre-fills them)"))
     if rep.duplicate_tasks_annotated:
         echo(f"warning: {len(rep.duplicate_tasks_annotated)} task(s) exist twice with annotations on both copies "
              f"(e.g. {rep.duplicate_tasks_annotated[0]}); biaskit kept them. Fix: delete one copy in Label Studio.")
+    if rep.adaptive is not None:
+        echo(adaptive_line(rep.adaptive))
+
+
+def adaptive_line(a: dict) -> str:
+    """One line on an adaptive project's round (push, biaskit run)."""
+    pol = a["policy"] + (f", epsilon {a['epsilon']:g}" if a.get("epsilon") else "")
+    return (f"adaptive overlap ({pol}; {a['min_judgments']}..{a['max_judgments']} judgments): {a['settled']} of "
+            f"{a['tasks']} task(s) settled, {a['open']} open ({a['asked_for']} more judgment(s) asked for); "
+            f"{a['judgments']} judgment(s) so far, {a['judgments_saved']} saved")
 
 
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
@@ -204,7 +267,8 @@ def status_command(
 
         got = project_judgments(project, url=url)
         st = project_status(got.judgments, got.n_tasks, overlap=overlap or got.overlap, min_others=min_others,
-                            questions=question, source=got.url)
+                            questions=question, source=got.url,
+                            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None)
         title = f"'{project}' ({got.url})"
     else:
         from biaskit.readers import read_judgments
@@ -343,6 +407,67 @@ def from_stereoset_command(
     if s["n_duplicate_answers"]:
         echo(f"{s['n_duplicate_answers']} validator(s) appear twice on a sentence: pass --duplicates first|last to "
              f"aggregate and agreement.")
+
+
+@app.command("replay")
+def replay_command(
+    judgments: Path = in_file(..., "--judgments", help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` "
+                                                       "output), replayed per task in file order."),
+    policy: PolicyOpt = "exact",
+    epsilon: EpsilonOpt = DEFAULT_EPSILON,
+    min_judgments: MinJudgmentsOpt = 3,
+    max_judgments: MaxJudgmentsOpt = 5,
+    kind: OptionalKindOpt = None,
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule's votes to accept (default: the "
+                                                                      "kind's: cat 3 of the writer's label, others "
+                                                                      "a strict majority)."),
+    unit: Unit = typer.Option("task", "--unit", help="task: a judgment answers a whole task (Label Studio); item: "
+                                                     "each deciding question is collected on its own (StereoSet's "
+                                                     "five validators per sentence)."),
+    out: Optional[Path] = out_file(None, "--out", help="Write the report as JSON here."),
+) -> None:
+    """What adaptive overlap would have saved on recorded judgments: judgments used and saved, decisions that
+    differ from full overlap, retention (docs/annotation.md, "Adaptive overlap")."""
+    from .adaptive import AdaptiveSettings
+    from .replay import replay, replay_markdown
+
+    st = AdaptiveSettings(policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments,
+                          epsilon=epsilon, min_agree=min_agree)
+    rep = replay(judgments, st, kind=value(kind), unit=value(unit))
+    rep["command"] = command_line()
+    echo(replay_markdown(rep))
+    if out is not None:
+        from biaskit.io import write_json
+
+        write_json(out, rep)
+        echo(f"report -> {out}")
+
+
+@app.command("judge-agreement")
+def judge_agreement_command(
+    judgments: Path = in_file(..., "--judgments", help="The people's judgments (`annotate pull`)."),
+    llm: Path = in_file(..., "--llm", help="The LLM's judgments (`annotate prelabel --out`)."),
+    out: Path = out_dir(..., "--out", owns=JUDGE_FILES, help="Folder for judge.json and judge.md (replaced whole)."),
+    kind: OptionalKindOpt = None,
+    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule deciding a task (default: the "
+                                                                      "kind's), for the precision / coverage curve."),
+    tolerance: float = typer.Option(0.005, "--tolerance", help="How much less precise than one more person the LLM "
+                                                               "may be and still stand in for one."),
+) -> None:
+    """The LLM as a measured judge: Cohen's kappa with the people's majority, alpha with and without the LLM,
+    confusion table, and the precision / coverage of "accept when the LLM and the first k people agree", per
+    question and axis; ends with a plain verdict (docs/annotation.md, "Reading the judge report")."""
+    from .judge import judge_agreement
+
+    rep = judge_agreement(judgments, llm, out, kind=value(kind), min_agree=min_agree, tolerance=tolerance)
+    for model, m in rep["models"].items():
+        for q, s in m["questions"].items():
+            echo(f"{model} / {q}: {s['items']} item(s), agreement with the people's majority "
+                 f"{s['agreement_with_majority'] if s['agreement_with_majority'] is not None else 'n/a'}, Cohen's "
+                 f"kappa {s['cohen_kappa_vs_majority'] if s['cohen_kappa_vs_majority'] is not None else 'n/a'}, "
+                 f"alpha {s['alpha_people']} -> {s['alpha_people_and_llm']} with the LLM")
+        echo(m["verdict"])
+    echo(f"report: {out / 'judge.md'}, {out / 'judge.json'}")
 
 
 @app.command("apply")

@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional, Sequence
 from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
 
+from .adaptive import AdaptiveSettings
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
 
 JUDGMENT_OUT_COLUMNS = ["task", "worker", "label", "question", "qtype", "comment", "lead_time", "created_at",
@@ -105,17 +106,20 @@ class TaskRow:
     id: int
     biaskit_id: Optional[str]
     n_annotations: int  # submitted + skipped
+    overlap: int = 1  # annotators the task is served to (adaptive overlap raises it per task)
+    meta: Optional[dict] = None  # the task's meta (adaptive overlap keeps its state there)
 
 
 def list_tasks(client, project_id: int) -> list[TaskRow]:
-    """Every task of the project: id, biaskit id and annotation count (1,000 per request)."""
+    """Every task of the project: id, biaskit id, annotation count, overlap and meta (1,000 per request)."""
     def _list():
         out = []
         for t in client.tasks.list(project=project_id, fields="task_only", page_size=1000,
-                                   include="id,data,total_annotations,cancelled_annotations"):
+                                   include="id,data,total_annotations,cancelled_annotations,overlap,meta"):
             bid = (t.data or {}).get("biaskit_id")
             out.append(TaskRow(t.id, None if bid is None else str(bid),
-                               int(t.total_annotations or 0) + int(t.cancelled_annotations or 0)))
+                               int(t.total_annotations or 0) + int(t.cancelled_annotations or 0),
+                               int(getattr(t, "overlap", None) or 1), dict(getattr(t, "meta", None) or {})))
         return out
 
     return _call(_url(client), _list, "task listing")
@@ -197,6 +201,8 @@ class PushReport:
     url: str = ""
     duplicate_tasks_removed: int = 0  # copies left by an interrupted push, deleted
     duplicate_tasks_annotated: list[str] = field(default_factory=list)  # copies with annotations: kept
+    predictions_shown: Optional[bool] = None  # the project's "use predictions to pre-label" (None: untouched)
+    adaptive: Optional[dict] = None  # adaptive overlap: the round run after the import (advance's summary)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -240,27 +246,70 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
     return list(by_model.values())
 
 
+def _predictions_for_existing(client, project_id: int, k: TaskKind, records: list, seed: int,
+                              preds: dict[str, list[dict]], have: dict[str, int], allowed: ParsedConfig,
+                              source: Optional[str]) -> int:
+    """Predictions for tasks already in the project (a pre-label run after the push): imported for each
+    task that has none of that ``model_version`` yet (a re-run adds nothing)."""
+    from label_studio_sdk import PredictionRequest
+
+    u = _url(client)
+    todo = [(have[k.record_id(r)], r) for r in records if k.record_id(r) in preds and k.record_id(r) in have]
+    if not todo:
+        return 0
+    there = {(int(p.task), str(p.model_version)) for p in
+             _call(u, lambda: client.predictions.list(project=project_id), "prediction listing") if p.task is not None}
+    req = []
+    for tid, rec in todo:
+        for p in _prediction_payload(k, k.task(rec, seed)["data"], preds[k.record_id(rec)], allowed, source):
+            if (tid, p["model_version"]) not in there:
+                req.append(PredictionRequest(task=tid, result=p["result"], model_version=p["model_version"],
+                                             score=p.get("score")))
+    for start in range(0, len(req), 1000):
+        chunk = req[start:start + 1000]
+        _call(u, lambda: client.projects.import_predictions(project_id, request=chunk), "prediction import")
+    return len(req)
+
+
 def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
          overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
          predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
          progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True,
-         guidelines: Optional[str | Sequence[str]] = None) -> PushReport:
+         guidelines: Optional[str | Sequence[str]] = None, adaptive: Optional[AdaptiveSettings] = None,
+         show_predictions: Optional[bool] = None) -> PushReport:
     """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet.
 
     ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
     instructions panel (``"en,hi"``, ``["hi"]``; default all; ``"none"``: the panel is left as it is).
+
+    ``adaptive`` (instead of ``overlap``): adaptive overlap -- every task is served to
+    ``min_judgments`` annotators first (the project's ``maximum_annotations``), the settings go to
+    each new task's ``meta``, and after the import :func:`advance` runs one round (a re-run of the
+    same push is how a round is started by hand; ``biaskit run`` does it on every run).
+
+    ``show_predictions``: Label Studio's "use predictions to pre-label tasks" (the project's
+    ``show_collab_predictions``). With ``predictions`` it defaults to False: pre-labels stay hidden
+    from annotators (anchoring would bias a validity check); None without predictions leaves it.
 
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
     from biaskit.progress import progress as progress_bar
 
+    from .adaptive import META_KEY
     from .guidelines import guidelines_html, parse_langs, same_instructions
 
     if chunk_size < 1:
         raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
     k = get_kind(kind)
     records = k.load(data_path, skip_invalid=skip_invalid)
+    if adaptive is not None:
+        if overlap is not None and overlap != adaptive.min_judgments:
+            raise InputError(f"--overlap {overlap} and adaptive overlap ({adaptive.describe()}) both given.",
+                             fix="pass --overlap adaptive with --min-judgments / --max-judgments, or a number.")
+        overlap = adaptive.min_judgments
+    if show_predictions is None and predictions:
+        show_predictions = False
     if overlap is not None and overlap < 1:
         raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
     config = k.config(records)
@@ -284,6 +333,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
             kwargs["maximum_annotations"] = overlap
         if instructions:
             kwargs.update(expert_instruction=instructions, show_instruction=True)
+        if show_predictions is not None:
+            kwargs["show_collab_predictions"] = show_predictions
         proj = _call(u, lambda: client.projects.create(**kwargs), "project creation")
         created = True
     else:
@@ -294,6 +345,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
             upd["maximum_annotations"] = overlap
         if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
             upd.update(expert_instruction=instructions, show_instruction=True)
+        if show_predictions is not None and bool(proj.show_collab_predictions) != show_predictions:
+            upd["show_collab_predictions"] = show_predictions
         if upd:
             _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
             config_updated = "label_config" in upd
@@ -314,6 +367,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         if bid in have:
             continue
         task = k.task(rec, seed)
+        if adaptive is not None:
+            task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
         if bid in preds:
             task["predictions"] = _prediction_payload(k, task["data"], preds[bid], allowed,
                                                       str(predictions) if predictions else None)
@@ -322,7 +377,8 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     if unknown:
         raise InputError(f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
                          path=predictions, fix="the prediction 'task' column must hold the biaskit ids of the data.")
-    n_pred = 0
+    n_pred = _predictions_for_existing(client, proj.id, k, records, seed, preds, have, allowed,
+                                       str(predictions) if predictions else None) if preds else 0
     with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start:start + chunk_size]
@@ -337,12 +393,101 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         later, _ = remove_duplicate_tasks(client, proj.id, list_tasks(client, proj.id))
         dedupe.removed += later.removed
         dedupe.annotated_copies += later.annotated_copies
-    return PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
-                      n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
-                      config_updated=config_updated, instructions_updated=instructions_updated,
-                      duplicate_ids=dups, skipped_invalid=len(k.skipped),
-                      url=f"{u}/projects/{proj.id}", duplicate_tasks_removed=dedupe.removed,
-                      duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)))
+    rep = PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
+                     n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
+                     config_updated=config_updated, instructions_updated=instructions_updated,
+                     duplicate_ids=dups, skipped_invalid=len(k.skipped),
+                     url=f"{u}/projects/{proj.id}", duplicate_tasks_removed=dedupe.removed,
+                     duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)), predictions_shown=show_predictions)
+    if adaptive is not None:
+        rep.adaptive = advance(project, client=client, kind=k.name, settings=adaptive).summary
+    return rep
+
+
+# ---------------------------------------------------------------------------------------------
+# adaptive overlap: one round
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class AdvanceReport:
+    """What one round of :func:`advance` did: ``summary`` (:func:`.adaptive.summarize`), tasks whose
+    overlap was raised (``raised``, ``asked``: further judgments asked for in all) or lowered (settled
+    while more annotators were still wanted), settlements written to the tasks' meta."""
+
+    summary: dict
+    raised: int = 0
+    asked: int = 0
+    lowered: int = 0
+    recorded: int = 0
+    url: str = ""
+
+
+def advance(project: str, *, client=None, url: Optional[str] = None, token: Optional[str] = None,
+            kind: Optional[str] = None, settings: Optional[AdaptiveSettings] = None,
+            show_progress: bool = False) -> AdvanceReport:
+    """One round of adaptive overlap on a Label Studio project: pull its judgments, decide every task
+    (:func:`.adaptive.decide`), and per task only what changed -- an open task that reached its
+    overlap is served to ``more`` further annotators (its ``overlap`` raised, ``is_labeled`` cleared:
+    Label Studio itself never gives a task twice to one annotator), a settled task gets its decision
+    in ``meta`` (a risk decision stands from then on) and is no longer served. Idempotent: a round
+    killed half-way is finished by the next (each task is one request, decided from the same judgments).
+    ``settings``: default the ones recorded in the tasks' meta by ``push --overlap adaptive``."""
+    from biaskit.progress import progress as progress_bar
+
+    from .adaptive import META_KEY, decide, project_settings, recorded_settlements, rule_spec, summarize, task_votes
+
+    client = client or connect(url, token)
+    u = _url(client)
+    proj = find_project(client, project)
+    if proj is None:
+        raise LabelStudioError(f"no Label Studio project titled '{project}' at {u}. Fix: check the title "
+                               "(push creates it).")
+    rows = sorted(list_tasks(client, proj.id), key=lambda r: r.id)
+    settings = settings or project_settings(r.meta for r in rows)
+    if settings is None:
+        raise InputError(f"project '{project}' does not use adaptive overlap.", path=f"{u}/projects/{proj.id}",
+                         fix="push it with `biaskit annotate push --overlap adaptive --min-judgments K "
+                             "--max-judgments N` first.")
+    tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
+    df, pulled = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
+                                     source=f"{u}/projects/{proj.id} ('{project}')")
+    k = get_kind(kind or str(pulled.kind))
+    rules = k.decision_rules(settings.min_agree)
+    spec = rule_spec(rules)
+    first: dict[str, TaskRow] = {}
+    for r in rows:
+        if r.biaskit_id is not None:
+            first.setdefault(r.biaskit_id, r)
+    rec = recorded_settlements((bid, r.meta) for bid, r in first.items())
+    dec = decide(task_votes(df, k), k, settings, recorded=rec, ids=list(first))
+    rep = AdvanceReport(summary=summarize(dec, settings), url=f"{u}/projects/{proj.id}")
+    want_meta = settings.to_meta()
+    with progress_bar(len(first), f"round {project}", enabled=show_progress, unit="tasks") as bar:
+        for bid, r in first.items():
+            d = dec[bid]
+            old = dict((r.meta or {}).get(META_KEY) or {})
+            upd: dict[str, Any] = {}
+            if d.settled:
+                new = d.to_meta(settings, spec)
+                if not old.get("settled") or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule")) \
+                        or any(old.get(x) != want_meta.get(x) for x in want_meta):
+                    upd["meta"] = {**(r.meta or {}), META_KEY: new}
+                    rep.recorded += 1
+                if r.overlap > max(d.judgments, 1):  # no more annotators for it
+                    upd.update(overlap=max(d.judgments, 1), is_labeled=True)
+                    rep.lowered += 1
+            else:
+                target = min(settings.max_judgments, d.judgments + max(d.more, 0))
+                if target > r.overlap:
+                    upd.update(overlap=target, is_labeled=False)
+                    rep.raised += 1
+                    rep.asked += target - max(r.overlap, d.judgments)
+                if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
+                    upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
+            if upd:
+                _call(u, lambda: client.tasks.update(str(r.id), **upd), "task update")
+            bar.advance()
+    return rep
+
 
 
 def _norm_xml(x: Optional[str]) -> str:
@@ -525,6 +670,8 @@ class ProjectJudgments:
     overlap: int  # the project's maximum_annotations (annotators per task)
     title: str
     url: str
+    adaptive: Optional[AdaptiveSettings] = None  # adaptive overlap's settings (None: a fixed overlap)
+    decisions: dict = field(default_factory=dict)  # adaptive: task -> Decision (as the rounds recorded it)
 
 
 def project_judgments(project: str, *, url: Optional[str] = None, token: Optional[str] = None,
@@ -548,8 +695,14 @@ def project_judgments(project: str, *, url: Optional[str] = None, token: Optiona
     df, report = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
                                      source=f"{_url(client)}/projects/{proj.id} ('{project}')")
     report.export = mode
+    from .adaptive import export_decisions, settlement_columns
+
+    settings, decisions, spec = export_decisions(tasks, df, get_kind(report.kind)) if report.kind else (None, {}, "")
+    if settings is not None and len(df):
+        df = settlement_columns(df, decisions, spec)  # adaptive: each row carries its task's recorded decision
     return ProjectJudgments(df, report, tasks, n_tasks=len(tasks), overlap=int(proj.maximum_annotations or 1),
-                            title=project, url=f"{_url(client)}/projects/{proj.id}")
+                            title=project, url=f"{_url(client)}/projects/{proj.id}", adaptive=settings,
+                            decisions=decisions)
 
 
 def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,

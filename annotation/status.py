@@ -104,10 +104,14 @@ def leave_one_out(df, min_others: int = 2):
 
 
 def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int = 2,
-                   questions: Optional[list[str]] = None, source: Optional[str] = None) -> dict[str, Any]:
+                   questions: Optional[list[str]] = None, source: Optional[str] = None,
+                   adaptive: Optional[tuple[Any, dict]] = None) -> dict[str, Any]:
     """The status report (a JSON-able dict) of a project with ``n_tasks`` tasks, ``overlap``
     annotators wanted per task, from its pulled ``judgments`` (a DataFrame or rows); see the module
-    docstring for every figure."""
+    docstring for every figure. ``adaptive``: ``(AdaptiveSettings, {task: Decision})`` of a project
+    with adaptive overlap: ``done`` are then the settled tasks (``overlap`` is the first round's
+    ``min_judgments``), and ``adaptive`` reports settled / open tasks and the judgments saved so far
+    (:func:`biaskit.annotation.adaptive.summarize`)."""
     import pandas as pd
 
     from .agreement import metrics
@@ -126,6 +130,8 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
     hist = per_task.value_counts().to_dict()
     hist[0] = n_tasks - len(per_task)
     done_tasks = per_task.index[per_task >= overlap]
+    if adaptive is not None:
+        done_tasks = pd.Index(sorted(t for t, d in adaptive[1].items() if d.settled))
     n_done = len(done_tasks)
     short = n_tasks - n_done  # tasks below the overlap target (not started included)
 
@@ -162,16 +168,32 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
         m = metrics(prep)
         agree = {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "mean_pairwise_cohen_kappa",
                                         "percent_agreement", "n_items", "n_items_multi")}
+    if adaptive is not None:
+        from .adaptive import summarize
+
+        adaptive_block: Optional[dict[str, Any]] = summarize(adaptive[1], adaptive[0])
+        adaptive_block["agreement_note"] = ADAPTIVE_ALPHA_NOTE
+    else:
+        adaptive_block = None
+    started = set(per_task.index)
     return {
         "tasks": int(n_tasks), "overlap": int(overlap),
-        "done": n_done, "in_progress": int(len(per_task) - n_done), "not_started": int(hist[0]),
+        "done": n_done, "in_progress": int(len(started - set(done_tasks))),
+        "not_started": int(n_tasks - len(started | set(done_tasks))),
         "annotations": int(len(ann)), "annotators": len(people),
         "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
         "agreement": agree,
         "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
         "min_others": min_others, "questions": _base_questions(prep),
         "per_annotator": people,
+        **({"adaptive": adaptive_block} if adaptive_block is not None else {}),
     }
+
+
+#: what the status and agreement reports say about alpha on adaptively collected judgments
+ADAPTIVE_ALPHA_NOTE = ("judgments collected adaptively: settled tasks never got the judgments that could still "
+                       "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
+                       "the replays of docs/annotation.md)")
 
 
 def _base_questions(prep) -> list[str]:
@@ -190,8 +212,12 @@ def status_markdown(st: dict[str, Any], title: str = "") -> str:
     n = st["tasks"]
     pct = (lambda k: f"{k} ({k / n:.1%})") if n else str  # noqa: E731
     a, t = st["agreement"], st["time_per_task"]
+    ad = st.get("adaptive")
+    wanted = (f"adaptive overlap ({ad['min_judgments']}..{ad['max_judgments']} annotators per task): "
+              f"**{pct(st['done'])} settled**" if ad else
+              f"{st['overlap']} annotator(s) wanted per task: **{pct(st['done'])} done**")
     lines = [f"# Annotation status{': ' + title if title else ''}", "",
-             f"{n} tasks, {st['overlap']} annotator(s) wanted per task: **{pct(st['done'])} done**, "
+             f"{n} tasks, {wanted}, "
              f"{st['in_progress']} in progress, {st['not_started']} not started; {st['annotations']} annotations by "
              f"{st['annotators']} annotator(s).", "",
              "Tasks by number of annotators: " + ", ".join(f"{k}: {v}" for k, v in st["annotators_per_task"].items())
@@ -201,10 +227,18 @@ def status_markdown(st: dict[str, Any], title: str = "") -> str:
              f"{_f(a.get('krippendorff_alpha'))}, Fleiss' kappa {_f(a.get('fleiss_kappa'))}, percent agreement "
              f"{_f(a.get('percent_agreement'))}.", "",
              f"Time per task (Label Studio lead time, {t['n']} annotations): median {_f(t['median'], 1)} s, "
-             f"mean {_f(t['mean'], 1)} s.", "",
-             f"| annotator | tasks done | pending | median s/task | disagrees with the others' majority "
-             f"(items with {st['min_others']}+ others) |",
-             "|---|---:|---:|---:|---:|"]
+             f"mean {_f(t['mean'], 1)} s.", ""]
+    if ad:
+        pol = ad["policy"] + (f", epsilon {ad['epsilon']:g}" if ad.get("epsilon") else "")
+        by = ", ".join(f"{k} {v}" for k, v in ad["settled_by"].items()) or "none yet"
+        lines += [f"Adaptive overlap ({pol}; {ad['min_judgments']}..{ad['max_judgments']} judgments per task): "
+                  f"**{ad['settled']} settled** (by {by}), {ad['open']} open ({ad['asked_for']} more judgment(s) "
+                  f"asked for); {ad['judgments']} judgments so far, {ad['judgments_saved']} saved against "
+                  f"{ad['max_judgments']} per task ({_f(ad['saved_share'])} of {ad['judgments_full_overlap']}). "
+                  f"Agreement above: {ad['agreement_note']}.", ""]
+    lines += [f"| annotator | tasks done | pending | median s/task | disagrees with the others' majority "
+              f"(items with {st['min_others']}+ others) |",
+              "|---|---:|---:|---:|---:|"]
     for p in st["per_annotator"]:
         rate = "n/a" if p["disagreement_rate"] is None else \
             f"{p['disagreement_rate']:.1%} ({p['disagreements']} of {p['compared']})"

@@ -71,6 +71,71 @@ from .pipeline.cli import register as _register_pipeline  # noqa: E402  (init, r
 
 _register_pipeline(app)
 
+# `annotate prelabel`: annotation's tasks answered through curation's one LLM job runner. Stages never
+# import each other, so the root mounts the command (its pure function: biaskit.pipeline.llm_labels).
+from pathlib import Path  # noqa: E402
+
+from .annotation.cli import KindOpt as _KindOpt  # noqa: E402
+from .annotation.cli import UrlOpt as _UrlOpt  # noqa: E402
+from .annotation.cli import app as _annotate_app  # noqa: E402
+from .curation.cli_options import LLMOptions, PromptOptions, llm_options, prompt_options  # noqa: E402
+from .paths import in_file as _in_file  # noqa: E402
+from .paths import out_file as _out_file  # noqa: E402
+
+
+@_annotate_app.command("prelabel", help="LLM pre-labels: the LLM answers each task's questions from the kind's own "
+                                        "guidelines (one job runner: cache, resume, errors file); the answers are "
+                                        "written as judgments (the LLM as one more rater for `judge-agreement`) and, "
+                                        "with --project, sent to Label Studio as predictions, hidden from annotators "
+                                        "unless --show-predictions. The Label Studio token is read from "
+                                        "$LABEL_STUDIO_API_KEY.")
+@llm_options(temperature=0.0, max_tokens=256)
+@prompt_options(None)
+def prelabel_command(
+    kind: _KindOpt,
+    data: Path = _in_file(..., "--data", help="Records to pre-label (the file you push)."),
+    out: Path = _out_file(..., "--out", help="The LLM's answers as judgment rows (.csv/.jsonl): `push --predictions` "
+                                            "and `judge-agreement --llm` read it; the runner's resumable answers go "
+                                            "to OUT.answers.jsonl."),
+    project: Optional[str] = typer.Option(None, "--project", help="Also send the answers to this Label Studio "
+                                                                   "project as predictions (created when missing)."),
+    show_predictions: bool = typer.Option(False, "--show-predictions", help="Pre-fill annotators' answers with the "
+                                                                            "predictions (default: hidden)."),
+    guidelines_lang: str = typer.Option("en", "--guidelines-lang", help="Language of the guidelines the LLM reads."),
+    shuffle_seed: int = typer.Option(0, "--shuffle-seed", help="The --seed given to `annotate push` (the per-task "
+                                                               "shuffle of CAT options and translation slots)."),
+    url: _UrlOpt = None,
+    prompt_opts: PromptOptions = None,  # type: ignore[assignment]
+    llm_opts: LLMOptions = None,  # type: ignore[assignment]
+) -> None:
+    from .clitools import command_line, echo, value
+    from .pipeline.llm_labels import run_prelabel
+
+    task_prompt = prompt_opts.template("prelabel")
+    client = None if prompt_opts.dry_run else llm_opts.client()
+    res = run_prelabel(value(kind), data, out, llm=client or type("DryRun", (), {"model": llm_opts.model})(),
+                       params=llm_opts.params(), prompt=task_prompt, prompts_dir=prompt_opts.prompts_dir,
+                       concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, lang=guidelines_lang,
+                       seed=shuffle_seed, project=project, url=url, show_predictions=show_predictions,
+                       command=command_line(), dry_run=prompt_opts.dry_run)
+    if prompt_opts.dry_run:
+        from .curation.gen_cli import _print_dry_run
+        from .curation.tasks.prelabel import PrelabelTask
+
+        _print_dry_run(PrelabelTask(task_prompt), res.items, llm_opts.params(), prompt_opts.show)
+        return
+    from .curation.gen_cli import report_run
+
+    report_run(res.run, "prelabel", exit_when_all_failed=False)
+    echo(f"{res.judgments} LLM judgment(s) on {res.tasks} task(s) -> {out} (model_version '{res.model_version}')")
+    if res.push is not None:
+        p = res.push
+        echo(f"{p.n_predictions} prediction(s) sent to Label Studio project '{p.project_title}' ({p.url}); "
+             + ("shown to annotators" if p.predictions_shown else "hidden from annotators (--show-predictions shows "
+                                                                  "them)"))
+    if res.run.all_failed:
+        raise SystemExit(1)
+
 
 def _debug() -> bool:
     return _DEBUG[0] or os.environ.get("BIASKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")

@@ -56,10 +56,19 @@ def build_command(
     date: Optional[str] = typer.Option(None, "--date", help="Release date YYYY-MM-DD (default: today, UTC)."),
     hub_ready: bool = typer.Option(False, "--hub-ready", help="Refuse what the Hugging Face Hub would reject (licence "
                                    "id, card YAML, config names, file sizes); nothing is published then."),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="The paper protocol release.json records, which "
+                                           "`biaskit evaluate` follows on this release by default (docs/fidelity.md); "
+                                           "default: the records' origin (IndiBias -> indibias, CrowS-Pairs -> "
+                                           "crows, StereoSet -> stereoset)."),
 ) -> None:
     """Build a release folder: splits, Parquet/CSV/JSON exports, dataset card, statistics, checksums."""
     from .clitools import command_line
+    from .errors import BiaskitError
+    from .origin import PROTOCOL_NAMES
     from .release import BuildOptions, build_release
+
+    if protocol is not None and protocol not in (*PROTOCOL_NAMES, "none"):
+        raise BiaskitError(f"unknown protocol '{protocol}'. Fix: pass --protocol {' | '.join(PROTOCOL_NAMES)} | none")
 
     opts = BuildOptions(name=name, version=version, langs=_csv_list(lang), kinds=_csv_list(kinds),
                         split_policy=split_policy.value, dev_fraction=dev_fraction, seed=seed,
@@ -67,7 +76,7 @@ def build_command(
                         pretty_name=pretty_name, card_text=str(card_text) if card_text else None,
                         history=list(history or []), discover_history=not no_discover, keep_flagged=keep_flagged,
                         skip_invalid=skip_invalid, keyness=not no_keyness, plots=not no_plots, created=date,
-                        command=command_line(), hub_ready=hub_ready)
+                        command=command_line(), hub_ready=hub_ready, protocol=protocol)
     s = build_release(records, out, opts)
     counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)}, "
                        f"{c['targets']} targets)" for k, c in s.counts.items())

@@ -3,9 +3,15 @@
 1. Keep the bias types asked for (IndiBias kept gender, age, disability, physical appearance and
    socioeconomic status from CrowS-Pairs; race-color, nationality, religion and sexual orientation
    were rebuilt for India).
-2. Replace US first names (``first_names.json``, ``us``) with Indian names of the same gender,
-   chosen deterministically from ``--seed`` and the pair's source id: the same US name gets the same
-   Indian name in both sentences of a pair, different names get different names.
+2. Replace US first names (``first_names.json``, ``us``) with Indian names of the same gender. IndiBias
+   §4.2.1 replaced them "with the most common Indian male and female names" of its §5.1 lists: with
+   ``names="indibias"`` (default) the first US name of a gender in a pair becomes the most common name
+   of that gender in IndiBias Table 10, the second the second most common, and so on. The religion
+   (Hindu or Muslim, Table 10's groups) is **held fixed within a pair**, drawn from ``--seed`` and the
+   pair's source id, so a gender pair ("Mary ..." / "John ...") differs in gender only, never in a
+   religion cue as well. ``indibias-hindu`` / ``indibias-muslim`` fix the religion for every pair; the
+   ``india*`` sets draw at random from biaskit's wider inventory, again one religion per pair. The same
+   US name gets the same Indian name in both sentences of a pair, different names get different names.
 3. Apply the curator-editable substitution lexicon (``data/lexicons/us_to_india.csv``: whole words,
    longest entry first, case preserved; ``match=exact`` entries are case-sensitive).
 4. Record every change in ``meta.changes`` (``meta.adapted`` true/false) and keep the original
@@ -30,7 +36,11 @@ from biaskit.check import _FUNCTION_WORDS
 from biaskit.textutil import tokenize
 
 DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
-NAME_SETS = ("india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none")
+NAME_SETS = ("indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim", "india-christian",
+             "india-sikh", "none")
+# IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
+RANKED_LISTS = {("hindu", "m"): "HinduMaleNames", ("hindu", "f"): "HinduFemaleNames",
+                ("muslim", "m"): "MuslimMaleNames", ("muslim", "f"): "MuslimFemaleNames"}
 NOT_MINIMAL = {"identical", "trivial_diff", "multi_span", "attribute_changed"}
 
 
@@ -105,8 +115,30 @@ def apply_lexicon(text: str, lexicon: Sequence[LexEntry]) -> tuple[str, list[tup
     return out, changes
 
 
-def _name_pool(inv: Inventory, names: str, gender: str) -> list[str]:
-    religion = names.split("-", 1)[1] if "-" in names else None
+def ranked_names(religion: str, gender: str) -> list[str]:
+    """IndiBias Table 10's names of a religion and gender, most common first (capitalised)."""
+    import json
+
+    from biaskit import data as _pkg
+
+    lex = Path(_pkg.__file__).resolve().parent / "seat" / "indibias-paper" / "lexicon.json"
+    words = json.loads(lex.read_text(encoding="utf-8"))["lists"][RANKED_LISTS[(religion, gender)]]["words"]
+    return [w["en"][:1].upper() + w["en"][1:] for w in words]
+
+
+def pair_religion(inv: Inventory, names: str, genders: Sequence[str], rng: random.Random) -> str:
+    """The one religion every name of a pair is taken from: fixed by the name set, else drawn."""
+    if "-" in names:
+        return names.split("-", 1)[1]
+    if names == "indibias":
+        return rng.choice(sorted({r for r, _ in RANKED_LISTS}))
+    have = sorted(r for r in (inv.names.get("india") or {}) if all(inv.indian_names(g, r) for g in set(genders)))
+    return rng.choice(have)
+
+
+def _name_pool(inv: Inventory, names: str, gender: str, religion: str) -> list[str]:
+    if names.startswith("indibias"):
+        return ranked_names(religion, gender)
     return inv.indian_names(gender, religion)
 
 
@@ -130,12 +162,14 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
         return more, less, [], unknown
     mapping: dict[str, str] = {}
     used: set[str] = set()
+    religion = pair_religion(inventory, names, [g for _, g in found], rng)
     for name, gender in found:
-        pool = [n for n in _name_pool(inventory, names, gender) if n not in used]
+        pool = [n for n in _name_pool(inventory, names, gender, religion) if n not in used]
         if not pool:
             raise InputError(f"no unused Indian {gender} names left for --names {names}.",
                              fix="add names to data/inventories/first_names.json or use --names india.")
-        choice = pool[rng.randrange(len(pool))]
+        # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
+        choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]
         mapping[name] = choice
         used.add(choice)
 
@@ -165,7 +199,7 @@ class AdaptReport:
                 "flagged": self.flagged, "dropped": self.dropped, "capitalised_words_kept": top}
 
 
-def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: str = "india", seed: int = 0,
+def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: str = "indibias", seed: int = 0,
                 lexicon: Optional[str | Path] = None, inventory: Optional[Inventory] = None,
                 drop_flagged: bool = False, check: bool = True) -> tuple[list[SentencePair], AdaptReport]:
     """Filter, rename, localise and check CrowS-Pairs (see the module docstring)."""

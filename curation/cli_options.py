@@ -105,7 +105,7 @@ def option_block(arg: str, cls: type, options: list[tuple[str, Any, Any]]) -> Ca
     hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped)."""
     def deco(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
-        hints = typing.get_type_hints(fn)   # resolve string annotations in the command's own module
+        hints = typing.get_type_hints(fn, include_extras=True)   # string annotations, Annotated[..., Option] kept
         own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
         extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in options]
 

@@ -232,7 +232,10 @@ def adapt_cmd(
     out: Path = out_file(..., "--out", help="adapted pairs (.jsonl or .csv)."),
     keep: str = typer.Option("gender,age,disability,physical-appearance,socioeconomic", "--keep",
                              help="comma-separated bias types to keep."),
-    names: str = typer.Option("india", "--names", help="india, india-hindu, india-muslim, india-christian, india-sikh or none."),
+    names: str = typer.Option("indibias", "--names", help="indibias (IndiBias Table 10's most common names, one "
+                                                          "religion per pair), indibias-hindu, indibias-muslim, "
+                                                          "india (random from the inventory), india-hindu, "
+                                                          "india-muslim, india-christian, india-sikh or none."),
     seed: int = typer.Option(0, "--seed", help="name choice seed (same seed -> same names)."),
     lexicon: Optional[Path] = in_file(None, "--lexicon", help="CSV source,target[,match,note] (default: the packaged US -> India lexicon)."),
     drop_flagged: bool = typer.Option(False, "--drop-flagged", help="drop pairs the checker finds not minimal."),

@@ -192,11 +192,11 @@ class JobRunner:
         """A job is its request (model, endpoint, messages, params, schema) for its input: two inputs
         that render the same prompt (a tuple listed as positive and as negative) are two jobs, and
         the second is answered by the cache."""
-        return request_hash({"request": self.llm.job_hash(messages, self.task.schema, **self.params),
+        return request_hash({"request": self.llm.job_hash(messages, self.task.schema_for(item), **self.params),
                              "input": self.task.context(item)})
 
-    def _call(self, key: str, messages: list[dict]) -> LLMResult:
-        return self.llm.complete_json(messages, self.task.schema, refresh=self.retry_failed and key in self._failed_before,
+    def _call(self, key: str, messages: list[dict], schema: Optional[dict] = None) -> LLMResult:
+        return self.llm.complete_json(messages, schema, refresh=self.retry_failed and key in self._failed_before,
                                       **self.params)
 
     def _record(self, key: str, item: dict, result: LLMResult) -> JobOutcome:
@@ -251,7 +251,7 @@ class JobRunner:
         wait = True
         try:
             with progress(len(todo), self.task.name, enabled=self.progress, unit="jobs") as bar:
-                futures = {pool.submit(self._call, k, m): k for k, (_, m) in todo.items()}
+                futures = {pool.submit(self._call, k, m, self.task.schema_for(it)): k for k, (it, m) in todo.items()}
                 for fut in cf.as_completed(futures):
                     k = futures[fut]
                     try:

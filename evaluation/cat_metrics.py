@@ -33,6 +33,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 TIE_POLICIES = ("reference", "half")
@@ -218,12 +219,23 @@ def _f(x: Optional[float], nd: int = 2) -> str:
 
 def render_report(summary: dict) -> str:
     """A Markdown report of a ``summary.json`` written by ``biaskit evaluate cats``."""
+    from .protocols.base import render_protocol
+    from .published import markdown as published_markdown
+
     lines = [f"# StereoSet CATs: {summary.get('model', '?')}", ""]
     meta = [f"scorer `{summary.get('scorer')}`"]
     if summary.get("methods"):
         meta.append("methods " + ", ".join(f"`{m}`" for m in summary["methods"]))
     meta.append(f"ties: `{summary.get('tie_policy')}`")
+    if summary.get("nsp_head"):
+        meta.append(f"intersentence NSP head `{Path(summary['nsp_head']['path']).name}` ('is next' = output "
+                    f"{summary['nsp_head']['next_label']})")
     lines += ["; ".join(meta) + ".", ""]
+    if "clm-conditional" in (summary.get("methods") or []):
+        lines += ["**Intersentence CATs are scored by log P(option | context)** (no NSP head): not the paper's "
+                  "method, so these intersentence numbers are **not comparable with the paper** (it trains an NSP "
+                  "head because this likelihood performed poorly, arXiv 2020 §7.4).", ""]
+    lines += [render_protocol(summary.get("protocol") or {})]
     lines += ["| split | domain | LMS | SS | ICAT | CATs | targets | ties s=a | ties with unrelated |",
               "|---|---|---|---|---|---|---|---|---|"]
 
@@ -248,6 +260,15 @@ def render_report(summary: dict) -> str:
             o = r.get("overall", {})
             lines.append(f"| {name}{' (seed ' + str(r['seed']) + ')' if 'seed' in r else ''} | {_f(o.get('lms'))} | "
                          f"{_f(o.get('ss'))} | {_f(o.get('icat'))} |")
+    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
+    if pub:
+        lines += ["", pub]
+    sent = (b.get("SentimentLM") or {}).get("published") if b else None
+    if sent:
+        lines += ["", published_markdown(sent).replace("## Published figures", "## Published figures: SentimentLM")
+                  + f"\nSentiment classifier `{b['SentimentLM']['classifier']['model']}`, negative class "
+                    f"{b['SentimentLM']['classifier']['negative_class_from']}; the paper's is BERT fine-tuned on IMDB "
+                    "reviews (arXiv 2020 A.5)."]
     for title, key in (("Most biased target terms", "most_biased_targets"),
                        ("Least biased target terms", "least_biased_targets")):
         rows = summary.get(key) or []

@@ -1,7 +1,8 @@
 """`biaskit evaluate` commands (thin typer wrappers around pure functions).
 
 The commands live in one module per family and know nothing of this one: ``pairs_cli``
-(CrowS-Pairs / IndiBias pairs), ``cats_cli`` (StereoSet CATs, SEAT, correlation), ``extrinsic_cli``
+(CrowS-Pairs / IndiBias pairs), ``cats_cli`` (StereoSet CATs, SEAT, correlation), ``intrinsic_cli``
+(CEAT, ILPS), ``extrinsic_cli``
 (group-level extrinsic scores for correlation, a sub-group) and ``seat_names_cli`` (SEAT name lists
 by corpus frequency) define plain functions or sub-apps, their shared options come from
 ``cli_options``, and this module puts them on ``app``.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import typer
 
-from . import cats_cli, extrinsic_cli, pairs_cli, seat_names_cli
+from . import cats_cli, extrinsic_cli, intrinsic_cli, pairs_cli, seat_names_cli
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 app.command("pairs")(pairs_cli.pairs_command)
@@ -19,4 +20,6 @@ app.command("seat")(cats_cli.seat_command)
 app.command("seat-names")(seat_names_cli.seat_names_command)
 app.command("seat-tests")(seat_names_cli.seat_tests_command)
 app.command("correlate")(cats_cli.correlate_command)
+app.command("ceat")(intrinsic_cli.ceat_command)
+app.command("ilps")(intrinsic_cli.ilps_command)
 app.add_typer(extrinsic_cli.ext_app, name="extrinsic")

@@ -18,10 +18,12 @@ from .cat_metrics import SPLITS, TIE_POLICIES
 from .cat_modes import CAT_MODES
 from .correlate import GROUP_MODES
 from .engine import DEFAULT_BATCH_SIZE
+from .ilps import PREDICT
 from .mlm import NORMALISATIONS
 from .models import KINDS
 from .scorers import SCORERS
 from .seat import BLEACH_MODES, POOLINGS, TEMPLATE_KINDS
+from .protocols import CHOICES as PROTOCOL_CHOICES
 from .stereoset import PIECE_AGGS
 
 # ---- choices ------------------------------------------------------------------------------------------
@@ -37,10 +39,55 @@ Pooling = choice_enum("Pooling", POOLINGS)
 Bleach = choice_enum("Bleach", BLEACH_MODES)
 TemplateKind = choice_enum("TemplateKind", TEMPLATE_KINDS)
 GroupMode = choice_enum("GroupMode", GROUP_MODES)
+Predict = choice_enum("Predict", PREDICT)
 
 # ---- scoring modes (IndiBias |C| normalisation, StereoSet CAT modes) ---------------------------------
 Normalise = choice_enum("Normalise", NORMALISATIONS)
 CatMode = choice_enum("CatMode", CAT_MODES)
+
+# ---- paper protocols (docs/fidelity.md) ------------------------------------------------------------
+ProtocolChoice = choice_enum("ProtocolChoice", PROTOCOL_CHOICES)
+Protocol = Annotated[Optional[ProtocolChoice], typer.Option(
+    "--protocol", help="A paper's setup by name (docs/fidelity.md); default auto: the protocol of the data's origin. "
+                       "none: biaskit's own defaults (not comparable with a paper). Options you pass override "
+                       "the protocol and are reported as deviations.", show_default=False)]
+
+
+def protocol_value(p) -> Optional[str]:
+    """The --protocol value (None when not given: the data's origin decides)."""
+    return None if p is None else p.value
+
+
+def print_protocol(console, applied) -> None:
+    """The protocol line every evaluate command prints (yellow when the run deviates from it)."""
+    from rich.text import Text
+
+    d = applied if isinstance(applied, dict) else applied.as_dict()
+    if not d:
+        return
+    style = "green" if d.get("comparable") else "yellow"
+    if d.get("name") == "none":
+        console.print(Text.assemble(("protocol none", style), f" ({d.get('chosen_by')}): biaskit's own defaults, not "
+                                    "comparable with a paper's figures"), soft_wrap=True)
+        return
+    devs = d.get("deviations") or []
+    console.print(Text.assemble((f"protocol {d.get('name')}", style), f": {d.get('title')} (chosen by "
+                                f"{d.get('chosen_by')}); " + (f"{len(devs)} deviation(s):" if devs else
+                                                               "no deviation")), soft_wrap=True)
+    for x in devs:
+        console.print(Text.assemble(("  deviation: ", "yellow"), x["text"]), soft_wrap=True)
+
+
+def print_published(console, comp: dict) -> None:
+    """The paper's figures beside the run, in the terminal (the first rows; report.md has them all)."""
+    if not comp or not comp.get("rows"):
+        return
+    rows = [r for r in comp["rows"] if r.get("biaskit") is not None]
+    shown = rows[:6]
+    console.print(f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): " + "; ".join(
+        f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
+        + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""), soft_wrap=True)
+
 
 # ---- the model block ----------------------------------------------------------------------------------
 _MODEL_HELP = "Model folder, alias (gemma3-270m, all-minilm-l6-v2) or cached hub name"

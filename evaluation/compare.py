@@ -103,6 +103,10 @@ def render_cats_md(table, corr, info: dict) -> str:
     for _, r in corr.iterrows():
         lines.append(f"| {r['split']} | {r['domain']} | {r['n_models']} | {_num(r['spearman_rho'], 3)} | "
                      f"{_num(r['p_value'], 3)} |")
+    if info.get("protocol"):
+        from .protocols.base import render_protocol
+
+        lines += ["", render_protocol(info["protocol"])]
     return "\n".join(lines) + "\n"
 
 
@@ -139,7 +143,8 @@ def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out
 
 
 def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path, *, ensemble: bool = False,
-                   fmt: str = "auto", split: str = "both", limit: Optional[int] = None, tie_policy: str = "reference",
+                   fmt: str = "auto", split: Optional[str] = None, limit: Optional[int] = None,
+                   tie_policy: Optional[str] = None,
                    seed: int = 0, command: Optional[str] = None, release_split: Optional[str] = None,
                    **kw: Any) -> dict:
     """Score the CATs with every model and write the comparison (see the module docstring).
@@ -154,7 +159,8 @@ def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path,
     from .stereoset import run_cats
 
     models = _check_models(models)
-    check_mode(kw.get("mode", "likelihood"))
+    if kw.get("mode") is not None:
+        check_mode(kw["mode"])
     names = _unique_slugs(models)
     if ensemble and ENSEMBLE in names:
         raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
@@ -162,6 +168,7 @@ def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path,
         summaries = [run_cats(data, m, tmp / name, fmt=fmt, split=split, limit=limit, tie_policy=tie_policy,
                               seed=seed, command=command, release_split=release_split, **kw)
                      for m, name in zip(models, names)]
+        split, tie_policy = summaries[0]["data"]["split"], summaries[0]["tie_policy"]  # as the protocol decided
         ens = None
         if ensemble:
             ens = _ensemble_summary(data, names, summaries, tmp, fmt=fmt, split=split, limit=limit,
@@ -170,7 +177,8 @@ def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path,
                              + (cats_rows(ENSEMBLE, ens) if ens else []), columns=CATS_COLUMNS)
         corr = spearman_lms_ss(table)
         info = {"data": str(data), "models": [str(m) for m in models], "names": names, "ensemble": bool(ensemble),
-                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command}
+                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command,
+                "protocol": summaries[0].get("protocol")}
         write_table(tmp / "comparison.csv", table)
         write_table(tmp / "correlations.csv", corr)
         atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
@@ -180,8 +188,8 @@ def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path,
 
 
 # ============================================================================================  SEAT
-SEAT_COLUMNS = ["test", "lang", "model", "effect_size", "p_value", "p_method", "n_targ1", "n_targ2", "n_attr1",
-                "n_attr2"]
+SEAT_COLUMNS = ["test", "lang", "model", "effect_size", "p_value", "significance", "p_method", "n_targ1", "n_targ2",
+                "n_attr1", "n_attr2"]
 
 
 def run_seat_multi(tests: Sequence[str], models: Sequence[str], out_dir: str | Path, *,
@@ -195,23 +203,34 @@ def run_seat_multi(tests: Sequence[str], models: Sequence[str], out_dir: str | P
     from .pairs import _unique_slugs
     from .seat import run_seat
 
+    from .seat import significance
+
     models = _check_models(models)
     names = _unique_slugs(models)
     with atomic_dir(out_dir) as tmp:
         summaries = [run_seat(tests, m, tmp / name, command=command, **kw) for m, name in zip(models, names)]
-        rows = [{"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k != "model"}}
+        rows = [{"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
                 for name, s in zip(names, summaries) for r in s["tests"]]
+        first = summaries[0]  # the marks are the protocol's, over the whole table (sent-bias corrects across it)
+        for r, sig in zip(rows, significance(rows, first["alpha"], first["correction"]) if rows else []):
+            r["significance"] = sig
         table = pd.DataFrame(rows, columns=SEAT_COLUMNS)
         write_table(tmp / "comparison.csv", table)
-        atomic_write_text(tmp / "comparison.md", render_seat_md(table, names))
+        atomic_write_text(tmp / "comparison.md", render_seat_md(table, names, first))
         write_json(tmp / "comparison.json", {"tests": list(tests), "models": [str(m) for m in models],
                                              "names": names, "command": command, "rows": table.to_dict("records")})
     return {"summaries": summaries, "names": names, "table": table}
 
 
-def render_seat_md(table, names: Sequence[str]) -> str:
+def render_seat_md(table, names: Sequence[str], summary: Optional[dict] = None) -> str:
+    """Effect size per test and model, significance marked as the run's protocol prints it."""
+    from .protocols.base import render_protocol
+    from .seat import mark, significance_legend
+
+    summary = summary or {}
     lines = ["# SEAT: model comparison", "",
-             "Effect size d per test and model (d > 0: X is closer to A and Y to B); `*`: permutation p < 0.05. "
+             "Effect size d per test and model (d > 0: X is closer to A and Y to B); "
+             f"{significance_legend(summary) if summary else '`*`: p ≤ 0.05'}. "
              "Each model's full report is in its sub-folder.", "",
              "| test | lang | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for (test, lang), g in table.groupby(["test", "lang"], sort=False):
@@ -221,7 +240,10 @@ def render_seat_md(table, names: Sequence[str]) -> str:
             if r.empty:
                 cells.append("n/a")
                 continue
-            d, p = float(r["effect_size"].iloc[0]), r["p_value"].iloc[0]
-            cells.append(f"{d:.3f}" + ("*" if p is not None and float(p) < 0.05 else ""))
+            sig = r["significance"].iloc[0] if "significance" in r else ""
+            cells.append(mark(float(r["effect_size"].iloc[0]), sig if isinstance(sig, str) else "",
+                              summary.get("marks", "star")))
         lines.append(f"| {test} | {lang} | " + " | ".join(cells) + " |")
+    if summary.get("protocol"):
+        lines += ["", render_protocol(summary["protocol"])]
     return "\n".join(lines) + "\n"

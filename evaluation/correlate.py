@@ -196,18 +196,124 @@ def _variance(values, ddof: int) -> float:
     return float(np.var(v, ddof=ddof))
 
 
-def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, groups: str = "all",
-              group_map: Optional[str | Path] = None, ddof: int = 0, min_groups: int = 2):
+def correlate_protocol(requested: Optional[str], given: dict):
+    """The protocol of a correlation (``cao2022`` only by name: a correlation has no data origin)."""
+    from .protocols import apply_protocol, get_protocol
+    from .protocols import words as W
+
+    proto = get_protocol(requested) if requested not in (None, "auto") else None
+    if proto is not None and "correlate" not in proto.commands:
+        raise BiaskitError(f"protocol '{proto.name}' does not cover `evaluate correlate`. Fix: pass --protocol cao2022 "
+                           "or none")
+    return apply_protocol(proto, "correlate", given, {"groups": "all", "correlation": "pearson and spearman"},
+                          chosen_by="--protocol" if proto else "no --protocol",
+                          words={"groups": W.GROUPS, "correlation": {**W.CORRELATION, "pearson and spearman":
+                                                                     "Pearson's r and Spearman's rho"}})
+
+
+def check_cao2022_folders(folders: Sequence["ResultFolder"]) -> list[str]:
+    """Cao et al. 2022 §2: StereoSet group scores from intrasentence CATs scored by pseudo-likelihood,
+    and CEAT, ILPS and StereoSet for every model. A StereoSet folder run otherwise is refused with the
+    command that fixes it; a model lacking a metric is reported (returned as notes)."""
+    from biaskit.io import read_json
+
+    by_model: dict[str, set] = {}
+    for f in folders:
+        by_model.setdefault(f.model, set()).add(f.benchmark)
+        if f.benchmark != "stereoset":
+            continue
+        summ = read_json(f.path / "summary.json")
+        split = (summ.get("data") or {}).get("split")
+        mode = summ.get("cat_mode")
+        if split != "intrasentence" or mode != "pll":
+            raise InputError(f"a StereoSet result scored with split {split!r} and mode {mode!r}; Cao et al. 2022 §2 "
+                             "use intrasentence CATs scored by pseudo-likelihood.", path=f.path,
+                             fix=f"re-run: biaskit evaluate cats --data DATA --model {f.model} --split intrasentence "
+                                 "--cat-mode pll --out DIR (or --protocol cao2022).")
+    notes = []
+    for m, have in sorted(by_model.items()):
+        lacking = [x for x in ("ceat", "ilps", "stereoset") if x not in have]
+        if lacking:
+            notes.append(f"model {m} lacks {', '.join(lacking)} (Cao et al. 2022 §2 correlate CEAT, ILPS and "
+                         "StereoSet for every model)")
+    return notes
+
+
+def write_result_folder(out_dir: str | Path, summary: dict, report: str, **tables) -> None:
+    """An intrinsic metric's result folder as `correlate` reads it, published whole: ``summary.json``,
+    ``report.md`` and one CSV per table given (``groups=`` the group-level scores ``groups.csv``;
+    ``None`` tables are left out)."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:
+        for name, rows in tables.items():
+            if rows is not None:
+                write_table(out / f"{name}.csv", rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
+        write_json(out / "summary.json", summary)
+        atomic_write_text(out / "report.md", report)
+
+
+def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Optional[str], cats: Optional[Path],
+                  corpus: Optional[Sequence[Path]], **kw) -> list[Path]:
+    """``correlate --protocol cao2022 --model M ...``: run Cao et al.'s intrinsic metrics for every model
+    (StereoSet intrasentence by pseudo-likelihood, CEAT, ILPS; §2) into ``out_root/<model>/<metric>``
+    and return the folders. Masked LMs get all three; a causal LM gets StereoSet and CEAT (ILPS masks)."""
+    from .ceat import run_ceat
+    from .ilps import run_ilps
+    from .pairs import _unique_slugs
+    from .seat import read_family
+    from .stereoset import run_cats
+
+    if protocol != "cao2022":
+        raise BiaskitError("--model runs the intrinsic metrics of a paper protocol. Fix: pass --protocol cao2022 "
+                           "(or --results DIR for metrics you ran yourself)")
+    if cats is None or not corpus:
+        raise BiaskitError("--protocol cao2022 with --model needs the StereoSet data and a corpus for CEAT. Fix: "
+                           "pass --cats DATA and --corpus FILE")
+    from biaskit.io import atomic_dir, write_json
+
+    from .seat_names import corpus_lines
+
+    for _ in corpus_lines(corpus):  # a corpus that cannot be read stops the run before any model runs
+        pass
+    out_root = Path(out_root)
+    rel: list[str] = []
+    with atomic_dir(out_root, owns=("intrinsic.json",)) as stage:  # published whole when every metric ran
+        for m, slug in zip(models, _unique_slugs(models)):
+            run_ceat(m, corpus, stage / slug / "ceat", protocol=protocol)
+            rel.append(f"{slug}/ceat")
+            if read_family(m)[0] == "encoder":
+                run_ilps(m, stage / slug / "ilps", protocol=protocol)
+                rel.append(f"{slug}/ilps")
+            run_cats(cats, m, stage / slug / "stereoset", protocol=protocol, **kw)
+            rel.append(f"{slug}/stereoset")
+        write_json(stage / "intrinsic.json", {"protocol": protocol, "models": list(models), "folders": rel})
+    return [out_root / r for r in rel]
+
+
+def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, groups: Optional[str] = None,
+              group_map: Optional[str | Path] = None, ddof: int = 0, min_groups: int = 2,
+              protocol: Optional[str] = None):
     """Variances per (model, domain, metric) and Pearson/Spearman correlations across models.
 
-    Returns ``(variances DataFrame, correlations DataFrame, info dict)``.
+    ``protocol="cao2022"``: Cao et al. 2022's setup (their intrinsic metrics, StereoSet folders from
+    intrasentence pseudo-likelihood runs, Pearson's r as the headline). Returns ``(variances
+    DataFrame, correlations DataFrame, info dict)``.
     """
     import pandas as pd
     from scipy import stats
 
+    applied = correlate_protocol(protocol, {"groups": groups})
+    groups = applied.values["groups"]
     if groups not in GROUP_MODES:
         raise BiaskitError(f"unknown --groups '{groups}'. Fix: use {' or '.join(GROUP_MODES)}.")
     folders = [read_result_folder(p) for p in result_dirs]
+    if applied.name == "cao2022":
+        for n in check_cao2022_folders(folders):
+            applied.deviations.append({"key": "metrics", "option": "", "used": None, "protocol_value": None,
+                                       "section": "Cao et al. 2022 §2", "text": n})
     ext = read_extrinsic(extrinsic)
     gmap = read_group_map(group_map)
     ext_models = set(ext["model"])
@@ -280,7 +386,8 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
                 corr_rows.append(row)
     variances = pd.DataFrame(var_rows)
     corrs = pd.DataFrame(corr_rows)
-    info = {"groups": groups, "ddof": ddof, "min_groups": min_groups, "models": models, "domains": domains,
+    info = {"protocol": applied.as_dict(), "headline": applied.values.get("correlation"),
+            "groups": groups, "ddof": ddof, "min_groups": min_groups, "models": models, "domains": domains,
             "group_map": str(group_map) if group_map else None,
             "folders": [{"path": str(f.path), "model": f.model, "benchmark": f.benchmark,
                          "group_source": f.group_source} for f in folders],
@@ -346,9 +453,14 @@ def _write_files(variances, corrs, info: dict, out: Path, plots: bool) -> dict:
     rows = json.loads(corrs.to_json(orient="records")) if len(corrs) else []
     summary = {"kind": "correlate", **info, "correlations": rows, "plots": [str(p.relative_to(out)) for p in pngs]}
     write_json(out / "summary.json", summary)
+    from .protocols.base import render_protocol
+
     lines = ["# Intrinsic vs extrinsic bias: correlation across models", "",
              f"Bias measure: variance of group-level scores per model and domain (ddof={info['ddof']}); "
-             f"groups: {info['groups']}. Pearson r and Spearman rho across models (scipy, two-sided p).", "",
+             f"groups: {info['groups']}. Pearson r and Spearman rho across models (scipy, two-sided p)"
+             + ("; **Pearson's r is the paper's figure** (Cao et al. 2022 §3), Spearman's rho is shown beside it."
+                if info.get("headline") == "pearson" else "."), "",
+             render_protocol(info.get("protocol") or {}),
              "| domain | intrinsic | extrinsic | models | Pearson r (p) | Spearman rho (p) | note |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -389,6 +389,22 @@ def even_chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
         i += m
 
 
+def forward_batches(todo: Sequence[int], enc: Sequence[dict], batch_size: int, device: Any, fn: Any,
+                    keys: Sequence[str] = ("input_ids", "token_type_ids")) -> Iterator[tuple[list[int], Any]]:
+    """Run ``fn(inputs)`` over tokenized inputs in exact-length batches (no padding, no attention mask)
+    under ``torch.inference_mode``: ``enc[j]`` holds the token lists of request ``todo[j]``; yields
+    ``(request indices, fn's results)`` per batch, the shape :func:`.score_cache.cached_results`
+    expects. Used by everything that is not a log-probability request (NSP heads, sentence encodings,
+    sentiment classifiers)."""
+    import torch
+
+    for batch in length_batches([len(e["input_ids"]) for e in enc], batch_size):
+        x = {k: torch.tensor([enc[j][k] for j in batch], device=device) for k in keys if k in enc[batch[0]]}
+        with torch.inference_mode():
+            out = fn(x)
+        yield [todo[j] for j in batch], out
+
+
 def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
     """Indices grouped by exact length (shortest first), in even batches of at most ``batch_size``:
     the batching rule of :class:`LocalEngine` for inputs that are not log-probability requests

@@ -146,10 +146,13 @@ def subsample_scores(out, *, runs: int = 5, fraction: float = 0.8, seed: int = 0
                            "size": subsample_size(n, fraction), "replace": False}
     if n == 0:
         return {**res, "mean": None, "std": None, "scores": [], "stereo_scores": [], "antistereo_scores": []}
-    per_run = []
+    per_run, per_type = [], {}
     for i in range(runs):
         sub = out.sample(n=res["size"], random_state=seed + i, replace=False)
         per_run.append(scores_from_outcomes(sub))
+        if "bias_type" in sub.columns:  # IndiBias Table 2 reports every bias type as the 5-run mean too
+            for bt, g in sub.groupby("bias_type", sort=True):
+                per_type.setdefault(str(bt), []).append(scores_from_outcomes(g)["metric_score"])
     scores = [r["metric_score"] for r in per_run]
     res.update({
         "mean": float(np.mean(scores)),
@@ -157,6 +160,8 @@ def subsample_scores(out, *, runs: int = 5, fraction: float = 0.8, seed: int = 0
         "scores": scores,
         "stereo_scores": [r["stereo_score"] for r in per_run],
         "antistereo_scores": [r["antistereo_score"] for r in per_run],
+        # the mean over the runs in which the bias type was drawn (all of them unless it is very rare)
+        "by_bias_type": {bt: float(np.mean(v)) for bt, v in sorted(per_type.items())},
     })
     return res
 

@@ -35,6 +35,7 @@ from biaskit.progress import library_bars
 from . import pair_metrics as pm
 from .engine import DEFAULT_BATCH_SIZE
 
+_UNSET: Any = "protocol"  # decimals: take the protocol's value (None means: do not round)
 OUTPUT_FILES = ("summary.json", "comparison.csv")  # what an earlier output folder holds (one model / several)
 PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
                  "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
@@ -132,15 +133,21 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
 
 
 def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
-              models: Sequence[Any] | str = (), scorer: str = "mlm", unit: str = "token",
+              models: Sequence[Any] | str = (), scorer: str = "mlm", unit: Optional[str] = None,
               method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
-              runs: int = 5, fraction: float = 0.8, ddof: int = 0, decimals: Optional[int] = pm.DEFAULT_DECIMALS,
-              tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
+              runs: Optional[int] = None, fraction: Optional[float] = None, ddof: int = 0,
+              decimals: Optional[int] = _UNSET, tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
               command: Optional[str] = None, split: Optional[str] = None,
-              normalise: str = "none", scorer_options: Optional[dict] = None,
-              device_map: Optional[str] = None) -> dict[str, Any]:
+              normalise: Optional[str] = None, scorer_options: Optional[dict] = None,
+              device_map: Optional[str] = None, protocol: Optional[str] = None) -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
+
+    ``protocol``: a paper protocol by name (:mod:`biaskit.evaluation.protocols`: ``crows``,
+    ``indibias``), ``none`` (biaskit's defaults) or None/``auto`` (the protocol of the data's origin).
+    ``unit``, ``method``, ``normalise``, ``runs``, ``fraction`` and ``decimals`` left at None take the
+    protocol's value; a value given explicitly overrides it and is reported as a deviation
+    (``summary["protocol"]``, report.md).
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
     :class:`~biaskit.evaluation.models.LoadedLM` objects. ``data`` may be a release folder (``biaskit
@@ -153,16 +160,19 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     from . import distributed
     from .scorers import SCORERS, load_scorer
 
-    SCORERS.get(scorer).check_normalise(normalise, method)  # before reading data or loading a model
+    cls = SCORERS.get(scorer)
+    cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
+    if normalise is not None:
+        cls.check_normalise(normalise, method)
     t_start = time.perf_counter()
     if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
         models = [models]
     models = list(models)
     if not models:
         raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
-    if runs < 1:
+    if runs is not None and runs < 1:
         raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
-    if not 0 < fraction <= 1:
+    if fraction is not None and not 0 < fraction <= 1:
         raise BiaskitError(f"--fraction must be in (0, 1], got {fraction}. Fix: pass --fraction 0.8 (IndiBias)")
     data = Path(data)
     out_dir = Path(out_dir)
@@ -181,6 +191,13 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
                                                       else "."), path=data,
                          fix="check the file (or run without --skip-invalid to see the first error).")
     read_s = time.perf_counter() - t0
+    applied = pairs_protocol(protocol, res.format, res.pairs, res.info if release else None, cls,
+                             {"method": method, "unit": unit, "normalise": normalise, "runs": runs,
+                              "fraction": fraction, "decimals": None if decimals is _UNSET else decimals},
+                             decimals_given=decimals is not _UNSET)
+    v = applied.values
+    unit, method, normalise = v.get("unit", "token"), v.get("method"), v.get("normalise", "none")
+    runs, fraction, decimals = v["runs"], v["fraction"], v["decimals"]
     data_info = {"path": str(data.resolve()), "sha256": res.info["sha256"] if release else sha256_file(data),
                  **({"release": res.info} if release else {}), "format": res.format,
                  "lang_filter": lang, "limit": limit, "n_pairs_read": len(res.pairs), "n_pairs_scored": len(pairs),
@@ -221,6 +238,9 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
                                            decimals=decimals, tie_tolerance=tie_tolerance,
                                            clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
             metrics_s = time.perf_counter() - t0
+            from .published import pairs_comparison
+
+            summary["published"] = pairs_comparison(model, summary)
             summary.update({
                 "benchmark": "pairs",
                 "model": model_name(model),
@@ -231,6 +251,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
                 "normalise": info.get("normalise", "none"),
                 "normalisation": info.get("normalisation"),
                 "scorer_info": info,
+                "protocol": applied.as_dict(),
                 "data": data_info,
                 "biaskit_version": __version__,
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -259,7 +280,47 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     for s in summaries:
         s["timings"]["total_s"] = time.perf_counter() - t_start
     return {"out_dir": out_dir, "summaries": summaries, "model_dirs": model_dirs, "comparison": comparison,
-            "skipped": res.skipped}
+            "skipped": res.skipped, "protocol": applied}
+
+
+def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], release: Optional[dict], scorer_cls: Any,
+                   given: dict[str, Any], *, decimals_given: bool = True):
+    """The protocol a pairs run follows (:mod:`.protocols`) applied to the options given (None = not
+    given): the values it uses and its deviations. The settings depend on the scorer's kind (the
+    masking unit and |C| normalisation are masked-LM settings)."""
+    from .protocols import apply_protocol, choose
+    from .protocols import words as W
+    from .protocols.origin import pairs_origin
+
+    kind = "clm" if getattr(scorer_cls, "served", False) else scorer_cls.kind
+    proto, how = choose("pairs", requested, pairs_origin(fmt, pairs, release))
+    given = dict(given)
+    if not decimals_given:
+        given.pop("decimals", None)
+    elif given.get("decimals") is None:
+        given["decimals"] = "unrounded"  # an explicit None (compare unrounded scores) is an option, not "not given"
+    mlm = kind == "mlm"
+    if mlm and given.get("method") not in (None, "pll") and given.get("normalise") is None:
+        given["normalise"] = "none"  # |C| normalisation is defined for P(U|M) only
+    if not mlm:
+        for k in ("unit", "normalise"):
+            if given.get(k) not in (None, "token", "none"):
+                raise BiaskitError(f"--{k} {given[k]} is a masked-LM setting; scorer '{scorer_cls.name}' has no "
+                                   f"{k}. Fix: drop --{k}")
+            given.pop(k, None)
+    defaults = {"method": scorer_cls.methods[0], "runs": 5, "fraction": 0.8, "decimals": pm.DEFAULT_DECIMALS}
+    if mlm:
+        defaults.update(unit="token", normalise="none")
+    applied = apply_protocol(proto, "pairs", given, defaults, context={"kind": kind}, chosen_by=how,
+                             words={"method": W.METHOD, "unit": W.UNIT, "normalise": W.NORMALISE,
+                                    "decimals": {pm.DEFAULT_DECIMALS: "scores rounded to 3 decimals before comparison",
+                                                 "unrounded": "scores compared unrounded"},
+                                    "runs": {5: "5 subsample runs"}, "fraction": {0.8: "80% of the pairs per run"}})
+    if applied.values.get("decimals") == "unrounded":
+        applied.values["decimals"] = None
+    if mlm:
+        scorer_cls.check_normalise(applied.values["normalise"], applied.values["method"])
+    return applied
 
 
 _FIRST_KEYS = ["model", "scorer", "unit", "method", "normalise", "normalisation", "lang", "langs", "pooled_over_langs",

@@ -24,20 +24,24 @@ def pairs_command(
     format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
-    unit: opt.Unit = typer.Option("token", "--unit", help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias, Hindi)."),
-    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll (default) | pmu; clm: sum (default) | mean; "
-                                                                 "seq2seq: mean (default) | sum."),
-    normalise: opt.Normalise = typer.Option("none", "--normalise",
-                                            help="mlm pll: none (CrowS-Pairs sum) or unmodified (divide by |C|, "
-                                                 "the number of unmodified tokens; IndiBias §6.1)."),
+    unit: Optional[opt.Unit] = typer.Option(None, "--unit", help="mlm masking unit: token (CrowS-Pairs) or word "
+                                                                 "(IndiBias §6.1). Default: the protocol's."),
+    method: Optional[str] = typer.Option(None, "--method", help="mlm: pll | pmu; clm: sum | mean; seq2seq: mean | sum. "
+                                                                 "Default: the protocol's (IndiBias: mean for clm/"
+                                                                 "seq2seq; no protocol: pll, sum, mean)."),
+    normalise: Optional[opt.Normalise] = typer.Option(None, "--normalise",
+                                                      help="mlm pll: none (CrowS-Pairs sum) or unmodified (divide by "
+                                                           "|C|, IndiBias §6.1). Default: the protocol's."),
+    protocol: opt.Protocol = None,
     batch_size: opt.BatchSize = opt.DEFAULT_BATCH_SIZE,
     device: opt.Device = "auto",
     dtype: opt.Dtype = None,
     limit: Optional[int] = typer.Option(None, "--limit", help="Score only the first N pairs of each language."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip invalid rows (reported) instead of stopping."),
     seed: int = typer.Option(0, "--seed", help="Seed of the first subsample run (run i uses seed + i)."),
-    runs: int = typer.Option(5, "--runs", help="Subsample runs (IndiBias protocol)."),
-    fraction: float = typer.Option(0.8, "--fraction", help="Fraction of pairs per subsample run."),
+    runs: Optional[int] = typer.Option(None, "--runs", help="Subsample runs (IndiBias Table 2: 5).", show_default=False),
+    fraction: Optional[float] = typer.Option(None, "--fraction", help="Fraction of pairs per subsample run "
+                                                                      "(IndiBias Table 2: 0.8).", show_default=False),
     no_cache: opt.NoCache = False,
     quiet: opt.Quiet = False,
     device_map: opt.DeviceMap = None,
@@ -54,11 +58,12 @@ def pairs_command(
     from .report import ci_text, fmt, length_note
 
     served = opt.served_options(scorer.value, base_url, concurrency)
-    res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value, unit=unit.value,
-                    method=method, batch_size=batch_size, device=device, dtype=dtype, limit=limit, out_dir=out,
-                    skip_invalid=skip_invalid, seed=seed, runs=runs, fraction=fraction, cache=not no_cache,
-                    progress=not quiet, command=command_line(), split=split, normalise=normalise.value,
-                    scorer_options=served, device_map=device_map)
+    res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value,
+                    unit=unit.value if unit is not None else None, method=method, batch_size=batch_size, device=device,
+                    dtype=dtype, limit=limit, out_dir=out, skip_invalid=skip_invalid, seed=seed, runs=runs,
+                    fraction=fraction, cache=not no_cache, progress=not quiet, command=command_line(), split=split,
+                    normalise=normalise.value if normalise is not None else None, scorer_options=served,
+                    device_map=device_map, protocol=opt.protocol_value(protocol))
     if not res["summaries"]:  # a rank > 0 of a torchrun launch: rank 0 reports
         return
     console = make_console()
@@ -79,6 +84,9 @@ def pairs_command(
                           fmt(v["stereo_score"]), fmt(v["antistereo_score"]), str(v["n_ties"]),
                           f"{fmt(sub['mean'])} ± {fmt(sub['std'])}")
     console.print(table)
+    opt.print_protocol(console, res["protocol"])
+    for s in res["summaries"]:
+        opt.print_published(console, s.get("published") or {})
     console.print("95% CI: bootstrap over pairs (sampling uncertainty); subsample: the IndiBias 5 x 80% protocol "
                   "(spread over subsets of these pairs, not an interval).", soft_wrap=True)
     for s in res["summaries"]:

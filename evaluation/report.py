@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import pair_metrics as pm
+from .protocols.base import render_protocol
+from .published import markdown as published_markdown
 
 CITATIONS = {
     "crows": "Nangia, Vania, Bhalerao & Bowman (2020). CrowS-Pairs: A Challenge Dataset for Measuring Social "
@@ -145,6 +147,7 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         f"- languages: {', '.join(summary.get('langs') or [])}",
         f"- biaskit {summary.get('biaskit_version')}, {summary.get('created_at')}",
         "",
+        render_protocol(summary.get("protocol") or {}),
         "## Bias scores",
         "",
         "Percent of pairs where the model gives the more stereotypical sentence (`sent_more`) the higher "
@@ -164,6 +167,9 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         "confidence interval.",
         "",
     ]
+    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
+    if pub:
+        lines += [pub]
     if summary.get("pooled_over_langs"):
         lines += ["The pooled row counts every language view as its own pair (the same source pair in "
                   "English and Hindi counts twice); read the per-language rows first.", ""]
@@ -244,7 +250,8 @@ def comparison_frame(summaries: Sequence[dict]):
             items.append(("all", s))
         for lg, v in items:
             row = {"model": s.get("model"), "folder": s.get("model_slug"), "scorer": s.get("scorer"), "unit": s.get("unit"),
-                   "method": s.get("method"), "lang": lg, "n_pairs": v["n_pairs"],
+                   "method": s.get("method"), "protocol": (s.get("protocol") or {}).get("name"),
+                   "deviations": len((s.get("protocol") or {}).get("deviations") or []), "lang": lg, "n_pairs": v["n_pairs"],
                    "metric_score": v["metric_score"], "stereo_score": v["stereo_score"],
                    "antistereo_score": v["antistereo_score"], "n_ties": v["n_ties"],
                    "subsample_mean": (v.get("subsample") or {}).get("mean"),
@@ -267,6 +274,12 @@ def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -
         lines += ["## Metric score by bias type", "",
                   _md_table(head, [[r["model"], r["folder"], r["lang"]] + [r.get(c) for c in bt_cols]
                                    for r in df.to_dict(orient="records")]), ""]
+    if "protocol" in df.columns:
+        prot = df.drop_duplicates("folder")[["model", "folder", "protocol", "deviations"]]
+        lines += ["## Protocol", "", "Each model's report lists its protocol's settings and every deviation in words.", "",
+                  _md_table(["model", "folder", "protocol", "deviations"],
+                            [[r["model"], r["folder"], r["protocol"], r["deviations"]]
+                             for r in prot.to_dict(orient="records")]), ""]
     if plot:
         lines += [f"![DS KDE per model]({plot})", ""]
     return "\n".join(lines)

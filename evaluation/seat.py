@@ -251,7 +251,41 @@ def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: 
 
 # ------------------------------------------------------------------------------- encoders
 ENCODER_CACHE_VERSION = 2
-POOLINGS = ("mean", "cls")  # sentence vector: mean of the last layer over the tokens, or the first token
+# The sentence vector, from the last layer (words: biaskit.evaluation.protocols.words.POOLING):
+#   mean  - the mean over the tokens of the tokenizer's encoding (special tokens included)
+#   cls   - the first position of that encoding ([CLS], <s>, ...; IndiBias Appendix B)
+#   first - the first word piece, the text fed without special tokens (sent-bias's BERT encoder)
+#   last  - the last position of the encoding (sent-bias's GPT encodings, combine_method = last)
+POOLINGS = ("mean", "cls", "first", "last")
+FAMILIES = ("encoder", "decoder", "encoder-decoder")
+
+
+def model_family(config: Any) -> str:
+    """``encoder`` (BERT-like), ``decoder`` (GPT-like) or ``encoder-decoder`` (T5, mBART) from a config."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "encoder-decoder"
+    from .models import AmbiguousKindError, _detect_kind
+
+    try:
+        return "decoder" if _detect_kind(config) == "clm" else "encoder"
+    except (AmbiguousKindError, BiaskitError):
+        return "encoder"
+
+
+def read_family(name_or_path: str) -> tuple[str, Any]:
+    """The model family of an encoder name/folder (reads only its config) and the resolved folder."""
+    from biaskit.errors import require
+
+    transformers = require("transformers", "evaluation", "encoding sentences")
+    from .models import resolve_model
+
+    path = resolve_model(name_or_path)
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(path))
+    except (OSError, ValueError) as exc:
+        raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: pass a Hugging Face model folder "
+                           "(config.json, weights, tokenizer).") from exc
+    return model_family(config), path
 
 
 @dataclass
@@ -262,27 +296,37 @@ class Encoder:
     fingerprint: str
     device: str
     path: str
+    family: str = "encoder"
+    part: str = ""  # "encoder": the encoder stack of an encoder-decoder model
 
     @classmethod
     def load(cls, name_or_path: str, device: str = "auto") -> "Encoder":
         """An encoder from a folder, an alias (``all-minilm-l6-v2``, see
-        :data:`~biaskit.evaluation.models.MODEL_ALIASES`) or an offline hub name."""
+        :data:`~biaskit.evaluation.models.MODEL_ALIASES`) or an offline hub name.
+
+        Encoder-decoder models (mT5, mBART) are encoded by their **encoder** alone: the sentence goes in
+        as the encoder's input and its last layer is pooled. Their full model needs a decoder input
+        (mT5 refuses to run without one) and, given none, mBART's returns *decoder* states computed from
+        the shifted sentence under a causal mask: not an encoding of the input sentence."""
         from biaskit.errors import require
 
         require("torch", "evaluation", "encoding sentences")
         transformers = require("transformers", "evaluation", "encoding sentences")
-        from .models import fingerprint_dir, pick_device, resolve_model
+        from .models import fingerprint_dir, pick_device
 
-        path = resolve_model(name_or_path)
+        family, path = read_family(name_or_path)
         dev = pick_device(device)
         try:
             tok = transformers.AutoTokenizer.from_pretrained(str(path))
-            model = transformers.AutoModel.from_pretrained(str(path)).to(dev).eval()
+            model = transformers.AutoModel.from_pretrained(str(path))
+            if family == "encoder-decoder":
+                model = model.get_encoder()
+            model = model.to(dev).eval()
         except (OSError, ValueError) as exc:
             raise BiaskitError(f"{path}: cannot load it as an encoder ({exc}). Fix: pass a Hugging Face "
                                "encoder folder (config.json, weights, tokenizer).") from exc
         return cls(model=model, tokenizer=tok, name=str(name_or_path), fingerprint=fingerprint_dir(path, kind="enc"),
-                   device=dev, path=str(path))
+                   device=dev, path=str(path), family=family, part="encoder" if family == "encoder-decoder" else "")
 
     def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
         """L2-normalised sentence vectors (``[len(texts), hidden]``), through the shared cache layer
@@ -290,23 +334,27 @@ class Encoder:
         batches (no padding, so mean pooling runs over every token of every row)."""
         if pooling not in POOLINGS:
             raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
-        from .engine import length_batches
+        from .engine import forward_batches
         from .score_cache import cached_results
 
-        mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling}
+        mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling,
+               **({"part": self.part} if self.part else {})}
 
         def run(todo: list[int]):
             import torch
 
-            enc = [self.tokenizer(texts[i], truncation=True) for i in todo]
-            for batch in length_batches([len(e["input_ids"]) for e in enc], batch_size):
-                x = {k: torch.tensor([enc[j][k] for j in batch], device=self.model.device)
-                     for k in ("input_ids", "token_type_ids") if k in enc[batch[0]]}
-                with torch.inference_mode():
-                    h = self.model(**x).last_hidden_state.float()
-                pooled = h[:, 0] if pooling == "cls" else h.mean(1)
-                pooled = torch.nn.functional.normalize(pooled, dim=-1).cpu().tolist()
-                yield [todo[j] for j in batch], pooled
+            specials = pooling != "first"  # sent-bias's BERT encoder feeds the bare word pieces
+            enc = [self.tokenizer(texts[i], truncation=True, add_special_tokens=specials) for i in todo]
+            for j, i in enumerate(todo):
+                if not enc[j]["input_ids"]:
+                    raise BiaskitError(f"{texts[i]!r} has no token to encode. Fix: drop that example from the test")
+
+            def pool(x):
+                h = self.model(**x).last_hidden_state.float()
+                v = h[:, 0] if pooling in ("cls", "first") else h[:, -1] if pooling == "last" else h.mean(1)
+                return torch.nn.functional.normalize(v, dim=-1).cpu().tolist()
+
+            yield from forward_batches(todo, enc, batch_size, self.model.device, pool)
 
         vecs = cached_results(cache, [{"enc": mid, "t": t} for t in texts], run)
         return np.asarray(vecs, dtype=np.float32)
@@ -323,8 +371,10 @@ def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bl
     res = weat(enc["targ1"], enc["targ2"], enc["attr1"], enc["attr2"], n_samples=n_samples, seed=seed)
     cov = tokenizer_coverage(encoder.tokenizer, [s for v in sents.values() for s in v])
     bleached = sents["targ1"] != test.sets["targ1"].examples
+    paper = {k: test.meta[k] for k in ("table", "row", "label", "paper_effect_sizes") if k in (test.meta or {})}
     return {
         "test": test.name, "path": test.path, "lang": test.lang, "model": encoder.name, "pooling": pooling,
+        **paper,
         "targ1": test.sets["targ1"].category, "targ2": test.sets["targ2"].category,
         "attr1": test.sets["attr1"].category, "attr2": test.sets["attr2"].category,
         **res,
@@ -337,12 +387,59 @@ def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bl
     }
 
 
-def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: str = "mean", bleach: str = "auto",
-             template: Optional[str] = None, lang: Optional[str] = None, n_samples: int = 100_000,
-             seed: int = 1111, batch_size: int = 64, device: str = "auto", cache: bool = True,
-             command: Optional[str] = None) -> dict:
+SEAT_DEFAULTS = {"pooling": "mean", "bleach": "auto", "n_samples": 100_000, "seed": 1111, "alpha": 0.05,
+                 "correction": "none", "marks": "star"}
+
+
+def seat_protocol(requested: Optional[str], parsed: Sequence[SeatTest], family: str, given: dict):
+    """The protocol a SEAT run follows (the tests' origin, or ``requested``) applied to the options
+    given (None = not given). Pooling may depend on the model family (sent-bias: per family)."""
+    from .protocols import AUTO, apply_protocol, choose
+    from .protocols import words as W
+    from .protocols.origin import seat_origin
+
+    proto, how = choose("seat", requested, seat_origin(parsed) if requested in (None, AUTO) else None)
+    return apply_protocol(proto, "seat", given, SEAT_DEFAULTS, context={"family": family}, chosen_by=how,
+                          words={"pooling": W.POOLING, "bleach": W.BLEACH, "correction": W.CORRECTION,
+                                 "alpha": {0.05: "significance at p ≤ 0.05"}, "seed": {1111: "seed 1111"},
+                                 "n_samples": {100_000: "100,000 permutations"},
+                                 "marks": {"star": "* when significant"}})
+
+
+def significance(rows: Sequence[dict], alpha: float, correction: str = "none") -> list[str]:
+    """The significance of each result as the paper prints it: ``"*"`` when p ≤ alpha, ``"**"`` when
+    also rejected by Holm-Bonferroni at alpha across all rows (sent-bias print_table.py), ``""`` otherwise."""
+    p = [float(r["p_value"]) for r in rows]
+    marks = ["*" if x <= alpha else "" for x in p]
+    if correction == "holm-bonferroni":
+        reject = True
+        for i, k in enumerate(sorted(range(len(p)), key=lambda k: p[k])):
+            if p[k] > alpha / (len(p) - i):
+                reject = False
+            if reject:
+                marks[k] = "**"
+    return marks
+
+
+def mark(d: float, sig: str, style: str) -> str:
+    """An effect size with its significance mark: ``**``/``*`` (May et al.) or underlined (IndiBias)."""
+    text = f"{d:.3f}"
+    if not sig:
+        return text
+    return f"<u>{text}</u>" if style == "underline" else text + sig
+
+
+def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: Optional[str] = None,
+             bleach: Optional[str] = None, template: Optional[str] = None, lang: Optional[str] = None,
+             n_samples: Optional[int] = None, seed: Optional[int] = None, batch_size: int = 64, device: str = "auto",
+             cache: bool = True, command: Optional[str] = None, protocol: Optional[str] = None,
+             alpha: Optional[float] = None) -> dict:
     """Run SEAT tests (files, folders, shipped names) with one encoder; write results.csv,
-    summary.json and report.md in ``out_dir``."""
+    summary.json and report.md in ``out_dir``.
+
+    ``protocol``: ``indibias-seat``, ``seat-may2019``, ``none`` or None (the tests' origin: shipped
+    IndiBias tests -> ``indibias-seat``, sent-bias tests -> ``seat-may2019``). ``pooling``,
+    ``bleach``, ``n_samples``, ``seed`` and ``alpha`` left at None take the protocol's value."""
     import time
 
     import pandas as pd
@@ -351,10 +448,17 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
 
     from .score_cache import open_cache
 
-    if n_samples < 1:
+    if n_samples is not None and n_samples < 1:
         raise BiaskitError("--n-samples must be at least 1.")
+    if pooling is not None and pooling not in POOLINGS:
+        raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
     paths = resolve_tests(tests)
     parsed = [read_seat_test(p, lang=lang) for p in paths]
+    family, _ = read_family(model)
+    applied = seat_protocol(protocol, parsed, family, {"pooling": pooling, "bleach": bleach, "n_samples": n_samples,
+                                                       "seed": seed, "alpha": alpha})
+    v = applied.values
+    pooling, bleach, n_samples, seed, alpha = v["pooling"], v["bleach"], v["n_samples"], v["seed"], v["alpha"]
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
 
@@ -368,10 +472,17 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
         rows.append(run_seat_test(t, enc, pooling=pooling, bleach=bleach, template=template, n_samples=n_samples,
                                   seed=seed, cache=dc, batch_size=batch_size))
     run_s = time.perf_counter() - t0
-    df = pd.DataFrame([{k: v for k, v in r.items() if k != "templates"} for r in rows])
+    for r, sig in zip(rows, significance(rows, alpha, v["correction"])):
+        r["significance"] = sig
+    from .published import seat_comparison
+
+    df = pd.DataFrame([{k: x for k, x in r.items() if k not in ("templates", "paper_effect_sizes")} for r in rows])
     summary = {"benchmark": "seat", "kind": "seat", "model": model, "encoder_path": enc.path,
-               "fingerprint": enc.fingerprint, "pooling": pooling, "bleach": bleach, "n_samples": n_samples,
-               "seed": seed, "tests": rows, "warnings": [r["warning"] for r in rows if r.get("warning")],
+               "fingerprint": enc.fingerprint, "family": enc.family, "encoder_part": enc.part or None,
+               "pooling": pooling, "bleach": bleach, "n_samples": n_samples, "seed": seed, "alpha": alpha,
+               "correction": v["correction"], "marks": v["marks"], "protocol": applied.as_dict(),
+               "published": seat_comparison(model, rows), "tests": rows,
+               "warnings": [r["warning"] for r in rows if r.get("warning")],
                "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
     from biaskit.io import atomic_dir
 
@@ -382,11 +493,31 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
     return summary
 
 
+def significance_legend(summary: dict) -> str:
+    """What the marks mean, as the run's protocol prints them."""
+    a = summary.get("alpha", 0.05)
+    if summary.get("marks") == "underline":
+        text = f"underlined: significant at p ≤ {a:g} (as IndiBias Tables 3, 4, 9)"
+    else:
+        text = f"`*`: p ≤ {a:g}"
+    if summary.get("correction") == "holm-bonferroni":
+        text += f"; `**`: also significant at {a:g} after Holm-Bonferroni across the table (as sent-bias)"
+    return text
+
+
 def render_report(summary: dict) -> str:
+    from .protocols.base import render_protocol
+    from .published import markdown as published_markdown
+
     lines = [f"# SEAT: {summary['model']} ({summary['pooling']} pooling)", ""]
+    if summary.get("encoder_part"):
+        lines += [f"Encoder-decoder model: sentences are encoded by its **{summary['encoder_part']}** alone (the "
+                  "decoder's states depend on a target sequence; docs/fidelity.md).", ""]
+    lines += [render_protocol(summary.get("protocol") or {})]
     if summary.get("warnings"):
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
-    lines += ["| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached | "
+    lines += ["## Effect sizes", "", significance_legend(summary), "",
+              "| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached | "
               "unknown / lost (tokenizer) |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["tests"]:
@@ -394,7 +525,8 @@ def render_report(summary: dict) -> str:
         cov = (f"{r['tok_unknown_share']:.0%} / {r['tok_lost_char_share']:.0%}" if "tok_unknown_share" in r else "—")
         lines.append(f"| {r['test']}{' (noise: see warnings)' if r.get('warning') else ''} | {r['lang']} | "
                      f"{r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']} | "
-                     f"{d:.3f} | {r['p_value']:.2g} | {r['p_method']} | "
+                     f"{mark(d, r.get('significance', ''), summary.get('marks', 'star'))} | {r['p_value']:.2g} | "
+                     f"{r['p_method']} | "
                      f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']} | {'yes' if r['bleached'] else 'no'} | "
                      f"{cov} |")
     lines += ["", "## Definitions", "",
@@ -407,4 +539,7 @@ def render_report(summary: dict) -> str:
               "characters that do not survive a tokenize/decode round trip (stripped vowel signs and accents, "
               "unknown pieces). Above 5% unknown or 10% lost, the test's text is not what the encoder sees and "
               "the effect size is noise (e.g. an English-only vocabulary on Devanagari)."]
+    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
+    if pub:
+        lines += ["", pub]
     return "\n".join(lines) + "\n"

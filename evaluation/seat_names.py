@@ -81,6 +81,12 @@ def _lines(path: Path) -> Iterator[str]:
                          fix="convert the corpus to UTF-8.") from exc
 
 
+def corpus_lines(corpus: Sequence[str | Path]) -> Iterator[str]:
+    """Every line of the corpus files (files, folders of *.txt / *.txt.gz), streamed, checked as UTF-8 text."""
+    for f in corpus_files(corpus):
+        yield from _lines(f)
+
+
 def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: Optional[Iterable[str]] = None) -> Counter:
     """Occurrences of every candidate (keyed by the candidate string as given) in the corpus files,
     or in ``lines`` when given."""

@@ -21,7 +21,8 @@ whether the first group's sentences sit closer to the first attribute's than the
 
 Tests are written as sent-bias JSON files, ``OUT/<lang>/release-<axis>-<x>-vs-<y>-<attr>.jsonl``,
 with an ``index.json`` (language, axis, groups, records) that :func:`biaskit.evaluation.seat.read_seat_test`
-reads; ``biaskit evaluate seat --test OUT/hi`` runs them. Unlike the paper's published tests
+reads (family ``indibias-release``: ``evaluate seat`` follows the ``indibias-seat`` protocol for them
+by default); ``biaskit evaluate seat --test OUT/hi`` runs them. Unlike the paper's published tests
 (``indibias-paper``: first names and gender-crossed terms), these use the group terms of the release
 itself, so a new release gets its own tests; the published ones stay available by name.
 """
@@ -134,7 +135,7 @@ def release_seat_tests(release: str | Path, out: str | Path, *, langs: Sequence[
                              "'/': " + ", ".join(sorted(lex["lists"])) + " (e.g. \"Pleasant/Unpleasant\").")
     groups = _release_groups(release, split, inv)
     kept = sorted(((k, n) for k, n in groups.items() if n >= min_records), key=lambda kn: (-kn[1], kn[0]))
-    index: dict[str, Any] = {"version": 2, "sets": {"release": f"SEAT tests from the groups of {release.name}"},
+    index: dict[str, Any] = {"version": 2, "sets": {"indibias-release": f"SEAT tests from the groups of {release.name}"},
                              "tests": {}}
     written: list[str] = []
     group_rows = []
@@ -158,7 +159,7 @@ def release_seat_tests(release: str | Path, out: str | Path, *, langs: Sequence[
                     rel = f"{lg}/{name}.jsonl"
                     (tmp / lg).mkdir(parents=True, exist_ok=True)
                     (tmp / rel).write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-                    index["tests"][rel] = {"lang": lg, "axis": axis, "family": "release", "bleached": True,
+                    index["tests"][rel] = {"lang": lg, "axis": axis, "family": "indibias-release", "bleached": True,
                                            "groups": [x.id, y.id], "records": n, "attributes": attr,
                                            "source": f"{release.name}: groups of the release in the bleached person "
                                                      "templates (biaskit.evaluation.seat_release); attributes from "

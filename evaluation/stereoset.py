@@ -31,10 +31,16 @@ Scoring (:func:`score_cats`), higher = the model prefers the option:
 - **Causal LM, intrasentence**: the option sentence's geometric-mean token probability
   ``exp(mean log p)``, the first token conditioned on the start token (BOS, or EOS when the model has
   no BOS, as GPT-2's ``<|endoftext|>``), as the reference's generative scorer.
-- **Causal LM, intersentence**: ``exp(mean log p)`` of the option sentence's tokens given the context
-  (``context + " " + sentence``, with a full stop added to a context that lacks end punctuation, as
-  the reference). The reference instead scores ``mean log2 p(sentence alone) / mean log2 p(context)``;
-  the issue asks for the conditional score, which is what the paper describes.
+- **Any model with an NSP head file** (``nsp_head=``, :mod:`.nsp_head`): intersentence options are
+  scored by the head, as the paper and the reference code do for every model (ACL 2021 §6.1-6.2,
+  arXiv 2020 §7 and A.4; the authors released heads for GPT-2, RoBERTa and XLNet).
+- **Causal LM, intersentence, no head** (``--protocol none`` only: under the ``stereoset`` protocol
+  it is refused): ``exp(mean log p)`` of the option sentence's tokens given the context
+  (``context + " " + sentence``, with a full stop added to a context that lacks end punctuation).
+  This is *not* the paper's method (the paper trains an NSP head because this likelihood "performed
+  poorly", arXiv 2020 §7 footnote 3), so its numbers are not comparable with the paper's; the
+  reference's unused generative code path scores ``mean log2 p(sentence alone) / mean log2
+  p(context)`` instead.
 
 What is StereoSet's stays here (where the fill sits, which pieces/tokens of an option are scored,
 how they are aggregated, the NSP head); the log-probabilities come from the scoring engine
@@ -57,8 +63,10 @@ from biaskit.readers import read_cats, read_text as _read_text
 from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
-from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, Request, length_batches, make_engine
+from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, Request, make_engine
 from .score_cache import cached_results, open_cache
+
+SPLITS_ = ("intrasentence", "intersentence")
 
 
 # =====================================================================  filling in the BLANK
@@ -135,12 +143,13 @@ def _load_nsp(sm):
     path = sm.path
     if not path or not Path(path).is_dir():
         raise NotSupportedError(f"intersentence with a masked LM needs the model's folder to load its NSP head; "
-                                f"'{sm.name}' has none. Fix: score --split intrasentence, or use --scorer clm.")
+                                f"'{sm.name}' has none. Fix: pass the model as a folder, or --split intrasentence.")
     if mtype not in ("bert",):
         raise NotSupportedError(
             f"intersentence scoring with a masked LM needs a next-sentence-prediction head; {sm.name} "
             f"({mtype or 'unknown type'}) has none (only BERT checkpoints ship one). "
-            f"Fix: pass --split intrasentence, or use a causal LM with --scorer clm.")
+            f"Fix: pass --nsp-head FILE (a head in the StereoSet reference format, e.g. the authors' "
+            f"RobertaModel_roberta-base_1e-05.pth), or --split intrasentence.")
     from transformers.utils import logging as hf_logging
 
     level = hf_logging.get_verbosity()
@@ -231,26 +240,34 @@ def clm_requests(tok, text: str, score_from_char: int = 0) -> tuple[list[int], i
 
 
 def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, progress_on: bool) -> list[float]:
-    """P("B follows A") from the checkpoint's NSP head (label 0 for BERT), through the shared cache
+    """P("B follows A") from a next-sentence head: a ModelNSP head file given with ``--nsp-head``
+    (:mod:`.nsp_head`) or the checkpoint's own NSP head (BERT, label 0), through the shared cache
     layer and the engine's exact-length batching (no padding, no attention mask)."""
     from biaskit.progress import progress
 
-    model = _load_nsp(sm)
-    tok = sm.tokenizer
-    mid = {"engine": "nsp", "v": ENGINE_CACHE_VERSION, "model": sm.fingerprint, "dtype": sm.dtype}
+    from .engine import forward_batches
 
-    def run(todo: list[int]):
+    head = sm.meta.get("nsp_head")
+    if head is not None:
+        enc_of, prob, mid = head.encode, head.probs, head.cache_id()
+    else:
         import torch
 
-        enc = [tok(pairs[i][0], pairs[i][1]) for i in todo]
+        model = _load_nsp(sm)
+        mid = {"engine": "nsp", "v": ENGINE_CACHE_VERSION, "model": sm.fingerprint, "dtype": sm.dtype}
+
+        def enc_of(a: str, b: str) -> dict:
+            return sm.tokenizer(a, b)
+
+        def prob(x):
+            return torch.softmax(model(**x).logits.float(), dim=-1)[:, 0].double().cpu().tolist()
+
+    def run(todo: list[int]):
+        enc = [enc_of(*pairs[i]) for i in todo]
         with progress(len(todo), f"nsp {sm.name}", enabled=progress_on, unit="sentence pairs") as bar:
-            for batch in length_batches([len(e["input_ids"]) for e in enc], batch_size):
-                x = {k: torch.tensor([enc[j][k] for j in batch], device=sm.device)
-                     for k in ("input_ids", "token_type_ids") if k in enc[batch[0]]}
-                with torch.inference_mode():
-                    probs = torch.softmax(model(**x).logits.float(), dim=-1)[:, 0]
-                yield [todo[j] for j in batch], probs.double().cpu().tolist()
-                bar.advance(len(batch))
+            for idx, out in forward_batches(todo, enc, batch_size, sm.device, prob):
+                yield idx, out
+                bar.advance(len(idx))
 
     return cached_results(cache, [{"nsp": mid, "a": a, "b": b} for a, b in pairs], run)
 
@@ -283,6 +300,8 @@ def _plan(c: CAT, o, sm) -> tuple[str, list, dict]:
         seqs, pos, tgt = mlm_piece_requests(tok, fill)
         reqs = [Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text) for s, p, t in zip(seqs, pos, tgt)]
         return "mlm-piece-l2r", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
+    if c.split == "intersentence" and sm.meta.get("nsp_head") is not None:  # --nsp-head: the reference's method
+        return "nsp", [], {}
     if getattr(sm, "served", False):  # clm-api: text requests, the server tokenizes (see served.py)
         text, start = (o.sentence, 0) if c.split == "intrasentence" else _inter_text(c.context, o.sentence)
         return ("clm-sentence" if c.split == "intrasentence" else "clm-conditional"), \
@@ -322,8 +341,11 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
         raise BiaskitError(f"unknown scorer kind '{sm.kind}'. Fix: use mlm or clm.")
     units = [(c, o, *plan(c, o, sm)) for c in cats if splits is None or c.split in splits for o in c.options]
     nsp = [u for u in units if u[2] == "nsp"]
-    if nsp:
-        _load_nsp(sm)  # fails before any work when the model has no trained NSP head
+    if nsp and sm.meta.get("nsp_head") is None:
+        from biaskit.progress import library_bars
+
+        with library_bars(progress):  # transformers' loading bars follow -q, as the model's own
+            _load_nsp(sm)  # fails before any work when the model has no trained NSP head
     engine = sm.engine if getattr(sm, "served", False) else \
         make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
                     label=f"stereoset {sm.name}")
@@ -536,33 +558,83 @@ def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", l
     return [c for c in cats if c.lang == lang][:limit], None
 
 
+CATS_DEFAULTS = {"mode": "likelihood", "piece_agg": "mean-prob", "tie_policy": "reference", "split": "both"}
+
+
+def cats_protocol(requested: Optional[str], fmt: str, cats: Sequence[CAT], release: Optional[dict], kind: str,
+                  given: dict, *, intersentence: str):
+    """The protocol a CAT run follows (the data's origin, or ``requested``) applied to the options given
+    (None = not given). ``intersentence``: how this model would score intersentence CATs (``nsp``: a
+    head; ``likelihood``: log P(option | context))."""
+    from .protocols import apply_protocol, choose
+    from .protocols import words as W
+    from .protocols.origin import cats_origin
+
+    proto, how = choose("cats", requested, cats_origin(fmt, cats, release))
+    given = {**given, "intersentence": intersentence}
+    defaults = {**CATS_DEFAULTS, "intersentence": intersentence}
+    if kind != "mlm":
+        defaults.pop("piece_agg")  # a masked-LM setting
+    return apply_protocol(proto, "cats", given, defaults,
+                          context={"kind": kind}, chosen_by=how,
+                          words={"mode": W.CAT_MODE, "piece_agg": W.PIECE_AGG, "tie_policy": W.TIES,
+                                 "split": W.SPLIT, "intersentence": W.INTER})
+
+
+def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
+    """Under a protocol that scores intersentence CATs with an NSP head (StereoSet), a model that would
+    fall back to the likelihood is refused with the fix (a head file, intrasentence only, or no protocol)."""
+    proto_value = next((r["protocol_value"] for r in applied.rows if r["key"] == "intersentence"), None)
+    if proto_value != "nsp" or mode != "likelihood" or lm.meta.get("nsp_head") is not None:
+        return
+    if not any(c.split == "intersentence" for c in cats):
+        return
+    if getattr(lm, "served", False) or lm.kind == "clm":
+        raise BiaskitError(
+            f"StereoSet scores intersentence CATs with a next-sentence-prediction head (arXiv 2020 §7.4, ACL 2021 "
+            f"§6.2) and '{lm.name}' is a causal LM without one. Fix: pass --nsp-head FILE (the authors' "
+            "GPT2Model_gpt2_0.0005.pth for gpt2), --split intrasentence, or --protocol none for log P(option | "
+            "context), not comparable with the paper")
+
+
 def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
-             split: str = "both", limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
-             tie_policy: str = "reference", device: str = "auto", dtype: Optional[str] = None, cache: bool = True,
-             seed: int = 0, progress: bool = False, command: Optional[str] = None,
-             release_split: Optional[str] = None, mode: str = "likelihood", device_map: Optional[str] = None,
-             scorer_options: Optional[dict] = None, lang: Optional[str] = None) -> dict:
+             split: Optional[str] = None, limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE,
+             piece_agg: Optional[str] = None, tie_policy: Optional[str] = None, device: str = "auto",
+             dtype: Optional[str] = None, cache: bool = True, seed: int = 0, progress: bool = False,
+             command: Optional[str] = None, release_split: Optional[str] = None, mode: Optional[str] = None,
+             device_map: Optional[str] = None, scorer_options: Optional[dict] = None,
+             protocol: Optional[str] = None, nsp_head: Optional[str | Path] = None, nsp_label: Optional[int] = None,
+             sentiment_model: Optional[str | Path] = None, lang: Optional[str] = None) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
     picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
 
-    With ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
+    ``protocol``: ``stereoset``, ``cao2022``, ``none`` or None (the data's origin: StereoSet data ->
+    ``stereoset``); ``split``, ``mode``, ``piece_agg`` and ``tie_policy`` left at None take its values.
+    Under ``stereoset`` intersentence CATs are scored with a next-sentence head: BERT's own, or
+    ``nsp_head`` (a head file in the reference format, :mod:`.nsp_head`; ``nsp_label``: its "is next"
+    output when the file name does not say); a causal LM without one is refused. With
+    ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
     head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
     raises :class:`NotSupportedError`. ``mode``: ``likelihood`` (ACL 2021 Table 4) or ``pll``
-    (pseudo-likelihood, Table 5; :mod:`.cat_modes`), recorded as ``summary["cat_mode"]``.
+    (pseudo-likelihood, Table 5; :mod:`.cat_modes`). ``sentiment_model``: a sequence classifier
+    folder whose SentimentLM baseline (:mod:`.sentiment`) is added to ``summary["baselines"]``.
     """
     import time
 
     from .cat_modes import check_mode
 
-    mode = check_mode(mode)
+    if mode is not None:
+        check_mode(mode)
+    if split not in (None, "both", *SPLITS_):
+        raise BiaskitError(f"unknown split '{split}'. Fix: use both, intrasentence or intersentence")
 
     from .cat_metrics import full_report
     from .models import load_lm
 
     t0 = time.perf_counter()
-    cats, release = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split, lang=lang)
+    cats, release = read_run_cats(data, fmt=fmt, split="both", limit=None, release_split=release_split, lang=lang)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
@@ -575,6 +647,28 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     else:
         with library_bars(progress):  # transformers' loading bars follow -q / the terminal
             lm = load_lm(model, kind=scorer, device=device, dtype=dtype, device_map=device_map)
+    if nsp_head is not None:
+        if getattr(lm, "served", False):
+            raise BiaskitError("--nsp-head needs the model's weights in this process; a served model has none here. "
+                               "Fix: pass the model folder with --scorer clm")
+        from .nsp_head import load_nsp_head
+
+        with library_bars(progress):
+            lm.meta["nsp_head"] = load_nsp_head(nsp_head, lm, nsp_label)
+    inter_method = "nsp" if (lm.meta.get("nsp_head") is not None or lm.kind == "mlm") else "likelihood"
+    applied = cats_protocol(protocol, fmt if not release else "release", cats, release, lm.kind,
+                            {"mode": mode, "piece_agg": piece_agg, "tie_policy": tie_policy, "split": split},
+                            intersentence=inter_method)
+    v = applied.values
+    mode, tie_policy, split = check_mode(v["mode"]), v["tie_policy"], v["split"]
+    piece_agg = v.get("piece_agg") or "mean-prob"
+    cats = [c for c in cats if split == "both" or c.split == split][:limit]
+    if not cats:
+        raise InputError(f"no {split} CATs to score.", path=data, fix="check --split and --limit.")
+    if not any(c.split == "intersentence" for c in cats):  # how intersentence CATs would be scored is moot
+        applied.rows = [r for r in applied.rows if r["key"] != "intersentence"]
+        applied.deviations = [d for d in applied.deviations if d["key"] != "intersentence"]
+    _check_intersentence(applied, lm, cats, mode)
     load_s = time.perf_counter() - t0
     skipped: dict = {}
     t0 = time.perf_counter()
@@ -594,13 +688,16 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     items, _ = to_metric_items(cats, {s.sentence_id: s.score for s in scores})
     report = full_report(items, tie_policy=tie_policy)
     n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
+    head = lm.meta.get("nsp_head")
     extra = {
         "model": str(lm.name), "scorer": "clm-api" if getattr(lm, "served", False) else lm.kind,
         "fingerprint": lm.fingerprint,
         "device": lm.device, "dtype": lm.dtype, "device_map": lm.meta.get("device_map"),
         "cat_mode": mode,
         "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
-        "tie_policy": tie_policy, "skipped": skipped,
+        "nsp_head": {"path": head.path, "sha256": head.sha256, "family": head.family, "next_label": head.next_label}
+        if head is not None else None,
+        "tie_policy": tie_policy, "skipped": skipped, "protocol": applied.as_dict(),
         "data": {"path": str(data), "sha256": release["sha256"] if release else _sha256(Path(data)),
                  **({"release": release} if release else {}), "n_cats": len(cats),
                  "format": "release" if release else fmt, "split": split, "limit": limit},
@@ -610,18 +707,41 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
         "command": command,
     }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
+    if sentiment_model is not None:
+        from .sentiment import sentiment_baseline
+
+        with library_bars(progress):
+            summary["baselines"]["SentimentLM"] = sentiment_baseline(cats, sentiment_model, device=device,
+                                                                     batch_size=batch_size, cache=dc,
+                                                                     progress=progress, tie_policy=tie_policy)
+    from .published import cats_comparison
+
+    summary["published"] = cats_comparison(lm, summary)
     write_cat_outputs(out_dir, summary, scores, cats)
     return summary
 
 
 def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str | Path, *, fmt: str = "auto",
-                         tie_policy: str = "reference", allow_missing: bool = False, seed: int = 0,
-                         model: Optional[str] = None, command: Optional[str] = None) -> dict:
+                         tie_policy: Optional[str] = None, allow_missing: bool = False, seed: int = 0,
+                         model: Optional[str] = None, command: Optional[str] = None,
+                         protocol: Optional[str] = None) -> dict:
     """Metrics from an existing per-sentence score file (original StereoSet predictions format or JSONL
-    with id/score) against the gold CATs in ``data`` (ids must match)."""
+    with id/score) against the gold CATs in ``data`` (ids must match). Of a protocol only the tie
+    rule applies: how the scores were computed is the file's business (the report says so)."""
     from .cat_metrics import full_report
+    from .protocols import apply_protocol, choose
+    from .protocols import words as W
+    from .protocols.origin import cats_origin
 
     cats = read_cats(data, format=fmt)
+    proto, how = choose("cats", protocol, cats_origin(fmt, cats))
+    applied = apply_protocol(proto, "cats", {"tie_policy": tie_policy}, {"tie_policy": "reference"}, chosen_by=how,
+                             words={"tie_policy": W.TIES},
+                             extra_notes=["The scores come from a file: only the tie rule is biaskit's; how the "
+                                          "sentences were scored is not known to it."])
+    applied.rows = [r for r in applied.rows if r["key"] == "tie_policy"]
+    applied.deviations = [d for d in applied.deviations if d["key"] == "tie_policy"]
+    tie_policy = applied.values["tie_policy"]
     scores = read_predictions(predictions)
     # keep only the splits present in the predictions (the reference's files may hold one split)
     present = {c.split for c in cats if all(_score_of(o, scores) is not None for o in c.options)}
@@ -638,7 +758,7 @@ def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str
              "missing_cats": n_missing,
              "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats), "format": fmt},
              "predictions": {"path": str(predictions), "sha256": _sha256(Path(predictions)), "n_scores": len(scores)},
-             "command": command}
+             "protocol": applied.as_dict(), "command": command}
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
     write_cat_outputs(out_dir, summary, None)
     return summary

@@ -98,6 +98,15 @@ class LabelStudioPage:
         self.page.get_by_test_id("bottombar-submit-button").wait_for()
         self.page.locator(f"{ANNOTATION} .lsf-richtext, {ANNOTATION} .lsf-htx-richtext").first.wait_for()
 
+    def open_stream(self, project_id: int, label_config: Optional[str] = None) -> None:
+        """Start Label Studio's label stream ("Label All Tasks", what annotators use): the server picks
+        the task; wait until its editor is ready."""
+        if label_config:
+            self.controls = control_order(label_config)
+        self.page.goto(f"{self.url}/projects/{project_id}/data?labeling=1")
+        self.page.get_by_test_id("bottombar-submit-button").wait_for()
+        self.page.locator(f"{ANNOTATION} .lsf-richtext, {ANNOTATION} .lsf-htx-richtext").first.wait_for()
+
     @property
     def area(self):
         return self.page.locator(ANNOTATION)

@@ -8,6 +8,7 @@ translation-review tests.
 * ``ls_server`` (session): a copy of the template (with its hidden ``.env``) started through
   :func:`biaskit.annotation.server.start_server` on a free 127.0.0.1 port (~4-14 s); yields
   ``{"url", "token", "pid", "data_dir", "email", "password"}``; stopped at the end of the session.
+* ``ls_env`` (function): ``ls_server`` with ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY`` set for the test.
 * ``ls_fresh_server`` (function): a server of its own (for tests that stop and restart it).
 * ``ls_annotator`` (session): a factory ``ls_annotator(email) -> {"email", "password", "token", "id"}``
   creating a *real* annotator account through the invite link + sign-up form (the only way an OSS
@@ -93,6 +94,15 @@ def ls_server(ls_template, tmp_path_factory):
         yield srv
     finally:
         stop_server(data)
+
+
+@pytest.fixture
+def ls_env(ls_server, monkeypatch):
+    """``ls_server`` with ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY`` set and progress bars off."""
+    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
+    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
+    return ls_server
 
 
 @pytest.fixture

@@ -49,10 +49,18 @@ class Cmd:
 COMMANDS: list[Cmd] = [
     # evaluate
     Cmd("evaluate pairs", "--data {in:pairs_csv} -m {model} --runs 1 --batch-size 8 --out {outdir:res}", model=True),
+    # an NSP head file (before the row below: a test looks a command up by its last row)
+    Cmd("evaluate cats", "--data {use:cats_flat} -m {model} --nsp-head {in:nsp_head} --out {outdir:res}", model=True),
     Cmd("evaluate cats", "--data {in:cats_flat} --predictions {in:predictions} --out {outdir:res}"),
     Cmd("evaluate seat", "--test {in:seat_test} -m {model} --n-samples 50 --out {outdir:res}", model=True),
     Cmd("evaluate correlate", "--results {in:results_a} --results {use:results_b} --results {use:results_c} "
                               "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}"),
+    Cmd("evaluate ceat", "-m {model} --corpus {in:ceat_corpus} --groups {in:ceat_groups} --n-samples 20 "
+                         "--out {outdir:res}", model=True),
+    Cmd("evaluate ilps", "-m {model} --groups {in:ceat_groups} --out {outdir:res}", model=True),
+    # Cao et al. 2022's intrinsic metrics run by correlate itself (the tiny model's folder is named "model")
+    Cmd("evaluate correlate", "--protocol cao2022 -m {model} --cats {in:cats_flat} --corpus {in:ceat_corpus} "
+                              "--extrinsic {use:extrinsic_model} --no-plots --out {outdir:res}", model=True),
     Cmd("evaluate seat-names", "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} "
                                "--counts {out:counts.csv}"),
     Cmd("evaluate seat-tests", "--data {in:release} --out {outdir:seat}"),
@@ -95,6 +103,13 @@ COMMANDS: list[Cmd] = [
     Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
                           "--report-dir {outdir:rep}"),
     Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),
+    # replay and the judge report count any label as a vote (StereoSet's 'related' among them)
+    Cmd("annotate replay", "--judgments {in:judgments} --kind pair --min-judgments 2 --max-judgments 3 "
+                           "--out {out:replay.json}", lenient=frozenset({"in:judgments bad label value"})),
+    Cmd("annotate judge-agreement", "--judgments {in:judgments} --llm {in:llm_judgments} --kind pair "
+                                    "--out {outdir:judge}",
+        lenient=frozenset({"in:judgments bad label value", "in:llm_judgments bad label value"})),
+    Cmd("annotate prelabel", "--kind tuple --data {in:tuples} --llm dummy --out {out:llm.csv}"),
     Cmd("annotate report", "--kind translation --data {in:cands} --applied {in:applied} --out {outdir:rep}"),
     # data
     Cmd("data list", "--registry {in:registry}"),
@@ -289,6 +304,11 @@ def _aggregated(d: Path) -> Path:
     return d / "aggregated.csv"
 
 
+def _llm_judgments(d: Path) -> Path:
+    return _csv(d / "llm.csv", [{"task": t, "worker": "llm:m", "question": "validity", "label": "stereo",
+                                 "kind": "pair"} for t in _pair_ids()])
+
+
 def _predictions_ls(d: Path) -> Path:
     return _csv(d / "pre.csv", [{"task": t, "question": "validity", "label": "stereo"} for t in _pair_ids()])
 
@@ -391,6 +411,49 @@ def _corpus(d: Path) -> Path:
     (d / "corpus.txt").write_text("Ravi met Priya. Ravi and Amit ran.\nPriya, Sunita and Amit sang.\n" * 5,
                                   encoding="utf-8")
     return d / "corpus.txt"
+
+
+def _nsp_head(d: Path) -> Path:
+    """A next-sentence head in the StereoSet reference format for the tiny BERT ({model}): a ModelNSP state
+    dict (module.core_model.* of a BertModel of the same shape, module.nsp_head.0-2.*), named as the
+    authors' files so that its 'is next' output (0 for bert) is known."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    core = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                intermediate_size=64, max_position_embeddings=512))
+    head = torch.nn.Sequential(torch.nn.Linear(32, 300), torch.nn.Linear(300, 300), torch.nn.Linear(300, 2))
+    state = {f"module.core_model.{k}": v for k, v in core.state_dict().items()}
+    state.update({f"module.nsp_head.{k}": v for k, v in head.state_dict().items()})
+    p = d / "BertModel_bert-base-cased_1e-05.pth"
+    torch.save(state, p)
+    return p
+
+
+def _ceat_corpus(d: Path) -> Path:
+    """Sentences naming two of Cao et al.'s groups of each domain and several pleasant / unpleasant words."""
+    groups = ["man", "woman", "Asian", "Black", "Hindu", "Muslim"]
+    attrs = ["love", "peace", "happy", "friend", "gift", "kill", "ugly", "filth", "death", "poison"]
+    lines = [f"The {g} spoke of {a} in the village square that evening." for g in groups for a in attrs]
+    (d / "ceat_corpus.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return d / "ceat_corpus.txt"
+
+
+def _ceat_groups(d: Path) -> Path:
+    (d / "groups.json").write_text(json.dumps({
+        "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
+        "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim"]}}),
+        encoding="utf-8")
+    return d / "groups.json"
+
+
+def _extrinsic_model(d: Path) -> Path:
+    """Extrinsic scores of the tiny model (the folder name "model") on Cao et al.'s domains."""
+    rows = [{"model": "model", "domain": dom, "group": g, "metric": "fpr", "score": 0.1 + 0.05 * j}
+            for dom, gs in (("gender", ["man", "woman"]), ("race", ["asian", "black"]),
+                            ("religion", ["hindu", "muslim"])) for j, g in enumerate(gs)]
+    return _csv(d / "extrinsic_model.csv", rows)
 
 
 def _names(d: Path) -> Path:
@@ -503,6 +566,7 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
     Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
     Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
     Sample("predictions_ls", "csv", _predictions_ls, enum=("label", "sideways")),
+    Sample("llm_judgments", "csv", _llm_judgments, enum=("label", "sideways")),
     Sample("export", "json", _export),
     Sample("config", "text", _config),
     Sample("users", "csv", _users),
@@ -517,6 +581,10 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in [
     Sample("gen", "csv", _gen),
     Sample("seat_test", "json", _seat_test),
     Sample("corpus", "text", _corpus),
+    Sample("nsp_head", "bytes", _nsp_head),
+    Sample("ceat_corpus", "text", _ceat_corpus),
+    Sample("ceat_groups", "json", _ceat_groups),
+    Sample("extrinsic_model", "csv", _extrinsic_model),
     Sample("names", "csv", _names),
     Sample("lexicon", "csv", _lexicon),
     Sample("inventory", "dir", _inventory),

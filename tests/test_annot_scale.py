@@ -21,12 +21,7 @@ from biaskit.cli import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 
-@pytest.fixture
-def ls_env(ls_server, monkeypatch):
-    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
-    monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
-    return ls_server
+# ls_env (the server with LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY set): tests/fixtures_labelstudio.py
 
 
 def _client(server):

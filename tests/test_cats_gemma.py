@@ -15,8 +15,10 @@ def test_gemma_on_stereoset_slice(gemma_dir, stereoset_jsonl, tmp_path):
     from biaskit.evaluation.stereoset import read_cats, run_cats
 
     torch.set_num_threads(2)
-    # 20 CATs: the dev file alternates splits, so about 10 intrasentence and 10 intersentence
-    s = run_cats(stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16)
+    # 20 CATs: the dev file alternates splits, so about 10 intrasentence and 10 intersentence; --protocol none:
+    # the causal intersentence likelihood (StereoSet's own protocol needs an NSP head for a causal LM)
+    s = run_cats(stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16,
+                 protocol="none")
     assert s["scorer"] == "clm" and s["count"] == 20
     assert set(s["methods"]) == {"clm-sentence", "clm-conditional"}
     assert s["intrasentence"]["overall"]["count"] + s["intersentence"]["overall"]["count"] == 20

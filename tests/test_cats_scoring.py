@@ -244,8 +244,9 @@ def test_no_mask_token_is_a_clear_error(tiny_gpt2):
 
 def test_cli_cats_then_predictions_mode_gives_the_same_metrics(tiny_gpt2, stereoset_jsonl, tmp_path, capsys):
     out = tmp_path / "run"
+    # --protocol none: GPT-2's intersentence likelihood (StereoSet's own protocol needs an NSP head)
     code, stdout, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_gpt2),
-                              "--scorer", "clm", "--limit", "12", "--out", str(out), "-q"], capsys)
+                              "--scorer", "clm", "--limit", "12", "--out", str(out), "-q", "--protocol", "none"], capsys)
     assert code == 0, err
     assert "LMS" in stdout and "intersentence" in stdout
     for f in ("summary.json", "report.md", "scores.jsonl", "predictions.json", "targets.csv", "groups.csv"):

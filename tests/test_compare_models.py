@@ -32,12 +32,13 @@ def three_bert(tmp_path_factory):
 
 def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt2, stereoset_jsonl, tmp_path):
     res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True,
-                         batch_size=8)
+                         protocol="none", batch_size=8)
     table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
     names = res["names"]
     assert len(set(names)) == 3 and set(table["model"]) == set(names) | {"ENSEMBLE"}
     for name, m in zip(names, three_gpt2):
-        single = run_cats(stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8)
+        single = run_cats(stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8,
+                          protocol="none")
         rows = table[table["model"] == name].set_index(["split", "domain"])
         for split in ("intrasentence", "intersentence"):
             for dom, r in [("all", single[split]["overall"]), *single[split]["by_domain"].items()]:
@@ -66,7 +67,8 @@ def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt
 
 
 def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_jsonl, tmp_path):
-    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True)
+    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True,
+                         protocol="none")
     cats = read_cats(stereoset_jsonl, limit=12)
     runs = []
     for name in res["names"]:
@@ -84,7 +86,7 @@ def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_j
 
 def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
     args = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--scorer", "clm", "--limit", "6",
-            "--out", str(tmp_path / "o"), "-q"]
+            "--out", str(tmp_path / "o"), "-q", "--protocol", "none"]
     for m in three_gpt2:
         args += ["--model", m]
     code, out, err = run_cli(args + ["--ensemble"], capsys)

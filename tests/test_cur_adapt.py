@@ -100,3 +100,67 @@ def test_cli_adapt(crows_csv, tmp_path, capsys):
     assert {r["bias_type"] for r in rows} == {"gender", "age"}
     assert read_jsonl(out) and (tmp_path / "ics.report.json").exists()
     assert "adapt: kept" in capsys.readouterr().out
+
+
+# IndiBias Table 10 (most common first), typed here from the paper
+TABLE10 = {("hindu", "m"): "rahul ram raj anand prakash", ("hindu", "f"): "mamata sushma durga pooja smriti",
+           ("muslim", "m"): "ali salman ahmad abdul imran", ("muslim", "f"): "farah sania shabana nargis fatima"}
+
+
+def _religion_of(name: str, gender: str) -> set[str]:
+    from biaskit.curation.adapt import ranked_names
+
+    return {r for r in ("hindu", "muslim") if name in ranked_names(r, gender)}
+
+
+def test_names_are_table10s_most_common_in_rank_order():
+    from biaskit.curation.adapt import ranked_names
+
+    for (rel, g), first in TABLE10.items():
+        assert [n.lower() for n in ranked_names(rel, g)[:5]] == first.split()
+    inv = load_inventory()
+    # two US men in one pair: the most common and the second most common name of one religion
+    _, _, mapping, _ = replace_names("John and Mike met Mary.", "John and Mike met Bill.", inventory=inv,
+                                     names="indibias-hindu", rng=random.Random("0:z"))
+    assert dict(mapping) == {"John": "Rahul", "Mike": "Ram", "Mary": "Mamata", "Bill": "Raj"}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_adapted_gender_pair_differs_only_in_gender(seed, tmp_path):
+    """A CrowS-Pairs gender pair that swaps a woman's name for a man's: after adaptation both names are
+    IndiBias Table 10's most common names of one and the same religion, so the pair differs in gender only."""
+    import pandas as pd
+
+    rows = [{"sent_more": "Mary was too emotional to lead the team.", "sent_less": "John was too emotional to lead "
+             "the team.", "stereo_antistereo": "stereo", "bias_type": "gender", "annotations": "[]",
+             "anon_writer": "a", "anon_annotators": "[]"},
+            {"sent_more": "Susan cried when Mike shouted.", "sent_less": "Steve cried when Mike shouted.",
+             "stereo_antistereo": "stereo", "bias_type": "gender", "annotations": "[]", "anon_writer": "a",
+             "anon_annotators": "[]"}]
+    f = tmp_path / "crows.csv"
+    pd.DataFrame(rows).to_csv(f)
+    pairs, _ = adapt_crows(f, keep=["gender"], seed=seed, check=False)
+    religions = set()
+    for p in pairs:
+        names = {c["to"]: c["from"] for c in p.meta["changes"] if c["type"] == "name"}
+        genders = {ind: load_inventory().us_names[us] for ind, us in names.items()}
+        rel = [_religion_of(ind, g) for ind, g in genders.items()]
+        assert all(len(r) == 1 for r in rel) and len(set().union(*rel)) == 1, (seed, names)  # one religion per pair
+        religions |= set().union(*rel)
+        a, b = p.sent_more.split(), p.sent_less.split()
+        diff = [(x, y) for x, y in zip(a, b) if x != y]
+        assert len(a) == len(b) and len(diff) == 1  # one word differs: the name, i.e. the gender
+        (x, y), = diff
+        assert {genders[x.strip(".,")], genders[y.strip(".,")]} == {"m", "f"}
+    assert religions  # (over the seeds both religions occur; checked below)
+
+
+def test_both_religions_occur_over_pairs(crows_csv):
+    pairs, _ = adapt_crows(crows_csv, keep=["gender"], seed=0, check=False)
+    seen = set()
+    for p in pairs:
+        for c in p.meta["changes"]:
+            if c["type"] == "name":
+                for g in ("m", "f"):
+                    seen |= _religion_of(c["to"], g)
+    assert seen == {"hindu", "muslim"}

@@ -41,7 +41,7 @@ def test_every_backend_implements_the_client_protocol():
 
 
 def test_every_task_is_registered_with_its_prompt():
-    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "sentences",
+    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "prelabel", "sentences",
                              "translate_cat_intersentence", "translate_cat_intrasentence", "translate_pair",
                              "translate_sentence", "tuples"]
     prompts = {p.id for p in load_prompts().values()}
@@ -58,7 +58,8 @@ SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "
                  "sent_less": "The woman is a doctor.", "text": "The man is a doctor.", "target": "Muslim",
                  "domain": "religion", "society": "India", "language": "English",
                  "context": "The farmer was too BLANK to read.", "stereotype": "poor", "anti_stereotype": "rich",
-                 "unrelated": "purple"}
+                 "unrelated": "purple", "guidelines": "Answer as a careful annotator.",
+                 "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no"}
 
 
 @pytest.mark.parametrize("ref", sorted(load_prompts()))

@@ -13,6 +13,8 @@ A kind (:class:`TaskKind` subclass, one module per kind in this package, registe
 ``judgments``               one annotation's values -> judgment rows
 ``prediction_result``       a pre-annotation (model/LLM label) -> a Label Studio result
 ``votes``                   judgment rows -> the rows the aggregator votes on (default: as is)
+``decision_rules``          the questions adaptive overlap waits on, and the rule deciding each
+``task_outcome``            a task's decision from its questions' outcomes (``task_settled``: can it change)
 ``apply``                   records + aggregated votes (+ judgments) -> :class:`ApplyResult`
 ``write``                   how the accepted records are written (default JSONL)
 ``report``                  an optional report on applied annotations (translation: the review report)
@@ -229,6 +231,9 @@ class TaskKind:
     comment_control: Optional[str] = "comment"
     #: options :meth:`apply` accepts beyond the votes (name -> help), e.g. ``direction_policy``
     apply_options: dict[str, str] = {}
+    #: labels of the deciding question that, once accepted, reject the record (a tuple accepted as
+    #: "no", a pair as "invalid"): :meth:`accepts`
+    reject_labels: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         #: rows skipped by the last ``load(..., skip_invalid=True)``
@@ -339,6 +344,42 @@ class TaskKind:
                              fix=f"use one of {', '.join(x.name for x in self.questions if x.type == CHOICE)}.")
         to = ParsedConfig.from_xml(self.config([])).controls[q.control][2][0]
         return [{"from_name": q.control, "to_name": to, "type": "choices", "value": {"choices": [label]}}]
+
+    # --- adaptive overlap: when is a task decided ---------------------------------------------------
+    def decision_rules(self, min_agree: Optional[int] = None) -> dict[str, Any]:
+        """question -> the :class:`~biaskit.annotation.settle.ItemRule` that decides it: what adaptive
+        overlap (``push --overlap adaptive``, ``annotate replay``) waits on. Default: the required
+        single-choice questions under ``apply``'s majority vote (``min_agree`` K, else a strict
+        majority); other questions (optional choices, concerns, corrections) are not waited for."""
+        from ..settle import MajorityRule
+
+        return {q.name: MajorityRule(tuple(q.labels), min_agree) for q in self.questions
+                if q.type == CHOICE and q.required}
+
+    def task_outcome(self, outcomes: dict[str, tuple]) -> tuple:
+        """The task's decision from its deciding questions' outcomes (``(status, label)`` each): one
+        question -> its outcome; several -> accepted when all are, rejected when any is, else
+        needs_adjudication (not_annotated when none was answered) -- :func:`~..cat_rule.cat_verdict`."""
+        if len(outcomes) == 1:
+            return next(iter(outcomes.values()))
+        st = [o[0] for o in outcomes.values()]
+        if all(s == "not_annotated" for s in st):
+            return ("not_annotated", None)
+        if all(s == "accepted" for s in st):
+            return ("accepted", None)
+        return ("rejected" if "rejected" in st else "needs_adjudication", None)
+
+    def accepts(self, outcome: tuple) -> bool:
+        """Does a task decision (:meth:`task_outcome`) keep the record? Accepted with a label that is not
+        one of :attr:`reject_labels` (replay's retention, the judge report's acceptance)."""
+        return outcome[0] == "accepted" and outcome[1] not in self.reject_labels
+
+    def task_settled(self, outcomes: dict[str, tuple], settled: dict[str, bool]) -> bool:
+        """Can the task's decision still change? Not when every deciding question is settled, nor (several
+        questions) when one is settled ``rejected`` (:meth:`task_outcome` rejects the task whatever the others)."""
+        if all(settled.values()):
+            return True
+        return len(outcomes) > 1 and any(settled[q] and outcomes[q][0] == "rejected" for q in outcomes)
 
     # --- judgments -> validated records ------------------------------------------------------------
     def votes(self, judgments, records: Optional[list[Any]] = None):

@@ -69,6 +69,12 @@ class CatKind(TaskKind):
         return [{"from_name": f"label_{s}", "to_name": f"sentence_{s}", "type": "choices",
                  "value": {"choices": [label]}}]
 
+    def decision_rules(self, min_agree=None):
+        """Each sentence ``option_<gold>`` under StereoSet's rule (:class:`~..settle.WriterLabelRule`)."""
+        from ..settle import WriterLabelRule
+
+        return {f"option_{g}": WriterLabelRule(CAT_LABELS, min_agree, gold=g) for g in CAT_LABELS}
+
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
         """StereoSet's rule (sec. 4.3, :mod:`biaskit.annotation.cat_rule`): a CAT is accepted when, for
         each of its three sentences, at least ``min_agree`` (default 3) validators gave the writer's
@@ -77,12 +83,16 @@ class CatKind(TaskKind):
         annotators' labels with their ids."""
         from biaskit.schema import HumanLabel
 
+        from ..adaptive import read_settlements, settled_overrides
         from ..cat_rule import STEREOSET_MIN_AGREE, cat_verdict, judgment_counts, option_verdict
+        from ..settle import WriterLabelRule
 
         k = options.get("min_agree") or STEREOSET_MIN_AGREE
         human: dict[tuple[str, str], list[HumanLabel]] = {}
         j = votes.judgments
         counts = judgment_counts(j) if j is not None and len(j) else {}
+        # adaptive overlap's risk policy: sentences decided before the rule alone could (recorded decisions)
+        settled, _ = settled_overrides(read_settlements(j), WriterLabelRule(CAT_LABELS, k).spec())
         if j is not None and len(j):
             for t, q, w, lab in zip(j["task"].astype(str), j["question"].astype(str), j["worker"].astype(str),
                                     j["label"]):
@@ -95,6 +105,13 @@ class CatKind(TaskKind):
             rows = {o.gold_label: votes.get(rid, f"option_{o.gold_label}") for o in rec.options}
             verdicts = {g: option_verdict(g, votes=counts.get((rid, f"option_{g}")), aggregated=v, min_agree=k)
                         for g, v in rows.items()}
+            for g in verdicts:
+                s = settled.get((rid, f"option_{g}"))
+                if s is not None:
+                    verdicts[g] = {**verdicts[g], "status": s["status"], "settled": "risk",
+                                   "reason": "" if s["status"] == "accepted" else
+                                   f"adaptive overlap (risk policy) decided {s['status']} after {verdicts[g]['n']} "
+                                   f"validator(s)"}
             status, reason = cat_verdict(verdicts)
             if status != "accepted":
                 res.drop(rid, status, reason)
@@ -102,6 +119,8 @@ class CatKind(TaskKind):
             for o in rec.options:
                 o.human_labels = human.get((rid, f"option_{o.gold_label}"), o.human_labels)
             rec.meta["annotation"] = {g: {**summarize(v or {}), "agree": verdicts[g]["agree"],
-                                          "validators": verdicts[g]["n"]} for g, v in rows.items()}
+                                          "validators": verdicts[g]["n"],
+                                          **({"settled": "risk"} if verdicts[g].get("settled") else {})}
+                                      for g, v in rows.items()}
             res.accept(rec)
         return res

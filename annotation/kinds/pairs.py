@@ -48,6 +48,7 @@ class PairKind(TaskKind):
     name = "pair"
     title = "Does this pair express a stereotype (stereo), violate one (antistereo), or is it not a valid pair?"
     records_name = "pairs"
+    reject_labels = ("invalid",)
     questions = (
         Question("validity", "validity", CHOICE, ("stereo", "antistereo", "invalid"), required=True),
         Question("concern", "concerns", MULTI, tuple(v[0] for v in PAIR_CONCERNS.values())),

@@ -42,6 +42,7 @@ class SentenceKind(TaskKind):
     name = "sentence"
     title = "Keep, fix or drop this generated sentence?"
     records_name = "sentences"
+    reject_labels = ("drop",)
     questions = (
         Question("decision", "decision", CHOICE, DECISIONS, required=True),
         Question("edited", "edited", TEXT, prefill="sentence"),

@@ -79,6 +79,7 @@ class TranslationKind(TaskKind):
     corrections: dict[str, tuple[str, str, str]] = {"corrected_more": ("sent_more", "sentence 1", "src_more"),
                                                     "corrected_less": ("sent_less", "sentence 2", "src_less")}
     record_word = "pair"
+    reject_labels = (NONE_CHOICE,)
     questions = (
         Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
         Question("corrected_more", "corrected_more", TEXT),

@@ -8,6 +8,7 @@ class TupleKind(TaskKind):
     name = "tuple"
     title = "Is this (identity, attribute) a prevalent stereotype?"
     records_name = "tuples"
+    reject_labels = ("no",)
     questions = (
         Question("stereotype", "stereotype", CHOICE, ("yes", "no"), required=True),
         Question("polarity", "polarity", CHOICE, ("positive", "negative")),

@@ -200,7 +200,8 @@ class AdaptStage(Stage):
 
     keep: list[str] = Field(default_factory=lambda: ["gender", "age", "disability", "physical-appearance",
                                                      "socioeconomic"])
-    names: Literal["india", "india-hindu", "india-muslim", "india-christian", "india-sikh", "none"] = "india"
+    names: Literal["indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim",
+                   "india-christian", "india-sikh", "none"] = "indibias"
     seed: int = 0
     lexicon: Optional[str] = None
     drop_flagged: bool = False
@@ -217,11 +218,32 @@ class ReviewStage(Stage):
     Label Studio, pull, aggregate, apply (``biaskit annotate push|pull|apply``)."""
 
     project: Optional[str] = Field(None, description="Label Studio project title (default: '<name> <stage>')")
-    overlap: int = Field(3, ge=1, description="annotators per task; the stage waits until every task has them")
+    overlap: Union[int, Literal["adaptive"]] = Field(
+        3, description="annotators per task (the stage waits until every task has them), or \"adaptive\": "
+                       "min_judgments first, more only while a task's decision can change")
+    min_judgments: int = Field(3, ge=1, description="adaptive: judgments every task gets first")
+    max_judgments: int = Field(5, ge=1, description="adaptive: the most judgments a task may get")
+    policy: Literal["exact", "risk"] = Field("exact", description="adaptive: stopping policy")
+    epsilon: float = Field(0.01, gt=0, lt=1, description="adaptive, risk: accepted probability of a changed decision")
     min_agree: Optional[int] = Field(None, ge=1)
     method: str = "majority"
     seed: int = 0
     chunk_size: int = Field(1000, ge=1)
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError("give at least 1 annotator per task, or \"adaptive\"")
+        return v
+
+    @field_validator("max_judgments")
+    @classmethod
+    def _max_judgments(cls, v: int, info) -> int:
+        lo = info.data.get("min_judgments")
+        if lo is not None and v < lo:
+            raise ValueError(f"max_judgments ({v}) is below min_judgments ({lo})")
+        return v
 
     @field_validator("method")
     @classmethod
@@ -282,7 +304,8 @@ class CatReviewStage(ReviewStage):
     """``[stages.cat_review]``: five validators label each option; StereoSet's rule keeps a CAT when
     at least three of them give every option the writer's label (sec. 4.3)."""
 
-    overlap: int = Field(5, ge=1, description="validators per CAT (StereoSet: 5)")
+    overlap: Union[int, Literal["adaptive"]] = Field(5, description="validators per CAT (StereoSet: 5), or "
+                                                     "\"adaptive\" (StereoSet's rule decides when a CAT is settled)")
 
 
 class CatTranslateStage(MTStage):
@@ -312,6 +335,15 @@ class ReleaseStage(Stage):
     keyness: bool = True
     plots: bool = True
     date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    protocol: Optional[str] = Field(None, description="the paper protocol release.json records (default: the "
+                                                      "records' origin)")
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: Optional[str]) -> Optional[str]:
+        from ..evaluation.protocols import PROTOCOLS
+
+        return None if v is None else _registry_name(v, PROTOCOLS.names() + ["none"], "protocol")
 
 
 class SeatTestsStage(Stage):
@@ -334,16 +366,24 @@ class EvaluateStage(Stage):
     cat_split: Literal["intrasentence", "intersentence", "both"] = "both"
     n_samples: int = Field(100_000, ge=1, description="SEAT permutation samples")
     scorer: str = "mlm"
+    protocol: Optional[str] = Field(None, description="a paper protocol (docs/fidelity.md); default: the release's")
     method: Optional[str] = None
-    unit: Literal["token", "word"] = "token"
+    unit: Optional[Literal["token", "word"]] = None
     split: Optional[Literal["dev", "test"]] = "test"
     lang: Optional[str] = None
     batch_size: int = Field(32, ge=1)
     device: str = "auto"
     seed: int = 0
-    runs: int = Field(5, ge=1)
-    fraction: float = Field(0.8, gt=0, le=1)
+    runs: Optional[int] = Field(None, ge=1)
+    fraction: Optional[float] = Field(None, gt=0, le=1)
     out: Optional[str] = None
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: Optional[str]) -> Optional[str]:
+        from ..evaluation.protocols import CHOICES
+
+        return None if v is None else _registry_name(v, list(CHOICES), "protocol")
 
     @field_validator("scorer")
     @classmethod

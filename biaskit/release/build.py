@@ -51,6 +51,7 @@ class BuildOptions:
     plots: bool = True
     created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
     command: Optional[str] = None                # the command line that ran the build (recorded)
+    protocol: Optional[str] = None               # the paper protocol to record (default: the records' origin)
     hub_ready: bool = False                      # refuse what the Hugging Face Hub would reject (release/hub.py)
 
 
@@ -380,8 +381,11 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
         limitations = _limitations(pair_recs, pair_langs, how, merge_counts, prov, o)
+        protocol, protocol_from = _protocol(o, pair_recs, cat_recs)
         release = {
             "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
+            # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
+            "protocol": protocol, "protocol_from": protocol_from,
             "schema_version": SCHEMA_VERSION, "biaskit_version": __version__,
             "license": o.license, "langs": langs, "counts": counts,
             "split": {"policy": o.split_policy, "dev_fraction": o.dev_fraction, "seed": o.seed,
@@ -399,7 +403,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             "flags_dropped": dict(flags_dropped),
         }
         _wj(tmp / L.RELEASE_JSON, release)
-        ctx = {"options": {**asdict(o), "created": created, "citation": citation}, "langs": langs, "counts": counts,
+        ctx = {"options": {**asdict(o), "created": created, "citation": citation, "protocol": protocol},
+               "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
                "limitations": limitations, "plots": plots, "biaskit_version": __version__,
@@ -558,3 +563,15 @@ def _limitations(pair_recs, langs, how: Counter, merge_counts, prov, o: BuildOpt
     if o.keep_flagged:
         out.append("Pairs flagged by the minimal-pair checker were kept (--keep-flagged).")
     return out
+
+
+def _protocol(o: BuildOptions, pair_recs: list, cat_recs: list) -> tuple[Optional[str], str]:
+    """The protocol release.json records: the one asked for, else the records' origin (or None)."""
+    if o.protocol:
+        return (None if o.protocol == "none" else o.protocol), "build option"
+    from ..origin import protocol_of_provenance
+
+    provs = [v.get("provenance") for r in pair_recs for v in r["views"].values()] + \
+        [c.get("provenance") for c in cat_recs]
+    name, what = protocol_of_provenance(provs)
+    return name, what

@@ -149,6 +149,9 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
                  f"`dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
                  f"{ctx['biaskit_version']} from the records and stage reports listed under *Collection process*; "
                  "`release.json` has the exact command.\n")
+    if o.get("protocol"):
+        parts.append(f"Evaluation protocol: `{o['protocol']}` (`biaskit evaluate` scores this release the way that "
+                     "paper did unless told otherwise; docs/fidelity.md).\n")
     parts.append(section("Summary", "", "what the dataset measures and for whom, in two or three sentences.", 2))
 
     # ---------------------------------------------------------------- structure

@@ -54,6 +54,7 @@ def _info(path: Path, meta: dict, fn: str, split: Optional[str], lang: Optional[
     sha = sha256_file(f)
     recorded = (meta.get("data_files") or {}).get(fn)
     return {"release": meta["name"], "version": meta["version"], "created": meta.get("created"),
+            "protocol": meta.get("protocol"),
             "split": split or "all", "lang": lang, "file": fn, "sha256": sha,
             "sha256_matches_release": (recorded == sha) if recorded else None}
 

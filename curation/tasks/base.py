@@ -12,7 +12,8 @@ in ``prompts/``) and two methods to write::
         def parse(self, item, result):               # result.data passed the template's JSON Schema
             return [{"word": item["word"], "antonym": a} for a in result.data["antonyms"]]
 
-``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``expected(item)``
+``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``schema_for(item)``
+(the reply's JSON Schema for this input; default: the template's), ``expected(item)``
 (how many items the prompt asks for, to recognise a cut-off reply as partial), ``context(item)``
 (what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
 """
@@ -73,6 +74,11 @@ class Task:
     @property
     def schema(self) -> Optional[dict]:
         return self.prompt.schema
+
+    def schema_for(self, item: dict[str, Any]) -> Optional[dict]:
+        """The JSON Schema of the reply to ``item`` (default: the template's; a task whose answers depend
+        on the input, such as ``prelabel``'s options, narrows it per item)."""
+        return self.schema
 
     def variables(self, item: dict[str, Any]) -> dict[str, Any]:
         return item

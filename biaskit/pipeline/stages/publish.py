@@ -108,7 +108,8 @@ class ReleaseStage(StageRunner):
                             citation=self._file_option(o.citation), pretty_name=o.pretty_name,
                             card_text=self._file_option(o.card_text),
                             history=[f"{label}={p}" for label, p in self.history()], keep_flagged=o.keep_flagged,
-                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command)
+                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command,
+                            protocol=o.protocol)
         s = build_release(records, out, opts)
         v = verify_release(out)
         if not v.ok:
@@ -193,10 +194,15 @@ class EvaluateStage(StageRunner):
         return have + (["seat"] if self.seat_dir() is not None else [])
 
     def protocol(self, kind: str) -> dict[str, Any]:
-        """The one place where the scoring protocol of the data's origin (issue #19: `--protocol`,
-        chosen by where the data comes from) goes into the calls below, per ``kind`` (pairs, cats,
-        seat). Until that registry exists, every call runs with its function's defaults."""
-        return {}
+        """The one place where the scoring protocol goes into the calls below (issue #19, docs/fidelity.md):
+        the stage's ``protocol`` for the kinds (pairs, cats, seat) it covers, else each kind's data
+        origin (``None``: the evaluator picks the protocol of where the data comes from)."""
+        from biaskit.evaluation.protocols import AUTO, NONE, get_protocol
+
+        name = self.opts.protocol
+        if name is None or name.lower() in (AUTO, NONE):
+            return {"protocol": name}
+        return {"protocol": name if kind in get_protocol(name).commands else None}
 
     def run(self) -> Outcome:
         o = self.opts

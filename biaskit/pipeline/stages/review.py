@@ -1,5 +1,8 @@
 """The human stages: push records to Label Studio, pull what annotators answered, and once every task
-has its ``overlap`` annotators (or with ``biaskit run --partial``), aggregate and apply.
+has its ``overlap`` annotators (or with ``biaskit run --partial``), aggregate and apply. With
+``overlap = "adaptive"`` every run is a round of adaptive overlap (:func:`biaskit.annotation.labelstudio.advance`:
+open tasks that reached their annotators get more, settled ones get none) and the stage goes on once
+every task is settled.
 
 They never block the machine: while tasks lack annotators the stage returns ``waiting`` with a
 status line ("hi review: 57 of 142 tasks have 3 judgments") and ``biaskit run`` stops with exit code 3;
@@ -34,8 +37,22 @@ def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
             "started": len(workers), "target": overlap, "judgments": n, "annotators": len(everyone)}
 
 
+def adaptive_progress(judgments, ids: set[str], summary: dict[str, Any]) -> dict[str, Any]:
+    """:func:`review_progress` of a stage with adaptive overlap: ``complete`` = settled tasks
+    (``summary``: :func:`biaskit.annotation.adaptive.summarize` of the last round)."""
+    p = review_progress(judgments, ids, 1)
+    p.update(complete=int(summary["settled"]), target=f"{summary['min_judgments']}..{summary['max_judgments']}",
+             adaptive=summary)
+    return p
+
+
 def progress_line(label: str, p: dict[str, Any]) -> str:
-    """``"hi review: 57 of 142 tasks have 3 judgments"``."""
+    """``"hi review: 57 of 142 tasks have 3 judgments"`` (adaptive: ``"... tasks settled (3..5 judgments,
+    412 saved so far)"``)."""
+    if p.get("adaptive"):
+        a = p["adaptive"]
+        return (f"{label}: {p['complete']} of {p['tasks']} tasks settled (adaptive overlap, {p['target']} judgments; "
+                f"{a['judgments_saved']} judgment(s) saved so far)")
     return (f"{label}: {p['complete']} of {p['tasks']} tasks have {p['target']} judgment"
             f"{'s' if p['target'] != 1 else ''}")
 
@@ -69,14 +86,26 @@ class ReviewStage(StageRunner):
     def out_file(self, records: list) -> Path:
         return self.path_out(self.out_name)
 
+    def adaptive(self):
+        """The stage's adaptive overlap settings (None: a fixed ``overlap``)."""
+        o = self.opts
+        if o.overlap != "adaptive":
+            return None
+        from biaskit.annotation.adaptive import AdaptiveSettings
+
+        return AdaptiveSettings(policy=o.policy, min_judgments=o.min_judgments, max_judgments=o.max_judgments,
+                                epsilon=o.epsilon, min_agree=o.min_agree)
+
     def run(self) -> Outcome:
         from biaskit.annotation.apply import run_apply
         from biaskit.annotation.kinds import get_kind
-        from biaskit.annotation.labelstudio import pull, push
+        from biaskit.annotation.labelstudio import advance, pull, push
         from biaskit.io import write_table
         from biaskit.readers import read_judgments
 
         o = self.opts
+        adaptive = self.adaptive()
+        rnd = None
         data = self.input_path()
         k = get_kind(self.kind)
         records = k.load(data)
@@ -87,13 +116,17 @@ class ReviewStage(StageRunner):
         st = self.ctx.state.get(self.name)
         fp = self.current_fingerprint
         if st.get("pushed") != fp or st.get("pushed_to") != url:   # (a restarted server may have a new port)
-            rep = push(data, self.kind, title, url=url, overlap=o.overlap, seed=o.seed, chunk_size=o.chunk_size,
+            rep = push(data, self.kind, title, url=url, overlap=None if adaptive else o.overlap, seed=o.seed,
+                       chunk_size=o.chunk_size, adaptive=adaptive,
                        description=f"biaskit {self.kind} review of the project '{self.project.name}' "
                                    f"(stage {self.name}); created by: {self.ctx.options.command}",
                        show_progress=self.ctx.options.progress)
             self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
             self.ctx.echo(f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
                           f"({rep.n_existing} already there) {rep.url}")
+            rnd = rep.adaptive
+        elif adaptive is not None:   # adaptive overlap: every run is a round (more annotators for open tasks)
+            rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
         ls_url = self.ctx.state.get(self.name).get("ls_url") or url
         pulled = self.path_out("pulled.jsonl")
         pull(title, pulled, url=url, kind=self.kind)
@@ -101,7 +134,7 @@ class ReviewStage(StageRunner):
         if len(df) and "task" in df.columns:
             df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
         judgments = write_table(self.path_out("judgments.jsonl"), df)
-        prog = review_progress(df, ids, o.overlap)
+        prog = adaptive_progress(df, ids, rnd) if rnd is not None else review_progress(df, ids, o.overlap)
         line = progress_line(self.label(), prog)
         where = f"Label Studio project '{title}' at {ls_url}"
         outputs = {"judgments": judgments}

@@ -1,0 +1,109 @@
+"""LLM pre-labels, the annotation side: a kind's tasks as self-contained questions for an LLM, and
+the LLM's answers back as judgment rows (``annotate prelabel``; the LLM call itself is curation's
+``prelabel`` task run by the one job runner, wired by the CLI root -- stages never import each other).
+
+:func:`prelabel_items` renders every record the way Label Studio shows it to an annotator, read off the
+kind's own labeling config (headers and texts in order, with the task's data filled in), with the
+kind's single-choice questions (the config's ``Choices``, their options and the header above them)
+and the kind's annotator guidelines (``data/guidelines/<kind>.<lang>.md``, what the project's
+instructions panel shows). :func:`answers_to_judgments` turns the LLM's answers, which are values of
+the config's controls exactly like an annotation's, into judgment rows through the kind's own
+:meth:`~biaskit.annotation.kinds.base.TaskKind.judgments` (a CAT's slots become ``option_<gold>``
+questions as for people), with ``worker = llm:<model>`` and ``model`` = the model and prompt version
+(Label Studio's ``model_version`` when they are pushed as predictions).
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any, Iterable, Optional
+
+from .kinds import CHOICE
+
+_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _fill(text: str, data: dict) -> str:
+    return _VAR.sub(lambda m: str(data.get(m.group(1), "")), text or "")
+
+
+def task_view(kind, data: dict, config: Optional[str] = None) -> tuple[str, list[dict]]:
+    """``(item text, questions)`` of one task as an annotator sees it (see the module docstring)."""
+    root = ET.fromstring(config or kind.config(None))
+    single = {q.control for q in kind.questions if q.type == CHOICE}
+    lines: list[str] = []
+    questions: list[dict] = []
+    header: Optional[str] = None
+    for el in root.iter():
+        if el.tag == "Header":
+            header = _fill(el.get("value", ""), data).strip()
+            lines.append(header)
+        elif el.tag == "Text":
+            val = _fill(el.get("value", ""), data).strip()
+            if val:
+                lines.append(f"[{el.get('name')}] {val}")
+        elif el.tag == "Choices" and el.get("name") in single and el.get("choice") != "multiple":
+            opts = [c.get("value") for c in el.findall("Choice")]
+            hints = [c.get("hint") for c in el.findall("Choice")]
+            about = el.get("toName")
+            text = header or f"Label [{about}]"
+            if about and f"[{about}]" not in text:
+                text = f"{text} (about [{about}])"
+            q: dict[str, Any] = {"id": el.get("name"), "question": text, "options": opts}
+            if any(hints):
+                q["hints"] = {o: h for o, h in zip(opts, hints) if h}
+                text += " -- " + "; ".join(f"{o}: {h}" for o, h in q["hints"].items())
+                q["question"] = text
+            questions.append(q)
+            header = None
+    return "\n".join(x for x in lines if x), questions
+
+
+def prelabel_items(kind, records: Iterable[Any], *, lang: str = "en", seed: int = 0) -> list[dict]:
+    """One input item of curation's ``prelabel`` task per record (``seed``: the same per-task shuffle as
+    ``push --seed``, so slots and options are where annotators see them)."""
+    from biaskit.errors import InputError
+
+    guide = kind.guidelines.get(lang)
+    if guide is None:
+        raise InputError(f"kind '{kind.name}' has no '{lang}' guidelines.",
+                         fix=f"use one of {', '.join(sorted(kind.guidelines))} (--guidelines-lang).")
+    config = kind.config(list(records) if not isinstance(records, list) else records)
+    items = []
+    for rec in records:
+        data = kind.task(rec, seed)["data"]
+        text, questions = task_view(kind, data, config)
+        items.append({"task": kind.record_id(rec), "kind": kind.name, "guidelines": guide, "item": text,
+                      "questions": questions})
+    return items
+
+
+def answers_to_judgments(kind, records: Iterable[Any], rows: Iterable[dict], *, model_version: str,
+                         seed: int = 0):
+    """The LLM's answer rows (``task, control, label``: the ``prelabel`` task's output) -> judgment rows
+    (``task, worker, question, label, qtype, kind, bias_type, model``) through ``kind.judgments``."""
+    import pandas as pd
+
+    by_task: dict[str, dict[str, list[str]]] = {}
+    for r in rows:
+        by_task.setdefault(str(r["task"]), {})[str(r["control"])] = [str(r["label"])]
+    out = []
+    for rec in records:
+        bid = kind.record_id(rec)
+        values = by_task.get(bid)
+        if not values:
+            continue
+        data = kind.task(rec, seed)["data"]
+        for j in kind.judgments(data, values):
+            if j["qtype"] != CHOICE:
+                continue
+            out.append({"task": bid, "worker": f"llm:{model_version}", "question": j["question"], "label": j["label"],
+                        "qtype": j["qtype"], "kind": kind.name, "bias_type": data.get("bias_type"),
+                        "model": model_version})
+    cols = ["task", "worker", "question", "label", "qtype", "kind", "bias_type", "model"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def model_version(model: str, prompt) -> str:
+    """Label Studio's ``model_version`` of a pre-label: the model and the prompt's id, version and hash."""
+    return f"{model} {prompt.id}@{prompt.version} ({prompt.hash})"

@@ -1,0 +1,169 @@
+"""ILPS: the increased log probability score (Kurita et al. 2019), for masked LMs.
+
+Kurita et al. measure how much an attribute raises a masked LM's probability of a target word in a
+template such as "[TARGET] is [ATTRIBUTE]." (reference code ``lib/bias_calculator.py``, "GGG is XXX"):
+
+1. ``p_tgt``: the template with the attribute filled in and the target masked; the probability of
+   the target at its mask;
+2. ``p_prior``: the attribute masked as well (one ``[MASK]``); the probability of the target again;
+3. ``ILPS = log p_tgt − log p_prior``.
+
+Cao et al. (2022 §2) use it per protected group the other way round ("the increase in probability
+of the attribute ... for the <mask> token given a protected group"): ``predict="attribute"`` masks the
+attribute and takes the prior with the group masked. A word cut into several pieces is masked piece
+by piece in one input (every piece a ``[MASK]``) and its log-probability is the sum over its pieces
+(the reference scores single-piece words only); the other word of the prior is one ``[MASK]``, as
+the reference's template replacement.
+
+A group's score for an attribute set is the mean ILPS over its words, the set's words and the
+templates; ``groups.csv`` holds it for the first set (``A``), the second (``B``) and their difference
+``A − B``, the group-level scores ``evaluate correlate`` reads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from biaskit.errors import BiaskitError
+
+from .engine import Request
+
+TEMPLATES = ("{target} is {attribute}.",)  # the reference code's "GGG is XXX" (lib/bias_calculator.py)
+PREDICT = ("target", "attribute")
+
+
+@dataclass(frozen=True)
+class Item:
+    template: str
+    target: str
+    attribute: str
+
+
+def _pieces(tok, text: str, spans: dict[str, tuple[int, int]]) -> tuple[list[int], dict[str, list[int]]]:
+    enc = tok(text, return_offsets_mapping=True, add_special_tokens=True)
+    where = {k: [i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < b and e > a]
+             for k, (a, b) in spans.items()}
+    for k, idx in where.items():
+        if not idx:
+            raise BiaskitError(f"the {k} in {text!r} maps to no token.")
+    return list(enc["input_ids"]), where
+
+
+def requests(tok, item: Item, predict: str = "target") -> tuple[Request, Request]:
+    """The two engine requests of one (template, target, attribute): the word to predict masked with
+    the other word filled in, and with the other word masked too (the prior)."""
+    if tok.mask_token_id is None:
+        raise BiaskitError("ILPS needs a masked LM (its tokenizer has no mask token). Fix: pass a masked LM")
+    if not getattr(tok, "is_fast", False):
+        raise BiaskitError("ILPS needs a fast tokenizer (character offsets). Fix: save the model with tokenizer.json")
+    t = item.template
+    if t.count("{target}") != 1 or t.count("{attribute}") != 1:
+        raise BiaskitError(f"template {t!r} needs {{target}} and {{attribute}} once each.")
+    text = t.format(target=item.target, attribute=item.attribute)
+    a_t = t.index("{target}")
+    a_a = t.index("{attribute}")
+    if a_t < a_a:
+        spans = {"target": (a_t, a_t + len(item.target))}
+        off = len(item.target) - len("{target}")
+        spans["attribute"] = (a_a + off, a_a + off + len(item.attribute))
+    else:
+        spans = {"attribute": (a_a, a_a + len(item.attribute))}
+        off = len(item.attribute) - len("{attribute}")
+        spans["target"] = (a_t + off, a_t + off + len(item.target))
+    ids, where = _pieces(tok, text, spans)
+    scored, other = (where["target"], where["attribute"]) if predict == "target" else \
+        (where["attribute"], where["target"])
+    m = tok.mask_token_id
+    x = [m if i in scored else v for i, v in enumerate(ids)]
+    req = Request(ids=tuple(x), positions=tuple(scored), targets=tuple(ids[i] for i in scored), text=text)
+    # the prior: the other word becomes one [MASK]
+    first = other[0]
+    prior = [v for i, v in enumerate(x) if i not in other[1:]]
+    prior[first] = m
+    shift = len(other) - 1 if first < scored[0] else 0
+    pos = tuple(i - shift for i in scored)
+    return req, Request(ids=tuple(prior), positions=pos, targets=req.targets, text=text + " (prior)")
+
+
+def ilps_scores(lm: Any, items: Sequence[Item], *, predict: str = "target", batch_size: int = 32, cache: Any = None,
+                progress: bool = False) -> list[float]:
+    """``log p − log p_prior`` for every item (:func:`requests`), through the scoring engine."""
+    from .engine import make_engine
+
+    if predict not in PREDICT:
+        raise BiaskitError(f"unknown ILPS direction '{predict}'. Fix: use --predict target or --predict attribute")
+    reqs = [r for it in items for r in requests(lm.tokenizer, it, predict)]
+    engine = make_engine(lm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
+                         label=f"ilps {lm.name}")
+    lps = engine.loglikelihood(reqs)
+    return [sum(lps[2 * i]) - sum(lps[2 * i + 1]) for i in range(len(items))]
+
+
+def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = None,
+             templates: Sequence[str] = (), predict: Optional[str] = None, batch_size: int = 32,
+             device: str = "auto", dtype: Optional[str] = None, cache: Any = True, progress: bool = False,
+             protocol: Optional[str] = None, command: Optional[str] = None) -> dict:
+    """ILPS of every protected group (``groups``: JSON, default Cao et al. 2022's Table 4 groups with
+    pleasant / unpleasant words) for a masked LM. Writes results.csv (one row per group, word,
+    attribute and template), groups.csv, summary.json and report.md."""
+    import pandas as pd
+
+    from .ceat import read_groups
+    from .correlate import write_result_folder
+    from .models import load_lm
+    from .protocols import apply_protocol, get_protocol
+    from .protocols import words as W
+    from .score_cache import open_cache
+
+    proto = get_protocol(protocol) if protocol not in (None, "auto") else None
+    applied = apply_protocol(proto, "ilps", {"predict": predict}, {"predict": "target"},
+                             chosen_by="--protocol" if proto else "no data origin: Kurita et al.'s method",
+                             words={"predict": W.PREDICT})
+    predict = applied.values["predict"]
+    templates = list(templates) or list(TEMPLATES)
+    domains, A, B, names = read_groups(groups, "ilps")
+    lm = load_lm(model, kind="mlm", device=device, dtype=dtype)
+    if lm.kind != "mlm":
+        raise BiaskitError(f"ILPS needs a masked LM; '{model}' is a {lm.kind} LM. Fix: pass a masked LM")
+    keys, items = [], []
+    for dom, gs in domains.items():
+        for g, ws in gs.items():
+            for w in ws:
+                for side, attrs in (("A", A), ("B", B)):
+                    for a in attrs:
+                        for t in templates:
+                            keys.append((dom, g, w, side, a, t))
+                            items.append(Item(t, w, a))
+    scores = ilps_scores(lm, items, predict=predict, batch_size=batch_size, cache=open_cache(cache), progress=progress)
+    df = pd.DataFrame([{"domain": d, "group": g, "word": w, "set": side, "attribute": a, "template": t, "ilps": s}
+                       for (d, g, w, side, a, t), s in zip(keys, scores)])
+    grp = df.groupby(["domain", "group", "set"], sort=False)["ilps"].mean().unstack("set").reset_index()
+    groups_rows = []
+    for _, r in grp.iterrows():
+        for metric, v in (("A", r["A"]), ("B", r["B"]), ("A-B", r["A"] - r["B"])):
+            groups_rows.append({"domain": r["domain"], "group": r["group"], "metric": metric, "score": float(v),
+                                "count": int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum())})
+    summary = {"benchmark": "ilps", "kind": "ilps", "model": model, "fingerprint": lm.fingerprint,
+               "predict": predict, "templates": templates, "attributes": names,
+               "groups": groups_rows, "protocol": applied.as_dict(), "command": command}
+    write_result_folder(out_dir, summary, render_ilps(summary), results=df, groups=groups_rows)
+    return summary
+
+
+def render_ilps(summary: dict) -> str:
+    from .protocols.base import render_protocol
+
+    lines = [f"# ILPS: {summary['model']}", "",
+             f"Predicting the {summary['predict']}; templates: " + ", ".join(f"`{t}`" for t in summary["templates"])
+             + f"; attribute sets A / B: {summary['attributes']}.", "", render_protocol(summary.get("protocol") or {}),
+             "| domain | group | A | B | A − B |", "|---|---|---|---|---|"]
+    by: dict = {}
+    for r in summary["groups"]:
+        by.setdefault((r["domain"], r["group"]), {})[r["metric"]] = r["score"]
+    for (d, g), v in by.items():
+        lines.append(f"| {d} | {g} | {v['A']:.3f} | {v['B']:.3f} | {v['A-B']:.3f} |")
+    lines += ["", "ILPS = log p(word | the other word filled in) − log p(word | the other word masked) (Kurita et al. "
+              "2019), averaged over the group's words, the set's attributes and the templates."]
+    return "\n".join(lines) + "\n"
+
