@@ -171,7 +171,12 @@ def run(items: int, seed: int, epsilons=(0.01, 0.02), stereoset_dev=None, out=No
 
         dev, _ = stereoset_judgments(stereoset_dev)
         todo.append(("stereoset-dev", lambda n, s: dev, "cat", 2, 5, None, ("item", "task")))
-    policies = [("exact", 0.01)] + [("risk", e) for e in epsilons]
+    # (policy, epsilon, first judgments): the scenario's K for both policies, and the risk policy also
+    # from a single first judgment (K = 1: a task stops there when the model says one more vote cannot
+    # plausibly change it; the goal ">= 50% saved, <= 1% changed" at the default epsilon needs it)
+    def policies(kmin):
+        out = [("exact", 0.01, kmin)] + [("risk", e, kmin) for e in epsilons]
+        return out + ([("risk", e, 1) for e in epsilons] if kmin > 1 else [])
     for name, build, kind, kmin, kmax, min_agree, units in todo:
         df = build(items, seed)
         facts = crowd_facts(df, kind, min_agree)
@@ -182,19 +187,20 @@ def run(items: int, seed: int, epsilons=(0.01, 0.02), stereoset_dev=None, out=No
         print(f"   settled check on {chk['states']} vote states: closed form {chk['closed_form_s']:.3f} s, "
               f"straightforward brute force {chk['brute_force_s']:.3f} s ({chk['ratio']:.1f}x), same answers")
         for unit in units:
-            for policy, eps in policies:
-                st = AdaptiveSettings(policy=policy, min_judgments=kmin, max_judgments=kmax, epsilon=eps,
+            for policy, eps, k in policies(kmin):
+                st = AdaptiveSettings(policy=policy, min_judgments=k, max_judgments=kmax, epsilon=eps,
                                       min_agree=min_agree)
                 t0 = time.perf_counter()
                 rep = replay(df, st, kind=kind, unit=unit)
                 secs = time.perf_counter() - t0
-                label = policy if policy == "exact" else f"risk@{eps:g}"
-                print(f"   {unit:>4} {label:>9}: {rep['judgments_used']:>6} of {rep['judgments_full']:>6} judgments "
+                label = (policy if policy == "exact" else f"risk@{eps:g}") + f" K={k}"
+                print(f"   {unit:>4} {label:>13}: {rep['judgments_used']:>6} of {rep['judgments_full']:>6} judgments "
                       f"({rep['saved_share']:.1%} saved), {rep['decisions_changed']} of {rep['tasks']} decisions "
                       f"changed ({rep['changed_share']:.2%}), retention {rep['retention_adaptive']:.1%} vs "
                       f"{rep['retention_full']:.1%}, alpha {rep['alpha_collected']} collected vs {rep['alpha_full']} "
                       f"full, {secs:.1f} s", flush=True)
                 results.append({"crowd": name, "unit": unit, "epsilon": eps if policy == "risk" else None,
+                                 "min_judgments": k,
                                 **{k: rep[k] for k in ("policy", "tasks", "judgments_full", "judgments_used",
                                                        "saved_share", "decisions_changed", "changed_share",
                                                        "retention_full", "retention_adaptive", "alpha_full",
