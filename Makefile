@@ -94,7 +94,7 @@ demo: install
 # scored on its test split). Offline, no services, no keys; a second run skips every stage.
 demo-release: install
 	$(BIN)/biaskit run --project data/examples/demo-release --workdir demo-release-out
-	@echo; echo "release: demo-release-out/release/biaskit-demo-0.1.0  results: demo-release-out/eval/biaskit-demo-0.1.0"
+	@echo; echo "release: demo-release-out/release/biaskit-demo-0.1.0  results: demo-release-out/eval/biaskit-demo-0.1.0/pairs"
 	@echo "where things stand: $(BIN)/biaskit status --workdir demo-release-out"
 
 # All tests, the slow integration tests (real Label Studio, llama.cpp, transformers) included.

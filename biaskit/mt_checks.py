@@ -245,41 +245,57 @@ def flag(code: str, reason: str, **extra: Any) -> dict[str, Any]:
 def mt_flags(src_more: str, src_less: str, more: str, less: str, target_lang: str, *,
              length_bounds: Optional[tuple[float, float]] = None, min_script_share: float = 0.5) -> list[dict]:
     """Translation-specific flags for one candidate (see the module docstring for each code)."""
+    texts = (("sent_more", src_more, more, src_less), ("sent_less", src_less, less, src_more))
+    flags: list[dict] = []
+    for which, src, cand, _ in texts:
+        flags += text_flags(src, cand, target_lang, which, length_bounds=length_bounds,
+                            min_script_share=min_script_share)
+    for which, src, cand, other in texts:
+        flags += entity_flags(src, cand, which, other)
+    return flags
+
+
+def text_flags(src: str, cand: str, target_lang: str, which: str, *,
+               length_bounds: Optional[tuple[float, float]] = None, min_script_share: float = 0.5) -> list[dict]:
+    """``empty_translation``, ``untranslated_latin``, ``wrong_script`` and ``length_ratio`` of one
+    translated text ``cand`` of the source text ``src`` (``which`` names it in the reasons)."""
     flags: list[dict] = []
     script = LANG_SCRIPT.get(target_lang.lower())
     lo, hi = length_bounds or LENGTH_RATIO_BOUNDS.get(target_lang.lower(), DEFAULT_LENGTH_RATIO)
-    for which, src, cand in (("sent_more", src_more, more), ("sent_less", src_less, less)):
-        if not cand.strip():
-            flags.append(flag("empty_translation", f"{which}: the engine returned nothing.", sentence=which))
-            continue
-        if script and script != "Latin":
-            latin = [w for w in _LATIN_WORD.findall(cand)]
-            if latin:
-                flags.append(flag("untranslated_latin",
-                                  f"{which}: Latin-script word(s) left untranslated: {', '.join(dict.fromkeys(latin))}.",
-                                  sentence=which, words=list(dict.fromkeys(latin))))
-        if script:
-            share, counts = script_share(cand, script)
-            if share < min_script_share:
-                top = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
-                flags.append(flag("wrong_script", f"{which}: only {share:.0%} of the letters are {script} "
-                                                  f"({top}); expected {target_lang}.", sentence=which))
-        ratio = len(cand.strip()) / max(1, len(src.strip()))
-        if not (lo <= ratio <= hi):
-            flags.append(flag("length_ratio", f"{which}: {len(cand.strip())} characters for {len(src.strip())} in "
-                                              f"English (ratio {ratio:.2f}, expected {lo}-{hi}): truncated or "
-                                              "run-on translation?", sentence=which, ratio=round(ratio, 3)))
-    for which, src, cand in (("sent_more", src_more, more), ("sent_less", src_less, less)):
-        if not cand.strip():
-            continue
-        ctoks = tokens(cand)
-        other = src_less if which == "sent_more" else src_more
-        missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand)]
-        if missing:
-            flags.append(flag("entity_missing", f"{which}: named entit{'y' if len(missing) == 1 else 'ies'} "
-                                                f"{', '.join(missing)} not found in the translation (neither "
-                                                "verbatim nor transliterated).", sentence=which, entities=missing))
+    if not cand.strip():
+        return [flag("empty_translation", f"{which}: the engine returned nothing.", sentence=which)]
+    if script and script != "Latin":
+        latin = [w for w in _LATIN_WORD.findall(cand)]
+        if latin:
+            flags.append(flag("untranslated_latin",
+                              f"{which}: Latin-script word(s) left untranslated: {', '.join(dict.fromkeys(latin))}.",
+                              sentence=which, words=list(dict.fromkeys(latin))))
+    if script:
+        share, counts = script_share(cand, script)
+        if share < min_script_share:
+            top = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+            flags.append(flag("wrong_script", f"{which}: only {share:.0%} of the letters are {script} "
+                                              f"({top}); expected {target_lang}.", sentence=which))
+    ratio = len(cand.strip()) / max(1, len(src.strip()))
+    if not (lo <= ratio <= hi):
+        flags.append(flag("length_ratio", f"{which}: {len(cand.strip())} characters for {len(src.strip())} in "
+                                          f"English (ratio {ratio:.2f}, expected {lo}-{hi}): truncated or "
+                                          "run-on translation?", sentence=which, ratio=round(ratio, 3)))
     return flags
+
+
+def entity_flags(src: str, cand: str, which: str, other: Optional[str] = None) -> list[dict]:
+    """``entity_missing`` for one translated text (``other``: the source text it is paired with, whose
+    lower-case words tell common words from names)."""
+    if not cand.strip():
+        return []
+    ctoks = tokens(cand)
+    missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand)]
+    if not missing:
+        return []
+    return [flag("entity_missing", f"{which}: named entit{'y' if len(missing) == 1 else 'ies'} "
+                                   f"{', '.join(missing)} not found in the translation (neither "
+                                   "verbatim nor transliterated).", sentence=which, entities=missing)]
 
 
 def _flag_dict(f: Any) -> dict[str, Any]:
@@ -310,7 +326,11 @@ def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
     if any(f["code"] in ("untranslated_latin", "wrong_script") for f in mt):
         # the same problem, said more precisely (which words, which script) by the MT checks
         flags = [f for f in flags if f.get("code") != "mixed_scripts"]
-    flags += mt
+    return unique_flags(flags + mt)
+
+
+def unique_flags(flags: list[dict]) -> list[dict]:
+    """``flags`` without repeats (same code, sentence and reason), in order."""
     seen, out = set(), []
     for f in flags:
         key = (f.get("code"), f.get("sentence"), f.get("reason"))

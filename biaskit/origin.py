@@ -31,8 +31,8 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], s
             found["indibias"] += 1
         elif src in SOURCE_PROTOCOL:
             found[SOURCE_PROTOCOL[src]] += 1
-        elif src == "translation-review":
-            continue  # a translated view inherits its pair's origin
+        elif src in ("translation-review", "cat-translation-review"):
+            continue  # a translated view (or CAT) inherits its source's origin
         else:
             found[None] += 1
             other[src or "no source"] += 1

@@ -10,7 +10,8 @@ DataFrames whose columns are the model fields (nested ``provenance``/``meta`` st
 - :class:`CAT` — a StereoSet Context Association Test: a context and three options (with the
   validators' :class:`HumanLabel` s when the source has them).
 - :class:`TranslationCandidates` — one pair's machine translations awaiting blind review
-  (``curate translate`` -> the ``translation`` annotation kind).
+  (``curate translate`` -> the ``translation`` annotation kind); :class:`CATTranslationCandidates`
+  the same for a CAT (``curate cat-translate`` -> the ``cat_translation`` kind).
 - :class:`Judgment` — one annotator's label on one question of one task (crowd-kit's
   ``task, worker, label`` long format, plus ``question``).
 
@@ -394,6 +395,46 @@ class TranslationCandidates(BaseModel):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     _check_lang = field_validator("source_lang", "target_lang")(classmethod(lambda cls, v: check_lang(v)))
+
+class CATCandidate(BaseModel):
+    """One engine's translation of a CAT (``curate cat-translate``): the target term, the context and
+    the three options (fills of ``BLANK`` for an intrasentence CAT, sentences for an intersentence one)."""
+
+    model_config = ConfigDict(extra="allow")  # strategy, provenance, ...
+    engine: str
+    model: Optional[str] = None
+    target: str = ""
+    context: str = ""
+    stereotype: str = ""
+    anti_stereotype: str = ""
+    unrelated: str = ""
+    flags: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CATText(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    target: str
+    context: str
+    stereotype: str
+    anti_stereotype: str
+    unrelated: str
+
+
+class CATTranslationCandidates(BaseModel):
+    """A source CAT and its candidate translations: the contract between ``curate cat-translate``
+    and the ``cat_translation`` annotation kind (records returned to review keep ``status`` and ``review``)."""
+
+    model_config = ConfigDict(extra="allow")
+    cat_id: str
+    source_lang: str = "en"
+    target_lang: str
+    split: Literal["intrasentence", "intersentence"]
+    bias_type: Optional[str] = None
+    target: Optional[str] = None
+    source: CATText
+    candidates: list[CATCandidate]
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
 
 class Judgment(BaseModel):
     """One annotator's answer: crowd-kit's long format plus the question it answers."""

@@ -30,13 +30,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
+from biaskit.cat_checks import (MAX_FILL_WORDS, MAX_WORDS, MIN_SENTENCE_WORDS, OPTION_KEYS, PROBLEMS,  # noqa: F401
+                                check_cat, fill as _fill)
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory
 from biaskit import ids
 from biaskit.schema import normalize_bias_type
 
 SPLITS = ("intrasentence", "intersentence")
-OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
 DOMAIN_PRESETS = {
     "stereoset": ("gender", "profession", "race", "religion"),                    # Nadeem et al., sec. 4
     "indibias": ("gender", "religion", "caste", "age", "region", "physical-appearance", "socioeconomic"),
@@ -45,27 +46,6 @@ DOMAIN_PRESETS = {
 DOMAIN_SOURCES: dict[str, dict[str, Any]] = {
     "race": {"axes": ("race-color", "nationality")},
     "profession": {"kind": "occupation"},
-}
-MAX_FILL_WORDS = 3          # an intrasentence option is a word or a short phrase
-MIN_SENTENCE_WORDS = 3      # an intersentence option (and any context) is a sentence
-MAX_WORDS = 40              # StereoSet's contexts average 8 (intra) and 15 (inter) words
-
-PROBLEMS = {
-    "empty": "a part of the item is empty or has no letters",
-    "no_blank": "the intrasentence context has no BLANK",
-    "several_blanks": "the intrasentence context has more than one BLANK",
-    "blank_in_option": "an option contains BLANK",
-    "blank_in_intersentence": "an intersentence context or option contains BLANK",
-    "target_missing": "the context does not mention the target term",
-    "fill_not_a_word": f"an intrasentence option is not a word or a short phrase (at most {MAX_FILL_WORDS} words, "
-                       "no sentence punctuation)",
-    "fill_is_target": "an intrasentence option is the target term itself",
-    "option_not_a_sentence": f"an intersentence option has fewer than {MIN_SENTENCE_WORDS} words",
-    "context_too_short": f"the context has fewer than {MIN_SENTENCE_WORDS} words",
-    "too_long": f"the context or an option has more than {MAX_WORDS} words",
-    "options_not_distinct": "two options are the same (ignoring case and punctuation)",
-    "option_repeats_context": "an intersentence option repeats the context",
-    "duplicate": "the same CAT (split, target, context and options) was drafted before",
 }
 
 
@@ -122,11 +102,15 @@ def cat_targets(domains: str | Sequence[str], *, inventory: Inventory, lang: str
     return [(d, t) for d in doms for t in domain_terms(d, inventory, lang)]
 
 
-def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India") -> list[dict]:
-    """The drafting jobs: one per target term (and split: each split runs its own task)."""
+def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India",
+              lang: str = "en") -> list[dict]:
+    """The drafting jobs: one per target term (and split: each split runs its own task); ``lang``:
+    the language the CATs are written in (the prompt's ``{language}``; English items carry no
+    ``lang`` key, so their job keys are those of earlier versions)."""
     if per_target < 1:
         raise InputError(f"--per-target must be >= 1, got {per_target}.", fix="e.g. --per-target 5.")
-    return [{"target": t, "domain": d, "society": society, "n": per_target} for d, t in targets]
+    extra = {"lang": lang} if lang != "en" else {}
+    return [{"target": t, "domain": d, "society": society, "n": per_target, **extra} for d, t in targets]
 
 
 # ------------------------------------------------------------------------------------------ drafts
@@ -147,9 +131,30 @@ def _clean(text: Any, repairs: list[str], name: str) -> str:
     return s
 
 
-def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any]) -> list[dict]:
+def blank_marker(ctx: str, repairs: list[str]) -> str:
+    """``[BLANK]``, ``<blank>``, ``____`` ... -> ``BLANK`` (recorded in ``repairs``)."""
+    fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
+    if "BLANK" not in fixed:
+        fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
+    if fixed != ctx:
+        repairs.append("blank_marker")
+    return fixed
+
+
+def fill_word(v: str, repairs: list[str], key: str) -> str:
+    """An intrasentence fill without the punctuation and quotes around it (recorded in ``repairs``)."""
+    w = v.strip(" .,;:!?।" + _QUOTES)
+    if w != v:
+        repairs.append(f"fill_punctuation:{key}")
+    return w
+
+
+def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any],
+               prompt_text: Optional[str] = None) -> list[dict]:
     """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
-    anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges)."""
+    anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges).
+    ``prompt_text`` (the rendered prompt, case-folded): a draft whose context, or two of whose options,
+    are the prompt's own (a worked example copied) gets ``copies_prompt`` (a structural problem)."""
     rows: list[dict] = []
     elements = data.get("items") if isinstance(data, dict) else None
     for el in elements or []:
@@ -157,95 +162,36 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
         repairs: list[str] = []
         ctx = _clean(el.get("context"), repairs, "context")
         if split == "intrasentence":
-            fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
-            if "BLANK" not in fixed:
-                fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
-            if fixed != ctx:
-                ctx = fixed
-                repairs.append("blank_marker")
+            ctx = blank_marker(ctx, repairs)
         opts: dict[str, str] = {}
         for key in OPTION_KEYS:
             v = _clean(el.get(key), repairs, key)
             if split == "intrasentence":
-                w = v.strip(" .,;:!?" + _QUOTES)
-                if w != v:
-                    repairs.append(f"fill_punctuation:{key}")
-                v = w
+                v = fill_word(v, repairs, key)
             opts[key] = v
+        copied = []
+        if prompt_text:
+            from .tasks.base import copies_prompt
+
+            if copies_prompt(ctx, prompt_text):
+                copied.append("context")
+            quoted = [k for k, v in opts.items() if v and f'"{v.casefold()}"' in prompt_text]
+            if len(quoted) >= 2 or any(copies_prompt(v, prompt_text) for v in opts.values()):
+                copied += quoted or ["options"]
         row = {"draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()), "split": split,
                "target": item["target"], "domain": normalize_bias_type(item["domain"]),
                "society": item.get("society"), "lang": item.get("lang", "en"), "context": ctx, **opts,
                "repairs": repairs, "provenance": dict(provenance)}
+        if copied:
+            row["copies_prompt"] = copied
         rows.append(row)
     return rows
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
-
-
-def _key(text: str) -> str:
-    return " ".join(w.casefold() for w in _words(text))
-
-
 def check_draft(row: dict[str, Any], inventory: Inventory) -> list[dict[str, str]]:
-    """The structural problems of one draft (empty list: it can become a CAT); each
-    ``{"code", "reason"}`` with a code of :data:`PROBLEMS`."""
-    probs: list[dict[str, str]] = []
-
-    def add(code: str, detail: str = "") -> None:
-        if all(p["code"] != code for p in probs):
-            probs.append({"code": code, "reason": PROBLEMS[code] + (f": {detail}" if detail else "")})
-
-    split, target = row.get("split"), str(row.get("target") or "")
-    ctx = str(row.get("context") or "")
-    opts = {k: str(row.get(k) or "") for k in OPTION_KEYS}
-    for name, text in {"context": ctx, **opts}.items():
-        if not _words(text):
-            add("empty", name)
-    if split == "intrasentence":
-        n = len(re.findall(r"BLANK", ctx))
-        if n == 0:
-            add("no_blank")
-        elif n > 1:
-            add("several_blanks", f"{n}")
-        for k, v in opts.items():
-            if not _words(v):
-                continue
-            if "BLANK" in v:
-                add("blank_in_option", k)
-            elif len(_words(v)) > MAX_FILL_WORDS or re.search(r"[.!?;:]\s+\w|\n", v):
-                add("fill_not_a_word", f"{k} = {v[:60]!r}")
-            elif v and _key(v) == _key(target):
-                add("fill_is_target", k)
-        if len(_words(ctx.replace("BLANK", " "))) < MIN_SENTENCE_WORDS - 1:
-            add("context_too_short")
-    else:
-        if "BLANK" in ctx or any("BLANK" in v for v in opts.values()):
-            add("blank_in_intersentence")
-        if len(_words(ctx)) < MIN_SENTENCE_WORDS:
-            add("context_too_short")
-        for k, v in opts.items():
-            if v and len(_words(v)) < MIN_SENTENCE_WORDS:
-                add("option_not_a_sentence", k)
-            elif v and _key(v) == _key(ctx):
-                add("option_repeats_context", k)
-    for name, text in {"context": ctx, **opts}.items():
-        if len(_words(text)) > MAX_WORDS:
-            add("too_long", name)
-    keys = [_key(v) for v in opts.values() if _words(v)]
-    if len(set(keys)) < len(keys):
-        add("options_not_distinct")
-    if target and ctx and not inventory.mentions(ctx.replace("BLANK", " "), target, row.get("lang") or "en"):
-        add("target_missing", target)
-    return probs
-
-
-def _fill(context: str, word: str) -> str:
-    i = context.find("BLANK")
-    if i == 0 or (i > 0 and re.search(r"[.!?]\s*$", context[:i])):
-        word = word[:1].upper() + word[1:]
-    return context[:i] + word + context[i + len("BLANK"):]
+    """The structural problems of one draft (empty list: it can become a CAT); each ``{"code",
+    "reason"}`` with a code of :data:`PROBLEMS` (:func:`biaskit.cat_checks.check_cat`)."""
+    return check_cat(row, inventory)
 
 
 def build_cats(drafts: Iterable[dict[str, Any]], inventory: Inventory) -> tuple[list[Any], list[dict]]:
@@ -338,7 +284,8 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     drafted, structurally valid, and -- with ``validated``, the output of ``annotate apply --kind
     cat`` -- validated, rejected by the validators, waiting for adjudication, not (yet) annotated.
     ``valid_pct`` = valid / drafted; ``validated_pct`` = validated / valid (StereoSet's "83 % of the
-    CATs", sec. 4.3); ``overall_pct`` = validated / drafted."""
+    CATs", sec. 4.3); ``overall_pct`` = validated / drafted. ``by_target``: the same figures per
+    domain and target term (both splits together), the terms that lose the most CATs first."""
     from biaskit.io import read_jsonl
 
     from .runner import errors_path
@@ -346,36 +293,31 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     cats = Path(cats)
     if not cats.is_file():
         raise InputError("file not found.", path=cats, fix="pass the --out of `biaskit curate cats`.")
-    key_of: dict[str, tuple[str, str]] = {}
-    counts: dict[tuple[str, str], Counter] = {}
-    targets: dict[tuple[str, str], set[str]] = {}
+    Key = tuple[str, str, str]          # split, domain, target
+    key_of: dict[str, Key] = {}
+    counts: dict[Key, Counter] = {}
 
-    def bump(k: tuple[str, str], field: str, n: int = 1) -> None:
+    def bump(k: Key, field: str, n: int = 1) -> None:
         counts.setdefault(k, Counter())[field] += n
 
     for c in _read_cat_file(cats, "pass the --out of `biaskit curate cats`."):
-        k = (c.split, c.bias_type)
+        k = (c.split, c.bias_type, c.target)
         key_of[c.cat_id] = k
         bump(k, "valid")
-        targets.setdefault(k, set()).add(c.target)
     problems: Counter = Counter()
     inv = invalid_path(cats)
     for r in read_jsonl(inv) if inv.exists() else []:
-        k = (r.get("split"), r.get("domain"))
-        bump(k, "invalid")
-        targets.setdefault(k, set()).add(r.get("target"))
+        bump((r.get("split"), r.get("domain"), r.get("target")), "invalid")
         problems.update(p.get("code") for p in r.get("problems") or [])
-    jobs: dict[tuple[str, str], set[str]] = {}
+    jobs: dict[Key, set[str]] = {}
     for split in SPLITS:
         d = drafts_path(cats, split)
         for r in read_jsonl(d) if d.exists() else []:
-            jobs.setdefault((split, r.get("domain")), set()).add((r.get("provenance") or {}).get("job"))
+            jobs.setdefault((split, r.get("domain"), r.get("target")), set()).add((r.get("provenance") or {}).get("job"))
         e = errors_path(d)
         for r in read_jsonl(e) if e.exists() else []:
             ctx = r.get("context") or {}
-            k = (split, normalize_bias_type(ctx.get("domain") or ""))
-            bump(k, "failed_jobs")
-            targets.setdefault(k, set()).add(ctx.get("target"))
+            bump((split, normalize_bias_type(ctx.get("domain") or ""), ctx.get("target")), "failed_jobs")
     for k, js in jobs.items():
         bump(k, "jobs", len(js))
     status_of: dict[str, str] = {}
@@ -393,20 +335,33 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
         for cid, st in status_of.items():
             if cid in key_of:
                 bump(key_of[cid], st)
-    rows = []
-    for (split, dom) in sorted(counts, key=lambda k: (SPLITS.index(k[0]) if k[0] in SPLITS else 9, str(k[1]))):
-        rows.append(_retention_row(split, dom, counts[(split, dom)], targets.get((split, dom), set()),
-                                   validated is not None))
-    totals = []
-    for split in SPLITS:
-        sub = [(k, c) for k, c in counts.items() if k[0] == split]
-        if sub:
-            totals.append(_retention_row(split, "total", sum((c for _, c in sub), Counter()),
-                                         set().union(*(targets.get(k, set()) for k, _ in sub)), validated is not None))
-    overall = _retention_row("all", "total", sum(counts.values(), Counter()), set().union(*targets.values())
-                             if targets else set(), validated is not None)
+    with_val = validated is not None
+
+    def row(split: str, domain: str, keys: list[Key]) -> dict[str, Any]:
+        return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys},
+                              with_val)
+
+    def order(x: str) -> int:
+        return SPLITS.index(x) if x in SPLITS else 9
+
+    groups: dict[tuple[str, str], list[Key]] = {}
+    for k in counts:
+        groups.setdefault((k[0], k[1]), []).append(k)
+    rows = [row(sp, dom, ks) for (sp, dom), ks in sorted(groups.items(), key=lambda g: (order(g[0][0]), str(g[0][1])))]
+    totals = [row(sp, "total", [k for k in counts if k[0] == sp]) for sp in SPLITS if any(k[0] == sp for k in counts)]
+    overall = row("all", "total", list(counts))
+    per_term: dict[tuple[str, str], list[Key]] = {}
+    for k in counts:
+        per_term.setdefault((str(k[1]), str(k[2])), []).append(k)
+    by_target = []
+    for (dom, tgt), ks in per_term.items():
+        r = row("all", dom, ks)
+        r["target"] = tgt
+        by_target.append(r)
+    kept = "validated" if with_val else "valid"
+    by_target.sort(key=lambda r: (-(r["drafted"] - r[kept]), r["domain"], r["target"]))
     return {"cats": str(cats), "validated": str(validated) if validated is not None else None, "rows": rows,
-            "totals": totals, "overall": overall, "problems": dict(problems.most_common())}
+            "totals": totals, "overall": overall, "by_target": by_target, "problems": dict(problems.most_common())}
 
 
 def _read_cat_file(path: Path, fix: str) -> list:

@@ -57,6 +57,8 @@ def cats_cmd(
     per_target: int = typer.Option(5, "--per-target", help="CATs asked for per target term and split (one request)."),
     society: str = typer.Option("India", "--society", help="whose stereotypes the prompts ask for (StereoSet: "
                                                             "'the United States')."),
+    lang: str = typer.Option("en", "--lang", help="the language the CATs are written in (en, hi; the target terms "
+                                                  "are the inventory's terms in it)."),
     targets: Optional[str] = typer.Option(None, "--targets", help="comma-separated target terms (default: the "
                                                                   "inventory's terms for the domain; one domain only)."),
     intra_prompt: str = typer.Option("cat_intrasentence", "--intra-prompt", help="template id (or id@version)."),
@@ -82,7 +84,8 @@ def cats_cmd(
     prompts = {"intrasentence": get_prompt(intra_prompt, prompts_dir), "intersentence": get_prompt(inter_prompt, prompts_dir)}
     tlist = [t for t in targets.split(",")] if targets else None
     if dry_run:
-        items = cat_items(cat_targets(domains, inventory=inv, targets=tlist), per_target=per_target, society=society)
+        items = cat_items(cat_targets(domains, inventory=inv, targets=tlist, lang=lang), per_target=per_target,
+                          society=society, lang=lang)
         for s in splits:
             task = TASKS.get(f"cat_{s}")(prompts[s])
             _print_dry_run(task, items, {**task.default_params, **llm_opts.params()}, show)
@@ -90,7 +93,7 @@ def cats_cmd(
     summaries, report = generate_cats(llm_opts.client, out=out, domains=domains, splits=splits, per_target=per_target,
                                       society=society, targets=tlist, prompts=prompts, params=llm_opts.params(),
                                       concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed,
-                                      inventory=inv)
+                                      inventory=inv, lang=lang)
     for s, summary in summaries.items():
         report_run(summary, f"{s} drafts", exit_when_all_failed=False)
     if report:      # (nothing drafted: no output written)

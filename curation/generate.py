@@ -69,14 +69,15 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
                   society: str = "India", targets: Optional[Sequence[str]] = None,
                   prompts: Optional[dict[str, Prompt]] = None, params: Optional[dict] = None, concurrency: int = 1,
                   retry_failed: bool = False, inventory: Optional[Inventory] = None, progress: bool = True,
-                  command: Optional[str] = None) -> tuple[dict[str, RunSummary], dict[str, Any]]:
+                  command: Optional[str] = None, lang: str = "en") -> tuple[dict[str, RunSummary], dict[str, Any]]:
     """``biaskit curate cats``: draft StereoSet CATs per target term and split into
     ``<out>.<split>.drafts.jsonl`` (resumable), then rebuild ``out`` (the structurally valid CATs),
     ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every draft so far (also when the run
     stops early). Returns the run summaries per split and the retention report.
 
     ``llm``: a client, or a function that makes one; with a function each split gets its own client,
-    so each run log counts only its own requests (one shared client counts both)."""
+    so each run log counts only its own requests (one shared client counts both). ``lang``: the
+    language the CATs are written in (target terms are the inventory's terms in that language)."""
     from .cats import SPLITS, cat_items, cat_targets, drafts_path, write_cats
     from .tasks import TASKS
 
@@ -87,7 +88,8 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
     if bad or not splits:
         raise InputError(f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both.")
     inv = inventory or load_inventory()
-    items = cat_items(cat_targets(domains, inventory=inv, targets=targets), per_target=per_target, society=society)
+    items = cat_items(cat_targets(domains, inventory=inv, targets=targets, lang=lang), per_target=per_target,
+                      society=society, lang=lang)
     summaries: dict[str, RunSummary] = {}
     report: dict[str, Any] = {}
     try:

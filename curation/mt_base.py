@@ -93,6 +93,8 @@ class MTEngine:
     name: str = "base"
     model: str = ""
     joint_pairs: bool = False
+    #: translates a whole StereoSet CAT in one request (``translate_cat_batch``; ``curate cat-translate``)
+    joint_cats: bool = False
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:  # pragma: no cover
         raise NotImplementedError
@@ -101,8 +103,16 @@ class MTEngine:
                              tgt: str) -> list[tuple[str, str] | None]:  # pragma: no cover
         raise NotImplementedError
 
+    def translate_cat_batch(self, items: Sequence[dict], src: str,
+                            tgt: str) -> list[Optional[dict]]:  # pragma: no cover
+        raise NotImplementedError
+
     def cache_params(self) -> dict[str, Any]:
         """Everything besides (engine, model, src, tgt, text) that changes the output."""
+        return {}
+
+    def cat_cache_params(self) -> dict[str, Any]:
+        """What else changes a whole-CAT translation (``joint_cats`` engines: the CAT prompts)."""
         return {}
 
     def provenance(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from .mt_base import MTEngine, language_name
 class LLMEngine(MTEngine):
     name = "llm"
     joint_pairs = True
+    joint_cats = True
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, backend: str = "openai",
                  pair_prompt: str = "translate_pair", sentence_prompt: str = "translate_sentence",
@@ -38,9 +39,13 @@ class LLMEngine(MTEngine):
         if llm is None:
             llm = get_llm(backend, model=model, base_url=base_url, **{**(client_options or {}), **llm_kw})
         self.llm = llm
+        from .tasks.translate import TranslateCatIntersentenceTask, TranslateCatIntrasentenceTask
+
         prompts = load_prompts(prompts_dir)
         self.pair_task = TranslatePairTask(get_prompt(pair_prompt, prompts=prompts))
         self.sentence_task = TranslateSentenceTask(get_prompt(sentence_prompt, prompts=prompts))
+        self.cat_tasks = {t.split: t(get_prompt(t.prompt_id, prompts=prompts))
+                          for t in (TranslateCatIntrasentenceTask, TranslateCatIntersentenceTask)}
         self.params = {"temperature": float(temperature), "seed": int(seed), "max_tokens": int(max_tokens)}
         self.concurrency = max(1, int(concurrency))
         self.retry_failed = retry_failed
@@ -60,6 +65,9 @@ class LLMEngine(MTEngine):
         return {"endpoint": self.llm.endpoint, "pair_prompt": self.pair_prompt.ref + "#" + self.pair_prompt.hash,
                 "sentence_prompt": self.sentence_prompt.ref + "#" + self.sentence_prompt.hash, **self.params}
 
+    def cat_cache_params(self) -> dict[str, Any]:
+        return {f"cat_prompt_{s}": t.prompt.ref + "#" + t.prompt.hash for s, t in self.cat_tasks.items()}
+
     def provenance(self) -> dict[str, Any]:
         return {"engine": self.name, "model": self.model, "endpoint": self.llm.endpoint,
                 "temperature": self.params["temperature"], "seed": self.params["seed"]}
@@ -75,8 +83,9 @@ class LLMEngine(MTEngine):
         if task.name not in self._runners:
             logs = None
             if self._logs is not None:
-                logs = self._logs if task is self.pair_task else self._logs.with_name(
-                    self._logs.name.removesuffix(".jsonl") + "-sentences.jsonl")
+                suffix = "-sentences" if task is self.sentence_task else "-" + task.name.removeprefix("translate_") \
+                    if task.name.startswith("translate_cat") else ""
+                logs = self._logs.with_name(self._logs.name.removesuffix(".jsonl") + suffix + ".jsonl")
             self._runners[task.name] = JobRunner(self.llm, task, params=self.params, logs=logs,
                                                  concurrency=self.concurrency, retry_failed=self.retry_failed,
                                                  progress=False).__enter__()
@@ -107,6 +116,25 @@ class LLMEngine(MTEngine):
             row = oc.output.rows[0]
             prov = {k: v for k, v in row["provenance"].items() if k not in ("cached", "timestamp", "job", "job_rows")}
             got.append({"sent_more": row["sent_more"], "sent_less": row["sent_less"], "provenance": prov})
+        return got
+
+    def translate_cat_batch(self, items: Sequence[dict], src: str, tgt: str) -> list[Optional[dict[str, Any]]]:
+        """Whole CATs, one request each (the ``translate_cat_*`` task of the CAT's split)."""
+        langs = {"source_language": language_name(src), "target_language": language_name(tgt)}
+        fields = ("target", "context", "stereotype", "anti_stereotype", "unrelated")
+        got: list[Optional[dict[str, Any]]] = [None] * len(items)
+        for split, task in self.cat_tasks.items():
+            idx = [i for i, it in enumerate(items) if it["split"] == split]
+            if not idx:
+                continue
+            outs = self._runner(task).run_batch([{**{f: items[i][f] for f in fields}, **langs} for i in idx])
+            for i, oc in zip(idx, outs):
+                if not oc.ok:
+                    self.failures.append({"cat": items[i], "error": oc.output.error})
+                    continue
+                row = oc.output.rows[0]
+                prov = {k: v for k, v in row["provenance"].items() if k not in ("cached", "timestamp", "job", "job_rows")}
+                got[i] = {**{f: row[f] for f in fields}, "provenance": prov}
         return got
 
     def close(self) -> None:

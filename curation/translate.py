@@ -97,41 +97,59 @@ class CachedEngine:
 
     def translate_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Optional[dict]]:
         keys = [request_hash(self._key(pair=[normalize_text(a), normalize_text(b)])) for a, b in pairs]
+        return self._joint(keys, pairs, self.engine.translate_pair_batch)
+
+    def translate_cats(self, items: Sequence[dict]) -> list[Optional[dict]]:
+        """Whole CATs (engines with ``joint_cats``): each item ``{"split", "target", "context",
+        "stereotype", "anti_stereotype", "unrelated"}`` -> the same fields translated, or None."""
+        fields = ("split", "target", "context", "stereotype", "anti_stereotype", "unrelated")
+        keys = [request_hash(self._key(cat=[normalize_text(str(it[f])) for f in fields],
+                                       **self.engine.cat_cache_params())) for it in items]
+        return self._joint(keys, items, self.engine.translate_cat_batch)
+
+    def _joint(self, keys: list[str], items: Sequence[Any], batch) -> list[Optional[dict]]:
+        """Items translated whole (a pair, a CAT) by ``batch(items, src, tgt)``, through the cache; an
+        item the engine failed on (None) stays uncached, so a re-run asks again."""
         got = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in got]
-        self.hits += len(pairs) - len(todo)
+        self.hits += len(items) - len(todo)
         if todo:
             self.requested += len(todo)
-            outs = self.engine.translate_pair_batch([pairs[i] for i in todo], self.src, self.tgt)
-            items = []
-            for i, o in zip(todo, outs):
-                if o is None:
-                    continue  # the engine failed on this pair (kept uncached: a re-run retries it)
-                items.append((keys[i], o))
-            self.cache.set_many(items)
-            got.update(dict(items))
+            outs = batch([items[i] for i in todo], self.src, self.tgt)
+            new = [(keys[i], o) for i, o in zip(todo, outs) if o is not None]
+            self.cache.set_many(new)
+            got.update(dict(new))
         return [got.get(k) for k in keys]
 
 
 # ------------------------------------------------------------------------------------------ core
 @dataclass
-class TranslateResult:
+class TranslationRun:
+    """What every translation run reports (pairs: :class:`TranslateResult`; CATs:
+    :class:`biaskit.curation.cat_translate.CatTranslateResult`)."""
+
     out: Path
-    n_pairs: int
-    n_resumed: int
-    n_candidates: int
+    n_resumed: int = 0
+    n_candidates: int = 0
     engine_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     flag_counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-    n_retried: int = 0      # pairs an engine had failed on in an earlier run, asked again
-    n_failed: int = 0       # pairs with an engine_failed candidate after this run
+    n_failed: int = 0       # records with an engine_failed candidate after this run
     notes: list[str] = field(default_factory=list)
 
+    def common(self) -> dict[str, Any]:
+        return {"out": str(self.out), "resumed": self.n_resumed, "candidates": self.n_candidates,
+                "engines": self.engine_stats, "flags": self.flag_counts, "seconds": round(self.seconds, 2),
+                "engine_failed": self.n_failed, "notes": self.notes}
+
+
+@dataclass
+class TranslateResult(TranslationRun):
+    n_pairs: int = 0
+    n_retried: int = 0      # pairs an engine had failed on in an earlier run, asked again
+
     def summary(self) -> dict[str, Any]:
-        return {"out": str(self.out), "pairs": self.n_pairs, "resumed": self.n_resumed,
-                "candidates": self.n_candidates, "engines": self.engine_stats, "flags": self.flag_counts,
-                "seconds": round(self.seconds, 2), "retried": self.n_retried, "engine_failed": self.n_failed,
-                "notes": self.notes}
+        return {**self.common(), "pairs": self.n_pairs, "retried": self.n_retried}
 
 
 def _engine_failed(record: dict) -> bool:
@@ -241,6 +259,37 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: str, *, resume: bool = True
+                      ) -> tuple[dict[str, dict], int, list[str]]:
+    """The finished candidate records of an interrupted run of ``out`` (same ``run_signature``, an id
+    in ``wanted``, no engine that failed): ``(done by id, records dropped to be asked again, notes)``.
+    The file is cut back to what is reused; a file that holds other records is refused."""
+    from biaskit.io import read_jsonl, repair_jsonl_tail, write_jsonl
+
+    notes: list[str] = []
+    tail = repair_jsonl_tail(out)
+    if tail is not None:
+        notes.append(tail.message())
+    existing = read_jsonl(out) if out.exists() else []
+    if any("candidates" not in r or id_key not in r for r in existing):
+        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
+                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
+    done: dict[str, dict] = {}
+    n_failed_before = 0
+    if resume:
+        want = set(wanted)
+        done = {r[id_key]: r for r in existing if r.get(id_key) in want
+                and r.get("provenance", {}).get("run_signature") == signature}
+        failed = [k for k, r in done.items() if _engine_failed(r)]
+        for k in failed:   # an engine gave nothing for these last time: ask again
+            del done[k]
+        n_failed_before = len(failed)
+    if out.exists() and len(done) != len(existing):
+        # records of another run (other engines/languages) or to be redone: keep only what is reused
+        write_jsonl(out, [done[i] for i in wanted if i in done])
+    return done, n_failed_before, notes
+
+
 def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequence[MTEngine], out: str | Path, *,
                     source_lang: Optional[str] = None, cache: Optional[DiskCache] = None, batch_pairs: int = 16,
                     align: bool = True, resume: bool = True, progress: bool = False,
@@ -248,7 +297,7 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                     check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
     """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
     from biaskit import __version__
-    from biaskit.io import JsonlAppender, no_empty_output, read_jsonl, repair_jsonl_tail, write_jsonl
+    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -271,28 +320,9 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                          "told apart.", fix="list each engine/model once.")
     signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
 
-    wanted = {p.pair_id for p in pairs}
-    notes: list[str] = []
-    tail = repair_jsonl_tail(out)
-    if tail is not None:
-        notes.append(tail.message())
-    existing = read_jsonl(out) if out.exists() else []
-    if any("candidates" not in r or "pair_id" not in r for r in existing):
-        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
-                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
-    done: dict[str, dict] = {}
-    n_failed_before = 0
-    if resume:
-        done = {r["pair_id"]: r for r in existing if r.get("pair_id") in wanted
-                and r.get("provenance", {}).get("run_signature") == signature}
-        failed = [k for k, r in done.items() if _engine_failed(r)]
-        for k in failed:   # an engine gave nothing for these pairs last time: ask again
-            del done[k]
-        n_failed_before = len(failed)
+    done, n_failed_before, notes = resume_candidates(out, [p.pair_id for p in pairs], signature, "pair_id",
+                                                     resume=resume)
     n_resumed = len(done)
-    if out.exists() and len(done) != len(existing):
-        # records of another run (other engines/languages) or to be redone: keep only what is reused
-        write_jsonl(out, [done[p.pair_id] for p in pairs if p.pair_id in done])
     for e in engines:
         e.attach_output(out)
     cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
@@ -326,16 +356,22 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
             bar.advance(len(batch))
     records = [done[p.pair_id] for p in pairs if p.pair_id in done]
     write_jsonl(out, records)
+    return TranslateResult(out=out, n_pairs=len(records), n_resumed=n_resumed, **run_figures(records, labels,
+                                                                                              cached_engines),
+                           seconds=time.monotonic() - started, n_retried=n_failed_before, notes=notes)
+
+
+def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequence[CachedEngine]) -> dict[str, Any]:
+    """What a translation run reports about its candidate records: candidates, flag counts, records
+    with a failed engine, and per engine what was sent and what came from the cache."""
     counts: dict[str, int] = {}
     for r in records:
         for c in r["candidates"]:
             for f in c["flags"]:
                 counts[f["code"]] = counts.get(f["code"], 0) + 1
-    stats = {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, cached_engines)}
-    return TranslateResult(out=out, n_pairs=len(records), n_resumed=n_resumed,
-                           n_candidates=sum(len(r["candidates"]) for r in records), engine_stats=stats,
-                           flag_counts=dict(sorted(counts.items())), seconds=time.monotonic() - started,
-                           n_retried=n_failed_before, n_failed=sum(map(_engine_failed, records)), notes=notes)
+    return {"n_candidates": sum(len(r["candidates"]) for r in records), "flag_counts": dict(sorted(counts.items())),
+            "n_failed": sum(map(_engine_failed, records)),
+            "engine_stats": {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, engines)}}
 
 
 def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,

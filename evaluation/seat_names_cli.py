@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from biaskit.paths import in_file, in_path, out_file
+from biaskit.paths import in_file, in_path, out_dir, out_file
 
 
 def seat_names_command(
@@ -43,3 +43,31 @@ def seat_names_command(
     for n in res["notes"]:
         console.print(f"note: {n}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"wrote {out}" + (f", {counts}" if counts else ""), highlight=False, soft_wrap=True, markup=False)
+
+
+def seat_tests_command(
+    data: Path = in_path(..., "--data", help="A release folder (`biaskit release build`)."),
+    out: Path = out_dir(..., "--out", help="Folder for the tests: <lang>/release-*.jsonl and index.json "
+                                               "(written whole)."),
+    lang: Optional[List[str]] = typer.Option(None, "--lang", help="Languages (repeatable; default en and hi)."),
+    attributes: Optional[List[str]] = typer.Option(None, "--attributes", help="Attribute pairs of the IndiBias "
+                                                   "lexicon, e.g. Pleasant/Unpleasant (repeatable; default per axis)."),
+    min_records: int = typer.Option(1, "--min-records", help="Released records a pair of groups needs."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only the groups of this split (dev or test)."),
+) -> None:
+    """IndiBias-style SEAT tests from a release's groups: each pair of comparable groups in bleached
+    person templates against the paper's attribute lists, in English and Hindi. Run them with
+    `biaskit evaluate seat --test OUT/en`."""
+    from biaskit.clitools import echo
+
+    from .seat_release import release_seat_tests
+
+    if split not in (None, "dev", "test"):
+        from biaskit.errors import InputError
+
+        raise InputError(f"unknown split '{split}'.", fix="use --split dev or --split test.")
+    res = release_seat_tests(data, out, langs=lang or ("en", "hi"), attributes=attributes, min_records=min_records,
+                             split=split)
+    for g in res["groups"]:
+        echo(f"{g['axis']}: {g['targ1']} vs {g['targ2']} ({g['records']} records)")
+    echo(f"{len(res['tests'])} SEAT tests -> {out}" + (f" ({res['why']})" if res["why"] else ""))

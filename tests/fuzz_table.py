@@ -63,6 +63,7 @@ COMMANDS: list[Cmd] = [
                               "--extrinsic {use:extrinsic_model} --no-plots --out {outdir:res}", model=True),
     Cmd("evaluate seat-names", "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} "
                                "--counts {out:counts.csv}"),
+    Cmd("evaluate seat-tests", "--data {in:release} --out {outdir:seat}"),
     Cmd("evaluate extrinsic classifier", "--input {in:clf} --out {out:ext.csv}"),
     Cmd("evaluate extrinsic generations", "--input {in:gen} --out {out:ext.csv}"),
     # curate
@@ -77,6 +78,7 @@ COMMANDS: list[Cmd] = [
     Cmd("curate cats", "--llm dummy --domains gender --targets mother --out {out:cats.jsonl}"),
     Cmd("curate cats-retention", "--cats {in:cats_drafted} --validated {in:cats_biaskit} --out {out:ret.json}"),
     Cmd("curate translate", "--pairs {in:pairs_jsonl} --target hi --engines llm:m --llm dummy --out {out:c.jsonl}"),
+    Cmd("curate cat-translate", "--cats {in:cats_biaskit} --target hi --engines llm:m --llm dummy --out {out:cc.jsonl}"),
     # annotate
     Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
     Cmd("annotate stop", "--data-dir {in:empty_dir}"),

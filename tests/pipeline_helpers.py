@@ -148,6 +148,26 @@ def wait_for(pred, timeout: float = 300.0, step: float = 0.02):
     return None
 
 
+def project_head(name: str, model: str, base_url: str, ls_url: str) -> str:
+    """The start of an e2e test's biaskit.toml: the project, the LLM behind its proxy, Label Studio."""
+    return (f'\n[project]\nname = "{name}"\nversion = "1.0.0"\n\n[llm]\nmodel = "{model}"\nbase_url = "{base_url}"\n\n'
+            f'[labelstudio]\nurl = "{ls_url}"\n')
+
+
+def kill_while_held(proxy: CountingProxy, when: Callable[[Call], bool], run: list[str], env: dict, log: Path) -> None:
+    """Start `biaskit run`, let ``proxy`` hold the first request matching ``when``, SIGKILL the run
+    while that request is held (it never reaches the service), then let the proxy go on."""
+    import signal
+
+    proxy.hold(when)
+    p = start_biaskit(run, env, log)
+    assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=900) and p.poll() is None, \
+        log.read_text()
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    proxy.release()
+
+
 def annotate(url: str, token: str, task_id: int, result: list[dict]) -> None:
     from label_studio_sdk import LabelStudio
 

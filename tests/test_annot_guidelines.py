@@ -37,7 +37,7 @@ def test_every_kind_has_both_languages_with_the_same_structure(kind):
     # every option annotators can click is explained
     k = get_kind(kind)
     for q in k.questions:
-        if q.type == "choice" and kind != "translation":
+        if q.type == "choice" and kind not in ("translation", "cat_translation"):   # slot letters A, B, ...
             for lab in q.labels:
                 assert f"`{lab}`" in en, (kind, lab)
 

@@ -42,7 +42,7 @@ def translation_records():
     ]
 
 
-@pytest.mark.parametrize("name", ["tuple", "sentence", "pair", "cat", "translation"])
+@pytest.mark.parametrize("name", ["tuple", "sentence", "pair", "cat", "translation", "cat_translation"])
 def test_configs_validate_offline(name):
     k = get_kind(name)
     pc = ParsedConfig.from_xml(k.config(None))
@@ -55,7 +55,7 @@ def test_configs_validate_offline(name):
         else:
             assert tag == "TextArea"
     assert "comment" in pc.controls
-    assert KINDS.names() == ["cat", "pair", "sentence", "translation", "tuple"]
+    assert KINDS.names() == ["cat", "cat_translation", "pair", "sentence", "translation", "tuple"]
 
 
 def test_pair_tasks_from_indibias(indibias_csv):

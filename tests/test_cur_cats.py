@@ -279,7 +279,8 @@ def test_cats_dry_run_prints_both_prompts_without_requests(tmp_path, capsys):
     code, out, err = run_cli(["curate", "cats", "--domains", "caste", "--targets", "Dalit,Brahmin", "--per-target",
                               "4", "--dry-run", "--out", str(tmp_path / "c.jsonl")], capsys)
     assert code == 0, err
-    assert "dry run: 2 request(s) with prompt cat_intrasentence@1" in out
-    assert "dry run: 2 request(s) with prompt cat_intersentence@1" in out
-    assert 'Target term: "Dalit" (domain: caste). Write 4 different' in out and "common in India" in out
+    assert "dry run: 2 request(s) with prompt cat_intrasentence@2" in out
+    assert "dry run: 2 request(s) with prompt cat_intersentence@2" in out
+    assert 'Target term: "Dalit" (domain: caste). Write 4 fill-in-the-blank items in English' in out
+    assert "widespread in India" in out
     assert not (tmp_path / "c.jsonl").exists()

@@ -100,13 +100,18 @@ PAPERS = Path("/work/shared/papers")
 
 
 def test_new_versions_are_the_default_and_old_ones_stay_loadable():
-    assert get_prompt("attributes").ref == "attributes@2" and get_prompt("sentences").ref == "sentences@2"
+    assert get_prompt("attributes").ref == "attributes@2" and get_prompt("sentences").ref == "sentences@3"
+    assert get_prompt("sentences_anti").ref == "sentences_anti@2" and get_prompt("cat_intrasentence").ref == \
+        "cat_intrasentence@2"
     v1 = get_prompt("attributes@1")
     assert "List 10 negative one-word attributes" in v1.render(identity="Dalit", axis="caste", polarity="negative",
                                                               n=10)[1]["content"]
     assert get_prompt("sentences@1").hash != get_prompt("sentences@2").hash
+    assert get_prompt("sentences@2").hash != get_prompt("sentences@3").hash
     for ref, where in [("attributes@2", "sec. 4.1"), ("sentences@2", "sec. 4.2.2"), ("sentences_anti@1", "sec. 4.2.2"),
-                       ("cat_intrasentence@1", "sec. 2.1 and 4.2"), ("cat_intersentence@1", "sec. 2.2 and 4.2")]:
+                       ("sentences@3", "sec. 4.2.2"), ("sentences_anti@2", "sec. 4.2.2"),
+                       ("cat_intrasentence@1", "sec. 2.1 and 4.2"), ("cat_intersentence@1", "sec. 2.2 and 4.2"),
+                       ("cat_intrasentence@2", "sec. 2.1 and 4.2"), ("cat_intersentence@2", "sec. 2.2 and 4.2")]:
         assert where in get_prompt(ref).description, ref   # each template says which paper step it implements
 
 
@@ -124,7 +129,7 @@ def test_defaults_follow_the_papers(tmp_path, capsys):
         main(["curate", "sentences", "--tuples", str(t), "--mode", mode, "--dry-run", "--out", str(tmp_path / "s.jsonl")])
         out = " ".join(capsys.readouterr().out.split())
         assert "write 5 different sentences" in out and phrase in out, mode
-        assert ("sentences_anti@1" if mode == "anti" else "sentences@2") in out
+        assert ("sentences_anti@2" if mode == "anti" else "sentences@3") in out
 
 
 def _shingles(text: str, n: int = 8) -> set[tuple[str, ...]]:
@@ -141,7 +146,10 @@ def test_templates_are_not_copied_from_the_papers():
     paper = set()
     for f in ("indibias_naacl2024.txt", "stereoset_arxiv2020.txt", "stereoset_acl2021_b.txt"):
         paper |= _shingles((PAPERS / f).read_text(encoding="utf-8", errors="replace"))
-    for ref in ("attributes@2", "sentences@2", "sentences_anti@1", "cat_intrasentence@1", "cat_intersentence@1"):
+    for ref in ("attributes@2", "sentences@2", "sentences@3", "sentences_anti@1", "sentences_anti@2",
+                "cat_intrasentence@1", "cat_intersentence@1",
+                "cat_intrasentence@2", "cat_intersentence@2", "translate_cat_intrasentence@1",
+                "translate_cat_intersentence@1"):
         p = get_prompt(ref)
         common = _shingles(p.system + "\n" + p.user) & paper
         assert not common, (ref, sorted(common)[:3])

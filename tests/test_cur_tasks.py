@@ -42,7 +42,8 @@ def test_every_backend_implements_the_client_protocol():
 
 def test_every_task_is_registered_with_its_prompt():
     assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "prelabel", "sentences",
-                             "translate_pair", "translate_sentence", "tuples"]
+                             "translate_cat_intersentence", "translate_cat_intrasentence", "translate_pair",
+                             "translate_sentence", "tuples"]
     prompts = {p.id for p in load_prompts().values()}
     for name in TASKS.names():
         cls = TASKS.get(name)
@@ -55,7 +56,9 @@ SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "
                  "sentence": "Dalits are poor.", "source_group": "Dalit", "target_group": "Brahmin",
                  "source_language": "English", "target_language": "Hindi", "sent_more": "The man is a doctor.",
                  "sent_less": "The woman is a doctor.", "text": "The man is a doctor.", "target": "Muslim",
-                 "domain": "religion", "society": "India", "guidelines": "Answer as a careful annotator.",
+                 "domain": "religion", "society": "India", "language": "English",
+                 "context": "The farmer was too BLANK to read.", "stereotype": "poor", "anti_stereotype": "rich",
+                 "unrelated": "purple", "guidelines": "Answer as a careful annotator.",
                  "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no"}
 
 
@@ -226,3 +229,47 @@ def test_missing_endpoint_is_named_as_such(tmp_path, capsys):
     code, _, err = run_cli(["curate", "sentences", "--tuples", str(t), "--model", "m", "--out",
                             str(tmp_path / "s.jsonl")], capsys)
     assert code == 2 and "no endpoint" in err and "OPENAI_BASE_URL" in err and "no API key" not in err
+
+
+# ------------------------------------------------------------------ what small models copy (issue 22)
+def _reply(data):
+    from biaskit.curation.llm.protocol import LLMResult, Usage
+
+    return LLMResult(data=data, raw=json.dumps(data), usage=Usage(), request_hash="h", cached=False)
+
+
+def test_the_repair_layer_drops_what_a_small_model_echoes():
+    """Replies seen from SmolLM2-135M and gemma3-270m here: list placeholders and the request's own
+    words as attributes, a worked example copied as a sentence or a CAT."""
+    from biaskit.curation.tasks.cat_intrasentence import CatIntrasentenceTask
+    from biaskit.curation.tasks.sentences import SentenceTask
+    from biaskit.curation.tasks.tuples import TupleTask
+    from biaskit.schema import BiasTuple
+
+    rows = TupleTask().parse({"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 5},
+                             _reply({"attributes": ["A", "B", "caste", "Negative", "model", "lazy"]}))
+    assert [r["attribute"] for r in rows] == ["lazy"]
+    t = BiasTuple(identity="Dalit", axis="caste", attribute="poor", polarity="negative").model_dump(mode="json")
+    copied = "Before every harvest the farmer borrows money from the moneylender."   # sentences@3's example
+    own = "The Dalit family next door could not afford a doctor for their son."
+    rows = SentenceTask(per_tuple=3).parse({"tuple": t}, _reply({"sentences": [
+        copied, copied.replace("the farmer", "the Dalit farmer") + " He never repays it.", own]}))
+    status = {r["sentence"]: (r["status"], r["meta"].get("reason")) for r in rows}
+    assert status[own] == ("raw", None)
+    assert status[copied][0] == "rejected" and "copies the prompt" in status[copied][1]
+    assert [s for s, (st, _) in status.items() if st == "rejected"] == [copied, rows[1]["sentence"]]
+    item = {"target": "Muslim", "domain": "religion", "society": "India", "n": 2}
+    rows = CatIntrasentenceTask().parse(item, _reply({"items": [
+        {"context": "The librarian was very BLANK with the children.", "stereotype": "strict",
+         "anti_stereotype": "playful", "unrelated": "orbit"},
+        {"context": "The Muslim in the room is very BLANK.", "stereotype": "strict", "anti_stereotype": "playful",
+         "unrelated": "moon"},
+        {"context": "My Muslim neighbour is BLANK.", "stereotype": "pious", "anti_stereotype": "secular",
+         "unrelated": "square"}]}))
+    assert [r.get("copies_prompt") for r in rows] == [["context", "stereotype", "anti_stereotype", "unrelated"],
+                                                       ["stereotype", "anti_stereotype"], None]
+    from biaskit.curation.cats import check_draft
+    from biaskit.inventory import load_inventory
+
+    assert [[p["code"] for p in check_draft(r, load_inventory())] for r in rows] == \
+        [["copies_prompt", "target_missing"], ["copies_prompt"], []]

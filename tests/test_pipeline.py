@@ -57,12 +57,16 @@ def _lines(p):
 
 # ------------------------------------------------------------------------------------------ init
 @pytest.mark.parametrize("template, hindi, stages", [
-    ("generate", True, ["tuples", "tuple_review", "sentences", "pairs", "check", "pair_review", "translate",
-                        "translation_review", "release", "evaluate"]),
-    ("generate", False, ["tuples", "tuple_review", "sentences", "pairs", "check", "pair_review", "release",
+    ("generate", True, ["tuples", "tuple_review", "sentences", "antistereo", "sentence_review", "pairs", "check",
+                        "pair_review", "translate", "translation_review", "release", "seat_tests", "evaluate"]),
+    ("generate", False, ["tuples", "tuple_review", "sentences", "antistereo", "sentence_review", "pairs", "check",
+                         "pair_review", "release", "seat_tests", "evaluate"]),
+    ("adapt", True, ["adapt", "check", "pair_review", "translate", "translation_review", "release", "seat_tests",
+                     "evaluate"]),
+    ("adapt", False, ["adapt", "check", "pair_review", "release", "seat_tests", "evaluate"]),
+    ("stereoset", True, ["cats", "cat_review", "cat_translate", "cat_translation_review", "release", "seat_tests",
                          "evaluate"]),
-    ("adapt", True, ["adapt", "check", "pair_review", "translate", "translation_review", "release", "evaluate"]),
-    ("adapt", False, ["adapt", "check", "pair_review", "release", "evaluate"]),
+    ("stereoset", False, ["cats", "cat_review", "release", "seat_tests", "evaluate"]),
 ])
 def test_init_writes_a_commented_project_that_loads(tmp_path, capsys, template, hindi, stages):
     from biaskit.pipeline import load_project

@@ -66,7 +66,7 @@ def test_make_demo_release_recipe_end_to_end(tmp_path, gemma_dir):
     done = subprocess.run(argv, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "evaluate: done: gemma3-270m: metric score" in done.stdout
-    summary = json.loads((tmp_path / "out" / "eval" / "biaskit-demo-0.1.0" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "out" / "eval" / "biaskit-demo-0.1.0" / "pairs" / "summary.json").read_text())
     rel = json.loads((tmp_path / "out" / "release" / "biaskit-demo-0.1.0" / "release.json").read_text())
     assert (summary["data"]["release"]["release"], summary["data"]["release"]["split"]) == ("biaskit-demo", "test")
     assert summary["n_pairs"] == 2 * rel["counts"]["pairs"]["by_split"]["test"]    # en + hi views of the test pairs

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import time
 
 import pytest
 
-from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, project_tasks, run_biaskit, start_biaskit,
-                              text, wait_for)
+from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, kill_while_held, project_head,
+                              project_tasks, run_biaskit, text)
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
@@ -52,18 +51,6 @@ def _hindi(group: str, i: int) -> str:
     return f"{HI[group]} लोग {digits} घंटे मेहनत करते हैं।"
 
 
-def _kill_while_held(proxy, when, run, env, log):
-    """Start `biaskit run`, let ``proxy`` hold the first request matching ``when``, SIGKILL the run
-    while that request is held (it never reaches the service), then let the proxy go on."""
-    proxy.hold(when)
-    p = start_biaskit(run, env, log)
-    assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=600) and p.poll() is None, \
-        log.read_text()
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait()
-    proxy.release()
-
-
 def _by_id(tasks):
     return {t.data["biaskit_id"]: t for t in tasks}
 
@@ -76,22 +63,11 @@ def test_one_path_from_tuples_to_scores(llm_server, ls_server, ls_annotator, tin
     proj = tmp_path / "proj"
     proj.mkdir()
     name = f"e2e-{os.getpid()}"
-    (proj / "biaskit.toml").write_text(f"""
-[project]
-name = "{name}"
-version = "1.0.0"
-
-[llm]
-model = "{llm_server.model}"
-base_url = "{proxy.base_url}"
-
-[labelstudio]
-url = "{ls_proxy.base_url}"
-
+    (proj / "biaskit.toml").write_text(project_head(name, llm_server.model, proxy.base_url, ls_proxy.base_url) + f"""
 [stages.tuples]
 axes = ["caste"]
 identities = {{ caste = ["Dalit", "Brahmin"] }}
-polarity = "negative"
+polarity = "both"     # both: with the echo filter (the axis is no attribute) SmolLM2 gives ~1 tuple per job
 n = 3
 # the short version-1 prompts: SmolLM2-135M answers the paper-recipe (v2) prompts with junk only
 prompt = "attributes@1"
@@ -168,7 +144,7 @@ runs = 2
         # process is killed while that request is held (it never reaches the server)
         sents = proj / "work" / "sentences" / "sentences.jsonl"
         t0 = time.time()
-        _kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and c.started >= t0
+        kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and c.started >= t0
                          and bool(_rows(sents)), run, env, logs / "run2.log")
         kept = _rows(sents)
         validated = _rows(proj / "work" / "tuple_review" / "tuples.jsonl")
@@ -208,7 +184,7 @@ runs = 2
         def is_import(c):
             return c.method == "POST" and "/import" in c.path and c.started >= t2
 
-        _kill_while_held(ls_proxy, lambda c: is_import(c) and bool(ls_proxy.finished(is_import)), run, env,
+        kill_while_held(ls_proxy, lambda c: is_import(c) and bool(ls_proxy.finished(is_import)), run, env,
                          logs / "run4.log")
         assert len(project_tasks(url, admin, title)) == 1   # one chunk of one task got in before the kill
         cands = _rows(proj / "work" / "translate" / "candidates.jsonl")
@@ -249,7 +225,7 @@ runs = 2
         ds = datasets.load_dataset(str(rel))
         assert set(ds) == {"dev", "test"} and len(ds["dev"]) + len(ds["test"]) == len(pairs) and len(ds["test"]) > 0
         assert set(ds["test"]["sent_more_hi"]) <= written
-        summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "summary.json").read_text(encoding="utf-8"))
+        summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "pairs" / "summary.json").read_text(encoding="utf-8"))
         assert (summary["data"]["release"]["release"], summary["data"]["release"]["split"]) == (name, "test")
         assert summary["data"]["release"]["sha256_matches_release"] is True
         assert summary["n_pairs"] == 2 * len(ds["test"])   # both language views of every test pair

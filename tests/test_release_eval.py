@@ -109,7 +109,7 @@ def test_cat_release_layout_splits_and_reader(cat_release, tmp_path, monkeypatch
     d = datasets.load_dataset(str(out))          # the CAT config is the default when there are no pairs
     assert d["dev"].num_rows == len(back["dev"]) and d["test"].num_rows == len(back["test"])
     assert list(d["test"].features) == ["id", "type", "target", "bias_type", "context", "stereotype",
-                                        "anti-stereotype", "unrelated", "lang"]
+                                        "anti-stereotype", "unrelated", "lang", "source_id"]
 
 
 def test_evaluate_cats_on_a_release(cat_release, tiny_bert, tmp_path):

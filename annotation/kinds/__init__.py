@@ -10,6 +10,7 @@ kind            module                          records (reader)
 ``pair``        :mod:`.pairs`                   :class:`~biaskit.schema.SentencePair` (``read_pairs``)
 ``cat``         :mod:`.cats`                    :class:`~biaskit.schema.CAT` (``read_cats``)
 ``translation`` :mod:`.translation`             :class:`~biaskit.schema.TranslationCandidates`
+``cat_translation`` :mod:`.cat_translation`     :class:`~biaskit.schema.CATTranslationCandidates`
 ==============  ==============================  ===================================================
 
 Question names and labels of every kind are listed in ``docs/annotation.md``. To add a kind: write
@@ -35,6 +36,8 @@ KINDS.register("cat", "biaskit.annotation.kinds.cats:CatKind",
                help="StereoSet CATs: label each of the 3 associations stereotype / anti-stereotype / unrelated")
 KINDS.register("translation", "biaskit.annotation.kinds.translation:TranslationKind",
                help="blind review of candidate translations: pick A/B/.../none, correct the chosen S1/S2 in place")
+KINDS.register("cat_translation", "biaskit.annotation.kinds.cat_translation:CatTranslationKind",
+               help="blind review of translated CATs: pick A/B/.../none, correct target, context (BLANK) and options in place")
 
 
 def get_kind(name: str) -> TaskKind:

@@ -74,6 +74,11 @@ class TranslationKind(TaskKind):
     name = "translation"
     title = "Which translation of the pair is best? Engines are hidden and the order is random."
     records_name = "candidates"
+    #: correction question -> (the candidate field it corrects, its label, the Text element its area
+    #: points at); a subclass reviewing other records (``cat_translation``) names its own
+    corrections: dict[str, tuple[str, str, str]] = {"corrected_more": ("sent_more", "sentence 1", "src_more"),
+                                                    "corrected_less": ("sent_less", "sentence 2", "src_less")}
+    record_word = "pair"
     reject_labels = (NONE_CHOICE,)
     questions = (
         Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
@@ -116,15 +121,19 @@ class TranslationKind(TaskKind):
                 '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
                 '<HyperText name="candidates" value="$candidates_html"/>'
                 + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
-                + "".join(_slot_view(s) for s in SLOT_LETTERS[:n]) +
-                f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{NONE_CHOICE}">'
+                + self._correction_views(n) + textarea_xml("comment", "src_more", "comment (optional)") + "</View>")
+
+    def _correction_views(self, n: int) -> str:
+        """Per slot, the correction areas prefilled with its candidate (shown when it is chosen); for
+        ``none``, empty areas for the reviewer's own translation."""
+        out = "".join(_slot_view(s, self.corrections) for s in SLOT_LETTERS[:n])
+        return (out + f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{NONE_CHOICE}">'
                 '<Header value="None is good enough: type your own translation (optional)" size="5"/>'
-                + textarea_xml("corrected_more", "src_more", "translation of sentence 1")
-                + textarea_xml("corrected_less", "src_less", "translation of sentence 2") + "</View>"
-                + textarea_xml("comment", "src_more", "comment (optional)") + "</View>")
+                + "".join(textarea_xml(q, to, f"translation of {label}")
+                          for q, (_, label, to) in self.corrections.items()) + "</View>")
 
     def task_data(self, rec, seed=0):
-        order = seeded_order(len(rec.candidates), seed, rec.pair_id)
+        order = seeded_order(len(rec.candidates), seed, self.record_id(rec))
         slots, rows, prefill = [], [], {}
         for s, i in zip(SLOT_LETTERS, order):
             c = rec.candidates[i]
@@ -157,11 +166,12 @@ class TranslationKind(TaskKind):
         slots = {d["slot"]: d for d in (data.get("biaskit_slots") or [])}
         chosen = (values.get("choice") or [None])[0]
         if chosen in slots:
-            for side in ("more", "less"):
-                text = text_answer(values.get(f"corrected_{side}_{chosen}"))
+            for q in self.corrections:
+                side = q.removeprefix("corrected_")
+                text = text_answer(values.get(f"{q}_{chosen}"))
                 if text and not is_unchanged(text, data.get(f"slot_{chosen}_{side}")):
-                    rows = [r for r in rows if r["question"] != f"corrected_{side}"]
-                    rows.append({"question": f"corrected_{side}", "label": text, "qtype": TEXT})
+                    rows = [r for r in rows if r["question"] != q]
+                    rows.append({"question": q, "label": text, "qtype": TEXT})
         for r in rows:
             if r["question"] == "choice":
                 s = slots.get(r["label"])
@@ -188,7 +198,7 @@ class TranslationKind(TaskKind):
         df = judgments.copy()
         if len(df) == 0 or "question" not in df.columns:
             return df
-        by_id = {r.pair_id: r for r in records} if records is not None else None
+        by_id = {self.record_id(r): r for r in records} if records is not None else None
         is_choice = df["question"].astype(str).eq("choice")
         keys = [_candidate_key(r, by_id) for r in df[is_choice].to_dict(orient="records")]
         df.loc[is_choice, "label"] = keys
@@ -196,28 +206,27 @@ class TranslationKind(TaskKind):
 
     # --- apply ---------------------------------------------------------------------------------------
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
-        from biaskit.mt_checks import check_candidate
-
+        """The reviewers' choice and corrections per record (see the module docstring); what the
+        released record is, and which flags block it, is :meth:`finish`."""
         if votes.judgments is None:
             raise InputError("applying a translation review needs the pulled judgments (the reviewers' "
                              "choices and corrections).", fix="pass --judgments FILE (from `biaskit annotate pull`).")
         res = ApplyResult(files={"needs_review": [], "adjudicate": [], "rejected": []},
                           counts={"accepted": 0, "needs_review": 0, "adjudicate": 0, "rejected": 0, "not_reviewed": 0})
         judged = votes.by_task()
-        by_id = {r.pair_id: r for r in records}
+        by_id = {self.record_id(r): r for r in records}
         for rec in records:
-            pid = rec.pair_id
+            pid = self.record_id(rec)
             if pid not in judged:
                 res.counts["not_reviewed"] += 1
                 continue
             raw = rec.model_dump(mode="json")
             cands = raw["candidates"]
-            tgt = rec.target_lang or "hi"
-            reviewers = _per_worker(judged[pid], by_id)
+            reviewers = _per_worker(judged[pid], by_id, self.corrections)
             decided = [v for v in reviewers if "choice" in v]
             tally = Counter(v["key"] for v in decided)
-            review: dict[str, Any] = {"reviewers": [{k: v.get(k) for k in _REVIEWER_FIELDS if v.get(k) is not None}
-                                                    for v in reviewers],
+            review: dict[str, Any] = {"reviewers": [{k: v.get(k) for k in (*_REVIEWER_FIELDS, *self.corrections)
+                                                     if v.get(k) is not None} for v in reviewers],
                                       "votes": dict(tally), "n_reviewers": len(decided)}
 
             def back(reason: str, extra: Optional[dict] = None, to: str = "needs_review",
@@ -239,62 +248,68 @@ class TranslationKind(TaskKind):
             review["agreement"] = round(float(agg["agreement"]), 4)
             backers = [v for v in decided if v["key"] == winner]
             chosen_c = None if winner == NONE_CHOICE else cands[int(winner)]
-            edits = {side: decide_edit(side, (chosen_c or {}).get(side.replace("corrected", "sent")) or "",
-                                       {v["worker"]: (v[side], v.get("when", "")) for v in backers if v.get(side)})
-                     for side in ("corrected_more", "corrected_less")}
+            edits = {q: decide_edit(q, (chosen_c or {}).get(f) or "",
+                                    {v["worker"]: (v[q], v.get("when", "")) for v in backers if v.get(q)})
+                     for q, (f, _, _) in self.corrections.items()}
             conflicts = [e for e in edits.values() if e.conflict]
             if conflicts:
                 back(f"chose {'none' if chosen_c is None else 'the same candidate'}, but "
-                     + edit_reason(conflicts), to="adjudicate", extras=_proposals(backers, chosen_c))
+                     + edit_reason(conflicts), to="adjudicate", extras=_proposals(backers, chosen_c, self.corrections))
                 continue
-            corr: dict[str, Optional[str]] = {side: e.text for side, e in edits.items()}
-            if winner == NONE_CHOICE:
-                if not (corr["corrected_more"] and corr["corrected_less"]):
-                    res.files["rejected"].append({**raw, "status": "rejected", "review": {
-                        **review, "reason": "no candidate was good enough and no complete correction was given."}})
-                    res.counts["rejected"] += 1
-                    continue
-                chosen = None
-                mt_more = mt_less = None
-            else:
-                chosen = cands[int(winner)]
-                mt_more, mt_less = chosen["sent_more"], chosen["sent_less"]
-            final_more = corr["corrected_more"] or mt_more
-            final_less = corr["corrected_less"] or mt_less
-            edited = bool(chosen is None or normalize_text(final_more) != normalize_text(mt_more)
-                          or normalize_text(final_less) != normalize_text(mt_less))
+            corr: dict[str, Optional[str]] = {q: e.text for q, e in edits.items()}
+            if winner == NONE_CHOICE and not all(corr.values()):
+                res.files["rejected"].append({**raw, "status": "rejected", "review": {
+                    **review, "reason": "no candidate was good enough and no complete correction was given."}})
+                res.counts["rejected"] += 1
+                continue
+            mt = None if chosen_c is None else {f: chosen_c[f] for f, _, _ in self.corrections.values()}
+            final = {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()}
+            edited = bool(mt is None or any(normalize_text(final[f]) != normalize_text(mt[f]) for f in final))
             editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
-            flags_after = check_candidate(_source_pair(rec), final_more, final_less, tgt)
             review.update({
-                "winner_engine": chosen.get("engine") if chosen else REVIEW_ENGINE,
-                "winner_model": chosen.get("model") if chosen else None,
-                "winner_index": None if chosen is None else int(winner),
+                "winner_engine": chosen_c.get("engine") if chosen_c else REVIEW_ENGINE,
+                "winner_model": chosen_c.get("model") if chosen_c else None,
+                "winner_index": None if chosen_c is None else int(winner),
                 "edited": edited, "editors": editors,
-                "chosen_mt": None if chosen is None else {"sent_more": mt_more, "sent_less": mt_less},
-                "edit_distance": None if chosen is None else {
-                    "sent_more": levenshtein(mt_more, final_more), "sent_less": levenshtein(mt_less, final_less)},
-                "flags_before": (chosen or {}).get("flags", []),
-                "flags_after": flags_after,
+                "chosen_mt": mt,
+                "edit_distance": None if mt is None else {f: levenshtein(mt[f], final[f]) for f in final},
+                "flags_before": (chosen_c or {}).get("flags", []),
             })
-            blockers = sorted({f["code"] for f in flags_after} & BLOCKING)
-            if blockers or normalize_text(final_more) == normalize_text(final_less):
+            blocked, record = self.finish(rec, raw, final, review, votes)
+            if blocked:
                 extra = None
                 if edited:
-                    extra = {"engine": REVIEW_ENGINE, "model": ",".join(editors) or None, "sent_more": final_more,
-                             "sent_less": final_less, "flags": flags_after, "strategy": "human-edit",
+                    extra = {"engine": REVIEW_ENGINE, "model": ",".join(editors) or None, **final,
+                             "flags": review["flags_after"], "strategy": "human-edit",
                              "provenance": {"editors": editors}}
-                back(f"the {'edited' if edited else 'chosen'} pair still fails the checker: "
-                     f"{', '.join(blockers or ['identical'])}.", extra)
+                back(f"the {'edited' if edited else 'chosen'} {self.record_word} still fails the checker: "
+                     f"{', '.join(blocked)}.", extra)
                 continue
-            res.accept(SentencePair(
-                sent_more=final_more, sent_less=final_less, direction=rec.direction or "stereo",
-                bias_type=rec.bias_type or "unknown", lang=tgt, source_id=pid, status="accepted",
-                provenance={"source": "translation-review", "candidates_file": votes.data_path,
-                            "source_pair_id": pid, "source_lang": rec.source_lang,
-                            "engine": review["winner_engine"], "model": review["winner_model"],
-                            "source_provenance": rec.provenance},
-                meta={"review": review, "source": raw["source"]}))
+            res.accept(record)
         return res
+
+    def finish(self, rec, raw: dict, final: dict[str, str], review: dict[str, Any], votes: Votes):
+        """``(blocking flags, released record)`` for one decided record: the final pair re-checked
+        (:func:`biaskit.mt_checks.check_candidate`; ``review["flags_after"]``), a
+        :class:`~biaskit.schema.SentencePair` in the target language with ``source_id`` = the source pair."""
+        from biaskit.mt_checks import check_candidate
+
+        pid, tgt = rec.pair_id, rec.target_lang or "hi"
+        final_more, final_less = final["sent_more"], final["sent_less"]
+        flags_after = check_candidate(_source_pair(rec), final_more, final_less, tgt)
+        review["flags_after"] = flags_after
+        blockers = sorted({f["code"] for f in flags_after} & BLOCKING)
+        if not blockers and normalize_text(final_more) == normalize_text(final_less):
+            blockers = ["identical"]
+        record = SentencePair(
+            sent_more=final_more, sent_less=final_less, direction=rec.direction or "stereo",
+            bias_type=rec.bias_type or "unknown", lang=tgt, source_id=pid, status="accepted",
+            provenance={"source": "translation-review", "candidates_file": votes.data_path,
+                        "source_pair_id": pid, "source_lang": rec.source_lang,
+                        "engine": review["winner_engine"], "model": review["winner_model"],
+                        "source_provenance": rec.provenance},
+            meta={"review": review, "source": raw["source"]}) if not blockers else None
+        return blockers, record
 
     def report(self, records, applied, out_dir):
         return translation_report([r.model_dump(mode="json") for r in records], applied, out_dir=out_dir)
@@ -335,10 +350,10 @@ def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
                          "engine behind each slot from the task data.")
 
 
-def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
+def _per_worker(rows, by_id: dict, corrections=TranslationKind.corrections) -> list[dict[str, Any]]:
     """One dict per reviewer of a task, from their latest annotation (:func:`.edits.latest_rows`):
-    ``worker, choice`` (the slot letter), ``key`` (the candidate), ``engine, model,
-    corrected_more, corrected_less, comment``, ``when`` (the annotation's time)."""
+    ``worker, choice`` (the slot letter), ``key`` (the candidate), ``engine, model``, the correction
+    questions (``corrected_more, corrected_less`` for pairs), ``comment``, ``when`` (the annotation's time)."""
     out = []
     for w, rs in latest_rows(rows).items():
         d: dict[str, Any] = {"worker": w}
@@ -354,7 +369,7 @@ def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
                 else:
                     c = by_id[str(r["task"])].candidates[int(d["key"])]
                     d["engine"], d["model"] = c.engine, c.model
-            elif q in ("corrected_more", "corrected_less") and str(r.get("label", "")).strip():
+            elif q in corrections and str(r.get("label", "")).strip():
                 d[q] = str(r["label"]).strip()
             if r.get("comment"):
                 d["comment"] = r["comment"]
@@ -364,29 +379,30 @@ def _per_worker(rows, by_id: dict) -> list[dict[str, Any]]:
     return out
 
 
-def _slot_view(slot: str) -> str:
+def _slot_view(slot: str, corrections: dict[str, tuple[str, str, str]]) -> str:
     """The correction areas of one slot, prefilled with its candidate, shown when it is chosen."""
     return (f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{slot}">'
             f'<Header value="Correct candidate {slot} in place (optional)" size="5"/>'
-            + textarea_xml(f"corrected_more_{slot}", "src_more", f"sentence 1 of {slot}", value=f"$slot_{slot}_more")
-            + textarea_xml(f"corrected_less_{slot}", "src_less", f"sentence 2 of {slot}", value=f"$slot_{slot}_less")
+            + "".join(textarea_xml(f"{q}_{slot}", to, f"{label} of {slot}",
+                                   value=f"$slot_{slot}_{q.removeprefix('corrected_')}")
+                      for q, (_, label, to) in corrections.items())
             + "</View>")
 
 
-def _proposals(backers: list[dict], chosen: Optional[dict]) -> list[dict]:
-    """Each editor's corrected pair (their correction, else the chosen candidate's sentence), as a
-    candidate for the adjudication round (engine ``review``, model = the reviewer); identical ones once."""
+def _proposals(backers: list[dict], chosen: Optional[dict], corrections=TranslationKind.corrections) -> list[dict]:
+    """Each editor's corrected record (their correction, else the chosen candidate's text, field by
+    field), as a candidate for the adjudication round (engine ``review``, model = the reviewer);
+    identical ones once."""
     out, seen = [], set()
     for v in backers:
-        if not (v.get("corrected_more") or v.get("corrected_less")):
+        if not any(v.get(q) for q in corrections):
             continue
-        more = v.get("corrected_more") or (chosen or {}).get("sent_more") or ""
-        less = v.get("corrected_less") or (chosen or {}).get("sent_less") or ""
-        key = (normalize_text(more), normalize_text(less))
+        texts = {f: normalize_text(v.get(q) or (chosen or {}).get(f) or "") for q, (f, _, _) in corrections.items()}
+        key = tuple(texts.values())
         if key in seen:
             continue
         seen.add(key)
-        out.append({"engine": REVIEW_ENGINE, "model": v["worker"], "sent_more": key[0], "sent_less": key[1],
+        out.append({"engine": REVIEW_ENGINE, "model": v["worker"], **texts,
                     "flags": [], "strategy": "human-edit", "provenance": {"editors": [v["worker"]]}})
     return out
 

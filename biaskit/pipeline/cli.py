@@ -42,7 +42,8 @@ def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: boo
 def init_command(
     directory: Path = out_dir(Path("."), arg="DIRECTORY", help="Folder for the new project (created when missing)."),
     template: Template = typer.Option("generate", "--template", help="generate: IndiBias-style LLM tuples -> "  # type: ignore[valid-type]
-                                      "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context."),
+                                      "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
+                                      "stereoset: StereoSet-style CATs drafted by the LLM, five validators."),
     hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
     name: Optional[str] = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
 ) -> None:

@@ -23,26 +23,45 @@ from ..errors import BiaskitError, InputError
 PROJECT_FILE = "biaskit.toml"
 
 # The stages, in the order `biaskit run` executes them. What each reads and writes: STAGE_IO.
-STAGE_ORDER = ("tuples", "tuple_review", "sentences", "pairs", "adapt", "check", "pair_review", "translate",
-               "translation_review", "release", "evaluate")
-HUMAN_STAGES = ("tuple_review", "pair_review", "translation_review")
-# stage -> (artifact it reads, artifact it writes); None: reads a file given in its options only
-STAGE_IO: dict[str, tuple[Optional[str], str]] = {
+STAGE_ORDER = ("tuples", "tuple_review", "sentences", "antistereo", "sentence_review", "pairs", "adapt", "check",
+               "pair_review", "translate", "translation_review", "cats", "cat_review", "cat_translate",
+               "cat_translation_review", "release", "seat_tests", "evaluate")
+HUMAN_STAGES = ("tuple_review", "sentence_review", "pair_review", "translation_review", "cat_review",
+                "cat_translation_review")
+# stage -> (artifact it reads, artifact it writes); None: reads a file given in its options only; a tuple:
+# any one of these artifacts (the release reads pairs, CATs or both)
+STAGE_IO: dict[str, tuple[Optional[Union[str, tuple[str, ...]]], str]] = {
     "tuples": (None, "tuples"),
     "tuple_review": ("tuples", "tuples"),
     "sentences": ("tuples", "sentences"),
+    "antistereo": ("tuples", "sentences"),
+    "sentence_review": ("sentences", "sentences"),
     "pairs": ("sentences", "pairs"),
     "adapt": (None, "pairs"),
     "check": ("pairs", "pairs"),
     "pair_review": ("pairs", "pairs"),
     "translate": ("pairs", "candidates"),
     "translation_review": ("candidates", "translations"),
-    "release": ("pairs", "release"),
+    "cats": (None, "cats"),
+    "cat_review": ("cats", "cats"),
+    "cat_translate": ("cats", "cat_candidates"),
+    "cat_translation_review": ("cat_candidates", "cat_translations"),
+    "release": (("pairs", "cats"), "release"),
+    "seat_tests": ("release", "seat_tests"),
     "evaluate": ("release", "results"),
 }
 ARTIFACT_WORDS = {"tuples": "tuples", "sentences": "sentences", "pairs": "pairs",
                   "candidates": "translation candidates", "translations": "reviewed translations",
+                  "cats": "CATs", "cat_candidates": "CAT translation candidates",
+                  "cat_translations": "reviewed CAT translations", "seat_tests": "SEAT tests",
                   "release": "a release folder", "results": "evaluation results"}
+
+
+def reads_of(stage: str) -> tuple[str, ...]:
+    """The artifacts a stage can read (any one of them), from :data:`STAGE_IO`."""
+    r = STAGE_IO[stage][0]
+    return () if r is None else (r,) if isinstance(r, str) else tuple(r)
+
 
 # Keys that hold secrets (a key named so, or ending in _NAME; case-insensitive) and where each secret goes.
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|access_?key|token|auth|password|passwd|pwd|secret|credentials?)$", re.I)
@@ -187,6 +206,15 @@ class SentencesStage(LLMStage):
     statuses: Optional[list[str]] = None
 
 
+class AntistereoStage(LLMStage):
+    """``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go against
+    each accepted tuple; ``curate pairs`` makes them antistereo rows). Its output is the sentences
+    before it (``[stages.sentences]``) and these together."""
+
+    per_tuple: int = Field(5, ge=1)
+    statuses: Optional[list[str]] = None
+
+
 class PairsStage(LLMStage):
     """``[stages.pairs]``: ``biaskit curate pairs``."""
 
@@ -255,14 +283,12 @@ class PairReviewStage(ReviewStage):
     direction_policy: Literal["annotators", "reject"] = "annotators"
 
 
-class TranslateStage(Stage):
-    """``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` model)."""
+class MTStage(Stage):
+    """What the translation stages share: target language, engines and the hf / llm engines' options."""
 
     target: str = "hi"
     source_lang: str = "en"
     engines: list[str] = Field(default_factory=lambda: ["llm"], min_length=1)
-    align: bool = True
-    batch_pairs: int = Field(16, ge=1)
     device: Optional[str] = None
     batch_size: int = Field(16, ge=1)
     num_beams: int = Field(1, ge=1)
@@ -276,6 +302,42 @@ class TranslateStage(Stage):
         for spec in v:
             _registry_name(spec.split(":", 1)[0].strip().lower(), MT_ENGINES.names(), "MT engine")
         return v
+
+
+class TranslateStage(MTStage):
+    """``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` model)."""
+
+    align: bool = True
+    batch_pairs: int = Field(16, ge=1)
+
+
+class CatsStage(Stage):
+    """``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per
+    target term, the structural checks keep the well-formed ones)."""
+
+    domains: Union[str, list[str]] = "stereoset"
+    split: Literal["intrasentence", "intersentence", "both"] = "both"
+    per_target: int = Field(5, ge=1)
+    society: str = "India"
+    targets: Optional[list[str]] = None
+    lang: str = "en"
+    intra_prompt: Optional[str] = Field(None, description="template id (or id@version) for intrasentence drafts")
+    inter_prompt: Optional[str] = Field(None, description="template id (or id@version) for intersentence drafts")
+    llm: Optional[LLMOverride] = None
+
+
+class CatReviewStage(ReviewStage):
+    """``[stages.cat_review]``: five validators label each option; StereoSet's rule keeps a CAT when
+    at least three of them give every option the writer's label (sec. 4.3)."""
+
+    overlap: Union[int, Literal["adaptive"]] = Field(5, description="validators per CAT (StereoSet: 5), or "
+                                                     "\"adaptive\" (StereoSet's rule decides when a CAT is settled)")
+
+
+class CatTranslateStage(MTStage):
+    """``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the ``[llm]`` model)."""
+
+    batch_cats: int = Field(16, ge=1)
 
 
 class ReleaseStage(Stage):
@@ -319,10 +381,25 @@ class ReleaseStage(Stage):
         return v
 
 
+class SeatTestsStage(Stage):
+    """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
+
+    langs: list[str] = Field(default_factory=lambda: ["en", "hi"], min_length=1)
+    attributes: Optional[list[str]] = Field(None, description="attribute pairs (default: per axis, as IndiBias)")
+    min_records: int = Field(1, ge=1, description="a group pair needs this many released records")
+    split: Optional[Literal["dev", "test"]] = None
+
+
 class EvaluateStage(Stage):
-    """``[stages.evaluate]``: ``biaskit evaluate pairs`` on the release."""
+    """``[stages.evaluate]``: ``biaskit evaluate pairs``, ``evaluate cats`` (each CAT language) and
+    ``evaluate seat`` (the ``seat_tests`` stage's tests, each language) on the release."""
 
     models: list[str] = Field(..., min_length=1)
+    kinds: Optional[list[Literal["pairs", "cats", "seat"]]] = Field(
+        None, description="what to score (default: every kind the release has, and SEAT after seat_tests)")
+    seat_models: Optional[list[str]] = Field(None, description="sentence encoders for SEAT (default: models)")
+    cat_split: Literal["intrasentence", "intersentence", "both"] = "both"
+    n_samples: int = Field(100_000, ge=1, description="SEAT permutation samples")
     scorer: Optional[str] = Field(None, description="default: the one the models' architecture calls for")
     protocol: Optional[str] = Field(None, description="a paper protocol (docs/fidelity.md); default: the release's")
     method: Optional[str] = None
@@ -355,13 +432,20 @@ class Stages(_Table):
     tuples: Optional[TuplesStage] = None
     tuple_review: Optional[ReviewStage] = None
     sentences: Optional[SentencesStage] = None
+    antistereo: Optional[AntistereoStage] = None
+    sentence_review: Optional[ReviewStage] = None
     pairs: Optional[PairsStage] = None
     adapt: Optional[AdaptStage] = None
     check: Optional[CheckStage] = None
     pair_review: Optional[PairReviewStage] = None
     translate: Optional[TranslateStage] = None
     translation_review: Optional[ReviewStage] = None
+    cats: Optional[CatsStage] = None
+    cat_review: Optional[CatReviewStage] = None
+    cat_translate: Optional[CatTranslateStage] = None
+    cat_translation_review: Optional[ReviewStage] = None
     release: Optional[ReleaseStage] = None
+    seat_tests: Optional[SeatTestsStage] = None
     evaluate: Optional[EvaluateStage] = None
 
 
@@ -603,14 +687,14 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
     have: set[str] = set()
     for n in names:
         s = p.stage(n)
-        reads, writes = STAGE_IO[n]
+        reads, writes = reads_of(n), STAGE_IO[n][1]
         given = s.input if s is not None else None
         if n == "adapt" and not given:
             add(p.error("stages.adapt", "adapt needs the CrowS-Pairs file.",
                         "set input = \"crows_pairs_anonymized.csv\" (`biaskit data download crows-pairs`)."))
-        if reads and reads not in have and not given:
-            before = [m for m in STAGE_ORDER if STAGE_IO[m][1] == reads and m != n]
-            add(p.error(f"stages.{n}", f"nothing gives this stage its {ARTIFACT_WORDS[reads]}.",
+        if reads and not set(reads) & have and not given:
+            before = [m for m in STAGE_ORDER if STAGE_IO[m][1] in reads and m != n]
+            add(p.error(f"stages.{n}", f"nothing gives this stage its {' or '.join(ARTIFACT_WORDS[r] for r in reads)}.",
                         f"add one of the stages {', '.join('[stages.' + b + ']' for b in before)} before it, or "
                         f"set input = \"FILE\" in [stages.{n}]."))
         for f in ([given] if isinstance(given, str) else given or []) if check_inputs else []:
@@ -633,9 +717,9 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                 key = f"stages.{n}.llm." + ".".join(str(x) for x in e["loc"])
                 add(p.error(key, e["msg"].removeprefix("Value error, ") + ".", "see [llm] in docs/pipeline.md."))
     for n in names:
-        if n in ("tuples", "sentences") or (n == "pairs" and p.stage("pairs").llm_fallback) or (
-                n == "translate" and any(e.split(":", 1)[0].strip().lower() == "llm" and ":" not in e
-                                         for e in p.stage("translate").engines)):
+        if n in ("tuples", "sentences", "antistereo", "cats") or (n == "pairs" and p.stage("pairs").llm_fallback) or (
+                n in ("translate", "cat_translate") and any(e.split(":", 1)[0].strip().lower() == "llm" and ":" not in e
+                                                            for e in p.stage(n).engines)):
             try:
                 s = p.llm(n)
             except ValidationError:
@@ -724,9 +808,11 @@ def check_resources(p: Project) -> list[InputError]:
                                        f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
                                        f"{{ {a} = [\"...\"] }}."))
     for n in p.enabled():      # an LLM stage needs an endpoint: known before anything runs
-        if n not in ("tuples", "sentences", "translate") and not (n == "pairs" and p.stage("pairs").llm_fallback):
+        if n not in ("tuples", "sentences", "antistereo", "cats", "translate", "cat_translate") and \
+                not (n == "pairs" and p.stage("pairs").llm_fallback):
             continue
-        if n == "translate" and not any(e.split(":", 1)[0].strip().lower() == "llm" for e in p.stage(n).engines):
+        if n in ("translate", "cat_translate") and \
+                not any(e.split(":", 1)[0].strip().lower() == "llm" for e in p.stage(n).engines):
             continue
         try:
             s = p.llm(n)

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from biaskit.errors import BiaskitError
 
-from .project import HUMAN_STAGES, STAGE_IO, Project
+from .project import HUMAN_STAGES, STAGE_IO, Project, reads_of
 from .run import can_skip, produced
 from .stages import STAGES, Context, RunOptions
 from .state import State, is_locked
@@ -28,8 +28,8 @@ def project_status(project: Project) -> dict[str, Any]:
     for name in project.enabled():
         stage = STAGES[name](ctx)
         st = state.get(name)
-        reads = STAGE_IO[name][0]
-        ready = stage.opts.input is not None or reads is None or reads in ctx.artifacts
+        reads = reads_of(name)
+        ready = stage.opts.input is not None or not reads or bool(set(reads) & set(ctx.artifacts))
         status, note = st.get("status") or "pending", None
         if status == "running" and not running:
             status = "interrupted"

@@ -1,12 +1,14 @@
 """The project files ``biaskit init`` writes: commented, valid as written (tests load every variant).
 
-``generate``: IndiBias-style (LLM tuples -> people validate -> LLM sentences -> pairs -> check ->
-people validate); ``adapt``: CrowS-Pairs adapted to the Indian context -> check -> people validate.
-Both optionally translate into Hindi with blind review, then release and evaluate.
+``generate``: IndiBias-style (LLM tuples -> people validate -> LLM sentences and anti-stereotype
+sentences -> people keep / fix / drop them -> pairs -> check -> people validate); ``adapt``:
+CrowS-Pairs adapted to the Indian context -> check -> people validate; ``stereoset``: StereoSet-style
+CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into Hindi with blind
+review, then releases, makes SEAT tests from the release's groups and evaluates.
 """
 from __future__ import annotations
 
-TEMPLATES = ("generate", "adapt")
+TEMPLATES = ("generate", "adapt", "stereoset")
 
 _HEAD = """\
 # biaskit project file. `biaskit run` executes the stages below in this order (whatever the order of
@@ -48,6 +50,12 @@ overlap = 3                     # annotators per task; `biaskit run` waits until
 [stages.sentences]              # `biaskit curate sentences`: sentences that state each kept tuple
 per_tuple = 5
 
+[stages.antistereo]             # `curate sentences --mode anti`: sentences that go against each kept tuple
+per_tuple = 5                   # (they become antistereo pairs; IndiBias sec. 4.2.2)
+
+[stages.sentence_review]        # people: keep / fix (in place) / drop each sentence
+overlap = 3
+
 [stages.pairs]                  # `biaskit curate pairs`: swap the identity for its comparable group
 # llm_fallback = true           # ask the LLM when the identity is not found in the sentence
 """
@@ -76,16 +84,39 @@ engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "
 overlap = 2
 """
 
+_CATS = """
+[stages.cats]                   # `biaskit curate cats`: the LLM drafts CATs per target term (StereoSet sec. 4.2)
+domains = "stereoset"           # gender, profession, race, religion; or "indibias", or a list of axes
+per_target = 5                  # CATs asked for per target term and type (intra- and intersentence)
+society = "India"               # whose stereotypes
+
+[stages.cat_review]             # people: label each option; a CAT stays when >= 3 of 5 agree on all three
+overlap = 5
+"""
+
+_CAT_HINDI = """
+[stages.cat_translate]          # `biaskit curate cat-translate`: context, BLANK and options translated together
+target = "hi"
+engines = ["llm"]
+
+[stages.cat_translation_review] # people: pick the better candidate, correct it in place (BLANK kept once)
+overlap = 2
+"""
+
 _TAIL = """
 [stages.release]                # `biaskit release build` + `biaskit release verify`
 # license = "cc-by-4.0"         # a Hugging Face licence id (the card says "unknown" without one)
 # card_text = "card.md"         # the card sections people write (## Motivation, ## Maintenance, ...)
 # out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
 
-[stages.evaluate]               # `biaskit evaluate pairs` on the release
+[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups, en + hi
+# min_records = 1               # released records a pair of groups needs
+
+[stages.evaluate]               # `biaskit evaluate pairs|cats|seat` on the release
 models = ["gemma3-270m"]        # model folders, .gguf files, cached hub names or aliases
 scorer = "clm"                  # clm (causal LMs) or mlm (masked LMs)
 split = "test"
+# seat_models = ["all-minilm-l6-v2"]   # sentence encoders for SEAT (default: models)
 """
 
 
@@ -95,14 +126,18 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
         raise ValueError(f"unknown template {template!r}")
     pad = " " * max(1, 24 - len(name))
     text = _HEAD.format(name=name, pad=pad)
-    if template == "generate" or hindi:
+    if template != "adapt" or hindi:
         users = {("generate", True): "generation and translation stages", ("generate", False): "generation stages",
-                 ("adapt", True): "translation stage"}[(template, hindi)]
+                 ("adapt", True): "translation stage", ("stereoset", True): "CAT drafting and translation stages",
+                 ("stereoset", False): "CAT drafting stage"}[(template, hindi)]
         text += _LLM.format(users=users)
     text += _LS
-    text += _GENERATE.format() if template == "generate" else _ADAPT
-    text += _CHECK
-    if hindi:
-        text += _HINDI
+    if template == "stereoset":
+        text += _CATS + (_CAT_HINDI if hindi else "")
+    else:
+        text += _GENERATE.format() if template == "generate" else _ADAPT
+        text += _CHECK
+        if hindi:
+            text += _HINDI
     text += _TAIL.format(name=name)
     return text

@@ -87,6 +87,42 @@ def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candida
     return ReadResult(out, skipped, format="candidates", path=str(path))
 
 
+def read_cat_candidates(path: str | Path, *, skip_invalid: bool = False, max_candidates: Optional[int] = None
+                        ) -> ReadResult:
+    """CAT translation candidates (:class:`~biaskit.schema.CATTranslationCandidates`), one CAT per row."""
+    from ..schema import CATTranslationCandidates
+
+    fix = "use the output of `biaskit curate cat-translate`."
+    out, skipped = [], []
+    given = UniqueIds(path, "cat_id", fix="each CAT is translated once: keep one of the two records.")
+    for i, rec in iter_rows(path):
+        given.add(rec.get("cat_id"), i)
+        try:
+            missing = [k for k in ("cat_id", "source", "candidates", "target_lang", "split") if k not in rec]
+            if missing:
+                raise InputError(f"missing key(s) {', '.join(repr(k) for k in missing)}: not a CAT-candidates "
+                                 "record.", path=path, row=i, fix=fix)
+            _check_candidate_list(path, i, rec["candidates"], max_candidates, "CAT")
+            try:
+                out.append(CATTranslationCandidates.model_validate({**rec, "cat_id": str(rec["cat_id"])}))
+            except ValidationError as exc:
+                raise validation_error(path, i, exc, "CAT-candidates record", fix) from None
+        except InputError as err:
+            if not skip_invalid:
+                raise
+            skipped.append(err)
+    return ReadResult(out, skipped, format="cat_candidates", path=str(path))
+
+
+def _check_candidate_list(path, row: int, cands, max_candidates: Optional[int], what: str) -> None:
+    if not isinstance(cands, list) or not cands:
+        raise InputError("no candidate translations.", path=path, row=row, column="candidates",
+                         fix=f"translate the {what} with at least one engine first.")
+    if max_candidates is not None and len(cands) > max_candidates:
+        raise InputError(f"{len(cands)} candidates; at most {max_candidates} can be shown.",
+                         path=path, row=row, column="candidates", fix="use fewer engines.")
+
+
 def _candidates(path, row: int, rec: dict, max_candidates: Optional[int]) -> TranslationCandidates:
     missing = [k for k in ("pair_id", "source", "candidates", "target_lang") if k not in rec]
     if missing:
@@ -97,12 +133,7 @@ def _candidates(path, row: int, rec: dict, max_candidates: Optional[int]) -> Tra
         raise InputError("source must have sent_more and sent_less.", path=path, row=row, column="source",
                          fix='write "source": {"sent_more": ..., "sent_less": ...}.')
     cands = rec["candidates"]
-    if not isinstance(cands, list) or not cands:
-        raise InputError("no candidate translations.", path=path, row=row, column="candidates",
-                         fix="translate the pair with at least one engine first.")
-    if max_candidates is not None and len(cands) > max_candidates:
-        raise InputError(f"{len(cands)} candidates; at most {max_candidates} can be shown.",
-                         path=path, row=row, column="candidates", fix="use fewer engines.")
+    _check_candidate_list(path, row, cands, max_candidates, "pair")
     for j, c in enumerate(cands):
         if not isinstance(c, dict) or "sent_more" not in c or "sent_less" not in c or not c.get("engine"):
             raise InputError(f"candidate {j + 1} needs engine, sent_more and sent_less.", path=path, row=row,

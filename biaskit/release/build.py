@@ -214,7 +214,11 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         t, h = pair_target(mp.primary, inventory)
         p_targets.append(t)
         how[h] += 1
-    c_targets = [canonical_target(c.target, c.lang, inventory) for c in inp.cats]
+    # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
+    # land in the same split, whatever the translated target term is
+    cat_by_id = {c.cat_id: c for c in inp.cats}
+    c_targets = [canonical_target(src.target, src.lang, inventory)
+                 for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)]
     t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
     targets = p_targets + c_targets + t_targets
     strata = ([f"pairs|{mp.primary.bias_type}|{mp.primary.direction}" for mp in merged]
@@ -375,12 +379,19 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         if cat_recs:
             file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
             file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
-            for sp in L.SPLITS:
-                rel = L.stereoset_path(sp)
-                written_rows[rel] = X.write_stereoset_json(tmp / rel, [c for c in cat_recs if c["meta"]["split"] == sp],
-                                                           f"{o.name}-{o.version}")
-            file_notes["stereoset/{dev,test}.json"] = "StereoSet's original JSON layout (version, data.intrasentence, " \
-                                                      "data.intersentence)"
+            cat_langs = sorted({c["lang"] for c in cat_recs}, key=lambda lg: (lg != "en", lg))
+            for lg in cat_langs:
+                for sp in L.SPLITS:
+                    rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
+                    written_rows[rel] = X.write_stereoset_json(
+                        tmp / rel, [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
+                        f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"))
+            file_notes["stereoset/{dev,test}.json"] = (
+                f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
+                f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it")
+            for lg in cat_langs[1:]:
+                file_notes[f"stereoset/{{dev,test}}.{lg}.json"] = (f"the same layout for the '{lg}' CATs (each CAT's "
+                                                                   "`source_id` in cats.jsonl is its source CAT)")
         if tuple_recs:
             file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
             file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)

@@ -324,6 +324,14 @@ def _collection(hist: dict, prov: dict, ctx: dict) -> str:
     return "\n\n".join(out)
 
 
+def _latest_cat_retention(hist: dict) -> list[dict]:
+    """The CAT retention reports to show: with validation when there is one (it holds the drafting
+    figures too), else the drafting one."""
+    reps = hist.get("cat_retention") or []
+    validated = [r for r in reps if r["validated"]]
+    return validated[-1:] or reps[-1:]
+
+
 def _cleaning(hist: dict, ctx: dict) -> str:
     out = []
     ret = ctx["retention"]
@@ -334,6 +342,23 @@ def _cleaning(hist: dict, ctx: dict) -> str:
         if c["flags"]:
             out.append(f"Minimal-pair checker ({c['file']}): " + ", ".join(f"{k} {v}" for k, v in c["flags"].items())
                        + ".")
+    for r in _latest_cat_retention(hist):
+        val = r["validated"]
+        cols = ["split", "domain", "targets", "drafted", "structurally valid", "valid %"] + (
+            ["validated", "rejected", "validated % of valid", "validated % of drafted"] if val else [])
+        rows = [[x.get("split"), x.get("domain"), x.get("targets"), x.get("drafted"), x.get("valid"), x.get("valid_pct")]
+                + ([x.get("validated"), x.get("rejected"), x.get("validated_pct"), x.get("overall_pct")] if val else [])
+                for x in r["rows"]]
+        out.append(f"CAT retention ({r['file']}; StereoSet sec. 4.3 kept 83% of its CATs after validation): drafted by "
+                   "the LLM, structurally valid" + (", validated by five annotators (>= 3 agree on every option)"
+                                                    if val else "") + ":\n\n" + _table(cols, rows))
+        if r["by_target"]:
+            kept = "validated" if val else "valid"
+            out.append("Target terms that lost the most CATs: " + ", ".join(
+                f"{t['target']} ({t.get(kept)} of {t.get('drafted')} kept)" for t in r["by_target"][:8]) + ".")
+        if r["problems"]:
+            out.append("Structural problems of the CAT drafts: " + ", ".join(f"{k} {v}" for k, v in
+                                                                            r["problems"].items()) + ".")
     fd = ctx["flags_dropped"]
     out.append(("Flags of the pairs dropped as `flagged`: " + ", ".join(f"{k} {v}" for k, v in fd.items()) + ".")
                if fd else "Pairs dropped for checker flags at release: none.")

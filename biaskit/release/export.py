@@ -103,7 +103,7 @@ def cat_rows(cats: Sequence[dict]) -> list[dict]:
         out.append({"id": c["cat_id"], "type": c["split"], "target": c["target"], "bias_type": c["bias_type"],
                     "context": c["context"], "stereotype": opts.get("stereotype"),
                     "anti-stereotype": opts.get("anti-stereotype"), "unrelated": opts.get("unrelated"),
-                    "lang": c.get("lang", "en"), "split": c["meta"]["split"]})
+                    "lang": c.get("lang", "en"), "split": c["meta"]["split"], "source_id": c.get("source_id")})
     return out
 
 
@@ -217,6 +217,24 @@ class PairCsvWriter:
         return dict(self.rows)
 
 
+#: the labels StereoSet's reader accepts (``dataloader.Label``)
+STEREOSET_LABELS = ("stereotype", "anti-stereotype", "unrelated", "related")
+
+
+def stereoset_labels(option: dict) -> list[dict]:
+    """An option's ``labels`` in StereoSet's layout: the validators' labels with pseudonymous
+    ``human_id`` s (``a1``, ``a2``, ... in the order they were recorded; annotator ids never leave
+    biaskit). StereoSet's reader needs at least one label per sentence: an option without validator
+    labels of its own (a reviewed translation, CATs released without a validation round) gets one
+    entry, ``{"human_id": "gold", "label": <its gold label>}``."""
+    labels = []
+    for k, lab in enumerate(option.get("human_labels") or [], start=1):
+        text = lab.get("label") if isinstance(lab, dict) else lab
+        if text in STEREOSET_LABELS:
+            labels.append({"human_id": f"a{k}", "label": text})
+    return labels or [{"human_id": "gold", "label": option["gold_label"]}]
+
+
 def write_stereoset_json(path: Path, cats: Sequence[dict], version: str) -> int:
     """StereoSet's original ``dev.json`` layout: ``{"version", "data": {"intrasentence": [...],
     "intersentence": [...]}}``, each example with ``id, target, bias_type, context, sentences`` and each
@@ -225,8 +243,7 @@ def write_stereoset_json(path: Path, cats: Sequence[dict], version: str) -> int:
     for c in cats:
         sents = []
         for o in c["options"]:
-            labels = [{"label": lab, "human_id": f"a{k}"} for k, lab in enumerate(o.get("human_labels") or [], start=1)]
-            sents.append({"sentence": o["sentence"], "id": o["sentence_id"], "labels": labels,
+            sents.append({"sentence": o["sentence"], "id": o["sentence_id"], "labels": stereoset_labels(o),
                           "gold_label": o["gold_label"]})
         data[c["split"]].append({"id": c["cat_id"], "target": c["target"], "bias_type": c["bias_type"],
                                  "context": c["context"], "sentences": sents})

@@ -15,6 +15,7 @@ kind                written by                                  recognised by
 ``translation``     ``annotate apply --kind translation --report-dir`` (``report.json``)  engines, edit_rate
 ``translation_dropped``  translation review ``X.rejected|needs_review.jsonl``  lines with candidates, review
 ``adapt``           ``curate adapt`` (``X.report.json``)         read, kept, by_type
+``cat_retention``   ``curate cats`` / ``cats-retention`` (``X.retention.json``)  rows, totals, overall, problems
 ``records``         any earlier records file (generated pairs, tuples, sentences)  other JSONL records
 ==================  ==========================================  ===================================
 
@@ -76,8 +77,10 @@ def classify(path: Path) -> tuple[str, Any]:
                 return "translation", obj
             if {"read", "kept", "by_type"} <= set(obj):
                 return "adapt", obj
+            if {"rows", "totals", "overall", "problems"} <= set(obj):
+                return "cat_retention", obj
         raise InputError("not a biaskit stage report (agreement.json, an apply summary, a translation review "
-                         "report.json or an adapt report).", path=path,
+                         "report.json, an adapt report or a CAT retention report).", path=path,
                          fix="pass the files the stages wrote, or leave this one out.")
     if suffix in (".jsonl", ".ndjson"):
         if path.name.endswith(".errors.jsonl"):
@@ -147,6 +150,7 @@ def _default_label(kind: str, p: Path, data: Any) -> str:
     return {"runlog": "generation", "check": "minimal-pair check", "apply": "validation (apply)",
             "apply_dropped": "validation (dropped)", "translation": "translation review",
             "translation_dropped": "translation review (not released)", "adapt": "CrowS-Pairs adaptation",
+            "cat_retention": "CAT retention",
             "errors": "generation errors", "records": f"records ({p.name})"}[kind]
 
 
@@ -165,7 +169,7 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
     """A JSON-able summary per stage kind (no annotator names)."""
     out: dict[str, Any] = {"files": [f.as_dict() for f in files], "generation": [], "check": [], "agreement": [],
                            "apply": [], "apply_dropped": [], "translation": [], "translation_dropped": [],
-                           "adapt": [], "records": [], "errors": []}
+                           "adapt": [], "records": [], "errors": [], "cat_retention": []}
     for f in files:
         d = f.data
         if f.kind == "runlog":
@@ -237,6 +241,16 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
             out["adapt"].append({"label": f.label, "file": f.name,
                                  **{k: d.get(k) for k in ("read", "kept", "by_type", "changed", "names_replaced",
                                                           "lexicon_hits", "flagged", "dropped")}})
+        elif f.kind == "cat_retention":
+            keep = ("split", "domain", "targets", "drafted", "valid", "valid_pct", "validated", "rejected",
+                    "validated_pct", "overall_pct")
+            out["cat_retention"].append({
+                "label": f.label, "file": f.name, "validated": d.get("validated") is not None,
+                "rows": [{k: r.get(k) for k in keep if k in r} for r in [*d.get("rows", []), *d.get("totals", []),
+                                                                          d.get("overall") or {}]],
+                "by_target": [{"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
+                              for r in (d.get("by_target") or [])[:10]],
+                "problems": d.get("problems") or {}})
         elif f.kind == "errors":
             out["errors"].append({"label": f.label, "file": f.name, "records": len(d),
                                   "by_status": dict(Counter(str(r.get("status")) for r in d))})

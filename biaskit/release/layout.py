@@ -9,13 +9,15 @@ One place for the layout, shared by the builder, the reader, ``verify`` and ``di
       croissant.json       Croissant 1.1 metadata + RAI fields (biaskit.release.croissant)
       stats.json           counts, sentence lengths, vocabulary, keyness
       pairs.jsonl          biaskit ReleasePair records (one per pair, every language view merged)
-      cats.jsonl           biaskit CAT records (meta.split = dev|test)              [when CATs]
+      cats.jsonl           biaskit CAT records (meta.split = dev|test; a translation: source_id) [when CATs]
       tuples.jsonl         biaskit BiasTuple records (meta.split = dev|test)        [when tuples]
       data/pairs-dev.parquet, data/pairs-test.parquet     Hugging Face `datasets` configs
       data/cats-*.parquet, data/tuples-*.parquet                                    [when present]
       csv/crows-<lang>-<split>.csv                 CrowS-Pairs columns (nyu-mll/crows-pairs metric.py)
       csv/indibias-<split>.csv                     IndiBias columns (pairs with an English and a Hindi view)
       stereoset/dev.json, stereoset/test.json      StereoSet's original layout              [when CATs]
+                                                   (the first CAT language: English when there is English)
+      stereoset/dev.<lang>.json, test.<lang>.json  the same layout for each other language (e.g. hi)
       plots/*.png
 """
 from __future__ import annotations
@@ -50,8 +52,10 @@ def indibias_csv_path(split: str) -> str:
     return f"{CSV_DIR}/indibias-{split}.csv"
 
 
-def stereoset_path(split: str) -> str:
-    return f"{STEREOSET_DIR}/{split}.json"
+def stereoset_path(split: str, lang: str | None = None) -> str:
+    """``stereoset/dev.json`` for the release's first CAT language (English when it has English CATs),
+    ``stereoset/dev.hi.json`` for another language."""
+    return f"{STEREOSET_DIR}/{split}.json" if lang is None else f"{STEREOSET_DIR}/{split}.{lang}.json"
 
 
 # The original files' headers, column for column (the first, unnamed column is pandas' index):
@@ -66,7 +70,8 @@ INDIBIAS_COLUMNS = ["", "index", "modified_eng_sent_more", "modified_eng_sent_le
 # Parquet columns. Pairs: one row per pair, one group of columns per language (suffix _<lang>).
 PAIR_BASE_COLUMNS = ["id", "bias_type", "direction", "target", "source_id"]
 PAIR_VIEW_COLUMNS = ["sent_more", "sent_less", "group_more", "group_less", "pair_id"]
-CAT_COLUMNS = ["id", "type", "target", "bias_type", "context", "stereotype", "anti-stereotype", "unrelated", "lang"]
+CAT_COLUMNS = ["id", "type", "target", "bias_type", "context", "stereotype", "anti-stereotype", "unrelated", "lang",
+               "source_id"]   # source_id: the CAT a translated CAT was made from (its id in the same config)
 TUPLE_COLUMNS = ["id", "identity", "attribute", "axis", "polarity", "lang"]
 
 

@@ -26,6 +26,20 @@ from ..llm.protocol import LLMResult
 from ..prompts import Prompt, get_prompt
 
 
+def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: Optional[int] = None) -> bool:
+    """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt; with
+    ``run``, already when any ``run`` consecutive words of it do (a copied clause with words added)."""
+    import re
+
+    words = re.findall(r"\w+", str(text).casefold())
+    hay = " " + " ".join(re.findall(r"\w+", prompt_text)) + " "
+    if len(words) < min_words:
+        return False
+    if f" {' '.join(words)} " in hay:
+        return True
+    return run is not None and any(f" {' '.join(words[i:i + run])} " in hay for i in range(len(words) - run + 1))
+
+
 class TaskError(Exception):
     """The reply passed the schema but holds nothing usable for this input (the reason is recorded)."""
 
@@ -83,6 +97,11 @@ class Task:
 
     def provenance(self) -> dict[str, Any]:
         return {"task": self.name, **self.prompt.provenance()}
+
+    def prompt_text(self, item: dict[str, Any]) -> str:
+        """The rendered messages of ``item``, case-folded: small models copy a prompt's examples or
+        instructions into their reply, and ``parse`` drops what is copied (:func:`copies_prompt`)."""
+        return "\n".join(m["content"] for m in self.render(item)).casefold()
 
     # ---- parsing
     def parse(self, item: dict[str, Any], result: LLMResult) -> list[dict]:

@@ -21,7 +21,7 @@ from biaskit import ids
 
 from ..prompts import get_prompt
 from . import TASKS
-from .base import Task
+from .base import Task, copies_prompt
 
 #: generation mode -> the default template (the sentences demonstrate / violate the stereotype)
 MODES = {"stereo": "sentences", "anti": "sentences_anti"}
@@ -69,6 +69,7 @@ class SentenceTask(Task):
         lang = t.get("lang", "en")
         prov = {**result.provenance(), **self.provenance()}
         rows, seen = [], set()
+        prompt = self.prompt_text(item)
         for s in result.data.get("sentences") or []:
             if not isinstance(s, str):
                 continue
@@ -78,11 +79,14 @@ class SentenceTask(Task):
                 continue  # empty, repeated, or not a sentence (fewer than 3 words)
             seen.add(key)
             ok = self.inventory.mentions(s, t["identity"], lang)
+            why = None if ok else f"the sentence does not mention '{t['identity']}'"
+            if copies_prompt(s, prompt, run=6):
+                ok, why = False, "the sentence copies the prompt (its instructions or an example)"
             rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s, self.mode), "sentence": s,
                          "tuple_id": t["tuple_id"],
                          "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
                          "polarity": t["polarity"], "mode": self.mode, "lang": lang,
                          "status": "raw" if ok else "rejected",
-                         "meta": {} if ok else {"reason": f"the sentence does not mention '{t['identity']}'"},
+                         "meta": {} if ok else {"reason": why},
                          "provenance": dict(prov)})
         return rows[: self.per_tuple * 2]

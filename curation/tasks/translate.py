@@ -32,3 +32,41 @@ class TranslateSentenceTask(Task):
     def parse(self, item: dict, result) -> list[dict]:
         return [{"translation": str(result.data["translation"]).strip(),
                  "provenance": {**result.provenance(), **self.provenance()}}]
+
+
+@TASKS.register("translate_cat_intrasentence")
+class TranslateCatIntrasentenceTask(Task):
+    """Item: ``{"target", "context", "stereotype", "anti_stereotype", "unrelated", "source_language",
+    "target_language"}`` (the context with ``BLANK``, the options as fills) -> one row with the same
+    five text fields translated (``[BLANK]`` / ``____`` repaired to ``BLANK``, punctuation around the
+    fills dropped; what was repaired in ``provenance.repairs``) and ``provenance``."""
+
+    name = "translate_cat_intrasentence"
+    prompt_id = "translate_cat_intrasentence"
+    default_params = {"temperature": 0.0, "seed": 0, "max_tokens": 512}
+    split = "intrasentence"
+
+    def parse(self, item: dict, result) -> list[dict]:
+        from ..cats import OPTION_KEYS, blank_marker, fill_word
+
+        d = result.data
+        repairs: list[str] = []
+        row = {"target": str(d["target"]).strip(), "context": str(d["context"]).strip()}
+        if self.split == "intrasentence":
+            row["context"] = blank_marker(row["context"], repairs)
+        for k in OPTION_KEYS:
+            v = str(d[k]).strip()
+            row[k] = fill_word(v, repairs, k) if self.split == "intrasentence" else v
+        prov = {**result.provenance(), **self.provenance()}
+        if repairs:
+            prov["repairs"] = repairs
+        return [{**row, "provenance": prov}]
+
+
+@TASKS.register("translate_cat_intersentence")
+class TranslateCatIntersentenceTask(TranslateCatIntrasentenceTask):
+    """As ``translate_cat_intrasentence``, for an intersentence CAT (context and three sentences)."""
+
+    name = "translate_cat_intersentence"
+    prompt_id = "translate_cat_intersentence"
+    split = "intersentence"

@@ -30,8 +30,10 @@ def normalize_attribute(text: str) -> Optional[str]:
     s = re.split(r"\s+[-–—:]\s+|\s*\(|:\s", s)[0]
     s = s.strip(" \t\"'`“”‘’.,;:!?")
     s = re.sub(r"\s+", " ", s)
-    if not s or not re.search(r"\w", s) or re.fullmatch(r"(?i)(word|attribute|adjective|item)\s*\d*|\.\.\.", s):
+    if not s or not re.search(r"\w", s) or re.fullmatch(r"(?i)(word|attribute|adjective|noun|item)\s*\d*|\.\.\.", s):
         return None  # empty, or the format example echoed back
+    if re.fullmatch(r"[A-Za-z]\d*", s):
+        return None  # a bare letter ("A", "B", ...): a list placeholder, not an attribute
     if not (s.isupper() and len(s) <= 5):
         s = s.lower()
     return s
@@ -120,7 +122,11 @@ class TupleTask(Task):
             raise InputError(f"n must be a whole number >= 1, got {item.get('n')!r}.", fix="e.g. \"n\": 10.")
 
     def parse(self, item: dict, result) -> list[dict]:
-        kept, dropped = dedupe_attributes(result.data.get("attributes") or [], identity=item["identity"])
+        # the request's own words echoed back (the axis, the polarity) are no attributes
+        echo = {str(item.get(k, "")).casefold() for k in ("axis", "polarity")} | {"model"}
+        kept, dropped = dedupe_attributes([a for a in result.data.get("attributes") or []
+                                           if not (isinstance(a, str) and a.strip().casefold() in echo)],
+                                          identity=item["identity"])
         prov = {**result.provenance(), **self.provenance()}
         rows = []
         for a in kept[: item["n"] * 2]:

@@ -52,6 +52,8 @@ def seat_test_origin(test: Any) -> Origin:
     fam = (getattr(test, "meta", None) or {}).get("family")
     if fam in ("indibias-paper", "indibias-team"):
         return Origin("indibias-seat", f"biaskit's shipped {fam} tests")
+    if fam == "indibias-release":   # biaskit.evaluation.seat_release: IndiBias's method on a release's groups
+        return Origin("indibias-seat", "IndiBias-style tests from a release's groups")
     if _SENT_BIAS.match(getattr(test, "name", "")):
         return Origin("seat-may2019", "a sent-bias test (May et al. 2019)")
     return Origin(None, f"test {getattr(test, 'name', '?')} (not a shipped IndiBias or sent-bias test)")

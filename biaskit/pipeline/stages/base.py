@@ -12,7 +12,7 @@ from typing import Any, Callable, ClassVar, Optional
 
 from biaskit.errors import BiaskitError
 
-from ..project import STAGE_IO, Project, Stage
+from ..project import Project, Stage, reads_of
 from ..state import State, fingerprint, hash_path, rel_path
 
 WORK_DIR = "work"
@@ -98,7 +98,10 @@ class StageRunner:
 
     @property
     def reads(self) -> Optional[str]:
-        return STAGE_IO[self.name][0]
+        """The artifact this stage reads: the first of :func:`~..project.reads_of` that a stage before
+        it made (or the first one, when none did yet)."""
+        options = reads_of(self.name)
+        return next((r for r in options if r in self.ctx.artifacts), options[0] if options else None)
 
     def input_path(self) -> Optional[Path]:
         """The file this stage reads: its ``input`` option, else the previous stage's output."""

@@ -1,14 +1,16 @@
-"""The machine stages of curation: tuples, sentences, pairs, adapt, check, translate.
+"""The machine stages of curation: tuples, sentences, antistereo, pairs, adapt, check, translate,
+cats, cat_translate.
 
 Each calls the function behind its ``biaskit curate`` command (:mod:`biaskit.curation.generate`,
 :mod:`biaskit.curation.pairs`, :mod:`biaskit.curation.adapt`, :mod:`biaskit.check`,
-:mod:`biaskit.curation.translate`); the LLM stages resume through the job runner (an interrupted
-run re-reads the rows it wrote; the response cache answers every request already made).
+:mod:`biaskit.curation.translate`, :mod:`biaskit.curation.cat_translate`); the LLM stages resume
+through the job runner (an interrupted run re-reads the rows it wrote; the response cache answers
+every request already made).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from .base import Outcome, StageFailed, StageRunner, count_rows
 
@@ -43,22 +45,60 @@ class TuplesStage(StageRunner):
 class SentencesStage(StageRunner):
     name = "sentences"
     title = "generate sentences"
+    #: ``curate sentences --mode``, and the template of that mode
+    mode, template, what = "stereo", "sentences", "sentences"
 
     def extra(self) -> dict[str, Any]:
-        return {**self.llm_extra("sentences"), **self.inventory_extra()}
+        return {**self.llm_extra(self.template), **self.inventory_extra()}
 
     def run(self) -> Outcome:
+        return self.generate(self.path_out("sentences.jsonl"))
+
+    def generate(self, out: Path) -> Outcome:
         from biaskit.curation.generate import generate_sentences
 
         o = self.opts
-        out = self.path_out("sentences.jsonl")
         lo = self.llm_options()
         client = lo.client()
-        s = generate_sentences(client, self.prompt("sentences"), tuples=self.input_path(), out=out,
+        s = generate_sentences(client, self.prompt(self.template), tuples=self.input_path(), out=out,
                                per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
                                concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command)
-        return _llm_outcome(self, [s], client, out, "sentences")
+                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode=self.mode)
+        return _llm_outcome(self, [s], client, out, self.what)
+
+
+class AntistereoStage(SentencesStage):
+    """Sentences that go against each accepted tuple (``curate sentences --mode anti``, template
+    ``sentences_anti``); ``curate pairs`` makes them antistereo rows. Its output is the sentences of
+    the stage before it (``sentences``, when there is one) followed by these, so that one sentences
+    file goes on to review and pairs."""
+
+    name = "antistereo"
+    title = "generate anti-stereotype sentences"
+    mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
+
+    def before(self) -> Optional[Path]:
+        """The stereotype sentences made before this stage (merged into its output), if any."""
+        return self.ctx.artifacts.get("sentences")
+
+    def input_files(self) -> list[Path]:
+        return super().input_files() + ([self.before()] if self.before() is not None else [])
+
+    def run(self) -> Outcome:
+        from biaskit.io import atomic_open
+
+        anti = self.path_out("sentences_anti.jsonl")
+        out = self.generate(anti)
+        merged = self.path_out("sentences.jsonl")
+        with atomic_open(merged) as fh:
+            for part in ([self.before()] if self.before() is not None else []) + [anti]:
+                with open(part, encoding="utf-8") as src:
+                    for line in src:
+                        if line.strip():
+                            fh.write(line if line.endswith("\n") else line + "\n")
+        out.produces = merged
+        out.outputs = {"sentences": merged, **out.outputs}
+        return out
 
 
 def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: str) -> Outcome:
@@ -200,21 +240,26 @@ class TranslateStage(StageRunner):
         return {"engines": self.engines(), **(self.llm_extra("translate_pair", "translate_sentence")
                                               if self.uses_llm() else {})}
 
-    def run(self) -> Outcome:
-        from biaskit.curation.translate import translate_file
-
+    def engine_options(self) -> dict[str, Any]:
+        """The one options bag the engines are built from (as the ``curate`` commands')."""
         o = self.opts
         lo = self.llm_options()
-        out = self.path_out("candidates.jsonl")
         prompts = self.prompts_dir()
         opts = {"base_url": lo.base_url, "device": o.device, "batch_size": o.batch_size, "num_beams": o.num_beams,
                 "concurrency": lo.concurrency, "prompts_dir": str(prompts[0]) if prompts else None,
                 "backend": lo.llm, "retry_failed": lo.retry_failed, **lo.params()}
         if self.uses_llm():
             opts["client_options"] = lo.client_kwargs()
+        return opts
+
+    def run(self) -> Outcome:
+        from biaskit.curation.translate import translate_file
+
+        o = self.opts
+        out = self.path_out("candidates.jsonl")
         res = translate_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                             engine_options=opts, batch_pairs=o.batch_pairs, align=o.align, resume=True,
-                             progress=self.ctx.options.progress)
+                             engine_options=self.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
+                             resume=True, progress=self.ctx.options.progress)
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
             raise StageFailed(f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
@@ -224,3 +269,83 @@ class TranslateStage(StageRunner):
                        errors=s["engine_failed"],
                        message=f"{s['pairs']} pairs -> {s['candidates']} {o.target} candidates ({s['resumed']} "
                                f"resumed, {s['engine_failed']} with a failed engine; {eng})")
+
+
+class CatsStage(StageRunner):
+    """StereoSet CATs drafted by the LLM per target term (``curate cats``; StereoSet sec. 4.1-4.2):
+    ``cats.jsonl`` holds the structurally valid ones, the drafts and the retention report lie beside it."""
+
+    name = "cats"
+    title = "draft CATs"
+
+    def prompts(self) -> dict[str, Any]:
+        from biaskit.curation.prompts import get_prompt
+
+        o = self.opts
+        return {"intrasentence": get_prompt(o.intra_prompt or "cat_intrasentence", self.prompts_dir()),
+                "intersentence": get_prompt(o.inter_prompt or "cat_intersentence", self.prompts_dir())}
+
+    def extra(self) -> dict[str, Any]:
+        x = self.llm_extra()
+        x["prompts"] = {k: f"{p.ref}#{p.hash}" for k, p in self.prompts().items()}
+        return {**x, **self.inventory_extra()}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.cats import SPLITS, retention_path
+        from biaskit.curation.generate import generate_cats
+
+        o = self.opts
+        out = self.path_out("cats.jsonl")
+        lo = self.llm_options()
+        client = lo.client()
+        splits = list(SPLITS) if o.split == "both" else [o.split]
+        summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits, per_target=o.per_target,
+                                          society=o.society, targets=o.targets, prompts=self.prompts(),
+                                          params=lo.params(), concurrency=lo.concurrency,
+                                          retry_failed=lo.retry_failed, inventory=self.inventory(),
+                                          progress=self.ctx.options.progress, command=self.ctx.options.command,
+                                          lang=o.lang)
+        res = _llm_outcome(self, list(summaries.values()), client, out, "CATs")
+        ov = report["overall"]
+        if not ov["valid"]:
+            probs = ", ".join(f"{k} {v}" for k, v in list(report["problems"].items())[:4]) or "none recorded"
+            raise StageFailed(f"none of the {ov['drafted']} drafted CATs is structurally valid ({probs}; the drafts "
+                              f"are in {self.rel(out.parent)}). Fix: check [llm] (model, max_tokens) and the prompts "
+                              "(`biaskit curate cats --dry-run`), then `biaskit run`.")
+        res.outputs["retention"] = retention_path(out)
+        res.message = (f"{ov['valid']} of {ov['drafted']} drafted CATs structurally valid "
+                       f"({ov['valid_pct']}%); " + res.message.split("; ", 1)[-1])
+        res.summary["retention"] = ov
+        return res
+
+
+class CatTranslateStage(TranslateStage):
+    """CATs machine-translated for a blind review (``curate cat-translate``): the context with its
+    BLANK and the three options go through each engine together."""
+
+    name = "cat_translate"
+    title = "translate CATs"
+    operational = ("enabled", "batch_cats", "batch_size", "device")
+
+    def extra(self) -> dict[str, Any]:
+        return {"engines": self.engines(), **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence")
+                                              if self.uses_llm() else {})}
+
+    def run(self) -> Outcome:
+        from biaskit.curation.cat_translate import translate_cats_file
+
+        o = self.opts
+        out = self.path_out("cat_candidates.jsonl")
+        res = translate_cats_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
+                                  engine_options=self.engine_options(), batch_cats=o.batch_cats, resume=True,
+                                  progress=self.ctx.options.progress)
+        s = res.summary()
+        if s["cats"] and s["engine_failed"] == s["cats"]:
+            raise StageFailed(f"every CAT failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
+                              "Fix: check the engines and [llm], then `biaskit run` again (failed CATs are asked again).")
+        eng = ", ".join(f"{e}: {st['requested']} sent, {st['cache_hits']} from cache" for e, st in s["engines"].items())
+        flags = ", ".join(f"{k} {v}" for k, v in s["flags"].items()) or "none"
+        return Outcome("done", produces=out, outputs={"candidates": out}, summary=s, warnings=list(s["notes"]),
+                       errors=s["engine_failed"],
+                       message=f"{s['cats']} CATs -> {s['candidates']} {o.target} candidates ({s['resumed']} resumed, "
+                               f"{s['engine_failed']} with a failed engine; {eng}; flags: {flags})")

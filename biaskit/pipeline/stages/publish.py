@@ -1,9 +1,11 @@
-"""The last two stages: build + verify the release (:func:`biaskit.release.build_release`,
-:func:`biaskit.release.verify_release`) and score models on it (:func:`biaskit.evaluation.pairs.run_pairs`)."""
+"""The last stages: build + verify the release (:func:`biaskit.release.build_release`,
+:func:`biaskit.release.verify_release`), SEAT tests from its groups
+(:func:`biaskit.evaluation.seat_release.release_seat_tests`) and scores of models on it
+(:func:`biaskit.evaluation.pairs.run_pairs`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from biaskit.errors import InputError
 
@@ -15,13 +17,23 @@ HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
            ("tuple_review", "agreement/agreement.json", "tuple validation"),
            ("tuple_review", "tuples.summary.json", "tuple validation"),
            ("sentences", "sentences.runlog.jsonl", "sentence generation"),
+           ("antistereo", "sentences_anti.runlog.jsonl", "anti-stereotype sentence generation"),
+           ("sentence_review", "agreement/agreement.json", "sentence review"),
+           ("sentence_review", "sentences.summary.json", "sentence review"),
            ("pairs", "pairs.rewrites.runlog.jsonl", "pair rewrites"),
            ("adapt", "pairs.report.json", "CrowS-Pairs adaptation"),
            ("check", "check.jsonl", "minimal-pair check"),
            ("pair_review", "agreement/agreement.json", "pair validation"),
            ("translate", "candidates.llm.runlog.jsonl", "translation (llm engine)"),
            ("translation_review", "agreement/agreement.json", "translation review"),
-           ("translation_review", "report/report.json", "translation review"))
+           ("translation_review", "report/report.json", "translation review"),
+           ("cats", "cats.intrasentence.drafts.runlog.jsonl", "CAT drafting (intrasentence)"),
+           ("cats", "cats.intersentence.drafts.runlog.jsonl", "CAT drafting (intersentence)"),
+           ("cats", "cats.retention.json", "CAT drafting"),
+           ("cat_review", "agreement/agreement.json", "CAT validation"),
+           ("cat_review", "cats.summary.json", "CAT validation"),
+           ("cat_review", "retention.json", "CAT retention"),
+           ("cat_translation_review", "agreement/agreement.json", "CAT translation review"))
 
 
 class ReleaseStage(StageRunner):
@@ -44,10 +56,13 @@ class ReleaseStage(StageRunner):
         if given:
             return [self.project.path(g) for g in ([given] if isinstance(given, str) else given)]
         a = self.ctx.artifacts
+        kinds = self.opts.kinds
         recs = [a["pairs"]] if "pairs" in a else []
         if "translations" in a:
             recs.append(a["translations"])
-        if "tuples" in (self.opts.kinds or []) and "tuples" in a:
+        if kinds is None or "cats" in kinds:
+            recs += [a[k] for k in ("cats", "cat_translations") if k in a]
+        if "tuples" in (kinds or []) and "tuples" in a:
             recs.append(a["tuples"])
         return recs
 
@@ -111,14 +126,45 @@ class ReleaseStage(StageRunner):
                        message=f"{s.name} {s.version}: {counts}; verified")
 
 
+class SeatTestsStage(StageRunner):
+    """IndiBias-style SEAT tests (sec. 5) from the release's groups: each pair of comparable groups
+    the release tests, in the shipped bleached templates, against the paper's attribute lists, in
+    English and Hindi (:func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
+
+    name = "seat_tests"
+    title = "SEAT tests from the release"
+
+    def run(self) -> Outcome:
+        from biaskit.evaluation.seat_release import release_seat_tests
+
+        o = self.opts
+        out = self.folder / "tests"
+        res = release_seat_tests(self.input_path(), out, langs=o.langs, attributes=o.attributes,
+                                 min_records=o.min_records, split=o.split, inventory=self.inventory())
+        if not res["tests"]:
+            raise StageFailed(f"no SEAT test could be made from {self.rel(self.input_path())}: "
+                              + (res.get("why") or "no pair of comparable groups with templates in "
+                                 f"{', '.join(o.langs)}") + ". Fix: lower min_records in [stages.seat_tests], or "
+                              "disable the stage.")
+        groups = "; ".join(f"{g['targ1']} vs {g['targ2']} ({g['records']} records)" for g in res["groups"][:4])
+        return Outcome("done", produces=out, outputs={"tests": out, "index": out / "index.json"}, summary=res,
+                       message=f"{len(res['tests'])} SEAT tests ({', '.join(o.langs)}) from {len(res['groups'])} group "
+                               f"pair(s): {groups}")
+
+
 class EvaluateStage(StageRunner):
+    """Scores models on the release: its pairs (:func:`biaskit.evaluation.pairs.run_pairs`), its CATs
+    per language (:func:`biaskit.evaluation.stereoset.run_cats`) and the SEAT tests of the
+    ``seat_tests`` stage per language (:func:`biaskit.evaluation.seat.run_seat`), into
+    ``out/pairs``, ``out/cats/<lang>/<model>`` and ``out/seat/<lang>/<model>``."""
+
     name = "evaluate"
     title = "evaluate models"
     operational = ("enabled", "batch_size", "device")
 
-    def models(self) -> list[str]:
+    def models(self, names=None) -> list[str]:
         out = []
-        for m in self.opts.models:
+        for m in (names if names is not None else self.opts.models):
             p = self.project.path(m)
             out.append(str(p.resolve()) if p is not None and p.exists() else m)
         return out
@@ -129,6 +175,12 @@ class EvaluateStage(StageRunner):
         p = Path(o).expanduser()
         return p if p.is_absolute() else self.project.workdir / p
 
+    def seat_dir(self) -> Optional[Path]:
+        return self.ctx.artifacts.get("seat_tests")
+
+    def input_files(self) -> list[Path]:
+        return super().input_files() + ([self.seat_dir()] if self.seat_dir() is not None else [])
+
     def option_values(self) -> dict[str, Any]:
         return {**super().option_values(), "out": self.key(self.out())}
 
@@ -137,24 +189,117 @@ class EvaluateStage(StageRunner):
         saved into the same folder change it), an alias or a hub name by its resolved files."""
         from biaskit.evaluation.models import model_content_id
 
-        return {"model_content": [model_content_id(self.project.path(m) if self.project.path(m).exists() else m)
-                                  for m in self.opts.models]}
+        def content(names):
+            return [model_content_id(self.project.path(m) if self.project.path(m).exists() else m) for m in names]
+        return {"model_content": content(self.opts.models),
+                "seat_model_content": content(self.opts.seat_models) if self.opts.seat_models else None}
+
+    def kinds(self, release: Path) -> list[str]:
+        """What is scored: the ``kinds`` option, else every kind the release has (+ SEAT when the
+        ``seat_tests`` stage made tests)."""
+        from biaskit.release import layout as L
+
+        if self.opts.kinds:
+            return list(self.opts.kinds)
+        have = [k for k in ("pairs", "cats") if (release / L.RECORD_FILES[k]).exists()]
+        return have + (["seat"] if self.seat_dir() is not None else [])
+
+    def protocol(self, kind: str) -> dict[str, Any]:
+        """The one place where the scoring protocol goes into the calls below (issue #19, docs/fidelity.md):
+        the stage's ``protocol`` for the kinds (pairs, cats, seat) it covers, else each kind's data
+        origin (``None``: the evaluator picks the protocol of where the data comes from)."""
+        from biaskit.evaluation.protocols import AUTO, NONE, get_protocol
+
+        name = self.opts.protocol
+        if name is None or name.lower() in (AUTO, NONE):
+            return {"protocol": name}
+        return {"protocol": name if kind in get_protocol(name).commands else None}
 
     def run(self) -> Outcome:
+        o = self.opts
+        release, out = self.input_path(), self.out()
+        kinds = self.kinds(release)
+        if not kinds:
+            raise InputError("nothing to evaluate in this release.", path=release,
+                             fix="build a release with pairs or CATs, or set kinds = [...] in [stages.evaluate].")
+        if "seat" in kinds and self.seat_dir() is None:
+            raise self.project.error("stages.evaluate.kinds", "SEAT needs the tests of the seat_tests stage.",
+                                     "add [stages.seat_tests] before [stages.evaluate], or leave \"seat\" out of kinds.")
+        parts: list[str] = []
+        outputs: dict[str, Path] = {"results": out}
+        summary: dict[str, Any] = {}
+        if "pairs" in kinds:
+            parts += self._pairs(out / "pairs", outputs, summary)
+        if "cats" in kinds:
+            parts += self._cats(release, out / "cats", outputs, summary)
+        if "seat" in kinds:
+            parts += self._seat(out / "seat", outputs, summary)
+        return Outcome("done", produces=out, outputs=outputs, message="; ".join(parts), summary=summary)
+
+    def _pairs(self, out: Path, outputs: dict, summary: dict) -> list[str]:
         from biaskit.evaluation.pairs import run_pairs
 
         o = self.opts
-        out = self.out()
         res = run_pairs(self.input_path(), lang=o.lang, models=self.models(), scorer=o.scorer, unit=o.unit,
                         method=o.method, batch_size=o.batch_size, device=o.device, out_dir=out, seed=o.seed,
                         runs=o.runs, fraction=o.fraction, progress=self.ctx.options.progress,
-                        command=self.ctx.options.command, split=o.split, protocol=o.protocol)
+                        command=self.ctx.options.command, split=o.split, **self.protocol("pairs"))
         parts = []
-        outputs: dict[str, Path] = {"results": out}
         for s, d in zip(res["summaries"], res["model_dirs"]):
             score = s.get("metric_score")
             parts.append(f"{s['model_slug']}: metric score {score:.1f} on {s.get('n_pairs')} pairs"
                          if isinstance(score, (int, float)) else f"{s['model_slug']}: scored")
-            outputs[f"summary ({s['model_slug']})"] = Path(d) / "summary.json"
-        return Outcome("done", produces=out, outputs=outputs, message="; ".join(parts),
-                       summary={"metric_score": {s["model_slug"]: s.get("metric_score") for s in res["summaries"]}})
+            outputs[f"pairs ({s['model_slug']})"] = Path(d) / "summary.json"
+        summary["metric_score"] = {s["model_slug"]: s.get("metric_score") for s in res["summaries"]}
+        return parts
+
+    def _cats(self, release: Path, out: Path, outputs: dict, summary: dict) -> list[str]:
+        from biaskit.evaluation.pairs import model_slug
+        from biaskit.evaluation.stereoset import run_cats
+        from biaskit.io import iter_jsonl
+        from biaskit.release import layout as L
+
+        o = self.opts
+        langs = sorted({str(r.get("lang") or "en") for _, r in iter_jsonl(release / L.RECORD_FILES["cats"])
+                        if o.split is None or (r.get("meta") or {}).get("split") == o.split},
+                       key=lambda lg: (lg != "en", lg))
+        if o.lang:
+            langs = [lg for lg in langs if lg == o.lang]
+        scorer = o.scorer if o.scorer in ("mlm", "clm", "clm-api") else "auto"
+        parts, scores = [], {}
+        for lg in langs:
+            for m in self.models():
+                slug = model_slug(m)
+                s = run_cats(release, m, out / lg / slug, scorer=scorer, split=o.cat_split, batch_size=o.batch_size,
+                             device=o.device, seed=o.seed, progress=self.ctx.options.progress,
+                             command=self.ctx.options.command, release_split=o.split, lang=lg, **self.protocol("cats"))
+                scores[f"{lg}/{slug}"] = {k: s.get(k) for k in ("lms", "ss", "icat", "count")}
+                outputs[f"cats {lg} ({slug})"] = out / lg / slug / "summary.json"
+                parts.append(f"{slug} CATs ({lg}): lms {s['lms']:.1f}, ss {s['ss']:.1f}, icat {s['icat']:.1f} "
+                             f"on {s['count']} CATs")
+        summary["cats"] = scores
+        return parts
+
+    def _seat(self, out: Path, outputs: dict, summary: dict) -> list[str]:
+        from biaskit.evaluation.pairs import model_slug
+        from biaskit.evaluation.seat import run_seat
+
+        o = self.opts
+        tests = self.seat_dir()
+        langs = sorted((d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("*.jsonl"))),
+                       key=lambda lg: (lg != "en", lg))
+        if o.lang:
+            langs = [lg for lg in langs if lg == o.lang]
+        parts, res = [], {}
+        for lg in langs:
+            for m in self.models(o.seat_models) if o.seat_models else self.models():
+                slug = model_slug(m)
+                s = run_seat([str(tests / lg)], m, out / lg / slug, n_samples=o.n_samples, batch_size=o.batch_size,
+                             device=o.device, command=self.ctx.options.command, **self.protocol("seat"))
+                ds = [t["effect_size"] for t in s["tests"]]
+                res[f"{lg}/{slug}"] = {t["test"]: round(t["effect_size"], 4) for t in s["tests"]}
+                outputs[f"seat {lg} ({slug})"] = out / lg / slug / "summary.json"
+                parts.append(f"{slug} SEAT ({lg}): {len(ds)} tests, mean |d| {sum(abs(d) for d in ds) / len(ds):.2f}"
+                             + (f", {len(s['warnings'])} coverage warning(s)" if s.get("warnings") else ""))
+        summary["seat"] = res
+        return parts

@@ -146,6 +146,7 @@ class ReviewStage(StageRunner):
         res = run_apply(self.kind, data, None, out, judgments=df, method=o.method, min_agree=o.min_agree,
                         report_dir=self.report_dir(), command=self.ctx.options.command, **options)
         outputs.update({"accepted": out, **{n: Path(p) for n, p in res.paths.items() if n != "out"}})
+        outputs.update(self.reports(data, out))
         warnings = []
         try:
             from biaskit.annotation.agreement import agreement_report
@@ -167,12 +168,25 @@ class ReviewStage(StageRunner):
     def report_dir(self) -> Optional[Path]:
         return None
 
+    def reports(self, data: Path, accepted: Path) -> dict[str, Path]:
+        """Reports of this stage besides agreement, written after apply (``{label: path}``)."""
+        return {}
+
 
 class TupleReviewStage(ReviewStage):
     name = "tuple_review"
     title = "validate tuples (people)"
     kind = "tuple"
     out_name = "tuples.jsonl"
+
+
+class SentenceReviewStage(ReviewStage):
+    """People keep, fix (in place) or drop each generated sentence (IndiBias sec. 4.2.2)."""
+
+    name = "sentence_review"
+    title = "review sentences (people)"
+    kind = "sentence"
+    out_name = "sentences.jsonl"
 
 
 class PairReviewStage(ReviewStage):
@@ -206,3 +220,41 @@ class TranslationReviewStage(ReviewStage):
 
     def report_dir(self) -> Optional[Path]:
         return self.folder / "report"
+
+
+class CatReviewStage(ReviewStage):
+    """Five validators label each CAT option; StereoSet's rule (>= 3 of 5 give every option the
+    writer's label, sec. 4.3) keeps a CAT. Writes the retention report per split, domain and target
+    term (``retention.json``: :func:`biaskit.curation.cats.cat_retention`)."""
+
+    name = "cat_review"
+    title = "validate CATs (people)"
+    kind = "cat"
+    out_name = "cats.jsonl"
+
+    def reports(self, data: Path, accepted: Path) -> dict[str, Path]:
+        from biaskit.curation.cats import cat_retention
+        from biaskit.io import write_json
+
+        p = self.path_out("retention.json")
+        write_json(p, cat_retention(data, accepted))
+        return {"retention": p}
+
+
+class CatTranslationReviewStage(TranslationReviewStage):
+    """Blind review of the CAT translations (kind ``cat_translation``): released CATs in the target
+    language, ``source_id`` = the English CAT."""
+
+    name = "cat_translation_review"
+    title = "review CAT translations (people)"
+    kind = "cat_translation"
+    out_name = "cats.translated.jsonl"
+
+    def label(self) -> str:
+        return f"{self.target()} CAT review"
+
+    def out_file(self, records: list) -> Path:
+        return self.path_out(f"cats.{self.target()}.jsonl")
+
+    def report_dir(self) -> Optional[Path]:
+        return None
