@@ -28,6 +28,16 @@ def _peak(fn) -> int:
         tracemalloc.stop()
 
 
+def _rows_and_peak(rows) -> tuple[int, int]:
+    """How many rows ``rows()`` yields, and the Python heap's peak while they are read."""
+    n = [0]
+
+    def read():
+        for _ in rows():
+            n[0] += 1
+    return n[0], _peak(read)
+
+
 def test_iter_jsonl_holds_one_line_at_a_time(tmp_path):
     """Reading 6,000 records (8 MB) peaks below 1 MB of Python heap: the file is never read whole (it
     was read, decoded and split: three copies of it)."""
@@ -35,12 +45,8 @@ def test_iter_jsonl_holds_one_line_at_a_time(tmp_path):
 
     src = _records(tmp_path / "p.jsonl", 3000)
     assert src.stat().st_size > 3_000_000
-    n = [0]
-
-    def read():
-        for _ in iter_jsonl(src):
-            n[0] += 1
-    assert _peak(read) < 1_000_000 and n[0] == 6000
+    n, peak = _rows_and_peak(lambda: iter_jsonl(src))
+    assert peak < 1_000_000 and n == 6000
 
 
 def test_the_csv_pair_reader_holds_one_row_at_a_time(tmp_path):
@@ -50,12 +56,8 @@ def test_the_csv_pair_reader_holds_one_row_at_a_time(tmp_path):
     rows = ["sent_more,sent_less,direction,bias_type"] + [f"Women drive badly {i}.,Men drive badly {i}.,stereo,gender"
                                                           for i in range(15_000)]
     src.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    n = [0]
-
-    def read():
-        for _ in iter_pair_rows(src):
-            n[0] += 1
-    assert _peak(read) < 1_000_000 and n[0] == 15_000
+    n, peak = _rows_and_peak(lambda: iter_pair_rows(src))
+    assert peak < 1_000_000 and n == 15_000
 
 
 def test_curate_check_keeps_a_few_bytes_per_row(tmp_path):
