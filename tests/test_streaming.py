@@ -35,7 +35,8 @@ def _rows_and_peak(rows) -> tuple[int, int]:
     def read():
         for _ in rows():
             n[0] += 1
-    return n[0], _peak(read)
+    peak = _peak(read)
+    return n[0], peak
 
 
 def test_iter_jsonl_holds_one_line_at_a_time(tmp_path):
