@@ -142,32 +142,35 @@ def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out
     return summary
 
 
-def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path, *, ensemble: bool = False,
-                   fmt: str = "auto", split: Optional[str] = None, limit: Optional[int] = None,
-                   tie_policy: Optional[str] = None,
-                   seed: int = 0, command: Optional[str] = None, release_split: Optional[str] = None,
-                   **kw: Any) -> dict:
+def run_cats_multi(opts: Any = None, models: Any = None, out_dir: Any = None, /, *, progress: bool = False,
+                   command: Optional[str] = None, cache: Any = None, **options: Any) -> dict:
     """Score the CATs with every model and write the comparison (see the module docstring).
-    ``kw`` goes to :func:`.stereoset.run_cats` (scorer, mode, batch_size, device, dtype, cache, ...).
+    ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
+    several models (each is scored by :func:`.stereoset.run_cats` with the same options);
+    keyword-compatible: ``run_cats_multi(data, models, out_dir, scorer=..., ensemble=True, ...)``.
     Returns ``{"summaries", "names", "table", "correlations", "ensemble"}``."""
     import pandas as pd
 
     from biaskit.io import atomic_dir, write_json, write_table, atomic_write_text
 
     from .cat_modes import check_mode
+    from .options import CatsOptions, keywords
     from .pairs import _unique_slugs
     from .stereoset import run_cats
 
-    models = _check_models(models)
-    if kw.get("mode") is not None:
-        check_mode(kw["mode"])
+    o = CatsOptions.coerce(opts, keywords({**options, **({"models": list(models)} if models is not None else {})},
+                                          out_dir=out_dir), "data")
+    data, out_dir, ensemble, fmt, limit, seed, release_split = (o.data, o.out, o.ensemble, o.format, o.limit, o.seed,
+                                                                o.release_split)
+    models = _check_models(o.models or [])
+    if o.cat_mode is not None:
+        check_mode(o.cat_mode)
     names = _unique_slugs(models)
     if ensemble and ENSEMBLE in names:
         raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
     with atomic_dir(out_dir) as tmp:
-        summaries = [run_cats(data, m, tmp / name, fmt=fmt, split=split, limit=limit, tie_policy=tie_policy,
-                              seed=seed, command=command, release_split=release_split, **kw)
-                     for m, name in zip(models, names)]
+        summaries = [run_cats(o.model_copy(update={"models": [m], "out": tmp / name}), progress=progress,
+                              command=command, cache=cache) for m, name in zip(models, names)]
         split, tie_policy = summaries[0]["data"]["split"], summaries[0]["tie_policy"]  # as the protocol decided
         ens = None
         if ensemble:
@@ -192,23 +195,30 @@ SEAT_COLUMNS = ["test", "lang", "model", "effect_size", "p_value", "significance
                 "n_attr1", "n_attr2"]
 
 
-def run_seat_multi(tests: Sequence[str], models: Sequence[str], out_dir: str | Path, *,
-                   command: Optional[str] = None, **kw: Any) -> dict:
+def run_seat_multi(opts: Any = None, models: Any = None, out_dir: Any = None, /, *, command: Optional[str] = None,
+                   cache: Any = None, **options: Any) -> dict:
     """Run the SEAT tests with every encoder (one sub-folder each, as a single run) and write
-    ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model)."""
+    ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model).
+    ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
+    several models; keyword-compatible: ``run_seat_multi(tests, models, out_dir, n_samples=...)``."""
     import pandas as pd
 
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
 
+    from .options import SeatOptions, keywords
     from .pairs import _unique_slugs
     from .seat import run_seat
 
     from .seat import significance
 
-    models = _check_models(models)
+    o = SeatOptions.coerce(opts, keywords({**options, **({"models": list(models)} if models is not None else {})},
+                                          out_dir=out_dir), "tests")
+    tests, out_dir = o.tests, o.out
+    models = _check_models(o.models)
     names = _unique_slugs(models)
     with atomic_dir(out_dir) as tmp:
-        summaries = [run_seat(tests, m, tmp / name, command=command, **kw) for m, name in zip(models, names)]
+        summaries = [run_seat(o.model_copy(update={"models": [m], "out": tmp / name}), command=command, cache=cache)
+                     for m, name in zip(models, names)]
         rows = [{"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
                 for name, s in zip(names, summaries) for r in s["tests"]]
         first = summaries[0]  # the marks are the protocol's, over the whole table (sent-bias corrects across it)

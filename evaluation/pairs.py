@@ -25,7 +25,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
@@ -79,17 +79,20 @@ def _unique_slugs(models: Sequence[Any]) -> list[str]:
 
 
 def _select(pairs: list, lang: Optional[str], limit: Optional[int], path: Path) -> list:
+    from biaskit.options import say, tell, unset
+
     if lang:
         lang = lang.strip().lower()
         found = sorted({p.lang for p in pairs})
         pairs = [p for p in pairs if p.lang == lang]
         if not pairs:
             raise InputError(f"no pairs in language '{lang}' (found: {', '.join(found) or 'none'}).", path=path,
-                             fix=f"pass --lang {' or --lang '.join(found)} or omit --lang." if found else
-                             "check the file.")
+                             fix=f"{' or '.join(tell('lang', f) for f in found)}, or {unset('lang')}." if found
+                             else "check the file.")
     if limit is not None:
         if limit < 1:
-            raise BiaskitError(f"--limit must be >= 1, got {limit}. Fix: pass a positive number or omit it")
+            raise BiaskitError(f"{say('limit')} must be >= 1, got {limit}. Fix: give a positive number, or "
+                               f"{unset('limit')}")
         kept: dict[str, int] = {}
         out = []
         for p in pairs:  # the first `limit` pairs of each language (IndiBias: same rows in en and hi)
@@ -133,16 +136,15 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
     return summary, out
 
 
-def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
-              models: Sequence[Any] | str = (), scorer: Optional[str] = None, unit: Optional[str] = None,
-              method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
-              limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
-              runs: Optional[int] = None, fraction: Optional[float] = None, ddof: int = 0,
-              decimals: Optional[int] = _UNSET, tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
-              command: Optional[str] = None, split: Optional[str] = None,
-              normalise: Optional[str] = None, scorer_options: Optional[dict] = None,
-              device_map: Optional[str] = None, protocol: Optional[str] = None) -> dict[str, Any]:
+def run_pairs(opts: Any = None, /, *, progress: bool = True, command: Optional[str] = None,
+              cache: Any = None, ddof: int = 0, decimals: Optional[int] = _UNSET, tie_tolerance: float = 0.0,
+              scorer_options: Optional[dict] = None, **options: Any) -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
+
+    ``opts``: the :class:`~biaskit.evaluation.options.PairsOptions` of ``biaskit evaluate pairs``
+    (what the command and the pipeline's evaluate stage build). Keyword-compatible: ``run_pairs(data,
+    models=[...], out_dir=..., lang=..., ...)`` builds them from the keywords (the options' names;
+    ``out_dir`` for ``out``), so notebooks and tests call it as before.
 
     ``protocol``: a paper protocol by name (:mod:`biaskit.evaluation.protocols`: ``crows``,
     ``indibias``), ``none`` (biaskit's defaults) or None/``auto`` (the protocol of the data's origin).
@@ -152,35 +154,40 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
     :class:`~biaskit.evaluation.models.LoadedLM` objects. ``data`` may be a release folder (``biaskit
-    release build``); ``split`` (dev/test) then picks one split and the summary names the release. Returns ``{"out_dir", "summaries": [...],
-    "model_dirs": [...], "comparison": path | None, "skipped": [...]}``. ``scorer_options`` go to
-    :func:`~biaskit.evaluation.scorers.load_scorer` (``clm-api``: ``base_url``, ``concurrency``).
+    release build``); ``split`` (dev/test) then picks one split and the summary names the release.
+    ``base_url`` (``--base-url``): a served model (``clm-api``). Not options of the command:
+    ``progress`` (the command passes: not ``quiet``), ``command`` (recorded), ``cache`` (default: not
+    ``no_cache``; or a cache object), ``ddof``, ``decimals``, ``tie_tolerance`` (the metrics') and
+    ``scorer_options`` (the keyword form of ``base_url`` / ``concurrency``). Returns ``{"out_dir",
+    "summaries": [...], "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
     """
+    from biaskit.options import tell, unset
     from biaskit.readers import read_pairs
 
     from . import distributed
+    from .options import PairsOptions, keywords, served_options
     from .scorers import SCORERS, load_scorer
 
+    o = PairsOptions.coerce(opts, keywords(options, scorer_options=scorer_options), "data")
     t_start = time.perf_counter()
-    if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
-        models = [models]
-    models = list(models)
+    models = list(o.models)
     if not models:
-        raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
+        raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')} (repeatable)")
+    scorer = o.scorer or ("clm-api" if o.base_url else None)
+    served = served_options(scorer, o.base_url, o.concurrency) if scorer else {}
     if scorer is None:        # from the models' architecture (their config; no weights loaded)
         from .scorers import infer_scorer
 
-        scorer = infer_scorer(models, served=bool((scorer_options or {}).get("base_url")))
+        scorer = infer_scorer(models, served=bool(o.base_url))
+    unit, method, normalise, runs, fraction = o.unit, o.method, o.normalise, o.runs, o.fraction
+    lang, limit, split, batch_size, device = o.lang, o.limit, o.split, o.batch_size, o.device
+    cache = not o.no_cache if cache is None else cache
     cls = SCORERS.get(scorer)
     cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
     if normalise is not None:
         cls.check_normalise(normalise, method)
-    if runs is not None and runs < 1:
-        raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
-    if fraction is not None and not 0 < fraction <= 1:
-        raise BiaskitError(f"--fraction must be in (0, 1], got {fraction}. Fix: pass --fraction 0.8 (IndiBias)")
-    data = Path(data)
-    out_dir = Path(out_dir)
+    data = Path(o.data)
+    out_dir = Path(o.out)
 
     t0 = time.perf_counter()
     release = data.is_dir() or split is not None
@@ -189,14 +196,14 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
 
         res = read_release_pairs(data, split=split, lang=lang)
     else:
-        res = read_pairs(data, format=format, lang=lang, skip_invalid=skip_invalid)
+        res = read_pairs(data, format=o.format, lang=lang, skip_invalid=o.skip_invalid)
     pairs = _select(res.pairs, lang, limit, data)
     if not pairs:
         raise InputError("no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped
                                                       else "."), path=data,
-                         fix="check the file (or run without --skip-invalid to see the first error).")
+                         fix=f"check the file (or {unset('skip_invalid')} to see the first error).")
     read_s = time.perf_counter() - t0
-    applied = pairs_protocol(protocol, res.format, res.pairs, res.info if release else None, cls,
+    applied = pairs_protocol(o.protocol, res.format, res.pairs, res.info if release else None, cls,
                              {"method": method, "unit": unit, "normalise": normalise, "runs": runs,
                               "fraction": fraction, "decimals": None if decimals is _UNSET else decimals},
                              decimals_given=decimals is not _UNSET)
@@ -227,9 +234,9 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             t0 = time.perf_counter()
             with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
                 sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size,
-                                 device=distributed.rank_device(device), dtype=dtype, cache=cache, progress=progress,
-                                 **({"normalise": normalise} if normalise != "none" else {}), **(scorer_options or {}),
-                                 **({"device_map": device_map} if device_map else {}))
+                                 device=distributed.rank_device(device), dtype=o.dtype, cache=cache, progress=progress,
+                                 **({"normalise": normalise} if normalise != "none" else {}), **served,
+                                 **({"device_map": o.device_map} if o.device_map else {}))
             load_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
@@ -239,7 +246,7 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             t0 = time.perf_counter()
             df = score_frame(pairs, scores)
             info = sc.describe()
-            summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
+            summary, out = summarize_frame(df, seed=o.seed, runs=runs, fraction=fraction, ddof=ddof,
                                            decimals=decimals, tie_tolerance=tie_tolerance,
                                            clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
             metrics_s = time.perf_counter() - t0
@@ -310,8 +317,10 @@ def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], rel
     if not mlm:
         for k in ("unit", "normalise"):
             if given.get(k) not in (None, "token", "none"):
-                raise BiaskitError(f"--{k} {given[k]} is a masked-LM setting; scorer '{scorer_cls.name}' has no "
-                                   f"{k}. Fix: drop --{k}")
+                from biaskit.options import say, unset
+
+                raise BiaskitError(f"{say(k, given[k])} is a masked-LM setting; scorer '{scorer_cls.name}' has no "
+                                   f"{k}. Fix: {unset(k)}")
             given.pop(k, None)
     defaults = {"method": scorer_cls.methods[0], "runs": 5, "fraction": 0.8, "decimals": pm.DEFAULT_DECIMALS}
     if mlm:

@@ -429,13 +429,15 @@ def mark(d: float, sig: str, style: str) -> str:
     return f"<u>{text}</u>" if style == "underline" else text + sig
 
 
-def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: Optional[str] = None,
-             bleach: Optional[str] = None, template: Optional[str] = None, lang: Optional[str] = None,
-             n_samples: Optional[int] = None, seed: Optional[int] = None, batch_size: int = 64, device: str = "auto",
-             cache: bool = True, command: Optional[str] = None, protocol: Optional[str] = None,
-             alpha: Optional[float] = None) -> dict:
+def run_seat(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, command: Optional[str] = None,
+             cache: Any = None, **options: Any) -> dict:
     """Run SEAT tests (files, folders, shipped names) with one encoder; write results.csv,
     summary.json and report.md in ``out_dir``.
+
+    ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
+    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
+    ``run_seat(tests, model, out_dir, pooling=..., n_samples=...)``. ``command`` and ``cache``
+    (default: not ``no_cache``) are not options.
 
     ``protocol``: ``indibias-seat``, ``seat-may2019``, ``none`` or None (the tests' origin: shipped
     IndiBias tests -> ``indibias-seat``, sent-bias tests -> ``seat-may2019``). ``pooling``,
@@ -446,10 +448,18 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
 
     from biaskit.io import atomic_write_text, write_json, write_table
 
+    from .options import SeatOptions, keywords, one_model
     from .score_cache import open_cache
 
+    o = SeatOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir), "tests")
+    tests, model, out_dir = o.tests, one_model(o, "run_seat"), o.out
+    pooling, bleach, template, lang, n_samples, seed = o.pooling, o.bleach, o.template, o.lang, o.n_samples, o.seed
+    alpha, protocol, batch_size, device = o.alpha, o.protocol, o.batch_size, o.device
+    cache = not o.no_cache if cache is None else cache
     if n_samples is not None and n_samples < 1:
-        raise BiaskitError("--n-samples must be at least 1.")
+        from biaskit.options import say
+
+        raise BiaskitError(f"{say('n_samples')} must be at least 1.")
     if pooling is not None and pooling not in POOLINGS:
         raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
     paths = resolve_tests(tests)

@@ -597,15 +597,16 @@ def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
             "context), not comparable with the paper")
 
 
-def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
-             split: Optional[str] = None, limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE,
-             piece_agg: Optional[str] = None, tie_policy: Optional[str] = None, device: str = "auto",
-             dtype: Optional[str] = None, cache: bool = True, seed: int = 0, progress: bool = False,
-             command: Optional[str] = None, release_split: Optional[str] = None, mode: Optional[str] = None,
-             device_map: Optional[str] = None, scorer_options: Optional[dict] = None,
-             protocol: Optional[str] = None, nsp_head: Optional[str | Path] = None, nsp_label: Optional[int] = None,
-             sentiment_model: Optional[str | Path] = None, lang: Optional[str] = None) -> dict:
+def run_cats(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, progress: bool = False,
+             command: Optional[str] = None, cache: Any = None, scorer_options: Optional[dict] = None,
+             **options: Any) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
+
+    ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
+    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
+    ``run_cats(data, model, out_dir, scorer=..., fmt=..., mode=..., tie_policy=...)`` (the options'
+    names or their Python keywords). ``progress``, ``command``, ``cache`` (default: not
+    ``no_cache``) and ``scorer_options`` (``base_url``, ``concurrency``) are not options.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
     picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
@@ -621,6 +622,17 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     (pseudo-likelihood, Table 5; :mod:`.cat_modes`). ``sentiment_model``: a sequence classifier
     folder whose SentimentLM baseline (:mod:`.sentiment`) is added to ``summary["baselines"]``.
     """
+    from .options import CatsOptions, keywords, one_model, served_options
+
+    o = CatsOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir, scorer_options=scorer_options),
+                           "data")
+    data, out_dir, model = o.data, o.out, one_model(o, "run_cats")
+    scorer, fmt, split, limit, batch_size, lang = o.scorer, o.format, o.split, o.limit, o.batch_size, o.lang
+    piece_agg, tie_policy, mode, protocol, release_split = o.piece_agg, o.ties, o.cat_mode, o.protocol, o.release_split
+    device, dtype, device_map, seed = o.device, o.dtype, o.device_map, o.seed
+    nsp_head, nsp_label, sentiment_model = o.nsp_head, o.nsp_label, o.sentiment_model
+    cache = not o.no_cache if cache is None else cache
+    scorer_options = served_options(scorer, o.base_url, o.concurrency)
     import time
 
     from .cat_modes import check_mode

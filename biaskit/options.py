@@ -1,0 +1,516 @@
+"""Each command's options, declared once: one pydantic model per command (docs/architecture.md,
+"Options").
+
+A command's options model is a subclass of :class:`Options` whose fields are declared with
+:func:`option`: the field's name, type and default, and what the CLI and the project file need
+(flag spelling, help text, help panel, choices from a registry, a path's kind, whether the option
+changes results or is operational)::
+
+    class PairsOptions(Options):
+        data: Path = option(..., "--data", path="in_path", help="Minimal-pair file or release folder.")
+        models: list[Any] = option(..., "--model", "-m", user_type=list[str], min_length=1, help="...")
+        scorer: Optional[str] = option(None, "--scorer", choices=SCORERS, what="scorer", help="...")
+        batch_size: int = option(64, "--batch-size", ge=1, operational=True, help="...")
+
+From that one declaration come
+
+- the **typer options** of the command: ``@PairsOptions.cli()`` on a function taking ``opts:
+  PairsOptions`` gives it every field as an option (choices as an ``Enum`` built from the
+  registry, paths checked by :mod:`biaskit.paths` before any work) and hands it one validated
+  ``opts`` object (a bad value is one line naming the flag, exit 2);
+- the **biaskit.toml table** of a pipeline stage that runs the command
+  (:func:`biaskit.pipeline.stages.base.stage_table` copies the fields: same types, defaults, choices
+  and checks; the project file's errors name the file, key and line);
+- the **object the pure function takes** (``run_pairs(opts)``); :meth:`Options.coerce` keeps the
+  keyword form (``run_pairs(data, models=[...], out_dir=...)``) for the Python API and tests;
+- the **fingerprint**: :meth:`Options.operational` lists the fields that do not change results.
+
+Hints speak the user's language: code that tells a user to set an option calls :func:`say`
+(``say("lang", "en")``), :func:`name_of` or :func:`unset` with the option's field name, and the
+place the user is renders it -- ``--lang en`` under a command (:class:`Flags`, set by
+:meth:`Options.cli`), ``lang = "en" in [stages.evaluate] of biaskit.toml`` under ``biaskit run``
+(:class:`Keys`, set by the pipeline for each stage), the keyword of the Python API elsewhere.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import difflib
+import functools
+import inspect
+import json
+import typing
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterator, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import BiaskitError
+
+PATH_KINDS = ("in_file", "in_dir", "in_path", "out_file", "out_dir")
+
+
+class OptionError(BiaskitError):
+    """An option value its model refuses (one line naming the option where the user is; exit 2)."""
+
+
+# ------------------------------------------------------------------------------------------ declaring
+@dataclasses.dataclass(frozen=True)
+class Opt:
+    """What an option is besides its type and default (kept in the field's ``json_schema_extra``).
+
+    ``flags``: the CLI spellings (``"--model", "-m"``; default ``--field-name``); ``help``; ``panel``:
+    the ``--help`` panel; ``choices``: a :class:`~biaskit.registry.Registry`, a list of names or a
+    function returning them (checked with "did you mean"; ``what`` names them in the message);
+    ``path``: one of :data:`PATH_KINDS` (``path_kw``: ``text=``, ``owns=``, ``must_exist=`` of
+    :mod:`biaskit.paths`); ``operational``: does not change results (left out of a stage's
+    fingerprint); ``cli``: offered as a flag; ``toml``: may be a biaskit.toml key (False: a flag of
+    the command only, such as ``--quiet``: ``biaskit run`` has its own); ``python``: the keyword of
+    the Python API when it is not the field's name (``out_dir`` for ``out``); ``user_type``: the type
+    typed on the command line and in the file when the Python API accepts more (model objects);
+    ``show_default``, ``metavar``: as typer's.
+    """
+
+    flags: tuple[str, ...] = ()
+    help: str = ""
+    panel: Optional[str] = None
+    choices: Any = None
+    what: Optional[str] = None
+    path: Optional[str] = None
+    path_kw: tuple[tuple[str, Any], ...] = ()
+    operational: bool = False
+    cli: bool = True
+    toml: bool = True
+    python: Optional[str] = None
+    user_type: Any = None
+    show_default: Union[bool, str] = True
+    metavar: Optional[str] = None
+
+    def __call__(self, schema: dict) -> None:   # pydantic's json_schema_extra: the flag and kind, for tools
+        schema["x-biaskit"] = {"flags": list(self.flags), "operational": self.operational, "path": self.path}
+
+    def names(self) -> Optional[list[str]]:
+        """The allowed values (None: any)."""
+        c = self.choices
+        if c is None:
+            return None
+        if callable(c) and not hasattr(c, "names"):
+            c = c()
+        return list(c.names()) if hasattr(c, "names") else list(c)
+
+
+def option(default: Any = ..., *flags: str, help: str = "", factory: Optional[Callable[[], Any]] = None,
+           ge: Any = None, gt: Any = None, le: Any = None, lt: Any = None, min_length: Optional[int] = None,
+           pattern: Optional[str] = None, path_kw: Optional[dict] = None, **spec: Any) -> Any:
+    """A field of an :class:`Options` model (see :class:`Opt` for ``spec``); ``ge``/``gt``/``le``/
+    ``lt``/``min_length``/``pattern`` are pydantic's checks (the CLI and the project file both get
+    them); ``factory``: a default made per object (lists)."""
+    if spec.get("path") is not None and spec["path"] not in PATH_KINDS:
+        raise ValueError(f"path kind {spec['path']!r}: use one of {', '.join(PATH_KINDS)}")
+    o = Opt(flags=tuple(flags), help=help, path_kw=tuple(sorted((path_kw or {}).items())), **spec)
+    checks = {k: v for k, v in dict(ge=ge, gt=gt, le=le, lt=lt, min_length=min_length, pattern=pattern).items()
+              if v is not None}
+    if factory is not None:
+        return Field(default_factory=factory, description=help or None, json_schema_extra=o, **checks)
+    return Field(default, description=help or None, json_schema_extra=o, **checks)
+
+
+def spec_of(field: Any) -> Optional[Opt]:
+    """The :class:`Opt` of a pydantic ``FieldInfo`` (None: a plain field)."""
+    x = getattr(field, "json_schema_extra", None)
+    return x if isinstance(x, Opt) else None
+
+
+def choice_value(value: Any, names: list[str], what: str) -> str:
+    """``value`` as one of ``names`` (case-insensitively), or the error with "did you mean"."""
+    v = value.value if isinstance(value, Enum) else str(value)
+    if v in names:
+        return v
+    low = {n.lower(): n for n in names}
+    if v.lower() in low:
+        return low[v.lower()]
+    close = difflib.get_close_matches(v.lower(), list(low), n=1)
+    raise ValueError(f"unknown {what} '{v}'" + (f" (did you mean '{low[close[0]]}'?)" if close else "")
+                     + f"; use one of {', '.join(names)}")
+
+
+# ------------------------------------------------------------------------------------------ the model
+class Options(BaseModel):
+    """Base class of every command's options model (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, protected_namespaces=())
+
+    #: the command these options belong to (``"evaluate pairs"``), for messages and the parity test
+    command: ClassVar[str] = ""
+
+    @field_validator("*")
+    @classmethod
+    def _choices(cls, v: Any, info) -> Any:
+        spec = spec_of(cls.model_fields.get(info.field_name))
+        names = spec.names() if spec is not None else None
+        if names is None or v is None:
+            return v
+        what = spec.what or info.field_name.replace("_", " ")
+        if isinstance(v, (list, tuple)):
+            return [choice_value(x, names, what) for x in v]
+        return choice_value(v, names, what)
+
+    # ---- what the model declares
+    @classmethod
+    def specs(cls) -> dict[str, Opt]:
+        """Every option field and its :class:`Opt`, in declaration order."""
+        return {n: s for n, f in cls.model_fields.items() if (s := spec_of(f)) is not None}
+
+    @classmethod
+    def spec(cls, name: str) -> Optional[Opt]:
+        return spec_of(cls.model_fields.get(name))
+
+    @classmethod
+    def flag(cls, name: str) -> str:
+        """The long flag of field ``name`` (``models`` -> ``--model``)."""
+        s = cls.spec(name)
+        return next((f for f in (s.flags if s else ()) if f.startswith("--")), "--" + name.replace("_", "-"))
+
+    @classmethod
+    def cli_fields(cls) -> dict[str, Opt]:
+        return {n: s for n, s in cls.specs().items() if s.cli}
+
+    @classmethod
+    def toml_fields(cls) -> dict[str, Opt]:
+        return {n: s for n, s in cls.specs().items() if s.toml}
+
+    @classmethod
+    def operational(cls) -> tuple[str, ...]:
+        """The fields that do not change results (left out of a fingerprint)."""
+        return tuple(n for n, s in cls.specs().items() if s.operational)
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        f = cls.model_fields[name]
+        if f.default_factory is not None:
+            return f.default_factory()
+        return f.default
+
+    # ---- the Python API
+    @classmethod
+    def from_kwargs(cls, **kw: Any):
+        """The options from the keywords of the Python API (``python`` aliases accepted); an error is
+        one :class:`~biaskit.errors.InputError` naming the option where the user is (:func:`name_of`)."""
+        alias = {s.python: n for n, s in cls.specs().items() if s.python}
+        values = {alias.get(k, k): v for k, v in kw.items()}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise cls.user_error(exc) from None
+
+    @classmethod
+    def coerce(cls, first: Any, kw: dict[str, Any], first_field: str):
+        """``first`` when it is already the options object (and no keyword is given), else the options
+        from ``{first_field: first, **kw}`` (the keyword-compatible entry point of a pure function)."""
+        if isinstance(first, cls):
+            if kw:
+                return cls.from_kwargs(**{**first.model_dump(), **kw})
+            return first
+        if first is not None:
+            kw = {first_field: first, **kw}
+        return cls.from_kwargs(**kw)
+
+    @classmethod
+    def user_error(cls, exc: ValidationError) -> "OptionError":
+        """A validation error as one line naming each option where the user is (a flag under a
+        command, a key under ``biaskit run``, a keyword in Python)."""
+        sp = _SPEAKER.get() or Python(cls)
+        lines, fixes = [], []
+        for e in exc.errors(include_url=False):
+            field = str(e["loc"][0]) if e["loc"] else ""
+            msg = e["msg"].removeprefix("Value error, ")
+            if e["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(field, list(cls.specs()), n=1)
+                lines.append(f"unknown option {sp.name(field)}")
+                fixes.append((f"did you mean {sp.name(close[0])}? " if close else "")
+                             + f"the options are: {', '.join(sp.name(n) for n in cls.specs())}")
+            elif e["type"] == "missing":
+                lines.append(f"{sp.name(field)} is required")
+                fixes.append(sp.tell(field))
+            else:
+                lines.append(f"{sp.set(field, e.get('input'))}: {msg}")
+                fixes.append(f"give a valid {sp.name(field)}")
+        return OptionError("; ".join(lines) + ". Fix: " + "; ".join(fixes) + ".")
+
+    # ---- the CLI
+    @classmethod
+    def cli(cls, arg: str = "opts", *, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[Callable], Callable]:
+        """Decorator: a typer command taking ``arg: <this model>`` gets every CLI field as an option
+        (``defaults``: this command's own defaults; ``exclude``: fields it does not offer) and is
+        called with one validated object. While it runs, hints name its flags (:class:`Flags`)."""
+        def deco(fn: Callable) -> Callable:
+            sig = inspect.signature(fn)
+            hints = typing.get_type_hints(fn, include_extras=True)
+            own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+                   if p.name != arg]
+            fields = {n: s for n, s in cls.cli_fields().items() if n not in exclude}
+            extra = []
+            for n, s in fields.items():
+                ann, param = typer_param(cls, n, s, defaults.get(n, _NO))
+                extra.append(inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=ann))
+
+            @functools.wraps(fn)
+            def wrapper(**kw: Any) -> Any:
+                values = {n: _plain(kw.pop(n)) for n in fields}
+                with speaking(Flags(cls)):
+                    try:
+                        opts = cls.model_validate(values)
+                    except ValidationError as exc:
+                        raise cls.user_error(exc) from None
+                    return fn(**{arg: opts}, **kw)
+
+            wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
+            wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
+            wrapper.__biaskit_options__ = cls  # type: ignore[attr-defined]
+            del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+            return wrapper
+        return deco
+
+
+_NO: Any = object()
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, Enum):
+        return x.value
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _with(ann: Any, inner: Any) -> Any:
+    """``ann`` (``str``, ``Optional[str]``, ``list[str]``, ``Optional[list[str]]``) with ``str`` replaced by ``inner``."""
+    origin = typing.get_origin(ann)
+    if origin is Union:
+        args = [a for a in typing.get_args(ann) if a is not type(None)]
+        return Optional[_with(args[0], inner)] if len(args) == 1 else ann
+    if origin in (list, typing.List):
+        return typing.List[inner]
+    return inner
+
+
+def _is_optional(ann: Any) -> bool:
+    return typing.get_origin(ann) is Union and type(None) in typing.get_args(ann)
+
+
+def _typing_list(ann: Any) -> Any:
+    """``list[X]`` as ``typing.List[X]`` (typer reads both; the older spelling everywhere is safest)."""
+    origin = typing.get_origin(ann)
+    if origin is Union:
+        args = [_typing_list(a) for a in typing.get_args(ann)]
+        return Union[tuple(args)]  # type: ignore[return-value]
+    if origin is list:
+        return typing.List[typing.get_args(ann)[0]]
+    return ann
+
+
+def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) -> tuple[Any, Any]:
+    """``(annotation, typer.Option)`` of one field (see :meth:`Options.cli`)."""
+    import typer
+
+    from . import paths
+    from .clitools import choice_enum
+
+    field = cls.model_fields[name]
+    ann = _typing_list(spec.user_type or field.annotation)
+    names = spec.names()
+    if names is not None:
+        enum = choice_enum("".join(p.title() for p in f"{cls.__name__}_{name}".split("_")), names)
+        ann = _with(ann, enum)
+    if default is _NO:
+        default = ... if field.is_required() else cls.default(name)
+    if isinstance(default, Enum):
+        default = default.value
+    kw: dict[str, Any] = {"help": spec.help or None, "show_default": spec.show_default}
+    if spec.panel:
+        kw["rich_help_panel"] = spec.panel
+    if spec.metavar:
+        kw["metavar"] = spec.metavar
+    flags = spec.flags or ("--" + name.replace("_", "-"),)
+    if spec.path:
+        return ann, getattr(paths, spec.path)(default, *flags, **dict(spec.path_kw), **kw)
+    return ann, typer.Option(default, *flags, **kw)
+
+
+def annotated(cls: type[Options], name: str) -> Any:
+    """``Annotated[type, typer.Option(...)]`` of one field, for a command that is not converted yet
+    and shares the option (``Device = annotated(ScoringOptions, "device")``): one declaration."""
+    ann, param = typer_param(cls, name, cls.specs()[name], default=None)
+    param.default = ...   # typer takes the default from the parameter, not from Annotated's Option
+    return typing.Annotated[ann, param]
+
+
+# ------------------------------------------------------------------------------------------ hints
+class Speaker:
+    """How an option is named in a hint, where the user is. The base: the Python API's keyword."""
+
+    verb = "pass"   # how a hint says to set it: "pass --lang en", "set lang = ... in [...]"
+
+    def name(self, field: str) -> str:
+        return f"{field}="
+
+    def set(self, field: str, value: Any) -> str:
+        return f"{field}={value!r}"
+
+    def drop(self, field: str) -> str:
+        return f"leave out {field}="
+
+    def tell(self, field: str, value: Any = None, given: bool = False) -> str:
+        return f"{self.verb} {self.set(field, value) if given else self.name(field)}"
+
+
+class Python(Speaker):
+    """In Python: the keyword of the function (the model's ``python`` alias when it has one)."""
+
+    def __init__(self, model: Optional[type[Options]] = None):
+        self.model = model
+
+    def name(self, field: str) -> str:
+        s = self.model.spec(field) if self.model is not None else None
+        return f"{s.python if s is not None and s.python else field}="
+
+    def set(self, field: str, value: Any) -> str:
+        return f"{self.name(field)}{value!r}"
+
+
+class Flags(Speaker):
+    """Under a command: its flags, from its options model(s) (a field they lack: ``--field-name``)."""
+
+    def __init__(self, *models: type[Options]):
+        self.models = models
+
+    def flag(self, field: str) -> str:
+        for m in self.models:
+            if field in m.model_fields:
+                return m.flag(field)
+        return "--" + field.replace("_", "-")
+
+    def name(self, field: str) -> str:
+        return self.flag(field)
+
+    def set(self, field: str, value: Any) -> str:
+        return f"{self.flag(field)} {value}"
+
+    def drop(self, field: str) -> str:
+        return f"drop {self.flag(field)}"
+
+
+@dataclasses.dataclass
+class Key:
+    """Where an option is set in biaskit.toml: ``table`` (``stages.evaluate``, ``llm``) and ``key``;
+    ``table == "run"``: a flag of ``biaskit run`` itself (``--retry-failed``); ``list_value``: the
+    key holds a list (a value is shown as ``["..."]``)."""
+
+    table: str
+    key: str
+    list_value: bool = False
+
+
+class Keys(Speaker):
+    """Under ``biaskit run``: the keys of the project file ``file`` (``keys``: field -> :class:`Key`;
+    a field not there: ``default`` table, key = field; no default: the flag)."""
+
+    verb = "set"
+
+    def __init__(self, file: str, keys: dict[str, Key], default: Optional[str] = None):
+        self.file, self.keys, self.default = str(file), dict(keys), default
+
+    def where(self, field: str) -> Optional[Key]:
+        k = self.keys.get(field)
+        if k is None and self.default:
+            k = Key(self.default, field)
+        return k
+
+    def name(self, field: str) -> str:
+        k = self.where(field)
+        if k is None:
+            return Flags().name(field)
+        if k.table == "run":
+            return f"`biaskit run {k.key}`"
+        return f"{k.key} in [{k.table}] of {self.file}"
+
+    def set(self, field: str, value: Any) -> str:
+        k = self.where(field)
+        if k is None:
+            return Flags().set(field, value)
+        if k.table == "run":
+            return f"`biaskit run {k.key}`"
+        shown = toml_value([value] if k.list_value and not isinstance(value, (list, tuple)) else value)
+        return f"{k.key} = {shown} in [{k.table}] of {self.file}"
+
+    def drop(self, field: str) -> str:
+        k = self.where(field)
+        if k is None or k.table == "run":
+            return Flags().drop(field)
+        return f"remove {k.key} from [{k.table}] of {self.file}"
+
+    def tell(self, field: str, value: Any = None, given: bool = False) -> str:
+        k = self.where(field)
+        if k is not None and k.table == "run":
+            return f"run {self.name(field)}"
+        return super().tell(field, value, given)
+
+
+def toml_value(v: Any) -> str:
+    """A value as written in TOML (strings quoted, lists in brackets)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+_SPEAKER: contextvars.ContextVar[Optional[Speaker]] = contextvars.ContextVar("biaskit_speaker", default=None)
+
+
+@contextlib.contextmanager
+def speaking(speaker: Speaker) -> Iterator[None]:
+    """Within this block, hints name options as ``speaker`` does (a command: flags; a pipeline
+    stage: project keys)."""
+    token = _SPEAKER.set(speaker)
+    try:
+        yield
+    finally:
+        _SPEAKER.reset(token)
+
+
+def current() -> Speaker:
+    """The speaker of the place the user is; outside any: flags (a command not converted yet, or a
+    library call made on a command's behalf)."""
+    return _SPEAKER.get() or Flags()
+
+
+def name_of(field: str, model: Optional[type[Options]] = None) -> str:
+    """Option ``field`` named where the user is (``--lang``, ``lang in [stages.evaluate] of FILE``);
+    a validation error of ``model`` met outside a command or stage names the Python keyword."""
+    sp = _SPEAKER.get()
+    if sp is None and model is not None:
+        return Python(model).name(field)
+    return (sp or Flags()).name(field)
+
+
+def say(field: str, value: Any = _NO) -> str:
+    """How to set option ``field`` (to ``value``) where the user is: ``--lang en`` under a command,
+    ``lang = "en" in [stages.evaluate] of biaskit.toml`` under ``biaskit run``."""
+    sp = current()
+    return sp.name(field) if value is _NO else sp.set(field, value)
+
+
+def tell(field: str, value: Any = _NO) -> str:
+    """:func:`say` with its verb: ``pass --lang en`` / ``set lang = "en" in [stages.evaluate] of biaskit.toml``."""
+    return current().tell(field, None if value is _NO else value, given=value is not _NO)
+
+
+def unset(field: str) -> str:
+    """How to leave option ``field`` out where the user is: ``drop --normalise`` / ``remove normalise
+    from [stages.evaluate] of biaskit.toml``."""
+    return current().drop(field)
