@@ -256,11 +256,11 @@ def test_release_records_its_protocol_and_evaluation_follows_it(ib_csv, tiny_gpt
 
 
 def test_project_file_takes_a_protocol(tmp_path):
-    from biaskit.pipeline.project import EvaluateStage
+    from biaskit.pipeline.stages import EvaluateStage
 
-    assert EvaluateStage(models=["m"], protocol="IndiBias").protocol == "indibias"
+    assert EvaluateStage.table(models=["m"], protocol="IndiBias").protocol == "indibias"
     with pytest.raises(Exception, match="protocol"):
-        EvaluateStage(models=["m"], protocol="indibais")
+        EvaluateStage.table(models=["m"], protocol="indibais")
 
 
 def test_choose_refuses_what_a_protocol_does_not_cover():

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from biaskit.clitools import project_settings
 from biaskit.errors import BiaskitError
+from biaskit.options import speaking
 from biaskit.redact import redact
 
-from .project import STAGE_IO, Project
+from .project import Project
 from .stages import STAGES, Context, RunOptions, StageFailed
 from .state import State, abs_path, hash_path, lock, now, rel_path, shown_path
 
@@ -88,7 +88,7 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
         for name in project.enabled():
             forced = forced or name == from_stage
             stage = STAGES[name](ctx)
-            writes = STAGE_IO[name][1]
+            writes = stage.output
             try:
                 fp = stage.fingerprint()
             except BiaskitError as exc:
@@ -108,7 +108,7 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
             state.update(name, status="running", attempt=fp, started=now(), error=None)
             stage.current_fingerprint = fp
             try:
-                with project_settings(shown_path(project.file), stage_tables(project, name)):
+                with speaking(stage.speaker()):
                     out = stage.run()   # hints name this project's keys, not the stage command's flags
             except KeyboardInterrupt:
                 state.update(name, status="interrupted", finished=now())
@@ -143,21 +143,6 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
             if name == until:
                 break
         return result
-
-
-# options a stage's own command takes as flags and `biaskit run` takes from biaskit.toml: where each is
-# set (a table of the project file, or a flag of `biaskit run` itself)
-_LLM_OPTIONS = ("llm", "model", "base_url", "temperature", "seed", "max_tokens", "concurrency", "max_retries",
-                "response_format", "prices", "timeout")
-
-
-def stage_tables(project: Project, name: str) -> dict[str, str]:
-    """Option name -> the table of ``project``'s file that sets it for stage ``name`` (``run``: a
-    flag of ``biaskit run``), for :func:`biaskit.clitools.opt`."""
-    own = getattr(project.stage(name), "llm", None) is not None
-    tables = {o: (f"stages.{name}.llm" if own else "llm") for o in _LLM_OPTIONS}
-    tables.update({"retry_failed": "run", "partial": "run", "*": f"stages.{name}"})
-    return tables
 
 
 def command_for(project: Project, verb: str = "run", *flags: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from biaskit.errors import BiaskitError
 
-from .project import HUMAN_STAGES, STAGE_IO, Project, reads_of
+from .project import Project
 from .run import can_skip, produced
 from .stages import STAGES, Context, RunOptions
 from .state import State, is_locked
@@ -28,7 +28,7 @@ def project_status(project: Project) -> dict[str, Any]:
     for name in project.enabled():
         stage = STAGES[name](ctx)
         st = state.get(name)
-        reads = reads_of(name)
+        reads = stage.inputs
         ready = stage.opts.input is not None or not reads or bool(set(reads) & set(ctx.artifacts))
         status, note = st.get("status") or "pending", None
         if status == "running" and not running:
@@ -40,8 +40,8 @@ def project_status(project: Project) -> dict[str, Any]:
             except BiaskitError as exc:
                 status, note = "stale", f"cannot be checked: {exc}"
         if status in ("done", "stale") and produced(project.workdir, st) is not None:
-            ctx.artifacts[STAGE_IO[name][1]] = produced(project.workdir, st)
-        rows.append({"name": name, "title": stage.title, "human": name in HUMAN_STAGES, "status": status,
+            ctx.artifacts[stage.output] = produced(project.workdir, st)
+        rows.append({"name": name, "title": stage.title, "human": stage.human, "status": status,
                      "detail": note or st.get("error") or st.get("message") or "", "progress": st.get("progress"),
                      "partial": bool(st.get("partial")),
                      "outputs": dict(st.get("outputs") or {}),

@@ -1,19 +1,35 @@
 """What every pipeline stage has: its folder, its input, its fingerprint, and ``run() -> Outcome``.
 
+A stage class owns everything about its stage (docs/architecture.md, "Where a change goes"): its
+``name``, ``title``, its table in the project file (``table``), the artifacts it reads
+(``inputs``: any one of them) and the one it writes (``output``), the options that do not change
+its results (``operational``) and, for a stage that runs commands whose options are declared once
+(:mod:`biaskit.options`), those commands (``commands``: :class:`Command`), from which its table,
+its operational options and the keys its hints name are derived (:func:`stage_table`).
+``STAGE_ORDER``, ``STAGE_IO`` and the project file's ``[stages]`` table are made from the classes
+(:mod:`.` and :mod:`..project`).
+
 A stage class calls the pure functions of its stage package (``biaskit.curation``,
 ``biaskit.annotation``, ``biaskit.release``, ``biaskit.evaluation``) exactly as the stage's own
 command does, with the options of its table in the project file. It never calls the CLI.
 """
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
+
+from pydantic import Field, create_model
 
 from biaskit.errors import BiaskitError
+from biaskit.options import Key, Keys, Options, spec_of
 
-from ..project import Project, Stage, reads_of
-from ..state import State, fingerprint, hash_path, rel_path
+from ..state import State, fingerprint, hash_path, rel_path, shown_path
+from ..tables import StageTable
+
+if TYPE_CHECKING:
+    from ..project import Project
 
 WORK_DIR = "work"
 
@@ -56,14 +72,113 @@ class Outcome:
     errors: int = 0                                           # LLM jobs still failing (retry_failed)
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command a stage runs (its options model) and how those options are set in the stage's table:
+    every option of the model is a key of the same name, except ``keys`` (option -> the key's name,
+    where two commands of a stage would clash or the table's word differs) and ``supplied`` (option
+    -> how the stage fills it itself, e.g. ``"data": "the release"``: no key). ``input``: the option
+    the stage's ``input`` key sets (hints name ``input`` for it)."""
+
+    options: type[Options]
+    keys: Mapping[str, str] = field(default_factory=dict)
+    supplied: Mapping[str, str] = field(default_factory=dict)
+    input: Optional[str] = None
+
+    def key(self, name: str) -> Optional[str]:
+        """The key of option ``name`` in the stage's table (None: supplied by the stage, or not a
+        biaskit.toml option at all, such as ``--quiet``)."""
+        spec = self.options.spec(name)
+        if spec is None or not spec.toml or name in self.supplied:
+            return None
+        return self.keys.get(name, name)
+
+    def mapping(self) -> dict[str, str]:
+        """Option -> key, for every option that is a key of the stage's table."""
+        return {n: k for n in self.options.specs() if (k := self.key(n)) is not None}
+
+
+def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTable] = StageTable,
+                own: Optional[dict[str, Any]] = None, defaults: Optional[dict[str, Any]] = None,
+                doc: str = "") -> type[StageTable]:
+    """The table of a stage that runs ``commands``: one key per option (:meth:`Command.mapping`),
+    with the option's type, default, checks, choices and help (an option two commands share is one
+    key, the first command's), plus the stage's ``own`` keys (``key -> (annotation, Field)``).
+    ``defaults``: the stage's own default for a key (None makes it optional)."""
+    fields: dict[str, Any] = {}
+    defaults = defaults or {}
+    for c in commands:
+        for opt_name, key in c.mapping().items():
+            if key in fields:
+                continue
+            fi = c.options.model_fields[opt_name]
+            spec = spec_of(fi)
+            ann = (spec.user_type if spec is not None and spec.user_type is not None else fi.annotation)
+            if fi.metadata:
+                ann = typing.Annotated[(ann, *fi.metadata)]  # type: ignore[misc]
+            kw = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
+            if key in defaults:
+                if defaults[key] is None:
+                    ann = Optional[ann]
+                fld = Field(defaults[key], **kw)
+            elif fi.default_factory is not None:
+                fld = Field(default_factory=fi.default_factory, **kw)
+            else:
+                fld = Field(fi.default, **kw)
+            fields[key] = (ann, fld)
+    fields.update(own or {})
+    model = create_model(name, __base__=base, **fields)
+    model.__doc__ = doc or f"``[stages]`` table of the stage running {', '.join(c.options.command for c in commands)}."
+    return model
+
+
+# the options of curation's LLM block and their [llm] keys (hints under `biaskit run`); from curation's
+# LLM options model once `curate *` is converted (docs/architecture.md, "Options")
+LLM_KEYS = {"llm": "backend", "model": "model", "base_url": "base_url", "temperature": "temperature", "seed": "seed",
+            "max_tokens": "max_tokens", "concurrency": "concurrency", "max_retries": "max_retries",
+            "response_format": "response_format", "prices": "prices", "timeout": "timeout"}
+# flags of `biaskit run` itself that a stage's hint may name
+RUN_FLAGS = {"retry_failed": "--retry-failed", "partial": "--partial"}
+
+
 class StageRunner:
-    """Base class of the stage classes (one per stage name in :data:`~..project.STAGE_ORDER`)."""
+    """Base class of the stage classes; :data:`biaskit.pipeline.stages.STAGES` lists them in run order."""
 
     name: ClassVar[str] = ""
     human: ClassVar[bool] = False
     title: ClassVar[str] = ""
-    #: options that do not change a stage's results (left out of its fingerprint)
+    #: the stage's table in biaskit.toml (``[stages.NAME]``)
+    table: ClassVar[type[StageTable]] = StageTable
+    #: the artifacts it reads (any one of them, the first a stage before it made); () : only its ``input``
+    inputs: ClassVar[tuple[str, ...]] = ()
+    #: the artifact it writes
+    output: ClassVar[str] = ""
+    #: options that do not change a stage's results (left out of its fingerprint); a stage with
+    #: ``commands`` adds their operational options by itself
     operational: ClassVar[tuple[str, ...]] = ("enabled",)
+    #: the commands it runs whose options are declared once (its table is :func:`stage_table` of them)
+    commands: ClassVar[tuple[Command, ...]] = ()
+    #: a command's flag -> this table's key, where they differ (hints; for a stage whose command is not
+    #: converted yet)
+    legacy_keys: ClassVar[dict[str, str]] = {}
+    #: keys that name a file or hold the text itself (a card text, a citation): checked when they name a file
+    text_or_file: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.commands:
+            ops = [k for c in cls.commands for n, k in c.mapping().items() if c.options.spec(n).operational]
+            cls.operational = tuple(dict.fromkeys((*cls.operational, *ops)))
+
+    @classmethod
+    def calls_llm(cls, table: StageTable) -> bool:
+        """Whether the stage sends requests to the LLM of ``[llm]`` with these options."""
+        return False
+
+    @classmethod
+    def needs_llm_model(cls, table: StageTable) -> bool:
+        """Whether it needs ``[llm]``'s model (an MT engine ``llm:MODEL`` names its own)."""
+        return cls.calls_llm(table)
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -72,7 +187,7 @@ class StageRunner:
 
     # ---- where things are
     @property
-    def opts(self) -> Stage:
+    def opts(self) -> Any:
         s = self.project.stage(self.name)
         assert s is not None
         return s
@@ -98,9 +213,9 @@ class StageRunner:
 
     @property
     def reads(self) -> Optional[str]:
-        """The artifact this stage reads: the first of :func:`~..project.reads_of` that a stage before
-        it made (or the first one, when none did yet)."""
-        options = reads_of(self.name)
+        """The artifact this stage reads: the first of :attr:`inputs` that a stage before it made (or
+        the first one, when none did yet)."""
+        options = self.inputs
         return next((r for r in options if r in self.ctx.artifacts), options[0] if options else None)
 
     def input_path(self) -> Optional[Path]:
@@ -133,6 +248,45 @@ class StageRunner:
         files = {self.key(p): hash_path(p) for p in self.input_files()}
         return fingerprint({"stage": self.name, "options": self.option_values(), "inputs": files,
                             "biaskit": __version__, **self.extra()})
+
+    # ---- the commands it runs
+    def command(self, options: type[Options]) -> Command:
+        return next(c for c in self.commands if c.options is options)
+
+    def command_options(self, options: type[Options], **supplied: Any) -> Any:
+        """The options object of one of its commands from the stage's table: each option from its key
+        (a file it reads relative to the project's folder), ``supplied`` for what the stage fills in,
+        the command's default for the rest."""
+        c = self.command(options)
+        values: dict[str, Any] = {}
+        for n, spec in options.specs().items():
+            if n in supplied:
+                values[n] = supplied[n]
+                continue
+            key = c.key(n)
+            if key is None:
+                continue
+            v = getattr(self.opts, key)
+            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, str):
+                v = str(self.project.path(v))
+            values[n] = v
+        return options.model_validate(values)
+
+    def speaker(self, options: Optional[type[Options]] = None) -> Keys:
+        """How hints name options while this stage runs (one of its commands: ``options``): the keys of
+        its table, ``[llm]`` (or its own ``llm`` table) for the LLM block, flags of ``biaskit run``."""
+        table = f"stages.{self.name}"
+        llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
+        keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
+        keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
+        keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
+        for c in reversed([c for c in self.commands if options is None or c.options is options]):
+            if c.input:
+                keys[c.input] = Key(table, "input")
+            for n, k in c.mapping().items():
+                ann = self.table.model_fields[k].annotation
+                keys[n] = Key(table, k, list_value=_holds_list(ann))
+        return Keys(shown_path(self.project.file), keys, default=table)
 
     # ---- running
     def run(self) -> Outcome:  # pragma: no cover - abstract
@@ -186,6 +340,14 @@ class StageRunner:
     def path_out(self, name: str) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder / name
+
+
+def _holds_list(ann: Any) -> bool:
+    """Whether a field's annotation is a list (``list[str]``, ``Optional[list[str]]``, annotated)."""
+    origin = typing.get_origin(ann)
+    if origin in (list, tuple):
+        return True
+    return any(_holds_list(a) for a in typing.get_args(ann)) if origin is not None else False
 
 
 def _get_prompt(pid: str, dirs):

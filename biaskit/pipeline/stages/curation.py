@@ -10,9 +10,123 @@ every request already made).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional, Union
 
+from pydantic import Field, field_validator
+
+from biaskit.options import option
+
+from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Outcome, StageFailed, StageRunner, count_rows
+
+
+# ------------------------------------------------------------------------------------------ their tables
+class TuplesTable(LLMStageTable):
+    """``[stages.tuples]``: ``biaskit curate tuples`` for each axis."""
+
+    axes: list[str] = Field(..., min_length=1)
+    identities: dict[str, list[str]] = Field(default_factory=dict)
+    polarity: Literal["positive", "negative", "both"] = "both"
+    n: int = Field(10, ge=1)
+    lang: str = "en"
+
+
+class SentencesTable(LLMStageTable):
+    """``[stages.sentences]``: ``biaskit curate sentences``."""
+
+    per_tuple: int = Field(5, ge=1)
+    statuses: Optional[list[str]] = None
+
+
+class AntistereoTable(LLMStageTable):
+    """``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go against
+    each accepted tuple; ``curate pairs`` makes them antistereo rows). Its output is the sentences
+    before it (``[stages.sentences]``) and these together."""
+
+    per_tuple: int = Field(5, ge=1)
+    statuses: Optional[list[str]] = None
+
+
+class PairsTable(LLMStageTable):
+    """``[stages.pairs]``: ``biaskit curate pairs``."""
+
+    llm_fallback: bool = False
+
+
+class AdaptTable(StageTable):
+    """``[stages.adapt]``: ``biaskit curate adapt`` (``input`` = the CrowS-Pairs CSV)."""
+
+    keep: list[str] = Field(default_factory=lambda: ["gender", "age", "disability", "physical-appearance",
+                                                     "socioeconomic"])
+    names: Literal["indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim",
+                   "india-christian", "india-sikh", "none"] = "indibias"
+    seed: int = 0
+    lexicon: Optional[str] = option(None, path="in_file", help="a lexicon file of names and terms")
+    drop_flagged: bool = False
+
+
+class CheckTable(StageTable):
+    """``[stages.check]``: the minimal-pair checker (``biaskit curate check``)."""
+
+    drop_flagged: bool = False
+
+
+class MTTable(StageTable):
+    """What the translation stages share: target language, engines and the hf / llm engines' options."""
+
+    target: str = "hi"
+    source_lang: str = "en"
+    engines: list[str] = Field(default_factory=lambda: ["llm"], min_length=1)
+    device: Optional[str] = None
+    batch_size: int = Field(16, ge=1)
+    num_beams: int = Field(1, ge=1)
+    llm: Optional[LLMOverride] = None
+
+    @field_validator("engines")
+    @classmethod
+    def _engines(cls, v: list[str]) -> list[str]:
+        from biaskit.curation.mt_base import MT_ENGINES
+
+        for spec in v:
+            registry_name(spec.split(":", 1)[0].strip().lower(), MT_ENGINES.names(), "MT engine")
+        return v
+
+
+class TranslateTable(MTTable):
+    """``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` model)."""
+
+    align: bool = True
+    batch_pairs: int = Field(16, ge=1)
+
+
+class CatsTable(StageTable):
+    """``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per
+    target term, the structural checks keep the well-formed ones)."""
+
+    domains: Union[str, list[str]] = "stereoset"
+    split: Literal["intrasentence", "intersentence", "both"] = "both"
+    per_target: int = Field(5, ge=1)
+    society: str = "India"
+    targets: Optional[list[str]] = None
+    lang: str = "en"
+    intra_prompt: Optional[str] = Field(None, description="template id (or id@version) for intrasentence drafts")
+    inter_prompt: Optional[str] = Field(None, description="template id (or id@version) for intersentence drafts")
+    llm: Optional[LLMOverride] = None
+
+
+class CatTranslateTable(MTTable):
+    """``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the ``[llm]`` model)."""
+
+    batch_cats: int = Field(16, ge=1)
+
+
+def _uses_llm_engine(table: Any, named: bool = True) -> bool:
+    """Whether an MT stage's engines include the ``llm`` engine (``named=False``: one without its own
+    ``llm:MODEL``, which takes ``[llm]``'s model)."""
+    return any(e.split(":", 1)[0].strip().lower() == "llm" and (named or ":" not in e) for e in table.engines)
+
+
+# ------------------------------------------------------------------------------------------ the stages
 
 
 def _failed_all(summaries: list) -> bool:
@@ -21,6 +135,12 @@ def _failed_all(summaries: list) -> bool:
 
 class TuplesStage(StageRunner):
     name = "tuples"
+    table = TuplesTable
+    output = "tuples"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
     title = "generate tuples"
 
     def extra(self) -> dict[str, Any]:
@@ -44,6 +164,12 @@ class TuplesStage(StageRunner):
 
 class SentencesStage(StageRunner):
     name = "sentences"
+    table = SentencesTable
+    inputs, output = ("tuples",), "sentences"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
     title = "generate sentences"
     #: ``curate sentences --mode``, and the template of that mode
     mode, template, what = "stereo", "sentences", "sentences"
@@ -74,6 +200,7 @@ class AntistereoStage(SentencesStage):
     file goes on to review and pairs."""
 
     name = "antistereo"
+    table = AntistereoTable
     title = "generate anti-stereotype sentences"
     mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
 
@@ -125,6 +252,12 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
 
 class PairsStage(StageRunner):
     name = "pairs"
+    table = PairsTable
+    inputs, output = ("sentences",), "pairs"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return bool(table.llm_fallback)
     title = "build pairs"
 
     def extra(self) -> dict[str, Any]:
@@ -158,6 +291,8 @@ class PairsStage(StageRunner):
 
 class AdaptStage(StageRunner):
     name = "adapt"
+    table = AdaptTable
+    output = "pairs"
     title = "adapt CrowS-Pairs"
 
     def input_files(self) -> list[Path]:
@@ -185,6 +320,8 @@ class AdaptStage(StageRunner):
 
 class CheckStage(StageRunner):
     name = "check"
+    table = CheckTable
+    inputs, output = ("pairs",), "pairs"
     title = "check minimal pairs"
 
     def extra(self) -> dict[str, Any]:
@@ -226,6 +363,16 @@ class CheckStage(StageRunner):
 
 class TranslateStage(StageRunner):
     name = "translate"
+    table = TranslateTable
+    inputs, output = ("pairs",), "candidates"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return _uses_llm_engine(table)
+
+    @classmethod
+    def needs_llm_model(cls, table: Any) -> bool:
+        return _uses_llm_engine(table, named=False)
     title = "translate"
     operational = ("enabled", "batch_pairs", "batch_size", "device")
 
@@ -276,6 +423,12 @@ class CatsStage(StageRunner):
     ``cats.jsonl`` holds the structurally valid ones, the drafts and the retention report lie beside it."""
 
     name = "cats"
+    table = CatsTable
+    output = "cats"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
     title = "draft CATs"
 
     def prompts(self) -> dict[str, Any]:
@@ -324,6 +477,8 @@ class CatTranslateStage(TranslateStage):
     BLANK and the three options go through each engine together."""
 
     name = "cat_translate"
+    table = CatTranslateTable
+    inputs, output = ("cats",), "cat_candidates"
     title = "translate CATs"
     operational = ("enabled", "batch_cats", "batch_size", "device")
 

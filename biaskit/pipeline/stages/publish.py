@@ -5,12 +5,71 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional, Union
+
+from pydantic import Field, field_validator
 
 from biaskit.errors import InputError
+from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+from biaskit.options import option, speaking
 
 from ..state import shown_path
-from .base import WORK_DIR, Outcome, StageFailed, StageRunner
+from ..tables import StageTable, registry_name
+from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_table
+
+
+# ------------------------------------------------------------------------------------------ their tables
+class ReleaseTable(StageTable):
+    """``[stages.release]``: ``biaskit release build`` + ``release verify``."""
+
+    input: Optional[Union[str, list[str]]] = Field(None, description="record files (default: the pipeline's)")
+    name: Optional[str] = None
+    version: Optional[str] = None
+    out: Optional[str] = None
+    langs: Optional[list[str]] = None
+    kinds: Optional[list[Literal["pairs", "cats", "tuples"]]] = None
+    split_policy: Literal["target", "keep"] = "target"
+    dev_fraction: float = Field(0.25, gt=0, lt=1)
+    seed: int = 0
+    previous: Optional[str] = option(None, path="in_dir", help="the release before this one (a folder)")
+    license: Optional[str] = None
+    citation: Optional[str] = None
+    pretty_name: Optional[str] = None
+    card_text: Optional[str] = None
+    keep_flagged: bool = False
+    keyness: bool = True
+    plots: bool = True
+    date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    protocol: Optional[str] = Field(None, description="the paper protocol release.json records (default: the "
+                                                      "records' origin)")
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocol(cls, v: Optional[str]) -> Optional[str]:
+        from biaskit.evaluation.protocols import PROTOCOLS
+
+        return None if v is None else registry_name(v, PROTOCOLS.names() + ["none"], "protocol")
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, v: Optional[str]) -> Optional[str]:
+        from biaskit.release.verify import valid_date
+
+        if v is not None and not valid_date(v):
+            raise ValueError(f"'{v}' is not a day of the calendar; use YYYY-MM-DD, e.g. \"2025-01-31\"")
+        return v
+
+
+class SeatTestsTable(StageTable):
+    """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
+
+    langs: list[str] = Field(default_factory=lambda: ["en", "hi"], min_length=1)
+    attributes: Optional[list[str]] = Field(None, description="attribute pairs (default: per axis, as IndiBias)")
+    min_records: int = Field(1, ge=1, description="a group pair needs this many released records")
+    split: Optional[Literal["dev", "test"]] = None
+
+
+EVALUATE_KINDS = ("pairs", "cats", "seat")
 
 # stage reports the release card reads: (stage, file under work/<stage>/, label)
 HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
@@ -36,9 +95,14 @@ HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
            ("cat_translation_review", "agreement/agreement.json", "CAT translation review"))
 
 
+# ------------------------------------------------------------------------------------------ the stages
 class ReleaseStage(StageRunner):
     name = "release"
     title = "build and verify the release"
+    table = ReleaseTable
+    inputs, output = ("pairs", "cats"), "release"
+    legacy_keys = {"lang": "langs"}
+    text_or_file = ("card_text", "citation")
 
     def release_name(self) -> str:
         return self.opts.name or self.project.name
@@ -133,6 +197,9 @@ class SeatTestsStage(StageRunner):
 
     name = "seat_tests"
     title = "SEAT tests from the release"
+    table = SeatTestsTable
+    inputs, output = ("release",), "seat_tests"
+    legacy_keys = {"lang": "langs"}
 
     def run(self) -> Outcome:
         from biaskit.evaluation.seat_release import release_seat_tests
@@ -160,7 +227,37 @@ class EvaluateStage(StageRunner):
 
     name = "evaluate"
     title = "evaluate models"
-    operational = ("enabled", "batch_size", "device")
+    inputs, output = ("release",), "results"
+    commands = (
+        Command(PairsOptions, input="data", supplied={
+            "data": "the release (or the folder or file of `input`)",
+            "out": "OUT/pairs, OUT being the stage's `out`"}),
+        Command(CatsOptions, input="data", keys={"split": "cat_split", "release_split": "split"}, supplied={
+            "data": "the release (or the folder of `input`)",
+            "out": "OUT/cats/LANG/MODEL",
+            "models": "each of `models`, one at a time",
+            "lang": "each CAT language of the release (only `lang` when it is set)",
+            "scorer": "from `scorer`: mlm, clm or clm-api, else auto (the model's kind)",
+            "format": "the stage reads the release's CAT file",
+            "predictions": "the stage scores models (metrics from a score file: `biaskit evaluate cats --predictions`)",
+            "allow_missing": "goes with --predictions only",
+            "ensemble": "one result folder per model and language (the ENSEMBLE row: `biaskit evaluate cats` with "
+                        "several --model)"}),
+        Command(SeatOptions, keys={"models": "seat_models", "seed": "seat_seed"}, supplied={
+            "tests": "the SEAT tests of [stages.seat_tests], per language",
+            "out": "OUT/seat/LANG/MODEL",
+            "lang": "detected from each language's tests (the stage runs each language folder; only `lang` when "
+                    "it is set)"}),
+    )
+    table = stage_table("EvaluateTable", commands, defaults={"split": "test", "seat_models": None}, own={
+        "kinds": (Optional[list[str]], option(None, choices=EVALUATE_KINDS, what="kind of evaluation",
+                                              help="what to score (default: every kind the release has, and SEAT "
+                                                   "after seat_tests)")),
+        "out": (Optional[str], option(None, help="the results folder (default: eval/<release folder name>)"))},
+        doc="``[stages.evaluate]``: ``biaskit evaluate pairs``, ``evaluate cats`` (each CAT language) and "
+            "``evaluate seat`` (the ``seat_tests`` stage's tests, each language) on the release: every option of "
+            "the three commands (``split``: the release's split, default test; ``cat_split``: ``evaluate cats "
+            "--split``; ``seat_models``, ``seat_seed``: ``evaluate seat --model``, ``--seed``).")
 
     def models(self, names=None) -> list[str]:
         out = []
@@ -239,11 +336,10 @@ class EvaluateStage(StageRunner):
     def _pairs(self, out: Path, outputs: dict, summary: dict) -> list[str]:
         from biaskit.evaluation.pairs import run_pairs
 
-        o = self.opts
-        res = run_pairs(self.input_path(), lang=o.lang, models=self.models(), scorer=o.scorer, unit=o.unit,
-                        method=o.method, batch_size=o.batch_size, device=o.device, out_dir=out, seed=o.seed,
-                        runs=o.runs, fraction=o.fraction, progress=self.ctx.options.progress,
-                        command=self.ctx.options.command, split=o.split, **self.protocol("pairs"))
+        opts = self.command_options(PairsOptions, data=self.input_path(), out=out, models=self.models(),
+                                    **self.protocol("pairs"))
+        with speaking(self.speaker(PairsOptions)):
+            res = run_pairs(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
         parts = []
         for s, d in zip(res["summaries"], res["model_dirs"]):
             score = s.get("metric_score")
@@ -270,9 +366,10 @@ class EvaluateStage(StageRunner):
         for lg in langs:
             for m in self.models():
                 slug = model_slug(m)
-                s = run_cats(release, m, out / lg / slug, scorer=scorer, split=o.cat_split, batch_size=o.batch_size,
-                             device=o.device, seed=o.seed, progress=self.ctx.options.progress,
-                             command=self.ctx.options.command, release_split=o.split, lang=lg, **self.protocol("cats"))
+                opts = self.command_options(CatsOptions, data=release, out=out / lg / slug, models=[m], lang=lg,
+                                            scorer=scorer, **self.protocol("cats"))
+                with speaking(self.speaker(CatsOptions)):
+                    s = run_cats(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
                 scores[f"{lg}/{slug}"] = {k: s.get(k) for k in ("lms", "ss", "icat", "count")}
                 outputs[f"cats {lg} ({slug})"] = out / lg / slug / "summary.json"
                 parts.append(f"{slug} CATs ({lg}): lms {s['lms']:.1f}, ss {s['ss']:.1f}, icat {s['icat']:.1f} "
@@ -294,8 +391,10 @@ class EvaluateStage(StageRunner):
         for lg in langs:
             for m in self.models(o.seat_models) if o.seat_models else self.models():
                 slug = model_slug(m)
-                s = run_seat([str(tests / lg)], m, out / lg / slug, n_samples=o.n_samples, batch_size=o.batch_size,
-                             device=o.device, command=self.ctx.options.command, **self.protocol("seat"))
+                opts = self.command_options(SeatOptions, tests=[str(tests / lg)], out=out / lg / slug, models=[m],
+                                            lang=None, **self.protocol("seat"))
+                with speaking(self.speaker(SeatOptions)):
+                    s = run_seat(opts, command=self.ctx.options.command)
                 ds = [t["effect_size"] for t in s["tests"]]
                 res[f"{lg}/{slug}"] = {t["test"]: round(t["effect_size"], 4) for t in s["tests"]}
                 outputs[f"seat {lg} ({slug})"] = out / lg / slug / "summary.json"

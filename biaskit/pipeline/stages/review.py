@@ -15,11 +15,68 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Literal, Optional, Union
+
+from pydantic import Field, field_validator
 
 from biaskit.errors import BiaskitError, InputError
 
+from ..tables import StageTable, registry_name
 from .base import Outcome, StageFailed, StageRunner
+
+
+# ------------------------------------------------------------------------------------------ their tables
+class ReviewTable(StageTable):
+    """``[stages.tuple_review]``, ``[stages.pair_review]``, ``[stages.translation_review]``: push to
+    Label Studio, pull, aggregate, apply (``biaskit annotate push|pull|apply``)."""
+
+    project: Optional[str] = Field(None, description="Label Studio project title (default: '<name> <stage>')")
+    overlap: Union[int, Literal["adaptive"]] = Field(
+        3, description="annotators per task (the stage waits until every task has them), or \"adaptive\": "
+                       "min_judgments first, more only while a task's decision can change")
+    min_judgments: int = Field(3, ge=1, description="adaptive: judgments every task gets first")
+    max_judgments: int = Field(5, ge=1, description="adaptive: the most judgments a task may get")
+    policy: Literal["exact", "risk"] = Field("exact", description="adaptive: stopping policy")
+    epsilon: float = Field(0.01, gt=0, lt=1, description="adaptive, risk: accepted probability of a changed decision")
+    min_agree: Optional[int] = Field(None, ge=1)
+    method: str = "majority"
+    seed: int = 0
+    chunk_size: int = Field(1000, ge=1)
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError("give at least 1 annotator per task, or \"adaptive\"")
+        return v
+
+    @field_validator("max_judgments")
+    @classmethod
+    def _max_judgments(cls, v: int, info) -> int:
+        lo = info.data.get("min_judgments")
+        if lo is not None and v < lo:
+            raise ValueError(f"max_judgments ({v}) is below min_judgments ({lo})")
+        return v
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, v: str) -> str:
+        from biaskit.annotation.aggregate import AGGREGATORS
+
+        return registry_name(v, AGGREGATORS.names(), "aggregation method")
+
+
+class PairReviewTable(ReviewTable):
+    direction_policy: Literal["annotators", "reject"] = "annotators"
+
+
+class CatReviewTable(ReviewTable):
+    """``[stages.cat_review]``: five validators label each option; StereoSet's rule keeps a CAT when
+    at least three of them give every option the writer's label (sec. 4.3)."""
+
+    overlap: Union[int, Literal["adaptive"]] = Field(5, description="validators per CAT (StereoSet: 5), or "
+                                                     "\"adaptive\" (StereoSet's rule decides when a CAT is settled)")
+
 
 
 def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
@@ -57,8 +114,12 @@ def progress_line(label: str, p: dict[str, Any]) -> str:
             f"{'s' if p['target'] != 1 else ''}")
 
 
+# ------------------------------------------------------------------------------------------ the stages
 class ReviewStage(StageRunner):
+    """What every human stage does (push, pull, wait, apply); a subclass names its kind."""
+
     human = True
+    table = ReviewTable
     kind: ClassVar[str] = ""
     out_name: ClassVar[str] = ""
     operational = ("enabled", "chunk_size")
@@ -175,6 +236,7 @@ class ReviewStage(StageRunner):
 
 class TupleReviewStage(ReviewStage):
     name = "tuple_review"
+    inputs, output = ("tuples",), "tuples"
     title = "validate tuples (people)"
     kind = "tuple"
     out_name = "tuples.jsonl"
@@ -184,6 +246,7 @@ class SentenceReviewStage(ReviewStage):
     """People keep, fix (in place) or drop each generated sentence (IndiBias sec. 4.2.2)."""
 
     name = "sentence_review"
+    inputs, output = ("sentences",), "sentences"
     title = "review sentences (people)"
     kind = "sentence"
     out_name = "sentences.jsonl"
@@ -191,6 +254,8 @@ class SentenceReviewStage(ReviewStage):
 
 class PairReviewStage(ReviewStage):
     name = "pair_review"
+    table = PairReviewTable
+    inputs, output = ("pairs",), "pairs"
     title = "validate pairs (people)"
     kind = "pair"
     out_name = "pairs.jsonl"
@@ -199,6 +264,7 @@ class PairReviewStage(ReviewStage):
 
 class TranslationReviewStage(ReviewStage):
     name = "translation_review"
+    inputs, output = ("candidates",), "translations"
     title = "review translations (people)"
     kind = "translation"
     out_name = "pairs.translated.jsonl"
@@ -228,6 +294,8 @@ class CatReviewStage(ReviewStage):
     term (``retention.json``: :func:`biaskit.curation.cats.cat_retention`)."""
 
     name = "cat_review"
+    table = CatReviewTable
+    inputs, output = ("cats",), "cats"
     title = "validate CATs (people)"
     kind = "cat"
     out_name = "cats.jsonl"
@@ -246,6 +314,7 @@ class CatTranslationReviewStage(TranslationReviewStage):
     language, ``source_id`` = the English CAT."""
 
     name = "cat_translation_review"
+    inputs, output = ("cat_candidates",), "cat_translations"
     title = "review CAT translations (people)"
     kind = "cat_translation"
     out_name = "cats.translated.jsonl"
