@@ -47,13 +47,19 @@ from typing import Any, Callable, ClassVar, Iterator, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import BiaskitError
+from .errors import InputError
 
 PATH_KINDS = ("in_file", "in_dir", "in_path", "out_file", "out_dir")
 
 
-class OptionError(BiaskitError):
-    """An option value its model refuses (one line naming the option where the user is; exit 2)."""
+class OptionError(InputError):
+    """An option value its model refuses: one line naming the option where the user is (exit 2)."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(message, fix=fix)
+
+    def __str__(self) -> str:
+        return f"{self.message} Fix: {self.fix}"
 
 
 # ------------------------------------------------------------------------------------------ declaring
@@ -144,6 +150,12 @@ class Options(BaseModel):
 
     #: the command these options belong to (``"evaluate pairs"``), for messages and the parity test
     command: ClassVar[str] = ""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kw: Any) -> None:
+        super().__pydantic_init_subclass__(**kw)
+        if cls.command:
+            _COMMAND_MODELS.append(cls)
 
     @field_validator("*")
     @classmethod
@@ -237,7 +249,7 @@ class Options(BaseModel):
             else:
                 lines.append(f"{sp.set(field, e.get('input'))}: {msg}")
                 fixes.append(f"give a valid {sp.name(field)}")
-        return OptionError("; ".join(lines) + ". Fix: " + "; ".join(fixes) + ".")
+        return OptionError("; ".join(lines) + ".", "; ".join(fixes) + ".")
 
     # ---- the CLI
     @classmethod
@@ -258,7 +270,7 @@ class Options(BaseModel):
 
             @functools.wraps(fn)
             def wrapper(**kw: Any) -> Any:
-                values = {n: _plain(kw.pop(n)) for n in fields}
+                values = {n: plain(kw.pop(n)) for n in fields}
                 with speaking(Flags(cls)):
                     try:
                         opts = cls.model_validate(values)
@@ -275,13 +287,16 @@ class Options(BaseModel):
 
 
 _NO: Any = object()
+# every command's options model (hints outside a command: a field's flag is the one its command declares)
+_COMMAND_MODELS: list[type[Options]] = []
 
 
-def _plain(x: Any) -> Any:
+def plain(x: Any) -> Any:
+    """A value typer parsed, as the model takes it (``Enum`` members give their value)."""
     if isinstance(x, Enum):
         return x.value
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [plain(v) for v in x]
     return x
 
 
@@ -322,7 +337,7 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     ann = _typing_list(spec.user_type or field.annotation)
     names = spec.names()
     if names is not None:
-        enum = choice_enum("".join(p.title() for p in f"{cls.__name__}_{name}".split("_")), names)
+        enum = choice_enum(cls.__name__ + "".join(p.title() for p in name.split("_")), names)
         ann = _with(ann, enum)
     if default is _NO:
         default = ... if field.is_required() else cls.default(name)
@@ -387,8 +402,9 @@ class Flags(Speaker):
         self.models = models
 
     def flag(self, field: str) -> str:
-        for m in self.models:
-            if field in m.model_fields:
+        for m in (*self.models, *_COMMAND_MODELS):   # this command's models, else any command's declaration
+            s = m.spec(field)
+            if s is not None and s.cli:
                 return m.flag(field)
         return "--" + field.replace("_", "-")
 

@@ -153,11 +153,12 @@ def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, sco
     if isinstance(model, (list, tuple)):
         raise BiaskitError("evaluate_pairs scores one model; call it once per model (or use `biaskit evaluate "
                            "pairs --model A --model B` for one comparison table)")
-    params = inspect.signature(run_pairs).parameters
+    from .options import PairsOptions
+
+    # run_pairs' options: the fields of `evaluate pairs` (their Python keywords) and its own keywords
+    params = [s.python or n for n, s in PairsOptions.specs().items()] + [
+        p.name for p in inspect.signature(run_pairs).parameters.values() if p.kind is p.KEYWORD_ONLY]
     if protocol is not None:
-        if "protocol" not in params:
-            raise BiaskitError(f"protocol={protocol!r}: this biaskit has no paper protocols yet. Fix: pass the "
-                               "settings instead (scorer=, method=, unit=, normalise=)")
         options["protocol"] = protocol
     unknown = sorted(set(options) - set(params))
     if unknown:

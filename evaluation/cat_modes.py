@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.schema import CAT
 
 from .engine import Request
@@ -47,7 +48,7 @@ ENSEMBLE_WEIGHTS: dict[tuple[str, str], float] = {  # moinnadeem/StereoSet code/
 def check_mode(mode: str) -> str:
     m = (mode or "likelihood").lower()
     if m not in CAT_MODES:
-        raise BiaskitError(f"unknown CAT scoring mode '{mode}'. Fix: use --cat-mode {' or '.join(CAT_MODES)}")
+        raise BiaskitError(f"unknown CAT scoring mode '{mode}'. Fix: use {' or '.join(say('cat_mode', m) for m in CAT_MODES)}")
     return m
 
 
@@ -55,7 +56,7 @@ def _masked_requests(tok, text: str, keep, label: str) -> list[Request]:
     """One request per non-special token of ``text`` whose character span satisfies ``keep(s, e)``:
     that token masked, scored at its position."""
     if tok.mask_token_id is None:
-        raise BiaskitError("the tokenizer has no mask token: use --scorer clm for this model.")
+        raise BiaskitError(f"the tokenizer has no mask token: use {say('scorer', 'clm')} for this model.")
     if not getattr(tok, "is_fast", False):
         raise BiaskitError("StereoSet pseudo-likelihood scoring needs a fast tokenizer (character offsets). "
                            "Fix: save the model with its tokenizer.json, or install `tokenizers`.")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 
 CATS_COLUMNS = ["model", "scorer", "cat_mode", "split", "domain", "lms", "ss", "icat", "count"]
 ENSEMBLE = "ENSEMBLE"
@@ -36,7 +37,7 @@ ENSEMBLE = "ENSEMBLE"
 def _check_models(models: Sequence[Any]) -> list[Any]:
     models = list(models)
     if len(models) < 2:
-        raise BiaskitError("a comparison needs at least two models. Fix: repeat --model, or run one model alone")
+        raise BiaskitError(f"a comparison needs at least two models. Fix: repeat {say('models')}, or run one model alone")
     return models
 
 

@@ -19,6 +19,7 @@ import os
 from typing import Any, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import unset
 
 
 def world() -> tuple[int, int]:
@@ -59,7 +60,7 @@ def score_pairs(scorer: Any, pairs: Sequence[tuple[str, str]]) -> list | None:
     if size <= 1 or inner is None or not hasattr(inner, "batches"):
         return scorer.score_pairs(pairs)
     if getattr(scorer.engine, "cache", None) is None:
-        raise BiaskitError("several processes share their results through the score cache. Fix: drop --no-cache")
+        raise BiaskitError(f"several processes share their results through the score cache. Fix: {unset('no_cache')}")
     dist = _group(scorer.lm.device)
     plan = list(inner.batches(scorer.pair_requests(pairs)))
     for batch in plan[rank::size]:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import tell
 from biaskit.progress import progress
 
 from .models import LoadedLM
@@ -104,7 +105,7 @@ class LocalEngine:
     def __init__(self, lm: LoadedLM, *, batch_size: int = DEFAULT_BATCH_SIZE, max_logit_elements: int = 1 << 27,
                  progress: bool = True, label: str = ""):
         if int(batch_size) < 1:
-            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
+            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: {tell('batch_size', DEFAULT_BATCH_SIZE)}")
         self.lm = lm
         self.name = lm.name
         self.batch_size = int(batch_size)

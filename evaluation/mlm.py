@@ -38,6 +38,7 @@ Normalisation (``normalise=``):
 from __future__ import annotations
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say, unset
 
 from .engine import Request
 from .scorers import PairScorer, _Job
@@ -60,14 +61,15 @@ class MLMScorer(PairScorer):
         self.mask_id = lm.tokenizer.mask_token_id
         if self.mask_id is None:
             raise BiaskitError(f"tokenizer of '{lm.name}' has no mask token, so it cannot score with a "
-                               "masked LM. Fix: use --scorer clm or a masked LM")
+                               f"masked LM. Fix: use {say('scorer', 'clm')} or a masked LM")
 
     @classmethod
     def check_normalise(cls, normalise, method=None):
         n = super().check_normalise(normalise, method)
         if n == "unmodified" and (method or cls.methods[0]).lower() != "pll":
-            raise BiaskitError("--normalise unmodified divides P(U|M) by the number of unmodified tokens |C| "
-                               "(IndiBias §6.1), so it needs --method pll. Fix: drop --normalise or use --method pll")
+            raise BiaskitError(f"{say('normalise', 'unmodified')} divides P(U|M) by the number of unmodified tokens |C| "
+                               f"(IndiBias §6.1), so it needs {say('method', 'pll')}. Fix: {unset('normalise')} or use "
+                               f"{say('method', 'pll')}")
         return n
 
     def _finish(self, total: float, n: int) -> float:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from biaskit.errors import BiaskitError, require
+from biaskit.options import say
 from biaskit.registry import Registry
 
 KINDS = ("mlm", "clm")
@@ -288,7 +289,7 @@ def _detect_kind(config: Any) -> str:
     if in_clm:
         return "clm"
     raise AmbiguousKindError(f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
-                       "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
+                       f"causal LM. Fix: pass kind='mlm' or kind='clm' ({say('scorer', 'mlm|clm')}).")
 
 
 def model_family(name_or_path: Any) -> str:
@@ -302,7 +303,7 @@ def model_family(name_or_path: Any) -> str:
     try:
         cfg = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise BiaskitError(f"{path}: cannot read config.json ({exc}). Fix: pass --scorer mlm|clm|seq2seq") from None
+        raise BiaskitError(f"{path}: cannot read config.json ({exc}). Fix: pass {say('scorer', 'mlm|clm|seq2seq')}") from None
     if cfg.get("is_encoder_decoder"):
         return "seq2seq"
     conf = SimpleNamespace(architectures=cfg.get("architectures"), model_type=cfg.get("model_type"),
@@ -316,7 +317,8 @@ def pick_device(device: str = "auto") -> str:
     if d == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if d.startswith("cuda") and not torch.cuda.is_available():
-        raise BiaskitError(f"device '{device}' requested but CUDA is not available. Fix: use --device cpu or auto")
+        raise BiaskitError(f"device '{device}' requested but CUDA is not available. Fix: use {say('device', 'cpu')} or "
+                           "auto")
     if d != "cpu" and not d.startswith("cuda") and d != "mps":
         raise BiaskitError(f"unknown device '{device}'. Fix: use auto, cpu or cuda[:N]")
     return d
@@ -335,7 +337,8 @@ def parse_dtype(dtype: Any, device: str):
     if d is None:
         raise BiaskitError(f"unknown dtype '{dtype}'. Fix: use float32, bfloat16 or float16")
     if d is torch.float16 and device == "cpu":
-        raise BiaskitError("float16 is not supported on CPU. Fix: use float32 (default) or bfloat16, or --device cuda")
+        raise BiaskitError(f"float16 is not supported on CPU. Fix: use float32 (default) or bfloat16, or "
+                           f"{say('device', 'cuda')}")
     return d
 
 
@@ -373,7 +376,7 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
             return auto.from_pretrained(str(path), dtype=tdtype, **extra)
         except ValueError as exc:
             raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
-                               "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
+                               f"Fix: use the other scorer ({say('scorer', 'mlm|clm')}) or kind=") from exc
     try:
         tokenizer = load_tokenizer(transformers, path)
     except ValueError as exc:

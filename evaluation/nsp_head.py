@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 
 FAMILIES = ("bert", "roberta", "xlnet", "gpt2")  # ModelNSP.pretrained2model
 PREFIX = "module."
@@ -123,7 +124,7 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: Optional[int] = None) -
     if family not in FAMILIES:
         raise BiaskitError(f"an NSP head in the StereoSet reference format needs a {', '.join(FAMILIES)} core model "
                            f"(ModelNSP); '{lm.name}' is a {family or 'unknown'} model. Fix: pass the head's own model "
-                           "with --model")
+                           f"with {say('models')}")
     if lm.path is None or not Path(lm.path).is_dir():
         raise BiaskitError(f"'{lm.name}' has no model folder to build the head's core model from. Fix: pass the "
                            "model as a folder")
@@ -156,7 +157,7 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: Optional[int] = None) -
     if label not in (0, 1):
         raise BiaskitError(f"which output of {path.name} means 'is next' is not known (the reference reads it from "
                            "the file name <Class>_<model>_<lr>.pth: 0 for bert* and roberta-base, 1 otherwise). "
-                           "Fix: pass --nsp-label 0 or --nsp-label 1")
+                           f"Fix: pass {say('nsp_label', 0)} or {say('nsp_label', 1)}")
     dev = lm.device
     return NSPHead(core=core.to(dev).eval(), head=head.to(dev).eval(), tokenizer=lm.tokenizer, family=family,
                    next_label=int(label), path=str(path), sha256=sha256_file(path), device=dev)

@@ -88,8 +88,8 @@ def concurrency_option() -> Any:
                   help="clm-api: requests in flight at once.")
 
 
-def release_split_option(flag: str, help: str) -> Any:
-    return option(None, flag, choices=RELEASE_SPLITS, what="release split", help=help)
+def release_split_option(flag: str, help: str, **spec: Any) -> Any:
+    return option(None, flag, choices=RELEASE_SPLITS, what="split", help=help, **spec)
 
 
 def out_option(help: str) -> Any:
@@ -106,7 +106,8 @@ class PairsOptions(Options):
     data: Path = option(..., "--data", path="in_path",
                         help="Minimal-pair file (CrowS-Pairs CSV, IndiBias CSV, biaskit JSONL/CSV) or a release folder "
                              "(`biaskit release build`).")
-    split: Optional[str] = release_split_option("--split", "Release folder: score only this split (dev or test).")
+    release_split: Optional[str] = release_split_option("--split", "Release folder: score only this split (dev or test).",
+                                                        python="split")
     out: Path = out_option("Output folder (summary.json, pairs.csv, report.md, ds_kde.png).")
     models: list[Any] = models_option()
     scorer: Optional[str] = option(None, "--scorer", choices=SCORERS, what="scorer",

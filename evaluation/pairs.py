@@ -180,7 +180,7 @@ def run_pairs(opts: Any = None, /, *, progress: bool = True, command: Optional[s
 
         scorer = infer_scorer(models, served=bool(o.base_url))
     unit, method, normalise, runs, fraction = o.unit, o.method, o.normalise, o.runs, o.fraction
-    lang, limit, split, batch_size, device = o.lang, o.limit, o.split, o.batch_size, o.device
+    lang, limit, split, batch_size, device = o.lang, o.limit, o.release_split, o.batch_size, o.device
     cache = not o.no_cache if cache is None else cache
     cls = SCORERS.get(scorer)
     cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model

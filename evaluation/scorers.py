@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say, tell, unset
 from biaskit.registry import Registry
 
 from .engine import DEFAULT_BATCH_SIZE, Request, make_engine
@@ -80,7 +81,7 @@ class PairScorer:
         if lm.kind != self.kind:
             what = {"mlm": "masked", "clm": "causal", "seq2seq": "encoder-decoder (seq2seq)"}
             raise BiaskitError(f"model '{lm.name}' is a {what.get(lm.kind, lm.kind)} LM but scorer '{self.name}' "
-                               f"needs a {what.get(self.kind, self.kind)} LM. Fix: use --scorer {lm.kind}")
+                               f"needs a {what.get(self.kind, self.kind)} LM. Fix: use {say('scorer', lm.kind)}")
         unit, method = self.check_options(unit, method, batch_size)
         self.normalise = self.check_normalise(normalise, method)
         self.lm = lm
@@ -114,7 +115,7 @@ class PairScorer:
             raise BiaskitError(f"scorer '{cls.name}' has no method '{method}'. Fix: use one of "
                                f"{', '.join(cls.methods)}")
         if int(batch_size) < 1:
-            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
+            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: {tell('batch_size', DEFAULT_BATCH_SIZE)}")
         return unit, method
 
     @classmethod
@@ -122,8 +123,8 @@ class PairScorer:
         """``normalise`` checked against :attr:`normalisations` (no model needed)."""
         n = (normalise or "none").lower()
         if n not in cls.normalisations:
-            raise BiaskitError(f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use --normalise "
-                               f"{' or '.join(cls.normalisations)}")
+            raise BiaskitError(f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use "
+                               f"{' or '.join(say('normalise', x) for x in cls.normalisations)}")
         return n
 
     # ---- API ------------------------------------------------------------------------------------
@@ -230,12 +231,12 @@ def infer_scorer(models: Sequence[Any], served: bool = False) -> str:
         try:
             kinds[str(getattr(m, "name", m))] = model_family(m)
         except AmbiguousKindError as exc:
-            raise BiaskitError(str(exc).replace("pass kind='mlm' or kind='clm' (--scorer mlm|clm)",
-                                                "pass --scorer mlm or --scorer clm")) from None
+            raise BiaskitError(str(exc).replace(f"pass kind='mlm' or kind='clm' ({say('scorer', 'mlm|clm')})",
+                                                f"pass {say('scorer', 'mlm')} or {say('scorer', 'clm')}")) from None
     found = sorted(set(kinds.values()))
     if len(found) > 1:
         raise BiaskitError(f"the models call for different scorers ({', '.join(f'{m}: {k}' for m, k in kinds.items())})"
-                           ". Fix: score them in separate runs, or pass --scorer for all")
+                           f". Fix: score them in separate runs, or {tell('scorer')} for all")
     return found[0] if found else "mlm"
 
 
@@ -252,12 +253,12 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
         return cls(model, unit=unit, method=method, batch_size=batch_size, cache=cache, progress=progress, **kwargs)
     if lm is None:
         if model is None:
-            raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
+            raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')}")
         if isinstance(model, LoadedLM):
             lm = model
         elif getattr(cls, "load_model", None) is not None:  # a scorer with its own kind of model (seq2seq)
             if device_map is not None:
-                raise BiaskitError(f"--device-map is not supported by scorer '{name}'. Fix: drop --device-map")
+                raise BiaskitError(f"{say('device_map')} is not supported by scorer '{name}'. Fix: {unset('device_map')}")
             lm = cls.load_model(model, device=device, dtype=dtype)
         else:
             # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly

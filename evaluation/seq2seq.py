@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 
 from .engine import CachingEngine, LocalEngine, Request
 from .models import LoadedLM, fingerprint_dir, prepare_load
@@ -90,7 +91,7 @@ def load_seq2seq(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
     transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     if not getattr(config, "is_encoder_decoder", False):
         raise BiaskitError(f"{path}: '{getattr(config, 'model_type', '?')}' is not an encoder-decoder model. "
-                           "Fix: use --scorer mlm (masked LMs) or --scorer clm (causal LMs)")
+                           f"Fix: use {say('scorer', 'mlm')} (masked LMs) or {say('scorer', 'clm')} (causal LMs)")
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(str(path), dtype=tdtype)
     model.to(dev)

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from biaskit.errors import BiaskitError, InputError, require
+from biaskit.options import say, tell
 from biaskit.progress import progress as progress_bar
 from biaskit.redact import redact
 
@@ -82,11 +83,12 @@ class ServedEngine:
         httpx = require("httpx", "evaluation", "--scorer clm-api")
 
         if not base_url:
-            raise BiaskitError("no server given. Fix: pass --base-url http://HOST:PORT/v1")
+            raise BiaskitError(f"no server given. Fix: {tell('base_url', 'http://HOST:PORT/v1')}")
         if not model:
-            raise BiaskitError("no served model name given. Fix: pass --model NAME (as the server lists it in /v1/models)")
+            raise BiaskitError(f"no served model name given. Fix: {tell('models', 'NAME')} (as the server lists it in "
+                               "/v1/models)")
         if int(concurrency) < 1:
-            raise BiaskitError(f"concurrency must be >= 1, got {concurrency}. Fix: pass --concurrency {DEFAULT_CONCURRENCY}")
+            raise BiaskitError(f"concurrency must be >= 1, got {concurrency}. Fix: {tell('concurrency', DEFAULT_CONCURRENCY)}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = model
@@ -141,14 +143,15 @@ class ServedEngine:
             if r.status_code >= 400:
                 raise InputError(f"the server answered HTTP {r.status_code} for {path}: {redact(r.text[:300])!r}.",
                                  path=redact(self.base_url),
-                                 fix="check --base-url, --model and $OPENAI_API_KEY")
+                                 fix=f"check {say('base_url')}, {say('models')} and $OPENAI_API_KEY")
             try:
                 return r.json()
             except ValueError:
                 raise InputError(f"the server's answer to {path} is not JSON: {redact(r.text[:200])!r}.",
-                                 path=redact(self.base_url), fix="point --base-url at the OpenAI-compatible /v1 root")
+                                 path=redact(self.base_url), fix=f"point {say('base_url')} at the OpenAI-compatible /v1 root")
         raise InputError(f"cannot reach the server ({redact(last)}) after {self.retries + 1} attempts.",
-                         path=redact(self.base_url), fix="start the server or correct --base-url (e.g. http://HOST:PORT/v1)")
+                         path=redact(self.base_url), fix=f"start the server or correct {say('base_url')} (e.g. "
+                                                         "http://HOST:PORT/v1)")
 
     def _check_model(self) -> dict:
         listing = self._request("GET", "/models")
@@ -159,7 +162,7 @@ class ServedEngine:
                 return {"id": self.model, **({"root": str(m["root"])} if m.get("root") else {})}
         raise InputError(f"the server does not serve a model named {self.model!r} (it lists "
                          f"{', '.join(map(repr, ids)) or 'none'}).", path=redact(self.base_url),
-                         fix=f"pass --model {ids[0] if ids else 'NAME'}")
+                         fix=tell('models', ids[0] if ids else 'NAME'))
 
     def _text_logprobs(self, text: str) -> list[float]:
         body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
@@ -238,7 +241,7 @@ def prompt_logprobs(response: Any, text: str, *, where: str = "<server>") -> lis
         choice = response["choices"][0]
     except (KeyError, IndexError, TypeError):
         raise InputError(f"the server's completion has no choices: {redact(str(response)[:200])!r}.", path=where,
-                         fix="point --base-url at an OpenAI-compatible /v1 root")
+                         fix=f"point {say('base_url')} at an OpenAI-compatible /v1 root")
     lp = choice.get("logprobs") or {}
     values = list(lp.get("token_logprobs") or [])
     tokens = list(lp.get("tokens") or [])
@@ -288,8 +291,8 @@ class ServedCLMScorer(CLMScorer):
                  api_key_env: str = "OPENAI_API_KEY", **_: Any):
         unit, method = self.check_options(unit, method, batch_size)
         if not isinstance(model, str):
-            raise BiaskitError("--scorer clm-api takes the served model's name. Fix: pass --model NAME "
-                               "(as GET /v1/models lists it) with --base-url")
+            raise BiaskitError(f"{say('scorer', 'clm-api')} takes the served model's name. Fix: {tell('models', 'NAME')} "
+                               f"(as GET /v1/models lists it) with {say('base_url')}")
         self.lm = None
         self.unit, self.method = unit, method
         self.normalise = "none"

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from biaskit.options import say
+
 _WORD = re.compile(r"\S+")
 
 
@@ -136,7 +138,7 @@ def word_spans(tokenizer, text_a: str, text_b: str) -> tuple[SentenceSpans, Sent
         from biaskit.errors import BiaskitError
 
         raise BiaskitError("unit 'word' needs a fast (Rust) tokenizer with character offsets; "
-                           f"{type(tokenizer).__name__} is not one. Fix: use --unit token or a model "
+                           f"{type(tokenizer).__name__} is not one. Fix: use {say('unit', 'token')} or a model "
                            "folder with a tokenizer.json")
     wa = [text_a[s:e] for s, e in words_of(text_a)]
     wb = [text_b[s:e] for s, e in words_of(text_b)]

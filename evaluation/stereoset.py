@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say, tell, unset
 from biaskit.readers import read_cats, read_text as _read_text
 from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
@@ -143,13 +144,13 @@ def _load_nsp(sm):
     path = sm.path
     if not path or not Path(path).is_dir():
         raise NotSupportedError(f"intersentence with a masked LM needs the model's folder to load its NSP head; "
-                                f"'{sm.name}' has none. Fix: pass the model as a folder, or --split intrasentence.")
+                                f"'{sm.name}' has none. Fix: pass the model as a folder, or {say('split', 'intrasentence')}.")
     if mtype not in ("bert",):
         raise NotSupportedError(
             f"intersentence scoring with a masked LM needs a next-sentence-prediction head; {sm.name} "
             f"({mtype or 'unknown type'}) has none (only BERT checkpoints ship one). "
-            f"Fix: pass --nsp-head FILE (a head in the StereoSet reference format, e.g. the authors' "
-            f"RobertaModel_roberta-base_1e-05.pth), or --split intrasentence.")
+            f"Fix: {tell('nsp_head', 'FILE')} (a head in the StereoSet reference format, e.g. the authors' "
+            f"RobertaModel_roberta-base_1e-05.pth), or {say('split', 'intrasentence')}.")
     from transformers.utils import logging as hf_logging
 
     level = hf_logging.get_verbosity()
@@ -164,7 +165,7 @@ def _load_nsp(sm):
         raise NotSupportedError(
             f"{sm.name} is a BERT model but its checkpoint has no trained next-sentence-prediction weights "
             f"({', '.join(sorted(missing))} missing), so intersentence CATs cannot be scored with it. "
-            f"Fix: pass --split intrasentence.")
+            f"Fix: {tell('split', 'intrasentence')}.")
     sm.meta["nsp_model"] = model.to(sm.device).eval()
     return sm.meta["nsp_model"]
 
@@ -193,7 +194,7 @@ def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], lis
         raise BiaskitError("StereoSet intrasentence scoring needs a fast tokenizer (character offsets). "
                            "Fix: save the model with its tokenizer.json, or install `tokenizers`.")
     if tok.mask_token_id is None:
-        raise BiaskitError("the tokenizer has no mask token: use --scorer clm for this model.")
+        raise BiaskitError(f"the tokenizer has no mask token: use {say('scorer', 'clm')} for this model.")
     enc = tok(fill.text, return_offsets_mapping=True, add_special_tokens=True)
     ids, offs = enc["input_ids"], enc["offset_mapping"]
     seqs, positions, targets = [], [], []
@@ -333,8 +334,8 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
     mode = check_mode(mode)
     plan = pll_plan if mode == "pll" else _plan
     if mode == "pll" and getattr(sm, "served", False):
-        raise BiaskitError("--scorer clm-api scores CATs by likelihood only (the server tokenizes; pll masks "
-                           "tokens). Fix: drop --cat-mode pll")
+        raise BiaskitError(f"{say('scorer', 'clm-api')} scores CATs by likelihood only (the server tokenizes; pll "
+                           f"masks tokens). Fix: {unset('cat_mode')}")
     if piece_agg not in PIECE_AGGS:
         raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
     if sm.kind not in ("mlm", "clm"):
@@ -389,7 +390,7 @@ def read_predictions(path: str | Path) -> dict[str, float]:
     "intersentence": [...]}``) or a JSONL with ``id``/``sentence_id`` and ``score`` per line."""
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --predictions path.")
+        raise InputError("file not found.", path=path, fix=f"check the {say('predictions')} path.")
     text = _read_text(path)
     scores: dict[str, float] = {}
 
@@ -468,7 +469,8 @@ def to_metric_items(cats: Sequence[CAT], scores: dict[str, float], *, allow_miss
         c, absent = missing[0]
         raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
                          f"({c.split}, target '{c.target}').", path=source,
-                         fix="score every sentence of the gold file (the ids must match), or pass --allow-missing.")
+                         fix=f"score every sentence of the gold file (the ids must match), or pass "
+                             f"{say('allow_missing')}.")
     return items, len(missing)
 
 
@@ -550,7 +552,8 @@ def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", l
         if not cats:
             raise InputError(f"no {lang + ' ' if lang else ''}CATs{'' if split == 'both' else ' (' + split + ')'} in "
                              f"this release{' split ' + release_split if release_split else ''}.", path=data,
-                             fix="check --lang and --split.")
+                             fix=f"check {say('split')} and {say('release_split')}"
+                             + (f" and {say('lang')}." if lang else "."))
         return cats[:limit], ({**release, "lang": lang} if lang else release)
     if lang is None:
         return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
@@ -592,9 +595,9 @@ def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
     if getattr(lm, "served", False) or lm.kind == "clm":
         raise BiaskitError(
             f"StereoSet scores intersentence CATs with a next-sentence-prediction head (arXiv 2020 §7.4, ACL 2021 "
-            f"§6.2) and '{lm.name}' is a causal LM without one. Fix: pass --nsp-head FILE (the authors' "
-            "GPT2Model_gpt2_0.0005.pth for gpt2), --split intrasentence, or --protocol none for log P(option | "
-            "context), not comparable with the paper")
+            f"§6.2) and '{lm.name}' is a causal LM without one. Fix: {tell('nsp_head', 'FILE')} (the authors' "
+            f"GPT2Model_gpt2_0.0005.pth for gpt2), {say('split', 'intrasentence')}, or {say('protocol', 'none')} for "
+            "log P(option | context), not comparable with the paper")
 
 
 def run_cats(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, progress: bool = False,
@@ -661,8 +664,8 @@ def run_cats(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, pro
             lm = load_lm(model, kind=scorer, device=device, dtype=dtype, device_map=device_map)
     if nsp_head is not None:
         if getattr(lm, "served", False):
-            raise BiaskitError("--nsp-head needs the model's weights in this process; a served model has none here. "
-                               "Fix: pass the model folder with --scorer clm")
+            raise BiaskitError(f"{say('nsp_head')} needs the model's weights in this process; a served model has none "
+                               f"here. Fix: pass the model folder with {say('scorer', 'clm')}")
         from .nsp_head import load_nsp_head
 
         with library_bars(progress):
@@ -676,7 +679,7 @@ def run_cats(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, pro
     piece_agg = v.get("piece_agg") or "mean-prob"
     cats = [c for c in cats if split == "both" or c.split == split][:limit]
     if not cats:
-        raise InputError(f"no {split} CATs to score.", path=data, fix="check --split and --limit.")
+        raise InputError(f"no {split} CATs to score.", path=data, fix=f"check {say('split')} and {say('limit')}.")
     if not any(c.split == "intersentence" for c in cats):  # how intersentence CATs would be scored is moot
         applied.rows = [r for r in applied.rows if r["key"] != "intersentence"]
         applied.deviations = [d for d in applied.deviations if d["key"] != "intersentence"]

@@ -8,14 +8,15 @@ A *hint* is what a message tells a user to type or set:
   stands for the rest of a command line);
 - a flag in a message's ``Fix:`` part (``--skip-invalid``): an option of the command that printed it
   (``biaskit run`` takes its options from biaskit.toml, so there a flag must be one of ``run``'s);
-- a biaskit.toml key (``base_url = "URL" in [llm]``, ``card_text in [stages.release]``): a key the
-  project file's model accepts in that table;
+- a biaskit.toml key (``base_url = "URL" in [llm]``, ``card_text in [stages.release]``, ``remove
+  normalise from [stages.evaluate]``): a key the project file's model accepts in that table;
 - a make target (`` `make test-data` ``): a target of the Makefile.
 
 ``resolve(message, command)`` returns the hints that do not work. tests/test_fuzz_cli.py resolves
 every message of every fuzzed run; tests/test_hints.py the messages of the paths fuzzing does not
-reach (no endpoint, a placeholder URL, the pipeline's status). Issue 21 derives options from one
-model: this module is where that model's names are checked.
+reach (no endpoint, a placeholder URL, the pipeline's status, the evaluate errors under a command and
+under `biaskit run`). Issue 21 derives options from one model (biaskit/options.py): the flags and keys
+a hint names come from it, and this module checks them against the real CLI and project-file model.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ BACKTICK = re.compile(r"`([^`\n]+)`")
 FLAG = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
 TOML_SET = re.compile(r"\b([a-z_]+) = (?:\"[^\"]*\"|[^\s,;]+) in \[([a-z_.]+)\]")
 TOML_KEY = re.compile(r"\b([a-z_]+) in \[([a-z_.]+)\]")
+TOML_REMOVE = re.compile(r"\bremove ([a-z_]+) from \[([a-z_.]+)\]")
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_-]*(?:\.[a-z0-9]+)*(?:[=:][^\s]*)?$|^<.*>$|^X\.Y\.Z$")
 
 
@@ -158,7 +160,7 @@ def hints(message: str) -> dict[str, list]:
     m = re.search(r"(?:^|\s)Fix: ", message)
     fix = message[m.end():] if m else ""
     flags = FLAG.findall(BACKTICK.sub(" ", fix))
-    keys = TOML_SET.findall(message) + [m for m in TOML_KEY.findall(message)]
+    keys = TOML_SET.findall(message) + TOML_KEY.findall(message) + TOML_REMOVE.findall(message)
     return {"commands": cmds, "flags": flags, "toml": keys, "make": makes}
 
 

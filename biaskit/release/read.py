@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import InputError
+from ..options import say
 from . import layout as L
 
 
@@ -44,7 +45,7 @@ def release_meta(path: str | Path) -> dict[str, Any]:
 
 def _check_split(split: Optional[str], path: Path) -> None:
     if split is not None and split not in L.SPLITS:
-        raise InputError(f"unknown split '{split}'.", path=path, fix=f"use --split {' or --split '.join(L.SPLITS)}.")
+        raise InputError(f"unknown split '{split}'.", path=path, fix=f"use {' or '.join(say('release_split', s) for s in L.SPLITS)}.")
 
 
 def _info(path: Path, meta: dict, fn: str, split: Optional[str], lang: Optional[str]) -> dict[str, Any]:
@@ -111,7 +112,7 @@ def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: O
     if not pairs:
         what = " ".join(x for x in (f"split '{split}'" if split else "", f"language '{lang}'" if lang else "") if x)
         raise InputError(f"no pairs for {what or 'this release'} (languages: {', '.join(sorted(found)) or 'none'}).",
-                         path=p / fn, fix="check --split and --lang.")
+                         path=p / fn, fix=f"check {say('release_split')} and {say('lang')}.")
     return ReleasePairs(pairs=pairs, info=_info(p, meta, fn, split, lang))
 
 
@@ -127,7 +128,7 @@ def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple
             continue
         cats.append(_validated(CAT, obj, "CAT", p / fn, row))
     if not cats:
-        raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix="check --release-split.")
+        raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix=f"check {say('release_split')}.")
     return cats, _info(p, meta, fn, split, None)
 
 

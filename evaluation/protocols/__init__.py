@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.registry import Registry
 
 from .base import AUTO, NONE, Applied, Origin, Protocol, Setting, apply_protocol  # noqa: F401
@@ -46,7 +47,7 @@ def choose(command: str, requested: Optional[str], origin: Optional[Origin]) -> 
         if p is not None and command not in p.commands:
             fits = [n for n in PROTOCOLS.names() if command in PROTOCOLS.get(n).commands]
             raise BiaskitError(f"protocol '{p.name}' does not cover `evaluate {command}` (it covers "
-                               f"{', '.join(p.commands)}). Fix: pass --protocol {' or '.join(fits + [NONE])}")
+                               f"{', '.join(p.commands)}). Fix: pass {' or '.join(say('protocol', n) for n in fits + [NONE])}")
         return p, "--protocol"
     if origin is None or origin.protocol is None:
         return None, f"data of no known origin ({origin.what})" if origin else "no --protocol"

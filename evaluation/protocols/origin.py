@@ -5,6 +5,7 @@ import re
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.origin import FORMAT_PROTOCOL, protocol_of_provenance
 
 from .base import Origin
@@ -65,6 +66,6 @@ def seat_origin(tests: Sequence[Any]) -> Origin:
     names = sorted({o.protocol or "none" for o in origins})
     if len(names) > 1:
         raise BiaskitError(f"these SEAT tests come from different sources ({', '.join(names)}), whose papers ran "
-                           "SEAT differently. Fix: run each set on its own, or pass --protocol NAME (or none) to "
-                           "use one setup for all")
+                           f"SEAT differently. Fix: run each set on its own, or pass {say('protocol', 'NAME')} (or none) "
+                           "to use one setup for all")
     return origins[0] if origins else Origin(None, "no test")

@@ -129,6 +129,8 @@ def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTab
     fields.update(own or {})
     model = create_model(name, __base__=base, **fields)
     model.__doc__ = doc or f"``[stages]`` table of the stage running {', '.join(c.options.command for c in commands)}."
+    model.own_keys = tuple(own or ())            # type: ignore[attr-defined]  (tests/test_options.py reads these)
+    model.stage_defaults = dict(defaults)        # type: ignore[attr-defined]
     return model
 
 

@@ -229,7 +229,7 @@ class EvaluateStage(StageRunner):
     title = "evaluate models"
     inputs, output = ("release",), "results"
     commands = (
-        Command(PairsOptions, input="data", supplied={
+        Command(PairsOptions, input="data", keys={"release_split": "split"}, supplied={
             "data": "the release (or the folder or file of `input`)",
             "out": "OUT/pairs, OUT being the stage's `out`"}),
         Command(CatsOptions, input="data", keys={"split": "cat_split", "release_split": "split"}, supplied={
