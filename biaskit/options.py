@@ -257,33 +257,44 @@ class Options(BaseModel):
         """Decorator: a typer command taking ``arg: <this model>`` gets every CLI field as an option
         (``defaults``: this command's own defaults; ``exclude``: fields it does not offer) and is
         called with one validated object. While it runs, hints name its flags (:class:`Flags`)."""
+        fields = {n: s for n, s in cls.cli_fields().items() if n not in exclude}
+        params = [(n, *typer_param(cls, n, s, defaults.get(n, _NO))) for n, s in fields.items()]
+
+        def make(values: dict[str, Any]) -> "Options":
+            try:
+                return cls.model_validate(values)
+            except ValidationError as exc:
+                raise cls.user_error(exc) from None
+
         def deco(fn: Callable) -> Callable:
-            sig = inspect.signature(fn)
-            hints = typing.get_type_hints(fn, include_extras=True)
-            own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
-                   if p.name != arg]
-            fields = {n: s for n, s in cls.cli_fields().items() if n not in exclude}
-            extra = []
-            for n, s in fields.items():
-                ann, param = typer_param(cls, n, s, defaults.get(n, _NO))
-                extra.append(inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=ann))
-
-            @functools.wraps(fn)
-            def wrapper(**kw: Any) -> Any:
-                values = {n: plain(kw.pop(n)) for n in fields}
-                with speaking(Flags(cls)):
-                    try:
-                        opts = cls.model_validate(values)
-                    except ValidationError as exc:
-                        raise cls.user_error(exc) from None
-                    return fn(**{arg: opts}, **kw)
-
-            wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
-            wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
+            wrapper = one_argument(fn, arg, params, make, speaker=Flags(cls))
             wrapper.__biaskit_options__ = cls  # type: ignore[attr-defined]
-            del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
             return wrapper
         return deco
+
+
+def one_argument(fn: Callable, arg: str, params: list[tuple[str, Any, Any]], make: Callable[[dict], Any],
+                 speaker: Optional["Speaker"] = None) -> Callable:
+    """``fn`` as a typer command whose parameter ``arg`` is replaced by the options ``params``
+    (``(name, annotation, typer.Option)``): typer sees each option, ``fn`` gets ``make(values)`` (enum
+    values unwrapped) as ``arg``; ``speaker``: how hints name options while it runs. The one place a
+    command's signature is rewritten (:meth:`Options.cli`, curation's ``option_block``)."""
+    sig = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)   # string annotations, Annotated[..., Option] kept
+    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
+    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in params]
+    names = [n for n, _, _ in params]
+
+    @functools.wraps(fn)
+    def wrapper(**kw: Any) -> Any:
+        values = {n: plain(kw.pop(n)) for n in names}
+        with speaking(speaker) if speaker is not None else contextlib.nullcontext():
+            return fn(**{arg: make(values)}, **kw)
+
+    wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
+    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+    return wrapper
 
 
 _NO: Any = object()

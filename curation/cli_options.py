@@ -10,16 +10,13 @@ registry and the client's format list, so they cannot drift.
 from __future__ import annotations
 
 import functools
-import inspect
-import typing
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
 
-from biaskit.clitools import choice_enum, value
+from biaskit.clitools import choice_enum
 from biaskit.paths import in_dir, in_file
 
 from .llm import FORMAT_MODES, LLMS
@@ -102,23 +99,12 @@ def _options(defaults: dict[str, Any]) -> list[tuple[str, Any, Any]]:
 
 def option_block(arg: str, cls: type, options: list[tuple[str, Any, Any]]) -> Callable[[Callable], Callable]:
     """Add ``options`` (``(name, annotation, typer.Option)``) to a typer command's signature and
-    hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped)."""
-    def deco(fn: Callable) -> Callable:
-        sig = inspect.signature(fn)
-        hints = typing.get_type_hints(fn, include_extras=True)   # string annotations, Annotated[..., Option] kept
-        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
-        extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in options]
+    hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped);
+    the signature rewriting is :func:`biaskit.options.one_argument`'s (an options model's commands
+    use ``Model.cli()``, docs/architecture.md "Options")."""
+    from biaskit.options import one_argument
 
-        @functools.wraps(fn)
-        def wrapper(**kw: Any) -> Any:
-            block = cls(**{n: value(kw.pop(n)) if isinstance(kw[n], Enum) else kw.pop(n) for n, _, _ in options})
-            return fn(**{arg: block}, **kw)
-
-        wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
-        del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
-        return wrapper
-    return deco
+    return lambda fn: one_argument(fn, arg, options, lambda values: cls(**values))
 
 
 def llm_options(*, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[Callable], Callable]:
