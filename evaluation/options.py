@@ -98,7 +98,21 @@ def out_option(help: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ the commands
-class PairsOptions(Options):
+class ModelOptions(Options):
+    """The model block of the commands that score with language models (``evaluate pairs``, ``evaluate
+    cats``): in their ``--help``, the "Model and device" and "Served model" panels."""
+
+    batch_size: int = batch_size_option()
+    device: str = device_option()
+    dtype: Optional[str] = dtype_option()
+    device_map: Optional[str] = device_map_option()
+    no_cache: bool = no_cache_option()
+    quiet: bool = quiet_option()
+    base_url: Optional[str] = base_url_option()
+    concurrency: int = concurrency_option()
+
+
+class PairsOptions(ModelOptions):
     """``biaskit evaluate pairs`` (:func:`biaskit.evaluation.pairs.run_pairs`)."""
 
     command = "evaluate pairs"
@@ -136,17 +150,9 @@ class PairsOptions(Options):
                                  help="Subsample runs (IndiBias Table 2: 5).")
     fraction: Optional[float] = option(None, "--fraction", gt=0, le=1, show_default=False,
                                        help="Fraction of pairs per subsample run (IndiBias Table 2: 0.8).")
-    batch_size: int = batch_size_option()
-    device: str = device_option()
-    dtype: Optional[str] = dtype_option()
-    device_map: Optional[str] = device_map_option()
-    no_cache: bool = no_cache_option()
-    quiet: bool = quiet_option()
-    base_url: Optional[str] = base_url_option()
-    concurrency: int = concurrency_option()
 
 
-class CatsOptions(Options):
+class CatsOptions(ModelOptions):
     """``biaskit evaluate cats`` (:func:`biaskit.evaluation.stereoset.run_cats`; several models:
     :func:`biaskit.evaluation.compare.run_cats_multi`; ``--predictions``:
     :func:`~biaskit.evaluation.stereoset.run_cats_predictions`)."""
@@ -198,14 +204,6 @@ class CatsOptions(Options):
                                                       "the models' sentence scores) as a row.")
     seed: int = option(0, "--seed", help="Seed of the RandomLM baseline.")
     allow_missing: bool = option(False, "--allow-missing", help="--predictions: drop CATs without scores.")
-    batch_size: int = batch_size_option()
-    device: str = device_option()
-    dtype: Optional[str] = dtype_option()
-    device_map: Optional[str] = device_map_option()
-    no_cache: bool = no_cache_option()
-    quiet: bool = quiet_option()
-    base_url: Optional[str] = base_url_option()
-    concurrency: int = concurrency_option()
 
 
 class SeatOptions(Options):

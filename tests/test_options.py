@@ -20,26 +20,11 @@ from biaskit.options import Options, plain, spec_of
 CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat")
 
 
-def _leaves() -> dict[str, Any]:
-    from typer.main import get_command
-
-    from biaskit.cli import app
-
-    out: dict[str, Any] = {}
-
-    def walk(c, prefix):
-        if hasattr(c, "commands"):
-            for name, sub in c.commands.items():
-                walk(sub, prefix + [name])
-        else:
-            out[" ".join(prefix)] = c
-    walk(get_command(app), [])
-    return out
-
-
 def converted() -> dict[str, tuple[Any, type[Options]]]:
     """Every command whose options come from a model: name -> (click command, model)."""
-    return {n: (c, getattr(c.callback, "__biaskit_options__")) for n, c in _leaves().items()
+    from hints import commands
+
+    return {n: (c, getattr(c.callback, "__biaskit_options__")) for n, c in commands().items()
             if getattr(c.callback, "__biaskit_options__", None) is not None}
 
 
