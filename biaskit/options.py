@@ -300,6 +300,22 @@ def one_argument(fn: Callable, arg: str, params: list[tuple[str, Any, Any]], mak
 _NO: Any = object()
 # every command's options model (hints outside a command: a field's flag is the one its command declares)
 _COMMAND_MODELS: list[type[Options]] = []
+# how to load a stage package's models when a hint needs them (a stage registers a loader on import)
+_LOADERS: list[Callable[[], Any]] = []
+
+
+def declare_models(loader: Callable[[], Any]) -> None:
+    """Register ``loader`` (imports a stage package's options models): a hint given outside any command
+    (a library call) finds a field's flag among them. A stage package calls this when it is imported,
+    so that naming its options never depends on what was imported before."""
+    _LOADERS.append(loader)
+
+
+def command_models() -> list[type[Options]]:
+    """Every command's options model (the registered loaders run once)."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
+    return _COMMAND_MODELS
 
 
 def plain(x: Any) -> Any:
@@ -413,7 +429,10 @@ class Flags(Speaker):
         self.models = models
 
     def flag(self, field: str) -> str:
-        for m in (*self.models, *_COMMAND_MODELS):   # this command's models, else any command's declaration
+        for m in self.models:
+            if m.spec(field) is not None and m.spec(field).cli:
+                return m.flag(field)
+        for m in command_models():   # outside a command (a library call): the command that declares it
             s = m.spec(field)
             if s is not None and s.cli:
                 return m.flag(field)
