@@ -179,8 +179,9 @@ class ContextEncoder:
     def embed(self, contexts: Sequence[tuple[str, int, int]], *, batch_size: int = 64, cache: Any = None) -> np.ndarray:
         import torch
 
+        from biaskit.cache import cached_results
+
         from .engine import ENGINE_CACHE_VERSION, forward_batches
-        from .score_cache import cached_results
 
         enc_ = self.encoder
         if not getattr(enc_.tokenizer, "is_fast", False):

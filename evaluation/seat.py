@@ -32,7 +32,7 @@ the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence
 (``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
 token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
 unchanged). Encodings go through the evaluators' one cache layer
-(:func:`biaskit.evaluation.score_cache.cached_results`, keyed by encoder fingerprint, pooling and text).
+(:func:`biaskit.cache.cached_results`, keyed by encoder fingerprint, pooling and text).
 """
 from __future__ import annotations
 
@@ -330,12 +330,13 @@ class Encoder:
 
     def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
         """L2-normalised sentence vectors (``[len(texts), hidden]``), through the shared cache layer
-        (:func:`~biaskit.evaluation.score_cache.cached_results`) in the scoring engine's exact-length
+        (:func:`~biaskit.cache.cached_results`) in the scoring engine's exact-length
         batches (no padding, so mean pooling runs over every token of every row)."""
         if pooling not in POOLINGS:
             raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
+        from biaskit.cache import cached_results
+
         from .engine import forward_batches
-        from .score_cache import cached_results
 
         mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling,
                **({"part": self.part} if self.part else {})}
