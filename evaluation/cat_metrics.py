@@ -34,7 +34,7 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 TIE_POLICIES = ("reference", "half")
 SPLITS = ("intrasentence", "intersentence")
@@ -173,6 +173,46 @@ def full_report(items: Sequence[CATScores], tie_policy: str = "reference", k: in
     out["least_biased_targets"] = least
     out["targets"] = rows
     return out
+
+
+# ------------------------------------------------------------------ CATs + scores -> metric items
+def to_metric_items(cats: Sequence[Any], scores: Mapping[str, float], *, allow_missing: bool = False,
+                    source: Optional[str] = None):
+    """Join CATs with sentence scores into :class:`~biaskit.evaluation.cat_metrics.CATScores`.
+
+    Missing scores raise :class:`InputError` naming the first missing sentence id unless
+    ``allow_missing`` (then those CATs are dropped and counted).
+    """
+    from biaskit.errors import InputError
+    from biaskit.readers.cats import LABELS
+
+    items, missing = [], []
+    for c in cats:
+        got = {lab: score_of(c.option(lab), scores) for lab in LABELS}
+        absent = [_id_text(c.option(lab)) for lab, v in got.items() if v is None]
+        if absent:
+            missing.append((c, absent))
+            continue
+        items.append(CATScores(cat_id=c.cat_id, split=c.split, domain=c.bias_type, target=c.target,
+                               stereotype=got["stereotype"], anti=got["anti-stereotype"], unrelated=got["unrelated"]))
+    if missing and not allow_missing:
+        c, absent = missing[0]
+        raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
+                         f"({c.split}, target '{c.target}').", path=source,
+                         fix="score every sentence of the gold file (the ids must match), or pass --allow-missing.")
+    return items, len(missing)
+
+
+def score_of(option, scores: Mapping[str, float]) -> Optional[float]:
+    """An option's score, keyed by biaskit's sentence id or by the upstream (StereoSet) sentence id."""
+    for key in (option.sentence_id, option.source_id):
+        if key is not None and key in scores:
+            return scores[key]
+    return None
+
+
+def _id_text(option) -> str:
+    return option.sentence_id + (f" (StereoSet id {option.source_id})" if option.source_id else "")
 
 
 # ------------------------------------------------------------------ baselines
