@@ -10,10 +10,14 @@ first match wins:
 2. ``$BIASKIT_THREADS``;
 3. ``$OMP_NUM_THREADS`` (the variable every OpenMP program reads);
 4. otherwise the CPUs this process may use (its affinity mask and cgroup quota, not the machine's
-   count) divided by the biaskit model runs already running on this machine (each registers
-   itself in ``$XDG_RUNTIME_DIR`` or the temp folder while it holds a model), at least 1.
+   count), never more than torch's own default (its physical cores), divided by the biaskit model
+   runs already running on this machine (each registers itself in ``$XDG_RUNTIME_DIR`` or the temp
+   folder while it holds a model), at least 1. A single run on a machine of its own thus keeps
+   torch's default; a run under a CPU quota, or beside other runs, gets its share.
 
-:func:`apply` sets ``torch.set_num_threads`` (and the inter-op pool) once; the model loaders call it.
+:func:`apply` sets ``torch.set_num_threads`` (and the inter-op pool) once per process, on the CPU
+only: :func:`biaskit.evaluation.models.pick_device` calls it for every evaluator's model (LMs, SEAT
+encoders, the sentiment classifier, ...) and the ``hf`` MT engine when it loads its model.
 """
 from __future__ import annotations
 
@@ -49,8 +53,6 @@ def _registry() -> Path:
     return Path(base) / f"biaskit-runs-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
-
-
 def other_runs() -> int:
     """biaskit model runs of this user alive on this machine, besides this process."""
     d = _registry()
@@ -84,15 +86,15 @@ def _register() -> None:
         pass
 
 
-def choose(requested: Optional[int] = None) -> tuple[int, str]:
-    """``(threads, why)`` by the rule in the module docstring."""
+def choose(requested: Optional[int] = None, *, ceiling: Optional[int] = None) -> tuple[int, str]:
+    """``(threads, why)`` by the rule in the module docstring; ``ceiling``: torch's own default."""
     if requested:
         return max(1, int(requested)), "--threads"
     for var in (ENV, "OMP_NUM_THREADS"):
         v = os.environ.get(var, "").strip()
         if v.isdigit() and int(v) > 0:
             return int(v), f"${var}"
-    cpus = usable_cpus()
+    cpus = usable_cpus() if not ceiling else min(usable_cpus(), max(1, int(ceiling)))
     runs = 1 + other_runs()
     return max(1, cpus // runs), f"{cpus} CPU(s) shared by {runs} biaskit model run(s)"
 
@@ -103,7 +105,7 @@ def apply(requested: Optional[int] = None) -> int:
         return _applied[0]
     import torch
 
-    n, _ = choose(requested)
+    n, _ = choose(requested, ceiling=torch.get_num_threads())
     _register()
     torch.set_num_threads(n)
     try:

@@ -357,6 +357,34 @@ def test_thread_rule(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS")
     n, why = threads.choose(None)
     assert n == max(1, threads.usable_cpus() // (1 + threads.other_runs())) and "CPU" in why
+    # never more than torch's own default (its physical cores): a run alone keeps torch's choice
+    assert threads.choose(None, ceiling=1)[0] == 1
+    assert threads.choose(None, ceiling=10 ** 6)[0] == n
+
+
+def test_threads_option_reaches_torch_where_a_model_is_loaded(tmp_path):
+    """`biaskit --threads N` sets torch's CPU threads where an evaluator loads a model on the CPU; without
+    it, a run alone on this machine keeps torch's default (capped by the CPUs it may use)."""
+    code = ("import os, sys, torch\n"
+            "from biaskit.cli import main\n"
+            "default = torch.get_num_threads()\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "from biaskit import threads\n"
+            "from biaskit.evaluation.models import pick_device\n"
+            "pick_device('cpu')\n"
+            "print(torch.get_num_threads(), default, threads.usable_cpus(), os.environ.get('BIASKIT_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("BIASKIT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)          # no other biaskit model run registered here
+
+    def run(*argv: str) -> list[str]:
+        r = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split("\n")[-2].split()
+
+    n, default, cpus, env_value = run("--threads", "3", "data", "list")
+    assert (n, env_value) == ("3", "3")
+    n, default, cpus, env_value = run("data", "list")
+    assert env_value == "None" and int(n) == min(int(default), int(cpus))
 
 
 def test_a_second_run_gets_the_cpus_the_first_left(tmp_path, monkeypatch):
