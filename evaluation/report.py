@@ -10,9 +10,11 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
 import math
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from biaskit.tables import md_table, num, pvalue
 
 from . import pair_metrics as pm
 from .protocols.base import render_protocol
@@ -27,39 +29,36 @@ CITATIONS = {
 }
 
 
+NONE = "—"   # a missing number in this report
+
+
 def pfmt(p: Any) -> str:
     """A p-value: two significant digits, ``< 0.001`` below that."""
-    if p is None or (isinstance(p, float) and p != p):
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+    return pvalue(p, floor=0.001, missing=NONE)
 
 
 def fmt(x: Any, nd: int = 2) -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "—"
-    if isinstance(x, float):
-        return f"{x:.{nd}f}"
-    return str(x)
+    return num(x, nd, missing=NONE)
 
 
 def _sub(s: dict) -> str:
     sub = s.get("subsample") or {}
     if sub.get("mean") is None:
-        return "—"
-    return f"{sub['mean']:.2f} ± {fmt(sub.get('std'))}"
+        return NONE
+    return f"{num(sub['mean'])} ± {fmt(sub.get('std'))}"
 
 
 def ci_text(s: dict) -> str:
     """``[lo, hi]`` of the bootstrap confidence interval of the metric score (or "—")."""
     u = s.get("uncertainty") or {}
     if u.get("ci_low") is None:
-        return "—"
-    return f"[{u['ci_low']:.2f}, {u['ci_high']:.2f}]"
+        return NONE
+    return f"[{num(u['ci_low'])}, {num(u['ci_high'])}]"
 
 
 def se_text(s: dict) -> str:
     u = s.get("uncertainty") or {}
-    return "—" if u.get("se_binomial") is None else f"± {u['se_binomial']:.2f}"
+    return NONE if u.get("se_binomial") is None else f"± {num(u['se_binomial'])}"
 
 
 def ds_unit(summary: dict) -> str:
@@ -84,11 +83,7 @@ def length_note(s: dict) -> Optional[str]:
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
-        return fmt(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
-    return "\n".join(lines)
+    return md_table(header, rows, fmt=fmt)
 
 
 def kde_panels(out) -> dict[str, dict[str, list[float]]]:
@@ -195,8 +190,8 @@ def _strongest(out, lang: str, k: int = 5) -> str:
         return ""
     top = sub.sort_values("ds", ascending=False).head(k)
     bottom = sub.sort_values("ds", ascending=True).head(k)
-    rows_top = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in top.itertuples()]
-    rows_bot = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in bottom.itertuples()]
+    rows_top = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in top.itertuples()]
+    rows_bot = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in bottom.itertuples()]
     head = ["bias type", "direction", "DS", "sent_more", "sent_less"]
     return (f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
             f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n")

@@ -42,10 +42,11 @@ Scoring (:func:`score_cats`), higher = the model prefers the option:
   reference's unused generative code path scores ``mean log2 p(sentence alone) / mean log2
   p(context)`` instead.
 
-What is StereoSet's stays here (where the fill sits, which pieces/tokens of an option are scored,
-how they are aggregated, the NSP head); the log-probabilities come from the scoring engine
+What is StereoSet's stays here and in :mod:`.cat_plan` (where the fill sits and which pieces/tokens
+of an option are scored, shared with the pseudo-likelihood mode of :mod:`.cat_modes`; here: how they
+are aggregated, the NSP head, the runs); the log-probabilities come from the scoring engine
 (:mod:`biaskit.evaluation.engine`: exact-length batches, head gather, float32 log-softmax, progress)
-and every model output goes through the shared cache layer (:mod:`biaskit.evaluation.score_cache`),
+and every model output goes through the shared cache layer (:func:`biaskit.cache.cached_results`),
 so a re-run or an interrupted run costs nothing for what was already scored.
 """
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import Any, Callable, Optional, Sequence
 from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError, InputError
 from biaskit.readers import read_cats, read_text as _read_text
-from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
+from biaskit.readers.cats import first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
 from .cat_metrics import score_of, to_metric_items
