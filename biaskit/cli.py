@@ -47,8 +47,8 @@ _DEBUG = [False]
 # `--threads`: a root option (every command that loads a model on the CPU obeys it), not a command's.
 ThreadsOpt = typer.Option(None, "--threads", min=1, metavar="N",
                           help="CPU threads for each model (torch). Default: $BIASKIT_THREADS, else $OMP_NUM_THREADS, "
-                               "else the CPUs this process may use shared among the biaskit model runs on this "
-                               "machine (docs/reliability.md).")
+                               "else torch's own, capped by the CPUs this process may use. Several runs at once on "
+                               "one machine: give each its share (docs/reliability.md).")
 
 
 @app.callback()
