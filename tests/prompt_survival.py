@@ -46,7 +46,7 @@ TUPLES = [("Dalit", "caste", "poor", "negative"), ("Brahmin", "caste", "arrogant
 #: the prompts measured: the paper-recipe wording as it was (``before``) and as shipped now (``after``)
 PROMPT_SETS = {"before": {"tuples": "attributes@2", "stereo": "sentences@2", "anti": "sentences_anti@1",
                           "intrasentence": "cat_intrasentence@1", "intersentence": "cat_intersentence@1"},
-               "after": {"tuples": "attributes@2", "stereo": "sentences@3", "anti": "sentences_anti@2",
+               "after": {"tuples": "attributes@3", "stereo": "sentences@3", "anti": "sentences_anti@2",
                          "intrasentence": "cat_intrasentence@2", "intersentence": "cat_intersentence@2"}}
 CAT_TARGETS = {"religion": ["Muslim", "Hindu"], "caste": ["Dalit", "Brahmin"]}
 MIN_ZIPF = 2.5

@@ -180,7 +180,7 @@ def test_cli_dry_run_needs_no_key_and_prints_prompts(tmp_path, monkeypatch, caps
     main(["curate", "tuples", "--axis", "religion", "--polarity", "negative", "--n", "4", "--dry-run",
           "--show", "2", "--out", str(tmp_path / "t.jsonl")])
     out = capsys.readouterr().out
-    assert "dry run: 8 request(s)" in out and "attributes@2" in out and "Muslim" in out
+    assert "dry run: 8 request(s)" in out and "attributes@3" in out and "Muslim" in out
     assert "Which negative stereotypes" in out and "Give the 4 most widespread ones" in out
     assert not (tmp_path / "t.jsonl").exists()
 

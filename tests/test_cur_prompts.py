@@ -100,7 +100,7 @@ PAPERS = Path("/work/shared/papers")
 
 
 def test_new_versions_are_the_default_and_old_ones_stay_loadable():
-    assert get_prompt("attributes").ref == "attributes@2" and get_prompt("sentences").ref == "sentences@3"
+    assert get_prompt("attributes").ref == "attributes@3" and get_prompt("sentences").ref == "sentences@3"
     assert get_prompt("sentences_anti").ref == "sentences_anti@2" and get_prompt("cat_intrasentence").ref == \
         "cat_intrasentence@2"
     v1 = get_prompt("attributes@1")
