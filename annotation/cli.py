@@ -488,6 +488,7 @@ def apply_command(
                                                    help="pair: when the crowd's direction differs: annotators | reject."),
     report_dir: Optional[Path] = out_dir(None, "--report-dir", owns=REPORT_FILES,
                                         help="translation: folder for the review report (replaced whole)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (also in OUT.summary.json)."),
 ) -> None:
     """Write the validated dataset: accepted items only, labels and agreement attached, provenance kept."""
     from .apply import apply_annotations
@@ -498,7 +499,14 @@ def apply_command(
                             min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
     for w in res.get("warnings", []):
         echo(f"warning: {w}", err=True)
-    echo(json.dumps({**res, "command": cmd}, ensure_ascii=False))
+    if as_json:
+        echo(json.dumps({**res, "command": cmd}, ensure_ascii=False))
+        return
+    counts = {k: v for k, v in res.items() if isinstance(v, int) and k not in ("records", "accepted") and v}
+    files = [f"{k.removesuffix('_file').replace('_', ' ')}: {v}" for k, v in res.items() if k.endswith("_file")]
+    echo(f"{res.get('accepted', 0)} of {res.get('records', 0)} record(s) accepted -> {res.get('out', out)}"
+         + (f"; {', '.join(f'{k.replace(chr(95), chr(32))} {v}' for k, v in counts.items())}" if counts else "")
+         + (f". Also written: {'; '.join(files)}" if files else "") + ".")
 
 
 @app.command("report")

@@ -23,10 +23,11 @@ Flags (code: meaning):
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from biaskit.schema import normalize_text
 
@@ -305,27 +306,130 @@ class CheckedPair:
         return out
 
 
-def _source_lookup(rows: list[tuple[Optional[int], dict]], sources: Optional[dict[str, Any]]):
-    by_source: dict[str, dict] = {}
-    for _, r in rows:
-        sid = r.get("source_id")
-        if sid and (r.get("lang") or "en") == "en":
-            by_source.setdefault(sid, r)
-    extra = dict(sources or {})
+def _as_rows(pairs: Iterable[Any]) -> Iterator[tuple[Optional[int], dict]]:
+    """``(row, dict)`` for pairs given as ``(row, dict)`` tuples, dicts or SentencePairs."""
+    for i, p in enumerate(pairs, start=1):
+        if isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], dict):
+            yield p[0], dict(p[1])
+        elif isinstance(p, dict):
+            yield p.get("row", i), dict(p)
+        else:
+            yield i, (p.model_dump(mode="json") if hasattr(p, "model_dump") else dict(vars(p)))
 
-    def find(r: dict) -> Optional[Any]:
-        if (r.get("lang") or "en") == "en":
+
+def _is_en(r: dict) -> bool:
+    return (r.get("lang") or "en").lower() == "en"
+
+
+class _Prepass:
+    """What one pass over the rows tells before any pair is checked (``rows`` is called again for each
+    pass; nothing is held per row but two 64-bit digests):
+
+    - ``find(pair)``: its source pair or None (see :func:`check_pairs`): the ``source_id`` the
+      translated views need are noted, and only when some are, a second pass keeps those English
+      views' sentences;
+    - ``duplicate(i)``: for the i-th row, the earlier row it repeats (exactly, or with its two
+      sentences swapped), found with sorted digests of the normalised text: the first row whose text
+      is the same either way round is the original, every later one is flagged pointing at it.
+
+    ``validate`` runs on every row of the first pass (before any work)."""
+
+    def __init__(self, rows: Callable[[], Iterable[tuple[Optional[int], dict]]], sources: Optional[dict[str, Any]],
+                 validate: Optional[Callable[[Optional[int], dict], None]] = None):
+        from array import array
+
+        import numpy as np
+
+        self.extra = dict(sources or {})
+        needed: set[int] = set()          # hash(source_id) of the translated views without their source
+        keys, swapped, rownums = array("Q"), array("Q"), array("q")
+        for row, r in rows():
+            if validate is not None:
+                validate(row, r)
+            sid = r.get("source_id")
+            if sid and not _is_en(r) and not isinstance((r.get("meta") or {}).get("source_pair"), dict) \
+                    and sid not in self.extra:
+                needed.add(hash(sid))
+            lang = (r.get("lang") or "en").lower()
+            a = normalize_text(str(r.get("sent_more") or "")).casefold()
+            b = normalize_text(str(r.get("sent_less") or "")).casefold()
+            keys.append(_text_key(lang, a, b))
+            swapped.append(_text_key(lang, b, a))
+            rownums.append(row if row is not None else -1)
+        self.by_source: dict[int, bytes] = {}   # hash(source_id) -> "lang\0sent_more\0sent_less" (UTF-8)
+        if needed:
+            for _, r in rows():
+                sid = r.get("source_id")
+                h = hash(sid) if sid else None
+                if h in needed and _is_en(r) and h not in self.by_source:
+                    self.by_source[h] = "\0".join((str(r.get("lang") or "en"), str(r.get("sent_more") or ""),
+                                                   str(r.get("sent_less") or ""))).encode("utf-8")
+        k = np.frombuffer(keys, dtype=np.uint64)
+        sw = np.frombuffer(swapped, dtype=np.uint64)
+        self.rows = np.frombuffer(rownums, dtype=np.int64)
+        n = len(k)
+        self.first = np.full(n, n, dtype=np.int64)      # the first row with this text either way round
+        self.same = np.ones(n, dtype=bool)              # ... written the same way round as row i
+        if n:
+            uniq, first = np.unique(k, return_index=True)
+            f_key = first[np.searchsorted(uniq, k)]
+            pos = np.minimum(np.searchsorted(uniq, sw), len(uniq) - 1)
+            f_sw = np.where(uniq[pos] == sw, first[pos], n)
+            self.first = np.minimum(f_key, f_sw)
+            self.same = k[self.first] == k
+        self._keys = keys
+
+    def find(self, r: dict) -> Optional[Any]:
+        if _is_en(r):
             return None
         meta = r.get("meta") or {}
         if isinstance(meta.get("source_pair"), dict):
             return meta["source_pair"]
         sid = r.get("source_id")
-        if sid and sid in extra:
-            return extra[sid]
-        if sid and sid in by_source:
-            return by_source[sid]
+        if sid and sid in self.extra:
+            return self.extra[sid]
+        packed = self.by_source.get(hash(sid)) if sid else None
+        if packed is not None:
+            lang, more, less = packed.decode("utf-8").split("\0")
+            return {"lang": lang, "sent_more": more, "sent_less": less}
         return None
-    return find
+
+    def duplicate(self, i: int) -> Optional[Flag]:
+        if i >= len(self.first) or self.first[i] >= i:
+            return None
+        f = int(self.first[i])
+        row = int(self.rows[f]) if self.rows[f] >= 0 else None
+        if self.same[i]:
+            return Flag("duplicate", f"the same pair occurs earlier (row {row}).", "drop one of the copies.")
+        return Flag("duplicate", f"the same pair with the sentences swapped occurs earlier (row {row}).",
+                    "drop one of the copies.")
+
+
+def _text_key(lang: str, a: str, b: str) -> int:
+    """A 64-bit digest of a pair's normalised text (duplicates are found without keeping the text)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(f"{lang}\0{a}\0{b}".encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def iter_checked(rows: Callable[[], Iterable[tuple[Optional[int], dict]]], *, inventory: Optional[Inventory] = None,
+                 sources: Optional[dict[str, Any]] = None, with_diff: bool = True,
+                 validate: Optional[Callable[[Optional[int], dict], None]] = None) -> Iterator[CheckedPair]:
+    """:func:`check_pairs` as a stream: ``rows()`` gives a fresh iterator of ``(row, dict)`` for each
+    pass (a file read again); memory stays bounded whatever the input's size (:class:`_Prepass`)."""
+    inv = inventory or load_inventory()
+    pre = _Prepass(rows, sources, validate)
+    for i, (row, r) in enumerate(rows()):
+        lang = (r.get("lang") or "en").lower()
+        more, less = str(r.get("sent_more") or ""), str(r.get("sent_less") or "")
+        d = None
+        if normalize_text(more) != normalize_text(less):
+            d = word_diff(more, less, lang, inv)
+        flags = check_pair(r, source_pair=pre.find(r), inventory=inv, lang=lang, diff=d)
+        dup = pre.duplicate(i)
+        if dup is not None:
+            flags.append(dup)
+        yield CheckedPair(row, r, flags, d if with_diff else None)
 
 
 def check_pairs(pairs: Iterable[Any], *, inventory: Optional[Inventory] = None,
@@ -335,79 +439,128 @@ def check_pairs(pairs: Iterable[Any], *, inventory: Optional[Inventory] = None,
     :func:`biaskit.readers.iter_pair_rows`), dicts or SentencePairs. A non-English pair is compared
     with its source: ``meta.source_pair``, ``sources[source_id]``, or the English pair with the same
     ``source_id`` in the same input (IndiBias' English and Hindi views)."""
-    inv = inventory or load_inventory()
-    rows: list[tuple[Optional[int], dict]] = []
-    for i, p in enumerate(pairs, start=1):
-        if isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], dict):
-            rows.append((p[0], dict(p[1])))
-        elif isinstance(p, dict):
-            rows.append((p.get("row", i), dict(p)))
-        else:
-            rows.append((i, p.model_dump(mode="json") if hasattr(p, "model_dump") else dict(vars(p))))
-    find_source = _source_lookup(rows, sources)
-    seen: dict[tuple[str, str, str], Optional[int]] = {}
-    out: list[CheckedPair] = []
-    for row, r in rows:
-        lang = (r.get("lang") or "en").lower()
-        more, less = str(r.get("sent_more") or ""), str(r.get("sent_less") or "")
-        d = None
-        if normalize_text(more) != normalize_text(less):
-            d = word_diff(more, less, lang, inv)
-        flags = check_pair(r, source_pair=find_source(r), inventory=inv, lang=lang, diff=d)
-        key = (lang, normalize_text(more).casefold(), normalize_text(less).casefold())
-        swapped = (lang, key[2], key[1])
-        if key in seen:
-            flags.append(Flag("duplicate", f"the same pair occurs earlier (row {seen[key]}).", "drop one of the copies."))
-        elif swapped in seen and key != swapped:
-            flags.append(Flag("duplicate", f"the same pair with the sentences swapped occurs earlier (row {seen[swapped]}).",
-                              "drop one of the copies."))
-        else:
-            seen[key] = row
-        out.append(CheckedPair(row, r, flags, d if with_diff else None))
-    return out
+    rows = list(_as_rows(pairs))
+    return list(iter_checked(lambda: iter(rows), inventory=inventory, sources=sources, with_diff=with_diff))
 
 
-def summarize(checked: list[CheckedPair]) -> dict[str, Any]:
-    counts = {code: 0 for code in FLAG_CODES}
-    for c in checked:
+def pair_key(r: dict, row: Optional[int] = None) -> str:
+    """Which pair a language view belongs to, for counting pairs: its ``source_id`` (IndiBias' English
+    and Hindi views share one; a translation's is its English pair's id), else its ``pair_id``, else its row."""
+    return str(r.get("source_id") or r.get("pair_id") or f"row {row}")
+
+
+class CheckSummary:
+    """Counts of a check, in one unit -- pairs (a pair's language views count once; a pair is flagged
+    when any view is) -- with the language views beside them; ``examples`` rows kept per flag. Pairs
+    are told apart by a hash of :func:`pair_key`, kept in arrays (a few bytes per view) and counted
+    at the end."""
+
+    def __init__(self, examples: int = 0):
+        from array import array
+
+        self.examples = examples
+        self._codes = list(FLAG_CODES)
+        self._pairs = array("q")           # every view's pair
+        self._flag_pairs = array("q")      # per flag of a view: its pair ...
+        self._flag_codes = array("h")      # ... and the flag
+        self.views = 0
+        self.flagged_views = 0
+        self.by_lang: dict[str, int] = {}
+        self.rows: dict[str, list[CheckedPair]] = {code: [] for code in FLAG_CODES}
+
+    def add(self, c: CheckedPair) -> None:
+        k = hash(pair_key(c.pair, c.row))
+        self._pairs.append(k)
+        self.views += 1
+        lang = c.pair.get("lang") or "en"
+        self.by_lang[lang] = self.by_lang.get(lang, 0) + 1
+        if c.flags:
+            self.flagged_views += 1
         for code in set(c.codes):
-            counts[code] = counts.get(code, 0) + 1
-    by_lang: dict[str, int] = {}
+            if code not in self._codes:
+                self._codes.append(code)
+            self._flag_pairs.append(k)
+            self._flag_codes.append(self._codes.index(code))
+            kept = self.rows.setdefault(code, [])
+            if len(kept) < self.examples:
+                kept.append(c)
+
+    def as_dict(self) -> dict[str, Any]:
+        import numpy as np
+
+        pairs = len(np.unique(np.frombuffer(self._pairs, dtype=np.int64))) if self._pairs else 0
+        fp = np.frombuffer(self._flag_pairs, dtype=np.int64)
+        fc = np.frombuffer(self._flag_codes, dtype=np.int16)
+        flagged = len(np.unique(fp)) if len(fp) else 0
+        per_code = {code: (len(np.unique(fp[fc == i])) if len(fp) else 0) for i, code in enumerate(self._codes)}
+        return {"pairs": pairs, "views": self.views, "flagged": flagged, "flagged_views": self.flagged_views,
+                "passed": pairs - flagged, "by_lang": dict(self.by_lang), "flags": per_code}
+
+    def describe(self) -> str:
+        """``32 pairs (64 language views: en 32, hi 32), 1 flagged``."""
+        d = self.as_dict()
+        langs = ", ".join(f"{k} {v}" for k, v in d["by_lang"].items())
+        views = f"{d['views']} language views: {langs}" if d["views"] != d["pairs"] else langs
+        return f"{d['pairs']} pairs ({views}), {d['flagged']} flagged"
+
+
+def summarize(checked: Iterable[CheckedPair]) -> dict[str, Any]:
+    s = CheckSummary()
     for c in checked:
-        lang = (c.pair.get("lang") or "en")
-        by_lang[lang] = by_lang.get(lang, 0) + 1
-    return {"pairs": len(checked), "flagged": sum(1 for c in checked if c.flags), "by_lang": by_lang,
-            "flags": counts}
+        s.add(c)
+    return s.as_dict()
 
 
 def check_file(path: str, *, format: str = "auto", lang: Optional[str] = None, out: Optional[str] = None,
                inventory: Optional[Inventory] = None, sources_path: Optional[str] = None) -> tuple[list[CheckedPair], dict]:
     """Read any pair file (biaskit JSONL/CSV, CrowS-Pairs, IndiBias) *without* validation (so identical
-    pairs are seen), check it, optionally write every pair with its ``flags`` to ``out`` (JSONL)."""
+    pairs are seen), check it, optionally write every pair with its ``flags`` to ``out`` (JSONL).
+    Returns every checked pair and the summary; :func:`check_file_stream` keeps none in memory."""
+    checked: list[CheckedPair] = []
+    summary = check_file_stream(path, format=format, lang=lang, out=out, inventory=inventory,
+                                sources_path=sources_path, keep=checked.append)
+    return checked, summary.as_dict()
+
+
+def check_file_stream(path: str, *, format: str = "auto", lang: Optional[str] = None, out: Optional[str] = None,
+                      inventory: Optional[Inventory] = None, sources_path: Optional[str] = None, examples: int = 0,
+                      keep: Optional[Callable[[CheckedPair], None]] = None) -> CheckSummary:
+    """:func:`check_file` reading the file as it goes (twice, three times for translated views) and
+    writing each checked pair at once: memory stays bounded whatever the file's size (``curate check``
+    on 200 MB). Returns the :class:`CheckSummary` (``examples`` rows per flag)."""
     from biaskit.errors import InputError
-    from biaskit.io import write_jsonl
+    from biaskit.io import atomic_open, dumps_line
     from biaskit.readers import iter_pair_rows
     from biaskit.schema import Direction, normalize_direction
 
     inv = inventory or load_inventory()
-    rows = list(iter_pair_rows(path, format=format, lang=lang))
-    def known_direction(rows: list, file) -> list:  # the checker sees invalid pairs, not direction typos
-        for i, r in rows:
-            if "direction" in r and normalize_direction(r["direction"]) not in {d.value for d in Direction}:
+    directions = {d.value for d in Direction}
+
+    def known_direction(file):   # the checker sees invalid pairs, not direction typos
+        def check(i, r):
+            if "direction" in r and normalize_direction(r["direction"]) not in directions:
                 raise InputError(f"unknown direction {r['direction']!r}.", path=file, row=i, column="direction",
                                  fix="use 'stereo' or 'antistereo' (CrowS-Pairs: stereo_antistereo).")
-        return rows
+        return check
 
-    rows = known_direction(rows, path)
     sources = None
     if sources_path:
         sources = {}
-        for _, r in known_direction(list(iter_pair_rows(sources_path)), sources_path):
+        check = known_direction(sources_path)
+        for i, r in iter_pair_rows(sources_path):
+            check(i, r)
             for k in (r.get("pair_id"), r.get("source_id")):
                 if k:
-                    sources.setdefault(k, r)
-    checked = check_pairs(rows, inventory=inv, sources=sources)
-    summary = summarize(checked)
-    if out:
-        write_jsonl(out, (c.as_dict() for c in checked))
-    return checked, summary
+                    sources.setdefault(k, {"lang": r.get("lang") or "en", "sent_more": r.get("sent_more"),
+                                           "sent_less": r.get("sent_less")})
+    summary = CheckSummary(examples)
+    stream = iter_checked(lambda: iter_pair_rows(path, format=format, lang=lang), inventory=inv, sources=sources,
+                          validate=known_direction(path))
+    with (atomic_open(out, "w") if out else contextlib.nullcontext()) as fh:
+        for c in stream:
+            summary.add(c)
+            if keep is not None:
+                keep(c)
+            if fh is not None:
+                fh.write(dumps_line(c.as_dict()) + "\n")
+    return summary

@@ -137,6 +137,11 @@ def prelabel_command(
         raise SystemExit(1)
 
 
+from .cli_examples import add_examples as _add_examples  # noqa: E402
+
+_add_examples(app)   # two examples at the top of each main command's --help
+
+
 def _debug() -> bool:
     return _DEBUG[0] or os.environ.get("BIASKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 

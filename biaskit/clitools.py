@@ -13,14 +13,18 @@
   and, when its stream is not a terminal (pipes, logs, CI), wide enough that table rows never wrap
   (``$COLUMNS`` still wins when set).
 - :func:`plain_flag_help` keeps ``--help`` from printing a value type after options that take none.
+- :func:`opt` names an option in a hint the way it is set where the message is printed: a flag
+  under a command, a ``biaskit.toml`` key under ``biaskit run`` (:func:`project_settings`).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import shlex
 import sys
 from enum import Enum
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 from .redact import MASK, redact, register_secret
 
@@ -153,3 +157,67 @@ def plain_flag_help() -> None:
 
     display_type_rich._biaskit_plain_flags = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+# ------------------------------------------------------------------------------------------ hints
+# While `biaskit run` runs a stage, options come from biaskit.toml: the project file and, per option
+# name (a command's flag without its dashes, underscores for hyphens), the table that sets it.
+_SETTINGS: contextvars.ContextVar[Optional[tuple[str, dict[str, str]]]] = contextvars.ContextVar(
+    "biaskit_hint_settings", default=None)
+# flags whose biaskit.toml key has another name
+TOML_KEY_OF_FLAG = {"llm": "backend", "date": "date", "lang": "langs"}
+
+
+@contextlib.contextmanager
+def project_settings(file: str, tables: dict[str, str]) -> Iterator[None]:
+    """Within this block, :func:`opt` names ``biaskit.toml`` keys of ``file`` (``tables``: option
+    name -> the table that sets it, e.g. ``{"base_url": "llm"}``; ``"*"``: any other option)."""
+    token = _SETTINGS.set((str(file), dict(tables)))
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
+
+
+def opt(name: str, value: Optional[str] = None) -> str:
+    """How to set option ``name`` (``base_url``) where the message is printed: ``--base-url URL``
+    under a command; ``base_url = "URL" in [llm] of biaskit.toml`` while ``biaskit run`` runs a stage
+    whose options come from the project file (a run flag such as ``--retry-failed`` stays a flag of
+    ``biaskit run``)."""
+    settings = _SETTINGS.get()
+    flag = "--" + name.replace("_", "-")
+    if settings is not None:
+        file, tables = settings
+        table = tables.get(name) or tables.get("*")
+        if table == "run":
+            return f"`biaskit run {flag}`"
+        if table:
+            key = TOML_KEY_OF_FLAG.get(name, name)
+            shown = f'{key} = "{value}"' if value is not None else key
+            return f"{shown} in [{table}] of {file}"
+    return flag + (f" {value}" if value is not None else "")
+
+
+def current_options() -> Optional[set[str]]:
+    """The flags of the command running now (None outside a command: a library call)."""
+    try:
+        from typer._click.globals import get_current_context   # typer's own click (typer >= 0.2x)
+    except ImportError:  # pragma: no cover - an older typer uses click itself
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return None
+    return {o for p in ctx.command.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+
+
+def has_option(name: str) -> bool:
+    """Whether a hint may offer option ``name`` (``skip_invalid``): the running command has the flag
+    (a library call: yes). A reader shared by many commands offers only what the command can take."""
+    opts = current_options()
+    return opts is None or "--" + name.replace("_", "-") in opts
+
+
+def offer(name: str, text: str, otherwise: str = "") -> str:
+    """``text`` (a hint naming the flag of ``name``) when the running command has that option, else
+    ``otherwise``."""
+    return text if has_option(name) else otherwise

@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .errors import BiaskitError, InputError
 from .io import read_json, sha256_file
+from .paths import safe_component
 from .registry import Registry
 
 USER_AGENT = "biaskit-data/1 (+https://github.com/)"
@@ -112,11 +113,16 @@ def load_registry(path: str | Path | None = None) -> Registry[DatasetInfo]:
             kw = {k: v for k, v in entry.items() if k in fields and k != "name"}
             if kw.get("files") is not None:
                 files = kw["files"]
-                if (not isinstance(files, list) or not files
-                        or not all(isinstance(f, str) and f and "/" not in f for f in files)):
+                if not isinstance(files, list) or not files:
                     raise InputError(f"dataset '{name}': 'files' must be a non-empty list of file names.", path=path,
                                      fix="list the file names under the base URL, or drop 'files'.")
-                kw["files"] = tuple(files)
+                kw["files"] = tuple(safe_component(f, what=f"dataset '{name}': file name", path=path,
+                                                   fix="list plain file names (no folders) under the base URL.")
+                                    for f in files)
+            if "filename" in kw:   # the name the download gets inside --out: never a path of its own
+                kw["filename"] = safe_component(kw["filename"], what=f"dataset '{name}': filename", path=path,
+                                                max_len=128, fix="give a plain file or folder name, e.g. "
+                                                                 "\"crows_pairs_anonymized.csv\".")
             info = DatasetInfo(name=name, **kw)
         except TypeError as exc:
             raise InputError(f"dataset '{name}': {exc}.", path=path,
@@ -264,7 +270,8 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
             except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
                 raise BiaskitError(f"cannot download {url}: {reason} (offline?). Fix: connect to the internet, "
-                                   "or copy the file from a mirror (--mirror DIR), or download it by hand and "
+                                   "or copy the file from a mirror (--mirror DIR, or the environment variable "
+                                   "BIASKIT_DATA_MIRROR=DIR), or download it by hand and "
                                    "check it with `biaskit data verify`") from None
             fh.flush()
             os.fsync(fh.fileno())

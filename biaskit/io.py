@@ -37,6 +37,20 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         raise
 
 
+@contextlib.contextmanager
+def no_empty_output(path: str | Path):
+    """Within this block ``path`` may be created (an append log opened early); if the block fails and
+    leaves it created and empty, it is removed: a command that produced nothing leaves no empty file."""
+    path = Path(path)
+    existed = path.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed and path.is_file() and not path.stat().st_size:
+            path.unlink()
+        raise
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -199,7 +213,8 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
 
 def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
                check_text: bool = True) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)``; bad JSON raises :class:`InputError` with the line number.
+    """Yield ``(line_number, object)`` from the file's lines as they are read (one line in memory at a
+    time); bad JSON raises :class:`InputError` with the line number.
 
     A last line that does not parse and has no final newline is reported as a cut-off file. With
     ``tolerate_truncated_tail`` such a line (a crash mid-write of a log this process owns) is
@@ -210,38 +225,71 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
 
     path = Path(path)
     try:
-        data = path.read_bytes()
-        lines = data.decode("utf-8-sig").splitlines()
+        fh = open(path, "rb")
     except FileNotFoundError:
         raise InputError("file not found.", path=path, fix="check the path.") from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a JSONL file.", path=path, fix="pass the file itself.") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="re-save the file as UTF-8.") from None
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
+    with fh:
+        offset = 0
+        for i, raw in enumerate(fh, start=1):
+            if i == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+                offset = 3
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}).", path=path, row=i,
+                                 fix="re-save the file as UTF-8.") from None
+            offset += len(raw)
+            if "\r" in line.rstrip("\r\n"):
+                yield from _split_cr_lines(path, i, line, check_text)   # old Mac line ends: lines inside the line
+                continue
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                last = not raw.endswith(b"\n")     # only the last line of a file can lack its newline
+                if tolerate_truncated_tail and last:
+                    return
+                if last:
+                    raise InputError(f"the last line is cut off ({exc.msg}, column {exc.colno}): the file looks "
+                                     "truncated.", path=path, row=i,
+                                     fix="restore the complete file, or re-run the step that wrote it.") from None
+                raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+                                 fix="each line must be one JSON object.") from None
+            _check_object(obj, path, i)
+            if check_text and suspect_json_line(line):
+                check_record(obj, path, i)
+            yield i, obj
+
+
+def _check_object(obj: Any, path: Path, i: int) -> None:
+    if not isinstance(obj, dict):
+        what = "a JSON array" if isinstance(obj, list) else f"a JSON {type(obj).__name__}"
+        raise InputError(f"expected a JSON object on this line, found {what}.", path=path, row=i,
+                         fix="each line must be one JSON object (JSON Lines), e.g. {\"sent_more\": ...}; "
+                             "a file holding one JSON array is not JSON Lines.")
+
+
+def _split_cr_lines(path: Path, i: int, line: str, check_text: bool) -> Iterator[tuple[int, dict]]:
+    """A line holding carriage returns that end lines (``str.splitlines`` would split there, as the
+    reader always did): each part is a line of its own, numbered on from ``i``."""
+    from .textcheck import check_record, suspect_json_line
+
+    for k, part in enumerate(line.splitlines()):
+        if not part.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(part)
         except json.JSONDecodeError as exc:
-            last = i == len(lines) and not data.endswith(b"\n")
-            if tolerate_truncated_tail and last:
-                return
-            if last:
-                raise InputError(f"the last line is cut off ({exc.msg}, column {exc.colno}): the file looks "
-                                 "truncated.", path=path, row=i,
-                                 fix="restore the complete file, or re-run the step that wrote it.") from None
-            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
+            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i + k,
                              fix="each line must be one JSON object.") from None
-        if not isinstance(obj, dict):
-            what = "a JSON array" if isinstance(obj, list) else f"a JSON {type(obj).__name__}"
-            raise InputError(f"expected a JSON object on this line, found {what}.", path=path, row=i,
-                             fix="each line must be one JSON object (JSON Lines), e.g. {\"sent_more\": ...}; "
-                                 "a file holding one JSON array is not JSON Lines.")
-        if check_text and suspect_json_line(line):
-            check_record(obj, path, i)
-        yield i, obj
+        _check_object(obj, path, i + k)
+        if check_text and suspect_json_line(part):
+            check_record(obj, path, i + k)
+        yield i + k, obj
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -253,6 +301,37 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+_HASH_CACHE: dict[str, Any] = {}
+
+
+def sha256_cached(path: str | Path) -> str:
+    """:func:`sha256_file`, remembered in biaskit's cache by the file's path, size, modification time
+    and inode: a model's gigabytes or a release's files are read once, and again only after they
+    change (a rewrite changes the modification time even when the size stays)."""
+    from .cache import DiskCache, default_cache_dir
+
+    path = Path(path)
+    st = path.stat()
+    key = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
+    if st.st_size < (1 << 20):          # small files: hashing is cheaper than a cache lookup
+        return sha256_file(path)
+    where = str(default_cache_dir() / "cache.sqlite3")
+    cache = _HASH_CACHE.get(where)
+    if cache is None:
+        try:
+            cache = _HASH_CACHE[where] = DiskCache(where, namespace="file-sha256")
+        except Exception:  # noqa: BLE001 - a read-only or broken cache folder: hash every time
+            return sha256_file(path)
+    hit = cache.get(key)
+    if hit is None:
+        hit = sha256_file(path)
+        try:
+            cache.set(key, hit)
+        except Exception:  # noqa: BLE001
+            pass
+    return hit
 
 
 def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma or a missing quote?).",
@@ -387,28 +466,40 @@ def read_table(path: str | Path):
     if suffix in (".jsonl", ".ndjson"):
         return pd.DataFrame(read_jsonl(path))
     if suffix in (".csv", ".tsv"):
-        from .textcheck import check_frame
-
-        if path.is_dir():
-            raise InputError("is a folder; a file is expected here.", path=path, fix="pass the file itself.")
-        try:
-            df = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", encoding="utf-8-sig",
-                             keep_default_na=False, na_values=[""])
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                             fix="re-save the file as UTF-8.") from None
-        except pd.errors.EmptyDataError:
-            raise InputError("the file is empty (no header row).", path=path,
-                             fix="pass a table with a header row naming its columns.") from None
-        except pd.errors.ParserError as exc:
-            raise InputError(f"malformed CSV: {' '.join(str(exc).split())}", path=path,
-                             fix="check quoting and the number of columns on that line.") from None
-        check_frame(df, path)
-        return df
+        return next(iter_csv_chunks(path, None))
     if suffix == ".json":
         obj = read_json(path, fix="a .json table is a list of objects (or {\"data\": [...]}).")
         return pd.DataFrame(obj if isinstance(obj, list) else obj.get("data", obj))
     raise InputError(f"unsupported file type '{suffix}'.", path=path, fix="use .csv, .tsv, .jsonl or .json.")
+
+
+def iter_csv_chunks(path: str | Path, chunksize: Optional[int] = 50_000) -> Iterator[Any]:
+    """A CSV/TSV table as DataFrames of ``chunksize`` rows, read as it goes (``None``: one frame), every
+    text cell checked (:func:`biaskit.textcheck.check_frame`, rows numbered in the file); clear errors."""
+    import pandas as pd
+
+    from .textcheck import check_frame
+
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; a file is expected here.", path=path, fix="pass the file itself.")
+    seen = 0
+    try:
+        got = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", encoding="utf-8-sig",
+                          keep_default_na=False, na_values=[""], chunksize=chunksize)
+        for df in ([got] if chunksize is None else got):
+            check_frame(df, path, offset=seen)
+            seen += len(df)
+            yield df
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
+                         fix="re-save the file as UTF-8.") from None
+    except pd.errors.EmptyDataError:
+        raise InputError("the file is empty (no header row).", path=path,
+                         fix="pass a table with a header row naming its columns.") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"malformed CSV: {' '.join(str(exc).split())}", path=path,
+                         fix="check quoting and the number of columns on that line.") from None
 
 
 def write_table(path: str | Path, df) -> Path:

@@ -25,6 +25,10 @@ that names the argument, the path and a fix (exit 2, through :class:`~biaskit.er
 
 The fuzz suite (``tests/test_fuzz_cli.py``) fails when a command declares a ``Path`` parameter
 without one of these builders.
+
+Values from data (a record's ``lang``, a registry's file name, a domain name) become part of a file
+name only through :func:`safe_component` (refused with the record's file and row when unsafe) or
+:func:`slug_component` (a name made safe by replacement, for labels a user chose).
 """
 from __future__ import annotations
 
@@ -219,6 +223,64 @@ def check_writable(path: Path, arg: Optional[str], *, inside: bool = False) -> N
                          arg=arg, fix="choose a folder you can write to, or fix its permissions.") from None
 
 
+# ------------------------------------------------------------------------------------------ data -> names
+MAX_COMPONENT = 64          # characters of a file-name part made from data (a language, a dataset file)
+_COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
+
+
+def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> Optional[str]:
+    """Why ``value`` (NFC-normalised) cannot be one part of a file name, or None when it can: ASCII
+    letters, digits, ``.``, ``_``, ``-`` and ``+`` only (no separator, space, control, zero-width or
+    bidirectional-override character: portable to every file system and the Hugging Face Hub), not
+    empty, not ``.``-led (``..``, hidden files), at most ``max_len`` characters."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", str(value)) if value is not None else ""
+    if not text:
+        return "is empty"
+    if len(text) > max_len:
+        return f"is {len(text)} characters long (at most {max_len})"
+    if text.startswith("."):
+        return "starts with '.'"
+    bad = next((ch for ch in text if ch not in _COMPONENT_OK), None)
+    if bad is not None:
+        name = unicodedata.name(bad, "")
+        what = "'/'" if bad == "/" else "'\\'" if bad == "\\" else f"U+{ord(bad):04X}" + (f" {name}" if name else "")
+        return f"holds {what} (only ASCII letters, digits, '.', '_', '-' and '+' can)"
+    return None
+
+
+def safe_component(value: Any, *, what: str = "value", path: Optional[str | os.PathLike] = None,
+                   row: Optional[int] = None, column: Optional[str] = None, fix: Optional[str] = None,
+                   max_len: int = MAX_COMPONENT) -> str:
+    """``value`` (a data value: a language code, a config or split name, a dataset's file name) as one
+    file-name component, or :class:`InputError` naming the value and the file, row and column it came
+    from (see :func:`component_problem`). The one gate a value from data passes before it reaches a
+    path; nothing is rewritten: a value that would change is refused."""
+    import unicodedata
+
+    problem = component_problem(value, max_len=max_len)
+    if problem:
+        text = str(value) if value is not None else ""
+        shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
+        raise InputError(f"{what} {shown} cannot name a file: it {problem}.", path=path, row=row, column=column,
+                         fix=fix or f"give a plain {what} (e.g. 'en', 'hi'): letters, digits, '.', '_', '-' and '+', at "
+                                    f"most {max_len} characters.")
+    return unicodedata.normalize("NFC", str(value))
+
+
+def slug_component(text: Any, *, default: str = "x", max_len: int = 80) -> str:
+    """A safe file-name part made from any label (a model path, a domain name): runs of characters
+    :func:`safe_component` refuses become ``-``, leading dots and dashes are dropped, the length is cut."""
+    import re
+    import unicodedata
+
+    s = unicodedata.normalize("NFC", str(text))
+    s = "".join(ch if ch in _COMPONENT_OK else " " for ch in s)
+    s = re.sub(r"\s+", "-", s.strip()).lstrip(".-")[:max_len].rstrip("-") or default
+    return safe_component(s, max_len=max_len)
+
+
 # ------------------------------------------------------------------------------------------ typer
 _CHECKS_OFF: list[bool] = []
 
@@ -357,27 +419,3 @@ def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
             out.append((prev, a))
             prev = None
     return out
-
-
-# ------------------------------------------------------------------------------------------ data values
-_COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-MAX_COMPONENT = 64
-
-
-def safe_component(value: Any, *, what: str, path: Optional[str | os.PathLike] = None, row: Optional[int] = None,
-                   fix: Optional[str] = None) -> str:
-    """``value`` (a data value: a language code, a config or split name) as one file-name component, or
-    :class:`InputError` naming the value, its file and row: NFC, ASCII letters, digits, ``.``, ``_`` and
-    ``-`` only (no separator, no control, zero-width or bidi character), not ``.``-led, at most
-    :data:`MAX_COMPONENT` characters. Nothing is rewritten: a value that would change is refused."""
-    import unicodedata
-
-    text = unicodedata.normalize("NFC", str(value)) if value is not None else ""
-    if text and len(text) <= MAX_COMPONENT and not text.startswith(".") and set(text) <= _COMPONENT_OK:
-        return text
-    shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
-    why = ("is empty" if not text else f"is {len(text)} characters long (at most {MAX_COMPONENT})"
-           if len(text) > MAX_COMPONENT else "starts with '.'" if text.startswith(".")
-           else "has characters other than ASCII letters, digits, '.', '_' and '-'")
-    raise InputError(f"{what} {shown} cannot name a file: it {why}.", path=path, row=row,
-                     fix=fix or f"give the records a plain {what} (e.g. 'en', 'hi').")

@@ -100,15 +100,12 @@ def library_bars(enabled: bool = True) -> Iterator[None]:
             restore.append(hub_utils.enable_progress_bars)
     except ImportError:
         pass
-    # transformers' GGUF loader (the gemma3-270m conversion) calls tqdm.auto directly, past the switch above
+    # transformers' GGUF loader (the gemma3-270m conversion) calls tqdm.auto directly, past the switch above:
+    # silenced here when already imported, else by the conversion itself (evaluation.models.convert_gguf),
+    # so that a run that converts nothing does not pay for importing it (seconds: the warm `make demo`)
     import sys as _sys
 
     gguf = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")
-    if gguf is None:
-        try:
-            import transformers.modeling_gguf_pytorch_utils as gguf  # noqa: PLC0415
-        except Exception:  # noqa: BLE001 - no transformers, or no gguf support: nothing to silence
-            gguf = None
     if gguf is not None and hasattr(gguf, "tqdm"):
         import functools
 

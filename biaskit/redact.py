@@ -38,8 +38,9 @@ _PATTERNS = [
     re.compile(r"\bsk-[A-Za-z0-9_*.-]{6,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{10,}"),
     # key=value / "key": "value" assignments of credential-named fields
+    # (a value starting with $ is a shell expansion in a printed hint, `KEY=$(python -c ...)`, not a secret)
     re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|password|secret)['\"]?\s*[:=]\s*['\"]?)"
-               r"[^\s'\",}&]+"),
+               r"(?!\$)[^\s'\",}&]+"),
     # the password of a URL's user info: postgresql://user:password@host/db
     re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s/]+(?=@)"),
 ]

@@ -33,6 +33,20 @@ from .ids import normalize_text, stable_id  # noqa: F401  (part of the schema's 
 SCHEMA_VERSION = "1"
 
 
+def check_lang(v: Any) -> Any:
+    """A record's language code is part of file names (a release's ``csv/crows-<lang>-<split>.csv``):
+    refuse one that :func:`biaskit.paths.component_problem` refuses (``/``, zero-width or
+    bidirectional-override characters, too long)."""
+    from .paths import component_problem
+
+    if isinstance(v, str):
+        problem = component_problem(v, max_len=35)    # BCP 47 tags are at most 35 characters
+        if problem:
+            raise ValueError(f"language code {v[:40]!r} {problem}; use a code such as en, hi or hi-Latn")
+        return unicodedata.normalize("NFC", v)
+    return v
+
+
 class Direction(str, Enum):
     stereo = "stereo"
     antistereo = "antistereo"
@@ -141,7 +155,7 @@ class SentencePair(Record):
     @field_validator("lang", mode="before")
     @classmethod
     def _lang(cls, v: Any) -> str:
-        return str(v or "en").strip().lower()
+        return check_lang(str(v or "en").strip().lower())
 
     @model_validator(mode="after")
     def _check(self) -> "SentencePair":
@@ -228,6 +242,8 @@ class BiasTuple(Record):
     lang: str = "en"
     status: PairStatus = PairStatus.raw
 
+    _check_lang = field_validator("lang")(classmethod(lambda cls, v: check_lang(v)))
+
     @field_validator("axis", mode="before")
     @classmethod
     def _axis(cls, v: Any) -> str:
@@ -261,6 +277,8 @@ class Sentence(Record):
     tuple_id: Optional[str] = None
     lang: str = "en"
     status: str = "raw"  # raw | rejected (does not mention the identity) | parse_error | request_error
+
+    _check_lang = field_validator("lang")(classmethod(lambda cls, v: check_lang(v)))
 
     @field_validator("sentence", "identity")
     @classmethod
@@ -320,6 +338,8 @@ class CAT(Record):
     lang: str = "en"
     source_id: Optional[str] = Field(default=None, description="the upstream example id (StereoSet's), when known")
 
+    _check_lang = field_validator("lang")(classmethod(lambda cls, v: check_lang(v)))
+
     @field_validator("bias_type", mode="before")
     @classmethod
     def _bias_type(cls, v: Any) -> str:
@@ -374,6 +394,7 @@ class TranslationCandidates(BaseModel):
     candidates: list[TranslationCandidate]
     provenance: dict[str, Any] = Field(default_factory=dict)
 
+    _check_lang = field_validator("source_lang", "target_lang")(classmethod(lambda cls, v: check_lang(v)))
 
 class CATCandidate(BaseModel):
     """One engine's translation of a CAT (``curate cat-translate``): the target term, the context and

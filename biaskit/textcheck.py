@@ -75,8 +75,9 @@ def suspect_json_line(line: str) -> bool:
     return len(line) > MAX_TEXT or _SUSPECT.search(line) is not None
 
 
-def check_frame(df, path: str | Path | None) -> None:
-    """:func:`check_record` for every text cell of a DataFrame, vectorised (rows are 1-based data rows)."""
+def check_frame(df, path: str | Path | None, offset: int = 0) -> None:
+    """:func:`check_record` for every text cell of a DataFrame, vectorised (rows are 1-based data rows;
+    ``offset``: data rows of the file before this frame, for a file read in chunks)."""
     for col in df.columns:
         s = df[col]
         if s.dtype != object:
@@ -88,7 +89,7 @@ def check_frame(df, path: str | Path | None) -> None:
         bad |= text.str.contains(CONTROL_CHARS, regex=True)
         if bad.any():
             pos = df.index.get_loc(bad[bad].index[0])
-            check_record({str(col): text[bad].iloc[0]}, path, int(pos) + 1)
+            check_record({str(col): text[bad].iloc[0]}, path, offset + int(pos) + 1)
     for col in df.columns:  # the header is text too
         if isinstance(col, str) and bad_text(col):
             check_record({"header": col}, path, None)

@@ -150,7 +150,7 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
     """Translate every CAT of ``source_lang`` with every engine; write candidate records to ``out``
     (JSONL, appended as batches finish; an interrupted run resumes; rewritten in input order at the end)."""
     from biaskit import __version__
-    from biaskit.io import JsonlAppender, write_jsonl
+    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -176,8 +176,8 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
 
     from biaskit.progress import progress as progress_bar
 
-    with progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress, unit="CATs") as bar, \
-            JsonlAppender(out) as log:
+    with no_empty_output(out), progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress,
+                                            unit="CATs") as bar, JsonlAppender(out) as log:
         for b in range(0, len(todo), max(1, batch_cats)):
             batch = todo[b:b + batch_cats]
             sources = [source_fields(c) for c in batch]

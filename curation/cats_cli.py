@@ -96,10 +96,11 @@ def cats_cmd(
                                       inventory=inv, lang=lang)
     for s, summary in summaries.items():
         report_run(summary, f"{s} drafts", exit_when_all_failed=False)
-    o = report["overall"]
-    echo(f"cats: {o['valid']} of {o['drafted']} drafted CATs are structurally valid -> {out}; "
-         f"retention report {retention_path(out)}")
-    print_retention(report, f"{out.name}: drafted -> structurally valid")
+    if report:      # (nothing drafted: no output written)
+        o = report["overall"]
+        echo(f"cats: {o['valid']} of {o['drafted']} drafted CATs are structurally valid -> {out}; "
+             f"retention report {retention_path(out)}")
+        print_retention(report, f"{out.name}: drafted -> structurally valid")
     if summaries and all(s.all_failed for s in summaries.values()):
         echo_error("every drafting job failed; see the .drafts.errors.jsonl files for the raw replies. Fix: check "
                    "the model and prompts (--dry-run shows them), raise --max-tokens, then re-run with --retry-failed.")

@@ -269,18 +269,19 @@ def check_cmd(
     """Check minimal pairs: word diff (U/M) and flags with reasons."""
     from rich.table import Table
 
-    from biaskit.check import FLAG_CODES, check_file
+    from biaskit.check import FLAG_CODES, check_file_stream
     from biaskit.inventory import load_inventory
 
-    checked, summary = check_file(str(pairs), format=format, lang=lang, out=str(out) if out else None,
-                                  inventory=load_inventory(inventory), sources_path=str(sources) if sources else None)
+    res = check_file_stream(str(pairs), format=format, lang=lang, out=str(out) if out else None,
+                            inventory=load_inventory(inventory), sources_path=str(sources) if sources else None,
+                            examples=examples)
+    summary = res.as_dict()
     con = _console()
-    t = Table("flag", "pairs", "meaning", "example rows", title=f"{pairs.name}: {summary['pairs']} pairs "
-              f"({', '.join(f'{k} {v}' for k, v in summary['by_lang'].items())}), {summary['flagged']} flagged")
+    t = Table("flag", "pairs", "meaning", "example rows", title=f"{pairs.name}: {res.describe()}")
     for code, desc in FLAG_CODES.items():
         n = summary["flags"].get(code, 0)
         rows = [str(c.row) + (f" ({c.pair.get('lang')})" if len(summary["by_lang"]) > 1 else "")
-                for c in checked if code in c.codes][:examples]
+                for c in res.rows.get(code, [])]
         t.add_row(code, str(n), desc, ", ".join(rows))
     con.print(t)
     if out:

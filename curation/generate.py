@@ -91,6 +91,7 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
     items = cat_items(cat_targets(domains, inventory=inv, targets=targets, lang=lang), per_target=per_target,
                       society=society, lang=lang)
     summaries: dict[str, RunSummary] = {}
+    report: dict[str, Any] = {}
     try:
         for split in splits:
             task = TASKS.get(f"cat_{split}")((prompts or {}).get(split))
@@ -99,5 +100,8 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
                                retry_failed=retry_failed, progress=progress, command=command)
             summaries[split] = runner.run(items)
     finally:
-        report = write_cats(out, inv)
+        # rebuilt from every draft so far (also when the run stops early); nothing drafted yet (no
+        # endpoint, every job failed): no empty output is left behind
+        if out.exists() or any(drafts_path(out, s).is_file() for s in SPLITS):
+            report = write_cats(out, inv)
     return summaries, report

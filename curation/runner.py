@@ -33,6 +33,7 @@ for callers that feed jobs in batches (the translation engine).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 import datetime as _dt
 import time
 from dataclasses import dataclass, field
@@ -148,6 +149,8 @@ class JobRunner:
     def _open(self) -> None:
         self._opened = True
         if self.out is not None:
+            self._check_owner()       # before the appender repairs a tail: a file not ours is left untouched
+            self._out_was_there = self.out.exists()
             self._sink = JsonlAppender(self.out)
             if self._sink.tail_repair is not None:
                 self.summary.notes.append(self._sink.tail_repair.message())
@@ -159,14 +162,34 @@ class JobRunner:
             if self.retry_failed:
                 self._failed_before = {r.get("job") for r in read_jsonl(self.errors_file)}
 
+    def _check_owner(self) -> None:
+        """``out`` is new, empty, or this task's own earlier output (every row has
+        ``provenance.task`` = the task): a generator appends to and resumes only its own file; any
+        other JSONL (a user's file, another step's) is refused before anything is changed."""
+        assert self.out is not None
+        if not self.out.is_file() or not self.out.stat().st_size:
+            return
+        from biaskit.io import iter_jsonl
+
+        fix = ("choose another --out (a new file: it receives this step's rows and is resumed on re-runs), or move "
+               "that file away.")
+        try:
+            for i, r in iter_jsonl(self.out, tolerate_truncated_tail=True, check_text=False):
+                prov = r.get("provenance") if isinstance(r.get("provenance"), dict) else {}
+                task = prov.get("task")
+                if task != self.task.name:
+                    what = f"rows of the '{task}' task" if task else "records biaskit did not write (no provenance.task)"
+                    raise InputError(f"holds {what}, not the '{self.task.name}' rows this step writes; biaskit appends "
+                                     "only to its own output.", path=self.out, row=i, fix=fix)
+        except InputError as exc:
+            if exc.fix == fix:
+                raise
+            raise InputError(f"is not an output of this step ({exc.message.rstrip('.')}); biaskit appends only to its "
+                             "own output.", path=self.out, row=exc.row, fix=fix) from None
+
     def _read_done(self) -> dict[str, list[dict]]:
         assert self.out is not None and self._sink is not None
         rows = read_jsonl(self.out)
-        other = next((r for r in rows if (r.get("provenance") or {}).get("task") not in (None, self.task.name)), None)
-        if other is not None:
-            raise InputError(f"holds rows of the '{other['provenance']['task']}' task, not '{self.task.name}'.",
-                             path=self.out, fix="choose another --out (it receives this step's rows and is "
-                                                "resumed on re-runs).")
         tail = 0   # rows of the last job, at the end of the file (one job's rows are written in one go)
         last = (rows[-1].get("provenance") or {}).get("job") if rows else None
         while last and tail < len(rows) and (rows[-1 - tail].get("provenance") or {}).get("job") == last:
@@ -251,7 +274,9 @@ class JobRunner:
         wait = True
         try:
             with progress(len(todo), self.task.name, enabled=self.progress, unit="jobs") as bar:
-                futures = {pool.submit(self._call, k, m, self.task.schema_for(it)): k for k, (it, m) in todo.items()}
+                # each job runs in the caller's context (how hints name options: flags, or biaskit.toml keys)
+                futures = {pool.submit(contextvars.copy_context().run, self._call, k, m, self.task.schema_for(it)): k
+                           for k, (it, m) in todo.items()}
                 for fut in cf.as_completed(futures):
                     k = futures[fut]
                     try:
@@ -273,11 +298,29 @@ class JobRunner:
         return [JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result) for k, it in zip(keys, items)]
 
     def run(self, items: Iterable[dict[str, Any]]) -> RunSummary:
-        """Run every job, then the task's whole-file pass, then write the run log."""
+        """Run every job, put the output in input order, then the task's whole-file pass, then write
+        the run log."""
         with self:
-            self.run_batch(list(items))
+            outcomes = self.run_batch(list(items))
+            self._in_input_order([o.key for o in outcomes])
             self._finalize()
         return self.summary
+
+    def _in_input_order(self, keys: Sequence[str]) -> None:
+        """Rows are appended as jobs finish (so a kill loses nothing), in an order that depends on
+        the concurrency and the endpoint's timing; a finished run rewrites the file (atomically) with
+        each job's rows in the order of its input, rows of jobs this run did not ask for after them:
+        the same inputs give the same bytes at any concurrency."""
+        if self.out is None or self._sink is None:
+            return
+        order = list(dict.fromkeys(k for k in keys if k in self._done))
+        order += [k for k in self._done if k not in set(order)]
+        if list(self._done) == order:
+            return
+        self._sink.close()
+        write_jsonl(self.out, (r for k in order for r in self._done[k]))
+        self._sink = JsonlAppender(self.out)
+        self._done = {k: self._done[k] for k in order}
 
     def _finalize(self) -> None:
         if self.out is None or type(self.task).finalize is Task.finalize:
@@ -315,6 +358,9 @@ class JobRunner:
         for f in (self._sink, self._errs):
             if f is not None:
                 f.close()
+        if self._sink is not None and not getattr(self, "_out_was_there", True) and self.out.is_file() \
+                and not self.out.stat().st_size:
+            self.out.unlink()    # a run that produced no row leaves no empty output behind
         self.summary.stats = self.llm.stats.snapshot()
         if self.errors_file is not None and self.errors_file.exists():
             latest: dict[str, dict] = {}

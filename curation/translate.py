@@ -297,7 +297,7 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
                     check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
     """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
     from biaskit import __version__
-    from biaskit.io import JsonlAppender, write_jsonl
+    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -331,8 +331,8 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
 
     from biaskit.progress import progress as progress_bar
 
-    with progress_bar(len(todo), f"translating {src}->{target}", enabled=progress, unit="pairs") as bar, \
-            JsonlAppender(out) as log:
+    with no_empty_output(out), progress_bar(len(todo), f"translating {src}->{target}", enabled=progress,
+                                            unit="pairs") as bar, JsonlAppender(out) as log:
         for b in range(0, len(todo), max(1, batch_pairs)):
             batch = todo[b:b + batch_pairs]
             per_engine = [_candidates_for_batch(batch, ce, target, align, pair_checker, check_kw)

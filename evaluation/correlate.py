@@ -396,7 +396,9 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
 
 
 def _slug(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", s).strip("-") or "x"
+    from biaskit.paths import slug_component
+
+    return slug_component(re.sub(r"[^A-Za-z0-9._-]+", "-", s).strip("-"), max_len=60)
 
 
 def scatter_plots(variances, corrs, out_dir: str | Path) -> list[Path]:

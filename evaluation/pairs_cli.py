@@ -18,9 +18,11 @@ def pairs_command(
     split: Optional[str] = typer.Option(None, "--split", help="Release folder: score only this split (dev or test)."),
     out: Path = out_dir(..., "--out", owns=("summary.json", "comparison.csv"), help="Output folder (summary.json, pairs.csv, report.md, ds_kde.png)."),
     model: opt.Models = ...,
-    scorer: opt.PairScorer = typer.Option("mlm", "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); clm: causal LMs; "
-                                                                  "seq2seq: encoder-decoder LMs (mT5, mBART); "
-                                                                  "clm-api: a served causal LM (--base-url)."),
+    scorer: Optional[opt.PairScorer] = typer.Option(None, "--scorer", help="mlm: pseudo-log-likelihood (masked LMs); "
+                                                    "clm: causal LMs; seq2seq: encoder-decoder LMs (mT5, mBART); "
+                                                    "clm-api: a served causal LM (--base-url). Default: the one the "
+                                                    "model's architecture calls for (its config.json; clm-api with "
+                                                    "--base-url)."),
     format: opt.PairFormat = typer.Option("auto", "--format", help="Input format (auto-detected from columns/extension)."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Score only this language (IndiBias: en or hi). "
                                        "Default: every language in the file, reported separately."),
@@ -57,8 +59,9 @@ def pairs_command(
     from .pairs import run_pairs
     from .report import ci_text, fmt, length_note
 
-    served = opt.served_options(scorer.value, base_url, concurrency)
-    res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=scorer.value,
+    name = scorer.value if scorer is not None else ("clm-api" if base_url else None)   # None: from the model
+    served = opt.served_options(name, base_url, concurrency) if name else {}
+    res = run_pairs(data, format=format.value, lang=lang, models=list(model), scorer=name,
                     unit=unit.value if unit is not None else None, method=method, batch_size=batch_size, device=device,
                     dtype=dtype, limit=limit, out_dir=out, skip_invalid=skip_invalid, seed=seed, runs=runs,
                     fraction=fraction, cache=not no_cache, progress=not quiet, command=command_line(), split=split,

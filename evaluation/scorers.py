@@ -215,6 +215,30 @@ def _check_text(t: Any, i: int, which: str) -> str:
     return t
 
 
+def infer_scorer(models: Sequence[Any], served: bool = False) -> str:
+    """The pair scorer the models' architecture calls for when ``--scorer`` is not given: ``clm-api``
+    for a served model, else ``mlm`` / ``clm`` / ``seq2seq`` from each model's config (read, not
+    loaded); models of different kinds need ``--scorer``."""
+    from biaskit.errors import BiaskitError
+
+    from .models import AmbiguousKindError, model_family
+
+    if served:
+        return "clm-api"
+    kinds = {}
+    for m in models:
+        try:
+            kinds[str(getattr(m, "name", m))] = model_family(m)
+        except AmbiguousKindError as exc:
+            raise BiaskitError(str(exc).replace("pass kind='mlm' or kind='clm' (--scorer mlm|clm)",
+                                                "pass --scorer mlm or --scorer clm")) from None
+    found = sorted(set(kinds.values()))
+    if len(found) > 1:
+        raise BiaskitError(f"the models call for different scorers ({', '.join(f'{m}: {k}' for m, k in kinds.items())})"
+                           ". Fix: score them in separate runs, or pass --scorer for all")
+    return found[0] if found else "mlm"
+
+
 def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: str | None = None,
                 batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None, cache: Any = True,
                 progress: bool = True, lm: LoadedLM | None = None, device_map: Any = None,

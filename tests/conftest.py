@@ -92,7 +92,8 @@ def _skip_missing(name: str, why: str):
     test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
     _MISSING[test] = name
     pytest.skip(f"{MISSING_DATA_REASON}: '{name}' ({why}). Fetch it: {FETCH_COMMAND} "
-                f"(biaskit data download {name} --out {TEST_DATA})")
+                f"(biaskit data download {name} --out {TEST_DATA}; offline, from a local copy: "
+                f"{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR)")
 
 
 def _stereoset_flat() -> Path:
@@ -127,7 +128,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         names = ", ".join(sorted(set(missing.values())))
         n = len(missing)
         line = (f"{n} test{'s' if n != 1 else ''} skipped because public data is missing ({names}): fetch it "
-                f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA})")
+                f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA}), offline from a local copy "
+                f"with `{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR`")
         if _ALLOW_MISSING[0]:
             terminalreporter.write_line(line + "; allowed by --allow-missing-data (make test-offline).", yellow=True)
         else:

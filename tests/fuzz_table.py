@@ -128,6 +128,52 @@ COMMANDS: list[Cmd] = [
 ]
 
 
+# ------------------------------------------------------------------------------------------ path fields
+# Values from data that become part of a file name (issue 20): each is refused, naming its file (and
+# row), with every hostile value below; nothing is written outside the command's output arguments.
+HOSTILE_NAMES = {"traversal": "x/../../../../escaped", "zero-width": "e\u200bn", "RTL override": "en\u202e",
+                 "300 characters": "h" * 300, "dot-dot": "..", "backslash": "a\\b", "empty": ""}
+
+
+def _set_jsonl_field(field: str):
+    def f(path: Path, value) -> None:
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        rows[0][field] = value
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return f
+
+
+def _set_registry(field: str, listed: bool = False):
+    def f(path: Path, value) -> None:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        entry = doc["datasets"]["fuzzset"]
+        if listed:
+            entry["url"] = entry["url"].rsplit("/", 1)[0] + "/"
+            entry["sha256"] = None
+        entry[field] = [FUZZSET_NAME, value] if listed else value
+        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    return f
+
+
+@dataclass
+class PathField:
+    cmd: str            # the row of COMMANDS (the first of that name reading ``input``)
+    input: str          # the placeholder of the file the value is in
+    field: str
+    set: Callable[[Path, object], None]
+    row: Optional[int] = None   # the row the error must name
+    empty_ok: bool = False      # an empty value means the default (a record's lang: en)
+
+
+PATH_FIELDS: list[PathField] = [
+    PathField("release build", "in:pairs_jsonl", "lang", _set_jsonl_field("lang"), row=1, empty_ok=True),
+    PathField("curate translate", "in:pairs_jsonl", "lang", _set_jsonl_field("lang"), row=1, empty_ok=True),
+    PathField("annotate apply", "in:cands", "target_lang", _set_jsonl_field("target_lang"), row=1, empty_ok=True),
+    PathField("data download", "in:registry", "filename", _set_registry("filename")),
+    PathField("data download", "in:registry", "files", _set_registry("files", listed=True)),
+]
+
+
 # ------------------------------------------------------------------------------------------ samples
 @dataclass
 class Sample:
@@ -493,6 +539,7 @@ def _llm_items(d: Path) -> Path:
 
 
 FUZZSET = "sent_more,sent_less\nA b.,C b.\n"
+FUZZSET_NAME = "fuzzset.csv"
 
 
 def _fuzzset_file(d: Path) -> Path:

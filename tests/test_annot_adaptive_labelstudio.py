@@ -133,7 +133,7 @@ def test_adaptive_rounds_push_pull_aggregate(ls_env, ls_annotator, tmp_path, cap
     assert set(a["status"]) == {"accepted"}
     ok = tmp_path / "ok.jsonl"
     code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(data), "--judgments", str(j),
-                              "--min-agree", "2", "--out", str(ok)], capsys)
+                              "--min-agree", "2", "--out", str(ok), "--json"], capsys)
     assert code == 0 and json.loads(out)["accepted"] == 4, out + err
     # nothing left for anyone
     for ann in annotators:

@@ -93,7 +93,7 @@ def test_apply_keeps_a_cat_only_when_3_validators_agree_on_every_sentence(tmp_pa
     assert run_cli(["annotate", "aggregate", "--judgments", str(judg), "--kind", "cat", "--out", str(agg)], capsys)[0] == 0
     for extra in ([], ["--judgments", str(judg)]):   # from the aggregated table, and from the judgments
         out = tmp_path / "ok.jsonl"
-        code, stdout, err = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(data), "--aggregated",
+        code, stdout, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(data), "--aggregated",
                                      str(agg), "--out", str(out), *extra], capsys)
         assert code == 0, err
         res = json.loads(stdout.strip().splitlines()[-1])
@@ -111,7 +111,7 @@ def test_apply_keeps_a_cat_only_when_3_validators_agree_on_every_sentence(tmp_pa
     row = a[(a["task"] == cats[2].cat_id) & (a["question"] == "option_stereotype")].iloc[0]
     assert row["status"] == "accepted" and row["votes"] == 2
     # --min-agree 2 keeps CAT 2 (2 of 3) and CAT 3 (2 of 2)
-    code, stdout, _ = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(data), "--aggregated", str(agg),
+    code, stdout, _ = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(data), "--aggregated", str(agg),
                                "--judgments", str(judg), "--min-agree", "2", "--out", str(tmp_path / "two.jsonl")],
                               capsys)
     assert code == 0 and json.loads(stdout.strip().splitlines()[-1])["accepted"] == 3

@@ -297,8 +297,14 @@ def test_apply_summary_lists_the_queues(tmp_path, capsys):
 
     data = write_jsonl(tmp_path / "s.jsonl", SENTENCES[:1])
     judg = write_jsonl(tmp_path / "j.jsonl", [_j(0, "a", "decision", "fix"), _edit(0, "a", "My aunt parked badly.")])
-    main(["annotate", "apply", "--kind", "sentence", "--data", str(data), "--judgments", str(judg),
-          "--out", str(tmp_path / "ok.jsonl")])
+    args = ["annotate", "apply", "--kind", "sentence", "--data", str(data), "--judgments", str(judg),
+            "--out", str(tmp_path / "ok.jsonl")]
+    main(args)
+    line = capsys.readouterr().out.strip()
+    # one readable line (issue 20): the counts and the files, no raw JSON
+    assert line.startswith("0 of 1 record(s) accepted -> ") and "needs review 1" in line, line
+    assert f"needs review: {tmp_path / 'ok.needs_review.jsonl'}" in line and not line.startswith("{"), line
+    main(args + ["--json"])
     out = json.loads(capsys.readouterr().out)
     # the edit drops the group word "woman": needs review
     assert out["needs_review"] == 1 and out["needs_review_file"].endswith("ok.needs_review.jsonl")
@@ -347,7 +353,7 @@ def test_apply_without_judgments_warns_that_corrections_were_not_read(tmp_path, 
     agg = tmp_path / "agg.csv"
     pd.DataFrame([{"task": pid, "question": "validity", "label": "stereo", "status": "accepted", "votes": 3,
                    "n_annotators": 3}]).to_csv(agg, index=False)
-    code, out, err = run_cli(["annotate", "apply", "--kind", "pair", "--data", str(data), "--aggregated", str(agg),
+    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "pair", "--data", str(data), "--aggregated", str(agg),
                               "--out", str(tmp_path / "ok.jsonl")], capsys)
     assert code == 0 and "warning: the corrections annotators typed were not read" in err and "--judgments" in err
     assert json.loads(out)["accepted"] == 1
@@ -356,6 +362,6 @@ def test_apply_without_judgments_warns_that_corrections_were_not_read(tmp_path, 
                                                 "polarity": "positive"}])
     tid = get_kind("tuple").load(tdata)[0].tuple_id
     pd.DataFrame([{"task": tid, "question": "stereotype", "label": "yes", "status": "accepted"}]).to_csv(agg, index=False)
-    code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(tdata), "--aggregated", str(agg),
+    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "tuple", "--data", str(tdata), "--aggregated", str(agg),
                               "--out", str(tmp_path / "t_ok.jsonl")], capsys)
     assert code == 0 and json.loads(out)["accepted"] == 1 and "warning" not in err

@@ -154,7 +154,8 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     assert "krippendorff_alpha" in rep and rep["per_question"]["validity"]["n_items"] == 6
 
     out = tmp_path / "validated.jsonl"
-    main(["annotate", "apply", "--kind", "pair", "--data", str(data), "--aggregated", str(agg), "--out", str(out)])
+    main(["annotate", "apply", "--kind", "pair", "--data", str(data), "--aggregated", str(agg), "--out", str(out),
+          "--json"])
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (res["accepted"], res["rejected"], res["needs_adjudication"]) == (3, 1, 2)
     valid = read_pairs(out).pairs
@@ -269,7 +270,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     out = tmp_path / "hi_pairs.jsonl"
     capsys.readouterr()
     main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments",
-          str(tmp_path / "trj.csv"), "--out", str(out), "--min-agree", "2"])
+          str(tmp_path / "trj.csv"), "--out", str(out), "--min-agree", "2", "--json"])
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (res["accepted"], res["needs_review"], res["rejected"], res["not_reviewed"]) == (2, 0, 0, 0)
     released = {r["source_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}

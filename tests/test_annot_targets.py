@@ -181,7 +181,7 @@ def test_cli_from_stereoset_then_agreement_aggregate_apply(tmp_path, capsys):
     code, out, err = run_cli(["annotate", "aggregate", "--judgments", str(j), "--min-agree", "3", "--out", str(agg)],
                              capsys)
     assert code == 0, err
-    code, out, err = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(DEMO), "--aggregated", str(agg),
+    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--aggregated", str(agg),
                               "--judgments", str(j), "--out", str(tmp_path / "validated.jsonl")], capsys)
     assert code == 0, err
     res = json.loads(out.strip().splitlines()[-1])
@@ -194,14 +194,14 @@ def test_cli_from_stereoset_then_agreement_aggregate_apply(tmp_path, capsys):
     assert {c["cat_id"] for c in kept} == set(items["task"]) - failed
 
     # the cat kind checks labels against its options: kept "related" labels are named, one line, exit 2
-    code, out, err = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j),
+    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j),
                               "--min-agree", "3", "--out", str(tmp_path / "v2.jsonl")], capsys)
     assert code == 2 and "unknown label 'related'" in err and len(err.strip().splitlines()) == 1
     j2 = tmp_path / "dropped.jsonl"
     code, out, err = run_cli(["annotate", "from-stereoset", "--data", str(DEMO), "--out", str(j2),
                               "--other-labels", "drop"], capsys)
     assert code == 0, err
-    code, out, err = run_cli(["annotate", "apply", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j2),
+    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j2),
                               "--min-agree", "3", "--out", str(tmp_path / "v2.jsonl")], capsys)
     assert code == 0, err
     assert json.loads(out.strip().splitlines()[-1])["accepted"] == 3

@@ -223,7 +223,7 @@ def test_run_log_records_the_command_line(tmp_path):
 
 # ------------------------------------------------------------------ issue 11: the right message
 def test_missing_endpoint_is_named_as_such(tmp_path, capsys):
-    with pytest.raises(Exception, match=r"no endpoint: pass --base-url"):
+    with pytest.raises(Exception, match=r"no endpoint to send requests to. Fix: set --base-url URL"):
         get_llm("openai", model="m")
     t = tmp_path / "t.jsonl"
     t.write_text(json.dumps({"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"}) + "\n")

@@ -17,7 +17,7 @@ def test_demo_passes_check_strict(tmp_path, capsys):
     code, out, err = run_cli(["curate", "check", "--pairs", str(DEMO), "--out", str(tmp_path / "c.jsonl"),
                               "--strict"], capsys)
     assert code == 0, out + err
-    assert "64 pairs (en 32, hi 32), 0 flagged" in out
+    assert "32 pairs (64 language views: en 32, hi 32), 0 flagged" in out
     rows = [json.loads(x) for x in (tmp_path / "c.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 64 and not any(r["flags"] for r in rows)
     # every changed span names a group (none is classified "other")

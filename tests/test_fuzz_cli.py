@@ -30,7 +30,8 @@ from typing import Callable, Optional
 
 import pytest
 
-from fuzz_table import COMMANDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
+from hints import resolve_output
+from fuzz_table import COMMANDS, HOSTILE_NAMES, PATH_FIELDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
 
 HUGE_FAST = 1_200_000
 HUGE_SLOW = 50_000_000
@@ -386,6 +387,35 @@ class Case:
         return {str(p.relative_to(base)) for p in base.rglob("*")} if base.exists() else set()
 
 
+def tree(root: Path, skip: str = "out") -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` but the ``skip`` folder: relative path -> (size, mtime)."""
+    out = {}
+    for p in root.rglob("*"):
+        rel = p.relative_to(root)
+        if rel.parts[0] == skip or p.is_dir():
+            continue
+        st = p.lstat()
+        out[rel.as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def run_confined(case: "Case", env: dict) -> tuple[Result, list[str]]:
+    """Run ``case`` from an empty working folder of its own; also return what it created or changed
+    outside the folder of its output arguments (``out/``): its inputs, the working folder, anything
+    beside them (the outside-``--out`` check, issue 20)."""
+    cwd = case.root / "cwd"
+    cwd.mkdir(parents=True, exist_ok=True)
+    before = tree(case.root)
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        res = run_inprocess(case.argv(), env)
+    finally:
+        os.chdir(old)
+    after = tree(case.root)
+    return res, sorted(k for k, v in after.items() if before.get(k) != v)
+
+
 def check(res: Result, m: Mutation, path: Path, other_paths: list[Path], valid_code: Optional[int],
           before: set[str], after: set[str], cmd: Cmd, also: tuple = ()) -> Optional[str]:
     """Why this run breaks the contract, or None."""
@@ -435,9 +465,13 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
     valid_code = None
     if cmd.valid and not only:
         case = Case(cmd, tmp / "valid", library, model)
-        res = run_inprocess(case.argv(), env)
+        res, outside = run_confined(case, env)
         n += 1
         valid_code = res.code
+        if outside:
+            failures.append(f"valid run wrote outside its output arguments: {outside[:5]}")
+        failures += [f"valid run: a hint that does not work: {w}"
+                     for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")]
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
         elif cmd.offline and cmd.rerun and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
@@ -467,6 +501,8 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
                         before, case.files_written(), cmd)
             if why:
                 failures.append(f"{key} {m.name}: {why}")
+            failures += [f"{key} {m.name}: a hint that does not work: {w}"
+                         for w in resolve_output(res.err, cmd.name)]
     if only:
         return n, failures
     for key, (kind, _) in probe.outputs.items():
@@ -481,6 +517,7 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
             res = run_inprocess(case.argv(), env)
             n += 1
             why = check(res, m, p, list(case.inputs.values()), valid_code, before, case.files_written(), cmd)
+            why = why or "; ".join(resolve_output(res.err, cmd.name)) or None
             if not why and res.code == 2:
                 changed = [f for f, b in snapshot.items()
                            if not (case.root / "out" / f).exists() or (case.root / "out" / f).read_bytes() != b]
@@ -566,6 +603,31 @@ def test_bad_files_give_one_line_exit_2_and_leave_nothing(cmd, library, tmp_path
 def test_a_50_mb_cell_is_refused_with_its_line(cmd, library, tmp_path, request):
     n, failures = fuzz_command(cmd, tmp_path, library, _model_for(cmd, request), HUGE_SLOW, only="-character")
     assert n > 0 and not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("pf", PATH_FIELDS, ids=lambda f: f"{f.cmd} {f.field}")
+def test_a_data_value_never_becomes_a_path_unchecked(pf, library, tmp_path, request):
+    """Every field whose value becomes part of a file name, set to each hostile value (a traversal,
+    zero-width and RTL-override characters, 300 characters, '..', a backslash, empty): exit 2 with
+    one line naming the file (and row), and nothing written outside the output arguments (issue 20)."""
+    cmd = next(c for c in COMMANDS if c.name == pf.cmd and f"{{{pf.input}}}" in c.args)
+    env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp_path / "cache"), **cmd.env}
+    failures = []
+    for k, (label, value) in enumerate(HOSTILE_NAMES.items()):
+        if label == "empty" and pf.empty_ok:
+            continue
+        case = Case(cmd, tmp_path / f"h{k}", library, _model_for(cmd, request))
+        pf.set(case.inputs[pf.input], value)
+        res, outside = run_confined(case, env)
+        errors = [x for x in res.err.splitlines() if x.startswith("error:")]
+        where = str(case.inputs[pf.input]) + (f", row {pf.row}" if pf.row else "")
+        if res.traceback or res.code != 2 or len(errors) != 1 or where not in errors[0]:
+            failures.append(f"{label}: exit {res.code}, expected 2 naming {where}: "
+                            f"{(res.traceback or res.err).strip()[-300:]}")
+        if outside or case.files_written():
+            failures.append(f"{label}: wrote {sorted(outside) + sorted(case.files_written())}")
+    escaped = [str(p) for p in tmp_path.parent.rglob("escaped*")]
+    assert not failures and not escaped, "\n".join(failures + escaped)
 
 
 def test_zz_report_the_figures(capsys):

@@ -121,7 +121,7 @@ BASE = '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n'
       "[stages.tuples], [stages.tuple_review]", 'input = "FILE"']),
     (BASE + '[stages.pairs]\ninput = "s.jsonl"\n[stages.adapt]\ninput = "c.csv"\n',
      ["key 'stages.adapt' (line 7)", "both [stages.pairs] and [stages.adapt]"]),
-    ('[project]\nname = "x"\n[stages.tuples]\naxes = ["caste"]\n',
+    ('[project]\nname = "x"\n[llm]\nbase_url = "http://127.0.0.1:8000/v1"\n[stages.tuples]\naxes = ["caste"]\n',
      ["key 'llm'", "no model is named", 'backend = "dummy"']),
     (BASE + '[stages.tuples]\naxes = ["caste"]\nidentities = { religion = ["Hindu"] }\n',
      ["key 'stages.tuples.identities' (line 7)", "religion, which is not in axes (caste)"]),
@@ -132,6 +132,8 @@ BASE = '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n'
 ])
 def test_project_file_errors_name_the_file_key_and_fix(tmp_path, capsys, body, expected):
     d = _project(tmp_path, body)
+    for name in ("s.jsonl", "c.csv"):      # inputs that exist: each case has exactly one problem
+        (d / name).write_text("", encoding="utf-8")
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2, out + err
     assert err.startswith(f"error: --project {d / 'biaskit.toml'}") and "Fix:" in err and len(err.strip().splitlines()) == 1
@@ -224,11 +226,12 @@ def test_an_edited_or_deleted_output_is_made_again(tmp_path, capsys):
     assert code == 0 and "release: done:" in out and out.count("unchanged, skipped") == 4
 
 
-def test_an_interrupted_llm_stage_resumes_from_its_rows_and_the_cache(tmp_path, capsys):
+def test_an_interrupted_llm_stage_resumes_from_its_rows_and_the_cache(tmp_path, capsys, monkeypatch):
     """The state a kill leaves (the stage 'running', the rows of the finished jobs in its file): the
     next run resumes on those rows and asks only for the rest -- answered by the response cache here,
     so no request at all. (The real kill -9 against a real server: test_pipeline_e2e.py.)"""
     d = _project(tmp_path)
+    monkeypatch.chdir(d)     # from the project's folder the hints are the short commands
     assert run_cli(["run", "--project", str(d)], capsys)[0] == 0
     sfile = d / "work" / "sentences" / "sentences.jsonl"
     rows = _lines(sfile)
@@ -307,11 +310,12 @@ def test_workdir_keeps_outputs_apart_and_status_finds_the_project(tmp_path, caps
     assert not (d / "work").exists() and (w / "release" / "x-0.1.0" / "SHA256SUMS").exists()
     code, out, err = run_cli(["status", "--workdir", str(w)], capsys)
     assert code == 0 and "every stage is done" in out and "release/x-0.1.0" in out
-    assert "check" in out and "64 pairs checked, 0 flagged" in out
+    assert "check" in out and "32 pairs (64 language views) checked, 0 flagged" in out
 
 
-def test_status_before_any_run(tmp_path, capsys):
+def test_status_before_any_run(tmp_path, capsys, monkeypatch):
     d = _project(tmp_path)
+    monkeypatch.chdir(d)     # from the project's folder the hint is the short command
     code, out, err = run_cli(["status", "--project", str(d), "--json"], capsys)
     st = json.loads(out)
     assert code == 0 and [r["status"] for r in st["stages"]] == ["pending"] * 5

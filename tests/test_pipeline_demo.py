@@ -33,7 +33,7 @@ def test_demo_release_builds_offline(tmp_path, capsys):
     code, out, err = run_cli(["run", "--project", str(EXAMPLE), "--workdir", str(tmp_path), "--until", "release"],
                              capsys)
     assert code == 0, out + err
-    assert "check: done: 64 pairs checked, 0 flagged" in out
+    assert "check: done: 32 pairs (64 language views) checked, 0 flagged" in out
     rel = tmp_path / "release" / "biaskit-demo-0.1.0"
     assert verify_release(rel).ok
     demo = [json.loads(x) for x in (REPO / "data" / "demo" / "demo_pairs.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -22,7 +22,7 @@ import pytest
 from biaskit.errors import InputError
 from biaskit.release import BuildOptions, build_release, diff_releases, verify_release
 from biaskit.release.split import assign_splits, find_leaks
-from biaskit.release.stats import compute_stats, keyness_ll, log_likelihood, simple_maths
+from biaskit.release.stats import compute_stats, keyness_ll, log_likelihood, simple_maths, stop_words
 from conftest import run_cli
 
 DATE = "2025-01-01"
@@ -52,12 +52,9 @@ def _resum(folder: Path) -> None:
 
 @pytest.fixture(scope="module")
 def indibias_release(tmp_path_factory):
-    src = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "indibias" / "IndiBias_v1_sample.csv"
-    import os
+    from conftest import public_dataset   # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
 
-    src = Path(os.environ.get("BIASKIT_SHARED_DATA", src.parents[1])) / "indibias" / "IndiBias_v1_sample.csv"
-    if not src.exists():
-        pytest.skip(f"shared dataset indibias/IndiBias_v1_sample.csv not found ({src})")
+    src = public_dataset("indibias-sample")
     out = tmp_path_factory.mktemp("rel") / "indibias"
     s = build_release([src], out, _opts(name="indibias-sample", skip_invalid=True, license="other", plots=True))
     return src, out, s
@@ -444,8 +441,10 @@ def test_stats_counts_lengths_and_keyness_of_hand_made_pairs():
     # only "the" reaches the minimum count of 2, and it is as frequent on both sides: no keyword
     assert s["keyness"]["en"]["stereotype_vs_anti"] == [] and s["keyness"]["en"]["anti_vs_stereotype"] == []
     gen = [x["word"] for x in s["keyness"]["en"]["vs_general"]["top"]]
-    # words with a count >= 2 in the English sentences (the target "woman" would be removed, StereoSet Table 3)
-    assert set(gen) == {"the", "are", "bad", "drivers", "fixed", "car"}
+    # words with a count >= 2 in the English sentences (the target "woman" would be removed, StereoSet Table 3),
+    # without the stop words "the" and "are" (wordfreq's 100 most frequent English words)
+    assert {"the", "are"} <= stop_words("en") and not {"bad", "drivers", "fixed", "car"} & stop_words("en")
+    assert set(gen) == {"bad", "drivers", "fixed", "car"}
     assert gen[0] == "drivers"        # the rarest in general English (wordfreq 3.6e-05): the highest score
 
 
@@ -522,7 +521,7 @@ def test_tuples_share_the_target_split_and_flagged_pairs_are_dropped(tmp_path):
         assert r["status"] == "released" and r["meta"]["split"] == split_of[r["identity"].lower().rstrip("s")]
     card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
     assert "Flags of the pairs dropped as `flagged`: multi_span 1." in card
-    assert "| read for release (pair views) | 6 | not released: flagged 1 |" in card
+    assert "| read for release (pairs) | 6 | not released: flagged 1 |" in card
     assert verify_release(tmp_path / "rel").ok
     kept = build_release([p], tmp_path / "rel2", _opts(keep_flagged=True))
     assert kept.counts["pairs"]["records"] == 7

@@ -22,12 +22,9 @@ def _sha(p: Path) -> str:
 
 @pytest.fixture(scope="module")
 def indibias_rel(tmp_path_factory):
-    import os
+    from conftest import public_dataset   # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
 
-    src = Path(os.environ.get("BIASKIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) \
-        / "indibias" / "IndiBias_v1_sample.csv"
-    if not src.exists():
-        pytest.skip(f"shared dataset indibias/IndiBias_v1_sample.csv not found ({src})")
+    src = public_dataset("indibias-sample")
     out = tmp_path_factory.mktemp("rel") / "indibias"
     build_release([src], out, BuildOptions(name="indibias-sample", version="1.2.3", created=DATE, skip_invalid=True,
                                            keyness=False, plots=False))
@@ -69,12 +66,9 @@ def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2,
 
 @pytest.fixture(scope="module")
 def cat_release(tmp_path_factory):
-    import os
+    from conftest import _stereoset_flat   # StereoSet dev (downloaded, or the mirror's flattened copy)
 
-    src = Path(os.environ.get("BIASKIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) \
-        / "stereoset" / "stereoset_dev_flat.jsonl"
-    if not src.exists():
-        pytest.skip("shared dataset stereoset/stereoset_dev_flat.jsonl not found")
+    src = _stereoset_flat()
     from biaskit.evaluation.stereoset import read_cats
     from biaskit.io import write_jsonl
 

@@ -71,7 +71,7 @@ def run_command(
     people's work (exit 3) until it is done."""
     from biaskit.clitools import command_line
 
-    from .run import EXIT_FAILED, run_project
+    from .run import EXIT_FAILED, command_for, run_project
     from .stages import StageFailed
 
     p = _load(project, workdir)
@@ -83,10 +83,11 @@ def run_command(
         echo_error(str(exc))
         raise SystemExit(EXIT_FAILED) from None
     if res.status == "waiting":
-        echo(f"waiting for people: {res.message}. Annotate in Label Studio, then run `biaskit run` again "
-             "(or `biaskit run --partial` to go on with the answers there are). Exit code 3.")
+        echo(f"waiting for people: {res.message}. Annotate in Label Studio, then run `{command_for(p)}` again "
+             f"(or `{command_for(p, 'run', '--partial')}` to go on with the answers there are). Exit code 3.")
         raise SystemExit(res.exit_code)
-    echo(f"done: {len(res.ran)} stage(s) run, {len(res.skipped)} unchanged. `biaskit status` shows the files.")
+    echo(f"done: {len(res.ran)} stage(s) run, {len(res.skipped)} unchanged. `{command_for(p, 'status')}` shows the "
+         "files.")
 
 
 def status_command(

@@ -18,7 +18,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InputError
+from ..errors import BiaskitError, InputError
 
 PROJECT_FILE = "biaskit.toml"
 
@@ -68,6 +68,32 @@ _SECRET_KEY = re.compile(r"(^|_)(api_?key|access_?key|token|auth|password|passwd
 SECRET_ENV = {"llm": "OPENAI_API_KEY", "labelstudio": "LABEL_STUDIO_API_KEY"}
 _SECRET_VALUE = re.compile(r"^(sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|Token\s+\S{20,}|Bearer\s+\S{20,})$")
 _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s:]+:[^/@\s]+@", re.I)
+
+
+class ProjectProblems(InputError):
+    """Every problem found in a project file, one :class:`InputError` each (file, key, line, fix): the
+    CLI prints one ``error:`` line per problem, so a typo in the last stage is seen before any stage
+    runs, together with any other."""
+
+    def __init__(self, problems: list[InputError]):
+        self.problems = list(problems)
+        first = self.problems[0]
+        super().__init__(first.message, path=first.path, row=first.row, column=first.column, fix=first.fix)
+
+    def __str__(self) -> str:
+        problems = getattr(self, "problems", None)
+        if not problems:
+            return super().__str__()
+        for q in problems:
+            q.arg = q.arg or self.arg
+        return "\nerror: ".join(InputError.__str__(q) for q in problems)
+
+
+def raise_problems(problems: list[InputError]) -> None:
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise ProjectProblems(problems)
 
 
 class _Table(BaseModel):
@@ -345,6 +371,15 @@ class ReleaseStage(Stage):
 
         return None if v is None else _registry_name(v, PROTOCOLS.names() + ["none"], "protocol")
 
+    @field_validator("date")
+    @classmethod
+    def _date(cls, v: Optional[str]) -> Optional[str]:
+        from ..release.verify import valid_date
+
+        if v is not None and not valid_date(v):
+            raise ValueError(f"'{v}' is not a day of the calendar; use YYYY-MM-DD, e.g. \"2025-01-31\"")
+        return v
+
 
 class SeatTestsStage(Stage):
     """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
@@ -365,7 +400,7 @@ class EvaluateStage(Stage):
     seat_models: Optional[list[str]] = Field(None, description="sentence encoders for SEAT (default: models)")
     cat_split: Literal["intrasentence", "intersentence", "both"] = "both"
     n_samples: int = Field(100_000, ge=1, description="SEAT permutation samples")
-    scorer: str = "mlm"
+    scorer: Optional[str] = Field(None, description="default: the one the models' architecture calls for")
     protocol: Optional[str] = Field(None, description="a paper protocol (docs/fidelity.md); default: the release's")
     method: Optional[str] = None
     unit: Optional[Literal["token", "word"]] = None
@@ -387,10 +422,10 @@ class EvaluateStage(Stage):
 
     @field_validator("scorer")
     @classmethod
-    def _scorer(cls, v: str) -> str:
+    def _scorer(cls, v: Optional[str]) -> Optional[str]:
         from ..evaluation.scorers import SCORERS
 
-        return _registry_name(v, SCORERS.names(), "scorer")
+        return None if v is None else _registry_name(v, SCORERS.names(), "scorer")
 
 
 class Stages(_Table):
@@ -520,7 +555,7 @@ def load_project(path: Optional[str | Path] = None, *, workdir: Optional[str | P
     try:
         config = ProjectFile.model_validate(raw)
     except ValidationError as exc:
-        raise _validation_error(file, text, exc) from None
+        raise_problems(_validation_errors(file, text, exc))
     project = Project(file.resolve(), config, text, Path(workdir) if workdir is not None else None)
     check_project(project, check_inputs=check_inputs)
     return project
@@ -601,8 +636,18 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def _validation_error(file: Path, text: str, exc: ValidationError) -> InputError:
-    err = exc.errors(include_url=False)[0]
+def _validation_errors(file: Path, text: str, exc: ValidationError) -> list[InputError]:
+    """One :class:`InputError` per problem pydantic found (the same key reported once)."""
+    out, seen = [], set()
+    for err in exc.errors(include_url=False):
+        e = _validation_error(file, text, err)
+        if str(e) not in seen:
+            seen.add(str(e))
+            out.append(e)
+    return out
+
+
+def _validation_error(file: Path, text: str, err: dict) -> InputError:
     loc = tuple(x for x in err["loc"] if not isinstance(x, int) and not str(x).startswith(("function-", "literal[")))
     key = ".".join(str(x) for x in loc) or "(top level)"
     line = key_line(text, list(loc))
@@ -622,44 +667,47 @@ def _validation_error(file: Path, text: str, exc: ValidationError) -> InputError
         fix = f"add {loc[-1]} = ... to [{'.'.join(map(str, loc[:-1]))}] (see docs/pipeline.md)."
     else:
         fix = _FIXES.get(typ, "see docs/pipeline.md for the allowed values") + "."
-    more = len(exc.errors()) - 1
-    return InputError(f"key '{key}'" + (f" (line {line})" if line else "") + f": {msg}"
-                      + (f" (and {more} more problem(s))" if more > 0 else "") + ".", path=file, fix=fix)
+    return InputError(f"key '{key}'" + (f" (line {line})" if line else "") + f": {msg}.", path=file, fix=fix)
 
 
 def check_project(p: Project, *, check_inputs: bool = True) -> None:
-    """Cross-stage checks: something to read for every stage, one source of pairs, a model for LLMs."""
+    """The whole project before any stage runs: something to read for every stage, one source of
+    pairs, a model for LLMs; with ``check_inputs``, also every file and folder it names, the models
+    the evaluate stage scores, the tuple axes and the card text (:func:`check_resources`). Every
+    problem is reported (one line each), not only the first."""
     names = p.enabled()
     if not names:
         raise InputError("no stage is enabled.", path=p.file,
                          fix="add at least one [stages.NAME] table (run `biaskit init` for an example).")
+    problems: list[InputError] = []
+    add = problems.append
     if "pairs" in names and "adapt" in names:
-        raise p.error("stages.adapt", "both [stages.pairs] and [stages.adapt] make the pairs.",
-                      "keep one source of pairs (set enabled = false in the other).")
+        add(p.error("stages.adapt", "both [stages.pairs] and [stages.adapt] make the pairs.",
+                    "keep one source of pairs (set enabled = false in the other)."))
     have: set[str] = set()
     for n in names:
         s = p.stage(n)
         reads, writes = reads_of(n), STAGE_IO[n][1]
         given = s.input if s is not None else None
         if n == "adapt" and not given:
-            raise p.error("stages.adapt", "adapt needs the CrowS-Pairs file.",
-                          "set input = \"crows_pairs_anonymized.csv\" (`biaskit data download crows-pairs`).")
+            add(p.error("stages.adapt", "adapt needs the CrowS-Pairs file.",
+                        "set input = \"crows_pairs_anonymized.csv\" (`biaskit data download crows-pairs`)."))
         if reads and not set(reads) & have and not given:
             before = [m for m in STAGE_ORDER if STAGE_IO[m][1] in reads and m != n]
-            raise p.error(f"stages.{n}", f"nothing gives this stage its {' or '.join(ARTIFACT_WORDS[r] for r in reads)}.",
-                          f"add one of the stages {', '.join('[stages.' + b + ']' for b in before)} before it, or "
-                          f"set input = \"FILE\" in [stages.{n}].")
+            add(p.error(f"stages.{n}", f"nothing gives this stage its {' or '.join(ARTIFACT_WORDS[r] for r in reads)}.",
+                        f"add one of the stages {', '.join('[stages.' + b + ']' for b in before)} before it, or "
+                        f"set input = \"FILE\" in [stages.{n}]."))
         for f in ([given] if isinstance(given, str) else given or []) if check_inputs else []:
             q = p.path(f)
             if not q.exists():
-                raise p.error(f"stages.{n}.input", f"'{f}' does not exist (looked for {q}).",
-                              "paths are relative to the project file's folder; check the name.")
+                add(p.error(f"stages.{n}.input", f"'{f}' does not exist (looked for {q}).",
+                            "paths are relative to the project file's folder; check the name."))
         have.add(writes)
     tu = p.stage("tuples")
     if tu is not None and set(tu.identities) - set(tu.axes):
         extra = sorted(set(tu.identities) - set(tu.axes))
-        raise p.error("stages.tuples.identities", f"identities are given for {', '.join(extra)}, which is not in "
-                      f"axes ({', '.join(tu.axes)}).", "add it to axes, or fix the name.")
+        add(p.error("stages.tuples.identities", f"identities are given for {', '.join(extra)}, which is not in "
+                    f"axes ({', '.join(tu.axes)}).", "add it to axes, or fix the name."))
     for n in names:
         if getattr(p.stage(n), "llm", None) is not None:
             try:
@@ -667,17 +715,159 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
             except ValidationError as exc:
                 e = exc.errors(include_url=False)[0]
                 key = f"stages.{n}.llm." + ".".join(str(x) for x in e["loc"])
-                raise p.error(key, e["msg"].removeprefix("Value error, ") + ".", "see [llm] in docs/pipeline.md.") from None
+                add(p.error(key, e["msg"].removeprefix("Value error, ") + ".", "see [llm] in docs/pipeline.md."))
     for n in names:
         if n in ("tuples", "sentences", "antistereo", "cats") or (n == "pairs" and p.stage("pairs").llm_fallback) or (
                 n in ("translate", "cat_translate") and any(e.split(":", 1)[0].strip().lower() == "llm" and ":" not in e
                                                             for e in p.stage(n).engines)):
-            s = p.llm(n)
+            try:
+                s = p.llm(n)
+            except ValidationError:
+                continue     # reported above
             if s.backend != "dummy" and not s.model:
                 key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
-                raise p.error(key, f"the {n} stage calls an LLM but no model is named.",
-                              "set model = \"MODEL\" in [llm] (the id your endpoint serves; base_url for a local "
-                              "server), or backend = \"dummy\" to try offline.")
+                add(p.error(key, f"the {n} stage calls an LLM but no model is named.",
+                            "set model = \"MODEL\" in [llm] (the id your endpoint serves; base_url for a local "
+                            "server), or backend = \"dummy\" to try offline."))
+    if check_inputs:
+        problems += check_resources(p)
+    raise_problems(problems)
+
+
+# files and folders a project's keys name: (table, key, kind) -- kind: file, dir, or text (a file when it
+# names one, else the text itself: card_text, citation)
+_PATH_KEYS = (("project", "inventory", "dir"), ("project", "prompts_dir", "dir"), ("llm", "prices", "file"),
+              ("stages.adapt", "lexicon", "file"), ("stages.release", "previous", "dir"),
+              ("stages.release", "card_text", "text"), ("stages.release", "citation", "text"))
+_TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".bib", ".bibtex")
+
+
+def _looks_like_path(value: str) -> bool:
+    return "\n" not in value and len(value) < 400 and Path(value).suffix.lower() in _TEXT_SUFFIXES
+
+
+def check_resources(p: Project) -> list[InputError]:
+    """What the project's keys name exists: files and folders, each stage's own ``llm.prices``, the
+    evaluate stage's models (a folder, a ``.gguf`` file, an alias, or a hub name in the offline
+    cache), the tuple axes (in the inventory, unless identities are given), and the card text of a
+    release (a file that exists and holds card sections). Nothing is loaded or sent."""
+    out: list[InputError] = []
+    for table, key, kind in _PATH_KEYS:
+        if table.startswith("stages.") and p.stage(table.split(".", 1)[1]) is None:
+            continue
+        obj = p.config
+        for part in table.split("."):
+            obj = getattr(obj, part, None)
+        value = getattr(obj, key, None) if obj is not None else None
+        if not value:
+            continue
+        q = p.path(value)
+        dotted = f"{table}.{key}"
+        if kind == "text":
+            if not _looks_like_path(value):
+                continue      # the text itself
+            if not q.is_file():
+                out.append(p.error(dotted, f"'{value}' does not exist (looked for {q}).",
+                                   "paths are relative to the project file's folder; check the name (or write "
+                                   "the text itself there)."))
+            elif key == "card_text":
+                try:
+                    from ..release.card import read_card_text
+
+                    if not read_card_text(q):
+                        out.append(p.error(dotted, f"{q} holds no card section ('## Heading' followed by text).",
+                                           "write the sections people write, e.g. '## Motivation' and "
+                                           "'## Known limitations' (docs/release.md lists them)."))
+                except InputError as exc:
+                    out.append(p.error(dotted, exc.message, exc.fix or "fix the file."))
+        elif kind == "dir" and not q.is_dir():
+            out.append(p.error(dotted, f"'{value}' is not a folder (looked for {q}).",
+                               "paths are relative to the project file's folder; check the name."))
+        elif kind == "file" and not q.is_file():
+            out.append(p.error(dotted, f"'{value}' does not exist (looked for {q}).",
+                               "paths are relative to the project file's folder; check the name."))
+    for n in p.enabled():
+        over = getattr(p.stage(n), "llm", None)
+        if over is not None and over.prices and not p.path(over.prices).is_file():
+            out.append(p.error(f"stages.{n}.llm.prices", f"'{over.prices}' does not exist (looked for "
+                               f"{p.path(over.prices)}).", "paths are relative to the project file's folder."))
+    tu = p.stage("tuples")
+    if tu is not None:
+        from ..inventory import load_inventory
+
+        try:
+            axes = set(load_inventory(p.path(p.config.project.inventory)).axes())
+        except InputError:
+            axes = None       # a missing inventory folder is reported above
+        if axes is not None:
+            from ..schema import normalize_bias_type
+
+            for a in tu.axes:
+                if normalize_bias_type(a) not in axes and not tu.identities.get(a):
+                    out.append(p.error("stages.tuples.axes", f"axis '{a}' has no identity terms in the inventory.",
+                                       f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
+                                       f"{{ {a} = [\"...\"] }}."))
+    for n in p.enabled():      # an LLM stage needs an endpoint: known before anything runs
+        if n not in ("tuples", "sentences", "antistereo", "cats", "translate", "cat_translate") and \
+                not (n == "pairs" and p.stage("pairs").llm_fallback):
+            continue
+        if n in ("translate", "cat_translate") and \
+                not any(e.split(":", 1)[0].strip().lower() == "llm" for e in p.stage(n).engines):
+            continue
+        try:
+            s = p.llm(n)
+        except ValidationError:
+            continue
+        if s.backend == "openai" and not s.base_url and not os.environ.get("OPENAI_BASE_URL") \
+                and not os.environ.get("OPENAI_API_KEY"):
+            key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
+            out.append(p.error(f"{key}.base_url", f"the {n} stage sends requests to an LLM, but no endpoint is "
+                               "given.", f"set base_url = \"URL\" in [{key}], the API root of an OpenAI-compatible "
+                               "server (e.g. \"http://127.0.0.1:8000/v1\"; or the environment variable "
+                               "OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY; or backend = \"dummy\" in "
+                               f"[{key}] to try it offline."))
+            break
+        if s.base_url and s.backend == "openai":
+            from ..curation.llm.openai_backend import check_base_url
+
+            try:
+                check_base_url(s.base_url)
+            except BiaskitError as exc:
+                key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) and p.stage(n).llm.base_url else "llm"
+                out.append(p.error(f"{key}.base_url", str(exc).split(" Fix:")[0],
+                                   f"set base_url = \"URL\" in [{key}] to your server's API root, e.g. "
+                                   "\"http://127.0.0.1:8000/v1\"."))
+    ev = p.stage("evaluate")
+    if ev is not None:
+        for m in ev.models:
+            why = _model_problem(p, m)
+            if why:
+                out.append(p.error("stages.evaluate.models", why[0], why[1]))
+    return out
+
+
+def _model_problem(p: Project, model: str) -> Optional[tuple[str, str]]:
+    """Why ``model`` cannot be found without loading it, or None (a folder with config.json, a .gguf
+    file, an alias, or a hub name in the offline cache)."""
+    from ..evaluation.models import MODEL_ALIASES
+
+    q = p.path(model)
+    if q is not None and q.exists():
+        if q.is_dir() and not (q / "config.json").exists():
+            return (f"model folder {q} has no config.json.", "pass a folder written by save_pretrained, or a .gguf file.")
+        return None
+    if model.lower() in MODEL_ALIASES:
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(model, local_files_only=True)
+        return None
+    except Exception:  # noqa: BLE001 - any failure: not in the offline cache
+        pass
+    return (f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",
+            f"use an alias ({', '.join(MODEL_ALIASES.names())}), a local folder or .gguf file (relative to the "
+            "project file's folder), or a hub name downloaded before.")
 
 
 def init_project(directory: str | Path, *, template: str = "generate", hindi: bool = True,

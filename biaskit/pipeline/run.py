@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from biaskit.clitools import project_settings
 from biaskit.errors import BiaskitError
 from biaskit.redact import redact
 
 from .project import STAGE_IO, Project
 from .stages import STAGES, Context, RunOptions, StageFailed
-from .state import State, abs_path, hash_path, lock, now, rel_path
+from .state import State, abs_path, hash_path, lock, now, rel_path, shown_path
 
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT, EXIT_WAITING = 0, 1, 2, 3
 
@@ -107,7 +108,8 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
             state.update(name, status="running", attempt=fp, started=now(), error=None)
             stage.current_fingerprint = fp
             try:
-                out = stage.run()
+                with project_settings(shown_path(project.file), stage_tables(project, name)):
+                    out = stage.run()   # hints name this project's keys, not the stage command's flags
             except KeyboardInterrupt:
                 state.update(name, status="interrupted", finished=now())
                 raise
@@ -141,6 +143,38 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
             if name == until:
                 break
         return result
+
+
+# options a stage's own command takes as flags and `biaskit run` takes from biaskit.toml: where each is
+# set (a table of the project file, or a flag of `biaskit run` itself)
+_LLM_OPTIONS = ("llm", "model", "base_url", "temperature", "seed", "max_tokens", "concurrency", "max_retries",
+                "response_format", "prices", "timeout")
+
+
+def stage_tables(project: Project, name: str) -> dict[str, str]:
+    """Option name -> the table of ``project``'s file that sets it for stage ``name`` (``run``: a
+    flag of ``biaskit run``), for :func:`biaskit.clitools.opt`."""
+    own = getattr(project.stage(name), "llm", None) is not None
+    tables = {o: (f"stages.{name}.llm" if own else "llm") for o in _LLM_OPTIONS}
+    tables.update({"retry_failed": "run", "partial": "run", "*": f"stages.{name}"})
+    return tables
+
+
+def command_for(project: Project, verb: str = "run", *flags: str) -> str:
+    """``biaskit VERB`` for this project as typed in the current folder: ``--project`` unless the
+    project file is ./biaskit.toml, ``--workdir`` when the outputs go elsewhere (a hint that works
+    where it is printed)."""
+    import shlex
+
+    from .project import PROJECT_FILE
+
+    parts = ["biaskit", verb]
+    f = Path(project.file)
+    if shown_path(f) != PROJECT_FILE:
+        parts += ["--project", shown_path(f.parent) if f.name == PROJECT_FILE else shown_path(f)]
+    if Path(project.workdir).resolve() != Path(project.root).resolve():
+        parts += ["--workdir", shown_path(project.workdir)]
+    return shlex.join(parts + list(flags))
 
 
 def _small(obj, depth: int = 0):

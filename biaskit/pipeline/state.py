@@ -5,8 +5,10 @@ finished run was made from), ``attempt`` (the fingerprint of the run in progress
 failed run with the same fingerprint resumes on its files, a different one starts the stage's folder
 afresh), ``outputs`` (name -> path, SHA-256, rows), ``message``, ``summary``, ``progress`` (human
 stages), times. A fingerprint is a SHA-256 over the stage's options (without the ones that do not
-change results, such as concurrency), the SHA-256 of every input file, the biaskit version and,
-for LLM stages, the endpoint, model, decoding parameters and prompt hashes.
+change results, such as concurrency), the SHA-256 of every input file's content (a folder: of
+every file in it) named by its path relative to the working or project folder (moving the folders
+re-runs nothing), the biaskit version and, for LLM stages, the endpoint, model, decoding parameters
+and prompt hashes; for the evaluate stage, the content of each model's files.
 
 One ``biaskit run`` at a time per working folder: :func:`lock` holds ``.biaskit/lock`` (an
 ``flock``, released by the kernel when the process dies, so a killed run never leaves it held).
@@ -40,19 +42,19 @@ def fingerprint(obj: Any) -> str:
 
 
 def hash_path(path: Path) -> Optional[str]:
-    """SHA-256 of a file; of a release folder, of its ``SHA256SUMS`` (which covers every file); of any
-    other folder, of its files' relative names and contents (None: missing)."""
-    from ..io import sha256_file
+    """SHA-256 of a file's content; of a folder (a release, a model), of every file's relative name
+    and content, so an edit of any file (a release's card, new weights saved into the same folder)
+    changes it (None: missing). File hashes are cached by size and modification time
+    (:func:`biaskit.io.sha256_cached`)."""
+    from ..io import sha256_cached
 
     path = Path(path)
     if path.is_file():
-        return sha256_file(path)
-    if (path / "SHA256SUMS").is_file():
-        return sha256_file(path / "SHA256SUMS")
+        return sha256_cached(path)
     if path.is_dir():
         h = hashlib.sha256()
         for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
-            h.update(f.relative_to(path).as_posix().encode() + b"\0" + sha256_file(f).encode() + b"\n")
+            h.update(f.relative_to(path).as_posix().encode() + b"\0" + sha256_cached(f).encode() + b"\n")
         return h.hexdigest()
     return None
 
@@ -63,6 +65,18 @@ def rel_path(workdir: Path, p: str | Path) -> str:
         return Path(p).resolve().relative_to(Path(workdir).resolve()).as_posix()
     except ValueError:
         return str(p)
+
+
+def shown_path(p: Path) -> str:
+    """``p`` as a hint shows it: relative to the current folder when inside it, else absolute, so the
+    path works where the message is printed."""
+    import os
+
+    try:
+        rel = os.path.relpath(Path(p).resolve(), Path.cwd().resolve())
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("..") else str(Path(p).resolve())
 
 
 def abs_path(workdir: Path, p: str) -> Path:
@@ -120,7 +134,8 @@ def lock(workdir: Path) -> Iterator[None]:
             fh.seek(0)
             who = fh.read().strip()
             raise BiaskitError(f"another `biaskit run` is working in {workdir}" + (f" ({who})" if who else "")
-                               + ". Fix: wait for it to finish (`biaskit status` shows where it is).") from None
+                               + f". Fix: wait for it to finish (`biaskit status --workdir {shown_path(workdir)}` "
+                               "shows where it is).") from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} since {now()}")

@@ -46,28 +46,32 @@ def project_status(project: Project) -> dict[str, Any]:
                      "partial": bool(st.get("partial")),
                      "outputs": dict(st.get("outputs") or {}),
                      "started": st.get("started"), "finished": st.get("finished") or st.get("checked")})
+    from .run import command_for
+
     return {"project": str(project.file), "name": project.name, "workdir": str(project.workdir),
-            "state_file": str(state.path), "running": running, "stages": rows, "next": _next(rows, running)}
+            "state_file": str(state.path), "running": running, "stages": rows,
+            "next": _next(rows, running, command_for(project), command_for(project, "run", "--partial"))}
 
 
-def _next(rows: list[dict], running: bool) -> str:
+def _next(rows: list[dict], running: bool, run: str = "biaskit run", partial: str = "biaskit run --partial") -> str:
+    """What to do next; ``run`` / ``partial``: the commands for this project, as typed here."""
     if running:
         return "a `biaskit run` is working on this project now."
     todo = [r for r in rows if r["status"] != "done"]
     if not todo:
-        return "every stage is done; `biaskit run` re-checks and skips what has not changed."
+        return f"every stage is done; `{run}` re-checks and skips what has not changed."
     first = todo[0]
     s, n = first["status"], first["name"]
     if s == "waiting":
         p = first.get("progress") or {}
         where = f" in Label Studio project '{p.get('project')}' ({p.get('url')})" if p.get("project") else ""
-        return (f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `biaskit run` "
-                "(or `biaskit run --partial` to go on with the answers there are).")
+        return (f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `{run}` "
+                f"(or `{partial}` to go on with the answers there are).")
     if s == "failed":
-        return f"stage '{n}' failed (above); fix it, then `biaskit run` resumes it."
+        return f"stage '{n}' failed (above); fix it, then `{run}` resumes it."
     if s == "interrupted":
-        return f"stage '{n}' was interrupted; `biaskit run` resumes it."
-    return f"`biaskit run` will run: {', '.join(r['name'] for r in todo)}."
+        return f"stage '{n}' was interrupted; `{run}` resumes it."
+    return f"`{run}` will run: {', '.join(r['name'] for r in todo)}."
 
 
 def render_status(st: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from pydantic import ValidationError
 
@@ -35,6 +35,25 @@ def read_text(path: str | Path) -> str:
                          path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
 
 
+def read_head(path: str | Path, size: int = 1 << 16) -> str:
+    """The start of a file as text (at least ``size`` bytes and its whole first line), without reading
+    the rest; a bad byte in it raises :func:`read_text`'s error."""
+    path = check_file(path)
+    with open(path, "rb") as fh:
+        raw = fh.readline()
+        if len(raw) < size:
+            raw += fh.read(size - len(raw))
+        more = bool(fh.read(1))
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if more and exc.start >= len(raw) - 3 and exc.reason == "unexpected end of data":
+            return raw[:exc.start].decode("utf-8-sig")     # a character cut at the end of the head
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
+                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+
+
 def first_record(path: str | Path) -> dict:
     """The first JSON object of a JSONL file ({} when it has none), read without loading the file;
     used to tell what a file holds before reading it."""
@@ -59,21 +78,39 @@ def first_record(path: str | Path) -> dict:
 class UniqueIds:
     """Ids a file gives explicitly must be unique: ``add(id, row)`` raises :class:`InputError` naming
     both rows when an id comes back (a file concatenated twice, a bad merge). Records without an
-    explicit id are numbered by :class:`biaskit.ids.Numbering` instead and never come here."""
+    explicit id are numbered by :class:`biaskit.ids.Numbering` instead and never come here.
+
+    ``rescan``: a callable giving ``(row, id)`` of the file again from its start. With it only each
+    id's hash is kept (a streaming reader of a file of a million records keeps a few tens of MB), and
+    the first row of a repeated id is found by reading the file again; without it, every id's first
+    row is kept."""
 
     def __init__(self, path, field: str, fix: str = "keep one of the two rows (or remove the id field to let "
-                                                     "biaskit number identical records)."):
+                                                     "biaskit number identical records).",
+                 rescan: Optional[Callable[[], Iterable[tuple[Optional[int], Any]]]] = None):
         self.path, self.field, self.fix = path, field, fix
+        self._rescan = rescan
         self._first: dict[str, int] = {}
+        self._seen: set[int] = set()
 
     def add(self, value: Any, row: Optional[int]) -> None:
         if value in (None, ""):
             return
         key = str(value)
-        first = self._first.setdefault(key, row if row is not None else -1)
-        if first != (row if row is not None else -1):
-            raise InputError(f"duplicate {self.field} '{key}' (first at row {first}).", path=self.path, row=row,
-                             column=self.field, fix=self.fix)
+        if self._rescan is None:
+            first = self._first.setdefault(key, row if row is not None else -1)
+            if first == (row if row is not None else -1):
+                return
+        else:
+            h = hash(key)
+            if h not in self._seen:
+                self._seen.add(h)
+                return
+            first = next((i for i, v in self._rescan() if v not in (None, "") and str(v) == key), None)
+            if first is None or first == row:
+                return   # another id with the same hash: not a repeat
+        raise InputError(f"duplicate {self.field} '{key}' (first at row {first}).", path=self.path, row=row,
+                         column=self.field, fix=self.fix)
 
 
 def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> InputError:
@@ -92,25 +129,33 @@ def iter_rows(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Ite
     Table cells that look like JSON objects or lists (``provenance``, ``candidates``) are decoded;
     empty cells are left out.
     """
-    from ..io import iter_jsonl, read_table
+    from ..io import iter_csv_chunks, iter_jsonl, read_table
 
     path = check_file(path)
     if path.suffix.lower() in JSONL_SUFFIXES:
         yield from iter_jsonl(path, tolerate_truncated_tail=tolerate_truncated_tail)
         return
-    df = read_table(path)
-    for i, rec in enumerate(df.to_dict(orient="records"), start=1):
-        clean = {}
-        for k, v in rec.items():
-            if v is None or (isinstance(v, float) and v != v):
-                continue
-            if isinstance(v, str) and v[:1] in "[{":
-                try:
-                    v = json.loads(v)
-                except json.JSONDecodeError:
-                    pass
-            clean[k] = v
-        yield i, clean
+    frames = iter_csv_chunks(path) if path.suffix.lower() in (".csv", ".tsv") else [read_table(path)]
+    i = 0
+    for df in frames:
+        for rec in df.to_dict(orient="records"):
+            i += 1
+            yield i, _clean_cells(rec)
+
+
+def _clean_cells(rec: dict) -> dict:
+    """A table row: empty cells left out, cells that look like JSON objects or lists decoded."""
+    clean = {}
+    for k, v in rec.items():
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        if isinstance(v, str) and v[:1] in "[{":
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError:
+                pass
+        clean[k] = v
+    return clean
 
 
 def first_error(exc: ValidationError) -> tuple[Optional[str], str]:

@@ -25,10 +25,11 @@ from typing import Any, Iterator, Optional, Sequence
 
 from pydantic import ValidationError
 
+from ..clitools import offer
 from ..errors import InputError
 from ..ids import CAT_LABEL_ORDER, Numbering
 from ..schema import CAT
-from ._common import UniqueIds, check_file, first_record, read_text, unknown_name
+from ._common import UniqueIds, check_file, first_record, read_head, unknown_name
 
 CAT_FORMATS = ("auto", "stereoset", "flat", "biaskit")
 LABELS = CAT_LABEL_ORDER
@@ -73,7 +74,7 @@ def read_cats(path: str | Path, format: str = "auto", lang: str = "en", limit: O
 
 def detect_cat_format(path: str | Path) -> str:
     path = Path(path)
-    text = read_text(path)
+    text = read_head(path)
     stripped = text.lstrip()
     if not stripped:
         raise InputError("file is empty.", path=path, fix="point at a StereoSet or biaskit CAT file.")
@@ -89,7 +90,8 @@ def detect_cat_format(path: str | Path) -> str:
         return "stereoset"
     raise InputError(f"cannot tell the CAT format from the keys {sorted(first)}.", path=path, row=1,
                      fix="use the original StereoSet JSON, the flat JSONL (type, target, bias_type, context, "
-                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL; or pass --format.")
+                         "stereotype, anti-stereotype, unrelated) or biaskit CAT JSONL" + offer("format", "; or pass "
+                                                                                                 "--format") + ".")
 
 
 def first_line_is_object(text: str) -> bool:
@@ -177,7 +179,7 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
     if not isinstance(data, dict) or not (set(SPLITS) & set(data)):
         raise InputError("not a StereoSet file: expected {\"version\": ..., \"data\": {\"intrasentence\": [...], "
                          "\"intersentence\": [...]}}.", path=path,
-                         fix="use the original dev.json/test.json, or --format flat|biaskit.")
+                         fix="use the original dev.json/test.json" + offer("format", ", or --format flat|biaskit") + ".")
     cats: list[CAT] = []
     number = Numbering()
     for split in SPLITS:
@@ -220,7 +222,7 @@ def _read_original(path: Path, lang: str) -> list[CAT]:
 
 def _read_biaskit(path: Path) -> list[CAT]:
     cats = []
-    given = UniqueIds(path, "cat_id")
+    given = UniqueIds(path, "cat_id", rescan=lambda: ((i, o.get("cat_id")) for i, o in _iter_lines(path)))
     for i, obj in _iter_lines(path):
         given.add(obj.get("cat_id"), i)
         try:

@@ -19,7 +19,6 @@ spans lines) and 1-based line numbers for JSONL.
 from __future__ import annotations
 
 import csv
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +26,11 @@ from typing import Any, Iterator, Optional
 
 from pydantic import ValidationError
 
+from ..clitools import offer
 from ..errors import InputError
 from ..ids import Numbering
 from ..schema import SentencePair, normalize_direction
-from ._common import UniqueIds, read_text, unknown_name
+from ._common import UniqueIds, check_file, unknown_name
 
 FORMATS = ("auto", "crows", "indibias", "biaskit")
 
@@ -61,33 +61,55 @@ class ReadResult:
         return len(self.records)
 
 
-def _csv_rows(path: Path, text: str) -> tuple[list[str], Iterator[tuple[int, dict]]]:
+def _csv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
+    """The header and a row iterator of a CSV file, read as it goes (one row in memory at a time)."""
     from ..textcheck import check_record
 
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    path = check_file(path)
+    fh = open(path, "rb")
+
+    def lines():   # decoded line by line, so that a bad byte is named with its line
+        for n, raw in enumerate(fh, start=1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _decode_error(path, exc, n) from None
+
+    reader = csv.DictReader(lines())
     try:
         header = [h.strip() if h else "" for h in (reader.fieldnames or [])]
-    except csv.Error as exc:
+    except (csv.Error, InputError) as exc:
+        fh.close()
+        if isinstance(exc, InputError):
+            raise
         raise _csv_error(path, reader, exc) from None
     reader.fieldnames = header
     check_record({"header": " ".join(header)}, path, None)
 
     def gen():
         i = 0
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise _csv_error(path, reader, exc, i + 1) from None
-            i += 1
-            if None in row:
-                raise InputError(f"row has {len(header) + len(row[None])} cells but the header has {len(header)}.",
-                                 path=path, row=i, fix="quote cells that contain commas.")
-            check_record(row, path, i)
-            yield i, row
+        with fh:
+            while True:
+                try:
+                    row = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    raise _csv_error(path, reader, exc, i + 1) from None
+                i += 1
+                if None in row:
+                    raise InputError(f"row has {len(header) + len(row[None])} cells but the header has "
+                                     f"{len(header)}.", path=path, row=i, fix="quote cells that contain commas.")
+                check_record(row, path, i)
+                yield i, row
     return header, gen()
+
+
+def _decode_error(path: Path, exc: UnicodeDecodeError, line: int) -> InputError:
+    return InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start} of line {line}.", path=path,
+                      fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")
 
 
 def _csv_error(path: Path, reader, exc: Exception, row: Optional[int] = None) -> InputError:
@@ -105,7 +127,9 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         return "biaskit"
     if columns is None:
-        header, _ = _csv_rows(path, read_text(path))
+        header, rows = _csv_rows(path)
+        for _ in rows:      # the header is all that is needed: close the file
+            break
         columns = header
     cols = set(columns)
     if {"modified_eng_sent_more", "sent_more_hindi"} & cols:
@@ -115,7 +139,7 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
     if "stereo_antistereo" in cols:
         return "crows"
     raise InputError(f"cannot tell the format from the columns {sorted(cols)}.", path=path,
-                     fix="pass --format crows|indibias|biaskit, or add the columns sent_more, sent_less, "
+                     fix=offer("format", "pass --format crows|indibias|biaskit, or ") + "add the columns sent_more, sent_less, "
                          "direction, bias_type.")
 
 
@@ -145,7 +169,7 @@ def _require(path: Path, columns: list[str], required: list[str], fmt: str) -> N
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)} for format '{fmt}' (found: {', '.join(columns) or 'none'}).",
                          path=path, row=None, fix=f"a {fmt} file needs the columns {', '.join(required)}; "
-                                                  "or pass the right --format.")
+                                                  + offer("format", "or pass the right --format.", "or fix the header."))
 
 
 def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] = None) -> Iterator[tuple[int, dict]]:
@@ -155,7 +179,7 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] =
     pairs too. For IndiBias with ``lang=None`` each row yields its English then its Hindi view.
     A ``pair_id`` the file gives must be unique (pairs without one are numbered by the reader).
     """
-    given = UniqueIds(path, "pair_id")
+    given = UniqueIds(path, "pair_id", rescan=lambda: ((i, r.get("pair_id")) for i, r in _pair_rows(path, format, lang)))
     for row, rec in _pair_rows(path, format, lang):
         given.add(rec.get("pair_id"), row)
         yield row, rec
@@ -188,8 +212,7 @@ def _pair_rows(path: str | Path, format: str, lang: Optional[str]) -> Iterator[t
                 rec["lang"] = lang
             yield i, rec
         return
-    text = read_text(path)
-    header, rows = _csv_rows(path, text)
+    header, rows = _csv_rows(path)
     if format == "crows":
         _require(path, header, CROWS_REQUIRED, "crows")
         for i, row in rows:
@@ -259,7 +282,8 @@ def _validation_error(path: Path, row: int, exc: ValidationError) -> InputError:
     if msg == "Field required":
         msg = "missing value"
     return InputError(f"{msg}.", path=path, row=row, column=loc,
-                      fix=_FIXES.get(loc or "", "correct the value or pass --skip-invalid to skip such rows."))
+                      fix=_FIXES.get(loc or "", "correct the value" + offer("skip_invalid", " or pass --skip-invalid "
+                                                                                            "to skip such rows") + "."))
 
 
 def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,
@@ -273,24 +297,34 @@ def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = Non
     fmt = detect_format(path) if format == "auto" else format
     pairs: list[SentencePair] = []
     skipped: list[InputError] = []
+    for _, pair in iter_valid_pairs(path, fmt, lang, skipped=skipped if skip_invalid else None):
+        pairs.append(pair)
+        if limit is not None and len(pairs) >= limit:
+            break
+    return ReadResult(pairs, skipped, format=fmt, path=str(path))
+
+
+def iter_valid_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,
+                     skipped: Optional[list[InputError]] = None) -> Iterator[tuple[int, SentencePair]]:
+    """``(row, SentencePair)`` validated one at a time as the file is read (:func:`read_pairs` without
+    the list). An invalid row raises, or, when ``skipped`` is a list, is appended to it and skipped."""
+    path = Path(path)
+    fmt = detect_format(path) if format == "auto" else format
     number = Numbering()
     for row, rec in iter_pair_rows(path, fmt, lang):
         try:
             pair = SentencePair.model_validate(rec)
         except ValidationError as exc:
             err = _validation_error(path, row, exc)
-            if skip_invalid:
-                skipped.append(err)
-                continue
-            raise err from None
+            if skipped is None:
+                raise err from None
+            skipped.append(err)
+            continue
         numbered = number(pair.pair_id)
         if numbered != pair.pair_id:
             pair.meta["duplicate_of"] = pair.pair_id
             pair.pair_id = numbered
-        pairs.append(pair)
-        if limit is not None and len(pairs) >= limit:
-            break
-    return ReadResult(pairs, skipped, format=fmt, path=str(path))
+        yield row, pair
 
 
 def write_pairs(path: str | Path, pairs) -> Path:

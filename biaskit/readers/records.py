@@ -24,7 +24,7 @@ def read_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None, s
                 tolerate_truncated_tail: bool = False) -> ReadResult:
     """:class:`~biaskit.schema.BiasTuple` records; ``statuses`` keeps only those statuses."""
     out, skipped = [], []
-    given = UniqueIds(path, "tuple_id")
+    given = UniqueIds(path, "tuple_id", rescan=lambda: ((i, r.get("tuple_id")) for i, r in iter_rows(path)))
     for i, rec in iter_rows(path, tolerate_truncated_tail=tolerate_truncated_tail):
         given.add(rec.get("tuple_id"), i)
         try:
@@ -74,7 +74,8 @@ def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candida
     ``max_candidates``: the most candidates a record may have (the review shows one slot letter each).
     """
     out, skipped = [], []
-    given = UniqueIds(path, "pair_id", fix="each pair is translated once: keep one of the two records.")
+    given = UniqueIds(path, "pair_id", fix="each pair is translated once: keep one of the two records.",
+                      rescan=lambda: ((i, r.get("pair_id")) for i, r in iter_rows(path)))
     for i, rec in iter_rows(path):
         given.add(rec.get("pair_id"), i)
         try:

@@ -85,8 +85,12 @@ def _check_options(o: BuildOptions) -> None:
     for k in o.kinds or []:
         if k not in L.KINDS:
             raise InputError(f"unknown kind '{k}'.", fix=f"use {', '.join(L.KINDS)}.")
-    if o.created and not re.match(r"^\d{4}-\d{2}-\d{2}$", o.created):
-        raise InputError(f"invalid date '{o.created}'.", fix="use YYYY-MM-DD.")
+    if o.created:
+        from .verify import valid_date
+
+        if not valid_date(o.created):
+            raise InputError(f"invalid date '{o.created}': not a day of the calendar.",
+                             fix="use YYYY-MM-DD, e.g. --date 2025-01-31.")
 
 
 def _citation(c: Optional[str]) -> Optional[str]:
@@ -171,7 +175,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     """Build the release folder ``out`` from validated record files (see the module docstring)."""
     from ..io import atomic_dir
     from .card import read_card_text, render_card
-    from .history import load_history, record_provenance, summarize_history
+    from .history import load_history, summarize_history
     from .inputs import load_inputs, merge_views
 
     t0 = time.perf_counter()
@@ -236,9 +240,11 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     refuse_leaks(targets, splits, ids)
     lap("targets+split")
 
-    # released records (plain dicts in the schema's JSON form)
+    # released records (plain dicts in the schema's JSON form). Pairs are made one at a time while
+    # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
+    # a large input is written as a stream; CATs and tuples (small) are lists.
     n_p, n_c = len(merged), len(inp.cats)
-    pair_recs = [_pair_record(mp, t, sp) for mp, t, sp in zip(merged, p_targets, splits[:n_p])]
+    p_splits = splits[:n_p]
     cat_recs = []
     for c, sp in zip(inp.cats, splits[n_p:n_p + n_c]):
         d = c.model_dump(mode="json")
@@ -250,26 +256,21 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
-    langs = sorted({lg for r in pair_recs for lg in r["views"]} | {c["lang"] for c in cat_recs}
+    langs = sorted({lg for mp in merged for lg in mp.views} | {c["lang"] for c in cat_recs}
                    | {t["lang"] for t in tuple_recs}, key=lambda lg: (lg != "en", lg))
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
-    pair_langs = [lg for lg in langs if any(lg in r["views"] for r in pair_recs)]
+    present = {lg for mp in merged for lg in mp.views}
+    pair_langs = [lg for lg in langs if lg in present]
 
     from .export import cat_rows as _cat_rows, tuple_rows as _tuple_rows
-    from .stats import compute_stats, write_plots
+    from .history import ProvenanceCounter
+    from .stats import PairStats, compute_stats, write_plots
 
     crow = _cat_rows(cat_recs)
     trow = _tuple_rows(tuple_recs)
-    lap("records")
-    stats = compute_stats(pair_recs, crow, trow, keyness=o.keyness)
-    lap("stats")
-    prov = record_provenance([(lg, v.get("provenance"), v.get("meta")) for r in pair_recs
-                              for lg, v in r["views"].items()]
-                             + [(c["lang"], c.get("provenance"), c.get("meta")) for c in cat_recs]
-                             + [(t["lang"], t.get("provenance"), t.get("meta")) for t in tuple_recs])
     rep = split_report(targets, strata, splits)
-    lap("provenance")
+    lap("records")
     warnings: list[str] = []
     files: list[str] = []
     with atomic_dir(out, owns=(L.RELEASE_JSON,)) as tmp:
@@ -279,14 +280,58 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         record_sha: dict[str, str] = {}        # the record files' SHA-256, computed as they are written
         configs = []
         counts: dict[str, Any] = {}
-        for kind, recs in (("pairs", pair_recs), ("cats", cat_recs), ("tuples", tuple_recs)):
+        prov_acc = ProvenanceCounter()
+        origin_keys: Counter = Counter()
+        pair_stats = None
+        if merged:
+            pair_stats = PairStats()
+            fn = L.RECORD_FILES["pairs"]
+            by_split = Counter(p_splits)
+            parquet = {sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
+                       for sp in L.SPLITS if by_split.get(sp)}
+            csvs = X.PairCsvWriter(tmp, pair_langs)
+            by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
+            with _RecordWriter(tmp / fn) as jsonl:
+                for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits)):
+                    r = _pair_record(mp, t, sp)
+                    jsonl.write(r)
+                    parquet[sp].add(r)
+                    csvs.add(pos, r)
+                    pair_stats.add(r)
+                    by_split_lang[sp].update(r["views"].keys())
+                    for lg, v in r["views"].items():
+                        prov_acc.add(lg, v.get("provenance"), v.get("meta"))
+                        origin_keys[_origin_key(v.get("provenance"))] += 1
+            record_sha[fn] = jsonl.sha256
+            written_rows[fn] = n_p
+            conf = {"name": "pairs", "default": True, "data_files": {}, "splits": {}, "features": L.pair_columns(pair_langs)}
+            for sp in L.SPLITS:
+                if sp not in parquet:
+                    continue   # `datasets` cannot load an empty split: it gets no file and no config entry
+                rel = L.parquet_path("pairs", sp)
+                conf["data_files"][sp] = rel
+                conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": parquet[sp].close()}
+                written_rows[rel] = by_split[sp]
+            configs.append(conf)
+            written_rows.update(csvs.close())
+            counts["pairs"] = {"records": n_p, "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
+                               "targets": len(set(p_targets)),
+                               "targets_by_split": {sp: len({t for t, s2 in zip(p_targets, p_splits) if s2 == sp})
+                                                    for sp in L.SPLITS},
+                               "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()}}
+        for c in cat_recs:
+            prov_acc.add(c["lang"], c.get("provenance"), c.get("meta"))
+        for t in tuple_recs:
+            prov_acc.add(t["lang"], t.get("provenance"), t.get("meta"))
+        prov = prov_acc.result()
+        for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
                 continue
             fn = L.RECORD_FILES[kind]
             record_sha[fn] = _write_records(tmp / fn, recs)
             written_rows[fn] = len(recs)
-            split_of = [r["split"] if kind == "pairs" else r["meta"]["split"] for r in recs]
-            conf = {"name": kind, "default": kind == "pairs" or (kind == "cats" and not pair_recs),
+            split_of = [r["meta"]["split"] for r in recs]
+            conf = {"name": kind, "default": kind == "cats" and not merged,
                     "data_files": {}, "splits": {}, "features": None}
             rows_by_split = {}
             for sp in L.SPLITS:
@@ -295,50 +340,38 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 if not idx:
                     continue   # `datasets` cannot load an empty split: it gets no file and no config entry
                 rel = L.parquet_path(kind, sp)
-                if kind == "pairs":
-                    sub = [recs[i] for i in idx]
-                    nb = X.write_pair_parquet(tmp / rel, sub, pair_langs)
-                    conf["features"] = L.pair_columns(pair_langs)
-                elif kind == "cats":
-                    sub = [crow[i] for i in idx]
-                    nb = X.write_cat_parquet(tmp / rel, sub)
+                if kind == "cats":
+                    nb = X.write_cat_parquet(tmp / rel, [crow[i] for i in idx])
                     conf["features"] = L.CAT_COLUMNS
                 else:
-                    sub = [trow[i] for i in idx]
-                    nb = X.write_tuple_parquet(tmp / rel, sub)
+                    nb = X.write_tuple_parquet(tmp / rel, [trow[i] for i in idx])
                     conf["features"] = L.TUPLE_COLUMNS
                 conf["data_files"][sp] = rel
                 conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
                 written_rows[rel] = len(idx)
             configs.append(conf)
-            tg = p_targets if kind == "pairs" else c_targets if kind == "cats" else t_targets
+            tg = c_targets if kind == "cats" else t_targets
             by_split_lang = {}
             for sp, idx in rows_by_split.items():
-                cnt = Counter()
-                for i in idx:
-                    r = recs[i]
-                    if kind == "pairs":
-                        cnt.update(r["views"].keys())
-                    else:
-                        cnt[r["lang"]] += 1
-                by_split_lang[sp] = dict(cnt)
+                by_split_lang[sp] = dict(Counter(recs[i]["lang"] for i in idx))
             counts[kind] = {"records": len(recs), "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
                             "targets": len(set(tg)),
                             "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
                             "by_split_lang": by_split_lang}
-        lap("jsonl+parquet")
-        # CrowS-Pairs / IndiBias CSV
+        stats = compute_stats((), crow, trow, keyness=o.keyness,
+                              pairs=pair_stats.result(o.keyness) if pair_stats is not None else None)
+        lap("records+stats")
+        # CrowS-Pairs / IndiBias CSV (written above)
         file_notes: dict[str, str] = {}
-        if pair_recs:
+        if merged:
             file_notes[L.RECORD_FILES["pairs"]] = ("biaskit ReleasePair records, one per pair: id, split, bias_type, "
                                                   "direction, target, source_id, status, views {lang: sent_more, "
                                                   "sent_less, pair_id, group_more, group_less, provenance, meta}")
             file_notes["data/pairs-{dev,test}.parquet"] = ("config `pairs`: " + ", ".join(L.pair_columns(pair_langs)))
-            written_rows.update(X.write_pair_csvs(tmp, pair_recs, pair_langs))
             file_notes["csv/crows-<lang>-<split>.csv"] = ("CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS)
                                                           + " (first column: the pair's row in pairs.jsonl)")
             if "en" in pair_langs and "hi" in pair_langs:
-                n_both = sum(1 for r in pair_recs if "en" in r["views"] and "hi" in r["views"])
+                n_both = sum(1 for mp in merged if "en" in mp.views and "hi" in mp.views)
                 file_notes["csv/indibias-<split>.csv"] = (
                     "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
                     "and a Hindi view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
@@ -380,8 +413,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         flags_dropped = Counter()
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
-        limitations = _limitations(pair_recs, pair_langs, how, merge_counts, prov, o)
-        protocol, protocol_from = _protocol(o, pair_recs, cat_recs)
+        limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
+        protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
         release = {
             "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
             # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
@@ -402,15 +435,17 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             "retention": retention,
             "flags_dropped": dict(flags_dropped),
         }
-        _wj(tmp / L.RELEASE_JSON, release)
+        from ..redact import redact, redact_obj
+
+        _wj(tmp / L.RELEASE_JSON, redact_obj(release))   # user text (card options, commands) masked
         ctx = {"options": {**asdict(o), "created": created, "citation": citation, "protocol": protocol},
                "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
-               "limitations": limitations, "plots": plots, "biaskit_version": __version__,
+               "limitations": limitations, "plots": plots, "biaskit_version": __version__, "split_report": rep,
                "n_targets": len(set(targets)),
                "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets"}
-        card = render_card(ctx, human)
+        card = redact(render_card(ctx, human))   # a key pasted into --pretty-name/--citation/--card-text: masked
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
@@ -450,6 +485,41 @@ def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str
     (folder / L.SUMS).write_text("".join(f"{known.get(r) or sha256_file(folder / r)}  {r}\n" for r in rels),
                                  encoding="utf-8")
     return rels + [L.SUMS]
+
+
+class _RecordWriter:
+    """A record file written one record at a time (pydantic_core's Rust JSON encoder, compact UTF-8),
+    hashed from the bytes as they are written (``sha256`` once closed)."""
+
+    def __init__(self, path: Path, block: int = 4096):
+        import hashlib
+
+        self.path, self.block = path, block
+        self._h = hashlib.sha256()
+        self._buf: list[bytes] = []
+        self.sha256 = ""
+
+    def __enter__(self) -> "_RecordWriter":
+        self._fh = open(self.path, "wb")
+        return self
+
+    def write(self, rec: dict) -> None:
+        from pydantic_core import to_json
+
+        self._buf.append(to_json(rec) + b"\n")
+        if len(self._buf) >= self.block:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = b"".join(self._buf)
+        self._h.update(data)
+        self._fh.write(data)
+        self._buf = []
+
+    def __exit__(self, *exc) -> None:
+        self._flush()
+        self._fh.close()
+        self.sha256 = self._h.hexdigest()
 
 
 def _write_records(path: Path, recs: Sequence[dict], block: int = 4096) -> str:
@@ -507,8 +577,9 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
                      "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
                      "source": a["file"]})
     for c in hist["check"]:
-        rows.append({"stage": "checked", "records": c["pairs"], "detail": f"{c['passed']} passed, {c['flagged']} flagged",
-                     "source": c["file"]})
+        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
+        rows.append({"stage": "checked", "records": c["pairs"],
+                     "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}", "source": c["file"]})
     for a in hist["apply"]:
         detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in ("records", "rejected", "needs_adjudication",
                                                                      "not_annotated", "needs_review", "not_reviewed")
@@ -528,26 +599,28 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
                      "source": L.NOT_RECORDED})
     for f in inp.files:
         ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
-        rows.append({"stage": f"read for release ({'pair views' if f.kind == 'pairs' else f.kind})",
-                     "records": f.records,
-                     "detail": (f"not released: {ex}" if ex else "all kept")
+        views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
+        rows.append({"stage": f"read for release ({f.kind})",
+                     "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
+                     "detail": views + (f"not released (views): {ex}" if ex and views else
+                                        f"not released: {ex}" if ex else "all kept")
                      + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
                      "source": Path(f.path).name})
     for kind, c in counts.items():
         rows.append({"stage": f"released ({kind})", "records": c["records"],
                      "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
-                     + (f"; {merge_counts['duplicates']} duplicate views dropped" if kind == "pairs"
+                     + (f"; {merge_counts['duplicates']} duplicate language views dropped" if kind == "pairs"
                         and merge_counts.get("duplicates") else ""), "source": "this release"})
     return rows
 
 
-def _limitations(pair_recs, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
+def _limitations(merged, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
     out = []
     if len(langs) > 1:
         for lg in langs:
-            miss = sum(1 for r in pair_recs if lg not in r["views"])
+            miss = sum(1 for mp in merged if lg not in mp.views)
             if miss:
-                out.append(f"{miss} of {len(pair_recs)} pairs have no '{lg}' view.")
+                out.append(f"{miss} of {len(merged)} pairs have no '{lg}' view.")
     derived = how.get("checker", 0) + how.get("changed words", 0)
     if derived:
         out.append(f"The target term of {derived} pairs was derived from the word diff (no group_more was "
@@ -565,13 +638,24 @@ def _limitations(pair_recs, langs, how: Counter, merge_counts, prov, o: BuildOpt
     return out
 
 
-def _protocol(o: BuildOptions, pair_recs: list, cat_recs: list) -> tuple[Optional[str], str]:
-    """The protocol release.json records: the one asked for, else the records' origin (or None)."""
+def _origin_key(prov: Any) -> tuple:
+    """What :func:`biaskit.origin.protocol_of_provenance` reads of a view's provenance (counted while
+    the pairs stream past, instead of keeping every provenance)."""
+    prov = prov if isinstance(prov, dict) else {}
+    return (prov.get("release_source"), prov.get("source"), prov.get("format"), bool(prov.get("adapted_by")))
+
+
+def _protocol(o: BuildOptions, origin_keys: Counter, cat_recs: list) -> tuple[Optional[str], str]:
+    """The protocol release.json records: the one asked for, else the records' origin (or None).
+    ``origin_keys``: :func:`_origin_key` of every released pair view, counted."""
     if o.protocol:
         return (None if o.protocol == "none" else o.protocol), "build option"
+    import itertools
+
     from ..origin import protocol_of_provenance
 
-    provs = [v.get("provenance") for r in pair_recs for v in r["views"].values()] + \
-        [c.get("provenance") for c in cat_recs]
+    views = ({"release_source": a, "source": b, "format": c, "adapted_by": d or None}
+             for (a, b, c, d), n in origin_keys.items() for _ in range(n))
+    provs = itertools.chain(views, (c.get("provenance") for c in cat_recs))
     name, what = protocol_of_provenance(provs)
     return name, what

@@ -163,10 +163,9 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
     files = "\n".join(f"- `{f}`: {d}" for f, d in ctx["file_notes"].items())
     auto = (f"Splits (records, target terms, and language views per split):\n\n"
             + _table(["kind", "split", "records", "targets"] + [f"{lg} views" for lg in langs], rows)
-            + f"\n\nThe dev split holds about {o['dev_fraction']:.0%} of the records of every bias type x direction "
-              f"stratum (seed {o['seed']}, policy `{o['split_policy']}`); the achieved share per stratum is in "
-              "`release.json` (`split.dev_share_by_stratum`). There is no training split: like StereoSet, the data "
-              "is for measuring models, not for training them.\n\nFiles:\n\n" + files
+            + "\n\n" + _split_shares(ctx.get("split_report") or {}, o)
+            + " There is no training split: like StereoSet, the data is for measuring models, not for training "
+              "them.\n\nFiles:\n\n" + files
             + "\n\nLoad it with `datasets.load_dataset(\"path/to/this/folder\")` (configs: "
             + ", ".join(f"`{c['name']}`" for c in ctx["configs"]) + "), or score a model on it with "
               "`biaskit evaluate pairs --data DIR --split test --lang LANG --model MODEL --out OUT`. The CSV files "
@@ -258,6 +257,24 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
     parts.append(section("Citation", f"```bibtex\n{cit.strip()}\n```" if cit else "",
                          "the BibTeX entry to cite this dataset." if not cit else None, 2))
     return "\n".join(parts)
+
+
+def _split_shares(rep: dict, o: dict) -> str:
+    """What the split achieved, stratum by stratum, as built (not the goal)."""
+    by = rep.get("records_by_stratum") or {}
+    if o.get("split_policy") == "keep":
+        return "The splits are the records' own (`--split-policy keep`)."
+    goal = (f"The goal was {o['dev_fraction']:.0%} of the records of every stratum (kind x bias type x direction) "
+            f"in dev (seed {o['seed']}, policy `{o['split_policy']}`); all records of a target term go to the same "
+            "split, so the shares achieved differ")
+    if not by:
+        return goal + "."
+    none = [st for st, c in by.items() if not c["dev"]]
+    rows = [[*(st.split("|") + ["", "", ""])[:3], c["dev"], c["test"], f"{c['dev'] / max(1, c['dev'] + c['test']):.0%}"]
+            for st, c in by.items()]
+    return (goal + (f": {len(none)} of {len(by)} strata have no record in dev" if none else "") + ". As built:\n\n"
+            + _table(["kind", "bias type", "direction", "dev", "test", "dev share"], rows) + "\n\n"
+            "(`release.json`: `split.records_by_stratum`.)")
 
 
 def _collection(hist: dict, prov: dict, ctx: dict) -> str:

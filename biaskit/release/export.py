@@ -33,7 +33,66 @@ def _write_parquet(path: Path, columns: dict[str, list], names: Sequence[str]) -
 
 
 def write_pair_parquet(path: Path, records: Sequence[dict], langs: Sequence[str]) -> int:
-    return _write_parquet(path, pair_table_columns(records, langs), pair_columns(langs))
+    w = PairParquetWriter(path, langs)
+    for r in records:
+        w.add(r)
+    return w.close()
+
+
+class PairParquetWriter:
+    """A split's pairs as Parquet, written :data:`BATCH` rows at a time (one row group each): a release
+    is written as a stream; only the column values of the rows not yet written are held (references to
+    the records' strings, not the records). ``close()`` returns the Arrow bytes written (the card's
+    ``num_bytes``)."""
+
+    BATCH = 8192
+
+    def __init__(self, path: Path, langs: Sequence[str]):
+        self.path, self.langs = Path(path), list(langs)
+        self.names = pair_columns(self.langs)
+        self._cols: list[list] = [[] for _ in self.names]
+        self._n = 0
+        self._writer = None
+        self.nbytes = 0
+
+    def add(self, r: dict) -> None:
+        cols = self._cols
+        k = 0
+        for c in PAIR_BASE_COLUMNS:
+            cols[k].append(r.get(c))
+            k += 1
+        views = r["views"]
+        for lg in self.langs:
+            v = views.get(lg)
+            for c in PAIR_VIEW_COLUMNS:
+                cols[k].append(v.get(c) if v else None)
+                k += 1
+        self._n += 1
+        if self._n >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._n and self._writer is not None:
+            return
+        schema = pa.schema([(n, pa.string()) for n in self.names])
+        table = pa.table({n: pa.array(col, type=pa.string()) for n, col in zip(self.names, self._cols)},
+                         schema=schema)
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.path, schema)
+        self._writer.write_table(table)
+        self.nbytes += table.nbytes
+        self._cols = [[] for _ in self.names]
+        self._n = 0
+
+    def close(self) -> int:
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+        return self.nbytes
 
 
 def cat_rows(cats: Sequence[dict]) -> list[dict]:
@@ -84,42 +143,78 @@ def _indibias_cells(direction: str, indibias_columns) -> list[tuple[str, str]]:
 
 def write_pair_csvs(folder: Path, records: Sequence[dict], langs: Sequence[str]) -> dict[str, int]:
     """Every CrowS-Pairs-style (per language and split) and IndiBias-style (per split, when the
-    release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``.
+    release has English and Hindi) CSV in one pass over the records; returns ``{path: rows}``
+    (:class:`PairCsvWriter` on a list)."""
+    w = PairCsvWriter(folder, langs)
+    for pos, r in enumerate(records):
+        w.add(pos, r)
+    return w.close()
+
+
+class PairCsvWriter:
+    """The CrowS-Pairs- and IndiBias-style CSV files, written row by row as the pairs stream past.
 
     CrowS-Pairs' columns keep biaskit's convention (``sent_more`` = the more stereotypical sentence,
     both directions). IndiBias' columns are S1/S2 as in its paper: an antistereo pair is written with
     ``sent_less`` in ``modified_eng_sent_more``/``sent_more_hindi`` (the reader swaps it back)."""
-    from ..readers.pairs import indibias_columns
-    from .layout import SPLITS, crows_csv_path, indibias_csv_path
 
-    crows: dict[tuple[str, str], list] = {(lg, sp): [] for lg in langs for sp in SPLITS}
-    indi = {sp: [] for sp in SPLITS} if ("en" in langs and "hi" in langs) else None
-    layouts: dict[str, list[tuple[str, str]]] = {}      # direction -> where each IndiBias text column comes from
-    for pos, r in enumerate(records):
+    def __init__(self, folder: Path, langs: Sequence[str]):
+        import csv
+
+        from ..readers.pairs import indibias_columns
+        from .layout import SPLITS, crows_csv_path, indibias_csv_path
+
+        self._indibias_columns = indibias_columns
+        self._files, self.rows = [], {}
+        self._crows: dict[tuple[str, str], Any] = {}
+        self._crows_rel: dict[tuple[str, str], str] = {}
+        self._indi: dict[str, Any] = {}
+        self._indi_rel: dict[str, str] = {}
+        self._indi_n: dict[str, int] = {}
+        self._layouts: dict[str, list[tuple[str, str]]] = {}   # direction -> where each IndiBias column comes from
+
+        def writer(rel: str, header):
+            path = Path(folder) / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(path, "w", encoding="utf-8", newline="")
+            self._files.append(fh)
+            w = csv.writer(fh)
+            w.writerow(header)
+            self.rows[rel] = 0
+            return w
+        for lg in langs:
+            for sp in SPLITS:
+                rel = crows_csv_path(lg, sp)
+                self._crows[(lg, sp)], self._crows_rel[(lg, sp)] = writer(rel, CROWS_COLUMNS), rel
+        if "en" in langs and "hi" in langs:
+            for sp in SPLITS:
+                rel = indibias_csv_path(sp)
+                self._indi[sp], self._indi_rel[sp], self._indi_n[sp] = writer(rel, INDIBIAS_COLUMNS), rel, 0
+
+    def add(self, pos: int, r: dict) -> None:
+        """The pair at row ``pos`` of pairs.jsonl (the CSVs' first column)."""
         sp, d, bt, views = r["split"], r["direction"], r["bias_type"], r["views"]
         for lg, v in views.items():
             m = v.get("meta") or {}
             # the csv writer writes None as an empty cell and str() of anything else
-            crows[(lg, sp)].append([pos, v["sent_more"], v["sent_less"], d, bt, m.get("annotations"),
-                                    m.get("anon_writer"), m.get("anon_annotators")])
-        if indi is not None:
+            self._crows[(lg, sp)].writerow([pos, v["sent_more"], v["sent_less"], d, bt, m.get("annotations"),
+                                            m.get("anon_writer"), m.get("anon_annotators")])
+            self.rows[self._crows_rel[(lg, sp)]] += 1
+        if self._indi:
             en, hi = views.get("en"), views.get("hi")
             if en is not None and hi is not None:
-                order = layouts.get(d)
+                order = self._layouts.get(d)
                 if order is None:
-                    order = layouts[d] = _indibias_cells(d, indibias_columns)
-                rows = indi[sp]
-                rows.append([len(rows), pos, *(views[lg][k] for lg, k in order), bt, d])
-    out = {}
-    for (lg, sp), rows in crows.items():
-        rel = crows_csv_path(lg, sp)
-        _csv(folder / rel, CROWS_COLUMNS, rows)
-        out[rel] = len(rows)
-    for sp, rows in (indi or {}).items():
-        rel = indibias_csv_path(sp)
-        _csv(folder / rel, INDIBIAS_COLUMNS, rows)
-        out[rel] = len(rows)
-    return out
+                    order = self._layouts[d] = _indibias_cells(d, self._indibias_columns)
+                self._indi[sp].writerow([self._indi_n[sp], pos, *(views[lg][k] for lg, k in order), bt, d])
+                self._indi_n[sp] += 1
+                self.rows[self._indi_rel[sp]] += 1
+
+    def close(self) -> dict[str, int]:
+        for fh in self._files:
+            fh.close()
+        self._files = []
+        return dict(self.rows)
 
 
 #: the labels StereoSet's reader accepts (``dataloader.Label``)

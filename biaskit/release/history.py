@@ -188,16 +188,25 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                 "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
             })
         elif f.kind == "check":
-            flags = Counter()
-            flagged = 0
+            # counted in pairs (a pair's language views once; flagged when any view is), views beside them
+            from ..check import pair_key
+
+            flags: dict[str, set] = {}
+            pairs, flagged = set(), set()
             for r in d:
+                k = pair_key(r, r.get("row"))
+                pairs.add(k)
                 codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
-                flagged += bool(codes)
-                flags.update(c for c in codes if c)
+                if codes:
+                    flagged.add(k)
+                for c in codes:
+                    if c:
+                        flags.setdefault(c, set()).add(k)
             langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append({"label": f.label, "file": f.name, "pairs": len(d), "flagged": flagged,
-                                 "passed": len(d) - flagged, "by_lang": dict(sorted(langs.items())),
-                                 "flags": dict(sorted(flags.items()))})
+            out["check"].append({"label": f.label, "file": f.name, "pairs": len(pairs), "views": len(d),
+                                 "flagged": len(flagged), "passed": len(pairs) - len(flagged),
+                                 "by_lang": dict(sorted(langs.items())),
+                                 "flags": {c: len(v) for c, v in sorted(flags.items())}})
         elif f.kind == "agreement":
             per_q = {q: {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items",
                                                "n_annotators")}
@@ -271,55 +280,70 @@ def record_provenance(views: Iterable[tuple[str, dict, dict]]) -> dict[str, Any]
     """Facts from the released views' ``provenance``/``meta``: sources, generation models and
     prompts, MT engines, reviewers and annotators (counts only), timestamps.
     ``views``: ``(lang, provenance, meta)`` per released language view (or record)."""
-    sources = Counter()
-    gen = Counter()
-    prompts = Counter()
-    engines = Counter()
-    times: list[str] = []
-    annot_n = Counter()
-    reviewers: set[str] = set()
-    writers: set[str] = set()
-    flipped = 0
-    annotated = 0
-    edited = 0
+    acc = ProvenanceCounter()
     for lang, prov, meta in views:
+        acc.add(lang, prov, meta)
+    return acc.result()
+
+
+class ProvenanceCounter:
+    """:func:`record_provenance` one view at a time (``add``), keeping counts only."""
+
+    def __init__(self) -> None:
+        self.sources: Counter = Counter()
+        self.gen: Counter = Counter()
+        self.prompts: Counter = Counter()
+        self.engines: Counter = Counter()
+        self.first: Optional[str] = None
+        self.last: Optional[str] = None
+        self.annot_n: Counter = Counter()
+        self.reviewers: set[str] = set()
+        self.writers: set[str] = set()
+        self.flipped = self.annotated = self.edited = 0
+
+    def add(self, lang: str, prov: Any, meta: Any) -> None:
         prov = prov if isinstance(prov, dict) else {}
         meta = meta if isinstance(meta, dict) else {}
-        sources[(lang, str(prov.get("source") or NOT_GIVEN))] += 1
+        self.sources[(lang, str(prov.get("source") or NOT_GIVEN))] += 1
         if prov.get("source") == "translation-review":
-            engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
+            self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
         found: list[dict] = []
         _walk(prov, found)
         for g in found:
             if g.get("model") and not (prov.get("source") == "translation-review" and g is prov):
-                gen[str(g.get("model"))] += 1
+                self.gen[str(g.get("model"))] += 1
             if g.get("prompt_id"):
-                prompts[f"{g.get('prompt_id')}@{g.get('prompt_version')}"] += 1
+                self.prompts[f"{g.get('prompt_id')}@{g.get('prompt_version')}"] += 1
             if g.get("timestamp"):
-                times.append(str(g.get("timestamp")))
+                t = str(g.get("timestamp"))
+                self.first = t if self.first is None or t < self.first else self.first
+                self.last = t if self.last is None or t > self.last else self.last
         ann = meta.get("annotation")
         if isinstance(ann, dict):
-            annotated += 1
+            self.annotated += 1
             v = ann.get("validity") or ann.get("stereotype") or {}
             if isinstance(v, dict) and v.get("n_annotators") is not None:
-                annot_n[int(v["n_annotators"])] += 1
-            flipped += "direction_before" in ann
+                self.annot_n[int(v["n_annotators"])] += 1
+            self.flipped += "direction_before" in ann
         rev = meta.get("review")
         if isinstance(rev, dict):
-            reviewers.update(str(r.get("worker")) for r in rev.get("reviewers") or [] if isinstance(r, dict))
-            edited += bool(rev.get("edited"))
+            self.reviewers.update(str(r.get("worker")) for r in rev.get("reviewers") or [] if isinstance(r, dict))
+            self.edited += bool(rev.get("edited"))
         if meta.get("anon_writer"):
-            writers.add(str(meta["anon_writer"]))
-    return {
-        "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(sources.items())],
-        "generation_models": dict(gen.most_common()), "prompts": dict(prompts.most_common()),
-        "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(engines.items())],
-        "generated_between": [min(times), max(times)] if times else None,
-        "annotated_records": annotated, "annotators_per_record": {str(k): v for k, v in sorted(annot_n.items())},
-        "direction_changed_by_annotators": flipped,
-        "translation_reviewers": len(reviewers), "translations_edited_by_reviewers": edited,
-        "crowd_writers": len(writers),
-    }
+            self.writers.add(str(meta["anon_writer"]))
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(self.sources.items())],
+            "generation_models": dict(self.gen.most_common()), "prompts": dict(self.prompts.most_common()),
+            "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(self.engines.items())],
+            "generated_between": [self.first, self.last] if self.first is not None else None,
+            "annotated_records": self.annotated,
+            "annotators_per_record": {str(k): v for k, v in sorted(self.annot_n.items())},
+            "direction_changed_by_annotators": self.flipped,
+            "translation_reviewers": len(self.reviewers), "translations_edited_by_reviewers": self.edited,
+            "crowd_writers": len(self.writers),
+        }
 
 
 NOT_GIVEN = "not recorded"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from ..errors import InputError
 from ..ids import Numbering, release_id
@@ -33,19 +33,21 @@ class InputFile:
     sha256: str
     excluded: dict[str, int] = field(default_factory=dict)   # status -> count not released
     skipped_invalid: int = 0
+    pairs: Optional[int] = None   # pairs: how many pairs the records (language views) belong to
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": Path(self.path).name, "kind": self.kind, "format": self.format, "records": self.records,
+                **({"pairs": self.pairs} if self.pairs is not None else {}),
                 "sha256": self.sha256, "excluded": self.excluded, "skipped_invalid": self.skipped_invalid}
 
 
 @dataclass
 class Inputs:
-    pairs: list[SentencePair] = field(default_factory=list)
+    pairs: list["View"] = field(default_factory=list)
     cats: list[CAT] = field(default_factory=list)
     tuples: list[BiasTuple] = field(default_factory=list)
     files: list[InputFile] = field(default_factory=list)
-    dropped_flagged: list[SentencePair] = field(default_factory=list)
+    dropped_flagged: list["View"] = field(default_factory=list)
 
 
 def detect_kind(path: str | Path) -> str:
@@ -74,50 +76,106 @@ def detect_kind(path: str | Path) -> str:
                          "(identity, attribute) in the biaskit schema.")
 
 
+class View:
+    """One validated language view of a pair, kept compact while a release is built: the fields the
+    build works with as plain attributes, ``provenance`` and ``meta`` as their JSON bytes (decoded
+    on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
+    200 MB input would take gigabytes that way."""
+
+    __slots__ = ("pair_id", "source_id", "lang", "status", "direction", "bias_type", "group_more", "group_less",
+                 "sent_more", "sent_less", "_rest")
+
+    def __init__(self, p: SentencePair):
+        from sys import intern
+
+        from pydantic_core import to_json
+
+        self.pair_id, self.source_id = p.pair_id, p.source_id
+        self.lang, self.status = intern(p.lang), intern(str(getattr(p.status, "value", p.status)))
+        self.direction, self.bias_type = intern(str(getattr(p.direction, "value", p.direction))), intern(p.bias_type)
+        self.group_more, self.group_less = p.group_more, p.group_less
+        self.sent_more, self.sent_less = p.sent_more, p.sent_less
+        self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        import json
+
+        return json.loads(self._rest)["provenance"]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        import json
+
+        return json.loads(self._rest)["meta"]
+
+
 _ADAPTER = None
+_BATCH = 512
 
 
-def _read_jsonl_pairs_fast(path: Path) -> Optional[list[SentencePair]]:
-    """Validated pairs of a biaskit JSONL file in one pass (pydantic parses and validates the whole
-    file in Rust), with :func:`biaskit.readers.read_pairs`' duplicate ids; ``None`` when the file
-    needs the general reader (a release file, or any invalid line: the reader then names it)."""
+def _iter_jsonl_pairs_fast(path: Path) -> Iterator[SentencePair]:
+    """Validated pairs of a biaskit JSONL file, :data:`_BATCH` lines at a time (pydantic parses and
+    validates each batch in Rust), with :func:`biaskit.readers.read_pairs`' duplicate ids. Raises
+    :class:`_NeedsReader` when the file needs the general reader (a release file, a value the text
+    checks may refuse, an invalid line, an id the file repeats: the reader then names the row)."""
     global _ADAPTER
     from pydantic import TypeAdapter, ValidationError
 
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    lines = [line for line in data.splitlines() if line.strip()]
-    if not lines or b'"views"' in lines[0]:
-        return None
     from ..textcheck import suspect_json_line
 
-    if any(suspect_json_line(line.decode("utf-8", "replace")) for line in lines if b"\\" in line or
-           len(line) > 100_000):
-        return None  # a value the text checks may refuse: the general reader names it
     if _ADAPTER is None:
         _ADAPTER = TypeAdapter(list[SentencePair])
-    try:
-        pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
-    except ValidationError:
-        return None
-    if len({p.pair_id for p in pairs}) < len(pairs) and any(b'"pair_id"' in line for line in lines):
-        return None  # a repeated pair_id: the general reader refuses ids the file repeats (and names the rows)
     number = Numbering()
-    for p in pairs:
-        numbered = number(p.pair_id)
-        if numbered != p.pair_id:
-            p.meta["duplicate_of"] = p.pair_id
-            p.pair_id = numbered
-    return pairs
+    given: set[int] = set()
+    with open(path, "rb") as fh:
+        first = True
+        while True:
+            lines = []
+            for raw in fh:
+                if first:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                    if b'"views"' in raw:
+                        raise _NeedsReader()
+                    first = False
+                if raw.strip():
+                    lines.append(raw)
+                if len(lines) >= _BATCH:
+                    break
+            if not lines:
+                return
+            if any(suspect_json_line(line.decode("utf-8", "replace")) for line in lines
+                   if b"\\" in line or len(line) > 100_000):
+                raise _NeedsReader()
+            try:
+                pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
+            except ValidationError:
+                raise _NeedsReader() from None
+            for line, p in zip(lines, pairs):
+                if b'"pair_id"' in line:
+                    h = hash(p.pair_id)
+                    if h in given:
+                        raise _NeedsReader()   # a repeated pair_id: the reader refuses it, naming the rows
+                    given.add(h)
+                numbered = number(p.pair_id)
+                if numbered != p.pair_id:
+                    p.meta["duplicate_of"] = p.pair_id
+                    p.pair_id = numbered
+                yield p
+
+
+class _NeedsReader(Exception):
+    """The fast path gives up: the general reader reads the file (and names what is wrong in it)."""
 
 
 def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] = None,
                 kinds: Optional[Sequence[str]] = None, keep_flagged: bool = False,
                 skip_invalid: bool = False) -> Inputs:
-    """Read and validate every input file; keep the languages and kinds asked for."""
+    """Read and validate every input file as it is read (pairs kept as compact :class:`View`s); keep
+    the languages and kinds asked for."""
     from ..io import sha256_file
-    from ..readers import read_cats, read_pairs, read_tuples
+    from ..readers import iter_valid_pairs, read_cats, read_tuples
+    from ..readers.pairs import detect_format
 
     if not paths:
         raise InputError("no records given.", fix="pass --records FILE (repeatable): validated pairs, CATs or tuples.")
@@ -130,23 +188,23 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
             continue
         info = InputFile(path=str(path), kind=kind, format="biaskit", records=0, sha256=sha256_file(path))
         if kind == "pairs":
-            fast = _read_jsonl_pairs_fast(path) if path.suffix.lower() in (".jsonl", ".ndjson") else None
-            if fast is None:
-                res = read_pairs(path, skip_invalid=skip_invalid)
-                info.format = res.format
-                info.skipped_invalid = len(res.skipped)
-                fast = res.pairs
-            for pr in fast:
-                if want_langs and pr.lang not in want_langs:
-                    continue
-                st = pr.status
-                if st in EXCLUDED_STATUSES or (st == "flagged" and not keep_flagged):
-                    info.excluded[st] = info.excluded.get(st, 0) + 1
-                    if st == "flagged":
-                        inp.dropped_flagged.append(pr)
-                    continue
-                inp.pairs.append(pr)
-                info.records += 1
+            start, dstart = len(inp.pairs), len(inp.dropped_flagged)
+            keys: set[int] = set()
+            try:
+                if path.suffix.lower() not in (".jsonl", ".ndjson"):
+                    raise _NeedsReader()
+                _add_pairs(inp, info, _iter_jsonl_pairs_fast(path), want_langs, keep_flagged, keys)
+            except _NeedsReader:
+                del inp.pairs[start:]
+                del inp.dropped_flagged[dstart:]
+                info.records, info.excluded, keys = 0, {}, set()
+                skipped: list[InputError] = []
+                info.format = detect_format(path)
+                _add_pairs(inp, info, (pr for _, pr in iter_valid_pairs(path, info.format,
+                                                                       skipped=skipped if skip_invalid else None)),
+                           want_langs, keep_flagged, keys)
+                info.skipped_invalid = len(skipped)
+            info.pairs = len(keys)
         elif kind == "cats":
             cats = read_cats(path, format="biaskit")
             for c in cats:
@@ -170,6 +228,24 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
         raise InputError(f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
                          fix="check --lang/--kinds, and that the records are validated (not rejected/flagged).")
     return inp
+
+
+def _add_pairs(inp: Inputs, info: InputFile, pairs: Iterator[SentencePair], want_langs, keep_flagged: bool,
+               keys: set[int]) -> None:
+    from ..check import pair_key
+
+    for pr in pairs:
+        if want_langs and pr.lang not in want_langs:
+            continue
+        st = pr.status
+        if st in EXCLUDED_STATUSES or (st == "flagged" and not keep_flagged):
+            info.excluded[st] = info.excluded.get(st, 0) + 1
+            if st == "flagged":
+                inp.dropped_flagged.append(View(pr))
+            continue
+        inp.pairs.append(View(pr))
+        info.records += 1
+        keys.add(hash(pair_key({"source_id": pr.source_id, "pair_id": pr.pair_id})))
 
 
 # ------------------------------------------------------------------------------------------ merging

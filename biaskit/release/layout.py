@@ -43,7 +43,9 @@ def parquet_path(kind: str, split: str) -> str:
 
 
 def crows_csv_path(lang: str, split: str) -> str:
-    return f"{CSV_DIR}/crows-{lang}-{split}.csv"
+    from ..paths import safe_component
+
+    return f"{CSV_DIR}/crows-{safe_component(lang, what='language code')}-{split}.csv"
 
 
 def indibias_csv_path(split: str) -> str:

@@ -112,15 +112,23 @@ def refuse_leaks(targets: Sequence[str], splits: Sequence[str], ids: Sequence[st
 
 
 def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence[str]) -> dict:
-    """Achieved figures: records and targets per split, and the dev share of every stratum."""
-    import pandas as pd
+    """Achieved figures: records and targets per split, and the dev share of every stratum (counted
+    in one pass, without a table of every record)."""
+    from collections import Counter
 
-    df = pd.DataFrame({"target": list(targets), "stratum": list(strata), "split": list(splits)})
-    if df.empty:
-        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}}
-    rec = df["split"].value_counts().to_dict()
-    tg = df.drop_duplicates("target")["split"].value_counts().to_dict()
-    by = df.groupby("stratum")["split"].apply(lambda s: round(float((s == "dev").mean()), 4)).to_dict()
+    if not len(targets):
+        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}, "records_by_stratum": {}}
+    rec: Counter = Counter()
+    first_split: dict[str, str] = {}
+    per_stratum: dict[str, list[int]] = {}
+    for t, st, sp in zip(targets, strata, splits):
+        rec[sp] += 1
+        first_split.setdefault(t, sp)
+        c = per_stratum.setdefault(st, [0, 0])
+        c[0] += sp == "dev"
+        c[1] += 1
+    tg = Counter(first_split.values())
     return {"records": {k: int(rec.get(k, 0)) for k in ("dev", "test")},
             "targets": {k: int(tg.get(k, 0)) for k in ("dev", "test")},
-            "dev_share_by_stratum": by}
+            "dev_share_by_stratum": {st: round(float(d / n), 4) for st, (d, n) in sorted(per_stratum.items())},
+            "records_by_stratum": {st: {"dev": d, "test": n - d} for st, (d, n) in sorted(per_stratum.items())}}

@@ -45,6 +45,28 @@ def _trim_chars() -> str:
 SIMPLE_MATHS_N = 1.0
 TOP_K = 20
 MIN_COUNT = 2
+STOP_N = 100     # the most frequent words of a language (wordfreq) are left out of the keyword lists
+
+
+@functools.lru_cache(maxsize=None)
+def stop_words(lang: str) -> frozenset:
+    """The :data:`STOP_N` most frequent words of ``lang`` in general use (wordfreq's ``top_n_list``:
+    English 'the', 'to', 'and'; Hindi 'के', 'है', 'में'), as tokens; empty where wordfreq has no list.
+    Function words top any keyword list of short sentences without saying anything about them."""
+    try:
+        import wordfreq
+    except ImportError:
+        return frozenset()
+    path = wordfreq.available_languages().get(lang)
+    if path is None:
+        return frozenset()
+    words: list[str] = []     # top_n_list's words, read without its cached copy of the whole list
+    for bucket in wordfreq.read_cBpack(path):
+        words += [w for w in bucket if not wordfreq.has_digit_sequence(w)]
+        if len(words) >= STOP_N:
+            break
+    words = words[:STOP_N]
+    return frozenset(_token_array(words).to_pylist()) if words else frozenset()
 
 
 def _arrow_strings(texts):
@@ -133,8 +155,26 @@ def keyness_general(focus: Counter, lang: str, *, top: int = TOP_K, min_count: i
                         min_count=min_count, exclude=exclude)
 
 
+def reference_frequencies(lang: str, words: Iterable[str]) -> dict[str, float]:
+    """wordfreq's frequency of each of ``words`` in general ``lang`` (0 when not listed), the values
+    of ``wordfreq.get_frequency_dict`` read from its word list without building that dict (300k words
+    for English, kept for the life of the process)."""
+    from ..errors import require
+
+    wf = require("wordfreq", "release", "keyness against general language")
+    want = set(words)
+    out: dict[str, float] = {}
+    for index, bucket in enumerate(wf.read_cBpack(wf.available_languages()[lang])):
+        hits = want.intersection(bucket)
+        if hits:
+            freq = wf.cB_to_freq(-index)
+            for w in hits:
+                out[w] = freq
+    return out
+
+
 def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT,
-                 exclude: Iterable[str] = ()) -> Optional[dict]:
+                 exclude: Iterable[str] = (), freqs: Optional[dict[str, float]] = None) -> Optional[dict]:
     from ..errors import require
 
     wf = require("wordfreq", "release", "keyness against general language")
@@ -146,7 +186,8 @@ def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = T
     idx = np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
     if not total or not len(idx):
         return {"reference": ref_name, "n": SIMPLE_MATHS_N, "top": []}
-    freqs = wf.get_frequency_dict(lang)
+    if freqs is None:
+        freqs = reference_frequencies(lang, (words[i] for i in idx))
     fpm = a[idx] / total * 1e6
     ref = np.array([freqs.get(words[i], 0.0) for i in idx], dtype=float) * 1e6
     score = simple_maths(fpm, ref)
@@ -177,7 +218,7 @@ def _length_stats(n: np.ndarray) -> dict[str, Any]:
             "histogram": {"edges": [int(x) for x in e], "counts": [int(x) for x in h]}}
 
 
-def _token_counts(texts: list, cells: np.ndarray):
+def _token_counts(texts: list, cells: np.ndarray, arrow: bool = False):
     """``(cell, tok, n)`` counts of the tokens of ``texts`` (``cells[i]`` = the cell of text i) as a
     pandas DataFrame, and the number of whitespace words of every text, in one vectorised pass
     (Arrow split, trim and group-by)."""
@@ -189,8 +230,9 @@ def _token_counts(texts: list, cells: np.ndarray):
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
     flat = pc.utf8_trim(pc.list_flatten(lists), _trim_chars())
     t = pa.table({"cell": pa.array(cells[parents]), "tok": flat}).filter(pc.not_equal(flat, ""))
-    g = t.group_by(["cell", "tok"]).aggregate([("tok", "count")])
-    return g.rename_columns(["cell", "tok", "n"]).to_pandas(), n_words
+    g = t.group_by(["cell", "tok"], use_threads=False).aggregate([("tok", "count")])   # (threads: memory, no gain)
+    g = g.rename_columns(["cell", "tok", "n"])
+    return (g if arrow else g.to_pandas()), n_words
 
 
 def _group_words(values: Iterable[Optional[str]]) -> set[str]:
@@ -199,8 +241,9 @@ def _group_words(values: Iterable[Optional[str]]) -> set[str]:
 
 
 def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), tuple_rows: Sequence[dict] = (),
-                  *, keyness: bool = True) -> dict[str, Any]:
-    """The whole ``stats.json`` (see the module docstring)."""
+                  *, keyness: bool = True, pairs: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The whole ``stats.json`` (see the module docstring); ``pairs``: the pairs' part already
+    accumulated with :class:`PairStats` (a release written as a stream)."""
     import pandas as pd
 
     out: dict[str, Any] = {"definitions": {
@@ -209,11 +252,15 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
                   "from both ends",
         "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the stereotypical vs "
                                   "the anti-stereotypical sentences; words over-used on that side, count >= "
-                                  f"{MIN_COUNT}",
+                                  f"{MIN_COUNT}; target terms and stop words removed",
         "keyness_vs_general": f"Kilgarriff (2009) simple maths, (fpm + {SIMPLE_MATHS_N:g}) / (fpm_reference + "
-                              f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms removed; count >= {MIN_COUNT}",
+                              f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms and stop words removed; count "
+                              f">= {MIN_COUNT}",
+        "stop_words": f"the {STOP_N} most frequent words of the language in wordfreq's lists (top_n_list)",
     }}
-    if pair_records:
+    if pairs is not None:
+        out["pairs"] = pairs
+    elif pair_records:
         out["pairs"] = _pair_stats(pair_records, keyness)
     if cat_rows:
         c = pd.DataFrame(list(cat_rows))
@@ -229,7 +276,7 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
             kk = {}
             for lg, sub in c.groupby("lang", sort=True):
                 cs, ca = count_tokens(sub["stereotype"]), count_tokens(sub["anti-stereotype"])
-                targets = _group_words(sub["target"])
+                targets = _group_words(sub["target"]) | stop_words(lg)
                 kk[lg] = {"stereotype_vs_anti": keyness_ll(cs, ca, exclude=targets),
                           "anti_vs_stereotype": keyness_ll(ca, cs, exclude=targets)}
                 gen = keyness_general(cs, lg, exclude=targets)
@@ -294,85 +341,162 @@ def write_plots(stats: dict[str, Any], folder) -> list[str]:
     return written
 
 
-def _pair_stats(records: Sequence[dict], keyness: bool) -> dict[str, Any]:
-    import pandas as pd
-
-    cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
-    cells, stereo, anti = [], [], []
-    view_groups: dict[str, set] = {}       # lang -> every target, group_more and group_less of its views
-    counts, by_split, t_split = Counter(), Counter(), {}
+def _pair_stats(records: Iterable[dict], keyness: bool) -> dict[str, Any]:
+    acc = PairStats()
     for r in records:
+        acc.add(r)
+    return acc.result(keyness)
+
+
+class PairStats:
+    """The pairs' part of ``stats.json``, accumulated record by record (``add``) while a release is
+    written, so that no list of every sentence is kept: the sentences are tokenised
+    :data:`BATCH` views at a time and only their counts are kept."""
+
+    BATCH = 10_000
+
+    def __init__(self) -> None:
+        self.cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
+        self.cells: list[int] = []
+        self.stereo: list[str] = []
+        self.anti: list[str] = []
+        self.view_groups: dict[str, set] = {}   # lang -> every target, group_more and group_less of its views
+        self.counts: Counter = Counter()
+        self.by_split: Counter = Counter()
+        self.t_split: dict[str, str] = {}
+        self.records = 0
+        self.views = 0
+        self._tok_s: list = []
+        self._tok_a: list = []
+        self._nw_s: list = []
+        self._nw_a: list = []
+        self._cells_done: list = []
+
+    def add(self, r: dict) -> None:
+        self.records += 1
         st = r["direction"] == "stereo"
         sp, bt = r["split"], r["bias_type"]
-        by_split[sp] += 1
-        t_split.setdefault(r["target"], sp)
+        self.by_split[sp] += 1
+        self.t_split.setdefault(r["target"], sp)
         for lg, v in r["views"].items():
             key = (lg, sp, bt)
-            code = cell_of.get(key)
+            code = self.cell_of.get(key)
             if code is None:
-                code = cell_of[key] = len(cell_of)
-            cells.append(code)
-            counts[(bt, r["direction"], lg, sp)] += 1
-            stereo.append(v["sent_more"] if st else v["sent_less"])
-            anti.append(v["sent_less"] if st else v["sent_more"])
-            view_groups.setdefault(lg, set()).update((r["target"], v.get("group_more"), v.get("group_less")))
-    cells_np = np.asarray(cells, dtype=np.int64)
-    keys = list(cell_of)
-    langs = sorted({k[0] for k in keys})
-    out: dict[str, Any] = {
-        "records": len(records), "views": len(cells),
-        "by_lang": {lg: sum(n for k, n in counts.items() if k[2] == lg) for lg in langs},
-        "by_split": dict(sorted(by_split.items())),
-        "counts": [{"bias_type": b, "direction": d, "lang": lg, "split": sp, "n": n}
-                   for (b, d, lg, sp), n in sorted(counts.items())],
-        "targets": {"n": len(t_split), "by_split": dict(sorted(Counter(t_split.values()).items()))},
-    }
-    # one tokenising pass per side: token counts per (lang, split, bias type) cell, words per sentence
-    tok_s, nw_s = _token_counts(stereo, cells_np)
-    tok_a, nw_a = _token_counts(anti, cells_np)
-    del stereo, anti
-    # sentence lengths (whitespace words), both sentences of every view
-    nw = np.concatenate([nw_s, nw_a])
-    cc = np.concatenate([cells_np, cells_np])
-    cell_lang = np.array([k[0] for k in keys], dtype=object)
-    cell_bt = np.array([k[2] for k in keys], dtype=object)
-    lengths = {}
-    for lg in langs:
-        sel = cell_lang[cc] == lg
-        entry = _length_stats(nw[sel].astype(int))
-        entry["by_bias_type"] = {bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
-                                 for bt in sorted({k[2] for k in keys if k[0] == lg})}
-        lengths[lg] = entry
-    out["sentence_words"] = lengths
-    # vocabulary and keyness
-    cdf = pd.DataFrame(keys, columns=["lang", "split", "bias_type"])
-    tok = pd.concat([tok_s.assign(side="stereo"), tok_a.assign(side="anti")], ignore_index=True)
-    tok = tok.join(cdf, on="cell")
-    vocab: dict[str, Any] = {}
-    key: dict[str, Any] = {}
-    for lg, tl in tok.groupby("lang", sort=True):
-        both = tl.groupby("tok", sort=True)["n"].sum()
-        vocab[lg] = {"types": int(len(both)), "tokens": int(both.sum()),
-                     "by_split": {sp: int(g["tok"].nunique()) for sp, g in tl.groupby("split", sort=True)}}
-        if not keyness:
-            continue
-        targets = _group_words({x for x in view_groups.get(lg, ()) if x})
-        side = tl.pivot_table(index="tok", columns="side", values="n", aggfunc="sum", fill_value=0)
-        words = side.index.tolist()
-        a = side["stereo"].to_numpy(float) if "stereo" in side else np.zeros(len(words))
-        b = side["anti"].to_numpy(float) if "anti" in side else np.zeros(len(words))
-        k = {"stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum()),
-             "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum())}
-        gen = _general_top(both.index.tolist(), both.to_numpy(float), lg, exclude=targets)
-        k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
-        if gen is not None:
-            k["vs_general_by_bias_type"] = {}
-            for bt, g in tl.groupby("bias_type", sort=True):
-                s2 = g.groupby("tok", sort=True)["n"].sum()
-                k["vs_general_by_bias_type"][bt] = _general_top(s2.index.tolist(), s2.to_numpy(float), lg, top=10,
-                                                               exclude=targets)["top"]
-        key[lg] = k
-    out["vocabulary"] = vocab
-    if keyness:
-        out["keyness"] = key
-    return out
+                code = self.cell_of[key] = len(self.cell_of)
+            self.cells.append(code)
+            self.views += 1
+            self.counts[(bt, r["direction"], lg, sp)] += 1
+            self.stereo.append(v["sent_more"] if st else v["sent_less"])
+            self.anti.append(v["sent_less"] if st else v["sent_more"])
+            self.view_groups.setdefault(lg, set()).update((r["target"], v.get("group_more"), v.get("group_less")))
+        if len(self.cells) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Tokenise the sentences kept so far (one vectorised pass per side) and keep only the counts."""
+        if not self.cells:
+            return
+        cells = np.asarray(self.cells, dtype=np.int64)
+        tok, nw = _token_counts(self.stereo, cells, arrow=True)
+        self._tok_s.append(tok)
+        self._nw_s.append(nw)
+        tok, nw = _token_counts(self.anti, cells, arrow=True)
+        self._tok_a.append(tok)
+        self._nw_a.append(nw)
+        self._cells_done.append(cells)
+        self.cells, self.stereo, self.anti = [], [], []
+
+    def result(self, keyness: bool) -> dict[str, Any]:
+        self._flush()
+        keys = list(self.cell_of)
+        langs = sorted({k[0] for k in keys})
+        counts = self.counts
+        out: dict[str, Any] = {
+            "records": self.records, "views": self.views,
+            "by_lang": {lg: sum(n for k, n in counts.items() if k[2] == lg) for lg in langs},
+            "by_split": dict(sorted(self.by_split.items())),
+            "counts": [{"bias_type": b, "direction": d, "lang": lg, "split": sp, "n": n}
+                       for (b, d, lg, sp), n in sorted(counts.items())],
+            "targets": {"n": len(self.t_split), "by_split": dict(sorted(Counter(self.t_split.values()).items()))},
+        }
+        if not keys:
+            return out
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        nw_s, nw_a = np.concatenate(self._nw_s), np.concatenate(self._nw_a)
+        cells_np = np.concatenate(self._cells_done)
+        view_groups = self.view_groups
+        # sentence lengths (whitespace words), both sentences of every view
+        nw = np.concatenate([nw_s, nw_a])
+        cc = np.concatenate([cells_np, cells_np])
+        cell_lang = np.array([k[0] for k in keys], dtype=object)
+        cell_bt = np.array([k[2] for k in keys], dtype=object)
+        lengths = {}
+        for lg in langs:
+            sel = cell_lang[cc] == lg
+            entry = _length_stats(nw[sel].astype(int))
+            entry["by_bias_type"] = {bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
+                                     for bt in sorted({k[2] for k in keys if k[0] == lg})}
+            lengths[lg] = entry
+        out["sentence_words"] = lengths
+        # vocabulary and keyness: token counts per (cell, token) and side, aggregated in Arrow (the
+        # tokens stay Arrow strings; only each language's vocabulary becomes Python strings)
+        def side_counts(parts, st: bool):
+            t = pa.concat_tables(parts).group_by(["cell", "tok"], use_threads=False).aggregate([("n", "sum")])
+            n = t.column("n_sum")
+            zero = pa.array(np.zeros(len(t), dtype=np.int64))
+            return pa.table({"cell": t.column("cell"), "tok": t.column("tok"),
+                             "st": n if st else zero, "an": zero if st else n})
+
+        tok = pa.concat_tables([side_counts(self._tok_s, True), side_counts(self._tok_a, False)])
+        self._tok_s, self._tok_a = [], []
+        cell = tok.column("cell").to_numpy()
+        codes_lang = {lg: i for i, lg in enumerate(langs)}
+        lang_of = np.array([codes_lang[k[0]] for k in keys], dtype=np.int64)[cell]
+        split_of = np.array([k[1] for k in keys], dtype=object)[cell]
+        bt_of = np.array([k[2] for k in keys], dtype=object)[cell]
+        vocab: dict[str, Any] = {}
+        key: dict[str, Any] = {}
+        for li, lg in enumerate(langs):
+            mask = lang_of == li
+            tl = tok.filter(pa.array(mask)).append_column("split", pa.array(split_of[mask].tolist(), pa.string())) \
+                .append_column("bias_type", pa.array(bt_of[mask].tolist(), pa.string()))
+            per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
+            words = per.column("tok").to_pylist()
+            a = per.column("st_sum").to_numpy().astype(float)
+            b = per.column("an_sum").to_numpy().astype(float)
+            both = a + b
+            by_split = tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")])
+            vocab[lg] = {"types": len(words), "tokens": int(both.sum()),
+                         "by_split": {sp: int(n) for sp, n in sorted(zip(by_split.column("split").to_pylist(),
+                                                                         by_split.column("tok_count_distinct")
+                                                                         .to_pylist()))}}
+            if not keyness:
+                continue
+            targets = _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg)
+            k = {"stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum(), exclude=targets),
+                 "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum(), exclude=targets)}
+            from ..errors import require
+
+            wf = require("wordfreq", "release", "keyness against general language")
+            ref = reference_frequencies(lg, words) if lg in wf.available_languages() else None
+            gen = _general_top(words, both, lg, exclude=targets, freqs=ref)
+            k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
+            if gen is not None:
+                k["vs_general_by_bias_type"] = {}
+                per_bt = tl.append_column("n", pc.add(tl.column("st"), tl.column("an"))) \
+                    .group_by(["bias_type", "tok"], use_threads=False).aggregate([("n", "sum")]) \
+                    .sort_by([("bias_type", "ascending"), ("tok", "ascending")])
+                bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
+                for bt in sorted(set(bts.tolist())):
+                    sel = per_bt.filter(pa.array(bts == bt))
+                    k["vs_general_by_bias_type"][bt] = _general_top(
+                        sel.column("tok").to_pylist(), sel.column("n_sum").to_numpy().astype(float), lg, top=10,
+                        exclude=targets, freqs=ref)["top"]
+            key[lg] = k
+        out["vocabulary"] = vocab
+        if keyness:
+            out["keyness"] = key
+        return out

@@ -6,6 +6,10 @@ Checks, each problem one line naming the file (and row) and the fix:
 - the schema of every row of ``pairs.jsonl`` / ``cats.jsonl`` / ``tuples.jsonl`` (ids unique, split
   ``dev``/``test``), and the Parquet files' row counts per split against the records;
 - split disjointness: no target term in both splits (StereoSet §6.1);
+- ``release.json`` against the files: its date is a real date, each record file's SHA-256 in
+  ``data_files``, the records per kind, split and language in ``counts``, and the rows of every
+  file in ``rows`` (JSONL, Parquet, CSV, StereoSet JSON) are what the files hold -- so an edit of a
+  file and ``SHA256SUMS`` together is still caught;
 - the card: YAML front matter with the required keys, configs whose files exist, the datasheet and
   data-statement headings. Sections still marked ``[TO BE WRITTEN BY THE MAINTAINERS: ...]`` and an
   ``unknown`` licence are *warnings*, not problems.
@@ -44,7 +48,8 @@ class VerifyResult:
         recs = ", ".join(f"{n} {k}" for k, n in c.get("records", {}).items())
         return (f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
                 f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
-                f"complete" + (f", {len(self.warnings)} warning(s)" if self.warnings else ""))
+                + (f"complete, with {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''} (above)"
+                   if self.warnings else "complete"))
 
 
 @without_gc
@@ -70,6 +75,8 @@ def verify_release(path: str | Path) -> VerifyResult:
                 fix="rebuild with `biaskit release build` (splits by target term), without --split-policy keep.")
     res.checked["targets"] = len(targets)
     _parquet(p, res, split_counts)
+    if meta:
+        _cross_check(p, res, meta, split_counts)
     _card(p, res)
     _croissant(p, res)
     if meta:
@@ -149,6 +156,7 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
     bad = 0
     seen: set[str] = set()
     counts = {sp: 0 for sp in L.SPLITS}
+    by_lang: dict[tuple[str, str], int] = {}
     n = 0
     validate = ReleasePair.model_validate_json
     with open(f, "rb") as fh:
@@ -172,10 +180,14 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
             if rec.status != "released":
                 res.add(f"status is '{rec.status}', expected 'released'.", path=f, row=row, fix=fix)
             counts[rec.split] += 1
+            for lg in rec.views:
+                key = (rec.split, lg)
+                by_lang[key] = by_lang.get(key, 0) + 1
             _note_target(targets, rec.target, rec.split)
     if bad > MAX_ROW_PROBLEMS:
         res.add(f"{bad - MAX_ROW_PROBLEMS} more invalid rows.", path=f, fix=fix)
     split_counts["pairs"] = counts
+    split_counts["pairs_by_lang"] = by_lang
     res.checked.setdefault("records", {})["pairs"] = n
 
 
@@ -221,6 +233,8 @@ def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> No
 
 def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
     for kind, counts in split_counts.items():
+        if kind not in L.KINDS:
+            continue
         for sp, n in counts.items():
             f = p / L.parquet_path(kind, sp)
             if not f.exists():
@@ -241,6 +255,100 @@ def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
             elif rows != n:
                 res.add(f"{rows} rows, but {L.RECORD_FILES[kind]} has {n} {kind} in split '{sp}'.", path=f,
                         fix="rebuild the release with `biaskit release build`.")
+
+
+def valid_date(value: Any) -> bool:
+    """``YYYY-MM-DD`` naming a day that exists (``2025-13-45`` does not)."""
+    import datetime as _dt
+
+    if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return False
+    try:
+        _dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _file_rows(f: Path) -> Optional[int]:
+    """Data rows of a release file (JSONL lines, Parquet rows, CSV rows without the header, StereoSet
+    examples), or None when the file cannot be read."""
+    try:
+        if f.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_metadata(f).num_rows
+        if f.suffix == ".jsonl":
+            with open(f, "rb") as fh:
+                return sum(1 for line in fh if line.strip())
+        if f.suffix == ".csv":
+            import csv
+
+            with open(f, encoding="utf-8", newline="") as fh:
+                return max(0, sum(1 for _ in csv.reader(fh)) - 1)
+        if f.suffix == ".json":
+            import json
+
+            with open(f, encoding="utf-8") as fh:
+                data = json.load(fh).get("data") or {}
+            return sum(len(v) for v in data.values())
+    except Exception:   # a damaged file: the checks above name it
+        return None
+    return None
+
+
+def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> None:
+    """``release.json`` against the files (see the module docstring)."""
+    from ..io import sha256_file
+
+    f = p / L.RELEASE_JSON
+    fix = "rebuild the release with `biaskit release build` (release.json is written by the build, never by hand)."
+    created = meta.get("created")
+    if "created" in meta and not valid_date(created):
+        res.add(f"'created' is {created!r}, not a date (YYYY-MM-DD).", path=f, fix=fix)
+    data_files = meta.get("data_files") if isinstance(meta.get("data_files"), dict) else {}
+    counts = meta.get("counts") if isinstance(meta.get("counts"), dict) else {}
+    for kind, fn in L.RECORD_FILES.items():
+        rf = p / fn
+        if not rf.is_file():
+            if fn in data_files or kind in counts:
+                res.add(f"names {fn}, which the release does not hold.", path=f, fix=fix)
+            continue
+        if fn not in data_files:
+            res.add(f"'data_files' does not list {fn}.", path=f, fix=fix)
+        elif sha256_file(rf) != data_files[fn]:
+            res.add(f"'data_files' gives another SHA-256 for {fn} than the file has (the file or release.json was "
+                    "changed).", path=f, fix=fix)
+        c = counts.get(kind)
+        if not isinstance(c, dict):
+            res.add(f"'counts' has no entry for {kind} ({fn} is there).", path=f, fix=fix)
+            continue
+        have = split_counts.get(kind) or {}
+        total = sum(have.values())
+        if c.get("records") != total:
+            res.add(f"'counts.{kind}.records' is {c.get('records')}, but {fn} holds {total}.", path=f, fix=fix)
+        for sp in L.SPLITS:
+            want = (c.get("by_split") or {}).get(sp, 0)
+            if want != have.get(sp, 0):
+                res.add(f"'counts.{kind}.by_split.{sp}' is {want}, but {fn} holds {have.get(sp, 0)} {kind} in split "
+                        f"'{sp}'.", path=f, fix=fix)
+        if kind == "pairs":
+            by_lang = split_counts.get("pairs_by_lang") or {}
+            given = {(sp, lg): n for sp, d in (c.get("by_split_lang") or {}).items() for lg, n in (d or {}).items()
+                     if n}
+            for key in sorted(set(given) | set(by_lang)):
+                if given.get(key, 0) != by_lang.get(key, 0):
+                    res.add(f"'counts.pairs.by_split_lang.{key[0]}.{key[1]}' is {given.get(key, 0)}, but {fn} holds "
+                            f"{by_lang.get(key, 0)} '{key[1]}' views in split '{key[0]}'.", path=f, fix=fix)
+    rows = meta.get("rows") if isinstance(meta.get("rows"), dict) else {}
+    for rel, n in sorted(rows.items()):
+        rf = p / rel
+        if not rf.is_file():
+            res.add(f"'rows' names {rel}, which the release does not hold.", path=f, fix=fix)
+            continue
+        got = _file_rows(rf)
+        if got is not None and got != n:
+            res.add(f"'rows' gives {rel} {n} rows; the file has {got}.", path=f, fix=fix)
 
 
 def card_front_matter(text: str) -> Optional[dict]:
@@ -275,8 +383,9 @@ def _card(p: Path, res: VerifyResult) -> None:
                 if not (p / str(df.get("path"))).exists():
                     res.add(f"config '{c.get('config_name')}' names a missing file {df.get('path')}.", path=f, fix=fix)
         if str(fm.get("license", "")).lower() in ("unknown", "other", ""):
-            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: pass --license (e.g. cc-by-sa-4.0, "
-                                "required when CrowS-Pairs or StereoSet text is included).")
+            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: rebuild with a licence "
+                                "(`biaskit release build ... --license cc-by-sa-4.0`, license in [stages.release] "
+                                "under `biaskit run`; required when CrowS-Pairs or StereoSet text is included).")
     heads = {h.strip().lower() for h in re.findall(r"(?m)^#{1,4}\s+(.+?)\s*$", text)}
     for s in L.CARD_SECTIONS:
         if s.lower() not in heads:
@@ -287,7 +396,9 @@ def _card(p: Path, res: VerifyResult) -> None:
             what = m.group(1) if m else line.strip()
             section = _section_of(text, i)
             res.warnings.append(f"{f}, row {i}: section '{section}' is still to be written by the maintainers "
-                                f"({what[:80]}). Fix: add '## {section}' to your --card-text file and rebuild.")
+                                f"({what[:80]}). Fix: write '## {section}' in the card text file and rebuild "
+                                "(`biaskit release build ... --card-text FILE`; card_text in [stages.release] under "
+                                "`biaskit run`).")
 
 
 def _section_of(text: str, line_no: int) -> str:

@@ -220,10 +220,12 @@ class BaseLLM:
             self._failures_in_a_row += 1
             stop = self.max_failures_in_a_row and self._failures_in_a_row >= self.max_failures_in_a_row
         if stop:
+            from biaskit.clitools import opt
+
             raise EndpointError(f"{self.endpoint}: {self._failures_in_a_row} requests in a row failed, the last "
                                 f"with: {message}. Fix: check that the server at {self.endpoint} is up and serves "
-                                f"model '{self.model}' (--base-url, --model, --timeout); finished jobs are saved "
-                                "and a re-run resumes.")
+                                f"model '{self.model}' ({opt('base_url')}, {opt('model')}, {opt('timeout')}); "
+                                "finished jobs are saved and a re-run resumes.")
         return Fatal(message)
 
     def _send_with_retries(self, messages: Messages, params: dict[str, Any], response_format: Optional[dict]):
@@ -246,11 +248,13 @@ class BaseLLM:
             except Transient as exc:
                 msg = redact(str(exc))
                 if attempt >= self._allowed_retries(exc):
+                    from biaskit.clitools import opt
+
                     if exc.kind == "connect":
                         raise EndpointError(f"cannot connect to {self.endpoint}: {msg}. Fix: start the server, "
-                                            "or check --base-url / $OPENAI_BASE_URL.") from None
+                                            f"or check {opt('base_url')} / $OPENAI_BASE_URL.") from None
                     if exc.kind == "timeout":
-                        msg = f"no answer within {self.timeout:g} s (--timeout)"
+                        msg = f"no answer within {self.timeout:g} s ({opt('timeout')})"
                     raise self._failed(msg + (f" (gave up after {attempt + 1} attempts)" if attempt else "")) from None
                 delay = exc.retry_after
                 if delay is None:

@@ -21,6 +21,41 @@ from .pricing import is_local_endpoint
 from .protocol import EndpointError, LLMError, Usage
 
 
+_PLACEHOLDER_HOSTS = {"url", "host", "hostname", "server", "endpoint", "your-server", "your-endpoint", "example.com",
+                      "example.org", "example.net", "api.example.com", "xxx", "port"}
+
+
+def check_base_url(base_url: Optional[str]) -> None:
+    """Refuse at once a base URL that cannot be an endpoint (no http(s) scheme, no host, a
+    placeholder such as ``URL``, ``http://HOST:PORT/v1`` or ``<server>``), instead of retrying it
+    for half a minute and leaving an empty output behind."""
+    if not base_url:
+        return
+    from urllib.parse import urlsplit
+
+    from biaskit.clitools import opt
+
+    u = urlsplit(base_url.strip())
+    host = (u.hostname or "").lower()
+    why = None
+    if u.scheme not in ("http", "https"):
+        why = "it does not start with http:// or https://"
+    elif not host:
+        why = "it names no host"
+    elif host in _PLACEHOLDER_HOSTS or re.search(r"[<>{}]|\.\.\.|\$", base_url) or "HOST" in base_url \
+            or "PORT" in base_url:
+        why = "it is a placeholder, not a server's address"
+    else:
+        try:
+            u.port
+        except ValueError:
+            why = "its port is not a number"
+    if why:
+        raise LLMError(f"base URL '{base_url}' cannot be an endpoint: {why}. Fix: set {opt('base_url', 'URL')} to "
+                       "your OpenAI-compatible server's API root, e.g. http://127.0.0.1:8000/v1 (a local llama.cpp "
+                       f"server), or {opt('llm', 'dummy')} to try it offline.")
+
+
 def _is_connect_error(exc: BaseException) -> bool:
     """``httpx.ConnectError`` (or the copy the openai client vendors) somewhere in the cause chain."""
     seen = 0
@@ -52,9 +87,13 @@ class OpenAILLM(BaseLLM):
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not base_url:
-            raise LLMError("no endpoint: pass --base-url URL of an OpenAI-compatible server (or set "
-                           "OPENAI_BASE_URL), e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; to use "
-                           "OpenAI's API instead, set OPENAI_API_KEY. (`--llm dummy` tries the commands offline.)")
+            from biaskit.clitools import opt
+
+            raise LLMError(f"no endpoint to send requests to. Fix: set {opt('base_url', 'URL')}, the API root of an "
+                           "OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; or "
+                           "the environment variable OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY instead; "
+                           f"or {opt('llm', 'dummy')} to try it offline.")
+        check_base_url(base_url)
         super().__init__(model, base_url=base_url, **kw)
         self._api_key = api_key or ("sk-local-placeholder" if is_local_endpoint(base_url) else "sk-placeholder")
         self._client = None
@@ -97,9 +136,11 @@ class OpenAILLM(BaseLLM):
                 raise EndpointError(f"{self.endpoint} refused the API key (HTTP {status}: {text[:200]}). Fix: set "
                                     "OPENAI_API_KEY to a valid key for this endpoint.") from None
             if status == 404:
+                from biaskit.clitools import opt
+
                 raise EndpointError(f"{self.endpoint} has no model '{self.model}' or no chat-completions path "
-                                    f"(HTTP 404: {text[:200]}). Fix: check --model and that --base-url ends "
-                                    "with the API root (e.g. .../v1).") from None
+                                    f"(HTTP 404: {text[:200]}). Fix: check {opt('model')} and that {opt('base_url')} "
+                                    "ends with the API root (e.g. .../v1).") from None
             if status in RETRYABLE_STATUS:
                 raise Transient(f"HTTP {status}: {text[:200]}", retry_after=retry_after_seconds(exc.response.headers),
                                 status=status) from None
@@ -112,8 +153,10 @@ class OpenAILLM(BaseLLM):
             raise Transient(f"connection error ({_reason(exc)})", kind="network") from None
         if not hasattr(resp, "choices"):
             body = redact(str(resp))[:120].replace("\n", " ")
+            from biaskit.clitools import opt
+
             raise Fatal(f"the endpoint answered HTTP 200 with something that is not a chat completion "
-                        f"({body!r}). Is --base-url the API root, e.g. http://host:8000/v1?")
+                        f"({body!r}). Is {opt('base_url')} the API root, e.g. http://host:8000/v1?")
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content if choice and choice.message else None) or ""
         u = resp.usage

@@ -85,6 +85,17 @@ class StageRunner:
         """``p`` relative to the working folder when inside it (for messages)."""
         return rel_path(self.project.workdir, p)
 
+    def key(self, p: Optional[Path]) -> Optional[str]:
+        """How a path enters a fingerprint: relative to the working folder or else the project's folder
+        when inside one of them, so that moving the folders changes no fingerprint."""
+        if p is None:
+            return None
+        for base, tag in ((self.project.workdir, "work"), (self.project.root, "project")):
+            rel = rel_path(base, p)
+            if not Path(rel).is_absolute():
+                return f"{tag}:{rel}"
+        return str(p)
+
     @property
     def reads(self) -> Optional[str]:
         """The artifact this stage reads: the first of :func:`~..project.reads_of` that a stage before
@@ -119,7 +130,7 @@ class StageRunner:
     def fingerprint(self) -> str:
         from biaskit import __version__
 
-        files = {str(p): hash_path(p) for p in self.input_files()}
+        files = {self.key(p): hash_path(p) for p in self.input_files()}
         return fingerprint({"stage": self.name, "options": self.option_values(), "inputs": files,
                             "biaskit": __version__, **self.extra()})
 

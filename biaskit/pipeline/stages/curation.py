@@ -218,9 +218,10 @@ class CheckStage(StageRunner):
             outputs["dropped"] = write_pairs(self.path_out("dropped.jsonl"), dropped)
         s = summarize(checked)
         flags = ", ".join(f"{k} {v}" for k, v in s["flags"].items() if v) or "none"
+        views = f" ({s['views']} language views)" if s["views"] != s["pairs"] else ""
         return Outcome("done", produces=out, outputs=outputs, summary=s,
-                       message=f"{s['pairs']} pairs checked, {s['flagged']} flagged ({flags})"
-                               + (f", {len(dropped)} dropped" if dropped else ""))
+                       message=f"{s['pairs']} pairs{views} checked, {s['flagged']} flagged ({flags})"
+                               + (f", {len(dropped)} language views dropped" if dropped else ""))
 
 
 class TranslateStage(StageRunner):

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from biaskit.errors import InputError
 
+from ..state import shown_path
 from .base import WORK_DIR, Outcome, StageFailed, StageRunner
 
 # stage reports the release card reads: (stage, file under work/<stage>/, label)
@@ -86,7 +87,7 @@ class ReleaseStage(StageRunner):
 
     def option_values(self) -> dict[str, Any]:
         return {**super().option_values(), "name": self.release_name(), "version": self.version(),
-                "out": str(self.out())}
+                "out": self.key(self.out())}
 
     def run(self) -> Outcome:
         from biaskit.release import BuildOptions, build_release, verify_release
@@ -113,13 +114,14 @@ class ReleaseStage(StageRunner):
         s = build_release(records, out, opts)
         v = verify_release(out)
         if not v.ok:
-            raise StageFailed(f"`biaskit release verify {out}` found {len(v.problems)} problem(s), e.g. "
+            raise StageFailed(f"`biaskit release verify {shown_path(out)}` found {len(v.problems)} problem(s), e.g. "
                               f"{v.problems[0]}")
         counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test "
                            f"{c['by_split'].get('test', 0)})" for k, c in s.counts.items())
         return Outcome("done", produces=out, outputs={"release": out, "card": out / "README.md"},
                        warnings=[f"{len(s.warnings)} card section(s) are left to the maintainers "
-                                 f"(`biaskit release verify {self.rel(out)}` lists them)"] if s.warnings else [],
+                                 f"(`biaskit release verify {shown_path(out)}` lists them; write them in the "
+                                 f"card_text file of [stages.release])"] if s.warnings else [],
                        summary={"counts": s.counts, "verify": v.checked if hasattr(v, "checked") else None},
                        message=f"{s.name} {s.version}: {counts}; verified")
 
@@ -180,8 +182,17 @@ class EvaluateStage(StageRunner):
         return super().input_files() + ([self.seat_dir()] if self.seat_dir() is not None else [])
 
     def option_values(self) -> dict[str, Any]:
-        return {**super().option_values(), "models": self.models(), "out": str(self.out()),
-                "seat_models": self.models(self.opts.seat_models) if self.opts.seat_models else None}
+        return {**super().option_values(), "out": self.key(self.out())}
+
+    def extra(self) -> dict[str, Any]:
+        """Each model by what its scores depend on: a local model by its files' content (new weights
+        saved into the same folder change it), an alias or a hub name by its resolved files."""
+        from biaskit.evaluation.models import model_content_id
+
+        def content(names):
+            return [model_content_id(self.project.path(m) if self.project.path(m).exists() else m) for m in names]
+        return {"model_content": content(self.opts.models),
+                "seat_model_content": content(self.opts.seat_models) if self.opts.seat_models else None}
 
     def kinds(self, release: Path) -> list[str]:
         """What is scored: the ``kinds`` option, else every kind the release has (+ SEAT when the

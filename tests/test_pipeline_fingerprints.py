@@ -1,0 +1,95 @@
+"""Fingerprints that mean what docs/pipeline.md says (issue 20): a release folder by all its files, a
+model by its files' content, inputs by content under paths relative to the working folder."""
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+from conftest import run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "data" / "demo" / "demo_pairs.jsonl"
+
+PROJECT = """
+[project]
+name = "fp"
+
+[stages.check]
+input = "pairs.jsonl"
+
+[stages.release]
+date = "2025-01-01"
+"""
+
+
+def _project(root: Path) -> Path:
+    d = root / "proj"
+    d.mkdir(parents=True)
+    shutil.copy(DEMO, d / "pairs.jsonl")
+    (d / "biaskit.toml").write_text(textwrap.dedent(PROJECT), encoding="utf-8")
+    return d
+
+
+def _status(d: Path, capsys) -> dict:
+    code, out, err = run_cli(["status", "--project", str(d), "--json"], capsys)
+    assert code == 0, err
+    return {s["name"]: s["status"] for s in json.loads(out)["stages"]}
+
+
+def test_an_edited_release_card_is_stale_and_built_again(tmp_path, capsys):
+    d = _project(tmp_path)
+    assert run_cli(["run", "--project", str(d)], capsys)[0] == 0
+    card = d / "release" / "fp-0.1.0" / "README.md"
+    card.write_text(card.read_text(encoding="utf-8") + "\nAn edit by hand.\n", encoding="utf-8")
+    assert _status(d, capsys)["release"] == "stale"
+    code, out, err = run_cli(["run", "--project", str(d)], capsys)
+    assert code == 0 and "release: done:" in out and "check: unchanged, skipped" in out, out + err
+    assert "An edit by hand" not in card.read_text(encoding="utf-8")
+    assert run_cli(["release", "verify", str(card.parent)], capsys)[0] == 0
+    assert _status(d, capsys) == {"check": "done", "release": "done"}
+
+
+def test_a_moved_project_runs_nothing_again(tmp_path, capsys):
+    d = _project(tmp_path / "a")
+    assert run_cli(["run", "--project", str(d)], capsys)[0] == 0
+    moved = tmp_path / "b" / "elsewhere"
+    moved.parent.mkdir()
+    shutil.move(str(d), moved)
+    code, out, err = run_cli(["run", "--project", str(moved)], capsys)
+    assert code == 0 and out.count("unchanged, skipped") == 2 and "done: 0 stage(s) run" in out, out + err
+
+
+def test_new_weights_in_the_same_model_folder_change_the_evaluate_fingerprint(tmp_path):
+    """The evaluate stage fingerprints each model by its files' content, not its path: weights saved
+    into the same folder (same size, same name) change it; an untouched model keeps it, and the
+    content hash is cached by size and modification time."""
+    import os
+
+    from biaskit.pipeline.project import load_project
+    from biaskit.pipeline.stages import STAGES, Context, RunOptions
+    from biaskit.pipeline.state import State
+
+    d = tmp_path / "proj"
+    (d / "rel").mkdir(parents=True)
+    model = d / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"model_type": "gpt2"}', encoding="utf-8")
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"\0" * (2 << 20))
+    (d / "biaskit.toml").write_text('[project]\nname = "fp"\n\n[stages.evaluate]\ninput = "rel"\n'
+                                    'models = ["model"]\nscorer = "clm"\n', encoding="utf-8")
+
+    def fp() -> str:
+        p = load_project(d)
+        return STAGES["evaluate"](Context(p, State(p.workdir), RunOptions())).fingerprint()
+
+    first = fp()
+    assert fp() == first
+    st = weights.stat()
+    with open(weights, "r+b") as fh:       # new weights: same name, same size, same modification time
+        fh.seek(1 << 20)
+        fh.write(b"\1")
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1))   # (a save always moves the mtime)
+    assert fp() != first
