@@ -319,6 +319,10 @@ def pick_device(device: str = "auto") -> str:
         raise BiaskitError(f"device '{device}' requested but CUDA is not available. Fix: use --device cpu or auto")
     if d != "cpu" and not d.startswith("cuda") and d != "mps":
         raise BiaskitError(f"unknown device '{device}'. Fix: use auto, cpu or cuda[:N]")
+    if d == "cpu":   # torch's CPU threads: --threads, or a fair share of this machine (biaskit.threads)
+        from biaskit import threads
+
+        threads.apply()
     return d
 
 
