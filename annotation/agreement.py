@@ -37,6 +37,7 @@ from typing import Any, Optional
 import numpy as np
 
 from biaskit.errors import InputError, require
+from biaskit.tables import md_table, num
 
 from .aggregate import Counts, count_votes, prepare
 
@@ -331,11 +332,7 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
 
 
 def _fmt(x: Any) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, float):
-        return f"{x:.3f}"
-    return str(x)
+    return num(x, 3)
 
 
 def to_markdown(rep: dict) -> str:
@@ -344,55 +341,51 @@ def to_markdown(rep: dict) -> str:
              f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.", ""]
     if rep.get("collection"):
         lines += [f"**Adaptive overlap.** {rep['collection']['note'][0].upper()}{rep['collection']['note'][1:]}.", ""]
-    lines += ["| statistic | value |", "|---|---|",
-              f"| Krippendorff's alpha ({rep['level_of_measurement']}) | {_fmt(rep['krippendorff_alpha'])} |",
-              f"| Fleiss' kappa | {_fmt(rep['fleiss_kappa'])} |",
-              f"| mean pairwise Cohen's kappa ({rep['n_pairs']} pairs) | {_fmt(rep['mean_pairwise_cohen_kappa'])} |",
-              f"| percent agreement (pairwise) | {_fmt(rep['percent_agreement'])} |",
-              f"| mean majority share | {_fmt(rep['mean_majority_share'])} |"]
+    stats = [[f"Krippendorff's alpha ({rep['level_of_measurement']})", _fmt(rep["krippendorff_alpha"])],
+             ["Fleiss' kappa", _fmt(rep["fleiss_kappa"])],
+             [f"mean pairwise Cohen's kappa ({rep['n_pairs']} pairs)", _fmt(rep["mean_pairwise_cohen_kappa"])],
+             ["percent agreement (pairwise)", _fmt(rep["percent_agreement"])],
+             ["mean majority share", _fmt(rep["mean_majority_share"])]]
     k = rep.get("min_agree")
     if rep.get("reference_agreement") is not None:
-        lines.append(f"| agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
-                     f"{rep['reference_votes']} of {rep['reference_answers']} answers) | "
-                     f"{_fmt(rep['reference_agreement'])} |")
+        stats.append([f"agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
+                      f"{rep['reference_votes']} of {rep['reference_answers']} answers)",
+                      _fmt(rep["reference_agreement"])])
     if k is not None:
         on = "reference label" if rep.get("reference_agreement") is not None else "majority label"
-        lines.append(f"| examples retained (every item's {on} >= {k} votes) | {rep['retained']} of "
-                     f"{rep['n_tasks']} ({_fmt(rep['retention_rate'])}) |")
-    lines.append("")
+        stats.append([f"examples retained (every item's {on} >= {k} votes)",
+                      f"{rep['retained']} of {rep['n_tasks']} ({_fmt(rep['retention_rate'])})"])
+    lines += [md_table(["statistic", "value"], stats), ""]
 
     def table(title: str, groups: dict) -> None:
         if not groups:
             return
-        lines.extend([f"## {title}", "", "| | items | alpha | Fleiss | Cohen (mean) | % agree |", "|---|---|---|---|---|---|"])
-        for k, m in groups.items():
-            lines.append(f"| {k} | {m['n_items']} | {_fmt(m['krippendorff_alpha'])} | {_fmt(m['fleiss_kappa'])} | "
-                         f"{_fmt(m['mean_pairwise_cohen_kappa'])} | {_fmt(m['percent_agreement'])} |")
-        lines.append("")
+        lines.extend([f"## {title}", "",
+                      md_table(["", "items", "alpha", "Fleiss", "Cohen (mean)", "% agree"],
+                               [[k, m["n_items"], _fmt(m["krippendorff_alpha"]), _fmt(m["fleiss_kappa"]),
+                                 _fmt(m["mean_pairwise_cohen_kappa"]), _fmt(m["percent_agreement"])]
+                                for k, m in groups.items()]), ""])
 
     table("Per question", rep["per_question"])
     table("Per bias type", rep["per_bias_type"])
     if rep["per_bias_type"] and k is not None:
         lines.extend([f"## Per bias type, as StereoSet (retained: >= {k} votes)", "",
-                      "| bias type | examples | agreement with reference | votes / answers | majority share | retained |",
-                      "|---|---|---|---|---|---|"])
-        for b, m in rep["per_bias_type"].items():
-            lines.append(f"| {b} | {m['n_tasks']} | {_fmt(m['reference_agreement'])} | {m['reference_votes']} / "
-                         f"{m['reference_answers']} | {_fmt(m['majority_share'])} | {m['retained']} "
-                         f"({_fmt(m['retention_rate'])}) |")
-        lines.append("")
+                      md_table(["bias type", "examples", "agreement with reference", "votes / answers",
+                                "majority share", "retained"],
+                               [[b, m["n_tasks"], _fmt(m["reference_agreement"]),
+                                 f"{m['reference_votes']} / {m['reference_answers']}", _fmt(m["majority_share"]),
+                                 f"{m['retained']} ({_fmt(m['retention_rate'])})"]
+                                for b, m in rep["per_bias_type"].items()]), ""])
     from .targets import markdown as target_markdown
 
     lines.extend(target_markdown(rep))
     lines.extend(["## Retention (items whose majority label has at least k votes)", "",
-                  "| threshold | retained | rate |", "|---|---|---|"])
-    for r in rep["retention"]:
-        lines.append(f"| {r['threshold']} | {r['retained']} | {_fmt(r['rate'])} |")
-    lines.extend(["", "## Per annotator", "", "| annotator | items | compared | agreement with majority |",
-                  "|---|---|---|---|"])
-    for a in rep["per_annotator"]:
-        lines.append(f"| {a['worker']} | {a['n_items']} | {a['n_compared']} | {_fmt(a['agreement_with_majority'])} |")
-    lines.append("")
+                  md_table(["threshold", "retained", "rate"],
+                           [[r["threshold"], r["retained"], _fmt(r["rate"])] for r in rep["retention"]]),
+                  "", "## Per annotator", "",
+                  md_table(["annotator", "items", "compared", "agreement with majority"],
+                           [[a["worker"], a["n_items"], a["n_compared"], _fmt(a["agreement_with_majority"])]
+                            for a in rep["per_annotator"]]), ""])
     return "\n".join(lines)
 
 

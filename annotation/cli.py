@@ -365,13 +365,15 @@ def agreement_command(
 ) -> None:
     """Inter-annotator agreement report (Krippendorff, Fleiss, Cohen, % agreement, retention; per target term and
     bias type as StereoSet reports it)."""
+    from biaskit.tables import num
+
     from .agreement import agreement_report
 
     rep = agreement_report(judgments, out, level=value(level), min_overlap=min_overlap, duplicates=value(duplicates),
                            data_path=data, min_agree=min_agree, command=command_line())
 
     def f(x):
-        return "n/a" if x is None else f"{x:.3f}"
+        return num(x, 3)
 
     echo(f"Krippendorff's alpha {f(rep['krippendorff_alpha'])}, Fleiss' kappa {f(rep['fleiss_kappa'])}, "
          f"mean pairwise Cohen's kappa {f(rep['mean_pairwise_cohen_kappa'])}, "

@@ -6,6 +6,10 @@ instructions panel (the project's ``expert_instruction``, shown before the first
 ``show_instruction``), and ``biaskit annotate guidelines --kind K`` prints them as Markdown to
 hand to a vendor. The Hindi files are the team's own translation, marked as waiting for a
 native speaker's review.
+
+This module sits below the task kinds: a kind's ``guidelines`` property reads its files here
+(:func:`load_guidelines`), and the renderers take a kind (or a kind's name) without importing
+:mod:`biaskit.annotation.kinds`.
 """
 from __future__ import annotations
 
@@ -14,9 +18,14 @@ import html as html_lib
 import re
 from importlib.resources import files
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 from biaskit.errors import InputError
+
+if TYPE_CHECKING:
+    from .kinds.base import TaskKind
+
+Kind = Union[str, "TaskKind"]   # a task kind, or its name (its guidelines are then read from the files)
 
 GUIDELINE_LANGS = ("en", "hi")
 
@@ -50,24 +59,22 @@ def parse_langs(spec: Optional[str | Iterable[str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parts))
 
 
-def _texts(kind: str, langs: Optional[str | Iterable[str]]) -> list[tuple[str, str]]:
-    from .kinds import get_kind
-
-    text = get_kind(kind).guidelines
+def _texts(kind: Kind, langs: Optional[str | Iterable[str]]) -> list[tuple[str, str]]:
+    name, text = (kind, load_guidelines(kind)) if isinstance(kind, str) else (kind.name, kind.guidelines)
     want = parse_langs(langs)
     missing = [lang for lang in want if lang not in text]
     if missing:
-        raise InputError(f"kind '{kind}' has no guidelines in '{missing[0]}'.",
-                         path=guidelines_dir() / f"{kind}.{missing[0]}.md", fix="write them, or choose another --lang.")
+        raise InputError(f"kind '{name}' has no guidelines in '{missing[0]}'.",
+                         path=guidelines_dir() / f"{name}.{missing[0]}.md", fix="write them, or choose another --lang.")
     return [(lang, text[lang].strip()) for lang in want]
 
 
-def guidelines_markdown(kind: str, langs: Optional[str | Iterable[str]] = None) -> str:
+def guidelines_markdown(kind: Kind, langs: Optional[str | Iterable[str]] = None) -> str:
     """The Markdown guidelines of ``kind`` in ``langs`` (default: all), one after the other."""
     return "\n\n---\n\n".join(t for _, t in _texts(kind, langs)) + "\n"
 
 
-def guidelines_html(kind: str, langs: Optional[str | Iterable[str]] = None) -> str:
+def guidelines_html(kind: Kind, langs: Optional[str | Iterable[str]] = None) -> str:
     """The guidelines as HTML for Label Studio's instructions panel (raw HTML in the Markdown is
     not passed through); each language in a ``<div lang=...>`` so the browser picks its fonts.
     Label Studio drops style attributes and its CSS hides list markers, so list items carry their

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.tables import md_table, num
 
 JUDGE_FILES = ("judge.json", "judge.md")
 #: fewer items than this and the verdict says the figures are too few to rely on
@@ -249,7 +250,7 @@ def _people(n: int) -> str:
 
 def judge_markdown(rep: dict[str, Any]) -> str:
     def f(x, nd=3):
-        return "n/a" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
+        return num(x, nd)
 
     lines = [f"# The LLM as a judge: kind `{rep['kind']}`", "",
              f"People's judgments: {rep['source'] or '(table)'}; LLM judgments: {rep['llm_source'] or '(table)'}.", ""]
@@ -259,13 +260,11 @@ def judge_markdown(rep: dict[str, Any]) -> str:
         if d:
             lines += [f"Accept a task's decision ({', '.join(d['questions'])}) when the LLM and the first k people "
                       f"agree, on {d['tasks']} tasks; precision = the decision everyone's judgments give:", "",
-                      "| k | LLM + first k people: coverage | precision | judgments saved | "
-                      "first k+1 people: coverage | precision |", "|---:|---:|---:|---:|---:|---:|"]
-            for c in d["curve"]:
-                a, b = c["llm_and_k_people"], c["k_plus_1_people"]
-                lines.append(f"| {c['k']} | {f(a['coverage'])} | {f(a['precision'])} | {a['judgments_saved']} | "
-                             f"{f(b['coverage'])} | {f(b['precision'])} |")
-            lines.append("")
+                      md_table(["k", "LLM + first k people: coverage", "precision", "judgments saved",
+                                "first k+1 people: coverage", "precision"],
+                               [[c["k"], f(c["llm_and_k_people"]["coverage"]), f(c["llm_and_k_people"]["precision"]),
+                                 c["llm_and_k_people"]["judgments_saved"], f(c["k_plus_1_people"]["coverage"]),
+                                 f(c["k_plus_1_people"]["precision"])] for c in d["curve"]], align="rrrrrr"), ""]
         for q, s in m["questions"].items():
             lines += [f"### Question `{q}`", "",
                       f"{s['items']} items ({s['items_with_majority']} with a unique majority of the people; "
@@ -275,17 +274,14 @@ def judge_markdown(rep: dict[str, Any]) -> str:
                       f"with the LLM as one more rater.", ""]
             if s.get("confusion"):
                 cols = sorted({c for r in s["confusion"].values() for c in r})
-                lines += ["| LLM \\ majority | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
-                for r, row in s["confusion"].items():
-                    lines.append(f"| {r} | " + " | ".join(str(row.get(c, 0)) for c in cols) + " |")
-                lines.append("")
+                lines += [md_table(["LLM \\ majority", *cols],
+                                   [[r, *(row.get(c, 0) for c in cols)] for r, row in s["confusion"].items()],
+                                   align="l" + "r" * len(cols)), ""]
             if s.get("per_axis"):
-                lines += ["| axis | items | agreement | kappa | alpha people | alpha + LLM |", "|---|---:|---:|---:|---:|---:|"]
-                for b, a in s["per_axis"].items():
-                    lines.append(f"| {b} | {a['items']} | {f(a['agreement_with_majority'])} | "
-                                 f"{f(a['cohen_kappa_vs_majority'])} | {f(a['alpha_people'])} | "
-                                 f"{f(a['alpha_people_and_llm'])} |")
-                lines.append("")
+                lines += [md_table(["axis", "items", "agreement", "kappa", "alpha people", "alpha + LLM"],
+                                   [[b, a["items"], f(a["agreement_with_majority"]), f(a["cohen_kappa_vs_majority"]),
+                                     f(a["alpha_people"]), f(a["alpha_people_and_llm"])]
+                                    for b, a in s["per_axis"].items()], align="lrrrrr"), ""]
 
     return "\n".join(lines) + "\n"
 

@@ -315,7 +315,7 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     config = k.config(records)
     allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
     langs = parse_langs(guidelines)
-    instructions = guidelines_html(k.name, langs) if langs else None
+    instructions = guidelines_html(k, langs) if langs else None
     preds = read_predictions(predictions) if predictions else {}
     for rec in records:  # so are the predictions: a bad file stops the push before the server is asked
         bid = k.record_id(rec)

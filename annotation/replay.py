@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from biaskit.errors import InputError
+from biaskit.tables import pct
 
 from .adaptive import AdaptiveSettings, Decision, TaskVotes, decide, fit_model, rule_spec
 
@@ -207,9 +208,6 @@ def _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples,
 
 def replay_markdown(rep: dict[str, Any]) -> str:
     """The replay report in a few lines (what ``annotate replay`` prints)."""
-    def pct(x):
-        return "n/a" if x is None else f"{100 * x:.1f}%"
-
     pol = rep["policy"] + (f" (epsilon {rep['epsilon']:g})" if rep.get("epsilon") else "")
     lines = [f"replay of {rep['tasks']} {rep['kind']} task(s) ({rep['unit']} level, rule {rep['rule']}), policy {pol}, "
              f"{rep['min_judgments']}..{rep['max_judgments']} judgments per task, {rep['rounds']} round(s):",

@@ -31,6 +31,7 @@ from typing import Any, Optional
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.tables import MISSING, md_table, num, pct
 
 
 def _annotations(df):
@@ -202,20 +203,18 @@ def _base_questions(prep) -> list[str]:
 
 
 def _f(x: Any, nd: int = 3) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x:.{nd}f}" if isinstance(x, float) else str(x)
+    return num(x, nd)
 
 
 def status_markdown(st: dict[str, Any], title: str = "") -> str:
     """The status report as Markdown (what ``annotate status`` prints)."""
     n = st["tasks"]
-    pct = (lambda k: f"{k} ({k / n:.1%})") if n else str  # noqa: E731
+    share = (lambda k: f"{k} ({pct(k / n)})") if n else str  # noqa: E731
     a, t = st["agreement"], st["time_per_task"]
     ad = st.get("adaptive")
     wanted = (f"adaptive overlap ({ad['min_judgments']}..{ad['max_judgments']} annotators per task): "
-              f"**{pct(st['done'])} settled**" if ad else
-              f"{st['overlap']} annotator(s) wanted per task: **{pct(st['done'])} done**")
+              f"**{share(st['done'])} settled**" if ad else
+              f"{st['overlap']} annotator(s) wanted per task: **{share(st['done'])} done**")
     lines = [f"# Annotation status{': ' + title if title else ''}", "",
              f"{n} tasks, {wanted}, "
              f"{st['in_progress']} in progress, {st['not_started']} not started; {st['annotations']} annotations by "
@@ -236,11 +235,10 @@ def status_markdown(st: dict[str, Any], title: str = "") -> str:
                   f"asked for); {ad['judgments']} judgments so far, {ad['judgments_saved']} saved against "
                   f"{ad['max_judgments']} per task ({_f(ad['saved_share'])} of {ad['judgments_full_overlap']}). "
                   f"Agreement above: {ad['agreement_note']}.", ""]
-    lines += [f"| annotator | tasks done | pending | median s/task | disagrees with the others' majority "
-              f"(items with {st['min_others']}+ others) |",
-              "|---|---:|---:|---:|---:|"]
-    for p in st["per_annotator"]:
-        rate = "n/a" if p["disagreement_rate"] is None else \
-            f"{p['disagreement_rate']:.1%} ({p['disagreements']} of {p['compared']})"
-        lines.append(f"| {p['annotator']} | {p['done']} | {p['pending']} | {_f(p['lead_time_median'], 1)} | {rate} |")
+    lines.append(md_table(["annotator", "tasks done", "pending", "median s/task",
+                           f"disagrees with the others' majority (items with {st['min_others']}+ others)"],
+                          [[p["annotator"], p["done"], p["pending"], _f(p["lead_time_median"], 1),
+                            MISSING if p["disagreement_rate"] is None else
+                            f"{pct(p['disagreement_rate'])} ({p['disagreements']} of {p['compared']})"]
+                           for p in st["per_annotator"]], align="lrrrr"))
     return "\n".join(lines) + "\n"

@@ -39,6 +39,7 @@ from typing import Any, Optional
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.tables import md_table, num
 
 UNKNOWN = "(unknown)"
 TARGET_COLUMNS = ("bias_type", "target", "n_tasks", "n_items", "n_judgments", "n_annotators", "reference_agreement",
@@ -291,20 +292,14 @@ def markdown(rep: dict) -> list[str]:
     if not rows:
         return []
 
-    def fmt(x):
-        return "n/a" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
-
     k = rows[0]["min_agree"]
-    lines = ["## Per target term (StereoSet, Table 10)", "",
-             "Agreement with the reference (writer's) label per item, averaged per example, then over the term's "
-             f"examples; retained: examples whose reference items all have >= {k} votes for it. "
-             "Sorted by bias type, then agreement.", "",
-             "| bias type | target | examples | items | agreement with reference | votes / answers | majority share | "
-             f"retained (>={k}) | Fleiss | % agree |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['bias_type']} | {r['target']} | {r['n_tasks']} | {r['n_items']} | "
-                     f"{fmt(r['reference_agreement'])} | {r['reference_votes']} / {r['reference_answers']} | "
-                     f"{fmt(r['majority_share'])} | {r['retained']} ({fmt(r['retention_rate'])}) | "
-                     f"{fmt(r['fleiss_kappa'])} | {fmt(r['percent_agreement'])} |")
-    lines.append("")
-    return lines
+    return ["## Per target term (StereoSet, Table 10)", "",
+            "Agreement with the reference (writer's) label per item, averaged per example, then over the term's "
+            f"examples; retained: examples whose reference items all have >= {k} votes for it. "
+            "Sorted by bias type, then agreement.", "",
+            md_table(["bias type", "target", "examples", "items", "agreement with reference", "votes / answers",
+                      "majority share", f"retained (>={k})", "Fleiss", "% agree"],
+                     [[r["bias_type"], r["target"], r["n_tasks"], r["n_items"], num(r["reference_agreement"], 3),
+                       f"{r['reference_votes']} / {r['reference_answers']}", num(r["majority_share"], 3),
+                       f"{r['retained']} ({num(r['retention_rate'], 3)})", num(r["fleiss_kappa"], 3),
+                       num(r["percent_agreement"], 3)] for r in rows]), ""]

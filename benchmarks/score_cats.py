@@ -91,7 +91,7 @@ def reference_clm(cats, lm):
     """One forward per option, softmax over every position, 2 ** mean(log2 p) (the reference)."""
     import torch
 
-    from biaskit.evaluation.stereoset import _inter_text, clm_requests
+    from biaskit.evaluation.cat_plan import clm_requests, inter_text
 
     out = {}
     for c in cats:
@@ -99,7 +99,7 @@ def reference_clm(cats, lm):
             if c.split == "intrasentence":
                 ids, first = clm_requests(lm.tokenizer, o.sentence)
             else:
-                text, n = _inter_text(c.context, o.sentence)
+                text, n = inter_text(c.context, o.sentence)
                 ids, first = clm_requests(lm.tokenizer, text, n)
             with torch.no_grad():
                 probs = lm.model(torch.tensor([ids]))[0].softmax(dim=-1)[0]

@@ -5,6 +5,11 @@ CachingLM keys by request hash); values are JSON. Used for LM scores (keyed by m
 sentence + method), LLM responses and MT outputs, so a re-run costs nothing and an interrupted
 run resumes. Writes commit immediately; concurrent readers/writers in threads and processes are
 fine (WAL, a 60 s busy timeout, and a retry around opening a fresh file).
+
+:func:`cached_results` is the one way a batch of work goes through the cache (lm-evaluation-harness's
+``CachingLM`` pattern): the evaluators' scores, NSP probabilities and sentence encodings
+(:mod:`biaskit.evaluation.score_cache` opens their cache) and the MT engines' translations
+(:class:`biaskit.curation.translate.CachedEngine`).
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 
 def _retry_locked(fn, seconds: float = 60.0) -> None:
@@ -120,3 +125,33 @@ class DiskCache:
             conn = self._conn()
             conn.execute("DELETE FROM kv WHERE ns=?", (self.namespace,))
             conn.commit()
+
+
+# (indices into the requests, one result per index) for every finished batch
+Batches = Iterable[tuple[Sequence[int], Sequence[Any]]]
+
+
+def cached_results(cache: DiskCache | None, keys: Sequence[Any], run: Callable[[list[int]], Batches]) -> list[Any]:
+    """The result of every request, from ``cache`` where present, else computed by ``run``.
+
+    ``keys[i]`` identifies request ``i`` (a JSON-serialisable object, hashed with :func:`request_hash`;
+    ``cache=None``: nothing is read or stored). The hits are read in one query, identical requests are
+    computed once: ``run(todo)`` receives the indices of the requests to compute (one per distinct key,
+    cache misses only) and yields ``(indices, results)`` per batch; each batch is written to the cache
+    before the next one is computed, so an interrupted run loses at most the batch in flight. Results
+    must be JSON-serialisable (a cached result reads back equal to the computed one); a ``None`` result
+    (the work failed for that request) is returned but not stored, so the next run asks again.
+    """
+    hashed = [DiskCache.key(k) for k in keys]
+    first: dict[str, int] = {}
+    for i, h in enumerate(hashed):
+        first.setdefault(h, i)
+    by_hash: dict[str, Any] = cache.get_many(list(first)) if cache is not None and first else {}
+    todo = [i for h, i in first.items() if h not in by_hash]
+    if todo:
+        for idx, values in run(todo):
+            batch = [(hashed[i], v) for i, v in zip(idx, values)]
+            if cache is not None:
+                cache.set_many([(h, v) for h, v in batch if v is not None])
+            by_hash.update(batch)
+    return [by_hash[h] for h in hashed]

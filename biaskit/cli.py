@@ -44,14 +44,26 @@ def _version(value: bool) -> None:
 _DEBUG = [False]
 
 
+# `--threads`: a root option (every command that loads a model on the CPU obeys it), not a command's.
+ThreadsOpt = typer.Option(None, "--threads", min=1, metavar="N",
+                          help="CPU threads for each model (torch). Default: $BIASKIT_THREADS, else $OMP_NUM_THREADS, "
+                               "else torch's own, capped by the CPUs this process may use. Several runs at once on "
+                               "one machine: give each its share (docs/reliability.md).")
+
+
 @app.callback()
 def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
                                                  help="Print the version and exit."),
           debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks of errors instead of one "
-                                                            "line (also $BIASKIT_DEBUG=1).")) -> None:
+                                                            "line (also $BIASKIT_DEBUG=1)."),
+          threads: Optional[int] = ThreadsOpt) -> None:
     """biaskit: curation -> annotation -> evaluation of social-bias benchmarks."""
     if debug:
         _DEBUG[0] = True
+    if threads:
+        from .threads import ENV
+
+        os.environ[ENV] = str(threads)   # read where a model is loaded (biaskit.threads.apply)
 
 
 def _add_stage(module: str, name: str, help: str) -> None:

@@ -109,6 +109,10 @@ class HFEngine(MTEngine):
                           f"{str(exc).splitlines()[0][:200]}). Fix: pass hf:PATH to a folder saved with "
                           "save_pretrained (e.g. facebook/nllb-200-distilled-600M downloaded once).") from None
         dev = self.device_name or ("cuda" if torch.cuda.is_available() else "cpu")
+        if dev == "cpu":   # torch's CPU threads: --threads, or a fair share of this machine
+            from biaskit import threads
+
+            threads.apply()
         model.to(dev)
         model.eval()
         self._device = dev

@@ -20,10 +20,14 @@ or ``$BIASKIT_PROMPTS_DIR``, separated by ``os.pathsep``) looks like::
     type = "object"
     ...
 
+    [[examples]]                         # optional: worked examples a task picks from and renders
+    group = "lawyers"                    # (``attributes@3``: per request, three about other groups)
+    ...
+
 Placeholders are ``{name}`` (letters, digits, underscore); anything else in braces (JSON examples)
 is left alone, and ``{{`` / ``}}`` give literal braces. A template is identified in provenance by
 ``id``, ``version`` and ``hash`` (the first 12 hex digits of the SHA-256 of its system + user
-templates and schema), so an edited template without a version bump is still told apart.
+templates, schema and worked examples, if any), so an edited template without a version bump is still told apart.
 
 A curator adds a template by dropping a TOML file in a prompts folder: no code changes. A user
 file may override a packaged template only with a different ``version``; :func:`get_prompt`
@@ -63,11 +67,15 @@ class Prompt:
     task: Optional[str] = None
     path: Optional[str] = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    #: worked examples (the ``[[examples]]`` tables) that the template's task chooses from and renders
+    examples: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def hash(self) -> str:
-        payload = json.dumps({"system": self.system, "user": self.user, "schema": self.schema},
-                             sort_keys=True, ensure_ascii=False)
+        body: dict[str, Any] = {"system": self.system, "user": self.user, "schema": self.schema}
+        if self.examples:
+            body["examples"] = self.examples
+        payload = json.dumps(body, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
     @property
@@ -150,9 +158,13 @@ def _parse_prompt(path: Path) -> Prompt:
         except jsonschema.SchemaError as exc:
             raise InputError(f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).", path=path,
                              fix="see https://json-schema.org/understanding-json-schema/.") from None
+    examples = obj.get("examples", [])
+    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
+        raise InputError("'examples' must be an array of tables.", path=path,
+                         fix="write each worked example as a [[examples]] table (key = value lines below it).")
     p = Prompt(id=pid, version=str(version), description=str(obj.get("description", "")), system=system, user=user,
                variables={str(k): str(v) for k, v in variables.items()}, schema=schema, task=obj.get("task"),
-               path=str(path), defaults=dict(obj.get("defaults", {})))
+               path=str(path), defaults=dict(obj.get("defaults", {})), examples=examples)
     used = p.placeholders()
     undeclared = sorted(used - set(p.variables))
     if undeclared:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from biaskit.cache import DiskCache, request_hash
+from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_text
 
@@ -75,51 +75,44 @@ class CachedEngine:
         return {"engine": self.engine.name, "model": self.engine.model, **self.params, "src": self.src,
                 "tgt": self.tgt, **what}
 
-    def text_keys(self, texts: Sequence[str]) -> list[str]:
-        return [request_hash(self._key(text=normalize_text(t))) for t in texts]
+    def _cached(self, keys: list[dict], items: Sequence[Any], batch: Callable[[list[Any]], list[Any]]) -> list[Any]:
+        """``batch(items)`` through the cache (:func:`biaskit.cache.cached_results`): only the items not
+        seen before reach the engine, in one call; an item the engine failed on (None) stays uncached,
+        so a re-run asks again."""
+        before = self.requested
+
+        def run(todo: list[int]):
+            self.requested += len(todo)
+            yield todo, batch([items[i] for i in todo])
+
+        out = cached_results(self.cache, keys, run)
+        self.hits += len(items) - (self.requested - before)
+        return out
 
     def translate(self, texts: Sequence[str]) -> list[str]:
         uniq = list(dict.fromkeys(normalize_text(t) for t in texts))
-        keys = self.text_keys(uniq)
-        got = self.cache.get_many(keys)
-        todo = [(t, k) for t, k in zip(uniq, keys) if k not in got]
-        self.hits += len(uniq) - len(todo)
-        if todo:
-            self.requested += len(todo)
-            outs = self.engine.translate([t for t, _ in todo], self.src, self.tgt)
+
+        def batch(todo: list[str]) -> list[dict]:
+            outs = self.engine.translate(todo, self.src, self.tgt)
             if len(outs) != len(todo):
                 raise RuntimeError(f"{self.engine!r} returned {len(outs)} translations for {len(todo)} texts")
-            items = [(k, {"text": o}) for (_, k), o in zip(todo, outs)]
-            self.cache.set_many(items)
-            got.update(dict(items))
-        by_text = {t: got[k]["text"] for t, k in zip(uniq, keys)}
+            return [{"text": o} for o in outs]
+
+        got = self._cached([self._key(text=t) for t in uniq], uniq, batch)
+        by_text = {t: g["text"] for t, g in zip(uniq, got)}
         return [by_text[normalize_text(t)] for t in texts]
 
     def translate_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Optional[dict]]:
-        keys = [request_hash(self._key(pair=[normalize_text(a), normalize_text(b)])) for a, b in pairs]
-        return self._joint(keys, pairs, self.engine.translate_pair_batch)
+        keys = [self._key(pair=[normalize_text(a), normalize_text(b)]) for a, b in pairs]
+        return self._cached(keys, pairs, lambda todo: self.engine.translate_pair_batch(todo, self.src, self.tgt))
 
     def translate_cats(self, items: Sequence[dict]) -> list[Optional[dict]]:
         """Whole CATs (engines with ``joint_cats``): each item ``{"split", "target", "context",
         "stereotype", "anti_stereotype", "unrelated"}`` -> the same fields translated, or None."""
         fields = ("split", "target", "context", "stereotype", "anti_stereotype", "unrelated")
-        keys = [request_hash(self._key(cat=[normalize_text(str(it[f])) for f in fields],
-                                       **self.engine.cat_cache_params())) for it in items]
-        return self._joint(keys, items, self.engine.translate_cat_batch)
-
-    def _joint(self, keys: list[str], items: Sequence[Any], batch) -> list[Optional[dict]]:
-        """Items translated whole (a pair, a CAT) by ``batch(items, src, tgt)``, through the cache; an
-        item the engine failed on (None) stays uncached, so a re-run asks again."""
-        got = self.cache.get_many(keys)
-        todo = [i for i, k in enumerate(keys) if k not in got]
-        self.hits += len(items) - len(todo)
-        if todo:
-            self.requested += len(todo)
-            outs = batch([items[i] for i in todo], self.src, self.tgt)
-            new = [(keys[i], o) for i, o in zip(todo, outs) if o is not None]
-            self.cache.set_many(new)
-            got.update(dict(new))
-        return [got.get(k) for k in keys]
+        keys = [self._key(cat=[normalize_text(str(it[f])) for f in fields], **self.engine.cat_cache_params())
+                for it in items]
+        return self._cached(keys, items, lambda todo: self.engine.translate_cat_batch(todo, self.src, self.tgt))
 
 
 # ------------------------------------------------------------------------------------------ core

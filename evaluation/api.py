@@ -146,9 +146,8 @@ def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, sco
     """
     import pandas as pd
 
-    from . import pair_metrics as pm
     from .pairs import run_pairs
-    from .report import ds_unit, kde_panels
+    from .report import ds_figure, ds_unit, kde_panels
 
     if isinstance(model, (list, tuple)):
         raise BiaskitError("evaluate_pairs scores one model; call it once per model (or use `biaskit evaluate "
@@ -179,7 +178,7 @@ def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, sco
                         out_dir=target, progress=progress, **options)
         summary = res["summaries"][0]
         frame = pd.read_csv(res["model_dirs"][0] / "pairs.csv", keep_default_na=False, na_values=[""])
-    fig = pm.ds_figure(kde_panels(frame), title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, "
-                                                f"{summary.get('method')})", unit=ds_unit(summary))
+    fig = ds_figure(kde_panels(frame), title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, "
+                                             f"{summary.get('method')})", unit=ds_unit(summary))
     return PairsResult(pairs=frame, summary=summary, plots={"ds_kde": Plot(fig)},
                        out_dir=Path(out) if out is not None else None)

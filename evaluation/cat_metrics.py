@@ -29,12 +29,14 @@ code, so its values are what a random scorer gets *on this data*: about 50/50/50
 """
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from biaskit.options import say
+from biaskit.tables import md_table, num
 
 TIE_POLICIES = ("reference", "half")
 SPLITS = ("intrasentence", "intersentence")
@@ -175,6 +177,47 @@ def full_report(items: Sequence[CATScores], tie_policy: str = "reference", k: in
     return out
 
 
+# ------------------------------------------------------------------ CATs + scores -> metric items
+def to_metric_items(cats: Sequence[Any], scores: Mapping[str, float], *, allow_missing: bool = False,
+                    source: Optional[str] = None):
+    """Join CATs with sentence scores into :class:`~biaskit.evaluation.cat_metrics.CATScores`.
+
+    Missing scores raise :class:`InputError` naming the first missing sentence id unless
+    ``allow_missing`` (then those CATs are dropped and counted).
+    """
+    from biaskit.errors import InputError
+    from biaskit.readers.cats import LABELS
+
+    items, missing = [], []
+    for c in cats:
+        got = {lab: score_of(c.option(lab), scores) for lab in LABELS}
+        absent = [_id_text(c.option(lab)) for lab, v in got.items() if v is None]
+        if absent:
+            missing.append((c, absent))
+            continue
+        items.append(CATScores(cat_id=c.cat_id, split=c.split, domain=c.bias_type, target=c.target,
+                               stereotype=got["stereotype"], anti=got["anti-stereotype"], unrelated=got["unrelated"]))
+    if missing and not allow_missing:
+        c, absent = missing[0]
+        raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
+                         f"({c.split}, target '{c.target}').", path=source,
+                         fix=f"score every sentence of the gold file (the ids must match), or pass "
+                             f"{say('allow_missing')}.")
+    return items, len(missing)
+
+
+def score_of(option, scores: Mapping[str, float]) -> Optional[float]:
+    """An option's score, keyed by biaskit's sentence id or by the upstream (StereoSet) sentence id."""
+    for key in (option.sentence_id, option.source_id):
+        if key is not None and key in scores:
+            return scores[key]
+    return None
+
+
+def _id_text(option) -> str:
+    return option.sentence_id + (f" (StereoSet id {option.source_id})" if option.source_id else "")
+
+
 # ------------------------------------------------------------------ baselines
 def stereotyped_scores(items: Sequence[CATScores]) -> list[CATScores]:
     return [CATScores(it.cat_id, it.split, it.domain, it.target, 2.0, 1.0, 0.0) for it in items]
@@ -208,15 +251,7 @@ def _brief(r: dict) -> dict:
     return {k: r[k] for k in ("lms", "ss", "icat", "count")}
 
 
-def is_finite(x: Optional[float]) -> bool:
-    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
-
-
 # ------------------------------------------------------------------ report
-def _f(x: Optional[float], nd: int = 2) -> str:
-    return f"{x:.{nd}f}" if is_finite(x) else "n/a"
-
-
 def render_report(summary: dict) -> str:
     """A Markdown report of a ``summary.json`` written by ``biaskit evaluate cats``."""
     from .protocols.base import render_protocol
@@ -236,30 +271,28 @@ def render_report(summary: dict) -> str:
                   "method, so these intersentence numbers are **not comparable with the paper** (it trains an NSP "
                   "head because this likelihood performed poorly, arXiv 2020 §7.4).", ""]
     lines += [render_protocol(summary.get("protocol") or {})]
-    lines += ["| split | domain | LMS | SS | ICAT | CATs | targets | ties s=a | ties with unrelated |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    def row(split: str, dom: str, r: dict) -> list:
+        return [split, dom, num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"], r["n_targets"],
+                r["ties"]["stereo_anti"], r["ties"]["with_unrelated"]]
 
-    def row(split: str, dom: str, r: dict) -> str:
-        return (f"| {split} | {dom} | {_f(r['lms'])} | {_f(r['ss'])} | {_f(r['icat'])} | {r['count']} | "
-                f"{r['n_targets']} | {r['ties']['stereo_anti']} | {r['ties']['with_unrelated']} |")
-
+    rows = []
     for split in SPLITS:
         if split in summary:
-            lines.append(row(split, "**all**", summary[split]["overall"]))
-            for d, r in summary[split]["by_domain"].items():
-                lines.append(row(split, d, r))
-    lines.append(row("**overall**", "**all**", summary["overall"]))
-    for d, r in summary.get("by_domain", {}).items():
-        lines.append(row("overall", d, r))
+            rows.append(row(split, "**all**", summary[split]["overall"]))
+            rows += [row(split, d, r) for d, r in summary[split]["by_domain"].items()]
+    rows.append(row("**overall**", "**all**", summary["overall"]))
+    rows += [row("overall", d, r) for d, r in summary.get("by_domain", {}).items()]
+    lines.append(md_table(["split", "domain", "LMS", "SS", "ICAT", "CATs", "targets", "ties s=a", "ties with unrelated"],
+                          rows))
     for split, info in (summary.get("skipped") or {}).items():
         lines += ["", f"**{split} not scored**: {info.get('reason')}"]
     b = summary.get("baselines") or {}
     if b:
-        lines += ["", "## Baselines (same CATs)", "", "| model | LMS | SS | ICAT |", "|---|---|---|---|"]
-        for name, r in b.items():
-            o = r.get("overall", {})
-            lines.append(f"| {name}{' (seed ' + str(r['seed']) + ')' if 'seed' in r else ''} | {_f(o.get('lms'))} | "
-                         f"{_f(o.get('ss'))} | {_f(o.get('icat'))} |")
+        lines += ["", "## Baselines (same CATs)", "",
+                  md_table(["model", "LMS", "SS", "ICAT"],
+                           [[f"{name}{' (seed ' + str(r['seed']) + ')' if 'seed' in r else ''}",
+                             *(num(r.get("overall", {}).get(k)) for k in ("lms", "ss", "icat"))]
+                            for name, r in b.items()])]
     pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
     if pub:
         lines += ["", pub]
@@ -273,10 +306,10 @@ def render_report(summary: dict) -> str:
                        ("Least biased target terms", "least_biased_targets")):
         rows = summary.get(key) or []
         if rows:
-            lines += ["", f"## {title} (|SS - 50|)", "", "| target | domain | SS | LMS | ICAT | CATs |",
-                      "|---|---|---|---|---|---|"]
-            lines += [f"| {r['target']} | {r['domain']} | {_f(r['ss'])} | {_f(r['lms'])} | {_f(r['icat'])} | "
-                      f"{r['count']} |" for r in rows]
+            lines += ["", f"## {title} (|SS - 50|)", "",
+                      md_table(["target", "domain", "SS", "LMS", "ICAT", "CATs"],
+                               [[r["target"], r["domain"], num(r["ss"]), num(r["lms"]), num(r["icat"]), r["count"]]
+                                for r in rows])]
     lines += ["", "## Definitions", "",
               "Per target term: LMS = % of (stereotype, unrelated) and (anti-stereotype, unrelated) comparisons "
               "won by the meaningful option; SS = % of CATs whose stereotype beats the anti-stereotype. Both are "

@@ -36,6 +36,7 @@ from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.schema import CAT
 
+from .cat_plan import clm_requests, inter_text, likelihood_plan, locate_fill
 from .engine import Request
 
 CAT_MODES = ("likelihood", "pll")  # the --cat-mode choices
@@ -76,8 +77,6 @@ def _masked_requests(tok, text: str, keep, label: str) -> list[Request]:
 
 def pll_plan(c: CAT, o, sm) -> tuple[str, list, dict]:
     """How one option is scored in ``pll`` mode: its method, engine requests and metadata."""
-    from .stereoset import _inter_text, _plan, clm_requests, locate_fill
-
     tok = sm.tokenizer
     if sm.kind == "mlm":
         if c.split == "intrasentence":
@@ -86,12 +85,12 @@ def pll_plan(c: CAT, o, sm) -> tuple[str, list, dict]:
             reqs = _masked_requests(tok, fill.text, lambda s, e: all(e <= a or s >= b for a, b in spans),
                                     f"CAT {c.cat_id}")
             return "mlm-pll-context", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
-        text, ctx_len = _inter_text(c.context, o.sentence)
+        text, ctx_len = inter_text(c.context, o.sentence)
         reqs = _masked_requests(tok, text, lambda s, e: e <= ctx_len, f"CAT {c.cat_id}")
         return "mlm-pll-context|sentence", reqs, {}
     if c.split == "intrasentence":
-        return _plan(c, o, sm)
-    text, ctx_len = _inter_text(c.context, o.sentence)
+        return likelihood_plan(c, o, sm)
+    text, ctx_len = inter_text(c.context, o.sentence)
     reqs = []
     for t, skip in ((text, ctx_len), (o.sentence.strip(), 0)):
         ids, first = clm_requests(tok, t, skip)

@@ -11,13 +11,14 @@ import typer
 from biaskit.clitools import command_line
 from biaskit.errors import BiaskitError
 from biaskit.paths import in_dir, in_file, in_path, out_dir
+from biaskit.tables import num, pvalue
 
 from . import cli_options as opt
 from .options import CatsOptions, SeatOptions
 
 
 def _fmt(x) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
+    return num(x)
 
 
 @CatsOptions.cli()
@@ -102,8 +103,8 @@ def _cats_multi(opts: CatsOptions) -> None:
     top = c[(c["split"] == "overall") & (c["domain"] == "all")]
     if len(top):
         r = top.iloc[0]
-        console.print(f"Spearman rho (LMS vs SS, overall, {r['n_models']} models): {_fmt(_num(r['spearman_rho']))}"
-                      f", p {_pfmt(_num(r['p_value']))}", soft_wrap=True)
+        console.print(f"Spearman rho (LMS vs SS, overall, {r['n_models']} models): {_fmt(r['spearman_rho'])}"
+                      f", p {_pfmt(r['p_value'])}", soft_wrap=True)
     console.print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.md'}, {out / 'correlations.csv'}, "
                   f"{out / 'comparison.json'} and one folder per model", soft_wrap=True)
 
@@ -213,8 +214,8 @@ def correlate_command(
     for col in ("domain", "intrinsic", "extrinsic", "models", "Pearson r", "p", "Spearman rho", "p "):
         table.add_column(col)
     for _, r in corrs.iterrows():
-        table.add_row(r["domain"], r["intrinsic"], r["extrinsic"], str(r["n_models"]), _fmt(_num(r["pearson_r"])),
-                      _pfmt(_num(r["pearson_p"])), _fmt(_num(r["spearman_rho"])), _pfmt(_num(r["spearman_p"])))
+        table.add_row(r["domain"], r["intrinsic"], r["extrinsic"], str(r["n_models"]), _fmt(r["pearson_r"]),
+                      _pfmt(r["pearson_p"]), _fmt(r["spearman_rho"]), _pfmt(r["spearman_p"]))
     con = console()
     con.print(table)
     opt.print_protocol(con, info["protocol"])
@@ -222,10 +223,4 @@ def correlate_command(
 
 
 def _pfmt(x) -> str:
-    return "n/a" if x is None else f"{x:.2g}"
-
-
-def _num(x):
-    import math
-
-    return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
+    return pvalue(x)

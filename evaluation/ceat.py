@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.tables import md_table, num, pvalue, sig
 
 N_SAMPLES = 10_000        # weiguowilliam/CEAT README: N = 10000 by default
 MAX_CONTEXTS = 1000       # reference generate_ebd_bert.py: at most 1000 sentences per word
@@ -179,8 +180,9 @@ class ContextEncoder:
     def embed(self, contexts: Sequence[tuple[str, int, int]], *, batch_size: int = 64, cache: Any = None) -> np.ndarray:
         import torch
 
+        from biaskit.cache import cached_results
+
         from .engine import ENGINE_CACHE_VERSION, forward_batches
-        from .score_cache import cached_results
 
         enc_ = self.encoder
         if not getattr(enc_.tokenizer, "is_fast", False):
@@ -347,15 +349,14 @@ def render_ceat(summary: dict) -> str:
 
     lines = [f"# CEAT: {summary['model']}", "",
              f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed {summary['seed']}), at most "
-             f"{summary['max_contexts']} contexts per word.", "", render_protocol(summary.get("protocol") or {}),
-             "| " + (" | ".join(["test", "X vs Y", "A vs B"]) if summary["mode"] == "tests" else
-                     " | ".join(["domain", "group", "words"])) + " | CES | p (one-sided) | PES | tau² | fewest contexts |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in summary["results"]:
-        head = (f"{r['test']} | {r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']}" if summary["mode"] == "tests"
-                else f"{r['domain']} | {r['group']} | {r['words']}")
-        lines.append(f"| {head} | {r['ces']:.3f} | {r['p_value']:.2g} | {r['pes']:.3f} | {r['tau2']:.3g} | "
-                     f"{r['min_contexts']} |")
+             f"{summary['max_contexts']} contexts per word.", "", render_protocol(summary.get("protocol") or {})]
+    tests = summary["mode"] == "tests"
+    rows = [([r["test"], f"{r['targ1']} vs {r['targ2']}", f"{r['attr1']} vs {r['attr2']}"] if tests
+             else [r["domain"], r["group"], r["words"]])
+            + [num(r["ces"], 3), pvalue(r["p_value"]), num(r["pes"], 3), sig(r["tau2"], 3), r["min_contexts"]]
+            for r in summary["results"]]
+    lines.append(md_table((["test", "X vs Y", "A vs B"] if tests else ["domain", "group", "words"])
+                          + ["CES", "p (one-sided)", "PES", "tau²", "fewest contexts"], rows))
     if summary.get("dropped_words"):
         lines += ["", "Words with no context in the corpus, left out (as the CEAT reference did): "
                   + ", ".join(summary["dropped_words"]) + "."]

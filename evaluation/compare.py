@@ -29,6 +29,7 @@ from typing import Any, Optional, Sequence
 
 from biaskit.errors import BiaskitError
 from biaskit.options import say
+from biaskit.tables import MISSING, md_table, num
 
 CATS_COLUMNS = ["model", "scorer", "cat_mode", "split", "domain", "lms", "ss", "icat", "count"]
 ENSEMBLE = "ENSEMBLE"
@@ -78,32 +79,25 @@ def spearman_lms_ss(table, exclude: Sequence[str] = (ENSEMBLE,)):
     return pd.DataFrame(rows, columns=["split", "domain", "n_models", "spearman_rho", "p_value", "models"])
 
 
-def _num(x: Any, nd: int = 2) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
-
-
 def render_cats_md(table, corr, info: dict) -> str:
     lines = ["# StereoSet: model comparison", "",
              f"Data `{info['data']}`, scoring mode `{info['cat_mode']}`, tie rule `{info['tie_policy']}`. "
              "Ideal: LMS 100, SS 50, ICAT 100. Each model's full report is in its sub-folder.", "",
-             "## Overall (as the papers' Table 4)", "", "| model | scorer | LMS | SS | ICAT | CATs |",
-             "|---|---|---|---|---|---|"]
+             "## Overall (as the papers' Table 4)", ""]
     ov = table[(table["split"] == "overall") & (table["domain"] == "all")]
-    for _, r in ov.iterrows():
-        lines.append(f"| {r['model']} | {r['scorer']} | {_num(r['lms'])} | {_num(r['ss'])} | {_num(r['icat'])} | "
-                     f"{r['count']} |")
-    lines += ["", "## Per split and domain", "", "| split | domain | model | LMS | SS | ICAT | CATs |",
-              "|---|---|---|---|---|---|---|"]
-    for _, r in table.sort_values(["split", "domain"], kind="stable").iterrows():
-        lines.append(f"| {r['split']} | {r['domain']} | {r['model']} | {_num(r['lms'])} | {_num(r['ss'])} | "
-                     f"{_num(r['icat'])} | {r['count']} |")
+    lines.append(md_table(["model", "scorer", "LMS", "SS", "ICAT", "CATs"],
+                          [[r["model"], r["scorer"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
+                           for _, r in ov.iterrows()]))
+    lines += ["", "## Per split and domain", "",
+              md_table(["split", "domain", "model", "LMS", "SS", "ICAT", "CATs"],
+                       [[r["split"], r["domain"], r["model"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
+                        for _, r in table.sort_values(["split", "domain"], kind="stable").iterrows()])]
     lines += ["", "## LMS vs SS across models (Spearman)", "",
               "Spearman's rank correlation of LMS and SS over the models (not the ENSEMBLE), per split and "
               "domain (`scipy.stats.spearmanr`); with few models it is a description, not evidence.", "",
-              "| split | domain | models | rho | p |", "|---|---|---|---|---|"]
-    for _, r in corr.iterrows():
-        lines.append(f"| {r['split']} | {r['domain']} | {r['n_models']} | {_num(r['spearman_rho'], 3)} | "
-                     f"{_num(r['p_value'], 3)} |")
+              md_table(["split", "domain", "models", "rho", "p"],
+                       [[r["split"], r["domain"], r["n_models"], num(r["spearman_rho"], 3), num(r["p_value"], 3)]
+                        for _, r in corr.iterrows()])]
     if info.get("protocol"):
         from .protocols.base import render_protocol
 
@@ -242,19 +236,20 @@ def render_seat_md(table, names: Sequence[str], summary: Optional[dict] = None) 
     lines = ["# SEAT: model comparison", "",
              "Effect size d per test and model (d > 0: X is closer to A and Y to B); "
              f"{significance_legend(summary) if summary else '`*`: p ≤ 0.05'}. "
-             "Each model's full report is in its sub-folder.", "",
-             "| test | lang | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+             "Each model's full report is in its sub-folder.", ""]
+    rows = []
     for (test, lang), g in table.groupby(["test", "lang"], sort=False):
-        cells = []
+        cells = [test, lang]
         for n in names:
             r = g[g["model"] == n]
             if r.empty:
-                cells.append("n/a")
+                cells.append(MISSING)
                 continue
             sig = r["significance"].iloc[0] if "significance" in r else ""
             cells.append(mark(float(r["effect_size"].iloc[0]), sig if isinstance(sig, str) else "",
                               summary.get("marks", "star")))
-        lines.append(f"| {test} | {lang} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines.append(md_table(["test", "lang", *names], rows))
     if summary.get("protocol"):
         lines += ["", render_protocol(summary["protocol"])]
     return "\n".join(lines) + "\n"

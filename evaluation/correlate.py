@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.tables import md_table, num
 
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
 GROUP_MODES = ("all", "aligned")
@@ -463,14 +464,10 @@ def _write_files(variances, corrs, info: dict, out: Path, plots: bool) -> dict:
              + ("; **Pearson's r is the paper's figure** (Cao et al. 2022 §3), Spearman's rho is shown beside it."
                 if info.get("headline") == "pearson" else "."), "",
              render_protocol(info.get("protocol") or {}),
-             "| domain | intrinsic | extrinsic | models | Pearson r (p) | Spearman rho (p) | note |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        def f(x):
-            return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.3f}"
-        lines.append(f"| {r['domain']} | {r['intrinsic']} | {r['extrinsic']} | {r['n_models']} | "
-                     f"{f(r['pearson_r'])} ({f(r['pearson_p'])}) | {f(r['spearman_rho'])} ({f(r['spearman_p'])}) | "
-                     f"{r['note']} |")
+             md_table(["domain", "intrinsic", "extrinsic", "models", "Pearson r (p)", "Spearman rho (p)", "note"],
+                      [[r["domain"], r["intrinsic"], r["extrinsic"], r["n_models"],
+                        f"{num(r['pearson_r'], 3)} ({num(r['pearson_p'], 3)})",
+                        f"{num(r['spearman_rho'], 3)} ({num(r['spearman_p'], 3)})", r["note"]] for r in rows])]
     if pngs:
         lines += ["", "## Scatter plots (one point per model)", ""] + [f"![{p.stem}]({p.relative_to(out)})" for p in pngs]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")

@@ -30,7 +30,7 @@ that position as target; a causal-LM sentence is one row whose positions ``0..n-
 
 :class:`CachingEngine` wraps any engine once with the on-disk cache (lm-eval's ``CachingLM``): a
 request's key is the engine's :attr:`~LocalEngine.cache_id` (model fingerprint, dtype) plus the
-request itself, results are written after every batch (:func:`.score_cache.cached_results`).
+request itself, results are written after every batch (:func:`biaskit.cache.cached_results`).
 
 Adding a backend (see docs/evaluation-scorers.md, "Adding a scorer"): implement
 ``cache_id``, ``iter_loglikelihood(requests)`` (yield ``(indices, results)`` per batch) and
@@ -43,12 +43,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol, Sequence
 
+from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError
 from biaskit.options import tell
 from biaskit.progress import progress
 
 from .models import LoadedLM
-from .score_cache import cached_results, open_cache
+from .score_cache import open_cache
 
 ENGINE_CACHE_VERSION = 2  # bump when the meaning of a cached log-probability changes
 DEFAULT_BATCH_SIZE = 64  # rows per forward pass; see docs/evaluation-scorers.md "Speed"
@@ -403,7 +404,7 @@ def forward_batches(todo: Sequence[int], enc: Sequence[dict], batch_size: int, d
                     keys: Sequence[str] = ("input_ids", "token_type_ids")) -> Iterator[tuple[list[int], Any]]:
     """Run ``fn(inputs)`` over tokenized inputs in exact-length batches (no padding, no attention mask)
     under ``torch.inference_mode``: ``enc[j]`` holds the token lists of request ``todo[j]``; yields
-    ``(request indices, fn's results)`` per batch, the shape :func:`.score_cache.cached_results`
+    ``(request indices, fn's results)`` per batch, the shape :func:`biaskit.cache.cached_results`
     expects. Used by everything that is not a log-probability request (NSP heads, sentence encodings,
     sentiment classifiers)."""
     import torch

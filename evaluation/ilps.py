@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.tables import md_table, num
 
 from .engine import Request
 
@@ -156,13 +157,12 @@ def render_ilps(summary: dict) -> str:
 
     lines = [f"# ILPS: {summary['model']}", "",
              f"Predicting the {summary['predict']}; templates: " + ", ".join(f"`{t}`" for t in summary["templates"])
-             + f"; attribute sets A / B: {summary['attributes']}.", "", render_protocol(summary.get("protocol") or {}),
-             "| domain | group | A | B | A − B |", "|---|---|---|---|---|"]
+             + f"; attribute sets A / B: {summary['attributes']}.", "", render_protocol(summary.get("protocol") or {})]
     by: dict = {}
     for r in summary["groups"]:
         by.setdefault((r["domain"], r["group"]), {})[r["metric"]] = r["score"]
-    for (d, g), v in by.items():
-        lines.append(f"| {d} | {g} | {v['A']:.3f} | {v['B']:.3f} | {v['A-B']:.3f} |")
+    lines.append(md_table(["domain", "group", "A", "B", "A − B"],
+                          [[d, g, num(v["A"], 3), num(v["B"], 3), num(v["A-B"], 3)] for (d, g), v in by.items()]))
     lines += ["", "ILPS = log p(word | the other word filled in) − log p(word | the other word masked) (Kurita et al. "
               "2019), averaged over the group's words, the set's attributes and the templates."]
     return "\n".join(lines) + "\n"

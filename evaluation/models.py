@@ -321,6 +321,10 @@ def pick_device(device: str = "auto") -> str:
                            "auto")
     if d != "cpu" and not d.startswith("cuda") and d != "mps":
         raise BiaskitError(f"unknown device '{device}'. Fix: use auto, cpu or cuda[:N]")
+    if d == "cpu":   # torch's CPU threads: --threads, or a fair share of this machine (biaskit.threads)
+        from biaskit import threads
+
+        threads.apply()
     return d
 
 
@@ -427,7 +431,7 @@ def load_tokenizer(transformers: Any, path: Path) -> Any:
         cached = default_cache_dir() / "tokenizers" / f"{h.hexdigest()[:32]}.pkl"
     except (ImportError, OSError):
         return transformers.AutoTokenizer.from_pretrained(str(path))
-    if cached.is_file():
+    if cached.is_file() and _private_file(cached):
         try:
             with open(cached, "rb") as fh:
                 return pickle.load(fh)   # written by this function, in biaskit's own cache folder
@@ -436,9 +440,23 @@ def load_tokenizer(transformers: Any, path: Path) -> Any:
     tok = transformers.AutoTokenizer.from_pretrained(str(path))
     try:
         atomic_write_bytes(cached, pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
+        os.chmod(cached, 0o600)
     except Exception:  # noqa: BLE001 - a read-only cache, an unpicklable tokenizer: no cache, same result
         pass
     return tok
+
+
+def _private_file(path: Path) -> bool:
+    """A pickle is code: read one only if this user owns it and its folder and nobody else may write
+    either (a cache folder shared with other users, or a file planted there, is built again instead)."""
+    try:
+        for p in (path, path.parent):
+            st = p.stat()
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return False
+    except OSError:
+        return False
+    return True
 
 
 class LazyModel:

@@ -21,12 +21,13 @@ Definitions, following ``metric.py`` of nyu-mll/crows-pairs (Nangia et al., 2020
 - **DS** (difference of scores, IndiBias Appendix C) = ``score_more - score_less`` on the unrounded
   scores: positive means the model prefers ``sent_more``.
 
-Percentages are returned unrounded (the reference prints them rounded to 2 decimals).
+Percentages are returned unrounded (the reference prints them rounded to 2 decimals). This module
+computes; :mod:`.report` writes (Markdown, the DS density figure).
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Optional
 
 from biaskit.errors import BiaskitError, InputError
 
@@ -312,67 +313,3 @@ def ds_kde(ds: Iterable[float], grid=None, *, points: int = 256):
         pad = max(span * 0.25, 3 * float(kde.factor * v.std(ddof=1)))
         grid = np.linspace(float(v.min()) - pad, float(v.max()) + pad, points)
     return np.asarray(grid), kde(grid)
-
-
-def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str = "", unit: str = "nats",
-              xlabel: Optional[str] = None):
-    """A matplotlib ``Figure`` with one axes per panel and one KDE curve per series (IndiBias Appendix C
-    style). Every panel shares one x-range (the range of all DS values, padded), so panels compare at a
-    glance; the x-axis is labelled with the unit of DS and the y-axis with density per that unit.
-
-    ``panels``: ``{panel title: {series label: DS values}}``. Series too small for a KDE are drawn as a
-    rug only. Uses the Agg canvas directly (no pyplot global state).
-    """
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    def finite(vals):
-        return [float(x) for x in vals if x is not None and not math.isnan(float(x))]
-
-    panels = {k: v for k, v in panels.items()}
-    n = max(1, len(panels))
-    fig = Figure(figsize=(6.4, 3.6 * n), dpi=110)
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(n, 1, 1)]
-    axes += [fig.add_subplot(n, 1, i + 1, sharex=axes[0]) for i in range(1, n)]
-    allv = np.asarray([x for series in panels.values() for vals in series.values() for x in finite(vals)], dtype=float)
-    grid = None
-    lo, hi = -1.0, 1.0
-    if allv.size:
-        span = float(allv.max() - allv.min()) or max(1.0, abs(float(allv.max())))
-        lo, hi = float(allv.min()) - 0.25 * span, float(allv.max()) + 0.25 * span
-        lo, hi = min(lo, -0.05 * span), max(hi, 0.05 * span)  # keep DS = 0 (no preference) in view
-        grid = np.linspace(lo, hi, 512)
-    xlabel = xlabel or f"DS = score(sent_more) − score(sent_less)  [{unit}]"
-    for ax, (ptitle, series) in zip(axes, panels.items()):
-        for label, vals in series.items():
-            vals = finite(vals)
-            res = ds_kde(vals, grid)
-            if res is not None:
-                ax.plot(res[0], res[1], label=f"{label} (n={len(vals)})")
-            elif vals:
-                ax.plot(vals, [0.0] * len(vals), "|", markersize=12, label=f"{label} (n={len(vals)}, no KDE)")
-        ax.axvline(0.0, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_xlim(lo, hi)
-        ax.set_title(ptitle, fontsize=10)
-        ax.set_xlabel(xlabel, fontsize=9)
-        ax.set_ylabel(f"density (per {unit.replace('nats per token', 'nat/token').replace('nats', 'nat')})",
-                      fontsize=9)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
-def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, title: str = "", unit: str = "nats",
-                xlabel: Optional[str] = None) -> Any:
-    """Write :func:`ds_figure` as a PNG, atomically; returns ``path``."""
-    from biaskit.io import atomic_open
-
-    fig = ds_figure(panels, title=title, unit=unit, xlabel=xlabel)
-    with atomic_open(path, "wb") as fh:
-        fig.savefig(fh, format="png")
-    return path

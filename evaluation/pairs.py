@@ -355,11 +355,11 @@ def write_model_outputs(mdir: Path, summary: dict, out) -> None:
 
     mdir.mkdir(parents=True, exist_ok=True)
     write_table(mdir / "pairs.csv", out[PAIRS_COLUMNS])
-    from .report import ds_unit
+    from .report import ds_unit, plot_ds_kde
 
-    pm.plot_ds_kde(kde_panels(out), mdir / "ds_kde.png",
-                   title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
-                   unit=ds_unit(summary))
+    plot_ds_kde(kde_panels(out), mdir / "ds_kde.png",
+                title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
+                unit=ds_unit(summary))
     from biaskit.io import atomic_write_text
 
     atomic_write_text(mdir / "report.md", render_report(summary, out, plot="ds_kde.png"))

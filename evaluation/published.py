@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from biaskit.tables import md_table, num
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "published"
 
 
@@ -165,14 +167,11 @@ def markdown(comp: dict, protocol: Optional[dict] = None) -> str:
     if protocol is not None and not protocol.get("comparable"):
         lines.append("**The run does not follow the paper's protocol** (see Protocol): differences below are "
                      "not a reproduction check.")
-    lines += ["", "| what | paper | biaskit | difference | source |", "|---|---|---|---|---|"]
+    def f(x, sign: bool = False):   # two decimals, three for a small non-zero figure
+        nd = 2 if x is None or abs(x) >= 0.1 or (x == 0 and not sign) else 3
+        return num(None if x is None else float(x), nd, missing="—", sign=sign)
 
-    def f(x):
-        return "—" if x is None else f"{x:.2f}" if abs(x) >= 0.1 or x == 0 else f"{x:.3f}"
-    for r in comp["rows"]:
-        note = f" ({r['note']})" if r.get("note") else ""
-        diff = r["difference"]
-        lines.append(f"| {r['what']} | {f(r['paper'])} | {f(r['biaskit'])} | "
-                     f"{'—' if diff is None else f'{diff:+.2f}' if abs(diff) >= 0.1 else f'{diff:+.3f}'} | "
-                     f"{r['source']}{note} |")
+    lines += ["", md_table(["what", "paper", "biaskit", "difference", "source"],
+                           [[r["what"], f(r["paper"]), f(r["biaskit"]), f(r["difference"], sign=True),
+                             r["source"] + (f" ({r['note']})" if r.get("note") else "")] for r in comp["rows"]])]
     return "\n".join(lines) + "\n"

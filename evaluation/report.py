@@ -1,13 +1,20 @@
-"""Markdown reports and comparison tables for the pair evaluator (`evaluate pairs`).
+"""Markdown reports, comparison tables and figures for the pair evaluator (`evaluate pairs`).
+
+:mod:`.pair_metrics` computes; this module draws and writes:
 
 - :func:`render_report` — one model's ``report.md`` from its summary and per-pair outcome table;
+- :func:`ds_figure` / :func:`plot_ds_kde` — the DS densities (IndiBias Appendix C), one panel per
+  language (``ds_kde.png``; the notebook API's ``plots["ds_kde"]``);
 - :func:`comparison_frame` / :func:`render_comparison_md` / :func:`write_comparison` — one table
   comparing several models (one row per model and language), plus a DS KDE plot per language.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from biaskit.tables import md_table, num, pvalue
 
 from . import pair_metrics as pm
 from .protocols.base import render_protocol
@@ -22,39 +29,36 @@ CITATIONS = {
 }
 
 
+NONE = "—"   # a missing number in this report
+
+
 def pfmt(p: Any) -> str:
     """A p-value: two significant digits, ``< 0.001`` below that."""
-    if p is None or (isinstance(p, float) and p != p):
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.2g}"
+    return pvalue(p, floor=0.001, missing=NONE)
 
 
 def fmt(x: Any, nd: int = 2) -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "—"
-    if isinstance(x, float):
-        return f"{x:.{nd}f}"
-    return str(x)
+    return num(x, nd, missing=NONE)
 
 
 def _sub(s: dict) -> str:
     sub = s.get("subsample") or {}
     if sub.get("mean") is None:
-        return "—"
-    return f"{sub['mean']:.2f} ± {fmt(sub.get('std'))}"
+        return NONE
+    return f"{num(sub['mean'])} ± {fmt(sub.get('std'))}"
 
 
 def ci_text(s: dict) -> str:
     """``[lo, hi]`` of the bootstrap confidence interval of the metric score (or "—")."""
     u = s.get("uncertainty") or {}
     if u.get("ci_low") is None:
-        return "—"
-    return f"[{u['ci_low']:.2f}, {u['ci_high']:.2f}]"
+        return NONE
+    return f"[{num(u['ci_low'])}, {num(u['ci_high'])}]"
 
 
 def se_text(s: dict) -> str:
     u = s.get("uncertainty") or {}
-    return "—" if u.get("se_binomial") is None else f"± {u['se_binomial']:.2f}"
+    return NONE if u.get("se_binomial") is None else f"± {num(u['se_binomial'])}"
 
 
 def ds_unit(summary: dict) -> str:
@@ -79,15 +83,11 @@ def length_note(s: dict) -> Optional[str]:
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
-    def cell(v: Any) -> str:
-        return fmt(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
-    return "\n".join(lines)
+    return md_table(header, rows, fmt=fmt)
 
 
 def kde_panels(out) -> dict[str, dict[str, list[float]]]:
-    """DS series for :func:`pair_metrics.plot_ds_kde`: one panel per language, curves all/stereo/antistereo."""
+    """DS series for :func:`plot_ds_kde`: one panel per language, curves all/stereo/antistereo."""
     panels: dict[str, dict[str, list[float]]] = {}
     langs = sorted(out["lang"].unique().tolist()) if len(out) else []
     for lg in langs or ["-"]:
@@ -100,6 +100,74 @@ def kde_panels(out) -> dict[str, dict[str, list[float]]]:
         panels[f"lang: {lg}"] = series
     return panels
 
+
+# ------------------------------------------------------------------------------------------ figure
+
+def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str = "", unit: str = "nats",
+              xlabel: Optional[str] = None):
+    """A matplotlib ``Figure`` with one axes per panel and one KDE curve per series (IndiBias Appendix C
+    style). Every panel shares one x-range (the range of all DS values, padded), so panels compare at a
+    glance; the x-axis is labelled with the unit of DS and the y-axis with density per that unit.
+
+    ``panels``: ``{panel title: {series label: DS values}}``. Series too small for a KDE are drawn as a
+    rug only. Uses the Agg canvas directly (no pyplot global state).
+    """
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    def finite(vals):
+        return [float(x) for x in vals if x is not None and not math.isnan(float(x))]
+
+    panels = {k: v for k, v in panels.items()}
+    n = max(1, len(panels))
+    fig = Figure(figsize=(6.4, 3.6 * n), dpi=110)
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(n, 1, 1)]
+    axes += [fig.add_subplot(n, 1, i + 1, sharex=axes[0]) for i in range(1, n)]
+    allv = np.asarray([x for series in panels.values() for vals in series.values() for x in finite(vals)], dtype=float)
+    grid = None
+    lo, hi = -1.0, 1.0
+    if allv.size:
+        span = float(allv.max() - allv.min()) or max(1.0, abs(float(allv.max())))
+        lo, hi = float(allv.min()) - 0.25 * span, float(allv.max()) + 0.25 * span
+        lo, hi = min(lo, -0.05 * span), max(hi, 0.05 * span)  # keep DS = 0 (no preference) in view
+        grid = np.linspace(lo, hi, 512)
+    xlabel = xlabel or f"DS = score(sent_more) − score(sent_less)  [{unit}]"
+    for ax, (ptitle, series) in zip(axes, panels.items()):
+        for label, vals in series.items():
+            vals = finite(vals)
+            res = pm.ds_kde(vals, grid)
+            if res is not None:
+                ax.plot(res[0], res[1], label=f"{label} (n={len(vals)})")
+            elif vals:
+                ax.plot(vals, [0.0] * len(vals), "|", markersize=12, label=f"{label} (n={len(vals)}, no KDE)")
+        ax.axvline(0.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlim(lo, hi)
+        ax.set_title(ptitle, fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.set_ylabel(f"density (per {unit.replace('nats per token', 'nat/token').replace('nats', 'nat')})",
+                      fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, title: str = "", unit: str = "nats",
+                xlabel: Optional[str] = None) -> Any:
+    """Write :func:`ds_figure` as a PNG, atomically; returns ``path``."""
+    from biaskit.io import atomic_open
+
+    fig = ds_figure(panels, title=title, unit=unit, xlabel=xlabel)
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png")
+    return path
+
+
+# ------------------------------------------------------------------------------------------ report
 
 def _overall_rows(summary: dict) -> list[list[Any]]:
     rows = []
@@ -122,8 +190,8 @@ def _strongest(out, lang: str, k: int = 5) -> str:
         return ""
     top = sub.sort_values("ds", ascending=False).head(k)
     bottom = sub.sort_values("ds", ascending=True).head(k)
-    rows_top = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in top.itertuples()]
-    rows_bot = [[r.bias_type, r.direction, f"{r.ds:.3f}", r.sent_more, r.sent_less] for r in bottom.itertuples()]
+    rows_top = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in top.itertuples()]
+    rows_bot = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in bottom.itertuples()]
     head = ["bias type", "direction", "DS", "sent_more", "sent_less"]
     return (f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
             f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n")
@@ -298,7 +366,7 @@ def write_comparison(out_dir: str | Path, summaries: Sequence[dict], frames: Seq
             panels.setdefault(f"lang: {lg}", {})[str(s.get("model_slug") or s.get("model"))] = \
                 out.loc[out["lang"] == lg, "ds"].tolist()
     units = {ds_unit(s) for s in summaries}
-    pm.plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model",
-                   unit=units.pop() if len(units) == 1 else "nats; nats per token for mean-scored models")
+    plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model",
+                unit=units.pop() if len(units) == 1 else "nats; nats per token for mean-scored models")
     atomic_write_text(out_dir / "comparison.md", render_comparison_md(df))
     return out_dir / "comparison.csv"

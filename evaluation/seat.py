@@ -32,7 +32,7 @@ the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence
 (``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
 token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
 unchanged). Encodings go through the evaluators' one cache layer
-(:func:`biaskit.evaluation.score_cache.cached_results`, keyed by encoder fingerprint, pooling and text).
+(:func:`biaskit.cache.cached_results`, keyed by encoder fingerprint, pooling and text).
 """
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401
+from biaskit.tables import md_table, num, pct, pvalue
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 
@@ -330,12 +331,13 @@ class Encoder:
 
     def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
         """L2-normalised sentence vectors (``[len(texts), hidden]``), through the shared cache layer
-        (:func:`~biaskit.evaluation.score_cache.cached_results`) in the scoring engine's exact-length
+        (:func:`~biaskit.cache.cached_results`) in the scoring engine's exact-length
         batches (no padding, so mean pooling runs over every token of every row)."""
         if pooling not in POOLINGS:
             raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
+        from biaskit.cache import cached_results
+
         from .engine import forward_batches
-        from .score_cache import cached_results
 
         mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling,
                **({"part": self.part} if self.part else {})}
@@ -423,7 +425,7 @@ def significance(rows: Sequence[dict], alpha: float, correction: str = "none") -
 
 def mark(d: float, sig: str, style: str) -> str:
     """An effect size with its significance mark: ``**``/``*`` (May et al.) or underlined (IndiBias)."""
-    text = f"{d:.3f}"
+    text = num(d, 3)
     if not sig:
         return text
     return f"<u>{text}</u>" if style == "underline" else text + sig
@@ -526,19 +528,16 @@ def render_report(summary: dict) -> str:
     lines += [render_protocol(summary.get("protocol") or {})]
     if summary.get("warnings"):
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
+    rows = [[f"{r['test']}{' (noise: see warnings)' if r.get('warning') else ''}", r["lang"],
+             f"{r['targ1']} vs {r['targ2']}", f"{r['attr1']} vs {r['attr2']}",
+             mark(r["effect_size"], r.get("significance", ""), summary.get("marks", "star")), pvalue(r["p_value"]),
+             r["p_method"], f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}",
+             "yes" if r["bleached"] else "no",
+             f"{pct(r['tok_unknown_share'], 0)} / {pct(r['tok_lost_char_share'], 0)}" if "tok_unknown_share" in r
+             else "—"] for r in summary["tests"]]
     lines += ["## Effect sizes", "", significance_legend(summary), "",
-              "| test | lang | X vs Y | A vs B | effect size d | p (one-sided) | p method | n X/Y/A/B | bleached | "
-              "unknown / lost (tokenizer) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in summary["tests"]:
-        d = r["effect_size"]
-        cov = (f"{r['tok_unknown_share']:.0%} / {r['tok_lost_char_share']:.0%}" if "tok_unknown_share" in r else "—")
-        lines.append(f"| {r['test']}{' (noise: see warnings)' if r.get('warning') else ''} | {r['lang']} | "
-                     f"{r['targ1']} vs {r['targ2']} | {r['attr1']} vs {r['attr2']} | "
-                     f"{mark(d, r.get('significance', ''), summary.get('marks', 'star'))} | {r['p_value']:.2g} | "
-                     f"{r['p_method']} | "
-                     f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']} | {'yes' if r['bleached'] else 'no'} | "
-                     f"{cov} |")
+              md_table(["test", "lang", "X vs Y", "A vs B", "effect size d", "p (one-sided)", "p method", "n X/Y/A/B",
+                        "bleached", "unknown / lost (tokenizer)"], rows)]
     lines += ["", "## Definitions", "",
               "s(w,A,B) = mean cos(w,a) - mean cos(w,b); d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, "
               "ddof=1), as sent-bias `weat.py` (May et al. 2019). p = P[sum_{X'} s >= sum_X s] over equal-size "

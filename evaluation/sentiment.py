@@ -34,7 +34,7 @@ def negative_index(config: Any) -> tuple[int, str]:
 
 def option_inputs(cats: Sequence[Any]) -> list[tuple[str, Optional[str]]]:
     """The text (and text pair) the reference classifies for every option, in CAT/option order."""
-    from .stereoset import locate_fill
+    from .cat_plan import locate_fill
 
     out = []
     for c in cats:
@@ -49,6 +49,7 @@ def option_inputs(cats: Sequence[Any]) -> list[tuple[str, Optional[str]]]:
 def sentiment_scores(cats: Sequence[Any], model: str | Path, *, device: str = "auto", batch_size: int = 32,
                      cache: Any = None, progress: bool = False) -> tuple[dict[str, float], dict]:
     """Sentence id -> P(negative) of every option, and a description of the classifier."""
+    from biaskit.cache import cached_results
     from biaskit.errors import require
     from biaskit.progress import progress as bar_of
 
@@ -58,7 +59,6 @@ def sentiment_scores(cats: Sequence[Any], model: str | Path, *, device: str = "a
 
     from .engine import ENGINE_CACHE_VERSION, forward_batches
     from .models import fingerprint_dir, pick_device, resolve_model
-    from .score_cache import cached_results
 
     path = resolve_model(model)
     dev = pick_device(device)
@@ -91,9 +91,8 @@ def sentiment_baseline(cats: Sequence[Any], model: str | Path, *, device: str = 
                        cache: Any = None, progress: bool = False, tie_policy: str = "reference") -> dict:
     """The SentimentLM row of ``summary["baselines"]``: lms, ss, icat per split and overall, with the
     paper's development-set figures beside it (arXiv 2020 Table 4)."""
-    from .cat_metrics import SPLITS, evaluate
+    from .cat_metrics import SPLITS, evaluate, to_metric_items
     from .published import sentiment_comparison
-    from .stereoset import to_metric_items
 
     scores, info = sentiment_scores(cats, model, device=device, batch_size=batch_size, cache=cache,
                                     progress=progress)

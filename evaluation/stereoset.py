@@ -42,90 +42,35 @@ Scoring (:func:`score_cats`), higher = the model prefers the option:
   reference's unused generative code path scores ``mean log2 p(sentence alone) / mean log2
   p(context)`` instead.
 
-What is StereoSet's stays here (where the fill sits, which pieces/tokens of an option are scored,
-how they are aggregated, the NSP head); the log-probabilities come from the scoring engine
+What is StereoSet's stays here and in :mod:`.cat_plan` (where the fill sits and which pieces/tokens
+of an option are scored, shared with the pseudo-likelihood mode of :mod:`.cat_modes`; here: how they
+are aggregated, the NSP head, the runs); the log-probabilities come from the scoring engine
 (:mod:`biaskit.evaluation.engine`: exact-length batches, head gather, float32 log-softmax, progress)
-and every model output goes through the shared cache layer (:mod:`biaskit.evaluation.score_cache`),
+and every model output goes through the shared cache layer (:func:`biaskit.cache.cached_results`),
 so a re-run or an interrupted run costs nothing for what was already scored.
 """
 from __future__ import annotations
 
 import json
 import math
-import re
-import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError, InputError
 from biaskit.options import say, tell, unset
 from biaskit.readers import read_cats, read_text as _read_text
-from biaskit.readers.cats import LABELS, first_line_is_object as _first_line_is_object
+from biaskit.readers.cats import first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
-from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, Request, make_engine
-from .score_cache import cached_results, open_cache
+from .cat_metrics import score_of, to_metric_items
+from .cat_modes import check_mode, pll_plan, pll_score
+from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401
+from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
+from .score_cache import open_cache
 
 SPLITS_ = ("intrasentence", "intersentence")
-
-
-# =====================================================================  filling in the BLANK
-@dataclass
-class Fill:
-    """Where an intrasentence option's filled-in word sits in the text that is scored."""
-
-    text: str                     # the context with BLANK replaced by the fill
-    fill: str
-    spans: list[tuple[int, int]]  # character spans of every occurrence of the fill in ``text``
-    exact: bool                   # True when the option matched the context around BLANK
-
-
-_EDGE_PUNCT = string.punctuation + "\u0964\u0965\u2019\u2018\u201c\u201d"
-
-
-def locate_fill(context: str, sentence: str) -> Fill:
-    """Find the word(s) an option puts in place of ``BLANK``.
-
-    The context's text around each ``BLANK`` is matched against the option case-insensitively
-    (StereoSet dev options are often lower-cased copies of the context); the fill's edge punctuation
-    is dropped ("... is BLANK" vs "... is lazy." fills "lazy"). When the option does not match the
-    context, the longest common prefix/suffix (case-insensitive) gives the differing span and the
-    option sentence itself is scored (``exact=False``).
-    """
-    ctx = re.sub(r"\s+", " ", context).strip()
-    sent = re.sub(r"\s+", " ", sentence).strip()
-    parts = ctx.split("BLANK")
-    pattern = "^" + re.escape(parts[0]) + r"(.+?)" + "".join(re.escape(p) + r"\1" for p in parts[1:-1]) \
-        + re.escape(parts[-1]) + "$"
-    m = re.match(pattern, sent, flags=re.IGNORECASE | re.DOTALL) if len(parts) > 1 else None
-    if m:
-        fill = m.group(1).strip().strip(_EDGE_PUNCT).strip() or m.group(1).strip()
-        if fill:
-            text, spans = "", []
-            for k, part in enumerate(parts):
-                text += part
-                if k < len(parts) - 1:
-                    spans.append((len(text), len(text) + len(fill)))
-                    text += fill
-            return Fill(text=text, fill=fill, spans=spans, exact=True)
-    # fallback: the differing middle of the option
-    lo_s, before, after = sent.lower(), parts[0].lower(), parts[-1].lower()
-    p = 0
-    while p < min(len(before), len(lo_s)) and before[p] == lo_s[p]:
-        p += 1
-    q = 0
-    while q < min(len(after), len(lo_s) - p) and after[len(after) - 1 - q] == lo_s[len(lo_s) - 1 - q]:
-        q += 1
-    a, b = p, len(sent) - q
-    while a < b and (sent[a] in _EDGE_PUNCT or sent[a].isspace()):
-        a += 1
-    while b > a and (sent[b - 1] in _EDGE_PUNCT or sent[b - 1].isspace()):
-        b -= 1
-    if a >= b:
-        # nothing differs: score the whole option
-        a, b = 0, len(sent)
-    return Fill(text=sent, fill=sent[a:b], spans=[(a, b)], exact=False)
 
 
 # =====================================================================================  models
@@ -188,58 +133,6 @@ class SentenceScore:
                 "logprobs": [round(x, 6) for x in self.logprobs], **self.meta}
 
 
-def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], list[int]]:
-    """The masked inputs for every piece of the fill: (input ids, mask position, target id)."""
-    if not getattr(tok, "is_fast", False):
-        raise BiaskitError("StereoSet intrasentence scoring needs a fast tokenizer (character offsets). "
-                           "Fix: save the model with its tokenizer.json, or install `tokenizers`.")
-    if tok.mask_token_id is None:
-        raise BiaskitError(f"the tokenizer has no mask token: use {say('scorer', 'clm')} for this model.")
-    enc = tok(fill.text, return_offsets_mapping=True, add_special_tokens=True)
-    ids, offs = enc["input_ids"], enc["offset_mapping"]
-    seqs, positions, targets = [], [], []
-    for a, b in fill.spans:
-        occ = [i for i, (s, e) in enumerate(offs) if e > s and s < b and e > a]
-        if not occ:
-            continue
-        end = occ[-1] + 1
-        for i in occ:
-            seqs.append(ids[:i] + [tok.mask_token_id] + ids[end:])
-            positions.append(i)
-            targets.append(ids[i])
-    if not seqs:
-        raise BiaskitError(f"the fill {fill.fill!r} maps to no token in {fill.text!r}.")
-    return seqs, positions, targets
-
-
-def _start_id(tok) -> Optional[int]:
-    return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-
-
-def clm_requests(tok, text: str, score_from_char: int = 0) -> tuple[list[int], int]:
-    """Token ids ``[start] + ids(text)`` and the index of the first token to score.
-
-    Tokens whose character span ends after ``score_from_char`` are scored (for intersentence the
-    context's characters come first and are not scored).
-    """
-    start = _start_id(tok)
-    if score_from_char and getattr(tok, "is_fast", False):
-        enc = tok(text, return_offsets_mapping=True, add_special_tokens=False)
-        ids, offs = enc["input_ids"], enc["offset_mapping"]
-        first = next((i for i, (s, e) in enumerate(offs) if e > score_from_char), len(ids))
-    elif score_from_char:
-        ctx_ids = tok(text[:score_from_char], add_special_tokens=False)["input_ids"]
-        ids = tok(text, add_special_tokens=False)["input_ids"]
-        first = len(ctx_ids)
-    else:
-        ids = tok(text, add_special_tokens=False)["input_ids"]
-        first = 0
-    if start is not None:
-        return [start] + list(ids), first + 1
-    # no start token: the first token cannot be scored
-    return list(ids), max(first, 1)
-
-
 def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, progress_on: bool) -> list[float]:
     """P("B follows A") from a next-sentence head: a ModelNSP head file given with ``--nsp-head``
     (:mod:`.nsp_head`) or the checkpoint's own NSP head (BERT, label 0), through the shared cache
@@ -286,38 +179,6 @@ def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
 PIECE_AGGS = ("mean-prob", "mean-logprob")
 
 
-def _inter_text(context: str, sentence: str) -> tuple[str, int]:
-    ctx = context.strip()
-    if ctx and ctx[-1] not in ".!?\u0964":
-        ctx += "."
-    return f"{ctx} {sentence.strip()}", len(ctx)
-
-
-def _plan(c: CAT, o, sm) -> tuple[str, list, dict]:
-    """How one option is scored: its method, its engine requests (none for NSP) and metadata."""
-    tok = sm.tokenizer
-    if c.split == "intrasentence" and sm.kind == "mlm":
-        fill = locate_fill(c.context, o.sentence)
-        seqs, pos, tgt = mlm_piece_requests(tok, fill)
-        reqs = [Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text) for s, p, t in zip(seqs, pos, tgt)]
-        return "mlm-piece-l2r", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
-    if c.split == "intersentence" and sm.meta.get("nsp_head") is not None:  # --nsp-head: the reference's method
-        return "nsp", [], {}
-    if getattr(sm, "served", False):  # clm-api: text requests, the server tokenizes (see served.py)
-        text, start = (o.sentence, 0) if c.split == "intrasentence" else _inter_text(c.context, o.sentence)
-        return ("clm-sentence" if c.split == "intrasentence" else "clm-conditional"), \
-            [sm.text_request(text, start)], {}
-    if sm.kind == "clm":
-        if c.split == "intrasentence":
-            method, text, (ids, first) = "clm-sentence", o.sentence, clm_requests(tok, o.sentence)
-        else:
-            text, ctx_len = _inter_text(c.context, o.sentence)
-            method, (ids, first) = "clm-conditional", clm_requests(tok, text, ctx_len)
-        return method, [Request(ids=tuple(ids), positions=tuple(range(first - 1, len(ids) - 1)),
-                                targets=tuple(ids[first:]), text=text)], {}
-    return "nsp", [], {}
-
-
 def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
                cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None,
                mode: str = "likelihood") -> list[SentenceScore]:
@@ -329,10 +190,8 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
     skipped silently). Raises :class:`NotSupportedError` for an intersentence CAT that the model
     cannot score. ``mode="pll"``: pseudo-likelihood scoring (ACL 2021 Table 5, :mod:`.cat_modes`).
     """
-    from .cat_modes import check_mode, pll_plan, pll_score
-
     mode = check_mode(mode)
-    plan = pll_plan if mode == "pll" else _plan
+    plan = pll_plan if mode == "pll" else likelihood_plan
     if mode == "pll" and getattr(sm, "served", False):
         raise BiaskitError(f"{say('scorer', 'clm-api')} scores CATs by likelihood only (the server tokenizes; pll "
                            f"masks tokens). Fix: {unset('cat_mode')}")
@@ -445,45 +304,6 @@ def _add_pred_doc(obj: Any, path: Path, add: Callable) -> None:
     for split in ("intrasentence", "intersentence"):
         for j, item in enumerate(obj.get(split) or [], start=1):
             add(item, f"{split}[{j}]", None)
-
-
-def to_metric_items(cats: Sequence[CAT], scores: dict[str, float], *, allow_missing: bool = False,
-                    source: Optional[str] = None):
-    """Join CATs with sentence scores into :class:`~biaskit.evaluation.cat_metrics.CATScores`.
-
-    Missing scores raise :class:`InputError` naming the first missing sentence id unless
-    ``allow_missing`` (then those CATs are dropped and counted).
-    """
-    from .cat_metrics import CATScores
-
-    items, missing = [], []
-    for c in cats:
-        got = {lab: _score_of(c.option(lab), scores) for lab in LABELS}
-        absent = [_id_text(c.option(lab)) for lab, v in got.items() if v is None]
-        if absent:
-            missing.append((c, absent))
-            continue
-        items.append(CATScores(cat_id=c.cat_id, split=c.split, domain=c.bias_type, target=c.target,
-                               stereotype=got["stereotype"], anti=got["anti-stereotype"], unrelated=got["unrelated"]))
-    if missing and not allow_missing:
-        c, absent = missing[0]
-        raise InputError(f"no score for {len(missing)} CAT(s); first: sentence id {absent[0]} of CAT {c.cat_id} "
-                         f"({c.split}, target '{c.target}').", path=source,
-                         fix=f"score every sentence of the gold file (the ids must match), or pass "
-                             f"{say('allow_missing')}.")
-    return items, len(missing)
-
-
-def _score_of(option, scores: dict[str, float]) -> Optional[float]:
-    """An option's score, keyed by biaskit's sentence id or by the upstream (StereoSet) sentence id."""
-    for key in (option.sentence_id, option.source_id):
-        if key is not None and key in scores:
-            return scores[key]
-    return None
-
-
-def _id_text(option) -> str:
-    return option.sentence_id + (f" (StereoSet id {option.source_id})" if option.source_id else "")
 
 
 # =====================================================================================  pipeline
@@ -638,8 +458,6 @@ def run_cats(opts: Any = None, model: Any = None, out_dir: Any = None, /, *, pro
     scorer_options = served_options(scorer, o.base_url, o.concurrency)
     import time
 
-    from .cat_modes import check_mode
-
     if mode is not None:
         check_mode(mode)
     if split not in (None, "both", *SPLITS_):
@@ -759,7 +577,7 @@ def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str
     tie_policy = applied.values["tie_policy"]
     scores = read_predictions(predictions)
     # keep only the splits present in the predictions (the reference's files may hold one split)
-    present = {c.split for c in cats if all(_score_of(o, scores) is not None for o in c.options)}
+    present = {c.split for c in cats if all(score_of(o, scores) is not None for o in c.options)}
     if not present:
         raise InputError("none of the sentence ids in the predictions matches the gold file.", path=predictions,
                          fix="score the same gold file (original StereoSet ids, or biaskit's ids from "

@@ -46,7 +46,7 @@ TUPLES = [("Dalit", "caste", "poor", "negative"), ("Brahmin", "caste", "arrogant
 #: the prompts measured: the paper-recipe wording as it was (``before``) and as shipped now (``after``)
 PROMPT_SETS = {"before": {"tuples": "attributes@2", "stereo": "sentences@2", "anti": "sentences_anti@1",
                           "intrasentence": "cat_intrasentence@1", "intersentence": "cat_intersentence@1"},
-               "after": {"tuples": "attributes@2", "stereo": "sentences@3", "anti": "sentences_anti@2",
+               "after": {"tuples": "attributes@3", "stereo": "sentences@3", "anti": "sentences_anti@2",
                          "intrasentence": "cat_intrasentence@2", "intersentence": "cat_intersentence@2"}}
 CAT_TARGETS = {"religion": ["Muslim", "Hindu"], "caste": ["Dalit", "Brahmin"]}
 MIN_ZIPF = 2.5
@@ -124,7 +124,8 @@ def _rows(path: Path) -> list[dict]:
 def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per_tuple: int = 3,
             per_target: int = 2, max_tokens: Optional[dict[str, int]] = None,
             stages: tuple[str, ...] = ("tuples", "sentences", "cats"), prompts: str = "after",
-            tuples: Optional[list] = None, cat_targets: Optional[dict[str, list[str]]] = None) -> dict[str, Any]:
+            tuples: Optional[list] = None, cat_targets: Optional[dict[str, list[str]]] = None,
+            identities: Optional[dict[str, list[str]]] = None) -> dict[str, Any]:
     """Run the stages against ``base_url`` and count what survives (see the module docstring)."""
     from biaskit.cat_checks import check_cat
     from biaskit.check import check_pairs
@@ -142,6 +143,7 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
     refs = PROMPT_SETS[prompts]
     tuples = TUPLES if tuples is None else tuples
     cat_targets = CAT_TARGETS if cat_targets is None else cat_targets
+    identities = IDENTITIES if identities is None else identities
     out: dict[str, Any] = {"model": model, "prompts": refs, "stages": {}}
 
     def client():
@@ -151,7 +153,7 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
     if "tuples" in stages:
         t_out = work / "tuples.jsonl"
         jobs = 0
-        for axis, ids in IDENTITIES.items():
+        for axis, ids in identities.items():
             s = generate_tuples(client(), get_prompt(refs["tuples"]), axis=axis, out=t_out, identities=ids,
                                 polarity="both", n=n_attributes, params={"max_tokens": mt["tuples"]},
                                 progress=False, inventory=inv)
@@ -160,7 +162,9 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         kept = [r for r in rows if simulated_review("tuple", r, inv) is None]
         out["stages"]["tuples"] = {"jobs": jobs, "asked": jobs * n_attributes, "parsed": len(rows), "checked": len(rows),
                                    "reviewed": len(kept), "examples": [f"{r['identity']}: {r['attribute']}"
-                                                                        for r in kept[:6]]}
+                                                                        for r in kept[:6]],
+                                   "jobs_with_usable": len({(r["identity"], r["polarity"]) for r in kept}),
+                                   "kept": [f"{r['identity']} ({r['polarity']}): {r['attribute']}" for r in kept]}
     if "sentences" in stages:
         from biaskit.io import write_jsonl
         from biaskit.schema import BiasTuple

@@ -12,7 +12,8 @@ from biaskit.cache import DiskCache
 from biaskit.cli import main
 from biaskit.curation.generate import generate_sentences, generate_tuples
 from biaskit.curation.runner import errors_path, runlog_path
-from biaskit.curation.tasks.tuples import dedupe_attributes, lemma_key, normalize_attribute
+from biaskit.curation.tasks.tuples import (TupleTask, dedupe_attributes, lemma_key, normalize_attribute, not_an_attribute,
+                                            pick_examples)
 from biaskit.curation.llm import DummyLLM
 from biaskit.curation.prompts import get_prompt
 from biaskit.errors import InputError
@@ -180,7 +181,7 @@ def test_cli_dry_run_needs_no_key_and_prints_prompts(tmp_path, monkeypatch, caps
     main(["curate", "tuples", "--axis", "religion", "--polarity", "negative", "--n", "4", "--dry-run",
           "--show", "2", "--out", str(tmp_path / "t.jsonl")])
     out = capsys.readouterr().out
-    assert "dry run: 8 request(s)" in out and "attributes@2" in out and "Muslim" in out
+    assert "dry run: 8 request(s)" in out and "attributes@3" in out and "Muslim" in out
     assert "Which negative stereotypes" in out and "Give the 4 most widespread ones" in out
     assert not (tmp_path / "t.jsonl").exists()
 
@@ -224,3 +225,63 @@ def test_anti_mode_as_documented(tmp_path, capsys, monkeypatch):
         assert p["group_less"] == s["identity"] and p["meta"]["mode"] == "anti"
         assert p["direction"] == {"disadvantaged": "antistereo", "advantaged": "stereo"}[side[s["identity"]]]
     assert {p["direction"] for p in pairs} == {"stereo", "antistereo"}
+
+
+# ------------------------------------------------------------------ attributes@3: worked examples, echoes, categories
+def test_attributes_v3_shows_three_examples_of_other_axes_in_the_reply_shape():
+    task = TupleTask(get_prompt("attributes@3"))
+    pool = {e["group"]: e["axis"] for e in task.prompt.examples}
+    shown = {}
+    for axis, ident in (("caste", "Dalit"), ("religion", "Muslim"), ("gender", "woman"), ("age", "teenager"),
+                        ("region", "Bihari")):
+        item = {"identity": ident, "axis": axis, "polarity": "negative", "n": 10}
+        user = task.render(item)[1]["content"]
+        replies = [json.loads(line) for line in user.splitlines() if line.startswith("{")]
+        groups = [r["group"] for r in replies]
+        assert len(replies) == 6 and len(set(groups)) == 3 and all(pool[g] != axis for g in groups)
+        assert [r["stereotypes"] for r in replies] == ["negative", "positive"] * 3
+        assert all(set(r) == {"group", "stereotypes", "attributes"} and r["attributes"] for r in replies)
+        assert "Which negative stereotypes do people in India commonly hold about " + ident in user
+        shown[axis] = tuple(groups)
+        schema = task.schema_for(item)   # the group and the polarity are fixed to the request's
+        assert schema["properties"]["group"]["enum"] == [ident]
+        assert schema["properties"]["stereotypes"]["enum"] == ["negative"]
+        assert task.schema["properties"]["group"] == {"type": "string", "minLength": 1}   # the template's is untouched
+    assert len(set(shown.values())) >= 3            # the examples vary with the axis
+    def groups(axis, ident):
+        return [e["group"] for e in pick_examples(task.prompt.examples, axis=axis, identity=ident)]
+    assert "lawyers" in groups("caste", "Dalit") and "lawyers" not in groups("caste", "Lawyer")   # never the group asked
+    with pytest.raises(InputError, match="worked example 1 has no usable positive"):
+        pick_examples([{"group": "x", "axis": "age", "negative": ["a"]}], axis="caste", identity="Dalit")
+
+
+@pytest.mark.parametrize("attr, why", [
+    ("gender", "category"), ("Skin color", "category"), ("jaw shape", "category"), ("heights", "category"),
+    ("age", "category"), ("uneducated", None), ("short-tempered", None), ("dark", None), ("tall", None),
+])
+def test_categories_are_no_attributes(attr, why):
+    got = not_an_attribute(normalize_attribute(attr))
+    assert (got is None) if why is None else (why in got)
+
+
+def test_echoes_and_categories_are_dropped_and_a_reply_of_nothing_else_is_unusable(tmp_path):
+    prompt = get_prompt("attributes@3")
+    shown = pick_examples(prompt.examples, axis="caste", identity="Dalit")
+    echo = shown[0]["negative"][0]          # an attribute of a worked example the request shows
+
+    def reply(messages, params, rf):
+        user = messages[-1]["content"]
+        if "about Dalit" in user:           # a bare list: the group and polarity are filled in, as fixed
+            return json.dumps([echo, "Uneducated", "gender", "skin color", "nouns", "negative", "Dalit"])
+        return json.dumps({"group": "Brahmin", "stereotypes": "negative", "attributes": ["age", "height", echo]})
+
+    out = tmp_path / "t.jsonl"
+    s = generate_tuples(DummyLLM(responses=reply, cache=False), prompt, axis="caste", identities=["Dalit", "Brahmin"],
+                        polarity="negative", n=5, out=out, progress=False)
+    rows = read_jsonl(out)
+    assert [(r["identity"], r["attribute"]) for r in rows] == [("Dalit", "uneducated")]
+    assert rows[0]["provenance"]["prompt_version"] == "3"
+    errs = read_jsonl(errors_path(out))
+    assert s.ok == 1 and len(errs) == 1 and errs[0]["status"] == "unusable"
+    assert "no attribute left" in errs[0]["error"] and "age (a category" in errs[0]["error"] \
+        and f"{echo} (an echo" in errs[0]["error"]

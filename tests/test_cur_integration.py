@@ -8,6 +8,7 @@ import json
 import pytest
 
 from biaskit.cli import main
+from biaskit.curation.prompts import get_prompt
 from biaskit.io import read_jsonl
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
@@ -52,11 +53,13 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
     # a parse failure may re-ask once, so between 1 and 2 requests per job (+ format probes)
     jobs = n_tuple_jobs + len(t_rows)
     assert jobs <= first <= 2 * jobs + 2   # two threads may both probe json_schema once
-    # provenance on every generated row
+    # provenance on every generated row: the default templates (attributes@3, sentences@3)
+    defaults = {k: get_prompt(k) for k in ("attributes", "sentences")}
     for r in t_rows + s_rows:
         p = r["provenance"]
         assert p["model"] == "smollm2" and p["endpoint"] == llm_server.base_url
-        assert p["prompt_id"] in ("attributes", "sentences") and p["prompt_version"] == "2" and len(p["prompt_hash"]) == 12
+        assert p["prompt_id"] in ("attributes", "sentences") and len(p["prompt_hash"]) == 12
+        assert (p["prompt_version"], p["prompt_hash"]) == (defaults[p["prompt_id"]].version, defaults[p["prompt_id"]].hash)
         assert p["temperature"] == 0.7 and p["seed"] == 0 and len(p["request_hash"]) == 64 and p["timestamp"]
         assert p["response_format"] == "json_object_schema"   # llama.cpp rejects json_schema
     # pairs: every usable sentence became a pair or a reject with a reason

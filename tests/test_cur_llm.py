@@ -57,6 +57,29 @@ def test_shape_coercion(data, expected, fix):
     assert out == expected and fixes == [fix] and validate_schema(out, SCHEMA) is None
 
 
+FIXED = {"type": "object", "required": ["group", "stereotypes", "attributes"],
+         "properties": {"group": {"type": "string", "enum": ["Dalit"]}, "stereotypes": {"const": "negative"},
+                        "attributes": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}
+
+
+@pytest.mark.parametrize("data, expected, fixes", [
+    ({"attributes": ["a"]}, {"group": "Dalit", "stereotypes": "negative", "attributes": ["a"]},
+     ["filled_fixed:group,stereotypes"]),
+    (["a"], {"group": "Dalit", "stereotypes": "negative", "attributes": ["a"]},
+     ["wrapped_bare_list", "filled_fixed:group,stereotypes"]),
+    ({"group": "Dalit", "words": ["a"]}, {"group": "Dalit", "stereotypes": "negative", "attributes": ["a"]},
+     ["renamed_key:words->attributes", "filled_fixed:stereotypes"]),
+])
+def test_properties_with_one_allowed_value_are_filled_in(data, expected, fixes):
+    out, done = coerce_to_schema(data, FIXED)
+    assert out == expected and done == fixes and validate_schema(out, FIXED) is None
+
+
+def test_a_reply_about_another_group_is_not_repaired():
+    out, done = coerce_to_schema({"group": "farmers", "attributes": ["a"]}, FIXED)
+    assert out["group"] == "farmers" and "group" in validate_schema(out, FIXED)
+
+
 def test_schema_validation_reports_the_path():
     assert "attributes/1" in validate_schema({"attributes": ["a", 3]}, SCHEMA)
     assert validate_schema({"other": 1}, SCHEMA)

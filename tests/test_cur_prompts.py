@@ -66,6 +66,7 @@ def test_user_folder_adds_versions_and_env_var(tmp_path, monkeypatch):
      "not valid JSON"),
     (GOOD.replace('type = "object"', 'type = "objekt"'), "not a valid JSON Schema"),
     (GOOD.replace('user = """', 'user = """\n'), None),
+    (GOOD.replace('[variables]', 'examples = "three"\n[variables]'), "'examples' must be an array of tables"),
     ('id = "x"\nversion = "1"\n[template]\nuser = "unterminated', "invalid TOML"),
 ])
 def test_bad_templates_name_the_file(tmp_path, text, message):
@@ -77,6 +78,18 @@ def test_bad_templates_name_the_file(tmp_path, text, message):
     with pytest.raises(InputError) as e:
         load_prompts(tmp_path)
     assert message in str(e.value) and str(f) in str(e.value) and "Fix:" in str(e.value)
+
+
+def test_worked_examples_are_kept_and_part_of_the_hash(tmp_path):
+    (tmp_path / "a.toml").write_text(GOOD)
+    plain = load_prompts(tmp_path)["mine@1"]
+    (tmp_path / "a.toml").write_text(GOOD + '\n[[examples]]\ngroup = "lawyers"\nnegative = ["argumentative"]\n')
+    one = load_prompts(tmp_path)["mine@1"]
+    (tmp_path / "a.toml").write_text(GOOD + '\n[[examples]]\ngroup = "lawyers"\nnegative = ["cunning"]\n')
+    other = load_prompts(tmp_path)["mine@1"]
+    assert plain.examples == [] and one.examples == [{"group": "lawyers", "negative": ["argumentative"]}]
+    assert len({plain.hash, one.hash, other.hash}) == 3     # an edited example is a different template
+    assert get_prompt("attributes@2").examples == []        # templates without examples keep their hash
 
 
 def test_duplicate_id_and_version_is_refused(tmp_path):
@@ -100,7 +113,7 @@ PAPERS = Path("/work/shared/papers")
 
 
 def test_new_versions_are_the_default_and_old_ones_stay_loadable():
-    assert get_prompt("attributes").ref == "attributes@2" and get_prompt("sentences").ref == "sentences@3"
+    assert get_prompt("attributes").ref == "attributes@3" and get_prompt("sentences").ref == "sentences@3"
     assert get_prompt("sentences_anti").ref == "sentences_anti@2" and get_prompt("cat_intrasentence").ref == \
         "cat_intrasentence@2"
     v1 = get_prompt("attributes@1")

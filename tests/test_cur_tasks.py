@@ -59,7 +59,8 @@ SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "
                  "domain": "religion", "society": "India", "language": "English",
                  "context": "The farmer was too BLANK to read.", "stereotype": "poor", "anti_stereotype": "rich",
                  "unrelated": "purple", "guidelines": "Answer as a careful annotator.",
-                 "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no"}
+                 "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no",
+                 "examples": '{"group": "lawyers", "stereotypes": "negative", "attributes": ["argumentative"]}'}
 
 
 @pytest.mark.parametrize("ref", sorted(load_prompts()))

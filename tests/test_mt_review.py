@@ -200,7 +200,11 @@ def test_files_and_report(reviewed):
     assert rep["flags"]["chosen_before"] == {"translation_collapsed": 2}
     assert rep["flags"]["final_after"] == {"attribute_changed": 1, "identical": 1, "multi_span": 1,
                                            "translation_collapsed": 1, "translation_not_minimal": 1}
-    assert "# Translation review report" in (tmp / "report" / "report.md").read_text(encoding="utf-8")
+    md = (tmp / "report" / "report.md").read_text(encoding="utf-8")
+    assert "# Translation review report" in md
+    # distances in characters (0, 0, 0, d released; 0, d edited), not percentages
+    assert f"| all released sentences | 4 | {d / 4:.1f} | 0.0 | {d} |" in md
+    assert f"| edited sentences | 2 | {d / 2:.1f} | {d / 2:.1f} | {d} |" in md
     # the report can be rebuilt from the files alone
     again = translation_report(cands, tmp / "hi_pairs.jsonl")
     assert again == rep

@@ -10,6 +10,7 @@ import pytest
 
 from biaskit.errors import InputError
 from biaskit.evaluation import pair_metrics as pm
+from biaskit.evaluation.report import plot_ds_kde
 
 # id  type      direction   score_more  score_less  rounded(3)            outcome (win = more > less)
 # p1  gender    stereo       -10.0       -12.0       -10.0 > -12.0         win            ds =  2.0
@@ -202,7 +203,7 @@ def test_kde_integrates_to_one_and_peaks_at_mode():
 
 def test_plot_writes_png(tmp_path):
     rng = np.random.default_rng(1)
-    p = pm.plot_ds_kde({"en": {"all": rng.normal(0, 1, 50), "stereo": rng.normal(0.5, 1, 30), "antistereo": [0.3]},
+    p = plot_ds_kde({"en": {"all": rng.normal(0, 1, 50), "stereo": rng.normal(0.5, 1, 30), "antistereo": [0.3]},
                         "hi": {"all": []}}, tmp_path / "ds.png", title="t")
     data = (tmp_path / "ds.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000

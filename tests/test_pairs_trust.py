@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from biaskit.evaluation import pair_metrics as pm
+from biaskit.evaluation.report import ds_figure
 
 
 def _outcomes(wins: int, n: int):
@@ -88,7 +89,7 @@ def test_length_effect_by_hand():
 
 
 def test_ds_figure_units_and_one_x_range():
-    fig = pm.ds_figure({"lang: en": {"all": [-1.0, -0.5, 0.2, 1.0]},
+    fig = ds_figure({"lang: en": {"all": [-1.0, -0.5, 0.2, 1.0]},
                         "lang: hi": {"all": [-10.0, -2.0, 3.0, 10.0], "stereo": [2.0]}}, unit="nats per token")
     axes = fig.get_axes()
     assert len(axes) == 2
@@ -98,7 +99,7 @@ def test_ds_figure_units_and_one_x_range():
     for ax in axes:
         assert ax.get_xlabel().endswith("[nats per token]") and "sent_more" in ax.get_xlabel()
         assert ax.get_ylabel() == "density (per nat/token)"
-    assert pm.ds_figure({"x": {"a": [1.0, 2.0, 3.0]}}).get_axes()[0].get_xlabel().endswith("[nats]")
+    assert ds_figure({"x": {"a": [1.0, 2.0, 3.0]}}).get_axes()[0].get_xlabel().endswith("[nats]")
 
 
 def test_clm_run_reports_length_and_uncertainty(tiny_gpt2, tmp_path):

@@ -308,9 +308,21 @@ def test_workdir_keeps_outputs_apart_and_status_finds_the_project(tmp_path, caps
     code, out, err = run_cli(["run", "--project", str(d), "--workdir", str(w)], capsys)
     assert code == 0, err
     assert not (d / "work").exists() and (w / "release" / "x-0.1.0" / "SHA256SUMS").exists()
-    code, out, err = run_cli(["status", "--workdir", str(w)], capsys)
-    assert code == 0 and "every stage is done" in out and "release/x-0.1.0" in out
-    assert "check" in out and "32 pairs (64 language views) checked, 0 flagged" in out
+    code, out, err = run_cli(["status", "--workdir", str(w), "--json"], capsys)
+    st = json.loads(out)
+    assert code == 0 and [s["status"] for s in st["stages"]] == ["done", "done"]
+    assert st["stages"][1]["outputs"]["release"] == "release/x-0.1.0"
+    assert st["stages"][0]["detail"].startswith("32 pairs (64 language views) checked, 0 flagged")
+    code, out, err = run_cli(["status", "--workdir", str(w)], capsys)   # the table wraps at the terminal's width
+    assert code == 0 and "every stage is done" in out
+
+
+def test_first_run_with_workdir_alone_finds_the_project_of_the_current_folder(tmp_path, capsys, monkeypatch):
+    d = _project(tmp_path, f'[project]\nname = "x"\n[stages.check]\ninput = "{DEMO}"\n')
+    monkeypatch.chdir(d)
+    code, out, err = run_cli(["run", "--workdir", "out"], capsys)
+    assert code == 0, err
+    assert (d / "out" / "work" / "check" / "pairs.jsonl").is_file() and not (d / "work").exists()
 
 
 def test_status_before_any_run(tmp_path, capsys, monkeypatch):

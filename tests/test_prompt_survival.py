@@ -1,7 +1,7 @@
 """The shipped prompts yield usable items from a model that runs here (slow, llm): gemma3-270m behind
-llama.cpp writes sentences for accepted tuples (stereotype and anti-stereotype) and CATs (both types)
-with the default templates, and some of each survive parsing, the checkers and the simulated review
-of tests/prompt_survival.py. The full figures for both models, before and after the worked
+llama.cpp names attributes for identity terms (tuples), writes sentences for accepted tuples
+(stereotype and anti-stereotype) and CATs (both types) with the default templates, and some of each
+survive parsing, the checkers and the simulated review of tests/prompt_survival.py. The full figures for both models, before and after the worked
 examples, are in docs/curation.md ("Paper-recipe prompts on small models")."""
 from __future__ import annotations
 
@@ -10,6 +10,27 @@ import pytest
 from prompt_survival import TUPLES, measure, render
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
+
+
+def test_the_shipped_prompt_yields_usable_tuples(gemma_llm_server, tmp_path, monkeypatch):
+    """attributes@3 (worked examples about other groups, the group and polarity fixed in the reply):
+    before it, gemma3-270m listed categories or letters and no tuple survived (docs/curation.md)."""
+    from biaskit.curation.prompts import get_prompt
+    from biaskit.curation.tasks.tuples import is_category, pick_examples
+
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
+    res = measure(gemma_llm_server.base_url, gemma_llm_server.model, tmp_path / "work", stages=("tuples",),
+                  identities={"caste": ["Brahmin"], "religion": ["Muslim"]})
+    print(render([res]))
+    t = res["stages"]["tuples"]
+    assert res["prompts"]["tuples"] == "attributes@3" and t["jobs"] == 4
+    assert t["reviewed"] >= 6 and t["jobs_with_usable"] >= 3      # most jobs give attributes that pass
+    pool = get_prompt("attributes@3").examples
+    for row in t["kept"]:           # nothing a request showed comes back as an attribute of the group asked
+        ident, attr = row.split(" (", 1)[0], row.split(": ", 1)[1]
+        shown = pick_examples(pool, axis={"Brahmin": "caste", "Muslim": "religion"}[ident], identity=ident)
+        assert attr not in {w for e in shown for w in e["positive"] + e["negative"]}
+        assert not is_category(attr) and attr not in ("positive", "negative")
 
 
 def test_the_shipped_prompts_yield_usable_sentences_and_cats(gemma_llm_server, tmp_path, monkeypatch):

@@ -355,27 +355,36 @@ def test_thread_rule(monkeypatch):
     assert threads.choose(5) == (5, "--threads")
     monkeypatch.delenv("BIASKIT_THREADS")
     monkeypatch.delenv("OMP_NUM_THREADS")
-    n, why = threads.choose(None)
-    assert n == max(1, threads.usable_cpus() // (1 + threads.other_runs())) and "CPU" in why
+    cpus = threads.usable_cpus()
+    # torch's default where the process may use that many CPUs; never more than it may use (a quota)
+    assert threads.choose(None, default=1) == (1, "torch's default")
+    assert threads.choose(None, default=cpus) == (cpus, "torch's default")
+    n, why = threads.choose(None, default=cpus + 7)
+    assert n == cpus and "CPU" in why
 
 
-def test_a_second_run_gets_the_cpus_the_first_left(tmp_path, monkeypatch):
-    """A live biaskit model run registered on the machine halves the default of the next one."""
-    from biaskit import threads
+def test_threads_option_reaches_torch_where_a_model_is_loaded():
+    """`biaskit --threads N` sets torch's CPU threads where an evaluator loads a model on the CPU; without
+    it, torch's default stays (capped by the CPUs the process may use)."""
+    code = ("import os, sys, torch\n"
+            "from biaskit.cli import main\n"
+            "default = torch.get_num_threads()\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "from biaskit import threads\n"
+            "from biaskit.evaluation.models import pick_device\n"
+            "pick_device('cpu')\n"
+            "print(torch.get_num_threads(), default, threads.usable_cpus(), os.environ.get('BIASKIT_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("BIASKIT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
-    monkeypatch.delenv("BIASKIT_THREADS", raising=False)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        reg = threads._registry()
-        reg.mkdir()
-        (reg / str(sleeper.pid)).touch()
-        (reg / "999999999").touch()      # a run that died without unregistering: ignored and removed
-        assert threads.other_runs() == 1 and not (reg / "999999999").exists()
-        assert threads.choose(None)[0] == max(1, threads.usable_cpus() // 2)
-    finally:
-        sleeper.kill()
+    def run(*argv: str) -> list[str]:
+        r = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split("\n")[-2].split()
+
+    n, default, cpus, env_value = run("--threads", "3", "data", "list")
+    assert (n, env_value) == ("3", "3")
+    n, default, cpus, env_value = run("data", "list")
+    assert env_value == "None" and int(n) == min(int(default), int(cpus))
 
 
 # ------------------------------------------------------------------ secrets, end to end

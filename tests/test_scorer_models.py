@@ -113,3 +113,29 @@ def test_describe_has_the_contract_keys(tiny_bert):
     for k in ("model", "fingerprint", "scorer", "unit", "method", "normalisation", "batch_size", "device", "dtype"):
         assert k in d
     assert (d["scorer"], d["unit"], d["method"], d["batch_size"], d["device"]) == ("mlm", "word", "pll", 7, "cpu")
+
+
+def test_tokenizer_cache_reads_only_a_private_pickle(tiny_bert, tmp_path, monkeypatch):
+    """The tokenizer cache is a pickle (code): read back only when this user owns the file and its
+    folder and nobody else may write them; otherwise the tokenizer is built again from its folder."""
+    import pickle
+
+    import transformers
+
+    from biaskit.evaluation.models import load_tokenizer
+
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
+    tok = load_tokenizer(transformers, tiny_bert)
+    [cached] = (tmp_path / "cache" / "tokenizers").glob("*.pkl")
+    assert cached.stat().st_mode & 0o777 == 0o600
+    assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()
+    cached.write_bytes(pickle.dumps("planted"))     # stands in for a file someone else wrote there
+    cached.chmod(0o600)
+    assert load_tokenizer(transformers, tiny_bert) == "planted"   # a private cache file is used as is
+    cached.write_bytes(pickle.dumps("planted"))
+    cached.chmod(0o666)                             # writable by others: never unpickled
+    assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()
+    cached.write_bytes(pickle.dumps("planted"))
+    cached.chmod(0o600)
+    cached.parent.chmod(0o777)                      # a folder others may write to: never unpickled
+    assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()

@@ -41,6 +41,8 @@ from typing import Any, Iterable, Optional
 
 from biaskit.errors import BiaskitError, InputError
 
+from ..guidelines import load_guidelines
+
 CHOICE, MULTI, TEXT = "choice", "multi", "text"
 APPLY_STATUSES = ("accepted", "rejected", "needs_adjudication", "not_annotated")
 
@@ -243,8 +245,6 @@ class TaskKind:
     def guidelines(self) -> dict[str, str]:
         """Annotator instructions (Markdown) per language (``en``, ``hi``), from
         ``data/guidelines/<kind>.<lang>.md`` (see :mod:`biaskit.annotation.guidelines`)."""
-        from ..guidelines import load_guidelines
-
         return load_guidelines(self.name)
 
     # --- records ---------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from typing import Any, Optional
 
 from biaskit.errors import InputError
 from biaskit.schema import SentencePair, normalize_text
+from biaskit.tables import md_table, num, pct
 
 from .base import CHOICE, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, is_unchanged, seeded_order, \
     text_answer, textarea_xml, xml_attr
@@ -557,30 +558,35 @@ def report_markdown(rep: dict[str, Any]) -> str:
              f"Pairs: {p['candidates']} translated, {p['reviewed']} reviewed, **{p['released']} released**, "
              f"{p['returned_to_review']} returned to review, {p.get('to_adjudicate', 0)} to adjudicate "
              f"(different corrections), {p['rejected']} rejected.", "",
-             "## Engines", "",
-             "| engine | candidates shown | final wins | final win rate | reviewer choices | choice rate | flagged before review |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    fmt = lambda x: "–" if x is None else (f"{x:.1%}" if isinstance(x, float) else str(x))  # noqa: E731
-    for e, r in rep["engines"].items():
-        lines.append(f"| {e} | {r['candidates_shown']} | {r['final_wins']} | {fmt(r['final_win_rate'])} | "
-                     f"{r['reviewer_choices']} | {fmt(r['reviewer_choice_rate'])} | {fmt(r['flag_rate_before'])} |")
+             "## Engines", ""]
+
+    def share(x: Any) -> str:
+        return pct(x, missing="–")
+
+    lines += [md_table(["engine", "candidates shown", "final wins", "final win rate", "reviewer choices", "choice rate",
+                        "flagged before review"],
+                       [[e, r["candidates_shown"], r["final_wins"], share(r["final_win_rate"]), r["reviewer_choices"],
+                         share(r["reviewer_choice_rate"]), share(r["flag_rate_before"])]
+                        for e, r in rep["engines"].items()], align="lrrrrrr")]
     lines += ["", f"Reviewer choices of *none*: {rep['none_choices']}.", "",
               "## Edits", "",
-              f"Edit rate: {fmt(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).", ""]
+              f"Edit rate: {share(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).", ""]
     ced = rep["char_edit_distance"]
-    lines += ["| character edit distance (chosen MT -> final) | sentences | mean | median | max |",
-              "|---|---:|---:|---:|---:|"]
+    rows = []
     for k, label in (("all_sentences", "all released sentences"), ("edited_sentences", "edited sentences"),
                      ("edited_normalised", "edited, / longer length")):
         s = ced[k]
-        lines.append(f"| {label} | {s['n']} | {fmt(s['mean'])} | {fmt(s['median'])} | {fmt(s['max'])} |")
+        # characters, and for the normalised row a share of the longer sentence
+        f = share if k == "edited_normalised" else (lambda x: num(x, 1, missing="–"))
+        rows.append([label, s["n"], f(s["mean"]), f(s["median"]), f(s["max"])])
+    lines += [md_table(["character edit distance (chosen MT -> final)", "sentences", "mean", "median", "max"], rows,
+                       align="lrrrr")]
     fl = rep["flags"]
     codes = sorted(set(fl["all_candidates_before"]) | set(fl["chosen_before"]) | set(fl["final_after"]))
     lines += ["", "## Checker flags before and after review", "",
-              "| flag | all candidates | chosen candidates (before) | final pairs (after) |", "|---|---:|---:|---:|"]
-    for c in codes:
-        lines.append(f"| {c} | {fl['all_candidates_before'].get(c, 0)} | {fl['chosen_before'].get(c, 0)} | "
-                     f"{fl['final_after'].get(c, 0)} |")
+              md_table(["flag", "all candidates", "chosen candidates (before)", "final pairs (after)"],
+                       [[c, fl["all_candidates_before"].get(c, 0), fl["chosen_before"].get(c, 0),
+                         fl["final_after"].get(c, 0)] for c in codes], align="lrrr")]
     if rep["returned_reasons"]:
         lines += ["", "## Returned to review", ""] + [f"- {k}: {n}" for k, n in rep["returned_reasons"].items()]
     return "\n".join(lines) + "\n"

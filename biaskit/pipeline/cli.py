@@ -35,7 +35,9 @@ def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: boo
     from .status import find_workdir_project
 
     if project is None and workdir is not None:
-        project = find_workdir_project(workdir) or workdir
+        # the project the working folder's state names, else a project file in the folder itself, else
+        # ./biaskit.toml (a first `biaskit run --workdir out` from the project's folder)
+        project = find_workdir_project(workdir) or (workdir if (Path(workdir) / "biaskit.toml").is_file() else None)
     return load_project(project, workdir=workdir, check_inputs=check_inputs)
 
 

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from ..tables import md_table, num
 from .layout import NOT_RECORDED, TODO_MARK
 
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
@@ -98,17 +99,11 @@ def _yaml(meta: dict[str, Any]) -> str:
 
 
 def _fmt(x: Any, nd: int = 3) -> str:
-    if x is None:
-        return NOT_RECORDED
-    if isinstance(x, float):
-        return f"{x:.{nd}f}"
-    return str(x)
+    return num(x, nd, missing=NOT_RECORDED)
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
+    return md_table(header, rows, fmt=_fmt)
 
 
 def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> str:

@@ -5,7 +5,8 @@
   the middle (``max_tokens`` reached) is recognised (``cut_off`` among the repairs): the string it
   was cut in is dropped rather than kept as a fragment ("lou" for "loud").
 - :func:`coerce_to_schema` fixes common shape slips before validation (a bare list for a
-  one-array object, a misnamed single list key, a comma-separated string for a list of strings).
+  one-array object, a misnamed single list key, a comma-separated string for a list of strings, a
+  missing property whose schema allows one value only).
 - :func:`validate_schema` checks against the template's JSON Schema (``jsonschema``).
 """
 from __future__ import annotations
@@ -80,18 +81,31 @@ def parse_json_lenient(text: Optional[str]) -> tuple[Any, list[str], Optional[st
     return data, repairs, None
 
 
+def _fixed_value(prop: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when a property's schema allows one value only (``const``, a one-item ``enum``)."""
+    if isinstance(prop, dict):
+        if "const" in prop:
+            return True, prop["const"]
+        if isinstance(prop.get("enum"), list) and len(prop["enum"]) == 1:
+            return True, prop["enum"][0]
+    return False, None
+
+
 def coerce_to_schema(data: Any, schema: Optional[dict]) -> tuple[Any, list[str]]:
     """Light shape fixes before validation: a bare list for an object whose only required
     property is an array; a single-key object whose key is misnamed; a list of one-key objects
     for an array of strings; a comma-separated string for an array of strings; items that break
-    the item schema are dropped (when at least one valid item remains)."""
+    the item schema are dropped (when at least one valid item remains). Required properties that
+    allow one value only (a task fixed them for the request, e.g. the group a ``tuples`` reply is
+    about) do not count as a second property: when missing they are filled in."""
     fixes: list[str] = []
     if not schema or schema.get("type") != "object":
         return data, fixes
     props = schema.get("properties") or {}
     arrays = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array"]
     required = schema.get("required") or list(props)
-    if len(arrays) != 1 or not set(required) <= {arrays[0]}:
+    fixed = {k: v for k, (is_fixed, v) in ((k, _fixed_value(p)) for k, p in props.items()) if is_fixed}
+    if len(arrays) != 1 or not set(required) <= {arrays[0], *fixed}:
         return data, fixes
     key = arrays[0]
     if isinstance(data, list):
@@ -100,10 +114,14 @@ def coerce_to_schema(data: Any, schema: Optional[dict]) -> tuple[Any, list[str]]
     elif isinstance(data, dict) and key not in data:
         lists = [k for k, v in data.items() if isinstance(v, list)]
         if len(lists) == 1:
-            data = {key: data[lists[0]]}
+            data = {**{k: data[k] for k in fixed if k in data}, key: data[lists[0]]}
             fixes.append(f"renamed_key:{lists[0]}->{key}")
     if not (isinstance(data, dict) and key in data):
         return data, fixes
+    missing = [k for k in fixed if k in required and k not in data]
+    if missing:
+        data = {**{k: fixed[k] for k in missing}, **data}
+        fixes.append(f"filled_fixed:{','.join(missing)}")
     items = props[key].get("items") or {}
     val = data[key]
     if items.get("type") == "string":

@@ -4,11 +4,23 @@ Attributes are normalised (numbering, bullets, quotes, explanations, case) and d
 identity and polarity (case, punctuation, a rule-based lemma key, difflib ratio on the keys);
 :meth:`TupleTask.finalize` repeats the de-duplication across the whole file (rows from separate
 runs) and marks attributes listed under both polarities.
+
+What a small model writes instead of attributes is dropped before that (:func:`not_an_attribute`):
+the request's own words and any word the prompt quotes (a worked example's attribute or group),
+and demographic categories ("gender", "age", "skin color": what gemma3-270m lists when asked for
+stereotypes). A template with worked examples (``attributes@3``: a ``{examples}`` placeholder and
+``[[examples]]`` tables) gets three of them per request, none of the asked axis
+(:func:`pick_examples`), rendered in the reply's JSON shape; when the reply's schema names the group
+and the polarity (``group``, ``stereotypes``), :meth:`TupleTask.schema_for` fixes them to the
+request's, so a model that continues the pattern writes about the group asked.
 """
 from __future__ import annotations
 
+import copy
+import json
 import re
 import unicodedata
+import zlib
 from difflib import SequenceMatcher
 from typing import Any, Iterable, Optional, Sequence
 
@@ -16,10 +28,22 @@ from biaskit.errors import InputError
 from biaskit.schema import BiasTuple, normalize_bias_type
 
 from . import TASKS
-from .base import Task
+from .base import Task, TaskError
 
 POLARITIES = ("positive", "negative")
 _NESS_WORDS = {"business", "witness", "harness", "wilderness", "fitness"}
+#: the reply's properties that name the group and the polarity (``attributes@3``), fixed per request
+GROUP_KEY, POLARITY_KEY = "group", "stereotypes"
+#: worked examples shown per request (sentences@3 and the CAT templates also show three)
+N_EXAMPLES = 3
+#: demographic categories and the dimensions people are described along: asked for stereotypes, a
+#: pretrained model lists these ("Hindu: gender, age, height, weight, sex"); they name no attribute
+CATEGORY_WORDS = frozenset({
+    "gender", "sex", "age", "religion", "caste", "region", "class", "race", "ethnicity", "nationality",
+    "occupation", "profession", "job", "income", "wealth", "education", "language", "culture", "community",
+    "tribe", "appearance", "physical-appearance", "socioeconomic", "disability", "orientation", "identity",
+    "height", "weight", "size", "shape", "colour", "color", "complexion", "skin", "hair", "face", "body",
+    "type", "status", "level", "tone", "length", "group", "people", "person", "stereotype", "attribute"})
 
 
 def normalize_attribute(text: str) -> Optional[str]:
@@ -30,7 +54,7 @@ def normalize_attribute(text: str) -> Optional[str]:
     s = re.split(r"\s+[-–—:]\s+|\s*\(|:\s", s)[0]
     s = s.strip(" \t\"'`“”‘’.,;:!?")
     s = re.sub(r"\s+", " ", s)
-    if not s or not re.search(r"\w", s) or re.fullmatch(r"(?i)(word|attribute|adjective|noun|item)\s*\d*|\.\.\.", s):
+    if not s or not re.search(r"\w", s) or re.fullmatch(r"(?i)(word|attribute|adjective|noun|item)s?\s*\d*|\.\.\.", s):
         return None  # empty, or the format example echoed back
     if re.fullmatch(r"[A-Za-z]\d*", s):
         return None  # a bare letter ("A", "B", ...): a list placeholder, not an attribute
@@ -88,6 +112,43 @@ def dedupe_attributes(attrs: Iterable[str], *, existing: Iterable[str] = (), rat
     return kept, dropped
 
 
+def is_category(attr: str) -> bool:
+    """``attr`` names a demographic category or a dimension ("age", "skin color", "jaw shape"),
+    not an attribute: it is, or ends in, one of :data:`CATEGORY_WORDS` (plural folded)."""
+    ws = re.findall(r"[\w-]+", attr.casefold())
+    return bool(ws) and (ws[-1] in CATEGORY_WORDS or lemma_key(ws[-1]) in CATEGORY_WORDS)
+
+
+def not_an_attribute(attr: str, *, echo: Iterable[str] = ()) -> Optional[str]:
+    """Why the normalised ``attr`` is no attribute (None: it may be one): an echo of the request or
+    of the prompt (``echo``: case-folded words), or a category (:func:`is_category`)."""
+    if attr.casefold() in echo:
+        return "an echo of the request or of a worked example"
+    if is_category(attr):
+        return "a category, not an attribute"
+    return None
+
+
+def pick_examples(pool: Sequence[dict], *, axis: str, identity: str, k: int = N_EXAMPLES,
+                  path: Optional[str] = None) -> list[dict]:
+    """``k`` worked examples from a template's ``[[examples]]`` for one request: none of the asked
+    axis or about the asked group; which ``k`` depends on the axis (a stable rotation), so each
+    axis sees its own set."""
+    for i, e in enumerate(pool, 1):
+        bad = [f for f in ("group", "axis") if not isinstance(e.get(f), str) or not e[f].strip()]
+        bad += [p for p in POLARITIES if not isinstance(e.get(p), list) or not e[p]
+                or not all(isinstance(a, str) for a in e[p])]
+        if bad:
+            raise InputError(f"worked example {i} has no usable {', '.join(bad)}.", path=path,
+                             fix='write group = "...", axis = "...", positive = ["..."], negative = ["..."].')
+    ax, ident = normalize_bias_type(axis), lemma_key(identity)
+    others = [e for e in pool if normalize_bias_type(e["axis"]) != ax and lemma_key(e["group"]) != ident]
+    if not others:
+        return []
+    start = zlib.crc32(ax.encode("utf-8")) % len(others)
+    return [others[(start + i) % len(others)] for i in range(min(k, len(others)))]
+
+
 def tuple_items(*, axis: str, identities: Sequence[str], polarity: str = "both", n: int = 10) -> list[dict]:
     """The jobs of ``curate tuples``: one per identity and polarity."""
     pols = POLARITIES if polarity == "both" else (polarity,)
@@ -112,6 +173,37 @@ class TupleTask(Task):
         super().__init__(prompt, prompts_dir=prompts_dir)
         self.lang = lang
 
+    def _reply_props(self) -> dict:
+        return (self.schema or {}).get("properties") or {}
+
+    def variables(self, item: dict) -> dict:
+        if "examples" not in self.prompt.placeholders():
+            return item
+        props = self._reply_props()
+        lines = []
+        for e in pick_examples(self.prompt.examples, axis=item["axis"], identity=item["identity"],
+                               path=self.prompt.path):
+            # with the polarity in the reply's shape both lists are shown (the contrast helps), else the one asked
+            for pol in (POLARITIES[::-1] if POLARITY_KEY in props else (item["polarity"],)):
+                reply = {GROUP_KEY: e["group"]} if GROUP_KEY in props else {}
+                if POLARITY_KEY in props:
+                    reply[POLARITY_KEY] = pol
+                lines.append(json.dumps({**reply, "attributes": e[pol]}, ensure_ascii=False))
+        return {**item, "examples": "\n".join(lines)}
+
+    def schema_for(self, item: dict) -> Optional[dict]:
+        """The template's schema, with the group and the polarity (where the reply names them) fixed
+        to the request's: a grammar-constrained model then writes them first and continues with the
+        attributes of that group; another model's reply about another group fails validation."""
+        props = self._reply_props()
+        if GROUP_KEY not in props and POLARITY_KEY not in props:
+            return self.schema
+        schema = copy.deepcopy(self.schema)
+        for key, value in ((GROUP_KEY, item["identity"]), (POLARITY_KEY, item["polarity"])):
+            if key in props:
+                schema["properties"][key] = {"type": "string", "enum": [value]}
+        return schema
+
     def expected(self, item: dict) -> Optional[int]:
         return int(item["n"])
 
@@ -122,11 +214,22 @@ class TupleTask(Task):
             raise InputError(f"n must be a whole number >= 1, got {item.get('n')!r}.", fix="e.g. \"n\": 10.")
 
     def parse(self, item: dict, result) -> list[dict]:
-        # the request's own words echoed back (the axis, the polarity) are no attributes
-        echo = {str(item.get(k, "")).casefold() for k in ("axis", "polarity")} | {"model"}
-        kept, dropped = dedupe_attributes([a for a in result.data.get("attributes") or []
-                                           if not (isinstance(a, str) and a.strip().casefold() in echo)],
-                                          identity=item["identity"])
+        # the request's own words (the axis, the polarity) and whatever the prompt quotes (the worked
+        # examples' words and groups) echoed back, and categories, are no attributes
+        echo = ({str(item.get(k, "")).casefold() for k in ("axis", "polarity")} | {"model"}
+                | set(re.findall(r'"([^"\n]{1,60})"', self.prompt_text(item))))
+        raw = [a for a in result.data.get("attributes") or [] if isinstance(a, str)]
+        usable, not_attrs = [], []
+        for a in raw:
+            n = normalize_attribute(a)
+            why = not_an_attribute(n, echo=echo) if n else None
+            if why:
+                not_attrs.append(f"{n} ({why})")
+            else:
+                usable.append(a)
+        if raw and not usable and not_attrs:
+            raise TaskError("no attribute left: " + "; ".join(not_attrs[:8]))
+        kept, dropped = dedupe_attributes(usable, identity=item["identity"])
         prov = {**result.provenance(), **self.provenance()}
         rows = []
         for a in kept[: item["n"] * 2]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from biaskit.tables import md_table
+
 NONE = "none"  # no paper protocol: biaskit's own defaults, labelled "not comparable with a paper"
 AUTO = "auto"  # the protocol of the data's origin
 
@@ -133,11 +135,9 @@ def render_protocol(d: Mapping[str, Any]) -> str:
             lines += ["No deviation from the protocol.", ""]
     rows = d.get("settings") or []
     if rows:
-        lines += ["| setting | value | from | paper's value | source |", "|---|---|---|---|---|"]
-        for r in rows:
-            lines.append(f"| {r['key']} | {r['words']} | {r['from']} | {r.get('protocol_words') or '—'} | "
-                         f"{r.get('section') or '—'} |")
-        lines.append("")
+        lines += [md_table(["setting", "value", "from", "paper's value", "source"],
+                           [[r["key"], r["words"], r["from"], r.get("protocol_words") or "—", r.get("section") or "—"]
+                            for r in rows]), ""]
     if d.get("notes"):
         lines += ["What biaskit knowingly does differently (docs/fidelity.md):", ""]
         lines += [f"- {n}" for n in d["notes"]] + [""]
