@@ -13,8 +13,8 @@
   and, when its stream is not a terminal (pipes, logs, CI), wide enough that table rows never wrap
   (``$COLUMNS`` still wins when set).
 - :func:`plain_flag_help` keeps ``--help`` from printing a value type after options that take none.
-- :func:`opt` names an option in a hint the way it is set where the message is printed: a flag
-  under a command, a ``biaskit.toml`` key under ``biaskit run`` (:mod:`biaskit.options`).
+- :func:`offer`: a hint that names a flag only when the running command has it (a hint that names an
+  option where the user is, flag or ``biaskit.toml`` key: :func:`biaskit.options.say`).
 """
 from __future__ import annotations
 
@@ -158,14 +158,8 @@ def plain_flag_help() -> None:
 
 
 # ------------------------------------------------------------------------------------------ hints
-def opt(name: str, value: Optional[str] = None) -> str:
-    """How to set option ``name`` (``base_url``) where the message is printed: ``--base-url URL``
-    under a command; ``base_url = "URL" in [llm] of biaskit.toml`` while ``biaskit run`` runs a stage
-    (a run flag such as ``--retry-failed`` stays a flag of ``biaskit run``). The one mechanism is
-    :func:`biaskit.options.say`: the place the user is renders the option's field name."""
-    from .options import say
-
-    return say(name) if value is None else say(name, value)
+# (a hint that names an option, a flag under a command or a biaskit.toml key under `biaskit run`:
+# biaskit.options.say / tell / unset)
 
 
 def current_options() -> Optional[set[str]]:

@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from biaskit.options import Options, option
 from biaskit.readers import CAT_FORMATS, FORMATS as PAIR_FORMATS
+from biaskit.readers.seat import TEMPLATE_KINDS
 
 from .cat_metrics import SPLITS, TIE_POLICIES
 from .cat_modes import CAT_MODES
@@ -26,8 +27,7 @@ from .mlm import NORMALISATIONS
 from .models import KINDS
 from .protocols import CHOICES as PROTOCOL_CHOICES
 from .scorers import SCORERS
-from .seat import BLEACH_MODES, POOLINGS, TEMPLATE_KINDS
-from .stereoset import PIECE_AGGS
+from .choices import BLEACH_MODES, PIECE_AGGS, POOLINGS
 
 MODEL_PANEL = "Model and device"
 SERVED_PANEL = "Served model (--scorer clm-api)"

@@ -50,6 +50,8 @@ from biaskit.errors import BiaskitError, InputError
 from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401
 from biaskit.tables import md_table, num, pct, pvalue
 
+from .choices import BLEACH_MODES, POOLINGS  # noqa: F401 (SEAT's choices; the options models read them there)
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 
 # --------------------------------------------------------------------------------- templates
@@ -165,9 +167,6 @@ def _sort_key(name: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
-BLEACH_MODES = ("auto", "always", "never")
-
-
 def prepare_sentences(test: SeatTest, bleach: str = "auto", template: Optional[str] = None) -> dict[str, list[str]]:
     """The sentences to encode per set. ``bleach``: ``auto`` (bleach word-list tests), ``always``,
     ``never``. ``template`` forces one template kind for every set; otherwise each set's kind from the
@@ -252,12 +251,6 @@ def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: 
 
 # ------------------------------------------------------------------------------- encoders
 ENCODER_CACHE_VERSION = 2
-# The sentence vector, from the last layer (words: biaskit.evaluation.protocols.words.POOLING):
-#   mean  - the mean over the tokens of the tokenizer's encoding (special tokens included)
-#   cls   - the first position of that encoding ([CLS], <s>, ...; IndiBias Appendix B)
-#   first - the first word piece, the text fed without special tokens (sent-bias's BERT encoder)
-#   last  - the last position of the encoding (sent-bias's GPT encodings, combine_method = last)
-POOLINGS = ("mean", "cls", "first", "last")
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 
 

@@ -65,6 +65,7 @@ from biaskit.readers.cats import first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
 from .cat_metrics import score_of, to_metric_items
+from .choices import PIECE_AGGS
 from .cat_modes import check_mode, pll_plan, pll_score
 from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401
 from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
@@ -174,9 +175,6 @@ def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
     if piece_agg == "mean-logprob":
         return sum(logprobs) / len(logprobs)
     raise ValueError(f"unknown piece aggregation {piece_agg!r}")
-
-
-PIECE_AGGS = ("mean-prob", "mean-logprob")
 
 
 def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",

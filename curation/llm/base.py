@@ -220,11 +220,11 @@ class BaseLLM:
             self._failures_in_a_row += 1
             stop = self.max_failures_in_a_row and self._failures_in_a_row >= self.max_failures_in_a_row
         if stop:
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
             raise EndpointError(f"{self.endpoint}: {self._failures_in_a_row} requests in a row failed, the last "
                                 f"with: {message}. Fix: check that the server at {self.endpoint} is up and serves "
-                                f"model '{self.model}' ({opt('base_url')}, {opt('model')}, {opt('timeout')}); "
+                                f"model '{self.model}' ({say('base_url')}, {say('model')}, {say('timeout')}); "
                                 "finished jobs are saved and a re-run resumes.")
         return Fatal(message)
 
@@ -248,13 +248,13 @@ class BaseLLM:
             except Transient as exc:
                 msg = redact(str(exc))
                 if attempt >= self._allowed_retries(exc):
-                    from biaskit.clitools import opt
+                    from biaskit.options import say
 
                     if exc.kind == "connect":
                         raise EndpointError(f"cannot connect to {self.endpoint}: {msg}. Fix: start the server, "
-                                            f"or check {opt('base_url')} / $OPENAI_BASE_URL.") from None
+                                            f"or check {say('base_url')} / $OPENAI_BASE_URL.") from None
                     if exc.kind == "timeout":
-                        msg = f"no answer within {self.timeout:g} s ({opt('timeout')})"
+                        msg = f"no answer within {self.timeout:g} s ({say('timeout')})"
                     raise self._failed(msg + (f" (gave up after {attempt + 1} attempts)" if attempt else "")) from None
                 delay = exc.retry_after
                 if delay is None:

@@ -33,7 +33,7 @@ def check_base_url(base_url: Optional[str]) -> None:
         return
     from urllib.parse import urlsplit
 
-    from biaskit.clitools import opt
+    from biaskit.options import say
 
     u = urlsplit(base_url.strip())
     host = (u.hostname or "").lower()
@@ -51,9 +51,9 @@ def check_base_url(base_url: Optional[str]) -> None:
         except ValueError:
             why = "its port is not a number"
     if why:
-        raise LLMError(f"base URL '{base_url}' cannot be an endpoint: {why}. Fix: set {opt('base_url', 'URL')} to "
+        raise LLMError(f"base URL '{base_url}' cannot be an endpoint: {why}. Fix: set {say('base_url', 'URL')} to "
                        "your OpenAI-compatible server's API root, e.g. http://127.0.0.1:8000/v1 (a local llama.cpp "
-                       f"server), or {opt('llm', 'dummy')} to try it offline.")
+                       f"server), or {say('llm', 'dummy')} to try it offline.")
 
 
 def _is_connect_error(exc: BaseException) -> bool:
@@ -87,12 +87,12 @@ class OpenAILLM(BaseLLM):
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not base_url:
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
-            raise LLMError(f"no endpoint to send requests to. Fix: set {opt('base_url', 'URL')}, the API root of an "
+            raise LLMError(f"no endpoint to send requests to. Fix: set {say('base_url', 'URL')}, the API root of an "
                            "OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; or "
                            "the environment variable OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY instead; "
-                           f"or {opt('llm', 'dummy')} to try it offline.")
+                           f"or {say('llm', 'dummy')} to try it offline.")
         check_base_url(base_url)
         super().__init__(model, base_url=base_url, **kw)
         self._api_key = api_key or ("sk-local-placeholder" if is_local_endpoint(base_url) else "sk-placeholder")
@@ -136,10 +136,10 @@ class OpenAILLM(BaseLLM):
                 raise EndpointError(f"{self.endpoint} refused the API key (HTTP {status}: {text[:200]}). Fix: set "
                                     "OPENAI_API_KEY to a valid key for this endpoint.") from None
             if status == 404:
-                from biaskit.clitools import opt
+                from biaskit.options import say
 
                 raise EndpointError(f"{self.endpoint} has no model '{self.model}' or no chat-completions path "
-                                    f"(HTTP 404: {text[:200]}). Fix: check {opt('model')} and that {opt('base_url')} "
+                                    f"(HTTP 404: {text[:200]}). Fix: check {say('model')} and that {say('base_url')} "
                                     "ends with the API root (e.g. .../v1).") from None
             if status in RETRYABLE_STATUS:
                 raise Transient(f"HTTP {status}: {text[:200]}", retry_after=retry_after_seconds(exc.response.headers),
@@ -153,10 +153,10 @@ class OpenAILLM(BaseLLM):
             raise Transient(f"connection error ({_reason(exc)})", kind="network") from None
         if not hasattr(resp, "choices"):
             body = redact(str(resp))[:120].replace("\n", " ")
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
             raise Fatal(f"the endpoint answered HTTP 200 with something that is not a chat completion "
-                        f"({body!r}). Is {opt('base_url')} the API root, e.g. http://host:8000/v1?")
+                        f"({body!r}). Is {say('base_url')} the API root, e.g. http://host:8000/v1?")
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content if choice and choice.message else None) or ""
         u = resp.usage
