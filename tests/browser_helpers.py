@@ -118,13 +118,18 @@ class LabelStudioPage:
         (an editing task's prefilled box) are not what is *shown*: see :meth:`prefilled`."""
         import time
 
+        from playwright.sync_api import Error as PlaywrightError
+
         deadline = time.monotonic() + 30
         while True:
             for scope in (self.area, self.area.frame_locator("iframe").first):
                 loc = scope.get_by_text(sentence, exact=False)
-                for i in reversed(range(loc.count())):
-                    if loc.nth(i).evaluate("e => e.tagName") != "TEXTAREA":
-                        return loc.nth(i)
+                try:
+                    for i in reversed(range(loc.count())):
+                        if loc.nth(i).evaluate("e => e.tagName", timeout=5_000) != "TEXTAREA":
+                            return loc.nth(i)
+                except PlaywrightError:  # the editor re-rendered (a HyperText iframe detached): look again
+                    pass
             if time.monotonic() > deadline:
                 raise AssertionError(f"'{sentence}' is not shown in the labeling area")
             self.page.wait_for_timeout(200)
