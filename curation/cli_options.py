@@ -116,7 +116,8 @@ class LLMOptions(Options):
         if not self.model and self.llm != "dummy":
             raise InputError(f"{name_of('model')} is required.",
                              fix=f"{tell('model', 'gpt-4o-mini')} (the model id your endpoint serves; "
-                                 f"{name_of('base_url')} for a local server), or {tell('llm', 'dummy')} to try offline.")
+                                 f"{name_of('base_url')} for a local server), or {tell('llm', 'dummy')} to try "
+                                 "offline.")
         return get_llm(self.llm, model=self.model, base_url=self.base_url, **self.client_kwargs())
 
 

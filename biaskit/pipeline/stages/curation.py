@@ -12,41 +12,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, create_model, field_validator
 
-from biaskit.options import option
+from biaskit.curation.cli_options import LLM_SUPPLIED
+from biaskit.curation.options import SentencesOptions, TuplesOptions
+from biaskit.options import option, speaking
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
-from .base import Outcome, StageFailed, StageRunner, count_rows
+from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
+
+#: what every curation stage fills itself in the options of the command it runs
+PROJECT_SUPPLIED = {"inventory": "[project] inventory", "prompts_dir": "[project] prompts_dir",
+                    "dry_run": "a flag of the command only", "show": "a flag of the command only"}
+LLM_TABLE = (Optional[LLMOverride], option(None, help="this stage's own [llm] keys (any of them)"))
 
 
 # ------------------------------------------------------------------------------------------ their tables
-class TuplesTable(LLMStageTable):
-    """``[stages.tuples]``: ``biaskit curate tuples`` for each axis."""
-
-    axes: list[str] = Field(..., min_length=1)
-    identities: dict[str, list[str]] = Field(default_factory=dict)
-    polarity: Literal["positive", "negative", "both"] = "both"
-    n: int = Field(10, ge=1)
-    lang: str = "en"
-
-
-class SentencesTable(LLMStageTable):
-    """``[stages.sentences]``: ``biaskit curate sentences``."""
-
-    per_tuple: int = Field(5, ge=1)
-    statuses: Optional[list[str]] = None
-
-
-class AntistereoTable(LLMStageTable):
-    """``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go against
-    each accepted tuple; ``curate pairs`` makes them antistereo rows). Its output is the sentences
-    before it (``[stages.sentences]``) and these together."""
-
-    per_tuple: int = Field(5, ge=1)
-    statuses: Optional[list[str]] = None
-
-
 class PairsTable(LLMStageTable):
     """``[stages.pairs]``: ``biaskit curate pairs``."""
 
@@ -133,10 +114,26 @@ def _failed_all(summaries: list) -> bool:
     return bool(summaries) and all(s.all_failed for s in summaries)
 
 
+#: the tuples stage's own keys (before its command's in the table, as they always were)
+TUPLES_OWN = {"llm": LLM_TABLE, "prompt": (Optional[str], option(None, help="prompt template id (or id@version)")),
+              "axes": (list[str], option(..., min_length=1, help="the bias axes (`curate tuples --axis`, once each)")),
+              "identities": (dict[str, list[str]], option(factory=dict, help="identity terms per axis (default: the "
+                                                                             "inventory's)"))}
+
+
 class TuplesStage(StageRunner):
     name = "tuples"
-    table = TuplesTable
     output = "tuples"
+    commands = (Command(TuplesOptions, supplied={
+        **LLM_SUPPLIED, **PROJECT_SUPPLIED,
+        "axis": "each of `axes`, one at a time",
+        "identities": "`identities.AXIS` (a table of lists: the identity terms of each axis)",
+        "out": "the stage's output (work/tuples/tuples.jsonl)"}),)
+    table = stage_table("TuplesTable", commands, defaults={"prompt": None},
+                        base=create_model("TuplesKeys", __base__=StageTable, **TUPLES_OWN),
+                        own={k: v for k, v in TUPLES_OWN.items() if k != "prompt"},
+                        doc="``[stages.tuples]``: ``biaskit curate tuples`` for each axis (``prompt``: default the "
+                            "task's own).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -149,23 +146,34 @@ class TuplesStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.generate import generate_tuples
 
-        o = self.opts
         out = self.path_out("tuples.jsonl")
-        lo = self.llm_options()
-        client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
-        summaries = []
-        for axis in o.axes:
-            summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities.get(axis),
-                                             polarity=o.polarity, n=o.n, lang=o.lang, params=lo.params(),
-                                             concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=inv,
-                                             progress=self.ctx.options.progress, command=self.ctx.options.command))
+        with speaking(self.speaker(TuplesOptions)):
+            lo = self.llm_options()
+            client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
+            summaries = []
+            for axis in self.opts.axes:
+                o = self.command_options(TuplesOptions, **self.llm_values(), axis=axis, out=out,
+                                         identities=self.opts.identities.get(axis))
+                summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities,
+                                                 polarity=o.polarity, n=o.n, lang=o.lang, params=o.params(),
+                                                 concurrency=o.concurrency, retry_failed=o.retry_failed,
+                                                 inventory=inv, progress=self.ctx.options.progress,
+                                                 command=self.ctx.options.command))
         return _llm_outcome(self, summaries, client, out, "tuples")
+
+
+SENTENCES_SUPPLIED = {**LLM_SUPPLIED, **PROJECT_SUPPLIED, "tuples": "the tuples (or the file of `input`)",
+                      "out": "the stage's output (work/STAGE/...)",
+                      "mode": "the stage's: stereo (sentences), anti (antistereo)"}
 
 
 class SentencesStage(StageRunner):
     name = "sentences"
-    table = SentencesTable
     inputs, output = ("tuples",), "sentences"
+    commands = (Command(SentencesOptions, input="tuples", supplied=SENTENCES_SUPPLIED),)
+    table = stage_table("SentencesTable", commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.sentences]``: ``biaskit curate sentences`` (``prompt``: default the mode's).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -183,13 +191,15 @@ class SentencesStage(StageRunner):
     def generate(self, out: Path) -> Outcome:
         from biaskit.curation.generate import generate_sentences
 
-        o = self.opts
-        lo = self.llm_options()
-        client = lo.client()
-        s = generate_sentences(client, self.prompt(self.template), tuples=self.input_path(), out=out,
-                               per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
-                               concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode=self.mode)
+        with speaking(self.speaker(SentencesOptions)):
+            o = self.command_options(SentencesOptions, **self.llm_values(), tuples=self.input_path(), out=out,
+                                     mode=self.mode)
+            client = o.client()
+            s = generate_sentences(client, self.prompt(self.template), tuples=o.tuples, out=out,
+                                   per_tuple=o.per_tuple, statuses=o.statuses, params=o.params(),
+                                   concurrency=o.concurrency, retry_failed=o.retry_failed,
+                                   inventory=self.inventory(), progress=self.ctx.options.progress,
+                                   command=self.ctx.options.command, mode=o.mode)
         return _llm_outcome(self, [s], client, out, self.what)
 
 
@@ -200,7 +210,10 @@ class AntistereoStage(SentencesStage):
     file goes on to review and pairs."""
 
     name = "antistereo"
-    table = AntistereoTable
+    table = stage_table("AntistereoTable", SentencesStage.commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go "
+                            "against each accepted tuple; ``curate pairs`` makes them antistereo rows).")
     title = "generate anti-stereotype sentences"
     mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
 

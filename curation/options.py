@@ -1,0 +1,91 @@
+"""The options of ``biaskit curate tuples | sentences | llm-task | cats | cats-retention | translate |
+cat-translate``, declared once (:mod:`biaskit.options`).
+
+Each model is the one source of its command's flags (``@TuplesOptions.cli()`` in ``gen_cli.py``)
+and of the table of the pipeline stage that runs the command (``[stages.tuples]`` ...: the stage
+classes of :mod:`biaskit.pipeline.stages.curation` derive their tables from these models). The
+commands that call the LLM derive from :class:`~.cli_options.LLMOptions` (the LLM block, whose
+fields are also the ``[llm]`` table) and take the task's own decoding defaults.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import field_validator
+
+from biaskit.options import Options, option
+
+from .cli_options import (LLMOptions, PromptFields, inventory_option, max_tokens_option, prompt_option,
+                          seed_option, temperature_option)
+from .tasks.sentences import MODES as SENTENCE_MODES
+from .tasks.sentences import SentenceTask
+from .tasks.tuples import POLARITIES, TupleTask
+
+
+def commas(v: Any) -> Any:
+    """A comma-separated string (or a list of them: a repeated flag) as a list of its items."""
+    if v is None:
+        return None
+    return [p.strip() for x in ([v] if isinstance(v, str) else v) for p in str(x).split(",") if p.strip()]
+
+
+def out_jsonl_option() -> Any:
+    return option(..., "--out", path="out_file", help="output JSONL (appended to; re-running resumes).")
+
+
+class TuplesOptions(LLMOptions, PromptFields):
+    """``biaskit curate tuples`` (:func:`biaskit.curation.generate.generate_tuples`)."""
+
+    command = "curate tuples"
+
+    axis: str = option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, "
+                                           "socioeconomic, ...")
+    out: Path = out_jsonl_option()
+    polarity: Literal["positive", "negative", "both"] = option("both", "--polarity", choices=(*POLARITIES, "both"),
+                           help="positive, negative or both.")
+    n: int = option(10, "--n", ge=1, help="attributes per identity and polarity (IndiBias: 10 positive and 10 "
+                                          "negative).")
+    identities: Optional[list[str]] = option(None, "--identities", user_type=Optional[str],
+                                             help="comma-separated identity terms (default: the inventory's terms "
+                                                  "for the axis).")
+    lang: str = option("en", "--lang", help="the language of the attributes (the inventory's terms in it).")
+    inventory: Optional[Path] = inventory_option()
+    prompt: Optional[str] = prompt_option("attributes")
+    temperature: Optional[float] = temperature_option(TupleTask.default_params["temperature"])
+    seed: Optional[int] = seed_option(TupleTask.default_params["seed"])
+    max_tokens: Optional[int] = max_tokens_option(TupleTask.default_params["max_tokens"])
+
+    _identities = field_validator("identities", mode="before")(lambda v: commas(v))
+
+
+class SentencesOptions(LLMOptions, PromptFields):
+    """``biaskit curate sentences`` (:func:`biaskit.curation.generate.generate_sentences`)."""
+
+    command = "curate sentences"
+
+    tuples: Path = option(..., "--tuples", path="in_file", help="tuples JSONL from `curate tuples` (or annotated).")
+    out: Path = out_jsonl_option()
+    per_tuple: int = option(5, "--per-tuple", ge=1, help="sentences per tuple (IndiBias: 5).")
+    mode: str = option("stereo", "--mode", choices=tuple(SENTENCE_MODES), what="sentence mode",
+                       help="stereo: sentences that express the stereotype (template sentences); anti: sentences "
+                            "that go against it (sentences_anti).")
+    statuses: Optional[list[str]] = option(None, "--status", help="only tuples with these statuses (comma-separated "
+                                                                  "or repeated), e.g. accepted (default: all but "
+                                                                  "rejected).")
+    inventory: Optional[Path] = inventory_option()
+    temperature: Optional[float] = temperature_option(SentenceTask.default_params["temperature"])
+    seed: Optional[int] = seed_option(SentenceTask.default_params["seed"])
+    max_tokens: Optional[int] = max_tokens_option(SentenceTask.default_params["max_tokens"])
+
+    _statuses = field_validator("statuses", mode="before")(lambda v: commas(v))
+
+
+class LLMTaskOptions(LLMOptions, PromptFields):
+    """``biaskit curate llm-task TASK`` (:class:`biaskit.curation.runner.JobRunner` over any task)."""
+
+    command = "curate llm-task"
+
+    input: Path = option(..., "--input", path="in_file",
+                         help="JSONL, one input item per line (the task's template variables).")
+    out: Path = out_jsonl_option()
