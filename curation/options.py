@@ -16,11 +16,15 @@ from pydantic import field_validator
 
 from biaskit.options import Options, option
 
-from .cli_options import (LLMOptions, PromptFields, inventory_option, max_tokens_option, prompt_option,
-                          seed_option, temperature_option)
+from .cats import DOMAIN_PRESETS
+from .cats import SPLITS as CAT_SPLITS
+from .cli_options import (LLMOptions, PromptFields, dry_run_option, inventory_option, max_tokens_option, prompt_option,
+                          seed_option, show_option, temperature_option)
 from .tasks.sentences import MODES as SENTENCE_MODES
 from .tasks.sentences import SentenceTask
 from .tasks.tuples import POLARITIES, TupleTask
+
+DOMAIN_PRESETS_HELP = "; ".join(f"{k} = {','.join(v)}" for k, v in DOMAIN_PRESETS.items())
 
 
 def commas(v: Any) -> Any:
@@ -89,3 +93,53 @@ class LLMTaskOptions(LLMOptions, PromptFields):
     input: Path = option(..., "--input", path="in_file",
                          help="JSONL, one input item per line (the task's template variables).")
     out: Path = out_jsonl_option()
+
+
+class CatsOptions(LLMOptions):
+    """``biaskit curate cats`` (:func:`biaskit.curation.generate.generate_cats`)."""
+
+    command = "curate cats"
+
+    out: Path = option(..., "--out", path="out_file",
+                       help="CATs JSONL (biaskit.schema.CAT), rebuilt from every draft so far; drafts, invalid drafts "
+                            "and the retention report go beside it.")
+    domains: str = option("stereoset", "--domains", help="comma-separated domains (inventory axes, race, profession) "
+                                                         f"or a preset: {DOMAIN_PRESETS_HELP}.")
+    split: Literal["intrasentence", "intersentence", "both"] = option(
+        "both", "--split", choices=(*CAT_SPLITS, "both"), help="intrasentence, intersentence or both.")
+    per_target: int = option(5, "--per-target", ge=1, help="CATs asked for per target term and split (one request).")
+    society: str = option("India", "--society", help="whose stereotypes the prompts ask for (StereoSet: 'the United "
+                                                     "States').")
+    lang: str = option("en", "--lang", help="the language the CATs are written in (en, hi; the target terms are the "
+                                            "inventory's terms in it).")
+    targets: Optional[list[str]] = option(None, "--targets", help="comma-separated target terms (default: the "
+                                                                  "inventory's terms for the domain; one domain only).")
+    intra_prompt: str = option("cat_intrasentence", "--intra-prompt", help="template id (or id@version).")
+    inter_prompt: str = option("cat_intersentence", "--inter-prompt", help="template id (or id@version).")
+    prompts_dir: Optional[list[Path]] = option(None, "--prompts-dir", path="in_dir",
+                                               help="extra folder(s) of *.toml templates.")
+    inventory: Optional[Path] = inventory_option()
+    dry_run: bool = dry_run_option()
+    show: int = show_option(3, "prompts to print per split with --dry-run.")
+    temperature: Optional[float] = temperature_option(0.7)
+    max_tokens: Optional[int] = max_tokens_option(1200)
+
+    _targets = field_validator("targets", mode="before")(lambda v: commas(v))
+
+    @field_validator("domains", mode="before")
+    @classmethod
+    def _domains(cls, v: Any) -> Any:
+        return ",".join(commas(v)) if isinstance(v, (list, tuple)) else v
+
+
+class CatsRetentionOptions(Options):
+    """``biaskit curate cats-retention`` (:func:`biaskit.curation.cats.cat_retention`)."""
+
+    command = "curate cats-retention"
+
+    cats: Path = option(..., "--cats", path="in_file",
+                        help="the --out of `curate cats` (its drafts and invalid files are read too).")
+    validated: Optional[Path] = option(None, "--validated", path="in_file",
+                                       help="the --out of `annotate apply --kind cat` (its .rejected.jsonl is read "
+                                            "too).")
+    out: Optional[Path] = option(None, "--out", path="out_file", help="write the report as JSON.")

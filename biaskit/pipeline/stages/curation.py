@@ -15,7 +15,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import Field, create_model, field_validator
 
 from biaskit.curation.cli_options import LLM_SUPPLIED
-from biaskit.curation.options import SentencesOptions, TuplesOptions
+from biaskit.curation.options import CatsOptions, SentencesOptions, TuplesOptions
 from biaskit.options import option, speaking
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
@@ -78,21 +78,6 @@ class TranslateTable(MTTable):
 
     align: bool = True
     batch_pairs: int = Field(16, ge=1)
-
-
-class CatsTable(StageTable):
-    """``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per
-    target term, the structural checks keep the well-formed ones)."""
-
-    domains: Union[str, list[str]] = "stereoset"
-    split: Literal["intrasentence", "intersentence", "both"] = "both"
-    per_target: int = Field(5, ge=1)
-    society: str = "India"
-    targets: Optional[list[str]] = None
-    lang: str = "en"
-    intra_prompt: Optional[str] = Field(None, description="template id (or id@version) for intrasentence drafts")
-    inter_prompt: Optional[str] = Field(None, description="template id (or id@version) for intersentence drafts")
-    llm: Optional[LLMOverride] = None
 
 
 class CatTranslateTable(MTTable):
@@ -431,13 +416,27 @@ class TranslateStage(StageRunner):
                                f"resumed, {s['engine_failed']} with a failed engine; {eng})")
 
 
+CATS_DOMAINS = (Union[str, list[str]], option("stereoset", help="a preset (stereoset, indibias) or axes: "
+                                                               "\"religion\", [\"caste\", \"gender\"]"))
+
+
 class CatsStage(StageRunner):
     """StereoSet CATs drafted by the LLM per target term (``curate cats``; StereoSet sec. 4.1-4.2):
     ``cats.jsonl`` holds the structurally valid ones, the drafts and the retention report lie beside it."""
 
     name = "cats"
-    table = CatsTable
     output = "cats"
+    commands = (Command(CatsOptions, supplied={
+        **LLM_SUPPLIED, **PROJECT_SUPPLIED,
+        "domains": "`domains` (a preset or axes: a comma-separated string or a list)",
+        "out": "the stage's output (work/cats/cats.jsonl)"}),)
+    table = stage_table(
+        "CatsTable", commands, defaults={"intra_prompt": None, "inter_prompt": None},
+        base=create_model("CatsKeys", __base__=StageTable, domains=CATS_DOMAINS),
+        own={"domains": CATS_DOMAINS, "llm": LLM_TABLE},
+        doc="``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per target "
+            "term, the structural checks keep the well-formed ones; ``intra_prompt``, ``inter_prompt``: default the "
+            "tasks' own).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -460,17 +459,18 @@ class CatsStage(StageRunner):
         from biaskit.curation.cats import SPLITS, retention_path
         from biaskit.curation.generate import generate_cats
 
-        o = self.opts
         out = self.path_out("cats.jsonl")
-        lo = self.llm_options()
-        client = lo.client()
-        splits = list(SPLITS) if o.split == "both" else [o.split]
-        summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits, per_target=o.per_target,
-                                          society=o.society, targets=o.targets, prompts=self.prompts(),
-                                          params=lo.params(), concurrency=lo.concurrency,
-                                          retry_failed=lo.retry_failed, inventory=self.inventory(),
-                                          progress=self.ctx.options.progress, command=self.ctx.options.command,
-                                          lang=o.lang)
+        with speaking(self.speaker(CatsOptions)):
+            prompts = {k: getattr(self.opts, k) or CatsOptions.default(k) for k in ("intra_prompt", "inter_prompt")}
+            o = self.command_options(CatsOptions, **self.llm_values(), **prompts, domains=self.opts.domains, out=out)
+            client = o.client()
+            splits = list(SPLITS) if o.split == "both" else [o.split]
+            summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits,
+                                              per_target=o.per_target, society=o.society, targets=o.targets,
+                                              prompts=self.prompts(), params=o.params(), concurrency=o.concurrency,
+                                              retry_failed=o.retry_failed, inventory=self.inventory(),
+                                              progress=self.ctx.options.progress, command=self.ctx.options.command,
+                                              lang=o.lang)
         res = _llm_outcome(self, list(summaries.values()), client, out, "CATs")
         ov = report["overall"]
         if not ov["valid"]:
