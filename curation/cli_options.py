@@ -19,12 +19,16 @@ import functools
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from biaskit.clitools import choice_enum
 from biaskit.options import _NO, Options, name_of, option, spec_of, tell, typer_param
 
 from .llm import FORMAT_MODES, LLMS
 
 PANEL = "LLM options"
 RESPONSE_FORMATS = ("auto", *FORMAT_MODES)
+# the --llm and --response-format choices as enums (as the commands' typer options build them)
+LLMBackend = choice_enum("LLMBackend", LLMS)
+ResponseFormat = choice_enum("ResponseFormat", RESPONSE_FORMATS)
 
 
 # ------------------------------------------------------------------------------------------ shared fields

@@ -24,6 +24,8 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
+from biaskit.options import say
+
 from .mt_base import MTEngine, MTError
 
 DEFAULT_HOST = "translate.googleapis.com"
@@ -115,7 +117,7 @@ class GoogleTransEngine(MTEngine):
                     attempt += 1
                     if attempt > self.retries:
                         raise MTError(f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
-                                      "later (Google rate-limits bursts; lower --concurrency); finished "
+                                      f"later (Google rate-limits bursts; lower {say('concurrency')}); finished "
                                       "translations are cached and reused.") from None
                     await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
 

@@ -46,6 +46,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.schema import SentencePair, normalize_text
 
 from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
@@ -266,7 +267,7 @@ def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: 
     existing = read_jsonl(out) if out.exists() else []
     if any("candidates" not in r or id_key not in r for r in existing):
         raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
-                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
+                         fix=f"choose another {say('out')} (it receives the candidates and is resumed on re-runs).")
     done: dict[str, dict] = {}
     n_failed_before = 0
     if resume:

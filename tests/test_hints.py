@@ -306,6 +306,50 @@ def test_an_evaluate_error_names_the_flag_under_its_command_and_the_key_under_ru
     assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
 
 
+# The curate errors that tell the user to set an option (issue 21, phase 2), each raised once under its
+# command and once under `biaskit run` (the stage that runs it, options from biaskit.toml; the LLM is
+# the dummy backend): (argv after `biaskit curate`, the stage's table, what the error says, the command's
+# hint, run's hint). Option values the model refuses are refused by the command's flags and by the
+# project file's keys alike.
+CURATE_HINTS = [
+    (["cats", "--domains", "religion,caste", "--targets", "Hindu"],
+     '[stages.cats]\ndomains = ["religion", "caste"]\ntargets = ["Hindu"]', "needs exactly one domain",
+     "e.g. --domains profession", 'e.g. domains = "profession" in [stages.cats] of '),
+    (["cats", "--domains", ","], '[stages.cats]\ndomains = ","', "no domain given",
+     "pass --domains stereoset", 'set domains = "stereoset" in [stages.cats] of '),
+    (["cats", "--per-target", "0"], "[stages.cats]\nper_target = 0", "greater than or equal to 1",
+     "--per-target 0: Input should be", "key 'stages.cats.per_target'"),
+    (["tuples", "--axis", "caste", "--n", "0"], '[stages.tuples]\naxes = ["caste"]\nn = 0',
+     "greater than or equal to 1", "--n 0: Input should be", "key 'stages.tuples.n'"),
+    (["tuples", "--axis", "caste", "--concurrency", "0"], '[stages.tuples]\naxes = ["caste"]\n[llm]\nconcurrency = 0',
+     "greater than or equal to 1", "--concurrency 0: Input should be", "key 'llm.concurrency'"),
+    (["sentences", "--tuples", str(DEMO), "--per-tuple", "0"], f'[stages.sentences]\ninput = "{DEMO}"\nper_tuple = 0',
+     "greater than or equal to 1", "--per-tuple 0: Input should be", "key 'stages.sentences.per_tuple'"),
+]
+
+
+@pytest.mark.parametrize("argv, toml, says, flag_hint, key_hint", CURATE_HINTS,
+                         ids=[f"{c[0][0]}-{c[2][:28]}" for c in CURATE_HINTS])
+def test_a_curate_error_names_the_flag_under_its_command_and_the_key_under_run(argv, toml, says, flag_hint, key_hint,
+                                                                               tmp_path, capsys):
+    code, out, err = run_cli(["curate", *argv, "--llm", "dummy", "--out", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, f"curate {argv[0]}", tmp_path) == [], resolve_output(out + err, f"curate {argv[0]}")
+
+    d = tmp_path / "proj"
+    d.mkdir()
+    llm = "" if "[llm]" in toml else '[llm]\nbackend = "dummy"\n\n'
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n{llm}{toml}\n', encoding="utf-8")
+    if "[llm]" in toml:
+        (d / "biaskit.toml").write_text((d / "biaskit.toml").read_text(encoding="utf-8") + 'backend = "dummy"\n',
+                                        encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1].replace("--help", ""), err    # no flag of the command under run
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
 def test_every_evaluate_error_names_its_options_through_the_model():
     """No error raised by the code `evaluate pairs | cats | seat` runs spells a flag of those commands
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
@@ -332,3 +376,28 @@ def test_every_evaluate_error_names_its_options_through_the_model():
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
     assert not bad, bad
+
+
+def test_every_converted_curate_error_names_its_options_through_the_model():
+    """No error raised by the code of the converted `curate` commands spells one of their flags out
+    (biaskit.options.say / tell / unset name it where the user is: the flag, or the [llm] / [stages.*] key)."""
+    import ast
+    import re
+
+    from biaskit.curation import options as co
+
+    models = [m for m in vars(co).values() if isinstance(m, type) and issubclass(m, co.Options) and m.command]
+    flags = {f for m in models for s in m.cli_fields().values() for f in s.flags if f.startswith("--")}
+    flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
+    bad = []
+    for p in sorted((REPO / "curation").rglob("*.py")):
+        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py", "options.py"}:
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                for sub in ast.walk(node.exc):
+                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                        hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
+                        if hits:
+                            bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
+    assert models and not bad, bad

@@ -279,6 +279,7 @@ class StageRunner:
         llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
         keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
         keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
+        keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})   # [project]'s, for every stage
         keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
         for c in reversed([c for c in self.commands if options is None or c.options is options]):
             if c.input:
