@@ -109,7 +109,8 @@ class GoogleTransEngine(MTEngine):
                     raise MTError(
                         f"googletrans: cannot reach {self.service_url} ({exc}). You appear to be offline or the "
                         "host is blocked. Fix: connect to the internet, or use another engine "
-                        "(--engines hf:PATH or llm:MODEL); finished translations are cached and reused.") from None
+                        f"({say('engines', 'hf:PATH')} or {say('engines', 'llm:MODEL')}); finished translations are "
+                        "cached and reused.") from None
                 except ValueError as exc:  # googletrans' "invalid destination language"
                     raise MTError(f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
                                   "googletrans.LANGUAGES, e.g. hi.") from None

@@ -143,3 +143,79 @@ class CatsRetentionOptions(Options):
                                        help="the --out of `annotate apply --kind cat` (its .rejected.jsonl is read "
                                             "too).")
     out: Optional[Path] = option(None, "--out", path="out_file", help="write the report as JSON.")
+
+
+# ------------------------------------------------------------------------------------------ translation
+def _engines_help() -> str:
+    from .mt_base import MT_ENGINES
+
+    names = ", ".join(f"{n}{':MODEL' if n == 'llm' else ':PATH_OR_NAME' if n == 'hf' else ''}"
+                      for n in MT_ENGINES.names())
+    return f"comma-separated engines: {names}"
+
+
+class MTOptions(LLMOptions):
+    """What ``curate translate`` and ``curate cat-translate`` share: the target, the engines and the
+    hf / googletrans / llm engines' options (the LLM block goes to the ``llm`` engine, whose model is
+    named in ``--engines llm:MODEL``)."""
+
+    model: Optional[str] = option(None, cli=False, toml=False, help="the llm engine's model (llm:MODEL in --engines).")
+    target: str = option(..., "--target", help="target language (ISO 639-1), e.g. hi")
+    out: Path = option(..., "--out", path="out_file", help="candidates JSONL (appended as pairs finish; resumable)")
+    source_lang: str = option("en", "--source-lang", help="language of the pairs to translate")
+    device: Optional[str] = option(None, "--device", operational=True,
+                                   help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)")
+    batch_size: int = option(16, "--batch-size", ge=1, operational=True, help="hf engine: sentences per forward pass")
+    num_beams: int = option(1, "--num-beams", ge=1, help="hf engine: beam size (1 = greedy)")
+    concurrency: int = option(4, "--concurrency", ge=1, operational=True, help="googletrans / llm: requests in flight")
+    restart: bool = option(False, "--restart", toml=False, operational=True,
+                           help="ignore the records already in --out (the cache still applies)")
+    prompts_dir: Optional[Path] = option(None, "--prompts-dir", path="in_dir",
+                                         help="extra folder of prompt templates (llm engine)")
+
+    _engines = field_validator("engines", mode="before", check_fields=False)(lambda v: commas(v))
+
+    def uses_llm(self) -> bool:
+        return any(e.split(":", 1)[0].strip().lower() == "llm" for e in self.engines)  # type: ignore[attr-defined]
+
+    def engine_options(self) -> dict[str, Any]:
+        """The one options bag every engine is built from (each takes what it accepts)."""
+        opts = {"base_url": self.base_url, "device": self.device, "batch_size": self.batch_size,
+                "num_beams": self.num_beams, "concurrency": self.concurrency,
+                "prompts_dir": str(self.prompts_dir) if self.prompts_dir else None, "backend": self.llm,
+                "retry_failed": self.retry_failed, **self.params()}
+        if self.uses_llm():
+            opts["client_options"] = self.client_kwargs()
+        return opts
+
+
+class TranslateOptions(MTOptions):
+    """``biaskit curate translate`` (:func:`biaskit.curation.translate.translate_file`)."""
+
+    command = "curate translate"
+
+    pairs: Path = option(..., "--pairs", path="in_file",
+                         help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV")
+    engines: list[str] = option(..., "--engines", min_length=1, help=_engines_help())
+    format: str = option("auto", "--format", help="auto | crows | indibias | biaskit")
+    batch_pairs: int = option(16, "--batch-pairs", ge=1, operational=True,
+                              help="pairs per unit of work (written to --out when done)")
+    limit: Optional[int] = option(None, "--limit", help="translate only the first N pairs")
+    align: bool = option(True, "--align/--no-align",
+                         help="span substitution when an engine's S1/S2 are not minimal (see docs)")
+
+
+class CatTranslateOptions(MTOptions):
+    """``biaskit curate cat-translate`` (:func:`biaskit.curation.cat_translate.translate_cats_file`)."""
+
+    command = "curate cat-translate"
+
+    cats: Path = option(..., "--cats", path="in_file",
+                        help="CATs to translate: biaskit CAT JSONL (e.g. `annotate apply --kind cat` output), "
+                             "StereoSet dev.json or the flattened JSONL")
+    engines: list[str] = option(..., "--engines", min_length=1,
+                                help=_engines_help() + " (llm translates a whole CAT in one request)")
+    out: Path = option(..., "--out", path="out_file", help="CAT candidates JSONL (appended as CATs finish; resumable)")
+    source_lang: str = option("en", "--source-lang", help="language of the CATs to translate")
+    batch_cats: int = option(16, "--batch-cats", ge=1, operational=True,
+                             help="CATs per unit of work (written to --out when done)")

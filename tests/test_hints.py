@@ -325,6 +325,12 @@ CURATE_HINTS = [
      "greater than or equal to 1", "--concurrency 0: Input should be", "key 'llm.concurrency'"),
     (["sentences", "--tuples", str(DEMO), "--per-tuple", "0"], f'[stages.sentences]\ninput = "{DEMO}"\nper_tuple = 0',
      "greater than or equal to 1", "--per-tuple 0: Input should be", "key 'stages.sentences.per_tuple'"),
+    (["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "en"],
+     f'[stages.translate]\ninput = "{DEMO}"\ntarget = "en"', "source and target language are both 'en'",
+     "pass --target hi", 'set target = "hi" in [stages.translate] of '),
+    (["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "hi", "--source-lang", "xx"],
+     f'[stages.translate]\ninput = "{DEMO}"\nsource_lang = "xx"', "no 'xx' pairs in the file",
+     "check --source-lang", "check source_lang in [stages.translate] of "),
 ]
 
 

@@ -18,7 +18,7 @@ from biaskit.options import Options, plain, spec_of
 # The commands whose options must come from an options model. Phase 2 of issue 21 adds its commands
 # here (curate *, annotate push | pull | apply, release build); the tests below then cover them.
 CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "curate tuples", "curate sentences", "curate llm-task",
-             "curate cats", "curate cats-retention")
+             "curate cats", "curate cats-retention", "curate translate", "curate cat-translate")
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
@@ -60,7 +60,8 @@ def test_the_cli_is_the_model(name):
     assert set(params) == set(fields), (set(params) ^ set(fields))
     for n, spec in fields.items():
         p = params[n]
-        assert p.opts[0] == model.flag(n) and set(p.opts + p.secondary_opts) == set(spec.flags), (n, p.opts)
+        spellings = {x for f in spec.flags for x in f.split("/")}      # a switch: --align/--no-align
+        assert p.opts[0] == model.flag(n) and set(p.opts + p.secondary_opts) == spellings, (n, p.opts)
         f = model.model_fields[n]
         assert p.required == f.is_required(), n
         if not f.is_required():
@@ -161,7 +162,8 @@ def test_the_cli_and_the_project_file_give_the_same_options(stage, command, tmp_
     for n, v in values.items():
         flag = model.flag(n)
         if isinstance(v, bool):
-            argv += [flag] if v else []
+            off = [f.split("/")[1] for f in model.spec(n).flags if "/" in f]   # a switch: --no-align
+            argv += [flag] if v else off
         else:
             for x in (v if isinstance(v, list) else [v]):
                 argv += [flag, str(x)]

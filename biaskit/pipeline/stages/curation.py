@@ -15,8 +15,9 @@ from typing import Any, Literal, Optional, Union
 from pydantic import Field, create_model, field_validator
 
 from biaskit.curation.cli_options import LLM_SUPPLIED
-from biaskit.curation.options import CatsOptions, SentencesOptions, TuplesOptions
-from biaskit.options import option, speaking
+from biaskit.curation.options import (CatsOptions, CatTranslateOptions, MTOptions, SentencesOptions, TranslateOptions,
+                                      TuplesOptions)
+from biaskit.options import Key, Keys, option, speaking
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
@@ -52,16 +53,16 @@ class CheckTable(StageTable):
     drop_flagged: bool = False
 
 
-class MTTable(StageTable):
-    """What the translation stages share: target language, engines and the hf / llm engines' options."""
+MT_ENGINES_KEY = (list[str], option(factory=lambda: ["llm"], min_length=1,
+                                    help="the MT engines (`llm`: the [llm] model; googletrans, hf:PATH, llm:MODEL)"))
 
-    target: str = "hi"
-    source_lang: str = "en"
-    engines: list[str] = Field(default_factory=lambda: ["llm"], min_length=1)
-    device: Optional[str] = None
-    batch_size: int = Field(16, ge=1)
-    num_beams: int = Field(1, ge=1)
-    llm: Optional[LLMOverride] = None
+
+class MTKeys(StageTable):
+    """What the translation stages' tables share besides their command's options: ``engines`` (checked
+    against the registry; a bare ``llm`` is the ``[llm]`` model) and the stage's own ``llm`` table."""
+
+    llm: Optional[LLMOverride] = LLM_TABLE[1]
+    engines: list[str] = MT_ENGINES_KEY[1]
 
     @field_validator("engines")
     @classmethod
@@ -73,17 +74,12 @@ class MTTable(StageTable):
         return v
 
 
-class TranslateTable(MTTable):
-    """``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` model)."""
-
-    align: bool = True
-    batch_pairs: int = Field(16, ge=1)
-
-
-class CatTranslateTable(MTTable):
-    """``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the ``[llm]`` model)."""
-
-    batch_cats: int = Field(16, ge=1)
+#: what the translation stages fill themselves in their command's options
+MT_SUPPLIED = {**LLM_SUPPLIED, "prompts_dir": "[project] prompts_dir",
+               "out": "the stage's output (work/STAGE/...)",
+               "engines": "`engines`, a bare `llm` naming the [llm] model (llm:MODEL)"}
+#: the stage's defaults where its command has none (docs/pipeline.md)
+MT_DEFAULTS = {"target": "hi"}
 
 
 def _uses_llm_engine(table: Any, named: bool = True) -> bool:
@@ -361,8 +357,15 @@ class CheckStage(StageRunner):
 
 class TranslateStage(StageRunner):
     name = "translate"
-    table = TranslateTable
     inputs, output = ("pairs",), "candidates"
+    commands = (Command(TranslateOptions, input="pairs", supplied={
+        **MT_SUPPLIED, "pairs": "the pairs (or the file of `input`)",
+        "format": "the stage's pairs file is read as its format is detected",
+        "limit": "the stage translates every pair"}),)
+    table = stage_table("TranslateTable", commands, base=MTKeys, defaults=MT_DEFAULTS,
+                        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+                        doc="``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` "
+                            "model; ``target``: default hi, ``engines``: default [\"llm\"]).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -372,7 +375,6 @@ class TranslateStage(StageRunner):
     def needs_llm_model(cls, table: Any) -> bool:
         return _uses_llm_engine(table, named=False)
     title = "translate"
-    operational = ("enabled", "batch_pairs", "batch_size", "device")
 
     def engines(self) -> list[str]:
         s = self.project.llm(self.name)
@@ -385,26 +387,27 @@ class TranslateStage(StageRunner):
         return {"engines": self.engines(), **(self.llm_extra("translate_pair", "translate_sentence")
                                               if self.uses_llm() else {})}
 
-    def engine_options(self) -> dict[str, Any]:
-        """The one options bag the engines are built from (as the ``curate`` commands')."""
-        o = self.opts
-        lo = self.llm_options()
+    def speaker(self, options: Optional[type] = None) -> Keys:
+        sp = super().speaker(options)
+        sp.keys["engines"] = Key(f"stages.{self.name}", "engines", list_value=True)   # the stage's own key
+        return sp
+
+    def mt_options(self, options: type[MTOptions], **supplied: Any) -> MTOptions:
+        """The options of the stage's command: the table's keys, ``[llm]``, the engines (``llm`` with
+        ``[llm]``'s model) and the prompts folder of ``[project]``."""
         prompts = self.prompts_dir()
-        opts = {"base_url": lo.base_url, "device": o.device, "batch_size": o.batch_size, "num_beams": o.num_beams,
-                "concurrency": lo.concurrency, "prompts_dir": str(prompts[0]) if prompts else None,
-                "backend": lo.llm, "retry_failed": lo.retry_failed, **lo.params()}
-        if self.uses_llm():
-            opts["client_options"] = lo.client_kwargs()
-        return opts
+        return self.command_options(options, **self.llm_values(), engines=self.engines(),
+                                    prompts_dir=str(prompts[0]) if prompts else None, **supplied)
 
     def run(self) -> Outcome:
         from biaskit.curation.translate import translate_file
 
-        o = self.opts
         out = self.path_out("candidates.jsonl")
-        res = translate_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                             engine_options=self.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
-                             resume=True, progress=self.ctx.options.progress)
+        with speaking(self.speaker(TranslateOptions)):
+            o = self.mt_options(TranslateOptions, pairs=self.input_path(), out=out)
+            res = translate_file(o.pairs, o.target, o.engines, out, source_lang=o.source_lang,
+                                 engine_options=o.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
+                                 resume=True, progress=self.ctx.options.progress)
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
             raise StageFailed(f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
@@ -490,10 +493,15 @@ class CatTranslateStage(TranslateStage):
     BLANK and the three options go through each engine together."""
 
     name = "cat_translate"
-    table = CatTranslateTable
     inputs, output = ("cats",), "cat_candidates"
     title = "translate CATs"
-    operational = ("enabled", "batch_cats", "batch_size", "device")
+    operational = ("enabled",)
+    commands = (Command(CatTranslateOptions, input="cats", supplied={
+        **MT_SUPPLIED, "cats": "the CATs (or the file of `input`)"}),)
+    table = stage_table("CatTranslateTable", commands, base=MTKeys, defaults=MT_DEFAULTS,
+                        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+                        doc="``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the "
+                            "``[llm]`` model; ``target``: default hi, ``engines``: default [\"llm\"]).")
 
     def extra(self) -> dict[str, Any]:
         return {"engines": self.engines(), **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence")
@@ -502,11 +510,12 @@ class CatTranslateStage(TranslateStage):
     def run(self) -> Outcome:
         from biaskit.curation.cat_translate import translate_cats_file
 
-        o = self.opts
         out = self.path_out("cat_candidates.jsonl")
-        res = translate_cats_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                                  engine_options=self.engine_options(), batch_cats=o.batch_cats, resume=True,
-                                  progress=self.ctx.options.progress)
+        with speaking(self.speaker(CatTranslateOptions)):
+            o = self.mt_options(CatTranslateOptions, cats=self.input_path(), out=out)
+            res = translate_cats_file(o.cats, o.target, o.engines, out, source_lang=o.source_lang,
+                                      engine_options=o.engine_options(), batch_cats=o.batch_cats, resume=True,
+                                      progress=self.ctx.options.progress)
         s = res.summary()
         if s["cats"] and s["engine_failed"] == s["cats"]:
             raise StageFailed(f"every CAT failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
