@@ -34,11 +34,23 @@ def commas(v: Any) -> Any:
     return [p.strip() for x in ([v] if isinstance(v, str) else v) for p in str(x).split(",") if p.strip()]
 
 
+def decoding(params: dict[str, Any]) -> type[Options]:
+    """The decoding options with a command's own defaults (its task's ``default_params``), as a base
+    placed before :class:`LLMOptions`."""
+
+    class Decoding(Options):
+        temperature: Optional[float] = temperature_option(params.get("temperature"))
+        seed: Optional[int] = seed_option(params.get("seed", 0))
+        max_tokens: Optional[int] = max_tokens_option(params.get("max_tokens"))
+
+    return Decoding
+
+
 def out_jsonl_option() -> Any:
     return option(..., "--out", path="out_file", help="output JSONL (appended to; re-running resumes).")
 
 
-class TuplesOptions(LLMOptions, PromptFields):
+class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields):
     """``biaskit curate tuples`` (:func:`biaskit.curation.generate.generate_tuples`)."""
 
     command = "curate tuples"
@@ -56,14 +68,11 @@ class TuplesOptions(LLMOptions, PromptFields):
     lang: str = option("en", "--lang", help="the language of the attributes (the inventory's terms in it).")
     inventory: Optional[Path] = inventory_option()
     prompt: Optional[str] = prompt_option("attributes")
-    temperature: Optional[float] = temperature_option(TupleTask.default_params["temperature"])
-    seed: Optional[int] = seed_option(TupleTask.default_params["seed"])
-    max_tokens: Optional[int] = max_tokens_option(TupleTask.default_params["max_tokens"])
 
     _identities = field_validator("identities", mode="before")(lambda v: commas(v))
 
 
-class SentencesOptions(LLMOptions, PromptFields):
+class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, PromptFields):
     """``biaskit curate sentences`` (:func:`biaskit.curation.generate.generate_sentences`)."""
 
     command = "curate sentences"
@@ -78,9 +87,6 @@ class SentencesOptions(LLMOptions, PromptFields):
                                                                   "or repeated), e.g. accepted (default: all but "
                                                                   "rejected).")
     inventory: Optional[Path] = inventory_option()
-    temperature: Optional[float] = temperature_option(SentenceTask.default_params["temperature"])
-    seed: Optional[int] = seed_option(SentenceTask.default_params["seed"])
-    max_tokens: Optional[int] = max_tokens_option(SentenceTask.default_params["max_tokens"])
 
     _statuses = field_validator("statuses", mode="before")(lambda v: commas(v))
 
@@ -95,7 +101,7 @@ class LLMTaskOptions(LLMOptions, PromptFields):
     out: Path = out_jsonl_option()
 
 
-class CatsOptions(LLMOptions):
+class CatsOptions(decoding({"temperature": 0.7, "max_tokens": 1200}), LLMOptions):
     """``biaskit curate cats`` (:func:`biaskit.curation.generate.generate_cats`)."""
 
     command = "curate cats"
@@ -121,8 +127,6 @@ class CatsOptions(LLMOptions):
     inventory: Optional[Path] = inventory_option()
     dry_run: bool = dry_run_option()
     show: int = show_option(3, "prompts to print per split with --dry-run.")
-    temperature: Optional[float] = temperature_option(0.7)
-    max_tokens: Optional[int] = max_tokens_option(1200)
 
     _targets = field_validator("targets", mode="before")(lambda v: commas(v))
 

@@ -361,18 +361,25 @@ def test_every_evaluate_error_names_its_options_through_the_model():
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
     the user is renders it. The modules of commands not converted yet (ceat, correlate, extrinsic,
     seat-names) are issue 21's phase 2."""
-    import ast
-    import re
-
     from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 
     flags = {f for m in (PairsOptions, CatsOptions, SeatOptions) for s in m.cli_fields().values()
              for f in s.flags if f.startswith("--")}
-    flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
     not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
+    bad = flags_spelled_in_raises("evaluation", flags, {"cli.py", "cli_options.py"} | not_converted)
+    assert not bad, bad
+
+
+def flags_spelled_in_raises(package: str, flags: set[str], skip: set[str]) -> list[str]:
+    """``file:line: [flags]`` of every error raised in ``package`` (its ``*_cli.py`` and ``skip`` left
+    out) whose text spells one of ``flags`` outside backticks."""
+    import ast
+    import re
+
+    flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
     bad = []
-    for p in sorted((REPO / "evaluation").rglob("*.py")):
-        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted:
+    for p in sorted((REPO / package).rglob("*.py")):
+        if p.name.endswith("_cli.py") or p.name in skip:
             continue
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:
@@ -381,29 +388,15 @@ def test_every_evaluate_error_names_its_options_through_the_model():
                         hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
-    assert not bad, bad
+    return bad
 
 
 def test_every_converted_curate_error_names_its_options_through_the_model():
     """No error raised by the code of the converted `curate` commands spells one of their flags out
     (biaskit.options.say / tell / unset name it where the user is: the flag, or the [llm] / [stages.*] key)."""
-    import ast
-    import re
-
     from biaskit.curation import options as co
 
     models = [m for m in vars(co).values() if isinstance(m, type) and issubclass(m, co.Options) and m.command]
     flags = {f for m in models for s in m.cli_fields().values() for f in s.flags if f.startswith("--")}
-    flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
-    bad = []
-    for p in sorted((REPO / "curation").rglob("*.py")):
-        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py", "options.py"}:
-            continue
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Raise) and node.exc is not None:
-                for sub in ast.walk(node.exc):
-                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                        hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
-                        if hits:
-                            bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
+    bad = flags_spelled_in_raises("curation", flags, {"cli.py", "cli_options.py", "options.py"})
     assert models and not bad, bad
