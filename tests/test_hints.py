@@ -311,19 +311,26 @@ def test_every_evaluate_error_names_its_options_through_the_model():
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
     the user is renders it. The modules of commands not converted yet (ceat, correlate, extrinsic,
     seat-names) are issue 21's phase 2."""
+    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+
+    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
+    files = [p for p in sorted((REPO / "evaluation").rglob("*.py"))
+             if not (p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted)]
+    bad = flags_spelled_out(files, (PairsOptions, CatsOptions, SeatOptions))
+    assert not bad, bad
+
+
+def flags_spelled_out(files, models) -> list[str]:
+    """``file:line: [flags]`` of each error raised in ``files`` whose text spells out a flag of ``models``
+    (a command in backticks may)."""
     import ast
     import re
 
-    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
-
-    flags = {f for m in (PairsOptions, CatsOptions, SeatOptions) for s in m.cli_fields().values()
-             for f in s.flags if f.startswith("--")}
+    flags = {x for m in models for s in m.cli_fields().values() for f in s.flags for x in f.split("/")
+             if x.startswith("--")}
     flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
-    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
     bad = []
-    for p in sorted((REPO / "evaluation").rglob("*.py")):
-        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted:
-            continue
+    for p in files:
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 for sub in ast.walk(node.exc):
@@ -331,7 +338,7 @@ def test_every_evaluate_error_names_its_options_through_the_model():
                         hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
-    assert not bad, bad
+    return bad
 
 
 # `annotate push | pull | apply` (issue 21, phase 2): their errors that name an option, under the command
@@ -380,22 +387,8 @@ def test_an_apply_option_of_another_kind_names_the_flag(tmp_path, capsys):
 def test_every_annotate_push_pull_apply_error_names_its_options_through_the_model():
     """No error raised by the code `annotate push | pull | apply` runs spells one of their flags out (a
     command in backticks may): each names the option through biaskit.options (say / tell / unset)."""
-    import ast
-    import re
-
     from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
 
-    flags = {x for m in (PushOptions, PullOptions, ApplyOptions) for s in m.cli_fields().values() for f in s.flags
-             for x in f.split("/") if x.startswith("--")}
-    flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
-    bad = []
-    for name in ("labelstudio.py", "apply.py", "adaptive.py", "options.py"):
-        p = REPO / "annotation" / name
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Raise) and node.exc is not None:
-                for sub in ast.walk(node.exc):
-                    if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                        hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
-                        if hits:
-                            bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
+    files = [REPO / "annotation" / n for n in ("labelstudio.py", "apply.py", "adaptive.py", "options.py")]
+    bad = flags_spelled_out(files, (PushOptions, PullOptions, ApplyOptions))
     assert not bad, bad
