@@ -76,7 +76,9 @@ class Opt:
     the command only, such as ``--quiet``: ``biaskit run`` has its own); ``python``: the keyword of
     the Python API when it is not the field's name (``out_dir`` for ``out``); ``user_type``: the type
     typed on the command line and in the file when the Python API accepts more (model objects);
-    ``show_default``, ``metavar``: as typer's.
+    ``show_default``, ``metavar``: as typer's; ``toml_type``: the type in biaskit.toml when it differs
+    from ``user_type`` (``--overlap N|adaptive`` is a string on the command line, a number or
+    ``"adaptive"`` in the file).
     """
 
     flags: tuple[str, ...] = ()
@@ -93,6 +95,7 @@ class Opt:
     user_type: Any = None
     show_default: Union[bool, str] = True
     metavar: Optional[str] = None
+    toml_type: Any = None
 
     def __call__(self, schema: dict) -> None:   # pydantic's json_schema_extra: the flag and kind, for tools
         schema["x-biaskit"] = {"flags": list(self.flags), "operational": self.operational, "path": self.path}
@@ -181,9 +184,10 @@ class Options(BaseModel):
 
     @classmethod
     def flag(cls, name: str) -> str:
-        """The long flag of field ``name`` (``models`` -> ``--model``)."""
+        """The long flag of field ``name`` (``models`` -> ``--model``; ``--show-x/--hide-x`` -> ``--show-x``)."""
         s = cls.spec(name)
-        return next((f for f in (s.flags if s else ()) if f.startswith("--")), "--" + name.replace("_", "-"))
+        return next((f.split("/")[0] for f in (s.flags if s else ()) if f.startswith("--")),
+                    "--" + name.replace("_", "-"))
 
     @classmethod
     def cli_fields(cls) -> dict[str, Opt]:

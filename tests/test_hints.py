@@ -311,19 +311,26 @@ def test_every_evaluate_error_names_its_options_through_the_model():
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
     the user is renders it. The modules of commands not converted yet (ceat, correlate, extrinsic,
     seat-names) are issue 21's phase 2."""
+    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+
+    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
+    files = [p for p in sorted((REPO / "evaluation").rglob("*.py"))
+             if not (p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted)]
+    bad = flags_spelled_out(files, (PairsOptions, CatsOptions, SeatOptions))
+    assert not bad, bad
+
+
+def flags_spelled_out(files, models) -> list[str]:
+    """``file:line: [flags]`` of each error raised in ``files`` whose text spells out a flag of ``models``
+    (a command in backticks may)."""
     import ast
     import re
 
-    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
-
-    flags = {f for m in (PairsOptions, CatsOptions, SeatOptions) for s in m.cli_fields().values()
-             for f in s.flags if f.startswith("--")}
+    flags = {x for m in models for s in m.cli_fields().values() for f in s.flags for x in f.split("/")
+             if x.startswith("--")}
     flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
-    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
     bad = []
-    for p in sorted((REPO / "evaluation").rglob("*.py")):
-        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted:
-            continue
+    for p in files:
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 for sub in ast.walk(node.exc):
@@ -331,4 +338,57 @@ def test_every_evaluate_error_names_its_options_through_the_model():
                         hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
+    return bad
+
+
+# `annotate push | pull | apply` (issue 21, phase 2): their errors that name an option, under the command
+# (the flag) and under `biaskit run` (the key of the review stage's table, file and line). No Label
+# Studio is needed: each is refused before one is asked. (flags, biaskit.toml lines of [stages.pair_review],
+# what both say, the command's hint, run's hint)
+ANNOTATE_HINTS = [
+    (["--overlap", "adaptive", "--min-judgments", "4", "--max-judgments", "3"], "min_judgments = 4\nmax_judgments = 3",
+     "is below", "--max-judgments (3) is below --min-judgments (4)", "key 'stages.pair_review.max_judgments'"),
+    (["--epsilon", "2"], "epsilon = 2", "less than 1", "--epsilon 2.0: Input should be", "key 'stages.pair_review.epsilon'"),
+    (["--overlap", "0"], "overlap = 0", "at least 1 annotator", "--overlap 0: give at least 1",
+     "key 'stages.pair_review.overlap'"),
+    (["--chunk-size", "0"], "chunk_size = 0", "greater than or equal to 1", "--chunk-size 0: Input should be",
+     "key 'stages.pair_review.chunk_size'"),
+]
+
+
+@pytest.mark.parametrize("flags, toml, says, flag_hint, key_hint", ANNOTATE_HINTS, ids=[c[1][:20] for c in ANNOTATE_HINTS])
+def test_an_annotate_error_names_the_flag_under_its_command_and_the_key_under_run(flags, toml, says, flag_hint,
+                                                                                  key_hint, tmp_path, capsys):
+    code, out, err = run_cli(["annotate", "push", "--kind", "pair", "--data", str(DEMO), "--project", "p", *flags,
+                              "--url", CLOSED], capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, "annotate push", tmp_path) == [], resolve_output(out + err, "annotate push")
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n[labelstudio]\nurl = "{CLOSED}"\n\n'
+                                    f'[stages.pair_review]\ninput = "{DEMO}"\n{toml}\n', encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1], err
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
+def test_an_apply_option_of_another_kind_names_the_flag(tmp_path, capsys):
+    """Under `annotate apply` only: a stage passes a kind's option to that kind's stage alone."""
+    judg = tmp_path / "j.csv"
+    judg.write_text("task,worker,label,question\n", encoding="utf-8")
+    code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(DEMO), "--judgments", str(judg),
+                              "--out", str(tmp_path / "o.jsonl"), "--direction-policy", "reject"], capsys)
+    assert code == 2 and "option(s) --direction-policy do not apply to kind 'tuple'" in err, err
+    assert resolve_output(out + err, "annotate apply", tmp_path) == []
+
+
+def test_every_annotate_push_pull_apply_error_names_its_options_through_the_model():
+    """No error raised by the code `annotate push | pull | apply` runs spells one of their flags out (a
+    command in backticks may): each names the option through biaskit.options (say / tell / unset)."""
+    from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
+
+    files = [REPO / "annotation" / n for n in ("labelstudio.py", "apply.py", "adaptive.py", "options.py")]
+    bad = flags_spelled_out(files, (PushOptions, PullOptions, ApplyOptions))
     assert not bad, bad
