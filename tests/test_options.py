@@ -17,7 +17,7 @@ from biaskit.options import Options, plain, spec_of
 
 # The commands whose options must come from an options model. Phase 2 of issue 21 adds its commands
 # here (curate *, annotate push | pull | apply, release build); the tests below then cover them.
-CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat")
+CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "curate adapt", "curate check")
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
@@ -61,10 +61,13 @@ def test_the_cli_is_the_model(name):
         assert p.opts[0] == model.flag(n) and set(p.opts + p.secondary_opts) == set(spec.flags), (n, p.opts)
         f = model.model_fields[n]
         assert p.required == f.is_required(), n
+        default = model.default(n)
+        if spec.sep and isinstance(default, list):    # a list the command line takes as one string
+            default = spec.sep.join(default)
         if not f.is_required():
-            assert plain(p.default) == model.default(n), (n, p.default, model.default(n))
+            assert plain(p.default) == default, (n, p.default, default)
         names = spec.names()
-        if names is not None:
+        if names is not None and not spec.sep:
             assert [plain(c) for c in p.type_descriptor.choices] == names, (n, p.type_descriptor.choices)
         pa = path_arg_of(p)
         assert (pa is not None) == (spec.path is not None), n
@@ -159,7 +162,10 @@ def test_the_cli_and_the_project_file_give_the_same_options(stage, command, tmp_
     for n, v in values.items():
         flag = model.flag(n)
         if isinstance(v, bool):
-            argv += [flag] if v else []
+            off = [f for f in model.spec(n).flags if f.startswith("--no-")]
+            argv += [flag] if v else off[:1] if off and flag not in off else []
+        elif model.spec(n).sep and isinstance(v, list):
+            argv += [flag, model.spec(n).sep.join(str(x) for x in v)]
         else:
             for x in (v if isinstance(v, list) else [v]):
                 argv += [flag, str(x)]
