@@ -17,7 +17,8 @@ from biaskit.options import Options, plain, spec_of
 
 # The commands whose options must come from an options model. Phase 2 of issue 21 adds its commands
 # here (curate *, annotate push | pull | apply, release build); the tests below then cover them.
-CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "curate adapt", "curate check")
+CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "curate adapt", "curate check",
+             "release build")
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
@@ -134,6 +135,14 @@ def _sample(model: type[Options], name: str, tmp: Path) -> Any:
     default = model.default(name)
     if names is not None:
         v = next(x for x in reversed(names) if x != default)
+    elif spec.metavar == "YYYY-MM-DD":
+        v = "2025-01-31"
+    elif spec.path in ("in_dir", "out_dir", "out_file"):    # a folder to read, or a place to write
+        p = tmp / name
+        if spec.path == "in_dir":
+            p.mkdir(exist_ok=True)
+            (p / "x.txt").write_text("x\n", encoding="utf-8")
+        v = str(p)
     elif spec.path is not None:
         p = tmp / f"{name}.txt"
         p.write_text("x\n", encoding="utf-8")
@@ -146,7 +155,7 @@ def _sample(model: type[Options], name: str, tmp: Path) -> Any:
         v = 0.5
     else:
         v = "x"
-    return [v, "y"] if listed and names is None else [v] if listed else v
+    return [v, "y"] if listed and names is None and spec.path is None else [v] if listed else v
 
 
 @pytest.mark.parametrize("stage, command", stage_commands(), ids=STAGE_IDS)
