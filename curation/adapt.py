@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import InputError
-from biaskit.options import tell
+from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 
 from biaskit.inventory import Inventory, load_inventory
@@ -167,8 +167,8 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
     for name, gender in found:
         pool = [n for n in _name_pool(inventory, names, gender, religion) if n not in used]
         if not pool:
-            raise InputError(f"no unused Indian {gender} names left for --names {names}.",
-                             fix="add names to data/inventories/first_names.json or use --names india.")
+            raise InputError(f"no unused Indian {gender} names left for {say('names', names)}.",
+                             fix=f"add names to data/inventories/first_names.json or use {say('names', 'india')}.")
         # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
         choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]
         mapping[name] = choice
