@@ -13,7 +13,7 @@ from biaskit.clitools import choice_enum, echo, echo_error, value
 from biaskit.paths import in_dir, in_file, out_file
 
 from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
-from .pair_options import AdaptOptions, CheckOptions
+from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
 from .tasks.pair_rewrite import PairRewriteTask
 from .tasks.sentences import MODES as SENTENCE_MODES
@@ -164,26 +164,17 @@ def sentences_cmd(
 @app.command("pairs")
 @llm_options(**PairRewriteTask.default_params)
 @prompt_options("pair_rewrite", dry_run=False)
-def pairs_cmd(
-    sentences: Path = in_file(..., "--sentences", help="sentences JSONL from `curate sentences`."),
-    out: Path = out_file(..., "--out", help="pairs file (.jsonl or .csv, biaskit schema)."),
-    inventory: Optional[Path] = _inventory_opt(),
-    llm_fallback: bool = typer.Option(False, "--llm-fallback", help="ask the LLM (pair_rewrite prompt) when the identity span is not found."),
-    prompt_opts: PromptOptions = None,
-    llm_opts: LLMOptions = None,
-) -> None:
+@BuildPairsOptions.cli()
+def pairs_cmd(opts: BuildPairsOptions, prompt_opts: PromptOptions = None, llm_opts: LLMOptions = None) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
-    from biaskit.inventory import load_inventory
-
     from .pairs import build_pairs_file
 
-    inv = load_inventory(inventory)
     client = p = None
-    if llm_fallback:
+    if opts.llm_fallback:
         client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
-    res = build_pairs_file(sentences, out, inventory=inv, llm=client, prompt=p, llm_params=llm_opts.params(),
+    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=llm_opts.params(),
                            concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
-    echo(f"pairs: {len(res.pairs)} written to {out} ({res.flagged} flagged by the checker); "
+    echo(f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
          f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
          + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))
 

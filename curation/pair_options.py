@@ -1,9 +1,12 @@
-"""The options of ``biaskit curate adapt | check``, declared once (:mod:`biaskit.options`).
+"""The options of ``biaskit curate pairs | adapt | check``, declared once (:mod:`biaskit.options`).
 
 Each model is the one source of its command's flags (``@AdaptOptions.cli()`` in ``gen_cli.py``), of
-the table of the pipeline stage that runs it (``[stages.adapt]``, ``[stages.check]``:
-:func:`biaskit.pipeline.stages.base.stage_table`) and of the object the pure function takes
-(:func:`~biaskit.curation.adapt.adapt_to_file`). Choices come from the code that implements them.
+the table of the pipeline stage that runs it (``[stages.pairs]``, ``[stages.adapt]``,
+``[stages.check]``: :func:`biaskit.pipeline.stages.base.stage_table`) and of the object the pure
+function takes (:func:`~biaskit.curation.pairs.build_pairs_file`,
+:func:`~biaskit.curation.adapt.adapt_to_file`). Choices come from the code that implements them.
+``curate pairs`` also takes the LLM and prompt option blocks of :mod:`.cli_options` (its LLM
+fallback), which are not part of :class:`BuildPairsOptions` yet.
 """
 from __future__ import annotations
 
@@ -18,6 +21,19 @@ from .adapt import DEFAULT_KEEP, NAME_SETS
 
 def inventory_option() -> Any:
     return option(None, "--inventory", path="in_dir", help="folder with edited inventory JSON files.")
+
+
+class BuildPairsOptions(Options):
+    """``biaskit curate pairs`` (:func:`biaskit.curation.pairs.build_pairs_file`) -- without the LLM and
+    prompt blocks, which its command takes from :mod:`.cli_options`."""
+
+    command = "curate pairs"
+
+    sentences: Path = option(..., "--sentences", path="in_file", help="sentences JSONL from `curate sentences`.")
+    out: Path = option(..., "--out", path="out_file", help="pairs file (.jsonl or .csv, biaskit schema).")
+    inventory: Optional[Path] = inventory_option()
+    llm_fallback: bool = option(False, "--llm-fallback",
+                                help="ask the LLM (pair_rewrite prompt) when the identity span is not found.")
 
 
 class AdaptOptions(Options):

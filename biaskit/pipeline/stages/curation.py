@@ -14,8 +14,8 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from biaskit.curation.pair_options import AdaptOptions, CheckOptions
-from biaskit.options import option, speaking
+from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+from biaskit.options import option, speaking, tell
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
@@ -46,12 +46,6 @@ class AntistereoTable(LLMStageTable):
 
     per_tuple: int = Field(5, ge=1)
     statuses: Optional[list[str]] = None
-
-
-class PairsTable(LLMStageTable):
-    """``[stages.pairs]``: ``biaskit curate pairs``."""
-
-    llm_fallback: bool = False
 
 
 class MTTable(StageTable):
@@ -235,7 +229,15 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
 
 class PairsStage(StageRunner):
     name = "pairs"
-    table = PairsTable
+    commands = (Command(BuildPairsOptions, input="sentences", supplied={
+        "sentences": "the stage's input: the sentences of the stages before it",
+        "out": "the stage writes pairs.jsonl in its folder",
+        "inventory": "the project's inventory ([project] inventory)"}),)
+    table = stage_table("PairsTable", commands, base=LLMStageTable, own={
+        "llm": (Optional[LLMOverride], LLMStageTable.model_fields["llm"]),
+        "prompt": (Optional[str], LLMStageTable.model_fields["prompt"])},
+        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``llm`` and ``prompt``: the LLM fallback's, until "
+            "the LLM block is an options model).")
     inputs, output = ("sentences",), "pairs"
 
     @classmethod
@@ -249,20 +251,21 @@ class PairsStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.pairs import build_pairs_file
 
-        o = self.opts
         lo = self.llm_options()
+        opts = self.command_options(BuildPairsOptions, sentences=self.input_path(), out=self.path_out("pairs.jsonl"),
+                                    inventory=self.project.path(self.project.config.project.inventory))
         client = prompt = None
-        if o.llm_fallback:
+        if opts.llm_fallback:
             client, prompt = lo.client(), self.prompt("pair_rewrite")
-        res = build_pairs_file(self.input_path(), self.path_out("pairs.jsonl"), inventory=self.inventory(), llm=client,
-                               prompt=prompt, llm_params=lo.params(), concurrency=lo.concurrency,
-                               retry_failed=lo.retry_failed, progress=self.ctx.options.progress,
-                               command=self.ctx.options.command)
-        if not res.pairs:
-            where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
-            raise StageFailed(f"no sentence could be made into a pair (see {where}). "
-                              "Fix: check the sentences (do they name the identity?), or set llm_fallback = true "
-                              "in [stages.pairs].")
+        with speaking(self.speaker(BuildPairsOptions)):
+            res = build_pairs_file(opts, inventory=self.inventory(), llm=client, prompt=prompt,
+                                   llm_params=lo.params(), concurrency=lo.concurrency, retry_failed=lo.retry_failed,
+                                   progress=self.ctx.options.progress, command=self.ctx.options.command)
+            if not res.pairs:
+                where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
+                raise StageFailed(f"no sentence could be made into a pair (see {where}). "
+                                  "Fix: check the sentences (do they name the identity?), or "
+                                  f"{tell('llm_fallback', True)}.")
         outputs = {"pairs": res.out}
         if res.rejects_file:
             outputs["rejects"] = res.rejects_file
