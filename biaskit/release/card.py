@@ -43,7 +43,7 @@ def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
 
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found.", path=p, fix=f"check the {say('card_text')} path.")
+        raise InputError("file not found.", path=p, fix=f"check the path ({say('card_text')}).")
     from ..readers import read_text
 
     text = read_text(p)

@@ -61,13 +61,13 @@ class ReleaseStage(StageRunner):
     title = "build and verify the release"
     commands = (Command(ReleaseBuildOptions, input="records", keys={"created": "date"}, supplied={
         "records": "the stage's input: the pipeline's pairs and CATs (or the files its input key names)",
-        "card_text": "the stage's card_text key: a file (relative to the project file) or the text itself",
+        "card_text": "the stage's own card_text key: a file relative to the project file's folder",
         "history": "the reports of the stages that ran before it (work/<stage>/...), found by the stage",
         "discover_history": "the stage passes its stages' reports itself (history) and reads no others"}),)
     table = stage_table("ReleaseTable", commands, defaults={"name": None, "version": None, "out": None}, own={
         "input": (Optional[Union[str, list[str]]], Field(None, description="record files (default: the pipeline's)")),
         "card_text": (Optional[str], Field(None, description="Markdown with the card sections people write "
-                                                             "('## Motivation' ...): a file or the text itself"))},
+                                                             "('## Motivation' ...): a file"))},
         doc="``[stages.release]``: ``biaskit release build`` + ``release verify`` (``name`` and ``version``: "
             "the project's by default; ``out``: release/NAME-VERSION in the working folder).")
     inputs, output = ("pairs", "cats"), "release"
