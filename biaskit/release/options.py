@@ -62,11 +62,12 @@ class BuildOptions(Options):
                                 help="Stage reports ([LABEL=]PATH): run logs, checker output, agreement.json, apply "
                                      "summary/rejected, translation report.json, adapt report. Repeatable.")
     discover_history: bool = option(True, "--discover", "--no-discover",
-                                    help="Do not read STEM.rejected.jsonl, STEM.summary.json ... next to the records.")
+                                    help="Read STEM.rejected.jsonl, STEM.summary.json ... next to the records (default; "
+                                         "--no-discover: do not).")
     keep_flagged: bool = option(False, "--keep-flagged", help="Release pairs whose status is 'flagged'.")
     skip_invalid: bool = option(False, "--skip-invalid", help="Skip invalid pair rows (counted) instead of stopping.")
-    keyness: bool = option(True, "--keyness", "--no-keyness", help="Skip the keyness statistics.")
-    plots: bool = option(True, "--plots", "--no-plots", help="Skip the PNG plots.")
+    keyness: bool = option(True, "--keyness", "--no-keyness", help="The keyness statistics (default; --no-keyness: skip them).")
+    plots: bool = option(True, "--plots", "--no-plots", help="The PNG plots (default; --no-plots: skip them).")
     created: Annotated[Optional[str], AfterValidator(_calendar_day)] = option(
         None, "--date", pattern=r"^\d{4}-\d{2}-\d{2}$", metavar="YYYY-MM-DD", help="Release date YYYY-MM-DD (default: today, UTC).")
     hub_ready: bool = option(False, "--hub-ready",
