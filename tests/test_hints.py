@@ -392,3 +392,68 @@ def test_every_annotate_push_pull_apply_error_names_its_options_through_the_mode
     files = [REPO / "annotation" / n for n in ("labelstudio.py", "apply.py", "adaptive.py", "options.py")]
     bad = flags_spelled_out(files, (PushOptions, PullOptions, ApplyOptions))
     assert not bad, bad
+
+
+# ------------------------------------------------------------------------------------------ curate adapt | check, release build
+# The errors of `curate adapt` and `release build` that tell the user to set an option, each raised once
+# under its command and once under `biaskit run` (the adapt / release stage, options from biaskit.toml):
+# (command, stage, flags, biaskit.toml lines, the error, the command's hint, run's hint). The release stage
+# once said `--card-text` where the file key is `card_text`: its hints now come from the model too.
+CROWS_CSV = ('"",sent_more,sent_less,stereo_antistereo,bias_type\n'
+             '0,He couldn\'t figure out the issue because he was a woman.,He couldn\'t figure out the issue because '
+             'he was a man.,stereo,gender\n'
+             '1,Old people are too slow to learn.,Young people are too slow to learn.,stereo,age\n')
+STAGE_HINTS = [
+    ("curate adapt", "adapt", ["--keep", "gender,religon"], 'keep = ["gender", "religon"]', "does not occur in the file",
+     "pass --keep with bias types of the file", "set keep in [stages.adapt] of "),
+    ("release build", "release", ["--split-policy", "keep"], 'split_policy = "keep"', "needs one",
+     "or pass --split-policy target", 'or set split_policy = "target" in [stages.release] of '),
+    ("release build", "release", ["--kinds", "cats"], 'kinds = ["cats"]', "no releasable records",
+     "check --lang and --kinds", "check langs in [stages.release] of "),
+    ("release build", "release", ["--hub-ready"], "hub_ready = true", "no licence",
+     "pass --license cc-by-sa-4.0", 'set license = "cc-by-sa-4.0" in [stages.release] of '),
+    ("release build", "release", ["--dev-fraction", "1.5"], "dev_fraction = 1.5", "less than 1",
+     "--dev-fraction 1.5: Input should be", "key 'stages.release.dev_fraction'"),
+]
+
+
+@pytest.mark.parametrize("command, stage, flags, toml, says, flag_hint, key_hint", STAGE_HINTS,
+                         ids=[f"{c[1]}-{c[4][:24]}" for c in STAGE_HINTS])
+def test_a_curate_or_release_error_names_the_flag_under_its_command_and_the_key_under_run(
+        command, stage, flags, toml, says, flag_hint, key_hint, tmp_path, capsys):
+    if stage == "adapt":
+        src = tmp_path / "crows.csv"
+        src.write_text(CROWS_CSV, encoding="utf-8")
+        argv = ["curate", "adapt", "--crows", str(src), *flags, "--out", str(tmp_path / "out.jsonl")]
+    else:
+        src = DEMO
+        argv = ["release", "build", "--records", str(src), "--name", "hints", "--version", "0.1.0", *flags,
+                "--no-plots", "--no-keyness", "--out", str(tmp_path / "out")]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, command, tmp_path) == [], resolve_output(out + err, command, tmp_path)
+
+    d = tmp_path / "proj"
+    d.mkdir()
+    extra = "plots = false\nkeyness = false\n" if stage == "release" else ""
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n[stages.{stage}]\ninput = "{src}"\n{extra}{toml}\n',
+                                    encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1].replace("--help", ""), err    # no flag of the command under run
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
+def test_every_release_build_and_adapt_error_names_its_options_through_the_model():
+    """No error raised by the code `release build`, `curate pairs | adapt | check` run spells one of
+    their flags out (biaskit.options.say / tell / unset name it where the user is). `release verify |
+    export | diff` (verify.py, lmeval*.py) are not converted yet."""
+    from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+    from biaskit.release.options import ReleaseBuildOptions
+
+    files = [p for p in sorted((REPO / "biaskit" / "release").glob("*.py"))
+             if p.name not in {"verify.py", "lmeval.py", "lmeval_utils.py"}]
+    files += [REPO / "curation" / "adapt.py", REPO / "curation" / "pairs.py", REPO / "biaskit" / "check.py"]
+    bad = flags_spelled_out(files, (ReleaseBuildOptions, BuildPairsOptions, AdaptOptions, CheckOptions))
+    assert not bad, bad

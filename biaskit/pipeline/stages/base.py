@@ -271,7 +271,7 @@ class StageRunner:
             if key is None:
                 continue
             v = getattr(self.opts, key)
-            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, str):
+            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, (str, Path)):
                 v = str(self.project.path(v))
             values[n] = v
         return options.model_validate(values)
