@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from ..options import say
 from ..tables import md_table, num
 from .layout import NOT_RECORDED, TODO_MARK
 
@@ -42,7 +43,7 @@ def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
 
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found.", path=p, fix="check the --card-text path.")
+        raise InputError("file not found.", path=p, fix=f"check the path ({say('card_text')}).")
     from ..readers import read_text
 
     text = read_text(p)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import InputError
+from ..options import say
 
 AGREEMENT_STAGES = {"validity": "pair validation", "stereotype": "tuple validation", "polarity": "tuple validation",
                     "choice": "translation review", "option_stereotype": "CAT validation"}
@@ -131,7 +132,7 @@ def load_history(specs: Sequence[str | Path], *, records: Sequence[str | Path] =
     out = []
     for label, p in items:
         if not p.exists():
-            raise InputError("history file not found.", path=p, fix="check the --history path.")
+            raise InputError("history file not found.", path=p, fix=f"check the {say('history')} path.")
         kind, data = classify(p)
         out.append(HistoryFile(path=str(p), kind=kind, label=label or _default_label(kind, p, data), data=data,
                                sha256=sha256_file(p)))
