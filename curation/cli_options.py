@@ -9,8 +9,9 @@ choices come from the backend registry and the client's format list, so they can
 pipeline's ``[llm]`` table (:class:`biaskit.pipeline.tables.LLMSettings`) and the keys its hints
 name are derived from the same fields (:data:`LLM_TOML_KEYS`).
 
-:class:`PromptFields` is the prompt block (``--prompt``, ``--prompts-dir``, ``--dry-run``,
-``--show``). A command not converted yet takes either block through :func:`llm_options` /
+:class:`PromptFields` is the prompt block (``--prompt``, ``--prompts-dir``; :class:`DryRunFields`:
+``--dry-run``, ``--show``); :func:`decoding` gives a command its task's decoding defaults. A command
+not converted yet (``annotate prelabel``) takes either block through :func:`llm_options` /
 :func:`prompt_options` (one typer argument, ``llm_opts`` / ``prompt_opts``), made from the same fields.
 """
 from __future__ import annotations
@@ -133,13 +134,23 @@ LLM_SUPPLIED = {**{n: "from [llm] and the stage's own llm table" for n in LLMOpt
                 "retry_failed": "from `biaskit run --retry-failed`"}
 
 
+def decoding(params: dict[str, Any]) -> type[Options]:
+    """The decoding options with a command's own defaults (its task's ``default_params``), as a base
+    placed before :class:`LLMOptions`."""
+
+    class Decoding(Options):
+        temperature: Optional[float] = temperature_option(params.get("temperature"))
+        seed: Optional[int] = seed_option(params.get("seed", 0))
+        max_tokens: Optional[int] = max_tokens_option(params.get("max_tokens"))
+
+    return Decoding
+
+
 class PromptFields(Options):
     """The prompt block of the commands that render prompts (``--prompt`` is each command's own field)."""
 
     prompt: Optional[str] = prompt_option(None)
     prompts_dir: Optional[list[Path]] = prompts_dir_option()
-    dry_run: bool = dry_run_option()
-    show: int = show_option()
 
     def template(self, default: str):
         from .prompts import get_prompt
@@ -147,7 +158,15 @@ class PromptFields(Options):
         return get_prompt(self.prompt or default, self.prompts_dir)
 
 
-PromptOptions = PromptFields    # (the name the commands not converted yet use)
+class DryRunFields(Options):
+    """``--dry-run`` and ``--show`` of the commands that can print their prompts instead of sending them."""
+
+    dry_run: bool = dry_run_option()
+    show: int = show_option()
+
+
+class PromptOptions(PromptFields, DryRunFields):
+    """The prompt block of a command not converted yet (:func:`prompt_options`)."""
 
 
 # ------------------------------------------------------------------------------------------ not converted yet
@@ -176,6 +195,6 @@ def llm_options(*, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[
 def prompt_options(default: Optional[str], *, dry_run: bool = True) -> Callable[[Callable], Callable]:
     """Add the prompt option block; the command receives ``prompt_opts: PromptOptions``."""
     names = ["prompt", "prompts_dir", *(["dry_run", "show"] if dry_run else [])]
-    block = _block(PromptFields, names, {"prompt": default})
-    block[0] = ("prompt", *typer_param(PromptFields, "prompt", spec_of(prompt_option(default)), default))
-    return option_block("prompt_opts", PromptFields, block)
+    block = _block(PromptOptions, names, {"prompt": default})
+    block[0] = ("prompt", *typer_param(PromptOptions, "prompt", spec_of(prompt_option(default)), default))
+    return option_block("prompt_opts", PromptOptions, block)

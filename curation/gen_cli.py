@@ -12,11 +12,9 @@ import typer
 from biaskit.clitools import choice_enum, echo, echo_error, value
 from biaskit.paths import in_dir
 
-from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
 from .options import LLMTaskOptions, SentencesOptions, TuplesOptions
-from .tasks.pair_rewrite import PairRewriteTask
 
 app = typer.Typer(add_completion=False)
 
@@ -132,18 +130,16 @@ def sentences_cmd(opts: SentencesOptions) -> None:
 
 # ------------------------------------------------------------------------------------------ pairs
 @app.command("pairs")
-@llm_options(**PairRewriteTask.default_params)
-@prompt_options("pair_rewrite", dry_run=False)
 @BuildPairsOptions.cli()
-def pairs_cmd(opts: BuildPairsOptions, prompt_opts: PromptOptions = None, llm_opts: LLMOptions = None) -> None:
+def pairs_cmd(opts: BuildPairsOptions) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
     from .pairs import build_pairs_file
 
     client = p = None
     if opts.llm_fallback:
-        client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
-    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=llm_opts.params(),
-                           concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
+        client, p = opts.client(), opts.template("pair_rewrite")
+    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=opts.params(), concurrency=opts.concurrency,
+                           retry_failed=opts.retry_failed, progress=True)
     echo(f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
          f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
          + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))

@@ -18,8 +18,8 @@ from biaskit.options import Options, option
 
 from .cats import DOMAIN_PRESETS
 from .cats import SPLITS as CAT_SPLITS
-from .cli_options import (LLMOptions, PromptFields, dry_run_option, inventory_option, max_tokens_option, prompt_option,
-                          seed_option, show_option, temperature_option)
+from .cli_options import (DryRunFields, LLMOptions, PromptFields, decoding, dry_run_option, inventory_option,
+                          prompt_option, show_option)
 from .tasks.sentences import MODES as SENTENCE_MODES
 from .tasks.sentences import SentenceTask
 from .tasks.tuples import POLARITIES, TupleTask
@@ -34,23 +34,11 @@ def commas(v: Any) -> Any:
     return [p.strip() for x in ([v] if isinstance(v, str) else v) for p in str(x).split(",") if p.strip()]
 
 
-def decoding(params: dict[str, Any]) -> type[Options]:
-    """The decoding options with a command's own defaults (its task's ``default_params``), as a base
-    placed before :class:`LLMOptions`."""
-
-    class Decoding(Options):
-        temperature: Optional[float] = temperature_option(params.get("temperature"))
-        seed: Optional[int] = seed_option(params.get("seed", 0))
-        max_tokens: Optional[int] = max_tokens_option(params.get("max_tokens"))
-
-    return Decoding
-
-
 def out_jsonl_option() -> Any:
     return option(..., "--out", path="out_file", help="output JSONL (appended to; re-running resumes).")
 
 
-class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields):
+class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields, DryRunFields):
     """``biaskit curate tuples`` (:func:`biaskit.curation.generate.generate_tuples`)."""
 
     command = "curate tuples"
@@ -72,7 +60,7 @@ class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields
     _identities = field_validator("identities", mode="before")(lambda v: commas(v))
 
 
-class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, PromptFields):
+class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, PromptFields, DryRunFields):
     """``biaskit curate sentences`` (:func:`biaskit.curation.generate.generate_sentences`)."""
 
     command = "curate sentences"
@@ -91,7 +79,7 @@ class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, Prompt
     _statuses = field_validator("statuses", mode="before")(lambda v: commas(v))
 
 
-class LLMTaskOptions(LLMOptions, PromptFields):
+class LLMTaskOptions(LLMOptions, PromptFields, DryRunFields):
     """``biaskit curate llm-task TASK`` (:class:`biaskit.curation.runner.JobRunner` over any task)."""
 
     command = "curate llm-task"

@@ -18,8 +18,8 @@ from biaskit.options import Options, plain, spec_of
 # The commands whose options must come from an options model. Phase 2 of issue 21 adds its commands
 # here (curate *, annotate push | pull | apply, release build); the tests below then cover them.
 CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "annotate push", "annotate pull", "annotate apply",
-             "curate adapt", "curate check", "release build", "curate tuples", "curate sentences", "curate llm-task",
-             "curate cats", "curate cats-retention", "curate translate", "curate cat-translate")
+             "curate pairs", "curate adapt", "curate check", "release build", "curate tuples", "curate sentences",
+             "curate llm-task", "curate cats", "curate cats-retention", "curate translate", "curate cat-translate")
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:

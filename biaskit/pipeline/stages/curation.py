@@ -224,14 +224,14 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
 class PairsStage(StageRunner):
     name = "pairs"
     commands = (Command(BuildPairsOptions, input="sentences", supplied={
+        **LLM_SUPPLIED, "prompts_dir": PROJECT_SUPPLIED["prompts_dir"],
         "sentences": "the stage's input: the sentences of the stages before it",
         "out": "the stage writes pairs.jsonl in its folder",
         "inventory": "the project's inventory ([project] inventory)"}),)
-    table = stage_table("PairsTable", commands, base=LLMStageTable, own={
-        "llm": (Optional[LLMOverride], LLMStageTable.model_fields["llm"]),
-        "prompt": (Optional[str], LLMStageTable.model_fields["prompt"])},
-        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``llm`` and ``prompt``: the LLM fallback's, until "
-            "the LLM block is an options model).")
+    table = stage_table("PairsTable", commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``prompt``: the LLM fallback's template, "
+                            "default pair_rewrite).")
     inputs, output = ("sentences",), "pairs"
 
     @classmethod
@@ -245,15 +245,16 @@ class PairsStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.pairs import build_pairs_file
 
-        lo = self.llm_options()
-        opts = self.command_options(BuildPairsOptions, sentences=self.input_path(), out=self.path_out("pairs.jsonl"),
+        opts = self.command_options(BuildPairsOptions, **self.llm_values(), sentences=self.input_path(),
+                                    out=self.path_out("pairs.jsonl"),
                                     inventory=self.project.path(self.project.config.project.inventory))
         client = prompt = None
-        if opts.llm_fallback:
-            client, prompt = lo.client(), self.prompt("pair_rewrite")
         with speaking(self.speaker(BuildPairsOptions)):
+            if opts.llm_fallback:
+                client, prompt = opts.client(), self.prompt("pair_rewrite")
             res = build_pairs_file(opts, inventory=self.inventory(), llm=client, prompt=prompt,
-                                   llm_params=lo.params(), concurrency=lo.concurrency, retry_failed=lo.retry_failed,
+                                   llm_params=opts.params(), concurrency=opts.concurrency,
+                                   retry_failed=opts.retry_failed,
                                    progress=self.ctx.options.progress, command=self.ctx.options.command)
             if not res.pairs:
                 where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
