@@ -67,7 +67,8 @@ class OptionError(InputError):
 class Opt:
     """What an option is besides its type and default (kept in the field's ``json_schema_extra``).
 
-    ``flags``: the CLI spellings (``"--model", "-m"``; default ``--field-name``); ``help``; ``panel``:
+    ``flags``: the CLI spellings (``"--model", "-m"``, a switch ``"--align/--no-align"``; default
+    ``--field-name``); ``help``; ``panel``:
     the ``--help`` panel; ``choices``: a :class:`~biaskit.registry.Registry`, a list of names or a
     function returning them (checked with "did you mean"; ``what`` names them in the message);
     ``path``: one of :data:`PATH_KINDS` (``path_kw``: ``text=``, ``owns=``, ``must_exist=`` of

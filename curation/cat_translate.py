@@ -40,6 +40,7 @@ from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
 from biaskit.errors import InputError
 from biaskit.mt_checks import flag
+from biaskit.options import say, tell
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume_candidates, run_figures
@@ -156,12 +157,14 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
     out = Path(out)
     target, src = target.strip().lower(), source_lang.strip().lower()
     if src == target:
-        raise InputError(f"source and target language are both '{src}'.", fix="pass --target hi (or another language).")
+        raise InputError(f"source and target language are both '{src}'.",
+                         fix=f"{tell('target', 'hi')} (or another language).")
     if not engines:
-        raise InputError("no translation engine given.", fix="use e.g. --engines llm:MODEL,googletrans")
+        raise InputError("no translation engine given.", fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).")
     cats = [c for c in cats if c.lang == src]
     if not cats:
-        raise InputError(f"no '{src}' CATs to translate.", path=source_file, fix="check --source-lang and the file.")
+        raise InputError(f"no '{src}' CATs to translate.", path=source_file,
+                         fix=f"check {say('source_lang')} and the file.")
     labels = [_engine_label(e) for e in engines]
     if len(set(labels)) != len(labels):
         raise InputError(f"the same engine and model is listed twice ({labels}).", fix="list each engine/model once.")

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Optional, Sequence
 from biaskit.cat_checks import (MAX_FILL_WORDS, MAX_WORDS, MIN_SENTENCE_WORDS, OPTION_KEYS, PROBLEMS,  # noqa: F401
                                 check_cat, fill as _fill)
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.inventory import Inventory
 from biaskit import ids
 from biaskit.schema import normalize_bias_type
@@ -62,8 +63,8 @@ def parse_domains(spec: str | Sequence[str]) -> list[str]:
             if d not in out:
                 out.append(d)
     if not out:
-        raise InputError("no domain given.", fix="pass e.g. --domains stereoset, --domains indibias or "
-                                                 "--domains gender,caste.")
+        raise InputError("no domain given.", fix=f"{tell('domains', 'stereoset')}, {say('domains', 'indibias')} or "
+                                                 f"{say('domains', 'gender,caste')}.")
     return out
 
 
@@ -75,7 +76,7 @@ def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[st
         terms = [t.surface(lang) for t in inventory.terms.values() if t.kind == src["kind"] and t.surface(lang)]
         if not terms:
             raise InputError(f"no inventory terms are marked \"kind\": \"{src['kind']}\" for domain '{d}'.",
-                             fix="mark them in identity_terms.json, or pass --targets.")
+                             fix=f"mark them in identity_terms.json, or {tell('targets')}.")
         return terms
     out: list[str] = []
     for ax in (src or {}).get("axes", (d,)):
@@ -85,7 +86,7 @@ def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[st
             if not src:
                 raise InputError(f"unknown domain '{d}': no such axis in the inventory.",
                                  fix=f"use one of {', '.join(sorted({*inventory.axes(), *DOMAIN_SOURCES}))}, a "
-                                     f"preset ({', '.join(DOMAIN_PRESETS)}), or pass --targets.") from None
+                                     f"preset ({', '.join(DOMAIN_PRESETS)}), or {tell('targets')}.") from None
     return out
 
 
@@ -96,8 +97,8 @@ def cat_targets(domains: str | Sequence[str], *, inventory: Inventory, lang: str
     doms = parse_domains(domains)
     if targets:
         if len(doms) != 1:
-            raise InputError(f"--targets needs exactly one domain, got {', '.join(doms)}.",
-                             fix="pass the domain the targets belong to, e.g. --domains profession.")
+            raise InputError(f"{say('targets')} needs exactly one domain, got {', '.join(doms)}.",
+                             fix=f"name only the domain the targets belong to, e.g. {say('domains', 'profession')}.")
         return [(doms[0], t.strip()) for t in targets if t.strip()]
     return [(d, t) for d in doms for t in domain_terms(d, inventory, lang)]
 
@@ -108,7 +109,7 @@ def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, societ
     the language the CATs are written in (the prompt's ``{language}``; English items carry no
     ``lang`` key, so their job keys are those of earlier versions)."""
     if per_target < 1:
-        raise InputError(f"--per-target must be >= 1, got {per_target}.", fix="e.g. --per-target 5.")
+        raise InputError(f"{say('per_target')} must be >= 1, got {per_target}.", fix=f"{tell('per_target', 5)}.")
     extra = {"lang": lang} if lang != "en" else {}
     return [{"target": t, "domain": d, "society": society, "n": per_target, **extra} for d, t in targets]
 
@@ -292,7 +293,7 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
 
     cats = Path(cats)
     if not cats.is_file():
-        raise InputError("file not found.", path=cats, fix="pass the --out of `biaskit curate cats`.")
+        raise InputError("file not found.", path=cats, fix="give the output file of `biaskit curate cats`.")
     Key = tuple[str, str, str]          # split, domain, target
     key_of: dict[str, Key] = {}
     counts: dict[Key, Counter] = {}
@@ -325,7 +326,7 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
         validated = Path(validated)
         if not validated.is_file():
             raise InputError("file not found.", path=validated,
-                             fix="pass the --out of `biaskit annotate apply --kind cat`.")
+                             fix="give the output file of `biaskit annotate apply --kind cat`.")
         for c in _read_cat_file(validated, "pass the --out of `biaskit annotate apply --kind cat`."):
             status_of[c.cat_id] = "validated"
         rej = validated.with_name(f"{validated.stem}.rejected.jsonl")

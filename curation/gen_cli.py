@@ -10,20 +10,15 @@ from typing import Optional
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
-from biaskit.paths import in_dir, in_file, out_file
+from biaskit.paths import in_dir
 
-from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
 from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
-from .tasks.pair_rewrite import PairRewriteTask
-from .tasks.sentences import MODES as SENTENCE_MODES
-from .tasks.sentences import SentenceTask
-from .tasks.tuples import TupleTask
+from .options import LLMTaskOptions, SentencesOptions, TuplesOptions
 
 app = typer.Typer(add_completion=False)
 
 TaskName = choice_enum("TaskName", TASKS)
-SentenceMode = choice_enum("SentenceMode", SENTENCE_MODES)
 
 
 def _console():
@@ -65,10 +60,6 @@ def report_run(summary, what: str, *, exit_when_all_failed: bool = True) -> None
         raise SystemExit(1)
 
 
-def _inventory_opt():
-    return in_dir(None, "--inventory", help="folder with edited inventory JSON files.")
-
-
 # ------------------------------------------------------------------------------------------ prompts
 @app.command("prompts")
 def prompts_cmd(prompts_dir: Optional[list[Path]] = in_dir(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."),
@@ -92,53 +83,32 @@ def prompts_cmd(prompts_dir: Optional[list[Path]] = in_dir(None, "--prompts-dir"
 
 # ------------------------------------------------------------------------------------------ tuples
 @app.command("tuples")
-@llm_options(**TupleTask.default_params)
-@prompt_options("attributes")
-def tuples_cmd(
-    axis: str = typer.Option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."),
-    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
-    polarity: str = typer.Option("both", "--polarity", help="positive, negative or both."),
-    n: int = typer.Option(10, "--n", help="attributes per identity and polarity (IndiBias: 10 positive and 10 negative)."),
-    identities: Optional[str] = typer.Option(None, "--identities", help="comma-separated identity terms (default: the inventory's terms for the axis)."),
-    lang: str = typer.Option("en", "--lang"),
-    inventory: Optional[Path] = _inventory_opt(),
-    prompt_opts: PromptOptions = None,
-    llm_opts: LLMOptions = None,
-) -> None:
+@TuplesOptions.cli()
+def tuples_cmd(opts: TuplesOptions) -> None:
     """Generate (identity, attribute) tuples with polarity for one axis (IndiBias step 1)."""
     from biaskit.inventory import load_inventory
 
     from .generate import generate_tuples
     from .tasks.tuples import TupleTask, tuple_items
 
-    inv = load_inventory(inventory)
-    p = prompt_opts.template("attributes")
-    idents = [x.strip() for x in identities.split(",") if x.strip()] if identities else inv.identities(axis, lang)
-    if prompt_opts.dry_run:
-        _print_dry_run(TupleTask(p, lang=lang), tuple_items(axis=axis, identities=idents, polarity=polarity, n=n),
-                       llm_opts.params(), prompt_opts.show)
+    inv = load_inventory(opts.inventory)
+    p = opts.template("attributes")
+    idents = opts.identities or inv.identities(opts.axis, opts.lang)
+    if opts.dry_run:
+        _print_dry_run(TupleTask(p, lang=opts.lang), tuple_items(axis=opts.axis, identities=idents,
+                                                                 polarity=opts.polarity, n=opts.n),
+                       opts.params(), opts.show)
         return
-    summary = generate_tuples(llm_opts.client(), p, axis=axis, out=out, identities=idents, polarity=polarity, n=n,
-                              lang=lang, params=llm_opts.params(), concurrency=llm_opts.concurrency,
-                              retry_failed=llm_opts.retry_failed, inventory=inv)
+    summary = generate_tuples(opts.client(), p, axis=opts.axis, out=opts.out, identities=idents,
+                              polarity=opts.polarity, n=opts.n, lang=opts.lang, params=opts.params(),
+                              concurrency=opts.concurrency, retry_failed=opts.retry_failed, inventory=inv)
     report_run(summary, "tuples")
 
 
 # ------------------------------------------------------------------------------------------ sentences
 @app.command("sentences")
-@llm_options(**SentenceTask.default_params)
-@prompt_options(None)
-def sentences_cmd(
-    tuples: Path = in_file(..., "--tuples", help="tuples JSONL from `curate tuples` (or annotated)."),
-    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
-    per_tuple: int = typer.Option(5, "--per-tuple", help="sentences per tuple (IndiBias: 5)."),
-    mode: SentenceMode = typer.Option(SentenceMode("stereo"), "--mode", help="stereo: sentences that express the stereotype "
-                                      "(template sentences); anti: sentences that go against it (sentences_anti)."),
-    status: Optional[str] = typer.Option(None, "--status", help="only tuples with these statuses, e.g. accepted (default: all but rejected)."),
-    inventory: Optional[Path] = _inventory_opt(),
-    prompt_opts: PromptOptions = None,
-    llm_opts: LLMOptions = None,
-) -> None:
+@SentencesOptions.cli()
+def sentences_cmd(opts: SentencesOptions) -> None:
     """Generate sentences from each tuple (IndiBias step 3): expressing its stereotype, or with
     --mode anti going against it."""
     from biaskit.inventory import load_inventory
@@ -146,34 +116,30 @@ def sentences_cmd(
     from .generate import generate_sentences, sentence_items, usable_tuples
     from .tasks.sentences import MODES, SentenceTask
 
-    inv = load_inventory(inventory)
-    mode = value(mode)
-    p = prompt_opts.template(MODES[mode])
-    statuses = [s.strip() for s in status.split(",")] if status else None
-    if prompt_opts.dry_run:
-        _print_dry_run(SentenceTask(p, per_tuple=per_tuple, inventory=inv, mode=mode),
-                       sentence_items(usable_tuples(tuples, statuses=statuses)), llm_opts.params(), prompt_opts.show)
+    inv = load_inventory(opts.inventory)
+    p = opts.template(MODES[opts.mode])
+    if opts.dry_run:
+        _print_dry_run(SentenceTask(p, per_tuple=opts.per_tuple, inventory=inv, mode=opts.mode),
+                       sentence_items(usable_tuples(opts.tuples, statuses=opts.statuses)), opts.params(), opts.show)
         return
-    summary = generate_sentences(llm_opts.client(), p, tuples=tuples, out=out, per_tuple=per_tuple, statuses=statuses,
-                                 params=llm_opts.params(), concurrency=llm_opts.concurrency,
-                                 retry_failed=llm_opts.retry_failed, inventory=inv, mode=mode)
+    summary = generate_sentences(opts.client(), p, tuples=opts.tuples, out=opts.out, per_tuple=opts.per_tuple,
+                                 statuses=opts.statuses, params=opts.params(), concurrency=opts.concurrency,
+                                 retry_failed=opts.retry_failed, inventory=inv, mode=opts.mode)
     report_run(summary, "sentences")
 
 
 # ------------------------------------------------------------------------------------------ pairs
 @app.command("pairs")
-@llm_options(**PairRewriteTask.default_params)
-@prompt_options("pair_rewrite", dry_run=False)
 @BuildPairsOptions.cli()
-def pairs_cmd(opts: BuildPairsOptions, prompt_opts: PromptOptions = None, llm_opts: LLMOptions = None) -> None:
+def pairs_cmd(opts: BuildPairsOptions) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
     from .pairs import build_pairs_file
 
     client = p = None
     if opts.llm_fallback:
-        client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
-    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=llm_opts.params(),
-                           concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
+        client, p = opts.client(), opts.template("pair_rewrite")
+    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=opts.params(), concurrency=opts.concurrency,
+                           retry_failed=opts.retry_failed, progress=True)
     echo(f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
          f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
          + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))
@@ -181,14 +147,10 @@ def pairs_cmd(opts: BuildPairsOptions, prompt_opts: PromptOptions = None, llm_op
 
 # ------------------------------------------------------------------------------------------ any task
 @app.command("llm-task")
-@llm_options()
-@prompt_options(None)
+@LLMTaskOptions.cli()
 def llm_task_cmd(
     task: TaskName = typer.Argument(..., help="the task to run (one per file in curation/tasks/)."),
-    input: Path = in_file(..., "--input", help="JSONL, one input item per line (the task's template variables)."),
-    out: Path = out_file(..., "--out", help="output JSONL (appended to; re-running resumes)."),
-    prompt_opts: PromptOptions = None,
-    llm_opts: LLMOptions = None,
+    opts: LLMTaskOptions = None,
 ) -> None:
     """Run any registered LLM task over input items, with the cache, resume, errors file and run log."""
     from biaskit.errors import InputError
@@ -197,23 +159,24 @@ def llm_task_cmd(
     from .runner import JobRunner
 
     cls = TASKS.get(value(task))
-    t = cls(prompt_opts.template(cls.prompt_id), prompts_dir=prompt_opts.prompts_dir)
+    t = cls(opts.template(cls.prompt_id), prompts_dir=opts.prompts_dir)
     items = []
-    for i, item in iter_jsonl(input):   # every item must render before any request is made
+    for i, item in iter_jsonl(opts.input):   # every item must render before any request is made
         try:
             t.render(item)
             t.check_item(item)
         except InputError as exc:
-            raise InputError(exc.message, path=input, row=i, fix=exc.fix) from None
+            raise InputError(exc.message, path=opts.input, row=i, fix=exc.fix) from None
         except (KeyError, TypeError) as exc:
-            raise InputError(f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).", path=input,
-                             row=i, fix=f"see the {cls.__name__} docstring for the fields an item needs.") from None
+            raise InputError(f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).",
+                             path=opts.input, row=i,
+                             fix=f"see the {cls.__name__} docstring for the fields an item needs.") from None
         items.append(item)
-    if prompt_opts.dry_run:
-        _print_dry_run(t, items, {**t.default_params, **llm_opts.params()}, prompt_opts.show)
+    if opts.dry_run:
+        _print_dry_run(t, items, {**t.default_params, **opts.params()}, opts.show)
         return
-    summary = JobRunner(llm_opts.client(), t, params=llm_opts.params(), out=out, concurrency=llm_opts.concurrency,
-                        retry_failed=llm_opts.retry_failed).run(items)
+    summary = JobRunner(opts.client(), t, params=opts.params(), out=opts.out, concurrency=opts.concurrency,
+                        retry_failed=opts.retry_failed).run(items)
     report_run(summary, t.name)
 
 

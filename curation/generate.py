@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.inventory import Inventory, load_inventory
 from biaskit.schema import BiasTuple
 
@@ -41,7 +42,7 @@ def usable_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None)
     out = tuples if statuses else [t for t in tuples if t.status != "rejected"]
     if not out:
         raise InputError("no usable tuples in the file" + (f" with status {', '.join(statuses)}" if statuses else "") + ".",
-                         path=path, fix="check --status, or run `biaskit curate tuples` first.")
+                         path=path, fix=f"check {say('statuses')}, or run `biaskit curate tuples` first.")
     return out
 
 
@@ -56,7 +57,7 @@ def generate_sentences(llm: LLMClient, prompt: Optional[Prompt] = None, *, tuple
     """``biaskit curate sentences``: ``per_tuple`` sentences per tuple that express its stereotype
     (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``)."""
     if per_tuple < 1:
-        raise InputError(f"--per-tuple must be >= 1, got {per_tuple}.", fix="e.g. --per-tuple 5.")
+        raise InputError(f"{say('per_tuple')} must be >= 1, got {per_tuple}.", fix=f"{tell('per_tuple', 5)}.")
     items = sentence_items(usable_tuples(tuples, statuses=statuses))
     task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory, mode=mode)
     runner = JobRunner(llm, task, params=params, out=out, concurrency=concurrency, retry_failed=retry_failed,
@@ -83,7 +84,7 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
 
     out = Path(out)
     if out.suffix.lower() != ".jsonl":
-        raise InputError("output must be a .jsonl file.", path=out, fix="use e.g. --out cats.jsonl.")
+        raise InputError("output must be a .jsonl file.", path=out, fix="name it *.jsonl, e.g. cats.jsonl.")
     bad = [s for s in splits if s not in SPLITS]
     if bad or not splits:
         raise InputError(f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both.")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 from biaskit.registry import Registry
 
 
@@ -153,7 +154,7 @@ def parse_engine_spec(spec: str) -> EngineSpec:
     name, sep, arg = spec.partition(":")
     name = name.strip().lower()
     if not name:
-        raise InputError(f"empty engine name in '{spec}'.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError(f"empty engine name in '{spec}'.", fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).")
     MT_ENGINES.get(name)  # raises "unknown translation engine ... did you mean"
     return EngineSpec(name, arg.strip() or None)
 
@@ -163,7 +164,7 @@ def parse_engine_list(specs: str | Sequence[str]) -> list[EngineSpec]:
         specs = [s for s in specs.split(",")]
     out = [parse_engine_spec(s) for s in specs if s.strip()]
     if not out:
-        raise InputError("no translation engine given.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError("no translation engine given.", fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).")
     seen = set()
     for s in out:
         if str(s) in seen:

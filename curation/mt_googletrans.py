@@ -24,6 +24,8 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
+from biaskit.options import say
+
 from .mt_base import MTEngine, MTError
 
 DEFAULT_HOST = "translate.googleapis.com"
@@ -107,7 +109,8 @@ class GoogleTransEngine(MTEngine):
                     raise MTError(
                         f"googletrans: cannot reach {self.service_url} ({exc}). You appear to be offline or the "
                         "host is blocked. Fix: connect to the internet, or use another engine "
-                        "(--engines hf:PATH or llm:MODEL); finished translations are cached and reused.") from None
+                        f"({say('engines', 'hf:PATH')} or {say('engines', 'llm:MODEL')}); finished translations are "
+                        "cached and reused.") from None
                 except ValueError as exc:  # googletrans' "invalid destination language"
                     raise MTError(f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
                                   "googletrans.LANGUAGES, e.g. hi.") from None
@@ -115,7 +118,7 @@ class GoogleTransEngine(MTEngine):
                     attempt += 1
                     if attempt > self.retries:
                         raise MTError(f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
-                                      "later (Google rate-limits bursts; lower --concurrency); finished "
+                                      f"later (Google rate-limits bursts; lower {say('concurrency')}); finished "
                                       "translations are cached and reused.") from None
                     await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
 

@@ -5,8 +5,7 @@ the table of the pipeline stage that runs it (``[stages.pairs]``, ``[stages.adap
 ``[stages.check]``: :func:`biaskit.pipeline.stages.base.stage_table`) and of the object the pure
 function takes (:func:`~biaskit.curation.pairs.build_pairs_file`,
 :func:`~biaskit.curation.adapt.adapt_to_file`). Choices come from the code that implements them.
-``curate pairs`` also takes the LLM and prompt option blocks of :mod:`.cli_options` (its LLM
-fallback), which are not part of :class:`BuildPairsOptions` yet.
+``curate pairs`` also has the LLM and prompt blocks of :mod:`.cli_options` (its LLM fallback).
 """
 from __future__ import annotations
 
@@ -17,15 +16,13 @@ from biaskit.options import Options, option
 from biaskit.readers import FORMATS as PAIR_FORMATS
 
 from .adapt import DEFAULT_KEEP, NAME_SETS
+from .cli_options import LLMOptions, PromptFields, decoding, inventory_option, prompt_option
+from .tasks.pair_rewrite import PairRewriteTask
 
 
-def inventory_option() -> Any:
-    return option(None, "--inventory", path="in_dir", help="folder with edited inventory JSON files.")
-
-
-class BuildPairsOptions(Options):
-    """``biaskit curate pairs`` (:func:`biaskit.curation.pairs.build_pairs_file`) -- without the LLM and
-    prompt blocks, which its command takes from :mod:`.cli_options`."""
+class BuildPairsOptions(decoding(PairRewriteTask.default_params), LLMOptions, PromptFields):
+    """``biaskit curate pairs`` (:func:`biaskit.curation.pairs.build_pairs_file`; the LLM and prompt
+    blocks: its LLM fallback's client and ``pair_rewrite`` template)."""
 
     command = "curate pairs"
 
@@ -34,6 +31,7 @@ class BuildPairsOptions(Options):
     inventory: Optional[Path] = inventory_option()
     llm_fallback: bool = option(False, "--llm-fallback",
                                 help="ask the LLM (pair_rewrite prompt) when the identity span is not found.")
+    prompt: Optional[str] = prompt_option("pair_rewrite")
 
 
 class AdaptOptions(Options):

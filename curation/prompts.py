@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -195,9 +196,9 @@ def load_prompts(extra_dirs: Optional[Iterable[str | Path] | str | Path] = None)
     out: dict[str, Prompt] = {}
     for i, d in enumerate(prompt_dirs(extra_dirs)):
         if not d.exists():
-            raise InputError("prompts folder not found.", path=d, fix="check --prompts-dir / $BIASKIT_PROMPTS_DIR.")
+            raise InputError("prompts folder not found.", path=d, fix=f"check {say('prompts_dir')} / $BIASKIT_PROMPTS_DIR.")
         if not d.is_dir():
-            raise InputError("is not a folder.", path=d, fix="point --prompts-dir at a folder of *.toml templates.")
+            raise InputError("is not a folder.", path=d, fix=f"point {say('prompts_dir')} at a folder of *.toml templates.")
         for f in sorted(d.glob("*.toml")):
             p = _parse_prompt(f)
             if p.ref in out:

@@ -42,6 +42,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from biaskit.cache import request_hash
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.io import JsonlAppender, read_jsonl, write_jsonl
 from biaskit.redact import redact, redact_obj
 
@@ -117,14 +118,15 @@ class JobRunner:
                  out: Optional[str | Path] = None, logs: Optional[str | Path] = None, concurrency: int = 1,
                  retry_failed: bool = False, progress: bool = True, command: Optional[str] = None):
         if concurrency < 1:
-            raise InputError(f"--concurrency must be >= 1, got {concurrency}.", fix="pass --concurrency 1..64.")
+            raise InputError(f"{say('concurrency')} must be >= 1, got {concurrency}.", fix=f"{tell('concurrency', 4)} "
+                                                                                           "(1 to 64).")
         self.llm, self.task = llm, task
         self.params = {**task.default_params, **{k: v for k, v in (params or {}).items() if v is not None}}
         self.out = Path(out) if out is not None else None
         if self.out is not None and self.out.suffix.lower() not in (".jsonl", ".ndjson"):
-            raise InputError("output must be a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
+            raise InputError("output must be a .jsonl file.", path=self.out, fix="name it *.jsonl, e.g. rows.jsonl.")
         if self.out is not None and self.out.is_dir():
-            raise InputError("is a folder, expected a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
+            raise InputError("is a folder, expected a .jsonl file.", path=self.out, fix="name a file, e.g. rows.jsonl.")
         base = self.out if self.out is not None else (Path(logs) if logs is not None else None)
         self.errors_file = errors_path(base) if base is not None else None
         self.runlog_file = runlog_path(base) if base is not None else None

@@ -46,6 +46,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_text
 
 from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
@@ -266,7 +267,7 @@ def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: 
     existing = read_jsonl(out) if out.exists() else []
     if any("candidates" not in r or id_key not in r for r in existing):
         raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
-                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
+                         fix=f"choose another {say('out')} (it receives the candidates and is resumed on re-runs).")
     done: dict[str, dict] = {}
     n_failed_before = 0
     if resume:
@@ -296,16 +297,17 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
     out = Path(out)
     target = target.strip().lower()
     if not engines:
-        raise InputError("no translation engine given.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError("no translation engine given.", fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).")
     pairs = list(pairs)
     langs = {p.lang for p in pairs}
     src = (source_lang or (langs.pop() if len(langs) == 1 else "")).lower()
     if not src:
         raise InputError(f"the pairs mix languages {sorted({p.lang for p in pairs})}.", path=source_file,
-                         fix="translate one language at a time: pass --source-lang en.")
+                         fix=f"translate one language at a time: {tell('source_lang', 'en')}.")
     pairs = [p for p in pairs if p.lang == src]
     if src == target:
-        raise InputError(f"source and target language are both '{src}'.", fix="pass --target hi (or another language).")
+        raise InputError(f"source and target language are both '{src}'.",
+                         fix=f"{tell('target', 'hi')} (or another language).")
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]
     if len(set(labels)) != len(labels):
@@ -379,7 +381,7 @@ def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[
     pairs = [p for p in res.pairs if p.lang == source_lang]
     if not pairs:
         raise InputError(f"no '{source_lang}' pairs in the file.", path=pairs_path,
-                         fix="check --source-lang and that the file has pairs in that language.")
+                         fix=f"check {say('source_lang')} and that the file has pairs in that language.")
     built = [create_engine(s, **(engine_options or {})) for s in specs]
     try:
         return translate_pairs(pairs, target, built, out, source_lang=source_lang, source_file=str(pairs_path), **kw)

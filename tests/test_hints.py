@@ -306,6 +306,56 @@ def test_an_evaluate_error_names_the_flag_under_its_command_and_the_key_under_ru
     assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
 
 
+# The curate errors that tell the user to set an option (issue 21, phase 2), each raised once under its
+# command and once under `biaskit run` (the stage that runs it, options from biaskit.toml; the LLM is
+# the dummy backend): (argv after `biaskit curate`, the stage's table, what the error says, the command's
+# hint, run's hint). Option values the model refuses are refused by the command's flags and by the
+# project file's keys alike.
+CURATE_HINTS = [
+    (["cats", "--domains", "religion,caste", "--targets", "Hindu"],
+     '[stages.cats]\ndomains = ["religion", "caste"]\ntargets = ["Hindu"]', "needs exactly one domain",
+     "e.g. --domains profession", 'e.g. domains = "profession" in [stages.cats] of '),
+    (["cats", "--domains", ","], '[stages.cats]\ndomains = ","', "no domain given",
+     "pass --domains stereoset", 'set domains = "stereoset" in [stages.cats] of '),
+    (["cats", "--per-target", "0"], "[stages.cats]\nper_target = 0", "greater than or equal to 1",
+     "--per-target 0: Input should be", "key 'stages.cats.per_target'"),
+    (["tuples", "--axis", "caste", "--n", "0"], '[stages.tuples]\naxes = ["caste"]\nn = 0',
+     "greater than or equal to 1", "--n 0: Input should be", "key 'stages.tuples.n'"),
+    (["tuples", "--axis", "caste", "--concurrency", "0"], '[stages.tuples]\naxes = ["caste"]\n[llm]\nconcurrency = 0',
+     "greater than or equal to 1", "--concurrency 0: Input should be", "key 'llm.concurrency'"),
+    (["sentences", "--tuples", str(DEMO), "--per-tuple", "0"], f'[stages.sentences]\ninput = "{DEMO}"\nper_tuple = 0',
+     "greater than or equal to 1", "--per-tuple 0: Input should be", "key 'stages.sentences.per_tuple'"),
+    (["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "en"],
+     f'[stages.translate]\ninput = "{DEMO}"\ntarget = "en"', "source and target language are both 'en'",
+     "pass --target hi", 'set target = "hi" in [stages.translate] of '),
+    (["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "hi", "--source-lang", "xx"],
+     f'[stages.translate]\ninput = "{DEMO}"\nsource_lang = "xx"', "no 'xx' pairs in the file",
+     "check --source-lang", "check source_lang in [stages.translate] of "),
+]
+
+
+@pytest.mark.parametrize("argv, toml, says, flag_hint, key_hint", CURATE_HINTS,
+                         ids=[f"{c[0][0]}-{c[2][:28]}" for c in CURATE_HINTS])
+def test_a_curate_error_names_the_flag_under_its_command_and_the_key_under_run(argv, toml, says, flag_hint, key_hint,
+                                                                               tmp_path, capsys):
+    code, out, err = run_cli(["curate", *argv, "--llm", "dummy", "--out", str(tmp_path / "out.jsonl")], capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, f"curate {argv[0]}", tmp_path) == [], resolve_output(out + err, f"curate {argv[0]}")
+
+    d = tmp_path / "proj"
+    d.mkdir()
+    llm = "" if "[llm]" in toml else '[llm]\nbackend = "dummy"\n\n'
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n{llm}{toml}\n', encoding="utf-8")
+    if "[llm]" in toml:
+        (d / "biaskit.toml").write_text((d / "biaskit.toml").read_text(encoding="utf-8") + 'backend = "dummy"\n',
+                                        encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1].replace("--help", ""), err    # no flag of the command under run
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
 def test_every_evaluate_error_names_its_options_through_the_model():
     """No error raised by the code `evaluate pairs | cats | seat` runs spells a flag of those commands
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
@@ -339,6 +389,19 @@ def flags_spelled_out(files, models) -> list[str]:
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
     return bad
+
+
+def test_every_converted_curate_error_names_its_options_through_the_model():
+    """No error raised by the code of `curate tuples | sentences | llm-task | cats | cats-retention |
+    translate | cat-translate` spells one of their flags out (biaskit.options.say / tell / unset name
+    it where the user is: the flag, or the [llm] / [stages.*] / [project] key)."""
+    from biaskit.curation import options as co
+
+    models = [m for m in vars(co).values() if isinstance(m, type) and issubclass(m, co.Options) and m.command]
+    files = [p for p in sorted((REPO / "curation").rglob("*.py"))
+             if not (p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py", "options.py"})]
+    bad = flags_spelled_out(files, models)
+    assert models and not bad, bad
 
 
 # `annotate push | pull | apply` (issue 21, phase 2): their errors that name an option, under the command

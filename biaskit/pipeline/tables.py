@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, create_model, field_validator
 
-from ..options import Options, option
+from ..options import Options, option, spec_of
 
 
 class Table(Options):
@@ -43,52 +43,34 @@ class ProjectMeta(Table):
         return v
 
 
-class LLMSettings(Table):
-    """``[llm]`` (and a stage's own ``llm`` table, which overrides it field by field)."""
+def _llm_table(name: str, doc: str, override: bool) -> type[Table]:
+    """``[llm]`` (``override``: a stage's own ``llm`` table, every key optional) from the LLM block of
+    the curation commands (:class:`biaskit.curation.cli_options.LLMOptions`): one key per option, same
+    type, default, checks, choices and help (``--llm`` is ``backend``; ``cache`` is ``--no-cache``
+    inverted; ``--retry-failed`` is ``biaskit run``'s)."""
+    from ..curation.cli_options import LLM_TOML_KEYS, LLMOptions
 
-    backend: str = "openai"
-    model: Optional[str] = None
-    base_url: Optional[str] = None
-    temperature: Optional[float] = None
-    seed: Optional[int] = 0
-    max_tokens: Optional[int] = Field(None, ge=1)
-    concurrency: int = Field(1, ge=1, le=64)
-    max_retries: int = Field(4, ge=0)
-    response_format: str = "auto"
-    prices: Optional[str] = option(None, path="in_file", help="model prices (TOML or JSON)")
-    timeout: float = Field(120.0, gt=0)
-    cache: bool = True
-
-    @field_validator("backend")
-    @classmethod
-    def _backend(cls, v: str) -> str:
-        from ..curation.llm import LLMS
-
-        return registry_name(v, LLMS.names(), "LLM backend")
-
-    @field_validator("response_format")
-    @classmethod
-    def _fmt(cls, v: str) -> str:
-        from ..curation.llm import FORMAT_MODES
-
-        return registry_name(v, ["auto", *FORMAT_MODES], "response format")
+    fields: dict[str, Any] = {}
+    for n, key in LLM_TOML_KEYS.items():
+        fi = LLMOptions.model_fields[n]
+        spec = spec_of(fi)
+        ann: Any = Optional[str] if spec is not None and spec.path else fi.annotation
+        if fi.metadata:
+            ann = Annotated[(ann, *fi.metadata)]
+        fields[key] = (Optional[ann] if override else ann,
+                       Field(None if override else fi.default, description=fi.description, json_schema_extra=spec))
+    fields["cache"] = (Optional[bool] if override else bool,
+                       Field(None if override else True, description="read and write the response cache "
+                                                                     "(false: --no-cache)"))
+    model = create_model(name, __base__=Table, **fields)
+    model.__doc__ = doc
+    return model
 
 
-class LLMOverride(Table):
-    """A stage's ``llm`` table: any ``[llm]`` field, for this stage only."""
-
-    backend: Optional[str] = None
-    model: Optional[str] = None
-    base_url: Optional[str] = None
-    temperature: Optional[float] = None
-    seed: Optional[int] = None
-    max_tokens: Optional[int] = Field(None, ge=1)
-    concurrency: Optional[int] = Field(None, ge=1, le=64)
-    max_retries: Optional[int] = Field(None, ge=0)
-    response_format: Optional[str] = None
-    prices: Optional[str] = None
-    timeout: Optional[float] = Field(None, gt=0)
-    cache: Optional[bool] = None
+LLMSettings = _llm_table("LLMSettings", "``[llm]`` (and a stage's own ``llm`` table, which overrides it field by "
+                                        "field).", override=False)
+LLMOverride = _llm_table("LLMOverride", "A stage's ``llm`` table: any ``[llm]`` field, for this stage only.",
+                         override=True)
 
 
 class LabelStudioSettings(Table):

@@ -38,6 +38,7 @@ import time
 from typing import Any, Callable, Optional
 
 from biaskit.cache import DiskCache, request_hash
+from biaskit.options import tell
 from biaskit.redact import redact
 
 from .pricing import estimate_cost, load_prices
@@ -117,7 +118,7 @@ class BaseLLM:
                  max_failures_in_a_row: int = 3, connect_retries: int = 1,
                  sleep: Callable[[float], None] = time.sleep):
         if not model:
-            raise LLMError("no model given. Fix: pass --model NAME (the model id your endpoint serves).")
+            raise LLMError(f"no model given. Fix: {tell('model', 'NAME')} (the model id your endpoint serves).")
         if response_format not in ("auto", *FORMAT_MODES):
             raise LLMError(f"unknown response_format '{response_format}'. Fix: use auto or one of "
                            f"{', '.join(FORMAT_MODES)}.")

@@ -25,6 +25,7 @@ from difflib import SequenceMatcher
 from typing import Any, Iterable, Optional, Sequence
 
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.schema import BiasTuple, normalize_bias_type
 
 from . import TASKS
@@ -156,7 +157,8 @@ def tuple_items(*, axis: str, identities: Sequence[str], polarity: str = "both",
         if p not in POLARITIES:
             raise InputError(f"unknown polarity '{p}'.", fix="use positive, negative or both.")
     if n < 1:
-        raise InputError(f"--n must be >= 1, got {n}.", fix="ask for e.g. --n 10 attributes per identity and polarity.")
+        raise InputError(f"{say('n')} must be >= 1, got {n}.",
+                         fix=f"{tell('n', 10)} (attributes per identity and polarity).")
     ax = normalize_bias_type(axis)
     return [{"identity": ident, "axis": ax, "polarity": p, "n": n} for ident in identities for p in pols]
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
 from pydantic import Field, create_model
 
 from biaskit.errors import BiaskitError
+from biaskit.curation.cli_options import LLM_TOML_KEYS
 from biaskit.options import Key, Keys, Options, spec_of
 
 from ..state import State, fingerprint, hash_path, rel_path, shown_path
@@ -136,11 +137,8 @@ def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTab
     return model
 
 
-# the options of curation's LLM block and their [llm] keys (hints under `biaskit run`); from curation's
-# LLM options model once `curate *` is converted (docs/architecture.md, "Options")
-LLM_KEYS = {"llm": "backend", "model": "model", "base_url": "base_url", "temperature": "temperature", "seed": "seed",
-            "max_tokens": "max_tokens", "concurrency": "concurrency", "max_retries": "max_retries",
-            "response_format": "response_format", "prices": "prices", "timeout": "timeout"}
+# the options of curation's LLM block and their [llm] keys (hints under `biaskit run`), from its options model
+LLM_KEYS = LLM_TOML_KEYS
 # flags of `biaskit run` itself that a stage's hint may name
 RUN_FLAGS = {"retry_failed": "--retry-failed", "partial": "--partial"}
 
@@ -283,6 +281,7 @@ class StageRunner:
         llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
         keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
         keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
+        keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})   # [project]'s, for every stage
         keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
         for c in reversed([c for c in self.commands if options is None or c.options is options]):
             if c.input:
@@ -315,17 +314,21 @@ class StageRunner:
 
         return get_prompt(getattr(self.opts, "prompt", None) or default, self.prompts_dir())
 
+    def llm_values(self) -> dict[str, Any]:
+        """The LLM block of the command a stage runs (:class:`~biaskit.curation.cli_options.LLMOptions`'s
+        fields), from ``[llm]`` and the stage's own ``llm`` table (and ``biaskit run --retry-failed``)."""
+        s = self.project.llm(self.name)
+        values = {n: getattr(s, k) for n, k in LLM_KEYS.items()}
+        prices = self.project.path(s.prices)
+        values.update(prices=str(prices) if prices else None, no_cache=not s.cache,
+                      retry_failed=self.ctx.options.retry_failed)
+        return values
+
     def llm_options(self):
-        """The curation commands' LLM option block (:class:`~biaskit.curation.cli_options.LLMOptions`)
-        filled from ``[llm]`` and the stage's own ``llm`` table."""
+        """The curation commands' LLM option block filled from ``[llm]`` and the stage's own ``llm`` table."""
         from biaskit.curation.cli_options import LLMOptions
 
-        s = self.project.llm(self.name)
-        prices = self.project.path(s.prices)
-        return LLMOptions(llm=s.backend, model=s.model, base_url=s.base_url, temperature=s.temperature, seed=s.seed,
-                          max_tokens=s.max_tokens, concurrency=s.concurrency, max_retries=s.max_retries,
-                          response_format=s.response_format, prices=str(prices) if prices else None,
-                          timeout=s.timeout, no_cache=not s.cache, retry_failed=self.ctx.options.retry_failed)
+        return LLMOptions(**self.llm_values())
 
     def llm_extra(self, *prompt_ids: str) -> dict[str, Any]:
         """The LLM settings that change replies (endpoint, model, decoding) and the prompts' hashes."""

@@ -10,54 +10,36 @@ every request already made).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import create_model, field_validator
 
+from biaskit.curation.cli_options import LLM_SUPPLIED
+from biaskit.curation.options import (CatsOptions, CatTranslateOptions, MTOptions, SentencesOptions, TranslateOptions,
+                                      TuplesOptions)
 from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
-from biaskit.options import option, speaking, tell
+from biaskit.options import Key, Keys, option, speaking, tell
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
 
+#: what every curation stage fills itself in the options of the command it runs
+PROJECT_SUPPLIED = {"inventory": "[project] inventory", "prompts_dir": "[project] prompts_dir",
+                    "dry_run": "a flag of the command only", "show": "a flag of the command only"}
+LLM_TABLE = (Optional[LLMOverride], option(None, help="this stage's own [llm] keys (any of them)"))
+
 
 # ------------------------------------------------------------------------------------------ their tables
-class TuplesTable(LLMStageTable):
-    """``[stages.tuples]``: ``biaskit curate tuples`` for each axis."""
-
-    axes: list[str] = Field(..., min_length=1)
-    identities: dict[str, list[str]] = Field(default_factory=dict)
-    polarity: Literal["positive", "negative", "both"] = "both"
-    n: int = Field(10, ge=1)
-    lang: str = "en"
+MT_ENGINES_KEY = (list[str], option(factory=lambda: ["llm"], min_length=1,
+                                    help="the MT engines (`llm`: the [llm] model; googletrans, hf:PATH, llm:MODEL)"))
 
 
-class SentencesTable(LLMStageTable):
-    """``[stages.sentences]``: ``biaskit curate sentences``."""
+class MTKeys(StageTable):
+    """What the translation stages' tables share besides their command's options: ``engines`` (checked
+    against the registry; a bare ``llm`` is the ``[llm]`` model) and the stage's own ``llm`` table."""
 
-    per_tuple: int = Field(5, ge=1)
-    statuses: Optional[list[str]] = None
-
-
-class AntistereoTable(LLMStageTable):
-    """``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go against
-    each accepted tuple; ``curate pairs`` makes them antistereo rows). Its output is the sentences
-    before it (``[stages.sentences]``) and these together."""
-
-    per_tuple: int = Field(5, ge=1)
-    statuses: Optional[list[str]] = None
-
-
-class MTTable(StageTable):
-    """What the translation stages share: target language, engines and the hf / llm engines' options."""
-
-    target: str = "hi"
-    source_lang: str = "en"
-    engines: list[str] = Field(default_factory=lambda: ["llm"], min_length=1)
-    device: Optional[str] = None
-    batch_size: int = Field(16, ge=1)
-    num_beams: int = Field(1, ge=1)
-    llm: Optional[LLMOverride] = None
+    llm: Optional[LLMOverride] = LLM_TABLE[1]
+    engines: list[str] = MT_ENGINES_KEY[1]
 
     @field_validator("engines")
     @classmethod
@@ -69,32 +51,12 @@ class MTTable(StageTable):
         return v
 
 
-class TranslateTable(MTTable):
-    """``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` model)."""
-
-    align: bool = True
-    batch_pairs: int = Field(16, ge=1)
-
-
-class CatsTable(StageTable):
-    """``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per
-    target term, the structural checks keep the well-formed ones)."""
-
-    domains: Union[str, list[str]] = "stereoset"
-    split: Literal["intrasentence", "intersentence", "both"] = "both"
-    per_target: int = Field(5, ge=1)
-    society: str = "India"
-    targets: Optional[list[str]] = None
-    lang: str = "en"
-    intra_prompt: Optional[str] = Field(None, description="template id (or id@version) for intrasentence drafts")
-    inter_prompt: Optional[str] = Field(None, description="template id (or id@version) for intersentence drafts")
-    llm: Optional[LLMOverride] = None
-
-
-class CatTranslateTable(MTTable):
-    """``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the ``[llm]`` model)."""
-
-    batch_cats: int = Field(16, ge=1)
+#: what the translation stages fill themselves in their command's options
+MT_SUPPLIED = {**LLM_SUPPLIED, "prompts_dir": "[project] prompts_dir",
+               "out": "the stage's output (work/STAGE/...)",
+               "engines": "`engines`, a bare `llm` naming the [llm] model (llm:MODEL)"}
+#: the stage's defaults where its command has none (docs/pipeline.md)
+MT_DEFAULTS = {"target": "hi"}
 
 
 def _uses_llm_engine(table: Any, named: bool = True) -> bool:
@@ -110,10 +72,26 @@ def _failed_all(summaries: list) -> bool:
     return bool(summaries) and all(s.all_failed for s in summaries)
 
 
+#: the tuples stage's own keys (before its command's in the table, as they always were)
+TUPLES_OWN = {"llm": LLM_TABLE, "prompt": (Optional[str], option(None, help="prompt template id (or id@version)")),
+              "axes": (list[str], option(..., min_length=1, help="the bias axes (`curate tuples --axis`, once each)")),
+              "identities": (dict[str, list[str]], option(factory=dict, help="identity terms per axis (default: the "
+                                                                             "inventory's)"))}
+
+
 class TuplesStage(StageRunner):
     name = "tuples"
-    table = TuplesTable
     output = "tuples"
+    commands = (Command(TuplesOptions, supplied={
+        **LLM_SUPPLIED, **PROJECT_SUPPLIED,
+        "axis": "each of `axes`, one at a time",
+        "identities": "`identities.AXIS` (a table of lists: the identity terms of each axis)",
+        "out": "the stage's output (work/tuples/tuples.jsonl)"}),)
+    table = stage_table("TuplesTable", commands, defaults={"prompt": None},
+                        base=create_model("TuplesKeys", __base__=StageTable, **TUPLES_OWN),
+                        own={k: v for k, v in TUPLES_OWN.items() if k != "prompt"},
+                        doc="``[stages.tuples]``: ``biaskit curate tuples`` for each axis (``prompt``: default the "
+                            "task's own).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -126,23 +104,34 @@ class TuplesStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.generate import generate_tuples
 
-        o = self.opts
         out = self.path_out("tuples.jsonl")
-        lo = self.llm_options()
-        client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
-        summaries = []
-        for axis in o.axes:
-            summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities.get(axis),
-                                             polarity=o.polarity, n=o.n, lang=o.lang, params=lo.params(),
-                                             concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=inv,
-                                             progress=self.ctx.options.progress, command=self.ctx.options.command))
+        with speaking(self.speaker(TuplesOptions)):
+            lo = self.llm_options()
+            client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
+            summaries = []
+            for axis in self.opts.axes:
+                o = self.command_options(TuplesOptions, **self.llm_values(), axis=axis, out=out,
+                                         identities=self.opts.identities.get(axis))
+                summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities,
+                                                 polarity=o.polarity, n=o.n, lang=o.lang, params=o.params(),
+                                                 concurrency=o.concurrency, retry_failed=o.retry_failed,
+                                                 inventory=inv, progress=self.ctx.options.progress,
+                                                 command=self.ctx.options.command))
         return _llm_outcome(self, summaries, client, out, "tuples")
+
+
+SENTENCES_SUPPLIED = {**LLM_SUPPLIED, **PROJECT_SUPPLIED, "tuples": "the tuples (or the file of `input`)",
+                      "out": "the stage's output (work/STAGE/...)",
+                      "mode": "the stage's: stereo (sentences), anti (antistereo)"}
 
 
 class SentencesStage(StageRunner):
     name = "sentences"
-    table = SentencesTable
     inputs, output = ("tuples",), "sentences"
+    commands = (Command(SentencesOptions, input="tuples", supplied=SENTENCES_SUPPLIED),)
+    table = stage_table("SentencesTable", commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.sentences]``: ``biaskit curate sentences`` (``prompt``: default the mode's).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -160,13 +149,15 @@ class SentencesStage(StageRunner):
     def generate(self, out: Path) -> Outcome:
         from biaskit.curation.generate import generate_sentences
 
-        o = self.opts
-        lo = self.llm_options()
-        client = lo.client()
-        s = generate_sentences(client, self.prompt(self.template), tuples=self.input_path(), out=out,
-                               per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
-                               concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode=self.mode)
+        with speaking(self.speaker(SentencesOptions)):
+            o = self.command_options(SentencesOptions, **self.llm_values(), tuples=self.input_path(), out=out,
+                                     mode=self.mode)
+            client = o.client()
+            s = generate_sentences(client, self.prompt(self.template), tuples=o.tuples, out=out,
+                                   per_tuple=o.per_tuple, statuses=o.statuses, params=o.params(),
+                                   concurrency=o.concurrency, retry_failed=o.retry_failed,
+                                   inventory=self.inventory(), progress=self.ctx.options.progress,
+                                   command=self.ctx.options.command, mode=o.mode)
         return _llm_outcome(self, [s], client, out, self.what)
 
 
@@ -177,7 +168,10 @@ class AntistereoStage(SentencesStage):
     file goes on to review and pairs."""
 
     name = "antistereo"
-    table = AntistereoTable
+    table = stage_table("AntistereoTable", SentencesStage.commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go "
+                            "against each accepted tuple; ``curate pairs`` makes them antistereo rows).")
     title = "generate anti-stereotype sentences"
     mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
 
@@ -230,14 +224,14 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
 class PairsStage(StageRunner):
     name = "pairs"
     commands = (Command(BuildPairsOptions, input="sentences", supplied={
+        **LLM_SUPPLIED, "prompts_dir": PROJECT_SUPPLIED["prompts_dir"],
         "sentences": "the stage's input: the sentences of the stages before it",
         "out": "the stage writes pairs.jsonl in its folder",
         "inventory": "the project's inventory ([project] inventory)"}),)
-    table = stage_table("PairsTable", commands, base=LLMStageTable, own={
-        "llm": (Optional[LLMOverride], LLMStageTable.model_fields["llm"]),
-        "prompt": (Optional[str], LLMStageTable.model_fields["prompt"])},
-        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``llm`` and ``prompt``: the LLM fallback's, until "
-            "the LLM block is an options model).")
+    table = stage_table("PairsTable", commands, base=LLMStageTable, defaults={"prompt": None},
+                        own={"llm": LLM_TABLE},
+                        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``prompt``: the LLM fallback's template, "
+                            "default pair_rewrite).")
     inputs, output = ("sentences",), "pairs"
 
     @classmethod
@@ -251,15 +245,16 @@ class PairsStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.pairs import build_pairs_file
 
-        lo = self.llm_options()
-        opts = self.command_options(BuildPairsOptions, sentences=self.input_path(), out=self.path_out("pairs.jsonl"),
+        opts = self.command_options(BuildPairsOptions, **self.llm_values(), sentences=self.input_path(),
+                                    out=self.path_out("pairs.jsonl"),
                                     inventory=self.project.path(self.project.config.project.inventory))
         client = prompt = None
-        if opts.llm_fallback:
-            client, prompt = lo.client(), self.prompt("pair_rewrite")
         with speaking(self.speaker(BuildPairsOptions)):
+            if opts.llm_fallback:
+                client, prompt = opts.client(), self.prompt("pair_rewrite")
             res = build_pairs_file(opts, inventory=self.inventory(), llm=client, prompt=prompt,
-                                   llm_params=lo.params(), concurrency=lo.concurrency, retry_failed=lo.retry_failed,
+                                   llm_params=opts.params(), concurrency=opts.concurrency,
+                                   retry_failed=opts.retry_failed,
                                    progress=self.ctx.options.progress, command=self.ctx.options.command)
             if not res.pairs:
                 where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
@@ -364,8 +359,15 @@ class CheckStage(StageRunner):
 
 class TranslateStage(StageRunner):
     name = "translate"
-    table = TranslateTable
     inputs, output = ("pairs",), "candidates"
+    commands = (Command(TranslateOptions, input="pairs", supplied={
+        **MT_SUPPLIED, "pairs": "the pairs (or the file of `input`)",
+        "format": "the stage's pairs file is read as its format is detected",
+        "limit": "the stage translates every pair"}),)
+    table = stage_table("TranslateTable", commands, base=MTKeys, defaults=MT_DEFAULTS,
+                        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+                        doc="``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` "
+                            "model; ``target``: default hi, ``engines``: default [\"llm\"]).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -375,7 +377,6 @@ class TranslateStage(StageRunner):
     def needs_llm_model(cls, table: Any) -> bool:
         return _uses_llm_engine(table, named=False)
     title = "translate"
-    operational = ("enabled", "batch_pairs", "batch_size", "device")
 
     def engines(self) -> list[str]:
         s = self.project.llm(self.name)
@@ -388,26 +389,27 @@ class TranslateStage(StageRunner):
         return {"engines": self.engines(), **(self.llm_extra("translate_pair", "translate_sentence")
                                               if self.uses_llm() else {})}
 
-    def engine_options(self) -> dict[str, Any]:
-        """The one options bag the engines are built from (as the ``curate`` commands')."""
-        o = self.opts
-        lo = self.llm_options()
+    def speaker(self, options: Optional[type] = None) -> Keys:
+        sp = super().speaker(options)
+        sp.keys["engines"] = Key(f"stages.{self.name}", "engines", list_value=True)   # the stage's own key
+        return sp
+
+    def mt_options(self, options: type[MTOptions], **supplied: Any) -> MTOptions:
+        """The options of the stage's command: the table's keys, ``[llm]``, the engines (``llm`` with
+        ``[llm]``'s model) and the prompts folder of ``[project]``."""
         prompts = self.prompts_dir()
-        opts = {"base_url": lo.base_url, "device": o.device, "batch_size": o.batch_size, "num_beams": o.num_beams,
-                "concurrency": lo.concurrency, "prompts_dir": str(prompts[0]) if prompts else None,
-                "backend": lo.llm, "retry_failed": lo.retry_failed, **lo.params()}
-        if self.uses_llm():
-            opts["client_options"] = lo.client_kwargs()
-        return opts
+        return self.command_options(options, **self.llm_values(), engines=self.engines(),
+                                    prompts_dir=str(prompts[0]) if prompts else None, **supplied)
 
     def run(self) -> Outcome:
         from biaskit.curation.translate import translate_file
 
-        o = self.opts
         out = self.path_out("candidates.jsonl")
-        res = translate_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                             engine_options=self.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
-                             resume=True, progress=self.ctx.options.progress)
+        with speaking(self.speaker(TranslateOptions)):
+            o = self.mt_options(TranslateOptions, pairs=self.input_path(), out=out)
+            res = translate_file(o.pairs, o.target, o.engines, out, source_lang=o.source_lang,
+                                 engine_options=o.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
+                                 resume=True, progress=self.ctx.options.progress)
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
             raise StageFailed(f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
@@ -419,13 +421,27 @@ class TranslateStage(StageRunner):
                                f"resumed, {s['engine_failed']} with a failed engine; {eng})")
 
 
+CATS_DOMAINS = (Union[str, list[str]], option("stereoset", help="a preset (stereoset, indibias) or axes: "
+                                                               "\"religion\", [\"caste\", \"gender\"]"))
+
+
 class CatsStage(StageRunner):
     """StereoSet CATs drafted by the LLM per target term (``curate cats``; StereoSet sec. 4.1-4.2):
     ``cats.jsonl`` holds the structurally valid ones, the drafts and the retention report lie beside it."""
 
     name = "cats"
-    table = CatsTable
     output = "cats"
+    commands = (Command(CatsOptions, supplied={
+        **LLM_SUPPLIED, **PROJECT_SUPPLIED,
+        "domains": "`domains` (a preset or axes: a comma-separated string or a list)",
+        "out": "the stage's output (work/cats/cats.jsonl)"}),)
+    table = stage_table(
+        "CatsTable", commands, defaults={"intra_prompt": None, "inter_prompt": None},
+        base=create_model("CatsKeys", __base__=StageTable, domains=CATS_DOMAINS),
+        own={"domains": CATS_DOMAINS, "llm": LLM_TABLE},
+        doc="``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per target "
+            "term, the structural checks keep the well-formed ones; ``intra_prompt``, ``inter_prompt``: default the "
+            "tasks' own).")
 
     @classmethod
     def calls_llm(cls, table: Any) -> bool:
@@ -448,17 +464,18 @@ class CatsStage(StageRunner):
         from biaskit.curation.cats import SPLITS, retention_path
         from biaskit.curation.generate import generate_cats
 
-        o = self.opts
         out = self.path_out("cats.jsonl")
-        lo = self.llm_options()
-        client = lo.client()
-        splits = list(SPLITS) if o.split == "both" else [o.split]
-        summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits, per_target=o.per_target,
-                                          society=o.society, targets=o.targets, prompts=self.prompts(),
-                                          params=lo.params(), concurrency=lo.concurrency,
-                                          retry_failed=lo.retry_failed, inventory=self.inventory(),
-                                          progress=self.ctx.options.progress, command=self.ctx.options.command,
-                                          lang=o.lang)
+        with speaking(self.speaker(CatsOptions)):
+            prompts = {k: getattr(self.opts, k) or CatsOptions.default(k) for k in ("intra_prompt", "inter_prompt")}
+            o = self.command_options(CatsOptions, **self.llm_values(), **prompts, domains=self.opts.domains, out=out)
+            client = o.client()
+            splits = list(SPLITS) if o.split == "both" else [o.split]
+            summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits,
+                                              per_target=o.per_target, society=o.society, targets=o.targets,
+                                              prompts=self.prompts(), params=o.params(), concurrency=o.concurrency,
+                                              retry_failed=o.retry_failed, inventory=self.inventory(),
+                                              progress=self.ctx.options.progress, command=self.ctx.options.command,
+                                              lang=o.lang)
         res = _llm_outcome(self, list(summaries.values()), client, out, "CATs")
         ov = report["overall"]
         if not ov["valid"]:
@@ -478,10 +495,15 @@ class CatTranslateStage(TranslateStage):
     BLANK and the three options go through each engine together."""
 
     name = "cat_translate"
-    table = CatTranslateTable
     inputs, output = ("cats",), "cat_candidates"
     title = "translate CATs"
-    operational = ("enabled", "batch_cats", "batch_size", "device")
+    operational = ("enabled",)
+    commands = (Command(CatTranslateOptions, input="cats", supplied={
+        **MT_SUPPLIED, "cats": "the CATs (or the file of `input`)"}),)
+    table = stage_table("CatTranslateTable", commands, base=MTKeys, defaults=MT_DEFAULTS,
+                        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+                        doc="``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the "
+                            "``[llm]`` model; ``target``: default hi, ``engines``: default [\"llm\"]).")
 
     def extra(self) -> dict[str, Any]:
         return {"engines": self.engines(), **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence")
@@ -490,11 +512,12 @@ class CatTranslateStage(TranslateStage):
     def run(self) -> Outcome:
         from biaskit.curation.cat_translate import translate_cats_file
 
-        o = self.opts
         out = self.path_out("cat_candidates.jsonl")
-        res = translate_cats_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                                  engine_options=self.engine_options(), batch_cats=o.batch_cats, resume=True,
-                                  progress=self.ctx.options.progress)
+        with speaking(self.speaker(CatTranslateOptions)):
+            o = self.mt_options(CatTranslateOptions, cats=self.input_path(), out=out)
+            res = translate_cats_file(o.cats, o.target, o.engines, out, source_lang=o.source_lang,
+                                      engine_options=o.engine_options(), batch_cats=o.batch_cats, resume=True,
+                                      progress=self.ctx.options.progress)
         s = res.summary()
         if s["cats"] and s["engine_failed"] == s["cats"]:
             raise StageFailed(f"every CAT failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
