@@ -4,11 +4,13 @@ Entries may be registered eagerly (a class or factory) or lazily as ``"module:at
 that heavy imports (torch, openai, label-studio-sdk) happen only when the backend is used.
 Unknown names raise :class:`~biaskit.errors.UnknownNameError` with "did you mean" suggestions.
 """
+
 from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 from .errors import UnknownNameError
 
@@ -57,7 +59,8 @@ class Registry(Generic[T]):
             close = difflib.get_close_matches(key, self.names(), n=3, cutoff=0.5)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise UnknownNameError(
-                f"unknown {self.kind} '{name}'.{hint} Available: {', '.join(self.names()) or '(none)'}")
+                f"unknown {self.kind} '{name}'.{hint} Available: {', '.join(self.names()) or '(none)'}"
+            )
         obj = self._entries[key]
         if isinstance(obj, str):
             mod, _, attr = obj.partition(":")

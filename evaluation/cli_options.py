@@ -7,9 +7,10 @@ same declarations, as typer annotations (:func:`biaskit.options.annotated`): ``d
 them (:func:`biaskit.clitools.choice_enum`). Also here: the protocol line and the published figures
 every evaluate command prints.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -34,7 +35,7 @@ NoCache = annotated(PairsOptions, "no_cache")
 Quiet = annotated(PairsOptions, "quiet")
 
 
-def protocol_value(p) -> Optional[str]:
+def protocol_value(p) -> str | None:
     """The --protocol value (None when not given: the data's origin decides)."""
     return None if p is None else p.value
 
@@ -48,13 +49,23 @@ def print_protocol(console, applied) -> None:
         return
     style = "green" if d.get("comparable") else "yellow"
     if d.get("name") == "none":
-        console.print(Text.assemble(("protocol none", style), f" ({d.get('chosen_by')}): biaskit's own defaults, not "
-                                    "comparable with a paper's figures"), soft_wrap=True)
+        console.print(
+            Text.assemble(
+                ("protocol none", style),
+                f" ({d.get('chosen_by')}): biaskit's own defaults, not comparable with a paper's figures",
+            ),
+            soft_wrap=True,
+        )
         return
     devs = d.get("deviations") or []
-    console.print(Text.assemble((f"protocol {d.get('name')}", style), f": {d.get('title')} (chosen by "
-                                f"{d.get('chosen_by')}); " + (f"{len(devs)} deviation(s):" if devs else
-                                                               "no deviation")), soft_wrap=True)
+    console.print(
+        Text.assemble(
+            (f"protocol {d.get('name')}", style),
+            f": {d.get('title')} (chosen by "
+            f"{d.get('chosen_by')}); " + (f"{len(devs)} deviation(s):" if devs else "no deviation"),
+        ),
+        soft_wrap=True,
+    )
     for x in devs:
         console.print(Text.assemble(("  deviation: ", "yellow"), x["text"]), soft_wrap=True)
 
@@ -65,6 +76,9 @@ def print_published(console, comp: dict) -> None:
         return
     rows = [r for r in comp["rows"] if r.get("biaskit") is not None]
     shown = rows[:6]
-    console.print(f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): " + "; ".join(
-        f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
-        + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""), soft_wrap=True)
+    console.print(
+        f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): "
+        + "; ".join(f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
+        + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""),
+        soft_wrap=True,
+    )
