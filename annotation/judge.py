@@ -8,8 +8,9 @@ axis (the tasks' ``bias_type``):
   plurality label), with the plain agreement rate and the **confusion table** (LLM label x majority);
 - **Krippendorff's alpha** of the people alone and with the LLM as one more rater (the same
   :func:`.agreement.metrics` as ``annotate agreement``, on the same items);
-- at the level of the kind's decision (all deciding questions), the **precision / coverage curve** of "accept when the LLM and the first
-  k people agree" (people in the order of the judgments file): for ``k = 0, 1, ...``, the share of items
+- at the level of the kind's decision (all deciding questions), the **precision / coverage curve** of
+  "accept when the LLM and the first k people agree" (people in the order of the judgments file): for ``k = 0, 1, ...``,
+  the share of items
   where the LLM and the first ``k`` people give the same label (coverage) and, of those, the share
   whose decision under the kind's rule with everyone's judgments is the one that label gives
   (precision); next to it the same curve for the first ``k + 1`` people without the LLM. The LLM

@@ -163,8 +163,8 @@ def fit_crowd(
     item_key = np.char.add(np.char.add(tasks.astype(str), "\x1f"), qs.astype(str))
     items, item_idx = np.unique(item_key, return_inverse=True)
     workers, w_idx = np.unique(ws, return_inverse=True)
-    I, W = len(items), len(workers)
-    item_q = np.empty(I, dtype=object)
+    NI, W = len(items), len(workers)
+    item_q = np.empty(NI, dtype=object)
     item_q[item_idx] = qs
     Lmax = max(len(v) for v in lab_sets.values())
     L_item = np.array([len(lab_sets[q]) for q in item_q])
@@ -172,13 +172,13 @@ def fit_crowd(
     valid = np.arange(Lmax)[None, :] < L_item[:, None]
     q_names = sorted(lab_sets)
     q_of_item = np.array([q_names.index(q) for q in item_q])
-    n_item = np.bincount(item_idx, minlength=I)
+    n_item = np.bincount(item_idx, minlength=NI)
 
     # start: each item's vote shares, easy
-    post_z = np.zeros((I, Lmax))
+    post_z = np.zeros((NI, Lmax))
     np.add.at(post_z, (item_idx, v_lab), 1.0)
     post_z = post_z / post_z.sum(1, keepdims=True)
-    post_easy = np.full(I, 1.0 - start_hard)
+    post_easy = np.full(NI, 1.0 - start_hard)
     joint_easy = post_z * post_easy[:, None]  # P(z, easy | votes)
     skill = np.full(W, start_skill)
     hard = start_hard
@@ -204,7 +204,7 @@ def fit_crowd(
         # E-step
         logp_w = np.log(new_skill)[w_idx]
         logq_w = np.log(np.maximum((1.0 - new_skill[w_idx]) / np.maximum(L_item[item_idx] - 1, 1), 1e-12))
-        base = np.bincount(item_idx, weights=logq_w, minlength=I)
+        base = np.bincount(item_idx, weights=logq_w, minlength=NI)
         easy = np.repeat(base[:, None], Lmax, axis=1)
         np.add.at(easy, (item_idx, v_lab), logp_w - logq_w)
         logprior = np.where(valid, np.log(np.maximum(prior[q_of_item], 1e-300)), -np.inf)
@@ -231,7 +231,7 @@ def fit_crowd(
         hard=hard,
         priors=priors,
         labels=lab_sets,
-        n_items=I,
+        n_items=NI,
         n_judgments=n,
         iterations=it,
     )

@@ -300,11 +300,15 @@ def guarded_message(exc: BaseException, argv: list[str]) -> str:
         return f"{where}: {why}. Fix: {fix} {_DEBUG_HINT}"
     if isinstance(exc, UnicodeError):
         return (
-            f"text that is not valid UTF-8 ({' '.join(str(exc).split())[:300]}). Fix: re-save the input files as UTF-8 (iconv -t UTF-8). "
+            f"text that is not valid UTF-8 ({' '.join(str(exc).split())[:300]}). Fix: re-save the input files "
+            "as UTF-8 (iconv -t UTF-8). "
             f"{_DEBUG_HINT}"
         )
     if isinstance(exc, csv.Error):
-        return f"malformed CSV ({' '.join(str(exc).split())[:300]}). Fix: check the quoting of the CSV inputs. {_DEBUG_HINT}"
+        return (
+            f"malformed CSV ({' '.join(str(exc).split())[:300]}). Fix: check the quoting of the CSV inputs. "
+            f"{_DEBUG_HINT}"
+        )
     text = " ".join(str(exc).split())[:500] or type(exc).__name__
     return (
         f"invalid value: {text}. Fix: check the values and files given to the command; if they look right, "

@@ -191,33 +191,6 @@ class Inventory:
                 i += 1
         return out
 
-    def mentions(self, text: str, phrase: str, lang: str = "en") -> bool:
-        """Whether ``text`` names the group ``phrase``: any inventory form of its term (or an
-        intersectional group that contains it), else ``phrase`` itself as whole words, case-folded,
-        the last word optionally with a plural ``-s``/``-es`` or a hyphenated compound ("Marwari-run");
-        in other scripts any suffix of up to two characters (Hindi oblique plurals)."""
-        toks = tokenize(text)
-        term = self.lookup(phrase, lang) or self.lookup(phrase, "en")
-        if term is not None:
-            for m in self.find(toks, lang):
-                if m.term.id == term.id or term.id in m.term.components.values():
-                    return True
-        want = [norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct]
-        have = [norm_word(strip_possessive(t.text)) for t in toks if not t.is_punct]
-        if not want:
-            return False
-        *head, last = want
-        for i in range(len(have) - len(want) + 1):
-            if have[i : i + len(head)] != head:
-                continue
-            w = have[i + len(head)]
-            extra = w[len(last) :] if w.startswith(last) else None
-            if extra is not None and (
-                extra in ("", "s", "es") or extra.startswith("-") or (not last.isascii() and len(extra) <= 2)
-            ):
-                return True
-        return False
-
     def lookup(self, phrase: str, lang: str = "en") -> Term | None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
         hit = (self._index.get(lang) or {}).get(key)

@@ -39,7 +39,7 @@ def tokenize(text: str) -> list[Token]:
     """Word and punctuation tokens with character offsets into ``text``."""
     out: list[Token] = []
     for m in re.finditer(r"[^\s।॥]+|[।॥]", text):  # the danda never belongs to a word, even unspaced
-        s, e = m.start(), m.end()
+        s = m.start()
         chunk = m.group()
         i, j = 0, len(chunk)
         lead: list[Token] = []

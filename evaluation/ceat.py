@@ -432,8 +432,8 @@ def render_ceat(summary: dict) -> str:
     lines = [
         f"# CEAT: {summary['model']}",
         "",
-        f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed {summary['seed']}), at most "
-        f"{summary['max_contexts']} contexts per word.",
+        f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed "
+        f"{summary['seed']}), at most {summary['max_contexts']} contexts per word.",
         "",
         render_protocol(summary.get("protocol") or {}),
     ]

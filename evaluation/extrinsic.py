@@ -65,14 +65,14 @@ def _binary(v, *, positive: str | None, threshold: float | None, path, row: int,
     if threshold is not None:
         try:
             return float(v) >= threshold
-        except (TypeError, ValueError):
+        except (TypeError, ValueError) as exc:
             raise InputError(
                 f"'{v}' is not a number (--threshold turns scores into labels).",
                 path=path,
                 row=row,
                 column=column,
                 fix="give probabilities/scores in this column or drop --threshold.",
-            )
+            ) from exc
     s = str(v).strip().lower()
     if positive is not None:
         return s == positive.strip().lower()

@@ -116,12 +116,12 @@ def _file_lock(path: Path, timeout: float = 1800.0):
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
+            except BlockingIOError as exc:
                 if time.monotonic() - start > timeout:
                     raise BiaskitError(
                         f"timed out waiting for the lock {path} (another process is "
                         "converting the model). Fix: wait for it or delete the lock file."
-                    )
+                    ) from exc
                 time.sleep(0.5)
         try:
             yield

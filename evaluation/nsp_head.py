@@ -121,7 +121,7 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> N
             f"cannot read it as a PyTorch state dict ({why}).",
             path=path,
             fix="pass a ModelNSP state dict saved with torch.save (the StereoSet reference format).",
-        )
+        ) from exc
     if not isinstance(state, dict) or not any(
         k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.") for k in state
     ):

@@ -15,7 +15,7 @@ through :func:`biaskit.options.annotated` (``cli_options.py``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.options import Options, option
 from biaskit.readers import CAT_FORMATS
@@ -46,7 +46,7 @@ def models_option(*, required: bool = True, help: str = ". Repeat to compare mod
         "--model",
         "-m",
         help=MODEL_HELP + help,
-        user_type=list[str] if required else Optional[list[str]],
+        user_type=list[str] if required else list[str] | None,
         min_length=1 if required else None,
     )
 

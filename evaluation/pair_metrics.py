@@ -73,10 +73,10 @@ def pair_outcomes(df, *, decimals: int | None = DEFAULT_DECIMALS, tie_tolerance:
     less = [_round(v, decimals) for v in out["score_less"]]
     eps = 1e-12 if tie_tolerance > 0 else 0.0
     tie, win = [], []
-    for m, l in zip(more, less, strict=False):
-        t = math.isnan(m) or math.isnan(l) or m == l or (tie_tolerance > 0 and abs(m - l) <= tie_tolerance + eps)
+    for sm, sl in zip(more, less, strict=True):
+        t = math.isnan(sm) or math.isnan(sl) or sm == sl or (tie_tolerance > 0 and abs(sm - sl) <= tie_tolerance + eps)
         tie.append(bool(t))
-        win.append(bool(not t and m > l))
+        win.append(bool(not t and sm > sl))
     out["ds"] = out["score_more"].astype(float) - out["score_less"].astype(float)
     out["tie"] = tie
     out["win"] = win

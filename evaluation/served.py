@@ -171,12 +171,12 @@ class ServedEngine:
                 )
             try:
                 return r.json()
-            except ValueError:
+            except ValueError as exc:
                 raise InputError(
                     f"the server's answer to {path} is not JSON: {redact(r.text[:200])!r}.",
                     path=redact(self.base_url),
                     fix=f"point {say('base_url')} at the OpenAI-compatible /v1 root",
-                )
+                ) from exc
         raise InputError(
             f"cannot reach the server ({redact(last)}) after {self.retries + 1} attempts.",
             path=redact(self.base_url),
@@ -275,12 +275,12 @@ def prompt_logprobs(response: Any, text: str, *, where: str = "<server>") -> lis
     fix = _FIX_SERVER
     try:
         choice = response["choices"][0]
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError) as exc:
         raise InputError(
             f"the server's completion has no choices: {redact(str(response)[:200])!r}.",
             path=where,
             fix=f"point {say('base_url')} at an OpenAI-compatible /v1 root",
-        )
+        ) from exc
     lp = choice.get("logprobs") or {}
     values = list(lp.get("token_logprobs") or [])
     tokens = list(lp.get("tokens") or [])

@@ -89,14 +89,14 @@ def test_cat_task_settled_equals_brute_force_over_joint_sequences():
         qs = list(rules)
 
         def decision(state):
-            return k.task_outcome({q: rules[q].outcome(counts_of(state[i])) for i, q in enumerate(qs)})
+            return k.task_outcome({q: rules[q].outcome(counts_of(state[i])) for i, q in enumerate(qs)})  # noqa: B023 (used in this iteration only)
 
         for N in range(1, 6):
 
             @cache
             def reach(state):
                 out = {decision(state)}
-                if len(state[0]) < N:
+                if len(state[0]) < N:  # noqa: B023 (reach is rebuilt for each N)
                     for joint in itertools.product(labels, repeat=3):
                         nxt = tuple(tuple(sorted(state[i] + (joint[i],))) for i in range(3))
                         out |= reach(nxt)

@@ -84,7 +84,7 @@ def test_pairwise_cohen_matches_sklearn_with_missing_answers():
             rows.append((f"t{i}", f"w{w}", str(truth if rng.random() < 0.7 else rng.integers(0, 3))))
     df = pd.DataFrame(rows, columns=["task", "worker", "label"])
     rep, _ = agreement(df)
-    lab = {(t, w): l for t, w, l in rows}
+    lab = {(t, w): lb for t, w, lb in rows}
     ks, ns = [], []
     for a, b in itertools.combinations(sorted(df["worker"].unique()), 2):
         shared = [t for t in df["task"].unique() if (t, a) in lab and (t, b) in lab]
@@ -163,7 +163,9 @@ def test_crows_pairs_real_annotations(crows_csv, tmp_path):
     with open(crows_csv, encoding="utf-8") as fh:
         raw = list(csv.DictReader(fh))
     gold3 = sum(sum(r["bias_type"] in labs for labs in ast.literal_eval(r["annotations"])) >= 3 for r in raw)
-    top = [max(Counter((l[0] if l else "none") for l in ast.literal_eval(r["annotations"])).values()) for r in raw]
+    top = [
+        max(Counter((labs[0] if labs else "none") for labs in ast.literal_eval(r["annotations"])).values()) for r in raw
+    ]
     assert len(raw) == 1508
 
     from biaskit.annotation.aggregate import aggregate

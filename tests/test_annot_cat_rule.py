@@ -37,13 +37,9 @@ def test_option_verdict_from_votes(labels, status):
 
 
 def test_option_verdict_from_the_aggregated_table():
-    row = lambda label, votes, n, tied="": {
-        "label": label,
-        "votes": votes,
-        "n_annotators": n,  # noqa: E731
-        "tied_labels": tied,
-        "status": "accepted",
-    }
+    def row(label, votes, n, tied=""):
+        return {"label": label, "votes": votes, "n_annotators": n, "tied_labels": tied, "status": "accepted"}
+
     assert option_verdict(S, aggregated=row(S, 3, 5))["status"] == "accepted"
     assert option_verdict(S, aggregated=row(S, 2, 3))["status"] == "rejected"  # status says accepted: ignored
     assert option_verdict(S, aggregated=row(A, 3, 5))["status"] == "rejected"

@@ -51,7 +51,7 @@ def test_mlm_pll_intrasentence_masks_every_context_token_not_the_fill(tiny_bert)
 def test_mlm_pll_intersentence_masks_the_context_given_the_option(tiny_bert):
     lm = load_lm(tiny_bert)  # no NSP head: pll mode does not need one
     got = score_cats(INTER, lm, batch_size=4, mode="pll")
-    for s, (c, o) in zip(got, [(c, o) for c in INTER for o in c.options], strict=False):
+    for s, (c, o) in zip(got, [(cat, opt) for cat in INTER for opt in cat.options], strict=True):
         ctx = c.context if c.context.endswith(".") else c.context + "."
         ids = lm.tokenizer(f"{ctx} {o.sentence}")["input_ids"]
         n_ctx = len(lm.tokenizer(ctx, add_special_tokens=False)["input_ids"])

@@ -127,7 +127,9 @@ INTER_HI = {
 
 
 def test_the_llm_engine_translates_a_whole_cat_in_one_request_and_a_rerun_costs_nothing(
-    standin_server, tmp_path, monkeypatch
+    standin_server,  # noqa: F811 (the fixture imported from llm_standin)
+    tmp_path,
+    monkeypatch,
 ):
     from biaskit.curation.cat_translate import translate_cats
     from biaskit.curation.mt_base import create_engine

@@ -100,7 +100,7 @@ def _reference_score(examples, id2score):
         per_term_counts[ex["target"]]["total"] += 1.0
     ss_scores, lm_scores = [], []
     total = 0
-    for term, scores in per_term_counts.items():
+    for scores in per_term_counts.values():
         total += scores["total"]
         ss_scores.append(100.0 * (scores["pro"] / scores["total"]))
         lm_scores.append((scores["related"] / (scores["total"] * 2.0)) * 100.0)

@@ -286,7 +286,7 @@ def test_nsp_intersentence_matches_manual(tiny_bert_nsp):
     lm = load_lm(tiny_bert_nsp, kind="mlm")
     scores = score_cats(INTER, lm, batch_size=4)
     nsp = BertForNextSentencePrediction.from_pretrained(str(tiny_bert_nsp)).eval()
-    for s, (c, o) in zip(scores, [(c, o) for c in INTER for o in c.options], strict=False):
+    for s, (c, o) in zip(scores, [(cat, opt) for cat in INTER for opt in cat.options], strict=True):
         enc = lm.tokenizer(c.context, o.sentence, return_tensors="pt")
         with torch.no_grad():
             p_next = float(torch.softmax(nsp(**enc).logits[0], -1)[0])

@@ -177,7 +177,7 @@ def test_group_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
     for g in got:
         ces, var, tau2, p = hand_ceat_group(embs, [g], GROUPS["attributes"]["A"], GROUPS["attributes"]["B"], 60, 5)
         assert got[g]["ces"] == pytest.approx(ces, abs=1e-6) and got[g]["p_value"] == pytest.approx(p, abs=1e-6)
-    rows = [l.split(",") for l in (tmp_path / "o" / "groups.csv").read_text().splitlines()]
+    rows = [line.split(",") for line in (tmp_path / "o" / "groups.csv").read_text().splitlines()]
     assert rows[0][:4] == ["domain", "group", "metric", "score"] and len(rows) == 5
     assert "Sikh" in (tmp_path / "o" / "report.md").read_text()
 

@@ -265,7 +265,8 @@ def test_cli_check_strict_and_out(indibias_csv, tmp_path, capsys):
     assert latin == {r["row"] for r in rows if "mixed_scripts" in [f["code"] for f in r["flags"]]} and len(latin) == 3
     clean = tmp_path / "clean.jsonl"
     clean.write_text(
-        '{"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo", "bias_type": "caste"}\n'
+        '{"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo", '
+        '"bias_type": "caste"}\n'
     )
     main(["curate", "check", "--pairs", str(clean), "--strict"])  # no flags: no exit
 
@@ -273,11 +274,13 @@ def test_cli_check_strict_and_out(indibias_csv, tmp_path, capsys):
 def test_translated_file_with_separate_sources(tmp_path):
     src = tmp_path / "en.jsonl"
     src.write_text(
-        '{"pair_id": "p1", "sent_more": "She is kind.", "sent_less": "He is kind.", "direction": "stereo", "bias_type": "gender"}\n'
+        '{"pair_id": "p1", "sent_more": "She is kind.", "sent_less": "He is kind.", "direction": "stereo", '
+        '"bias_type": "gender"}\n'
     )
     hi = tmp_path / "hi.jsonl"
     hi.write_text(
-        '{"sent_more": "वह दयालु है।", "sent_less": "वह दयालु है।", "direction": "stereo", "bias_type": "gender", "lang": "hi", "source_id": "p1"}\n'
+        '{"sent_more": "वह दयालु है।", "sent_less": "वह दयालु है।", "direction": "stereo", "bias_type": '
+        '"gender", "lang": "hi", "source_id": "p1"}\n'
     )
     checked, _ = check_file(str(hi), sources_path=str(src))
     assert checked[0].codes == ["identical", "translation_collapsed"]

@@ -214,7 +214,7 @@ def ok(content='{"attributes": ["a", "b"]}', prompt=10, completion=5):
 
 
 @pytest.fixture
-def standin(standin_server):
+def standin(standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     def make(script):
         scripted = Scripted(script)
         s = standin_server(scripted)
@@ -250,7 +250,8 @@ def test_json_schema_rejected_like_llama_cpp_falls_back_and_is_remembered(standi
                 {},
                 {
                     "error": {
-                        "message": "1 validation error: body.response_format.type Input should be 'text' or 'json_object'"
+                        "message": "1 validation error: body.response_format.type Input should be 'text' or "
+                        "'json_object'"
                     }
                 },
             )

@@ -61,7 +61,7 @@ def tuples_ok(body: dict, n: int) -> Reply:
 
 
 @pytest.fixture
-def server(standin_server):
+def server(standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     return standin_server
 
 
@@ -476,7 +476,7 @@ def test_two_runs_sharing_one_llm_cache_at_once(server, tmp_path):
         for k in "ab"
     ]
     results = [p.communicate(timeout=180) for p in procs]
-    for p, (out, err) in zip(procs, results, strict=False):
+    for p, (_out, err) in zip(procs, results, strict=True):
         assert p.returncode == 0 and "locked" not in err and "Traceback" not in err, err
     a, b = (strip_volatile(read_jsonl(tmp_path / f"{k}.jsonl")) for k in "ab")
     key = lambda r: (r["identity"], r["polarity"], r["attribute"])  # noqa: E731 (4 threads: order may differ)

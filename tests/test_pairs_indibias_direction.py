@@ -286,7 +286,7 @@ def test_evaluate_pairs_on_indibias_equals_the_paper_metric(indibias_csv, tiny_g
 
         # score(S) of each row's sentences as biaskit computed them ...
         def lookup(r, col):
-            return scored[(f"indibias-{r['index']}", lang, nfc(r[col]))]
+            return scored[(f"indibias-{r['index']}", lang, nfc(r[col]))]  # noqa: B023 (used in this iteration only)
 
         # ... checked against a plain one-sentence loop (independent of the scorer) on a fixed sample:
         # every 7th row and the first 25 antistereo rows (the whole sample took ~150 s of CI time)

@@ -22,8 +22,8 @@ DEMO = REPO / "data" / "demo" / "demo_pairs.jsonl"
 def _recount(df: pd.DataFrame) -> dict:
     """Metric / stereo / antistereo recomputed from pairs.csv the plain way (rounded to 3, ties excluded
     from the direction denominators only)."""
-    m, l = df["score_more"].map(lambda v: round(v, 3)), df["score_less"].map(lambda v: round(v, 3))
-    win, tie = m > l, m == l
+    more, less = df["score_more"].map(lambda v: round(v, 3)), df["score_less"].map(lambda v: round(v, 3))
+    win, tie = more > less, more == less
     st, an = df["direction"] == "stereo", df["direction"] == "antistereo"
     pct = lambda a, b: 100.0 * a / b if b else None  # noqa: E731
     return {

@@ -151,7 +151,8 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
             ["key 'stages.cat_review.input'", "'c.jsonl' does not exist"],
         ),
         (
-            '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\n[stages.cat_translate]\nengines = ["lmm"]\n',
+            '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\n[stages.cat_translate]\nengines = '
+            '["lmm"]\n',
             ["key 'stages.cat_translate.engines'", "did you mean 'llm'?"],
         ),
     ],

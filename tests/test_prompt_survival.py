@@ -1,8 +1,9 @@
 """The shipped prompts yield usable items from a model that runs here (slow, llm): gemma3-270m behind
 llama.cpp names attributes for identity terms (tuples), writes sentences for accepted tuples
 (stereotype and anti-stereotype) and CATs (both types) with the default templates, and some of each
-survive parsing, the checkers and the simulated review of tests/prompt_survival.py. The full figures for both models, before and after the worked
-examples, are in docs/curation.md ("Paper-recipe prompts on small models")."""
+survive parsing, the checkers and the simulated review of tests/prompt_survival.py. The full figures
+for both models, before and after the worked examples, are in
+docs/curation.md ("Paper-recipe prompts on small models")."""
 
 from __future__ import annotations
 

@@ -237,8 +237,8 @@ def test_load_dataset_offline_gives_splits_rows_and_features(indibias_release, t
 # ------------------------------------------------------------------------------------------ splits
 def test_crows_split_disjoint_stratified_and_deterministic(crows_csv, tmp_path):
     a = build_release([crows_csv], tmp_path / "a", _opts(keyness=False, seed=7))
-    b = build_release([crows_csv], tmp_path / "b", _opts(keyness=False, seed=7))
-    c = build_release([crows_csv], tmp_path / "c", _opts(keyness=False, seed=8))
+    build_release([crows_csv], tmp_path / "b", _opts(keyness=False, seed=7))
+    build_release([crows_csv], tmp_path / "c", _opts(keyness=False, seed=8))
     assert (tmp_path / "a" / "SHA256SUMS").read_bytes() == (tmp_path / "b" / "SHA256SUMS").read_bytes()
     df = pd.DataFrame(_jsonl(tmp_path / "a" / "pairs.jsonl"))
     dc = pd.DataFrame(_jsonl(tmp_path / "c" / "pairs.jsonl"))

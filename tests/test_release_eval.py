@@ -147,7 +147,7 @@ def test_cat_release_layout_splits_and_reader(cat_release, tmp_path, monkeypatch
     back = {sp: read_cats(out / "stereoset" / f"{sp}.json", format="stereoset") for sp in ("dev", "test")}
     assert sum(len(b) for b in back.values()) == 400
     by_id = {c.cat_id: c for c in cats}
-    for sp, bs in back.items():
+    for bs in back.values():
         for c in bs:
             o = by_id[c.cat_id]
             assert (c.context, c.target, c.split) == (o.context, o.target, o.split)

@@ -113,7 +113,7 @@ def _job_of(body: dict) -> tuple[str, str]:
     return _sentence_job(user_text(body))[:2]
 
 
-def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(standin_server, tmp_path):
+def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(standin_server, tmp_path):  # noqa: F811 (fixture from llm_standin)
     s = standin_server(_sentences_reply)
     tuples = _tuples_file(tmp_path / "tuples.jsonl")
     args = [
@@ -167,7 +167,7 @@ def _translate_reply(body: dict, n: int) -> Reply:
     )
 
 
-def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(standin_server, tmp_path):
+def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(standin_server, tmp_path):  # noqa: F811 (fixture from llm_standin)
     s = standin_server(_translate_reply)
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text(
@@ -595,7 +595,7 @@ def _assert_no_secret(blob: bytes | str, where: str) -> None:
         assert part.encode() not in data, f"{where} holds a fragment of a secret ({part})"
 
 
-def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, tmp_path, capsys, monkeypatch):
+def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, tmp_path, capsys, monkeypatch):  # noqa: F811 (fixture from llm_standin)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET_OPENAI)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", SECRET_LS)
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))

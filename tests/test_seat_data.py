@@ -52,15 +52,20 @@ def test_shipped_files_and_index_equal_the_lexicons():
 # ----------------------------------------------------------------- the paper's resources, as printed
 # Sahoo et al. (2024), Tables 10, 11, 12, typed from the paper (order = the paper's order)
 TABLE10 = {
-    "HinduMaleNames": "rahul, ram, raj, anand, prakash, rohit, rajiv, sunil, suresh, ravindra, rajendra, sudhir, dilip, pankaj",
-    "MuslimMaleNames": "ali, salman, ahmad, abdul, imran, akhtar, kabir, saif, asif, junaid, ibrahim, salim, sajid, saeed",
-    "HinduFemaleNames": "mamata, sushma, durga, pooja, smriti, aditi, poonam, sunita, swati, preeti, manisha, kajal, sonali, anjali",
-    "MuslimFemaleNames": "farah, sania, shabana, nargis, fatima, shabnam, najma, saira, sultana, farida, shireen, waheeda, nazia",
+    "HinduMaleNames": "rahul, ram, raj, anand, prakash, rohit, rajiv, sunil, suresh, ravindra, rajendra, "
+    "sudhir, dilip, pankaj",
+    "MuslimMaleNames": "ali, salman, ahmad, abdul, imran, akhtar, kabir, saif, asif, junaid, ibrahim, salim, "
+    "sajid, saeed",
+    "HinduFemaleNames": "mamata, sushma, durga, pooja, smriti, aditi, poonam, sunita, swati, preeti, manisha, "
+    "kajal, sonali, anjali",
+    "MuslimFemaleNames": "farah, sania, shabana, nargis, fatima, shabnam, najma, saira, sultana, farida, "
+    "shireen, waheeda, nazia",
 }
 TABLE11 = {
     "Violent": "aggressive, brutal, cruel, dangerous, destructive, hostile, lethal, menacing, ruthless, terrifying, "
     "threatening, vicious, harmful, fierce, hatred, abuse, painful, rage",
-    "NonViolent": "peaceful, gentle, compassionate, safe, constructive, harmonious, benevolent, caring, merciful, calm, "
+    "NonViolent": "peaceful, gentle, compassionate, safe, constructive, harmonious, benevolent, caring, "
+    "merciful, calm, "
     "nurturing, amicable, serene, soothing, kindness, protection, empathy, support",
 }
 TABLE12 = {

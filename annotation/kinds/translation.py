@@ -281,10 +281,11 @@ class TranslationKind(TaskKind):
             def back(
                 reason: str, extra: dict | None = None, to: str = "needs_review", extras: list[dict] | None = None
             ) -> None:
-                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}
+                # called only within this iteration of the loop, so the loop variables are the current ones
+                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}  # noqa: B023
                 more = ([extra] if extra else []) + list(extras or [])
                 if more:
-                    r2["candidates"] = cands + more
+                    r2["candidates"] = cands + more  # noqa: B023
                 res.queue(to, r2)
 
             agg = votes.get(pid, "choice")

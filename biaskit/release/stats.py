@@ -305,8 +305,8 @@ def compute_stats(
             "words": "whitespace-separated words per sentence (IndiBias Table 6, StereoSet Table 1)",
             "tokens": "lower-cased whitespace-separated words with punctuation and symbols (Unicode P*, S*) trimmed "
             "from both ends",
-            "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the stereotypical vs "
-            "the anti-stereotypical sentences; words over-used on that side, count >= "
+            "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the "
+            "stereotypical vs the anti-stereotypical sentences; words over-used on that side, count >= "
             f"{MIN_COUNT}; target terms and stop words removed",
             "keyness_vs_general": f"Kilgarriff (2009) simple maths, (fpm + {SIMPLE_MATHS_N:g}) / (fpm_reference + "
             f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms and stop words removed; count "

@@ -8,8 +8,6 @@ default) takes the protocol of the data's origin (:mod:`.origin`). See docs/fide
 
 from __future__ import annotations
 
-from typing import Optional
-
 from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.registry import Registry
