@@ -214,7 +214,7 @@ def judge_report(
             fix="pass the people's judgments (`annotate pull`) as --judgments and the LLM's "
             "(`annotate prelabel`) as --llm.",
         )
-    bias = {}
+    bias: dict[str, str] = {}
     for df in (h, m):
         if "bias_type" in df.columns:
             for t, b in zip(df["task"].astype(str), df["bias_type"], strict=False):

@@ -194,7 +194,9 @@ there here what who when where why how if so but and or because then as at in on
 
 def _content_tokens(text: str) -> tuple[list[Token], set[int]]:
     """Non-punctuation tokens and the indices of those that start a sentence."""
-    toks, initial, start = [], set(), True
+    toks: list[Token] = []
+    initial: set[int] = set()
+    start = True
     for t in tokenize(text):
         if t.is_punct:
             if t.text in ".!?।":
@@ -679,7 +681,7 @@ def check_file_stream(
 
     sources = None
     if sources_path:
-        sources = {}
+        sources: dict[str, dict] = {}
         check = known_direction(sources_path)
         for i, r in iter_pair_rows(sources_path):
             check(i, r)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -240,14 +241,15 @@ def main(argv: list[str] | None = None) -> None:
 
             from .redact import redact
 
+            click_exc: Any = exc  # typer's or click's ClickException (the class is looked up by name)
             buf = io.StringIO()
-            exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
+            click_exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
             text = redact(buf.getvalue())
             for a in args:  # and anything typed that looks like a token (a stray --token value)
                 if _looks_like_token(a) and a in text:
                     text = text.replace(a, "***")
             sys.stderr.write(text)
-            sys.exit(exc.exit_code)
+            sys.exit(click_exc.exit_code)
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise

@@ -168,7 +168,7 @@ def current_options() -> set[str] | None:
     try:
         from typer._click.globals import get_current_context  # typer's own click (typer >= 0.2x)
     except ImportError:  # pragma: no cover - an older typer uses click itself
-        from click import get_current_context
+        from click import get_current_context  # type: ignore[no-redef]  # the same function, from click
     ctx = get_current_context(silent=True)
     if ctx is None:
         return None

@@ -156,7 +156,8 @@ def subsample_scores(out, *, runs: int = 5, fraction: float = 0.8, seed: int = 0
     }
     if n == 0:
         return {**res, "mean": None, "std": None, "scores": [], "stereo_scores": [], "antistereo_scores": []}
-    per_run, per_type = [], {}
+    per_run: list[dict] = []
+    per_type: dict[str, list] = {}
     for i in range(runs):
         sub = out.sample(n=res["size"], random_state=seed + i, replace=False)
         per_run.append(scores_from_outcomes(sub))

@@ -38,7 +38,7 @@ def option_inputs(cats: Sequence[Any]) -> list[tuple[str, str | None]]:
     """The text (and text pair) the reference classifies for every option, in CAT/option order."""
     from .cat_plan import locate_fill
 
-    out = []
+    out: list[tuple[str, str | None]] = []
     for c in cats:
         for o in c.options:
             if c.split == "intrasentence":

@@ -642,7 +642,8 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
                 dists_edited.append(d)
                 mt = rv["chosen_mt"][side]
                 norm.append(d / max(1, max(len(mt), len(a[side]))))
-    before, after = Counter(), Counter()
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
     for rv in reviews:
         if "flags_before" in rv:
             before.update(f["code"] for f in rv["flags_before"])

@@ -218,7 +218,7 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
     ]
     if "pairs" in stats:
         p = stats["pairs"]
-        bt = {}
+        bt: dict[tuple[str, str], dict[str, int]] = {}
         for r in p["counts"]:
             key = (r["bias_type"], r["direction"])
             bt.setdefault(key, {}).setdefault(r["lang"], 0)

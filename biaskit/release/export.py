@@ -196,7 +196,8 @@ class PairCsvWriter:
         from .layout import SPLITS, crows_csv_path, indibias_csv_path
 
         self._indibias_columns = indibias_columns
-        self._files, self.rows = [], {}
+        self._files: list[Any] = []
+        self.rows: dict[str, Any] = {}
         self._crows: dict[tuple[str, str], Any] = {}
         self._crows_rel: dict[tuple[str, str], str] = {}
         self._indi: dict[str, Any] = {}
