@@ -33,7 +33,7 @@ Pooled figures (the top level of the report) treat every question's labels as di
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     """
     import pandas as pd
 
-    res = {
+    res: dict[str, Any] = {
         "mean_pairwise_cohen_kappa": None,
         "weighted_pairwise_cohen_kappa": None,
         "n_pairs": 0,
@@ -197,7 +197,7 @@ def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
     d = _namespaced(df) if df["question"].nunique() > 1 else df
     c = count_votes(d)
     kappa, pct, p_i = fleiss_kappa(c)
-    out = {
+    out: dict[str, Any] = {
         "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or d is df else None,
         "fleiss_kappa": kappa,
         "percent_agreement": pct,
@@ -267,7 +267,9 @@ def item_table(df, c: Counts):
     _, _, p_i = fleiss_kappa(c)
     out = c.items.copy()
     out["n_annotators"] = c.n
-    out["majority_label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["majority_label"] = np.where(  # type: ignore[call-overload]  # numpy stubs: None is a valid (object) scalar
+        win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None
+    )
     out["majority_votes"] = top
     out["majority_share"] = np.round(top / np.maximum(c.n, 1), 6)
     out["tie"] = tie
@@ -343,7 +345,7 @@ def agreement(
     _, top, _ = _majority_label(c)
     ref_label, ref_votes = targets.item_reference_votes(c, row_ref.to_numpy())
     if min_agree is None:
-        min_agree = targets.default_min_agree(c)
+        min_agree = cast(int, targets.default_min_agree(c))  # not None: df has judgments, so c has items
     elif min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
     tasks = targets.task_table(c, ref_votes, top, min_agree)

@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from biaskit.options import say
 from biaskit.tables import md_table, num
@@ -75,11 +75,12 @@ def count_terms(items: Iterable[CATScores], tie_policy: str = "reference") -> di
         # make the keys exist even when zero, so every term reports the same fields
         for k in ("pro", "anti", "related", "ties_stereo_anti", "ties_with_unrelated"):
             c[k] += 0
+        # typeshed types Counter values as int; tie_policy "half" counts 0.5 (Counter takes any number)
         pro = _cmp(it.stereotype, it.anti, tie_policy)
-        c["pro"] += pro
-        c["anti"] += 1.0 - pro
-        c["related"] += _cmp(it.stereotype, it.unrelated, tie_policy)
-        c["related"] += _cmp(it.anti, it.unrelated, tie_policy)
+        c["pro"] += pro  # type: ignore[assignment]  # float count, see above
+        c["anti"] += 1.0 - pro  # type: ignore[assignment]  # float count, see above
+        c["related"] += _cmp(it.stereotype, it.unrelated, tie_policy)  # type: ignore[assignment]  # float count
+        c["related"] += _cmp(it.anti, it.unrelated, tie_policy)  # type: ignore[assignment]  # float count
         c["total"] += 1
         c["ties_stereo_anti"] += int(it.stereotype == it.anti)
         c["ties_with_unrelated"] += int(it.stereotype == it.unrelated) + int(it.anti == it.unrelated)
@@ -212,9 +213,10 @@ def to_metric_items(
                 split=c.split,
                 domain=c.bias_type,
                 target=c.target,
-                stereotype=got["stereotype"],
-                anti=got["anti-stereotype"],
-                unrelated=got["unrelated"],
+                # not None: a CAT with a missing score went to `missing` above
+                stereotype=cast(float, got["stereotype"]),
+                anti=cast(float, got["anti-stereotype"]),
+                unrelated=cast(float, got["unrelated"]),
             )
         )
     if missing and not allow_missing:
@@ -365,15 +367,18 @@ def render_report(summary: dict) -> str:
         ("Most biased target terms", "most_biased_targets"),
         ("Least biased target terms", "least_biased_targets"),
     ):
-        rows = summary.get(key) or []
-        if rows:
+        term_rows = summary.get(key) or []
+        if term_rows:
             lines += [
                 "",
                 f"## {title} (|SS - 50|)",
                 "",
                 md_table(
                     ["target", "domain", "SS", "LMS", "ICAT", "CATs"],
-                    [[r["target"], r["domain"], num(r["ss"]), num(r["lms"]), num(r["icat"]), r["count"]] for r in rows],
+                    [
+                        [r["target"], r["domain"], num(r["ss"]), num(r["lms"]), num(r["icat"]), r["count"]]
+                        for r in term_rows
+                    ],
                 ),
             ]
     lines += [

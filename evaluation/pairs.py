@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
@@ -35,6 +35,10 @@ from biaskit.io import sha256_file
 from biaskit.progress import library_bars
 
 from . import pair_metrics as pm
+
+if TYPE_CHECKING:
+    from biaskit.readers.pairs import ReadResult
+    from biaskit.release.read import ReleasePairs
 
 _UNSET: Any = "protocol"  # decimals: take the protocol's value (None means: do not round)
 OUTPUT_FILES = ("summary.json", "comparison.csv")  # what an earlier output folder holds (one model / several)
@@ -164,7 +168,7 @@ def summarize_frame(
 ):
     """Metrics for a scored table: pooled + ``by_lang``. Returns ``(summary, outcome table)``.
     ``clm_method`` ("sum" | "mean", causal-LM scores) adds the sentence-length check."""
-    kw = dict(
+    kw: dict[str, Any] = dict(
         seed=seed,
         runs=runs,
         fraction=fraction,
@@ -250,10 +254,13 @@ def run_pairs(
 
     t0 = time.perf_counter()
     release = data.is_dir() or split is not None
+    res: ReleasePairs | ReadResult
+    info: dict[str, Any] = {}  # the release's info (only when release)
     if release:
         from biaskit.release.read import read_release_pairs
 
         res = read_release_pairs(data, split=split, lang=lang)
+        info = res.info
     else:
         res = read_pairs(data, format=o.format, lang=lang, skip_invalid=o.skip_invalid)
     pairs = _select(res.pairs, lang, limit, data)
@@ -268,7 +275,7 @@ def run_pairs(
         o.protocol,
         res.format,
         res.pairs,
-        res.info if release else None,
+        info if release else None,
         cls,
         {
             "method": method,
@@ -285,8 +292,8 @@ def run_pairs(
     runs, fraction, decimals = v["runs"], v["fraction"], v["decimals"]
     data_info = {
         "path": str(data.resolve()),
-        "sha256": res.info["sha256"] if release else sha256_file(data),
-        **({"release": res.info} if release else {}),
+        "sha256": info["sha256"] if release else sha256_file(data),
+        **({"release": info} if release else {}),
         "format": res.format,
         "lang_filter": lang,
         "limit": limit,

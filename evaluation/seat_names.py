@@ -25,6 +25,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 from biaskit.errors import InputError
 
@@ -112,8 +113,8 @@ def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: It
         if single:
             counts.update(t for t in toks if t in single)
         for k in multi:
-            n = len(k)
-            counts[k] += sum(1 for i in range(len(toks) - n + 1) if tuple(toks[i : i + n]) == k)
+            width = len(k)
+            counts[k] += sum(1 for i in range(len(toks) - width + 1) if tuple(toks[i : i + width]) == k)
     out: Counter = Counter()
     for k, originals in keys.items():
         c = counts[k[0]] if len(k) == 1 else counts[k]
@@ -132,11 +133,11 @@ def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list
         obj = read_json(path, fix='write {"GroupName": ["name", ...]} or a lexicon with "lists".')
         if isinstance(obj, dict) and isinstance(obj.get("lists"), dict):
             lg = lang or "en"
-            out = {}
+            out: dict[str, list[str]] = {}
             for g, lst in obj["lists"].items():
                 ws = [w.get(lg) for w in (lst.get("words") or []) if isinstance(w, dict)]
                 if lst.get("kind") == "name" and all(isinstance(w, str) for w in ws) and ws:
-                    out[g] = ws
+                    out[g] = cast(list[str], ws)  # all str: checked just above
             if not out:
                 raise InputError(
                     f"no name lists with '{lg}' words in this lexicon.",
@@ -159,7 +160,7 @@ def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list
         raise InputError(
             f"missing column(s) {', '.join(missing)}.", path=path, fix="one row per candidate: group,name."
         )
-    out: dict[str, list[str]] = {}
+    out = {}
     for i, (g, n) in enumerate(zip(df["group"], df["name"], strict=False), start=1):
         if not isinstance(g, str) or not isinstance(n, str) or not g.strip() or not n.strip():
             raise InputError("empty group or name.", path=path, row=i, fix="fill in both columns.")

@@ -46,10 +46,10 @@ import html
 import string
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from biaskit.errors import InputError
-from biaskit.schema import SentencePair, normalize_text
+from biaskit.schema import Direction, PairStatus, SentencePair, normalize_text
 from biaskit.tables import md_table, num, pct
 
 from .base import (
@@ -102,7 +102,7 @@ class TranslationKind(TaskKind):
     }
     record_word = "pair"
     reject_labels = (NONE_CHOICE,)
-    questions = (
+    questions: tuple[Question, ...] = (
         Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
         Question("corrected_more", "corrected_more", TEXT),
         Question("corrected_less", "corrected_less", TEXT),
@@ -330,7 +330,8 @@ class TranslationKind(TaskKind):
                 res.counts["rejected"] += 1
                 continue
             mt = None if chosen_c is None else {f: chosen_c[f] for f, _, _ in self.corrections.values()}
-            final = {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()}
+            # all str: with no candidate chosen every correction is given (checked above), else the candidate's text
+            final = cast(dict[str, str], {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()})
             edited = bool(mt is None or any(normalize_text(final[f]) != normalize_text(mt[f]) for f in final))
             editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
             review.update(
@@ -383,11 +384,11 @@ class TranslationKind(TaskKind):
             SentencePair(
                 sent_more=final_more,
                 sent_less=final_less,
-                direction=rec.direction or "stereo",
+                direction=rec.direction or Direction.stereo,
                 bias_type=rec.bias_type or "unknown",
                 lang=tgt,
                 source_id=pid,
-                status="accepted",
+                status=PairStatus.accepted,
                 provenance={
                     "source": "translation-review",
                     "candidates_file": votes.data_path,
@@ -412,8 +413,8 @@ class TranslationKind(TaskKind):
 _REVIEWER_FIELDS = ("worker", "choice", "engine", "model", "corrected_more", "corrected_less", "comment", "lead_time")
 
 
-def _candidate_key(row: dict, by_id: dict | None) -> str:
-    """The candidate a choice row stands for: its index as text, or ``none``."""
+def _candidate_key(row: dict, by_id: dict | None) -> str | float | None:
+    """The candidate a choice row stands for: its index as text, or ``none`` (a missing label as it is)."""
     label = row.get("label")
     if not present(label):
         return label  # no answer: prepare() drops it
@@ -421,7 +422,7 @@ def _candidate_key(row: dict, by_id: dict | None) -> str:
         return NONE_CHOICE
     rec = by_id.get(str(row.get("task"))) if by_id is not None else None
     n = len(rec.candidates) if rec is not None else None
-    idx = row.get("candidate_index")
+    idx: Any = row.get("candidate_index")  # a number or its text; None, NaN or "" when absent (present() below)
     if present(idx):
         try:
             i = int(float(idx))
@@ -531,7 +532,7 @@ def _source_pair(rec) -> SentencePair:
     return SentencePair(
         sent_more=rec.source.sent_more,
         sent_less=rec.source.sent_less,
-        direction=rec.direction or "stereo",
+        direction=rec.direction or Direction.stereo,
         bias_type=rec.bias_type or "unknown",
         lang=rec.source_lang,
         pair_id=rec.pair_id,

@@ -27,7 +27,7 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -214,7 +214,9 @@ def _general_top(
     ref_name = f"wordfreq {_version(wf)} ({lang})"
     total = float(a.sum()) if len(a) else 0.0
     ex = set(exclude)
-    idx = np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
+    idx: np.ndarray | list[int] = (
+        np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
+    )
     if not total or not len(idx):
         return {"reference": ref_name, "n": SIMPLE_MATHS_N, "top": []}
     if freqs is None:
@@ -321,22 +323,24 @@ def compute_stats(
     if cat_rows:
         c = pd.DataFrame(list(cat_rows))
         g = c.groupby(["type", "bias_type", "lang", "split"]).agg(n=("id", "size"), targets=("target", "nunique"))
-        words = c["context"].str.split().str.len()
+        words = c["context"].str.split().str.len()  # type: ignore[misc]  # pandas-stubs: .str.len() of list values
         out["cats"] = {
             "records": int(len(c)),
             "counts": [
                 {"type": t, "bias_type": b, "lang": lg, "split": sp, "n": int(r.n), "targets": int(r.targets)}
-                for (t, b, lg, sp), r in g.iterrows()
+                for (t, b, lg, sp), r in cast("Iterable[tuple[tuple[str, str, str, str], Any]]", g.iterrows())
             ],
             "targets": {"n": int(c["target"].nunique())},
             "context_words_mean": {
                 f"{t}/{b}": round(float(v), 2)
-                for (t, b), v in words.groupby([c["type"], c["bias_type"]]).mean().items()
+                for (t, b), v in cast(
+                    "Iterable[tuple[tuple[str, str], float]]", words.groupby([c["type"], c["bias_type"]]).mean().items()
+                )
             },
         }
         if keyness:
-            kk = {}
-            for lg, sub in c.groupby("lang", sort=True):
+            kk: dict[str, dict[str, Any]] = {}
+            for lg, sub in cast("Iterable[tuple[str, pd.DataFrame]]", c.groupby("lang", sort=True)):
                 cs, ca = count_tokens(sub["stereotype"]), count_tokens(sub["anti-stereotype"])
                 targets = _group_words(sub["target"]) | stop_words(lg)
                 kk[lg] = {
@@ -349,12 +353,13 @@ def compute_stats(
             out["cats"]["keyness"] = kk
     if tuple_rows:
         t = pd.DataFrame(list(tuple_rows))
-        g = t.groupby(["axis", "polarity", "lang", "split"]).size()
+        sizes = t.groupby(["axis", "polarity", "lang", "split"]).size()
         out["tuples"] = {
             "records": int(len(t)),
             "identities": int(t["identity"].nunique()),
             "counts": [
-                {"axis": a, "polarity": p, "lang": lg, "split": sp, "n": int(n)} for (a, p, lg, sp), n in g.items()
+                {"axis": a, "polarity": p, "lang": lg, "split": sp, "n": int(n)}
+                for (a, p, lg, sp), n in cast("Iterable[tuple[tuple[str, str, str, str], int]]", sizes.items())
             ],
         }
     return out
@@ -564,7 +569,7 @@ class PairStats:
             if not keyness:
                 continue
             targets = _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg)
-            k = {
+            k: dict[str, Any] = {
                 "stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum(), exclude=targets),
                 "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum(), exclude=targets),
             }
@@ -585,13 +590,17 @@ class PairStats:
                 bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
                 for bt in sorted(set(bts.tolist())):
                     sel = per_bt.filter(pa.array(bts == bt))
-                    k["vs_general_by_bias_type"][bt] = _general_top(
-                        sel.column("tok").to_pylist(),
-                        sel.column("n_sum").to_numpy().astype(float),
-                        lg,
-                        top=10,
-                        exclude=targets,
-                        freqs=ref,
+                    # never None here: gen is not None, so lg has a wordfreq list
+                    k["vs_general_by_bias_type"][bt] = cast(
+                        dict,
+                        _general_top(
+                            sel.column("tok").to_pylist(),
+                            sel.column("n_sum").to_numpy().astype(float),
+                            lg,
+                            top=10,
+                            exclude=targets,
+                            freqs=ref,
+                        ),
                     )["top"]
             key[lg] = k
         out["vocabulary"] = vocab
