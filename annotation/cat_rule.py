@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 STEREOSET_MIN_AGREE = 3
 STEREOSET_VALIDATORS = 5
@@ -87,7 +87,12 @@ def option_verdict(
             agree, tie, beaten, winner = None, False, True, label or "|".join(tied) or None
     else:
         return {"status": "not_annotated", "reason": "no validator labelled this sentence", "agree": 0, "n": 0}
-    said = f"{agree} of {n}" if agree is not None else f"fewer than {int(aggregated.get('votes') or 0)} of {n}"
+    # agree is None only from the aggregated row (not None there)
+    said = (
+        f"{agree} of {n}"
+        if agree is not None
+        else f"fewer than {int(cast(Mapping[str, Any], aggregated).get('votes') or 0)} of {n}"
+    )
     if agree is not None and agree >= min_agree and not tie and not beaten:
         return {"status": "accepted", "reason": "", "agree": agree, "n": n}
     if n < min_agree:

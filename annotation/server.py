@@ -147,7 +147,7 @@ class Database:
             name=name,
             user=urllib.parse.unquote(u.username or "") or "postgres",
             password=urllib.parse.unquote(u.password) if u.password else None,
-            sslmode=(query.get("sslmode") or [None])[0],
+            sslmode=query["sslmode"][0] if query.get("sslmode") else None,
         )
 
     @property

@@ -31,9 +31,9 @@ from .redact import MASK, redact, register_secret
 SECRET_OPTIONS = ("--token", "--api-key", "--password", "--hf-token")
 
 
-def choice_enum(name: str, choices: Iterable[str] | object) -> type[Enum]:
+def choice_enum(name: str, choices: Iterable[str]) -> type[Enum]:
     """An ``Enum`` (str values) whose members are ``choices``: a registry's names or any strings."""
-    names = choices.names() if hasattr(choices, "names") else list(choices)  # type: ignore[union-attr]
+    names = choices.names() if hasattr(choices, "names") else list(choices)
     return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
 
 

@@ -6,7 +6,7 @@ Every error names what went wrong, where (file, row) and how to fix it. The CLI 
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 
 class BiaskitError(Exception):
@@ -24,7 +24,7 @@ class InputError(BiaskitError):
         self,
         message: str,
         *,
-        path: str | Path | None = None,
+        path: str | os.PathLike | None = None,
         row: int | None = None,
         column: str | None = None,
         fix: str | None = None,

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .errors import InputError
 
@@ -529,7 +529,8 @@ def iter_csv_chunks(path: str | Path, chunksize: int | None = 50_000) -> Iterato
             na_values=[""],
             chunksize=chunksize,
         )
-        for df in [got] if chunksize is None else got:
+        # a DataFrame without chunksize, else a reader of DataFrames
+        for df in cast("Iterable[pd.DataFrame]", [got] if chunksize is None else got):
             check_frame(df, path, offset=seen)
             seen += len(df)
             yield df

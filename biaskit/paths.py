@@ -394,7 +394,7 @@ class PathArg:
         kind: str,
         *,
         text: bool = True,
-        owns: Sequence[str] | None = None,
+        owns: Iterable[str] | None = None,
         must_exist: bool = True,
     ):
         self.name, self.role, self.kind, self.text = name, role, kind, text

@@ -12,6 +12,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 
 class Bar:
@@ -115,7 +116,7 @@ def library_bars(enabled: bool = True) -> Iterator[None]:
     # so that a run that converts nothing does not pay for importing it (seconds: the warm `make demo`)
     import sys as _sys
 
-    gguf = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")
+    gguf: Any = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")  # a module whose tqdm is swapped
     if gguf is not None and hasattr(gguf, "tqdm"):
         import functools
 

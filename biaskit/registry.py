@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .errors import UnknownNameError
 
@@ -70,4 +70,4 @@ class Registry(Generic[T]):
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Look ``name`` up and call it with the given arguments (factory style)."""
-        return self.get(name)(*args, **kwargs)
+        return cast(Callable[..., Any], self.get(name))(*args, **kwargs)  # create() is for factory entries

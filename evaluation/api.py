@@ -99,7 +99,7 @@ class PairsResult:
 def _frame_to_file(df, path: Path) -> Path:
     """A pairs DataFrame (long, or a release's wide layout) as a biaskit JSONL file."""
     from biaskit.readers import write_pairs
-    from biaskit.schema import SentencePair
+    from biaskit.schema import PairStatus, SentencePair
 
     cols = set(df.columns)
     if {"sent_more", "sent_less"} <= cols:
@@ -138,7 +138,7 @@ def _frame_to_file(df, path: Path) -> Path:
                         group_less=get("group_less"),
                         source_id=r.get("source_id") or r.get("id"),
                         pair_id=get("pair_id") or "",
-                        status="raw",
+                        status=PairStatus.raw,
                     )
                 )
             except ValueError as exc:
@@ -210,8 +210,8 @@ def evaluate_pairs(
             f"unknown option(s) {', '.join(unknown)}. Fix: use run_pairs' options: "
             + ", ".join(p for p in params if p not in ("data", "models", "out_dir"))
         )
-    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp_name:
+        tmp = Path(tmp_name)
         if isinstance(data, pd.DataFrame):
             data = _frame_to_file(data, tmp / "pairs.jsonl")
         elif hasattr(data, "configs") and hasattr(data, "path"):  # a loaded Release

@@ -231,7 +231,7 @@ def generation_group_scores(
     df,
     *,
     name: str = "gen",
-    score_col: str | None = "score",
+    score_col: str = "score",
     label_col: str = "label",
     label_map: dict[str, float] | None = None,
     positive: str | None = None,

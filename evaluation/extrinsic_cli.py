@@ -36,7 +36,7 @@ def _models(inputs: list[Path], model: list[str] | None) -> list[str | None]:
     if not model:
         return [None] * len(inputs)
     if len(model) == 1:
-        return model * len(inputs)
+        return [model[0]] * len(inputs)
     if len(model) != len(inputs):
         raise BiaskitError(
             f"{len(model)} --model values for {len(inputs)} --input files. Fix: pass one --model per "

@@ -165,7 +165,7 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
         require("gguf", "evaluation", "loading GGUF models")
         from biaskit.io import atomic_dir
 
-        quiet = contextlib.nullcontext()
+        quiet: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
         from transformers.utils import logging as tf_logging
 
         if not tf_logging.is_progress_bar_enabled():  # -q (biaskit.progress.library_bars): the GGUF loader's

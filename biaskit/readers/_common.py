@@ -117,6 +117,7 @@ class UniqueIds:
         if value in (None, ""):
             return
         key = str(value)
+        first: int | None
         if self._rescan is None:
             first = self._first.setdefault(key, row if row is not None else -1)
             if first == (row if row is not None else -1):

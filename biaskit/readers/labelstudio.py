@@ -7,6 +7,7 @@ each control, the annotator); turning values into judgments is the task kind's j
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from ..errors import InputError
 
@@ -41,7 +42,7 @@ def annotation_values(result: list[dict] | None) -> dict[str, list[str]]:
     """control name (``from_name``) -> the chosen choices / typed texts of one annotation."""
     vals: dict[str, list[str]] = {}
     for item in result or []:
-        name = item.get("from_name")
+        name = cast(str, item.get("from_name"))  # every Label Studio result names its control
         v = item.get("value") or {}
         got = v.get("choices") if "choices" in v else v.get("text") if "text" in v else None
         if got is None:
