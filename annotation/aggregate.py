@@ -349,7 +349,9 @@ def _majority(c: Counts, *, ties: str, seed: int, min_agree: int | None):
     sel = is_top & ~tie[c.item]
     win[c.item[sel]] = c.label[sel]
     out = c.items.copy()
-    out["label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["label"] = np.where(  # type: ignore[call-overload]  # numpy stubs: None is a valid (object) scalar
+        win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None
+    )
     out["votes"] = top
     out["n_annotators"] = c.n
     out["tie"] = tie

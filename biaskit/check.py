@@ -679,9 +679,9 @@ def check_file_stream(
 
         return check
 
-    sources = None
+    sources: dict[str, dict] | None = None
     if sources_path:
-        sources: dict[str, dict] = {}
+        sources = {}
         check = known_direction(sources_path)
         for i, r in iter_pair_rows(sources_path):
             check(i, r)

@@ -161,7 +161,7 @@ class Inventory:
 
     def identities(self, axis: str, lang: str = "en") -> list[str]:
         ax = normalize_bias_type(axis)
-        out = [t.surface(lang) for t in self.terms.values() if t.axis == ax and t.surface(lang) and t.kind != "place"]
+        out = [s for t in self.terms.values() if t.axis == ax and (s := t.surface(lang)) and t.kind != "place"]
         if not out:
             raise InputError(
                 f"no identity terms for axis '{axis}' in the inventory.",

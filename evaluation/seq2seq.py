@@ -28,7 +28,7 @@ decoder length —, head gather, float32 log-softmax, progress and on-disk cache
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from biaskit.errors import BiaskitError
 from biaskit.options import say
@@ -42,14 +42,11 @@ KIND = "seq2seq"
 
 
 @dataclass(frozen=True)
-class Seq2SeqRequest:
-    """``log P(targets[k] | encoder ids, decoder ids)`` read at decoder position ``positions[k]``."""
+class Seq2SeqRequest(Request):
+    """``log P(targets[k] | encoder ids, decoder ids)`` read at decoder position ``positions[k]``
+    (``ids``: the decoder input ids)."""
 
-    enc_ids: tuple[int, ...]
-    ids: tuple[int, ...]  # decoder input ids
-    positions: tuple[int, ...]
-    targets: tuple[int, ...]
-    text: str = field(default="", compare=False)
+    enc_ids: tuple[int, ...] = field(kw_only=True)
 
     def cache_key(self) -> dict:
         return {
@@ -75,10 +72,14 @@ class Seq2SeqEngine(LocalEngine):
     def batch_key(r: Any) -> Any:
         return (len(r.enc_ids), len(r.ids))
 
-    def _run(self, batch: list[Seq2SeqRequest]) -> list[list[float]]:
+    _enc: Any  # the encoder ids of the batch being run (a tensor), None between batches
+
+    def _run(self, batch: list[Request]) -> list[list[float]]:
         import torch
 
-        self._enc = torch.tensor([r.enc_ids for r in batch], dtype=torch.long, device=self.lm.device)
+        # Seq2SeqRequests: this engine runs the requests of Seq2SeqScorer._requests
+        enc = [cast(Seq2SeqRequest, r).enc_ids for r in batch]
+        self._enc = torch.tensor(enc, dtype=torch.long, device=self.lm.device)
         try:
             return super()._run(batch)
         finally:

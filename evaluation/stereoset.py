@@ -57,7 +57,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError, InputError
@@ -73,6 +73,10 @@ from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fi
 from .choices import PIECE_AGGS
 from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
 from .score_cache import open_cache
+
+if TYPE_CHECKING:
+    from .models import LoadedLM
+    from .served import ServedLM
 
 SPLITS_ = ("intrasentence", "intersentence")
 
@@ -586,6 +590,7 @@ def run_cats(
     from biaskit.progress import library_bars
 
     dc = open_cache(cache)
+    lm: LoadedLM | ServedLM
     if scorer == "clm-api":  # a served model (docs/evaluation-scorers.md "Scaling up")
         from .served import load_served_lm
 

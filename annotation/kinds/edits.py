@@ -20,7 +20,8 @@ and per field:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from biaskit.ids import normalize_text
@@ -66,10 +67,11 @@ class EditOutcome:
     original: str
     #: the winning edit (normalised); None: no edit, or the editors disagree
     text: str | None = None
-    annotators: list[str] = field(default_factory=list)  # who typed the winning text
+    # dataclasses.field: the `field` attribute above shadows the function for type checkers (not at run time)
+    annotators: list[str] = dataclasses.field(default_factory=list)  # who typed the winning text
     time: str | None = None  # the latest annotation time among them
     #: every distinct edit, most typed first: {"text", "annotators", "time"}
-    candidates: list[dict] = field(default_factory=list)
+    candidates: list[dict] = dataclasses.field(default_factory=list)
     n_editors: int = 0
 
     @property
@@ -115,7 +117,9 @@ def decide_edit(field_name: str, original: str, typed: dict[str, tuple[str, str]
         if n and n != orig:
             groups.setdefault(n, []).append((w, t or ""))
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    cands = [{"text": t, "annotators": [w for w, _ in ws], "time": max(x for _, x in ws) or None} for t, ws in ranked]
+    cands: list[dict[str, Any]] = [
+        {"text": t, "annotators": [w for w, _ in ws], "time": max(x for _, x in ws) or None} for t, ws in ranked
+    ]
     out = EditOutcome(field_name, original, candidates=cands, n_editors=sum(len(ws) for ws in groups.values()))
     if ranked and 2 * len(ranked[0][1]) > out.n_editors:
         out.text, out.annotators, out.time = cands[0]["text"], cands[0]["annotators"], cands[0]["time"]

@@ -299,7 +299,7 @@ def _pair_rows(path: str | Path, format: str, lang: str | None) -> Iterator[tupl
     elif format == "biaskit":
         _require(path, header, BIASKIT_REQUIRED, "biaskit")
         for i, row in rows:
-            rec: dict[str, Any] = {k: v for k, v in row.items() if k and v not in (None, "")}
+            rec = {k: v for k, v in row.items() if k and v not in (None, "")}
             for k in ("provenance", "meta"):
                 if k in rec and isinstance(rec[k], str):
                     try:

@@ -333,8 +333,8 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
     created = meta.get("created")
     if "created" in meta and not valid_date(created):
         res.add(f"'created' is {created!r}, not a date (YYYY-MM-DD).", path=f, fix=fix)
-    data_files = meta.get("data_files") if isinstance(meta.get("data_files"), dict) else {}
-    counts = meta.get("counts") if isinstance(meta.get("counts"), dict) else {}
+    data_files = meta["data_files"] if isinstance(meta.get("data_files"), dict) else {}
+    counts = meta["counts"] if isinstance(meta.get("counts"), dict) else {}
     for kind, fn in L.RECORD_FILES.items():
         rf = p / fn
         if not rf.is_file():
@@ -380,7 +380,7 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
                         path=f,
                         fix=fix,
                     )
-    rows = meta.get("rows") if isinstance(meta.get("rows"), dict) else {}
+    rows = meta["rows"] if isinstance(meta.get("rows"), dict) else {}
     for rel, n in sorted(rows.items()):
         rf = p / rel
         if not rf.is_file():
