@@ -125,7 +125,7 @@ def _task_curve(tasks: list[dict], kind, rules, tolerance: float) -> dict[str, A
     people: {q: [labels in order]}}`` with every deciding question answered by the LLM)."""
     qs = list(rules)
     max_k = max((min(len(t["people"][q]) for q in qs) for t in tasks), default=0)
-    curve = []
+    curve: list[dict[str, Any]] = []
     for k in range(0, max_k + 1):
         n_k = fired = fired_h = correct = correct_h = saved = 0
         for t in tasks:

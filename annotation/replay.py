@@ -116,6 +116,7 @@ def replay(
     from .adaptive import task_votes
 
     tasks = task_votes(df)
+    groups: list[tuple[Any, dict[str, TaskVotes]]]  # (the kind, or one question of it, its tasks)
     if unit == "task":
         groups = [(k, tasks)]
     else:

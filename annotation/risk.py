@@ -178,9 +178,9 @@ def fit_crowd(
     post_z = np.zeros((NI, Lmax))
     np.add.at(post_z, (item_idx, v_lab), 1.0)
     post_z = post_z / post_z.sum(1, keepdims=True)
-    post_easy = np.full(NI, 1.0 - start_hard)
+    post_easy: np.ndarray = np.full(NI, 1.0 - start_hard)
     joint_easy = post_z * post_easy[:, None]  # P(z, easy | votes)
-    skill = np.full(W, start_skill)
+    skill: np.ndarray = np.full(W, start_skill)
     hard = start_hard
     prior = np.zeros((len(q_names), Lmax))
     it = 0

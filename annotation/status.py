@@ -206,10 +206,11 @@ def project_status(
                 "n_items_multi",
             )
         }
+    adaptive_block: dict[str, Any] | None
     if adaptive is not None:
         from .adaptive import summarize
 
-        adaptive_block: dict[str, Any] | None = summarize(adaptive[1], adaptive[0])
+        adaptive_block = summarize(adaptive[1], adaptive[0])
         adaptive_block["agreement_note"] = ADAPTIVE_ALPHA_NOTE
     else:
         adaptive_block = None

@@ -48,7 +48,7 @@ _PUNCT = string.punctuation + "“”‘’"
 
 
 # ------------------------------------------------------------------------------------------- statistics
-def random_effects(es: Sequence[float], v: Sequence[float]) -> dict:
+def random_effects(es: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray) -> dict:
     """Combine per-sample effect sizes ``es`` with in-sample variances ``v`` (see the module docstring)."""
     from scipy.stats import norm
 
@@ -235,7 +235,9 @@ def embeddings(
 ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """Every term's contextual embeddings (``ctx``: :func:`find_contexts`) and how many contexts each has."""
     flat = [(t, c) for t, cs in ctx.items() for c in cs]
-    vecs = ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
+    vecs: np.ndarray | list = (
+        ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
+    )
     out: dict[str, list] = {t: [] for t in ctx}
     for (t, _), v in zip(flat, vecs, strict=False):
         out[t].append(v)

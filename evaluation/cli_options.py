@@ -10,7 +10,8 @@ every evaluate command prints.
 
 from __future__ import annotations
 
-from typing import Annotated
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,8 +22,12 @@ from .correlate import GROUP_MODES
 from .ilps import PREDICT
 from .options import MODEL_HELP, CatsOptions, PairsOptions
 
-GroupMode = choice_enum("GroupMode", GROUP_MODES)
-Predict = choice_enum("Predict", PREDICT)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    GroupMode = Enum
+    Predict = Enum
+else:
+    GroupMode = choice_enum("GroupMode", GROUP_MODES)
+    Predict = choice_enum("Predict", PREDICT)
 
 # ---- the options several commands share (declared once in .options) -----------------------------
 Protocol = annotated(PairsOptions, "protocol")

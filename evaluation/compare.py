@@ -187,7 +187,7 @@ def _ensemble_summary(
     kept = {it.cat_id for it in items}
     cats = [c for c in cats if c.cat_id in kept]
     report = full_report(items, tie_policy=tie_policy)
-    scores = [
+    sentence_scores = [
         SentenceScore(
             sentence_id=o.sentence_id,
             cat_id=c.cat_id,
@@ -212,7 +212,7 @@ def _ensemble_summary(
         "command": command,
     }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
-    write_cat_outputs(out / ENSEMBLE, summary, scores, cats)
+    write_cat_outputs(out / ENSEMBLE, summary, sentence_scores, cats)
     return summary
 
 

@@ -40,9 +40,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
 GROUP_MODES = ("all", "aligned")
@@ -54,7 +58,7 @@ class ResultFolder:
     model: str
     names: tuple[str, ...]
     benchmark: str
-    groups: object  # DataFrame: domain, group, metric, score, count
+    groups: pd.DataFrame  # domain, group, metric, score, count
     group_source: str
 
 

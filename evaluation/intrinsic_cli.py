@@ -19,7 +19,7 @@ _GROUPS_HELP = (
 
 
 def ceat_command(
-    model: opt.Model = ...,
+    model: opt.Model,
     corpus: list[Path] = in_path(
         ...,
         "--corpus",
@@ -75,7 +75,7 @@ def ceat_command(
 
 
 def ilps_command(
-    model: opt.Model = ...,
+    model: opt.Model,
     out: Path = out_dir(
         ..., "--out", owns=("summary.json",), help="Output folder (results.csv, groups.csv, summary.json, report.md)."
     ),

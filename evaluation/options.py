@@ -395,7 +395,7 @@ class SeatOptions(Options):
     no_cache: bool = no_cache_option()
 
 
-def served_options(scorer: str | None, base_url: str | None, concurrency: int) -> dict:
+def served_options(scorer: str, base_url: str | None, concurrency: int) -> dict:
     """The scorer options of a served scorer, or the one-line error for a misplaced base URL (named
     where the user is: ``--base-url`` / ``base_url in [stages.evaluate]``)."""
     from biaskit.errors import BiaskitError
@@ -425,9 +425,10 @@ def keywords(
         kw["models"] = [kw["models"]]
     if out_dir is not None:
         kw["out_dir"] = out_dir
+    given = scorer_options or {}
     for k in ("base_url", "concurrency"):
-        if (scorer_options or {}).get(k) is not None:
-            kw.setdefault(k, scorer_options[k])
+        if given.get(k) is not None:
+            kw.setdefault(k, given[k])
     return kw
 
 

@@ -338,6 +338,7 @@ class ServedCLMScorer(CLMScorer):
     methods = ("sum", "mean")
     units = ("token",)
     served = True  # load_scorer hands it the model name instead of loading a model
+    lm: Any  # None here: no local LoadedLM (the server tokenizes and scores)
 
     def __init__(
         self,

@@ -61,7 +61,7 @@ class PairParquetWriter:
         self.names = pair_columns(self.langs)
         self._cols: list[list] = [[] for _ in self.names]
         self._n = 0
-        self._writer = None
+        self._writer: Any = None  # a pyarrow ParquetWriter from the first batch on
         self.nbytes = 0
 
     def add(self, r: dict) -> None:

@@ -139,9 +139,9 @@ def load_history(
     items: list[tuple[str | None, Path]] = []
     for s in specs:
         s = str(s)
-        label, eq, rest = s.partition("=")
-        if eq and not Path(s).exists() and "/" not in label:
-            items.append((label, Path(rest)))
+        name, eq, rest = s.partition("=")
+        if eq and not Path(s).exists() and "/" not in name:
+            items.append((name, Path(rest)))
         else:
             items.append((None, Path(s)))
     if auto:
