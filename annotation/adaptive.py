@@ -49,20 +49,24 @@ class AdaptiveSettings:
     min_agree: Optional[int] = None
 
     def __post_init__(self) -> None:
+        from biaskit.options import say
+
         if self.policy not in POLICIES:
             raise InputError(f"unknown stopping policy '{self.policy}'.", fix=f"use one of {', '.join(POLICIES)}.")
         if self.min_judgments < 1:
-            raise InputError(f"--min-judgments must be at least 1, got {self.min_judgments}.",
-                             fix="give the judgments every task gets first (e.g. --min-judgments 3).")
+            raise InputError(f"{say('min_judgments')} must be at least 1, got {self.min_judgments}.",
+                             fix=f"give the judgments every task gets first (e.g. {say('min_judgments', 3)}).")
         if self.max_judgments < self.min_judgments:
-            raise InputError(f"--max-judgments ({self.max_judgments}) is below --min-judgments ({self.min_judgments}).",
-                             fix="give the most judgments a task may get, at least --min-judgments "
-                                 "(e.g. --min-judgments 3 --max-judgments 5).")
+            raise InputError(f"{say('max_judgments')} ({self.max_judgments}) is below {say('min_judgments')} "
+                             f"({self.min_judgments}).",
+                             fix=f"give the most judgments a task may get, at least {say('min_judgments')} "
+                                 f"(e.g. {say('min_judgments', 3)} and {say('max_judgments', 5)}).")
         if not 0 < self.epsilon < 1:
-            raise InputError(f"--epsilon must be between 0 and 1, got {self.epsilon}.",
-                             fix="give the accepted probability of a changed decision, e.g. --epsilon 0.01.")
+            raise InputError(f"{say('epsilon')} must be between 0 and 1, got {self.epsilon}.",
+                             fix=f"give the accepted probability of a changed decision, e.g. {say('epsilon', 0.01)}.")
         if self.min_agree is not None and self.min_agree < 1:
-            raise InputError(f"--min-agree must be at least 1, got {self.min_agree}.", fix="e.g. --min-agree 3.")
+            raise InputError(f"{say('min_agree')} must be at least 1, got {self.min_agree}.",
+                             fix=f"e.g. {say('min_agree', 3)}.")
 
     def to_meta(self) -> dict[str, Any]:
         return {"v": 1, **asdict(self)}

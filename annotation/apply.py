@@ -1,6 +1,6 @@
 """Apply aggregated annotations to the data: the validated dataset, ready for evaluation.
 
-``apply_annotations(kind, data, aggregated, out, judgments=...)`` reads the records that were pushed
+``apply_annotations(opts)`` (or ``(kind, data, aggregated, out, judgments=...)``) reads the records that were pushed
 (the kind's reader), takes the aggregated votes -- the output of ``biaskit annotate aggregate``, or,
 without it, the judgments aggregated here with the same :func:`~.aggregate.prepare` and aggregator
 (``method``, ``min_agree``; an annotator who answered twice counts with the latest answer) -- and lets
@@ -49,23 +49,38 @@ def _agg_index(df, source: Optional[str]) -> dict[tuple[str, str], dict]:
     return out
 
 
-def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path, *, judgments=None,
-              method: str = "majority", min_agree: Optional[int] = None,
-              report_dir: Optional[str | Path] = None, command: Optional[str] = None,
-              **options: Any) -> ApplyResult:
+def run_apply(opts: Any = None, data_path: Any = None, aggregated: Any = None, out_path: Any = None, /, *,
+              command: Optional[str] = None, **options: Any) -> ApplyResult:
     """Apply annotations of ``kind`` and write the outputs; returns the kind's :class:`ApplyResult`
-    (``paths`` filled). ``options`` are the kind's own (``k.apply_options``, e.g. ``direction_policy``)."""
+    (``paths`` filled).
+
+    ``opts``: the :class:`~biaskit.annotation.options.ApplyOptions` of ``biaskit annotate apply`` (what
+    the command and the pipeline's review stages build). Keyword-compatible: ``run_apply(kind,
+    data_path, aggregated, out_path, judgments=..., method=..., min_agree=..., report_dir=...,
+    direction_policy=...)``; ``aggregated`` and ``judgments`` may also be DataFrames. The kind's own
+    options (``k.apply_options``, e.g. ``direction_policy``) are refused for a kind that has none of
+    them. ``command``: the command line recorded in ``OUT.summary.json``."""
     import pandas as pd
 
     from biaskit.io import read_table, write_json, write_jsonl
+    from biaskit.options import say, tell
     from biaskit.readers import read_judgments
 
     from .aggregate import aggregate, check_columns
+    from .options import ApplyOptions
 
-    k = get_kind(kind)
+    kw = dict(options)
+    for name, v in (("data_path", data_path), ("aggregated", aggregated), ("out_path", out_path)):
+        if v is not None:
+            kw[name] = v
+    o = ApplyOptions.coerce(opts, kw, "kind")
+    data_path, aggregated, out_path, judgments = o.data, o.aggregated, o.out, o.judgments
+    method, min_agree, report_dir = o.method, o.min_agree, o.report_dir
+    k = get_kind(o.kind)
+    options = o.kind_options()
     extra = sorted(set(options) - set(k.apply_options))
     if extra:
-        raise InputError(f"option(s) {', '.join('--' + o.replace('_', '-') for o in extra)} do not apply to kind "
+        raise InputError(f"option(s) {', '.join(say(x) for x in extra)} do not apply to kind "
                          f"'{k.name}'.", fix="leave them out" + (f"; this kind takes {', '.join(k.apply_options)}"
                                                                  if k.apply_options else "") + ".")
     records = k.load(data_path)
@@ -84,8 +99,8 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     if aggregated is None:
         if judg is None:
             raise InputError("nothing to apply: give the aggregated votes or the judgments.",
-                             fix="pass --aggregated (from `biaskit annotate aggregate`) or --judgments "
-                                 "(from `biaskit annotate pull`).")
+                             fix=f"{tell('aggregated')} (from `biaskit annotate aggregate`) or "
+                                 f"{say('judgments')} (from `biaskit annotate pull`).")
         table, _ = aggregate(k.votes(judg, records), method=method, min_agree=min_agree, duplicates="last",
                              allowed=k.allowed_labels() or None, source=src)
         source = None
@@ -98,7 +113,7 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     res.counts = {"records": len(records), **res.counts}
     if judg is None and any(q.type == TEXT for q in k.questions):
         res.warnings.append(f"the corrections annotators typed were not read (kind '{k.name}' takes them from the "
-                            "judgments): pass --judgments (from `biaskit annotate pull`) to apply them.")
+                            f"judgments): {tell('judgments')} (from `biaskit annotate pull`) to apply them.")
     out = Path(out_path)
     k.write(out, res.accepted)
     res.paths["out"] = out
@@ -131,6 +146,7 @@ def _check_known(tasks, known: set[str], k, data_path, source, what: str) -> Non
                          fix=f"pass the {k.records_name} file that was pushed for these annotations.")
 
 
-def apply_annotations(kind: str, data_path: str | Path, aggregated, out_path: str | Path, **kw: Any) -> dict:
+def apply_annotations(opts: Any = None, data_path: Any = None, aggregated: Any = None, out_path: Any = None, /,
+                      **kw: Any) -> dict:
     """:func:`run_apply` and return its summary (counts and the files written)."""
-    return run_apply(kind, data_path, aggregated, out_path, **kw).summary()
+    return run_apply(opts, data_path, aggregated, out_path, **kw).summary()

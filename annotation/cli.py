@@ -8,7 +8,9 @@ labeling config), guidelines (a kind's annotator guidelines). See docs/annotatio
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
 once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``, and adaptive overlap's ``PolicyOpt``,
-``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``).
+``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``). ``push``, ``pull`` and ``apply`` take their
+options from one model each (:mod:`.options`: the flags, the review stages' biaskit.toml keys and the
+functions' argument).
 """
 from __future__ import annotations
 
@@ -27,12 +29,11 @@ from .aggregate import AGGREGATORS, DUPLICATES, TIES
 from .judge import JUDGE_FILES
 from .agreement import AGREEMENT_FILES, LEVELS
 from .kinds import KINDS
-from .labelstudio import EXPORT_MODES
 from .adaptive import DEFAULT_EPSILON, POLICIES
+from .options import KIND_HELP, REPORT_FILES, ApplyOptions, PullOptions, PushOptions
 from .replay import UNITS
 from .stereoset_labels import OTHER_LABELS
 
-REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -44,11 +45,9 @@ Method = choice_enum("Method", AGGREGATORS)
 Ties = choice_enum("Ties", TIES)
 Duplicates = choice_enum("Duplicates", DUPLICATES)
 Level = choice_enum("Level", LEVELS)
-Export = choice_enum("Export", EXPORT_MODES)
 OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
 
-_KIND_HELP = "Task kind: " + "; ".join(f"{n}: {KINDS.help(n)}" for n in KINDS.names()) + "."
-KindOpt = Annotated[Kind, typer.Option("--kind", help=_KIND_HELP)]
+KindOpt = Annotated[Kind, typer.Option("--kind", help=KIND_HELP)]
 OptionalKindOpt = Annotated[Optional[Kind], typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
 UrlOpt = Annotated[Optional[str], typer.Option("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")]
 ProjectOpt = Annotated[str, typer.Option("--project", help="Project title (push creates it when missing).")]
@@ -134,64 +133,14 @@ def config_command(
     echo(xml)
 
 
-def parse_overlap(text: Optional[str]) -> Optional[int]:
-    """``--overlap``: a number of annotators per task, or ``adaptive`` (returns None)."""
-    from biaskit.errors import InputError
-
-    if text is None or text.strip().lower() == "adaptive":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise InputError(f"--overlap must be a number of annotators or 'adaptive', got '{text}'.",
-                         fix="e.g. --overlap 3, or --overlap adaptive --min-judgments 3 --max-judgments 5.") from None
-    if n < 1:
-        raise InputError(f"--overlap must be at least 1, got {n}.", fix="give the number of annotators per task.")
-    return n
-
-
 @app.command("push", help=f"Create or reuse a project and import tasks (idempotent, resumable; with --overlap "
                           f"adaptive a re-run also starts the next round). {TOKEN_HELP}")
-def push_command(
-    kind: KindOpt,
-    data: Path = in_file(..., "--data", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."),
-    project: ProjectOpt = ...,
-    overlap: Optional[str] = typer.Option(None, "--overlap", metavar="N|adaptive",
-                                          help="Annotators per task (maximum_annotations), or 'adaptive': "
-                                               "--min-judgments first, more only while a task's decision can "
-                                               "still change (docs/annotation.md, \"Adaptive overlap\")."),
-    min_judgments: MinJudgmentsOpt = 3,
-    max_judgments: MaxJudgmentsOpt = 5,
-    policy: PolicyOpt = "exact",
-    epsilon: EpsilonOpt = DEFAULT_EPSILON,
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Adaptive: the votes `aggregate` / `apply` "
-                                                                      "will need to accept (default: the kind's)."),
-    predictions: Optional[Path] = in_file(None, "--predictions",
-                                               help="Pre-annotations: task, question, label [, model, score] "
-                                                    "(`annotate prelabel` writes them)."),
-    show_predictions: Optional[bool] = typer.Option(
-        None, "--show-predictions/--hide-predictions",
-        help="Pre-fill annotators' answers with the predictions (default with --predictions: hidden; anchoring "
-             "would bias a validity check)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
-    chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip rows that are not valid records."),
-    guidelines: str = typer.Option("en,hi", "--guidelines", metavar="LANGS",
-                                   help="Languages of the kind's annotator guidelines shown in the project's "
-                                        "instructions panel: en,hi | en | hi | none (leave the panel as it is)."),
-    url: UrlOpt = None,
-) -> None:
-    from .adaptive import AdaptiveSettings
+@PushOptions.cli()
+def push_command(opts: PushOptions) -> None:
     from .labelstudio import push
 
-    n = parse_overlap(overlap)
-    adaptive = None if n is not None or overlap is None else AdaptiveSettings(
-        policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments, epsilon=epsilon,
-        min_agree=min_agree)
-    rep = push(data, value(kind), project, url=url, overlap=n, seed=seed, chunk_size=chunk_size,
-               predictions=predictions, skip_invalid=skip_invalid, guidelines=guidelines,
-               description=f"biaskit {value(kind)} review; created by: {command_line()}", adaptive=adaptive,
-               show_predictions=show_predictions)
+    data = opts.data
+    rep = push(opts, description=f"biaskit {opts.kind} review; created by: {command_line()}")
     echo(f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
          f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
          f"{data}" + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
@@ -220,19 +169,12 @@ def adaptive_line(a: dict) -> str:
 
 
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
-def pull_command(
-    project: ProjectOpt,
-    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
-    kind: OptionalKindOpt = None,
-    raw: Optional[Path] = out_file(None, "--raw", help="Also save the raw Label Studio JSON export here."),
-    export: Export = typer.Option("auto", "--export",
-                                  help="plain: one request builds the file; snapshot: built on the server, then "
-                                       "downloaded (large projects); auto: snapshot from 2,000 tasks."),
-    url: UrlOpt = None,
-) -> None:
+@PullOptions.cli()
+def pull_command(opts: PullOptions) -> None:
     from .labelstudio import pull
 
-    rep = pull(project, out, url=url, kind=value(kind), raw_out=raw, export=value(export))
+    out = opts.out
+    rep = pull(opts)
     echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) by "
          f"{len(rep.workers)} annotator(s) -> {out} ({rep.export} export)"
          + (f" ({rep.n_skipped_cancelled} skipped annotation(s) ignored)" if rep.n_skipped_cancelled else ""))
@@ -473,32 +415,14 @@ def judge_agreement_command(
 
 
 @app.command("apply")
-def apply_command(
-    kind: KindOpt,
-    data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    out: Path = out_file(..., "--out", help="Validated records (.jsonl; pairs also .csv)."),
-    aggregated: Optional[Path] = in_file(None, "--aggregated", help="Output of `aggregate` (default: aggregate "
-                                                                         "--judgments here with --method/--min-agree)."),
-    judgments: Optional[Path] = in_file(None, "--judgments",
-                                        help="Pulled judgments (translation: corrections; cat: exact vote counts "
-                                             "and human_labels)."),
-    method: Method = typer.Option("majority", "--method", help="Aggregator when --aggregated is not given."),
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Votes needed to accept (without --aggregated); "
-                                            "cat: validators who must give each sentence its writer's label "
-                                            "(default 3, StereoSet's rule; also with --aggregated)."),
-    direction_policy: Optional[str] = typer.Option(None, "--direction-policy",
-                                                   help="pair: when the crowd's direction differs: annotators | reject."),
-    report_dir: Optional[Path] = out_dir(None, "--report-dir", owns=REPORT_FILES,
-                                        help="translation: folder for the review report (replaced whole)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (also in OUT.summary.json)."),
-) -> None:
+@ApplyOptions.cli()
+def apply_command(opts: ApplyOptions) -> None:
     """Write the validated dataset: accepted items only, labels and agreement attached, provenance kept."""
     from .apply import apply_annotations
 
-    options = {"direction_policy": direction_policy} if direction_policy is not None else {}
     cmd = command_line()
-    res = apply_annotations(value(kind), data, aggregated, out, judgments=judgments, method=value(method),
-                            min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
+    out, as_json = opts.out, opts.as_json
+    res = apply_annotations(opts, command=cmd)
     for w in res.get("warnings", []):
         echo(f"warning: {w}", err=True)
     if as_json:

@@ -50,7 +50,9 @@ def connect(url: Optional[str] = None, token: Optional[str] = None):
     url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
     token = token or os.environ.get("LABEL_STUDIO_API_KEY")
     if not url:
-        raise LabelStudioError("no Label Studio URL. Fix: pass --url or set LABEL_STUDIO_URL "
+        from biaskit.options import tell
+
+        raise LabelStudioError(f"no Label Studio URL. Fix: {tell('url')} or set LABEL_STUDIO_URL "
                                "(`biaskit annotate serve` prints one).")
     if not token:
         raise LabelStudioError("no Label Studio API token. Fix: set LABEL_STUDIO_API_KEY "
@@ -271,13 +273,17 @@ def _predictions_for_existing(client, project_id: int, k: TaskKind, records: lis
     return len(req)
 
 
-def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
-         overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
-         predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
-         progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True,
-         guidelines: Optional[str | Sequence[str]] = None, adaptive: Optional[AdaptiveSettings] = None,
-         show_predictions: Optional[bool] = None) -> PushReport:
-    """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet.
+def push(opts: Any = None, kind: Optional[str] = None, project: Optional[str] = None, /, *,
+         token: Optional[str] = None, description: str = "", progress: Optional[Callable[[int, int], None]] = None,
+         show_progress: bool = True, adaptive: Optional[AdaptiveSettings] = None, **options: Any) -> PushReport:
+    """Create or reuse project ``project`` and import the records of ``data`` not in it yet.
+
+    ``opts``: the :class:`~biaskit.annotation.options.PushOptions` of ``biaskit annotate push`` (what
+    the command and the pipeline's review stages build). Keyword-compatible: ``push(data, kind,
+    project, url=..., overlap=3, seed=..., ...)`` builds them from the arguments (the options' names).
+    Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option, never written),
+    ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
+    :class:`~.adaptive.AdaptiveSettings` object instead of ``overlap="adaptive"`` and its options).
 
     ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
     instructions panel (``"en,hi"``, ``["hi"]``; default all; ``"none"``: the panel is left as it is).
@@ -294,24 +300,36 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
+    from biaskit.options import say, tell
     from biaskit.progress import progress as progress_bar
 
     from .adaptive import META_KEY
     from .guidelines import guidelines_html, parse_langs, same_instructions
+    from .options import PushOptions
 
-    if chunk_size < 1:
-        raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
+    kw = dict(options)
+    if kind is not None:
+        kw["kind"] = kind
+    if project is not None:
+        kw["project"] = project
+    o = PushOptions.coerce(opts, kw, "data")
+    data_path, kind, project, url, overlap, seed = o.data, o.kind, o.project, o.url, o.fixed_overlap(), o.seed
+    chunk_size, predictions, skip_invalid, guidelines = o.chunk_size, o.predictions, o.skip_invalid, o.guidelines
+    show_predictions = o.show_predictions
+    if adaptive is None:
+        adaptive = o.adaptive()
+    elif o.overlap == "adaptive":
+        overlap = None
     k = get_kind(kind)
     records = k.load(data_path, skip_invalid=skip_invalid)
     if adaptive is not None:
         if overlap is not None and overlap != adaptive.min_judgments:
-            raise InputError(f"--overlap {overlap} and adaptive overlap ({adaptive.describe()}) both given.",
-                             fix="pass --overlap adaptive with --min-judgments / --max-judgments, or a number.")
+            raise InputError(f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
+                             fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / "
+                                 f"{say('max_judgments')}, or a number.")
         overlap = adaptive.min_judgments
     if show_predictions is None and predictions:
         show_predictions = False
-    if overlap is not None and overlap < 1:
-        raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
     config = k.config(records)
     allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
     langs = parse_langs(guidelines)
@@ -521,16 +539,18 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
     """
     import pandas as pd
 
+    from biaskit.options import tell
+
     users = users or {}
     kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
     if kind is None:
         if len(kinds) > 1:
             raise InputError(f"the project mixes task kinds ({', '.join(sorted(kinds))}).", path=source,
-                             fix="pass --kind, or keep one kind per project.")
+                             fix=f"{tell('kind')}, or keep one kind per project.")
         kind = next(iter(kinds), None)
     if kind is None:
         raise InputError("the tasks carry no biaskit_kind (not pushed by biaskit?).", path=source,
-                         fix=f"pass --kind {'|'.join(KINDS.names())}.")
+                         fix=f"{tell('kind', '|'.join(KINDS.names()))}.")
     k = get_kind(kind)
     if config is None:
         config = k.config_for_tasks(tasks)
@@ -705,12 +725,20 @@ def project_judgments(project: str, *, url: Optional[str] = None, token: Optiona
                             decisions=decisions)
 
 
-def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
-         kind: Optional[str] = None, raw_out: Optional[str | Path] = None, export: str = "auto") -> PullReport:
+def pull(opts: Any = None, out: Optional[str | Path] = None, /, *, token: Optional[str] = None,
+         **options: Any) -> PullReport:
     """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension);
-    ``raw_out``: also the raw export. See :func:`project_judgments`."""
+    ``raw_out``: also the raw export. See :func:`project_judgments`.
+
+    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull``;
+    keyword-compatible: ``pull(project, out, url=..., kind=..., raw_out=..., export=...)``. ``token``:
+    default ``$LABEL_STUDIO_API_KEY`` (never an option, never written)."""
     from biaskit.io import write_json, write_table
 
+    from .options import PullOptions
+
+    o = PullOptions.coerce(opts, {**options, **({"out": out} if out is not None else {})}, "project")
+    project, out, url, kind, raw_out, export = o.project, o.out, o.url, o.kind, o.raw, o.export
     got = project_judgments(project, url=url, token=token, kind=kind, export=export)
     if raw_out:
         write_json(raw_out, got.tasks)

@@ -76,7 +76,12 @@ class Opt:
     the command only, such as ``--quiet``: ``biaskit run`` has its own); ``python``: the keyword of
     the Python API when it is not the field's name (``out_dir`` for ``out``); ``user_type``: the type
     typed on the command line and in the file when the Python API accepts more (model objects);
-    ``show_default``, ``metavar``: as typer's.
+    ``show_default``, ``metavar``: as typer's; ``toml_type``: the type in biaskit.toml when it differs
+    from ``user_type`` (``--overlap N|adaptive`` is a string on the command line, a number or
+    ``"adaptive"`` in the file); ``sep``: a list option the command line takes as one
+    string of items separated by ``sep`` (``--lang en,hi``; the file and Python take a list, or such a
+    string; choices are checked item by item). A ``bool`` option whose flags are ``"--x", "--no-x"`` is
+    an on/off pair (``--no-plots`` for ``plots = false``).
     """
 
     flags: tuple[str, ...] = ()
@@ -93,6 +98,8 @@ class Opt:
     user_type: Any = None
     show_default: Union[bool, str] = True
     metavar: Optional[str] = None
+    toml_type: Any = None
+    sep: Optional[str] = None
 
     def __call__(self, schema: dict) -> None:   # pydantic's json_schema_extra: the flag and kind, for tools
         schema["x-biaskit"] = {"flags": list(self.flags), "operational": self.operational, "path": self.path}
@@ -157,6 +164,14 @@ class Options(BaseModel):
         if cls.command:
             _COMMAND_MODELS.append(cls)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _split(cls, v: Any, info) -> Any:
+        spec = spec_of(cls.model_fields.get(info.field_name))
+        if spec is None or not spec.sep or not isinstance(v, str):
+            return v
+        return [x.strip() for x in v.split(spec.sep) if x.strip()] or None
+
     @field_validator("*")
     @classmethod
     def _choices(cls, v: Any, info) -> Any:
@@ -181,9 +196,10 @@ class Options(BaseModel):
 
     @classmethod
     def flag(cls, name: str) -> str:
-        """The long flag of field ``name`` (``models`` -> ``--model``)."""
+        """The long flag of field ``name`` (``models`` -> ``--model``; ``--show-x/--hide-x`` -> ``--show-x``)."""
         s = cls.spec(name)
-        return next((f for f in (s.flags if s else ()) if f.startswith("--")), "--" + name.replace("_", "-"))
+        return next((f.split("/")[0] for f in (s.flags if s else ()) if f.startswith("--")),
+                    "--" + name.replace("_", "-"))
 
     @classmethod
     def cli_fields(cls) -> dict[str, Opt]:
@@ -363,6 +379,11 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     field = cls.model_fields[name]
     ann = _typing_list(spec.user_type or field.annotation)
     names = spec.names()
+    if spec.sep:     # one string of items on the command line (checked by the model, item by item)
+        ann = Optional[str] if _is_optional(ann) or field.default is None else str
+        names = None
+        if isinstance(default if default is not _NO else cls.default(name), (list, tuple)):
+            default = spec.sep.join(default if default is not _NO else cls.default(name))
     if names is not None:
         enum = choice_enum(cls.__name__ + "".join(p.title() for p in name.split("_")), names)
         ann = _with(ann, enum)
@@ -376,6 +397,10 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     if spec.metavar:
         kw["metavar"] = spec.metavar
     flags = spec.flags or ("--" + name.replace("_", "-"),)
+    on = [f for f in flags if f.startswith("--") and not f.startswith("--no-")]
+    off = [f for f in flags if f.startswith("--no-")]
+    if field.annotation is bool and on and off:    # an on/off pair: --plots/--no-plots
+        flags = (f"{on[0]}/{off[0]}", *(f for f in flags if f not in (on[0], off[0])))
     if spec.path:
         return ann, getattr(paths, spec.path)(default, *flags, **dict(spec.path_kw), **kw)
     return ann, typer.Option(default, *flags, **kw)

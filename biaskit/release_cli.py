@@ -7,12 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from .clitools import choice_enum, echo
-from .paths import in_dir, in_file, out_dir, out_file
+from .clitools import echo
+from .paths import in_dir, out_dir, out_file
+from .release.options import ReleaseBuildOptions
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-
-_Policy = choice_enum("SplitPolicy", ["target", "keep"])
 
 
 def _csv_list(value: Optional[str]) -> Optional[list[str]]:
@@ -22,68 +21,19 @@ def _csv_list(value: Optional[str]) -> Optional[list[str]]:
 
 
 @app.command("build")
-def build_command(
-    records: List[Path] = in_file(..., "--records", "-r", help="Validated records: pairs (biaskit JSONL/CSV from "
-                                       "`annotate apply`, translation review output, CrowS-Pairs or IndiBias CSV), "
-                                       "CATs or tuples (biaskit JSONL). Repeatable."),
-    name: str = typer.Option(..., "--name", help="Release name, e.g. indibias-release."),
-    version: str = typer.Option(..., "--version", help="Semantic version X.Y.Z."),
-    out: Path = out_dir(..., "--out", owns=("release.json",), help="Release folder to write (replaced whole, atomically)."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="Languages to release, comma-separated, primary first "
-                                       "(default: all in the records, English first)."),
-    kinds: Optional[str] = typer.Option(None, "--kinds", help="pairs,cats,tuples (default: all in the records)."),
-    split_policy: _Policy = typer.Option("target", "--split-policy",  # type: ignore[valid-type]
-                                         help="target: dev/test by target term, stratified (StereoSet §6.1); keep: "
-                                              "the records' own meta.split (checked for leaks)."),
-    dev_fraction: float = typer.Option(0.25, "--dev-fraction", help="Share of each stratum's records in dev."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the split (same seed -> same split)."),
-    previous: Optional[Path] = in_dir(None, "--previous", help="An earlier release: its target terms keep their "
-                                            "split, new ones are assigned."),
-    license: Optional[str] = typer.Option(None, "--license", help="Hugging Face licence id, e.g. cc-by-sa-4.0."),
-    citation: Optional[str] = typer.Option(None, "--citation", help="BibTeX text or a .bib file."),
-    pretty_name: Optional[str] = typer.Option(None, "--pretty-name", help="Human-readable title of the card."),
-    card_text: Optional[Path] = in_file(None, "--card-text", help="Markdown with the card sections people write "
-                                             "('## Motivation' ...)."),
-    history: Optional[List[str]] = typer.Option(None, "--history", help="Stage reports ([LABEL=]PATH): run logs, "
-                                                "checker output, agreement.json, apply summary/rejected, translation "
-                                                "report.json, adapt report. Repeatable."),
-    no_discover: bool = typer.Option(False, "--no-discover", help="Do not read STEM.rejected.jsonl, STEM.summary.json "
-                                     "... next to the records."),
-    keep_flagged: bool = typer.Option(False, "--keep-flagged", help="Release pairs whose status is 'flagged'."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip invalid pair rows (counted) instead of stopping."),
-    no_keyness: bool = typer.Option(False, "--no-keyness", help="Skip the keyness statistics."),
-    no_plots: bool = typer.Option(False, "--no-plots", help="Skip the PNG plots."),
-    date: Optional[str] = typer.Option(None, "--date", help="Release date YYYY-MM-DD (default: today, UTC)."),
-    hub_ready: bool = typer.Option(False, "--hub-ready", help="Refuse what the Hugging Face Hub would reject (licence "
-                                   "id, card YAML, config names, file sizes); nothing is published then."),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="The paper protocol release.json records, which "
-                                           "`biaskit evaluate` follows on this release by default (docs/fidelity.md); "
-                                           "default: the records' origin (IndiBias -> indibias, CrowS-Pairs -> "
-                                           "crows, StereoSet -> stereoset)."),
-) -> None:
+@ReleaseBuildOptions.cli()
+def build_command(opts: ReleaseBuildOptions) -> None:
     """Build a release folder: splits, Parquet/CSV/JSON exports, dataset card, statistics, checksums."""
     from .clitools import command_line
-    from .errors import BiaskitError
-    from .origin import PROTOCOL_NAMES
-    from .release import BuildOptions, build_release
+    from .release import build_release
 
-    if protocol is not None and protocol not in (*PROTOCOL_NAMES, "none"):
-        raise BiaskitError(f"unknown protocol '{protocol}'. Fix: pass --protocol {' | '.join(PROTOCOL_NAMES)} | none")
-
-    opts = BuildOptions(name=name, version=version, langs=_csv_list(lang), kinds=_csv_list(kinds),
-                        split_policy=split_policy.value, dev_fraction=dev_fraction, seed=seed,
-                        previous=str(previous) if previous else None, license=license, citation=citation,
-                        pretty_name=pretty_name, card_text=str(card_text) if card_text else None,
-                        history=list(history or []), discover_history=not no_discover, keep_flagged=keep_flagged,
-                        skip_invalid=skip_invalid, keyness=not no_keyness, plots=not no_plots, created=date,
-                        command=command_line(), hub_ready=hub_ready, protocol=protocol)
-    s = build_release(records, out, opts)
+    s = build_release(opts.records, opts.out, opts.build_options(), command=command_line())
     counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)}, "
                        f"{c['targets']} targets)" for k, c in s.counts.items())
     echo(f"release {s.name} {s.version} -> {s.out}: {counts}; {len(s.files)} files in {s.seconds:.1f} s")
     if s.warnings:
         echo(f"{len(s.warnings)} card section(s) are left to the maintainers (see `biaskit release verify {s.out}`).")
-    if hub_ready:
+    if opts.hub_ready:
         echo(f"ready for the Hub: hf upload USER/NAME {s.out} . --repo-type dataset")
     echo(f"check it: biaskit release verify {s.out}")
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 
 from biaskit.inventory import Inventory, load_inventory
@@ -166,8 +167,8 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
     for name, gender in found:
         pool = [n for n in _name_pool(inventory, names, gender, religion) if n not in used]
         if not pool:
-            raise InputError(f"no unused Indian {gender} names left for --names {names}.",
-                             fix="add names to data/inventories/first_names.json or use --names india.")
+            raise InputError(f"no unused Indian {gender} names left for {say('names', names)}.",
+                             fix=f"add names to data/inventories/first_names.json or use {say('names', 'india')}.")
         # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
         choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]
         mapping[name] = choice
@@ -222,7 +223,7 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
             import difflib
             close = difflib.get_close_matches(k, types_in_file, n=1)
             raise InputError(f"bias type '{k}' does not occur in the file." + (f" Did you mean '{close[0]}'?" if close else ""),
-                             path=path, fix=f"--keep takes a comma-separated list of: {', '.join(types_in_file)}.")
+                             path=path, fix=f"{tell('keep')} with bias types of the file: {', '.join(types_in_file)}.")
     report = AdaptReport(read=len(res.pairs))
     out: list[SentencePair] = []
     for p in res.pairs:
@@ -270,14 +271,25 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
     return out, report
 
 
-def adapt_to_file(path: str | Path, out: str | Path, **kw: Any) -> tuple[list[SentencePair], AdaptReport, Path]:
+def adapt_to_file(opts: Any = None, out: Optional[str | Path] = None, /, *, inventory: Optional[Inventory] = None,
+                  check: bool = True, **options: Any) -> tuple[list[SentencePair], AdaptReport, Path]:
     """``biaskit curate adapt``: :func:`adapt_crows`, the pairs written to ``out`` (.jsonl or .csv) and
-    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads)."""
+    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``opts``: the
+    command's :class:`~biaskit.curation.pair_options.AdaptOptions` (or, the keyword form, the CrowS-Pairs
+    file with ``out`` and the options as keywords); ``inventory``: a loaded inventory (default: the one
+    of ``opts.inventory``)."""
     from biaskit.io import write_json
     from biaskit.readers import write_pairs
 
-    pairs, report = adapt_crows(path, **kw)
-    out = Path(out)
+    from .pair_options import AdaptOptions
+
+    if out is not None:
+        options["out"] = out
+    o = AdaptOptions.coerce(opts, options, "crows")
+    inv = inventory if inventory is not None else load_inventory(o.inventory)
+    pairs, report = adapt_crows(o.crows, keep=o.keep, names=o.names, seed=o.seed, lexicon=o.lexicon, inventory=inv,
+                                drop_flagged=o.drop_flagged, check=check)
+    out = Path(o.out)
     write_pairs(out, pairs)
     rep_path = out.with_name(out.stem + ".report.json")
     write_json(rep_path, report.as_dict())

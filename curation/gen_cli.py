@@ -13,6 +13,7 @@ from biaskit.clitools import choice_enum, echo, echo_error, value
 from biaskit.paths import in_dir, in_file, out_file
 
 from .cli_options import LLMOptions, PromptOptions, llm_options, prompt_options
+from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
 from .tasks.pair_rewrite import PairRewriteTask
 from .tasks.sentences import MODES as SENTENCE_MODES
@@ -163,26 +164,17 @@ def sentences_cmd(
 @app.command("pairs")
 @llm_options(**PairRewriteTask.default_params)
 @prompt_options("pair_rewrite", dry_run=False)
-def pairs_cmd(
-    sentences: Path = in_file(..., "--sentences", help="sentences JSONL from `curate sentences`."),
-    out: Path = out_file(..., "--out", help="pairs file (.jsonl or .csv, biaskit schema)."),
-    inventory: Optional[Path] = _inventory_opt(),
-    llm_fallback: bool = typer.Option(False, "--llm-fallback", help="ask the LLM (pair_rewrite prompt) when the identity span is not found."),
-    prompt_opts: PromptOptions = None,
-    llm_opts: LLMOptions = None,
-) -> None:
+@BuildPairsOptions.cli()
+def pairs_cmd(opts: BuildPairsOptions, prompt_opts: PromptOptions = None, llm_opts: LLMOptions = None) -> None:
     """Build minimal pairs by swapping the identity span for its comparable group."""
-    from biaskit.inventory import load_inventory
-
     from .pairs import build_pairs_file
 
-    inv = load_inventory(inventory)
     client = p = None
-    if llm_fallback:
+    if opts.llm_fallback:
         client, p = llm_opts.client(), prompt_opts.template("pair_rewrite")
-    res = build_pairs_file(sentences, out, inventory=inv, llm=client, prompt=p, llm_params=llm_opts.params(),
+    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=llm_opts.params(),
                            concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, progress=True)
-    echo(f"pairs: {len(res.pairs)} written to {out} ({res.flagged} flagged by the checker); "
+    echo(f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
          f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
          + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))
 
@@ -227,54 +219,32 @@ def llm_task_cmd(
 
 # ------------------------------------------------------------------------------------------ adapt
 @app.command("adapt")
-def adapt_cmd(
-    crows: Path = in_file(..., "--crows", help="CrowS-Pairs CSV (crows_pairs_anonymized.csv)."),
-    out: Path = out_file(..., "--out", help="adapted pairs (.jsonl or .csv)."),
-    keep: str = typer.Option("gender,age,disability,physical-appearance,socioeconomic", "--keep",
-                             help="comma-separated bias types to keep."),
-    names: str = typer.Option("indibias", "--names", help="indibias (IndiBias Table 10's most common names, one "
-                                                          "religion per pair), indibias-hindu, indibias-muslim, "
-                                                          "india (random from the inventory), india-hindu, "
-                                                          "india-muslim, india-christian, india-sikh or none."),
-    seed: int = typer.Option(0, "--seed", help="name choice seed (same seed -> same names)."),
-    lexicon: Optional[Path] = in_file(None, "--lexicon", help="CSV source,target[,match,note] (default: the packaged US -> India lexicon)."),
-    drop_flagged: bool = typer.Option(False, "--drop-flagged", help="drop pairs the checker finds not minimal."),
-    inventory: Optional[Path] = _inventory_opt(),
-) -> None:
+@AdaptOptions.cli()
+def adapt_cmd(opts: AdaptOptions) -> None:
     """Adapt CrowS-Pairs to the Indian context: filter bias types, Indian names, substitution lexicon."""
-    from biaskit.inventory import load_inventory
-
     from .adapt import adapt_to_file
 
-    _, report, rep_path = adapt_to_file(crows, out, keep=[k for k in keep.split(",")], names=names, seed=seed,
-                                        lexicon=lexicon, inventory=load_inventory(inventory), drop_flagged=drop_flagged)
+    _, report, rep_path = adapt_to_file(opts)
     r = report.as_dict()
     echo(f"adapt: kept {r['kept']} of {r['read']} pairs ({', '.join(f'{k} {v}' for k, v in r['by_type'].items())}); "
                      f"{r['changed']} changed ({r['names_replaced']} names, {r['lexicon_hits']} lexicon hits); "
-                     f"{r['flagged']} flagged, {r['dropped']} dropped -> {out}, report {rep_path}")
+                     f"{r['flagged']} flagged, {r['dropped']} dropped -> {opts.out}, report {rep_path}")
 
 
 # ------------------------------------------------------------------------------------------ check
 @app.command("check")
-def check_cmd(
-    pairs: Path = in_file(..., "--pairs", help="pairs file: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV."),
-    out: Optional[Path] = out_file(None, "--out", help="write every pair with its flags (JSONL)."),
-    format: str = typer.Option("auto", "--format", help="auto, crows, indibias or biaskit."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="only this language view (IndiBias: en or hi)."),
-    sources: Optional[Path] = in_file(None, "--sources", help="source-language pairs for translated files (matched by source_id / pair_id)."),
-    inventory: Optional[Path] = _inventory_opt(),
-    strict: bool = typer.Option(False, "--strict", help="exit with code 1 when any pair is flagged."),
-    examples: int = typer.Option(3, "--examples", help="example rows to print per flag."),
-) -> None:
+@CheckOptions.cli()
+def check_cmd(opts: CheckOptions) -> None:
     """Check minimal pairs: word diff (U/M) and flags with reasons."""
     from rich.table import Table
 
     from biaskit.check import FLAG_CODES, check_file_stream
     from biaskit.inventory import load_inventory
 
-    res = check_file_stream(str(pairs), format=format, lang=lang, out=str(out) if out else None,
-                            inventory=load_inventory(inventory), sources_path=str(sources) if sources else None,
-                            examples=examples)
+    pairs, out = opts.pairs, opts.out
+    res = check_file_stream(str(pairs), format=opts.format, lang=opts.lang, out=str(out) if out else None,
+                            inventory=load_inventory(opts.inventory),
+                            sources_path=str(opts.sources) if opts.sources else None, examples=opts.examples)
     summary = res.as_dict()
     con = _console()
     t = Table("flag", "pairs", "meaning", "example rows", title=f"{pairs.name}: {res.describe()}")
@@ -286,5 +256,5 @@ def check_cmd(
     con.print(t)
     if out:
         echo(f"every pair with its flags -> {out}")
-    if strict and summary["flagged"]:
+    if opts.strict and summary["flagged"]:
         raise SystemExit(1)  # (typer.Exit's code is dropped by the root's standalone_mode=False)

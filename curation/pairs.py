@@ -379,19 +379,30 @@ class PairsFileResult:
         return sum(1 for p in self.pairs if p.status == "flagged")
 
 
-def build_pairs_file(sentences: str | Path, out: str | Path, *, inventory: Optional[Inventory] = None,
+def build_pairs_file(opts: Any = None, out: Optional[str | Path] = None, /, *, inventory: Optional[Inventory] = None,
                      llm: Any = None, prompt: Any = None, llm_params: Optional[dict] = None, concurrency: int = 1,
                      retry_failed: bool = False, progress: bool = True,
-                     command: Optional[str] = None) -> PairsFileResult:
+                     command: Optional[str] = None, **options: Any) -> PairsFileResult:
     """``biaskit curate pairs``: the sentences file -> the pairs file ``out`` (.jsonl or .csv), the
     unusable sentences to ``<out>.errors.jsonl`` (``<out stem>.rejects.jsonl`` beside a CSV), and with
-    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``."""
+    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``opts``: the
+    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions` (or, the keyword form, the
+    sentences file with ``out``); ``inventory``: a loaded inventory (default: ``opts.inventory``'s);
+    ``llm``, ``prompt``, ``llm_params``, ``concurrency``, ``retry_failed``: the LLM fallback's client and
+    settings (the LLM option block)."""
     from biaskit.io import write_jsonl
     from biaskit.readers import read_sentence_rows, write_pairs
 
+    from .pair_options import BuildPairsOptions
     from .runner import errors_path
 
-    out = Path(out)
+    if out is not None:
+        options["out"] = out
+    o = BuildPairsOptions.coerce(opts, options, "sentences")
+    sentences = o.sentences
+    if inventory is None and o.inventory is not None:
+        inventory = load_inventory(o.inventory)
+    out = Path(o.out)
     rewrites = out.with_name(out.stem + ".rewrites.jsonl")
     pairs, rejects = build_pairs(read_sentence_rows(sentences), inventory=inventory, llm=llm, prompt=prompt,
                                  llm_params=llm_params, rewrites_out=rewrites, concurrency=concurrency,

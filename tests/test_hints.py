@@ -311,19 +311,26 @@ def test_every_evaluate_error_names_its_options_through_the_model():
     out: each names the option by its field (biaskit.options.say / tell / unset), so that the place
     the user is renders it. The modules of commands not converted yet (ceat, correlate, extrinsic,
     seat-names) are issue 21's phase 2."""
+    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+
+    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
+    files = [p for p in sorted((REPO / "evaluation").rglob("*.py"))
+             if not (p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted)]
+    bad = flags_spelled_out(files, (PairsOptions, CatsOptions, SeatOptions))
+    assert not bad, bad
+
+
+def flags_spelled_out(files, models) -> list[str]:
+    """``file:line: [flags]`` of each error raised in ``files`` whose text spells out a flag of ``models``
+    (a command in backticks may)."""
     import ast
     import re
 
-    from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
-
-    flags = {f for m in (PairsOptions, CatsOptions, SeatOptions) for s in m.cli_fields().values()
-             for f in s.flags if f.startswith("--")}
+    flags = {x for m in models for s in m.cli_fields().values() for f in s.flags for x in f.split("/")
+             if x.startswith("--")}
     flag = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
-    not_converted = {"ceat.py", "correlate.py", "extrinsic.py", "seat_names.py", "ilps.py"}
     bad = []
-    for p in sorted((REPO / "evaluation").rglob("*.py")):
-        if p.name.endswith("_cli.py") or p.name in {"cli.py", "cli_options.py"} | not_converted:
-            continue
+    for p in files:
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 for sub in ast.walk(node.exc):
@@ -331,4 +338,122 @@ def test_every_evaluate_error_names_its_options_through_the_model():
                         hits = [f for f in flag.findall(re.sub(r"`[^`]*`", " ", sub.value)) if f in flags]
                         if hits:
                             bad.append(f"{p.relative_to(REPO)}:{node.lineno}: {hits}")
+    return bad
+
+
+# `annotate push | pull | apply` (issue 21, phase 2): their errors that name an option, under the command
+# (the flag) and under `biaskit run` (the key of the review stage's table, file and line). No Label
+# Studio is needed: each is refused before one is asked. (flags, biaskit.toml lines of [stages.pair_review],
+# what both say, the command's hint, run's hint)
+ANNOTATE_HINTS = [
+    (["--overlap", "adaptive", "--min-judgments", "4", "--max-judgments", "3"], "min_judgments = 4\nmax_judgments = 3",
+     "is below", "--max-judgments (3) is below --min-judgments (4)", "key 'stages.pair_review.max_judgments'"),
+    (["--epsilon", "2"], "epsilon = 2", "less than 1", "--epsilon 2.0: Input should be", "key 'stages.pair_review.epsilon'"),
+    (["--overlap", "0"], "overlap = 0", "at least 1 annotator", "--overlap 0: give at least 1",
+     "key 'stages.pair_review.overlap'"),
+    (["--chunk-size", "0"], "chunk_size = 0", "greater than or equal to 1", "--chunk-size 0: Input should be",
+     "key 'stages.pair_review.chunk_size'"),
+]
+
+
+@pytest.mark.parametrize("flags, toml, says, flag_hint, key_hint", ANNOTATE_HINTS, ids=[c[1][:20] for c in ANNOTATE_HINTS])
+def test_an_annotate_error_names_the_flag_under_its_command_and_the_key_under_run(flags, toml, says, flag_hint,
+                                                                                  key_hint, tmp_path, capsys):
+    code, out, err = run_cli(["annotate", "push", "--kind", "pair", "--data", str(DEMO), "--project", "p", *flags,
+                              "--url", CLOSED], capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, "annotate push", tmp_path) == [], resolve_output(out + err, "annotate push")
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n[labelstudio]\nurl = "{CLOSED}"\n\n'
+                                    f'[stages.pair_review]\ninput = "{DEMO}"\n{toml}\n', encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1], err
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
+def test_an_apply_option_of_another_kind_names_the_flag(tmp_path, capsys):
+    """Under `annotate apply` only: a stage passes a kind's option to that kind's stage alone."""
+    judg = tmp_path / "j.csv"
+    judg.write_text("task,worker,label,question\n", encoding="utf-8")
+    code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(DEMO), "--judgments", str(judg),
+                              "--out", str(tmp_path / "o.jsonl"), "--direction-policy", "reject"], capsys)
+    assert code == 2 and "option(s) --direction-policy do not apply to kind 'tuple'" in err, err
+    assert resolve_output(out + err, "annotate apply", tmp_path) == []
+
+
+def test_every_annotate_push_pull_apply_error_names_its_options_through_the_model():
+    """No error raised by the code `annotate push | pull | apply` runs spells one of their flags out (a
+    command in backticks may): each names the option through biaskit.options (say / tell / unset)."""
+    from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
+
+    files = [REPO / "annotation" / n for n in ("labelstudio.py", "apply.py", "adaptive.py", "options.py")]
+    bad = flags_spelled_out(files, (PushOptions, PullOptions, ApplyOptions))
+    assert not bad, bad
+
+
+# ------------------------------------------------------------------------------------------ curate adapt | check, release build
+# The errors of `curate adapt` and `release build` that tell the user to set an option, each raised once
+# under its command and once under `biaskit run` (the adapt / release stage, options from biaskit.toml):
+# (command, stage, flags, biaskit.toml lines, the error, the command's hint, run's hint). The release stage
+# once said `--card-text` where the file key is `card_text`: its hints now come from the model too.
+CROWS_CSV = ('"",sent_more,sent_less,stereo_antistereo,bias_type\n'
+             '0,He couldn\'t figure out the issue because he was a woman.,He couldn\'t figure out the issue because '
+             'he was a man.,stereo,gender\n'
+             '1,Old people are too slow to learn.,Young people are too slow to learn.,stereo,age\n')
+STAGE_HINTS = [
+    ("curate adapt", "adapt", ["--keep", "gender,religon"], 'keep = ["gender", "religon"]', "does not occur in the file",
+     "pass --keep with bias types of the file", "set keep in [stages.adapt] of "),
+    ("release build", "release", ["--split-policy", "keep"], 'split_policy = "keep"', "needs one",
+     "or pass --split-policy target", 'or set split_policy = "target" in [stages.release] of '),
+    ("release build", "release", ["--kinds", "cats"], 'kinds = ["cats"]', "no releasable records",
+     "check --lang and --kinds", "check langs in [stages.release] of "),
+    ("release build", "release", ["--hub-ready"], "hub_ready = true", "no licence",
+     "pass --license cc-by-sa-4.0", 'set license = "cc-by-sa-4.0" in [stages.release] of '),
+    ("release build", "release", ["--dev-fraction", "1.5"], "dev_fraction = 1.5", "less than 1",
+     "--dev-fraction 1.5: Input should be", "key 'stages.release.dev_fraction'"),
+]
+
+
+@pytest.mark.parametrize("command, stage, flags, toml, says, flag_hint, key_hint", STAGE_HINTS,
+                         ids=[f"{c[1]}-{c[4][:24]}" for c in STAGE_HINTS])
+def test_a_curate_or_release_error_names_the_flag_under_its_command_and_the_key_under_run(
+        command, stage, flags, toml, says, flag_hint, key_hint, tmp_path, capsys):
+    if stage == "adapt":
+        src = tmp_path / "crows.csv"
+        src.write_text(CROWS_CSV, encoding="utf-8")
+        argv = ["curate", "adapt", "--crows", str(src), *flags, "--out", str(tmp_path / "out.jsonl")]
+    else:
+        src = DEMO
+        argv = ["release", "build", "--records", str(src), "--name", "hints", "--version", "0.1.0", *flags,
+                "--no-plots", "--no-keyness", "--out", str(tmp_path / "out")]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and says in err and flag_hint in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert resolve_output(out + err, command, tmp_path) == [], resolve_output(out + err, command, tmp_path)
+
+    d = tmp_path / "proj"
+    d.mkdir()
+    extra = "plots = false\nkeyness = false\n" if stage == "release" else ""
+    (d / "biaskit.toml").write_text(f'[project]\nname = "hints"\n\n[stages.{stage}]\ninput = "{src}"\n{extra}{toml}\n',
+                                    encoding="utf-8")
+    code, out, err = run_cli(["run", "--project", str(d), "-q"], capsys)
+    assert code == 2 and says in err and key_hint in err, err
+    assert "--" not in err.split("Fix:", 1)[-1].replace("--help", ""), err    # no flag of the command under run
+    assert resolve_output(out + err, "run", tmp_path) == [], resolve_output(out + err, "run", tmp_path)
+
+
+def test_every_release_build_and_adapt_error_names_its_options_through_the_model():
+    """No error raised by the code `release build`, `curate pairs | adapt | check` run spells one of
+    their flags out (biaskit.options.say / tell / unset name it where the user is). `release verify |
+    export | diff` (verify.py, lmeval*.py) are not converted yet."""
+    from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+    from biaskit.release.options import ReleaseBuildOptions
+
+    files = [p for p in sorted((REPO / "biaskit" / "release").glob("*.py"))
+             if p.name not in {"verify.py", "lmeval.py", "lmeval_utils.py"}]
+    files += [REPO / "curation" / "adapt.py", REPO / "curation" / "pairs.py", REPO / "biaskit" / "check.py"]
+    bad = flags_spelled_out(files, (ReleaseBuildOptions, BuildPairsOptions, AdaptOptions, CheckOptions))
     assert not bad, bad

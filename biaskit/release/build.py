@@ -17,42 +17,15 @@ from typing import Any, Optional, Sequence
 
 from .. import __version__
 from ..errors import InputError
+from ..options import say, tell
 from ..schema import SCHEMA_VERSION
 from . import layout as L
 from .gcpause import without_gc
+from .options import SPLIT_POLICIES, BuildOptions
 from .split import assign_splits, norm_target, refuse_leaks, split_report
 
-SPLIT_POLICIES = ("target", "keep")
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass
-class BuildOptions:
-    """Everything ``build_release`` needs besides the record files and the output folder."""
-
-    name: str
-    version: str
-    langs: Optional[list[str]] = None            # default: every language in the records
-    kinds: Optional[list[str]] = None            # pairs, cats, tuples (default: all present)
-    split_policy: str = "target"                 # target: computed; keep: the records' own split
-    dev_fraction: float = 0.25
-    seed: int = 0
-    previous: Optional[str] = None               # an earlier release folder: its targets keep their split
-    license: Optional[str] = None                # a Hugging Face licence id, e.g. cc-by-sa-4.0
-    citation: Optional[str] = None               # BibTeX text, or a path to a .bib file
-    pretty_name: Optional[str] = None
-    card_text: Optional[str] = None              # Markdown with the sections people write (## Heading)
-    history: list[str] = field(default_factory=list)   # stage reports ([LABEL=]PATH)
-    discover_history: bool = True               # also read STEM.rejected.jsonl, STEM.summary.json, ...
-    keep_flagged: bool = False
-    skip_invalid: bool = False
-    keyness: bool = True
-    plots: bool = True
-    created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
-    command: Optional[str] = None                # the command line that ran the build (recorded)
-    protocol: Optional[str] = None               # the paper protocol to record (default: the records' origin)
-    hub_ready: bool = False                      # refuse what the Hugging Face Hub would reject (release/hub.py)
 
 
 @dataclass
@@ -74,14 +47,15 @@ class BuildSummary:
 def _check_options(o: BuildOptions) -> None:
     if not _NAME_RE.match(o.name or ""):
         raise InputError(f"invalid release name '{o.name}'.", fix="use letters, digits, '.', '_' and '-', "
-                                                                  "e.g. --name indibias-release.")
+                                                                  f"e.g. {say('name', 'indibias-release')}.")
     if not _VERSION_RE.match(o.version or ""):
-        raise InputError(f"invalid version '{o.version}'.", fix="use X.Y.Z (semantic versioning), e.g. --version 1.0.0.")
+        raise InputError(f"invalid version '{o.version}'.",
+                         fix=f"use X.Y.Z (semantic versioning), e.g. {say('version', '1.0.0')}.")
     if o.split_policy not in SPLIT_POLICIES:
         raise InputError(f"unknown split policy '{o.split_policy}'.", fix=f"use one of {', '.join(SPLIT_POLICIES)}.")
     if not 0 < o.dev_fraction < 1:
-        raise InputError(f"--dev-fraction must be between 0 and 1, got {o.dev_fraction}.",
-                         fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).")
+        raise InputError(f"{say('dev_fraction')} must be between 0 and 1, got {o.dev_fraction}.",
+                         fix=f"{tell('dev_fraction', 0.25)} (StereoSet: 25% dev, 75% test).")
     for k in o.kinds or []:
         if k not in L.KINDS:
             raise InputError(f"unknown kind '{k}'.", fix=f"use {', '.join(L.KINDS)}.")
@@ -90,7 +64,7 @@ def _check_options(o: BuildOptions) -> None:
 
         if not valid_date(o.created):
             raise InputError(f"invalid date '{o.created}': not a day of the calendar.",
-                             fix="use YYYY-MM-DD, e.g. --date 2025-01-31.")
+                             fix=f"use YYYY-MM-DD, e.g. {say('created', '2025-01-31')}.")
 
 
 def _citation(c: Optional[str]) -> Optional[str]:
@@ -99,7 +73,7 @@ def _citation(c: Optional[str]) -> Optional[str]:
     p = Path(c)
     if len(c) < 400 and "\n" not in c and p.suffix.lower() in (".bib", ".txt", ".bibtex"):
         if not p.exists():
-            raise InputError("file not found.", path=p, fix="check the --citation path (or give the BibTeX text).")
+            raise InputError("file not found.", path=p, fix=f"check the {say('citation')} path (or give the BibTeX text).")
         return p.read_text(encoding="utf-8").strip()
     return c.strip()
 
@@ -171,8 +145,10 @@ def _previous_targets(prev: Optional[str]) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------ build
 @without_gc
-def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions) -> BuildSummary:
-    """Build the release folder ``out`` from validated record files (see the module docstring)."""
+def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions, *,
+                  command: Optional[str] = None) -> BuildSummary:
+    """Build the release folder ``out`` from validated record files (see the module docstring);
+    ``command``: the command line that ran the build (recorded in release.json)."""
     from ..io import atomic_dir
     from .card import read_card_text, render_card
     from .history import load_history, summarize_history
@@ -230,8 +206,9 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             prov = rec.provenance if isinstance(rec.provenance, dict) else {}
             sp = (rec.meta or {}).get("split") or prov.get("release_split")
             if sp not in L.SPLITS:
-                raise InputError(f"record {rid} has no split (meta.split is {sp!r}) but --split-policy keep needs one.",
-                                 fix="give every record meta.split = dev|test, or use --split-policy target.")
+                raise InputError(f"record {rid} has no split (meta.split is {sp!r}) but {say('split_policy', 'keep')} "
+                                 "needs one.", fix=f"give every record meta.split = dev|test, or "
+                                                   f"{tell('split_policy', 'target')}.")
             splits.append(sp)
     else:
         fixed = _previous_targets(o.previous)
@@ -426,7 +403,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                       "targets_from": dict(how), **rep},
             "data_files": data_sha,
             "rows": written_rows,
-            "build": {"command": o.command, "stage_commands": [r.get("command") for f in hist_files if f.kind == "runlog"
+            "build": {"command": command, "stage_commands": [r.get("command") for f in hist_files if f.kind == "runlog"
                                                                for r in f.data if r.get("command")]},
             "inputs": [f.as_dict() for f in inp.files],
             "history": hist,
@@ -438,7 +415,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         from ..redact import redact, redact_obj
 
         _wj(tmp / L.RELEASE_JSON, redact_obj(release))   # user text (card options, commands) masked
-        ctx = {"options": {**asdict(o), "created": created, "citation": citation, "protocol": protocol},
+        ctx = {"options": {**o.model_dump(), "command": command, "created": created, "citation": citation,
+                           "protocol": protocol},
                "langs": langs, "counts": counts,
                "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
                "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..options import say
 from ..tables import md_table, num
 from .layout import NOT_RECORDED, TODO_MARK
 
@@ -48,7 +49,7 @@ def read_card_text(path: str | Path | None) -> dict[str, str]:
 
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found.", path=p, fix="check the --card-text path.")
+        raise InputError("file not found.", path=p, fix=f"check the path ({say('card_text')}).")
     from ..readers import read_text
 
     text = read_text(p)

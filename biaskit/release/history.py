@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..options import say
 
 AGREEMENT_STAGES = {
     "validity": "pair validation",
@@ -150,7 +151,7 @@ def load_history(
     out = []
     for label, p in items:
         if not p.exists():
-            raise InputError("history file not found.", path=p, fix="check the --history path.")
+            raise InputError("history file not found.", path=p, fix=f"check the {say('history')} path.")
         kind, data = classify(p)
         out.append(
             HistoryFile(

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from ..errors import InputError
+from ..options import say, tell
 from . import layout as L
 
 MAX_FILE_BYTES = 500 * 10**9  # "no single file will exceed 500GB" (Hub docs, storage limits)
@@ -49,7 +50,7 @@ def license_problem(license: str | None) -> str | None:
     if not license or license == "unknown":
         return (
             "no licence: the Hub takes `unknown`, but a dataset without a licence cannot be reused. "
-            "Fix: pass --license with a Hub licence id, e.g. --license cc-by-sa-4.0."
+            f"Fix: {tell('license', 'cc-by-sa-4.0')} (a Hub licence id)."
         )
     ids = hub_licenses()
     if license not in ids:
@@ -59,7 +60,7 @@ def license_problem(license: str | None) -> str | None:
         return (
             f"'{license}' is not a Hugging Face Hub licence id"
             + (f" (did you mean {', '.join(close)}?)" if close else "")
-            + ". Fix: pass --license with an id from the Hub's list (data/hub_licenses.json), e.g. cc-by-4.0."
+            + f". Fix: {tell('license')} with an id from the Hub's list (data/hub_licenses.json), e.g. cc-by-4.0."
         )
     return None
 
@@ -70,7 +71,7 @@ def check_license(license: str | None) -> None:
     if why:
         from ..errors import BiaskitError
 
-        raise BiaskitError(f"--license {license or '(none)'}: {why}")
+        raise BiaskitError(f"{say('license', license or '(none)')}: {why}")
 
 
 def config_name_problem(name: str) -> str | None:
@@ -107,7 +108,7 @@ def hub_problems(folder: str | Path) -> list[str]:
         why = f"licence ids {bad} are not Hub licence ids." if bad else None
     if why:
         msg, _, fix = why.partition(" Fix: ")
-        add(msg, fix=fix or "pass --license with a Hub licence id.")
+        add(msg, fix=fix or f"{tell('license')} with a Hub licence id.")
     if data.get("license") == "other":
         if not data.get("license_name"):
             add("license is 'other' without license_name.", fix="pass a licence id from the Hub's list instead.")

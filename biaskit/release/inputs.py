@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..ids import Numbering, release_id
+from ..options import say, tell
 from ..schema import CAT, BiasTuple, SentencePair
 
 # statuses that never reach a release; `flagged` is dropped unless keep_flagged
@@ -63,7 +64,7 @@ def detect_kind(path: str | Path) -> str:
     """``pairs``, ``cats`` or ``tuples`` from a file's extension and first record."""
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --records path.")
+        raise InputError("file not found.", path=path, fix=f"check the {say('records')} path.")
     if path.is_dir():
         raise InputError(
             "is a directory, expected a records file.",
@@ -213,7 +214,7 @@ def load_inputs(
     from ..readers.pairs import detect_format
 
     if not paths:
-        raise InputError("no records given.", fix="pass --records FILE (repeatable): validated pairs, CATs or tuples.")
+        raise InputError("no records given.", fix=f"{tell('records', 'FILE')}: validated pairs, CATs or tuples.")
     want_langs = {lg.strip().lower() for lg in langs} if langs else None
     inp = Inputs()
     for p in paths:
@@ -267,7 +268,7 @@ def load_inputs(
         what = f" in language(s) {', '.join(sorted(want_langs))}" if want_langs else ""
         raise InputError(
             f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
-            fix="check --lang/--kinds, and that the records are validated (not rejected/flagged).",
+            fix=f"check {say('langs')} and {say('kinds')}, and that the records are validated (not rejected/flagged).",
         )
     return inp
 

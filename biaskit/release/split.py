@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..options import tell
 from ..schema import normalize_text
 
 
@@ -43,7 +44,7 @@ def assign_splits(
     if not 0 < dev_fraction < 1:
         raise InputError(
             f"the dev fraction must be between 0 and 1, got {dev_fraction}.",
-            fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).",
+            fix=f"{tell('dev_fraction', 0.25)} (StereoSet: 25% dev, 75% test).",
         )
     t_codes, t_names = pd.factorize(pd.Series(list(targets), dtype=object), sort=True)
     s_codes, s_names = pd.factorize(pd.Series(list(strata), dtype=object), sort=True)

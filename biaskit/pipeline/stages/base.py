@@ -114,6 +114,8 @@ def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTab
             fi = c.options.model_fields[opt_name]
             spec = spec_of(fi)
             ann = (spec.user_type if spec is not None and spec.user_type is not None else fi.annotation)
+            if spec is not None and spec.toml_type is not None:
+                ann = spec.toml_type
             if fi.metadata:
                 ann = typing.Annotated[(ann, *fi.metadata)]  # type: ignore[misc]
             kw = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
@@ -269,7 +271,7 @@ class StageRunner:
             if key is None:
                 continue
             v = getattr(self.opts, key)
-            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, str):
+            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, (str, Path)):
                 v = str(self.project.path(v))
             values[n] = v
         return options.model_validate(values)

@@ -14,10 +14,11 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from biaskit.options import option
+from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+from biaskit.options import option, speaking, tell
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
-from .base import Outcome, StageFailed, StageRunner, count_rows
+from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
 
 
 # ------------------------------------------------------------------------------------------ their tables
@@ -45,30 +46,6 @@ class AntistereoTable(LLMStageTable):
 
     per_tuple: int = Field(5, ge=1)
     statuses: Optional[list[str]] = None
-
-
-class PairsTable(LLMStageTable):
-    """``[stages.pairs]``: ``biaskit curate pairs``."""
-
-    llm_fallback: bool = False
-
-
-class AdaptTable(StageTable):
-    """``[stages.adapt]``: ``biaskit curate adapt`` (``input`` = the CrowS-Pairs CSV)."""
-
-    keep: list[str] = Field(default_factory=lambda: ["gender", "age", "disability", "physical-appearance",
-                                                     "socioeconomic"])
-    names: Literal["indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim",
-                   "india-christian", "india-sikh", "none"] = "indibias"
-    seed: int = 0
-    lexicon: Optional[str] = option(None, path="in_file", help="a lexicon file of names and terms")
-    drop_flagged: bool = False
-
-
-class CheckTable(StageTable):
-    """``[stages.check]``: the minimal-pair checker (``biaskit curate check``)."""
-
-    drop_flagged: bool = False
 
 
 class MTTable(StageTable):
@@ -252,7 +229,15 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
 
 class PairsStage(StageRunner):
     name = "pairs"
-    table = PairsTable
+    commands = (Command(BuildPairsOptions, input="sentences", supplied={
+        "sentences": "the stage's input: the sentences of the stages before it",
+        "out": "the stage writes pairs.jsonl in its folder",
+        "inventory": "the project's inventory ([project] inventory)"}),)
+    table = stage_table("PairsTable", commands, base=LLMStageTable, own={
+        "llm": (Optional[LLMOverride], LLMStageTable.model_fields["llm"]),
+        "prompt": (Optional[str], LLMStageTable.model_fields["prompt"])},
+        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``llm`` and ``prompt``: the LLM fallback's, until "
+            "the LLM block is an options model).")
     inputs, output = ("sentences",), "pairs"
 
     @classmethod
@@ -266,20 +251,21 @@ class PairsStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.pairs import build_pairs_file
 
-        o = self.opts
         lo = self.llm_options()
+        opts = self.command_options(BuildPairsOptions, sentences=self.input_path(), out=self.path_out("pairs.jsonl"),
+                                    inventory=self.project.path(self.project.config.project.inventory))
         client = prompt = None
-        if o.llm_fallback:
+        if opts.llm_fallback:
             client, prompt = lo.client(), self.prompt("pair_rewrite")
-        res = build_pairs_file(self.input_path(), self.path_out("pairs.jsonl"), inventory=self.inventory(), llm=client,
-                               prompt=prompt, llm_params=lo.params(), concurrency=lo.concurrency,
-                               retry_failed=lo.retry_failed, progress=self.ctx.options.progress,
-                               command=self.ctx.options.command)
-        if not res.pairs:
-            where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
-            raise StageFailed(f"no sentence could be made into a pair (see {where}). "
-                              "Fix: check the sentences (do they name the identity?), or set llm_fallback = true "
-                              "in [stages.pairs].")
+        with speaking(self.speaker(BuildPairsOptions)):
+            res = build_pairs_file(opts, inventory=self.inventory(), llm=client, prompt=prompt,
+                                   llm_params=lo.params(), concurrency=lo.concurrency, retry_failed=lo.retry_failed,
+                                   progress=self.ctx.options.progress, command=self.ctx.options.command)
+            if not res.pairs:
+                where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
+                raise StageFailed(f"no sentence could be made into a pair (see {where}). "
+                                  "Fix: check the sentences (do they name the identity?), or "
+                                  f"{tell('llm_fallback', True)}.")
         outputs = {"pairs": res.out}
         if res.rejects_file:
             outputs["rejects"] = res.rejects_file
@@ -291,7 +277,12 @@ class PairsStage(StageRunner):
 
 class AdaptStage(StageRunner):
     name = "adapt"
-    table = AdaptTable
+    commands = (Command(AdaptOptions, input="crows", supplied={
+        "crows": "the stage's input: the CrowS-Pairs CSV",
+        "out": "the stage writes pairs.jsonl (and pairs.report.json) in its folder",
+        "inventory": "the project's inventory ([project] inventory)"}),)
+    table = stage_table("AdaptTable", commands, doc="``[stages.adapt]``: ``biaskit curate adapt`` (``input`` = the "
+                                                    "CrowS-Pairs CSV).")
     output = "pairs"
     title = "adapt CrowS-Pairs"
 
@@ -305,11 +296,11 @@ class AdaptStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.adapt import adapt_to_file
 
-        o = self.opts
         out = self.path_out("pairs.jsonl")
-        lex = self.project.path(o.lexicon)
-        pairs, report, rep_path = adapt_to_file(self.input_path(), out, keep=o.keep, names=o.names, seed=o.seed,
-                                                lexicon=lex, inventory=self.inventory(), drop_flagged=o.drop_flagged)
+        opts = self.command_options(AdaptOptions, crows=self.input_path(), out=out,
+                                    inventory=self.project.path(self.project.config.project.inventory))
+        with speaking(self.speaker(AdaptOptions)):
+            pairs, report, rep_path = adapt_to_file(opts, inventory=self.inventory())
         r = report.as_dict()
         if not pairs:
             raise StageFailed("adapt kept no pair. Fix: check keep = [...] in [stages.adapt].")
@@ -320,7 +311,17 @@ class AdaptStage(StageRunner):
 
 class CheckStage(StageRunner):
     name = "check"
-    table = CheckTable
+    commands = (Command(CheckOptions, input="pairs", supplied={
+        "pairs": "the stage's input: the pairs of the stage before it",
+        "out": "the stage writes check.jsonl (the checker output the release card reads) in its folder",
+        "format": "the stage reads the pairs the stage before it wrote (format detected)",
+        "lang": "the stage checks every language view of the pairs",
+        "sources": "the stage checks the pairs as they are (translations are checked by the translate stage)",
+        "inventory": "the project's inventory ([project] inventory)"}),)
+    table = stage_table("CheckTable", commands, own={
+        "drop_flagged": (bool, option(False, help="drop the pairs the checker flags (default: keep them, with "
+                                                  "status flagged, for people to review)"))},
+        doc="``[stages.check]``: the minimal-pair checker (``biaskit curate check``).")
     inputs, output = ("pairs",), "pairs"
     title = "check minimal pairs"
 

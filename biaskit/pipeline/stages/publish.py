@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 from biaskit.errors import InputError
 from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 from biaskit.options import option, speaking
+from biaskit.release.options import ReleaseBuildOptions
 
 from ..state import shown_path
 from ..tables import StageTable, registry_name
@@ -19,47 +20,6 @@ from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_ta
 
 
 # ------------------------------------------------------------------------------------------ their tables
-class ReleaseTable(StageTable):
-    """``[stages.release]``: ``biaskit release build`` + ``release verify``."""
-
-    input: Optional[Union[str, list[str]]] = Field(None, description="record files (default: the pipeline's)")
-    name: Optional[str] = None
-    version: Optional[str] = None
-    out: Optional[str] = None
-    langs: Optional[list[str]] = None
-    kinds: Optional[list[Literal["pairs", "cats", "tuples"]]] = None
-    split_policy: Literal["target", "keep"] = "target"
-    dev_fraction: float = Field(0.25, gt=0, lt=1)
-    seed: int = 0
-    previous: Optional[str] = option(None, path="in_dir", help="the release before this one (a folder)")
-    license: Optional[str] = None
-    citation: Optional[str] = None
-    pretty_name: Optional[str] = None
-    card_text: Optional[str] = None
-    keep_flagged: bool = False
-    keyness: bool = True
-    plots: bool = True
-    date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}$")
-    protocol: Optional[str] = Field(None, description="the paper protocol release.json records (default: the "
-                                                      "records' origin)")
-
-    @field_validator("protocol")
-    @classmethod
-    def _protocol(cls, v: Optional[str]) -> Optional[str]:
-        from biaskit.evaluation.protocols import PROTOCOLS
-
-        return None if v is None else registry_name(v, PROTOCOLS.names() + ["none"], "protocol")
-
-    @field_validator("date")
-    @classmethod
-    def _date(cls, v: Optional[str]) -> Optional[str]:
-        from biaskit.release.verify import valid_date
-
-        if v is not None and not valid_date(v):
-            raise ValueError(f"'{v}' is not a day of the calendar; use YYYY-MM-DD, e.g. \"2025-01-31\"")
-        return v
-
-
 class SeatTestsTable(StageTable):
     """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
 
@@ -99,9 +59,18 @@ HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
 class ReleaseStage(StageRunner):
     name = "release"
     title = "build and verify the release"
-    table = ReleaseTable
+    commands = (Command(ReleaseBuildOptions, input="records", keys={"created": "date"}, supplied={
+        "records": "the stage's input: the pipeline's pairs and CATs (or the files its input key names)",
+        "card_text": "the stage's own card_text key: a file relative to the project file's folder",
+        "history": "the reports of the stages that ran before it (work/<stage>/...), found by the stage",
+        "discover_history": "the stage passes its stages' reports itself (history) and reads no others"}),)
+    table = stage_table("ReleaseTable", commands, defaults={"name": None, "version": None, "out": None}, own={
+        "input": (Optional[Union[str, list[str]]], Field(None, description="record files (default: the pipeline's)")),
+        "card_text": (Optional[str], Field(None, description="Markdown with the card sections people write "
+                                                             "('## Motivation' ...): a file"))},
+        doc="``[stages.release]``: ``biaskit release build`` + ``release verify`` (``name`` and ``version``: "
+            "the project's by default; ``out``: release/NAME-VERSION in the working folder).")
     inputs, output = ("pairs", "cats"), "release"
-    legacy_keys = {"lang": "langs"}
     text_or_file = ("card_text", "citation")
 
     def release_name(self) -> str:
@@ -154,7 +123,7 @@ class ReleaseStage(StageRunner):
                 "out": self.key(self.out())}
 
     def run(self) -> Outcome:
-        from biaskit.release import BuildOptions, build_release, verify_release
+        from biaskit.release import build_release, verify_release
 
         o = self.opts
         out = self.out()
@@ -167,15 +136,12 @@ class ReleaseStage(StageRunner):
             raise InputError("nothing to release.", path=self.project.file,
                              fix="add a stage that makes pairs, or input = [\"FILE\", ...] in [stages.release].")
         prev = self.project.path(o.previous)
-        opts = BuildOptions(name=self.release_name(), version=self.version(), langs=o.langs, kinds=o.kinds,
-                            split_policy=o.split_policy, dev_fraction=o.dev_fraction, seed=o.seed,
-                            previous=str(prev) if prev else None, license=o.license,
-                            citation=self._file_option(o.citation), pretty_name=o.pretty_name,
-                            card_text=self._file_option(o.card_text),
-                            history=[f"{label}={p}" for label, p in self.history()], keep_flagged=o.keep_flagged,
-                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command,
-                            protocol=o.protocol)
-        s = build_release(records, out, opts)
+        opts = self.command_options(ReleaseBuildOptions, records=records, out=out, name=self.release_name(),
+                                    version=self.version(), previous=prev,
+                                    citation=self._file_option(o.citation), card_text=self._file_option(o.card_text),
+                                    history=[f"{label}={p}" for label, p in self.history()], discover_history=True)
+        with speaking(self.speaker(ReleaseBuildOptions)):
+            s = build_release(records, out, opts.build_options(), command=self.ctx.options.command)
         v = verify_release(out)
         if not v.ok:
             raise StageFailed(f"`biaskit release verify {shown_path(out)}` found {len(v.problems)} problem(s), e.g. "

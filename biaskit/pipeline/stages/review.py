@@ -15,42 +15,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import Any, ClassVar, Optional
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
+from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import Key, speaking
 
-from ..tables import StageTable, registry_name
-from .base import Outcome, StageFailed, StageRunner
+from ..tables import StageTable
+from .base import Command, Outcome, StageFailed, StageRunner, stage_table
 
 
 # ------------------------------------------------------------------------------------------ their tables
-class ReviewTable(StageTable):
-    """``[stages.tuple_review]``, ``[stages.pair_review]``, ``[stages.translation_review]``: push to
-    Label Studio, pull, aggregate, apply (``biaskit annotate push|pull|apply``)."""
+class ReviewStageTable(StageTable):
+    """What the review stages' tables check besides each key (the keys come from ``annotate push | pull |
+    apply``'s options models: :func:`review_commands`)."""
 
-    project: Optional[str] = Field(None, description="Label Studio project title (default: '<name> <stage>')")
-    overlap: Union[int, Literal["adaptive"]] = Field(
-        3, description="annotators per task (the stage waits until every task has them), or \"adaptive\": "
-                       "min_judgments first, more only while a task's decision can change")
-    min_judgments: int = Field(3, ge=1, description="adaptive: judgments every task gets first")
-    max_judgments: int = Field(5, ge=1, description="adaptive: the most judgments a task may get")
-    policy: Literal["exact", "risk"] = Field("exact", description="adaptive: stopping policy")
-    epsilon: float = Field(0.01, gt=0, lt=1, description="adaptive, risk: accepted probability of a changed decision")
-    min_agree: Optional[int] = Field(None, ge=1)
-    method: str = "majority"
-    seed: int = 0
-    chunk_size: int = Field(1000, ge=1)
-
-    @field_validator("overlap")
+    @field_validator("overlap", mode="before", check_fields=False)
     @classmethod
     def _overlap(cls, v):
-        if isinstance(v, int) and v < 1:
-            raise ValueError("give at least 1 annotator per task, or \"adaptive\"")
-        return v
+        from biaskit.annotation.options import parse_overlap
 
-    @field_validator("max_judgments")
+        return parse_overlap(v)
+
+    @field_validator("max_judgments", check_fields=False)
     @classmethod
     def _max_judgments(cls, v: int, info) -> int:
         lo = info.data.get("min_judgments")
@@ -58,25 +47,35 @@ class ReviewTable(StageTable):
             raise ValueError(f"max_judgments ({v}) is below min_judgments ({lo})")
         return v
 
-    @field_validator("method")
-    @classmethod
-    def _method(cls, v: str) -> str:
-        from biaskit.annotation.aggregate import AGGREGATORS
 
-        return registry_name(v, AGGREGATORS.names(), "aggregation method")
+def review_commands(kind_options: tuple[str, ...] = ()) -> tuple[Command, ...]:
+    """``annotate push``, ``pull`` and ``apply`` as a review stage runs them (``kind_options``: the
+    apply options of the stage's kind that are keys of its table, e.g. pair's ``direction_policy``)."""
+    kind = "the stage's task kind"
+    url = "url in [labelstudio], else $LABEL_STUDIO_URL"
+    data = "the stage's input: the previous stage's output, or the file of `input`"
+    return (
+        Command(PushOptions, input="data", supplied={
+            "kind": kind, "data": data, "url": url,
+            "predictions": "not by this stage: LLM pre-labels are `biaskit annotate prelabel --project`",
+            "show_predictions": "goes with predictions (left as `annotate prelabel --project` set it)",
+            "skip_invalid": "the stage reads every record of its input (an invalid one stops it)"}),
+        Command(PullOptions, supplied={
+            "kind": kind, "url": url, "out": "work/STAGE/pulled.jsonl (then judgments.jsonl: the stage's tasks only)",
+            "raw": "the stage keeps the judgments, not the raw export"}),
+        Command(ApplyOptions, input="data", supplied={
+            "kind": kind, "data": data, "out": "the stage's output file in work/STAGE",
+            "aggregated": "the stage aggregates the pulled judgments itself (method, min_agree)",
+            "judgments": "the judgments the stage pulled",
+            "report_dir": "translation review: work/STAGE/report (the other stages: none)",
+            **{n: "only for the kind that takes it (pair_review)" for n in ApplyOptions.KIND_OPTIONS
+               if n not in kind_options}}),
+    )
 
 
-class PairReviewTable(ReviewTable):
-    direction_policy: Literal["annotators", "reject"] = "annotators"
-
-
-class CatReviewTable(ReviewTable):
-    """``[stages.cat_review]``: five validators label each option; StereoSet's rule keeps a CAT when
-    at least three of them give every option the writer's label (sec. 4.3)."""
-
-    overlap: Union[int, Literal["adaptive"]] = Field(5, description="validators per CAT (StereoSet: 5), or "
-                                                     "\"adaptive\" (StereoSet's rule decides when a CAT is settled)")
-
+REVIEW_DOC = ("``[stages.tuple_review]``, ``[stages.sentence_review]``, ``[stages.translation_review]``, "
+              "``[stages.cat_translation_review]``: push to Label Studio, pull, aggregate, apply (``biaskit annotate "
+              "push|pull|apply``; ``overlap``: annotators per task, default 3, or \"adaptive\").")
 
 
 def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
@@ -119,12 +118,11 @@ class ReviewStage(StageRunner):
     """What every human stage does (push, pull, wait, apply); a subclass names its kind."""
 
     human = True
-    table = ReviewTable
+    commands = review_commands()
+    table = stage_table("ReviewTable", commands, base=ReviewStageTable, defaults={"project": None, "overlap": 3},
+                        doc=REVIEW_DOC)
     kind: ClassVar[str] = ""
     out_name: ClassVar[str] = ""
-    operational = ("enabled", "chunk_size")
-    #: the kind's own apply options taken from the stage's table
-    apply_options: ClassVar[tuple[str, ...]] = ()
 
     def label(self) -> str:
         return self.name.replace("_", " ")
@@ -147,15 +145,11 @@ class ReviewStage(StageRunner):
     def out_file(self, records: list) -> Path:
         return self.path_out(self.out_name)
 
-    def adaptive(self):
-        """The stage's adaptive overlap settings (None: a fixed ``overlap``)."""
-        o = self.opts
-        if o.overlap != "adaptive":
-            return None
-        from biaskit.annotation.adaptive import AdaptiveSettings
-
-        return AdaptiveSettings(policy=o.policy, min_judgments=o.min_judgments, max_judgments=o.max_judgments,
-                                epsilon=o.epsilon, min_agree=o.min_agree)
+    def speaker(self, options=None):
+        """Hints name the stage's keys, and ``url`` in ``[labelstudio]``."""
+        sp = super().speaker(options)
+        sp.keys["url"] = Key("labelstudio", "url")
+        return sp
 
     def run(self) -> Outcome:
         from biaskit.annotation.apply import run_apply
@@ -165,7 +159,6 @@ class ReviewStage(StageRunner):
         from biaskit.readers import read_judgments
 
         o = self.opts
-        adaptive = self.adaptive()
         rnd = None
         data = self.input_path()
         k = get_kind(self.kind)
@@ -174,23 +167,26 @@ class ReviewStage(StageRunner):
         if not ids:
             raise StageFailed(f"nothing to review: {self.rel(data)} has no records.")
         url, title = self.url(), self.ls_project()
+        push_opts = self.command_options(PushOptions, kind=self.kind, data=data, project=title, url=url)
+        adaptive = push_opts.adaptive()
         st = self.ctx.state.get(self.name)
         fp = self.current_fingerprint
         if st.get("pushed") != fp or st.get("pushed_to") != url:   # (a restarted server may have a new port)
-            rep = push(data, self.kind, title, url=url, overlap=None if adaptive else o.overlap, seed=o.seed,
-                       chunk_size=o.chunk_size, adaptive=adaptive,
-                       description=f"biaskit {self.kind} review of the project '{self.project.name}' "
-                                   f"(stage {self.name}); created by: {self.ctx.options.command}",
-                       show_progress=self.ctx.options.progress)
+            with speaking(self.speaker(PushOptions)):
+                rep = push(push_opts, description=f"biaskit {self.kind} review of the project '{self.project.name}' "
+                                                  f"(stage {self.name}); created by: {self.ctx.options.command}",
+                           show_progress=self.ctx.options.progress)
             self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
             self.ctx.echo(f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
                           f"({rep.n_existing} already there) {rep.url}")
             rnd = rep.adaptive
         elif adaptive is not None:   # adaptive overlap: every run is a round (more annotators for open tasks)
-            rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
+            with speaking(self.speaker(PushOptions)):
+                rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
         ls_url = self.ctx.state.get(self.name).get("ls_url") or url
         pulled = self.path_out("pulled.jsonl")
-        pull(title, pulled, url=url, kind=self.kind)
+        with speaking(self.speaker(PullOptions)):
+            pull(self.command_options(PullOptions, project=title, out=pulled, kind=self.kind, url=url))
         df = read_judgments(pulled)
         if len(df) and "task" in df.columns:
             df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
@@ -203,9 +199,10 @@ class ReviewStage(StageRunner):
             return Outcome("waiting", outputs=outputs, progress={**prog, "project": title, "url": ls_url},
                            message=f"{line} ({where})")
         out = self.out_file(records)
-        options = {a: getattr(o, a) for a in self.apply_options}
-        res = run_apply(self.kind, data, None, out, judgments=df, method=o.method, min_agree=o.min_agree,
-                        report_dir=self.report_dir(), command=self.ctx.options.command, **options)
+        apply_opts = self.command_options(ApplyOptions, kind=self.kind, data=data, out=out, judgments=df,
+                                          report_dir=self.report_dir())
+        with speaking(self.speaker(ApplyOptions)):
+            res = run_apply(apply_opts, command=self.ctx.options.command)
         outputs.update({"accepted": out, **{n: Path(p) for n, p in res.paths.items() if n != "out"}})
         outputs.update(self.reports(data, out))
         warnings = []
@@ -254,12 +251,15 @@ class SentenceReviewStage(ReviewStage):
 
 class PairReviewStage(ReviewStage):
     name = "pair_review"
-    table = PairReviewTable
+    commands = review_commands(kind_options=("direction_policy",))
+    table = stage_table("PairReviewTable", commands, base=ReviewStageTable,
+                        defaults={"project": None, "overlap": 3, "direction_policy": "annotators"},
+                        doc="``[stages.pair_review]``: as the other review stages, with ``direction_policy`` "
+                            "(``annotate apply --direction-policy``; default annotators).")
     inputs, output = ("pairs",), "pairs"
     title = "validate pairs (people)"
     kind = "pair"
     out_name = "pairs.jsonl"
-    apply_options = ("direction_policy",)
 
 
 class TranslationReviewStage(ReviewStage):
@@ -294,7 +294,11 @@ class CatReviewStage(ReviewStage):
     term (``retention.json``: :func:`biaskit.curation.cats.cat_retention`)."""
 
     name = "cat_review"
-    table = CatReviewTable
+    table = stage_table("CatReviewTable", ReviewStage.commands, base=ReviewStageTable,
+                        defaults={"project": None, "overlap": 5},
+                        doc="``[stages.cat_review]``: five validators label each option (``overlap``, default 5, "
+                            "StereoSet), or \"adaptive\" (StereoSet's rule decides when a CAT is settled); StereoSet's "
+                            "rule keeps a CAT when at least three of them give every option the writer's label (sec. 4.3).")
     inputs, output = ("cats",), "cats"
     title = "validate CATs (people)"
     kind = "cat"
