@@ -16,13 +16,14 @@
 - :func:`offer`: a hint that names a flag only when the running command has it (a hint that names an
   option where the user is, flag or ``biaskit.toml`` key: :func:`biaskit.options.say`).
 """
+
 from __future__ import annotations
 
 import os
 import shlex
 import sys
+from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Iterable, Optional, Sequence
 
 from .redact import MASK, redact, register_secret
 
@@ -30,13 +31,13 @@ from .redact import MASK, redact, register_secret
 SECRET_OPTIONS = ("--token", "--api-key", "--password", "--hf-token")
 
 
-def choice_enum(name: str, choices: Iterable[str] | object) -> type[Enum]:
+def choice_enum(name: str, choices: Iterable[str]) -> type[Enum]:
     """An ``Enum`` (str values) whose members are ``choices``: a registry's names or any strings."""
-    names = choices.names() if hasattr(choices, "names") else list(choices)  # type: ignore[union-attr]
+    names = choices.names() if hasattr(choices, "names") else list(choices)
     return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
 
 
-def value(x) -> Optional[str]:
+def value(x) -> str | None:
     """An option's plain value: ``Enum`` members give their value, ``None`` stays ``None``."""
     if x is None:
         return None
@@ -67,7 +68,7 @@ def mask_secret_args(argv: Sequence[str]) -> list[str]:
     return out
 
 
-_INVOKED: Optional[list[str]] = None  # the arguments biaskit.cli.main was called with
+_INVOKED: list[str] | None = None  # the arguments biaskit.cli.main was called with
 
 
 def remember_argv(argv: Sequence[str]) -> None:
@@ -77,7 +78,7 @@ def remember_argv(argv: Sequence[str]) -> None:
     _INVOKED = list(argv)
 
 
-def command_line(argv: Optional[Sequence[str]] = None) -> str:
+def command_line(argv: Sequence[str] | None = None) -> str:
     """The command line of this run as a user would type it (``biaskit evaluate pairs ...``),
     with secrets masked. ``argv`` defaults to the arguments :func:`biaskit.cli.main` was called
     with, else ``sys.argv[1:]``; for other calls made from Python pass the arguments explicitly or
@@ -162,12 +163,12 @@ def plain_flag_help() -> None:
 # biaskit.options.say / tell / unset)
 
 
-def current_options() -> Optional[set[str]]:
+def current_options() -> set[str] | None:
     """The flags of the command running now (None outside a command: a library call)."""
     try:
-        from typer._click.globals import get_current_context   # typer's own click (typer >= 0.2x)
+        from typer._click.globals import get_current_context  # typer's own click (typer >= 0.2x)
     except ImportError:  # pragma: no cover - an older typer uses click itself
-        from click import get_current_context
+        from click import get_current_context  # type: ignore[no-redef]  # the same function, from click
     ctx = get_current_context(silent=True)
     if ctx is None:
         return None

@@ -9,4 +9,4 @@ def _models():
 
 from biaskit.options import declare_models  # noqa: E402
 
-declare_models(_models)   # hints outside a command name evaluate's flags (--model for the field models)
+declare_models(_models)  # hints outside a command name evaluate's flags (--model for the field models)

@@ -1,6 +1,7 @@
 """Choices of evaluate options whose code lives in modules that also read the options models
 (:mod:`.options` imports these, and so do :mod:`.seat` and :mod:`.stereoset`: one level below both,
 so the models never import the code that takes them)."""
+
 from __future__ import annotations
 
 # SEAT: put word-list tests into bleached templates (auto: when every example is a word)

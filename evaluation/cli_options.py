@@ -7,9 +7,11 @@ same declarations, as typer annotations (:func:`biaskit.options.annotated`): ``d
 them (:func:`biaskit.clitools.choice_enum`). Also here: the protocol line and the published figures
 every evaluate command prints.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,8 +22,12 @@ from .correlate import GROUP_MODES
 from .ilps import PREDICT
 from .options import MODEL_HELP, CatsOptions, PairsOptions
 
-GroupMode = choice_enum("GroupMode", GROUP_MODES)
-Predict = choice_enum("Predict", PREDICT)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    GroupMode = Enum
+    Predict = Enum
+else:
+    GroupMode = choice_enum("GroupMode", GROUP_MODES)
+    Predict = choice_enum("Predict", PREDICT)
 
 # ---- the options several commands share (declared once in .options) -----------------------------
 Protocol = annotated(PairsOptions, "protocol")
@@ -34,7 +40,7 @@ NoCache = annotated(PairsOptions, "no_cache")
 Quiet = annotated(PairsOptions, "quiet")
 
 
-def protocol_value(p) -> Optional[str]:
+def protocol_value(p) -> str | None:
     """The --protocol value (None when not given: the data's origin decides)."""
     return None if p is None else p.value
 
@@ -48,13 +54,23 @@ def print_protocol(console, applied) -> None:
         return
     style = "green" if d.get("comparable") else "yellow"
     if d.get("name") == "none":
-        console.print(Text.assemble(("protocol none", style), f" ({d.get('chosen_by')}): biaskit's own defaults, not "
-                                    "comparable with a paper's figures"), soft_wrap=True)
+        console.print(
+            Text.assemble(
+                ("protocol none", style),
+                f" ({d.get('chosen_by')}): biaskit's own defaults, not comparable with a paper's figures",
+            ),
+            soft_wrap=True,
+        )
         return
     devs = d.get("deviations") or []
-    console.print(Text.assemble((f"protocol {d.get('name')}", style), f": {d.get('title')} (chosen by "
-                                f"{d.get('chosen_by')}); " + (f"{len(devs)} deviation(s):" if devs else
-                                                               "no deviation")), soft_wrap=True)
+    console.print(
+        Text.assemble(
+            (f"protocol {d.get('name')}", style),
+            f": {d.get('title')} (chosen by "
+            f"{d.get('chosen_by')}); " + (f"{len(devs)} deviation(s):" if devs else "no deviation"),
+        ),
+        soft_wrap=True,
+    )
     for x in devs:
         console.print(Text.assemble(("  deviation: ", "yellow"), x["text"]), soft_wrap=True)
 
@@ -65,6 +81,9 @@ def print_published(console, comp: dict) -> None:
         return
     rows = [r for r in comp["rows"] if r.get("biaskit") is not None]
     shown = rows[:6]
-    console.print(f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): " + "; ".join(
-        f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
-        + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""), soft_wrap=True)
+    console.print(
+        f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): "
+        + "; ".join(f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
+        + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""),
+        soft_wrap=True,
+    )

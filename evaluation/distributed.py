@@ -13,10 +13,12 @@ because each cached value was computed by the same batch a single process would 
 Without ``torchrun`` (``WORLD_SIZE`` unset or 1) nothing changes. The process group is gloo on the
 CPU and NCCL on GPUs; with ``--device auto``/``cuda`` rank ``r`` uses ``cuda:$LOCAL_RANK``.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.options import unset

@@ -1,6 +1,7 @@
 """`biaskit evaluate pairs`: a thin typer wrapper around :func:`biaskit.evaluation.pairs.run_pairs`; its options
 are :class:`~biaskit.evaluation.options.PairsOptions` (declared once: the flags, the pipeline's
 ``[stages.evaluate]`` keys and the function's argument come from that model)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,9 @@ def pairs_command(opts: PairsOptions) -> None:
         return
     console = make_console()
     if res["skipped"]:
-        console.print(Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"),
-                                    f"; first: {res['skipped'][0]}"))
+        console.print(
+            Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"), f"; first: {res['skipped'][0]}")
+        )
     table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
     table.add_column("model", no_wrap=True)
     table.add_column("lang")
@@ -39,24 +41,38 @@ def pairs_command(opts: PairsOptions) -> None:
         items = list(s["by_lang"].items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
         for lg, v in items:
             sub = v["subsample"]
-            table.add_row(s["model_slug"], lg, str(v["n_pairs"]), fmt(v["metric_score"]), ci_text(v),
-                          fmt(v["stereo_score"]), fmt(v["antistereo_score"]), str(v["n_ties"]),
-                          f"{fmt(sub['mean'])} ± {fmt(sub['std'])}")
+            table.add_row(
+                s["model_slug"],
+                lg,
+                str(v["n_pairs"]),
+                fmt(v["metric_score"]),
+                ci_text(v),
+                fmt(v["stereo_score"]),
+                fmt(v["antistereo_score"]),
+                str(v["n_ties"]),
+                f"{fmt(sub['mean'])} ± {fmt(sub['std'])}",
+            )
     console.print(table)
     opt.print_protocol(console, res["protocol"])
     for s in res["summaries"]:
         opt.print_published(console, s.get("published") or {})
-    console.print("95% CI: bootstrap over pairs (sampling uncertainty); subsample: the IndiBias 5 x 80% protocol "
-                  "(spread over subsets of these pairs, not an interval).", soft_wrap=True)
+    console.print(
+        "95% CI: bootstrap over pairs (sampling uncertainty); subsample: the IndiBias 5 x 80% protocol "
+        "(spread over subsets of these pairs, not an interval).",
+        soft_wrap=True,
+    )
     for s in res["summaries"]:
         for lg, v in s["by_lang"].items():
             note = length_note(v)
             if note and s.get("method") == "sum":
-                console.print(Text.assemble((f"{s['model_slug']} ({lg}), sum scoring: ", "yellow"), note),
-                              soft_wrap=True)
+                console.print(
+                    Text.assemble((f"{s['model_slug']} ({lg}), sum scoring: ", "yellow"), note), soft_wrap=True
+                )
     for d in res["model_dirs"]:
-        console.print(f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}",
-                      soft_wrap=True)
+        console.print(
+            f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}", soft_wrap=True
+        )
     if res["comparison"]:
-        console.print(f"comparison: {res['comparison']} and {Path(res['comparison']).with_suffix('.md')}",
-                      soft_wrap=True)
+        console.print(
+            f"comparison: {res['comparison']} and {Path(res['comparison']).with_suffix('.md')}", soft_wrap=True
+        )
