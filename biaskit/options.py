@@ -31,6 +31,7 @@ place the user is renders it -- ``--lang en`` under a command (:class:`Flags`, s
 :meth:`Options.cli`), ``lang = "en" in [stages.evaluate] of biaskit.toml`` under ``biaskit run``
 (:class:`Keys`, set by the pipeline for each stage), the keyword of the Python API elsewhere.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,10 +41,11 @@ import difflib
 import functools
 import inspect
 import json
+import types
 import typing
+from collections.abc import Callable, Iterator
 from enum import Enum
-from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -87,25 +89,25 @@ class Opt:
 
     flags: tuple[str, ...] = ()
     help: str = ""
-    panel: Optional[str] = None
+    panel: str | None = None
     choices: Any = None
-    what: Optional[str] = None
-    path: Optional[str] = None
+    what: str | None = None
+    path: str | None = None
     path_kw: tuple[tuple[str, Any], ...] = ()
     operational: bool = False
     cli: bool = True
     toml: bool = True
-    python: Optional[str] = None
+    python: str | None = None
     user_type: Any = None
-    show_default: Union[bool, str] = True
-    metavar: Optional[str] = None
+    show_default: bool | str = True
+    metavar: str | None = None
     toml_type: Any = None
-    sep: Optional[str] = None
+    sep: str | None = None
 
-    def __call__(self, schema: dict) -> None:   # pydantic's json_schema_extra: the flag and kind, for tools
+    def __call__(self, schema: dict) -> None:  # pydantic's json_schema_extra: the flag and kind, for tools
         schema["x-biaskit"] = {"flags": list(self.flags), "operational": self.operational, "path": self.path}
 
-    def names(self) -> Optional[list[str]]:
+    def names(self) -> list[str] | None:
         """The allowed values (None: any)."""
         c = self.choices
         if c is None:
@@ -115,23 +117,37 @@ class Opt:
         return list(c.names()) if hasattr(c, "names") else list(c)
 
 
-def option(default: Any = ..., *flags: str, help: str = "", factory: Optional[Callable[[], Any]] = None,
-           ge: Any = None, gt: Any = None, le: Any = None, lt: Any = None, min_length: Optional[int] = None,
-           pattern: Optional[str] = None, path_kw: Optional[dict] = None, **spec: Any) -> Any:
+def option(
+    default: Any = ...,
+    *flags: str,
+    help: str = "",
+    factory: Callable[[], Any] | None = None,
+    ge: Any = None,
+    gt: Any = None,
+    le: Any = None,
+    lt: Any = None,
+    min_length: int | None = None,
+    pattern: str | None = None,
+    path_kw: dict | None = None,
+    **spec: Any,
+) -> Any:
     """A field of an :class:`Options` model (see :class:`Opt` for ``spec``); ``ge``/``gt``/``le``/
     ``lt``/``min_length``/``pattern`` are pydantic's checks (the CLI and the project file both get
     them); ``factory``: a default made per object (lists)."""
     if spec.get("path") is not None and spec["path"] not in PATH_KINDS:
         raise ValueError(f"path kind {spec['path']!r}: use one of {', '.join(PATH_KINDS)}")
     o = Opt(flags=tuple(flags), help=help, path_kw=tuple(sorted((path_kw or {}).items())), **spec)
-    checks = {k: v for k, v in dict(ge=ge, gt=gt, le=le, lt=lt, min_length=min_length, pattern=pattern).items()
-              if v is not None}
+    checks = {
+        k: v
+        for k, v in dict(ge=ge, gt=gt, le=le, lt=lt, min_length=min_length, pattern=pattern).items()
+        if v is not None
+    }
     if factory is not None:
         return Field(default_factory=factory, description=help or None, json_schema_extra=o, **checks)
     return Field(default, description=help or None, json_schema_extra=o, **checks)
 
 
-def spec_of(field: Any) -> Optional[Opt]:
+def spec_of(field: Any) -> Opt | None:
     """The :class:`Opt` of a pydantic ``FieldInfo`` (None: a plain field)."""
     x = getattr(field, "json_schema_extra", None)
     return x if isinstance(x, Opt) else None
@@ -146,8 +162,11 @@ def choice_value(value: Any, names: list[str], what: str) -> str:
     if v.lower() in low:
         return low[v.lower()]
     close = difflib.get_close_matches(v.lower(), list(low), n=1)
-    raise ValueError(f"unknown {what} '{v}'" + (f" (did you mean '{low[close[0]]}'?)" if close else "")
-                     + f"; use one of {', '.join(names)}")
+    raise ValueError(
+        f"unknown {what} '{v}'"
+        + (f" (did you mean '{low[close[0]]}'?)" if close else "")
+        + f"; use one of {', '.join(names)}"
+    )
 
 
 # ------------------------------------------------------------------------------------------ the model
@@ -192,15 +211,16 @@ class Options(BaseModel):
         return {n: s for n, f in cls.model_fields.items() if (s := spec_of(f)) is not None}
 
     @classmethod
-    def spec(cls, name: str) -> Optional[Opt]:
+    def spec(cls, name: str) -> Opt | None:
         return spec_of(cls.model_fields.get(name))
 
     @classmethod
     def flag(cls, name: str) -> str:
         """The long flag of field ``name`` (``models`` -> ``--model``; ``--show-x/--hide-x`` -> ``--show-x``)."""
         s = cls.spec(name)
-        return next((f.split("/")[0] for f in (s.flags if s else ()) if f.startswith("--")),
-                    "--" + name.replace("_", "-"))
+        return next(
+            (f.split("/")[0] for f in (s.flags if s else ()) if f.startswith("--")), "--" + name.replace("_", "-")
+        )
 
     @classmethod
     def cli_fields(cls) -> dict[str, Opt]:
@@ -247,7 +267,7 @@ class Options(BaseModel):
         return cls.from_kwargs(**kw)
 
     @classmethod
-    def user_error(cls, exc: ValidationError) -> "OptionError":
+    def user_error(cls, exc: ValidationError) -> OptionError:
         """A validation error as one line naming each option where the user is (a flag under a
         command, a key under ``biaskit run``, a keyword in Python)."""
         sp = _SPEAKER.get() or Python(cls)
@@ -258,8 +278,10 @@ class Options(BaseModel):
             if e["type"] == "extra_forbidden":
                 close = difflib.get_close_matches(field, list(cls.specs()), n=1)
                 lines.append(f"unknown option {sp.name(field)}")
-                fixes.append((f"did you mean {sp.name(close[0])}? " if close else "")
-                             + f"the options are: {', '.join(sp.name(n) for n in cls.specs())}")
+                fixes.append(
+                    (f"did you mean {sp.name(close[0])}? " if close else "")
+                    + f"the options are: {', '.join(sp.name(n) for n in cls.specs())}"
+                )
             elif e["type"] == "missing":
                 lines.append(f"{sp.name(field)} is required")
                 fixes.append(sp.tell(field))
@@ -270,14 +292,16 @@ class Options(BaseModel):
 
     # ---- the CLI
     @classmethod
-    def cli(cls, arg: str = "opts", *, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[Callable], Callable]:
+    def cli(
+        cls, arg: str = "opts", *, exclude: tuple[str, ...] = (), **defaults: Any
+    ) -> Callable[[Callable], Callable]:
         """Decorator: a typer command taking ``arg: <this model>`` gets every CLI field as an option
         (``defaults``: this command's own defaults; ``exclude``: fields it does not offer) and is
         called with one validated object. While it runs, hints name its flags (:class:`Flags`)."""
         fields = {n: s for n, s in cls.cli_fields().items() if n not in exclude}
         params = [(n, *typer_param(cls, n, s, defaults.get(n, _NO))) for n, s in fields.items()]
 
-        def make(values: dict[str, Any]) -> "Options":
+        def make(values: dict[str, Any]) -> Options:
             try:
                 return cls.model_validate(values)
             except ValidationError as exc:
@@ -287,17 +311,23 @@ class Options(BaseModel):
             wrapper = one_argument(fn, arg, params, make, speaker=Flags(cls))
             wrapper.__biaskit_options__ = cls  # type: ignore[attr-defined]
             return wrapper
+
         return deco
 
 
-def one_argument(fn: Callable, arg: str, params: list[tuple[str, Any, Any]], make: Callable[[dict], Any],
-                 speaker: Optional["Speaker"] = None) -> Callable:
+def one_argument(
+    fn: Callable,
+    arg: str,
+    params: list[tuple[str, Any, Any]],
+    make: Callable[[dict], Any],
+    speaker: Speaker | None = None,
+) -> Callable:
     """``fn`` as a typer command whose parameter ``arg`` is replaced by the options ``params``
     (``(name, annotation, typer.Option)``): typer sees each option, ``fn`` gets ``make(values)`` (enum
     values unwrapped) as ``arg``; ``speaker``: how hints name options while it runs. The one place a
     command's signature is rewritten (:meth:`Options.cli`, curation's ``option_block``)."""
     sig = inspect.signature(fn)
-    hints = typing.get_type_hints(fn, include_extras=True)   # string annotations, Annotated[..., Option] kept
+    hints = typing.get_type_hints(fn, include_extras=True)  # string annotations, Annotated[..., Option] kept
     own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
     extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=a) for n, a, opt in params]
     names = [n for n, _, _ in params]
@@ -344,29 +374,32 @@ def plain(x: Any) -> Any:
     return x
 
 
+_UNIONS = (Union, types.UnionType)  # Optional[X] and X | None
+
+
 def _with(ann: Any, inner: Any) -> Any:
     """``ann`` (``str``, ``Optional[str]``, ``list[str]``, ``Optional[list[str]]``) with ``str`` replaced by ``inner``."""
     origin = typing.get_origin(ann)
-    if origin is Union:
+    if origin in _UNIONS:
         args = [a for a in typing.get_args(ann) if a is not type(None)]
         return Optional[_with(args[0], inner)] if len(args) == 1 else ann
-    if origin in (list, typing.List):
-        return typing.List[inner]
+    if origin is list:
+        return list[inner]
     return inner
 
 
 def _is_optional(ann: Any) -> bool:
-    return typing.get_origin(ann) is Union and type(None) in typing.get_args(ann)
+    return typing.get_origin(ann) in _UNIONS and type(None) in typing.get_args(ann)
 
 
 def _typing_list(ann: Any) -> Any:
     """``list[X]`` as ``typing.List[X]`` (typer reads both; the older spelling everywhere is safest)."""
     origin = typing.get_origin(ann)
-    if origin is Union:
+    if origin in _UNIONS:
         args = [_typing_list(a) for a in typing.get_args(ann)]
         return Union[tuple(args)]  # type: ignore[return-value]
     if origin is list:
-        return typing.List[typing.get_args(ann)[0]]
+        return list[typing.get_args(ann)[0]]
     return ann
 
 
@@ -380,7 +413,7 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     field = cls.model_fields[name]
     ann = _typing_list(spec.user_type or field.annotation)
     names = spec.names()
-    if spec.sep:     # one string of items on the command line (checked by the model, item by item)
+    if spec.sep:  # one string of items on the command line (checked by the model, item by item)
         ann = Optional[str] if _is_optional(ann) or field.default is None else str
         names = None
         if isinstance(default if default is not _NO else cls.default(name), (list, tuple)):
@@ -400,7 +433,7 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     flags = spec.flags or ("--" + name.replace("_", "-"),)
     on = [f for f in flags if f.startswith("--") and not f.startswith("--no-")]
     off = [f for f in flags if f.startswith("--no-")]
-    if field.annotation is bool and on and off:    # an on/off pair: --plots/--no-plots
+    if field.annotation is bool and on and off:  # an on/off pair: --plots/--no-plots
         flags = (f"{on[0]}/{off[0]}", *(f for f in flags if f not in (on[0], off[0])))
     if spec.path:
         return ann, getattr(paths, spec.path)(default, *flags, **dict(spec.path_kw), **kw)
@@ -411,7 +444,7 @@ def annotated(cls: type[Options], name: str) -> Any:
     """``Annotated[type, typer.Option(...)]`` of one field, for a command that is not converted yet
     and shares the option (``Device = annotated(ScoringOptions, "device")``): one declaration."""
     ann, param = typer_param(cls, name, cls.specs()[name], default=None)
-    param.default = ...   # typer takes the default from the parameter, not from Annotated's Option
+    param.default = ...  # typer takes the default from the parameter, not from Annotated's Option
     return typing.Annotated[ann, param]
 
 
@@ -419,7 +452,7 @@ def annotated(cls: type[Options], name: str) -> Any:
 class Speaker:
     """How an option is named in a hint, where the user is. The base: the Python API's keyword."""
 
-    verb = "pass"   # how a hint says to set it: "pass --lang en", "set lang = ... in [...]"
+    verb = "pass"  # how a hint says to set it: "pass --lang en", "set lang = ... in [...]"
 
     def name(self, field: str) -> str:
         return f"{field}="
@@ -437,7 +470,7 @@ class Speaker:
 class Python(Speaker):
     """In Python: the keyword of the function (the model's ``python`` alias when it has one)."""
 
-    def __init__(self, model: Optional[type[Options]] = None):
+    def __init__(self, model: type[Options] | None = None):
         self.model = model
 
     def name(self, field: str) -> str:
@@ -458,7 +491,7 @@ class Flags(Speaker):
         for m in self.models:
             if m.spec(field) is not None and m.spec(field).cli:
                 return m.flag(field)
-        for m in command_models():   # outside a command (a library call): the command that declares it
+        for m in command_models():  # outside a command (a library call): the command that declares it
             s = m.spec(field)
             if s is not None and s.cli:
                 return m.flag(field)
@@ -491,10 +524,10 @@ class Keys(Speaker):
 
     verb = "set"
 
-    def __init__(self, file: str, keys: dict[str, Key], default: Optional[str] = None):
+    def __init__(self, file: str, keys: dict[str, Key], default: str | None = None):
         self.file, self.keys, self.default = str(file), dict(keys), default
 
-    def where(self, field: str) -> Optional[Key]:
+    def where(self, field: str) -> Key | None:
         k = self.keys.get(field)
         if k is None and self.default:
             k = Key(self.default, field)
@@ -541,7 +574,7 @@ def toml_value(v: Any) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
-_SPEAKER: contextvars.ContextVar[Optional[Speaker]] = contextvars.ContextVar("biaskit_speaker", default=None)
+_SPEAKER: contextvars.ContextVar[Speaker | None] = contextvars.ContextVar("biaskit_speaker", default=None)
 
 
 @contextlib.contextmanager
@@ -561,7 +594,7 @@ def current() -> Speaker:
     return _SPEAKER.get() or Flags()
 
 
-def name_of(field: str, model: Optional[type[Options]] = None) -> str:
+def name_of(field: str, model: type[Options] | None = None) -> str:
     """Option ``field`` named where the user is (``--lang``, ``lang in [stages.evaluate] of FILE``);
     a validation error of ``model`` met outside a command or stage names the Python keyword."""
     sp = _SPEAKER.get()

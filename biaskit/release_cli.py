@@ -1,9 +1,9 @@
 """``biaskit release build | verify | diff``: thin typer wrappers around :mod:`biaskit.release`."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -14,7 +14,7 @@ from .release.options import ReleaseBuildOptions
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 
-def _csv_list(value: Optional[str]) -> Optional[list[str]]:
+def _csv_list(value: str | None) -> list[str] | None:
     if not value:
         return None
     return [x.strip() for x in value.split(",") if x.strip()]
@@ -28,8 +28,11 @@ def build_command(opts: ReleaseBuildOptions) -> None:
     from .release import build_release
 
     s = build_release(opts.records, opts.out, opts.build_options(), command=command_line())
-    counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)}, "
-                       f"{c['targets']} targets)" for k, c in s.counts.items())
+    counts = "; ".join(
+        f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)}, "
+        f"{c['targets']} targets)"
+        for k, c in s.counts.items()
+    )
     echo(f"release {s.name} {s.version} -> {s.out}: {counts}; {len(s.files)} files in {s.seconds:.1f} s")
     if s.warnings:
         echo(f"{len(s.warnings)} card section(s) are left to the maintainers (see `biaskit release verify {s.out}`).")
@@ -42,8 +45,11 @@ def build_command(opts: ReleaseBuildOptions) -> None:
 def verify_command(
     path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    hub_ready: bool = typer.Option(False, "--hub-ready", help="Also check what the Hugging Face Hub would reject "
-                                   "(licence id, card YAML, config names, file sizes)."),
+    hub_ready: bool = typer.Option(
+        False,
+        "--hub-ready",
+        help="Also check what the Hugging Face Hub would reject (licence id, card YAML, config names, file sizes).",
+    ),
 ) -> None:
     """Check a release: checksums, every row's schema, split disjointness, card fields (exit 2 on problems)."""
     from .release import verify_release
@@ -54,8 +60,13 @@ def verify_command(
 
         res.problems += hub_problems(path)
     if json_out:
-        echo(json.dumps({"ok": res.ok, "problems": res.problems, "warnings": res.warnings, "checked": res.checked},
-                        ensure_ascii=False, indent=2))
+        echo(
+            json.dumps(
+                {"ok": res.ok, "problems": res.problems, "warnings": res.warnings, "checked": res.checked},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         for line in res.problems:
             echo(f"error: {line}", err=True)
@@ -72,34 +83,42 @@ def verify_command(
 @app.command("export")
 def export_command(
     path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
-    lm_eval: Path = out_dir(..., "--lm-eval", owns=("biaskit-lm-eval.json",),
-                            help="Write lm-evaluation-harness tasks here (one per language and split, a group per "
-                                 "split; run them with `lm_eval --include_path DIR`)."),
-    prefix: Optional[str] = typer.Option(None, "--prefix", help="Task-name prefix (default: the release name, "
-                                         "e.g. biaskit_demo)."),
-    split: Optional[List[str]] = typer.Option(None, "--split", help="Only this split (dev or test). Repeatable."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="Only these languages, comma-separated."),
+    lm_eval: Path = out_dir(
+        ...,
+        "--lm-eval",
+        owns=("biaskit-lm-eval.json",),
+        help="Write lm-evaluation-harness tasks here (one per language and split, a group per "
+        "split; run them with `lm_eval --include_path DIR`).",
+    ),
+    prefix: str | None = typer.Option(
+        None, "--prefix", help="Task-name prefix (default: the release name, e.g. biaskit_demo)."
+    ),
+    split: list[str] | None = typer.Option(None, "--split", help="Only this split (dev or test). Repeatable."),
+    lang: str | None = typer.Option(None, "--lang", help="Only these languages, comma-separated."),
 ) -> None:
     """Export a release for other tools: lm-evaluation-harness tasks with biaskit's clm metrics."""
     from .clitools import command_line
     from .release.lmeval import export_lm_eval
 
-    res = export_lm_eval(path, lm_eval, prefix=prefix, splits=split or None, langs=_csv_list(lang),
-                         command=command_line())
+    res = export_lm_eval(
+        path, lm_eval, prefix=prefix, splits=split or None, langs=_csv_list(lang), command=command_line()
+    )
     for group, tasks in res.groups.items():
         echo(f"{group}: " + ", ".join(f"{t} ({res.tasks[t]['docs']} pairs)" for t in tasks))
     first = next((g for g in res.groups if g.endswith("_test")), next(iter(res.groups)))
-    echo(f"wrote {len(res.tasks)} task(s) and {len(res.groups)} group(s) to {res.out}; run them with:\n"
-         f"  lm_eval --model hf --model_args pretrained=MODEL --tasks {first} --include_path {res.out} "
-         "--log_samples --output_path OUT")
+    echo(
+        f"wrote {len(res.tasks)} task(s) and {len(res.groups)} group(s) to {res.out}; run them with:\n"
+        f"  lm_eval --model hf --model_args pretrained=MODEL --tasks {first} --include_path {res.out} "
+        "--log_samples --output_path OUT"
+    )
 
 
 @app.command("diff")
 def diff_command(
     old: Path = in_dir(..., arg="OLD", help="The earlier release folder."),
     new: Path = in_dir(..., arg="NEW", help="The later release folder."),
-    markdown: Optional[Path] = out_file(None, "--markdown", help="Write the changelog (Markdown) here."),
-    json_path: Optional[Path] = out_file(None, "--json", help="Write the full diff (JSON) here."),
+    markdown: Path | None = out_file(None, "--markdown", help="Write the changelog (Markdown) here."),
+    json_path: Path | None = out_file(None, "--json", help="Write the full diff (JSON) here."),
 ) -> None:
     """Added, removed and changed records (by stable id) between two releases, as a changelog."""
     from .io import atomic_write_text, write_json
@@ -112,8 +131,9 @@ def diff_command(
     if json_path:
         write_json(json_path, d)
     if markdown or json_path:
-        summary = "; ".join(f"{k}: +{len(v['added'])} -{len(v['removed'])} ~{len(v['changed'])}"
-                            for k, v in d["kinds"].items())
+        summary = "; ".join(
+            f"{k}: +{len(v['added'])} -{len(v['removed'])} ~{len(v['changed'])}" for k, v in d["kinds"].items()
+        )
         echo(f"{old} -> {new}: {summary}" + "".join(f"; wrote {p}" for p in (markdown, json_path) if p))
     else:
         echo(md.rstrip())

@@ -1,5 +1,6 @@
 """``biaskit curate cats`` and ``curate cats-retention`` (thin typer wrappers around
 :func:`biaskit.curation.generate.generate_cats` and :func:`biaskit.curation.cats.cat_retention`)."""
+
 from __future__ import annotations
 
 import typer
@@ -29,11 +30,24 @@ def print_retention(report: dict, title: str) -> None:
     t = Table(*cols, title=title)
     fmt = lambda v: "-" if v is None else str(v)  # noqa: E731
     for r in [*report["rows"], *report["totals"], report["overall"]]:
-        cells = [r["split"], r["domain"], str(r["targets"]), f"{r['jobs']} ({r['failed_jobs']})", str(r["drafted"]),
-                 str(r["valid"]), fmt(r["valid_pct"])]
+        cells = [
+            r["split"],
+            r["domain"],
+            str(r["targets"]),
+            f"{r['jobs']} ({r['failed_jobs']})",
+            str(r["drafted"]),
+            str(r["valid"]),
+            fmt(r["valid_pct"]),
+        ]
         if with_val:
-            cells += [str(r["validated"]), str(r["rejected"]), str(r["needs_adjudication"]), str(r["not_annotated"]),
-                      fmt(r["validated_pct"]), fmt(r["overall_pct"])]
+            cells += [
+                str(r["validated"]),
+                str(r["rejected"]),
+                str(r["needs_adjudication"]),
+                str(r["not_annotated"]),
+                fmt(r["validated_pct"]),
+                fmt(r["overall_pct"]),
+            ]
         t.add_row(*cells)
     _console().print(t)
     if report["problems"]:
@@ -55,30 +69,51 @@ def cats_cmd(opts: CatsOptions) -> None:
 
     inv = load_inventory(opts.inventory)
     splits = list(SPLITS) if opts.split == "both" else [opts.split]
-    prompts = {"intrasentence": get_prompt(opts.intra_prompt, opts.prompts_dir),
-               "intersentence": get_prompt(opts.inter_prompt, opts.prompts_dir)}
+    prompts = {
+        "intrasentence": get_prompt(opts.intra_prompt, opts.prompts_dir),
+        "intersentence": get_prompt(opts.inter_prompt, opts.prompts_dir),
+    }
     out = opts.out
     if opts.dry_run:
-        items = cat_items(cat_targets(opts.domains, inventory=inv, targets=opts.targets, lang=opts.lang),
-                          per_target=opts.per_target, society=opts.society, lang=opts.lang)
+        items = cat_items(
+            cat_targets(opts.domains, inventory=inv, targets=opts.targets, lang=opts.lang),
+            per_target=opts.per_target,
+            society=opts.society,
+            lang=opts.lang,
+        )
         for s in splits:
             task = TASKS.get(f"cat_{s}")(prompts[s])
             _print_dry_run(task, items, {**task.default_params, **opts.params()}, opts.show)
         return
-    summaries, report = generate_cats(opts.client, out=out, domains=opts.domains, splits=splits,
-                                      per_target=opts.per_target, society=opts.society, targets=opts.targets,
-                                      prompts=prompts, params=opts.params(), concurrency=opts.concurrency,
-                                      retry_failed=opts.retry_failed, inventory=inv, lang=opts.lang)
+    summaries, report = generate_cats(
+        opts.client,
+        out=out,
+        domains=opts.domains,
+        splits=splits,
+        per_target=opts.per_target,
+        society=opts.society,
+        targets=opts.targets,
+        prompts=prompts,
+        params=opts.params(),
+        concurrency=opts.concurrency,
+        retry_failed=opts.retry_failed,
+        inventory=inv,
+        lang=opts.lang,
+    )
     for s, summary in summaries.items():
         report_run(summary, f"{s} drafts", exit_when_all_failed=False)
-    if report:      # (nothing drafted: no output written)
+    if report:  # (nothing drafted: no output written)
         o = report["overall"]
-        echo(f"cats: {o['valid']} of {o['drafted']} drafted CATs are structurally valid -> {out}; "
-             f"retention report {retention_path(out)}")
+        echo(
+            f"cats: {o['valid']} of {o['drafted']} drafted CATs are structurally valid -> {out}; "
+            f"retention report {retention_path(out)}"
+        )
         print_retention(report, f"{out.name}: drafted -> structurally valid")
     if summaries and all(s.all_failed for s in summaries.values()):
-        echo_error("every drafting job failed; see the .drafts.errors.jsonl files for the raw replies. Fix: check "
-                   "the model and prompts (--dry-run shows them), raise --max-tokens, then re-run with --retry-failed.")
+        echo_error(
+            "every drafting job failed; see the .drafts.errors.jsonl files for the raw replies. Fix: check "
+            "the model and prompts (--dry-run shows them), raise --max-tokens, then re-run with --retry-failed."
+        )
         raise SystemExit(1)
 
 
@@ -92,8 +127,9 @@ def cats_retention_cmd(opts: CatsRetentionOptions) -> None:
     from .cats import cat_retention
 
     report = cat_retention(opts.cats, opts.validated)
-    print_retention(report, f"{opts.cats.name}: drafted -> structurally valid"
-                    + (" -> validated" if opts.validated else ""))
+    print_retention(
+        report, f"{opts.cats.name}: drafted -> structurally valid" + (" -> validated" if opts.validated else "")
+    )
     if opts.out:
         write_json(opts.out, report)
         echo(f"report -> {opts.out}")

@@ -14,11 +14,13 @@ name are derived from the same fields (:data:`LLM_TOML_KEYS`).
 not converted yet (``annotate prelabel``) takes either block through :func:`llm_options` /
 :func:`prompt_options` (one typer argument, ``llm_opts`` / ``prompt_opts``), made from the same fields.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from biaskit.clitools import choice_enum
 from biaskit.options import _NO, Options, name_of, option, spec_of, tell, typer_param
@@ -33,27 +35,32 @@ ResponseFormat = choice_enum("ResponseFormat", RESPONSE_FORMATS)
 
 
 # ------------------------------------------------------------------------------------------ shared fields
-def temperature_option(default: Optional[float] = None) -> Any:
+def temperature_option(default: float | None = None) -> Any:
     return option(default, "--temperature", panel=PANEL, help="sampling temperature sent with every request.")
 
 
-def seed_option(default: Optional[int] = 0) -> Any:
+def seed_option(default: int | None = 0) -> Any:
     return option(default, "--seed", panel=PANEL, help="sampling seed sent with every request.")
 
 
-def max_tokens_option(default: Optional[int] = None) -> Any:
-    return option(default, "--max-tokens", ge=1, panel=PANEL,
-                  help="longest reply; a reply cut off at this length is 'partial'.")
+def max_tokens_option(default: int | None = None) -> Any:
+    return option(
+        default, "--max-tokens", ge=1, panel=PANEL, help="longest reply; a reply cut off at this length is 'partial'."
+    )
 
 
-def prompt_option(default: Optional[str]) -> Any:
-    return option(default, "--prompt", help="template id (or id@version)"
-                  + (" (default: the task's own)." if default is None else "."))
+def prompt_option(default: str | None) -> Any:
+    return option(
+        default,
+        "--prompt",
+        help="template id (or id@version)" + (" (default: the task's own)." if default is None else "."),
+    )
 
 
 def prompts_dir_option() -> Any:
-    return option(None, "--prompts-dir", path="in_dir",
-                  help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR).")
+    return option(
+        None, "--prompts-dir", path="in_dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."
+    )
 
 
 def dry_run_option() -> Any:
@@ -72,31 +79,63 @@ class LLMOptions(Options):
     """The LLM block of the commands that call the LLM (a base model: each command's model derives
     from it and may set its own defaults for ``temperature``, ``seed`` and ``max_tokens``)."""
 
-    llm: str = option("openai", "--llm", choices=LLMS, what="LLM backend", panel=PANEL,
-                      help="LLM backend: openai (any OpenAI-compatible endpoint) or dummy (offline, deterministic, "
-                           "schema-valid replies).")
-    model: Optional[str] = option(None, "--model", panel=PANEL, help="model id served by the endpoint.")
-    base_url: Optional[str] = option(None, "--base-url", panel=PANEL,
-                                     help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else OpenAI).")
-    temperature: Optional[float] = temperature_option()
-    seed: Optional[int] = seed_option()
-    max_tokens: Optional[int] = max_tokens_option()
-    concurrency: int = option(1, "--concurrency", ge=1, le=64, operational=True, panel=PANEL,
-                              help="requests in flight (threads).")
-    max_retries: int = option(4, "--max-retries", ge=0, operational=True, panel=PANEL,
-                              help="retries on HTTP 429/5xx and dropped connections (with backoff).")
-    response_format: str = option("auto", "--response-format", choices=RESPONSE_FORMATS, what="response format",
-                                  panel=PANEL, help="structured-output mode (auto: the best the server accepts).")
-    prices: Optional[Path] = option(None, "--prices", path="in_file", operational=True, panel=PANEL,
-                                    help="TOML or JSON file mapping a model name to its input and output price, "
-                                         "USD per 1M tokens.")
-    timeout: float = option(120.0, "--timeout", gt=0, operational=True, panel=PANEL,
-                            help="seconds a request may take (not retried).")
-    no_cache: bool = option(False, "--no-cache", toml=False, operational=True, panel=PANEL,
-                            help="do not read or write the response cache.")
-    retry_failed: bool = option(False, "--retry-failed", toml=False, operational=True, panel=PANEL,
-                                help="ask again for the jobs in the errors file (failed or partial replies), "
-                                     "bypassing their cached reply.")
+    llm: str = option(
+        "openai",
+        "--llm",
+        choices=LLMS,
+        what="LLM backend",
+        panel=PANEL,
+        help="LLM backend: openai (any OpenAI-compatible endpoint) or dummy (offline, deterministic, "
+        "schema-valid replies).",
+    )
+    model: str | None = option(None, "--model", panel=PANEL, help="model id served by the endpoint.")
+    base_url: str | None = option(
+        None, "--base-url", panel=PANEL, help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else OpenAI)."
+    )
+    temperature: float | None = temperature_option()
+    seed: int | None = seed_option()
+    max_tokens: int | None = max_tokens_option()
+    concurrency: int = option(
+        1, "--concurrency", ge=1, le=64, operational=True, panel=PANEL, help="requests in flight (threads)."
+    )
+    max_retries: int = option(
+        4,
+        "--max-retries",
+        ge=0,
+        operational=True,
+        panel=PANEL,
+        help="retries on HTTP 429/5xx and dropped connections (with backoff).",
+    )
+    response_format: str = option(
+        "auto",
+        "--response-format",
+        choices=RESPONSE_FORMATS,
+        what="response format",
+        panel=PANEL,
+        help="structured-output mode (auto: the best the server accepts).",
+    )
+    prices: Path | None = option(
+        None,
+        "--prices",
+        path="in_file",
+        operational=True,
+        panel=PANEL,
+        help="TOML or JSON file mapping a model name to its input and output price, USD per 1M tokens.",
+    )
+    timeout: float = option(
+        120.0, "--timeout", gt=0, operational=True, panel=PANEL, help="seconds a request may take (not retried)."
+    )
+    no_cache: bool = option(
+        False, "--no-cache", toml=False, operational=True, panel=PANEL, help="do not read or write the response cache."
+    )
+    retry_failed: bool = option(
+        False,
+        "--retry-failed",
+        toml=False,
+        operational=True,
+        panel=PANEL,
+        help="ask again for the jobs in the errors file (failed or partial replies), bypassing their cached reply.",
+    )
 
     def params(self) -> dict[str, Any]:
         """Decoding parameters sent with every request (None: the task's default)."""
@@ -108,9 +147,13 @@ class LLMOptions(Options):
 
         from .llm import load_prices
 
-        return {"max_retries": self.max_retries, "response_format": self.response_format,
-                "prices": load_prices(self.prices), "timeout": self.timeout,
-                "cache": False if self.no_cache else DiskCache(namespace="llm")}
+        return {
+            "max_retries": self.max_retries,
+            "response_format": self.response_format,
+            "prices": load_prices(self.prices),
+            "timeout": self.timeout,
+            "cache": False if self.no_cache else DiskCache(namespace="llm"),
+        }
 
     def client(self):
         """The LLM client these options describe (``model`` is required except for the dummy backend)."""
@@ -119,10 +162,12 @@ class LLMOptions(Options):
         from .llm import get_llm
 
         if not self.model and self.llm != "dummy":
-            raise InputError(f"{name_of('model')} is required.",
-                             fix=f"{tell('model', 'gpt-4o-mini')} (the model id your endpoint serves; "
-                                 f"{name_of('base_url')} for a local server), or {tell('llm', 'dummy')} to try "
-                                 "offline.")
+            raise InputError(
+                f"{name_of('model')} is required.",
+                fix=f"{tell('model', 'gpt-4o-mini')} (the model id your endpoint serves; "
+                f"{name_of('base_url')} for a local server), or {tell('llm', 'dummy')} to try "
+                "offline.",
+            )
         return get_llm(self.llm, model=self.model, base_url=self.base_url, **self.client_kwargs())
 
 
@@ -130,8 +175,10 @@ class LLMOptions(Options):
 #: the ``backend`` key; ``--no-cache`` is ``cache = false``, ``--retry-failed`` is ``biaskit run --retry-failed``)
 LLM_TOML_KEYS = {n: ("backend" if n == "llm" else n) for n in LLMOptions.toml_fields()}
 #: how a stage fills the LLM block of the command it runs (none of it is a key of the stage's own table)
-LLM_SUPPLIED = {**{n: "from [llm] and the stage's own llm table" for n in LLMOptions.specs()},
-                "retry_failed": "from `biaskit run --retry-failed`"}
+LLM_SUPPLIED = {
+    **{n: "from [llm] and the stage's own llm table" for n in LLMOptions.specs()},
+    "retry_failed": "from `biaskit run --retry-failed`",
+}
 
 
 def decoding(params: dict[str, Any]) -> type[Options]:
@@ -139,9 +186,9 @@ def decoding(params: dict[str, Any]) -> type[Options]:
     placed before :class:`LLMOptions`."""
 
     class Decoding(Options):
-        temperature: Optional[float] = temperature_option(params.get("temperature"))
-        seed: Optional[int] = seed_option(params.get("seed", 0))
-        max_tokens: Optional[int] = max_tokens_option(params.get("max_tokens"))
+        temperature: float | None = temperature_option(params.get("temperature"))
+        seed: int | None = seed_option(params.get("seed", 0))
+        max_tokens: int | None = max_tokens_option(params.get("max_tokens"))
 
     return Decoding
 
@@ -149,8 +196,8 @@ def decoding(params: dict[str, Any]) -> type[Options]:
 class PromptFields(Options):
     """The prompt block of the commands that render prompts (``--prompt`` is each command's own field)."""
 
-    prompt: Optional[str] = prompt_option(None)
-    prompts_dir: Optional[list[Path]] = prompts_dir_option()
+    prompt: str | None = prompt_option(None)
+    prompts_dir: list[Path] | None = prompts_dir_option()
 
     def template(self, default: str):
         from .prompts import get_prompt
@@ -192,7 +239,7 @@ def llm_options(*, exclude: tuple[str, ...] = (), **defaults: Any) -> Callable[[
     return option_block("llm_opts", functools.partial(LLMOptions, **defaults), _block(LLMOptions, names, defaults))
 
 
-def prompt_options(default: Optional[str], *, dry_run: bool = True) -> Callable[[Callable], Callable]:
+def prompt_options(default: str | None, *, dry_run: bool = True) -> Callable[[Callable], Callable]:
     """Add the prompt option block; the command receives ``prompt_opts: PromptOptions``."""
     names = ["prompt", "prompts_dir", *(["dry_run", "show"] if dry_run else [])]
     block = _block(PromptOptions, names, {"prompt": default})

@@ -1,20 +1,20 @@
 """``biaskit curate prompts | tuples | sentences | pairs | llm-task | adapt | check`` (thin typer
 wrappers around the pure functions of :mod:`.generate`, :mod:`.pairs`, :mod:`.adapt` and
 :mod:`biaskit.check`). The LLM option block is declared once in :mod:`.cli_options`."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
 from biaskit.paths import in_dir
 
+from .options import LLMTaskOptions, SentencesOptions, TuplesOptions
 from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
-from .options import LLMTaskOptions, SentencesOptions, TuplesOptions
 
 app = typer.Typer(add_completion=False)
 
@@ -47,23 +47,32 @@ def report_run(summary, what: str, *, exit_when_all_failed: bool = True) -> None
     llm = s["llm"]
     cost = llm.get("estimated_cost_usd")
     failed = f"{s['errors']} failed" + (f" ({s['partial']} partial)" if s["partial"] else "")
-    echo(f"{what}: {s['rows']} row(s) written to {s['out'] or '(memory)'} from {s['run']} job(s) "
-         f"({s['skipped_done']} already done, {failed}"
-         + (f" -> {s['errors_file']}" if s["errors_file"] else "") + ")")
-    echo(f"LLM: {llm['requests']} HTTP request(s), {llm['cache_hits']} cache hit(s), "
-         f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens, "
-         f"estimated cost {'unknown' if cost is None else f'${cost:.4f}'}")
+    echo(
+        f"{what}: {s['rows']} row(s) written to {s['out'] or '(memory)'} from {s['run']} job(s) "
+        f"({s['skipped_done']} already done, {failed}" + (f" -> {s['errors_file']}" if s["errors_file"] else "") + ")"
+    )
+    echo(
+        f"LLM: {llm['requests']} HTTP request(s), {llm['cache_hits']} cache hit(s), "
+        f"{llm['prompt_tokens']}+{llm['completion_tokens']} tokens, "
+        f"estimated cost {'unknown' if cost is None else f'${cost:.4f}'}"
+    )
     if summary.all_failed and exit_when_all_failed:
-        echo_error(f"every one of the {s['run']} job(s) failed; see {s['errors_file']} for the raw replies. "
-                   "Fix: check the model and prompt (--dry-run shows it), raise --max-tokens for cut-off replies, "
-                   "then re-run with --retry-failed.")
+        echo_error(
+            f"every one of the {s['run']} job(s) failed; see {s['errors_file']} for the raw replies. "
+            "Fix: check the model and prompt (--dry-run shows it), raise --max-tokens for cut-off replies, "
+            "then re-run with --retry-failed."
+        )
         raise SystemExit(1)
 
 
 # ------------------------------------------------------------------------------------------ prompts
 @app.command("prompts")
-def prompts_cmd(prompts_dir: Optional[list[Path]] = in_dir(None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."),
-                show: Optional[str] = typer.Option(None, "--show", help="print one template (id or id@version).")) -> None:
+def prompts_cmd(
+    prompts_dir: list[Path] | None = in_dir(
+        None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."
+    ),
+    show: str | None = typer.Option(None, "--show", help="print one template (id or id@version)."),
+) -> None:
     """List the prompt templates (id, version, hash, variables, file)."""
     from rich.table import Table
 
@@ -95,13 +104,27 @@ def tuples_cmd(opts: TuplesOptions) -> None:
     p = opts.template("attributes")
     idents = opts.identities or inv.identities(opts.axis, opts.lang)
     if opts.dry_run:
-        _print_dry_run(TupleTask(p, lang=opts.lang), tuple_items(axis=opts.axis, identities=idents,
-                                                                 polarity=opts.polarity, n=opts.n),
-                       opts.params(), opts.show)
+        _print_dry_run(
+            TupleTask(p, lang=opts.lang),
+            tuple_items(axis=opts.axis, identities=idents, polarity=opts.polarity, n=opts.n),
+            opts.params(),
+            opts.show,
+        )
         return
-    summary = generate_tuples(opts.client(), p, axis=opts.axis, out=opts.out, identities=idents,
-                              polarity=opts.polarity, n=opts.n, lang=opts.lang, params=opts.params(),
-                              concurrency=opts.concurrency, retry_failed=opts.retry_failed, inventory=inv)
+    summary = generate_tuples(
+        opts.client(),
+        p,
+        axis=opts.axis,
+        out=opts.out,
+        identities=idents,
+        polarity=opts.polarity,
+        n=opts.n,
+        lang=opts.lang,
+        params=opts.params(),
+        concurrency=opts.concurrency,
+        retry_failed=opts.retry_failed,
+        inventory=inv,
+    )
     report_run(summary, "tuples")
 
 
@@ -119,12 +142,26 @@ def sentences_cmd(opts: SentencesOptions) -> None:
     inv = load_inventory(opts.inventory)
     p = opts.template(MODES[opts.mode])
     if opts.dry_run:
-        _print_dry_run(SentenceTask(p, per_tuple=opts.per_tuple, inventory=inv, mode=opts.mode),
-                       sentence_items(usable_tuples(opts.tuples, statuses=opts.statuses)), opts.params(), opts.show)
+        _print_dry_run(
+            SentenceTask(p, per_tuple=opts.per_tuple, inventory=inv, mode=opts.mode),
+            sentence_items(usable_tuples(opts.tuples, statuses=opts.statuses)),
+            opts.params(),
+            opts.show,
+        )
         return
-    summary = generate_sentences(opts.client(), p, tuples=opts.tuples, out=opts.out, per_tuple=opts.per_tuple,
-                                 statuses=opts.statuses, params=opts.params(), concurrency=opts.concurrency,
-                                 retry_failed=opts.retry_failed, inventory=inv, mode=opts.mode)
+    summary = generate_sentences(
+        opts.client(),
+        p,
+        tuples=opts.tuples,
+        out=opts.out,
+        per_tuple=opts.per_tuple,
+        statuses=opts.statuses,
+        params=opts.params(),
+        concurrency=opts.concurrency,
+        retry_failed=opts.retry_failed,
+        inventory=inv,
+        mode=opts.mode,
+    )
     report_run(summary, "sentences")
 
 
@@ -138,11 +175,21 @@ def pairs_cmd(opts: BuildPairsOptions) -> None:
     client = p = None
     if opts.llm_fallback:
         client, p = opts.client(), opts.template("pair_rewrite")
-    res = build_pairs_file(opts, llm=client, prompt=p, llm_params=opts.params(), concurrency=opts.concurrency,
-                           retry_failed=opts.retry_failed, progress=True)
-    echo(f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
-         f"{len(res.rejects)} sentence(s) not usable" + (f" -> {res.rejects_file}" if res.rejects else "")
-         + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else ""))
+    res = build_pairs_file(
+        opts,
+        llm=client,
+        prompt=p,
+        llm_params=opts.params(),
+        concurrency=opts.concurrency,
+        retry_failed=opts.retry_failed,
+        progress=True,
+    )
+    echo(
+        f"pairs: {len(res.pairs)} written to {opts.out} ({res.flagged} flagged by the checker); "
+        f"{len(res.rejects)} sentence(s) not usable"
+        + (f" -> {res.rejects_file}" if res.rejects else "")
+        + (f"; LLM rewrites in {res.rewrites_file}" if res.rewrites_file else "")
+    )
 
 
 # ------------------------------------------------------------------------------------------ any task
@@ -161,22 +208,31 @@ def llm_task_cmd(
     cls = TASKS.get(value(task))
     t = cls(opts.template(cls.prompt_id), prompts_dir=opts.prompts_dir)
     items = []
-    for i, item in iter_jsonl(opts.input):   # every item must render before any request is made
+    for i, item in iter_jsonl(opts.input):  # every item must render before any request is made
         try:
             t.render(item)
             t.check_item(item)
         except InputError as exc:
             raise InputError(exc.message, path=opts.input, row=i, fix=exc.fix) from None
         except (KeyError, TypeError) as exc:
-            raise InputError(f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).",
-                             path=opts.input, row=i,
-                             fix=f"see the {cls.__name__} docstring for the fields an item needs.") from None
+            raise InputError(
+                f"the '{t.name}' task cannot use this item ({type(exc).__name__}: {exc}).",
+                path=opts.input,
+                row=i,
+                fix=f"see the {cls.__name__} docstring for the fields an item needs.",
+            ) from None
         items.append(item)
     if opts.dry_run:
         _print_dry_run(t, items, {**t.default_params, **opts.params()}, opts.show)
         return
-    summary = JobRunner(opts.client(), t, params=opts.params(), out=opts.out, concurrency=opts.concurrency,
-                        retry_failed=opts.retry_failed).run(items)
+    summary = JobRunner(
+        opts.client(),
+        t,
+        params=opts.params(),
+        out=opts.out,
+        concurrency=opts.concurrency,
+        retry_failed=opts.retry_failed,
+    ).run(items)
     report_run(summary, t.name)
 
 
@@ -189,9 +245,11 @@ def adapt_cmd(opts: AdaptOptions) -> None:
 
     _, report, rep_path = adapt_to_file(opts)
     r = report.as_dict()
-    echo(f"adapt: kept {r['kept']} of {r['read']} pairs ({', '.join(f'{k} {v}' for k, v in r['by_type'].items())}); "
-                     f"{r['changed']} changed ({r['names_replaced']} names, {r['lexicon_hits']} lexicon hits); "
-                     f"{r['flagged']} flagged, {r['dropped']} dropped -> {opts.out}, report {rep_path}")
+    echo(
+        f"adapt: kept {r['kept']} of {r['read']} pairs ({', '.join(f'{k} {v}' for k, v in r['by_type'].items())}); "
+        f"{r['changed']} changed ({r['names_replaced']} names, {r['lexicon_hits']} lexicon hits); "
+        f"{r['flagged']} flagged, {r['dropped']} dropped -> {opts.out}, report {rep_path}"
+    )
 
 
 # ------------------------------------------------------------------------------------------ check
@@ -205,16 +263,24 @@ def check_cmd(opts: CheckOptions) -> None:
     from biaskit.inventory import load_inventory
 
     pairs, out = opts.pairs, opts.out
-    res = check_file_stream(str(pairs), format=opts.format, lang=opts.lang, out=str(out) if out else None,
-                            inventory=load_inventory(opts.inventory),
-                            sources_path=str(opts.sources) if opts.sources else None, examples=opts.examples)
+    res = check_file_stream(
+        str(pairs),
+        format=opts.format,
+        lang=opts.lang,
+        out=str(out) if out else None,
+        inventory=load_inventory(opts.inventory),
+        sources_path=str(opts.sources) if opts.sources else None,
+        examples=opts.examples,
+    )
     summary = res.as_dict()
     con = _console()
     t = Table("flag", "pairs", "meaning", "example rows", title=f"{pairs.name}: {res.describe()}")
     for code, desc in FLAG_CODES.items():
         n = summary["flags"].get(code, 0)
-        rows = [str(c.row) + (f" ({c.pair.get('lang')})" if len(summary["by_lang"]) > 1 else "")
-                for c in res.rows.get(code, [])]
+        rows = [
+            str(c.row) + (f" ({c.pair.get('lang')})" if len(summary["by_lang"]) > 1 else "")
+            for c in res.rows.get(code, [])
+        ]
         t.add_row(code, str(n), desc, ", ".join(rows))
     con.print(t)
     if out:

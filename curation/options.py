@@ -7,6 +7,7 @@ classes of :mod:`biaskit.pipeline.stages.curation` derive their tables from thes
 commands that call the LLM derive from :class:`~.cli_options.LLMOptions` (the LLM block, whose
 fields are also the ``[llm]`` table) and take the task's own decoding defaults.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,16 @@ from biaskit.options import Options, option
 
 from .cats import DOMAIN_PRESETS
 from .cats import SPLITS as CAT_SPLITS
-from .cli_options import (DryRunFields, LLMOptions, PromptFields, decoding, dry_run_option, inventory_option,
-                          prompt_option, show_option)
+from .cli_options import (
+    DryRunFields,
+    LLMOptions,
+    PromptFields,
+    decoding,
+    dry_run_option,
+    inventory_option,
+    prompt_option,
+    show_option,
+)
 from .tasks.sentences import MODES as SENTENCE_MODES
 from .tasks.sentences import SentenceTask
 from .tasks.tuples import POLARITIES, TupleTask
@@ -43,19 +52,25 @@ class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields
 
     command = "curate tuples"
 
-    axis: str = option(..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, "
-                                           "socioeconomic, ...")
+    axis: str = option(
+        ..., "--axis", help="bias axis: gender, religion, caste, age, region, physical-appearance, socioeconomic, ..."
+    )
     out: Path = out_jsonl_option()
-    polarity: Literal["positive", "negative", "both"] = option("both", "--polarity", choices=(*POLARITIES, "both"),
-                           help="positive, negative or both.")
-    n: int = option(10, "--n", ge=1, help="attributes per identity and polarity (IndiBias: 10 positive and 10 "
-                                          "negative).")
-    identities: Optional[list[str]] = option(None, "--identities", user_type=Optional[str],
-                                             help="comma-separated identity terms (default: the inventory's terms "
-                                                  "for the axis).")
+    polarity: Literal["positive", "negative", "both"] = option(
+        "both", "--polarity", choices=(*POLARITIES, "both"), help="positive, negative or both."
+    )
+    n: int = option(
+        10, "--n", ge=1, help="attributes per identity and polarity (IndiBias: 10 positive and 10 negative)."
+    )
+    identities: list[str] | None = option(
+        None,
+        "--identities",
+        user_type=Optional[str],
+        help="comma-separated identity terms (default: the inventory's terms for the axis).",
+    )
     lang: str = option("en", "--lang", help="the language of the attributes (the inventory's terms in it).")
-    inventory: Optional[Path] = inventory_option()
-    prompt: Optional[str] = prompt_option("attributes")
+    inventory: Path | None = inventory_option()
+    prompt: str | None = prompt_option("attributes")
 
     _identities = field_validator("identities", mode="before")(lambda v: commas(v))
 
@@ -68,13 +83,22 @@ class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, Prompt
     tuples: Path = option(..., "--tuples", path="in_file", help="tuples JSONL from `curate tuples` (or annotated).")
     out: Path = out_jsonl_option()
     per_tuple: int = option(5, "--per-tuple", ge=1, help="sentences per tuple (IndiBias: 5).")
-    mode: str = option("stereo", "--mode", choices=tuple(SENTENCE_MODES), what="sentence mode",
-                       help="stereo: sentences that express the stereotype (template sentences); anti: sentences "
-                            "that go against it (sentences_anti).")
-    statuses: Optional[list[str]] = option(None, "--status", help="only tuples with these statuses (comma-separated "
-                                                                  "or repeated), e.g. accepted (default: all but "
-                                                                  "rejected).")
-    inventory: Optional[Path] = inventory_option()
+    mode: str = option(
+        "stereo",
+        "--mode",
+        choices=tuple(SENTENCE_MODES),
+        what="sentence mode",
+        help="stereo: sentences that express the stereotype (template sentences); anti: sentences "
+        "that go against it (sentences_anti).",
+    )
+    statuses: list[str] | None = option(
+        None,
+        "--status",
+        help="only tuples with these statuses (comma-separated "
+        "or repeated), e.g. accepted (default: all but "
+        "rejected).",
+    )
+    inventory: Path | None = inventory_option()
 
     _statuses = field_validator("statuses", mode="before")(lambda v: commas(v))
 
@@ -84,8 +108,9 @@ class LLMTaskOptions(LLMOptions, PromptFields, DryRunFields):
 
     command = "curate llm-task"
 
-    input: Path = option(..., "--input", path="in_file",
-                         help="JSONL, one input item per line (the task's template variables).")
+    input: Path = option(
+        ..., "--input", path="in_file", help="JSONL, one input item per line (the task's template variables)."
+    )
     out: Path = out_jsonl_option()
 
 
@@ -94,25 +119,41 @@ class CatsOptions(decoding({"temperature": 0.7, "max_tokens": 1200}), LLMOptions
 
     command = "curate cats"
 
-    out: Path = option(..., "--out", path="out_file",
-                       help="CATs JSONL (biaskit.schema.CAT), rebuilt from every draft so far; drafts, invalid drafts "
-                            "and the retention report go beside it.")
-    domains: str = option("stereoset", "--domains", help="comma-separated domains (inventory axes, race, profession) "
-                                                         f"or a preset: {DOMAIN_PRESETS_HELP}.")
+    out: Path = option(
+        ...,
+        "--out",
+        path="out_file",
+        help="CATs JSONL (biaskit.schema.CAT), rebuilt from every draft so far; drafts, invalid drafts "
+        "and the retention report go beside it.",
+    )
+    domains: str = option(
+        "stereoset",
+        "--domains",
+        help=f"comma-separated domains (inventory axes, race, profession) or a preset: {DOMAIN_PRESETS_HELP}.",
+    )
     split: Literal["intrasentence", "intersentence", "both"] = option(
-        "both", "--split", choices=(*CAT_SPLITS, "both"), help="intrasentence, intersentence or both.")
+        "both", "--split", choices=(*CAT_SPLITS, "both"), help="intrasentence, intersentence or both."
+    )
     per_target: int = option(5, "--per-target", ge=1, help="CATs asked for per target term and split (one request).")
-    society: str = option("India", "--society", help="whose stereotypes the prompts ask for (StereoSet: 'the United "
-                                                     "States').")
-    lang: str = option("en", "--lang", help="the language the CATs are written in (en, hi; the target terms are the "
-                                            "inventory's terms in it).")
-    targets: Optional[list[str]] = option(None, "--targets", help="comma-separated target terms (default: the "
-                                                                  "inventory's terms for the domain; one domain only).")
+    society: str = option(
+        "India", "--society", help="whose stereotypes the prompts ask for (StereoSet: 'the United States')."
+    )
+    lang: str = option(
+        "en",
+        "--lang",
+        help="the language the CATs are written in (en, hi; the target terms are the inventory's terms in it).",
+    )
+    targets: list[str] | None = option(
+        None,
+        "--targets",
+        help="comma-separated target terms (default: the inventory's terms for the domain; one domain only).",
+    )
     intra_prompt: str = option("cat_intrasentence", "--intra-prompt", help="template id (or id@version).")
     inter_prompt: str = option("cat_intersentence", "--inter-prompt", help="template id (or id@version).")
-    prompts_dir: Optional[list[Path]] = option(None, "--prompts-dir", path="in_dir",
-                                               help="extra folder(s) of *.toml templates.")
-    inventory: Optional[Path] = inventory_option()
+    prompts_dir: list[Path] | None = option(
+        None, "--prompts-dir", path="in_dir", help="extra folder(s) of *.toml templates."
+    )
+    inventory: Path | None = inventory_option()
     dry_run: bool = dry_run_option()
     show: int = show_option(3, "prompts to print per split with --dry-run.")
 
@@ -129,20 +170,25 @@ class CatsRetentionOptions(Options):
 
     command = "curate cats-retention"
 
-    cats: Path = option(..., "--cats", path="in_file",
-                        help="the --out of `curate cats` (its drafts and invalid files are read too).")
-    validated: Optional[Path] = option(None, "--validated", path="in_file",
-                                       help="the --out of `annotate apply --kind cat` (its .rejected.jsonl is read "
-                                            "too).")
-    out: Optional[Path] = option(None, "--out", path="out_file", help="write the report as JSON.")
+    cats: Path = option(
+        ..., "--cats", path="in_file", help="the --out of `curate cats` (its drafts and invalid files are read too)."
+    )
+    validated: Path | None = option(
+        None,
+        "--validated",
+        path="in_file",
+        help="the --out of `annotate apply --kind cat` (its .rejected.jsonl is read too).",
+    )
+    out: Path | None = option(None, "--out", path="out_file", help="write the report as JSON.")
 
 
 # ------------------------------------------------------------------------------------------ translation
 def _engines_help() -> str:
     from .mt_base import MT_ENGINES
 
-    names = ", ".join(f"{n}{':MODEL' if n == 'llm' else ':PATH_OR_NAME' if n == 'hf' else ''}"
-                      for n in MT_ENGINES.names())
+    names = ", ".join(
+        f"{n}{':MODEL' if n == 'llm' else ':PATH_OR_NAME' if n == 'hf' else ''}" for n in MT_ENGINES.names()
+    )
     return f"comma-separated engines: {names}"
 
 
@@ -151,19 +197,26 @@ class MTOptions(LLMOptions):
     hf / googletrans / llm engines' options (the LLM block goes to the ``llm`` engine, whose model is
     named in ``--engines llm:MODEL``)."""
 
-    model: Optional[str] = option(None, cli=False, toml=False, help="the llm engine's model (llm:MODEL in --engines).")
+    model: str | None = option(None, cli=False, toml=False, help="the llm engine's model (llm:MODEL in --engines).")
     target: str = option(..., "--target", help="target language (ISO 639-1), e.g. hi")
     out: Path = option(..., "--out", path="out_file", help="candidates JSONL (appended as pairs finish; resumable)")
     source_lang: str = option("en", "--source-lang", help="language of the pairs to translate")
-    device: Optional[str] = option(None, "--device", operational=True,
-                                   help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)")
+    device: str | None = option(
+        None, "--device", operational=True, help="hf engine: cpu, cuda, cuda:1 (default: cuda if available)"
+    )
     batch_size: int = option(16, "--batch-size", ge=1, operational=True, help="hf engine: sentences per forward pass")
     num_beams: int = option(1, "--num-beams", ge=1, help="hf engine: beam size (1 = greedy)")
     concurrency: int = option(4, "--concurrency", ge=1, operational=True, help="googletrans / llm: requests in flight")
-    restart: bool = option(False, "--restart", toml=False, operational=True,
-                           help="ignore the records already in --out (the cache still applies)")
-    prompts_dir: Optional[Path] = option(None, "--prompts-dir", path="in_dir",
-                                         help="extra folder of prompt templates (llm engine)")
+    restart: bool = option(
+        False,
+        "--restart",
+        toml=False,
+        operational=True,
+        help="ignore the records already in --out (the cache still applies)",
+    )
+    prompts_dir: Path | None = option(
+        None, "--prompts-dir", path="in_dir", help="extra folder of prompt templates (llm engine)"
+    )
 
     _engines = field_validator("engines", mode="before", check_fields=False)(lambda v: commas(v))
 
@@ -172,10 +225,17 @@ class MTOptions(LLMOptions):
 
     def engine_options(self) -> dict[str, Any]:
         """The one options bag every engine is built from (each takes what it accepts)."""
-        opts = {"base_url": self.base_url, "device": self.device, "batch_size": self.batch_size,
-                "num_beams": self.num_beams, "concurrency": self.concurrency,
-                "prompts_dir": str(self.prompts_dir) if self.prompts_dir else None, "backend": self.llm,
-                "retry_failed": self.retry_failed, **self.params()}
+        opts = {
+            "base_url": self.base_url,
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "num_beams": self.num_beams,
+            "concurrency": self.concurrency,
+            "prompts_dir": str(self.prompts_dir) if self.prompts_dir else None,
+            "backend": self.llm,
+            "retry_failed": self.retry_failed,
+            **self.params(),
+        }
         if self.uses_llm():
             opts["client_options"] = self.client_kwargs()
         return opts
@@ -186,15 +246,18 @@ class TranslateOptions(MTOptions):
 
     command = "curate translate"
 
-    pairs: Path = option(..., "--pairs", path="in_file",
-                         help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV")
+    pairs: Path = option(
+        ..., "--pairs", path="in_file", help="pairs to translate: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV"
+    )
     engines: list[str] = option(..., "--engines", min_length=1, help=_engines_help())
     format: str = option("auto", "--format", help="auto | crows | indibias | biaskit")
-    batch_pairs: int = option(16, "--batch-pairs", ge=1, operational=True,
-                              help="pairs per unit of work (written to --out when done)")
-    limit: Optional[int] = option(None, "--limit", help="translate only the first N pairs")
-    align: bool = option(True, "--align/--no-align",
-                         help="span substitution when an engine's S1/S2 are not minimal (see docs)")
+    batch_pairs: int = option(
+        16, "--batch-pairs", ge=1, operational=True, help="pairs per unit of work (written to --out when done)"
+    )
+    limit: int | None = option(None, "--limit", help="translate only the first N pairs")
+    align: bool = option(
+        True, "--align/--no-align", help="span substitution when an engine's S1/S2 are not minimal (see docs)"
+    )
 
 
 class CatTranslateOptions(MTOptions):
@@ -202,12 +265,18 @@ class CatTranslateOptions(MTOptions):
 
     command = "curate cat-translate"
 
-    cats: Path = option(..., "--cats", path="in_file",
-                        help="CATs to translate: biaskit CAT JSONL (e.g. `annotate apply --kind cat` output), "
-                             "StereoSet dev.json or the flattened JSONL")
-    engines: list[str] = option(..., "--engines", min_length=1,
-                                help=_engines_help() + " (llm translates a whole CAT in one request)")
+    cats: Path = option(
+        ...,
+        "--cats",
+        path="in_file",
+        help="CATs to translate: biaskit CAT JSONL (e.g. `annotate apply --kind cat` output), "
+        "StereoSet dev.json or the flattened JSONL",
+    )
+    engines: list[str] = option(
+        ..., "--engines", min_length=1, help=_engines_help() + " (llm translates a whole CAT in one request)"
+    )
     out: Path = option(..., "--out", path="out_file", help="CAT candidates JSONL (appended as CATs finish; resumable)")
     source_lang: str = option("en", "--source-lang", help="language of the CATs to translate")
-    batch_cats: int = option(16, "--batch-cats", ge=1, operational=True,
-                             help="CATs per unit of work (written to --out when done)")
+    batch_cats: int = option(
+        16, "--batch-cats", ge=1, operational=True, help="CATs per unit of work (written to --out when done)"
+    )

@@ -7,10 +7,10 @@ function takes (:func:`~biaskit.curation.pairs.build_pairs_file`,
 :func:`~biaskit.curation.adapt.adapt_to_file`). Choices come from the code that implements them.
 ``curate pairs`` also has the LLM and prompt blocks of :mod:`.cli_options` (its LLM fallback).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
 
 from biaskit.options import Options, option
 from biaskit.readers import FORMATS as PAIR_FORMATS
@@ -28,10 +28,11 @@ class BuildPairsOptions(decoding(PairRewriteTask.default_params), LLMOptions, Pr
 
     sentences: Path = option(..., "--sentences", path="in_file", help="sentences JSONL from `curate sentences`.")
     out: Path = option(..., "--out", path="out_file", help="pairs file (.jsonl or .csv, biaskit schema).")
-    inventory: Optional[Path] = inventory_option()
-    llm_fallback: bool = option(False, "--llm-fallback",
-                                help="ask the LLM (pair_rewrite prompt) when the identity span is not found.")
-    prompt: Optional[str] = prompt_option("pair_rewrite")
+    inventory: Path | None = inventory_option()
+    llm_fallback: bool = option(
+        False, "--llm-fallback", help="ask the LLM (pair_rewrite prompt) when the identity span is not found."
+    )
+    prompt: str | None = prompt_option("pair_rewrite")
 
 
 class AdaptOptions(Options):
@@ -41,17 +42,27 @@ class AdaptOptions(Options):
 
     crows: Path = option(..., "--crows", path="in_file", help="CrowS-Pairs CSV (crows_pairs_anonymized.csv).")
     out: Path = option(..., "--out", path="out_file", help="adapted pairs (.jsonl or .csv).")
-    keep: list[str] = option(..., "--keep", factory=lambda: list(DEFAULT_KEEP), sep=",",
-                             help="comma-separated bias types to keep.")
-    names: str = option("indibias", "--names", choices=NAME_SETS, what="name set",
-                        help="indibias (IndiBias Table 10's most common names, one religion per pair), indibias-hindu, "
-                             "indibias-muslim, india (random from the inventory), india-hindu, india-muslim, "
-                             "india-christian, india-sikh or none.")
+    keep: list[str] = option(
+        ..., "--keep", factory=lambda: list(DEFAULT_KEEP), sep=",", help="comma-separated bias types to keep."
+    )
+    names: str = option(
+        "indibias",
+        "--names",
+        choices=NAME_SETS,
+        what="name set",
+        help="indibias (IndiBias Table 10's most common names, one religion per pair), indibias-hindu, "
+        "indibias-muslim, india (random from the inventory), india-hindu, india-muslim, "
+        "india-christian, india-sikh or none.",
+    )
     seed: int = option(0, "--seed", help="name choice seed (same seed -> same names).")
-    lexicon: Optional[Path] = option(None, "--lexicon", path="in_file",
-                                     help="CSV source,target[,match,note] (default: the packaged US -> India lexicon).")
+    lexicon: Path | None = option(
+        None,
+        "--lexicon",
+        path="in_file",
+        help="CSV source,target[,match,note] (default: the packaged US -> India lexicon).",
+    )
     drop_flagged: bool = option(False, "--drop-flagged", help="drop pairs the checker finds not minimal.")
-    inventory: Optional[Path] = inventory_option()
+    inventory: Path | None = inventory_option()
 
 
 class CheckOptions(Options):
@@ -60,14 +71,20 @@ class CheckOptions(Options):
 
     command = "curate check"
 
-    pairs: Path = option(..., "--pairs", path="in_file",
-                         help="pairs file: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV.")
-    out: Optional[Path] = option(None, "--out", path="out_file", help="write every pair with its flags (JSONL).")
-    format: str = option("auto", "--format", choices=PAIR_FORMATS, what="pair format",
-                         help="auto, crows, indibias or biaskit.")
-    lang: Optional[str] = option(None, "--lang", help="only this language view (IndiBias: en or hi).")
-    sources: Optional[Path] = option(None, "--sources", path="in_file",
-                                     help="source-language pairs for translated files (matched by source_id / pair_id).")
-    inventory: Optional[Path] = inventory_option()
+    pairs: Path = option(
+        ..., "--pairs", path="in_file", help="pairs file: biaskit JSONL/CSV, CrowS-Pairs or IndiBias CSV."
+    )
+    out: Path | None = option(None, "--out", path="out_file", help="write every pair with its flags (JSONL).")
+    format: str = option(
+        "auto", "--format", choices=PAIR_FORMATS, what="pair format", help="auto, crows, indibias or biaskit."
+    )
+    lang: str | None = option(None, "--lang", help="only this language view (IndiBias: en or hi).")
+    sources: Path | None = option(
+        None,
+        "--sources",
+        path="in_file",
+        help="source-language pairs for translated files (matched by source_id / pair_id).",
+    )
+    inventory: Path | None = inventory_option()
     strict: bool = option(False, "--strict", toml=False, help="exit with code 1 when any pair is flagged.")
     examples: int = option(3, "--examples", toml=False, operational=True, help="example rows to print per flag.")

@@ -3,6 +3,7 @@
 The blind review of the candidates is the ``translation`` annotation kind: ``biaskit annotate push /
 pull / apply / report --kind translation`` (:mod:`biaskit.annotation.kinds.translation`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,13 +30,29 @@ def translate_cmd(o: TranslateOptions) -> None:
     from .translate import translate_file
 
     out = o.out
-    res = translate_file(o.pairs, o.target, o.engines, out, source_lang=o.source_lang, format=o.format,
-                         limit=o.limit, engine_options=o.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
-                         resume=not o.restart, progress=True)
+    res = translate_file(
+        o.pairs,
+        o.target,
+        o.engines,
+        out,
+        source_lang=o.source_lang,
+        format=o.format,
+        limit=o.limit,
+        engine_options=o.engine_options(),
+        batch_pairs=o.batch_pairs,
+        align=o.align,
+        resume=not o.restart,
+        progress=True,
+    )
     s = res.summary()
-    _report(s, out, "pairs", f"{s['pairs']} pairs -> {s['candidates']} candidates in {out} ({s['resumed']} resumed "
-                             f"from an earlier run, {s['retried']} asked again after an engine failure, "
-                             f"{s['seconds']} s)")
+    _report(
+        s,
+        out,
+        "pairs",
+        f"{s['pairs']} pairs -> {s['candidates']} candidates in {out} ({s['resumed']} resumed "
+        f"from an earlier run, {s['retried']} asked again after an engine failure, "
+        f"{s['seconds']} s)",
+    )
 
 
 @app.command("cat-translate")
@@ -46,12 +63,25 @@ def cat_translate_cmd(o: CatTranslateOptions) -> None:
     from .cat_translate import translate_cats_file
 
     out = o.out
-    res = translate_cats_file(o.cats, o.target, o.engines, out, source_lang=o.source_lang,
-                              engine_options=o.engine_options(), batch_cats=o.batch_cats, resume=not o.restart,
-                              progress=True)
+    res = translate_cats_file(
+        o.cats,
+        o.target,
+        o.engines,
+        out,
+        source_lang=o.source_lang,
+        engine_options=o.engine_options(),
+        batch_cats=o.batch_cats,
+        resume=not o.restart,
+        progress=True,
+    )
     s = res.summary()
-    _report(s, out, "cats", f"{s['cats']} CATs -> {s['candidates']} candidates in {out} ({s['resumed']} resumed "
-                            f"from an earlier run, {s['seconds']} s)")
+    _report(
+        s,
+        out,
+        "cats",
+        f"{s['cats']} CATs -> {s['candidates']} candidates in {out} ({s['resumed']} resumed "
+        f"from an earlier run, {s['seconds']} s)",
+    )
 
 
 def _report(s: dict, out: Path, unit: str, line: str) -> None:
@@ -72,8 +102,10 @@ def _report(s: dict, out: Path, unit: str, line: str) -> None:
             ft.add_row(code, str(n))
         con.print(ft)
     if s["engine_failed"]:
-        msg = (f"{s['engine_failed']} of {s[unit]} {unit[:-1] if unit == 'pairs' else 'CAT'}(s) have an engine_failed "
-               f"candidate (see the engine's errors file beside {out}); re-run the same command to ask again.")
+        msg = (
+            f"{s['engine_failed']} of {s[unit]} {unit[:-1] if unit == 'pairs' else 'CAT'}(s) have an engine_failed "
+            f"candidate (see the engine's errors file beside {out}); re-run the same command to ask again."
+        )
         if s["engine_failed"] == s[unit]:
             echo_error(f"every {unit[:-1] if unit == 'pairs' else 'CAT'} failed: " + msg)
             raise SystemExit(1)

@@ -5,8 +5,10 @@ The tests find the converted commands themselves (a command made by ``@Model.cli
 model) and the stages that run them (``StageRunner.commands``), so converting a command means adding
 its name to :data:`CONVERTED` and nothing else here.
 """
+
 from __future__ import annotations
 
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -17,17 +19,36 @@ from biaskit.options import Options, plain, spec_of
 
 # The commands whose options must come from an options model. Phase 2 of issue 21 adds its commands
 # here (curate *, annotate push | pull | apply, release build); the tests below then cover them.
-CONVERTED = ("evaluate pairs", "evaluate cats", "evaluate seat", "annotate push", "annotate pull", "annotate apply",
-             "curate pairs", "curate adapt", "curate check", "release build", "curate tuples", "curate sentences",
-             "curate llm-task", "curate cats", "curate cats-retention", "curate translate", "curate cat-translate")
+CONVERTED = (
+    "evaluate pairs",
+    "evaluate cats",
+    "evaluate seat",
+    "annotate push",
+    "annotate pull",
+    "annotate apply",
+    "curate pairs",
+    "curate adapt",
+    "curate check",
+    "release build",
+    "curate tuples",
+    "curate sentences",
+    "curate llm-task",
+    "curate cats",
+    "curate cats-retention",
+    "curate translate",
+    "curate cat-translate",
+)
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
     """Every command whose options come from a model: name -> (click command, model)."""
     from hints import commands
 
-    return {n: (c, getattr(c.callback, "__biaskit_options__")) for n, c in commands().items()
-            if getattr(c.callback, "__biaskit_options__", None) is not None}
+    return {
+        n: (c, c.callback.__biaskit_options__)
+        for n, c in commands().items()
+        if getattr(c.callback, "__biaskit_options__", None) is not None
+    }
 
 
 def stage_commands() -> list[tuple[str, Any]]:
@@ -58,14 +79,16 @@ def test_the_cli_is_the_model(name):
     cmd, model = converted()[name]
     params = {p.name: p for p in cmd.params if p.name != "help" and p.param_type_name != "argument"}
     fields = model.cli_fields()
-    assert set(params) == set(fields), (set(params) ^ set(fields))
+    assert set(params) == set(fields), set(params) ^ set(fields)
     for n, spec in fields.items():
         p = params[n]
-        assert p.opts[0] == model.flag(n) and set(p.opts + p.secondary_opts) == {x for f in spec.flags for x in f.split("/")}, (n, p.opts)
+        assert p.opts[0] == model.flag(n) and set(p.opts + p.secondary_opts) == {
+            x for f in spec.flags for x in f.split("/")
+        }, (n, p.opts)
         f = model.model_fields[n]
         assert p.required == f.is_required(), n
         default = model.default(n)
-        if spec.sep and isinstance(default, list):    # a list the command line takes as one string
+        if spec.sep and isinstance(default, list):  # a list the command line takes as one string
             default = spec.sep.join(default)
         if not f.is_required():
             assert plain(p.default) == default, (n, p.default, default)
@@ -94,15 +117,16 @@ def test_every_option_of_a_command_is_a_key_of_its_stage_or_supplied_by_it(stage
     for n, spec in model.specs().items():
         key = command.key(n)
         if key is None:
-            assert n in command.supplied or not spec.toml, \
+            assert n in command.supplied or not spec.toml, (
                 f"{model.command} {model.flag(n)}: neither a key of [stages.{stage}] nor supplied by the stage"
+            )
             continue
         assert key in table.model_fields, f"{model.command} {model.flag(n)}: no key {key} in [stages.{stage}]"
         tf = table.model_fields[key]
         tspec = spec_of(tf)
         assert tspec is not None and tspec.names() == spec.names(), (key, n)
         if key in table.stage_defaults:
-            continue     # the stage's own default, declared (and documented in docs/pipeline.md)
+            continue  # the stage's own default, declared (and documented in docs/pipeline.md)
         assert tf.is_required() == model.model_fields[n].is_required(), key
         if not tf.is_required():
             assert (tf.default_factory() if tf.default_factory else tf.default) == model.default(n), (key, n)
@@ -121,8 +145,10 @@ def test_every_key_of_a_derived_table_comes_from_a_command_or_the_stage(stage):
     assert set(cls.table.stage_defaults) <= set(cls.table.model_fields)
     ops = {k for c in cls.commands for n, k in c.mapping().items() if c.options.spec(n).operational}
     assert ops <= set(cls.operational)
-    assert not ({k for c in cls.commands for n, k in c.mapping().items() if not c.options.spec(n).operational}
-                & set(cls.operational)), "an option that changes results must stay in the fingerprint"
+    assert not (
+        {k for c in cls.commands for n, k in c.mapping().items() if not c.options.spec(n).operational}
+        & set(cls.operational)
+    ), "an option that changes results must stay in the fingerprint"
 
 
 # options whose valid values the generic rule below cannot guess (a string of a given form)
@@ -136,7 +162,11 @@ def _sample(model: type[Options], name: str, tmp: Path) -> Any:
     spec = model.spec(name)
     f = model.model_fields[name]
     ann = spec.user_type or f.annotation
-    args = [a for a in typing.get_args(ann) if a is not type(None)] if typing.get_origin(ann) is typing.Union else [ann]
+    args = (
+        [a for a in typing.get_args(ann) if a is not type(None)]
+        if typing.get_origin(ann) in (typing.Union, types.UnionType)
+        else [ann]
+    )
     base = args[0]
     listed = typing.get_origin(base) is list
     names = spec.names()
@@ -145,7 +175,7 @@ def _sample(model: type[Options], name: str, tmp: Path) -> Any:
         v = next(x for x in reversed(names) if x != default)
     elif spec.metavar == "YYYY-MM-DD":
         v = "2025-01-31"
-    elif spec.path in ("in_dir", "out_dir", "out_file"):    # a folder to read, or a place to write
+    elif spec.path in ("in_dir", "out_dir", "out_file"):  # a folder to read, or a place to write
         p = tmp / name
         if spec.path == "in_dir":
             p.mkdir(exist_ok=True)
@@ -179,16 +209,16 @@ def test_the_cli_and_the_project_file_give_the_same_options(stage, command, tmp_
     for n, v in values.items():
         flag = model.flag(n)
         if isinstance(v, bool):
-            off = [x for f in model.spec(n).flags for x in f.split("/") if x.startswith("--no-")]   # --no-align
+            off = [x for f in model.spec(n).flags for x in f.split("/") if x.startswith("--no-")]  # --no-align
             argv += [flag] if v else off[:1] if off and flag not in off else []
         elif model.spec(n).sep and isinstance(v, list):
             argv += [flag, model.spec(n).sep.join(str(x) for x in v)]
         else:
-            for x in (v if isinstance(v, list) else [v]):
+            for x in v if isinstance(v, list) else [v]:
                 argv += [flag, str(x)]
     supplied = {}
     for n in model.specs():
-        if n not in values and model.model_fields[n].is_required():     # e.g. --data, --out
+        if n not in values and model.model_fields[n].is_required():  # e.g. --data, --out
             supplied[n] = _sample(model, n, tmp_path) if model.spec(n).path != "out_dir" else str(tmp_path / "out")
             for x in supplied[n] if isinstance(supplied[n], list) else [supplied[n]]:
                 argv += [model.flag(n), str(x)]
@@ -206,10 +236,11 @@ def test_the_cli_and_the_project_file_give_the_same_options(stage, command, tmp_
         if f.is_required() and k not in table:
             table[k] = ["m"]
     (tmp_path / "in").mkdir()
-    (tmp_path / "biaskit.toml").write_text(f'[project]\nname = "x"\n\n[llm]\nbackend = "dummy"\n\n'   # LLM stages
-                                           f'[stages.{stage}]\ninput = "in"\n'
-                                           + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()),
-                                           encoding="utf-8")
+    (tmp_path / "biaskit.toml").write_text(
+        f'[project]\nname = "x"\n\n[llm]\nbackend = "dummy"\n\n'  # LLM stages
+        f'[stages.{stage}]\ninput = "in"\n' + "".join(f"{k} = {toml_value(v)}\n" for k, v in table.items()),
+        encoding="utf-8",
+    )
     project = load_project(tmp_path, check_inputs=False)
     runner = cls(Context(project, State(project.workdir), RunOptions()))
     from_toml = runner.command_options(model, **supplied)
@@ -223,6 +254,7 @@ def test_the_evaluate_stage_takes_every_evaluate_pairs_option_with_its_default()
     size was 32 where `evaluate pairs` (the engine) uses 64."""
     from biaskit.evaluation.engine import DEFAULT_BATCH_SIZE
     from biaskit.evaluation.options import PairsOptions
+
     from biaskit.pipeline.stages import EvaluateStage
 
     t = EvaluateStage.table(models=["m"])
@@ -262,21 +294,23 @@ def test_stage_order_and_io_are_the_classes():
 def test_an_option_error_names_the_flag_the_key_or_the_keyword(tmp_path, capsys):
     """One validation, three places: `--runs 0` under the command, `runs = 0` in biaskit.toml, `runs=0`
     in Python."""
+    from biaskit.evaluation.pairs import run_pairs
     from conftest import run_cli
 
-    from biaskit.evaluation.pairs import run_pairs
     from biaskit.options import OptionError
 
     demo = Path(__file__).resolve().parents[1] / "data" / "demo" / "demo_pairs.jsonl"
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(demo), "-m", "m", "--runs", "0", "--out",
-                            str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(
+        ["evaluate", "pairs", "--data", str(demo), "-m", "m", "--runs", "0", "--out", str(tmp_path / "o")], capsys
+    )
     assert code == 2 and "--runs 0: Input should be greater than or equal to 1" in err and "give a valid --runs" in err
     with pytest.raises(OptionError, match="runs=0: Input should be greater"):
         run_pairs(demo, models=["m"], runs=0, out_dir=tmp_path / "p")
     d = tmp_path / "proj"
     d.mkdir()
-    (d / "biaskit.toml").write_text('[project]\nname = "x"\n\n[stages.evaluate]\ninput = "rel"\nmodels = ["m"]\n'
-                                    'runs = 0\n', encoding="utf-8")
+    (d / "biaskit.toml").write_text(
+        '[project]\nname = "x"\n\n[stages.evaluate]\ninput = "rel"\nmodels = ["m"]\nruns = 0\n', encoding="utf-8"
+    )
     (d / "rel").mkdir()
     code, _, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2 and "key 'stages.evaluate.runs' (line 7)" in err, err

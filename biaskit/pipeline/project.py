@@ -9,6 +9,7 @@ Each stage's table is its stage class's (:mod:`.stages`: a stage owns its name, 
 output); the tables are documented in docs/pipeline.md; the order the stages run in is
 :data:`~.stages.STAGE_ORDER`, whatever the order of the tables in the file.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -22,16 +23,29 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 from ..errors import BiaskitError, InputError
 from ..options import spec_of
 from .stages import HUMAN_STAGES, STAGE_IO, STAGE_ORDER, STAGES, reads_of  # noqa: F401 (the pipeline's names)
-from .tables import (LabelStudioSettings, LLMOverride, LLMSettings, ProjectMeta, StageTable,  # noqa: F401
-                     Table, registry_name)
+from .tables import (
+    LabelStudioSettings,
+    LLMSettings,
+    ProjectMeta,
+    StageTable,  # noqa: F401
+    Table,
+)
 
 PROJECT_FILE = "biaskit.toml"
 
-ARTIFACT_WORDS = {"tuples": "tuples", "sentences": "sentences", "pairs": "pairs",
-                  "candidates": "translation candidates", "translations": "reviewed translations",
-                  "cats": "CATs", "cat_candidates": "CAT translation candidates",
-                  "cat_translations": "reviewed CAT translations", "seat_tests": "SEAT tests",
-                  "release": "a release folder", "results": "evaluation results"}
+ARTIFACT_WORDS = {
+    "tuples": "tuples",
+    "sentences": "sentences",
+    "pairs": "pairs",
+    "candidates": "translation candidates",
+    "translations": "reviewed translations",
+    "cats": "CATs",
+    "cat_candidates": "CAT translation candidates",
+    "cat_translations": "reviewed CAT translations",
+    "seat_tests": "SEAT tests",
+    "release": "a release folder",
+    "results": "evaluation results",
+}
 
 
 # Keys that hold secrets (a key named so, or ending in _NAME; case-insensitive) and where each secret goes.
@@ -83,7 +97,7 @@ class Project:
     """A loaded, validated project: ``file`` (its path), ``root`` (the folder paths in it are relative
     to), ``workdir`` (where the outputs and the state go) and ``config`` (:class:`ProjectFile`)."""
 
-    def __init__(self, file: Path, config: ProjectFile, text: str, workdir: Optional[Path] = None):
+    def __init__(self, file: Path, config: ProjectFile, text: str, workdir: Path | None = None):
         self.file = file
         self.root = file.parent
         self.workdir = (workdir or self.root).resolve()
@@ -94,7 +108,7 @@ class Project:
     def name(self) -> str:
         return self.config.project.name
 
-    def stage(self, name: str) -> Optional[StageTable]:
+    def stage(self, name: str) -> StageTable | None:
         s = getattr(self.config.stages, name)
         return s if s is not None and s.enabled else None
 
@@ -102,14 +116,14 @@ class Project:
         """The enabled stages, in run order."""
         return [n for n in STAGE_ORDER if self.stage(n) is not None]
 
-    def path(self, p: Optional[str]) -> Optional[Path]:
+    def path(self, p: str | None) -> Path | None:
         """A path from the project file: ``~`` expanded, relative ones taken from the project's folder."""
         if p is None:
             return None
         q = Path(os.path.expanduser(p))
         return q if q.is_absolute() else (self.root / q)
 
-    def llm(self, stage: Optional[str] = None) -> LLMSettings:
+    def llm(self, stage: str | None = None) -> LLMSettings:
         """The ``[llm]`` settings with the stage's own ``llm`` table applied."""
         base = self.config.llm
         s = self.stage(stage) if stage else None
@@ -119,28 +133,33 @@ class Project:
         upd = {k: v for k, v in over.model_dump().items() if v is not None}
         return LLMSettings.model_validate({**base.model_dump(), **upd})
 
-    def line_of(self, key: str) -> Optional[int]:
+    def line_of(self, key: str) -> int | None:
         return key_line(self.text, key.split("."))
 
     def error(self, key: str, message: str, fix: str) -> InputError:
         line = self.line_of(key)
-        return InputError(f"key '{key}'" + (f" (line {line})" if line else "") + f": {message}", path=self.file,
-                          fix=fix)
+        return InputError(
+            f"key '{key}'" + (f" (line {line})" if line else "") + f": {message}", path=self.file, fix=fix
+        )
 
 
-def find_project_file(path: Optional[str | Path]) -> Path:
+def find_project_file(path: str | Path | None) -> Path:
     """``path`` itself (a file), ``path/biaskit.toml`` (a folder), or ``./biaskit.toml``."""
     p = Path(path) if path is not None else Path(PROJECT_FILE)
     if p.is_dir():
         p = p / PROJECT_FILE
     if not p.is_file():
-        raise InputError("no project file here.", path=p,
-                         fix="run `biaskit init` to write one, or pass --project PATH (a biaskit.toml or its folder).")
+        raise InputError(
+            "no project file here.",
+            path=p,
+            fix="run `biaskit init` to write one, or pass --project PATH (a biaskit.toml or its folder).",
+        )
     return p
 
 
-def load_project(path: Optional[str | Path] = None, *, workdir: Optional[str | Path] = None,
-                 check_inputs: bool = True) -> Project:
+def load_project(
+    path: str | Path | None = None, *, workdir: str | Path | None = None, check_inputs: bool = True
+) -> Project:
     """Read, check and validate a project file (see the module docstring); ``check_inputs``: also
     that every file it names exists (``biaskit status`` shows a project whose inputs are missing)."""
     import tomllib
@@ -153,19 +172,30 @@ def load_project(path: Optional[str | Path] = None, *, workdir: Optional[str | P
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}.", path=file,
-                         fix="fix the syntax there (strings need quotes, tables are written [stages.name]).") from None
+        raise InputError(
+            f"not valid TOML: {exc}.",
+            path=file,
+            fix="fix the syntax there (strings need quotes, tables are written [stages.name]).",
+        ) from None
     secrets = find_secrets(raw)
     if secrets:
         key, why = secrets[0]
         top = key.split(".")[0]
-        env = SECRET_ENV.get(top) or (SECRET_ENV["llm"] if "llm" in key else
-                                      SECRET_ENV["labelstudio"] if "label" in key else "an environment variable")
+        env = SECRET_ENV.get(top) or (
+            SECRET_ENV["llm"]
+            if "llm" in key
+            else SECRET_ENV["labelstudio"]
+            if "label" in key
+            else "an environment variable"
+        )
         line = key_line(text, key.split("."))
-        raise InputError(f"key '{key}'" + (f" (line {line})" if line else "") + f" holds a secret ({why}); a project "
-                         "file is shared and committed, so biaskit refuses it.", path=file,
-                         fix=f"delete it from the file and set {env} in the environment instead "
-                             "(the file may name endpoints, never keys, tokens or passwords).")
+        raise InputError(
+            f"key '{key}'" + (f" (line {line})" if line else "") + f" holds a secret ({why}); a project "
+            "file is shared and committed, so biaskit refuses it.",
+            path=file,
+            fix=f"delete it from the file and set {env} in the environment instead "
+            "(the file may name endpoints, never keys, tokens or passwords).",
+        )
     try:
         config = ProjectFile.model_validate(raw)
     except ValidationError as exc:
@@ -196,11 +226,11 @@ def find_secrets(obj: Any, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def key_line(text: str, loc: list[str]) -> Optional[int]:
+def key_line(text: str, loc: list[str]) -> int | None:
     """The line of ``text`` (TOML) where the dotted key ``loc`` (or its longest prefix) is set."""
     loc = [str(x) for x in loc]
     table: list[str] = []
-    best: tuple[int, Optional[int]] = (0, None)
+    best: tuple[int, int | None] = (0, None)
     for i, line in enumerate(text.splitlines(), start=1):
         s = line.split("#", 1)[0].strip()
         m = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", s)
@@ -226,7 +256,7 @@ _FIXES = {
     "bool_type": "give true or false (no quotes)",
     "bool_parsing": "give true or false (no quotes)",
     "string_type": "give a quoted string",
-    "list_type": "give a list, e.g. [\"a\", \"b\"]",
+    "list_type": 'give a list, e.g. ["a", "b"]',
     "dict_type": "give a table",
     "model_type": "give a table ([section] or {key = value})",
     "too_short": "give at least one value",
@@ -271,10 +301,10 @@ def _validation_error(file: Path, text: str, err: dict) -> InputError:
         allowed = _allowed_keys(loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         where = ".".join(map(str, loc[:-1]))
-        msg = f"unknown setting" + (f" in [{where}]" if where else "")
-        fix = (f"did you mean '{close[0]}'? " if close else "") + (f"[{where}] takes: {', '.join(allowed)}."
-                                                                  if where else f"the file has the tables: "
-                                                                  f"{', '.join(allowed)}.")
+        msg = "unknown setting" + (f" in [{where}]" if where else "")
+        fix = (f"did you mean '{close[0]}'? " if close else "") + (
+            f"[{where}] takes: {', '.join(allowed)}." if where else f"the file has the tables: {', '.join(allowed)}."
+        )
         if loc[:1] == ("stages",) and len(loc) == 2:
             fix = (f"did you mean '{close[0]}'? " if close else "") + f"the stages are: {', '.join(STAGE_ORDER)}."
     elif typ == "missing":
@@ -291,37 +321,65 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
     problem is reported (one line each), not only the first."""
     names = p.enabled()
     if not names:
-        raise InputError("no stage is enabled.", path=p.file,
-                         fix="add at least one [stages.NAME] table (run `biaskit init` for an example).")
+        raise InputError(
+            "no stage is enabled.",
+            path=p.file,
+            fix="add at least one [stages.NAME] table (run `biaskit init` for an example).",
+        )
     problems: list[InputError] = []
     add = problems.append
     if "pairs" in names and "adapt" in names:
-        add(p.error("stages.adapt", "both [stages.pairs] and [stages.adapt] make the pairs.",
-                    "keep one source of pairs (set enabled = false in the other)."))
+        add(
+            p.error(
+                "stages.adapt",
+                "both [stages.pairs] and [stages.adapt] make the pairs.",
+                "keep one source of pairs (set enabled = false in the other).",
+            )
+        )
     have: set[str] = set()
     for n in names:
         s = p.stage(n)
         reads, writes = reads_of(n), STAGE_IO[n][1]
         given = s.input if s is not None else None
         if n == "adapt" and not given:
-            add(p.error("stages.adapt", "adapt needs the CrowS-Pairs file.",
-                        "set input = \"crows_pairs_anonymized.csv\" (`biaskit data download crows-pairs`)."))
+            add(
+                p.error(
+                    "stages.adapt",
+                    "adapt needs the CrowS-Pairs file.",
+                    'set input = "crows_pairs_anonymized.csv" (`biaskit data download crows-pairs`).',
+                )
+            )
         if reads and not set(reads) & have and not given:
             before = [m for m in STAGE_ORDER if STAGE_IO[m][1] in reads and m != n]
-            add(p.error(f"stages.{n}", f"nothing gives this stage its {' or '.join(ARTIFACT_WORDS[r] for r in reads)}.",
-                        f"add one of the stages {', '.join('[stages.' + b + ']' for b in before)} before it, or "
-                        f"set input = \"FILE\" in [stages.{n}]."))
+            add(
+                p.error(
+                    f"stages.{n}",
+                    f"nothing gives this stage its {' or '.join(ARTIFACT_WORDS[r] for r in reads)}.",
+                    f"add one of the stages {', '.join('[stages.' + b + ']' for b in before)} before it, or "
+                    f'set input = "FILE" in [stages.{n}].',
+                )
+            )
         for f in ([given] if isinstance(given, str) else given or []) if check_inputs else []:
             q = p.path(f)
             if not q.exists():
-                add(p.error(f"stages.{n}.input", f"'{f}' does not exist (looked for {q}).",
-                            "paths are relative to the project file's folder; check the name."))
+                add(
+                    p.error(
+                        f"stages.{n}.input",
+                        f"'{f}' does not exist (looked for {q}).",
+                        "paths are relative to the project file's folder; check the name.",
+                    )
+                )
         have.add(writes)
     tu = p.stage("tuples")
     if tu is not None and set(tu.identities) - set(tu.axes):
         extra = sorted(set(tu.identities) - set(tu.axes))
-        add(p.error("stages.tuples.identities", f"identities are given for {', '.join(extra)}, which is not in "
-                    f"axes ({', '.join(tu.axes)}).", "add it to axes, or fix the name."))
+        add(
+            p.error(
+                "stages.tuples.identities",
+                f"identities are given for {', '.join(extra)}, which is not in axes ({', '.join(tu.axes)}).",
+                "add it to axes, or fix the name.",
+            )
+        )
     for n in names:
         if getattr(p.stage(n), "llm", None) is not None:
             try:
@@ -335,12 +393,17 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
             try:
                 s = p.llm(n)
             except ValidationError:
-                continue     # reported above
+                continue  # reported above
             if s.backend != "dummy" and not s.model:
                 key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
-                add(p.error(key, f"the {n} stage calls an LLM but no model is named.",
-                            "set model = \"MODEL\" in [llm] (the id your endpoint serves; base_url for a local "
-                            "server), or backend = \"dummy\" to try offline."))
+                add(
+                    p.error(
+                        key,
+                        f"the {n} stage calls an LLM but no model is named.",
+                        'set model = "MODEL" in [llm] (the id your endpoint serves; base_url for a local '
+                        'server), or backend = "dummy" to try offline.',
+                    )
+                )
     if check_inputs:
         problems += check_resources(p)
     raise_problems(problems)
@@ -350,7 +413,7 @@ _TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".bib", ".bibtex")
 _PATH_KINDS = {"in_file": "file", "in_dir": "dir", "in_path": "any"}
 
 
-def _path_keys(p: "Project") -> list[tuple[str, str, str]]:
+def _path_keys(p: Project) -> list[tuple[str, str, str]]:
     """``(table, key, kind)`` of every key that names a file or folder (kind: file, dir or any; text: a
     file when it names one, else the text itself), from the tables' declarations (``path=`` of
     :func:`biaskit.options.option`) and the stage classes' ``text_or_file``."""
@@ -388,32 +451,57 @@ def check_resources(p: Project) -> list[InputError]:
         dotted = f"{table}.{key}"
         if kind == "text":
             if not _looks_like_path(value):
-                continue      # the text itself
+                continue  # the text itself
             if not q.is_file():
-                out.append(p.error(dotted, f"'{value}' does not exist (looked for {q}).",
-                                   "paths are relative to the project file's folder; check the name (or write "
-                                   "the text itself there)."))
+                out.append(
+                    p.error(
+                        dotted,
+                        f"'{value}' does not exist (looked for {q}).",
+                        "paths are relative to the project file's folder; check the name (or write "
+                        "the text itself there).",
+                    )
+                )
             elif key == "card_text":
                 try:
                     from ..release.card import read_card_text
 
                     if not read_card_text(q):
-                        out.append(p.error(dotted, f"{q} holds no card section ('## Heading' followed by text).",
-                                           "write the sections people write, e.g. '## Motivation' and "
-                                           "'## Known limitations' (docs/release.md lists them)."))
+                        out.append(
+                            p.error(
+                                dotted,
+                                f"{q} holds no card section ('## Heading' followed by text).",
+                                "write the sections people write, e.g. '## Motivation' and "
+                                "'## Known limitations' (docs/release.md lists them).",
+                            )
+                        )
                 except InputError as exc:
                     out.append(p.error(dotted, exc.message, exc.fix or "fix the file."))
         elif kind == "dir" and not q.is_dir():
-            out.append(p.error(dotted, f"'{value}' is not a folder (looked for {q}).",
-                               "paths are relative to the project file's folder; check the name."))
+            out.append(
+                p.error(
+                    dotted,
+                    f"'{value}' is not a folder (looked for {q}).",
+                    "paths are relative to the project file's folder; check the name.",
+                )
+            )
         elif kind == "file" and not q.is_file() or kind == "any" and not q.exists():
-            out.append(p.error(dotted, f"'{value}' does not exist (looked for {q}).",
-                               "paths are relative to the project file's folder; check the name."))
+            out.append(
+                p.error(
+                    dotted,
+                    f"'{value}' does not exist (looked for {q}).",
+                    "paths are relative to the project file's folder; check the name.",
+                )
+            )
     for n in p.enabled():
         over = getattr(p.stage(n), "llm", None)
         if over is not None and over.prices and not p.path(over.prices).is_file():
-            out.append(p.error(f"stages.{n}.llm.prices", f"'{over.prices}' does not exist (looked for "
-                               f"{p.path(over.prices)}).", "paths are relative to the project file's folder."))
+            out.append(
+                p.error(
+                    f"stages.{n}.llm.prices",
+                    f"'{over.prices}' does not exist (looked for {p.path(over.prices)}).",
+                    "paths are relative to the project file's folder.",
+                )
+            )
     tu = p.stage("tuples")
     if tu is not None:
         from ..inventory import load_inventory
@@ -421,30 +509,44 @@ def check_resources(p: Project) -> list[InputError]:
         try:
             axes = set(load_inventory(p.path(p.config.project.inventory)).axes())
         except InputError:
-            axes = None       # a missing inventory folder is reported above
+            axes = None  # a missing inventory folder is reported above
         if axes is not None:
             from ..schema import normalize_bias_type
 
             for a in tu.axes:
                 if normalize_bias_type(a) not in axes and not tu.identities.get(a):
-                    out.append(p.error("stages.tuples.axes", f"axis '{a}' has no identity terms in the inventory.",
-                                       f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
-                                       f"{{ {a} = [\"...\"] }}."))
-    for n in p.enabled():      # an LLM stage needs an endpoint: known before anything runs
+                    out.append(
+                        p.error(
+                            "stages.tuples.axes",
+                            f"axis '{a}' has no identity terms in the inventory.",
+                            f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
+                            f'{{ {a} = ["..."] }}.',
+                        )
+                    )
+    for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
         if not STAGES[n].calls_llm(p.stage(n)):
             continue
         try:
             s = p.llm(n)
         except ValidationError:
             continue
-        if s.backend == "openai" and not s.base_url and not os.environ.get("OPENAI_BASE_URL") \
-                and not os.environ.get("OPENAI_API_KEY"):
+        if (
+            s.backend == "openai"
+            and not s.base_url
+            and not os.environ.get("OPENAI_BASE_URL")
+            and not os.environ.get("OPENAI_API_KEY")
+        ):
             key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
-            out.append(p.error(f"{key}.base_url", f"the {n} stage sends requests to an LLM, but no endpoint is "
-                               "given.", f"set base_url = \"URL\" in [{key}], the API root of an OpenAI-compatible "
-                               "server (e.g. \"http://127.0.0.1:8000/v1\"; or the environment variable "
-                               "OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY; or backend = \"dummy\" in "
-                               f"[{key}] to try it offline."))
+            out.append(
+                p.error(
+                    f"{key}.base_url",
+                    f"the {n} stage sends requests to an LLM, but no endpoint is given.",
+                    f'set base_url = "URL" in [{key}], the API root of an OpenAI-compatible '
+                    'server (e.g. "http://127.0.0.1:8000/v1"; or the environment variable '
+                    'OPENAI_BASE_URL); for OpenAI\'s API set OPENAI_API_KEY; or backend = "dummy" in '
+                    f"[{key}] to try it offline.",
+                )
+            )
             break
         if s.base_url and s.backend == "openai":
             from ..curation.llm.openai_backend import check_base_url
@@ -453,9 +555,13 @@ def check_resources(p: Project) -> list[InputError]:
                 check_base_url(s.base_url)
             except BiaskitError as exc:
                 key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) and p.stage(n).llm.base_url else "llm"
-                out.append(p.error(f"{key}.base_url", str(exc).split(" Fix:")[0],
-                                   f"set base_url = \"URL\" in [{key}] to your server's API root, e.g. "
-                                   "\"http://127.0.0.1:8000/v1\"."))
+                out.append(
+                    p.error(
+                        f"{key}.base_url",
+                        str(exc).split(" Fix:")[0],
+                        f'set base_url = "URL" in [{key}] to your server\'s API root, e.g. "http://127.0.0.1:8000/v1".',
+                    )
+                )
     ev = p.stage("evaluate")
     if ev is not None:
         for m in ev.models:
@@ -465,7 +571,7 @@ def check_resources(p: Project) -> list[InputError]:
     return out
 
 
-def _model_problem(p: Project, model: str) -> Optional[tuple[str, str]]:
+def _model_problem(p: Project, model: str) -> tuple[str, str] | None:
     """Why ``model`` cannot be found without loading it, or None (a folder with config.json, a .gguf
     file, an alias, or a hub name in the offline cache)."""
     from ..evaluation.models import MODEL_ALIASES
@@ -473,7 +579,10 @@ def _model_problem(p: Project, model: str) -> Optional[tuple[str, str]]:
     q = p.path(model)
     if q is not None and q.exists():
         if q.is_dir() and not (q / "config.json").exists():
-            return (f"model folder {q} has no config.json.", "pass a folder written by save_pretrained, or a .gguf file.")
+            return (
+                f"model folder {q} has no config.json.",
+                "pass a folder written by save_pretrained, or a .gguf file.",
+            )
         return None
     if model.lower() in MODEL_ALIASES:
         return None
@@ -484,13 +593,16 @@ def _model_problem(p: Project, model: str) -> Optional[tuple[str, str]]:
         return None
     except Exception:  # noqa: BLE001 - any failure: not in the offline cache
         pass
-    return (f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",
-            f"use an alias ({', '.join(MODEL_ALIASES.names())}), a local folder or .gguf file (relative to the "
-            "project file's folder), or a hub name downloaded before.")
+    return (
+        f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",
+        f"use an alias ({', '.join(MODEL_ALIASES.names())}), a local folder or .gguf file (relative to the "
+        "project file's folder), or a hub name downloaded before.",
+    )
 
 
-def init_project(directory: str | Path, *, template: str = "generate", hindi: bool = True,
-                 name: Optional[str] = None) -> Path:
+def init_project(
+    directory: str | Path, *, template: str = "generate", hindi: bool = True, name: str | None = None
+) -> Path:
     """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one)."""
     from ..io import atomic_open
     from .templates import project_template
@@ -498,26 +610,33 @@ def init_project(directory: str | Path, *, template: str = "generate", hindi: bo
     d = Path(directory)
     f = d / PROJECT_FILE
     if f.exists():
-        raise InputError("a project file is already there; biaskit init never overwrites one.", path=f,
-                         fix="edit it, or choose another folder.")
+        raise InputError(
+            "a project file is already there; biaskit init never overwrites one.",
+            path=f,
+            fix="edit it, or choose another folder.",
+        )
     if d.exists() and not d.is_dir():
         raise InputError("exists and is not a folder.", path=d, fix="choose a folder for the project.")
     name = name or re.sub(r"[^A-Za-z0-9._-]+", "-", d.resolve().name).strip("-._") or "my-benchmark"
     try:
         ProjectMeta(name=name)
     except ValidationError:
-        raise InputError(f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, "
-                         "'.', '_' and '-'.") from None
+        raise InputError(
+            f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
+        ) from None
     text = project_template(name, template=template, hindi=hindi)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:
         fh.write(text)
     try:
-        os.link(tmp, f)   # whole, and only if no file appeared meanwhile
+        os.link(tmp, f)  # whole, and only if no file appeared meanwhile
     except FileExistsError:
-        raise InputError("a project file is already there; biaskit init never overwrites one.", path=f,
-                         fix="edit it, or choose another folder.") from None
+        raise InputError(
+            "a project file is already there; biaskit init never overwrites one.",
+            path=f,
+            fix="edit it, or choose another folder.",
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
     return f

@@ -6,10 +6,11 @@ run redoes it); ``waiting`` (people: "hi review: 57 of 142 tasks have 3 judgment
 ``interrupted`` (killed or stopped: the next run resumes it); ``running`` (a ``biaskit run`` holds
 the project now); ``pending`` (not run yet).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import BiaskitError
 
@@ -41,16 +42,31 @@ def project_status(project: Project) -> dict[str, Any]:
                 status, note = "stale", f"cannot be checked: {exc}"
         if status in ("done", "stale") and produced(project.workdir, st) is not None:
             ctx.artifacts[stage.output] = produced(project.workdir, st)
-        rows.append({"name": name, "title": stage.title, "human": stage.human, "status": status,
-                     "detail": note or st.get("error") or st.get("message") or "", "progress": st.get("progress"),
-                     "partial": bool(st.get("partial")),
-                     "outputs": dict(st.get("outputs") or {}),
-                     "started": st.get("started"), "finished": st.get("finished") or st.get("checked")})
+        rows.append(
+            {
+                "name": name,
+                "title": stage.title,
+                "human": stage.human,
+                "status": status,
+                "detail": note or st.get("error") or st.get("message") or "",
+                "progress": st.get("progress"),
+                "partial": bool(st.get("partial")),
+                "outputs": dict(st.get("outputs") or {}),
+                "started": st.get("started"),
+                "finished": st.get("finished") or st.get("checked"),
+            }
+        )
     from .run import command_for
 
-    return {"project": str(project.file), "name": project.name, "workdir": str(project.workdir),
-            "state_file": str(state.path), "running": running, "stages": rows,
-            "next": _next(rows, running, command_for(project), command_for(project, "run", "--partial"))}
+    return {
+        "project": str(project.file),
+        "name": project.name,
+        "workdir": str(project.workdir),
+        "state_file": str(state.path),
+        "running": running,
+        "stages": rows,
+        "next": _next(rows, running, command_for(project), command_for(project, "run", "--partial")),
+    }
 
 
 def _next(rows: list[dict], running: bool, run: str = "biaskit run", partial: str = "biaskit run --partial") -> str:
@@ -65,8 +81,10 @@ def _next(rows: list[dict], running: bool, run: str = "biaskit run", partial: st
     if s == "waiting":
         p = first.get("progress") or {}
         where = f" in Label Studio project '{p.get('project')}' ({p.get('url')})" if p.get("project") else ""
-        return (f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `{run}` "
-                f"(or `{partial}` to go on with the answers there are).")
+        return (
+            f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `{run}` "
+            f"(or `{partial}` to go on with the answers there are)."
+        )
     if s == "failed":
         return f"stage '{n}' failed (above); fix it, then `{run}` resumes it."
     if s == "interrupted":
@@ -89,7 +107,7 @@ def render_status(st: dict[str, Any]) -> None:
     echo(f"next: {st['next']}")
 
 
-def find_workdir_project(workdir: Optional[Path]) -> Optional[Path]:
+def find_workdir_project(workdir: Path | None) -> Path | None:
     """The project file a working folder's state names (for ``--workdir`` without ``--project``)."""
     if workdir is None:
         return None

@@ -2,6 +2,7 @@
 ``llm`` table), ``[labelstudio]``, and what every stage table has (:class:`StageTable`). Each stage's
 own table is declared with its stage class (:mod:`.stages`), and the project file's ``[stages]``
 table is made from those classes (:mod:`.project`)."""
+
 from __future__ import annotations
 
 import difflib
@@ -25,8 +26,8 @@ class ProjectMeta(Table):
 
     name: str = Field(..., description="the dataset's name (release name, Label Studio project titles)")
     version: str = Field("0.1.0", description="release version X.Y.Z")
-    inventory: Optional[str] = option(None, path="in_dir", help="folder with edited inventory JSON files")
-    prompts_dir: Optional[str] = option(None, path="in_dir", help="extra folder of prompt templates (*.toml)")
+    inventory: str | None = option(None, path="in_dir", help="folder with edited inventory JSON files")
+    prompts_dir: str | None = option(None, path="in_dir", help="extra folder of prompt templates (*.toml)")
 
     @field_validator("name")
     @classmethod
@@ -39,7 +40,7 @@ class ProjectMeta(Table):
     @classmethod
     def _version(cls, v: str) -> str:
         if not re.match(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", v):
-            raise ValueError("use semantic versioning X.Y.Z, e.g. \"0.1.0\"")
+            raise ValueError('use semantic versioning X.Y.Z, e.g. "0.1.0"')
         return v
 
 
@@ -57,48 +58,53 @@ def _llm_table(name: str, doc: str, override: bool) -> type[Table]:
         ann: Any = Optional[str] if spec is not None and spec.path else fi.annotation
         if fi.metadata:
             ann = Annotated[(ann, *fi.metadata)]
-        fields[key] = (Optional[ann] if override else ann,
-                       Field(None if override else fi.default, description=fi.description, json_schema_extra=spec))
-    fields["cache"] = (Optional[bool] if override else bool,
-                       Field(None if override else True, description="read and write the response cache "
-                                                                     "(false: --no-cache)"))
+        fields[key] = (
+            Optional[ann] if override else ann,
+            Field(None if override else fi.default, description=fi.description, json_schema_extra=spec),
+        )
+    fields["cache"] = (
+        Optional[bool] if override else bool,
+        Field(None if override else True, description="read and write the response cache (false: --no-cache)"),
+    )
     model = create_model(name, __base__=Table, **fields)
     model.__doc__ = doc
     return model
 
 
-LLMSettings = _llm_table("LLMSettings", "``[llm]`` (and a stage's own ``llm`` table, which overrides it field by "
-                                        "field).", override=False)
-LLMOverride = _llm_table("LLMOverride", "A stage's ``llm`` table: any ``[llm]`` field, for this stage only.",
-                         override=True)
+LLMSettings = _llm_table(
+    "LLMSettings", "``[llm]`` (and a stage's own ``llm`` table, which overrides it field by field).", override=False
+)
+LLMOverride = _llm_table(
+    "LLMOverride", "A stage's ``llm`` table: any ``[llm]`` field, for this stage only.", override=True
+)
 
 
 class LabelStudioSettings(Table):
     """``[labelstudio]`` (the token comes from $LABEL_STUDIO_API_KEY only)."""
 
-    url: Optional[str] = Field(None, description="default $LABEL_STUDIO_URL")
-
+    url: str | None = Field(None, description="default $LABEL_STUDIO_URL")
 
 
 class StageTable(Table):
     """What every stage's table has (``[stages.NAME]``)."""
 
-
     enabled: bool = True
-    input: Optional[str] = Field(None, description="a file to read instead of the previous stage's output")
+    input: str | None = Field(None, description="a file to read instead of the previous stage's output")
 
 
 class LLMStageTable(StageTable):
     """A stage that calls the LLM: its own ``llm`` table (any ``[llm]`` key) and prompt."""
 
-
-    llm: Optional[LLMOverride] = None
-    prompt: Optional[str] = Field(None, description="prompt template id (or id@version)")
+    llm: LLMOverride | None = None
+    prompt: str | None = Field(None, description="prompt template id (or id@version)")
 
 
 def registry_name(v: str, names: list[str], what: str) -> str:
     if v.lower() in names:
         return v.lower()
     close = difflib.get_close_matches(v.lower(), names, n=1)
-    raise ValueError(f"unknown {what} '{v}'" + (f" (did you mean '{close[0]}'?)" if close else "")
-                     + f"; use one of {', '.join(names)}")
+    raise ValueError(
+        f"unknown {what} '{v}'"
+        + (f" (did you mean '{close[0]}'?)" if close else "")
+        + f"; use one of {', '.join(names)}"
+    )

@@ -13,17 +13,19 @@ A stage class calls the pure functions of its stage package (``biaskit.curation`
 ``biaskit.annotation``, ``biaskit.release``, ``biaskit.evaluation``) exactly as the stage's own
 command does, with the options of its table in the project file. It never calls the CLI.
 """
+
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
 from pydantic import Field, create_model
 
-from biaskit.errors import BiaskitError
 from biaskit.curation.cli_options import LLM_TOML_KEYS
+from biaskit.errors import BiaskitError
 from biaskit.options import Key, Keys, Options, spec_of
 
 from ..state import State, fingerprint, hash_path, rel_path, shown_path
@@ -42,10 +44,10 @@ class StageFailed(BiaskitError):
 
 @dataclass
 class RunOptions:
-    partial: bool = False          # human stages: go on with the judgments there are
-    retry_failed: bool = False     # LLM stages: ask again for the jobs that failed
+    partial: bool = False  # human stages: go on with the judgments there are
+    retry_failed: bool = False  # LLM stages: ask again for the jobs that failed
     progress: bool = True
-    command: Optional[str] = None  # the command line recorded by the stages (run logs, release.json)
+    command: str | None = None  # the command line recorded by the stages (run logs, release.json)
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Context:
     project: Project
     state: State
     options: RunOptions
-    artifacts: dict[str, Path] = field(default_factory=dict)   # artifact -> the latest stage's output
+    artifacts: dict[str, Path] = field(default_factory=dict)  # artifact -> the latest stage's output
     echo: Callable[[str], None] = lambda s: None
 
 
@@ -63,14 +65,14 @@ class Outcome:
     (a human stage whose tasks are not all annotated yet)."""
 
     status: str
-    produces: Optional[Path] = None
-    outputs: dict[str, Path] = field(default_factory=dict)   # every file or folder worth showing
+    produces: Path | None = None
+    outputs: dict[str, Path] = field(default_factory=dict)  # every file or folder worth showing
     message: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
-    progress: Optional[dict[str, Any]] = None
+    progress: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     partial: bool = False
-    errors: int = 0                                           # LLM jobs still failing (retry_failed)
+    errors: int = 0  # LLM jobs still failing (retry_failed)
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,9 @@ class Command:
     options: type[Options]
     keys: Mapping[str, str] = field(default_factory=dict)
     supplied: Mapping[str, str] = field(default_factory=dict)
-    input: Optional[str] = None
+    input: str | None = None
 
-    def key(self, name: str) -> Optional[str]:
+    def key(self, name: str) -> str | None:
         """The key of option ``name`` in the stage's table (None: supplied by the stage, or not a
         biaskit.toml option at all, such as ``--quiet``)."""
         spec = self.options.spec(name)
@@ -99,9 +101,15 @@ class Command:
         return {n: k for n in self.options.specs() if (k := self.key(n)) is not None}
 
 
-def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTable] = StageTable,
-                own: Optional[dict[str, Any]] = None, defaults: Optional[dict[str, Any]] = None,
-                doc: str = "") -> type[StageTable]:
+def stage_table(
+    name: str,
+    commands: tuple[Command, ...],
+    *,
+    base: type[StageTable] = StageTable,
+    own: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+    doc: str = "",
+) -> type[StageTable]:
     """The table of a stage that runs ``commands``: one key per option (:meth:`Command.mapping`),
     with the option's type, default, checks, choices and help (an option two commands share is one
     key, the first command's), plus the stage's ``own`` keys (``key -> (annotation, Field)``).
@@ -114,7 +122,7 @@ def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTab
                 continue
             fi = c.options.model_fields[opt_name]
             spec = spec_of(fi)
-            ann = (spec.user_type if spec is not None and spec.user_type is not None else fi.annotation)
+            ann = spec.user_type if spec is not None and spec.user_type is not None else fi.annotation
             if spec is not None and spec.toml_type is not None:
                 ann = spec.toml_type
             if fi.metadata:
@@ -132,8 +140,8 @@ def stage_table(name: str, commands: tuple[Command, ...], *, base: type[StageTab
     fields.update(own or {})
     model = create_model(name, __base__=base, **fields)
     model.__doc__ = doc or f"``[stages]`` table of the stage running {', '.join(c.options.command for c in commands)}."
-    model.own_keys = tuple(own or ())            # type: ignore[attr-defined]  (tests/test_options.py reads these)
-    model.stage_defaults = dict(defaults)        # type: ignore[attr-defined]
+    model.own_keys = tuple(own or ())  # type: ignore[attr-defined]  (tests/test_options.py reads these)
+    model.stage_defaults = dict(defaults)  # type: ignore[attr-defined]
     return model
 
 
@@ -185,7 +193,7 @@ class StageRunner:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.project = ctx.project
-        self.current_fingerprint = ""   # set by the runner before run()
+        self.current_fingerprint = ""  # set by the runner before run()
 
     # ---- where things are
     @property
@@ -202,7 +210,7 @@ class StageRunner:
         """``p`` relative to the working folder when inside it (for messages)."""
         return rel_path(self.project.workdir, p)
 
-    def key(self, p: Optional[Path]) -> Optional[str]:
+    def key(self, p: Path | None) -> str | None:
         """How a path enters a fingerprint: relative to the working folder or else the project's folder
         when inside one of them, so that moving the folders changes no fingerprint."""
         if p is None:
@@ -214,13 +222,13 @@ class StageRunner:
         return str(p)
 
     @property
-    def reads(self) -> Optional[str]:
+    def reads(self) -> str | None:
         """The artifact this stage reads: the first of :attr:`inputs` that a stage before it made (or
         the first one, when none did yet)."""
         options = self.inputs
         return next((r for r in options if r in self.ctx.artifacts), options[0] if options else None)
 
-    def input_path(self) -> Optional[Path]:
+    def input_path(self) -> Path | None:
         """The file this stage reads: its ``input`` option, else the previous stage's output."""
         given = self.opts.input
         if isinstance(given, str):
@@ -237,7 +245,7 @@ class StageRunner:
         d = self.opts.model_dump(mode="json")
         for k in self.operational:
             d.pop(k, None)
-        d.pop("llm", None)   # the effective LLM settings go in through extra()
+        d.pop("llm", None)  # the effective LLM settings go in through extra()
         return d
 
     def extra(self) -> dict[str, Any]:
@@ -248,8 +256,15 @@ class StageRunner:
         from biaskit import __version__
 
         files = {self.key(p): hash_path(p) for p in self.input_files()}
-        return fingerprint({"stage": self.name, "options": self.option_values(), "inputs": files,
-                            "biaskit": __version__, **self.extra()})
+        return fingerprint(
+            {
+                "stage": self.name,
+                "options": self.option_values(),
+                "inputs": files,
+                "biaskit": __version__,
+                **self.extra(),
+            }
+        )
 
     # ---- the commands it runs
     def command(self, options: type[Options]) -> Command:
@@ -274,14 +289,14 @@ class StageRunner:
             values[n] = v
         return options.model_validate(values)
 
-    def speaker(self, options: Optional[type[Options]] = None) -> Keys:
+    def speaker(self, options: type[Options] | None = None) -> Keys:
         """How hints name options while this stage runs (one of its commands: ``options``): the keys of
         its table, ``[llm]`` (or its own ``llm`` table) for the LLM block, flags of ``biaskit run``."""
         table = f"stages.{self.name}"
         llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
         keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
         keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
-        keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})   # [project]'s, for every stage
+        keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})  # [project]'s, for every stage
         keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
         for c in reversed([c for c in self.commands if options is None or c.options is options]):
             if c.input:
@@ -305,7 +320,7 @@ class StageRunner:
         inv = self.project.config.project.inventory
         return {"inventory": hash_path(self.project.path(inv)) if inv else "builtin"}
 
-    def prompts_dir(self) -> Optional[list[Path]]:
+    def prompts_dir(self) -> list[Path] | None:
         d = self.project.config.project.prompts_dir
         return [self.project.path(d)] if d else None
 
@@ -320,8 +335,9 @@ class StageRunner:
         s = self.project.llm(self.name)
         values = {n: getattr(s, k) for n, k in LLM_KEYS.items()}
         prices = self.project.path(s.prices)
-        values.update(prices=str(prices) if prices else None, no_cache=not s.cache,
-                      retry_failed=self.ctx.options.retry_failed)
+        values.update(
+            prices=str(prices) if prices else None, no_cache=not s.cache, retry_failed=self.ctx.options.retry_failed
+        )
         return values
 
     def llm_options(self):
@@ -340,9 +356,18 @@ class StageRunner:
         for pid in prompt_ids:
             p = self.prompt(pid) if pid == prompt_ids[0] else _get_prompt(pid, self.prompts_dir())
             prompts[pid] = f"{p.ref}#{p.hash}"
-        return {"llm": {"backend": s.backend, "model": s.model, "endpoint": endpoint, "temperature": s.temperature,
-                        "seed": s.seed, "max_tokens": s.max_tokens, "response_format": s.response_format},
-                "prompts": prompts}
+        return {
+            "llm": {
+                "backend": s.backend,
+                "model": s.model,
+                "endpoint": endpoint,
+                "temperature": s.temperature,
+                "seed": s.seed,
+                "max_tokens": s.max_tokens,
+                "response_format": s.response_format,
+            },
+            "prompts": prompts,
+        }
 
     def path_out(self, name: str) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
