@@ -132,10 +132,10 @@ def apply_lexicon(text: str, lexicon: Sequence[LexEntry]) -> tuple[str, list[tup
                 continue
             taken.append((s, t, m.group(), _case_like(m.group(), e.source, e.target)))
     out = text
-    changes = []
-    for s, t, old, new in sorted(taken, reverse=True):
+    changes: list[tuple[str, str]] = []
+    for s, t, _old, new in sorted(taken, reverse=True):
         out = out[:s] + new + out[t:]
-    for s, t, old, new in sorted(taken):
+    for _s, _t, old, new in sorted(taken):
         changes.append((old, new))
     return out, changes
 
@@ -322,7 +322,8 @@ def adapt_crows(
             flags = check_pair(q, inventory=inv)
             q.meta["flags"] = [f.as_dict() for f in flags]
             if flags:
-                q.status = "flagged"
+                # the plain value, as validation leaves the field (use_enum_values), not PairStatus.flagged
+                q.status = "flagged"  # type: ignore[assignment]
                 report.flagged += 1
                 if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
                     report.dropped += 1
