@@ -37,18 +37,8 @@ from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
-DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
-NAME_SETS = (
-    "indibias",
-    "indibias-hindu",
-    "indibias-muslim",
-    "india",
-    "india-hindu",
-    "india-muslim",
-    "india-christian",
-    "india-sikh",
-    "none",
-)
+from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
 RANKED_LISTS = {
     ("hindu", "m"): "HinduMaleNames",

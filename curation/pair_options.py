@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from biaskit.options import Options, option
 from biaskit.readers import FORMATS as PAIR_FORMATS
 
-from .adapt import DEFAULT_KEEP, NAME_SETS
+from .choices import DEFAULT_KEEP, NAME_SETS
 from .cli_options import LLMOptions, PromptFields, decoding, inventory_option, prompt_option
 from .tasks.pair_rewrite import PairRewriteTask
 
