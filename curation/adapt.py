@@ -37,18 +37,8 @@ from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
-DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
-NAME_SETS = (
-    "indibias",
-    "indibias-hindu",
-    "indibias-muslim",
-    "india",
-    "india-hindu",
-    "india-muslim",
-    "india-christian",
-    "india-sikh",
-    "none",
-)
+from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
 RANKED_LISTS = {
     ("hindu", "m"): "HinduMaleNames",
@@ -132,10 +122,10 @@ def apply_lexicon(text: str, lexicon: Sequence[LexEntry]) -> tuple[str, list[tup
                 continue
             taken.append((s, t, m.group(), _case_like(m.group(), e.source, e.target)))
     out = text
-    changes = []
-    for s, t, old, new in sorted(taken, reverse=True):
+    changes: list[tuple[str, str]] = []
+    for s, t, _old, new in sorted(taken, reverse=True):
         out = out[:s] + new + out[t:]
-    for s, t, old, new in sorted(taken):
+    for _s, _t, old, new in sorted(taken):
         changes.append((old, new))
     return out, changes
 
@@ -322,7 +312,8 @@ def adapt_crows(
             flags = check_pair(q, inventory=inv)
             q.meta["flags"] = [f.as_dict() for f in flags]
             if flags:
-                q.status = "flagged"
+                # the plain value, as validation leaves the field (use_enum_values), not PairStatus.flagged
+                q.status = "flagged"  # type: ignore[assignment]
                 report.flagged += 1
                 if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
                     report.dropped += 1

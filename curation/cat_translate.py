@@ -91,10 +91,12 @@ def _independent(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEng
         else:
             texts += [src["context"], *(src[k] for k in OPTION_KEYS)]
     outs = engine.translate(texts)
-    cands, pos = [], 0
+    cands: list[dict[str, Any]] = []
+    pos = 0
     for c in cats:
         tgt_term = outs[pos]
         pos += 1
+        cand: dict[str, Any]
         if c.split == "intrasentence":
             sents = outs[pos : pos + 3]
             pos += 3
@@ -142,7 +144,7 @@ def _candidates(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEngi
     base_prov = e.provenance()
     if e.joint_cats:
         outs = engine.translate_cats([{"split": c.split, **src} for c, src in zip(cats, sources, strict=False)])
-        cands = []
+        cands: list[dict[str, Any]] = []
         for o in outs:
             if o is None:
                 cands.append(

@@ -83,7 +83,7 @@ def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[st
     d = normalize_bias_type(domain)
     src = DOMAIN_SOURCES.get(d)
     if src and "kind" in src:
-        terms = [t.surface(lang) for t in inventory.terms.values() if t.kind == src["kind"] and t.surface(lang)]
+        terms = [s for t in inventory.terms.values() if t.kind == src["kind"] and (s := t.surface(lang))]
         if not terms:
             raise InputError(
                 f'no inventory terms are marked "kind": "{src["kind"]}" for domain \'{d}\'.',
@@ -336,7 +336,8 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
     cats = Path(cats)
     if not cats.is_file():
         raise InputError("file not found.", path=cats, fix="give the output file of `biaskit curate cats`.")
-    Key = tuple[str, str, str]  # split, domain, target
+    # split, domain, target: as the rows give them (an invalid or error row may lack one: None)
+    Key = tuple[str | None, str | None, str | None]
     key_of: dict[str, Key] = {}
     counts: dict[Key, Counter] = {}
 
@@ -352,7 +353,7 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
     for r in read_jsonl(inv) if inv.exists() else []:
         bump((r.get("split"), r.get("domain"), r.get("target")), "invalid")
         problems.update(p.get("code") for p in r.get("problems") or [])
-    jobs: dict[Key, set[str]] = {}
+    jobs: dict[Key, set[str | None]] = {}
     for split in SPLITS:
         d = drafts_path(cats, split)
         for r in read_jsonl(d) if d.exists() else []:
@@ -383,13 +384,13 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
                 bump(key_of[cid], st)
     with_val = validated is not None
 
-    def row(split: str, domain: str, keys: list[Key]) -> dict[str, Any]:
+    def row(split: str | None, domain: str | None, keys: list[Key]) -> dict[str, Any]:
         return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys}, with_val)
 
-    def order(x: str) -> int:
+    def order(x: str | None) -> int:
         return SPLITS.index(x) if x in SPLITS else 9
 
-    groups: dict[tuple[str, str], list[Key]] = {}
+    groups: dict[tuple[str | None, str | None], list[Key]] = {}
     for k in counts:
         groups.setdefault((k[0], k[1]), []).append(k)
     rows = [row(sp, dom, ks) for (sp, dom), ks in sorted(groups.items(), key=lambda g: (order(g[0][0]), str(g[0][1])))]
@@ -428,7 +429,9 @@ def _read_cat_file(path: Path, fix: str) -> list:
     return read_cats(path, format="biaskit")
 
 
-def _retention_row(split: str, domain: str, c: Counter, targets: set, with_validation: bool) -> dict[str, Any]:
+def _retention_row(
+    split: str | None, domain: str | None, c: Counter, targets: set, with_validation: bool
+) -> dict[str, Any]:
     drafted = c["valid"] + c["invalid"]
     row: dict[str, Any] = {
         "split": split,

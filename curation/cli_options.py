@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.clitools import choice_enum
 from biaskit.options import _NO, Options, name_of, option, spec_of, tell, typer_param
@@ -193,6 +193,18 @@ def decoding(params: dict[str, Any]) -> type[Options]:
     return Decoding
 
 
+if TYPE_CHECKING:
+
+    class DecodingFields(Options):
+        """The class :func:`decoding` builds, as a type checker sees it: mypy cannot follow a base class made
+        by a call, so the models derived from one name this instead while type-checked (same fields and types;
+        the defaults are each command's own at run time)."""
+
+        temperature: float | None = None
+        seed: int | None = None
+        max_tokens: int | None = None
+
+
 class PromptFields(Options):
     """The prompt block of the commands that render prompts (``--prompt`` is each command's own field)."""
 
@@ -217,7 +229,9 @@ class PromptOptions(PromptFields, DryRunFields):
 
 
 # ------------------------------------------------------------------------------------------ not converted yet
-def option_block(arg: str, cls: type, options: list[tuple[str, Any, Any]]) -> Callable[[Callable], Callable]:
+def option_block(
+    arg: str, cls: Callable[..., Any], options: list[tuple[str, Any, Any]]
+) -> Callable[[Callable], Callable]:
     """Add ``options`` (``(name, annotation, typer.Option)``) to a typer command's signature and
     hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped);
     the signature rewriting is :func:`biaskit.options.one_argument`'s (an options model's commands
@@ -243,5 +257,7 @@ def prompt_options(default: str | None, *, dry_run: bool = True) -> Callable[[Ca
     """Add the prompt option block; the command receives ``prompt_opts: PromptOptions``."""
     names = ["prompt", "prompts_dir", *(["dry_run", "show"] if dry_run else [])]
     block = _block(PromptOptions, names, {"prompt": default})
-    block[0] = ("prompt", *typer_param(PromptOptions, "prompt", spec_of(prompt_option(default)), default))
+    spec = spec_of(prompt_option(default))
+    assert spec is not None  # option() always attaches its Opt
+    block[0] = ("prompt", *typer_param(PromptOptions, "prompt", spec, default))
     return option_block("prompt_opts", PromptOptions, block)

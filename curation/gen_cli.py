@@ -5,7 +5,9 @@ wrappers around the pure functions of :mod:`.generate`, :mod:`.pairs`, :mod:`.ad
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,7 +20,10 @@ from .tasks import TASKS
 
 app = typer.Typer(add_completion=False)
 
-TaskName = choice_enum("TaskName", TASKS)
+if TYPE_CHECKING:  # built from the task registry at run time: an Enum to a type checker
+    TaskName = Enum
+else:
+    TaskName = choice_enum("TaskName", TASKS)
 
 
 def _console():
@@ -196,8 +201,8 @@ def pairs_cmd(opts: BuildPairsOptions) -> None:
 @app.command("llm-task")
 @LLMTaskOptions.cli()
 def llm_task_cmd(
-    task: TaskName = typer.Argument(..., help="the task to run (one per file in curation/tasks/)."),
-    opts: LLMTaskOptions = None,
+    task: Annotated[TaskName, typer.Argument(help="the task to run (one per file in curation/tasks/).")],
+    opts: LLMTaskOptions,
 ) -> None:
     """Run any registered LLM task over input items, with the cache, resume, errors file and run log."""
     from biaskit.errors import InputError
@@ -205,7 +210,7 @@ def llm_task_cmd(
 
     from .runner import JobRunner
 
-    cls = TASKS.get(value(task))
+    cls = TASKS.get(value(task) or "")  # (a required argument: never None; get() reads None as "" too)
     t = cls(opts.template(cls.prompt_id), prompts_dir=opts.prompts_dir)
     items = []
     for i, item in iter_jsonl(opts.input):  # every item must render before any request is made

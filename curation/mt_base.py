@@ -155,7 +155,8 @@ class MTEngine:
     """Base class. Subclasses set ``name`` and ``model`` and implement :meth:`translate`.
 
     ``translate_pair_batch`` is optional: engines that can translate both sentences of a minimal
-    pair in one request (the LLM engine) override it and set ``joint_pairs = True``.
+    pair in one request (the LLM engine) override it and set ``joint_pairs = True``; each answer is
+    ``{"sent_more", "sent_less", "provenance"}`` (``None`` where the engine gave none).
     """
 
     name: str = "base"
@@ -169,7 +170,7 @@ class MTEngine:
 
     def translate_pair_batch(
         self, pairs: Sequence[tuple[str, str]], src: str, tgt: str
-    ) -> list[tuple[str, str] | None]:  # pragma: no cover
+    ) -> list[dict[str, Any] | None]:  # pragma: no cover
         raise NotImplementedError
 
     def translate_cat_batch(self, items: Sequence[dict], src: str, tgt: str) -> list[dict | None]:  # pragma: no cover

@@ -87,8 +87,10 @@ class HFEngine(MTEngine):
         self._forced_family = family
         self.dtype = dtype
         self.trust_remote_code = trust_remote_code
-        self._tok = None
-        self._model = None
+        # Any: AutoTokenizer / AutoModelForSeq2SeqLM pick the class at load time, and _prepare uses the
+        # family-specific tokenizer API (src_lang, get_lang_id) that transformers' base classes do not declare
+        self._tok: Any = None
+        self._model: Any = None
         self._fingerprint: str | None = None
         self._device: str | None = None
         self.generate_calls = 0

@@ -11,7 +11,7 @@ fields are also the ``[llm]`` table) and take the task's own decoding defaults.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import field_validator
 
@@ -33,6 +33,16 @@ from .tasks.sentences import MODES as SENTENCE_MODES
 from .tasks.sentences import SentenceTask
 from .tasks.tuples import POLARITIES, TupleTask
 
+# each LLM command's decoding options, with its task's defaults (a base built by a call: mypy sees DecodingFields)
+if TYPE_CHECKING:
+    from .cli_options import DecodingFields as _CatsDecoding
+    from .cli_options import DecodingFields as _SentencesDecoding
+    from .cli_options import DecodingFields as _TuplesDecoding
+else:
+    _TuplesDecoding = decoding(TupleTask.default_params)
+    _SentencesDecoding = decoding(SentenceTask.default_params)
+    _CatsDecoding = decoding({"temperature": 0.7, "max_tokens": 1200})
+
 DOMAIN_PRESETS_HELP = "; ".join(f"{k} = {','.join(v)}" for k, v in DOMAIN_PRESETS.items())
 
 
@@ -47,7 +57,7 @@ def out_jsonl_option() -> Any:
     return option(..., "--out", path="out_file", help="output JSONL (appended to; re-running resumes).")
 
 
-class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields, DryRunFields):
+class TuplesOptions(_TuplesDecoding, LLMOptions, PromptFields, DryRunFields):
     """``biaskit curate tuples`` (:func:`biaskit.curation.generate.generate_tuples`)."""
 
     command = "curate tuples"
@@ -65,7 +75,7 @@ class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields
     identities: list[str] | None = option(
         None,
         "--identities",
-        user_type=Optional[str],
+        user_type=str | None,
         help="comma-separated identity terms (default: the inventory's terms for the axis).",
     )
     lang: str = option("en", "--lang", help="the language of the attributes (the inventory's terms in it).")
@@ -75,7 +85,7 @@ class TuplesOptions(decoding(TupleTask.default_params), LLMOptions, PromptFields
     _identities = field_validator("identities", mode="before")(lambda v: commas(v))
 
 
-class SentencesOptions(decoding(SentenceTask.default_params), LLMOptions, PromptFields, DryRunFields):
+class SentencesOptions(_SentencesDecoding, LLMOptions, PromptFields, DryRunFields):
     """``biaskit curate sentences`` (:func:`biaskit.curation.generate.generate_sentences`)."""
 
     command = "curate sentences"
@@ -114,7 +124,7 @@ class LLMTaskOptions(LLMOptions, PromptFields, DryRunFields):
     out: Path = out_jsonl_option()
 
 
-class CatsOptions(decoding({"temperature": 0.7, "max_tokens": 1200}), LLMOptions):
+class CatsOptions(_CatsDecoding, LLMOptions):
     """``biaskit curate cats`` (:func:`biaskit.curation.generate.generate_cats`)."""
 
     command = "curate cats"

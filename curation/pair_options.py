@@ -11,16 +11,23 @@ function takes (:func:`~biaskit.curation.pairs.build_pairs_file`,
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from biaskit.options import Options, option
 from biaskit.readers import FORMATS as PAIR_FORMATS
 
-from .adapt import DEFAULT_KEEP, NAME_SETS
+from .choices import DEFAULT_KEEP, NAME_SETS
 from .cli_options import LLMOptions, PromptFields, decoding, inventory_option, prompt_option
 from .tasks.pair_rewrite import PairRewriteTask
 
+# the decoding options with the pair_rewrite task's defaults (a base built by a call: mypy sees DecodingFields)
+if TYPE_CHECKING:
+    from .cli_options import DecodingFields as _PairsDecoding
+else:
+    _PairsDecoding = decoding(PairRewriteTask.default_params)
 
-class BuildPairsOptions(decoding(PairRewriteTask.default_params), LLMOptions, PromptFields):
+
+class BuildPairsOptions(_PairsDecoding, LLMOptions, PromptFields):
     """``biaskit curate pairs`` (:func:`biaskit.curation.pairs.build_pairs_file`; the LLM and prompt
     blocks: its LLM fallback's client and ``pair_rewrite`` template)."""
 

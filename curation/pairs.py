@@ -213,10 +213,10 @@ def swap_sentence(
         covered.update(range(m.start, m.end))
         if lang == "en" and m.start > 0 and norm_word(tokens[m.start - 1].text) in ("a", "an"):
             art = tokens[m.start - 1]
-            want = match_case(art.text, article_for(new))
-            if want != art.text:
-                edits.append((art.start, art.end, want))
-                changes.append((art.text, want))
+            article = match_case(art.text, article_for(new))
+            if article != art.text:
+                edits.append((art.start, art.end, article))
+                changes.append((art.text, article))
                 covered.add(m.start - 1)
     plural = any(
         m.form in ("pl", "obl_pl")
@@ -234,12 +234,12 @@ def swap_sentence(
             tok = tokens[i]
             nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
             if lang == "hi":
-                new = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
+                word = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
             else:
-                new = _en_gender_word(tok.text, tgt.gender, nxt, inv)
-            if new and new != tok.text:
-                edits.append((tok.start, tok.end, new))
-                changes.append((tok.text, new))
+                word = _en_gender_word(tok.text, tgt.gender, nxt, inv)
+            if word and word != tok.text:
+                edits.append((tok.start, tok.end, word))
+                changes.append((tok.text, word))
     out = sentence
     for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
         out = out[:s] + new + out[e:]
@@ -306,8 +306,12 @@ def build_pair(
     except SwapError as exc:
         if rewrite is None or "not found in the sentence" not in str(exc):
             raise
-        src = inv.lookup(identity, lang) or inv.lookup(identity, "en")
-        tgt, side = inv.comparable_of(src)
+        term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
+        # swap_sentence says "not found in the sentence" only after it found the identity and its comparable group
+        assert term is not None
+        comp = inv.comparable_of(term)
+        assert comp is not None
+        src, (tgt, side) = term, comp
         less, changes, method = rewrite["rewrite"], [], "llm"
         extra_prov = {"rewrite": rewrite.get("provenance") or {}}
     if less.strip() == text.strip():

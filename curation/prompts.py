@@ -235,7 +235,7 @@ def prompt_dirs(extra: Iterable[str | Path] | str | Path | None = None) -> list[
 def load_prompts(extra_dirs: Iterable[str | Path] | str | Path | None = None) -> dict[str, Prompt]:
     """All templates, keyed ``id@version``, from the package folder and the user folders."""
     out: dict[str, Prompt] = {}
-    for i, d in enumerate(prompt_dirs(extra_dirs)):
+    for d in prompt_dirs(extra_dirs):
         if not d.exists():
             raise InputError(
                 "prompts folder not found.", path=d, fix=f"check {say('prompts_dir')} / $BIASKIT_PROMPTS_DIR."

@@ -171,7 +171,7 @@ class JobRunner:
         self._sink: JsonlAppender | None = None
         self._errs: JsonlAppender | None = None
         self._done: dict[str, list[dict]] = {}
-        self._failed_before: set[str] = set()
+        self._failed_before: set[str | None] = set()  # job keys of the error rows (None: a row without one)
 
     # ------------------------------------------------------------------ opening: resume state
     def _open(self) -> None:
@@ -205,7 +205,9 @@ class JobRunner:
         )
         try:
             for i, r in iter_jsonl(self.out, tolerate_truncated_tail=True, check_text=False):
-                prov = r.get("provenance") if isinstance(r.get("provenance"), dict) else {}
+                prov = r.get("provenance")
+                if not isinstance(prov, dict):
+                    prov = {}
                 task = prov.get("task")
                 if task != self.task.name:
                     what = (
@@ -432,6 +434,7 @@ class JobRunner:
                 f.close()
         if (
             self._sink is not None
+            and self.out is not None  # always, with a sink: narrows the type
             and not getattr(self, "_out_was_there", True)
             and self.out.is_file()
             and not self.out.stat().st_size
@@ -439,7 +442,7 @@ class JobRunner:
             self.out.unlink()  # a run that produced no row leaves no empty output behind
         self.summary.stats = self.llm.stats.snapshot()
         if self.errors_file is not None and self.errors_file.exists():
-            latest: dict[str, dict] = {}
+            latest: dict[str | None, dict] = {}
             for r in read_jsonl(self.errors_file):
                 latest[r.get("job")] = r
             still = [r for k, r in latest.items() if k not in self._done]

@@ -217,7 +217,7 @@ def _candidates_for_batch(
     cands: list[dict] = []
     if e.joint_pairs:
         outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
-        for p, o in zip(batch, outs, strict=False):
+        for _p, o in zip(batch, outs, strict=False):
             if o is None:
                 cands.append(
                     {
@@ -245,13 +245,13 @@ def _candidates_for_batch(
             )
     else:
         texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
-        outs = engine.translate(texts)
-        pairs_out = [(outs[2 * i], outs[2 * i + 1]) for i in range(len(batch))]
+        texts_out = engine.translate(texts)
+        pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
         # second pass: the differing English spans of pairs whose translation is not minimal
         need = [
             i
-            for i, (p, (m, l)) in enumerate(zip(batch, pairs_out, strict=False))
-            if align and _needs_alignment(p.sent_more, p.sent_less, m, l, engine.src, target)
+            for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
+            if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
         ]
         span_tr: dict[str, str] = {}
         if need:
@@ -263,21 +263,21 @@ def _candidates_for_batch(
             spans = list(dict.fromkeys(spans))
             if spans:
                 span_tr = dict(zip(spans, engine.translate(spans), strict=False))
-        for i, (p, (m, l)) in enumerate(zip(batch, pairs_out, strict=False)):
-            cand = {
+        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
+            cand: dict[str, Any] = {
                 "engine": e.name,
                 "model": e.model,
                 "sent_more": m,
-                "sent_less": l,
+                "sent_less": le,
                 "strategy": "independent",
                 "provenance": dict(base_prov),
             }
             if i in need:
-                sub = _span_substitution(p.sent_more, p.sent_less, m, l, span_tr)
+                sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
                 if sub is not None:
                     cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
                     cand["strategy"] = f"span-substitution (base: {sub[2]})"
-                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": l}
+                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
             cands.append(cand)
     for p, c in zip(batch, cands, strict=False):
         fl = (
@@ -418,7 +418,7 @@ def translate_pairs(
             ]
             recs = []
             for j, p in enumerate(batch):
-                rec = {
+                rec: dict[str, Any] = {
                     "pair_id": p.pair_id,
                     "source_lang": src,
                     "target_lang": target,

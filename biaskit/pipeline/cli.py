@@ -9,7 +9,9 @@ service); 3 waiting for people (a human stage's tasks lack annotators: annotate,
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,8 +21,12 @@ from biaskit.paths import in_dir, in_path, out_dir
 from .project import STAGE_ORDER
 from .templates import TEMPLATES
 
-StageName = choice_enum("StageName", STAGE_ORDER)
-Template = choice_enum("Template", TEMPLATES)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    StageName = Enum
+    Template = Enum
+else:
+    StageName = choice_enum("StageName", STAGE_ORDER)
+    Template = choice_enum("Template", TEMPLATES)
 
 ProjectOpt = in_path(
     None,
@@ -53,7 +59,7 @@ def init_command(
     template: Template = typer.Option(
         "generate",
         "--template",
-        help="generate: IndiBias-style LLM tuples -> "  # type: ignore[valid-type]
+        help="generate: IndiBias-style LLM tuples -> "
         "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
         "stereoset: StereoSet-style CATs drafted by the LLM, five validators.",
     ),
@@ -63,7 +69,9 @@ def init_command(
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
-    path = init_project(directory, template=value(template), hindi=hindi, name=name)
+    chosen = value(template)
+    assert chosen is not None  # typer gives a member of Template (default: generate)
+    path = init_project(directory, template=chosen, hindi=hindi, name=name)
     echo(
         f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
         f"(`biaskit status --project {path.parent}` shows where it stands)."
@@ -81,10 +89,9 @@ def run_command(
     from_stage: StageName | None = typer.Option(
         None,
         "--from",
-        help="Run this stage and the ones after it "  # type: ignore[valid-type]
-        "again even if unchanged (a human stage pulls again).",
+        help="Run this stage and the ones after it again even if unchanged (a human stage pulls again).",
     ),
-    until: StageName | None = typer.Option(None, "--until", help="Stop after this stage."),  # type: ignore[valid-type]
+    until: StageName | None = typer.Option(None, "--until", help="Stop after this stage."),
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="LLM stages: ask again for the jobs that failed (bypassing their cached replies)."
     ),

@@ -16,9 +16,10 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, overload
 
 from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic_core import ErrorDetails
 
 from ..errors import BiaskitError, InputError
 from ..options import spec_of
@@ -82,7 +83,14 @@ def raise_problems(problems: list[InputError]) -> None:
 
 
 # The [stages] table: one key per stage class, its table the class's (a stage owns its options).
-Stages = create_model("Stages", __base__=Table, **{n: (Optional[c.table], None) for n, c in STAGES.items()})
+if TYPE_CHECKING:  # built at run time from the stage classes: to a type checker, each key is a stage table
+
+    class Stages(Table):
+        def __getattr__(self, name: str) -> StageTable | None: ...
+
+else:
+    _STAGE_FIELDS: dict[str, Any] = {n: (Optional[c.table], None) for n, c in STAGES.items()}  # noqa: UP045 (a runtime value pydantic reads)
+    Stages = create_model("Stages", __base__=Table, **_STAGE_FIELDS)
 
 
 class ProjectFile(Table):
@@ -116,7 +124,13 @@ class Project:
         """The enabled stages, in run order."""
         return [n for n in STAGE_ORDER if self.stage(n) is not None]
 
-    def path(self, p: str | None) -> Path | None:
+    @overload
+    def path(self, p: str | Path) -> Path: ...
+    @overload
+    def path(self, p: None) -> None: ...
+    @overload
+    def path(self, p: str | Path | None) -> Path | None: ...
+    def path(self, p: str | Path | None) -> Path | None:
         """A path from the project file: ``~`` expanded, relative ones taken from the project's folder."""
         if p is None:
             return None
@@ -216,7 +230,7 @@ def find_secrets(obj: Any, prefix: str = "") -> list[tuple[str, str]]:
             else:
                 out += find_secrets(v, key)
     elif isinstance(obj, list):
-        for i, v in enumerate(obj):
+        for v in obj:
             out += find_secrets(v, prefix)
     elif isinstance(obj, str):
         if _SECRET_VALUE.match(obj.strip()):
@@ -291,7 +305,7 @@ def _validation_errors(file: Path, text: str, exc: ValidationError) -> list[Inpu
     return out
 
 
-def _validation_error(file: Path, text: str, err: dict) -> InputError:
+def _validation_error(file: Path, text: str, err: ErrorDetails) -> InputError:
     loc = tuple(x for x in err["loc"] if not isinstance(x, int) and not str(x).startswith(("function-", "literal[")))
     key = ".".join(str(x) for x in loc) or "(top level)"
     line = key_line(text, list(loc))
@@ -370,7 +384,7 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                     )
                 )
         have.add(writes)
-    tu = p.stage("tuples")
+    tu: Any = p.stage("tuples")  # its keys are made from its command's options at run time (stage_table)
     if tu is not None and set(tu.identities) - set(tu.axes):
         extra = sorted(set(tu.identities) - set(tu.axes))
         add(
@@ -389,12 +403,13 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                 key = f"stages.{n}.llm." + ".".join(str(x) for x in e["loc"])
                 add(p.error(key, e["msg"].removeprefix("Value error, ") + ".", "see [llm] in docs/pipeline.md."))
     for n in names:
-        if STAGES[n].needs_llm_model(p.stage(n)):
+        s = p.stage(n)
+        if s is not None and STAGES[n].needs_llm_model(s):
             try:
-                s = p.llm(n)
+                llm = p.llm(n)
             except ValidationError:
                 continue  # reported above
-            if s.backend != "dummy" and not s.model:
+            if llm.backend != "dummy" and not llm.model:
                 key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
                 add(
                     p.error(
@@ -441,7 +456,7 @@ def check_resources(p: Project) -> list[InputError]:
     release (a file that exists and holds card sections). Nothing is loaded or sent."""
     out: list[InputError] = []
     for table, key, kind in _path_keys(p):
-        obj = p.config
+        obj: Any = p.config
         for part in table.split("."):
             obj = getattr(obj, part, None)
         value = getattr(obj, key, None) if obj is not None else None
@@ -502,7 +517,7 @@ def check_resources(p: Project) -> list[InputError]:
                     "paths are relative to the project file's folder.",
                 )
             )
-    tu = p.stage("tuples")
+    tu: Any = p.stage("tuples")  # its keys are made from its command's options at run time (stage_table)
     if tu is not None:
         from ..inventory import load_inventory
 
@@ -524,7 +539,8 @@ def check_resources(p: Project) -> list[InputError]:
                         )
                     )
     for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
-        if not STAGES[n].calls_llm(p.stage(n)):
+        st = p.stage(n)
+        if st is None or not STAGES[n].calls_llm(st):  # (enabled: never None)
             continue
         try:
             s = p.llm(n)
@@ -554,7 +570,8 @@ def check_resources(p: Project) -> list[InputError]:
             try:
                 check_base_url(s.base_url)
             except BiaskitError as exc:
-                key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) and p.stage(n).llm.base_url else "llm"
+                over = getattr(st, "llm", None)
+                key = f"stages.{n}.llm" if over and over.base_url else "llm"
                 out.append(
                     p.error(
                         f"{key}.base_url",
@@ -562,7 +579,7 @@ def check_resources(p: Project) -> list[InputError]:
                         f'set base_url = "URL" in [{key}] to your server\'s API root, e.g. "http://127.0.0.1:8000/v1".',
                     )
                 )
-    ev = p.stage("evaluate")
+    ev: Any = p.stage("evaluate")  # its keys are made from its commands' options at run time (stage_table)
     if ev is not None:
         for m in ev.models:
             why = _model_problem(p, m)

@@ -82,10 +82,10 @@ def run_project(
 ) -> RunResult:
     """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
     even when unchanged; ``until``: stop after this stage."""
-    for opt, st in (("--from", from_stage), ("--until", until)):
-        if st is not None and st not in project.enabled():
+    for opt, picked in (("--from", from_stage), ("--until", until)):
+        if picked is not None and picked not in project.enabled():
             raise BiaskitError(
-                f"{opt} {st}: that stage is not enabled in {project.file}. Fix: use one of "
+                f"{opt} {picked}: that stage is not enabled in {project.file}. Fix: use one of "
                 f"{', '.join(project.enabled())}."
             )
     options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
@@ -106,7 +106,9 @@ def run_project(
                 raise StageError(f"stage '{name}': {exc}") from None
             st = state.get(name)
             if not forced and can_skip(project.workdir, st, fp, options):
-                ctx.artifacts[writes] = produced(project.workdir, st)
+                kept = produced(project.workdir, st)
+                assert kept is not None  # can_skip found it there, intact
+                ctx.artifacts[writes] = kept
                 result.skipped.append(name)
                 echo(f"{name}: unchanged, skipped ({st.get('message', '')})")
                 if name == until:

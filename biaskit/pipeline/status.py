@@ -40,8 +40,8 @@ def project_status(project: Project) -> dict[str, Any]:
                     status, note = "stale", "its input, options or output changed: the next run redoes it"
             except BiaskitError as exc:
                 status, note = "stale", f"cannot be checked: {exc}"
-        if status in ("done", "stale") and produced(project.workdir, st) is not None:
-            ctx.artifacts[stage.output] = produced(project.workdir, st)
+        if status in ("done", "stale") and (kept := produced(project.workdir, st)) is not None:
+            ctx.artifacts[stage.output] = kept
         rows.append(
             {
                 "name": name,

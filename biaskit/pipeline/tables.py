@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Optional
 
 from pydantic import Field, create_model, field_validator
 
@@ -55,15 +55,15 @@ def _llm_table(name: str, doc: str, override: bool) -> type[Table]:
     for n, key in LLM_TOML_KEYS.items():
         fi = LLMOptions.model_fields[n]
         spec = spec_of(fi)
-        ann: Any = Optional[str] if spec is not None and spec.path else fi.annotation
+        ann: Any = Optional[str] if spec is not None and spec.path else fi.annotation  # noqa: UP045 (a runtime value pydantic reads)
         if fi.metadata:
             ann = Annotated[(ann, *fi.metadata)]
         fields[key] = (
-            Optional[ann] if override else ann,
+            Optional[ann] if override else ann,  # noqa: UP045 (a runtime value pydantic reads)
             Field(None if override else fi.default, description=fi.description, json_schema_extra=spec),
         )
     fields["cache"] = (
-        Optional[bool] if override else bool,
+        Optional[bool] if override else bool,  # noqa: UP045 (a runtime value pydantic reads)
         Field(None if override else True, description="read and write the response cache (false: --no-cache)"),
     )
     model = create_model(name, __base__=Table, **fields)
@@ -71,12 +71,20 @@ def _llm_table(name: str, doc: str, override: bool) -> type[Table]:
     return model
 
 
-LLMSettings = _llm_table(
-    "LLMSettings", "``[llm]`` (and a stage's own ``llm`` table, which overrides it field by field).", override=False
-)
-LLMOverride = _llm_table(
-    "LLMOverride", "A stage's ``llm`` table: any ``[llm]`` field, for this stage only.", override=True
-)
+if TYPE_CHECKING:  # built at run time from LLMOptions' fields (_llm_table): to a type checker, each key is Any
+
+    class LLMSettings(Table):
+        def __getattr__(self, name: str) -> Any: ...
+
+    class LLMOverride(LLMSettings): ...
+
+else:
+    LLMSettings = _llm_table(
+        "LLMSettings", "``[llm]`` (and a stage's own ``llm`` table, which overrides it field by field).", override=False
+    )
+    LLMOverride = _llm_table(
+        "LLMOverride", "A stage's ``llm`` table: any ``[llm]`` field, for this stage only.", override=True
+    )
 
 
 class LabelStudioSettings(Table):
@@ -90,6 +98,11 @@ class StageTable(Table):
 
     enabled: bool = True
     input: str | None = Field(None, description="a file to read instead of the previous stage's output")
+
+    #: a table made by :func:`~.stages.base.stage_table`: the stage's own keys (not from a command) and its
+    #: own defaults where its command has none (tests/test_options.py reads both)
+    own_keys: ClassVar[tuple[str, ...]] = ()
+    stage_defaults: ClassVar[dict[str, Any]] = {}
 
 
 class LLMStageTable(StageTable):

@@ -26,7 +26,7 @@ line below (see docs/curation.md, "Adding an LLM backend").
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.registry import Registry
 

@@ -64,7 +64,7 @@ def check_base_url(base_url: str | None) -> None:
         why = "it is a placeholder, not a server's address"
     else:
         try:
-            u.port
+            _ = u.port  # read for its check only: urllib raises ValueError on a non-numeric port
         except ValueError:
             why = "its port is not a number"
     if why:
@@ -78,10 +78,11 @@ def check_base_url(base_url: str | None) -> None:
 def _is_connect_error(exc: BaseException) -> bool:
     """``httpx.ConnectError`` (or the copy the openai client vendors) somewhere in the cause chain."""
     seen = 0
-    while exc is not None and seen < 5:
-        if any(c.__name__ == "ConnectError" for c in type(exc).__mro__):
+    cur: BaseException | None = exc
+    while cur is not None and seen < 5:
+        if any(c.__name__ == "ConnectError" for c in type(cur).__mro__):
             return True
-        exc = exc.__cause__ or exc.__context__
+        cur = cur.__cause__ or cur.__context__
         seen += 1
     return False
 

@@ -15,7 +15,8 @@ in ``prompts/``) and two methods to write::
 ``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``schema_for(item)``
 (the reply's JSON Schema for this input; default: the template's), ``expected(item)``
 (how many items the prompt asks for, to recognise a cut-off reply as partial), ``context(item)``
-(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
+(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file
+pass at the end) are optional.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """``cat_intrasentence``: StereoSet intrasentence CATs for one target term (Nadeem et al., 2021,
 sec. 2.1 and 4.2): contexts with one ``BLANK`` and a stereotype / anti-stereotype / unrelated fill.
 
-An item is ``{"target", "domain", "society", "n"}`` (+ ``"lang"`` when not English) (:func:`biaskit.curation.cats.cat_items`); every
-item of the reply becomes a draft row (:func:`biaskit.curation.cats.draft_rows`), judged later by the
+An item is ``{"target", "domain", "society", "n"}`` (+ ``"lang"`` when not English)
+(:func:`biaskit.curation.cats.cat_items`); every item of the reply becomes a draft row
+(:func:`biaskit.curation.cats.draft_rows`), judged later by the
 structural checks of :func:`biaskit.curation.cats.check_draft`, so junk is kept and explained, never
 lost and never a crash.
 """

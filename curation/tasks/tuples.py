@@ -261,10 +261,11 @@ class TupleTask(Task):
         """The template's schema, with the group and the polarity (where the reply names them) fixed
         to the request's: a grammar-constrained model then writes them first and continues with the
         attributes of that group; another model's reply about another group fails validation."""
+        base = self.schema
         props = self._reply_props()
-        if GROUP_KEY not in props and POLARITY_KEY not in props:
-            return self.schema
-        schema = copy.deepcopy(self.schema)
+        if base is None or (GROUP_KEY not in props and POLARITY_KEY not in props):
+            return base  # (no schema: no reply properties either)
+        schema = copy.deepcopy(base)
         for key, value in ((GROUP_KEY, item["identity"]), (POLARITY_KEY, item["polarity"])):
             if key in props:
                 schema["properties"][key] = {"type": "string", "enum": [value]}

@@ -126,11 +126,11 @@ def stage_table(
             if spec is not None and spec.toml_type is not None:
                 ann = spec.toml_type
             if fi.metadata:
-                ann = typing.Annotated[(ann, *fi.metadata)]  # type: ignore[misc]
-            kw = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
+                ann = typing.Annotated[(ann, *fi.metadata)]
+            kw: dict[str, Any] = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
             if key in defaults:
                 if defaults[key] is None:
-                    ann = Optional[ann]
+                    ann = Optional[ann]  # noqa: UP045 (a runtime value pydantic reads)
                 fld = Field(defaults[key], **kw)
             elif fi.default_factory is not None:
                 fld = Field(default_factory=fi.default_factory, **kw)
@@ -140,8 +140,8 @@ def stage_table(
     fields.update(own or {})
     model = create_model(name, __base__=base, **fields)
     model.__doc__ = doc or f"``[stages]`` table of the stage running {', '.join(c.options.command for c in commands)}."
-    model.own_keys = tuple(own or ())  # type: ignore[attr-defined]  (tests/test_options.py reads these)
-    model.stage_defaults = dict(defaults)  # type: ignore[attr-defined]
+    model.own_keys = tuple(own or ())
+    model.stage_defaults = dict(defaults)
     return model
 
 
@@ -177,7 +177,7 @@ class StageRunner:
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.commands:
-            ops = [k for c in cls.commands for n, k in c.mapping().items() if c.options.spec(n).operational]
+            ops = [k for c in cls.commands for n, k in c.mapping().items() if c.options.specs()[n].operational]
             cls.operational = tuple(dict.fromkeys((*cls.operational, *ops)))
 
     @classmethod
@@ -234,6 +234,13 @@ class StageRunner:
         if isinstance(given, str):
             return self.project.path(given)
         return self.ctx.artifacts.get(self.reads) if self.reads else None
+
+    def required_input(self) -> Path:
+        """:meth:`input_path` of a stage that cannot be run without one (:func:`~..project.check_project`
+        refuses a project where nothing gives an enabled stage its input)."""
+        p = self.input_path()
+        assert p is not None, f"stage {self.name}: nothing to read (check_project lets no such project run)"
+        return p
 
     def input_files(self) -> list[Path]:
         """Every file whose content this stage's result depends on (hashed into its fingerprint)."""

@@ -11,7 +11,7 @@ every request already made).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from pydantic import create_model, field_validator
 
@@ -30,6 +30,11 @@ from biaskit.options import Key, Keys, option, speaking, tell
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
 
+if TYPE_CHECKING:
+    from biaskit.schema import SentencePair
+
+MT = TypeVar("MT", bound=MTOptions)
+
 #: what every curation stage fills itself in the options of the command it runs
 PROJECT_SUPPLIED = {
     "inventory": "[project] inventory",
@@ -37,7 +42,10 @@ PROJECT_SUPPLIED = {
     "dry_run": "a flag of the command only",
     "show": "a flag of the command only",
 }
-LLM_TABLE = (Optional[LLMOverride], option(None, help="this stage's own [llm] keys (any of them)"))
+LLM_TABLE: tuple[Any, Any] = (
+    Optional[LLMOverride],  # noqa: UP045 (a runtime value pydantic reads)
+    option(None, help="this stage's own [llm] keys (any of them)"),
+)
 
 
 # ------------------------------------------------------------------------------------------ their tables
@@ -93,9 +101,9 @@ def _failed_all(summaries: list) -> bool:
 
 
 #: the tuples stage's own keys (before its command's in the table, as they always were)
-TUPLES_OWN = {
+TUPLES_OWN: dict[str, Any] = {
     "llm": LLM_TABLE,
-    "prompt": (Optional[str], option(None, help="prompt template id (or id@version)")),
+    "prompt": (Optional[str], option(None, help="prompt template id (or id@version)")),  # noqa: UP045 (runtime value)
     "axes": (list[str], option(..., min_length=1, help="the bias axes (`curate tuples --axis`, once each)")),
     "identities": (
         dict[str, list[str]],
@@ -256,7 +264,8 @@ class AntistereoStage(SentencesStage):
         return self.ctx.artifacts.get("sentences")
 
     def input_files(self) -> list[Path]:
-        return super().input_files() + ([self.before()] if self.before() is not None else [])
+        before = self.before()
+        return super().input_files() + ([before] if before is not None else [])
 
     def run(self) -> Outcome:
         from biaskit.io import atomic_open
@@ -265,7 +274,8 @@ class AntistereoStage(SentencesStage):
         out = self.generate(anti)
         merged = self.path_out("sentences.jsonl")
         with atomic_open(merged) as fh:
-            for part in ([self.before()] if self.before() is not None else []) + [anti]:
+            before = self.before()
+            for part in ([before] if before is not None else []) + [anti]:
                 with open(part, encoding="utf-8") as src:
                     for line in src:
                         if line.strip():
@@ -370,7 +380,7 @@ class PairsStage(StageRunner):
                 command=self.ctx.options.command,
             )
             if not res.pairs:
-                where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
+                where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.required_input())
                 raise StageFailed(
                     f"no sentence could be made into a pair (see {where}). "
                     "Fix: check the sentences (do they name the identity?), or "
@@ -410,7 +420,7 @@ class AdaptStage(StageRunner):
 
     def input_files(self) -> list[Path]:
         lex = self.project.path(self.opts.lexicon)
-        return [self.input_path()] + ([lex] if lex else [])
+        return super().input_files() + ([lex] if lex else [])
 
     def extra(self) -> dict[str, Any]:
         return self.inventory_extra()
@@ -484,17 +494,18 @@ class CheckStage(StageRunner):
         from biaskit.io import write_jsonl
         from biaskit.readers import read_pairs, write_pairs
 
-        pairs = read_pairs(self.input_path()).pairs
+        pairs = read_pairs(self.required_input()).pairs
         checked = check_pairs(pairs, inventory=self.inventory())
         report = self.path_out("check.jsonl")
         write_jsonl(report, (c.as_dict() for c in checked))
-        keep, dropped = [], []
+        keep: list[SentencePair] = []
+        dropped: list[SentencePair] = []
         for p, c in zip(pairs, checked, strict=False):
             p.meta["flags"] = [f.as_dict() for f in c.flags]
             if c.flags:
-                p.status = "flagged"
+                p.status = "flagged"  # type: ignore[assignment]  # use_enum_values: the field holds the str
             elif p.status == "flagged":
-                p.status = "raw"
+                p.status = "raw"  # type: ignore[assignment]  # (as pydantic stores it; no validate_assignment)
             (dropped if c.flags and self.opts.drop_flagged else keep).append(p)
         if not keep:
             raise StageFailed(
@@ -571,7 +582,7 @@ class TranslateStage(StageRunner):
         sp.keys["engines"] = Key(f"stages.{self.name}", "engines", list_value=True)  # the stage's own key
         return sp
 
-    def mt_options(self, options: type[MTOptions], **supplied: Any) -> MTOptions:
+    def mt_options(self, options: type[MT], **supplied: Any) -> MT:
         """The options of the stage's command: the table's keys, ``[llm]``, the engines (``llm`` with
         ``[llm]``'s model) and the prompts folder of ``[project]``."""
         prompts = self.prompts_dir()
@@ -620,8 +631,8 @@ class TranslateStage(StageRunner):
         )
 
 
-CATS_DOMAINS = (
-    Union[str, list[str]],
+CATS_DOMAINS: tuple[Any, Any] = (
+    Union[str, list[str]],  # noqa: UP007 (a runtime value pydantic reads)
     option("stereoset", help='a preset (stereoset, indibias) or axes: "religion", ["caste", "gender"]'),
 )
 

@@ -81,11 +81,11 @@ class ReleaseStage(StageRunner):
         defaults={"name": None, "version": None, "out": None},
         own={
             "input": (
-                Optional[str | list[str]],
+                Optional[str | list[str]],  # noqa: UP045 (a runtime value pydantic reads)
                 Field(None, description="record files (default: the pipeline's)"),
             ),
             "card_text": (
-                Optional[str],
+                Optional[str],  # noqa: UP045 (a runtime value pydantic reads)
                 Field(None, description="Markdown with the card sections people write ('## Motivation' ...): a file"),
             ),
         },
@@ -223,7 +223,7 @@ class SeatTestsStage(StageRunner):
         o = self.opts
         out = self.folder / "tests"
         res = release_seat_tests(
-            self.input_path(),
+            self.required_input(),
             out,
             langs=o.langs,
             attributes=o.attributes,
@@ -233,7 +233,7 @@ class SeatTestsStage(StageRunner):
         )
         if not res["tests"]:
             raise StageFailed(
-                f"no SEAT test could be made from {self.rel(self.input_path())}: "
+                f"no SEAT test could be made from {self.rel(self.required_input())}: "
                 + (res.get("why") or f"no pair of comparable groups with templates in {', '.join(o.langs)}")
                 + ". Fix: lower min_records in [stages.seat_tests], or "
                 "disable the stage."
@@ -279,7 +279,8 @@ class EvaluateStage(StageRunner):
                 "lang": "each CAT language of the release (only `lang` when it is set)",
                 "scorer": "from `scorer`: mlm, clm or clm-api, else auto (the model's kind)",
                 "format": "the stage reads the release's CAT file",
-                "predictions": "the stage scores models (metrics from a score file: `biaskit evaluate cats --predictions`)",
+                "predictions": "the stage scores models (metrics from a score file: "
+                "`biaskit evaluate cats --predictions`)",
                 "allow_missing": "goes with --predictions only",
                 "ensemble": "one result folder per model and language (the ENSEMBLE row: `biaskit evaluate cats` with "
                 "several --model)",
@@ -302,7 +303,7 @@ class EvaluateStage(StageRunner):
         defaults={"split": "test", "seat_models": None},
         own={
             "kinds": (
-                Optional[list[str]],
+                Optional[list[str]],  # noqa: UP045 (a runtime value pydantic reads)
                 option(
                     None,
                     choices=EVALUATE_KINDS,
@@ -310,7 +311,10 @@ class EvaluateStage(StageRunner):
                     help="what to score (default: every kind the release has, and SEAT after seat_tests)",
                 ),
             ),
-            "out": (Optional[str], option(None, help="the results folder (default: eval/<release folder name>)")),
+            "out": (
+                Optional[str],  # noqa: UP045 (a runtime value pydantic reads)
+                option(None, help="the results folder (default: eval/<release folder name>)"),
+            ),
         },
         doc="``[stages.evaluate]``: ``biaskit evaluate pairs``, ``evaluate cats`` (each CAT language) and "
         "``evaluate seat`` (the ``seat_tests`` stage's tests, each language) on the release: every option of "
@@ -335,7 +339,8 @@ class EvaluateStage(StageRunner):
         return self.ctx.artifacts.get("seat_tests")
 
     def input_files(self) -> list[Path]:
-        return super().input_files() + ([self.seat_dir()] if self.seat_dir() is not None else [])
+        seat = self.seat_dir()
+        return super().input_files() + ([seat] if seat is not None else [])
 
     def option_values(self) -> dict[str, Any]:
         return {**super().option_values(), "out": self.key(self.out())}
@@ -372,11 +377,12 @@ class EvaluateStage(StageRunner):
         name = self.opts.protocol
         if name is None or name.lower() in (AUTO, NONE):
             return {"protocol": name}
-        return {"protocol": name if kind in get_protocol(name).commands else None}
+        p = get_protocol(name)
+        assert p is not None  # a name other than none: the registry's entry (or UnknownNameError)
+        return {"protocol": name if kind in p.commands else None}
 
     def run(self) -> Outcome:
-        o = self.opts
-        release, out = self.input_path(), self.out()
+        release, out = self.required_input(), self.out()
         kinds = self.kinds(release)
         if not kinds:
             raise InputError(
@@ -469,6 +475,7 @@ class EvaluateStage(StageRunner):
 
         o = self.opts
         tests = self.seat_dir()
+        assert tests is not None  # run() refuses SEAT without the seat_tests stage's tests
         langs = sorted(
             (d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("*.jsonl"))), key=lambda lg: (lg != "en", lg)
         )

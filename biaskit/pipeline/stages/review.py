@@ -202,7 +202,7 @@ class ReviewStage(StageRunner):
 
         o = self.opts
         rnd = None
-        data = self.input_path()
+        data = self.required_input()
         k = get_kind(self.kind)
         records = k.load(data)
         ids = {k.record_id(r) for r in records}
