@@ -230,8 +230,8 @@ def decide(
                 n,
                 True,
                 "risk",
-                tuple(rec["outcome"]),  # type: ignore[arg-type]
-                {q: tuple(o) for q, o in (rec.get("items") or {}).items()},  # type: ignore[misc]
+                tuple(rec["outcome"]),
+                {q: tuple(o) for q, o in (rec.get("items") or {}).items()},
                 p_change=rec.get("p_change"),
                 recorded=True,
             )
@@ -249,9 +249,9 @@ def decide(
         if settings.policy == "risk" and new_risk and model is not None:
             dists = {q: model.item_distribution(rules[q], q, tv.votes.get(q, []), R) for q in rules}
             td = task_distribution(kind, dists)
-            best = max(sorted(td, key=str), key=lambda o: td[o])
+            best = max(sorted(td, key=str), key=td.__getitem__)
             p_change = max(0.0, 1.0 - td[best])
-            per_q = {q: max(sorted(d, key=str), key=lambda o, d=d: d[o]) for q, d in dists.items()}
+            per_q = {q: max(sorted(d, key=str), key=d.__getitem__) for q, d in dists.items()}
             if p_change < settings.epsilon and kind.task_outcome(per_q) == best:
                 out[t] = Decision(t, n, True, "risk", best, per_q, p_change=round(p_change, 6))
                 continue
@@ -351,15 +351,26 @@ def settlement_columns(df, decisions: Mapping[str, Decision], rules_spec: str):
     (task, question) when the task is settled (empty otherwise)."""
     import numpy as np
 
-    by, st, lab, pc, rule = ([] for _ in range(5))
+    by: list[str | None] = []
+    st: list[str | None] = []
+    lab: list[str | None] = []
+    pc: list[float | None] = []
+    rule: list[str | None] = []
     for t, q in zip(df["task"].astype(str), df["question"].astype(str), strict=False):
         d = decisions.get(t)
         o = d.items.get(q) if d is not None and d.settled else None
-        by.append(d.by if o is not None else None)
-        st.append(o[0] if o is not None else None)
-        lab.append(o[1] if o is not None else None)
-        pc.append(d.p_change if o is not None else np.nan)
-        rule.append(rules_spec if o is not None else None)
+        if d is not None and o is not None:
+            by.append(d.by)
+            st.append(o[0])
+            lab.append(o[1])
+            pc.append(d.p_change)
+            rule.append(rules_spec)
+        else:
+            by.append(None)
+            st.append(None)
+            lab.append(None)
+            pc.append(np.nan)
+            rule.append(None)
     df = df.copy()
     df["settled_by"], df["settled_status"], df["settled_label"] = by, st, lab
     df["settled_p_change"], df["settled_rule"] = pc, rule

@@ -18,8 +18,9 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -40,12 +41,24 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 DEFAULT_DATA_DIR = Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
 TOKEN_HELP = "The API token is read from $LABEL_STUDIO_API_KEY (never from the command line, never printed)."
 
-Kind = choice_enum("Kind", KINDS)
-Method = choice_enum("Method", AGGREGATORS)
-Ties = choice_enum("Ties", TIES)
-Duplicates = choice_enum("Duplicates", DUPLICATES)
-Level = choice_enum("Level", LEVELS)
-OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    Kind = Enum
+    Method = Enum
+    Ties = Enum
+    Duplicates = Enum
+    Level = Enum
+    OtherLabels = Enum
+    Policy = Enum
+    Unit = Enum
+else:
+    Kind = choice_enum("Kind", KINDS)
+    Method = choice_enum("Method", AGGREGATORS)
+    Ties = choice_enum("Ties", TIES)
+    Duplicates = choice_enum("Duplicates", DUPLICATES)
+    Level = choice_enum("Level", LEVELS)
+    OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
+    Policy = choice_enum("Policy", POLICIES)
+    Unit = choice_enum("Unit", UNITS)
 
 KindOpt = Annotated[Kind, typer.Option("--kind", help=KIND_HELP)]
 OptionalKindOpt = Annotated[Kind | None, typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
@@ -61,8 +74,6 @@ DataDirOpt = Annotated[
     ),
 ]
 ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
-Policy = choice_enum("Policy", POLICIES)
-Unit = choice_enum("Unit", UNITS)
 PolicyOpt = Annotated[
     Policy,
     typer.Option(
@@ -337,7 +348,7 @@ def aggregate_command(
     method: Method = typer.Option("majority", "--method", help="majority, or a crowd-kit model."),
     ties: Ties = typer.Option("flag", "--ties", help="flag (needs_adjudication) | drop | random (seeded)."),
     seed: int = typer.Option(0, "--seed", help="Seed for --ties random."),
-    duplicates: DuplicatesOpt = "error",
+    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
     kind: Kind | None = typer.Option(
         None,
         "--kind",
@@ -393,7 +404,7 @@ def agreement_command(
     min_overlap: int = typer.Option(
         2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."
     ),
-    duplicates: DuplicatesOpt = "error",
+    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
     min_agree: int | None = typer.Option(
         None,
         "--min-agree",
@@ -481,7 +492,7 @@ def replay_command(
         "--judgments",
         help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` output), replayed per task in file order.",
     ),
-    policy: PolicyOpt = "exact",
+    policy: PolicyOpt = "exact",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
     epsilon: EpsilonOpt = DEFAULT_EPSILON,
     min_judgments: MinJudgmentsOpt = 3,
     max_judgments: MaxJudgmentsOpt = 5,

@@ -23,6 +23,7 @@ token is only handed to the SDK client: it is never printed, logged or written b
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -215,7 +216,8 @@ def remove_duplicate_tasks(client, project_id: int, rows: list[TaskRow]) -> tupl
         ids = doomed[start : start + 1000]
         _call(
             u,
-            lambda: client.actions.create(
+            functools.partial(
+                client.actions.create,
                 id="delete_tasks",
                 project=project_id,
                 filters=unannotated,
@@ -340,7 +342,7 @@ def _predictions_for_existing(
                 )
     for start in range(0, len(req), 1000):
         chunk = req[start : start + 1000]
-        _call(u, lambda: client.projects.import_predictions(project_id, request=chunk), "prediction import")
+        _call(u, functools.partial(client.projects.import_predictions, project_id, request=chunk), "prediction import")
     return len(req)
 
 
@@ -495,7 +497,11 @@ def push(
     with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
-            _call(u, lambda: client.projects.import_tasks(proj.id, request=chunk, return_task_ids=True), "task import")
+            _call(
+                u,
+                functools.partial(client.projects.import_tasks, proj.id, request=chunk, return_task_ids=True),
+                "task import",
+            )
             n_pred += sum(len(t.get("predictions", [])) for t in chunk)
             bar.advance(len(chunk))
             if progress:
@@ -625,7 +631,7 @@ def advance(
                 if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
                     upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
             if upd:
-                _call(u, lambda: client.tasks.update(str(r.id), **upd), "task update")
+                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
             bar.advance()
     return rep
 

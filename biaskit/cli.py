@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
-from typing import Any, cast
+from typing import Any
 
 import typer
 
@@ -150,7 +150,7 @@ def prelabel_command(
     task_prompt = prompt_opts.template("prelabel")
     client = None if prompt_opts.dry_run else llm_opts.client()
     res = run_prelabel(
-        cast(str, value(kind)),  # a required option: never None
+        value(kind),
         data,
         out,
         llm=client or type("DryRun", (), {"model": llm_opts.model})(),

@@ -24,6 +24,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from enum import Enum
+from typing import overload
 
 from .redact import MASK, redact, register_secret
 
@@ -37,7 +38,11 @@ def choice_enum(name: str, choices: Iterable[str]) -> type[Enum]:
     return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
 
 
-def value(x) -> str | None:
+@overload
+def value(x: None) -> None: ...
+@overload
+def value(x: Enum | str) -> str: ...
+def value(x: Enum | str | None) -> str | None:
     """An option's plain value: ``Enum`` members give their value, ``None`` stays ``None``."""
     if x is None:
         return None

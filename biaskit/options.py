@@ -41,11 +41,12 @@ import difflib
 import functools
 import inspect
 import json
+import operator
 import types
 import typing
 from collections.abc import Callable, Iterator
 from enum import Enum
-from typing import Any, ClassVar, Optional, Union
+from typing import Any, ClassVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -196,8 +197,10 @@ class Options(BaseModel):
     @classmethod
     def _choices(cls, v: Any, info) -> Any:
         spec = spec_of(cls.model_fields.get(info.field_name))
-        names = spec.names() if spec is not None else None
-        if names is None or v is None:
+        if spec is None or v is None:
+            return v
+        names = spec.names()
+        if names is None:
             return v
         what = spec.what or info.field_name.replace("_", " ")
         if isinstance(v, (list, tuple)):
@@ -239,7 +242,7 @@ class Options(BaseModel):
     def default(cls, name: str) -> Any:
         f = cls.model_fields[name]
         if f.default_factory is not None:
-            return f.default_factory()
+            return f.get_default(call_default_factory=True)
         return f.default
 
     # ---- the Python API
@@ -378,11 +381,12 @@ _UNIONS = (Union, types.UnionType)  # Optional[X] and X | None
 
 
 def _with(ann: Any, inner: Any) -> Any:
-    """``ann`` (``str``, ``Optional[str]``, ``list[str]``, ``Optional[list[str]]``) with ``str`` replaced by ``inner``."""
+    """``ann`` (``str``, ``str | None``, ``list[str]``, ``list[str] | None``, either union spelling) with
+    ``str`` replaced by ``inner``."""
     origin = typing.get_origin(ann)
     if origin in _UNIONS:
         args = [a for a in typing.get_args(ann) if a is not type(None)]
-        return Optional[_with(args[0], inner)] if len(args) == 1 else ann
+        return _with(args[0], inner) | None if len(args) == 1 else ann
     if origin is list:
         return list[inner]
     return inner
@@ -396,10 +400,9 @@ def _typing_list(ann: Any) -> Any:
     """``list[X]`` as ``typing.List[X]`` (typer reads both; the older spelling everywhere is safest)."""
     origin = typing.get_origin(ann)
     if origin in _UNIONS:
-        args = [_typing_list(a) for a in typing.get_args(ann)]
-        return Union[tuple(args)]  # type: ignore[return-value]
+        return functools.reduce(operator.or_, [_typing_list(a) for a in typing.get_args(ann)])
     if origin is list:
-        return list[typing.get_args(ann)[0]]
+        return types.GenericAlias(list, (typing.get_args(ann)[0],))  # list[X], X known at run time
     return ann
 
 
@@ -414,7 +417,7 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     ann = _typing_list(spec.user_type or field.annotation)
     names = spec.names()
     if spec.sep:  # one string of items on the command line (checked by the model, item by item)
-        ann = Optional[str] if _is_optional(ann) or field.default is None else str
+        ann = str | None if _is_optional(ann) or field.default is None else str
         names = None
         if isinstance(default if default is not _NO else cls.default(name), (list, tuple)):
             default = spec.sep.join(default if default is not _NO else cls.default(name))
@@ -489,7 +492,7 @@ class Flags(Speaker):
 
     def flag(self, field: str) -> str:
         for m in self.models:
-            if m.spec(field) is not None and m.spec(field).cli:
+            if (s := m.spec(field)) is not None and s.cli:
                 return m.flag(field)
         for m in command_models():  # outside a command (a library call): the command that declares it
             s = m.spec(field)

@@ -727,7 +727,7 @@ def test_every_annotate_push_pull_apply_error_names_its_options_through_the_mode
     assert not bad, bad
 
 
-# ------------------------------------------------------------------------------------------ curate adapt | check, release build
+# ------------------------------------------------------------------------------- curate adapt | check, release build
 # The errors of `curate adapt` and `release build` that tell the user to set an option, each raised once
 # under its command and once under `biaskit run` (the adapt / release stage, options from biaskit.toml):
 # (command, stage, flags, biaskit.toml lines, the error, the command's hint, run's hint). The release stage

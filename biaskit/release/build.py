@@ -146,7 +146,7 @@ def pair_target(p, inventory=None) -> tuple[str, str]:
     return "(none)", "none"
 
 
-def _previous_targets(prev: str | None) -> dict[str, str]:
+def _previous_targets(prev: str | Path | None) -> dict[str, str]:
     if not prev:
         return {}
     from .read import release_target_splits
@@ -196,7 +196,8 @@ def build_release(
     from ..inventory import load_inventory
 
     inventory = load_inventory()
-    p_targets, how = [], Counter()
+    p_targets: list[str] = []
+    how: Counter[str] = Counter()
     for mp in merged:
         t, h = pair_target(mp.primary, inventory)
         p_targets.append(t)
@@ -245,8 +246,8 @@ def build_release(
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
-    for t, sp in zip(inp.tuples, splits[n_p + n_c :], strict=False):
-        d = t.model_dump(mode="json")
+    for tup, sp in zip(inp.tuples, splits[n_p + n_c :], strict=False):
+        d = tup.model_dump(mode="json")
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
@@ -304,7 +305,7 @@ def build_release(
                         origin_keys[_origin_key(v.get("provenance"))] += 1
             record_sha[fn] = jsonl.sha256
             written_rows[fn] = n_p
-            conf = {
+            conf: dict[str, Any] = {
                 "name": "pairs",
                 "default": True,
                 "data_files": {},
@@ -329,10 +330,10 @@ def build_release(
                 },
                 "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
             }
-        for c in cat_recs:
-            prov_acc.add(c["lang"], c.get("provenance"), c.get("meta"))
-        for t in tuple_recs:
-            prov_acc.add(t["lang"], t.get("provenance"), t.get("meta"))
+        for cr in cat_recs:
+            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"))
+        for tr in tuple_recs:
+            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"))
         prov = prov_acc.result()
         for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
@@ -366,15 +367,15 @@ def build_release(
                 written_rows[rel] = len(idx)
             configs.append(conf)
             tg = c_targets if kind == "cats" else t_targets
-            by_split_lang = {}
+            langs_by_split: dict[str, dict[str, int]] = {}
             for sp, idx in rows_by_split.items():
-                by_split_lang[sp] = dict(Counter(recs[i]["lang"] for i in idx))
+                langs_by_split[sp] = dict(Counter(recs[i]["lang"] for i in idx))
             counts[kind] = {
                 "records": len(recs),
                 "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
                 "targets": len(set(tg)),
                 "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
-                "by_split_lang": by_split_lang,
+                "by_split_lang": langs_by_split,
             }
         stats = compute_stats(
             (), crow, trow, keyness=o.keyness, pairs=pair_stats.result(o.keyness) if pair_stats is not None else None
@@ -439,7 +440,7 @@ def build_release(
         )
         data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
-        flags_dropped = Counter()
+        flags_dropped: Counter[str | None] = Counter()  # a flag without a code counts under None
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
         limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
@@ -617,7 +618,8 @@ _STRIP_META = frozenset(("target", "split"))
 
 
 def _without(d: dict | None, keys: frozenset) -> dict:
-    """A copy of ``d`` without ``keys``, in ``d``'s order (when none of them is there, the common case: a plain copy)."""
+    """A copy of ``d`` without ``keys``, in ``d``'s order (when none of them is there, the common case: a
+    plain copy)."""
     if not d:
         return {}
     if keys.isdisjoint(d):

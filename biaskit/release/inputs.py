@@ -297,11 +297,11 @@ def _add_pairs(
 class MergedPair:
     id: str
     anchor: str
-    views: dict[str, SentencePair]  # lang -> pair, primary language first
+    views: dict[str, View]  # lang -> pair view, primary language first
     source_id: str | None
 
     @property
-    def primary(self) -> SentencePair:
+    def primary(self) -> View:
         return next(iter(self.views.values()))
 
 
@@ -312,24 +312,24 @@ def _lang_order(langs: set[str], preferred: Sequence[str] | None) -> list[str]:
 
 
 def merge_views(
-    pairs: Sequence[SentencePair], *, lang_order: Sequence[str] | None = None
+    pairs: Sequence[View], *, lang_order: Sequence[str] | None = None
 ) -> tuple[list[MergedPair], dict[str, int]]:
     """Group the language views of each pair (see the module docstring). Returns the merged pairs (in
     input order of their first view) and counts: ``duplicates`` (the same view twice, dropped),
     ``not_merged`` (views whose direction or bias type differs from their pair's primary view: kept
     as records of their own)."""
-    by_pid: dict[str, SentencePair] = {}
+    by_pid: dict[str, View] = {}
     for p in pairs:
         by_pid.setdefault(p.pair_id, p)
 
-    def anchor(p: SentencePair) -> str:
+    def anchor(p: View) -> str:
         seen = 0
         while p.source_id and p.source_id in by_pid and by_pid[p.source_id] is not p and seen < 8:
             p = by_pid[p.source_id]
             seen += 1
         return f"s:{p.source_id}" if p.source_id else f"p:{p.pair_id}"
 
-    groups: dict[str, dict[str, SentencePair]] = {}
+    groups: dict[str, dict[str, View]] = {}
     counts = {"duplicates": 0, "not_merged": 0}
     for p in pairs:
         a = anchor(p)
@@ -365,14 +365,14 @@ def merge_views(
     return out, counts
 
 
-def _release_id(p: SentencePair, anchor: str) -> str:
+def _release_id(p: View, anchor: str) -> str:
     prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
     if prev:  # an earlier release's record keeps its id
         return str(prev)
     return release_id(anchor)
 
 
-def _source_id(p: SentencePair) -> str | None:
+def _source_id(p: View) -> str | None:
     prov = p.provenance if isinstance(p.provenance, dict) else {}
     if prov.get("release_id"):
         return prov.get("release_source_id")
