@@ -35,6 +35,7 @@ from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
 
 from .adaptive import AdaptiveSettings
+from .choices import EXPORT_MODES
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
 
 JUDGMENT_OUT_COLUMNS = [
@@ -782,7 +783,6 @@ def export_to_judgments(
 
 #: projects with at least this many tasks are pulled through an export snapshot (``export="auto"``)
 SNAPSHOT_MIN_TASKS = 2000
-EXPORT_MODES = ("auto", "plain", "snapshot")
 
 
 def _read_export(chunks) -> list[dict]:

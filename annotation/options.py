@@ -23,9 +23,9 @@ from biaskit.options import Options, option
 
 from .adaptive import DEFAULT_EPSILON, POLICIES
 from .aggregate import AGGREGATORS
+from .choices import EXPORT_MODES
 from .kinds import KINDS
 from .kinds.pairs import DIRECTION_POLICIES
-from .labelstudio import EXPORT_MODES
 
 ADAPTIVE_PANEL = "Adaptive overlap (--overlap adaptive)"
 REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
