@@ -24,7 +24,7 @@ TEST_DATA ?= $(HOME)/.cache/biaskit/test-data
 export BIASKIT_TEST_DATA := $(TEST_DATA)
 DATASETS := crows-pairs indibias-sample stereoset-dev sent-bias-seat
 
-.PHONY: install services system-packages demo demo-release test test-offline test-fast test-data bench clean
+.PHONY: install services system-packages demo demo-release test test-offline test-fast test-data bench lint format mypy clean
 
 install: $(VENV)/.installed
 
@@ -121,8 +121,22 @@ test-data: install
 	  || { echo "make test-data: '$$d' could not be fetched. Offline? Copy it from a local mirror (a folder holding the datasets): make test-data BIASKIT_DATA_MIRROR=DIR"; exit 1; }; \
 	done
 
+# Lint (ruff), format check (ruff format) and types (mypy, on the whole biaskit namespace: .ci/mypy.py maps
+# package-dir's folders for it); configured in pyproject.toml. CI runs it; `make format` fixes what it can.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python .ci/mypy.py
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+mypy: install
+	$(BIN)/python .ci/mypy.py
+
 bench: install
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf demo-out demo-release-out .pytest_cache build *.egg-info
+	rm -rf demo-out demo-release-out .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -22,10 +22,12 @@ A task is never stopped before ``min_judgments`` (unless it has no way to get mo
 open task asks for the fewest further judgments after which it could be settled (``exact``; 1 for
 ``risk``), so a round never asks for a judgment that could not matter.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 from biaskit.errors import InputError
 
@@ -46,32 +48,47 @@ class AdaptiveSettings:
     min_judgments: int = 3
     max_judgments: int = 5
     epsilon: float = DEFAULT_EPSILON
-    min_agree: Optional[int] = None
+    min_agree: int | None = None
 
     def __post_init__(self) -> None:
+        from biaskit.options import say
+
         if self.policy not in POLICIES:
             raise InputError(f"unknown stopping policy '{self.policy}'.", fix=f"use one of {', '.join(POLICIES)}.")
         if self.min_judgments < 1:
-            raise InputError(f"--min-judgments must be at least 1, got {self.min_judgments}.",
-                             fix="give the judgments every task gets first (e.g. --min-judgments 3).")
+            raise InputError(
+                f"{say('min_judgments')} must be at least 1, got {self.min_judgments}.",
+                fix=f"give the judgments every task gets first (e.g. {say('min_judgments', 3)}).",
+            )
         if self.max_judgments < self.min_judgments:
-            raise InputError(f"--max-judgments ({self.max_judgments}) is below --min-judgments ({self.min_judgments}).",
-                             fix="give the most judgments a task may get, at least --min-judgments "
-                                 "(e.g. --min-judgments 3 --max-judgments 5).")
+            raise InputError(
+                f"{say('max_judgments')} ({self.max_judgments}) is below {say('min_judgments')} "
+                f"({self.min_judgments}).",
+                fix=f"give the most judgments a task may get, at least {say('min_judgments')} "
+                f"(e.g. {say('min_judgments', 3)} and {say('max_judgments', 5)}).",
+            )
         if not 0 < self.epsilon < 1:
-            raise InputError(f"--epsilon must be between 0 and 1, got {self.epsilon}.",
-                             fix="give the accepted probability of a changed decision, e.g. --epsilon 0.01.")
+            raise InputError(
+                f"{say('epsilon')} must be between 0 and 1, got {self.epsilon}.",
+                fix=f"give the accepted probability of a changed decision, e.g. {say('epsilon', 0.01)}.",
+            )
         if self.min_agree is not None and self.min_agree < 1:
-            raise InputError(f"--min-agree must be at least 1, got {self.min_agree}.", fix="e.g. --min-agree 3.")
+            raise InputError(
+                f"{say('min_agree')} must be at least 1, got {self.min_agree}.", fix=f"e.g. {say('min_agree', 3)}."
+            )
 
     def to_meta(self) -> dict[str, Any]:
         return {"v": 1, **asdict(self)}
 
     @classmethod
-    def from_meta(cls, d: Mapping[str, Any]) -> "AdaptiveSettings":
-        return cls(policy=d.get("policy", "exact"), min_judgments=int(d.get("min_judgments", 3)),
-                   max_judgments=int(d.get("max_judgments", 5)), epsilon=float(d.get("epsilon", DEFAULT_EPSILON)),
-                   min_agree=None if d.get("min_agree") is None else int(d["min_agree"]))
+    def from_meta(cls, d: Mapping[str, Any]) -> AdaptiveSettings:
+        return cls(
+            policy=d.get("policy", "exact"),
+            min_judgments=int(d.get("min_judgments", 3)),
+            max_judgments=int(d.get("max_judgments", 5)),
+            epsilon=float(d.get("epsilon", DEFAULT_EPSILON)),
+            min_agree=None if d.get("min_agree") is None else int(d["min_agree"]),
+        )
 
     def describe(self) -> str:
         pol = f"risk (epsilon {self.epsilon:g})" if self.policy == "risk" else "exact"
@@ -92,11 +109,12 @@ class TaskVotes:
             out[lab] = out.get(lab, 0) + 1
         return out
 
-    def first(self, n: int) -> "TaskVotes":
+    def first(self, n: int) -> TaskVotes:
         """The task as it was after its first ``n`` annotators."""
         keep = set(self.annotators[:n])
-        return TaskVotes(self.task, self.annotators[:n],
-                         {q: [(w, lab) for w, lab in v if w in keep] for q, v in self.votes.items()})
+        return TaskVotes(
+            self.task, self.annotators[:n], {q: [(w, lab) for w, lab in v if w in keep] for q, v in self.votes.items()}
+        )
 
 
 @dataclass
@@ -109,25 +127,32 @@ class Decision:
     task: str
     judgments: int
     settled: bool
-    by: Optional[str]
+    by: str | None
     outcome: Outcome
     items: dict[str, Outcome]
     more: int = 0
-    p_change: Optional[float] = None
+    p_change: float | None = None
     recorded: bool = False  # the decision came from the task's record (an earlier round)
 
     def to_meta(self, settings: AdaptiveSettings, rule: str) -> dict[str, Any]:
-        return {**settings.to_meta(), "settled": self.settled, "by": self.by, "judgments": self.judgments,
-                "rule": rule, "outcome": list(self.outcome), "items": {q: list(o) for q, o in self.items.items()},
-                "p_change": self.p_change}
+        return {
+            **settings.to_meta(),
+            "settled": self.settled,
+            "by": self.by,
+            "judgments": self.judgments,
+            "rule": rule,
+            "outcome": list(self.outcome),
+            "items": {q: list(o) for q, o in self.items.items()},
+            "p_change": self.p_change,
+        }
 
 
 def task_votes(judgments, kind=None) -> dict[str, TaskVotes]:
     """``task -> TaskVotes`` from judgment rows (choice answers only; an annotator who answered an
     item twice counts once, with the latest answer). Annotators and votes keep the rows' order."""
-    from .aggregate import prepare
-
     import pandas as pd
+
+    from .aggregate import prepare
 
     df = judgments if isinstance(judgments, pd.DataFrame) else pd.DataFrame(list(judgments))
     out: dict[str, TaskVotes] = {}
@@ -136,12 +161,14 @@ def task_votes(judgments, kind=None) -> dict[str, TaskVotes]:
     if kind is not None:
         df = kind.votes(df)
     seen: set[tuple[str, str]] = set()
-    for t, w in zip(df["task"].astype(str), df["worker"].astype(str)):  # annotators in order of first answer
+    for t, w in zip(
+        df["task"].astype(str), df["worker"].astype(str), strict=False
+    ):  # annotators in order of first answer
         if (t, w) not in seen:
             seen.add((t, w))
             out.setdefault(t, TaskVotes(t)).annotators.append(w)
     prep = prepare(df, duplicates="last").df
-    for t, q, w, lab in zip(prep["task"], prep["question"], prep["worker"], prep["label"]):
+    for t, q, w, lab in zip(prep["task"], prep["question"], prep["worker"], prep["label"], strict=False):
         out[t].votes.setdefault(q, []).append((w, lab))
     return out
 
@@ -162,9 +189,16 @@ def fit_model(tasks: Mapping[str, TaskVotes], rules: Mapping[str, Any]):
     return fit_crowd(df, {q: tuple(r.labels) for q, r in rules.items()})
 
 
-def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, model=None,
-           recorded: Optional[Mapping[str, Mapping[str, Any]]] = None,
-           ids: Optional[Iterable[str]] = None, new_risk: bool = True) -> dict[str, Decision]:
+def decide(
+    tasks: Mapping[str, TaskVotes],
+    kind,
+    settings: AdaptiveSettings,
+    *,
+    model=None,
+    recorded: Mapping[str, Mapping[str, Any]] | None = None,
+    ids: Iterable[str] | None = None,
+    new_risk: bool = True,
+) -> dict[str, Decision]:
     """Every task's :class:`Decision` (see the module docstring). ``ids``: every task of the project
     (those without judgments are open); ``recorded``: task -> the settlement recorded in an earlier
     round (a risk decision stands once made); ``model``: the fitted crowd model (risk; fitted here
@@ -182,7 +216,7 @@ def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, 
     elif settings.policy == "risk" and model is None:
         model = fit_model(tasks, rules)
     out: dict[str, Decision] = {}
-    for t in (list(ids) if ids is not None else list(tasks)):
+    for t in list(ids) if ids is not None else list(tasks):
         tv = tasks.get(t) or TaskVotes(t)
         n = len(tv.annotators)
         R = max(N - n, 0)
@@ -191,9 +225,16 @@ def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, 
         current = kind.task_outcome(items)
         rec = recorded.get(t)
         if rec and rec.get("settled") and rec.get("by") == "risk" and rec.get("rule") == spec:
-            out[t] = Decision(t, n, True, "risk", tuple(rec["outcome"]),  # type: ignore[arg-type]
-                              {q: tuple(o) for q, o in (rec.get("items") or {}).items()},  # type: ignore[misc]
-                              p_change=rec.get("p_change"), recorded=True)
+            out[t] = Decision(
+                t,
+                n,
+                True,
+                "risk",
+                tuple(rec["outcome"]),
+                {q: tuple(o) for q, o in (rec.get("items") or {}).items()},
+                p_change=rec.get("p_change"),
+                recorded=True,
+            )
             continue
         if n >= N:
             out[t] = Decision(t, n, True, "max", current, items)
@@ -208,9 +249,9 @@ def decide(tasks: Mapping[str, TaskVotes], kind, settings: AdaptiveSettings, *, 
         if settings.policy == "risk" and new_risk and model is not None:
             dists = {q: model.item_distribution(rules[q], q, tv.votes.get(q, []), R) for q in rules}
             td = task_distribution(kind, dists)
-            best = max(sorted(td, key=str), key=lambda o: td[o])
+            best = max(sorted(td, key=str), key=td.__getitem__)
             p_change = max(0.0, 1.0 - td[best])
-            per_q = {q: max(sorted(d, key=str), key=lambda o, d=d: d[o]) for q, d in dists.items()}
+            per_q = {q: max(sorted(d, key=str), key=d.__getitem__) for q, d in dists.items()}
             if p_change < settings.epsilon and kind.task_outcome(per_q) == best:
                 out[t] = Decision(t, n, True, "risk", best, per_q, p_change=round(p_change, 6))
                 continue
@@ -242,27 +283,36 @@ def summarize(decisions: Mapping[str, Decision], settings: AdaptiveSettings) -> 
     used = sum(d.judgments for d in decisions.values())
     full = settings.max_judgments * len(decisions)
     saved_settled = sum(max(settings.max_judgments - d.judgments, 0) for d in settled)
-    return {"policy": settings.policy, "min_judgments": settings.min_judgments,
-            "max_judgments": settings.max_judgments, "epsilon": settings.epsilon if settings.policy == "risk" else None,
-            "tasks": len(decisions), "settled": len(settled), "open": len(decisions) - len(settled),
-            "settled_by": dict(sorted(by.items())), "judgments": used, "judgments_full_overlap": full,
-            "judgments_saved": saved_settled,
-            "saved_share": round(saved_settled / full, 4) if full else None,
-            "asked_for": sum(d.more for d in decisions.values() if not d.settled)}
+    return {
+        "policy": settings.policy,
+        "min_judgments": settings.min_judgments,
+        "max_judgments": settings.max_judgments,
+        "epsilon": settings.epsilon if settings.policy == "risk" else None,
+        "tasks": len(decisions),
+        "settled": len(settled),
+        "open": len(decisions) - len(settled),
+        "settled_by": dict(sorted(by.items())),
+        "judgments": used,
+        "judgments_full_overlap": full,
+        "judgments_saved": saved_settled,
+        "saved_share": round(saved_settled / full, 4) if full else None,
+        "asked_for": sum(d.more for d in decisions.values() if not d.settled),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # a Label Studio project's adaptive state (task meta)
 # ---------------------------------------------------------------------------------------------
-def project_settings(metas: Iterable[Optional[Mapping[str, Any]]]) -> Optional[AdaptiveSettings]:
+def project_settings(metas: Iterable[Mapping[str, Any] | None]) -> AdaptiveSettings | None:
     """The adaptive settings recorded in the tasks' ``meta`` (the most common, should they differ);
     None when the project is not adaptive."""
     seen: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for m in metas:
         a = (m or {}).get(META_KEY)
         if isinstance(a, Mapping) and a.get("policy"):
-            key = repr(sorted((k, a.get(k)) for k in ("policy", "min_judgments", "max_judgments", "epsilon",
-                                                     "min_agree")))
+            key = repr(
+                sorted((k, a.get(k)) for k in ("policy", "min_judgments", "max_judgments", "epsilon", "min_agree"))
+            )
             n, _ = seen.get(key, (0, a))
             seen[key] = (n + 1, a)
     if not seen:
@@ -271,7 +321,7 @@ def project_settings(metas: Iterable[Optional[Mapping[str, Any]]]) -> Optional[A
     return AdaptiveSettings.from_meta(best)
 
 
-def recorded_settlements(rows: Iterable[tuple[Optional[str], Optional[Mapping[str, Any]]]]) -> dict[str, dict]:
+def recorded_settlements(rows: Iterable[tuple[str | None, Mapping[str, Any] | None]]) -> dict[str, dict]:
     """``task -> its recorded settlement`` from ``(biaskit id, meta)`` pairs (settled tasks only)."""
     out: dict[str, dict] = {}
     for bid, m in rows:
@@ -281,7 +331,7 @@ def recorded_settlements(rows: Iterable[tuple[Optional[str], Optional[Mapping[st
     return out
 
 
-def export_decisions(tasks: list[dict], judgments, kind) -> tuple[Optional[AdaptiveSettings], dict[str, Decision], str]:
+def export_decisions(tasks: list[dict], judgments, kind) -> tuple[AdaptiveSettings | None, dict[str, Decision], str]:
     """A Label Studio export's adaptive state: its settings (None: not adaptive), every task's decision
     as the rounds recorded it (exact settlements recomputed, no new risk decision) and the rule spec."""
     settings = project_settings(t.get("meta") for t in tasks)
@@ -301,15 +351,26 @@ def settlement_columns(df, decisions: Mapping[str, Decision], rules_spec: str):
     (task, question) when the task is settled (empty otherwise)."""
     import numpy as np
 
-    by, st, lab, pc, rule = ([] for _ in range(5))
-    for t, q in zip(df["task"].astype(str), df["question"].astype(str)):
+    by: list[str | None] = []
+    st: list[str | None] = []
+    lab: list[str | None] = []
+    pc: list[float | None] = []
+    rule: list[str | None] = []
+    for t, q in zip(df["task"].astype(str), df["question"].astype(str), strict=False):
         d = decisions.get(t)
         o = d.items.get(q) if d is not None and d.settled else None
-        by.append(d.by if o is not None else None)
-        st.append(o[0] if o is not None else None)
-        lab.append(o[1] if o is not None else None)
-        pc.append(d.p_change if o is not None else np.nan)
-        rule.append(rules_spec if o is not None else None)
+        if d is not None and o is not None:
+            by.append(d.by)
+            st.append(o[0])
+            lab.append(o[1])
+            pc.append(d.p_change)
+            rule.append(rules_spec)
+        else:
+            by.append(None)
+            st.append(None)
+            lab.append(None)
+            pc.append(np.nan)
+            rule.append(None)
     df = df.copy()
     df["settled_by"], df["settled_status"], df["settled_label"] = by, st, lab
     df["settled_p_change"], df["settled_rule"] = pc, rule
@@ -326,16 +387,29 @@ def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
     if df is None or not len(df) or "settled_status" not in df.columns:
         return {}
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    cols = [df[c] if c in df.columns else [None] * len(df) for c in
-            ("task", "question", "settled_status", "settled_label", "settled_by", "settled_rule", "settled_p_change")]
-    for t, q, st, lab, by, rule, pc in zip(*cols):
+    cols = [
+        df[c] if c in df.columns else [None] * len(df)
+        for c in (
+            "task",
+            "question",
+            "settled_status",
+            "settled_label",
+            "settled_by",
+            "settled_rule",
+            "settled_p_change",
+        )
+    ]
+    for t, q, st, lab, by, rule, pc in zip(*cols, strict=False):
         if st is None or (isinstance(st, float) and st != st) or str(st).strip() == "":
             continue
         lab = None if lab is None or (isinstance(lab, float) and lab != lab) or str(lab) == "" else str(lab)
         out[(str(t), str(q if q is not None else "label"))] = {
-            "status": str(st), "label": lab, "by": None if by is None else str(by),
+            "status": str(st),
+            "label": lab,
+            "by": None if by is None else str(by),
             "rule": None if rule is None else str(rule),
-            "p_change": None if pc is None or (isinstance(pc, float) and pc != pc) else float(pc)}
+            "p_change": None if pc is None or (isinstance(pc, float) and pc != pc) else float(pc),
+        }
     return out
 
 

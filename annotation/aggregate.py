@@ -40,12 +40,14 @@ style: ``AGGREGATORS.create(name, ties=..., seed=..., min_agree=...).fit_predict
 prepared task / question / worker / label frame returns the table above. A new method is an
 :class:`Aggregator` subclass registered here (or by a plugin, lazily as ``"module:Class"``).
 """
+
 from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +57,19 @@ from biaskit.registry import Registry
 STATUSES = ("accepted", "rejected", "needs_adjudication")
 TIES = ("flag", "drop", "random")
 DUPLICATES = ("error", "last", "first")
-OUT_COLUMNS = ["task", "question", "label", "votes", "n_annotators", "agreement", "status", "tie", "tied_labels",
-               "reason", "method"]
+OUT_COLUMNS = [
+    "task",
+    "question",
+    "label",
+    "votes",
+    "n_annotators",
+    "agreement",
+    "status",
+    "tie",
+    "tied_labels",
+    "reason",
+    "method",
+]
 
 AGGREGATORS: Registry = Registry("aggregation method")
 
@@ -84,17 +97,25 @@ def _is_missing(series):
     return pd.Series(miss | blank, index=series.index)
 
 
-def check_columns(df, source: Optional[str] = None) -> None:
+def check_columns(df, source: str | None = None) -> None:
     """Judgments need the columns task, worker and label."""
     missing_cols = [c for c in ("task", "worker", "label") if c not in df.columns]
     if missing_cols:
-        raise InputError(f"missing column(s) {', '.join(missing_cols)} (found: {', '.join(map(str, df.columns))}).",
-                         path=source, fix="judgments need the columns task, worker, label (and optionally question).")
+        raise InputError(
+            f"missing column(s) {', '.join(missing_cols)} (found: {', '.join(map(str, df.columns))}).",
+            path=source,
+            fix="judgments need the columns task, worker, label (and optionally question).",
+        )
 
 
-def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[str]] = None,
-            duplicates: str = "error", source: Optional[str] = None,
-            keep: Iterable[str] = ("bias_type",)) -> Prepared:
+def prepare(
+    judgments,
+    *,
+    allowed: dict[str, Iterable[str]] | Iterable[str] | None = None,
+    duplicates: str = "error",
+    source: str | None = None,
+    keep: Iterable[str] = ("bias_type",),
+) -> Prepared:
     """Check and normalise judgments (see the module docstring for the rules); ``keep``: columns
     carried along when present (agreement also keeps ``target`` and ``reference``)."""
     import pandas as pd
@@ -119,8 +140,13 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
         bad = _is_missing(df[col])
         if bad.any():
             row = int(df.loc[bad, "_row"].iloc[0])
-            raise InputError(f"empty {col} in {int(bad.sum())} row(s).", path=source, row=row, column=col,
-                             fix=f"every judgment needs a {col}.")
+            raise InputError(
+                f"empty {col} in {int(bad.sum())} row(s).",
+                path=source,
+                row=row,
+                column=col,
+                fix=f"every judgment needs a {col}.",
+            )
     df["question"] = df["question"].astype("object").where(~_is_missing(df["question"]), "label")
     miss = _is_missing(df["label"])
     n_missing = int(miss.sum())
@@ -138,8 +164,11 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
             n_pairs = int(df[dup].groupby(key).ngroups)
             raise InputError(
                 f"annotator '{first['worker']}' answered question '{first['question']}' of task '{first['task']}' "
-                f"more than once ({n_pairs} such case(s)).", path=source, row=int(first["_row"]),
-                fix="remove the extra answers, or pass --duplicates last|first to keep one of them.")
+                f"more than once ({n_pairs} such case(s)).",
+                path=source,
+                row=int(first["_row"]),
+                fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
+            )
         order = ["_row"]
         stamps = [c for c in ("updated_at", "created_at") if c in df.columns]
         if stamps:
@@ -156,8 +185,7 @@ def prepare(judgments, *, allowed: Optional[dict[str, Iterable[str]] | Iterable[
     extra = [c for c in keep if c in df.columns]
     for c in extra:
         out[c] = df[c].to_numpy()
-    return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text,
-                    n_duplicates_removed=n_dup_removed)
+    return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
 
 
 def _to_str(series):
@@ -174,8 +202,9 @@ def _to_str(series):
         if np.all(np.isfinite(v)) and np.all(v == np.round(v)):
             return pd.Series(v.astype(np.int64).astype(str), index=series.index)
         return series.astype(str)
-    if (pd.api.types.is_string_dtype(dt) and not pd.api.types.is_object_dtype(dt)) or \
-            pd.api.types.infer_dtype(series, skipna=True) == "string":
+    if (pd.api.types.is_string_dtype(dt) and not pd.api.types.is_object_dtype(dt)) or pd.api.types.infer_dtype(
+        series, skipna=True
+    ) == "string":
         return series.astype("string").str.strip()
     return series.map(label_str)
 
@@ -189,7 +218,9 @@ def label_str(v: Any) -> str:
 def _check_allowed(df, allowed, source) -> None:
     if isinstance(allowed, dict):
         allow = {str(q): {str(x) for x in v} for q, v in allowed.items()}
-        ok = np.array([lab in allow.get(q, {lab}) for q, lab in zip(df["question"], df["label"])], dtype=bool)
+        ok = np.array(
+            [lab in allow.get(q, {lab}) for q, lab in zip(df["question"], df["label"], strict=False)], dtype=bool
+        )
     else:
         s = {str(x) for x in allowed}
         allow = None
@@ -198,23 +229,27 @@ def _check_allowed(df, allowed, source) -> None:
         bad = df[~ok]
         r = bad.iloc[0]
         opts = sorted(allow.get(r["question"], ())) if allow is not None else sorted({str(x) for x in allowed})
-        raise InputError(f"unknown label '{r['label']}' for question '{r['question']}' from annotator '{r['worker']}' "
-                         f"on task '{r['task']}' ({len(bad)} unknown label(s) in all; allowed: {', '.join(opts)}).",
-                         path=source, row=int(r["_row"]), column="label",
-                         fix="correct the label, or widen --labels.")
+        raise InputError(
+            f"unknown label '{r['label']}' for question '{r['question']}' from annotator '{r['worker']}' "
+            f"on task '{r['task']}' ({len(bad)} unknown label(s) in all; allowed: {', '.join(opts)}).",
+            path=source,
+            row=int(r["_row"]),
+            column="label",
+            fix="correct the label, or widen --labels.",
+        )
 
 
 @dataclass
 class Counts:
     """Sparse (item, label) vote counts: the core of majority vote and of the agreement statistics."""
 
-    items: Any          # DataFrame: task, question (one row per item, item code = row index)
+    items: Any  # DataFrame: task, question (one row per item, item code = row index)
     labels: np.ndarray  # label strings (label code = index)
-    item: np.ndarray    # per (item, label) entry: item code
-    label: np.ndarray   # per entry: label code
-    count: np.ndarray   # per entry: votes
-    n: np.ndarray       # per item: number of annotators
-    row_item: Optional[np.ndarray] = None  # per input row: its item code
+    item: np.ndarray  # per (item, label) entry: item code
+    label: np.ndarray  # per entry: label code
+    count: np.ndarray  # per entry: votes
+    n: np.ndarray  # per item: number of annotators
+    row_item: np.ndarray | None = None  # per input row: its item code
 
     @property
     def n_items(self) -> int:
@@ -232,24 +267,35 @@ def count_votes(df) -> Counts:
     q_codes, q_uni = pd.factorize(df["question"], sort=False)
     pair = t_codes.astype(np.int64) * len(q_uni) + q_codes
     item_codes, item_uni = pd.factorize(pair, sort=False)
-    items = pd.DataFrame({"task": np.asarray(t_uni, dtype=object)[item_uni // len(q_uni)],
-                          "question": np.asarray(q_uni, dtype=object)[item_uni % len(q_uni)]})
+    items = pd.DataFrame(
+        {
+            "task": np.asarray(t_uni, dtype=object)[item_uni // len(q_uni)],
+            "question": np.asarray(q_uni, dtype=object)[item_uni % len(q_uni)],
+        }
+    )
     l_codes, l_uni = pd.factorize(df["label"], sort=False)
     L = len(l_uni)
     key = item_codes.astype(np.int64) * L + l_codes
     uk, cnt = np.unique(key, return_counts=True)
     item = uk // L
     n = np.bincount(item_codes, minlength=len(items))
-    return Counts(items=items, labels=np.asarray(l_uni, dtype=object), item=item, label=uk % L, count=cnt, n=n,
-                  row_item=item_codes)
+    return Counts(
+        items=items,
+        labels=np.asarray(l_uni, dtype=object),
+        item=item,
+        label=uk % L,
+        count=cnt,
+        n=n,
+        row_item=item_codes,
+    )
 
 
 def _tie_pick(seed: int, task: str, question: str, options: list[str]) -> str:
-    h = hashlib.sha256(f"{seed}\x1f{task}\x1f{question}".encode("utf-8")).hexdigest()
+    h = hashlib.sha256(f"{seed}\x1f{task}\x1f{question}".encode()).hexdigest()
     return sorted(options)[int(h, 16) % len(options)]
 
 
-def _status(votes: np.ndarray, n: np.ndarray, min_agree: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+def _status(votes: np.ndarray, n: np.ndarray, min_agree: int | None) -> tuple[np.ndarray, np.ndarray]:
     if min_agree is None:
         ok = votes * 2 > n
         status = np.where(ok, "accepted", "rejected").astype(object)
@@ -268,14 +314,14 @@ class Aggregator:
 
     name = ""
 
-    def __init__(self, *, ties: str = "flag", seed: int = 0, min_agree: Optional[int] = None):
+    def __init__(self, *, ties: str = "flag", seed: int = 0, min_agree: int | None = None):
         self.ties, self.seed, self.min_agree = ties, seed, min_agree
 
     def fit_predict(self, df):
         """``df``: :func:`prepare`'s frame; returns the table described in the module docstring."""
         return self._predict(count_votes(df), df)
 
-    def _predict(self, c: "Counts", df):  # pragma: no cover - abstract
+    def _predict(self, c: Counts, df):  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -287,7 +333,7 @@ class MajorityVote(Aggregator):
         return _majority(c, ties=self.ties, seed=self.seed, min_agree=self.min_agree)
 
 
-def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int]):
+def _majority(c: Counts, *, ties: str, seed: int, min_agree: int | None):
     import pandas as pd
 
     if c.n_items == 0:
@@ -303,7 +349,9 @@ def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int]):
     sel = is_top & ~tie[c.item]
     win[c.item[sel]] = c.label[sel]
     out = c.items.copy()
-    out["label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["label"] = np.where(  # type: ignore[call-overload]  # numpy stubs: None is a valid (object) scalar
+        win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None
+    )
     out["votes"] = top
     out["n_annotators"] = c.n
     out["tie"] = tie
@@ -315,7 +363,10 @@ def _majority(c: Counts, *, ties: str, seed: int, min_agree: Optional[int]):
             idx = np.flatnonzero(tie)
             out.loc[idx, "label"] = [
                 _tie_pick(seed, t, q, s.split("|"))
-                for t, q, s in zip(out.loc[idx, "task"], out.loc[idx, "question"], out.loc[idx, "tied_labels"])]
+                for t, q, s in zip(
+                    out.loc[idx, "task"], out.loc[idx, "question"], out.loc[idx, "tied_labels"], strict=False
+                )
+            ]
     return _finish(out, ties=ties, min_agree=min_agree, method="majority")
 
 
@@ -338,7 +389,7 @@ def _tied_labels(c: Counts, entries: np.ndarray) -> np.ndarray:
     return res
 
 
-def _finish(out, *, ties: str, min_agree: Optional[int], method: str):
+def _finish(out, *, ties: str, min_agree: int | None, method: str):
     out["agreement"] = out["votes"] / out["n_annotators"]
     status, reason = _status(out["votes"].to_numpy(), out["n_annotators"].to_numpy(), min_agree)
     tie = out["tie"].to_numpy(dtype=bool)
@@ -346,7 +397,9 @@ def _finish(out, *, ties: str, min_agree: Optional[int], method: str):
         status[tie] = "needs_adjudication"
         reason[tie] = "tie"
     elif ties == "random":
-        reason[tie] = np.where(reason[tie] == "", "tie_broken_randomly", reason[tie].astype(str) + ";tie_broken_randomly")
+        reason[tie] = np.where(
+            reason[tie] == "", "tie_broken_randomly", reason[tie].astype(str) + ";tie_broken_randomly"
+        )
     out["status"] = status
     out["reason"] = reason
     out["method"] = method
@@ -364,8 +417,16 @@ class CrowdKitAggregator(Aggregator):
     params: dict[str, Any] = {}
 
     def _predict(self, c, df):
-        return _crowdkit(c, df=df, method=self.name, cls_name=self.model, kwargs=self.params, ties=self.ties,
-                         seed=self.seed, min_agree=self.min_agree)
+        return _crowdkit(
+            c,
+            df=df,
+            method=self.name,
+            cls_name=self.model,
+            kwargs=self.params,
+            ties=self.ties,
+            seed=self.seed,
+            min_agree=self.min_agree,
+        )
 
 
 @AGGREGATORS.register("dawid-skene", help="crowd-kit DawidSkene")
@@ -388,8 +449,7 @@ class MACE(CrowdKitAggregator):
     name, model, params = "mace", "MACE", {"random_state": 0}
 
 
-def _crowdkit(c: Counts, *, df, method: str, cls_name: str, kwargs: dict, ties: str, seed: int,
-              min_agree: Optional[int]):
+def _crowdkit(c: Counts, *, df, method: str, cls_name: str, kwargs: dict, ties: str, seed: int, min_agree: int | None):
     import pandas as pd
 
     require("crowdkit", "annotation", f"the {method} aggregator")
@@ -397,8 +457,14 @@ def _crowdkit(c: Counts, *, df, method: str, cls_name: str, kwargs: dict, ties: 
 
     if c.n_items == 0:
         return pd.DataFrame(columns=OUT_COLUMNS + ["confidence"])
-    cnt = pd.DataFrame({"task": c.items["task"].to_numpy()[c.item], "question": c.items["question"].to_numpy()[c.item],
-                        "label": c.labels[c.label], "votes": c.count})
+    cnt = pd.DataFrame(
+        {
+            "task": c.items["task"].to_numpy()[c.item],
+            "question": c.items["question"].to_numpy()[c.item],
+            "label": c.labels[c.label],
+            "votes": c.count,
+        }
+    )
     parts = []
     for q, sub in df.groupby("question", sort=False):
         model = getattr(ck, cls_name)(**kwargs)
@@ -419,11 +485,15 @@ def _crowdkit(c: Counts, *, df, method: str, cls_name: str, kwargs: dict, ties: 
             n_top = near.sum(axis=1)
             res["tie"] = n_top > 1
             cols = np.asarray(p.columns.astype(str))
-            res["tied_labels"] = ["|".join(sorted(cols[row])) if k > 1 else "" for row, k in zip(near, n_top)]
+            res["tied_labels"] = [
+                "|".join(sorted(cols[row])) if k > 1 else "" for row, k in zip(near, n_top, strict=False)
+            ]
             if ties == "random" and res["tie"].any():
                 idx = np.flatnonzero(res["tie"].to_numpy())
-                res.loc[idx, "label"] = [_tie_pick(seed, t, q, s.split("|"))
-                                         for t, s in zip(res.loc[idx, "task"], res.loc[idx, "tied_labels"])]
+                res.loc[idx, "label"] = [
+                    _tie_pick(seed, t, q, s.split("|"))
+                    for t, s in zip(res.loc[idx, "task"], res.loc[idx, "tied_labels"], strict=False)
+                ]
             if ties != "random":
                 res.loc[res["tie"], "label"] = None
         parts.append(res)
@@ -456,13 +526,24 @@ class AggregateReport:
         return dict(self.__dict__)
 
 
-def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] = None, ties: str = "flag",
-              seed: int = 0, duplicates: str = "error", allowed=None, source: Optional[str] = None):
+def aggregate(
+    judgments,
+    *,
+    method: str = "majority",
+    min_agree: int | None = None,
+    ties: str = "flag",
+    seed: int = 0,
+    duplicates: str = "error",
+    allowed=None,
+    source: str | None = None,
+):
     """Aggregate judgments; returns ``(table, AggregateReport)`` (see the module docstring)."""
     if ties not in TIES:
         raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
     if min_agree is not None and min_agree < 1:
-        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators.")
+        raise InputError(
+            f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
+        )
     from .adaptive import read_settlements, settled_overrides
     from .settle import MajorityRule
 
@@ -470,25 +551,35 @@ def aggregate(judgments, *, method: str = "majority", min_agree: Optional[int] =
     prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
     full = model.fit_predict(prep.df)
     # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
-    use, other = settled_overrides(read_settlements(judgments), MajorityRule((), min_agree).spec()
-                                   if method.lower() == "majority" else f"{method.lower()}:")
+    use, other = settled_overrides(
+        read_settlements(judgments),
+        MajorityRule((), min_agree).spec() if method.lower() == "majority" else f"{method.lower()}:",
+    )
     if use and len(full):
         full = override_settled(full, use)
     n_ties = int(full["tie"].sum()) if len(full) else 0
     table = full[~full["tie"].astype(bool)].reset_index(drop=True) if ties == "drop" else full
     report = AggregateReport(
-        method=method.lower(), n_judgments_in=prep.n_input, n_judgments_used=len(prep.df),
-        n_missing_labels=prep.n_missing, n_text_skipped=prep.n_text, n_duplicates_removed=prep.n_duplicates_removed,
-        n_items=len(table), n_ties=n_ties, n_dropped_ties=n_ties if ties == "drop" else 0,
+        method=method.lower(),
+        n_judgments_in=prep.n_input,
+        n_judgments_used=len(prep.df),
+        n_missing_labels=prep.n_missing,
+        n_text_skipped=prep.n_text,
+        n_duplicates_removed=prep.n_duplicates_removed,
+        n_items=len(table),
+        n_ties=n_ties,
+        n_dropped_ties=n_ties if ties == "drop" else 0,
         status_counts={s: int((table["status"] == s).sum()) if len(table) else 0 for s in STATUSES},
-        n_settled_risk=len(use), n_settled_other_rule=other)
+        n_settled_risk=len(use),
+        n_settled_other_rule=other,
+    )
     return table, report
 
 
 def override_settled(table, settled: dict):
     """The aggregated rows of items adaptive overlap's risk policy decided (``(task, question) ->
     {status, label, p_change}``): that status and label, reason ``settled_risk``, no tie."""
-    keys = list(zip(table["task"].astype(str), table["question"].astype(str)))
+    keys = list(zip(table["task"].astype(str), table["question"].astype(str), strict=False))
     hit = np.array([k in settled for k in keys], dtype=bool)
     if not hit.any():
         return table
@@ -501,12 +592,13 @@ def override_settled(table, settled: dict):
         table.at[i, "label"] = s.get("label")
         table.at[i, "tie"] = False
         table.at[i, "tied_labels"] = ""
-        table.at[i, "reason"] = "settled_risk" + (f" (p_change {s['p_change']:.4g})" if s.get("p_change") is not None
-                                                  else "")
+        table.at[i, "reason"] = "settled_risk" + (
+            f" (p_change {s['p_change']:.4g})" if s.get("p_change") is not None else ""
+        )
     return table
 
 
-def aggregate_file(judgments_path, out_path, *, kind: Optional[str] = None, **kw) -> AggregateReport:
+def aggregate_file(judgments_path, out_path, *, kind: str | None = None, **kw) -> AggregateReport:
     """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension).
 
     With ``kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers

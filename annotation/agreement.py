@@ -29,10 +29,11 @@ question)``; ``n_i`` annotators answered it; ``n_ij`` of them chose label ``j``)
 Pooled figures (the top level of the report) treat every question's labels as distinct categories
 (``question=label``); ``per_question`` has each question alone.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from .aggregate import Counts, count_votes, prepare
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _f(x: Any) -> Optional[float]:
+def _f(x: Any) -> float | None:
     if x is None:
         return None
     x = float(x)
@@ -59,7 +60,7 @@ def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
     return m, used
 
 
-def krippendorff_alpha(c: Counts, level: str = "nominal") -> Optional[float]:
+def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
     if level not in LEVELS:
         raise InputError(f"unknown level of measurement '{level}'.", fix=f"use one of {', '.join(LEVELS)}.")
     keep = c.n >= 2
@@ -77,15 +78,17 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> Optional[float]:
         try:
             vals = np.array([float(x) for x in c.labels[used]])
         except ValueError:
-            raise InputError(f"level '{level}' needs numeric labels, got e.g. '{c.labels[used][0]}'.",
-                             fix="use --level nominal for categories.") from None
+            raise InputError(
+                f"level '{level}' needs numeric labels, got e.g. '{c.labels[used][0]}'.",
+                fix="use --level nominal for categories.",
+            ) from None
         order = np.argsort(vals)
         m, vals = m[:, order], vals[order]
         kw["value_domain"] = vals
     return _f(kr.alpha(value_counts=m, level_of_measurement=level, **kw))
 
 
-def fleiss_kappa(c: Counts) -> tuple[Optional[float], Optional[float], np.ndarray]:
+def fleiss_kappa(c: Counts) -> tuple[float | None, float | None, np.ndarray]:
     """(kappa, percent agreement, per-item P_i with NaN where n_i < 2)."""
     n = c.n.astype(np.float64)
     sq = np.bincount(c.item, weights=c.count.astype(np.float64) ** 2, minlength=c.n_items)
@@ -98,7 +101,7 @@ def fleiss_kappa(c: Counts) -> tuple[Optional[float], Optional[float], np.ndarra
     sel = ok[c.item]
     tot = np.bincount(c.label[sel], weights=c.count[sel].astype(np.float64), minlength=len(c.labels))
     p_j = tot / tot.sum()
-    p_e = float(np.sum(p_j ** 2))
+    p_e = float(np.sum(p_j**2))
     kappa = None if np.isclose(p_e, 1.0) else (p_bar - p_e) / (1 - p_e)
     return _f(kappa), _f(p_bar), p_i
 
@@ -113,15 +116,22 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     """
     import pandas as pd
 
-    res = {"mean_pairwise_cohen_kappa": None, "weighted_pairwise_cohen_kappa": None, "n_pairs": 0,
-           "n_pairs_undefined": 0, "min_overlap": min_overlap}
+    res: dict[str, Any] = {
+        "mean_pairwise_cohen_kappa": None,
+        "weighted_pairwise_cohen_kappa": None,
+        "n_pairs": 0,
+        "n_pairs_undefined": 0,
+        "min_overlap": min_overlap,
+    }
     if len(df) == 0:
         return res
     t_codes, t_uni = pd.factorize(df["task"])
     q_codes, q_uni = pd.factorize(df["question"])
     item = t_codes.astype(np.int64) * len(q_uni) + q_codes
     w_codes, w_uni = pd.factorize(df["worker"])
-    l_codes, l_uni = pd.factorize(pd.Series(q_codes).astype(str).to_numpy() + "\x1f" + df["label"].astype(str).to_numpy())
+    l_codes, l_uni = pd.factorize(
+        pd.Series(q_codes).astype(str).to_numpy() + "\x1f" + df["label"].astype(str).to_numpy()
+    )
     order = np.argsort(item, kind="stable")
     it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
     max_n = int(np.bincount(pd.factorize(it)[0]).max())
@@ -130,8 +140,10 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
         m = it[:-d] == it[d:]
         a, b, la, lb = w[:-d][m], w[d:][m], lab[:-d][m], lab[d:][m]
         swap = a > b
-        A.append(np.where(swap, b, a)); B.append(np.where(swap, a, b))
-        LA.append(np.where(swap, lb, la)); LB.append(np.where(swap, la, lb))
+        A.append(np.where(swap, b, a))
+        B.append(np.where(swap, a, b))
+        LA.append(np.where(swap, lb, la))
+        LB.append(np.where(swap, la, lb))
     if not A or sum(len(x) for x in A) == 0:
         return res
     a, b, la, lb = (np.concatenate(x) for x in (A, B, LA, LB))
@@ -185,7 +197,7 @@ def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
     d = _namespaced(df) if df["question"].nunique() > 1 else df
     c = count_votes(d)
     kappa, pct, p_i = fleiss_kappa(c)
-    out = {
+    out: dict[str, Any] = {
         "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or d is df else None,
         "fleiss_kappa": kappa,
         "percent_agreement": pct,
@@ -213,8 +225,15 @@ def retention(c: Counts) -> list[dict]:
     out = []
     for k in range(1, int(c.n.max()) + 1):
         kept = int((top >= k).sum())
-        out.append({"k": k, "of": modal, "threshold": f">={k} of {modal}" if len(vals) == 1 else f">={k} votes",
-                    "retained": kept, "rate": _f(kept / c.n_items)})
+        out.append(
+            {
+                "k": k,
+                "of": modal,
+                "threshold": f">={k} of {modal}" if len(vals) == 1 else f">={k} votes",
+                "retained": kept,
+                "rate": _f(kept / c.n_items),
+            }
+        )
     return out
 
 
@@ -230,20 +249,27 @@ def per_annotator(df, c: Counts) -> list[dict]:
     g = t.groupby("worker", sort=True)
     res = pd.DataFrame({"n_items": g.size(), "n_compared": g["usable"].sum(), "n_agree": g["agree"].sum()})
     # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators
-    return [{"worker": w, "n_items": int(n), "n_compared": int(nc),
-             "agreement_with_majority": _f(na / nc) if nc else None}
-            for w, n, nc, na in zip(res.index.tolist(), res["n_items"].tolist(), res["n_compared"].tolist(),
-                                    res["n_agree"].tolist())]
+    return [
+        {"worker": w, "n_items": int(n), "n_compared": int(nc), "agreement_with_majority": _f(na / nc) if nc else None}
+        for w, n, nc, na in zip(
+            res.index.tolist(),
+            res["n_items"].tolist(),
+            res["n_compared"].tolist(),
+            res["n_agree"].tolist(),
+            strict=False,
+        )
+    ]
 
 
 def item_table(df, c: Counts):
-    import pandas as pd
 
     win, top, tie = _majority_label(c)
     _, _, p_i = fleiss_kappa(c)
     out = c.items.copy()
     out["n_annotators"] = c.n
-    out["majority_label"] = np.where(win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None)
+    out["majority_label"] = np.where(  # type: ignore[call-overload]  # numpy stubs: None is a valid (object) scalar
+        win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None
+    )
     out["majority_votes"] = top
     out["majority_share"] = np.round(top / np.maximum(c.n, 1), 6)
     out["tie"] = tie
@@ -257,13 +283,24 @@ def core_stats(df, level: str = "nominal") -> dict:
     c = count_votes(d)
     kappa, pct, _ = fleiss_kappa(c)
     alpha = krippendorff_alpha(c, level) if level == "nominal" or d is df else None
-    return {"fleiss_kappa": kappa, "percent_agreement": pct, "krippendorff_alpha": alpha,
-            "n_items_multi": int((c.n >= 2).sum())}
+    return {
+        "fleiss_kappa": kappa,
+        "percent_agreement": pct,
+        "krippendorff_alpha": alpha,
+        "n_items_multi": int((c.n >= 2).sum()),
+    }
 
 
-def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplicates: str = "error",
-              data_path: Optional[str | Path] = None, source: Optional[str] = None,
-              min_agree: Optional[int] = None):
+def agreement(
+    judgments,
+    *,
+    level: str = "nominal",
+    min_overlap: int = 2,
+    duplicates: str = "error",
+    data_path: str | Path | None = None,
+    source: str | None = None,
+    min_agree: int | None = None,
+):
     """The full report (dict) and the per-item table (DataFrame).
 
     With target terms (from ``data_path`` records or a ``target`` judgment column) the report has
@@ -273,11 +310,15 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
     import pandas as pd
 
     from . import targets
+
     prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
     df = prep.df
     if len(df) == 0:
-        raise InputError("no judgments with a label: agreement is undefined.", path=source,
-                         fix="pull or collect annotations first (text answers are not counted).")
+        raise InputError(
+            "no judgments with a label: agreement is undefined.",
+            path=source,
+            fix="pull or collect annotations first (text answers are not counted).",
+        )
     report: dict[str, Any] = metrics(df, level=level, min_overlap=min_overlap)
     report["level_of_measurement"] = level
     report["n_missing_labels"] = prep.n_missing
@@ -285,11 +326,17 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
     report["questions"] = sorted(df["question"].unique().tolist())
     questions = report["questions"]
     if len(questions) == 1:  # the pooled figures are this question's
-        report["per_question"] = {questions[0]: {k: v for k, v in report.items() if k not in (
-            "level_of_measurement", "n_missing_labels", "n_text_skipped", "questions")}}
+        report["per_question"] = {
+            questions[0]: {
+                k: v
+                for k, v in report.items()
+                if k not in ("level_of_measurement", "n_missing_labels", "n_text_skipped", "questions")
+            }
+        }
     else:
-        report["per_question"] = {q: metrics(sub, level=level, min_overlap=min_overlap)
-                                  for q, sub in df.groupby("question", sort=True)}
+        report["per_question"] = {
+            q: metrics(sub, level=level, min_overlap=min_overlap) for q, sub in df.groupby("question", sort=True)
+        }
     for q, sub in df.groupby("question", sort=True):
         report["per_question"][q]["retention"] = retention(count_votes(sub))
     info = targets.task_info(data_path)
@@ -298,7 +345,7 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
     _, top, _ = _majority_label(c)
     ref_label, ref_votes = targets.item_reference_votes(c, row_ref.to_numpy())
     if min_agree is None:
-        min_agree = targets.default_min_agree(c)
+        min_agree = cast(int, targets.default_min_agree(c))  # not None: df has judgments, so c has items
     elif min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
     tasks = targets.task_table(c, ref_votes, top, min_agree)
@@ -308,14 +355,15 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
         bt = bt_raw.astype("object").where(bt_raw.notna(), targets.UNKNOWN).astype(str)
         report["per_bias_type"] = {}
         first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "bt": bt.to_numpy()}).drop_duplicates("task")
-        tasks_bt = tasks["task"].map(dict(zip(first["task"].tolist(), first["bt"].tolist())))
+        tasks_bt = tasks["task"].map(dict(zip(first["task"].tolist(), first["bt"].tolist(), strict=False)))
         for b, sub in df.groupby(bt.to_numpy(), sort=True):
-            report["per_bias_type"][b] = {**metrics(sub, level=level, min_overlap=min_overlap),
-                                          **targets.summarize_tasks(tasks[tasks_bt == b], min_agree)}
+            report["per_bias_type"][b] = {
+                **metrics(sub, level=level, min_overlap=min_overlap),
+                **targets.summarize_tasks(tasks[tasks_bt == b], min_agree),
+            }
     else:
         report["per_bias_type"] = {}
-    report["per_target"] = targets.target_rows(df, tasks, bt_raw, target, min_agree,
-                                               lambda sub: core_stats(sub, level))
+    report["per_target"] = targets.target_rows(df, tasks, bt_raw, target, min_agree, lambda sub: core_stats(sub, level))
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
     items = item_table(df, c)
@@ -325,9 +373,12 @@ def agreement(judgments, *, level: str = "nominal", min_overlap: int = 2, duplic
     if report["per_target"] or report["per_bias_type"]:
         for name, col in (("bias_type", bt_raw), ("target", target)):
             if col.notna().any():
-                first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(),
-                                      "v": col.to_numpy()}).drop_duplicates("task")
-                items[name] = items["task"].astype(str).map(dict(zip(first["task"].tolist(), first["v"].tolist())))
+                first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "v": col.to_numpy()}).drop_duplicates(
+                    "task"
+                )
+                items[name] = (
+                    items["task"].astype(str).map(dict(zip(first["task"].tolist(), first["v"].tolist(), strict=False)))
+                )
     return report, items
 
 
@@ -336,61 +387,125 @@ def _fmt(x: Any) -> str:
 
 
 def to_markdown(rep: dict) -> str:
-    lines = ["# Inter-annotator agreement", "",
-             f"{rep['n_judgments']} judgments, {rep['n_items']} items (task x question; {rep['n_items_multi']} with "
-             f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.", ""]
+    lines = [
+        "# Inter-annotator agreement",
+        "",
+        f"{rep['n_judgments']} judgments, {rep['n_items']} items (task x question; {rep['n_items_multi']} with "
+        f"2+ answers), {rep['n_annotators']} annotators; questions: {', '.join(rep['questions'])}.",
+        "",
+    ]
     if rep.get("collection"):
         lines += [f"**Adaptive overlap.** {rep['collection']['note'][0].upper()}{rep['collection']['note'][1:]}.", ""]
-    stats = [[f"Krippendorff's alpha ({rep['level_of_measurement']})", _fmt(rep["krippendorff_alpha"])],
-             ["Fleiss' kappa", _fmt(rep["fleiss_kappa"])],
-             [f"mean pairwise Cohen's kappa ({rep['n_pairs']} pairs)", _fmt(rep["mean_pairwise_cohen_kappa"])],
-             ["percent agreement (pairwise)", _fmt(rep["percent_agreement"])],
-             ["mean majority share", _fmt(rep["mean_majority_share"])]]
+    stats = [
+        [f"Krippendorff's alpha ({rep['level_of_measurement']})", _fmt(rep["krippendorff_alpha"])],
+        ["Fleiss' kappa", _fmt(rep["fleiss_kappa"])],
+        [f"mean pairwise Cohen's kappa ({rep['n_pairs']} pairs)", _fmt(rep["mean_pairwise_cohen_kappa"])],
+        ["percent agreement (pairwise)", _fmt(rep["percent_agreement"])],
+        ["mean majority share", _fmt(rep["mean_majority_share"])],
+    ]
     k = rep.get("min_agree")
     if rep.get("reference_agreement") is not None:
-        stats.append([f"agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
-                      f"{rep['reference_votes']} of {rep['reference_answers']} answers)",
-                      _fmt(rep["reference_agreement"])])
+        stats.append(
+            [
+                f"agreement with the reference label, per example ({rep['n_reference_tasks']} examples; "
+                f"{rep['reference_votes']} of {rep['reference_answers']} answers)",
+                _fmt(rep["reference_agreement"]),
+            ]
+        )
     if k is not None:
         on = "reference label" if rep.get("reference_agreement") is not None else "majority label"
-        stats.append([f"examples retained (every item's {on} >= {k} votes)",
-                      f"{rep['retained']} of {rep['n_tasks']} ({_fmt(rep['retention_rate'])})"])
+        stats.append(
+            [
+                f"examples retained (every item's {on} >= {k} votes)",
+                f"{rep['retained']} of {rep['n_tasks']} ({_fmt(rep['retention_rate'])})",
+            ]
+        )
     lines += [md_table(["statistic", "value"], stats), ""]
 
     def table(title: str, groups: dict) -> None:
         if not groups:
             return
-        lines.extend([f"## {title}", "",
-                      md_table(["", "items", "alpha", "Fleiss", "Cohen (mean)", "% agree"],
-                               [[k, m["n_items"], _fmt(m["krippendorff_alpha"]), _fmt(m["fleiss_kappa"]),
-                                 _fmt(m["mean_pairwise_cohen_kappa"]), _fmt(m["percent_agreement"])]
-                                for k, m in groups.items()]), ""])
+        lines.extend(
+            [
+                f"## {title}",
+                "",
+                md_table(
+                    ["", "items", "alpha", "Fleiss", "Cohen (mean)", "% agree"],
+                    [
+                        [
+                            k,
+                            m["n_items"],
+                            _fmt(m["krippendorff_alpha"]),
+                            _fmt(m["fleiss_kappa"]),
+                            _fmt(m["mean_pairwise_cohen_kappa"]),
+                            _fmt(m["percent_agreement"]),
+                        ]
+                        for k, m in groups.items()
+                    ],
+                ),
+                "",
+            ]
+        )
 
     table("Per question", rep["per_question"])
     table("Per bias type", rep["per_bias_type"])
     if rep["per_bias_type"] and k is not None:
-        lines.extend([f"## Per bias type, as StereoSet (retained: >= {k} votes)", "",
-                      md_table(["bias type", "examples", "agreement with reference", "votes / answers",
-                                "majority share", "retained"],
-                               [[b, m["n_tasks"], _fmt(m["reference_agreement"]),
-                                 f"{m['reference_votes']} / {m['reference_answers']}", _fmt(m["majority_share"]),
-                                 f"{m['retained']} ({_fmt(m['retention_rate'])})"]
-                                for b, m in rep["per_bias_type"].items()]), ""])
+        lines.extend(
+            [
+                f"## Per bias type, as StereoSet (retained: >= {k} votes)",
+                "",
+                md_table(
+                    [
+                        "bias type",
+                        "examples",
+                        "agreement with reference",
+                        "votes / answers",
+                        "majority share",
+                        "retained",
+                    ],
+                    [
+                        [
+                            b,
+                            m["n_tasks"],
+                            _fmt(m["reference_agreement"]),
+                            f"{m['reference_votes']} / {m['reference_answers']}",
+                            _fmt(m["majority_share"]),
+                            f"{m['retained']} ({_fmt(m['retention_rate'])})",
+                        ]
+                        for b, m in rep["per_bias_type"].items()
+                    ],
+                ),
+                "",
+            ]
+        )
     from .targets import markdown as target_markdown
 
     lines.extend(target_markdown(rep))
-    lines.extend(["## Retention (items whose majority label has at least k votes)", "",
-                  md_table(["threshold", "retained", "rate"],
-                           [[r["threshold"], r["retained"], _fmt(r["rate"])] for r in rep["retention"]]),
-                  "", "## Per annotator", "",
-                  md_table(["annotator", "items", "compared", "agreement with majority"],
-                           [[a["worker"], a["n_items"], a["n_compared"], _fmt(a["agreement_with_majority"])]
-                            for a in rep["per_annotator"]]), ""])
+    lines.extend(
+        [
+            "## Retention (items whose majority label has at least k votes)",
+            "",
+            md_table(
+                ["threshold", "retained", "rate"],
+                [[r["threshold"], r["retained"], _fmt(r["rate"])] for r in rep["retention"]],
+            ),
+            "",
+            "## Per annotator",
+            "",
+            md_table(
+                ["annotator", "items", "compared", "agreement with majority"],
+                [
+                    [a["worker"], a["n_items"], a["n_compared"], _fmt(a["agreement_with_majority"])]
+                    for a in rep["per_annotator"]
+                ],
+            ),
+            "",
+        ]
+    )
     return "\n".join(lines)
 
 
-def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: Optional[str] = None,
-                     **kw) -> dict:
+def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: str | None = None, **kw) -> dict:
     """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md``, ``DIR/agreement_items.csv``
     and, with target terms, ``DIR/agreement_targets.csv`` (``command``: the command line recorded in
     agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
@@ -414,8 +529,7 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
             from .targets import TARGET_COLUMNS
 
             rep["per_target_file"] = "agreement_targets.csv"
-            write_table(out / "agreement_targets.csv",
-                        pd.DataFrame(rep["per_target"], columns=list(TARGET_COLUMNS)))
+            write_table(out / "agreement_targets.csv", pd.DataFrame(rep["per_target"], columns=list(TARGET_COLUMNS)))
         write_json(out / "agreement.json", rep)
         atomic_write_text(out / "agreement.md", to_markdown(rep))
     return rep

@@ -1,6 +1,6 @@
 """Apply aggregated annotations to the data: the validated dataset, ready for evaluation.
 
-``apply_annotations(kind, data, aggregated, out, judgments=...)`` reads the records that were pushed
+``apply_annotations(opts)`` (or ``(kind, data, aggregated, out, judgments=...)``) reads the records that were pushed
 (the kind's reader), takes the aggregated votes -- the output of ``biaskit annotate aggregate``, or,
 without it, the judgments aggregated here with the same :func:`~.aggregate.prepare` and aggregator
 (``method``, ``min_agree``; an annotator who answered twice counts with the latest answer) -- and lets
@@ -12,10 +12,11 @@ silently. The counts (and the command line, when given) go to ``OUT.summary.json
 ``biaskit release build`` reads. ``report_dir`` asks the kind for its report (translation: engine
 win rates, edits, flags).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import InputError
 
@@ -24,54 +25,90 @@ from .kinds import TEXT, ApplyResult, Votes, get_kind
 AGG_COLUMNS = ("task", "question", "label", "status")
 
 
-def _agg_index(df, source: Optional[str]) -> dict[tuple[str, str], dict]:
+def _agg_index(df, source: str | None) -> dict[tuple[str, str], dict]:
     miss = [c for c in AGG_COLUMNS if c not in df.columns]
     if miss:
-        raise InputError(f"missing column(s) {', '.join(miss)}.", path=source,
-                         fix="pass the output of `biaskit annotate aggregate`.")
+        raise InputError(
+            f"missing column(s) {', '.join(miss)}.", path=source, fix="pass the output of `biaskit annotate aggregate`."
+        )
     from biaskit.readers import UniqueIds
 
     from .aggregate import STATUSES, label_str
 
     out = {}
-    seen = UniqueIds(source, "task and question", fix="aggregate once per task and question: pass the output of "
-                                                      "`biaskit annotate aggregate` unedited.")
+    seen = UniqueIds(
+        source,
+        "task and question",
+        fix="aggregate once per task and question: pass the output of `biaskit annotate aggregate` unedited.",
+    )
     for i, r in enumerate(df.to_dict(orient="records"), start=1):
         r = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
         if r["label"] is not None:  # labels as prepare() writes them ("1", not 1.0, after a CSV round trip)
             r["label"] = label_str(r["label"])
         if r["status"] not in STATUSES:
-            raise InputError(f"unknown status {r['status']!r}.", path=source, row=i, column="status",
-                             fix=f"use one of {', '.join(STATUSES)} (the output of `biaskit annotate aggregate`).")
+            raise InputError(
+                f"unknown status {r['status']!r}.",
+                path=source,
+                row=i,
+                column="status",
+                fix=f"use one of {', '.join(STATUSES)} (the output of `biaskit annotate aggregate`).",
+            )
         key = (str(r["task"]), str(r["question"]))
         seen.add(f"{key[0]} / {key[1]}", i)
         out[key] = r
     return out
 
 
-def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path, *, judgments=None,
-              method: str = "majority", min_agree: Optional[int] = None,
-              report_dir: Optional[str | Path] = None, command: Optional[str] = None,
-              **options: Any) -> ApplyResult:
+def run_apply(
+    opts: Any = None,
+    data_path: Any = None,
+    aggregated: Any = None,
+    out_path: Any = None,
+    /,
+    *,
+    command: str | None = None,
+    **options: Any,
+) -> ApplyResult:
     """Apply annotations of ``kind`` and write the outputs; returns the kind's :class:`ApplyResult`
-    (``paths`` filled). ``options`` are the kind's own (``k.apply_options``, e.g. ``direction_policy``)."""
+    (``paths`` filled).
+
+    ``opts``: the :class:`~biaskit.annotation.options.ApplyOptions` of ``biaskit annotate apply`` (what
+    the command and the pipeline's review stages build). Keyword-compatible: ``run_apply(kind,
+    data_path, aggregated, out_path, judgments=..., method=..., min_agree=..., report_dir=...,
+    direction_policy=...)``; ``aggregated`` and ``judgments`` may also be DataFrames. The kind's own
+    options (``k.apply_options``, e.g. ``direction_policy``) are refused for a kind that has none of
+    them. ``command``: the command line recorded in ``OUT.summary.json``."""
     import pandas as pd
 
     from biaskit.io import read_table, write_json, write_jsonl
+    from biaskit.options import say, tell
     from biaskit.readers import read_judgments
 
     from .aggregate import aggregate, check_columns
+    from .options import ApplyOptions
 
-    k = get_kind(kind)
+    kw = dict(options)
+    for name, v in (("data_path", data_path), ("aggregated", aggregated), ("out_path", out_path)):
+        if v is not None:
+            kw[name] = v
+    o = ApplyOptions.coerce(opts, kw, "kind")
+    data_path, aggregated, out_path, judgments = o.data, o.aggregated, o.out, o.judgments
+    method, min_agree, report_dir = o.method, o.min_agree, o.report_dir
+    k = get_kind(o.kind)
+    options = o.kind_options()
     extra = sorted(set(options) - set(k.apply_options))
     if extra:
-        raise InputError(f"option(s) {', '.join('--' + o.replace('_', '-') for o in extra)} do not apply to kind "
-                         f"'{k.name}'.", fix="leave them out" + (f"; this kind takes {', '.join(k.apply_options)}"
-                                                                 if k.apply_options else "") + ".")
+        raise InputError(
+            f"option(s) {', '.join(say(x) for x in extra)} do not apply to kind '{k.name}'.",
+            fix="leave them out" + (f"; this kind takes {', '.join(k.apply_options)}" if k.apply_options else "") + ".",
+        )
     records = k.load(data_path)
     if not records:
-        raise InputError(f"no {k.records_name} in the file.", path=data_path,
-                         fix=f"pass the {k.records_name} file that was pushed for these annotations.")
+        raise InputError(
+            f"no {k.records_name} in the file.",
+            path=data_path,
+            fix=f"pass the {k.records_name} file that was pushed for these annotations.",
+        )
     known = {k.record_id(r) for r in records}
     judg = None
     src = str(judgments) if isinstance(judgments, (str, Path)) else None
@@ -83,11 +120,19 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
             _check_questions(judg, k, src)
     if aggregated is None:
         if judg is None:
-            raise InputError("nothing to apply: give the aggregated votes or the judgments.",
-                             fix="pass --aggregated (from `biaskit annotate aggregate`) or --judgments "
-                                 "(from `biaskit annotate pull`).")
-        table, _ = aggregate(k.votes(judg, records), method=method, min_agree=min_agree, duplicates="last",
-                             allowed=k.allowed_labels() or None, source=src)
+            raise InputError(
+                "nothing to apply: give the aggregated votes or the judgments.",
+                fix=f"{tell('aggregated')} (from `biaskit annotate aggregate`) or "
+                f"{say('judgments')} (from `biaskit annotate pull`).",
+            )
+        table, _ = aggregate(
+            k.votes(judg, records),
+            method=method,
+            min_agree=min_agree,
+            duplicates="last",
+            allowed=k.allowed_labels() or None,
+            source=src,
+        )
         source = None
     else:
         source = None if isinstance(aggregated, pd.DataFrame) else str(aggregated)
@@ -97,8 +142,10 @@ def run_apply(kind: str, data_path: str | Path, aggregated, out_path: str | Path
     res = k.apply(records, Votes(agg, judg, data_path=str(data_path)), min_agree=min_agree, **options)
     res.counts = {"records": len(records), **res.counts}
     if judg is None and any(q.type == TEXT for q in k.questions):
-        res.warnings.append(f"the corrections annotators typed were not read (kind '{k.name}' takes them from the "
-                            "judgments): pass --judgments (from `biaskit annotate pull`) to apply them.")
+        res.warnings.append(
+            f"the corrections annotators typed were not read (kind '{k.name}' takes them from the "
+            f"judgments): {tell('judgments')} (from `biaskit annotate pull`) to apply them."
+        )
     out = Path(out_path)
     k.write(out, res.accepted)
     res.paths["out"] = out
@@ -119,18 +166,28 @@ def _check_questions(judg, k, source) -> None:
     bad = ~judg["question"].astype(str).isin(known) & judg["question"].notna()
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise InputError(f"unknown question '{judg['question'].iloc[i]}' for kind '{k.name}'.", path=source,
-                         row=i + 1, column="question", fix=f"use the questions of the kind: {', '.join(sorted(known))}.")
+        raise InputError(
+            f"unknown question '{judg['question'].iloc[i]}' for kind '{k.name}'.",
+            path=source,
+            row=i + 1,
+            column="question",
+            fix=f"use the questions of the kind: {', '.join(sorted(known))}.",
+        )
 
 
 def _check_known(tasks, known: set[str], k, data_path, source, what: str) -> None:
     unknown = sorted(set(tasks.astype(str)) - known)
     if unknown:
-        raise InputError(f"{len(unknown)} {what} task(s) are not in the data (the {k.records_name} file "
-                         f"{data_path}), e.g. '{unknown[0]}'.", path=source,
-                         fix=f"pass the {k.records_name} file that was pushed for these annotations.")
+        raise InputError(
+            f"{len(unknown)} {what} task(s) are not in the data (the {k.records_name} file "
+            f"{data_path}), e.g. '{unknown[0]}'.",
+            path=source,
+            fix=f"pass the {k.records_name} file that was pushed for these annotations.",
+        )
 
 
-def apply_annotations(kind: str, data_path: str | Path, aggregated, out_path: str | Path, **kw: Any) -> dict:
+def apply_annotations(
+    opts: Any = None, data_path: Any = None, aggregated: Any = None, out_path: Any = None, /, **kw: Any
+) -> dict:
     """:func:`run_apply` and return its summary (counts and the files written)."""
-    return run_apply(kind, data_path, aggregated, out_path, **kw).summary()
+    return run_apply(opts, data_path, aggregated, out_path, **kw).summary()

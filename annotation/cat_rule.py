@@ -19,10 +19,12 @@ their last answer), else from ``annotate aggregate``'s table, whose ``label``/``
 for first; a label with ``min_agree`` votes out of at most ``2 * min_agree - 1`` always is). The
 aggregate's own ``status`` (its ``--min-agree``) is not used: the rule is this module's.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, cast
 
 STEREOSET_MIN_AGREE = 3
 STEREOSET_VALIDATORS = 5
@@ -50,13 +52,20 @@ def judgment_counts(judgments) -> dict[tuple[str, str], Counter]:
     df = df.sort_values(order, kind="stable", na_position="first")
     df = df.drop_duplicates(["task", "question", "worker"], keep="last")
     out: dict[tuple[str, str], Counter] = {}
-    for t, q, lab in zip(df["task"].astype(str), df["question"].astype(str), df["label"].astype(str).str.strip()):
+    for t, q, lab in zip(
+        df["task"].astype(str), df["question"].astype(str), df["label"].astype(str).str.strip(), strict=False
+    ):
         out.setdefault((t, q), Counter())[lab] += 1
     return out
 
 
-def option_verdict(gold: str, *, votes: Optional[Counter] = None, aggregated: Optional[Mapping[str, Any]] = None,
-                   min_agree: int = STEREOSET_MIN_AGREE) -> dict[str, Any]:
+def option_verdict(
+    gold: str,
+    *,
+    votes: Counter | None = None,
+    aggregated: Mapping[str, Any] | None = None,
+    min_agree: int = STEREOSET_MIN_AGREE,
+) -> dict[str, Any]:
     """The rule for one CAT sentence whose writer's label is ``gold``: ``{"status", "reason",
     "agree", "n"}`` (``agree``: validators who gave ``gold``, None when the aggregated table cannot
     tell; ``status`` one of accepted / rejected / needs_adjudication / not_annotated)."""
@@ -78,23 +87,40 @@ def option_verdict(gold: str, *, votes: Optional[Counter] = None, aggregated: Op
             agree, tie, beaten, winner = None, False, True, label or "|".join(tied) or None
     else:
         return {"status": "not_annotated", "reason": "no validator labelled this sentence", "agree": 0, "n": 0}
-    said = f"{agree} of {n}" if agree is not None else f"fewer than {int(aggregated.get('votes') or 0)} of {n}"
+    # agree is None only from the aggregated row (not None there)
+    said = (
+        f"{agree} of {n}"
+        if agree is not None
+        else f"fewer than {int(cast(Mapping[str, Any], aggregated).get('votes') or 0)} of {n}"
+    )
     if agree is not None and agree >= min_agree and not tie and not beaten:
         return {"status": "accepted", "reason": "", "agree": agree, "n": n}
     if n < min_agree:
-        return {"status": "needs_adjudication", "agree": agree, "n": n,
-                "reason": f"only {n} validator(s) answered; the rule needs {min_agree} who agree with the writer"}
+        return {
+            "status": "needs_adjudication",
+            "agree": agree,
+            "n": n,
+            "reason": f"only {n} validator(s) answered; the rule needs {min_agree} who agree with the writer",
+        }
     if agree is not None and agree >= min_agree and tie:
-        return {"status": "needs_adjudication", "agree": agree, "n": n,
-                "reason": f"the writer's label '{gold}' ties with another label ({agree} of {n} each)"}
+        return {
+            "status": "needs_adjudication",
+            "agree": agree,
+            "n": n,
+            "reason": f"the writer's label '{gold}' ties with another label ({agree} of {n} each)",
+        }
     if beaten:
         tail = f"most chose '{winner}'"
     elif tie:
         tail = "it ties with another label"
     else:
         tail = "no other label did better, but it falls short"
-    return {"status": "rejected", "agree": agree, "n": n,
-            "reason": f"{said} validators gave the writer's label '{gold}' (needs {min_agree}); {tail}"}
+    return {
+        "status": "rejected",
+        "agree": agree,
+        "n": n,
+        "reason": f"{said} validators gave the writer's label '{gold}' (needs {min_agree}); {tail}",
+    }
 
 
 def cat_verdict(options: Mapping[str, dict[str, Any]]) -> tuple[str, str]:

@@ -8,62 +8,87 @@ labeling config), guidelines (a kind's annotator guidelines). See docs/annotatio
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
 once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``, and adaptive overlap's ``PolicyOpt``,
-``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``).
+``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``). ``push``, ``pull`` and ``apply`` take their
+options from one model each (:mod:`.options`: the flags, the review stages' biaskit.toml keys and the
+functions' argument).
 """
+
 from __future__ import annotations
 
 import getpass
 import json
 import os
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from biaskit.clitools import choice_enum, command_line, echo, value
 from biaskit.paths import in_dir, in_file, out_dir, out_file
 
-from .aggregate import AGGREGATORS, DUPLICATES, TIES
-from .judge import JUDGE_FILES
-from .agreement import AGREEMENT_FILES, LEVELS
-from .kinds import KINDS
-from .labelstudio import EXPORT_MODES
 from .adaptive import DEFAULT_EPSILON, POLICIES
+from .aggregate import AGGREGATORS, DUPLICATES, TIES
+from .agreement import AGREEMENT_FILES, LEVELS
+from .judge import JUDGE_FILES
+from .kinds import KINDS
+from .options import KIND_HELP, REPORT_FILES, ApplyOptions, PullOptions, PushOptions
 from .replay import UNITS
 from .stereoset_labels import OTHER_LABELS
-
-REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 DEFAULT_DATA_DIR = Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
 TOKEN_HELP = "The API token is read from $LABEL_STUDIO_API_KEY (never from the command line, never printed)."
 
-Kind = choice_enum("Kind", KINDS)
-Method = choice_enum("Method", AGGREGATORS)
-Ties = choice_enum("Ties", TIES)
-Duplicates = choice_enum("Duplicates", DUPLICATES)
-Level = choice_enum("Level", LEVELS)
-Export = choice_enum("Export", EXPORT_MODES)
-OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    Kind = Enum
+    Method = Enum
+    Ties = Enum
+    Duplicates = Enum
+    Level = Enum
+    OtherLabels = Enum
+    Policy = Enum
+    Unit = Enum
+else:
+    Kind = choice_enum("Kind", KINDS)
+    Method = choice_enum("Method", AGGREGATORS)
+    Ties = choice_enum("Ties", TIES)
+    Duplicates = choice_enum("Duplicates", DUPLICATES)
+    Level = choice_enum("Level", LEVELS)
+    OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
+    Policy = choice_enum("Policy", POLICIES)
+    Unit = choice_enum("Unit", UNITS)
 
-_KIND_HELP = "Task kind: " + "; ".join(f"{n}: {KINDS.help(n)}" for n in KINDS.names()) + "."
-KindOpt = Annotated[Kind, typer.Option("--kind", help=_KIND_HELP)]
-OptionalKindOpt = Annotated[Optional[Kind], typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
-UrlOpt = Annotated[Optional[str], typer.Option("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")]
+KindOpt = Annotated[Kind, typer.Option("--kind", help=KIND_HELP)]
+OptionalKindOpt = Annotated[Kind | None, typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")]
 ProjectOpt = Annotated[str, typer.Option("--project", help="Project title (push creates it when missing).")]
-DuplicatesOpt = Annotated[Duplicates, typer.Option(
-    "--duplicates", help="An annotator who answered an item twice: error | last | first.")]
-DataDirOpt = Annotated[Path, in_dir(..., "--data-dir", must_exist=False,
-                                    help="Label Studio data folder (database, uploads); created when missing.")]
+DuplicatesOpt = Annotated[
+    Duplicates, typer.Option("--duplicates", help="An annotator who answered an item twice: error | last | first.")
+]
+DataDirOpt = Annotated[
+    Path,
+    in_dir(
+        ..., "--data-dir", must_exist=False, help="Label Studio data folder (database, uploads); created when missing."
+    ),
+]
 ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
-Policy = choice_enum("Policy", POLICIES)
-Unit = choice_enum("Unit", UNITS)
-PolicyOpt = Annotated[Policy, typer.Option(
-    "--policy", help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can change the "
-                     "decision) | risk (also when the crowd model puts the chance of a change below --epsilon).")]
-EpsilonOpt = Annotated[float, typer.Option(
-    "--epsilon", help="risk: the highest accepted probability that the remaining judgments change a task's decision.")]
+PolicyOpt = Annotated[
+    Policy,
+    typer.Option(
+        "--policy",
+        help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can change the "
+        "decision) | risk (also when the crowd model puts the chance of a change below --epsilon).",
+    ),
+]
+EpsilonOpt = Annotated[
+    float,
+    typer.Option(
+        "--epsilon",
+        help="risk: the highest accepted probability that the remaining judgments change a task's decision.",
+    ),
+]
 MinJudgmentsOpt = Annotated[int, typer.Option("--min-judgments", help="Judgments every task gets first.")]
 MaxJudgmentsOpt = Annotated[int, typer.Option("--max-judgments", help="The most judgments a task may get.")]
 
@@ -71,15 +96,19 @@ MaxJudgmentsOpt = Annotated[int, typer.Option("--max-judgments", help="The most 
 @app.command("serve")
 def serve_command(
     data_dir: DataDirOpt = DEFAULT_DATA_DIR,
-    port: Optional[int] = typer.Option(None, "--port", help="Port on 127.0.0.1 (default: a free one)."),
+    port: int | None = typer.Option(None, "--port", help="Port on 127.0.0.1 (default: a free one)."),
     email: str = typer.Option("admin@biaskit.local", "--email", help="Admin account created on first start."),
-    database: Optional[str] = typer.Option(
-        None, "--database", metavar="URL",
+    database: str | None = typer.Option(
+        None,
+        "--database",
+        metavar="URL",
         help="postgresql://USER[:PASSWORD]@HOST[:PORT]/DB to run Label Studio on PostgreSQL (default: SQLite in "
-             "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
-             "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored."),
-    workers: int = typer.Option(1, "--workers", min=1,
-                                help="Web worker processes (more than 1: Label Studio under gunicorn, PostgreSQL only)."),
+        "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
+        "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored.",
+    ),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="Web worker processes (more than 1: Label Studio under gunicorn, PostgreSQL only)."
+    ),
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (telemetry off) and print its URL.
 
@@ -99,14 +128,18 @@ def serve_command(
         if not token:
             from biaskit.errors import BiaskitError
 
-            raise BiaskitError("first start of a new data folder needs the admin API token to create. Fix: "
-                               "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
+            raise BiaskitError(
+                "first start of a new data folder needs the admin API token to create. Fix: "
+                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
+            )
         password = os.environ.get("LABEL_STUDIO_PASSWORD") or getpass.getpass("admin password to create: ")
         echo(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
-    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db,
-                        workers=workers)
-    echo(f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}"
-         + (f", {info.workers} web workers" if info.workers > 1 else "") + f"): {info.url}")
+    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db, workers=workers)
+    echo(
+        f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}"
+        + (f", {info.workers} web workers" if info.workers > 1 else "")
+        + f"): {info.url}"
+    )
     echo(f"  export LABEL_STUDIO_URL={info.url}")
     echo(f"  stop it with: biaskit annotate stop --data-dir {data_dir}")
 
@@ -123,7 +156,7 @@ def stop_command(data_dir: ServedDirOpt = DEFAULT_DATA_DIR) -> None:
 @app.command("config")
 def config_command(
     kind: KindOpt,
-    data: Optional[Path] = in_file(None, "--data", help="Records (translation: sets the number of slots)."),
+    data: Path | None = in_file(None, "--data", help="Records (translation: sets the number of slots)."),
 ) -> None:
     """Print the Label Studio labeling config of a kind (validated offline)."""
     from .kinds import ParsedConfig, get_kind
@@ -134,79 +167,46 @@ def config_command(
     echo(xml)
 
 
-def parse_overlap(text: Optional[str]) -> Optional[int]:
-    """``--overlap``: a number of annotators per task, or ``adaptive`` (returns None)."""
-    from biaskit.errors import InputError
-
-    if text is None or text.strip().lower() == "adaptive":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise InputError(f"--overlap must be a number of annotators or 'adaptive', got '{text}'.",
-                         fix="e.g. --overlap 3, or --overlap adaptive --min-judgments 3 --max-judgments 5.") from None
-    if n < 1:
-        raise InputError(f"--overlap must be at least 1, got {n}.", fix="give the number of annotators per task.")
-    return n
-
-
-@app.command("push", help=f"Create or reuse a project and import tasks (idempotent, resumable; with --overlap "
-                          f"adaptive a re-run also starts the next round). {TOKEN_HELP}")
-def push_command(
-    kind: KindOpt,
-    data: Path = in_file(..., "--data", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."),
-    project: ProjectOpt = ...,
-    overlap: Optional[str] = typer.Option(None, "--overlap", metavar="N|adaptive",
-                                          help="Annotators per task (maximum_annotations), or 'adaptive': "
-                                               "--min-judgments first, more only while a task's decision can "
-                                               "still change (docs/annotation.md, \"Adaptive overlap\")."),
-    min_judgments: MinJudgmentsOpt = 3,
-    max_judgments: MaxJudgmentsOpt = 5,
-    policy: PolicyOpt = "exact",
-    epsilon: EpsilonOpt = DEFAULT_EPSILON,
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Adaptive: the votes `aggregate` / `apply` "
-                                                                      "will need to accept (default: the kind's)."),
-    predictions: Optional[Path] = in_file(None, "--predictions",
-                                               help="Pre-annotations: task, question, label [, model, score] "
-                                                    "(`annotate prelabel` writes them)."),
-    show_predictions: Optional[bool] = typer.Option(
-        None, "--show-predictions/--hide-predictions",
-        help="Pre-fill annotators' answers with the predictions (default with --predictions: hidden; anchoring "
-             "would bias a validity check)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates)."),
-    chunk_size: int = typer.Option(1000, "--chunk-size", help="Tasks per import request."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip rows that are not valid records."),
-    guidelines: str = typer.Option("en,hi", "--guidelines", metavar="LANGS",
-                                   help="Languages of the kind's annotator guidelines shown in the project's "
-                                        "instructions panel: en,hi | en | hi | none (leave the panel as it is)."),
-    url: UrlOpt = None,
-) -> None:
-    from .adaptive import AdaptiveSettings
+@app.command(
+    "push",
+    help=f"Create or reuse a project and import tasks (idempotent, resumable; with --overlap "
+    f"adaptive a re-run also starts the next round). {TOKEN_HELP}",
+)
+@PushOptions.cli()
+def push_command(opts: PushOptions) -> None:
     from .labelstudio import push
 
-    n = parse_overlap(overlap)
-    adaptive = None if n is not None or overlap is None else AdaptiveSettings(
-        policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments, epsilon=epsilon,
-        min_agree=min_agree)
-    rep = push(data, value(kind), project, url=url, overlap=n, seed=seed, chunk_size=chunk_size,
-               predictions=predictions, skip_invalid=skip_invalid, guidelines=guidelines,
-               description=f"biaskit {value(kind)} review; created by: {command_line()}", adaptive=adaptive,
-               show_predictions=show_predictions)
-    echo(f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
-         f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
-         f"{data}" + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
-         + (f", {rep.duplicate_ids} duplicate id(s) skipped" if rep.duplicate_ids else "")
-         + (f", {rep.skipped_invalid} invalid row(s) skipped" if rep.skipped_invalid else "")
-         + ("; labeling config updated" if rep.config_updated else "")
-         + ("; instructions updated" if rep.instructions_updated else "")
-         + (f"; {rep.duplicate_tasks_removed} duplicate task(s) left by an interrupted push removed"
-            if rep.duplicate_tasks_removed else ""))
+    data = opts.data
+    rep = push(opts, description=f"biaskit {opts.kind} review; created by: {command_line()}")
+    echo(
+        f"{'created' if rep.created_project else 'reused'} project '{rep.project_title}' ({rep.url}): "
+        f"{rep.n_imported} task(s) imported, {rep.n_existing} already there, {rep.n_records} record(s) in "
+        f"{data}"
+        + (f", {rep.n_predictions} prediction(s)" if rep.n_predictions else "")
+        + (f", {rep.duplicate_ids} duplicate id(s) skipped" if rep.duplicate_ids else "")
+        + (f", {rep.skipped_invalid} invalid row(s) skipped" if rep.skipped_invalid else "")
+        + ("; labeling config updated" if rep.config_updated else "")
+        + ("; instructions updated" if rep.instructions_updated else "")
+        + (
+            f"; {rep.duplicate_tasks_removed} duplicate task(s) left by an interrupted push removed"
+            if rep.duplicate_tasks_removed
+            else ""
+        )
+    )
     if rep.predictions_shown is not None and rep.n_predictions:
-        echo("predictions are " + ("shown to annotators (pre-filled answers)" if rep.predictions_shown else
-                                   "hidden from annotators (--show-predictions pre-fills them)"))
+        echo(
+            "predictions are "
+            + (
+                "shown to annotators (pre-filled answers)"
+                if rep.predictions_shown
+                else "hidden from annotators (--show-predictions pre-fills them)"
+            )
+        )
     if rep.duplicate_tasks_annotated:
-        echo(f"warning: {len(rep.duplicate_tasks_annotated)} task(s) exist twice with annotations on both copies "
-             f"(e.g. {rep.duplicate_tasks_annotated[0]}); biaskit kept them. Fix: delete one copy in Label Studio.")
+        echo(
+            f"warning: {len(rep.duplicate_tasks_annotated)} task(s) exist twice with annotations on both copies "
+            f"(e.g. {rep.duplicate_tasks_annotated[0]}); biaskit kept them. Fix: delete one copy in Label Studio."
+        )
     if rep.adaptive is not None:
         echo(adaptive_line(rep.adaptive))
 
@@ -214,44 +214,48 @@ def push_command(
 def adaptive_line(a: dict) -> str:
     """One line on an adaptive project's round (push, biaskit run)."""
     pol = a["policy"] + (f", epsilon {a['epsilon']:g}" if a.get("epsilon") else "")
-    return (f"adaptive overlap ({pol}; {a['min_judgments']}..{a['max_judgments']} judgments): {a['settled']} of "
-            f"{a['tasks']} task(s) settled, {a['open']} open ({a['asked_for']} more judgment(s) asked for); "
-            f"{a['judgments']} judgment(s) so far, {a['judgments_saved']} saved")
+    return (
+        f"adaptive overlap ({pol}; {a['min_judgments']}..{a['max_judgments']} judgments): {a['settled']} of "
+        f"{a['tasks']} task(s) settled, {a['open']} open ({a['asked_for']} more judgment(s) asked for); "
+        f"{a['judgments']} judgment(s) so far, {a['judgments_saved']} saved"
+    )
 
 
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
-def pull_command(
-    project: ProjectOpt,
-    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
-    kind: OptionalKindOpt = None,
-    raw: Optional[Path] = out_file(None, "--raw", help="Also save the raw Label Studio JSON export here."),
-    export: Export = typer.Option("auto", "--export",
-                                  help="plain: one request builds the file; snapshot: built on the server, then "
-                                       "downloaded (large projects); auto: snapshot from 2,000 tasks."),
-    url: UrlOpt = None,
-) -> None:
+@PullOptions.cli()
+def pull_command(opts: PullOptions) -> None:
     from .labelstudio import pull
 
-    rep = pull(project, out, url=url, kind=value(kind), raw_out=raw, export=value(export))
-    echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) by "
-         f"{len(rep.workers)} annotator(s) -> {out} ({rep.export} export)"
-         + (f" ({rep.n_skipped_cancelled} skipped annotation(s) ignored)" if rep.n_skipped_cancelled else ""))
+    out = opts.out
+    rep = pull(opts)
+    echo(
+        f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) by "
+        f"{len(rep.workers)} annotator(s) -> {out} ({rep.export} export)"
+        + (f" ({rep.n_skipped_cancelled} skipped annotation(s) ignored)" if rep.n_skipped_cancelled else "")
+    )
 
 
-@app.command("status", help=f"A project's progress and quality: tasks done / pending per annotator, overlap "
-                             f"reached, agreement so far, time per task, disagreement with the others' majority. "
-                             f"{TOKEN_HELP}")
+@app.command(
+    "status",
+    help=f"A project's progress and quality: tasks done / pending per annotator, overlap "
+    f"reached, agreement so far, time per task, disagreement with the others' majority. "
+    f"{TOKEN_HELP}",
+)
 def status_command(
-    project: Optional[str] = typer.Option(None, "--project", help="Label Studio project title (read live)."),
-    judgments: Optional[Path] = in_file(None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) "
-                                                                  "instead of --project."),
-    tasks: Optional[int] = typer.Option(None, "--tasks", help="Offline: the project's number of tasks."),
-    overlap: Optional[int] = typer.Option(None, "--overlap", help="Annotators wanted per task (default: the "
-                                                                  "project's; offline 1)."),
-    min_others: int = typer.Option(2, "--min-others", help="Other annotators an item needs for the "
-                                                           "leave-one-out majority."),
-    question: Optional[list[str]] = typer.Option(None, "--question", help="Agreement and disagreement on this "
-                                                                          "question only (repeatable; default all)."),
+    project: str | None = typer.Option(None, "--project", help="Label Studio project title (read live)."),
+    judgments: Path | None = in_file(
+        None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) instead of --project."
+    ),
+    tasks: int | None = typer.Option(None, "--tasks", help="Offline: the project's number of tasks."),
+    overlap: int | None = typer.Option(
+        None, "--overlap", help="Annotators wanted per task (default: the project's; offline 1)."
+    ),
+    min_others: int = typer.Option(
+        2, "--min-others", help="Other annotators an item needs for the leave-one-out majority."
+    ),
+    question: list[str] | None = typer.Option(
+        None, "--question", help="Agreement and disagreement on this question only (repeatable; default all)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     url: UrlOpt = None,
 ) -> None:
@@ -260,24 +264,40 @@ def status_command(
     from .status import project_status, status_markdown
 
     if (project is None) == (judgments is None):
-        raise InputError("give either --project (a live Label Studio) or --judgments with --tasks (files).",
-                         fix="e.g. biaskit annotate status --project 'hi pairs v1'.")
+        raise InputError(
+            "give either --project (a live Label Studio) or --judgments with --tasks (files).",
+            fix="e.g. biaskit annotate status --project 'hi pairs v1'.",
+        )
     if project is not None:
         from .labelstudio import project_judgments
 
         got = project_judgments(project, url=url)
-        st = project_status(got.judgments, got.n_tasks, overlap=overlap or got.overlap, min_others=min_others,
-                            questions=question, source=got.url,
-                            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None)
+        st = project_status(
+            got.judgments,
+            got.n_tasks,
+            overlap=overlap or got.overlap,
+            min_others=min_others,
+            questions=question,
+            source=got.url,
+            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None,
+        )
         title = f"'{project}' ({got.url})"
     else:
         from biaskit.readers import read_judgments
 
         if tasks is None:
-            raise InputError("--judgments needs --tasks (the project's number of tasks).",
-                             fix="pass --tasks N (tasks with no answer yet are pending).")
-        st = project_status(read_judgments(judgments), tasks, overlap=overlap or 1, min_others=min_others,
-                            questions=question, source=str(judgments))
+            raise InputError(
+                "--judgments needs --tasks (the project's number of tasks).",
+                fix="pass --tasks N (tasks with no answer yet are pending).",
+            )
+        st = project_status(
+            read_judgments(judgments),
+            tasks,
+            overlap=overlap or 1,
+            min_others=min_others,
+            questions=question,
+            source=str(judgments),
+        )
         title = str(judgments)
     echo(json.dumps(st, ensure_ascii=False, indent=2) if as_json else status_markdown(st, title).rstrip("\n"))
 
@@ -286,7 +306,7 @@ def status_command(
 def guidelines_command(
     kind: KindOpt,
     lang: str = typer.Option("en,hi", "--lang", metavar="LANGS", help="en | hi | en,hi (both, one after the other)."),
-    out: Optional[Path] = out_file(None, "--out", help="Write the Markdown here instead of printing it."),
+    out: Path | None = out_file(None, "--out", help="Write the Markdown here instead of printing it."),
 ) -> None:
     """A kind's annotator guidelines as Markdown (what Label Studio's instructions panel shows), to
     hand to annotators or a vendor. The Hindi text is the team's translation, pending a native
@@ -308,8 +328,8 @@ def import_command(
     export: Path = in_file(..., "--export", help="A Label Studio JSON export (offline)."),
     out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
     kind: OptionalKindOpt = None,
-    config: Optional[Path] = in_file(None, "--config", help="The project's labeling config XML (default: the kind's)."),
-    users: Optional[Path] = in_file(None, "--users", help="CSV id,email to name annotators (else user:<id>)."),
+    config: Path | None = in_file(None, "--config", help="The project's labeling config XML (default: the kind's)."),
+    users: Path | None = in_file(None, "--users", help="CSV id,email to name annotators (else user:<id>)."),
 ) -> None:
     """Turn an exported Label Studio JSON file into validated judgment rows, offline."""
     from .labelstudio import import_export
@@ -322,46 +342,75 @@ def import_command(
 def aggregate_command(
     judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question] (.csv/.jsonl)."),
     out: Path = out_file(..., "--out", help="One row per task and question (.csv/.jsonl)."),
-    min_agree: Optional[int] = typer.Option(None, "--min-agree",
-                                            help="Votes needed to accept (default: a strict majority)."),
+    min_agree: int | None = typer.Option(
+        None, "--min-agree", help="Votes needed to accept (default: a strict majority)."
+    ),
     method: Method = typer.Option("majority", "--method", help="majority, or a crowd-kit model."),
     ties: Ties = typer.Option("flag", "--ties", help="flag (needs_adjudication) | drop | random (seeded)."),
     seed: int = typer.Option(0, "--seed", help="Seed for --ties random."),
-    duplicates: DuplicatesOpt = "error",
-    kind: Optional[Kind] = typer.Option(None, "--kind", help="Map answers the kind's way (translation: slots -> "
-                                                             "candidates) and reject labels that are not its options."),
-    labels: Optional[str] = typer.Option(None, "--labels", help="Comma-separated allowed labels (all questions)."),
+    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
+    kind: Kind | None = typer.Option(
+        None,
+        "--kind",
+        help="Map answers the kind's way (translation: slots -> "
+        "candidates) and reject labels that are not its options.",
+    ),
+    labels: str | None = typer.Option(None, "--labels", help="Comma-separated allowed labels (all questions)."),
 ) -> None:
     """Aggregate judgments by majority vote or crowd-kit models; ties are never resolved silently."""
     from .aggregate import aggregate_file
 
     allowed = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-    rep = aggregate_file(judgments, out, kind=value(kind), method=value(method), min_agree=min_agree,
-                         ties=value(ties), seed=seed, duplicates=value(duplicates), allowed=allowed)
+    rep = aggregate_file(
+        judgments,
+        out,
+        kind=value(kind),
+        method=value(method),
+        min_agree=min_agree,
+        ties=value(ties),
+        seed=seed,
+        duplicates=value(duplicates),
+        allowed=allowed,
+    )
     if rep.n_items == 0 and rep.n_judgments_in == 0:
         echo(f"warning: no judgments in {judgments}; wrote an empty table to {out}")
     sc = rep.status_counts
-    echo(f"{rep.n_items} item(s) -> {out}: {sc['accepted']} accepted, {sc['rejected']} rejected, "
-         f"{sc['needs_adjudication']} need adjudication"
-         + (f"; {rep.n_ties} tie(s)" + (" dropped" if rep.n_dropped_ties else "") if rep.n_ties else "")
-         + (f"; {rep.n_missing_labels} empty label(s) ignored" if rep.n_missing_labels else "")
-         + (f"; {rep.n_text_skipped} text answer(s) not voted on" if rep.n_text_skipped else "")
-         + (f"; {rep.n_duplicates_removed} duplicate answer(s) removed" if rep.n_duplicates_removed else ""))
+    echo(
+        f"{rep.n_items} item(s) -> {out}: {sc['accepted']} accepted, {sc['rejected']} rejected, "
+        f"{sc['needs_adjudication']} need adjudication"
+        + (f"; {rep.n_ties} tie(s)" + (" dropped" if rep.n_dropped_ties else "") if rep.n_ties else "")
+        + (f"; {rep.n_missing_labels} empty label(s) ignored" if rep.n_missing_labels else "")
+        + (f"; {rep.n_text_skipped} text answer(s) not voted on" if rep.n_text_skipped else "")
+        + (f"; {rep.n_duplicates_removed} duplicate answer(s) removed" if rep.n_duplicates_removed else "")
+    )
 
 
 @app.command("agreement")
 def agreement_command(
     judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question, bias_type]."),
-    out: Path = out_dir(..., "--out", owns=AGREEMENT_FILES,
-                        help="Folder for agreement.json, agreement.md, agreement_items.csv (replaced whole)."),
-    data: Optional[Path] = in_file(None, "--data", help="Records giving each task's bias type, target term and "
-                                                        "reference label (per-term and per-bias-type figures)."),
+    out: Path = out_dir(
+        ...,
+        "--out",
+        owns=AGREEMENT_FILES,
+        help="Folder for agreement.json, agreement.md, agreement_items.csv (replaced whole).",
+    ),
+    data: Path | None = in_file(
+        None,
+        "--data",
+        help="Records giving each task's bias type, target term and "
+        "reference label (per-term and per-bias-type figures).",
+    ),
     level: Level = typer.Option("nominal", "--level", help="Krippendorff level of measurement."),
-    min_overlap: int = typer.Option(2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."),
-    duplicates: DuplicatesOpt = "error",
-    min_agree: Optional[int] = typer.Option(
-        None, "--min-agree", help="Votes for the reference label an example needs to be retained in the per-term "
-                                  "tables (default: a strict majority of the usual number of annotators, 3 of 5)."),
+    min_overlap: int = typer.Option(
+        2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."
+    ),
+    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
+    min_agree: int | None = typer.Option(
+        None,
+        "--min-agree",
+        help="Votes for the reference label an example needs to be retained in the per-term "
+        "tables (default: a strict majority of the usual number of annotators, 3 of 5).",
+    ),
 ) -> None:
     """Inter-annotator agreement report (Krippendorff, Fleiss, Cohen, % agreement, retention; per target term and
     bias type as StereoSet reports it)."""
@@ -369,19 +418,31 @@ def agreement_command(
 
     from .agreement import agreement_report
 
-    rep = agreement_report(judgments, out, level=value(level), min_overlap=min_overlap, duplicates=value(duplicates),
-                           data_path=data, min_agree=min_agree, command=command_line())
+    rep = agreement_report(
+        judgments,
+        out,
+        level=value(level),
+        min_overlap=min_overlap,
+        duplicates=value(duplicates),
+        data_path=data,
+        min_agree=min_agree,
+        command=command_line(),
+    )
 
     def f(x):
         return num(x, 3)
 
-    echo(f"Krippendorff's alpha {f(rep['krippendorff_alpha'])}, Fleiss' kappa {f(rep['fleiss_kappa'])}, "
-         f"mean pairwise Cohen's kappa {f(rep['mean_pairwise_cohen_kappa'])}, "
-         f"percent agreement {f(rep['percent_agreement'])} on {rep['n_items']} item(s) -> {out}/agreement.json, "
-         f"{out}/agreement.md")
+    echo(
+        f"Krippendorff's alpha {f(rep['krippendorff_alpha'])}, Fleiss' kappa {f(rep['fleiss_kappa'])}, "
+        f"mean pairwise Cohen's kappa {f(rep['mean_pairwise_cohen_kappa'])}, "
+        f"percent agreement {f(rep['percent_agreement'])} on {rep['n_items']} item(s) -> {out}/agreement.json, "
+        f"{out}/agreement.md"
+    )
     if rep.get("reference_agreement") is not None:
-        echo(f"Agreement with the reference label {f(rep['reference_agreement'])} per example; retained (>= "
-             f"{rep['min_agree']} votes for it) {rep['retained']} of {rep['n_tasks']} ({f(rep['retention_rate'])})")
+        echo(
+            f"Agreement with the reference label {f(rep['reference_agreement'])} per example; retained (>= "
+            f"{rep['min_agree']} votes for it) {rep['retained']} of {rep['n_tasks']} ({f(rep['retention_rate'])})"
+        )
     if rep.get("per_target"):
         echo(f"{len(rep['per_target'])} target term(s) -> {out}/agreement_targets.csv")
 
@@ -391,50 +452,77 @@ def from_stereoset_command(
     data: Path = in_file(..., "--data", help="StereoSet's original dev.json (with the validators' labels)."),
     out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json."),
     other_labels: OtherLabels = typer.Option(
-        "keep", "--other-labels", help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
-                                       "has 'related'): keep them as votes, or drop them."),
-    min_agree: int = typer.Option(3, "--min-agree", help="Validators who must give the writer's label on each "
-                                                         "sentence for a CAT to be retained (StereoSet: 3 of 5)."),
+        "keep",
+        "--other-labels",
+        help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
+        "has 'related'): keep them as votes, or drop them.",
+    ),
+    min_agree: int = typer.Option(
+        3,
+        "--min-agree",
+        help="Validators who must give the writer's label on each "
+        "sentence for a CAT to be retained (StereoSet: 3 of 5).",
+    ),
 ) -> None:
     """StereoSet's released validator labels -> judgments for agreement, aggregate and apply (kind cat)."""
     from .stereoset_labels import from_stereoset
 
     s = from_stereoset(data, out, other_labels=value(other_labels), min_agree=min_agree, command=command_line())
     r = s["retention"]
-    echo(f"{s['n_judgments']} judgments from {s['n_cats']} CATs ({s['n_sentences']} sentences, {s['n_annotators']} "
-         f"validators; {s['n_other_labels']} other label(s), {value(other_labels)}) -> {s['out']}")
-    echo(f"Retained (>= {min_agree} validators gave the writer's label on each sentence): {r['retained']} of "
-         f"{r['n_tasks']} CATs ({r['retention_rate']:.3f}); agreement with the writer's label "
-         f"{r['reference_agreement']:.3f} -> {s['summary_file']}")
+    echo(
+        f"{s['n_judgments']} judgments from {s['n_cats']} CATs ({s['n_sentences']} sentences, {s['n_annotators']} "
+        f"validators; {s['n_other_labels']} other label(s), {value(other_labels)}) -> {s['out']}"
+    )
+    echo(
+        f"Retained (>= {min_agree} validators gave the writer's label on each sentence): {r['retained']} of "
+        f"{r['n_tasks']} CATs ({r['retention_rate']:.3f}); agreement with the writer's label "
+        f"{r['reference_agreement']:.3f} -> {s['summary_file']}"
+    )
     if s["n_duplicate_answers"]:
-        echo(f"{s['n_duplicate_answers']} validator(s) appear twice on a sentence: pass --duplicates first|last to "
-             f"aggregate and agreement.")
+        echo(
+            f"{s['n_duplicate_answers']} validator(s) appear twice on a sentence: pass --duplicates first|last to "
+            f"aggregate and agreement."
+        )
 
 
 @app.command("replay")
 def replay_command(
-    judgments: Path = in_file(..., "--judgments", help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` "
-                                                       "output), replayed per task in file order."),
-    policy: PolicyOpt = "exact",
+    judgments: Path = in_file(
+        ...,
+        "--judgments",
+        help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` output), replayed per task in file order.",
+    ),
+    policy: PolicyOpt = "exact",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
     epsilon: EpsilonOpt = DEFAULT_EPSILON,
     min_judgments: MinJudgmentsOpt = 3,
     max_judgments: MaxJudgmentsOpt = 5,
     kind: OptionalKindOpt = None,
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule's votes to accept (default: the "
-                                                                      "kind's: cat 3 of the writer's label, others "
-                                                                      "a strict majority)."),
-    unit: Unit = typer.Option("task", "--unit", help="task: a judgment answers a whole task (Label Studio); item: "
-                                                     "each deciding question is collected on its own (StereoSet's "
-                                                     "five validators per sentence)."),
-    out: Optional[Path] = out_file(None, "--out", help="Write the report as JSON here."),
+    min_agree: int | None = typer.Option(
+        None,
+        "--min-agree",
+        help="The rule's votes to accept (default: the kind's: cat 3 of the writer's label, others a strict majority).",
+    ),
+    unit: Unit = typer.Option(
+        "task",
+        "--unit",
+        help="task: a judgment answers a whole task (Label Studio); item: "
+        "each deciding question is collected on its own (StereoSet's "
+        "five validators per sentence).",
+    ),
+    out: Path | None = out_file(None, "--out", help="Write the report as JSON here."),
 ) -> None:
     """What adaptive overlap would have saved on recorded judgments: judgments used and saved, decisions that
     differ from full overlap, retention (docs/annotation.md, "Adaptive overlap")."""
     from .adaptive import AdaptiveSettings
     from .replay import replay, replay_markdown
 
-    st = AdaptiveSettings(policy=value(policy), min_judgments=min_judgments, max_judgments=max_judgments,
-                          epsilon=epsilon, min_agree=min_agree)
+    st = AdaptiveSettings(
+        policy=value(policy),
+        min_judgments=min_judgments,
+        max_judgments=max_judgments,
+        epsilon=epsilon,
+        min_agree=min_agree,
+    )
     rep = replay(judgments, st, kind=value(kind), unit=value(unit))
     rep["command"] = command_line()
     echo(replay_markdown(rep))
@@ -451,10 +539,14 @@ def judge_agreement_command(
     llm: Path = in_file(..., "--llm", help="The LLM's judgments (`annotate prelabel --out`)."),
     out: Path = out_dir(..., "--out", owns=JUDGE_FILES, help="Folder for judge.json and judge.md (replaced whole)."),
     kind: OptionalKindOpt = None,
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="The rule deciding a task (default: the "
-                                                                      "kind's), for the precision / coverage curve."),
-    tolerance: float = typer.Option(0.005, "--tolerance", help="How much less precise than one more person the LLM "
-                                                               "may be and still stand in for one."),
+    min_agree: int | None = typer.Option(
+        None, "--min-agree", help="The rule deciding a task (default: the kind's), for the precision / coverage curve."
+    ),
+    tolerance: float = typer.Option(
+        0.005,
+        "--tolerance",
+        help="How much less precise than one more person the LLM may be and still stand in for one.",
+    ),
 ) -> None:
     """The LLM as a measured judge: Cohen's kappa with the people's majority, alpha with and without the LLM,
     confusion table, and the precision / coverage of "accept when the LLM and the first k people agree", per
@@ -464,41 +556,25 @@ def judge_agreement_command(
     rep = judge_agreement(judgments, llm, out, kind=value(kind), min_agree=min_agree, tolerance=tolerance)
     for model, m in rep["models"].items():
         for q, s in m["questions"].items():
-            echo(f"{model} / {q}: {s['items']} item(s), agreement with the people's majority "
-                 f"{s['agreement_with_majority'] if s['agreement_with_majority'] is not None else 'n/a'}, Cohen's "
-                 f"kappa {s['cohen_kappa_vs_majority'] if s['cohen_kappa_vs_majority'] is not None else 'n/a'}, "
-                 f"alpha {s['alpha_people']} -> {s['alpha_people_and_llm']} with the LLM")
+            echo(
+                f"{model} / {q}: {s['items']} item(s), agreement with the people's majority "
+                f"{s['agreement_with_majority'] if s['agreement_with_majority'] is not None else 'n/a'}, Cohen's "
+                f"kappa {s['cohen_kappa_vs_majority'] if s['cohen_kappa_vs_majority'] is not None else 'n/a'}, "
+                f"alpha {s['alpha_people']} -> {s['alpha_people_and_llm']} with the LLM"
+            )
         echo(m["verdict"])
     echo(f"report: {out / 'judge.md'}, {out / 'judge.json'}")
 
 
 @app.command("apply")
-def apply_command(
-    kind: KindOpt,
-    data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    out: Path = out_file(..., "--out", help="Validated records (.jsonl; pairs also .csv)."),
-    aggregated: Optional[Path] = in_file(None, "--aggregated", help="Output of `aggregate` (default: aggregate "
-                                                                         "--judgments here with --method/--min-agree)."),
-    judgments: Optional[Path] = in_file(None, "--judgments",
-                                        help="Pulled judgments (translation: corrections; cat: exact vote counts "
-                                             "and human_labels)."),
-    method: Method = typer.Option("majority", "--method", help="Aggregator when --aggregated is not given."),
-    min_agree: Optional[int] = typer.Option(None, "--min-agree", help="Votes needed to accept (without --aggregated); "
-                                            "cat: validators who must give each sentence its writer's label "
-                                            "(default 3, StereoSet's rule; also with --aggregated)."),
-    direction_policy: Optional[str] = typer.Option(None, "--direction-policy",
-                                                   help="pair: when the crowd's direction differs: annotators | reject."),
-    report_dir: Optional[Path] = out_dir(None, "--report-dir", owns=REPORT_FILES,
-                                        help="translation: folder for the review report (replaced whole)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (also in OUT.summary.json)."),
-) -> None:
+@ApplyOptions.cli()
+def apply_command(opts: ApplyOptions) -> None:
     """Write the validated dataset: accepted items only, labels and agreement attached, provenance kept."""
     from .apply import apply_annotations
 
-    options = {"direction_policy": direction_policy} if direction_policy is not None else {}
     cmd = command_line()
-    res = apply_annotations(value(kind), data, aggregated, out, judgments=judgments, method=value(method),
-                            min_agree=min_agree, report_dir=report_dir, command=cmd, **options)
+    out, as_json = opts.out, opts.as_json
+    res = apply_annotations(opts, command=cmd)
     for w in res.get("warnings", []):
         echo(f"warning: {w}", err=True)
     if as_json:
@@ -506,17 +582,21 @@ def apply_command(
         return
     counts = {k: v for k, v in res.items() if isinstance(v, int) and k not in ("records", "accepted") and v}
     files = [f"{k.removesuffix('_file').replace('_', ' ')}: {v}" for k, v in res.items() if k.endswith("_file")]
-    echo(f"{res.get('accepted', 0)} of {res.get('records', 0)} record(s) accepted -> {res.get('out', out)}"
-         + (f"; {', '.join(f'{k.replace(chr(95), chr(32))} {v}' for k, v in counts.items())}" if counts else "")
-         + (f". Also written: {'; '.join(files)}" if files else "") + ".")
+    echo(
+        f"{res.get('accepted', 0)} of {res.get('records', 0)} record(s) accepted -> {res.get('out', out)}"
+        + (f"; {', '.join(f'{k.replace(chr(95), chr(32))} {v}' for k, v in counts.items())}" if counts else "")
+        + (f". Also written: {'; '.join(files)}" if files else "")
+        + "."
+    )
 
 
 @app.command("report")
 def report_command(
     kind: KindOpt,
     data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    applied: Path = in_file(..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected "
-                                                        "siblings are read too)."),
+    applied: Path = in_file(
+        ..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected siblings are read too)."
+    ),
     out: Path = out_dir(..., "--out", owns=REPORT_FILES, help="Folder for report.json and report.md (replaced whole)."),
 ) -> None:
     """Rebuild a kind's report on applied annotations from the files (translation: engine win rates,

@@ -8,8 +8,9 @@ axis (the tasks' ``bias_type``):
   plurality label), with the plain agreement rate and the **confusion table** (LLM label x majority);
 - **Krippendorff's alpha** of the people alone and with the LLM as one more rater (the same
   :func:`.agreement.metrics` as ``annotate agreement``, on the same items);
-- at the level of the kind's decision (all deciding questions), the **precision / coverage curve** of "accept when the LLM and the first
-  k people agree" (people in the order of the judgments file): for ``k = 0, 1, ...``, the share of items
+- at the level of the kind's decision (all deciding questions), the **precision / coverage curve** of
+  "accept when the LLM and the first k people agree" (people in the order of the judgments file): for ``k = 0, 1, ...``,
+  the share of items
   where the LLM and the first ``k`` people give the same label (coverage) and, of those, the share
   whose decision under the kind's rule with everyone's judgments is the one that label gives
   (precision); next to it the same curve for the first ``k + 1`` people without the LLM. The LLM
@@ -19,10 +20,11 @@ axis (the tasks' ``bias_type``):
 The report ends with a plain verdict; when the LLM is not precise enough at any ``k`` it says that it
 would not save any judgment.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +47,7 @@ def _prep(df, kind, source):
     return prepare(df, duplicates="last", source=source).df
 
 
-def _majority(labels: list[str]) -> Optional[str]:
+def _majority(labels: list[str]) -> str | None:
     from collections import Counter
 
     c = Counter(labels).most_common()
@@ -54,7 +56,7 @@ def _majority(labels: list[str]) -> Optional[str]:
     return c[0][0]
 
 
-def _kappa(a: list[str], b: list[str]) -> Optional[float]:
+def _kappa(a: list[str], b: list[str]) -> float | None:
     """Cohen's kappa of two raters over the same items (:func:`.agreement.pairwise_cohen` on one pair)."""
     import pandas as pd
 
@@ -63,13 +65,19 @@ def _kappa(a: list[str], b: list[str]) -> Optional[float]:
     if len(a) < 2:
         return None
     n = len(a)
-    df = pd.DataFrame({"task": [str(i) for i in range(n)] * 2, "question": "q", "worker": ["a"] * n + ["b"] * n,
-                       "label": list(a) + list(b)})
+    df = pd.DataFrame(
+        {
+            "task": [str(i) for i in range(n)] * 2,
+            "question": "q",
+            "worker": ["a"] * n + ["b"] * n,
+            "label": list(a) + list(b),
+        }
+    )
     k = pairwise_cohen(df, min_overlap=2)["mean_pairwise_cohen_kappa"]
     return None if k is None or np.isnan(k) else round(float(k), 4)
 
 
-def _alpha(rows: list[tuple]) -> Optional[float]:
+def _alpha(rows: list[tuple]) -> float | None:
     import pandas as pd
 
     from .agreement import metrics
@@ -91,17 +99,21 @@ def _section(items: list[dict]) -> dict[str, Any]:
     maj = [(it, _majority(it["people"])) for it in items]
     with_maj = [(it["llm"], m) for it, m in maj if m is not None]
     llm_l, maj_l = [x for x, _ in with_maj], [m for _, m in with_maj]
-    out: dict[str, Any] = {"items": len(items), "items_with_majority": len(with_maj),
-                           "people_per_item": round(float(np.mean([len(it["people"]) for it in items])), 3)
-                           if items else None,
-                           "agreement_with_majority": round(float(np.mean([a == b for a, b in with_maj])), 4)
-                           if with_maj else None,
-                           "cohen_kappa_vs_majority": _kappa(llm_l, maj_l)}
+    out: dict[str, Any] = {
+        "items": len(items),
+        "items_with_majority": len(with_maj),
+        "people_per_item": round(float(np.mean([len(it["people"]) for it in items])), 3) if items else None,
+        "agreement_with_majority": round(float(np.mean([a == b for a, b in with_maj])), 4) if with_maj else None,
+        "cohen_kappa_vs_majority": _kappa(llm_l, maj_l),
+    }
     if with_maj:
         ct = pd.crosstab(pd.Series(llm_l, name="llm"), pd.Series(maj_l, name="majority"))
         out["confusion"] = {str(r): {str(c): int(ct.loc[r, c]) for c in ct.columns} for r in ct.index}
-    people_rows = [(it["task"], "q", f"p{i}:{w}", lab) for it in items for i, (w, lab) in
-                   enumerate(zip(it["workers"], it["people"]))]
+    people_rows = [
+        (it["task"], "q", f"p{i}:{w}", lab)
+        for it in items
+        for i, (w, lab) in enumerate(zip(it["workers"], it["people"], strict=False))
+    ]
     llm_rows = [(it["task"], "q", "llm", it["llm"]) for it in items]
     out["alpha_people"] = _alpha(people_rows)
     out["alpha_people_and_llm"] = _alpha(people_rows + llm_rows)
@@ -113,7 +125,7 @@ def _task_curve(tasks: list[dict], kind, rules, tolerance: float) -> dict[str, A
     people: {q: [labels in order]}}`` with every deciding question answered by the LLM)."""
     qs = list(rules)
     max_k = max((min(len(t["people"][q]) for q in qs) for t in tasks), default=0)
-    curve = []
+    curve: list[dict[str, Any]] = []
     for k in range(0, max_k + 1):
         n_k = fired = fired_h = correct = correct_h = saved = 0
         for t in tasks:
@@ -127,22 +139,35 @@ def _task_curve(tasks: list[dict], kind, rules, tolerance: float) -> dict[str, A
                 fired += 1
                 correct += kind.task_outcome({q: rules[q].outcome({t["llm"][q]: n + 1}) for q in qs}) == full
                 saved += n - k
-            if n >= k + 1 and all(len(set(ppl[q][:k + 1])) == 1 for q in qs):
+            if n >= k + 1 and all(len(set(ppl[q][: k + 1])) == 1 for q in qs):
                 fired_h += 1
                 correct_h += kind.task_outcome({q: rules[q].outcome({ppl[q][0]: n + 1}) for q in qs}) == full
-        curve.append({"k": k, "tasks": n_k,
-                      "llm_and_k_people": {"coverage": round(fired / n_k, 4) if n_k else None,
-                                           "precision": round(correct / fired, 4) if fired else None,
-                                           "judgments_saved": saved},
-                      "k_plus_1_people": {"coverage": round(fired_h / n_k, 4) if n_k else None,
-                                          "precision": round(correct_h / fired_h, 4) if fired_h else None}})
+        curve.append(
+            {
+                "k": k,
+                "tasks": n_k,
+                "llm_and_k_people": {
+                    "coverage": round(fired / n_k, 4) if n_k else None,
+                    "precision": round(correct / fired, 4) if fired else None,
+                    "judgments_saved": saved,
+                },
+                "k_plus_1_people": {
+                    "coverage": round(fired_h / n_k, 4) if n_k else None,
+                    "precision": round(correct_h / fired_h, 4) if fired_h else None,
+                },
+            }
+        )
     # the LLM stands in for one person at k when "LLM + k people agree" decides as many tasks as "k + 1 people
     # agree" and as rightly (within the tolerance): every task it decides then costs one judgment less
-    stand_in = [c["k"] for c in curve if c["llm_and_k_people"]["precision"] is not None
-                and c["k_plus_1_people"]["precision"] is not None
-                and c["llm_and_k_people"]["precision"] >= c["k_plus_1_people"]["precision"] - tolerance
-                and c["llm_and_k_people"]["coverage"] >= c["k_plus_1_people"]["coverage"] - tolerance
-                and c["llm_and_k_people"]["judgments_saved"] > 0]
+    stand_in = [
+        c["k"]
+        for c in curve
+        if c["llm_and_k_people"]["precision"] is not None
+        and c["k_plus_1_people"]["precision"] is not None
+        and c["llm_and_k_people"]["precision"] >= c["k_plus_1_people"]["precision"] - tolerance
+        and c["llm_and_k_people"]["coverage"] >= c["k_plus_1_people"]["coverage"] - tolerance
+        and c["llm_and_k_people"]["judgments_saved"] > 0
+    ]
     return {"questions": qs, "tasks": len(tasks), "curve": curve, "stands_in_at_k": stand_in}
 
 
@@ -153,8 +178,16 @@ def _counts(labels) -> dict[str, int]:
     return out
 
 
-def judge_report(judgments, llm, *, kind: Optional[str] = None, min_agree: Optional[int] = None,
-                 tolerance: float = 0.005, source: Optional[str] = None, llm_source: Optional[str] = None) -> dict:
+def judge_report(
+    judgments,
+    llm,
+    *,
+    kind: str | None = None,
+    min_agree: int | None = None,
+    tolerance: float = 0.005,
+    source: str | None = None,
+    llm_source: str | None = None,
+) -> dict:
     """The report (a JSON-able dict) comparing the LLM's judgments ``llm`` with the people's ``judgments``."""
     from biaskit.readers import read_judgments
 
@@ -165,83 +198,132 @@ def judge_report(judgments, llm, *, kind: Optional[str] = None, min_agree: Optio
     m = read_judgments(llm)
     for df, src, what in ((h, source, "people's judgments"), (m, llm_source, "LLM judgments")):
         if not len(df):
-            raise InputError(f"no {what} in the file.", path=src,
-                             fix="pass `annotate pull` output as --judgments and `annotate prelabel` output as --llm.")
+            raise InputError(
+                f"no {what} in the file.",
+                path=src,
+                fix="pass `annotate pull` output as --judgments and `annotate prelabel` output as --llm.",
+            )
     k = get_kind(kind or _infer_kind(m if "kind" in m.columns else h, llm_source))
     hp, mp = _prep(h, k, source), _prep(m, k, llm_source)
     llm_workers = sorted(mp["worker"].unique())
     overlap = set(hp["worker"]) & set(llm_workers)
     if overlap:
-        raise InputError(f"the LLM's rater id '{sorted(overlap)[0]}' is also among the people's.", path=llm_source,
-                         fix="pass the people's judgments (`annotate pull`) as --judgments and the LLM's "
-                             "(`annotate prelabel`) as --llm.")
-    bias = {}
+        raise InputError(
+            f"the LLM's rater id '{sorted(overlap)[0]}' is also among the people's.",
+            path=llm_source,
+            fix="pass the people's judgments (`annotate pull`) as --judgments and the LLM's "
+            "(`annotate prelabel`) as --llm.",
+        )
+    bias: dict[str, str] = {}
     for df in (h, m):
         if "bias_type" in df.columns:
-            for t, b in zip(df["task"].astype(str), df["bias_type"]):
+            for t, b in zip(df["task"].astype(str), df["bias_type"], strict=False):
                 if b is not None and not (isinstance(b, float) and b != b):
                     bias.setdefault(t, str(b))
     rules = k.decision_rules(min_agree)
     choice_qs = [q.name for q in k.questions if q.type == "choice"]
     people: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for t, q, w, lab in zip(hp["task"], hp["question"], hp["worker"], hp["label"]):
+    for t, q, w, lab in zip(hp["task"], hp["question"], hp["worker"], hp["label"], strict=False):
         people.setdefault((t, q), []).append((w, lab))
-    report: dict[str, Any] = {"kind": k.name, "min_agree": min_agree, "tolerance": tolerance, "models": {},
-                              "people": int(hp["worker"].nunique()), "source": source, "llm_source": llm_source}
+    report: dict[str, Any] = {
+        "kind": k.name,
+        "min_agree": min_agree,
+        "tolerance": tolerance,
+        "models": {},
+        "people": int(hp["worker"].nunique()),
+        "source": source,
+        "llm_source": llm_source,
+    }
     for w in llm_workers:
         sub = mp[mp["worker"] == w]
-        answered = {(t, q): lab for t, q, lab in zip(sub["task"], sub["question"], sub["label"])}
+        answered = {(t, q): lab for t, q, lab in zip(sub["task"], sub["question"], sub["label"], strict=False)}
         qs = [q for q in list(rules) + choice_qs if q in set(sub["question"])]
         qs = list(dict.fromkeys(qs))
         per_q: dict[str, Any] = {}
         for q in qs:
-            items = [{"task": t, "llm": lab, "people": [x for _, x in people[(t, q)]],
-                      "workers": [y for y, _ in people[(t, q)]], "bias_type": bias.get(t)}
-                     for (t, qq), lab in answered.items() if qq == q and (t, q) in people]
+            items = [
+                {
+                    "task": t,
+                    "llm": lab,
+                    "people": [x for _, x in people[(t, q)]],
+                    "workers": [y for y, _ in people[(t, q)]],
+                    "bias_type": bias.get(t),
+                }
+                for (t, qq), lab in answered.items()
+                if qq == q and (t, q) in people
+            ]
             if not items:
                 continue
             sec = _section(items)
-            sec["per_axis"] = {b: _section([it for it in items if it["bias_type"] == b])
-                               for b in sorted({it["bias_type"] for it in items if it["bias_type"]})}
+            sec["per_axis"] = {
+                b: _section([it for it in items if it["bias_type"] == b])
+                for b in sorted({it["bias_type"] for it in items if it["bias_type"]})
+            }
             per_q[q] = sec
         decided = []
         for t in sorted({t for t, _ in answered}):
             if all((t, q) in answered and people.get((t, q)) for q in rules):
-                decided.append({"task": t, "llm": {q: answered[(t, q)] for q in rules},
-                                "people": {q: [x for _, x in people[(t, q)]] for q in rules}})
+                decided.append(
+                    {
+                        "task": t,
+                        "llm": {q: answered[(t, q)] for q in rules},
+                        "people": {q: [x for _, x in people[(t, q)]] for q in rules},
+                    }
+                )
         curve = _task_curve(decided, k, rules, tolerance) if decided else None
-        report["models"][str(w).removeprefix("llm:")] = {"questions": per_q, "decision": curve,
-                                                          "verdict": _verdict(per_q, curve, rules)}
+        report["models"][str(w).removeprefix("llm:")] = {
+            "questions": per_q,
+            "decision": curve,
+            "verdict": _verdict(per_q, curve, rules),
+        }
     if not any(v["questions"] for v in report["models"].values()):
-        raise InputError("the LLM and the people answered no question of the same task.", path=llm_source,
-                         fix="pre-label the records that were pushed (the same file and --shuffle-seed as the push).")
+        raise InputError(
+            "the LLM and the people answered no question of the same task.",
+            path=llm_source,
+            fix="pre-label the records that were pushed (the same file and --shuffle-seed as the push).",
+        )
     return report
 
 
-def _verdict(per_q: dict[str, Any], curve: Optional[dict[str, Any]], rules) -> str:
-    kappas = ", ".join(f"'{q}' {per_q[q]['cohen_kappa_vs_majority']:.2f}" for q in per_q
-                       if q in rules and per_q[q].get("cohen_kappa_vs_majority") is not None)
+def _verdict(per_q: dict[str, Any], curve: dict[str, Any] | None, rules) -> str:
+    kappas = ", ".join(
+        f"'{q}' {per_q[q]['cohen_kappa_vs_majority']:.2f}"
+        for q in per_q
+        if q in rules and per_q[q].get("cohen_kappa_vs_majority") is not None
+    )
     kap = f" (Cohen's kappa with the people's majority: {kappas})" if kappas else ""
     if not curve:
-        return ("The LLM is not good enough to save any human judgment here: it did not answer every question "
-                "that decides a task" + kap + ".")
+        return (
+            "The LLM is not good enough to save any human judgment here: it did not answer every question "
+            "that decides a task" + kap + "."
+        )
     ks = curve["stands_in_at_k"]
     what = "decision" if len(curve["questions"]) == 1 else "decision (all of " + ", ".join(curve["questions"]) + ")"
     if not ks:
-        return (f"The LLM is not good enough to save any human judgment here: at every k, accepting a task's {what} "
-                f"when the LLM and the first k people agree is less precise, or decides fewer tasks, than asking one "
-                f"more person" + kap + ".")
+        return (
+            f"The LLM is not good enough to save any human judgment here: at every k, accepting a task's {what} "
+            f"when the LLM and the first k people agree is less precise, or decides fewer tasks, than asking one "
+            f"more person" + kap + "."
+        )
     k0 = ks[0]
     c = next(c for c in curve["curve"] if c["k"] == k0)
-    mine = "the LLM's answer alone" if k0 == 0 else ("the LLM's answer when the first person agrees with it"
-                                                     if k0 == 1 else
-                                                     f"the LLM's answer when the first {k0} people agree with it")
-    few = (f" -- but on {curve['tasks']} tasks only, too few to rely on" if curve["tasks"] < MIN_ITEMS else "")
-    return (f"The LLM can stand in for one person at k = {k0}: accepting {mine} gives the task's {what} as precisely "
-            f"as {_people(k0 + 1)} agreeing ({c['llm_and_k_people']['precision']:.3f} vs "
-            f"{c['k_plus_1_people']['precision']:.3f}) on as many tasks ({c['llm_and_k_people']['coverage']:.1%} vs "
-            f"{c['k_plus_1_people']['coverage']:.1%}), one judgment less on each; against full overlap that "
-            f"saves {c['llm_and_k_people']['judgments_saved']} judgment(s)" + kap + few + ".")
+    mine = (
+        "the LLM's answer alone"
+        if k0 == 0
+        else (
+            "the LLM's answer when the first person agrees with it"
+            if k0 == 1
+            else f"the LLM's answer when the first {k0} people agree with it"
+        )
+    )
+    few = f" -- but on {curve['tasks']} tasks only, too few to rely on" if curve["tasks"] < MIN_ITEMS else ""
+    return (
+        f"The LLM can stand in for one person at k = {k0}: accepting {mine} gives the task's {what} as precisely "
+        f"as {_people(k0 + 1)} agreeing ({c['llm_and_k_people']['precision']:.3f} vs "
+        f"{c['k_plus_1_people']['precision']:.3f}) on as many tasks ({c['llm_and_k_people']['coverage']:.1%} vs "
+        f"{c['k_plus_1_people']['coverage']:.1%}), one judgment less on each; against full overlap that "
+        f"saves {c['llm_and_k_people']['judgments_saved']} judgment(s)" + kap + few + "."
+    )
 
 
 def _people(n: int) -> str:
@@ -252,36 +334,84 @@ def judge_markdown(rep: dict[str, Any]) -> str:
     def f(x, nd=3):
         return num(x, nd)
 
-    lines = [f"# The LLM as a judge: kind `{rep['kind']}`", "",
-             f"People's judgments: {rep['source'] or '(table)'}; LLM judgments: {rep['llm_source'] or '(table)'}.", ""]
+    lines = [
+        f"# The LLM as a judge: kind `{rep['kind']}`",
+        "",
+        f"People's judgments: {rep['source'] or '(table)'}; LLM judgments: {rep['llm_source'] or '(table)'}.",
+        "",
+    ]
     for model, m in rep["models"].items():
         lines += [f"## {model}", "", f"**Verdict.** {m['verdict']}", ""]
         d = m.get("decision")
         if d:
-            lines += [f"Accept a task's decision ({', '.join(d['questions'])}) when the LLM and the first k people "
-                      f"agree, on {d['tasks']} tasks; precision = the decision everyone's judgments give:", "",
-                      md_table(["k", "LLM + first k people: coverage", "precision", "judgments saved",
-                                "first k+1 people: coverage", "precision"],
-                               [[c["k"], f(c["llm_and_k_people"]["coverage"]), f(c["llm_and_k_people"]["precision"]),
-                                 c["llm_and_k_people"]["judgments_saved"], f(c["k_plus_1_people"]["coverage"]),
-                                 f(c["k_plus_1_people"]["precision"])] for c in d["curve"]], align="rrrrrr"), ""]
+            lines += [
+                f"Accept a task's decision ({', '.join(d['questions'])}) when the LLM and the first k people "
+                f"agree, on {d['tasks']} tasks; precision = the decision everyone's judgments give:",
+                "",
+                md_table(
+                    [
+                        "k",
+                        "LLM + first k people: coverage",
+                        "precision",
+                        "judgments saved",
+                        "first k+1 people: coverage",
+                        "precision",
+                    ],
+                    [
+                        [
+                            c["k"],
+                            f(c["llm_and_k_people"]["coverage"]),
+                            f(c["llm_and_k_people"]["precision"]),
+                            c["llm_and_k_people"]["judgments_saved"],
+                            f(c["k_plus_1_people"]["coverage"]),
+                            f(c["k_plus_1_people"]["precision"]),
+                        ]
+                        for c in d["curve"]
+                    ],
+                    align="rrrrrr",
+                ),
+                "",
+            ]
         for q, s in m["questions"].items():
-            lines += [f"### Question `{q}`", "",
-                      f"{s['items']} items ({s['items_with_majority']} with a unique majority of the people; "
-                      f"{f(s['people_per_item'], 2)} people per item). Agreement with the people's majority "
-                      f"{f(s['agreement_with_majority'])}, Cohen's kappa {f(s['cohen_kappa_vs_majority'])}; "
-                      f"Krippendorff's alpha {f(s['alpha_people'])} for the people, {f(s['alpha_people_and_llm'])} "
-                      f"with the LLM as one more rater.", ""]
+            lines += [
+                f"### Question `{q}`",
+                "",
+                f"{s['items']} items ({s['items_with_majority']} with a unique majority of the people; "
+                f"{f(s['people_per_item'], 2)} people per item). Agreement with the people's majority "
+                f"{f(s['agreement_with_majority'])}, Cohen's kappa {f(s['cohen_kappa_vs_majority'])}; "
+                f"Krippendorff's alpha {f(s['alpha_people'])} for the people, {f(s['alpha_people_and_llm'])} "
+                f"with the LLM as one more rater.",
+                "",
+            ]
             if s.get("confusion"):
                 cols = sorted({c for r in s["confusion"].values() for c in r})
-                lines += [md_table(["LLM \\ majority", *cols],
-                                   [[r, *(row.get(c, 0) for c in cols)] for r, row in s["confusion"].items()],
-                                   align="l" + "r" * len(cols)), ""]
+                lines += [
+                    md_table(
+                        ["LLM \\ majority", *cols],
+                        [[r, *(row.get(c, 0) for c in cols)] for r, row in s["confusion"].items()],
+                        align="l" + "r" * len(cols),
+                    ),
+                    "",
+                ]
             if s.get("per_axis"):
-                lines += [md_table(["axis", "items", "agreement", "kappa", "alpha people", "alpha + LLM"],
-                                   [[b, a["items"], f(a["agreement_with_majority"]), f(a["cohen_kappa_vs_majority"]),
-                                     f(a["alpha_people"]), f(a["alpha_people_and_llm"])]
-                                    for b, a in s["per_axis"].items()], align="lrrrrr"), ""]
+                lines += [
+                    md_table(
+                        ["axis", "items", "agreement", "kappa", "alpha people", "alpha + LLM"],
+                        [
+                            [
+                                b,
+                                a["items"],
+                                f(a["agreement_with_majority"]),
+                                f(a["cohen_kappa_vs_majority"]),
+                                f(a["alpha_people"]),
+                                f(a["alpha_people_and_llm"]),
+                            ]
+                            for b, a in s["per_axis"].items()
+                        ],
+                        align="lrrrrr",
+                    ),
+                    "",
+                ]
 
     return "\n".join(lines) + "\n"
 

@@ -20,29 +20,46 @@
 URL and token come from the arguments or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``. The
 token is only handed to the SDK client: it is never printed, logged or written by biaskit.
 """
+
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
 
 from .adaptive import AdaptiveSettings
+from .choices import EXPORT_MODES
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
 
-JUDGMENT_OUT_COLUMNS = ["task", "worker", "label", "question", "qtype", "comment", "lead_time", "created_at",
-                        "updated_at", "kind", "bias_type", "ls_task", "ls_annotation"]
+JUDGMENT_OUT_COLUMNS = [
+    "task",
+    "worker",
+    "label",
+    "question",
+    "qtype",
+    "comment",
+    "lead_time",
+    "created_at",
+    "updated_at",
+    "kind",
+    "bias_type",
+    "ls_task",
+    "ls_annotation",
+]
 
 
 class LabelStudioError(BiaskitError):
     """Label Studio could not be reached, rejected the token, or refused a request."""
 
 
-def connect(url: Optional[str] = None, token: Optional[str] = None):
+def connect(url: str | None = None, token: str | None = None):
     """An authenticated SDK client; checks the server and the token with one request."""
     require("label_studio_sdk", "annotation", "talking to Label Studio")
     from label_studio_sdk import LabelStudio
@@ -50,11 +67,16 @@ def connect(url: Optional[str] = None, token: Optional[str] = None):
     url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
     token = token or os.environ.get("LABEL_STUDIO_API_KEY")
     if not url:
-        raise LabelStudioError("no Label Studio URL. Fix: pass --url or set LABEL_STUDIO_URL "
-                               "(`biaskit annotate serve` prints one).")
+        from biaskit.options import tell
+
+        raise LabelStudioError(
+            f"no Label Studio URL. Fix: {tell('url')} or set LABEL_STUDIO_URL (`biaskit annotate serve` prints one)."
+        )
     if not token:
-        raise LabelStudioError("no Label Studio API token. Fix: set LABEL_STUDIO_API_KEY "
-                               "(Label Studio > Account & Settings > Access Token).")
+        raise LabelStudioError(
+            "no Label Studio API token. Fix: set LABEL_STUDIO_API_KEY "
+            "(Label Studio > Account & Settings > Access Token)."
+        )
     client = LabelStudio(base_url=url, api_key=token, timeout=120)
     _call(url, lambda: client.users.whoami())
     client._biaskit_url = url  # type: ignore[attr-defined]
@@ -64,25 +86,32 @@ def connect(url: Optional[str] = None, token: Optional[str] = None):
 def _call(url: str, fn: Callable[[], Any], what: str = "request") -> Any:
     """Run one SDK call, turning transport and HTTP errors into one-line messages (no token in them)."""
     import httpx
-
     from label_studio_sdk.core.api_error import ApiError
 
     try:
         return fn()
     except httpx.TimeoutException as exc:
-        raise LabelStudioError(f"Label Studio at {url} did not answer the {what} in time ({type(exc).__name__}). "
-                               "Fix: check the server's load and log; large projects: `pull --export snapshot`, "
-                               "smaller `push --chunk-size`.") from None
+        raise LabelStudioError(
+            f"Label Studio at {url} did not answer the {what} in time ({type(exc).__name__}). "
+            "Fix: check the server's load and log; large projects: `pull --export snapshot`, "
+            "smaller `push --chunk-size`."
+        ) from None
     except httpx.TransportError as exc:
-        raise LabelStudioError(f"cannot reach Label Studio at {url} ({type(exc).__name__}). "
-                               "Fix: check the URL and that the server runs (`biaskit annotate serve`).") from None
+        raise LabelStudioError(
+            f"cannot reach Label Studio at {url} ({type(exc).__name__}). "
+            "Fix: check the URL and that the server runs (`biaskit annotate serve`)."
+        ) from None
     except ApiError as exc:
         if exc.status_code in (401, 403):
-            raise LabelStudioError(f"Label Studio at {url} rejected the API token (HTTP {exc.status_code}). "
-                                   "Fix: set LABEL_STUDIO_API_KEY to a valid (legacy) access token.") from None
+            raise LabelStudioError(
+                f"Label Studio at {url} rejected the API token (HTTP {exc.status_code}). "
+                "Fix: set LABEL_STUDIO_API_KEY to a valid (legacy) access token."
+            ) from None
         body = exc.body if isinstance(exc.body, (str, dict, list)) else str(exc.body)
-        raise LabelStudioError(f"Label Studio {what} failed (HTTP {exc.status_code}): "
-                               f"{json.dumps(body)[:500] if not isinstance(body, str) else body[:500]}") from None
+        raise LabelStudioError(
+            f"Label Studio {what} failed (HTTP {exc.status_code}): "
+            f"{json.dumps(body)[:500] if not isinstance(body, str) else body[:500]}"
+        ) from None
 
 
 def _url(client) -> str:
@@ -91,11 +120,12 @@ def _url(client) -> str:
 
 def find_project(client, title: str):
     """The project with exactly this title (None if absent; an error if several share it)."""
-    found = [p for p in _call(_url(client), lambda: list(client.projects.list(title=title)))
-             if p.title == title]
+    found = [p for p in _call(_url(client), lambda: list(client.projects.list(title=title))) if p.title == title]
     if len(found) > 1:
-        raise LabelStudioError(f"{len(found)} Label Studio projects are titled '{title}' "
-                               f"(ids {', '.join(str(p.id) for p in found)}). Fix: rename all but one.")
+        raise LabelStudioError(
+            f"{len(found)} Label Studio projects are titled '{title}' "
+            f"(ids {', '.join(str(p.id) for p in found)}). Fix: rename all but one."
+        )
     return found[0] if found else None
 
 
@@ -104,22 +134,33 @@ class TaskRow:
     """One Label Studio task as a push sees it."""
 
     id: int
-    biaskit_id: Optional[str]
+    biaskit_id: str | None
     n_annotations: int  # submitted + skipped
     overlap: int = 1  # annotators the task is served to (adaptive overlap raises it per task)
-    meta: Optional[dict] = None  # the task's meta (adaptive overlap keeps its state there)
+    meta: dict | None = None  # the task's meta (adaptive overlap keeps its state there)
 
 
 def list_tasks(client, project_id: int) -> list[TaskRow]:
     """Every task of the project: id, biaskit id, annotation count, overlap and meta (1,000 per request)."""
+
     def _list():
         out = []
-        for t in client.tasks.list(project=project_id, fields="task_only", page_size=1000,
-                                   include="id,data,total_annotations,cancelled_annotations,overlap,meta"):
+        for t in client.tasks.list(
+            project=project_id,
+            fields="task_only",
+            page_size=1000,
+            include="id,data,total_annotations,cancelled_annotations,overlap,meta",
+        ):
             bid = (t.data or {}).get("biaskit_id")
-            out.append(TaskRow(t.id, None if bid is None else str(bid),
-                               int(t.total_annotations or 0) + int(t.cancelled_annotations or 0),
-                               int(getattr(t, "overlap", None) or 1), dict(getattr(t, "meta", None) or {})))
+            out.append(
+                TaskRow(
+                    t.id,
+                    None if bid is None else str(bid),
+                    int(t.total_annotations or 0) + int(t.cancelled_annotations or 0),
+                    int(getattr(t, "overlap", None) or 1),
+                    dict(getattr(t, "meta", None) or {}),
+                )
+            )
         return out
 
     return _call(_url(client), _list, "task listing")
@@ -164,14 +205,27 @@ def remove_duplicate_tasks(client, project_id: int, rows: list[TaskRow]) -> tupl
         doomed += [r.id for r in copies if r not in keep]
     u = _url(client)
     # the server re-checks at deletion time: a copy annotated (or skipped) since the listing is kept
-    unannotated = {"conjunction": "and", "items": [
-        {"filter": "filter:tasks:total_annotations", "operator": "equal", "type": "Number", "value": 0},
-        {"filter": "filter:tasks:cancelled_annotations", "operator": "equal", "type": "Number", "value": 0}]}
+    unannotated = {
+        "conjunction": "and",
+        "items": [
+            {"filter": "filter:tasks:total_annotations", "operator": "equal", "type": "Number", "value": 0},
+            {"filter": "filter:tasks:cancelled_annotations", "operator": "equal", "type": "Number", "value": 0},
+        ],
+    }
     before = project_task_count(client, project_id) if doomed else 0
     for start in range(0, len(doomed), 1000):
-        ids = doomed[start:start + 1000]
-        _call(u, lambda: client.actions.create(id="delete_tasks", project=project_id, filters=unannotated,
-                                               selected_items={"all": False, "included": ids}), "task deletion")
+        ids = doomed[start : start + 1000]
+        _call(
+            u,
+            functools.partial(
+                client.actions.create,
+                id="delete_tasks",
+                project=project_id,
+                filters=unannotated,
+                selected_items={"all": False, "included": ids},
+            ),
+            "task deletion",
+        )
     confirmed = doomed
     if doomed and project_task_count(client, project_id) != before - len(doomed):  # some were kept
         left = {r.id for r in list_tasks(client, project_id)}
@@ -201,8 +255,8 @@ class PushReport:
     url: str = ""
     duplicate_tasks_removed: int = 0  # copies left by an interrupted push, deleted
     duplicate_tasks_annotated: list[str] = field(default_factory=list)  # copies with annotations: kept
-    predictions_shown: Optional[bool] = None  # the project's "use predictions to pre-label" (None: untouched)
-    adaptive: Optional[dict] = None  # adaptive overlap: the round run after the import (advance's summary)
+    predictions_shown: bool | None = None  # the project's "use predictions to pre-label" (None: untouched)
+    adaptive: dict | None = None  # adaptive overlap: the round run after the import (advance's summary)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -215,8 +269,11 @@ def read_predictions(path: str | Path) -> dict[str, list[dict]]:
     df = read_table(path)
     missing = [c for c in ("task", "question", "label") if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}.", path=path,
-                         fix="predictions use the judgment format: task, question, label [, model, score].")
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}.",
+            path=path,
+            fix="predictions use the judgment format: task, question, label [, model, score].",
+        )
     out: dict[str, list[dict]] = {}
     for i, rec in enumerate(df.to_dict(orient="records"), start=1):
         if rec["label"] is None or (isinstance(rec["label"], float) and rec["label"] != rec["label"]):
@@ -225,8 +282,9 @@ def read_predictions(path: str | Path) -> dict[str, list[dict]]:
     return out
 
 
-def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: ParsedConfig,
-                        path: Optional[str]) -> list[dict]:
+def _prediction_payload(
+    kind: TaskKind, data: dict, rows: list[dict], allowed: ParsedConfig, path: str | None
+) -> list[dict]:
     by_model: dict[str, dict] = {}
     for r in rows:
         res = kind.prediction_result(data, str(r["question"]), str(r["label"]))
@@ -234,9 +292,13 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
             tag, labels, _ = allowed.controls[item["from_name"]]
             for v in item["value"].get("choices", []):
                 if labels and v not in labels:
-                    raise InputError(f"prediction label '{v}' is not an option of '{r['question']}' "
-                                     f"(options: {', '.join(labels)}).", path=path, row=r["_row"], column="label",
-                                     fix="use one of the options of the labeling config.")
+                    raise InputError(
+                        f"prediction label '{v}' is not an option of '{r['question']}' (options: {', '.join(labels)}).",
+                        path=path,
+                        row=r["_row"],
+                        column="label",
+                        fix="use one of the options of the labeling config.",
+                    )
         model = str(r.get("model") or "biaskit-prediction")
         p = by_model.setdefault(model, {"model_version": model, "result": []})
         p["result"].extend(res)
@@ -246,9 +308,17 @@ def _prediction_payload(kind: TaskKind, data: dict, rows: list[dict], allowed: P
     return list(by_model.values())
 
 
-def _predictions_for_existing(client, project_id: int, k: TaskKind, records: list, seed: int,
-                              preds: dict[str, list[dict]], have: dict[str, int], allowed: ParsedConfig,
-                              source: Optional[str]) -> int:
+def _predictions_for_existing(
+    client,
+    project_id: int,
+    k: TaskKind,
+    records: list,
+    seed: int,
+    preds: dict[str, list[dict]],
+    have: dict[str, int],
+    allowed: ParsedConfig,
+    source: str | None,
+) -> int:
     """Predictions for tasks already in the project (a pre-label run after the push): imported for each
     task that has none of that ``model_version`` yet (a re-run adds nothing)."""
     from label_studio_sdk import PredictionRequest
@@ -257,27 +327,47 @@ def _predictions_for_existing(client, project_id: int, k: TaskKind, records: lis
     todo = [(have[k.record_id(r)], r) for r in records if k.record_id(r) in preds and k.record_id(r) in have]
     if not todo:
         return 0
-    there = {(int(p.task), str(p.model_version)) for p in
-             _call(u, lambda: client.predictions.list(project=project_id), "prediction listing") if p.task is not None}
+    there = {
+        (int(p.task), str(p.model_version))
+        for p in _call(u, lambda: client.predictions.list(project=project_id), "prediction listing")
+        if p.task is not None
+    }
     req = []
     for tid, rec in todo:
         for p in _prediction_payload(k, k.task(rec, seed)["data"], preds[k.record_id(rec)], allowed, source):
             if (tid, p["model_version"]) not in there:
-                req.append(PredictionRequest(task=tid, result=p["result"], model_version=p["model_version"],
-                                             score=p.get("score")))
+                req.append(
+                    PredictionRequest(
+                        task=tid, result=p["result"], model_version=p["model_version"], score=p.get("score")
+                    )
+                )
     for start in range(0, len(req), 1000):
-        chunk = req[start:start + 1000]
-        _call(u, lambda: client.projects.import_predictions(project_id, request=chunk), "prediction import")
+        chunk = req[start : start + 1000]
+        _call(u, functools.partial(client.projects.import_predictions, project_id, request=chunk), "prediction import")
     return len(req)
 
 
-def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] = None, token: Optional[str] = None,
-         overlap: Optional[int] = None, seed: int = 0, chunk_size: int = 1000,
-         predictions: Optional[str | Path] = None, description: str = "", skip_invalid: bool = False,
-         progress: Optional[Callable[[int, int], None]] = None, show_progress: bool = True,
-         guidelines: Optional[str | Sequence[str]] = None, adaptive: Optional[AdaptiveSettings] = None,
-         show_predictions: Optional[bool] = None) -> PushReport:
-    """Create or reuse project ``project`` and import the records of ``data_path`` not in it yet.
+def push(
+    opts: Any = None,
+    kind: str | None = None,
+    project: str | None = None,
+    /,
+    *,
+    token: str | None = None,
+    description: str = "",
+    progress: Callable[[int, int], None] | None = None,
+    show_progress: bool = True,
+    adaptive: AdaptiveSettings | None = None,
+    **options: Any,
+) -> PushReport:
+    """Create or reuse project ``project`` and import the records of ``data`` not in it yet.
+
+    ``opts``: the :class:`~biaskit.annotation.options.PushOptions` of ``biaskit annotate push`` (what
+    the command and the pipeline's review stages build). Keyword-compatible: ``push(data, kind,
+    project, url=..., overlap=3, seed=..., ...)`` builds them from the arguments (the options' names).
+    Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option, never written),
+    ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
+    :class:`~.adaptive.AdaptiveSettings` object instead of ``overlap="adaptive"`` and its options).
 
     ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
     instructions panel (``"en,hi"``, ``["hi"]``; default all; ``"none"``: the panel is left as it is).
@@ -294,24 +384,37 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
+    from biaskit.options import say, tell
     from biaskit.progress import progress as progress_bar
 
     from .adaptive import META_KEY
     from .guidelines import guidelines_html, parse_langs, same_instructions
+    from .options import PushOptions
 
-    if chunk_size < 1:
-        raise InputError(f"--chunk-size must be at least 1, got {chunk_size}.", fix="give the tasks per request.")
+    kw = dict(options)
+    if kind is not None:
+        kw["kind"] = kind
+    if project is not None:
+        kw["project"] = project
+    o = PushOptions.coerce(opts, kw, "data")
+    data_path, kind, project, url, overlap, seed = o.data, o.kind, o.project, o.url, o.fixed_overlap(), o.seed
+    chunk_size, predictions, skip_invalid, guidelines = o.chunk_size, o.predictions, o.skip_invalid, o.guidelines
+    show_predictions = o.show_predictions
+    if adaptive is None:
+        adaptive = o.adaptive()
+    elif o.overlap == "adaptive":
+        overlap = None
     k = get_kind(kind)
     records = k.load(data_path, skip_invalid=skip_invalid)
     if adaptive is not None:
         if overlap is not None and overlap != adaptive.min_judgments:
-            raise InputError(f"--overlap {overlap} and adaptive overlap ({adaptive.describe()}) both given.",
-                             fix="pass --overlap adaptive with --min-judgments / --max-judgments, or a number.")
+            raise InputError(
+                f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
+                fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / {say('max_judgments')}, or a number.",
+            )
         overlap = adaptive.min_judgments
     if show_predictions is None and predictions:
         show_predictions = False
-    if overlap is not None and overlap < 1:
-        raise InputError(f"--overlap must be at least 1, got {overlap}.", fix="give the number of annotators per task.")
     config = k.config(records)
     allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
     langs = parse_langs(guidelines)
@@ -320,15 +423,19 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
     for rec in records:  # so are the predictions: a bad file stops the push before the server is asked
         bid = k.record_id(rec)
         if bid in preds:
-            _prediction_payload(k, k.task(rec, seed)["data"], preds[bid], allowed,
-                                str(predictions) if predictions else None)
+            _prediction_payload(
+                k, k.task(rec, seed)["data"], preds[bid], allowed, str(predictions) if predictions else None
+            )
     client = connect(url, token)
     u = _url(client)
     proj = find_project(client, project)
     created = config_updated = instructions_updated = False
     if proj is None:
-        kwargs: dict[str, Any] = {"title": project, "label_config": config, "description": description
-                                  or f"biaskit {kind} review"}
+        kwargs: dict[str, Any] = {
+            "title": project,
+            "label_config": config,
+            "description": description or f"biaskit {kind} review",
+        }
         if overlap:
             kwargs["maximum_annotations"] = overlap
         if instructions:
@@ -370,20 +477,32 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         if adaptive is not None:
             task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
         if bid in preds:
-            task["predictions"] = _prediction_payload(k, task["data"], preds[bid], allowed,
-                                                      str(predictions) if predictions else None)
+            task["predictions"] = _prediction_payload(
+                k, task["data"], preds[bid], allowed, str(predictions) if predictions else None
+            )
         todo.append(task)
     unknown = sorted(set(preds) - seen)
     if unknown:
-        raise InputError(f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
-                         path=predictions, fix="the prediction 'task' column must hold the biaskit ids of the data.")
-    n_pred = _predictions_for_existing(client, proj.id, k, records, seed, preds, have, allowed,
-                                       str(predictions) if predictions else None) if preds else 0
+        raise InputError(
+            f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
+            path=predictions,
+            fix="the prediction 'task' column must hold the biaskit ids of the data.",
+        )
+    n_pred = (
+        _predictions_for_existing(
+            client, proj.id, k, records, seed, preds, have, allowed, str(predictions) if predictions else None
+        )
+        if preds
+        else 0
+    )
     with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
         for start in range(0, len(todo), chunk_size):
-            chunk = todo[start:start + chunk_size]
-            _call(u, lambda: client.projects.import_tasks(proj.id, request=chunk, return_task_ids=True),
-                  "task import")
+            chunk = todo[start : start + chunk_size]
+            _call(
+                u,
+                functools.partial(client.projects.import_tasks, proj.id, request=chunk, return_task_ids=True),
+                "task import",
+            )
             n_pred += sum(len(t.get("predictions", [])) for t in chunk)
             bar.advance(len(chunk))
             if progress:
@@ -393,12 +512,23 @@ def push(data_path: str | Path, kind: str, project: str, *, url: Optional[str] =
         later, _ = remove_duplicate_tasks(client, proj.id, list_tasks(client, proj.id))
         dedupe.removed += later.removed
         dedupe.annotated_copies += later.annotated_copies
-    rep = PushReport(project_id=proj.id, project_title=project, created_project=created, n_records=len(records),
-                     n_existing=len(seen & set(have)), n_imported=len(todo), n_predictions=n_pred,
-                     config_updated=config_updated, instructions_updated=instructions_updated,
-                     duplicate_ids=dups, skipped_invalid=len(k.skipped),
-                     url=f"{u}/projects/{proj.id}", duplicate_tasks_removed=dedupe.removed,
-                     duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)), predictions_shown=show_predictions)
+    rep = PushReport(
+        project_id=proj.id,
+        project_title=project,
+        created_project=created,
+        n_records=len(records),
+        n_existing=len(seen & set(have)),
+        n_imported=len(todo),
+        n_predictions=n_pred,
+        config_updated=config_updated,
+        instructions_updated=instructions_updated,
+        duplicate_ids=dups,
+        skipped_invalid=len(k.skipped),
+        url=f"{u}/projects/{proj.id}",
+        duplicate_tasks_removed=dedupe.removed,
+        duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)),
+        predictions_shown=show_predictions,
+    )
     if adaptive is not None:
         rep.adaptive = advance(project, client=client, kind=k.name, settings=adaptive).summary
     return rep
@@ -421,9 +551,16 @@ class AdvanceReport:
     url: str = ""
 
 
-def advance(project: str, *, client=None, url: Optional[str] = None, token: Optional[str] = None,
-            kind: Optional[str] = None, settings: Optional[AdaptiveSettings] = None,
-            show_progress: bool = False) -> AdvanceReport:
+def advance(
+    project: str,
+    *,
+    client=None,
+    url: str | None = None,
+    token: str | None = None,
+    kind: str | None = None,
+    settings: AdaptiveSettings | None = None,
+    show_progress: bool = False,
+) -> AdvanceReport:
     """One round of adaptive overlap on a Label Studio project: pull its judgments, decide every task
     (:func:`.adaptive.decide`), and per task only what changed -- an open task that reached its
     overlap is served to ``more`` further annotators (its ``overlap`` raised, ``is_labeled`` cleared:
@@ -439,17 +576,25 @@ def advance(project: str, *, client=None, url: Optional[str] = None, token: Opti
     u = _url(client)
     proj = find_project(client, project)
     if proj is None:
-        raise LabelStudioError(f"no Label Studio project titled '{project}' at {u}. Fix: check the title "
-                               "(push creates it).")
+        raise LabelStudioError(
+            f"no Label Studio project titled '{project}' at {u}. Fix: check the title (push creates it)."
+        )
     rows = sorted(list_tasks(client, proj.id), key=lambda r: r.id)
     settings = settings or project_settings(r.meta for r in rows)
     if settings is None:
-        raise InputError(f"project '{project}' does not use adaptive overlap.", path=f"{u}/projects/{proj.id}",
-                         fix="push it with `biaskit annotate push --overlap adaptive --min-judgments K "
-                             "--max-judgments N` first.")
+        raise InputError(
+            f"project '{project}' does not use adaptive overlap.",
+            path=f"{u}/projects/{proj.id}",
+            fix="push it with `biaskit annotate push --overlap adaptive --min-judgments K --max-judgments N` first.",
+        )
     tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
-    df, pulled = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
-                                     source=f"{u}/projects/{proj.id} ('{project}')")
+    df, pulled = export_to_judgments(
+        tasks,
+        config=proj.label_config,
+        kind=kind,
+        users=user_emails(client),
+        source=f"{u}/projects/{proj.id} ('{project}')",
+    )
     k = get_kind(kind or str(pulled.kind))
     rules = k.decision_rules(settings.min_agree)
     spec = rule_spec(rules)
@@ -468,8 +613,11 @@ def advance(project: str, *, client=None, url: Optional[str] = None, token: Opti
             upd: dict[str, Any] = {}
             if d.settled:
                 new = d.to_meta(settings, spec)
-                if not old.get("settled") or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule")) \
-                        or any(old.get(x) != want_meta.get(x) for x in want_meta):
+                if (
+                    not old.get("settled")
+                    or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule"))
+                    or any(old.get(x) != want_meta.get(x) for x in want_meta)
+                ):
                     upd["meta"] = {**(r.meta or {}), META_KEY: new}
                     rep.recorded += 1
                 if r.overlap > max(d.judgments, 1):  # no more annotators for it
@@ -484,13 +632,12 @@ def advance(project: str, *, client=None, url: Optional[str] = None, token: Opti
                 if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
                     upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
             if upd:
-                _call(u, lambda: client.tasks.update(str(r.id), **upd), "task update")
+                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
             bar.advance()
     return rep
 
 
-
-def _norm_xml(x: Optional[str]) -> str:
+def _norm_xml(x: str | None) -> str:
     import re
 
     return re.sub(r"\s+", " ", (x or "")).replace("> <", "><").strip()
@@ -505,13 +652,19 @@ class PullReport:
     n_annotations: int
     n_judgments: int
     n_skipped_cancelled: int
-    kind: Optional[str]
+    kind: str | None
     workers: list[str] = field(default_factory=list)
-    export: Optional[str] = None  # plain | snapshot (pull only)
+    export: str | None = None  # plain | snapshot (pull only)
 
 
-def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind: Optional[str] = None,
-                        users: Optional[dict[int, str]] = None, source: str = "Label Studio export"):
+def export_to_judgments(
+    tasks: list[dict],
+    *,
+    config: str | None = None,
+    kind: str | None = None,
+    users: dict[int, str] | None = None,
+    source: str = "Label Studio export",
+):
     """Exported Label Studio tasks (JSON) -> (judgments DataFrame, PullReport).
 
     Every value is checked against ``config`` (the project's labeling config; for offline imports
@@ -521,16 +674,24 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
     """
     import pandas as pd
 
+    from biaskit.options import tell
+
     users = users or {}
     kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
     if kind is None:
         if len(kinds) > 1:
-            raise InputError(f"the project mixes task kinds ({', '.join(sorted(kinds))}).", path=source,
-                             fix="pass --kind, or keep one kind per project.")
+            raise InputError(
+                f"the project mixes task kinds ({', '.join(sorted(kinds))}).",
+                path=source,
+                fix=f"{tell('kind')}, or keep one kind per project.",
+            )
         kind = next(iter(kinds), None)
     if kind is None:
-        raise InputError("the tasks carry no biaskit_kind (not pushed by biaskit?).", path=source,
-                         fix=f"pass --kind {'|'.join(KINDS.names())}.")
+        raise InputError(
+            "the tasks carry no biaskit_kind (not pushed by biaskit?).",
+            path=source,
+            fix=f"{tell('kind', '|'.join(KINDS.names()))}.",
+        )
     k = get_kind(kind)
     if config is None:
         config = k.config_for_tasks(tasks)
@@ -562,8 +723,10 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
                 if tag == "Choices":
                     extra = [v for v in got if v not in labels]
                     if extra:
-                        errors.append(f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
-                                      f"an option (options: {', '.join(labels)})")
+                        errors.append(
+                            f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
+                            f"an option (options: {', '.join(labels)})"
+                        )
                         bad = True
                     single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
                     if single and len(got) > 1:
@@ -579,27 +742,47 @@ def export_to_judgments(tasks: list[dict], *, config: Optional[str] = None, kind
             if k.comment_control and vals.get(k.comment_control):
                 comment = "\n".join(vals[k.comment_control]).strip() or None
             for j in k.judgments(data, vals):
-                rows.append({"task": str(bid), "worker": worker, "label": j.pop("label"),
-                             "question": j.pop("question"), "qtype": j.pop("qtype"), "comment": comment,
-                             "lead_time": ann.get("lead_time"), "created_at": ann.get("created_at"),
-                             "updated_at": ann.get("updated_at"), "kind": kind,
-                             "bias_type": data.get("bias_type"), "ls_task": t.get("id"),
-                             "ls_annotation": ann.get("id"), **j})
+                rows.append(
+                    {
+                        "task": str(bid),
+                        "worker": worker,
+                        "label": j.pop("label"),
+                        "question": j.pop("question"),
+                        "qtype": j.pop("qtype"),
+                        "comment": comment,
+                        "lead_time": ann.get("lead_time"),
+                        "created_at": ann.get("created_at"),
+                        "updated_at": ann.get("updated_at"),
+                        "kind": kind,
+                        "bias_type": data.get("bias_type"),
+                        "ls_task": t.get("id"),
+                        "ls_annotation": ann.get("id"),
+                        **j,
+                    }
+                )
     if errors:
         shown = "; ".join(errors[:10]) + (f"; ... and {len(errors) - 10} more" if len(errors) > 10 else "")
-        raise InputError(f"{len(errors)} annotation value(s) do not match the labeling config: {shown}.",
-                         path=source, fix="correct these annotations in Label Studio (or the labeling config) "
-                                          "and pull again; nothing was written.")
+        raise InputError(
+            f"{len(errors)} annotation value(s) do not match the labeling config: {shown}.",
+            path=source,
+            fix="correct these annotations in Label Studio (or the labeling config) "
+            "and pull again; nothing was written.",
+        )
     cols = JUDGMENT_OUT_COLUMNS + sorted({c for r in rows for c in r} - set(JUDGMENT_OUT_COLUMNS))
     df = pd.DataFrame(rows, columns=cols)
-    report = PullReport(n_tasks=len(tasks), n_annotations=n_ann, n_judgments=len(df), n_skipped_cancelled=n_cancel,
-                        kind=kind, workers=sorted(df["worker"].unique().tolist()) if len(df) else [])
+    report = PullReport(
+        n_tasks=len(tasks),
+        n_annotations=n_ann,
+        n_judgments=len(df),
+        n_skipped_cancelled=n_cancel,
+        kind=kind,
+        workers=sorted(df["worker"].unique().tolist()) if len(df) else [],
+    )
     return df, report
 
 
 #: projects with at least this many tasks are pulled through an export snapshot (``export="auto"``)
 SNAPSHOT_MIN_TASKS = 2000
-EXPORT_MODES = ("auto", "plain", "snapshot")
 
 
 def _read_export(chunks) -> list[dict]:
@@ -613,8 +796,9 @@ def _read_export(chunks) -> list[dict]:
         return json.load(fh)
 
 
-def export_project(client, project_id: int, *, mode: str = "plain", poll_s: float = 1.0,
-                   timeout_s: float = 3600) -> list[dict]:
+def export_project(
+    client, project_id: int, *, mode: str = "plain", poll_s: float = 1.0, timeout_s: float = 3600
+) -> list[dict]:
     """Every task of the project with its annotations (Label Studio's JSON export).
 
     ``plain``: one request that builds and returns the file. ``snapshot``: create an export
@@ -628,26 +812,45 @@ def export_project(client, project_id: int, *, mode: str = "plain", poll_s: floa
     # workers): 20,000 annotated tasks take minutes, well past the client's usual timeout
     slow = {"timeout": timeout_s}
     if mode == "plain":
-        return _call(u, lambda: _read_export(client.projects.exports.download_sync(
-            project_id, export_type="JSON", download_all_tasks=True, request_options=slow)), "export")
+        return _call(
+            u,
+            lambda: _read_export(
+                client.projects.exports.download_sync(
+                    project_id, export_type="JSON", download_all_tasks=True, request_options=slow
+                )
+            ),
+            "export",
+        )
     if mode != "snapshot":
         raise InputError(f"unknown export mode '{mode}'.", fix=f"use one of {', '.join(EXPORT_MODES)}.")
-    snap = _call(u, lambda: client.projects.exports.create(project_id, title="biaskit pull", request_options=slow),
-                 "export snapshot")
+    snap = _call(
+        u,
+        lambda: client.projects.exports.create(project_id, title="biaskit pull", request_options=slow),
+        "export snapshot",
+    )
     try:
         deadline = time.monotonic() + timeout_s
         status = snap.status
         while status not in ("completed", "failed"):
             if time.monotonic() > deadline:
-                raise LabelStudioError(f"the export snapshot {snap.id} of project {project_id} was not ready after "
-                                       f"{timeout_s:.0f}s (status {status}). Fix: check Label Studio's workers.")
+                raise LabelStudioError(
+                    f"the export snapshot {snap.id} of project {project_id} was not ready after "
+                    f"{timeout_s:.0f}s (status {status}). Fix: check Label Studio's workers."
+                )
             time.sleep(poll_s)
             status = _call(u, lambda: client.projects.exports.get(project_id, snap.id), "export snapshot").status
         if status == "failed":
-            raise LabelStudioError(f"Label Studio failed to build the export snapshot of project {project_id}. "
-                                   "Fix: see the server log; `--export plain` uses the plain export instead.")
-        return _call(u, lambda: _read_export(client.projects.exports.download(
-            project_id, snap.id, export_type="JSON", request_options=slow)), "export download")
+            raise LabelStudioError(
+                f"Label Studio failed to build the export snapshot of project {project_id}. "
+                "Fix: see the server log; `--export plain` uses the plain export instead."
+            )
+        return _call(
+            u,
+            lambda: _read_export(
+                client.projects.exports.download(project_id, snap.id, export_type="JSON", request_options=slow)
+            ),
+            "export download",
+        )
     finally:
         try:
             client.projects.exports.delete(project_id, snap.id)
@@ -670,12 +873,18 @@ class ProjectJudgments:
     overlap: int  # the project's maximum_annotations (annotators per task)
     title: str
     url: str
-    adaptive: Optional[AdaptiveSettings] = None  # adaptive overlap's settings (None: a fixed overlap)
+    adaptive: AdaptiveSettings | None = None  # adaptive overlap's settings (None: a fixed overlap)
     decisions: dict = field(default_factory=dict)  # adaptive: task -> Decision (as the rounds recorded it)
 
 
-def project_judgments(project: str, *, url: Optional[str] = None, token: Optional[str] = None,
-                      kind: Optional[str] = None, export: str = "auto") -> ProjectJudgments:
+def project_judgments(
+    project: str,
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    kind: str | None = None,
+    export: str = "auto",
+) -> ProjectJudgments:
     """Export project ``project`` and turn it into validated judgment rows (nothing written).
 
     ``export``: ``auto`` (a snapshot from :data:`SNAPSHOT_MIN_TASKS` tasks on, else plain),
@@ -686,31 +895,52 @@ def project_judgments(project: str, *, url: Optional[str] = None, token: Optiona
     client = connect(url, token)
     proj = find_project(client, project)
     if proj is None:
-        raise LabelStudioError(f"no Label Studio project titled '{project}' at {_url(client)}. "
-                               "Fix: check the title (push creates it).")
+        raise LabelStudioError(
+            f"no Label Studio project titled '{project}' at {_url(client)}. Fix: check the title (push creates it)."
+        )
     mode = export
     if mode == "auto":
         mode = "snapshot" if project_task_count(client, proj.id) >= SNAPSHOT_MIN_TASKS else "plain"
     tasks = export_project(client, proj.id, mode=mode)
-    df, report = export_to_judgments(tasks, config=proj.label_config, kind=kind, users=user_emails(client),
-                                     source=f"{_url(client)}/projects/{proj.id} ('{project}')")
+    df, report = export_to_judgments(
+        tasks,
+        config=proj.label_config,
+        kind=kind,
+        users=user_emails(client),
+        source=f"{_url(client)}/projects/{proj.id} ('{project}')",
+    )
     report.export = mode
     from .adaptive import export_decisions, settlement_columns
 
     settings, decisions, spec = export_decisions(tasks, df, get_kind(report.kind)) if report.kind else (None, {}, "")
     if settings is not None and len(df):
         df = settlement_columns(df, decisions, spec)  # adaptive: each row carries its task's recorded decision
-    return ProjectJudgments(df, report, tasks, n_tasks=len(tasks), overlap=int(proj.maximum_annotations or 1),
-                            title=project, url=f"{_url(client)}/projects/{proj.id}", adaptive=settings,
-                            decisions=decisions)
+    return ProjectJudgments(
+        df,
+        report,
+        tasks,
+        n_tasks=len(tasks),
+        overlap=int(proj.maximum_annotations or 1),
+        title=project,
+        url=f"{_url(client)}/projects/{proj.id}",
+        adaptive=settings,
+        decisions=decisions,
+    )
 
 
-def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Optional[str] = None,
-         kind: Optional[str] = None, raw_out: Optional[str | Path] = None, export: str = "auto") -> PullReport:
+def pull(opts: Any = None, out: str | Path | None = None, /, *, token: str | None = None, **options: Any) -> PullReport:
     """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension);
-    ``raw_out``: also the raw export. See :func:`project_judgments`."""
+    ``raw_out``: also the raw export. See :func:`project_judgments`.
+
+    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull``;
+    keyword-compatible: ``pull(project, out, url=..., kind=..., raw_out=..., export=...)``. ``token``:
+    default ``$LABEL_STUDIO_API_KEY`` (never an option, never written)."""
     from biaskit.io import write_json, write_table
 
+    from .options import PullOptions
+
+    o = PullOptions.coerce(opts, {**options, **({"out": out} if out is not None else {})}, "project")
+    project, out, url, kind, raw_out, export = o.project, o.out, o.url, o.kind, o.raw, o.export
     got = project_judgments(project, url=url, token=token, kind=kind, export=export)
     if raw_out:
         write_json(raw_out, got.tasks)
@@ -718,14 +948,18 @@ def pull(project: str, out: str | Path, *, url: Optional[str] = None, token: Opt
     return got.report
 
 
-def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[str] = None,
-                  config_path: Optional[str | Path] = None, users_path: Optional[str | Path] = None) -> PullReport:
+def import_export(
+    export_path: str | Path,
+    out: str | Path,
+    *,
+    kind: str | None = None,
+    config_path: str | Path | None = None,
+    users_path: str | Path | None = None,
+) -> PullReport:
     """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
-    from biaskit.io import write_table
-    from biaskit.readers import read_export, read_users
-
     from biaskit.errors import BiaskitError
-    from biaskit.readers import read_text
+    from biaskit.io import write_table
+    from biaskit.readers import read_export, read_text, read_users
 
     from .kinds import ParsedConfig
 
@@ -735,9 +969,12 @@ def import_export(export_path: str | Path, out: str | Path, *, kind: Optional[st
         try:
             ParsedConfig.from_xml(config)
         except BiaskitError as exc:
-            raise InputError(f"{exc}.", path=config_path,
-                             fix="pass the labeling config XML of the project (Settings > Labeling Interface > "
-                                 "Code), or leave out --config to use the kind's.") from None
+            raise InputError(
+                f"{exc}.",
+                path=config_path,
+                fix="pass the labeling config XML of the project (Settings > Labeling Interface > "
+                "Code), or leave out --config to use the kind's.",
+            ) from None
     users = read_users(users_path) if users_path else None
     df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
     write_table(out, df)

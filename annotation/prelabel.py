@@ -12,11 +12,13 @@ the config's controls exactly like an annotation's, into judgment rows through t
 questions as for people), with ``worker = llm:<model>`` and ``model`` = the model and prompt version
 (Label Studio's ``model_version`` when they are pushed as predictions).
 """
+
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from .kinds import CHOICE
 
@@ -27,13 +29,13 @@ def _fill(text: str, data: dict) -> str:
     return _VAR.sub(lambda m: str(data.get(m.group(1), "")), text or "")
 
 
-def task_view(kind, data: dict, config: Optional[str] = None) -> tuple[str, list[dict]]:
+def task_view(kind, data: dict, config: str | None = None) -> tuple[str, list[dict]]:
     """``(item text, questions)`` of one task as an annotator sees it (see the module docstring)."""
     root = ET.fromstring(config or kind.config(None))
     single = {q.control for q in kind.questions if q.type == CHOICE}
     lines: list[str] = []
     questions: list[dict] = []
-    header: Optional[str] = None
+    header: str | None = None
     for el in root.iter():
         if el.tag == "Header":
             header = _fill(el.get("value", ""), data).strip()
@@ -51,7 +53,7 @@ def task_view(kind, data: dict, config: Optional[str] = None) -> tuple[str, list
                 text = f"{text} (about [{about}])"
             q: dict[str, Any] = {"id": el.get("name"), "question": text, "options": opts}
             if any(hints):
-                q["hints"] = {o: h for o, h in zip(opts, hints) if h}
+                q["hints"] = {o: h for o, h in zip(opts, hints, strict=False) if h}
                 text += " -- " + "; ".join(f"{o}: {h}" for o, h in q["hints"].items())
                 q["question"] = text
             questions.append(q)
@@ -66,20 +68,22 @@ def prelabel_items(kind, records: Iterable[Any], *, lang: str = "en", seed: int 
 
     guide = kind.guidelines.get(lang)
     if guide is None:
-        raise InputError(f"kind '{kind.name}' has no '{lang}' guidelines.",
-                         fix=f"use one of {', '.join(sorted(kind.guidelines))} (--guidelines-lang).")
+        raise InputError(
+            f"kind '{kind.name}' has no '{lang}' guidelines.",
+            fix=f"use one of {', '.join(sorted(kind.guidelines))} (--guidelines-lang).",
+        )
     config = kind.config(list(records) if not isinstance(records, list) else records)
     items = []
     for rec in records:
         data = kind.task(rec, seed)["data"]
         text, questions = task_view(kind, data, config)
-        items.append({"task": kind.record_id(rec), "kind": kind.name, "guidelines": guide, "item": text,
-                      "questions": questions})
+        items.append(
+            {"task": kind.record_id(rec), "kind": kind.name, "guidelines": guide, "item": text, "questions": questions}
+        )
     return items
 
 
-def answers_to_judgments(kind, records: Iterable[Any], rows: Iterable[dict], *, model_version: str,
-                         seed: int = 0):
+def answers_to_judgments(kind, records: Iterable[Any], rows: Iterable[dict], *, model_version: str, seed: int = 0):
     """The LLM's answer rows (``task, control, label``: the ``prelabel`` task's output) -> judgment rows
     (``task, worker, question, label, qtype, kind, bias_type, model``) through ``kind.judgments``."""
     import pandas as pd
@@ -97,9 +101,18 @@ def answers_to_judgments(kind, records: Iterable[Any], rows: Iterable[dict], *, 
         for j in kind.judgments(data, values):
             if j["qtype"] != CHOICE:
                 continue
-            out.append({"task": bid, "worker": f"llm:{model_version}", "question": j["question"], "label": j["label"],
-                        "qtype": j["qtype"], "kind": kind.name, "bias_type": data.get("bias_type"),
-                        "model": model_version})
+            out.append(
+                {
+                    "task": bid,
+                    "worker": f"llm:{model_version}",
+                    "question": j["question"],
+                    "label": j["label"],
+                    "qtype": j["qtype"],
+                    "kind": kind.name,
+                    "bias_type": data.get("bias_type"),
+                    "model": model_version,
+                }
+            )
     cols = ["task", "worker", "question", "label", "qtype", "kind", "bias_type", "model"]
     return pd.DataFrame(out, columns=cols)
 

@@ -16,10 +16,11 @@ open ones go on.
 Works on any judgments file of a kind: ``annotate pull`` output, ``annotate from-stereoset`` output
 (StereoSet's validator labels, kind ``cat``), or synthetic crowds (``benchmarks/adaptive_overlap.py``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import InputError
 from biaskit.tables import pct
@@ -49,21 +50,34 @@ class _OneQuestion:
         return self.kind.accepts(outcome)
 
 
-def _infer_kind(df, source: Optional[str]) -> str:
+def _infer_kind(df, source: str | None) -> str:
     from .kinds import KINDS
 
     kinds = sorted({str(k) for k in df["kind"].dropna().unique()}) if "kind" in df.columns else []
     if len(kinds) == 1 and kinds[0] in KINDS.names():
         return kinds[0]
     if len(kinds) > 1:
-        raise InputError(f"the judgments mix task kinds ({', '.join(kinds)}).", path=source,
-                         fix="replay one kind at a time (filter the rows by their 'kind' column).")
-    raise InputError("the judgments do not say their task kind (no 'kind' column).", path=source,
-                     fix=f"pass --kind {'|'.join(KINDS.names())}.")
+        raise InputError(
+            f"the judgments mix task kinds ({', '.join(kinds)}).",
+            path=source,
+            fix="replay one kind at a time (filter the rows by their 'kind' column).",
+        )
+    raise InputError(
+        "the judgments do not say their task kind (no 'kind' column).",
+        path=source,
+        fix=f"pass --kind {'|'.join(KINDS.names())}.",
+    )
 
 
-def replay(judgments, settings: AdaptiveSettings, *, kind: Optional[str] = None, unit: str = "task",
-           source: Optional[str] = None, examples: int = 20) -> dict[str, Any]:
+def replay(
+    judgments,
+    settings: AdaptiveSettings,
+    *,
+    kind: str | None = None,
+    unit: str = "task",
+    source: str | None = None,
+    examples: int = 20,
+) -> dict[str, Any]:
     """Replay ``judgments`` (path, DataFrame or rows) under ``settings``; returns the report (see the
     module docstring; ``judgments_*`` count annotations: one annotator's answer to one task)."""
     from biaskit.readers import read_judgments
@@ -76,32 +90,43 @@ def replay(judgments, settings: AdaptiveSettings, *, kind: Optional[str] = None,
     df = read_judgments(judgments)
     src = source or (str(judgments) if isinstance(judgments, (str, Path)) else None)
     if not len(df):
-        raise InputError("no judgments in the file.", path=src, fix="pass the judgments `annotate pull` (or "
-                                                                    "`from-stereoset`) wrote.")
+        raise InputError(
+            "no judgments in the file.", path=src, fix="pass the judgments `annotate pull` (or `from-stereoset`) wrote."
+        )
     check_columns(df, src)
     k = get_kind(kind or _infer_kind(df, src))
     rules = k.decision_rules(settings.min_agree)
     if "question" not in df.columns:
         if len(rules) != 1:
-            raise InputError("the judgments have no 'question' column.", path=src,
-                             fix=f"kind '{k.name}' decides on {', '.join(rules)}: give each row its question.")
+            raise InputError(
+                "the judgments have no 'question' column.",
+                path=src,
+                fix=f"kind '{k.name}' decides on {', '.join(rules)}: give each row its question.",
+            )
         df = df.assign(question=next(iter(rules)))
     df = k.votes(df)
     asked = set(df["question"].dropna().astype(str))
     deciding = [q for q in rules if q in asked]
     if not deciding:
-        raise InputError(f"none of the questions that decide a '{k.name}' task ({', '.join(rules)}) is answered.",
-                         path=src, fix="replay the judgments of the kind's deciding questions (check --kind).")
+        raise InputError(
+            f"none of the questions that decide a '{k.name}' task ({', '.join(rules)}) is answered.",
+            path=src,
+            fix="replay the judgments of the kind's deciding questions (check --kind).",
+        )
     from .adaptive import task_votes
 
     tasks = task_votes(df)
+    groups: list[tuple[Any, dict[str, TaskVotes]]]  # (the kind, or one question of it, its tasks)
     if unit == "task":
         groups = [(k, tasks)]
     else:
         groups = []
         for q in deciding:
-            sub = {f"{t}\x1f{q}": TaskVotes(f"{t}\x1f{q}", [w for w, _ in tv.votes[q]], {q: list(tv.votes[q])})
-                   for t, tv in tasks.items() if tv.votes.get(q)}
+            sub = {
+                f"{t}\x1f{q}": TaskVotes(f"{t}\x1f{q}", [w for w, _ in tv.votes[q]], {q: list(tv.votes[q])})
+                for t, tv in tasks.items()
+                if tv.votes.get(q)
+            }
             groups.append((_OneQuestion(k, q), sub))
     finals: dict[str, tuple[Decision, Any, int]] = {}
     rounds = 0
@@ -116,8 +141,10 @@ def _replay_group(kind, tasks: dict[str, TaskVotes], settings: AdaptiveSettings)
     K, N = settings.min_judgments, settings.max_judgments
     rules = kind.decision_rules(settings.min_agree)
     full_n = {t: min(N, len(tv.annotators)) for t, tv in tasks.items()}
-    full = {t: kind.task_outcome({q: rules[q].outcome(tv.first(full_n[t]).counts(q)) for q in rules})
-            for t, tv in tasks.items()}
+    full = {
+        t: kind.task_outcome({q: rules[q].outcome(tv.first(full_n[t]).counts(q)) for q in rules})
+        for t, tv in tasks.items()
+    }
     revealed = {t: min(K, full_n[t]) for t in tasks}
     open_ = [t for t in tasks]
     final: dict[str, tuple[Decision, Any, int]] = {}
@@ -133,8 +160,11 @@ def _replay_group(kind, tasks: dict[str, TaskVotes], settings: AdaptiveSettings)
             if d.settled:
                 final[t] = (d, full[t], full_n[t])
             elif revealed[t] >= full_n[t]:  # the file has no more judgments for it
-                final[t] = (Decision(t, d.judgments, True, "exhausted", d.outcome, d.items, p_change=d.p_change),
-                            full[t], full_n[t])
+                final[t] = (
+                    Decision(t, d.judgments, True, "exhausted", d.outcome, d.items, p_change=d.p_change),
+                    full[t],
+                    full_n[t],
+                )
             else:
                 revealed[t] = min(full_n[t], revealed[t] + max(1, d.more))
                 still.append(t)
@@ -142,7 +172,7 @@ def _replay_group(kind, tasks: dict[str, TaskVotes], settings: AdaptiveSettings)
     return final, rounds
 
 
-def _alpha(rows) -> Optional[float]:
+def _alpha(rows) -> float | None:
     import pandas as pd
 
     from .agreement import metrics
@@ -177,7 +207,7 @@ def _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples,
         tv = tasks[base]
         for q in deciding if q_only is None else [q_only]:
             order = [w for w, _ in tv.votes.get(q, [])] if q_only else tv.annotators
-            take_full, take_kept = set(order[:fn]), set(order[:d.judgments])
+            take_full, take_kept = set(order[:fn]), set(order[: d.judgments])
             for w, lab in tv.votes.get(q, []):
                 if w in take_full:
                     full_rows.append((base, q, w, lab))
@@ -186,21 +216,43 @@ def _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples,
                     kept_rows.append((base, q, w, lab))
                     used_rows += 1
     out: dict[str, Any] = {
-        "policy": settings.policy, "epsilon": settings.epsilon if settings.policy == "risk" else None,
-        "unit": unit, "kind": k.name, "rule": rule_spec({q: rules[q] for q in deciding}),
-        "questions": deciding, "min_judgments": settings.min_judgments, "max_judgments": settings.max_judgments,
-        "tasks": n, "judgments_full": full, "judgments_used": used, "judgments_saved": full - used,
+        "policy": settings.policy,
+        "epsilon": settings.epsilon if settings.policy == "risk" else None,
+        "unit": unit,
+        "kind": k.name,
+        "rule": rule_spec({q: rules[q] for q in deciding}),
+        "questions": deciding,
+        "min_judgments": settings.min_judgments,
+        "max_judgments": settings.max_judgments,
+        "tasks": n,
+        "judgments_full": full,
+        "judgments_used": used,
+        "judgments_saved": full - used,
         "saved_share": round((full - used) / full, 4) if full else None,
-        "rows_full": full_rows_n, "rows_used": used_rows,
-        "decisions_changed": len(changed), "changed_share": round(len(changed) / n, 4) if n else None,
-        "accepted_full": acc_full, "accepted_adaptive": acc_ad,
+        "rows_full": full_rows_n,
+        "rows_used": used_rows,
+        "decisions_changed": len(changed),
+        "changed_share": round(len(changed) / n, 4) if n else None,
+        "accepted_full": acc_full,
+        "accepted_adaptive": acc_ad,
         "retention_full": round(acc_full / n, 4) if n else None,
         "retention_adaptive": round(acc_ad / n, 4) if n else None,
-        "settled_by": dict(sorted(by.items())), "judgments_per_task": {str(j): c for j, c in sorted(hist.items())},
-        "rounds": rounds, "alpha_full": _alpha(full_rows), "alpha_collected": _alpha(kept_rows),
-        "changed_examples": [{"task": t.replace("\x1f", " / "), "adaptive": list(d.outcome), "full": list(f),
-                              "judgments": d.judgments, "by": d.by, "p_change": d.p_change}
-                             for t, d, f in changed[:examples]],
+        "settled_by": dict(sorted(by.items())),
+        "judgments_per_task": {str(j): c for j, c in sorted(hist.items())},
+        "rounds": rounds,
+        "alpha_full": _alpha(full_rows),
+        "alpha_collected": _alpha(kept_rows),
+        "changed_examples": [
+            {
+                "task": t.replace("\x1f", " / "),
+                "adaptive": list(d.outcome),
+                "full": list(f),
+                "judgments": d.judgments,
+                "by": d.by,
+                "p_change": d.p_change,
+            }
+            for t, d, f in changed[:examples]
+        ],
         "source": src,
     }
     return out
@@ -209,14 +261,16 @@ def _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples,
 def replay_markdown(rep: dict[str, Any]) -> str:
     """The replay report in a few lines (what ``annotate replay`` prints)."""
     pol = rep["policy"] + (f" (epsilon {rep['epsilon']:g})" if rep.get("epsilon") else "")
-    lines = [f"replay of {rep['tasks']} {rep['kind']} task(s) ({rep['unit']} level, rule {rep['rule']}), policy {pol}, "
-             f"{rep['min_judgments']}..{rep['max_judgments']} judgments per task, {rep['rounds']} round(s):",
-             f"  judgments: {rep['judgments_used']} used of {rep['judgments_full']} at full overlap "
-             f"({rep['judgments_saved']} saved, {pct(rep['saved_share'])})",
-             f"  decisions changed: {rep['decisions_changed']} of {rep['tasks']} ({pct(rep['changed_share'])})",
-             f"  retention: {pct(rep['retention_adaptive'])} adaptive, {pct(rep['retention_full'])} at full overlap",
-             "  settled by: " + ", ".join(f"{k} {v}" for k, v in rep["settled_by"].items()),
-             f"  Krippendorff's alpha: {rep['alpha_full'] if rep['alpha_full'] is not None else 'n/a'} on the full "
-             f"judgments, {rep['alpha_collected'] if rep['alpha_collected'] is not None else 'n/a'} on those "
-             f"adaptive collection keeps"]
+    lines = [
+        f"replay of {rep['tasks']} {rep['kind']} task(s) ({rep['unit']} level, rule {rep['rule']}), policy {pol}, "
+        f"{rep['min_judgments']}..{rep['max_judgments']} judgments per task, {rep['rounds']} round(s):",
+        f"  judgments: {rep['judgments_used']} used of {rep['judgments_full']} at full overlap "
+        f"({rep['judgments_saved']} saved, {pct(rep['saved_share'])})",
+        f"  decisions changed: {rep['decisions_changed']} of {rep['tasks']} ({pct(rep['changed_share'])})",
+        f"  retention: {pct(rep['retention_adaptive'])} adaptive, {pct(rep['retention_full'])} at full overlap",
+        "  settled by: " + ", ".join(f"{k} {v}" for k, v in rep["settled_by"].items()),
+        f"  Krippendorff's alpha: {rep['alpha_full'] if rep['alpha_full'] is not None else 'n/a'} on the full "
+        f"judgments, {rep['alpha_collected'] if rep['alpha_collected'] is not None else 'n/a'} on those "
+        f"adaptive collection keeps",
+    ]
     return "\n".join(lines)

@@ -26,11 +26,13 @@ each final outcome under the kind's rule (:mod:`.settle`); a task's outcome comb
 as the kind does. The ``risk`` policy stops a task when the most probable final decision has
 probability above ``1 - epsilon`` and records that decision (see :mod:`.adaptive`).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -55,10 +57,17 @@ class CrowdModel:
 
     def summary(self) -> dict[str, Any]:
         s = np.array(list(self.skills.values())) if self.skills else np.zeros(0)
-        return {"model": "one-coin Dawid-Skene + hard items", "items": self.n_items, "judgments": self.n_judgments,
-                "annotators": len(self.skills), "pool_accuracy": round(self.pool, 4), "hard_share": round(self.hard, 4),
-                "accuracy_min": round(float(s.min()), 4) if len(s) else None,
-                "accuracy_max": round(float(s.max()), 4) if len(s) else None, "iterations": self.iterations}
+        return {
+            "model": "one-coin Dawid-Skene + hard items",
+            "items": self.n_items,
+            "judgments": self.n_judgments,
+            "annotators": len(self.skills),
+            "pool_accuracy": round(self.pool, 4),
+            "hard_share": round(self.hard, 4),
+            "accuracy_min": round(float(s.min()), 4) if len(s) else None,
+            "accuracy_max": round(float(s.max()), 4) if len(s) else None,
+            "iterations": self.iterations,
+        }
 
     def posterior(self, question: str, votes: list[tuple[str, str]], labels: tuple[str, ...]) -> np.ndarray:
         """``P(z = label, easy|hard | votes)`` as an ``L x 2`` array over ``labels``; ``votes``:
@@ -80,8 +89,9 @@ class CrowdModel:
         post = np.exp(lp)
         return post / post.sum()
 
-    def item_distribution(self, rule: ItemRule, question: str, votes: list[tuple[str, str]],
-                          remaining: int) -> dict[Outcome, float]:
+    def item_distribution(
+        self, rule: ItemRule, question: str, votes: list[tuple[str, str]], remaining: int
+    ) -> dict[Outcome, float]:
         """``P(final outcome)`` of one item with ``votes`` (``(worker, label)``, one per annotator) after
         exactly ``remaining`` more votes from the pool."""
         counts: dict[str, int] = {}
@@ -99,8 +109,9 @@ class CrowdModel:
                     out[o] = out.get(o, 0.0) + w * p
         return out
 
-    def _given(self, rule: ItemRule, counts: Mapping[str, int], labels: tuple[str, ...], remaining: int,
-               li: int, d: int) -> dict[Outcome, float]:
+    def _given(
+        self, rule: ItemRule, counts: Mapping[str, int], labels: tuple[str, ...], remaining: int, li: int, d: int
+    ) -> dict[Outcome, float]:
         key = (rule, tuple(int(counts.get(lab, 0)) for lab in labels), remaining, li, d)
         got = self._cache.get(key)
         if got is not None:
@@ -117,7 +128,7 @@ class CrowdModel:
         for ext in extensions(L, remaining):
             lp = lf + sum(k * logt[i] - math.lgamma(k + 1) for i, k in enumerate(ext))
             c = dict(counts)
-            for lab, k in zip(labels, ext):
+            for lab, k in zip(labels, ext, strict=False):
                 if k:
                     c[lab] = c.get(lab, 0) + k
             o = rule.outcome(c)
@@ -126,8 +137,16 @@ class CrowdModel:
         return res
 
 
-def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float = 2.0, max_iter: int = 200,
-              tol: float = 1e-6, start_skill: float = 0.75, start_hard: float = 0.1) -> CrowdModel:
+def fit_crowd(
+    votes,
+    labels: Mapping[str, tuple[str, ...]],
+    *,
+    smoothing: float = 2.0,
+    max_iter: int = 200,
+    tol: float = 1e-6,
+    start_skill: float = 0.75,
+    start_hard: float = 0.1,
+) -> CrowdModel:
     """EM for the model of the module docstring on ``votes``: a DataFrame with ``task``, ``question``,
     ``worker``, ``label`` (one answer per annotator and item); ``labels``: question -> its labels."""
     tasks = votes["task"].astype(str).to_numpy()
@@ -136,7 +155,7 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
     labs = votes["label"].astype(str).to_numpy()
     n = len(votes)
     lab_sets = {q: tuple(labels.get(q) or ()) for q in set(qs)}
-    for q, lab in zip(qs, labs):  # labels outside the rule's (StereoSet's 'related') are answers too
+    for q, lab in zip(qs, labs, strict=False):  # labels outside the rule's (StereoSet's 'related') are answers too
         if lab not in lab_sets[q]:
             lab_sets[q] = lab_sets[q] + (lab,)
     if n == 0:
@@ -144,24 +163,24 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
     item_key = np.char.add(np.char.add(tasks.astype(str), "\x1f"), qs.astype(str))
     items, item_idx = np.unique(item_key, return_inverse=True)
     workers, w_idx = np.unique(ws, return_inverse=True)
-    I, W = len(items), len(workers)
-    item_q = np.empty(I, dtype=object)
+    NI, W = len(items), len(workers)
+    item_q = np.empty(NI, dtype=object)
     item_q[item_idx] = qs
     Lmax = max(len(v) for v in lab_sets.values())
     L_item = np.array([len(lab_sets[q]) for q in item_q])
-    v_lab = np.array([lab_sets[q].index(lab) for q, lab in zip(qs, labs)])
+    v_lab = np.array([lab_sets[q].index(lab) for q, lab in zip(qs, labs, strict=False)])
     valid = np.arange(Lmax)[None, :] < L_item[:, None]
     q_names = sorted(lab_sets)
     q_of_item = np.array([q_names.index(q) for q in item_q])
-    n_item = np.bincount(item_idx, minlength=I)
+    n_item = np.bincount(item_idx, minlength=NI)
 
     # start: each item's vote shares, easy
-    post_z = np.zeros((I, Lmax))
+    post_z = np.zeros((NI, Lmax))
     np.add.at(post_z, (item_idx, v_lab), 1.0)
     post_z = post_z / post_z.sum(1, keepdims=True)
-    post_easy = np.full(I, 1.0 - start_hard)
+    post_easy: np.ndarray = np.full(NI, 1.0 - start_hard)
     joint_easy = post_z * post_easy[:, None]  # P(z, easy | votes)
-    skill = np.full(W, start_skill)
+    skill: np.ndarray = np.full(W, start_skill)
     hard = start_hard
     prior = np.zeros((len(q_names), Lmax))
     it = 0
@@ -169,8 +188,11 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
         # M-step
         correct = joint_easy[item_idx, v_lab]
         total = post_easy[item_idx]
-        pool = float(np.clip(skill.mean() if it == 1 else (skill * np.bincount(w_idx, minlength=W)).sum() / n,
-                             MIN_SKILL, MAX_SKILL))
+        pool = float(
+            np.clip(
+                skill.mean() if it == 1 else (skill * np.bincount(w_idx, minlength=W)).sum() / n, MIN_SKILL, MAX_SKILL
+            )
+        )
         num = np.bincount(w_idx, weights=correct, minlength=W) + smoothing * pool
         den = np.bincount(w_idx, weights=total, minlength=W) + smoothing
         new_skill = np.clip(num / den, MIN_SKILL, MAX_SKILL)
@@ -182,7 +204,7 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
         # E-step
         logp_w = np.log(new_skill)[w_idx]
         logq_w = np.log(np.maximum((1.0 - new_skill[w_idx]) / np.maximum(L_item[item_idx] - 1, 1), 1e-12))
-        base = np.bincount(item_idx, weights=logq_w, minlength=I)
+        base = np.bincount(item_idx, weights=logq_w, minlength=NI)
         easy = np.repeat(base[:, None], Lmax, axis=1)
         np.add.at(easy, (item_idx, v_lab), logp_w - logq_w)
         logprior = np.where(valid, np.log(np.maximum(prior[q_of_item], 1e-300)), -np.inf)
@@ -194,23 +216,38 @@ def fit_crowd(votes, labels: Mapping[str, tuple[str, ...]], *, smoothing: float 
         pe, ph = pe / tot, ph / tot
         new_easy = pe.sum(1)
         new_post_z = (pe + ph) / (pe + ph).sum(1, keepdims=True)
-        change = max(float(np.abs(new_skill - skill).max()), abs(new_hard - hard), float(np.abs(new_easy - post_easy).max()))
+        change = max(
+            float(np.abs(new_skill - skill).max()), abs(new_hard - hard), float(np.abs(new_easy - post_easy).max())
+        )
         skill, hard, post_easy, post_z, joint_easy = new_skill, new_hard, new_easy, new_post_z, pe
         if change < tol:
             break
     counts_w = np.bincount(w_idx, minlength=W)
     pool = float(np.clip((skill * counts_w).sum() / counts_w.sum(), MIN_SKILL, MAX_SKILL))
     priors = {q: {lab: float(prior[qi, li]) for li, lab in enumerate(lab_sets[q])} for qi, q in enumerate(q_names)}
-    model = CrowdModel(skills={str(w): float(s) for w, s in zip(workers, skill)}, pool=pool, hard=hard, priors=priors,
-                       labels=lab_sets, n_items=I, n_judgments=n, iterations=it)
+    model = CrowdModel(
+        skills={str(w): float(s) for w, s in zip(workers, skill, strict=False)},
+        pool=pool,
+        hard=hard,
+        priors=priors,
+        labels=lab_sets,
+        n_items=NI,
+        n_judgments=n,
+        iterations=it,
+    )
     return model
 
 
 def item_votes(df) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """``(task, question) -> [(worker, label), ...]`` in row order."""
     out: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for t, q, w, lab in zip(df["task"].astype(str), df["question"].astype(str), df["worker"].astype(str),
-                            df["label"].astype(str)):
+    for t, q, w, lab in zip(
+        df["task"].astype(str),
+        df["question"].astype(str),
+        df["worker"].astype(str),
+        df["label"].astype(str),
+        strict=False,
+    ):
         out.setdefault((t, q), []).append((w, lab))
     return out
 
@@ -228,6 +265,6 @@ def task_distribution(kind, dists: Mapping[str, Mapping[Outcome, float]]) -> dic
             p *= pq
         if p <= 0:
             continue
-        o = kind.task_outcome({q: oc for q, (oc, _) in zip(qs, combo)})
+        o = kind.task_outcome({q: oc for q, (oc, _) in zip(qs, combo, strict=False)})
         out[o] = out.get(o, 0.0) + p
     return out

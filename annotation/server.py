@@ -25,6 +25,7 @@ A fresh data directory is initialised with ``label-studio init`` (database migra
 user and its API token; ~35-100 s); later starts of the same directory take a few seconds and keep
 every project, task and annotation.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,6 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from biaskit.errors import BiaskitError, InputError
 
@@ -52,8 +52,20 @@ DB_FILE = "label_studio.sqlite3"
 # silently change the admin user or the port, so they are removed from the child's environment.
 _SCRUB = ("HOST", "PORT", "USERNAME", "PASSWORD", "USER_TOKEN", "DEBUG", "LOG_LEVEL")
 # database settings LS reads (bare, LABEL_STUDIO_ or HEARTEX_ prefixed): only biaskit's own reach it
-_DB_SETTINGS = ("DJANGO_DB", "DATABASE_NAME", "POSTGRE_NAME", "POSTGRE_USER", "POSTGRE_PASSWORD", "POSTGRE_HOST",
-                "POSTGRE_PORT", "MYSQL_NAME", "MYSQL_USER", "MYSQL_PASSWORD", "MYSQL_HOST", "MYSQL_PORT")
+_DB_SETTINGS = (
+    "DJANGO_DB",
+    "DATABASE_NAME",
+    "POSTGRE_NAME",
+    "POSTGRE_USER",
+    "POSTGRE_PASSWORD",
+    "POSTGRE_HOST",
+    "POSTGRE_PORT",
+    "MYSQL_NAME",
+    "MYSQL_USER",
+    "MYSQL_PASSWORD",
+    "MYSQL_HOST",
+    "MYSQL_PORT",
+)
 _SCRUB_ALL = frozenset(_SCRUB) | frozenset(f"{p}{n}" for p in ("", "LABEL_STUDIO_", "HEARTEX_") for n in _DB_SETTINGS)
 
 
@@ -66,8 +78,10 @@ def find_label_studio() -> str:
     env = os.environ.get("BIASKIT_LABEL_STUDIO")
     if env:
         if not Path(env).exists():
-            raise ServerError(f"BIASKIT_LABEL_STUDIO points at {env}, which does not exist. "
-                              "Fix: set it to the path of the `label-studio` executable.")
+            raise ServerError(
+                f"BIASKIT_LABEL_STUDIO points at {env}, which does not exist. "
+                "Fix: set it to the path of the `label-studio` executable."
+            )
         return env
     on_path = shutil.which("label-studio")
     if on_path:
@@ -76,9 +90,11 @@ def find_label_studio() -> str:
     for cand in (repo / ".venv-ls" / "bin" / "label-studio", Path(sys.executable).with_name("label-studio")):
         if cand.exists():
             return str(cand)
-    raise ServerError("the `label-studio` executable was not found. Fix: install it in its own environment "
-                      "(`python -m venv .venv-ls && .venv-ls/bin/pip install label-studio`) and set "
-                      "BIASKIT_LABEL_STUDIO=.venv-ls/bin/label-studio, or put it on PATH.")
+    raise ServerError(
+        "the `label-studio` executable was not found. Fix: install it in its own environment "
+        "(`python -m venv .venv-ls && .venv-ls/bin/pip install label-studio`) and set "
+        "BIASKIT_LABEL_STUDIO=.venv-ls/bin/label-studio, or put it on PATH."
+    )
 
 
 @dataclass(frozen=True)
@@ -90,11 +106,11 @@ class Database:
     port: int = 5432
     name: str = ""
     user: str = ""
-    password: Optional[str] = field(default=None, repr=False, compare=False)
-    sslmode: Optional[str] = None
+    password: str | None = field(default=None, repr=False, compare=False)
+    sslmode: str | None = None
 
     @classmethod
-    def parse(cls, url: Optional[str]) -> "Database":
+    def parse(cls, url: str | None) -> Database:
         """``None``/``sqlite`` -> SQLite; ``postgresql://[user[:password]@]host[:port]/db[?sslmode=M]``."""
         from biaskit.redact import register_secret
 
@@ -109,20 +125,30 @@ class Database:
         if u.password:
             register_secret(urllib.parse.unquote(u.password))
         if u.scheme not in ("postgresql", "postgres"):
-            raise InputError(f"--database: unsupported database '{u.scheme or url}' (SQLite is the default; "
-                             "PostgreSQL is the other database biaskit runs Label Studio on).", fix=fix)
+            raise InputError(
+                f"--database: unsupported database '{u.scheme or url}' (SQLite is the default; "
+                "PostgreSQL is the other database biaskit runs Label Studio on).",
+                fix=fix,
+            )
         name = urllib.parse.unquote(u.path.lstrip("/"))
         if not u.hostname or not name or "/" in name:
             raise InputError("--database needs a host and a database name.", fix=fix)
         query = urllib.parse.parse_qs(u.query)
         unknown = sorted(set(query) - {"sslmode"})
         if unknown:
-            raise InputError(f"--database: unsupported parameter(s) {', '.join(unknown)}.",
-                             fix="only ?sslmode=... is passed on (to libpq).")
-        return cls(engine="postgresql", host=u.hostname, port=port, name=name,
-                   user=urllib.parse.unquote(u.username or "") or "postgres",
-                   password=urllib.parse.unquote(u.password) if u.password else None,
-                   sslmode=(query.get("sslmode") or [None])[0])
+            raise InputError(
+                f"--database: unsupported parameter(s) {', '.join(unknown)}.",
+                fix="only ?sslmode=... is passed on (to libpq).",
+            )
+        return cls(
+            engine="postgresql",
+            host=u.hostname,
+            port=port,
+            name=name,
+            user=urllib.parse.unquote(u.username or "") or "postgres",
+            password=urllib.parse.unquote(u.password) if u.password else None,
+            sslmode=query["sslmode"][0] if query.get("sslmode") else None,
+        )
 
     @property
     def is_postgres(self) -> bool:
@@ -145,29 +171,40 @@ class Database:
         return f"postgresql://{urllib.parse.quote(self.user)}@{host}:{self.port}/{urllib.parse.quote(self.name)}{q}"
 
     @classmethod
-    def from_public(cls, info: dict) -> "Database":
+    def from_public(cls, info: dict) -> Database:
         if info.get("engine") != "postgresql":
             return cls()
-        return cls(engine="postgresql", host=info["host"], port=int(info["port"]), name=info["name"],
-                   user=info["user"], sslmode=info.get("sslmode"))
+        return cls(
+            engine="postgresql",
+            host=info["host"],
+            port=int(info["port"]),
+            name=info["name"],
+            user=info["user"],
+            sslmode=info.get("sslmode"),
+        )
 
-    def same_target(self, other: "Database") -> bool:
+    def same_target(self, other: Database) -> bool:
         return self.public() == other.public()
 
     def env(self) -> dict[str, str]:
         """Label Studio's own settings for this database (the only place the password goes)."""
         if not self.is_postgres:
             return {"DJANGO_DB": "sqlite"}
-        env = {"DJANGO_DB": "default", "POSTGRE_NAME": self.name, "POSTGRE_USER": self.user,
-               "POSTGRE_HOST": self.host, "POSTGRE_PORT": str(self.port),
-               # empty: Django passes no password and libpq falls back to $PGPASSWORD / ~/.pgpass
-               "POSTGRE_PASSWORD": self.password or ""}
+        env = {
+            "DJANGO_DB": "default",
+            "POSTGRE_NAME": self.name,
+            "POSTGRE_USER": self.user,
+            "POSTGRE_HOST": self.host,
+            "POSTGRE_PORT": str(self.port),
+            # empty: Django passes no password and libpq falls back to $PGPASSWORD / ~/.pgpass
+            "POSTGRE_PASSWORD": self.password or "",
+        }
         if self.sslmode:
             env["PGSSLMODE"] = self.sslmode
         return env
 
 
-def recorded_database(data_dir: str | Path) -> Optional[Database]:
+def recorded_database(data_dir: str | Path) -> Database | None:
     """The database a data folder was initialised with (None: not initialised)."""
     from biaskit.io import read_json
 
@@ -180,7 +217,7 @@ def recorded_database(data_dir: str | Path) -> Optional[Database]:
     return None
 
 
-def resolve_database(data_dir: str | Path, url: Optional[str | Database]) -> Database:
+def resolve_database(data_dir: str | Path, url: str | Database | None) -> Database:
     """The database to start ``data_dir`` on: ``url`` (checked against the folder's) or the folder's own.
 
     A folder keeps its database: SQLite folders cannot be pointed at PostgreSQL (that is a data
@@ -193,24 +230,36 @@ def resolve_database(data_dir: str | Path, url: Optional[str | Database]) -> Dat
     if want is None:
         return have
     if not want.same_target(have):
-        raise InputError(f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
-                         path=data_dir, fix=f"use the folder's own database, or a new --data-dir for another one. "
-                                            f"If this database was restored on another server, put its host and "
-                                            f"port in {Path(data_dir) / DB_INFO_FILE} (no secret in it).")
+        raise InputError(
+            f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
+            path=data_dir,
+            fix=f"use the folder's own database, or a new --data-dir for another one. "
+            f"If this database was restored on another server, put its host and "
+            f"port in {Path(data_dir) / DB_INFO_FILE} (no secret in it).",
+        )
     return want
 
 
-def ls_env(data_dir: Path, *, email: Optional[str] = None, password: Optional[str] = None,
-           token: Optional[str] = None, database: Optional[Database] = None) -> dict:
+def ls_env(
+    data_dir: Path,
+    *,
+    email: str | None = None,
+    password: str | None = None,
+    token: str | None = None,
+    database: Database | None = None,
+) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB_ALL}
-    env.update({
-        "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
-        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
-        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
-        "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "",
-        "LABEL_STUDIO_LOG_LEVEL": env.get("LABEL_STUDIO_LOG_LEVEL", "WARNING"),
-    })
+    env.update(
+        {
+            "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+            "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+            "LABEL_STUDIO_LOG_LEVEL": env.get("LABEL_STUDIO_LOG_LEVEL", "WARNING"),
+        }
+    )
     env.update((database or Database()).env())
     if email:
         env["LABEL_STUDIO_USERNAME"] = email
@@ -244,8 +293,16 @@ def _log_tail(path: Path, n: int = 3) -> str:
     return redact(" | ".join(lines[-n:]))[-600:]
 
 
-def init_data_dir(data_dir: str | Path, *, email: Optional[str], password: Optional[str], token: Optional[str],
-                  timeout: float = 900, database: Optional[Database] = None, migrate_only: bool = False) -> float:
+def init_data_dir(
+    data_dir: str | Path,
+    *,
+    email: str | None,
+    password: str | None,
+    token: str | None,
+    timeout: float = 900,
+    database: Database | None = None,
+    migrate_only: bool = False,
+) -> float:
     """Create the database, the admin user and its API token in ``data_dir``; returns seconds taken.
 
     On PostgreSQL the tables are created in the given (existing, possibly empty) database; a
@@ -258,14 +315,21 @@ def init_data_dir(data_dir: str | Path, *, email: Optional[str], password: Optio
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     if not migrate_only and (not token or len(token) > 40):
-        raise ServerError("the admin API token must be 1-40 characters. Fix: "
-                          "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')")
+        raise ServerError(
+            "the admin API token must be 1-40 characters. Fix: "
+            "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
+        )
     t0 = time.monotonic()
     log = data_dir / ("migrate.log" if migrate_only else "init.log")
     with open(log, "w") as fh:
-        proc = subprocess.run([find_label_studio(), "init", "--quiet", "--no-browser"],
-                              env=ls_env(data_dir, email=email, password=password, token=token, database=database),
-                              stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout)
+        proc = subprocess.run(
+            [find_label_studio(), "init", "--quiet", "--no-browser"],
+            env=ls_env(data_dir, email=email, password=password, token=token, database=database),
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
     if proc.returncode == 0 and database.is_postgres:
         # which Label Studio last migrated the database: `--workers` skips migrating when unchanged
         info = {**database.public(), "migrated_by_label_studio": ls_version()}
@@ -281,13 +345,19 @@ class ServerInfo:
     port: int
     url: str
     data_dir: str
-    started_in_s: Optional[float] = None
+    started_in_s: float | None = None
     database: str = "sqlite"
     workers: int = 1
 
     def to_json(self) -> dict:
-        return {"pid": self.pid, "port": self.port, "url": self.url, "data_dir": self.data_dir,
-                "database": self.database, "workers": self.workers}
+        return {
+            "pid": self.pid,
+            "port": self.port,
+            "url": self.url,
+            "data_dir": self.data_dir,
+            "database": self.database,
+            "workers": self.workers,
+        }
 
 
 def _alive(pid: int) -> bool:
@@ -332,15 +402,21 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def running(data_dir: str | Path) -> Optional[ServerInfo]:
+def running(data_dir: str | Path) -> ServerInfo | None:
     """The server recorded in ``data_dir``'s pid file if its process is still alive, else None."""
     pf = Path(data_dir) / PID_FILE
     if not pf.exists():
         return None
     try:
         info = json.loads(pf.read_text())
-        srv = ServerInfo(pid=int(info["pid"]), port=int(info["port"]), url=info["url"], data_dir=str(data_dir),
-                         database=str(info.get("database", "sqlite")), workers=int(info.get("workers", 1)))
+        srv = ServerInfo(
+            pid=int(info["pid"]),
+            port=int(info["port"]),
+            url=info["url"],
+            data_dir=str(data_dir),
+            database=str(info.get("database", "sqlite")),
+            workers=int(info.get("workers", 1)),
+        )
     except (ValueError, KeyError, TypeError):
         return None
     return srv if _alive(srv.pid) and _is_label_studio(srv.pid) else None
@@ -355,7 +431,7 @@ def _is_label_studio(pid: int) -> bool:
     return any(k in cmd for k in (b"label-studio", b"label_studio", b"gunicorn"))
 
 
-def ls_version() -> Optional[str]:
+def ls_version() -> str | None:
     """The installed Label Studio's version (from its package metadata folder), None if unknown."""
     import glob
 
@@ -364,10 +440,10 @@ def ls_version() -> Optional[str]:
     except ServerError:
         return None
     found = glob.glob(str(exe.parent.parent / "lib" / "python*" / "site-packages" / "label_studio-*.dist-info"))
-    return Path(found[0]).name[len("label_studio-"):-len(".dist-info")] if len(found) == 1 else None
+    return Path(found[0]).name[len("label_studio-") : -len(".dist-info")] if len(found) == 1 else None
 
 
-def _migrated_by(data_dir: Path) -> Optional[str]:
+def _migrated_by(data_dir: Path) -> str | None:
     try:
         return json.loads((data_dir / DB_INFO_FILE).read_text()).get("migrated_by_label_studio")
     except (OSError, ValueError, AttributeError):
@@ -386,20 +462,46 @@ def _ls_python() -> Path:
 def _gunicorn_command(port: int, workers: int) -> list[str]:
     """Label Studio's WSGI application (the one its Docker image runs under uWSGI) under gunicorn."""
     py = _ls_python()
-    probe = subprocess.run([str(py), "-c", "import gunicorn, label_studio, os; "
-                                           "print(os.path.dirname(label_studio.__file__))"],
-                           capture_output=True, text=True, timeout=120)
+    probe = subprocess.run(
+        [str(py), "-c", "import gunicorn, label_studio, os; print(os.path.dirname(label_studio.__file__))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if probe.returncode != 0:
-        raise ServerError(f"--workers needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
-                          f"{py.parent / 'pip'} install gunicorn (`make services` does).")
-    return [str(py), "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
-            "--chdir", probe.stdout.strip(), "--timeout", "600", "--graceful-timeout", "20",
-            "core.wsgi:application"]
+        raise ServerError(
+            f"--workers needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
+            f"{py.parent / 'pip'} install gunicorn (`make services` does)."
+        )
+    return [
+        str(py),
+        "-m",
+        "gunicorn",
+        "--workers",
+        str(workers),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--chdir",
+        probe.stdout.strip(),
+        "--timeout",
+        "600",
+        "--graceful-timeout",
+        "20",
+        "core.wsgi:application",
+    ]
 
 
-def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Optional[str] = None,
-                 password: Optional[str] = None, token: Optional[str] = None,
-                 timeout: float = 300, database: Optional[str | Database] = None, workers: int = 1) -> ServerInfo:
+def start_server(
+    data_dir: str | Path,
+    *,
+    port: int | None = None,
+    email: str | None = None,
+    password: str | None = None,
+    token: str | None = None,
+    timeout: float = 300,
+    database: str | Database | None = None,
+    workers: int = 1,
+) -> ServerInfo:
     """Start Label Studio on 127.0.0.1 for ``data_dir`` (initialising it first if needed).
 
     ``database``: ``None`` (the folder's own; SQLite for a new folder), a :class:`Database` or a
@@ -420,15 +522,18 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
     if workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}.", fix="give the number of web processes.")
     if workers > 1 and not db.is_postgres:
-        raise InputError("several web workers need PostgreSQL: SQLite lets one process write at a time.",
-                         path=data_dir, fix="run this folder with --workers 1, or a new --data-dir with "
-                                            "--database postgresql://...")
+        raise InputError(
+            "several web workers need PostgreSQL: SQLite lets one process write at a time.",
+            path=data_dir,
+            fix="run this folder with --workers 1, or a new --data-dir with --database postgresql://...",
+        )
     if not is_initialised(data_dir):
         if not (email and password and token):
             raise ServerError(
                 f"{data_dir} is not an initialised Label Studio data directory and no admin credentials were "
                 "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
-                "or pass --email/--password.")
+                "or pass --email/--password."
+            )
         init_data_dir(data_dir, email=email, password=password, token=token, database=db)
     elif workers > 1 and (ls_version() is None or _migrated_by(data_dir) != ls_version()):
         # `label-studio start` migrates the database, gunicorn does not: after an upgrade, migrate first
@@ -444,21 +549,34 @@ def start_server(data_dir: str | Path, *, port: Optional[int] = None, email: Opt
     log = open(data_dir / LOG_FILE, "ab")
     t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(cmd, env=env, cwd=str(data_dir), stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=str(data_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     finally:
         log.close()
-    info = ServerInfo(pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(),
-                      workers=workers)
+    info = ServerInfo(
+        pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(), workers=workers
+    )
     atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             (data_dir / PID_FILE).unlink(missing_ok=True)
-            fix = ("check that the PostgreSQL server runs and accepts this user and password"
-                   if db.is_postgres else f"check that port {port} is free")
-            raise ServerError(f"label-studio exited with code {proc.returncode} while starting: "
-                              f"{_log_tail(data_dir / LOG_FILE)} (see {data_dir / LOG_FILE}). Fix: {fix}.")
+            fix = (
+                "check that the PostgreSQL server runs and accepts this user and password"
+                if db.is_postgres
+                else f"check that port {port} is free"
+            )
+            raise ServerError(
+                f"label-studio exited with code {proc.returncode} while starting: "
+                f"{_log_tail(data_dir / LOG_FILE)} (see {data_dir / LOG_FILE}). Fix: {fix}."
+            )
         if _healthy(url):
             info.started_in_s = round(time.monotonic() - t0, 2)
             return info
@@ -509,7 +627,7 @@ def _terminate(pid: int, timeout: float = 30) -> bool:
     return True
 
 
-def stop_server(data_dir: str | Path, timeout: float = 30) -> Optional[ServerInfo]:
+def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:
     """Stop the server recorded in ``data_dir`` (SIGTERM, then SIGKILL after ``timeout``).
 
     Returns the stopped server, or None when none was running (a stale pid file is removed).

@@ -24,15 +24,16 @@ overlap.
 A task is settled when its kind's decision is (:meth:`biaskit.annotation.kinds.base.TaskKind.task_settled`):
 every deciding question settled; for a CAT also as soon as one sentence is settled ``rejected``.
 """
+
 from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping, Optional
+from functools import cache
 
-Outcome = tuple[str, Optional[str]]
+Outcome = tuple[str, str | None]
 NOT_ANNOTATED: Outcome = ("not_annotated", None)
 STATUSES = ("accepted", "rejected", "needs_adjudication", "not_annotated")
 
@@ -43,7 +44,7 @@ class ItemRule:
     outside them are still counted)."""
 
     labels: tuple[str, ...]
-    min_agree: Optional[int] = None
+    min_agree: int | None = None
 
     # -- what subclasses define
     def outcome(self, counts: Mapping[str, int]) -> Outcome:  # pragma: no cover - abstract
@@ -61,7 +62,7 @@ class ItemRule:
         extra = tuple(sorted(str(k) for k in counts if k not in self.labels))
         return tuple(self.labels) + extra
 
-    def more_needed(self, counts: Mapping[str, int], remaining: int, status: Optional[str] = None) -> int:
+    def more_needed(self, counts: Mapping[str, int], remaining: int, status: str | None = None) -> int:
         """The fewest further votes after which the item *could* be settled (0 when it is; ``remaining + 1``
         when it never can), with ``status``: settled with that outcome status. Settledness is monotone
         (an extension of a settled state is settled), so a follow-up round that asks for this many
@@ -72,7 +73,7 @@ class ItemRule:
         for m in range(1, remaining + 1):
             for ext in extensions(len(labels), m):
                 c = dict(counts)
-                for lab, k in zip(labels, ext):
+                for lab, k in zip(labels, ext, strict=False):
                     if k:
                         c[lab] = c.get(lab, 0) + k
                 if self.settled(c, remaining - m) and (status is None or self.outcome(c)[0] == status):
@@ -189,7 +190,7 @@ class WriterLabelRule(ItemRule):
         return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def extensions(n_labels: int, m: int) -> tuple[tuple[int, ...], ...]:
     """Every way ``m`` further votes can fall on ``n_labels`` labels (count vectors)."""
     out = []

@@ -24,9 +24,10 @@ answered a task twice counts once, with the latest answer):
   is an item of its own (``concern:<code>``, yes / no), as in aggregation and agreement;
   ``questions`` restricts agreement and disagreement to some questions (``concern`` = all its options).
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -48,11 +49,13 @@ def _annotations(df):
         a["_ts"] = ts
         a = a.sort_values("_ts", kind="stable", na_position="first")
     a = a.drop_duplicates(["task", "worker"], keep="last")
-    lt = pd.to_numeric(a["lead_time"], errors="coerce") if "lead_time" in a.columns else pd.Series(np.nan, index=a.index)
+    lt = (
+        pd.to_numeric(a["lead_time"], errors="coerce") if "lead_time" in a.columns else pd.Series(np.nan, index=a.index)
+    )
     return pd.DataFrame({"task": a["task"].to_numpy(), "worker": a["worker"].to_numpy(), "lead_time": lt.to_numpy()})
 
 
-def _round(x) -> Optional[float]:
+def _round(x) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 3)
 
 
@@ -104,9 +107,16 @@ def leave_one_out(df, min_others: int = 2):
     return compared, compared & disagree
 
 
-def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int = 2,
-                   questions: Optional[list[str]] = None, source: Optional[str] = None,
-                   adaptive: Optional[tuple[Any, dict]] = None) -> dict[str, Any]:
+def project_status(
+    judgments,
+    n_tasks: int,
+    *,
+    overlap: int = 1,
+    min_others: int = 2,
+    questions: list[str] | None = None,
+    source: str | None = None,
+    adaptive: tuple[Any, dict] | None = None,
+) -> dict[str, Any]:
     """The status report (a JSON-able dict) of a project with ``n_tasks`` tasks, ``overlap``
     annotators wanted per task, from its pulled ``judgments`` (a DataFrame or rows); see the module
     docstring for every figure. ``adaptive``: ``(AdaptiveSettings, {task: Decision})`` of a project
@@ -115,8 +125,8 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
     (:func:`biaskit.annotation.adaptive.summarize`)."""
     import pandas as pd
 
-    from .agreement import metrics
     from .aggregate import check_columns, prepare
+    from .agreement import metrics
 
     if overlap < 1:
         raise InputError(f"overlap must be at least 1, got {overlap}.", fix="give the annotators wanted per task.")
@@ -126,8 +136,11 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
     ann = _annotations(df) if len(df) else pd.DataFrame(columns=["task", "worker", "lead_time"])
     per_task = ann.groupby("task").size() if len(ann) else pd.Series(dtype=int)
     if len(per_task) > n_tasks:
-        raise InputError(f"the judgments name {len(per_task)} tasks but the project has {n_tasks}.", path=source,
-                         fix="pass the project's number of tasks (--tasks), or the judgments of this project.")
+        raise InputError(
+            f"the judgments name {len(per_task)} tasks but the project has {n_tasks}.",
+            path=source,
+            fix="pass the project's number of tasks (--tasks), or the judgments of this project.",
+        )
     hist = per_task.value_counts().to_dict()
     hist[0] = n_tasks - len(per_task)
     done_tasks = per_task.index[per_task >= overlap]
@@ -136,13 +149,19 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
     n_done = len(done_tasks)
     short = n_tasks - n_done  # tasks below the overlap target (not started included)
 
-    prep = prepare(df, duplicates="last", source=source).df if len(df) else pd.DataFrame(
-        columns=["task", "question", "worker", "label"])
+    prep = (
+        prepare(df, duplicates="last", source=source).df
+        if len(df)
+        else pd.DataFrame(columns=["task", "question", "worker", "label"])
+    )
     if questions:  # a question, or all options of a multiple-choice one (concern -> concern:<code>)
         wanted = {q for q in map(str, prep["question"].unique()) if q in questions or q.split(":")[0] in questions}
         if len(prep) and not wanted:
-            raise InputError(f"no answers to question(s) {', '.join(questions)}.", path=source,
-                             fix=f"use one of {', '.join(_base_questions(prep))}.")
+            raise InputError(
+                f"no answers to question(s) {', '.join(questions)}.",
+                path=source,
+                fix=f"use one of {', '.join(_base_questions(prep))}.",
+            )
         prep = prep[prep["question"].isin(wanted)].reset_index(drop=True)
     compared, disagree = leave_one_out(prep, min_others)
     loo = pd.DataFrame({"worker": prep["worker"].to_numpy(), "compared": compared, "disagree": disagree})
@@ -158,43 +177,68 @@ def project_status(judgments, n_tasks: int, *, overlap: int = 1, min_others: int
         for w in done.index:
             c = int(loo_by.loc[w, "compared"]) if w in loo_by.index else 0
             d = int(loo_by.loc[w, "disagree"]) if w in loo_by.index else 0
-            people.append({"annotator": w, "done": int(done[w]), "pending": short - int(short_done.get(w, 0)),
-                           "judgments": int(n_judg.get(w, 0)),
-                           "lead_time_median": _round(med[w]), "lead_time_mean": _round(mean[w]),
-                           "compared": c, "disagreements": d, "disagreement_rate": round(d / c, 4) if c else None})
+            people.append(
+                {
+                    "annotator": w,
+                    "done": int(done[w]),
+                    "pending": short - int(short_done.get(w, 0)),
+                    "judgments": int(n_judg.get(w, 0)),
+                    "lead_time_median": _round(med[w]),
+                    "lead_time_mean": _round(mean[w]),
+                    "compared": c,
+                    "disagreements": d,
+                    "disagreement_rate": round(d / c, 4) if c else None,
+                }
+            )
     people.sort(key=lambda p: (p["disagreement_rate"] is None, -(p["disagreement_rate"] or 0), p["annotator"]))
 
     agree: dict[str, Any] = {"n_items_multi": 0}
     if len(prep):
         m = metrics(prep)
-        agree = {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "mean_pairwise_cohen_kappa",
-                                        "percent_agreement", "n_items", "n_items_multi")}
+        agree = {
+            k: m.get(k)
+            for k in (
+                "krippendorff_alpha",
+                "fleiss_kappa",
+                "mean_pairwise_cohen_kappa",
+                "percent_agreement",
+                "n_items",
+                "n_items_multi",
+            )
+        }
+    adaptive_block: dict[str, Any] | None
     if adaptive is not None:
         from .adaptive import summarize
 
-        adaptive_block: Optional[dict[str, Any]] = summarize(adaptive[1], adaptive[0])
+        adaptive_block = summarize(adaptive[1], adaptive[0])
         adaptive_block["agreement_note"] = ADAPTIVE_ALPHA_NOTE
     else:
         adaptive_block = None
     started = set(per_task.index)
     return {
-        "tasks": int(n_tasks), "overlap": int(overlap),
-        "done": n_done, "in_progress": int(len(started - set(done_tasks))),
+        "tasks": int(n_tasks),
+        "overlap": int(overlap),
+        "done": n_done,
+        "in_progress": int(len(started - set(done_tasks))),
         "not_started": int(n_tasks - len(started | set(done_tasks))),
-        "annotations": int(len(ann)), "annotators": len(people),
+        "annotations": int(len(ann)),
+        "annotators": len(people),
         "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
         "agreement": agree,
         "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
-        "min_others": min_others, "questions": _base_questions(prep),
+        "min_others": min_others,
+        "questions": _base_questions(prep),
         "per_annotator": people,
         **({"adaptive": adaptive_block} if adaptive_block is not None else {}),
     }
 
 
 #: what the status and agreement reports say about alpha on adaptively collected judgments
-ADAPTIVE_ALPHA_NOTE = ("judgments collected adaptively: settled tasks never got the judgments that could still "
-                       "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
-                       "the replays of docs/annotation.md)")
+ADAPTIVE_ALPHA_NOTE = (
+    "judgments collected adaptively: settled tasks never got the judgments that could still "
+    "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
+    "the replays of docs/annotation.md)"
+)
 
 
 def _base_questions(prep) -> list[str]:
@@ -212,33 +256,63 @@ def status_markdown(st: dict[str, Any], title: str = "") -> str:
     share = (lambda k: f"{k} ({pct(k / n)})") if n else str  # noqa: E731
     a, t = st["agreement"], st["time_per_task"]
     ad = st.get("adaptive")
-    wanted = (f"adaptive overlap ({ad['min_judgments']}..{ad['max_judgments']} annotators per task): "
-              f"**{share(st['done'])} settled**" if ad else
-              f"{st['overlap']} annotator(s) wanted per task: **{share(st['done'])} done**")
-    lines = [f"# Annotation status{': ' + title if title else ''}", "",
-             f"{n} tasks, {wanted}, "
-             f"{st['in_progress']} in progress, {st['not_started']} not started; {st['annotations']} annotations by "
-             f"{st['annotators']} annotator(s).", "",
-             "Tasks by number of annotators: " + ", ".join(f"{k}: {v}" for k, v in st["annotators_per_task"].items())
-             + ".", "",
-             f"Agreement so far ({a.get('n_items_multi', 0)} items with 2+ answers; questions: "
-             f"{', '.join(st['questions']) or 'none'}): Krippendorff's alpha "
-             f"{_f(a.get('krippendorff_alpha'))}, Fleiss' kappa {_f(a.get('fleiss_kappa'))}, percent agreement "
-             f"{_f(a.get('percent_agreement'))}.", "",
-             f"Time per task (Label Studio lead time, {t['n']} annotations): median {_f(t['median'], 1)} s, "
-             f"mean {_f(t['mean'], 1)} s.", ""]
+    wanted = (
+        f"adaptive overlap ({ad['min_judgments']}..{ad['max_judgments']} annotators per task): "
+        f"**{share(st['done'])} settled**"
+        if ad
+        else f"{st['overlap']} annotator(s) wanted per task: **{share(st['done'])} done**"
+    )
+    lines = [
+        f"# Annotation status{': ' + title if title else ''}",
+        "",
+        f"{n} tasks, {wanted}, "
+        f"{st['in_progress']} in progress, {st['not_started']} not started; {st['annotations']} annotations by "
+        f"{st['annotators']} annotator(s).",
+        "",
+        "Tasks by number of annotators: " + ", ".join(f"{k}: {v}" for k, v in st["annotators_per_task"].items()) + ".",
+        "",
+        f"Agreement so far ({a.get('n_items_multi', 0)} items with 2+ answers; questions: "
+        f"{', '.join(st['questions']) or 'none'}): Krippendorff's alpha "
+        f"{_f(a.get('krippendorff_alpha'))}, Fleiss' kappa {_f(a.get('fleiss_kappa'))}, percent agreement "
+        f"{_f(a.get('percent_agreement'))}.",
+        "",
+        f"Time per task (Label Studio lead time, {t['n']} annotations): median {_f(t['median'], 1)} s, "
+        f"mean {_f(t['mean'], 1)} s.",
+        "",
+    ]
     if ad:
         pol = ad["policy"] + (f", epsilon {ad['epsilon']:g}" if ad.get("epsilon") else "")
         by = ", ".join(f"{k} {v}" for k, v in ad["settled_by"].items()) or "none yet"
-        lines += [f"Adaptive overlap ({pol}; {ad['min_judgments']}..{ad['max_judgments']} judgments per task): "
-                  f"**{ad['settled']} settled** (by {by}), {ad['open']} open ({ad['asked_for']} more judgment(s) "
-                  f"asked for); {ad['judgments']} judgments so far, {ad['judgments_saved']} saved against "
-                  f"{ad['max_judgments']} per task ({_f(ad['saved_share'])} of {ad['judgments_full_overlap']}). "
-                  f"Agreement above: {ad['agreement_note']}.", ""]
-    lines.append(md_table(["annotator", "tasks done", "pending", "median s/task",
-                           f"disagrees with the others' majority (items with {st['min_others']}+ others)"],
-                          [[p["annotator"], p["done"], p["pending"], _f(p["lead_time_median"], 1),
-                            MISSING if p["disagreement_rate"] is None else
-                            f"{pct(p['disagreement_rate'])} ({p['disagreements']} of {p['compared']})"]
-                           for p in st["per_annotator"]], align="lrrrr"))
+        lines += [
+            f"Adaptive overlap ({pol}; {ad['min_judgments']}..{ad['max_judgments']} judgments per task): "
+            f"**{ad['settled']} settled** (by {by}), {ad['open']} open ({ad['asked_for']} more judgment(s) "
+            f"asked for); {ad['judgments']} judgments so far, {ad['judgments_saved']} saved against "
+            f"{ad['max_judgments']} per task ({_f(ad['saved_share'])} of {ad['judgments_full_overlap']}). "
+            f"Agreement above: {ad['agreement_note']}.",
+            "",
+        ]
+    lines.append(
+        md_table(
+            [
+                "annotator",
+                "tasks done",
+                "pending",
+                "median s/task",
+                f"disagrees with the others' majority (items with {st['min_others']}+ others)",
+            ],
+            [
+                [
+                    p["annotator"],
+                    p["done"],
+                    p["pending"],
+                    _f(p["lead_time_median"], 1),
+                    MISSING
+                    if p["disagreement_rate"] is None
+                    else f"{pct(p['disagreement_rate'])} ({p['disagreements']} of {p['compared']})",
+                ]
+                for p in st["per_annotator"]
+            ],
+            align="lrrrr",
+        )
+    )
     return "\n".join(lines) + "\n"

@@ -32,18 +32,31 @@ sentences, at least ``min_agree`` (3) of its validators gave the writer's label 
 as many, which with 5 validators always holds) -- the rule of ``apply --kind cat``
 (:mod:`.cat_rule`), computed with the same functions as ``annotate agreement`` (:mod:`.targets`).
 """
+
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import InputError
 
 OTHER_LABELS = ("keep", "drop")
 CAT_LABELS = ("stereotype", "anti-stereotype", "unrelated")
-COLUMNS = ["task", "worker", "question", "label", "qtype", "kind", "bias_type", "target", "reference", "split",
-           "stereoset_id", "sentence_id"]
+COLUMNS = [
+    "task",
+    "worker",
+    "question",
+    "label",
+    "qtype",
+    "kind",
+    "bias_type",
+    "target",
+    "reference",
+    "split",
+    "stereoset_id",
+    "sentence_id",
+]
 
 
 def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agree: int = 3):
@@ -54,14 +67,19 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
     from biaskit.readers.cats import detect_cat_format
 
     if other_labels not in OTHER_LABELS:
-        raise InputError(f"unknown policy for other labels '{other_labels}'.", fix=f"use one of {', '.join(OTHER_LABELS)}.")
+        raise InputError(
+            f"unknown policy for other labels '{other_labels}'.", fix=f"use one of {', '.join(OTHER_LABELS)}."
+        )
     if min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use 3 (StereoSet: 3 of 5).")
     fmt = detect_cat_format(path)
     if fmt != "stereoset":
-        raise InputError(f"this is a {fmt} CAT file: it has no validator labels.", path=path,
-                         fix="use StereoSet's original dev.json (`biaskit data download stereoset-dev`), whose "
-                             "sentences carry the validators' labels.")
+        raise InputError(
+            f"this is a {fmt} CAT file: it has no validator labels.",
+            path=path,
+            fix="use StereoSet's original dev.json (`biaskit data download stereoset-dev`), whose "
+            "sentences carry the validators' labels.",
+        )
     cats = read_cats(path, format="stereoset")
     rows: list[dict[str, Any]] = []
     values: Counter = Counter()
@@ -81,16 +99,33 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
                     n_dropped += 1
                     continue
                 if not h.annotator:
-                    raise InputError(f"a label of sentence {o.source_id or o.sentence} (example {cat.source_id}) has "
-                                     "no human_id.", path=path,
-                                     fix="each label needs {\"human_id\": ..., \"label\": ...} as in StereoSet's file.")
-                rows.append({"task": cat.cat_id, "worker": str(h.annotator), "question": f"option_{o.gold_label}",
-                             "label": lab, "qtype": "choice", "kind": "cat", "bias_type": cat.bias_type,
-                             "target": cat.target, "reference": o.gold_label, "split": cat.split,
-                             "stereoset_id": cat.source_id, "sentence_id": o.source_id})
+                    raise InputError(
+                        f"a label of sentence {o.source_id or o.sentence} (example {cat.source_id}) has no human_id.",
+                        path=path,
+                        fix='each label needs {"human_id": ..., "label": ...} as in StereoSet\'s file.',
+                    )
+                rows.append(
+                    {
+                        "task": cat.cat_id,
+                        "worker": str(h.annotator),
+                        "question": f"option_{o.gold_label}",
+                        "label": lab,
+                        "qtype": "choice",
+                        "kind": "cat",
+                        "bias_type": cat.bias_type,
+                        "target": cat.target,
+                        "reference": o.gold_label,
+                        "split": cat.split,
+                        "stereoset_id": cat.source_id,
+                        "sentence_id": o.source_id,
+                    }
+                )
     if not rows:
-        raise InputError("no validator labels in the file.", path=path,
-                         fix="use StereoSet's original dev.json, whose sentences have \"labels\".")
+        raise InputError(
+            "no validator labels in the file.",
+            path=path,
+            fix='use StereoSet\'s original dev.json, whose sentences have "labels".',
+        )
     df = pd.DataFrame(rows, columns=COLUMNS)
     summary = {
         "source": str(path),
@@ -132,8 +167,7 @@ def _retention(df, min_agree: int) -> dict:
     vals, cnts = np.unique(c.n, return_counts=True)
     out: dict[str, Any] = {
         "rule": f">= {min_agree} validators gave the writer's label on each sentence of the CAT (StereoSet §4.3)",
-        "validators_per_sentence": {"min": int(c.n.min()), "max": int(c.n.max()),
-                                    "mode": int(vals[np.argmax(cnts)])},
+        "validators_per_sentence": {"min": int(c.n.min()), "max": int(c.n.max()), "mode": int(vals[np.argmax(cnts)])},
         **summarize_tasks(tasks, min_agree),
     }
     for col, key in (("split", "per_split"), ("bias_type", "per_bias_type")):
@@ -142,8 +176,9 @@ def _retention(df, min_agree: int) -> dict:
     return out
 
 
-def from_stereoset(data: str | Path, out: str | Path, *, other_labels: str = "keep", min_agree: int = 3,
-                   command: Optional[str] = None) -> dict:
+def from_stereoset(
+    data: str | Path, out: str | Path, *, other_labels: str = "keep", min_agree: int = 3, command: str | None = None
+) -> dict:
     """Write the judgments to ``out`` (CSV/JSONL by extension) and the summary to ``OUT.summary.json``."""
     from biaskit.io import write_json, write_table
 

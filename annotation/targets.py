@@ -30,11 +30,12 @@ the records passed as ``--data`` (any kind's file: CAT ``target`` and gold label
 judgment columns ``target``, ``bias_type`` and ``reference`` (``annotate from-stereoset`` writes
 them; ``pull`` writes ``bias_type``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -42,16 +43,34 @@ from biaskit.errors import InputError
 from biaskit.tables import md_table, num
 
 UNKNOWN = "(unknown)"
-TARGET_COLUMNS = ("bias_type", "target", "n_tasks", "n_items", "n_judgments", "n_annotators", "reference_agreement",
-                  "reference_votes", "reference_answers", "n_reference_items", "majority_share", "min_agree",
-                  "retained", "retention_rate", "fleiss_kappa", "percent_agreement", "krippendorff_alpha",
-                  "n_items_multi")
-DEFINITION = ("reference_agreement: per item, the share of annotators who gave the reference (writer's) label; "
-              "averaged over an example's items, then over the examples of the term/domain (StereoSet, ACL 2021, "
-              "Table 10: per-term annotator agreement). retained: examples whose every reference item has >= "
-              "min_agree votes for the reference label and no other label as many (StereoSet: >= 3 of 5); "
-              "without a reference label the "
-              "plurality label stands in (majority_share).")
+TARGET_COLUMNS = (
+    "bias_type",
+    "target",
+    "n_tasks",
+    "n_items",
+    "n_judgments",
+    "n_annotators",
+    "reference_agreement",
+    "reference_votes",
+    "reference_answers",
+    "n_reference_items",
+    "majority_share",
+    "min_agree",
+    "retained",
+    "retention_rate",
+    "fleiss_kappa",
+    "percent_agreement",
+    "krippendorff_alpha",
+    "n_items_multi",
+)
+DEFINITION = (
+    "reference_agreement: per item, the share of annotators who gave the reference (writer's) label; "
+    "averaged over an example's items, then over the examples of the term/domain (StereoSet, ACL 2021, "
+    "Table 10: per-term annotator agreement). retained: examples whose every reference item has >= "
+    "min_agree votes for the reference label and no other label as many (StereoSet: >= 3 of 5); "
+    "without a reference label the "
+    "plurality label stands in (majority_share)."
+)
 
 
 @dataclass
@@ -63,7 +82,7 @@ class TaskInfo:
     reference: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def record_target(rec: Any) -> Optional[str]:
+def record_target(rec: Any) -> str | None:
     """The target term of a record: a CAT's ``target``, a pair's ``group_more``, a tuple's ``identity``."""
     for attr in ("target", "group_more", "identity"):
         v = getattr(rec, attr, None)
@@ -84,7 +103,7 @@ def record_reference(rec: Any) -> dict[str, str]:
     return {}
 
 
-def task_info(data_path: Optional[str | Path]) -> TaskInfo:
+def task_info(data_path: str | Path | None) -> TaskInfo:
     """Bias types, target terms and reference labels from a data file: any kind's records (pairs in
     CrowS/IndiBias/biaskit format, tuples, CATs, translation candidates), or a table with an id and a
     bias_type column (and optionally target / group_more / identity)."""
@@ -122,14 +141,17 @@ def task_info(data_path: Optional[str | Path]) -> TaskInfo:
             bt = "bias_type" if "bias_type" in df.columns else "axis" if "axis" in df.columns else None
             if bt:
                 ids = df[id_col].astype(str)
-                info.bias_type = dict(zip(ids, df[bt].astype(str)))
+                info.bias_type = dict(zip(ids, df[bt].astype(str), strict=False))
                 tcol = next((c for c in ("target", "group_more", "identity") if c in df.columns), None)
                 if tcol:
-                    info.target = {a: str(b) for a, b in zip(ids, df[tcol]) if b == b and str(b).strip()}
+                    info.target = {a: str(b) for a, b in zip(ids, df[tcol], strict=False) if b == b and str(b).strip()}
                 return info
-    raise InputError("cannot find the records' ids and bias types.", path=p,
-                     fix="give the pushed records (pairs, tuples, CATs, candidates) or a table with "
-                         "task|pair_id|id and bias_type columns.")
+    raise InputError(
+        "cannot find the records' ids and bias types.",
+        path=p,
+        fix="give the pushed records (pairs, tuples, CATs, candidates) or a table with "
+        "task|pair_id|id and bias_type columns.",
+    )
 
 
 def _column_map(df, col: str) -> dict[str, str]:
@@ -138,7 +160,7 @@ def _column_map(df, col: str) -> dict[str, str]:
         return {}
     s = df[["task", col]].dropna()
     s = s[s[col].astype(str).str.strip() != ""].drop_duplicates("task")
-    return dict(zip(s["task"].astype(str).tolist(), s[col].astype(str).tolist()))
+    return dict(zip(s["task"].astype(str).tolist(), s[col].astype(str).tolist(), strict=False))
 
 
 def resolve(df, info: TaskInfo):
@@ -152,8 +174,11 @@ def resolve(df, info: TaskInfo):
         m = from_data or _column_map(df, name)
         out[name] = task.map(m) if m else pd.Series([None] * len(df), index=df.index, dtype=object)
     if info.reference:
-        ref = pd.Series([info.reference.get((t, q)) for t, q in zip(task, df["question"].astype(str))],
-                        index=df.index, dtype=object)
+        ref = pd.Series(
+            [info.reference.get((t, q)) for t, q in zip(task, df["question"].astype(str), strict=False)],
+            index=df.index,
+            dtype=object,
+        )
     elif "reference" in df.columns:
         r = df["reference"].astype(object)
         ref = r.where(r.notna() & (r.astype(str).str.strip() != ""), None).map(lambda x: None if x is None else str(x))
@@ -177,13 +202,13 @@ def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
     if known.any():
         L = max(len(c.labels), 1)
         code = pd.Index(c.labels).get_indexer(ref[known].astype(str)) if len(c.labels) else np.full(known.sum(), -1)
-        entry = dict(zip((c.item * L + c.label).tolist(), c.count.tolist()))
+        entry = dict(zip((c.item * L + c.label).tolist(), c.count.tolist(), strict=False))
         idx = np.flatnonzero(known)
-        votes[idx] = [entry.get(int(i) * L + int(k), 0) if k >= 0 else 0 for i, k in zip(idx, code)]
+        votes[idx] = [entry.get(int(i) * L + int(k), 0) if k >= 0 else 0 for i, k in zip(idx, code, strict=False)]
     return ref, votes
 
 
-def default_min_agree(c) -> Optional[int]:
+def default_min_agree(c) -> int | None:
     """A strict majority of the usual (modal) number of annotators per item: 3 of 5, 2 of 3."""
     if c.n_items == 0:
         return None
@@ -198,9 +223,16 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
 
     n = c.n.astype(np.float64)
     has_ref = ~np.isnan(ref_votes)
-    t = pd.DataFrame({"task": c.items["task"].astype(str).to_numpy(), "n": n, "top": top.astype(np.float64),
-                      "has_ref": has_ref, "ref_votes": np.where(has_ref, ref_votes, 0.0),
-                      "ref_n": np.where(has_ref, n, 0.0)})
+    t = pd.DataFrame(
+        {
+            "task": c.items["task"].astype(str).to_numpy(),
+            "n": n,
+            "top": top.astype(np.float64),
+            "has_ref": has_ref,
+            "ref_votes": np.where(has_ref, ref_votes, 0.0),
+            "ref_n": np.where(has_ref, n, 0.0),
+        }
+    )
     t["ref_share"] = np.where(has_ref, t["ref_votes"] / np.maximum(n, 1), np.nan)
     t["maj_share"] = t["top"] / np.maximum(n, 1)
     # retention: on reference items when the task has any, else on the (unique) plurality label of every item
@@ -211,21 +243,23 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
     t["ok_ref"] = ~has_ref | ((t["ref_votes"] >= min_agree) & unique_winner)
     t["ok_top"] = (t["top"] >= min_agree) & (n_top == 1)
     g = t.groupby("task", sort=False)
-    tab = pd.DataFrame({
-        "n_items": g.size(),
-        "n_reference_items": g["has_ref"].sum(),
-        "reference_agreement": g["ref_share"].mean(),  # NaN-skipping mean over reference items
-        "reference_votes": g["ref_votes"].sum(),
-        "reference_answers": g["ref_n"].sum(),
-        "majority_share": g["maj_share"].mean(),
-        "ok_ref": g["ok_ref"].all(),
-        "ok_top": g["ok_top"].all(),
-    })
+    tab = pd.DataFrame(
+        {
+            "n_items": g.size(),
+            "n_reference_items": g["has_ref"].sum(),
+            "reference_agreement": g["ref_share"].mean(),  # NaN-skipping mean over reference items
+            "reference_votes": g["ref_votes"].sum(),
+            "reference_answers": g["ref_n"].sum(),
+            "majority_share": g["maj_share"].mean(),
+            "ok_ref": g["ok_ref"].all(),
+            "ok_top": g["ok_top"].all(),
+        }
+    )
     tab["retained"] = np.where(tab["n_reference_items"] > 0, tab["ok_ref"], tab["ok_top"])
     return tab.drop(columns=["ok_ref", "ok_top"]).reset_index()
 
 
-def _f(x: Any) -> Optional[float]:
+def _f(x: Any) -> float | None:
     if x is None:
         return None
     x = float(x)
@@ -268,21 +302,32 @@ def target_rows(df, tasks, bias_type, target, min_agree: int, stats) -> list[dic
     tk = tasks.assign(group=group_of[pd.Index(task_uni).get_indexer(tasks["task"].astype(str))])
     n_judg = np.bincount(group, minlength=len(g_uni))
     w_codes, w_uni = pd.factorize(df["worker"])
-    n_ann = np.bincount(np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1),
-                        minlength=len(g_uni))
+    n_ann = np.bincount(
+        np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
+    )
     subs = dict(iter(df.groupby(group, sort=False))) if stats is not None else {}
     rows = []
     for g, sub_tasks in tk.groupby("group", sort=False):
         g = int(g)
         b, t = str(b_uni[g_uni[g] // len(t_uni)]), str(t_uni[g_uni[g] % len(t_uni)])
-        row = {"bias_type": b, "target": t, **summarize_tasks(sub_tasks, min_agree),
-               "n_items": int(sub_tasks["n_items"].sum()), "n_judgments": int(n_judg[g]),
-               "n_annotators": int(n_ann[g])}
+        row = {
+            "bias_type": b,
+            "target": t,
+            **summarize_tasks(sub_tasks, min_agree),
+            "n_items": int(sub_tasks["n_items"].sum()),
+            "n_judgments": int(n_judg[g]),
+            "n_annotators": int(n_ann[g]),
+        }
         if stats is not None:
             row.update(stats(subs[g]))
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})
-    rows.sort(key=lambda r: (r["bias_type"], -(r["reference_agreement"] if r["reference_agreement"] is not None
-                                                else r["majority_share"] or 0.0), r["target"]))
+    rows.sort(
+        key=lambda r: (
+            r["bias_type"],
+            -(r["reference_agreement"] if r["reference_agreement"] is not None else r["majority_share"] or 0.0),
+            r["target"],
+        )
+    )
     return rows
 
 
@@ -293,13 +338,41 @@ def markdown(rep: dict) -> list[str]:
         return []
 
     k = rows[0]["min_agree"]
-    return ["## Per target term (StereoSet, Table 10)", "",
-            "Agreement with the reference (writer's) label per item, averaged per example, then over the term's "
-            f"examples; retained: examples whose reference items all have >= {k} votes for it. "
-            "Sorted by bias type, then agreement.", "",
-            md_table(["bias type", "target", "examples", "items", "agreement with reference", "votes / answers",
-                      "majority share", f"retained (>={k})", "Fleiss", "% agree"],
-                     [[r["bias_type"], r["target"], r["n_tasks"], r["n_items"], num(r["reference_agreement"], 3),
-                       f"{r['reference_votes']} / {r['reference_answers']}", num(r["majority_share"], 3),
-                       f"{r['retained']} ({num(r['retention_rate'], 3)})", num(r["fleiss_kappa"], 3),
-                       num(r["percent_agreement"], 3)] for r in rows]), ""]
+    return [
+        "## Per target term (StereoSet, Table 10)",
+        "",
+        "Agreement with the reference (writer's) label per item, averaged per example, then over the term's "
+        f"examples; retained: examples whose reference items all have >= {k} votes for it. "
+        "Sorted by bias type, then agreement.",
+        "",
+        md_table(
+            [
+                "bias type",
+                "target",
+                "examples",
+                "items",
+                "agreement with reference",
+                "votes / answers",
+                "majority share",
+                f"retained (>={k})",
+                "Fleiss",
+                "% agree",
+            ],
+            [
+                [
+                    r["bias_type"],
+                    r["target"],
+                    r["n_tasks"],
+                    r["n_items"],
+                    num(r["reference_agreement"], 3),
+                    f"{r['reference_votes']} / {r['reference_answers']}",
+                    num(r["majority_share"], 3),
+                    f"{r['retained']} ({num(r['retention_rate'], 3)})",
+                    num(r["fleiss_kappa"], 3),
+                    num(r["percent_agreement"], 3),
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+    ]

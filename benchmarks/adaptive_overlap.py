@@ -26,6 +26,7 @@ With ``--stereoset-dev FILE`` it also replays StereoSet's released validator lab
 
 Run: ``python benchmarks/adaptive_overlap.py [--items N] [--seed S] [--stereoset-dev dev.json]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,9 +39,18 @@ import pandas as pd
 CAT_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 
 
-def cat_crowd(n_cats: int, *, seed: int = 0, n_per: int = 5, n_workers: int = 60, skill_mean: float = 0.875,
-              skill_sd: float = 0.05, writer_wrong: float = 0.01, hard_share: float = 0.0,
-              released: float | None = None) -> pd.DataFrame:
+def cat_crowd(
+    n_cats: int,
+    *,
+    seed: int = 0,
+    n_per: int = 5,
+    n_workers: int = 60,
+    skill_mean: float = 0.875,
+    skill_sd: float = 0.05,
+    writer_wrong: float = 0.01,
+    hard_share: float = 0.0,
+    released: float | None = None,
+) -> pd.DataFrame:
     """Judgments of the ``cat`` kind (``task, worker, question, label, kind``) for ``n_cats`` CATs.
 
     ``released``: keep the CATs StereoSet's rule retains (>= 3 of 5 on each sentence), as the released
@@ -80,8 +90,16 @@ def cat_crowd(n_cats: int, *, seed: int = 0, n_per: int = 5, n_workers: int = 60
     return df
 
 
-def tuple_crowd(n: int, *, seed: int = 0, n_per: int = 3, n_workers: int = 30, skill_mean: float = 0.85,
-                skill_sd: float = 0.07, yes_share: float = 0.6) -> pd.DataFrame:
+def tuple_crowd(
+    n: int,
+    *,
+    seed: int = 0,
+    n_per: int = 3,
+    n_workers: int = 30,
+    skill_mean: float = 0.85,
+    skill_sd: float = 0.07,
+    yes_share: float = 0.6,
+) -> pd.DataFrame:
     """Judgments of the ``tuple`` kind (question ``stereotype``, yes / no) for ``n`` tuples."""
     rng = np.random.default_rng(seed)
     skill = np.clip(rng.normal(skill_mean, skill_sd, n_workers), 0.3, 0.995)
@@ -99,8 +117,8 @@ def tuple_crowd(n: int, *, seed: int = 0, n_per: int = 3, n_workers: int = 30, s
 def crowd_facts(df: pd.DataFrame, kind: str, min_agree=None) -> dict:
     """Krippendorff's alpha and the share of items / tasks accepted at full overlap."""
     from biaskit.annotation.adaptive import task_votes
-    from biaskit.annotation.agreement import metrics
     from biaskit.annotation.aggregate import prepare
+    from biaskit.annotation.agreement import metrics
     from biaskit.annotation.kinds import get_kind
 
     k = get_kind(kind)
@@ -147,15 +165,32 @@ def time_settled_check(df: pd.DataFrame, kind: str, max_j: int, min_agree=None, 
     slow = [brute_settled(r, c, R) for r, c, R in states]
     t_slow = time.perf_counter() - t0
     assert fast == slow, "closed form and brute force disagree"
-    return {"states": len(states), "closed_form_s": t_fast, "brute_force_s": t_slow, "ratio": t_slow / max(t_fast, 1e-9)}
+    return {
+        "states": len(states),
+        "closed_form_s": t_fast,
+        "brute_force_s": t_slow,
+        "ratio": t_slow / max(t_fast, 1e-9),
+    }
 
 
 SCENARIOS = {
     # name: (crowd builder, kind, min_judgments, max_judgments, min_agree, units)
-    "stereoset": (lambda n, s: cat_crowd(n, seed=s, skill_mean=0.85, released=0.05), "cat", 2, 5, None,
-                  ("item", "task")),
-    "hard": (lambda n, s: cat_crowd(n, seed=s + 1, skill_mean=0.85, hard_share=0.32), "cat", 2, 5, None,
-             ("item", "task")),
+    "stereoset": (
+        lambda n, s: cat_crowd(n, seed=s, skill_mean=0.85, released=0.05),
+        "cat",
+        2,
+        5,
+        None,
+        ("item", "task"),
+    ),
+    "hard": (
+        lambda n, s: cat_crowd(n, seed=s + 1, skill_mean=0.85, hard_share=0.32),
+        "cat",
+        2,
+        5,
+        None,
+        ("item", "task"),
+    ),
     "tuples": (lambda n, s: tuple_crowd(3 * n, seed=s + 2), "tuple", 2, 3, 2, ("task",)),
 }
 
@@ -171,41 +206,71 @@ def run(items: int, seed: int, epsilons=(0.01, 0.02), stereoset_dev=None, out=No
 
         dev, _ = stereoset_judgments(stereoset_dev)
         todo.append(("stereoset-dev", lambda n, s: dev, "cat", 2, 5, None, ("item", "task")))
+
     # (policy, epsilon, first judgments): the scenario's K for both policies, and the risk policy also
     # from a single first judgment (K = 1: a task stops there when the model says one more vote cannot
     # plausibly change it; the goal ">= 50% saved, <= 1% changed" at the default epsilon needs it)
     def policies(kmin):
         out = [("exact", 0.01, kmin)] + [("risk", e, kmin) for e in epsilons]
         return out + ([("risk", e, 1) for e in epsilons] if kmin > 1 else [])
+
     for name, build, kind, kmin, kmax, min_agree, units in todo:
         df = build(items, seed)
         facts = crowd_facts(df, kind, min_agree)
-        print(f"\n== {name}: {df['task'].nunique()} tasks, {len(df)} judgment rows; Krippendorff's alpha "
-              f"{facts['alpha']:.3f}; accepted at full overlap: {facts['items_accepted']:.1%} of items, "
-              f"{facts['tasks_accepted']:.1%} of tasks; {kmin}..{kmax} judgments", flush=True)
+        print(
+            f"\n== {name}: {df['task'].nunique()} tasks, {len(df)} judgment rows; Krippendorff's alpha "
+            f"{facts['alpha']:.3f}; accepted at full overlap: {facts['items_accepted']:.1%} of items, "
+            f"{facts['tasks_accepted']:.1%} of tasks; {kmin}..{kmax} judgments",
+            flush=True,
+        )
         chk = time_settled_check(df, kind, kmax, min_agree)
-        print(f"   settled check on {chk['states']} vote states: closed form {chk['closed_form_s']:.3f} s, "
-              f"straightforward brute force {chk['brute_force_s']:.3f} s ({chk['ratio']:.1f}x), same answers")
+        print(
+            f"   settled check on {chk['states']} vote states: closed form {chk['closed_form_s']:.3f} s, "
+            f"straightforward brute force {chk['brute_force_s']:.3f} s ({chk['ratio']:.1f}x), same answers"
+        )
         for unit in units:
             for policy, eps, k in policies(kmin):
-                st = AdaptiveSettings(policy=policy, min_judgments=k, max_judgments=kmax, epsilon=eps,
-                                      min_agree=min_agree)
+                st = AdaptiveSettings(
+                    policy=policy, min_judgments=k, max_judgments=kmax, epsilon=eps, min_agree=min_agree
+                )
                 t0 = time.perf_counter()
                 rep = replay(df, st, kind=kind, unit=unit)
                 secs = time.perf_counter() - t0
                 label = (policy if policy == "exact" else f"risk@{eps:g}") + f" K={k}"
-                print(f"   {unit:>4} {label:>13}: {rep['judgments_used']:>6} of {rep['judgments_full']:>6} judgments "
-                      f"({rep['saved_share']:.1%} saved), {rep['decisions_changed']} of {rep['tasks']} decisions "
-                      f"changed ({rep['changed_share']:.2%}), retention {rep['retention_adaptive']:.1%} vs "
-                      f"{rep['retention_full']:.1%}, alpha {rep['alpha_collected']} collected vs {rep['alpha_full']} "
-                      f"full, {secs:.1f} s", flush=True)
-                results.append({"crowd": name, "unit": unit, "epsilon": eps if policy == "risk" else None,
-                                 "min_judgments": k,
-                                **{k: rep[k] for k in ("policy", "tasks", "judgments_full", "judgments_used",
-                                                       "saved_share", "decisions_changed", "changed_share",
-                                                       "retention_full", "retention_adaptive", "alpha_full",
-                                                       "alpha_collected")},
-                                "alpha": facts["alpha"], "seconds": round(secs, 2)})
+                print(
+                    f"   {unit:>4} {label:>13}: {rep['judgments_used']:>6} of {rep['judgments_full']:>6} judgments "
+                    f"({rep['saved_share']:.1%} saved), {rep['decisions_changed']} of {rep['tasks']} decisions "
+                    f"changed ({rep['changed_share']:.2%}), retention {rep['retention_adaptive']:.1%} vs "
+                    f"{rep['retention_full']:.1%}, alpha {rep['alpha_collected']} collected vs {rep['alpha_full']} "
+                    f"full, {secs:.1f} s",
+                    flush=True,
+                )
+                results.append(
+                    {
+                        "crowd": name,
+                        "unit": unit,
+                        "epsilon": eps if policy == "risk" else None,
+                        "min_judgments": k,
+                        **{
+                            k: rep[k]
+                            for k in (
+                                "policy",
+                                "tasks",
+                                "judgments_full",
+                                "judgments_used",
+                                "saved_share",
+                                "decisions_changed",
+                                "changed_share",
+                                "retention_full",
+                                "retention_adaptive",
+                                "alpha_full",
+                                "alpha_collected",
+                            )
+                        },
+                        "alpha": facts["alpha"],
+                        "seconds": round(secs, 2),
+                    }
+                )
     if out:
         from biaskit.io import write_json
 
@@ -217,8 +282,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=2000, help="CATs per crowd (tuples: 3x as many)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--epsilon", type=float, action="append", default=None,
-                    help="risk policy bound(s) to run (repeatable; default 0.01 and 0.02)")
+    ap.add_argument(
+        "--epsilon",
+        type=float,
+        action="append",
+        default=None,
+        help="risk policy bound(s) to run (repeatable; default 0.01 and 0.02)",
+    )
     ap.add_argument("--stereoset-dev", default=None, help="StereoSet's original dev.json (with validator labels)")
     ap.add_argument("--out", default=None, help="also write the figures as JSON here")
     a = ap.parse_args()

@@ -5,6 +5,7 @@ and Counters for the vote, a per-item loop for Fleiss / percent agreement, the r
 matrix for Krippendorff, sklearn per annotator pair for Cohen), checks that both give the same
 numbers, and prints seconds and ratios. Run: ``python benchmarks/aggregate.py [--items N]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,14 +26,18 @@ def make_judgments(n_items: int, n_per_item: int = 5, n_workers: int = 40, seed:
     correct = rng.random((n_items, n_per_item)) < skill[workers]
     noise = (truth[:, None] + rng.integers(1, 3, (n_items, n_per_item))) % 3
     lab = np.where(correct, truth[:, None], noise)
-    return pd.DataFrame({"task": np.repeat([f"p-{i:06d}" for i in range(n_items)], n_per_item),
-                         "worker": [f"w{w:02d}" for w in workers.ravel()],
-                         "label": labels[lab.ravel()]})
+    return pd.DataFrame(
+        {
+            "task": np.repeat([f"p-{i:06d}" for i in range(n_items)], n_per_item),
+            "worker": [f"w{w:02d}" for w in workers.ravel()],
+            "label": labels[lab.ravel()],
+        }
+    )
 
 
 def naive_aggregate(df: pd.DataFrame, min_agree: int = 3) -> dict:
     by_item: dict[str, list[str]] = defaultdict(list)
-    for t, lab in zip(df["task"].tolist(), df["label"].tolist()):
+    for t, lab in zip(df["task"].tolist(), df["label"].tolist(), strict=False):
         by_item[t].append(lab)
     out = {}
     for t, labs in by_item.items():
@@ -49,7 +54,7 @@ def naive_agreement(df: pd.DataFrame) -> dict:
     from sklearn.metrics import cohen_kappa_score
 
     by_item: dict[str, list[str]] = defaultdict(list)
-    for t, lab in zip(df["task"].tolist(), df["label"].tolist()):
+    for t, lab in zip(df["task"].tolist(), df["label"].tolist(), strict=False):
         by_item[t].append(lab)
     cats = sorted(set(df["label"]))
     p_i, totals = [], Counter()
@@ -69,12 +74,12 @@ def naive_agreement(df: pd.DataFrame) -> dict:
     i_idx = {t: i for i, t in enumerate(items)}
     code = {k: i for i, k in enumerate(cats)}
     mat = np.full((len(workers), len(items)), np.nan)
-    for t, w, lab in zip(df["task"].tolist(), df["worker"].tolist(), df["label"].tolist()):
+    for t, w, lab in zip(df["task"].tolist(), df["worker"].tolist(), df["label"].tolist(), strict=False):
         mat[w_idx[w], i_idx[t]] = code[lab]
     alpha = krippendorff.alpha(reliability_data=mat, level_of_measurement="nominal")
     # pairwise Cohen
     per_w: dict[str, dict[str, str]] = defaultdict(dict)
-    for t, w, lab in zip(df["task"].tolist(), df["worker"].tolist(), df["label"].tolist()):
+    for t, w, lab in zip(df["task"].tolist(), df["worker"].tolist(), df["label"].tolist(), strict=False):
         per_w[w][t] = lab
     ks = []
     for a, b in itertools.combinations(workers, 2):
@@ -84,8 +89,12 @@ def naive_agreement(df: pd.DataFrame) -> dict:
         x = [per_w[a][t] for t in shared]
         y = [per_w[b][t] for t in shared]
         ks.append(cohen_kappa_score(x, y))
-    return {"fleiss_kappa": fleiss, "percent_agreement": p_bar, "krippendorff_alpha": alpha,
-            "mean_pairwise_cohen_kappa": float(np.mean(ks))}
+    return {
+        "fleiss_kappa": fleiss,
+        "percent_agreement": p_bar,
+        "krippendorff_alpha": alpha,
+        "mean_pairwise_cohen_kappa": float(np.mean(ks)),
+    }
 
 
 def main() -> None:
@@ -107,8 +116,10 @@ def main() -> None:
     t0 = time.perf_counter()
     naive = naive_aggregate(df, 3)
     t_agg_naive = time.perf_counter() - t0
-    ours = {r[0]: (r[1] if isinstance(r[1], str) else None, r[2], r[3], r[4])
-            for r in table[["task", "label", "votes", "n_annotators", "status"]].itertuples(index=False)}
+    ours = {
+        r[0]: (r[1] if isinstance(r[1], str) else None, r[2], r[3], r[4])
+        for r in table[["task", "label", "votes", "n_annotators", "status"]].itertuples(index=False)
+    }
     assert ours == naive, "aggregation differs from the straightforward loop"
 
     t0 = time.perf_counter()
@@ -123,9 +134,11 @@ def main() -> None:
     print(f"{'step':<28}{'biaskit (s)':>12}{'loop (s)':>12}{'speed-up':>10}")
     print(f"{'aggregate (majority)':<28}{t_agg:>12.2f}{t_agg_naive:>12.2f}{t_agg_naive / t_agg:>9.1f}x")
     print(f"{'agreement (full report)':<28}{t_agr:>12.2f}{t_agr_naive:>12.2f}{t_agr_naive / t_agr:>9.1f}x")
-    print(f"(the biaskit report also has per-annotator, per-question and retention figures; "
-          f"alpha={rep['krippendorff_alpha']:.4f}, Fleiss={rep['fleiss_kappa']:.4f}, "
-          f"Cohen={rep['mean_pairwise_cohen_kappa']:.4f}; results identical to the loop)")
+    print(
+        f"(the biaskit report also has per-annotator, per-question and retention figures; "
+        f"alpha={rep['krippendorff_alpha']:.4f}, Fleiss={rep['fleiss_kappa']:.4f}, "
+        f"Cohen={rep['mean_pairwise_cohen_kappa']:.4f}; results identical to the loop)"
+    )
 
 
 if __name__ == "__main__":

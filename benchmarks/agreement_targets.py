@@ -6,6 +6,7 @@ votes, per-CAT and per-term means, retention at >= 3 of 5) with a straightforwar
 terms, CATs and sentences (dicts and Counters), checks that both give the same figures, and prints
 seconds and the ratio. Run: ``python benchmarks/agreement_targets.py [--cats N]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,18 +32,32 @@ def make_judgments(n_cats: int, n_terms: int = 321, n_workers: int = 1278, seed:
     other = (gold + rng.integers(1, 4, len(gold))) % 4
     lab = np.where(correct, gold, other)
     t = np.repeat(term, 15)
-    return pd.DataFrame({"task": rows_task, "worker": [f"h{w:04d}" for w in worker],
-                         "question": "option_" + LABELS[gold], "label": LABELS[lab],
-                         "reference": LABELS[gold], "target": [f"term{x:03d}" for x in t],
-                         "bias_type": np.array(DOMAINS)[t % 4]})
+    return pd.DataFrame(
+        {
+            "task": rows_task,
+            "worker": [f"h{w:04d}" for w in worker],
+            "question": "option_" + LABELS[gold],
+            "label": LABELS[lab],
+            "reference": LABELS[gold],
+            "target": [f"term{x:03d}" for x in t],
+            "bias_type": np.array(DOMAINS)[t % 4],
+        }
+    )
 
 
 def naive_targets(df: pd.DataFrame, k: int = 3) -> dict:
     votes: dict[tuple, Counter] = defaultdict(Counter)
     ref: dict[tuple, str] = {}
     meta: dict[str, tuple] = {}
-    for t, q, lab, r, tg, bt in zip(df["task"].tolist(), df["question"].tolist(), df["label"].tolist(),
-                                    df["reference"].tolist(), df["target"].tolist(), df["bias_type"].tolist()):
+    for t, q, lab, r, tg, bt in zip(
+        df["task"].tolist(),
+        df["question"].tolist(),
+        df["label"].tolist(),
+        df["reference"].tolist(),
+        df["target"].tolist(),
+        df["bias_type"].tolist(),
+        strict=False,
+    ):
         votes[(t, q)][lab] += 1
         ref[(t, q)] = r
         meta[t] = (bt, tg)
@@ -54,8 +69,15 @@ def naive_targets(df: pd.DataFrame, k: int = 3) -> dict:
         share = sum(v / n for v, n in items) / len(items)
         kept = all(v >= k for v, _ in items)
         per_term[meta[t]].append((share, kept, sum(v for v, _ in items), sum(n for _, n in items)))
-    return {key: (sum(s for s, *_ in xs) / len(xs), sum(kp for _, kp, *_ in xs), sum(v for *_, v, _ in xs),
-                  sum(n for *_, n in xs)) for key, xs in per_term.items()}
+    return {
+        key: (
+            sum(s for s, *_ in xs) / len(xs),
+            sum(kp for _, kp, *_ in xs),
+            sum(v for *_, v, _ in xs),
+            sum(n for *_, n in xs),
+        )
+        for key, xs in per_term.items()
+    }
 
 
 def biaskit_targets(df: pd.DataFrame, k: int = 3, timings: dict | None = None) -> list[dict]:
@@ -79,8 +101,10 @@ def main() -> None:
     ap.add_argument("--cats", type=int, default=16_995)
     args = ap.parse_args()
     df = make_judgments(args.cats)
-    print(f"{args.cats:,} CATs x 3 sentences x 5 validators = {len(df):,} judgments, "
-          f"{df['target'].nunique()} target terms")
+    print(
+        f"{args.cats:,} CATs x 3 sentences x 5 validators = {len(df):,} judgments, "
+        f"{df['target'].nunique()} target terms"
+    )
     t0 = time.perf_counter()
     timings: dict = {}
     rows = biaskit_targets(df, timings=timings)
@@ -97,8 +121,10 @@ def main() -> None:
     print(f"{'per-term table (>= 3 of 5)':<34}{t_ours:>12.2f}{t_loop:>12.2f}{t_loop / t_ours:>9.1f}x")
     rest = t_ours - timings["prepare"]
     print(f"{'  without input validation':<34}{rest:>12.2f}{t_loop:>12.2f}{t_loop / rest:>9.1f}x")
-    print("(same figures for every term; biaskit's table also has the per-term Fleiss / alpha in "
-          "`annotate agreement`, not timed here)")
+    print(
+        "(same figures for every term; biaskit's table also has the per-term Fleiss / alpha in "
+        "`annotate agreement`, not timed here)"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ annotators' labels for every answer in a Python loop. The script checks that bot
 flags, times the whole status report, and prints seconds and the ratio.
 Run: ``python benchmarks/annotation_status.py [--items N]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,17 +23,17 @@ def make_judgments(n_items: int, n_per_item: int = 3, n_workers: int = 40, seed:
     """benchmarks/aggregate.py's synthetic crowd (workers of varying skill), as pulled judgments."""
     df = make_votes(n_items, n_per_item, n_workers, seed)
     rng = np.random.default_rng(seed + 1)
-    return df.assign(question="validity", qtype="choice",
-                     lead_time=rng.gamma(2.0, 15.0, len(df)).round(2))[
-        ["task", "question", "worker", "label", "qtype", "lead_time"]]
+    return df.assign(question="validity", qtype="choice", lead_time=rng.gamma(2.0, 15.0, len(df)).round(2))[
+        ["task", "question", "worker", "label", "qtype", "lead_time"]
+    ]
 
 
 def naive_leave_one_out(df: pd.DataFrame, min_others: int = 2):
     by_item: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
-    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"], strict=False):
         by_item[(t, q)].append((w, lab))
     comp, dis = [], []
-    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"], strict=False):
         others = [x for ww, x in by_item[(t, q)] if ww != w]
         if len(others) < min_others:
             comp.append(False), dis.append(False)
@@ -63,10 +64,14 @@ def main() -> None:
     t0 = time.perf_counter()
     st = project_status(df, args.items, overlap=3)
     t_status = time.perf_counter() - t0
-    print(f"{len(df):,} judgments, {args.items:,} tasks, {st['annotators']} annotators; "
-          f"{int(fast[0].sum()):,} answers compared with their leave-one-out majority (identical results)")
-    print(f"leave-one-out disagreement: biaskit {t_fast:.2f} s, plain loop {t_slow:.2f} s, "
-          f"speed-up {t_slow / t_fast:.1f}x")
+    print(
+        f"{len(df):,} judgments, {args.items:,} tasks, {st['annotators']} annotators; "
+        f"{int(fast[0].sum()):,} answers compared with their leave-one-out majority (identical results)"
+    )
+    print(
+        f"leave-one-out disagreement: biaskit {t_fast:.2f} s, plain loop {t_slow:.2f} s, "
+        f"speed-up {t_slow / t_fast:.1f}x"
+    )
     print(f"whole status report (progress, agreement, time, disagreement): {t_status:.2f} s")
 
 

@@ -7,6 +7,7 @@ and the last line of stderr.
 
     python benchmarks/bench_cur_time_to_fail.py
 """
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,11 @@ CASES = [
     ("connection refused (nothing listens)", None, []),
     ("server hangs, --timeout 3", lambda b, n: Reply(hang=True), ["--timeout", "3"]),
     ("HTTP 500 on every request", lambda b, n: Reply(500, {"error": {"message": "boom"}}), []),
-    ("HTTP 429, Retry-After: 2, every request", lambda b, n: Reply(429, {"error": {"message": "slow down"}},
-                                                                   {"Retry-After": "2"}), []),
+    (
+        "HTTP 429, Retry-After: 2, every request",
+        lambda b, n: Reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "2"}),
+        [],
+    ),
     ("HTTP 200 with an HTML page", lambda b, n: Reply(200, raw=b"<html>hello</html>", content_type="text/html"), []),
 ]
 
@@ -46,9 +50,29 @@ def main() -> None:
             env = {**os.environ, "BIASKIT_CACHE_DIR": d, "BIASKIT_NO_PROGRESS": "1"}
             env.pop("OPENAI_API_KEY", None)
             t = time.monotonic()
-            p = subprocess.run([sys.executable, "-m", "biaskit.cli", "curate", "tuples", "--axis", "caste",
-                                "--identities", "Dalit,Brahmin,OBC", "--model", "m", "--base-url", url,
-                                "--out", str(Path(d) / "t.jsonl"), *extra], capture_output=True, text=True, env=env)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "biaskit.cli",
+                    "curate",
+                    "tuples",
+                    "--axis",
+                    "caste",
+                    "--identities",
+                    "Dalit,Brahmin,OBC",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    url,
+                    "--out",
+                    str(Path(d) / "t.jsonl"),
+                    *extra,
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             took = time.monotonic() - t
         n = server.count if server else 0
         if server:

@@ -7,6 +7,7 @@ matrix products, ``chunk`` samples at a time) with the straightforward loop of t
 Both use the same draws, so they must give the same combined effect size; prints seconds and the ratio.
 Run: ``python benchmarks/ceat.py [--samples N]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,12 +21,14 @@ def straightforward(embs, sets, idx):
 
     es, var = [], []
     for i in range(len(idx[0])):
-        (g,), a, b = ([embs[w][ix[i]] for w, ix in zip(s, ixs.T)] for s, ixs in zip(sets, idx))
+        (g,), a, b = (
+            [embs[w][ix[i]] for w, ix in zip(s, ixs.T, strict=False)] for s, ixs in zip(sets, idx, strict=False)
+        )
         ca = [1 - distance.cosine(g, x) for x in a]
         cb = [1 - distance.cosine(g, x) for x in b]
         sd = np.std(ca + cb, ddof=1)
         es.append((np.mean(ca) - np.mean(cb)) / sd)
-        var.append(sd ** 2)
+        var.append(sd**2)
     return np.array(es), np.array(var)
 
 

@@ -12,6 +12,7 @@ Without --model a seeded 2-layer BERT with random weights and the real uncased W
 built offline (as the tests do): its DS says nothing about any real model's bias; the figure only shows
 what the normalisation does to the scale and the ranking of the same scores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,20 +46,43 @@ def main(argv=None) -> dict:
             model = str(build_tiny_bert(Path(tmp) / "bert"))
         res = {}
         for norm in ("none", "unmodified"):
-            r = run_pairs(a.data, lang=a.lang, models=[model], scorer="mlm", limit=a.limit, runs=1,
-                          out_dir=Path(tmp) / norm, normalise=norm, cache=False, progress=False)
+            r = run_pairs(
+                a.data,
+                lang=a.lang,
+                models=[model],
+                scorer="mlm",
+                limit=a.limit,
+                runs=1,
+                out_dir=Path(tmp) / norm,
+                normalise=norm,
+                cache=False,
+                progress=False,
+            )
             import pandas as pd
 
             res[norm] = (r["summaries"][0], pd.read_csv(Path(tmp) / norm / "pairs.csv"))
     (s0, d0), (s1, d1) = res["none"], res["unmodified"]
     flips = int(((d0["ds"] > 0) != (d1["ds"] > 0)).sum())
     title = f"{Path(model).name if a.model else 'tiny random BERT'}, {len(d0)} pairs ({a.lang})"
-    figure(a.out, title, [(f"sum over U (CrowS-Pairs): metric {s0['metric_score']:.1f}", "nats", d0),
-                          (f"sum / |C| (IndiBias §6.1): metric {s1['metric_score']:.1f}", "nats per token", d1)])
-    out = {"pairs": len(d0), "metric_sum": s0["metric_score"], "metric_over_c": s1["metric_score"],
-           "ties_sum": s0["n_ties"], "ties_over_c": s1["n_ties"],
-           "pairs_changing_side": flips, "ds_std_sum": float(d0["ds"].std()), "ds_std_over_c": float(d1["ds"].std()),
-           "figure": a.out}
+    figure(
+        a.out,
+        title,
+        [
+            (f"sum over U (CrowS-Pairs): metric {s0['metric_score']:.1f}", "nats", d0),
+            (f"sum / |C| (IndiBias §6.1): metric {s1['metric_score']:.1f}", "nats per token", d1),
+        ],
+    )
+    out = {
+        "pairs": len(d0),
+        "metric_sum": s0["metric_score"],
+        "metric_over_c": s1["metric_score"],
+        "ties_sum": s0["n_ties"],
+        "ties_over_c": s1["n_ties"],
+        "pairs_changing_side": flips,
+        "ds_std_sum": float(d0["ds"].std()),
+        "ds_std_over_c": float(d1["ds"].std()),
+        "figure": a.out,
+    }
     print(json.dumps(out, indent=2))
     return out
 
@@ -67,10 +91,10 @@ def figure(path: str, title: str, panels) -> None:
     """Side-by-side DS densities (the pairs report's KDE, :func:`pair_metrics.ds_kde`), each on its own
     x-axis because the two settings have different units."""
     import numpy as np
+    from biaskit.evaluation import pair_metrics as pm
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from biaskit.evaluation import pair_metrics as pm
     from biaskit.io import atomic_open
 
     fig = Figure(figsize=(10, 3.6), dpi=110)
@@ -80,8 +104,11 @@ def figure(path: str, title: str, panels) -> None:
         ds = df["ds"].to_numpy(dtype=float)
         span = float(ds.max() - ds.min()) or 1.0
         grid = np.linspace(min(ds.min() - 0.25 * span, 0), max(ds.max() + 0.25 * span, 0), 512)
-        for label, sel in (("all pairs", slice(None)), ("stereo", df["direction"] == "stereo"),
-                           ("antistereo", df["direction"] == "antistereo")):
+        for label, sel in (
+            ("all pairs", slice(None)),
+            ("stereo", df["direction"] == "stereo"),
+            ("antistereo", df["direction"] == "antistereo"),
+        ):
             vals = df.loc[sel, "ds"].tolist()
             res = pm.ds_kde(vals, grid)
             if res is not None:
@@ -89,7 +116,9 @@ def figure(path: str, title: str, panels) -> None:
         ax.axvline(0.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_title(ptitle, fontsize=9)
         ax.set_xlabel(f"DS [{unit}]", fontsize=9)
-        ax.set_ylabel("density (per " + unit.replace("nats per token", "nat/token").replace("nats", "nat") + ")", fontsize=9)
+        ax.set_ylabel(
+            "density (per " + unit.replace("nats per token", "nat/token").replace("nats", "nat") + ")", fontsize=9
+        )
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -15,6 +15,7 @@ Label Studio initialised on it), then measures
 Needs Label Studio (`make services`) and, for PostgreSQL, Debian's `postgresql` package. Timings on
 a shared machine are noisy: re-run on a quiet one before quoting them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,8 @@ TOKEN = "0123456789abcdef0123456789abcdef01234567"
 
 def start_ls(db: str, work: Path):
     """(server info, cleanup) for a Label Studio on ``db``."""
-    from fixtures_labelstudio import ADMIN_EMAIL, ADMIN_PASSWORD, ADMIN_TOKEN, build_template, template_dir
-
     from biaskit.annotation.server import start_server, stop_server
+    from fixtures_labelstudio import ADMIN_EMAIL, ADMIN_PASSWORD, ADMIN_TOKEN, build_template, template_dir
 
     assert ADMIN_TOKEN == TOKEN
     data = work / f"ls-{db}"
@@ -50,8 +50,9 @@ def start_ls(db: str, work: Path):
     pg = PgCluster(durable=True).start()
     pg.createdb("ls_bench")
     t0 = time.monotonic()
-    info = start_server(data, email=ADMIN_EMAIL, password=ADMIN_PASSWORD, token=ADMIN_TOKEN,
-                        database=pg.url("ls_bench"), timeout=900)
+    info = start_server(
+        data, email=ADMIN_EMAIL, password=ADMIN_PASSWORD, token=ADMIN_TOKEN, database=pg.url("ls_bench"), timeout=900
+    )
     print(f"  (Label Studio initialised on PostgreSQL in {time.monotonic() - t0:.0f}s)", flush=True)
 
     def cleanup():
@@ -62,11 +63,10 @@ def start_ls(db: str, work: Path):
 
 
 def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
-    from fixtures_labelstudio import write_tuples
-    from label_studio_sdk import LabelStudio
-
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import find_project, project_task_count, pull, push
+    from fixtures_labelstudio import write_tuples
+    from label_studio_sdk import LabelStudio
 
     info, cleanup = start_ls(db, work)
     url = info.url
@@ -94,11 +94,21 @@ def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
         tasks = []
         for i, rec in enumerate(k.load(data)):
             t = k.task(rec)
-            t["annotations"] = [{"result": [{"from_name": "stereotype", "to_name": "tuple", "type": "choices",
-                                             "value": {"choices": ["yes" if i % 3 else "no"]}}]}]
+            t["annotations"] = [
+                {
+                    "result": [
+                        {
+                            "from_name": "stereotype",
+                            "to_name": "tuple",
+                            "type": "choices",
+                            "value": {"choices": ["yes" if i % 3 else "no"]},
+                        }
+                    ]
+                }
+            ]
             tasks.append(t)
         for s in range(0, n, 1000):
-            client.projects.import_tasks(ppid, request=tasks[s:s + 1000])
+            client.projects.import_tasks(ppid, request=tasks[s : s + 1000])
         assert find_project(client, "bench pull").id == ppid
         pulls = {}
         for mode in ("plain", "snapshot"):
@@ -106,8 +116,14 @@ def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
             prep = pull("bench pull", work / f"j-{db}-{mode}.csv", url=url, token=TOKEN, export=mode)
             pulls[mode] = time.monotonic() - t0
             assert prep.n_annotations == n, prep
-        return {"db": db, "push_s": push_s, "push_tps": n / push_s, "baseline_tps": baseline_n / base_s,
-                "pull_plain_tps": n / pulls["plain"], "pull_snapshot_tps": n / pulls["snapshot"]}
+        return {
+            "db": db,
+            "push_s": push_s,
+            "push_tps": n / push_s,
+            "baseline_tps": baseline_n / base_s,
+            "pull_plain_tps": n / pulls["plain"],
+            "pull_snapshot_tps": n / pulls["snapshot"],
+        }
     finally:
         cleanup()
 
@@ -123,16 +139,22 @@ def main(argv=None) -> int:
         for db in args.db.split(","):
             print(f"== {db}: {args.n} tasks", flush=True)
             rows.append(r := bench_db(db.strip(), args.n, args.baseline_n, Path(tmp)))
-            print(f"  push {r['push_tps']:.0f} tasks/s ({r['push_s']:.1f}s; one request per task: "
-                  f"{r['baseline_tps']:.1f} tasks/s -> {r['push_tps'] / r['baseline_tps']:.0f}x); "
-                  f"pull {r['pull_plain_tps']:.0f} tasks/s plain, {r['pull_snapshot_tps']:.0f} tasks/s snapshot",
-                  flush=True)
-    print("\n| database | push (tasks/s) | one task per request (tasks/s) | ratio | pull, plain export (tasks/s) "
-          "| pull, snapshot (tasks/s) |")
+            print(
+                f"  push {r['push_tps']:.0f} tasks/s ({r['push_s']:.1f}s; one request per task: "
+                f"{r['baseline_tps']:.1f} tasks/s -> {r['push_tps'] / r['baseline_tps']:.0f}x); "
+                f"pull {r['pull_plain_tps']:.0f} tasks/s plain, {r['pull_snapshot_tps']:.0f} tasks/s snapshot",
+                flush=True,
+            )
+    print(
+        "\n| database | push (tasks/s) | one task per request (tasks/s) | ratio | pull, plain export (tasks/s) "
+        "| pull, snapshot (tasks/s) |"
+    )
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['db']} | {r['push_tps']:.0f} | {r['baseline_tps']:.1f} | {r['push_tps'] / r['baseline_tps']:.0f}x "
-              f"| {r['pull_plain_tps']:.0f} | {r['pull_snapshot_tps']:.0f} |")
+        print(
+            f"| {r['db']} | {r['push_tps']:.0f} | {r['baseline_tps']:.1f} | {r['push_tps'] / r['baseline_tps']:.0f}x "
+            f"| {r['pull_plain_tps']:.0f} | {r['pull_snapshot_tps']:.0f} |"
+        )
     return 0
 
 

@@ -18,6 +18,7 @@ ratio, the largest score difference and both metric summaries (no assertions).
 
     python benchmarks/score_cats.py [--n 20] [--scorer mlm|clm|both] [--batch-size 64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,9 @@ def build_gpt2_small(dest: Path) -> Path:
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 3, vocab_size=2000, min_frequency=1, special_tokens=["<|endoftext|>"])
-    tok = GPT2TokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                            unk_token="<|endoftext|>")
+    tok = GPT2TokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).eval()
     out = dest / "gpt2-small-random"
@@ -71,7 +73,6 @@ def build_gpt2_small(dest: Path) -> Path:
 def reference_mlm(cats, lm):
     """One forward per piece (batch size 1), full softmax, mean piece probability (the reference)."""
     import torch
-
     from biaskit.evaluation.stereoset import locate_fill, mlm_piece_requests
 
     out = {}
@@ -79,7 +80,7 @@ def reference_mlm(cats, lm):
         for o in c.options:
             seqs, positions, targets = mlm_piece_requests(lm.tokenizer, locate_fill(c.context, o.sentence))
             probs = []
-            for ids, pos, tgt in zip(seqs, positions, targets):
+            for ids, pos, tgt in zip(seqs, positions, targets, strict=False):
                 with torch.no_grad():
                     p = lm.model(torch.tensor([ids]))[0].softmax(dim=-1)[0, pos, tgt].item()
                 probs.append(p)
@@ -90,7 +91,6 @@ def reference_mlm(cats, lm):
 def reference_clm(cats, lm):
     """One forward per option, softmax over every position, 2 ** mean(log2 p) (the reference)."""
     import torch
-
     from biaskit.evaluation.cat_plan import clm_requests, inter_text
 
     out = {}
@@ -131,8 +131,10 @@ def run(kind: str, model_path: str, cats, batch_size: int) -> None:
     print(f"reference loop (batch 1): {t_ref:7.2f} s  {n_sent / t_ref:7.1f} sentences/s")
     print(f"biaskit batched         : {t_ours:7.2f} s  {n_sent / t_ours:7.1f} sentences/s")
     print(f"speed-up: {t_ref / t_ours:.2f}x   largest relative score difference: {diff:.2e}")
-    print(f"metrics (reference / biaskit): LMS {m_ref['lms']:.2f} / {m_ours['lms']:.2f}  "
-          f"SS {m_ref['ss']:.2f} / {m_ours['ss']:.2f}  ICAT {m_ref['icat']:.2f} / {m_ours['icat']:.2f}")
+    print(
+        f"metrics (reference / biaskit): LMS {m_ref['lms']:.2f} / {m_ours['lms']:.2f}  "
+        f"SS {m_ref['ss']:.2f} / {m_ours['ss']:.2f}  ICAT {m_ref['icat']:.2f} / {m_ours['icat']:.2f}"
+    )
 
 
 def main(argv=None) -> int:

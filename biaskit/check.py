@@ -21,18 +21,20 @@ level (case-folded, punctuation tokens left out) and classifies every changed sp
 
 Flags (code: meaning):
 """
+
 from __future__ import annotations
 
 import contextlib
 import difflib
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any
 
 from biaskit.schema import normalize_text
 
 from .inventory import Inventory, load_inventory
-from .textutil import Token, is_punct, norm_word, scripts, tokenize
+from .textutil import Token, norm_word, scripts, tokenize
 
 FLAG_CODES: dict[str, str] = {
     "identical": "sent_more and sent_less are the same sentence",
@@ -47,8 +49,16 @@ FLAG_CODES: dict[str, str] = {
 }
 __doc__ += "\n".join(f"- ``{k}``: {v}" for k, v in FLAG_CODES.items()) + "\n"
 
-EXPECTED_SCRIPT = {"en": "Latin", "hi": "Devanagari", "mr": "Devanagari", "ne": "Devanagari", "bn": "Bengali",
-                   "pa": "Gurmukhi", "ta": "Tamil", "ur": "Arabic"}
+EXPECTED_SCRIPT = {
+    "en": "Latin",
+    "hi": "Devanagari",
+    "mr": "Devanagari",
+    "ne": "Devanagari",
+    "bn": "Bengali",
+    "pa": "Gurmukhi",
+    "ta": "Tamil",
+    "ur": "Arabic",
+}
 GENDERED_NOUN_SUGGESTION = {"m": "एक पुरुष", "f": "एक महिला"}
 
 
@@ -56,7 +66,7 @@ GENDERED_NOUN_SUGGESTION = {"m": "एक पुरुष", "f": "एक मह�
 class Flag:
     code: str
     reason: str
-    suggestion: Optional[str] = None
+    suggestion: str | None = None
 
     def as_dict(self) -> dict[str, str]:
         d = {"code": self.code, "reason": self.reason}
@@ -69,8 +79,8 @@ class Flag:
 class Span:
     more: list[str]
     less: list[str]
-    kind: str                       # identity | gender | other
-    op: str                         # replace | insert | delete
+    kind: str  # identity | gender | other
+    op: str  # replace | insert | delete
     gendered_identity: bool = False
 
     def as_list(self) -> list:
@@ -80,9 +90,9 @@ class Span:
 @dataclass
 class Diff:
     spans: list[Span]
-    unmodified: list[str]           # U: words shared by both sentences
-    modified_more: list[str]        # M in sent_more
-    modified_less: list[str]        # M in sent_less
+    unmodified: list[str]  # U: words shared by both sentences
+    modified_more: list[str]  # M in sent_more
+    modified_less: list[str]  # M in sent_less
 
     @property
     def n_changes(self) -> int:
@@ -90,15 +100,22 @@ class Diff:
         agreeing Hindi endings) together counts as one, and the same group swap repeated
         ("poor ... poor" -> "rich ... rich") counts once."""
         other = sum(1 for s in self.spans if s.kind == "other")
-        groups = {(tuple(map(norm_word, s.more)), tuple(map(norm_word, s.less)))
-                  for s in self.spans if s.kind == "identity" and not s.gendered_identity}
+        groups = {
+            (tuple(map(norm_word, s.more)), tuple(map(norm_word, s.less)))
+            for s in self.spans
+            if s.kind == "identity" and not s.gendered_identity
+        }
         gender = any(s.kind == "gender" or (s.kind == "identity" and s.gendered_identity) for s in self.spans)
         return other + len(groups) + (1 if gender else 0)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"spans": [s.as_list() for s in self.spans], "n_changes": self.n_changes,
-                "n_unmodified": len(self.unmodified), "modified_more": self.modified_more,
-                "modified_less": self.modified_less}
+        return {
+            "spans": [s.as_list() for s in self.spans],
+            "n_changes": self.n_changes,
+            "n_unmodified": len(self.unmodified),
+            "modified_more": self.modified_more,
+            "modified_less": self.modified_less,
+        }
 
 
 def _get(pair: Any, key: str, default: Any = None) -> Any:
@@ -127,7 +144,7 @@ def _gender_pair(a: str, b: str, inv: Inventory, lang: str) -> bool:
         return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(2) != mb.group(2))
     ca, cb = _EN_CLITIC.search(a), _EN_CLITIC.search(b)
     if ca and cb and ca.group(1).lower() == cb.group(1).lower():
-        a, b = a[:ca.start()], b[:cb.start()]
+        a, b = a[: ca.start()], b[: cb.start()]
     a, b = norm_word(a), norm_word(b)
     pa, pb = inv.en_gender.get(a), inv.en_gender.get(b)
     if a == b or pa is None or pb is None:
@@ -136,7 +153,7 @@ def _gender_pair(a: str, b: str, inv: Inventory, lang: str) -> bool:
     return {a, b} in ({*pa}, {*pb}) or ({a, b} <= {"her", "him", "his"} and "her" in {a, b})
 
 
-def _overlaps(matches: list[tuple[int, int, bool]], lo: int, hi: int) -> Optional[bool]:
+def _overlaps(matches: list[tuple[int, int, bool]], lo: int, hi: int) -> bool | None:
     """None when no match overlaps [lo, hi); else whether an overlapping match is gendered."""
     found = None
     for s, e, g in matches:
@@ -145,8 +162,9 @@ def _overlaps(matches: list[tuple[int, int, bool]], lo: int, hi: int) -> Optiona
     return found
 
 
-def _identity_ranges(tokens: list[Token], lang: str, inv: Inventory,
-                     initial: Optional[set[int]] = None) -> list[tuple[int, int, bool]]:
+def _identity_ranges(
+    tokens: list[Token], lang: str, inv: Inventory, initial: set[int] | None = None
+) -> list[tuple[int, int, bool]]:
     """Token ranges that name a group: inventory terms, first names from the inventory (Indian
     names also in lower case), and, in Latin script, capitalised words after the first word
     (proper nouns: names, places, nationalities)."""
@@ -155,20 +173,30 @@ def _identity_ranges(tokens: list[Token], lang: str, inv: Inventory,
         info = inv.name_info(t.text)
         if info and (t.text[:1].isupper() or lang != "en" or info.get("origin") == "india"):
             out.append((i, i + 1, True))
-        elif (i > 0 and i not in (initial or ()) and t.text[:1].isupper() and t.text[:1].isalpha()
-              and scripts(t.text).get("Latin") and norm_word(t.text) not in inv.en_gender
-              and norm_word(t.text) not in _FUNCTION_WORDS):
+        elif (
+            i > 0
+            and i not in (initial or ())
+            and t.text[:1].isupper()
+            and t.text[:1].isalpha()
+            and scripts(t.text).get("Latin")
+            and norm_word(t.text) not in inv.en_gender
+            and norm_word(t.text) not in _FUNCTION_WORDS
+        ):
             out.append((i, i + 1, False))
     return out
 
 
-_FUNCTION_WORDS = set("""i you we they it this that these those the a an my your our their its me us them
-there here what who when where why how if so but and or because then as at in on of for to with by from""".split())
+_FUNCTION_WORDS = set(
+    """i you we they it this that these those the a an my your our their its me us them
+there here what who when where why how if so but and or because then as at in on of for to with by from""".split()
+)
 
 
 def _content_tokens(text: str) -> tuple[list[Token], set[int]]:
     """Non-punctuation tokens and the indices of those that start a sentence."""
-    toks, initial, start = [], set(), True
+    toks: list[Token] = []
+    initial: set[int] = set()
+    start = True
     for t in tokenize(text):
         if t.is_punct:
             if t.text in ".!?।":
@@ -181,7 +209,7 @@ def _content_tokens(text: str) -> tuple[list[Token], set[int]]:
     return toks, initial
 
 
-def word_diff(sent_more: str, sent_less: str, lang: str = "en", inventory: Optional[Inventory] = None) -> Diff:
+def word_diff(sent_more: str, sent_less: str, lang: str = "en", inventory: Inventory | None = None) -> Diff:
     """Word-level diff of a pair with each changed span classified (see the module docstring)."""
     inv = inventory or load_inventory()
     tm, init_m = _content_tokens(sent_more)
@@ -207,7 +235,11 @@ def word_diff(sent_more: str, sent_less: str, lang: str = "en", inventory: Optio
         gb = _overlaps(il, j1, j2) if j2 > j1 else None
         if ga is not None or gb is not None:
             spans.append(Span(a, b, "identity", op, bool(ga) or bool(gb)))
-        elif op == "replace" and len(a) == len(b) and all(_gender_pair(x, y, inv, lang) for x, y in zip(a, b)):
+        elif (
+            op == "replace"
+            and len(a) == len(b)
+            and all(_gender_pair(x, y, inv, lang) for x, y in zip(a, b, strict=False))
+        ):
             spans.append(Span(a, b, "gender", op))
         else:
             spans.append(Span(a, b, "other", op))
@@ -221,19 +253,33 @@ def _script_flags(pair: Any, lang: str) -> list[Flag]:
         text = str(_get(pair, name) or "")
         sc = {k: v for k, v in scripts(text).items() if v}
         if len(sc) > 1:
-            foreign = [w.text for w in tokenize(text) if not w.is_punct and expected and
-                       (set(scripts(w.text)) - {expected})]
-            problems.append(f"{name} mixes {' + '.join(sorted(sc))}" + (f" ({', '.join(foreign[:5])})" if foreign else ""))
+            foreign = [
+                w.text for w in tokenize(text) if not w.is_punct and expected and (set(scripts(w.text)) - {expected})
+            ]
+            problems.append(
+                f"{name} mixes {' + '.join(sorted(sc))}" + (f" ({', '.join(foreign[:5])})" if foreign else "")
+            )
         elif expected and sc and expected not in sc:
             problems.append(f"{name} is written in {next(iter(sc))}, expected {expected} for lang '{lang}'")
     if not problems:
         return []
-    return [Flag("mixed_scripts", "; ".join(problems) + ".",
-                 "transliterate or translate the foreign-script words, or fix the lang field.")]
+    return [
+        Flag(
+            "mixed_scripts",
+            "; ".join(problems) + ".",
+            "transliterate or translate the foreign-script words, or fix the lang field.",
+        )
+    ]
 
 
-def check_pair(pair: Any, *, source_pair: Any = None, inventory: Optional[Inventory] = None,
-               lang: Optional[str] = None, diff: Optional[Diff] = None) -> list[Flag]:
+def check_pair(
+    pair: Any,
+    *,
+    source_pair: Any = None,
+    inventory: Inventory | None = None,
+    lang: str | None = None,
+    diff: Diff | None = None,
+) -> list[Flag]:
     """Flags for one pair (a :class:`~biaskit.schema.SentencePair`, a dict or any object with
     ``sent_more``/``sent_less``/``lang``). ``source_pair`` is the pair this one was translated from
     (it enables the ``translation_*`` flags). Duplicates need the whole file: :func:`check_pairs`."""
@@ -249,51 +295,90 @@ def check_pair(pair: Any, *, source_pair: Any = None, inventory: Optional[Invent
         if normalize_text(s_more) != normalize_text(s_less):
             src_diff = word_diff(s_more, s_less, s_lang, inv)
     if normalize_text(more) == normalize_text(less):
-        flags.append(Flag("identical", "sent_more and sent_less are identical.",
-                          "make the sentences differ in the group term, or drop the pair."))
+        flags.append(
+            Flag(
+                "identical",
+                "sent_more and sent_less are identical.",
+                "make the sentences differ in the group term, or drop the pair.",
+            )
+        )
     else:
         d = diff or word_diff(more, less, lang, inv)
         if not d.spans:
-            flags.append(Flag("trivial_diff", "the sentences differ only in punctuation, case or spacing.",
-                              "change the group term, or drop the pair."))
+            flags.append(
+                Flag(
+                    "trivial_diff",
+                    "the sentences differ only in punctuation, case or spacing.",
+                    "change the group term, or drop the pair.",
+                )
+            )
         else:
-            spans_txt = "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}' ({s.kind})" for s in d.spans)
+            spans_txt = "; ".join(
+                f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}' ({s.kind})" for s in d.spans
+            )
             if d.n_changes > 1:
-                flags.append(Flag("multi_span", f"{d.n_changes} changed spans: {spans_txt}.",
-                                  "keep only the change of the group term (and words that must agree with it)."))
+                flags.append(
+                    Flag(
+                        "multi_span",
+                        f"{d.n_changes} changed spans: {spans_txt}.",
+                        "keep only the change of the group term (and words that must agree with it).",
+                    )
+                )
             if not any(s.kind in ("identity", "gender") for s in d.spans):
-                flags.append(Flag("span_not_identity", f"no changed span names an identity term: {spans_txt}.",
-                                  "check the pair, or add the group term to the inventory (data/inventories)."))
+                flags.append(
+                    Flag(
+                        "span_not_identity",
+                        f"no changed span names an identity term: {spans_txt}.",
+                        "check the pair, or add the group term to the inventory (data/inventories).",
+                    )
+                )
             others = [s for s in d.spans if s.kind == "other"]
             if others and len(others) < len(d.spans):
-                flags.append(Flag("attribute_changed", "besides the group, other words changed: " + "; ".join(
-                    f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}'" for s in others) + ".",
-                                  "make the rest of the two sentences identical."))
+                flags.append(
+                    Flag(
+                        "attribute_changed",
+                        "besides the group, other words changed: "
+                        + "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}'" for s in others)
+                        + ".",
+                        "make the rest of the two sentences identical.",
+                    )
+                )
             if src_diff is not None and src_diff.n_changes <= 1 and d.n_changes > 1:
-                flags.append(Flag("translation_not_minimal",
-                                  f"the source pair differs in one place but this pair in {d.n_changes}: {spans_txt}.",
-                                  "re-translate sent_less from sent_more by swapping only the group term."))
+                flags.append(
+                    Flag(
+                        "translation_not_minimal",
+                        f"the source pair differs in one place but this pair in {d.n_changes}: {spans_txt}.",
+                        "re-translate sent_less from sent_more by swapping only the group term.",
+                    )
+                )
     if src_diff is not None and any(f.code in ("identical", "trivial_diff") for f in flags):
         changed = "; ".join(f"'{' '.join(s.more)}' vs '{' '.join(s.less)}'" for s in src_diff.spans)
         genders = [s for s in src_diff.spans if s.kind == "gender" or (s.kind == "identity" and s.gendered_identity)]
         pronouns = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
         if genders and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less):
-            suggestion = ("gendered English pronouns collapse to वह / उसका in Hindi: name the person explicitly, "
-                          f"e.g. '{GENDERED_NOUN_SUGGESTION['m']}' / '{GENDERED_NOUN_SUGGESTION['f']}'.")
+            suggestion = (
+                "gendered English pronouns collapse to वह / उसका in Hindi: name the person explicitly, "
+                f"e.g. '{GENDERED_NOUN_SUGGESTION['m']}' / '{GENDERED_NOUN_SUGGESTION['f']}'."
+            )
         else:
             suggestion = "translate the differing words explicitly so that the two translations differ in them."
-        flags.append(Flag("translation_collapsed", f"the source pair differs ({changed}) but the translations are identical.",
-                          suggestion))
+        flags.append(
+            Flag(
+                "translation_collapsed",
+                f"the source pair differs ({changed}) but the translations are identical.",
+                suggestion,
+            )
+        )
     flags += _script_flags(pair, lang)
     return flags
 
 
 @dataclass
 class CheckedPair:
-    row: Optional[int]
+    row: int | None
     pair: dict[str, Any]
     flags: list[Flag] = field(default_factory=list)
-    diff: Optional[Diff] = None
+    diff: Diff | None = None
 
     @property
     def codes(self) -> list[str]:
@@ -306,7 +391,7 @@ class CheckedPair:
         return out
 
 
-def _as_rows(pairs: Iterable[Any]) -> Iterator[tuple[Optional[int], dict]]:
+def _as_rows(pairs: Iterable[Any]) -> Iterator[tuple[int | None, dict]]:
     """``(row, dict)`` for pairs given as ``(row, dict)`` tuples, dicts or SentencePairs."""
     for i, p in enumerate(pairs, start=1):
         if isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], dict):
@@ -334,21 +419,29 @@ class _Prepass:
 
     ``validate`` runs on every row of the first pass (before any work)."""
 
-    def __init__(self, rows: Callable[[], Iterable[tuple[Optional[int], dict]]], sources: Optional[dict[str, Any]],
-                 validate: Optional[Callable[[Optional[int], dict], None]] = None):
+    def __init__(
+        self,
+        rows: Callable[[], Iterable[tuple[int | None, dict]]],
+        sources: dict[str, Any] | None,
+        validate: Callable[[int | None, dict], None] | None = None,
+    ):
         from array import array
 
         import numpy as np
 
         self.extra = dict(sources or {})
-        needed: set[int] = set()          # hash(source_id) of the translated views without their source
+        needed: set[int] = set()  # hash(source_id) of the translated views without their source
         keys, swapped, rownums = array("Q"), array("Q"), array("q")
         for row, r in rows():
             if validate is not None:
                 validate(row, r)
             sid = r.get("source_id")
-            if sid and not _is_en(r) and not isinstance((r.get("meta") or {}).get("source_pair"), dict) \
-                    and sid not in self.extra:
+            if (
+                sid
+                and not _is_en(r)
+                and not isinstance((r.get("meta") or {}).get("source_pair"), dict)
+                and sid not in self.extra
+            ):
                 needed.add(hash(sid))
             lang = (r.get("lang") or "en").lower()
             a = normalize_text(str(r.get("sent_more") or "")).casefold()
@@ -356,20 +449,21 @@ class _Prepass:
             keys.append(_text_key(lang, a, b))
             swapped.append(_text_key(lang, b, a))
             rownums.append(row if row is not None else -1)
-        self.by_source: dict[int, bytes] = {}   # hash(source_id) -> "lang\0sent_more\0sent_less" (UTF-8)
+        self.by_source: dict[int, bytes] = {}  # hash(source_id) -> "lang\0sent_more\0sent_less" (UTF-8)
         if needed:
             for _, r in rows():
                 sid = r.get("source_id")
                 h = hash(sid) if sid else None
                 if h in needed and _is_en(r) and h not in self.by_source:
-                    self.by_source[h] = "\0".join((str(r.get("lang") or "en"), str(r.get("sent_more") or ""),
-                                                   str(r.get("sent_less") or ""))).encode("utf-8")
+                    self.by_source[h] = "\0".join(
+                        (str(r.get("lang") or "en"), str(r.get("sent_more") or ""), str(r.get("sent_less") or ""))
+                    ).encode("utf-8")
         k = np.frombuffer(keys, dtype=np.uint64)
         sw = np.frombuffer(swapped, dtype=np.uint64)
         self.rows = np.frombuffer(rownums, dtype=np.int64)
         n = len(k)
-        self.first = np.full(n, n, dtype=np.int64)      # the first row with this text either way round
-        self.same = np.ones(n, dtype=bool)              # ... written the same way round as row i
+        self.first = np.full(n, n, dtype=np.int64)  # the first row with this text either way round
+        self.same = np.ones(n, dtype=bool)  # ... written the same way round as row i
         if n:
             uniq, first = np.unique(k, return_index=True)
             f_key = first[np.searchsorted(uniq, k)]
@@ -379,7 +473,7 @@ class _Prepass:
             self.same = k[self.first] == k
         self._keys = keys
 
-    def find(self, r: dict) -> Optional[Any]:
+    def find(self, r: dict) -> Any | None:
         if _is_en(r):
             return None
         meta = r.get("meta") or {}
@@ -394,27 +488,35 @@ class _Prepass:
             return {"lang": lang, "sent_more": more, "sent_less": less}
         return None
 
-    def duplicate(self, i: int) -> Optional[Flag]:
+    def duplicate(self, i: int) -> Flag | None:
         if i >= len(self.first) or self.first[i] >= i:
             return None
         f = int(self.first[i])
         row = int(self.rows[f]) if self.rows[f] >= 0 else None
         if self.same[i]:
             return Flag("duplicate", f"the same pair occurs earlier (row {row}).", "drop one of the copies.")
-        return Flag("duplicate", f"the same pair with the sentences swapped occurs earlier (row {row}).",
-                    "drop one of the copies.")
+        return Flag(
+            "duplicate",
+            f"the same pair with the sentences swapped occurs earlier (row {row}).",
+            "drop one of the copies.",
+        )
 
 
 def _text_key(lang: str, a: str, b: str) -> int:
     """A 64-bit digest of a pair's normalised text (duplicates are found without keeping the text)."""
     import hashlib
 
-    return int.from_bytes(hashlib.blake2b(f"{lang}\0{a}\0{b}".encode("utf-8"), digest_size=8).digest(), "big")
+    return int.from_bytes(hashlib.blake2b(f"{lang}\0{a}\0{b}".encode(), digest_size=8).digest(), "big")
 
 
-def iter_checked(rows: Callable[[], Iterable[tuple[Optional[int], dict]]], *, inventory: Optional[Inventory] = None,
-                 sources: Optional[dict[str, Any]] = None, with_diff: bool = True,
-                 validate: Optional[Callable[[Optional[int], dict], None]] = None) -> Iterator[CheckedPair]:
+def iter_checked(
+    rows: Callable[[], Iterable[tuple[int | None, dict]]],
+    *,
+    inventory: Inventory | None = None,
+    sources: dict[str, Any] | None = None,
+    with_diff: bool = True,
+    validate: Callable[[int | None, dict], None] | None = None,
+) -> Iterator[CheckedPair]:
     """:func:`check_pairs` as a stream: ``rows()`` gives a fresh iterator of ``(row, dict)`` for each
     pass (a file read again); memory stays bounded whatever the input's size (:class:`_Prepass`)."""
     inv = inventory or load_inventory()
@@ -432,8 +534,13 @@ def iter_checked(rows: Callable[[], Iterable[tuple[Optional[int], dict]]], *, in
         yield CheckedPair(row, r, flags, d if with_diff else None)
 
 
-def check_pairs(pairs: Iterable[Any], *, inventory: Optional[Inventory] = None,
-                sources: Optional[dict[str, Any]] = None, with_diff: bool = True) -> list[CheckedPair]:
+def check_pairs(
+    pairs: Iterable[Any],
+    *,
+    inventory: Inventory | None = None,
+    sources: dict[str, Any] | None = None,
+    with_diff: bool = True,
+) -> list[CheckedPair]:
     """Check every pair; also flags later copies of a pair (``duplicate``, exact or with the two
     sentences swapped). Pairs may be ``(row, dict)`` tuples (as from
     :func:`biaskit.readers.iter_pair_rows`), dicts or SentencePairs. A non-English pair is compared
@@ -443,7 +550,7 @@ def check_pairs(pairs: Iterable[Any], *, inventory: Optional[Inventory] = None,
     return list(iter_checked(lambda: iter(rows), inventory=inventory, sources=sources, with_diff=with_diff))
 
 
-def pair_key(r: dict, row: Optional[int] = None) -> str:
+def pair_key(r: dict, row: int | None = None) -> str:
     """Which pair a language view belongs to, for counting pairs: its ``source_id`` (IndiBias' English
     and Hindi views share one; a translation's is its English pair's id), else its ``pair_id``, else its row."""
     return str(r.get("source_id") or r.get("pair_id") or f"row {row}")
@@ -460,9 +567,9 @@ class CheckSummary:
 
         self.examples = examples
         self._codes = list(FLAG_CODES)
-        self._pairs = array("q")           # every view's pair
-        self._flag_pairs = array("q")      # per flag of a view: its pair ...
-        self._flag_codes = array("h")      # ... and the flag
+        self._pairs = array("q")  # every view's pair
+        self._flag_pairs = array("q")  # per flag of a view: its pair ...
+        self._flag_codes = array("h")  # ... and the flag
         self.views = 0
         self.flagged_views = 0
         self.by_lang: dict[str, int] = {}
@@ -493,8 +600,15 @@ class CheckSummary:
         fc = np.frombuffer(self._flag_codes, dtype=np.int16)
         flagged = len(np.unique(fp)) if len(fp) else 0
         per_code = {code: (len(np.unique(fp[fc == i])) if len(fp) else 0) for i, code in enumerate(self._codes)}
-        return {"pairs": pairs, "views": self.views, "flagged": flagged, "flagged_views": self.flagged_views,
-                "passed": pairs - flagged, "by_lang": dict(self.by_lang), "flags": per_code}
+        return {
+            "pairs": pairs,
+            "views": self.views,
+            "flagged": flagged,
+            "flagged_views": self.flagged_views,
+            "passed": pairs - flagged,
+            "by_lang": dict(self.by_lang),
+            "flags": per_code,
+        }
 
     def describe(self) -> str:
         """``32 pairs (64 language views: en 32, hi 32), 1 flagged``."""
@@ -511,20 +625,36 @@ def summarize(checked: Iterable[CheckedPair]) -> dict[str, Any]:
     return s.as_dict()
 
 
-def check_file(path: str, *, format: str = "auto", lang: Optional[str] = None, out: Optional[str] = None,
-               inventory: Optional[Inventory] = None, sources_path: Optional[str] = None) -> tuple[list[CheckedPair], dict]:
+def check_file(
+    path: str,
+    *,
+    format: str = "auto",
+    lang: str | None = None,
+    out: str | None = None,
+    inventory: Inventory | None = None,
+    sources_path: str | None = None,
+) -> tuple[list[CheckedPair], dict]:
     """Read any pair file (biaskit JSONL/CSV, CrowS-Pairs, IndiBias) *without* validation (so identical
     pairs are seen), check it, optionally write every pair with its ``flags`` to ``out`` (JSONL).
     Returns every checked pair and the summary; :func:`check_file_stream` keeps none in memory."""
     checked: list[CheckedPair] = []
-    summary = check_file_stream(path, format=format, lang=lang, out=out, inventory=inventory,
-                                sources_path=sources_path, keep=checked.append)
+    summary = check_file_stream(
+        path, format=format, lang=lang, out=out, inventory=inventory, sources_path=sources_path, keep=checked.append
+    )
     return checked, summary.as_dict()
 
 
-def check_file_stream(path: str, *, format: str = "auto", lang: Optional[str] = None, out: Optional[str] = None,
-                      inventory: Optional[Inventory] = None, sources_path: Optional[str] = None, examples: int = 0,
-                      keep: Optional[Callable[[CheckedPair], None]] = None) -> CheckSummary:
+def check_file_stream(
+    path: str,
+    *,
+    format: str = "auto",
+    lang: str | None = None,
+    out: str | None = None,
+    inventory: Inventory | None = None,
+    sources_path: str | None = None,
+    examples: int = 0,
+    keep: Callable[[CheckedPair], None] | None = None,
+) -> CheckSummary:
     """:func:`check_file` reading the file as it goes (twice, three times for translated views) and
     writing each checked pair at once: memory stays bounded whatever the file's size (``curate check``
     on 200 MB). Returns the :class:`CheckSummary` (``examples`` rows per flag)."""
@@ -536,14 +666,20 @@ def check_file_stream(path: str, *, format: str = "auto", lang: Optional[str] = 
     inv = inventory or load_inventory()
     directions = {d.value for d in Direction}
 
-    def known_direction(file):   # the checker sees invalid pairs, not direction typos
+    def known_direction(file):  # the checker sees invalid pairs, not direction typos
         def check(i, r):
             if "direction" in r and normalize_direction(r["direction"]) not in directions:
-                raise InputError(f"unknown direction {r['direction']!r}.", path=file, row=i, column="direction",
-                                 fix="use 'stereo' or 'antistereo' (CrowS-Pairs: stereo_antistereo).")
+                raise InputError(
+                    f"unknown direction {r['direction']!r}.",
+                    path=file,
+                    row=i,
+                    column="direction",
+                    fix="use 'stereo' or 'antistereo' (CrowS-Pairs: stereo_antistereo).",
+                )
+
         return check
 
-    sources = None
+    sources: dict[str, dict] | None = None
     if sources_path:
         sources = {}
         check = known_direction(sources_path)
@@ -551,12 +687,22 @@ def check_file_stream(path: str, *, format: str = "auto", lang: Optional[str] = 
             check(i, r)
             for k in (r.get("pair_id"), r.get("source_id")):
                 if k:
-                    sources.setdefault(k, {"lang": r.get("lang") or "en", "sent_more": r.get("sent_more"),
-                                           "sent_less": r.get("sent_less")})
+                    sources.setdefault(
+                        k,
+                        {
+                            "lang": r.get("lang") or "en",
+                            "sent_more": r.get("sent_more"),
+                            "sent_less": r.get("sent_less"),
+                        },
+                    )
     summary = CheckSummary(examples)
-    stream = iter_checked(lambda: iter_pair_rows(path, format=format, lang=lang), inventory=inv, sources=sources,
-                          validate=known_direction(path))
-    with (atomic_open(out, "w") if out else contextlib.nullcontext()) as fh:
+    stream = iter_checked(
+        lambda: iter_pair_rows(path, format=format, lang=lang),
+        inventory=inv,
+        sources=sources,
+        validate=known_direction(path),
+    )
+    with atomic_open(out, "w") if out else contextlib.nullcontext() as fh:
         for c in stream:
             summary.add(c)
             if keep is not None:

@@ -11,12 +11,13 @@ parser -- ``OSError`` (a full disk, a permission changed mid-run), ``UnicodeErro
 fix, exit 2. Any other exception is a bug and keeps its traceback (exit 1); ``biaskit --debug ...``
 or ``BIASKIT_DEBUG=1`` shows the traceback of the guarded ones too.
 """
+
 from __future__ import annotations
 
 import csv
 import os
 import sys
-from typing import Optional
+from typing import Any
 
 import typer
 
@@ -45,25 +46,34 @@ _DEBUG = [False]
 
 
 # `--threads`: a root option (every command that loads a model on the CPU obeys it), not a command's.
-ThreadsOpt = typer.Option(None, "--threads", min=1, metavar="N",
-                          help="CPU threads for each model (torch). Default: $BIASKIT_THREADS, else $OMP_NUM_THREADS, "
-                               "else torch's own, capped by the CPUs this process may use. Several runs at once on "
-                               "one machine: give each its share (docs/reliability.md).")
+ThreadsOpt = typer.Option(
+    None,
+    "--threads",
+    min=1,
+    metavar="N",
+    help="CPU threads for each model (torch). Default: $BIASKIT_THREADS, else $OMP_NUM_THREADS, "
+    "else torch's own, capped by the CPUs this process may use. Several runs at once on "
+    "one machine: give each its share (docs/reliability.md).",
+)
 
 
 @app.callback()
-def _root(version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
-                                                 help="Print the version and exit."),
-          debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks of errors instead of one "
-                                                            "line (also $BIASKIT_DEBUG=1)."),
-          threads: Optional[int] = ThreadsOpt) -> None:
+def _root(
+    version: bool | None = typer.Option(
+        None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show Python tracebacks of errors instead of one line (also $BIASKIT_DEBUG=1)."
+    ),
+    threads: int | None = ThreadsOpt,
+) -> None:
     """biaskit: curation -> annotation -> evaluation of social-bias benchmarks."""
     if debug:
         _DEBUG[0] = True
     if threads:
         from .threads import ENV
 
-        os.environ[ENV] = str(threads)   # read where a model is loaded (biaskit.threads.apply)
+        os.environ[ENV] = str(threads)  # read where a model is loaded (biaskit.threads.apply)
 
 
 def _add_stage(module: str, name: str, help: str) -> None:
@@ -95,27 +105,41 @@ from .paths import in_file as _in_file  # noqa: E402
 from .paths import out_file as _out_file  # noqa: E402
 
 
-@_annotate_app.command("prelabel", help="LLM pre-labels: the LLM answers each task's questions from the kind's own "
-                                        "guidelines (one job runner: cache, resume, errors file); the answers are "
-                                        "written as judgments (the LLM as one more rater for `judge-agreement`) and, "
-                                        "with --project, sent to Label Studio as predictions, hidden from annotators "
-                                        "unless --show-predictions. The Label Studio token is read from "
-                                        "$LABEL_STUDIO_API_KEY.")
+@_annotate_app.command(
+    "prelabel",
+    help="LLM pre-labels: the LLM answers each task's questions from the kind's own "
+    "guidelines (one job runner: cache, resume, errors file); the answers are "
+    "written as judgments (the LLM as one more rater for `judge-agreement`) and, "
+    "with --project, sent to Label Studio as predictions, hidden from annotators "
+    "unless --show-predictions. The Label Studio token is read from "
+    "$LABEL_STUDIO_API_KEY.",
+)
 @llm_options(temperature=0.0, max_tokens=256)
 @prompt_options(None)
 def prelabel_command(
     kind: _KindOpt,
     data: Path = _in_file(..., "--data", help="Records to pre-label (the file you push)."),
-    out: Path = _out_file(..., "--out", help="The LLM's answers as judgment rows (.csv/.jsonl): `push --predictions` "
-                                            "and `judge-agreement --llm` read it; the runner's resumable answers go "
-                                            "to OUT.answers.jsonl."),
-    project: Optional[str] = typer.Option(None, "--project", help="Also send the answers to this Label Studio "
-                                                                   "project as predictions (created when missing)."),
-    show_predictions: bool = typer.Option(False, "--show-predictions", help="Pre-fill annotators' answers with the "
-                                                                            "predictions (default: hidden)."),
+    out: Path = _out_file(
+        ...,
+        "--out",
+        help="The LLM's answers as judgment rows (.csv/.jsonl): `push --predictions` "
+        "and `judge-agreement --llm` read it; the runner's resumable answers go "
+        "to OUT.answers.jsonl.",
+    ),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Also send the answers to this Label Studio project as predictions (created when missing).",
+    ),
+    show_predictions: bool = typer.Option(
+        False, "--show-predictions", help="Pre-fill annotators' answers with the predictions (default: hidden)."
+    ),
     guidelines_lang: str = typer.Option("en", "--guidelines-lang", help="Language of the guidelines the LLM reads."),
-    shuffle_seed: int = typer.Option(0, "--shuffle-seed", help="The --seed given to `annotate push` (the per-task "
-                                                               "shuffle of CAT options and translation slots)."),
+    shuffle_seed: int = typer.Option(
+        0,
+        "--shuffle-seed",
+        help="The --seed given to `annotate push` (the per-task shuffle of CAT options and translation slots).",
+    ),
     url: _UrlOpt = None,
     prompt_opts: PromptOptions = None,  # type: ignore[assignment]
     llm_opts: LLMOptions = None,  # type: ignore[assignment]
@@ -125,11 +149,24 @@ def prelabel_command(
 
     task_prompt = prompt_opts.template("prelabel")
     client = None if prompt_opts.dry_run else llm_opts.client()
-    res = run_prelabel(value(kind), data, out, llm=client or type("DryRun", (), {"model": llm_opts.model})(),
-                       params=llm_opts.params(), prompt=task_prompt, prompts_dir=prompt_opts.prompts_dir,
-                       concurrency=llm_opts.concurrency, retry_failed=llm_opts.retry_failed, lang=guidelines_lang,
-                       seed=shuffle_seed, project=project, url=url, show_predictions=show_predictions,
-                       command=command_line(), dry_run=prompt_opts.dry_run)
+    res = run_prelabel(
+        value(kind),
+        data,
+        out,
+        llm=client or type("DryRun", (), {"model": llm_opts.model})(),
+        params=llm_opts.params(),
+        prompt=task_prompt,
+        prompts_dir=prompt_opts.prompts_dir,
+        concurrency=llm_opts.concurrency,
+        retry_failed=llm_opts.retry_failed,
+        lang=guidelines_lang,
+        seed=shuffle_seed,
+        project=project,
+        url=url,
+        show_predictions=show_predictions,
+        command=command_line(),
+        dry_run=prompt_opts.dry_run,
+    )
     if prompt_opts.dry_run:
         from .curation.gen_cli import _print_dry_run
         from .curation.tasks.prelabel import PrelabelTask
@@ -142,23 +179,28 @@ def prelabel_command(
     echo(f"{res.judgments} LLM judgment(s) on {res.tasks} task(s) -> {out} (model_version '{res.model_version}')")
     if res.push is not None:
         p = res.push
-        echo(f"{p.n_predictions} prediction(s) sent to Label Studio project '{p.project_title}' ({p.url}); "
-             + ("shown to annotators" if p.predictions_shown else "hidden from annotators (--show-predictions shows "
-                                                                  "them)"))
+        echo(
+            f"{p.n_predictions} prediction(s) sent to Label Studio project '{p.project_title}' ({p.url}); "
+            + (
+                "shown to annotators"
+                if p.predictions_shown
+                else "hidden from annotators (--show-predictions shows them)"
+            )
+        )
     if res.run.all_failed:
         raise SystemExit(1)
 
 
 from .cli_examples import add_examples as _add_examples  # noqa: E402
 
-_add_examples(app)   # two examples at the top of each main command's --help
+_add_examples(app)  # two examples at the top of each main command's --help
 
 
 def _debug() -> bool:
     return _DEBUG[0] or os.environ.get("BIASKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     from .clitools import mask_secret_args, remember_argv
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -199,14 +241,15 @@ def main(argv: Optional[list[str]] = None) -> None:
 
             from .redact import redact
 
+            click_exc: Any = exc  # typer's or click's ClickException (the class is looked up by name)
             buf = io.StringIO()
-            exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
+            click_exc.show(file=buf)  # the usage error echoes arguments: mask any secret among them
             text = redact(buf.getvalue())
-            for a in args:      # and anything typed that looks like a token (a stray --token value)
+            for a in args:  # and anything typed that looks like a token (a stray --token value)
                 if _looks_like_token(a) and a in text:
                     text = text.replace(a, "***")
             sys.stderr.write(text)
-            sys.exit(exc.exit_code)
+            sys.exit(click_exc.exit_code)
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise
@@ -217,8 +260,13 @@ def _looks_like_token(arg: str) -> bool:
     20+ characters of letters, digits and ``-_.~+=``, both letters and digits, not a path."""
     import re
 
-    return (len(arg) >= 20 and re.fullmatch(r"[A-Za-z0-9._~+=-]+", arg) is not None
-            and any(c.isdigit() for c in arg) and any(c.isalpha() for c in arg) and not os.path.exists(arg))
+    return (
+        len(arg) >= 20
+        and re.fullmatch(r"[A-Za-z0-9._~+=-]+", arg) is not None
+        and any(c.isdigit() for c in arg)
+        and any(c.isalpha() for c in arg)
+        and not os.path.exists(arg)
+    )
 
 
 GUARDED = (OSError, UnicodeError, csv.Error, ValueError)
@@ -253,13 +301,21 @@ def guarded_message(exc: BaseException, argv: list[str]) -> str:
             return f"{type(exc).__name__}: {why}. Fix: check the paths and services the command uses. {_DEBUG_HINT}"
         return f"{where}: {why}. Fix: {fix} {_DEBUG_HINT}"
     if isinstance(exc, UnicodeError):
-        return (f"text that is not valid UTF-8 ({' '.join(str(exc).split())[:300]}). Fix: re-save the input files as UTF-8 (iconv -t UTF-8). "
-                f"{_DEBUG_HINT}")
+        return (
+            f"text that is not valid UTF-8 ({' '.join(str(exc).split())[:300]}). Fix: re-save the input files "
+            "as UTF-8 (iconv -t UTF-8). "
+            f"{_DEBUG_HINT}"
+        )
     if isinstance(exc, csv.Error):
-        return f"malformed CSV ({' '.join(str(exc).split())[:300]}). Fix: check the quoting of the CSV inputs. {_DEBUG_HINT}"
+        return (
+            f"malformed CSV ({' '.join(str(exc).split())[:300]}). Fix: check the quoting of the CSV inputs. "
+            f"{_DEBUG_HINT}"
+        )
     text = " ".join(str(exc).split())[:500] or type(exc).__name__
-    return (f"invalid value: {text}. Fix: check the values and files given to the command; if they look right, "
-            f"this is a bug: please report it with the traceback {_DEBUG_HINT}.")
+    return (
+        f"invalid value: {text}. Fix: check the values and files given to the command; if they look right, "
+        f"this is a bug: please report it with the traceback {_DEBUG_HINT}."
+    )
 
 
 def _is_click_exception(exc: BaseException, name: str) -> bool:

@@ -6,57 +6,87 @@ repository's own (``data/demo/...``, ``data/examples/...``) or ALL-CAPS placehol
 paths). :func:`add_examples` puts them into the commands' help when the CLI is built; a command
 keeps its own docstring below them.
 """
+
 from __future__ import annotations
 
-LOCAL = "http://127.0.0.1:8000/v1"   # a local llama.cpp server (docs/curation.md)
+LOCAL = "http://127.0.0.1:8000/v1"  # a local llama.cpp server (docs/curation.md)
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
-    "init": ("biaskit init my-benchmark",
-             "biaskit init my-adaptation --template adapt --no-hindi"),
-    "run": ("biaskit run --project data/examples/demo-release --workdir demo-release-out",
-            "biaskit run --project data/examples/demo-release --workdir demo-release-out --until release"),
-    "status": ("biaskit status --project data/examples/demo-release",
-               "biaskit status --project data/examples/demo-release --json"),
-    "curate tuples": ("biaskit curate tuples --axis caste --n 5 --llm dummy --out tuples.jsonl",
-                      f"biaskit curate tuples --axis religion --model MODEL --base-url {LOCAL} --out tuples.jsonl"),
-    "curate sentences": ("biaskit curate sentences --tuples TUPLES.jsonl --per-tuple 3 --llm dummy --out sentences.jsonl",
-                         f"biaskit curate sentences --tuples TUPLES.jsonl --model MODEL --base-url {LOCAL} "
-                         "--out sentences.jsonl"),
-    "curate pairs": ("biaskit curate pairs --sentences SENTENCES.jsonl --out pairs.jsonl",
-                     f"biaskit curate pairs --sentences SENTENCES.jsonl --llm-fallback --model MODEL --base-url {LOCAL} "
-                     "--out pairs.jsonl"),
-    "curate check": ("biaskit curate check --pairs data/demo/demo_pairs.jsonl",
-                     "biaskit curate check --pairs data/demo/demo_pairs.jsonl --out checked.jsonl --strict"),
-    "curate translate": ("biaskit curate translate --pairs data/demo/demo_pairs.jsonl --source-lang en --target hi "
-                         "--engines llm:test --llm dummy --out candidates.jsonl",
-                         f"biaskit curate translate --pairs PAIRS.jsonl --target hi --engines llm:MODEL "
-                         f"--base-url {LOCAL} --out candidates.jsonl"),
-    "curate cats": ("biaskit curate cats --domains gender --targets mother --llm dummy --out cats.jsonl",
-                    "biaskit curate cats --domains religion --llm dummy --dry-run --out cats.jsonl"),
-    "annotate serve": ("biaskit annotate serve --data-dir ls-data",
-                       "biaskit annotate serve --data-dir ls-data --port 8081"),
-    "annotate push": ("biaskit annotate push --kind pair --data data/demo/demo_pairs.jsonl --project demo-pairs",
-                      "biaskit annotate push --kind pair --data PAIRS.jsonl --project my-pairs --overlap 3"),
-    "annotate pull": ("biaskit annotate pull --project demo-pairs --out judgments.csv",
-                      "biaskit annotate pull --project demo-pairs --kind pair --out judgments.csv --raw export.json"),
-    "annotate apply": ("biaskit annotate apply --kind pair --data PAIRS.jsonl --judgments JUDGMENTS.csv "
-                       "--out validated.jsonl",
-                       "biaskit annotate apply --kind pair --data PAIRS.jsonl --judgments JUDGMENTS.csv --min-agree 2 "
-                       "--out validated.jsonl --json"),
-    "evaluate pairs": ("biaskit evaluate pairs --data data/demo/demo_pairs.jsonl -m gemma3-270m --out demo-out",
-                       "biaskit evaluate pairs --data RELEASE_DIR --split test -m MODEL -m MODEL2 --out results"),
-    "evaluate cats": ("biaskit evaluate cats --data STEREOSET_DEV.json -m gemma3-270m --out cats-out",
-                      "biaskit evaluate cats --data RELEASE_DIR --release-split test -m MODEL --out cats-out"),
-    "evaluate seat": ("biaskit evaluate seat --test indibias-paper -m all-minilm-l6-v2 --out seat-out",
-                      "biaskit evaluate seat --test data/seat/indibias-paper -m MODEL --pooling mean --out seat-out"),
-    "release build": ("biaskit release build --records data/demo/demo_pairs.jsonl --name demo --version 0.1.0 "
-                      "--out release-demo",
-                      "biaskit release build --records data/demo/demo_pairs.jsonl --name demo --version 0.1.0 "
-                      "--card-text data/examples/demo-release/card.md --license cc-by-4.0 --out release-demo"),
-    "release verify": ("biaskit release verify RELEASE_DIR",
-                       "biaskit release verify RELEASE_DIR --json"),
-    "data download": ("biaskit data download crows-pairs --out datasets",
-                      "biaskit data download indibias-sample --out datasets --mirror MIRROR_DIR"),
+    "init": ("biaskit init my-benchmark", "biaskit init my-adaptation --template adapt --no-hindi"),
+    "run": (
+        "biaskit run --project data/examples/demo-release --workdir demo-release-out",
+        "biaskit run --project data/examples/demo-release --workdir demo-release-out --until release",
+    ),
+    "status": (
+        "biaskit status --project data/examples/demo-release",
+        "biaskit status --project data/examples/demo-release --json",
+    ),
+    "curate tuples": (
+        "biaskit curate tuples --axis caste --n 5 --llm dummy --out tuples.jsonl",
+        f"biaskit curate tuples --axis religion --model MODEL --base-url {LOCAL} --out tuples.jsonl",
+    ),
+    "curate sentences": (
+        "biaskit curate sentences --tuples TUPLES.jsonl --per-tuple 3 --llm dummy --out sentences.jsonl",
+        f"biaskit curate sentences --tuples TUPLES.jsonl --model MODEL --base-url {LOCAL} --out sentences.jsonl",
+    ),
+    "curate pairs": (
+        "biaskit curate pairs --sentences SENTENCES.jsonl --out pairs.jsonl",
+        f"biaskit curate pairs --sentences SENTENCES.jsonl --llm-fallback --model MODEL --base-url {LOCAL} "
+        "--out pairs.jsonl",
+    ),
+    "curate check": (
+        "biaskit curate check --pairs data/demo/demo_pairs.jsonl",
+        "biaskit curate check --pairs data/demo/demo_pairs.jsonl --out checked.jsonl --strict",
+    ),
+    "curate translate": (
+        "biaskit curate translate --pairs data/demo/demo_pairs.jsonl --source-lang en --target hi "
+        "--engines llm:test --llm dummy --out candidates.jsonl",
+        f"biaskit curate translate --pairs PAIRS.jsonl --target hi --engines llm:MODEL "
+        f"--base-url {LOCAL} --out candidates.jsonl",
+    ),
+    "curate cats": (
+        "biaskit curate cats --domains gender --targets mother --llm dummy --out cats.jsonl",
+        "biaskit curate cats --domains religion --llm dummy --dry-run --out cats.jsonl",
+    ),
+    "annotate serve": (
+        "biaskit annotate serve --data-dir ls-data",
+        "biaskit annotate serve --data-dir ls-data --port 8081",
+    ),
+    "annotate push": (
+        "biaskit annotate push --kind pair --data data/demo/demo_pairs.jsonl --project demo-pairs",
+        "biaskit annotate push --kind pair --data PAIRS.jsonl --project my-pairs --overlap 3",
+    ),
+    "annotate pull": (
+        "biaskit annotate pull --project demo-pairs --out judgments.csv",
+        "biaskit annotate pull --project demo-pairs --kind pair --out judgments.csv --raw export.json",
+    ),
+    "annotate apply": (
+        "biaskit annotate apply --kind pair --data PAIRS.jsonl --judgments JUDGMENTS.csv --out validated.jsonl",
+        "biaskit annotate apply --kind pair --data PAIRS.jsonl --judgments JUDGMENTS.csv --min-agree 2 "
+        "--out validated.jsonl --json",
+    ),
+    "evaluate pairs": (
+        "biaskit evaluate pairs --data data/demo/demo_pairs.jsonl -m gemma3-270m --out demo-out",
+        "biaskit evaluate pairs --data RELEASE_DIR --split test -m MODEL -m MODEL2 --out results",
+    ),
+    "evaluate cats": (
+        "biaskit evaluate cats --data STEREOSET_DEV.json -m gemma3-270m --out cats-out",
+        "biaskit evaluate cats --data RELEASE_DIR --release-split test -m MODEL --out cats-out",
+    ),
+    "evaluate seat": (
+        "biaskit evaluate seat --test indibias-paper -m all-minilm-l6-v2 --out seat-out",
+        "biaskit evaluate seat --test data/seat/indibias-paper -m MODEL --pooling mean --out seat-out",
+    ),
+    "release build": (
+        "biaskit release build --records data/demo/demo_pairs.jsonl --name demo --version 0.1.0 --out release-demo",
+        "biaskit release build --records data/demo/demo_pairs.jsonl --name demo --version 0.1.0 "
+        "--card-text data/examples/demo-release/card.md --license cc-by-4.0 --out release-demo",
+    ),
+    "release verify": ("biaskit release verify RELEASE_DIR", "biaskit release verify RELEASE_DIR --json"),
+    "data download": (
+        "biaskit data download crows-pairs --out datasets",
+        "biaskit data download indibias-sample --out datasets --mirror MIRROR_DIR",
+    ),
 }
 
 

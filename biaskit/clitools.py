@@ -13,18 +13,18 @@
   and, when its stream is not a terminal (pipes, logs, CI), wide enough that table rows never wrap
   (``$COLUMNS`` still wins when set).
 - :func:`plain_flag_help` keeps ``--help`` from printing a value type after options that take none.
-- :func:`opt` names an option in a hint the way it is set where the message is printed: a flag
-  under a command, a ``biaskit.toml`` key under ``biaskit run`` (:func:`project_settings`).
+- :func:`offer`: a hint that names a flag only when the running command has it (a hint that names an
+  option where the user is, flag or ``biaskit.toml`` key: :func:`biaskit.options.say`).
 """
+
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import shlex
 import sys
+from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import overload
 
 from .redact import MASK, redact, register_secret
 
@@ -32,13 +32,17 @@ from .redact import MASK, redact, register_secret
 SECRET_OPTIONS = ("--token", "--api-key", "--password", "--hf-token")
 
 
-def choice_enum(name: str, choices: Iterable[str] | object) -> type[Enum]:
+def choice_enum(name: str, choices: Iterable[str]) -> type[Enum]:
     """An ``Enum`` (str values) whose members are ``choices``: a registry's names or any strings."""
-    names = choices.names() if hasattr(choices, "names") else list(choices)  # type: ignore[union-attr]
+    names = choices.names() if hasattr(choices, "names") else list(choices)
     return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
 
 
-def value(x) -> Optional[str]:
+@overload
+def value(x: None) -> None: ...
+@overload
+def value(x: Enum | str) -> str: ...
+def value(x: Enum | str | None) -> str | None:
     """An option's plain value: ``Enum`` members give their value, ``None`` stays ``None``."""
     if x is None:
         return None
@@ -69,7 +73,7 @@ def mask_secret_args(argv: Sequence[str]) -> list[str]:
     return out
 
 
-_INVOKED: Optional[list[str]] = None  # the arguments biaskit.cli.main was called with
+_INVOKED: list[str] | None = None  # the arguments biaskit.cli.main was called with
 
 
 def remember_argv(argv: Sequence[str]) -> None:
@@ -79,7 +83,7 @@ def remember_argv(argv: Sequence[str]) -> None:
     _INVOKED = list(argv)
 
 
-def command_line(argv: Optional[Sequence[str]] = None) -> str:
+def command_line(argv: Sequence[str] | None = None) -> str:
     """The command line of this run as a user would type it (``biaskit evaluate pairs ...``),
     with secrets masked. ``argv`` defaults to the arguments :func:`biaskit.cli.main` was called
     with, else ``sys.argv[1:]``; for other calls made from Python pass the arguments explicitly or
@@ -160,50 +164,16 @@ def plain_flag_help() -> None:
 
 
 # ------------------------------------------------------------------------------------------ hints
-# While `biaskit run` runs a stage, options come from biaskit.toml: the project file and, per option
-# name (a command's flag without its dashes, underscores for hyphens), the table that sets it.
-_SETTINGS: contextvars.ContextVar[Optional[tuple[str, dict[str, str]]]] = contextvars.ContextVar(
-    "biaskit_hint_settings", default=None)
-# flags whose biaskit.toml key has another name
-TOML_KEY_OF_FLAG = {"llm": "backend", "date": "date", "lang": "langs"}
+# (a hint that names an option, a flag under a command or a biaskit.toml key under `biaskit run`:
+# biaskit.options.say / tell / unset)
 
 
-@contextlib.contextmanager
-def project_settings(file: str, tables: dict[str, str]) -> Iterator[None]:
-    """Within this block, :func:`opt` names ``biaskit.toml`` keys of ``file`` (``tables``: option
-    name -> the table that sets it, e.g. ``{"base_url": "llm"}``; ``"*"``: any other option)."""
-    token = _SETTINGS.set((str(file), dict(tables)))
-    try:
-        yield
-    finally:
-        _SETTINGS.reset(token)
-
-
-def opt(name: str, value: Optional[str] = None) -> str:
-    """How to set option ``name`` (``base_url``) where the message is printed: ``--base-url URL``
-    under a command; ``base_url = "URL" in [llm] of biaskit.toml`` while ``biaskit run`` runs a stage
-    whose options come from the project file (a run flag such as ``--retry-failed`` stays a flag of
-    ``biaskit run``)."""
-    settings = _SETTINGS.get()
-    flag = "--" + name.replace("_", "-")
-    if settings is not None:
-        file, tables = settings
-        table = tables.get(name) or tables.get("*")
-        if table == "run":
-            return f"`biaskit run {flag}`"
-        if table:
-            key = TOML_KEY_OF_FLAG.get(name, name)
-            shown = f'{key} = "{value}"' if value is not None else key
-            return f"{shown} in [{table}] of {file}"
-    return flag + (f" {value}" if value is not None else "")
-
-
-def current_options() -> Optional[set[str]]:
+def current_options() -> set[str] | None:
     """The flags of the command running now (None outside a command: a library call)."""
     try:
-        from typer._click.globals import get_current_context   # typer's own click (typer >= 0.2x)
+        from typer._click.globals import get_current_context  # typer's own click (typer >= 0.2x)
     except ImportError:  # pragma: no cover - an older typer uses click itself
-        from click import get_current_context
+        from click import get_current_context  # type: ignore[no-redef]  # the same function, from click
     ctx = get_current_context(silent=True)
     if ctx is None:
         return None

@@ -17,16 +17,18 @@ Entries with ``files`` are several files under one base URL (e.g. the sent-bias 
 are downloaded into the folder ``filename`` as a whole (atomically), and their "sha256" is the
 digest of the manifest (one ``<sha256>  <file>`` line per file, sorted by name).
 """
+
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from .errors import BiaskitError, InputError
 from .io import read_json, sha256_file
@@ -46,10 +48,10 @@ class DatasetInfo:
     licence: str
     homepage: str = ""
     citation: str = ""
-    sha256: Optional[str] = None
-    rows: Optional[int] = None
+    sha256: str | None = None
+    rows: int | None = None
     notes: str = ""
-    files: Optional[tuple[str, ...]] = None  # several files under the base URL ``url`` (ends with "/")
+    files: tuple[str, ...] | None = None  # several files under the base URL ``url`` (ends with "/")
 
 
 @dataclass
@@ -59,9 +61,9 @@ class DownloadResult:
     url: str
     sha256: str
     bytes: int
-    verified: Optional[bool]  # True: matched the recorded checksum; None: no checksum recorded
+    verified: bool | None  # True: matched the recorded checksum; None: no checksum recorded
     skipped: bool = False  # already present (and verified when a checksum is recorded)
-    mirror: Optional[Path] = None  # the local mirror file/folder it was copied from (None: downloaded)
+    mirror: Path | None = None  # the local mirror file/folder it was copied from (None: downloaded)
 
 
 @dataclass
@@ -69,7 +71,7 @@ class VerifyResult:
     name: str
     path: Path
     sha256: str
-    expected: Optional[str]
+    expected: str | None
     status: str  # "ok" | "mismatch" | "no-checksum"
 
     @property
@@ -78,10 +80,11 @@ class VerifyResult:
         if self.status == "ok":
             return f"{self.path}: {what} {self.sha256} matches the recorded checksum of '{self.name}'."
         if self.status == "no-checksum":
-            return (f"{self.path}: no checksum recorded for '{self.name}'; {what} of this "
-                    f"{'folder' if self.path.is_dir() else 'file'} is {self.sha256} (record it to pin this version).")
-        return (f"{self.path}: {what} {self.sha256} does not match the recorded {self.expected} for "
-                f"'{self.name}'.")
+            return (
+                f"{self.path}: no checksum recorded for '{self.name}'; {what} of this "
+                f"{'folder' if self.path.is_dir() else 'file'} is {self.sha256} (record it to pin this version)."
+            )
+        return f"{self.path}: {what} {self.sha256} does not match the recorded {self.expected} for '{self.name}'."
 
 
 def registry_path() -> Path:
@@ -97,42 +100,71 @@ def registry_path() -> Path:
 def load_registry(path: str | Path | None = None) -> Registry[DatasetInfo]:
     """Read the dataset registry (clear errors on a broken file)."""
     path = Path(path) if path else registry_path()
-    doc = read_json(path, fix="repair the registry file.",
-                    missing_fix="reinstall biaskit or unset BIASKIT_DATASETS_FILE.")
+    doc = read_json(
+        path, fix="repair the registry file.", missing_fix="reinstall biaskit or unset BIASKIT_DATASETS_FILE."
+    )
     reg: Registry[DatasetInfo] = Registry("dataset")
     fields = set(DatasetInfo.__dataclass_fields__)
     if not isinstance(doc, dict) or not isinstance(doc.get("datasets") or {}, dict):
-        raise InputError('not a dataset registry: expected {"version": 1, "datasets": {NAME: {...}}}.', path=path,
-                         fix="repair the registry file (see biaskit's data/datasets.json).")
+        raise InputError(
+            'not a dataset registry: expected {"version": 1, "datasets": {NAME: {...}}}.',
+            path=path,
+            fix="repair the registry file (see biaskit's data/datasets.json).",
+        )
     for name, entry in (doc.get("datasets") or {}).items():
         if not isinstance(entry, dict):
-            raise InputError(f"dataset '{name}': expected an object of fields.", path=path,
-                             fix="repair the registry file (see biaskit's data/datasets.json).")
+            raise InputError(
+                f"dataset '{name}': expected an object of fields.",
+                path=path,
+                fix="repair the registry file (see biaskit's data/datasets.json).",
+            )
         unknown = set(entry) - fields
         try:
             kw = {k: v for k, v in entry.items() if k in fields and k != "name"}
             if kw.get("files") is not None:
                 files = kw["files"]
                 if not isinstance(files, list) or not files:
-                    raise InputError(f"dataset '{name}': 'files' must be a non-empty list of file names.", path=path,
-                                     fix="list the file names under the base URL, or drop 'files'.")
-                kw["files"] = tuple(safe_component(f, what=f"dataset '{name}': file name", path=path,
-                                                   fix="list plain file names (no folders) under the base URL.")
-                                    for f in files)
-            if "filename" in kw:   # the name the download gets inside --out: never a path of its own
-                kw["filename"] = safe_component(kw["filename"], what=f"dataset '{name}': filename", path=path,
-                                                max_len=128, fix="give a plain file or folder name, e.g. "
-                                                                 "\"crows_pairs_anonymized.csv\".")
+                    raise InputError(
+                        f"dataset '{name}': 'files' must be a non-empty list of file names.",
+                        path=path,
+                        fix="list the file names under the base URL, or drop 'files'.",
+                    )
+                kw["files"] = tuple(
+                    safe_component(
+                        f,
+                        what=f"dataset '{name}': file name",
+                        path=path,
+                        fix="list plain file names (no folders) under the base URL.",
+                    )
+                    for f in files
+                )
+            if "filename" in kw:  # the name the download gets inside --out: never a path of its own
+                kw["filename"] = safe_component(
+                    kw["filename"],
+                    what=f"dataset '{name}': filename",
+                    path=path,
+                    max_len=128,
+                    fix='give a plain file or folder name, e.g. "crows_pairs_anonymized.csv".',
+                )
             info = DatasetInfo(name=name, **kw)
         except TypeError as exc:
-            raise InputError(f"dataset '{name}': {exc}.", path=path,
-                             fix="each entry needs title, url, filename, format and licence.") from None
+            raise InputError(
+                f"dataset '{name}': {exc}.", path=path, fix="each entry needs title, url, filename, format and licence."
+            ) from None
         if unknown:
-            raise InputError(f"dataset '{name}': unknown field(s) {sorted(unknown)}.", path=path,
-                             fix=f"use only {sorted(fields - {'name'})}.")
-        if info.sha256 is not None and (len(info.sha256) != 64 or any(c not in "0123456789abcdef" for c in info.sha256)):
-            raise InputError(f"dataset '{name}': sha256 must be 64 lower-case hex digits or null.", path=path,
-                             fix="paste the output of `sha256sum FILE` or use null.")
+            raise InputError(
+                f"dataset '{name}': unknown field(s) {sorted(unknown)}.",
+                path=path,
+                fix=f"use only {sorted(fields - {'name'})}.",
+            )
+        if info.sha256 is not None and (
+            len(info.sha256) != 64 or any(c not in "0123456789abcdef" for c in info.sha256)
+        ):
+            raise InputError(
+                f"dataset '{name}': sha256 must be 64 lower-case hex digits or null.",
+                path=path,
+                fix="paste the output of `sha256sum FILE` or use null.",
+            )
         reg.register(name, info, help=info.title)
     return reg
 
@@ -145,7 +177,6 @@ def get_dataset(name: str, registry: str | Path | None = None) -> DatasetInfo:
 def list_datasets(registry: str | Path | None = None) -> list[DatasetInfo]:
     reg = load_registry(registry)
     return [reg.get(n) for n in reg.names()]
-
 
 
 def manifest_digest(folder: str | Path, files: Sequence[str]) -> tuple[str, dict[str, str]]:
@@ -164,15 +195,24 @@ def verify(name: str, file: str | Path, registry: str | Path | None = None) -> V
     if info.files:
         missing = [f for f in info.files if not (path / f).is_file()]
         if not path.is_dir() or missing:
-            raise InputError("folder not found." if not path.exists() else
-                             f"is not a complete '{name}' folder ({len(missing)} of {len(info.files)} files missing, "
-                             f"e.g. {missing[0]})." if path.is_dir() else "is not a folder.", path=path,
-                             fix=f"pass the downloaded folder, e.g. DIR/{info.filename}.")
+            raise InputError(
+                "folder not found."
+                if not path.exists()
+                else f"is not a complete '{name}' folder ({len(missing)} of {len(info.files)} files missing, "
+                f"e.g. {missing[0]})."
+                if path.is_dir()
+                else "is not a folder.",
+                path=path,
+                fix=f"pass the downloaded folder, e.g. DIR/{info.filename}.",
+            )
         digest, _ = manifest_digest(path, info.files)
     else:
         if not path.is_file():
-            raise InputError("file not found." if not path.exists() else "is not a file.", path=path,
-                             fix=f"pass the downloaded file, e.g. DIR/{info.filename}.")
+            raise InputError(
+                "file not found." if not path.exists() else "is not a file.",
+                path=path,
+                fix=f"pass the downloaded file, e.g. DIR/{info.filename}.",
+            )
         digest = sha256_file(path)
     if info.sha256 is None:
         status = "no-checksum"
@@ -181,7 +221,7 @@ def verify(name: str, file: str | Path, registry: str | Path | None = None) -> V
     return VerifyResult(name=name, path=path, sha256=digest, expected=info.sha256, status=status)
 
 
-def find_in_mirror(info: DatasetInfo, mirror: str | Path) -> Optional[Path]:
+def find_in_mirror(info: DatasetInfo, mirror: str | Path) -> Path | None:
     """The release's file (folder, for multi-file releases) inside a local mirror, or None.
 
     ``mirror`` may be the file itself, or a folder holding ``<filename>`` directly or one level down
@@ -203,8 +243,9 @@ def find_in_mirror(info: DatasetInfo, mirror: str | Path) -> Optional[Path]:
     return next((p for p in sorted(m.glob(f"*/{info.filename}")) if p.is_file()), None)
 
 
-def _copy(src: Path, dest_dir: Path, filename: str,
-          on_progress: Optional[Callable[[int, Optional[int]], None]] = None) -> tuple[Path, str, int]:
+def _copy(
+    src: Path, dest_dir: Path, filename: str, on_progress: Callable[[int, int | None], None] | None = None
+) -> tuple[Path, str, int]:
     """Copy a mirror file into a temporary file in ``dest_dir``, hashing it; return (tmp path, sha256, bytes)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{filename}.", suffix=".part", dir=dest_dir)
     h = hashlib.sha256()
@@ -223,8 +264,10 @@ def _copy(src: Path, dest_dir: Path, filename: str,
     except OSError as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        raise BiaskitError(f"cannot copy {src} from the mirror: {exc.strerror or exc}. Fix: check the mirror "
-                           "folder, or download without --mirror") from None
+        raise BiaskitError(
+            f"cannot copy {src} from the mirror: {exc.strerror or exc}. Fix: check the mirror "
+            "folder, or download without --mirror"
+        ) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -232,8 +275,13 @@ def _copy(src: Path, dest_dir: Path, filename: str,
     return Path(tmp), h.hexdigest(), n
 
 
-def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
-           on_progress: Optional[Callable[[int, Optional[int]], None]] = None) -> tuple[Path, str, int]:
+def _fetch(
+    url: str,
+    dest_dir: Path,
+    filename: str,
+    timeout: float,
+    on_progress: Callable[[int, int | None], None] | None = None,
+) -> tuple[Path, str, int]:
     """Stream ``url`` into a temporary file in ``dest_dir``; return (tmp path, sha256, bytes)."""
     import http.client
     import urllib.error
@@ -259,20 +307,27 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
                         if on_progress:
                             on_progress(n, total)
                     if total is not None and n != total:
-                        raise BiaskitError(f"download of {url} was cut short ({n} of {total} bytes). "
-                                           "Fix: run the command again")
+                        raise BiaskitError(
+                            f"download of {url} was cut short ({n} of {total} bytes). Fix: run the command again"
+                        )
             except urllib.error.HTTPError as exc:
-                raise BiaskitError(f"cannot download {url}: HTTP {exc.code} {exc.reason}. Fix: check the URL "
-                                   "(the upstream file may have moved) or pass --url / --mirror with a copy") from None
+                raise BiaskitError(
+                    f"cannot download {url}: HTTP {exc.code} {exc.reason}. Fix: check the URL "
+                    "(the upstream file may have moved) or pass --url / --mirror with a copy"
+                ) from None
             except http.client.IncompleteRead as exc:
-                raise BiaskitError(f"download of {url} was cut short ({n + len(exc.partial)} bytes received). "
-                                   "Fix: run the command again") from None
+                raise BiaskitError(
+                    f"download of {url} was cut short ({n + len(exc.partial)} bytes received). "
+                    "Fix: run the command again"
+                ) from None
             except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
                 reason = getattr(exc, "reason", exc)
-                raise BiaskitError(f"cannot download {url}: {reason} (offline?). Fix: connect to the internet, "
-                                   "or copy the file from a mirror (--mirror DIR, or the environment variable "
-                                   "BIASKIT_DATA_MIRROR=DIR), or download it by hand and "
-                                   "check it with `biaskit data verify`") from None
+                raise BiaskitError(
+                    f"cannot download {url}: {reason} (offline?). Fix: connect to the internet, "
+                    "or copy the file from a mirror (--mirror DIR, or the environment variable "
+                    "BIASKIT_DATA_MIRROR=DIR), or download it by hand and "
+                    "check it with `biaskit data verify`"
+                ) from None
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
@@ -282,9 +337,17 @@ def _fetch(url: str, dest_dir: Path, filename: str, timeout: float,
     return Path(tmp), h.hexdigest(), n
 
 
-def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, mirror: str | Path | None = None,
-             force: bool = False, timeout: float = 60.0, registry: str | Path | None = None,
-             progress: bool = False) -> DownloadResult:
+def download(
+    name: str,
+    out_dir: str | Path,
+    *,
+    url: str | None = None,
+    mirror: str | Path | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+    registry: str | Path | None = None,
+    progress: bool = False,
+) -> DownloadResult:
     """Download dataset ``name`` into ``out_dir`` (see the module docstring).
 
     ``url`` overrides the registry URL (an HTTP mirror, or a local stand-in in tests); ``mirror`` is a
@@ -299,8 +362,7 @@ def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, mirro
     created = [] if out_dir.exists() else [out_dir, *(p for p in out_dir.parents if not p.exists())]
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        return _download(info, name, out_dir, url=url, mirror=mirror, force=force, timeout=timeout,
-                         progress=progress)
+        return _download(info, name, out_dir, url=url, mirror=mirror, force=force, timeout=timeout, progress=progress)
     except BaseException:
         for d in created:  # a failed download leaves no empty folder behind
             with contextlib.suppress(OSError):
@@ -308,19 +370,36 @@ def download(name: str, out_dir: str | Path, *, url: Optional[str] = None, mirro
         raise
 
 
-def _download(info: DatasetInfo, name: str, out_dir: Path, *, url: Optional[str], mirror: str | Path | None,
-              force: bool, timeout: float, progress: bool) -> DownloadResult:
+def _download(
+    info: DatasetInfo,
+    name: str,
+    out_dir: Path,
+    *,
+    url: str | None,
+    mirror: str | Path | None,
+    force: bool,
+    timeout: float,
+    progress: bool,
+) -> DownloadResult:
     if info.files:
-        return _download_files(info, out_dir, url=url, mirror=mirror, force=force, timeout=timeout,
-                               progress=progress)
+        return _download_files(info, out_dir, url=url, mirror=mirror, force=force, timeout=timeout, progress=progress)
     dest = out_dir / info.filename
     if dest.exists() and not force:
         digest = sha256_file(dest)
         if info.sha256 and digest != info.sha256:
-            raise BiaskitError(f"{dest}: exists but its sha256 {digest} does not match the recorded {info.sha256}. "
-                               "Fix: pass --force to download it again")
-        return DownloadResult(name, dest, url or info.url, digest, dest.stat().st_size,
-                              verified=True if info.sha256 else None, skipped=True)
+            raise BiaskitError(
+                f"{dest}: exists but its sha256 {digest} does not match the recorded {info.sha256}. "
+                "Fix: pass --force to download it again"
+            )
+        return DownloadResult(
+            name,
+            dest,
+            url or info.url,
+            digest,
+            dest.stat().st_size,
+            verified=True if info.sha256 else None,
+            skipped=True,
+        )
     src_file = find_in_mirror(info, mirror) if mirror is not None else None
     src = str(src_file) if src_file else (url or info.url)
     from .progress import progress as bar
@@ -333,31 +412,60 @@ def _download(info: DatasetInfo, name: str, out_dir: Path, *, url: Optional[str]
     if info.sha256 and digest != info.sha256:
         tmp.unlink(missing_ok=True)
         what = f"the mirror file {src_file}" if src_file else src
-        raise BiaskitError(f"checksum mismatch for '{name}' from {what}: got sha256 {digest}, expected "
-                           f"{info.sha256}; nothing was written. Fix: "
-                           + ("the mirror holds another version of the file: replace it, or download without --mirror"
-                              if src_file else "the upstream file changed or the download is corrupt: retry, or "
-                                               "check the release"))
+        raise BiaskitError(
+            f"checksum mismatch for '{name}' from {what}: got sha256 {digest}, expected "
+            f"{info.sha256}; nothing was written. Fix: "
+            + (
+                "the mirror holds another version of the file: replace it, or download without --mirror"
+                if src_file
+                else "the upstream file changed or the download is corrupt: retry, or check the release"
+            )
+        )
     os.chmod(tmp, 0o644 & ~_umask())
     os.replace(tmp, dest)
     _write_source(dest.with_name(dest.name + ".source.json"), info, url or info.url, src_file, digest, n)
     return DownloadResult(name, dest, src, digest, n, verified=True if info.sha256 else None, mirror=src_file)
 
 
-def _write_source(path: Path, info: DatasetInfo, url: str, mirror: Optional[Path], digest: str, n: int,
-                  files: Optional[dict[str, str]] = None) -> None:
+def _write_source(
+    path: Path,
+    info: DatasetInfo,
+    url: str,
+    mirror: Path | None,
+    digest: str,
+    n: int,
+    files: dict[str, str] | None = None,
+) -> None:
     from .io import write_json
 
-    write_json(path, {
-        "dataset": info.name, "url": url, **({"mirror": str(mirror)} if mirror else {}), "sha256": digest,
-        **({"files": files} if files else {}), "bytes": n, "verified": bool(info.sha256),
-        "downloaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "licence": info.licence, "citation": info.citation, "homepage": info.homepage,
-    })
+    write_json(
+        path,
+        {
+            "dataset": info.name,
+            "url": url,
+            **({"mirror": str(mirror)} if mirror else {}),
+            "sha256": digest,
+            **({"files": files} if files else {}),
+            "bytes": n,
+            "verified": bool(info.sha256),
+            "downloaded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "licence": info.licence,
+            "citation": info.citation,
+            "homepage": info.homepage,
+        },
+    )
 
 
-def _download_files(info: DatasetInfo, out_dir: Path, *, url: Optional[str], mirror: str | Path | None,
-                    force: bool, timeout: float, progress: bool) -> DownloadResult:
+def _download_files(
+    info: DatasetInfo,
+    out_dir: Path,
+    *,
+    url: str | None,
+    mirror: str | Path | None,
+    force: bool,
+    timeout: float,
+    progress: bool,
+) -> DownloadResult:
     """A multi-file release: every file into a temporary folder, verified, then published as one folder."""
     dest = out_dir / info.filename
     base = url or info.url
@@ -367,8 +475,10 @@ def _download_files(info: DatasetInfo, out_dir: Path, *, url: Optional[str], mir
     if dest.is_dir() and not force and all((dest / f).is_file() for f in info.files):
         digest, _ = manifest_digest(dest, info.files)
         if info.sha256 and digest != info.sha256:
-            raise BiaskitError(f"{dest}: exists but its manifest sha256 {digest} does not match the recorded "
-                               f"{info.sha256}. Fix: pass --force to download it again")
+            raise BiaskitError(
+                f"{dest}: exists but its manifest sha256 {digest} does not match the recorded "
+                f"{info.sha256}. Fix: pass --force to download it again"
+            )
         n = sum((dest / f).stat().st_size for f in info.files)
         return DownloadResult(info.name, dest, base, digest, n, verified=True if info.sha256 else None, skipped=True)
     src_dir = find_in_mirror(info, mirror) if mirror is not None else None
@@ -379,19 +489,28 @@ def _download_files(info: DatasetInfo, out_dir: Path, *, url: Optional[str], mir
         n = 0
         with bar(len(info.files), info.filename, enabled=progress, unit="files") as b:
             for f in info.files:
-                part, _, k = (_copy(src_dir / f, tmp, f) if src_dir else _fetch(base + f, tmp, f, timeout))
+                part, _, k = _copy(src_dir / f, tmp, f) if src_dir else _fetch(base + f, tmp, f, timeout)
                 os.replace(part, tmp / f)
                 n += k
                 b.advance()
         digest, per = manifest_digest(tmp, info.files)
         if info.sha256 and digest != info.sha256:
             what = f"the mirror folder {src_dir}" if src_dir else base
-            raise BiaskitError(f"checksum mismatch for '{info.name}' from {what}: manifest sha256 {digest}, "
-                               f"expected {info.sha256}; nothing was written. Fix: check the files (`biaskit data "
-                               "verify` prints each file's sha256 in the .source.json) or retry")
+            raise BiaskitError(
+                f"checksum mismatch for '{info.name}' from {what}: manifest sha256 {digest}, "
+                f"expected {info.sha256}; nothing was written. Fix: check the files (`biaskit data "
+                "verify` prints each file's sha256 in the .source.json) or retry"
+            )
     _write_source(dest.with_name(dest.name + ".source.json"), info, base, src_dir, digest, n, files=per)
-    return DownloadResult(info.name, dest, str(src_dir) if src_dir else base, digest, n,
-                          verified=True if info.sha256 else None, mirror=src_dir)
+    return DownloadResult(
+        info.name,
+        dest,
+        str(src_dir) if src_dir else base,
+        digest,
+        n,
+        verified=True if info.sha256 else None,
+        mirror=src_dir,
+    )
 
 
 def _umask() -> int:

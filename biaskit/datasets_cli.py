@@ -1,8 +1,8 @@
 """`biaskit data list | download | verify` (thin wrappers around :mod:`biaskit.datasets`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,7 +13,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 @app.command("list")
 def list_command(
-    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
+    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """List the public datasets biaskit can download (URL, licence, checksum)."""
     from rich.table import Table
@@ -28,8 +28,9 @@ def list_command(
         table.add_column(col, overflow="fold")
     datasets = list_datasets(registry)
     for d in datasets:
-        table.add_row(d.name, d.title, str(d.rows or ""), d.licence,
-                      d.sha256[:12] + "…" if d.sha256 else "not recorded")
+        table.add_row(
+            d.name, d.title, str(d.rows or ""), d.licence, d.sha256[:12] + "…" if d.sha256 else "not recorded"
+        )
     console.print(table)
     for d in datasets:
         console.print(f"{d.name}: {d.url}" + (f" ({len(d.files)} files)" if d.files else ""), soft_wrap=True)
@@ -39,27 +40,31 @@ def list_command(
 def download_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
     out: Path = out_dir(..., "--out", help="Folder to write the file into."),
-    url: Optional[str] = typer.Option(None, "--url", help="Download from this URL (an HTTP mirror) instead of the "
-                                                          "registry URL."),
-    mirror: Optional[Path] = in_path(None, "--mirror", envvar="BIASKIT_DATA_MIRROR", text=False,
-                                          help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
-                                               "of downloaded when present, checked against the recorded checksum. "
-                                               "Default: $BIASKIT_DATA_MIRROR."),
+    url: str | None = typer.Option(
+        None, "--url", help="Download from this URL (an HTTP mirror) instead of the registry URL."
+    ),
+    mirror: Path | None = in_path(
+        None,
+        "--mirror",
+        envvar="BIASKIT_DATA_MIRROR",
+        text=False,
+        help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
+        "of downloaded when present, checked against the recorded checksum. "
+        "Default: $BIASKIT_DATA_MIRROR.",
+    ),
     force: bool = typer.Option(False, "--force", help="Download again even if the file is already there."),
     timeout: float = typer.Option(60.0, "--timeout", help="Network timeout in seconds."),
-    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
+    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Download a dataset release, verify its checksum (when recorded) and move it into place atomically."""
     from .clitools import console as make_console
     from .datasets import download, get_dataset
 
     console = make_console()
-    res = download(name, out, url=url, mirror=mirror, force=force, timeout=timeout, registry=registry,
-                   progress=True)
+    res = download(name, out, url=url, mirror=mirror, force=force, timeout=timeout, registry=registry, progress=True)
     info = get_dataset(name, registry)
     if res.skipped:
-        console.print(f"{res.path} already present ({res.bytes} bytes); use --force to download again.",
-                      soft_wrap=True)
+        console.print(f"{res.path} already present ({res.bytes} bytes); use --force to download again.", soft_wrap=True)
     elif res.mirror:
         console.print(f"copied {res.mirror} (mirror) -> {res.path} ({res.bytes} bytes)", soft_wrap=True)
     else:
@@ -73,7 +78,7 @@ def download_command(
 def verify_command(
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
     file: Path = in_path(..., arg="FILE", text=False, help="The file to check (the folder, for a multi-file release)."),
-    registry: Optional[Path] = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
+    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Check a file against the sha256 recorded for a dataset (exit 2 on mismatch)."""
     from .clitools import console
@@ -82,6 +87,7 @@ def verify_command(
 
     res = verify(name, file, registry)
     if res.status == "mismatch":
-        raise BiaskitError(res.message + " Fix: download it again with `biaskit data download "
-                           f"{name} --out DIR --force`")
+        raise BiaskitError(
+            res.message + f" Fix: download it again with `biaskit data download {name} --out DIR --force`"
+        )
     console().print(res.message, soft_wrap=True)

@@ -3,9 +3,10 @@
 Every error names what went wrong, where (file, row) and how to fix it. The CLI root catches
 :class:`BiaskitError` and prints ``str(err)`` with exit code 2.
 """
+
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 
 class BiaskitError(Exception):
@@ -19,8 +20,16 @@ class InputError(BiaskitError):
     when a stage raised the error without it (see :func:`biaskit.paths.argument_for`).
     """
 
-    def __init__(self, message: str, *, path: str | Path | None = None, row: int | None = None,
-                 column: str | None = None, fix: str | None = None, arg: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        fix: str | None = None,
+        arg: str | None = None,
+    ):
         self.message = message
         self.path = str(path) if path is not None else None
         self.row = row
@@ -54,9 +63,11 @@ class MissingDependencyError(BiaskitError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
 
     def __init__(self, package: str, extra: str, purpose: str = ""):
-        msg = (f"'{package}' is required{(' for ' + purpose) if purpose else ''} but is not installed. "
-               f"Fix: install biaskit's '{extra}' extra: pip install -e '.[{extra}]' in your biaskit clone "
-               f"(or pip install 'biaskit[{extra}] @ git+URL')")
+        msg = (
+            f"'{package}' is required{(' for ' + purpose) if purpose else ''} but is not installed. "
+            f"Fix: install biaskit's '{extra}' extra: pip install -e '.[{extra}]' in your biaskit clone "
+            f"(or pip install 'biaskit[{extra}] @ git+URL')"
+        )
         super().__init__(msg)
 
 

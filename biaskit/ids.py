@@ -23,6 +23,7 @@ release ``r-``     the released pair's anchor (the source id its language views 
 Records whose content is identical (the same pair twice in one file) are told apart by
 :class:`Numbering`: the first keeps its id, the next ones get ``<id>~2``, ``<id>~3``, ...
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,9 @@ def normalize_text(text: str) -> str:
 
 def stable_id(prefix: str, *parts: Any, length: int = 16) -> str:
     """A stable content hash id, e.g. ``p-3f2a...``: same content -> same id on every machine."""
-    h = hashlib.sha256("\x1f".join(normalize_text(p) if isinstance(p, str) else str(p)
-                                   for p in parts).encode("utf-8")).hexdigest()
+    h = hashlib.sha256(
+        "\x1f".join(normalize_text(p) if isinstance(p, str) else str(p) for p in parts).encode("utf-8")
+    ).hexdigest()
     return f"{prefix}-{h[:length]}"
 
 

@@ -4,12 +4,12 @@
 and builds surface-form indexes for English and Hindi, so that the pair builder can find and swap
 identity spans and the checker can tell whether a changed span names a group.
 """
+
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from biaskit.errors import InputError
 from biaskit.schema import normalize_bias_type
@@ -23,14 +23,14 @@ SIDES = ("disadvantaged", "advantaged", "neutral")
 class Term:
     id: str
     axis: str
-    forms: dict[str, dict[str, str]]            # lang -> {form name: surface}
+    forms: dict[str, dict[str, str]]  # lang -> {form name: surface}
     variants: dict[str, list[str]] = field(default_factory=dict)
     side: str = "neutral"
-    gender: Optional[str] = None                # "m" / "f" when the term itself is gendered
+    gender: str | None = None  # "m" / "f" when the term itself is gendered
     components: dict[str, str] = field(default_factory=dict)  # intersectional: axis -> term id
-    kind: Optional[str] = None                  # "place": recognised in pairs, never offered as an identity
+    kind: str | None = None  # "place": recognised in pairs, never offered as an identity
 
-    def surface(self, lang: str, form: str = "sg") -> Optional[str]:
+    def surface(self, lang: str, form: str = "sg") -> str | None:
         f = self.forms.get(lang) or {}
         return f.get(form) or f.get("sg")
 
@@ -40,10 +40,10 @@ class Term:
 
 @dataclass
 class Match:
-    start: int          # token index
-    end: int            # token index (exclusive)
+    start: int  # token index
+    end: int  # token index (exclusive)
     term: Term
-    form: str           # sg / pl / obl_pl / variant
+    form: str  # sg / pl / obl_pl / variant
     text: str
 
 
@@ -72,12 +72,18 @@ class Inventory:
             ax = normalize_bias_type(axis)
             for i, e in enumerate(entries):
                 if "id" not in e or "en" not in e:
-                    raise InputError(f"axis '{axis}' entry {i + 1} needs 'id' and 'en'.", path=root / "identity_terms.json",
-                                     fix='e.g. {"id": "dalit", "en": {"sg": "Dalit", "pl": "Dalits"}, "side": "disadvantaged"}.')
+                    raise InputError(
+                        f"axis '{axis}' entry {i + 1} needs 'id' and 'en'.",
+                        path=root / "identity_terms.json",
+                        fix='e.g. {"id": "dalit", "en": {"sg": "Dalit", "pl": "Dalits"}, "side": "disadvantaged"}.',
+                    )
                 side = e.get("side", "neutral")
                 if side not in SIDES:
-                    raise InputError(f"term '{e['id']}' has side '{side}'.", path=root / "identity_terms.json",
-                                     fix=f"use one of {', '.join(SIDES)}.")
+                    raise InputError(
+                        f"term '{e['id']}' has side '{side}'.",
+                        path=root / "identity_terms.json",
+                        fix=f"use one of {', '.join(SIDES)}.",
+                    )
                 forms = {lang: dict(e[lang]) for lang in ("en", "hi") if isinstance(e.get(lang), dict)}
                 variants = {lang: list(e.get(f"{lang}_variants") or []) for lang in ("en", "hi")}
                 self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"), kind=e.get("kind"))
@@ -85,17 +91,26 @@ class Inventory:
             comps = dict(g.get("components") or {})
             gender = self.terms[comps["gender"]].gender if comps.get("gender") in self.terms else None
             ax = "-".join(normalize_bias_type(a) for a in g.get("axes") or [])
-            self.terms[g["id"]] = Term(g["id"], ax, {lang: {"sg": g[lang]} for lang in ("en", "hi") if g.get(lang)},
-                                       {}, "neutral", gender, comps)
+            self.terms[g["id"]] = Term(
+                g["id"],
+                ax,
+                {lang: {"sg": g[lang]} for lang in ("en", "hi") if g.get(lang)},
+                {},
+                "neutral",
+                gender,
+                comps,
+            )
         self.comparable: dict[str, list[tuple[str, str]]] = {}
         for axis, pairs in (comp.get("axes") or {}).items():
             ax = normalize_bias_type(axis)
             for a, b in pairs:
                 for x in (a, b):
                     if x not in self.terms:
-                        raise InputError(f"comparable pair [{a}, {b}] names unknown term id '{x}'.",
-                                         path=root / "comparable_groups.json",
-                                         fix="use ids from identity_terms.json.")
+                        raise InputError(
+                            f"comparable pair [{a}, {b}] names unknown term id '{x}'.",
+                            path=root / "comparable_groups.json",
+                            fix="use ids from identity_terms.json.",
+                        )
                 self.comparable.setdefault(ax, []).append((a, b))
         self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {"en": {}, "hi": {}}
         for t in self.terms.values():
@@ -116,14 +131,16 @@ class Inventory:
                 self.hi_gender.setdefault(m, (m, f))
                 self.hi_gender.setdefault(f, (m, f))
         self._hi_gender_nouns = {w for p in self.gendered.get("hi_nouns") or [] for w in p}
-        self.first_names: dict[str, dict[str, str]] = {}   # lower-case name -> {"origin", "gender", ...}
+        self.first_names: dict[str, dict[str, str]] = {}  # lower-case name -> {"origin", "gender", ...}
         for religion, by_g in (self.names.get("india") or {}).items():
             for g, lst in by_g.items():
                 for n in lst:
                     for lang in ("en", "hi"):
                         if n.get(lang):
-                            self.first_names.setdefault(norm_word(n[lang]), {"origin": "india", "religion": religion, "gender": g})
-        self.us_names: dict[str, str] = {}     # US first name (as written) -> gender
+                            self.first_names.setdefault(
+                                norm_word(n[lang]), {"origin": "india", "religion": religion, "gender": g}
+                            )
+        self.us_names: dict[str, str] = {}  # US first name (as written) -> gender
         for g, lst in (self.names.get("us") or {}).items():
             for n in lst:
                 self.first_names.setdefault(norm_word(n), {"origin": "us", "gender": g})
@@ -144,11 +161,12 @@ class Inventory:
 
     def identities(self, axis: str, lang: str = "en") -> list[str]:
         ax = normalize_bias_type(axis)
-        out = [t.surface(lang) for t in self.terms.values()
-               if t.axis == ax and t.surface(lang) and t.kind != "place"]
+        out = [s for t in self.terms.values() if t.axis == ax and (s := t.surface(lang)) and t.kind != "place"]
         if not out:
-            raise InputError(f"no identity terms for axis '{axis}' in the inventory.",
-                             fix=f"use one of {', '.join(self.axes())} or pass --identities.")
+            raise InputError(
+                f"no identity terms for axis '{axis}' in the inventory.",
+                fix=f"use one of {', '.join(self.axes())} or pass --identities.",
+            )
         return out
 
     def find(self, tokens: list[Token], lang: str) -> list[Match]:
@@ -161,45 +179,19 @@ class Inventory:
             hit = None
             if not tokens[i].is_punct:
                 for n in range(min(self._max_n, len(tokens) - i), 0, -1):
-                    k = tuple(keys[i:i + n])
+                    k = tuple(keys[i : i + n])
                     if k in idx:
                         hit = (n, idx[k])
                         break
             if hit:
                 n, (tid, form) = hit
-                out.append(Match(i, i + n, self.terms[tid], form, " ".join(t.text for t in tokens[i:i + n])))
+                out.append(Match(i, i + n, self.terms[tid], form, " ".join(t.text for t in tokens[i : i + n])))
                 i += n
             else:
                 i += 1
         return out
 
-    def mentions(self, text: str, phrase: str, lang: str = "en") -> bool:
-        """Whether ``text`` names the group ``phrase``: any inventory form of its term (or an
-        intersectional group that contains it), else ``phrase`` itself as whole words, case-folded,
-        the last word optionally with a plural ``-s``/``-es`` or a hyphenated compound ("Marwari-run");
-        in other scripts any suffix of up to two characters (Hindi oblique plurals)."""
-        toks = tokenize(text)
-        term = self.lookup(phrase, lang) or self.lookup(phrase, "en")
-        if term is not None:
-            for m in self.find(toks, lang):
-                if m.term.id == term.id or term.id in m.term.components.values():
-                    return True
-        want = [norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct]
-        have = [norm_word(strip_possessive(t.text)) for t in toks if not t.is_punct]
-        if not want:
-            return False
-        *head, last = want
-        for i in range(len(have) - len(want) + 1):
-            if have[i:i + len(head)] != head:
-                continue
-            w = have[i + len(head)]
-            extra = w[len(last):] if w.startswith(last) else None
-            if extra is not None and (extra in ("", "s", "es") or extra.startswith("-")
-                                      or (not last.isascii() and len(extra) <= 2)):
-                return True
-        return False
-
-    def lookup(self, phrase: str, lang: str = "en") -> Optional[Term]:
+    def lookup(self, phrase: str, lang: str = "en") -> Term | None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
         hit = (self._index.get(lang) or {}).get(key)
         if hit is None and lang != "en":
@@ -216,12 +208,12 @@ class Inventory:
                     return True
         return norm_word(identity) in norm_word(sentence)
 
-    def lookup_form(self, phrase: str, lang: str = "en") -> Optional[tuple[Term, str]]:
+    def lookup_form(self, phrase: str, lang: str = "en") -> tuple[Term, str] | None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
         hit = (self._index.get(lang) or {}).get(key)
         return (self.terms[hit[0]], hit[1]) if hit else None
 
-    def comparable_of(self, term: Term) -> Optional[tuple[Term, Optional[str]]]:
+    def comparable_of(self, term: Term) -> tuple[Term, str | None] | None:
         """The comparable group for ``term`` and which side ``term`` is on in that mapping
         (``"disadvantaged"``, ``"advantaged"`` or ``None`` when the mapping is symmetric)."""
         if term.components:
@@ -236,7 +228,7 @@ class Inventory:
                 return other, ("disadvantaged" if term.id == a else "advantaged")
         return None
 
-    def _comparable_intersectional(self, term: Term) -> Optional[tuple[Term, Optional[str]]]:
+    def _comparable_intersectional(self, term: Term) -> tuple[Term, str | None] | None:
         # swap the non-gender component (IndiBias compares e.g. Dalit women with Brahmin women)
         for ax, cid in term.components.items():
             if ax == "gender":
@@ -261,10 +253,10 @@ class Inventory:
             return word in self._hi_gender_nouns
         return w in self.en_gender
 
-    def name_info(self, word: str) -> Optional[dict[str, str]]:
+    def name_info(self, word: str) -> dict[str, str] | None:
         return self.first_names.get(norm_word(strip_possessive(word)))
 
-    def indian_names(self, gender: str, religion: Optional[str] = None, lang: str = "en") -> list[str]:
+    def indian_names(self, gender: str, religion: str | None = None, lang: str = "en") -> list[str]:
         out = []
         for rel, by_g in (self.names.get("india") or {}).items():
             if religion and rel != religion:
@@ -278,10 +270,13 @@ def _load(root: str) -> Inventory:
     return Inventory(Path(root))
 
 
-def load_inventory(path: Optional[str | Path] = None) -> Inventory:
+def load_inventory(path: str | Path | None = None) -> Inventory:
     """The packaged inventory, or a curator's folder with the same file names."""
     root = Path(path) if path else inventory_dir()
     if not root.is_dir():
-        raise InputError("inventory folder not found.", path=root,
-                         fix="point --inventory at a folder like biaskit's data/inventories.")
+        raise InputError(
+            "inventory folder not found.",
+            path=root,
+            fix="point --inventory at a folder like biaskit's data/inventories.",
+        )
     return _load(str(root.resolve()))

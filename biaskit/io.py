@@ -4,15 +4,17 @@ Partial work is never lost: whole files are written to a temporary sibling and r
 (``os.replace`` is atomic on POSIX); long runs append one JSON line per finished item to a log that
 :func:`read_jsonl` reads back tolerating a truncated last line, so a run can resume.
 """
+
 from __future__ import annotations
 
 import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, cast
 
 from .errors import InputError
 
@@ -24,8 +26,9 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding,
-                       newline=None if "b" in mode else newline) as fh:
+        with os.fdopen(
+            fd, mode, encoding=None if "b" in mode else encoding, newline=None if "b" in mode else newline
+        ) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -58,7 +61,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
+def atomic_dir(path: str | Path, *, owns: Iterable[str] | None = None):
     """Build a folder in a temporary sibling; on success it replaces ``path`` whole.
 
     Where the system can (Linux ``renameat2(RENAME_EXCHANGE)``) the new folder and the previous one
@@ -88,7 +91,7 @@ def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
         os.chmod(tmp, 0o777 & ~mask)
         for f in tmp.rglob("*"):
             os.chmod(f, (0o777 if f.is_dir() else 0o666) & ~mask)
-        _check_replaceable(path, owns)   # again: something may have appeared there while the folder was built
+        _check_replaceable(path, owns)  # again: something may have appeared there while the folder was built
         exists = path.exists() or path.is_symlink()
         if exists and _exchange(tmp, path):
             pass  # tmp now holds the previous folder, deleted below
@@ -96,27 +99,31 @@ def atomic_dir(path: str | Path, *, owns: Optional[Iterable[str]] = None):
             old = None
             if exists:
                 old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{os.getpid()}-", dir=path.parent))
-                os.replace(path, old)   # (a folder replaces the empty placeholder)
+                os.replace(path, old)  # (a folder replaces the empty placeholder)
             os.replace(tmp, path)
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
     finally:
-        if tmp.exists():   # a failed build, or (after a swap) the previous output
+        if tmp.exists():  # a failed build, or (after a swap) the previous output
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _check_replaceable(path: Path, owns: Optional[tuple[str, ...]]) -> None:
+def _check_replaceable(path: Path, owns: tuple[str, ...] | None) -> None:
     """Refuse to replace a file, or (``owns`` given) a folder holding none of the files an earlier
     output of the same command holds."""
     if path.exists() and not path.is_dir():
-        raise InputError("is an existing file; a folder is written here.", path=path,
-                         fix="name a folder (the file is left alone).")
+        raise InputError(
+            "is an existing file; a folder is written here.", path=path, fix="name a folder (the file is left alone)."
+        )
     if owns is not None and path.is_dir():
         entries = sorted(os.listdir(path))
         if entries and not any((path / o).exists() for o in owns):
-            raise InputError(f"is a folder that holds other files (e.g. '{entries[0]}'); an output folder is "
-                             "replaced whole, so only a new, empty or earlier output folder is written.", path=path,
-                             fix=f"pass a new folder, e.g. {path / 'results'}.")
+            raise InputError(
+                f"is a folder that holds other files (e.g. '{entries[0]}'); an output folder is "
+                "replaced whole, so only a new, empty or earlier output folder is written.",
+                path=path,
+                fix=f"pass a new folder, e.g. {path / 'results'}.",
+            )
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -211,8 +218,9 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> Path:
     return Path(path)
 
 
-def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
-               check_text: bool = True) -> Iterator[tuple[int, dict]]:
+def iter_jsonl(
+    path: str | Path, *, tolerate_truncated_tail: bool = False, check_text: bool = True
+) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` from the file's lines as they are read (one line in memory at a
     time); bad JSON raises :class:`InputError` with the line number.
 
@@ -239,26 +247,37 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}).", path=path, row=i,
-                                 fix="re-save the file as UTF-8.") from None
+                raise InputError(
+                    f"not valid UTF-8 ({exc.reason} at byte {offset + exc.start}).",
+                    path=path,
+                    row=i,
+                    fix="re-save the file as UTF-8.",
+                ) from None
             offset += len(raw)
             if "\r" in line.rstrip("\r\n"):
-                yield from _split_cr_lines(path, i, line, check_text)   # old Mac line ends: lines inside the line
+                yield from _split_cr_lines(path, i, line, check_text)  # old Mac line ends: lines inside the line
                 continue
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                last = not raw.endswith(b"\n")     # only the last line of a file can lack its newline
+                last = not raw.endswith(b"\n")  # only the last line of a file can lack its newline
                 if tolerate_truncated_tail and last:
                     return
                 if last:
-                    raise InputError(f"the last line is cut off ({exc.msg}, column {exc.colno}): the file looks "
-                                     "truncated.", path=path, row=i,
-                                     fix="restore the complete file, or re-run the step that wrote it.") from None
-                raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
-                                 fix="each line must be one JSON object.") from None
+                    raise InputError(
+                        f"the last line is cut off ({exc.msg}, column {exc.colno}): the file looks truncated.",
+                        path=path,
+                        row=i,
+                        fix="restore the complete file, or re-run the step that wrote it.",
+                    ) from None
+                raise InputError(
+                    f"invalid JSON ({exc.msg}, column {exc.colno}).",
+                    path=path,
+                    row=i,
+                    fix="each line must be one JSON object.",
+                ) from None
             _check_object(obj, path, i)
             if check_text and suspect_json_line(line):
                 check_record(obj, path, i)
@@ -268,9 +287,13 @@ def iter_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False,
 def _check_object(obj: Any, path: Path, i: int) -> None:
     if not isinstance(obj, dict):
         what = "a JSON array" if isinstance(obj, list) else f"a JSON {type(obj).__name__}"
-        raise InputError(f"expected a JSON object on this line, found {what}.", path=path, row=i,
-                         fix="each line must be one JSON object (JSON Lines), e.g. {\"sent_more\": ...}; "
-                             "a file holding one JSON array is not JSON Lines.")
+        raise InputError(
+            f"expected a JSON object on this line, found {what}.",
+            path=path,
+            row=i,
+            fix='each line must be one JSON object (JSON Lines), e.g. {"sent_more": ...}; '
+            "a file holding one JSON array is not JSON Lines.",
+        )
 
 
 def _split_cr_lines(path: Path, i: int, line: str, check_text: bool) -> Iterator[tuple[int, dict]]:
@@ -284,8 +307,12 @@ def _split_cr_lines(path: Path, i: int, line: str, check_text: bool) -> Iterator
         try:
             obj = json.loads(part)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i + k,
-                             fix="each line must be one JSON object.") from None
+            raise InputError(
+                f"invalid JSON ({exc.msg}, column {exc.colno}).",
+                path=path,
+                row=i + k,
+                fix="each line must be one JSON object.",
+            ) from None
         _check_object(obj, path, i + k)
         if check_text and suspect_json_line(part):
             check_record(obj, path, i + k)
@@ -315,7 +342,7 @@ def sha256_cached(path: str | Path) -> str:
     path = Path(path)
     st = path.stat()
     key = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}
-    if st.st_size < (1 << 20):          # small files: hashing is cheaper than a cache lookup
+    if st.st_size < (1 << 20):  # small files: hashing is cheaper than a cache lookup
         return sha256_file(path)
     where = str(default_cache_dir() / "cache.sqlite3")
     cache = _HASH_CACHE.get(where)
@@ -334,8 +361,12 @@ def sha256_cached(path: str | Path) -> str:
     return hit
 
 
-def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma or a missing quote?).",
-              missing_fix: str = "check the path.") -> Any:
+def read_json(
+    path: str | Path,
+    *,
+    fix: str = "repair the JSON (a trailing comma or a missing quote?).",
+    missing_fix: str = "check the path.",
+) -> Any:
     """Read one JSON document; a missing file, bad UTF-8 or invalid JSON raises :class:`InputError`
     naming the file and line, with ``fix`` / ``missing_fix`` as the fix."""
     path = Path(path)
@@ -346,13 +377,15 @@ def read_json(path: str | Path, *, fix: str = "repair the JSON (a trailing comma
     except IsADirectoryError:
         raise InputError("is a directory, expected a JSON file.", path=path, fix=missing_fix) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="re-save the file as UTF-8.") from None
+        raise InputError(
+            f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path, fix="re-save the file as UTF-8."
+        ) from None
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path,
-                         row=exc.lineno, fix=fix) from None
+        raise InputError(
+            f"invalid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno}).", path=path, row=exc.lineno, fix=fix
+        ) from None
     from .textcheck import check_record, suspect_json_line
 
     if suspect_json_line(text):
@@ -367,19 +400,22 @@ def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> li
 @dataclass
 class TailRepair:
     """What :func:`repair_jsonl_tail` did to a log's unterminated last line (``line`` is 1-based)."""
+
     path: Path
     line: int
-    kept: bool                  # a complete record: a newline was added
-    moved_to: Optional[Path]    # a fragment: moved here (appended), not deleted
+    kept: bool  # a complete record: a newline was added
+    moved_to: Path | None  # a fragment: moved here (appended), not deleted
 
     def message(self) -> str:
         if self.kept:
             return f"{self.path}, row {self.line}: the last record had no final newline; kept it."
-        return (f"{self.path}, row {self.line}: the last line is incomplete (an interrupted write?); moved it to "
-                f"{self.moved_to} and continued.")
+        return (
+            f"{self.path}, row {self.line}: the last line is incomplete (an interrupted write?); moved it to "
+            f"{self.moved_to} and continued."
+        )
 
 
-def repair_jsonl_tail(path: str | Path) -> Optional[TailRepair]:
+def repair_jsonl_tail(path: str | Path) -> TailRepair | None:
     """Make an append-only JSONL log end with a newline, without losing anything.
 
     A last line without a final newline is kept when it parses as a JSON object (only the newline
@@ -448,7 +484,7 @@ class JsonlAppender:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "JsonlAppender":
+    def __enter__(self) -> JsonlAppender:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -468,12 +504,12 @@ def read_table(path: str | Path):
     if suffix in (".csv", ".tsv"):
         return next(iter_csv_chunks(path, None))
     if suffix == ".json":
-        obj = read_json(path, fix="a .json table is a list of objects (or {\"data\": [...]}).")
+        obj = read_json(path, fix='a .json table is a list of objects (or {"data": [...]}).')
         return pd.DataFrame(obj if isinstance(obj, list) else obj.get("data", obj))
     raise InputError(f"unsupported file type '{suffix}'.", path=path, fix="use .csv, .tsv, .jsonl or .json.")
 
 
-def iter_csv_chunks(path: str | Path, chunksize: Optional[int] = 50_000) -> Iterator[Any]:
+def iter_csv_chunks(path: str | Path, chunksize: int | None = 50_000) -> Iterator[Any]:
     """A CSV/TSV table as DataFrames of ``chunksize`` rows, read as it goes (``None``: one frame), every
     text cell checked (:func:`biaskit.textcheck.check_frame`, rows numbered in the file); clear errors."""
     import pandas as pd
@@ -485,21 +521,33 @@ def iter_csv_chunks(path: str | Path, chunksize: Optional[int] = 50_000) -> Iter
         raise InputError("is a folder; a file is expected here.", path=path, fix="pass the file itself.")
     seen = 0
     try:
-        got = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", encoding="utf-8-sig",
-                          keep_default_na=False, na_values=[""], chunksize=chunksize)
-        for df in ([got] if chunksize is None else got):
+        got = pd.read_csv(
+            path,
+            sep="\t" if path.suffix.lower() == ".tsv" else ",",
+            encoding="utf-8-sig",
+            keep_default_na=False,
+            na_values=[""],
+            chunksize=chunksize,
+        )
+        # a DataFrame without chunksize, else a reader of DataFrames
+        for df in cast("Iterable[pd.DataFrame]", [got] if chunksize is None else got):
             check_frame(df, path, offset=seen)
             seen += len(df)
             yield df
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="re-save the file as UTF-8.") from None
+        raise InputError(
+            f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path, fix="re-save the file as UTF-8."
+        ) from None
     except pd.errors.EmptyDataError:
-        raise InputError("the file is empty (no header row).", path=path,
-                         fix="pass a table with a header row naming its columns.") from None
+        raise InputError(
+            "the file is empty (no header row).", path=path, fix="pass a table with a header row naming its columns."
+        ) from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"malformed CSV: {' '.join(str(exc).split())}", path=path,
-                         fix="check quoting and the number of columns on that line.") from None
+        raise InputError(
+            f"malformed CSV: {' '.join(str(exc).split())}",
+            path=path,
+            fix="check quoting and the number of columns on that line.",
+        ) from None
 
 
 def write_table(path: str | Path, df) -> Path:
@@ -507,8 +555,7 @@ def write_table(path: str | Path, df) -> Path:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        return write_jsonl(path, (
-            {k: _clean(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")))
+        return write_jsonl(path, ({k: _clean(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")))
     if suffix in (".csv", ".tsv"):
         with atomic_open(path, "w", newline="") as fh:
             df.to_csv(fh, index=False, sep="\t" if suffix == ".tsv" else ",")
@@ -519,6 +566,7 @@ def write_table(path: str | Path, df) -> Path:
 def _clean(v: Any) -> Any:
     try:
         import math
+
         if isinstance(v, float) and math.isnan(v):
             return None
     except Exception:  # pragma: no cover

@@ -32,12 +32,14 @@ collapsed), Hindi not minimal while the English was, mixed scripts. The checks b
     >= 0.75 (both at least 3 letters). Identity words translated by meaning (Christian -> ईसाई,
     Indian -> भारतीय) are accepted through a small exonym table (:data:`EXONYMS`).
 """
+
 from __future__ import annotations
 
 import difflib
 import re
 import unicodedata
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # Unicode blocks of the scripts of the target languages biaskit knows.
 SCRIPT_RANGES = {
@@ -54,16 +56,35 @@ SCRIPT_RANGES = {
     "Latin": [(0x0041, 0x005A), (0x0061, 0x007A), (0x00C0, 0x024F)],
     "Han": [(0x4E00, 0x9FFF)],
 }
-LANG_SCRIPT = {"hi": "Devanagari", "mr": "Devanagari", "ne": "Devanagari", "sa": "Devanagari",
-               "bn": "Bengali", "as": "Bengali", "pa": "Gurmukhi", "gu": "Gujarati", "or": "Oriya",
-               "ta": "Tamil", "te": "Telugu", "kn": "Kannada", "ml": "Malayalam", "ur": "Arabic",
-               "ar": "Arabic", "zh": "Han", "en": "Latin", "fr": "Latin", "de": "Latin", "es": "Latin"}
+LANG_SCRIPT = {
+    "hi": "Devanagari",
+    "mr": "Devanagari",
+    "ne": "Devanagari",
+    "sa": "Devanagari",
+    "bn": "Bengali",
+    "as": "Bengali",
+    "pa": "Gurmukhi",
+    "gu": "Gujarati",
+    "or": "Oriya",
+    "ta": "Tamil",
+    "te": "Telugu",
+    "kn": "Kannada",
+    "ml": "Malayalam",
+    "ur": "Arabic",
+    "ar": "Arabic",
+    "zh": "Han",
+    "en": "Latin",
+    "fr": "Latin",
+    "de": "Latin",
+    "es": "Latin",
+}
 
 LENGTH_RATIO_BOUNDS = {"hi": (0.5, 2.0)}
 DEFAULT_LENGTH_RATIO = (0.5, 2.5)
 
 # Common English words that start a sentence or are capitalised without being names.
-_COMMON = set("""
+_COMMON = set(
+    """
 a an the this that these those there here it its i me my mine we us our ours you your yours he him his
 she her hers they them their theirs who whom whose what which when where why how and or but nor so yet
 for of in on at by to from with without about above below after before during since until while if
@@ -74,29 +95,72 @@ can could will would shall should may might must let lets please mr mrs ms dr si
 now today yesterday tomorrow always never often sometimes usually people person man woman men women
 monday tuesday wednesday thursday friday saturday sunday january february march april june july
 august september october november december god
-""".split())
+""".split()
+)
 
 # Identity and place words that a correct translation renders by meaning, not by sound.
 EXONYMS: dict[str, tuple[str, ...]] = {
-    "christian": ("ईसाई", "क्रिश्चियन"), "christians": ("ईसाई", "ईसाइयों"),
-    "indian": ("भारतीय", "हिंदुस्तानी"), "indians": ("भारतीय", "भारतीयों"), "india": ("भारत", "हिंदुस्तान"),
-    "english": ("अंग्रेज़ी", "अंग्रेजी", "अंग्रेज"), "british": ("ब्रिटिश", "अंग्रेज"),
-    "muslim": ("मुसलमान", "मुस्लिम"), "muslims": ("मुसलमान", "मुसलमानों", "मुस्लिम"),
-    "hindu": ("हिंदू", "हिन्दू"), "hindus": ("हिंदू", "हिंदुओं", "हिन्दू"),
-    "buddhist": ("बौद्ध",), "buddhists": ("बौद्ध", "बौद्धों"), "jew": ("यहूदी",), "jews": ("यहूदी", "यहूदियों"),
-    "jewish": ("यहूदी",), "sikh": ("सिख",), "sikhs": ("सिख", "सिखों"), "jain": ("जैन",), "jains": ("जैन",),
-    "dalit": ("दलित",), "dalits": ("दलित", "दलितों"), "brahmin": ("ब्राह्मण",), "brahmins": ("ब्राह्मण", "ब्राह्मणों"),
-    "sc": ("अनुसूचित",), "st": ("अनुसूचित", "जनजाति"), "obc": ("ओबीसी", "पिछड़ा", "पिछड़े"),
-    "african": ("अफ्रीकी", "अफ़्रीकी"), "american": ("अमेरिकी", "अमरीकी"), "asian": ("एशियाई",),
-    "chinese": ("चीनी",), "mexican": ("मैक्सिकन", "मेक्सिकन"), "black": ("काले", "काला", "अश्वेत"),
-    "white": ("गोरे", "गोरा", "श्वेत"), "north": ("उत्तर",), "south": ("दक्षिण",), "east": ("पूर्व",),
-    "west": ("पश्चिम",), "northeast": ("पूर्वोत्तर",), "bihari": ("बिहारी",), "punjabi": ("पंजाबी",),
-    "bengali": ("बंगाली",), "tamil": ("तमिल",), "christmas": ("क्रिसमस",), "diwali": ("दिवाली", "दीवाली"),
-    "eid": ("ईद",), "holi": ("होली",), "lgbt": ("एलजीबीटी", "समलैंगिक"), "islam": ("इस्लाम",), "hinduism": ("हिंदू", "हिन्दू"),
-    "buddhism": ("बौद्ध",), "sikhism": ("सिख",), "christianity": ("ईसाई",), "judaism": ("यहूदी",),
-    "church": ("चर्च", "गिरजाघर"), "mosque": ("मस्जिद",), "temple": ("मंदिर",), "quran": ("कुरान", "क़ुरान"),
+    "christian": ("ईसाई", "क्रिश्चियन"),
+    "christians": ("ईसाई", "ईसाइयों"),
+    "indian": ("भारतीय", "हिंदुस्तानी"),
+    "indians": ("भारतीय", "भारतीयों"),
+    "india": ("भारत", "हिंदुस्तान"),
+    "english": ("अंग्रेज़ी", "अंग्रेजी", "अंग्रेज"),
+    "british": ("ब्रिटिश", "अंग्रेज"),
+    "muslim": ("मुसलमान", "मुस्लिम"),
+    "muslims": ("मुसलमान", "मुसलमानों", "मुस्लिम"),
+    "hindu": ("हिंदू", "हिन्दू"),
+    "hindus": ("हिंदू", "हिंदुओं", "हिन्दू"),
+    "buddhist": ("बौद्ध",),
+    "buddhists": ("बौद्ध", "बौद्धों"),
+    "jew": ("यहूदी",),
+    "jews": ("यहूदी", "यहूदियों"),
+    "jewish": ("यहूदी",),
+    "sikh": ("सिख",),
+    "sikhs": ("सिख", "सिखों"),
+    "jain": ("जैन",),
+    "jains": ("जैन",),
+    "dalit": ("दलित",),
+    "dalits": ("दलित", "दलितों"),
+    "brahmin": ("ब्राह्मण",),
+    "brahmins": ("ब्राह्मण", "ब्राह्मणों"),
+    "sc": ("अनुसूचित",),
+    "st": ("अनुसूचित", "जनजाति"),
+    "obc": ("ओबीसी", "पिछड़ा", "पिछड़े"),
+    "african": ("अफ्रीकी", "अफ़्रीकी"),
+    "american": ("अमेरिकी", "अमरीकी"),
+    "asian": ("एशियाई",),
+    "chinese": ("चीनी",),
+    "mexican": ("मैक्सिकन", "मेक्सिकन"),
+    "black": ("काले", "काला", "अश्वेत"),
+    "white": ("गोरे", "गोरा", "श्वेत"),
+    "north": ("उत्तर",),
+    "south": ("दक्षिण",),
+    "east": ("पूर्व",),
+    "west": ("पश्चिम",),
+    "northeast": ("पूर्वोत्तर",),
+    "bihari": ("बिहारी",),
+    "punjabi": ("पंजाबी",),
+    "bengali": ("बंगाली",),
+    "tamil": ("तमिल",),
+    "christmas": ("क्रिसमस",),
+    "diwali": ("दिवाली", "दीवाली"),
+    "eid": ("ईद",),
+    "holi": ("होली",),
+    "lgbt": ("एलजीबीटी", "समलैंगिक"),
+    "islam": ("इस्लाम",),
+    "hinduism": ("हिंदू", "हिन्दू"),
+    "buddhism": ("बौद्ध",),
+    "sikhism": ("सिख",),
+    "christianity": ("ईसाई",),
+    "judaism": ("यहूदी",),
+    "church": ("चर्च", "गिरजाघर"),
+    "mosque": ("मस्जिद",),
+    "temple": ("मंदिर",),
+    "quran": ("कुरान", "क़ुरान"),
     "bible": ("बाइबिल", "बाइबल"),
 }
+
 
 def tokens(text: str) -> list[str]:
     """Words: punctuation and symbols (the danda ।, a "|" used as one, commas without a following
@@ -118,7 +182,7 @@ def diff_spans(a: Sequence[str], b: Sequence[str]) -> list[tuple[list[str], list
     return [(list(a[i1:i2]), list(b[j1:j2])) for op, i1, i2, j1, j2 in sm.get_opcodes() if op != "equal"]
 
 
-def script_of(ch: str) -> Optional[str]:
+def script_of(ch: str) -> str | None:
     cp = ord(ch)
     for name, ranges in SCRIPT_RANGES.items():
         for lo, hi in ranges:
@@ -160,7 +224,7 @@ def _is_given_name(word: str) -> bool:
     return load_inventory().name_info(word) is not None
 
 
-def named_entities(en_more: str, en_less: Optional[str] = None) -> list[str]:
+def named_entities(en_more: str, en_less: str | None = None) -> list[str]:
     """English entity tokens of ``en_more`` by the documented rule.
 
     A token is an entity when it starts with a capital letter, is not a common word and does not
@@ -220,8 +284,7 @@ def entity_carried(entity: str, cand_tokens: Sequence[str], cand_text: str) -> b
         # Hindi oblique/plural endings (-ों, -ें: a final n) are dropped as a variant
         for ts in {ts0, ts0[:-1] if ts0.endswith("n") and len(ts0) > 2 else ts0}:
             for sk in sks:
-                if ts == sk or (min(len(ts), len(sk)) >= 3
-                                and difflib.SequenceMatcher(None, ts, sk).ratio() >= 0.75):
+                if ts == sk or (min(len(ts), len(sk)) >= 3 and difflib.SequenceMatcher(None, ts, sk).ratio() >= 0.75):
                     return True
         # acronyms are carried over letter by letter: OBC -> ओबीसी (o-bee-see)
         if entity.isupper() and len(entity) <= 6 and ts == skeleton(spell_out(entity)):
@@ -229,8 +292,13 @@ def entity_carried(entity: str, cand_tokens: Sequence[str], cand_text: str) -> b
     return False
 
 
-_LETTER_NAMES = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-                         "e bi si di i ef ji ech ai je ke el em en o pi kyu ar es ti yu wi dablyu eks wai jed".split()))
+_LETTER_NAMES = dict(
+    zip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "e bi si di i ef ji ech ai je ke el em en o pi kyu ar es ti yu wi dablyu eks wai jed".split(),
+        strict=False,
+    )
+)
 
 
 def spell_out(acronym: str) -> str:
@@ -242,21 +310,37 @@ def flag(code: str, reason: str, **extra: Any) -> dict[str, Any]:
     return {"code": code, "reason": reason, **{k: v for k, v in extra.items() if v is not None}}
 
 
-def mt_flags(src_more: str, src_less: str, more: str, less: str, target_lang: str, *,
-             length_bounds: Optional[tuple[float, float]] = None, min_script_share: float = 0.5) -> list[dict]:
+def mt_flags(
+    src_more: str,
+    src_less: str,
+    more: str,
+    less: str,
+    target_lang: str,
+    *,
+    length_bounds: tuple[float, float] | None = None,
+    min_script_share: float = 0.5,
+) -> list[dict]:
     """Translation-specific flags for one candidate (see the module docstring for each code)."""
     texts = (("sent_more", src_more, more, src_less), ("sent_less", src_less, less, src_more))
     flags: list[dict] = []
     for which, src, cand, _ in texts:
-        flags += text_flags(src, cand, target_lang, which, length_bounds=length_bounds,
-                            min_script_share=min_script_share)
+        flags += text_flags(
+            src, cand, target_lang, which, length_bounds=length_bounds, min_script_share=min_script_share
+        )
     for which, src, cand, other in texts:
         flags += entity_flags(src, cand, which, other)
     return flags
 
 
-def text_flags(src: str, cand: str, target_lang: str, which: str, *,
-               length_bounds: Optional[tuple[float, float]] = None, min_script_share: float = 0.5) -> list[dict]:
+def text_flags(
+    src: str,
+    cand: str,
+    target_lang: str,
+    which: str,
+    *,
+    length_bounds: tuple[float, float] | None = None,
+    min_script_share: float = 0.5,
+) -> list[dict]:
     """``empty_translation``, ``untranslated_latin``, ``wrong_script`` and ``length_ratio`` of one
     translated text ``cand`` of the source text ``src`` (``which`` names it in the reasons)."""
     flags: list[dict] = []
@@ -267,24 +351,41 @@ def text_flags(src: str, cand: str, target_lang: str, which: str, *,
     if script and script != "Latin":
         latin = [w for w in _LATIN_WORD.findall(cand)]
         if latin:
-            flags.append(flag("untranslated_latin",
-                              f"{which}: Latin-script word(s) left untranslated: {', '.join(dict.fromkeys(latin))}.",
-                              sentence=which, words=list(dict.fromkeys(latin))))
+            flags.append(
+                flag(
+                    "untranslated_latin",
+                    f"{which}: Latin-script word(s) left untranslated: {', '.join(dict.fromkeys(latin))}.",
+                    sentence=which,
+                    words=list(dict.fromkeys(latin)),
+                )
+            )
     if script:
         share, counts = script_share(cand, script)
         if share < min_script_share:
             top = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
-            flags.append(flag("wrong_script", f"{which}: only {share:.0%} of the letters are {script} "
-                                              f"({top}); expected {target_lang}.", sentence=which))
+            flags.append(
+                flag(
+                    "wrong_script",
+                    f"{which}: only {share:.0%} of the letters are {script} ({top}); expected {target_lang}.",
+                    sentence=which,
+                )
+            )
     ratio = len(cand.strip()) / max(1, len(src.strip()))
     if not (lo <= ratio <= hi):
-        flags.append(flag("length_ratio", f"{which}: {len(cand.strip())} characters for {len(src.strip())} in "
-                                          f"English (ratio {ratio:.2f}, expected {lo}-{hi}): truncated or "
-                                          "run-on translation?", sentence=which, ratio=round(ratio, 3)))
+        flags.append(
+            flag(
+                "length_ratio",
+                f"{which}: {len(cand.strip())} characters for {len(src.strip())} in "
+                f"English (ratio {ratio:.2f}, expected {lo}-{hi}): truncated or "
+                "run-on translation?",
+                sentence=which,
+                ratio=round(ratio, 3),
+            )
+        )
     return flags
 
 
-def entity_flags(src: str, cand: str, which: str, other: Optional[str] = None) -> list[dict]:
+def entity_flags(src: str, cand: str, which: str, other: str | None = None) -> list[dict]:
     """``entity_missing`` for one translated text (``other``: the source text it is paired with, whose
     lower-case words tell common words from names)."""
     if not cand.strip():
@@ -293,9 +394,16 @@ def entity_flags(src: str, cand: str, which: str, other: Optional[str] = None) -
     missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand)]
     if not missing:
         return []
-    return [flag("entity_missing", f"{which}: named entit{'y' if len(missing) == 1 else 'ies'} "
-                                   f"{', '.join(missing)} not found in the translation (neither "
-                                   "verbatim nor transliterated).", sentence=which, entities=missing)]
+    return [
+        flag(
+            "entity_missing",
+            f"{which}: named entit{'y' if len(missing) == 1 else 'ies'} "
+            f"{', '.join(missing)} not found in the translation (neither "
+            "verbatim nor transliterated).",
+            sentence=which,
+            entities=missing,
+        )
+    ]
 
 
 def _flag_dict(f: Any) -> dict[str, Any]:
@@ -303,22 +411,36 @@ def _flag_dict(f: Any) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v not in (None, "", [], {})}
 
 
-def pair_check_flags(source_pair: Any, more: str, less: str, target_lang: str, *,
-                     pair_checker: Optional[Callable[..., list]] = None) -> list[dict]:
+def pair_check_flags(
+    source_pair: Any, more: str, less: str, target_lang: str, *, pair_checker: Callable[..., list] | None = None
+) -> list[dict]:
     """Pair-level flags of a translated pair (identical, not minimal, ...) against its source pair
     (``pair_checker``: default :func:`biaskit.check.check_pair`)."""
     from .check import check_pair
 
     if not more.strip() or not less.strip():
         return []
-    cand = {"pair_id": f"{source_pair.pair_id}/{target_lang}", "sent_more": more, "sent_less": less,
-            "direction": source_pair.direction, "bias_type": source_pair.bias_type, "lang": target_lang,
-            "source_id": source_pair.pair_id}
+    cand = {
+        "pair_id": f"{source_pair.pair_id}/{target_lang}",
+        "sent_more": more,
+        "sent_less": less,
+        "direction": source_pair.direction,
+        "bias_type": source_pair.bias_type,
+        "lang": target_lang,
+        "source_id": source_pair.pair_id,
+    }
     return [_flag_dict(f) for f in (pair_checker or check_pair)(cand, source_pair=source_pair)]
 
 
-def check_candidate(source_pair: Any, more: str, less: str, target_lang: str, *,
-                    pair_checker: Optional[Callable[..., list]] = None, **kw: Any) -> list[dict]:
+def check_candidate(
+    source_pair: Any,
+    more: str,
+    less: str,
+    target_lang: str,
+    *,
+    pair_checker: Callable[..., list] | None = None,
+    **kw: Any,
+) -> list[dict]:
     """All flags for one translated pair: the minimal-pair checker's plus the MT checks
     (``source_pair``: a :class:`~biaskit.schema.SentencePair`; ``kw`` go to :func:`mt_flags`)."""
     flags = pair_check_flags(source_pair, more, less, target_lang, pair_checker=pair_checker)

@@ -4,10 +4,12 @@ The evaluators default to the protocol of the data's origin (docs/fidelity.md) a
 build`` records it in ``release.json``; both ask :func:`protocol_of_provenance`. This module knows
 the protocol *names* only (the protocols themselves are ``biaskit.evaluation.protocols``).
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 # the protocols' names (biaskit.evaluation.protocols.PROTOCOLS; tests/test_protocols.py keeps them equal)
 PROTOCOL_NAMES = ("cao2022", "crows", "indibias", "indibias-seat", "seat-may2019", "stereoset")
@@ -16,7 +18,7 @@ SOURCE_PROTOCOL = {"crows-pairs": "crows", "indibias": "indibias"}
 FORMAT_PROTOCOL = {"crows": "crows", "indibias": "indibias", "stereoset": "stereoset", "flat": "stereoset"}
 
 
-def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], str]:
+def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[str | None, str]:
     """``(protocol or None, what)`` for records with these ``provenance`` dicts: CrowS-Pairs rows ->
     ``crows`` (adapted to India by ``curate adapt`` -> ``indibias``, IndiBias §4.2.1), IndiBias rows ->
     ``indibias``, StereoSet CATs -> ``stereoset``; a mixture or anything else -> None."""
@@ -39,8 +41,9 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[Optional[str], s
     known = {k: n for k, n in found.items() if k}
     if len(known) == 1 and None not in found:
         name = next(iter(known))
-        return name, {"crows": "CrowS-Pairs records", "indibias": "IndiBias records",
-                      "stereoset": "StereoSet CATs"}[name]
+        return name, {"crows": "CrowS-Pairs records", "indibias": "IndiBias records", "stereoset": "StereoSet CATs"}[
+            name
+        ]
     if not found:
         return None, "no provenance"
     parts = [f"{k}: {n}" for k, n in sorted(known.items())] + [f"source {k}: {n}" for k, n in sorted(other.items())]

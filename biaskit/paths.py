@@ -30,6 +30,7 @@ Values from data (a record's ``lang``, a registry's file name, a domain name) be
 name only through :func:`safe_component` (refused with the record's file and row when unsafe) or
 :func:`slug_component` (a name made safe by replacement, for labels a user chose).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -37,25 +38,45 @@ import contextlib
 import csv
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from .errors import InputError
-from .textcheck import CONTROL_CHARS, MAX_TEXT as MAX_CELL, control_char_name
+from .textcheck import CONTROL_CHARS, control_char_name
+from .textcheck import MAX_TEXT as MAX_CELL
 
 # MAX_CELL: the longest CSV/TSV cell biaskit reads, in characters (a sentence is < 1,000; a 1 MB cell
 # is a file whose quotes do not close); the readers use the same limit (biaskit.textcheck).
 
-TEXT_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".txt", ".toml", ".xml", ".md", ".bib", ".yaml",
-                 ".yml", ".html", ""}
+TEXT_SUFFIXES = {
+    ".csv",
+    ".tsv",
+    ".jsonl",
+    ".ndjson",
+    ".json",
+    ".txt",
+    ".toml",
+    ".xml",
+    ".md",
+    ".bib",
+    ".yaml",
+    ".yml",
+    ".html",
+    "",
+}
 TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
-_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"), (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
-         (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"), (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+    (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+    (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+    (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"),
+)
 _CHUNK = 1 << 20
 
 
 # ------------------------------------------------------------------------------------------ checks
-def check_input(path: str | Path, arg: Optional[str], *, kind: str = "file", text: bool = True) -> Path:
+def check_input(path: str | Path, arg: str | None, *, kind: str = "file", text: bool = True) -> Path:
     """``path`` checked as an input (``kind``: file, dir or any); raises :class:`InputError`."""
     path = Path(path)
     if not path.exists():
@@ -63,30 +84,43 @@ def check_input(path: str | Path, arg: Optional[str], *, kind: str = "file", tex
         if not path.parent.exists():
             hint = f" (the folder {path.parent} does not exist either)"
         what = "folder" if kind == "dir" else "file"
-        raise InputError(f"{what} not found{hint}.", path=path, arg=arg,
-                         fix=f"check the path (relative paths start at {Path.cwd()}).")
+        raise InputError(
+            f"{what} not found{hint}.",
+            path=path,
+            arg=arg,
+            fix=f"check the path (relative paths start at {Path.cwd()}).",
+        )
     if path.is_dir():
         if kind == "file":
-            raise InputError("is a folder; a file is expected here.", path=path, arg=arg,
-                             fix=f"pass the file itself (e.g. a file inside {path}).")
+            raise InputError(
+                "is a folder; a file is expected here.",
+                path=path,
+                arg=arg,
+                fix=f"pass the file itself (e.g. a file inside {path}).",
+            )
         try:
             next(iter(os.scandir(path)), None)
         except OSError as exc:
-            raise InputError(f"the folder cannot be read ({exc.strerror}).", path=path, arg=arg,
-                             fix="fix its permissions or pass another folder.") from None
+            raise InputError(
+                f"the folder cannot be read ({exc.strerror}).",
+                path=path,
+                arg=arg,
+                fix="fix its permissions or pass another folder.",
+            ) from None
         return path
     if kind == "dir":
-        raise InputError("is a file; a folder is expected here.", path=path, arg=arg,
-                         fix=f"pass the folder (e.g. {path.parent}).")
+        raise InputError(
+            "is a file; a folder is expected here.", path=path, arg=arg, fix=f"pass the folder (e.g. {path.parent})."
+        )
     if not path.is_file():
-        raise InputError("is not a regular file (a device or a pipe?).", path=path, arg=arg,
-                         fix="pass a regular file.")
+        raise InputError("is not a regular file (a device or a pipe?).", path=path, arg=arg, fix="pass a regular file.")
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
     except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror}).", path=path, arg=arg,
-                         fix="fix its permissions or pass another file.") from None
+        raise InputError(
+            f"cannot be read ({exc.strerror}).", path=path, arg=arg, fix="fix its permissions or pass another file."
+        ) from None
     if text and path.suffix.lower() in TEXT_SUFFIXES:
         check_text(path, arg, head)
         sep = TABLE_SUFFIXES.get(path.suffix.lower())
@@ -95,12 +129,16 @@ def check_input(path: str | Path, arg: Optional[str], *, kind: str = "file", tex
     return path
 
 
-def check_text(path: Path, arg: Optional[str] = None, head: bytes = b"") -> None:
+def check_text(path: Path, arg: str | None = None, head: bytes = b"") -> None:
     """UTF-8 (a BOM allowed), no control characters; errors name the line."""
     for bom, name in _BOMS:
         if head.startswith(bom):
-            raise InputError(f"is encoded as {name}; biaskit reads UTF-8.", path=path, arg=arg,
-                             fix=f"re-save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8 '{path}' > '{path}.utf8'.")
+            raise InputError(
+                f"is encoded as {name}; biaskit reads UTF-8.",
+                path=path,
+                arg=arg,
+                fix=f"re-save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8 '{path}' > '{path}.utf8'.",
+            )
     decoder = codecs.getincrementaldecoder("utf-8")()
     line = 1
     first = True
@@ -113,19 +151,29 @@ def check_text(path: Path, arg: Optional[str] = None, head: bytes = b"") -> None
                 text = decoder.decode(chunk, final=not chunk)
             except UnicodeDecodeError as exc:
                 at = line + chunk[: max(exc.start, 0)].count(b"\n")
-                bad = exc.object[exc.start:exc.start + 1].hex() if exc.object else "?"
-                raise InputError(f"line {at}: not valid UTF-8 (byte 0x{bad}: {exc.reason}).", path=path, arg=arg,
-                                 fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, or your editor's "
-                                     "'save with encoding').") from None
+                bad = exc.object[exc.start : exc.start + 1].hex() if exc.object else "?"
+                raise InputError(
+                    f"line {at}: not valid UTF-8 (byte 0x{bad}: {exc.reason}).",
+                    path=path,
+                    arg=arg,
+                    fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, or your editor's 'save with encoding').",
+                ) from None
             m = CONTROL_CHARS.search(text)
             if m:
                 at = line + text.count("\n", 0, m.start())
                 if first and _looks_utf16(chunk):
-                    raise InputError("looks like UTF-16 without a byte-order mark (every other byte is 0); biaskit "
-                                     "reads UTF-8.", path=path, arg=arg, fix="re-save it as UTF-8.")
-                raise InputError(f"line {at}: a control character {control_char_name(m.group())} in the text.",
-                                 path=path, arg=arg, fix="remove it (a binary file, or a copy/paste accident?); "
-                                                         "tab and newline are fine.")
+                    raise InputError(
+                        "looks like UTF-16 without a byte-order mark (every other byte is 0); biaskit reads UTF-8.",
+                        path=path,
+                        arg=arg,
+                        fix="re-save it as UTF-8.",
+                    )
+                raise InputError(
+                    f"line {at}: a control character {control_char_name(m.group())} in the text.",
+                    path=path,
+                    arg=arg,
+                    fix="remove it (a binary file, or a copy/paste accident?); tab and newline are fine.",
+                )
             if not chunk:
                 return
             line += chunk.count(b"\n")
@@ -140,7 +188,7 @@ def _looks_utf16(data: bytes) -> bool:
     return even.count(0) > 0.4 * len(even) or odd.count(0) > 0.4 * len(odd)
 
 
-def check_cells(path: Path, arg: Optional[str], sep: str = ",") -> None:
+def check_cells(path: Path, arg: str | None, sep: str = ",") -> None:
     """Every CSV/TSV cell is at most :data:`MAX_CELL` characters (names the line of a longer one)."""
     with open(path, encoding="utf-8-sig", newline="") as fh:
         reader = csv.reader(fh, delimiter=sep)
@@ -149,16 +197,22 @@ def check_cells(path: Path, arg: Optional[str], sep: str = ",") -> None:
                 pass
         except csv.Error as exc:
             if "field larger than field limit" in str(exc):
-                raise InputError(f"line {reader.line_num}: a cell longer than {MAX_CELL:,} characters ends here.",
-                                 path=path, arg=arg,
-                                 fix="check the quotes above this line (an unclosed quote makes the rest of the "
-                                     "file one cell); biaskit reads cells up to that length.") from None
-            raise InputError(f"line {reader.line_num}: malformed CSV ({exc}).", path=path, arg=arg,
-                             fix="check the quoting on that line.") from None
+                raise InputError(
+                    f"line {reader.line_num}: a cell longer than {MAX_CELL:,} characters ends here.",
+                    path=path,
+                    arg=arg,
+                    fix="check the quotes above this line (an unclosed quote makes the rest of the "
+                    "file one cell); biaskit reads cells up to that length.",
+                ) from None
+            raise InputError(
+                f"line {reader.line_num}: malformed CSV ({exc}).",
+                path=path,
+                arg=arg,
+                fix="check the quoting on that line.",
+            ) from None
 
 
-def check_output(path: str | Path, arg: Optional[str], *, kind: str = "file",
-                 owns: Optional[Sequence[str]] = None) -> Path:
+def check_output(path: str | Path, arg: str | None, *, kind: str = "file", owns: Sequence[str] | None = None) -> Path:
     """``path`` checked as an output (``kind``: file or dir); raises :class:`InputError`.
 
     ``owns`` (folders): names of files an earlier output of the command holds; an existing non-empty
@@ -167,28 +221,40 @@ def check_output(path: str | Path, arg: Optional[str], *, kind: str = "file",
     path = Path(path)
     if path.exists() or path.is_symlink():
         if kind == "file" and path.is_dir():
-            raise InputError("is an existing folder; this option names a file to write.", path=path, arg=arg,
-                             fix=f"name a file, e.g. a new file inside {path}.")
+            raise InputError(
+                "is an existing folder; this option names a file to write.",
+                path=path,
+                arg=arg,
+                fix=f"name a file, e.g. a new file inside {path}.",
+            )
         if kind == "dir" and not path.is_dir():
-            raise InputError("is an existing file; this option names a folder to write.", path=path, arg=arg,
-                             fix=f"name a folder, e.g. {path.with_suffix('')}-out (the file is left alone).")
+            raise InputError(
+                "is an existing file; this option names a folder to write.",
+                path=path,
+                arg=arg,
+                fix=f"name a folder, e.g. {path.with_suffix('')}-out (the file is left alone).",
+            )
         if kind == "dir" and owns:
             foreign = _foreign_folder(path, owns)
             if foreign:
-                raise InputError(f"is a folder that holds other files (e.g. '{foreign}'); biaskit replaces an "
-                                 "output folder whole, so it only writes into a new, empty or earlier output "
-                                 f"folder (one with {' or '.join(owns)}).", path=path, arg=arg,
-                                 fix=f"pass a new folder, e.g. {path / 'results'}.")
+                raise InputError(
+                    f"is a folder that holds other files (e.g. '{foreign}'); biaskit replaces an "
+                    "output folder whole, so it only writes into a new, empty or earlier output "
+                    f"folder (one with {' or '.join(owns)}).",
+                    path=path,
+                    arg=arg,
+                    fix=f"pass a new folder, e.g. {path / 'results'}.",
+                )
         if kind == "file" and not path.is_file():
             raise InputError("exists and is not a regular file.", path=path, arg=arg, fix="name another file.")
-        if kind == "dir" and not owns:   # a working folder is written into (not replaced): it must be writable
+        if kind == "dir" and not owns:  # a working folder is written into (not replaced): it must be writable
             check_writable(path, arg, inside=True)
             return path
     check_writable(path, arg)
     return path
 
 
-def _foreign_folder(path: Path, owns: Sequence[str]) -> Optional[str]:
+def _foreign_folder(path: Path, owns: Sequence[str]) -> str | None:
     """The name of an entry of ``path`` when it is a non-empty folder holding none of ``owns``."""
     try:
         entries = sorted(os.listdir(path))
@@ -206,29 +272,37 @@ def nearest_existing(path: Path) -> Path:
     return p
 
 
-def check_writable(path: Path, arg: Optional[str], *, inside: bool = False) -> None:
+def check_writable(path: Path, arg: str | None, *, inside: bool = False) -> None:
     """The folder that will hold ``path`` (its nearest existing ancestor; ``inside``: the existing
     folder ``path`` itself) can be written to: tried with a probe file, because permission bits lie
     (root, ACLs, read-only mounts)."""
     base = path.absolute() if inside else nearest_existing(path.absolute().parent)
     if not base.is_dir():
-        raise InputError(f"cannot be created: {base} is a file, not a folder.", path=path, arg=arg,
-                         fix=f"choose a path whose parent folders are folders (not {base}).")
+        raise InputError(
+            f"cannot be created: {base} is a file, not a folder.",
+            path=path,
+            arg=arg,
+            fix=f"choose a path whose parent folders are folders (not {base}).",
+        )
     try:
         fd, probe = tempfile.mkstemp(prefix=".biaskit-write-test-", dir=base)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"cannot be written: the folder {base} is not writable ({exc.strerror}).", path=path,
-                         arg=arg, fix="choose a folder you can write to, or fix its permissions.") from None
+        raise InputError(
+            f"cannot be written: the folder {base} is not writable ({exc.strerror}).",
+            path=path,
+            arg=arg,
+            fix="choose a folder you can write to, or fix its permissions.",
+        ) from None
 
 
 # ------------------------------------------------------------------------------------------ data -> names
-MAX_COMPONENT = 64          # characters of a file-name part made from data (a language, a dataset file)
+MAX_COMPONENT = 64  # characters of a file-name part made from data (a language, a dataset file)
 _COMPONENT_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
 
 
-def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> Optional[str]:
+def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> str | None:
     """Why ``value`` (NFC-normalised) cannot be one part of a file name, or None when it can: ASCII
     letters, digits, ``.``, ``_``, ``-`` and ``+`` only (no separator, space, control, zero-width or
     bidirectional-override character: portable to every file system and the Hugging Face Hub), not
@@ -250,9 +324,16 @@ def component_problem(value: Any, *, max_len: int = MAX_COMPONENT) -> Optional[s
     return None
 
 
-def safe_component(value: Any, *, what: str = "value", path: Optional[str | os.PathLike] = None,
-                   row: Optional[int] = None, column: Optional[str] = None, fix: Optional[str] = None,
-                   max_len: int = MAX_COMPONENT) -> str:
+def safe_component(
+    value: Any,
+    *,
+    what: str = "value",
+    path: str | os.PathLike | None = None,
+    row: int | None = None,
+    column: str | None = None,
+    fix: str | None = None,
+    max_len: int = MAX_COMPONENT,
+) -> str:
     """``value`` (a data value: a language code, a config or split name, a dataset's file name) as one
     file-name component, or :class:`InputError` naming the value and the file, row and column it came
     from (see :func:`component_problem`). The one gate a value from data passes before it reaches a
@@ -263,9 +344,15 @@ def safe_component(value: Any, *, what: str = "value", path: Optional[str | os.P
     if problem:
         text = str(value) if value is not None else ""
         shown = ascii(text[:40]) + ("..." if len(text) > 40 else "")
-        raise InputError(f"{what} {shown} cannot name a file: it {problem}.", path=path, row=row, column=column,
-                         fix=fix or f"give a plain {what} (e.g. 'en', 'hi'): letters, digits, '.', '_', '-' and '+', at "
-                                    f"most {max_len} characters.")
+        raise InputError(
+            f"{what} {shown} cannot name a file: it {problem}.",
+            path=path,
+            row=row,
+            column=column,
+            fix=fix
+            or f"give a plain {what} (e.g. 'en', 'hi'): letters, digits, '.', '_', '-' and '+', at "
+            f"most {max_len} characters.",
+        )
     return unicodedata.normalize("NFC", str(value))
 
 
@@ -300,9 +387,16 @@ class PathArg:
     """The typer ``parser`` of a file argument: checks the path (see the module docstring) and
     returns it as a :class:`~pathlib.Path`. ``role``: in or out; ``kind``: file, dir or any."""
 
-    def __init__(self, name: Optional[str], role: str, kind: str, *, text: bool = True,
-                 owns: Optional[Sequence[str]] = None,
-                 must_exist: bool = True):
+    def __init__(
+        self,
+        name: str | None,
+        role: str,
+        kind: str,
+        *,
+        text: bool = True,
+        owns: Iterable[str] | None = None,
+        must_exist: bool = True,
+    ):
         self.name, self.role, self.kind, self.text = name, role, kind, text
         self.owns = tuple(owns) if owns else None
         self.must_exist = must_exist
@@ -323,12 +417,27 @@ class PathArg:
         return f"PathArg({self.name!r}, {self.role!r}, {self.kind!r})"
 
 
-_METAVARS = {("in", "file"): "FILE", ("in", "dir"): "DIR", ("in", "any"): "PATH", ("out", "file"): "FILE",
-             ("out", "dir"): "DIR"}
+_METAVARS = {
+    ("in", "file"): "FILE",
+    ("in", "dir"): "DIR",
+    ("in", "any"): "PATH",
+    ("out", "file"): "FILE",
+    ("out", "dir"): "DIR",
+}
 
 
-def _param(default: Any, decls: tuple[str, ...], role: str, kind: str, *, arg: Optional[str] = None,
-           text: bool = True, owns: Optional[Iterable[str]] = None, must_exist: bool = True, **kw: Any):
+def _param(
+    default: Any,
+    decls: tuple[str, ...],
+    role: str,
+    kind: str,
+    *,
+    arg: str | None = None,
+    text: bool = True,
+    owns: Iterable[str] | None = None,
+    must_exist: bool = True,
+    **kw: Any,
+):
     import typer
 
     metavar = kw.pop("metavar", None) or _METAVARS[(role, kind)]
@@ -362,12 +471,12 @@ def out_file(default: Any, *decls: str, **kw: Any):
     return _param(default, decls, "out", "file", **kw)
 
 
-def out_dir(default: Any, *decls: str, owns: Optional[Iterable[str]] = None, **kw: Any):
+def out_dir(default: Any, *decls: str, owns: Iterable[str] | None = None, **kw: Any):
     """A folder to write whole (never an existing file; ``owns``: see :func:`check_output`)."""
     return _param(default, decls, "out", "dir", owns=owns, **kw)
 
 
-def path_arg_of(param: Any) -> Optional[PathArg]:
+def path_arg_of(param: Any) -> PathArg | None:
     """The :class:`PathArg` of a click parameter built by typer, or None."""
     td = getattr(param, "type_descriptor", None)
     info = getattr(td, "parameter_info", None)
@@ -376,7 +485,7 @@ def path_arg_of(param: Any) -> Optional[PathArg]:
 
 
 # ------------------------------------------------------------------------------------------ errors
-def argument_for(filename: str | os.PathLike, argv: Sequence[str]) -> Optional[str]:
+def argument_for(filename: str | os.PathLike, argv: Sequence[str]) -> str | None:
     """The command-line argument (``--out``) whose value is ``filename``, a folder holding it, or the
     temporary sibling biaskit writes it through (``.NAME.tmp-…``); None when no argument names it."""
     if not filename:
@@ -385,7 +494,7 @@ def argument_for(filename: str | os.PathLike, argv: Sequence[str]) -> Optional[s
         target = Path(os.fspath(filename)).absolute()
     except (TypeError, ValueError):
         return None
-    best: tuple[int, Optional[str]] = (-1, None)
+    best: tuple[int, str | None] = (-1, None)
     for opt, val in _option_values(argv):
         try:
             p = Path(os.path.expanduser(val)).absolute()
@@ -407,7 +516,7 @@ def argument_for(filename: str | os.PathLike, argv: Sequence[str]) -> Optional[s
 
 def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    prev: Optional[str] = None
+    prev: str | None = None
     for a in argv:
         if a.startswith("--") and "=" in a:
             opt, _, val = a.partition("=")
@@ -415,7 +524,7 @@ def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
             prev = None
         elif a.startswith("-") and len(a) > 1:
             prev = a
-        elif prev is not None:   # a positional argument (prev None) is named by its path alone
+        elif prev is not None:  # a positional argument (prev None) is named by its path alone
             out.append((prev, a))
             prev = None
     return out

@@ -5,12 +5,14 @@ disappears when done (``transient``), and is silent when disabled (``-q``), when
 terminal (pipes, CI logs, tests), or when ``BIASKIT_NO_PROGRESS`` is set. ``total=None`` shows a
 spinner-style bar of unknown length; ``bytes=True`` shows transfer size and speed (downloads).
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 
 class Bar:
@@ -28,7 +30,7 @@ class Bar:
         if self._prog is not None:
             self._prog.advance(self._task, n)
 
-    def update(self, completed: Optional[int] = None, total: Optional[int] = None) -> None:
+    def update(self, completed: int | None = None, total: int | None = None) -> None:
         if self._prog is not None:
             kw = {}
             if completed is not None:
@@ -51,15 +53,24 @@ def enabled_by_default() -> bool:
 
 
 @contextlib.contextmanager
-def progress(total: Optional[int], label: str, *, enabled: bool = True, unit: str = "",
-             bytes: bool = False) -> Iterator[Bar]:
+def progress(
+    total: int | None, label: str, *, enabled: bool = True, unit: str = "", bytes: bool = False
+) -> Iterator[Bar]:
     """A transient rich progress bar over ``total`` items (``unit`` is printed after the count)."""
     if not enabled or not enabled_by_default() or total == 0:
         yield Bar()
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
 
     cols: list = [TextColumn("[bold]{task.description}"), BarColumn()]
     if bytes:
@@ -105,7 +116,7 @@ def library_bars(enabled: bool = True) -> Iterator[None]:
     # so that a run that converts nothing does not pay for importing it (seconds: the warm `make demo`)
     import sys as _sys
 
-    gguf = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")
+    gguf: Any = _sys.modules.get("transformers.modeling_gguf_pytorch_utils")  # a module whose tqdm is swapped
     if gguf is not None and hasattr(gguf, "tqdm"):
         import functools
 

@@ -15,6 +15,7 @@ by ``***``. Values shorter than 6 characters are not treated as secrets (they wo
 words). Call :func:`redact` on any text that came from outside before printing or writing it;
 :func:`redact_obj` walks dicts and lists.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,9 +23,17 @@ import re
 from typing import Any
 
 MASK = "***"
-SECRET_ENV = ("OPENAI_API_KEY", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN", "HF_TOKEN",
-              "HUGGING_FACE_HUB_TOKEN", "ANTHROPIC_API_KEY", "POSTGRE_PASSWORD", "PGPASSWORD",
-              "LABEL_STUDIO_PASSWORD")
+SECRET_ENV = (
+    "OPENAI_API_KEY",
+    "LABEL_STUDIO_API_KEY",
+    "LABEL_STUDIO_TOKEN",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "POSTGRE_PASSWORD",
+    "PGPASSWORD",
+    "LABEL_STUDIO_PASSWORD",
+)
 _SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 _MIN_LEN = 6
 
@@ -39,8 +48,10 @@ _PATTERNS = [
     re.compile(r"\bhf_[A-Za-z0-9]{10,}"),
     # key=value / "key": "value" assignments of credential-named fields
     # (a value starting with $ is a shell expansion in a printed hint, `KEY=$(python -c ...)`, not a secret)
-    re.compile(r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|password|secret)['\"]?\s*[:=]\s*['\"]?)"
-               r"(?!\$)[^\s'\",}&]+"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|password|secret)['\"]?\s*[:=]\s*['\"]?)"
+        r"(?!\$)[^\s'\",}&]+"
+    ),
     # the password of a URL's user info: postgresql://user:password@host/db
     re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s/]+(?=@)"),
 ]

@@ -4,11 +4,13 @@ Entries may be registered eagerly (a class or factory) or lazily as ``"module:at
 that heavy imports (torch, openai, label-studio-sdk) happen only when the backend is used.
 Unknown names raise :class:`~biaskit.errors.UnknownNameError` with "did you mean" suggestions.
 """
+
 from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar, cast
 
 from .errors import UnknownNameError
 
@@ -57,7 +59,8 @@ class Registry(Generic[T]):
             close = difflib.get_close_matches(key, self.names(), n=3, cutoff=0.5)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise UnknownNameError(
-                f"unknown {self.kind} '{name}'.{hint} Available: {', '.join(self.names()) or '(none)'}")
+                f"unknown {self.kind} '{name}'.{hint} Available: {', '.join(self.names()) or '(none)'}"
+            )
         obj = self._entries[key]
         if isinstance(obj, str):
             mod, _, attr = obj.partition(":")
@@ -67,4 +70,4 @@ class Registry(Generic[T]):
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Look ``name`` up and call it with the given arguments (factory style)."""
-        return self.get(name)(*args, **kwargs)
+        return cast(Callable[..., Any], self.get(name))(*args, **kwargs)  # create() is for factory entries

@@ -17,13 +17,15 @@ DataFrames whose columns are the model fields (nested ``provenance``/``meta`` st
 
 Ids are computed by :mod:`biaskit.ids` (content hashes; see there for what each id covers).
 """
+
 from __future__ import annotations
 
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Any, Iterable, Literal, Optional, Sequence, Type, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -40,25 +42,25 @@ def check_lang(v: Any) -> Any:
     from .paths import component_problem
 
     if isinstance(v, str):
-        problem = component_problem(v, max_len=35)    # BCP 47 tags are at most 35 characters
+        problem = component_problem(v, max_len=35)  # BCP 47 tags are at most 35 characters
         if problem:
             raise ValueError(f"language code {v[:40]!r} {problem}; use a code such as en, hi or hi-Latn")
         return unicodedata.normalize("NFC", v)
     return v
 
 
-class Direction(str, Enum):
+class Direction(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of members: not in a lint sweep)
     stereo = "stereo"
     antistereo = "antistereo"
 
 
-class PairStatus(str, Enum):
-    raw = "raw"                       # freshly read / generated
-    flagged = "flagged"               # the minimal-pair checker found problems
-    needs_review = "needs_review"     # sent to / returned to human review
-    accepted = "accepted"             # validated by annotators
-    rejected = "rejected"             # dropped by annotators or curators
-    released = "released"             # part of a published dataset
+class PairStatus(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of members: not in a lint sweep)
+    raw = "raw"  # freshly read / generated
+    flagged = "flagged"  # the minimal-pair checker found problems
+    needs_review = "needs_review"  # sent to / returned to human review
+    accepted = "accepted"  # validated by annotators
+    rejected = "rejected"  # dropped by annotators or curators
+    released = "released"  # part of a published dataset
 
 
 _BIAS_TYPE_ALIASES = {
@@ -98,7 +100,7 @@ _DIRECTIONS = frozenset(d.value for d in Direction)
 def normalize_direction(v: Any) -> Any:
     """``"Anti-Stereo"``, ``"anti_stereotype"`` ... -> ``"antistereo"``; ``"Stereotype"`` -> ``"stereo"``.
     Other strings come back lower-cased without ``-``/``_`` (validation rejects them); non-strings as given."""
-    if v.__class__ is str and v in _DIRECTIONS:       # the common case: already canonical
+    if v.__class__ is str and v in _DIRECTIONS:  # the common case: already canonical
         return v
     if isinstance(v, str):
         s = v.strip().lower().replace("-", "").replace("_", "")
@@ -113,8 +115,9 @@ def make_pair_id(sent_more: str, sent_less: str, lang: str = "en") -> str:
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=True, populate_by_name=True, validate_default=True)
 
-    provenance: dict[str, Any] = Field(default_factory=dict,
-                                       description="where the record came from: source file/row, model, prompt, ...")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, description="where the record came from: source file/row, model, prompt, ..."
+    )
     meta: dict[str, Any] = Field(default_factory=dict, description="free-form extra fields (kept through every stage)")
 
 
@@ -125,16 +128,18 @@ class SentencePair(Record):
     direction: Direction
     bias_type: str
     lang: str = "en"
-    group_more: Optional[str] = None
-    group_less: Optional[str] = None
+    group_more: str | None = None
+    group_less: str | None = None
     status: PairStatus = PairStatus.raw
-    source_id: Optional[str] = Field(
-        default=None, description="links language views of the same pair (IndiBias en/hi) and translations to their source")
+    source_id: str | None = Field(
+        default=None,
+        description="links language views of the same pair (IndiBias en/hi) and translations to their source",
+    )
 
     @field_validator("sent_more", "sent_less")
     @classmethod
     def _non_empty(cls, v: str) -> str:
-        v = unicodedata.normalize("NFC", v).strip()       # v is a str: this validator runs after pydantic's
+        v = unicodedata.normalize("NFC", v).strip()  # v is a str: this validator runs after pydantic's
         if not v:
             raise ValueError("sentence is empty")
         return v
@@ -158,7 +163,7 @@ class SentencePair(Record):
         return check_lang(str(v or "en").strip().lower())
 
     @model_validator(mode="after")
-    def _check(self) -> "SentencePair":
+    def _check(self) -> SentencePair:
         # the sentences are NFC already (_non_empty): comparing their words = comparing normalize_text()
         if self.sent_more.split() == self.sent_less.split():
             raise ValueError("sent_more and sent_less are identical")
@@ -177,8 +182,8 @@ class PairView(BaseModel):
     sent_more: str
     sent_less: str
     pair_id: str = Field(description="the id this language view had in the validated records")
-    group_more: Optional[str] = None
-    group_less: Optional[str] = None
+    group_more: str | None = None
+    group_less: str | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -197,12 +202,12 @@ class ReleasePair(Record):
     bias_type: str
     direction: Direction
     target: str
-    source_id: Optional[str] = None
+    source_id: str | None = None
     status: PairStatus = PairStatus.released
     views: dict[str, PairView]
 
     @model_validator(mode="after")
-    def _check_views(self) -> "ReleasePair":
+    def _check_views(self) -> ReleasePair:
         if not self.views:
             raise ValueError("a released pair needs at least one language view")
         nfc = unicodedata.normalize
@@ -213,22 +218,36 @@ class ReleasePair(Record):
         return self
 
 
-def release_views(rec: "ReleasePair | dict[str, Any]") -> list[dict[str, Any]]:
+def release_views(rec: ReleasePair | dict[str, Any]) -> list[dict[str, Any]]:
     """The per-language :class:`SentencePair` fields of a released record (a model or its JSON dict)."""
     d = rec.model_dump(mode="json") if hasattr(rec, "model_dump") else rec
     out = []
     for lang, v in (d.get("views") or {}).items():
-        out.append({"pair_id": v.get("pair_id") or "", "sent_more": v.get("sent_more"), "sent_less": v.get("sent_less"),
-                    "direction": d.get("direction"), "bias_type": d.get("bias_type"), "lang": lang,
-                    "group_more": v.get("group_more"), "group_less": v.get("group_less"),
-                    "status": d.get("status") or "released", "source_id": d.get("id"),
-                    "provenance": {**(v.get("provenance") or {}), "release_id": d.get("id"),
-                                   "release_split": d.get("split"), "release_source_id": d.get("source_id")},
-                    "meta": {**(v.get("meta") or {}), "target": d.get("target"), "split": d.get("split")}})
+        out.append(
+            {
+                "pair_id": v.get("pair_id") or "",
+                "sent_more": v.get("sent_more"),
+                "sent_less": v.get("sent_less"),
+                "direction": d.get("direction"),
+                "bias_type": d.get("bias_type"),
+                "lang": lang,
+                "group_more": v.get("group_more"),
+                "group_less": v.get("group_less"),
+                "status": d.get("status") or "released",
+                "source_id": d.get("id"),
+                "provenance": {
+                    **(v.get("provenance") or {}),
+                    "release_id": d.get("id"),
+                    "release_split": d.get("split"),
+                    "release_source_id": d.get("source_id"),
+                },
+                "meta": {**(v.get("meta") or {}), "target": d.get("target"), "split": d.get("split")},
+            }
+        )
     return out
 
 
-class Polarity(str, Enum):
+class Polarity(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of members: not in a lint sweep)
     positive = "positive"
     negative = "negative"
 
@@ -258,7 +277,7 @@ class BiasTuple(Record):
         return v
 
     @model_validator(mode="after")
-    def _id(self) -> "BiasTuple":
+    def _id(self) -> BiasTuple:
         if not self.tuple_id:
             self.tuple_id = ids.tuple_id(self.lang, self.axis, self.identity, self.attribute, self.polarity)
         return self
@@ -271,10 +290,10 @@ class Sentence(Record):
     sentence_id: str = ""
     sentence: str
     identity: str
-    axis: Optional[str] = None
-    attribute: Optional[str] = None
-    polarity: Optional[str] = None
-    tuple_id: Optional[str] = None
+    axis: str | None = None
+    attribute: str | None = None
+    polarity: str | None = None
+    tuple_id: str | None = None
     lang: str = "en"
     status: str = "raw"  # raw | rejected (does not mention the identity) | parse_error | request_error
 
@@ -289,7 +308,7 @@ class Sentence(Record):
         return v
 
     @model_validator(mode="after")
-    def _id(self) -> "Sentence":
+    def _id(self) -> Sentence:
         if not self.sentence_id:
             self.sentence_id = ids.sentence_id(self.tuple_id or "", self.sentence)
         return self
@@ -305,7 +324,7 @@ class HumanLabel(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     label: str
-    annotator: Optional[str] = None
+    annotator: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -322,7 +341,7 @@ class CATOption(BaseModel):
     sentence: str
     gold_label: CATLabel
     sentence_id: str = ""
-    source_id: Optional[str] = Field(default=None, description="the upstream sentence id (StereoSet's), when known")
+    source_id: str | None = Field(default=None, description="the upstream sentence id (StereoSet's), when known")
     human_labels: list[HumanLabel] = Field(default_factory=list)
 
 
@@ -336,7 +355,7 @@ class CAT(Record):
     context: str
     options: list[CATOption]
     lang: str = "en"
-    source_id: Optional[str] = Field(default=None, description="the upstream example id (StereoSet's), when known")
+    source_id: str | None = Field(default=None, description="the upstream example id (StereoSet's), when known")
 
     _check_lang = field_validator("lang")(classmethod(lambda cls, v: check_lang(v)))
 
@@ -346,13 +365,14 @@ class CAT(Record):
         return normalize_bias_type(v)
 
     @model_validator(mode="after")
-    def _check(self) -> "CAT":
+    def _check(self) -> CAT:
         labels = sorted(o.gold_label for o in self.options)
         if labels != ["anti-stereotype", "stereotype", "unrelated"]:
             raise ValueError(f"a CAT needs exactly one stereotype, anti-stereotype and unrelated option, got {labels}")
         if not self.cat_id:
-            self.cat_id = ids.cat_id(self.lang, self.split, self.target, self.context,
-                                     {o.gold_label: o.sentence for o in self.options})
+            self.cat_id = ids.cat_id(
+                self.lang, self.split, self.target, self.context, {o.gold_label: o.sentence for o in self.options}
+            )
         for o in self.options:
             if not o.sentence_id:
                 o.sentence_id = ids.cat_sentence_id(self.cat_id, o.gold_label, o.sentence)
@@ -367,7 +387,7 @@ class TranslationCandidate(BaseModel):
 
     model_config = ConfigDict(extra="allow")  # strategy, provenance, ...
     engine: str
-    model: Optional[str] = None
+    model: str | None = None
     sent_more: str  # may be empty: the engine returned nothing (flag empty_translation)
     sent_less: str
     flags: list[dict[str, Any]] = Field(default_factory=list)
@@ -388,13 +408,14 @@ class TranslationCandidates(BaseModel):
     pair_id: str
     source_lang: str = "en"
     target_lang: str
-    bias_type: Optional[str] = None
-    direction: Optional[str] = None
+    bias_type: str | None = None
+    direction: str | None = None
     source: PairText
     candidates: list[TranslationCandidate]
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     _check_lang = field_validator("source_lang", "target_lang")(classmethod(lambda cls, v: check_lang(v)))
+
 
 class CATCandidate(BaseModel):
     """One engine's translation of a CAT (``curate cat-translate``): the target term, the context and
@@ -402,7 +423,7 @@ class CATCandidate(BaseModel):
 
     model_config = ConfigDict(extra="allow")  # strategy, provenance, ...
     engine: str
-    model: Optional[str] = None
+    model: str | None = None
     target: str = ""
     context: str = ""
     stereotype: str = ""
@@ -429,8 +450,8 @@ class CATTranslationCandidates(BaseModel):
     source_lang: str = "en"
     target_lang: str
     split: Literal["intrasentence", "intersentence"]
-    bias_type: Optional[str] = None
-    target: Optional[str] = None
+    bias_type: str | None = None
+    target: str | None = None
     source: CATText
     candidates: list[CATCandidate]
     provenance: dict[str, Any] = Field(default_factory=dict)
@@ -442,12 +463,12 @@ class Judgment(BaseModel):
     model_config = ConfigDict(extra="allow")
     task: str
     worker: str
-    label: Optional[str]
+    label: str | None
     question: str = "label"
-    comment: Optional[str] = None
-    lead_time: Optional[float] = None
-    created_at: Optional[str] = None
-    updated_at: Optional[str] = None
+    comment: str | None = None
+    lead_time: float | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
 
 
 JUDGMENT_COLUMNS = ["task", "worker", "label", "question"]
@@ -466,7 +487,7 @@ def to_frame(records: Iterable[BaseModel]):
     return pd.DataFrame(rows)
 
 
-def from_frame(df, model: Type[M]) -> list[M]:
+def from_frame(df, model: type[M]) -> list[M]:
     """DataFrame -> records (NaN treated as missing)."""
     out = []
     for rec in df.to_dict(orient="records"):

@@ -11,11 +11,13 @@ so a number reads the same everywhere:
   as ``"< floor"``;
 - :func:`md_table` -- a GitHub-flavoured Markdown table from a header and rows (``|`` in a cell escaped).
 """
+
 from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Iterable, Optional, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 MISSING = "n/a"
 
@@ -44,7 +46,7 @@ def sig(x: Any, digits: int = 2, *, missing: str = MISSING) -> str:
     return missing if _missing(x) else f"{x:.{digits}g}"
 
 
-def pvalue(p: Any, *, floor: Optional[float] = None, missing: str = MISSING) -> str:
+def pvalue(p: Any, *, floor: float | None = None, missing: str = MISSING) -> str:
     """A p-value with two significant digits; below ``floor`` (when given) ``"< floor"``."""
     if _missing(p):
         return missing
@@ -55,8 +57,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]], *, align: Optional[str] = None,
-             fmt: Callable[[Any], str] = str) -> str:
+def md_table(
+    header: Sequence[Any], rows: Iterable[Sequence[Any]], *, align: str | None = None, fmt: Callable[[Any], str] = str
+) -> str:
     """A Markdown table (no trailing newline): the header line, the separator line and one line per row.
 
     ``align``: one letter per column, ``l`` (``---``, the renderer's default) or ``r`` (``---:``, for

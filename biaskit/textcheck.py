@@ -14,23 +14,33 @@ annotator or a release:
 Control characters are C0 codes other than tab, newline and carriage return. The length limit is
 :data:`MAX_TEXT` characters per value, the same as the CSV cell limit (``csv.field_size_limit``).
 """
+
 from __future__ import annotations
 
 import csv
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .errors import InputError
 
 MAX_TEXT = 1_000_000
 CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _SUSPECT = re.compile(r"\\(u00[01][0-9a-fA-F]|[bf])")
-_NAMES = {"\x00": "NUL", "\x1b": "ESC", "\x0b": "vertical tab", "\x0c": "form feed", "\x08": "backspace",
-          "\x07": "bell", "\x1a": "SUB (Ctrl-Z)"}
+_NAMES = {
+    "\x00": "NUL",
+    "\x1b": "ESC",
+    "\x0b": "vertical tab",
+    "\x0c": "form feed",
+    "\x08": "backspace",
+    "\x07": "bell",
+    "\x1a": "SUB (Ctrl-Z)",
+}
 CONTROL_FIX = "remove it (a copy/paste accident, or a binary file?); tab and newline are fine."
-LENGTH_FIX = ("check the quotes around it (an unclosed quote swallows the rest of a file); biaskit reads values of "
-              f"up to {MAX_TEXT:,} characters.")
+LENGTH_FIX = (
+    "check the quotes around it (an unclosed quote swallows the rest of a file); biaskit reads values of "
+    f"up to {MAX_TEXT:,} characters."
+)
 
 csv.field_size_limit(MAX_TEXT)
 
@@ -39,7 +49,7 @@ def control_char_name(ch: str) -> str:
     return f"U+{ord(ch):04X}" + (f" ({_NAMES[ch]})" if ch in _NAMES else "")
 
 
-def bad_text(value: str) -> Optional[str]:
+def bad_text(value: str) -> str | None:
     """Why ``value`` cannot be read as text, or None."""
     if len(value) > MAX_TEXT:
         return f"a value of {len(value):,} characters (the limit is {MAX_TEXT:,})"
@@ -60,13 +70,18 @@ def _walk(obj: Any, where: str = ""):
             yield from _walk(v, f"{where}[{i}]")
 
 
-def check_record(obj: Any, path: str | Path | None, row: Optional[int]) -> None:
+def check_record(obj: Any, path: str | Path | None, row: int | None) -> None:
     """Raise :class:`InputError` (file, row, column) at the first value :func:`bad_text` refuses."""
     for where, value in _walk(obj):
         why = bad_text(value)
         if why:
-            raise InputError(f"{why} in the text.", path=path, row=row, column=where or None,
-                             fix=LENGTH_FIX if why.startswith("a value of") else CONTROL_FIX)
+            raise InputError(
+                f"{why} in the text.",
+                path=path,
+                row=row,
+                column=where or None,
+                fix=LENGTH_FIX if why.startswith("a value of") else CONTROL_FIX,
+            )
 
 
 def suspect_json_line(line: str) -> bool:

@@ -4,12 +4,13 @@ Tokens are whitespace-separated words with leading/trailing punctuation peeled o
 tokens (Unicode categories P* and S*), so Devanagari words keep their vowel signs (Python's ``\\w``
 does not match matras) and ``SC/ST``, ``African-American``, ``McDonald's`` stay one word.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ _ABBREV = re.compile(r"^(?:(?:[A-Za-z]\.){2,}|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof)\.)$
 def tokenize(text: str) -> list[Token]:
     """Word and punctuation tokens with character offsets into ``text``."""
     out: list[Token] = []
-    for m in re.finditer(r"[^\s।॥]+|[।॥]", text):   # the danda never belongs to a word, even unspaced
-        s, e = m.start(), m.end()
+    for m in re.finditer(r"[^\s।॥]+|[।॥]", text):  # the danda never belongs to a word, even unspaced
+        s = m.start()
         chunk = m.group()
         i, j = 0, len(chunk)
         lead: list[Token] = []
@@ -73,8 +74,16 @@ def strip_possessive(w: str) -> str:
     return re.sub(r"['’]s$", "", w)
 
 
-SCRIPTS = {"Latin": "LATIN", "Devanagari": "DEVANAGARI", "Arabic": "ARABIC", "Bengali": "BENGALI",
-           "Gurmukhi": "GURMUKHI", "Tamil": "TAMIL", "Cyrillic": "CYRILLIC", "Han": "CJK"}
+SCRIPTS = {
+    "Latin": "LATIN",
+    "Devanagari": "DEVANAGARI",
+    "Arabic": "ARABIC",
+    "Bengali": "BENGALI",
+    "Gurmukhi": "GURMUKHI",
+    "Tamil": "TAMIL",
+    "Cyrillic": "CYRILLIC",
+    "Han": "CJK",
+}
 
 
 def scripts(text: str) -> dict[str, int]:

@@ -22,11 +22,11 @@ the same scores whatever runs beside them. Several runs at once on one machine: 
 only: :func:`biaskit.evaluation.models.pick_device` calls it for every evaluator's model (LMs, SEAT
 encoders, the sentiment classifier, ...) and the ``hf`` MT engine when it loads its model.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 ENV = "BIASKIT_THREADS"
 _applied: list[int] = []
@@ -47,7 +47,7 @@ def usable_cpus() -> int:
     return max(1, n)
 
 
-def choose(requested: Optional[int] = None, *, default: Optional[int] = None) -> tuple[int, str]:
+def choose(requested: int | None = None, *, default: int | None = None) -> tuple[int, str]:
     """``(threads, why)`` by the rule in the module docstring; ``default``: torch's own count."""
     if requested:
         return max(1, int(requested)), "--threads"
@@ -61,14 +61,14 @@ def choose(requested: Optional[int] = None, *, default: Optional[int] = None) ->
     return cpus, f"the {cpus} CPU(s) this process may use"
 
 
-def apply(requested: Optional[int] = None) -> int:
+def apply(requested: int | None = None) -> int:
     """Set torch's thread pools by :func:`choose` (once per process)."""
     if _applied:
         return _applied[0]
     import torch
 
     n, _ = choose(requested, default=torch.get_num_threads())
-    if n != torch.get_num_threads():   # torch's default (a run alone, no quota): left as it is
+    if n != torch.get_num_threads():  # torch's default (a run alone, no quota): left as it is
         torch.set_num_threads(n)
         try:
             torch.set_num_interop_threads(max(1, min(n, 2)))

@@ -19,28 +19,33 @@
    status ``flagged``), and with ``drop_flagged`` drop pairs that are not minimal (IndiBias dropped
    them after manual review).
 """
+
 from __future__ import annotations
 
 import csv
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from biaskit.errors import InputError
-from biaskit.schema import SentencePair, normalize_bias_type
-
-from biaskit.inventory import Inventory, load_inventory
 from biaskit.check import _FUNCTION_WORDS
+from biaskit.errors import InputError
+from biaskit.inventory import Inventory, load_inventory
+from biaskit.options import say, tell
+from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
-DEFAULT_KEEP = ("gender", "age", "disability", "physical-appearance", "socioeconomic")
-NAME_SETS = ("indibias", "indibias-hindu", "indibias-muslim", "india", "india-hindu", "india-muslim", "india-christian",
-             "india-sikh", "none")
+from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
-RANKED_LISTS = {("hindu", "m"): "HinduMaleNames", ("hindu", "f"): "HinduFemaleNames",
-                ("muslim", "m"): "MuslimMaleNames", ("muslim", "f"): "MuslimFemaleNames"}
+RANKED_LISTS = {
+    ("hindu", "m"): "HinduMaleNames",
+    ("hindu", "f"): "HinduFemaleNames",
+    ("muslim", "m"): "MuslimMaleNames",
+    ("muslim", "f"): "MuslimFemaleNames",
+}
 NOT_MINIMAL = {"identical", "trivial_diff", "multi_span", "attribute_changed"}
 
 
@@ -58,17 +63,22 @@ class LexEntry:
     pattern: re.Pattern
 
 
-def load_lexicon(path: Optional[str | Path] = None) -> list[LexEntry]:
+def load_lexicon(path: str | Path | None = None) -> list[LexEntry]:
     """Read a ``source,target[,match,note]`` CSV; longest sources first."""
     p = Path(path) if path else default_lexicon_path()
     try:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise InputError("lexicon file not found.", path=p, fix="pass a CSV with columns source,target[,match,note].") from None
+        raise InputError(
+            "lexicon file not found.", path=p, fix="pass a CSV with columns source,target[,match,note]."
+        ) from None
     reader = csv.DictReader(text.splitlines())
     if not reader.fieldnames or not {"source", "target"} <= set(reader.fieldnames):
-        raise InputError(f"lexicon needs the columns source,target (found: {', '.join(reader.fieldnames or [])}).", path=p,
-                         fix="add a header line: source,target,match,note")
+        raise InputError(
+            f"lexicon needs the columns source,target (found: {', '.join(reader.fieldnames or [])}).",
+            path=p,
+            fix="add a header line: source,target,match,note",
+        )
     out = []
     for i, row in enumerate(reader, start=1):
         src, tgt = (row.get("source") or "").strip(), (row.get("target") or "").strip()
@@ -76,8 +86,13 @@ def load_lexicon(path: Optional[str | Path] = None) -> list[LexEntry]:
             raise InputError("empty source or target.", path=p, row=i, fix="fill both cells or delete the row.")
         match = (row.get("match") or "word").strip().lower()
         if match not in ("word", "exact"):
-            raise InputError(f"match must be 'word' or 'exact', got '{match}'.", path=p, row=i, column="match",
-                             fix="word = whole word, any case; exact = whole word, same case.")
+            raise InputError(
+                f"match must be 'word' or 'exact', got '{match}'.",
+                path=p,
+                row=i,
+                column="match",
+                fix="word = whole word, any case; exact = whole word, same case.",
+            )
         exact = match == "exact"
         pat = re.compile(r"(?<![\w'’-])" + re.escape(src).replace(r"\ ", r"\s+") + r"(?![\w-])", 0 if exact else re.I)
         out.append(LexEntry(src, tgt, exact, pat))
@@ -107,10 +122,10 @@ def apply_lexicon(text: str, lexicon: Sequence[LexEntry]) -> tuple[str, list[tup
                 continue
             taken.append((s, t, m.group(), _case_like(m.group(), e.source, e.target)))
     out = text
-    changes = []
-    for s, t, old, new in sorted(taken, reverse=True):
+    changes: list[tuple[str, str]] = []
+    for s, t, _old, new in sorted(taken, reverse=True):
         out = out[:s] + new + out[t:]
-    for s, t, old, new in sorted(taken):
+    for _s, _t, old, new in sorted(taken):
         changes.append((old, new))
     return out, changes
 
@@ -142,11 +157,12 @@ def _name_pool(inv: Inventory, names: str, gender: str, religion: str) -> list[s
     return inv.indian_names(gender, religion)
 
 
-def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng: random.Random
-                  ) -> tuple[str, str, list[tuple[str, str]], list[str]]:
+def replace_names(
+    more: str, less: str, *, inventory: Inventory, names: str, rng: random.Random
+) -> tuple[str, str, list[tuple[str, str]], list[str]]:
     """Replace US first names in both sentences consistently. Returns the new sentences, the
     (US, Indian) mapping used, and capitalised words that were kept (possible names not in the list)."""
-    found: list[tuple[str, str]] = []   # (name, gender) in order of first appearance
+    found: list[tuple[str, str]] = []  # (name, gender) in order of first appearance
     unknown: list[str] = []
     for text in (more, less):
         toks = [t for t in tokenize(text) if not t.is_punct]
@@ -155,8 +171,15 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
             if w in inventory.us_names:
                 if w not in [n for n, _ in found]:
                     found.append((w, inventory.us_names[w]))
-            elif (i > 0 and w[:1].isupper() and w.isalpha() and not inventory.lookup(w) and w not in unknown
-                  and w.lower() not in _FUNCTION_WORDS and w.lower() not in inventory.en_gender):
+            elif (
+                i > 0
+                and w[:1].isupper()
+                and w.isalpha()
+                and not inventory.lookup(w)
+                and w not in unknown
+                and w.lower() not in _FUNCTION_WORDS
+                and w.lower() not in inventory.en_gender
+            ):
                 unknown.append(w)
     if not found or names == "none":
         return more, less, [], unknown
@@ -166,8 +189,10 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
     for name, gender in found:
         pool = [n for n in _name_pool(inventory, names, gender, religion) if n not in used]
         if not pool:
-            raise InputError(f"no unused Indian {gender} names left for --names {names}.",
-                             fix="add names to data/inventories/first_names.json or use --names india.")
+            raise InputError(
+                f"no unused Indian {gender} names left for {say('names', names)}.",
+                fix=f"add names to data/inventories/first_names.json or use {say('names', 'india')}.",
+            )
         # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
         choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]
         mapping[name] = choice
@@ -177,6 +202,7 @@ def replace_names(more: str, less: str, *, inventory: Inventory, names: str, rng
         for us, ind in mapping.items():
             text = re.sub(r"(?<![\w-])" + re.escape(us) + r"(?=(['’]s)?(?![\w-]))", ind, text)
         return text
+
     return sub(more), sub(less), list(mapping.items()), unknown
 
 
@@ -194,24 +220,42 @@ class AdaptReport:
 
     def as_dict(self) -> dict[str, Any]:
         top = dict(sorted(self.unknown_capitalised.items(), key=lambda kv: -kv[1])[:25])
-        return {"read": self.read, "kept": self.kept, "by_type": self.by_type, "changed": self.changed,
-                "names_replaced": self.names_replaced, "lexicon_hits": self.lexicon_hits,
-                "flagged": self.flagged, "dropped": self.dropped, "capitalised_words_kept": top}
+        return {
+            "read": self.read,
+            "kept": self.kept,
+            "by_type": self.by_type,
+            "changed": self.changed,
+            "names_replaced": self.names_replaced,
+            "lexicon_hits": self.lexicon_hits,
+            "flagged": self.flagged,
+            "dropped": self.dropped,
+            "capitalised_words_kept": top,
+        }
 
 
-def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: str = "indibias", seed: int = 0,
-                lexicon: Optional[str | Path] = None, inventory: Optional[Inventory] = None,
-                drop_flagged: bool = False, check: bool = True) -> tuple[list[SentencePair], AdaptReport]:
+def adapt_crows(
+    path: str | Path,
+    *,
+    keep: Sequence[str] = DEFAULT_KEEP,
+    names: str = "indibias",
+    seed: int = 0,
+    lexicon: str | Path | None = None,
+    inventory: Inventory | None = None,
+    drop_flagged: bool = False,
+    check: bool = True,
+) -> tuple[list[SentencePair], AdaptReport]:
     """Filter, rename, localise and check CrowS-Pairs (see the module docstring)."""
-    from biaskit.readers import read_pairs
-
     from biaskit.check import check_pair
+    from biaskit.readers import read_pairs
 
     if names not in NAME_SETS:
         import difflib
+
         close = difflib.get_close_matches(names, NAME_SETS, n=1)
-        raise InputError(f"unknown name set '{names}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                         fix=f"use one of {', '.join(NAME_SETS)}.")
+        raise InputError(
+            f"unknown name set '{names}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+            fix=f"use one of {', '.join(NAME_SETS)}.",
+        )
     inv = inventory or load_inventory()
     lex = load_lexicon(lexicon)
     res = read_pairs(path, format="auto")
@@ -220,9 +264,13 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
     for k in keep_n:
         if k not in types_in_file:
             import difflib
+
             close = difflib.get_close_matches(k, types_in_file, n=1)
-            raise InputError(f"bias type '{k}' does not occur in the file." + (f" Did you mean '{close[0]}'?" if close else ""),
-                             path=path, fix=f"--keep takes a comma-separated list of: {', '.join(types_in_file)}.")
+            raise InputError(
+                f"bias type '{k}' does not occur in the file." + (f" Did you mean '{close[0]}'?" if close else ""),
+                path=path,
+                fix=f"{tell('keep')} with bias types of the file: {', '.join(types_in_file)}.",
+            )
     report = AdaptReport(read=len(res.pairs))
     out: list[SentencePair] = []
     for p in res.pairs:
@@ -245,8 +293,13 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
         if changes:
             meta["original"] = {"sent_more": p.sent_more, "sent_less": p.sent_less}
             report.changed += 1
-        prov = {**p.provenance, "adapted_by": "biaskit curate adapt", "names": names, "seed": seed,
-                "lexicon": str(lexicon or "builtin:us_to_india.csv")}
+        prov = {
+            **p.provenance,
+            "adapted_by": "biaskit curate adapt",
+            "names": names,
+            "seed": seed,
+            "lexicon": str(lexicon or "builtin:us_to_india.csv"),
+        }
         rec = p.model_dump(mode="json")
         rec.update(sent_more=more2, sent_less=less2, meta=meta, provenance=prov, pair_id="")
         try:
@@ -259,7 +312,8 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
             flags = check_pair(q, inventory=inv)
             q.meta["flags"] = [f.as_dict() for f in flags]
             if flags:
-                q.status = "flagged"
+                # the plain value, as validation leaves the field (use_enum_values), not PairStatus.flagged
+                q.status = "flagged"  # type: ignore[assignment]
                 report.flagged += 1
                 if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
                     report.dropped += 1
@@ -270,14 +324,40 @@ def adapt_crows(path: str | Path, *, keep: Sequence[str] = DEFAULT_KEEP, names: 
     return out, report
 
 
-def adapt_to_file(path: str | Path, out: str | Path, **kw: Any) -> tuple[list[SentencePair], AdaptReport, Path]:
+def adapt_to_file(
+    opts: Any = None,
+    out: str | Path | None = None,
+    /,
+    *,
+    inventory: Inventory | None = None,
+    check: bool = True,
+    **options: Any,
+) -> tuple[list[SentencePair], AdaptReport, Path]:
     """``biaskit curate adapt``: :func:`adapt_crows`, the pairs written to ``out`` (.jsonl or .csv) and
-    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads)."""
+    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``opts``: the
+    command's :class:`~biaskit.curation.pair_options.AdaptOptions` (or, the keyword form, the CrowS-Pairs
+    file with ``out`` and the options as keywords); ``inventory``: a loaded inventory (default: the one
+    of ``opts.inventory``)."""
     from biaskit.io import write_json
     from biaskit.readers import write_pairs
 
-    pairs, report = adapt_crows(path, **kw)
-    out = Path(out)
+    from .pair_options import AdaptOptions
+
+    if out is not None:
+        options["out"] = out
+    o = AdaptOptions.coerce(opts, options, "crows")
+    inv = inventory if inventory is not None else load_inventory(o.inventory)
+    pairs, report = adapt_crows(
+        o.crows,
+        keep=o.keep,
+        names=o.names,
+        seed=o.seed,
+        lexicon=o.lexicon,
+        inventory=inv,
+        drop_flagged=o.drop_flagged,
+        check=check,
+    )
+    out = Path(o.out)
     write_pairs(out, pairs)
     rep_path = out.with_name(out.stem + ".report.json")
     write_json(rep_path, report.as_dict())

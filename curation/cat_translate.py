@@ -29,17 +29,20 @@ fills word-sized and distinct, the target in the context, Devanagari script, unt
 words, length, names). The ``cat_translation`` annotation kind shows the candidates blind and
 releases the reviewed CATs in the target language (``source_id`` = the English ``cat_id``).
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
 from biaskit.errors import InputError
 from biaskit.mt_checks import flag
+from biaskit.options import say, tell
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume_candidates, run_figures
@@ -47,18 +50,21 @@ from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume
 FIELDS = ("target", "context", *OPTION_KEYS)
 
 
-def option_fill(context: str, sentence: str) -> Optional[str]:
+def option_fill(context: str, sentence: str) -> str | None:
     """The word an intrasentence option puts in its context's ``BLANK`` (None when the sentence
     does not have the context's text around it)."""
     i = context.find("BLANK")
     if i < 0:
         return None
-    left, right = context[:i], context[i + len("BLANK"):]
+    left, right = context[:i], context[i + len("BLANK") :]
     s = sentence
-    if not (s[:len(left)].casefold() == left.casefold() and s[len(s) - len(right):].casefold() == right.casefold()
-            and len(s) >= len(left) + len(right)):
+    if not (
+        s[: len(left)].casefold() == left.casefold()
+        and s[len(s) - len(right) :].casefold() == right.casefold()
+        and len(s) >= len(left) + len(right)
+    ):
         return None
-    return s[len(left):len(s) - len(right)].strip(" .,;:!?।\"'") or None
+    return s[len(left) : len(s) - len(right)].strip(" .,;:!?।\"'") or None
 
 
 def source_fields(cat) -> dict[str, str]:
@@ -78,34 +84,57 @@ def source_fields(cat) -> dict[str, str]:
 def _independent(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEngine, target: str) -> list[dict]:
     """Candidates of an engine that translates texts one by one (see the module docstring)."""
     texts = []
-    for c, src in zip(cats, sources):
+    for c, src in zip(cats, sources, strict=False):
         texts.append(src["target"])
         if c.split == "intrasentence":
             texts += [c.option(lab).sentence for lab in OPTION_KEYS.values()]
         else:
             texts += [src["context"], *(src[k] for k in OPTION_KEYS)]
     outs = engine.translate(texts)
-    cands, pos = [], 0
+    cands: list[dict[str, Any]] = []
+    pos = 0
     for c in cats:
         tgt_term = outs[pos]
         pos += 1
+        cand: dict[str, Any]
         if c.split == "intrasentence":
-            sents = outs[pos:pos + 3]
+            sents = outs[pos : pos + 3]
             pos += 3
             aligned = align_fills(sents)
             if aligned is not None:
                 ctx, fills = aligned
-                cand = {"target": tgt_term, "context": ctx, **dict(zip(OPTION_KEYS, fills)), "strategy": "aligned"}
+                cand = {
+                    "target": tgt_term,
+                    "context": ctx,
+                    **dict(zip(OPTION_KEYS, fills, strict=False)),
+                    "strategy": "aligned",
+                }
             else:
-                cand = {"target": tgt_term, "context": sents[0], **dict(zip(OPTION_KEYS, sents)),
-                        "strategy": "sentences", "flags": [flag("fills_not_aligned", (
-                            "the three translated option sentences differ in more than one place: write the "
-                            "context with BLANK and the three fills."), sentences=list(sents))]}
+                cand = {
+                    "target": tgt_term,
+                    "context": sents[0],
+                    **dict(zip(OPTION_KEYS, sents, strict=False)),
+                    "strategy": "sentences",
+                    "flags": [
+                        flag(
+                            "fills_not_aligned",
+                            (
+                                "the three translated option sentences differ in more than one place: write the "
+                                "context with BLANK and the three fills."
+                            ),
+                            sentences=list(sents),
+                        )
+                    ],
+                }
         else:
-            parts = outs[pos:pos + 4]
+            parts = outs[pos : pos + 4]
             pos += 4
-            cand = {"target": tgt_term, "context": parts[0], **dict(zip(OPTION_KEYS, parts[1:])),
-                    "strategy": "independent"}
+            cand = {
+                "target": tgt_term,
+                "context": parts[0],
+                **dict(zip(OPTION_KEYS, parts[1:], strict=False)),
+                "strategy": "independent",
+            }
         cands.append(cand)
     return cands
 
@@ -114,25 +143,42 @@ def _candidates(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEngi
     e = engine.engine
     base_prov = e.provenance()
     if e.joint_cats:
-        outs = engine.translate_cats([{"split": c.split, **src} for c, src in zip(cats, sources)])
-        cands = []
+        outs = engine.translate_cats([{"split": c.split, **src} for c, src in zip(cats, sources, strict=False)])
+        cands: list[dict[str, Any]] = []
         for o in outs:
             if o is None:
-                cands.append({**{f: "" for f in FIELDS}, "strategy": "joint-prompt", "flags": [flag(
-                    "engine_failed", "the engine gave no usable translation; a re-run retries it.")]})
+                cands.append(
+                    {
+                        **{f: "" for f in FIELDS},
+                        "strategy": "joint-prompt",
+                        "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
+                    }
+                )
             else:
-                cands.append({**{f: o.get(f, "") for f in FIELDS}, "strategy": "joint-prompt",
-                              "provenance": {**base_prov, **(o.get("provenance") or {})}})
+                cands.append(
+                    {
+                        **{f: o.get(f, "") for f in FIELDS},
+                        "strategy": "joint-prompt",
+                        "provenance": {**base_prov, **(o.get("provenance") or {})},
+                    }
+                )
     else:
         cands = _independent(cats, sources, engine, target)
     out = []
-    for c, src, cand in zip(cats, sources, cands):
+    for c, src, cand in zip(cats, sources, cands, strict=False):
         given = list(cand.get("flags") or [])
         failed = any(f["code"] == "engine_failed" for f in given)
         checks = [] if failed else check_cat_translation({**src, "split": c.split}, cand, target)
-        out.append({"engine": e.name, "model": e.model, **{f: cand.get(f, "") for f in FIELDS},
-                    "flags": given + [f for f in checks if f["code"] not in {g["code"] for g in given}],
-                    "strategy": cand["strategy"], "provenance": cand.get("provenance") or dict(base_prov)})
+        out.append(
+            {
+                "engine": e.name,
+                "model": e.model,
+                **{f: cand.get(f, "") for f in FIELDS},
+                "flags": given + [f for f in checks if f["code"] not in {g["code"] for g in given}],
+                "strategy": cand["strategy"],
+                "provenance": cand.get("provenance") or dict(base_prov),
+            }
+        )
     return out
 
 
@@ -144,9 +190,19 @@ class CatTranslateResult(TranslationRun):
         return {**self.common(), "cats": self.n_cats}
 
 
-def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine], out: str | Path, *,
-                   source_lang: str = "en", cache: Optional[DiskCache] = None, batch_cats: int = 16,
-                   resume: bool = True, progress: bool = False, source_file: Optional[str] = None) -> CatTranslateResult:
+def translate_cats(
+    cats: Sequence[Any],
+    target: str,
+    engines: Sequence[MTEngine],
+    out: str | Path,
+    *,
+    source_lang: str = "en",
+    cache: DiskCache | None = None,
+    batch_cats: int = 16,
+    resume: bool = True,
+    progress: bool = False,
+    source_file: str | None = None,
+) -> CatTranslateResult:
     """Translate every CAT of ``source_lang`` with every engine; write candidate records to ``out``
     (JSONL, appended as batches finish; an interrupted run resumes; rewritten in input order at the end)."""
     from biaskit import __version__
@@ -156,12 +212,19 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
     out = Path(out)
     target, src = target.strip().lower(), source_lang.strip().lower()
     if src == target:
-        raise InputError(f"source and target language are both '{src}'.", fix="pass --target hi (or another language).")
+        raise InputError(
+            f"source and target language are both '{src}'.", fix=f"{tell('target', 'hi')} (or another language)."
+        )
     if not engines:
-        raise InputError("no translation engine given.", fix="use e.g. --engines llm:MODEL,googletrans")
+        raise InputError(
+            "no translation engine given.",
+            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
+        )
     cats = [c for c in cats if c.lang == src]
     if not cats:
-        raise InputError(f"no '{src}' CATs to translate.", path=source_file, fix="check --source-lang and the file.")
+        raise InputError(
+            f"no '{src}' CATs to translate.", path=source_file, fix=f"check {say('source_lang')} and the file."
+        )
     labels = [_engine_label(e) for e in engines]
     if len(set(labels)) != len(labels):
         raise InputError(f"the same engine and model is listed twice ({labels}).", fix="list each engine/model once.")
@@ -176,36 +239,63 @@ def translate_cats(cats: Sequence[Any], target: str, engines: Sequence[MTEngine]
 
     from biaskit.progress import progress as progress_bar
 
-    with no_empty_output(out), progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress,
-                                            unit="CATs") as bar, JsonlAppender(out) as log:
+    with (
+        no_empty_output(out),
+        progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress, unit="CATs") as bar,
+        JsonlAppender(out) as log,
+    ):
         for b in range(0, len(todo), max(1, batch_cats)):
-            batch = todo[b:b + batch_cats]
+            batch = todo[b : b + batch_cats]
             sources = [source_fields(c) for c in batch]
             per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
             recs = []
-            for j, (c, srcf) in enumerate(zip(batch, sources)):
-                rec = {"cat_id": c.cat_id, "source_lang": src, "target_lang": target, "split": c.split,
-                       "bias_type": c.bias_type, "target": c.target, "source": srcf,
-                       "candidates": [cands[j] for cands in per_engine],
-                       "provenance": {"run_signature": signature, "source_provenance": c.provenance,
-                                      "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
-                                      "source_file": source_file, "engines": labels, "created_at": _now(),
-                                      "biaskit": __version__}}
+            for j, (c, srcf) in enumerate(zip(batch, sources, strict=False)):
+                rec = {
+                    "cat_id": c.cat_id,
+                    "source_lang": src,
+                    "target_lang": target,
+                    "split": c.split,
+                    "bias_type": c.bias_type,
+                    "target": c.target,
+                    "source": srcf,
+                    "candidates": [cands[j] for cands in per_engine],
+                    "provenance": {
+                        "run_signature": signature,
+                        "source_provenance": c.provenance,
+                        "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
+                        "source_file": source_file,
+                        "engines": labels,
+                        "created_at": _now(),
+                        "biaskit": __version__,
+                    },
+                }
                 recs.append(rec)
                 done[c.cat_id] = rec
             log.write_many(recs)
             bar.advance(len(batch))
     records = [done[c.cat_id] for c in cats if c.cat_id in done]
     write_jsonl(out, records)
-    return CatTranslateResult(out=out, n_cats=len(records), n_resumed=n_resumed,
-                              **run_figures(records, labels, cached), seconds=time.monotonic() - started,
-                              notes=notes + ([f"{n_failed_before} CAT(s) an engine had failed on were asked again"]
-                                             if n_failed_before else []))
+    return CatTranslateResult(
+        out=out,
+        n_cats=len(records),
+        n_resumed=n_resumed,
+        **run_figures(records, labels, cached),
+        seconds=time.monotonic() - started,
+        notes=notes
+        + ([f"{n_failed_before} CAT(s) an engine had failed on were asked again"] if n_failed_before else []),
+    )
 
 
-def translate_cats_file(cats_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,
-                        source_lang: str = "en", engine_options: Optional[dict[str, Any]] = None,
-                        **kw: Any) -> CatTranslateResult:
+def translate_cats_file(
+    cats_path: str | Path,
+    target: str,
+    engines: str | Sequence[str],
+    out: str | Path,
+    *,
+    source_lang: str = "en",
+    engine_options: dict[str, Any] | None = None,
+    **kw: Any,
+) -> CatTranslateResult:
     """``biaskit curate cat-translate``: read CATs (any format :func:`biaskit.readers.read_cats`
     reads), build the engines from their specs and :func:`translate_cats`."""
     from biaskit.readers import read_cats

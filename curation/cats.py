@@ -22,24 +22,33 @@ sec. 4), with an LLM as the writer and annotators as the validators.
    drafted, what passed the structural checks and what the validators kept, as the paper reports
    (Table 1 and the 83 % retention of sec. 4.3).
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
-from biaskit.cat_checks import (MAX_FILL_WORDS, MAX_WORDS, MIN_SENTENCE_WORDS, OPTION_KEYS, PROBLEMS,  # noqa: F401
-                                check_cat, fill as _fill)
+from biaskit import ids
+from biaskit.cat_checks import (
+    OPTION_KEYS,
+    PROBLEMS,  # noqa: F401
+    check_cat,
+)
+from biaskit.cat_checks import (
+    fill as _fill,
+)
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory
-from biaskit import ids
+from biaskit.options import say, tell
 from biaskit.schema import normalize_bias_type
 
 SPLITS = ("intrasentence", "intersentence")
 DOMAIN_PRESETS = {
-    "stereoset": ("gender", "profession", "race", "religion"),                    # Nadeem et al., sec. 4
+    "stereoset": ("gender", "profession", "race", "religion"),  # Nadeem et al., sec. 4
     "indibias": ("gender", "religion", "caste", "age", "region", "physical-appearance", "socioeconomic"),
 }
 #: StereoSet domains that are not a single inventory axis: where their target terms come from
@@ -62,8 +71,10 @@ def parse_domains(spec: str | Sequence[str]) -> list[str]:
             if d not in out:
                 out.append(d)
     if not out:
-        raise InputError("no domain given.", fix="pass e.g. --domains stereoset, --domains indibias or "
-                                                 "--domains gender,caste.")
+        raise InputError(
+            "no domain given.",
+            fix=f"{tell('domains', 'stereoset')}, {say('domains', 'indibias')} or {say('domains', 'gender,caste')}.",
+        )
     return out
 
 
@@ -72,10 +83,12 @@ def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[st
     d = normalize_bias_type(domain)
     src = DOMAIN_SOURCES.get(d)
     if src and "kind" in src:
-        terms = [t.surface(lang) for t in inventory.terms.values() if t.kind == src["kind"] and t.surface(lang)]
+        terms = [s for t in inventory.terms.values() if t.kind == src["kind"] and (s := t.surface(lang))]
         if not terms:
-            raise InputError(f"no inventory terms are marked \"kind\": \"{src['kind']}\" for domain '{d}'.",
-                             fix="mark them in identity_terms.json, or pass --targets.")
+            raise InputError(
+                f'no inventory terms are marked "kind": "{src["kind"]}" for domain \'{d}\'.',
+                fix=f"mark them in identity_terms.json, or {tell('targets')}.",
+            )
         return terms
     out: list[str] = []
     for ax in (src or {}).get("axes", (d,)):
@@ -83,32 +96,38 @@ def domain_terms(domain: str, inventory: Inventory, lang: str = "en") -> list[st
             out += [t for t in inventory.identities(ax, lang) if t not in out]
         except InputError:
             if not src:
-                raise InputError(f"unknown domain '{d}': no such axis in the inventory.",
-                                 fix=f"use one of {', '.join(sorted({*inventory.axes(), *DOMAIN_SOURCES}))}, a "
-                                     f"preset ({', '.join(DOMAIN_PRESETS)}), or pass --targets.") from None
+                raise InputError(
+                    f"unknown domain '{d}': no such axis in the inventory.",
+                    fix=f"use one of {', '.join(sorted({*inventory.axes(), *DOMAIN_SOURCES}))}, a "
+                    f"preset ({', '.join(DOMAIN_PRESETS)}), or {tell('targets')}.",
+                ) from None
     return out
 
 
-def cat_targets(domains: str | Sequence[str], *, inventory: Inventory, lang: str = "en",
-                targets: Optional[Sequence[str]] = None) -> list[tuple[str, str]]:
+def cat_targets(
+    domains: str | Sequence[str], *, inventory: Inventory, lang: str = "en", targets: Sequence[str] | None = None
+) -> list[tuple[str, str]]:
     """``(domain, target)`` for every target term of every domain; ``targets`` replaces the
     inventory's terms (then exactly one domain must be given: the one they belong to)."""
     doms = parse_domains(domains)
     if targets:
         if len(doms) != 1:
-            raise InputError(f"--targets needs exactly one domain, got {', '.join(doms)}.",
-                             fix="pass the domain the targets belong to, e.g. --domains profession.")
+            raise InputError(
+                f"{say('targets')} needs exactly one domain, got {', '.join(doms)}.",
+                fix=f"name only the domain the targets belong to, e.g. {say('domains', 'profession')}.",
+            )
         return [(doms[0], t.strip()) for t in targets if t.strip()]
     return [(d, t) for d in doms for t in domain_terms(d, inventory, lang)]
 
 
-def cat_items(targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India",
-              lang: str = "en") -> list[dict]:
+def cat_items(
+    targets: Iterable[tuple[str, str]], *, per_target: int = 5, society: str = "India", lang: str = "en"
+) -> list[dict]:
     """The drafting jobs: one per target term (and split: each split runs its own task); ``lang``:
     the language the CATs are written in (the prompt's ``{language}``; English items carry no
     ``lang`` key, so their job keys are those of earlier versions)."""
     if per_target < 1:
-        raise InputError(f"--per-target must be >= 1, got {per_target}.", fix="e.g. --per-target 5.")
+        raise InputError(f"{say('per_target')} must be >= 1, got {per_target}.", fix=f"{tell('per_target', 5)}.")
     extra = {"lang": lang} if lang != "en" else {}
     return [{"target": t, "domain": d, "society": society, "n": per_target, **extra} for d, t in targets]
 
@@ -133,9 +152,9 @@ def _clean(text: Any, repairs: list[str], name: str) -> str:
 
 def blank_marker(ctx: str, repairs: list[str]) -> str:
     """``[BLANK]``, ``<blank>``, ``____`` ... -> ``BLANK`` (recorded in ``repairs``)."""
-    fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)       # [BLANK] -> BLANK
+    fixed = re.sub(r"[\[<{(]\s*BLANK\s*[\]>})]", "BLANK", ctx)  # [BLANK] -> BLANK
     if "BLANK" not in fixed:
-        fixed = _BLANK_MARKS.sub("BLANK", fixed)                      # [blank], ____ -> BLANK
+        fixed = _BLANK_MARKS.sub("BLANK", fixed)  # [blank], ____ -> BLANK
     if fixed != ctx:
         repairs.append("blank_marker")
     return fixed
@@ -149,8 +168,9 @@ def fill_word(v: str, repairs: list[str], key: str) -> str:
     return w
 
 
-def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any],
-               prompt_text: Optional[str] = None) -> list[dict]:
+def draft_rows(
+    item: dict[str, Any], data: Any, split: str, provenance: dict[str, Any], prompt_text: str | None = None
+) -> list[dict]:
     """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
     anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges).
     ``prompt_text`` (the rendered prompt, case-folded): a draft whose context, or two of whose options,
@@ -178,10 +198,18 @@ def draft_rows(item: dict[str, Any], data: Any, split: str, provenance: dict[str
             quoted = [k for k, v in opts.items() if v and f'"{v.casefold()}"' in prompt_text]
             if len(quoted) >= 2 or any(copies_prompt(v, prompt_text) for v in opts.values()):
                 copied += quoted or ["options"]
-        row = {"draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()), "split": split,
-               "target": item["target"], "domain": normalize_bias_type(item["domain"]),
-               "society": item.get("society"), "lang": item.get("lang", "en"), "context": ctx, **opts,
-               "repairs": repairs, "provenance": dict(provenance)}
+        row = {
+            "draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()),
+            "split": split,
+            "target": item["target"],
+            "domain": normalize_bias_type(item["domain"]),
+            "society": item.get("society"),
+            "lang": item.get("lang", "en"),
+            "context": ctx,
+            **opts,
+            "repairs": repairs,
+            "provenance": dict(provenance),
+        }
         if copied:
             row["copies_prompt"] = copied
         rows.append(row)
@@ -209,17 +237,27 @@ def build_cats(drafts: Iterable[dict[str, Any]], inventory: Inventory) -> tuple[
         cat = None
         if not probs:
             split, ctx = row["split"], row["context"]
-            options = [{"sentence": _fill(ctx, row[k]) if split == "intrasentence" else row[k], "gold_label": lab}
-                       for k, lab in OPTION_KEYS.items()]
+            options = [
+                {"sentence": _fill(ctx, row[k]) if split == "intrasentence" else row[k], "gold_label": lab}
+                for k, lab in OPTION_KEYS.items()
+            ]
             meta: dict[str, Any] = {"draft_id": row.get("draft_id"), "society": row.get("society")}
             if split == "intrasentence":
                 meta["fills"] = {lab: row[k] for k, lab in OPTION_KEYS.items()}
             if row.get("repairs"):
                 meta["repairs"] = list(row["repairs"])
             try:
-                cat = CAT(split=split, target=row["target"], bias_type=row["domain"], context=ctx, options=options,
-                          lang=row.get("lang") or "en", meta=meta, provenance=dict(row.get("provenance") or {}))
-            except ValidationError as exc:   # pragma: no cover - the checks above make this unreachable
+                cat = CAT(
+                    split=split,
+                    target=row["target"],
+                    bias_type=row["domain"],
+                    context=ctx,
+                    options=options,
+                    lang=row.get("lang") or "en",
+                    meta=meta,
+                    provenance=dict(row.get("provenance") or {}),
+                )
+            except ValidationError as exc:  # pragma: no cover - the checks above make this unreachable
                 probs = [{"code": "empty", "reason": str(exc.errors()[0].get("msg"))}]
             else:
                 if cat.cat_id in seen:
@@ -230,8 +268,13 @@ def build_cats(drafts: Iterable[dict[str, Any]], inventory: Inventory) -> tuple[
         if cat is not None:
             cats.append(cat)
         else:
-            invalid.append({**{k: v for k, v in row.items() if k != "provenance"}, "problems": probs,
-                            "provenance": row.get("provenance") or {}})
+            invalid.append(
+                {
+                    **{k: v for k, v in row.items() if k != "provenance"},
+                    "problems": probs,
+                    "provenance": row.get("provenance") or {},
+                }
+            )
     return cats, invalid
 
 
@@ -275,11 +318,11 @@ def write_cats(out: str | Path, inventory: Inventory) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------ retention
-def _pct(a: int, b: int) -> Optional[float]:
+def _pct(a: int, b: int) -> float | None:
     return round(100.0 * a / b, 1) if b else None
 
 
-def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> dict[str, Any]:
+def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict[str, Any]:
     """Per split and domain (and in total): target terms, drafting jobs (and how many failed), CATs
     drafted, structurally valid, and -- with ``validated``, the output of ``annotate apply --kind
     cat`` -- validated, rejected by the validators, waiting for adjudication, not (yet) annotated.
@@ -292,8 +335,9 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
 
     cats = Path(cats)
     if not cats.is_file():
-        raise InputError("file not found.", path=cats, fix="pass the --out of `biaskit curate cats`.")
-    Key = tuple[str, str, str]          # split, domain, target
+        raise InputError("file not found.", path=cats, fix="give the output file of `biaskit curate cats`.")
+    # split, domain, target: as the rows give them (an invalid or error row may lack one: None)
+    Key = tuple[str | None, str | None, str | None]
     key_of: dict[str, Key] = {}
     counts: dict[Key, Counter] = {}
 
@@ -309,11 +353,13 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     for r in read_jsonl(inv) if inv.exists() else []:
         bump((r.get("split"), r.get("domain"), r.get("target")), "invalid")
         problems.update(p.get("code") for p in r.get("problems") or [])
-    jobs: dict[Key, set[str]] = {}
+    jobs: dict[Key, set[str | None]] = {}
     for split in SPLITS:
         d = drafts_path(cats, split)
         for r in read_jsonl(d) if d.exists() else []:
-            jobs.setdefault((split, r.get("domain"), r.get("target")), set()).add((r.get("provenance") or {}).get("job"))
+            jobs.setdefault((split, r.get("domain"), r.get("target")), set()).add(
+                (r.get("provenance") or {}).get("job")
+            )
         e = errors_path(d)
         for r in read_jsonl(e) if e.exists() else []:
             ctx = r.get("context") or {}
@@ -324,8 +370,9 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
     if validated is not None:
         validated = Path(validated)
         if not validated.is_file():
-            raise InputError("file not found.", path=validated,
-                             fix="pass the --out of `biaskit annotate apply --kind cat`.")
+            raise InputError(
+                "file not found.", path=validated, fix="give the output file of `biaskit annotate apply --kind cat`."
+            )
         for c in _read_cat_file(validated, "pass the --out of `biaskit annotate apply --kind cat`."):
             status_of[c.cat_id] = "validated"
         rej = validated.with_name(f"{validated.stem}.rejected.jsonl")
@@ -337,14 +384,13 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
                 bump(key_of[cid], st)
     with_val = validated is not None
 
-    def row(split: str, domain: str, keys: list[Key]) -> dict[str, Any]:
-        return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys},
-                              with_val)
+    def row(split: str | None, domain: str | None, keys: list[Key]) -> dict[str, Any]:
+        return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys}, with_val)
 
-    def order(x: str) -> int:
+    def order(x: str | None) -> int:
         return SPLITS.index(x) if x in SPLITS else 9
 
-    groups: dict[tuple[str, str], list[Key]] = {}
+    groups: dict[tuple[str | None, str | None], list[Key]] = {}
     for k in counts:
         groups.setdefault((k[0], k[1]), []).append(k)
     rows = [row(sp, dom, ks) for (sp, dom), ks in sorted(groups.items(), key=lambda g: (order(g[0][0]), str(g[0][1])))]
@@ -360,8 +406,15 @@ def cat_retention(cats: str | Path, validated: Optional[str | Path] = None) -> d
         by_target.append(r)
     kept = "validated" if with_val else "valid"
     by_target.sort(key=lambda r: (-(r["drafted"] - r[kept]), r["domain"], r["target"]))
-    return {"cats": str(cats), "validated": str(validated) if validated is not None else None, "rows": rows,
-            "totals": totals, "overall": overall, "by_target": by_target, "problems": dict(problems.most_common())}
+    return {
+        "cats": str(cats),
+        "validated": str(validated) if validated is not None else None,
+        "rows": rows,
+        "totals": totals,
+        "overall": overall,
+        "by_target": by_target,
+        "problems": dict(problems.most_common()),
+    }
 
 
 def _read_cat_file(path: Path, fix: str) -> list:
@@ -376,15 +429,30 @@ def _read_cat_file(path: Path, fix: str) -> list:
     return read_cats(path, format="biaskit")
 
 
-def _retention_row(split: str, domain: str, c: Counter, targets: set, with_validation: bool) -> dict[str, Any]:
+def _retention_row(
+    split: str | None, domain: str | None, c: Counter, targets: set, with_validation: bool
+) -> dict[str, Any]:
     drafted = c["valid"] + c["invalid"]
-    row: dict[str, Any] = {"split": split, "domain": domain, "targets": len({t for t in targets if t}),
-                           "jobs": c["jobs"] + c["failed_jobs"], "failed_jobs": c["failed_jobs"], "drafted": drafted,
-                           "valid": c["valid"], "valid_pct": _pct(c["valid"], drafted)}
+    row: dict[str, Any] = {
+        "split": split,
+        "domain": domain,
+        "targets": len({t for t in targets if t}),
+        "jobs": c["jobs"] + c["failed_jobs"],
+        "failed_jobs": c["failed_jobs"],
+        "drafted": drafted,
+        "valid": c["valid"],
+        "valid_pct": _pct(c["valid"], drafted),
+    }
     if with_validation:
         done = c["validated"] + c["rejected"] + c["needs_adjudication"]
-        row.update({"validated": c["validated"], "rejected": c["rejected"],
-                    "needs_adjudication": c["needs_adjudication"], "not_annotated": c["valid"] - done,
-                    "validated_pct": _pct(c["validated"], c["valid"]),
-                    "overall_pct": _pct(c["validated"], drafted)})
+        row.update(
+            {
+                "validated": c["validated"],
+                "rejected": c["rejected"],
+                "needs_adjudication": c["needs_adjudication"],
+                "not_annotated": c["valid"] - done,
+                "validated_pct": _pct(c["validated"], c["valid"]),
+                "overall_pct": _pct(c["validated"], drafted),
+            }
+        )
     return row

@@ -4,6 +4,7 @@ Commands live in one module per family, each with its own typer app merged here:
 ``gen_cli`` (prompts, tuples, sentences, pairs, llm-task, adapt, check), ``translate_cli``
 (MT + review) and ``cats_cli`` (StereoSet CATs: cats, cats-retention). The families do not import this module.
 """
+
 from __future__ import annotations
 
 import typer

@@ -4,13 +4,16 @@ The pure functions behind ``curate tuples`` and ``curate sentences``: they build
 items and hand them to the job runner (:mod:`biaskit.curation.runner`: resume, cache, errors
 file, run log). The tasks themselves are in :mod:`biaskit.curation.tasks`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
+from biaskit.options import say, tell
 from biaskit.schema import BiasTuple
 
 from .llm.protocol import LLMClient
@@ -20,28 +23,51 @@ from .tasks.sentences import SentenceTask
 from .tasks.tuples import TupleTask, tuple_items
 
 
-def generate_tuples(llm: LLMClient, prompt: Optional[Prompt] = None, *, axis: str, out: str | Path,
-                    identities: Optional[Sequence[str]] = None, polarity: str = "both", n: int = 10,
-                    lang: str = "en", params: Optional[dict] = None, concurrency: int = 1, retry_failed: bool = False,
-                    inventory: Optional[Inventory] = None, progress: bool = True,
-                    command: Optional[str] = None) -> RunSummary:
+def generate_tuples(
+    llm: LLMClient,
+    prompt: Prompt | None = None,
+    *,
+    axis: str,
+    out: str | Path,
+    identities: Sequence[str] | None = None,
+    polarity: str = "both",
+    n: int = 10,
+    lang: str = "en",
+    params: dict | None = None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    inventory: Inventory | None = None,
+    progress: bool = True,
+    command: str | None = None,
+) -> RunSummary:
     """``biaskit curate tuples``: attributes per identity x polarity -> BiasTuple rows."""
     idents = list(identities) if identities else (inventory or load_inventory()).identities(axis, lang)
     items = tuple_items(axis=axis, identities=idents, polarity=polarity, n=n)
-    runner = JobRunner(llm, TupleTask(prompt, lang=lang), params=params, out=out, concurrency=concurrency,
-                       retry_failed=retry_failed, progress=progress, command=command)
+    runner = JobRunner(
+        llm,
+        TupleTask(prompt, lang=lang),
+        params=params,
+        out=out,
+        concurrency=concurrency,
+        retry_failed=retry_failed,
+        progress=progress,
+        command=command,
+    )
     return runner.run(items)
 
 
-def usable_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None) -> list[BiasTuple]:
+def usable_tuples(path: str | Path, *, statuses: Sequence[str] | None = None) -> list[BiasTuple]:
     """The tuples to write sentences for (``statuses``: only these; default: all but rejected)."""
     from biaskit.readers import read_tuples
 
     tuples = read_tuples(path, statuses=statuses).records
     out = tuples if statuses else [t for t in tuples if t.status != "rejected"]
     if not out:
-        raise InputError("no usable tuples in the file" + (f" with status {', '.join(statuses)}" if statuses else "") + ".",
-                         path=path, fix="check --status, or run `biaskit curate tuples` first.")
+        raise InputError(
+            "no usable tuples in the file" + (f" with status {', '.join(statuses)}" if statuses else "") + ".",
+            path=path,
+            fix=f"check {say('statuses')}, or run `biaskit curate tuples` first.",
+        )
     return out
 
 
@@ -49,27 +75,59 @@ def sentence_items(tuples: Sequence[BiasTuple]) -> list[dict[str, Any]]:
     return [{"tuple": t.model_dump(mode="json")} for t in tuples]
 
 
-def generate_sentences(llm: LLMClient, prompt: Optional[Prompt] = None, *, tuples: str | Path, out: str | Path,
-                       per_tuple: int = 5, statuses: Optional[Sequence[str]] = None, params: Optional[dict] = None,
-                       concurrency: int = 1, retry_failed: bool = False, inventory: Optional[Inventory] = None,
-                       progress: bool = True, command: Optional[str] = None, mode: str = "stereo") -> RunSummary:
+def generate_sentences(
+    llm: LLMClient,
+    prompt: Prompt | None = None,
+    *,
+    tuples: str | Path,
+    out: str | Path,
+    per_tuple: int = 5,
+    statuses: Sequence[str] | None = None,
+    params: dict | None = None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    inventory: Inventory | None = None,
+    progress: bool = True,
+    command: str | None = None,
+    mode: str = "stereo",
+) -> RunSummary:
     """``biaskit curate sentences``: ``per_tuple`` sentences per tuple that express its stereotype
     (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``)."""
     if per_tuple < 1:
-        raise InputError(f"--per-tuple must be >= 1, got {per_tuple}.", fix="e.g. --per-tuple 5.")
+        raise InputError(f"{say('per_tuple')} must be >= 1, got {per_tuple}.", fix=f"{tell('per_tuple', 5)}.")
     items = sentence_items(usable_tuples(tuples, statuses=statuses))
     task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory, mode=mode)
-    runner = JobRunner(llm, task, params=params, out=out, concurrency=concurrency, retry_failed=retry_failed,
-                       progress=progress, command=command)
+    runner = JobRunner(
+        llm,
+        task,
+        params=params,
+        out=out,
+        concurrency=concurrency,
+        retry_failed=retry_failed,
+        progress=progress,
+        command=command,
+    )
     return runner.run(items)
 
 
-def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, domains: str | Sequence[str],
-                  splits: Sequence[str] = ("intrasentence", "intersentence"), per_target: int = 5,
-                  society: str = "India", targets: Optional[Sequence[str]] = None,
-                  prompts: Optional[dict[str, Prompt]] = None, params: Optional[dict] = None, concurrency: int = 1,
-                  retry_failed: bool = False, inventory: Optional[Inventory] = None, progress: bool = True,
-                  command: Optional[str] = None, lang: str = "en") -> tuple[dict[str, RunSummary], dict[str, Any]]:
+def generate_cats(
+    llm: LLMClient | Callable[[], LLMClient],
+    *,
+    out: str | Path,
+    domains: str | Sequence[str],
+    splits: Sequence[str] = ("intrasentence", "intersentence"),
+    per_target: int = 5,
+    society: str = "India",
+    targets: Sequence[str] | None = None,
+    prompts: dict[str, Prompt] | None = None,
+    params: dict | None = None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    inventory: Inventory | None = None,
+    progress: bool = True,
+    command: str | None = None,
+    lang: str = "en",
+) -> tuple[dict[str, RunSummary], dict[str, Any]]:
     """``biaskit curate cats``: draft StereoSet CATs per target term and split into
     ``<out>.<split>.drafts.jsonl`` (resumable), then rebuild ``out`` (the structurally valid CATs),
     ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every draft so far (also when the run
@@ -83,21 +141,35 @@ def generate_cats(llm: LLMClient | Callable[[], LLMClient], *, out: str | Path, 
 
     out = Path(out)
     if out.suffix.lower() != ".jsonl":
-        raise InputError("output must be a .jsonl file.", path=out, fix="use e.g. --out cats.jsonl.")
+        raise InputError("output must be a .jsonl file.", path=out, fix="name it *.jsonl, e.g. cats.jsonl.")
     bad = [s for s in splits if s not in SPLITS]
     if bad or not splits:
-        raise InputError(f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both.")
+        raise InputError(
+            f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both."
+        )
     inv = inventory or load_inventory()
-    items = cat_items(cat_targets(domains, inventory=inv, targets=targets, lang=lang), per_target=per_target,
-                      society=society, lang=lang)
+    items = cat_items(
+        cat_targets(domains, inventory=inv, targets=targets, lang=lang),
+        per_target=per_target,
+        society=society,
+        lang=lang,
+    )
     summaries: dict[str, RunSummary] = {}
     report: dict[str, Any] = {}
     try:
         for split in splits:
             task = TASKS.get(f"cat_{split}")((prompts or {}).get(split))
             client = llm() if callable(llm) and not isinstance(llm, LLMClient) else llm
-            runner = JobRunner(client, task, params=params, out=drafts_path(out, split), concurrency=concurrency,
-                               retry_failed=retry_failed, progress=progress, command=command)
+            runner = JobRunner(
+                client,
+                task,
+                params=params,
+                out=drafts_path(out, split),
+                concurrency=concurrency,
+                retry_failed=retry_failed,
+                progress=progress,
+                command=command,
+            )
             summaries[split] = runner.run(items)
     finally:
         # rebuilt from every draft so far (also when the run stops early); nothing drafted yet (no

@@ -14,12 +14,15 @@ Language codes: biaskit speaks ISO 639-1 (``en``, ``hi``); every engine maps the
 scheme (FLORES-200 ``eng_Latn``/``hin_Deva`` for NLLB and IndicTrans2, ``en_XX``/``hi_IN`` for
 mBART-50, plain ``en``/``hi`` for M2M-100 and Google).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 from biaskit.registry import Registry
 
 
@@ -30,31 +33,92 @@ class MTError(BiaskitError):
 # ISO 639-1 -> FLORES-200 (NLLB-200, IndicTrans2). Only the languages IndiBias-style work needs
 # plus the usual pivots; unknown codes that already look like FLORES codes pass through.
 FLORES200 = {
-    "en": "eng_Latn", "hi": "hin_Deva", "bn": "ben_Beng", "ta": "tam_Taml", "te": "tel_Telu",
-    "mr": "mar_Deva", "gu": "guj_Gujr", "kn": "kan_Knda", "ml": "mal_Mlym", "pa": "pan_Guru",
-    "ur": "urd_Arab", "or": "ory_Orya", "as": "asm_Beng", "ne": "npi_Deva", "sa": "san_Deva",
-    "fr": "fra_Latn", "de": "deu_Latn", "es": "spa_Latn", "zh": "zho_Hans", "ar": "arb_Arab",
+    "en": "eng_Latn",
+    "hi": "hin_Deva",
+    "bn": "ben_Beng",
+    "ta": "tam_Taml",
+    "te": "tel_Telu",
+    "mr": "mar_Deva",
+    "gu": "guj_Gujr",
+    "kn": "kan_Knda",
+    "ml": "mal_Mlym",
+    "pa": "pan_Guru",
+    "ur": "urd_Arab",
+    "or": "ory_Orya",
+    "as": "asm_Beng",
+    "ne": "npi_Deva",
+    "sa": "san_Deva",
+    "fr": "fra_Latn",
+    "de": "deu_Latn",
+    "es": "spa_Latn",
+    "zh": "zho_Hans",
+    "ar": "arb_Arab",
 }
 
 # ISO 639-1 -> mBART-50 / mBART-cc25 language codes.
 MBART50 = {
-    "en": "en_XX", "hi": "hi_IN", "bn": "bn_IN", "ta": "ta_IN", "te": "te_IN", "mr": "mr_IN",
-    "gu": "gu_IN", "ml": "ml_IN", "ur": "ur_PK", "ne": "ne_NP", "fr": "fr_XX", "de": "de_DE",
-    "es": "es_XX", "zh": "zh_CN", "ar": "ar_AR",
+    "en": "en_XX",
+    "hi": "hi_IN",
+    "bn": "bn_IN",
+    "ta": "ta_IN",
+    "te": "te_IN",
+    "mr": "mr_IN",
+    "gu": "gu_IN",
+    "ml": "ml_IN",
+    "ur": "ur_PK",
+    "ne": "ne_NP",
+    "fr": "fr_XX",
+    "de": "de_DE",
+    "es": "es_XX",
+    "zh": "zh_CN",
+    "ar": "ar_AR",
 }
 
 # ISO 639-1 -> ISO 639-3, used by multilingual Marian (OPUS-MT) target tokens such as ``>>hin<<``.
 ISO639_3 = {
-    "en": "eng", "hi": "hin", "bn": "ben", "ta": "tam", "te": "tel", "mr": "mar", "gu": "guj",
-    "kn": "kan", "ml": "mal", "pa": "pan", "ur": "urd", "or": "ori", "as": "asm", "ne": "nep",
-    "sa": "san", "fr": "fra", "de": "deu", "es": "spa", "zh": "zho", "ar": "ara",
+    "en": "eng",
+    "hi": "hin",
+    "bn": "ben",
+    "ta": "tam",
+    "te": "tel",
+    "mr": "mar",
+    "gu": "guj",
+    "kn": "kan",
+    "ml": "mal",
+    "pa": "pan",
+    "ur": "urd",
+    "or": "ori",
+    "as": "asm",
+    "ne": "nep",
+    "sa": "san",
+    "fr": "fra",
+    "de": "deu",
+    "es": "spa",
+    "zh": "zho",
+    "ar": "ara",
 }
 
 LANGUAGE_NAMES = {
-    "en": "English", "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "te": "Telugu", "mr": "Marathi",
-    "gu": "Gujarati", "kn": "Kannada", "ml": "Malayalam", "pa": "Punjabi", "ur": "Urdu", "or": "Odia",
-    "as": "Assamese", "ne": "Nepali", "sa": "Sanskrit", "fr": "French", "de": "German",
-    "es": "Spanish", "zh": "Chinese", "ar": "Arabic",
+    "en": "English",
+    "hi": "Hindi",
+    "bn": "Bengali",
+    "ta": "Tamil",
+    "te": "Telugu",
+    "mr": "Marathi",
+    "gu": "Gujarati",
+    "kn": "Kannada",
+    "ml": "Malayalam",
+    "pa": "Punjabi",
+    "ur": "Urdu",
+    "or": "Odia",
+    "as": "Assamese",
+    "ne": "Nepali",
+    "sa": "Sanskrit",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+    "zh": "Chinese",
+    "ar": "Arabic",
 }
 
 
@@ -69,8 +133,10 @@ def flores_code(lang: str) -> str:
     try:
         return FLORES200[lang.lower()]
     except KeyError:
-        raise MTError(f"no FLORES-200 code known for language '{lang}'. Fix: pass the FLORES code "
-                      f"itself (e.g. hin_Deva) or one of {', '.join(sorted(FLORES200))}.") from None
+        raise MTError(
+            f"no FLORES-200 code known for language '{lang}'. Fix: pass the FLORES code "
+            f"itself (e.g. hin_Deva) or one of {', '.join(sorted(FLORES200))}."
+        ) from None
 
 
 def mbart_code(lang: str) -> str:
@@ -79,15 +145,18 @@ def mbart_code(lang: str) -> str:
     try:
         return MBART50[lang.lower()]
     except KeyError:
-        raise MTError(f"no mBART-50 code known for language '{lang}'. Fix: pass the mBART code "
-                      f"itself (e.g. hi_IN) or one of {', '.join(sorted(MBART50))}.") from None
+        raise MTError(
+            f"no mBART-50 code known for language '{lang}'. Fix: pass the mBART code "
+            f"itself (e.g. hi_IN) or one of {', '.join(sorted(MBART50))}."
+        ) from None
 
 
 class MTEngine:
     """Base class. Subclasses set ``name`` and ``model`` and implement :meth:`translate`.
 
     ``translate_pair_batch`` is optional: engines that can translate both sentences of a minimal
-    pair in one request (the LLM engine) override it and set ``joint_pairs = True``.
+    pair in one request (the LLM engine) override it and set ``joint_pairs = True``; each answer is
+    ``{"sent_more", "sent_less", "provenance"}`` (``None`` where the engine gave none).
     """
 
     name: str = "base"
@@ -99,12 +168,12 @@ class MTEngine:
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:  # pragma: no cover
         raise NotImplementedError
 
-    def translate_pair_batch(self, pairs: Sequence[tuple[str, str]], src: str,
-                             tgt: str) -> list[tuple[str, str] | None]:  # pragma: no cover
+    def translate_pair_batch(
+        self, pairs: Sequence[tuple[str, str]], src: str, tgt: str
+    ) -> list[dict[str, Any] | None]:  # pragma: no cover
         raise NotImplementedError
 
-    def translate_cat_batch(self, items: Sequence[dict], src: str,
-                            tgt: str) -> list[Optional[dict]]:  # pragma: no cover
+    def translate_cat_batch(self, items: Sequence[dict], src: str, tgt: str) -> list[dict | None]:  # pragma: no cover
         raise NotImplementedError
 
     def cache_params(self) -> dict[str, Any]:
@@ -130,18 +199,27 @@ class MTEngine:
 
 
 MT_ENGINES: Registry = Registry("translation engine")
-MT_ENGINES.register("googletrans", "biaskit.curation.mt_googletrans:GoogleTransEngine",
-                    help="Google Translate through the googletrans package (needs the internet)")
-MT_ENGINES.register("hf", "biaskit.curation.mt_hf:HFEngine",
-                    help="any transformers seq2seq model (NLLB-200, IndicTrans2, Marian, mBART-50, M2M-100)")
-MT_ENGINES.register("llm", "biaskit.curation.mt_llm:LLMEngine",
-                    help="an OpenAI-compatible chat endpoint with a few-shot prompt from prompts/")
+MT_ENGINES.register(
+    "googletrans",
+    "biaskit.curation.mt_googletrans:GoogleTransEngine",
+    help="Google Translate through the googletrans package (needs the internet)",
+)
+MT_ENGINES.register(
+    "hf",
+    "biaskit.curation.mt_hf:HFEngine",
+    help="any transformers seq2seq model (NLLB-200, IndicTrans2, Marian, mBART-50, M2M-100)",
+)
+MT_ENGINES.register(
+    "llm",
+    "biaskit.curation.mt_llm:LLMEngine",
+    help="an OpenAI-compatible chat endpoint with a few-shot prompt from prompts/",
+)
 
 
 @dataclass(frozen=True)
 class EngineSpec:
     name: str
-    arg: Optional[str] = None
+    arg: str | None = None
 
     def __str__(self) -> str:
         return self.name + (f":{self.arg}" if self.arg else "")
@@ -153,7 +231,10 @@ def parse_engine_spec(spec: str) -> EngineSpec:
     name, sep, arg = spec.partition(":")
     name = name.strip().lower()
     if not name:
-        raise InputError(f"empty engine name in '{spec}'.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError(
+            f"empty engine name in '{spec}'.",
+            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
+        )
     MT_ENGINES.get(name)  # raises "unknown translation engine ... did you mean"
     return EngineSpec(name, arg.strip() or None)
 
@@ -163,7 +244,10 @@ def parse_engine_list(specs: str | Sequence[str]) -> list[EngineSpec]:
         specs = [s for s in specs.split(",")]
     out = [parse_engine_spec(s) for s in specs if s.strip()]
     if not out:
-        raise InputError("no translation engine given.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError(
+            "no translation engine given.",
+            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
+        )
     seen = set()
     for s in out:
         if str(s) in seen:
@@ -183,9 +267,14 @@ def create_engine(spec: EngineSpec | str, **options: Any) -> MTEngine:
     accepted = {k: v for k, v in options.items() if k in params and v is not None}
     if spec.arg is not None:
         return cls(spec.arg, **accepted)
-    required = [p for p in params.values() if p.default is inspect.Parameter.empty
-                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p
+        for p in params.values()
+        if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if required:
-        raise InputError(f"engine '{spec.name}' needs a {required[0].name}: write {spec.name}:{required[0].name.upper()}.",
-                         fix="e.g. hf:facebook/nllb-200-distilled-600M or llm:gpt-4o-mini")
+        raise InputError(
+            f"engine '{spec.name}' needs a {required[0].name}: write {spec.name}:{required[0].name.upper()}.",
+            fix="e.g. hf:facebook/nllb-200-distilled-600M or llm:gpt-4o-mini",
+        )
     return cls(**accepted)

@@ -17,12 +17,16 @@ path; env ``BIASKIT_GOOGLETRANS_CA``) redirect the same client to another host s
 protocol (a mirror behind a corporate proxy, or the tests' local HTTPS stand-in that runs the real
 request/response code without the network); ordinary users never set them.
 """
+
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
+
+from biaskit.options import say
 
 from .mt_base import MTEngine, MTError
 
@@ -33,8 +37,16 @@ class GoogleTransEngine(MTEngine):
     name = "googletrans"
     joint_pairs = False
 
-    def __init__(self, service_url: Optional[str] = None, *, verify: Any = True, timeout: float = 10.0,
-                 retries: int = 3, backoff: float = 1.0, concurrency: int = 4):
+    def __init__(
+        self,
+        service_url: str | None = None,
+        *,
+        verify: Any = True,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        concurrency: int = 4,
+    ):
         from biaskit.errors import require
 
         require("googletrans", "curation", "the googletrans translation engine")
@@ -56,8 +68,12 @@ class GoogleTransEngine(MTEngine):
     def provenance(self) -> dict[str, Any]:
         import googletrans
 
-        return {"engine": self.name, "model": self.model, "host": self.service_url,
-                "googletrans": getattr(googletrans, "__version__", "?")}
+        return {
+            "engine": self.name,
+            "model": self.model,
+            "host": self.service_url,
+            "googletrans": getattr(googletrans, "__version__", "?"),
+        }
 
     # -- the async core -------------------------------------------------------------------------
     def _translator(self):
@@ -65,8 +81,9 @@ class GoogleTransEngine(MTEngine):
         from googletrans import Translator
         from googletrans.constants import DEFAULT_USER_AGENT
 
-        t = Translator(raise_exception=True, timeout=httpx.Timeout(self.timeout),
-                       list_operation_max_concurrency=self.concurrency)
+        t = Translator(
+            raise_exception=True, timeout=httpx.Timeout(self.timeout), list_operation_max_concurrency=self.concurrency
+        )
         if self.service_url != DEFAULT_HOST:
             # keep the "gtx" client type (no token round trip) and only change the host
             t.service_urls = [self.service_url]
@@ -75,8 +92,12 @@ class GoogleTransEngine(MTEngine):
 
             verify = ssl.create_default_context(cafile=self.verify) if isinstance(self.verify, str) else self.verify
             old = t.client
-            t.client = httpx.AsyncClient(http2=False, verify=verify, timeout=httpx.Timeout(self.timeout),
-                                         headers={"User-Agent": DEFAULT_USER_AGENT})
+            t.client = httpx.AsyncClient(
+                http2=False,
+                verify=verify,
+                timeout=httpx.Timeout(self.timeout),
+                headers={"User-Agent": DEFAULT_USER_AGENT},
+            )
             t.token_acquirer.client = t.client
             t._old_client = old
         return t
@@ -107,16 +128,22 @@ class GoogleTransEngine(MTEngine):
                     raise MTError(
                         f"googletrans: cannot reach {self.service_url} ({exc}). You appear to be offline or the "
                         "host is blocked. Fix: connect to the internet, or use another engine "
-                        "(--engines hf:PATH or llm:MODEL); finished translations are cached and reused.") from None
+                        f"({say('engines', 'hf:PATH')} or {say('engines', 'llm:MODEL')}); finished translations are "
+                        "cached and reused."
+                    ) from None
                 except ValueError as exc:  # googletrans' "invalid destination language"
-                    raise MTError(f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
-                                  "googletrans.LANGUAGES, e.g. hi.") from None
+                    raise MTError(
+                        f"googletrans: {exc} ('{src}' -> '{tgt}'). Fix: use a language code from "
+                        "googletrans.LANGUAGES, e.g. hi."
+                    ) from None
                 except Exception as exc:  # HTTP 429/5xx (googletrans raises a bare Exception), timeouts
                     attempt += 1
                     if attempt > self.retries:
-                        raise MTError(f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
-                                      "later (Google rate-limits bursts; lower --concurrency); finished "
-                                      "translations are cached and reused.") from None
+                        raise MTError(
+                            f"googletrans: request failed {attempt} times, last error: {exc}. Fix: retry "
+                            f"later (Google rate-limits bursts; lower {say('concurrency')}); finished "
+                            "translations are cached and reused."
+                        ) from None
                     await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
@@ -137,6 +164,6 @@ class GoogleTransEngine(MTEngine):
                 got = ex.submit(asyncio.run, self._run([texts[i] for i in idx], src, tgt)).result()
         self.last_seconds = time.monotonic() - started
         out = [""] * len(texts)
-        for i, g in zip(idx, got):
+        for i, g in zip(idx, got, strict=False):
             out[i] = g
         return out

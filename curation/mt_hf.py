@@ -29,12 +29,14 @@ sampling) so a cached translation equals a fresh one; inputs are sorted by lengt
 batch (``batch_size``) and run under ``torch.inference_mode()`` on ``device`` (``cpu``, ``cuda``,
 ``cuda:1``, ``mps``; default: cuda when available).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .mt_base import ISO639_3, MTEngine, MTError, flores_code, language_name, mbart_code
 
@@ -62,9 +64,18 @@ def detect_family(tokenizer: Any, config: Any) -> str:
 class HFEngine(MTEngine):
     name = "hf"
 
-    def __init__(self, model: str, *, device: Optional[str] = None, batch_size: int = 16, num_beams: int = 1,
-                 max_new_tokens: int = 128, family: Optional[str] = None, dtype: Optional[str] = None,
-                 trust_remote_code: bool = False):
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str | None = None,
+        batch_size: int = 16,
+        num_beams: int = 1,
+        max_new_tokens: int = 128,
+        family: str | None = None,
+        dtype: str | None = None,
+        trust_remote_code: bool = False,
+    ):
         self.model = str(model)
         self.device_name = device
         self.batch_size = max(1, int(batch_size))
@@ -76,10 +87,12 @@ class HFEngine(MTEngine):
         self._forced_family = family
         self.dtype = dtype
         self.trust_remote_code = trust_remote_code
-        self._tok = None
-        self._model = None
-        self._fingerprint: Optional[str] = None
-        self._device: Optional[str] = None
+        # Any: AutoTokenizer / AutoModelForSeq2SeqLM pick the class at load time, and _prepare uses the
+        # family-specific tokenizer API (src_lang, get_lang_id) that transformers' base classes do not declare
+        self._tok: Any = None
+        self._model: Any = None
+        self._fingerprint: str | None = None
+        self._device: str | None = None
         self.generate_calls = 0
 
     # -- loading -----------------------------------------------------------------------------
@@ -103,13 +116,18 @@ class HFEngine(MTEngine):
                 kwargs["dtype"] = getattr(torch, self.dtype)
             model = AutoModelForSeq2SeqLM.from_pretrained(src, **kwargs)
         except (OSError, ValueError) as exc:
-            hint = ("the folder has no config.json / tokenizer files" if Path(src).exists()
-                    else "no such local folder, and the name is not in the Hugging Face cache (HF_HUB_OFFLINE=1?)")
-            raise MTError(f"hf: cannot load a seq2seq translation model from '{src}': {hint} ({exc.__class__.__name__}: "
-                          f"{str(exc).splitlines()[0][:200]}). Fix: pass hf:PATH to a folder saved with "
-                          "save_pretrained (e.g. facebook/nllb-200-distilled-600M downloaded once).") from None
+            hint = (
+                "the folder has no config.json / tokenizer files"
+                if Path(src).exists()
+                else "no such local folder, and the name is not in the Hugging Face cache (HF_HUB_OFFLINE=1?)"
+            )
+            raise MTError(
+                f"hf: cannot load a seq2seq translation model from '{src}': {hint} ({exc.__class__.__name__}: "
+                f"{str(exc).splitlines()[0][:200]}). Fix: pass hf:PATH to a folder saved with "
+                "save_pretrained (e.g. facebook/nllb-200-distilled-600M downloaded once)."
+            ) from None
         dev = self.device_name or ("cuda" if torch.cuda.is_available() else "cpu")
-        if dev == "cpu":   # torch's CPU threads: --threads, or a fair share of this machine
+        if dev == "cpu":  # torch's CPU threads: --threads, or a fair share of this machine
             from biaskit import threads
 
             threads.apply()
@@ -124,18 +142,21 @@ class HFEngine(MTEngine):
         h = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode())
         h.update(str(len(tok)).encode())
         first = next(iter(model.state_dict().values()))
-        h.update(first.detach().float().cpu().numpy().tobytes()[:1 << 16])
+        h.update(first.detach().float().cpu().numpy().tobytes()[: 1 << 16])
         self._fingerprint = h.hexdigest()[:16]
 
-    def _file_fingerprint(self) -> Optional[str]:
+    def _file_fingerprint(self) -> str | None:
         """For a local folder: a hash of its model files (names, sizes, first 64 KiB) — no model load,
         so a fully cached re-run never loads the weights."""
         root = Path(self.model)
         if not root.is_dir():
             return None
         h = hashlib.sha256()
-        files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix in
-                       (".json", ".safetensors", ".bin", ".model", ".txt", ".spm", ".py"))
+        files = sorted(
+            f
+            for f in root.rglob("*")
+            if f.is_file() and f.suffix in (".json", ".safetensors", ".bin", ".model", ".txt", ".spm", ".py")
+        )
         if not files:
             return None
         for f in files:
@@ -171,8 +192,10 @@ class HFEngine(MTEngine):
             tok.src_lang = s
             tid = tok.convert_tokens_to_ids(t)
             if tid is None or tid == tok.unk_token_id:
-                raise MTError(f"hf: the tokenizer of '{self.model}' has no language token '{t}'. Fix: check the "
-                              "model supports that language.")
+                raise MTError(
+                    f"hf: the tokenizer of '{self.model}' has no language token '{t}'. Fix: check the "
+                    "model supports that language."
+                )
             gen["forced_bos_token_id"] = tid
         elif fam == "m2m100":
             tok.src_lang = src
@@ -205,13 +228,14 @@ class HFEngine(MTEngine):
         tok, model = self._tok, self._model
         with torch.inference_mode():
             for b in range(0, len(order), self.batch_size):
-                ids = order[b:b + self.batch_size]
+                ids = order[b : b + self.batch_size]
                 enc = tok([prepared[i] for i in ids], return_tensors="pt", padding=True, truncation=True)
                 enc = {k: v.to(self._device) for k, v in enc.items()}
-                gen_out = model.generate(**enc, **gen, num_beams=self.num_beams, do_sample=False,
-                                         max_new_tokens=self.max_new_tokens)
+                gen_out = model.generate(
+                    **enc, **gen, num_beams=self.num_beams, do_sample=False, max_new_tokens=self.max_new_tokens
+                )
                 self.generate_calls += 1
-                for i, row in zip(ids, gen_out.tolist()):
+                for i, row in zip(ids, gen_out.tolist(), strict=False):
                     out[i] = row
         return out
 

@@ -46,17 +46,18 @@ unmarked (symmetric)  positive        generated = more -> antistereo  swap = mor
 (A sentence that violates X's stereotype is the *less* stereotypical of the two, so it is
 ``sent_less`` and its swap, the same sentence about the comparable group, is ``sent_more``.)
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
-
-from biaskit.schema import SentencePair
+from typing import Any
 
 from biaskit.inventory import Inventory, Term, load_inventory
-from biaskit.textutil import Token, match_case, norm_word, tokenize
+from biaskit.schema import SentencePair
+from biaskit.textutil import match_case, norm_word, tokenize
 
 HI_AUX = {"है", "हैं", "था", "थी", "थे", "थीं", "हो", "होगा", "होगी", "होंगे", "होंगी"}
 _AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
@@ -72,7 +73,7 @@ class SwapResult:
     text: str
     source: Term
     target: Term
-    side: Optional[str]
+    side: str | None
     changes: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -90,13 +91,19 @@ def _target_form(match_form: str, matched: str, target: Term, lang: str) -> str:
     if match_form in forms:
         return forms[match_form]
     if match_form == "variant":
-        plural = (lang == "en" and re.search(r"(s|men|people|ren)$", matched.lower())) or (lang == "hi" and matched.endswith("ों"))
+        plural = (lang == "en" and re.search(r"(s|men|people|ren)$", matched.lower())) or (
+            lang == "hi" and matched.endswith("ों")
+        )
         if plural:
-            return forms.get("obl_pl" if lang == "hi" and matched.endswith("ों") else "pl") or forms.get("pl") or forms["sg"]
+            return (
+                forms.get("obl_pl" if lang == "hi" and matched.endswith("ों") else "pl")
+                or forms.get("pl")
+                or forms["sg"]
+            )
     return forms.get("sg") or target.label(lang)
 
 
-def _en_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory) -> Optional[str]:
+def _en_gender_word(word: str, to: str, next_word: str | None, inv: Inventory) -> str | None:
     w = norm_word(word)
     pair = inv.en_gender.get(w)
     if not pair:
@@ -116,15 +123,17 @@ def _en_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory
     return match_case(word, new)
 
 
-_NOT_NOUN_START = set("""to and or but the a an that this in on at for with from by of as than then because if when
-so up out down off over into about after before while is was are were be been""".split())
+_NOT_NOUN_START = set(
+    """to and or but the a an that this in on at for with from by of as than then because if when
+so up out down off over into about after before while is was are were be been""".split()
+)
 
 
-def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory, plural: bool = False) -> Optional[str]:
+def _hi_gender_word(word: str, to: str, next_word: str | None, inv: Inventory, plural: bool = False) -> str | None:
     if word in inv._hi_gender_nouns:
-        return None   # other people's gendered nouns (माँ, पति ...) are left alone in Hindi
+        return None  # other people's gendered nouns (माँ, पति ...) are left alone in Hindi
     if plural and to == "m" and word.endswith("ी") and word[:-1] + "ा" in inv.hi_gender:
-        return word[:-1] + "े"   # महिलाएं ... रहती -> पुरुष ... रहते
+        return word[:-1] + "े"  # महिलाएं ... रहती -> पुरुष ... रहते
     pair = inv.hi_gender.get(word)
     if pair:
         m, f = pair
@@ -141,14 +150,20 @@ def _hi_gender_word(word: str, to: str, next_word: Optional[str], inv: Inventory
     return None
 
 
-def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: Optional[Inventory] = None,
-                  target: Optional[str] = None) -> SwapResult:
+def swap_sentence(
+    sentence: str,
+    identity: str,
+    *,
+    lang: str = "en",
+    inventory: Inventory | None = None,
+    target: str | None = None,
+) -> SwapResult:
     """Swap every mention of ``identity`` in ``sentence`` for its comparable group (or ``target``)."""
     inv = inventory or load_inventory()
     term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
     if term is None:
         raise SwapError(f"identity '{identity}' is not in the inventory")
-    side: Optional[str]
+    side: str | None
     if target:
         tgt = inv.lookup(target, lang) or inv.lookup(target, "en")
         if tgt is None:
@@ -181,11 +196,11 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
     covered: set[int] = set()
     for m, m_tgt in matches:
         first, last = tokens[m.start], tokens[m.end - 1]
-        old = sentence[first.start:last.end]
+        old = sentence[first.start : last.end]
         new = _target_form(m.form, old, m_tgt, lang)
         if lang == "en":
             src_forms = set((m.term.forms.get("en") or {}).values()) | set(m.term.variants.get("en") or [])
-            if re.sub(r"['’]s$", "", old) in src_forms:      # written as in the inventory: keep the target's own casing
+            if re.sub(r"['’]s$", "", old) in src_forms:  # written as in the inventory: keep the target's own casing
                 if old[:1].isupper() and (m.start == 0 or tokens[m.start - 1].text in ".!?"):
                     new = new[:1].upper() + new[1:]
             else:
@@ -198,13 +213,19 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
         covered.update(range(m.start, m.end))
         if lang == "en" and m.start > 0 and norm_word(tokens[m.start - 1].text) in ("a", "an"):
             art = tokens[m.start - 1]
-            want = match_case(art.text, article_for(new))
-            if want != art.text:
-                edits.append((art.start, art.end, want))
-                changes.append((art.text, want))
+            article = match_case(art.text, article_for(new))
+            if article != art.text:
+                edits.append((art.start, art.end, article))
+                changes.append((art.text, article))
                 covered.add(m.start - 1)
-    plural = any(m.form in ("pl", "obl_pl") or (m.form == "variant" and _target_form("variant", m.text, m_tgt, lang)
-                                                 != (m_tgt.forms.get(lang) or {}).get("sg")) for m, m_tgt in matches)
+    plural = any(
+        m.form in ("pl", "obl_pl")
+        or (
+            m.form == "variant"
+            and _target_form("variant", m.text, m_tgt, lang) != (m_tgt.forms.get(lang) or {}).get("sg")
+        )
+        for m, m_tgt in matches
+    )
     if term.gender and tgt.gender and term.gender != tgt.gender:
         words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
         for k, i in enumerate(words_idx):
@@ -213,12 +234,12 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
             tok = tokens[i]
             nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
             if lang == "hi":
-                new = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
+                word = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
             else:
-                new = _en_gender_word(tok.text, tgt.gender, nxt, inv)
-            if new and new != tok.text:
-                edits.append((tok.start, tok.end, new))
-                changes.append((tok.text, new))
+                word = _en_gender_word(tok.text, tgt.gender, nxt, inv)
+            if word and word != tok.text:
+                edits.append((tok.start, tok.end, word))
+                changes.append((tok.text, word))
     out = sentence
     for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
         out = out[:s] + new + out[e:]
@@ -228,7 +249,7 @@ def swap_sentence(sentence: str, identity: str, *, lang: str = "en", inventory: 
 MODES = ("stereo", "anti")
 
 
-def direction_for(side: Optional[str], polarity: Optional[str], mode: str = "stereo") -> tuple[str, str]:
+def direction_for(side: str | None, polarity: str | None, mode: str = "stereo") -> tuple[str, str]:
     """(direction, basis) per the table in the module docstring; the generated sentence is
     ``sent_more`` in mode ``stereo`` and ``sent_less`` in mode ``anti``."""
     if mode not in MODES:
@@ -246,7 +267,7 @@ def direction_for(side: Optional[str], polarity: Optional[str], mode: str = "ste
     return ("stereo" if targeted == (mode == "stereo") else "antistereo"), basis
 
 
-def _rewrite_item(row: dict[str, Any], inv: Inventory) -> Optional[dict[str, Any]]:
+def _rewrite_item(row: dict[str, Any], inv: Inventory) -> dict[str, Any] | None:
     """The ``pair_rewrite`` job for a row whose identity span the rule-based swap cannot find
     (None when the row cannot be rewritten either: unknown identity, no comparable group)."""
     text = str(row.get("sentence") or "").strip()
@@ -256,12 +277,17 @@ def _rewrite_item(row: dict[str, Any], inv: Inventory) -> Optional[dict[str, Any
     comp = inv.comparable_of(src) if src else None
     if comp is None:
         return None
-    return {"sentence": text, "source_group": identity, "target_group": comp[0].label(lang),
-            "sentence_id": row.get("sentence_id")}
+    return {
+        "sentence": text,
+        "source_group": identity,
+        "target_group": comp[0].label(lang),
+        "sentence_id": row.get("sentence_id"),
+    }
 
 
-def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None,
-               rewrite: Optional[dict[str, Any]] = None) -> SentencePair:
+def build_pair(
+    row: dict[str, Any], *, inventory: Inventory | None = None, rewrite: dict[str, Any] | None = None
+) -> SentencePair:
     """One sentence row (from ``curate sentences``) -> a SentencePair, or :class:`SwapError`.
 
     ``rewrite``: a row of the ``pair_rewrite`` task (``{"rewrite", "provenance"}``) to use as the
@@ -280,30 +306,64 @@ def build_pair(row: dict[str, Any], *, inventory: Optional[Inventory] = None,
     except SwapError as exc:
         if rewrite is None or "not found in the sentence" not in str(exc):
             raise
-        src = inv.lookup(identity, lang) or inv.lookup(identity, "en")
-        tgt, side = inv.comparable_of(src)
+        term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
+        # swap_sentence says "not found in the sentence" only after it found the identity and its comparable group
+        assert term is not None
+        comp = inv.comparable_of(term)
+        assert comp is not None
+        src, (tgt, side) = term, comp
         less, changes, method = rewrite["rewrite"], [], "llm"
         extra_prov = {"rewrite": rewrite.get("provenance") or {}}
     if less.strip() == text.strip():
         raise SwapError("the swap left the sentence unchanged")
     mode = str(row.get("mode") or "stereo")
     direction, basis = direction_for(side, row.get("polarity"), mode)
-    prov = {"source": "biaskit-curate", "sentence_id": row.get("sentence_id"), "tuple_id": row.get("tuple_id"),
-            "generation": row.get("provenance") or {}, **extra_prov}
-    meta = {"attribute": row.get("attribute"), "polarity": row.get("polarity"), "mode": mode, "swap_method": method,
-            "swaps": [list(c) for c in changes], "direction_basis": basis}
+    prov = {
+        "source": "biaskit-curate",
+        "sentence_id": row.get("sentence_id"),
+        "tuple_id": row.get("tuple_id"),
+        "generation": row.get("provenance") or {},
+        **extra_prov,
+    }
+    meta = {
+        "attribute": row.get("attribute"),
+        "polarity": row.get("polarity"),
+        "mode": mode,
+        "swap_method": method,
+        "swaps": [list(c) for c in changes],
+        "direction_basis": basis,
+    }
     (more, g_more), (less_, g_less) = (text, src), (less, tgt)
-    if mode == "anti":     # the generated sentence violates the stereotype: the less stereotypical one
+    if mode == "anti":  # the generated sentence violates the stereotype: the less stereotypical one
         (more, g_more), (less_, g_less) = (less_, g_less), (more, g_more)
-    return SentencePair(sent_more=more, sent_less=less_, direction=direction, bias_type=row.get("axis") or src.axis,
-                        lang=lang, group_more=g_more.label(lang), group_less=g_less.label(lang), provenance=prov,
-                        meta=meta, source_id=row.get("sentence_id"))
+    return SentencePair(
+        sent_more=more,
+        sent_less=less_,
+        direction=direction,
+        bias_type=row.get("axis") or src.axis,
+        lang=lang,
+        group_more=g_more.label(lang),
+        group_less=g_less.label(lang),
+        provenance=prov,
+        meta=meta,
+        source_id=row.get("sentence_id"),
+    )
 
 
-def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Inventory] = None, llm: Any = None,
-                prompt: Any = None, llm_params: Optional[dict] = None, check: bool = True,
-                rewrites_out: Optional[str | Path] = None, concurrency: int = 1, retry_failed: bool = False,
-                progress: bool = False, command: Optional[str] = None) -> tuple[list[SentencePair], list[dict]]:
+def build_pairs(
+    rows: Iterable[tuple[int, dict]],
+    *,
+    inventory: Inventory | None = None,
+    llm: Any = None,
+    prompt: Any = None,
+    llm_params: dict | None = None,
+    check: bool = True,
+    rewrites_out: str | Path | None = None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    progress: bool = False,
+    command: str | None = None,
+) -> tuple[list[SentencePair], list[dict]]:
     """Pairs for every usable sentence row, plus rejects ``{row, reason, ...}``. With ``check``,
     each pair's checker flags go to ``meta.flags`` and flagged pairs get status ``flagged``.
 
@@ -313,7 +373,7 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
     from biaskit.check import check_pair
 
     inv = inventory or load_inventory()
-    built: list[tuple[int, dict, Any]] = []      # (row, record, SentencePair | SwapError | rewrite item)
+    built: list[tuple[int, dict, Any]] = []  # (row, record, SentencePair | SwapError | rewrite item)
     for i, row in rows:
         status = row.get("status") or "raw"
         if status in ("rejected", "parse_error", "request_error"):
@@ -329,10 +389,18 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
         from .runner import JobRunner
         from .tasks.pair_rewrite import PairRewriteTask
 
-        with JobRunner(llm, PairRewriteTask(prompt), params=llm_params, out=rewrites_out, concurrency=concurrency,
-                       retry_failed=retry_failed, progress=progress, command=command) as runner:
+        with JobRunner(
+            llm,
+            PairRewriteTask(prompt),
+            params=llm_params,
+            out=rewrites_out,
+            concurrency=concurrency,
+            retry_failed=retry_failed,
+            progress=progress,
+            command=command,
+        ) as runner:
             outcomes = runner.run_batch([item for _, item in todo])
-        for (n, _), oc in zip(todo, outcomes):
+        for (n, _), oc in zip(todo, outcomes, strict=False):
             i, row, _ = built[n]
             try:
                 if not oc.ok:
@@ -347,8 +415,13 @@ def build_pairs(rows: Iterable[tuple[int, dict]], *, inventory: Optional[Invento
         if isinstance(pair, SwapError):
             rej = {"row": i, "sentence_id": row.get("sentence_id"), "reason": str(pair)}
             if not str(pair).startswith("sentence status"):
-                rej = {"row": i, "sentence_id": row.get("sentence_id"), "sentence": row.get("sentence"),
-                       "identity": row.get("identity"), "reason": str(pair)}
+                rej = {
+                    "row": i,
+                    "sentence_id": row.get("sentence_id"),
+                    "sentence": row.get("sentence"),
+                    "identity": row.get("identity"),
+                    "reason": str(pair),
+                }
             rejects.append(rej)
             continue
         if pair.pair_id in seen:
@@ -371,36 +444,68 @@ class PairsFileResult:
     pairs: list[SentencePair]
     rejects: list[dict]
     out: Path
-    rejects_file: Optional[Path] = None
-    rewrites_file: Optional[Path] = None
+    rejects_file: Path | None = None
+    rewrites_file: Path | None = None
 
     @property
     def flagged(self) -> int:
         return sum(1 for p in self.pairs if p.status == "flagged")
 
 
-def build_pairs_file(sentences: str | Path, out: str | Path, *, inventory: Optional[Inventory] = None,
-                     llm: Any = None, prompt: Any = None, llm_params: Optional[dict] = None, concurrency: int = 1,
-                     retry_failed: bool = False, progress: bool = True,
-                     command: Optional[str] = None) -> PairsFileResult:
+def build_pairs_file(
+    opts: Any = None,
+    out: str | Path | None = None,
+    /,
+    *,
+    inventory: Inventory | None = None,
+    llm: Any = None,
+    prompt: Any = None,
+    llm_params: dict | None = None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    progress: bool = True,
+    command: str | None = None,
+    **options: Any,
+) -> PairsFileResult:
     """``biaskit curate pairs``: the sentences file -> the pairs file ``out`` (.jsonl or .csv), the
     unusable sentences to ``<out>.errors.jsonl`` (``<out stem>.rejects.jsonl`` beside a CSV), and with
-    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``."""
+    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``opts``: the
+    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions` (or, the keyword form, the
+    sentences file with ``out``); ``inventory``: a loaded inventory (default: ``opts.inventory``'s);
+    ``llm``, ``prompt``, ``llm_params``, ``concurrency``, ``retry_failed``: the LLM fallback's client and
+    settings (the LLM option block)."""
     from biaskit.io import write_jsonl
     from biaskit.readers import read_sentence_rows, write_pairs
 
+    from .pair_options import BuildPairsOptions
     from .runner import errors_path
 
-    out = Path(out)
+    if out is not None:
+        options["out"] = out
+    o = BuildPairsOptions.coerce(opts, options, "sentences")
+    sentences = o.sentences
+    if inventory is None and o.inventory is not None:
+        inventory = load_inventory(o.inventory)
+    out = Path(o.out)
     rewrites = out.with_name(out.stem + ".rewrites.jsonl")
-    pairs, rejects = build_pairs(read_sentence_rows(sentences), inventory=inventory, llm=llm, prompt=prompt,
-                                 llm_params=llm_params, rewrites_out=rewrites, concurrency=concurrency,
-                                 retry_failed=retry_failed, progress=progress, command=command)
+    pairs, rejects = build_pairs(
+        read_sentence_rows(sentences),
+        inventory=inventory,
+        llm=llm,
+        prompt=prompt,
+        llm_params=llm_params,
+        rewrites_out=rewrites,
+        concurrency=concurrency,
+        retry_failed=retry_failed,
+        progress=progress,
+        command=command,
+    )
     write_pairs(out, pairs)
     rej = errors_path(out) if out.suffix == ".jsonl" else out.with_suffix(".rejects.jsonl")
     if rejects:
         write_jsonl(rej, rejects)
     elif rej.exists():
-        rej.unlink()   # from an earlier run: every sentence is usable now
-    return PairsFileResult(pairs, rejects, out, rej if rejects else None,
-                           rewrites if llm is not None and rewrites.exists() else None)
+        rej.unlink()  # from an earlier run: every sentence is usable now
+    return PairsFileResult(
+        pairs, rejects, out, rej if rejects else None, rewrites if llm is not None and rewrites.exists() else None
+    )

@@ -33,17 +33,20 @@ A curator adds a template by dropping a TOML file in a prompts folder: no code c
 file may override a packaged template only with a different ``version``; :func:`get_prompt`
 returns the highest version unless ``id@version`` is asked for.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 
 PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -63,9 +66,9 @@ class Prompt:
     system: str
     user: str
     variables: dict[str, str]
-    schema: Optional[dict[str, Any]] = None
-    task: Optional[str] = None
-    path: Optional[str] = None
+    schema: dict[str, Any] | None = None
+    task: str | None = None
+    path: str | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
     #: worked examples (the ``[[examples]]`` tables) that the template's task chooses from and renders
     examples: list[dict[str, Any]] = field(default_factory=list)
@@ -90,8 +93,11 @@ class Prompt:
         vals = {**self.defaults, **values}
         missing = sorted(self.placeholders() - set(vals))
         if missing:
-            raise InputError(f"prompt '{self.ref}' needs variable(s) {', '.join(missing)}.", path=self.path,
-                             fix=f"pass values for: {', '.join(sorted(self.variables))}.")
+            raise InputError(
+                f"prompt '{self.ref}' needs variable(s) {', '.join(missing)}.",
+                path=self.path,
+                fix=f"pass values for: {', '.join(sorted(self.variables))}.",
+            )
 
         def fill(text: str) -> str:
             out = PLACEHOLDER.sub(lambda m: str(vals[m.group(1)]), text)
@@ -115,70 +121,106 @@ def _parse_prompt(path: Path) -> Prompt:
     except UnicodeDecodeError:
         raise InputError("not valid UTF-8.", path=path, fix="save the template as UTF-8.") from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML ({exc}).", path=path, fix="check quoting; use '''...''' for multi-line text.") from None
+        raise InputError(
+            f"invalid TOML ({exc}).", path=path, fix="check quoting; use '''...''' for multi-line text."
+        ) from None
 
     def need(key: str, kind: type = str) -> Any:
         if key not in obj:
             raise InputError(f"missing key '{key}'.", path=path, fix=f"add `{key} = ...` at the top of the file.")
         if not isinstance(obj[key], kind):
-            raise InputError(f"'{key}' must be a {kind.__name__}.", path=path, fix=f"write `{key} = \"...\"`.")
+            raise InputError(f"'{key}' must be a {kind.__name__}.", path=path, fix=f'write `{key} = "..."`.')
         return obj[key]
 
     pid = need("id")
     if not _ID.match(pid):
-        raise InputError(f"id '{pid}' must be lower-case letters, digits, '_', '-' or '.'.", path=path,
-                         fix="rename the id, e.g. id = \"attributes_hi\".")
+        raise InputError(
+            f"id '{pid}' must be lower-case letters, digits, '_', '-' or '.'.",
+            path=path,
+            fix='rename the id, e.g. id = "attributes_hi".',
+        )
     version = obj.get("version")
     if version is None:
-        raise InputError("missing key 'version'.", path=path, fix="add `version = \"1\"` and bump it on every edit.")
+        raise InputError("missing key 'version'.", path=path, fix='add `version = "1"` and bump it on every edit.')
     template = need("template", dict)
     user = template.get("user")
     if not isinstance(user, str) or not user.strip():
-        raise InputError("[template] needs a non-empty 'user' text.", path=path, fix="add user = '''...''' under [template].")
+        raise InputError(
+            "[template] needs a non-empty 'user' text.", path=path, fix="add user = '''...''' under [template]."
+        )
     system = template.get("system", "")
     if not isinstance(system, str):
         raise InputError("[template] 'system' must be text.", path=path, fix="write system = '''...'''.")
     variables = obj.get("variables", {})
     if not isinstance(variables, dict):
-        raise InputError("[variables] must be a table of name = \"description\".", path=path,
-                         fix="write e.g. identity = \"the identity term\" under [variables].")
+        raise InputError(
+            '[variables] must be a table of name = "description".',
+            path=path,
+            fix='write e.g. identity = "the identity term" under [variables].',
+        )
     schema = obj.get("schema")
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as exc:
-            raise InputError(f"'schema' is not valid JSON ({exc.msg}, line {exc.lineno}).", path=path,
-                             fix="write the JSON Schema as a [schema] table or valid JSON text.") from None
+            raise InputError(
+                f"'schema' is not valid JSON ({exc.msg}, line {exc.lineno}).",
+                path=path,
+                fix="write the JSON Schema as a [schema] table or valid JSON text.",
+            ) from None
     if schema is not None:
         if not isinstance(schema, dict):
-            raise InputError("'schema' must be a JSON Schema object.", path=path, fix="e.g. [schema] type = \"object\" ...")
+            raise InputError(
+                "'schema' must be a JSON Schema object.", path=path, fix='e.g. [schema] type = "object" ...'
+            )
         jsonschema = require("jsonschema", "curation", "checking prompt templates' JSON Schemas")
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as exc:
-            raise InputError(f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).", path=path,
-                             fix="see https://json-schema.org/understanding-json-schema/.") from None
+            raise InputError(
+                f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).",
+                path=path,
+                fix="see https://json-schema.org/understanding-json-schema/.",
+            ) from None
     examples = obj.get("examples", [])
     if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
-        raise InputError("'examples' must be an array of tables.", path=path,
-                         fix="write each worked example as a [[examples]] table (key = value lines below it).")
-    p = Prompt(id=pid, version=str(version), description=str(obj.get("description", "")), system=system, user=user,
-               variables={str(k): str(v) for k, v in variables.items()}, schema=schema, task=obj.get("task"),
-               path=str(path), defaults=dict(obj.get("defaults", {})), examples=examples)
+        raise InputError(
+            "'examples' must be an array of tables.",
+            path=path,
+            fix="write each worked example as a [[examples]] table (key = value lines below it).",
+        )
+    p = Prompt(
+        id=pid,
+        version=str(version),
+        description=str(obj.get("description", "")),
+        system=system,
+        user=user,
+        variables={str(k): str(v) for k, v in variables.items()},
+        schema=schema,
+        task=obj.get("task"),
+        path=str(path),
+        defaults=dict(obj.get("defaults", {})),
+        examples=examples,
+    )
     used = p.placeholders()
     undeclared = sorted(used - set(p.variables))
     if undeclared:
-        raise InputError(f"template uses undeclared variable(s) {', '.join('{' + u + '}' for u in undeclared)}.",
-                         path=path, fix="declare them under [variables] (name = \"description\"), or write "
-                                        "{{ and }} for literal braces.")
+        raise InputError(
+            f"template uses undeclared variable(s) {', '.join('{' + u + '}' for u in undeclared)}.",
+            path=path,
+            fix='declare them under [variables] (name = "description"), or write {{ and }} for literal braces.',
+        )
     unused = sorted(set(p.variables) - used)
     if unused:
-        raise InputError(f"declared variable(s) {', '.join(unused)} are not used in the template.", path=path,
-                         fix="remove them from [variables] or use them as {name} in the template.")
+        raise InputError(
+            f"declared variable(s) {', '.join(unused)} are not used in the template.",
+            path=path,
+            fix="remove them from [variables] or use them as {name} in the template.",
+        )
     return p
 
 
-def prompt_dirs(extra: Optional[Iterable[str | Path] | str | Path] = None) -> list[Path]:
+def prompt_dirs(extra: Iterable[str | Path] | str | Path | None = None) -> list[Path]:
     dirs = [package_prompts_dir()]
     env = os.environ.get("BIASKIT_PROMPTS_DIR")
     if env:
@@ -190,22 +232,29 @@ def prompt_dirs(extra: Optional[Iterable[str | Path] | str | Path] = None) -> li
     return dirs
 
 
-def load_prompts(extra_dirs: Optional[Iterable[str | Path] | str | Path] = None) -> dict[str, Prompt]:
+def load_prompts(extra_dirs: Iterable[str | Path] | str | Path | None = None) -> dict[str, Prompt]:
     """All templates, keyed ``id@version``, from the package folder and the user folders."""
     out: dict[str, Prompt] = {}
-    for i, d in enumerate(prompt_dirs(extra_dirs)):
+    for d in prompt_dirs(extra_dirs):
         if not d.exists():
-            raise InputError("prompts folder not found.", path=d, fix="check --prompts-dir / $BIASKIT_PROMPTS_DIR.")
+            raise InputError(
+                "prompts folder not found.", path=d, fix=f"check {say('prompts_dir')} / $BIASKIT_PROMPTS_DIR."
+            )
         if not d.is_dir():
-            raise InputError("is not a folder.", path=d, fix="point --prompts-dir at a folder of *.toml templates.")
+            raise InputError(
+                "is not a folder.", path=d, fix=f"point {say('prompts_dir')} at a folder of *.toml templates."
+            )
         for f in sorted(d.glob("*.toml")):
             p = _parse_prompt(f)
             if p.ref in out:
                 other = out[p.ref]
                 if Path(other.path or "").resolve() == f.resolve():
                     continue
-                raise InputError(f"template '{p.ref}' is defined twice (also in {other.path}).", path=f,
-                                 fix="bump `version` in the copy you edited.")
+                raise InputError(
+                    f"template '{p.ref}' is defined twice (also in {other.path}).",
+                    path=f,
+                    fix="bump `version` in the copy you edited.",
+                )
             out[p.ref] = p
     return out
 
@@ -214,8 +263,11 @@ def _version_key(v: str) -> tuple:
     return tuple((0, int(x)) if x.isdigit() else (1, x) for x in re.split(r"[.\-]", v))
 
 
-def get_prompt(ref: str, extra_dirs: Optional[Iterable[str | Path] | str | Path] = None,
-               prompts: Optional[dict[str, Prompt]] = None) -> Prompt:
+def get_prompt(
+    ref: str,
+    extra_dirs: Iterable[str | Path] | str | Path | None = None,
+    prompts: dict[str, Prompt] | None = None,
+) -> Prompt:
     """``"attributes"`` (highest version) or ``"attributes@1"``."""
     prompts = prompts if prompts is not None else load_prompts(extra_dirs)
     if "@" in ref:
@@ -232,5 +284,7 @@ def get_prompt(ref: str, extra_dirs: Optional[Iterable[str | Path] | str | Path]
     ids = sorted({p.id for p in prompts.values()})
     refs = sorted(prompts)
     close = difflib.get_close_matches(ref, refs + ids, n=3)
-    raise InputError(f"unknown prompt template '{ref}'." + (f" Did you mean {', '.join(close)}?" if close else ""),
-                     fix=f"`biaskit curate prompts` lists them; available: {', '.join(refs)}.")
+    raise InputError(
+        f"unknown prompt template '{ref}'." + (f" Did you mean {', '.join(close)}?" if close else ""),
+        fix=f"`biaskit curate prompts` lists them; available: {', '.join(refs)}.",
+    )

@@ -30,19 +30,22 @@ gives every task the same machinery:
 Use ``JobRunner(...).run(items)`` for a whole file, or ``with JobRunner(...) as r: r.run_batch(...)``
 for callers that feed jobs in batches (the translation engine).
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextvars
 import datetime as _dt
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from biaskit.cache import request_hash
 from biaskit.errors import InputError
 from biaskit.io import JsonlAppender, read_jsonl, write_jsonl
+from biaskit.options import say, tell
 from biaskit.redact import redact, redact_obj
 
 from .llm.protocol import EndpointError, LLMClient, LLMResult
@@ -68,8 +71,8 @@ class JobOutcome:
     key: str
     item: dict[str, Any]
     output: TaskOutput
-    resumed: bool = False           # the rows were read back from the output file
-    result: Optional[LLMResult] = None
+    resumed: bool = False  # the rows were read back from the output file
+    result: LLMResult | None = None
 
     @property
     def ok(self) -> bool:
@@ -87,11 +90,11 @@ class RunSummary:
     errors: int = 0
     partial: int = 0
     interrupted: bool = False
-    aborted: Optional[str] = None
+    aborted: str | None = None
     notes: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
-    out: Optional[str] = None
-    errors_file: Optional[str] = None
+    out: str | None = None
+    errors_file: str | None = None
 
     @property
     def all_failed(self) -> bool:
@@ -99,8 +102,21 @@ class RunSummary:
         return self.jobs > 0 and self.ok == 0 and self.skipped_done == 0
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("task", "jobs", "skipped_done", "run", "ok", "rows", "errors", "partial", "interrupted", "aborted",
-                "notes", "out", "errors_file")
+        keys = (
+            "task",
+            "jobs",
+            "skipped_done",
+            "run",
+            "ok",
+            "rows",
+            "errors",
+            "partial",
+            "interrupted",
+            "aborted",
+            "notes",
+            "out",
+            "errors_file",
+        )
         return {k: getattr(self, k) for k in keys} | {"llm": self.stats}
 
 
@@ -113,18 +129,30 @@ class JobRunner:
     ``params`` override the task's ``default_params`` (temperature, seed, max_tokens, ...).
     """
 
-    def __init__(self, llm: LLMClient, task: Task, *, params: Optional[dict[str, Any]] = None,
-                 out: Optional[str | Path] = None, logs: Optional[str | Path] = None, concurrency: int = 1,
-                 retry_failed: bool = False, progress: bool = True, command: Optional[str] = None):
+    def __init__(
+        self,
+        llm: LLMClient,
+        task: Task,
+        *,
+        params: dict[str, Any] | None = None,
+        out: str | Path | None = None,
+        logs: str | Path | None = None,
+        concurrency: int = 1,
+        retry_failed: bool = False,
+        progress: bool = True,
+        command: str | None = None,
+    ):
         if concurrency < 1:
-            raise InputError(f"--concurrency must be >= 1, got {concurrency}.", fix="pass --concurrency 1..64.")
+            raise InputError(
+                f"{say('concurrency')} must be >= 1, got {concurrency}.", fix=f"{tell('concurrency', 4)} (1 to 64)."
+            )
         self.llm, self.task = llm, task
         self.params = {**task.default_params, **{k: v for k, v in (params or {}).items() if v is not None}}
         self.out = Path(out) if out is not None else None
         if self.out is not None and self.out.suffix.lower() not in (".jsonl", ".ndjson"):
-            raise InputError("output must be a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
+            raise InputError("output must be a .jsonl file.", path=self.out, fix="name it *.jsonl, e.g. rows.jsonl.")
         if self.out is not None and self.out.is_dir():
-            raise InputError("is a folder, expected a .jsonl file.", path=self.out, fix="use e.g. --out rows.jsonl.")
+            raise InputError("is a folder, expected a .jsonl file.", path=self.out, fix="name a file, e.g. rows.jsonl.")
         base = self.out if self.out is not None else (Path(logs) if logs is not None else None)
         self.errors_file = errors_path(base) if base is not None else None
         self.runlog_file = runlog_path(base) if base is not None else None
@@ -140,16 +168,16 @@ class JobRunner:
         self._started = time.time()
         self._opened = False
         self._closed = False
-        self._sink: Optional[JsonlAppender] = None
-        self._errs: Optional[JsonlAppender] = None
+        self._sink: JsonlAppender | None = None
+        self._errs: JsonlAppender | None = None
         self._done: dict[str, list[dict]] = {}
-        self._failed_before: set[str] = set()
+        self._failed_before: set[str | None] = set()  # job keys of the error rows (None: a row without one)
 
     # ------------------------------------------------------------------ opening: resume state
     def _open(self) -> None:
         self._opened = True
         if self.out is not None:
-            self._check_owner()       # before the appender repairs a tail: a file not ours is left untouched
+            self._check_owner()  # before the appender repairs a tail: a file not ours is left untouched
             self._out_was_there = self.out.exists()
             self._sink = JsonlAppender(self.out)
             if self._sink.tail_repair is not None:
@@ -171,26 +199,41 @@ class JobRunner:
             return
         from biaskit.io import iter_jsonl
 
-        fix = ("choose another --out (a new file: it receives this step's rows and is resumed on re-runs), or move "
-               "that file away.")
+        fix = (
+            "choose another --out (a new file: it receives this step's rows and is resumed on re-runs), or move "
+            "that file away."
+        )
         try:
             for i, r in iter_jsonl(self.out, tolerate_truncated_tail=True, check_text=False):
-                prov = r.get("provenance") if isinstance(r.get("provenance"), dict) else {}
+                prov = r.get("provenance")
+                if not isinstance(prov, dict):
+                    prov = {}
                 task = prov.get("task")
                 if task != self.task.name:
-                    what = f"rows of the '{task}' task" if task else "records biaskit did not write (no provenance.task)"
-                    raise InputError(f"holds {what}, not the '{self.task.name}' rows this step writes; biaskit appends "
-                                     "only to its own output.", path=self.out, row=i, fix=fix)
+                    what = (
+                        f"rows of the '{task}' task" if task else "records biaskit did not write (no provenance.task)"
+                    )
+                    raise InputError(
+                        f"holds {what}, not the '{self.task.name}' rows this step writes; biaskit appends "
+                        "only to its own output.",
+                        path=self.out,
+                        row=i,
+                        fix=fix,
+                    )
         except InputError as exc:
             if exc.fix == fix:
                 raise
-            raise InputError(f"is not an output of this step ({exc.message.rstrip('.')}); biaskit appends only to its "
-                             "own output.", path=self.out, row=exc.row, fix=fix) from None
+            raise InputError(
+                f"is not an output of this step ({exc.message.rstrip('.')}); biaskit appends only to its own output.",
+                path=self.out,
+                row=exc.row,
+                fix=fix,
+            ) from None
 
     def _read_done(self) -> dict[str, list[dict]]:
         assert self.out is not None and self._sink is not None
         rows = read_jsonl(self.out)
-        tail = 0   # rows of the last job, at the end of the file (one job's rows are written in one go)
+        tail = 0  # rows of the last job, at the end of the file (one job's rows are written in one go)
         last = (rows[-1].get("provenance") or {}).get("job") if rows else None
         while last and tail < len(rows) and (rows[-1 - tail].get("provenance") or {}).get("job") == last:
             tail += 1
@@ -201,8 +244,10 @@ class JobRunner:
             self._sink.close()
             write_jsonl(self.out, rows)
             self._sink = JsonlAppender(self.out)
-            self.summary.notes.append(f"{self.out}: the last job had {tail} of its {want} rows (an interrupted "
-                                      "run); removed them and asked that job again.")
+            self.summary.notes.append(
+                f"{self.out}: the last job had {tail} of its {want} rows (an interrupted "
+                "run); removed them and asked that job again."
+            )
         done: dict[str, list[dict]] = {}
         for r in rows:
             key = (r.get("provenance") or {}).get("job")
@@ -215,12 +260,17 @@ class JobRunner:
         """A job is its request (model, endpoint, messages, params, schema) for its input: two inputs
         that render the same prompt (a tuple listed as positive and as negative) are two jobs, and
         the second is answered by the cache."""
-        return request_hash({"request": self.llm.job_hash(messages, self.task.schema_for(item), **self.params),
-                             "input": self.task.context(item)})
+        return request_hash(
+            {
+                "request": self.llm.job_hash(messages, self.task.schema_for(item), **self.params),
+                "input": self.task.context(item),
+            }
+        )
 
-    def _call(self, key: str, messages: list[dict], schema: Optional[dict] = None) -> LLMResult:
-        return self.llm.complete_json(messages, schema, refresh=self.retry_failed and key in self._failed_before,
-                                      **self.params)
+    def _call(self, key: str, messages: list[dict], schema: dict | None = None) -> LLMResult:
+        return self.llm.complete_json(
+            messages, schema, refresh=self.retry_failed and key in self._failed_before, **self.params
+        )
 
     def _record(self, key: str, item: dict, result: LLMResult) -> JobOutcome:
         output = self.task.outcome(item, result)
@@ -240,10 +290,20 @@ class JobRunner:
             s.errors += 1
             s.partial += output.status == "partial"
             if self._errs is not None:
-                self._errs.write(redact_obj({
-                    "job": key, "status": output.status, "error": output.error, "raw": result.raw,
-                    "context": self.task.context(item), "data": output.rows or None, "history": result.history,
-                    "provenance": {**result.provenance(), **self.task.provenance()}}))
+                self._errs.write(
+                    redact_obj(
+                        {
+                            "job": key,
+                            "status": output.status,
+                            "error": output.error,
+                            "raw": result.raw,
+                            "context": self.task.context(item),
+                            "data": output.rows or None,
+                            "history": result.history,
+                            "provenance": {**result.provenance(), **self.task.provenance()},
+                        }
+                    )
+                )
         return JobOutcome(key, item, output, result=result)
 
     def _record_failure(self, key: str, item: dict, error: str) -> None:
@@ -251,23 +311,32 @@ class JobRunner:
         self.summary.run += 1
         self.summary.errors += 1
         if self._errs is not None:
-            self._errs.write(redact_obj({"job": key, "status": "request_error", "error": error, "raw": None,
-                                         "context": self.task.context(item),
-                                         "provenance": {**self.llm.describe(), **self.task.provenance()}}))
+            self._errs.write(
+                redact_obj(
+                    {
+                        "job": key,
+                        "status": "request_error",
+                        "error": error,
+                        "raw": None,
+                        "context": self.task.context(item),
+                        "provenance": {**self.llm.describe(), **self.task.provenance()},
+                    }
+                )
+            )
 
     def run_batch(self, items: Sequence[dict[str, Any]]) -> list[JobOutcome]:
         """Run the jobs for ``items`` (resuming and caching as described); outcomes in input order."""
         if not self._opened:
             self._open()
         msgs = [self.task.render(it) for it in items]
-        keys = [self.job_key(it, m) for it, m in zip(items, msgs)]
+        keys = [self.job_key(it, m) for it, m in zip(items, msgs, strict=False)]
         self.summary.jobs += len(set(keys))
         by_key: dict[str, JobOutcome] = {}
-        for k, it in zip(keys, items):
+        for k, it in zip(keys, items, strict=False):
             if k in self._done and k not in by_key:
                 by_key[k] = JobOutcome(k, it, TaskOutput(self._done[k]), resumed=True)
                 self.summary.skipped_done += 1
-        todo = {k: (it, m) for k, it, m in zip(keys, items, msgs) if k not in by_key}
+        todo = {k: (it, m) for k, it, m in zip(keys, items, msgs, strict=False) if k not in by_key}
         from biaskit.progress import progress
 
         pool = cf.ThreadPoolExecutor(max_workers=self.concurrency)
@@ -275,8 +344,10 @@ class JobRunner:
         try:
             with progress(len(todo), self.task.name, enabled=self.progress, unit="jobs") as bar:
                 # each job runs in the caller's context (how hints name options: flags, or biaskit.toml keys)
-                futures = {pool.submit(contextvars.copy_context().run, self._call, k, m, self.task.schema_for(it)): k
-                           for k, (it, m) in todo.items()}
+                futures = {
+                    pool.submit(contextvars.copy_context().run, self._call, k, m, self.task.schema_for(it)): k
+                    for k, (it, m) in todo.items()
+                }
                 for fut in cf.as_completed(futures):
                     k = futures[fut]
                     try:
@@ -295,7 +366,10 @@ class JobRunner:
             raise
         finally:
             pool.shutdown(wait=wait, cancel_futures=True)
-        return [JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result) for k, it in zip(keys, items)]
+        return [
+            JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result)
+            for k, it in zip(keys, items, strict=False)
+        ]
 
     def run(self, items: Iterable[dict[str, Any]]) -> RunSummary:
         """Run every job, put the output in input order, then the task's whole-file pass, then write
@@ -342,7 +416,7 @@ class JobRunner:
             write_jsonl(self.out, new)
 
     # ------------------------------------------------------------------ closing
-    def __enter__(self) -> "JobRunner":
+    def __enter__(self) -> JobRunner:
         if not self._opened:
             self._open()
         return self
@@ -358,12 +432,17 @@ class JobRunner:
         for f in (self._sink, self._errs):
             if f is not None:
                 f.close()
-        if self._sink is not None and not getattr(self, "_out_was_there", True) and self.out.is_file() \
-                and not self.out.stat().st_size:
-            self.out.unlink()    # a run that produced no row leaves no empty output behind
+        if (
+            self._sink is not None
+            and self.out is not None  # always, with a sink: narrows the type
+            and not getattr(self, "_out_was_there", True)
+            and self.out.is_file()
+            and not self.out.stat().st_size
+        ):
+            self.out.unlink()  # a run that produced no row leaves no empty output behind
         self.summary.stats = self.llm.stats.snapshot()
         if self.errors_file is not None and self.errors_file.exists():
-            latest: dict[str, dict] = {}
+            latest: dict[str | None, dict] = {}
             for r in read_jsonl(self.errors_file):
                 latest[r.get("job")] = r
             still = [r for k, r in latest.items() if k not in self._done]
@@ -373,9 +452,16 @@ class JobRunner:
             else:
                 self.errors_file.unlink()
         if self.runlog_file is not None and self._opened:
-            started = _dt.datetime.fromtimestamp(self._started, _dt.timezone.utc).isoformat(timespec="seconds")
-            rec = {"command": self.command, "started": started, "seconds": round(time.time() - self._started, 3),
-                   **self.llm.describe(), **self.task.provenance(), "params": self.params, **self.summary.as_dict()}
+            started = _dt.datetime.fromtimestamp(self._started, _dt.UTC).isoformat(timespec="seconds")
+            rec = {
+                "command": self.command,
+                "started": started,
+                "seconds": round(time.time() - self._started, 3),
+                **self.llm.describe(),
+                **self.task.provenance(),
+                "params": self.params,
+                **self.summary.as_dict(),
+            }
             with JsonlAppender(self.runlog_file) as log:
                 log.write(redact_obj(rec))
         return self.summary

@@ -36,19 +36,21 @@ the text (or the pair, for joint prompts): a re-run costs nothing. Finished pair
 appended (fsync'ed) to the output file as they complete; an interrupted run re-reads them and
 continues; at the end the file is rewritten atomically in input order.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
-from biaskit.schema import SentencePair, normalize_text
-
 from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
+from biaskit.options import say, tell
+from biaskit.schema import SentencePair, normalize_text
 
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
 
@@ -61,8 +63,8 @@ class CachedEngine:
 
     def __init__(self, engine: MTEngine, cache: DiskCache, src: str, tgt: str):
         self.engine, self.cache, self.src, self.tgt = engine, cache, src, tgt
-        self._params: Optional[dict] = None
-        self.requested = 0   # texts or pairs sent to the engine
+        self._params: dict | None = None
+        self.requested = 0  # texts or pairs sent to the engine
         self.hits = 0
 
     @property
@@ -72,8 +74,14 @@ class CachedEngine:
         return self._params
 
     def _key(self, **what: Any) -> dict:
-        return {"engine": self.engine.name, "model": self.engine.model, **self.params, "src": self.src,
-                "tgt": self.tgt, **what}
+        return {
+            "engine": self.engine.name,
+            "model": self.engine.model,
+            **self.params,
+            "src": self.src,
+            "tgt": self.tgt,
+            **what,
+        }
 
     def _cached(self, keys: list[dict], items: Sequence[Any], batch: Callable[[list[Any]], list[Any]]) -> list[Any]:
         """``batch(items)`` through the cache (:func:`biaskit.cache.cached_results`): only the items not
@@ -99,19 +107,21 @@ class CachedEngine:
             return [{"text": o} for o in outs]
 
         got = self._cached([self._key(text=t) for t in uniq], uniq, batch)
-        by_text = {t: g["text"] for t, g in zip(uniq, got)}
+        by_text = {t: g["text"] for t, g in zip(uniq, got, strict=False)}
         return [by_text[normalize_text(t)] for t in texts]
 
-    def translate_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[Optional[dict]]:
+    def translate_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[dict | None]:
         keys = [self._key(pair=[normalize_text(a), normalize_text(b)]) for a, b in pairs]
         return self._cached(keys, pairs, lambda todo: self.engine.translate_pair_batch(todo, self.src, self.tgt))
 
-    def translate_cats(self, items: Sequence[dict]) -> list[Optional[dict]]:
+    def translate_cats(self, items: Sequence[dict]) -> list[dict | None]:
         """Whole CATs (engines with ``joint_cats``): each item ``{"split", "target", "context",
         "stereotype", "anti_stereotype", "unrelated"}`` -> the same fields translated, or None."""
         fields = ("split", "target", "context", "stereotype", "anti_stereotype", "unrelated")
-        keys = [self._key(cat=[normalize_text(str(it[f])) for f in fields], **self.engine.cat_cache_params())
-                for it in items]
+        keys = [
+            self._key(cat=[normalize_text(str(it[f])) for f in fields], **self.engine.cat_cache_params())
+            for it in items
+        ]
         return self._cached(keys, items, lambda todo: self.engine.translate_cat_batch(todo, self.src, self.tgt))
 
 
@@ -127,19 +137,26 @@ class TranslationRun:
     engine_stats: dict[str, dict[str, int]] = field(default_factory=dict)
     flag_counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-    n_failed: int = 0       # records with an engine_failed candidate after this run
+    n_failed: int = 0  # records with an engine_failed candidate after this run
     notes: list[str] = field(default_factory=list)
 
     def common(self) -> dict[str, Any]:
-        return {"out": str(self.out), "resumed": self.n_resumed, "candidates": self.n_candidates,
-                "engines": self.engine_stats, "flags": self.flag_counts, "seconds": round(self.seconds, 2),
-                "engine_failed": self.n_failed, "notes": self.notes}
+        return {
+            "out": str(self.out),
+            "resumed": self.n_resumed,
+            "candidates": self.n_candidates,
+            "engines": self.engine_stats,
+            "flags": self.flag_counts,
+            "seconds": round(self.seconds, 2),
+            "engine_failed": self.n_failed,
+            "notes": self.notes,
+        }
 
 
 @dataclass
 class TranslateResult(TranslationRun):
     n_pairs: int = 0
-    n_retried: int = 0      # pairs an engine had failed on in an earlier run, asked again
+    n_retried: int = 0  # pairs an engine had failed on in an earlier run, asked again
 
     def summary(self) -> dict[str, Any]:
         return {**self.common(), "pairs": self.n_pairs, "retried": self.n_retried}
@@ -149,8 +166,9 @@ def _engine_failed(record: dict) -> bool:
     return any(f.get("code") == "engine_failed" for c in record.get("candidates", []) for f in c.get("flags", []))
 
 
-def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
-                       span_tr: dict[str, str]) -> Optional[tuple[str, str, str]]:
+def _span_substitution(
+    en_more: str, en_less: str, hi_more: str, hi_less: str, span_tr: dict[str, str]
+) -> tuple[str, str, str] | None:
     """Return ``(more, less, base)`` built by replacing the translated group span, or None."""
     spans = diff_spans(tokens(en_more), tokens(en_less))
     if len(spans) != 1 or not spans[0][0] or not spans[0][1]:
@@ -163,8 +181,10 @@ def _span_substitution(en_more: str, en_less: str, hi_more: str, hi_less: str,
         if text.count(src_t) == 1:
             other = text.replace(src_t, dst_t)
             new = (text, other) if base == "sent_more" else (other, text)
-            if normalize_text(new[0]) != normalize_text(new[1]) and \
-                    len(diff_spans(tokens(new[0]), tokens(new[1]))) == 1:
+            if (
+                normalize_text(new[0]) != normalize_text(new[1])
+                and len(diff_spans(tokens(new[0]), tokens(new[1]))) == 1
+            ):
                 return new[0], new[1], base
     return None
 
@@ -189,32 +209,50 @@ def _engine_label(e: MTEngine) -> str:
     return f"{e.name}:{e.model}"
 
 
-def _candidates_for_batch(batch: list[SentencePair], engine: CachedEngine, target: str,
-                          align: bool, pair_checker, check_kw: dict) -> list[dict]:
+def _candidates_for_batch(
+    batch: list[SentencePair], engine: CachedEngine, target: str, align: bool, pair_checker, check_kw: dict
+) -> list[dict]:
     e = engine.engine
     base_prov = e.provenance()
     cands: list[dict] = []
     if e.joint_pairs:
         outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
-        for p, o in zip(batch, outs):
+        for _p, o in zip(batch, outs, strict=False):
             if o is None:
-                cands.append({"engine": e.name, "model": e.model, "sent_more": "", "sent_less": "",
-                              "strategy": "joint-prompt", "flags": [flag("engine_failed",
-                                                                         "the engine gave no usable translation; "
-                                                                         "a re-run retries it.")],
-                              "provenance": base_prov})
+                cands.append(
+                    {
+                        "engine": e.name,
+                        "model": e.model,
+                        "sent_more": "",
+                        "sent_less": "",
+                        "strategy": "joint-prompt",
+                        "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
+                        "provenance": base_prov,
+                    }
+                )
                 continue
             more, less = o.get("sent_more", ""), o.get("sent_less", "")
             prov = {**base_prov, **(o.get("provenance") or {})}
-            cands.append({"engine": e.name, "model": e.model, "sent_more": more, "sent_less": less,
-                          "strategy": "joint-prompt", "provenance": prov})
+            cands.append(
+                {
+                    "engine": e.name,
+                    "model": e.model,
+                    "sent_more": more,
+                    "sent_less": less,
+                    "strategy": "joint-prompt",
+                    "provenance": prov,
+                }
+            )
     else:
         texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
-        outs = engine.translate(texts)
-        pairs_out = [(outs[2 * i], outs[2 * i + 1]) for i in range(len(batch))]
+        texts_out = engine.translate(texts)
+        pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
         # second pass: the differing English spans of pairs whose translation is not minimal
-        need = [i for i, (p, (m, l)) in enumerate(zip(batch, pairs_out))
-                if align and _needs_alignment(p.sent_more, p.sent_less, m, l, engine.src, target)]
+        need = [
+            i
+            for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
+            if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
+        ]
         span_tr: dict[str, str] = {}
         if need:
             spans = []
@@ -224,36 +262,52 @@ def _candidates_for_batch(batch: list[SentencePair], engine: CachedEngine, targe
                     spans += [" ".join(d[0][0]), " ".join(d[0][1])]
             spans = list(dict.fromkeys(spans))
             if spans:
-                span_tr = dict(zip(spans, engine.translate(spans)))
-        for i, (p, (m, l)) in enumerate(zip(batch, pairs_out)):
-            cand = {"engine": e.name, "model": e.model, "sent_more": m, "sent_less": l,
-                    "strategy": "independent", "provenance": dict(base_prov)}
+                span_tr = dict(zip(spans, engine.translate(spans), strict=False))
+        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
+            cand: dict[str, Any] = {
+                "engine": e.name,
+                "model": e.model,
+                "sent_more": m,
+                "sent_less": le,
+                "strategy": "independent",
+                "provenance": dict(base_prov),
+            }
             if i in need:
-                sub = _span_substitution(p.sent_more, p.sent_less, m, l, span_tr)
+                sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
                 if sub is not None:
                     cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
                     cand["strategy"] = f"span-substitution (base: {sub[2]})"
-                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": l}
+                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
             cands.append(cand)
-    for p, c in zip(batch, cands):
-        fl = [] if c.get("flags") else check_candidate(p, c["sent_more"], c["sent_less"], target,
-                                                       pair_checker=pair_checker, **check_kw)
+    for p, c in zip(batch, cands, strict=False):
+        fl = (
+            []
+            if c.get("flags")
+            else check_candidate(p, c["sent_more"], c["sent_less"], target, pair_checker=pair_checker, **check_kw)
+        )
         if c["strategy"].startswith("span-substitution"):
-            fl.append(flag("span_substituted",
-                           "S2 was built by replacing the translated group term in S1 (or the reverse) to keep "
-                           "the pair minimal: check that verbs and adjectives agree with the new term.",
-                           independent=c["provenance"]["independent"]))
+            fl.append(
+                flag(
+                    "span_substituted",
+                    "S2 was built by replacing the translated group term in S1 (or the reverse) to keep "
+                    "the pair minimal: check that verbs and adjectives agree with the new term.",
+                    independent=c["provenance"]["independent"],
+                )
+            )
         c["flags"] = c.get("flags") or fl
-    return [{k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
-            for c in cands]
+    return [
+        {k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
+        for c in cands
+    ]
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: str, *, resume: bool = True
-                      ) -> tuple[dict[str, dict], int, list[str]]:
+def resume_candidates(
+    out: Path, wanted: Sequence[str], signature: str, id_key: str, *, resume: bool = True
+) -> tuple[dict[str, dict], int, list[str]]:
     """The finished candidate records of an interrupted run of ``out`` (same ``run_signature``, an id
     in ``wanted``, no engine that failed): ``(done by id, records dropped to be asked again, notes)``.
     The file is cut back to what is reused; a file that holds other records is refused."""
@@ -265,16 +319,22 @@ def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: 
         notes.append(tail.message())
     existing = read_jsonl(out) if out.exists() else []
     if any("candidates" not in r or id_key not in r for r in existing):
-        raise InputError("exists and is not a translation-candidates file; refusing to overwrite it.", path=out,
-                         fix="choose another --out (it receives the candidates and is resumed on re-runs).")
+        raise InputError(
+            "exists and is not a translation-candidates file; refusing to overwrite it.",
+            path=out,
+            fix=f"choose another {say('out')} (it receives the candidates and is resumed on re-runs).",
+        )
     done: dict[str, dict] = {}
     n_failed_before = 0
     if resume:
         want = set(wanted)
-        done = {r[id_key]: r for r in existing if r.get(id_key) in want
-                and r.get("provenance", {}).get("run_signature") == signature}
+        done = {
+            r[id_key]: r
+            for r in existing
+            if r.get(id_key) in want and r.get("provenance", {}).get("run_signature") == signature
+        }
         failed = [k for k, r in done.items() if _engine_failed(r)]
-        for k in failed:   # an engine gave nothing for these last time: ask again
+        for k in failed:  # an engine gave nothing for these last time: ask again
             del done[k]
         n_failed_before = len(failed)
     if out.exists() and len(done) != len(existing):
@@ -283,11 +343,22 @@ def resume_candidates(out: Path, wanted: Sequence[str], signature: str, id_key: 
     return done, n_failed_before, notes
 
 
-def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequence[MTEngine], out: str | Path, *,
-                    source_lang: Optional[str] = None, cache: Optional[DiskCache] = None, batch_pairs: int = 16,
-                    align: bool = True, resume: bool = True, progress: bool = False,
-                    pair_checker: Optional[Callable[..., list]] = None,
-                    check_kw: Optional[dict] = None, source_file: Optional[str] = None) -> TranslateResult:
+def translate_pairs(
+    pairs: Sequence[SentencePair],
+    target: str,
+    engines: Sequence[MTEngine],
+    out: str | Path,
+    *,
+    source_lang: str | None = None,
+    cache: DiskCache | None = None,
+    batch_pairs: int = 16,
+    align: bool = True,
+    resume: bool = True,
+    progress: bool = False,
+    pair_checker: Callable[..., list] | None = None,
+    check_kw: dict | None = None,
+    source_file: str | None = None,
+) -> TranslateResult:
     """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
     from biaskit import __version__
     from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
@@ -296,25 +367,36 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
     out = Path(out)
     target = target.strip().lower()
     if not engines:
-        raise InputError("no translation engine given.", fix="use e.g. --engines googletrans,hf:PATH,llm:MODEL")
+        raise InputError(
+            "no translation engine given.",
+            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
+        )
     pairs = list(pairs)
     langs = {p.lang for p in pairs}
     src = (source_lang or (langs.pop() if len(langs) == 1 else "")).lower()
     if not src:
-        raise InputError(f"the pairs mix languages {sorted({p.lang for p in pairs})}.", path=source_file,
-                         fix="translate one language at a time: pass --source-lang en.")
+        raise InputError(
+            f"the pairs mix languages {sorted({p.lang for p in pairs})}.",
+            path=source_file,
+            fix=f"translate one language at a time: {tell('source_lang', 'en')}.",
+        )
     pairs = [p for p in pairs if p.lang == src]
     if src == target:
-        raise InputError(f"source and target language are both '{src}'.", fix="pass --target hi (or another language).")
+        raise InputError(
+            f"source and target language are both '{src}'.", fix=f"{tell('target', 'hi')} (or another language)."
+        )
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]
     if len(set(labels)) != len(labels):
-        raise InputError(f"the same engine and model is listed twice ({labels}): reviewers' choices could not be "
-                         "told apart.", fix="list each engine/model once.")
+        raise InputError(
+            f"the same engine and model is listed twice ({labels}): reviewers' choices could not be told apart.",
+            fix="list each engine/model once.",
+        )
     signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
 
-    done, n_failed_before, notes = resume_candidates(out, [p.pair_id for p in pairs], signature, "pair_id",
-                                                     resume=resume)
+    done, n_failed_before, notes = resume_candidates(
+        out, [p.pair_id for p in pairs], signature, "pair_id", resume=resume
+    )
     n_resumed = len(done)
     for e in engines:
         e.attach_output(out)
@@ -324,22 +406,35 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
 
     from biaskit.progress import progress as progress_bar
 
-    with no_empty_output(out), progress_bar(len(todo), f"translating {src}->{target}", enabled=progress,
-                                            unit="pairs") as bar, JsonlAppender(out) as log:
+    with (
+        no_empty_output(out),
+        progress_bar(len(todo), f"translating {src}->{target}", enabled=progress, unit="pairs") as bar,
+        JsonlAppender(out) as log,
+    ):
         for b in range(0, len(todo), max(1, batch_pairs)):
-            batch = todo[b:b + batch_pairs]
-            per_engine = [_candidates_for_batch(batch, ce, target, align, pair_checker, check_kw)
-                          for ce in cached_engines]
+            batch = todo[b : b + batch_pairs]
+            per_engine = [
+                _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw) for ce in cached_engines
+            ]
             recs = []
             for j, p in enumerate(batch):
-                rec = {
-                    "pair_id": p.pair_id, "source_lang": src, "target_lang": target,
-                    "bias_type": p.bias_type, "direction": p.direction,
+                rec: dict[str, Any] = {
+                    "pair_id": p.pair_id,
+                    "source_lang": src,
+                    "target_lang": target,
+                    "bias_type": p.bias_type,
+                    "direction": p.direction,
                     "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
                     "candidates": [cands[j] for cands in per_engine],
-                    "provenance": {"run_signature": signature, "source_id": p.source_id,
-                                   "source_provenance": p.provenance, "source_file": source_file,
-                                   "engines": labels, "created_at": _now(), "biaskit": __version__},
+                    "provenance": {
+                        "run_signature": signature,
+                        "source_id": p.source_id,
+                        "source_provenance": p.provenance,
+                        "source_file": source_file,
+                        "engines": labels,
+                        "created_at": _now(),
+                        "biaskit": __version__,
+                    },
                 }
                 if p.group_more or p.group_less:
                     rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
@@ -349,9 +444,15 @@ def translate_pairs(pairs: Sequence[SentencePair], target: str, engines: Sequenc
             bar.advance(len(batch))
     records = [done[p.pair_id] for p in pairs if p.pair_id in done]
     write_jsonl(out, records)
-    return TranslateResult(out=out, n_pairs=len(records), n_resumed=n_resumed, **run_figures(records, labels,
-                                                                                              cached_engines),
-                           seconds=time.monotonic() - started, n_retried=n_failed_before, notes=notes)
+    return TranslateResult(
+        out=out,
+        n_pairs=len(records),
+        n_resumed=n_resumed,
+        **run_figures(records, labels, cached_engines),
+        seconds=time.monotonic() - started,
+        n_retried=n_failed_before,
+        notes=notes,
+    )
 
 
 def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequence[CachedEngine]) -> dict[str, Any]:
@@ -362,14 +463,28 @@ def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequenc
         for c in r["candidates"]:
             for f in c["flags"]:
                 counts[f["code"]] = counts.get(f["code"], 0) + 1
-    return {"n_candidates": sum(len(r["candidates"]) for r in records), "flag_counts": dict(sorted(counts.items())),
-            "n_failed": sum(map(_engine_failed, records)),
-            "engine_stats": {lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, engines)}}
+    return {
+        "n_candidates": sum(len(r["candidates"]) for r in records),
+        "flag_counts": dict(sorted(counts.items())),
+        "n_failed": sum(map(_engine_failed, records)),
+        "engine_stats": {
+            lab: {"requested": ce.requested, "cache_hits": ce.hits} for lab, ce in zip(labels, engines, strict=False)
+        },
+    }
 
 
-def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[str], out: str | Path, *,
-                   source_lang: str = "en", format: str = "auto", limit: Optional[int] = None,
-                   engine_options: Optional[dict[str, Any]] = None, **kw: Any) -> TranslateResult:
+def translate_file(
+    pairs_path: str | Path,
+    target: str,
+    engines: str | Sequence[str],
+    out: str | Path,
+    *,
+    source_lang: str = "en",
+    format: str = "auto",
+    limit: int | None = None,
+    engine_options: dict[str, Any] | None = None,
+    **kw: Any,
+) -> TranslateResult:
     """Read pairs (CrowS / IndiBias / biaskit), build engines from specs, and :func:`translate_pairs`."""
     from biaskit.readers import read_pairs
 
@@ -378,8 +493,11 @@ def translate_file(pairs_path: str | Path, target: str, engines: str | Sequence[
     res = read_pairs(pairs_path, format=format, lang=source_lang, limit=limit)
     pairs = [p for p in res.pairs if p.lang == source_lang]
     if not pairs:
-        raise InputError(f"no '{source_lang}' pairs in the file.", path=pairs_path,
-                         fix="check --source-lang and that the file has pairs in that language.")
+        raise InputError(
+            f"no '{source_lang}' pairs in the file.",
+            path=pairs_path,
+            fix=f"check {say('source_lang')} and that the file has pairs in that language.",
+        )
     built = [create_engine(s, **(engine_options or {})) for s in specs]
     try:
         return translate_pairs(pairs, target, built, out, source_lang=source_lang, source_file=str(pairs_path), **kw)

@@ -14,13 +14,14 @@ a part), a pairs file any reader reads, or a DataFrame with ``sent_more, sent_le
 direction`` (and optionally ``lang``, ``pair_id``, ``source_id``, ``group_more``, ``group_less``) or
 the release's wide layout (``sent_more_<lang>`` ...).
 """
+
 from __future__ import annotations
 
 import inspect
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError
 
@@ -51,13 +52,13 @@ class Plot:
 class PairsResult:
     """One model's result: the per-pair frame, the summary, the plots, and where the files are."""
 
-    pairs: Any                       # pandas DataFrame (pairs.csv)
-    summary: dict[str, Any]          # summary.json
-    plots: dict[str, Any] = field(default_factory=dict)   # name -> Plot (.figure: the matplotlib Figure)
-    out_dir: Optional[Path] = None   # the files (None: written to a temporary folder, removed)
+    pairs: Any  # pandas DataFrame (pairs.csv)
+    summary: dict[str, Any]  # summary.json
+    plots: dict[str, Any] = field(default_factory=dict)  # name -> Plot (.figure: the matplotlib Figure)
+    out_dir: Path | None = None  # the files (None: written to a temporary folder, removed)
 
     @property
-    def metric_score(self) -> Optional[float]:
+    def metric_score(self) -> float | None:
         return self.summary.get("metric_score")
 
     def table(self):
@@ -66,16 +67,29 @@ class PairsResult:
 
         s = self.summary
         items = list((s.get("by_lang") or {}).items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
-        rows = [{"model": s.get("model"), "lang": lg, "pairs": v["n_pairs"], "metric_score": v["metric_score"],
-                 "ci_low": (v.get("uncertainty") or {}).get("ci_low"), "ci_high": (v.get("uncertainty") or {}).get("ci_high"),
-                 "stereo_score": v["stereo_score"], "antistereo_score": v["antistereo_score"], "ties": v["n_ties"],
-                 "ds_mean": v.get("ds_mean")} for lg, v in items]
+        rows = [
+            {
+                "model": s.get("model"),
+                "lang": lg,
+                "pairs": v["n_pairs"],
+                "metric_score": v["metric_score"],
+                "ci_low": (v.get("uncertainty") or {}).get("ci_low"),
+                "ci_high": (v.get("uncertainty") or {}).get("ci_high"),
+                "stereo_score": v["stereo_score"],
+                "antistereo_score": v["antistereo_score"],
+                "ties": v["n_ties"],
+                "ds_mean": v.get("ds_mean"),
+            }
+            for lg, v in items
+        ]
         return pd.DataFrame(rows)
 
-    def _repr_html_(self) -> str:   # a notebook shows the table
-        return (f"<p><b>{self.summary.get('model')}</b> ({self.summary.get('scorer')}, "
-                f"{self.summary.get('method')}): % of pairs where the model prefers sent_more (50 = none)</p>"
-                + self.table().to_html(index=False, float_format=lambda x: f"{x:.2f}"))
+    def _repr_html_(self) -> str:  # a notebook shows the table
+        return (
+            f"<p><b>{self.summary.get('model')}</b> ({self.summary.get('scorer')}, "
+            f"{self.summary.get('method')}): % of pairs where the model prefers sent_more (50 = none)</p>"
+            + self.table().to_html(index=False, float_format=lambda x: f"{x:.2f}")
+        )
 
     def __repr__(self) -> str:
         score = "n/a" if self.metric_score is None else f"{self.metric_score:.2f}"
@@ -85,36 +99,55 @@ class PairsResult:
 def _frame_to_file(df, path: Path) -> Path:
     """A pairs DataFrame (long, or a release's wide layout) as a biaskit JSONL file."""
     from biaskit.readers import write_pairs
-    from biaskit.schema import SentencePair
+    from biaskit.schema import PairStatus, SentencePair
 
     cols = set(df.columns)
     if {"sent_more", "sent_less"} <= cols:
         views = [(None, df)]
     else:
-        langs = [c[len("sent_more_"):] for c in df.columns if c.startswith("sent_more_")]
+        langs = [c[len("sent_more_") :] for c in df.columns if c.startswith("sent_more_")]
         if not langs:
-            raise InputError("the DataFrame has neither sent_more/sent_less nor sent_more_<lang> columns.",
-                             fix="pass a frame with sent_more, sent_less, bias_type, direction (or a release).")
+            raise InputError(
+                "the DataFrame has neither sent_more/sent_less nor sent_more_<lang> columns.",
+                fix="pass a frame with sent_more, sent_less, bias_type, direction (or a release).",
+            )
         views = [(lg, df[df[f"sent_more_{lg}"].notna()]) for lg in langs]
     missing = [c for c in ("bias_type", "direction") if c not in cols]
     if missing:
-        raise InputError(f"the DataFrame lacks column(s) {', '.join(missing)}.",
-                         fix="add bias_type and direction (stereo / antistereo) to every pair.")
+        raise InputError(
+            f"the DataFrame lacks column(s) {', '.join(missing)}.",
+            fix="add bias_type and direction (stereo / antistereo) to every pair.",
+        )
     pairs = []
     for lg, sub in views:
         for i, r in enumerate(sub.to_dict("records"), start=1):
-            def get(c):
-                v = r.get(f"{c}_{lg}" if lg else c)
-                return None if v is None or v != v else v    # NaN -> None
+
+            def get(c):  # called only within this iteration of the loop
+                v = r.get(f"{c}_{lg}" if lg else c)  # noqa: B023
+                return None if v is None or v != v else v  # NaN -> None
+
             try:
-                pairs.append(SentencePair(
-                    sent_more=get("sent_more"), sent_less=get("sent_less"), bias_type=r["bias_type"],
-                    direction=r["direction"], lang=lg or r.get("lang") or "en", group_more=get("group_more"),
-                    group_less=get("group_less"), source_id=r.get("source_id") or r.get("id"),
-                    pair_id=get("pair_id") or "", status="raw"))
+                pairs.append(
+                    SentencePair(
+                        sent_more=get("sent_more"),
+                        sent_less=get("sent_less"),
+                        bias_type=r["bias_type"],
+                        direction=r["direction"],
+                        lang=lg or r.get("lang") or "en",
+                        group_more=get("group_more"),
+                        group_less=get("group_less"),
+                        source_id=r.get("source_id") or r.get("id"),
+                        pair_id=get("pair_id") or "",
+                        status=PairStatus.raw,
+                    )
+                )
             except ValueError as exc:
-                raise InputError(f"not a valid pair: {str(exc).splitlines()[-1].strip()}", path="<DataFrame>",
-                                 row=i, fix="fix that row of the frame.") from None
+                raise InputError(
+                    f"not a valid pair: {str(exc).splitlines()[-1].strip()}",
+                    path="<DataFrame>",
+                    row=i,
+                    fix="fix that row of the frame.",
+                ) from None
     return write_pairs(path, pairs)
 
 
@@ -132,9 +165,18 @@ def _scorer_for(model: Any) -> str:
     return _detect_kind(config)
 
 
-def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, scorer: Optional[str] = None,
-                   split: Optional[str] = None, lang: Optional[str] = None, out: Optional[str | Path] = None,
-                   progress: bool = False, **options: Any) -> PairsResult:
+def evaluate_pairs(
+    data: Any,
+    *,
+    model: Any,
+    protocol: str | None = None,
+    scorer: str | None = None,
+    split: str | None = None,
+    lang: str | None = None,
+    out: str | Path | None = None,
+    progress: bool = False,
+    **options: Any,
+) -> PairsResult:
     """Score minimal pairs with one model; see the module docstring.
 
     ``scorer``: mlm | clm | seq2seq | clm-api (default: from the model's architecture). ``protocol``:
@@ -150,34 +192,52 @@ def evaluate_pairs(data: Any, *, model: Any, protocol: Optional[str] = None, sco
     from .report import ds_figure, ds_unit, kde_panels
 
     if isinstance(model, (list, tuple)):
-        raise BiaskitError("evaluate_pairs scores one model; call it once per model (or use `biaskit evaluate "
-                           "pairs --model A --model B` for one comparison table)")
-    params = inspect.signature(run_pairs).parameters
+        raise BiaskitError(
+            "evaluate_pairs scores one model; call it once per model (or use `biaskit evaluate "
+            "pairs --model A --model B` for one comparison table)"
+        )
+    from .options import PairsOptions
+
+    # run_pairs' options: the fields of `evaluate pairs` (their Python keywords) and its own keywords
+    params = [s.python or n for n, s in PairsOptions.specs().items()] + [
+        p.name for p in inspect.signature(run_pairs).parameters.values() if p.kind is p.KEYWORD_ONLY
+    ]
     if protocol is not None:
-        if "protocol" not in params:
-            raise BiaskitError(f"protocol={protocol!r}: this biaskit has no paper protocols yet. Fix: pass the "
-                               "settings instead (scorer=, method=, unit=, normalise=)")
         options["protocol"] = protocol
     unknown = sorted(set(options) - set(params))
     if unknown:
-        raise BiaskitError(f"unknown option(s) {', '.join(unknown)}. Fix: use run_pairs' options: "
-                           + ", ".join(p for p in params if p not in ("data", "models", "out_dir")))
-    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp:
-        tmp = Path(tmp)
+        raise BiaskitError(
+            f"unknown option(s) {', '.join(unknown)}. Fix: use run_pairs' options: "
+            + ", ".join(p for p in params if p not in ("data", "models", "out_dir"))
+        )
+    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp_name:
+        tmp = Path(tmp_name)
         if isinstance(data, pd.DataFrame):
             data = _frame_to_file(data, tmp / "pairs.jsonl")
-        elif hasattr(data, "configs") and hasattr(data, "path"):   # a loaded Release
+        elif hasattr(data, "configs") and hasattr(data, "path"):  # a loaded Release
             data = data.path
         target = Path(out) if out is not None else tmp / "result"
         if out is not None:
             from biaskit.paths import check_output
 
             check_output(target, "out", kind="dir", owns=("summary.json", "comparison.csv"))
-        res = run_pairs(data, models=[model], scorer=scorer or _scorer_for(model), split=split, lang=lang,
-                        out_dir=target, progress=progress, **options)
+        res = run_pairs(
+            data,
+            models=[model],
+            scorer=scorer or _scorer_for(model),
+            split=split,
+            lang=lang,
+            out_dir=target,
+            progress=progress,
+            **options,
+        )
         summary = res["summaries"][0]
         frame = pd.read_csv(res["model_dirs"][0] / "pairs.csv", keep_default_na=False, na_values=[""])
-    fig = ds_figure(kde_panels(frame), title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, "
-                                             f"{summary.get('method')})", unit=ds_unit(summary))
-    return PairsResult(pairs=frame, summary=summary, plots={"ds_kde": Plot(fig)},
-                       out_dir=Path(out) if out is not None else None)
+    fig = ds_figure(
+        kde_panels(frame),
+        title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
+        unit=ds_unit(summary),
+    )
+    return PairsResult(
+        pairs=frame, summary=summary, plots={"ds_kde": Plot(fig)}, out_dir=Path(out) if out is not None else None
+    )

@@ -28,11 +28,13 @@ pair of its three options and every model, the option the model scores higher ge
 weights depend on the model family and the split: BERT (masked LM) 1 intrasentence / 35
 intersentence, GPT-2 (causal LM) 10000 / 15 (:data:`ENSEMBLE_WEIGHTS`, by scorer kind).
 """
+
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.schema import CAT
 
 from .cat_plan import clm_requests, inter_text, likelihood_plan, locate_fill
@@ -40,15 +42,19 @@ from .engine import Request
 
 CAT_MODES = ("likelihood", "pll")  # the --cat-mode choices
 ENSEMBLE_WEIGHTS: dict[tuple[str, str], float] = {  # moinnadeem/StereoSet code/eval_ensemble.py
-    ("mlm", "intrasentence"): 1.0, ("mlm", "intersentence"): 35.0,
-    ("clm", "intrasentence"): 10000.0, ("clm", "intersentence"): 15.0,
+    ("mlm", "intrasentence"): 1.0,
+    ("mlm", "intersentence"): 35.0,
+    ("clm", "intrasentence"): 10000.0,
+    ("clm", "intersentence"): 15.0,
 }
 
 
 def check_mode(mode: str) -> str:
     m = (mode or "likelihood").lower()
     if m not in CAT_MODES:
-        raise BiaskitError(f"unknown CAT scoring mode '{mode}'. Fix: use --cat-mode {' or '.join(CAT_MODES)}")
+        raise BiaskitError(
+            f"unknown CAT scoring mode '{mode}'. Fix: use {' or '.join(say('cat_mode', m) for m in CAT_MODES)}"
+        )
     return m
 
 
@@ -56,14 +62,16 @@ def _masked_requests(tok, text: str, keep, label: str) -> list[Request]:
     """One request per non-special token of ``text`` whose character span satisfies ``keep(s, e)``:
     that token masked, scored at its position."""
     if tok.mask_token_id is None:
-        raise BiaskitError("the tokenizer has no mask token: use --scorer clm for this model.")
+        raise BiaskitError(f"the tokenizer has no mask token: use {say('scorer', 'clm')} for this model.")
     if not getattr(tok, "is_fast", False):
-        raise BiaskitError("StereoSet pseudo-likelihood scoring needs a fast tokenizer (character offsets). "
-                           "Fix: save the model with its tokenizer.json, or install `tokenizers`.")
+        raise BiaskitError(
+            "StereoSet pseudo-likelihood scoring needs a fast tokenizer (character offsets). "
+            "Fix: save the model with its tokenizer.json, or install `tokenizers`."
+        )
     enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True, add_special_tokens=True)
     ids = list(enc["input_ids"])
     out = []
-    for i, ((s, e), sp) in enumerate(zip(enc["offset_mapping"], enc["special_tokens_mask"])):
+    for i, ((s, e), sp) in enumerate(zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=False)):
         if sp or e <= s or not keep(s, e):
             continue
         x = ids.copy()
@@ -81,8 +89,9 @@ def pll_plan(c: CAT, o, sm) -> tuple[str, list, dict]:
         if c.split == "intrasentence":
             fill = locate_fill(c.context, o.sentence)
             spans = fill.spans
-            reqs = _masked_requests(tok, fill.text, lambda s, e: all(e <= a or s >= b for a, b in spans),
-                                    f"CAT {c.cat_id}")
+            reqs = _masked_requests(
+                tok, fill.text, lambda s, e: all(e <= a or s >= b for a, b in spans), f"CAT {c.cat_id}"
+            )
             return "mlm-pll-context", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
         text, ctx_len = inter_text(c.context, o.sentence)
         reqs = _masked_requests(tok, text, lambda s, e: e <= ctx_len, f"CAT {c.cat_id}")
@@ -93,8 +102,9 @@ def pll_plan(c: CAT, o, sm) -> tuple[str, list, dict]:
     reqs = []
     for t, skip in ((text, ctx_len), (o.sentence.strip(), 0)):
         ids, first = clm_requests(tok, t, skip)
-        reqs.append(Request(ids=tuple(ids), positions=tuple(range(first - 1, len(ids) - 1)),
-                            targets=tuple(ids[first:]), text=t))
+        reqs.append(
+            Request(ids=tuple(ids), positions=tuple(range(first - 1, len(ids) - 1)), targets=tuple(ids[first:]), text=t)
+        )
     return "clm-pll-ratio", reqs, {}
 
 
@@ -105,8 +115,11 @@ def pll_score(method: str, per_request: Sequence[Sequence[float]]) -> float:
     return float(sum(x for lp in per_request for x in lp))
 
 
-def ensemble_scores(cats: Sequence[CAT], runs: Sequence[tuple[str, Mapping[str, float]]],
-                    weights: Mapping[tuple[str, str], float] = ENSEMBLE_WEIGHTS) -> dict[str, float]:
+def ensemble_scores(
+    cats: Sequence[CAT],
+    runs: Sequence[tuple[str, Mapping[str, float]]],
+    weights: Mapping[tuple[str, str], float] = ENSEMBLE_WEIGHTS,
+) -> dict[str, float]:
     """The reference ENSEMBLE: ``runs`` = ``[(scorer kind, {sentence id: score}), ...]`` (one per model).
 
     For every CAT, every unordered pair of its options and every run, the option with the higher
@@ -115,8 +128,9 @@ def ensemble_scores(cats: Sequence[CAT], runs: Sequence[tuple[str, Mapping[str, 
     their votes."""
     for kind, _ in runs:
         if (kind, "intrasentence") not in weights:
-            raise BiaskitError(f"no ENSEMBLE weight for scorer kind '{kind}'. Fix: ensemble masked (mlm) and "
-                               "causal (clm) LMs only")
+            raise BiaskitError(
+                f"no ENSEMBLE weight for scorer kind '{kind}'. Fix: ensemble masked (mlm) and causal (clm) LMs only"
+            )
     out: dict[str, float] = {}
     for c in cats:
         opts = list(c.options)

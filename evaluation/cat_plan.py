@@ -7,14 +7,15 @@ likelihood plan of an option (:func:`likelihood_plan`). :mod:`.stereoset` (likel
 the runs) and :mod:`.cat_modes` (pseudo-likelihood) both build on these; the module docstring of
 :mod:`.stereoset` says what is scored, and how biaskit differs from the reference code on purpose.
 """
+
 from __future__ import annotations
 
 import re
 import string
 from dataclasses import dataclass
-from typing import Optional
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.schema import CAT
 
 from .engine import Request
@@ -24,10 +25,10 @@ from .engine import Request
 class Fill:
     """Where an intrasentence option's filled-in word sits in the text that is scored."""
 
-    text: str                     # the context with BLANK replaced by the fill
+    text: str  # the context with BLANK replaced by the fill
     fill: str
     spans: list[tuple[int, int]]  # character spans of every occurrence of the fill in ``text``
-    exact: bool                   # True when the option matched the context around BLANK
+    exact: bool  # True when the option matched the context around BLANK
 
 
 _EDGE_PUNCT = string.punctuation + "\u0964\u0965\u2019\u2018\u201c\u201d"
@@ -45,8 +46,14 @@ def locate_fill(context: str, sentence: str) -> Fill:
     ctx = re.sub(r"\s+", " ", context).strip()
     sent = re.sub(r"\s+", " ", sentence).strip()
     parts = ctx.split("BLANK")
-    pattern = "^" + re.escape(parts[0]) + r"(.+?)" + "".join(re.escape(p) + r"\1" for p in parts[1:-1]) \
-        + re.escape(parts[-1]) + "$"
+    pattern = (
+        "^"
+        + re.escape(parts[0])
+        + r"(.+?)"
+        + "".join(re.escape(p) + r"\1" for p in parts[1:-1])
+        + re.escape(parts[-1])
+        + "$"
+    )
     m = re.match(pattern, sent, flags=re.IGNORECASE | re.DOTALL) if len(parts) > 1 else None
     if m:
         fill = m.group(1).strip().strip(_EDGE_PUNCT).strip() or m.group(1).strip()
@@ -80,10 +87,12 @@ def locate_fill(context: str, sentence: str) -> Fill:
 def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], list[int]]:
     """The masked inputs for every piece of the fill: (input ids, mask position, target id)."""
     if not getattr(tok, "is_fast", False):
-        raise BiaskitError("StereoSet intrasentence scoring needs a fast tokenizer (character offsets). "
-                           "Fix: save the model with its tokenizer.json, or install `tokenizers`.")
+        raise BiaskitError(
+            "StereoSet intrasentence scoring needs a fast tokenizer (character offsets). "
+            "Fix: save the model with its tokenizer.json, or install `tokenizers`."
+        )
     if tok.mask_token_id is None:
-        raise BiaskitError("the tokenizer has no mask token: use --scorer clm for this model.")
+        raise BiaskitError(f"the tokenizer has no mask token: use {say('scorer', 'clm')} for this model.")
     enc = tok(fill.text, return_offsets_mapping=True, add_special_tokens=True)
     ids, offs = enc["input_ids"], enc["offset_mapping"]
     seqs, positions, targets = [], [], []
@@ -101,7 +110,7 @@ def mlm_piece_requests(tok, fill: Fill) -> tuple[list[list[int]], list[int], lis
     return seqs, positions, targets
 
 
-def _start_id(tok) -> Optional[int]:
+def _start_id(tok) -> int | None:
     return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
 
 
@@ -145,20 +154,32 @@ def likelihood_plan(c: CAT, o, sm) -> tuple[str, list, dict]:
     if c.split == "intrasentence" and sm.kind == "mlm":
         fill = locate_fill(c.context, o.sentence)
         seqs, pos, tgt = mlm_piece_requests(tok, fill)
-        reqs = [Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text) for s, p, t in zip(seqs, pos, tgt)]
+        reqs = [
+            Request(ids=tuple(s), positions=(p,), targets=(t,), text=fill.text)
+            for s, p, t in zip(seqs, pos, tgt, strict=False)
+        ]
         return "mlm-piece-l2r", reqs, {"fill": fill.fill, "fill_exact": fill.exact}
     if c.split == "intersentence" and sm.meta.get("nsp_head") is not None:  # --nsp-head: the reference's method
         return "nsp", [], {}
     if getattr(sm, "served", False):  # clm-api: text requests, the server tokenizes (see served.py)
         text, start = (o.sentence, 0) if c.split == "intrasentence" else inter_text(c.context, o.sentence)
-        return ("clm-sentence" if c.split == "intrasentence" else "clm-conditional"), \
-            [sm.text_request(text, start)], {}
+        return ("clm-sentence" if c.split == "intrasentence" else "clm-conditional"), [sm.text_request(text, start)], {}
     if sm.kind == "clm":
         if c.split == "intrasentence":
             method, text, (ids, first) = "clm-sentence", o.sentence, clm_requests(tok, o.sentence)
         else:
             text, ctx_len = inter_text(c.context, o.sentence)
             method, (ids, first) = "clm-conditional", clm_requests(tok, text, ctx_len)
-        return method, [Request(ids=tuple(ids), positions=tuple(range(first - 1, len(ids) - 1)),
-                                targets=tuple(ids[first:]), text=text)], {}
+        return (
+            method,
+            [
+                Request(
+                    ids=tuple(ids),
+                    positions=tuple(range(first - 1, len(ids) - 1)),
+                    targets=tuple(ids[first:]),
+                    text=text,
+                )
+            ],
+            {},
+        )
     return "nsp", [], {}

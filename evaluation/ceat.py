@@ -26,40 +26,49 @@ form, sample std), with ``V_i`` the variance in its denominator, averaged over t
 combined by the same random-effects model. Cao et al. do not spell the formula out; this is
 biaskit's reading (docs/fidelity.md).
 """
+
 from __future__ import annotations
 
 import math
 import string
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num, pvalue, sig
 
-N_SAMPLES = 10_000        # weiguowilliam/CEAT README: N = 10000 by default
-MAX_CONTEXTS = 1000       # reference generate_ebd_bert.py: at most 1000 sentences per word
+N_SAMPLES = 10_000  # weiguowilliam/CEAT README: N = 10000 by default
+MAX_CONTEXTS = 1000  # reference generate_ebd_bert.py: at most 1000 sentences per word
 WINDOW = 9
 _PUNCT = string.punctuation + "“”‘’"
 
 
 # ------------------------------------------------------------------------------------------- statistics
-def random_effects(es: Sequence[float], v: Sequence[float]) -> dict:
+def random_effects(es: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray) -> dict:
     """Combine per-sample effect sizes ``es`` with in-sample variances ``v`` (see the module docstring)."""
     from scipy.stats import norm
 
     e = np.asarray(es, dtype=np.float64)
     w = 1.0 / np.asarray(v, dtype=np.float64)
-    q = float(np.sum(w * e ** 2) - np.sum(w * e) ** 2 / np.sum(w))
+    q = float(np.sum(w * e**2) - np.sum(w * e) ** 2 / np.sum(w))
     df = len(e) - 1
-    tau2 = (q - df) / float(np.sum(w) - np.sum(w ** 2) / np.sum(w)) if q > df else 0.0
+    tau2 = (q - df) / float(np.sum(w) - np.sum(w**2) / np.sum(w)) if q > df else 0.0
     w_star = 1.0 / (np.asarray(v, dtype=np.float64) + tau2)
     ces = float(np.sum(w_star * e) / np.sum(w_star))
     var = float(1.0 / np.sum(w_star))
-    return {"ces": ces, "variance": var, "q": q, "tau2": tau2, "p_value": float(norm.sf(ces / math.sqrt(var))),
-            "n_samples": len(e), "pes": float(np.mean(e))}
+    return {
+        "ces": ces,
+        "variance": var,
+        "q": q,
+        "tau2": tau2,
+        "p_value": float(norm.sf(ces / math.sqrt(var))),
+        "n_samples": len(e),
+        "pes": float(np.mean(e)),
+    }
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -73,22 +82,23 @@ def draws(sizes: Sequence[Sequence[int]], n_samples: int, seed: int = 0) -> list
     return [np.stack([rng.integers(n, size=n_samples) for n in sz], axis=1) for sz in sizes]
 
 
-def sample_effects(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], idx: Sequence[np.ndarray],
-                   chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+def sample_effects(
+    embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], idx: Sequence[np.ndarray], chunk: int = 2048
+) -> tuple[np.ndarray, np.ndarray]:
     """``(ES_i, V_i)`` of every sample: the WEAT effect size and the variance of its denominator for
     (X, Y, A, B); the single-category effect size and variance, averaged over the group's words, for
     (G, A, B). ``idx``: :func:`draws`. Each word's drawn contexts are gathered once per ``chunk`` of
     samples and every cosine is a row-wise dot product of unit vectors."""
     unit = {w: _unit(np.asarray(embs[w], dtype=np.float64)) for s in sets for w in s}
     targets, attrs = (list(sets[0]) + list(sets[1]), sets[2:]) if len(sets) == 4 else (list(sets[0]), sets[1:])
-    t_idx = (np.concatenate([idx[0], idx[1]], axis=1) if len(sets) == 4 else idx[0])
+    t_idx = np.concatenate([idx[0], idx[1]], axis=1) if len(sets) == 4 else idx[0]
     n = len(idx[0])
     es, var = np.empty(n), np.empty(n)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
-        T = [unit[w][t_idx[lo:hi, j]] for j, w in enumerate(targets)]             # (samples, dim) per target word
-        cos = []                                                                  # per attribute set: (samples, targets, words)
-        for s, ix in zip(attrs, idx[-2:]):
+        T = [unit[w][t_idx[lo:hi, j]] for j, w in enumerate(targets)]  # (samples, dim) per target word
+        cos = []  # per attribute set: (samples, targets, words)
+        for s, ix in zip(attrs, idx[-2:], strict=False):
             c = np.empty((hi - lo, len(targets), len(s)))
             for k, w in enumerate(s):
                 a = unit[w][ix[lo:hi, k]]
@@ -98,25 +108,28 @@ def sample_effects(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]]
         ca, cb = cos
         if len(sets) == 4:
             nx = len(sets[0])
-            s_w = ca.mean(2) - cb.mean(2)                                         # (samples, |X| + |Y|)
+            s_w = ca.mean(2) - cb.mean(2)  # (samples, |X| + |Y|)
             sd = s_w.std(axis=1, ddof=1)
             es[lo:hi] = (s_w[:, :nx].mean(1) - s_w[:, nx:].mean(1)) / sd
-            var[lo:hi] = sd ** 2
+            var[lo:hi] = sd**2
         else:
-            sd = np.concatenate([ca, cb], axis=2).std(axis=2, ddof=1)          # (samples, group words)
+            sd = np.concatenate([ca, cb], axis=2).std(axis=2, ddof=1)  # (samples, group words)
             es[lo:hi] = ((ca.mean(2) - cb.mean(2)) / sd).mean(1)
-            var[lo:hi] = (sd ** 2).mean(1)
+            var[lo:hi] = (sd**2).mean(1)
     return es, var
 
 
-def ceat(embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], *, n_samples: int = N_SAMPLES,
-         seed: int = 0) -> dict:
+def ceat(
+    embs: Mapping[str, np.ndarray], sets: Sequence[Sequence[str]], *, n_samples: int = N_SAMPLES, seed: int = 0
+) -> dict:
     """CEAT of ``sets`` = (X, Y, A, B) (two targets) or (G, A, B) (one group): ``embs[word]`` holds
     the word's contextual embeddings (one row per context)."""
     missing = [w for s in sets for w in s if w not in embs or len(embs[w]) == 0]
     if missing:
-        raise BiaskitError(f"no context for {', '.join(sorted(set(missing))[:5])} in the corpus. Fix: pass a corpus "
-                           "in which every word of the test occurs (or drop those words)")
+        raise BiaskitError(
+            f"no context for {', '.join(sorted(set(missing))[:5])} in the corpus. Fix: pass a corpus "
+            "in which every word of the test occurs (or drop those words)"
+        )
     idx = draws([[len(embs[w]) for w in s] for s in sets], n_samples, seed)
     es, v = sample_effects(embs, sets, idx)
     return random_effects(es, v)
@@ -135,11 +148,12 @@ def window(words: Sequence[str], idx: int, n_term: int = 1) -> tuple[list[str], 
         return list(words[:WINDOW]), idx
     if len(words) - idx - n_term < 4:
         return list(words[-WINDOW:]), idx - (len(words) - WINDOW)
-    return list(words[idx - 4:idx + 4]), 4
+    return list(words[idx - 4 : idx + 4]), 4
 
 
-def find_contexts(corpus: str | Path | Sequence[str | Path], terms: Iterable[str],
-                  max_contexts: int = MAX_CONTEXTS) -> dict[str, list[tuple[str, int, int]]]:
+def find_contexts(
+    corpus: str | Path | Sequence[str | Path], terms: Iterable[str], max_contexts: int = MAX_CONTEXTS
+) -> dict[str, list[tuple[str, int, int]]]:
     """Every term's contexts: ``(text, char_start, char_end)`` of the term in its windowed sentence.
     A term matches whole words (edge punctuation ignored, case kept; a multi-word term matches a run of
     words), once per sentence (its first occurrence, as the reference's ``list.index``). The corpus
@@ -159,14 +173,14 @@ def find_contexts(corpus: str | Path | Sequence[str | Path], terms: Iterable[str
         for i, b in enumerate(bare):
             for t in by_first.get(b, ()):
                 ps = parts[t]
-                if t in seen or len(out[t]) >= max_contexts or bare[i:i + len(ps)] != ps:
+                if t in seen or len(out[t]) >= max_contexts or bare[i : i + len(ps)] != ps:
                     continue
                 seen.add(t)
                 kept, j = window(words, i, len(ps))
                 text = " ".join(kept)
                 start = len(" ".join(kept[:j])) + (1 if j else 0) + kept[j].find(ps[0])
-                span = " ".join(kept[j:j + len(ps)])
-                end = start + len(span[span.find(ps[0]):].rstrip(_PUNCT))
+                span = " ".join(kept[j : j + len(ps)])
+                end = start + len(span[span.find(ps[0]) :].rstrip(_PUNCT))
                 out[t].append((text, start, end))
     return out
 
@@ -178,7 +192,6 @@ class ContextEncoder:
     encoder: Any  # biaskit.evaluation.seat.Encoder
 
     def embed(self, contexts: Sequence[tuple[str, int, int]], *, batch_size: int = 64, cache: Any = None) -> np.ndarray:
-        import torch
 
         from biaskit.cache import cached_results
 
@@ -186,10 +199,15 @@ class ContextEncoder:
 
         enc_ = self.encoder
         if not getattr(enc_.tokenizer, "is_fast", False):
-            raise BiaskitError("CEAT needs a fast tokenizer (character offsets). Fix: save the model with its "
-                               "tokenizer.json")
-        mid = {"engine": "ceat", "v": ENGINE_CACHE_VERSION, "model": enc_.fingerprint, **({"part": enc_.part}
-                                                                                           if enc_.part else {})}
+            raise BiaskitError(
+                "CEAT needs a fast tokenizer (character offsets). Fix: save the model with its tokenizer.json"
+            )
+        mid = {
+            "engine": "ceat",
+            "v": ENGINE_CACHE_VERSION,
+            "model": enc_.fingerprint,
+            **({"part": enc_.part} if enc_.part else {}),
+        }
 
         def run(todo: list[int]):
             encs, pos = [], []
@@ -201,23 +219,27 @@ class ContextEncoder:
                     raise BiaskitError(f"the term at {a}:{b} of {text!r} maps to no token.")
                 encs.append({k: e[k] for k in ("input_ids", "token_type_ids") if k in e})
                 pos.append(hit[-1])
-            where = dict(zip(todo, pos))
+            where = dict(zip(todo, pos, strict=False))
 
-            for idx, out in forward_batches(todo, encs, batch_size, enc_.model.device,
-                                            lambda x: enc_.model(**x).last_hidden_state.float()):
+            for idx, out in forward_batches(
+                todo, encs, batch_size, enc_.model.device, lambda x: enc_.model(**x).last_hidden_state.float()
+            ):
                 yield idx, [out[j, where[i]].cpu().tolist() for j, i in enumerate(idx)]
 
         vecs = cached_results(cache, [{"ceat": mid, "t": t, "a": a, "b": b} for t, a, b in contexts], run)
         return np.asarray(vecs, dtype=np.float64)
 
 
-def embeddings(encoder: Any, ctx: Mapping[str, Sequence[tuple[str, int, int]]], *, batch_size: int = 64,
-               cache: Any = None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+def embeddings(
+    encoder: Any, ctx: Mapping[str, Sequence[tuple[str, int, int]]], *, batch_size: int = 64, cache: Any = None
+) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """Every term's contextual embeddings (``ctx``: :func:`find_contexts`) and how many contexts each has."""
     flat = [(t, c) for t, cs in ctx.items() for c in cs]
-    vecs = ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
+    vecs: np.ndarray | list = (
+        ContextEncoder(encoder).embed([c for _, c in flat], batch_size=batch_size, cache=cache) if flat else []
+    )
     out: dict[str, list] = {t: [] for t in ctx}
-    for (t, _), v in zip(flat, vecs):
+    for (t, _), v in zip(flat, vecs, strict=False):
         out[t].append(v)
     return {t: np.asarray(v) for t, v in out.items()}, {t: len(v) for t, v in ctx.items()}
 
@@ -228,23 +250,30 @@ def found(words: Sequence[str], counts: Mapping[str, int], what: str, corpus: An
     with fewer than two is refused, naming the corpus."""
     kept = [w for w in words if counts.get(w)]
     if len(kept) < 2:
-        raise InputError(f"{what}: only {len(kept)} of its {len(words)} words occur in this corpus; CEAT needs two "
-                         "or more.", path=corpus, fix="pass a larger corpus (one sentence per line) or other words.")
+        raise InputError(
+            f"{what}: only {len(kept)} of its {len(words)} words occur in this corpus; CEAT needs two or more.",
+            path=corpus,
+            fix="pass a larger corpus (one sentence per line) or other words.",
+        )
     return kept
 
 
-def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict[str, list[str]]], list[str],
-                                                                   list[str], str]:
+def read_groups(
+    path: str | Path | None, metric: str
+) -> tuple[dict[str, dict[str, list[str]]], list[str], list[str], str]:
     """Groups per domain and the two attribute lists: ``path`` (JSON like data/cao2022/groups.json) or
     Cao et al.'s (None)."""
     from biaskit.io import read_json
 
     data_dir = Path(__file__).resolve().parent.parent / "data"
     p = Path(path) if path else data_dir / "cao2022" / "groups.json"
-    doc = read_json(p, fix="a groups file is JSON: {\"attributes\": {\"A\": [...], \"B\": [...]}, \"domains\": "
-                           "{DOMAIN: {GROUP: [WORDS]}}}.")
-    shape = ("a groups file is JSON: {\"attributes\": {\"A\": [WORDS], \"B\": [WORDS]}, \"domains\": {DOMAIN: "
-             "{GROUP: [WORDS]} or [GROUP, ...]}}.")
+    doc = read_json(
+        p, fix='a groups file is JSON: {"attributes": {"A": [...], "B": [...]}, "domains": {DOMAIN: {GROUP: [WORDS]}}}.'
+    )
+    shape = (
+        'a groups file is JSON: {"attributes": {"A": [WORDS], "B": [WORDS]}, "domains": {DOMAIN: '
+        "{GROUP: [WORDS]} or [GROUP, ...]}}."
+    )
     if not isinstance(doc, dict) or not isinstance(doc.get("attributes", {}), dict):
         raise InputError("not a groups file: expected an object with attributes and domains.", path=p, fix=shape)
     attrs = doc.get("attributes") or {}
@@ -259,22 +288,36 @@ def read_groups(path: Optional[str | Path], metric: str) -> tuple[dict[str, dict
     domains = (doc.get("metrics") or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
     words_ok = all(isinstance(w, str) and w.strip() for w in list(A) + list(B))
     if not A or not B or not words_ok or not isinstance(domains, dict) or not domains:
-        raise InputError("needs attributes A and B (lists of words) and at least one domain of groups.", path=p,
-                         fix=shape)
+        raise InputError(
+            "needs attributes A and B (lists of words) and at least one domain of groups.", path=p, fix=shape
+        )
     norm: dict[str, dict[str, list[str]]] = {}
     for d, g in domains.items():
         g = g if isinstance(g, dict) else {w: [w] for w in g} if isinstance(g, list) else None
-        if not g or not all(isinstance(ws, list) and ws and all(isinstance(w, str) and w.strip() for w in ws)
-                            for ws in g.values()):
+        if not g or not all(
+            isinstance(ws, list) and ws and all(isinstance(w, str) and w.strip() for w in ws) for ws in g.values()
+        ):
             raise InputError(f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=shape)
         norm[str(d)] = {str(k): [w.strip() for w in ws] for k, ws in g.items()}
     return norm, [w.strip() for w in A], [w.strip() for w in B], names
 
 
-def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str | Path, *, tests: Sequence[str] = (),
-             groups: Optional[str | Path] = None, n_samples: Optional[int] = None, seed: int = 0,
-             max_contexts: int = MAX_CONTEXTS, batch_size: int = 64, device: str = "auto", cache: Any = True,
-             protocol: Optional[str] = None, command: Optional[str] = None) -> dict:
+def run_ceat(
+    model: str,
+    corpus: str | Path | Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    tests: Sequence[str] = (),
+    groups: str | Path | None = None,
+    n_samples: int | None = None,
+    seed: int = 0,
+    max_contexts: int = MAX_CONTEXTS,
+    batch_size: int = 64,
+    device: str = "auto",
+    cache: Any = True,
+    protocol: str | None = None,
+    command: str | None = None,
+) -> dict:
     """CEAT of SEAT-format tests (``tests``: X/Y/A/B word lists) or, without tests, of protected groups
     (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
     words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
@@ -283,14 +326,18 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
     from .protocols import apply_protocol, get_protocol
     from .score_cache import open_cache
     from .seat import Encoder, read_seat_test, resolve_tests
-
     from .seat_names import corpus_files
 
     corpus = corpus_files([corpus] if isinstance(corpus, (str, Path)) else corpus)
     proto = get_protocol(protocol) if protocol not in (None, "auto") else None
-    applied = apply_protocol(proto, "ceat", {"n_samples": n_samples}, {"n_samples": N_SAMPLES},
-                             chosen_by="--protocol" if proto else "no data origin: CEAT's own defaults",
-                             words={"n_samples": {N_SAMPLES: "10,000 samples"}})
+    applied = apply_protocol(
+        proto,
+        "ceat",
+        {"n_samples": n_samples},
+        {"n_samples": N_SAMPLES},
+        chosen_by="--protocol" if proto else "no data origin: CEAT's own defaults",
+        words={"n_samples": {N_SAMPLES: "10,000 samples"}},
+    )
     n_samples = applied.values["n_samples"]
     if n_samples < 2:
         raise BiaskitError("--n-samples must be at least 2 (the random-effects model needs N - 1 > 0)")
@@ -307,13 +354,21 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
     ctx = find_contexts(corpus, words, max_contexts=max_contexts)  # the corpus is read before a model is loaded
     counts = {t: len(c) for t, c in ctx.items()}
     if tests:
-        sets_of = {t.name: [found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
-                            for k in ("targ1", "targ2", "attr1", "attr2")] for t in parsed}
+        sets_of = {
+            t.name: [
+                found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
+                for k in ("targ1", "targ2", "attr1", "attr2")
+            ]
+            for t in parsed
+        }
     else:
         A, B = found(A, counts, "attribute set A", corpus[0]), found(B, counts, "attribute set B", corpus[0])
         if not any(counts.get(w) for g in domains.values() for ws in g.values() for w in ws):
-            raise InputError("no group's words occur in the corpus.", path=corpus[0],
-                             fix="pass a corpus that names the groups (one sentence per line).")
+            raise InputError(
+                "no group's words occur in the corpus.",
+                path=corpus[0],
+                fix="pass a corpus that names the groups (one sentence per line).",
+            )
     with library_bars():  # transformers' loading bars only on a terminal
         enc = Encoder.load(model, device=device)
     embs, counts = embeddings(enc, ctx, batch_size=batch_size, cache=dc)
@@ -321,9 +376,17 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
         for t in parsed:
             sets = sets_of[t.name]
             r = ceat(embs, sets, n_samples=n_samples, seed=seed)
-            rows.append({"test": t.name, "targ1": t.sets["targ1"].category, "targ2": t.sets["targ2"].category,
-                         "attr1": t.sets["attr1"].category, "attr2": t.sets["attr2"].category, **r,
-                         "min_contexts": min(counts[w] for s in sets for w in s)})
+            rows.append(
+                {
+                    "test": t.name,
+                    "targ1": t.sets["targ1"].category,
+                    "targ2": t.sets["targ2"].category,
+                    "attr1": t.sets["attr1"].category,
+                    "attr2": t.sets["attr2"].category,
+                    **r,
+                    "min_contexts": min(counts[w] for s in sets for w in s),
+                }
+            )
     else:
         for dom, gs in domains.items():
             for g, ws in gs.items():
@@ -331,15 +394,36 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
                 if not ws:
                     continue  # a group the corpus never names: listed under dropped words
                 r = ceat(embs, [ws, A, B], n_samples=n_samples, seed=seed)
-                rows.append({"domain": dom, "group": g, "words": " ".join(ws), "attributes": names, **r,
-                             "min_contexts": min(counts[w] for w in ws + A + B)})
-                group_rows.append({"domain": dom, "group": g, "metric": "ces", "score": r["ces"],
-                                   "count": min(counts[w] for w in ws)})
-    summary = {"benchmark": "ceat", "kind": "ceat", "model": model, "fingerprint": enc.fingerprint,
-               "encoder_part": enc.part or None, "corpus": [str(c) for c in corpus], "n_samples": n_samples, "seed": seed,
-               "max_contexts": max_contexts, "mode": "tests" if tests else "groups", "results": rows,
-               "contexts": counts, "dropped_words": sorted(w for w, n in counts.items() if not n),
-               "protocol": applied.as_dict(), "command": command}
+                rows.append(
+                    {
+                        "domain": dom,
+                        "group": g,
+                        "words": " ".join(ws),
+                        "attributes": names,
+                        **r,
+                        "min_contexts": min(counts[w] for w in ws + A + B),
+                    }
+                )
+                group_rows.append(
+                    {"domain": dom, "group": g, "metric": "ces", "score": r["ces"], "count": min(counts[w] for w in ws)}
+                )
+    summary = {
+        "benchmark": "ceat",
+        "kind": "ceat",
+        "model": model,
+        "fingerprint": enc.fingerprint,
+        "encoder_part": enc.part or None,
+        "corpus": [str(c) for c in corpus],
+        "n_samples": n_samples,
+        "seed": seed,
+        "max_contexts": max_contexts,
+        "mode": "tests" if tests else "groups",
+        "results": rows,
+        "contexts": counts,
+        "dropped_words": sorted(w for w, n in counts.items() if not n),
+        "protocol": applied.as_dict(),
+        "command": command,
+    }
     write_result_folder(out_dir, summary, render_ceat(summary), results=rows, groups=group_rows or None)
     return summary
 
@@ -347,20 +431,42 @@ def run_ceat(model: str, corpus: str | Path | Sequence[str | Path], out_dir: str
 def render_ceat(summary: dict) -> str:
     from .protocols.base import render_protocol
 
-    lines = [f"# CEAT: {summary['model']}", "",
-             f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed {summary['seed']}), at most "
-             f"{summary['max_contexts']} contexts per word.", "", render_protocol(summary.get("protocol") or {})]
+    lines = [
+        f"# CEAT: {summary['model']}",
+        "",
+        f"Corpus {', '.join(f'`{c}`' for c in summary['corpus'])}; N = {summary['n_samples']} samples (seed "
+        f"{summary['seed']}), at most {summary['max_contexts']} contexts per word.",
+        "",
+        render_protocol(summary.get("protocol") or {}),
+    ]
     tests = summary["mode"] == "tests"
-    rows = [([r["test"], f"{r['targ1']} vs {r['targ2']}", f"{r['attr1']} vs {r['attr2']}"] if tests
-             else [r["domain"], r["group"], r["words"]])
-            + [num(r["ces"], 3), pvalue(r["p_value"]), num(r["pes"], 3), sig(r["tau2"], 3), r["min_contexts"]]
-            for r in summary["results"]]
-    lines.append(md_table((["test", "X vs Y", "A vs B"] if tests else ["domain", "group", "words"])
-                          + ["CES", "p (one-sided)", "PES", "tau²", "fewest contexts"], rows))
+    rows = [
+        (
+            [r["test"], f"{r['targ1']} vs {r['targ2']}", f"{r['attr1']} vs {r['attr2']}"]
+            if tests
+            else [r["domain"], r["group"], r["words"]]
+        )
+        + [num(r["ces"], 3), pvalue(r["p_value"]), num(r["pes"], 3), sig(r["tau2"], 3), r["min_contexts"]]
+        for r in summary["results"]
+    ]
+    lines.append(
+        md_table(
+            (["test", "X vs Y", "A vs B"] if tests else ["domain", "group", "words"])
+            + ["CES", "p (one-sided)", "PES", "tau²", "fewest contexts"],
+            rows,
+        )
+    )
     if summary.get("dropped_words"):
-        lines += ["", "Words with no context in the corpus, left out (as the CEAT reference did): "
-                  + ", ".join(summary["dropped_words"]) + "."]
-    lines += ["", "CES: the random-effects combined effect size of the N sampled effect sizes (Guo & Caliskan "
-              "2021); PES: their plain mean. Groups: the single-category effect size of the group's words "
-              "against the two attribute sets (> 0: closer to the first set)."]
+        lines += [
+            "",
+            "Words with no context in the corpus, left out (as the CEAT reference did): "
+            + ", ".join(summary["dropped_words"])
+            + ".",
+        ]
+    lines += [
+        "",
+        "CES: the random-effects combined effect size of the N sampled effect sizes (Guo & Caliskan "
+        "2021); PES: their plain mean. Groups: the single-category effect size of the group's words "
+        "against the two attribute sets (> 0: closer to the first set).",
+    ]
     return "\n".join(lines) + "\n"

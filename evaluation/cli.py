@@ -7,6 +7,7 @@ The commands live in one module per family and know nothing of this one: ``pairs
 by corpus frequency) define plain functions or sub-apps, their shared options come from
 ``cli_options``, and this module puts them on ``app``.
 """
+
 from __future__ import annotations
 
 import typer

@@ -12,6 +12,7 @@ A tokenizer with neither leaves the first token unscored. An EOS the tokenizer a
 scored like any other token. For ``clm`` the U/M spans play no part: a pair's scores are its two
 sentence scores, and both methods share one cache entry per sentence.
 """
+
 from __future__ import annotations
 
 from .engine import Request

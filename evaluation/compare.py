@@ -20,14 +20,17 @@ The output folder is built in a temporary sibling and renamed into place when ev
 (:func:`biaskit.io.atomic_dir`); every model output is in the score cache, so a re-run after a crash
 costs no forward pass for what was already scored.
 """
+
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.tables import MISSING, md_table, num
 
 CATS_COLUMNS = ["model", "scorer", "cat_mode", "split", "domain", "lms", "ss", "icat", "count"]
@@ -37,7 +40,9 @@ ENSEMBLE = "ENSEMBLE"
 def _check_models(models: Sequence[Any]) -> list[Any]:
     models = list(models)
     if len(models) < 2:
-        raise BiaskitError("a comparison needs at least two models. Fix: repeat --model, or run one model alone")
+        raise BiaskitError(
+            f"a comparison needs at least two models. Fix: repeat {say('models')}, or run one model alone"
+        )
     return models
 
 
@@ -50,9 +55,19 @@ def cats_rows(name: str, summary: dict) -> list[dict]:
             continue
         pairs = [("all", part["overall"])] + sorted((part.get("by_domain") or {}).items())
         for dom, r in pairs:
-            rows.append({"model": name, "scorer": summary.get("scorer"), "cat_mode": summary.get("cat_mode"),
-                         "split": split, "domain": dom, "lms": r["lms"], "ss": r["ss"], "icat": r["icat"],
-                         "count": r["count"]})
+            rows.append(
+                {
+                    "model": name,
+                    "scorer": summary.get("scorer"),
+                    "cat_mode": summary.get("cat_mode"),
+                    "split": split,
+                    "domain": dom,
+                    "lms": r["lms"],
+                    "ss": r["ss"],
+                    "icat": r["icat"],
+                    "count": r["count"],
+                }
+            )
     return rows
 
 
@@ -73,30 +88,66 @@ def spearman_lms_ss(table, exclude: Sequence[str] = (ENSEMBLE,)):
                 res = spearmanr(g["lms"].to_numpy(dtype=float), g["ss"].to_numpy(dtype=float))
             rho = float(res.statistic)
             p = float(res.pvalue) if len(g) > 2 and math.isfinite(float(res.pvalue)) else None
-        rows.append({"split": split, "domain": dom, "n_models": int(len(g)), "spearman_rho": rho, "p_value": p,
-                     "models": ";".join(g["model"])})
+        rows.append(
+            {
+                "split": split,
+                "domain": dom,
+                "n_models": int(len(g)),
+                "spearman_rho": rho,
+                "p_value": p,
+                "models": ";".join(g["model"]),
+            }
+        )
     return pd.DataFrame(rows, columns=["split", "domain", "n_models", "spearman_rho", "p_value", "models"])
 
 
 def render_cats_md(table, corr, info: dict) -> str:
-    lines = ["# StereoSet: model comparison", "",
-             f"Data `{info['data']}`, scoring mode `{info['cat_mode']}`, tie rule `{info['tie_policy']}`. "
-             "Ideal: LMS 100, SS 50, ICAT 100. Each model's full report is in its sub-folder.", "",
-             "## Overall (as the papers' Table 4)", ""]
+    lines = [
+        "# StereoSet: model comparison",
+        "",
+        f"Data `{info['data']}`, scoring mode `{info['cat_mode']}`, tie rule `{info['tie_policy']}`. "
+        "Ideal: LMS 100, SS 50, ICAT 100. Each model's full report is in its sub-folder.",
+        "",
+        "## Overall (as the papers' Table 4)",
+        "",
+    ]
     ov = table[(table["split"] == "overall") & (table["domain"] == "all")]
-    lines.append(md_table(["model", "scorer", "LMS", "SS", "ICAT", "CATs"],
-                          [[r["model"], r["scorer"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
-                           for _, r in ov.iterrows()]))
-    lines += ["", "## Per split and domain", "",
-              md_table(["split", "domain", "model", "LMS", "SS", "ICAT", "CATs"],
-                       [[r["split"], r["domain"], r["model"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
-                        for _, r in table.sort_values(["split", "domain"], kind="stable").iterrows()])]
-    lines += ["", "## LMS vs SS across models (Spearman)", "",
-              "Spearman's rank correlation of LMS and SS over the models (not the ENSEMBLE), per split and "
-              "domain (`scipy.stats.spearmanr`); with few models it is a description, not evidence.", "",
-              md_table(["split", "domain", "models", "rho", "p"],
-                       [[r["split"], r["domain"], r["n_models"], num(r["spearman_rho"], 3), num(r["p_value"], 3)]
-                        for _, r in corr.iterrows()])]
+    lines.append(
+        md_table(
+            ["model", "scorer", "LMS", "SS", "ICAT", "CATs"],
+            [
+                [r["model"], r["scorer"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
+                for _, r in ov.iterrows()
+            ],
+        )
+    )
+    lines += [
+        "",
+        "## Per split and domain",
+        "",
+        md_table(
+            ["split", "domain", "model", "LMS", "SS", "ICAT", "CATs"],
+            [
+                [r["split"], r["domain"], r["model"], num(r["lms"]), num(r["ss"]), num(r["icat"]), r["count"]]
+                for _, r in table.sort_values(["split", "domain"], kind="stable").iterrows()
+            ],
+        ),
+    ]
+    lines += [
+        "",
+        "## LMS vs SS across models (Spearman)",
+        "",
+        "Spearman's rank correlation of LMS and SS over the models (not the ENSEMBLE), per split and "
+        "domain (`scipy.stats.spearmanr`); with few models it is a description, not evidence.",
+        "",
+        md_table(
+            ["split", "domain", "models", "rho", "p"],
+            [
+                [r["split"], r["domain"], r["n_models"], num(r["spearman_rho"], 3), num(r["p_value"], 3)]
+                for _, r in corr.iterrows()
+            ],
+        ),
+    ]
     if info.get("protocol"):
         from .protocols.base import render_protocol
 
@@ -104,9 +155,20 @@ def render_cats_md(table, corr, info: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out: Path, *, fmt: str, split: str,
-                      limit: Optional[int], release_split: Optional[str], tie_policy: str, seed: int,
-                      command: Optional[str]) -> dict:
+def _ensemble_summary(
+    data,
+    names: Sequence[str],
+    summaries: Sequence[dict],
+    out: Path,
+    *,
+    fmt: str,
+    split: str,
+    limit: int | None,
+    release_split: str | None,
+    tie_policy: str,
+    seed: int,
+    command: str | None,
+) -> dict:
     from biaskit.io import iter_jsonl
 
     from .cat_metrics import full_report
@@ -115,7 +177,7 @@ def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out
 
     cats, _ = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
     runs = []
-    for name, s in zip(names, summaries):
+    for name, s in zip(names, summaries, strict=False):
         scores = {row["id"]: float(row["score"]) for _, row in iter_jsonl(out / name / "scores.jsonl")}
         runs.append((s["scorer"], scores))
     ens = ensemble_scores(cats, runs)
@@ -125,107 +187,215 @@ def _ensemble_summary(data, names: Sequence[str], summaries: Sequence[dict], out
     kept = {it.cat_id for it in items}
     cats = [c for c in cats if c.cat_id in kept]
     report = full_report(items, tie_policy=tie_policy)
-    scores = [SentenceScore(sentence_id=o.sentence_id, cat_id=c.cat_id, split=c.split, gold_label=o.gold_label,
-                            score=ens[o.sentence_id], method="ensemble") for c in cats for o in c.options]
-    extra = {"model": ENSEMBLE, "scorer": ENSEMBLE.lower(), "cat_mode": summaries[0].get("cat_mode"),
-             "members": list(names), "weights": {f"{k}/{sp}": w for (k, sp), w in ENSEMBLE_WEIGHTS.items()},
-             "tie_policy": tie_policy, "missing_cats": n_missing, "skipped": {},
-             "data": summaries[0].get("data"), "command": command}
+    sentence_scores = [
+        SentenceScore(
+            sentence_id=o.sentence_id,
+            cat_id=c.cat_id,
+            split=c.split,
+            gold_label=o.gold_label,
+            score=ens[o.sentence_id],
+            method="ensemble",
+        )
+        for c in cats
+        for o in c.options
+    ]
+    extra = {
+        "model": ENSEMBLE,
+        "scorer": ENSEMBLE.lower(),
+        "cat_mode": summaries[0].get("cat_mode"),
+        "members": list(names),
+        "weights": {f"{k}/{sp}": w for (k, sp), w in ENSEMBLE_WEIGHTS.items()},
+        "tie_policy": tie_policy,
+        "missing_cats": n_missing,
+        "skipped": {},
+        "data": summaries[0].get("data"),
+        "command": command,
+    }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
-    write_cat_outputs(out / ENSEMBLE, summary, scores, cats)
+    write_cat_outputs(out / ENSEMBLE, summary, sentence_scores, cats)
     return summary
 
 
-def run_cats_multi(data: str | Path, models: Sequence[Any], out_dir: str | Path, *, ensemble: bool = False,
-                   fmt: str = "auto", split: Optional[str] = None, limit: Optional[int] = None,
-                   tie_policy: Optional[str] = None,
-                   seed: int = 0, command: Optional[str] = None, release_split: Optional[str] = None,
-                   **kw: Any) -> dict:
+def run_cats_multi(
+    opts: Any = None,
+    models: Any = None,
+    out_dir: Any = None,
+    /,
+    *,
+    progress: bool = False,
+    command: str | None = None,
+    cache: Any = None,
+    **options: Any,
+) -> dict:
     """Score the CATs with every model and write the comparison (see the module docstring).
-    ``kw`` goes to :func:`.stereoset.run_cats` (scorer, mode, batch_size, device, dtype, cache, ...).
+    ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
+    several models (each is scored by :func:`.stereoset.run_cats` with the same options);
+    keyword-compatible: ``run_cats_multi(data, models, out_dir, scorer=..., ensemble=True, ...)``.
     Returns ``{"summaries", "names", "table", "correlations", "ensemble"}``."""
-    import pandas as pd
-
-    from biaskit.io import atomic_dir, write_json, write_table, atomic_write_text
-
-    from .cat_modes import check_mode
-    from .pairs import _unique_slugs
-    from .stereoset import run_cats
-
-    models = _check_models(models)
-    if kw.get("mode") is not None:
-        check_mode(kw["mode"])
-    names = _unique_slugs(models)
-    if ensemble and ENSEMBLE in names:
-        raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
-    with atomic_dir(out_dir) as tmp:
-        summaries = [run_cats(data, m, tmp / name, fmt=fmt, split=split, limit=limit, tie_policy=tie_policy,
-                              seed=seed, command=command, release_split=release_split, **kw)
-                     for m, name in zip(models, names)]
-        split, tie_policy = summaries[0]["data"]["split"], summaries[0]["tie_policy"]  # as the protocol decided
-        ens = None
-        if ensemble:
-            ens = _ensemble_summary(data, names, summaries, tmp, fmt=fmt, split=split, limit=limit,
-                                    release_split=release_split, tie_policy=tie_policy, seed=seed, command=command)
-        table = pd.DataFrame([r for n, s in zip(names, summaries) for r in cats_rows(n, s)]
-                             + (cats_rows(ENSEMBLE, ens) if ens else []), columns=CATS_COLUMNS)
-        corr = spearman_lms_ss(table)
-        info = {"data": str(data), "models": [str(m) for m in models], "names": names, "ensemble": bool(ensemble),
-                "cat_mode": summaries[0].get("cat_mode"), "tie_policy": tie_policy, "command": command,
-                "protocol": summaries[0].get("protocol")}
-        write_table(tmp / "comparison.csv", table)
-        write_table(tmp / "correlations.csv", corr)
-        atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
-        write_json(tmp / "comparison.json", {**info, "rows": table.to_dict("records"),
-                                             "correlations": corr.to_dict("records")})
-    return {"summaries": summaries, "names": names, "table": table, "correlations": corr, "ensemble": ens}
-
-
-# ============================================================================================  SEAT
-SEAT_COLUMNS = ["test", "lang", "model", "effect_size", "p_value", "significance", "p_method", "n_targ1", "n_targ2",
-                "n_attr1", "n_attr2"]
-
-
-def run_seat_multi(tests: Sequence[str], models: Sequence[str], out_dir: str | Path, *,
-                   command: Optional[str] = None, **kw: Any) -> dict:
-    """Run the SEAT tests with every encoder (one sub-folder each, as a single run) and write
-    ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model)."""
     import pandas as pd
 
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
 
+    from .cat_modes import check_mode
+    from .options import CatsOptions, keywords
     from .pairs import _unique_slugs
-    from .seat import run_seat
+    from .stereoset import run_cats
 
-    from .seat import significance
+    o = CatsOptions.coerce(
+        opts, keywords({**options, **({"models": list(models)} if models is not None else {})}, out_dir=out_dir), "data"
+    )
+    data, out_dir, ensemble, fmt, limit, seed, release_split = (
+        o.data,
+        o.out,
+        o.ensemble,
+        o.format,
+        o.limit,
+        o.seed,
+        o.release_split,
+    )
+    models = _check_models(o.models or [])
+    if o.cat_mode is not None:
+        check_mode(o.cat_mode)
+    names = _unique_slugs(models)
+    if ensemble and ENSEMBLE in names:
+        raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
+    with atomic_dir(out_dir) as tmp:
+        summaries = [
+            run_cats(
+                o.model_copy(update={"models": [m], "out": tmp / name}), progress=progress, command=command, cache=cache
+            )
+            for m, name in zip(models, names, strict=False)
+        ]
+        split, tie_policy = summaries[0]["data"]["split"], summaries[0]["tie_policy"]  # as the protocol decided
+        ens = None
+        if ensemble:
+            ens = _ensemble_summary(
+                data,
+                names,
+                summaries,
+                tmp,
+                fmt=fmt,
+                split=split,
+                limit=limit,
+                release_split=release_split,
+                tie_policy=tie_policy,
+                seed=seed,
+                command=command,
+            )
+        table = pd.DataFrame(
+            [r for n, s in zip(names, summaries, strict=False) for r in cats_rows(n, s)]
+            + (cats_rows(ENSEMBLE, ens) if ens else []),
+            columns=CATS_COLUMNS,
+        )
+        corr = spearman_lms_ss(table)
+        info = {
+            "data": str(data),
+            "models": [str(m) for m in models],
+            "names": names,
+            "ensemble": bool(ensemble),
+            "cat_mode": summaries[0].get("cat_mode"),
+            "tie_policy": tie_policy,
+            "command": command,
+            "protocol": summaries[0].get("protocol"),
+        }
+        write_table(tmp / "comparison.csv", table)
+        write_table(tmp / "correlations.csv", corr)
+        atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
+        write_json(
+            tmp / "comparison.json", {**info, "rows": table.to_dict("records"), "correlations": corr.to_dict("records")}
+        )
+    return {"summaries": summaries, "names": names, "table": table, "correlations": corr, "ensemble": ens}
 
-    models = _check_models(models)
+
+# ============================================================================================  SEAT
+SEAT_COLUMNS = [
+    "test",
+    "lang",
+    "model",
+    "effect_size",
+    "p_value",
+    "significance",
+    "p_method",
+    "n_targ1",
+    "n_targ2",
+    "n_attr1",
+    "n_attr2",
+]
+
+
+def run_seat_multi(
+    opts: Any = None,
+    models: Any = None,
+    out_dir: Any = None,
+    /,
+    *,
+    command: str | None = None,
+    cache: Any = None,
+    **options: Any,
+) -> dict:
+    """Run the SEAT tests with every encoder (one sub-folder each, as a single run) and write
+    ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model).
+    ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
+    several models; keyword-compatible: ``run_seat_multi(tests, models, out_dir, n_samples=...)``."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+
+    from .options import SeatOptions, keywords
+    from .pairs import _unique_slugs
+    from .seat import run_seat, significance
+
+    o = SeatOptions.coerce(
+        opts,
+        keywords({**options, **({"models": list(models)} if models is not None else {})}, out_dir=out_dir),
+        "tests",
+    )
+    tests, out_dir = o.tests, o.out
+    models = _check_models(o.models)
     names = _unique_slugs(models)
     with atomic_dir(out_dir) as tmp:
-        summaries = [run_seat(tests, m, tmp / name, command=command, **kw) for m, name in zip(models, names)]
-        rows = [{"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
-                for name, s in zip(names, summaries) for r in s["tests"]]
+        summaries = [
+            run_seat(o.model_copy(update={"models": [m], "out": tmp / name}), command=command, cache=cache)
+            for m, name in zip(models, names, strict=False)
+        ]
+        rows = [
+            {"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
+            for name, s in zip(names, summaries, strict=False)
+            for r in s["tests"]
+        ]
         first = summaries[0]  # the marks are the protocol's, over the whole table (sent-bias corrects across it)
-        for r, sig in zip(rows, significance(rows, first["alpha"], first["correction"]) if rows else []):
+        for r, sig in zip(rows, significance(rows, first["alpha"], first["correction"]) if rows else [], strict=False):
             r["significance"] = sig
         table = pd.DataFrame(rows, columns=SEAT_COLUMNS)
         write_table(tmp / "comparison.csv", table)
         atomic_write_text(tmp / "comparison.md", render_seat_md(table, names, first))
-        write_json(tmp / "comparison.json", {"tests": list(tests), "models": [str(m) for m in models],
-                                             "names": names, "command": command, "rows": table.to_dict("records")})
+        write_json(
+            tmp / "comparison.json",
+            {
+                "tests": list(tests),
+                "models": [str(m) for m in models],
+                "names": names,
+                "command": command,
+                "rows": table.to_dict("records"),
+            },
+        )
     return {"summaries": summaries, "names": names, "table": table}
 
 
-def render_seat_md(table, names: Sequence[str], summary: Optional[dict] = None) -> str:
+def render_seat_md(table, names: Sequence[str], summary: dict | None = None) -> str:
     """Effect size per test and model, significance marked as the run's protocol prints it."""
     from .protocols.base import render_protocol
     from .seat import mark, significance_legend
 
     summary = summary or {}
-    lines = ["# SEAT: model comparison", "",
-             "Effect size d per test and model (d > 0: X is closer to A and Y to B); "
-             f"{significance_legend(summary) if summary else '`*`: p ≤ 0.05'}. "
-             "Each model's full report is in its sub-folder.", ""]
+    lines = [
+        "# SEAT: model comparison",
+        "",
+        "Effect size d per test and model (d > 0: X is closer to A and Y to B); "
+        f"{significance_legend(summary) if summary else '`*`: p ≤ 0.05'}. "
+        "Each model's full report is in its sub-folder.",
+        "",
+    ]
     rows = []
     for (test, lang), g in table.groupby(["test", "lang"], sort=False):
         cells = [test, lang]
@@ -235,8 +405,9 @@ def render_seat_md(table, names: Sequence[str], summary: Optional[dict] = None) 
                 cells.append(MISSING)
                 continue
             sig = r["significance"].iloc[0] if "significance" in r else ""
-            cells.append(mark(float(r["effect_size"].iloc[0]), sig if isinstance(sig, str) else "",
-                              summary.get("marks", "star")))
+            cells.append(
+                mark(float(r["effect_size"].iloc[0]), sig if isinstance(sig, str) else "", summary.get("marks", "star"))
+            )
         rows.append(cells)
     lines.append(md_table(["test", "lang", *names], rows))
     if summary.get("protocol"):

@@ -31,17 +31,22 @@ one group are averaged). ``groups="all"`` (default) uses every group of each sid
 
 Variance is the population variance (``ddof=0``) by default; ``ddof=1`` gives the sample variance.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
 GROUP_MODES = ("all", "aligned")
@@ -53,7 +58,7 @@ class ResultFolder:
     model: str
     names: tuple[str, ...]
     benchmark: str
-    groups: "object"  # DataFrame: domain, group, metric, score, count
+    groups: pd.DataFrame  # domain, group, metric, score, count
     group_source: str
 
 
@@ -70,15 +75,19 @@ def read_result_folder(path: str | Path) -> ResultFolder:
         raise InputError("not a folder.", path=path, fix="pass result folders written by biaskit evaluate cats|pairs.")
     summ_path = path / "summary.json"
     if not summ_path.exists():
-        raise InputError("no summary.json in this result folder.", path=path,
-                         fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.")
+        raise InputError(
+            "no summary.json in this result folder.",
+            path=path,
+            fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.",
+        )
     from biaskit.io import read_json
 
     summary = read_json(summ_path, fix="re-run the evaluation that wrote it.")
     model = str(summary.get("model") or path.name)
     names = tuple(dict.fromkeys([model, Path(model).name, path.name]))
-    benchmark = str(summary.get("benchmark") or ("pairs" if "metric_score" in summary else summary.get("kind")
-                                                 or "intrinsic"))
+    benchmark = str(
+        summary.get("benchmark") or ("pairs" if "metric_score" in summary else summary.get("kind") or "intrinsic")
+    )
     gpath, ppath = path / "groups.csv", path / "pairs.csv"
     if gpath.exists():
         from biaskit.io import read_table
@@ -86,8 +95,11 @@ def read_result_folder(path: str | Path) -> ResultFolder:
         df = read_table(gpath)
         missing = [c for c in ("domain", "group", "metric", "score") if c not in df.columns]
         if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}.", path=gpath,
-                             fix="groups.csv needs domain, group, metric, score [, count].")
+            raise InputError(
+                f"missing column(s) {', '.join(missing)}.",
+                path=gpath,
+                fix="groups.csv needs domain, group, metric, score [, count].",
+            )
         df = _numeric(df, gpath)
         if "count" not in df.columns:
             df["count"] = 1
@@ -97,29 +109,55 @@ def read_result_folder(path: str | Path) -> ResultFolder:
 
         pairs = read_table(ppath)
         if "win" not in pairs.columns or "bias_type" not in pairs.columns:
-            raise InputError("pairs.csv lacks 'win' or 'bias_type'.", path=ppath,
-                             fix="use a pairs.csv written by `biaskit evaluate pairs`.")
+            raise InputError(
+                "pairs.csv lacks 'win' or 'bias_type'.",
+                path=ppath,
+                fix="use a pairs.csv written by `biaskit evaluate pairs`.",
+            )
         gcol = next((c for c in ("group_more", "group") if c in pairs.columns and pairs[c].notna().any()), None)
         win = pairs["win"].map(lambda v: str(v).strip().lower() in ("1", "true", "1.0")).astype(float)
         pairs = pairs.assign(_win=win)
         if gcol:
             pairs = pairs[pairs[gcol].notna()]
             grp = pairs.groupby(["bias_type", gcol])["_win"].agg(["mean", "size"]).reset_index()
-            df = pd.DataFrame({"domain": grp["bias_type"], "group": grp[gcol], "metric": "metric_score",
-                               "score": 100.0 * grp["mean"], "count": grp["size"]})
+            df = pd.DataFrame(
+                {
+                    "domain": grp["bias_type"],
+                    "group": grp[gcol],
+                    "metric": "metric_score",
+                    "score": 100.0 * grp["mean"],
+                    "count": grp["size"],
+                }
+            )
             source = gcol
         else:
             grp = pairs.groupby("bias_type")["_win"].agg(["mean", "size"]).reset_index()
-            df = pd.DataFrame({"domain": "all", "group": grp["bias_type"], "metric": "metric_score",
-                               "score": 100.0 * grp["mean"], "count": grp["size"]})
+            df = pd.DataFrame(
+                {
+                    "domain": "all",
+                    "group": grp["bias_type"],
+                    "metric": "metric_score",
+                    "score": 100.0 * grp["mean"],
+                    "count": grp["size"],
+                }
+            )
             source = "bias_type"
     else:
-        raise InputError("no group-level scores (groups.csv or pairs.csv) in this result folder.", path=path,
-                         fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`, or add "
-                             "a groups.csv with domain, group, metric, score.")
+        raise InputError(
+            "no group-level scores (groups.csv or pairs.csv) in this result folder.",
+            path=path,
+            fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`, or add "
+            "a groups.csv with domain, group, metric, score.",
+        )
     df = df.assign(metric=[f"{benchmark}:{m}" for m in df["metric"]])
-    return ResultFolder(path=path, model=model, names=names, benchmark=benchmark,
-                        groups=df[["domain", "group", "metric", "score", "count"]], group_source=source)
+    return ResultFolder(
+        path=path,
+        model=model,
+        names=names,
+        benchmark=benchmark,
+        groups=df[["domain", "group", "metric", "score", "count"]],
+        group_source=source,
+    )
 
 
 def _numeric(df, path: Path):
@@ -129,8 +167,13 @@ def _numeric(df, path: Path):
     bad = sc.isna() & df["score"].notna()
     if bad.any():
         i = int(bad.idxmax())
-        raise InputError(f"score {df['score'][i]!r} is not a number.", path=path, row=i + 1, column="score",
-                         fix="scores must be numbers.")
+        raise InputError(
+            f"score {df['score'][i]!r} is not a number.",
+            path=path,
+            row=i + 1,
+            column="score",
+            fix="scores must be numbers.",
+        )
     return df.assign(score=sc)[sc.notna()]
 
 
@@ -142,23 +185,31 @@ def read_extrinsic(path: str | Path):
     df = read_table(path)
     missing = [c for c in LONG_COLUMNS if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
-                         path=path, fix="the extrinsic file needs one row per group-level score with the columns "
-                                        "model, domain, group, metric, score.")
+        raise InputError(
+            f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
+            path=path,
+            fix="the extrinsic file needs one row per group-level score with the columns "
+            "model, domain, group, metric, score.",
+        )
     for c in ("model", "domain", "group", "metric"):
         empty = df[c].isna() | (df[c].astype(str).str.strip() == "")
         if empty.any():
-            raise InputError(f"empty '{c}'.", path=path, row=int(empty.idxmax()) + 1, column=c,
-                             fix=f"fill in {c} on every row.")
+            raise InputError(
+                f"empty '{c}'.", path=path, row=int(empty.idxmax()) + 1, column=c, fix=f"fill in {c} on every row."
+            )
     df = _numeric(df, path)
     if df.empty:
         raise InputError("no scores.", path=path, fix="add rows model, domain, group, metric, score.")
-    df = df.assign(model=df["model"].astype(str).str.strip(), domain=df["domain"].astype(str).str.strip(),
-                   group=df["group"].astype(str).str.strip(), metric=df["metric"].astype(str).str.strip())
+    df = df.assign(
+        model=df["model"].astype(str).str.strip(),
+        domain=df["domain"].astype(str).str.strip(),
+        group=df["group"].astype(str).str.strip(),
+        metric=df["metric"].astype(str).str.strip(),
+    )
     return df
 
 
-def read_group_map(path: Optional[str | Path]) -> dict[tuple[str, str], str]:
+def read_group_map(path: str | Path | None) -> dict[tuple[str, str], str]:
     """``(domain or '', term) -> group`` from a CSV with ``term, group`` [+ ``domain``]."""
     if not path:
         return {}
@@ -166,8 +217,11 @@ def read_group_map(path: Optional[str | Path]) -> dict[tuple[str, str], str]:
 
     df = read_table(Path(path))
     if not {"term", "group"} <= set(df.columns):
-        raise InputError("a group map needs the columns term, group (and optionally domain).", path=path,
-                         fix="write rows like: domain,term,group / gender,schoolgirl,female")
+        raise InputError(
+            "a group map needs the columns term, group (and optionally domain).",
+            path=path,
+            fix="write rows like: domain,term,group / gender,schoolgirl,female",
+        )
     out = {}
     for _, r in df.iterrows():
         dom = _norm(r["domain"]) if "domain" in df.columns and isinstance(r.get("domain"), str) else ""
@@ -185,7 +239,7 @@ def _map_groups(df, gmap: dict, aligned: bool):
         return gmap.get((_norm(row["domain"]), g), gmap.get(("", g), g))
 
     df = df.assign(group_key=[key(r) for _, r in df.iterrows()])
-    return (df.groupby(["model", "domain", "metric", "group_key"], as_index=False)["score"].mean())
+    return df.groupby(["model", "domain", "metric", "group_key"], as_index=False)["score"].mean()
 
 
 def _variance(values, ddof: int) -> float:
@@ -197,22 +251,30 @@ def _variance(values, ddof: int) -> float:
     return float(np.var(v, ddof=ddof))
 
 
-def correlate_protocol(requested: Optional[str], given: dict):
+def correlate_protocol(requested: str | None, given: dict):
     """The protocol of a correlation (``cao2022`` only by name: a correlation has no data origin)."""
     from .protocols import apply_protocol, get_protocol
     from .protocols import words as W
 
     proto = get_protocol(requested) if requested not in (None, "auto") else None
     if proto is not None and "correlate" not in proto.commands:
-        raise BiaskitError(f"protocol '{proto.name}' does not cover `evaluate correlate`. Fix: pass --protocol cao2022 "
-                           "or none")
-    return apply_protocol(proto, "correlate", given, {"groups": "all", "correlation": "pearson and spearman"},
-                          chosen_by="--protocol" if proto else "no --protocol",
-                          words={"groups": W.GROUPS, "correlation": {**W.CORRELATION, "pearson and spearman":
-                                                                     "Pearson's r and Spearman's rho"}})
+        raise BiaskitError(
+            f"protocol '{proto.name}' does not cover `evaluate correlate`. Fix: pass --protocol cao2022 or none"
+        )
+    return apply_protocol(
+        proto,
+        "correlate",
+        given,
+        {"groups": "all", "correlation": "pearson and spearman"},
+        chosen_by="--protocol" if proto else "no --protocol",
+        words={
+            "groups": W.GROUPS,
+            "correlation": {**W.CORRELATION, "pearson and spearman": "Pearson's r and Spearman's rho"},
+        },
+    )
 
 
-def check_cao2022_folders(folders: Sequence["ResultFolder"]) -> list[str]:
+def check_cao2022_folders(folders: Sequence[ResultFolder]) -> list[str]:
     """Cao et al. 2022 §2: StereoSet group scores from intrasentence CATs scored by pseudo-likelihood,
     and CEAT, ILPS and StereoSet for every model. A StereoSet folder run otherwise is refused with the
     command that fixes it; a model lacking a metric is reported (returned as notes)."""
@@ -227,16 +289,21 @@ def check_cao2022_folders(folders: Sequence["ResultFolder"]) -> list[str]:
         split = (summ.get("data") or {}).get("split")
         mode = summ.get("cat_mode")
         if split != "intrasentence" or mode != "pll":
-            raise InputError(f"a StereoSet result scored with split {split!r} and mode {mode!r}; Cao et al. 2022 §2 "
-                             "use intrasentence CATs scored by pseudo-likelihood.", path=f.path,
-                             fix=f"re-run: biaskit evaluate cats --data DATA --model {f.model} --split intrasentence "
-                                 "--cat-mode pll --out DIR (or --protocol cao2022).")
+            raise InputError(
+                f"a StereoSet result scored with split {split!r} and mode {mode!r}; Cao et al. 2022 §2 "
+                "use intrasentence CATs scored by pseudo-likelihood.",
+                path=f.path,
+                fix=f"re-run: biaskit evaluate cats --data DATA --model {f.model} --split intrasentence "
+                "--cat-mode pll --out DIR (or --protocol cao2022).",
+            )
     notes = []
     for m, have in sorted(by_model.items()):
         lacking = [x for x in ("ceat", "ilps", "stereoset") if x not in have]
         if lacking:
-            notes.append(f"model {m} lacks {', '.join(lacking)} (Cao et al. 2022 §2 correlate CEAT, ILPS and "
-                         "StereoSet for every model)")
+            notes.append(
+                f"model {m} lacks {', '.join(lacking)} (Cao et al. 2022 §2 correlate CEAT, ILPS and "
+                "StereoSet for every model)"
+            )
     return notes
 
 
@@ -256,8 +323,15 @@ def write_result_folder(out_dir: str | Path, summary: dict, report: str, **table
         atomic_write_text(out / "report.md", report)
 
 
-def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Optional[str], cats: Optional[Path],
-                  corpus: Optional[Sequence[Path]], **kw) -> list[Path]:
+def run_intrinsic(
+    models: Sequence[str],
+    out_root: str | Path,
+    *,
+    protocol: str | None,
+    cats: Path | None,
+    corpus: Sequence[Path] | None,
+    **kw,
+) -> list[Path]:
     """``correlate --protocol cao2022 --model M ...``: run Cao et al.'s intrinsic metrics for every model
     (StereoSet intrasentence by pseudo-likelihood, CEAT, ILPS; §2) into ``out_root/<model>/<metric>``
     and return the folders. Masked LMs get all three; a causal LM gets StereoSet and CEAT (ILPS masks)."""
@@ -268,11 +342,15 @@ def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Opti
     from .stereoset import run_cats
 
     if protocol != "cao2022":
-        raise BiaskitError("--model runs the intrinsic metrics of a paper protocol. Fix: pass --protocol cao2022 "
-                           "(or --results DIR for metrics you ran yourself)")
+        raise BiaskitError(
+            "--model runs the intrinsic metrics of a paper protocol. Fix: pass --protocol cao2022 "
+            "(or --results DIR for metrics you ran yourself)"
+        )
     if cats is None or not corpus:
-        raise BiaskitError("--protocol cao2022 with --model needs the StereoSet data and a corpus for CEAT. Fix: "
-                           "pass --cats DATA and --corpus FILE")
+        raise BiaskitError(
+            "--protocol cao2022 with --model needs the StereoSet data and a corpus for CEAT. Fix: "
+            "pass --cats DATA and --corpus FILE"
+        )
     from biaskit.io import atomic_dir, write_json
 
     from .seat_names import corpus_lines
@@ -282,7 +360,7 @@ def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Opti
     out_root = Path(out_root)
     rel: list[str] = []
     with atomic_dir(out_root, owns=("intrinsic.json",)) as stage:  # published whole when every metric ran
-        for m, slug in zip(models, _unique_slugs(models)):
+        for m, slug in zip(models, _unique_slugs(models), strict=False):
             run_ceat(m, corpus, stage / slug / "ceat", protocol=protocol)
             rel.append(f"{slug}/ceat")
             if read_family(m)[0] == "encoder":
@@ -294,9 +372,16 @@ def run_intrinsic(models: Sequence[str], out_root: str | Path, *, protocol: Opti
     return [out_root / r for r in rel]
 
 
-def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, groups: Optional[str] = None,
-              group_map: Optional[str | Path] = None, ddof: int = 0, min_groups: int = 2,
-              protocol: Optional[str] = None):
+def correlate(
+    result_dirs: Sequence[str | Path],
+    extrinsic: str | Path,
+    *,
+    groups: str | None = None,
+    group_map: str | Path | None = None,
+    ddof: int = 0,
+    min_groups: int = 2,
+    protocol: str | None = None,
+):
     """Variances per (model, domain, metric) and Pearson/Spearman correlations across models.
 
     ``protocol="cao2022"``: Cao et al. 2022's setup (their intrinsic metrics, StereoSet folders from
@@ -313,8 +398,16 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
     folders = [read_result_folder(p) for p in result_dirs]
     if applied.name == "cao2022":
         for n in check_cao2022_folders(folders):
-            applied.deviations.append({"key": "metrics", "option": "", "used": None, "protocol_value": None,
-                                       "section": "Cao et al. 2022 §2", "text": n})
+            applied.deviations.append(
+                {
+                    "key": "metrics",
+                    "option": "",
+                    "used": None,
+                    "protocol_value": None,
+                    "section": "Cao et al. 2022 §2",
+                    "text": n,
+                }
+            )
     ext = read_extrinsic(extrinsic)
     gmap = read_group_map(group_map)
     ext_models = set(ext["model"])
@@ -328,17 +421,23 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
         intr_rows.append(f.groups.assign(model=name))
     if unmatched:
         f = unmatched[0]
-        raise InputError(f"model '{f.model}' (folder {f.path.name}) has no rows in the extrinsic file "
-                         f"(its models: {', '.join(sorted(ext_models))}).", path=extrinsic, column="model",
-                         fix="use the model name of summary.json, its last path component or the result "
-                             "folder's name in the extrinsic CSV.")
+        raise InputError(
+            f"model '{f.model}' (folder {f.path.name}) has no rows in the extrinsic file "
+            f"(its models: {', '.join(sorted(ext_models))}).",
+            path=extrinsic,
+            column="model",
+            fix="use the model name of summary.json, its last path component or the result "
+            "folder's name in the extrinsic CSV.",
+        )
     intr = pd.concat(intr_rows, ignore_index=True)
     dups = intr[intr.duplicated(["model", "domain", "group", "metric"], keep=False)]
     if len(dups):
         r = dups.iloc[0]
-        raise BiaskitError(f"model '{r['model']}' has two scores for {r['metric']} / {r['domain']} / {r['group']} "
-                           "(two result folders of the same model and benchmark?). Fix: pass one folder per model "
-                           "and benchmark.")
+        raise BiaskitError(
+            f"model '{r['model']}' has two scores for {r['metric']} / {r['domain']} / {r['group']} "
+            "(two result folders of the same model and benchmark?). Fix: pass one folder per model "
+            "and benchmark."
+        )
     intr = intr.assign(domain=intr["domain"].astype(str))
     aligned = groups == "aligned"
     intr_g = _map_groups(intr, gmap, aligned)
@@ -348,9 +447,13 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
     models = sorted(set(intr_g["model"]))
     domains = sorted(set(intr_g["domain"]) & set(ext_g["domain"]))
     if not domains:
-        raise InputError(f"no domain in common between the result folders ({', '.join(sorted(set(intr_g['domain'])))}) "
-                         f"and the extrinsic file ({', '.join(sorted(set(ext_g['domain'])))}).", path=extrinsic,
-                         column="domain", fix="use the same domain names (e.g. gender, race, religion).")
+        raise InputError(
+            f"no domain in common between the result folders ({', '.join(sorted(set(intr_g['domain'])))}) "
+            f"and the extrinsic file ({', '.join(sorted(set(ext_g['domain'])))}).",
+            path=extrinsic,
+            column="domain",
+            fix="use the same domain names (e.g. gender, race, religion).",
+        )
     corr_rows = []
     for dom in domains:
         im = sorted(set(intr_g.loc[intr_g["domain"] == dom, "metric"]))
@@ -365,16 +468,34 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
                         common = set(ga["group_key"]) & set(gb["group_key"])
                         ga, gb = ga[ga["group_key"].isin(common)], gb[gb["group_key"].isin(common)]
                     va, vb = _variance(ga["score"], ddof), _variance(gb["score"], ddof)
-                    var_rows.append({"model": m, "domain": dom, "intrinsic": a, "extrinsic": b,
-                                     "n_groups_intrinsic": len(ga), "n_groups_extrinsic": len(gb),
-                                     "var_intrinsic": va, "var_extrinsic": vb})
+                    var_rows.append(
+                        {
+                            "model": m,
+                            "domain": dom,
+                            "intrinsic": a,
+                            "extrinsic": b,
+                            "n_groups_intrinsic": len(ga),
+                            "n_groups_extrinsic": len(gb),
+                            "var_intrinsic": va,
+                            "var_extrinsic": vb,
+                        }
+                    )
                     if len(ga) >= min_groups and len(gb) >= min_groups and math.isfinite(va) and math.isfinite(vb):
                         xs.append(va)
                         ys.append(vb)
                         used.append(m)
-                row = {"domain": dom, "intrinsic": a, "extrinsic": b, "n_models": len(used),
-                       "pearson_r": float("nan"), "pearson_p": float("nan"),
-                       "spearman_rho": float("nan"), "spearman_p": float("nan"), "models": used, "note": ""}
+                row = {
+                    "domain": dom,
+                    "intrinsic": a,
+                    "extrinsic": b,
+                    "n_models": len(used),
+                    "pearson_r": float("nan"),
+                    "pearson_p": float("nan"),
+                    "spearman_rho": float("nan"),
+                    "spearman_p": float("nan"),
+                    "models": used,
+                    "note": "",
+                }
                 if len(used) < 3:
                     row["note"] = "fewer than 3 models with both variances"
                 elif len(set(xs)) < 2 or len(set(ys)) < 2:
@@ -382,17 +503,30 @@ def correlate(result_dirs: Sequence[str | Path], extrinsic: str | Path, *, group
                 else:
                     pr = stats.pearsonr(xs, ys)
                     sr = stats.spearmanr(xs, ys)
-                    row.update(pearson_r=float(pr.statistic), pearson_p=float(pr.pvalue),
-                               spearman_rho=float(sr.statistic), spearman_p=float(sr.pvalue))
+                    row.update(
+                        pearson_r=float(pr.statistic),
+                        pearson_p=float(pr.pvalue),
+                        spearman_rho=float(sr.statistic),
+                        spearman_p=float(sr.pvalue),
+                    )
                 corr_rows.append(row)
     variances = pd.DataFrame(var_rows)
     corrs = pd.DataFrame(corr_rows)
-    info = {"protocol": applied.as_dict(), "headline": applied.values.get("correlation"),
-            "groups": groups, "ddof": ddof, "min_groups": min_groups, "models": models, "domains": domains,
-            "group_map": str(group_map) if group_map else None,
-            "folders": [{"path": str(f.path), "model": f.model, "benchmark": f.benchmark,
-                         "group_source": f.group_source} for f in folders],
-            "extrinsic": str(extrinsic)}
+    info = {
+        "protocol": applied.as_dict(),
+        "headline": applied.values.get("correlation"),
+        "groups": groups,
+        "ddof": ddof,
+        "min_groups": min_groups,
+        "models": models,
+        "domains": domains,
+        "group_map": str(group_map) if group_map else None,
+        "folders": [
+            {"path": str(f.path), "model": f.model, "benchmark": f.benchmark, "group_source": f.group_source}
+            for f in folders
+        ],
+        "extrinsic": str(extrinsic),
+    }
     return variances, corrs, info
 
 
@@ -413,17 +547,29 @@ def scatter_plots(variances, corrs, out_dir: str | Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for _, c in corrs.iterrows():
-        sub = variances[(variances["domain"] == c["domain"]) & (variances["intrinsic"] == c["intrinsic"])
-                        & (variances["extrinsic"] == c["extrinsic"]) & variances["model"].isin(c["models"])]
+        sub = variances[
+            (variances["domain"] == c["domain"])
+            & (variances["intrinsic"] == c["intrinsic"])
+            & (variances["extrinsic"] == c["extrinsic"])
+            & variances["model"].isin(c["models"])
+        ]
         if sub.empty:
             continue
         fig, ax = plt.subplots(figsize=(4.5, 3.6), dpi=110)
         ax.scatter(sub["var_intrinsic"], sub["var_extrinsic"], s=28)
         for _, r in sub.iterrows():
-            ax.annotate(Path(str(r["model"])).name, (r["var_intrinsic"], r["var_extrinsic"]), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")
-        title = f"{c['domain']}: r={c['pearson_r']:.2f}, rho={c['spearman_rho']:.2f}" \
-            if math.isfinite(c["pearson_r"]) else f"{c['domain']}: {c['note']}"
+            ax.annotate(
+                Path(str(r["model"])).name,
+                (r["var_intrinsic"], r["var_extrinsic"]),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+        title = (
+            f"{c['domain']}: r={c['pearson_r']:.2f}, rho={c['spearman_rho']:.2f}"
+            if math.isfinite(c["pearson_r"])
+            else f"{c['domain']}: {c['note']}"
+        )
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(f"variance of {c['intrinsic']}", fontsize=8)
         ax.set_ylabel(f"variance of {c['extrinsic']}", fontsize=8)
@@ -458,17 +604,37 @@ def _write_files(variances, corrs, info: dict, out: Path, plots: bool) -> dict:
     write_json(out / "summary.json", summary)
     from .protocols.base import render_protocol
 
-    lines = ["# Intrinsic vs extrinsic bias: correlation across models", "",
-             f"Bias measure: variance of group-level scores per model and domain (ddof={info['ddof']}); "
-             f"groups: {info['groups']}. Pearson r and Spearman rho across models (scipy, two-sided p)"
-             + ("; **Pearson's r is the paper's figure** (Cao et al. 2022 §3), Spearman's rho is shown beside it."
-                if info.get("headline") == "pearson" else "."), "",
-             render_protocol(info.get("protocol") or {}),
-             md_table(["domain", "intrinsic", "extrinsic", "models", "Pearson r (p)", "Spearman rho (p)", "note"],
-                      [[r["domain"], r["intrinsic"], r["extrinsic"], r["n_models"],
-                        f"{num(r['pearson_r'], 3)} ({num(r['pearson_p'], 3)})",
-                        f"{num(r['spearman_rho'], 3)} ({num(r['spearman_p'], 3)})", r["note"]] for r in rows])]
+    lines = [
+        "# Intrinsic vs extrinsic bias: correlation across models",
+        "",
+        f"Bias measure: variance of group-level scores per model and domain (ddof={info['ddof']}); "
+        f"groups: {info['groups']}. Pearson r and Spearman rho across models (scipy, two-sided p)"
+        + (
+            "; **Pearson's r is the paper's figure** (Cao et al. 2022 §3), Spearman's rho is shown beside it."
+            if info.get("headline") == "pearson"
+            else "."
+        ),
+        "",
+        render_protocol(info.get("protocol") or {}),
+        md_table(
+            ["domain", "intrinsic", "extrinsic", "models", "Pearson r (p)", "Spearman rho (p)", "note"],
+            [
+                [
+                    r["domain"],
+                    r["intrinsic"],
+                    r["extrinsic"],
+                    r["n_models"],
+                    f"{num(r['pearson_r'], 3)} ({num(r['pearson_p'], 3)})",
+                    f"{num(r['spearman_rho'], 3)} ({num(r['spearman_p'], 3)})",
+                    r["note"],
+                ]
+                for r in rows
+            ],
+        ),
+    ]
     if pngs:
-        lines += ["", "## Scatter plots (one point per model)", ""] + [f"![{p.stem}]({p.relative_to(out)})" for p in pngs]
+        lines += ["", "## Scatter plots (one point per model)", ""] + [
+            f"![{p.stem}]({p.relative_to(out)})" for p in pngs
+        ]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
     return summary

@@ -11,10 +11,12 @@ reports, over a list of texts:
 
 :func:`coverage_warning` turns that into one sentence when either share passes its threshold.
 """
+
 from __future__ import annotations
 
 import difflib
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 UNKNOWN_THRESHOLD = 0.05
 LOST_THRESHOLD = 0.10
@@ -38,17 +40,24 @@ def tokenizer_coverage(tokenizer: Any, texts: Sequence[str]) -> dict[str, Any]:
         a, b = _norm(text), _norm(back)
         n_chars += len(a)
         n_kept += sum(m.size for m in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks())
-    return {"n_texts": len(texts), "n_pieces": n_pieces, "n_unknown": n_unknown,
-            "unknown_share": n_unknown / n_pieces if n_pieces else 0.0, "n_chars": n_chars,
-            "lost_char_share": 1.0 - n_kept / n_chars if n_chars else 0.0}
+    return {
+        "n_texts": len(texts),
+        "n_pieces": n_pieces,
+        "n_unknown": n_unknown,
+        "unknown_share": n_unknown / n_pieces if n_pieces else 0.0,
+        "n_chars": n_chars,
+        "lost_char_share": 1.0 - n_kept / n_chars if n_chars else 0.0,
+    }
 
 
-def coverage_warning(cov: dict[str, Any], *, lang: str = "", what: str = "this test") -> Optional[str]:
+def coverage_warning(cov: dict[str, Any], *, lang: str = "", what: str = "this test") -> str | None:
     """One sentence saying the numbers are noise, or None when the tokenizer covers the text."""
     if cov["unknown_share"] <= UNKNOWN_THRESHOLD and cov["lost_char_share"] <= LOST_THRESHOLD:
         return None
     language = LANG_NAMES.get(lang, lang or "its language")
-    return (f"{what}: the encoder's tokenizer cannot represent {language} text: "
-            f"{cov['unknown_share']:.0%} of {cov['n_pieces']} word pieces are unknown and "
-            f"{cov['lost_char_share']:.0%} of the characters are lost (stripped or unknown); the effect size "
-            "measures noise. Use an encoder whose vocabulary covers the language (a multilingual model).")
+    return (
+        f"{what}: the encoder's tokenizer cannot represent {language} text: "
+        f"{cov['unknown_share']:.0%} of {cov['n_pieces']} word pieces are unknown and "
+        f"{cov['lost_char_share']:.0%} of the characters are lost (stripped or unknown); the effect size "
+        "measures noise. Use an encoder whose vocabulary covers the language (a multilingual model)."
+    )

@@ -13,12 +13,15 @@ because each cached value was computed by the same batch a single process would 
 Without ``torchrun`` (``WORLD_SIZE`` unset or 1) nothing changes. The process group is gloo on the
 CPU and NCCL on GPUs; with ``--device auto``/``cuda`` rank ``r`` uses ``cuda:$LOCAL_RANK``.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import unset
 
 
 def world() -> tuple[int, int]:
@@ -59,7 +62,7 @@ def score_pairs(scorer: Any, pairs: Sequence[tuple[str, str]]) -> list | None:
     if size <= 1 or inner is None or not hasattr(inner, "batches"):
         return scorer.score_pairs(pairs)
     if getattr(scorer.engine, "cache", None) is None:
-        raise BiaskitError("several processes share their results through the score cache. Fix: drop --no-cache")
+        raise BiaskitError(f"several processes share their results through the score cache. Fix: {unset('no_cache')}")
     dist = _group(scorer.lm.device)
     plan = list(inner.batches(scorer.pair_requests(pairs)))
     for batch in plan[rank::size]:

@@ -38,13 +38,16 @@ Adding a backend (see docs/evaluation-scorers.md, "Adding a scorer"): implement
 (``/v1/completions`` with ``echo`` and ``logprobs``) is such a backend; the planners and the
 cache stay as they are.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError
+from biaskit.options import tell
 from biaskit.progress import progress
 
 from .models import LoadedLM
@@ -94,7 +97,7 @@ class Engine(Protocol):
 def _collect(n: int, batches: Iterator[Batch]) -> list[list[float]]:
     out: list[Any] = [None] * n
     for idx, res in batches:
-        for i, r in zip(idx, res):
+        for i, r in zip(idx, res, strict=False):
             out[i] = r
     return out
 
@@ -102,10 +105,19 @@ def _collect(n: int, batches: Iterator[Batch]) -> list[list[float]]:
 class LocalEngine:
     """Log-probabilities from an in-process Hugging Face masked or causal LM (:class:`LoadedLM`)."""
 
-    def __init__(self, lm: LoadedLM, *, batch_size: int = DEFAULT_BATCH_SIZE, max_logit_elements: int = 1 << 27,
-                 progress: bool = True, label: str = ""):
+    def __init__(
+        self,
+        lm: LoadedLM,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_logit_elements: int = 1 << 27,
+        progress: bool = True,
+        label: str = "",
+    ):
         if int(batch_size) < 1:
-            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
+            raise BiaskitError(
+                f"batch size must be >= 1, got {batch_size}. Fix: {tell('batch_size', DEFAULT_BATCH_SIZE)}"
+            )
         self.lm = lm
         self.name = lm.name
         self.batch_size = int(batch_size)
@@ -115,10 +127,10 @@ class LocalEngine:
         self.max_len = max_positions(lm.model.config)
         self.vocab_size = int(getattr(lm.model.config, "vocab_size", 0) or len(lm.tokenizer))
         self.forward_passes = 0  # model calls (0 on a fully cached re-run)
-        self.rows_scored = 0     # model inputs (rows) computed
+        self.rows_scored = 0  # model inputs (rows) computed
         self._gather_ok: bool | None = None  # None: not verified yet
-        self._head_found = False   # the head is looked up at the first forward pass: a re-run answered
-        self._head_module = None   # from the cache never loads a lazily loaded model (models.load_lm)
+        self._head_found = False  # the head is looked up at the first forward pass: a re-run answered
+        self._head_module = None  # from the cache never loads a lazily loaded model (models.load_lm)
         if lm.device == "cpu":
             keep_freed_memory()
 
@@ -134,15 +146,23 @@ class LocalEngine:
 
     def describe(self) -> dict:
         loaded = getattr(self.lm.model, "loaded", True)
-        return {"engine": "local", "device": self.lm.device, "dtype": self.lm.dtype, "batch_size": self.batch_size,
-                "attention": getattr(self.lm.model.config, "_attn_implementation", None) if loaded else
-                "(model not loaded: every score came from the cache)",
-                "device_map": self.lm.meta.get("device_map")}
+        return {
+            "engine": "local",
+            "device": self.lm.device,
+            "dtype": self.lm.dtype,
+            "batch_size": self.batch_size,
+            "attention": getattr(self.lm.model.config, "_attn_implementation", None)
+            if loaded
+            else "(model not loaded: every score came from the cache)",
+            "device_map": self.lm.meta.get("device_map"),
+        }
 
     def check_length(self, n_tokens: int, text: str) -> None:
         if self.max_len and n_tokens > self.max_len:
-            raise BiaskitError(f"sentence too long for the model ({n_tokens} tokens > {self.max_len}): "
-                               f"{text[:80]!r}. Fix: shorten it or drop the pair")
+            raise BiaskitError(
+                f"sentence too long for the model ({n_tokens} tokens > {self.max_len}): "
+                f"{text[:80]!r}. Fix: shorten it or drop the pair"
+            )
 
     def loglikelihood(self, requests: Sequence[Request]) -> list[list[float]]:
         return _collect(len(requests), self.iter_loglikelihood(requests))
@@ -167,7 +187,7 @@ class LocalEngine:
             for batch in self.batches(scored):
                 lps = self._run(batch)
                 idx, res = [], []
-                for r, lp in zip(batch, lps):
+                for r, lp in zip(batch, lps, strict=False):
                     for i in same[r]:
                         idx.append(i)
                         res.append(lp)
@@ -226,7 +246,7 @@ class LocalEngine:
         flat = lp.double().cpu().tolist()
         out, i = [], 0
         for r in batch:
-            out.append(flat[i:i + len(r.positions)])
+            out.append(flat[i : i + len(r.positions)])
             i += len(r.positions)
         return out
 
@@ -291,12 +311,18 @@ class CachingEngine:
         yield list(range(len(requests))), self.loglikelihood(requests)
 
 
-def make_engine(lm: LoadedLM, *, batch_size: int = DEFAULT_BATCH_SIZE, cache: Any = True, progress: bool = True,
-                max_logit_elements: int = 1 << 27, label: str = "") -> Any:
+def make_engine(
+    lm: LoadedLM,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache: Any = True,
+    progress: bool = True,
+    max_logit_elements: int = 1 << 27,
+    label: str = "",
+) -> Any:
     """The engine for ``lm``: a :class:`LocalEngine`, wrapped in a :class:`CachingEngine` unless
     ``cache`` is ``False``/``None``."""
-    eng = LocalEngine(lm, batch_size=batch_size, max_logit_elements=max_logit_elements, progress=progress,
-                      label=label)
+    eng = LocalEngine(lm, batch_size=batch_size, max_logit_elements=max_logit_elements, progress=progress, label=label)
     return CachingEngine(eng, cache) if open_cache(cache) is not None else eng
 
 
@@ -322,8 +348,9 @@ def keep_freed_memory() -> bool:
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-            _ALLOCATOR_TUNED = bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)) and \
-                bool(libc.mallopt(M_MMAP_THRESHOLD, 32 << 20))
+            _ALLOCATOR_TUNED = bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)) and bool(
+                libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
+            )
         except (OSError, AttributeError):  # not glibc (macOS, musl without mallopt)
             _ALLOCATOR_TUNED = False
     return _ALLOCATOR_TUNED
@@ -369,8 +396,8 @@ def target_logprobs(logits, tgt, chunk_elems: int):
     rows = max(1, chunk_elems // max(V, 1))
     parts = []
     for i in range(0, logits.shape[0], rows):
-        lg = logits[i:i + rows].float()
-        parts.append(torch.log_softmax(lg, -1).gather(-1, tgt[i:i + rows, None])[:, 0])
+        lg = logits[i : i + rows].float()
+        parts.append(torch.log_softmax(lg, -1).gather(-1, tgt[i : i + rows, None])[:, 0])
     return torch.cat(parts) if parts else logits.new_zeros(0)
 
 
@@ -379,8 +406,11 @@ def max_positions(config: Any) -> int | None:
     for name in ("max_position_embeddings", "n_positions", "max_seq_len"):
         v = getattr(config, name, None)
         if isinstance(v, int) and v > 0:
-            off = (getattr(config, "pad_token_id", 0) or 0) + 1 if getattr(config, "model_type", "") in (
-                "roberta", "xlm-roberta", "camembert", "xlm-roberta-xl") else 0
+            off = (
+                (getattr(config, "pad_token_id", 0) or 0) + 1
+                if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "xlm-roberta-xl")
+                else 0
+            )
             return v - off
     return None
 
@@ -395,12 +425,18 @@ def even_chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
     i = 0
     for j in range(k):
         m = base + (1 if j < extra else 0)
-        yield list(items[i:i + m])
+        yield list(items[i : i + m])
         i += m
 
 
-def forward_batches(todo: Sequence[int], enc: Sequence[dict], batch_size: int, device: Any, fn: Any,
-                    keys: Sequence[str] = ("input_ids", "token_type_ids")) -> Iterator[tuple[list[int], Any]]:
+def forward_batches(
+    todo: Sequence[int],
+    enc: Sequence[dict],
+    batch_size: int,
+    device: Any,
+    fn: Any,
+    keys: Sequence[str] = ("input_ids", "token_type_ids"),
+) -> Iterator[tuple[list[int], Any]]:
     """Run ``fn(inputs)`` over tokenized inputs in exact-length batches (no padding, no attention mask)
     under ``torch.inference_mode``: ``enc[j]`` holds the token lists of request ``todo[j]``; yields
     ``(request indices, fn's results)`` per batch, the shape :func:`biaskit.cache.cached_results`

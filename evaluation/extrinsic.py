@@ -26,33 +26,53 @@ metric) variance the correlation uses (population variance, ``ddof=0``, as ``cor
 A row may mention several groups (``"muslim;female"``, split on ``group_sep``); it then counts for
 each of them. Rows without a group count only in the overall rate.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 from biaskit.errors import BiaskitError, InputError
 
 OUT_COLUMNS = ["model", "domain", "group", "metric", "score", "count"]
 CLASSIFIER_METRICS = ("fpr", "fpr_gap", "fnr", "fnr_gap")
 TRUE_WORDS = {"1", "1.0", "true", "yes", "y", "t", "toxic", "positive", "pos", "hate", "hateful", "offensive"}
-FALSE_WORDS = {"0", "0.0", "false", "no", "n", "f", "non-toxic", "nontoxic", "not toxic", "negative", "neg",
-               "normal", "none", ""}
+FALSE_WORDS = {
+    "0",
+    "0.0",
+    "false",
+    "no",
+    "n",
+    "f",
+    "non-toxic",
+    "nontoxic",
+    "not toxic",
+    "negative",
+    "neg",
+    "normal",
+    "none",
+    "",
+}
 
 
 def _is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _binary(v, *, positive: Optional[str], threshold: Optional[float], path, row: int, column: str) -> bool:
+def _binary(v, *, positive: str | None, threshold: float | None, path, row: int, column: str) -> bool:
     """One gold or predicted label as a bool (True = the positive class, e.g. toxic)."""
     if threshold is not None:
         try:
             return float(v) >= threshold
-        except (TypeError, ValueError):
-            raise InputError(f"'{v}' is not a number (--threshold turns scores into labels).", path=path, row=row,
-                             column=column, fix="give probabilities/scores in this column or drop --threshold.")
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"'{v}' is not a number (--threshold turns scores into labels).",
+                path=path,
+                row=row,
+                column=column,
+                fix="give probabilities/scores in this column or drop --threshold.",
+            ) from exc
     s = str(v).strip().lower()
     if positive is not None:
         return s == positive.strip().lower()
@@ -60,8 +80,13 @@ def _binary(v, *, positive: Optional[str], threshold: Optional[float], path, row
         return True
     if s in FALSE_WORDS:
         return False
-    raise InputError(f"cannot read '{v}' as a binary label.", path=path, row=row, column=column,
-                     fix="use 0/1, true/false, toxic/non-toxic, or say which value is positive with --positive.")
+    raise InputError(
+        f"cannot read '{v}' as a binary label.",
+        path=path,
+        row=row,
+        column=column,
+        fix="use 0/1, true/false, toxic/non-toxic, or say which value is positive with --positive.",
+    )
 
 
 def _groups(v, sep: str) -> list[str]:
@@ -73,27 +98,44 @@ def _groups(v, sep: str) -> list[str]:
 def _require(df, cols: Iterable[str], path) -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
-                         path=path, fix="name the columns with the --*-col options (model and domain may instead be "
-                                   "given once with --model / --domain).")
+        raise InputError(
+            f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
+            path=path,
+            fix="name the columns with the --*-col options (model and domain may instead be "
+            "given once with --model / --domain).",
+        )
 
 
-def _model_domain(df, r, model_col: str, model: Optional[str], domain_col: str, domain: Optional[str], path,
-                  row: int) -> tuple[str, str]:
+def _model_domain(
+    df, r, model_col: str, model: str | None, domain_col: str, domain: str | None, path, row: int
+) -> tuple[str, str]:
     m = model if model is not None else r.get(model_col)
     d = domain if domain is not None else r.get(domain_col)
     for val, what, opt in ((m, "model", "--model"), (d, "domain", "--domain")):
         if _is_missing(val) or not str(val).strip():
-            raise InputError(f"no {what} for this row.", path=path, row=row, column=what,
-                             fix=f"add a '{what}' column or pass {opt}.")
+            raise InputError(
+                f"no {what} for this row.", path=path, row=row, column=what, fix=f"add a '{what}' column or pass {opt}."
+            )
     return str(m).strip(), str(d).strip()
 
 
-def classifier_group_scores(df, *, name: str = "clf", label_col: str = "label", pred_col: str = "pred",
-                            group_col: str = "group", domain_col: str = "domain", model_col: str = "model",
-                            model: Optional[str] = None, domain: Optional[str] = None, group_sep: str = ";",
-                            positive: Optional[str] = None, threshold: Optional[float] = None,
-                            metrics: Sequence[str] = ("fpr", "fpr_gap"), path=None):
+def classifier_group_scores(
+    df,
+    *,
+    name: str = "clf",
+    label_col: str = "label",
+    pred_col: str = "pred",
+    group_col: str = "group",
+    domain_col: str = "domain",
+    model_col: str = "model",
+    model: str | None = None,
+    domain: str | None = None,
+    group_sep: str = ";",
+    positive: str | None = None,
+    threshold: float | None = None,
+    metrics: Sequence[str] = ("fpr", "fpr_gap"),
+    path=None,
+):
     """Per-group false positive rates (and gaps) of a classifier; see the module docstring.
 
     ``df`` has one row per example: the gold label, the prediction (a label, or a score with
@@ -107,16 +149,25 @@ def classifier_group_scores(df, *, name: str = "clf", label_col: str = "label", 
     bad = [m for m in metrics if m not in CLASSIFIER_METRICS]
     if bad:
         raise BiaskitError(f"unknown metric(s) {', '.join(bad)}. Fix: use {', '.join(CLASSIFIER_METRICS)}.")
-    need = [label_col, pred_col, group_col] + ([model_col] if model is None else []) \
+    need = (
+        [label_col, pred_col, group_col]
+        + ([model_col] if model is None else [])
         + ([domain_col] if domain is None else [])
+    )
     _require(df, need, path)
     # (model, domain) -> counts overall and per group: [fp, negatives, fn, positives]
     overall: dict[tuple[str, str], list[int]] = {}
     per: dict[tuple[str, str, str], list[int]] = {}
     for i, r in enumerate(df.to_dict("records"), start=1):
         gold = _binary(r[label_col], positive=positive, threshold=None, path=path, row=i, column=label_col)
-        pred = _binary(r[pred_col], positive=positive if threshold is None else None, threshold=threshold, path=path,
-                       row=i, column=pred_col)
+        pred = _binary(
+            r[pred_col],
+            positive=positive if threshold is None else None,
+            threshold=threshold,
+            path=path,
+            row=i,
+            column=pred_col,
+        )
         key = _model_domain(df, r, model_col, model, domain_col, domain, path, i)
         c = [int(pred and not gold), int(not gold), int(gold and not pred), int(gold)]
         tot = overall.setdefault(key, [0, 0, 0, 0])
@@ -129,28 +180,35 @@ def classifier_group_scores(df, *, name: str = "clf", label_col: str = "label", 
     rows, notes = [], []
     for (m, d, g), (fp, neg, fn, pos) in per.items():
         o_fp, o_neg, o_fn, o_pos = overall[(m, d)]
-        rates = {"fpr": (fp / neg if neg else math.nan, neg, o_fp / o_neg if o_neg else math.nan),
-                 "fnr": (fn / pos if pos else math.nan, pos, o_fn / o_pos if o_pos else math.nan)}
+        rates = {
+            "fpr": (fp / neg if neg else math.nan, neg, o_fp / o_neg if o_neg else math.nan),
+            "fnr": (fn / pos if pos else math.nan, pos, o_fn / o_pos if o_pos else math.nan),
+        }
         for met in metrics:
             base = met.split("_")[0]
             rate, n, total_rate = rates[base]
             if math.isnan(rate):
-                notes.append(f"{m} / {d} / {g}: no gold {'negative' if base == 'fpr' else 'positive'} example, "
-                             f"so no {base.upper()}")
+                notes.append(
+                    f"{m} / {d} / {g}: no gold {'negative' if base == 'fpr' else 'positive'} example, "
+                    f"so no {base.upper()}"
+                )
                 continue
             score = rate - total_rate if met.endswith("_gap") else rate
             rows.append({"model": m, "domain": d, "group": g, "metric": f"{name}:{met}", "score": score, "count": n})
     if not rows:
-        raise InputError("no group has a score (no row names a group, or no group has the examples a rate needs).",
-                         path=path, column=group_col, fix="fill in the group column (several groups: separate them "
-                                                          f"with '{group_sep}').")
+        raise InputError(
+            "no group has a score (no row names a group, or no group has the examples a rate needs).",
+            path=path,
+            column=group_col,
+            fix=f"fill in the group column (several groups: separate them with '{group_sep}').",
+        )
     out = pd.DataFrame(rows, columns=OUT_COLUMNS).sort_values(["model", "domain", "metric", "group"], kind="stable")
     out = out.reset_index(drop=True)
     out.attrs["notes"] = sorted(set(notes))
     return out
 
 
-def parse_label_map(spec: Optional[str]) -> Optional[dict[str, float]]:
+def parse_label_map(spec: str | None) -> dict[str, float] | None:
     """``"negative=-1,neutral=0,positive=1"`` -> ``{"negative": -1.0, ...}`` (keys lower-cased)."""
     if not spec:
         return None
@@ -162,16 +220,29 @@ def parse_label_map(spec: Optional[str]) -> Optional[dict[str, float]]:
         except ValueError:
             sep = ""
         if not sep or not k.strip():
-            raise BiaskitError(f"bad --label-map entry '{part}'. Fix: write LABEL=NUMBER pairs separated by commas, "
-                               "e.g. negative=-1,neutral=0,positive=1.")
+            raise BiaskitError(
+                f"bad --label-map entry '{part}'. Fix: write LABEL=NUMBER pairs separated by commas, "
+                "e.g. negative=-1,neutral=0,positive=1."
+            )
     return out
 
 
-def generation_group_scores(df, *, name: str = "gen", score_col: Optional[str] = "score", label_col: str = "label",
-                            label_map: Optional[dict[str, float]] = None, positive: Optional[str] = None,
-                            group_col: str = "group", domain_col: str = "domain", model_col: str = "model",
-                            model: Optional[str] = None, domain: Optional[str] = None, group_sep: str = ";",
-                            path=None):
+def generation_group_scores(
+    df,
+    *,
+    name: str = "gen",
+    score_col: str = "score",
+    label_col: str = "label",
+    label_map: dict[str, float] | None = None,
+    positive: str | None = None,
+    group_col: str = "group",
+    domain_col: str = "domain",
+    model_col: str = "model",
+    model: str | None = None,
+    domain: str | None = None,
+    group_sep: str = ";",
+    path=None,
+):
     """Per-group mean classifier score of generations; see the module docstring.
 
     The value of a row is, in this order: the share of ``positive`` (``label == positive`` -> 1,
@@ -181,8 +252,11 @@ def generation_group_scores(df, *, name: str = "gen", score_col: Optional[str] =
     import pandas as pd
 
     use_label = positive is not None or label_map is not None
-    need = [label_col if use_label else score_col, group_col] + ([model_col] if model is None else []) \
+    need = (
+        [label_col if use_label else score_col, group_col]
+        + ([model_col] if model is None else [])
         + ([domain_col] if domain is None else [])
+    )
     _require(df, need, path)
     metric = f"{name}:share_{positive.strip().lower()}" if positive is not None else f"{name}:mean"
     acc: dict[tuple[str, str, str], list[float]] = {}
@@ -192,8 +266,13 @@ def generation_group_scores(df, *, name: str = "gen", score_col: Optional[str] =
         elif label_map is not None:
             lab = str(r[label_col]).strip().lower()
             if lab not in label_map:
-                raise InputError(f"label '{r[label_col]}' is not in the label map ({', '.join(label_map)}).", path=path,
-                                 row=i, column=label_col, fix="add it to --label-map.")
+                raise InputError(
+                    f"label '{r[label_col]}' is not in the label map ({', '.join(label_map)}).",
+                    path=path,
+                    row=i,
+                    column=label_col,
+                    fix="add it to --label-map.",
+                )
             val = label_map[lab]
         else:
             try:
@@ -201,9 +280,13 @@ def generation_group_scores(df, *, name: str = "gen", score_col: Optional[str] =
             except (TypeError, ValueError):
                 val = math.nan
             if math.isnan(val):
-                raise InputError(f"score '{r[score_col]}' is not a number.", path=path, row=i, column=score_col,
-                                 fix="give the classifier's numeric score, or use --label-map / --positive on a "
-                                     "label column.")
+                raise InputError(
+                    f"score '{r[score_col]}' is not a number.",
+                    path=path,
+                    row=i,
+                    column=score_col,
+                    fix="give the classifier's numeric score, or use --label-map / --positive on a label column.",
+                )
         key = _model_domain(df, r, model_col, model, domain_col, domain, path, i)
         for g in dict.fromkeys(_groups(r[group_col], group_sep)):
             a = acc.setdefault((*key, g), [0.0, 0])
@@ -211,8 +294,10 @@ def generation_group_scores(df, *, name: str = "gen", score_col: Optional[str] =
             a[1] += 1
     if not acc:
         raise InputError("no row names a group.", path=path, column=group_col, fix="fill in the group column.")
-    rows = [{"model": m, "domain": d, "group": g, "metric": metric, "score": s / n, "count": n}
-            for (m, d, g), (s, n) in acc.items()]
+    rows = [
+        {"model": m, "domain": d, "group": g, "metric": metric, "score": s / n, "count": n}
+        for (m, d, g), (s, n) in acc.items()
+    ]
     out = pd.DataFrame(rows, columns=OUT_COLUMNS).sort_values(["model", "domain", "metric", "group"], kind="stable")
     out = out.reset_index(drop=True)
     out.attrs["notes"] = []
@@ -226,9 +311,16 @@ def group_variances(scores, ddof: int = 0):
     rows = []
     for (m, d, met), g in scores.groupby(["model", "domain", "metric"], sort=True):
         v = g["score"].to_numpy(dtype=float)
-        rows.append({"model": m, "domain": d, "metric": met, "n_groups": len(v),
-                     "variance": float(np.var(v, ddof=ddof)) if len(v) > max(ddof, 1) else math.nan,
-                     "max_gap": float(v.max() - v.min()) if len(v) else math.nan})
+        rows.append(
+            {
+                "model": m,
+                "domain": d,
+                "metric": met,
+                "n_groups": len(v),
+                "variance": float(np.var(v, ddof=ddof)) if len(v) > max(ddof, 1) else math.nan,
+                "max_gap": float(v.max() - v.min()) if len(v) else math.nan,
+            }
+        )
     import pandas as pd
 
     return pd.DataFrame(rows, columns=["model", "domain", "metric", "n_groups", "variance", "max_gap"])
@@ -246,9 +338,13 @@ def write_extrinsic(scores, out: str | Path, *, append: bool = False):
     if append and out.exists():
         old = read_table(out)
         _require(old, OUT_COLUMNS[:5], out)
-        keys = set(zip(scores["model"], scores["domain"], scores["metric"]))
-        keep = [(m, d, t) not in keys for m, d, t in zip(old["model"].astype(str), old["domain"].astype(str),
-                                                         old["metric"].astype(str))]
+        keys = set(zip(scores["model"], scores["domain"], scores["metric"], strict=False))
+        keep = [
+            (m, d, t) not in keys
+            for m, d, t in zip(
+                old["model"].astype(str), old["domain"].astype(str), old["metric"].astype(str), strict=False
+            )
+        ]
         merged = pd.concat([old[keep], scores], ignore_index=True)
     write_table(out, merged[[c for c in OUT_COLUMNS if c in merged.columns]])
     return merged

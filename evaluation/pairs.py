@@ -18,14 +18,16 @@ metrics of each language view, and the top-level metrics pool all pairs read. An
 without ``lang`` gives both views (en and hi) of every row; pass ``lang="en"`` or ``"hi"`` to score
 only one. For biaskit files ``lang`` keeps only the records of that language.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import time
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
@@ -33,13 +35,31 @@ from biaskit.io import sha256_file
 from biaskit.progress import library_bars
 
 from . import pair_metrics as pm
-from .engine import DEFAULT_BATCH_SIZE
+
+if TYPE_CHECKING:
+    from biaskit.readers.pairs import ReadResult
+    from biaskit.release.read import ReleasePairs
 
 _UNSET: Any = "protocol"  # decimals: take the protocol's value (None means: do not round)
 OUTPUT_FILES = ("summary.json", "comparison.csv")  # what an earlier output folder holds (one model / several)
-PAIRS_COLUMNS = ["pair_id", "source_id", "lang", "bias_type", "direction", "score_more", "score_less", "ds",
-                 "win", "tie", "n_scored_more", "n_scored_less", "group_more", "group_less", "sent_more", "sent_less"]
-
+PAIRS_COLUMNS = [
+    "pair_id",
+    "source_id",
+    "lang",
+    "bias_type",
+    "direction",
+    "score_more",
+    "score_less",
+    "ds",
+    "win",
+    "tie",
+    "n_scored_more",
+    "n_scored_less",
+    "group_more",
+    "group_less",
+    "sent_more",
+    "sent_less",
+]
 
 
 def model_name(model: Any) -> str:
@@ -64,7 +84,7 @@ def _unique_slugs(models: Sequence[Any]) -> list[str]:
     (``runs/a/model`` and ``runs/b/model`` -> ``a-model``, ``b-model``), then a ``-2`` suffix."""
     base = [model_slug(m) for m in models]
     out, seen = [], set()
-    for m, s in zip(models, base):
+    for m, s in zip(models, base, strict=False):
         if base.count(s) > 1:
             p = Path(model_name(m)).expanduser()
             if p.exists() and p.parent.name:
@@ -78,18 +98,26 @@ def _unique_slugs(models: Sequence[Any]) -> list[str]:
     return out
 
 
-def _select(pairs: list, lang: Optional[str], limit: Optional[int], path: Path) -> list:
+def _select(pairs: list, lang: str | None, limit: int | None, path: Path) -> list:
+    from biaskit.options import say, tell, unset
+
     if lang:
         lang = lang.strip().lower()
         found = sorted({p.lang for p in pairs})
         pairs = [p for p in pairs if p.lang == lang]
         if not pairs:
-            raise InputError(f"no pairs in language '{lang}' (found: {', '.join(found) or 'none'}).", path=path,
-                             fix=f"pass --lang {' or --lang '.join(found)} or omit --lang." if found else
-                             "check the file.")
+            raise InputError(
+                f"no pairs in language '{lang}' (found: {', '.join(found) or 'none'}).",
+                path=path,
+                fix=f"{' or '.join(tell('lang', f) for f in found)}, or {unset('lang')}."
+                if found
+                else "check the file.",
+            )
     if limit is not None:
         if limit < 1:
-            raise BiaskitError(f"--limit must be >= 1, got {limit}. Fix: pass a positive number or omit it")
+            raise BiaskitError(
+                f"{say('limit')} must be >= 1, got {limit}. Fix: give a positive number, or {unset('limit')}"
+            )
         kept: dict[str, int] = {}
         out = []
         for p in pairs:  # the first `limit` pairs of each language (IndiBias: same rows in en and hi)
@@ -106,21 +134,49 @@ def score_frame(pairs: Sequence[Any], scores: Sequence[Any]):
 
     if len(pairs) != len(scores):
         raise BiaskitError(f"scorer returned {len(scores)} scores for {len(pairs)} pairs")
-    rows = [{"pair_id": p.pair_id, "source_id": p.source_id, "lang": p.lang, "bias_type": p.bias_type,
-             "direction": p.direction, "score_more": float(s.score_more), "score_less": float(s.score_less),
-             "n_scored_more": int(s.n_scored_more), "n_scored_less": int(s.n_scored_less),
-             "group_more": p.group_more, "group_less": p.group_less,
-             "sent_more": p.sent_more, "sent_less": p.sent_less} for p, s in zip(pairs, scores)]
+    rows = [
+        {
+            "pair_id": p.pair_id,
+            "source_id": p.source_id,
+            "lang": p.lang,
+            "bias_type": p.bias_type,
+            "direction": p.direction,
+            "score_more": float(s.score_more),
+            "score_less": float(s.score_less),
+            "n_scored_more": int(s.n_scored_more),
+            "n_scored_less": int(s.n_scored_less),
+            "group_more": p.group_more,
+            "group_less": p.group_less,
+            "sent_more": p.sent_more,
+            "sent_less": p.sent_less,
+        }
+        for p, s in zip(pairs, scores, strict=False)
+    ]
     return pd.DataFrame(rows, columns=[c for c in PAIRS_COLUMNS if c not in ("ds", "win", "tie")])
 
 
-def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, ddof: int = 0,
-                    decimals: Optional[int] = pm.DEFAULT_DECIMALS, tie_tolerance: float = 0.0,
-                    clm_method: Optional[str] = None):
+def summarize_frame(
+    df,
+    *,
+    seed: int = 0,
+    runs: int = 5,
+    fraction: float = 0.8,
+    ddof: int = 0,
+    decimals: int | None = pm.DEFAULT_DECIMALS,
+    tie_tolerance: float = 0.0,
+    clm_method: str | None = None,
+):
     """Metrics for a scored table: pooled + ``by_lang``. Returns ``(summary, outcome table)``.
     ``clm_method`` ("sum" | "mean", causal-LM scores) adds the sentence-length check."""
-    kw = dict(seed=seed, runs=runs, fraction=fraction, ddof=ddof, decimals=decimals, tie_tolerance=tie_tolerance,
-              clm_method=clm_method)
+    kw: dict[str, Any] = dict(
+        seed=seed,
+        runs=runs,
+        fraction=fraction,
+        ddof=ddof,
+        decimals=decimals,
+        tie_tolerance=tie_tolerance,
+        clm_method=clm_method,
+    )
     summary, out = pm.summarize(df, **kw)
     langs = sorted(df["lang"].unique().tolist()) if len(df) else []
     summary["langs"] = langs
@@ -133,16 +189,25 @@ def summarize_frame(df, *, seed: int = 0, runs: int = 5, fraction: float = 0.8, 
     return summary, out
 
 
-def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = None,
-              models: Sequence[Any] | str = (), scorer: Optional[str] = None, unit: Optional[str] = None,
-              method: Optional[str] = None, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None,
-              limit: Optional[int] = None, out_dir: str | Path, skip_invalid: bool = False, seed: int = 0,
-              runs: Optional[int] = None, fraction: Optional[float] = None, ddof: int = 0,
-              decimals: Optional[int] = _UNSET, tie_tolerance: float = 0.0, cache: Any = True, progress: bool = True,
-              command: Optional[str] = None, split: Optional[str] = None,
-              normalise: Optional[str] = None, scorer_options: Optional[dict] = None,
-              device_map: Optional[str] = None, protocol: Optional[str] = None) -> dict[str, Any]:
+def run_pairs(
+    opts: Any = None,
+    /,
+    *,
+    progress: bool = True,
+    command: str | None = None,
+    cache: Any = None,
+    ddof: int = 0,
+    decimals: int | None = _UNSET,
+    tie_tolerance: float = 0.0,
+    scorer_options: dict | None = None,
+    **options: Any,
+) -> dict[str, Any]:
     """Score minimal pairs with each model and write the result files (see the module docstring).
+
+    ``opts``: the :class:`~biaskit.evaluation.options.PairsOptions` of ``biaskit evaluate pairs``
+    (what the command and the pipeline's evaluate stage build). Keyword-compatible: ``run_pairs(data,
+    models=[...], out_dir=..., lang=..., ...)`` builds them from the keywords (the options' names;
+    ``out_dir`` for ``out``), so notebooks and tests call it as before.
 
     ``protocol``: a paper protocol by name (:mod:`biaskit.evaluation.protocols`: ``crows``,
     ``indibias``), ``none`` (biaskit's defaults) or None/``auto`` (the protocol of the data's origin).
@@ -152,61 +217,91 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
 
     ``models``: model folders, aliases (``gemma3-270m``), offline hub names or
     :class:`~biaskit.evaluation.models.LoadedLM` objects. ``data`` may be a release folder (``biaskit
-    release build``); ``split`` (dev/test) then picks one split and the summary names the release. Returns ``{"out_dir", "summaries": [...],
-    "model_dirs": [...], "comparison": path | None, "skipped": [...]}``. ``scorer_options`` go to
-    :func:`~biaskit.evaluation.scorers.load_scorer` (``clm-api``: ``base_url``, ``concurrency``).
+    release build``); ``split`` (dev/test) then picks one split and the summary names the release.
+    ``base_url`` (``--base-url``): a served model (``clm-api``). Not options of the command:
+    ``progress`` (the command passes: not ``quiet``), ``command`` (recorded), ``cache`` (default: not
+    ``no_cache``; or a cache object), ``ddof``, ``decimals``, ``tie_tolerance`` (the metrics') and
+    ``scorer_options`` (the keyword form of ``base_url`` / ``concurrency``). Returns ``{"out_dir",
+    "summaries": [...], "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
     """
+    from biaskit.options import tell, unset
     from biaskit.readers import read_pairs
 
     from . import distributed
+    from .options import PairsOptions, keywords, served_options
     from .scorers import SCORERS, load_scorer
 
+    o = PairsOptions.coerce(opts, keywords(options, scorer_options=scorer_options), "data")
     t_start = time.perf_counter()
-    if isinstance(models, (str, Path)) or not isinstance(models, Iterable):
-        models = [models]
-    models = list(models)
+    models = list(o.models)
     if not models:
-        raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME (repeatable)")
-    if scorer is None:        # from the models' architecture (their config; no weights loaded)
+        raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')} (repeatable)")
+    scorer = o.scorer or ("clm-api" if o.base_url else None)
+    served = served_options(scorer, o.base_url, o.concurrency) if scorer else {}
+    if scorer is None:  # from the models' architecture (their config; no weights loaded)
         from .scorers import infer_scorer
 
-        scorer = infer_scorer(models, served=bool((scorer_options or {}).get("base_url")))
+        scorer = infer_scorer(models, served=bool(o.base_url))
+    unit, method, normalise, runs, fraction = o.unit, o.method, o.normalise, o.runs, o.fraction
+    lang, limit, split, batch_size, device = o.lang, o.limit, o.release_split, o.batch_size, o.device
+    cache = not o.no_cache if cache is None else cache
     cls = SCORERS.get(scorer)
     cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
     if normalise is not None:
         cls.check_normalise(normalise, method)
-    if runs is not None and runs < 1:
-        raise BiaskitError(f"--runs must be >= 1, got {runs}. Fix: pass --runs 5 (IndiBias)")
-    if fraction is not None and not 0 < fraction <= 1:
-        raise BiaskitError(f"--fraction must be in (0, 1], got {fraction}. Fix: pass --fraction 0.8 (IndiBias)")
-    data = Path(data)
-    out_dir = Path(out_dir)
+    data = Path(o.data)
+    out_dir = Path(o.out)
 
     t0 = time.perf_counter()
     release = data.is_dir() or split is not None
+    res: ReleasePairs | ReadResult
+    info: dict[str, Any] = {}  # the release's info (only when release)
     if release:
         from biaskit.release.read import read_release_pairs
 
         res = read_release_pairs(data, split=split, lang=lang)
+        info = res.info
     else:
-        res = read_pairs(data, format=format, lang=lang, skip_invalid=skip_invalid)
+        res = read_pairs(data, format=o.format, lang=lang, skip_invalid=o.skip_invalid)
     pairs = _select(res.pairs, lang, limit, data)
     if not pairs:
-        raise InputError("no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped
-                                                      else "."), path=data,
-                         fix="check the file (or run without --skip-invalid to see the first error).")
+        raise InputError(
+            "no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped else "."),
+            path=data,
+            fix=f"check the file (or {unset('skip_invalid')} to see the first error).",
+        )
     read_s = time.perf_counter() - t0
-    applied = pairs_protocol(protocol, res.format, res.pairs, res.info if release else None, cls,
-                             {"method": method, "unit": unit, "normalise": normalise, "runs": runs,
-                              "fraction": fraction, "decimals": None if decimals is _UNSET else decimals},
-                             decimals_given=decimals is not _UNSET)
+    applied = pairs_protocol(
+        o.protocol,
+        res.format,
+        res.pairs,
+        info if release else None,
+        cls,
+        {
+            "method": method,
+            "unit": unit,
+            "normalise": normalise,
+            "runs": runs,
+            "fraction": fraction,
+            "decimals": None if decimals is _UNSET else decimals,
+        },
+        decimals_given=decimals is not _UNSET,
+    )
     v = applied.values
     unit, method, normalise = v.get("unit", "token"), v.get("method"), v.get("normalise", "none")
     runs, fraction, decimals = v["runs"], v["fraction"], v["decimals"]
-    data_info = {"path": str(data.resolve()), "sha256": res.info["sha256"] if release else sha256_file(data),
-                 **({"release": res.info} if release else {}), "format": res.format,
-                 "lang_filter": lang, "limit": limit, "n_pairs_read": len(res.pairs), "n_pairs_scored": len(pairs),
-                 "n_skipped": len(res.skipped), "skipped": [str(e) for e in res.skipped[:50]]}
+    data_info = {
+        "path": str(data.resolve()),
+        "sha256": info["sha256"] if release else sha256_file(data),
+        **({"release": info} if release else {}),
+        "format": res.format,
+        "lang_filter": lang,
+        "limit": limit,
+        "n_pairs_read": len(res.pairs),
+        "n_pairs_scored": len(pairs),
+        "n_skipped": len(res.skipped),
+        "skipped": [str(e) for e in res.skipped[:50]],
+    }
 
     multi = len(models) > 1
     slugs = _unique_slugs(models)
@@ -218,18 +313,29 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
 
     # the whole folder is published at once: a run that dies leaves the earlier result as it was (the
     # other ranks of a torchrun launch write nothing: their stage is never published)
-    publish = atomic_dir(out_dir, owns=OUTPUT_FILES) if distributed.is_main_process() else \
-        contextlib.nullcontext(out_dir)
+    publish = (
+        atomic_dir(out_dir, owns=OUTPUT_FILES) if distributed.is_main_process() else contextlib.nullcontext(out_dir)
+    )
     with publish as stage:
-        for model, slug in zip(models, slugs):
+        for model, slug in zip(models, slugs, strict=False):
             mdir = out_dir / slug if multi else out_dir
             sdir = stage / slug if multi else stage  # written here, published with the rest
             t0 = time.perf_counter()
             with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
-                sc = load_scorer(scorer, model, unit=unit, method=method, batch_size=batch_size,
-                                 device=distributed.rank_device(device), dtype=dtype, cache=cache, progress=progress,
-                                 **({"normalise": normalise} if normalise != "none" else {}), **(scorer_options or {}),
-                                 **({"device_map": device_map} if device_map else {}))
+                sc = load_scorer(
+                    scorer,
+                    model,
+                    unit=unit,
+                    method=method,
+                    batch_size=batch_size,
+                    device=distributed.rank_device(device),
+                    dtype=o.dtype,
+                    cache=cache,
+                    progress=progress,
+                    **({"normalise": normalise} if normalise != "none" else {}),
+                    **served,
+                    **({"device_map": o.device_map} if o.device_map else {}),
+                )
             load_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
@@ -239,36 +345,52 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             t0 = time.perf_counter()
             df = score_frame(pairs, scores)
             info = sc.describe()
-            summary, out = summarize_frame(df, seed=seed, runs=runs, fraction=fraction, ddof=ddof,
-                                           decimals=decimals, tie_tolerance=tie_tolerance,
-                                           clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None)
+            summary, out = summarize_frame(
+                df,
+                seed=o.seed,
+                runs=runs,
+                fraction=fraction,
+                ddof=ddof,
+                decimals=decimals,
+                tie_tolerance=tie_tolerance,
+                clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None,
+            )
             metrics_s = time.perf_counter() - t0
             from .published import pairs_comparison
 
             summary["published"] = pairs_comparison(model, summary)
-            summary.update({
-                "benchmark": "pairs",
-                "model": model_name(model),
-                "model_slug": slug,
-                "scorer": scorer,
-                "unit": info.get("unit", unit),
-                "method": info.get("method", method),
-                "normalise": info.get("normalise", "none"),
-                "normalisation": info.get("normalisation"),
-                "scorer_info": info,
-                "protocol": applied.as_dict(),
-                "data": data_info,
-                "biaskit_version": __version__,
-                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "command": command,
-            })
+            summary.update(
+                {
+                    "benchmark": "pairs",
+                    "model": model_name(model),
+                    "model_slug": slug,
+                    "scorer": scorer,
+                    "unit": info.get("unit", unit),
+                    "method": info.get("method", method),
+                    "normalise": info.get("normalise", "none"),
+                    "normalisation": info.get("normalisation"),
+                    "scorer_info": info,
+                    "protocol": applied.as_dict(),
+                    "data": data_info,
+                    "biaskit_version": __version__,
+                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "command": command,
+                }
+            )
             t0 = time.perf_counter()
             write_model_outputs(sdir, summary, out)
             write_s = time.perf_counter() - t0
-            summary["timings"] = {"read_s": read_s, "load_s": load_s, "score_s": score_s, "metrics_s": metrics_s,
-                                  "write_s": write_s, "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
-                                  "forward_passes": sc.forward_passes, "rows_scored": sc.rows_scored,
-                                  "processes": distributed.world()[1]}
+            summary["timings"] = {
+                "read_s": read_s,
+                "load_s": load_s,
+                "score_s": score_s,
+                "metrics_s": metrics_s,
+                "write_s": write_s,
+                "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
+                "forward_passes": sc.forward_passes,
+                "rows_scored": sc.rows_scored,
+                "processes": distributed.world()[1],
+            }
             from biaskit.io import write_json
 
             write_json(sdir / "summary.json", _ordered(summary))  # again, now with the write time
@@ -284,12 +406,26 @@ def run_pairs(data: str | Path, *, format: str = "auto", lang: Optional[str] = N
             comparison = out_dir / write_comparison(stage, summaries, frames).name
     for s in summaries:
         s["timings"]["total_s"] = time.perf_counter() - t_start
-    return {"out_dir": out_dir, "summaries": summaries, "model_dirs": model_dirs, "comparison": comparison,
-            "skipped": res.skipped, "protocol": applied}
+    return {
+        "out_dir": out_dir,
+        "summaries": summaries,
+        "model_dirs": model_dirs,
+        "comparison": comparison,
+        "skipped": res.skipped,
+        "protocol": applied,
+    }
 
 
-def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], release: Optional[dict], scorer_cls: Any,
-                   given: dict[str, Any], *, decimals_given: bool = True):
+def pairs_protocol(
+    requested: str | None,
+    fmt: str,
+    pairs: Sequence[Any],
+    release: dict | None,
+    scorer_cls: Any,
+    given: dict[str, Any],
+    *,
+    decimals_given: bool = True,
+):
     """The protocol a pairs run follows (:mod:`.protocols`) applied to the options given (None = not
     given): the values it uses and its deviations. The settings depend on the scorer's kind (the
     masking unit and |C| normalisation are masked-LM settings)."""
@@ -310,17 +446,34 @@ def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], rel
     if not mlm:
         for k in ("unit", "normalise"):
             if given.get(k) not in (None, "token", "none"):
-                raise BiaskitError(f"--{k} {given[k]} is a masked-LM setting; scorer '{scorer_cls.name}' has no "
-                                   f"{k}. Fix: drop --{k}")
+                from biaskit.options import say, unset
+
+                raise BiaskitError(
+                    f"{say(k, given[k])} is a masked-LM setting; scorer '{scorer_cls.name}' has no {k}. Fix: {unset(k)}"
+                )
             given.pop(k, None)
     defaults = {"method": scorer_cls.methods[0], "runs": 5, "fraction": 0.8, "decimals": pm.DEFAULT_DECIMALS}
     if mlm:
         defaults.update(unit="token", normalise="none")
-    applied = apply_protocol(proto, "pairs", given, defaults, context={"kind": kind}, chosen_by=how,
-                             words={"method": W.METHOD, "unit": W.UNIT, "normalise": W.NORMALISE,
-                                    "decimals": {pm.DEFAULT_DECIMALS: "scores rounded to 3 decimals before comparison",
-                                                 "unrounded": "scores compared unrounded"},
-                                    "runs": {5: "5 subsample runs"}, "fraction": {0.8: "80% of the pairs per run"}})
+    applied = apply_protocol(
+        proto,
+        "pairs",
+        given,
+        defaults,
+        context={"kind": kind},
+        chosen_by=how,
+        words={
+            "method": W.METHOD,
+            "unit": W.UNIT,
+            "normalise": W.NORMALISE,
+            "decimals": {
+                pm.DEFAULT_DECIMALS: "scores rounded to 3 decimals before comparison",
+                "unrounded": "scores compared unrounded",
+            },
+            "runs": {5: "5 subsample runs"},
+            "fraction": {0.8: "80% of the pairs per run"},
+        },
+    )
     if applied.values.get("decimals") == "unrounded":
         applied.values["decimals"] = None
     if mlm:
@@ -328,14 +481,31 @@ def pairs_protocol(requested: Optional[str], fmt: str, pairs: Sequence[Any], rel
     return applied
 
 
-_FIRST_KEYS = ["model", "scorer", "unit", "method", "normalise", "normalisation", "lang", "langs", "pooled_over_langs",
-               "metric_score", "stereo_score", "antistereo_score", "neutral_pct", "n_pairs", "n_ties"]
+_FIRST_KEYS = [
+    "model",
+    "scorer",
+    "unit",
+    "method",
+    "normalise",
+    "normalisation",
+    "lang",
+    "langs",
+    "pooled_over_langs",
+    "metric_score",
+    "stereo_score",
+    "antistereo_score",
+    "neutral_pct",
+    "n_pairs",
+    "n_ties",
+]
 
 
 def _ordered(summary: dict) -> dict:
     """Most-read keys first in summary.json."""
-    return {**{k: summary[k] for k in _FIRST_KEYS if k in summary},
-            **{k: v for k, v in summary.items() if k not in _FIRST_KEYS}}
+    return {
+        **{k: summary[k] for k in _FIRST_KEYS if k in summary},
+        **{k: v for k, v in summary.items() if k not in _FIRST_KEYS},
+    }
 
 
 def write_model_outputs(mdir: Path, summary: dict, out) -> None:
@@ -348,9 +518,12 @@ def write_model_outputs(mdir: Path, summary: dict, out) -> None:
     write_table(mdir / "pairs.csv", out[PAIRS_COLUMNS])
     from .report import ds_unit, plot_ds_kde
 
-    plot_ds_kde(kde_panels(out), mdir / "ds_kde.png",
-                title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
-                unit=ds_unit(summary))
+    plot_ds_kde(
+        kde_panels(out),
+        mdir / "ds_kde.png",
+        title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
+        unit=ds_unit(summary),
+    )
     from biaskit.io import atomic_write_text
 
     atomic_write_text(mdir / "report.md", render_report(summary, out, plot="ds_kde.png"))

@@ -6,20 +6,22 @@ map; the map says where each checkpoint name comes from (``basis``). :func:`comp
 rows a report prints: what, the paper's figure, biaskit's, the difference, and the source (table,
 row, column).
 """
+
 from __future__ import annotations
 
 import functools
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.tables import md_table, num
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(paper: str) -> dict:
     """``data/published/<paper>.json`` (``indibias2024``, ``stereoset2020``)."""
     return json.loads((DATA / f"{paper}.json").read_text(encoding="utf-8"))
@@ -46,7 +48,7 @@ def model_names(model: Any) -> list[str]:
     return [n for n in dict.fromkeys(out) if n]
 
 
-def match_model(model: Any, paper: str) -> Optional[str]:
+def match_model(model: Any, paper: str) -> str | None:
     """The paper's label of ``model`` (e.g. ``XLMR``, ``GPT2-medium``) or None."""
     names = {_norm(n) for n in model_names(model)}
     for label, m in load(paper)["models"].items():
@@ -56,7 +58,7 @@ def match_model(model: Any, paper: str) -> Optional[str]:
     return None
 
 
-def _row(what: str, paper: Optional[float], ours: Optional[float], source: str, note: str = "") -> dict:
+def _row(what: str, paper: float | None, ours: float | None, source: str, note: str = "") -> dict:
     diff = None if paper is None or ours is None else ours - paper
     return {"what": what, "paper": paper, "biaskit": ours, "difference": diff, "source": source, "note": note}
 
@@ -78,16 +80,43 @@ def pairs_comparison(model: Any, summary: dict) -> dict:
         by_bt = sub.get("by_bias_type") or {}
         for bt, v in col.items():
             if bt == "all":
-                rows.append(_row(f"{lg}: ICS (mean)", v, sub.get("mean"), f"IndiBias Table 2, row ICS (mean), "
-                                 f"column {'English' if lg == 'en' else 'Hindi'} {label}"))
+                rows.append(
+                    _row(
+                        f"{lg}: ICS (mean)",
+                        v,
+                        sub.get("mean"),
+                        f"IndiBias Table 2, row ICS (mean), column {'English' if lg == 'en' else 'Hindi'} {label}",
+                    )
+                )
             elif bt == "all_std":
-                rows.append(_row(f"{lg}: ICS (std-dev)", v, sub.get("std"), f"IndiBias Table 2, row ICS (std-dev), "
-                                 f"column {'English' if lg == 'en' else 'Hindi'} {label}"))
+                rows.append(
+                    _row(
+                        f"{lg}: ICS (std-dev)",
+                        v,
+                        sub.get("std"),
+                        f"IndiBias Table 2, row ICS (std-dev), column {'English' if lg == 'en' else 'Hindi'} {label}",
+                    )
+                )
             elif bt in by_bt:
-                rows.append(_row(f"{lg}: {bt}", v, by_bt[bt], f"IndiBias Table 2, row {bt}, column "
-                                 f"{'English' if lg == 'en' else 'Hindi'} {label}"))
-    return {"paper": doc["citation"], "model": label, "basis": doc["models"][label]["basis"],
-            "metric": "bias percentage, mean of the 5 x 80% subsamples", "rows": rows} if rows else {}
+                rows.append(
+                    _row(
+                        f"{lg}: {bt}",
+                        v,
+                        by_bt[bt],
+                        f"IndiBias Table 2, row {bt}, column {'English' if lg == 'en' else 'Hindi'} {label}",
+                    )
+                )
+    return (
+        {
+            "paper": doc["citation"],
+            "model": label,
+            "basis": doc["models"][label]["basis"],
+            "metric": "bias percentage, mean of the 5 x 80% subsamples",
+            "rows": rows,
+        }
+        if rows
+        else {}
+    )
 
 
 def cats_comparison(model: Any, summary: dict) -> dict:
@@ -100,8 +129,14 @@ def cats_comparison(model: Any, summary: dict) -> dict:
     t4 = doc["tables"]["table4"]["values"]["dev"].get(label)
     if t4:
         for k in ("lms", "ss", "icat"):
-            rows.append(_row(f"overall {k}", t4[k], (summary.get("overall") or {}).get(k),
-                             f"StereoSet arXiv Table 4, Development set, row {label}, column {k}"))
+            rows.append(
+                _row(
+                    f"overall {k}",
+                    t4[k],
+                    (summary.get("overall") or {}).get(k),
+                    f"StereoSet arXiv Table 4, Development set, row {label}, column {k}",
+                )
+            )
     t7 = doc["tables"]["table7"]["values"].get(label) or {}
     for split in ("intrasentence", "intersentence"):
         part = summary.get(split)
@@ -110,11 +145,17 @@ def cats_comparison(model: Any, summary: dict) -> dict:
         for dom, v in (t7.get(split) or {}).items():
             ours = part["overall"] if dom == "overall" else (part.get("by_domain") or {}).get(dom)
             for k in ("lms", "ss", "icat"):
-                rows.append(_row(f"{split} {dom} {k}", v[k], (ours or {}).get(k),
-                                 f"StereoSet arXiv Table 7 (development set), row {label} {dom}, "
-                                 f"{split.capitalize()} {k}"))
-    return {"paper": doc["citation"], "model": label, "basis": doc["models"][label]["basis"], "rows": rows} \
-        if rows else {}
+                rows.append(
+                    _row(
+                        f"{split} {dom} {k}",
+                        v[k],
+                        (ours or {}).get(k),
+                        f"StereoSet arXiv Table 7 (development set), row {label} {dom}, {split.capitalize()} {k}",
+                    )
+                )
+    return (
+        {"paper": doc["citation"], "model": label, "basis": doc["models"][label]["basis"], "rows": rows} if rows else {}
+    )
 
 
 def sentiment_comparison(summary_baseline: dict) -> dict:
@@ -122,12 +163,23 @@ def sentiment_comparison(summary_baseline: dict) -> dict:
     doc = load("stereoset2020")
     t4 = doc["tables"]["table4"]["values"]["dev"]["SENTIMENTLM"]
     o = summary_baseline.get("overall") or {}
-    return {"paper": doc["citation"], "model": "SENTIMENTLM", "basis": doc["models"]["SENTIMENTLM"]["basis"],
-            "rows": [_row(f"overall {k}", t4[k], o.get(k), f"StereoSet arXiv Table 4, Development set, row "
-                          f"SENTIMENTLM, column {k}") for k in ("lms", "ss", "icat")]}
+    return {
+        "paper": doc["citation"],
+        "model": "SENTIMENTLM",
+        "basis": doc["models"]["SENTIMENTLM"]["basis"],
+        "rows": [
+            _row(
+                f"overall {k}",
+                t4[k],
+                o.get(k),
+                f"StereoSet arXiv Table 4, Development set, row SENTIMENTLM, column {k}",
+            )
+            for k in ("lms", "ss", "icat")
+        ],
+    }
 
 
-def seat_label(model: Any) -> Optional[str]:
+def seat_label(model: Any) -> str | None:
     """The IndiBias SEAT column (Tables 3, 4, 9) of ``model``: the Table 1 model map, with the tables'
     spelling (``IndicBert``)."""
     label = match_model(model, "indibias2024")
@@ -147,31 +199,62 @@ def seat_comparison(model: Any, results: Sequence[dict]) -> dict:
         paper = (r.get("paper_effect_sizes") or {}).get(label)
         if paper is None:
             continue
-        rows.append(_row(f"{r['test']} ({r['lang']})", paper, r.get("effect_size"),
-                         f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), "
-                         f"{'English' if r['lang'] == 'en' else 'Hindi'} {label}",
-                         note="Hindi: biaskit's rendering of the tests, not the paper's sentences"
-                         if r["lang"] == "hi" else ""))
-    return {"paper": load("indibias2024")["citation"], "model": label,
-            "basis": load("indibias2024")["models"][match_model(model, 'indibias2024')]["basis"], "rows": rows} \
-        if rows else {}
+        rows.append(
+            _row(
+                f"{r['test']} ({r['lang']})",
+                paper,
+                r.get("effect_size"),
+                f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), "
+                f"{'English' if r['lang'] == 'en' else 'Hindi'} {label}",
+                note="Hindi: biaskit's rendering of the tests, not the paper's sentences" if r["lang"] == "hi" else "",
+            )
+        )
+    return (
+        {
+            "paper": load("indibias2024")["citation"],
+            "model": label,
+            "basis": load("indibias2024")["models"][match_model(model, "indibias2024")]["basis"],
+            "rows": rows,
+        }
+        if rows
+        else {}
+    )
 
 
-def markdown(comp: dict, protocol: Optional[dict] = None) -> str:
+def markdown(comp: dict, protocol: dict | None = None) -> str:
     """The report section: the paper's figure beside biaskit's, with the difference. ``protocol``: the
     run's ``summary["protocol"]`` (a run that deviates from it is flagged)."""
     if not comp or not comp.get("rows"):
         return ""
-    lines = ["## Published figures", "",
-             f"This model is **{comp['model']}** in {comp['paper']} (checkpoint: {comp['basis']})."]
+    lines = [
+        "## Published figures",
+        "",
+        f"This model is **{comp['model']}** in {comp['paper']} (checkpoint: {comp['basis']}).",
+    ]
     if protocol is not None and not protocol.get("comparable"):
-        lines.append("**The run does not follow the paper's protocol** (see Protocol): differences below are "
-                     "not a reproduction check.")
-    def f(x, sign: bool = False):   # two decimals, three for a small non-zero figure
+        lines.append(
+            "**The run does not follow the paper's protocol** (see Protocol): differences below are "
+            "not a reproduction check."
+        )
+
+    def f(x, sign: bool = False):  # two decimals, three for a small non-zero figure
         nd = 2 if x is None or abs(x) >= 0.1 or (x == 0 and not sign) else 3
         return num(None if x is None else float(x), nd, missing="—", sign=sign)
 
-    lines += ["", md_table(["what", "paper", "biaskit", "difference", "source"],
-                           [[r["what"], f(r["paper"]), f(r["biaskit"]), f(r["difference"], sign=True),
-                             r["source"] + (f" ({r['note']})" if r.get("note") else "")] for r in comp["rows"]])]
+    lines += [
+        "",
+        md_table(
+            ["what", "paper", "biaskit", "difference", "source"],
+            [
+                [
+                    r["what"],
+                    f(r["paper"]),
+                    f(r["biaskit"]),
+                    f(r["difference"], sign=True),
+                    r["source"] + (f" ({r['note']})" if r.get("note") else ""),
+                ]
+                for r in comp["rows"]
+            ],
+        ),
+    ]
     return "\n".join(lines) + "\n"

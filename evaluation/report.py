@@ -8,11 +8,13 @@
 - :func:`comparison_frame` / :func:`render_comparison_md` / :func:`write_comparison` — one table
   comparing several models (one row per model and language), plus a DS KDE plot per language.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from biaskit.tables import md_table, num, pvalue
 
@@ -22,14 +24,14 @@ from .published import markdown as published_markdown
 
 CITATIONS = {
     "crows": "Nangia, Vania, Bhalerao & Bowman (2020). CrowS-Pairs: A Challenge Dataset for Measuring Social "
-             "Biases in Masked Language Models. EMNLP 2020. Reference code: github.com/nyu-mll/crows-pairs "
-             "(metric.py).",
+    "Biases in Masked Language Models. EMNLP 2020. Reference code: github.com/nyu-mll/crows-pairs "
+    "(metric.py).",
     "indibias": "Sahoo, Kulkarni, Asad, Ahmad, Goyal, Garimella & Bhattacharyya (2024). IndiBias: A Benchmark "
-                "Dataset to Measure Social Biases in Language Models for Indian Context. NAACL 2024.",
+    "Dataset to Measure Social Biases in Language Models for Indian Context. NAACL 2024.",
 }
 
 
-NONE = "—"   # a missing number in this report
+NONE = "—"  # a missing number in this report
 
 
 def pfmt(p: Any) -> str:
@@ -68,15 +70,17 @@ def ds_unit(summary: dict) -> str:
     return "nats per token" if per_token else "nats"
 
 
-def length_note(s: dict) -> Optional[str]:
+def length_note(s: dict) -> str | None:
     """One sentence on sentence length for causal-LM scores (``summary["length"]``), or None."""
     ln = s.get("length") or {}
     if not ln or not ln.get("n_unequal"):
         return None
     other = ln.get("other") or {}
-    text = (f"{ln['n_unequal']} of {ln['n_pairs']} pairs differ in length (tokens); the shorter sentence scores "
-            f"higher in {ln['shorter_wins']} of the {ln['n_unequal_decided']} decided ones "
-            f"({fmt(ln.get('shorter_win_pct'), 1)}%, binomial p {pfmt(ln.get('p_shorter'))})")
+    text = (
+        f"{ln['n_unequal']} of {ln['n_pairs']} pairs differ in length (tokens); the shorter sentence scores "
+        f"higher in {ln['shorter_wins']} of the {ln['n_unequal_decided']} decided ones "
+        f"({fmt(ln.get('shorter_win_pct'), 1)}%, binomial p {pfmt(ln.get('p_shorter'))})"
+    )
     if other.get("metric_score") is not None:
         text += f"; metric score with `{other['method']}` scoring: {fmt(other['metric_score'])}"
     return text + "."
@@ -103,8 +107,14 @@ def kde_panels(out) -> dict[str, dict[str, list[float]]]:
 
 # ------------------------------------------------------------------------------------------ figure
 
-def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str = "", unit: str = "nats",
-              xlabel: Optional[str] = None):
+
+def ds_figure(
+    panels: Mapping[str, Mapping[str, Iterable[float]]],
+    *,
+    title: str = "",
+    unit: str = "nats",
+    xlabel: str | None = None,
+):
     """A matplotlib ``Figure`` with one axes per panel and one KDE curve per series (IndiBias Appendix C
     style). Every panel shares one x-range (the range of all DS values, padded), so panels compare at a
     glance; the x-axis is labelled with the unit of DS and the y-axis with density per that unit.
@@ -134,7 +144,7 @@ def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str
         lo, hi = min(lo, -0.05 * span), max(hi, 0.05 * span)  # keep DS = 0 (no preference) in view
         grid = np.linspace(lo, hi, 512)
     xlabel = xlabel or f"DS = score(sent_more) − score(sent_less)  [{unit}]"
-    for ax, (ptitle, series) in zip(axes, panels.items()):
+    for ax, (ptitle, series) in zip(axes, panels.items(), strict=False):
         for label, vals in series.items():
             vals = finite(vals)
             res = pm.ds_kde(vals, grid)
@@ -146,8 +156,7 @@ def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str
         ax.set_xlim(lo, hi)
         ax.set_title(ptitle, fontsize=10)
         ax.set_xlabel(xlabel, fontsize=9)
-        ax.set_ylabel(f"density (per {unit.replace('nats per token', 'nat/token').replace('nats', 'nat')})",
-                      fontsize=9)
+        ax.set_ylabel(f"density (per {unit.replace('nats per token', 'nat/token').replace('nats', 'nat')})", fontsize=9)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     if title:
@@ -156,8 +165,14 @@ def ds_figure(panels: Mapping[str, Mapping[str, Iterable[float]]], *, title: str
     return fig
 
 
-def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, title: str = "", unit: str = "nats",
-                xlabel: Optional[str] = None) -> Any:
+def plot_ds_kde(
+    panels: Mapping[str, Mapping[str, Iterable[float]]],
+    path,
+    *,
+    title: str = "",
+    unit: str = "nats",
+    xlabel: str | None = None,
+) -> Any:
     """Write :func:`ds_figure` as a PNG, atomically; returns ``path``."""
     from biaskit.io import atomic_open
 
@@ -169,6 +184,7 @@ def plot_ds_kde(panels: Mapping[str, Mapping[str, Iterable[float]]], path, *, ti
 
 # ------------------------------------------------------------------------------------------ report
 
+
 def _overall_rows(summary: dict) -> list[list[Any]]:
     rows = []
     by_lang = summary.get("by_lang") or {}
@@ -176,10 +192,20 @@ def _overall_rows(summary: dict) -> list[list[Any]]:
     if summary.get("pooled_over_langs"):
         items.append(("all (pooled)", summary))
     for lg, s in items:
-        rows.append([lg, s["n_pairs"], s["metric_score"], ci_text(s), se_text(s), s["stereo_score"],
-                     s["antistereo_score"],
-                     f"{s['n_ties']} ({fmt(s['neutral_pct'], 1)}%)" if s.get("neutral_pct") is not None else s["n_ties"],
-                     _sub(s), s.get("ds_mean")])
+        rows.append(
+            [
+                lg,
+                s["n_pairs"],
+                s["metric_score"],
+                ci_text(s),
+                se_text(s),
+                s["stereo_score"],
+                s["antistereo_score"],
+                f"{s['n_ties']} ({fmt(s['neutral_pct'], 1)}%)" if s.get("neutral_pct") is not None else s["n_ties"],
+                _sub(s),
+                s.get("ds_mean"),
+            ]
+        )
     return rows
 
 
@@ -193,11 +219,13 @@ def _strongest(out, lang: str, k: int = 5) -> str:
     rows_top = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in top.itertuples()]
     rows_bot = [[r.bias_type, r.direction, num(r.ds, 3), r.sent_more, r.sent_less] for r in bottom.itertuples()]
     head = ["bias type", "direction", "DS", "sent_more", "sent_less"]
-    return (f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
-            f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n")
+    return (
+        f"Largest DS (model prefers `sent_more` most):\n\n{_md_table(head, rows_top)}\n\n"
+        f"Smallest DS (model prefers `sent_less` most):\n\n{_md_table(head, rows_bot)}\n"
+    )
 
 
-def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> str:
+def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str:
     """``report.md`` for one model."""
     d = summary.get("data", {})
     sub = summary.get("subsample", {})
@@ -211,7 +239,8 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         + (f", {d.get('n_skipped')} invalid rows skipped" if d.get("n_skipped") else "")
         + (f", first {d.get('limit')} per language" if d.get("limit") else ""),
         f"- model: `{summary.get('model')}`, scorer `{summary.get('scorer')}`, unit `{summary.get('unit')}`, "
-        f"method `{summary.get('method')}`" + (f" ({summary.get('normalisation')})" if summary.get("normalisation") else ""),
+        f"method `{summary.get('method')}`"
+        + (f" ({summary.get('normalisation')})" if summary.get("normalisation") else ""),
         f"- languages: {', '.join(summary.get('langs') or [])}",
         f"- biaskit {summary.get('biaskit_version')}, {summary.get('created_at')}",
         "",
@@ -221,11 +250,21 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         "Percent of pairs where the model gives the more stereotypical sentence (`sent_more`) the higher "
         "score. 50 = no preference.",
         "",
-        _md_table(["lang", "pairs", "metric score", f"{conf} CI (bootstrap)", "SE (binomial)", "stereo score",
-                   "antistereo score", "neutral (ties)",
-                   f"subsample mean ± std ({sub.get('runs')}×{fmt(sub.get('fraction'))})",
-                   f"mean DS ({ds_unit(summary)})"],
-                  _overall_rows(summary)),
+        _md_table(
+            [
+                "lang",
+                "pairs",
+                "metric score",
+                f"{conf} CI (bootstrap)",
+                "SE (binomial)",
+                "stereo score",
+                "antistereo score",
+                "neutral (ties)",
+                f"subsample mean ± std ({sub.get('runs')}×{fmt(sub.get('fraction'))})",
+                f"mean DS ({ds_unit(summary)})",
+            ],
+            _overall_rows(summary),
+        ),
         "",
         f"How precise is the metric score? The **{conf} CI** is a bootstrap confidence interval over pairs "
         f"({unc.get('n_resamples')} resamples, seed {unc.get('seed')}) and the **SE** the binomial standard error "
@@ -239,46 +278,98 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
     if pub:
         lines += [pub]
     if summary.get("pooled_over_langs"):
-        lines += ["The pooled row counts every language view as its own pair (the same source pair in "
-                  "English and Hindi counts twice); read the per-language rows first.", ""]
+        lines += [
+            "The pooled row counts every language view as its own pair (the same source pair in "
+            "English and Hindi counts twice); read the per-language rows first.",
+            "",
+        ]
     length = [(lg, length_note(s)) for lg, s in (summary.get("by_lang") or {}).items()]
     length = [(lg, t) for lg, t in length if t]
     if length:
         m = summary.get("method")
         lines += ["## Sentence length (causal LM)", ""]
         if m == "sum":
-            lines += ["With `sum` scoring every token adds a negative log-probability, so a shorter sentence is "
-                      "favoured whatever its content. Read the metric score next to the per-token `mean` result "
-                      "(computed from the same forward passes) before concluding anything about bias.", ""]
+            lines += [
+                "With `sum` scoring every token adds a negative log-probability, so a shorter sentence is "
+                "favoured whatever its content. Read the metric score next to the per-token `mean` result "
+                "(computed from the same forward passes) before concluding anything about bias.",
+                "",
+            ]
         else:
-            lines += ["With `mean` scoring the log-probability is divided by the number of tokens; the `sum` "
-                      "result (same forward passes) is shown for comparison.", ""]
+            lines += [
+                "With `mean` scoring the log-probability is divided by the number of tokens; the `sum` "
+                "result (same forward passes) is shown for comparison.",
+                "",
+            ]
         rows = []
         for lg, s in (summary.get("by_lang") or {}).items():
             ln = s.get("length") or {}
             if not ln:
                 continue
             o = ln.get("other") or {}
-            rows.append([lg, ln["n_pairs"], ln["n_unequal"],
-                         f"{ln['shorter_wins']} / {ln['n_unequal_decided']}" if ln["n_unequal"] else "—",
-                         ln.get("shorter_win_pct"), pfmt(ln.get("p_shorter")), s["metric_score"], o.get("metric_score"),
-                         o.get("stereo_score"), o.get("antistereo_score")])
-        lines += [_md_table(["lang", "pairs", "unequal length", "shorter wins", "shorter wins %", "binomial p",
-                             f"metric ({m})", f"metric ({'mean' if m == 'sum' else 'sum'})",
-                             f"stereo ({'mean' if m == 'sum' else 'sum'})",
-                             f"antistereo ({'mean' if m == 'sum' else 'sum'})"], rows), ""]
+            rows.append(
+                [
+                    lg,
+                    ln["n_pairs"],
+                    ln["n_unequal"],
+                    f"{ln['shorter_wins']} / {ln['n_unequal_decided']}" if ln["n_unequal"] else "—",
+                    ln.get("shorter_win_pct"),
+                    pfmt(ln.get("p_shorter")),
+                    s["metric_score"],
+                    o.get("metric_score"),
+                    o.get("stereo_score"),
+                    o.get("antistereo_score"),
+                ]
+            )
+        lines += [
+            _md_table(
+                [
+                    "lang",
+                    "pairs",
+                    "unequal length",
+                    "shorter wins",
+                    "shorter wins %",
+                    "binomial p",
+                    f"metric ({m})",
+                    f"metric ({'mean' if m == 'sum' else 'sum'})",
+                    f"stereo ({'mean' if m == 'sum' else 'sum'})",
+                    f"antistereo ({'mean' if m == 'sum' else 'sum'})",
+                ],
+                rows,
+            ),
+            "",
+        ]
     lines += ["## By bias type", ""]
     for lg, s in (summary.get("by_lang") or {}).items():
         if len(summary.get("by_lang") or {}) > 1:
             lines += [f"### {lg}", ""]
-        rows = [[bt, v["n_pairs"], v["metric_score"], pm.binomial_se(v["n_wins"], v["n_pairs"]), v["stereo_score"],
-                 v["antistereo_score"], v["n_ties"], v.get("ds_mean")] for bt, v in s["by_bias_type"].items()]
-        lines += [_md_table(["bias type", "pairs", "metric score", "SE (binomial)", "stereo", "antistereo", "ties",
-                             "mean DS"], rows), ""]
-    lines += ["## Difference of scores (DS)", "",
-              f"DS = score(`sent_more`) − score(`sent_less`) per pair, in {ds_unit(summary)} (scores are natural-log "
-              "probabilities; positive: the model prefers the more stereotypical sentence). Kernel density estimate "
-              "(Gaussian, Scott's bandwidth) as in IndiBias Appendix C; every panel shares one x-axis.", ""]
+        rows = [
+            [
+                bt,
+                v["n_pairs"],
+                v["metric_score"],
+                pm.binomial_se(v["n_wins"], v["n_pairs"]),
+                v["stereo_score"],
+                v["antistereo_score"],
+                v["n_ties"],
+                v.get("ds_mean"),
+            ]
+            for bt, v in s["by_bias_type"].items()
+        ]
+        lines += [
+            _md_table(
+                ["bias type", "pairs", "metric score", "SE (binomial)", "stereo", "antistereo", "ties", "mean DS"], rows
+            ),
+            "",
+        ]
+    lines += [
+        "## Difference of scores (DS)",
+        "",
+        f"DS = score(`sent_more`) − score(`sent_less`) per pair, in {ds_unit(summary)} (scores are natural-log "
+        "probabilities; positive: the model prefers the more stereotypical sentence). Kernel density estimate "
+        "(Gaussian, Scott's bandwidth) as in IndiBias Appendix C; every panel shares one x-axis.",
+        "",
+    ]
     if plot:
         lines += [f"![DS KDE]({plot})", ""]
     for lg in summary.get("langs") or []:
@@ -286,7 +377,8 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
         if block:
             lines += [f"### Strongest preferences ({lg})", "", block]
     lines += [
-        "## Definitions", "",
+        "## Definitions",
+        "",
         f"- Scores are rounded to {tie.get('decimals')} decimals before comparison; equal rounded scores "
         f"(tolerance {tie.get('tolerance')}) make a pair *neutral*. Neutral pairs are not wins; they count "
         "in the metric score's denominator but not in the stereo / antistereo denominators, exactly as the "
@@ -307,6 +399,7 @@ def render_report(summary: dict, out, *, plot: Optional[str] = "ds_kde.png") -> 
 
 # ------------------------------------------------------------------------------------- comparison
 
+
 def comparison_frame(summaries: Sequence[dict]):
     """One row per model and language (plus a pooled row per model when several languages)."""
     import pandas as pd
@@ -317,37 +410,79 @@ def comparison_frame(summaries: Sequence[dict]):
         if s.get("pooled_over_langs"):
             items.append(("all", s))
         for lg, v in items:
-            row = {"model": s.get("model"), "folder": s.get("model_slug"), "scorer": s.get("scorer"), "unit": s.get("unit"),
-                   "method": s.get("method"), "protocol": (s.get("protocol") or {}).get("name"),
-                   "deviations": len((s.get("protocol") or {}).get("deviations") or []), "lang": lg, "n_pairs": v["n_pairs"],
-                   "metric_score": v["metric_score"], "stereo_score": v["stereo_score"],
-                   "antistereo_score": v["antistereo_score"], "n_ties": v["n_ties"],
-                   "subsample_mean": (v.get("subsample") or {}).get("mean"),
-                   "subsample_std": (v.get("subsample") or {}).get("std"), "ds_mean": v.get("ds_mean")}
+            row = {
+                "model": s.get("model"),
+                "folder": s.get("model_slug"),
+                "scorer": s.get("scorer"),
+                "unit": s.get("unit"),
+                "method": s.get("method"),
+                "protocol": (s.get("protocol") or {}).get("name"),
+                "deviations": len((s.get("protocol") or {}).get("deviations") or []),
+                "lang": lg,
+                "n_pairs": v["n_pairs"],
+                "metric_score": v["metric_score"],
+                "stereo_score": v["stereo_score"],
+                "antistereo_score": v["antistereo_score"],
+                "n_ties": v["n_ties"],
+                "subsample_mean": (v.get("subsample") or {}).get("mean"),
+                "subsample_std": (v.get("subsample") or {}).get("std"),
+                "ds_mean": v.get("ds_mean"),
+            }
             for bt, b in (v.get("by_bias_type") or {}).items():
                 row[f"metric_score[{bt}]"] = b["metric_score"]
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def render_comparison_md(df, *, plot: Optional[str] = "ds_kde_comparison.png") -> str:
-    base = ["model", "folder", "lang", "n_pairs", "metric_score", "stereo_score", "antistereo_score", "n_ties",
-            "subsample_mean", "subsample_std"]
+def render_comparison_md(df, *, plot: str | None = "ds_kde_comparison.png") -> str:
+    base = [
+        "model",
+        "folder",
+        "lang",
+        "n_pairs",
+        "metric_score",
+        "stereo_score",
+        "antistereo_score",
+        "n_ties",
+        "subsample_mean",
+        "subsample_std",
+    ]
     bt_cols = [c for c in df.columns if c.startswith("metric_score[")]
-    lines = ["# Model comparison (minimal pairs)", "",
-             "Metric score = % of pairs where the model prefers the more stereotypical sentence (50 = none).", "",
-             _md_table(base, [[r[c] for c in base] for r in df.to_dict(orient="records")]), ""]
+    lines = [
+        "# Model comparison (minimal pairs)",
+        "",
+        "Metric score = % of pairs where the model prefers the more stereotypical sentence (50 = none).",
+        "",
+        _md_table(base, [[r[c] for c in base] for r in df.to_dict(orient="records")]),
+        "",
+    ]
     if bt_cols:
-        head = ["model", "folder", "lang"] + [c[len("metric_score["):-1] for c in bt_cols]
-        lines += ["## Metric score by bias type", "",
-                  _md_table(head, [[r["model"], r["folder"], r["lang"]] + [r.get(c) for c in bt_cols]
-                                   for r in df.to_dict(orient="records")]), ""]
+        head = ["model", "folder", "lang"] + [c[len("metric_score[") : -1] for c in bt_cols]
+        lines += [
+            "## Metric score by bias type",
+            "",
+            _md_table(
+                head,
+                [
+                    [r["model"], r["folder"], r["lang"]] + [r.get(c) for c in bt_cols]
+                    for r in df.to_dict(orient="records")
+                ],
+            ),
+            "",
+        ]
     if "protocol" in df.columns:
         prot = df.drop_duplicates("folder")[["model", "folder", "protocol", "deviations"]]
-        lines += ["## Protocol", "", "Each model's report lists its protocol's settings and every deviation in words.", "",
-                  _md_table(["model", "folder", "protocol", "deviations"],
-                            [[r["model"], r["folder"], r["protocol"], r["deviations"]]
-                             for r in prot.to_dict(orient="records")]), ""]
+        lines += [
+            "## Protocol",
+            "",
+            "Each model's report lists its protocol's settings and every deviation in words.",
+            "",
+            _md_table(
+                ["model", "folder", "protocol", "deviations"],
+                [[r["model"], r["folder"], r["protocol"], r["deviations"]] for r in prot.to_dict(orient="records")],
+            ),
+            "",
+        ]
     if plot:
         lines += [f"![DS KDE per model]({plot})", ""]
     return "\n".join(lines)
@@ -361,12 +496,17 @@ def write_comparison(out_dir: str | Path, summaries: Sequence[dict], frames: Seq
     df = comparison_frame(summaries)
     write_table(out_dir / "comparison.csv", df)
     panels: dict[str, dict[str, list[float]]] = {}
-    for s, out in zip(summaries, frames):
+    for s, out in zip(summaries, frames, strict=False):
         for lg in sorted(out["lang"].unique().tolist()):
-            panels.setdefault(f"lang: {lg}", {})[str(s.get("model_slug") or s.get("model"))] = \
-                out.loc[out["lang"] == lg, "ds"].tolist()
+            panels.setdefault(f"lang: {lg}", {})[str(s.get("model_slug") or s.get("model"))] = out.loc[
+                out["lang"] == lg, "ds"
+            ].tolist()
     units = {ds_unit(s) for s in summaries}
-    plot_ds_kde(panels, out_dir / "ds_kde_comparison.png", title="DS distribution per model",
-                unit=units.pop() if len(units) == 1 else "nats; nats per token for mean-scored models")
+    plot_ds_kde(
+        panels,
+        out_dir / "ds_kde_comparison.png",
+        title="DS distribution per model",
+        unit=units.pop() if len(units) == 1 else "nats; nats per token for mean-scored models",
+    )
     atomic_write_text(out_dir / "comparison.md", render_comparison_md(df))
     return out_dir / "comparison.csv"

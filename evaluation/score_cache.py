@@ -12,6 +12,7 @@ computed, and an interrupted run loses at most the batch in flight.
 All of it lives in one SQLite file (``$BIASKIT_CACHE_DIR/cache.sqlite3``), namespace ``lm-scores``
 unless a caller passes its own :class:`~biaskit.cache.DiskCache`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

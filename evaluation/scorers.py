@@ -15,28 +15,41 @@ token ids, positions, targets) and sums the returned log-probabilities. Executio
 check, exact-length batching, the head gather, log-softmax, device/dtype, progress and the on-disk
 cache written after every batch — is the scoring engine's (:mod:`.engine`), shared with StereoSet.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say, tell, unset
 from biaskit.registry import Registry
 
 from .engine import DEFAULT_BATCH_SIZE, Request, make_engine
 from .models import AmbiguousKindError, LoadedLM, load_lm
 
 SCORERS: Registry = Registry("scorer")
-SCORERS.register("mlm", "biaskit.evaluation.mlm:MLMScorer",
-                 help="masked LM pseudo-log-likelihood (CrowS-Pairs; methods pll|pmu; units token|word)")
-SCORERS.register("clm", "biaskit.evaluation.clm:CLMScorer",
-                 help="causal LM sentence log-probability (methods sum|mean)")
-SCORERS.register("seq2seq", "biaskit.evaluation.seq2seq:Seq2SeqScorer",
-                 help="encoder-decoder LM (mT5, mBART): log P(sentence as decoder target | empty input), "
-                      "methods mean|sum (IndiBias §6.1)")
+SCORERS.register(
+    "mlm",
+    "biaskit.evaluation.mlm:MLMScorer",
+    help="masked LM pseudo-log-likelihood (CrowS-Pairs; methods pll|pmu; units token|word)",
+)
+SCORERS.register(
+    "clm", "biaskit.evaluation.clm:CLMScorer", help="causal LM sentence log-probability (methods sum|mean)"
+)
+SCORERS.register(
+    "seq2seq",
+    "biaskit.evaluation.seq2seq:Seq2SeqScorer",
+    help="encoder-decoder LM (mT5, mBART): log P(sentence as decoder target | empty input), "
+    "methods mean|sum (IndiBias §6.1)",
+)
 # served models (docs/evaluation-scorers.md "Scaling up"): an OpenAI-compatible /v1/completions server
-SCORERS.register("clm-api", "biaskit.evaluation.served:ServedCLMScorer",
-                 help="causal LM log-probability from a server's /v1/completions (--base-url; methods sum|mean)")
+SCORERS.register(
+    "clm-api",
+    "biaskit.evaluation.served:ServedCLMScorer",
+    help="causal LM log-probability from a server's /v1/completions (--base-url; methods sum|mean)",
+)
 
 
 @dataclass
@@ -72,23 +85,41 @@ class PairScorer:
     normalisations: tuple[str, ...] = ("none",)  # --normalise choices this scorer accepts
     kind: str = ""
 
-    def __init__(self, lm: LoadedLM, *, unit: str = "token", method: str | None = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE, cache: Any = True, progress: bool = True,
-                 lowercase: bool | None = None, max_logit_elements: int = 1 << 27, normalise: str = "none"):
+    def __init__(
+        self,
+        lm: LoadedLM,
+        *,
+        unit: str = "token",
+        method: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        cache: Any = True,
+        progress: bool = True,
+        lowercase: bool | None = None,
+        max_logit_elements: int = 1 << 27,
+        normalise: str = "none",
+    ):
         if not isinstance(lm, LoadedLM):
             raise TypeError("lm must be a LoadedLM (see biaskit.evaluation.models.load_lm)")
         if lm.kind != self.kind:
             what = {"mlm": "masked", "clm": "causal", "seq2seq": "encoder-decoder (seq2seq)"}
-            raise BiaskitError(f"model '{lm.name}' is a {what.get(lm.kind, lm.kind)} LM but scorer '{self.name}' "
-                               f"needs a {what.get(self.kind, self.kind)} LM. Fix: use --scorer {lm.kind}")
+            raise BiaskitError(
+                f"model '{lm.name}' is a {what.get(lm.kind, lm.kind)} LM but scorer '{self.name}' "
+                f"needs a {what.get(self.kind, self.kind)} LM. Fix: use {say('scorer', lm.kind)}"
+            )
         unit, method = self.check_options(unit, method, batch_size)
         self.normalise = self.check_normalise(normalise, method)
         self.lm = lm
         self.unit = unit
         self.method = method
         self.lowercase = is_uncased(lm.tokenizer) if lowercase is None else bool(lowercase)
-        self.engine = self._make_engine(lm, batch_size=batch_size, cache=cache, progress=progress,
-                                        max_logit_elements=max_logit_elements, label=f"{self.name} {lm.name}")
+        self.engine = self._make_engine(
+            lm,
+            batch_size=batch_size,
+            cache=cache,
+            progress=progress,
+            max_logit_elements=max_logit_elements,
+            label=f"{self.name} {lm.name}",
+        )
         self.batch_size = self.engine.batch_size
 
     @property
@@ -102,19 +133,22 @@ class PairScorer:
         return self.engine.rows_scored
 
     @classmethod
-    def check_options(cls, unit: str | None, method: str | None,
-                      batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[str, str]:
+    def check_options(
+        cls, unit: str | None, method: str | None, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> tuple[str, str]:
         """``(unit, method)`` normalised, or the error for an option this scorer lacks (no model needed)."""
         unit = (unit or "token").lower()
         if unit not in cls.units:
-            raise BiaskitError(f"scorer '{cls.name}' does not support unit '{unit}'. Fix: use "
-                               f"{' or '.join(cls.units)}")
+            raise BiaskitError(f"scorer '{cls.name}' does not support unit '{unit}'. Fix: use {' or '.join(cls.units)}")
         method = (method or cls.methods[0]).lower()
         if method not in cls.methods:
-            raise BiaskitError(f"scorer '{cls.name}' has no method '{method}'. Fix: use one of "
-                               f"{', '.join(cls.methods)}")
+            raise BiaskitError(
+                f"scorer '{cls.name}' has no method '{method}'. Fix: use one of {', '.join(cls.methods)}"
+            )
         if int(batch_size) < 1:
-            raise BiaskitError(f"batch size must be >= 1, got {batch_size}. Fix: pass --batch-size {DEFAULT_BATCH_SIZE}")
+            raise BiaskitError(
+                f"batch size must be >= 1, got {batch_size}. Fix: {tell('batch_size', DEFAULT_BATCH_SIZE)}"
+            )
         return unit, method
 
     @classmethod
@@ -122,26 +156,39 @@ class PairScorer:
         """``normalise`` checked against :attr:`normalisations` (no model needed)."""
         n = (normalise or "none").lower()
         if n not in cls.normalisations:
-            raise BiaskitError(f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use --normalise "
-                               f"{' or '.join(cls.normalisations)}")
+            raise BiaskitError(
+                f"scorer '{cls.name}' has no normalisation '{n}'. Fix: use "
+                f"{' or '.join(say('normalise', x) for x in cls.normalisations)}"
+            )
         return n
 
     # ---- API ------------------------------------------------------------------------------------
 
     def describe(self) -> dict:
-        return {"model": self.lm.name, "fingerprint": self.lm.fingerprint, "scorer": self.name,
-                "unit": self.unit, "method": self.method, "normalise": self.normalise,
-                "normalisation": self._normalisation(),
-                "lowercase": self.lowercase, "batch_size": self.batch_size, "device": self.lm.device,
-                "dtype": self.lm.dtype, "engine": self.engine.describe()}
+        return {
+            "model": self.lm.name,
+            "fingerprint": self.lm.fingerprint,
+            "scorer": self.name,
+            "unit": self.unit,
+            "method": self.method,
+            "normalise": self.normalise,
+            "normalisation": self._normalisation(),
+            "lowercase": self.lowercase,
+            "batch_size": self.batch_size,
+            "device": self.lm.device,
+            "dtype": self.lm.dtype,
+            "engine": self.engine.describe(),
+        }
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[PairScore]:
         """Score ``[(sent_more, sent_less), ...]``; higher = the model finds the sentence more likely."""
         pairs = [(_check_text(a, i, "first"), _check_text(b, i, "second")) for i, (a, b) in enumerate(pairs)]
         jobs = [j for a, b in pairs for j in self._plan_pair(a, b)]
         res = self._execute(jobs)
-        return [PairScore(self._finish(sa, na), self._finish(sb, nb), na, nb)
-                for (sa, na), (sb, nb) in zip(res[0::2], res[1::2])]
+        return [
+            PairScore(self._finish(sa, na), self._finish(sb, nb), na, nb)
+            for (sa, na), (sb, nb) in zip(res[0::2], res[1::2], strict=False)
+        ]
 
     def pair_requests(self, pairs: Sequence[tuple[str, str]]) -> list[Request]:
         """The distinct engine requests (model inputs) that scoring ``pairs`` runs, in plan order
@@ -191,7 +238,7 @@ class PairScorer:
         out, i = [], 0
         for rs in per_job:
             total, n = 0.0, 0
-            for lp in lps[i:i + len(rs)]:
+            for lp in lps[i : i + len(rs)]:
                 for v in lp:
                     total += v
                 n += len(lp)
@@ -230,19 +277,36 @@ def infer_scorer(models: Sequence[Any], served: bool = False) -> str:
         try:
             kinds[str(getattr(m, "name", m))] = model_family(m)
         except AmbiguousKindError as exc:
-            raise BiaskitError(str(exc).replace("pass kind='mlm' or kind='clm' (--scorer mlm|clm)",
-                                                "pass --scorer mlm or --scorer clm")) from None
+            raise BiaskitError(
+                str(exc).replace(
+                    f"pass kind='mlm' or kind='clm' ({say('scorer', 'mlm|clm')})",
+                    f"pass {say('scorer', 'mlm')} or {say('scorer', 'clm')}",
+                )
+            ) from None
     found = sorted(set(kinds.values()))
     if len(found) > 1:
-        raise BiaskitError(f"the models call for different scorers ({', '.join(f'{m}: {k}' for m, k in kinds.items())})"
-                           ". Fix: score them in separate runs, or pass --scorer for all")
+        raise BiaskitError(
+            f"the models call for different scorers ({', '.join(f'{m}: {k}' for m, k in kinds.items())})"
+            f". Fix: score them in separate runs, or {tell('scorer')} for all"
+        )
     return found[0] if found else "mlm"
 
 
-def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: str | None = None,
-                batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto", dtype: Any = None, cache: Any = True,
-                progress: bool = True, lm: LoadedLM | None = None, device_map: Any = None,
-                **kwargs: Any) -> PairScorer:
+def load_scorer(
+    name: str,
+    model: Any = None,
+    *,
+    unit: str = "token",
+    method: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: str = "auto",
+    dtype: Any = None,
+    cache: Any = True,
+    progress: bool = True,
+    lm: LoadedLM | None = None,
+    device_map: Any = None,
+    **kwargs: Any,
+) -> PairScorer:
     """A ready scorer: ``name`` in :data:`SCORERS`, ``model`` a folder / alias / hub name / LoadedLM."""
     cls = SCORERS.get(name)
     cls.check_options(unit, method, batch_size)  # a wrong option fails before a model is loaded
@@ -252,12 +316,14 @@ def load_scorer(name: str, model: Any = None, *, unit: str = "token", method: st
         return cls(model, unit=unit, method=method, batch_size=batch_size, cache=cache, progress=progress, **kwargs)
     if lm is None:
         if model is None:
-            raise BiaskitError("no model given. Fix: pass --model DIR_OR_NAME")
+            raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')}")
         if isinstance(model, LoadedLM):
             lm = model
         elif getattr(cls, "load_model", None) is not None:  # a scorer with its own kind of model (seq2seq)
             if device_map is not None:
-                raise BiaskitError(f"--device-map is not supported by scorer '{name}'. Fix: drop --device-map")
+                raise BiaskitError(
+                    f"{say('device_map')} is not supported by scorer '{name}'. Fix: {unset('device_map')}"
+                )
             lm = cls.load_model(model, device=device, dtype=dtype)
         else:
             # detect the kind from the model itself, so that a BERT given to 'clm' fails clearly

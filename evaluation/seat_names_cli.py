@@ -2,10 +2,10 @@
 
 It lives with the SEAT commands because its output is a SEAT resource: name lists in the format of
 ``data/seat/indibias-paper/lexicon.json``, ready to build tests for ``biaskit evaluate seat``."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -13,14 +13,23 @@ from biaskit.paths import in_file, in_path, out_dir, out_file
 
 
 def seat_names_command(
-    corpus: List[Path] = in_path(..., "--corpus", "-c", text=False, help="Text corpus: a UTF-8 file (.txt, .gz) or a folder "
-                                                                  "of *.txt / *.txt.gz. Repeatable."),
-    candidates: Path = in_file(..., "--candidates", help="Candidate names per group: CSV/TSV/JSONL with group, "
-                                                              "name; JSON {group: [names]}; or a lexicon with lists."),
+    corpus: list[Path] = in_path(
+        ...,
+        "--corpus",
+        "-c",
+        text=False,
+        help="Text corpus: a UTF-8 file (.txt, .gz) or a folder of *.txt / *.txt.gz. Repeatable.",
+    ),
+    candidates: Path = in_file(
+        ...,
+        "--candidates",
+        help="Candidate names per group: CSV/TSV/JSONL with group, "
+        "name; JSON {group: [names]}; or a lexicon with lists.",
+    ),
     out: Path = out_file(..., "--out", help="JSON with the top-k names per group (shipped list format) and counts."),
     top_k: int = typer.Option(14, "--top-k", "-k", help="Names kept per group (IndiBias: 14)."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="Lexicon candidates: which words, en or hi."),
-    counts: Optional[Path] = out_file(None, "--counts", help="Also write every candidate's count (CSV)."),
+    lang: str | None = typer.Option(None, "--lang", help="Lexicon candidates: which words, en or hi."),
+    counts: Path | None = out_file(None, "--counts", help="Also write every candidate's count (CSV)."),
 ) -> None:
     """Most frequent candidate names of each group in a corpus (the IndiBias recipe for SEAT name lists)."""
     from rich.console import Console
@@ -47,13 +56,17 @@ def seat_names_command(
 
 def seat_tests_command(
     data: Path = in_path(..., "--data", help="A release folder (`biaskit release build`)."),
-    out: Path = out_dir(..., "--out", help="Folder for the tests: <lang>/release-*.jsonl and index.json "
-                                               "(written whole)."),
-    lang: Optional[List[str]] = typer.Option(None, "--lang", help="Languages (repeatable; default en and hi)."),
-    attributes: Optional[List[str]] = typer.Option(None, "--attributes", help="Attribute pairs of the IndiBias "
-                                                   "lexicon, e.g. Pleasant/Unpleasant (repeatable; default per axis)."),
+    out: Path = out_dir(
+        ..., "--out", help="Folder for the tests: <lang>/release-*.jsonl and index.json (written whole)."
+    ),
+    lang: list[str] | None = typer.Option(None, "--lang", help="Languages (repeatable; default en and hi)."),
+    attributes: list[str] | None = typer.Option(
+        None,
+        "--attributes",
+        help="Attribute pairs of the IndiBias lexicon, e.g. Pleasant/Unpleasant (repeatable; default per axis).",
+    ),
     min_records: int = typer.Option(1, "--min-records", help="Released records a pair of groups needs."),
-    split: Optional[str] = typer.Option(None, "--split", help="Only the groups of this split (dev or test)."),
+    split: str | None = typer.Option(None, "--split", help="Only the groups of this split (dev or test)."),
 ) -> None:
     """IndiBias-style SEAT tests from a release's groups: each pair of comparable groups in bleached
     person templates against the paper's attribute lists, in English and Hindi. Run them with
@@ -66,8 +79,9 @@ def seat_tests_command(
         from biaskit.errors import InputError
 
         raise InputError(f"unknown split '{split}'.", fix="use --split dev or --split test.")
-    res = release_seat_tests(data, out, langs=lang or ("en", "hi"), attributes=attributes, min_records=min_records,
-                             split=split)
+    res = release_seat_tests(
+        data, out, langs=lang or ("en", "hi"), attributes=attributes, min_records=min_records, split=split
+    )
     for g in res["groups"]:
         echo(f"{g['axis']}: {g['targ1']} vs {g['targ2']} ({g['records']} records)")
     echo(f"{len(res['tests'])} SEAT tests -> {out}" + (f" ({res['why']})" if res["why"] else ""))

@@ -26,21 +26,25 @@ by default); ``biaskit evaluate seat --test OUT/hi`` runs them. Unlike the paper
 (``indibias-paper``: first names and gender-crossed terms), these use the group terms of the release
 itself, so a new release gets its own tests; the published ones stay available by name.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import InputError
 
 from .seat_sets import PAPER, bleach_word, load_lexicon, set_sentences
 
 #: attribute pairs of the paper's lexicon by axis (IndiBias Tables 3, 4 and 9)
-DEFAULT_ATTRIBUTES = {"religion": ["Pleasant/Unpleasant", "NonViolent/Violent"],
-                      "gender": ["Pleasant/Unpleasant", "Career/Family"]}
+DEFAULT_ATTRIBUTES = {
+    "religion": ["Pleasant/Unpleasant", "NonViolent/Violent"],
+    "gender": ["Pleasant/Unpleasant", "Career/Family"],
+}
 FALLBACK_ATTRIBUTES = ["Pleasant/Unpleasant"]
 PERSON = {"en": ("person", "people"), "hi": ("व्यक्ति", "लोग")}
 
@@ -49,28 +53,31 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def group_entry(term, inventory) -> Optional[dict[str, str]]:
+def group_entry(term, inventory) -> dict[str, str] | None:
     """The lexicon entry (``en``, ``pl``, ``hi``, ``hi_pl``) of a group for the person templates."""
     en, hi = term.surface("en", "sg"), term.surface("hi", "sg")
     if not en or not hi or term.kind == "place":
-        return None   # a place ("Bihar", "slum") is not a person: no person template fits it
+        return None  # a place ("Bihar", "slum") is not a person: no person template fits it
     noun = term.axis == "gender" or "gender" in (term.components or {})
     if noun:
         en_pl, hi_pl = term.forms.get("en", {}).get("pl"), term.forms.get("hi", {}).get("pl")
         g = inventory.terms.get((term.components or {}).get("gender", ""))
-        if g is not None and not en_pl:   # intersectional: "Dalit woman" -> "Dalit women"
+        if g is not None and not en_pl:  # intersectional: "Dalit woman" -> "Dalit women"
             en_pl = en.rsplit(" ", 1)[0] + " " + g.surface("en", "pl") if " " in en else g.surface("en", "pl")
         if g is not None and not hi_pl:
             hi_pl = hi.rsplit(" ", 1)[0] + " " + g.surface("hi", "pl") if " " in hi else g.surface("hi", "pl")
         return {"en": en, "pl": en_pl or en, "hi": hi, "hi_pl": hi_pl or hi}
     en_pl = term.forms.get("en", {}).get("pl") or ""
     hi_pl = term.forms.get("hi", {}).get("pl") or hi
-    return {"en": f"{en} {PERSON['en'][0]}",
-            "pl": en_pl if en_pl.endswith(" people") else f"{en} {PERSON['en'][1]}",
-            "hi": f"{hi} {PERSON['hi'][0]}", "hi_pl": f"{hi_pl} {PERSON['hi'][1]}"}
+    return {
+        "en": f"{en} {PERSON['en'][0]}",
+        "pl": en_pl if en_pl.endswith(" people") else f"{en} {PERSON['en'][1]}",
+        "hi": f"{hi} {PERSON['hi'][0]}",
+        "hi_pl": f"{hi_pl} {PERSON['hi'][1]}",
+    }
 
 
-def _release_groups(release: Path, split: Optional[str], inventory) -> Counter:
+def _release_groups(release: Path, split: str | None, inventory) -> Counter:
     """``(axis, x id, y id) -> released records`` naming that pair of comparable groups."""
     from biaskit.io import iter_jsonl
     from biaskit.release import layout as L
@@ -79,7 +86,7 @@ def _release_groups(release: Path, split: Optional[str], inventory) -> Counter:
     release_meta(release)
     found: Counter = Counter()
 
-    def pair_of(a, b) -> Optional[tuple[str, str, str]]:
+    def pair_of(a, b) -> tuple[str, str, str] | None:
         if a is None or b is None or a.id == b.id:
             return None
         comp = inventory.comparable_of(a)
@@ -102,7 +109,7 @@ def _release_groups(release: Path, split: Optional[str], inventory) -> Counter:
         if split and (rec.get("meta") or {}).get("split") != split:
             continue
         if rec.get("source_id"):
-            continue   # a translation of another released CAT: counted once, with its source
+            continue  # a translation of another released CAT: counted once, with its source
         a = inventory.lookup(str(rec.get("target") or ""), rec.get("lang") or "en")
         comp = inventory.comparable_of(a) if a is not None else None
         k = pair_of(a, comp[0]) if comp is not None else None
@@ -111,9 +118,16 @@ def _release_groups(release: Path, split: Optional[str], inventory) -> Counter:
     return found
 
 
-def release_seat_tests(release: str | Path, out: str | Path, *, langs: Sequence[str] = ("en", "hi"),
-                       attributes: Optional[Sequence[str]] = None, min_records: int = 1, split: Optional[str] = None,
-                       inventory=None) -> dict[str, Any]:
+def release_seat_tests(
+    release: str | Path,
+    out: str | Path,
+    *,
+    langs: Sequence[str] = ("en", "hi"),
+    attributes: Sequence[str] | None = None,
+    min_records: int = 1,
+    split: str | None = None,
+    inventory=None,
+) -> dict[str, Any]:
     """Write the SEAT tests of a release's groups to ``out`` (see the module docstring); returns
     ``{"tests": [relative paths], "groups": [{axis, targ1, targ2, records}], "attributes": ...}``.
     The folder is written whole (a crash leaves the previous one)."""
@@ -125,18 +139,26 @@ def release_seat_tests(release: str | Path, out: str | Path, *, langs: Sequence[
     lex = load_lexicon(PAPER)
     bad = [lg for lg in langs if lg not in PERSON]
     if bad:
-        raise InputError(f"no bleached templates for language(s) {', '.join(bad)}.",
-                         fix=f"use {' and '.join(PERSON)} (langs = [\"en\", \"hi\"]).")
+        raise InputError(
+            f"no bleached templates for language(s) {', '.join(bad)}.",
+            fix=f'use {" and ".join(PERSON)} (langs = ["en", "hi"]).',
+        )
     wanted = list(attributes) if attributes else None
     for a in wanted or []:
         parts = a.split("/")
         if len(parts) != 2 or any(p not in lex["lists"] for p in parts):
-            raise InputError(f"unknown attribute pair '{a}'.", fix="use two lists of the IndiBias lexicon joined by "
-                             "'/': " + ", ".join(sorted(lex["lists"])) + " (e.g. \"Pleasant/Unpleasant\").")
+            raise InputError(
+                f"unknown attribute pair '{a}'.",
+                fix="use two lists of the IndiBias lexicon joined by "
+                "'/': " + ", ".join(sorted(lex["lists"])) + ' (e.g. "Pleasant/Unpleasant").',
+            )
     groups = _release_groups(release, split, inv)
     kept = sorted(((k, n) for k, n in groups.items() if n >= min_records), key=lambda kn: (-kn[1], kn[0]))
-    index: dict[str, Any] = {"version": 2, "sets": {"indibias-release": f"SEAT tests from the groups of {release.name}"},
-                             "tests": {}}
+    index: dict[str, Any] = {
+        "version": 2,
+        "sets": {"indibias-release": f"SEAT tests from the groups of {release.name}"},
+        "tests": {},
+    }
     written: list[str] = []
     group_rows = []
     with atomic_dir(out, owns=("index.json",)) as tmp:
@@ -150,24 +172,48 @@ def release_seat_tests(release: str | Path, out: str | Path, *, langs: Sequence[
                 a1, a2 = attr.split("/")
                 name = f"release-{_slug(axis)}-{_slug(x.label('en'))}-vs-{_slug(y.label('en'))}-{_slug(a1)}-{_slug(a2)}"
                 for lg in langs:
-                    doc = {"targ1": {"category": x.label(lg), "examples": list(dict.fromkeys(
-                               bleach_word(ex, "person", lg)))},
-                           "targ2": {"category": y.label(lg), "examples": list(dict.fromkeys(
-                               bleach_word(ey, "person", lg)))},
-                           "attr1": {"category": a1, "examples": set_sentences(lex, a1, lg)},
-                           "attr2": {"category": a2, "examples": set_sentences(lex, a2, lg)}}
+                    doc = {
+                        "targ1": {
+                            "category": x.label(lg),
+                            "examples": list(dict.fromkeys(bleach_word(ex, "person", lg))),
+                        },
+                        "targ2": {
+                            "category": y.label(lg),
+                            "examples": list(dict.fromkeys(bleach_word(ey, "person", lg))),
+                        },
+                        "attr1": {"category": a1, "examples": set_sentences(lex, a1, lg)},
+                        "attr2": {"category": a2, "examples": set_sentences(lex, a2, lg)},
+                    }
                     rel = f"{lg}/{name}.jsonl"
                     (tmp / lg).mkdir(parents=True, exist_ok=True)
                     (tmp / rel).write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-                    index["tests"][rel] = {"lang": lg, "axis": axis, "family": "indibias-release", "bleached": True,
-                                           "groups": [x.id, y.id], "records": n, "attributes": attr,
-                                           "source": f"{release.name}: groups of the release in the bleached person "
-                                                     "templates (biaskit.evaluation.seat_release); attributes from "
-                                                     f"data/seat/{PAPER}/lexicon.json"}
+                    index["tests"][rel] = {
+                        "lang": lg,
+                        "axis": axis,
+                        "family": "indibias-release",
+                        "bleached": True,
+                        "groups": [x.id, y.id],
+                        "records": n,
+                        "attributes": attr,
+                        "source": f"{release.name}: groups of the release in the bleached person "
+                        "templates (biaskit.evaluation.seat_release); attributes from "
+                        f"data/seat/{PAPER}/lexicon.json",
+                    }
                     written.append(rel)
         (tmp / "index.json").write_text(json.dumps(index, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    why = None if written else (f"{sum(groups.values())} records name a pair of comparable inventory groups, "
-                                f"none in {min_records} or more" if groups else
-                                "no released record names a pair of comparable inventory groups")
-    return {"tests": written, "groups": group_rows, "langs": list(langs), "why": why,
-            "attributes": wanted or {"default": FALLBACK_ATTRIBUTES, **DEFAULT_ATTRIBUTES}}
+    why = (
+        None
+        if written
+        else (
+            f"{sum(groups.values())} records name a pair of comparable inventory groups, none in {min_records} or more"
+            if groups
+            else "no released record names a pair of comparable inventory groups"
+        )
+    )
+    return {
+        "tests": written,
+        "groups": group_rows,
+        "langs": list(langs),
+        "why": why,
+        "attributes": wanted or {"default": FALLBACK_ATTRIBUTES, **DEFAULT_ATTRIBUTES},
+    }

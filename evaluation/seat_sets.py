@@ -19,6 +19,7 @@ Two IndiBias intersectional sets, both in English and Hindi:
 Both are written with :func:`write_shipped_tests` (maintainers only); ``tests/test_seat_data.py``
 checks that the shipped files equal what the lexicons give.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,34 +35,116 @@ LANGS = ("en", "hi")
 # May et al. (2019)'s bleached templates, by part of speech (as in their sentence versions of the
 # Caliskan tests). {s}/{p}: singular/plural form; {a}: "a"/"an"; a capital letter: capitalised form.
 MAY_TEMPLATES: dict[str, list[str]] = {
-    "name": ["This is {S}.", "That is {S}.", "There is {S}.", "Here is {S}.", "{S} is here.", "{S} is there.",
-             "{S} is a person.", "The person's name is {S}."],
-    "person": ["This is {a} {s}.", "That is {a} {s}.", "There is {a} {s}.", "Here is {a} {s}.", "The {s} is here.",
-               "The {s} is there.", "{A} {s} is a person.", "These are {p}.", "Those are {p}.", "They are {p}.",
-               "The {p} are here.", "The {p} are there.", "{P} are people."],
-    "count": ["This is {a} {s}.", "That is {a} {s}.", "There is {a} {s}.", "Here is {a} {s}.", "The {s} is here.",
-              "The {s} is there.", "{A} {s} is a thing.", "It is {a} {s}.", "These are {p}.", "Those are {p}.",
-              "They are {p}.", "The {p} are here.", "The {p} are there.", "{P} are things."],
+    "name": [
+        "This is {S}.",
+        "That is {S}.",
+        "There is {S}.",
+        "Here is {S}.",
+        "{S} is here.",
+        "{S} is there.",
+        "{S} is a person.",
+        "The person's name is {S}.",
+    ],
+    "person": [
+        "This is {a} {s}.",
+        "That is {a} {s}.",
+        "There is {a} {s}.",
+        "Here is {a} {s}.",
+        "The {s} is here.",
+        "The {s} is there.",
+        "{A} {s} is a person.",
+        "These are {p}.",
+        "Those are {p}.",
+        "They are {p}.",
+        "The {p} are here.",
+        "The {p} are there.",
+        "{P} are people.",
+    ],
+    "count": [
+        "This is {a} {s}.",
+        "That is {a} {s}.",
+        "There is {a} {s}.",
+        "Here is {a} {s}.",
+        "The {s} is here.",
+        "The {s} is there.",
+        "{A} {s} is a thing.",
+        "It is {a} {s}.",
+        "These are {p}.",
+        "Those are {p}.",
+        "They are {p}.",
+        "The {p} are here.",
+        "The {p} are there.",
+        "{P} are things.",
+    ],
     "mass": ["This is {s}.", "That is {s}.", "There is {s}.", "It is {s}."],
     "adj": ["This is {s}.", "That is {s}.", "They are {s}."],
-    "verb": ["This will {s}.", "This did {s}.", "This can {s}.", "This may {s}.", "That will {s}.", "That did {s}.",
-             "That can {s}.", "That may {s}."],
+    "verb": [
+        "This will {s}.",
+        "This did {s}.",
+        "This can {s}.",
+        "This may {s}.",
+        "That will {s}.",
+        "That did {s}.",
+        "That can {s}.",
+        "That may {s}.",
+    ],
 }
 # The same templates in Hindi (the biaskit team's rendering; position i translates MAY_TEMPLATES[kind][i]).
 # Verbs use the entry's ``hi_verb`` forms: future, past (ergative subject), "can", "may".
 HINDI_TEMPLATES: dict[str, list[str]] = {
-    "name": ["यह {s} है।", "वह {s} है।", "वहाँ {s} है।", "यहाँ {s} है।", "{s} यहाँ है।", "{s} वहाँ है।",
-             "{s} एक व्यक्ति है।", "इस व्यक्ति का नाम {s} है।"],
-    "person": ["यह एक {s} है।", "वह एक {s} है।", "वहाँ एक {s} है।", "यहाँ एक {s} है।", "{s} यहाँ है।", "{s} वहाँ है।",
-               "{s} एक इंसान है।", "ये {p} हैं।", "वे {p} हैं।", "वे {p} हैं।", "{p} यहाँ हैं।", "{p} वहाँ हैं।",
-               "{p} इंसान हैं।"],
-    "count": ["यह एक {s} है।", "वह एक {s} है।", "वहाँ एक {s} है।", "यहाँ एक {s} है।", "{s} यहाँ है।", "{s} वहाँ है।",
-              "{s} एक चीज़ है।", "यह एक {s} है।", "ये {p} हैं।", "वे {p} हैं।", "वे {p} हैं।", "{p} यहाँ हैं।",
-              "{p} वहाँ हैं।", "{p} चीज़ें हैं।"],
+    "name": [
+        "यह {s} है।",
+        "वह {s} है।",
+        "वहाँ {s} है।",
+        "यहाँ {s} है।",
+        "{s} यहाँ है।",
+        "{s} वहाँ है।",
+        "{s} एक व्यक्ति है।",
+        "इस व्यक्ति का नाम {s} है।",
+    ],
+    "person": [
+        "यह एक {s} है।",
+        "वह एक {s} है।",
+        "वहाँ एक {s} है।",
+        "यहाँ एक {s} है।",
+        "{s} यहाँ है।",
+        "{s} वहाँ है।",
+        "{s} एक इंसान है।",
+        "ये {p} हैं।",
+        "वे {p} हैं।",
+        "वे {p} हैं।",
+        "{p} यहाँ हैं।",
+        "{p} वहाँ हैं।",
+        "{p} इंसान हैं।",
+    ],
+    "count": [
+        "यह एक {s} है।",
+        "वह एक {s} है।",
+        "वहाँ एक {s} है।",
+        "यहाँ एक {s} है।",
+        "{s} यहाँ है।",
+        "{s} वहाँ है।",
+        "{s} एक चीज़ है।",
+        "यह एक {s} है।",
+        "ये {p} हैं।",
+        "वे {p} हैं।",
+        "वे {p} हैं।",
+        "{p} यहाँ हैं।",
+        "{p} वहाँ हैं।",
+        "{p} चीज़ें हैं।",
+    ],
     "mass": ["यह {s} है।", "वह {s} है।", "वहाँ {s} है।", "यह {s} है।"],
     "adj": ["यह {s} है।", "वह {s} है।", "वे {p} हैं।"],
-    "verb": ["यह {fut}।", "इसने {past}।", "यह {can}।", "यह {may}।", "वह {fut}।", "उसने {past}।", "वह {can}।",
-             "वह {may}।"],
+    "verb": [
+        "यह {fut}।",
+        "इसने {past}।",
+        "यह {can}।",
+        "यह {may}।",
+        "वह {fut}।",
+        "उसने {past}।",
+        "वह {can}।",
+        "वह {may}।",
+    ],
 }
 WORD_KINDS = tuple(MAY_TEMPLATES)
 
@@ -116,9 +199,14 @@ def compound(mod: dict, noun: dict) -> dict:
     fem = noun.get("gender") == "f"
     hi_sg = mod.get("hi_f" if fem else "hi") or mod["hi"]
     hi_pl = mod.get("hi_f_pl" if fem else "hi_pl") or hi_sg
-    return {"en": f"{mod['en']} {noun['en']}", "pl": f"{mod['en']} {noun.get('pl') or noun['en']}",
-            "hi": _nfc(f"{hi_sg} {noun['hi']}"), "hi_pl": _nfc(f"{hi_pl} {noun.get('hi_pl') or noun['hi']}"),
-            "kind": "person", "gender": noun.get("gender")}
+    return {
+        "en": f"{mod['en']} {noun['en']}",
+        "pl": f"{mod['en']} {noun.get('pl') or noun['en']}",
+        "hi": _nfc(f"{hi_sg} {noun['hi']}"),
+        "hi_pl": _nfc(f"{hi_pl} {noun.get('hi_pl') or noun['hi']}"),
+        "kind": "person",
+        "gender": noun.get("gender"),
+    }
 
 
 def set_words(lex: dict, name: str, lang: str = "en") -> list[str]:
@@ -144,12 +232,19 @@ def paper_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
     for t in lex["tests"]:
         for lg in LANGS:
             doc = {k: {"category": t[k], "examples": set_sentences(lex, t[k], lg)} for k in SETS}
-            entry = {"lang": lg, "axis": t["axis"], "family": PAPER, "table": t["table"], "row": t["row"],
-                     "label": t["label"], "bleached": True,
-                     "paper_effect_sizes": t["paper_effect_sizes"][lg],
-                     "source": f"Sahoo et al. (2024) IndiBias, Table {t['table']} row {t['row']}; "
-                               f"data/seat/{PAPER}/lexicon.json (see CARD.md)"
-                               + ("; Hindi: the biaskit team's rendering" if lg == "hi" else "")}
+            entry = {
+                "lang": lg,
+                "axis": t["axis"],
+                "family": PAPER,
+                "table": t["table"],
+                "row": t["row"],
+                "label": t["label"],
+                "bleached": True,
+                "paper_effect_sizes": t["paper_effect_sizes"][lg],
+                "source": f"Sahoo et al. (2024) IndiBias, Table {t['table']} row {t['row']}; "
+                f"data/seat/{PAPER}/lexicon.json (see CARD.md)"
+                + ("; Hindi: the biaskit team's rendering" if lg == "hi" else ""),
+            }
             out[f"{PAPER}/{lg}/{t['id']}.jsonl"] = (doc, entry)
     return out
 
@@ -161,10 +256,14 @@ def team_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
     for t in lex["tests"]:
         for lg in LANGS:
             doc = {k: {"category": t[k], "examples": list(sets[t[k]][lg])} for k in SETS}
-            entry = {"lang": lg, "axis": t["axis"], "family": TEAM,
-                     "templates": {k: sets[t[k]]["template"] for k in SETS},
-                     "source": f"the biaskit team's own lists, not in the IndiBias paper: data/seat/{TEAM}/lexicon.json "
-                               "(see CARD.md)"}
+            entry = {
+                "lang": lg,
+                "axis": t["axis"],
+                "family": TEAM,
+                "templates": {k: sets[t[k]]["template"] for k in SETS},
+                "source": f"the biaskit team's own lists, not in the IndiBias paper: data/seat/{TEAM}/lexicon.json "
+                "(see CARD.md)",
+            }
             out[f"{TEAM}/{lg}/team-{t['id']}.jsonl"] = (doc, entry)
     return out
 
@@ -185,8 +284,12 @@ def shipped_tests(data_dir: str | Path = DATA_DIR) -> dict[str, tuple[dict, dict
 
 
 def build_index(built: dict[str, tuple[dict, dict]]) -> dict:
-    return {"version": 2, "sets": INDEX_SETS, "aliases": INDEX_ALIASES,
-            "tests": {rel: entry for rel, (_, entry) in built.items()}}
+    return {
+        "version": 2,
+        "sets": INDEX_SETS,
+        "aliases": INDEX_ALIASES,
+        "tests": {rel: entry for rel, (_, entry) in built.items()},
+    }
 
 
 def write_shipped_tests(data_dir: str | Path = DATA_DIR) -> list[Path]:

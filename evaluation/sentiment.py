@@ -13,10 +13,12 @@ biaskit takes any Hugging Face sequence classifier: the negative class is the la
 "neg" in ``config.id2label``, else index 0 as in the reference. The scores then go through the same
 metric code as a model's (lms, ss, icat per split).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
 
@@ -32,11 +34,11 @@ def negative_index(config: Any) -> tuple[int, str]:
     return 0, "index 0, as the reference (the labels do not name a negative class)"
 
 
-def option_inputs(cats: Sequence[Any]) -> list[tuple[str, Optional[str]]]:
+def option_inputs(cats: Sequence[Any]) -> list[tuple[str, str | None]]:
     """The text (and text pair) the reference classifies for every option, in CAT/option order."""
     from .cat_plan import locate_fill
 
-    out = []
+    out: list[tuple[str, str | None]] = []
     for c in cats:
         for o in c.options:
             if c.split == "intrasentence":
@@ -46,8 +48,15 @@ def option_inputs(cats: Sequence[Any]) -> list[tuple[str, Optional[str]]]:
     return out
 
 
-def sentiment_scores(cats: Sequence[Any], model: str | Path, *, device: str = "auto", batch_size: int = 32,
-                     cache: Any = None, progress: bool = False) -> tuple[dict[str, float], dict]:
+def sentiment_scores(
+    cats: Sequence[Any],
+    model: str | Path,
+    *,
+    device: str = "auto",
+    batch_size: int = 32,
+    cache: Any = None,
+    progress: bool = False,
+) -> tuple[dict[str, float], dict]:
     """Sentence id -> P(negative) of every option, and a description of the classifier."""
     from biaskit.cache import cached_results
     from biaskit.errors import require
@@ -66,8 +75,10 @@ def sentiment_scores(cats: Sequence[Any], model: str | Path, *, device: str = "a
         tok = transformers.AutoTokenizer.from_pretrained(str(path))
         clf = transformers.AutoModelForSequenceClassification.from_pretrained(str(path)).to(dev).eval()
     except (OSError, ValueError) as exc:
-        raise BiaskitError(f"{path}: cannot load it as a sequence classifier ({exc}). Fix: pass a sentiment "
-                           "classifier folder (AutoModelForSequenceClassification)") from exc
+        raise BiaskitError(
+            f"{path}: cannot load it as a sequence classifier ({exc}). Fix: pass a sentiment "
+            "classifier folder (AutoModelForSequenceClassification)"
+        ) from exc
     neg, how = negative_index(clf.config)
     mid = {"engine": "sentiment", "v": ENGINE_CACHE_VERSION, "model": fingerprint_dir(path, kind="cls"), "neg": neg}
     inputs = option_inputs(cats)
@@ -84,22 +95,32 @@ def sentiment_scores(cats: Sequence[Any], model: str | Path, *, device: str = "a
                 bar.advance(len(idx))
 
     vals = cached_results(cache, [{"sent": mid, "a": a, "b": b} for a, b in inputs], run)
-    return dict(zip(ids, vals)), {"model": str(model), "negative_class": neg, "negative_class_from": how}
+    return dict(zip(ids, vals, strict=False)), {"model": str(model), "negative_class": neg, "negative_class_from": how}
 
 
-def sentiment_baseline(cats: Sequence[Any], model: str | Path, *, device: str = "auto", batch_size: int = 32,
-                       cache: Any = None, progress: bool = False, tie_policy: str = "reference") -> dict:
+def sentiment_baseline(
+    cats: Sequence[Any],
+    model: str | Path,
+    *,
+    device: str = "auto",
+    batch_size: int = 32,
+    cache: Any = None,
+    progress: bool = False,
+    tie_policy: str = "reference",
+) -> dict:
     """The SentimentLM row of ``summary["baselines"]``: lms, ss, icat per split and overall, with the
     paper's development-set figures beside it (arXiv 2020 Table 4)."""
     from .cat_metrics import SPLITS, evaluate, to_metric_items
     from .published import sentiment_comparison
 
-    scores, info = sentiment_scores(cats, model, device=device, batch_size=batch_size, cache=cache,
-                                    progress=progress)
+    scores, info = sentiment_scores(cats, model, device=device, batch_size=batch_size, cache=cache, progress=progress)
     items, _ = to_metric_items(cats, scores)
     keys = ("lms", "ss", "icat", "count")
-    out: dict = {s: {k: v for k, v in evaluate([x for x in items if x.split == s], tie_policy).items() if k in keys}
-                 for s in SPLITS if any(x.split == s for x in items)}
+    out: dict = {
+        s: {k: v for k, v in evaluate([x for x in items if x.split == s], tie_policy).items() if k in keys}
+        for s in SPLITS
+        if any(x.split == s for x in items)
+    }
     out["overall"] = {k: v for k, v in evaluate(items, tie_policy).items() if k in keys}
     out["classifier"] = info
     out["published"] = sentiment_comparison(out)

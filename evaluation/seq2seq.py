@@ -24,12 +24,14 @@ U/M spans play no part (as for ``clm``): a pair's scores are its two sentence sc
 the scoring engine's (:class:`Seq2SeqEngine`: the same exact-length batching — here by encoder *and*
 decoder length —, head gather, float32 log-softmax, progress and on-disk cache as every planner).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 
 from .engine import CachingEngine, LocalEngine, Request
 from .models import LoadedLM, fingerprint_dir, prepare_load
@@ -40,18 +42,19 @@ KIND = "seq2seq"
 
 
 @dataclass(frozen=True)
-class Seq2SeqRequest:
-    """``log P(targets[k] | encoder ids, decoder ids)`` read at decoder position ``positions[k]``."""
+class Seq2SeqRequest(Request):
+    """``log P(targets[k] | encoder ids, decoder ids)`` read at decoder position ``positions[k]``
+    (``ids``: the decoder input ids)."""
 
-    enc_ids: tuple[int, ...]
-    ids: tuple[int, ...]  # decoder input ids
-    positions: tuple[int, ...]
-    targets: tuple[int, ...]
-    text: str = field(default="", compare=False)
+    enc_ids: tuple[int, ...] = field(kw_only=True)
 
     def cache_key(self) -> dict:
-        return {"enc": list(self.enc_ids), "ids": list(self.ids), "pos": list(self.positions),
-                "tgt": list(self.targets)}
+        return {
+            "enc": list(self.enc_ids),
+            "ids": list(self.ids),
+            "pos": list(self.positions),
+            "tgt": list(self.targets),
+        }
 
 
 class Seq2SeqEngine(LocalEngine):
@@ -69,10 +72,14 @@ class Seq2SeqEngine(LocalEngine):
     def batch_key(r: Any) -> Any:
         return (len(r.enc_ids), len(r.ids))
 
-    def _run(self, batch: list[Seq2SeqRequest]) -> list[list[float]]:
+    _enc: Any  # the encoder ids of the batch being run (a tensor), None between batches
+
+    def _run(self, batch: list[Request]) -> list[list[float]]:
         import torch
 
-        self._enc = torch.tensor([r.enc_ids for r in batch], dtype=torch.long, device=self.lm.device)
+        # Seq2SeqRequests: this engine runs the requests of Seq2SeqScorer._requests
+        enc = [cast(Seq2SeqRequest, r).enc_ids for r in batch]
+        self._enc = torch.tensor(enc, dtype=torch.long, device=self.lm.device)
         try:
             return super()._run(batch)
         finally:
@@ -80,7 +87,7 @@ class Seq2SeqEngine(LocalEngine):
 
     def _call(self, x):
         self.forward_passes += 1
-        return self.lm.model(input_ids=self._enc[:x.shape[0]], decoder_input_ids=x).logits
+        return self.lm.model(input_ids=self._enc[: x.shape[0]], decoder_input_ids=x).logits
 
 
 def load_seq2seq(name_or_path: Any, device: str = "auto", dtype: Any = None) -> LoadedLM:
@@ -89,15 +96,24 @@ def load_seq2seq(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
         return name_or_path
     transformers, path, dev, tdtype, config = prepare_load(name_or_path, device, dtype)
     if not getattr(config, "is_encoder_decoder", False):
-        raise BiaskitError(f"{path}: '{getattr(config, 'model_type', '?')}' is not an encoder-decoder model. "
-                           "Fix: use --scorer mlm (masked LMs) or --scorer clm (causal LMs)")
+        raise BiaskitError(
+            f"{path}: '{getattr(config, 'model_type', '?')}' is not an encoder-decoder model. "
+            f"Fix: use {say('scorer', 'mlm')} (masked LMs) or {say('scorer', 'clm')} (causal LMs)"
+        )
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(path))
     model = transformers.AutoModelForSeq2SeqLM.from_pretrained(str(path), dtype=tdtype)
     model.to(dev)
     model.eval()
-    return LoadedLM(model=model, tokenizer=tokenizer, kind=KIND, name=str(name_or_path),
-                    fingerprint=fingerprint_dir(path, kind=KIND), device=dev,
-                    dtype=str(tdtype).replace("torch.", ""), path=str(path))
+    return LoadedLM(
+        model=model,
+        tokenizer=tokenizer,
+        kind=KIND,
+        name=str(name_or_path),
+        fingerprint=fingerprint_dir(path, kind=KIND),
+        device=dev,
+        dtype=str(tdtype).replace("torch.", ""),
+        path=str(path),
+    )
 
 
 class Seq2SeqScorer(PairScorer):
@@ -147,5 +163,8 @@ class Seq2SeqScorer(PairScorer):
 
     def _requests(self, job: _Job) -> list[Request]:
         tgt = job.groups[0]
-        return [Seq2SeqRequest(enc_ids=self.enc_ids, ids=job.ids, positions=tuple(range(len(tgt))), targets=tgt,
-                               text=job.text)]
+        return [
+            Seq2SeqRequest(
+                enc_ids=self.enc_ids, ids=job.ids, positions=tuple(range(len(tgt))), targets=tgt, text=job.text
+            )
+        ]

@@ -37,16 +37,19 @@ The API key is read from ``$OPENAI_API_KEY`` (or the variable named by ``api_key
 as a bearer token and never stored or printed (every server text is passed through
 :func:`biaskit.redact.redact`).
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError, require
+from biaskit.options import say, tell
 from biaskit.progress import progress as progress_bar
 from biaskit.redact import redact
 
@@ -57,8 +60,10 @@ from .scorers import _Job
 
 SERVED_CACHE_VERSION = 1  # bump when the meaning of a cached served log-probability changes
 DEFAULT_CONCURRENCY = 8
-_FIX_SERVER = ("serve the model with vLLM (`vllm serve MODEL`) or llama-cpp-python's server (which keeps all "
-               "logits by default); TGI and OpenAI's hosted models do not return prompt log-probabilities")
+_FIX_SERVER = (
+    "serve the model with vLLM (`vllm serve MODEL`) or llama-cpp-python's server (which keeps all "
+    "logits by default); TGI and OpenAI's hosted models do not return prompt log-probabilities"
+)
 
 
 @dataclass(frozen=True)
@@ -76,17 +81,32 @@ class TextRequest:
 class ServedEngine:
     """Prompt log-probabilities from an OpenAI-compatible ``/v1/completions`` endpoint."""
 
-    def __init__(self, base_url: str, model: str, *, concurrency: int = DEFAULT_CONCURRENCY, retries: int = 4,
-                 timeout: float = 120.0, backoff: float = 0.5, api_key_env: str = "OPENAI_API_KEY",
-                 progress: bool = True, label: str = "", chunk: int = 16):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retries: int = 4,
+        timeout: float = 120.0,
+        backoff: float = 0.5,
+        api_key_env: str = "OPENAI_API_KEY",
+        progress: bool = True,
+        label: str = "",
+        chunk: int = 16,
+    ):
         httpx = require("httpx", "evaluation", "--scorer clm-api")
 
         if not base_url:
-            raise BiaskitError("no server given. Fix: pass --base-url http://HOST:PORT/v1")
+            raise BiaskitError(f"no server given. Fix: {tell('base_url', 'http://HOST:PORT/v1')}")
         if not model:
-            raise BiaskitError("no served model name given. Fix: pass --model NAME (as the server lists it in /v1/models)")
+            raise BiaskitError(
+                f"no served model name given. Fix: {tell('models', 'NAME')} (as the server lists it in /v1/models)"
+            )
         if int(concurrency) < 1:
-            raise BiaskitError(f"concurrency must be >= 1, got {concurrency}. Fix: pass --concurrency {DEFAULT_CONCURRENCY}")
+            raise BiaskitError(
+                f"concurrency must be >= 1, got {concurrency}. Fix: {tell('concurrency', DEFAULT_CONCURRENCY)}"
+            )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = model
@@ -102,20 +122,25 @@ class ServedEngine:
         self._prefixes: dict[str, list[float]] = {}  # context -> its log-probs (shared by a CAT's options)
         key = os.environ.get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers,
-                                    limits=httpx.Limits(max_connections=self.concurrency))
+        self._client = httpx.Client(
+            timeout=timeout, headers=headers, limits=httpx.Limits(max_connections=self.concurrency)
+        )
         self.model_info = self._check_model()
 
     # ---- identity ---------------------------------------------------------------------------------
 
     @property
     def cache_id(self) -> dict:
-        return {"engine": "served", "v": SERVED_CACHE_VERSION, "model": self.model,
-                "root": self.model_info.get("root")}
+        return {"engine": "served", "v": SERVED_CACHE_VERSION, "model": self.model, "root": self.model_info.get("root")}
 
     def describe(self) -> dict:
-        return {"engine": "served", "base_url": redact(self.base_url), "served_model": self.model,
-                "served_root": self.model_info.get("root"), "concurrency": self.concurrency}
+        return {
+            "engine": "served",
+            "base_url": redact(self.base_url),
+            "served_model": self.model,
+            "served_root": self.model_info.get("root"),
+            "concurrency": self.concurrency,
+        }
 
     def check_length(self, n_tokens: int, text: str) -> None:  # the server checks its context length
         return None
@@ -139,16 +164,24 @@ class ServedEngine:
                 last = f"HTTP {r.status_code}: {r.text[:300]}"
                 continue
             if r.status_code >= 400:
-                raise InputError(f"the server answered HTTP {r.status_code} for {path}: {redact(r.text[:300])!r}.",
-                                 path=redact(self.base_url),
-                                 fix="check --base-url, --model and $OPENAI_API_KEY")
+                raise InputError(
+                    f"the server answered HTTP {r.status_code} for {path}: {redact(r.text[:300])!r}.",
+                    path=redact(self.base_url),
+                    fix=f"check {say('base_url')}, {say('models')} and $OPENAI_API_KEY",
+                )
             try:
                 return r.json()
-            except ValueError:
-                raise InputError(f"the server's answer to {path} is not JSON: {redact(r.text[:200])!r}.",
-                                 path=redact(self.base_url), fix="point --base-url at the OpenAI-compatible /v1 root")
-        raise InputError(f"cannot reach the server ({redact(last)}) after {self.retries + 1} attempts.",
-                         path=redact(self.base_url), fix="start the server or correct --base-url (e.g. http://HOST:PORT/v1)")
+            except ValueError as exc:
+                raise InputError(
+                    f"the server's answer to {path} is not JSON: {redact(r.text[:200])!r}.",
+                    path=redact(self.base_url),
+                    fix=f"point {say('base_url')} at the OpenAI-compatible /v1 root",
+                ) from exc
+        raise InputError(
+            f"cannot reach the server ({redact(last)}) after {self.retries + 1} attempts.",
+            path=redact(self.base_url),
+            fix=f"start the server or correct {say('base_url')} (e.g. http://HOST:PORT/v1)",
+        )
 
     def _check_model(self) -> dict:
         listing = self._request("GET", "/models")
@@ -157,13 +190,14 @@ class ServedEngine:
         for m in models:
             if str(m.get("id")) == self.model:
                 return {"id": self.model, **({"root": str(m["root"])} if m.get("root") else {})}
-        raise InputError(f"the server does not serve a model named {self.model!r} (it lists "
-                         f"{', '.join(map(repr, ids)) or 'none'}).", path=redact(self.base_url),
-                         fix=f"pass --model {ids[0] if ids else 'NAME'}")
+        raise InputError(
+            f"the server does not serve a model named {self.model!r} (it lists {', '.join(map(repr, ids)) or 'none'}).",
+            path=redact(self.base_url),
+            fix=tell("models", ids[0] if ids else "NAME"),
+        )
 
     def _text_logprobs(self, text: str) -> list[float]:
-        body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
-                "temperature": 0}
+        body = {"model": self.model, "prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0}
         out = self._request("POST", "/completions", body)
         with self._lock:
             self.forward_passes += 1
@@ -176,7 +210,7 @@ class ServedEngine:
         full = self._text_logprobs(req.text)
         if not req.score_from_char:
             return full
-        prefix = req.text[:req.score_from_char]
+        prefix = req.text[: req.score_from_char]
         with self._lock:
             ctx = self._prefixes.get(prefix)
         if ctx is None:
@@ -184,9 +218,12 @@ class ServedEngine:
             with self._lock:
                 self._prefixes[prefix] = ctx
         if len(ctx) >= len(full):
-            raise InputError(f"the server tokenized {prefix!r} into as many tokens as the whole text; nothing "
-                             "to score after it.", path=redact(self.base_url), fix="check the context and sentence")
-        return full[len(ctx):]
+            raise InputError(
+                f"the server tokenized {prefix!r} into as many tokens as the whole text; nothing to score after it.",
+                path=redact(self.base_url),
+                fix="check the context and sentence",
+            )
+        return full[len(ctx) :]
 
     # ---- engine API -------------------------------------------------------------------------------
 
@@ -203,8 +240,10 @@ class ServedEngine:
         uniq = list(same)
         if not uniq:
             return
-        with progress_bar(len(uniq), self.label, enabled=self.progress, unit="requests") as bar, \
-                ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        with (
+            progress_bar(len(uniq), self.label, enabled=self.progress, unit="requests") as bar,
+            ThreadPoolExecutor(max_workers=self.concurrency) as pool,
+        ):
             pending = {pool.submit(self._logprobs, r): r for r in uniq}
             idx: list[int] = []
             res: list[list[float]] = []
@@ -236,9 +275,12 @@ def prompt_logprobs(response: Any, text: str, *, where: str = "<server>") -> lis
     fix = _FIX_SERVER
     try:
         choice = response["choices"][0]
-    except (KeyError, IndexError, TypeError):
-        raise InputError(f"the server's completion has no choices: {redact(str(response)[:200])!r}.", path=where,
-                         fix="point --base-url at an OpenAI-compatible /v1 root")
+    except (KeyError, IndexError, TypeError) as exc:
+        raise InputError(
+            f"the server's completion has no choices: {redact(str(response)[:200])!r}.",
+            path=where,
+            fix=f"point {say('base_url')} at an OpenAI-compatible /v1 root",
+        ) from exc
     lp = choice.get("logprobs") or {}
     values = list(lp.get("token_logprobs") or [])
     tokens = list(lp.get("tokens") or [])
@@ -247,28 +289,43 @@ def prompt_logprobs(response: Any, text: str, *, where: str = "<server>") -> lis
     n_gen = usage.get("completion_tokens")
     n_gen = int(n_gen) if isinstance(n_gen, int) and n_gen >= 0 else 1
     generated = choice.get("text", "")
-    generated = generated[len(text):] if generated.startswith(text) else generated
+    generated = generated[len(text) :] if generated.startswith(text) else generated
     n_prompt_usage = usage.get("prompt_tokens")
-    if generated and n_gen and len(values) == n_prompt_usage and len(offsets) == len(values) and \
-            offsets and offsets[-1] < len(text) and len(text) > 0:
+    if (
+        generated
+        and n_gen
+        and len(values) == n_prompt_usage
+        and len(offsets) == len(values)
+        and offsets
+        and offsets[-1] < len(text)
+        and len(text) > 0
+    ):
         # llama-cpp-python's shape: as many entries as prompt tokens, and the last one inside the
         # prompt (its offsets are true character offsets) -> the generated token is missing
-        raise InputError("the server's prompt log-probabilities are misaligned (the generated token is missing "
-                         "from the echo: llama-cpp-python does this for a model that adds no BOS token).", path=where,
-                         fix="restart llama_cpp.server with --kv_overrides tokenizer.ggml.add_bos_token=bool:true")
-    prompt = values[:len(values) - n_gen] if n_gen else values
+        raise InputError(
+            "the server's prompt log-probabilities are misaligned (the generated token is missing "
+            "from the echo: llama-cpp-python does this for a model that adds no BOS token).",
+            path=where,
+            fix="restart llama_cpp.server with --kv_overrides tokenizer.ggml.add_bos_token=bool:true",
+        )
+    prompt = values[: len(values) - n_gen] if n_gen else values
     short = isinstance(n_prompt_usage, int) and len(prompt) < n_prompt_usage - 1  # a BOS may be left out
     if not prompt or short or (len(prompt) > 1 and all(v is None for v in prompt[1:])):
-        raise InputError("the server returned no log-probabilities for the prompt's tokens "
-                         "(echo=true with logprobs is unsupported or switched off there).", path=where, fix=fix)
+        raise InputError(
+            "the server returned no log-probabilities for the prompt's tokens "
+            "(echo=true with logprobs is unsupported or switched off there).",
+            path=where,
+            fix=fix,
+        )
     out: list[float] = []
     for k, v in enumerate(prompt):
         if v is None:
             if k == 0:
                 continue  # the first token: nothing precedes it
             name = redact(str(tokens[k])) if k < len(tokens) else "?"
-            raise InputError(f"the server returned no log-probability for prompt token {k + 1} ({name!r}).",
-                             path=where, fix=fix)
+            raise InputError(
+                f"the server returned no log-probability for prompt token {k + 1} ({name!r}).", path=where, fix=fix
+            )
         out.append(float(v))
     return out
 
@@ -281,31 +338,64 @@ class ServedCLMScorer(CLMScorer):
     methods = ("sum", "mean")
     units = ("token",)
     served = True  # load_scorer hands it the model name instead of loading a model
+    lm: Any  # None here: no local LoadedLM (the server tokenizes and scores)
 
-    def __init__(self, model: str, *, base_url: str | None = None, unit: str = "token", method: str | None = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE, cache: Any = True, progress: bool = True,
-                 concurrency: int = DEFAULT_CONCURRENCY, retries: int = 4, timeout: float = 120.0,
-                 api_key_env: str = "OPENAI_API_KEY", **_: Any):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        unit: str = "token",
+        method: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        cache: Any = True,
+        progress: bool = True,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retries: int = 4,
+        timeout: float = 120.0,
+        api_key_env: str = "OPENAI_API_KEY",
+        **_: Any,
+    ):
         unit, method = self.check_options(unit, method, batch_size)
         if not isinstance(model, str):
-            raise BiaskitError("--scorer clm-api takes the served model's name. Fix: pass --model NAME "
-                               "(as GET /v1/models lists it) with --base-url")
+            raise BiaskitError(
+                f"{say('scorer', 'clm-api')} takes the served model's name. Fix: {tell('models', 'NAME')} "
+                f"(as GET /v1/models lists it) with {say('base_url')}"
+            )
         self.lm = None
         self.unit, self.method = unit, method
         self.normalise = "none"
         self.lowercase = False
         self.bos_id = None
-        eng = ServedEngine(base_url or "", model, concurrency=concurrency, retries=retries, timeout=timeout,
-                           api_key_env=api_key_env, progress=progress, label=f"clm-api {model}")
+        eng = ServedEngine(
+            base_url or "",
+            model,
+            concurrency=concurrency,
+            retries=retries,
+            timeout=timeout,
+            api_key_env=api_key_env,
+            progress=progress,
+            label=f"clm-api {model}",
+        )
         self.served_engine = eng
         self.engine = CachingEngine(eng, cache) if open_cache(cache) is not None else eng
         self.batch_size = int(batch_size)
 
     def describe(self) -> dict:
-        return {"model": self.served_engine.model, "fingerprint": None, "scorer": self.name, "unit": self.unit,
-                "method": self.method, "normalise": self.normalise, "normalisation": self._normalisation(),
-                "lowercase": False,
-                "batch_size": None, "device": "server", "dtype": None, "engine": self.engine.describe()}
+        return {
+            "model": self.served_engine.model,
+            "fingerprint": None,
+            "scorer": self.name,
+            "unit": self.unit,
+            "method": self.method,
+            "normalise": self.normalise,
+            "normalisation": self._normalisation(),
+            "lowercase": False,
+            "batch_size": None,
+            "device": "server",
+            "dtype": None,
+            "engine": self.engine.describe(),
+        }
 
     def encode(self, text: str) -> tuple[int, ...]:
         raise BiaskitError("clm-api does not tokenize: the server does")
@@ -340,10 +430,18 @@ class ServedLM:
         return {"model": self.name, "kind": self.kind, "device": self.device, "engine": self.engine.describe()}
 
 
-def load_served_lm(model: str, *, base_url: str | None = None, cache: Any = True, progress: bool = True,
-                   concurrency: int = DEFAULT_CONCURRENCY, **kw: Any) -> ServedLM:
+def load_served_lm(
+    model: str,
+    *,
+    base_url: str | None = None,
+    cache: Any = True,
+    progress: bool = True,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    **kw: Any,
+) -> ServedLM:
     """A :class:`ServedLM` on ``base_url`` (checked: reachable, serves ``model``), cached unless
     ``cache`` is False/None."""
-    eng = ServedEngine(base_url or "", model, concurrency=concurrency, progress=progress,
-                       label=f"stereoset clm-api {model}", **kw)
+    eng = ServedEngine(
+        base_url or "", model, concurrency=concurrency, progress=progress, label=f"stereoset clm-api {model}", **kw
+    )
     return ServedLM(engine=CachingEngine(eng, cache) if open_cache(cache) is not None else eng, name=model)

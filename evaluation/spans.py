@@ -21,12 +21,15 @@ the fast tokenizer's character offsets (a piece belongs to every word its non-sp
 overlap; a piece made only of a word-boundary marker such as SentencePiece's bare "▁" belongs to
 the word that follows it), so a piece is never U if any word it touches changed.
 """
+
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+
+from biaskit.options import say
 
 _WORD = re.compile(r"\S+")
 
@@ -67,8 +70,13 @@ class SentenceSpans:
 
 
 def _encode(tokenizer, text: str, offsets: bool = False) -> dict:
-    kw = dict(add_special_tokens=True, return_special_tokens_mask=True, return_attention_mask=False,
-              return_token_type_ids=False, truncation=False)
+    kw = dict(
+        add_special_tokens=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        truncation=False,
+    )
     if offsets:
         kw["return_offsets_mapping"] = True
     return tokenizer(text, **kw)
@@ -81,14 +89,17 @@ def token_spans(tokenizer, text_a: str, text_b: str) -> tuple[SentenceSpans, Sen
     sa = frozenset(i for i, s in enumerate(ea["special_tokens_mask"]) if s)
     sb = frozenset(i for i, s in enumerate(eb["special_tokens_mask"]) if s)
     ua, ub = diff_equal(ida, idb)
-    keep = [(x, y) for x, y in zip(ua, ub) if x not in sa and y not in sb]
+    keep = [(x, y) for x, y in zip(ua, ub, strict=False) if x not in sa and y not in sb]
     ua_set = {x for x, _ in keep}
     ub_set = {y for _, y in keep}
     out = []
     for ids, spec, uset, pairs_u in ((ida, sa, ua_set, [x for x, _ in keep]), (idb, sb, ub_set, [y for _, y in keep])):
         m = [i for i in range(len(ids)) if i not in spec and i not in uset]
-        out.append(SentenceSpans(ids=tuple(ids), special=spec, u_groups=tuple((p,) for p in pairs_u),
-                                 m_groups=tuple((p,) for p in m)))
+        out.append(
+            SentenceSpans(
+                ids=tuple(ids), special=spec, u_groups=tuple((p,) for p in pairs_u), m_groups=tuple((p,) for p in m)
+            )
+        )
     return out[0], out[1]
 
 
@@ -135,9 +146,11 @@ def word_spans(tokenizer, text_a: str, text_b: str) -> tuple[SentenceSpans, Sent
     if not getattr(tokenizer, "is_fast", False):
         from biaskit.errors import BiaskitError
 
-        raise BiaskitError("unit 'word' needs a fast (Rust) tokenizer with character offsets; "
-                           f"{type(tokenizer).__name__} is not one. Fix: use --unit token or a model "
-                           "folder with a tokenizer.json")
+        raise BiaskitError(
+            "unit 'word' needs a fast (Rust) tokenizer with character offsets; "
+            f"{type(tokenizer).__name__} is not one. Fix: use {say('unit', 'token')} or a model "
+            "folder with a tokenizer.json"
+        )
     wa = [text_a[s:e] for s, e in words_of(text_a)]
     wb = [text_b[s:e] for s, e in words_of(text_b)]
     uwa, uwb = diff_equal(wa, wb)
@@ -169,10 +182,14 @@ def word_spans(tokenizer, text_a: str, text_b: str) -> tuple[SentenceSpans, Sent
         for root in list(groups_u):
             if root in groups_m or any(owner[w] == root for w in changed):
                 groups_m.setdefault(root, []).extend(groups_u.pop(root))
-        out.append(SentenceSpans(
-            ids=tuple(ids), special=spec,
-            u_groups=tuple(tuple(sorted(g)) for _, g in sorted(groups_u.items())),
-            m_groups=tuple(tuple(sorted(g)) for _, g in sorted(groups_m.items()))))
+        out.append(
+            SentenceSpans(
+                ids=tuple(ids),
+                special=spec,
+                u_groups=tuple(tuple(sorted(g)) for _, g in sorted(groups_u.items())),
+                m_groups=tuple(tuple(sorted(g)) for _, g in sorted(groups_m.items())),
+            )
+        )
     return out[0], out[1]
 
 

@@ -49,25 +49,34 @@ are aggregated, the NSP head, the runs); the log-probabilities come from the sco
 and every model output goes through the shared cache layer (:func:`biaskit.cache.cached_results`),
 so a re-run or an interrupted run costs nothing for what was already scored.
 """
+
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import cached_results
 from biaskit.errors import BiaskitError, InputError
-from biaskit.readers import read_cats, read_text as _read_text
+from biaskit.options import say, tell, unset
+from biaskit.readers import read_cats
+from biaskit.readers import read_text as _read_text
 from biaskit.readers.cats import first_line_is_object as _first_line_is_object
 from biaskit.schema import CAT
 
 from .cat_metrics import score_of, to_metric_items
 from .cat_modes import check_mode, pll_plan, pll_score
 from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401
+from .choices import PIECE_AGGS
 from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
 from .score_cache import open_cache
+
+if TYPE_CHECKING:
+    from .models import LoadedLM
+    from .served import ServedLM
 
 SPLITS_ = ("intrasentence", "intersentence")
 
@@ -87,21 +96,23 @@ def _load_nsp(sm):
     mtype = getattr(cfg, "model_type", "")
     path = sm.path
     if not path or not Path(path).is_dir():
-        raise NotSupportedError(f"intersentence with a masked LM needs the model's folder to load its NSP head; "
-                                f"'{sm.name}' has none. Fix: pass the model as a folder, or --split intrasentence.")
+        raise NotSupportedError(
+            f"intersentence with a masked LM needs the model's folder to load its NSP head; "
+            f"'{sm.name}' has none. Fix: pass the model as a folder, or {say('split', 'intrasentence')}."
+        )
     if mtype not in ("bert",):
         raise NotSupportedError(
             f"intersentence scoring with a masked LM needs a next-sentence-prediction head; {sm.name} "
             f"({mtype or 'unknown type'}) has none (only BERT checkpoints ship one). "
-            f"Fix: pass --nsp-head FILE (a head in the StereoSet reference format, e.g. the authors' "
-            f"RobertaModel_roberta-base_1e-05.pth), or --split intrasentence.")
+            f"Fix: {tell('nsp_head', 'FILE')} (a head in the StereoSet reference format, e.g. the authors' "
+            f"RobertaModel_roberta-base_1e-05.pth), or {say('split', 'intrasentence')}."
+        )
     from transformers.utils import logging as hf_logging
 
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # missing NSP weights are reported below, not as a warning
     try:
-        model, info = transformers.AutoModelForNextSentencePrediction.from_pretrained(
-            path, output_loading_info=True)
+        model, info = transformers.AutoModelForNextSentencePrediction.from_pretrained(path, output_loading_info=True)
     finally:
         hf_logging.set_verbosity(level)
     missing = [k for k in info.get("missing_keys", []) if "seq_relationship" in k]
@@ -109,7 +120,8 @@ def _load_nsp(sm):
         raise NotSupportedError(
             f"{sm.name} is a BERT model but its checkpoint has no trained next-sentence-prediction weights "
             f"({', '.join(sorted(missing))} missing), so intersentence CATs cannot be scored with it. "
-            f"Fix: pass --split intrasentence.")
+            f"Fix: {tell('split', 'intrasentence')}."
+        )
     sm.meta["nsp_model"] = model.to(sm.device).eval()
     return sm.meta["nsp_model"]
 
@@ -127,9 +139,17 @@ class SentenceScore:
     meta: dict = field(default_factory=dict)
 
     def row(self) -> dict:
-        return {"id": self.sentence_id, "cat_id": self.cat_id, "split": self.split, "gold_label": self.gold_label,
-                "score": self.score, "method": self.method, "n_units": len(self.logprobs),
-                "logprobs": [round(x, 6) for x in self.logprobs], **self.meta}
+        return {
+            "id": self.sentence_id,
+            "cat_id": self.cat_id,
+            "split": self.split,
+            "gold_label": self.gold_label,
+            "score": self.score,
+            "method": self.method,
+            "n_units": len(self.logprobs),
+            "logprobs": [round(x, 6) for x in self.logprobs],
+            **self.meta,
+        }
 
 
 def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, progress_on: bool) -> list[float]:
@@ -175,12 +195,17 @@ def _aggregate(logprobs: Sequence[float], piece_agg: str) -> float:
     raise ValueError(f"unknown piece aggregation {piece_agg!r}")
 
 
-PIECE_AGGS = ("mean-prob", "mean-logprob")
-
-
-def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE, piece_agg: str = "mean-prob",
-               cache=None, progress: bool = False, splits: Optional[Sequence[str]] = None,
-               mode: str = "likelihood") -> list[SentenceScore]:
+def score_cats(
+    cats: Sequence[CAT],
+    sm,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    piece_agg: str = "mean-prob",
+    cache=None,
+    progress: bool = False,
+    splits: Sequence[str] | None = None,
+    mode: str = "likelihood",
+) -> list[SentenceScore]:
     """Score every option of every CAT (see the module docstring for the methods) with ``sm``, a
     :class:`~biaskit.evaluation.models.LoadedLM`.
 
@@ -192,8 +217,10 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
     mode = check_mode(mode)
     plan = pll_plan if mode == "pll" else likelihood_plan
     if mode == "pll" and getattr(sm, "served", False):
-        raise BiaskitError("--scorer clm-api scores CATs by likelihood only (the server tokenizes; pll masks "
-                           "tokens). Fix: drop --cat-mode pll")
+        raise BiaskitError(
+            f"{say('scorer', 'clm-api')} scores CATs by likelihood only (the server tokenizes; pll "
+            f"masks tokens). Fix: {unset('cat_mode')}"
+        )
     if piece_agg not in PIECE_AGGS:
         raise BiaskitError(f"unknown piece aggregation '{piece_agg}'. Fix: use one of {', '.join(PIECE_AGGS)}.")
     if sm.kind not in ("mlm", "clm"):
@@ -205,15 +232,24 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
 
         with library_bars(progress):  # transformers' loading bars follow -q, as the model's own
             _load_nsp(sm)  # fails before any work when the model has no trained NSP head
-    engine = sm.engine if getattr(sm, "served", False) else \
-        make_engine(sm, batch_size=batch_size, cache=cache if cache is not None else False, progress=progress,
-                    label=f"stereoset {sm.name}")
+    engine = (
+        sm.engine
+        if getattr(sm, "served", False)
+        else make_engine(
+            sm,
+            batch_size=batch_size,
+            cache=cache if cache is not None else False,
+            progress=progress,
+            label=f"stereoset {sm.name}",
+        )
+    )
     lps = engine.loglikelihood([r for u in units for r in u[3]])
-    probs = iter(_nsp_probs(sm, [(c.context, o.sentence) for c, o, *_ in nsp], batch_size, cache, progress)
-                 if nsp else ())
+    probs = iter(
+        _nsp_probs(sm, [(c.context, o.sentence) for c, o, *_ in nsp], batch_size, cache, progress) if nsp else ()
+    )
     out, i = [], 0
     for c, o, method, reqs, meta in units:
-        per = lps[i:i + len(reqs)]
+        per = lps[i : i + len(reqs)]
         lp = [x for r in per for x in r]
         i += len(reqs)
         if method == "nsp":
@@ -225,13 +261,23 @@ def score_cats(cats: Sequence[CAT], sm, *, batch_size: int = DEFAULT_BATCH_SIZE,
             method += f":{piece_agg}"
         else:
             score = math.exp(sum(lp) / len(lp)) if lp else 0.0
-        out.append(SentenceScore(sentence_id=o.sentence_id, cat_id=c.cat_id, split=c.split, gold_label=o.gold_label,
-                                 score=score, logprobs=lp, method=method, meta=meta))
+        out.append(
+            SentenceScore(
+                sentence_id=o.sentence_id,
+                cat_id=c.cat_id,
+                split=c.split,
+                gold_label=o.gold_label,
+                score=score,
+                logprobs=lp,
+                method=method,
+                meta=meta,
+            )
+        )
     return out
 
 
 # ============================================================  predictions <-> metric inputs
-def predictions_json(scores: Sequence[SentenceScore], cats: Optional[Sequence[CAT]] = None) -> dict:
+def predictions_json(scores: Sequence[SentenceScore], cats: Sequence[CAT] | None = None) -> dict:
     """The original StereoSet predictions format: ``{"intrasentence": [{"id", "score"}], ...}``.
 
     With ``cats`` read from the original ``dev.json``, the ids are StereoSet's own sentence ids (so
@@ -248,31 +294,54 @@ def read_predictions(path: str | Path) -> dict[str, float]:
     "intersentence": [...]}``) or a JSONL with ``id``/``sentence_id`` and ``score`` per line."""
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --predictions path.")
+        raise InputError("file not found.", path=path, fix=f"check the {say('predictions')} path.")
     text = _read_text(path)
     scores: dict[str, float] = {}
 
-    def add(obj: Any, where: str, row: Optional[int]) -> None:
+    def add(obj: Any, where: str, row: int | None) -> None:
         if not isinstance(obj, dict):
-            raise InputError(f"{where}: expected an object with 'id' and 'score'.", path=path, row=row,
-                             fix="write {\"id\": SENTENCE_ID, \"score\": NUMBER}.")
+            raise InputError(
+                f"{where}: expected an object with 'id' and 'score'.",
+                path=path,
+                row=row,
+                fix='write {"id": SENTENCE_ID, "score": NUMBER}.',
+            )
         sid = obj.get("id", obj.get("sentence_id"))
         sc = obj.get("score")
         if sid is None or sc is None:
-            raise InputError(f"{where}: needs 'id' and 'score'.", path=path, row=row,
-                             column="id" if sid is None else "score",
-                             fix="write {\"id\": SENTENCE_ID, \"score\": NUMBER}.")
+            raise InputError(
+                f"{where}: needs 'id' and 'score'.",
+                path=path,
+                row=row,
+                column="id" if sid is None else "score",
+                fix='write {"id": SENTENCE_ID, "score": NUMBER}.',
+            )
         try:
             val = float(sc)
         except (TypeError, ValueError):
-            raise InputError(f"{where}: score {sc!r} is not a number.", path=path, row=row, column="score",
-                             fix="scores must be numbers (higher = preferred).") from None
+            raise InputError(
+                f"{where}: score {sc!r} is not a number.",
+                path=path,
+                row=row,
+                column="score",
+                fix="scores must be numbers (higher = preferred).",
+            ) from None
         if math.isnan(val):
-            raise InputError(f"{where}: score is NaN.", path=path, row=row, column="score",
-                             fix="re-score this sentence; NaN cannot be compared.")
+            raise InputError(
+                f"{where}: score is NaN.",
+                path=path,
+                row=row,
+                column="score",
+                fix="re-score this sentence; NaN cannot be compared.",
+            )
         if str(sid) in scores:
-            raise InputError(f"sentence id '{sid}' has a score already (a duplicated row).", path=path,
-                             row=row, column="id", fix="keep one score per sentence id.")
+            raise InputError(
+                f"sentence id '{sid}' has a score already (a duplicated row).",
+                path=path,
+                row=row,
+                column="id",
+                fix="keep one score per sentence id.",
+            )
         scores[str(sid)] = val
 
     stripped = text.lstrip()
@@ -280,8 +349,12 @@ def read_predictions(path: str | Path) -> dict[str, float]:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno}).", path=path, row=exc.lineno,
-                             fix="a predictions file is one JSON object or JSONL.") from None
+            raise InputError(
+                f"invalid JSON ({exc.msg}, line {exc.lineno}).",
+                path=path,
+                row=exc.lineno,
+                fix="a predictions file is one JSON object or JSONL.",
+            ) from None
         _add_pred_doc(obj, path, add)
         return scores
     from biaskit.io import iter_jsonl
@@ -297,9 +370,11 @@ def read_predictions(path: str | Path) -> dict[str, float]:
 
 def _add_pred_doc(obj: Any, path: Path, add: Callable) -> None:
     if not isinstance(obj, dict) or not ({"intrasentence", "intersentence"} & set(obj)):
-        raise InputError("not a StereoSet predictions file: expected {\"intrasentence\": [{\"id\", \"score\"}], "
-                         "\"intersentence\": [...]}.", path=path,
-                         fix="use the original predictions format or JSONL with id and score.")
+        raise InputError(
+            'not a StereoSet predictions file: expected {"intrasentence": [{"id", "score"}], "intersentence": [...]}.',
+            path=path,
+            fix="use the original predictions format or JSONL with id and score.",
+        )
     for split in ("intrasentence", "intersentence"):
         for j, item in enumerate(obj.get(split) or [], start=1):
             add(item, f"{split}[{j}]", None)
@@ -316,8 +391,9 @@ def _target_rows(report: dict) -> list[dict]:
     return [{k: r[k] for k in ("domain", "target", "count", "lms", "ss", "icat")} for r in report["targets"]]
 
 
-def write_cat_outputs(out_dir: str | Path, summary: dict, scores: Optional[Sequence[SentenceScore]] = None,
-                      cats: Optional[Sequence[CAT]] = None) -> None:
+def write_cat_outputs(
+    out_dir: str | Path, summary: dict, scores: Sequence[SentenceScore] | None = None, cats: Sequence[CAT] | None = None
+) -> None:
     """summary.json, report.md, targets.csv, groups.csv (+ scores.jsonl, predictions.json): the folder
     is published whole (an earlier result is replaced at once, never mixed with this one)."""
     from biaskit.io import atomic_dir
@@ -335,8 +411,9 @@ def _write_cat_files(out: Path, summary: dict, scores, cats) -> None:
 
     targets = pd.DataFrame(_target_rows(summary))
     write_table(out / "targets.csv", targets)
-    groups = targets.melt(id_vars=["domain", "target", "count"], value_vars=["ss", "lms", "icat"],
-                          var_name="metric", value_name="score").rename(columns={"target": "group"})
+    groups = targets.melt(
+        id_vars=["domain", "target", "count"], value_vars=["ss", "lms", "icat"], var_name="metric", value_name="score"
+    ).rename(columns={"target": "group"})
     write_table(out / "groups.csv", groups[["domain", "group", "metric", "score", "count"]])
     if scores is not None:
         write_jsonl(out / "scores.jsonl", (s.row() for s in scores))
@@ -350,17 +427,28 @@ def _summary(cats: Sequence[CAT], items, report: dict, *, tie_policy: str, seed:
 
     top = report["overall"]
     return {
-        "benchmark": "stereoset", "kind": "cats",
+        "benchmark": "stereoset",
+        "kind": "cats",
         **extra,
-        "lms": top["lms"], "ss": top["ss"], "icat": top["icat"], "count": top["count"],
+        "lms": top["lms"],
+        "ss": top["ss"],
+        "icat": top["icat"],
+        "count": top["count"],
         **{k: v for k, v in report.items() if k != "targets"},
         "targets": report["targets"],
         "baselines": baselines(items, seed=seed, tie_policy=tie_policy),
     }
 
 
-def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", limit: Optional[int] = None,
-                  release_split: Optional[str] = None, lang: Optional[str] = None) -> tuple[list[CAT], Optional[dict]]:
+def read_run_cats(
+    data: str | Path,
+    *,
+    fmt: str = "auto",
+    split: str = "both",
+    limit: int | None = None,
+    release_split: str | None = None,
+    lang: str | None = None,
+) -> tuple[list[CAT], dict | None]:
     """The CATs a run scores (a file, or a release folder's split) and the release info (or None);
     ``lang``: only the CATs of one language (a release may hold English and Hindi CATs)."""
     if Path(data).is_dir() or release_split is not None:
@@ -369,9 +457,12 @@ def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", l
         cats, release = read_release_cats(data, split=release_split)
         cats = [c for c in cats if (split == "both" or c.split == split) and (lang is None or c.lang == lang)]
         if not cats:
-            raise InputError(f"no {lang + ' ' if lang else ''}CATs{'' if split == 'both' else ' (' + split + ')'} in "
-                             f"this release{' split ' + release_split if release_split else ''}.", path=data,
-                             fix="check --lang and --split.")
+            raise InputError(
+                f"no {lang + ' ' if lang else ''}CATs{'' if split == 'both' else ' (' + split + ')'} in "
+                f"this release{' split ' + release_split if release_split else ''}.",
+                path=data,
+                fix=f"check {say('split')} and {say('release_split')}" + (f" and {say('lang')}." if lang else "."),
+            )
         return cats[:limit], ({**release, "lang": lang} if lang else release)
     if lang is None:
         return read_cats(data, format=fmt, split=None if split == "both" else split, limit=limit), None
@@ -382,8 +473,16 @@ def read_run_cats(data: str | Path, *, fmt: str = "auto", split: str = "both", l
 CATS_DEFAULTS = {"mode": "likelihood", "piece_agg": "mean-prob", "tie_policy": "reference", "split": "both"}
 
 
-def cats_protocol(requested: Optional[str], fmt: str, cats: Sequence[CAT], release: Optional[dict], kind: str,
-                  given: dict, *, intersentence: str):
+def cats_protocol(
+    requested: str | None,
+    fmt: str,
+    cats: Sequence[CAT],
+    release: dict | None,
+    kind: str,
+    given: dict,
+    *,
+    intersentence: str,
+):
     """The protocol a CAT run follows (the data's origin, or ``requested``) applied to the options given
     (None = not given). ``intersentence``: how this model would score intersentence CATs (``nsp``: a
     head; ``likelihood``: log P(option | context))."""
@@ -396,10 +495,21 @@ def cats_protocol(requested: Optional[str], fmt: str, cats: Sequence[CAT], relea
     defaults = {**CATS_DEFAULTS, "intersentence": intersentence}
     if kind != "mlm":
         defaults.pop("piece_agg")  # a masked-LM setting
-    return apply_protocol(proto, "cats", given, defaults,
-                          context={"kind": kind}, chosen_by=how,
-                          words={"mode": W.CAT_MODE, "piece_agg": W.PIECE_AGG, "tie_policy": W.TIES,
-                                 "split": W.SPLIT, "intersentence": W.INTER})
+    return apply_protocol(
+        proto,
+        "cats",
+        given,
+        defaults,
+        context={"kind": kind},
+        chosen_by=how,
+        words={
+            "mode": W.CAT_MODE,
+            "piece_agg": W.PIECE_AGG,
+            "tie_policy": W.TIES,
+            "split": W.SPLIT,
+            "intersentence": W.INTER,
+        },
+    )
 
 
 def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
@@ -413,20 +523,31 @@ def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
     if getattr(lm, "served", False) or lm.kind == "clm":
         raise BiaskitError(
             f"StereoSet scores intersentence CATs with a next-sentence-prediction head (arXiv 2020 §7.4, ACL 2021 "
-            f"§6.2) and '{lm.name}' is a causal LM without one. Fix: pass --nsp-head FILE (the authors' "
-            "GPT2Model_gpt2_0.0005.pth for gpt2), --split intrasentence, or --protocol none for log P(option | "
-            "context), not comparable with the paper")
+            f"§6.2) and '{lm.name}' is a causal LM without one. Fix: {tell('nsp_head', 'FILE')} (the authors' "
+            f"GPT2Model_gpt2_0.0005.pth for gpt2), {say('split', 'intrasentence')}, or {say('protocol', 'none')} for "
+            "log P(option | context), not comparable with the paper"
+        )
 
 
-def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str = "auto", fmt: str = "auto",
-             split: Optional[str] = None, limit: Optional[int] = None, batch_size: int = DEFAULT_BATCH_SIZE,
-             piece_agg: Optional[str] = None, tie_policy: Optional[str] = None, device: str = "auto",
-             dtype: Optional[str] = None, cache: bool = True, seed: int = 0, progress: bool = False,
-             command: Optional[str] = None, release_split: Optional[str] = None, mode: Optional[str] = None,
-             device_map: Optional[str] = None, scorer_options: Optional[dict] = None,
-             protocol: Optional[str] = None, nsp_head: Optional[str | Path] = None, nsp_label: Optional[int] = None,
-             sentiment_model: Optional[str | Path] = None, lang: Optional[str] = None) -> dict:
+def run_cats(
+    opts: Any = None,
+    model: Any = None,
+    out_dir: Any = None,
+    /,
+    *,
+    progress: bool = False,
+    command: str | None = None,
+    cache: Any = None,
+    scorer_options: dict | None = None,
+    **options: Any,
+) -> dict:
     """Read CATs, score them with ``model``, compute the metrics and write the result folder.
+
+    ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
+    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
+    ``run_cats(data, model, out_dir, scorer=..., fmt=..., mode=..., tie_policy=...)`` (the options'
+    names or their Python keywords). ``progress``, ``command``, ``cache`` (default: not
+    ``no_cache``) and ``scorer_options`` (``base_url``, ``concurrency``) are not options.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
     picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
@@ -442,6 +563,16 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     (pseudo-likelihood, Table 5; :mod:`.cat_modes`). ``sentiment_model``: a sequence classifier
     folder whose SentimentLM baseline (:mod:`.sentiment`) is added to ``summary["baselines"]``.
     """
+    from .options import CatsOptions, keywords, one_model, served_options
+
+    o = CatsOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir, scorer_options=scorer_options), "data")
+    data, out_dir, model = o.data, o.out, one_model(o, "run_cats")
+    scorer, fmt, split, limit, batch_size, lang = o.scorer, o.format, o.split, o.limit, o.batch_size, o.lang
+    piece_agg, tie_policy, mode, protocol, release_split = o.piece_agg, o.ties, o.cat_mode, o.protocol, o.release_split
+    device, dtype, device_map, seed = o.device, o.dtype, o.device_map, o.seed
+    nsp_head, nsp_label, sentiment_model = o.nsp_head, o.nsp_label, o.sentiment_model
+    cache = not o.no_cache if cache is None else cache
+    scorer_options = served_options(scorer, o.base_url, o.concurrency)
     import time
 
     if mode is not None:
@@ -459,6 +590,7 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     from biaskit.progress import library_bars
 
     dc = open_cache(cache)
+    lm: LoadedLM | ServedLM
     if scorer == "clm-api":  # a served model (docs/evaluation-scorers.md "Scaling up")
         from .served import load_served_lm
 
@@ -468,22 +600,30 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
             lm = load_lm(model, kind=scorer, device=device, dtype=dtype, device_map=device_map)
     if nsp_head is not None:
         if getattr(lm, "served", False):
-            raise BiaskitError("--nsp-head needs the model's weights in this process; a served model has none here. "
-                               "Fix: pass the model folder with --scorer clm")
+            raise BiaskitError(
+                f"{say('nsp_head')} needs the model's weights in this process; a served model has none "
+                f"here. Fix: pass the model folder with {say('scorer', 'clm')}"
+            )
         from .nsp_head import load_nsp_head
 
         with library_bars(progress):
             lm.meta["nsp_head"] = load_nsp_head(nsp_head, lm, nsp_label)
     inter_method = "nsp" if (lm.meta.get("nsp_head") is not None or lm.kind == "mlm") else "likelihood"
-    applied = cats_protocol(protocol, fmt if not release else "release", cats, release, lm.kind,
-                            {"mode": mode, "piece_agg": piece_agg, "tie_policy": tie_policy, "split": split},
-                            intersentence=inter_method)
+    applied = cats_protocol(
+        protocol,
+        fmt if not release else "release",
+        cats,
+        release,
+        lm.kind,
+        {"mode": mode, "piece_agg": piece_agg, "tie_policy": tie_policy, "split": split},
+        intersentence=inter_method,
+    )
     v = applied.values
     mode, tie_policy, split = check_mode(v["mode"]), v["tie_policy"], v["split"]
     piece_agg = v.get("piece_agg") or "mean-prob"
     cats = [c for c in cats if split == "both" or c.split == split][:limit]
     if not cats:
-        raise InputError(f"no {split} CATs to score.", path=data, fix="check --split and --limit.")
+        raise InputError(f"no {split} CATs to score.", path=data, fix=f"check {say('split')} and {say('limit')}.")
     if not any(c.split == "intersentence" for c in cats):  # how intersentence CATs would be scored is moot
         applied.rows = [r for r in applied.rows if r["key"] != "intersentence"]
         applied.deviations = [d for d in applied.deviations if d["key"] != "intersentence"]
@@ -491,13 +631,21 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     load_s = time.perf_counter() - t0
     skipped: dict = {}
     t0 = time.perf_counter()
-    scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, batch_size=batch_size,
-                        piece_agg=piece_agg, cache=dc, progress=progress, mode=mode)
+    scores = score_cats(
+        [c for c in cats if c.split == "intrasentence"],
+        lm,
+        batch_size=batch_size,
+        piece_agg=piece_agg,
+        cache=dc,
+        progress=progress,
+        mode=mode,
+    )
     inter = [c for c in cats if c.split == "intersentence"]
     if inter:
         try:
-            scores += score_cats(inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress,
-                                 mode=mode)
+            scores += score_cats(
+                inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress, mode=mode
+            )
         except NotSupportedError as exc:
             if split == "intersentence":
                 raise
@@ -509,20 +657,37 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
     head = lm.meta.get("nsp_head")
     extra = {
-        "model": str(lm.name), "scorer": "clm-api" if getattr(lm, "served", False) else lm.kind,
+        "model": str(lm.name),
+        "scorer": "clm-api" if getattr(lm, "served", False) else lm.kind,
         "fingerprint": lm.fingerprint,
-        "device": lm.device, "dtype": lm.dtype, "device_map": lm.meta.get("device_map"),
+        "device": lm.device,
+        "dtype": lm.dtype,
+        "device_map": lm.meta.get("device_map"),
         "cat_mode": mode,
-        "methods": sorted({s.method for s in scores}), "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
+        "methods": sorted({s.method for s in scores}),
+        "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
         "nsp_head": {"path": head.path, "sha256": head.sha256, "family": head.family, "next_label": head.next_label}
-        if head is not None else None,
-        "tie_policy": tie_policy, "skipped": skipped, "protocol": applied.as_dict(),
-        "data": {"path": str(data), "sha256": release["sha256"] if release else _sha256(Path(data)),
-                 **({"release": release} if release else {}), "n_cats": len(cats),
-                 "format": "release" if release else fmt, "split": split, "limit": limit},
-        "timings": {"read_s": read_s, "load_s": load_s, "score_s": score_s,
-                    "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
-                    "model_inputs": n_inputs},
+        if head is not None
+        else None,
+        "tie_policy": tie_policy,
+        "skipped": skipped,
+        "protocol": applied.as_dict(),
+        "data": {
+            "path": str(data),
+            "sha256": release["sha256"] if release else _sha256(Path(data)),
+            **({"release": release} if release else {}),
+            "n_cats": len(cats),
+            "format": "release" if release else fmt,
+            "split": split,
+            "limit": limit,
+        },
+        "timings": {
+            "read_s": read_s,
+            "load_s": load_s,
+            "score_s": score_s,
+            "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
+            "model_inputs": n_inputs,
+        },
         "command": command,
     }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
@@ -530,9 +695,15 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
         from .sentiment import sentiment_baseline
 
         with library_bars(progress):
-            summary["baselines"]["SentimentLM"] = sentiment_baseline(cats, sentiment_model, device=device,
-                                                                     batch_size=batch_size, cache=dc,
-                                                                     progress=progress, tie_policy=tie_policy)
+            summary["baselines"]["SentimentLM"] = sentiment_baseline(
+                cats,
+                sentiment_model,
+                device=device,
+                batch_size=batch_size,
+                cache=dc,
+                progress=progress,
+                tie_policy=tie_policy,
+            )
     from .published import cats_comparison
 
     summary["published"] = cats_comparison(lm, summary)
@@ -540,10 +711,19 @@ def run_cats(data: str | Path, model: Any, out_dir: str | Path, *, scorer: str =
     return summary
 
 
-def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str | Path, *, fmt: str = "auto",
-                         tie_policy: Optional[str] = None, allow_missing: bool = False, seed: int = 0,
-                         model: Optional[str] = None, command: Optional[str] = None,
-                         protocol: Optional[str] = None) -> dict:
+def run_cats_predictions(
+    data: str | Path,
+    predictions: str | Path,
+    out_dir: str | Path,
+    *,
+    fmt: str = "auto",
+    tie_policy: str | None = None,
+    allow_missing: bool = False,
+    seed: int = 0,
+    model: str | None = None,
+    command: str | None = None,
+    protocol: str | None = None,
+) -> dict:
     """Metrics from an existing per-sentence score file (original StereoSet predictions format or JSONL
     with id/score) against the gold CATs in ``data`` (ids must match). Of a protocol only the tie
     rule applies: how the scores were computed is the file's business (the report says so)."""
@@ -554,10 +734,18 @@ def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str
 
     cats = read_cats(data, format=fmt)
     proto, how = choose("cats", protocol, cats_origin(fmt, cats))
-    applied = apply_protocol(proto, "cats", {"tie_policy": tie_policy}, {"tie_policy": "reference"}, chosen_by=how,
-                             words={"tie_policy": W.TIES},
-                             extra_notes=["The scores come from a file: only the tie rule is biaskit's; how the "
-                                          "sentences were scored is not known to it."])
+    applied = apply_protocol(
+        proto,
+        "cats",
+        {"tie_policy": tie_policy},
+        {"tie_policy": "reference"},
+        chosen_by=how,
+        words={"tie_policy": W.TIES},
+        extra_notes=[
+            "The scores come from a file: only the tie rule is biaskit's; how the "
+            "sentences were scored is not known to it."
+        ],
+    )
     applied.rows = [r for r in applied.rows if r["key"] == "tie_policy"]
     applied.deviations = [d for d in applied.deviations if d["key"] == "tie_policy"]
     tie_policy = applied.values["tie_policy"]
@@ -565,19 +753,27 @@ def run_cats_predictions(data: str | Path, predictions: str | Path, out_dir: str
     # keep only the splits present in the predictions (the reference's files may hold one split)
     present = {c.split for c in cats if all(score_of(o, scores) is not None for o in c.options)}
     if not present:
-        raise InputError("none of the sentence ids in the predictions matches the gold file.", path=predictions,
-                         fix="score the same gold file (original StereoSet ids, or biaskit's ids from "
-                             "`evaluate cats` scores.jsonl).")
+        raise InputError(
+            "none of the sentence ids in the predictions matches the gold file.",
+            path=predictions,
+            fix="score the same gold file (original StereoSet ids, or biaskit's ids from "
+            "`evaluate cats` scores.jsonl).",
+        )
     dropped_splits = sorted({c.split for c in cats} - present)
     cats = [c for c in cats if c.split in present]
     items, n_missing = to_metric_items(cats, scores, allow_missing=allow_missing, source=str(predictions))
     report = full_report(items, tie_policy=tie_policy)
-    extra = {"model": model or Path(predictions).stem, "scorer": "predictions", "tie_policy": tie_policy,
-             "skipped": {s: {"reason": "no predictions for this split"} for s in dropped_splits},
-             "missing_cats": n_missing,
-             "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats), "format": fmt},
-             "predictions": {"path": str(predictions), "sha256": _sha256(Path(predictions)), "n_scores": len(scores)},
-             "protocol": applied.as_dict(), "command": command}
+    extra = {
+        "model": model or Path(predictions).stem,
+        "scorer": "predictions",
+        "tie_policy": tie_policy,
+        "skipped": {s: {"reason": "no predictions for this split"} for s in dropped_splits},
+        "missing_cats": n_missing,
+        "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats), "format": fmt},
+        "predictions": {"path": str(predictions), "sha256": _sha256(Path(predictions)), "n_scores": len(scores)},
+        "protocol": applied.as_dict(),
+        "command": command,
+    }
     summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
     write_cat_outputs(out_dir, summary, None)
     return summary

@@ -21,24 +21,32 @@ networking: its connections would be refused by the closed network).
 Controls are named as in the labeling config (``from_name``): Label Studio renders Choices and
 TextArea controls in config order, which is how a control name maps to what is on screen.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Optional
 
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--font-render-hinting=none"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--font-render-hinting=none",
+]
 VIEWPORT = {"width": 1280, "height": 1400}  # tall enough for a whole task (screenshots of the labeling area)
 ANNOTATION = ".lsf-main-view__annotation"  # the labeling area (not the Data Manager's table)
 # a code point no font has: what a glyph the fonts lack looks like (the .notdef box, "tofu")
-NO_GLYPH = "\U000F0000"
+NO_GLYPH = "\U000f0000"
 
 
-def chromium_path() -> Optional[str]:
+def chromium_path() -> str | None:
     """The system Chromium (``$BIASKIT_CHROMIUM``, ``chromium``, ``chromium-browser``) or None."""
     for c in (os.environ.get("BIASKIT_CHROMIUM"), shutil.which("chromium"), shutil.which("chromium-browser")):
         if c and Path(c).exists():
@@ -46,13 +54,14 @@ def chromium_path() -> Optional[str]:
     return None
 
 
-def launch(playwright, *, env: Optional[dict] = None):
+def launch(playwright, *, env: dict | None = None):
     """Headless system Chromium (raises when it is missing: callers skip with the reason)."""
     exe = chromium_path()
     if exe is None:
         raise RuntimeError("Chromium not found: install Debian's `chromium` package (`make services` does)")
-    return playwright.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS, headless=True,
-                                      env={**os.environ, **(env or {})})
+    return playwright.chromium.launch(
+        executable_path=exe, args=CHROMIUM_FLAGS, headless=True, env={**os.environ, **(env or {})}
+    )
 
 
 def control_order(label_config: str) -> dict[str, tuple[str, int]]:
@@ -70,14 +79,14 @@ def control_order(label_config: str) -> dict[str, tuple[str, int]]:
 class LabelStudioPage:
     """One logged-in annotator's browser tab in Label Studio."""
 
-    def __init__(self, page, url: str, label_config: Optional[str] = None):
+    def __init__(self, page, url: str, label_config: str | None = None):
         self.page = page
         self.url = url.rstrip("/")
         self.controls = control_order(label_config) if label_config else {}
 
     # --- session ------------------------------------------------------------------------------
     @classmethod
-    def login(cls, browser, url: str, email: str, password: str) -> "LabelStudioPage":
+    def login(cls, browser, url: str, email: str, password: str) -> LabelStudioPage:
         """A fresh browser context (own cookies) logged in through Label Studio's login form."""
         ctx = browser.new_context(viewport=VIEWPORT, locale="en-US")
         ctx.set_default_timeout(60_000)
@@ -90,7 +99,7 @@ class LabelStudioPage:
         page.wait_for_url(lambda u: "/user/login" not in u)
         return cls(page, url)
 
-    def open_task(self, project_id: int, task_id: int, label_config: Optional[str] = None) -> None:
+    def open_task(self, project_id: int, task_id: int, label_config: str | None = None) -> None:
         """Open one task in the labeling view and wait until its editor is ready."""
         if label_config:
             self.controls = control_order(label_config)
@@ -98,7 +107,7 @@ class LabelStudioPage:
         self.page.get_by_test_id("bottombar-submit-button").wait_for()
         self.page.locator(f"{ANNOTATION} .lsf-richtext, {ANNOTATION} .lsf-htx-richtext").first.wait_for()
 
-    def open_stream(self, project_id: int, label_config: Optional[str] = None) -> None:
+    def open_stream(self, project_id: int, label_config: str | None = None) -> None:
         """Start Label Studio's label stream ("Label All Tasks", what annotators use): the server picks
         the task; wait until its editor is ready."""
         if label_config:
@@ -198,8 +207,9 @@ class LabelStudioPage:
 
     def submit(self) -> dict:
         """Click Submit; returns the annotation Label Studio stored (the POST's JSON answer)."""
-        with self.page.expect_response(lambda r: r.request.method == "POST" and "/annotations" in r.url
-                                       and r.status in (200, 201)) as resp:
+        with self.page.expect_response(
+            lambda r: r.request.method == "POST" and "/annotations" in r.url and r.status in (200, 201)
+        ) as resp:
             self.page.get_by_test_id("bottombar-submit-button").click()
         return resp.value.json()
 
@@ -225,7 +235,7 @@ def _ink(png: bytes):
     if not ink.any():
         return ink[:0, :0]
     rows, cols = np.where(ink.any(1))[0], np.where(ink.any(0))[0]
-    return ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    return ink[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
 
 
 def tofu_difference(page, element) -> tuple[float, bytes, bytes]:
@@ -240,7 +250,8 @@ def tofu_difference(page, element) -> tuple[float, bytes, bytes]:
 
     el = element.element_handle()  # a handle, not a locator: the clone must not be mistaken for it
     png = el.screenshot()
-    clone = el.evaluate_handle("""(el, box) => {
+    clone = el.evaluate_handle(
+        """(el, box) => {
         const c = el.cloneNode(true);
         c.removeAttribute('id');
         const walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
@@ -248,7 +259,9 @@ def tofu_difference(page, element) -> tuple[float, bytes, bytes]:
             n.nodeValue = Array.from(n.nodeValue).map(ch => /\\s/.test(ch) ? ch : box).join('');
         el.after(c);
         return c;
-    }""", NO_GLYPH).as_element()
+    }""",
+        NO_GLYPH,
+    ).as_element()
     try:
         tofu_png = clone.screenshot()
     finally:
@@ -259,8 +272,8 @@ def tofu_difference(page, element) -> tuple[float, bytes, bytes]:
     h, w = max(a.shape[0], b.shape[0]), max(a.shape[1], b.shape[1])
     pa = np.zeros((h, w), bool)
     pb = np.zeros((h, w), bool)
-    pa[:a.shape[0], :a.shape[1]] = a
-    pb[:b.shape[0], :b.shape[1]] = b
+    pa[: a.shape[0], : a.shape[1]] = a
+    pb[: b.shape[0], : b.shape[1]] = b
     # ink of one image farther than a pixel from any ink of the other (anti-aliasing and sub-pixel
     # positions move box edges by a pixel; real glyphs differ from boxes everywhere)
     far = (pa & ~_dilate(pb)).sum() + (pb & ~_dilate(pa)).sum()
@@ -276,8 +289,9 @@ def _dilate(mask, r: int = 1):
     for dy in range(-r, r + 1):
         for dx in range(-r, r + 1):
             sh = np.zeros_like(mask)
-            sh[max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = \
-                mask[max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)]
+            sh[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)] = mask[
+                max(-dy, 0) : h + min(-dy, 0), max(-dx, 0) : w + min(-dx, 0)
+            ]
             out |= sh
     return out
 
@@ -296,8 +310,10 @@ def platform_fonts(page, element, attempts: int = 5) -> dict[str, int]:
             found = cdp.send("DOM.performSearch", {"query": "[data-biaskit-probe]"})
             try:
                 if found["resultCount"]:
-                    nodes = cdp.send("DOM.getSearchResults", {"searchId": found["searchId"], "fromIndex": 0,
-                                                              "toIndex": found["resultCount"]})["nodeIds"]
+                    nodes = cdp.send(
+                        "DOM.getSearchResults",
+                        {"searchId": found["searchId"], "fromIndex": 0, "toIndex": found["resultCount"]},
+                    )["nodeIds"]
                     fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": nodes[0]})["fonts"]
                     return {f["familyName"]: f["glyphCount"] for f in fonts}
             finally:
@@ -321,6 +337,8 @@ def glyphs_rendered(page, element, artifact: str | Path, *, min_difference: floa
     diff, png, tofu_png = tofu_difference(page, element)
     artifact.with_suffix(".png").write_bytes(png)
     artifact.with_suffix(".tofu.png").write_bytes(tofu_png)
-    assert diff >= min_difference, (f"the text looks like missing-glyph boxes (ink difference {diff:.2f} from tofu "
-                                    f"< {min_difference}); fonts used: {fonts}; see {artifact}.png")
+    assert diff >= min_difference, (
+        f"the text looks like missing-glyph boxes (ink difference {diff:.2f} from tofu "
+        f"< {min_difference}); fonts used: {fonts}; see {artifact}.png"
+    )
     return {"difference": diff, "fonts": fonts}

@@ -7,6 +7,7 @@ Fixture modules (one owner each, to keep them out of each other's way):
 - ``fixtures_postgres``: a real private PostgreSQL server (Label Studio on PostgreSQL)
 - ``fixtures_browser``: a real headless Chromium driven by Playwright (annotators in Label Studio)
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,9 @@ pytest_plugins = ["fixtures_labelstudio", "fixtures_llm", "fixtures_models", "fi
 # session fails unless missing data was allowed (`make test-offline`, `--allow-missing-data`).
 
 TEST_DATA = Path(os.environ.get("BIASKIT_TEST_DATA") or Path.home() / ".cache" / "biaskit" / "test-data")
-MIRROR = Path(os.environ.get("BIASKIT_SHARED_DATA") or os.environ.get("BIASKIT_DATA_MIRROR")
-              or REPO.parent / "shared" / "data")
+MIRROR = Path(
+    os.environ.get("BIASKIT_SHARED_DATA") or os.environ.get("BIASKIT_DATA_MIRROR") or REPO.parent / "shared" / "data"
+)
 FETCH_COMMAND = "make test-data"
 MISSING_DATA_REASON = "public dataset not available"
 
@@ -44,14 +46,19 @@ _ALLOW_MISSING = [False]
 
 
 def pytest_addoption(parser):
-    parser.addoption("--allow-missing-data", action="store_true", default=False,
-                     help="biaskit: do not try the network for public datasets; skip the tests whose data is "
-                          "neither cached nor mirrored, and do not fail the run for it (make test-offline).")
+    parser.addoption(
+        "--allow-missing-data",
+        action="store_true",
+        default=False,
+        help="biaskit: do not try the network for public datasets; skip the tests whose data is "
+        "neither cached nor mirrored, and do not fail the run for it (make test-offline).",
+    )
 
 
 def pytest_configure(config):
-    _ALLOW_MISSING[0] = bool(config.getoption("--allow-missing-data", default=False)
-                             or os.environ.get("BIASKIT_ALLOW_MISSING_DATA"))
+    _ALLOW_MISSING[0] = bool(
+        config.getoption("--allow-missing-data", default=False) or os.environ.get("BIASKIT_ALLOW_MISSING_DATA")
+    )
 
 
 def _fetch(name: str) -> object:
@@ -91,9 +98,11 @@ def public_dataset(name: str) -> Path:
 def _skip_missing(name: str, why: str):
     test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
     _MISSING[test] = name
-    pytest.skip(f"{MISSING_DATA_REASON}: '{name}' ({why}). Fetch it: {FETCH_COMMAND} "
-                f"(biaskit data download {name} --out {TEST_DATA}; offline, from a local copy: "
-                f"{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR)")
+    pytest.skip(
+        f"{MISSING_DATA_REASON}: '{name}' ({why}). Fetch it: {FETCH_COMMAND} "
+        f"(biaskit data download {name} --out {TEST_DATA}; offline, from a local copy: "
+        f"{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR)"
+    )
 
 
 def _stereoset_flat() -> Path:
@@ -108,14 +117,16 @@ def _stereoset_flat() -> Path:
     dev = public_dataset("stereoset-dev")
     flat = TEST_DATA / "stereoset_dev.flat.jsonl"
     if not flat.exists() or flat.stat().st_mtime < dev.stat().st_mtime:
-        from biaskit.readers import cat_rows, read_cats
         from biaskit.io import write_jsonl
+        from biaskit.readers import cat_rows, read_cats
 
         rows = cat_rows(read_cats(dev, format="stereoset"))
         inter = [r for r in rows if r["type"] == "intersentence"]
         intra = [r for r in rows if r["type"] == "intrasentence"]
         # alternate the splits, as the mirror's flattened file does, so that the first lines hold both
-        mixed = [r for pair in zip(inter, intra) for r in pair] + inter[len(intra):] + intra[len(inter):]
+        mixed = (
+            [r for pair in zip(inter, intra, strict=False) for r in pair] + inter[len(intra) :] + intra[len(inter) :]
+        )
         write_jsonl(flat, mixed)
     return flat
 
@@ -127,14 +138,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if missing:
         names = ", ".join(sorted(set(missing.values())))
         n = len(missing)
-        line = (f"{n} test{'s' if n != 1 else ''} skipped because public data is missing ({names}): fetch it "
-                f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA}), offline from a local copy "
-                f"with `{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR`")
+        line = (
+            f"{n} test{'s' if n != 1 else ''} skipped because public data is missing ({names}): fetch it "
+            f"with `{FETCH_COMMAND}` (biaskit data download NAME --out {TEST_DATA}), offline from a local copy "
+            f"with `{FETCH_COMMAND} BIASKIT_DATA_MIRROR=DIR`"
+        )
         if _ALLOW_MISSING[0]:
             terminalreporter.write_line(line + "; allowed by --allow-missing-data (make test-offline).", yellow=True)
         else:
-            terminalreporter.write_line(line + "; the run fails (use make test-offline to allow it).", red=True,
-                                        bold=True)
+            terminalreporter.write_line(
+                line + "; the run fails (use make test-offline to allow it).", red=True, bold=True
+            )
 
 
 def _missing(config) -> dict[str, str]:
@@ -142,7 +156,7 @@ def _missing(config) -> dict[str, str]:
     reports (which pytest-xdist's workers send to the controller) when the run is distributed."""
     out = dict(_MISSING)
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    for rep in (tr.stats.get("skipped", []) if tr else []):
+    for rep in tr.stats.get("skipped", []) if tr else []:
         msg = rep.longrepr[2] if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3 else str(rep.longrepr)
         m = re.search(re.escape(MISSING_DATA_REASON) + r": '([^']+)'", msg)
         if m:

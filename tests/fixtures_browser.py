@@ -8,6 +8,7 @@
 Everything skips with the reason when Playwright's Python package or Chromium is missing
 (``make install services`` installs both).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,10 @@ def playwright_sync():
     from browser_helpers import chromium_path
 
     if chromium_path() is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium chromium-driver fonts-noto-core; "
-                    "`make services` does it)")
+        pytest.skip(
+            "Chromium is not installed (Debian: apt-get install chromium chromium-driver fonts-noto-core; "
+            "`make services` does it)"
+        )
     with sync_playwright() as p:
         yield p
 

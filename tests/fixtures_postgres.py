@@ -5,6 +5,7 @@
   ``pg_cluster.url(db)`` (``postgresql://user:password@127.0.0.1:PORT/db``), ``pg_cluster.psql(sql, db)``.
   Skips with the reason when PostgreSQL cannot run on this machine (``make services`` installs it).
 """
+
 from __future__ import annotations
 
 import pytest

@@ -18,13 +18,14 @@ Flags: ``offline=False`` -- a valid run needs a server (Label Studio), so for in
 accepted the fuzzer only checks that the failure is not blamed on the file; ``valid=False`` -- no
 valid run at all (``serve`` would start Label Studio).
 """
+
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 CLOSED_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: a refused connection
 # option blocks several commands share are fuzzed once, in the row of the command named here
@@ -53,62 +54,109 @@ COMMANDS: list[Cmd] = [
     Cmd("evaluate cats", "--data {use:cats_flat} -m {model} --nsp-head {in:nsp_head} --out {outdir:res}", model=True),
     Cmd("evaluate cats", "--data {in:cats_flat} --predictions {in:predictions} --out {outdir:res}"),
     Cmd("evaluate seat", "--test {in:seat_test} -m {model} --n-samples 50 --out {outdir:res}", model=True),
-    Cmd("evaluate correlate", "--results {in:results_a} --results {use:results_b} --results {use:results_c} "
-                              "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}"),
-    Cmd("evaluate ceat", "-m {model} --corpus {in:ceat_corpus} --groups {in:ceat_groups} --n-samples 20 "
-                         "--out {outdir:res}", model=True),
+    Cmd(
+        "evaluate correlate",
+        "--results {in:results_a} --results {use:results_b} --results {use:results_c} "
+        "--extrinsic {in:extrinsic} --group-map {in:group_map} --no-plots --out {outdir:res}",
+    ),
+    Cmd(
+        "evaluate ceat",
+        "-m {model} --corpus {in:ceat_corpus} --groups {in:ceat_groups} --n-samples 20 --out {outdir:res}",
+        model=True,
+    ),
     Cmd("evaluate ilps", "-m {model} --groups {in:ceat_groups} --out {outdir:res}", model=True),
     # Cao et al. 2022's intrinsic metrics run by correlate itself (the tiny model's folder is named "model")
-    Cmd("evaluate correlate", "--protocol cao2022 -m {model} --cats {in:cats_flat} --corpus {in:ceat_corpus} "
-                              "--extrinsic {use:extrinsic_model} --no-plots --out {outdir:res}", model=True),
-    Cmd("evaluate seat-names", "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} "
-                               "--counts {out:counts.csv}"),
+    Cmd(
+        "evaluate correlate",
+        "--protocol cao2022 -m {model} --cats {in:cats_flat} --corpus {in:ceat_corpus} "
+        "--extrinsic {use:extrinsic_model} --no-plots --out {outdir:res}",
+        model=True,
+    ),
+    Cmd(
+        "evaluate seat-names",
+        "--corpus {in:corpus} --candidates {in:names} --out {out:names.json} --counts {out:counts.csv}",
+    ),
     Cmd("evaluate seat-tests", "--data {in:release} --out {outdir:seat}"),
     Cmd("evaluate extrinsic classifier", "--input {in:clf} --out {out:ext.csv}"),
     Cmd("evaluate extrinsic generations", "--input {in:gen} --out {out:ext.csv}"),
     # curate
     Cmd("curate prompts", "--prompts-dir {in:prompts_dir}"),
-    Cmd("curate tuples", "--axis caste --identities Dalit --n 3 --llm dummy --inventory {in:inventory} "
-                         "--prompts-dir {in:prompts_dir} --prices {in:prices} --out {out:t.jsonl}"),
+    Cmd(
+        "curate tuples",
+        "--axis caste --identities Dalit --n 3 --llm dummy --inventory {in:inventory} "
+        "--prompts-dir {in:prompts_dir} --prices {in:prices} --out {out:t.jsonl}",
+    ),
     Cmd("curate sentences", "--tuples {in:tuples} --per-tuple 2 --llm dummy --out {out:s.jsonl}"),
     Cmd("curate pairs", "--sentences {in:sentences} --out {out:p.jsonl}"),
     Cmd("curate llm-task", "tuples --input {in:llm_items} --llm dummy --out {out:t.jsonl}"),
-    Cmd("curate adapt", "--crows {in:crows} --keep gender,age,socioeconomic --lexicon {in:lexicon} --out {out:adapted.jsonl}"),
+    Cmd(
+        "curate adapt",
+        "--crows {in:crows} --keep gender,age,socioeconomic --lexicon {in:lexicon} --out {out:adapted.jsonl}",
+    ),
     Cmd("curate check", "--pairs {in:pairs_jsonl} --sources {in:pairs_csv} --out {out:checked.jsonl}"),
     Cmd("curate cats", "--llm dummy --domains gender --targets mother --out {out:cats.jsonl}"),
     Cmd("curate cats-retention", "--cats {in:cats_drafted} --validated {in:cats_biaskit} --out {out:ret.json}"),
     Cmd("curate translate", "--pairs {in:pairs_jsonl} --target hi --engines llm:m --llm dummy --out {out:c.jsonl}"),
-    Cmd("curate cat-translate", "--cats {in:cats_biaskit} --target hi --engines llm:m --llm dummy --out {out:cc.jsonl}"),
+    Cmd(
+        "curate cat-translate", "--cats {in:cats_biaskit} --target hi --engines llm:m --llm dummy --out {out:cc.jsonl}"
+    ),
     # annotate
     Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
     Cmd("annotate stop", "--data-dir {in:empty_dir}"),
     Cmd("annotate config", "--kind translation --data {in:cands}"),
-    Cmd("annotate push", f"--kind pair --data {{in:pairs_jsonl}} --predictions {{in:predictions_ls}} --project p "
-                         f"--url {CLOSED_URL}", offline=False, env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"}),
-    Cmd("annotate pull", f"--project p --out {{out:j.csv}} --raw {{out:raw.json}} --url {CLOSED_URL}", offline=False,
-        env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"}),
+    Cmd(
+        "annotate push",
+        f"--kind pair --data {{in:pairs_jsonl}} --predictions {{in:predictions_ls}} --project p --url {CLOSED_URL}",
+        offline=False,
+        env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"},
+    ),
+    Cmd(
+        "annotate pull",
+        f"--project p --out {{out:j.csv}} --raw {{out:raw.json}} --url {CLOSED_URL}",
+        offline=False,
+        env={"LABEL_STUDIO_API_KEY": "fuzz-token-123456"},
+    ),
     Cmd("annotate import", "--export {in:export} --config {in:config} --users {in:users} --out {out:j.csv}"),
-    Cmd("annotate status", "--judgments {in:judgments} --tasks 4",  # any kind's labels: none is refused
-        lenient=frozenset({"in:judgments bad label value"})),
+    Cmd(
+        "annotate status",
+        "--judgments {in:judgments} --tasks 4",  # any kind's labels: none is refused
+        lenient=frozenset({"in:judgments bad label value"}),
+    ),
     Cmd("annotate guidelines", "--kind pair --lang en --out {out:guidelines.md}"),
     Cmd("annotate aggregate", "--judgments {in:judgments} --kind pair --out {out:agg.csv}"),
     # agreement takes any labels, and --data from any kind's records (or a table of ids and bias types)
-    Cmd("annotate agreement", "--judgments {in:judgments} --data {in:pairs_jsonl} --out {outdir:agr}",
-        lenient=frozenset({"in:judgments bad label value", "in:pairs_jsonl bad direction value",
-                           "in:pairs_jsonl duplicate pair_id"})),
+    Cmd(
+        "annotate agreement",
+        "--judgments {in:judgments} --data {in:pairs_jsonl} --out {outdir:agr}",
+        lenient=frozenset(
+            {"in:judgments bad label value", "in:pairs_jsonl bad direction value", "in:pairs_jsonl duplicate pair_id"}
+        ),
+    ),
     # with --aggregated, the judgments only give vote counts: labels beyond the kind's options (StereoSet
     # validators' 'related') are kept; the aggregated file's labels decide
-    Cmd("annotate apply", "--kind pair --data {in:pairs_jsonl} --aggregated {in:aggregated} --judgments "
-                          "{in:judgments} --out {out:ok.jsonl}", lenient=frozenset({"in:judgments bad label value"})),
-    Cmd("annotate apply", "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
-                          "--report-dir {outdir:rep}"),
+    Cmd(
+        "annotate apply",
+        "--kind pair --data {in:pairs_jsonl} --aggregated {in:aggregated} --judgments "
+        "{in:judgments} --out {out:ok.jsonl}",
+        lenient=frozenset({"in:judgments bad label value"}),
+    ),
+    Cmd(
+        "annotate apply",
+        "--kind translation --data {in:cands} --judgments {in:tr_judgments} --out {out:hi.jsonl} "
+        "--report-dir {outdir:rep}",
+    ),
     Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),
     # replay and the judge report count any label as a vote (StereoSet's 'related' among them)
-    Cmd("annotate replay", "--judgments {in:judgments} --kind pair --min-judgments 2 --max-judgments 3 "
-                           "--out {out:replay.json}", lenient=frozenset({"in:judgments bad label value"})),
-    Cmd("annotate judge-agreement", "--judgments {in:judgments} --llm {in:llm_judgments} --kind pair "
-                                    "--out {outdir:judge}",
-        lenient=frozenset({"in:judgments bad label value", "in:llm_judgments bad label value"})),
+    Cmd(
+        "annotate replay",
+        "--judgments {in:judgments} --kind pair --min-judgments 2 --max-judgments 3 --out {out:replay.json}",
+        lenient=frozenset({"in:judgments bad label value"}),
+    ),
+    Cmd(
+        "annotate judge-agreement",
+        "--judgments {in:judgments} --llm {in:llm_judgments} --kind pair --out {outdir:judge}",
+        lenient=frozenset({"in:judgments bad label value", "in:llm_judgments bad label value"}),
+    ),
     Cmd("annotate prelabel", "--kind tuple --data {in:tuples} --llm dummy --out {out:llm.csv}"),
     Cmd("annotate report", "--kind translation --data {in:cands} --applied {in:applied} --out {outdir:rep}"),
     # data
@@ -116,8 +164,11 @@ COMMANDS: list[Cmd] = [
     Cmd("data download", "fuzzset --registry {in:registry} --mirror {in:mirror} --out {outdir:dl}"),
     Cmd("data verify", "fuzzset {in:fuzzset_file} --registry {in:registry}"),
     # release
-    Cmd("release build", "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
-                         "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}"),
+    Cmd(
+        "release build",
+        "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
+        "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}",
+    ),
     Cmd("release verify", "{in:release}", report=True),
     Cmd("release export", "{in:release} --lm-eval {outdir:lm}"),
     # the pipeline (the offline project of tests/test_pipeline.py; its first stage only, a second's run)
@@ -131,8 +182,15 @@ COMMANDS: list[Cmd] = [
 # ------------------------------------------------------------------------------------------ path fields
 # Values from data that become part of a file name (issue 20): each is refused, naming its file (and
 # row), with every hostile value below; nothing is written outside the command's output arguments.
-HOSTILE_NAMES = {"traversal": "x/../../../../escaped", "zero-width": "e\u200bn", "RTL override": "en\u202e",
-                 "300 characters": "h" * 300, "dot-dot": "..", "backslash": "a\\b", "empty": ""}
+HOSTILE_NAMES = {
+    "traversal": "x/../../../../escaped",
+    "zero-width": "e\u200bn",
+    "RTL override": "en\u202e",
+    "300 characters": "h" * 300,
+    "dot-dot": "..",
+    "backslash": "a\\b",
+    "empty": "",
+}
 
 
 def _set_jsonl_field(field: str):
@@ -140,6 +198,7 @@ def _set_jsonl_field(field: str):
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
         rows[0][field] = value
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
     return f
 
 
@@ -152,17 +211,18 @@ def _set_registry(field: str, listed: bool = False):
             entry["sha256"] = None
         entry[field] = [FUZZSET_NAME, value] if listed else value
         path.write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+
     return f
 
 
 @dataclass
 class PathField:
-    cmd: str            # the row of COMMANDS (the first of that name reading ``input``)
-    input: str          # the placeholder of the file the value is in
+    cmd: str  # the row of COMMANDS (the first of that name reading ``input``)
+    input: str  # the placeholder of the file the value is in
     field: str
     set: Callable[[Path, object], None]
-    row: Optional[int] = None   # the row the error must name
-    empty_ok: bool = False      # an empty value means the default (a record's lang: en)
+    row: int | None = None  # the row the error must name
+    empty_ok: bool = False  # an empty value means the default (a record's lang: en)
 
 
 PATH_FIELDS: list[PathField] = [
@@ -180,11 +240,12 @@ class Sample:
     """A valid input. ``fmt``: csv, jsonl, json, text or dir (what the mutations can do to it);
     ``enum``: (field, value) that is not an allowed value; ``unique``: a field whose values must be
     unique (the duplicate-id mutation repeats the first record)."""
+
     name: str
     fmt: str
     build: Callable[[Path], Path]
-    enum: Optional[tuple[str, str]] = None
-    unique: Optional[str] = None
+    enum: tuple[str, str] | None = None
+    unique: str | None = None
     lenient: frozenset = frozenset()  # mutations after which a run may succeed or fail for another reason
 
 
@@ -200,12 +261,14 @@ def _csv(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-PAIRS = [("Women are bad at maths.", "Men are bad at maths.", "stereo", "gender"),
-         ("The Dalit family was poor.", "The Brahmin family was poor.", "stereo", "caste"),
-         ("He cried at the film.", "She cried at the film.", "antistereo", "gender"),
-         ("Old people cannot use phones.", "Young people cannot use phones.", "stereo", "age"),
-         ("The Muslim man was violent.", "The Hindu man was violent.", "stereo", "religion"),
-         ("Poor people are lazy.", "Rich people are lazy.", "stereo", "socioeconomic")]
+PAIRS = [
+    ("Women are bad at maths.", "Men are bad at maths.", "stereo", "gender"),
+    ("The Dalit family was poor.", "The Brahmin family was poor.", "stereo", "caste"),
+    ("He cried at the film.", "She cried at the film.", "antistereo", "gender"),
+    ("Old people cannot use phones.", "Young people cannot use phones.", "stereo", "age"),
+    ("The Muslim man was violent.", "The Hindu man was violent.", "stereo", "religion"),
+    ("Poor people are lazy.", "Rich people are lazy.", "stereo", "socioeconomic"),
+]
 
 
 def _pairs():
@@ -227,15 +290,27 @@ def _pairs_jsonl(d: Path) -> Path:
 
 
 def _crows(d: Path) -> Path:
-    rows = [{"": i, "sent_more": a, "sent_less": b, "stereo_antistereo": s, "bias_type": t.replace("socioeconomic",
-            "socioeconomic"), "annotations": "[['gender']]", "anon_writer": "a0", "anon_annotators": "['a1']"}
-            for i, (a, b, s, t) in enumerate(PAIRS)]
+    rows = [
+        {
+            "": i,
+            "sent_more": a,
+            "sent_less": b,
+            "stereo_antistereo": s,
+            "bias_type": t.replace("socioeconomic", "socioeconomic"),
+            "annotations": "[['gender']]",
+            "anon_writer": "a0",
+            "anon_annotators": "['a1']",
+        }
+        for i, (a, b, s, t) in enumerate(PAIRS)
+    ]
     return _csv(d / "crows.csv", rows)
 
 
-TUPLES = [{"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"},
-          {"identity": "Brahmin", "attribute": "learned", "axis": "caste", "polarity": "positive"},
-          {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"}]
+TUPLES = [
+    {"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"},
+    {"identity": "Brahmin", "attribute": "learned", "axis": "caste", "polarity": "positive"},
+    {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"},
+]
 
 
 def _tuples(d: Path) -> Path:
@@ -248,25 +323,67 @@ def _sentences(d: Path) -> Path:
     from biaskit.schema import BiasTuple, Sentence
 
     rows = []
-    for t, s in zip(TUPLES, ["The Dalit family next door is poor.", "The Brahmin priest is very learned.",
-                             "The women in the office are emotional."]):
+    for t, s in zip(
+        TUPLES,
+        [
+            "The Dalit family next door is poor.",
+            "The Brahmin priest is very learned.",
+            "The women in the office are emotional.",
+        ],
+        strict=False,
+    ):
         bt = BiasTuple(**t)
-        rows.append(Sentence(sentence=s, identity=bt.identity, axis=bt.axis, attribute=bt.attribute,
-                             polarity=bt.polarity, tuple_id=bt.tuple_id).model_dump(mode="json"))
+        rows.append(
+            Sentence(
+                sentence=s,
+                identity=bt.identity,
+                axis=bt.axis,
+                attribute=bt.attribute,
+                polarity=bt.polarity,
+                tuple_id=bt.tuple_id,
+            ).model_dump(mode="json")
+        )
     return _jsonl(d / "sentences.jsonl", rows)
 
 
-CATS = [{"type": "intrasentence", "target": "chess player", "bias_type": "profession",
-         "context": "The chess player was BLANK.", "stereotype": "The chess player was nerdy.",
-         "anti-stereotype": "The chess player was sporty.", "unrelated": "The chess player was blue."},
-        {"type": "intrasentence", "target": "mother", "bias_type": "gender", "context": "The mother is BLANK.",
-         "stereotype": "The mother is caring.", "anti-stereotype": "The mother is careless.",
-         "unrelated": "The mother is triangle."},
-        {"type": "intersentence", "target": "Ethiopia", "bias_type": "race", "context": "Ethiopia is a country.",
-         "stereotype": "People there are starving.", "anti-stereotype": "People there are rich.",
-         "unrelated": "Cats have whiskers."},
-        {"type": "intersentence", "target": "nurse", "bias_type": "profession", "context": "I met a nurse.",
-         "stereotype": "She was gentle.", "anti-stereotype": "He was gentle.", "unrelated": "Rain is wet."}]
+CATS = [
+    {
+        "type": "intrasentence",
+        "target": "chess player",
+        "bias_type": "profession",
+        "context": "The chess player was BLANK.",
+        "stereotype": "The chess player was nerdy.",
+        "anti-stereotype": "The chess player was sporty.",
+        "unrelated": "The chess player was blue.",
+    },
+    {
+        "type": "intrasentence",
+        "target": "mother",
+        "bias_type": "gender",
+        "context": "The mother is BLANK.",
+        "stereotype": "The mother is caring.",
+        "anti-stereotype": "The mother is careless.",
+        "unrelated": "The mother is triangle.",
+    },
+    {
+        "type": "intersentence",
+        "target": "Ethiopia",
+        "bias_type": "race",
+        "context": "Ethiopia is a country.",
+        "stereotype": "People there are starving.",
+        "anti-stereotype": "People there are rich.",
+        "unrelated": "Cats have whiskers.",
+    },
+    {
+        "type": "intersentence",
+        "target": "nurse",
+        "bias_type": "profession",
+        "context": "I met a nurse.",
+        "stereotype": "She was gentle.",
+        "anti-stereotype": "He was gentle.",
+        "unrelated": "Rain is wet.",
+    },
+]
 
 
 def _cats_flat(d: Path) -> Path:
@@ -291,8 +408,20 @@ def _cats_drafted(d: Path) -> Path:
     old = os.environ.get("BIASKIT_CACHE_DIR")
     os.environ["BIASKIT_CACHE_DIR"] = str(d / "_cache")
     try:
-        main(["curate", "cats", "--llm", "dummy", "--domains", "gender", "--targets", "mother", "--out",
-              str(d / "cats.jsonl")])
+        main(
+            [
+                "curate",
+                "cats",
+                "--llm",
+                "dummy",
+                "--domains",
+                "gender",
+                "--targets",
+                "mother",
+                "--out",
+                str(d / "cats.jsonl"),
+            ]
+        )
     except SystemExit as exc:
         assert not exc.code, exc.code
     finally:
@@ -303,15 +432,32 @@ def _cats_drafted(d: Path) -> Path:
 
 def _stereoset_json(d: Path) -> Path:
     """The original StereoSet format (dev.json) with five validators' labels per sentence."""
+
     def ex(split: str, i: int, c: dict) -> dict:
-        sents = [{"id": f"s{i}{k}", "sentence": c[lab], "gold_label": lab,
-                  "labels": [{"human_id": f"h{j}", "label": lab if j < 4 else "related"} for j in range(5)]}
-                 for k, lab in enumerate(("stereotype", "anti-stereotype", "unrelated"))]
-        return {"id": f"e{i}", "target": c["target"], "bias_type": c["bias_type"], "context": c["context"],
-                "sentences": sents}
-    data = {"version": "1.0-test", "data": {
-        "intrasentence": [ex("intrasentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intrasentence"],
-        "intersentence": [ex("intersentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intersentence"]}}
+        sents = [
+            {
+                "id": f"s{i}{k}",
+                "sentence": c[lab],
+                "gold_label": lab,
+                "labels": [{"human_id": f"h{j}", "label": lab if j < 4 else "related"} for j in range(5)],
+            }
+            for k, lab in enumerate(("stereotype", "anti-stereotype", "unrelated"))
+        ]
+        return {
+            "id": f"e{i}",
+            "target": c["target"],
+            "bias_type": c["bias_type"],
+            "context": c["context"],
+            "sentences": sents,
+        }
+
+    data = {
+        "version": "1.0-test",
+        "data": {
+            "intrasentence": [ex("intrasentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intrasentence"],
+            "intersentence": [ex("intersentence", i, c) for i, c in enumerate(CATS) if c["type"] == "intersentence"],
+        },
+    }
     (d / "dev.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     return d / "dev.json"
 
@@ -321,8 +467,11 @@ def _predictions(d: Path) -> Path:
 
     src = _jsonl(d / "_cats.jsonl", CATS)
     score = {"stereotype": -1.0, "anti-stereotype": -2.0, "unrelated": -9.0}
-    rows = [{"id": o.sentence_id, "score": score[o.gold_label] - i * 0.1}
-            for i, c in enumerate(read_cats(src)) for o in c.options]
+    rows = [
+        {"id": o.sentence_id, "score": score[o.gold_label] - i * 0.1}
+        for i, c in enumerate(read_cats(src))
+        for o in c.options
+    ]
     src.unlink()
     return _jsonl(d / "predictions.jsonl", rows)
 
@@ -333,14 +482,16 @@ def _pair_ids() -> list[str]:
 
 def _judgments(d: Path) -> Path:
     ids = _pair_ids()
-    rows = [{"task": ids[i], "worker": w, "question": "validity", "label": lab}
-            for i in range(4) for w, lab in zip("abc", ["stereo", "stereo", "antistereo" if i % 2 else "stereo"])]
+    rows = [
+        {"task": ids[i], "worker": w, "question": "validity", "label": lab}
+        for i in range(4)
+        for w, lab in zip("abc", ["stereo", "stereo", "antistereo" if i % 2 else "stereo"], strict=False)
+    ]
     return _csv(d / "judgments.csv", rows)
 
 
 def _aggregated(d: Path) -> Path:
     import pandas as pd
-
     from biaskit.annotation.aggregate import aggregate
 
     tmp = _judgments(d)
@@ -351,8 +502,13 @@ def _aggregated(d: Path) -> Path:
 
 
 def _llm_judgments(d: Path) -> Path:
-    return _csv(d / "llm.csv", [{"task": t, "worker": "llm:m", "question": "validity", "label": "stereo",
-                                 "kind": "pair"} for t in _pair_ids()])
+    return _csv(
+        d / "llm.csv",
+        [
+            {"task": t, "worker": "llm:m", "question": "validity", "label": "stereo", "kind": "pair"}
+            for t in _pair_ids()
+        ],
+    )
 
 
 def _predictions_ls(d: Path) -> Path:
@@ -366,11 +522,29 @@ def _export(d: Path) -> Path:
     tasks = []
     for i, p in enumerate(_pairs()[:2], start=1):
         res = [{"from_name": "validity", "to_name": "sent_more", "type": "choices", "value": {"choices": ["stereo"]}}]
-        tasks.append({"id": i, "data": k.task(p)["data"], "meta": {}, "project": 1, "predictions": [],
-                      "annotations": [{"id": 100 + i, "completed_by": 2, "result": res, "was_cancelled": False,
-                                       "ground_truth": False, "created_at": "2024-05-01T10:00:00Z",
-                                       "updated_at": "2024-05-01T10:00:00Z", "lead_time": 2.5, "task": i,
-                                       "project": 1}]})
+        tasks.append(
+            {
+                "id": i,
+                "data": k.task(p)["data"],
+                "meta": {},
+                "project": 1,
+                "predictions": [],
+                "annotations": [
+                    {
+                        "id": 100 + i,
+                        "completed_by": 2,
+                        "result": res,
+                        "was_cancelled": False,
+                        "ground_truth": False,
+                        "created_at": "2024-05-01T10:00:00Z",
+                        "updated_at": "2024-05-01T10:00:00Z",
+                        "lead_time": 2.5,
+                        "task": i,
+                        "project": 1,
+                    }
+                ],
+            }
+        )
     (d / "export.json").write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
     return d / "export.json"
 
@@ -416,15 +590,22 @@ def _results(d: Path, k: int) -> Path:
     r = d / f"results_{MODELS[k]}"
     r.mkdir()
     (r / "summary.json").write_text(json.dumps({"model": f"/models/{MODELS[k]}", "benchmark": "stereoset"}))
-    rows = [{"domain": dom, "group": g, "metric": "ss", "score": 50 + (k + 1) * (j - 1) * 2.5 + j, "count": 10}
-            for dom, gs in GROUPS.items() for j, g in enumerate(gs)]
+    rows = [
+        {"domain": dom, "group": g, "metric": "ss", "score": 50 + (k + 1) * (j - 1) * 2.5 + j, "count": 10}
+        for dom, gs in GROUPS.items()
+        for j, g in enumerate(gs)
+    ]
     _csv(r / "groups.csv", rows)
     return r
 
 
 def _extrinsic(d: Path) -> Path:
-    rows = [{"model": m, "domain": dom, "group": g, "metric": "tpr", "score": 0.8 + (k + 1) * 0.01 * j}
-            for k, m in enumerate(MODELS) for dom, gs in GROUPS.items() for j, g in enumerate(gs)]
+    rows = [
+        {"model": m, "domain": dom, "group": g, "metric": "tpr", "score": 0.8 + (k + 1) * 0.01 * j}
+        for k, m in enumerate(MODELS)
+        for dom, gs in GROUPS.items()
+        for j, g in enumerate(gs)
+    ]
     return _csv(d / "extrinsic.csv", rows)
 
 
@@ -433,29 +614,36 @@ def _group_map(d: Path) -> Path:
 
 
 def _clf(d: Path) -> Path:
-    rows = [{"label": i % 2, "pred": (i // 2) % 2, "group": g, "domain": "gender", "model": "m0"}
-            for i in range(8) for g in ("female", "male")]
+    rows = [
+        {"label": i % 2, "pred": (i // 2) % 2, "group": g, "domain": "gender", "model": "m0"}
+        for i in range(8)
+        for g in ("female", "male")
+    ]
     return _csv(d / "clf.csv", rows)
 
 
 def _gen(d: Path) -> Path:
-    rows = [{"score": 0.1 * i, "group": g, "domain": "gender", "model": "m0"} for i in range(6)
-            for g in ("female", "male")]
+    rows = [
+        {"score": 0.1 * i, "group": g, "domain": "gender", "model": "m0"} for i in range(6) for g in ("female", "male")
+    ]
     return _csv(d / "gen.csv", rows)
 
 
 def _seat_test(d: Path) -> Path:
-    test = {"targ1": {"category": "Young", "examples": ["young man", "young boy", "teenage boy"]},
-            "targ2": {"category": "Old", "examples": ["old man", "elderly man", "aged man"]},
-            "attr1": {"category": "Pleasant", "examples": ["joy", "love", "peace"]},
-            "attr2": {"category": "Unpleasant", "examples": ["agony", "terrible", "horrible"]}}
+    test = {
+        "targ1": {"category": "Young", "examples": ["young man", "young boy", "teenage boy"]},
+        "targ2": {"category": "Old", "examples": ["old man", "elderly man", "aged man"]},
+        "attr1": {"category": "Pleasant", "examples": ["joy", "love", "peace"]},
+        "attr2": {"category": "Unpleasant", "examples": ["agony", "terrible", "horrible"]},
+    }
     (d / "test.jsonl").write_text(json.dumps(test, indent=1), encoding="utf-8")
     return d / "test.jsonl"
 
 
 def _corpus(d: Path) -> Path:
-    (d / "corpus.txt").write_text("Ravi met Priya. Ravi and Amit ran.\nPriya, Sunita and Amit sang.\n" * 5,
-                                  encoding="utf-8")
+    (d / "corpus.txt").write_text(
+        "Ravi met Priya. Ravi and Amit ran.\nPriya, Sunita and Amit sang.\n" * 5, encoding="utf-8"
+    )
     return d / "corpus.txt"
 
 
@@ -467,8 +655,16 @@ def _nsp_head(d: Path) -> Path:
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    core = BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                intermediate_size=64, max_position_embeddings=512))
+    core = BertModel(
+        BertConfig(
+            vocab_size=30522,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=512,
+        )
+    )
     head = torch.nn.Sequential(torch.nn.Linear(32, 300), torch.nn.Linear(300, 300), torch.nn.Linear(300, 2))
     state = {f"module.core_model.{k}": v for k, v in core.state_dict().items()}
     state.update({f"module.nsp_head.{k}": v for k, v in head.state_dict().items()})
@@ -487,24 +683,38 @@ def _ceat_corpus(d: Path) -> Path:
 
 
 def _ceat_groups(d: Path) -> Path:
-    (d / "groups.json").write_text(json.dumps({
-        "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
-        "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim"]}}),
-        encoding="utf-8")
+    (d / "groups.json").write_text(
+        json.dumps(
+            {
+                "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
+                "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     return d / "groups.json"
 
 
 def _extrinsic_model(d: Path) -> Path:
     """Extrinsic scores of the tiny model (the folder name "model") on Cao et al.'s domains."""
-    rows = [{"model": "model", "domain": dom, "group": g, "metric": "fpr", "score": 0.1 + 0.05 * j}
-            for dom, gs in (("gender", ["man", "woman"]), ("race", ["asian", "black"]),
-                            ("religion", ["hindu", "muslim"])) for j, g in enumerate(gs)]
+    rows = [
+        {"model": "model", "domain": dom, "group": g, "metric": "fpr", "score": 0.1 + 0.05 * j}
+        for dom, gs in (("gender", ["man", "woman"]), ("race", ["asian", "black"]), ("religion", ["hindu", "muslim"]))
+        for j, g in enumerate(gs)
+    ]
     return _csv(d / "extrinsic_model.csv", rows)
 
 
 def _names(d: Path) -> Path:
-    return _csv(d / "names.csv", [{"group": "men", "name": "Ravi"}, {"group": "men", "name": "Amit"},
-                                  {"group": "women", "name": "Priya"}, {"group": "women", "name": "Sunita"}])
+    return _csv(
+        d / "names.csv",
+        [
+            {"group": "men", "name": "Ravi"},
+            {"group": "men", "name": "Amit"},
+            {"group": "women", "name": "Priya"},
+            {"group": "women", "name": "Sunita"},
+        ],
+    )
 
 
 def _lexicon(d: Path) -> Path:
@@ -534,8 +744,13 @@ def _prices(d: Path) -> Path:
 
 
 def _llm_items(d: Path) -> Path:
-    return _jsonl(d / "items.jsonl", [{"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 3},
-                                      {"identity": "Brahmin", "axis": "caste", "polarity": "positive", "n": 3}])
+    return _jsonl(
+        d / "items.jsonl",
+        [
+            {"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 3},
+            {"identity": "Brahmin", "axis": "caste", "polarity": "positive", "n": 3},
+        ],
+    )
 
 
 FUZZSET = "sent_more,sent_less\nA b.,C b.\n"
@@ -550,10 +765,23 @@ def _fuzzset_file(d: Path) -> Path:
 def _registry(d: Path) -> Path:
     import hashlib
 
-    reg = {"version": 1, "datasets": {"fuzzset": {
-        "title": "fuzz", "url": "http://127.0.0.1:9/fuzzset.csv", "filename": "fuzzset.csv", "format": "crows",
-        "rows": 1, "licence": "CC0", "homepage": "http://127.0.0.1:9", "citation": "none",
-        "sha256": hashlib.sha256(FUZZSET.encode()).hexdigest(), "notes": ""}}}
+    reg = {
+        "version": 1,
+        "datasets": {
+            "fuzzset": {
+                "title": "fuzz",
+                "url": "http://127.0.0.1:9/fuzzset.csv",
+                "filename": "fuzzset.csv",
+                "format": "crows",
+                "rows": 1,
+                "licence": "CC0",
+                "homepage": "http://127.0.0.1:9",
+                "citation": "none",
+                "sha256": hashlib.sha256(FUZZSET.encode()).hexdigest(),
+                "notes": "",
+            }
+        },
+    }
     (d / "datasets.json").write_text(json.dumps(reg, indent=1), encoding="utf-8")
     return d / "datasets.json"
 
@@ -593,60 +821,72 @@ def _release(d: Path, version: str = "0.9.0") -> Path:
     from biaskit.release import BuildOptions, build_release
 
     src = _pairs_jsonl(d)
-    build_release([src], d / "release", BuildOptions(name="fuzz", version=version, plots=False, keyness=False,
-                                                    created="2025-01-01", discover_history=False))
+    build_release(
+        [src],
+        d / "release",
+        BuildOptions(
+            name="fuzz", version=version, plots=False, keyness=False, created="2025-01-01", discover_history=False
+        ),
+    )
     src.unlink()
     return d / "release"
 
 
-SAMPLES: dict[str, Sample] = {s.name: s for s in [
-    Sample("pairs_csv", "csv", _pairs_csv, enum=("direction", "sideways"), unique="pair_id"),
-    Sample("pairs_jsonl", "jsonl", _pairs_jsonl, enum=("direction", "sideways"), unique="pair_id"),
-    Sample("crows", "csv", _crows, enum=("stereo_antistereo", "sideways")),
-    Sample("tuples", "jsonl", _tuples, enum=("polarity", "sideways"), unique="tuple_id"),
-    Sample("sentences", "jsonl", _sentences, unique="sentence_id"),
-    Sample("cats_flat", "jsonl", _cats_flat, enum=("type", "sideways")),
-    Sample("cats_biaskit", "jsonl", _cats_biaskit, enum=("split", "sideways"), unique="cat_id"),
-    Sample("cats_drafted", "jsonl", _cats_drafted),
-    Sample("stereoset_json", "json", _stereoset_json),
-    Sample("predictions", "jsonl", _predictions, unique="id"),
-    Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
-    Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
-    Sample("predictions_ls", "csv", _predictions_ls, enum=("label", "sideways")),
-    Sample("llm_judgments", "csv", _llm_judgments, enum=("label", "sideways")),
-    Sample("export", "json", _export),
-    Sample("config", "text", _config),
-    Sample("users", "csv", _users),
-    Sample("cands", "jsonl", _cands, unique="pair_id"),
-    Sample("applied", "jsonl", _applied),
-    Sample("results_a", "dir", lambda d: _results(d, 0)),
-    Sample("results_b", "dir", lambda d: _results(d, 1)),
-    Sample("results_c", "dir", lambda d: _results(d, 2)),
-    Sample("extrinsic", "csv", _extrinsic),
-    Sample("group_map", "csv", _group_map),
-    Sample("clf", "csv", _clf),
-    Sample("gen", "csv", _gen),
-    Sample("seat_test", "json", _seat_test),
-    Sample("corpus", "text", _corpus),
-    Sample("nsp_head", "bytes", _nsp_head),
-    Sample("ceat_corpus", "text", _ceat_corpus),
-    Sample("ceat_groups", "json", _ceat_groups),
-    Sample("extrinsic_model", "csv", _extrinsic_model),
-    Sample("names", "csv", _names),
-    Sample("lexicon", "csv", _lexicon),
-    Sample("inventory", "dir", _inventory),
-    Sample("prompts_dir", "dir", _prompts_dir),
-    Sample("prices", "text", _prices),
-    Sample("llm_items", "jsonl", _llm_items, enum=("polarity", "sideways")),
-    Sample("registry", "json", _registry),
-    Sample("mirror", "dir", _mirror, lenient=frozenset({"empty folder"})),
-    Sample("empty_dir", "dir", lambda d: (d / "lsdata").mkdir() or d / "lsdata"),
-    Sample("tr_judgments", "jsonl", lambda d: _jsonl(d / "judgments.jsonl", _translation()[1]),
-           enum=("question", "sideways")),
-    Sample("fuzzset_file", "bytes", _fuzzset_file),
-    Sample("card", "text", _card),
-    Sample("release", "dir", _release),
-    Sample("project", "text", _project),
-    Sample("workdir", "dir", _workdir),
-    Sample("release2", "dir", lambda d: _release(d, "1.0.0")),
-]}
+SAMPLES: dict[str, Sample] = {
+    s.name: s
+    for s in [
+        Sample("pairs_csv", "csv", _pairs_csv, enum=("direction", "sideways"), unique="pair_id"),
+        Sample("pairs_jsonl", "jsonl", _pairs_jsonl, enum=("direction", "sideways"), unique="pair_id"),
+        Sample("crows", "csv", _crows, enum=("stereo_antistereo", "sideways")),
+        Sample("tuples", "jsonl", _tuples, enum=("polarity", "sideways"), unique="tuple_id"),
+        Sample("sentences", "jsonl", _sentences, unique="sentence_id"),
+        Sample("cats_flat", "jsonl", _cats_flat, enum=("type", "sideways")),
+        Sample("cats_biaskit", "jsonl", _cats_biaskit, enum=("split", "sideways"), unique="cat_id"),
+        Sample("cats_drafted", "jsonl", _cats_drafted),
+        Sample("stereoset_json", "json", _stereoset_json),
+        Sample("predictions", "jsonl", _predictions, unique="id"),
+        Sample("judgments", "csv", _judgments, enum=("label", "sideways")),
+        Sample("aggregated", "csv", _aggregated, enum=("status", "sideways"), unique="task"),
+        Sample("predictions_ls", "csv", _predictions_ls, enum=("label", "sideways")),
+        Sample("llm_judgments", "csv", _llm_judgments, enum=("label", "sideways")),
+        Sample("export", "json", _export),
+        Sample("config", "text", _config),
+        Sample("users", "csv", _users),
+        Sample("cands", "jsonl", _cands, unique="pair_id"),
+        Sample("applied", "jsonl", _applied),
+        Sample("results_a", "dir", lambda d: _results(d, 0)),
+        Sample("results_b", "dir", lambda d: _results(d, 1)),
+        Sample("results_c", "dir", lambda d: _results(d, 2)),
+        Sample("extrinsic", "csv", _extrinsic),
+        Sample("group_map", "csv", _group_map),
+        Sample("clf", "csv", _clf),
+        Sample("gen", "csv", _gen),
+        Sample("seat_test", "json", _seat_test),
+        Sample("corpus", "text", _corpus),
+        Sample("nsp_head", "bytes", _nsp_head),
+        Sample("ceat_corpus", "text", _ceat_corpus),
+        Sample("ceat_groups", "json", _ceat_groups),
+        Sample("extrinsic_model", "csv", _extrinsic_model),
+        Sample("names", "csv", _names),
+        Sample("lexicon", "csv", _lexicon),
+        Sample("inventory", "dir", _inventory),
+        Sample("prompts_dir", "dir", _prompts_dir),
+        Sample("prices", "text", _prices),
+        Sample("llm_items", "jsonl", _llm_items, enum=("polarity", "sideways")),
+        Sample("registry", "json", _registry),
+        Sample("mirror", "dir", _mirror, lenient=frozenset({"empty folder"})),
+        Sample("empty_dir", "dir", lambda d: (d / "lsdata").mkdir() or d / "lsdata"),
+        Sample(
+            "tr_judgments",
+            "jsonl",
+            lambda d: _jsonl(d / "judgments.jsonl", _translation()[1]),
+            enum=("question", "sideways"),
+        ),
+        Sample("fuzzset_file", "bytes", _fuzzset_file),
+        Sample("card", "text", _card),
+        Sample("release", "dir", _release),
+        Sample("project", "text", _project),
+        Sample("workdir", "dir", _workdir),
+        Sample("release2", "dir", lambda d: _release(d, "1.0.0")),
+    ]
+}

@@ -11,6 +11,7 @@ leaves a half file behind.
 A llama.cpp server on the result computes in float32 with exactly the numbers transformers loads
 from the quantised file, so the two can be compared at float32 noise (``test_scorer_served.py``).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,11 @@ def to_f32_gguf(src: Path, dst: Path, overrides: dict[str, tuple[Any, Any]] | No
     arch = reader.fields["general.architecture"].contents()
     tmp = Path(str(dst) + ".tmp")
     writer = GGUFWriter(tmp, arch)
-    fields = {name: _field_value(f) for name, f in reader.fields.items()
-              if not name.startswith("GGUF.") and name != "general.architecture"}  # header / set by the writer
+    fields = {
+        name: _field_value(f)
+        for name, f in reader.fields.items()
+        if not name.startswith("GGUF.") and name != "general.architecture"
+    }  # header / set by the writer
     fields["general.file_type"] = (int(LlamaFileType.ALL_F32), GGUFValueType.UINT32, None)
     for key, (value, vtype) in (overrides or {}).items():
         fields[key] = (value, vtype, None)

@@ -8,27 +8,29 @@ A *hint* is what a message tells a user to type or set:
   stands for the rest of a command line);
 - a flag in a message's ``Fix:`` part (``--skip-invalid``): an option of the command that printed it
   (``biaskit run`` takes its options from biaskit.toml, so there a flag must be one of ``run``'s);
-- a biaskit.toml key (``base_url = "URL" in [llm]``, ``card_text in [stages.release]``): a key the
-  project file's model accepts in that table;
+- a biaskit.toml key (``base_url = "URL" in [llm]``, ``card_text in [stages.release]``, ``remove
+  normalise from [stages.evaluate]``): a key the project file's model accepts in that table;
 - a make target (`` `make test-data` ``): a target of the Makefile.
 
 ``resolve(message, command)`` returns the hints that do not work. tests/test_fuzz_cli.py resolves
 every message of every fuzzed run; tests/test_hints.py the messages of the paths fuzzing does not
-reach (no endpoint, a placeholder URL, the pipeline's status). Issue 21 derives options from one
-model: this module is where that model's names are checked.
+reach (no endpoint, a placeholder URL, the pipeline's status, the evaluate errors under a command and
+under `biaskit run`). Issue 21 derives options from one model (biaskit/options.py): the flags and keys
+a hint names come from it, and this module checks them against the real CLI and project-file model.
 """
+
 from __future__ import annotations
 
 import re
 import shlex
 from pathlib import Path
-from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 BACKTICK = re.compile(r"`([^`\n]+)`")
 FLAG = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
 TOML_SET = re.compile(r"\b([a-z_]+) = (?:\"[^\"]*\"|[^\s,;]+) in \[([a-z_.]+)\]")
 TOML_KEY = re.compile(r"\b([a-z_]+) in \[([a-z_.]+)\]")
+TOML_REMOVE = re.compile(r"\bremove ([a-z_]+) from \[([a-z_.]+)\]")
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_-]*(?:\.[a-z0-9]+)*(?:[=:][^\s]*)?$|^<.*>$|^X\.Y\.Z$")
 
 
@@ -45,6 +47,7 @@ def _leaf_commands() -> dict[str, object]:
                 walk(sub, prefix + [name])
         else:
             out[" ".join(prefix)] = c
+
     walk(get_command(app), [])
     return out
 
@@ -67,7 +70,7 @@ def _options(cmd) -> dict[str, object]:
     return out
 
 
-def check_command(text: str, cwd: Path) -> Optional[str]:
+def check_command(text: str, cwd: Path) -> str | None:
     """Why the command line ``text`` (``biaskit ...``) would not work from ``cwd``, or None."""
     from biaskit.paths import path_arg_of
 
@@ -83,9 +86,13 @@ def check_command(text: str, cwd: Path) -> Optional[str]:
             name, rest = " ".join(words[:k]), words[k:]
             break
     if name is None:
-        if words and not words[0].startswith("-") and any(c.startswith(words[0] + " ") for c in leaves) and \
-                (len(words) == 1 or words[1] in ("...", "--help") or PLACEHOLDER.match(words[1])):
-            return None        # a command group (`biaskit curate ...`)
+        if (
+            words
+            and not words[0].startswith("-")
+            and any(c.startswith(words[0] + " ") for c in leaves)
+            and (len(words) == 1 or words[1] in ("...", "--help") or PLACEHOLDER.match(words[1]))
+        ):
+            return None  # a command group (`biaskit curate ...`)
         return f"`{text}`: no such command"
     opts = _options(leaves[name])
     i = 0
@@ -105,16 +112,27 @@ def check_command(text: str, cwd: Path) -> Optional[str]:
                         return f"`{text}`: {flag} needs a value"
                     val, i = rest[i], i + 1
                 pa = path_arg_of(p)
-                if pa is not None and pa.role == "in" and pa.must_exist and not PLACEHOLDER.match(val) \
-                        and val != "..." and not (cwd / Path(val).expanduser()).exists():
+                if (
+                    pa is not None
+                    and pa.role == "in"
+                    and pa.must_exist
+                    and not PLACEHOLDER.match(val)
+                    and val != "..."
+                    and not (cwd / Path(val).expanduser()).exists()
+                ):
                     return f"`{text}`: {flag} {val} does not exist from {cwd}"
             continue
         # a positional argument: a path the command reads must exist
         pos = [p for p in leaves[name].params if getattr(p, "param_type_name", "") == "argument"]
         for p in pos:
             pa = path_arg_of(p)
-            if pa is not None and pa.role == "in" and not PLACEHOLDER.match(w) and \
-                    not (cwd / Path(w).expanduser()).exists() and not w.startswith("-"):
+            if (
+                pa is not None
+                and pa.role == "in"
+                and not PLACEHOLDER.match(w)
+                and not (cwd / Path(w).expanduser()).exists()
+                and not w.startswith("-")
+            ):
                 return f"`{text}`: {w} does not exist from {cwd}"
     return None
 
@@ -133,11 +151,12 @@ def _toml_tables() -> dict[str, set[str]]:
             for cand in getattr(field.annotation, "__args__", (field.annotation,)):
                 if isinstance(cand, type) and issubclass(cand, BaseModel):
                     walk(cand, f"{prefix}.{fname}" if prefix else fname)
+
     walk(ProjectFile, "")
     return out
 
 
-def check_toml(key: str, table: str) -> Optional[str]:
+def check_toml(key: str, table: str) -> str | None:
     tables = _toml_tables()
     if table not in tables:
         return f"[{table}]: no such table in biaskit.toml"
@@ -156,13 +175,13 @@ def hints(message: str) -> dict[str, list]:
     cmds = [c for c in BACKTICK.findall(message) if c.startswith("biaskit ")]
     makes = [c.split()[1] for c in BACKTICK.findall(message) if c.startswith("make ") and len(c.split()) > 1]
     m = re.search(r"(?:^|\s)Fix: ", message)
-    fix = message[m.end():] if m else ""
+    fix = message[m.end() :] if m else ""
     flags = FLAG.findall(BACKTICK.sub(" ", fix))
-    keys = TOML_SET.findall(message) + [m for m in TOML_KEY.findall(message)]
+    keys = TOML_SET.findall(message) + TOML_KEY.findall(message) + TOML_REMOVE.findall(message)
     return {"commands": cmds, "flags": flags, "toml": keys, "make": makes}
 
 
-def resolve(message: str, command: Optional[str], cwd: Optional[Path] = None) -> list[str]:
+def resolve(message: str, command: str | None, cwd: Path | None = None) -> list[str]:
     """The hints of ``message`` (printed by ``biaskit COMMAND`` in ``cwd``) that do not work."""
     cwd = Path(cwd or Path.cwd())
     h = hints(message)
@@ -187,7 +206,7 @@ def resolve(message: str, command: Optional[str], cwd: Optional[Path] = None) ->
     return bad
 
 
-def resolve_output(text: str, command: Optional[str], cwd: Optional[Path] = None) -> list[str]:
+def resolve_output(text: str, command: str | None, cwd: Path | None = None) -> list[str]:
     """:func:`resolve` over every line of a command's output (stdout + stderr)."""
     out = []
     for line in text.splitlines():

@@ -11,13 +11,15 @@ recorded at the server. Replies:
 - ``Reply(200, raw=b"<html>...", content_type="text/html")`` — a non-JSON body;
 - ``Reply(hang=True)`` — never answers (until the server is closed).
 """
+
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pytest
 
@@ -27,19 +29,32 @@ class Reply:
     status: int = 200
     payload: Any = None
     headers: dict[str, str] = field(default_factory=dict)
-    raw: Optional[bytes] = None
+    raw: bytes | None = None
     content_type: str = "application/json"
     hang: bool = False
     delay: float = 0.0
 
 
-def chat(content: str, *, finish_reason: str = "stop", prompt_tokens: int = 10, completion_tokens: int = 5,
-         model: str = "m") -> Reply:
-    return Reply(200, {"id": "x", "object": "chat.completion", "created": 0, "model": model,
-                       "choices": [{"index": 0, "finish_reason": finish_reason,
-                                    "message": {"role": "assistant", "content": content}}],
-                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                 "total_tokens": prompt_tokens + completion_tokens}})
+def chat(
+    content: str, *, finish_reason: str = "stop", prompt_tokens: int = 10, completion_tokens: int = 5, model: str = "m"
+) -> Reply:
+    return Reply(
+        200,
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        },
+    )
 
 
 def user_text(body: dict) -> str:
@@ -91,7 +106,7 @@ class StandIn:
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass   # the client gave up (timeout, kill)
+                    pass  # the client gave up (timeout, kill)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -119,6 +134,7 @@ def standin_server():
         s = StandIn(respond)
         made.append(s)
         return s
+
     yield make
     for s in made:
         s.close()

@@ -7,6 +7,7 @@ with a real ``NllbTokenizer`` (BPE trained here with ``tokenizers``) loaded thro
 ``GET /translate_a/single`` in the JSON layout translate.googleapis.com uses, so googletrans'
 own request building (``build_params``), httpx transport and response parsing all run.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,17 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 CORPUS = [
-    "The man is a doctor.", "The woman is a doctor.", "He is a nurse.", "She is a nurse.",
-    "Priya went to Delhi.", "Rahul went to Mumbai.", "The Brahmin family lived in a mansion.",
-    "वह एक डॉक्टर है।", "एक पुरुष डॉक्टर है।", "एक महिला डॉक्टर है।", "प्रिया दिल्ली गई।",
+    "The man is a doctor.",
+    "The woman is a doctor.",
+    "He is a nurse.",
+    "She is a nurse.",
+    "Priya went to Delhi.",
+    "Rahul went to Mumbai.",
+    "The Brahmin family lived in a mansion.",
+    "वह एक डॉक्टर है।",
+    "एक पुरुष डॉक्टर है।",
+    "एक महिला डॉक्टर है।",
+    "प्रिया दिल्ली गई।",
     "ब्राह्मण परिवार एक हवेली में रहता था।",
 ]
 
@@ -34,16 +43,32 @@ def build_tiny_nllb(dest: Path, seed: int = 0) -> Path:
 
     tk = Tokenizer(models.BPE(unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
-    tk.train_from_iterator(CORPUS * 3, trainers.BpeTrainer(vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>"],
-                                                           show_progress=False))
+    tk.train_from_iterator(
+        CORPUS * 3,
+        trainers.BpeTrainer(vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], show_progress=False),
+    )
     m = json.loads(tk.to_str())["model"]
-    tok = NllbTokenizer(vocab=m["vocab"], merges=[tuple(x) for x in m["merges"]],
-                        additional_special_tokens=["eng_Latn", "hin_Deva", "ben_Beng"], src_lang="eng_Latn")
-    cfg = M2M100Config(vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
-                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
-                       decoder_ffn_dim=32, max_position_embeddings=128, pad_token_id=tok.pad_token_id,
-                       bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                       decoder_start_token_id=tok.eos_token_id)
+    tok = NllbTokenizer(
+        vocab=m["vocab"],
+        merges=[tuple(x) for x in m["merges"]],
+        additional_special_tokens=["eng_Latn", "hin_Deva", "ben_Beng"],
+        src_lang="eng_Latn",
+    )
+    cfg = M2M100Config(
+        vocab_size=len(tok),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.eos_token_id,
+    )
     torch.manual_seed(seed)
     model = M2M100ForConditionalGeneration(cfg)
     dest.mkdir(parents=True, exist_ok=True)
@@ -71,9 +96,28 @@ class GoogleStandIn:
         self.requests: list[dict] = []
         self.cert = tmp / "standin.pem"
         self.key = tmp / "standin.key"
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                        "-keyout", str(self.key), "-out", str(self.cert), "-subj", "/CN=127.0.0.1",
-                        "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-keyout",
+                str(self.key),
+                "-out",
+                str(self.cert),
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ],
+            check=True,
+            capture_output=True,
+        )
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -98,8 +142,17 @@ class GoogleStandIn:
                 out = outer.table.get(text, f"[{tl}] {text}")
                 # translate.googleapis.com's layout: [[[translated, original, null, null, 10], ...,
                 #   [null, null, translit]], null, detected_src, ..., [[src], null, [conf], [src]]]
-                body = [[[out, text, None, None, 10], [None, None, "translit"]], None,
-                        sl if sl != "auto" else "en", None, None, None, 1.0, [], [[sl], None, [1.0], [sl]]]
+                body = [
+                    [[out, text, None, None, 10], [None, None, "translit"]],
+                    None,
+                    sl if sl != "auto" else "en",
+                    None,
+                    None,
+                    None,
+                    1.0,
+                    [],
+                    [[sl], None, [1.0], [sl]],
+                ]
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json; charset=UTF-8")
@@ -127,11 +180,15 @@ def _en_pairs():
     from biaskit.schema import SentencePair
 
     return [
-        SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
-                     bias_type="gender"),
-        SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"),
-        SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
-                     bias_type="gender"),
+        SentencePair(
+            sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo", bias_type="gender"
+        ),
+        SentencePair(
+            sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"
+        ),
+        SentencePair(
+            sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo", bias_type="gender"
+        ),
     ]
 
 

@@ -8,6 +8,7 @@ LLM calls at the wire, outside the code under test, and tell which calls had fin
 forwarding them until :meth:`CountingProxy.release`, which drops them: a test kills the client while
 its request is held, so the moment of the kill is exact (the request never reaches the server).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,10 +18,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Optional
 from urllib.parse import urlsplit
 
 
@@ -30,9 +31,9 @@ class Call:
     path: str
     body_sha: str
     started: float
-    finished: Optional[float] = None   # the whole response was written back to the client
-    status: Optional[int] = None
-    held: bool = False                 # stopped by the gate, never forwarded
+    finished: float | None = None  # the whole response was written back to the client
+    status: int | None = None
+    held: bool = False  # stopped by the gate, never forwarded
 
 
 class CountingProxy:
@@ -41,7 +42,7 @@ class CountingProxy:
         self.host, self.port, self.prefix = u.hostname, u.port, u.path.rstrip("/")
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self.gate: Optional[Callable[[Call], bool]] = None
+        self.gate: Callable[[Call], bool] | None = None
         self.held = threading.Event()
         self._release = threading.Event()
         proxy = self
@@ -80,7 +81,7 @@ class CountingProxy:
                     self.end_headers()
                     self.wfile.write(data)
                     self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):   # the client was killed meanwhile
+                except (BrokenPipeError, ConnectionResetError):  # the client was killed meanwhile
                     self.close_connection = True
                     return
                 call.status, call.finished = r.status, time.time()
@@ -150,8 +151,10 @@ def wait_for(pred, timeout: float = 300.0, step: float = 0.02):
 
 def project_head(name: str, model: str, base_url: str, ls_url: str) -> str:
     """The start of an e2e test's biaskit.toml: the project, the LLM behind its proxy, Label Studio."""
-    return (f'\n[project]\nname = "{name}"\nversion = "1.0.0"\n\n[llm]\nmodel = "{model}"\nbase_url = "{base_url}"\n\n'
-            f'[labelstudio]\nurl = "{ls_url}"\n')
+    return (
+        f'\n[project]\nname = "{name}"\nversion = "1.0.0"\n\n[llm]\nmodel = "{model}"\nbase_url = "{base_url}"\n\n'
+        f'[labelstudio]\nurl = "{ls_url}"\n'
+    )
 
 
 def kill_while_held(proxy: CountingProxy, when: Callable[[Call], bool], run: list[str], env: dict, log: Path) -> None:
@@ -161,8 +164,9 @@ def kill_while_held(proxy: CountingProxy, when: Callable[[Call], bool], run: lis
 
     proxy.hold(when)
     p = start_biaskit(run, env, log)
-    assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=900) and p.poll() is None, \
+    assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=900) and p.poll() is None, (
         log.read_text()
+    )
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     proxy.release()
@@ -195,7 +199,15 @@ def project_tasks(url: str, token: str, title: str) -> list:
 
 def clean_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update({"BIASKIT_NO_PROGRESS": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    env.update(
+        {
+            "BIASKIT_NO_PROGRESS": "1",
+            "OMP_NUM_THREADS": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
     env.update(extra)
     return env

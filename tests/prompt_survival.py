@@ -23,6 +23,7 @@ and writes it as JSON (``--out``); docs/curation.md ("Paper-recipe prompts on sm
 figures. ``tests/test_prompt_survival.py`` runs a smaller version and asserts that the v2 prompts
 yield usable tuples, sentences and CATs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO / "tests") not in sys.path:
@@ -40,14 +41,31 @@ if str(REPO / "tests") not in sys.path:
 IDENTITIES = {"caste": ["Dalit", "Brahmin"], "religion": ["Muslim", "Hindu"]}
 # the accepted tuples the sentence stages start from (the same for every model, so that the sentence
 # figures do not depend on the tuple stage): written by the biaskit team, IndiBias-style
-TUPLES = [("Dalit", "caste", "poor", "negative"), ("Brahmin", "caste", "arrogant", "negative"),
-          ("Brahmin", "caste", "learned", "positive"), ("Muslim", "religion", "violent", "negative"),
-          ("Hindu", "religion", "religious", "positive"), ("Muslim", "religion", "generous", "positive")]
+TUPLES = [
+    ("Dalit", "caste", "poor", "negative"),
+    ("Brahmin", "caste", "arrogant", "negative"),
+    ("Brahmin", "caste", "learned", "positive"),
+    ("Muslim", "religion", "violent", "negative"),
+    ("Hindu", "religion", "religious", "positive"),
+    ("Muslim", "religion", "generous", "positive"),
+]
 #: the prompts measured: the paper-recipe wording as it was (``before``) and as shipped now (``after``)
-PROMPT_SETS = {"before": {"tuples": "attributes@2", "stereo": "sentences@2", "anti": "sentences_anti@1",
-                          "intrasentence": "cat_intrasentence@1", "intersentence": "cat_intersentence@1"},
-               "after": {"tuples": "attributes@3", "stereo": "sentences@3", "anti": "sentences_anti@2",
-                         "intrasentence": "cat_intrasentence@2", "intersentence": "cat_intersentence@2"}}
+PROMPT_SETS = {
+    "before": {
+        "tuples": "attributes@2",
+        "stereo": "sentences@2",
+        "anti": "sentences_anti@1",
+        "intrasentence": "cat_intrasentence@1",
+        "intersentence": "cat_intersentence@1",
+    },
+    "after": {
+        "tuples": "attributes@3",
+        "stereo": "sentences@3",
+        "anti": "sentences_anti@2",
+        "intrasentence": "cat_intrasentence@2",
+        "intersentence": "cat_intersentence@2",
+    },
+}
 CAT_TARGETS = {"religion": ["Muslim", "Hindu"], "caste": ["Dalit", "Brahmin"]}
 MIN_ZIPF = 2.5
 
@@ -68,7 +86,7 @@ def _known_share(text: str, lang: str = "en") -> float:
 _PLACEHOLDER = re.compile(r"\b(BLANK|sentence \d|\.\.\.|lorem|ipsum|xxx|N/A)\b|\{|\}", re.I)
 
 
-def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> Optional[str]:
+def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> str | None:
     """None when a simulated reviewer keeps the item, else why not (see the module docstring)."""
     from biaskit.cat_checks import OPTION_KEYS, words
     from biaskit.inventory import load_inventory
@@ -105,8 +123,9 @@ def simulated_review(kind: str, row: dict[str, Any], inventory=None) -> Optional
             return "context longer than 25 words (StereoSet's average 8-15)"
         if any(_known_share(p) < 0.8 for p in parts):
             return "not real words"
-        if row.get("split") == "intrasentence" and not all(_known(str(row.get(k) or "")) for k in OPTION_KEYS
-                                                           if len(words(str(row.get(k) or ""))) == 1):
+        if row.get("split") == "intrasentence" and not all(
+            _known(str(row.get(k) or "")) for k in OPTION_KEYS if len(words(str(row.get(k) or ""))) == 1
+        ):
             return "a fill is not a known word"
         st, an = (" ".join(words(str(row.get(k) or "").lower())) for k in ("stereotype", "anti_stereotype"))
         if st.replace(" not ", " ") == an.replace(" not ", " ") or re.sub(r"\bnot\b ?", "", an) == st:
@@ -121,19 +140,30 @@ def _rows(path: Path) -> list[dict]:
     return read_jsonl(path) if path.exists() else []
 
 
-def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per_tuple: int = 3,
-            per_target: int = 2, max_tokens: Optional[dict[str, int]] = None,
-            stages: tuple[str, ...] = ("tuples", "sentences", "cats"), prompts: str = "after",
-            tuples: Optional[list] = None, cat_targets: Optional[dict[str, list[str]]] = None,
-            identities: Optional[dict[str, list[str]]] = None) -> dict[str, Any]:
+def measure(
+    base_url: str,
+    model: str,
+    work: Path,
+    *,
+    n_attributes: int = 5,
+    per_tuple: int = 3,
+    per_target: int = 2,
+    max_tokens: dict[str, int] | None = None,
+    stages: tuple[str, ...] = ("tuples", "sentences", "cats"),
+    prompts: str = "after",
+    tuples: list | None = None,
+    cat_targets: dict[str, list[str]] | None = None,
+    identities: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
     """Run the stages against ``base_url`` and count what survives (see the module docstring)."""
-    from biaskit.cat_checks import check_cat
-    from biaskit.check import check_pairs
     from biaskit.curation.cats import drafts_path
     from biaskit.curation.generate import generate_cats, generate_sentences, generate_tuples
     from biaskit.curation.llm import get_llm
     from biaskit.curation.pairs import build_pairs_file
     from biaskit.curation.prompts import get_prompt
+
+    from biaskit.cat_checks import check_cat
+    from biaskit.check import check_pairs
     from biaskit.inventory import load_inventory
     from biaskit.readers import read_pairs
 
@@ -154,76 +184,135 @@ def measure(base_url: str, model: str, work: Path, *, n_attributes: int = 5, per
         t_out = work / "tuples.jsonl"
         jobs = 0
         for axis, ids in identities.items():
-            s = generate_tuples(client(), get_prompt(refs["tuples"]), axis=axis, out=t_out, identities=ids,
-                                polarity="both", n=n_attributes, params={"max_tokens": mt["tuples"]},
-                                progress=False, inventory=inv)
+            s = generate_tuples(
+                client(),
+                get_prompt(refs["tuples"]),
+                axis=axis,
+                out=t_out,
+                identities=ids,
+                polarity="both",
+                n=n_attributes,
+                params={"max_tokens": mt["tuples"]},
+                progress=False,
+                inventory=inv,
+            )
             jobs += s.jobs
         rows = _rows(t_out)
         kept = [r for r in rows if simulated_review("tuple", r, inv) is None]
-        out["stages"]["tuples"] = {"jobs": jobs, "asked": jobs * n_attributes, "parsed": len(rows), "checked": len(rows),
-                                   "reviewed": len(kept), "examples": [f"{r['identity']}: {r['attribute']}"
-                                                                        for r in kept[:6]],
-                                   "jobs_with_usable": len({(r["identity"], r["polarity"]) for r in kept}),
-                                   "kept": [f"{r['identity']} ({r['polarity']}): {r['attribute']}" for r in kept]}
+        out["stages"]["tuples"] = {
+            "jobs": jobs,
+            "asked": jobs * n_attributes,
+            "parsed": len(rows),
+            "checked": len(rows),
+            "reviewed": len(kept),
+            "examples": [f"{r['identity']}: {r['attribute']}" for r in kept[:6]],
+            "jobs_with_usable": len({(r["identity"], r["polarity"]) for r in kept}),
+            "kept": [f"{r['identity']} ({r['polarity']}): {r['attribute']}" for r in kept],
+        }
     if "sentences" in stages:
         from biaskit.io import write_jsonl
         from biaskit.schema import BiasTuple
 
-        write_jsonl(tuples_ok, [BiasTuple(identity=i, axis=a, attribute=t, polarity=p, status="accepted")
-                                for i, a, t, p in tuples])
+        write_jsonl(
+            tuples_ok,
+            [BiasTuple(identity=i, axis=a, attribute=t, polarity=p, status="accepted") for i, a, t, p in tuples],
+        )
         n_t = len(tuples)
         for mode in ("stereo", "anti"):
             s_out = work / f"sentences.{mode}.jsonl"
-            generate_sentences(client(), get_prompt(refs[mode]), tuples=tuples_ok, out=s_out, per_tuple=per_tuple,
-                               params={"max_tokens": mt["sentences"]}, progress=False, inventory=inv, mode=mode)
+            generate_sentences(
+                client(),
+                get_prompt(refs[mode]),
+                tuples=tuples_ok,
+                out=s_out,
+                per_tuple=per_tuple,
+                params={"max_tokens": mt["sentences"]},
+                progress=False,
+                inventory=inv,
+                mode=mode,
+            )
             rows = _rows(s_out)
             named = [r for r in rows if r.get("status") != "rejected"]
             kept = [r for r in named if simulated_review("sentence", r, inv) is None]
             write_jsonl(work / f"sentences.{mode}.reviewed.jsonl", kept)
             pairs_file = work / f"pairs.{mode}.jsonl"
-            res = build_pairs_file(work / f"sentences.{mode}.reviewed.jsonl", pairs_file, inventory=inv,
-                                   progress=False) if kept else None
+            res = (
+                build_pairs_file(work / f"sentences.{mode}.reviewed.jsonl", pairs_file, inventory=inv, progress=False)
+                if kept
+                else None
+            )
             pairs = read_pairs(pairs_file).pairs if res is not None and res.pairs else []
             checked = check_pairs(pairs, inventory=inv) if pairs else []
             clean = [c for c in checked if not c.flags]
             out["stages"][f"sentences ({mode})"] = {
-                "jobs": n_t, "asked": n_t * per_tuple, "parsed": len(rows), "checked": len(named),
-                "reviewed": len(kept), "pairs": len(pairs), "pairs_unflagged": len(clean),
-                "examples": [r["sentence"] for r in kept[:3]]}
+                "jobs": n_t,
+                "asked": n_t * per_tuple,
+                "parsed": len(rows),
+                "checked": len(named),
+                "reviewed": len(kept),
+                "pairs": len(pairs),
+                "pairs_unflagged": len(clean),
+                "examples": [r["sentence"] for r in kept[:3]],
+            }
     if "cats" in stages:
         c_out = work / "cats.jsonl"
         for dom, targets in cat_targets.items():
-            generate_cats(client, out=c_out, domains=dom, targets=targets, per_target=per_target,
-                          prompts={"intrasentence": get_prompt(refs["intrasentence"]),
-                                   "intersentence": get_prompt(refs["intersentence"])},
-                          params={"max_tokens": mt["cats"]}, progress=False, inventory=inv)
+            generate_cats(
+                client,
+                out=c_out,
+                domains=dom,
+                targets=targets,
+                per_target=per_target,
+                prompts={
+                    "intrasentence": get_prompt(refs["intrasentence"]),
+                    "intersentence": get_prompt(refs["intersentence"]),
+                },
+                params={"max_tokens": mt["cats"]},
+                progress=False,
+                inventory=inv,
+            )
         for split in ("intrasentence", "intersentence"):
             drafts = _rows(drafts_path(c_out, split))
             valid = [d for d in drafts if not check_cat(d, inv)]
             kept = [d for d in valid if simulated_review("cat", d, inv) is None]
             n_jobs = sum(len(t) for t in cat_targets.values())
             out["stages"][f"CATs ({split})"] = {
-                "jobs": n_jobs, "asked": n_jobs * per_target, "parsed": len(drafts), "checked": len(valid),
+                "jobs": n_jobs,
+                "asked": n_jobs * per_target,
+                "parsed": len(drafts),
+                "checked": len(valid),
                 "reviewed": len(kept),
-                "examples": [{k: d[k] for k in ("target", "context", "stereotype", "anti_stereotype", "unrelated")}
-                             for d in kept[:2]]}
+                "examples": [
+                    {k: d[k] for k in ("target", "context", "stereotype", "anti_stereotype", "unrelated")}
+                    for d in kept[:2]
+                ],
+            }
     return out
 
 
 def render(results: list[dict[str, Any]]) -> str:
-    lines = ["| model | prompts | stage | jobs | items asked | parsed | pass the checker | pass the simulated review |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| model | prompts | stage | jobs | items asked | parsed | pass the checker | pass the simulated review |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
         for st, c in r["stages"].items():
-            key = {"tuples": "tuples", "sentences (stereo)": "stereo", "sentences (anti)": "anti",
-                   "CATs (intrasentence)": "intrasentence", "CATs (intersentence)": "intersentence"}[st]
+            key = {
+                "tuples": "tuples",
+                "sentences (stereo)": "stereo",
+                "sentences (anti)": "anti",
+                "CATs (intrasentence)": "intrasentence",
+                "CATs (intersentence)": "intersentence",
+            }[st]
             extra = f" (pairs {c['pairs']}, unflagged {c['pairs_unflagged']})" if "pairs" in c else ""
-            lines.append(f"| {r['model']} | {r['prompts'][key]} | {st} | {c['jobs']} | {c['asked']} | {c['parsed']} | "
-                         f"{c['checked']} | {c['reviewed']}{extra} |")
+            lines.append(
+                f"| {r['model']} | {r['prompts'][key]} | {st} | {c['jobs']} | {c['asked']} | {c['parsed']} | "
+                f"{c['checked']} | {c['reviewed']}{extra} |"
+            )
     return "\n".join(lines)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     from fixtures_llm import serve_llama
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -241,8 +330,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         import os
 
         os.environ.setdefault("BIASKIT_CACHE_DIR", str(Path(tmp) / "cache"))
-        res = measure(srv.base_url, srv.model, Path(tmp) / "work", stages=tuple(a.stages.split(",")),
-                      per_target=a.per_target, prompts=a.prompts)
+        res = measure(
+            srv.base_url,
+            srv.model,
+            Path(tmp) / "work",
+            stages=tuple(a.stages.split(",")),
+            per_target=a.per_target,
+            prompts=a.prompts,
+        )
     print(render([res]))
     print(json.dumps(res, ensure_ascii=False, indent=1))
     if a.out:

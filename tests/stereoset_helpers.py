@@ -7,6 +7,7 @@ mirror only has the flattened text; :func:`to_original` writes the same text in 
 (sentences in a shuffled order, upstream-style ids, five validator labels per sentence), so a test can
 check that both formats give the same CATs.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,6 +47,13 @@ def to_original(rows: list[dict], seed: int = 0) -> dict:
             labels = [{"human_id": _hexid("h", n, lab, k), "label": lab if k < 4 else "related"} for k in range(5)]
             sents.append({"id": sid, "sentence": r[lab], "gold_label": lab, "labels": labels})
         rnd.shuffle(sents)  # the release does not list the options in label order
-        data[r["type"]].append({"id": _hexid("ex", n), "target": r["target"], "bias_type": r["bias_type"],
-                                "context": r["context"], "sentences": sents})
+        data[r["type"]].append(
+            {
+                "id": _hexid("ex", n),
+                "target": r["target"],
+                "bias_type": r["bias_type"],
+                "context": r["context"],
+                "sentences": sents,
+            }
+        )
     return {"version": "1.0-dev", "data": data}

@@ -2,17 +2,17 @@
 (N <= 7), the kind-level rule of a CAT against a brute force over joint sequences, the fewest
 judgments a follow-up round asks for, the rules against aggregate / apply, the risk model, and
 `annotate replay` on hand-checked files (StereoSet's layout through `from-stereoset`, unchanged)."""
+
 from __future__ import annotations
 
 import itertools
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from biaskit.annotation.adaptive import AdaptiveSettings, TaskVotes, decide, task_votes
 from biaskit.annotation.kinds import get_kind
 from biaskit.annotation.settle import MajorityRule, WriterLabelRule, counts_of
@@ -30,6 +30,7 @@ def _rules(labels, N):
 
 def _brute(rule, seq, N, memo):
     """Every continuation of ``seq`` by 0 .. N - len(seq) more votes gives ``seq``'s outcome?"""
+
     def outcome(s):
         key = tuple(sorted(counts_of(s).items()))
         if key not in memo:
@@ -69,8 +70,12 @@ def test_more_needed_is_the_fewest_votes_that_can_settle():
                     for seq in itertools.product(labels, repeat=n):
                         m = rule.more_needed(counts_of(seq), N - n)
                         # brute force: the shortest continuation after which the state is settled
-                        want = next(j for j in range(N - n + 1) for ext in itertools.product(labels, repeat=j)
-                                    if _brute(rule, seq + ext, N, memo))
+                        want = next(
+                            j
+                            for j in range(N - n + 1)
+                            for ext in itertools.product(labels, repeat=j)
+                            if _brute(rule, seq + ext, N, memo)
+                        )
                         assert m == want, (rule, seq, N)
 
 
@@ -84,13 +89,14 @@ def test_cat_task_settled_equals_brute_force_over_joint_sequences():
         qs = list(rules)
 
         def decision(state):
-            return k.task_outcome({q: rules[q].outcome(counts_of(state[i])) for i, q in enumerate(qs)})
+            return k.task_outcome({q: rules[q].outcome(counts_of(state[i])) for i, q in enumerate(qs)})  # noqa: B023 (used in this iteration only)
 
         for N in range(1, 6):
-            @lru_cache(maxsize=None)
+
+            @cache
             def reach(state):
                 out = {decision(state)}
-                if len(state[0]) < N:
+                if len(state[0]) < N:  # noqa: B023 (reach is rebuilt for each N)
                     for joint in itertools.product(labels, repeat=3):
                         nxt = tuple(tuple(sorted(state[i] + (joint[i],))) for i in range(3))
                         out |= reach(nxt)
@@ -136,21 +142,30 @@ def test_writer_rule_outcome_is_cat_applys_decision(tmp_path):
     kept = {c.cat_id for c in res.accepted}
     k = get_kind("cat")
     rules = k.decision_rules(None)
-    mine = {t for t, tv in task_votes(j).items()
-            if k.task_outcome({q: rules[q].outcome(tv.counts(q)) for q in rules})[0] == "accepted"}
+    mine = {
+        t
+        for t, tv in task_votes(j).items()
+        if k.task_outcome({q: rules[q].outcome(tv.counts(q)) for q in rules})[0] == "accepted"
+    }
     assert mine == kept and len(kept) == 3
 
 
 def _tuple_rows(plan):
-    return pd.DataFrame([{"task": t, "worker": f"a{i}", "question": "stereotype", "label": lab, "kind": "tuple"}
-                         for t, labs in plan.items() for i, lab in enumerate(labs)])
+    return pd.DataFrame(
+        [
+            {"task": t, "worker": f"a{i}", "question": "stereotype", "label": lab, "kind": "tuple"}
+            for t, labs in plan.items()
+            for i, lab in enumerate(labs)
+        ]
+    )
 
 
 def test_decide_exact_and_the_fewest_judgments_asked():
     k = get_kind("tuple")
     st = AdaptiveSettings("exact", 2, 5, min_agree=3)
-    tv = task_votes(_tuple_rows({"t1": ["yes", "yes", "yes"], "t2": ["yes", "no"], "t3": ["no"],
-                                 "t4": ["yes", "no", "no", "no"]}))
+    tv = task_votes(
+        _tuple_rows({"t1": ["yes", "yes", "yes"], "t2": ["yes", "no"], "t3": ["no"], "t4": ["yes", "no", "no", "no"]})
+    )
     d = decide(tv, k, st, ids=["t1", "t2", "t3", "t4", "t5"])
     # t1: 3 of 3 "yes" >= K and no other label can reach 3 with 2 more: settled, accepted yes
     assert d["t1"].settled and d["t1"].by == "exact" and d["t1"].outcome == ("accepted", "yes")
@@ -168,15 +183,36 @@ def test_replay_by_hand(tmp_path, capsys):
     t2 yes no yes -> 3; t3 no no yes -> 2 (accepted 'no'); t4 yes no (only two recorded) -> 2.
     Full overlap: 3 + 3 + 3 + 2 = 11 judgments; adaptive 2 + 3 + 2 + 2 = 9, no decision changed."""
     f = tmp_path / "j.csv"
-    _tuple_rows({"t1": ["yes", "yes", "yes"], "t2": ["yes", "no", "yes"], "t3": ["no", "no", "yes"],
-                 "t4": ["yes", "no"]}).to_csv(f, index=False)
+    _tuple_rows(
+        {"t1": ["yes", "yes", "yes"], "t2": ["yes", "no", "yes"], "t3": ["no", "no", "yes"], "t4": ["yes", "no"]}
+    ).to_csv(f, index=False)
     out = tmp_path / "rep.json"
-    code, so, _ = run_cli(["annotate", "replay", "--judgments", str(f), "--policy", "exact", "--min-judgments", "2",
-                           "--max-judgments", "3", "--out", str(out)], capsys)
+    code, so, _ = run_cli(
+        [
+            "annotate",
+            "replay",
+            "--judgments",
+            str(f),
+            "--policy",
+            "exact",
+            "--min-judgments",
+            "2",
+            "--max-judgments",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert code == 0, so
     rep = json.loads(out.read_text())
-    assert (rep["policy"], rep["tasks"], rep["judgments_full"], rep["judgments_used"], rep["decisions_changed"]) \
-        == ("exact", 4, 11, 9, 0)
+    assert (rep["policy"], rep["tasks"], rep["judgments_full"], rep["judgments_used"], rep["decisions_changed"]) == (
+        "exact",
+        4,
+        11,
+        9,
+        0,
+    )
     assert rep["retention_full"] == rep["retention_adaptive"] == 0.5  # t1 and t2 accepted "yes"
     assert "9 used of 11" in so
 
@@ -191,15 +227,34 @@ def test_replay_runs_on_from_stereoset_output_unchanged(tmp_path, capsys):
     assert run_cli(["annotate", "from-stereoset", "--data", str(demo), "--out", str(j)], capsys)[0] == 0
     for unit, used, full in (("task", 17, 20), ("item", 44, 60)):
         out = tmp_path / f"{unit}.json"
-        code, so, err = run_cli(["annotate", "replay", "--judgments", str(j), "--policy", "exact", "--unit", unit,
-                                 "--out", str(out)], capsys)
+        code, so, err = run_cli(
+            ["annotate", "replay", "--judgments", str(j), "--policy", "exact", "--unit", unit, "--out", str(out)],
+            capsys,
+        )
         assert code == 0, err
         rep = json.loads(out.read_text())
-        assert (rep["kind"], rep["judgments_used"], rep["judgments_full"], rep["decisions_changed"]) == \
-            ("cat", used, full, 0)
+        assert (rep["kind"], rep["judgments_used"], rep["judgments_full"], rep["decisions_changed"]) == (
+            "cat",
+            used,
+            full,
+            0,
+        )
     # the risk policy runs on the same file (a model on 60 judgments); exact-settled tasks stay settled
-    code, so, err = run_cli(["annotate", "replay", "--judgments", str(j), "--policy", "risk", "--min-judgments", "2",
-                             "--out", str(tmp_path / "risk.json")], capsys)
+    code, so, err = run_cli(
+        [
+            "annotate",
+            "replay",
+            "--judgments",
+            str(j),
+            "--policy",
+            "risk",
+            "--min-judgments",
+            "2",
+            "--out",
+            str(tmp_path / "risk.json"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     rep = json.loads((tmp_path / "risk.json").read_text())
     assert rep["judgments_used"] <= 17 and rep["decisions_changed"] <= 1
@@ -208,9 +263,11 @@ def test_replay_runs_on_from_stereoset_output_unchanged(tmp_path, capsys):
 def test_replay_bad_input_is_one_line(tmp_path, capsys):
     f = tmp_path / "j.csv"
     f.write_text("task,worker,label\nt1,a,yes\n", encoding="utf-8")
-    for extra, words in ((["--min-judgments", "4", "--max-judgments", "3"], "--max-judgments (3) is below"),
-                         ([], "do not say their task kind"),
-                         (["--kind", "tuple", "--policy", "risk", "--epsilon", "2"], "--epsilon must be between")):
+    for extra, words in (
+        (["--min-judgments", "4", "--max-judgments", "3"], "--max-judgments (3) is below"),
+        ([], "do not say their task kind"),
+        (["--kind", "tuple", "--policy", "risk", "--epsilon", "2"], "--epsilon must be between"),
+    ):
         code, _, err = run_cli(["annotate", "replay", "--judgments", str(f), *extra], capsys)
         assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
@@ -219,7 +276,6 @@ def test_risk_policy_on_a_synthetic_crowd():
     """A StereoSet-like crowd (benchmarks/adaptive_overlap.py): exact never changes a decision; risk
     saves more and changes at most epsilon of them; on the hard crowd risk stays within epsilon too."""
     from adaptive_overlap import cat_crowd
-
     from biaskit.annotation.replay import replay
 
     easy = cat_crowd(400, seed=7, skill_mean=0.85, released=0.05)
@@ -253,9 +309,13 @@ def test_crowd_model_recovers_known_accuracies():
 
 
 def test_task_votes_keep_file_order_and_the_latest_answer():
-    df = pd.DataFrame([{"task": "t", "worker": "b", "question": "stereotype", "label": "no", "updated_at": "2024-01-01"},
-                       {"task": "t", "worker": "a", "question": "stereotype", "label": "yes", "updated_at": "2024-01-02"},
-                       {"task": "t", "worker": "b", "question": "stereotype", "label": "yes", "updated_at": "2024-01-03"}])
+    df = pd.DataFrame(
+        [
+            {"task": "t", "worker": "b", "question": "stereotype", "label": "no", "updated_at": "2024-01-01"},
+            {"task": "t", "worker": "a", "question": "stereotype", "label": "yes", "updated_at": "2024-01-02"},
+            {"task": "t", "worker": "b", "question": "stereotype", "label": "yes", "updated_at": "2024-01-03"},
+        ]
+    )
     tv = task_votes(df)["t"]
     assert tv.annotators == ["b", "a"] and tv.counts("stereotype") == {"yes": 2}
     assert isinstance(tv.first(1), TaskVotes) and tv.first(1).counts("stereotype") == {"yes": 1}

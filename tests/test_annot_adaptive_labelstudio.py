@@ -4,6 +4,7 @@ task an annotator gets, and never gives one task twice to the same person), pull
 reported by `annotate status` without a duplicate or a lost judgment; a round killed with SIGKILL
 half-way is finished by the next run without asking anyone twice; `biaskit run`'s review stage runs
 the same rounds."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,6 @@ import signal
 import httpx
 import pandas as pd
 import pytest
-
 from biaskit.annotation.adaptive import META_KEY
 from conftest import run_cli
 from fixtures_labelstudio import write_tuples
@@ -44,18 +44,33 @@ def label_stream(server, annotators, project_id, plan, done):
     while progress:
         progress = False
         for a in annotators:
-            r = httpx.get(f"{server['url']}/api/projects/{project_id}/next",
-                          headers={"Authorization": f"Token {a['token']}"}, timeout=60)
+            r = httpx.get(
+                f"{server['url']}/api/projects/{project_id}/next",
+                headers={"Authorization": f"Token {a['token']}"},
+                timeout=60,
+            )
             if r.status_code == 404:
                 continue
             r.raise_for_status()
             task = r.json()
             bid = task["data"]["biaskit_id"]
             k = done.setdefault(bid, 0)
-            httpx.post(f"{server['url']}/api/tasks/{task['id']}/annotations/",
-                       headers={"Authorization": f"Token {a['token']}"}, timeout=60,
-                       json={"result": [{"from_name": "stereotype", "to_name": "tuple", "type": "choices",
-                                         "value": {"choices": [plan[bid][k]]}}], "lead_time": 2.0}).raise_for_status()
+            httpx.post(
+                f"{server['url']}/api/tasks/{task['id']}/annotations/",
+                headers={"Authorization": f"Token {a['token']}"},
+                timeout=60,
+                json={
+                    "result": [
+                        {
+                            "from_name": "stereotype",
+                            "to_name": "tuple",
+                            "type": "choices",
+                            "value": {"choices": [plan[bid][k]]},
+                        }
+                    ],
+                    "lead_time": 2.0,
+                },
+            ).raise_for_status()
             done[bid] = k + 1
             got.append((bid, a["email"]))
             progress = True
@@ -75,11 +90,39 @@ def test_adaptive_rounds_push_pull_aggregate(ls_env, ls_annotator, tmp_path, cap
     data = write_tuples(tmp_path / "tuples.jsonl", 6)
     ids = _ids(data)
     # the k-th answer each tuple gets; rule: >= 2 of 3 (IndiBias), 2 judgments first, at most 3
-    plan = dict(zip(ids, [["yes", "yes", "no"], ["yes", "no", "yes"], ["no", "no", "yes"],
-                          ["yes", "no", "no"], ["yes", "yes", "yes"], ["no", "yes", "yes"]]))
+    plan = dict(
+        zip(
+            ids,
+            [
+                ["yes", "yes", "no"],
+                ["yes", "no", "yes"],
+                ["no", "no", "yes"],
+                ["yes", "no", "no"],
+                ["yes", "yes", "yes"],
+                ["no", "yes", "yes"],
+            ],
+            strict=False,
+        )
+    )
     title = "adaptive tuples"
-    push = ["annotate", "push", "--kind", "tuple", "--data", str(data), "--project", title, "--overlap", "adaptive",
-            "--min-judgments", "2", "--max-judgments", "3", "--min-agree", "2"]
+    push = [
+        "annotate",
+        "push",
+        "--kind",
+        "tuple",
+        "--data",
+        str(data),
+        "--project",
+        title,
+        "--overlap",
+        "adaptive",
+        "--min-judgments",
+        "2",
+        "--max-judgments",
+        "3",
+        "--min-agree",
+        "2",
+    ]
     code, out, err = run_cli(push, capsys)
     assert code == 0, err
     assert "6 task(s) imported" in out and "0 of 6 task(s) settled, 6 open (12 more judgment(s) asked for)" in out
@@ -126,18 +169,41 @@ def test_adaptive_rounds_push_pull_aggregate(ls_env, ls_annotator, tmp_path, cap
     assert "Adaptive overlap." in (tmp_path / "agr" / "agreement.md").read_text()
     # aggregate and apply work on the pulled file as on a fixed overlap
     agg = tmp_path / "agg.csv"
-    assert run_cli(["annotate", "aggregate", "--judgments", str(j), "--kind", "tuple", "--min-agree", "2",
-                    "--out", str(agg)], capsys)[0] == 0
+    assert (
+        run_cli(
+            ["annotate", "aggregate", "--judgments", str(j), "--kind", "tuple", "--min-agree", "2", "--out", str(agg)],
+            capsys,
+        )[0]
+        == 0
+    )
     a = pd.read_csv(agg).set_index("task")
-    assert a["label"].to_dict() == dict(zip(ids, ["yes", "yes", "no", "no", "yes", "yes"]))
+    assert a["label"].to_dict() == dict(zip(ids, ["yes", "yes", "no", "no", "yes", "yes"], strict=False))
     assert set(a["status"]) == {"accepted"}
     ok = tmp_path / "ok.jsonl"
-    code, out, err = run_cli(["annotate", "apply", "--kind", "tuple", "--data", str(data), "--judgments", str(j),
-                              "--min-agree", "2", "--out", str(ok), "--json"], capsys)
+    code, out, err = run_cli(
+        [
+            "annotate",
+            "apply",
+            "--kind",
+            "tuple",
+            "--data",
+            str(data),
+            "--judgments",
+            str(j),
+            "--min-agree",
+            "2",
+            "--out",
+            str(ok),
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0 and json.loads(out)["accepted"] == 4, out + err
     # nothing left for anyone
     for ann in annotators:
-        r = httpx.get(f"{server['url']}/api/projects/{proj.id}/next", headers={"Authorization": f"Token {ann['token']}"})
+        r = httpx.get(
+            f"{server['url']}/api/projects/{proj.id}/next", headers={"Authorization": f"Token {ann['token']}"}
+        )
         assert r.status_code == 404
 
 
@@ -151,8 +217,24 @@ def test_a_round_killed_half_way_is_finished_by_the_next(ls_server, ls_annotator
     ids = _ids(data)
     title = f"adaptive kill {os.getpid()}"
     env = clean_env(LABEL_STUDIO_URL=proxy.base_url, LABEL_STUDIO_API_KEY=admin)
-    push = ["annotate", "push", "--kind", "tuple", "--data", str(data), "--project", title, "--overlap", "adaptive",
-            "--min-judgments", "1", "--max-judgments", "3", "--min-agree", "2"]
+    push = [
+        "annotate",
+        "push",
+        "--kind",
+        "tuple",
+        "--data",
+        str(data),
+        "--project",
+        title,
+        "--overlap",
+        "adaptive",
+        "--min-judgments",
+        "1",
+        "--max-judgments",
+        "3",
+        "--min-agree",
+        "2",
+    ]
     try:
         code, out = run_biaskit(push, env, tmp_path / "push1.log")
         assert code == 0, out
@@ -168,8 +250,9 @@ def test_a_round_killed_half_way_is_finished_by_the_next(ls_server, ls_annotator
         before = len([c for c in proxy.calls if is_update(c)])
         proxy.hold(lambda c: is_update(c) and len(proxy.finished(is_update)) >= before + 3)
         p = start_biaskit(push, env, tmp_path / "push2.log")
-        assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=300) and p.poll() is None, \
-            (tmp_path / "push2.log").read_text()
+        assert wait_for(lambda: p.poll() is not None or proxy.held.is_set(), timeout=300) and p.poll() is None, (
+            tmp_path / "push2.log"
+        ).read_text()
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         proxy.release()
@@ -188,12 +271,16 @@ def test_a_round_killed_half_way_is_finished_by_the_next(ls_server, ls_annotator
         assert len(label_stream(ls_server, annotators, proj.id, plan, done)) == 10
         code, out = run_biaskit(push, env, tmp_path / "push4.log")
         assert "10 of 10 task(s) settled, 0 open" in out and "20 judgment(s) so far, 10 saved" in out, out
-        code, out = run_biaskit(["annotate", "pull", "--project", title, "--out", str(tmp_path / "j.csv")], env,
-                                tmp_path / "pull.log")
+        code, out = run_biaskit(
+            ["annotate", "pull", "--project", title, "--out", str(tmp_path / "j.csv")], env, tmp_path / "pull.log"
+        )
         assert code == 0, out
         df = pd.read_csv(tmp_path / "j.csv")
-        assert len(df) == 20 and not df.duplicated(["task", "worker"]).any() and set(df["worker"]) == \
-            {a["email"] for a in annotators}
+        assert (
+            len(df) == 20
+            and not df.duplicated(["task", "worker"]).any()
+            and set(df["worker"]) == {a["email"] for a in annotators}
+        )
     finally:
         proxy.close()
 
@@ -205,9 +292,10 @@ def test_biaskit_run_review_stage_with_adaptive_overlap(ls_env, ls_annotator, tm
     annotators = [ls_annotator(f"adaptrun{i}@example.com") for i in range(3)]
     data = write_tuples(tmp_path / "tuples.jsonl", 4, start=200)
     ids = _ids(data)
-    plan = dict(zip(ids, [["yes", "yes"], ["yes", "no", "no"], ["no", "no"], ["no", "yes", "yes"]]))
+    plan = dict(zip(ids, [["yes", "yes"], ["yes", "no", "no"], ["no", "no"], ["no", "yes", "yes"]], strict=False))
     name = f"adaptrun{os.getpid()}"
-    (tmp_path / "biaskit.toml").write_text(f"""
+    (tmp_path / "biaskit.toml").write_text(
+        f"""
 [project]
 name = "{name}"
 
@@ -217,7 +305,9 @@ overlap = "adaptive"
 min_judgments = 2
 max_judgments = 3
 min_agree = 2
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     run = ["run", "--project", str(tmp_path), "--quiet"]
     code, out, err = run_cli(run, capsys)
     assert code == 3 and "0 of 4 tasks settled (adaptive overlap, 2..3 judgments" in out + err, out + err

@@ -1,16 +1,16 @@
 """Aggregation: majority vote with explicit ties, edge cases, crowd-kit models, CLI."""
+
 from __future__ import annotations
 
 import ast
 import csv
 import json
-from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from biaskit.annotation.aggregate import aggregate
+
 from biaskit.errors import InputError
 
 
@@ -36,10 +36,24 @@ def test_majority_basic_and_crowdkit_documented_example():
 
 
 def test_status_rules_min_agree():
-    df = J([["a", "w1", "x"], ["a", "w2", "x"], ["a", "w3", "y"],          # 2/3 x
-            ["b", "w1", "x"], ["b", "w2", "y"], ["b", "w3", "z"],          # 1/1/1 tie
-            ["c", "w1", "x"], ["c", "w2", "x"], ["c", "w3", "x"],          # 3/3
-            ["d", "w1", "x"], ["d", "w2", "y"], ["d", "w3", "y"], ["d", "w4", "z"], ["d", "w5", "q"]])  # 2/5
+    df = J(
+        [
+            ["a", "w1", "x"],
+            ["a", "w2", "x"],
+            ["a", "w3", "y"],  # 2/3 x
+            ["b", "w1", "x"],
+            ["b", "w2", "y"],
+            ["b", "w3", "z"],  # 1/1/1 tie
+            ["c", "w1", "x"],
+            ["c", "w2", "x"],
+            ["c", "w3", "x"],  # 3/3
+            ["d", "w1", "x"],
+            ["d", "w2", "y"],
+            ["d", "w3", "y"],
+            ["d", "w4", "z"],
+            ["d", "w5", "q"],
+        ]
+    )  # 2/5
     r = by_task(aggregate(df, min_agree=3)[0])
     assert r["a"]["status"] == "rejected" and r["a"]["reason"] == "below_min_agree"
     assert r["b"]["status"] == "needs_adjudication" and r["b"]["tie"] and r["b"]["tied_labels"] == "x|y|z"
@@ -60,8 +74,16 @@ def test_single_annotator_is_defined():
 
 
 def test_missing_labels_are_no_votes():
-    df = J([["t", "w1", "yes"], ["t", "w2", None], ["t", "w3", ""], ["t", "w4", "no"], ["t", "w5", "yes"],
-            ["u", "w1", None]])
+    df = J(
+        [
+            ["t", "w1", "yes"],
+            ["t", "w2", None],
+            ["t", "w3", ""],
+            ["t", "w4", "no"],
+            ["t", "w5", "yes"],
+            ["u", "w1", None],
+        ]
+    )
     t, rep = aggregate(df, min_agree=2)
     r = by_task(t)
     assert rep.n_missing_labels == 3
@@ -81,8 +103,14 @@ def test_unknown_labels_rejected_loudly():
 
 
 def test_annotator_twice_is_an_error_or_a_defined_rule():
-    df = J([["t", "w1", "x", "2024-01-01T10:00:00Z"], ["t", "w2", "y", "2024-01-01T10:00:00Z"],
-            ["t", "w1", "y", "2024-01-02T10:00:00Z"]], ("task", "worker", "label", "updated_at"))
+    df = J(
+        [
+            ["t", "w1", "x", "2024-01-01T10:00:00Z"],
+            ["t", "w2", "y", "2024-01-01T10:00:00Z"],
+            ["t", "w1", "y", "2024-01-02T10:00:00Z"],
+        ],
+        ("task", "worker", "label", "updated_at"),
+    )
     with pytest.raises(InputError) as e:
         aggregate(df, source="j.csv")
     assert "annotator 'w1'" in str(e.value) and "more than once" in str(e.value) and "--duplicates" in str(e.value)
@@ -114,23 +142,25 @@ def test_ties_drop_and_random_are_explicit_and_order_independent():
     assert len(t) == 0 and rep.n_ties == 40 and rep.n_dropped_ties == 40
     r1 = aggregate(df, ties="random", seed=7)[0]
     r2 = aggregate(df.sample(frac=1, random_state=3), ties="random", seed=7)[0]
-    m1 = dict(zip(r1["task"], r1["label"]))
-    m2 = dict(zip(r2["task"], r2["label"]))
+    m1 = dict(zip(r1["task"], r1["label"], strict=False))
+    m2 = dict(zip(r2["task"], r2["label"], strict=False))
     assert m1 == m2  # same seed -> same picks whatever the row order
     assert set(m1.values()) == {"a", "b"}  # both labels get picked over 40 ties
     assert r1["tie"].all() and r1["reason"].str.contains("tie_broken_randomly").all()
     r3 = aggregate(df, ties="random", seed=8)[0]
-    assert dict(zip(r3["task"], r3["label"])) != m1
+    assert dict(zip(r3["task"], r3["label"], strict=False)) != m1
 
 
 def test_questions_aggregated_separately_and_text_skipped():
-    df = pd.DataFrame([
-        {"task": "p1", "worker": "w1", "question": "validity", "label": "stereo", "qtype": "choice"},
-        {"task": "p1", "worker": "w2", "question": "validity", "label": "stereo", "qtype": "choice"},
-        {"task": "p1", "worker": "w1", "question": "concern:logical_failure", "label": "no", "qtype": "choice"},
-        {"task": "p1", "worker": "w2", "question": "concern:logical_failure", "label": "yes", "qtype": "choice"},
-        {"task": "p1", "worker": "w1", "question": "corrected_more", "label": "free text", "qtype": "text"},
-    ])
+    df = pd.DataFrame(
+        [
+            {"task": "p1", "worker": "w1", "question": "validity", "label": "stereo", "qtype": "choice"},
+            {"task": "p1", "worker": "w2", "question": "validity", "label": "stereo", "qtype": "choice"},
+            {"task": "p1", "worker": "w1", "question": "concern:logical_failure", "label": "no", "qtype": "choice"},
+            {"task": "p1", "worker": "w2", "question": "concern:logical_failure", "label": "yes", "qtype": "choice"},
+            {"task": "p1", "worker": "w1", "question": "corrected_more", "label": "free text", "qtype": "text"},
+        ]
+    )
     t, rep = aggregate(df)
     assert rep.n_text_skipped == 1
     got = {(r["task"], r["question"]): r for r in t.to_dict(orient="records")}
@@ -160,9 +190,9 @@ def test_crowdkit_models_learn_annotator_quality(method):
     assert rep.method == method and len(t) == len(truth)
     assert set(t["label"]) <= {"c0", "c1"}
     assert "confidence" in t.columns and t["confidence"].between(0, 1).all()
-    acc = np.mean([truth[a] == b for a, b in zip(t["task"], t["label"])])
+    acc = np.mean([truth[a] == b for a, b in zip(t["task"], t["label"], strict=False)])
     mv, _ = aggregate(df, ties="random")
-    acc_mv = np.mean([truth[a] == b for a, b in zip(mv["task"], mv["label"])])
+    acc_mv = np.mean([truth[a] == b for a, b in zip(mv["task"], mv["label"], strict=False)])
     # majority vote is fooled by the two adversaries whenever one good annotator slips
     # (1 - 0.9^3 = 27% of items); the models learn who is adversarial and recover the truth
     assert acc_mv < 0.85
@@ -173,7 +203,7 @@ def test_crowdkit_models_learn_annotator_quality(method):
 def test_crowdkit_models_keep_unanimous_labels(method):
     rows = [[f"t{i}", f"w{w}", "yes" if i % 3 else "no"] for i in range(30) for w in range(3)]
     t, _ = aggregate(J(rows), method=method, min_agree=3)
-    assert all(lab == ("yes" if int(task[1:]) % 3 else "no") for task, lab in zip(t["task"], t["label"]))
+    assert all(lab == ("yes" if int(task[1:]) % 3 else "no") for task, lab in zip(t["task"], t["label"], strict=False))
     assert (t["status"] == "accepted").all() and (t["votes"] == 3).all()
 
 
@@ -183,7 +213,9 @@ def test_majority_matches_crowdkit_on_untied_real_items(crows_csv):
     rows = []
     with open(crows_csv, encoding="utf-8") as fh:
         for i, r in enumerate(csv.DictReader(fh)):
-            for w, labs in zip(ast.literal_eval(r["anon_annotators"]), ast.literal_eval(r["annotations"])):
+            for w, labs in zip(
+                ast.literal_eval(r["anon_annotators"]), ast.literal_eval(r["annotations"]), strict=False
+            ):
                 rows.append([f"row{i}", w, labs[0] if labs else "none"])
     df = J(rows)
     ours, _ = aggregate(df)
@@ -197,12 +229,16 @@ def test_cli_aggregate(tmp_path):
     from biaskit.cli import main
 
     j = tmp_path / "j.csv"
-    J([["t1", "a", "yes"], ["t1", "b", "yes"], ["t1", "c", "no"], ["t2", "a", "no"], ["t2", "b", "yes"]]).to_csv(j, index=False)
+    J([["t1", "a", "yes"], ["t1", "b", "yes"], ["t1", "c", "no"], ["t2", "a", "no"], ["t2", "b", "yes"]]).to_csv(
+        j, index=False
+    )
     out = tmp_path / "agg.jsonl"
     main(["annotate", "aggregate", "--judgments", str(j), "--min-agree", "2", "--out", str(out)])
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [(r["task"], r["label"], r["status"]) for r in rows] == [("t1", "yes", "accepted"),
-                                                                   ("t2", None, "needs_adjudication")]
+    assert [(r["task"], r["label"], r["status"]) for r in rows] == [
+        ("t1", "yes", "accepted"),
+        ("t2", None, "needs_adjudication"),
+    ]
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
@@ -216,8 +252,20 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err and "more than once" in err and "j.csv" in err
     with pytest.raises(SystemExit) as e:
-        main(["annotate", "aggregate", "--judgments", str(j), "--labels", "maybe", "--duplicates", "last",
-              "--out", str(tmp_path / "o.csv")])
+        main(
+            [
+                "annotate",
+                "aggregate",
+                "--judgments",
+                str(j),
+                "--labels",
+                "maybe",
+                "--duplicates",
+                "last",
+                "--out",
+                str(tmp_path / "o.csv"),
+            ]
+        )
     assert e.value.code == 2 and "unknown label" in capsys.readouterr().err
     empty = tmp_path / "empty.csv"
     empty.write_text("")

@@ -1,4 +1,5 @@
 """Agreement statistics against published vectors, sklearn, and the real CrowS-Pairs annotations."""
+
 from __future__ import annotations
 
 import ast
@@ -10,20 +11,24 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-
 from biaskit.annotation.agreement import agreement, agreement_report
+
 from biaskit.errors import InputError
 
 nan = np.nan
 # Krippendorff's reliability data (3 coders x 15 units), the `krippendorff` package docstring
-KRIPP = [[nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
-         [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
-         [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4]]
+KRIPP = [
+    [nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
+    [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
+    [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4],
+]
 
 
 def kripp_judgments():
-    return pd.DataFrame([(f"u{j}", f"coder{i}", int(v)) for i, r in enumerate(KRIPP) for j, v in enumerate(r)
-                         if v == v], columns=["task", "worker", "label"])
+    return pd.DataFrame(
+        [(f"u{j}", f"coder{i}", int(v)) for i, r in enumerate(KRIPP) for j, v in enumerate(r) if v == v],
+        columns=["task", "worker", "label"],
+    )
 
 
 def test_krippendorff_docstring_vectors():
@@ -34,8 +39,18 @@ def test_krippendorff_docstring_vectors():
 
 
 # Fleiss (1971) as tabulated on Wikipedia: 10 subjects, 14 raters, 5 categories: P=0.378, Pe=0.213, kappa=0.210
-FLEISS = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-          [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+FLEISS = [
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
+]
 
 
 def fleiss_judgments():
@@ -52,7 +67,7 @@ def test_fleiss_1971_wikipedia_example():
     assert rep["fleiss_kappa"] == pytest.approx(0.20993, abs=1e-5)
     assert rep["percent_agreement"] == pytest.approx(0.37802, abs=1e-5)
     # subject 1: all 14 raters agree; subject 2: (0+2+30+12+2)/(14*13) = 46/182 -- by hand
-    p = dict(zip(items["task"], items["pairwise_agreement"]))
+    p = dict(zip(items["task"], items["pairwise_agreement"], strict=False))
     assert p["s0"] == 1.0 and p["s1"] == pytest.approx((2 * 1 + 6 * 5 + 4 * 3 + 2 * 1) / 182, abs=1e-6)
 
 
@@ -69,7 +84,7 @@ def test_pairwise_cohen_matches_sklearn_with_missing_answers():
             rows.append((f"t{i}", f"w{w}", str(truth if rng.random() < 0.7 else rng.integers(0, 3))))
     df = pd.DataFrame(rows, columns=["task", "worker", "label"])
     rep, _ = agreement(df)
-    lab = {(t, w): l for t, w, l in rows}
+    lab = {(t, w): lb for t, w, lb in rows}
     ks, ns = [], []
     for a, b in itertools.combinations(sorted(df["worker"].unique()), 2):
         shared = [t for t in df["task"].unique() if (t, a) in lab and (t, b) in lab]
@@ -96,10 +111,15 @@ def test_empty_judgments_are_an_error():
 def test_per_annotator_per_question_and_bias_type():
     rows = [
         # question q1: w1,w2 agree on every item, w3 disagrees once
-        ("t1", "w1", "q1", "a", "gender"), ("t1", "w2", "q1", "a", "gender"), ("t1", "w3", "q1", "b", "gender"),
-        ("t2", "w1", "q1", "b", "age"), ("t2", "w2", "q1", "b", "age"), ("t2", "w3", "q1", "b", "age"),
+        ("t1", "w1", "q1", "a", "gender"),
+        ("t1", "w2", "q1", "a", "gender"),
+        ("t1", "w3", "q1", "b", "gender"),
+        ("t2", "w1", "q1", "b", "age"),
+        ("t2", "w2", "q1", "b", "age"),
+        ("t2", "w3", "q1", "b", "age"),
         # question q2 on t1: a tie between two annotators
-        ("t1", "w1", "q2", "yes", "gender"), ("t1", "w2", "q2", "no", "gender"),
+        ("t1", "w1", "q2", "yes", "gender"),
+        ("t1", "w2", "q2", "no", "gender"),
     ]
     df = pd.DataFrame(rows, columns=["task", "worker", "question", "label", "bias_type"])
     rep, items = agreement(df)
@@ -125,9 +145,16 @@ def crows_judgments(path):
     for p in pairs:
         workers = ast.literal_eval(p.meta["anon_annotators"])
         labels = ast.literal_eval(p.meta["annotations"])
-        for w, labs in zip(workers, labels):
-            rows.append({"task": p.pair_id, "worker": w, "question": "bias_type",
-                         "label": labs[0] if labs else "none", "bias_type": p.bias_type})
+        for w, labs in zip(workers, labels, strict=False):
+            rows.append(
+                {
+                    "task": p.pair_id,
+                    "worker": w,
+                    "question": "bias_type",
+                    "label": labs[0] if labs else "none",
+                    "bias_type": p.bias_type,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -136,7 +163,9 @@ def test_crows_pairs_real_annotations(crows_csv, tmp_path):
     with open(crows_csv, encoding="utf-8") as fh:
         raw = list(csv.DictReader(fh))
     gold3 = sum(sum(r["bias_type"] in labs for labs in ast.literal_eval(r["annotations"])) >= 3 for r in raw)
-    top = [max(Counter((l[0] if l else "none") for l in ast.literal_eval(r["annotations"])).values()) for r in raw]
+    top = [
+        max(Counter((labs[0] if labs else "none") for labs in ast.literal_eval(r["annotations"])).values()) for r in raw
+    ]
     assert len(raw) == 1508
 
     from biaskit.annotation.aggregate import aggregate
@@ -144,7 +173,7 @@ def test_crows_pairs_real_annotations(crows_csv, tmp_path):
     df = crows_judgments(crows_csv)
     assert len(df) == 5 * 1508
     agg, _ = aggregate(df, min_agree=3)
-    gold = dict(zip(df["task"], df["bias_type"]))
+    gold = dict(zip(df["task"], df["bias_type"], strict=False))
     ours = int(((agg["status"] == "accepted") & (agg["label"] == agg["task"].map(gold))).sum())
     assert ours == gold3  # pairs where >= 3 of 5 annotators agree on the gold bias type
 
@@ -166,8 +195,10 @@ def test_crows_pairs_real_annotations(crows_csv, tmp_path):
     assert "Krippendorff's alpha" in md and ">=3 of 5" in md
     items = pd.read_csv(tmp_path / "agr" / "agreement_items.csv")
     assert len(items) == 1508 and (items["majority_votes"].to_numpy() >= 1).all()
-    print(f"\nCrowS-Pairs: {gold3}/1508 pairs with >=3/5 on the gold bias type; alpha={rep['krippendorff_alpha']}, "
-          f"Fleiss={rep['fleiss_kappa']}, Cohen={rep['mean_pairwise_cohen_kappa']}, >=3 of 5 kept {ret[3]['rate']}")
+    print(
+        f"\nCrowS-Pairs: {gold3}/1508 pairs with >=3/5 on the gold bias type; alpha={rep['krippendorff_alpha']}, "
+        f"Fleiss={rep['fleiss_kappa']}, Cohen={rep['mean_pairwise_cohen_kappa']}, >=3 of 5 kept {ret[3]['rate']}"
+    )
 
 
 def test_cli_agreement(tmp_path):
@@ -185,12 +216,20 @@ def test_bias_type_from_a_tuple_file(tmp_path):
     from biaskit.annotation.kinds import get_kind
 
     src = tmp_path / "tuples.jsonl"
-    src.write_text("".join(json.dumps(t) + "\n" for t in [
-        {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"},
-        {"identity": "Dalits", "attribute": "poor", "axis": "Caste", "polarity": "negative"}]))
+    src.write_text(
+        "".join(
+            json.dumps(t) + "\n"
+            for t in [
+                {"identity": "women", "attribute": "emotional", "axis": "gender", "polarity": "negative"},
+                {"identity": "Dalits", "attribute": "poor", "axis": "Caste", "polarity": "negative"},
+            ]
+        )
+    )
     ids = [r.tuple_id for r in get_kind("tuple").load(src)]
-    df = pd.DataFrame([(ids[0], "a", "yes"), (ids[0], "b", "yes"), (ids[1], "a", "no"), (ids[1], "b", "yes")],
-                      columns=["task", "worker", "label"])
+    df = pd.DataFrame(
+        [(ids[0], "a", "yes"), (ids[0], "b", "yes"), (ids[1], "a", "no"), (ids[1], "b", "yes")],
+        columns=["task", "worker", "label"],
+    )
     rep, _ = agreement(df, data_path=src)
     assert set(rep["per_bias_type"]) == {"gender", "caste"}
     assert rep["per_bias_type"]["gender"]["percent_agreement"] == 1.0

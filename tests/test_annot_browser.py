@@ -6,6 +6,7 @@ tests/artifacts/browser), answers by clicking (and typing a comment / correcting
 its prefilled text area), submits, and `biaskit annotate pull` (+ `apply` for the editing kinds)
 returns exactly what was clicked and typed. The instructions panel shows the kind's guidelines in
 English and Hindi."""
+
 from __future__ import annotations
 
 import json
@@ -19,26 +20,55 @@ from biaskit.cli import main
 pytestmark = [pytest.mark.slow]
 
 TUPLE = {"identity": "बिहारी", "attribute": "मेहनती", "axis": "region", "polarity": "positive", "lang": "hi"}
-PAIR = {"sent_more": "महिलाएँ गाड़ी नहीं चला सकतीं।", "sent_less": "पुरुष गाड़ी नहीं चला सकते।",
-        "direction": "stereo", "bias_type": "gender", "lang": "hi"}
-CAT_OPTIONS = {"stereotype": "वे हर सुबह पूजा करते हैं।", "anti-stereotype": "वे हर रविवार मछली पकाते हैं।",
-               "unrelated": "आज बहुत तेज़ बारिश हुई।"}
-CAT = {"split": "intersentence", "target": "ब्राह्मण", "bias_type": "caste", "lang": "hi",
-       "context": "हमारे नए पड़ोसी ब्राह्मण हैं।",
-       "options": [{"sentence": s, "gold_label": g} for g, s in CAT_OPTIONS.items()]}
+PAIR = {
+    "sent_more": "महिलाएँ गाड़ी नहीं चला सकतीं।",
+    "sent_less": "पुरुष गाड़ी नहीं चला सकते।",
+    "direction": "stereo",
+    "bias_type": "gender",
+    "lang": "hi",
+}
+CAT_OPTIONS = {
+    "stereotype": "वे हर सुबह पूजा करते हैं।",
+    "anti-stereotype": "वे हर रविवार मछली पकाते हैं।",
+    "unrelated": "आज बहुत तेज़ बारिश हुई।",
+}
+CAT = {
+    "split": "intersentence",
+    "target": "ब्राह्मण",
+    "bias_type": "caste",
+    "lang": "hi",
+    "context": "हमारे नए पड़ोसी ब्राह्मण हैं।",
+    "options": [{"sentence": s, "gold_label": g} for g, s in CAT_OPTIONS.items()],
+}
 LLM_MORE = "महिलाएँ गाड़ी नहीं चला सकतीं।"
 TRANSLATION = {
-    "pair_id": "tr-browser-1", "source_lang": "en", "target_lang": "hi", "bias_type": "gender", "direction": "stereo",
+    "pair_id": "tr-browser-1",
+    "source_lang": "en",
+    "target_lang": "hi",
+    "bias_type": "gender",
+    "direction": "stereo",
     "source": {"sent_more": "Women can't drive.", "sent_less": "Men can't drive."},
     "candidates": [
-        {"engine": "googletrans", "model": "web", "sent_more": "महिलाएं ड्राइव नहीं कर सकतीं।",
-         "sent_less": "पुरुष ड्राइव नहीं कर सकते।", "flags": []},
-        {"engine": "hf", "model": "nllb", "sent_more": "औरतें गाड़ी नहीं चला सकती।",
-         "sent_less": "औरतें गाड़ी नहीं चला सकती।",
-         "flags": [{"code": "translation_collapsed", "reason": "S1 == S2 after translation", "suggestion": "use पुरुष"}]},
-        {"engine": "llm", "model": "gemma", "sent_more": LLM_MORE, "sent_less": "पुरुष गाड़ी नहीं चला सकते।",
-         "flags": []}],
-    "provenance": {}}
+        {
+            "engine": "googletrans",
+            "model": "web",
+            "sent_more": "महिलाएं ड्राइव नहीं कर सकतीं।",
+            "sent_less": "पुरुष ड्राइव नहीं कर सकते।",
+            "flags": [],
+        },
+        {
+            "engine": "hf",
+            "model": "nllb",
+            "sent_more": "औरतें गाड़ी नहीं चला सकती।",
+            "sent_less": "औरतें गाड़ी नहीं चला सकती।",
+            "flags": [
+                {"code": "translation_collapsed", "reason": "S1 == S2 after translation", "suggestion": "use पुरुष"}
+            ],
+        },
+        {"engine": "llm", "model": "gemma", "sent_more": LLM_MORE, "sent_less": "पुरुष गाड़ी नहीं चला सकते।", "flags": []},
+    ],
+    "provenance": {},
+}
 ANNOTATOR = "browser@example.com"
 
 
@@ -48,11 +78,11 @@ def _write(path: Path, rec: dict) -> Path:
 
 
 @pytest.mark.labelstudio
-def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromium, browser_artifacts, tmp_path,
-                                                monkeypatch, capsys):
-    from browser_helpers import LabelStudioPage, glyphs_rendered
-
+def test_an_annotator_clicks_through_every_kind(
+    ls_server, ls_annotator, chromium, browser_artifacts, tmp_path, monkeypatch, capsys
+):
     from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project
+    from browser_helpers import LabelStudioPage, glyphs_rendered
 
     monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
@@ -65,8 +95,18 @@ def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromiu
 
     def open_kind(kind: str, rec: dict):
         title = f"browser {kind}"
-        main(["annotate", "push", "--kind", kind, "--data", str(_write(tmp_path / f"{kind}.jsonl", rec)),
-              "--project", title])
+        main(
+            [
+                "annotate",
+                "push",
+                "--kind",
+                kind,
+                "--data",
+                str(_write(tmp_path / f"{kind}.jsonl", rec)),
+                "--project",
+                title,
+            ]
+        )
         assert "1 task(s) imported" in capsys.readouterr().out
         proj = find_project(client, title)
         (task_id,) = existing_task_ids(client, proj.id).values()
@@ -136,15 +176,18 @@ def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromiu
         assert set(df["worker"]) == {ANNOTATOR}
         assert set(df["ls_annotation"]) == {submitted[kind]["id"]}  # the annotation the Submit click stored
         got[kind] = df
-    q = {k: dict(zip(df["question"], df["label"])) for k, df in got.items()}
+    q = {k: dict(zip(df["question"], df["label"], strict=False)) for k, df in got.items()}
     assert q["tuple"] == {"stereotype": "yes", "polarity": "negative"}
     concerns = {k: v for k, v in q["pair"].items() if k.startswith("concern:")}
     assert {k for k, v in concerns.items() if v == "yes"} == {"concern:logical_failure", "concern:not_naturalistic"}
     assert len(concerns) == len(concerns_shown)  # every box on screen is a yes/no answer
     assert q["pair"]["validity"] == "antistereo"
     assert set(got["pair"]["comment"]) == {"दूसरा वाक्य भी रूढ़िवादी है"}
-    assert q["cat"] == {"option_stereotype": "stereotype", "option_anti-stereotype": "anti-stereotype",
-                        "option_unrelated": "anti-stereotype"}
+    assert q["cat"] == {
+        "option_stereotype": "stereotype",
+        "option_anti-stereotype": "anti-stereotype",
+        "option_unrelated": "anti-stereotype",
+    }
     tr = got["translation"].set_index("question")
     assert tr.loc["choice", "label"] == slot and tr.loc["choice", "engine"] == "llm"
     assert float(tr.loc["choice", "candidate_index"]) == 2  # the third candidate (the LLM)
@@ -152,25 +195,39 @@ def test_an_annotator_clicks_through_every_kind(ls_server, ls_annotator, chromiu
     assert set(q["translation"]) == {"choice", "corrected_more"}
 
 
-SENTENCE = {"sentence": "औरतें गाड़ी अच्छा नहीं चला सकता।", "identity": "औरतें", "attribute": "गाड़ी चलाने में कमज़ोर",
-            "axis": "gender", "polarity": "negative", "tuple_id": "t-browser", "lang": "hi", "status": "raw"}
+SENTENCE = {
+    "sentence": "औरतें गाड़ी अच्छा नहीं चला सकता।",
+    "identity": "औरतें",
+    "attribute": "गाड़ी चलाने में कमज़ोर",
+    "axis": "gender",
+    "polarity": "negative",
+    "tuple_id": "t-browser",
+    "lang": "hi",
+    "status": "raw",
+}
 SENTENCE_FIXED = "औरतें गाड़ी अच्छी तरह नहीं चला सकतीं।"
-EDIT_PAIR = {"sent_more": "वह लड़की क्रिकेट नहीं खेल सकता।", "sent_less": "वह लड़का क्रिकेट नहीं खेल सकता।",
-             "direction": "stereo", "bias_type": "gender", "lang": "hi"}
+EDIT_PAIR = {
+    "sent_more": "वह लड़की क्रिकेट नहीं खेल सकता।",
+    "sent_less": "वह लड़का क्रिकेट नहीं खेल सकता।",
+    "direction": "stereo",
+    "bias_type": "gender",
+    "lang": "hi",
+}
 PAIR_FIXED = "वह लड़की क्रिकेट नहीं खेल सकती।"
 TR_FIXED = ("महिलाएँ गाड़ी नहीं चला सकतीं।", "पुरुष गाड़ी नहीं चला सकते।")
 EDITOR = "editor@example.com"
 
 
 @pytest.mark.labelstudio
-def test_an_annotator_edits_in_place_and_reads_the_guidelines(ls_server, ls_annotator, chromium, browser_artifacts,
-                                                              tmp_path, monkeypatch, capsys):
+def test_an_annotator_edits_in_place_and_reads_the_guidelines(
+    ls_server, ls_annotator, chromium, browser_artifacts, tmp_path, monkeypatch, capsys
+):
     """The editing kinds: the text areas hold the record's text; the annotator corrects it by
     selecting and typing, submits; pull + apply give back exactly what was typed, with who typed it.
     The kind's guidelines (English and Hindi) are in the project's instructions panel."""
+    from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project
     from browser_helpers import LabelStudioPage, glyphs_rendered
 
-    from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project
     from biaskit.io import read_jsonl
 
     monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
@@ -216,7 +273,10 @@ def test_an_annotator_edits_in_place_and_reads_the_guidelines(ls_server, ls_anno
     # --- pair: stereo, sentence 1 corrected in place (left in the box, not added: submitted with it)
     proj, task_id = push("pair", EDIT_PAIR)
     lsp.open_task(proj.id, task_id, proj.label_config)
-    assert (lsp.prefilled("edited_more"), lsp.prefilled("edited_less")) == (EDIT_PAIR["sent_more"], EDIT_PAIR["sent_less"])
+    assert (lsp.prefilled("edited_more"), lsp.prefilled("edited_less")) == (
+        EDIT_PAIR["sent_more"],
+        EDIT_PAIR["sent_less"],
+    )
     lsp.choose("validity", "stereo")
     lsp.edit("edited_more", PAIR_FIXED, add=False)
     lsp.screenshot(art / "pair-edit.png")
@@ -238,20 +298,37 @@ def test_an_annotator_edits_in_place_and_reads_the_guidelines(ls_server, ls_anno
     for kind in ("sentence", "pair", "translation"):
         judg = tmp_path / f"edit-{kind}.csv"
         main(["annotate", "pull", "--project", titles[kind], "--out", str(judg)])
-        main(["annotate", "apply", "--kind", kind, "--data", str(files[kind]), "--judgments", str(judg),
-              "--out", str(tmp_path / f"edit-{kind}-ok.jsonl")])
+        main(
+            [
+                "annotate",
+                "apply",
+                "--kind",
+                kind,
+                "--data",
+                str(files[kind]),
+                "--judgments",
+                str(judg),
+                "--out",
+                str(tmp_path / f"edit-{kind}-ok.jsonl"),
+            ]
+        )
         capsys.readouterr()
         out[kind] = read_jsonl(tmp_path / f"edit-{kind}-ok.jsonl")
     (s,) = out["sentence"]
     assert s["sentence"] == SENTENCE_FIXED and s["status"] == "accepted"
     (e,) = s["provenance"]["edits"]
-    assert (e["field"], e["original"], e["edited"], e["annotators"]) == ("sentence", SENTENCE["sentence"],
-                                                                          SENTENCE_FIXED, [EDITOR])
+    assert (e["field"], e["original"], e["edited"], e["annotators"]) == (
+        "sentence",
+        SENTENCE["sentence"],
+        SENTENCE_FIXED,
+        [EDITOR],
+    )
     assert e["time"] and s["meta"]["annotation"]["problems"] == ["grammar"]
     (p,) = out["pair"]
     assert (p["sent_more"], p["sent_less"]) == (PAIR_FIXED, EDIT_PAIR["sent_less"])
     assert [(x["field"], x["edited"], x["annotators"]) for x in p["provenance"]["edits"]] == [
-        ("sent_more", PAIR_FIXED, [EDITOR])]
+        ("sent_more", PAIR_FIXED, [EDITOR])
+    ]
     (t,) = out["translation"]
     assert (t["sent_more"], t["sent_less"]) == TR_FIXED
     assert t["meta"]["review"]["winner_engine"] == "googletrans" and t["meta"]["review"]["editors"] == [EDITOR]
@@ -263,11 +340,15 @@ def test_the_tofu_check_fails_without_a_devanagari_font(playwright_sync, tmp_pat
     from browser_helpers import glyphs_rendered, launch
 
     conf = tmp_path / "no-devanagari.conf"
-    conf.write_text('<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
-                    '<include ignore_missing="yes">/etc/fonts/fonts.conf</include>'
-                    "<selectfont><rejectfont><glob>*Devanagari*</glob></rejectfont></selectfont></fontconfig>")
-    html = (f"<div style='font-family: Figtree, sans-serif; font-size: 16px; width: 700px'>"
-            f"<span id=hi>{PAIR['sent_more']}</span><br><span id=en>Women can't drive.</span></div>")
+    conf.write_text(
+        '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+        '<include ignore_missing="yes">/etc/fonts/fonts.conf</include>'
+        "<selectfont><rejectfont><glob>*Devanagari*</glob></rejectfont></selectfont></fontconfig>"
+    )
+    html = (
+        f"<div style='font-family: Figtree, sans-serif; font-size: 16px; width: 700px'>"
+        f"<span id=hi>{PAIR['sent_more']}</span><br><span id=en>Women can't drive.</span></div>"
+    )
     results = {}
     for name, env in (("fonts", {}), ("no-devanagari", {"FONTCONFIG_FILE": str(conf)})):
         browser = launch(playwright_sync, env=env)

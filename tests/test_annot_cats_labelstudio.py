@@ -2,22 +2,23 @@
 issue 10: one id per context made `annotate push` skip 48 of the 85 such CATs of the dev set as
 "duplicates"), and the same CATs read from the original dev.json format have the same ids (pushing
 them again into the same project adds nothing)."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
+from stereoset_helpers import shared_context_rows, to_original
 
 from biaskit.cli import main
-from stereoset_helpers import shared_context_rows, to_original
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 
 
 def test_push_keeps_every_cat_that_shares_a_context(ls_server, stereoset_jsonl, tmp_path, monkeypatch, capsys):
+    from biaskit.annotation.labelstudio import connect, find_project
     from label_studio_sdk import LabelStudio
 
-    from biaskit.annotation.labelstudio import connect, find_project
     from biaskit.readers import read_cats
 
     monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])

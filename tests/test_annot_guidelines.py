@@ -1,14 +1,19 @@
 """Annotator guidelines: every kind has English and Hindi instructions with examples of good and
 bad answers, exported as Markdown by `biaskit annotate guidelines` and rendered for Label
 Studio's instructions panel."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
-from biaskit.annotation.guidelines import (GUIDELINE_LANGS, guidelines_dir, guidelines_html, guidelines_markdown,
-                                           same_instructions)
+from biaskit.annotation.guidelines import (
+    GUIDELINE_LANGS,
+    guidelines_dir,
+    guidelines_html,
+    guidelines_markdown,
+    same_instructions,
+)
 from biaskit.annotation.kinds import KINDS, get_kind
 from conftest import run_cli
 
@@ -37,7 +42,7 @@ def test_every_kind_has_both_languages_with_the_same_structure(kind):
     # every option annotators can click is explained
     k = get_kind(kind)
     for q in k.questions:
-        if q.type == "choice" and kind not in ("translation", "cat_translation"):   # slot letters A, B, ...
+        if q.type == "choice" and kind not in ("translation", "cat_translation"):  # slot letters A, B, ...
             for lab in q.labels:
                 assert f"`{lab}`" in en, (kind, lab)
 

@@ -1,13 +1,14 @@
 """Task kinds (configs, tasks, shuffles), offline import of Label Studio exports, apply."""
+
 from __future__ import annotations
 
 import json
 
 import pandas as pd
 import pytest
-
 from biaskit.annotation.kinds import KINDS, ParsedConfig, get_kind
 from biaskit.annotation.labelstudio import export_to_judgments, import_export
+
 from biaskit.errors import InputError
 
 TUPLES = [
@@ -23,22 +24,57 @@ def write_jsonl(path, rows):
 
 def translation_records():
     return [
-        {"pair_id": "p-1", "source_lang": "en", "target_lang": "hi", "bias_type": "gender", "direction": "stereo",
-         "source": {"sent_more": "She can't drive.", "sent_less": "He can't drive."},
-         "candidates": [
-             {"engine": "googletrans", "model": "web", "sent_more": "वह गाड़ी नहीं चला सकती।",
-              "sent_less": "वह गाड़ी नहीं चला सकता।", "flags": []},
-             {"engine": "hf", "model": "nllb", "sent_more": "वह <b>गाड़ी</b> नहीं चला सकती।",
-              "sent_less": "वह गाड़ी नहीं चला सकती।",
-              "flags": [{"code": "translation_collapsed", "reason": "S1 == S2 <after> translation",
-                         "suggestion": "use एक पुरुष / एक महिला"}]},
-             {"engine": "llm", "model": "gemma", "sent_more": "महिला गाड़ी नहीं चला सकती।",
-              "sent_less": "पुरुष गाड़ी नहीं चला सकता।", "flags": []}],
-         "provenance": {}},
-        {"pair_id": "p-2", "source_lang": "en", "target_lang": "hi", "bias_type": "religion", "direction": "stereo",
-         "source": {"sent_more": "A", "sent_less": "B"},
-         "candidates": [{"engine": "googletrans", "model": "web", "sent_more": "क", "sent_less": "ख"},
-                        {"engine": "hf", "model": "nllb", "sent_more": "ग", "sent_less": "घ"}], "provenance": {}},
+        {
+            "pair_id": "p-1",
+            "source_lang": "en",
+            "target_lang": "hi",
+            "bias_type": "gender",
+            "direction": "stereo",
+            "source": {"sent_more": "She can't drive.", "sent_less": "He can't drive."},
+            "candidates": [
+                {
+                    "engine": "googletrans",
+                    "model": "web",
+                    "sent_more": "वह गाड़ी नहीं चला सकती।",
+                    "sent_less": "वह गाड़ी नहीं चला सकता।",
+                    "flags": [],
+                },
+                {
+                    "engine": "hf",
+                    "model": "nllb",
+                    "sent_more": "वह <b>गाड़ी</b> नहीं चला सकती।",
+                    "sent_less": "वह गाड़ी नहीं चला सकती।",
+                    "flags": [
+                        {
+                            "code": "translation_collapsed",
+                            "reason": "S1 == S2 <after> translation",
+                            "suggestion": "use एक पुरुष / एक महिला",
+                        }
+                    ],
+                },
+                {
+                    "engine": "llm",
+                    "model": "gemma",
+                    "sent_more": "महिला गाड़ी नहीं चला सकती।",
+                    "sent_less": "पुरुष गाड़ी नहीं चला सकता।",
+                    "flags": [],
+                },
+            ],
+            "provenance": {},
+        },
+        {
+            "pair_id": "p-2",
+            "source_lang": "en",
+            "target_lang": "hi",
+            "bias_type": "religion",
+            "direction": "stereo",
+            "source": {"sent_more": "A", "sent_less": "B"},
+            "candidates": [
+                {"engine": "googletrans", "model": "web", "sent_more": "क", "sent_less": "ख"},
+                {"engine": "hf", "model": "nllb", "sent_more": "ग", "sent_less": "घ"},
+            ],
+            "provenance": {},
+        },
     ]
 
 
@@ -91,8 +127,10 @@ def test_cat_shuffle_is_seeded_and_maps_back(stereoset_jsonl, tmp_path):
     # an annotator labelled slot A with its gold label, B as unrelated, C not at all
     a, b = data["biaskit_slots"][0], data["biaskit_slots"][1]
     rows = k.judgments(data, {"label_A": [a["gold_label"]], "label_B": ["unrelated"]})
-    assert rows == [{"question": f"option_{a['gold_label']}", "label": a["gold_label"], "qtype": "choice"},
-                    {"question": f"option_{b['gold_label']}", "label": "unrelated", "qtype": "choice"}]
+    assert rows == [
+        {"question": f"option_{a['gold_label']}", "label": a["gold_label"], "qtype": "choice"},
+        {"question": f"option_{b['gold_label']}", "label": "unrelated", "qtype": "choice"},
+    ]
     res = k.prediction_result(data, "option_stereotype", "stereotype")
     slot = next(s["slot"] for s in data["biaskit_slots"] if s["gold_label"] == "stereotype")
     assert res[0]["from_name"] == f"label_{slot}" and res[0]["to_name"] == f"sentence_{slot}"
@@ -104,8 +142,9 @@ def test_translation_tasks_hide_engines_and_escape_html(tmp_path):
     cfg = ParsedConfig.from_xml(k.config(recs))
     assert cfg.controls["choice"][1] == ("A", "B", "C", "none")  # as many slots as the largest task
     d0 = k.task(recs[0], seed=0)["data"]
-    assert [s["index"] for s in d0["biaskit_slots"]] != [0, 1, 2] or \
-        [s["index"] for s in k.task(recs[0], seed=1)["data"]["biaskit_slots"]] != [0, 1, 2]
+    assert [s["index"] for s in d0["biaskit_slots"]] != [0, 1, 2] or [
+        s["index"] for s in k.task(recs[0], seed=1)["data"]["biaskit_slots"]
+    ] != [0, 1, 2]
     html = d0["candidates_html"]
     for eng in ("googletrans", "hf", "llm", "nllb", "gemma"):
         assert eng not in html  # engines are hidden from the labeling view
@@ -138,11 +177,23 @@ def _export(kind_name, records, annotations):
     for i, rec in enumerate(records, start=1):
         anns = []
         for j, (uid, result, cancelled) in enumerate(annotations.get(i, []), start=1):
-            anns.append({"id": i * 100 + j, "completed_by": uid, "result": result, "was_cancelled": cancelled,
-                         "ground_truth": False, "created_at": f"2024-05-0{j}T10:00:00Z",
-                         "updated_at": f"2024-05-0{j}T10:00:00Z", "lead_time": 2.5 * j, "task": i, "project": 1})
-        out.append({"id": i, "annotations": anns, "predictions": [], "data": k.task(rec)["data"], "meta": {},
-                    "project": 1})
+            anns.append(
+                {
+                    "id": i * 100 + j,
+                    "completed_by": uid,
+                    "result": result,
+                    "was_cancelled": cancelled,
+                    "ground_truth": False,
+                    "created_at": f"2024-05-0{j}T10:00:00Z",
+                    "updated_at": f"2024-05-0{j}T10:00:00Z",
+                    "lead_time": 2.5 * j,
+                    "task": i,
+                    "project": 1,
+                }
+            )
+        out.append(
+            {"id": i, "annotations": anns, "predictions": [], "data": k.task(rec)["data"], "meta": {}, "project": 1}
+        )
     return out
 
 
@@ -159,19 +210,34 @@ def test_export_to_judgments_pair(crows_csv, tmp_path):
     from biaskit.readers import read_pairs
 
     recs = read_pairs(crows_csv, limit=2).pairs
-    tasks = _export("pair", recs, {
-        1: [(2, [ch("validity", "sent_more", "stereo"), ch("concerns", "sent_more", "Logical failure"),
-                 tx("comment", "sent_more", "ok")], False),
-            (3, [ch("validity", "sent_more", "antistereo")], False),
-            (4, [], True)],  # skipped
-        2: [(2, [ch("validity", "sent_more", "invalid")], False)],
-    })
+    tasks = _export(
+        "pair",
+        recs,
+        {
+            1: [
+                (
+                    2,
+                    [
+                        ch("validity", "sent_more", "stereo"),
+                        ch("concerns", "sent_more", "Logical failure"),
+                        tx("comment", "sent_more", "ok"),
+                    ],
+                    False,
+                ),
+                (3, [ch("validity", "sent_more", "antistereo")], False),
+                (4, [], True),
+            ],  # skipped
+            2: [(2, [ch("validity", "sent_more", "invalid")], False)],
+        },
+    )
     df, rep = export_to_judgments(tasks, users={2: "ann1@x.org", 3: "ann2@x.org"})
     assert rep.kind == "pair" and rep.n_annotations == 3 and rep.n_skipped_cancelled == 1
     v = df[df["question"] == "validity"]
-    assert list(zip(v["task"], v["worker"], v["label"])) == [(recs[0].pair_id, "ann1@x.org", "stereo"),
-                                                           (recs[0].pair_id, "ann2@x.org", "antistereo"),
-                                                           (recs[1].pair_id, "ann1@x.org", "invalid")]
+    assert list(zip(v["task"], v["worker"], v["label"], strict=False)) == [
+        (recs[0].pair_id, "ann1@x.org", "stereo"),
+        (recs[0].pair_id, "ann2@x.org", "antistereo"),
+        (recs[1].pair_id, "ann1@x.org", "invalid"),
+    ]
     c = df[(df["worker"] == "ann1@x.org") & df["question"].str.startswith("concern:") & (df["task"] == recs[0].pair_id)]
     assert len(c) == len(k.questions[1].labels)
     assert set(c.loc[c["label"] == "yes", "question"]) == {"concern:logical_failure"}
@@ -189,9 +255,14 @@ def test_unknown_values_are_rejected_loudly(tmp_path):
     k = get_kind("tuple")
     src = write_jsonl(tmp_path / "tuples.jsonl", TUPLES)
     recs = k.load(src)
-    tasks = _export("tuple", recs, {1: [(2, [ch("stereotype", "tuple", "maybe")], False)],
-                                    2: [(3, [ch("mood", "tuple", "happy")], False),
-                                        (2, [ch("stereotype", "tuple", "yes", "no")], False)]})
+    tasks = _export(
+        "tuple",
+        recs,
+        {
+            1: [(2, [ch("stereotype", "tuple", "maybe")], False)],
+            2: [(3, [ch("mood", "tuple", "happy")], False), (2, [ch("stereotype", "tuple", "yes", "no")], False)],
+        },
+    )
     with pytest.raises(InputError) as e:
         export_to_judgments(tasks, users={2: "ann1@x.org"}, source="export.json")
     msg = str(e.value)
@@ -207,25 +278,42 @@ def test_import_cli_offline(tmp_path):
 
     recs = get_kind("tuple").load(write_jsonl(tmp_path / "t.jsonl", TUPLES))
     exp = tmp_path / "export.json"
-    exp.write_text(json.dumps(_export("tuple", recs, {
-        1: [(2, [ch("stereotype", "tuple", "yes"), ch("polarity", "tuple", "negative")], False),
-            (3, [ch("stereotype", "tuple", "yes")], False)]})))
+    exp.write_text(
+        json.dumps(
+            _export(
+                "tuple",
+                recs,
+                {
+                    1: [
+                        (2, [ch("stereotype", "tuple", "yes"), ch("polarity", "tuple", "negative")], False),
+                        (3, [ch("stereotype", "tuple", "yes")], False),
+                    ]
+                },
+            )
+        )
+    )
     users = tmp_path / "users.csv"
     users.write_text("id,email\n2,a@x.org\n3,b@x.org\n")
     out = tmp_path / "j.csv"
     main(["annotate", "import", "--export", str(exp), "--users", str(users), "--out", str(out)])
     df = pd.read_csv(out)
-    assert sorted(zip(df["worker"], df["question"], df["label"])) == [
-        ("a@x.org", "polarity", "negative"), ("a@x.org", "stereotype", "yes"), ("b@x.org", "stereotype", "yes")]
+    assert sorted(zip(df["worker"], df["question"], df["label"], strict=False)) == [
+        ("a@x.org", "polarity", "negative"),
+        ("a@x.org", "stereotype", "yes"),
+        ("b@x.org", "stereotype", "yes"),
+    ]
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"):
+    with pytest.raises(
+        InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"
+    ):
         import_export(bad, tmp_path / "x.csv")
 
 
 def test_apply_pairs(crows_csv, tmp_path):
     from biaskit.annotation.aggregate import aggregate
     from biaskit.annotation.apply import apply_annotations
+
     from biaskit.readers import read_pairs, write_pairs
 
     recs = read_pairs(crows_csv, limit=4).pairs
@@ -234,9 +322,9 @@ def test_apply_pairs(crows_csv, tmp_path):
     opposite = "antistereo" if recs[1].direction == "stereo" else "stereo"
     rows = []
     for w in ("a", "b", "c"):
-        rows.append((ids[0], w, "validity", recs[0].direction))                      # accepted as is
-        rows.append((ids[1], w, "validity", opposite))                               # crowd flips direction
-        rows.append((ids[2], w, "validity", "invalid" if w != "c" else "stereo"))    # crowd: not a valid pair
+        rows.append((ids[0], w, "validity", recs[0].direction))  # accepted as is
+        rows.append((ids[1], w, "validity", opposite))  # crowd flips direction
+        rows.append((ids[2], w, "validity", "invalid" if w != "c" else "stereo"))  # crowd: not a valid pair
         rows.append((ids[0], w, "concern:not_naturalistic", "yes" if w != "a" else "no"))
     rows.append((ids[3], "a", "validity", "stereo"))  # one annotator only: below --min-agree 2
     agg, _ = aggregate(pd.DataFrame(rows, columns=["task", "worker", "question", "label"]), min_agree=2)
@@ -258,6 +346,7 @@ def test_apply_pairs(crows_csv, tmp_path):
 def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     from biaskit.annotation.aggregate import aggregate
     from biaskit.annotation.apply import apply_annotations
+
     from biaskit.io import read_jsonl
 
     tk = get_kind("tuple")
@@ -281,7 +370,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     for w in "abcde":  # 5 validators; CAT 1: 4/5 agree with gold everywhere; CAT 2: unrelated gets 2/5
         for lab in ("stereotype", "anti-stereotype", "unrelated"):
             rows.append((cats[0].cat_id, w, f"option_{lab}", lab if w != "e" else "unrelated"))
-            rows.append((cats[1].cat_id, w, f"option_{lab}", lab if (lab != "unrelated" or w in "ab") else "stereotype"))
+            rows.append(
+                (cats[1].cat_id, w, f"option_{lab}", lab if (lab != "unrelated" or w in "ab") else "stereotype")
+            )
     j = pd.DataFrame(rows, columns=["task", "worker", "question", "label"])
     agg, _ = aggregate(j, min_agree=3)
     res = apply_annotations("cat", src, agg, tmp_path / "c_out.jsonl", judgments=j)
@@ -290,8 +381,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     assert out[0]["cat_id"] == cats[0].cat_id
     st = next(o for o in out[0]["options"] if o["gold_label"] == "stereotype")
     # each validator's label with the validator's id (worker e said "unrelated" everywhere)
-    assert st["human_labels"] == [{"label": "stereotype", "annotator": w} for w in "abcd"] + \
-        [{"label": "unrelated", "annotator": "e"}]
+    assert st["human_labels"] == [{"label": "stereotype", "annotator": w} for w in "abcd"] + [
+        {"label": "unrelated", "annotator": "e"}
+    ]
 
 
 def test_apply_rejects_foreign_ids(tmp_path):

@@ -2,6 +2,7 @@
 token, signed up through the invite link), pull, aggregate, agreement, apply; idempotent and
 resumable pushes; loud rejection of values Label Studio stored but the config does not allow;
 serve/stop and data surviving a restart."""
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,8 @@ def annotate(server, user, task_id, result, lead_time=3.0):
     from label_studio_sdk import LabelStudio
 
     LabelStudio(base_url=server["url"], api_key=user["token"]).annotations.create(
-        id=task_id, result=result, lead_time=lead_time)
+        id=task_id, result=result, lead_time=lead_time
+    )
 
 
 def ch(name, to, *values):
@@ -66,18 +68,20 @@ def no_token_anywhere(token, *texts):
 
 
 # validity labels of annotators 1..3 per pair (None: did not annotate)
-PLAN = [("stereo", "stereo", "stereo"),          # accepted 3/3
-        ("stereo", "stereo", "antistereo"),      # accepted 2/3
-        ("invalid", "invalid", "stereo"),        # majority says not a valid pair
-        ("stereo", "antistereo", "invalid"),     # three-way tie -> needs adjudication
-        ("antistereo", "antistereo", "antistereo"),
-        ("stereo", "antistereo", None)]          # two annotators, tie
+PLAN = [
+    ("stereo", "stereo", "stereo"),  # accepted 3/3
+    ("stereo", "stereo", "antistereo"),  # accepted 2/3
+    ("invalid", "invalid", "stereo"),  # majority says not a valid pair
+    ("stereo", "antistereo", "invalid"),  # three-way tie -> needs adjudication
+    ("antistereo", "antistereo", "antistereo"),
+    ("stereo", "antistereo", None),
+]  # two annotators, tie
 
 
 def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     import krippendorff
-
     from biaskit.annotation.labelstudio import push
+
     from biaskit.readers import read_pairs, write_pairs
 
     server = ls_env
@@ -105,8 +109,8 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     assert sorted(have) == sorted(p.pair_id for p in pairs)
     assert sum(1 for _ in admin(server).tasks.list(project=proj.id)) == 6
 
-    for p, plan in zip(pairs, PLAN):
-        for user, lab in zip(annotators, plan):
+    for p, plan in zip(pairs, PLAN, strict=False):
+        for user, lab in zip(annotators, plan, strict=False):
             if lab is None:
                 continue
             result = [ch("validity", "sent_more", lab)]
@@ -123,14 +127,17 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     df = pd.read_csv(j)
     v = df[df["question"] == "validity"]
     assert len(v) == 17 and set(v["worker"]) == set(ANNOTATORS)
-    got = {(t, w): lab for t, w, lab in zip(v["task"], v["worker"], v["label"])}
-    for p, plan in zip(pairs, PLAN):
-        for e, lab in zip(ANNOTATORS, plan):
+    got = {(t, w): lab for t, w, lab in zip(v["task"], v["worker"], v["label"], strict=False)}
+    for p, plan in zip(pairs, PLAN, strict=False):
+        for e, lab in zip(ANNOTATORS, plan, strict=False):
             assert got.get((p.pair_id, e)) == lab
-    concerns = df[(df["worker"] == ANNOTATORS[0]) & (df["task"] == pairs[0].pair_id)
-                  & df["question"].str.startswith("concern:")]
-    assert set(concerns.loc[concerns["label"] == "yes", "question"]) == {"concern:logical_failure",
-                                                                        "concern:not_naturalistic"}
+    concerns = df[
+        (df["worker"] == ANNOTATORS[0]) & (df["task"] == pairs[0].pair_id) & df["question"].str.startswith("concern:")
+    ]
+    assert set(concerns.loc[concerns["label"] == "yes", "question"]) == {
+        "concern:logical_failure",
+        "concern:not_naturalistic",
+    }
     assert df.loc[(df["worker"] == ANNOTATORS[1]) & (df["task"] == pairs[1].pair_id), "comment"].eq("fine by me").all()
     assert (v["lead_time"] == 1.5).all() and v["created_at"].notna().all()
 
@@ -139,8 +146,14 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     a = pd.read_csv(agg, keep_default_na=False)
     va = {r["task"]: r for r in a[a["question"] == "validity"].to_dict(orient="records")}
     ids = [p.pair_id for p in pairs]
-    assert [va[i]["status"] for i in ids] == ["accepted", "accepted", "accepted", "needs_adjudication",
-                                              "accepted", "needs_adjudication"]
+    assert [va[i]["status"] for i in ids] == [
+        "accepted",
+        "accepted",
+        "accepted",
+        "needs_adjudication",
+        "accepted",
+        "needs_adjudication",
+    ]
     assert [va[i]["label"] for i in ids] == ["stereo", "stereo", "invalid", "", "antistereo", ""]
     assert [va[i]["votes"] for i in ids] == [3, 2, 2, 1, 3, 1]
 
@@ -154,8 +167,21 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     assert "krippendorff_alpha" in rep and rep["per_question"]["validity"]["n_items"] == 6
 
     out = tmp_path / "validated.jsonl"
-    main(["annotate", "apply", "--kind", "pair", "--data", str(data), "--aggregated", str(agg), "--out", str(out),
-          "--json"])
+    main(
+        [
+            "annotate",
+            "apply",
+            "--kind",
+            "pair",
+            "--data",
+            str(data),
+            "--aggregated",
+            str(agg),
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (res["accepted"], res["rejected"], res["needs_adjudication"]) == (3, 1, 2)
     valid = read_pairs(out).pairs
@@ -163,18 +189,29 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     assert valid[2].direction == "antistereo" and all(p.status == "accepted" for p in valid)
 
     # the token never reaches the terminal or a file biaskit wrote
-    no_token_anywhere(server["token"], out1, out2, pull_out.out, pull_out.err, j.read_text(), raw.read_text(),
-                      agg.read_text(), out.read_text())
+    no_token_anywhere(
+        server["token"],
+        out1,
+        out2,
+        pull_out.out,
+        pull_out.err,
+        j.read_text(),
+        raw.read_text(),
+        agg.read_text(),
+        out.read_text(),
+    )
 
 
 def test_pull_rejects_values_not_in_config(ls_env, annotators, tmp_path):
     from biaskit.annotation.labelstudio import pull, push
+
     from biaskit.errors import InputError
 
     server = ls_env
     tuples = tmp_path / "t.jsonl"
-    tuples.write_text(json.dumps({"identity": "nurses", "attribute": "caring", "axis": "gender",
-                                  "polarity": "positive"}) + "\n")
+    tuples.write_text(
+        json.dumps({"identity": "nurses", "attribute": "caring", "axis": "gender", "polarity": "positive"}) + "\n"
+    )
     push(tuples, "tuple", "biaskit bogus values")
     _, have = tasks_by_id(server, "biaskit bogus values")
     (tid,) = have.values()
@@ -195,20 +232,27 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     server = ls_env
     # --- tuple, with LLM pre-annotations as predictions
     tuples = tmp_path / "tuples.jsonl"
-    tuples.write_text("".join(json.dumps(t) + "\n" for t in [
-        {"identity": "women", "attribute": "bad drivers", "axis": "gender", "polarity": "negative"},
-        {"identity": "Brahmins", "attribute": "vegetarian", "axis": "caste", "polarity": "positive"}]))
+    tuples.write_text(
+        "".join(
+            json.dumps(t) + "\n"
+            for t in [
+                {"identity": "women", "attribute": "bad drivers", "axis": "gender", "polarity": "negative"},
+                {"identity": "Brahmins", "attribute": "vegetarian", "axis": "caste", "polarity": "positive"},
+            ]
+        )
+    )
     tk = get_kind("tuple")
     t_ids = [tk.record_id(r) for r in tk.load(tuples)]
     preds = tmp_path / "preds.csv"
-    pd.DataFrame([{"task": t_ids[0], "question": "stereotype", "label": "yes", "model": "smollm2", "score": 0.8}]
-                 ).to_csv(preds, index=False)
+    pd.DataFrame(
+        [{"task": t_ids[0], "question": "stereotype", "label": "yes", "model": "smollm2", "score": 0.8}]
+    ).to_csv(preds, index=False)
     rep = push(tuples, "tuple", "biaskit tuples e2e", overlap=3, predictions=preds)
     assert rep.n_imported == 2 and rep.n_predictions == 1
     _, have = tasks_by_id(server, "biaskit tuples e2e")
     task0 = admin(server).tasks.get(have[t_ids[0]])
     assert task0.predictions and task0.predictions[0].model_version == "smollm2"
-    for user, (s0, s1) in zip(annotators, [("yes", "yes"), ("yes", "no"), ("no", "yes")]):
+    for user, (s0, s1) in zip(annotators, [("yes", "yes"), ("yes", "no"), ("no", "yes")], strict=False):
         annotate(server, user, have[t_ids[0]], [ch("stereotype", "tuple", s0), ch("polarity", "tuple", "negative")])
         annotate(server, user, have[t_ids[1]], [ch("stereotype", "tuple", s1)])
     pull("biaskit tuples e2e", tmp_path / "tj.jsonl")
@@ -269,8 +313,23 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     # apply: the translation kind's own apply (votes through the shared aggregator)
     out = tmp_path / "hi_pairs.jsonl"
     capsys.readouterr()
-    main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments",
-          str(tmp_path / "trj.csv"), "--out", str(out), "--min-agree", "2", "--json"])
+    main(
+        [
+            "annotate",
+            "apply",
+            "--kind",
+            "translation",
+            "--data",
+            str(cands),
+            "--judgments",
+            str(tmp_path / "trj.csv"),
+            "--out",
+            str(out),
+            "--min-agree",
+            "2",
+            "--json",
+        ]
+    )
     res = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (res["accepted"], res["needs_review"], res["rejected"], res["not_reviewed"]) == (2, 0, 0, 0)
     released = {r["source_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
@@ -290,7 +349,6 @@ def test_serve_stop_restart_keeps_data(ls_template, tmp_path, monkeypatch, capsy
 
     from biaskit.annotation.labelstudio import pull, push
     from biaskit.annotation.server import running
-
     from fixtures_labelstudio import ADMIN_TOKEN, create_annotator
 
     d = tmp_path / "ls"
@@ -308,8 +366,9 @@ def test_serve_stop_restart_keeps_data(ls_template, tmp_path, monkeypatch, capsy
 
         server = {"url": url, "token": ADMIN_TOKEN}
         tuples = tmp_path / "t.jsonl"
-        tuples.write_text(json.dumps({"identity": "Sikhs", "attribute": "brave", "axis": "religion",
-                                      "polarity": "positive"}) + "\n")
+        tuples.write_text(
+            json.dumps({"identity": "Sikhs", "attribute": "brave", "axis": "religion", "polarity": "positive"}) + "\n"
+        )
         push(tuples, "tuple", "restart", url=url, token=ADMIN_TOKEN)
         user = create_annotator(server, "restart@example.com")
         _, have = tasks_by_id(server, "restart")
@@ -340,8 +399,18 @@ def test_connection_errors_are_one_line(tmp_path, capsys, monkeypatch):
         port = s.getsockname()[1]
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "not-a-real-token")
     with pytest.raises(SystemExit) as e:
-        main(["annotate", "pull", "--project", "x", "--out", str(tmp_path / "j.csv"),
-              "--url", f"http://127.0.0.1:{port}"])
+        main(
+            [
+                "annotate",
+                "pull",
+                "--project",
+                "x",
+                "--out",
+                str(tmp_path / "j.csv"),
+                "--url",
+                f"http://127.0.0.1:{port}",
+            ]
+        )
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "cannot reach Label Studio" in err and "Traceback" not in err and "not-a-real-token" not in err
@@ -361,7 +430,6 @@ def test_serve_initialises_a_new_folder(tmp_path, monkeypatch, capsys):
     import secrets
 
     from biaskit.annotation.labelstudio import connect
-
     from fixtures_labelstudio import _ls_bin
 
     _ls_bin()  # skip when Label Studio is not installed

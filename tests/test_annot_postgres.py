@@ -2,6 +2,7 @@
 initialise, push (Hindi pairs), annotate as real users, stop, start again, pull, and lose nothing;
 the data lives in PostgreSQL, not in a SQLite file; the password is never printed or written.
 Plus fast checks of the URL parsing, the folder <-> database binding and the redaction."""
+
 from __future__ import annotations
 
 import json
@@ -22,11 +23,24 @@ def test_database_url_parsing_and_env():
 
     db = Database.parse("postgresql://ann%40team:p%40ss-w0rd!@db.example.org:6543/label_studio?sslmode=require")
     assert (db.engine, db.host, db.port, db.name, db.user, db.password, db.sslmode) == (
-        "postgresql", "db.example.org", 6543, "label_studio", "ann@team", "p@ss-w0rd!", "require")
+        "postgresql",
+        "db.example.org",
+        6543,
+        "label_studio",
+        "ann@team",
+        "p@ss-w0rd!",
+        "require",
+    )
     env = db.env()
-    assert env == {"DJANGO_DB": "default", "POSTGRE_NAME": "label_studio", "POSTGRE_USER": "ann@team",
-                   "POSTGRE_HOST": "db.example.org", "POSTGRE_PORT": "6543", "POSTGRE_PASSWORD": "p@ss-w0rd!",
-                   "PGSSLMODE": "require"}
+    assert env == {
+        "DJANGO_DB": "default",
+        "POSTGRE_NAME": "label_studio",
+        "POSTGRE_USER": "ann@team",
+        "POSTGRE_HOST": "db.example.org",
+        "POSTGRE_PORT": "6543",
+        "POSTGRE_PASSWORD": "p@ss-w0rd!",
+        "PGSSLMODE": "require",
+    }
     # what may be printed or stored has no password
     assert db.public_url() == "postgresql://ann%40team@db.example.org:6543/label_studio?sslmode=require"
     assert "p@ss" not in json.dumps(db.public()) and "p@ss" not in repr(db)
@@ -36,12 +50,15 @@ def test_database_url_parsing_and_env():
     assert Database.parse(None).env() == {"DJANGO_DB": "sqlite"}
 
 
-@pytest.mark.parametrize("url, msg", [
-    ("mysql://u:p@h/db", "unsupported database 'mysql'"),
-    ("postgresql://u:secret-pw-1@h", "needs a host and a database name"),
-    ("postgresql://u:secret-pw-1@h:99999/db", "not a valid URL"),
-    ("postgresql://u:secret-pw-1@h/db?connect_timeout=3", "unsupported parameter(s) connect_timeout"),
-])
+@pytest.mark.parametrize(
+    "url, msg",
+    [
+        ("mysql://u:p@h/db", "unsupported database 'mysql'"),
+        ("postgresql://u:secret-pw-1@h", "needs a host and a database name"),
+        ("postgresql://u:secret-pw-1@h:99999/db", "not a valid URL"),
+        ("postgresql://u:secret-pw-1@h/db?connect_timeout=3", "unsupported parameter(s) connect_timeout"),
+    ],
+)
 def test_bad_database_urls_are_one_line_errors(url, msg, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["annotate", "serve", "--data-dir", str(tmp_path / "d"), "--database", url])
@@ -88,7 +105,10 @@ def _serve_sqlite_folder(tmp_path, capsys, *args) -> int:
 def test_url_passwords_are_redacted():
     from biaskit.redact import redact
 
-    assert redact("FATAL: postgresql://bob:hunter2-x@db:5432/ls refused") == "FATAL: postgresql://bob:***@db:5432/ls refused"
+    assert (
+        redact("FATAL: postgresql://bob:hunter2-x@db:5432/ls refused")
+        == "FATAL: postgresql://bob:***@db:5432/ls refused"
+    )
     assert redact("see http://127.0.0.1:8080/projects/3") == "see http://127.0.0.1:8080/projects/3"
 
 
@@ -97,17 +117,32 @@ def test_url_passwords_are_redacted():
 # --------------------------------------------------------------------------------------------
 ADMIN_TOKEN = "fedcba9876543210fedcba9876543210fedcba98"
 PLAN = {  # pair index -> (annotator 1, annotator 2) validity labels
-    0: ("stereo", "stereo"), 1: ("antistereo", "invalid"), 2: ("invalid", "invalid"), 3: ("stereo", None)}
+    0: ("stereo", "stereo"),
+    1: ("antistereo", "invalid"),
+    2: ("invalid", "invalid"),
+    3: ("stereo", None),
+}
 
 
 def _hindi_pairs(tmp_path):
-    rows = [("महिलाएँ गाड़ी नहीं चला सकतीं।", "पुरुष गाड़ी नहीं चला सकते।", "gender"),
-            ("ब्राह्मण हमेशा शाकाहारी होते हैं।", "दलित हमेशा शाकाहारी होते हैं।", "caste"),
-            ("बिहारी लोग मेहनती होते हैं।", "पंजाबी लोग मेहनती होते हैं।", "region"),
-            ("मुसलमान पढ़ाई में कमजोर होते हैं।", "हिंदू पढ़ाई में कमजोर होते हैं।", "religion")]
+    rows = [
+        ("महिलाएँ गाड़ी नहीं चला सकतीं।", "पुरुष गाड़ी नहीं चला सकते।", "gender"),
+        ("ब्राह्मण हमेशा शाकाहारी होते हैं।", "दलित हमेशा शाकाहारी होते हैं।", "caste"),
+        ("बिहारी लोग मेहनती होते हैं।", "पंजाबी लोग मेहनती होते हैं।", "region"),
+        ("मुसलमान पढ़ाई में कमजोर होते हैं।", "हिंदू पढ़ाई में कमजोर होते हैं।", "religion"),
+    ]
     p = tmp_path / "hi_pairs.jsonl"
-    p.write_text("".join(json.dumps({"sent_more": a, "sent_less": b, "direction": "stereo", "bias_type": t,
-                                     "lang": "hi"}, ensure_ascii=False) + "\n" for a, b, t in rows), encoding="utf-8")
+    p.write_text(
+        "".join(
+            json.dumps(
+                {"sent_more": a, "sent_less": b, "direction": "stereo", "bias_type": t, "lang": "hi"},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for a, b, t in rows
+        ),
+        encoding="utf-8",
+    )
     return p
 
 
@@ -122,13 +157,12 @@ def _files_text(folder):
 @pytest.mark.slow
 @pytest.mark.labelstudio
 def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeypatch, capsys):
-    from label_studio_sdk import LabelStudio
-
     from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project, pull
     from biaskit.annotation.server import DB_FILE, DB_INFO_FILE, ls_version, running
-    from biaskit.readers import read_pairs
-
     from fixtures_labelstudio import _ls_bin, create_annotator
+    from label_studio_sdk import LabelStudio
+
+    from biaskit.readers import read_pairs
 
     _ls_bin()
     pg = pg_cluster
@@ -148,14 +182,34 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
         # the data is in PostgreSQL: no SQLite file; the folder records where (without the password)
         assert not (d / DB_FILE).exists()
         recorded = json.loads((d / DB_INFO_FILE).read_text())
-        assert recorded == {"engine": "postgresql", "host": "127.0.0.1", "port": pg.port, "name": "ls_team",
-                            "user": pg.user, "migrated_by_label_studio": ls_version()}
+        assert recorded == {
+            "engine": "postgresql",
+            "host": "127.0.0.1",
+            "port": pg.port,
+            "name": "ls_team",
+            "user": pg.user,
+            "migrated_by_label_studio": ls_version(),
+        }
         assert pg.psql("SELECT email FROM htx_user", "ls_team") == "lead@example.org"
 
         data = _hindi_pairs(tmp_path)
         pairs = read_pairs(data).pairs
-        main(["annotate", "push", "--kind", "pair", "--data", str(data), "--project", "hi pg", "--overlap", "2",
-              "--url", url])
+        main(
+            [
+                "annotate",
+                "push",
+                "--kind",
+                "pair",
+                "--data",
+                str(data),
+                "--project",
+                "hi pg",
+                "--overlap",
+                "2",
+                "--url",
+                url,
+            ]
+        )
         printed.append(capsys.readouterr().out)
         assert "4 task(s) imported" in printed[-1]
         client = connect(url, ADMIN_TOKEN)
@@ -163,16 +217,26 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
         server = {"url": url, "token": ADMIN_TOKEN}
         users = [create_annotator(server, e) for e in ("a1@example.org", "a2@example.org")]
         for i, labels in PLAN.items():
-            for user, lab in zip(users, labels):
+            for user, lab in zip(users, labels, strict=False):
                 if lab:
                     LabelStudio(base_url=url, api_key=user["token"]).annotations.create(
-                        id=have[pairs[i].pair_id], lead_time=2.0,
-                        result=[{"from_name": "validity", "to_name": "sent_more", "type": "choices",
-                                 "value": {"choices": [lab]}}])
+                        id=have[pairs[i].pair_id],
+                        lead_time=2.0,
+                        result=[
+                            {
+                                "from_name": "validity",
+                                "to_name": "sent_more",
+                                "type": "choices",
+                                "value": {"choices": [lab]},
+                            }
+                        ],
+                    )
         # the annotations are rows of PostgreSQL's task_completion table, Hindi text intact in task data
         assert pg.psql("SELECT count(*) FROM task_completion", "ls_team") == "7"
-        assert pg.psql("SELECT count(*) FROM task WHERE data->>'sent_more' = 'महिलाएँ गाड़ी नहीं चला सकतीं।'",
-                       "ls_team") == "1"
+        assert (
+            pg.psql("SELECT count(*) FROM task WHERE data->>'sent_more' = 'महिलाएँ गाड़ी नहीं चला सकतीं।'", "ls_team")
+            == "1"
+        )
         before = tmp_path / "before.csv"
         pull("hi pg", before, url=url, token=ADMIN_TOKEN)
 
@@ -200,9 +264,13 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
         a, b = pd.read_csv(before), pd.read_csv(after)
         pd.testing.assert_frame_equal(a, b)
         v = a[a["question"] == "validity"]
-        got = {(t, w): lab for t, w, lab in zip(v["task"], v["worker"], v["label"])}
-        want = {(pairs[i].pair_id, e): lab for i, labels in PLAN.items()
-                for e, lab in zip(("a1@example.org", "a2@example.org"), labels) if lab}
+        got = {(t, w): lab for t, w, lab in zip(v["task"], v["worker"], v["label"], strict=False)}
+        want = {
+            (pairs[i].pair_id, e): lab
+            for i, labels in PLAN.items()
+            for e, lab in zip(("a1@example.org", "a2@example.org"), labels, strict=False)
+            if lab
+        }
         assert got == want
         assert main_push_again(data, url2, capsys) == "0 task(s) imported, 4 already there"
     finally:

@@ -6,26 +6,26 @@ already chosen (screenshots in tests/artifacts/browser). A re-run asks the LLM n
 prediction. Three annotators then answer, and `annotate judge-agreement` compares them with the LLM.
 (Label Studio OSS's Data Manager quick view pre-fills a task with its first prediction whatever the
 setting: docs/annotation.md says so; annotators label through the stream.)"""
+
 from __future__ import annotations
 
 import json
 
 import pandas as pd
 import pytest
-
 from conftest import run_cli
 from fixtures_labelstudio import write_tuples
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio, pytest.mark.llm]
 
 
-def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_server, ls_annotator, chromium,
-                                                              browser_artifacts, tmp_path, monkeypatch, capsys):
-    from browser_helpers import LabelStudioPage
-    from label_studio_sdk import LabelStudio
-
+def test_prelabels_as_hidden_predictions_and_the_judge_report(
+    llm_server, ls_server, ls_annotator, chromium, browser_artifacts, tmp_path, monkeypatch, capsys
+):
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project
+    from browser_helpers import LabelStudioPage
+    from label_studio_sdk import LabelStudio
 
     monkeypatch.setenv("LABEL_STUDIO_URL", ls_server["url"])
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
@@ -38,11 +38,29 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_ser
     hidden, shown = "prelabel hidden", "prelabel shown"
 
     # people's project first; the pre-labels come later, onto its existing tasks
-    assert run_cli(["annotate", "push", "--kind", "tuple", "--data", str(data), "--project", hidden, "--overlap", "3"],
-                   capsys)[0] == 0
+    assert (
+        run_cli(
+            ["annotate", "push", "--kind", "tuple", "--data", str(data), "--project", hidden, "--overlap", "3"], capsys
+        )[0]
+        == 0
+    )
     out = tmp_path / "llm.csv"
-    prelabel = ["annotate", "prelabel", "--kind", "tuple", "--data", str(data), "--out", str(out), "--project", hidden,
-                "--model", llm_server.model, "--base-url", llm_server.base_url]
+    prelabel = [
+        "annotate",
+        "prelabel",
+        "--kind",
+        "tuple",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--project",
+        hidden,
+        "--model",
+        llm_server.model,
+        "--base-url",
+        llm_server.base_url,
+    ]
     code, so, err = run_cli(prelabel, capsys)
     assert code == 0, so + err
     llm = pd.read_csv(out)
@@ -58,7 +76,7 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_ser
     assert len(preds) == 4 and {p.model_version for p in preds} == {mv}
     by_task = {p.task: {r["from_name"]: r["value"]["choices"][0] for r in p.result} for p in preds}
     for t in ids:  # each prediction holds the LLM's answers of that task
-        want = dict(zip(llm[llm["task"] == t]["question"], llm[llm["task"] == t]["label"]))
+        want = dict(zip(llm[llm["task"] == t]["question"], llm[llm["task"] == t]["label"], strict=False))
         assert by_task[tids[t]] == want
     # a re-run: every answer from the cache (no request reaches the llama.cpp server), no new prediction
     llm_server.wait_idle()
@@ -70,8 +88,25 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_ser
     assert len(list(admin.predictions.list(project=proj.id))) == 4
 
     # the same pre-labels shown (pre-filled) in a second project
-    assert run_cli(["annotate", "push", "--kind", "tuple", "--data", str(data), "--project", shown, "--predictions",
-                    str(out), "--show-predictions"], capsys)[0] == 0
+    assert (
+        run_cli(
+            [
+                "annotate",
+                "push",
+                "--kind",
+                "tuple",
+                "--data",
+                str(data),
+                "--project",
+                shown,
+                "--predictions",
+                str(out),
+                "--show-predictions",
+            ],
+            capsys,
+        )[0]
+        == 0
+    )
     proj2 = find_project(c, shown)
     assert proj2.show_collab_predictions is True and len(list(admin.predictions.list(project=proj2.id))) == 4
 
@@ -103,7 +138,7 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_ser
     close_instructions()
     page.screenshot(browser_artifacts / "prelabel_shown.png")
     t0 = served()
-    said = dict(zip(llm[llm["task"] == t0]["question"], llm[llm["task"] == t0]["label"]))
+    said = dict(zip(llm[llm["task"] == t0]["question"], llm[llm["task"] == t0]["label"], strict=False))
     for q, lab in said.items():
         assert checked(q) == [lab], (q, lab)
     page.page.context.close()
@@ -112,19 +147,35 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(llm_server, ls_ser
     people = [ls_annotator(f"prelabel-{i}@example.com") for i in range(3)]
     answers = {t: ["yes", "yes", "no"] if i % 2 else ["no", "no", "no"] for i, t in enumerate(ids)}
     for t in ids:
-        for u, lab in zip(people, answers[t]):
+        for u, lab in zip(people, answers[t], strict=False):
             LabelStudio(base_url=ls_server["url"], api_key=u["token"]).annotations.create(
-                id=tids[t], result=[{"from_name": "stereotype", "to_name": "tuple", "type": "choices",
-                                     "value": {"choices": [lab]}}])
+                id=tids[t],
+                result=[
+                    {"from_name": "stereotype", "to_name": "tuple", "type": "choices", "value": {"choices": [lab]}}
+                ],
+            )
     pulled = tmp_path / "people.csv"
     assert run_cli(["annotate", "pull", "--project", hidden, "--out", str(pulled)], capsys)[0] == 0
-    code, so, err = run_cli(["annotate", "judge-agreement", "--judgments", str(pulled), "--llm", str(out), "--out",
-                             str(tmp_path / "judge")], capsys)
+    code, so, err = run_cli(
+        [
+            "annotate",
+            "judge-agreement",
+            "--judgments",
+            str(pulled),
+            "--llm",
+            str(out),
+            "--out",
+            str(tmp_path / "judge"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     rep = json.loads((tmp_path / "judge" / "judge.json").read_text())
     s = rep["models"][mv]["questions"]["stereotype"]
     majority = {t: max(set(v), key=v.count) for t, v in answers.items()}
-    llm_st = dict(zip(llm[llm["question"] == "stereotype"]["task"], llm[llm["question"] == "stereotype"]["label"]))
+    llm_st = dict(
+        zip(llm[llm["question"] == "stereotype"]["task"], llm[llm["question"] == "stereotype"]["label"], strict=False)
+    )
     assert s["items"] == 4
     assert s["agreement_with_majority"] == pytest.approx(sum(llm_st[t] == majority[t] for t in ids) / 4)
     assert rep["models"][mv]["verdict"].startswith("The LLM ")

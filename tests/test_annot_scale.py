@@ -2,6 +2,7 @@
 SIGKILL half-way and re-run: every task exactly once (counted in Label Studio); copies that a
 killed push's last chunk leaves behind are removed (never an annotated one); pull through an
 export snapshot gives the same judgments as the plain export."""
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from fixtures_labelstudio import write_tuples
 
 from biaskit.cli import main
@@ -40,9 +40,24 @@ def test_push_20k_killed_and_resumed_has_no_duplicates(ls_env, tmp_path, capsys)
     assert len(want) == n
     title = "scale kill -9"
     biaskit = Path(sys.executable).with_name("biaskit")
-    proc = subprocess.Popen([str(biaskit), "annotate", "push", "--kind", "tuple", "--data", str(data),
-                             "--project", title, "--chunk-size", "500"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(os.environ))
+    proc = subprocess.Popen(
+        [
+            str(biaskit),
+            "annotate",
+            "push",
+            "--kind",
+            "tuple",
+            "--data",
+            str(data),
+            "--project",
+            title,
+            "--chunk-size",
+            "500",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+    )
     client = _client(ls_env)
     # kill it for good (SIGKILL: no cleanup of any kind) once a few chunks are in
     deadline = time.monotonic() + 300
@@ -80,10 +95,9 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
     """Deterministic version of the race a SIGKILL can leave: the killed push's last chunk is
     committed by the server *after* the re-run listed the project (simulated by importing the
     same records from the progress callback), and an older copy that an annotator has answered."""
-    from label_studio_sdk import LabelStudio
-
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import find_project, list_tasks, project_task_count, push
+    from label_studio_sdk import LabelStudio
 
     k = get_kind("tuple")
     data = write_tuples(tmp_path / "t.jsonl", 30)
@@ -99,8 +113,9 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
     assert len(copies0) == 2
     user = ls_annotator("scale@example.com")
     LabelStudio(base_url=ls_env["url"], api_key=user["token"]).annotations.create(
-        id=copies0[1], result=[{"from_name": "stereotype", "to_name": "tuple", "type": "choices",
-                                "value": {"choices": ["yes"]}}])
+        id=copies0[1],
+        result=[{"from_name": "stereotype", "to_name": "tuple", "type": "choices", "value": {"choices": ["yes"]}}],
+    )
 
     late = [k.task(r) for r in recs[20:30]]  # the chunk "still on its way" from the killed push
 
@@ -120,9 +135,8 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
 
 
 def test_snapshot_and_plain_exports_give_the_same_judgments(ls_env, ls_annotator, tmp_path, capsys):
-    from label_studio_sdk import LabelStudio
-
     from biaskit.annotation.labelstudio import existing_task_ids, find_project, push
+    from label_studio_sdk import LabelStudio
 
     data = write_tuples(tmp_path / "t.jsonl", 12)
     title = "scale export modes"
@@ -135,8 +149,11 @@ def test_snapshot_and_plain_exports_give_the_same_judgments(ls_env, ls_annotator
         for u, user in enumerate(users):
             lab = "yes" if (n + u) % 3 else "no"
             LabelStudio(base_url=ls_env["url"], api_key=user["token"]).annotations.create(
-                id=tid, result=[{"from_name": "stereotype", "to_name": "tuple", "type": "choices",
-                                 "value": {"choices": [lab]}}])
+                id=tid,
+                result=[
+                    {"from_name": "stereotype", "to_name": "tuple", "type": "choices", "value": {"choices": [lab]}}
+                ],
+            )
             expected[(tid, user["email"])] = lab
     outs = {}
     for mode in ("plain", "snapshot", "auto"):
@@ -145,7 +162,7 @@ def test_snapshot_and_plain_exports_give_the_same_judgments(ls_env, ls_annotator
         assert f"({'plain' if mode == 'auto' else mode} export)" in capsys.readouterr().out  # 12 tasks: small
     plain, snap = pd.read_csv(outs["plain"]), pd.read_csv(outs["snapshot"])
     pd.testing.assert_frame_equal(plain, snap)
-    got = {(t, w): lab for t, w, lab in zip(snap["ls_task"], snap["worker"], snap["label"])}
+    got = {(t, w): lab for t, w, lab in zip(snap["ls_task"], snap["worker"], snap["label"], strict=False)}
     assert got == expected
     # the snapshot is not left behind on the server
     assert list(client.projects.exports.list(find_project(client, title).id)) == []

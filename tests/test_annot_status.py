@@ -1,6 +1,7 @@
 """`biaskit annotate status`: a project's progress and quality from its pulled judgments. Every
 expected figure below is worked out by hand from the rows (see the comments), or, for the
 leave-one-out disagreement on random data, by a plain loop written here."""
+
 from __future__ import annotations
 
 import json
@@ -9,27 +10,41 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-
 from biaskit.annotation.status import leave_one_out, project_status, status_markdown
-from biaskit.io import write_jsonl
 from conftest import run_cli
+
+from biaskit.io import write_jsonl
 
 T1, T2 = "2025-03-01T10:00:00Z", "2025-03-02T10:00:00Z"
 
 
 def _row(task, worker, label, lead, at=T1, question="validity", qtype="choice"):
-    return {"task": task, "worker": worker, "label": label, "question": question, "qtype": qtype,
-            "lead_time": lead, "created_at": at, "updated_at": at, "ls_annotation": f"{worker}-{task}-{at}"}
+    return {
+        "task": task,
+        "worker": worker,
+        "label": label,
+        "question": question,
+        "qtype": qtype,
+        "lead_time": lead,
+        "created_at": at,
+        "updated_at": at,
+        "ls_annotation": f"{worker}-{task}-{at}",
+    }
 
 
 # t1: S S S A (a b c d) | t2: S S I (a b d; d first said S, then I) | t3: I S (a c) | t4: A (b) | t5: nobody
 ROWS = [
-    _row("t1", "a", "stereo", 10), _row("t1", "a", "Women are bad at driving.", 10, question="edited_more",
-                                        qtype="text"),
-    _row("t1", "b", "stereo", 5), _row("t1", "c", "stereo", 40), _row("t1", "d", "antistereo", 8),
-    _row("t2", "a", "stereo", 20), _row("t2", "b", "stereo", 15),
-    _row("t2", "d", "stereo", 100, T1), _row("t2", "d", "invalid", 12, T2),
-    _row("t3", "a", "invalid", 30), _row("t3", "c", "stereo", 60),
+    _row("t1", "a", "stereo", 10),
+    _row("t1", "a", "Women are bad at driving.", 10, question="edited_more", qtype="text"),
+    _row("t1", "b", "stereo", 5),
+    _row("t1", "c", "stereo", 40),
+    _row("t1", "d", "antistereo", 8),
+    _row("t2", "a", "stereo", 20),
+    _row("t2", "b", "stereo", 15),
+    _row("t2", "d", "stereo", 100, T1),
+    _row("t2", "d", "invalid", 12, T2),
+    _row("t3", "a", "invalid", 30),
+    _row("t3", "c", "stereo", 60),
     _row("t4", "b", "antistereo", 25),
 ]
 
@@ -42,15 +57,23 @@ def test_status_by_hand():
     assert (st["annotations"], st["annotators"]) == (10, 4)
     people = {p["annotator"]: p for p in st["per_annotator"]}
     # pending: the 3 tasks short of 3 annotators (t3 t4 t5) minus those the annotator did
-    assert {w: (p["done"], p["pending"]) for w, p in people.items()} == {"a": (3, 2), "b": (3, 2), "c": (2, 2),
-                                                                         "d": (2, 3)}
+    assert {w: (p["done"], p["pending"]) for w, p in people.items()} == {
+        "a": (3, 2),
+        "b": (3, 2),
+        "c": (2, 2),
+        "d": (2, 3),
+    }
     # lead time per annotation (d's t2: the latest answer, 12 s): a 10 20 30, b 5 15 25, c 40 60, d 8 12
     assert {w: p["lead_time_median"] for w, p in people.items()} == {"a": 20, "b": 15, "c": 50, "d": 10}
     assert st["time_per_task"] == {"n": 10, "median": 17.5, "mean": 22.5}
     # leave-one-out majority (2+ others): t1: a, b, c agree with S; d (A) disagrees with S.
     # t2: a and b see a tie (S vs I) among the others: not compared; d (I) disagrees with S S. t3, t4: too few others
     assert {w: (p["compared"], p["disagreements"]) for w, p in people.items()} == {
-        "a": (1, 0), "b": (1, 0), "c": (1, 0), "d": (2, 2)}
+        "a": (1, 0),
+        "b": (1, 0),
+        "c": (1, 0),
+        "d": (2, 2),
+    }
     assert [p["annotator"] for p in st["per_annotator"]] == ["d", "a", "b", "c"]  # most disagreeing first
     assert people["d"]["disagreement_rate"] == 1.0 and people["a"]["disagreement_rate"] == 0.0
     # agreement on items with 2+ answers (t1 S3 A1, t2 S2 I1, t3 I1 S1):
@@ -68,10 +91,10 @@ def _loo_reference(df, min_others):
     from collections import Counter
 
     by_item = {}
-    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"], strict=False):
         by_item.setdefault((t, q), []).append((w, lab))
     comp, dis = [], []
-    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"]):
+    for t, q, w, lab in zip(df["task"], df["question"], df["worker"], df["label"], strict=False):
         others = [x for ww, x in by_item[(t, q)] if ww != w]
         top = Counter(others).most_common()
         if len(others) < min_others or (len(top) > 1 and top[0][1] == top[1][1]):
@@ -89,7 +112,9 @@ def test_leave_one_out_matches_a_plain_loop(seed):
     for t in range(60):
         for q in ("validity", "concern:x"):
             for w in rng.sample("abcdefg", rng.randint(1, 7)):
-                rows.append({"task": f"t{t}", "question": q, "worker": w, "label": rng.choice("xyz"[:rng.randint(1, 3)])})
+                rows.append(
+                    {"task": f"t{t}", "question": q, "worker": w, "label": rng.choice("xyz"[: rng.randint(1, 3)])}
+                )
     df = pd.DataFrame(rows)
     for m in (1, 2, 3):
         got = leave_one_out(df, m)
@@ -115,7 +140,11 @@ def test_status_on_some_questions():
     assert {p["annotator"]: p["disagreements"] for p in st["per_annotator"]} == {"a": 0, "b": 0, "c": 0, "d": 2}
     st = project_status(pd.DataFrame(rows), 5, overlap=3, questions=["concern"])
     assert {p["annotator"]: (p["compared"], p["disagreements"]) for p in st["per_annotator"]} == {
-        "a": (0, 0), "b": (1, 0), "c": (1, 0), "d": (1, 0)}
+        "a": (0, 0),
+        "b": (1, 0),
+        "c": (1, 0),
+        "d": (1, 0),
+    }
     assert st["questions"] == ["concern"]
     with pytest.raises(InputError, match="no answers to question"):
         project_status(pd.DataFrame(rows), 5, questions=["polarity"])
@@ -123,8 +152,9 @@ def test_status_on_some_questions():
 
 def test_status_cli_offline(tmp_path, capsys):
     judg = write_jsonl(tmp_path / "j.jsonl", ROWS)
-    code, out, err = run_cli(["annotate", "status", "--judgments", str(judg), "--tasks", "5", "--overlap", "3",
-                              "--json"], capsys)
+    code, out, err = run_cli(
+        ["annotate", "status", "--judgments", str(judg), "--tasks", "5", "--overlap", "3", "--json"], capsys
+    )
     assert code == 0, err
     st = json.loads(out)
     assert st["done"] == 2 and st["per_annotator"][0]["annotator"] == "d"

@@ -1,6 +1,7 @@
 """Agreement per target term and domain (StereoSet, Table 10 and the >= 3 of 5 rule) and StereoSet's
 released labels as judgments (`annotate from-stereoset`). Every expected figure is worked out by hand
 from the labels listed below, or is a published reference value (Fleiss 1971, Krippendorff)."""
+
 from __future__ import annotations
 
 import json
@@ -8,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from biaskit.annotation.agreement import agreement, agreement_report
 from biaskit.annotation.stereoset_labels import stereoset_judgments
-from biaskit.errors import InputError
 from conftest import run_cli
 from test_annot_agreement import fleiss_judgments, kripp_judgments
+
+from biaskit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo" / "stereoset_labels_demo.json"
@@ -31,8 +32,11 @@ S, A, U, R = "stereotype", "anti-stereotype", "unrelated", "related"
 #   >= 3 of 5 on every sentence: all but grandmother (its stereotype sentence has 2) -> 3 of 4 CATs.
 #   Dropping the two "related" labels: librarian-inter (.8 + 3/4 + 1) / 3 = .85, grandmother
 #   (.4 + .6 + 4/4) / 3 = 2/3, overall (1 + 2/3 + .85 + 13/15) / 4 = .845833; retention unchanged.
-HAND_TERMS = {("gender", "grandmother"): (0.6, 9, 15, 1, 0), ("profession", "librarian"): (0.9, 27, 30, 2, 2),
-              ("religion", "monk"): (13 / 15, 13, 15, 1, 1)}
+HAND_TERMS = {
+    ("gender", "grandmother"): (0.6, 9, 15, 1, 0),
+    ("profession", "librarian"): (0.9, 27, 30, 2, 2),
+    ("religion", "monk"): (13 / 15, 13, 15, 1, 1),
+}
 
 
 def _by_term(rows):
@@ -77,7 +81,11 @@ def test_agreement_per_target_term_by_hand():
         row = got[key]
         assert row["reference_agreement"] == pytest.approx(agr, abs=1e-6), key
         assert (row["reference_votes"], row["reference_answers"], row["n_tasks"], row["retained"]) == (
-            votes, answers, n_tasks, kept), key
+            votes,
+            answers,
+            n_tasks,
+            kept,
+        ), key
         assert row["n_items"] == 3 * n_tasks and row["n_judgments"] == 15 * n_tasks
     # Fleiss on grandmother's 3 items (labels kept apart per question): P_i = (sum n_ij^2 - 5) / 20 =
     # (9-5)/20, (13-5)/20, (17-5)/20 -> P = .4; p_j = 2,2,1 | 3,2 | 4,1 (of 15) -> P_e = 39/225
@@ -117,8 +125,10 @@ def test_targets_and_references_from_the_records():
 def test_per_target_matches_published_reference_values():
     """Two target terms whose items are the Fleiss (1971) table and Krippendorff's reliability data:
     each term's statistics are the published values."""
-    df = pd.concat([fleiss_judgments().assign(target="fleiss-term"), kripp_judgments().assign(target="kripp-term")],
-                   ignore_index=True).assign(bias_type="x")
+    df = pd.concat(
+        [fleiss_judgments().assign(target="fleiss-term"), kripp_judgments().assign(target="kripp-term")],
+        ignore_index=True,
+    ).assign(bias_type="x")
     rep, _ = agreement(df)
     got = _by_term(rep["per_target"])
     f, k = got[("x", "fleiss-term")], got[("x", "kripp-term")]
@@ -136,25 +146,54 @@ def test_per_target_matches_published_reference_values():
 
 def test_pairs_target_is_group_more_and_reference_the_direction(tmp_path):
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo",
-         "bias_type": "caste", "group_more": "Dalits", "group_less": "Brahmins"},
-        {"sent_more": "Men can cook well.", "sent_less": "Women can cook well.", "direction": "antistereo",
-         "bias_type": "gender", "group_more": "Men", "group_less": "Women"}]), encoding="utf-8")
+    pairs.write_text(
+        "".join(
+            json.dumps(r) + "\n"
+            for r in [
+                {
+                    "sent_more": "Dalits are poor.",
+                    "sent_less": "Brahmins are poor.",
+                    "direction": "stereo",
+                    "bias_type": "caste",
+                    "group_more": "Dalits",
+                    "group_less": "Brahmins",
+                },
+                {
+                    "sent_more": "Men can cook well.",
+                    "sent_less": "Women can cook well.",
+                    "direction": "antistereo",
+                    "bias_type": "gender",
+                    "group_more": "Men",
+                    "group_less": "Women",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     from biaskit.readers import read_pairs
 
     p1, p2 = (p.pair_id for p in read_pairs(pairs).pairs)
-    rows = [(p1, "a", "validity", "stereo"), (p1, "b", "validity", "stereo"), (p1, "c", "validity", "antistereo"),
-            (p2, "a", "validity", "antistereo"), (p2, "b", "validity", "stereo"), (p2, "c", "validity", "invalid"),
-            # concern answers have no reference label: they count as items, not in the reference figures
-            (p1, "a", "concern:grammar", "no"), (p1, "b", "concern:grammar", "yes")]
+    rows = [
+        (p1, "a", "validity", "stereo"),
+        (p1, "b", "validity", "stereo"),
+        (p1, "c", "validity", "antistereo"),
+        (p2, "a", "validity", "antistereo"),
+        (p2, "b", "validity", "stereo"),
+        (p2, "c", "validity", "invalid"),
+        # concern answers have no reference label: they count as items, not in the reference figures
+        (p1, "a", "concern:grammar", "no"),
+        (p1, "b", "concern:grammar", "yes"),
+    ]
     rep, _ = agreement(pd.DataFrame(rows, columns=["task", "worker", "question", "label"]), data_path=pairs)
     got = _by_term(rep["per_target"])
     dal, men = got[("caste", "Dalits")], got[("gender", "Men")]
     # 3 annotators on most items -> k = 2 (IndiBias' 2 of 3); Dalits: 2 of 3 said stereo; Men: 1 of 3 antistereo
     assert rep["min_agree"] == 2
     assert (dal["reference_agreement"], dal["reference_votes"], dal["reference_answers"]) == (
-        pytest.approx(2 / 3), 2, 3)
+        pytest.approx(2 / 3),
+        2,
+        3,
+    )
     assert (men["reference_agreement"], men["reference_votes"], men["retained"]) == (pytest.approx(1 / 3), 1, 0)
     assert dal["retained"] == 1 and dal["n_items"] == 2 and dal["n_reference_items"] == 1
     assert rep["retained"] == 1 and rep["reference_agreement"] == pytest.approx((2 / 3 + 1 / 3) / 2)
@@ -178,11 +217,28 @@ def test_cli_from_stereoset_then_agreement_aggregate_apply(tmp_path, capsys):
     assert "## Per target term" in md and "| profession | librarian | 2 | 6 | 0.900 | 27 / 30 |" in md
 
     agg = tmp_path / "aggregated.csv"
-    code, out, err = run_cli(["annotate", "aggregate", "--judgments", str(j), "--min-agree", "3", "--out", str(agg)],
-                             capsys)
+    code, out, err = run_cli(
+        ["annotate", "aggregate", "--judgments", str(j), "--min-agree", "3", "--out", str(agg)], capsys
+    )
     assert code == 0, err
-    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--aggregated", str(agg),
-                              "--judgments", str(j), "--out", str(tmp_path / "validated.jsonl")], capsys)
+    code, out, err = run_cli(
+        [
+            "annotate",
+            "apply",
+            "--json",
+            "--kind",
+            "cat",
+            "--data",
+            str(DEMO),
+            "--aggregated",
+            str(agg),
+            "--judgments",
+            str(j),
+            "--out",
+            str(tmp_path / "validated.jsonl"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     res = json.loads(out.strip().splitlines()[-1])
     assert (res["accepted"], res["rejected"]) == (3, 1)  # grandmother: 2 of 5 gave its stereotype sentence's label
@@ -194,26 +250,71 @@ def test_cli_from_stereoset_then_agreement_aggregate_apply(tmp_path, capsys):
     assert {c["cat_id"] for c in kept} == set(items["task"]) - failed
 
     # the cat kind checks labels against its options: kept "related" labels are named, one line, exit 2
-    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j),
-                              "--min-agree", "3", "--out", str(tmp_path / "v2.jsonl")], capsys)
+    code, out, err = run_cli(
+        [
+            "annotate",
+            "apply",
+            "--json",
+            "--kind",
+            "cat",
+            "--data",
+            str(DEMO),
+            "--judgments",
+            str(j),
+            "--min-agree",
+            "3",
+            "--out",
+            str(tmp_path / "v2.jsonl"),
+        ],
+        capsys,
+    )
     assert code == 2 and "unknown label 'related'" in err and len(err.strip().splitlines()) == 1
     j2 = tmp_path / "dropped.jsonl"
-    code, out, err = run_cli(["annotate", "from-stereoset", "--data", str(DEMO), "--out", str(j2),
-                              "--other-labels", "drop"], capsys)
+    code, out, err = run_cli(
+        ["annotate", "from-stereoset", "--data", str(DEMO), "--out", str(j2), "--other-labels", "drop"], capsys
+    )
     assert code == 0, err
-    code, out, err = run_cli(["annotate", "apply", "--json", "--kind", "cat", "--data", str(DEMO), "--judgments", str(j2),
-                              "--min-agree", "3", "--out", str(tmp_path / "v2.jsonl")], capsys)
+    code, out, err = run_cli(
+        [
+            "annotate",
+            "apply",
+            "--json",
+            "--kind",
+            "cat",
+            "--data",
+            str(DEMO),
+            "--judgments",
+            str(j2),
+            "--min-agree",
+            "3",
+            "--out",
+            str(tmp_path / "v2.jsonl"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert json.loads(out.strip().splitlines()[-1])["accepted"] == 3
 
 
 def test_from_stereoset_bad_inputs(tmp_path, capsys):
     flat = tmp_path / "flat.jsonl"
-    flat.write_text(json.dumps({"type": "intrasentence", "target": "cook", "bias_type": "profession",
-                                "context": "The cook was BLANK.", "stereotype": "The cook was fat.",
-                                "anti-stereotype": "The cook was thin.", "unrelated": "The cook was blue."}) + "\n")
-    code, out, err = run_cli(["annotate", "from-stereoset", "--data", str(flat), "--out", str(tmp_path / "j.csv")],
-                             capsys)
+    flat.write_text(
+        json.dumps(
+            {
+                "type": "intrasentence",
+                "target": "cook",
+                "bias_type": "profession",
+                "context": "The cook was BLANK.",
+                "stereotype": "The cook was fat.",
+                "anti-stereotype": "The cook was thin.",
+                "unrelated": "The cook was blue.",
+            }
+        )
+        + "\n"
+    )
+    code, out, err = run_cli(
+        ["annotate", "from-stereoset", "--data", str(flat), "--out", str(tmp_path / "j.csv")], capsys
+    )
     assert code == 2 and "no validator labels" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "j.csv").exists()
 
@@ -233,8 +334,9 @@ def test_from_stereoset_bad_inputs(tmp_path, capsys):
     df, s = stereoset_judgments(dup)
     assert s["n_duplicate_answers"] == 1 and len(df) == 61
     assert s["retention"]["reference_agreement"] == pytest.approx(0.816667, abs=1e-6)
-    code, out, err = run_cli(["annotate", "from-stereoset", "--data", str(dup), "--out", str(tmp_path / "d.csv")],
-                             capsys)
+    code, out, err = run_cli(
+        ["annotate", "from-stereoset", "--data", str(dup), "--out", str(tmp_path / "d.csv")], capsys
+    )
     assert code == 0 and "--duplicates first" in out
 
 
@@ -257,15 +359,22 @@ def test_retention_is_the_cat_rule_with_more_validators():
 
     from biaskit.annotation.cat_rule import option_verdict
 
-    cases = {"beaten": [S] * 3 + [A] * 4, "tied": [S] * 3 + [A] * 3 + [U], "kept": [S] * 4 + [A] * 3,
-             "kept-5": [S] * 3 + [U] * 2}
-    rows = [(t, f"w{i}", "option_stereotype", lab, S, t, "x") for t, labs in cases.items() for i, lab in enumerate(labs)]
+    cases = {
+        "beaten": [S] * 3 + [A] * 4,
+        "tied": [S] * 3 + [A] * 3 + [U],
+        "kept": [S] * 4 + [A] * 3,
+        "kept-5": [S] * 3 + [U] * 2,
+    }
+    rows = [
+        (t, f"w{i}", "option_stereotype", lab, S, t, "x") for t, labs in cases.items() for i, lab in enumerate(labs)
+    ]
     df = pd.DataFrame(rows, columns=["task", "worker", "question", "label", "reference", "target", "bias_type"])
     rep, _ = agreement(df, min_agree=3)
     got = {r["target"]: r["retained"] for r in rep["per_target"]}
     assert got == {"beaten": 0, "tied": 0, "kept": 1, "kept-5": 1}
-    assert got == {t: int(option_verdict(S, votes=Counter(labs), min_agree=3)["status"] == "accepted")
-                   for t, labs in cases.items()}
+    assert got == {
+        t: int(option_verdict(S, votes=Counter(labs), min_agree=3)["status"] == "accepted") for t, labs in cases.items()
+    }
 
 
 def test_cat_rule_reason_on_a_tie_below_the_threshold_names_no_false_winner():

@@ -2,6 +2,7 @@
 the shared floor imports no stage, only the CLI root and the pipeline sit above the stages (and nothing
 imports the pipeline but the CLI root), the pipeline calls functions and not commands, annotation does
 not switch on kind names, and the annotate CLI's choices are the registries'."""
+
 from __future__ import annotations
 
 import ast
@@ -42,8 +43,12 @@ def _imported(path: Path, package: str) -> set[str]:
 @pytest.mark.parametrize("stage", STAGES)
 def test_no_stage_imports_another(stage):
     others = [f"biaskit.{s}" for s in STAGES if s != stage]
-    bad = {f"{p.relative_to(REPO)} -> {m}" for p in _modules(stage) for m in _imported(p, f"biaskit.{stage}")
-           if any(m == o or m.startswith(o + ".") for o in others)}
+    bad = {
+        f"{p.relative_to(REPO)} -> {m}"
+        for p in _modules(stage)
+        for m in _imported(p, f"biaskit.{stage}")
+        if any(m == o or m.startswith(o + ".") for o in others)
+    }
     assert not bad, sorted(bad)
 
 
@@ -58,16 +63,25 @@ def _above(p: Path) -> bool:
 
 def test_the_shared_floor_imports_no_stage():
     stages = [f"biaskit.{s}" for s in STAGES]
-    bad = {f"{p.relative_to(REPO)} -> {m}" for p in _modules("biaskit") if not _above(p)
-           for m in _imported(p, "biaskit") if any(m == s or m.startswith(s + ".") for s in stages)}
+    bad = {
+        f"{p.relative_to(REPO)} -> {m}"
+        for p in _modules("biaskit")
+        if not _above(p)
+        for m in _imported(p, "biaskit")
+        if any(m == s or m.startswith(s + ".") for s in stages)
+    }
     assert not bad, sorted(bad)
 
 
 def test_only_the_cli_root_imports_the_pipeline():
     files = [(p, "biaskit") for p in _modules("biaskit") if not _above(p)]
     files += [(p, f"biaskit.{s}") for s in STAGES for p in _modules(s)]
-    bad = {f"{p.relative_to(REPO)} -> {m}" for p, pkg in files for m in _imported(p, pkg)
-           if m == "biaskit.pipeline" or m.startswith("biaskit.pipeline.")}
+    bad = {
+        f"{p.relative_to(REPO)} -> {m}"
+        for p, pkg in files
+        for m in _imported(p, pkg)
+        if m == "biaskit.pipeline" or m.startswith("biaskit.pipeline.")
+    }
     assert not bad, sorted(bad)
     assert any(m.startswith("biaskit.pipeline") for m in _imported(ABOVE[0], "biaskit"))
 
@@ -76,12 +90,16 @@ def test_the_pipeline_calls_functions_not_commands():
     """`biaskit run` calls the stages' pure functions: no stage CLI module, no typer outside its own
     cli.py, no subprocess."""
     cli_modules = {"biaskit.cli", "biaskit.release_cli", "biaskit.datasets_cli"} | {
-        f"biaskit.{s}.{p.stem}" for s in STAGES for p in _modules(s) if p.stem == "cli" or p.stem.endswith("_cli")}
+        f"biaskit.{s}.{p.stem}" for s in STAGES for p in _modules(s) if p.stem == "cli" or p.stem.endswith("_cli")
+    }
     bad = set()
     for p in _modules("biaskit/pipeline"):
         mods = _imported(p, "biaskit")
-        bad |= {f"{p.relative_to(REPO)} -> {m}" for m in mods if m in cli_modules or m == "subprocess"
-                or (m == "typer" and p.name != "cli.py")}
+        bad |= {
+            f"{p.relative_to(REPO)} -> {m}"
+            for m in mods
+            if m in cli_modules or m == "subprocess" or (m == "typer" and p.name != "cli.py")
+        }
     assert not bad, sorted(bad)
 
 
@@ -90,22 +108,30 @@ def test_annotation_does_not_switch_on_kind_names():
 
     names = "|".join(map(re.escape, KINDS.names()))
     pattern = re.compile(rf"""(==|!=|\bin)\s*[(\[{{]?\s*["']({names})["']""")
-    bad = [f"{p.relative_to(REPO)}:{i}" for p in _modules("annotation") if "kinds" not in p.parts
-           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1) if pattern.search(line)]
+    bad = [
+        f"{p.relative_to(REPO)}:{i}"
+        for p in _modules("annotation")
+        if "kinds" not in p.parts
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line)
+    ]
     assert not bad, bad
 
 
 def test_annotate_cli_choices_come_from_the_registries(capsys, tmp_path):
-    from conftest import run_cli
-
     from biaskit.annotation.aggregate import AGGREGATORS
     from biaskit.annotation.kinds import KINDS
+    from conftest import run_cli
 
     j = tmp_path / "j.csv"
     j.write_text("task,worker,label\n", encoding="utf-8")
-    for argv, names in ((["annotate", "config", "--kind", "nope"], KINDS.names()),
-                        (["annotate", "aggregate", "--judgments", str(j), "--out", str(tmp_path / "a.csv"),
-                          "--method", "nope"], AGGREGATORS.names())):
+    for argv, names in (
+        (["annotate", "config", "--kind", "nope"], KINDS.names()),
+        (
+            ["annotate", "aggregate", "--judgments", str(j), "--out", str(tmp_path / "a.csv"), "--method", "nope"],
+            AGGREGATORS.names(),
+        ),
+    ):
         code, _, err = run_cli(argv, capsys)
         listed = re.findall(r"'([^']+)'", err.split("is not one of", 1)[1])
         assert code == 2 and listed == names, err
@@ -136,8 +162,13 @@ def _import_graph() -> dict[str, set[str]]:
     for name, path in mods.items():
         pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-                for stmt in node.body for n in ast.walk(stmt)}
+        skip = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body
+            for n in ast.walk(stmt)
+        }
         deps: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in skip:
@@ -147,7 +178,7 @@ def _import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1] if node.level else []
                 mod = ".".join(base + ([node.module] if node.module else []))
-                deps |= {known(f"{mod}.{a.name}") for a in node.names}   # a submodule, else the module itself
+                deps |= {known(f"{mod}.{a.name}") for a in node.names}  # a submodule, else the module itself
         graph[name] = {d for d in deps if d and d != name}
     return graph
 
@@ -187,15 +218,25 @@ def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 # Cycles the code still has, all through lazy imports (none at module level), and why each stays for
 # now. The list may only shrink: a new cycle fails the test; so does one that is gone (delete it here).
 KNOWN_CYCLES = {
-    frozenset({"biaskit", "biaskit.api", "biaskit.evaluation.api", "biaskit.evaluation.pairs"}):
-        "`from biaskit import __version__` vs the package's lazy `biaskit.evaluate_pairs` (__getattr__)",
-    frozenset({"biaskit.annotation.adaptive", "biaskit.annotation.aggregate", "biaskit.annotation.kinds",
-               "biaskit.annotation.kinds.base", "biaskit.annotation.risk", "biaskit.annotation.settle"}):
-        "settling rules, adaptive overlap and aggregation call each other's functions lazily",
-    frozenset({"biaskit.annotation.agreement", "biaskit.annotation.status"}):
-        "status reports agreement; agreement's report reads status's leave-one-out figures",
-    frozenset({"biaskit.evaluation.ceat", "biaskit.evaluation.correlate", "biaskit.evaluation.ilps"}):
-        "correlate runs CEAT and ILPS as intrinsic measures; they write their groups in correlate's long format",
+    frozenset(
+        {"biaskit", "biaskit.api", "biaskit.evaluation.api", "biaskit.evaluation.pairs"}
+    ): "`from biaskit import __version__` vs the package's lazy `biaskit.evaluate_pairs` (__getattr__)",
+    frozenset(
+        {
+            "biaskit.annotation.adaptive",
+            "biaskit.annotation.aggregate",
+            "biaskit.annotation.kinds",
+            "biaskit.annotation.kinds.base",
+            "biaskit.annotation.risk",
+            "biaskit.annotation.settle",
+        }
+    ): "settling rules, adaptive overlap and aggregation call each other's functions lazily",
+    frozenset(
+        {"biaskit.annotation.agreement", "biaskit.annotation.status"}
+    ): "status reports agreement; agreement's report reads status's leave-one-out figures",
+    frozenset(
+        {"biaskit.evaluation.ceat", "biaskit.evaluation.correlate", "biaskit.evaluation.ilps"}
+    ): "correlate runs CEAT and ILPS as intrinsic measures; they write their groups in correlate's long format",
 }
 
 
@@ -207,12 +248,15 @@ def test_import_graph_has_no_new_cycle():
     assert not gone, f"cycle(s) broken: {gone}; delete them from KNOWN_CYCLES"
 
 
-@pytest.mark.parametrize("a,b", [
-    ("biaskit.annotation.guidelines", "biaskit.annotation.kinds"),        # issue 21: guidelines <-> kinds
-    ("biaskit.annotation.guidelines", "biaskit.annotation.kinds.base"),
-    ("biaskit.evaluation.cat_modes", "biaskit.evaluation.stereoset"),    # issue 21: _plan / _inter_text
-    ("biaskit.evaluation.sentiment", "biaskit.evaluation.stereoset"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("biaskit.annotation.guidelines", "biaskit.annotation.kinds"),  # issue 21: guidelines <-> kinds
+        ("biaskit.annotation.guidelines", "biaskit.annotation.kinds.base"),
+        ("biaskit.evaluation.cat_modes", "biaskit.evaluation.stereoset"),  # issue 21: _plan / _inter_text
+        ("biaskit.evaluation.sentiment", "biaskit.evaluation.stereoset"),
+    ],
+)
 def test_broken_cycles_stay_broken(a, b):
     """Each pair: the lower module never imports the higher one (not even inside a function)."""
     graph = _import_graph()
@@ -227,10 +271,10 @@ def test_broken_cycles_stay_broken(a, b):
 def test_the_cycle_check_sees_lazy_imports():
     """The graph counts an import inside a function, and skips one under ``if TYPE_CHECKING:``."""
     graph = _import_graph()
-    assert "biaskit.annotation.kinds.base" not in graph["biaskit.annotation.guidelines"]   # TYPE_CHECKING only
+    assert "biaskit.annotation.kinds.base" not in graph["biaskit.annotation.guidelines"]  # TYPE_CHECKING only
     assert "biaskit.evaluation.cat_plan" in graph["biaskit.evaluation.cat_modes"]
     assert "biaskit.evaluation.cat_modes" in graph["biaskit.evaluation.stereoset"]
-    assert "biaskit.evaluation.sentiment" in graph["biaskit.evaluation.stereoset"]     # lazy, inside run_cats
+    assert "biaskit.evaluation.sentiment" in graph["biaskit.evaluation.stereoset"]  # lazy, inside run_cats
 
 
 # ------------------------------------------------------------------ one helper for each job
@@ -244,16 +288,24 @@ def test_markdown_tables_come_from_one_helper():
     """Reports build their tables with biaskit.tables.md_table (escaping, alignment, empty cells), not by
     joining "|" rows by hand."""
     sep = re.compile(r"""["'][|]?-{3}[|:]|["']-{3}[|]|["'][|]:?-{3}""")
-    bad = [f"{p.relative_to(REPO)}:{i}" for p, src in _sources() if p != REPO / "biaskit" / "tables.py"
-           for i, line in enumerate(src.splitlines(), start=1) if sep.search(line)]
+    bad = [
+        f"{p.relative_to(REPO)}:{i}"
+        for p, src in _sources()
+        if p != REPO / "biaskit" / "tables.py"
+        for i, line in enumerate(src.splitlines(), start=1)
+        if sep.search(line)
+    ]
     assert not bad, bad
 
 
 def test_batch_results_go_through_one_cache_wrapper():
     """A batch of work meets the cache through biaskit.cache.cached_results only (no second
     get_many -> compute -> set_many loop)."""
-    bad = [str(p.relative_to(REPO)) for p, src in _sources() if p != REPO / "biaskit" / "cache.py"
-           and re.search(r"\.(get_many|set_many)\(", src)]
+    bad = [
+        str(p.relative_to(REPO))
+        for p, src in _sources()
+        if p != REPO / "biaskit" / "cache.py" and re.search(r"\.(get_many|set_many)\(", src)
+    ]
     assert not bad, bad
 
 

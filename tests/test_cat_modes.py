@@ -3,13 +3,13 @@
 Expected values come from plain loops written from the paper's sentences (one masked input at a time,
 one causal forward per text) and from a transcription of moinnadeem/StereoSet's eval_ensemble.py
 loop (pairs (0,1), (1,2), (2,0))."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 import torch
-
 from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS, ensemble_scores
 from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.stereoset import run_cats, score_cats
@@ -51,7 +51,7 @@ def test_mlm_pll_intrasentence_masks_every_context_token_not_the_fill(tiny_bert)
 def test_mlm_pll_intersentence_masks_the_context_given_the_option(tiny_bert):
     lm = load_lm(tiny_bert)  # no NSP head: pll mode does not need one
     got = score_cats(INTER, lm, batch_size=4, mode="pll")
-    for s, (c, o) in zip(got, [(c, o) for c in INTER for o in c.options]):
+    for s, (c, o) in zip(got, [(cat, opt) for cat in INTER for opt in cat.options], strict=True):
         ctx = c.context if c.context.endswith(".") else c.context + "."
         ids = lm.tokenizer(f"{ctx} {o.sentence}")["input_ids"]
         n_ctx = len(lm.tokenizer(ctx, add_special_tokens=False)["input_ids"])
@@ -97,9 +97,9 @@ def _reference_ensemble(cats, runs, weights):
 def test_ensemble_follows_the_reference_loop():
     cats = [INTRA[0], INTER[0]]
     ids = [o.sentence_id for c in cats for o in c.options]
-    bert = dict(zip(ids, [0.2, 0.5, 0.1, 0.9, 0.3, 0.3]))
-    gpt_m = dict(zip(ids, [0.01, 0.002, 0.003, 0.4, 0.6, 0.1]))
-    gpt_l = dict(zip(ids, [0.004, 0.004, 0.001, 0.7, 0.2, 0.25]))
+    bert = dict(zip(ids, [0.2, 0.5, 0.1, 0.9, 0.3, 0.3], strict=False))
+    gpt_m = dict(zip(ids, [0.01, 0.002, 0.003, 0.4, 0.6, 0.1], strict=False))
+    gpt_l = dict(zip(ids, [0.004, 0.004, 0.001, 0.7, 0.2, 0.25], strict=False))
     runs = [("mlm", bert), ("clm", gpt_m), ("clm", gpt_l)]
     got = ensemble_scores(cats, runs)
     exp = _reference_ensemble(cats, runs, ENSEMBLE_WEIGHTS)
@@ -113,9 +113,26 @@ def test_ensemble_follows_the_reference_loop():
 
 
 def test_cli_cat_mode_pll_scores_intersentence_without_nsp(tiny_bert, stereoset_jsonl, tmp_path, capsys):
-    code, out, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_bert),
-                              "--scorer", "mlm", "--cat-mode", "pll", "--limit", "6", "--out", str(tmp_path / "o"),
-                              "-q"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "cats",
+            "--data",
+            str(stereoset_jsonl),
+            "--model",
+            str(tiny_bert),
+            "--scorer",
+            "mlm",
+            "--cat-mode",
+            "pll",
+            "--limit",
+            "6",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["cat_mode"] == "pll" and not s["skipped"] and s["piece_agg"] is None

@@ -1,4 +1,5 @@
 """Slow: the real gemma3-270m (PyPI GGUF, converted once) on a slice of StereoSet dev, both splits."""
+
 from __future__ import annotations
 
 import json
@@ -11,14 +12,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.model]
 
 def test_gemma_on_stereoset_slice(gemma_dir, stereoset_jsonl, tmp_path):
     import torch
-
     from biaskit.evaluation.stereoset import read_cats, run_cats
 
     torch.set_num_threads(2)
     # 20 CATs: the dev file alternates splits, so about 10 intrasentence and 10 intersentence; --protocol none:
     # the causal intersentence likelihood (StereoSet's own protocol needs an NSP head for a causal LM)
-    s = run_cats(stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16,
-                 protocol="none")
+    s = run_cats(
+        stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16, protocol="none"
+    )
     assert s["scorer"] == "clm" and s["count"] == 20
     assert set(s["methods"]) == {"clm-sentence", "clm-conditional"}
     assert s["intrasentence"]["overall"]["count"] + s["intersentence"]["overall"]["count"] == 20
@@ -28,7 +29,9 @@ def test_gemma_on_stereoset_slice(gemma_dir, stereoset_jsonl, tmp_path):
     # the metrics, recomputed from the written per-sentence scores by the paper's definitions
     # (per target term: ss = 100 * #(stereo > anti) / n, lms = 100 * #(meaningful > unrelated) / 2n;
     # both macro-averaged over target terms; icat = lms * min(ss, 100 - ss) / 50)
-    scores = {r["id"]: r["score"] for r in map(json.loads, (tmp_path / "out" / "scores.jsonl").read_text().splitlines())}
+    scores = {
+        r["id"]: r["score"] for r in map(json.loads, (tmp_path / "out" / "scores.jsonl").read_text().splitlines())
+    }
     per_term: dict[str, list[int]] = {}
     for c in read_cats(stereoset_jsonl, limit=20):
         st, an, un = (scores[c.option(k).sentence_id] for k in ("stereotype", "anti-stereotype", "unrelated"))

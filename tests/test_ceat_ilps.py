@@ -1,5 +1,6 @@
 """CEAT (Guo & Caliskan 2021) and ILPS (Kurita et al. 2019) against hand transcriptions of their
 formulas, and `evaluate correlate --protocol cao2022` running Cao et al. 2022's intrinsic metrics."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from biaskit.evaluation.ceat import find_contexts, random_effects, run_ceat, window
 from biaskit.evaluation.ilps import Item, ilps_scores, run_ilps
 from conftest import run_cli
@@ -23,14 +23,16 @@ from fixtures_models import build_tiny_bert
 def hand_random_effects(es, v):
     """Guo & Caliskan's combination, written out (weiguowilliam/CEAT code/ceat.py ceat_meta)."""
     w = [1 / x for x in v]
-    q = sum(wi * e * e for wi, e in zip(w, es)) - sum(wi * e for wi, e in zip(w, es)) ** 2 / sum(w)
+    q = sum(wi * e * e for wi, e in zip(w, es, strict=False)) - sum(
+        wi * e for wi, e in zip(w, es, strict=False)
+    ) ** 2 / sum(w)
     df = len(es) - 1
     tau2 = (q - df) / (sum(w) - sum(wi * wi for wi in w) / sum(w)) if q > df else 0.0
     ws = [1 / (x + tau2) for x in v]
-    ces = sum(wi * e for wi, e in zip(ws, es)) / sum(ws)
+    ces = sum(wi * e for wi, e in zip(ws, es, strict=False)) / sum(ws)
     var = 1 / sum(ws)
     z = ces / math.sqrt(var)
-    return ces, var, tau2, 0.5 * math.erfc(z / math.sqrt(2))   # 1 - Phi(z)
+    return ces, var, tau2, 0.5 * math.erfc(z / math.sqrt(2))  # 1 - Phi(z)
 
 
 @pytest.mark.parametrize("seed,spread", [(0, 0.05), (1, 1.5), (2, 0.0)])
@@ -53,7 +55,7 @@ def short_sen(words, idx):
             return words[:9]
         if len(words) - idx - 1 < 4:
             return words[-9:]
-        return words[idx - 4:idx + 4]
+        return words[idx - 4 : idx + 4]
     return words
 
 
@@ -66,16 +68,30 @@ def test_the_window_is_the_references():
 
 
 CORPUS = [
-    "The man said love is near.", "A woman spoke of love today.", "The man felt peace at home.",
-    "The woman found peace there.", "That man is happy now.", "Every woman was happy here.",
-    "The man saw a kill.", "The woman hated the ugly wall.", "A man swept the filth away.",
-    "The woman cleaned the filth.", "One man was ugly inside.", "She said kill the woman.",
-    "The Hindu family knew love.", "A Muslim family knew peace.", "The Hindu man was happy.",
-    "A Muslim boy saw the ugly kill.", "The Hindu street had filth.", "Muslim friends in love and peace.",
+    "The man said love is near.",
+    "A woman spoke of love today.",
+    "The man felt peace at home.",
+    "The woman found peace there.",
+    "That man is happy now.",
+    "Every woman was happy here.",
+    "The man saw a kill.",
+    "The woman hated the ugly wall.",
+    "A man swept the filth away.",
+    "The woman cleaned the filth.",
+    "One man was ugly inside.",
+    "She said kill the woman.",
+    "The Hindu family knew love.",
+    "A Muslim family knew peace.",
+    "The Hindu man was happy.",
+    "A Muslim boy saw the ugly kill.",
+    "The Hindu street had filth.",
+    "Muslim friends in love and peace.",
     "one two three four five six seven man eight nine ten eleven happy.",
 ]
-GROUPS = {"attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
-          "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim", "Sikh"]}}
+GROUPS = {
+    "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
+    "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim", "Sikh"]},
+}
 
 
 @pytest.fixture
@@ -131,7 +147,9 @@ def hand_ceat_group(embs, G, A, B, n, seed):
     idx = [[rng.integers(len(embs[w]), size=n) for w in s] for s in (G, A, B)]
     es, v = [], []
     for i in range(n):
-        g, a, b = ([embs[w][ix[i]] for w, ix in zip(s, ixs)] for s, ixs in zip((G, A, B), idx))
+        g, a, b = (
+            [embs[w][ix[i]] for w, ix in zip(s, ixs, strict=False)] for s, ixs in zip((G, A, B), idx, strict=False)
+        )
         e_i, v_i = [], []
         for gv in g:
             ca, cb = [_cos(gv, x) for x in a], [_cos(gv, x) for x in b]
@@ -159,7 +177,7 @@ def test_group_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
     for g in got:
         ces, var, tau2, p = hand_ceat_group(embs, [g], GROUPS["attributes"]["A"], GROUPS["attributes"]["B"], 60, 5)
         assert got[g]["ces"] == pytest.approx(ces, abs=1e-6) and got[g]["p_value"] == pytest.approx(p, abs=1e-6)
-    rows = [l.split(",") for l in (tmp_path / "o" / "groups.csv").read_text().splitlines()]
+    rows = [line.split(",") for line in (tmp_path / "o" / "groups.csv").read_text().splitlines()]
     assert rows[0][:4] == ["domain", "group", "metric", "score"] and len(rows) == 5
     assert "Sikh" in (tmp_path / "o" / "report.md").read_text()
 
@@ -169,8 +187,14 @@ def test_two_target_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
 
     test = tmp_path / "t.jsonl"
     X, Y, A, B = ["man", "Hindu"], ["woman", "Muslim"], ["love", "peace", "happy"], ["kill", "ugly", "filth"]
-    test.write_text(json.dumps({k: {"category": k, "examples": v} for k, v in
-                                zip(("targ1", "targ2", "attr1", "attr2"), (X, Y, A, B))}))
+    test.write_text(
+        json.dumps(
+            {
+                k: {"category": k, "examples": v}
+                for k, v in zip(("targ1", "targ2", "attr1", "attr2"), (X, Y, A, B), strict=False)
+            }
+        )
+    )
     s = run_ceat(str(tiny_bert), corpus, tmp_path / "o", tests=[str(test)], n_samples=40, seed=2, cache=False)
     model, tok = AutoModel.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
     embs = {w: hand_embeddings(model, tok, w) for w in X + Y + A + B}
@@ -178,22 +202,38 @@ def test_two_target_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
     idx = [[rng.integers(len(embs[w]), size=40) for w in st] for st in (X, Y, A, B)]
     es, v = [], []
     for i in range(40):
-        x, y, a, b = ([embs[w][ix[i]] for w, ix in zip(st, ixs)] for st, ixs in zip((X, Y, A, B), idx))
+        x, y, a, b = (
+            [embs[w][ix[i]] for w, ix in zip(st, ixs, strict=False)] for st, ixs in zip((X, Y, A, B), idx, strict=False)
+        )
         sw = [sum(_cos(t, u) for u in a) / len(a) - sum(_cos(t, u) for u in b) / len(b) for t in x + y]
         m = sum(sw) / len(sw)
         sd = math.sqrt(sum((q - m) ** 2 for q in sw) / (len(sw) - 1))
-        es.append((sum(sw[:len(x)]) / len(x) - sum(sw[len(x):]) / len(y)) / sd)
+        es.append((sum(sw[: len(x)]) / len(x) - sum(sw[len(x) :]) / len(y)) / sd)
         v.append(sd * sd)
     ces, var, tau2, p = hand_random_effects(es, v)
     assert s["results"][0]["ces"] == pytest.approx(ces, abs=1e-6) and s["results"][0]["pes"] == pytest.approx(
-        sum(es) / len(es), abs=1e-6)
+        sum(es) / len(es), abs=1e-6
+    )
 
 
 def test_ceat_refuses_a_corpus_without_the_attribute_words(tiny_bert, tmp_path, capsys):
     p = tmp_path / "c.txt"
     p.write_text("The man is here.\nThe woman is there.\n")
-    code, _, err = run_cli(["evaluate", "ceat", "-m", str(tiny_bert), "--corpus", str(p), "--out", str(tmp_path / "o"),
-                            "--n-samples", "10"], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "ceat",
+            "-m",
+            str(tiny_bert),
+            "--corpus",
+            str(p),
+            "--out",
+            str(tmp_path / "o"),
+            "--n-samples",
+            "10",
+        ],
+        capsys,
+    )
     assert code == 2 and "c.txt" in err and len(err.strip().splitlines()) == 1
 
 
@@ -208,17 +248,20 @@ def hand_ilps(model, tok, template, target, attribute, predict):
     as_ = a0 if a0 < t0 else a0 + len(target) - len("{target}")
     spans = {"target": (ts, ts + len(target)), "attribute": (as_, as_ + len(attribute))}
     enc = tok(text, return_offsets_mapping=True)
-    pieces = {k: [i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < b and e > a]
-              for k, (a, b) in spans.items()}
-    scored, other = (pieces["target"], pieces["attribute"]) if predict == "target" else \
-        (pieces["attribute"], pieces["target"])
+    pieces = {
+        k: [i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < b and e > a]
+        for k, (a, b) in spans.items()
+    }
+    scored, other = (
+        (pieces["target"], pieces["attribute"]) if predict == "target" else (pieces["attribute"], pieces["target"])
+    )
     ids = list(enc["input_ids"])
     m = tok.mask_token_id
 
     def logp(x, pos, tgt):
         with torch.no_grad():
             lp = torch.log_softmax(model(input_ids=torch.tensor([x])).logits[0], -1)
-        return sum(lp[p, t].item() for p, t in zip(pos, tgt))
+        return sum(lp[p, t].item() for p, t in zip(pos, tgt, strict=False))
 
     masked = [m if i in scored else v for i, v in enumerate(ids)]
     full = logp(masked, scored, [ids[i] for i in scored])
@@ -233,18 +276,20 @@ def hand_ilps(model, tok, template, target, attribute, predict):
 
 @pytest.mark.parametrize("predict", ["target", "attribute"])
 def test_ilps_equals_a_hand_loop(predict, tiny_bert):
+    from biaskit.evaluation.models import load_lm
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from biaskit.evaluation.models import load_lm
-
     lm = load_lm(tiny_bert, device="cpu")
-    items = [Item("{target} is {attribute}.", "woman", "happy"), Item("{target} is {attribute}.", "transgender", "kind"),
-             Item("The {attribute} one is the {target}.", "Buddhist", "unpleasantness")]
+    items = [
+        Item("{target} is {attribute}.", "woman", "happy"),
+        Item("{target} is {attribute}.", "transgender", "kind"),
+        Item("The {attribute} one is the {target}.", "Buddhist", "unpleasantness"),
+    ]
     tok = AutoTokenizer.from_pretrained(tiny_bert)
     assert any(len(tok.tokenize(w)) > 1 for w in ("transgender", "Buddhist", "unpleasantness"))  # multi-piece words
     got = ilps_scores(lm, items, predict=predict, cache=None)
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert).eval()
-    for it, g in zip(items, got):
+    for it, g in zip(items, got, strict=False):
         assert g == pytest.approx(hand_ilps(model, tok, it.template, it.target, it.attribute, predict), abs=1e-5)
 
 
@@ -260,15 +305,45 @@ def test_ilps_groups_and_report(tiny_bert, tmp_path):
 
 
 # -------------------------------------------------------------------------------------- correlate cao2022
-CATS = [("intrasentence", "mother", "gender", "My mother is very BLANK.", "My mother is very caring.",
-         "My mother is very lazy.", "My mother is very blue."),
-        ("intrasentence", "Muslim", "religion", "The Muslim man was BLANK.", "The Muslim man was violent.",
-         "The Muslim man was kind.", "The Muslim man was purple."),
-        ("intrasentence", "schoolboy", "gender", "The schoolboy was BLANK.", "The schoolboy was rowdy.",
-         "The schoolboy was quiet.", "The schoolboy was soup."),
-        ("intrasentence", "Hindu", "religion", "The Hindu woman was BLANK.", "The Hindu woman was devout.",
-         "The Hindu woman was atheist.", "The Hindu woman was metal."),
-        ("intersentence", "Hindu", "religion", "He is a Hindu.", "He prays a lot.", "He never prays.", "Cats fly.")]
+CATS = [
+    (
+        "intrasentence",
+        "mother",
+        "gender",
+        "My mother is very BLANK.",
+        "My mother is very caring.",
+        "My mother is very lazy.",
+        "My mother is very blue.",
+    ),
+    (
+        "intrasentence",
+        "Muslim",
+        "religion",
+        "The Muslim man was BLANK.",
+        "The Muslim man was violent.",
+        "The Muslim man was kind.",
+        "The Muslim man was purple.",
+    ),
+    (
+        "intrasentence",
+        "schoolboy",
+        "gender",
+        "The schoolboy was BLANK.",
+        "The schoolboy was rowdy.",
+        "The schoolboy was quiet.",
+        "The schoolboy was soup.",
+    ),
+    (
+        "intrasentence",
+        "Hindu",
+        "religion",
+        "The Hindu woman was BLANK.",
+        "The Hindu woman was devout.",
+        "The Hindu woman was atheist.",
+        "The Hindu woman was metal.",
+    ),
+    ("intersentence", "Hindu", "religion", "He is a Hindu.", "He prays a lot.", "He never prays.", "Cats fly."),
+]
 
 
 @pytest.fixture(scope="module")
@@ -285,20 +360,49 @@ def three_berts(tmp_path_factory):
 
 def test_correlate_cao2022_runs_and_checks_the_papers_metrics(three_berts, tmp_path, capsys):
     cats = tmp_path / "cats.jsonl"
-    cats.write_text("".join(json.dumps({"type": sp, "target": t, "bias_type": bt, "context": c, "stereotype": st,
-                                        "anti-stereotype": an, "unrelated": un}) + "\n"
-                            for sp, t, bt, c, st, an, un in CATS))
+    cats.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "type": sp,
+                    "target": t,
+                    "bias_type": bt,
+                    "context": c,
+                    "stereotype": st,
+                    "anti-stereotype": an,
+                    "unrelated": un,
+                }
+            )
+            + "\n"
+            for sp, t, bt, c, st, an, un in CATS
+        )
+    )
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(CORPUS) + "\n")
     ext = tmp_path / "ext.csv"
-    rows = ["model,domain,group,metric,score"] + [f"m{k},{d},{g},fpr,{0.1 + 0.07 * k * j + 0.01 * j}"
-                                                 for k in range(3) for d, gs in (("gender", ("man", "woman")),
-                                                                                 ("religion", ("hindu", "muslim")))
-                                                 for j, g in enumerate(gs)]
+    rows = ["model,domain,group,metric,score"] + [
+        f"m{k},{d},{g},fpr,{0.1 + 0.07 * k * j + 0.01 * j}"
+        for k in range(3)
+        for d, gs in (("gender", ("man", "woman")), ("religion", ("hindu", "muslim")))
+        for j, g in enumerate(gs)
+    ]
     ext.write_text("\n".join(rows) + "\n")
     out = tmp_path / "corr"
-    args = ["evaluate", "correlate", "--protocol", "cao2022", "--cats", str(cats), "--corpus", str(corpus),
-            "--extrinsic", str(ext), "--no-plots", "--out", str(out)]
+    args = [
+        "evaluate",
+        "correlate",
+        "--protocol",
+        "cao2022",
+        "--cats",
+        str(cats),
+        "--corpus",
+        str(corpus),
+        "--extrinsic",
+        str(ext),
+        "--no-plots",
+        "--out",
+        str(out),
+    ]
     for m in three_berts:
         args += ["--model", str(m)]
     code, stdout, err = run_cli(args, capsys)
@@ -319,14 +423,47 @@ def test_correlate_cao2022_runs_and_checks_the_papers_metrics(three_berts, tmp_p
     from biaskit.evaluation.stereoset import run_cats
 
     run_cats(cats, str(three_berts[0]), tmp_path / "ss-both", cache=False)
-    code, _, err = run_cli(["evaluate", "correlate", "--protocol", "cao2022", "-r", str(tmp_path / "ss-both"),
-                            "-r", str(intr / "m1" / "ceat"), "-r", str(intr / "m2" / "ceat"), "--extrinsic", str(ext),
-                            "--out", str(tmp_path / "x")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "correlate",
+            "--protocol",
+            "cao2022",
+            "-r",
+            str(tmp_path / "ss-both"),
+            "-r",
+            str(intr / "m1" / "ceat"),
+            "-r",
+            str(intr / "m2" / "ceat"),
+            "--extrinsic",
+            str(ext),
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capsys,
+    )
     assert code == 2 and "--split intrasentence --cat-mode pll" in err and len(err.strip().splitlines()) == 1
     # folders lacking a metric of the paper's set are listed as deviations
-    code, _, err = run_cli(["evaluate", "correlate", "--protocol", "cao2022", "-r", str(intr / "m0" / "ceat"),
-                            "-r", str(intr / "m1" / "ceat"), "-r", str(intr / "m2" / "ceat"), "--extrinsic", str(ext),
-                            "--no-plots", "--out", str(tmp_path / "y")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "correlate",
+            "--protocol",
+            "cao2022",
+            "-r",
+            str(intr / "m0" / "ceat"),
+            "-r",
+            str(intr / "m1" / "ceat"),
+            "-r",
+            str(intr / "m2" / "ceat"),
+            "--extrinsic",
+            str(ext),
+            "--no-plots",
+            "--out",
+            str(tmp_path / "y"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     devs = json.loads((tmp_path / "y" / "summary.json").read_text())["protocol"]["deviations"]
     assert len(devs) == 3 and all("lacks ilps, stereoset" in d["text"] for d in devs)

@@ -1,4 +1,5 @@
 """The shared CLI helpers: literal output, masked secrets, registry-driven choices."""
+
 from __future__ import annotations
 
 import subprocess
@@ -46,8 +47,12 @@ def test_choice_enum_follows_the_registry():
 
 def test_usage_error_does_not_echo_a_secret(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "LABEL_STUDIO_API_KEY": "ls-secret-value-0123456789", "HOME": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-m", "biaskit.cli", "data", "list", "ls-secret-value-0123456789"],
-                       capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "biaskit.cli", "data", "list", "ls-secret-value-0123456789"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 2, r.stderr
     assert "ls-secret-value-0123456789" not in r.stdout + r.stderr
     assert "Traceback" not in r.stderr

@@ -1,6 +1,7 @@
 """Several models in one `evaluate cats` / `evaluate seat`: the comparison table equals the single-model
 runs, the lms-ss Spearman correlation equals scipy's on the table's numbers, the ENSEMBLE equals the
 reference loop over the single runs' sentence scores."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,6 @@ import math
 
 import pandas as pd
 import pytest
-from scipy.stats import spearmanr
-
 from biaskit.evaluation.cat_metrics import evaluate
 from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS
 from biaskit.evaluation.compare import run_cats_multi, run_seat_multi
@@ -17,6 +16,7 @@ from biaskit.evaluation.seat import run_seat
 from biaskit.evaluation.stereoset import read_cats, run_cats, to_metric_items
 from conftest import run_cli
 from fixtures_models import build_tiny_bert, build_tiny_gpt2
+from scipy.stats import spearmanr
 from test_cat_modes import _reference_ensemble
 
 
@@ -31,23 +31,34 @@ def three_bert(tmp_path_factory):
 
 
 def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt2, stereoset_jsonl, tmp_path):
-    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True,
-                         protocol="none", batch_size=8)
+    res = run_cats_multi(
+        stereoset_jsonl,
+        three_gpt2,
+        tmp_path / "cmp",
+        scorer="clm",
+        limit=12,
+        ensemble=True,
+        protocol="none",
+        batch_size=8,
+    )
     table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
     names = res["names"]
     assert len(set(names)) == 3 and set(table["model"]) == set(names) | {"ENSEMBLE"}
-    for name, m in zip(names, three_gpt2):
-        single = run_cats(stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8,
-                          protocol="none")
+    for name, m in zip(names, three_gpt2, strict=False):
+        single = run_cats(
+            stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8, protocol="none"
+        )
         rows = table[table["model"] == name].set_index(["split", "domain"])
         for split in ("intrasentence", "intersentence"):
             for dom, r in [("all", single[split]["overall"]), *single[split]["by_domain"].items()]:
                 got = rows.loc[(split, dom)]
                 assert (got["lms"], got["ss"], got["icat"], got["count"]) == pytest.approx(
-                    (r["lms"], r["ss"], r["icat"], r["count"]), abs=1e-9)
+                    (r["lms"], r["ss"], r["icat"], r["count"]), abs=1e-9
+                )
         got = rows.loc[("overall", "all")]
         assert (got["lms"], got["ss"], got["icat"]) == pytest.approx(
-            (single["overall"]["lms"], single["overall"]["ss"], single["overall"]["icat"]), abs=1e-9)
+            (single["overall"]["lms"], single["overall"]["ss"], single["overall"]["icat"]), abs=1e-9
+        )
         assert (tmp_path / "cmp" / name / "summary.json").exists()
     corr = pd.read_csv(tmp_path / "cmp" / "correlations.csv").set_index(["split", "domain"])
     models_only = table[table["model"] != "ENSEMBLE"]
@@ -67,8 +78,9 @@ def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt
 
 
 def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_jsonl, tmp_path):
-    res = run_cats_multi(stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True,
-                         protocol="none")
+    res = run_cats_multi(
+        stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True, protocol="none"
+    )
     cats = read_cats(stereoset_jsonl, limit=12)
     runs = []
     for name in res["names"]:
@@ -85,8 +97,21 @@ def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_j
 
 
 def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
-    args = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--scorer", "clm", "--limit", "6",
-            "--out", str(tmp_path / "o"), "-q", "--protocol", "none"]
+    args = [
+        "evaluate",
+        "cats",
+        "--data",
+        str(stereoset_jsonl),
+        "--scorer",
+        "clm",
+        "--limit",
+        "6",
+        "--out",
+        str(tmp_path / "o"),
+        "-q",
+        "--protocol",
+        "none",
+    ]
     for m in three_gpt2:
         args += ["--model", m]
     code, out, err = run_cli(args + ["--ensemble"], capsys)
@@ -94,8 +119,20 @@ def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
     assert "Spearman rho (LMS vs SS, overall, 3 models)" in out
     for f in ("comparison.csv", "comparison.md", "correlations.csv", "comparison.json"):
         assert (tmp_path / "o" / f).stat().st_size > 0
-    code, _, err = run_cli(["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", three_gpt2[0],
-                            "--ensemble", "--out", str(tmp_path / "e")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "cats",
+            "--data",
+            str(stereoset_jsonl),
+            "--model",
+            three_gpt2[0],
+            "--ensemble",
+            "--out",
+            str(tmp_path / "e"),
+        ],
+        capsys,
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err and "--ensemble" in err
     assert not (tmp_path / "e").exists()
 
@@ -105,17 +142,30 @@ def test_seat_multi_table_equals_single_runs(three_bert, seat_dir, tmp_path, cap
     res = run_seat_multi([test], three_bert, tmp_path / "s", bleach="never", device="cpu", n_samples=500)
     table = pd.read_csv(tmp_path / "s" / "comparison.csv")
     assert len(table) == 3
-    for name, m in zip(res["names"], three_bert):
+    for name, m in zip(res["names"], three_bert, strict=False):
         [r] = run_seat([test], m, tmp_path / f"single-{name}", bleach="never", device="cpu", n_samples=500)["tests"]
         got = table[table["model"] == name].iloc[0]
         assert (got["effect_size"], got["p_value"]) == pytest.approx((r["effect_size"], r["p_value"]), abs=1e-12)
     assert table["effect_size"].nunique() == 3  # three different random encoders
-    args = ["evaluate", "seat", "--test", test, "--out", str(tmp_path / "c"), "--bleach", "never",
-            "--n-samples", "500", "--device", "cpu"]
+    args = [
+        "evaluate",
+        "seat",
+        "--test",
+        test,
+        "--out",
+        str(tmp_path / "c"),
+        "--bleach",
+        "never",
+        "--n-samples",
+        "500",
+        "--device",
+        "cpu",
+    ]
     for m in three_bert:
         args += ["--model", m]
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
     assert pd.read_csv(tmp_path / "c" / "comparison.csv")["effect_size"].tolist() == pytest.approx(
-        table["effect_size"].tolist(), abs=1e-12)
+        table["effect_size"].tolist(), abs=1e-12
+    )
     assert "weat6" in (tmp_path / "c" / "comparison.md").read_text()

@@ -1,5 +1,6 @@
 """Intrinsic vs extrinsic correlation on synthetic result folders, checked against an independent
 numpy computation (variances, Pearson, Spearman by ranks, t-distribution p-values)."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from biaskit.evaluation.correlate import correlate, read_result_folder, write_outputs
 from scipy import stats
 
 from biaskit.errors import InputError
-from biaskit.evaluation.correlate import correlate, read_result_folder, write_outputs
 
 RNG = np.random.default_rng(42)
 MODELS = [f"m{i}" for i in range(6)]
@@ -37,8 +38,15 @@ def synthetic(tmp_path):
                 offset = k - (len(groups) - 1) / 2  # a fixed pattern over groups, scaled by the model index
                 rows.append((dom, g, "ss", 50 + (i + 1) * 3 * offset + RNG.normal(0, 0.5), 10))
                 rows.append((dom, g, "lms", 90 + RNG.normal(0, 1), 10))
-                ext.append({"model": m, "domain": dom, "group": g, "metric": "tpr",
-                            "score": 0.8 + (i + 1) * 0.01 * offset + RNG.normal(0, 0.002)})
+                ext.append(
+                    {
+                        "model": m,
+                        "domain": dom,
+                        "group": g,
+                        "metric": "tpr",
+                        "score": 0.8 + (i + 1) * 0.01 * offset + RNG.normal(0, 0.002),
+                    }
+                )
         intr[m] = rows
         dirs.append(_folder(tmp_path, m, rows))
     csv = tmp_path / "extrinsic.csv"
@@ -90,17 +98,24 @@ def test_aligned_groups_and_group_map(tmp_path):
     # intrinsic terms (StereoSet-like) mapped to shared groups; extrinsic has an extra group
     dirs, ext = [], []
     for i, m in enumerate(MODELS[:4]):
-        rows = [("gender", "mother", "ss", 60.0 + i, 5), ("gender", "schoolgirl", "ss", 70.0 + i, 5),
-                ("gender", "father", "ss", 40.0, 5), ("gender", "gentleman", "ss", 30.0 - i, 5)]
+        rows = [
+            ("gender", "mother", "ss", 60.0 + i, 5),
+            ("gender", "schoolgirl", "ss", 70.0 + i, 5),
+            ("gender", "father", "ss", 40.0, 5),
+            ("gender", "gentleman", "ss", 30.0 - i, 5),
+        ]
         dirs.append(_folder(tmp_path, m, rows))
-        ext += [{"model": m, "domain": "gender", "group": "Female", "metric": "f1", "score": 0.9},
-                {"model": m, "domain": "gender", "group": "Male", "metric": "f1", "score": 0.9 - 0.1 * i},
-                {"model": m, "domain": "gender", "group": "Other", "metric": "f1", "score": 0.1 * i * i}]
+        ext += [
+            {"model": m, "domain": "gender", "group": "Female", "metric": "f1", "score": 0.9},
+            {"model": m, "domain": "gender", "group": "Male", "metric": "f1", "score": 0.9 - 0.1 * i},
+            {"model": m, "domain": "gender", "group": "Other", "metric": "f1", "score": 0.1 * i * i},
+        ]
     csv = tmp_path / "ext.csv"
     pd.DataFrame(ext).to_csv(csv, index=False)
     gmap = tmp_path / "map.csv"
-    gmap.write_text("domain,term,group\ngender,mother,female\ngender,schoolgirl,female\n"
-                    "gender,father,male\ngender,gentleman,male\n")
+    gmap.write_text(
+        "domain,term,group\ngender,mother,female\ngender,schoolgirl,female\ngender,father,male\ngender,gentleman,male\n"
+    )
     v, c, _ = correlate(dirs, csv, groups="aligned", group_map=gmap)
     # model i: female = mean(60+i, 70+i) = 65+i, male = mean(40, 30-i) = 35-i/2 -> var = ((30+1.5i)/2)^2
     for i, m in enumerate(MODELS[:4]):
@@ -121,8 +136,14 @@ def test_pairs_folder_without_groups_uses_bias_types(tmp_path):
     d = tmp_path / "pairs-run"
     d.mkdir()
     (d / "summary.json").write_text(json.dumps({"model": "gemma3-270m", "metric_score": 55.0}))
-    pd.DataFrame({"pair_id": list("abcdef"), "bias_type": ["age", "age", "age", "caste", "caste", "gender"],
-                  "win": [True, False, True, True, True, False], "tie": [False] * 6}).to_csv(d / "pairs.csv", index=False)
+    pd.DataFrame(
+        {
+            "pair_id": list("abcdef"),
+            "bias_type": ["age", "age", "age", "caste", "caste", "gender"],
+            "win": [True, False, True, True, True, False],
+            "tie": [False] * 6,
+        }
+    ).to_csv(d / "pairs.csv", index=False)
     f = read_result_folder(d)
     assert f.group_source == "bias_type" and f.benchmark == "pairs"
     g = f.groups.set_index("group")["score"]

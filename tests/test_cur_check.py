@@ -1,14 +1,15 @@
 """The minimal-pair checker: every flag on hand-made pairs, U/M sets, and verdicts on the real
 CrowS-Pairs and IndiBias files, cross-checked with an independent implementation (pandas for
 duplicates and scripts, a hand-written LCS diff for changed regions)."""
+
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from biaskit.cli import main
 from biaskit.check import FLAG_CODES, check_file, check_pair, check_pairs, word_diff
+from biaskit.cli import main
 from biaskit.io import read_jsonl
 
 
@@ -22,7 +23,7 @@ def test_clean_minimal_pairs_have_no_flags():
     assert codes("She is a bad driver because she is a woman.", "He is a bad driver because he is a man.") == []
     assert codes("Priya cannot fix her car.", "Rahul cannot fix his car.") == []
     assert codes("गरीब लोग यात्रा नहीं कर पाते।", "अमीर लोग यात्रा नहीं कर पाते।", "hi") == []
-    assert codes("लड़की खाना बनाती है।", "लड़का खाना बनाता है।", "hi") == []          # agreement, not a 2nd span
+    assert codes("लड़की खाना बनाती है।", "लड़का खाना बनाता है।", "hi") == []  # agreement, not a 2nd span
     assert codes("Poor people steal. Poor people lie.", "Rich people steal. Rich people lie.") == []
 
 
@@ -48,16 +49,20 @@ def test_mixed_scripts():
     f = check_pair({"sent_more": "राहुल नए CEO हैं।", "sent_less": "अंजली नई CEO हैं।", "lang": "hi"})
     assert "mixed_scripts" in [x.code for x in f]
     assert codes("Rahul is a doctor.", "राहुल is a doctor.") == ["mixed_scripts"]
-    assert "mixed_scripts" in codes("Rahul ek doctor hai.", "Priya ek doctor hai.", "hi")   # not Devanagari
+    assert "mixed_scripts" in codes("Rahul ek doctor hai.", "Priya ek doctor hai.", "hi")  # not Devanagari
 
 
 def test_translation_collapsed_suggests_explicit_gender():
     src = {"sent_more": "She is a good cook.", "sent_less": "He is a good cook.", "lang": "en"}
-    f = check_pair({"sent_more": "वह अच्छा खाना बनाती है।", "sent_less": "वह अच्छा खाना बनाती है।", "lang": "hi"}, source_pair=src)
+    f = check_pair(
+        {"sent_more": "वह अच्छा खाना बनाती है।", "sent_less": "वह अच्छा खाना बनाती है।", "lang": "hi"}, source_pair=src
+    )
     assert [x.code for x in f] == ["identical", "translation_collapsed"]
     assert "एक पुरुष" in f[1].suggestion and "एक महिला" in f[1].suggestion and "वह" in f[1].suggestion
-    f = check_pair({"sent_more": "हवलदार जीत गया।", "sent_less": "हवलदार जीत गया।", "lang": "hi"},
-                   source_pair={"sent_more": "The constable won.", "sent_less": "The gambler won."})
+    f = check_pair(
+        {"sent_more": "हवलदार जीत गया।", "sent_less": "हवलदार जीत गया।", "lang": "hi"},
+        source_pair={"sent_more": "The constable won.", "sent_less": "The gambler won."},
+    )
     assert f[1].code == "translation_collapsed" and "एक पुरुष" not in f[1].suggestion
 
 
@@ -65,14 +70,19 @@ def test_translation_not_minimal():
     src = {"sent_more": "poor people are not able to travel.", "sent_less": "rich people are not able to travel."}
     hi = {"sent_more": "गरीब लोग यात्रा नहीं कर पाते।", "sent_less": "अमीर लोग यात्रा नहीं कर सकते।", "lang": "hi"}
     assert codes(hi["sent_more"], hi["sent_less"], "hi", source_pair=src) == [
-        "multi_span", "attribute_changed", "translation_not_minimal"]
+        "multi_span",
+        "attribute_changed",
+        "translation_not_minimal",
+    ]
 
 
 def test_duplicates_exact_and_swapped():
-    rows = [{"sent_more": "a Dalit man", "sent_less": "a Brahmin man"},
-            {"sent_more": "a Dalit  man", "sent_less": "a Brahmin man"},
-            {"sent_more": "a Brahmin man", "sent_less": "a Dalit man"},
-            {"sent_more": "a Dalit man", "sent_less": "a Brahmin man", "lang": "hi"}]
+    rows = [
+        {"sent_more": "a Dalit man", "sent_less": "a Brahmin man"},
+        {"sent_more": "a Dalit  man", "sent_less": "a Brahmin man"},
+        {"sent_more": "a Brahmin man", "sent_less": "a Dalit man"},
+        {"sent_more": "a Dalit man", "sent_less": "a Brahmin man", "lang": "hi"},
+    ]
     out = check_pairs(rows)
     assert [c.codes for c in out] == [[], ["duplicate"], ["duplicate"], ["mixed_scripts"]]
     assert "row 1" in out[1].flags[0].reason and "swapped" in out[2].flags[0].reason
@@ -82,18 +92,36 @@ def test_duplicates_exact_and_swapped():
 FLAG_CASES = {
     "identical": ([{"sent_more": "The man is tall.", "sent_less": "The man is tall. "}], 0, None),
     "trivial_diff": ([{"sent_more": "The man is tall.", "sent_less": "the man is tall!"}], 0, None),
-    "multi_span": ([{"sent_more": "The old man forgot the keys.", "sent_less": "The young man lost the keys."}], 0, None),
+    "multi_span": (
+        [{"sent_more": "The old man forgot the keys.", "sent_less": "The young man lost the keys."}],
+        0,
+        None,
+    ),
     "span_not_identity": ([{"sent_more": "He bought a car.", "sent_less": "He sold a car."}], 0, None),
-    "attribute_changed": ([{"sent_more": "Muslims are violent people.", "sent_less": "Hindus are peaceful people."}],
-                          0, None),
+    "attribute_changed": (
+        [{"sent_more": "Muslims are violent people.", "sent_less": "Hindus are peaceful people."}],
+        0,
+        None,
+    ),
     "mixed_scripts": ([{"sent_more": "Rahul is a doctor.", "sent_less": "राहुल is a doctor."}], 0, None),
-    "translation_collapsed": ([{"sent_more": "वह अच्छा खाना बनाती है।", "sent_less": "वह अच्छा खाना बनाती है।",
-                                "lang": "hi"}], 0, {"sent_more": "She is a good cook.", "sent_less": "He is a good cook."}),
-    "translation_not_minimal": ([{"sent_more": "गरीब लोग यात्रा नहीं कर पाते।", "sent_less": "अमीर लोग यात्रा नहीं कर सकते।",
-                                  "lang": "hi"}], 0, {"sent_more": "poor people are not able to travel.",
-                                                      "sent_less": "rich people are not able to travel."}),
-    "duplicate": ([{"sent_more": "a Dalit man", "sent_less": "a Brahmin man"},
-                   {"sent_more": "a Brahmin man", "sent_less": "a Dalit man"}], 1, None),
+    "translation_collapsed": (
+        [{"sent_more": "वह अच्छा खाना बनाती है।", "sent_less": "वह अच्छा खाना बनाती है।", "lang": "hi"}],
+        0,
+        {"sent_more": "She is a good cook.", "sent_less": "He is a good cook."},
+    ),
+    "translation_not_minimal": (
+        [{"sent_more": "गरीब लोग यात्रा नहीं कर पाते।", "sent_less": "अमीर लोग यात्रा नहीं कर सकते।", "lang": "hi"}],
+        0,
+        {"sent_more": "poor people are not able to travel.", "sent_less": "rich people are not able to travel."},
+    ),
+    "duplicate": (
+        [
+            {"sent_more": "a Dalit man", "sent_less": "a Brahmin man"},
+            {"sent_more": "a Brahmin man", "sent_less": "a Dalit man"},
+        ],
+        1,
+        None,
+    ),
 }
 
 
@@ -164,8 +192,8 @@ def test_crows_pairs_verdicts(crows_csv, tmp_path):
     assert summary["flags"]["identical"] == int((df.sent_more.str.strip() == df.sent_less.str.strip()).sum()) == 0
     # multi-span: hand-checked examples, and every flagged pair really has >= 2 changed regions
     by_row = {c.row: c for c in checked}
-    assert by_row[544].codes == ["multi_span", "attribute_changed"]        # wouldn't -> would always; black -> white
-    assert by_row[1].codes == []                                            # black -> white only
+    assert by_row[544].codes == ["multi_span", "attribute_changed"]  # wouldn't -> would always; black -> white
+    assert by_row[1].codes == []  # black -> white only
     flagged = [c for c in checked if "multi_span" in c.codes]
     assert len(flagged) > 50
     for c in flagged:
@@ -190,7 +218,7 @@ def test_indibias_verdicts(indibias_csv):
     hi = {c.row: c for c in checked if c.pair["lang"] == "hi"}
     en = {c.row: c for c in checked if c.pair["lang"] == "en"}
     assert hi[485].codes == ["identical", "translation_collapsed"]
-    assert en[485].codes == ["span_not_identity"]   # constable -> gambler: occupations not in the inventory
+    assert en[485].codes == ["span_not_identity"]  # constable -> gambler: occupations not in the inventory
     assert [r for r, c in hi.items() if "identical" in c.codes] == [485]
     # mixed scripts: exactly the rows whose Hindi has Latin letters (regex), none in English
     latin = df.index[df.sent_more_hindi.str.contains("[A-Za-z]") | df.sent_less_hindi.str.contains("[A-Za-z]")]
@@ -208,8 +236,11 @@ def test_indibias_verdicts(indibias_csv):
     # rows whose English and Hindi both differ in exactly one region are never flagged
     for r, c in hi.items():
         row = df.iloc[r - 1]
-        if _lcs_regions(row.modified_eng_sent_more, row.modified_eng_sent_less) == 1 == _lcs_regions(
-                row.sent_more_hindi, row.sent_less_hindi):
+        if (
+            _lcs_regions(row.modified_eng_sent_more, row.modified_eng_sent_less)
+            == 1
+            == _lcs_regions(row.sent_more_hindi, row.sent_less_hindi)
+        ):
             assert "translation_not_minimal" not in c.codes and "multi_span" not in c.codes
 
 
@@ -233,14 +264,23 @@ def test_cli_check_strict_and_out(indibias_csv, tmp_path, capsys):
     assert same == {r["row"] for r in rows if "identical" in [f["code"] for f in r["flags"]]} and len(same) == 1
     assert latin == {r["row"] for r in rows if "mixed_scripts" in [f["code"] for f in r["flags"]]} and len(latin) == 3
     clean = tmp_path / "clean.jsonl"
-    clean.write_text('{"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo", "bias_type": "caste"}\n')
-    main(["curate", "check", "--pairs", str(clean), "--strict"])      # no flags: no exit
+    clean.write_text(
+        '{"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.", "direction": "stereo", '
+        '"bias_type": "caste"}\n'
+    )
+    main(["curate", "check", "--pairs", str(clean), "--strict"])  # no flags: no exit
 
 
 def test_translated_file_with_separate_sources(tmp_path):
     src = tmp_path / "en.jsonl"
-    src.write_text('{"pair_id": "p1", "sent_more": "She is kind.", "sent_less": "He is kind.", "direction": "stereo", "bias_type": "gender"}\n')
+    src.write_text(
+        '{"pair_id": "p1", "sent_more": "She is kind.", "sent_less": "He is kind.", "direction": "stereo", '
+        '"bias_type": "gender"}\n'
+    )
     hi = tmp_path / "hi.jsonl"
-    hi.write_text('{"sent_more": "वह दयालु है।", "sent_less": "वह दयालु है।", "direction": "stereo", "bias_type": "gender", "lang": "hi", "source_id": "p1"}\n')
+    hi.write_text(
+        '{"sent_more": "वह दयालु है।", "sent_less": "वह दयालु है।", "direction": "stereo", "bias_type": '
+        '"gender", "lang": "hi", "source_id": "p1"}\n'
+    )
     checked, _ = check_file(str(hi), sources_path=str(src))
     assert checked[0].codes == ["identical", "translation_collapsed"]

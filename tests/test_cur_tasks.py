@@ -1,6 +1,7 @@
 """LLM tasks and the job runner: the registry, the dummy backend's schema-valid replies (issue 13),
 the documented offline path run as written, `curate llm-task`, pair rewrites through the runner,
 the documented "add a task in one file" example, CLI choices from the registries."""
+
 from __future__ import annotations
 
 import json
@@ -13,13 +14,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from biaskit.curation.llm import LLMS, DummyLLM, get_llm
 from biaskit.curation.llm.dummy import from_schema, prompt_phrases
 from biaskit.curation.prompts import load_prompts
 from biaskit.curation.tasks import TASKS
-from biaskit.io import read_jsonl
 from conftest import REPO, run_cli
+
+from biaskit.io import read_jsonl
 
 DOC = REPO / "docs" / "curation.md"
 
@@ -41,26 +42,54 @@ def test_every_backend_implements_the_client_protocol():
 
 
 def test_every_task_is_registered_with_its_prompt():
-    assert TASKS.names() == ["cat_intersentence", "cat_intrasentence", "pair_rewrite", "prelabel", "sentences",
-                             "translate_cat_intersentence", "translate_cat_intrasentence", "translate_pair",
-                             "translate_sentence", "tuples"]
+    assert TASKS.names() == [
+        "cat_intersentence",
+        "cat_intrasentence",
+        "pair_rewrite",
+        "prelabel",
+        "sentences",
+        "translate_cat_intersentence",
+        "translate_cat_intrasentence",
+        "translate_pair",
+        "translate_sentence",
+        "tuples",
+    ]
     prompts = {p.id for p in load_prompts().values()}
     for name in TASKS.names():
         cls = TASKS.get(name)
         assert cls.name == name and cls.prompt_id in prompts
-        assert cls().schema is not None                         # every task's template declares its reply
+        assert cls().schema is not None  # every task's template declares its reply
 
 
 # ------------------------------------------------------------------ the dummy backend (issue 13)
-SAMPLE_VALUES = {"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 5, "attribute": "poor", "k": 3,
-                 "sentence": "Dalits are poor.", "source_group": "Dalit", "target_group": "Brahmin",
-                 "source_language": "English", "target_language": "Hindi", "sent_more": "The man is a doctor.",
-                 "sent_less": "The woman is a doctor.", "text": "The man is a doctor.", "target": "Muslim",
-                 "domain": "religion", "society": "India", "language": "English",
-                 "context": "The farmer was too BLANK to read.", "stereotype": "poor", "anti_stereotype": "rich",
-                 "unrelated": "purple", "guidelines": "Answer as a careful annotator.",
-                 "item": "Dalit -- poor", "questions": "- stereotype: Is this a stereotype? Options: yes | no",
-                 "examples": '{"group": "lawyers", "stereotypes": "negative", "attributes": ["argumentative"]}'}
+SAMPLE_VALUES = {
+    "identity": "Dalit",
+    "axis": "caste",
+    "polarity": "negative",
+    "n": 5,
+    "attribute": "poor",
+    "k": 3,
+    "sentence": "Dalits are poor.",
+    "source_group": "Dalit",
+    "target_group": "Brahmin",
+    "source_language": "English",
+    "target_language": "Hindi",
+    "sent_more": "The man is a doctor.",
+    "sent_less": "The woman is a doctor.",
+    "text": "The man is a doctor.",
+    "target": "Muslim",
+    "domain": "religion",
+    "society": "India",
+    "language": "English",
+    "context": "The farmer was too BLANK to read.",
+    "stereotype": "poor",
+    "anti_stereotype": "rich",
+    "unrelated": "purple",
+    "guidelines": "Answer as a careful annotator.",
+    "item": "Dalit -- poor",
+    "questions": "- stereotype: Is this a stereotype? Options: yes | no",
+    "examples": '{"group": "lawyers", "stereotypes": "negative", "attributes": ["argumentative"]}',
+}
 
 
 @pytest.mark.parametrize("ref", sorted(load_prompts()))
@@ -69,26 +98,37 @@ def test_dummy_reply_is_schema_valid_for_every_shipped_prompt(ref):
     msgs = p.render(**{k: SAMPLE_VALUES[k] for k in p.variables})
     llm = DummyLLM(cache=False)
     res = llm.complete_json(msgs, p.schema, temperature=0.7, seed=0)
-    assert res.ok and res.attempts == 1 and res.repairs == [], res.error   # valid at once: no re-ask, no repair
+    assert res.ok and res.attempts == 1 and res.repairs == [], res.error  # valid at once: no re-ask, no repair
     jsonschema.Draft202012Validator(p.schema).validate(json.loads(res.raw))
     again = DummyLLM(cache=False).complete_json(msgs, p.schema, temperature=0.7, seed=0)
-    assert again.raw == res.raw                                           # deterministic
+    assert again.raw == res.raw  # deterministic
 
 
 def test_dummy_values_follow_the_schema_keywords():
-    schema = {"type": "object", "required": ["a", "b", "c", "d", "e"], "properties": {
-        "a": {"type": "array", "minItems": 4, "maxItems": 6, "uniqueItems": True,
-              "items": {"type": "string", "minLength": 30, "maxLength": 60}},
-        "b": {"type": "integer", "minimum": 3, "maximum": 5},
-        "c": {"enum": ["stereo", "antistereo"]},
-        "d": {"type": "object", "properties": {"x": {"type": "boolean"}, "y": {"type": ["null", "number"]}}},
-        "e": {"type": "array", "maxItems": 1, "items": {"type": "string"}}}}
+    schema = {
+        "type": "object",
+        "required": ["a", "b", "c", "d", "e"],
+        "properties": {
+            "a": {
+                "type": "array",
+                "minItems": 4,
+                "maxItems": 6,
+                "uniqueItems": True,
+                "items": {"type": "string", "minLength": 30, "maxLength": 60},
+            },
+            "b": {"type": "integer", "minimum": 3, "maximum": 5},
+            "c": {"enum": ["stereo", "antistereo"]},
+            "d": {"type": "object", "properties": {"x": {"type": "boolean"}, "y": {"type": ["null", "number"]}}},
+            "e": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+        },
+    }
     for seed in ("s1", "s2", "s3"):
         v = from_schema(schema, seed, ["Muslim"])
         jsonschema.Draft202012Validator(schema).validate(v)
         assert all(s.startswith("Muslim people are ") for s in v["a"])
-    assert prompt_phrases([{"role": "user", "content": 'Use the words "Dalit" as written. Reply: {"sentences": ["..."]}'}]) \
-        == ["Dalit"]
+    assert prompt_phrases(
+        [{"role": "user", "content": 'Use the words "Dalit" as written. Reply: {"sentences": ["..."]}'}]
+    ) == ["Dalit"]
 
 
 def _doc_block(marker: str) -> list[str]:
@@ -110,10 +150,10 @@ def test_offline_curation_path_as_documented(tmp_path, capsys, monkeypatch):
         code, out, err = run_cli(argv[1:], capsys)
         assert code == 0, (line, err)
     tuples, sents = read_jsonl("tuples.jsonl"), read_jsonl("sentences.jsonl")
-    assert len(tuples) == 7 * 2 * 3          # 7 caste identities x 2 polarities x 3 dummy attributes
+    assert len(tuples) == 7 * 2 * 3  # 7 caste identities x 2 polarities x 3 dummy attributes
     assert not Path("tuples.errors.jsonl").exists() and not Path("sentences.errors.jsonl").exists()
-    assert len({s["tuple_id"] for s in sents}) == len(tuples)          # every sentence job gave rows
-    assert all(s["status"] == "raw" and s["identity"] in s["sentence"] for s in sents)   # they name the identity
+    assert len({s["tuple_id"] for s in sents}) == len(tuples)  # every sentence job gave rows
+    assert all(s["status"] == "raw" and s["identity"] in s["sentence"] for s in sents)  # they name the identity
     pairs = read_jsonl("pairs.jsonl")
     rejects = read_jsonl("pairs.errors.jsonl")
     # a tuple listed as both positive and negative gets the same prompt, so the same dummy sentences:
@@ -131,10 +171,29 @@ def test_offline_curation_path_as_documented(tmp_path, capsys, monkeypatch):
 # ------------------------------------------------------------------ the runner for every task
 def test_pair_rewrites_go_through_the_runner(tmp_path, capsys):
     s = tmp_path / "s.jsonl"
-    s.write_text(json.dumps({"sentence_id": "s1", "sentence": "The Dalit-born are dirty.", "identity": "Dalit",
-                             "axis": "caste", "polarity": "negative"}) + "\n")
-    args = ["curate", "pairs", "--sentences", str(s), "--out", str(tmp_path / "p.jsonl"), "--llm-fallback",
-            "--llm", "dummy"]
+    s.write_text(
+        json.dumps(
+            {
+                "sentence_id": "s1",
+                "sentence": "The Dalit-born are dirty.",
+                "identity": "Dalit",
+                "axis": "caste",
+                "polarity": "negative",
+            }
+        )
+        + "\n"
+    )
+    args = [
+        "curate",
+        "pairs",
+        "--sentences",
+        str(s),
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--llm-fallback",
+        "--llm",
+        "dummy",
+    ]
     code, out, _ = run_cli(args, capsys)
     assert code == 0 and "LLM rewrites in" in out
     (rw,) = read_jsonl(tmp_path / "p.rewrites.jsonl")
@@ -145,25 +204,42 @@ def test_pair_rewrites_go_through_the_runner(tmp_path, capsys):
     assert log[-1]["llm"]["requests"] == 1
     assert run_cli(args, capsys)[0] == 0
     log = read_jsonl(tmp_path / "p.rewrites.runlog.jsonl")
-    assert log[-1]["skipped_done"] == 1 and log[-1]["llm"]["requests"] == 0   # resumed, nothing asked again
+    assert log[-1]["skipped_done"] == 1 and log[-1]["llm"]["requests"] == 0  # resumed, nothing asked again
 
 
 def test_llm_task_runs_any_registered_task(tmp_path, capsys):
     items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps({"text": t, "source_language": "English", "target_language": "Hindi"}) + "\n"
-                             for t in ("The man is a doctor.", "Dalits are poor.")))
+    items.write_text(
+        "".join(
+            json.dumps({"text": t, "source_language": "English", "target_language": "Hindi"}) + "\n"
+            for t in ("The man is a doctor.", "Dalits are poor.")
+        )
+    )
     out = tmp_path / "o.jsonl"
-    code, stdout, err = run_cli(["curate", "llm-task", "translate_sentence", "--input", str(items), "--out", str(out),
-                                 "--llm", "dummy"], capsys)
+    code, stdout, err = run_cli(
+        ["curate", "llm-task", "translate_sentence", "--input", str(items), "--out", str(out), "--llm", "dummy"], capsys
+    )
     assert code == 0, err
     rows = read_jsonl(out)
     assert len(rows) == 2 and all(r["translation"] and r["provenance"]["task"] == "translate_sentence" for r in rows)
     code, _, err = run_cli(["curate", "llm-task", "no_such_task", "--input", str(items), "--out", str(out)], capsys)
-    assert code == 2 and "pair_rewrite" in err and "tuples" in err          # the choices come from TASKS
+    assert code == 2 and "pair_rewrite" in err and "tuples" in err  # the choices come from TASKS
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"text": "x"}) + "\n")
-    code, _, err = run_cli(["curate", "llm-task", "translate_sentence", "--input", str(bad), "--out",
-                            str(tmp_path / "b.jsonl"), "--llm", "dummy"], capsys)
+    code, _, err = run_cli(
+        [
+            "curate",
+            "llm-task",
+            "translate_sentence",
+            "--input",
+            str(bad),
+            "--out",
+            str(tmp_path / "b.jsonl"),
+            "--llm",
+            "dummy",
+        ],
+        capsys,
+    )
     assert code == 2 and f"{bad}, row 1" in err and "source_language" in err
 
 
@@ -181,7 +257,8 @@ def test_the_documented_one_file_task_runs(tmp_path):
             'id = "antonyms"\nversion = "1"\n[variables]\nword = "a word"\n[template]\n'
             "user = '''Three antonyms of {word}. JSON: {\"antonyms\": [...]}'''\n"
             '[schema]\ntype = "object"\nrequired = ["antonyms"]\n'
-            '[schema.properties.antonyms]\ntype = "array"\nitems = {type = "string"}\n')
+            '[schema.properties.antonyms]\ntype = "array"\nitems = {type = "string"}\n'
+        )
         task = TASKS.get("antonyms")(get_prompt("antonyms", tmp_path))
         out = tmp_path / "a.jsonl"
         s = JobRunner(DummyLLM(cache=False), task, out=out, command="test").run([{"word": "hot"}, {"word": "tall"}])
@@ -197,14 +274,17 @@ def test_llm_choices_come_from_the_registry(tmp_path, capsys):
     from biaskit.curation.cli_options import LLMBackend
 
     assert sorted(m.value for m in LLMBackend) == LLMS.names()
-    code, _, err = run_cli(["curate", "tuples", "--axis", "caste", "--llm", "nosuch", "--out",
-                            str(tmp_path / "t.jsonl")], capsys)
+    code, _, err = run_cli(
+        ["curate", "tuples", "--axis", "caste", "--llm", "nosuch", "--out", str(tmp_path / "t.jsonl")], capsys
+    )
     assert code == 2 and "dummy" in err and "openai" in err
 
 
 def test_curate_sub_apps_do_not_import_their_parent():
-    code = ("import sys, biaskit.curation.gen_cli, biaskit.curation.translate_cli; "
-            "print('biaskit.curation.cli' in sys.modules)")
+    code = (
+        "import sys, biaskit.curation.gen_cli, biaskit.curation.translate_cli; "
+        "print('biaskit.curation.cli' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -215,10 +295,16 @@ def test_run_log_records_the_command_line(tmp_path):
         pytest.skip(f"no biaskit console script next to {sys.executable} (install the package)")
     out = tmp_path / "t.jsonl"
     env = {"BIASKIT_CACHE_DIR": str(tmp_path / "c"), "BIASKIT_NO_PROGRESS": "1", "PATH": "/usr/bin:/bin"}
-    subprocess.run([str(exe), "curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--llm", "dummy",
-                    "--out", str(out)], check=True, capture_output=True, env=env)
-    assert read_jsonl(tmp_path / "t.runlog.jsonl")[-1]["command"] == \
-        f"biaskit curate tuples --axis caste --identities Dalit --llm dummy --out {out}"
+    subprocess.run(
+        [str(exe), "curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--llm", "dummy", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    assert (
+        read_jsonl(tmp_path / "t.runlog.jsonl")[-1]["command"]
+        == f"biaskit curate tuples --axis caste --identities Dalit --llm dummy --out {out}"
+    )
 
 
 # ------------------------------------------------------------------ issue 11: the right message
@@ -227,8 +313,9 @@ def test_missing_endpoint_is_named_as_such(tmp_path, capsys):
         get_llm("openai", model="m")
     t = tmp_path / "t.jsonl"
     t.write_text(json.dumps({"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "negative"}) + "\n")
-    code, _, err = run_cli(["curate", "sentences", "--tuples", str(t), "--model", "m", "--out",
-                            str(tmp_path / "s.jsonl")], capsys)
+    code, _, err = run_cli(
+        ["curate", "sentences", "--tuples", str(t), "--model", "m", "--out", str(tmp_path / "s.jsonl")], capsys
+    )
     assert code == 2 and "no endpoint" in err and "OPENAI_BASE_URL" in err and "no API key" not in err
 
 
@@ -245,32 +332,64 @@ def test_the_repair_layer_drops_what_a_small_model_echoes():
     from biaskit.curation.tasks.cat_intrasentence import CatIntrasentenceTask
     from biaskit.curation.tasks.sentences import SentenceTask
     from biaskit.curation.tasks.tuples import TupleTask
+
     from biaskit.schema import BiasTuple
 
-    rows = TupleTask().parse({"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 5},
-                             _reply({"attributes": ["A", "B", "caste", "Negative", "model", "lazy"]}))
+    rows = TupleTask().parse(
+        {"identity": "Dalit", "axis": "caste", "polarity": "negative", "n": 5},
+        _reply({"attributes": ["A", "B", "caste", "Negative", "model", "lazy"]}),
+    )
     assert [r["attribute"] for r in rows] == ["lazy"]
     t = BiasTuple(identity="Dalit", axis="caste", attribute="poor", polarity="negative").model_dump(mode="json")
-    copied = "Before every harvest the farmer borrows money from the moneylender."   # sentences@3's example
+    copied = "Before every harvest the farmer borrows money from the moneylender."  # sentences@3's example
     own = "The Dalit family next door could not afford a doctor for their son."
-    rows = SentenceTask(per_tuple=3).parse({"tuple": t}, _reply({"sentences": [
-        copied, copied.replace("the farmer", "the Dalit farmer") + " He never repays it.", own]}))
+    rows = SentenceTask(per_tuple=3).parse(
+        {"tuple": t},
+        _reply({"sentences": [copied, copied.replace("the farmer", "the Dalit farmer") + " He never repays it.", own]}),
+    )
     status = {r["sentence"]: (r["status"], r["meta"].get("reason")) for r in rows}
     assert status[own] == ("raw", None)
     assert status[copied][0] == "rejected" and "copies the prompt" in status[copied][1]
     assert [s for s, (st, _) in status.items() if st == "rejected"] == [copied, rows[1]["sentence"]]
     item = {"target": "Muslim", "domain": "religion", "society": "India", "n": 2}
-    rows = CatIntrasentenceTask().parse(item, _reply({"items": [
-        {"context": "The librarian was very BLANK with the children.", "stereotype": "strict",
-         "anti_stereotype": "playful", "unrelated": "orbit"},
-        {"context": "The Muslim in the room is very BLANK.", "stereotype": "strict", "anti_stereotype": "playful",
-         "unrelated": "moon"},
-        {"context": "My Muslim neighbour is BLANK.", "stereotype": "pious", "anti_stereotype": "secular",
-         "unrelated": "square"}]}))
-    assert [r.get("copies_prompt") for r in rows] == [["context", "stereotype", "anti_stereotype", "unrelated"],
-                                                       ["stereotype", "anti_stereotype"], None]
+    rows = CatIntrasentenceTask().parse(
+        item,
+        _reply(
+            {
+                "items": [
+                    {
+                        "context": "The librarian was very BLANK with the children.",
+                        "stereotype": "strict",
+                        "anti_stereotype": "playful",
+                        "unrelated": "orbit",
+                    },
+                    {
+                        "context": "The Muslim in the room is very BLANK.",
+                        "stereotype": "strict",
+                        "anti_stereotype": "playful",
+                        "unrelated": "moon",
+                    },
+                    {
+                        "context": "My Muslim neighbour is BLANK.",
+                        "stereotype": "pious",
+                        "anti_stereotype": "secular",
+                        "unrelated": "square",
+                    },
+                ]
+            }
+        ),
+    )
+    assert [r.get("copies_prompt") for r in rows] == [
+        ["context", "stereotype", "anti_stereotype", "unrelated"],
+        ["stereotype", "anti_stereotype"],
+        None,
+    ]
     from biaskit.curation.cats import check_draft
+
     from biaskit.inventory import load_inventory
 
-    assert [[p["code"] for p in check_draft(r, load_inventory())] for r in rows] == \
-        [["copies_prompt", "target_missing"], ["copies_prompt"], []]
+    assert [[p["code"] for p in check_draft(r, load_inventory())] for r in rows] == [
+        ["copies_prompt", "target_missing"],
+        ["copies_prompt"],
+        [],
+    ]

@@ -1,6 +1,7 @@
 """Dataset registry and downloader. The network stand-in is a real HTTP server on 127.0.0.1
 (http.server in a thread): the download code path (urllib, streaming, hashing, atomic rename) is the
 one used against GitHub."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,13 +12,14 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from biaskit import datasets as ds
 from biaskit.errors import BiaskitError, UnknownNameError
-from conftest import run_cli
 
-PAYLOAD = ("sent_more,sent_less,stereo_antistereo,bias_type\n"
-           "Women are bad drivers.,Men are bad drivers.,stereo,gender\n").encode("utf-8")
+PAYLOAD = (
+    b"sent_more,sent_less,stereo_antistereo,bias_type\nWomen are bad drivers.,Men are bad drivers.,stereo,gender\n"
+)
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -53,9 +55,25 @@ def server(tmp_path):
 
 def _registry(tmp_path, url, sha256=None) -> Path:
     p = tmp_path / "datasets.json"
-    p.write_text(json.dumps({"version": 1, "datasets": {"toy": {
-        "title": "toy", "url": url, "filename": "toy.csv", "format": "crows", "licence": "CC0",
-        "citation": "Toy 2025.", "sha256": sha256}}}), encoding="utf-8")
+    p.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "datasets": {
+                    "toy": {
+                        "title": "toy",
+                        "url": url,
+                        "filename": "toy.csv",
+                        "format": "crows",
+                        "licence": "CC0",
+                        "citation": "Toy 2025.",
+                        "sha256": sha256,
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     return p
 
 
@@ -67,11 +85,15 @@ def test_packaged_registry_is_complete():
         assert d.sha256 is None or len(d.sha256) == 64
     # checksums compared byte for byte with the upstream files (values from ../shared/data/README.md),
     # the URLs pinned to those upstream commits so that the checksum stays right
-    assert infos["crows-pairs"].url == ("https://raw.githubusercontent.com/nyu-mll/crows-pairs/"
-                                        "8aaac11c485473159ec9328a65253a5be9a479dc/data/crows_pairs_anonymized.csv")
+    assert infos["crows-pairs"].url == (
+        "https://raw.githubusercontent.com/nyu-mll/crows-pairs/"
+        "8aaac11c485473159ec9328a65253a5be9a479dc/data/crows_pairs_anonymized.csv"
+    )
     assert infos["crows-pairs"].sha256 == "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
-    assert infos["indibias-sample"].url == ("https://raw.githubusercontent.com/sahoonihar/IndiBias/"
-                                            "42940cb03f90f7ae1494715e38780a9a51de2bd3/IndiBias_v1_sample.csv")
+    assert infos["indibias-sample"].url == (
+        "https://raw.githubusercontent.com/sahoonihar/IndiBias/"
+        "42940cb03f90f7ae1494715e38780a9a51de2bd3/IndiBias_v1_sample.csv"
+    )
     assert infos["indibias-sample"].sha256 == "5e1b45e5bd9ebb9d217f3ecfc5024390cee30395945a5376015e86e1523f034e"
     # the original StereoSet dev.json could not be obtained: no checksum, and the note says so
     assert infos["stereoset-dev"].sha256 is None and "could not obtain" in infos["stereoset-dev"].notes
@@ -93,6 +115,7 @@ def test_download_from_local_server(server, tmp_path):
     assert not list(out.glob(".*.part"))
     # the downloaded file reads as CrowS-Pairs
     from biaskit.readers import read_pairs
+
     assert len(read_pairs(res.path, format="crows").pairs) == 1
     # second call keeps the file
     assert ds.download("toy", out, registry=reg).skipped
@@ -126,7 +149,7 @@ def test_http_errors_name_the_url(server, tmp_path):
         ds.download("toy", tmp_path / "o", registry=reg)
     with pytest.raises(BiaskitError, match="cut short"):
         ds.download("toy", tmp_path / "o", url=f"{server}/short.csv", registry=reg)
-    assert not (tmp_path / "o").exists()   # a failed download leaves nothing behind, not even its folder
+    assert not (tmp_path / "o").exists()  # a failed download leaves nothing behind, not even its folder
     # offline: a port nobody listens on
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -156,11 +179,12 @@ def test_mirror_copy_is_verified_like_a_download(tmp_path):
     (mirror / "sub" / "toy.csv").write_bytes(PAYLOAD + b"extra,row,stereo,gender\n")
     with pytest.raises(BiaskitError, match="checksum mismatch .* mirror file .* nothing was written"):
         ds.download("toy", tmp_path / "b", mirror=mirror, registry=_registry(tmp_path, dead, good))
-    assert not (tmp_path / "b").exists()   # nothing written, not even the folder
+    assert not (tmp_path / "b").exists()  # nothing written, not even the folder
     # a mirror that lacks the file falls back to the URL (here: nobody listens, so the offline error)
     with pytest.raises(BiaskitError, match="offline"):
-        ds.download("toy", tmp_path / "c", mirror=tmp_path / "empty", registry=_registry(tmp_path, dead, good),
-                    timeout=5)
+        ds.download(
+            "toy", tmp_path / "c", mirror=tmp_path / "empty", registry=_registry(tmp_path, dead, good), timeout=5
+        )
 
 
 def test_multi_file_release_from_server_and_mirror(server, tmp_path):
@@ -171,9 +195,23 @@ def test_multi_file_release_from_server_and_mirror(server, tmp_path):
     lines = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in ("t1.jsonl", "t2.jsonl"))
     manifest = hashlib.sha256(lines.encode()).hexdigest()
     reg = tmp_path / "multi.json"
-    reg.write_text(json.dumps({"datasets": {"tests": {
-        "title": "t", "url": f"{server}/", "filename": "tests", "files": ["t2.jsonl", "t1.jsonl"], "format": "seat",
-        "licence": "CC0", "sha256": manifest}}}))
+    reg.write_text(
+        json.dumps(
+            {
+                "datasets": {
+                    "tests": {
+                        "title": "t",
+                        "url": f"{server}/",
+                        "filename": "tests",
+                        "files": ["t2.jsonl", "t1.jsonl"],
+                        "format": "seat",
+                        "licence": "CC0",
+                        "sha256": manifest,
+                    }
+                }
+            }
+        )
+    )
     res = ds.download("tests", tmp_path / "out", registry=reg)
     assert res.path == tmp_path / "out" / "tests" and res.sha256 == manifest and res.verified is True
     assert sorted(p.name for p in res.path.iterdir()) == ["t1.jsonl", "t2.jsonl"]
@@ -195,12 +233,18 @@ def test_broken_registry_file(tmp_path):
     p.write_text('{"datasets": {"x": {"title": "x"', encoding="utf-8")
     with pytest.raises(BiaskitError, match="invalid JSON"):
         ds.load_registry(p)
-    p.write_text(json.dumps({"datasets": {"x": {"title": "x", "url": "u", "filename": "f", "format": "crows",
-                                                "licence": "l", "sha256": "abc"}}}), encoding="utf-8")
+    p.write_text(
+        json.dumps(
+            {
+                "datasets": {
+                    "x": {"title": "x", "url": "u", "filename": "f", "format": "crows", "licence": "l", "sha256": "abc"}
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     with pytest.raises(BiaskitError, match="64 lower-case hex"):
         ds.load_registry(p)
-
-
 
 
 def test_cli(server, tmp_path, capsys):
@@ -218,8 +262,10 @@ def test_cli(server, tmp_path, capsys):
     mirror.mkdir()
     (mirror / "toy.csv").write_bytes(PAYLOAD)
     pinned = _registry(tmp_path, "http://127.0.0.1:9/x.csv", hashlib.sha256(PAYLOAD).hexdigest())
-    code, out, err = run_cli(["data", "download", "toy", "--out", str(tmp_path / "e"), "--mirror", str(mirror),
-                              "--registry", str(pinned)], capsys)
+    code, out, err = run_cli(
+        ["data", "download", "toy", "--out", str(tmp_path / "e"), "--mirror", str(mirror), "--registry", str(pinned)],
+        capsys,
+    )
     assert code == 0, err
     assert f"copied {mirror / 'toy.csv'} (mirror)" in out and "verified against the recorded checksum" in out
     reg = _registry(tmp_path, f"{server}/crows.csv", "f" * 64)

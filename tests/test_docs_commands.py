@@ -6,6 +6,7 @@ CLI itself: the sub-command path resolves and every ``--option`` is one of that 
 (a renamed or removed option in the code, or a typo in the docs, fails here). Conflict markers
 left by a merge fail too.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import typer.main
-
 from test_readme import extract_commands
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,6 +74,5 @@ def test_no_merge_conflict_markers_in_tracked_files():
             text = p.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        bad += [f"{f}:{i}" for i, line in enumerate(text.splitlines(), 1)
-                if re.match(r"^(<{7} |>{7} |={7}$)", line)]
+        bad += [f"{f}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.match(r"^(<{7} |>{7} |={7}$)", line)]
     assert not bad, bad

@@ -1,4 +1,5 @@
 """The shared foundation: schema, readers (with their errors), registry, cache, I/O, CLI root."""
+
 from __future__ import annotations
 
 import json
@@ -30,10 +31,18 @@ def test_bias_type_normalisation():
 
 
 def test_pair_id_is_stable_and_content_based():
-    a = SentencePair(sent_more="Poor people are lazy.", sent_less="Rich people are lazy.",
-                     direction="stereo", bias_type="Socioeconomic")
-    b = SentencePair(sent_more="Poor  people are lazy.", sent_less="Rich people are lazy.",
-                     direction="stereo", bias_type="socioeconomic")
+    a = SentencePair(
+        sent_more="Poor people are lazy.",
+        sent_less="Rich people are lazy.",
+        direction="stereo",
+        bias_type="Socioeconomic",
+    )
+    b = SentencePair(
+        sent_more="Poor  people are lazy.",
+        sent_less="Rich people are lazy.",
+        direction="stereo",
+        bias_type="socioeconomic",
+    )
     assert a.pair_id == b.pair_id == make_pair_id("Poor people are lazy.", "Rich people are lazy.", "en")
     assert a.bias_type == "socioeconomic" and a.status == "raw"
     hi = SentencePair(sent_more="x y", sent_less="x z", direction="antistereo", bias_type="age", lang="hi")
@@ -48,15 +57,26 @@ def test_pair_rejects_identical_and_unknown_direction():
 
 
 def test_cat_and_tuple_ids():
-    cat = CAT(split="intrasentence", target="chess player", bias_type="profession",
-              context="The chess player was BLANK.",
-              options=[{"sentence": "The chess player was asian.", "gold_label": "stereotype"},
-                       {"sentence": "The chess player was hispanic.", "gold_label": "anti-stereotype"},
-                       {"sentence": "The chess player was fox.", "gold_label": "unrelated"}])
+    cat = CAT(
+        split="intrasentence",
+        target="chess player",
+        bias_type="profession",
+        context="The chess player was BLANK.",
+        options=[
+            {"sentence": "The chess player was asian.", "gold_label": "stereotype"},
+            {"sentence": "The chess player was hispanic.", "gold_label": "anti-stereotype"},
+            {"sentence": "The chess player was fox.", "gold_label": "unrelated"},
+        ],
+    )
     assert cat.cat_id.startswith("c-") and len({o.sentence_id for o in cat.options}) == 3
     with pytest.raises(ValueError, match="exactly one"):
-        CAT(split="intrasentence", target="t", bias_type="race", context="c",
-            options=[{"sentence": "a", "gold_label": "stereotype"}] * 3)
+        CAT(
+            split="intrasentence",
+            target="t",
+            bias_type="race",
+            context="c",
+            options=[{"sentence": "a", "gold_label": "stereotype"}] * 3,
+        )
     t = BiasTuple(identity="Brahmin", attribute="Priestly", axis="Caste", polarity="positive")
     assert t.axis == "caste" and t.tuple_id.startswith("t-")
 
@@ -108,14 +128,24 @@ def test_reader_empty_sentence_and_bad_encoding(tmp_path):
     with pytest.raises(InputError, match="row 1, column 'sent_more'"):
         read_pairs(p)
     bad = tmp_path / "latin.csv"
-    bad.write_bytes("sent_more,sent_less,stereo_antistereo,bias_type\ncaf\xe9 a,caf\xe9 b,stereo,age\n".encode("latin-1"))
+    bad.write_bytes(
+        "sent_more,sent_less,stereo_antistereo,bias_type\ncaf\xe9 a,caf\xe9 b,stereo,age\n".encode("latin-1")
+    )
     with pytest.raises(InputError, match="UTF-8.*line 2"):
         read_pairs(bad)
 
 
 def test_biaskit_jsonl_roundtrip(tmp_path):
-    pairs = [SentencePair(sent_more="वह डॉक्टर है", sent_less="वह नर्स है", direction="stereo",
-                          bias_type="gender", lang="hi", provenance={"by": "test"})]
+    pairs = [
+        SentencePair(
+            sent_more="वह डॉक्टर है",
+            sent_less="वह नर्स है",
+            direction="stereo",
+            bias_type="gender",
+            lang="hi",
+            provenance={"by": "test"},
+        )
+    ]
     for name in ("p.jsonl", "p.csv"):
         path = write_pairs(tmp_path / name, pairs)
         back = read_pairs(path)
@@ -159,7 +189,7 @@ def test_atomic_write_and_resumable_log(tmp_path):
     log = tmp_path / "run.jsonl"
     with JsonlAppender(log) as ap:
         ap.write({"i": 1})
-    with open(log, "a") as fh:          # a crash mid-write leaves half a line
+    with open(log, "a") as fh:  # a crash mid-write leaves half a line
         fh.write('{"i": 2, "tr')
     ap = JsonlAppender(log)
     assert ap.existing() == [{"i": 1}]
@@ -181,17 +211,19 @@ def test_cli_version_and_help():
 
 def test_evaluation_imports_without_openai_or_labelstudio():
     """Researchers install biaskit[evaluation] only: evaluation must not import openai/LS sdk."""
-    code = ("import sys, importlib\n"
-            "class Block:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in ('openai', 'label_studio_sdk', 'googletrans', 'crowdkit', 'krippendorff'):\n"
-            "            raise ImportError('blocked ' + name)\n"
-            "sys.meta_path.insert(0, Block())\n"
-            "import biaskit.cli\n"
-            "import pkgutil, biaskit.evaluation as ev\n"
-            "for m in pkgutil.walk_packages(ev.__path__, 'biaskit.evaluation.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "print('ok')\n")
+    code = (
+        "import sys, importlib\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('openai', 'label_studio_sdk', 'googletrans', 'crowdkit', 'krippendorff'):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import biaskit.cli\n"
+        "import pkgutil, biaskit.evaluation as ev\n"
+        "for m in pkgutil.walk_packages(ev.__path__, 'biaskit.evaluation.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print('ok')\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
@@ -199,6 +231,7 @@ def test_evaluation_imports_without_openai_or_labelstudio():
 def test_atomic_write_uses_normal_permissions(tmp_path):
     import os
     import stat
+
     mask = os.umask(0o022)
     try:
         p = atomic_write_text(tmp_path / "perm.txt", "x")
@@ -271,13 +304,16 @@ def test_read_json_errors_name_file_line_and_fix(tmp_path):
     assert read_table(tmp_path / "ok.json").to_dict(orient="records") == [{"task": "t1"}]
 
 
-@pytest.mark.parametrize("argv", [
-    ["evaluate", "pairs", "--bogus"],                     # unknown option
-    ["annotate", "pull", "--out", "x.csv"],               # missing required option
-    # bad choice (given before --data: click checks options in the order given, and a missing --data file
-    # would be reported first)
-    ["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "pairs", "--bogus"],  # unknown option
+        ["annotate", "pull", "--out", "x.csv"],  # missing required option
+        # bad choice (given before --data: click checks options in the order given, and a missing --data file
+        # would be reported first)
+        ["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"],
+    ],
+)
 def test_cli_usage_errors_are_messages_not_tracebacks(argv):
     out = subprocess.run([sys.executable, "-m", "biaskit.cli", *argv], capture_output=True, text=True)
     assert out.returncode == 2

@@ -10,6 +10,7 @@ other files and a read-only folder. Runs go in-process through ``biaskit.cli.mai
 console script. The 50 MB cell is in the slow variant (``-m slow``); the fast suite uses a 1.2 MB
 cell, already over the limit.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -24,14 +25,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 import pytest
-
-from hints import resolve_output
 from fuzz_table import COMMANDS, HOSTILE_NAMES, PATH_FIELDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
+from hints import resolve_output
 
 HUGE_FAST = 1_200_000
 HUGE_SLOW = 50_000_000
@@ -102,6 +102,7 @@ def _insert(data: bytes, what: bytes) -> bytes:
 
 def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path], Path]]]:
     """(mutation, apply(path) -> path) for a sample's format; ``apply`` edits a private copy."""
+
     def missing(p):
         shutil.rmtree(p) if p.is_dir() else p.unlink()
         return p
@@ -121,23 +122,28 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
         def f(p):
             p.write_bytes(data)
             return p
+
         return f
 
     def transform(fn):
         def f(p):
             p.write_bytes(fn(p.read_bytes()))
             return p
+
         return f
 
     R, A, E = "refuse", "accept", "either"
     out: list = [(Mutation("missing", R), missing)]
     fmt = sample.fmt
     if fmt == "dir":
+
         def bad_member(p):
             order = {".json": 0, ".jsonl": 1, ".toml": 2, ".csv": 3}
             # a release's own metadata first (croissant.json, which no command but verify reads, sorts before it)
-            files = sorted((f for f in p.rglob("*") if f.is_file()),
-                           key=lambda f: (f.name != "release.json", order.get(f.suffix, 9), str(f)))
+            files = sorted(
+                (f for f in p.rglob("*") if f.is_file()),
+                key=lambda f: (f.name != "release.json", order.get(f.suffix, 9), str(f)),
+            )
             files[0].write_bytes(b'\xff{"broken": \x00')
             return p
 
@@ -145,6 +151,7 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
             shutil.rmtree(p)
             p.mkdir()
             return p
+
         out += [(Mutation("a file, not a folder", R), file_instead), (Mutation("empty folder", E), empty_dir)]
         if any(p.is_file() for p in SAMPLE_PATHS.get(sample.name, Path("/nonexistent")).rglob("*")):
             out.append((Mutation("a corrupt file inside", R), bad_member))
@@ -163,19 +170,28 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
     if fmt == "text":
         return out + text_like + [(Mutation("NUL byte", R), transform(lambda b: _insert(b, b"\x00")))]
     if fmt == "json":
+
         def wrong_shape(p):
             p.write_text('"just a string"\n')
             return p
-        return out + text_like + [
-            (Mutation("NUL byte", R), transform(lambda b: _insert(b, b"\x00"))),
-            (Mutation("truncated", R), transform(lambda b: b[: len(b) // 2])),
-            (Mutation("not the expected JSON shape", R), wrong_shape)]
+
+        return (
+            out
+            + text_like
+            + [
+                (Mutation("NUL byte", R), transform(lambda b: _insert(b, b"\x00"))),
+                (Mutation("truncated", R), transform(lambda b: b[: len(b) // 2])),
+                (Mutation("not the expected JSON shape", R), wrong_shape),
+            ]
+        )
     if fmt == "csv":
+
         def rows_edit(fn):
             def f(p):
                 rows = _csv_rows(p)
                 _write_csv(p, fn(rows))
                 return p
+
             return f
 
         def longest(rows) -> int:
@@ -198,6 +214,7 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
         def huge_cell(rows):
             rows[1][longest(rows)] = "x" * huge
             return rows
+
         out += text_like + [
             (Mutation("header only", E), rows_edit(lambda r: r[:1])),
             (Mutation("wrong columns", R), rows_edit(lambda r: [[f"x_{h}" for h in r[0]]] + r[1:])),
@@ -219,6 +236,7 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
         def f(p):
             _write_jsonl(p, fn(_jsonl_rows(p)))
             return p
+
         return f
 
     def enum(rs):
@@ -239,6 +257,7 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
         b = b.rstrip(b"\n")
         cut = b.rfind(b"\n") + 1
         return b[: cut + (len(b) - cut) // 2]
+
     out += text_like + [
         (Mutation("raw NUL byte", R), transform(lambda b: _insert(b, b"\x00"))),
         (Mutation("escaped NUL (\\u0000) in a value", R), recs_edit(escaped_nul)),
@@ -246,10 +265,14 @@ def mutations(sample: Sample, huge: int) -> list[tuple[Mutation, Callable[[Path]
         (Mutation("extra field", E), recs_edit(lambda rs: [{**r, "extra_field": 1} for r in rs])),
         (Mutation(f"a {huge:,}-character value", R), recs_edit(huge_value)),
         (Mutation("last line cut (truncated)", R), transform(truncated)),
-        (Mutation("a JSON array, not JSON lines", R),
-         transform(lambda b: b"[" + b",".join(x for x in b.splitlines() if x.strip()) + b"]\n")),
-        (Mutation("a pretty-printed JSON array", R),
-         transform(lambda b: json.dumps([json.loads(x) for x in b.splitlines() if x.strip()], indent=2).encode())),
+        (
+            Mutation("a JSON array, not JSON lines", R),
+            transform(lambda b: b"[" + b",".join(x for x in b.splitlines() if x.strip()) + b"]\n"),
+        ),
+        (
+            Mutation("a pretty-printed JSON array", R),
+            transform(lambda b: json.dumps([json.loads(x) for x in b.splitlines() if x.strip()], indent=2).encode()),
+        ),
     ]
     if sample.enum:
         out.append((Mutation(f"bad {sample.enum[0]} value", R), recs_edit(enum)))
@@ -263,6 +286,7 @@ SAMPLE_PATHS: dict[str, Path] = {}  # filled by the library fixture's users (whi
 
 def out_mutations(kind: str, cmd: Cmd) -> list[tuple[Mutation, Callable[[Path], Path]]]:
     """For an output path ``p`` (not yet existing): the breakage and what must happen."""
+
     def existing_dir(p):
         p.mkdir(parents=True)
         (p / "keep.txt").write_text("the user's file\n")
@@ -280,13 +304,17 @@ def out_mutations(kind: str, cmd: Cmd) -> list[tuple[Mutation, Callable[[Path], 
         return blocker / p.name
 
     if kind == "out":
-        return [(Mutation("--out is an existing folder", "refuse"), existing_dir),
-                (Mutation("--out is under a file", "refuse"), under_file),
-                (Mutation("--out exists (earlier contents)", "either"), existing_file)]
-    owned = cmd.name not in UNOWNED_DIRS   # a folder replaced whole: one holding other files is refused
-    return [(Mutation("--out folder is an existing file", "refuse"), existing_file),
-            *([(Mutation("--out folder holds other files", "refuse"), existing_dir)] if owned else []),
-            (Mutation("--out folder is under a file", "refuse"), under_file)]
+        return [
+            (Mutation("--out is an existing folder", "refuse"), existing_dir),
+            (Mutation("--out is under a file", "refuse"), under_file),
+            (Mutation("--out exists (earlier contents)", "either"), existing_file),
+        ]
+    owned = cmd.name not in UNOWNED_DIRS  # a folder replaced whole: one holding other files is refused
+    return [
+        (Mutation("--out folder is an existing file", "refuse"), existing_file),
+        *([(Mutation("--out folder holds other files", "refuse"), existing_dir)] if owned else []),
+        (Mutation("--out folder is under a file", "refuse"), under_file),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ running
@@ -295,7 +323,7 @@ class Result:
     code: int
     out: str
     err: str
-    traceback: Optional[str] = None
+    traceback: str | None = None
 
 
 def run_inprocess(argv: list[str], env: dict) -> Result:
@@ -352,9 +380,9 @@ def run_as_nobody(argv: list[str], env: dict) -> Result:
 class Case:
     """One command line with its files in a folder of its own."""
 
-    def __init__(self, cmd: Cmd, root: Path, library: dict, model: Optional[Path]):
+    def __init__(self, cmd: Cmd, root: Path, library: dict, model: Path | None):
         self.cmd, self.root = cmd, root
-        self.inputs: dict[str, Path] = {}   # placeholder key -> path
+        self.inputs: dict[str, Path] = {}  # placeholder key -> path
         self.outputs: dict[str, tuple[str, Path]] = {}
         self.tokens: list = []
         for tok in shlex.split(cmd.args):
@@ -399,7 +427,7 @@ def tree(root: Path, skip: str = "out") -> dict[str, tuple[int, int]]:
     return out
 
 
-def run_confined(case: "Case", env: dict) -> tuple[Result, list[str]]:
+def run_confined(case: Case, env: dict) -> tuple[Result, list[str]]:
     """Run ``case`` from an empty working folder of its own; also return what it created or changed
     outside the folder of its output arguments (``out/``): its inputs, the working folder, anything
     beside them (the outside-``--out`` check, issue 20)."""
@@ -416,8 +444,17 @@ def run_confined(case: "Case", env: dict) -> tuple[Result, list[str]]:
     return res, sorted(k for k, v in after.items() if before.get(k) != v)
 
 
-def check(res: Result, m: Mutation, path: Path, other_paths: list[Path], valid_code: Optional[int],
-          before: set[str], after: set[str], cmd: Cmd, also: tuple = ()) -> Optional[str]:
+def check(
+    res: Result,
+    m: Mutation,
+    path: Path,
+    other_paths: list[Path],
+    valid_code: int | None,
+    before: set[str],
+    after: set[str],
+    cmd: Cmd,
+    also: tuple = (),
+) -> str | None:
     """Why this run breaks the contract, or None."""
     if res.traceback or "Traceback (most recent call last)" in res.err:
         return "traceback: " + (res.traceback or res.err).strip().splitlines()[-1][:300]
@@ -432,9 +469,8 @@ def check(res: Result, m: Mutation, path: Path, other_paths: list[Path], valid_c
         return None
     if m.expect in ("either", "any") and res.code == 0:
         return None
-    if m.expect == "either" and not cmd.offline and res.code == valid_code \
-            and not any(str(path) in e for e in errors):
-        return None   # the run failed for the server it needs, not for this (acceptable) file
+    if m.expect == "either" and not cmd.offline and res.code == valid_code and not any(str(path) in e for e in errors):
+        return None  # the run failed for the server it needs, not for this (acceptable) file
     if res.code != 2:
         return f"exit {res.code}, expected 2: {res.err.strip()[-300:]}"
     if len(errors) != 1 and not (cmd.report and errors):
@@ -457,8 +493,9 @@ def check(res: Result, m: Mutation, path: Path, other_paths: list[Path], valid_c
     return None
 
 
-def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge: int,
-                 only: Optional[str] = None) -> tuple[int, list[str]]:
+def fuzz_command(
+    cmd: Cmd, tmp: Path, library: dict, model: Path | None, huge: int, only: str | None = None
+) -> tuple[int, list[str]]:
     env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp / "cache"), **cmd.env}
     failures: list[str] = []
     n = 0
@@ -470,11 +507,15 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
         valid_code = res.code
         if outside:
             failures.append(f"valid run wrote outside its output arguments: {outside[:5]}")
-        failures += [f"valid run: a hint that does not work: {w}"
-                     for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")]
+        failures += [
+            f"valid run: a hint that does not work: {w}"
+            for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")
+        ]
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
-        elif cmd.offline and cmd.rerun and any(k.startswith("outdir") for k in case.outputs):  # an earlier output is replaced
+        elif (
+            cmd.offline and cmd.rerun and any(k.startswith("outdir") for k in case.outputs)
+        ):  # an earlier output is replaced
             again = run_inprocess(case.argv(), env)
             n += 1
             if again.code != 0:
@@ -497,12 +538,19 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
             n += 1
             if m.name in sample.lenient or f"{key} {m.name}" in cmd.lenient:
                 m = Mutation(m.name, "any")
-            why = check(res, m, target, [p for q, p in case.inputs.items() if q != key], valid_code,
-                        before, case.files_written(), cmd)
+            why = check(
+                res,
+                m,
+                target,
+                [p for q, p in case.inputs.items() if q != key],
+                valid_code,
+                before,
+                case.files_written(),
+                cmd,
+            )
             if why:
                 failures.append(f"{key} {m.name}: {why}")
-            failures += [f"{key} {m.name}: a hint that does not work: {w}"
-                         for w in resolve_output(res.err, cmd.name)]
+            failures += [f"{key} {m.name}: a hint that does not work: {w}" for w in resolve_output(res.err, cmd.name)]
     if only:
         return n, failures
     for key, (kind, _) in probe.outputs.items():
@@ -511,16 +559,22 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
             case = Case(cmd, tmp / f"c{k}", library, model)
             p = apply(case.outputs[key][1])
             case.outputs[key] = (kind, p)
-            snapshot = {f: (case.root / "out" / f).read_bytes() for f in case.files_written()
-                        if (case.root / "out" / f).is_file()}
+            snapshot = {
+                f: (case.root / "out" / f).read_bytes()
+                for f in case.files_written()
+                if (case.root / "out" / f).is_file()
+            }
             before = case.files_written()
             res = run_inprocess(case.argv(), env)
             n += 1
             why = check(res, m, p, list(case.inputs.values()), valid_code, before, case.files_written(), cmd)
             why = why or "; ".join(resolve_output(res.err, cmd.name)) or None
             if not why and res.code == 2:
-                changed = [f for f, b in snapshot.items()
-                           if not (case.root / "out" / f).exists() or (case.root / "out" / f).read_bytes() != b]
+                changed = [
+                    f
+                    for f, b in snapshot.items()
+                    if not (case.root / "out" / f).exists() or (case.root / "out" / f).read_bytes() != b
+                ]
                 if changed:
                     why = f"refused but changed the user's files: {changed}"
             if why:
@@ -533,7 +587,7 @@ def fuzz_command(cmd: Cmd, tmp: Path, library: dict, model: Optional[Path], huge
     return n, failures
 
 
-def _read_only_case(cmd, library, model, env, valid_code) -> Optional[str]:
+def _read_only_case(cmd, library, model, env, valid_code) -> str | None:
     ro = Path(tempfile.mkdtemp(prefix="biaskit-fuzz-ro-"))
     try:
         case = Case(cmd, ro / "case", library, model)
@@ -544,8 +598,17 @@ def _read_only_case(cmd, library, model, env, valid_code) -> Optional[str]:
         runner = run_as_nobody if os.geteuid() == 0 else run_inprocess
         res = runner(case.argv(), {**env, "BIASKIT_CACHE_DIR": str(ro / "cache")})
         outs = [p for _, p in case.outputs.values()]
-        return check(res, Mutation("--out in a read-only folder", "refuse"), outs[0], list(case.inputs.values()),
-                     valid_code, set(), case.files_written(), cmd, also=tuple(outs))
+        return check(
+            res,
+            Mutation("--out in a read-only folder", "refuse"),
+            outs[0],
+            list(case.inputs.values()),
+            valid_code,
+            set(),
+            case.files_written(),
+            cmd,
+            also=tuple(outs),
+        )
     finally:
         if (ro / "case" / "out").exists():
             os.chmod(ro / "case" / "out", 0o755)
@@ -556,10 +619,10 @@ def _read_only_case(cmd, library, model, env, valid_code) -> Optional[str]:
 def test_an_existing_read_only_working_folder_is_refused():
     """A working folder written into (``biaskit init DIR``, ``data download --out``), not replaced:
     when it exists but cannot be written, the command stops with one line naming it."""
-    base = Path(tempfile.mkdtemp(prefix="biaskit-ro-"))   # not under pytest's private (0700) folder
+    base = Path(tempfile.mkdtemp(prefix="biaskit-ro-"))  # not under pytest's private (0700) folder
     ro = base / "project"
     ro.mkdir()
-    os.chmod(base, 0o777)   # the folder above may be written: only the working folder itself is read-only
+    os.chmod(base, 0o777)  # the folder above may be written: only the working folder itself is read-only
     os.chmod(ro, 0o555)
     try:
         runner = run_as_nobody if os.geteuid() == 0 else run_inprocess
@@ -575,7 +638,7 @@ def test_an_existing_read_only_working_folder_is_refused():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _model_for(cmd: Cmd, request) -> Optional[Path]:
+def _model_for(cmd: Cmd, request) -> Path | None:
     return request.getfixturevalue("tiny_bert") if cmd.model else None
 
 
@@ -597,9 +660,11 @@ def test_bad_files_give_one_line_exit_2_and_leave_nothing(cmd, library, tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cmd", [c for c in COMMANDS if any(f"{{in:{s}}}" in c.args for s in SAMPLES
-                                                              if SAMPLES[s].fmt in ("csv", "jsonl"))],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "cmd",
+    [c for c in COMMANDS if any(f"{{in:{s}}}" in c.args for s in SAMPLES if SAMPLES[s].fmt in ("csv", "jsonl"))],
+    ids=lambda c: c.name,
+)
 def test_a_50_mb_cell_is_refused_with_its_line(cmd, library, tmp_path, request):
     n, failures = fuzz_command(cmd, tmp_path, library, _model_for(cmd, request), HUGE_SLOW, only="-character")
     assert n > 0 and not failures, "\n".join(failures)
@@ -622,8 +687,9 @@ def test_a_data_value_never_becomes_a_path_unchecked(pf, library, tmp_path, requ
         errors = [x for x in res.err.splitlines() if x.startswith("error:")]
         where = str(case.inputs[pf.input]) + (f", row {pf.row}" if pf.row else "")
         if res.traceback or res.code != 2 or len(errors) != 1 or where not in errors[0]:
-            failures.append(f"{label}: exit {res.code}, expected 2 naming {where}: "
-                            f"{(res.traceback or res.err).strip()[-300:]}")
+            failures.append(
+                f"{label}: exit {res.code}, expected 2 naming {where}: {(res.traceback or res.err).strip()[-300:]}"
+            )
         if outside or case.files_written():
             failures.append(f"{label}: wrote {sorted(outside) + sorted(case.files_written())}")
     escaped = [str(p) for p in tmp_path.parent.rglob("escaped*")]
@@ -648,14 +714,17 @@ def _leaf_commands():
                 yield from walk(sub, prefix + [name])
         else:
             yield " ".join(prefix), c
+
     return dict(walk(get_command(app), []))
 
 
 def test_every_command_has_a_row():
     rows = {c.name for c in COMMANDS}
     leaves = set(_leaf_commands())
-    assert not leaves - rows, (f"commands without a row in tests/fuzz_table.py: {sorted(leaves - rows)}. Add one "
-                               "line per command (see fuzz_table.py's docstring and docs/reliability.md).")
+    assert not leaves - rows, (
+        f"commands without a row in tests/fuzz_table.py: {sorted(leaves - rows)}. Add one "
+        "line per command (see fuzz_table.py's docstring and docs/reliability.md)."
+    )
     assert not rows - leaves, f"rows for commands that no longer exist: {sorted(rows - leaves)}"
 
 
@@ -684,11 +753,13 @@ def test_every_file_argument_is_checked_and_fuzzed():
 
 
 # ------------------------------------------------------------------------------------------ the real entry point
-SUBPROCESS_SAMPLE = [("annotate aggregate", "in:judgments", "NUL in a cell"),
-                     ("curate sentences", "in:tuples", "last line cut (truncated)"),
-                     ("curate check", "in:pairs_jsonl", "UTF-16 with BOM"),
-                     ("evaluate cats", "in:cats_flat", "a folder, not a file"),
-                     ("release verify", "in:release", "missing")]
+SUBPROCESS_SAMPLE = [
+    ("annotate aggregate", "in:judgments", "NUL in a cell"),
+    ("curate sentences", "in:tuples", "last line cut (truncated)"),
+    ("curate check", "in:pairs_jsonl", "UTF-16 with BOM"),
+    ("evaluate cats", "in:cats_flat", "a folder, not a file"),
+    ("release verify", "in:release", "missing"),
+]
 
 
 def test_the_real_entry_point_behaves_the_same(library, tmp_path):
@@ -705,5 +776,6 @@ def test_the_real_entry_point_behaves_the_same(library, tmp_path):
         p = subprocess.run(prog + case.argv(), capture_output=True, text=True, env=env, timeout=120)
         assert p.returncode == inproc.code == 2, (name, mname, p.stderr, inproc.err)
         assert "Traceback" not in p.stderr
-        assert [x for x in p.stderr.splitlines() if x.startswith("error:")] == \
-            [x for x in inproc.err.splitlines() if x.startswith("error:")], (p.stderr, inproc.err)
+        assert [x for x in p.stderr.splitlines() if x.startswith("error:")] == [
+            x for x in inproc.err.splitlines() if x.startswith("error:")
+        ], (p.stderr, inproc.err)

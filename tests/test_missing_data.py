@@ -2,6 +2,7 @@
 with one line counting them and naming the command that fetches the data, and the run fails unless
 missing data was allowed (`make test-offline`). Run in a subprocess pytest with the mirror hidden,
 an empty data cache and a registry whose URLs point at a port nobody listens on (offline)."""
+
 from __future__ import annotations
 
 import json
@@ -9,15 +10,17 @@ import os
 import re
 import socket
 import subprocess
-
-import pytest
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
-TESTS = ["tests/test_foundation.py::test_crows_reader_real_file",
-         "tests/test_foundation.py::test_indibias_reader_two_views",
-         "tests/test_foundation.py::test_bias_type_normalisation"]  # needs no data: passes
+TESTS = [
+    "tests/test_foundation.py::test_crows_reader_real_file",
+    "tests/test_foundation.py::test_indibias_reader_two_views",
+    "tests/test_foundation.py::test_bias_type_normalisation",
+]  # needs no data: passes
 
 
 def _offline_env(tmp_path: Path) -> dict:
@@ -28,16 +31,29 @@ def _offline_env(tmp_path: Path) -> dict:
     for d in reg["datasets"].values():
         d["url"] = f"http://127.0.0.1:{port}/" + ("" if d["url"].endswith("/") else d["filename"])
     (tmp_path / "datasets.json").write_text(json.dumps(reg), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("BIASKIT_DATA_MIRROR", "BIASKIT_ALLOW_MISSING_DATA",
-                                                            "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")}
-    env.update(BIASKIT_SHARED_DATA=str(tmp_path / "no-mirror"), BIASKIT_TEST_DATA=str(tmp_path / "cache"),
-               BIASKIT_DATASETS_FILE=str(tmp_path / "datasets.json"), COLUMNS="200")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("BIASKIT_DATA_MIRROR", "BIASKIT_ALLOW_MISSING_DATA", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")
+    }
+    env.update(
+        BIASKIT_SHARED_DATA=str(tmp_path / "no-mirror"),
+        BIASKIT_TEST_DATA=str(tmp_path / "cache"),
+        BIASKIT_DATASETS_FILE=str(tmp_path / "datasets.json"),
+        COLUMNS="200",
+    )
     return env
 
 
 def _pytest(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
@@ -92,14 +108,29 @@ def test_stereoset_fixture_flattens_the_original_dev_json(tmp_path, monkeypatch,
     """What `biaskit data download stereoset-dev` fetches (the original dev.json) becomes the flat JSONL
     the tests read line by line, splits alternating as in the mirror's flattened copy."""
     import conftest
+
     from biaskit.readers import read_cats
 
     cats = read_cats(stereoset_jsonl, limit=40)
     data = {"intrasentence": [], "intersentence": []}
     for c in cats:
-        data[c.split].append({"id": c.cat_id, "target": c.target, "bias_type": c.bias_type, "context": c.context,
-                              "sentences": [{"id": f"{c.cat_id}{o.gold_label}", "sentence": o.sentence, "labels": [],
-                                             "gold_label": o.gold_label} for o in c.options]})
+        data[c.split].append(
+            {
+                "id": c.cat_id,
+                "target": c.target,
+                "bias_type": c.bias_type,
+                "context": c.context,
+                "sentences": [
+                    {
+                        "id": f"{c.cat_id}{o.gold_label}",
+                        "sentence": o.sentence,
+                        "labels": [],
+                        "gold_label": o.gold_label,
+                    }
+                    for o in c.options
+                ],
+            }
+        )
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "stereoset_dev.json").write_text(json.dumps({"version": "test", "data": data}), encoding="utf-8")
@@ -111,7 +142,8 @@ def test_stereoset_fixture_flattens_the_original_dev_json(tmp_path, monkeypatch,
     rows = [json.loads(x) for x in flat.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == len(cats)
     n = min(len(data["intrasentence"]), len(data["intersentence"]))
-    assert [r["type"] for r in rows[:2 * n]] == ["intersentence", "intrasentence"] * n
+    assert [r["type"] for r in rows[: 2 * n]] == ["intersentence", "intrasentence"] * n
     back = read_cats(flat)
-    assert {(c.target, c.context, c.option("stereotype").sentence) for c in back} == \
-           {(c.target, c.context, c.option("stereotype").sentence) for c in cats}
+    assert {(c.target, c.context, c.option("stereotype").sentence) for c in back} == {
+        (c.target, c.context, c.option("stereotype").sentence) for c in cats
+    }

@@ -1,14 +1,23 @@
 """Checks on translated pairs: real IndiBias pairs (its English -> its own Hindi as a "candidate")
 and hand-made cases for each MT flag."""
+
 from __future__ import annotations
 
 import pytest
 
+from biaskit.mt_checks import (  # noqa: E402
+    check_candidate,
+    diff_spans,
+    entity_carried,
+    mt_flags,
+    named_entities,
+    script_share,
+    skeleton,
+    spell_out,
+    tokens,
+)
 from biaskit.readers import read_pairs
 from biaskit.schema import SentencePair
-
-from biaskit.mt_checks import (check_candidate, diff_spans, entity_carried, mt_flags,  # noqa: E402
-                               named_entities, script_share, skeleton, spell_out, tokens)
 
 pytest.importorskip("anyascii")
 
@@ -54,7 +63,7 @@ def test_identical_hindi_is_collapsed_with_suggestion(indibias):
 
 def test_hindi_not_minimal_while_english_is(indibias):
     en, by_src, _ = indibias
-    p, h = _cand(en, by_src, 1)   # vaishya/brahmin; Hindi also swaps मकान मालिक -> जमींदार
+    p, h = _cand(en, by_src, 1)  # vaishya/brahmin; Hindi also swaps मकान मालिक -> जमींदार
     flags = check_candidate(p, h.sent_more, h.sent_less, "hi")
     assert "translation_not_minimal" in _codes(flags)
     assert "जमींदार" in next(f for f in flags if f["code"] == "translation_not_minimal")["reason"]
@@ -62,7 +71,7 @@ def test_hindi_not_minimal_while_english_is(indibias):
 
 def test_clean_real_pair_has_no_flags(indibias):
     en, by_src, _ = indibias
-    p, h = _cand(en, by_src, 0)   # The brahmin / The OBC family lived in a luxurious mansion.
+    p, h = _cand(en, by_src, 0)  # The brahmin / The OBC family lived in a luxurious mansion.
     assert check_candidate(p, h.sent_more, h.sent_less, "hi") == []
 
 
@@ -83,17 +92,61 @@ def test_untranslated_latin_on_real_pair(indibias):
 # Hand-written Devanagari spellings (variants the IndiBias translators used) of every given name that
 # occurs in the English side of the IndiBias sample: an independent check of ``entity_missing``.
 NAMES_HI = {
-    "Aamir": "आमिर", "Abdul": "अब्दुल", "Abhishek": "अभिषेक", "Aditi": "अदिति", "Ahmad": "अहमद",
-    "Akhtar": "अख्तर|अख़्तर", "Ali": "अली", "Anand": "आनंद|आनन्द", "Anjali": "अंजलि|अंजली", "Arun": "अरुण",
-    "Dilip": "दिलीप", "Durga": "दुर्गा", "Faisal": "फैसल|फ़ैसल", "Farah": "फराह|फ़राह|फरह|फ़रह",
-    "Farida": "फरीदा|फ़रीदा", "Ibrahim": "इब्राहिम|इब्राहीम", "Imran": "इमरान", "Junaid": "जुनैद", "Kabir": "कबीर",
-    "Kajal": "काजल", "Mamata": "ममता", "Manisha": "मनीषा", "Najma": "नजमा|नज़मा", "Nazia": "नाज़िया|नाजिया",
-    "Omar": "उमर|ओमर", "Pankaj": "पंकज", "Poonam": "पूनम", "Prakash": "प्रकाश", "Preeti": "प्रीती|प्रीति",
-    "Rahul": "राहुल", "Raj": "राज", "Rajendra": "राजेंद्र|राजेन्द्र", "Ram": "राम", "Rani": "रानी",
-    "Ravindra": "रविंद्र|रवींद्र|रविन्द्र", "Rohit": "रोहित", "Ruhi": "रूही|रुही", "Sabina": "सबीना", "Saeed": "सईद",
-    "Saif": "सैफ", "Saira": "सायरा|सैरा", "Sajid": "साजिद", "Salim": "सलीम", "Sania": "सानिया", "Shabana": "शबाना",
-    "Shabnam": "शबनम", "Smriti": "स्मृति", "Sonali": "सोनाली", "Sudhir": "सुधीर", "Sultana": "सुल्ताना|सुलताना",
-    "Sunil": "सुनील|सुनिल", "Sunita": "सुनीता|सुनिता", "Suresh": "सुरेश", "Sushma": "सुषमा", "Swati": "स्वाति|स्वाती",
+    "Aamir": "आमिर",
+    "Abdul": "अब्दुल",
+    "Abhishek": "अभिषेक",
+    "Aditi": "अदिति",
+    "Ahmad": "अहमद",
+    "Akhtar": "अख्तर|अख़्तर",
+    "Ali": "अली",
+    "Anand": "आनंद|आनन्द",
+    "Anjali": "अंजलि|अंजली",
+    "Arun": "अरुण",
+    "Dilip": "दिलीप",
+    "Durga": "दुर्गा",
+    "Faisal": "फैसल|फ़ैसल",
+    "Farah": "फराह|फ़राह|फरह|फ़रह",
+    "Farida": "फरीदा|फ़रीदा",
+    "Ibrahim": "इब्राहिम|इब्राहीम",
+    "Imran": "इमरान",
+    "Junaid": "जुनैद",
+    "Kabir": "कबीर",
+    "Kajal": "काजल",
+    "Mamata": "ममता",
+    "Manisha": "मनीषा",
+    "Najma": "नजमा|नज़मा",
+    "Nazia": "नाज़िया|नाजिया",
+    "Omar": "उमर|ओमर",
+    "Pankaj": "पंकज",
+    "Poonam": "पूनम",
+    "Prakash": "प्रकाश",
+    "Preeti": "प्रीती|प्रीति",
+    "Rahul": "राहुल",
+    "Raj": "राज",
+    "Rajendra": "राजेंद्र|राजेन्द्र",
+    "Ram": "राम",
+    "Rani": "रानी",
+    "Ravindra": "रविंद्र|रवींद्र|रविन्द्र",
+    "Rohit": "रोहित",
+    "Ruhi": "रूही|रुही",
+    "Sabina": "सबीना",
+    "Saeed": "सईद",
+    "Saif": "सैफ",
+    "Saira": "सायरा|सैरा",
+    "Sajid": "साजिद",
+    "Salim": "सलीम",
+    "Sania": "सानिया",
+    "Shabana": "शबाना",
+    "Shabnam": "शबनम",
+    "Smriti": "स्मृति",
+    "Sonali": "सोनाली",
+    "Sudhir": "सुधीर",
+    "Sultana": "सुल्ताना|सुलताना",
+    "Sunil": "सुनील|सुनिल",
+    "Sunita": "सुनीता|सुनिता",
+    "Suresh": "सुरेश",
+    "Sushma": "सुषमा",
+    "Swati": "स्वाति|स्वाती",
 }
 
 
@@ -141,7 +194,7 @@ def test_flag_rates_on_the_whole_sample(indibias):
     flags: dict[str, set] = {}
     latin_words = {}
     assert len(en) == len(df)
-    for i, (p, r) in enumerate(zip(en, df.to_dict("records"))):
+    for i, (p, r) in enumerate(zip(en, df.to_dict("records"), strict=False)):
         # the reader's English pair and the raw row's Hindi sentences in the same roles (S1/S2 by direction)
         (en_more, hi_more, _), (en_less, hi_less, _) = _columns(r["stereo_antistereo"])
         assert (p.provenance["row"], p.sent_more, p.sent_less) == (i + 1, r[en_more], r[en_less])
@@ -149,8 +202,11 @@ def test_flag_rates_on_the_whole_sample(indibias):
             flags.setdefault(f["code"], set()).add((i, f["sentence"]))
             if f["code"] == "untranslated_latin":
                 latin_words[(i, f["sentence"])] = f["words"]
-    sents = [(i, which, str(df.iloc[i][col]), str(df.iloc[i][src]))
-             for i in range(len(df)) for src, col, which in _columns(df.iloc[i]["stereo_antistereo"])]
+    sents = [
+        (i, which, str(df.iloc[i][col]), str(df.iloc[i][src]))
+        for i in range(len(df))
+        for src, col, which in _columns(df.iloc[i]["stereo_antistereo"])
+    ]
     latin = {(i, w): re.findall(r"[A-Za-z]{2,}", hi) for i, w, hi, _ in sents if re.search(r"[A-Za-z]{2,}", hi)}
     assert sorted(w for ws in latin.values() for w in ws) == ["CEO"] * 4 + ["IQ", "average"]  # read off the file
     # row 207 is antistereo: its Latin words are in sent_more_hindi = S1 = biaskit's sent_less
@@ -168,8 +224,11 @@ def test_flag_rates_on_the_whole_sample(indibias):
     # names: the rule must find every missing name it reports (precision); rows 248 (Rani -> अंजलि)
     # and 454 (Swati -> अंजलि in both sentences) are the only real misses in the file
     missing = _names_missing(df)
-    assert {(i, w, n) for i, w, n in missing} == {(248, "sent_more", "Rani"), (454, "sent_more", "Swati"),
-                                                    (454, "sent_less", "Swati")}
+    assert {(i, w, n) for i, w, n in missing} == {
+        (248, "sent_more", "Rani"),
+        (454, "sent_more", "Swati"),
+        (454, "sent_less", "Swati"),
+    }
     assert flags.get("entity_missing", set()) <= {(i, w) for i, w, _ in missing}
     assert {(248, "sent_more"), (454, "sent_more"), (454, "sent_less")} <= flags["entity_missing"]
     assert set(flags) == {"untranslated_latin", "entity_missing"}
@@ -181,14 +240,17 @@ def test_sentence_initial_unchanged_name_is_checked(indibias):
     p, h = _cand(en, by_src, 454)
     flags = mt_flags(p.sent_more, p.sent_less, h.sent_more, h.sent_less, "hi")
     assert [(f["code"], f["sentence"], f["entities"]) for f in flags] == [
-        ("entity_missing", "sent_more", ["Swati"]), ("entity_missing", "sent_less", ["Swati"])]
+        ("entity_missing", "sent_more", ["Swati"]),
+        ("entity_missing", "sent_less", ["Swati"]),
+    ]
 
 
 def test_sentence_initial_given_name_hand_made():
     # the same sentence-initial name in both sentences is an entity when it is a known given name
     # (Priya and Kabir are in data/inventories/first_names.json; "Despite" and "Numerous" are not names)
-    assert named_entities("Priya went to the market because she is poor.",
-                          "Priya went to the market because she is rich.") == ["Priya"]
+    assert named_entities(
+        "Priya went to the market because she is poor.", "Priya went to the market because she is rich."
+    ) == ["Priya"]
     assert named_entities("Despite the rain, the poor man went out.", "Despite the rain, the rich man went out.") == []
     assert named_entities("Numerous Dalits live here.", "Numerous Brahmins live here.") == ["Dalits"]
     carried = mt_flags("Kabir is poor.", "Kabir is rich.", "कबीर गरीब है।", "कबीर अमीर है।", "hi")
@@ -199,7 +261,15 @@ def test_sentence_initial_given_name_hand_made():
 
 def test_tokens_keep_devanagari_words_whole():
     assert tokens("इंजीनियरिंग की छात्रा,अंजलि के लिए था। Muslim-owned |") == [
-        "इंजीनियरिंग", "की", "छात्रा", "अंजलि", "के", "लिए", "था", "Muslim-owned"]
+        "इंजीनियरिंग",
+        "की",
+        "छात्रा",
+        "अंजलि",
+        "के",
+        "लिए",
+        "था",
+        "Muslim-owned",
+    ]
     assert diff_spans(tokens("वह डॉक्टर था"), tokens("वह डॉक्टर थी")) == [(["था"], ["थी"])]
 
 
@@ -217,7 +287,9 @@ def test_skeleton_matches_transliterations():
 def test_named_entity_rule():
     # sentence-initial capitalised common words are not entities; the changed span is
     assert named_entities("Despite the rain, Priya went to Delhi.", "Despite the rain, Rahul went to Delhi.") == [
-        "Priya", "Delhi"]
+        "Priya",
+        "Delhi",
+    ]
     assert named_entities("Waheeda was naive.", "Faisal was naive.") == ["Waheeda"]
     assert named_entities("He was naive.", "She was naive.") == []
 
@@ -228,15 +300,16 @@ def test_script_and_length_flags():
     assert share == 0 and counts.get("Arabic")
     f = mt_flags(en_m, en_l, "آدمی ڈاکٹر ہے", "عورت ڈاکٹر ہے", "hi")
     assert _codes(f) == ["wrong_script"]
-    f = mt_flags(en_m, en_l, "आदमी", "औरत डॉक्टर है।", "hi")   # 4 characters for 20: truncated
+    f = mt_flags(en_m, en_l, "आदमी", "औरत डॉक्टर है।", "hi")  # 4 characters for 20: truncated
     assert [(x["code"], x["sentence"], x["ratio"]) for x in f] == [("length_ratio", "sent_more", 0.2)]
     f = mt_flags(en_m, en_l, "", "औरत डॉक्टर है।", "hi")
     assert _codes(f) == ["empty_translation"]
 
 
 def test_check_candidate_merges_checker_and_mt_flags():
-    src = SentencePair(sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo",
-                       bias_type="gender")
+    src = SentencePair(
+        sent_more="He is a nurse.", sent_less="She is a nurse.", direction="antistereo", bias_type="gender"
+    )
     flags = check_candidate(src, "वह एक नर्स है।", "वह एक नर्स है।", "hi")
     col = next(f for f in flags if f["code"] == "translation_collapsed")
     assert "एक पुरुष" in col["suggestion"] and "एक महिला" in col["suggestion"]

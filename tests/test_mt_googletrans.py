@@ -4,6 +4,7 @@ googletrans needs the internet; here its real client code (request building, htt
 response parsing) talks to ``tests/mt_helpers.GoogleStandIn`` on 127.0.0.1, which answers in
 Google's JSON layout from a fixed table. The translations are therefore ours, not Google's.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,24 +14,25 @@ import pytest
 
 pytest.importorskip("googletrans")
 
+from biaskit.curation.mt_base import MTError  # noqa: E402
+from biaskit.curation.mt_googletrans import GoogleTransEngine  # noqa: E402
+from biaskit.curation.translate import translate_pairs  # noqa: E402
 from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
 
 from biaskit.cache import DiskCache  # noqa: E402
 from biaskit.cli import main  # noqa: E402
-from biaskit.curation.mt_base import MTError  # noqa: E402
-from biaskit.curation.mt_googletrans import GoogleTransEngine  # noqa: E402
-from biaskit.curation.translate import translate_pairs  # noqa: E402
-from biaskit.schema import SentencePair  # noqa: E402
 
 TABLE = {
     # a synonym in S2 (चिकित्सक for डॉक्टर): not minimal -> span substitution repairs it
     "The man is a doctor.": "आदमी एक डॉक्टर है।",
     "The woman is a doctor.": "औरत एक चिकित्सक है।",
-    "man": "आदमी", "woman": "औरत",
+    "man": "आदमी",
+    "woman": "औरत",
     # he/she collapse to वह
     "He is a nurse.": "वह एक नर्स है।",
     "She is a nurse.": "वह एक नर्स है।",
-    "He": "वह", "She": "वह",
+    "He": "वह",
+    "She": "वह",
     # a clean pair
     "Priya went to Delhi.": "प्रिया दिल्ली गई।",
     "Rahul went to Delhi.": "राहुल दिल्ली गया।",
@@ -63,10 +65,10 @@ def test_real_client_code_path(standin):
 
 
 def test_rate_limit_is_retried_per_text(standin):
-    standin.fail_first = 2          # two HTTP 429 answers
+    standin.fail_first = 2  # two HTTP 429 answers
     e = _engine(standin, concurrency=1)
     assert e.translate(["He", "She"], "en", "hi") == ["वह", "वह"]
-    assert len(standin.requests) == 4   # 2 failures + 2 successes: nothing re-sent twice
+    assert len(standin.requests) == 4  # 2 failures + 2 successes: nothing re-sent twice
 
 
 def test_retries_exhausted_is_a_clear_error(standin):
@@ -79,14 +81,14 @@ def test_retries_exhausted_is_a_clear_error(standin):
 def test_offline_fails_fast_with_a_clear_message(tmp_path):
     import socket
 
-    with socket.socket() as s:          # a port with nobody listening
+    with socket.socket() as s:  # a port with nobody listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     e = GoogleTransEngine(f"127.0.0.1:{port}", retries=3)
     t = time.monotonic()
     with pytest.raises(MTError, match="cannot reach 127.0.0.1.*offline"):
         e.translate(["The man is a doctor."], "en", "hi")
-    assert time.monotonic() - t < 5     # no retry loop on a connection error
+    assert time.monotonic() - t < 5  # no retry loop on a connection error
 
 
 def test_bad_target_language(standin):
@@ -105,7 +107,7 @@ def test_pairs_span_substitution_and_collapse(standin, tmp_path):
     assert doc["provenance"]["independent"] == {"sent_more": "आदमी एक डॉक्टर है।", "sent_less": "औरत एक चिकित्सक है।"}
     assert [f["code"] for f in doc["flags"]] == ["span_substituted"]
     nurse = recs[PAIRS[1].pair_id]["candidates"][0]
-    assert nurse["strategy"] == "independent"       # वह / वह: no substitution can help
+    assert nurse["strategy"] == "independent"  # वह / वह: no substitution can help
     codes = {f["code"] for f in nurse["flags"]}
     assert {"identical", "translation_collapsed"} <= codes
     assert recs[PAIRS[2].pair_id]["candidates"][0]["flags"] == []
@@ -127,8 +129,8 @@ def test_cli_end_to_end_and_rerun_costs_nothing(standin, tmp_path, monkeypatch):
     first = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(first) == 3 and first[0]["candidates"][0]["provenance"]["host"] == standin.host
     n = len(standin.requests)
-    main(args)                                             # resumed: every pair already done
-    main(args + ["--restart"])                             # redone, but from the mt cache
+    main(args)  # resumed: every pair already done
+    main(args + ["--restart"])  # redone, but from the mt cache
     assert len(standin.requests) == n
     again = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [r["candidates"] for r in again] == [r["candidates"] for r in first]
@@ -141,8 +143,20 @@ def test_cli_offline_error_is_one_line(tmp_path, monkeypatch, capsys):
     write_jsonl(src, PAIRS[:1])
     monkeypatch.setenv("BIASKIT_GOOGLETRANS_HOST", "127.0.0.1:1")
     with pytest.raises(SystemExit) as exc:
-        main(["curate", "translate", "--pairs", str(src), "--target", "hi", "--engines", "googletrans",
-              "--out", str(tmp_path / "o.jsonl")])
+        main(
+            [
+                "curate",
+                "translate",
+                "--pairs",
+                str(src),
+                "--target",
+                "hi",
+                "--engines",
+                "googletrans",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "cannot reach 127.0.0.1:1" in err and "Traceback" not in err
@@ -165,8 +179,22 @@ def test_indibias_csv_through_the_stand_in(tmp_path, monkeypatch):
         monkeypatch.setenv("BIASKIT_GOOGLETRANS_HOST", s.host)
         monkeypatch.setenv("BIASKIT_GOOGLETRANS_CA", str(s.cert))
         out = tmp_path / "c.jsonl"
-        main(["curate", "translate", "--pairs", str(csv), "--limit", "3", "--target", "hi", "--engines", "googletrans",
-              "--out", str(out)])
+        main(
+            [
+                "curate",
+                "translate",
+                "--pairs",
+                str(csv),
+                "--limit",
+                "3",
+                "--target",
+                "hi",
+                "--engines",
+                "googletrans",
+                "--out",
+                str(out),
+            ]
+        )
     finally:
         s.close()
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -179,7 +207,7 @@ def test_indibias_csv_through_the_stand_in(tmp_path, monkeypatch):
     assert [r["source"]["sent_more"] for r in recs] == en_more
     assert [r["candidates"][0]["sent_more"] for r in recs] == hi_more
     assert [r["candidates"][0]["sent_less"] for r in recs] == hi_less
-    assert recs[0]["candidates"][0]["flags"] == []                   # brahmin / OBC: clean
-    codes1 = {f["code"] for f in recs[1]["candidates"][0]["flags"]}   # मकान मालिक vs जमींदार
+    assert recs[0]["candidates"][0]["flags"] == []  # brahmin / OBC: clean
+    codes1 = {f["code"] for f in recs[1]["candidates"][0]["flags"]}  # मकान मालिक vs जमींदार
     assert "translation_not_minimal" in codes1
     assert recs[0]["provenance"]["source_id"] == "indibias-649"

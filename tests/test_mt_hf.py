@@ -3,6 +3,7 @@
 The model's outputs are gibberish: these tests check the plumbing (language codes, forced BOS,
 batching, determinism, cache, resume, output contract), not translation quality.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,10 @@ from biaskit.schema import SentencePair
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from mt_helpers import EN_PAIRS, build_tiny_nllb  # noqa: E402
-
-from biaskit.curation.mt_base import (MT_ENGINES, create_engine, flores_code, mbart_code,  # noqa: E402
-                                      parse_engine_list)
+from biaskit.curation.mt_base import MT_ENGINES, create_engine, flores_code, mbart_code, parse_engine_list  # noqa: E402
 from biaskit.curation.mt_hf import HFEngine  # noqa: E402
 from biaskit.curation.translate import translate_pairs  # noqa: E402
+from mt_helpers import EN_PAIRS, build_tiny_nllb  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -38,16 +37,21 @@ def engine(nllb_dir):
 
 PAIRS = [
     *EN_PAIRS,
-    SentencePair(sent_more="The Brahmin family lived in a mansion.", sent_less="The Dalit family lived in a mansion.",
-                 direction="stereo", bias_type="caste"),
-    SentencePair(sent_more="Rahul went to Mumbai.", sent_less="Priya went to Mumbai.", direction="antistereo",
-                 bias_type="gender"),
+    SentencePair(
+        sent_more="The Brahmin family lived in a mansion.",
+        sent_less="The Dalit family lived in a mansion.",
+        direction="stereo",
+        bias_type="caste",
+    ),
+    SentencePair(
+        sent_more="Rahul went to Mumbai.", sent_less="Priya went to Mumbai.", direction="antistereo", bias_type="gender"
+    ),
 ]
 
 
 def test_language_code_tables():
     assert flores_code("en") == "eng_Latn" and flores_code("hi") == "hin_Deva"
-    assert flores_code("hin_Deva") == "hin_Deva"          # FLORES codes pass through
+    assert flores_code("hin_Deva") == "hin_Deva"  # FLORES codes pass through
     assert mbart_code("en") == "en_XX" and mbart_code("hi") == "hi_IN"
     with pytest.raises(BiaskitError, match="FLORES-200"):
         flores_code("xx")
@@ -96,7 +100,7 @@ def test_batching_and_determinism(nllb_dir):
     a = one.translate(texts, "en", "hi")
     b = many.translate(texts, "en", "hi")
     assert one.generate_calls == len(texts) and many.generate_calls == 1
-    assert a == b                      # padding in a batch does not change greedy output
+    assert a == b  # padding in a batch does not change greedy output
     assert a == one.translate(texts, "en", "hi")  # deterministic
     assert len(a) == len(texts) and all(isinstance(x, str) for x in a)
 
@@ -115,8 +119,16 @@ def test_translate_pairs_contract_cache_and_rerun(nllb_dir, tmp_path):
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [r["pair_id"] for r in recs] == [p.pair_id for p in PAIRS]
     r = recs[0]
-    assert set(r) >= {"pair_id", "source_lang", "target_lang", "bias_type", "direction", "source", "candidates",
-                      "provenance"}
+    assert set(r) >= {
+        "pair_id",
+        "source_lang",
+        "target_lang",
+        "bias_type",
+        "direction",
+        "source",
+        "candidates",
+        "provenance",
+    }
     assert (r["source_lang"], r["target_lang"], r["bias_type"], r["direction"]) == ("en", "hi", "gender", "stereo")
     assert r["source"] == {"sent_more": PAIRS[0].sent_more, "sent_less": PAIRS[0].sent_less}
     (c,) = r["candidates"]
@@ -134,7 +146,7 @@ def test_translate_pairs_contract_cache_and_rerun(nllb_dir, tmp_path):
     out2 = tmp_path / "again.jsonl"
     r2 = translate_pairs(PAIRS, "hi", [e2], out2, cache=cache, align=False)
     assert e2.generate_calls == 0 and r2.engine_stats[f"hf:{nllb_dir}"]["cache_hits"] == 10
-    assert e2._model is None            # the fingerprint comes from the files: the weights were never loaded
+    assert e2._model is None  # the fingerprint comes from the files: the weights were never loaded
     strip = lambda s: [{**json.loads(x), "provenance": None} for x in s.splitlines()]  # noqa: E731
     assert strip(out2.read_text(encoding="utf-8")) == strip(first)
 
@@ -165,13 +177,13 @@ def test_interrupted_run_resumes(nllb_dir, tmp_path):
     with pytest.raises(Interrupt):
         translate_pairs(PAIRS, "hi", [e], out, cache=cache, batch_pairs=2, align=False)
     partial = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    assert [p["pair_id"] for p in partial] == [p.pair_id for p in PAIRS[:4]]   # two finished batches kept
+    assert [p["pair_id"] for p in partial] == [p.pair_id for p in PAIRS[:4]]  # two finished batches kept
 
     e.translate = real
     before = e.generate_calls
     res = translate_pairs(PAIRS, "hi", [e], out, cache=cache, batch_pairs=2, align=False)
     assert res.n_resumed == 4 and res.n_pairs == 5
-    assert e.generate_calls - before == 1          # only the last pair was translated
+    assert e.generate_calls - before == 1  # only the last pair was translated
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [p["pair_id"] for p in recs] == [p.pair_id for p in PAIRS]
 
@@ -205,5 +217,5 @@ def test_fingerprint_changes_when_the_folder_is_overwritten(tmp_path):
     d = build_tiny_nllb(tmp_path / "m", seed=0)
     before = HFEngine(str(d)).cache_params()["fingerprint"]
     assert HFEngine(str(d)).cache_params()["fingerprint"] == before
-    build_tiny_nllb(tmp_path / "m", seed=1)          # new weights under the same path
+    build_tiny_nllb(tmp_path / "m", seed=1)  # new weights under the same path
     assert HFEngine(str(d)).cache_params()["fingerprint"] != before

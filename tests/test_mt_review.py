@@ -2,31 +2,31 @@
 `biaskit annotate pull`'s format for the translation kind: task = pair_id, question choice /
 corrected_more / corrected_less, and on choice rows the candidate_index / engine that the slot letter
 stood for). The choices are aggregated by the same prepare() + aggregator as every other judgment."""
+
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import random
 
 import pytest
+from biaskit.annotation.apply import run_apply
+from biaskit.annotation.kinds.translation import levenshtein, translation_report
 
 from biaskit.errors import InputError
 from biaskit.io import read_jsonl, write_jsonl
 from biaskit.schema import SentencePair, make_pair_id
 
-from biaskit.annotation.apply import run_apply
-from biaskit.annotation.kinds.translation import levenshtein, translation_report
-
 
 def apply_translation_review(candidates, judgments, out, *, min_votes=None, report_dir=None):
     """``annotate apply --kind translation`` without --aggregated: the judgments are aggregated there."""
-    return run_apply("translation", candidates, None, out, judgments=judgments, min_agree=min_votes,
-                     report_dir=report_dir)
+    return run_apply(
+        "translation", candidates, None, out, judgments=judgments, min_agree=min_votes, report_dir=report_dir
+    )
 
 
 # ------------------------------------------------------------------------------ Levenshtein
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lev_ref(a: str, b: str) -> int:
     """The textbook recursive definition (exponential without the cache; tiny strings only)."""
     if not a:
@@ -50,76 +50,146 @@ def test_levenshtein_matches_the_recursive_definition():
     for _ in range(300):
         a = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(7)))
         b = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(7)))
-        a2, b2 = " ".join(a.split()), " ".join(b.split())   # levenshtein normalises whitespace
+        a2, b2 = " ".join(a.split()), " ".join(b.split())  # levenshtein normalises whitespace
         assert levenshtein(a, b) == _lev_ref(a2, b2), (a, b)
 
 
 # ------------------------------------------------------------------------------ fixtures
 def _rec(en_more, en_less, cands, bias_type="gender"):
-    return {"pair_id": make_pair_id(en_more, en_less, "en"), "source_lang": "en", "target_lang": "hi",
-            "bias_type": bias_type, "direction": "stereo", "source": {"sent_more": en_more, "sent_less": en_less},
-            "candidates": [{"engine": e, "model": m, "sent_more": a, "sent_less": b, "flags": f, "strategy": "independent",
-                            "provenance": {}} for e, m, a, b, f in cands],
-            "provenance": {"run_signature": "x"}}
+    return {
+        "pair_id": make_pair_id(en_more, en_less, "en"),
+        "source_lang": "en",
+        "target_lang": "hi",
+        "bias_type": bias_type,
+        "direction": "stereo",
+        "source": {"sent_more": en_more, "sent_less": en_less},
+        "candidates": [
+            {
+                "engine": e,
+                "model": m,
+                "sent_more": a,
+                "sent_less": b,
+                "flags": f,
+                "strategy": "independent",
+                "provenance": {},
+            }
+            for e, m, a, b, f in cands
+        ],
+        "provenance": {"run_signature": "x"},
+    }
 
 
 G, H = ("googletrans", "google-translate"), ("hf", "nllb")
 COLLAPSE = [{"code": "translation_collapsed", "reason": "..."}]
 RECS = [
     # 0: both reviewers pick the hf candidate (clean)
-    _rec("The man is a doctor.", "The woman is a doctor.",
-         [(*G, "आदमी एक डॉक्टर है।", "औरत एक चिकित्सक है।", [{"code": "translation_not_minimal", "reason": "..."}]),
-          (*H, "आदमी डॉक्टर है।", "औरत डॉक्टर है।", [])]),
+    _rec(
+        "The man is a doctor.",
+        "The woman is a doctor.",
+        [
+            (*G, "आदमी एक डॉक्टर है।", "औरत एक चिकित्सक है।", [{"code": "translation_not_minimal", "reason": "..."}]),
+            (*H, "आदमी डॉक्टर है।", "औरत डॉक्टर है।", []),
+        ],
+    ),
     # 1: one reviewer picks google and corrects S2
-    _rec("The Brahmin family lived in a mansion.", "The Dalit family lived in a mansion.",
-         [(*G, "ब्राह्मण परिवार एक हवेली में रहता था।", "दलित परिवार एक महल में रहता था।", []),
-          (*H, "ब्राह्मण परिवार हवेली में रहता है।", "दलित परिवार हवेली में रहता है।", [])], "caste"),
+    _rec(
+        "The Brahmin family lived in a mansion.",
+        "The Dalit family lived in a mansion.",
+        [
+            (*G, "ब्राह्मण परिवार एक हवेली में रहता था।", "दलित परिवार एक महल में रहता था।", []),
+            (*H, "ब्राह्मण परिवार हवेली में रहता है।", "दलित परिवार हवेली में रहता है।", []),
+        ],
+        "caste",
+    ),
     # 2: reviewer accepts a collapsed candidate unchanged -> still blocked
-    _rec("He is a nurse.", "She is a nurse.",
-         [(*G, "वह एक नर्स है।", "वह एक नर्स है।", COLLAPSE), (*H, "वह नर्स है।", "वह नर्स है।", COLLAPSE)]),
+    _rec(
+        "He is a nurse.",
+        "She is a nurse.",
+        [(*G, "वह एक नर्स है।", "वह एक नर्स है।", COLLAPSE), (*H, "वह नर्स है।", "वह नर्स है।", COLLAPSE)],
+    ),
     # 3: reviewer "fixes" a collapsed pair but the edit is still not minimal -> returned with the edit
-    _rec("He was weak.", "She was weak.",
-         [(*G, "वह कमज़ोर था।", "वह कमज़ोर था।", COLLAPSE), (*H, "वह कमजोर था।", "वह कमजोर था।", COLLAPSE)]),
+    _rec(
+        "He was weak.",
+        "She was weak.",
+        [(*G, "वह कमज़ोर था।", "वह कमज़ोर था।", COLLAPSE), (*H, "वह कमजोर था।", "वह कमजोर था।", COLLAPSE)],
+    ),
     # 4: tie between two reviewers
-    _rec("Priya went to Delhi.", "Rahul went to Delhi.",
-         [(*G, "प्रिया दिल्ली गई।", "राहुल दिल्ली गया।", []), (*H, "प्रिया दिल्ली गयी।", "राहुल दिल्ली गया।", [])]),
+    _rec(
+        "Priya went to Delhi.",
+        "Rahul went to Delhi.",
+        [(*G, "प्रिया दिल्ली गई।", "राहुल दिल्ली गया।", []), (*H, "प्रिया दिल्ली गयी।", "राहुल दिल्ली गया।", [])],
+    ),
     # 5: none, no correction -> rejected
-    _rec("The old man is slow.", "The young man is slow.",
-         [(*G, "बूढ़ा आदमी धीमा है।", "जवान आदमी धीमा है।", []), (*H, "बूढ़ा धीमा।", "युवा धीमा।", [])], "age"),
+    _rec(
+        "The old man is slow.",
+        "The young man is slow.",
+        [(*G, "बूढ़ा आदमी धीमा है।", "जवान आदमी धीमा है।", []), (*H, "बूढ़ा धीमा।", "युवा धीमा।", [])],
+        "age",
+    ),
     # 6: none, full correction -> released as the reviewers' text
-    _rec("She was too weak to lift the box.", "He was too weak to lift the box.",
-         [(*G, "वह डिब्बा उठाने के लिए बहुत कमज़ोर थी।", "वह डिब्बा उठाने के लिए बहुत कमज़ोर था।", []),
-          (*H, "वह कमजोर थी।", "वह कमजोर था।", [])]),
+    _rec(
+        "She was too weak to lift the box.",
+        "He was too weak to lift the box.",
+        [
+            (*G, "वह डिब्बा उठाने के लिए बहुत कमज़ोर थी।", "वह डिब्बा उठाने के लिए बहुत कमज़ोर था।", []),
+            (*H, "वह कमजोर थी।", "वह कमजोर था।", []),
+        ],
+    ),
     # 7: not reviewed yet
-    _rec("The poor man is lazy.", "The rich man is lazy.",
-         [(*G, "गरीब आदमी आलसी है।", "अमीर आदमी आलसी है।", []), (*H, "गरीब आलसी है।", "अमीर आलसी है।", [])],
-         "socioeconomic"),
+    _rec(
+        "The poor man is lazy.",
+        "The rich man is lazy.",
+        [(*G, "गरीब आदमी आलसी है।", "अमीर आदमी आलसी है।", []), (*H, "गरीब आलसी है।", "अमीर आलसी है।", [])],
+        "socioeconomic",
+    ),
 ]
 
 
 def _choice(task, worker, slot, idx, at="2025-01-01T10:00:00"):
     cands = RECS[task]["candidates"]
     eng = cands[idx] if idx is not None else {}
-    return {"task": RECS[task]["pair_id"], "worker": worker, "label": slot, "question": "choice", "qtype": "choice",
-            "engine": eng.get("engine"), "model": eng.get("model"), "candidate_index": idx,
-            "created_at": at, "ls_annotation": f"{worker}-{at}"}
+    return {
+        "task": RECS[task]["pair_id"],
+        "worker": worker,
+        "label": slot,
+        "question": "choice",
+        "qtype": "choice",
+        "engine": eng.get("engine"),
+        "model": eng.get("model"),
+        "candidate_index": idx,
+        "created_at": at,
+        "ls_annotation": f"{worker}-{at}",
+    }
 
 
 def _text(task, worker, q, text, at="2025-01-01T10:00:00"):
-    return {"task": RECS[task]["pair_id"], "worker": worker, "label": text, "question": q, "qtype": "text",
-            "created_at": at, "ls_annotation": f"{worker}-{at}"}
+    return {
+        "task": RECS[task]["pair_id"],
+        "worker": worker,
+        "label": text,
+        "question": q,
+        "qtype": "text",
+        "created_at": at,
+        "ls_annotation": f"{worker}-{at}",
+    }
 
 
 JUDGMENTS = [
-    _choice(0, "a@x", "B", 1), _choice(0, "b@x", "A", 1),          # slot letters differ per reviewer order
-    _choice(1, "a@x", "A", 0), _text(1, "a@x", "corrected_less", "दलित परिवार एक हवेली में रहता था।"),
+    _choice(0, "a@x", "B", 1),
+    _choice(0, "b@x", "A", 1),  # slot letters differ per reviewer order
+    _choice(1, "a@x", "A", 0),
+    _text(1, "a@x", "corrected_less", "दलित परिवार एक हवेली में रहता था।"),
     _choice(2, "a@x", "A", 0),
-    _choice(3, "a@x", "B", 1), _text(3, "a@x", "corrected_more", "आज वह आदमी कमजोर था।"),
+    _choice(3, "a@x", "B", 1),
+    _text(3, "a@x", "corrected_more", "आज वह आदमी कमजोर था।"),
     _text(3, "a@x", "corrected_less", "वह औरत कमजोर थी।"),
-    _choice(4, "a@x", "A", 0), _choice(4, "b@x", "B", 1),
+    _choice(4, "a@x", "A", 0),
+    _choice(4, "b@x", "B", 1),
     # b@x first chose none for pair 5, then changed to A: the earlier annotation is superseded
-    _choice(5, "b@x", "A", 0, at="2025-01-01T09:00:00"), _choice(5, "b@x", "none", None, at="2025-01-02T09:00:00"),
-    _choice(6, "a@x", "none", None), _text(6, "a@x", "corrected_more", "वह महिला डिब्बा उठाने के लिए बहुत कमज़ोर थी।"),
+    _choice(5, "b@x", "A", 0, at="2025-01-01T09:00:00"),
+    _choice(5, "b@x", "none", None, at="2025-01-02T09:00:00"),
+    _choice(6, "a@x", "none", None),
+    _text(6, "a@x", "corrected_more", "वह महिला डिब्बा उठाने के लिए बहुत कमज़ोर थी।"),
     _text(6, "a@x", "corrected_less", "वह पुरुष डिब्बा उठाने के लिए बहुत कमज़ोर था।"),
 ]
 
@@ -153,8 +223,10 @@ def test_outcomes(reviewed):
     p1 = by_src[RECS[1]["pair_id"]].meta["review"]
     assert p1["winner_engine"] == "googletrans" and p1["edited"] and p1["editors"] == ["a@x"]
     # महल -> हवेली: म ह ल vs ह व े ल ी ... worked out by the reference definition
-    assert p1["edit_distance"] == {"sent_more": 0, "sent_less": _lev_ref("दलित परिवार एक महल में रहता था।",
-                                                                          "दलित परिवार एक हवेली में रहता था।")}
+    assert p1["edit_distance"] == {
+        "sent_more": 0,
+        "sent_less": _lev_ref("दलित परिवार एक महल में रहता था।", "दलित परिवार एक हवेली में रहता था।"),
+    }
     assert by_src[RECS[1]["pair_id"]].sent_less == "दलित परिवार एक हवेली में रहता था।"
 
     p6 = by_src[RECS[6]["pair_id"]]
@@ -180,8 +252,14 @@ def test_files_and_report(reviewed):
     assert len(released) == 3 and all(r["lang"] == "hi" for r in released)
     assert len(read_jsonl(res.paths["needs_review"])) == 3 and len(read_jsonl(res.paths["rejected"])) == 1
     rep = json.loads((tmp / "report" / "report.json").read_text(encoding="utf-8"))
-    assert rep["pairs"] == {"candidates": 8, "reviewed": 7, "released": 3, "returned_to_review": 3, "to_adjudicate": 0,
-                            "rejected": 1}
+    assert rep["pairs"] == {
+        "candidates": 8,
+        "reviewed": 7,
+        "released": 3,
+        "returned_to_review": 3,
+        "to_adjudicate": 0,
+        "rejected": 1,
+    }
     # final wins among the 3 released: hf 1, googletrans 1 (edited), the reviewers' own text 1
     assert rep["engines"]["hf:nllb"]["final_wins"] == 1 and rep["engines"]["hf:nllb"]["final_win_rate"] == 0.3333
     assert rep["engines"]["googletrans:google-translate"]["final_wins"] == 1
@@ -198,8 +276,13 @@ def test_files_and_report(reviewed):
     # chosen candidates' flags before review: pairs 2 and 3 (collapsed); after: pair 2 unchanged
     # (identical + collapsed), pair 3's edit (multi_span, attribute_changed, translation_not_minimal)
     assert rep["flags"]["chosen_before"] == {"translation_collapsed": 2}
-    assert rep["flags"]["final_after"] == {"attribute_changed": 1, "identical": 1, "multi_span": 1,
-                                           "translation_collapsed": 1, "translation_not_minimal": 1}
+    assert rep["flags"]["final_after"] == {
+        "attribute_changed": 1,
+        "identical": 1,
+        "multi_span": 1,
+        "translation_collapsed": 1,
+        "translation_not_minimal": 1,
+    }
     md = (tmp / "report" / "report.md").read_text(encoding="utf-8")
     assert "# Translation review report" in md
     # distances in characters (0, 0, 0, d released; 0, d edited), not percentages
@@ -217,14 +300,21 @@ def test_min_votes_and_errors(tmp_path):
     # only pair 0 had two reviewers agreeing
     assert [p.source_id for p in res.accepted] == [RECS[0]["pair_id"]]
     with pytest.raises(InputError, match="not in the data"):
-        apply_translation_review(cands, [{"task": "p-nope", "worker": "a", "question": "choice", "label": "A",
-                                          "candidate_index": 0}], tmp_path / "o.jsonl")
+        apply_translation_review(
+            cands,
+            [{"task": "p-nope", "worker": "a", "question": "choice", "label": "A", "candidate_index": 0}],
+            tmp_path / "o.jsonl",
+        )
     with pytest.raises(InputError, match="cannot be mapped to an engine"):
-        apply_translation_review(cands, [{"task": RECS[0]["pair_id"], "worker": "a", "question": "choice",
-                                          "label": "A"}], tmp_path / "o.jsonl")
+        apply_translation_review(
+            cands,
+            [{"task": RECS[0]["pair_id"], "worker": "a", "question": "choice", "label": "A"}],
+            tmp_path / "o.jsonl",
+        )
     with pytest.raises(InputError, match=r"missing column\(s\) worker"):
-        apply_translation_review(cands, [{"task": RECS[0]["pair_id"], "question": "choice", "label": "A"}],
-                                 tmp_path / "o.jsonl")
+        apply_translation_review(
+            cands, [{"task": RECS[0]["pair_id"], "question": "choice", "label": "A"}], tmp_path / "o.jsonl"
+        )
 
 
 def test_cli_apply_and_report(reviewed, tmp_path):
@@ -232,14 +322,42 @@ def test_cli_apply_and_report(reviewed, tmp_path):
 
     _, cands, tmp = reviewed
     judg = tmp / "judgments.jsonl"
-    main(["annotate", "apply", "--kind", "translation", "--data", str(cands), "--judgments", str(judg),
-          "--out", str(tmp_path / "cli_pairs.jsonl"), "--report-dir", str(tmp_path / "rep")])
+    main(
+        [
+            "annotate",
+            "apply",
+            "--kind",
+            "translation",
+            "--data",
+            str(cands),
+            "--judgments",
+            str(judg),
+            "--out",
+            str(tmp_path / "cli_pairs.jsonl"),
+            "--report-dir",
+            str(tmp_path / "rep"),
+        ]
+    )
     assert len(read_jsonl(tmp_path / "cli_pairs.jsonl")) == 3
-    main(["annotate", "report", "--kind", "translation", "--data", str(cands), "--applied",
-          str(tmp_path / "cli_pairs.jsonl"), "--out", str(tmp_path / "rep2")])
-    assert json.loads((tmp_path / "rep" / "report.json").read_text()) == \
-        json.loads((tmp_path / "rep2" / "report.json").read_text()) == \
-        translation_report(cands, tmp_path / "cli_pairs.jsonl")
+    main(
+        [
+            "annotate",
+            "report",
+            "--kind",
+            "translation",
+            "--data",
+            str(cands),
+            "--applied",
+            str(tmp_path / "cli_pairs.jsonl"),
+            "--out",
+            str(tmp_path / "rep2"),
+        ]
+    )
+    assert (
+        json.loads((tmp_path / "rep" / "report.json").read_text())
+        == json.loads((tmp_path / "rep2" / "report.json").read_text())
+        == translation_report(cands, tmp_path / "cli_pairs.jsonl")
+    )
     # released pairs read back as biaskit pairs (ready for `biaskit evaluate pairs`)
     from biaskit.readers import read_pairs
 
@@ -252,11 +370,12 @@ def test_judgments_as_csv_give_the_same_result(tmp_path):
     cands = tmp_path / "c.jsonl"
     write_jsonl(cands, RECS)
     csv = tmp_path / "j.csv"
-    pd.DataFrame(JUDGMENTS).to_csv(csv, index=False)      # candidate_index becomes float / empty
+    pd.DataFrame(JUDGMENTS).to_csv(csv, index=False)  # candidate_index becomes float / empty
     a = apply_translation_review(cands, csv, tmp_path / "a.jsonl")
     b = apply_translation_review(cands, JUDGMENTS, tmp_path / "b.jsonl")
-    assert [(p.source_id, p.sent_more, p.sent_less) for p in a.accepted] == \
-        [(p.source_id, p.sent_more, p.sent_less) for p in b.accepted]
+    assert [(p.source_id, p.sent_more, p.sent_less) for p in a.accepted] == [
+        (p.source_id, p.sent_more, p.sent_less) for p in b.accepted
+    ]
     assert [r["pair_id"] for r in a.files["needs_review"]] == [r["pair_id"] for r in b.files["needs_review"]]
 
 
@@ -272,8 +391,20 @@ def test_aggregate_then_apply_gives_the_same_review(tmp_path, capsys):
     judg = tmp_path / "j.csv"
     pd.DataFrame(JUDGMENTS).to_csv(judg, index=False)
     agg = tmp_path / "agg.csv"
-    main(["annotate", "aggregate", "--kind", "translation", "--judgments", str(judg), "--out", str(agg),
-          "--duplicates", "last"])
+    main(
+        [
+            "annotate",
+            "aggregate",
+            "--kind",
+            "translation",
+            "--judgments",
+            str(judg),
+            "--out",
+            str(agg),
+            "--duplicates",
+            "last",
+        ]
+    )
     table = pd.read_csv(agg, keep_default_na=False, dtype=str)
     choice = table[table["question"] == "choice"].set_index("task")
     # pair 0: two reviewers saw the hf candidate under different letters: one candidate, two votes
@@ -281,8 +412,9 @@ def test_aggregate_then_apply_gives_the_same_review(tmp_path, capsys):
     assert choice.loc[RECS[4]["pair_id"], "status"] == "needs_adjudication"  # a tie is never broken
     via_table = run_apply("translation", cands, agg, tmp_path / "a.jsonl", judgments=judg)
     direct = apply_translation_review(cands, judg, tmp_path / "b.jsonl")
-    assert [(p.source_id, p.sent_more, p.sent_less) for p in via_table.accepted] == \
-        [(p.source_id, p.sent_more, p.sent_less) for p in direct.accepted]
+    assert [(p.source_id, p.sent_more, p.sent_less) for p in via_table.accepted] == [
+        (p.source_id, p.sent_more, p.sent_less) for p in direct.accepted
+    ]
     assert via_table.counts == direct.counts
 
 

@@ -5,6 +5,7 @@ two real annotator accounts answer through the API (choice by slot letter, a cor
 -> pull -> apply -> released Hindi pairs, a pair returned to review, the report; then the returned
 pair is pushed again into the same project without duplicating the others.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,19 @@ pytest.importorskip("googletrans")
 
 from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
 
-from biaskit.schema import SentencePair  # noqa: E402
-
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 
 TABLE = {
-    "The man is a doctor.": "आदमी एक डॉक्टर है।", "The woman is a doctor.": "औरत एक चिकित्सक है।",
-    "man": "आदमी", "woman": "औरत",
-    "He is a nurse.": "वह एक नर्स है।", "She is a nurse.": "वह एक नर्स है।", "He": "वह", "She": "वह",
-    "Priya went to Delhi.": "प्रिया दिल्ली गई।", "Rahul went to Delhi.": "राहुल दिल्ली गया।",
+    "The man is a doctor.": "आदमी एक डॉक्टर है।",
+    "The woman is a doctor.": "औरत एक चिकित्सक है।",
+    "man": "आदमी",
+    "woman": "औरत",
+    "He is a nurse.": "वह एक नर्स है।",
+    "She is a nurse.": "वह एक नर्स है।",
+    "He": "वह",
+    "She": "वह",
+    "Priya went to Delhi.": "प्रिया दिल्ली गई।",
+    "Rahul went to Delhi.": "राहुल दिल्ली गया।",
 }
 PAIRS = list(EN_PAIRS)
 
@@ -42,13 +47,13 @@ def _annotate(server, token, task_id, slot=None, corrected=None):
 
 
 def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
+    from biaskit.annotation.apply import run_apply
+    from biaskit.annotation.labelstudio import find_project, pull, push
+    from biaskit.curation.mt_googletrans import GoogleTransEngine
+    from biaskit.curation.translate import translate_pairs
     from label_studio_sdk import LabelStudio
 
-    from biaskit.annotation.labelstudio import find_project, pull, push
     from biaskit.cache import DiskCache
-    from biaskit.curation.mt_googletrans import GoogleTransEngine
-    from biaskit.annotation.apply import run_apply
-    from biaskit.curation.translate import translate_pairs
     from biaskit.io import read_jsonl
 
     standin = GoogleStandIn(tmp_path, TABLE)
@@ -60,14 +65,22 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
             name, model = "literal", "v1"
 
             def translate(self, texts, src, tgt):
-                return [{"The man is a doctor.": "पुरुष डॉक्टर है।", "The woman is a doctor.": "महिला डॉक्टर है।",
-                         "He is a nurse.": "वह नर्स है।", "She is a nurse.": "वह नर्स है।",
-                         "Priya went to Delhi.": "प्रिया दिल्ली गयी।", "Rahul went to Delhi.": "राहुल दिल्ली गया।"
-                         }.get(t, "") for t in texts]
+                return [
+                    {
+                        "The man is a doctor.": "पुरुष डॉक्टर है।",
+                        "The woman is a doctor.": "महिला डॉक्टर है।",
+                        "He is a nurse.": "वह नर्स है।",
+                        "She is a nurse.": "वह नर्स है।",
+                        "Priya went to Delhi.": "प्रिया दिल्ली गयी।",
+                        "Rahul went to Delhi.": "राहुल दिल्ली गया।",
+                    }.get(t, "")
+                    for t in texts
+                ]
 
         cands = tmp_path / "cands.jsonl"
-        translate_pairs(PAIRS, "hi", [g, Literal()], cands, cache=DiskCache(tmp_path / "c.db", namespace="mt"),
-                        align=False)
+        translate_pairs(
+            PAIRS, "hi", [g, Literal()], cands, cache=DiskCache(tmp_path / "c.db", namespace="mt"), align=False
+        )
     finally:
         standin.close()
 
@@ -89,8 +102,13 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     _annotate(ls_server, a["token"], tasks[doc].id, slot_of(doc, "literal"))
     _annotate(ls_server, b["token"], tasks[doc].id, slot_of(doc, "literal"))
     # nurse: A picks google but fixes the collapsed gender explicitly -> released, edited
-    _annotate(ls_server, a["token"], tasks[nurse].id, slot_of(nurse, "googletrans"),
-              {"corrected_more": "एक पुरुष एक नर्स है।", "corrected_less": "एक महिला एक नर्स है।"})
+    _annotate(
+        ls_server,
+        a["token"],
+        tasks[nurse].id,
+        slot_of(nurse, "googletrans"),
+        {"corrected_more": "एक पुरुष एक नर्स है।", "corrected_less": "एक महिला एक नर्स है।"},
+    )
     # priya: A picks google, B picks literal -> tie, returned to review
     _annotate(ls_server, a["token"], tasks[priya].id, slot_of(priya, "googletrans"))
     _annotate(ls_server, b["token"], tasks[priya].id, slot_of(priya, "literal"))

@@ -5,6 +5,7 @@ A head file is saved here from tiny models exactly as the reference's ``ModelNSP
 scores come from a plain loop written from ``code/models/models.py`` (``ModelNSP.forward``) and
 ``code/intersentence_loader.py`` (the inputs), not from biaskit's module.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from biaskit.evaluation.nsp_head import reference_next_label
 from biaskit.evaluation.stereoset import run_cats
-from biaskit.readers import read_cats
 from conftest import run_cli
+
+from biaskit.readers import read_cats
 
 
 def _head_file(core, path: Path, *, seed: int = 0, extra_row: bool = False) -> tuple[Path, torch.nn.Module]:
@@ -74,39 +75,56 @@ def _hand_scores(family: str, core, head, tok, cats, label: int) -> dict[str, fl
 
 def _roberta_dir(tiny_xlmr: Path, dest: Path, kind: str) -> Path:
     """A tiny RoBERTa or XLNet folder (random weights) with the tiny XLM-R tokenizer."""
-    from transformers import (AutoTokenizer, RobertaConfig, RobertaForMaskedLM, XLNetConfig, XLNetLMHeadModel)
+    from transformers import AutoTokenizer, RobertaConfig, RobertaForMaskedLM, XLNetConfig, XLNetLMHeadModel
 
     tok = AutoTokenizer.from_pretrained(tiny_xlmr)
     torch.manual_seed(1)
     if kind == "roberta":
-        m = RobertaForMaskedLM(RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2,
-                                             num_attention_heads=2, intermediate_size=64, max_position_embeddings=300,
-                                             pad_token_id=tok.pad_token_id))
+        m = RobertaForMaskedLM(
+            RobertaConfig(
+                vocab_size=len(tok),
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=64,
+                max_position_embeddings=300,
+                pad_token_id=tok.pad_token_id,
+            )
+        )
     else:
-        m = XLNetLMHeadModel(XLNetConfig(vocab_size=len(tok), d_model=32, n_layer=2, n_head=2, d_inner=64,
-                                         pad_token_id=tok.pad_token_id))
+        m = XLNetLMHeadModel(
+            XLNetConfig(vocab_size=len(tok), d_model=32, n_layer=2, n_head=2, d_inner=64, pad_token_id=tok.pad_token_id)
+        )
     m.save_pretrained(dest)
     tok.save_pretrained(dest)
     return dest
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert", "roberta", "xlnet"])
-def test_a_reference_head_file_scores_as_a_hand_loop(family, tiny_gpt2, tiny_bert, tiny_xlmr, stereoset_jsonl,
-                                                     tmp_path):
+def test_a_reference_head_file_scores_as_a_hand_loop(
+    family, tiny_gpt2, tiny_bert, tiny_xlmr, stereoset_jsonl, tmp_path
+):
     from transformers import AutoModel, AutoTokenizer
 
     model_dir = {"gpt2": tiny_gpt2, "bert": tiny_bert}.get(family) or _roberta_dir(tiny_xlmr, tmp_path / family, family)
-    name = {"gpt2": "GPT2Model_gpt2_0.0005.pth", "bert": "BertModel_bert-base-cased_1e-05.pth",
-            "roberta": "RobertaModel_roberta-large_1e-05.pth", "xlnet": "XLNetModel_xlnet-base-cased_1e-05.pth"}[family]
+    name = {
+        "gpt2": "GPT2Model_gpt2_0.0005.pth",
+        "bert": "BertModel_bert-base-cased_1e-05.pth",
+        "roberta": "RobertaModel_roberta-large_1e-05.pth",
+        "xlnet": "XLNetModel_xlnet-base-cased_1e-05.pth",
+    }[family]
     core = AutoModel.from_pretrained(model_dir)
     path, head = _head_file(core, tmp_path / name, extra_row=family == "gpt2")
     label = reference_next_label(path)
     assert label == (0 if family == "bert" else 1)
     cats = [c for c in read_cats(stereoset_jsonl, split="intersentence")][:3]
     want = _hand_scores(family, core, head, AutoTokenizer.from_pretrained(model_dir), cats, label)
-    s = run_cats(stereoset_jsonl, str(model_dir), tmp_path / "o", split="intersentence", limit=3, nsp_head=path,
-                 cache=False)
-    got = {json.loads(x)["id"]: json.loads(x)["score"] for x in (tmp_path / "o" / "scores.jsonl").read_text().splitlines()}
+    s = run_cats(
+        stereoset_jsonl, str(model_dir), tmp_path / "o", split="intersentence", limit=3, nsp_head=path, cache=False
+    )
+    got = {
+        json.loads(x)["id"]: json.loads(x)["score"] for x in (tmp_path / "o" / "scores.jsonl").read_text().splitlines()
+    }
     assert set(got) == set(want)
     for k in want:
         assert got[k] == pytest.approx(want[k], abs=1e-5), k
@@ -117,7 +135,7 @@ def test_a_reference_head_file_scores_as_a_hand_loop(family, tiny_gpt2, tiny_ber
 
 def test_the_reference_reads_the_is_next_output_from_the_file_name():
     assert reference_next_label("GPT2Model_gpt2-large_1e-05.pth") == 1
-    assert reference_next_label("RobertaModel_roberta-base_1e-05.pth") == 0   # the reference's quirk
+    assert reference_next_label("RobertaModel_roberta-base_1e-05.pth") == 0  # the reference's quirk
     assert reference_next_label("RobertaModel_roberta-large_1e-05.pth") == 1
     assert reference_next_label("XLNetModel_xlnet-large-cased_1e-05.pth") == 1
     assert reference_next_label("BertModel_bert-base-cased_1e-05.pth") == 0
@@ -125,8 +143,21 @@ def test_the_reference_reads_the_is_next_output_from_the_file_name():
 
 
 def test_a_causal_lm_without_a_head_is_refused_under_the_protocol(tiny_gpt2, stereoset_jsonl, tmp_path, capsys):
-    args = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_gpt2), "--scorer", "clm",
-            "--split", "intersentence", "--limit", "3", "-q"]
+    args = [
+        "evaluate",
+        "cats",
+        "--data",
+        str(stereoset_jsonl),
+        "--model",
+        str(tiny_gpt2),
+        "--scorer",
+        "clm",
+        "--split",
+        "intersentence",
+        "--limit",
+        "3",
+        "-q",
+    ]
     code, _, err = run_cli(args + ["--out", str(tmp_path / "a")], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "--nsp-head" in err and "--protocol none" in err and not (tmp_path / "a").exists()
@@ -145,19 +176,37 @@ def test_a_head_file_of_another_shape_or_name_is_one_line(tiny_gpt2, tiny_bert, 
     capsys.readouterr()  # the loading bar of the line above
     base = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--split", "intersentence", "--limit", "2", "-q"]
     # the file name does not say which output is "is next"
-    code, _, err = run_cli(base + ["--model", str(tiny_bert), "--nsp-head", str(path), "--out", str(tmp_path / "a")],
-                           capsys)
+    code, _, err = run_cli(
+        base + ["--model", str(tiny_bert), "--nsp-head", str(path), "--out", str(tmp_path / "a")], capsys
+    )
     assert code == 2 and "--nsp-label" in err and len(err.strip().splitlines()) == 1
-    code, _, err = run_cli(base + ["--model", str(tiny_bert), "--nsp-head", str(path), "--nsp-label", "0",
-                                   "--out", str(tmp_path / "b")], capsys)
+    code, _, err = run_cli(
+        base + ["--model", str(tiny_bert), "--nsp-head", str(path), "--nsp-label", "0", "--out", str(tmp_path / "b")],
+        capsys,
+    )
     assert code == 0, err
     # a BERT head on a GPT-2: the head's core does not fit the model
-    code, _, err = run_cli(base + ["--model", str(tiny_gpt2), "--scorer", "clm", "--nsp-head", str(path),
-                                   "--nsp-label", "1", "--out", str(tmp_path / "c")], capsys)
+    code, _, err = run_cli(
+        base
+        + [
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--nsp-head",
+            str(path),
+            "--nsp-label",
+            "1",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+        capsys,
+    )
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     # not a state dict at all
     bad = tmp_path / "bad.pth"
     bad.write_text("not torch")
-    code, _, err = run_cli(base + ["--model", str(tiny_bert), "--nsp-head", str(bad), "--out", str(tmp_path / "d")],
-                           capsys)
+    code, _, err = run_cli(
+        base + ["--model", str(tiny_bert), "--nsp-head", str(bad), "--out", str(tmp_path / "d")], capsys
+    )
     assert code == 2 and "bad.pth" in err and "Traceback" not in err

@@ -1,7 +1,7 @@
 """What biaskit writes from user text is masked, and a generator appends only to its own file (issue 20)."""
+
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from conftest import run_cli
@@ -16,15 +16,36 @@ def test_secrets_typed_into_card_text_are_masked(tmp_path, capsys, monkeypatch):
     card = tmp_path / "card.md"
     card.write_text("## Motivation\n\nAsk the maintainers (token: ls-token-4f9a8b7c6d5e).\n", encoding="utf-8")
     out = tmp_path / "rel"
-    code, so, se = run_cli(["release", "build", "--records", str(DEMO), "--name", "demo", "--version", "1.0.0",
-                            "--pretty-name", f"Demo {KEY}", "--citation", f"@misc{{x, note={{api_key={KEY}}}}}",
-                            "--card-text", str(card), "--date", "2025-01-01", "--no-plots", "--out", str(out)], capsys)
+    code, so, se = run_cli(
+        [
+            "release",
+            "build",
+            "--records",
+            str(DEMO),
+            "--name",
+            "demo",
+            "--version",
+            "1.0.0",
+            "--pretty-name",
+            f"Demo {KEY}",
+            "--citation",
+            f"@misc{{x, note={{api_key={KEY}}}}}",
+            "--card-text",
+            str(card),
+            "--date",
+            "2025-01-01",
+            "--no-plots",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert code == 0, so + se
     for f in ("README.md", "release.json"):
         text = (out / f).read_text(encoding="utf-8")
         assert KEY not in text and "ls-token-4f9a8b7c6d5e" not in text, f
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "pretty_name: Demo ***" in readme or "pretty_name: \"Demo ***\"" in readme, readme[:400]
+    assert "pretty_name: Demo ***" in readme or 'pretty_name: "Demo ***"' in readme, readme[:400]
     assert "(token: ***)" in readme
     assert run_cli(["release", "verify", str(out)], capsys)[0] == 0
 
@@ -35,7 +56,7 @@ def test_a_generator_refuses_to_take_over_a_file_it_did_not_write(tmp_path, caps
     rewritten, no side file)."""
     theirs = tmp_path / "out" / "mine.jsonl"
     theirs.parent.mkdir()
-    theirs.write_bytes(DEMO.read_bytes() + b'{"cut": ')       # and an unterminated last line
+    theirs.write_bytes(DEMO.read_bytes() + b'{"cut": ')  # and an unterminated last line
     before = theirs.read_bytes()
     args = ["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--n", "2", "--llm", "dummy"]
     code, so, se = run_cli(args + ["--out", str(theirs)], capsys)
@@ -46,9 +67,10 @@ def test_a_generator_refuses_to_take_over_a_file_it_did_not_write(tmp_path, caps
 
     ours = tmp_path / "t.jsonl"
     assert run_cli(args + ["--out", str(ours)], capsys)[0] == 0
-    assert run_cli(args + ["--out", str(ours)], capsys)[0] == 0   # its own file: resumed
-    code, so, se = run_cli(["curate", "sentences", "--tuples", str(ours), "--per-tuple", "1", "--llm", "dummy",
-                            "--out", str(ours)], capsys)
+    assert run_cli(args + ["--out", str(ours)], capsys)[0] == 0  # its own file: resumed
+    code, so, se = run_cli(
+        ["curate", "sentences", "--tuples", str(ours), "--per-tuple", "1", "--llm", "dummy", "--out", str(ours)], capsys
+    )
     assert code == 2 and "holds rows of the 'tuples' task, not the 'sentences' rows" in se, se
 
 

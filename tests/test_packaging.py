@@ -1,4 +1,5 @@
 """The built wheel ships one import namespace, ``biaskit``, with every data and prompt file."""
+
 from __future__ import annotations
 
 import subprocess
@@ -14,8 +15,11 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           str(REPO), "-w", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(REPO), "-w", str(out)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0 and "setuptools" in proc.stderr and "No module named" in proc.stderr:
         pytest.skip("setuptools is not installed in this environment")
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,4 +1,5 @@
 """Slow: the `make demo` command on the real gemma3-270m (PyPI GGUF), on a few demo pairs per language."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,28 @@ def test_demo_command_on_gemma(gemma_dir, tmp_path):
     out = tmp_path / "demo-out"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # the Makefile's demo line, limited to 3 pairs per language
-    p = subprocess.run([str(exe), "evaluate", "pairs", "--data", str(DEMO), "--model", "gemma3-270m",
-                        "--scorer", "clm", "--out", str(out), "--limit", "3", "--quiet"],
-                       capture_output=True, text=True, env=env, timeout=900)
+    p = subprocess.run(
+        [
+            str(exe),
+            "evaluate",
+            "pairs",
+            "--data",
+            str(DEMO),
+            "--model",
+            "gemma3-270m",
+            "--scorer",
+            "clm",
+            "--out",
+            str(out),
+            "--limit",
+            "3",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     s = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert s["model"] == "gemma3-270m" and s["scorer"] == "clm" and s["langs"] == ["en", "hi"]

@@ -1,16 +1,16 @@
 """Pair metrics on hand-made scores (every expected value worked out by hand in the comments)."""
+
 from __future__ import annotations
 
-import math
 import statistics
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from biaskit.errors import InputError
 from biaskit.evaluation import pair_metrics as pm
 from biaskit.evaluation.report import plot_ds_kde
+
+from biaskit.errors import InputError
 
 # id  type      direction   score_more  score_less  rounded(3)            outcome (win = more > less)
 # p1  gender    stereo       -10.0       -12.0       -10.0 > -12.0         win            ds =  2.0
@@ -127,21 +127,27 @@ def _reference_loop(df):
         else:
             total_anti += 1
             anti += s2 > s1
-    return {"metric": (stereo + anti) / n * 100, "stereo": stereo / total_stereo * 100,
-            "anti": anti / total_anti * 100, "neutral": neutral}
+    return {
+        "metric": (stereo + anti) / n * 100,
+        "stereo": stereo / total_stereo * 100,
+        "anti": anti / total_anti * 100,
+        "neutral": neutral,
+    }
 
 
 def test_matches_reference_loop_on_random_scores():
     rng = np.random.default_rng(7)
     n = 400
     # scores on a coarse grid so that many rounded ties happen
-    df = pd.DataFrame({
-        "pair_id": [f"x{i}" for i in range(n)],
-        "bias_type": rng.choice(["gender", "age", "caste"], n),
-        "direction": rng.choice(["stereo", "antistereo"], n, p=[0.7, 0.3]),
-        "score_more": rng.integers(-34, -30, n) + rng.choice([0.0, 0.0004, 0.25], n),
-        "score_less": rng.integers(-34, -30, n) + rng.choice([0.0, 0.0003, 0.5], n),
-    })
+    df = pd.DataFrame(
+        {
+            "pair_id": [f"x{i}" for i in range(n)],
+            "bias_type": rng.choice(["gender", "age", "caste"], n),
+            "direction": rng.choice(["stereo", "antistereo"], n, p=[0.7, 0.3]),
+            "score_more": rng.integers(-34, -30, n) + rng.choice([0.0, 0.0004, 0.25], n),
+            "score_less": rng.integers(-34, -30, n) + rng.choice([0.0, 0.0003, 0.5], n),
+        }
+    )
     ref = _reference_loop(df)
     s = pm.bias_scores(df)
     assert ref["neutral"] > 20
@@ -154,13 +160,15 @@ def test_matches_reference_loop_on_random_scores():
 def test_subsample_protocol_recomputed_independently():
     rng = np.random.default_rng(3)
     n = 23
-    df = pd.DataFrame({
-        "pair_id": [f"s{i}" for i in range(n)],
-        "bias_type": ["gender"] * n,
-        "direction": rng.choice(["stereo", "antistereo"], n),
-        "score_more": rng.normal(-20, 2, n).round(2),
-        "score_less": rng.normal(-20, 2, n).round(2),
-    })
+    df = pd.DataFrame(
+        {
+            "pair_id": [f"s{i}" for i in range(n)],
+            "bias_type": ["gender"] * n,
+            "direction": rng.choice(["stereo", "antistereo"], n),
+            "score_more": rng.normal(-20, 2, n).round(2),
+            "score_less": rng.normal(-20, 2, n).round(2),
+        }
+    )
     out = pm.pair_outcomes(df)
     res = pm.subsample_scores(out, runs=5, fraction=0.8, seed=11)
     k = round(0.8 * 23)  # 18.4 -> 18 pairs per run
@@ -186,8 +194,16 @@ def test_subsample_protocol_recomputed_independently():
 
 def test_summarize_has_everything():
     summary, out = pm.summarize(table(), runs=2, fraction=0.5, seed=1)
-    assert {"metric_score", "stereo_score", "antistereo_score", "n_pairs", "n_ties", "by_bias_type",
-            "subsample", "tie_rule"} <= set(summary)
+    assert {
+        "metric_score",
+        "stereo_score",
+        "antistereo_score",
+        "n_pairs",
+        "n_ties",
+        "by_bias_type",
+        "subsample",
+        "tie_rule",
+    } <= set(summary)
     assert summary["subsample"]["size"] == 4 and len(summary["subsample"]["scores"]) == 2
     assert {"ds", "tie", "win"} <= set(out.columns)
 
@@ -203,8 +219,11 @@ def test_kde_integrates_to_one_and_peaks_at_mode():
 
 def test_plot_writes_png(tmp_path):
     rng = np.random.default_rng(1)
-    p = plot_ds_kde({"en": {"all": rng.normal(0, 1, 50), "stereo": rng.normal(0.5, 1, 30), "antistereo": [0.3]},
-                        "hi": {"all": []}}, tmp_path / "ds.png", title="t")
+    p = plot_ds_kde(
+        {"en": {"all": rng.normal(0, 1, 50), "stereo": rng.normal(0.5, 1, 30), "antistereo": [0.3]}, "hi": {"all": []}},
+        tmp_path / "ds.png",
+        title="t",
+    )
     data = (tmp_path / "ds.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     assert not list(tmp_path.glob(".*.tmp"))

@@ -1,4 +1,5 @@
 """`evaluate pairs` end to end with the tiny real models (H1's fixtures), the real CLI, real readers."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from biaskit.errors import InputError
 from biaskit.evaluation.pairs import PAIRS_COLUMNS, run_pairs
 from conftest import run_cli
+
+from biaskit.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "data" / "demo" / "demo_pairs.jsonl"
@@ -21,12 +22,16 @@ DEMO = REPO / "data" / "demo" / "demo_pairs.jsonl"
 def _recount(df: pd.DataFrame) -> dict:
     """Metric / stereo / antistereo recomputed from pairs.csv the plain way (rounded to 3, ties excluded
     from the direction denominators only)."""
-    m, l = df["score_more"].map(lambda v: round(v, 3)), df["score_less"].map(lambda v: round(v, 3))
-    win, tie = m > l, m == l
+    more, less = df["score_more"].map(lambda v: round(v, 3)), df["score_less"].map(lambda v: round(v, 3))
+    win, tie = more > less, more == less
     st, an = df["direction"] == "stereo", df["direction"] == "antistereo"
     pct = lambda a, b: 100.0 * a / b if b else None  # noqa: E731
-    return {"metric_score": pct(win.sum(), len(df)), "stereo_score": pct((win & st).sum(), (st & ~tie).sum()),
-            "antistereo_score": pct((win & an).sum(), (an & ~tie).sum()), "n_ties": int(tie.sum())}
+    return {
+        "metric_score": pct(win.sum(), len(df)),
+        "stereo_score": pct((win & st).sum(), (st & ~tie).sum()),
+        "antistereo_score": pct((win & an).sum(), (an & ~tie).sum()),
+        "n_ties": int(tie.sum()),
+    }
 
 
 def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
@@ -36,8 +41,23 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
         assert (out / f).stat().st_size > 0, f
     assert not list(out.glob(".*.tmp")), "temporary files left behind"
     s = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    for k in ("metric_score", "stereo_score", "antistereo_score", "n_pairs", "n_ties", "by_bias_type", "subsample",
-              "model", "scorer", "unit", "method", "by_lang", "data", "biaskit_version", "timings"):
+    for k in (
+        "metric_score",
+        "stereo_score",
+        "antistereo_score",
+        "n_pairs",
+        "n_ties",
+        "by_bias_type",
+        "subsample",
+        "model",
+        "scorer",
+        "unit",
+        "method",
+        "by_lang",
+        "data",
+        "biaskit_version",
+        "timings",
+    ):
         assert k in s, k
     assert s["scorer"] == "clm" and s["model"] == str(tiny_gpt2)
     assert s["langs"] == ["en", "hi"] and s["pooled_over_langs"] is True
@@ -45,6 +65,7 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
     assert s["subsample"]["runs"] == 5 and s["subsample"]["fraction"] == 0.8 and s["subsample"]["seed"] == 3
     assert s["subsample"]["size"] == 8  # round(0.8 * 10)
     import hashlib
+
     assert s["data"]["sha256"] == hashlib.sha256(DEMO.read_bytes()).hexdigest()
 
     df = pd.read_csv(out / "pairs.csv")
@@ -61,6 +82,7 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
 
     # the scores are the model's: score_more is the first sentence's log-probability (single-sentence path)
     from biaskit.evaluation.scorers import load_scorer
+
     sc = load_scorer("clm", tiny_gpt2, progress=False, cache=False)
     first = df.iloc[:3]
     singles = sc.score_texts(list(first["sent_more"]) + list(first["sent_less"]))
@@ -82,8 +104,7 @@ def test_rerun_is_served_from_cache(tiny_gpt2, tmp_path):
 
 
 def test_lang_filter_and_errors(tiny_gpt2, tmp_path):
-    res = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", lang="hi", out_dir=tmp_path / "hi", limit=4,
-                    progress=False)
+    res = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", lang="hi", out_dir=tmp_path / "hi", limit=4, progress=False)
     s = res["summaries"][0]
     assert s["langs"] == ["hi"] and s["lang"] == "hi" and not s["pooled_over_langs"] and s["n_pairs"] == 4
     with pytest.raises(InputError, match=r"no pairs in language 'fr' \(found: en, hi\)"):
@@ -98,7 +119,7 @@ def test_two_models_on_crows_give_a_comparison(tiny_bert, tiny_xlmr, crows_csv, 
     assert len(dirs) == 2 and dirs[0] != dirs[1] and all((d / "summary.json").exists() for d in dirs)
     cmp = pd.read_csv(out / "comparison.csv")
     assert len(cmp) == 2 and set(cmp["lang"]) == {"en"}
-    for d, row in zip(dirs, cmp.itertuples()):
+    for d, row in zip(dirs, cmp.itertuples(), strict=False):
         s = json.loads((d / "summary.json").read_text())
         assert row.metric_score == pytest.approx(s["metric_score"])
         assert row.n_pairs == 6 and s["data"]["format"] == "crows"
@@ -111,8 +132,16 @@ def test_indibias_both_views_word_unit(tiny_xlmr, indibias_csv, tmp_path):
     # with --limit, so it must be skipped explicitly
     with pytest.raises(InputError, match="row 485: identical pair"):
         run_pairs(indibias_csv, models=[tiny_xlmr], scorer="mlm", out_dir=tmp_path / "x", limit=4, progress=False)
-    res = run_pairs(indibias_csv, models=[tiny_xlmr], scorer="mlm", unit="word", out_dir=tmp_path / "ib",
-                    limit=4, progress=False, skip_invalid=True)
+    res = run_pairs(
+        indibias_csv,
+        models=[tiny_xlmr],
+        scorer="mlm",
+        unit="word",
+        out_dir=tmp_path / "ib",
+        limit=4,
+        progress=False,
+        skip_invalid=True,
+    )
     s = res["summaries"][0]
     assert s["data"]["n_skipped"] == 1 and "row 485" in s["data"]["skipped"][0]
     assert s["unit"] == "word" and s["data"]["format"] == "indibias"
@@ -126,10 +155,27 @@ def test_indibias_both_views_word_unit(tiny_xlmr, indibias_csv, tmp_path):
 # ----------------------------------------------------------------------------------------------- CLI
 
 
-
 def test_cli_runs_and_prints_table(tiny_gpt2, tmp_path, capsys):
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "clm",
-                           "--out", str(tmp_path / "o"), "--limit", "2", "--quiet", "--runs", "3"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(DEMO),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "o"),
+            "--limit",
+            "2",
+            "--quiet",
+            "--runs",
+            "3",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "metric" in out and "hi" in out and "summary.json" in out
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -138,18 +184,49 @@ def test_cli_runs_and_prints_table(tiny_gpt2, tmp_path, capsys):
 
 def test_cli_bad_input_is_one_line_exit_2(tiny_gpt2, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
-    bad.write_text("sent_more,sent_less,stereo_antistereo,bias_type\n"
-                   "Women are bad drivers.,Men are bad drivers.,stereo,gender\n"
-                   "Old people are slow.,Old people are slow.,stereo,age\n", encoding="utf-8")
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
-                           "--out", str(tmp_path / "o")], capsys)
+    bad.write_text(
+        "sent_more,sent_less,stereo_antistereo,bias_type\n"
+        "Women are bad drivers.,Men are bad drivers.,stereo,gender\n"
+        "Old people are slow.,Old people are slow.,stereo,age\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(bad),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 2
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "bad.csv, row 2" in err and "identical pair" in err and "Fix:" in err
     assert not (tmp_path / "o").exists()
     # --skip-invalid: scored, and the skipped row is reported
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2), "--scorer", "clm",
-                           "--out", str(tmp_path / "o"), "--skip-invalid", "-q"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(bad),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "o"),
+            "--skip-invalid",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "skipped 1 invalid row" in out
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -159,14 +236,53 @@ def test_cli_bad_input_is_one_line_exit_2(tiny_gpt2, tmp_path, capsys):
 def test_cli_missing_column_and_unknown_model(tmp_path, capsys, tiny_gpt2):
     bad = tmp_path / "nocol.csv"
     bad.write_text("sent_more,sent_less,bias_type\na b,c d,gender\n", encoding="utf-8")
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(bad), "--format", "crows", "--model", str(tiny_gpt2),
-                         "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(bad),
+            "--format",
+            "crows",
+            "--model",
+            str(tiny_gpt2),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 2 and "missing column(s) stereo_antistereo" in err and "Traceback" not in err
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tmp_path / "no-such-model"),
-                         "--scorer", "clm", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(DEMO),
+            "--model",
+            str(tmp_path / "no-such-model"),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 2 and "not found" in err and "Traceback" not in err
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--model", str(tiny_gpt2), "--scorer", "mlm",
-                         "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(DEMO),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "mlm",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert code == 2 and "masked LM" in err and "--scorer" in err and "Traceback" not in err
 
 
@@ -174,9 +290,27 @@ def test_console_script_subprocess(tiny_gpt2, tmp_path):
     exe = Path(sys.executable).with_name("biaskit")
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     bad = tmp_path / "enc.csv"
-    bad.write_bytes("sent_more,sent_less,stereo_antistereo,bias_type\nCaf\xe9 owners,x y,stereo,age\n".encode("latin-1"))
-    p = subprocess.run([str(exe), "evaluate", "pairs", "--data", str(bad), "--model", str(tiny_gpt2),
-                        "--scorer", "clm", "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env,
-                       timeout=300)
+    bad.write_bytes(
+        "sent_more,sent_less,stereo_antistereo,bias_type\nCaf\xe9 owners,x y,stereo,age\n".encode("latin-1")
+    )
+    p = subprocess.run(
+        [
+            str(exe),
+            "evaluate",
+            "pairs",
+            "--data",
+            str(bad),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 2
     assert "enc.csv" in p.stderr and "UTF-8" in p.stderr and "Traceback" not in p.stderr

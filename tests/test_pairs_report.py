@@ -1,14 +1,13 @@
 """report.md and the comparison table from hand-made scores (numbers worked out in test_pairs_metrics)."""
+
 from __future__ import annotations
 
 import re
 
 import pandas as pd
 import pytest
-
 from biaskit.evaluation import report
 from biaskit.evaluation.pairs import summarize_frame
-
 from test_pairs_metrics import ROWS  # the 8 hand-worked pairs: metric 37.5, stereo 66.67, antistereo 50, 3 ties
 
 
@@ -25,11 +24,21 @@ def _frame(lang="en", shift=0.0):
 
 def test_report_shows_hand_worked_numbers():
     summary, out = summarize_frame(_frame(), runs=2, fraction=0.5, seed=0)
-    summary.update({"model": "toy", "scorer": "mlm", "unit": "token", "method": "pll", "data": {"path": "x"},
-                    "command": "biaskit evaluate pairs --data x"})
+    summary.update(
+        {
+            "model": "toy",
+            "scorer": "mlm",
+            "unit": "token",
+            "method": "pll",
+            "data": {"path": "x"},
+            "command": "biaskit evaluate pairs --data x",
+        }
+    )
     md = report.render_report(summary, out)
     # binomial SE by hand: 100 * sqrt(0.375 * 0.625 / 8) = 17.116
-    assert re.search(r"\| en \| 8 \| 37\.50 \| \[\d+\.\d\d, \d+\.\d\d\] \| ± 17\.12 \| 66\.67 \| 50\.00 \| 3 \(37\.5%\) \|", md)
+    assert re.search(
+        r"\| en \| 8 \| 37\.50 \| \[\d+\.\d\d, \d+\.\d\d\] \| ± 17\.12 \| 66\.67 \| 50\.00 \| 3 \(37\.5%\) \|", md
+    )
     # religion: 0 wins of 3 (SE 0), stereo undefined (both stereo pairs tied), antistereo 0/1
     assert "| religion | 3 | 0.00 | 0.00 | — | 0.00 | 2 |" in md
     assert "not a confidence interval" in md and "Sentence length" not in md  # mlm: no length section

@@ -2,6 +2,7 @@
 refused), skip / re-run / resume rules on the `dummy` LLM backend, exit codes, the status, and the
 progress line of human stages. The real path (llama.cpp, Label Studio, kill -9) is in
 test_pipeline_e2e.py; the shipped example project in test_pipeline_demo.py."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,18 +56,59 @@ def _lines(p):
 
 
 # ------------------------------------------------------------------------------------------ init
-@pytest.mark.parametrize("template, hindi, stages", [
-    ("generate", True, ["tuples", "tuple_review", "sentences", "antistereo", "sentence_review", "pairs", "check",
-                        "pair_review", "translate", "translation_review", "release", "seat_tests", "evaluate"]),
-    ("generate", False, ["tuples", "tuple_review", "sentences", "antistereo", "sentence_review", "pairs", "check",
-                         "pair_review", "release", "seat_tests", "evaluate"]),
-    ("adapt", True, ["adapt", "check", "pair_review", "translate", "translation_review", "release", "seat_tests",
-                     "evaluate"]),
-    ("adapt", False, ["adapt", "check", "pair_review", "release", "seat_tests", "evaluate"]),
-    ("stereoset", True, ["cats", "cat_review", "cat_translate", "cat_translation_review", "release", "seat_tests",
-                         "evaluate"]),
-    ("stereoset", False, ["cats", "cat_review", "release", "seat_tests", "evaluate"]),
-])
+@pytest.mark.parametrize(
+    "template, hindi, stages",
+    [
+        (
+            "generate",
+            True,
+            [
+                "tuples",
+                "tuple_review",
+                "sentences",
+                "antistereo",
+                "sentence_review",
+                "pairs",
+                "check",
+                "pair_review",
+                "translate",
+                "translation_review",
+                "release",
+                "seat_tests",
+                "evaluate",
+            ],
+        ),
+        (
+            "generate",
+            False,
+            [
+                "tuples",
+                "tuple_review",
+                "sentences",
+                "antistereo",
+                "sentence_review",
+                "pairs",
+                "check",
+                "pair_review",
+                "release",
+                "seat_tests",
+                "evaluate",
+            ],
+        ),
+        (
+            "adapt",
+            True,
+            ["adapt", "check", "pair_review", "translate", "translation_review", "release", "seat_tests", "evaluate"],
+        ),
+        ("adapt", False, ["adapt", "check", "pair_review", "release", "seat_tests", "evaluate"]),
+        (
+            "stereoset",
+            True,
+            ["cats", "cat_review", "cat_translate", "cat_translation_review", "release", "seat_tests", "evaluate"],
+        ),
+        ("stereoset", False, ["cats", "cat_review", "release", "seat_tests", "evaluate"]),
+    ],
+)
 def test_init_writes_a_commented_project_that_loads(tmp_path, capsys, template, hindi, stages):
     from biaskit.pipeline import load_project
 
@@ -96,65 +137,109 @@ def test_adapt_template_says_where_the_crows_file_comes_from(tmp_path, capsys):
 BASE = '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n'
 
 
-@pytest.mark.parametrize("body, expected", [
-    # an unknown key: its line, the table, a suggestion
-    (BASE + '[stages.tuples]\naxes = ["caste"]\nper_tupel = 3\n',
-     ["key 'stages.tuples.per_tupel' (line 7)", "unknown setting in [stages.tuples]",
-      "Fix: [stages.tuples] takes: enabled, input, llm, prompt, axes, identities, polarity, n, lang."]),
-    (BASE + '[stages.sentences]\ninput = "t.jsonl"\nper_tupel = 3\n',
-     ["key 'stages.sentences.per_tupel' (line 7)", "did you mean 'per_tuple'?"]),
-    (BASE + '[stages.tupels]\naxes = ["caste"]\n', ["key 'stages.tupels' (line 5)", "did you mean 'tuples'?",
-                                                     "the stages are: tuples, tuple_review"]),
-    (BASE + '[stages.tuples]\naxes = ["caste"]\nn = "ten"\n',
-     ["key 'stages.tuples.n' (line 7)", "valid integer", "give a whole number (no quotes)"]),
-    (BASE + '[stages.tuples]\npolarity = "both"\n', ["key 'stages.tuples.axes' (line 5)", "Field required",
-                                                      "add axes = ... to [stages.tuples]"]),
-    (BASE + '[stages.tuples]\naxes = ["caste"]\npolarity = "negativ"\n',
-     ["key 'stages.tuples.polarity' (line 7)", "'positive', 'negative' or 'both'"]),
-    ('[project]\nname = "x"\n[llm]\nbackend = "opneai"\n[stages.check]\ninput = "p.jsonl"\n',
-     ["key 'llm.backend' (line 4)", "did you mean 'openai'?"]),
-    ('[project]\nname = "bad name"\n[stages.check]\n', ["key 'project.name' (line 2)", "letters, digits"]),
-    ('[project\nname = "x"\n', ["not valid TOML", "line 1", "Fix: fix the syntax"]),
-    ('[project]\nname = "x"\n', ["no stage is enabled", "[stages.NAME]"]),
-    (BASE + '[stages.sentences]\nper_tuple = 2\n',
-     ["key 'stages.sentences' (line 5)", "nothing gives this stage its tuples",
-      "[stages.tuples], [stages.tuple_review]", 'input = "FILE"']),
-    (BASE + '[stages.pairs]\ninput = "s.jsonl"\n[stages.adapt]\ninput = "c.csv"\n',
-     ["key 'stages.adapt' (line 7)", "both [stages.pairs] and [stages.adapt]"]),
-    ('[project]\nname = "x"\n[llm]\nbase_url = "http://127.0.0.1:8000/v1"\n[stages.tuples]\naxes = ["caste"]\n',
-     ["key 'llm'", "no model is named", 'backend = "dummy"']),
-    (BASE + '[stages.tuples]\naxes = ["caste"]\nidentities = { religion = ["Hindu"] }\n',
-     ["key 'stages.tuples.identities' (line 7)", "religion, which is not in axes (caste)"]),
-    (BASE + '[stages.tuples]\naxes = ["caste"]\nllm = { backend = "dumy" }\n',
-     ["key 'stages.tuples.llm.backend' (line 7)", "did you mean 'dummy'?"]),
-    (BASE + '[stages.check]\ninput = "missing.jsonl"\n',
-     ["key 'stages.check.input' (line 6)", "'missing.jsonl' does not exist", "relative to the project file"]),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # an unknown key: its line, the table, a suggestion
+        (
+            BASE + '[stages.tuples]\naxes = ["caste"]\nper_tupel = 3\n',
+            [
+                "key 'stages.tuples.per_tupel' (line 7)",
+                "unknown setting in [stages.tuples]",
+                "Fix: [stages.tuples] takes: enabled, input, llm, prompt, axes, identities, polarity, n, lang.",
+            ],
+        ),
+        (
+            BASE + '[stages.sentences]\ninput = "t.jsonl"\nper_tupel = 3\n',
+            ["key 'stages.sentences.per_tupel' (line 7)", "did you mean 'per_tuple'?"],
+        ),
+        (
+            BASE + '[stages.tupels]\naxes = ["caste"]\n',
+            ["key 'stages.tupels' (line 5)", "did you mean 'tuples'?", "the stages are: tuples, tuple_review"],
+        ),
+        (
+            BASE + '[stages.tuples]\naxes = ["caste"]\nn = "ten"\n',
+            ["key 'stages.tuples.n' (line 7)", "valid integer", "give a whole number (no quotes)"],
+        ),
+        (
+            BASE + '[stages.tuples]\npolarity = "both"\n',
+            ["key 'stages.tuples.axes' (line 5)", "Field required", "add axes = ... to [stages.tuples]"],
+        ),
+        (
+            BASE + '[stages.tuples]\naxes = ["caste"]\npolarity = "negativ"\n',
+            ["key 'stages.tuples.polarity' (line 7)", "'positive', 'negative' or 'both'"],
+        ),
+        (
+            '[project]\nname = "x"\n[llm]\nbackend = "opneai"\n[stages.check]\ninput = "p.jsonl"\n',
+            ["key 'llm.backend' (line 4)", "did you mean 'openai'?"],
+        ),
+        ('[project]\nname = "bad name"\n[stages.check]\n', ["key 'project.name' (line 2)", "letters, digits"]),
+        ('[project\nname = "x"\n', ["not valid TOML", "line 1", "Fix: fix the syntax"]),
+        ('[project]\nname = "x"\n', ["no stage is enabled", "[stages.NAME]"]),
+        (
+            BASE + "[stages.sentences]\nper_tuple = 2\n",
+            [
+                "key 'stages.sentences' (line 5)",
+                "nothing gives this stage its tuples",
+                "[stages.tuples], [stages.tuple_review]",
+                'input = "FILE"',
+            ],
+        ),
+        (
+            BASE + '[stages.pairs]\ninput = "s.jsonl"\n[stages.adapt]\ninput = "c.csv"\n',
+            ["key 'stages.adapt' (line 7)", "both [stages.pairs] and [stages.adapt]"],
+        ),
+        (
+            '[project]\nname = "x"\n[llm]\nbase_url = "http://127.0.0.1:8000/v1"\n[stages.tuples]\naxes = ["caste"]\n',
+            ["key 'llm'", "no model is named", 'backend = "dummy"'],
+        ),
+        (
+            BASE + '[stages.tuples]\naxes = ["caste"]\nidentities = { religion = ["Hindu"] }\n',
+            ["key 'stages.tuples.identities' (line 7)", "religion, which is not in axes (caste)"],
+        ),
+        (
+            BASE + '[stages.tuples]\naxes = ["caste"]\nllm = { backend = "dumy" }\n',
+            ["key 'stages.tuples.llm.backend' (line 7)", "did you mean 'dummy'?"],
+        ),
+        (
+            BASE + '[stages.check]\ninput = "missing.jsonl"\n',
+            ["key 'stages.check.input' (line 6)", "'missing.jsonl' does not exist", "relative to the project file"],
+        ),
+    ],
+)
 def test_project_file_errors_name_the_file_key_and_fix(tmp_path, capsys, body, expected):
     d = _project(tmp_path, body)
-    for name in ("s.jsonl", "c.csv"):      # inputs that exist: each case has exactly one problem
+    for name in ("s.jsonl", "c.csv"):  # inputs that exist: each case has exactly one problem
         (d / name).write_text("", encoding="utf-8")
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2, out + err
-    assert err.startswith(f"error: --project {d / 'biaskit.toml'}") and "Fix:" in err and len(err.strip().splitlines()) == 1
+    assert (
+        err.startswith(f"error: --project {d / 'biaskit.toml'}")
+        and "Fix:" in err
+        and len(err.strip().splitlines()) == 1
+    )
     for e in expected:
         assert e in err, err
     assert "Traceback" not in err and not (d / "work").exists()
 
 
-@pytest.mark.parametrize("line, key, env", [
-    ('api_key = "abc"', "llm.api_key", "OPENAI_API_KEY"),
-    ('model = "sk-proj-abcdefghijklmnopqrstuv"', "llm.model", "OPENAI_API_KEY"),
-    ('base_url = "https://me:hunter2@example.org/v1"', "llm.base_url", "OPENAI_API_KEY"),
-])
+@pytest.mark.parametrize(
+    "line, key, env",
+    [
+        ('api_key = "abc"', "llm.api_key", "OPENAI_API_KEY"),
+        ('model = "sk-proj-abcdefghijklmnopqrstuv"', "llm.model", "OPENAI_API_KEY"),
+        ('base_url = "https://me:hunter2@example.org/v1"', "llm.base_url", "OPENAI_API_KEY"),
+    ],
+)
 def test_secrets_are_refused_and_never_echoed(tmp_path, capsys, line, key, env):
     d = _project(tmp_path, f'[project]\nname = "x"\n[llm]\n{line}\n[stages.check]\ninput = "p.jsonl"\n')
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 2 and f"key '{key}' (line 4) holds a secret" in err and env in err
-    for secret in ("abc\"", "sk-proj-abcdefghijklmnopqrstuv", "hunter2"):
+    for secret in ('abc"', "sk-proj-abcdefghijklmnopqrstuv", "hunter2"):
         assert secret not in err
-    d2 = _project(tmp_path, '[project]\nname = "x"\n[labelstudio]\ntoken = "0123"\n[stages.check]\ninput = "p.jsonl"\n',
-                  name="p2")
+    d2 = _project(
+        tmp_path, '[project]\nname = "x"\n[labelstudio]\ntoken = "0123"\n[stages.check]\ninput = "p.jsonl"\n', name="p2"
+    )
     code, out, err = run_cli(["status", "--project", str(d2)], capsys)
     assert code == 2 and "key 'labelstudio.token' (line 4) holds a secret" in err and "LABEL_STUDIO_API_KEY" in err
 
@@ -163,8 +248,10 @@ def test_setting_names_that_contain_token_are_not_secrets(tmp_path):
     from biaskit.pipeline.project import find_secrets
 
     assert find_secrets({"llm": {"max_tokens": 48}, "stages": {"tuples": {"llm": {"max_tokens": 5}}}}) == []
-    assert [k for k, _ in find_secrets({"a": {"auth_token": "x"}, "b": {"password": "y"}})] == ["a.auth_token",
-                                                                                                 "b.password"]
+    assert [k for k, _ in find_secrets({"a": {"auth_token": "x"}, "b": {"password": "y"}})] == [
+        "a.auth_token",
+        "b.password",
+    ]
 
 
 # ------------------------------------------------------------------------------------------ run / skip / re-run
@@ -178,12 +265,12 @@ def test_run_then_skip_then_rerun_what_changed(tmp_path, capsys):
     assert {s["status"] for s in st.values()} == {"done"}
     tuples = _lines(d / "work" / "tuples" / "tuples.jsonl")
     jobs = {r["provenance"]["job"] for r in tuples}
-    assert len(jobs) == 2 and {r["identity"] for r in tuples} == {"Dalit", "Brahmin"}   # 2 identities x 1 polarity
+    assert len(jobs) == 2 and {r["identity"] for r in tuples} == {"Dalit", "Brahmin"}  # 2 identities x 1 polarity
     sents = _lines(d / "work" / "sentences" / "sentences.jsonl")
-    assert len({r["provenance"]["job"] for r in sents}) == len(tuples)   # one job per tuple
+    assert len({r["provenance"]["job"] for r in sents}) == len(tuples)  # one job per tuple
     rel = d / "release" / "offline-0.1.0"
     assert (rel / "SHA256SUMS").exists()
-    assert st["release"]["produces"]["path"] == "release/offline-0.1.0"   # paths relative to the working folder
+    assert st["release"]["produces"]["path"] == "release/offline-0.1.0"  # paths relative to the working folder
     sums = (rel / "SHA256SUMS").read_bytes()
 
     # nothing changed: nothing runs
@@ -199,7 +286,7 @@ def test_run_then_skip_then_rerun_what_changed(tmp_path, capsys):
 
     # an upstream option changes: that stage and the ones whose input changed run again; the LLM
     # stage starts afresh (no row of the old options is left) and the cache answers what was asked before
-    (d / "biaskit.toml").write_text(text.replace('per_tuple = 2', 'per_tuple = 3'), encoding="utf-8")
+    (d / "biaskit.toml").write_text(text.replace("per_tuple = 2", "per_tuple = 3"), encoding="utf-8")
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 0, err
     assert "tuples: unchanged, skipped" in out
@@ -231,7 +318,7 @@ def test_an_interrupted_llm_stage_resumes_from_its_rows_and_the_cache(tmp_path, 
     next run resumes on those rows and asks only for the rest -- answered by the response cache here,
     so no request at all. (The real kill -9 against a real server: test_pipeline_e2e.py.)"""
     d = _project(tmp_path)
-    monkeypatch.chdir(d)     # from the project's folder the hints are the short commands
+    monkeypatch.chdir(d)  # from the project's folder the hints are the short commands
     assert run_cli(["run", "--project", str(d)], capsys)[0] == 0
     sfile = d / "work" / "sentences" / "sentences.jsonl"
     rows = _lines(sfile)
@@ -254,7 +341,7 @@ def test_an_interrupted_llm_stage_resumes_from_its_rows_and_the_cache(tmp_path, 
     assert s["llm"]["requests"] == 0 and s["llm"]["cache_hits"] == len(jobs) - 3
     again = _lines(sfile)
     assert sorted(r["sentence_id"] for r in again) == sorted(r["sentence_id"] for r in rows)
-    assert all(r in again for r in keep)                                   # the kept rows as they were
+    assert all(r in again for r in keep)  # the kept rows as they were
     assert all(r["provenance"]["cached"] for r in again if r not in keep)  # the others from the cache
 
 
@@ -269,9 +356,23 @@ def test_from_runs_a_stage_again(tmp_path, capsys):
 
 def test_a_stage_that_makes_nothing_fails_with_exit_1_and_is_shown(tmp_path, capsys):
     sents = tmp_path / "sents.jsonl"
-    sents.write_text(json.dumps({"sentence_id": "s-1", "sentence": "The weather is nice today.", "tuple_id": "t-1",
-                                 "identity": "Dalit", "attribute": "x", "axis": "caste", "polarity": "negative",
-                                 "lang": "en", "status": "raw"}) + "\n", encoding="utf-8")
+    sents.write_text(
+        json.dumps(
+            {
+                "sentence_id": "s-1",
+                "sentence": "The weather is nice today.",
+                "tuple_id": "t-1",
+                "identity": "Dalit",
+                "attribute": "x",
+                "axis": "caste",
+                "polarity": "negative",
+                "lang": "en",
+                "status": "raw",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     d = _project(tmp_path, f'[project]\nname = "x"\n[stages.pairs]\ninput = "{sents}"\n[stages.check]\n')
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
     assert code == 1
@@ -302,8 +403,9 @@ def test_one_run_at_a_time(tmp_path, capsys):
 
 
 def test_workdir_keeps_outputs_apart_and_status_finds_the_project(tmp_path, capsys):
-    d = _project(tmp_path, f'[project]\nname = "x"\n[stages.check]\ninput = "{DEMO}"\n[stages.release]\n'
-                           'date = "2025-01-01"\n')
+    d = _project(
+        tmp_path, f'[project]\nname = "x"\n[stages.check]\ninput = "{DEMO}"\n[stages.release]\ndate = "2025-01-01"\n'
+    )
     w = tmp_path / "out"
     code, out, err = run_cli(["run", "--project", str(d), "--workdir", str(w)], capsys)
     assert code == 0, err
@@ -313,7 +415,7 @@ def test_workdir_keeps_outputs_apart_and_status_finds_the_project(tmp_path, caps
     assert code == 0 and [s["status"] for s in st["stages"]] == ["done", "done"]
     assert st["stages"][1]["outputs"]["release"] == "release/x-0.1.0"
     assert st["stages"][0]["detail"].startswith("32 pairs (64 language views) checked, 0 flagged")
-    code, out, err = run_cli(["status", "--workdir", str(w)], capsys)   # the table wraps at the terminal's width
+    code, out, err = run_cli(["status", "--workdir", str(w)], capsys)  # the table wraps at the terminal's width
     assert code == 0 and "every stage is done" in out
 
 
@@ -327,7 +429,7 @@ def test_first_run_with_workdir_alone_finds_the_project_of_the_current_folder(tm
 
 def test_status_before_any_run(tmp_path, capsys, monkeypatch):
     d = _project(tmp_path)
-    monkeypatch.chdir(d)     # from the project's folder the hint is the short command
+    monkeypatch.chdir(d)  # from the project's folder the hint is the short command
     code, out, err = run_cli(["status", "--project", str(d), "--json"], capsys)
     st = json.loads(out)
     assert code == 0 and [r["status"] for r in st["stages"]] == ["pending"] * 5
@@ -340,13 +442,28 @@ def test_review_progress_counts_distinct_annotators_per_task():
 
     from biaskit.pipeline.stages import progress_line, review_progress
 
-    df = pd.DataFrame([  # t1: a, b, c (c twice, two questions); t2: a, b; t3: a; t4: none; x: not pushed
-        ("t1", "a", "choice"), ("t1", "b", "choice"), ("t1", "c", "choice"), ("t1", "c", "corrected_more"),
-        ("t2", "a", "choice"), ("t2", "b", "choice"), ("t3", "a", "choice"), ("x", "d", "choice")],
-        columns=["task", "worker", "question"])
+    df = pd.DataFrame(
+        [  # t1: a, b, c (c twice, two questions); t2: a, b; t3: a; t4: none; x: not pushed
+            ("t1", "a", "choice"),
+            ("t1", "b", "choice"),
+            ("t1", "c", "choice"),
+            ("t1", "c", "corrected_more"),
+            ("t2", "a", "choice"),
+            ("t2", "b", "choice"),
+            ("t3", "a", "choice"),
+            ("x", "d", "choice"),
+        ],
+        columns=["task", "worker", "question"],
+    )
     p = review_progress(df, {"t1", "t2", "t3", "t4"}, 3)
     assert p == {"tasks": 4, "complete": 1, "started": 3, "target": 3, "judgments": 7, "annotators": 3}
     assert progress_line("hi review", p) == "hi review: 1 of 4 tasks have 3 judgments"
     assert review_progress(df, {"t1", "t2", "t3", "t4"}, 2)["complete"] == 2
-    assert review_progress(pd.DataFrame(), {"t1"}, 1) == {"tasks": 1, "complete": 0, "started": 0, "target": 1,
-                                                          "judgments": 0, "annotators": 0}
+    assert review_progress(pd.DataFrame(), {"t1"}, 1) == {
+        "tasks": 1,
+        "complete": 0,
+        "started": 0,
+        "target": 1,
+        "judgments": 0,
+        "annotators": 0,
+    }

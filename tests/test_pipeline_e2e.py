@@ -12,6 +12,7 @@ SmolLM2-135M's text is junk; the test checks plumbing and counts. The reviewers 
 (`none` + a corrected pair, as IndiBias' annotators repaired translations), so what is released is
 what people wrote, whatever the model produced.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,17 @@ import os
 import time
 
 import pytest
-
-from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, kill_while_held, project_head,
-                              project_tasks, run_biaskit, text)
+from pipeline_helpers import (
+    CountingProxy,
+    annotate,
+    choice,
+    clean_env,
+    kill_while_held,
+    project_head,
+    project_tasks,
+    run_biaskit,
+    text,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
@@ -58,12 +67,14 @@ def _by_id(tasks):
 def test_one_path_from_tuples_to_scores(llm_server, ls_server, ls_annotator, tiny_gpt2, tmp_path):
     proxy = CountingProxy(llm_server.base_url)
     url, admin = ls_server["url"], ls_server["token"]
-    ls_proxy = CountingProxy(url)   # biaskit reaches Label Studio through it; the test goes direct
+    ls_proxy = CountingProxy(url)  # biaskit reaches Label Studio through it; the test goes direct
     annotators = [ls_annotator(f"pipe-{c}@example.com") for c in "abc"]
     proj = tmp_path / "proj"
     proj.mkdir()
     name = f"e2e-{os.getpid()}"
-    (proj / "biaskit.toml").write_text(project_head(name, llm_server.model, proxy.base_url, ls_proxy.base_url) + f"""
+    (proj / "biaskit.toml").write_text(
+        project_head(name, llm_server.model, proxy.base_url, ls_proxy.base_url)
+        + f"""
 [stages.tuples]
 axes = ["caste"]
 identities = {{ caste = ["Dalit", "Brahmin"] }}
@@ -110,7 +121,9 @@ models = ["{tiny_gpt2}"]
 scorer = "clm"
 split = "test"
 runs = 2
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     env = clean_env(LABEL_STUDIO_API_KEY=admin, BIASKIT_CACHE_DIR=str(tmp_path / "cache"))
     run = ["run", "--project", str(proj)]
     logs = tmp_path / "logs"
@@ -144,8 +157,13 @@ runs = 2
         # process is killed while that request is held (it never reaches the server)
         sents = proj / "work" / "sentences" / "sentences.jsonl"
         t0 = time.time()
-        kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and c.started >= t0
-                         and bool(_rows(sents)), run, env, logs / "run2.log")
+        kill_while_held(
+            proxy,
+            lambda c: c.path.endswith("/chat/completions") and c.started >= t0 and bool(_rows(sents)),
+            run,
+            env,
+            logs / "run2.log",
+        )
         kept = _rows(sents)
         validated = _rows(proj / "work" / "tuple_review" / "tuples.jsonl")
         assert {t["tuple_id"] for t in validated} == {t["tuple_id"] for t in tuples} - {rejected}
@@ -164,7 +182,7 @@ runs = 2
         assert "sentences: resuming" in out
         s_done = _state(proj)["stages"]["sentences"]["summary"]
         assert s_done["resumed"] == len(jobs_before) and s_done["jobs"] == len(validated)
-        assert all(r in _rows(sents) for r in kept)   # the rows written before the kill are kept as they were
+        assert all(r in _rows(sents) for r in kept)  # the rows written before the kill are kept as they were
         pairs = _rows(proj / "work" / "check" / "pairs.jsonl")
         assert pairs, out
         assert f"pair review: 0 of {len(pairs)} tasks have 2 judgments" in out
@@ -184,9 +202,10 @@ runs = 2
         def is_import(c):
             return c.method == "POST" and "/import" in c.path and c.started >= t2
 
-        kill_while_held(ls_proxy, lambda c: is_import(c) and bool(ls_proxy.finished(is_import)), run, env,
-                         logs / "run4.log")
-        assert len(project_tasks(url, admin, title)) == 1   # one chunk of one task got in before the kill
+        kill_while_held(
+            ls_proxy, lambda c: is_import(c) and bool(ls_proxy.finished(is_import)), run, env, logs / "run4.log"
+        )
+        assert len(project_tasks(url, admin, title)) == 1  # one chunk of one task got in before the kill
         cands = _rows(proj / "work" / "translate" / "candidates.jsonl")
         assert len(cands) == len(pairs) > 1 and all(c["target_lang"] == "hi" for c in cands)
         assert proxy.chat_calls(since=t2), "the llm engine made no request"
@@ -195,7 +214,7 @@ runs = 2
         assert f"hi review: 0 of {len(cands)} tasks have 2 judgments" in out
         h_tasks = project_tasks(url, admin, title)
         ids = [t.data["biaskit_id"] for t in h_tasks]
-        assert sorted(ids) == sorted(c["pair_id"] for c in cands)   # every candidate once: no duplicate task
+        assert sorted(ids) == sorted(c["pair_id"] for c in cands)  # every candidate once: no duplicate task
 
         # reviewers A and C reject the machine's Hindi and write their own (the same correction)
         index = {q["pair_id"]: (i, q) for i, q in enumerate(pairs, start=1)}
@@ -205,9 +224,16 @@ runs = 2
                 i, q = index[t.data["biaskit_id"]]
                 more, less = _hindi(q["group_more"], i), _hindi(q["group_less"], i)
                 written.add(more)
-                annotate(url, a["token"], t.id, [choice("choice", "src_more", "none"),
-                                                 text("corrected_more", "src_more", more),
-                                                 text("corrected_less", "src_less", less)])
+                annotate(
+                    url,
+                    a["token"],
+                    t.id,
+                    [
+                        choice("choice", "src_more", "none"),
+                        text("corrected_more", "src_more", more),
+                        text("corrected_less", "src_less", less),
+                    ],
+                )
 
         # 5. apply -> release -> verify -> evaluate: done (exit 0)
         code, out = run_biaskit(run, env, logs / "run6.log")
@@ -228,15 +254,17 @@ runs = 2
         summary = json.loads((proj / "eval" / f"{name}-1.0.0" / "pairs" / "summary.json").read_text(encoding="utf-8"))
         assert (summary["data"]["release"]["release"], summary["data"]["release"]["split"]) == (name, "test")
         assert summary["data"]["release"]["sha256_matches_release"] is True
-        assert summary["n_pairs"] == 2 * len(ds["test"])   # both language views of every test pair
+        assert summary["n_pairs"] == 2 * len(ds["test"])  # both language views of every test pair
         card = (rel / "README.md").read_text(encoding="utf-8")
-        assert "smollm2" in card   # the generation model, from the run logs
+        assert "smollm2" in card  # the generation model, from the run logs
 
         # 6. nothing changed: every stage is skipped, no LLM call, no new task
         t3 = time.time()
-        n_tasks = {t: len(project_tasks(url, admin, f"{name} {t}")) for t in ("tuple review", "pair review", "hi review")}
+        n_tasks = {
+            t: len(project_tasks(url, admin, f"{name} {t}")) for t in ("tuple review", "pair review", "hi review")
+        }
         code, out = run_biaskit(run, env, logs / "run7.log")
-        assert code == 0 and out.count("unchanged, skipped") == 10, out   # every enabled stage
+        assert code == 0 and out.count("unchanged, skipped") == 10, out  # every enabled stage
         assert proxy.chat_calls(since=t3) == []
         assert {t: len(project_tasks(url, admin, f"{name} {t}")) for t in n_tasks} == n_tasks
     finally:

@@ -10,6 +10,7 @@ skips every stage and calls nothing.
 
 gemma3-270m (the pretrained model, not an instruction-tuned one) writes poor CATs; the test checks
 plumbing and counts, and the Hindi is what the reviewers write, as in test_pipeline_e2e.py."""
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,17 @@ import os
 import time
 
 import pytest
-
-from pipeline_helpers import (CountingProxy, annotate, choice, clean_env, kill_while_held, project_head,
-                              project_tasks, run_biaskit, text)
+from pipeline_helpers import (
+    CountingProxy,
+    annotate,
+    choice,
+    clean_env,
+    kill_while_held,
+    project_head,
+    project_tasks,
+    run_biaskit,
+    text,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
@@ -48,21 +57,34 @@ def _hindi_cat(src: dict, i: int) -> dict:
     t = HI_TARGET[src["target"]]
     digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
     if src["split"] == "intrasentence":
-        return {"target": t, "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।", "stereotype": HI_WORDS[0],
-                "anti_stereotype": HI_WORDS[1], "unrelated": HI_WORDS[2]}
-    return {"target": t, "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।", "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
-            "anti_stereotype": "वे रात भर नाचते रहे।", "unrelated": "ताँबा बिजली का सुचालक है।"}
+        return {
+            "target": t,
+            "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।",
+            "stereotype": HI_WORDS[0],
+            "anti_stereotype": HI_WORDS[1],
+            "unrelated": HI_WORDS[2],
+        }
+    return {
+        "target": t,
+        "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।",
+        "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
+        "anti_stereotype": "वे रात भर नाचते रहे।",
+        "unrelated": "ताँबा बिजली का सुचालक है।",
+    }
 
 
-def test_cats_in_english_and_hindi_from_llm_drafts_to_scores(gemma_llm_server, ls_server, ls_annotator, tiny_gpt2,
-                                                            tiny_bert, tmp_path):
+def test_cats_in_english_and_hindi_from_llm_drafts_to_scores(
+    gemma_llm_server, ls_server, ls_annotator, tiny_gpt2, tiny_bert, tmp_path
+):
     proxy = CountingProxy(gemma_llm_server.base_url)
     url, admin = ls_server["url"], ls_server["token"]
     validators = [ls_annotator(f"cat-{c}@example.com") for c in "abc"]
     proj = tmp_path / "proj"
     proj.mkdir()
     name = f"cats-{os.getpid()}"
-    (proj / "biaskit.toml").write_text(project_head(name, gemma_llm_server.model, proxy.base_url, url) + f"""
+    (proj / "biaskit.toml").write_text(
+        project_head(name, gemma_llm_server.model, proxy.base_url, url)
+        + f"""
 [stages.cats]
 domains = "religion"
 targets = ["Muslim", "Hindu"]
@@ -94,7 +116,9 @@ split = "test"
 seat_models = ["{tiny_bert}"]
 n_samples = 500
 batch_size = 8
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     env = clean_env(LABEL_STUDIO_API_KEY=admin, BIASKIT_CACHE_DIR=str(tmp_path / "cache"))
     run = ["run", "--project", str(proj)]
     logs = tmp_path / "logs"
@@ -103,8 +127,9 @@ batch_size = 8
 
     try:
         # 1. kill -9 while a CAT drafting request is held (the first one after some drafts are written)
-        kill_while_held(proxy, lambda c: c.path.endswith("/chat/completions") and bool(_rows(drafts)), run, env,
-                        logs / "run1.log")
+        kill_while_held(
+            proxy, lambda c: c.path.endswith("/chat/completions") and bool(_rows(drafts)), run, env, logs / "run1.log"
+        )
         kept = _rows(drafts)
         finished = {c.body_sha for c in proxy.chat_calls() if c.finished}
         assert kept and finished and _state(proj)["stages"]["cats"]["status"] == "running"
@@ -154,8 +179,12 @@ batch_size = 8
             cid = t.data["biaskit_id"]
             hi = written[cid] = _hindi_cat(src[cid], i)
             for v in validators[1:]:
-                annotate(url, v["token"], t.id, [choice("choice", "src_context", "none"),
-                                                 *(text(f"corrected_{f}", f"src_{f}", hi[f]) for f in hi)])
+                annotate(
+                    url,
+                    v["token"],
+                    t.id,
+                    [choice("choice", "src_context", "none"), *(text(f"corrected_{f}", f"src_{f}", hi[f]) for f in hi)],
+                )
 
         # 4. apply -> release (English + Hindi CATs) -> SEAT tests -> scores: done
         code, out = run_biaskit(run, env, logs / "run4.log")
@@ -167,7 +196,7 @@ batch_size = 8
         hi = [c for c in released if c["lang"] == "hi"]
         assert len(hi) == len(valid) and {c["source_id"] for c in hi} == set(src)
         split_of = {c["cat_id"]: c["meta"]["split"] for c in released}
-        assert all(split_of[c["source_id"]] == c["meta"]["split"] for c in hi)   # a translation joins its source
+        assert all(split_of[c["source_id"]] == c["meta"]["split"] for c in hi)  # a translation joins its source
         for c in hi:
             w = written[c["source_id"]]
             assert c["context"] == w["context"] and c["target"] == w["target"]

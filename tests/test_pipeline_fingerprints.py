@@ -1,5 +1,6 @@
 """Fingerprints that mean what docs/pipeline.md says (issue 20): a release folder by all its files, a
 model by its files' content, inputs by content under paths relative to the working folder."""
+
 from __future__ import annotations
 
 import json
@@ -78,8 +79,10 @@ def test_new_weights_in_the_same_model_folder_change_the_evaluate_fingerprint(tm
     (model / "config.json").write_text('{"model_type": "gpt2"}', encoding="utf-8")
     weights = model / "model.safetensors"
     weights.write_bytes(b"\0" * (2 << 20))
-    (d / "biaskit.toml").write_text('[project]\nname = "fp"\n\n[stages.evaluate]\ninput = "rel"\n'
-                                    'models = ["model"]\nscorer = "clm"\n', encoding="utf-8")
+    (d / "biaskit.toml").write_text(
+        '[project]\nname = "fp"\n\n[stages.evaluate]\ninput = "rel"\nmodels = ["model"]\nscorer = "clm"\n',
+        encoding="utf-8",
+    )
 
     def fp() -> str:
         p = load_project(d)
@@ -88,8 +91,8 @@ def test_new_weights_in_the_same_model_folder_change_the_evaluate_fingerprint(tm
     first = fp()
     assert fp() == first
     st = weights.stat()
-    with open(weights, "r+b") as fh:       # new weights: same name, same size, same modification time
+    with open(weights, "r+b") as fh:  # new weights: same name, same size, same modification time
         fh.seek(1 << 20)
         fh.write(b"\1")
-    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1))   # (a save always moves the mtime)
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # (a save always moves the mtime)
     assert fp() != first

@@ -3,20 +3,23 @@ sentences paired as antistereo rows, CATs drafted into a release with its Stereo
 from the release's groups, and the evaluate stage over pairs, CATs and SEAT; the project file's checks
 for the new stages and their rows in `biaskit status`. With people and real services (llama.cpp, Label
 Studio, kill -9 during a CAT stage): test_pipeline_e2e_cats.py."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from conftest import run_cli
 from test_pipeline import OFFLINE, _lines, _project
 
-
 # test_pipeline.py's offline project (dummy LLM: tuples, sentences, pairs, check, release) with the
 # anti-stereotype sentences between the sentences and the pairs
-GENERATE = OFFLINE.replace('name = "offline"', 'name = "anti"').replace(
-    "[stages.pairs]", "[stages.antistereo]\nper_tuple = 2\n\n[stages.pairs]") + "plots = false\nkeyness = false\n"
+GENERATE = (
+    OFFLINE.replace('name = "offline"', 'name = "anti"').replace(
+        "[stages.pairs]", "[stages.antistereo]\nper_tuple = 2\n\n[stages.pairs]"
+    )
+    + "plots = false\nkeyness = false\n"
+)
 
 
 def test_anti_stereotype_sentences_become_antistereo_pairs(tmp_path, capsys):
@@ -29,7 +32,7 @@ def test_anti_stereotype_sentences_become_antistereo_pairs(tmp_path, capsys):
     anti = _lines(d / "work" / "antistereo" / "sentences_anti.jsonl")
     merged = _lines(d / "work" / "antistereo" / "sentences.jsonl")
     assert anti and all(r["mode"] == "anti" for r in anti)
-    assert merged == stereo + anti                       # the one sentences file the next stages read
+    assert merged == stereo + anti  # the one sentences file the next stages read
     assert all(r["provenance"]["prompt_id"] == "sentences_anti" for r in anti)
     pairs = _lines(d / "work" / "pairs" / "pairs.jsonl")
     by_sentence = {r["sentence"]: r for r in anti}
@@ -44,7 +47,7 @@ def test_anti_stereotype_sentences_become_antistereo_pairs(tmp_path, capsys):
     assert dalit and all(p["direction"] == "antistereo" for p in dalit)
     checked = _lines(d / "work" / "check" / "pairs.jsonl")
     released = _lines(d / "release" / "anti-0.1.0" / "pairs.jsonl")
-    assert len(released) == sum(not p["meta"]["flags"] for p in checked)        # flagged pairs are not released
+    assert len(released) == sum(not p["meta"]["flags"] for p in checked)  # flagged pairs are not released
     assert {r["direction"] for r in released} == {"stereo", "antistereo"}
 
 
@@ -101,7 +104,7 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
     assert n == len(cats)
     t_dev = {e["target"] for s in dev["data"].values() for e in s}
     t_test = {e["target"] for s in test["data"].values() for e in s}
-    assert t_dev and t_test and not t_dev & t_test                     # disjoint by target term
+    assert t_dev and t_test and not t_dev & t_test  # disjoint by target term
     card = (rel / "README.md").read_text(encoding="utf-8")
     assert "CAT retention (cats.retention.json" in card and "structurally valid" in card
     # SEAT tests from the release's groups: Muslim, Sikh, Christian each against Hindu, in English and Hindi
@@ -109,8 +112,11 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
     names = sorted(index["tests"])
     assert "en/release-religion-muslim-vs-hindu-pleasant-unpleasant.jsonl" in names
     assert "hi/release-religion-muslim-vs-hindu-nonviolent-violent.jsonl" in names
-    doc = json.loads((d / "work" / "seat_tests" / "tests" / "hi" /
-                      "release-religion-muslim-vs-hindu-pleasant-unpleasant.jsonl").read_text(encoding="utf-8"))
+    doc = json.loads(
+        (
+            d / "work" / "seat_tests" / "tests" / "hi" / "release-religion-muslim-vs-hindu-pleasant-unpleasant.jsonl"
+        ).read_text(encoding="utf-8")
+    )
     assert "यह एक मुसलमान व्यक्ति है।" in doc["targ1"]["examples"] and "ये हिंदू लोग हैं।" in doc["targ2"]["examples"]
     # scores: the CATs of the test split, SEAT in both languages
     ev = d / "eval" / "cats-offline-0.1.0"
@@ -127,18 +133,30 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
     assert code == 0 and out.count("unchanged, skipped") == 5, out
 
 
-@pytest.mark.parametrize("body, expected", [
-    ('[project]\nname = "x"\n[stages.release]\n', ["key 'stages.release'", "nothing gives this stage its pairs or CATs",
-                                                    "[stages.pairs]", "[stages.cats]"]),
-    ('[project]\nname = "x"\n[stages.seat_tests]\n', ["key 'stages.seat_tests'", "a release folder"]),
-    ('[project]\nname = "x"\n[stages.cats]\n', ["key 'llm'", "the cats stage calls an LLM but no model is named"]),
-    ('[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\nsplit = "both"\nper_targte = 3\n',
-     ["key 'stages.cats.per_targte' (line 7)", "did you mean 'per_target'?"]),
-    ('[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cat_review]\ninput = "c.jsonl"\n',
-     ["key 'stages.cat_review.input'", "'c.jsonl' does not exist"]),
-    ('[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\n[stages.cat_translate]\nengines = ["lmm"]\n',
-     ["key 'stages.cat_translate.engines'", "did you mean 'llm'?"]),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            '[project]\nname = "x"\n[stages.release]\n',
+            ["key 'stages.release'", "nothing gives this stage its pairs or CATs", "[stages.pairs]", "[stages.cats]"],
+        ),
+        ('[project]\nname = "x"\n[stages.seat_tests]\n', ["key 'stages.seat_tests'", "a release folder"]),
+        ('[project]\nname = "x"\n[stages.cats]\n', ["key 'llm'", "the cats stage calls an LLM but no model is named"]),
+        (
+            '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\nsplit = "both"\nper_targte = 3\n',
+            ["key 'stages.cats.per_targte' (line 7)", "did you mean 'per_target'?"],
+        ),
+        (
+            '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cat_review]\ninput = "c.jsonl"\n',
+            ["key 'stages.cat_review.input'", "'c.jsonl' does not exist"],
+        ),
+        (
+            '[project]\nname = "x"\n[llm]\nbackend = "dummy"\n[stages.cats]\n[stages.cat_translate]\nengines = '
+            '["lmm"]\n',
+            ["key 'stages.cat_translate.engines'", "did you mean 'llm'?"],
+        ),
+    ],
+)
 def test_the_new_stages_are_checked_with_file_key_and_fix(tmp_path, capsys, body, expected):
     d = _project(tmp_path, body)
     code, out, err = run_cli(["run", "--project", str(d)], capsys)
@@ -153,8 +171,15 @@ def test_status_lists_the_new_stages_and_their_people(tmp_path, capsys):
     code, out, err = run_cli(["status", "--project", str(d), "--json"], capsys)
     assert code == 0, err
     rows = {r["name"]: r for r in json.loads(out)["stages"]}
-    assert list(rows) == ["cats", "cat_review", "cat_translate", "cat_translation_review", "release", "seat_tests",
-                          "evaluate"]
+    assert list(rows) == [
+        "cats",
+        "cat_review",
+        "cat_translate",
+        "cat_translation_review",
+        "release",
+        "seat_tests",
+        "evaluate",
+    ]
     assert rows["cat_review"]["human"] and rows["cat_translation_review"]["human"] and not rows["cats"]["human"]
     assert rows["cats"]["title"] == "draft CATs" and {r["status"] for r in rows.values()} == {"pending"}
     code, out, err = run_cli(["status", "--project", str(d)], capsys)

@@ -1,12 +1,13 @@
 """The shipped prompts yield usable items from a model that runs here (slow, llm): gemma3-270m behind
 llama.cpp names attributes for identity terms (tuples), writes sentences for accepted tuples
 (stereotype and anti-stereotype) and CATs (both types) with the default templates, and some of each
-survive parsing, the checkers and the simulated review of tests/prompt_survival.py. The full figures for both models, before and after the worked
-examples, are in docs/curation.md ("Paper-recipe prompts on small models")."""
+survive parsing, the checkers and the simulated review of tests/prompt_survival.py. The full figures
+for both models, before and after the worked examples, are in
+docs/curation.md ("Paper-recipe prompts on small models")."""
+
 from __future__ import annotations
 
 import pytest
-
 from prompt_survival import TUPLES, measure, render
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
@@ -19,14 +20,19 @@ def test_the_shipped_prompt_yields_usable_tuples(gemma_llm_server, tmp_path, mon
     from biaskit.curation.tasks.tuples import is_category, pick_examples
 
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
-    res = measure(gemma_llm_server.base_url, gemma_llm_server.model, tmp_path / "work", stages=("tuples",),
-                  identities={"caste": ["Brahmin"], "religion": ["Muslim"]})
+    res = measure(
+        gemma_llm_server.base_url,
+        gemma_llm_server.model,
+        tmp_path / "work",
+        stages=("tuples",),
+        identities={"caste": ["Brahmin"], "religion": ["Muslim"]},
+    )
     print(render([res]))
     t = res["stages"]["tuples"]
     assert res["prompts"]["tuples"] == "attributes@3" and t["jobs"] == 4
-    assert t["reviewed"] >= 6 and t["jobs_with_usable"] >= 3      # most jobs give attributes that pass
+    assert t["reviewed"] >= 6 and t["jobs_with_usable"] >= 3  # most jobs give attributes that pass
     pool = get_prompt("attributes@3").examples
-    for row in t["kept"]:           # nothing a request showed comes back as an attribute of the group asked
+    for row in t["kept"]:  # nothing a request showed comes back as an attribute of the group asked
         ident, attr = row.split(" (", 1)[0], row.split(": ", 1)[1]
         shown = pick_examples(pool, axis={"Brahmin": "caste", "Muslim": "religion"}[ident], identity=ident)
         assert attr not in {w for e in shown for w in e["positive"] + e["negative"]}
@@ -35,8 +41,16 @@ def test_the_shipped_prompt_yields_usable_tuples(gemma_llm_server, tmp_path, mon
 
 def test_the_shipped_prompts_yield_usable_sentences_and_cats(gemma_llm_server, tmp_path, monkeypatch):
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
-    res = measure(gemma_llm_server.base_url, gemma_llm_server.model, tmp_path / "work", per_tuple=3, per_target=2,
-                  stages=("sentences", "cats"), tuples=TUPLES[:3], cat_targets={"religion": ["Muslim", "Hindu"]})
+    res = measure(
+        gemma_llm_server.base_url,
+        gemma_llm_server.model,
+        tmp_path / "work",
+        per_tuple=3,
+        per_target=2,
+        stages=("sentences", "cats"),
+        tuples=TUPLES[:3],
+        cat_targets={"religion": ["Muslim", "Hindu"]},
+    )
     print(render([res]))
     st = res["stages"]
     assert res["prompts"]["stereo"] == "sentences@3" and res["prompts"]["intrasentence"] == "cat_intrasentence@2"

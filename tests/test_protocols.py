@@ -4,16 +4,17 @@ the default by the data's origin, deviations in words, and where they are record
 The expected settings below are written from the papers and the reference code (the section each
 comes from is checked to be cited), not read from ``evaluation/protocols``.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
-
-from biaskit.errors import BiaskitError
 from biaskit.evaluation.protocols import PROTOCOLS, get_protocol
 from conftest import run_cli
+
+from biaskit.errors import BiaskitError
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo" / "demo_pairs.jsonl"
 
@@ -21,9 +22,15 @@ DEMO = Path(__file__).resolve().parent.parent / "data" / "demo" / "demo_pairs.js
 def settings(name: str) -> set[tuple]:
     """(command or '', key, value, context) of every setting of a protocol."""
     p = get_protocol(name)
-    return {(s.command, s.key, s.value if not isinstance(s.value, list) else tuple(s.value),
-             tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in s.when.items())))
-            for s in p.settings}
+    return {
+        (
+            s.command,
+            s.key,
+            s.value if not isinstance(s.value, list) else tuple(s.value),
+            tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in s.when.items())),
+        )
+        for s in p.settings
+    }
 
 
 def cites(name: str, key: str, *parts: str, when: dict | None = None) -> None:
@@ -154,16 +161,39 @@ def ib_csv(tmp_path) -> Path:
     import pandas as pd
 
     rows = []
-    for i, (a, b, ha, hb) in enumerate([
-            ("Brahmins are always well educated.", "Dalits are always well educated.",
-             "ब्राह्मण हमेशा पढ़े लिखे होते हैं।", "दलित हमेशा पढ़े लिखे होते हैं।"),
-            ("The poor man could not pay the rent.", "The rich man could not pay the rent.",
-             "गरीब आदमी किराया नहीं दे सका।", "अमीर आदमी किराया नहीं दे सका।"),
-            ("Women are bad at driving.", "Men are bad at driving.",
-             "महिलाएं गाड़ी चलाने में खराब हैं।", "पुरुष गाड़ी चलाने में खराब हैं।")]):
-        rows.append({"index": i, "modified_eng_sent_more": a, "modified_eng_sent_less": b,
-                     "sent_more_hindi": ha, "sent_less_hindi": hb, "stereo_antistereo": "stereo",
-                     "bias_type": "caste" if i == 0 else "socioeconomic" if i == 1 else "gender"})
+    for i, (a, b, ha, hb) in enumerate(
+        [
+            (
+                "Brahmins are always well educated.",
+                "Dalits are always well educated.",
+                "ब्राह्मण हमेशा पढ़े लिखे होते हैं।",
+                "दलित हमेशा पढ़े लिखे होते हैं।",
+            ),
+            (
+                "The poor man could not pay the rent.",
+                "The rich man could not pay the rent.",
+                "गरीब आदमी किराया नहीं दे सका।",
+                "अमीर आदमी किराया नहीं दे सका।",
+            ),
+            (
+                "Women are bad at driving.",
+                "Men are bad at driving.",
+                "महिलाएं गाड़ी चलाने में खराब हैं।",
+                "पुरुष गाड़ी चलाने में खराब हैं।",
+            ),
+        ]
+    ):
+        rows.append(
+            {
+                "index": i,
+                "modified_eng_sent_more": a,
+                "modified_eng_sent_less": b,
+                "sent_more_hindi": ha,
+                "sent_less_hindi": hb,
+                "stereo_antistereo": "stereo",
+                "bias_type": "caste" if i == 0 else "socioeconomic" if i == 1 else "gender",
+            }
+        )
     p = tmp_path / "ib.csv"
     pd.DataFrame(rows).to_csv(p, index=False)
     return p
@@ -181,8 +211,9 @@ def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_p
     r = run_pairs(ib_csv, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "c", progress=False, cache=False)
     assert r["summaries"][0]["method"] == "mean" and r["protocol"].comparable
     # an explicit option overrides it and is a deviation in words, recorded and reported
-    r = run_pairs(ib_csv, models=[tiny_gpt2], scorer="clm", method="sum", out_dir=tmp_path / "d", progress=False,
-                  cache=False)
+    r = run_pairs(
+        ib_csv, models=[tiny_gpt2], scorer="clm", method="sum", out_dir=tmp_path / "d", progress=False, cache=False
+    )
     s = r["summaries"][0]
     assert s["method"] == "sum" and not s["protocol"]["comparable"]
     [dev] = s["protocol"]["deviations"]
@@ -191,8 +222,9 @@ def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_p
     report = (tmp_path / "d" / "report.md").read_text()
     assert "## Protocol" in report and dev["text"] in report and "1 deviation(s)" in report
     # --protocol none: biaskit's own defaults, labelled as such
-    r = run_pairs(ib_csv, models=[tiny_gpt2], scorer="clm", protocol="none", out_dir=tmp_path / "n",
-                  progress=False, cache=False)
+    r = run_pairs(
+        ib_csv, models=[tiny_gpt2], scorer="clm", protocol="none", out_dir=tmp_path / "n", progress=False, cache=False
+    )
     assert r["summaries"][0]["method"] == "sum" and r["summaries"][0]["protocol"]["name"] == "none"
     assert "not comparable" in (tmp_path / "n" / "report.md").read_text()
 
@@ -200,13 +232,15 @@ def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_p
 def test_crows_data_and_a_causal_lm_is_outside_the_paper(crows_csv, tiny_gpt2, tiny_bert, tmp_path):
     from biaskit.evaluation.pairs import run_pairs
 
-    r = run_pairs(crows_csv, models=[tiny_bert], scorer="mlm", limit=4, out_dir=tmp_path / "b", progress=False,
-                  cache=False)
+    r = run_pairs(
+        crows_csv, models=[tiny_bert], scorer="mlm", limit=4, out_dir=tmp_path / "b", progress=False, cache=False
+    )
     s = r["summaries"][0]
     assert s["protocol"]["name"] == "crows" and s["protocol"]["comparable"]
     assert (s["unit"], s["method"], s["normalise"]) == ("token", "pll", "none")
-    r = run_pairs(crows_csv, models=[tiny_gpt2], scorer="clm", limit=4, out_dir=tmp_path / "g", progress=False,
-                  cache=False)
+    r = run_pairs(
+        crows_csv, models=[tiny_gpt2], scorer="clm", limit=4, out_dir=tmp_path / "g", progress=False, cache=False
+    )
     [dev] = r["summaries"][0]["protocol"]["deviations"]
     assert "masked LMs only" in dev["text"]
 
@@ -220,47 +254,111 @@ def test_biaskit_records_of_unknown_origin_get_no_protocol(tiny_gpt2, tmp_path):
 
 
 def test_cli_prints_the_protocol_and_refuses_a_protocol_of_another_command(ib_csv, tiny_gpt2, tmp_path, capsys):
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(ib_csv), "--model", str(tiny_gpt2), "--scorer", "clm",
-                              "--method", "sum", "--out", str(tmp_path / "o"), "-q", "--no-cache"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(ib_csv),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--method",
+            "sum",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+            "--no-cache",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "protocol indibias" in out and "deviation: the sum of the token log-probabilities" in out
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(ib_csv), "--model", str(tiny_gpt2), "--scorer", "clm",
-                            "--protocol", "stereoset", "--out", str(tmp_path / "x")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(ib_csv),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--protocol",
+            "stereoset",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capsys,
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--protocol" in err and "indibias" in err
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(ib_csv), "--model", str(tiny_gpt2), "--scorer", "clm",
-                            "--unit", "word", "--out", str(tmp_path / "y")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(ib_csv),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--unit",
+            "word",
+            "--out",
+            str(tmp_path / "y"),
+        ],
+        capsys,
+    )
     assert code == 2 and "Traceback" not in err
 
 
 def test_release_records_its_protocol_and_evaluation_follows_it(ib_csv, tiny_gpt2, tmp_path):
     from biaskit.evaluation.pairs import run_pairs
+
     from biaskit.readers import read_pairs, write_pairs
     from biaskit.release import BuildOptions, build_release
 
     recs = tmp_path / "recs.jsonl"
     write_pairs(recs, read_pairs(ib_csv).pairs)
-    build_release([recs], tmp_path / "rel", BuildOptions(name="ib", version="1.0.0", plots=False, keyness=False,
-                                                         created="2025-01-01", discover_history=False))
+    build_release(
+        [recs],
+        tmp_path / "rel",
+        BuildOptions(
+            name="ib", version="1.0.0", plots=False, keyness=False, created="2025-01-01", discover_history=False
+        ),
+    )
     meta = json.loads((tmp_path / "rel" / "release.json").read_text())
     assert meta["protocol"] == "indibias"
     assert "indibias" in (tmp_path / "rel" / "README.md").read_text()
-    r = run_pairs(tmp_path / "rel", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "o", progress=False,
-                  cache=False)
+    r = run_pairs(
+        tmp_path / "rel", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "o", progress=False, cache=False
+    )
     p = r["summaries"][0]["protocol"]
     assert p["name"] == "indibias" and "release.json" in p["chosen_by"] and r["summaries"][0]["method"] == "mean"
     # a build option wins over the origin
-    build_release([recs], tmp_path / "rel2", BuildOptions(name="ib", version="1.0.1", plots=False, keyness=False,
-                                                          created="2025-01-01", discover_history=False,
-                                                          protocol="crows"))
+    build_release(
+        [recs],
+        tmp_path / "rel2",
+        BuildOptions(
+            name="ib",
+            version="1.0.1",
+            plots=False,
+            keyness=False,
+            created="2025-01-01",
+            discover_history=False,
+            protocol="crows",
+        ),
+    )
     assert json.loads((tmp_path / "rel2" / "release.json").read_text())["protocol"] == "crows"
 
 
 def test_project_file_takes_a_protocol(tmp_path):
-    from biaskit.pipeline.project import EvaluateStage
+    from biaskit.pipeline.stages import EvaluateStage
 
-    assert EvaluateStage(models=["m"], protocol="IndiBias").protocol == "indibias"
+    assert EvaluateStage.table(models=["m"], protocol="IndiBias").protocol == "indibias"
     with pytest.raises(Exception, match="protocol"):
-        EvaluateStage(models=["m"], protocol="indibais")
+        EvaluateStage.table(models=["m"], protocol="indibais")
 
 
 def test_choose_refuses_what_a_protocol_does_not_cover():

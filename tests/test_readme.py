@@ -13,6 +13,7 @@ The test extracts the ```bash blocks, joins continued lines, and for each comman
 - ``hf download ...``: the ``hf`` command must exist and know ``download`` (the download itself
   needs the network).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from conftest import MIRROR, public_dataset, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,17 +71,28 @@ ALL = [c for doc in DOCS for c in extract_commands(REPO / doc)]
 
 # commands that need what a test machine here does not have (the reason is the skip message)
 NEEDS = [
-    (r"^biaskit curate (tuples|sentences|cats) .*--model M", "needs an OpenAI-compatible LLM endpoint (M, URL are "
-                                                            "placeholders); tests/test_cur_integration.py and "
-                                                            "test_cur_cats_llm.py run them against llama.cpp"),
-    (r"^biaskit curate translate ", "needs googletrans (internet), an NLLB folder and an LLM endpoint; "
-                                    "tests/test_mt_*.py run each engine against local stand-ins"),
-    (r"^biaskit annotate (serve|push|pull|status --project) ", "needs a running Label Studio; "
-                                                              "tests/test_annot_labelstudio.py runs these against a real one"),
+    (
+        r"^biaskit curate (tuples|sentences|cats) .*--model M",
+        "needs an OpenAI-compatible LLM endpoint (M, URL are "
+        "placeholders); tests/test_cur_integration.py and "
+        "test_cur_cats_llm.py run them against llama.cpp",
+    ),
+    (
+        r"^biaskit curate translate ",
+        "needs googletrans (internet), an NLLB folder and an LLM endpoint; "
+        "tests/test_mt_*.py run each engine against local stand-ins",
+    ),
+    (
+        r"^biaskit annotate (serve|push|pull|status --project) ",
+        "needs a running Label Studio; tests/test_annot_labelstudio.py runs these against a real one",
+    ),
     (r"--mirror /mnt/lab-share", "an example path of a lab share"),
-    (r"^biaskit run --project my-bench", "runs the stages of a new project: needs its LLM endpoint and Label "
-                                        "Studio; tests/test_pipeline_e2e.py runs the whole path against llama.cpp and "
-                                        "a real Label Studio"),
+    (
+        r"^biaskit run --project my-bench",
+        "runs the stages of a new project: needs its LLM endpoint and Label "
+        "Studio; tests/test_pipeline_e2e.py runs the whole path against llama.cpp and "
+        "a real Label Studio",
+    ),
 ]
 SLOW = [r"gemma3-270m", r"all-minilm-l6-v2", r"--test data/sent-bias"]  # real models or 46 tests
 
@@ -143,12 +154,14 @@ def test_documented_biaskit_command_parses(c):
 def test_the_parse_check_can_fail():
     from biaskit.paths import checks_disabled
 
-    cmd, path, args = _click_command(["biaskit", "evaluate", "correlate", "--results", "a", "b", "c",
-                                      "--extrinsic", "e.csv", "--out", "o"])
+    cmd, path, args = _click_command(
+        ["biaskit", "evaluate", "correlate", "--results", "a", "b", "c", "--extrinsic", "e.csv", "--out", "o"]
+    )
     with pytest.raises(Exception, match=r"unexpected extra argument"), checks_disabled():
         cmd.make_context("biaskit evaluate correlate", args)
-    cmd, path, args = _click_command(["biaskit", "annotate", "pull", "--project", "p", "--out", "j.csv",
-                                      "--token", "x"])
+    cmd, path, args = _click_command(
+        ["biaskit", "annotate", "pull", "--project", "p", "--out", "j.csv", "--token", "x"]
+    )
     with pytest.raises(Exception, match="No such option"), checks_disabled():
         cmd.make_context("biaskit annotate pull", args)
 
@@ -204,8 +217,13 @@ def test_documented_hf_command_exists(c):
     assert eps, "the installed huggingface_hub has no `hf` command"
     module, attr = eps[0].value.split(":")
     launcher = f"import sys; from {module} import {attr} as m; sys.argv[0] = 'hf'; sys.exit(m())"
-    r = subprocess.run([sys.executable, "-c", launcher, *c.argv[1:2], "--help"], capture_output=True, text=True,
-                       timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    r = subprocess.run(
+        [sys.executable, "-c", launcher, *c.argv[1:2], "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert r.returncode == 0, r.stderr
     for a in c.argv[2:]:
         if a.startswith("--"):
@@ -221,16 +239,29 @@ def _stereoset_json(flat: Path, dest: Path, n: int = 6) -> None:
     data: dict = {"intrasentence": [], "intersentence": []}
     for c in cats:
         if len(data[c.split]) < n:
-            data[c.split].append({"id": c.cat_id, "target": c.target, "bias_type": c.bias_type,
-                                  "context": c.context, "sentences": [
-                                      {"id": f"{c.cat_id}-{o.gold_label}", "sentence": o.sentence, "labels": [],
-                                       "gold_label": o.gold_label} for o in c.options]})
+            data[c.split].append(
+                {
+                    "id": c.cat_id,
+                    "target": c.target,
+                    "bias_type": c.bias_type,
+                    "context": c.context,
+                    "sentences": [
+                        {
+                            "id": f"{c.cat_id}-{o.gold_label}",
+                            "sentence": o.sentence,
+                            "labels": [],
+                            "gold_label": o.gold_label,
+                        }
+                        for o in c.options
+                    ],
+                }
+            )
     dest.write_text(json.dumps({"version": "1.0-test", "data": data}), encoding="utf-8")
 
 
 def _head(src: Path, dest: Path, rows: int) -> None:
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
-    dest.write_text("".join(lines[:rows + 1]), encoding="utf-8")
+    dest.write_text("".join(lines[: rows + 1]), encoding="utf-8")
 
 
 def _per_bias_type(src: Path, dest: Path, k: int = 2) -> None:
@@ -241,10 +272,12 @@ def _per_bias_type(src: Path, dest: Path, k: int = 2) -> None:
     df.groupby("bias_type", sort=False).head(k).to_csv(dest, index=False)
 
 
-SENTENCES = [("Dalit families are always poor.", "Dalit", "caste", "negative"),
-             ("Muslims are violent people.", "Muslims", "religion", "negative"),
-             ("Women are bad at driving cars.", "Women", "gender", "negative"),
-             ("Old people cannot learn to use phones.", "Old people", "age", "negative")]
+SENTENCES = [
+    ("Dalit families are always poor.", "Dalit", "caste", "negative"),
+    ("Muslims are violent people.", "Muslims", "religion", "negative"),
+    ("Women are bad at driving cars.", "Women", "gender", "negative"),
+    ("Old people cannot learn to use phones.", "Old people", "age", "negative"),
+]
 
 
 @pytest.fixture
@@ -257,9 +290,14 @@ def workspace(tmp_path, tiny_bert, tiny_xlmr, tiny_gpt2, crows_csv, indibias_csv
     _head(indibias_csv, ws / "data" / "IndiBias_v1_sample.csv", 8)
     _stereoset_json(stereoset_jsonl, ws / "data" / "stereoset_dev.json")
     shutil.copy(REPO / "data" / "demo" / "demo_pairs.jsonl", ws / "data" / "demo" / "demo_pairs.jsonl")
-    (ws / "sentences.jsonl").write_text("".join(json.dumps({"sentence": s, "identity": i, "axis": a, "polarity": p,
-                                                            "lang": "en", "sentence_id": f"s{k}"}) + "\n"
-                                                for k, (s, i, a, p) in enumerate(SENTENCES)), encoding="utf-8")
+    (ws / "sentences.jsonl").write_text(
+        "".join(
+            json.dumps({"sentence": s, "identity": i, "axis": a, "polarity": p, "lang": "en", "sentence_id": f"s{k}"})
+            + "\n"
+            for k, (s, i, a, p) in enumerate(SENTENCES)
+        ),
+        encoding="utf-8",
+    )
     monkeypatch.chdir(ws)
     monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
     return ws
@@ -271,14 +309,18 @@ def _before(c: Command, ws: Path, capsys=None) -> None:
 
     if c.argv[1:3] == ["annotate", "aggregate"]:  # what `annotate pull` would have exported
         pairs = [json.loads(x) for x in (ws / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
-        rows = [(p["pair_id"], w, "validity", p["direction"] if k % 2 == 0 or w != "c" else "invalid")
-                for k, p in enumerate(pairs) for w in ("a", "b", "c")]
+        rows = [
+            (p["pair_id"], w, "validity", p["direction"] if k % 2 == 0 or w != "c" else "invalid")
+            for k, p in enumerate(pairs)
+            for w in ("a", "b", "c")
+        ]
         pd.DataFrame(rows, columns=["task", "worker", "question", "label"]).to_csv(ws / "judgments.csv", index=False)
     if c.argv[1:3] == ["evaluate", "correlate"]:  # two more models' result folders, and a downstream task
         groups = pd.read_csv(ws / "out" / "cats-gpt2" / "groups.csv")
         ext = []
-        for k, (folder, model) in enumerate((("cats-bert", "./bert-base-uncased"), ("cats-xlmr", "./xlm-roberta-base"),
-                                             ("cats-gpt2", "./gpt2"))):
+        for k, (folder, model) in enumerate(
+            (("cats-bert", "./bert-base-uncased"), ("cats-xlmr", "./xlm-roberta-base"), ("cats-gpt2", "./gpt2"))
+        ):
             d = ws / "out" / folder
             if folder != "cats-gpt2":
                 d.mkdir(parents=True, exist_ok=True)
@@ -287,8 +329,15 @@ def _before(c: Command, ws: Path, capsys=None) -> None:
                 g["score"] = g["score"] * (1 + 0.1 * (k + 1)) - 3 * k
                 g.to_csv(d / "groups.csv", index=False)
             for j, r in enumerate(groups[groups["metric"] == "ss"].itertuples()):
-                ext.append({"model": Path(model).name, "domain": r.domain, "group": r.group, "metric": "f1",
-                            "score": 0.7 + 0.01 * (k + 1) * (j % 3)})
+                ext.append(
+                    {
+                        "model": Path(model).name,
+                        "domain": r.domain,
+                        "group": r.group,
+                        "metric": "f1",
+                        "score": 0.7 + 0.01 * (k + 1) * (j % 3),
+                    }
+                )
         pd.DataFrame(ext).to_csv(ws / "extrinsic.csv", index=False)
     if "out/demo-release" in c.argv[3:] and not (ws / "out" / "demo-release").is_dir():
         # the README builds this release a line earlier (a fast command, run in the other test)

@@ -5,6 +5,7 @@ written files with pandas, the CSVs are read by a transcription of the reference
 checked against hand-computed log-likelihood values, the Parquet files are loaded with the real
 Hugging Face `datasets` library and checksums with the real `sha256sum -c`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -18,12 +19,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import run_cli
 
 from biaskit.errors import InputError
 from biaskit.release import BuildOptions, build_release, diff_releases, verify_release
 from biaskit.release.split import assign_splits, find_leaks
 from biaskit.release.stats import compute_stats, keyness_ll, log_likelihood, simple_maths, stop_words
-from conftest import run_cli
 
 DATE = "2025-01-01"
 
@@ -52,7 +53,7 @@ def _resum(folder: Path) -> None:
 
 @pytest.fixture(scope="module")
 def indibias_release(tmp_path_factory):
-    from conftest import public_dataset   # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
+    from conftest import public_dataset  # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
 
     src = public_dataset("indibias-sample")
     out = tmp_path_factory.mktemp("rel") / "indibias"
@@ -138,8 +139,14 @@ def test_crows_and_indibias_csv_match_the_originals_and_their_readers(indibias_r
                 v = r["views"].get(lg)
                 if r["split"] == sp and v:
                     st = r["direction"] == "stereo"
-                    want.append((v["sent_more"] if st else v["sent_less"], v["sent_less"] if st else v["sent_more"],
-                                 r["direction"], r["bias_type"]))
+                    want.append(
+                        (
+                            v["sent_more"] if st else v["sent_less"],
+                            v["sent_less"] if st else v["sent_more"],
+                            r["direction"],
+                            r["bias_type"],
+                        )
+                    )
             assert rows == want and rows
         f = out / "csv" / f"indibias-{sp}.csv"
         with open(f, encoding="utf-8") as fh:
@@ -155,7 +162,9 @@ def test_crows_and_indibias_csv_match_the_originals_and_their_readers(indibias_r
         assert (df["stereo_antistereo"] == "antistereo").any()
         for row in df.to_dict("records"):
             v = recs[int(row["index"])]["views"]
-            s1, s2 = ("sent_less", "sent_more") if row["stereo_antistereo"] == "antistereo" else ("sent_more", "sent_less")
+            s1, s2 = (
+                ("sent_less", "sent_more") if row["stereo_antistereo"] == "antistereo" else ("sent_more", "sent_less")
+            )
             assert (row["modified_eng_sent_more"], row["modified_eng_sent_less"]) == (v["en"][s1], v["en"][s2])
             assert (row["sent_more_hindi"], row["sent_less_hindi"]) == (v["hi"][s1], v["hi"][s2])
 
@@ -166,8 +175,9 @@ def test_indibias_csv_export_round_trips_to_the_original_columns(indibias_releas
     src, out, _ = indibias_release
     raw = pd.read_csv(src, keep_default_na=False)
     recs = _jsonl(out / "pairs.jsonl")
-    exported = pd.concat([pd.read_csv(out / "csv" / f"indibias-{sp}.csv", keep_default_na=False)
-                          for sp in ("dev", "test")])
+    exported = pd.concat(
+        [pd.read_csv(out / "csv" / f"indibias-{sp}.csv", keep_default_na=False) for sp in ("dev", "test")]
+    )
     # every row with two valid views (the one with identical Hindi sentences has only English)
     assert len(exported) == len(raw) - 1
     orig = {f"indibias-{r['index']}": r for r in raw.to_dict("records")}
@@ -213,19 +223,22 @@ def test_load_dataset_offline_gives_splits_rows_and_features(indibias_release, t
     for sp in ("dev", "test"):
         assert d[sp].num_rows == sum(1 for r in recs if r["split"] == sp)
     expected = ["id", "bias_type", "direction", "target", "source_id"] + [
-        f"{c}_{lg}" for lg in ("en", "hi") for c in ("sent_more", "sent_less", "group_more", "group_less", "pair_id")]
+        f"{c}_{lg}" for lg in ("en", "hi") for c in ("sent_more", "sent_less", "group_more", "group_less", "pair_id")
+    ]
     assert list(d["test"].features) == expected
     assert all(str(f.dtype) == "string" for f in d["test"].features.values())
     row = d["test"][0]
     rec = next(r for r in recs if r["id"] == row["id"])
-    assert row["sent_less_hi"] == rec["views"]["hi"]["sent_less"] and row["split" if False else "target"] == rec["target"]
+    assert (
+        row["sent_less_hi"] == rec["views"]["hi"]["sent_less"] and row["split" if False else "target"] == rec["target"]
+    )
 
 
 # ------------------------------------------------------------------------------------------ splits
 def test_crows_split_disjoint_stratified_and_deterministic(crows_csv, tmp_path):
     a = build_release([crows_csv], tmp_path / "a", _opts(keyness=False, seed=7))
-    b = build_release([crows_csv], tmp_path / "b", _opts(keyness=False, seed=7))
-    c = build_release([crows_csv], tmp_path / "c", _opts(keyness=False, seed=8))
+    build_release([crows_csv], tmp_path / "b", _opts(keyness=False, seed=7))
+    build_release([crows_csv], tmp_path / "c", _opts(keyness=False, seed=8))
     assert (tmp_path / "a" / "SHA256SUMS").read_bytes() == (tmp_path / "b" / "SHA256SUMS").read_bytes()
     df = pd.DataFrame(_jsonl(tmp_path / "a" / "pairs.jsonl"))
     dc = pd.DataFrame(_jsonl(tmp_path / "c" / "pairs.jsonl"))
@@ -251,7 +264,7 @@ def test_assign_splits_by_hand():
     targets = [t for t, n in sizes.items() for _ in range(n)]
     m = assign_splits(targets, ["s"] * len(targets), dev_fraction=0.25, seed=0)
     dev = sum(sizes[t] for t, sp in m.items() if sp == "dev")
-    assert dev == 25 and m["a"] == "test"           # 30 alone would overshoot 25
+    assert dev == 25 and m["a"] == "test"  # 30 alone would overshoot 25
     assert m == assign_splits(targets, ["s"] * len(targets), dev_fraction=0.25, seed=0)
     # a fixed target keeps its split and counts towards the goal
     f = assign_splits(targets, ["s"] * len(targets), dev_fraction=0.25, seed=0, fixed={"a": "dev"})
@@ -262,9 +275,17 @@ def test_assign_splits_by_hand():
 
 
 def _pair(i: int, group: str, other: str, *, lang: str = "en", split: str | None = None, **kw) -> dict:
-    r = {"sent_more": f"The {group} person number {i} is lazy.", "sent_less": f"The {other} person number {i} is lazy.",
-         "direction": "stereo", "bias_type": "religion", "lang": lang, "group_more": group, "group_less": other,
-         "status": "accepted", "source_id": f"src-{i}"}
+    r = {
+        "sent_more": f"The {group} person number {i} is lazy.",
+        "sent_less": f"The {other} person number {i} is lazy.",
+        "direction": "stereo",
+        "bias_type": "religion",
+        "lang": lang,
+        "group_more": group,
+        "group_less": other,
+        "status": "accepted",
+        "source_id": f"src-{i}",
+    }
     if split:
         r["meta"] = {"split": split}
     r.update(kw)
@@ -272,27 +293,38 @@ def _pair(i: int, group: str, other: str, *, lang: str = "en", split: str | None
 
 
 def test_keep_policy_refuses_a_target_leak(tmp_path):
-    recs = _write_jsonl(tmp_path / "v.jsonl", [_pair(1, "Hindu", "Muslim", split="dev"),
-                                               _pair(2, "Hindus", "Sikhs", split="test"),
-                                               _pair(3, "Sikh", "Hindu", split="test")])
+    recs = _write_jsonl(
+        tmp_path / "v.jsonl",
+        [
+            _pair(1, "Hindu", "Muslim", split="dev"),
+            _pair(2, "Hindus", "Sikhs", split="test"),
+            _pair(3, "Sikh", "Hindu", split="test"),
+        ],
+    )
     with pytest.raises(InputError, match="target term 'hindu' is in both splits"):
         build_release([recs], tmp_path / "out", _opts(split_policy="keep"))
     assert not (tmp_path / "out").exists(), "nothing is published when the build is refused"
-    ok = _write_jsonl(tmp_path / "ok.jsonl", [_pair(1, "Hindu", "Muslim", split="dev"),
-                                              _pair(2, "Sikh", "Hindu", split="test")])
+    ok = _write_jsonl(
+        tmp_path / "ok.jsonl", [_pair(1, "Hindu", "Muslim", split="dev"), _pair(2, "Sikh", "Hindu", split="test")]
+    )
     s = build_release([ok], tmp_path / "out", _opts(split_policy="keep"))
     assert s.counts["pairs"]["by_split"] == {"dev": 1, "test": 1}
 
 
 def test_previous_release_keeps_target_splits(tmp_path):
-    v1 = _write_jsonl(tmp_path / "v1.jsonl", [_pair(i, g, "Muslim") for i, g in
-                                              enumerate(["Hindu", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])])
+    v1 = _write_jsonl(
+        tmp_path / "v1.jsonl",
+        [_pair(i, g, "Muslim") for i, g in enumerate(["Hindu", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])],
+    )
     build_release([v1], tmp_path / "r1", _opts())
     r1 = {r["target"]: r["split"] for r in _jsonl(tmp_path / "r1" / "pairs.jsonl")}
     more = [_pair(10 + i, g, "Muslim") for i, g in enumerate(["Hindu", "Sikh", "Jain", "Christian"])]
-    v2 = _write_jsonl(tmp_path / "v2.jsonl", [_pair(i, g, "Muslim") for i, g in
-                                              enumerate(["Hindu", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])]
-                      + more + [_pair(20, "Jew", "Muslim")])
+    v2 = _write_jsonl(
+        tmp_path / "v2.jsonl",
+        [_pair(i, g, "Muslim") for i, g in enumerate(["Hindu", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])]
+        + more
+        + [_pair(20, "Jew", "Muslim")],
+    )
     build_release([v2], tmp_path / "r2", _opts(version="1.1.0", previous=str(tmp_path / "r1"), seed=99))
     for r in _jsonl(tmp_path / "r2" / "pairs.jsonl"):
         if r["target"] in r1:
@@ -306,8 +338,16 @@ def small_release(tmp_path):
     groups = ["Hindu", "Muslim", "Sikh", "Jain", "Christian", "Buddhist", "Parsi", "Jew"]
     for i, g in enumerate(groups):
         rows.append(_pair(i, g, groups[(i + 1) % len(groups)]))
-        rows.append(_pair(i, g, groups[(i + 1) % len(groups)], lang="hi", sent_more=f"{g} व्यक्ति {i} आलसी है।",
-                          sent_less=f"{groups[(i + 1) % len(groups)]} व्यक्ति {i} आलसी है।"))
+        rows.append(
+            _pair(
+                i,
+                g,
+                groups[(i + 1) % len(groups)],
+                lang="hi",
+                sent_more=f"{g} व्यक्ति {i} आलसी है।",
+                sent_less=f"{groups[(i + 1) % len(groups)]} व्यक्ति {i} आलसी है।",
+            )
+        )
     recs = _write_jsonl(tmp_path / "validated.jsonl", rows)
     out = tmp_path / "rel"
     build_release([recs], out, _opts(license="cc-by-4.0"))
@@ -327,8 +367,10 @@ def test_verify_catches_a_tampered_file(small_release, capsys):
     code, _, stderr = run_cli(["release", "verify", str(small_release)], capsys)
     assert code == 2
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
-    assert errors == [f"error: {f}: checksum does not match SHA256SUMS (the file was changed). Fix: restore the "
-                      "file from the published release, or rebuild it (any edit needs a rebuild)."]
+    assert errors == [
+        f"error: {f}: checksum does not match SHA256SUMS (the file was changed). Fix: restore the "
+        "file from the published release, or rebuild it (any edit needs a rebuild)."
+    ]
 
 
 def test_verify_catches_a_bad_row_and_a_leak(small_release):
@@ -360,8 +402,11 @@ def test_verify_catches_a_missing_card_field_and_section(small_release):
 def test_card_text_fills_the_human_sections(tmp_path, small_release):
     before = len(verify_release(small_release).warnings)
     human = tmp_path / "card.md"
-    human.write_text("## Motivation\n\nWe measure caste and religion bias in Hindi LMs.\n\n"
-                     "## Maintenance\n\nMail the maintainers.\n", encoding="utf-8")
+    human.write_text(
+        "## Motivation\n\nWe measure caste and religion bias in Hindi LMs.\n\n"
+        "## Maintenance\n\nMail the maintainers.\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "rel2"
     build_release([tmp_path / "validated.jsonl"], out, _opts(license="cc-by-4.0", card_text=str(human)))
     card = (out / "README.md").read_text(encoding="utf-8")
@@ -377,8 +422,11 @@ def test_diff_two_hand_made_versions(tmp_path, capsys):
     hi2b = {**hi2, "sent_less": "जैन आदमी 2 आलसी है।"}
     b = [_pair(1, "Hindu", "Muslim"), _pair(2, "Sikh", "Jain"), _pair(4, "Christian", "Hindu")]
     # --previous keeps the targets' splits (otherwise a new record may move an old target to the other split)
-    build_release([_write_jsonl(tmp_path / "b.jsonl", b + [hi2b])], tmp_path / "v2",
-                  _opts(version="1.1.0", previous=str(tmp_path / "v1")))
+    build_release(
+        [_write_jsonl(tmp_path / "b.jsonl", b + [hi2b])],
+        tmp_path / "v2",
+        _opts(version="1.1.0", previous=str(tmp_path / "v1")),
+    )
     ids1 = {r["source_id"]: r["id"] for r in _jsonl(tmp_path / "v1" / "pairs.jsonl")}
     ids2 = {r["source_id"]: r["id"] for r in _jsonl(tmp_path / "v2" / "pairs.jsonl")}
     assert ids1["src-1"] == ids2["src-1"] and ids1["src-2"] == ids2["src-2"], "stable ids"
@@ -390,8 +438,19 @@ def test_diff_two_hand_made_versions(tmp_path, capsys):
     assert k["changed"][0]["after"]["views.hi.sent_less"] == "जैन आदमी 2 आलसी है।"
     assert k["unchanged"] == 1
     md = tmp_path / "CHANGES.md"
-    code, stdout, _ = run_cli(["release", "diff", str(tmp_path / "v1"), str(tmp_path / "v2"), "--markdown", str(md),
-                               "--json", str(tmp_path / "diff.json")], capsys)
+    code, stdout, _ = run_cli(
+        [
+            "release",
+            "diff",
+            str(tmp_path / "v1"),
+            str(tmp_path / "v2"),
+            "--markdown",
+            str(md),
+            "--json",
+            str(tmp_path / "diff.json"),
+        ],
+        capsys,
+    )
     assert code == 0 and "pairs: +1 -1 ~1" in stdout
     text = md.read_text(encoding="utf-8")
     assert "# Changes from test-release 1.0.0 to test-release 1.1.0" in text and "- added: 1" in text
@@ -420,19 +479,50 @@ def test_log_likelihood_and_simple_maths_by_hand():
 
 def test_stats_counts_lengths_and_keyness_of_hand_made_pairs():
     recs = [
-        {"id": "r1", "split": "dev", "bias_type": "gender", "direction": "stereo", "target": "woman",
-         "views": {"en": {"sent_more": "Women are bad drivers", "sent_less": "Men are bad drivers", "group_more": None,
-                          "group_less": None},
-                   "hi": {"sent_more": "महिलाएं खराब चालक होती हैं", "sent_less": "पुरुष खराब चालक होते हैं",
-                          "group_more": None, "group_less": None}}},
-        {"id": "r2", "split": "test", "bias_type": "gender", "direction": "antistereo", "target": "woman",
-         "views": {"en": {"sent_more": "The woman fixed the car", "sent_less": "The man fixed the car",
-                          "group_more": None, "group_less": None}}},
+        {
+            "id": "r1",
+            "split": "dev",
+            "bias_type": "gender",
+            "direction": "stereo",
+            "target": "woman",
+            "views": {
+                "en": {
+                    "sent_more": "Women are bad drivers",
+                    "sent_less": "Men are bad drivers",
+                    "group_more": None,
+                    "group_less": None,
+                },
+                "hi": {
+                    "sent_more": "महिलाएं खराब चालक होती हैं",
+                    "sent_less": "पुरुष खराब चालक होते हैं",
+                    "group_more": None,
+                    "group_less": None,
+                },
+            },
+        },
+        {
+            "id": "r2",
+            "split": "test",
+            "bias_type": "gender",
+            "direction": "antistereo",
+            "target": "woman",
+            "views": {
+                "en": {
+                    "sent_more": "The woman fixed the car",
+                    "sent_less": "The man fixed the car",
+                    "group_more": None,
+                    "group_less": None,
+                }
+            },
+        },
     ]
     s = compute_stats(recs)["pairs"]
     counts = {(c["bias_type"], c["direction"], c["lang"], c["split"]): c["n"] for c in s["counts"]}
-    assert counts == {("gender", "stereo", "en", "dev"): 1, ("gender", "stereo", "hi", "dev"): 1,
-                      ("gender", "antistereo", "en", "test"): 1}
+    assert counts == {
+        ("gender", "stereo", "en", "dev"): 1,
+        ("gender", "stereo", "hi", "dev"): 1,
+        ("gender", "antistereo", "en", "test"): 1,
+    }
     # English sentences: 4, 4, 5, 5 words -> mean 4.5; Hindi: 5, 5
     assert s["sentence_words"]["en"]["mean"] == 4.5 and s["sentence_words"]["hi"]["mean"] == 5.0
     # English vocabulary: women are bad drivers men the woman fixed car man = 10 types, 18 tokens
@@ -445,7 +535,7 @@ def test_stats_counts_lengths_and_keyness_of_hand_made_pairs():
     # without the stop words "the" and "are" (wordfreq's 100 most frequent English words)
     assert {"the", "are"} <= stop_words("en") and not {"bad", "drivers", "fixed", "car"} & stop_words("en")
     assert set(gen) == {"bad", "drivers", "fixed", "car"}
-    assert gen[0] == "drivers"        # the rarest in general English (wordfreq 3.6e-05): the highest score
+    assert gen[0] == "drivers"  # the rarest in general English (wordfreq 3.6e-05): the highest score
 
 
 # ------------------------------------------------------------------------------------------ history and card
@@ -455,22 +545,50 @@ def test_card_is_filled_from_stage_reports_without_annotator_names(tmp_path):
     rows = [_pair(i, g, "Muslim") for i, g in enumerate(["Hindu", "Sikh", "Jain", "Christian"])]
     recs = _write_jsonl(tmp_path / "validated.jsonl", rows)
     # what `annotate apply` writes next to its output
-    (tmp_path / "validated.summary.json").write_text(json.dumps(
-        {"records": 6, "accepted": 4, "rejected": 1, "needs_adjudication": 1, "not_annotated": 0}))
-    _write_jsonl(tmp_path / "validated.rejected.jsonl", [{"id": "p-x", "status": "rejected", "reason": "annotators: not a valid pair"},
-                                                         {"id": "p-y", "status": "needs_adjudication", "reason": "tie"}])
-    judg = pd.DataFrame({"task": [f"t{i}" for i in range(6) for _ in range(3)],
-                         "worker": ["alice@example.org", "bob@example.org", "carol@example.org"] * 6,
-                         "question": "validity",
-                         "label": ["stereo", "stereo", "stereo", "stereo", "stereo", "invalid"] * 3})
+    (tmp_path / "validated.summary.json").write_text(
+        json.dumps({"records": 6, "accepted": 4, "rejected": 1, "needs_adjudication": 1, "not_annotated": 0})
+    )
+    _write_jsonl(
+        tmp_path / "validated.rejected.jsonl",
+        [
+            {"id": "p-x", "status": "rejected", "reason": "annotators: not a valid pair"},
+            {"id": "p-y", "status": "needs_adjudication", "reason": "tie"},
+        ],
+    )
+    judg = pd.DataFrame(
+        {
+            "task": [f"t{i}" for i in range(6) for _ in range(3)],
+            "worker": ["alice@example.org", "bob@example.org", "carol@example.org"] * 6,
+            "question": "validity",
+            "label": ["stereo", "stereo", "stereo", "stereo", "stereo", "invalid"] * 3,
+        }
+    )
     judg.to_csv(tmp_path / "judgments.csv", index=False)
     rep = agreement_report(tmp_path / "judgments.csv", tmp_path / "agree")
-    _write_jsonl(tmp_path / "gen.runlog.jsonl", [{"command": "biaskit curate sentences ...", "started": "2025-01-01T00:00:00",
-                                                  "jobs": 10, "rows": 40, "errors": 0, "model": "smollm2",
-                                                  "prompt_id": "sentences", "prompt_version": "2", "llm": {"requests": 10}}])
+    _write_jsonl(
+        tmp_path / "gen.runlog.jsonl",
+        [
+            {
+                "command": "biaskit curate sentences ...",
+                "started": "2025-01-01T00:00:00",
+                "jobs": 10,
+                "rows": 40,
+                "errors": 0,
+                "model": "smollm2",
+                "prompt_id": "sentences",
+                "prompt_version": "2",
+                "llm": {"requests": 10},
+            }
+        ],
+    )
     out = tmp_path / "rel"
-    build_release([recs], out, _opts(history=[str(tmp_path / "agree" / "agreement.json"),
-                                              f"sentence generation={tmp_path / 'gen.runlog.jsonl'}"]))
+    build_release(
+        [recs],
+        out,
+        _opts(
+            history=[str(tmp_path / "agree" / "agreement.json"), f"sentence generation={tmp_path / 'gen.runlog.jsonl'}"]
+        ),
+    )
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "| pair validation | 3 | 6 | 18 |" in card
     assert f"{rep['krippendorff_alpha']:.3f}" in card and f"{rep['fleiss_kappa']:.3f}" in card
@@ -487,12 +605,53 @@ def test_card_is_filled_from_stage_reports_without_annotator_names(tmp_path):
 def test_cli_errors_are_one_line_exit_2(tmp_path, capsys):
     recs = _write_jsonl(tmp_path / "v.jsonl", [_pair(1, "Hindu", "Muslim")])
     cases = [
-        (["release", "build", "--records", str(recs), "--name", "x", "--version", "1.0", "--out", str(tmp_path / "o")],
-         "invalid version '1.0'"),
-        (["release", "build", "--records", str(tmp_path / "nope.jsonl"), "--name", "x", "--version", "1.0.0", "--out",
-          str(tmp_path / "o")], "nope.jsonl: file not found."),
-        (["release", "build", "--records", str(recs), "--name", "x", "--version", "1.0.0", "--out", str(tmp_path / "o"),
-          "--history", str(recs.with_name("missing.json"))], "history file not found"),
+        (
+            [
+                "release",
+                "build",
+                "--records",
+                str(recs),
+                "--name",
+                "x",
+                "--version",
+                "1.0",
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            "invalid version '1.0'",
+        ),
+        (
+            [
+                "release",
+                "build",
+                "--records",
+                str(tmp_path / "nope.jsonl"),
+                "--name",
+                "x",
+                "--version",
+                "1.0.0",
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            "nope.jsonl: file not found.",
+        ),
+        (
+            [
+                "release",
+                "build",
+                "--records",
+                str(recs),
+                "--name",
+                "x",
+                "--version",
+                "1.0.0",
+                "--out",
+                str(tmp_path / "o"),
+                "--history",
+                str(recs.with_name("missing.json")),
+            ],
+            "history file not found",
+        ),
         (["release", "verify", str(tmp_path)], "not a biaskit release: no release.json."),
         (["release", "diff", str(tmp_path), str(tmp_path)], "not a biaskit release"),
     ]
@@ -507,10 +666,15 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, capsys):
 
 def test_tuples_share_the_target_split_and_flagged_pairs_are_dropped(tmp_path):
     pairs = [_pair(i, g, "Hindu") for i, g in enumerate(["Muslim", "Sikh", "Jain", "Christian", "Buddhist", "Parsi"])]
-    pairs.append(_pair(9, "Jew", "Hindu", status="flagged",
-                       meta={"flags": [{"code": "multi_span", "reason": "2 changed spans"}]}))
-    tuples = [{"identity": ident, "attribute": attr, "axis": "religion", "polarity": "negative", "status": "accepted"}
-              for ident, attr in (("Muslims", "violent"), ("Sikhs", "aggressive"), ("Parsis", "stingy"))]
+    pairs.append(
+        _pair(
+            9, "Jew", "Hindu", status="flagged", meta={"flags": [{"code": "multi_span", "reason": "2 changed spans"}]}
+        )
+    )
+    tuples = [
+        {"identity": ident, "attribute": attr, "axis": "religion", "polarity": "negative", "status": "accepted"}
+        for ident, attr in (("Muslims", "violent"), ("Sikhs", "aggressive"), ("Parsis", "stingy"))
+    ]
     p = _write_jsonl(tmp_path / "pairs.jsonl", pairs)
     t = _write_jsonl(tmp_path / "tuples.jsonl", tuples)
     s = build_release([p, t], tmp_path / "rel", _opts())

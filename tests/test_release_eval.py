@@ -1,6 +1,7 @@
 """The evaluators read a release folder directly (tiny real models from fixtures_models), and a CAT
 release keeps StereoSet's layout. The summaries name the release, its version and the checksum of the
 data file they scored."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from biaskit.errors import InputError
 from biaskit.release import BuildOptions, build_release, verify_release
-from conftest import run_cli
 
 DATE = "2025-01-01"
 
@@ -22,20 +23,33 @@ def _sha(p: Path) -> str:
 
 @pytest.fixture(scope="module")
 def indibias_rel(tmp_path_factory):
-    from conftest import public_dataset   # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
+    from conftest import public_dataset  # the cache, a mirror ($BIASKIT_DATA_MIRROR) or the download
 
     src = public_dataset("indibias-sample")
     out = tmp_path_factory.mktemp("rel") / "indibias"
-    build_release([src], out, BuildOptions(name="indibias-sample", version="1.2.3", created=DATE, skip_invalid=True,
-                                           keyness=False, plots=False))
+    build_release(
+        [src],
+        out,
+        BuildOptions(
+            name="indibias-sample", version="1.2.3", created=DATE, skip_invalid=True, keyness=False, plots=False
+        ),
+    )
     return out
 
 
 def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2, tmp_path, capsys):
     from biaskit.evaluation.pairs import run_pairs
 
-    res = run_pairs(indibias_rel, split="test", lang="hi", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "o",
-                    limit=4, progress=False)
+    res = run_pairs(
+        indibias_rel,
+        split="test",
+        lang="hi",
+        models=[tiny_gpt2],
+        scorer="clm",
+        out_dir=tmp_path / "o",
+        limit=4,
+        progress=False,
+    )
     s = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
     assert s["n_pairs"] == 4 and s["langs"] == ["hi"]
     rel = s["data"]["release"]
@@ -50,34 +64,74 @@ def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2,
     got = list(pd.read_csv(tmp_path / "o" / "pairs.csv")["sent_more"])
     assert got == want and res["summaries"][0]["n_pairs"] == 4
     # the CLI, as documented
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(indibias_rel), "--split", "dev", "--lang", "en",
-                              "--model", str(tiny_gpt2), "--scorer", "clm", "--limit", "3", "--runs", "1", "-q",
-                              "--out", str(tmp_path / "cli")], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(indibias_rel),
+            "--split",
+            "dev",
+            "--lang",
+            "en",
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--limit",
+            "3",
+            "--runs",
+            "1",
+            "-q",
+            "--out",
+            str(tmp_path / "cli"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     s2 = json.loads((tmp_path / "cli" / "summary.json").read_text(encoding="utf-8"))
     assert s2["data"]["release"]["split"] == "dev" and "--split dev" in s2["command"]
     # errors: unknown split, a split on a plain file
     with pytest.raises(InputError, match="unknown split 'train'"):
         run_pairs(indibias_rel, split="train", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "x")
-    code, _, err = run_cli(["evaluate", "pairs", "--data", str(indibias_rel / "pairs.jsonl"), "--split", "test",
-                            "--model", str(tiny_gpt2), "--scorer", "clm", "--out", str(tmp_path / "y")], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(indibias_rel / "pairs.jsonl"),
+            "--split",
+            "test",
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--out",
+            str(tmp_path / "y"),
+        ],
+        capsys,
+    )
     assert code == 2 and "not a folder" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.fixture(scope="module")
 def cat_release(tmp_path_factory):
-    from conftest import _stereoset_flat   # StereoSet dev (downloaded, or the mirror's flattened copy)
+    from conftest import _stereoset_flat  # StereoSet dev (downloaded, or the mirror's flattened copy)
 
     src = _stereoset_flat()
     from biaskit.evaluation.stereoset import read_cats
+
     from biaskit.io import write_jsonl
 
     tmp = tmp_path_factory.mktemp("cats")
     cats = read_cats(src, split="intrasentence")[:300] + read_cats(src, split="intersentence")[:100]
     recs = write_jsonl(tmp / "cats.jsonl", cats)
     out = tmp / "rel"
-    build_release([recs], out, BuildOptions(name="stereoset-mini", version="0.1.0", created=DATE, plots=False,
-                                            license="cc-by-sa-4.0"))
+    build_release(
+        [recs],
+        out,
+        BuildOptions(name="stereoset-mini", version="0.1.0", created=DATE, plots=False, license="cc-by-sa-4.0"),
+    )
     return cats, out
 
 
@@ -93,7 +147,7 @@ def test_cat_release_layout_splits_and_reader(cat_release, tmp_path, monkeypatch
     back = {sp: read_cats(out / "stereoset" / f"{sp}.json", format="stereoset") for sp in ("dev", "test")}
     assert sum(len(b) for b in back.values()) == 400
     by_id = {c.cat_id: c for c in cats}
-    for sp, bs in back.items():
+    for bs in back.values():
         for c in bs:
             o = by_id[c.cat_id]
             assert (c.context, c.target, c.split) == (o.context, o.target, o.split)
@@ -106,10 +160,20 @@ def test_cat_release_layout_splits_and_reader(cat_release, tmp_path, monkeypatch
     datasets = pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    d = datasets.load_dataset(str(out))          # the CAT config is the default when there are no pairs
+    d = datasets.load_dataset(str(out))  # the CAT config is the default when there are no pairs
     assert d["dev"].num_rows == len(back["dev"]) and d["test"].num_rows == len(back["test"])
-    assert list(d["test"].features) == ["id", "type", "target", "bias_type", "context", "stereotype",
-                                        "anti-stereotype", "unrelated", "lang", "source_id"]
+    assert list(d["test"].features) == [
+        "id",
+        "type",
+        "target",
+        "bias_type",
+        "context",
+        "stereotype",
+        "anti-stereotype",
+        "unrelated",
+        "lang",
+        "source_id",
+    ]
 
 
 def test_evaluate_cats_on_a_release(cat_release, tiny_bert, tmp_path):

@@ -1,6 +1,7 @@
 """A release means what its files say (issue 20): ``release verify`` checks ``release.json`` against the
 files, so an edit of a record file together with ``SHA256SUMS`` (and even ``release.json``'s hash)
 is caught; dates are days of the calendar."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,18 +13,33 @@ import pytest
 from biaskit.errors import InputError
 from biaskit.release import BuildOptions, build_release, verify_release
 
-GROUPS = [("Women", "Men"), ("Muslims", "Hindus"), ("Dalits", "Brahmins"), ("old people", "young people"),
-          ("poor people", "rich people"), ("Sikhs", "Christians"), ("disabled people", "able-bodied people"),
-          ("fat people", "thin people")]
+GROUPS = [
+    ("Women", "Men"),
+    ("Muslims", "Hindus"),
+    ("Dalits", "Brahmins"),
+    ("old people", "young people"),
+    ("poor people", "rich people"),
+    ("Sikhs", "Christians"),
+    ("disabled people", "able-bodied people"),
+    ("fat people", "thin people"),
+]
 
 
 def _records(path: Path) -> Path:
     rows = []
     for k, (a, b) in enumerate(GROUPS):
         for i, verb in enumerate(("cannot drive", "are lazy", "are loud")):
-            rows.append({"sent_more": f"{a} {verb} in town {i}.", "sent_less": f"{b} {verb} in town {i}.",
-                         "direction": "stereo" if i else "antistereo", "bias_type": "gender" if k < 4 else "religion",
-                         "group_more": a, "group_less": b, "status": "accepted"})
+            rows.append(
+                {
+                    "sent_more": f"{a} {verb} in town {i}.",
+                    "sent_less": f"{b} {verb} in town {i}.",
+                    "direction": "stereo" if i else "antistereo",
+                    "bias_type": "gender" if k < 4 else "religion",
+                    "group_more": a,
+                    "group_less": b,
+                    "status": "accepted",
+                }
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -32,8 +48,13 @@ def _records(path: Path) -> Path:
 def release(tmp_path) -> Path:
     src = _records(tmp_path / "pairs.jsonl")
     out = tmp_path / "rel"
-    build_release([src], out, BuildOptions(name="integrity", version="1.0.0", plots=False, keyness=False,
-                                           created="2025-01-31", discover_history=False))
+    build_release(
+        [src],
+        out,
+        BuildOptions(
+            name="integrity", version="1.0.0", plots=False, keyness=False, created="2025-01-31", discover_history=False
+        ),
+    )
     assert verify_release(out).ok
     return out
 
@@ -78,8 +99,11 @@ def test_a_consistent_edit_of_release_json_and_sums_is_still_caught(release):
 
 def test_an_impossible_date_is_refused_at_build_and_caught_by_verify(release, tmp_path):
     with pytest.raises(InputError, match="2025-13-45"):
-        build_release([_records(tmp_path / "again.jsonl")], tmp_path / "rel2",
-                      BuildOptions(name="x", version="1.0.0", created="2025-13-45", plots=False))
+        build_release(
+            [_records(tmp_path / "again.jsonl")],
+            tmp_path / "rel2",
+            BuildOptions(name="x", version="1.0.0", created="2025-13-45", plots=False),
+        )
     assert not (tmp_path / "rel2").exists()
     meta = json.loads((release / "release.json").read_text(encoding="utf-8"))
     meta["created"] = "2025-13-45"
@@ -104,8 +128,9 @@ def test_a_project_date_must_exist(tmp_path):
     from biaskit.pipeline.project import load_project
 
     (tmp_path / "pairs.jsonl").write_text("", encoding="utf-8")
-    (tmp_path / "biaskit.toml").write_text('[project]\nname = "x"\n\n[stages.release]\ninput = "pairs.jsonl"\n'
-                                           'date = "2025-02-30"\n', encoding="utf-8")
+    (tmp_path / "biaskit.toml").write_text(
+        '[project]\nname = "x"\n\n[stages.release]\ninput = "pairs.jsonl"\ndate = "2025-02-30"\n', encoding="utf-8"
+    )
     with pytest.raises(InputError) as e:
         load_project(tmp_path)
     assert "stages.release.date' (line 6)" in str(e.value) and "2025-02-30" in str(e.value)
@@ -119,9 +144,13 @@ def _det_project(concurrency: int) -> str:
 
     text = OFFLINE.replace('name = "offline"', 'name = "det"')
     text = text.replace('backend = "dummy"\n', f'backend = "dummy"\nconcurrency = {concurrency}\n')
-    text = text.replace('axes = ["caste"]\nidentities = { caste = ["Dalit", "Brahmin"] }\npolarity = "negative"\nn = 3',
-                        'axes = ["caste", "religion"]\npolarity = "both"\nn = 4')
-    text = text.replace("per_tuple = 2", "per_tuple = 3").replace("[stages.check]\n", "[stages.check]\ndrop_flagged = true\n")
+    text = text.replace(
+        'axes = ["caste"]\nidentities = { caste = ["Dalit", "Brahmin"] }\npolarity = "negative"\nn = 3',
+        'axes = ["caste", "religion"]\npolarity = "both"\nn = 4',
+    )
+    text = text.replace("per_tuple = 2", "per_tuple = 3").replace(
+        "[stages.check]\n", "[stages.check]\ndrop_flagged = true\n"
+    )
     assert "religion" in text and "drop_flagged" in text and "concurrency" in text, text
     return text
 
@@ -144,8 +173,11 @@ def test_the_same_inputs_and_cache_give_the_same_release_at_concurrency_1_and_4(
         assert code == 0, out + err
         rel = d / "release" / "det-0.1.0"
         # the card and croissant.json (which carries the card's collection text) list the runs with their times
-        files[c] = {p.relative_to(rel).as_posix(): p.read_bytes() for p in sorted(rel.rglob("*")) if p.is_file()
-                    and p.name not in ("release.json", "README.md", "SHA256SUMS", "croissant.json")}
+        files[c] = {
+            p.relative_to(rel).as_posix(): p.read_bytes()
+            for p in sorted(rel.rglob("*"))
+            if p.is_file() and p.name not in ("release.json", "README.md", "SHA256SUMS", "croissant.json")
+        }
         meta = json.loads((rel / "release.json").read_text(encoding="utf-8"))
         metas[c] = {k: v for k, v in meta.items() if k not in ("history", "build")}
     assert set(files[1]) == set(files[4]) and "pairs.jsonl" in files[1]

@@ -9,6 +9,7 @@
 - the card validates offline as a Hub DatasetCard; `--hub-ready` refuses what the Hub rejects;
 - the notebook of docs/python-api.md runs under nbclient.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,17 +23,21 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-TOL = 1e-4          # nats per sentence: lm-eval vs biaskit clm (measured max 3.4e-5 on the tiny GPT-2, float32)
+TOL = 1e-4  # nats per sentence: lm-eval vs biaskit clm (measured max 3.4e-5 on the tiny GPT-2, float32)
 
 
 def _env(**extra) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     env.update(extra)
     return env
 
@@ -41,8 +46,20 @@ def _build(tmp: Path, name: str = "rel", *extra: str, records=("data/demo/demo_p
     from biaskit.cli import main
 
     out = tmp / name
-    argv = ["release", "build", "--name", "biaskit-demo", "--version", "0.1.0", "--date", "2025-01-01",
-            "--no-plots", "--out", str(out), *extra]
+    argv = [
+        "release",
+        "build",
+        "--name",
+        "biaskit-demo",
+        "--version",
+        "0.1.0",
+        "--date",
+        "2025-01-01",
+        "--no-plots",
+        "--out",
+        str(out),
+        *extra,
+    ]
     for r in records:
         argv += ["--records", str(REPO / r) if not Path(r).is_absolute() else r]
     try:
@@ -69,8 +86,10 @@ def _section_commands(title: str) -> list[str]:
     return lines
 
 
-_HF = ("import sys; from importlib.metadata import entry_points; ep = [e for e in entry_points(group='console_scripts', "
-       "name='hf') if e.dist.name == 'huggingface_hub'][0]; sys.argv[0] = 'hf'; sys.exit(ep.load()())")
+_HF = (
+    "import sys; from importlib.metadata import entry_points; ep = [e for e in entry_points(group='console_scripts', "
+    "name='hf') if e.dist.name == 'huggingface_hub'][0]; sys.argv[0] = 'hf'; sys.exit(ep.load()())"
+)
 
 
 def _samples(folder: Path) -> dict[str, dict]:
@@ -89,18 +108,22 @@ def test_documented_commands_run_and_lm_eval_equals_biaskit_clm(tmp_path, tiny_g
     assert shutil.which("lm_eval", path=str(BIN)), "lm-eval is not installed (pip install -e '.[interop]')"
     (tmp_path / "data").mkdir()
     shutil.copytree(REPO / "data" / "demo", tmp_path / "data" / "demo")
-    lines = _section_commands("The Hugging Face Hub") + _section_commands("Croissant") + \
-        _section_commands("lm-evaluation-harness")
+    lines = (
+        _section_commands("The Hugging Face Hub")
+        + _section_commands("Croissant")
+        + _section_commands("lm-evaluation-harness")
+    )
     assert any(ln.startswith("hf upload ") for ln in lines) and any(ln.startswith("MODEL=") for ln in lines)
     script = ["set -euo pipefail"]
     for ln in lines:
         if ln.startswith("MODEL="):
             ln = f"MODEL={shlex.quote(str(tiny_gpt2))}"
-        elif ln.startswith("hf upload "):   # the `hf` entry point of the installed huggingface_hub, offline
-            ln = (f"NO_COLOR=1 python -c {shlex.quote(_HF)} upload --help | grep -q -- --repo-type")
+        elif ln.startswith("hf upload "):  # the `hf` entry point of the installed huggingface_hub, offline
+            ln = f"NO_COLOR=1 python -c {shlex.quote(_HF)} upload --help | grep -q -- --repo-type"
         script.append(ln)
-    r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=_env(), capture_output=True, text=True,
-                       timeout=900)
+    r = subprocess.run(
+        ["bash", "-c", "\n".join(script)], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=900
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
     # lm-eval's per-sentence log-likelihoods against biaskit's pairs.csv, pair by pair
@@ -142,41 +165,55 @@ def test_exported_tie_rule_is_biaskits_not_lm_evals_own(tmp_path):
     """A near tie: lm-eval's crows_pairs counts it (ll1 > ll2, unrounded); biaskit and the export call it a
     tie at 3 decimals, which leaves the direction scores' denominators (CrowS-Pairs metric.py)."""
     import pandas as pd
-
     from biaskit.evaluation import pair_metrics as pm
+
     from biaskit.release import lmeval_utils as U
 
     near = {"direction": "stereo"}
-    r = U.process_results(near, [(-10.0001, False), (-10.0004, False)])     # both round to -10.0
+    r = U.process_results(near, [(-10.0001, False), (-10.0004, False)])  # both round to -10.0
     assert (r["pct_stereotype"], r["pct_neutral"]) == (0.0, 1.0)
     assert r["ds"] == pytest.approx(0.0003) and r["likelihood_diff"] == pytest.approx(0.0003)
-    lm_eval_own = 1.0 if -10.0001 > -10.0004 else 0.0                          # lm_eval/tasks/crows_pairs/utils.py
+    lm_eval_own = 1.0 if -10.0001 > -10.0004 else 0.0  # lm_eval/tasks/crows_pairs/utils.py
     assert lm_eval_own == 1.0
     far = U.process_results({"direction": "antistereo"}, [(-12.5, False), (-11.0, False)])
     assert (far["pct_stereotype"], far["pct_neutral"], far["ds"]) == (0.0, 0.0, -1.5)
     # the same three pairs through biaskit's own metric code
-    df = pd.DataFrame({"bias_type": ["x"] * 3, "direction": ["stereo", "antistereo", "stereo"],
-                       "score_more": [-10.0001, -12.5, -3.0], "score_less": [-10.0004, -11.0, -4.0]})
+    df = pd.DataFrame(
+        {
+            "bias_type": ["x"] * 3,
+            "direction": ["stereo", "antistereo", "stereo"],
+            "score_more": [-10.0001, -12.5, -3.0],
+            "score_less": [-10.0004, -11.0, -4.0],
+        }
+    )
     bk = pm.bias_scores(df)
-    items = [U.process_results({"direction": d}, [(m, False), (s, False)])
-             for d, m, s in zip(df["direction"], df["score_more"], df["score_less"])]
-    assert 100 * sum(i["pct_stereotype"] for i in items) / 3 == pytest.approx(bk["metric_score"])   # 1 win / 3
+    items = [
+        U.process_results({"direction": d}, [(m, False), (s, False)])
+        for d, m, s in zip(df["direction"], df["score_more"], df["score_less"], strict=False)
+    ]
+    assert 100 * sum(i["pct_stereotype"] for i in items) / 3 == pytest.approx(bk["metric_score"])  # 1 win / 3
     assert 100 * U.stereo_score([i["stereo_score"] for i in items]) == pytest.approx(bk["stereo_score"])  # 1 / 1
     assert 100 * U.antistereo_score([i["antistereo_score"] for i in items]) == bk["antistereo_score"] == 0.0
-    assert math.isnan(U.stereo_score([["stereo", True, False]]))               # no decided pair: no score
+    assert math.isnan(U.stereo_score([["stereo", True, False]]))  # no decided pair: no score
 
 
 def test_lm_eval_export_layout_and_refusals(tmp_path, capsys):
     import yaml
 
     rel = _build(tmp_path, "rel", "--license", "cc-by-4.0")
-    code, out, err = run_cli(["release", "export", str(rel), "--lm-eval", str(tmp_path / "lm"), "--split", "test"],
-                             capsys)
+    code, out, err = run_cli(
+        ["release", "export", str(rel), "--lm-eval", str(tmp_path / "lm"), "--split", "test"], capsys
+    )
     assert code == 0, err
     assert "--tasks biaskit_demo_test" in out
     files = sorted(p.name for p in (tmp_path / "lm").iterdir())
-    assert files == ["biaskit-lm-eval.json", "biaskit_demo_en_test.yaml", "biaskit_demo_hi_test.yaml",
-                     "biaskit_demo_test.yaml", "utils.py"]
+    assert files == [
+        "biaskit-lm-eval.json",
+        "biaskit_demo_en_test.yaml",
+        "biaskit_demo_hi_test.yaml",
+        "biaskit_demo_test.yaml",
+        "utils.py",
+    ]
     assert (tmp_path / "lm" / "utils.py").read_text() == (REPO / "biaskit" / "release" / "lmeval_utils.py").read_text()
 
     class Loader(yaml.SafeLoader):
@@ -193,20 +230,22 @@ def test_lm_eval_export_layout_and_refusals(tmp_path, capsys):
     assert man["metrics"]["decimals"] == 3 and man["tasks"]["biaskit_demo_hi_test"]["docs"] == 25
     # the same release, exported again: the same bytes
     run_cli(["release", "export", str(rel), "--lm-eval", str(tmp_path / "lm2"), "--split", "test"], capsys)
-    strip = lambda t: re.sub(r'"command": .*', "", t)   # noqa: E731 (the recorded command line names the folder)
+    strip = lambda t: re.sub(r'"command": .*', "", t)  # noqa: E731 (the recorded command line names the folder)
     for f in files:
         assert strip((tmp_path / "lm" / f).read_text()) == strip((tmp_path / "lm2" / f).read_text()), f
     # process_docs keeps one language's views, as documents lm-eval scores
     import datasets
 
     ds = datasets.load_dataset(str(rel), "pairs", split="test")
-    docs = getattr(__import__("biaskit.release.lmeval_utils", fromlist=["x"]), "process_docs_hi")(ds)
+    docs = __import__("biaskit.release.lmeval_utils", fromlist=["x"]).process_docs_hi(ds)
     assert len(docs) == 25 and docs[0]["lang"] == "hi" and docs[0]["sent_more"] == ds[0]["sent_more_hi"]
     # refusals: one line, exit 2
-    for argv, msg in (([str(rel), "--lm-eval", str(tmp_path / "x"), "--split", "train"], "unknown split 'train'"),
-                      ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "1bad"], "is not a plain name"),
-                      ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "../up"], "cannot name a file"),
-                      ([str(rel), "--lm-eval", str(tmp_path / "x"), "--lang", "fr"], "no pairs left")):
+    for argv, msg in (
+        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--split", "train"], "unknown split 'train'"),
+        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "1bad"], "is not a plain name"),
+        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "../up"], "cannot name a file"),
+        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--lang", "fr"], "no pairs left"),
+    ):
         code, _, err = run_cli(["release", "export", *argv], capsys)
         assert code == 2 and msg in err and "Traceback" not in err, err
         assert not (tmp_path / "x").exists()
@@ -233,8 +272,10 @@ def _cats_and_tuples(tmp: Path) -> tuple[Path, Path]:
     cats = tmp / "cats.jsonl"
     cats.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in read_cats(src)), encoding="utf-8")
     tuples = tmp / "tuples.jsonl"
-    rows = [{"identity": i, "attribute": a, "axis": "gender", "polarity": "negative", "status": "accepted"}
-            for i, a in (("women", "bad drivers"), ("mothers", "overprotective"), ("men", "aggressive"))]
+    rows = [
+        {"identity": i, "attribute": a, "axis": "gender", "polarity": "negative", "status": "accepted"}
+        for i, a in (("women", "bad drivers"), ("mothers", "overprotective"), ("men", "aggressive"))
+    ]
     tuples.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return cats, tuples
 
@@ -242,7 +283,7 @@ def _cats_and_tuples(tmp: Path) -> tuple[Path, Path]:
 def _load_croissant(path: Path):
     import mlcroissant as mlc
 
-    ds = mlc.Dataset(jsonld=str(path))       # raises mlc.ValidationError on any error
+    ds = mlc.Dataset(jsonld=str(path))  # raises mlc.ValidationError on any error
     issues = ds.metadata.ctx.issues
     return ds, list(issues.errors), list(issues.warnings)
 
@@ -259,21 +300,48 @@ def test_croissant_validates_and_loads_every_record(tmp_path, kind, monkeypatch,
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     card = tmp_path / "card.md"
-    card.write_text("## Summary\n\nA test release.\n\n## Annotator demographic\n\nThree annotators, native Hindi "
-                    "speakers.\n\n## Known limitations\n\nOnly eight bias axes.\n", encoding="utf-8")
-    if kind == "demo":   # the demo release as `make demo-release` builds it: `biaskit run` up to its release stage
-        code, _, err = run_cli(["run", "--project", str(REPO / "data/examples/demo-release"), "--workdir",
-                                str(tmp_path / "work"), "--until", "release", "-q"], capsys)
+    card.write_text(
+        "## Summary\n\nA test release.\n\n## Annotator demographic\n\nThree annotators, native Hindi "
+        "speakers.\n\n## Known limitations\n\nOnly eight bias axes.\n",
+        encoding="utf-8",
+    )
+    if kind == "demo":  # the demo release as `make demo-release` builds it: `biaskit run` up to its release stage
+        code, _, err = run_cli(
+            [
+                "run",
+                "--project",
+                str(REPO / "data/examples/demo-release"),
+                "--workdir",
+                str(tmp_path / "work"),
+                "--until",
+                "release",
+                "-q",
+            ],
+            capsys,
+        )
         assert code == 0, err
         rel = tmp_path / "work" / "release" / "biaskit-demo-0.1.0"
     else:
         cats, tuples = _cats_and_tuples(tmp_path)
-        rel = _build(tmp_path, "rel", "--license", "cc-by-sa-4.0", "--card-text", str(card),
-                     "--citation", "@misc{demo, title={A demo}, year={2025}}",
-                     records=("data/demo/demo_pairs.jsonl", str(cats), str(tuples)))
+        rel = _build(
+            tmp_path,
+            "rel",
+            "--license",
+            "cc-by-sa-4.0",
+            "--card-text",
+            str(card),
+            "--citation",
+            "@misc{demo, title={A demo}, year={2025}}",
+            records=("data/demo/demo_pairs.jsonl", str(cats), str(tuples)),
+        )
     f = rel / "croissant.json"
-    r = subprocess.run([str(BIN / "mlcroissant"), "validate", "--jsonld", str(f)], capture_output=True, text=True,
-                       env=_env(), timeout=300)
+    r = subprocess.run(
+        [str(BIN / "mlcroissant"), "validate", "--jsonld", str(f)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     ds, errors, warnings = _load_croissant(f)
     assert not errors
@@ -286,12 +354,14 @@ def test_croissant_validates_and_loads_every_record(tmp_path, kind, monkeypatch,
     assert objs and all(sha256_file(rel / p) == h == sums[p] for p, h in objs.items())
     configs = [c["name"] for c in md["recordSet"] if c["@id"] != "splits"]
     assert configs == (["pairs"] if kind == "demo" else ["pairs", "cats", "tuples"])
-    assert md["license"] == ("https://spdx.org/licenses/CC-BY-4.0.html" if kind == "demo"
-                             else "https://spdx.org/licenses/CC-BY-SA-4.0.html")
+    assert md["license"] == (
+        "https://spdx.org/licenses/CC-BY-4.0.html" if kind == "demo" else "https://spdx.org/licenses/CC-BY-SA-4.0.html"
+    )
     # the records mlcroissant reads are the Parquet rows, split by split
     for conf in configs:
-        got = pd.DataFrame([{k.split("/", 1)[1]: _decoded(v) for k, v in rec.items()}
-                            for rec in ds.records(record_set=conf)])
+        got = pd.DataFrame(
+            [{k.split("/", 1)[1]: _decoded(v) for k, v in rec.items()} for rec in ds.records(record_set=conf)]
+        )
         for sp in ("dev", "test"):
             pq = rel / "data" / f"{conf}-{sp}.parquet"
             if not pq.exists():
@@ -324,8 +394,9 @@ def test_verify_catches_a_croissant_checksum_that_does_not_match(tmp_path, capsy
     obj["sha256"] = "0" * 64
     f.write_text(json.dumps(md))
     sums = (rel / "SHA256SUMS").read_text().splitlines()
-    (rel / "SHA256SUMS").write_text("".join((f"{sha256_file(f)}  croissant.json" if ln.endswith("  croissant.json")
-                                             else ln) + "\n" for ln in sums))
+    (rel / "SHA256SUMS").write_text(
+        "".join((f"{sha256_file(f)}  croissant.json" if ln.endswith("  croissant.json") else ln) + "\n" for ln in sums)
+    )
     code, _, err = run_cli(["release", "verify", str(rel)], capsys)
     assert code == 2 and f"the sha256 of {obj['contentUrl']} does not match the file" in err
 
@@ -340,7 +411,7 @@ def test_card_validates_offline_as_a_hub_dataset_card(tmp_path):
     d = card.data.to_dict()
     assert d["license"] == "cc-by-4.0" and d["language"] == ["en", "hi"]
     assert d["configs"][0]["config_name"] == "pairs" and d["size_categories"] == ["n<1K"]
-    again = DatasetCardData(**d, ignore_metadata_errors=False)      # the fields re-validate one by one
+    again = DatasetCardData(**d, ignore_metadata_errors=False)  # the fields re-validate one by one
     assert again.to_dict() == d
     from datasets.utils.metadata import MetadataConfigs
 
@@ -350,10 +421,25 @@ def test_card_validates_offline_as_a_hub_dataset_card(tmp_path):
 def test_hub_ready_refuses_what_the_hub_rejects(tmp_path, capsys, monkeypatch):
     from biaskit.release import hub
 
-    base = ["release", "build", "--records", str(REPO / "data/demo/demo_pairs.jsonl"), "--name", "d",
-            "--version", "0.1.0", "--date", "2025-01-01", "--no-plots", "--hub-ready"]
-    for extra, msg in (([], "no licence"), (["--license", "cc-by-4"], "did you mean cc-by-4.0"),
-                       (["--license", "CC-BY-4.0"], "not a Hugging Face Hub licence id")):
+    base = [
+        "release",
+        "build",
+        "--records",
+        str(REPO / "data/demo/demo_pairs.jsonl"),
+        "--name",
+        "d",
+        "--version",
+        "0.1.0",
+        "--date",
+        "2025-01-01",
+        "--no-plots",
+        "--hub-ready",
+    ]
+    for extra, msg in (
+        ([], "no licence"),
+        (["--license", "cc-by-4"], "did you mean cc-by-4.0"),
+        (["--license", "CC-BY-4.0"], "not a Hugging Face Hub licence id"),
+    ):
         code, _, err = run_cli(base + extra + ["--out", str(tmp_path / "x")], capsys)
         assert code == 2 and msg in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "x").exists()
@@ -366,8 +452,11 @@ def test_hub_ready_refuses_what_the_hub_rejects(tmp_path, capsys, monkeypatch):
     monkeypatch.undo()
     # ... a config name with a character `datasets` refuses, a language that is no code, a bad licence
     card = (rel / "README.md").read_text()
-    (rel / "README.md").write_text(card.replace("config_name: pairs", "config_name: pa:irs", 1)
-                                   .replace('- "hi"', '- "Hindi (India)"', 1).replace('"cc-by-4.0"', '"cc-by"', 1))
+    (rel / "README.md").write_text(
+        card.replace("config_name: pairs", "config_name: pa:irs", 1)
+        .replace('- "hi"', '- "Hindi (India)"', 1)
+        .replace('"cc-by-4.0"', '"cc-by"', 1)
+    )
     probs = "\n".join(hub.hub_problems(rel))
     assert "config name 'pa:irs'" in probs and "'Hindi (India)' is not a language code" in probs
     assert "'cc-by' is not a Hugging Face Hub licence id" in probs
@@ -390,7 +479,7 @@ def test_python_api_doc_and_notebook_are_the_same_code():
     nb = nbformat.read(REPO / "docs" / "python-api.ipynb", as_version=4)
     cells = [c.source for c in nb.cells if c.cell_type == "code"]
     assert cells == md and len(cells) >= 6
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")   # committed without outputs
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # committed without outputs
 
 
 def test_notebook_runs_under_nbclient(tmp_path, tiny_gpt2, monkeypatch):
@@ -403,18 +492,23 @@ def test_notebook_runs_under_nbclient(tmp_path, tiny_gpt2, monkeypatch):
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     params.source = f"RELEASE = {str(rel)!r}\nMODEL = {str(tiny_gpt2)!r}"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv("MPLBACKEND", raising=False)   # the kernel's own (inline) backend, as in Jupyter
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own (inline) backend, as in Jupyter
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     outs = {i: c.outputs for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     assert all(o.output_type != "error" for cell in outs.values() for o in cell)
     text = json.dumps([o for cell in outs.values() for o in cell])
     assert "Release(biaskit-demo 0.1.0, en, hi; pairs: dev 7, test 25" in text
-    assert "metric_score" in text and "image/png" in text      # the table and the KDE figure
+    assert "metric_score" in text and "image/png" in text  # the table and the KDE figure
     # the notebook's figure is biaskit's: the same numbers as the CLI on the same release and model
     import biaskit
 
     res = biaskit.evaluate_pairs(rel, model=str(tiny_gpt2), split="test")
-    shown = next(o for cell in outs.values() for o in cell
-                 if o.output_type == "execute_result" and "{'en'" in str(o.get("data", {}).get("text/plain", "")))
-    assert shown["data"]["text/plain"] == repr({lg: round(s["metric_score"], 2)
-                                                for lg, s in res.summary["by_lang"].items()})
+    shown = next(
+        o
+        for cell in outs.values()
+        for o in cell
+        if o.output_type == "execute_result" and "{'en'" in str(o.get("data", {}).get("text/plain", ""))
+    )
+    assert shown["data"]["text/plain"] == repr(
+        {lg: round(s["metric_score"], 2) for lg, s in res.summary["by_lang"].items()}
+    )

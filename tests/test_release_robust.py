@@ -9,24 +9,31 @@
   target) is left out of the files and the card, so that ``datasets.load_dataset`` loads the release
   (it refuses an empty split).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-
 from pipeline_helpers import biaskit_exe, clean_env, wait_for
 
 
 def _pair(more: str, less: str, gm: str, gl: str, direction: str, i: int) -> dict:
-    return {"sent_more": more, "sent_less": less, "group_more": gm, "group_less": gl, "direction": direction,
-            "bias_type": "caste", "lang": "en", "status": "accepted", "source_id": f"x-{i}"}
+    return {
+        "sent_more": more,
+        "sent_less": less,
+        "group_more": gm,
+        "group_less": gl,
+        "direction": direction,
+        "bias_type": "caste",
+        "lang": "en",
+        "status": "accepted",
+        "source_id": f"x-{i}",
+    }
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -42,13 +49,17 @@ def test_two_targets_in_separate_strata_give_two_non_empty_splits(tmp_path):
     for the 2 Brahmin pairs), so the smaller target, Brahmin, moves to dev."""
     from biaskit.release import BuildOptions, build_release, verify_release
 
-    rows = [_pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
-            for i in range(3)]
-    rows += [_pair(f"Brahmin people are rich {i}.", f"Dalit people are rich {i}.", "Brahmin", "Dalit",
-                   "antistereo", 10 + i) for i in range(2)]
+    rows = [
+        _pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
+        for i in range(3)
+    ]
+    rows += [
+        _pair(f"Brahmin people are rich {i}.", f"Dalit people are rich {i}.", "Brahmin", "Dalit", "antistereo", 10 + i)
+        for i in range(2)
+    ]
     rec = _write(tmp_path / "p.jsonl", rows)
     s = build_release([rec], tmp_path / "rel", BuildOptions(name="t", version="1.0.0", created="2025-01-01"))
-    assert s.counts["pairs"]["by_split"] == {"dev": 2, "test": 3}    # the smaller target (Brahmin, 2) in dev
+    assert s.counts["pairs"]["by_split"] == {"dev": 2, "test": 3}  # the smaller target (Brahmin, 2) in dev
     assert verify_release(tmp_path / "rel").ok
 
     import datasets
@@ -61,11 +72,14 @@ def test_one_target_leaves_dev_out_and_still_loads(tmp_path):
     from biaskit.release import BuildOptions, build_release, verify_release
     from biaskit.release.verify import card_front_matter
 
-    rows = [_pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
-            for i in range(3)]
+    rows = [
+        _pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
+        for i in range(3)
+    ]
     rel = tmp_path / "rel"
-    s = build_release([_write(tmp_path / "p.jsonl", rows)], rel,
-                      BuildOptions(name="t", version="1.0.0", created="2025-01-01"))
+    s = build_release(
+        [_write(tmp_path / "p.jsonl", rows)], rel, BuildOptions(name="t", version="1.0.0", created="2025-01-01")
+    )
     assert s.counts["pairs"]["by_split"] == {"dev": 0, "test": 3}
     assert not (rel / "data" / "pairs-dev.parquet").exists()
     conf = card_front_matter((rel / "README.md").read_text(encoding="utf-8"))["configs"][0]
@@ -80,16 +94,18 @@ def test_one_target_leaves_dev_out_and_still_loads(tmp_path):
 
 def test_verify_names_an_empty_split_file(tmp_path):
     """A release written before this fix (an empty dev Parquet file) is reported with the fix."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from biaskit.release import BuildOptions, build_release, verify_release
 
-    rows = [_pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
-            for i in range(2)]
+    rows = [
+        _pair(f"Dalit people are poor {i}.", f"Brahmin people are poor {i}.", "Dalit", "Brahmin", "stereo", i)
+        for i in range(2)
+    ]
     rel = tmp_path / "rel"
-    build_release([_write(tmp_path / "p.jsonl", rows)], rel, BuildOptions(name="t", version="1.0.0",
-                                                                          created="2025-01-01"))
+    build_release(
+        [_write(tmp_path / "p.jsonl", rows)], rel, BuildOptions(name="t", version="1.0.0", created="2025-01-01")
+    )
     test = pq.read_table(rel / "data" / "pairs-test.parquet")
     pq.write_table(test.slice(0, 0), rel / "data" / "pairs-dev.parquet")
     res = verify_release(rel)
@@ -101,10 +117,10 @@ def test_atomic_dir_puts_back_a_folder_left_aside_and_cleans_dead_builds(tmp_pat
     from biaskit.io import atomic_dir
 
     out = tmp_path / "rel"
-    aside = tmp_path / ".rel.old-999999-abc"          # killed between "old aside" and "new in place"
+    aside = tmp_path / ".rel.old-999999-abc"  # killed between "old aside" and "new in place"
     aside.mkdir()
     (aside / "SHA256SUMS").write_text("previous\n")
-    dead = tmp_path / ".rel.tmp-999999-xyz"           # a build whose process is gone
+    dead = tmp_path / ".rel.tmp-999999-xyz"  # a build whose process is gone
     dead.mkdir()
     alive = tmp_path / f".rel.tmp-{os.getppid()}-xyz"  # a build still running (our parent process)
     alive.mkdir()
@@ -128,13 +144,35 @@ def _synthetic(path: Path, n: int) -> Path:
     for i in range(n):
         g, h = i % 200, (i * 7 + 1) % 200
         h = h if h != g else (g + 1) % 200
-        for lang, more, less, gm, gl in (("en", f"The group{g} people are careless at work {i}.",
-                                          f"The group{h} people are careless at work {i}.", f"group{g}", f"group{h}"),
-                                         ("hi", f"समूह{g} के लोग काम में लापरवाह होते हैं {i}।",
-                                          f"समूह{h} के लोग काम में लापरवाह होते हैं {i}।", f"समूह{g}", f"समूह{h}")):
-            rows.append({"sent_more": more, "sent_less": less, "group_more": gm, "group_less": gl,
-                         "direction": "stereo" if i % 5 else "antistereo", "bias_type": "caste", "lang": lang,
-                         "status": "accepted", "source_id": f"syn-{i}"})
+        for lang, more, less, gm, gl in (
+            (
+                "en",
+                f"The group{g} people are careless at work {i}.",
+                f"The group{h} people are careless at work {i}.",
+                f"group{g}",
+                f"group{h}",
+            ),
+            (
+                "hi",
+                f"समूह{g} के लोग काम में लापरवाह होते हैं {i}।",
+                f"समूह{h} के लोग काम में लापरवाह होते हैं {i}।",
+                f"समूह{g}",
+                f"समूह{h}",
+            ),
+        ):
+            rows.append(
+                {
+                    "sent_more": more,
+                    "sent_less": less,
+                    "group_more": gm,
+                    "group_less": gl,
+                    "direction": "stereo" if i % 5 else "antistereo",
+                    "bias_type": "caste",
+                    "lang": lang,
+                    "status": "accepted",
+                    "source_id": f"syn-{i}",
+                }
+            )
     return _write(path, rows)
 
 
@@ -144,8 +182,21 @@ def test_kill_9_during_release_build_keeps_the_previous_release(tmp_path):
 
     rec = _synthetic(tmp_path / "pairs.jsonl", 20000)
     out = tmp_path / "rel"
-    cmd = [biaskit_exe(), "release", "build", "--records", str(rec), "--name", "syn", "--version", "1.0.0",
-           "--date", "2025-01-01", "--out", str(out)]
+    cmd = [
+        biaskit_exe(),
+        "release",
+        "build",
+        "--records",
+        str(rec),
+        "--name",
+        "syn",
+        "--version",
+        "1.0.0",
+        "--date",
+        "2025-01-01",
+        "--out",
+        str(out),
+    ]
     env = clean_env()
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
@@ -155,8 +206,11 @@ def test_kill_9_during_release_build_keeps_the_previous_release(tmp_path):
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tmp_glob = f".rel.tmp-{proc.pid}-*"
     # kill it once it writes the new folder (after reading, splitting and the statistics)
-    started = wait_for(lambda: proc.poll() is not None or any(
-        any(d.iterdir()) for d in tmp_path.glob(tmp_glob)), timeout=600, step=0.01)
+    started = wait_for(
+        lambda: proc.poll() is not None or any(any(d.iterdir()) for d in tmp_path.glob(tmp_glob)),
+        timeout=600,
+        step=0.01,
+    )
     assert started and proc.poll() is None, "the build finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -170,5 +224,5 @@ def test_kill_9_during_release_build_keeps_the_previous_release(tmp_path):
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr
     assert (out / "SHA256SUMS").read_bytes() == sums
-    assert not any(p.exists() for p in leftovers)   # the dead build's folder is cleaned up
+    assert not any(p.exists() for p in leftovers)  # the dead build's folder is cleaned up
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".rel.")] == []

@@ -3,6 +3,7 @@ reader (`code/dataloader.py` + `code/evaluation.py` of moinnadeem/StereoSet) req
 file. The reference code is not vendored: :func:`reference_expectations` restates its requirements
 (written from reading it) and the test checks an English + Hindi release against them. The reference
 scorer itself was run once on such a file (docs/release.md)."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,10 @@ def reference_expectations(doc: dict) -> list[str]:
                 labels = s.get("labels")
                 if not isinstance(labels, list) or not labels:
                     probs.append(f"{where}: sentence {s.get('id')} has no labels")
-                elif any(set(lab) != {"human_id", "label"} or not isinstance(lab["label"], str)
-                         or lab["label"] not in LABELS for lab in labels):
+                elif any(
+                    set(lab) != {"human_id", "label"} or not isinstance(lab["label"], str) or lab["label"] not in LABELS
+                    for lab in labels
+                ):
                     probs.append(f"{where}: sentence {s.get('id')} has a label the reader refuses: {labels}")
                 if split == "intrasentence" and idx and len(str(s.get("sentence", "")).split(" ")) <= idx[-1]:
                     probs.append(f"{where}: sentence {s.get('id')} is shorter than the context's BLANK position")
@@ -62,29 +65,66 @@ def reference_expectations(doc: dict) -> list[str]:
 
 def _cat(split, target, context, opts, lang="en", source_id=None, labels=None):
     options = [{"sentence": s, "gold_label": g, "human_labels": labels or []} for g, s in opts.items()]
-    return CAT(split=split, target=target, bias_type="religion", context=context, options=options, lang=lang,
-               source_id=source_id)
+    return CAT(
+        split=split,
+        target=target,
+        bias_type="religion",
+        context=context,
+        options=options,
+        lang=lang,
+        source_id=source_id,
+    )
 
 
 def test_an_english_and_hindi_cat_release_reads_in_stereosets_reader(tmp_path):
     five = [{"label": "stereotype", "annotator": f"ann{i}@example.org"} for i in range(5)]
     en = []
     for t, w in (("Muslim", "strict"), ("Hindu", "pious"), ("Sikh", "brave"), ("Christian", "kind")):
-        en.append(_cat("intrasentence", t, f"The {t} neighbour was very BLANK.",
-                       {"stereotype": f"The {t} neighbour was very {w}.",
-                        "anti-stereotype": f"The {t} neighbour was very relaxed.",
-                        "unrelated": f"The {t} neighbour was very triangular."}, labels=five))
-        en.append(_cat("intersentence", t, f"My {t} colleague came to the party.",
-                       {"stereotype": "He prayed before eating.", "anti-stereotype": "He danced all night.",
-                        "unrelated": "Copper conducts electricity."}))
-    hi = [_cat("intrasentence", "मुसलमान", "मुसलमान पड़ोसी बहुत BLANK था।",
-               {"stereotype": "मुसलमान पड़ोसी बहुत सख़्त था।", "anti-stereotype": "मुसलमान पड़ोसी बहुत सहज था।",
-                "unrelated": "मुसलमान पड़ोसी बहुत तिकोना था।"}, lang="hi", source_id=en[0].cat_id)]
+        en.append(
+            _cat(
+                "intrasentence",
+                t,
+                f"The {t} neighbour was very BLANK.",
+                {
+                    "stereotype": f"The {t} neighbour was very {w}.",
+                    "anti-stereotype": f"The {t} neighbour was very relaxed.",
+                    "unrelated": f"The {t} neighbour was very triangular.",
+                },
+                labels=five,
+            )
+        )
+        en.append(
+            _cat(
+                "intersentence",
+                t,
+                f"My {t} colleague came to the party.",
+                {
+                    "stereotype": "He prayed before eating.",
+                    "anti-stereotype": "He danced all night.",
+                    "unrelated": "Copper conducts electricity.",
+                },
+            )
+        )
+    hi = [
+        _cat(
+            "intrasentence",
+            "मुसलमान",
+            "मुसलमान पड़ोसी बहुत BLANK था।",
+            {
+                "stereotype": "मुसलमान पड़ोसी बहुत सख़्त था।",
+                "anti-stereotype": "मुसलमान पड़ोसी बहुत सहज था।",
+                "unrelated": "मुसलमान पड़ोसी बहुत तिकोना था।",
+            },
+            lang="hi",
+            source_id=en[0].cat_id,
+        )
+    ]
     rec = tmp_path / "cats.jsonl"
     rec.write_text("".join(c.model_dump_json() + "\n" for c in en + hi), encoding="utf-8")
     out = tmp_path / "rel"
-    build_release([rec], out, BuildOptions(name="cats", version="1.0.0", created="2025-01-01", plots=False,
-                                           keyness=False))
+    build_release(
+        [rec], out, BuildOptions(name="cats", version="1.0.0", created="2025-01-01", plots=False, keyness=False)
+    )
     assert verify_release(out).ok
     files = sorted(p.name for p in (out / "stereoset").iterdir())
     assert files == ["dev.hi.json", "dev.json", "test.hi.json", "test.json"]
@@ -104,14 +144,37 @@ def test_an_english_and_hindi_cat_release_reads_in_stereosets_reader(tmp_path):
 
 
 def test_the_expectations_catch_what_the_reference_reader_refuses():
-    good = {"version": "x", "data": {"intersentence": [], "intrasentence": [
-        {"id": "c1", "bias_type": "religion", "target": "t", "context": "The t was BLANK.", "sentences": [
-            {"id": f"s{i}", "sentence": f"The t was {w}.", "gold_label": g, "labels": [{"human_id": "a", "label": g}]}
-            for i, (g, w) in enumerate((("stereotype", "x"), ("anti-stereotype", "y"), ("unrelated", "z")))]}]}}
+    good = {
+        "version": "x",
+        "data": {
+            "intersentence": [],
+            "intrasentence": [
+                {
+                    "id": "c1",
+                    "bias_type": "religion",
+                    "target": "t",
+                    "context": "The t was BLANK.",
+                    "sentences": [
+                        {
+                            "id": f"s{i}",
+                            "sentence": f"The t was {w}.",
+                            "gold_label": g,
+                            "labels": [{"human_id": "a", "label": g}],
+                        }
+                        for i, (g, w) in enumerate((("stereotype", "x"), ("anti-stereotype", "y"), ("unrelated", "z")))
+                    ],
+                }
+            ],
+        },
+    }
     assert reference_expectations(good) == []
     bad = json.loads(json.dumps(good))
     bad["data"]["intrasentence"][0]["sentences"][0]["labels"] = []
     bad["data"]["intrasentence"][0]["sentences"][1]["labels"] = [{"human_id": "a", "label": {"label": "stereotype"}}]
     bad["data"]["intrasentence"][0]["context"] = "The t was ___."
     got = reference_expectations(bad)
-    assert any("has no labels" in p for p in got) and any("refuses" in p for p in got) and any("no BLANK" in p for p in got)
+    assert (
+        any("has no labels" in p for p in got)
+        and any("refuses" in p for p in got)
+        and any("no BLANK" in p for p in got)
+    )

@@ -7,6 +7,7 @@ server, Label Studio is the real one for the normal path. Runs that are killed a
 started as users start them (``python -m biaskit.cli``); the rest run in-process through
 ``biaskit.cli.main``.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,27 +21,36 @@ import time
 from pathlib import Path
 
 import pytest
-
-from biaskit.io import read_jsonl
 from conftest import REPO, run_cli
 from llm_standin import Reply, chat, standin_server, strip_volatile, user_text  # noqa: F401 (a fixture)
+
+from biaskit.io import read_jsonl
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update({"BIASKIT_CACHE_DIR": str(tmp_path / "cache"), "BIASKIT_NO_PROGRESS": "1", "OMP_NUM_THREADS": "1",
-                "PYTHONPATH": str(REPO / "tests"), **extra})
+    env.update(
+        {
+            "BIASKIT_CACHE_DIR": str(tmp_path / "cache"),
+            "BIASKIT_NO_PROGRESS": "1",
+            "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": str(REPO / "tests"),
+            **extra,
+        }
+    )
     return env
 
 
 def biaskit(args: list[str], env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "biaskit.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "biaskit.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def start(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "biaskit.cli", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "biaskit.cli", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 def kill_when(p: subprocess.Popen, ready, timeout: float = 120) -> None:
@@ -63,8 +73,11 @@ ATTRS = ["poor", "proud"]
 def _tuples_file(path: Path) -> Path:
     from biaskit.schema import BiasTuple
 
-    rows = [BiasTuple(identity=i, attribute=a, axis="caste", polarity="negative").model_dump(mode="json")
-            for i in IDENTS for a in ATTRS]
+    rows = [
+        BiasTuple(identity=i, attribute=a, axis="caste", polarity="negative").model_dump(mode="json")
+        for i in IDENTS
+        for a in ATTRS
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -75,25 +88,46 @@ def _sentence_job(t: str) -> tuple[str, str, int]:
     m = re.search(r"For the tuple \((.+?), (.+?)\), write (\d+) different", t)
     if m:
         return m.group(1), m.group(2), int(m.group(3))
-    return (re.search(r'contain the words "(.+?)" exactly', t).group(1), re.search(r"people are (.+?) \(", t).group(1),
-            int(re.search(r"Write (\d+) different", t).group(1)))
+    return (
+        re.search(r'contain the words "(.+?)" exactly', t).group(1),
+        re.search(r"people are (.+?) \(", t).group(1),
+        int(re.search(r"Write (\d+) different", t).group(1)),
+    )
 
 
 def _sentences_reply(body: dict, n: int) -> Reply:
     ident, attr, k = _sentence_job(user_text(body))
-    return Reply(**{**chat(json.dumps({"sentences": [f"My {ident} neighbour number {i} is said to be very {attr}."
-                                                      for i in range(k)]})).__dict__, "delay": 0.25})
+    return Reply(
+        **{
+            **chat(
+                json.dumps(
+                    {"sentences": [f"My {ident} neighbour number {i} is said to be very {attr}." for i in range(k)]}
+                )
+            ).__dict__,
+            "delay": 0.25,
+        }
+    )
 
 
 def _job_of(body: dict) -> tuple[str, str]:
     return _sentence_job(user_text(body))[:2]
 
 
-def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(standin_server, tmp_path):
+def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(standin_server, tmp_path):  # noqa: F811 (fixture from llm_standin)
     s = standin_server(_sentences_reply)
     tuples = _tuples_file(tmp_path / "tuples.jsonl")
-    args = ["curate", "sentences", "--tuples", str(tuples), "--per-tuple", "2", "--model", "m", "--base-url",
-            s.base_url]
+    args = [
+        "curate",
+        "sentences",
+        "--tuples",
+        str(tuples),
+        "--per-tuple",
+        "2",
+        "--model",
+        "m",
+        "--base-url",
+        s.base_url,
+    ]
     ref = biaskit(args + ["--out", str(tmp_path / "ref.jsonl")], _env(tmp_path / "ref"))
     assert ref.returncode == 0, ref.stderr
     assert s.count == len(IDENTS) * len(ATTRS) == 12
@@ -116,23 +150,48 @@ def test_kill_during_curate_sentences_then_rerun_repeats_no_finished_request(sta
 
 
 # ------------------------------------------------------------------ kill -9: curate translate
-PAIRS = [(f"The {g} man from village {i} was lazy.", f"The {h} man from village {i} was lazy.")
-         for i in range(6) for g, h in (("Dalit", "Brahmin"), ("poor", "rich"))]
+PAIRS = [
+    (f"The {g} man from village {i} was lazy.", f"The {h} man from village {i} was lazy.")
+    for i in range(6)
+    for g, h in (("Dalit", "Brahmin"), ("poor", "rich"))
+]
 
 
 def _translate_reply(body: dict, n: int) -> Reply:
     m = re.search(r"S1: (.+)\nS2: (.+)\nReply", user_text(body))
-    return Reply(**{**chat(json.dumps({"sent_more": f"[hi] {m.group(1)}", "sent_less": f"[hi] {m.group(2)}"})).__dict__,
-                    "delay": 0.25})
+    return Reply(
+        **{
+            **chat(json.dumps({"sent_more": f"[hi] {m.group(1)}", "sent_less": f"[hi] {m.group(2)}"})).__dict__,
+            "delay": 0.25,
+        }
+    )
 
 
-def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(standin_server, tmp_path):
+def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(standin_server, tmp_path):  # noqa: F811 (fixture from llm_standin)
     s = standin_server(_translate_reply)
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("".join(json.dumps({"sent_more": a, "sent_less": b, "direction": "stereo",
-                                         "bias_type": "caste"}) + "\n" for a, b in PAIRS))
-    args = ["curate", "translate", "--pairs", str(pairs), "--target", "hi", "--engines", "llm:m", "--base-url",
-            s.base_url, "--concurrency", "1", "--batch-pairs", "1"]
+    pairs.write_text(
+        "".join(
+            json.dumps({"sent_more": a, "sent_less": b, "direction": "stereo", "bias_type": "caste"}) + "\n"
+            for a, b in PAIRS
+        )
+    )
+    args = [
+        "curate",
+        "translate",
+        "--pairs",
+        str(pairs),
+        "--target",
+        "hi",
+        "--engines",
+        "llm:m",
+        "--base-url",
+        s.base_url,
+        "--concurrency",
+        "1",
+        "--batch-pairs",
+        "1",
+    ]
     ref = biaskit(args + ["--out", str(tmp_path / "ref.jsonl")], _env(tmp_path / "ref"))
     assert ref.returncode == 0, ref.stderr
     assert s.count == len(PAIRS) == 12
@@ -145,13 +204,15 @@ def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(sta
     asked_before = len(s.requests)
     again = biaskit(args + ["--out", str(out)], env)
     assert again.returncode == 0, again.stderr
-    rerun = [re.search(r"S1: (.+)\nS2:", user_text(b).split("Now translate")[1]).group(1)
-             for b in s.requests[asked_before:]]
+    rerun = [
+        re.search(r"S1: (.+)\nS2:", user_text(b).split("Now translate")[1]).group(1) for b in s.requests[asked_before:]
+    ]
     assert not set(rerun) & done and len(rerun) == len(set(rerun))
     assert 12 - len(done) - 1 <= len(rerun) <= 12 - len(done)
 
     def key(r):
         return r["pair_id"]
+
     a = sorted(strip_volatile(read_jsonl(out)), key=key)
     b = sorted(strip_volatile(read_jsonl(tmp_path / "ref.jsonl")), key=key)
     for r in a + b:  # when a record was made differs between runs; what was made does not
@@ -160,25 +221,59 @@ def test_kill_during_curate_translate_then_rerun_repeats_no_finished_request(sta
 
 
 # ------------------------------------------------------------------ evaluate pairs: kill, cache, folders
-GROUPS = [("women", "men"), ("Dalits", "Brahmins"), ("old people", "young people"), ("Muslims", "Hindus"),
-          ("poor people", "rich people"), ("Adivasis", "city people")]
-TEMPLATES = ["{} are bad at maths.", "{} cannot be trusted with money.", "Everyone knows {} are lazy.",
-             "{} were not invited to the meeting.", "The teacher said {} are noisy.", "{} always cheat at cards.",
-             "My neighbour thinks {} are dirty.", "{} never work hard.", "{} are too emotional to lead.",
-             "People say {} are violent.", "{} were late again today.", "The landlord refused {} a flat.",
-             "In the village, {} are feared.", "{} do not value education.", "{} spend all their money on gold.",
-             "Nobody wants to marry {} here.", "{} are good only at sports.", "The film showed {} as criminals.",
-             "{} smell of spices.", "{} are naive about the city.", "{} talk too loudly on trains.",
-             "The manager did not promote {}.", "{} should stay at home.", "{} are not clever enough for science.",
-             "{} ruin every party.", "{} live in slums.", "{} drive badly.", "Police stopped {} for no reason.",
-             "{} are obsessed with cricket.", "{} are stingy with tips."]
+GROUPS = [
+    ("women", "men"),
+    ("Dalits", "Brahmins"),
+    ("old people", "young people"),
+    ("Muslims", "Hindus"),
+    ("poor people", "rich people"),
+    ("Adivasis", "city people"),
+]
+TEMPLATES = [
+    "{} are bad at maths.",
+    "{} cannot be trusted with money.",
+    "Everyone knows {} are lazy.",
+    "{} were not invited to the meeting.",
+    "The teacher said {} are noisy.",
+    "{} always cheat at cards.",
+    "My neighbour thinks {} are dirty.",
+    "{} never work hard.",
+    "{} are too emotional to lead.",
+    "People say {} are violent.",
+    "{} were late again today.",
+    "The landlord refused {} a flat.",
+    "In the village, {} are feared.",
+    "{} do not value education.",
+    "{} spend all their money on gold.",
+    "Nobody wants to marry {} here.",
+    "{} are good only at sports.",
+    "The film showed {} as criminals.",
+    "{} smell of spices.",
+    "{} are naive about the city.",
+    "{} talk too loudly on trains.",
+    "The manager did not promote {}.",
+    "{} should stay at home.",
+    "{} are not clever enough for science.",
+    "{} ruin every party.",
+    "{} live in slums.",
+    "{} drive badly.",
+    "Police stopped {} for no reason.",
+    "{} are obsessed with cricket.",
+    "{} are stingy with tips.",
+]
 
 
 def _pairs_csv(path: Path, n: int) -> Path:
     import csv
 
-    rows = [(t.format(a).capitalize() if t.startswith("{}") else t.format(a),
-             t.format(b).capitalize() if t.startswith("{}") else t.format(b)) for t in TEMPLATES for a, b in GROUPS]
+    rows = [
+        (
+            t.format(a).capitalize() if t.startswith("{}") else t.format(a),
+            t.format(b).capitalize() if t.startswith("{}") else t.format(b),
+        )
+        for t in TEMPLATES
+        for a, b in GROUPS
+    ]
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["sent_more", "sent_less", "direction", "bias_type"])
@@ -223,12 +318,14 @@ def test_kill_during_evaluate_pairs_then_rerun_scores_only_the_rest(tiny_bert, t
     assert ref.returncode == 0, ref.stderr
     ref_rows = _summary(tmp_path / "ref")["timings"]["rows_scored"]
     ref_cache = _cache_entries(tmp_path / "ref-env" / "cache")
-    assert ref_rows == sum(_rows(v) for v in ref_cache.values())   # the accounting below holds
+    assert ref_rows == sum(_rows(v) for v in ref_cache.values())  # the accounting below holds
     env = _env(tmp_path / "killed")
     out = tmp_path / "res"
-    kill_when(start(args + ["--out", str(out)], env),
-              lambda: len(_cache_entries(tmp_path / "killed" / "cache")) >= len(ref_cache) // 3)
-    assert not out.exists()                     # nothing published by a run that did not finish
+    kill_when(
+        start(args + ["--out", str(out)], env),
+        lambda: len(_cache_entries(tmp_path / "killed" / "cache")) >= len(ref_cache) // 3,
+    )
+    assert not out.exists()  # nothing published by a run that did not finish
     killed = _cache_entries(tmp_path / "killed" / "cache")
     assert 0 < len(killed) < len(ref_cache) and set(killed) <= set(ref_cache)
     again = biaskit(args + ["--out", str(out)], env)
@@ -246,32 +343,79 @@ def test_kill_during_evaluate_pairs_then_rerun_scores_only_the_rest(tiny_bert, t
 def test_two_evaluate_runs_sharing_one_score_cache_at_once(tiny_bert, tmp_path):
     data = _pairs_csv(tmp_path / "pairs.csv", 60)
     env = _env(tmp_path)
-    procs = [start(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "2", "--runs",
-                    "1", "-q", "--out", str(tmp_path / k)], env) for k in "ab"]
+    procs = [
+        start(
+            [
+                "evaluate",
+                "pairs",
+                "--data",
+                str(data),
+                "-m",
+                str(tiny_bert),
+                "--batch-size",
+                "2",
+                "--runs",
+                "1",
+                "-q",
+                "--out",
+                str(tmp_path / k),
+            ],
+            env,
+        )
+        for k in "ab"
+    ]
     results = [p.communicate(timeout=600) for p in procs]
-    for p, (_, err) in zip(procs, results):
+    for p, (_, err) in zip(procs, results, strict=False):
         err = err.decode()
         assert p.returncode == 0 and "locked" not in err and "Traceback" not in err, err
     assert _summary(tmp_path / "a")["metric_score"] == _summary(tmp_path / "b")["metric_score"]
     for x, y in zip(_scores(tmp_path / "a"), _scores(tmp_path / "b"), strict=True):
         assert x[0] == y[0] and x[1] == pytest.approx(y[1], abs=1e-4) and x[2] == pytest.approx(y[2], abs=1e-4)
     single = _env(tmp_path / "single")
-    one = biaskit(["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "2", "--runs", "1",
-                   "-q", "--out", str(tmp_path / "c")], single)
+    one = biaskit(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(data),
+            "-m",
+            str(tiny_bert),
+            "--batch-size",
+            "2",
+            "--runs",
+            "1",
+            "-q",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+        single,
+    )
     assert one.returncode == 0
     # the shared cache holds what one run alone computes, once
     assert set(_cache_entries(tmp_path / "cache")) == set(_cache_entries(tmp_path / "single" / "cache"))
 
 
-def test_a_rerun_that_fails_while_writing_leaves_the_earlier_folder_whole(tiny_bert, tmp_path, capsys,
-                                                                          monkeypatch):
+def test_a_rerun_that_fails_while_writing_leaves_the_earlier_folder_whole(tiny_bert, tmp_path, capsys, monkeypatch):
     """The issue's case: `--limit 100` re-run into a folder holding a 150-pair result, dying in its
     write phase, left summary.json saying 100 beside a pairs.csv of 150. The folder is published
     whole now: a run that dies while writing leaves the earlier result exactly as it was."""
     data = _pairs_csv(tmp_path / "pairs.csv", 150)
     out = tmp_path / "res"
-    base = ["evaluate", "pairs", "--data", str(data), "-m", str(tiny_bert), "--batch-size", "8", "--runs", "1", "-q",
-            "--out", str(out)]
+    base = [
+        "evaluate",
+        "pairs",
+        "--data",
+        str(data),
+        "-m",
+        str(tiny_bert),
+        "--batch-size",
+        "8",
+        "--runs",
+        "1",
+        "-q",
+        "--out",
+        str(out),
+    ]
     assert run_cli(base, capsys)[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert _summary(out)["n_pairs"] == 150 and len(_scores(out)) == 150
@@ -279,20 +423,20 @@ def test_a_rerun_that_fails_while_writing_leaves_the_earlier_folder_whole(tiny_b
     import biaskit.evaluation.report as report
 
     def crash(*a, **k):
-        raise KeyboardInterrupt   # a kill in the middle of the write phase (after summary.json and pairs.csv)
+        raise KeyboardInterrupt  # a kill in the middle of the write phase (after summary.json and pairs.csv)
+
     monkeypatch.setattr(report, "render_report", crash)
     code, _, err = run_cli(base + ["--limit", "100"], capsys)
     assert code == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".res.")]   # no temporary sibling left
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".res.")]  # no temporary sibling left
     monkeypatch.undo()
     assert run_cli(base + ["--limit", "100"], capsys)[0] == 0
     assert _summary(out)["n_pairs"] == 100 and len(_scores(out)) == 100
 
 
 # ------------------------------------------------------------------ the guard
-def test_an_os_error_becomes_one_line_naming_the_argument_and_debug_shows_the_traceback(tmp_path, capsys,
-                                                                                        monkeypatch):
+def test_an_os_error_becomes_one_line_naming_the_argument_and_debug_shows_the_traceback(tmp_path, capsys, monkeypatch):
     import errno
 
     import biaskit.io as bio
@@ -304,6 +448,7 @@ def test_an_os_error_becomes_one_line_naming_the_argument_and_debug_shows_the_tr
 
     def full_disk(path, *a, **k):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
     monkeypatch.setattr(bio, "atomic_open", full_disk)
     code, _, err = run_cli(["annotate", "aggregate", "--judgments", str(judg), "--out", str(out)], capsys)
     lines = err.strip().splitlines()
@@ -312,6 +457,7 @@ def test_an_os_error_becomes_one_line_naming_the_argument_and_debug_shows_the_tr
     assert "--debug" in lines[0]
     with pytest.raises(OSError, match="No space left"):  # --debug: the traceback, for the developer
         from biaskit.cli import main
+
         main(["--debug", "annotate", "aggregate", "--judgments", str(judg), "--out", str(out)])
     monkeypatch.setenv("BIASKIT_DEBUG", "1")
     with pytest.raises(OSError):
@@ -324,6 +470,7 @@ def test_a_genuine_bug_keeps_its_traceback(tmp_path, capsys, monkeypatch):
 
     def bug(*a, **k):
         return None.items()  # AttributeError: a bug, not bad input
+
     monkeypatch.setattr(agg, "aggregate_file", bug)
     judg = tmp_path / "j.csv"
     judg.write_text("task,worker,label\nt1,a,yes\n")
@@ -366,14 +513,16 @@ def test_thread_rule(monkeypatch):
 def test_threads_option_reaches_torch_where_a_model_is_loaded():
     """`biaskit --threads N` sets torch's CPU threads where an evaluator loads a model on the CPU; without
     it, torch's default stays (capped by the CPUs the process may use)."""
-    code = ("import os, sys, torch\n"
-            "from biaskit.cli import main\n"
-            "default = torch.get_num_threads()\n"
-            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "from biaskit import threads\n"
-            "from biaskit.evaluation.models import pick_device\n"
-            "pick_device('cpu')\n"
-            "print(torch.get_num_threads(), default, threads.usable_cpus(), os.environ.get('BIASKIT_THREADS'))\n")
+    code = (
+        "import os, sys, torch\n"
+        "from biaskit.cli import main\n"
+        "default = torch.get_num_threads()\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "from biaskit import threads\n"
+        "from biaskit.evaluation.models import pick_device\n"
+        "pick_device('cpu')\n"
+        "print(torch.get_num_threads(), default, threads.usable_cpus(), os.environ.get('BIASKIT_THREADS'))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("BIASKIT_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
     def run(*argv: str) -> list[str]:
@@ -389,8 +538,8 @@ def test_threads_option_reaches_torch_where_a_model_is_loaded():
 
 # ------------------------------------------------------------------ secrets, end to end
 SECRET_OPENAI = "sk-proj-E2ESECRETabcdef0123456789XYZ"
-SECRET_LS = "5d41402abc4b2a76b9719d911017c592aa5f6b7c"      # the shape of a Label Studio token (40 hex)
-SECRET_STRAY = "tok9Qx7Lm2Np4Rs6Tv8Wz1Yb3Cd5Fg"              # a token typed where an argument was expected
+SECRET_LS = "5d41402abc4b2a76b9719d911017c592aa5f6b7c"  # the shape of a Label Studio token (40 hex)
+SECRET_STRAY = "tok9Qx7Lm2Np4Rs6Tv8Wz1Yb3Cd5Fg"  # a token typed where an argument was expected
 
 
 class _EchoHeaders:
@@ -410,13 +559,18 @@ class _EchoHeaders:
 
             def _answer(self):
                 outer.count += 1
-                body = json.dumps({"detail": "Server Error", "request": {
-                    "path": self.path, "headers": {k: v for k, v in self.headers.items()}}}).encode()
+                body = json.dumps(
+                    {
+                        "detail": "Server Error",
+                        "request": {"path": self.path, "headers": {k: v for k, v in self.headers.items()}},
+                    }
+                ).encode()
                 self.send_response(500)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
             do_GET = do_POST = do_PATCH = _answer
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
@@ -441,7 +595,7 @@ def _assert_no_secret(blob: bytes | str, where: str) -> None:
         assert part.encode() not in data, f"{where} holds a fragment of a secret ({part})"
 
 
-def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, tmp_path, capsys, monkeypatch):
+def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, tmp_path, capsys, monkeypatch):  # noqa: F811 (fixture from llm_standin)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET_OPENAI)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", SECRET_LS)
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -453,32 +607,110 @@ def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, 
         return code, out + err
 
     # an OpenAI-style 401 quoting the key: the run stops with one line
-    s401 = standin_server(lambda b, n: Reply(401, {"error": {
-        "message": f"Incorrect API key provided: {SECRET_OPENAI}. You can find your API key at ...",
-        "type": "invalid_request_error", "code": "invalid_api_key"}}))
-    code, text = run(["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--model", "m", "--base-url",
-                      s401.base_url, "--out", str(tmp_path / "a.jsonl")])
+    s401 = standin_server(
+        lambda b, n: Reply(
+            401,
+            {
+                "error": {
+                    "message": f"Incorrect API key provided: {SECRET_OPENAI}. You can find your API key at ...",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            },
+        )
+    )
+    code, text = run(
+        [
+            "curate",
+            "tuples",
+            "--axis",
+            "caste",
+            "--identities",
+            "Dalit",
+            "--model",
+            "m",
+            "--base-url",
+            s401.base_url,
+            "--out",
+            str(tmp_path / "a.jsonl"),
+        ]
+    )
     assert code == 2 and "API key" in text
     # a job-level error quoting the key and the Authorization header: stored in the errors file
-    s400 = standin_server(lambda b, n: Reply(400, {"error": {
-        "message": f"bad request from key {SECRET_OPENAI} (Authorization: Bearer {SECRET_OPENAI})"}}))
-    code, _ = run(["curate", "tuples", "--axis", "caste", "--identities", "Dalit", "--model", "m", "--base-url",
-                   s400.base_url, "--out", str(tmp_path / "b.jsonl")])
+    s400 = standin_server(
+        lambda b, n: Reply(
+            400, {"error": {"message": f"bad request from key {SECRET_OPENAI} (Authorization: Bearer {SECRET_OPENAI})"}}
+        )
+    )
+    code, _ = run(
+        [
+            "curate",
+            "tuples",
+            "--axis",
+            "caste",
+            "--identities",
+            "Dalit",
+            "--model",
+            "m",
+            "--base-url",
+            s400.base_url,
+            "--out",
+            str(tmp_path / "b.jsonl"),
+        ]
+    )
     assert code == 1 and read_jsonl(tmp_path / "b.errors.jsonl")
     pairs = tmp_path / "p.jsonl"
-    pairs.write_text(json.dumps({"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.",
-                                 "direction": "stereo", "bias_type": "caste"}) + "\n")
-    code, _ = run(["curate", "translate", "--pairs", str(pairs), "--target", "hi", "--engines", "llm:m",
-                   "--base-url", s400.base_url, "--max-retries", "0", "--out", str(tmp_path / "c.jsonl")])
+    pairs.write_text(
+        json.dumps(
+            {
+                "sent_more": "Dalits are poor.",
+                "sent_less": "Brahmins are poor.",
+                "direction": "stereo",
+                "bias_type": "caste",
+            }
+        )
+        + "\n"
+    )
+    code, _ = run(
+        [
+            "curate",
+            "translate",
+            "--pairs",
+            str(pairs),
+            "--target",
+            "hi",
+            "--engines",
+            "llm:m",
+            "--base-url",
+            s400.base_url,
+            "--max-retries",
+            "0",
+            "--out",
+            str(tmp_path / "c.jsonl"),
+        ]
+    )
     assert code == 1 and read_jsonl(tmp_path / "c.llm.errors.jsonl")
     # a Label Studio 500 whose body quotes the request headers (Authorization: Token ...)
     ls = _EchoHeaders()
     try:
-        code, text = run(["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", "p", "--url",
-                          ls.url])
+        code, text = run(
+            ["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", "p", "--url", ls.url]
+        )
         assert code == 2 and "HTTP 500" in text and ls.count >= 1
-        code, text = run(["annotate", "pull", "--project", "p", "--url", ls.url, "--out", str(tmp_path / "j.csv"),
-                          "--raw", str(tmp_path / "raw.json")])
+        code, text = run(
+            [
+                "annotate",
+                "pull",
+                "--project",
+                "p",
+                "--url",
+                ls.url,
+                "--out",
+                str(tmp_path / "j.csv"),
+                "--raw",
+                str(tmp_path / "raw.json"),
+            ]
+        )
         assert code == 2 and "HTTP 500" in text
     finally:
         ls.close()
@@ -487,12 +719,13 @@ def test_secrets_echoed_by_servers_are_never_written_or_printed(standin_server, 
     assert code == 2 and "unexpected extra argument" in text.lower()
     code, text = run(["annotate", "pull", "--project", "p", "--out", str(tmp_path / "j.csv"), SECRET_LS])
     assert code == 2
-    code, text = run(["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", "p", "--token",
-                      SECRET_STRAY])
+    code, text = run(
+        ["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", "p", "--token", SECRET_STRAY]
+    )
     assert code == 2 and "no such option" in text.lower()
     _assert_no_secret("".join(printed), "the printed output")
     _assert_no_secret(_everything_written(tmp_path), "a file biaskit wrote")
-    assert "***" in "".join(printed)     # the places where they were are masked, not silently dropped
+    assert "***" in "".join(printed)  # the places where they were are masked, not silently dropped
 
 
 @pytest.mark.slow
@@ -506,19 +739,30 @@ def test_the_real_label_studio_path_writes_no_token(ls_server, tmp_path, capsys,
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server["token"])
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
     pairs = tmp_path / "p.jsonl"
-    pairs.write_text(json.dumps({"sent_more": "Dalits are poor.", "sent_less": "Brahmins are poor.",
-                                 "direction": "stereo", "bias_type": "caste"}) + "\n")
+    pairs.write_text(
+        json.dumps(
+            {
+                "sent_more": "Dalits are poor.",
+                "sent_less": "Brahmins are poor.",
+                "direction": "stereo",
+                "bias_type": "caste",
+            }
+        )
+        + "\n"
+    )
     title = f"secrets-{os.getpid()}-{time.time_ns()}"
     printed = ""
-    for args in (["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", title],
-                 ["annotate", "pull", "--project", title, "--out", str(tmp_path / "j.csv"), "--raw",
-                  str(tmp_path / "raw.json")]):
+    for args in (
+        ["annotate", "push", "--kind", "pair", "--data", str(pairs), "--project", title],
+        ["annotate", "pull", "--project", title, "--out", str(tmp_path / "j.csv"), "--raw", str(tmp_path / "raw.json")],
+    ):
         code, out, err = run_cli(args, capsys)
         assert code == 0, err
         printed += out + err
     token = ls_server["token"]
-    req = urllib.request.Request(f"{ls_server['url']}/api/projects?title={title}",
-                                 headers={"Authorization": f"Token {token}"})
+    req = urllib.request.Request(
+        f"{ls_server['url']}/api/projects?title={title}", headers={"Authorization": f"Token {token}"}
+    )
     projects = urllib.request.urlopen(req, timeout=30).read().decode()
     assert title in projects
     for blob, where in ((printed, "output"), (_everything_written(tmp_path), "files"), (projects, "the project")):
@@ -536,11 +780,11 @@ def test_a_folder_that_appears_at_out_while_the_result_is_built_is_not_replaced(
     with pytest.raises(InputError) as exc:
         with atomic_dir(out, owns=("summary.json",)) as stage:
             (stage / "summary.json").write_text("{}")
-            (out / "cache").mkdir(parents=True)          # appears while the result is being built
+            (out / "cache").mkdir(parents=True)  # appears while the result is being built
             (out / "cache" / "cache.sqlite3").write_bytes(b"scores")
     assert str(out) in str(exc.value) and "holds other files" in str(exc.value)
     assert (out / "cache" / "cache.sqlite3").read_bytes() == b"scores"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".res.")]
-    with atomic_dir(out, owns=None) as stage:             # internal callers (owns=None) replace as before
+    with atomic_dir(out, owns=None) as stage:  # internal callers (owns=None) replace as before
         (stage / "x").write_text("1")
     assert sorted(p.name for p in out.iterdir()) == ["x"]

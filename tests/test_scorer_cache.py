@@ -1,8 +1,8 @@
 """The on-disk score cache: a re-run or a second metric costs no forward pass; runs resume."""
+
 from __future__ import annotations
 
 import pytest
-
 from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.scorers import load_scorer
 
@@ -72,7 +72,7 @@ def test_second_clm_metric_is_free(tiny_gpt2):
         counter.n = 0
         mean = load_scorer("clm", lm, method="mean", progress=False).score_pairs(PAIRS)
         assert counter.n == 0
-        for s, m in zip(summed, mean):
+        for s, m in zip(summed, mean, strict=False):
             assert m.score_more == pytest.approx(s.score_more / s.n_scored_more, abs=1e-12)
     finally:
         counter.close()
@@ -112,7 +112,7 @@ def test_interrupted_run_resumes(bert_lm):
         h.remove()
     resumed = load_scorer("mlm", bert_lm, batch_size=3, progress=False)
     got = resumed.score_pairs(PAIRS)
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=False):
         assert abs(g.score_more - e.score_more) <= 1e-4 and abs(g.score_less - e.score_less) <= 1e-4
     assert resumed.forward_passes < total_batches + 1
 

@@ -8,12 +8,12 @@ Measured (tiny 2-layer GPT-2 / BERT, 6 pairs of 12-22 scored tokens, sentence su
 bfloat16 vs float32 max |difference| of a sentence score 0.0066 (clm) and 0.0075 (mlm), i.e.
 4.8e-5 and 6.0e-5 relative; the test allows 2e-4 relative (about 3x the measured worst case).
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from biaskit.evaluation.scorers import load_scorer
 
 pytest.importorskip("accelerate", reason="pip install accelerate (the evaluation extra)")
@@ -35,7 +35,7 @@ def test_bfloat16_and_device_map_auto(name, fixture, request):
     ref = f32.score_pairs(pairs)
     bf = load_scorer(name, path, device="cpu", dtype="bfloat16", cache=False, progress=False)
     assert bf.describe()["dtype"] == "bfloat16"
-    for a, b in zip(ref, bf.score_pairs(pairs)):
+    for a, b in zip(ref, bf.score_pairs(pairs), strict=False):
         assert (a.n_scored_more, a.n_scored_less) == (b.n_scored_more, b.n_scored_less)
         assert b.score_more == pytest.approx(a.score_more, rel=REL_BF16)
         assert b.score_less == pytest.approx(a.score_less, rel=REL_BF16)
@@ -50,12 +50,39 @@ def test_bfloat16_and_device_map_auto(name, fixture, request):
 
 def test_cli_records_dtype_and_device_map(tiny_gpt2, tmp_path, capsys):
     from conftest import run_cli
+
     data = tmp_path / "p.jsonl"
-    data.write_text("".join(json.dumps({"sent_more": a, "sent_less": b, "direction": "stereo",
-                                        "bias_type": "gender"}) + "\n" for a, b in _pairs()[:6] if a != b))
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(data), "--out", str(tmp_path / "o"), "--model",
-                              str(tiny_gpt2), "--scorer", "clm", "--device", "cpu", "--dtype", "bfloat16",
-                              "--device-map", "auto", "--runs", "1", "-q"], capsys)
+    data.write_text(
+        "".join(
+            json.dumps({"sent_more": a, "sent_less": b, "direction": "stereo", "bias_type": "gender"}) + "\n"
+            for a, b in _pairs()[:6]
+            if a != b
+        )
+    )
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "o"),
+            "--model",
+            str(tiny_gpt2),
+            "--scorer",
+            "clm",
+            "--device",
+            "cpu",
+            "--dtype",
+            "bfloat16",
+            "--device-map",
+            "auto",
+            "--runs",
+            "1",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["scorer_info"]["dtype"] == "bfloat16"

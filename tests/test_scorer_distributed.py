@@ -1,5 +1,6 @@
 """Several processes for masked-LM scoring (``torchrun -m biaskit evaluate pairs``): two CPU processes
 (gloo) on a tiny random BERT give exactly the single-process result."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from biaskit.evaluation import distributed
 
 
@@ -23,14 +23,49 @@ def test_outside_torchrun_nothing_changes(monkeypatch):
 def test_two_processes_equal_one(tiny_bert, crows_csv, tmp_path, capsys):
     from conftest import run_cli
 
-    args = ["evaluate", "pairs", "--data", str(crows_csv), "--limit", "24", "--model", str(tiny_bert),
-            "--scorer", "mlm", "--device", "cpu", "--runs", "2", "-q"]
+    args = [
+        "evaluate",
+        "pairs",
+        "--data",
+        str(crows_csv),
+        "--limit",
+        "24",
+        "--model",
+        str(tiny_bert),
+        "--scorer",
+        "mlm",
+        "--device",
+        "cpu",
+        "--runs",
+        "2",
+        "-q",
+    ]
     code, _, err = run_cli(args + ["--out", str(tmp_path / "one")], capsys)
     assert code == 0, err
-    env = {**os.environ, "BIASKIT_CACHE_DIR": str(tmp_path / "shared-cache"), "OMP_NUM_THREADS": "1",
-           "BIASKIT_NO_PROGRESS": "1"}
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "biaskit",
-                        *args, "--out", str(tmp_path / "two")], env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "BIASKIT_CACHE_DIR": str(tmp_path / "shared-cache"),
+        "OMP_NUM_THREADS": "1",
+        "BIASKIT_NO_PROGRESS": "1",
+    }
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "biaskit",
+            *args,
+            "--out",
+            str(tmp_path / "two"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     one = (tmp_path / "one" / "pairs.csv").read_bytes()
     assert one == (tmp_path / "two" / "pairs.csv").read_bytes()  # every score, bit for bit

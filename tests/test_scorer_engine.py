@@ -3,6 +3,7 @@
 Expected values come from plain forward passes written here (one input at a time, full logits,
 ``torch.log_softmax``), FLOP counts from ``torch.utils.flop_counter.FlopCounterMode``.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,11 +14,11 @@ from collections import Counter
 
 import pytest
 import torch
-
-from biaskit.cache import DiskCache
 from biaskit.evaluation.engine import CachingEngine, LocalEngine, Request, even_chunks, length_batches, make_engine
 from biaskit.evaluation.models import LoadedLM, load_lm
 from conftest import REPO, run_cli
+
+from biaskit.cache import DiskCache
 
 torch.set_num_threads(1)
 
@@ -25,7 +26,7 @@ torch.set_num_threads(1)
 def plain_logprobs(model, ids, positions, targets):
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([list(ids)])).logits[0]
-    return [torch.log_softmax(logits[p], -1)[t].item() for p, t in zip(positions, targets)]
+    return [torch.log_softmax(logits[p], -1)[t].item() for p, t in zip(positions, targets, strict=False)]
 
 
 def mlm_requests(lm, texts):
@@ -41,8 +42,13 @@ def mlm_requests(lm, texts):
     return out
 
 
-TEXTS = ["The doctor was late.", "My neighbour works as an engineer in Mumbai.", "She is kind.",
-         "The old man walked to the market.", "He is kind."]
+TEXTS = [
+    "The doctor was late.",
+    "My neighbour works as an engineer in Mumbai.",
+    "She is kind.",
+    "The old man walked to the market.",
+    "He is kind.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +60,7 @@ def test_masked_and_causal_requests_match_plain_forward_passes(bert, tiny_gpt2):
     reqs = mlm_requests(bert, TEXTS)
     eng = LocalEngine(bert, batch_size=4, progress=False)
     got = eng.loglikelihood(reqs)
-    for r, lp in zip(reqs, got):
+    for r, lp in zip(reqs, got, strict=False):
         assert lp == pytest.approx(plain_logprobs(bert.model, r.ids, r.positions, r.targets), abs=1e-5)
     gpt = load_lm(tiny_gpt2, device="cpu")
     tok = gpt.tokenizer
@@ -62,7 +68,7 @@ def test_masked_and_causal_requests_match_plain_forward_passes(bert, tiny_gpt2):
     for t in TEXTS:
         ids = [tok.bos_token_id] + tok(t)["input_ids"]
         creqs.append(Request(ids=tuple(ids), positions=tuple(range(len(ids) - 1)), targets=tuple(ids[1:])))
-    for r, lp in zip(creqs, LocalEngine(gpt, batch_size=3, progress=False).loglikelihood(creqs)):
+    for r, lp in zip(creqs, LocalEngine(gpt, batch_size=3, progress=False).loglikelihood(creqs), strict=False):
         assert lp == pytest.approx(plain_logprobs(gpt.model, r.ids, r.positions, r.targets), abs=1e-5)
 
 
@@ -90,8 +96,9 @@ def test_batches_are_unpadded_even_and_bounded(bert):
 
 def test_no_attention_mask_and_one_call_per_batch(bert):
     seen = []
-    h = bert.model.register_forward_pre_hook(lambda m, args, kwargs: seen.append(kwargs.get("attention_mask")),
-                                             with_kwargs=True)
+    h = bert.model.register_forward_pre_hook(
+        lambda m, args, kwargs: seen.append(kwargs.get("attention_mask")), with_kwargs=True
+    )
     try:
         eng = LocalEngine(bert, batch_size=8, progress=False)
         reqs = mlm_requests(bert, TEXTS)
@@ -108,7 +115,7 @@ def test_identical_requests_are_computed_once(bert):
     eng = LocalEngine(bert, batch_size=8, progress=False)
     got = eng.loglikelihood(reqs + reqs[::-1])
     assert eng.rows_scored == len(reqs)
-    assert got[:len(reqs)] == got[len(reqs):][::-1]
+    assert got[: len(reqs)] == got[len(reqs) :][::-1]
 
 
 def test_empty_requests_cost_no_forward_pass(bert):
@@ -128,16 +135,15 @@ def test_benchmark_flop_formula_equals_torch_flop_counter(tmp_path):
     """The FLOPs the benchmark counts per model input are what torch counts on the real forward
     (eager attention, whose score and weighted-sum matmuls FlopCounterMode sees; SDPA's CPU kernel
     does the same arithmetic), with the head applied at the gathered positions only."""
-    from torch.utils.flop_counter import FlopCounterMode
-    from transformers import BertConfig, BertForMaskedLM
-
     from fixtures_models import minilm_tokenizer_dir
-    from transformers import AutoTokenizer
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
     bench = _flop_module()
     tok = AutoTokenizer.from_pretrained(str(minilm_tokenizer_dir(tmp_path / "tok")))
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
-                     intermediate_size=192)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size, hidden_size=64, num_hidden_layers=3, num_attention_heads=4, intermediate_size=192
+    )
     cfg._attn_implementation = "eager"
     torch.manual_seed(0)
     lm = LoadedLM.from_objects(BertForMaskedLM(cfg).eval(), tok, kind="mlm", name="eager-bert")
@@ -166,11 +172,18 @@ def test_cache_is_shared_across_planners_and_keyed_by_dtype(bert, tmp_path):
     from biaskit.evaluation.scorers import load_scorer
 
     sc = load_scorer("mlm", bert, cache=cache, progress=False)
-    (score, n), = sc.score_texts([TEXTS[0]])
+    ((score, n),) = sc.score_texts([TEXTS[0]])
     assert sc.forward_passes == 0 and score == pytest.approx(sum(x for lp in a[:n] for x in lp), abs=1e-12)
     # other numerics, other entries
-    bf = LoadedLM(model=bert.model, tokenizer=bert.tokenizer, kind="mlm", name=bert.name, fingerprint=bert.fingerprint,
-                  device="cpu", dtype="bfloat16")
+    bf = LoadedLM(
+        model=bert.model,
+        tokenizer=bert.tokenizer,
+        kind="mlm",
+        name=bert.name,
+        fingerprint=bert.fingerprint,
+        device="cpu",
+        dtype="bfloat16",
+    )
     other = make_engine(bf, cache=cache, progress=False)
     other.loglikelihood(reqs[:1])
     assert other.forward_passes > 0
@@ -183,23 +196,28 @@ def test_too_long_request_names_the_text(bert):
 
 
 def test_nsp_probabilities_go_through_the_cache(tmp_path):
+    from biaskit.evaluation.stereoset import _nsp_probs
     from fixtures_models import minilm_tokenizer_dir
     from transformers import AutoTokenizer, BertConfig, BertForPreTraining
 
-    from biaskit.evaluation.stereoset import _nsp_probs
-
     tok = AutoTokenizer.from_pretrained(str(minilm_tokenizer_dir(tmp_path / "tok")))
     torch.manual_seed(1)
-    BertForPreTraining(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                                  num_attention_heads=2, intermediate_size=64)).eval().save_pretrained(tmp_path / "m")
+    BertForPreTraining(
+        BertConfig(
+            vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+        )
+    ).eval().save_pretrained(tmp_path / "m")
     tok.save_pretrained(tmp_path / "m")
     lm = load_lm(tmp_path / "m", kind="mlm", device="cpu")
-    pairs = [("My professor is a man.", "He is tall."), ("The girl walks.", "She sings a song today."),
-             ("The girl walks.", "It rains.")]
+    pairs = [
+        ("My professor is a man.", "He is tall."),
+        ("The girl walks.", "She sings a song today."),
+        ("The girl walks.", "It rains."),
+    ]
     cache = DiskCache(tmp_path / "c.sqlite3", namespace="lm-scores")
     probs = _nsp_probs(lm, pairs, 2, cache, False)
     nsp = lm.meta["nsp_model"]
-    for (a, b), p in zip(pairs, probs):
+    for (a, b), p in zip(pairs, probs, strict=False):
         with torch.no_grad():
             want = torch.softmax(nsp(**tok(a, b, return_tensors="pt")).logits[0], -1)[0].item()
         assert p == pytest.approx(want, abs=1e-6)
@@ -213,9 +231,12 @@ def test_nsp_probabilities_go_through_the_cache(tmp_path):
 
 # ---- CLI ----------------------------------------------------------------------------------------------
 
+
 def test_evaluate_subcommands_do_not_import_their_parent():
-    code = ("import sys, biaskit.evaluation.pairs_cli, biaskit.evaluation.cats_cli\n"
-            "print('biaskit.evaluation.cli' in sys.modules)")
+    code = (
+        "import sys, biaskit.evaluation.pairs_cli, biaskit.evaluation.cats_cli\n"
+        "print('biaskit.evaluation.cli' in sys.modules)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "False"
 
@@ -224,16 +245,32 @@ def test_cli_choices_come_from_the_registries(capsys):
     from biaskit.evaluation.scorers import SCORERS
 
     # --scorer first: options are checked in the order given, and the missing --data file would be named first
-    code, _, err = run_cli(["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"],
-                           capsys)
+    code, _, err = run_cli(
+        ["evaluate", "pairs", "--scorer", "nope", "--data", "x", "--model", "m", "--out", "o"], capsys
+    )
     assert code == 2
     for name in SCORERS.names():
         assert name in err
 
 
 def test_recorded_command_line_is_the_one_given(tiny_gpt2, stereoset_jsonl, tmp_path, capsys):
-    args = ["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_gpt2), "--scorer", "clm",
-            "--limit", "2", "--out", str(tmp_path / "o"), "-q", "--protocol", "none"]
+    args = [
+        "evaluate",
+        "cats",
+        "--data",
+        str(stereoset_jsonl),
+        "--model",
+        str(tiny_gpt2),
+        "--scorer",
+        "clm",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+        "-q",
+        "--protocol",
+        "none",
+    ]
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
     import shlex

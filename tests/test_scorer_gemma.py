@@ -1,9 +1,9 @@
 """The real embedded default model (gemma3-270m from its PyPI GGUF) through the clm scorer."""
+
 from __future__ import annotations
 
 import pytest
 import torch
-
 from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.scorers import load_scorer
 
@@ -50,9 +50,11 @@ def test_gemma_clm_sum_and_mean_match_a_hand_loop(gemma):
     pairs = [(SENTENCES[i], SENTENCES[i + 1]) for i in range(0, len(SENTENCES), 2)]
     s_sum = load_scorer("clm", gemma, batch_size=4, cache=False, progress=False).score_pairs(pairs)
     s_mean = load_scorer("clm", gemma, method="mean", batch_size=4, cache=False, progress=False).score_pairs(pairs)
-    for (a, b), ps, pm in zip(pairs, s_sum, s_mean):
-        for text, got_sum, got_mean, n_got in ((a, ps.score_more, pm.score_more, ps.n_scored_more),
-                                               (b, ps.score_less, pm.score_less, ps.n_scored_less)):
+    for (a, b), ps, pm in zip(pairs, s_sum, s_mean, strict=False):
+        for text, got_sum, got_mean, n_got in (
+            (a, ps.score_more, pm.score_more, ps.n_scored_more),
+            (b, ps.score_less, pm.score_less, ps.n_scored_less),
+        ):
             ref, n = hand_logprob(gemma, text)
             assert n_got == n
             # float32: the batched, padded forward and the one-sentence hand loop differ in the
@@ -66,6 +68,6 @@ def test_scrambled_sentences_score_far_lower(gemma):
     pairs = [(t, scramble(t)) for t in SENTENCES]
     for method, margin in (("sum", 10.0), ("mean", 0.5)):
         scores = load_scorer("clm", gemma, method=method, cache=False, progress=False).score_pairs(pairs)
-        for (real, scr), s in zip(pairs, scores):
+        for (real, scr), s in zip(pairs, scores, strict=False):
             assert real != scr
             assert s.score_more - s.score_less > margin, (method, real, scr, s)

@@ -1,15 +1,24 @@
 """Model loading: kinds, resolution errors, fingerprints, conversion bookkeeping, scorer errors."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
 import torch
+from biaskit.evaluation.models import (
+    MODEL_ALIASES,
+    LoadedLM,
+    fingerprint_dir,
+    is_complete_model_dir,
+    load_lm,
+    parse_dtype,
+    pick_device,
+    resolve_model,
+)
+from biaskit.evaluation.scorers import SCORERS, load_scorer
 
 from biaskit.errors import BiaskitError, UnknownNameError
-from biaskit.evaluation.models import (MODEL_ALIASES, LoadedLM, fingerprint_dir, is_complete_model_dir, load_lm,
-                                       parse_dtype, pick_device, resolve_model)
-from biaskit.evaluation.scorers import SCORERS, load_scorer
 
 
 def test_kinds_are_detected(tiny_bert, tiny_xlmr, tiny_gpt2):
@@ -121,7 +130,6 @@ def test_tokenizer_cache_reads_only_a_private_pickle(tiny_bert, tmp_path, monkey
     import pickle
 
     import transformers
-
     from biaskit.evaluation.models import load_tokenizer
 
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -129,13 +137,13 @@ def test_tokenizer_cache_reads_only_a_private_pickle(tiny_bert, tmp_path, monkey
     [cached] = (tmp_path / "cache" / "tokenizers").glob("*.pkl")
     assert cached.stat().st_mode & 0o777 == 0o600
     assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()
-    cached.write_bytes(pickle.dumps("planted"))     # stands in for a file someone else wrote there
+    cached.write_bytes(pickle.dumps("planted"))  # stands in for a file someone else wrote there
     cached.chmod(0o600)
-    assert load_tokenizer(transformers, tiny_bert) == "planted"   # a private cache file is used as is
+    assert load_tokenizer(transformers, tiny_bert) == "planted"  # a private cache file is used as is
     cached.write_bytes(pickle.dumps("planted"))
-    cached.chmod(0o666)                             # writable by others: never unpickled
+    cached.chmod(0o666)  # writable by others: never unpickled
     assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()
     cached.write_bytes(pickle.dumps("planted"))
     cached.chmod(0o600)
-    cached.parent.chmod(0o777)                      # a folder others may write to: never unpickled
+    cached.parent.chmod(0o777)  # a folder others may write to: never unpickled
     assert load_tokenizer(transformers, tiny_bert).get_vocab() == tok.get_vocab()

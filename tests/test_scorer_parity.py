@@ -7,21 +7,23 @@ first and last are [CLS]/[SEP]), one forward per masked token per sentence, ``Lo
 on that position's logits. The other loops are written the same plain way for the variants the
 reference does not have (pmu, word unit, causal LM).
 """
+
 from __future__ import annotations
 
 import difflib
 
 import pytest
 import torch
-
 from biaskit.evaluation.models import load_lm
 from biaskit.evaluation.scorers import load_scorer
+
 from biaskit.readers import read_pairs
 
 ATOL = 1e-4
 
 
 # ---- reference transcription (nyu-mll/crows-pairs metric.py) ---------------------------------------
+
 
 def ref_get_span(seq1, seq2):
     seq1 = [str(x) for x in seq1.tolist()]
@@ -54,8 +56,8 @@ def ref_mask_unigram(sent1, sent2, model, tokenizer, uncased):
     assert len(template1) == len(template2)
     N = len(template1)
     mask_id = tokenizer.mask_token_id
-    sent1_log_probs = 0.
-    sent2_log_probs = 0.
+    sent1_log_probs = 0.0
+    sent2_log_probs = 0.0
     with torch.no_grad():
         for i in range(1, N - 1):
             sent1_masked_token_ids = sent1_token_ids.clone().detach()
@@ -70,6 +72,7 @@ def ref_mask_unigram(sent1, sent2, model, tokenizer, uncased):
 
 
 # ---- plain loops for the variants ------------------------------------------------------------------
+
 
 def loop_score_groups(model, ids, groups, mask_id):
     """One forward per group: mask the group's positions, sum log P(original) over them."""
@@ -93,8 +96,10 @@ def loop_pmu(sent1, sent2, model, tokenizer, uncased):
     t1, t2 = ref_get_span(torch.tensor(ids1), torch.tensor(ids2))
     m1 = [(i,) for i in range(1, len(ids1) - 1) if i not in t1]
     m2 = [(i,) for i in range(1, len(ids2) - 1) if i not in t2]
-    return (loop_score_groups(model, ids1, m1, tokenizer.mask_token_id),
-            loop_score_groups(model, ids2, m2, tokenizer.mask_token_id))
+    return (
+        loop_score_groups(model, ids1, m1, tokenizer.mask_token_id),
+        loop_score_groups(model, ids2, m2, tokenizer.mask_token_id),
+    )
 
 
 def word_pieces(tokenizer, text):
@@ -128,8 +133,10 @@ def loop_word_pll(sent1, sent2, model, tokenizer, uncased):
             u2 += list(range(op[3], op[4]))
     g1 = [tuple(p1[i]) for i in u1 if p1[i]]
     g2 = [tuple(p2[i]) for i in u2 if p2[i]]
-    return (loop_score_groups(model, ids1, g1, tokenizer.mask_token_id),
-            loop_score_groups(model, ids2, g2, tokenizer.mask_token_id))
+    return (
+        loop_score_groups(model, ids1, g1, tokenizer.mask_token_id),
+        loop_score_groups(model, ids2, g2, tokenizer.mask_token_id),
+    )
 
 
 def loop_clm(text, model, tokenizer):
@@ -146,6 +153,7 @@ def loop_clm(text, model, tokenizer):
 
 # ---- fixtures --------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def bert_lm(tiny_bert):
     return load_lm(tiny_bert, device="cpu")
@@ -158,17 +166,18 @@ def xlmr_lm(tiny_xlmr):
 
 def _pairs(path, fmt, lang, n, start=0):
     res = read_pairs(path, format=fmt, lang=lang, skip_invalid=True)
-    return [(p.sent_more, p.sent_less) for p in res.pairs[start:start + n]]
+    return [(p.sent_more, p.sent_less) for p in res.pairs[start : start + n]]
 
 
 # ---- tests -----------------------------------------------------------------------------------------
+
 
 def test_mlm_pll_matches_reference_metric_on_crows_pairs(crows_csv, bert_lm):
     pairs = _pairs(crows_csv, "crows", None, 24)
     scorer = load_scorer("mlm", bert_lm, batch_size=16, cache=False, progress=False)
     assert scorer.lowercase is True  # MiniLM's vocab is uncased: the reference lower-cases too
     got = scorer.score_pairs(pairs)
-    for (a, b), s in zip(pairs, got):
+    for (a, b), s in zip(pairs, got, strict=False):
         ra, rb, n = ref_mask_unigram(a, b, bert_lm.model, bert_lm.tokenizer, uncased=True)
         assert abs(s.score_more - ra) <= ATOL and abs(s.score_less - rb) <= ATOL, (a, b, s, ra, rb)
         assert s.n_scored_more == s.n_scored_less == n
@@ -181,7 +190,7 @@ def test_mlm_pll_matches_reference_on_indibias_english_and_hindi(indibias_csv, b
     hi = _pairs(indibias_csv, "indibias", "hi", 10)
     for lm, pairs in ((bert_lm, en), (xlmr_lm, hi), (xlmr_lm, en)):
         scorer = load_scorer("mlm", lm, batch_size=8, cache=False, progress=False)
-        for (a, b), s in zip(pairs, scorer.score_pairs(pairs)):
+        for (a, b), s in zip(pairs, scorer.score_pairs(pairs), strict=False):
             ra, rb, n = ref_mask_unigram(a, b, lm.model, lm.tokenizer, uncased=scorer.lowercase)
             assert abs(s.score_more - ra) <= ATOL and abs(s.score_less - rb) <= ATOL, (a, b, s, ra, rb)
             assert s.n_scored_more == n
@@ -192,14 +201,14 @@ def test_batch_size_does_not_change_scores(crows_csv, bert_lm, batch_size):
     pairs = _pairs(crows_csv, "crows", None, 6, start=100)
     base = load_scorer("mlm", bert_lm, batch_size=1000, cache=False, progress=False).score_pairs(pairs)
     got = load_scorer("mlm", bert_lm, batch_size=batch_size, cache=False, progress=False).score_pairs(pairs)
-    for x, y in zip(base, got):
+    for x, y in zip(base, got, strict=False):
         assert abs(x.score_more - y.score_more) <= ATOL and abs(x.score_less - y.score_less) <= ATOL
 
 
 def test_mlm_pmu_matches_plain_loop(crows_csv, bert_lm):
     pairs = _pairs(crows_csv, "crows", None, 10, start=200)
     scorer = load_scorer("mlm", bert_lm, method="pmu", cache=False, progress=False)
-    for (a, b), s in zip(pairs, scorer.score_pairs(pairs)):
+    for (a, b), s in zip(pairs, scorer.score_pairs(pairs), strict=False):
         ra, rb = loop_pmu(a, b, bert_lm.model, bert_lm.tokenizer, uncased=True)
         assert abs(s.score_more - ra) <= ATOL and abs(s.score_less - rb) <= ATOL
 
@@ -209,7 +218,7 @@ def test_mlm_word_unit_matches_whole_word_loop_on_hindi(indibias_csv, xlmr_lm, b
     en = _pairs(indibias_csv, "indibias", "en", 6)
     for lm, pairs in ((xlmr_lm, hi), (bert_lm, en)):
         scorer = load_scorer("mlm", lm, unit="word", batch_size=8, cache=False, progress=False)
-        for (a, b), s in zip(pairs, scorer.score_pairs(pairs)):
+        for (a, b), s in zip(pairs, scorer.score_pairs(pairs), strict=False):
             ra, rb = loop_word_pll(a, b, lm.model, lm.tokenizer, uncased=scorer.lowercase)
             assert abs(s.score_more - ra) <= ATOL and abs(s.score_less - rb) <= ATOL, (a, b)
 
@@ -220,7 +229,7 @@ def test_clm_sum_and_mean_match_plain_loop(crows_csv, indibias_csv, tiny_gpt2):
     pairs = _pairs(crows_csv, "crows", None, 8) + _pairs(indibias_csv, "indibias", "hi", 4)
     s_sum = load_scorer("clm", lm, batch_size=5, cache=False, progress=False).score_pairs(pairs)
     s_mean = load_scorer("clm", lm, method="mean", cache=False, progress=False).score_pairs(pairs)
-    for (a, b), ss, sm in zip(pairs, s_sum, s_mean):
+    for (a, b), ss, sm in zip(pairs, s_sum, s_mean, strict=False):
         (ra, na), (rb, nb) = loop_clm(a, lm.model, lm.tokenizer), loop_clm(b, lm.model, lm.tokenizer)
         assert (ss.n_scored_more, ss.n_scored_less) == (na, nb)
         # GPT-2 adds no BOS: <|endoftext|> is prepended, so every real token is scored
@@ -242,7 +251,7 @@ def test_duplicate_sentences_are_scored_once(bert_lm):
 def test_score_texts_is_full_sentence_pll(bert_lm):
     scorer = load_scorer("mlm", bert_lm, cache=False, progress=False)
     text = "She is a brilliant scientist."
-    (score, n), = scorer.score_texts([text])
+    ((score, n),) = scorer.score_texts([text])
     ids = bert_lm.tokenizer.encode(text.lower())
     assert n == len(ids) - 2
     ref = loop_score_groups(bert_lm.model, ids, [(i,) for i in range(1, len(ids) - 1)], bert_lm.tokenizer.mask_token_id)

@@ -5,6 +5,7 @@ labels[:-1]; mBART: the final language code moved to the front), runs one unbatc
 sentence with the empty-text encoder input, and averages log_softmax at the label ids; and, as a
 second independent reference, the model's own cross-entropy loss for ``labels=`` (its mean NLL).
 """
+
 from __future__ import annotations
 
 import json
@@ -13,14 +14,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-
-from biaskit.errors import BiaskitError
 from biaskit.evaluation.scorers import load_scorer
 from biaskit.evaluation.seq2seq import load_seq2seq
 from conftest import run_cli
 
-SENTS = ["The doctor told the nurse that she would be late.", "He was a very good cook.",
-         "गरीब परिवार अपने बच्चों को स्कूल नहीं भेज सकता था।", "She is a brilliant scientist who works on climate research."]
+from biaskit.errors import BiaskitError
+
+SENTS = [
+    "The doctor told the nurse that she would be late.",
+    "He was a very good cook.",
+    "गरीब परिवार अपने बच्चों को स्कूल नहीं भेज सकता था।",
+    "She is a brilliant scientist who works on climate research.",
+]
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo" / "demo_pairs.jsonl"
 
 
@@ -45,8 +50,9 @@ def hand_loop(lm, text: str, kind: str) -> tuple[float, int]:
 def model_loss(lm, text: str) -> float:
     tok = lm.tokenizer
     with torch.no_grad():
-        out = lm.model(input_ids=torch.tensor([tok("")["input_ids"]]),
-                       labels=torch.tensor([tok(text_target=text)["input_ids"]]))
+        out = lm.model(
+            input_ids=torch.tensor([tok("")["input_ids"]]), labels=torch.tensor([tok(text_target=text)["input_ids"]])
+        )
     return float(out.loss)
 
 
@@ -58,7 +64,7 @@ def test_seq2seq_matches_hand_loop_and_model_loss(which, kind, request):
     summ = load_scorer("seq2seq", lm=lm, method="sum", cache=False, progress=False, batch_size=3)
     got_mean = mean.score_texts(SENTS)
     got_sum = summ.score_texts(SENTS)
-    for s, (m, n), (t, n2) in zip(SENTS, got_mean, got_sum):
+    for s, (m, n), (t, n2) in zip(SENTS, got_mean, got_sum, strict=False):
         exp, n_exp = hand_loop(lm, s, kind)
         assert n == n2 == n_exp
         assert t == pytest.approx(exp, abs=1e-4)
@@ -89,8 +95,26 @@ def test_wrong_model_kinds_fail_clearly(tiny_mt5, tiny_bert):
 
 
 def test_cli_seq2seq_on_demo(tiny_mbart, tmp_path, capsys):
-    code, out, err = run_cli(["evaluate", "pairs", "--data", str(DEMO), "--limit", "4", "--model", str(tiny_mbart),
-                              "--scorer", "seq2seq", "--runs", "2", "--out", str(tmp_path / "o"), "-q"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(DEMO),
+            "--limit",
+            "4",
+            "--model",
+            str(tiny_mbart),
+            "--scorer",
+            "seq2seq",
+            "--runs",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["scorer"] == "seq2seq" and s["method"] == "mean" and s["n_pairs"] == 8

@@ -6,6 +6,7 @@ server (``http.server`` in a thread) that answers with hand-written completions;
 GGUF and loads the same GGUF with transformers (slow): on the Q4_1 file as shipped (quantised
 arithmetic in llama.cpp) and on its exact float32 conversion (tests/gguf_f32.py, float32 noise).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from biaskit.errors import InputError
 from biaskit.evaluation.scorers import SCORERS, load_scorer
 from biaskit.evaluation.served import ServedCLMScorer
+
+from biaskit.errors import InputError
 
 
 class StandIn:
@@ -79,9 +80,12 @@ def completion(prompt: str, *, logprobs=True, aligned=True, gen=" He", gen_lp=-0
     if aligned:
         toks, offs, vals = toks + [gen], offs + [len(prompt)], vals + [gen_lp]
     lp = {"tokens": toks, "text_offset": offs, "token_logprobs": vals, "top_logprobs": None} if logprobs else None
-    return {"object": "text_completion", "model": "tiny",
-            "choices": [{"text": prompt + gen, "index": 0, "logprobs": lp, "finish_reason": "length"}],
-            "usage": {"prompt_tokens": len(words), "completion_tokens": 1}}
+    return {
+        "object": "text_completion",
+        "model": "tiny",
+        "choices": [{"text": prompt + gen, "index": 0, "logprobs": lp, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": len(words), "completion_tokens": 1},
+    }
 
 
 @pytest.fixture
@@ -125,19 +129,43 @@ def test_cache_is_keyed_by_model_and_text(standin, tmp_path):
     srv = standin(lambda b: (200, completion(b["prompt"])), models=("tiny", "other"))
     for model in ("tiny", "tiny", "other"):
         load_scorer("clm-api", model, base_url=srv.url, cache=tmp_path / "c", progress=False).score_texts(
-            ["The doctor was late."])
+            ["The doctor was late."]
+        )
     assert [b["model"] for b in srv.bodies] == ["tiny", "other"]
 
 
-@pytest.mark.parametrize("bad,needle", [
-    (lambda p: completion(p, logprobs=False), "no log-probabilities for the prompt"),
-    (lambda p: {**completion(p), "choices": [{**completion(p)["choices"][0], "logprobs": {
-        "tokens": [], "token_logprobs": [], "text_offset": []}}]}, "no log-probabilities for the prompt"),
-    (lambda p: {**completion(p), "choices": [{**completion(p)["choices"][0], "logprobs": {
-        "tokens": ["The", " doctor"], "token_logprobs": [None, None], "text_offset": [0, 3]}}]},
-     "no log-probabilities for the prompt"),
-    (lambda p: completion(p, aligned=False), "misaligned"),
-])
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        (lambda p: completion(p, logprobs=False), "no log-probabilities for the prompt"),
+        (
+            lambda p: {
+                **completion(p),
+                "choices": [
+                    {**completion(p)["choices"][0], "logprobs": {"tokens": [], "token_logprobs": [], "text_offset": []}}
+                ],
+            },
+            "no log-probabilities for the prompt",
+        ),
+        (
+            lambda p: {
+                **completion(p),
+                "choices": [
+                    {
+                        **completion(p)["choices"][0],
+                        "logprobs": {
+                            "tokens": ["The", " doctor"],
+                            "token_logprobs": [None, None],
+                            "text_offset": [0, 3],
+                        },
+                    }
+                ],
+            },
+            "no log-probabilities for the prompt",
+        ),
+        (lambda p: completion(p, aligned=False), "misaligned"),
+    ],
+)
 def test_a_server_without_prompt_logprobs_is_a_clear_error(standin, bad, needle):
     srv = standin(lambda b: (200, bad(b["prompt"])))
     sc = load_scorer("clm-api", "tiny", base_url=srv.url, cache=False, progress=False)
@@ -156,8 +184,17 @@ def test_wrong_model_unreachable_server_and_cli_exit_2(standin, tmp_path, capsys
     with pytest.raises(InputError, match="cannot reach the server"):
         ServedCLMScorer("tiny", base_url="http://127.0.0.1:1/v1", retries=1, cache=False, progress=False)
     data = tmp_path / "p.jsonl"
-    data.write_text(json.dumps({"sent_more": "The doctor was late.", "sent_less": "The nurse was late.",
-                                "direction": "stereo", "bias_type": "gender"}) + "\n")
+    data.write_text(
+        json.dumps(
+            {
+                "sent_more": "The doctor was late.",
+                "sent_less": "The nurse was late.",
+                "direction": "stereo",
+                "bias_type": "gender",
+            }
+        )
+        + "\n"
+    )
     base = ["evaluate", "pairs", "--data", str(data), "--out", str(tmp_path / "o"), "--scorer", "clm-api", "-q"]
     code, out, err = run_cli(base + ["--base-url", srv.url, "--model", "nope"], capsys)
     assert code == 2 and "does not serve a model named 'nope'" in err and len(err.strip().splitlines()) == 1
@@ -181,8 +218,7 @@ def test_retries_transient_errors_and_sends_the_key_without_storing_it(standin, 
         return 200, completion(b["prompt"])
 
     srv = standin(reply)
-    sc = ServedCLMScorer("tiny", base_url=srv.url, backoff=0.0, cache=tmp_path / "c", progress=False,
-                         concurrency=1)
+    sc = ServedCLMScorer("tiny", base_url=srv.url, backoff=0.0, cache=tmp_path / "c", progress=False, concurrency=1)
     [(s, n)] = sc.score_texts(["The doctor was late."])
     assert (s, n) == (pytest.approx(-7.0), 3)
     assert seen["n"] == 3
@@ -198,28 +234,42 @@ def test_retries_transient_errors_and_sends_the_key_without_storing_it(standin, 
 
 
 def test_evaluate_cats_with_clm_api(standin, tmp_path, capsys):
-    from conftest import run_cli
-
     from biaskit.evaluation.served import load_served_lm
     from biaskit.evaluation.stereoset import score_cats
+    from conftest import run_cli
+
     from biaskit.schema import CAT
 
     srv = standin(lambda b: (200, completion(b["prompt"])))
-    opts = [{"sentence": "The nurse was late.", "gold_label": "stereotype"},
-            {"sentence": "The nurse was kind.", "gold_label": "anti-stereotype"},
-            {"sentence": "The nurse was blue.", "gold_label": "unrelated"}]
+    opts = [
+        {"sentence": "The nurse was late.", "gold_label": "stereotype"},
+        {"sentence": "The nurse was kind.", "gold_label": "anti-stereotype"},
+        {"sentence": "The nurse was blue.", "gold_label": "unrelated"},
+    ]
     intra = CAT(split="intrasentence", target="nurse", bias_type="gender", context="The nurse was BLANK.", options=opts)
-    inter = CAT(split="intersentence", target="nurse", bias_type="gender", context="The nurse was late",
-                options=[{"sentence": "She ran.", "gold_label": "stereotype"},
-                         {"sentence": "He ran.", "gold_label": "anti-stereotype"},
-                         {"sentence": "Sky fish.", "gold_label": "unrelated"}])
+    inter = CAT(
+        split="intersentence",
+        target="nurse",
+        bias_type="gender",
+        context="The nurse was late",
+        options=[
+            {"sentence": "She ran.", "gold_label": "stereotype"},
+            {"sentence": "He ran.", "gold_label": "anti-stereotype"},
+            {"sentence": "Sky fish.", "gold_label": "unrelated"},
+        ],
+    )
     sm = load_served_lm("tiny", base_url=srv.url, cache=False, progress=False)
     got = {s.sentence_id: s for s in score_cats([intra, inter], sm)}
     # by hand: exp(mean log p) over the scored tokens; " kind." = -0.5 * 5 characters, " blue." the same
-    want = {"The nurse was late.": [-3.25, -0.5, -4.0], "The nurse was kind.": [-3.25, -0.5, -2.5],
-            "The nurse was blue.": [-3.25, -0.5, -2.5],
-            # intersentence "The nurse was late. She ran.": only the tokens after the context
-            "She ran.": [-1.5, -2.0], "He ran.": [-1.0, -2.0], "Sky fish.": [-1.5, -2.5]}
+    want = {
+        "The nurse was late.": [-3.25, -0.5, -4.0],
+        "The nurse was kind.": [-3.25, -0.5, -2.5],
+        "The nurse was blue.": [-3.25, -0.5, -2.5],
+        # intersentence "The nurse was late. She ran.": only the tokens after the context
+        "She ran.": [-1.5, -2.0],
+        "He ran.": [-1.0, -2.0],
+        "Sky fish.": [-1.5, -2.5],
+    }
     for c in (intra, inter):
         for o in c.options:
             s = got[o.sentence_id]
@@ -233,8 +283,24 @@ def test_evaluate_cats_with_clm_api(standin, tmp_path, capsys):
 
     data = tmp_path / "cats.jsonl"
     data.write_text("".join(json.dumps(c.model_dump(mode="json")) + "\n" for c in (intra, inter)))
-    code, out, err = run_cli(["evaluate", "cats", "--data", str(data), "--out", str(tmp_path / "o"), "--scorer",
-                              "clm-api", "--base-url", srv.url, "--model", "tiny", "-q"], capsys)
+    code, out, err = run_cli(
+        [
+            "evaluate",
+            "cats",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "o"),
+            "--scorer",
+            "clm-api",
+            "--base-url",
+            srv.url,
+            "--model",
+            "tiny",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["scorer"] == "clm-api"
@@ -247,16 +313,36 @@ def test_prompt_logprobs_drops_the_generated_tokens_by_count():
     assert prompt_logprobs(completion(p), p) == [-2.5, -0.5, -4.0]
     # a vLLM-style answer: a BOS entry first (null), token strings that are not the text, offsets
     # that drift from it, two generated tokens
-    vllm = {"choices": [{"text": p + " He is", "logprobs": {
-        "tokens": ["<s>", "\u2581The", "\u2581doctor", "\u2581was", "\u2581late", ".", "\u2581He", "\u2581is"],
-        "text_offset": [0, 3, 7, 14, 18, 23, 24, 27],
-        "token_logprobs": [None, -3.0, -2.5, -0.5, -1.0, -3.0, -0.75, -0.25]}}],
-        "usage": {"prompt_tokens": 6, "completion_tokens": 2}}
+    vllm = {
+        "choices": [
+            {
+                "text": p + " He is",
+                "logprobs": {
+                    "tokens": [
+                        "<s>",
+                        "\u2581The",
+                        "\u2581doctor",
+                        "\u2581was",
+                        "\u2581late",
+                        ".",
+                        "\u2581He",
+                        "\u2581is",
+                    ],
+                    "text_offset": [0, 3, 7, 14, 18, 23, 24, 27],
+                    "token_logprobs": [None, -3.0, -2.5, -0.5, -1.0, -3.0, -0.75, -0.25],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 6, "completion_tokens": 2},
+    }
     assert prompt_logprobs(vllm, p) == [-3.0, -2.5, -0.5, -1.0, -3.0]
     # the C++ llama-server shape: only the generated token comes back
-    only_gen = {"choices": [{"text": p + " He", "logprobs": {"tokens": [" He"], "text_offset": [20],
-                                                             "token_logprobs": [-0.75]}}],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+    only_gen = {
+        "choices": [
+            {"text": p + " He", "logprobs": {"tokens": [" He"], "text_offset": [20], "token_logprobs": [-0.75]}}
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 1},
+    }
     with pytest.raises(InputError, match="no log-probabilities for the prompt"):
         prompt_logprobs(only_gen, p)
 
@@ -281,8 +367,9 @@ PER_TOKEN_MAX, PER_TOKEN_MEDIAN, PER_SENTENCE_MAX = 0.75, 0.08, 1.75
 def bos_server(tmp_path_factory):
     from fixtures_llm import serve_llama
 
-    with serve_llama(tmp_path_factory.mktemp("llm-bos"),
-                     ("--kv_overrides", "tokenizer.ggml.add_bos_token=bool:true")) as srv:
+    with serve_llama(
+        tmp_path_factory.mktemp("llm-bos"), ("--kv_overrides", "tokenizer.ggml.add_bos_token=bool:true")
+    ) as srv:
         yield srv
 
 
@@ -292,11 +379,11 @@ def bos_server(tmp_path_factory):
 def test_parity_with_in_process_clm_on_the_same_gguf(tmp_path_factory, crows_csv, bos_server):
     import statistics
 
-    from fixtures_llm import llm_venv_and_gguf
-
     from biaskit.evaluation.clm import CLMScorer
     from biaskit.evaluation.engine import LocalEngine
     from biaskit.evaluation.models import load_lm
+    from fixtures_llm import llm_venv_and_gguf
+
     from biaskit.readers import read_pairs
 
     _, gguf = llm_venv_and_gguf()
@@ -306,16 +393,17 @@ def test_parity_with_in_process_clm_on_the_same_gguf(tmp_path_factory, crows_csv
     clm = CLMScorer(lm, cache=False, progress=False)
     local = LocalEngine(lm, progress=False).loglikelihood([clm._requests(clm._plan_text(t))[0] for t in texts])
     srv = bos_server
-    api = load_scorer("clm-api", srv.model, base_url=srv.base_url, cache=tmp_path_factory.mktemp("c"),
-                      progress=False, concurrency=2)
+    api = load_scorer(
+        "clm-api", srv.model, base_url=srv.base_url, cache=tmp_path_factory.mktemp("c"), progress=False, concurrency=2
+    )
     served = api.score_texts(texts)
     assert api.forward_passes == len(set(texts))
     served_lp = api.engine.loglikelihood([api._requests(api._plan_text(t))[0] for t in texts])
     assert api.forward_passes == len(set(texts)), "the per-token lists came from the cache"
     diffs = []
-    for t, a, b, (s, n) in zip(texts, local, served_lp, served):
+    for t, a, b, (s, n) in zip(texts, local, served_lp, served, strict=False):
         assert len(a) - 1 == len(b) == n, t  # same tokenization; the server has no log-prob for token 1
-        diffs += [abs(u - v) for u, v in zip(a[1:], b)]
+        diffs += [abs(u - v) for u, v in zip(a[1:], b, strict=False)]
         assert abs(sum(a[1:]) - s) <= PER_SENTENCE_MAX, t
     assert max(diffs) <= PER_TOKEN_MAX and statistics.median(diffs) <= PER_TOKEN_MEDIAN
     agree = 0
@@ -379,24 +467,28 @@ def test_f32_gguf_copies_every_field_and_tensor(smollm2_f32_gguf):
 def f32_server(tmp_path_factory, smollm2_f32_gguf):
     from fixtures_llm import serve_llama
 
-    with serve_llama(tmp_path_factory.mktemp("llm-f32"), ("--type_k", "0", "--type_v", "0"),  # F32 KV cache
-                     gguf=smollm2_f32_gguf) as srv:
+    with serve_llama(
+        tmp_path_factory.mktemp("llm-f32"),
+        ("--type_k", "0", "--type_v", "0"),  # F32 KV cache
+        gguf=smollm2_f32_gguf,
+    ) as srv:
         yield srv
 
 
 @pytest.mark.slow
 @pytest.mark.llm
 @pytest.mark.model
-def test_parity_with_in_process_clm_on_the_same_float32_weights(tmp_path_factory, crows_csv, smollm2_f32_gguf,
-                                                                 f32_server):
+def test_parity_with_in_process_clm_on_the_same_float32_weights(
+    tmp_path_factory, crows_csv, smollm2_f32_gguf, f32_server
+):
     import statistics
 
     import torch
-    from fixtures_llm import llm_venv_and_gguf
-
     from biaskit.evaluation.clm import CLMScorer
     from biaskit.evaluation.engine import LocalEngine
     from biaskit.evaluation.models import load_lm
+    from fixtures_llm import llm_venv_and_gguf
+
     from biaskit.readers import read_pairs
 
     _, q4 = llm_venv_and_gguf()
@@ -409,24 +501,32 @@ def test_parity_with_in_process_clm_on_the_same_float32_weights(tmp_path_factory
     texts = [t for p in pairs for t in (p.sent_more, p.sent_less)]
     clm = CLMScorer(lm, cache=False, progress=False)
     local = LocalEngine(lm, progress=False).loglikelihood([clm._requests(clm._plan_text(t))[0] for t in texts])
-    api = load_scorer("clm-api", f32_server.model, base_url=f32_server.base_url,
-                      cache=tmp_path_factory.mktemp("c32"), progress=False, concurrency=2)
+    api = load_scorer(
+        "clm-api",
+        f32_server.model,
+        base_url=f32_server.base_url,
+        cache=tmp_path_factory.mktemp("c32"),
+        progress=False,
+        concurrency=2,
+    )
     served = api.score_texts(texts)
     served_lp = api.engine.loglikelihood([api._requests(api._plan_text(t))[0] for t in texts])
     assert api.forward_passes == len(set(texts)), "the per-token lists came from the cache"
     diffs, sent = [], []
-    for t, a, b, (s, n) in zip(texts, local, served_lp, served):
+    for t, a, b, (s, n) in zip(texts, local, served_lp, served, strict=False):
         assert len(a) - 1 == len(b) == n, t  # same tokenization; the server has no log-prob for token 1
-        diffs += [abs(u - v) for u, v in zip(a[1:], b)]
+        diffs += [abs(u - v) for u, v in zip(a[1:], b, strict=False)]
         sent.append(abs(sum(a[1:]) - s))
     margins = [sum(local[2 * i][1:]) - sum(local[2 * i + 1][1:]) for i in range(len(pairs))]
     decisions = [(m > 0) == (served[2 * i][0] - served[2 * i + 1][0] > 0) for i, m in enumerate(margins)]
-    print(f"F32 parity: {len(diffs)} tokens, per-token median {statistics.median(diffs):.3g} "
-          f"p90 {sorted(diffs)[int(0.9 * len(diffs))]:.3g} max {max(diffs):.3g}; per-sentence max {max(sent):.3g}; "
-          f"decisions agree {sum(decisions)}/{len(pairs)}; smallest |margin| {min(abs(m) for m in margins):.3g}")
+    print(
+        f"F32 parity: {len(diffs)} tokens, per-token median {statistics.median(diffs):.3g} "
+        f"p90 {sorted(diffs)[int(0.9 * len(diffs))]:.3g} max {max(diffs):.3g}; per-sentence max {max(sent):.3g}; "
+        f"decisions agree {sum(decisions)}/{len(pairs)}; smallest |margin| {min(abs(m) for m in margins):.3g}"
+    )
     assert max(diffs) <= F32_PER_TOKEN_MAX and statistics.median(diffs) <= F32_PER_TOKEN_MEDIAN
     assert max(sent) <= F32_PER_SENTENCE_MAX
-    assert all(decisions), [p for p, d in zip(pairs, decisions) if not d]
+    assert all(decisions), [p for p, d in zip(pairs, decisions, strict=False) if not d]
 
 
 @pytest.mark.slow
@@ -436,12 +536,11 @@ def test_stereoset_through_the_server_matches_in_process(bos_server, tmp_path):
     """StereoSet intra- and intersentence options scored by clm-api on the real server: the same
     tokens as the in-process clm planning (intersentence: the continuation after the context, found
     by the context's own token count), log-probabilities within the parity tolerance."""
-    from fixtures_llm import llm_venv_and_gguf
-
     from biaskit.evaluation.models import load_lm
     from biaskit.evaluation.served import load_served_lm
     from biaskit.evaluation.stereoset import read_cats, score_cats
     from conftest import MIRROR
+    from fixtures_llm import llm_venv_and_gguf
 
     _, gguf = llm_venv_and_gguf()
     flat = MIRROR / "stereoset" / "stereoset_dev_flat.jsonl"
@@ -456,4 +555,4 @@ def test_stereoset_through_the_server_matches_in_process(bos_server, tmp_path):
         if s.split == "intrasentence":
             ref = ref[1:]  # llama-cpp-python gives the first real token no log-probability
         assert len(s.logprobs) == len(ref), s.sentence_id
-        assert max(abs(a - b) for a, b in zip(s.logprobs, ref)) <= PER_TOKEN_MAX
+        assert max(abs(a - b) for a, b in zip(s.logprobs, ref, strict=False)) <= PER_TOKEN_MAX

@@ -1,12 +1,13 @@
 """U/M spans: hand-checked pairs, Hindi word-level spans on real IndiBias pairs, autojunk."""
+
 from __future__ import annotations
 
 import difflib
 
 import pytest
+from biaskit.evaluation.spans import diff_equal, token_spans, word_spans
 from transformers import AutoTokenizer
 
-from biaskit.evaluation.spans import diff_equal, token_spans, word_spans
 from biaskit.readers import read_pairs
 
 
@@ -92,8 +93,12 @@ def test_hindi_word_level_spans_on_real_indibias(indibias_csv, xlmr_tok):
         a_text, b_text = p.sent_more, p.sent_less
         wa, wb = a_text.split(), b_text.split()
         sm = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-        changed_a = set(range(len(wa))) - {i for t, i1, i2, _, _ in sm.get_opcodes() if t == "equal" for i in range(i1, i2)}
-        changed_b = set(range(len(wb))) - {j for t, _, _, j1, j2 in sm.get_opcodes() if t == "equal" for j in range(j1, j2)}
+        changed_a = set(range(len(wa))) - {
+            i for t, i1, i2, _, _ in sm.get_opcodes() if t == "equal" for i in range(i1, i2)
+        }
+        changed_b = set(range(len(wb))) - {
+            j for t, _, _, j1, j2 in sm.get_opcodes() if t == "equal" for j in range(j1, j2)
+        }
         a, b = word_spans(xlmr_tok, a_text, b_text)
         ta, tb = token_spans(xlmr_tok, a_text, b_text)
         for sp, tsp, text, changed in ((a, ta, a_text, changed_a), (b, tb, b_text, changed_b)):
@@ -125,8 +130,9 @@ def test_autojunk_only_matters_from_200_items():
 
 
 def test_unknown_unit_error(bert_tok):
-    from biaskit.errors import BiaskitError
     from biaskit.evaluation.spans import pair_spans
+
+    from biaskit.errors import BiaskitError
 
     with pytest.raises(BiaskitError, match="unknown unit 'char'"):
         pair_spans(bert_tok, "a b", "a c", unit="char")

@@ -1,13 +1,13 @@
 """`evaluate seat` warns when the encoder's tokenizer cannot represent a test's language (an English-only
 vocabulary on Devanagari) instead of printing numbers that are noise."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-from transformers import AutoTokenizer
-
 from conftest import run_cli
+from transformers import AutoTokenizer
 
 
 def test_coverage_by_hand_on_the_minilm_vocabulary(tiny_bert, tiny_xlmr):
@@ -30,11 +30,30 @@ def test_coverage_by_hand_on_the_minilm_vocabulary(tiny_bert, tiny_xlmr):
 
 
 def test_seat_warns_in_output_and_report(tiny_bert, tmp_path, capsys):
-    en, hi = ("indibias-team/en/team-gr3-hindu-male-vs-female-career-vs-family",
-              "indibias-team/hi/team-gr3-hindu-male-vs-female-career-vs-family")
+    en, hi = (
+        "indibias-team/en/team-gr3-hindu-male-vs-female-career-vs-family",
+        "indibias-team/hi/team-gr3-hindu-male-vs-female-career-vs-family",
+    )
     out = tmp_path / "seat"
-    code, stdout, err = run_cli(["evaluate", "seat", "--test", en, "--test", hi, "--model", str(tiny_bert),
-                                 "--out", str(out), "--n-samples", "200", "--device", "cpu"], capsys)
+    code, stdout, err = run_cli(
+        [
+            "evaluate",
+            "seat",
+            "--test",
+            en,
+            "--test",
+            hi,
+            "--model",
+            str(tiny_bert),
+            "--out",
+            str(out),
+            "--n-samples",
+            "200",
+            "--device",
+            "cpu",
+        ],
+        capsys,
+    )
     assert code == 0, err
     warn = [ln for ln in stdout.splitlines() if ln.startswith("warning: ")]
     assert len(warn) == 1 and "gr3-hindu-male-vs-female-career-vs-family" in warn[0]

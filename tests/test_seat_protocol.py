@@ -1,11 +1,11 @@
 """SEAT as each paper ran it: the pooling each protocol names (checked against vectors built by hand,
 so a wrong pooling fails), encoder states for mT5 and mBART, and significance marks as printed."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-
 from biaskit.evaluation.seat import Encoder, mark, read_seat_test, resolve_tests, run_seat, significance, weat
 
 T9R1 = "indibias-paper/en/indibias-t9-r01-young-male-vs-young-female-terms-pu"

@@ -1,4 +1,5 @@
 """SEAT/WEAT statistics on small vectors (by hand and by brute force), bleaching, test files, encoders."""
+
 from __future__ import annotations
 
 import itertools
@@ -8,10 +9,20 @@ import random
 
 import numpy as np
 import pytest
+from biaskit.evaluation.seat import (
+    Encoder,
+    bleach_terms,
+    effect_size_from_s,
+    p_value_from_s,
+    prepare_sentences,
+    read_seat_test,
+    resolve_tests,
+    run_seat,
+    s_wAB,
+    weat,
+)
 
 from biaskit.errors import BiaskitError, InputError
-from biaskit.evaluation.seat import (Encoder, bleach_terms, effect_size_from_s, p_value_from_s, prepare_sentences,
-                                     read_seat_test, resolve_tests, run_seat, s_wAB, weat)
 
 
 def _unit(deg):
@@ -37,12 +48,13 @@ def test_effect_size_and_exact_p_by_hand():
 
 
 def _cos(u, v):
-    return sum(a * b for a, b in zip(u, v)) / math.sqrt(sum(a * a for a in u) * sum(b * b for b in v))
+    return sum(a * b for a, b in zip(u, v, strict=False)) / math.sqrt(sum(a * a for a in u) * sum(b * b for b in v))
 
 
 def _brute(X, Y, A, B):
     """Effect size and p-value from the definitions with plain Python: every re-partition (X', Y')
     of X u Y with |X'| = |X|, statistic S = sum_{X'} s - sum_{Y'} s, p = #{S' >= S} / #partitions."""
+
     def s(w):
         return sum(_cos(w, a) for a in A) / len(A) - sum(_cos(w, b) for b in B) / len(B)
 
@@ -167,6 +179,7 @@ def test_reader_errors_and_dedup(tmp_path):
 # ------------------------------------------------------------------------------------- encoder
 def test_encoder_pooling_matches_manual_and_is_cached(tiny_bert, tmp_path):
     import torch
+
     from biaskit.cache import DiskCache
 
     enc = Encoder.load(str(tiny_bert), device="cpu")
@@ -201,9 +214,26 @@ def test_run_seat_and_cli(tiny_bert, seat_dir, tmp_path, capsys):
     from biaskit.cli import main
 
     try:
-        main(["evaluate", "seat", "--test", "indibias-team/hi/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
-              "--test", str(seat_dir / "weat7.jsonl"), "--model", str(tiny_bert), "--out", str(tmp_path / "c"),
-              "--n-samples", "2000", "--device", "cpu", "--protocol", "none"])  # two papers' tests: one setup
+        main(
+            [
+                "evaluate",
+                "seat",
+                "--test",
+                "indibias-team/hi/team-gc1-men-upper-vs-lower-caste-pleasant-vs-unpleasant",
+                "--test",
+                str(seat_dir / "weat7.jsonl"),
+                "--model",
+                str(tiny_bert),
+                "--out",
+                str(tmp_path / "c"),
+                "--n-samples",
+                "2000",
+                "--device",
+                "cpu",
+                "--protocol",
+                "none",
+            ]
+        )  # two papers' tests: one setup
         code = 0
     except SystemExit as exc:
         code = exc.code

@@ -1,6 +1,7 @@
 """Readers stream (issue 20): they hold one line (one row, one batch) at a time, so what they keep does
 not grow with the file. Measured with tracemalloc (the Python heap), on files small enough for CI;
 the RSS figures at 50 and 200 MB are benchmarks/streaming_memory.py's."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _records(path: Path, n_pairs: int) -> Path:
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from release import make_records   # the release benchmark's synthetic English + Hindi records
+    from release import make_records  # the release benchmark's synthetic English + Hindi records
 
     make_records(path, n_pairs)
     return path
@@ -35,6 +36,7 @@ def _rows_and_peak(rows) -> tuple[int, int]:
     def read():
         for _ in rows():
             n[0] += 1
+
     peak = _peak(read)
     return n[0], peak
 
@@ -54,8 +56,9 @@ def test_the_csv_pair_reader_holds_one_row_at_a_time(tmp_path):
     from biaskit.readers import iter_pair_rows
 
     src = tmp_path / "p.csv"
-    rows = ["sent_more,sent_less,direction,bias_type"] + [f"Women drive badly {i}.,Men drive badly {i}.,stereo,gender"
-                                                          for i in range(15_000)]
+    rows = ["sent_more,sent_less,direction,bias_type"] + [
+        f"Women drive badly {i}.,Men drive badly {i}.,stereo,gender" for i in range(15_000)
+    ]
     src.write_text("\n".join(rows) + "\n", encoding="utf-8")
     n, peak = _rows_and_peak(lambda: iter_pair_rows(src))
     assert peak < 1_000_000 and n == 15_000
@@ -71,12 +74,13 @@ def test_curate_check_keeps_a_few_bytes_per_row(tmp_path):
     inv = load_inventory()
     small, large = _records(tmp_path / "s.jsonl", 100), _records(tmp_path / "l.jsonl", 1000)
     out = tmp_path / "out.jsonl"
-    check_file_stream(str(small), inventory=inv, out=str(out))   # one-time allocations (imports, caches) first
+    check_file_stream(str(small), inventory=inv, out=str(out))  # one-time allocations (imports, caches) first
     peaks = {}
     for name, src in (("small", small), ("large", large)):
         res = {}
-        peaks[name] = _peak(lambda: res.update(check_file_stream(str(src), inventory=inv, out=str(out),
-                                                                 examples=3).as_dict()))
+        peaks[name] = _peak(
+            lambda: res.update(check_file_stream(str(src), inventory=inv, out=str(out), examples=3).as_dict())  # noqa: B023 (called right here)
+        )
         assert res["views"] == (200 if name == "small" else 2000) and res["pairs"] == res["views"] // 2
     per_view = (peaks["large"] - peaks["small"]) / 1800
     print(f"curate check: {per_view:.0f} bytes of Python heap per extra view")

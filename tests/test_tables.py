@@ -1,4 +1,5 @@
 """biaskit.tables: the one set of number formatters and the one Markdown table writer of every report."""
+
 from __future__ import annotations
 
 import math
@@ -11,8 +12,8 @@ from biaskit.tables import md_table, num, pct, pvalue, sig
 
 def test_num_formats_reals_keeps_counts_and_names_what_is_missing():
     assert num(0.12345) == "0.12" and num(0.12345, 3) == "0.123" and num(2.0, 1) == "2.0"
-    assert num(np.float64(50.0)) == "50.00" and num(np.float32(0.5), 1) == "0.5"   # numpy reals too
-    assert num(7) == "7" and num(np.int64(7), 3) == "7" and num(True) == "True"       # counts stay counts
+    assert num(np.float64(50.0)) == "50.00" and num(np.float32(0.5), 1) == "0.5"  # numpy reals too
+    assert num(7) == "7" and num(np.int64(7), 3) == "7" and num(True) == "True"  # counts stay counts
     assert num("intrasentence") == "intrasentence"
     assert num(None) == "n/a" and num(float("nan")) == "n/a" and num(np.nan, missing="—") == "—"
     assert num(math.inf) == "inf" and num(-math.inf, 1) == "-inf"
@@ -30,15 +31,12 @@ def test_pct_sig_and_pvalue():
 
 def test_md_table_layout():
     assert md_table(["model", "LMS"], [["bert", "84.00"], ["gpt2", "n/a"]]) == (
-        "| model | LMS |\n"
-        "|---|---|\n"
-        "| bert | 84.00 |\n"
-        "| gpt2 | n/a |")
+        "| model | LMS |\n|---|---|\n| bert | 84.00 |\n| gpt2 | n/a |"
+    )
     # right-aligned number columns, an empty header cell, values formatted by fmt
     assert md_table(["", "items", "share"], [["q1", 3, 0.5]], align="lrr", fmt=lambda v: num(v, 1)) == (
-        "| | items | share |\n"
-        "|---|---:|---:|\n"
-        "| q1 | 3 | 0.5 |")
+        "| | items | share |\n|---|---:|---:|\n| q1 | 3 | 0.5 |"
+    )
     assert md_table(["a"], []) == "| a |\n|---|"
 
 

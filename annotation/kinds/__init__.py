@@ -18,26 +18,44 @@ Question names and labels of every kind are listed in ``docs/annotation.md``. To
 guidelines (``data/guidelines/<name>.en.md`` and ``.hi.md``). Edits in prefilled text areas
 (``sentence``, ``pair``, ``translation``) are aggregated by :mod:`.edits`.
 """
+
 from __future__ import annotations
 
 from biaskit.registry import Registry
 
-from .base import (CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes,  # noqa: F401
-                   validate_config)
+from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401
 
 KINDS: Registry[type[TaskKind]] = Registry("annotation kind")
-KINDS.register("tuple", "biaskit.annotation.kinds.tuples:TupleKind",
-               help="(identity, attribute) tuples: prevalent stereotype? yes/no, polarity, comment")
-KINDS.register("sentence", "biaskit.annotation.kinds.sentences:SentenceKind",
-               help="LLM-generated sentences: keep / fix (correct it in place) / drop, problems, comment")
-KINDS.register("pair", "biaskit.annotation.kinds.pairs:PairKind",
-               help="minimal pairs: stereo / antistereo / not a valid pair, concern codes, corrections in place, comment")
-KINDS.register("cat", "biaskit.annotation.kinds.cats:CatKind",
-               help="StereoSet CATs: label each of the 3 associations stereotype / anti-stereotype / unrelated")
-KINDS.register("translation", "biaskit.annotation.kinds.translation:TranslationKind",
-               help="blind review of candidate translations: pick A/B/.../none, correct the chosen S1/S2 in place")
-KINDS.register("cat_translation", "biaskit.annotation.kinds.cat_translation:CatTranslationKind",
-               help="blind review of translated CATs: pick A/B/.../none, correct target, context (BLANK) and options in place")
+KINDS.register(
+    "tuple",
+    "biaskit.annotation.kinds.tuples:TupleKind",
+    help="(identity, attribute) tuples: prevalent stereotype? yes/no, polarity, comment",
+)
+KINDS.register(
+    "sentence",
+    "biaskit.annotation.kinds.sentences:SentenceKind",
+    help="LLM-generated sentences: keep / fix (correct it in place) / drop, problems, comment",
+)
+KINDS.register(
+    "pair",
+    "biaskit.annotation.kinds.pairs:PairKind",
+    help="minimal pairs: stereo / antistereo / not a valid pair, concern codes, corrections in place, comment",
+)
+KINDS.register(
+    "cat",
+    "biaskit.annotation.kinds.cats:CatKind",
+    help="StereoSet CATs: label each of the 3 associations stereotype / anti-stereotype / unrelated",
+)
+KINDS.register(
+    "translation",
+    "biaskit.annotation.kinds.translation:TranslationKind",
+    help="blind review of candidate translations: pick A/B/.../none, correct the chosen S1/S2 in place",
+)
+KINDS.register(
+    "cat_translation",
+    "biaskit.annotation.kinds.cat_translation:CatTranslationKind",
+    help="blind review of translated CATs: pick A/B/.../none, correct target, context (BLANK) and options in place",
+)
 
 
 def get_kind(name: str) -> TaskKind:

@@ -31,13 +31,15 @@ always an edit. How edits are aggregated and recorded: :mod:`.edits`.
 Nothing outside the kind's module switches on its name: the push, pull, aggregate, agreement and
 apply code call these methods. A new kind = one module here + one line in ``__init__.py``.
 """
+
 from __future__ import annotations
 
 import html
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from biaskit.errors import BiaskitError, InputError
 
@@ -57,7 +59,7 @@ class Question:
     labels: tuple[str, ...] = ()
     required: bool = False
     #: text questions: the task data key the text area is prefilled with (an edit in place)
-    prefill: Optional[str] = None
+    prefill: str | None = None
 
 
 @dataclass
@@ -67,7 +69,7 @@ class ParsedConfig:
     controls: dict[str, tuple[str, tuple[str, ...], list[str]]] = field(default_factory=dict)
 
     @classmethod
-    def from_xml(cls, xml: str) -> "ParsedConfig":
+    def from_xml(cls, xml: str) -> ParsedConfig:
         li = validate_config(xml)
         out = cls()
         for c in li.controls:
@@ -95,30 +97,40 @@ def xml_attr(value: str) -> str:
     return html.escape(str(value), quote=True)
 
 
-def choices_xml(name: str, to: str, labels: Iterable[str], *, multiple: bool = False, required: bool = False,
-                hints: Optional[dict[str, str]] = None) -> str:
+def choices_xml(
+    name: str,
+    to: str,
+    labels: Iterable[str],
+    *,
+    multiple: bool = False,
+    required: bool = False,
+    hints: dict[str, str] | None = None,
+) -> str:
     hints = hints or {}
     opts = "".join(
         f'<Choice value="{xml_attr(v)}"' + (f' hint="{xml_attr(hints[v])}"' if v in hints else "") + "/>"
-        for v in labels)
+        for v in labels
+    )
     req = ' required="true"' if required else ""
     mode = "multiple" if multiple else "single-radio"
     return f'<Choices name="{name}" toName="{to}" choice="{mode}"{req} showInline="true">{opts}</Choices>'
 
 
-def textarea_xml(name: str, to: str, placeholder: str, rows: int = 2, value: Optional[str] = None) -> str:
+def textarea_xml(name: str, to: str, placeholder: str, rows: int = 2, value: str | None = None) -> str:
     """A text area; ``value`` (e.g. ``$sent_more``) prefills it with task data (editing tasks)."""
     pre = f' value="{xml_attr(value)}"' if value else ""
-    return (f'<TextArea name="{name}" toName="{to}" maxSubmissions="1" editable="true" rows="{rows}" '
-            f'placeholder="{xml_attr(placeholder)}"{pre}/>')
+    return (
+        f'<TextArea name="{name}" toName="{to}" maxSubmissions="1" editable="true" rows="{rows}" '
+        f'placeholder="{xml_attr(placeholder)}"{pre}/>'
+    )
 
 
-def text_answer(values: Optional[list]) -> str:
+def text_answer(values: list | None) -> str:
     """The text of a text area's answer (its submissions joined by new lines), stripped."""
     return "\n".join(str(t) for t in (values or []) if t is not None).strip()
 
 
-def is_unchanged(text: Optional[str], original: Any) -> bool:
+def is_unchanged(text: str | None, original: Any) -> bool:
     """Is ``text`` the ``original`` (NFC, whitespace collapsed)? An untouched prefilled area is no edit."""
     from biaskit.ids import normalize_text
 
@@ -140,12 +152,12 @@ class Votes:
 
     aggregated: dict[tuple[str, str], dict]
     judgments: Any = None  # DataFrame or None
-    data_path: Optional[str] = None  # the records' file (for provenance)
+    data_path: str | None = None  # the records' file (for provenance)
 
-    def get(self, task: str, question: str) -> Optional[dict]:
+    def get(self, task: str, question: str) -> dict | None:
         return self.aggregated.get((task, question))
 
-    def accepted(self, res: "ApplyResult", task: str, question: str) -> Optional[dict]:
+    def accepted(self, res: ApplyResult, task: str, question: str) -> dict | None:
         """The aggregated row of (task, question) when it is accepted; otherwise None, with the record
         counted in ``res`` as not annotated, or dropped with the aggregator's status and reason."""
         r = self.get(task, question)
@@ -188,7 +200,7 @@ class ApplyResult:
     files: dict[str, list] = field(default_factory=lambda: {"rejected": []})
     counts: dict[str, int] = field(default_factory=lambda: {s: 0 for s in APPLY_STATUSES})
     paths: dict[str, Path] = field(default_factory=dict)
-    report: Optional[dict] = None
+    report: dict | None = None
     warnings: list[str] = field(default_factory=list)
 
     def drop(self, rid: str, status: str, reason: str) -> None:
@@ -230,7 +242,7 @@ class TaskKind:
     #: what the records are called in messages ("pairs file", "candidates file", ...)
     records_name: str = "data"
     questions: tuple[Question, ...] = ()
-    comment_control: Optional[str] = "comment"
+    comment_control: str | None = "comment"
     #: options :meth:`apply` accepts beyond the votes (name -> help), e.g. ``direction_policy``
     apply_options: dict[str, str] = {}
     #: labels of the deciding question that, once accepted, reject the record (a tuple accepted as
@@ -260,11 +272,11 @@ class TaskKind:
     def record_id(self, rec: Any) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def bias_type(self, rec: Any) -> Optional[str]:
+    def bias_type(self, rec: Any) -> str | None:
         return getattr(rec, "bias_type", None)
 
     # --- Label Studio ------------------------------------------------------------------------------
-    def config(self, records: Optional[list[Any]] = None) -> str:  # pragma: no cover - abstract
+    def config(self, records: list[Any] | None = None) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def task_data(self, rec: Any, seed: int = 0) -> dict:  # pragma: no cover - abstract
@@ -287,8 +299,10 @@ class TaskKind:
         for q in self.questions:
             if q.name == name:
                 return q
-        raise InputError(f"kind '{self.name}' has no question '{name}'.",
-                         fix=f"use one of {', '.join(q.name for q in self.questions)}.")
+        raise InputError(
+            f"kind '{self.name}' has no question '{name}'.",
+            fix=f"use one of {', '.join(q.name for q in self.questions)}.",
+        )
 
     def code(self, q: Question, label: str) -> str:
         """The short code of a multiple-choice option in judgment questions (``concern:<code>``)."""
@@ -304,7 +318,7 @@ class TaskKind:
                     allowed[f"{q.name}:{self.code(q, lab)}"] = {"yes", "no"}
         return allowed
 
-    def check_task_values(self, data: dict, values: dict[str, list[str]]) -> Optional[str]:
+    def check_task_values(self, data: dict, values: dict[str, list[str]]) -> str | None:
         """A problem with one annotation's values that the config alone cannot catch (None if fine)."""
         return None
 
@@ -332,29 +346,37 @@ class TaskKind:
             if q.type == MULTI:
                 ticked = set(values.get(q.control) or [])
                 for lab in q.labels:
-                    rows.append({"question": f"{q.name}:{self.code(q, lab)}", "label": "yes" if lab in ticked else "no",
-                                 "qtype": CHOICE})
+                    rows.append(
+                        {
+                            "question": f"{q.name}:{self.code(q, lab)}",
+                            "label": "yes" if lab in ticked else "no",
+                            "qtype": CHOICE,
+                        }
+                    )
         return rows
 
     def prediction_result(self, data: dict, question: str, label: str) -> list[dict]:
         """A Label Studio result item for a pre-annotation (``question`` = a choice question)."""
         q = self.question(question)
         if q.type != CHOICE:
-            raise InputError(f"predictions are supported for choice questions only, not '{question}'.",
-                             fix=f"use one of {', '.join(x.name for x in self.questions if x.type == CHOICE)}.")
+            raise InputError(
+                f"predictions are supported for choice questions only, not '{question}'.",
+                fix=f"use one of {', '.join(x.name for x in self.questions if x.type == CHOICE)}.",
+            )
         to = ParsedConfig.from_xml(self.config([])).controls[q.control][2][0]
         return [{"from_name": q.control, "to_name": to, "type": "choices", "value": {"choices": [label]}}]
 
     # --- adaptive overlap: when is a task decided ---------------------------------------------------
-    def decision_rules(self, min_agree: Optional[int] = None) -> dict[str, Any]:
+    def decision_rules(self, min_agree: int | None = None) -> dict[str, Any]:
         """question -> the :class:`~biaskit.annotation.settle.ItemRule` that decides it: what adaptive
         overlap (``push --overlap adaptive``, ``annotate replay``) waits on. Default: the required
         single-choice questions under ``apply``'s majority vote (``min_agree`` K, else a strict
         majority); other questions (optional choices, concerns, corrections) are not waited for."""
         from ..settle import MajorityRule
 
-        return {q.name: MajorityRule(tuple(q.labels), min_agree) for q in self.questions
-                if q.type == CHOICE and q.required}
+        return {
+            q.name: MajorityRule(tuple(q.labels), min_agree) for q in self.questions if q.type == CHOICE and q.required
+        }
 
     def task_outcome(self, outcomes: dict[str, tuple]) -> tuple:
         """The task's decision from its deciding questions' outcomes (``(status, label)`` each): one
@@ -382,7 +404,7 @@ class TaskKind:
         return len(outcomes) > 1 and any(settled[q] and outcomes[q][0] == "rejected" for q in outcomes)
 
     # --- judgments -> validated records ------------------------------------------------------------
-    def votes(self, judgments, records: Optional[list[Any]] = None):
+    def votes(self, judgments, records: list[Any] | None = None):
         """The judgment rows the aggregator votes on (a DataFrame). Kinds whose answers mean different
         things per task (the translation kind's slot letters) map them to comparable labels here."""
         return judgments
@@ -395,7 +417,7 @@ class TaskKind:
 
         return write_jsonl(out, records)
 
-    def report(self, records: list[Any], applied: "ApplyResult | Path", out_dir: Path) -> Optional[dict]:
+    def report(self, records: list[Any], applied: ApplyResult | Path, out_dir: Path) -> dict | None:
         """An optional report on applied annotations: ``applied`` is the result of ``apply`` or the
         path of the OUT file it wrote (``annotate apply --report-dir``, ``annotate report``)."""
         raise InputError(f"kind '{self.name}' has no apply report.", fix="leave out --report-dir.")

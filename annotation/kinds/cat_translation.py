@@ -18,6 +18,7 @@ language (:class:`~biaskit.schema.CAT`, ``lang`` = target, ``source_id`` = the E
 (:data:`biaskit.cat_checks.BLOCKING`: the ``BLANK`` lost, options not distinct or not word-sized,
 the wrong script, ...) goes back to review (``OUT.needs_review.jsonl``) instead of being released.
 """
+
 from __future__ import annotations
 
 import html
@@ -27,8 +28,13 @@ from biaskit.cat_checks import OPTION_KEYS
 from .base import CHOICE, TEXT, Question, choices_xml, seeded_order, textarea_xml, xml_attr
 from .translation import NONE_CHOICE, SLOT_LETTERS, TranslationKind
 
-_PARTS = {"target": "target term", "context": "context", "stereotype": "option 1 (stereotype)",
-          "anti_stereotype": "option 2 (anti-stereotype)", "unrelated": "option 3 (unrelated)"}
+_PARTS = {
+    "target": "target term",
+    "context": "context",
+    "stereotype": "option 1 (stereotype)",
+    "anti_stereotype": "option 2 (anti-stereotype)",
+    "unrelated": "option 3 (unrelated)",
+}
 
 
 class CatTranslationKind(TranslationKind):
@@ -37,8 +43,10 @@ class CatTranslationKind(TranslationKind):
     records_name = "CAT candidates"
     record_word = "CAT"
     corrections = {f"corrected_{f}": (f, label, f"src_{f}") for f, label in _PARTS.items()}
-    questions = (Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
-                 *(Question(q, q, TEXT) for q in corrections))
+    questions = (
+        Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
+        *(Question(q, q, TEXT) for q in corrections),
+    )
 
     def read(self, path, *, skip_invalid=False):
         from biaskit.readers import read_cat_candidates
@@ -49,16 +57,19 @@ class CatTranslationKind(TranslationKind):
         return rec.cat_id
 
     def _config(self, n: int) -> str:
-        return ("<View>"
-                f'<Header value="{xml_attr(self.title)}"/>'
-                '<Header value="Source CAT (the options are labelled as their writer and five validators agreed)" '
-                'size="5"/>'
-                + "".join(f'<Text name="src_{f}" value="$source_{f}"/>' for f in _PARTS) +
-                '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
-                '<HyperText name="candidates" value="$candidates_html"/>'
-                + choices_xml("choice", "src_context", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
-                + self._correction_views(n) + textarea_xml("comment", "src_context", "comment (optional)")
-                + "</View>")
+        return (
+            "<View>"
+            f'<Header value="{xml_attr(self.title)}"/>'
+            '<Header value="Source CAT (the options are labelled as their writer and five validators agreed)" '
+            'size="5"/>'
+            + "".join(f'<Text name="src_{f}" value="$source_{f}"/>' for f in _PARTS)
+            + '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
+            '<HyperText name="candidates" value="$candidates_html"/>'
+            + choices_xml("choice", "src_context", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
+            + self._correction_views(n)
+            + textarea_xml("comment", "src_context", "comment (optional)")
+            + "</View>"
+        )
 
     def task_data(self, rec, seed=0):
         order = seeded_order(len(rec.candidates), seed, rec.cat_id)
@@ -66,26 +77,42 @@ class CatTranslationKind(TranslationKind):
         intra = rec.split == "intrasentence"
         data = {f"source_{f}": f"{_PARTS[f]}: {src[f]}" for f in _PARTS}
         slots, rows, prefill = [], [], {}
-        for s, i in zip(SLOT_LETTERS, order):
+        for s, i in zip(SLOT_LETTERS, order, strict=False):
             c = rec.candidates[i].model_dump()
             slots.append({"slot": s, "index": i, "engine": c["engine"], "model": c.get("model")})
             for f in _PARTS:
                 prefill[f"slot_{s}_{f}"] = c.get(f) or ""
-            flag_html = "".join(f"<li><b>{html.escape(str(x.get('code', '')))}</b>: "
-                                f"{html.escape(str(x.get('reason', '')))}</li>"
-                                for x in c.get("flags") or [] if isinstance(x, dict)) or "<li>none</li>"
-            opts = "".join(f"<br/>{k + 1}. {html.escape(str(c.get(f) or ''))}"
-                           + (f" &rarr; {html.escape(_filled(c.get('context'), c.get(f)))}" if intra else "")
-                           for k, f in enumerate(OPTION_KEYS))
-            rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
-                        f"target: {html.escape(str(c.get('target') or ''))}<br/>"
-                        f"context: {html.escape(str(c.get('context') or ''))}{opts}"
-                        f"<br/><small>flags:<ul>{flag_html}</ul></small></div>")
-        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
+            flag_html = (
+                "".join(
+                    f"<li><b>{html.escape(str(x.get('code', '')))}</b>: {html.escape(str(x.get('reason', '')))}</li>"
+                    for x in c.get("flags") or []
+                    if isinstance(x, dict)
+                )
+                or "<li>none</li>"
+            )
+            opts = "".join(
+                f"<br/>{k + 1}. {html.escape(str(c.get(f) or ''))}"
+                + (f" &rarr; {html.escape(_filled(c.get('context'), c.get(f)))}" if intra else "")
+                for k, f in enumerate(OPTION_KEYS)
+            )
+            rows.append(
+                f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
+                f"target: {html.escape(str(c.get('target') or ''))}<br/>"
+                f"context: {html.escape(str(c.get('context') or ''))}{opts}"
+                f"<br/><small>flags:<ul>{flag_html}</ul></small></div>"
+            )
+        for s in SLOT_LETTERS[len(rec.candidates) : getattr(self, "_slots", 0)]:
             for f in _PARTS:
                 prefill[f"slot_{s}_{f}"] = ""
-        return {**data, "split": rec.split, "source_lang": rec.source_lang, "target_lang": rec.target_lang,
-                "candidates_html": "".join(rows), **prefill, "biaskit_slots": slots}
+        return {
+            **data,
+            "split": rec.split,
+            "source_lang": rec.source_lang,
+            "target_lang": rec.target_lang,
+            "candidates_html": "".join(rows),
+            **prefill,
+            "biaskit_slots": slots,
+        }
 
     def finish(self, rec, raw, final, review, votes):
         """The final CAT re-checked (:func:`biaskit.cat_checks.check_cat_translation`) and, when no
@@ -101,21 +128,35 @@ class CatTranslationKind(TranslationKind):
         if blockers:
             return blockers, None
         intra = rec.split == "intrasentence"
-        options = [{"sentence": fill(final["context"], final[k]) if intra else final[k], "gold_label": lab}
-                   for k, lab in OPTION_KEYS.items()]
+        options = [
+            {"sentence": fill(final["context"], final[k]) if intra else final[k], "gold_label": lab}
+            for k, lab in OPTION_KEYS.items()
+        ]
         meta = {"review": review, "source": raw["source"]}
         if intra:
             meta["fills"] = {lab: final[k] for k, lab in OPTION_KEYS.items()}
         src_meta = (rec.provenance or {}).get("source_meta") or {}
         if src_meta.get("society"):
             meta["society"] = src_meta["society"]
-        record = CAT(split=rec.split, target=final["target"], bias_type=rec.bias_type or "unknown",
-                     context=final["context"], options=options, lang=tgt, source_id=rec.cat_id,
-                     provenance={"source": "cat-translation-review", "candidates_file": votes.data_path,
-                                 "source_cat_id": rec.cat_id, "source_lang": rec.source_lang,
-                                 "engine": review["winner_engine"], "model": review["winner_model"],
-                                 "source_provenance": (rec.provenance or {}).get("source_provenance")},
-                     meta=meta)
+        record = CAT(
+            split=rec.split,
+            target=final["target"],
+            bias_type=rec.bias_type or "unknown",
+            context=final["context"],
+            options=options,
+            lang=tgt,
+            source_id=rec.cat_id,
+            provenance={
+                "source": "cat-translation-review",
+                "candidates_file": votes.data_path,
+                "source_cat_id": rec.cat_id,
+                "source_lang": rec.source_lang,
+                "engine": review["winner_engine"],
+                "model": review["winner_model"],
+                "source_provenance": (rec.provenance or {}).get("source_provenance"),
+            },
+            meta=meta,
+        )
         return [], record
 
     def report(self, records, applied, out_dir):

@@ -1,11 +1,22 @@
 """The ``cat`` kind: StereoSet CATs, each of the three sentences labelled stereotype /
 anti-stereotype / unrelated (as StereoSet's validation round; options shown in a seeded order)."""
+
 from __future__ import annotations
 
 from biaskit.errors import InputError
 
-from .base import CHOICE, ApplyResult, Question, TaskKind, Votes, choices_xml, seeded_order, summarize, \
-    textarea_xml, xml_attr
+from .base import (
+    CHOICE,
+    ApplyResult,
+    Question,
+    TaskKind,
+    Votes,
+    choices_xml,
+    seeded_order,
+    summarize,
+    textarea_xml,
+    xml_attr,
+)
 
 CAT_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 CAT_SLOTS = ("A", "B", "C")
@@ -15,8 +26,10 @@ class CatKind(TaskKind):
     name = "cat"
     title = "Label each sentence as a stereotype, an anti-stereotype or unrelated to the context."
     records_name = "CATs"
-    questions = tuple(Question(f"option_{lab}", f"label_{s}", CHOICE, CAT_LABELS, required=True)
-                      for lab, s in zip(CAT_LABELS, CAT_SLOTS))
+    questions = tuple(
+        Question(f"option_{lab}", f"label_{s}", CHOICE, CAT_LABELS, required=True)
+        for lab, s in zip(CAT_LABELS, CAT_SLOTS, strict=False)
+    )
 
     def read(self, path, *, skip_invalid=False):
         """Every CAT format :func:`biaskit.readers.read_cats` knows (StereoSet ``dev.json``, the
@@ -39,9 +52,8 @@ class CatKind(TaskKind):
 
     def task_data(self, rec, seed=0):
         order = seeded_order(3, seed, rec.cat_id)
-        data = {"context": rec.context, "target": rec.target, "split": rec.split, "lang": rec.lang,
-                "biaskit_slots": []}
-        for s, i in zip(CAT_SLOTS, order):
+        data = {"context": rec.context, "target": rec.target, "split": rec.split, "lang": rec.lang, "biaskit_slots": []}
+        for s, i in zip(CAT_SLOTS, order, strict=False):
             opt = rec.options[i]
             data[f"sentence_{s}"] = f"{s}. {opt.sentence}"
             data["biaskit_slots"].append({"slot": s, "gold_label": opt.gold_label, "sentence_id": opt.sentence_id})
@@ -63,11 +75,13 @@ class CatKind(TaskKind):
         gold = {v: k for k, v in self._slot_gold(data).items()}
         lab = question.removeprefix("option_")
         if lab not in gold:
-            raise InputError(f"unknown CAT question '{question}'.",
-                             fix=f"use one of {', '.join('option_' + x for x in CAT_LABELS)}.")
+            raise InputError(
+                f"unknown CAT question '{question}'.", fix=f"use one of {', '.join('option_' + x for x in CAT_LABELS)}."
+            )
         s = gold[lab]
-        return [{"from_name": f"label_{s}", "to_name": f"sentence_{s}", "type": "choices",
-                 "value": {"choices": [label]}}]
+        return [
+            {"from_name": f"label_{s}", "to_name": f"sentence_{s}", "type": "choices", "value": {"choices": [label]}}
+        ]
 
     def decision_rules(self, min_agree=None):
         """Each sentence ``option_<gold>`` under StereoSet's rule (:class:`~..settle.WriterLabelRule`)."""
@@ -94,8 +108,9 @@ class CatKind(TaskKind):
         # adaptive overlap's risk policy: sentences decided before the rule alone could (recorded decisions)
         settled, _ = settled_overrides(read_settlements(j), WriterLabelRule(CAT_LABELS, k).spec())
         if j is not None and len(j):
-            for t, q, w, lab in zip(j["task"].astype(str), j["question"].astype(str), j["worker"].astype(str),
-                                    j["label"]):
+            for t, q, w, lab in zip(
+                j["task"].astype(str), j["question"].astype(str), j["worker"].astype(str), j["label"], strict=False
+            ):
                 if lab is None or (isinstance(lab, float) and lab != lab):
                     continue
                 human.setdefault((t, q), []).append(HumanLabel(label=str(lab), annotator=w))
@@ -103,24 +118,36 @@ class CatKind(TaskKind):
         for rec in records:
             rid = rec.cat_id
             rows = {o.gold_label: votes.get(rid, f"option_{o.gold_label}") for o in rec.options}
-            verdicts = {g: option_verdict(g, votes=counts.get((rid, f"option_{g}")), aggregated=v, min_agree=k)
-                        for g, v in rows.items()}
+            verdicts = {
+                g: option_verdict(g, votes=counts.get((rid, f"option_{g}")), aggregated=v, min_agree=k)
+                for g, v in rows.items()
+            }
             for g in verdicts:
                 s = settled.get((rid, f"option_{g}"))
                 if s is not None:
-                    verdicts[g] = {**verdicts[g], "status": s["status"], "settled": "risk",
-                                   "reason": "" if s["status"] == "accepted" else
-                                   f"adaptive overlap (risk policy) decided {s['status']} after {verdicts[g]['n']} "
-                                   f"validator(s)"}
+                    verdicts[g] = {
+                        **verdicts[g],
+                        "status": s["status"],
+                        "settled": "risk",
+                        "reason": ""
+                        if s["status"] == "accepted"
+                        else f"adaptive overlap (risk policy) decided {s['status']} after {verdicts[g]['n']} "
+                        f"validator(s)",
+                    }
             status, reason = cat_verdict(verdicts)
             if status != "accepted":
                 res.drop(rid, status, reason)
                 continue
             for o in rec.options:
                 o.human_labels = human.get((rid, f"option_{o.gold_label}"), o.human_labels)
-            rec.meta["annotation"] = {g: {**summarize(v or {}), "agree": verdicts[g]["agree"],
-                                          "validators": verdicts[g]["n"],
-                                          **({"settled": "risk"} if verdicts[g].get("settled") else {})}
-                                      for g, v in rows.items()}
+            rec.meta["annotation"] = {
+                g: {
+                    **summarize(v or {}),
+                    "agree": verdicts[g]["agree"],
+                    "validators": verdicts[g]["n"],
+                    **({"settled": "risk"} if verdicts[g].get("settled") else {}),
+                }
+                for g, v in rows.items()
+            }
             res.accept(rec)
         return res

@@ -17,10 +17,12 @@ and per field:
    field, original text, edited text, the annotators who typed it (the ids ``pull`` gives),
    the time of their latest annotation, and how many annotators edited the field at all.
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 from biaskit.ids import normalize_text
 
@@ -64,11 +66,12 @@ class EditOutcome:
     field: str
     original: str
     #: the winning edit (normalised); None: no edit, or the editors disagree
-    text: Optional[str] = None
-    annotators: list[str] = field(default_factory=list)  # who typed the winning text
-    time: Optional[str] = None  # the latest annotation time among them
+    text: str | None = None
+    # dataclasses.field: the `field` attribute above shadows the function for type checkers (not at run time)
+    annotators: list[str] = dataclasses.field(default_factory=list)  # who typed the winning text
+    time: str | None = None  # the latest annotation time among them
     #: every distinct edit, most typed first: {"text", "annotators", "time"}
-    candidates: list[dict] = field(default_factory=list)
+    candidates: list[dict] = dataclasses.field(default_factory=list)
     n_editors: int = 0
 
     @property
@@ -79,18 +82,28 @@ class EditOutcome:
     def conflict(self) -> bool:
         return self.text is None and bool(self.candidates)
 
-    def record(self, record_id: Optional[str] = None) -> dict[str, Any]:
+    def record(self, record_id: str | None = None) -> dict[str, Any]:
         """The provenance entry of an applied edit (``provenance["edits"]``)."""
-        out = {"field": self.field, "original": self.original, "edited": self.text, "annotators": self.annotators,
-               "time": self.time, "editors": self.n_editors}
+        out = {
+            "field": self.field,
+            "original": self.original,
+            "edited": self.text,
+            "annotators": self.annotators,
+            "time": self.time,
+            "editors": self.n_editors,
+        }
         if record_id is not None:
             out["record_id"] = record_id
         return out
 
     def disagreement(self) -> dict[str, Any]:
         """What the adjudication queue shows for a conflicting field."""
-        return {"field": self.field, "original": self.original, "candidates": self.candidates,
-                "editors": self.n_editors}
+        return {
+            "field": self.field,
+            "original": self.original,
+            "candidates": self.candidates,
+            "editors": self.n_editors,
+        }
 
 
 def decide_edit(field_name: str, original: str, typed: dict[str, tuple[str, str]]) -> EditOutcome:
@@ -104,22 +117,27 @@ def decide_edit(field_name: str, original: str, typed: dict[str, tuple[str, str]
         if n and n != orig:
             groups.setdefault(n, []).append((w, t or ""))
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    cands = [{"text": t, "annotators": [w for w, _ in ws], "time": max(x for _, x in ws) or None}
-             for t, ws in ranked]
+    cands: list[dict[str, Any]] = [
+        {"text": t, "annotators": [w for w, _ in ws], "time": max(x for _, x in ws) or None} for t, ws in ranked
+    ]
     out = EditOutcome(field_name, original, candidates=cands, n_editors=sum(len(ws) for ws in groups.values()))
     if ranked and 2 * len(ranked[0][1]) > out.n_editors:
         out.text, out.annotators, out.time = cands[0]["text"], cands[0]["annotators"], cands[0]["time"]
     return out
 
 
-def field_edits(answers: dict[str, dict[str, dict]], fields: dict[str, tuple[str, str]],
-                voters: Optional[set[str]] = None) -> dict[str, EditOutcome]:
+def field_edits(
+    answers: dict[str, dict[str, dict]], fields: dict[str, tuple[str, str]], voters: set[str] | None = None
+) -> dict[str, EditOutcome]:
     """Per field, the outcome of the edits in ``answers`` (:func:`latest_answers`);
     ``fields`` = question -> (record field, original text); ``voters``: whose edits count (None: all)."""
     out = {}
     for q, (name, original) in fields.items():
-        typed = {w: (str(a[q]["label"]), when(a[q])) for w, a in answers.items()
-                 if q in a and present(a[q].get("label")) and (voters is None or w in voters)}
+        typed = {
+            w: (str(a[q]["label"]), when(a[q]))
+            for w, a in answers.items()
+            if q in a and present(a[q].get("label")) and (voters is None or w in voters)
+        }
         out[name] = decide_edit(name, original, typed)
     return out
 
@@ -139,8 +157,10 @@ def edit_result():
     (empty when nothing went back) and counted."""
     from .base import APPLY_STATUSES, ApplyResult
 
-    return ApplyResult(files={"rejected": [], "needs_review": [], "adjudicate": []},
-                       counts={**{st: 0 for st in APPLY_STATUSES}, "needs_review": 0, "adjudicate": 0})
+    return ApplyResult(
+        files={"rejected": [], "needs_review": [], "adjudicate": []},
+        counts={**{st: 0 for st in APPLY_STATUSES}, "needs_review": 0, "adjudicate": 0},
+    )
 
 
 def returned_record(rec: Any, to: str, reason: str, **extra: Any) -> dict:
@@ -153,7 +173,7 @@ def returned_record(rec: Any, to: str, reason: str, **extra: Any) -> dict:
     return d
 
 
-def returned_note(meta: Optional[dict]) -> str:
+def returned_note(meta: dict | None) -> str:
     """The reason a record came back, shown in its next task (empty for a first round)."""
     r = (meta or {}).get("returned") or {}
     return f"  [returned: {r['reason']}]" if r.get("reason") else ""

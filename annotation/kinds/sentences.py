@@ -15,25 +15,44 @@ queue (``OUT.adjudicate.jsonl``). An edited sentence that no longer names the tu
 to review (``OUT.needs_review.jsonl``) instead of being accepted. Both files are sentence records
 ``push --kind sentence`` takes again (status ``needs_review``, the reason in ``meta.returned``).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from .base import (CHOICE, MULTI, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize, textarea_xml,
-                   xml_attr)
+from .base import (
+    CHOICE,
+    MULTI,
+    TEXT,
+    ApplyResult,
+    Question,
+    TaskKind,
+    Votes,
+    choices_xml,
+    summarize,
+    textarea_xml,
+    xml_attr,
+)
 from .edits import edit_reason, edit_result, field_edits, latest_answers, returned_note, returned_record
 
 DECISIONS = ("keep", "fix", "drop")
 # code -> (label shown to annotators, hint)
 SENTENCE_PROBLEMS: dict[str, tuple[str, str]] = {
-    "not_the_stereotype": ("Does not express the stereotype",
-                           "the sentence does not tie the group to the tuple's attribute"),
+    "not_the_stereotype": (
+        "Does not express the stereotype",
+        "the sentence does not tie the group to the tuple's attribute",
+    ),
     "wrong_group": ("Wrong or missing group", "the sentence is not about the tuple's identity group"),
     "not_naturalistic": ("Not naturalistic", "nobody would write or say this (social media, novels, talk, films)"),
-    "no_minimal_pair": ("No minimal pair possible",
-                        "putting a comparable group in its place would not give a sensible sentence"),
+    "no_minimal_pair": (
+        "No minimal pair possible",
+        "putting a comparable group in its place would not give a sensible sentence",
+    ),
     "grammar": ("Grammar / spelling problems", "typos or grammatical errors (correct them and choose fix)"),
-    "irrelevant_to_culture": ("Irrelevant to the target culture", "the stereotype does not exist in the target culture"),
+    "irrelevant_to_culture": (
+        "Irrelevant to the target culture",
+        "the stereotype does not exist in the target culture",
+    ),
 }
 _PROBLEM_BY_LABEL = {v[0]: k for k, v in SENTENCE_PROBLEMS.items()}
 
@@ -64,25 +83,48 @@ class SentenceKind(TaskKind):
         return _PROBLEM_BY_LABEL.get(label, label)
 
     def config(self, records=None):
-        return ("<View>"
-                f'<Header value="{xml_attr(self.title)}"/>'
-                '<Text name="tuple" value="$tuple_display"/>'
-                '<Text name="sentence" value="$sentence"/>'
-                + choices_xml("decision", "sentence", DECISIONS, required=True,
-                              hints={"keep": "usable as it is", "fix": "usable after the correction you type below",
-                                     "drop": "not usable: it cannot be fixed"}) +
-                '<Header value="The sentence: correct it here (read when you choose fix)" size="5"/>'
-                + textarea_xml("edited", "sentence", "the corrected sentence", rows=3, value="$sentence") +
-                '<Header value="Problems (tick all that apply)" size="5"/>'
-                + choices_xml("problems", "sentence", (v[0] for v in SENTENCE_PROBLEMS.values()), multiple=True,
-                              hints={v[0]: v[1] for v in SENTENCE_PROBLEMS.values()}) +
-                textarea_xml("comment", "sentence", "comment (optional)") + "</View>")
+        return (
+            "<View>"
+            f'<Header value="{xml_attr(self.title)}"/>'
+            '<Text name="tuple" value="$tuple_display"/>'
+            '<Text name="sentence" value="$sentence"/>'
+            + choices_xml(
+                "decision",
+                "sentence",
+                DECISIONS,
+                required=True,
+                hints={
+                    "keep": "usable as it is",
+                    "fix": "usable after the correction you type below",
+                    "drop": "not usable: it cannot be fixed",
+                },
+            )
+            + '<Header value="The sentence: correct it here (read when you choose fix)" size="5"/>'
+            + textarea_xml("edited", "sentence", "the corrected sentence", rows=3, value="$sentence")
+            + '<Header value="Problems (tick all that apply)" size="5"/>'
+            + choices_xml(
+                "problems",
+                "sentence",
+                (v[0] for v in SENTENCE_PROBLEMS.values()),
+                multiple=True,
+                hints={v[0]: v[1] for v in SENTENCE_PROBLEMS.values()},
+            )
+            + textarea_xml("comment", "sentence", "comment (optional)")
+            + "</View>"
+        )
 
     def task_data(self, rec, seed=0):
-        return {"sentence": rec.sentence, "identity": rec.identity, "attribute": rec.attribute, "axis": rec.axis,
-                "polarity": rec.polarity, "tuple_id": rec.tuple_id, "lang": rec.lang,
-                "tuple_display": f"tuple: {rec.identity} — {rec.attribute}   ({rec.axis or 'axis unknown'}, "
-                                 f"{rec.polarity or 'polarity unknown'})" + returned_note(rec.meta)}
+        return {
+            "sentence": rec.sentence,
+            "identity": rec.identity,
+            "attribute": rec.attribute,
+            "axis": rec.axis,
+            "polarity": rec.polarity,
+            "tuple_id": rec.tuple_id,
+            "lang": rec.lang,
+            "tuple_display": f"tuple: {rec.identity} — {rec.attribute}   ({rec.axis or 'axis unknown'}, "
+            f"{rec.polarity or 'polarity unknown'})" + returned_note(rec.meta),
+        }
 
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
         """See the module docstring. Accepted sentences get ``status = accepted``,
@@ -109,18 +151,32 @@ class SentenceKind(TaskKind):
                 fixers = {w for w, a in answers.items() if a.get("decision", {}).get("label") == "fix"}
                 edit = field_edits(answers, {"edited": ("sentence", rec.sentence)}, fixers)["sentence"]
                 if not edit.edited:
-                    reason = (edit_reason([edit]) if edit.conflict else
-                              "the annotators chose fix but typed no correction. Adjudicate: correct it.")
+                    reason = (
+                        edit_reason([edit])
+                        if edit.conflict
+                        else "the annotators chose fix but typed no correction. Adjudicate: correct it."
+                    )
                     res.queue("adjudicate", returned_record(rec, "adjudicate", reason, fields=[edit.disagreement()]))
                     continue
                 data = rec.model_dump(mode="json")
-                data.update(sentence=edit.text, sentence_id="",
-                            provenance={**rec.provenance,
-                                        "edits": list(rec.provenance.get("edits") or []) + [edit.record(rid)]})
+                data.update(
+                    sentence=edit.text,
+                    sentence_id="",
+                    provenance={
+                        **rec.provenance,
+                        "edits": list(rec.provenance.get("edits") or []) + [edit.record(rid)],
+                    },
+                )
                 rec = Sentence.model_validate(data)
                 if not inv.mentions(rec.sentence, rec.identity, rec.lang):
-                    res.queue("needs_review", returned_record(rec, "needs_review", (
-                        f"the corrected sentence no longer names the group '{rec.identity}'. Review it again.")))
+                    res.queue(
+                        "needs_review",
+                        returned_record(
+                            rec,
+                            "needs_review",
+                            (f"the corrected sentence no longer names the group '{rec.identity}'. Review it again."),
+                        ),
+                    )
                     continue
             rec.meta.pop("returned", None)  # a record back from review: accepted now
             rec.meta["annotation"] = ann

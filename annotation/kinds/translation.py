@@ -39,20 +39,33 @@ source); one with a *blocking* flag (:data:`BLOCKING`) is returned to review ins
 ``annotate apply --kind translation --report-dir R`` also writes the review report
 (:func:`translation_report`: engine win rates, edits, flags before/after).
 """
+
 from __future__ import annotations
 
 import html
 import string
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, cast
 
 from biaskit.errors import InputError
-from biaskit.schema import SentencePair, normalize_text
+from biaskit.schema import Direction, PairStatus, SentencePair, normalize_text
 from biaskit.tables import md_table, num, pct
 
-from .base import CHOICE, TEXT, ApplyResult, Question, TaskKind, Votes, choices_xml, is_unchanged, seeded_order, \
-    text_answer, textarea_xml, xml_attr
+from .base import (
+    CHOICE,
+    TEXT,
+    ApplyResult,
+    Question,
+    TaskKind,
+    Votes,
+    choices_xml,
+    is_unchanged,
+    seeded_order,
+    text_answer,
+    textarea_xml,
+    xml_attr,
+)
 from .edits import decide_edit, edit_reason, latest_rows, present, when
 
 SLOT_LETTERS = tuple(string.ascii_uppercase)
@@ -65,10 +78,16 @@ REVIEW_ENGINE = "review"
 # (IndiBias' own translators kept "CEO" and "IQ" in Latin letters), multi_span / attribute_changed /
 # span_not_identity (they also fire when the *English* pair is not minimal; translation_not_minimal
 # is the one that compares with the source).
-BLOCKING = frozenset({
-    "identical", "trivial_diff", "translation_collapsed", "empty_translation", "translation_not_minimal",
-    "wrong_script",
-})
+BLOCKING = frozenset(
+    {
+        "identical",
+        "trivial_diff",
+        "translation_collapsed",
+        "empty_translation",
+        "translation_not_minimal",
+        "wrong_script",
+    }
+)
 
 
 class TranslationKind(TaskKind):
@@ -77,11 +96,13 @@ class TranslationKind(TaskKind):
     records_name = "candidates"
     #: correction question -> (the candidate field it corrects, its label, the Text element its area
     #: points at); a subclass reviewing other records (``cat_translation``) names its own
-    corrections: dict[str, tuple[str, str, str]] = {"corrected_more": ("sent_more", "sentence 1", "src_more"),
-                                                    "corrected_less": ("sent_less", "sentence 2", "src_less")}
+    corrections: dict[str, tuple[str, str, str]] = {
+        "corrected_more": ("sent_more", "sentence 1", "src_more"),
+        "corrected_less": ("sent_less", "sentence 2", "src_less"),
+    }
     record_word = "pair"
     reject_labels = (NONE_CHOICE,)
-    questions = (
+    questions: tuple[Question, ...] = (
         Question("choice", "choice", CHOICE, SLOT_LETTERS + (NONE_CHOICE,), required=True),
         Question("corrected_more", "corrected_more", TEXT),
         Question("corrected_less", "corrected_less", TEXT),
@@ -114,50 +135,68 @@ class TranslationKind(TaskKind):
         return self._config(self._slots)
 
     def _config(self, n: int) -> str:
-        return ("<View>"
-                f'<Header value="{xml_attr(self.title)}"/>'
-                '<Header value="Source pair" size="5"/>'
-                '<Text name="src_more" value="$source_more"/>'
-                '<Text name="src_less" value="$source_less"/>'
-                '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
-                '<HyperText name="candidates" value="$candidates_html"/>'
-                + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
-                + self._correction_views(n) + textarea_xml("comment", "src_more", "comment (optional)") + "</View>")
+        return (
+            "<View>"
+            f'<Header value="{xml_attr(self.title)}"/>'
+            '<Header value="Source pair" size="5"/>'
+            '<Text name="src_more" value="$source_more"/>'
+            '<Text name="src_less" value="$source_less"/>'
+            '<Header value="Candidate translations (with the checker\'s flags)" size="5"/>'
+            '<HyperText name="candidates" value="$candidates_html"/>'
+            + choices_xml("choice", "src_more", SLOT_LETTERS[:n] + (NONE_CHOICE,), required=True)
+            + self._correction_views(n)
+            + textarea_xml("comment", "src_more", "comment (optional)")
+            + "</View>"
+        )
 
     def _correction_views(self, n: int) -> str:
         """Per slot, the correction areas prefilled with its candidate (shown when it is chosen); for
         ``none``, empty areas for the reviewer's own translation."""
         out = "".join(_slot_view(s, self.corrections) for s in SLOT_LETTERS[:n])
-        return (out + f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{NONE_CHOICE}">'
-                '<Header value="None is good enough: type your own translation (optional)" size="5"/>'
-                + "".join(textarea_xml(q, to, f"translation of {label}")
-                          for q, (_, label, to) in self.corrections.items()) + "</View>")
+        return (
+            out + f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{NONE_CHOICE}">'
+            '<Header value="None is good enough: type your own translation (optional)" size="5"/>'
+            + "".join(textarea_xml(q, to, f"translation of {label}") for q, (_, label, to) in self.corrections.items())
+            + "</View>"
+        )
 
     def task_data(self, rec, seed=0):
         order = seeded_order(len(rec.candidates), seed, self.record_id(rec))
         slots, rows, prefill = [], [], {}
-        for s, i in zip(SLOT_LETTERS, order):
+        for s, i in zip(SLOT_LETTERS, order, strict=False):
             c = rec.candidates[i]
             slots.append({"slot": s, "index": i, "engine": c.engine, "model": c.model})
             prefill[f"slot_{s}_more"], prefill[f"slot_{s}_less"] = c.sent_more, c.sent_less
-            flag_html = "".join(
-                f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
-                + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
-                + "</li>"
-                for f in c.flags if isinstance(f, dict)) or "<li>none</li>"
-            rows.append(f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
-                        f"1. {html.escape(str(c.sent_more))}<br/>2. {html.escape(str(c.sent_less))}"
-                        f"<br/><small>flags:<ul>{flag_html}</ul></small></div>")
-        for s in SLOT_LETTERS[len(rec.candidates):getattr(self, "_slots", 0)]:
+            flag_html = (
+                "".join(
+                    f"<li><b>{html.escape(str(f.get('code', '')))}</b>: {html.escape(str(f.get('reason', '')))}"
+                    + (f" <i>suggestion: {html.escape(str(f['suggestion']))}</i>" if f.get("suggestion") else "")
+                    + "</li>"
+                    for f in c.flags
+                    if isinstance(f, dict)
+                )
+                or "<li>none</li>"
+            )
+            rows.append(
+                f"<div style='margin:6px 0;padding:4px;border:1px solid #ccc'><b>{s}</b><br/>"
+                f"1. {html.escape(str(c.sent_more))}<br/>2. {html.escape(str(c.sent_less))}"
+                f"<br/><small>flags:<ul>{flag_html}</ul></small></div>"
+            )
+        for s in SLOT_LETTERS[len(rec.candidates) : getattr(self, "_slots", 0)]:
             prefill[f"slot_{s}_more"] = prefill[f"slot_{s}_less"] = ""
-        return {"source_more": rec.source.sent_more, "source_less": rec.source.sent_less,
-                "source_lang": rec.source_lang, "target_lang": rec.target_lang,
-                "direction": rec.direction, "candidates_html": "".join(rows),
-                # each slot's text, prefilled in its correction areas
-                **prefill,
-                # the slot -> engine order: kept in the task data (not rendered by the config) so
-                # that every choice maps back to its engine
-                "biaskit_slots": slots}
+        return {
+            "source_more": rec.source.sent_more,
+            "source_less": rec.source.sent_less,
+            "source_lang": rec.source_lang,
+            "target_lang": rec.target_lang,
+            "direction": rec.direction,
+            "candidates_html": "".join(rows),
+            # each slot's text, prefilled in its correction areas
+            **prefill,
+            # the slot -> engine order: kept in the task data (not rendered by the config) so
+            # that every choice maps back to its engine
+            "biaskit_slots": slots,
+        }
 
     def judgments(self, data, values):
         """Choice rows carry the engine behind the slot; the chosen slot's correction areas give
@@ -210,10 +249,14 @@ class TranslationKind(TaskKind):
         """The reviewers' choice and corrections per record (see the module docstring); what the
         released record is, and which flags block it, is :meth:`finish`."""
         if votes.judgments is None:
-            raise InputError("applying a translation review needs the pulled judgments (the reviewers' "
-                             "choices and corrections).", fix="pass --judgments FILE (from `biaskit annotate pull`).")
-        res = ApplyResult(files={"needs_review": [], "adjudicate": [], "rejected": []},
-                          counts={"accepted": 0, "needs_review": 0, "adjudicate": 0, "rejected": 0, "not_reviewed": 0})
+            raise InputError(
+                "applying a translation review needs the pulled judgments (the reviewers' choices and corrections).",
+                fix="pass --judgments FILE (from `biaskit annotate pull`).",
+            )
+        res = ApplyResult(
+            files={"needs_review": [], "adjudicate": [], "rejected": []},
+            counts={"accepted": 0, "needs_review": 0, "adjudicate": 0, "rejected": 0, "not_reviewed": 0},
+        )
         judged = votes.by_task()
         by_id = {self.record_id(r): r for r in records}
         for rec in records:
@@ -226,16 +269,23 @@ class TranslationKind(TaskKind):
             reviewers = _per_worker(judged[pid], by_id, self.corrections)
             decided = [v for v in reviewers if "choice" in v]
             tally = Counter(v["key"] for v in decided)
-            review: dict[str, Any] = {"reviewers": [{k: v.get(k) for k in (*_REVIEWER_FIELDS, *self.corrections)
-                                                     if v.get(k) is not None} for v in reviewers],
-                                      "votes": dict(tally), "n_reviewers": len(decided)}
+            review: dict[str, Any] = {
+                "reviewers": [
+                    {k: v.get(k) for k in (*_REVIEWER_FIELDS, *self.corrections) if v.get(k) is not None}
+                    for v in reviewers
+                ],
+                "votes": dict(tally),
+                "n_reviewers": len(decided),
+            }
 
-            def back(reason: str, extra: Optional[dict] = None, to: str = "needs_review",
-                     extras: Optional[list[dict]] = None) -> None:
-                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}
+            def back(
+                reason: str, extra: dict | None = None, to: str = "needs_review", extras: list[dict] | None = None
+            ) -> None:
+                # called only within this iteration of the loop, so the loop variables are the current ones
+                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}  # noqa: B023
                 more = ([extra] if extra else []) + list(extras or [])
                 if more:
-                    r2["candidates"] = cands + more
+                    r2["candidates"] = cands + more  # noqa: B023
                 res.queue(to, r2)
 
             agg = votes.get(pid, "choice")
@@ -249,42 +299,70 @@ class TranslationKind(TaskKind):
             review["agreement"] = round(float(agg["agreement"]), 4)
             backers = [v for v in decided if v["key"] == winner]
             chosen_c = None if winner == NONE_CHOICE else cands[int(winner)]
-            edits = {q: decide_edit(q, (chosen_c or {}).get(f) or "",
-                                    {v["worker"]: (v[q], v.get("when", "")) for v in backers if v.get(q)})
-                     for q, (f, _, _) in self.corrections.items()}
+            edits = {
+                q: decide_edit(
+                    q,
+                    (chosen_c or {}).get(f) or "",
+                    {v["worker"]: (v[q], v.get("when", "")) for v in backers if v.get(q)},
+                )
+                for q, (f, _, _) in self.corrections.items()
+            }
             conflicts = [e for e in edits.values() if e.conflict]
             if conflicts:
-                back(f"chose {'none' if chosen_c is None else 'the same candidate'}, but "
-                     + edit_reason(conflicts), to="adjudicate", extras=_proposals(backers, chosen_c, self.corrections))
+                back(
+                    f"chose {'none' if chosen_c is None else 'the same candidate'}, but " + edit_reason(conflicts),
+                    to="adjudicate",
+                    extras=_proposals(backers, chosen_c, self.corrections),
+                )
                 continue
-            corr: dict[str, Optional[str]] = {q: e.text for q, e in edits.items()}
+            corr: dict[str, str | None] = {q: e.text for q, e in edits.items()}
             if winner == NONE_CHOICE and not all(corr.values()):
-                res.files["rejected"].append({**raw, "status": "rejected", "review": {
-                    **review, "reason": "no candidate was good enough and no complete correction was given."}})
+                res.files["rejected"].append(
+                    {
+                        **raw,
+                        "status": "rejected",
+                        "review": {
+                            **review,
+                            "reason": "no candidate was good enough and no complete correction was given.",
+                        },
+                    }
+                )
                 res.counts["rejected"] += 1
                 continue
             mt = None if chosen_c is None else {f: chosen_c[f] for f, _, _ in self.corrections.values()}
-            final = {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()}
+            # all str: with no candidate chosen every correction is given (checked above), else the candidate's text
+            final = cast(dict[str, str], {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()})
             edited = bool(mt is None or any(normalize_text(final[f]) != normalize_text(mt[f]) for f in final))
             editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
-            review.update({
-                "winner_engine": chosen_c.get("engine") if chosen_c else REVIEW_ENGINE,
-                "winner_model": chosen_c.get("model") if chosen_c else None,
-                "winner_index": None if chosen_c is None else int(winner),
-                "edited": edited, "editors": editors,
-                "chosen_mt": mt,
-                "edit_distance": None if mt is None else {f: levenshtein(mt[f], final[f]) for f in final},
-                "flags_before": (chosen_c or {}).get("flags", []),
-            })
+            review.update(
+                {
+                    "winner_engine": chosen_c.get("engine") if chosen_c else REVIEW_ENGINE,
+                    "winner_model": chosen_c.get("model") if chosen_c else None,
+                    "winner_index": None if chosen_c is None else int(winner),
+                    "edited": edited,
+                    "editors": editors,
+                    "chosen_mt": mt,
+                    "edit_distance": None if mt is None else {f: levenshtein(mt[f], final[f]) for f in final},
+                    "flags_before": (chosen_c or {}).get("flags", []),
+                }
+            )
             blocked, record = self.finish(rec, raw, final, review, votes)
             if blocked:
                 extra = None
                 if edited:
-                    extra = {"engine": REVIEW_ENGINE, "model": ",".join(editors) or None, **final,
-                             "flags": review["flags_after"], "strategy": "human-edit",
-                             "provenance": {"editors": editors}}
-                back(f"the {'edited' if edited else 'chosen'} {self.record_word} still fails the checker: "
-                     f"{', '.join(blocked)}.", extra)
+                    extra = {
+                        "engine": REVIEW_ENGINE,
+                        "model": ",".join(editors) or None,
+                        **final,
+                        "flags": review["flags_after"],
+                        "strategy": "human-edit",
+                        "provenance": {"editors": editors},
+                    }
+                back(
+                    f"the {'edited' if edited else 'chosen'} {self.record_word} still fails the checker: "
+                    f"{', '.join(blocked)}.",
+                    extra,
+                )
                 continue
             res.accept(record)
         return res
@@ -302,14 +380,29 @@ class TranslationKind(TaskKind):
         blockers = sorted({f["code"] for f in flags_after} & BLOCKING)
         if not blockers and normalize_text(final_more) == normalize_text(final_less):
             blockers = ["identical"]
-        record = SentencePair(
-            sent_more=final_more, sent_less=final_less, direction=rec.direction or "stereo",
-            bias_type=rec.bias_type or "unknown", lang=tgt, source_id=pid, status="accepted",
-            provenance={"source": "translation-review", "candidates_file": votes.data_path,
-                        "source_pair_id": pid, "source_lang": rec.source_lang,
-                        "engine": review["winner_engine"], "model": review["winner_model"],
-                        "source_provenance": rec.provenance},
-            meta={"review": review, "source": raw["source"]}) if not blockers else None
+        record = (
+            SentencePair(
+                sent_more=final_more,
+                sent_less=final_less,
+                direction=rec.direction or Direction.stereo,
+                bias_type=rec.bias_type or "unknown",
+                lang=tgt,
+                source_id=pid,
+                status=PairStatus.accepted,
+                provenance={
+                    "source": "translation-review",
+                    "candidates_file": votes.data_path,
+                    "source_pair_id": pid,
+                    "source_lang": rec.source_lang,
+                    "engine": review["winner_engine"],
+                    "model": review["winner_model"],
+                    "source_provenance": rec.provenance,
+                },
+                meta={"review": review, "source": raw["source"]},
+            )
+            if not blockers
+            else None
+        )
         return blockers, record
 
     def report(self, records, applied, out_dir):
@@ -320,8 +413,8 @@ class TranslationKind(TaskKind):
 _REVIEWER_FIELDS = ("worker", "choice", "engine", "model", "corrected_more", "corrected_less", "comment", "lead_time")
 
 
-def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
-    """The candidate a choice row stands for: its index as text, or ``none``."""
+def _candidate_key(row: dict, by_id: dict | None) -> str | float | None:
+    """The candidate a choice row stands for: its index as text, or ``none`` (a missing label as it is)."""
     label = row.get("label")
     if not present(label):
         return label  # no answer: prepare() drops it
@@ -329,7 +422,7 @@ def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
         return NONE_CHOICE
     rec = by_id.get(str(row.get("task"))) if by_id is not None else None
     n = len(rec.candidates) if rec is not None else None
-    idx = row.get("candidate_index")
+    idx: Any = row.get("candidate_index")  # a number or its text; None, NaN or "" when absent (present() below)
     if present(idx):
         try:
             i = int(float(idx))
@@ -337,18 +430,21 @@ def _candidate_key(row: dict, by_id: Optional[dict]) -> str:
             i = -1
         if i >= 0 and (n is None or i < n):
             return str(i)
-        raise InputError(f"pair {row.get('task')}: candidate_index {idx!r} but the pair has {n} candidates.",
-                         fix="pull the judgments from the project the candidates file was pushed to.")
+        raise InputError(
+            f"pair {row.get('task')}: candidate_index {idx!r} but the pair has {n} candidates.",
+            fix="pull the judgments from the project the candidates file was pushed to.",
+        )
     eng, model = row.get("engine"), row.get("model")
     if present(eng) and rec is not None:
-        hits = [i for i, c in enumerate(rec.candidates)
-                if c.engine == eng and (not present(model) or c.model == model)]
+        hits = [i for i, c in enumerate(rec.candidates) if c.engine == eng and (not present(model) or c.model == model)]
         if len(hits) == 1:
             return str(hits[0])
-    raise InputError(f"pair {row.get('task')}: the choice '{label}' of {row.get('worker')} cannot be mapped to an "
-                     "engine (no candidate_index / engine column).",
-                     fix="use the judgments written by `biaskit annotate pull` for the translation kind: it adds the "
-                         "engine behind each slot from the task data.")
+    raise InputError(
+        f"pair {row.get('task')}: the choice '{label}' of {row.get('worker')} cannot be mapped to an "
+        "engine (no candidate_index / engine column).",
+        fix="use the judgments written by `biaskit annotate pull` for the translation kind: it adds the "
+        "engine behind each slot from the task data.",
+    )
 
 
 def _per_worker(rows, by_id: dict, corrections=TranslationKind.corrections) -> list[dict[str, Any]]:
@@ -382,15 +478,18 @@ def _per_worker(rows, by_id: dict, corrections=TranslationKind.corrections) -> l
 
 def _slot_view(slot: str, corrections: dict[str, tuple[str, str, str]]) -> str:
     """The correction areas of one slot, prefilled with its candidate, shown when it is chosen."""
-    return (f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{slot}">'
-            f'<Header value="Correct candidate {slot} in place (optional)" size="5"/>'
-            + "".join(textarea_xml(f"{q}_{slot}", to, f"{label} of {slot}",
-                                   value=f"$slot_{slot}_{q.removeprefix('corrected_')}")
-                      for q, (_, label, to) in corrections.items())
-            + "</View>")
+    return (
+        f'<View visibleWhen="choice-selected" whenTagName="choice" whenChoiceValue="{slot}">'
+        f'<Header value="Correct candidate {slot} in place (optional)" size="5"/>'
+        + "".join(
+            textarea_xml(f"{q}_{slot}", to, f"{label} of {slot}", value=f"$slot_{slot}_{q.removeprefix('corrected_')}")
+            for q, (_, label, to) in corrections.items()
+        )
+        + "</View>"
+    )
 
 
-def _proposals(backers: list[dict], chosen: Optional[dict], corrections=TranslationKind.corrections) -> list[dict]:
+def _proposals(backers: list[dict], chosen: dict | None, corrections=TranslationKind.corrections) -> list[dict]:
     """Each editor's corrected record (their correction, else the chosen candidate's text, field by
     field), as a candidate for the adjudication round (engine ``review``, model = the reviewer);
     identical ones once."""
@@ -403,26 +502,41 @@ def _proposals(backers: list[dict], chosen: Optional[dict], corrections=Translat
         if key in seen:
             continue
         seen.add(key)
-        out.append({"engine": REVIEW_ENGINE, "model": v["worker"], **texts,
-                    "flags": [], "strategy": "human-edit", "provenance": {"editors": [v["worker"]]}})
+        out.append(
+            {
+                "engine": REVIEW_ENGINE,
+                "model": v["worker"],
+                **texts,
+                "flags": [],
+                "strategy": "human-edit",
+                "provenance": {"editors": [v["worker"]]},
+            }
+        )
     return out
 
 
-def _not_accepted_reason(agg: dict, min_agree: Optional[int]) -> str:
+def _not_accepted_reason(agg: dict, min_agree: int | None) -> str:
     reason = str(agg.get("reason") or agg.get("status"))
     if agg.get("tie") in (True, "True", "true", 1) or reason.startswith("tie"):
         tied = str(agg.get("tied_labels") or "").replace("|", ", ")
         return f"tie between choices {tied}: adjudicate."
     if reason in ("too_few_annotators", "below_min_agree"):
-        return (f"only {agg.get('votes')} reviewer(s) back the winning choice, {min_agree or 'more'} needed "
-                f"({agg.get('n_annotators')} answered).")
+        return (
+            f"only {agg.get('votes')} reviewer(s) back the winning choice, {min_agree or 'more'} needed "
+            f"({agg.get('n_annotators')} answered)."
+        )
     return f"no majority among the reviewers ({agg.get('votes')} of {agg.get('n_annotators')} back one choice)."
 
 
 def _source_pair(rec) -> SentencePair:
-    return SentencePair(sent_more=rec.source.sent_more, sent_less=rec.source.sent_less,
-                        direction=rec.direction or "stereo", bias_type=rec.bias_type or "unknown",
-                        lang=rec.source_lang, pair_id=rec.pair_id)
+    return SentencePair(
+        sent_more=rec.source.sent_more,
+        sent_less=rec.source.sent_less,
+        direction=rec.direction or Direction.stereo,
+        bias_type=rec.bias_type or "unknown",
+        lang=rec.source_lang,
+        pair_id=rec.pair_id,
+    )
 
 
 # ------------------------------------------------------------------------------------------ distance
@@ -456,7 +570,7 @@ def _sibling(out: Path, what: str) -> Path:
     return out.with_name(f"{out.stem}.{what}.jsonl")
 
 
-def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | Path] = None) -> dict[str, Any]:
+def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | None = None) -> dict[str, Any]:
     """Engine win rates, edit rate, character edit distance, checker flags before/after review.
 
     ``candidates``: the candidates file (or its records as dicts); ``reviewed``: an
@@ -480,10 +594,16 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
         for i, a in enumerate(accepted, start=1):
             rv = (a.get("meta") or {}).get("review") if isinstance(a.get("meta"), dict) else None
             if not isinstance(rv, dict) or "winner_engine" not in rv:
-                raise InputError("not a pair released by the translation review (no meta.review).", path=p, row=i,
-                                 fix="pass the OUT file of `biaskit annotate apply --kind translation`.")
-        back, adjudicate, rejected = ([] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
-                                      for w in ("needs_review", "adjudicate", "rejected"))
+                raise InputError(
+                    "not a pair released by the translation review (no meta.review).",
+                    path=p,
+                    row=i,
+                    fix="pass the OUT file of `biaskit annotate apply --kind translation`.",
+                )
+        back, adjudicate, rejected = (
+            [] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
+            for w in ("needs_review", "adjudicate", "rejected")
+        )
     engines = sorted({f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"]})
     shown = Counter(f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"])
     reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + adjudicate + rejected]
@@ -503,8 +623,10 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
         cs = [c for r in candidates for c in r["candidates"] if f"{c.get('engine')}:{c.get('model')}" == e]
         engine_rows[e] = {
             "candidates_shown": shown[e],
-            "final_wins": wins[e], "final_win_rate": round(wins[e] / n_released, 4) if n_released else None,
-            "reviewer_choices": choices[e], "reviewer_choice_rate": round(choices[e] / n_choices, 4) if n_choices else None,
+            "final_wins": wins[e],
+            "final_win_rate": round(wins[e] / n_released, 4) if n_released else None,
+            "reviewer_choices": choices[e],
+            "reviewer_choice_rate": round(choices[e] / n_choices, 4) if n_choices else None,
             "flag_rate_before": round(sum(1 for c in cs if c.get("flags")) / len(cs), 4) if cs else None,
         }
     edited = [a for a in accepted if a["meta"]["review"].get("edited")]
@@ -521,7 +643,8 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
                 dists_edited.append(d)
                 mt = rv["chosen_mt"][side]
                 norm.append(d / max(1, max(len(mt), len(a[side]))))
-    before, after = Counter(), Counter()
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
     for rv in reviews:
         if "flags_before" in rv:
             before.update(f["code"] for f in rv["flags_before"])
@@ -530,23 +653,34 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
     all_before = Counter(f["code"] for r in candidates for c in r["candidates"] for f in c.get("flags", []))
     reasons = Counter(r.get("review", {}).get("reason", "").split(":")[0] for r in back)
     report = {
-        "pairs": {"candidates": len(candidates), "reviewed": len(accepted) + len(back) + len(adjudicate) + len(rejected),
-                  "released": n_released, "returned_to_review": len(back), "to_adjudicate": len(adjudicate),
-                  "rejected": len(rejected)},
+        "pairs": {
+            "candidates": len(candidates),
+            "reviewed": len(accepted) + len(back) + len(adjudicate) + len(rejected),
+            "released": n_released,
+            "returned_to_review": len(back),
+            "to_adjudicate": len(adjudicate),
+            "rejected": len(rejected),
+        },
         "engines": engine_rows,
         "none_choices": choices["none"],
         "edit_rate": round(len(edited) / n_released, 4) if n_released else None,
         "edited_pairs": len(edited),
-        "char_edit_distance": {"all_sentences": _stats(dists_all), "edited_sentences": _stats(dists_edited),
-                               "edited_normalised": _stats(norm)},
-        "flags": {"all_candidates_before": dict(sorted(all_before.items())),
-                  "chosen_before": dict(sorted(before.items())), "final_after": dict(sorted(after.items()))},
+        "char_edit_distance": {
+            "all_sentences": _stats(dists_all),
+            "edited_sentences": _stats(dists_edited),
+            "edited_normalised": _stats(norm),
+        },
+        "flags": {
+            "all_candidates_before": dict(sorted(all_before.items())),
+            "chosen_before": dict(sorted(before.items())),
+            "final_after": dict(sorted(after.items())),
+        },
         "returned_reasons": dict(reasons),
     }
     if out_dir is not None:
         from biaskit.io import atomic_dir, atomic_write_text
 
-        with atomic_dir(out_dir, owns=("report.json",)) as tmp:   # published whole
+        with atomic_dir(out_dir, owns=("report.json",)) as tmp:  # published whole
             write_json(tmp / "report.json", report)
             atomic_write_text(tmp / "report.md", report_markdown(report))
     return report
@@ -554,39 +688,86 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: Optional[str | P
 
 def report_markdown(rep: dict[str, Any]) -> str:
     p = rep["pairs"]
-    lines = ["# Translation review report", "",
-             f"Pairs: {p['candidates']} translated, {p['reviewed']} reviewed, **{p['released']} released**, "
-             f"{p['returned_to_review']} returned to review, {p.get('to_adjudicate', 0)} to adjudicate "
-             f"(different corrections), {p['rejected']} rejected.", "",
-             "## Engines", ""]
+    lines = [
+        "# Translation review report",
+        "",
+        f"Pairs: {p['candidates']} translated, {p['reviewed']} reviewed, **{p['released']} released**, "
+        f"{p['returned_to_review']} returned to review, {p.get('to_adjudicate', 0)} to adjudicate "
+        f"(different corrections), {p['rejected']} rejected.",
+        "",
+        "## Engines",
+        "",
+    ]
 
     def share(x: Any) -> str:
         return pct(x, missing="–")
 
-    lines += [md_table(["engine", "candidates shown", "final wins", "final win rate", "reviewer choices", "choice rate",
-                        "flagged before review"],
-                       [[e, r["candidates_shown"], r["final_wins"], share(r["final_win_rate"]), r["reviewer_choices"],
-                         share(r["reviewer_choice_rate"]), share(r["flag_rate_before"])]
-                        for e, r in rep["engines"].items()], align="lrrrrrr")]
-    lines += ["", f"Reviewer choices of *none*: {rep['none_choices']}.", "",
-              "## Edits", "",
-              f"Edit rate: {share(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).", ""]
+    lines += [
+        md_table(
+            [
+                "engine",
+                "candidates shown",
+                "final wins",
+                "final win rate",
+                "reviewer choices",
+                "choice rate",
+                "flagged before review",
+            ],
+            [
+                [
+                    e,
+                    r["candidates_shown"],
+                    r["final_wins"],
+                    share(r["final_win_rate"]),
+                    r["reviewer_choices"],
+                    share(r["reviewer_choice_rate"]),
+                    share(r["flag_rate_before"]),
+                ]
+                for e, r in rep["engines"].items()
+            ],
+            align="lrrrrrr",
+        )
+    ]
+    lines += [
+        "",
+        f"Reviewer choices of *none*: {rep['none_choices']}.",
+        "",
+        "## Edits",
+        "",
+        f"Edit rate: {share(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).",
+        "",
+    ]
     ced = rep["char_edit_distance"]
     rows = []
-    for k, label in (("all_sentences", "all released sentences"), ("edited_sentences", "edited sentences"),
-                     ("edited_normalised", "edited, / longer length")):
+    for k, label in (
+        ("all_sentences", "all released sentences"),
+        ("edited_sentences", "edited sentences"),
+        ("edited_normalised", "edited, / longer length"),
+    ):
         s = ced[k]
         # characters, and for the normalised row a share of the longer sentence
         f = share if k == "edited_normalised" else (lambda x: num(x, 1, missing="–"))
         rows.append([label, s["n"], f(s["mean"]), f(s["median"]), f(s["max"])])
-    lines += [md_table(["character edit distance (chosen MT -> final)", "sentences", "mean", "median", "max"], rows,
-                       align="lrrrr")]
+    lines += [
+        md_table(
+            ["character edit distance (chosen MT -> final)", "sentences", "mean", "median", "max"], rows, align="lrrrr"
+        )
+    ]
     fl = rep["flags"]
     codes = sorted(set(fl["all_candidates_before"]) | set(fl["chosen_before"]) | set(fl["final_after"]))
-    lines += ["", "## Checker flags before and after review", "",
-              md_table(["flag", "all candidates", "chosen candidates (before)", "final pairs (after)"],
-                       [[c, fl["all_candidates_before"].get(c, 0), fl["chosen_before"].get(c, 0),
-                         fl["final_after"].get(c, 0)] for c in codes], align="lrrr")]
+    lines += [
+        "",
+        "## Checker flags before and after review",
+        "",
+        md_table(
+            ["flag", "all candidates", "chosen candidates (before)", "final pairs (after)"],
+            [
+                [c, fl["all_candidates_before"].get(c, 0), fl["chosen_before"].get(c, 0), fl["final_after"].get(c, 0)]
+                for c in codes
+            ],
+            align="lrrr",
+        ),
+    ]
     if rep["returned_reasons"]:
         lines += ["", "## Returned to review", ""] + [f"- {k}: {n}" for k, n in rep["returned_reasons"].items()]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,5 @@
 """The ``tuple`` kind: is this (identity, attribute) a prevalent stereotype? (IndiBias step 2)."""
+
 from __future__ import annotations
 
 from .base import CHOICE, ApplyResult, Question, TaskKind, Votes, choices_xml, summarize, textarea_xml, xml_attr
@@ -26,19 +27,27 @@ class TupleKind(TaskKind):
         return rec.axis
 
     def config(self, records=None):
-        return ("<View>"
-                f'<Header value="{xml_attr(self.title)}"/>'
-                '<Text name="tuple" value="$display"/>'
-                '<Header value="Is this a prevalent stereotype in the target culture?" size="5"/>'
-                + choices_xml("stereotype", "tuple", ("yes", "no"), required=True) +
-                '<Header value="Polarity of the attribute" size="5"/>'
-                + choices_xml("polarity", "tuple", ("positive", "negative")) +
-                textarea_xml("comment", "tuple", "comment (optional)") + "</View>")
+        return (
+            "<View>"
+            f'<Header value="{xml_attr(self.title)}"/>'
+            '<Text name="tuple" value="$display"/>'
+            '<Header value="Is this a prevalent stereotype in the target culture?" size="5"/>'
+            + choices_xml("stereotype", "tuple", ("yes", "no"), required=True)
+            + '<Header value="Polarity of the attribute" size="5"/>'
+            + choices_xml("polarity", "tuple", ("positive", "negative"))
+            + textarea_xml("comment", "tuple", "comment (optional)")
+            + "</View>"
+        )
 
     def task_data(self, rec, seed=0):
-        return {"identity": rec.identity, "attribute": rec.attribute, "axis": rec.axis,
-                "polarity": rec.polarity, "lang": rec.lang,
-                "display": f"{rec.identity} — {rec.attribute}   ({rec.axis}, given polarity: {rec.polarity})"}
+        return {
+            "identity": rec.identity,
+            "attribute": rec.attribute,
+            "axis": rec.axis,
+            "polarity": rec.polarity,
+            "lang": rec.lang,
+            "display": f"{rec.identity} — {rec.attribute}   ({rec.axis}, given polarity: {rec.polarity})",
+        }
 
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
         """Accepted when ``stereotype`` is accepted as ``yes`` (IndiBias: >= 2 of 3); an accepted

@@ -20,6 +20,7 @@ The pipeline sits above the stages, like the CLI root: it is the one package bes
     res = run_project(p)                      # res.status: done | waiting
     project_status(p)["stages"]
 """
+
 from __future__ import annotations
 
 from .project import STAGE_ORDER, Project, init_project, load_project

@@ -5,11 +5,13 @@ failed, the release does not verify); 2 bad input (the project file, an input fi
 service); 3 waiting for people (a human stage's tasks lack annotators: annotate, then run again);
 130 interrupted (Ctrl-C; the next run resumes).
 """
+
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,18 +21,29 @@ from biaskit.paths import in_dir, in_path, out_dir
 from .project import STAGE_ORDER
 from .templates import TEMPLATES
 
-StageName = choice_enum("StageName", STAGE_ORDER)
-Template = choice_enum("Template", TEMPLATES)
+if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
+    StageName = Enum
+    Template = Enum
+else:
+    StageName = choice_enum("StageName", STAGE_ORDER)
+    Template = choice_enum("Template", TEMPLATES)
 
-ProjectOpt = in_path(None, "--project", "-p", help="The project file, or its folder (default: ./biaskit.toml; "
-                                                        "with --workdir alone: the project its state names).")
-WorkdirOpt = in_dir(None, "--workdir", must_exist=False,
-                    help="Where outputs and state go (default: the project file's folder).")
-StatusWorkdirOpt = in_dir(None, "--workdir", help="The working folder of `biaskit run` (default: the project "
-                                                  "file's folder).")
+ProjectOpt = in_path(
+    None,
+    "--project",
+    "-p",
+    help="The project file, or its folder (default: ./biaskit.toml; "
+    "with --workdir alone: the project its state names).",
+)
+WorkdirOpt = in_dir(
+    None, "--workdir", must_exist=False, help="Where outputs and state go (default: the project file's folder)."
+)
+StatusWorkdirOpt = in_dir(
+    None, "--workdir", help="The working folder of `biaskit run` (default: the project file's folder)."
+)
 
 
-def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: bool = True):
+def _load(project: Path | None, workdir: Path | None, *, check_inputs: bool = True):
     from .project import load_project
     from .status import find_workdir_project
 
@@ -43,30 +56,45 @@ def _load(project: Optional[Path], workdir: Optional[Path], *, check_inputs: boo
 
 def init_command(
     directory: Path = out_dir(Path("."), arg="DIRECTORY", help="Folder for the new project (created when missing)."),
-    template: Template = typer.Option("generate", "--template", help="generate: IndiBias-style LLM tuples -> "  # type: ignore[valid-type]
-                                      "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
-                                      "stereoset: StereoSet-style CATs drafted by the LLM, five validators."),
+    template: Template = typer.Option(
+        "generate",
+        "--template",
+        help="generate: IndiBias-style LLM tuples -> "
+        "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
+        "stereoset: StereoSet-style CATs drafted by the LLM, five validators.",
+    ),
     hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
-    name: Optional[str] = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
+    name: str | None = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
 ) -> None:
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
-    path = init_project(directory, template=value(template), hindi=hindi, name=name)
-    echo(f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
-         f"(`biaskit status --project {path.parent}` shows where it stands).")
+    chosen = value(template)
+    assert chosen is not None  # typer gives a member of Template (default: generate)
+    path = init_project(directory, template=chosen, hindi=hindi, name=name)
+    echo(
+        f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
+        f"(`biaskit status --project {path.parent}` shows where it stands)."
+    )
 
 
 def run_command(
-    project: Optional[Path] = ProjectOpt,
-    workdir: Optional[Path] = WorkdirOpt,
-    partial: bool = typer.Option(False, "--partial", help="Human stages: go on with the answers there are, "
-                                 "without waiting for every task to have its annotators."),
-    from_stage: Optional[StageName] = typer.Option(None, "--from", help="Run this stage and the ones after it "  # type: ignore[valid-type]
-                                                   "again even if unchanged (a human stage pulls again)."),
-    until: Optional[StageName] = typer.Option(None, "--until", help="Stop after this stage."),  # type: ignore[valid-type]
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="LLM stages: ask again for the jobs that "
-                                      "failed (bypassing their cached replies)."),
+    project: Path | None = ProjectOpt,
+    workdir: Path | None = WorkdirOpt,
+    partial: bool = typer.Option(
+        False,
+        "--partial",
+        help="Human stages: go on with the answers there are, without waiting for every task to have its annotators.",
+    ),
+    from_stage: StageName | None = typer.Option(
+        None,
+        "--from",
+        help="Run this stage and the ones after it again even if unchanged (a human stage pulls again).",
+    ),
+    until: StageName | None = typer.Option(None, "--until", help="Stop after this stage."),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="LLM stages: ask again for the jobs that failed (bypassing their cached replies)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Run the project's stages in order: skip what has not changed, resume what stopped, stop at
@@ -78,23 +106,34 @@ def run_command(
 
     p = _load(project, workdir)
     try:
-        res = run_project(p, partial=partial, from_stage=value(from_stage), until=value(until),
-                          retry_failed=retry_failed,
-                          progress=not quiet, command=command_line(), echo=echo)
+        res = run_project(
+            p,
+            partial=partial,
+            from_stage=value(from_stage),
+            until=value(until),
+            retry_failed=retry_failed,
+            progress=not quiet,
+            command=command_line(),
+            echo=echo,
+        )
     except StageFailed as exc:
         echo_error(str(exc))
         raise SystemExit(EXIT_FAILED) from None
     if res.status == "waiting":
-        echo(f"waiting for people: {res.message}. Annotate in Label Studio, then run `{command_for(p)}` again "
-             f"(or `{command_for(p, 'run', '--partial')}` to go on with the answers there are). Exit code 3.")
+        echo(
+            f"waiting for people: {res.message}. Annotate in Label Studio, then run `{command_for(p)}` again "
+            f"(or `{command_for(p, 'run', '--partial')}` to go on with the answers there are). Exit code 3."
+        )
         raise SystemExit(res.exit_code)
-    echo(f"done: {len(res.ran)} stage(s) run, {len(res.skipped)} unchanged. `{command_for(p, 'status')}` shows the "
-         "files.")
+    echo(
+        f"done: {len(res.ran)} stage(s) run, {len(res.skipped)} unchanged. `{command_for(p, 'status')}` shows the "
+        "files."
+    )
 
 
 def status_command(
-    project: Optional[Path] = ProjectOpt,
-    workdir: Optional[Path] = StatusWorkdirOpt,
+    project: Path | None = ProjectOpt,
+    workdir: Path | None = StatusWorkdirOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
 ) -> None:
     """The whole picture: each stage's state, counts, what people still have to do, where the files are."""

@@ -15,11 +15,12 @@ rest of the pipeline package and composes their pure functions, and the CLI root
 4. with a Label Studio project, :func:`biaskit.annotation.labelstudio.push` -- predictions on every task
    (hidden from annotators unless ``show_predictions``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass
@@ -39,11 +40,26 @@ def answers_path(out: Path) -> Path:
     return out.with_name(f"{out.stem}.answers.jsonl")
 
 
-def run_prelabel(kind: str, data: str | Path, out: str | Path, *, llm, params: Optional[dict] = None,
-                 prompt=None, prompts_dir=None, concurrency: int = 1, retry_failed: bool = False,
-                 lang: str = "en", seed: int = 0, project: Optional[str] = None, url: Optional[str] = None,
-                 show_predictions: bool = False, progress: bool = True, command: Optional[str] = None,
-                 dry_run: bool = False) -> PrelabelResult:
+def run_prelabel(
+    kind: str,
+    data: str | Path,
+    out: str | Path,
+    *,
+    llm,
+    params: dict | None = None,
+    prompt=None,
+    prompts_dir=None,
+    concurrency: int = 1,
+    retry_failed: bool = False,
+    lang: str = "en",
+    seed: int = 0,
+    project: str | None = None,
+    url: str | None = None,
+    show_predictions: bool = False,
+    progress: bool = True,
+    command: str | None = None,
+    dry_run: bool = False,
+) -> PrelabelResult:
     """Pre-label the records of ``data`` (kind ``kind``) with ``llm`` (see the module docstring)."""
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.prelabel import answers_to_judgments, model_version, prelabel_items
@@ -63,8 +79,16 @@ def run_prelabel(kind: str, data: str | Path, out: str | Path, *, llm, params: O
     if dry_run:
         return PrelabelResult(out, answers_path(out), mv, len(items), 0, None, items=items)
     ans = answers_path(out)
-    summary = JobRunner(llm, task, params=params, out=ans, concurrency=concurrency, retry_failed=retry_failed,
-                        progress=progress, command=command).run(items)
+    summary = JobRunner(
+        llm,
+        task,
+        params=params,
+        out=ans,
+        concurrency=concurrency,
+        retry_failed=retry_failed,
+        progress=progress,
+        command=command,
+    ).run(items)
     rows = read_jsonl(ans) if ans.exists() else []
     df = answers_to_judgments(k, records, rows, model_version=mv, seed=seed)
     write_table(out, df)
@@ -72,7 +96,15 @@ def run_prelabel(kind: str, data: str | Path, out: str | Path, *, llm, params: O
     if project and len(df):
         from biaskit.annotation.labelstudio import push
 
-        res.push = push(data, k.name, project, url=url, seed=seed, predictions=out,
-                        show_predictions=show_predictions, show_progress=progress,
-                        description=f"biaskit {k.name} review; created by: {command or 'annotate prelabel'}")
+        res.push = push(
+            data,
+            k.name,
+            project,
+            url=url,
+            seed=seed,
+            predictions=out,
+            show_predictions=show_predictions,
+            show_progress=progress,
+            description=f"biaskit {k.name} review; created by: {command or 'annotate prelabel'}",
+        )
     return res

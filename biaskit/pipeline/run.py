@@ -12,18 +12,19 @@ For each enabled stage (:data:`~.project.STAGE_ORDER`):
 3. a human stage whose tasks lack annotators returns ``waiting``: the run stops there
    (:attr:`RunResult.status` ``waiting``, exit code 3) and the next run pulls again.
 """
+
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
-from biaskit.clitools import project_settings
 from biaskit.errors import BiaskitError
+from biaskit.options import speaking
 from biaskit.redact import redact
 
-from .project import STAGE_IO, Project
+from .project import Project
 from .stages import STAGES, Context, RunOptions, StageFailed
 from .state import State, abs_path, hash_path, lock, now, rel_path, shown_path
 
@@ -36,10 +37,10 @@ class StageError(BiaskitError):
 
 @dataclass
 class RunResult:
-    status: str                               # done | waiting
+    status: str  # done | waiting
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    waiting: Optional[str] = None             # the human stage the run stopped at
+    waiting: str | None = None  # the human stage the run stopped at
     message: str = ""
 
     @property
@@ -47,7 +48,7 @@ class RunResult:
         return EXIT_WAITING if self.status == "waiting" else EXIT_DONE
 
 
-def produced(workdir: Path, st: dict) -> Optional[Path]:
+def produced(workdir: Path, st: dict) -> Path | None:
     """The output a stage recorded (what the next stage reads), or None."""
     p = (st.get("produces") or {}).get("path")
     return abs_path(workdir, p) if p else None
@@ -68,15 +69,25 @@ def can_skip(workdir: Path, st: dict, fp: str, options: RunOptions) -> bool:
     return True
 
 
-def run_project(project: Project, *, partial: bool = False, from_stage: Optional[str] = None,
-                until: Optional[str] = None, retry_failed: bool = False, progress: bool = True,
-                command: Optional[str] = None, echo: Callable[[str], None] = lambda s: None) -> RunResult:
+def run_project(
+    project: Project,
+    *,
+    partial: bool = False,
+    from_stage: str | None = None,
+    until: str | None = None,
+    retry_failed: bool = False,
+    progress: bool = True,
+    command: str | None = None,
+    echo: Callable[[str], None] = lambda s: None,
+) -> RunResult:
     """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
     even when unchanged; ``until``: stop after this stage."""
-    for opt, st in (("--from", from_stage), ("--until", until)):
-        if st is not None and st not in project.enabled():
-            raise BiaskitError(f"{opt} {st}: that stage is not enabled in {project.file}. Fix: use one of "
-                               f"{', '.join(project.enabled())}.")
+    for opt, picked in (("--from", from_stage), ("--until", until)):
+        if picked is not None and picked not in project.enabled():
+            raise BiaskitError(
+                f"{opt} {picked}: that stage is not enabled in {project.file}. Fix: use one of "
+                f"{', '.join(project.enabled())}."
+            )
     options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
     with lock(project.workdir):
         state = State(project.workdir)
@@ -88,28 +99,32 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
         for name in project.enabled():
             forced = forced or name == from_stage
             stage = STAGES[name](ctx)
-            writes = STAGE_IO[name][1]
+            writes = stage.output
             try:
                 fp = stage.fingerprint()
             except BiaskitError as exc:
                 raise StageError(f"stage '{name}': {exc}") from None
             st = state.get(name)
             if not forced and can_skip(project.workdir, st, fp, options):
-                ctx.artifacts[writes] = produced(project.workdir, st)
+                kept = produced(project.workdir, st)
+                assert kept is not None  # can_skip found it there, intact
+                ctx.artifacts[writes] = kept
                 result.skipped.append(name)
                 echo(f"{name}: unchanged, skipped ({st.get('message', '')})")
                 if name == until:
                     break
                 continue
             if st.get("attempt") != fp and stage.folder.exists():
-                shutil.rmtree(stage.folder)   # a new attempt starts afresh; the caches keep it cheap
-            echo(f"{name}: {'resuming' if st.get('attempt') == fp and st.get('status') != 'done' else 'running'} "
-                 f"({stage.title}) ...")
+                shutil.rmtree(stage.folder)  # a new attempt starts afresh; the caches keep it cheap
+            echo(
+                f"{name}: {'resuming' if st.get('attempt') == fp and st.get('status') != 'done' else 'running'} "
+                f"({stage.title}) ..."
+            )
             state.update(name, status="running", attempt=fp, started=now(), error=None)
             stage.current_fingerprint = fp
             try:
-                with project_settings(shown_path(project.file), stage_tables(project, name)):
-                    out = stage.run()   # hints name this project's keys, not the stage command's flags
+                with speaking(stage.speaker()):
+                    out = stage.run()  # hints name this project's keys, not the stage command's flags
             except KeyboardInterrupt:
                 state.update(name, status="interrupted", finished=now())
                 raise
@@ -126,38 +141,33 @@ def run_project(project: Project, *, partial: bool = False, from_stage: Optional
                 echo(f"warning: {name}: {w}")
             outputs = {k: rel_path(project.workdir, v) for k, v in out.outputs.items()}
             if out.status == "waiting":
-                state.update(name, status="waiting", progress=out.progress, message=out.message, outputs=outputs,
-                             checked=now())
+                state.update(
+                    name, status="waiting", progress=out.progress, message=out.message, outputs=outputs, checked=now()
+                )
                 result.status, result.waiting, result.message = "waiting", name, out.message
                 result.ran.append(name)
                 return result
             assert out.produces is not None, f"stage {name} finished without an output"
-            state.update(name, status="done", fingerprint=fp, finished=now(), message=out.message,
-                         produces={"path": rel_path(project.workdir, out.produces),
-                                   "sha256": hash_path(out.produces)},
-                         outputs=outputs, progress=out.progress, partial=out.partial, errors=out.errors,
-                         warnings=out.warnings, summary=_small(out.summary))
+            state.update(
+                name,
+                status="done",
+                fingerprint=fp,
+                finished=now(),
+                message=out.message,
+                produces={"path": rel_path(project.workdir, out.produces), "sha256": hash_path(out.produces)},
+                outputs=outputs,
+                progress=out.progress,
+                partial=out.partial,
+                errors=out.errors,
+                warnings=out.warnings,
+                summary=_small(out.summary),
+            )
             ctx.artifacts[writes] = out.produces
             result.ran.append(name)
             echo(f"{name}: done: {out.message}")
             if name == until:
                 break
         return result
-
-
-# options a stage's own command takes as flags and `biaskit run` takes from biaskit.toml: where each is
-# set (a table of the project file, or a flag of `biaskit run` itself)
-_LLM_OPTIONS = ("llm", "model", "base_url", "temperature", "seed", "max_tokens", "concurrency", "max_retries",
-                "response_format", "prices", "timeout")
-
-
-def stage_tables(project: Project, name: str) -> dict[str, str]:
-    """Option name -> the table of ``project``'s file that sets it for stage ``name`` (``run``: a
-    flag of ``biaskit run``), for :func:`biaskit.clitools.opt`."""
-    own = getattr(project.stage(name), "llm", None) is not None
-    tables = {o: (f"stages.{name}.llm" if own else "llm") for o in _LLM_OPTIONS}
-    tables.update({"retry_failed": "run", "partial": "run", "*": f"stages.{name}"})
-    return tables
 
 
 def command_for(project: Project, verb: str = "run", *flags: str) -> str:

@@ -13,6 +13,7 @@ and prompt hashes; for the evaluate stage, the content of each model's files.
 One ``biaskit run`` at a time per working folder: :func:`lock` holds ``.biaskit/lock`` (an
 ``flock``, released by the kernel when the process dies, so a killed run never leaves it held).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,9 @@ import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from ..errors import BiaskitError
 
@@ -33,7 +35,7 @@ STATE_VERSION = 1
 
 
 def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def fingerprint(obj: Any) -> str:
@@ -41,7 +43,7 @@ def fingerprint(obj: Any) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def hash_path(path: Path) -> Optional[str]:
+def hash_path(path: Path) -> str | None:
     """SHA-256 of a file's content; of a folder (a release, a model), of every file's relative name
     and content, so an edit of any file (a release's card, new weights saved into the same folder)
     changes it (None: missing). File hashes are cached by size and modification time
@@ -94,8 +96,10 @@ class State:
         if self.path.exists():
             from ..io import read_json
 
-            data = read_json(self.path, fix=f"delete {self.path} (the next run redoes what it cannot prove done; "
-                                            "the caches keep it cheap).")
+            data = read_json(
+                self.path,
+                fix=f"delete {self.path} (the next run redoes what it cannot prove done; the caches keep it cheap).",
+            )
             if isinstance(data, dict) and data.get("version") == STATE_VERSION:
                 self.data = data
                 self.data.setdefault("stages", {})
@@ -133,9 +137,12 @@ def lock(workdir: Path) -> Iterator[None]:
         except BlockingIOError:
             fh.seek(0)
             who = fh.read().strip()
-            raise BiaskitError(f"another `biaskit run` is working in {workdir}" + (f" ({who})" if who else "")
-                               + f". Fix: wait for it to finish (`biaskit status --workdir {shown_path(workdir)}` "
-                               "shows where it is).") from None
+            raise BiaskitError(
+                f"another `biaskit run` is working in {workdir}"
+                + (f" ({who})" if who else "")
+                + f". Fix: wait for it to finish (`biaskit status --workdir {shown_path(workdir)}` "
+                "shows where it is)."
+            ) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} since {now()}")

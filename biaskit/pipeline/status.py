@@ -6,14 +6,15 @@ run redoes it); ``waiting`` (people: "hi review: 57 of 142 tasks have 3 judgment
 ``interrupted`` (killed or stopped: the next run resumes it); ``running`` (a ``biaskit run`` holds
 the project now); ``pending`` (not run yet).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import BiaskitError
 
-from .project import HUMAN_STAGES, STAGE_IO, Project, reads_of
+from .project import Project
 from .run import can_skip, produced
 from .stages import STAGES, Context, RunOptions
 from .state import State, is_locked
@@ -28,7 +29,7 @@ def project_status(project: Project) -> dict[str, Any]:
     for name in project.enabled():
         stage = STAGES[name](ctx)
         st = state.get(name)
-        reads = reads_of(name)
+        reads = stage.inputs
         ready = stage.opts.input is not None or not reads or bool(set(reads) & set(ctx.artifacts))
         status, note = st.get("status") or "pending", None
         if status == "running" and not running:
@@ -39,18 +40,33 @@ def project_status(project: Project) -> dict[str, Any]:
                     status, note = "stale", "its input, options or output changed: the next run redoes it"
             except BiaskitError as exc:
                 status, note = "stale", f"cannot be checked: {exc}"
-        if status in ("done", "stale") and produced(project.workdir, st) is not None:
-            ctx.artifacts[STAGE_IO[name][1]] = produced(project.workdir, st)
-        rows.append({"name": name, "title": stage.title, "human": name in HUMAN_STAGES, "status": status,
-                     "detail": note or st.get("error") or st.get("message") or "", "progress": st.get("progress"),
-                     "partial": bool(st.get("partial")),
-                     "outputs": dict(st.get("outputs") or {}),
-                     "started": st.get("started"), "finished": st.get("finished") or st.get("checked")})
+        if status in ("done", "stale") and (kept := produced(project.workdir, st)) is not None:
+            ctx.artifacts[stage.output] = kept
+        rows.append(
+            {
+                "name": name,
+                "title": stage.title,
+                "human": stage.human,
+                "status": status,
+                "detail": note or st.get("error") or st.get("message") or "",
+                "progress": st.get("progress"),
+                "partial": bool(st.get("partial")),
+                "outputs": dict(st.get("outputs") or {}),
+                "started": st.get("started"),
+                "finished": st.get("finished") or st.get("checked"),
+            }
+        )
     from .run import command_for
 
-    return {"project": str(project.file), "name": project.name, "workdir": str(project.workdir),
-            "state_file": str(state.path), "running": running, "stages": rows,
-            "next": _next(rows, running, command_for(project), command_for(project, "run", "--partial"))}
+    return {
+        "project": str(project.file),
+        "name": project.name,
+        "workdir": str(project.workdir),
+        "state_file": str(state.path),
+        "running": running,
+        "stages": rows,
+        "next": _next(rows, running, command_for(project), command_for(project, "run", "--partial")),
+    }
 
 
 def _next(rows: list[dict], running: bool, run: str = "biaskit run", partial: str = "biaskit run --partial") -> str:
@@ -65,8 +81,10 @@ def _next(rows: list[dict], running: bool, run: str = "biaskit run", partial: st
     if s == "waiting":
         p = first.get("progress") or {}
         where = f" in Label Studio project '{p.get('project')}' ({p.get('url')})" if p.get("project") else ""
-        return (f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `{run}` "
-                f"(or `{partial}` to go on with the answers there are).")
+        return (
+            f"waiting for people: {first['detail'].split(' (Label Studio', 1)[0]}{where}; then `{run}` "
+            f"(or `{partial}` to go on with the answers there are)."
+        )
     if s == "failed":
         return f"stage '{n}' failed (above); fix it, then `{run}` resumes it."
     if s == "interrupted":
@@ -89,7 +107,7 @@ def render_status(st: dict[str, Any]) -> None:
     echo(f"next: {st['next']}")
 
 
-def find_workdir_project(workdir: Optional[Path]) -> Optional[Path]:
+def find_workdir_project(workdir: Path | None) -> Path | None:
     """The project file a working folder's state names (for ``--workdir`` without ``--project``)."""
     if workdir is None:
         return None

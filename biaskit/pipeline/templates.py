@@ -6,6 +6,7 @@ CrowS-Pairs adapted to the Indian context -> check -> people validate; ``stereos
 CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into Hindi with blind
 review, then releases, makes SEAT tests from the release's groups and evaluates.
 """
+
 from __future__ import annotations
 
 TEMPLATES = ("generate", "adapt", "stereoset")
@@ -127,9 +128,13 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
     pad = " " * max(1, 24 - len(name))
     text = _HEAD.format(name=name, pad=pad)
     if template != "adapt" or hindi:
-        users = {("generate", True): "generation and translation stages", ("generate", False): "generation stages",
-                 ("adapt", True): "translation stage", ("stereoset", True): "CAT drafting and translation stages",
-                 ("stereoset", False): "CAT drafting stage"}[(template, hindi)]
+        users = {
+            ("generate", True): "generation and translation stages",
+            ("generate", False): "generation stages",
+            ("adapt", True): "translation stage",
+            ("stereoset", True): "CAT drafting and translation stages",
+            ("stereoset", False): "CAT drafting stage",
+        }[(template, hindi)]
         text += _LLM.format(users=users)
     text += _LS
     if template == "stereoset":

@@ -18,6 +18,7 @@ reader                      formats                                      records
 :func:`read_judgments`      ``annotate pull`` CSV/JSONL                   DataFrame of judgments
 ==========================  ===========================================  =============================
 """
+
 from ._common import UniqueIds, first_record, iter_rows, read_text
 from .cats import CAT_FORMATS, cat_rows, read_cats
 from .judgments import read_judgments
@@ -27,9 +28,31 @@ from .records import read_candidates, read_cat_candidates, read_sentence_rows, r
 from .seat import SeatSet, SeatTest, read_seat_test
 
 __all__ = [
-    "CAT_FORMATS", "FORMATS", "ReadResult", "SeatSet", "SeatTest", "UniqueIds", "annotation_values", "annotator", "cat_rows",
-    "detect_format", "first_record", "iter_pair_rows", "iter_rows", "iter_valid_pairs", "read_candidates",
-    "read_cat_candidates", "read_cats", "read_export",
-    "read_judgments", "read_pairs", "read_seat_test", "read_sentence_rows", "read_sentences", "read_text",
-    "read_tuples", "read_users", "write_pairs",
+    "CAT_FORMATS",
+    "FORMATS",
+    "ReadResult",
+    "SeatSet",
+    "SeatTest",
+    "UniqueIds",
+    "annotation_values",
+    "annotator",
+    "cat_rows",
+    "detect_format",
+    "first_record",
+    "iter_pair_rows",
+    "iter_rows",
+    "iter_valid_pairs",
+    "read_candidates",
+    "read_cat_candidates",
+    "read_cats",
+    "read_export",
+    "read_judgments",
+    "read_pairs",
+    "read_seat_test",
+    "read_sentence_rows",
+    "read_sentences",
+    "read_text",
+    "read_tuples",
+    "read_users",
+    "write_pairs",
 ]

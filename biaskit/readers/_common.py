@@ -1,10 +1,12 @@
 """What every reader shares: opening a file with clear errors, rows from JSONL or CSV, and turning a
 pydantic validation error into the one-line :class:`~biaskit.errors.InputError` (file, row, fix)."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -31,8 +33,11 @@ def read_text(path: str | Path) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
-                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+        raise InputError(
+            f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
+            path=path,
+            fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).",
+        ) from None
 
 
 def read_head(path: str | Path, size: int = 1 << 16) -> str:
@@ -48,10 +53,13 @@ def read_head(path: str | Path, size: int = 1 << 16) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         if more and exc.start >= len(raw) - 3 and exc.reason == "unexpected end of data":
-            return raw[:exc.start].decode("utf-8-sig")     # a character cut at the end of the head
+            return raw[: exc.start].decode("utf-8-sig")  # a character cut at the end of the head
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
-                         path=path, fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from None
+        raise InputError(
+            f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start}, line {line}.",
+            path=path,
+            fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).",
+        ) from None
 
 
 def first_record(path: str | Path) -> dict:
@@ -66,11 +74,19 @@ def first_record(path: str | Path) -> dict:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON ({exc.msg}, column {exc.colno}).", path=path, row=i,
-                                     fix="each line must be one JSON object.") from None
+                    raise InputError(
+                        f"invalid JSON ({exc.msg}, column {exc.colno}).",
+                        path=path,
+                        row=i,
+                        fix="each line must be one JSON object.",
+                    ) from None
                 if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object on this line.", path=path, row=i,
-                                     fix="each line must be one JSON object.")
+                    raise InputError(
+                        "expected a JSON object on this line.",
+                        path=path,
+                        row=i,
+                        fix="each line must be one JSON object.",
+                    )
                 return obj
     return {}
 
@@ -85,18 +101,23 @@ class UniqueIds:
     the first row of a repeated id is found by reading the file again; without it, every id's first
     row is kept."""
 
-    def __init__(self, path, field: str, fix: str = "keep one of the two rows (or remove the id field to let "
-                                                     "biaskit number identical records).",
-                 rescan: Optional[Callable[[], Iterable[tuple[Optional[int], Any]]]] = None):
+    def __init__(
+        self,
+        path,
+        field: str,
+        fix: str = "keep one of the two rows (or remove the id field to let biaskit number identical records).",
+        rescan: Callable[[], Iterable[tuple[int | None, Any]]] | None = None,
+    ):
         self.path, self.field, self.fix = path, field, fix
         self._rescan = rescan
         self._first: dict[str, int] = {}
         self._seen: set[int] = set()
 
-    def add(self, value: Any, row: Optional[int]) -> None:
+    def add(self, value: Any, row: int | None) -> None:
         if value in (None, ""):
             return
         key = str(value)
+        first: int | None
         if self._rescan is None:
             first = self._first.setdefault(key, row if row is not None else -1)
             if first == (row if row is not None else -1):
@@ -108,9 +129,14 @@ class UniqueIds:
                 return
             first = next((i for i, v in self._rescan() if v not in (None, "") and str(v) == key), None)
             if first is None or first == row:
-                return   # another id with the same hash: not a repeat
-        raise InputError(f"duplicate {self.field} '{key}' (first at row {first}).", path=self.path, row=row,
-                         column=self.field, fix=self.fix)
+                return  # another id with the same hash: not a repeat
+        raise InputError(
+            f"duplicate {self.field} '{key}' (first at row {first}).",
+            path=self.path,
+            row=row,
+            column=self.field,
+            fix=self.fix,
+        )
 
 
 def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> InputError:
@@ -119,8 +145,11 @@ def unknown_name(what: str, name: str, choices: Iterable[str], path=None) -> Inp
 
     choices = list(choices)
     close = difflib.get_close_matches(name, choices, n=1)
-    return InputError(f"unknown {what} '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                      path=path, fix=f"use one of {', '.join(choices)}.")
+    return InputError(
+        f"unknown {what} '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+        path=path,
+        fix=f"use one of {', '.join(choices)}.",
+    )
 
 
 def iter_rows(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict]]:
@@ -158,7 +187,7 @@ def _clean_cells(rec: dict) -> dict:
     return clean
 
 
-def first_error(exc: ValidationError) -> tuple[Optional[str], str]:
+def first_error(exc: ValidationError) -> tuple[str | None, str]:
     """(field path, message) of a validation error's first problem."""
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err.get("loc", ())) or None
@@ -168,7 +197,7 @@ def first_error(exc: ValidationError) -> tuple[Optional[str], str]:
     return loc, msg
 
 
-def validation_error(path, row: Optional[int], exc: ValidationError, what: str, fix: str) -> InputError:
+def validation_error(path, row: int | None, exc: ValidationError, what: str, fix: str) -> InputError:
     """``<file>, row N, column 'c': not a valid <what>: <message>. Fix: <fix>``."""
     loc, msg = first_error(exc)
     return InputError(f"not a valid {what}: {msg}.", path=path, row=row, column=loc, fix=fix)

@@ -2,6 +2,7 @@
 as a pandas DataFrame, from a CSV/JSONL file written by ``biaskit annotate pull``/``import``, a
 DataFrame or a list of dicts. An empty file is an empty table (a defined result, not an error);
 column checks are :func:`biaskit.annotation.aggregate.prepare`'s job."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,10 +3,11 @@
 ``predictions``. This module reads the file and the generic parts of an annotation (the values of
 each control, the annotator); turning values into judgments is the task kind's job
 (:mod:`biaskit.annotation.kinds`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import cast
 
 from ..errors import InputError
 
@@ -29,16 +30,19 @@ def read_users(path: str | Path) -> dict[int, str]:
 
     udf = read_table(path)
     if not {"id", "email"} <= set(udf.columns):
-        raise InputError("the users file needs columns id and email.", path=path,
-                         fix="write one row per Label Studio user: id,email.")
+        raise InputError(
+            "the users file needs columns id and email.",
+            path=path,
+            fix="write one row per Label Studio user: id,email.",
+        )
     return {int(r["id"]): str(r["email"]) for r in udf.to_dict(orient="records")}
 
 
-def annotation_values(result: Optional[list[dict]]) -> dict[str, list[str]]:
+def annotation_values(result: list[dict] | None) -> dict[str, list[str]]:
     """control name (``from_name``) -> the chosen choices / typed texts of one annotation."""
     vals: dict[str, list[str]] = {}
     for item in result or []:
-        name = item.get("from_name")
+        name = cast(str, item.get("from_name"))  # every Label Studio result names its control
         v = item.get("value") or {}
         got = v.get("choices") if "choices" in v else v.get("text") if "text" in v else None
         if got is None:
@@ -49,7 +53,7 @@ def annotation_values(result: Optional[list[dict]]) -> dict[str, list[str]]:
     return vals
 
 
-def annotator(ann: dict, users: Optional[dict[int, str]] = None) -> str:
+def annotator(ann: dict, users: dict[int, str] | None = None) -> str:
     """The annotator of an annotation: the email when known, else ``user:<id>``."""
     users = users or {}
     cb = ann.get("completed_by")

@@ -16,13 +16,15 @@ Formats:
 Row numbers are 1-based data rows for CSV (the header is not counted; line = row + 1 when no cell
 spans lines) and 1-based line numbers for JSONL.
 """
+
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -35,8 +37,14 @@ from ._common import UniqueIds, check_file, unknown_name
 FORMATS = ("auto", "crows", "indibias", "biaskit")
 
 CROWS_REQUIRED = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
-INDIBIAS_REQUIRED = ["modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi",
-                     "sent_less_hindi", "bias_type", "stereo_antistereo"]
+INDIBIAS_REQUIRED = [
+    "modified_eng_sent_more",
+    "modified_eng_sent_less",
+    "sent_more_hindi",
+    "sent_less_hindi",
+    "bias_type",
+    "stereo_antistereo",
+]
 BIASKIT_REQUIRED = ["sent_more", "sent_less", "direction", "bias_type"]
 
 
@@ -48,7 +56,7 @@ class ReadResult:
     records: list
     skipped: list[InputError] = field(default_factory=list)
     format: str = "biaskit"
-    path: Optional[str] = None
+    path: str | None = None
 
     @property
     def pairs(self) -> list[SentencePair]:
@@ -68,7 +76,7 @@ def _csv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
     path = check_file(path)
     fh = open(path, "rb")
 
-    def lines():   # decoded line by line, so that a bad byte is named with its line
+    def lines():  # decoded line by line, so that a bad byte is named with its line
         for n, raw in enumerate(fh, start=1):
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
@@ -100,35 +108,45 @@ def _csv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict]]]:
                     raise _csv_error(path, reader, exc, i + 1) from None
                 i += 1
                 if None in row:
-                    raise InputError(f"row has {len(header) + len(row[None])} cells but the header has "
-                                     f"{len(header)}.", path=path, row=i, fix="quote cells that contain commas.")
+                    raise InputError(
+                        f"row has {len(header) + len(row[None])} cells but the header has {len(header)}.",
+                        path=path,
+                        row=i,
+                        fix="quote cells that contain commas.",
+                    )
                 check_record(row, path, i)
                 yield i, row
+
     return header, gen()
 
 
 def _decode_error(path: Path, exc: UnicodeDecodeError, line: int) -> InputError:
-    return InputError(f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start} of line {line}.", path=path,
-                      fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).")
+    return InputError(
+        f"bad encoding: not valid UTF-8 ({exc.reason}) at byte {exc.start} of line {line}.",
+        path=path,
+        fix="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).",
+    )
 
 
-def _csv_error(path: Path, reader, exc: Exception, row: Optional[int] = None) -> InputError:
+def _csv_error(path: Path, reader, exc: Exception, row: int | None = None) -> InputError:
     from ..textcheck import LENGTH_FIX
 
     if "field larger than field limit" in str(exc):
-        return InputError(f"a cell longer than the limit ends on line {reader.line_num}.", path=path, row=row,
-                          fix=LENGTH_FIX)
-    return InputError(f"malformed CSV on line {reader.line_num} ({exc}).", path=path, row=row,
-                      fix="check the quoting on that line.")
+        return InputError(
+            f"a cell longer than the limit ends on line {reader.line_num}.", path=path, row=row, fix=LENGTH_FIX
+        )
+    return InputError(
+        f"malformed CSV on line {reader.line_num} ({exc}).", path=path, row=row, fix="check the quoting on that line."
+    )
 
 
-def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
+def detect_format(path: str | Path, columns: list[str] | None = None) -> str:
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
         return "biaskit"
     if columns is None:
         header, rows = _csv_rows(path)
-        for _ in rows:      # the header is all that is needed: close the file
+        for _ in rows:  # the header is all that is needed: close the file
             break
         columns = header
     cols = set(columns)
@@ -138,14 +156,19 @@ def detect_format(path: str | Path, columns: Optional[list[str]] = None) -> str:
         return "biaskit"
     if "stereo_antistereo" in cols:
         return "crows"
-    raise InputError(f"cannot tell the format from the columns {sorted(cols)}.", path=path,
-                     fix=offer("format", "pass --format crows|indibias|biaskit, or ") + "add the columns sent_more, sent_less, "
-                         "direction, bias_type.")
+    raise InputError(
+        f"cannot tell the format from the columns {sorted(cols)}.",
+        path=path,
+        fix=offer("format", "pass --format crows|indibias|biaskit, or ") + "add the columns sent_more, sent_less, "
+        "direction, bias_type.",
+    )
 
 
 # IndiBias' columns per language view, in the file's order: S1 (``*_more*``), S2 (``*_less*``).
-INDIBIAS_VIEW_COLUMNS = {"en": ("modified_eng_sent_more", "modified_eng_sent_less"),
-                         "hi": ("sent_more_hindi", "sent_less_hindi")}
+INDIBIAS_VIEW_COLUMNS = {
+    "en": ("modified_eng_sent_more", "modified_eng_sent_less"),
+    "hi": ("sent_more_hindi", "sent_less_hindi"),
+}
 
 
 def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
@@ -167,25 +190,31 @@ def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
 def _require(path: Path, columns: list[str], required: list[str], fmt: str) -> None:
     missing = [c for c in required if c not in columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} for format '{fmt}' (found: {', '.join(columns) or 'none'}).",
-                         path=path, row=None, fix=f"a {fmt} file needs the columns {', '.join(required)}; "
-                                                  + offer("format", "or pass the right --format.", "or fix the header."))
+        raise InputError(
+            f"missing column(s) {', '.join(missing)} for format '{fmt}' (found: {', '.join(columns) or 'none'}).",
+            path=path,
+            row=None,
+            fix=f"a {fmt} file needs the columns {', '.join(required)}; "
+            + offer("format", "or pass the right --format.", "or fix the header."),
+        )
 
 
-def iter_pair_rows(path: str | Path, format: str = "auto", lang: Optional[str] = None) -> Iterator[tuple[int, dict]]:
+def iter_pair_rows(path: str | Path, format: str = "auto", lang: str | None = None) -> Iterator[tuple[int, dict]]:
     """Yield ``(row, fields)`` in the shared schema's field names *without* validating them.
 
     Used by :func:`read_pairs` and by tools (like the minimal-pair checker) that must see invalid
     pairs too. For IndiBias with ``lang=None`` each row yields its English then its Hindi view.
     A ``pair_id`` the file gives must be unique (pairs without one are numbered by the reader).
     """
-    given = UniqueIds(path, "pair_id", rescan=lambda: ((i, r.get("pair_id")) for i, r in _pair_rows(path, format, lang)))
+    given = UniqueIds(
+        path, "pair_id", rescan=lambda: ((i, r.get("pair_id")) for i, r in _pair_rows(path, format, lang))
+    )
     for row, rec in _pair_rows(path, format, lang):
         given.add(rec.get("pair_id"), row)
         yield row, rec
 
 
-def _pair_rows(path: str | Path, format: str, lang: Optional[str]) -> Iterator[tuple[int, dict]]:
+def _pair_rows(path: str | Path, format: str, lang: str | None) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if format not in FORMATS:
         raise unknown_name("format", format, FORMATS, path)
@@ -194,10 +223,12 @@ def _pair_rows(path: str | Path, format: str, lang: Optional[str]) -> Iterator[t
     suffix = path.suffix.lower()
     if format == "biaskit" and suffix in (".jsonl", ".ndjson"):
         from ..io import iter_jsonl
+
         first = True
         for i, obj in iter_jsonl(path):
             if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
                 from ..schema import release_views
+
                 for rec in release_views(obj):
                     if lang is None or rec["lang"] == lang:
                         yield i, rec
@@ -218,44 +249,69 @@ def _pair_rows(path: str | Path, format: str, lang: Optional[str]) -> Iterator[t
         for i, row in rows:
             idx = row.get("") or row.get("Unnamed: 0") or str(i - 1)
             meta = {k: row[k] for k in ("annotations", "anon_writer", "anon_annotators") if k in row}
-            yield i, {
-                "sent_more": row["sent_more"], "sent_less": row["sent_less"],
-                "direction": row["stereo_antistereo"], "bias_type": row["bias_type"],
-                "lang": lang or "en", "source_id": f"crows-{idx}",
-                "provenance": {"source": "crows-pairs", "file": path.name, "row": i},
-                "meta": meta,
-            }
+            yield (
+                i,
+                {
+                    "sent_more": row["sent_more"],
+                    "sent_less": row["sent_less"],
+                    "direction": row["stereo_antistereo"],
+                    "bias_type": row["bias_type"],
+                    "lang": lang or "en",
+                    "source_id": f"crows-{idx}",
+                    "provenance": {"source": "crows-pairs", "file": path.name, "row": i},
+                    "meta": meta,
+                },
+            )
     elif format == "indibias":
         _require(path, header, INDIBIAS_REQUIRED, "indibias")
         views = [lang] if lang else ["en", "hi"]
         for v in views:
             if v not in ("en", "hi"):
-                raise InputError(f"IndiBias has English and Hindi columns, not '{v}'.", path=path,
-                                 fix="use --lang en or --lang hi (or omit it for both).")
+                raise InputError(
+                    f"IndiBias has English and Hindi columns, not '{v}'.",
+                    path=path,
+                    fix="use --lang en or --lang hi (or omit it for both).",
+                )
         for i, row in rows:
             idx = row.get("index") or row.get("") or str(i - 1)
             s1_is_less = normalize_direction(row["stereo_antistereo"]) == "antistereo"
             for v in views:
                 more, less = indibias_columns(v, row["stereo_antistereo"])
-                yield i, {
-                    "sent_more": row[more], "sent_less": row[less],
-                    "direction": row["stereo_antistereo"], "bias_type": row["bias_type"],
-                    "lang": v, "source_id": f"indibias-{idx}",
-                    "provenance": {"source": "indibias", "file": path.name, "row": i,
-                                   "columns": [more, less], "s1": "sent_less" if s1_is_less else "sent_more"},
-                    "meta": {},
-                }
+                yield (
+                    i,
+                    {
+                        "sent_more": row[more],
+                        "sent_less": row[less],
+                        "direction": row["stereo_antistereo"],
+                        "bias_type": row["bias_type"],
+                        "lang": v,
+                        "source_id": f"indibias-{idx}",
+                        "provenance": {
+                            "source": "indibias",
+                            "file": path.name,
+                            "row": i,
+                            "columns": [more, less],
+                            "s1": "sent_less" if s1_is_less else "sent_more",
+                        },
+                        "meta": {},
+                    },
+                )
     elif format == "biaskit":
         _require(path, header, BIASKIT_REQUIRED, "biaskit")
         for i, row in rows:
-            rec: dict[str, Any] = {k: v for k, v in row.items() if k and v not in (None, "")}
+            rec = {k: v for k, v in row.items() if k and v not in (None, "")}
             for k in ("provenance", "meta"):
                 if k in rec and isinstance(rec[k], str):
                     try:
                         rec[k] = json.loads(rec[k])
                     except json.JSONDecodeError:
-                        raise InputError(f"column '{k}' is not valid JSON.", path=path, row=i, column=k,
-                                         fix="write it as a JSON object or leave it empty.") from None
+                        raise InputError(
+                            f"column '{k}' is not valid JSON.",
+                            path=path,
+                            row=i,
+                            column=k,
+                            fix="write it as a JSON object or leave it empty.",
+                        ) from None
             rec.setdefault("provenance", {})
             if lang and "lang" not in rec:
                 rec["lang"] = lang
@@ -277,17 +333,33 @@ def _validation_error(path: Path, row: int, exc: ValidationError) -> InputError:
     if loc == "direction":
         msg = f"unknown direction {err.get('input')!r}"
     if loc in (None, "") and "identical" in msg:
-        return InputError("identical pair: sent_more and sent_less are the same sentence.", path=path, row=row,
-                          fix="make the two sentences differ in the group term, or drop the row.")
+        return InputError(
+            "identical pair: sent_more and sent_less are the same sentence.",
+            path=path,
+            row=row,
+            fix="make the two sentences differ in the group term, or drop the row.",
+        )
     if msg == "Field required":
         msg = "missing value"
-    return InputError(f"{msg}.", path=path, row=row, column=loc,
-                      fix=_FIXES.get(loc or "", "correct the value" + offer("skip_invalid", " or pass --skip-invalid "
-                                                                                            "to skip such rows") + "."))
+    return InputError(
+        f"{msg}.",
+        path=path,
+        row=row,
+        column=loc,
+        fix=_FIXES.get(
+            loc or "", "correct the value" + offer("skip_invalid", " or pass --skip-invalid to skip such rows") + "."
+        ),
+    )
 
 
-def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,
-               skip_invalid: bool = False, limit: Optional[int] = None) -> ReadResult:
+def read_pairs(
+    path: str | Path,
+    format: str = "auto",
+    lang: str | None = None,
+    *,
+    skip_invalid: bool = False,
+    limit: int | None = None,
+) -> ReadResult:
     """Read and validate minimal pairs. Invalid rows raise :class:`InputError` unless
     ``skip_invalid``, in which case they are collected in ``ReadResult.skipped``.
 
@@ -304,8 +376,9 @@ def read_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = Non
     return ReadResult(pairs, skipped, format=fmt, path=str(path))
 
 
-def iter_valid_pairs(path: str | Path, format: str = "auto", lang: Optional[str] = None, *,
-                     skipped: Optional[list[InputError]] = None) -> Iterator[tuple[int, SentencePair]]:
+def iter_valid_pairs(
+    path: str | Path, format: str = "auto", lang: str | None = None, *, skipped: list[InputError] | None = None
+) -> Iterator[tuple[int, SentencePair]]:
     """``(row, SentencePair)`` validated one at a time as the file is read (:func:`read_pairs` without
     the list). An invalid row raises, or, when ``skipped`` is a list, is appended to it and skipped."""
     path = Path(path)

@@ -3,10 +3,11 @@ translation candidates. JSONL (line numbers) or a table (CSV, TSV, Parquet: data
 JSON objects or lists are decoded). Invalid rows raise a one-line :class:`~biaskit.errors.InputError`
 (file, row, column, fix), or, with ``skip_invalid``, are collected in ``ReadResult.skipped``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from pydantic import ValidationError
 
@@ -15,13 +16,20 @@ from ..schema import BiasTuple, Sentence, TranslationCandidates
 from ._common import UniqueIds, iter_rows, validation_error
 from .pairs import ReadResult
 
-TUPLE_FIX = "a tuple needs identity, attribute, axis and polarity (positive/negative): the output of `biaskit curate tuples`."
+TUPLE_FIX = (
+    "a tuple needs identity, attribute, axis and polarity (positive/negative): the output of `biaskit curate tuples`."
+)
 SENTENCE_FIX = "pass the output of `biaskit curate sentences` (fields sentence, identity, axis, polarity)."
 CANDIDATES_FIX = "pass the output of `biaskit curate translate` (pair_id, source, candidates, target_lang)."
 
 
-def read_tuples(path: str | Path, *, statuses: Optional[Sequence[str]] = None, skip_invalid: bool = False,
-                tolerate_truncated_tail: bool = False) -> ReadResult:
+def read_tuples(
+    path: str | Path,
+    *,
+    statuses: Sequence[str] | None = None,
+    skip_invalid: bool = False,
+    tolerate_truncated_tail: bool = False,
+) -> ReadResult:
     """:class:`~biaskit.schema.BiasTuple` records; ``statuses`` keeps only those statuses."""
     out, skipped = [], []
     given = UniqueIds(path, "tuple_id", rescan=lambda: ((i, r.get("tuple_id")) for i, r in iter_rows(path)))
@@ -67,15 +75,18 @@ def read_sentences(path: str | Path, *, skip_invalid: bool = False) -> ReadResul
     return ReadResult(out, skipped, format="sentences", path=str(path))
 
 
-def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candidates: Optional[int] = None
-                    ) -> ReadResult:
+def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candidates: int | None = None) -> ReadResult:
     """Translation candidates (:class:`~biaskit.schema.TranslationCandidates`), one pair per row.
 
     ``max_candidates``: the most candidates a record may have (the review shows one slot letter each).
     """
     out, skipped = [], []
-    given = UniqueIds(path, "pair_id", fix="each pair is translated once: keep one of the two records.",
-                      rescan=lambda: ((i, r.get("pair_id")) for i, r in iter_rows(path)))
+    given = UniqueIds(
+        path,
+        "pair_id",
+        fix="each pair is translated once: keep one of the two records.",
+        rescan=lambda: ((i, r.get("pair_id")) for i, r in iter_rows(path)),
+    )
     for i, rec in iter_rows(path):
         given.add(rec.get("pair_id"), i)
         try:
@@ -87,8 +98,9 @@ def read_candidates(path: str | Path, *, skip_invalid: bool = False, max_candida
     return ReadResult(out, skipped, format="candidates", path=str(path))
 
 
-def read_cat_candidates(path: str | Path, *, skip_invalid: bool = False, max_candidates: Optional[int] = None
-                        ) -> ReadResult:
+def read_cat_candidates(
+    path: str | Path, *, skip_invalid: bool = False, max_candidates: int | None = None
+) -> ReadResult:
     """CAT translation candidates (:class:`~biaskit.schema.CATTranslationCandidates`), one CAT per row."""
     from ..schema import CATTranslationCandidates
 
@@ -100,8 +112,12 @@ def read_cat_candidates(path: str | Path, *, skip_invalid: bool = False, max_can
         try:
             missing = [k for k in ("cat_id", "source", "candidates", "target_lang", "split") if k not in rec]
             if missing:
-                raise InputError(f"missing key(s) {', '.join(repr(k) for k in missing)}: not a CAT-candidates "
-                                 "record.", path=path, row=i, fix=fix)
+                raise InputError(
+                    f"missing key(s) {', '.join(repr(k) for k in missing)}: not a CAT-candidates record.",
+                    path=path,
+                    row=i,
+                    fix=fix,
+                )
             _check_candidate_list(path, i, rec["candidates"], max_candidates, "CAT")
             try:
                 out.append(CATTranslationCandidates.model_validate({**rec, "cat_id": str(rec["cat_id"])}))
@@ -114,30 +130,54 @@ def read_cat_candidates(path: str | Path, *, skip_invalid: bool = False, max_can
     return ReadResult(out, skipped, format="cat_candidates", path=str(path))
 
 
-def _check_candidate_list(path, row: int, cands, max_candidates: Optional[int], what: str) -> None:
+def _check_candidate_list(path, row: int, cands, max_candidates: int | None, what: str) -> None:
     if not isinstance(cands, list) or not cands:
-        raise InputError("no candidate translations.", path=path, row=row, column="candidates",
-                         fix=f"translate the {what} with at least one engine first.")
+        raise InputError(
+            "no candidate translations.",
+            path=path,
+            row=row,
+            column="candidates",
+            fix=f"translate the {what} with at least one engine first.",
+        )
     if max_candidates is not None and len(cands) > max_candidates:
-        raise InputError(f"{len(cands)} candidates; at most {max_candidates} can be shown.",
-                         path=path, row=row, column="candidates", fix="use fewer engines.")
+        raise InputError(
+            f"{len(cands)} candidates; at most {max_candidates} can be shown.",
+            path=path,
+            row=row,
+            column="candidates",
+            fix="use fewer engines.",
+        )
 
 
-def _candidates(path, row: int, rec: dict, max_candidates: Optional[int]) -> TranslationCandidates:
+def _candidates(path, row: int, rec: dict, max_candidates: int | None) -> TranslationCandidates:
     missing = [k for k in ("pair_id", "source", "candidates", "target_lang") if k not in rec]
     if missing:
-        raise InputError(f"missing key(s) {', '.join(repr(k) for k in missing)}: not a translation-candidates record.",
-                         path=path, row=row, fix=CANDIDATES_FIX)
+        raise InputError(
+            f"missing key(s) {', '.join(repr(k) for k in missing)}: not a translation-candidates record.",
+            path=path,
+            row=row,
+            fix=CANDIDATES_FIX,
+        )
     src = rec["source"]
     if not isinstance(src, dict) or not src.get("sent_more") or not src.get("sent_less"):
-        raise InputError("source must have sent_more and sent_less.", path=path, row=row, column="source",
-                         fix='write "source": {"sent_more": ..., "sent_less": ...}.')
+        raise InputError(
+            "source must have sent_more and sent_less.",
+            path=path,
+            row=row,
+            column="source",
+            fix='write "source": {"sent_more": ..., "sent_less": ...}.',
+        )
     cands = rec["candidates"]
     _check_candidate_list(path, row, cands, max_candidates, "pair")
     for j, c in enumerate(cands):
         if not isinstance(c, dict) or "sent_more" not in c or "sent_less" not in c or not c.get("engine"):
-            raise InputError(f"candidate {j + 1} needs engine, sent_more and sent_less.", path=path, row=row,
-                             column="candidates", fix="use the output of `biaskit curate translate`.")
+            raise InputError(
+                f"candidate {j + 1} needs engine, sent_more and sent_less.",
+                path=path,
+                row=row,
+                column="candidates",
+                fix="use the output of `biaskit curate translate`.",
+            )
     try:
         return TranslationCandidates.model_validate({**rec, "pair_id": str(rec["pair_id"])})
     except ValidationError as exc:

@@ -6,13 +6,13 @@ de-duplicated within a set (sent-bias keys its encodings by text). The language 
 example is in Devanagari, else English; an ``index.json`` next to the test (biaskit's shipped tests)
 may set the language and each set's template kind (for bleaching word lists into sentences).
 """
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..errors import InputError
 
@@ -26,14 +26,14 @@ _DEVANAGARI = re.compile(r"[\u0900-\u097F]")
 class SeatSet:
     category: str
     examples: list[str]
-    template: Optional[str] = None  # template kind (word-list tests), from the index or the CLI
+    template: str | None = None  # template kind (word-list tests), from the index or the CLI
 
 
 @dataclass
 class SeatTest:
     name: str
     sets: dict[str, SeatSet]
-    path: Optional[str] = None
+    path: str | None = None
     lang: str = "en"
     meta: dict = field(default_factory=dict)
 
@@ -45,40 +45,62 @@ class SeatTest:
         return {k: {"category": s.category, "examples": list(s.examples)} for k, s in self.sets.items()}
 
 
-def read_seat_test(path: str | Path, lang: Optional[str] = None) -> SeatTest:
+def read_seat_test(path: str | Path, lang: str | None = None) -> SeatTest:
     """Read a sent-bias test file (one JSON document; JSON Lines with one object also accepted)."""
     from ..io import read_json
 
     path = Path(path)
-    obj = read_json(path, fix="a SEAT test is one JSON object with targ1, targ2, attr1, attr2.",
-                    missing_fix="check the --test path (a sent-bias .jsonl test).")
+    obj = read_json(
+        path,
+        fix="a SEAT test is one JSON object with targ1, targ2, attr1, attr2.",
+        missing_fix="check the --test path (a sent-bias .jsonl test).",
+    )
     if not isinstance(obj, dict):
-        raise InputError("expected a JSON object with targ1, targ2, attr1, attr2.", path=path,
-                         fix="write {\"targ1\": {\"category\": ..., \"examples\": [...]}, ...}.")
+        raise InputError(
+            "expected a JSON object with targ1, targ2, attr1, attr2.",
+            path=path,
+            fix='write {"targ1": {"category": ..., "examples": [...]}, ...}.',
+        )
     sets: dict[str, SeatSet] = {}
     for key in SETS:
         v = obj.get(key)
         if not isinstance(v, dict) or not isinstance(v.get("examples"), list):
-            raise InputError(f"missing or malformed '{key}'.", path=path, column=key,
-                             fix=f"add \"{key}\": {{\"category\": NAME, \"examples\": [..]}}.")
+            raise InputError(
+                f"missing or malformed '{key}'.",
+                path=path,
+                column=key,
+                fix=f'add "{key}": {{"category": NAME, "examples": [..]}}.',
+            )
         ex = []
         for j, e in enumerate(v["examples"], start=1):
             if not isinstance(e, str) or not e.strip():
-                raise InputError(f"{key}.examples[{j}] is empty or not a string.", path=path, column=key,
-                                 fix="every example must be a non-empty string.")
+                raise InputError(
+                    f"{key}.examples[{j}] is empty or not a string.",
+                    path=path,
+                    column=key,
+                    fix="every example must be a non-empty string.",
+                )
             ex.append(re.sub(r"\s+", " ", e).strip())
         ex = list(dict.fromkeys(ex))  # de-duplicate, keep order (sent-bias keys encodings by text)
         if len(ex) < 2:
-            raise InputError(f"'{key}' has {len(ex)} distinct example(s); a test needs at least 2 per set.",
-                             path=path, column=key, fix="add examples.")
-        sets[key] = SeatSet(category=str(v.get("category") or key), examples=ex,
-                            template=v.get("template") if v.get("template") in TEMPLATE_KINDS else None)
+            raise InputError(
+                f"'{key}' has {len(ex)} distinct example(s); a test needs at least 2 per set.",
+                path=path,
+                column=key,
+                fix="add examples.",
+            )
+        sets[key] = SeatSet(
+            category=str(v.get("category") or key),
+            examples=ex,
+            template=v.get("template") if v.get("template") in TEMPLATE_KINDS else None,
+        )
     extra = sorted(set(obj) - set(SETS))
     all_text = " ".join(e for s in sets.values() for e in s.examples)
     detected = "hi" if _DEVANAGARI.search(all_text) else "en"
-    name = path.name[:-len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
-    test = SeatTest(name=name, sets=sets, path=str(path), lang=lang or detected,
-                    meta={"extra_keys": extra} if extra else {})
+    name = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+    test = SeatTest(
+        name=name, sets=sets, path=str(path), lang=lang or detected, meta={"extra_keys": extra} if extra else {}
+    )
     _apply_index(test, path)
     return test
 

@@ -10,11 +10,19 @@
 The folder layout is in :mod:`biaskit.release.layout`. No stage package is imported here: stage
 reports are read as data.
 """
+
 from __future__ import annotations
 
 from .build import BuildOptions, BuildSummary, build_release
 from .diff import diff_markdown, diff_releases
 from .verify import VerifyResult, verify_release
 
-__all__ = ["BuildOptions", "BuildSummary", "build_release", "diff_releases", "diff_markdown", "VerifyResult",
-           "verify_release"]
+__all__ = [
+    "BuildOptions",
+    "BuildSummary",
+    "build_release",
+    "diff_releases",
+    "diff_markdown",
+    "VerifyResult",
+    "verify_release",
+]

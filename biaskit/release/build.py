@@ -5,54 +5,29 @@ A pure function with plain inputs (paths and a :class:`BuildOptions`) that retur
 folder is written whole with :func:`biaskit.io.atomic_dir`: a crash never leaves half a release.
 Records are validated once, when read; the writers work column-wise on plain dicts.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import re
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .. import __version__
 from ..errors import InputError
+from ..options import say, tell
 from ..schema import SCHEMA_VERSION
 from . import layout as L
 from .gcpause import without_gc
+from .options import SPLIT_POLICIES, BuildOptions
 from .split import assign_splits, norm_target, refuse_leaks, split_report
 
-SPLIT_POLICIES = ("target", "keep")
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass
-class BuildOptions:
-    """Everything ``build_release`` needs besides the record files and the output folder."""
-
-    name: str
-    version: str
-    langs: Optional[list[str]] = None            # default: every language in the records
-    kinds: Optional[list[str]] = None            # pairs, cats, tuples (default: all present)
-    split_policy: str = "target"                 # target: computed; keep: the records' own split
-    dev_fraction: float = 0.25
-    seed: int = 0
-    previous: Optional[str] = None               # an earlier release folder: its targets keep their split
-    license: Optional[str] = None                # a Hugging Face licence id, e.g. cc-by-sa-4.0
-    citation: Optional[str] = None               # BibTeX text, or a path to a .bib file
-    pretty_name: Optional[str] = None
-    card_text: Optional[str] = None              # Markdown with the sections people write (## Heading)
-    history: list[str] = field(default_factory=list)   # stage reports ([LABEL=]PATH)
-    discover_history: bool = True               # also read STEM.rejected.jsonl, STEM.summary.json, ...
-    keep_flagged: bool = False
-    skip_invalid: bool = False
-    keyness: bool = True
-    plots: bool = True
-    created: Optional[str] = None                # release date (YYYY-MM-DD); default today (UTC)
-    command: Optional[str] = None                # the command line that ran the build (recorded)
-    protocol: Optional[str] = None               # the paper protocol to record (default: the records' origin)
-    hub_ready: bool = False                      # refuse what the Hugging Face Hub would reject (release/hub.py)
 
 
 @dataclass
@@ -73,15 +48,21 @@ class BuildSummary:
 
 def _check_options(o: BuildOptions) -> None:
     if not _NAME_RE.match(o.name or ""):
-        raise InputError(f"invalid release name '{o.name}'.", fix="use letters, digits, '.', '_' and '-', "
-                                                                  "e.g. --name indibias-release.")
+        raise InputError(
+            f"invalid release name '{o.name}'.",
+            fix=f"use letters, digits, '.', '_' and '-', e.g. {say('name', 'indibias-release')}.",
+        )
     if not _VERSION_RE.match(o.version or ""):
-        raise InputError(f"invalid version '{o.version}'.", fix="use X.Y.Z (semantic versioning), e.g. --version 1.0.0.")
+        raise InputError(
+            f"invalid version '{o.version}'.", fix=f"use X.Y.Z (semantic versioning), e.g. {say('version', '1.0.0')}."
+        )
     if o.split_policy not in SPLIT_POLICIES:
         raise InputError(f"unknown split policy '{o.split_policy}'.", fix=f"use one of {', '.join(SPLIT_POLICIES)}.")
     if not 0 < o.dev_fraction < 1:
-        raise InputError(f"--dev-fraction must be between 0 and 1, got {o.dev_fraction}.",
-                         fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).")
+        raise InputError(
+            f"{say('dev_fraction')} must be between 0 and 1, got {o.dev_fraction}.",
+            fix=f"{tell('dev_fraction', 0.25)} (StereoSet: 25% dev, 75% test).",
+        )
     for k in o.kinds or []:
         if k not in L.KINDS:
             raise InputError(f"unknown kind '{k}'.", fix=f"use {', '.join(L.KINDS)}.")
@@ -89,17 +70,21 @@ def _check_options(o: BuildOptions) -> None:
         from .verify import valid_date
 
         if not valid_date(o.created):
-            raise InputError(f"invalid date '{o.created}': not a day of the calendar.",
-                             fix="use YYYY-MM-DD, e.g. --date 2025-01-31.")
+            raise InputError(
+                f"invalid date '{o.created}': not a day of the calendar.",
+                fix=f"use YYYY-MM-DD, e.g. {say('created', '2025-01-31')}.",
+            )
 
 
-def _citation(c: Optional[str]) -> Optional[str]:
+def _citation(c: str | None) -> str | None:
     if not c:
         return None
     p = Path(c)
     if len(c) < 400 and "\n" not in c and p.suffix.lower() in (".bib", ".txt", ".bibtex"):
         if not p.exists():
-            raise InputError("file not found.", path=p, fix="check the --citation path (or give the BibTeX text).")
+            raise InputError(
+                "file not found.", path=p, fix=f"check the {say('citation')} path (or give the BibTeX text)."
+            )
         return p.read_text(encoding="utf-8").strip()
     return c.strip()
 
@@ -111,7 +96,7 @@ _ARTICLES = {"a", "an", "the"}
 _CANON: dict[tuple[int, str, str], str] = {}
 
 
-def canonical_target(text: Optional[str], lang: str = "en", inventory=None) -> str:
+def canonical_target(text: str | None, lang: str = "en", inventory=None) -> str:
     """A target term in one spelling for every form and language: the inventory's English label of
     the identity term when the phrase names one (``Muslims``, ``मुसलमानों`` -> ``muslim``; leading
     articles ignored), else the phrase lower-cased with spaces normalised."""
@@ -124,7 +109,7 @@ def canonical_target(text: Optional[str], lang: str = "en", inventory=None) -> s
     return hit
 
 
-def _canonical_target(text: Optional[str], lang: str, inventory) -> str:
+def _canonical_target(text: str | None, lang: str, inventory) -> str:
     t = norm_target(text)
     if inventory is not None and t:
         words = t.split(" ")
@@ -161,7 +146,7 @@ def pair_target(p, inventory=None) -> tuple[str, str]:
     return "(none)", "none"
 
 
-def _previous_targets(prev: Optional[str]) -> dict[str, str]:
+def _previous_targets(prev: str | Path | None) -> dict[str, str]:
     if not prev:
         return {}
     from .read import release_target_splits
@@ -171,8 +156,11 @@ def _previous_targets(prev: Optional[str]) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------ build
 @without_gc
-def build_release(records: Sequence[str | Path], out: str | Path, options: BuildOptions) -> BuildSummary:
-    """Build the release folder ``out`` from validated record files (see the module docstring)."""
+def build_release(
+    records: Sequence[str | Path], out: str | Path, options: BuildOptions, *, command: str | None = None
+) -> BuildSummary:
+    """Build the release folder ``out`` from validated record files (see the module docstring);
+    ``command``: the command line that ran the build (recorded in release.json)."""
     from ..io import atomic_dir
     from .card import read_card_text, render_card
     from .history import load_history, summarize_history
@@ -185,7 +173,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         from .hub import check_license
 
         check_license(o.license)
-    created = o.created or _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    created = o.created or _dt.datetime.now(_dt.UTC).date().isoformat()
     out = Path(out)
     human = read_card_text(o.card_text)
     citation = _citation(o.citation)
@@ -197,8 +185,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         tm[name] = round(now - tick[0], 3)
         tick[0] = now
 
-    inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged,
-                      skip_invalid=o.skip_invalid)
+    inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged, skip_invalid=o.skip_invalid)
     lap("read")
     hist_files = load_history(o.history, records=records, auto=o.discover_history)
     hist = summarize_history(hist_files)
@@ -209,7 +196,8 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     from ..inventory import load_inventory
 
     inventory = load_inventory()
-    p_targets, how = [], Counter()
+    p_targets: list[str] = []
+    how: Counter[str] = Counter()
     for mp in merged:
         t, h = pair_target(mp.primary, inventory)
         p_targets.append(t)
@@ -217,21 +205,28 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
     # land in the same split, whatever the translated target term is
     cat_by_id = {c.cat_id: c for c in inp.cats}
-    c_targets = [canonical_target(src.target, src.lang, inventory)
-                 for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)]
+    c_targets = [
+        canonical_target(src.target, src.lang, inventory)
+        for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)
+    ]
     t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
     targets = p_targets + c_targets + t_targets
-    strata = ([f"pairs|{mp.primary.bias_type}|{mp.primary.direction}" for mp in merged]
-              + [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples])
+    strata = (
+        [f"pairs|{mp.primary.bias_type}|{mp.primary.direction}" for mp in merged]
+        + [f"cats|{c.bias_type}|" for c in inp.cats]
+        + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
+    )
     ids = [mp.id for mp in merged] + [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
     if o.split_policy == "keep":
         splits = []
-        for rid, rec in zip(ids, [mp.primary for mp in merged] + list(inp.cats) + list(inp.tuples)):
+        for rid, rec in zip(ids, [mp.primary for mp in merged] + list(inp.cats) + list(inp.tuples), strict=False):
             prov = rec.provenance if isinstance(rec.provenance, dict) else {}
             sp = (rec.meta or {}).get("split") or prov.get("release_split")
             if sp not in L.SPLITS:
-                raise InputError(f"record {rid} has no split (meta.split is {sp!r}) but --split-policy keep needs one.",
-                                 fix="give every record meta.split = dev|test, or use --split-policy target.")
+                raise InputError(
+                    f"record {rid} has no split (meta.split is {sp!r}) but {say('split_policy', 'keep')} needs one.",
+                    fix=f"give every record meta.split = dev|test, or {tell('split_policy', 'target')}.",
+                )
             splits.append(sp)
     else:
         fixed = _previous_targets(o.previous)
@@ -246,24 +241,27 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
     n_p, n_c = len(merged), len(inp.cats)
     p_splits = splits[:n_p]
     cat_recs = []
-    for c, sp in zip(inp.cats, splits[n_p:n_p + n_c]):
+    for c, sp in zip(inp.cats, splits[n_p : n_p + n_c], strict=False):
         d = c.model_dump(mode="json")
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
-    for t, sp in zip(inp.tuples, splits[n_p + n_c:]):
-        d = t.model_dump(mode="json")
+    for tup, sp in zip(inp.tuples, splits[n_p + n_c :], strict=False):
+        d = tup.model_dump(mode="json")
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
-    langs = sorted({lg for mp in merged for lg in mp.views} | {c["lang"] for c in cat_recs}
-                   | {t["lang"] for t in tuple_recs}, key=lambda lg: (lg != "en", lg))
+    langs = sorted(
+        {lg for mp in merged for lg in mp.views} | {c["lang"] for c in cat_recs} | {t["lang"] for t in tuple_recs},
+        key=lambda lg: (lg != "en", lg),
+    )
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
     present = {lg for mp in merged for lg in mp.views}
     pair_langs = [lg for lg in langs if lg in present]
 
-    from .export import cat_rows as _cat_rows, tuple_rows as _tuple_rows
+    from .export import cat_rows as _cat_rows
+    from .export import tuple_rows as _tuple_rows
     from .history import ProvenanceCounter
     from .stats import PairStats, compute_stats, write_plots
 
@@ -277,7 +275,7 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         from . import export as X
 
         written_rows: dict[str, int] = {}
-        record_sha: dict[str, str] = {}        # the record files' SHA-256, computed as they are written
+        record_sha: dict[str, str] = {}  # the record files' SHA-256, computed as they are written
         configs = []
         counts: dict[str, Any] = {}
         prov_acc = ProvenanceCounter()
@@ -287,12 +285,15 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             pair_stats = PairStats()
             fn = L.RECORD_FILES["pairs"]
             by_split = Counter(p_splits)
-            parquet = {sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
-                       for sp in L.SPLITS if by_split.get(sp)}
+            parquet = {
+                sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
+                for sp in L.SPLITS
+                if by_split.get(sp)
+            }
             csvs = X.PairCsvWriter(tmp, pair_langs)
             by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
             with _RecordWriter(tmp / fn) as jsonl:
-                for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits)):
+                for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits, strict=False)):
                     r = _pair_record(mp, t, sp)
                     jsonl.write(r)
                     parquet[sp].add(r)
@@ -304,25 +305,35 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                         origin_keys[_origin_key(v.get("provenance"))] += 1
             record_sha[fn] = jsonl.sha256
             written_rows[fn] = n_p
-            conf = {"name": "pairs", "default": True, "data_files": {}, "splits": {}, "features": L.pair_columns(pair_langs)}
+            conf: dict[str, Any] = {
+                "name": "pairs",
+                "default": True,
+                "data_files": {},
+                "splits": {},
+                "features": L.pair_columns(pair_langs),
+            }
             for sp in L.SPLITS:
                 if sp not in parquet:
-                    continue   # `datasets` cannot load an empty split: it gets no file and no config entry
+                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
                 rel = L.parquet_path("pairs", sp)
                 conf["data_files"][sp] = rel
                 conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": parquet[sp].close()}
                 written_rows[rel] = by_split[sp]
             configs.append(conf)
             written_rows.update(csvs.close())
-            counts["pairs"] = {"records": n_p, "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
-                               "targets": len(set(p_targets)),
-                               "targets_by_split": {sp: len({t for t, s2 in zip(p_targets, p_splits) if s2 == sp})
-                                                    for sp in L.SPLITS},
-                               "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()}}
-        for c in cat_recs:
-            prov_acc.add(c["lang"], c.get("provenance"), c.get("meta"))
-        for t in tuple_recs:
-            prov_acc.add(t["lang"], t.get("provenance"), t.get("meta"))
+            counts["pairs"] = {
+                "records": n_p,
+                "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
+                "targets": len(set(p_targets)),
+                "targets_by_split": {
+                    sp: len({t for t, s2 in zip(p_targets, p_splits, strict=False) if s2 == sp}) for sp in L.SPLITS
+                },
+                "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
+            }
+        for cr in cat_recs:
+            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"))
+        for tr in tuple_recs:
+            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"))
         prov = prov_acc.result()
         for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
@@ -331,14 +342,19 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
             record_sha[fn] = _write_records(tmp / fn, recs)
             written_rows[fn] = len(recs)
             split_of = [r["meta"]["split"] for r in recs]
-            conf = {"name": kind, "default": kind == "cats" and not merged,
-                    "data_files": {}, "splits": {}, "features": None}
+            conf = {
+                "name": kind,
+                "default": kind == "cats" and not merged,
+                "data_files": {},
+                "splits": {},
+                "features": None,
+            }
             rows_by_split = {}
             for sp in L.SPLITS:
                 idx = [i for i, s in enumerate(split_of) if s == sp]
                 rows_by_split[sp] = idx
                 if not idx:
-                    continue   # `datasets` cannot load an empty split: it gets no file and no config entry
+                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
                 rel = L.parquet_path(kind, sp)
                 if kind == "cats":
                     nb = X.write_cat_parquet(tmp / rel, [crow[i] for i in idx])
@@ -351,31 +367,39 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 written_rows[rel] = len(idx)
             configs.append(conf)
             tg = c_targets if kind == "cats" else t_targets
-            by_split_lang = {}
+            langs_by_split: dict[str, dict[str, int]] = {}
             for sp, idx in rows_by_split.items():
-                by_split_lang[sp] = dict(Counter(recs[i]["lang"] for i in idx))
-            counts[kind] = {"records": len(recs), "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
-                            "targets": len(set(tg)),
-                            "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
-                            "by_split_lang": by_split_lang}
-        stats = compute_stats((), crow, trow, keyness=o.keyness,
-                              pairs=pair_stats.result(o.keyness) if pair_stats is not None else None)
+                langs_by_split[sp] = dict(Counter(recs[i]["lang"] for i in idx))
+            counts[kind] = {
+                "records": len(recs),
+                "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
+                "targets": len(set(tg)),
+                "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
+                "by_split_lang": langs_by_split,
+            }
+        stats = compute_stats(
+            (), crow, trow, keyness=o.keyness, pairs=pair_stats.result(o.keyness) if pair_stats is not None else None
+        )
         lap("records+stats")
         # CrowS-Pairs / IndiBias CSV (written above)
         file_notes: dict[str, str] = {}
         if merged:
-            file_notes[L.RECORD_FILES["pairs"]] = ("biaskit ReleasePair records, one per pair: id, split, bias_type, "
-                                                  "direction, target, source_id, status, views {lang: sent_more, "
-                                                  "sent_less, pair_id, group_more, group_less, provenance, meta}")
-            file_notes["data/pairs-{dev,test}.parquet"] = ("config `pairs`: " + ", ".join(L.pair_columns(pair_langs)))
-            file_notes["csv/crows-<lang>-<split>.csv"] = ("CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS)
-                                                          + " (first column: the pair's row in pairs.jsonl)")
+            file_notes[L.RECORD_FILES["pairs"]] = (
+                "biaskit ReleasePair records, one per pair: id, split, bias_type, "
+                "direction, target, source_id, status, views {lang: sent_more, "
+                "sent_less, pair_id, group_more, group_less, provenance, meta}"
+            )
+            file_notes["data/pairs-{dev,test}.parquet"] = "config `pairs`: " + ", ".join(L.pair_columns(pair_langs))
+            file_notes["csv/crows-<lang>-<split>.csv"] = (
+                "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
+            )
             if "en" in pair_langs and "hi" in pair_langs:
                 n_both = sum(1 for mp in merged if "en" in mp.views and "hi" in mp.views)
                 file_notes["csv/indibias-<split>.csv"] = (
                     "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
                     "and a Hindi view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
-                    "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)")
+                    "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
+                )
         if cat_recs:
             file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
             file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
@@ -384,14 +408,18 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
                 for sp in L.SPLITS:
                     rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
                     written_rows[rel] = X.write_stereoset_json(
-                        tmp / rel, [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
-                        f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"))
+                        tmp / rel,
+                        [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
+                        f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"),
+                    )
             file_notes["stereoset/{dev,test}.json"] = (
                 f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
-                f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it")
+                f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it"
+            )
             for lg in cat_langs[1:]:
-                file_notes[f"stereoset/{{dev,test}}.{lg}.json"] = (f"the same layout for the '{lg}' CATs (each CAT's "
-                                                                   "`source_id` in cats.jsonl is its source CAT)")
+                file_notes[f"stereoset/{{dev,test}}.{lg}.json"] = (
+                    f"the same layout for the '{lg}' CATs (each CAT's `source_id` in cats.jsonl is its source CAT)"
+                )
         if tuple_recs:
             file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
             file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
@@ -406,28 +434,47 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
         file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
         file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
-        file_notes[L.CROISSANT] = ("Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
-                                   "per config, splits, checksums, licence, citation")
+        file_notes[L.CROISSANT] = (
+            "Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
+            "per config, splits, checksums, licence, citation"
+        )
         data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
-        flags_dropped = Counter()
+        flags_dropped: Counter[str | None] = Counter()  # a flag without a code counts under None
         for p in inp.dropped_flagged:
             flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
         limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
         protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
         release = {
-            "name": o.name, "version": o.version, "created": created, "format_version": L.FORMAT_VERSION,
+            "name": o.name,
+            "version": o.version,
+            "created": created,
+            "format_version": L.FORMAT_VERSION,
             # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
-            "protocol": protocol, "protocol_from": protocol_from,
-            "schema_version": SCHEMA_VERSION, "biaskit_version": __version__,
-            "license": o.license, "langs": langs, "counts": counts,
-            "split": {"policy": o.split_policy, "dev_fraction": o.dev_fraction, "seed": o.seed,
-                      "previous": str(o.previous) if o.previous else None, "unit": "target term",
-                      "targets_from": dict(how), **rep},
+            "protocol": protocol,
+            "protocol_from": protocol_from,
+            "schema_version": SCHEMA_VERSION,
+            "biaskit_version": __version__,
+            "license": o.license,
+            "langs": langs,
+            "counts": counts,
+            "split": {
+                "policy": o.split_policy,
+                "dev_fraction": o.dev_fraction,
+                "seed": o.seed,
+                "previous": str(o.previous) if o.previous else None,
+                "unit": "target term",
+                "targets_from": dict(how),
+                **rep,
+            },
             "data_files": data_sha,
             "rows": written_rows,
-            "build": {"command": o.command, "stage_commands": [r.get("command") for f in hist_files if f.kind == "runlog"
-                                                               for r in f.data if r.get("command")]},
+            "build": {
+                "command": command,
+                "stage_commands": [
+                    r.get("command") for f in hist_files if f.kind == "runlog" for r in f.data if r.get("command")
+                ],
+            },
             "inputs": [f.as_dict() for f in inp.files],
             "history": hist,
             "provenance": prov,
@@ -437,15 +484,33 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         }
         from ..redact import redact, redact_obj
 
-        _wj(tmp / L.RELEASE_JSON, redact_obj(release))   # user text (card options, commands) masked
-        ctx = {"options": {**asdict(o), "created": created, "citation": citation, "protocol": protocol},
-               "langs": langs, "counts": counts,
-               "stats": stats, "history": hist, "provenance": prov, "configs": configs, "file_notes": file_notes,
-               "data_sha256": data_sha, "retention": retention, "flags_dropped": dict(flags_dropped),
-               "limitations": limitations, "plots": plots, "biaskit_version": __version__, "split_report": rep,
-               "n_targets": len(set(targets)),
-               "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets"}
-        card = redact(render_card(ctx, human))   # a key pasted into --pretty-name/--citation/--card-text: masked
+        _wj(tmp / L.RELEASE_JSON, redact_obj(release))  # user text (card options, commands) masked
+        ctx = {
+            "options": {
+                **o.model_dump(),
+                "command": command,
+                "created": created,
+                "citation": citation,
+                "protocol": protocol,
+            },
+            "langs": langs,
+            "counts": counts,
+            "stats": stats,
+            "history": hist,
+            "provenance": prov,
+            "configs": configs,
+            "file_notes": file_notes,
+            "data_sha256": data_sha,
+            "retention": retention,
+            "flags_dropped": dict(flags_dropped),
+            "limitations": limitations,
+            "plots": plots,
+            "biaskit_version": __version__,
+            "split_report": rep,
+            "n_targets": len(set(targets)),
+            "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets",
+        }
+        card = redact(render_card(ctx, human))  # a key pasted into --pretty-name/--citation/--card-text: masked
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
@@ -457,9 +522,17 @@ def build_release(records: Sequence[str | Path], out: str | Path, options: Build
         lap("croissant")
         files = write_sums(tmp, known=record_sha)
         lap("sums")
-    return BuildSummary(out=str(out), name=o.name, version=o.version, counts=counts,
-                        split={k: v for k, v in rep.items()}, files=files, warnings=warnings,
-                        seconds=round(time.perf_counter() - t0, 3), timings=tm)
+    return BuildSummary(
+        out=str(out),
+        name=o.name,
+        version=o.version,
+        counts=counts,
+        split={k: v for k, v in rep.items()},
+        files=files,
+        warnings=warnings,
+        seconds=round(time.perf_counter() - t0, 3),
+        timings=tm,
+    )
 
 
 def _refuse_hub_problems(tmp: Path, out: Path) -> None:
@@ -469,21 +542,23 @@ def _refuse_hub_problems(tmp: Path, out: Path) -> None:
     problems = [p.replace(str(tmp), str(out)) for p in hub_problems(tmp)]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise InputError(f"not ready for the Hugging Face Hub{more}: {problems[0]}",
-                         fix="fix it and build again; nothing was published (the previous release is unchanged).")
+        raise InputError(
+            f"not ready for the Hugging Face Hub{more}: {problems[0]}",
+            fix="fix it and build again; nothing was published (the previous release is unchanged).",
+        )
 
 
-def write_sums(folder: Path, known: Optional[dict[str, str]] = None) -> list[str]:
+def write_sums(folder: Path, known: dict[str, str] | None = None) -> list[str]:
     """Write ``SHA256SUMS`` (``<hex>  <path>`` lines, sorted, ``sha256sum -c`` format) over every
     other file of ``folder``; return the relative paths. ``known``: ``{relative path: sha256}`` of
     files hashed as they were written (not read again)."""
     from ..io import sha256_file
 
     known = known or {}
-    rels = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and p.name != L.SUMS)
-    (folder / L.SUMS).write_text("".join(f"{known.get(r) or sha256_file(folder / r)}  {r}\n" for r in rels),
-                                 encoding="utf-8")
+    rels = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != L.SUMS)
+    (folder / L.SUMS).write_text(
+        "".join(f"{known.get(r) or sha256_file(folder / r)}  {r}\n" for r in rels), encoding="utf-8"
+    )
     return rels + [L.SUMS]
 
 
@@ -499,7 +574,7 @@ class _RecordWriter:
         self._buf: list[bytes] = []
         self.sha256 = ""
 
-    def __enter__(self) -> "_RecordWriter":
+    def __enter__(self) -> _RecordWriter:
         self._fh = open(self.path, "wb")
         return self
 
@@ -532,7 +607,7 @@ def _write_records(path: Path, recs: Sequence[dict], block: int = 4096) -> str:
     h = hashlib.sha256()
     with open(path, "wb") as fh:
         for i in range(0, len(recs), block):
-            data = b"".join([to_json(r) + b"\n" for r in recs[i:i + block]])
+            data = b"".join([to_json(r) + b"\n" for r in recs[i : i + block]])
             h.update(data)
             fh.write(data)
     return h.hexdigest()
@@ -542,8 +617,9 @@ _STRIP_PROV = frozenset(("release_id", "release_split", "release_source_id"))
 _STRIP_META = frozenset(("target", "split"))
 
 
-def _without(d: Optional[dict], keys: frozenset) -> dict:
-    """A copy of ``d`` without ``keys``, in ``d``'s order (when none of them is there, the common case: a plain copy)."""
+def _without(d: dict | None, keys: frozenset) -> dict:
+    """A copy of ``d`` without ``keys``, in ``d``'s order (when none of them is there, the common case: a
+    plain copy)."""
     if not d:
         return {}
     if keys.isdisjoint(d):
@@ -557,60 +633,129 @@ def _pair_record(mp, target: str, split: str) -> dict[str, Any]:
     for lg, p in mp.views.items():
         prov = _without(p.provenance, _STRIP_PROV)
         meta = _without(p.meta, _STRIP_META)
-        views[lg] = {"sent_more": p.sent_more, "sent_less": p.sent_less, "pair_id": p.pair_id,
-                     "group_more": p.group_more, "group_less": p.group_less, "provenance": prov, "meta": meta}
-    return {"id": mp.id, "split": split, "bias_type": prim.bias_type, "direction": prim.direction,
-            "target": target, "source_id": mp.source_id, "status": "released", "views": views,
-            "provenance": {}, "meta": {}}
+        views[lg] = {
+            "sent_more": p.sent_more,
+            "sent_less": p.sent_less,
+            "pair_id": p.pair_id,
+            "group_more": p.group_more,
+            "group_less": p.group_less,
+            "provenance": prov,
+            "meta": meta,
+        }
+    return {
+        "id": mp.id,
+        "split": split,
+        "bias_type": prim.bias_type,
+        "direction": prim.direction,
+        "target": target,
+        "source_id": mp.source_id,
+        "status": "released",
+        "views": views,
+        "provenance": {},
+        "meta": {},
+    }
 
 
 def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
     rows: list[dict] = []
     for g in hist["generation"]:
-        rows.append({"stage": f"generated ({g['label']})", "records": g["rows"],
-                     "detail": f"{g['jobs']} LLM jobs, {g['runs']} run(s)", "source": g["file"]})
+        rows.append(
+            {
+                "stage": f"generated ({g['label']})",
+                "records": g["rows"],
+                "detail": f"{g['jobs']} LLM jobs, {g['runs']} run(s)",
+                "source": g["file"],
+            }
+        )
     for r in hist["records"]:
-        rows.append({"stage": r["label"], "records": r["records"],
-                     "detail": ", ".join(f"{k} {v}" for k, v in r["by_status"].items()), "source": r["file"]})
+        rows.append(
+            {
+                "stage": r["label"],
+                "records": r["records"],
+                "detail": ", ".join(f"{k} {v}" for k, v in r["by_status"].items()),
+                "source": r["file"],
+            }
+        )
     for a in hist["adapt"]:
-        rows.append({"stage": "CrowS-Pairs adaptation", "records": a.get("kept"),
-                     "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
-                     "source": a["file"]})
+        rows.append(
+            {
+                "stage": "CrowS-Pairs adaptation",
+                "records": a.get("kept"),
+                "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
+                "source": a["file"],
+            }
+        )
     for c in hist["check"]:
         views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
-        rows.append({"stage": "checked", "records": c["pairs"],
-                     "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}", "source": c["file"]})
+        rows.append(
+            {
+                "stage": "checked",
+                "records": c["pairs"],
+                "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}",
+                "source": c["file"],
+            }
+        )
     for a in hist["apply"]:
-        detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in ("records", "rejected", "needs_adjudication",
-                                                                     "not_annotated", "needs_review", "not_reviewed")
-                           if a.get(k) is not None)
+        detail = ", ".join(
+            f"{k.replace('_', ' ')} {a[k]}"
+            for k in ("records", "rejected", "needs_adjudication", "not_annotated", "needs_review", "not_reviewed")
+            if a.get(k) is not None
+        )
         rows.append({"stage": "validated", "records": a.get("accepted"), "detail": detail, "source": a["file"]})
     for d in hist["apply_dropped"] + hist["translation_dropped"]:
-        rows.append({"stage": f"not validated ({d['label']})", "records": d["records"],
-                     "detail": ", ".join(f"{k} {v}" for k, v in d["by_status"].items()), "source": d["file"]})
+        rows.append(
+            {
+                "stage": f"not validated ({d['label']})",
+                "records": d["records"],
+                "detail": ", ".join(f"{k} {v}" for k, v in d["by_status"].items()),
+                "source": d["file"],
+            }
+        )
     if not any(r["stage"].startswith("generated") for r in rows):
-        rows.insert(0, {"stage": "generated", "records": None, "detail": "no generation run log given",
-                        "source": L.NOT_RECORDED})
+        rows.insert(
+            0,
+            {"stage": "generated", "records": None, "detail": "no generation run log given", "source": L.NOT_RECORDED},
+        )
     if not hist["check"]:
-        rows.append({"stage": "checked", "records": None, "detail": "no checker output given",
-                     "source": L.NOT_RECORDED})
+        rows.append(
+            {"stage": "checked", "records": None, "detail": "no checker output given", "source": L.NOT_RECORDED}
+        )
     if not hist["apply"]:
-        rows.append({"stage": "validated", "records": None, "detail": "no `annotate apply` summary given",
-                     "source": L.NOT_RECORDED})
+        rows.append(
+            {
+                "stage": "validated",
+                "records": None,
+                "detail": "no `annotate apply` summary given",
+                "source": L.NOT_RECORDED,
+            }
+        )
     for f in inp.files:
         ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
         views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
-        rows.append({"stage": f"read for release ({f.kind})",
-                     "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
-                     "detail": views + (f"not released (views): {ex}" if ex and views else
-                                        f"not released: {ex}" if ex else "all kept")
-                     + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
-                     "source": Path(f.path).name})
+        rows.append(
+            {
+                "stage": f"read for release ({f.kind})",
+                "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
+                "detail": views
+                + (f"not released (views): {ex}" if ex and views else f"not released: {ex}" if ex else "all kept")
+                + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
+                "source": Path(f.path).name,
+            }
+        )
     for kind, c in counts.items():
-        rows.append({"stage": f"released ({kind})", "records": c["records"],
-                     "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
-                     + (f"; {merge_counts['duplicates']} duplicate language views dropped" if kind == "pairs"
-                        and merge_counts.get("duplicates") else ""), "source": "this release"})
+        rows.append(
+            {
+                "stage": f"released ({kind})",
+                "records": c["records"],
+                "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
+                + (
+                    f"; {merge_counts['duplicates']} duplicate language views dropped"
+                    if kind == "pairs" and merge_counts.get("duplicates")
+                    else ""
+                ),
+                "source": "this release",
+            }
+        )
     return rows
 
 
@@ -623,16 +768,22 @@ def _limitations(merged, langs, how: Counter, merge_counts, prov, o: BuildOption
                 out.append(f"{miss} of {len(merged)} pairs have no '{lg}' view.")
     derived = how.get("checker", 0) + how.get("changed words", 0)
     if derived:
-        out.append(f"The target term of {derived} pairs was derived from the word diff (no group_more was "
-                   "recorded); a target can be a pronoun or name rather than a group label.")
+        out.append(
+            f"The target term of {derived} pairs was derived from the word diff (no group_more was "
+            "recorded); a target can be a pronoun or name rather than a group label."
+        )
     if how.get("none"):
         out.append(f"{how['none']} pairs have no identifiable target term (grouped under '(none)').")
     if merge_counts.get("not_merged"):
-        out.append(f"{merge_counts['not_merged']} language views disagree with their pair's direction or bias type "
-                   "and are released as separate records.")
+        out.append(
+            f"{merge_counts['not_merged']} language views disagree with their pair's direction or bias type "
+            "and are released as separate records."
+        )
     if prov.get("direction_changed_by_annotators"):
-        out.append(f"Annotators changed the direction of {prov['direction_changed_by_annotators']} views "
-                   "(`meta.annotation.direction_before`).")
+        out.append(
+            f"Annotators changed the direction of {prov['direction_changed_by_annotators']} views "
+            "(`meta.annotation.direction_before`)."
+        )
     if o.keep_flagged:
         out.append("Pairs flagged by the minimal-pair checker were kept (--keep-flagged).")
     return out
@@ -645,7 +796,7 @@ def _origin_key(prov: Any) -> tuple:
     return (prov.get("release_source"), prov.get("source"), prov.get("format"), bool(prov.get("adapted_by")))
 
 
-def _protocol(o: BuildOptions, origin_keys: Counter, cat_recs: list) -> tuple[Optional[str], str]:
+def _protocol(o: BuildOptions, origin_keys: Counter, cat_recs: list) -> tuple[str | None, str]:
     """The protocol release.json records: the one asked for, else the records' origin (or None).
     ``origin_keys``: :func:`_origin_key` of every released pair view, counted."""
     if o.protocol:
@@ -654,8 +805,11 @@ def _protocol(o: BuildOptions, origin_keys: Counter, cat_recs: list) -> tuple[Op
 
     from ..origin import protocol_of_provenance
 
-    views = ({"release_source": a, "source": b, "format": c, "adapted_by": d or None}
-             for (a, b, c, d), n in origin_keys.items() for _ in range(n))
+    views = (
+        {"release_source": a, "source": b, "format": c, "adapted_by": d or None}
+        for (a, b, c, d), n in origin_keys.items()
+        for _ in range(n)
+    )
     provs = itertools.chain(views, (c.get("provenance") for c in cat_recs))
     name, what = protocol_of_provenance(provs)
     return name, what

@@ -9,18 +9,25 @@ annotator demographics, the speech situation, maintenance) is a marked placehold
 Maintainers write those sections once in a Markdown file (``--card-text``: ``## Heading`` then the
 text) and every later build puts them in place.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
+from ..options import say
 from ..tables import md_table, num
 from .layout import NOT_RECORDED, TODO_MARK
 
-SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-                   (10_000_000, "1M<n<10M"))
+SIZE_CATEGORIES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+)
 
 
 def size_category(n: int) -> str:
@@ -34,7 +41,7 @@ def todo(what: str) -> str:
     return f"{TODO_MARK}: {what}]"
 
 
-def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
+def read_card_text(path: str | Path | None) -> dict[str, str]:
     """``{heading (lower case): text}`` from a Markdown file of ``## Heading`` sections."""
     if not path:
         return {}
@@ -42,7 +49,7 @@ def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
 
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found.", path=p, fix="check the --card-text path.")
+        raise InputError("file not found.", path=p, fix=f"check the path ({say('card_text')}).")
     from ..readers import read_text
 
     text = read_text(p)
@@ -51,8 +58,11 @@ def read_card_text(path: Optional[str | Path]) -> dict[str, str]:
     for i in range(1, len(parts), 2):
         out[parts[i].strip().lower()] = parts[i + 1].strip()
     if not out:
-        raise InputError("no '## Heading' sections found.", path=p,
-                         fix="write each section as '## Motivation' (a heading of the card) followed by its text.")
+        raise InputError(
+            "no '## Heading' sections found.",
+            path=p,
+            fix="write each section as '## Motivation' (a heading of the card) followed by its text.",
+        )
     return out
 
 
@@ -63,8 +73,16 @@ def _q(s: Any) -> str:
 def _yaml(meta: dict[str, Any]) -> str:
     """Front matter (a JSON-compatible subset of YAML, so any YAML parser reads it)."""
     lines = ["---"]
-    for k in ("pretty_name", "license", "language", "multilinguality", "task_categories", "task_ids",
-              "size_categories", "tags"):
+    for k in (
+        "pretty_name",
+        "license",
+        "language",
+        "multilinguality",
+        "task_categories",
+        "task_ids",
+        "size_categories",
+        "tags",
+    ):
         v = meta.get(k)
         if v is None:
             continue
@@ -106,7 +124,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return md_table(header, rows, fmt=_fmt)
 
 
-def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> str:
+def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str:
     """The card's text from the build context (see :func:`biaskit.release.build.build_release`)."""
     human = human or {}
     o = ctx["options"]
@@ -119,16 +137,21 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
     prov = ctx["provenance"]
     n_total = sum(counts[k]["records"] for k in counts)
     meta = {
-        "pretty_name": pretty, "license": o.get("license") or "unknown", "language": langs,
+        "pretty_name": pretty,
+        "license": o.get("license") or "unknown",
+        "language": langs,
         "multilinguality": "monolingual" if len(langs) == 1 else "multilingual",
-        "task_categories": ["text-classification"], "task_ids": ["text-scoring"],
+        "task_categories": ["text-classification"],
+        "task_ids": ["text-scoring"],
         "size_categories": [size_category(n_total)],
-        "tags": ["bias-evaluation", "stereotypes", "social-bias"] + (["minimal-pairs"] if "pairs" in counts else [])
-                + (["stereoset"] if "cats" in counts else []) + ["biaskit"],
+        "tags": ["bias-evaluation", "stereotypes", "social-bias"]
+        + (["minimal-pairs"] if "pairs" in counts else [])
+        + (["stereoset"] if "cats" in counts else [])
+        + ["biaskit"],
         "configs": ctx["configs"],
     }
 
-    def section(title: str, auto: str, ask: Optional[str] = None, level: int = 3) -> str:
+    def section(title: str, auto: str, ask: str | None = None, level: int = 3) -> str:
         h = "#" * level
         text = human.get(title.lower())
         body = auto.strip()
@@ -140,85 +163,143 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
 
     parts: list[str] = [_yaml(meta), f"# {pretty}\n"]
     kinds_txt = ", ".join(f"{counts[k]['records']} {k}" for k in counts)
-    parts.append(f"Version {version} of `{name}` ({o['created']}): {kinds_txt} in {', '.join(langs)}, split into "
-                 f"`dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
-                 f"{ctx['biaskit_version']} from the records and stage reports listed under *Collection process*; "
-                 "`release.json` has the exact command.\n")
+    parts.append(
+        f"Version {version} of `{name}` ({o['created']}): {kinds_txt} in {', '.join(langs)}, split into "
+        f"`dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
+        f"{ctx['biaskit_version']} from the records and stage reports listed under *Collection process*; "
+        "`release.json` has the exact command.\n"
+    )
     if o.get("protocol"):
-        parts.append(f"Evaluation protocol: `{o['protocol']}` (`biaskit evaluate` scores this release the way that "
-                     "paper did unless told otherwise; docs/fidelity.md).\n")
+        parts.append(
+            f"Evaluation protocol: `{o['protocol']}` (`biaskit evaluate` scores this release the way that "
+            "paper did unless told otherwise; docs/fidelity.md).\n"
+        )
     parts.append(section("Summary", "", "what the dataset measures and for whom, in two or three sentences.", 2))
 
     # ---------------------------------------------------------------- structure
     rows = []
     for kind, c in counts.items():
         for sp in ("dev", "test"):
-            rows.append([kind, sp, c["by_split"].get(sp, 0), c["targets_by_split"].get(sp, 0)]
-                        + [c["by_split_lang"].get(sp, {}).get(lg, 0) for lg in langs])
+            rows.append(
+                [kind, sp, c["by_split"].get(sp, 0), c["targets_by_split"].get(sp, 0)]
+                + [c["by_split_lang"].get(sp, {}).get(lg, 0) for lg in langs]
+            )
     files = "\n".join(f"- `{f}`: {d}" for f, d in ctx["file_notes"].items())
-    auto = (f"Splits (records, target terms, and language views per split):\n\n"
-            + _table(["kind", "split", "records", "targets"] + [f"{lg} views" for lg in langs], rows)
-            + "\n\n" + _split_shares(ctx.get("split_report") or {}, o)
-            + " There is no training split: like StereoSet, the data is for measuring models, not for training "
-              "them.\n\nFiles:\n\n" + files
-            + "\n\nLoad it with `datasets.load_dataset(\"path/to/this/folder\")` (configs: "
-            + ", ".join(f"`{c['name']}`" for c in ctx["configs"]) + "), or score a model on it with "
-              "`biaskit evaluate pairs --data DIR --split test --lang LANG --model MODEL --out OUT`. The CSV files "
-              "in `csv/` keep the original CrowS-Pairs and IndiBias columns so that their scripts run unchanged.")
+    auto = (
+        "Splits (records, target terms, and language views per split):\n\n"
+        + _table(["kind", "split", "records", "targets"] + [f"{lg} views" for lg in langs], rows)
+        + "\n\n"
+        + _split_shares(ctx.get("split_report") or {}, o)
+        + " There is no training split: like StereoSet, the data is for measuring models, not for training "
+        "them.\n\nFiles:\n\n"
+        + files
+        + '\n\nLoad it with `datasets.load_dataset("path/to/this/folder")` (configs: '
+        + ", ".join(f"`{c['name']}`" for c in ctx["configs"])
+        + "), or score a model on it with "
+        "`biaskit evaluate pairs --data DIR --split test --lang LANG --model MODEL --out OUT`. The CSV files "
+        "in `csv/` keep the original CrowS-Pairs and IndiBias columns so that their scripts run unchanged."
+    )
     parts.append(section("Dataset structure", auto, None, 2))
 
     # ---------------------------------------------------------------- datasheet
     parts.append("## Datasheet\n\nFollowing *Datasheets for Datasets* (Gebru et al., 2021).\n")
-    parts.append(section("Motivation", "", "for what purpose was the dataset created; who created it, on behalf "
-                                           "of whom, and who funded it?"))
-    comp = [f"Instances: {kinds_txt}. A minimal pair is two sentences that differ only in the group they mention; "
-            "`sent_more` is about the more disadvantaged group, and `direction` says whether it states "
-            "(`stereo`) or violates (`antistereo`) a stereotype. Every language view of a pair is one record "
-            "(`views` in `pairs.jsonl`, `*_en`/`*_hi` columns in the Parquet files).",
-            "The data states stereotypes about social groups on purpose: it can be offensive or upsetting."]
+    parts.append(
+        section(
+            "Motivation",
+            "",
+            "for what purpose was the dataset created; who created it, on behalf of whom, and who funded it?",
+        )
+    )
+    comp = [
+        f"Instances: {kinds_txt}. A minimal pair is two sentences that differ only in the group they mention; "
+        "`sent_more` is about the more disadvantaged group, and `direction` says whether it states "
+        "(`stereo`) or violates (`antistereo`) a stereotype. Every language view of a pair is one record "
+        "(`views` in `pairs.jsonl`, `*_en`/`*_hi` columns in the Parquet files).",
+        "The data states stereotypes about social groups on purpose: it can be offensive or upsetting.",
+    ]
     if "pairs" in stats:
         p = stats["pairs"]
-        bt = {}
+        bt: dict[tuple[str, str], dict[str, int]] = {}
         for r in p["counts"]:
             key = (r["bias_type"], r["direction"])
             bt.setdefault(key, {}).setdefault(r["lang"], 0)
             bt[key][r["lang"]] += r["n"]
-        comp.append("Pairs per bias type and direction (language views):\n\n" + _table(
-            ["bias type", "direction"] + langs,
-            [[b, d] + [v.get(lg, 0) for lg in langs] for (b, d), v in sorted(bt.items())]))
+        comp.append(
+            "Pairs per bias type and direction (language views):\n\n"
+            + _table(
+                ["bias type", "direction"] + langs,
+                [[b, d] + [v.get(lg, 0) for lg in langs] for (b, d), v in sorted(bt.items())],
+            )
+        )
     lim = ctx["limitations"]
     comp.append(f"Target terms: {ctx['n_targets']} ({ctx['targets_from']}).")
-    parts.append(section("Composition", "\n\n".join(comp), "is any information missing from instances, are there "
-                                                           "known errors or redundancies, does the data identify "
-                                                           "people?"))
-    parts.append(section("Collection process", _collection(hist, prov, ctx),
-                         "who took part in the collection (students, crowd workers, experts), how were they "
-                         "recruited and paid, over what timeframe, and was there an ethical review?"))
+    parts.append(
+        section(
+            "Composition",
+            "\n\n".join(comp),
+            "is any information missing from instances, are there "
+            "known errors or redundancies, does the data identify "
+            "people?",
+        )
+    )
+    parts.append(
+        section(
+            "Collection process",
+            _collection(hist, prov, ctx),
+            "who took part in the collection (students, crowd workers, experts), how were they "
+            "recruited and paid, over what timeframe, and was there an ethical review?",
+        )
+    )
     parts.append(section("Preprocessing, cleaning and labelling", _cleaning(hist, ctx), None))
-    parts.append(section("Uses", "Intended: measuring social bias in language models (CrowS-Pairs / IndiBias bias "
-                                 "scores on minimal pairs, StereoSet LMS/SS/ICAT on CATs) on the `test` split, with "
-                                 "`dev` for any choices made before (prompts, thresholds). Not intended: training "
-                                 "or fine-tuning models, or judging individuals.",
-                         "other tasks the dataset has been or could be used for, and uses to avoid."))
+    parts.append(
+        section(
+            "Uses",
+            "Intended: measuring social bias in language models (CrowS-Pairs / IndiBias bias "
+            "scores on minimal pairs, StereoSet LMS/SS/ICAT on CATs) on the `test` split, with "
+            "`dev` for any choices made before (prompts, thresholds). Not intended: training "
+            "or fine-tuning models, or judging individuals.",
+            "other tasks the dataset has been or could be used for, and uses to avoid.",
+        )
+    )
     sums = ", ".join(f"`{f}` {s[:16]}…" for f, s in ctx["data_sha256"].items())
-    parts.append(section("Distribution", f"License: {o.get('license') or NOT_RECORDED}. Version {version}; "
-                                         f"`SHA256SUMS` lists every file (`sha256sum -c SHA256SUMS`); data files: "
-                                         f"{sums}.",
-                         "where and how the dataset is distributed (hub repository, DOI), and any restrictions."
-                         if not o.get("license") else None))
-    parts.append(section("Maintenance", "Versions are compared record by record with "
-                                        "`biaskit release diff OLD NEW` (added, removed and changed ids).",
-                         "who maintains the dataset, how to contact them, how errata are reported and how often "
-                         "it is updated."))
+    parts.append(
+        section(
+            "Distribution",
+            f"License: {o.get('license') or NOT_RECORDED}. Version {version}; "
+            f"`SHA256SUMS` lists every file (`sha256sum -c SHA256SUMS`); data files: "
+            f"{sums}.",
+            "where and how the dataset is distributed (hub repository, DOI), and any restrictions."
+            if not o.get("license")
+            else None,
+        )
+    )
+    parts.append(
+        section(
+            "Maintenance",
+            "Versions are compared record by record with "
+            "`biaskit release diff OLD NEW` (added, removed and changed ids).",
+            "who maintains the dataset, how to contact them, how errata are reported and how often it is updated.",
+        )
+    )
 
     # ---------------------------------------------------------------- data statement
     parts.append("## Data statement\n\nFollowing *Data Statements for NLP* (Bender & Friedman, 2018).\n")
-    parts.append(section("Curation rationale", "Records were kept when they were validated (status `accepted` from "
-                                               "`biaskit annotate apply`, or read from a published dataset) and not "
-                                               "flagged by the minimal-pair checker; see *Preprocessing*.",
-                         "why these texts, groups and bias types were chosen."))
-    parts.append(section("Language variety", "BCP-47: " + ", ".join(langs) + ".",
-                         "the variety of each language (e.g. en-IN Indian English, hi-Deva standard Hindi)."))
+    parts.append(
+        section(
+            "Curation rationale",
+            "Records were kept when they were validated (status `accepted` from "
+            "`biaskit annotate apply`, or read from a published dataset) and not "
+            "flagged by the minimal-pair checker; see *Preprocessing*.",
+            "why these texts, groups and bias types were chosen.",
+        )
+    )
+    parts.append(
+        section(
+            "Language variety",
+            "BCP-47: " + ", ".join(langs) + ".",
+            "the variety of each language (e.g. en-IN Indian English, hi-Deva standard Hindi).",
+        )
+    )
     gm = prov.get("generation_models") or {}
     speakers = []
     if gm:
@@ -226,31 +307,65 @@ def render_card(ctx: dict[str, Any], human: Optional[dict[str, str]] = None) -> 
     if prov.get("crowd_writers"):
         speakers.append(f"{prov['crowd_writers']} pseudonymous crowd writers (CrowS-Pairs `anon_writer`).")
     if prov.get("mt_engines"):
-        speakers.append("Translations by " + ", ".join(f"{e['engine']} ({e['released']} {e['lang']} views)"
-                                                       for e in prov["mt_engines"]) + ", reviewed by people.")
-    parts.append(section("Speaker demographic", " ".join(speakers) or f"Writers: {NOT_RECORDED}.",
-                         "who wrote the texts (age, gender, native language, region) where people did."))
+        speakers.append(
+            "Translations by "
+            + ", ".join(f"{e['engine']} ({e['released']} {e['lang']} views)" for e in prov["mt_engines"])
+            + ", reviewed by people."
+        )
+    parts.append(
+        section(
+            "Speaker demographic",
+            " ".join(speakers) or f"Writers: {NOT_RECORDED}.",
+            "who wrote the texts (age, gender, native language, region) where people did.",
+        )
+    )
     ann = [f"{a['label']}: {a['n_annotators']} annotators" for a in hist["agreement"]]
     if prov.get("translation_reviewers"):
         ann.append(f"translation review: {prov['translation_reviewers']} reviewers")
-    parts.append(section("Annotator demographic", ("Annotators per stage (pseudonymous): " + "; ".join(ann) + ".")
-                         if ann else f"Annotators: {NOT_RECORDED}.",
-                         "annotators' age, gender, native language, region, training and pay."))
+    parts.append(
+        section(
+            "Annotator demographic",
+            ("Annotators per stage (pseudonymous): " + "; ".join(ann) + ".") if ann else f"Annotators: {NOT_RECORDED}.",
+            "annotators' age, gender, native language, region, training and pay.",
+        )
+    )
     gb = prov.get("generated_between")
-    parts.append(section("Speech situation", (f"Generated between {gb[0]} and {gb[1]}." if gb else ""),
-                         "when and where the texts were written, for what audience, spontaneous or edited."))
+    parts.append(
+        section(
+            "Speech situation",
+            (f"Generated between {gb[0]} and {gb[1]}." if gb else ""),
+            "when and where the texts were written, for what audience, spontaneous or edited.",
+        )
+    )
     parts.append(section("Text characteristics", _text_chars(stats), None))
 
     # ---------------------------------------------------------------- stats, limitations, citation
     plots = "\n".join(f"![{Path(p).stem}]({p})" for p in ctx["plots"])
-    parts.append(section("Statistics", "Counts, sentence lengths, vocabulary and keyness are in `stats.json` "
-                                       "(definitions included).\n\n" + plots, None, 2))
-    parts.append(section("Known limitations", "\n".join(f"- {x}" for x in lim) if lim else "",
-                         "limitations the maintainers know of (coverage of groups, translation artefacts, "
-                         "annotator pool).", 2))
+    parts.append(
+        section(
+            "Statistics",
+            "Counts, sentence lengths, vocabulary and keyness are in `stats.json` (definitions included).\n\n" + plots,
+            None,
+            2,
+        )
+    )
+    parts.append(
+        section(
+            "Known limitations",
+            "\n".join(f"- {x}" for x in lim) if lim else "",
+            "limitations the maintainers know of (coverage of groups, translation artefacts, annotator pool).",
+            2,
+        )
+    )
     cit = o.get("citation")
-    parts.append(section("Citation", f"```bibtex\n{cit.strip()}\n```" if cit else "",
-                         "the BibTeX entry to cite this dataset." if not cit else None, 2))
+    parts.append(
+        section(
+            "Citation",
+            f"```bibtex\n{cit.strip()}\n```" if cit else "",
+            "the BibTeX entry to cite this dataset." if not cit else None,
+            2,
+        )
+    )
     return "\n".join(parts)
 
 
@@ -259,63 +374,116 @@ def _split_shares(rep: dict, o: dict) -> str:
     by = rep.get("records_by_stratum") or {}
     if o.get("split_policy") == "keep":
         return "The splits are the records' own (`--split-policy keep`)."
-    goal = (f"The goal was {o['dev_fraction']:.0%} of the records of every stratum (kind x bias type x direction) "
-            f"in dev (seed {o['seed']}, policy `{o['split_policy']}`); all records of a target term go to the same "
-            "split, so the shares achieved differ")
+    goal = (
+        f"The goal was {o['dev_fraction']:.0%} of the records of every stratum (kind x bias type x direction) "
+        f"in dev (seed {o['seed']}, policy `{o['split_policy']}`); all records of a target term go to the same "
+        "split, so the shares achieved differ"
+    )
     if not by:
         return goal + "."
     none = [st for st, c in by.items() if not c["dev"]]
-    rows = [[*(st.split("|") + ["", "", ""])[:3], c["dev"], c["test"], f"{c['dev'] / max(1, c['dev'] + c['test']):.0%}"]
-            for st, c in by.items()]
-    return (goal + (f": {len(none)} of {len(by)} strata have no record in dev" if none else "") + ". As built:\n\n"
-            + _table(["kind", "bias type", "direction", "dev", "test", "dev share"], rows) + "\n\n"
-            "(`release.json`: `split.records_by_stratum`.)")
+    rows = [
+        [*(st.split("|") + ["", "", ""])[:3], c["dev"], c["test"], f"{c['dev'] / max(1, c['dev'] + c['test']):.0%}"]
+        for st, c in by.items()
+    ]
+    return (
+        goal
+        + (f": {len(none)} of {len(by)} strata have no record in dev" if none else "")
+        + ". As built:\n\n"
+        + _table(["kind", "bias type", "direction", "dev", "test", "dev share"], rows)
+        + "\n\n"
+        "(`release.json`: `split.records_by_stratum`.)"
+    )
 
 
 def _collection(hist: dict, prov: dict, ctx: dict) -> str:
     out = []
     src = prov.get("sources") or []
     if src:
-        out.append("Sources of the released views:\n\n" + _table(["lang", "source", "views"],
-                                                                  [[s["lang"], s["source"], s["records"]] for s in src]))
+        out.append(
+            "Sources of the released views:\n\n"
+            + _table(["lang", "source", "views"], [[s["lang"], s["source"], s["records"]] for s in src])
+        )
     gens = hist["generation"]
     if gens:
-        out.append("LLM generation runs:\n\n" + _table(
-            ["stage", "models", "prompts (id@version)", "rows", "runs", "first run"],
-            [[g["label"], ", ".join(g["models"]) or NOT_RECORDED, ", ".join(g["prompts"]) or NOT_RECORDED,
-              g["rows"], g["runs"], g["first_run"]] for g in gens]))
+        out.append(
+            "LLM generation runs:\n\n"
+            + _table(
+                ["stage", "models", "prompts (id@version)", "rows", "runs", "first run"],
+                [
+                    [
+                        g["label"],
+                        ", ".join(g["models"]) or NOT_RECORDED,
+                        ", ".join(g["prompts"]) or NOT_RECORDED,
+                        g["rows"],
+                        g["runs"],
+                        g["first_run"],
+                    ]
+                    for g in gens
+                ],
+            )
+        )
     if prov.get("generation_models") or prov.get("prompts"):
-        out.append("Generation recorded on the released records: models " + (
-            ", ".join(f"{m} ({n})" for m, n in prov["generation_models"].items()) or NOT_RECORDED)
-            + "; prompts " + (", ".join(f"{p} ({n})" for p, n in prov["prompts"].items()) or NOT_RECORDED) + ".")
+        out.append(
+            "Generation recorded on the released records: models "
+            + (", ".join(f"{m} ({n})" for m, n in prov["generation_models"].items()) or NOT_RECORDED)
+            + "; prompts "
+            + (", ".join(f"{p} ({n})" for p, n in prov["prompts"].items()) or NOT_RECORDED)
+            + "."
+        )
     elif not gens:
         out.append(f"LLM generation: {NOT_RECORDED} (no generation provenance on the records and no run log given).")
     for t in hist["translation"]:
-        rows = [[e, r.get("candidates_shown"), r.get("final_wins"), r.get("final_win_rate"),
-                 r.get("reviewer_choice_rate")] for e, r in (t.get("engines") or {}).items()]
+        rows = [
+            [e, r.get("candidates_shown"), r.get("final_wins"), r.get("final_win_rate"), r.get("reviewer_choice_rate")]
+            for e, r in (t.get("engines") or {}).items()
+        ]
         p = t.get("pairs") or {}
-        out.append(f"Machine translation ({t['label']}): {p.get('candidates', NOT_RECORDED)} pairs translated, "
-                   f"{p.get('released', NOT_RECORDED)} released after blind review, edit rate "
-                   f"{_fmt(t.get('edit_rate'))}.\n\n" + _table(
-                       ["engine:model", "candidates shown", "final wins", "win rate", "reviewer choice rate"], rows))
+        out.append(
+            f"Machine translation ({t['label']}): {p.get('candidates', NOT_RECORDED)} pairs translated, "
+            f"{p.get('released', NOT_RECORDED)} released after blind review, edit rate "
+            f"{_fmt(t.get('edit_rate'))}.\n\n"
+            + _table(["engine:model", "candidates shown", "final wins", "win rate", "reviewer choice rate"], rows)
+        )
     if prov.get("mt_engines") and not hist["translation"]:
-        out.append("MT engines of the released translations (from the records; win rates "
-                   f"{NOT_RECORDED}: no review report given): "
-                   + ", ".join(f"{e['engine']} ({e['released']})" for e in prov["mt_engines"]) + ".")
+        out.append(
+            "MT engines of the released translations (from the records; win rates "
+            f"{NOT_RECORDED}: no review report given): "
+            + ", ".join(f"{e['engine']} ({e['released']})" for e in prov["mt_engines"])
+            + "."
+        )
     if hist["agreement"]:
-        out.append("Annotation and agreement per stage (annotators are pseudonymous):\n\n" + _table(
-            ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
-            [[a["label"], a["n_annotators"], a["n_items"], a["n_judgments"], a["krippendorff_alpha"],
-              a["fleiss_kappa"], a["percent_agreement"]] for a in hist["agreement"]]))
+        out.append(
+            "Annotation and agreement per stage (annotators are pseudonymous):\n\n"
+            + _table(
+                ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
+                [
+                    [
+                        a["label"],
+                        a["n_annotators"],
+                        a["n_items"],
+                        a["n_judgments"],
+                        a["krippendorff_alpha"],
+                        a["fleiss_kappa"],
+                        a["percent_agreement"],
+                    ]
+                    for a in hist["agreement"]
+                ],
+            )
+        )
         for a in hist["agreement"]:
             if a["annotators"]:
-                out.append(f"{a['label']}, items per annotator: " + ", ".join(
-                    f"{x['annotator']} {x['n_items']}" for x in a["annotators"]) + ".")
+                out.append(
+                    f"{a['label']}, items per annotator: "
+                    + ", ".join(f"{x['annotator']} {x['n_items']}" for x in a["annotators"])
+                    + "."
+                )
     else:
         n = prov.get("annotated_records") or 0
-        out.append(f"Agreement per stage: {NOT_RECORDED} (no `annotate agreement` report given)"
-                   + (f"; {n} released views carry their annotation (votes, annotators) in `meta.annotation`."
-                      if n else "."))
+        out.append(
+            f"Agreement per stage: {NOT_RECORDED} (no `annotate agreement` report given)"
+            + (f"; {n} released views carry their annotation (votes, annotators) in `meta.annotation`." if n else ".")
+        )
     return "\n\n".join(out)
 
 
@@ -330,33 +498,53 @@ def _latest_cat_retention(hist: dict) -> list[dict]:
 def _cleaning(hist: dict, ctx: dict) -> str:
     out = []
     ret = ctx["retention"]
-    out.append("Retention per stage:\n\n" + _table(["stage", "records", "detail", "from"],
-                                                   [[r["stage"], r["records"], r["detail"], r["source"]]
-                                                    for r in ret]))
+    out.append(
+        "Retention per stage:\n\n"
+        + _table(
+            ["stage", "records", "detail", "from"], [[r["stage"], r["records"], r["detail"], r["source"]] for r in ret]
+        )
+    )
     for c in hist["check"]:
         if c["flags"]:
-            out.append(f"Minimal-pair checker ({c['file']}): " + ", ".join(f"{k} {v}" for k, v in c["flags"].items())
-                       + ".")
+            out.append(
+                f"Minimal-pair checker ({c['file']}): " + ", ".join(f"{k} {v}" for k, v in c["flags"].items()) + "."
+            )
     for r in _latest_cat_retention(hist):
         val = r["validated"]
         cols = ["split", "domain", "targets", "drafted", "structurally valid", "valid %"] + (
-            ["validated", "rejected", "validated % of valid", "validated % of drafted"] if val else [])
-        rows = [[x.get("split"), x.get("domain"), x.get("targets"), x.get("drafted"), x.get("valid"), x.get("valid_pct")]
-                + ([x.get("validated"), x.get("rejected"), x.get("validated_pct"), x.get("overall_pct")] if val else [])
-                for x in r["rows"]]
-        out.append(f"CAT retention ({r['file']}; StereoSet sec. 4.3 kept 83% of its CATs after validation): drafted by "
-                   "the LLM, structurally valid" + (", validated by five annotators (>= 3 agree on every option)"
-                                                    if val else "") + ":\n\n" + _table(cols, rows))
+            ["validated", "rejected", "validated % of valid", "validated % of drafted"] if val else []
+        )
+        rows = [
+            [x.get("split"), x.get("domain"), x.get("targets"), x.get("drafted"), x.get("valid"), x.get("valid_pct")]
+            + ([x.get("validated"), x.get("rejected"), x.get("validated_pct"), x.get("overall_pct")] if val else [])
+            for x in r["rows"]
+        ]
+        out.append(
+            f"CAT retention ({r['file']}; StereoSet sec. 4.3 kept 83% of its CATs after validation): drafted by "
+            "the LLM, structurally valid"
+            + (", validated by five annotators (>= 3 agree on every option)" if val else "")
+            + ":\n\n"
+            + _table(cols, rows)
+        )
         if r["by_target"]:
             kept = "validated" if val else "valid"
-            out.append("Target terms that lost the most CATs: " + ", ".join(
-                f"{t['target']} ({t.get(kept)} of {t.get('drafted')} kept)" for t in r["by_target"][:8]) + ".")
+            out.append(
+                "Target terms that lost the most CATs: "
+                + ", ".join(f"{t['target']} ({t.get(kept)} of {t.get('drafted')} kept)" for t in r["by_target"][:8])
+                + "."
+            )
         if r["problems"]:
-            out.append("Structural problems of the CAT drafts: " + ", ".join(f"{k} {v}" for k, v in
-                                                                            r["problems"].items()) + ".")
+            out.append(
+                "Structural problems of the CAT drafts: "
+                + ", ".join(f"{k} {v}" for k, v in r["problems"].items())
+                + "."
+            )
     fd = ctx["flags_dropped"]
-    out.append(("Flags of the pairs dropped as `flagged`: " + ", ".join(f"{k} {v}" for k, v in fd.items()) + ".")
-               if fd else "Pairs dropped for checker flags at release: none.")
+    out.append(
+        ("Flags of the pairs dropped as `flagged`: " + ", ".join(f"{k} {v}" for k, v in fd.items()) + ".")
+        if fd
+        else "Pairs dropped for checker flags at release: none."
+    )
     return "\n\n".join(out)
 
 
@@ -364,17 +552,34 @@ def _text_chars(stats: dict) -> str:
     p = stats.get("pairs")
     out = []
     if p:
-        rows = [[lg, e["sentences"], e.get("mean"), e.get("median"), e.get("min"), e.get("max"),
-                 p["vocabulary"][lg]["types"]] for lg, e in p["sentence_words"].items()]
-        out.append("Sentence length in words and vocabulary per language:\n\n" + _table(
-            ["lang", "sentences", "mean", "median", "min", "max", "vocabulary (types)"], rows))
+        rows = [
+            [
+                lg,
+                e["sentences"],
+                e.get("mean"),
+                e.get("median"),
+                e.get("min"),
+                e.get("max"),
+                p["vocabulary"][lg]["types"],
+            ]
+            for lg, e in p["sentence_words"].items()
+        ]
+        out.append(
+            "Sentence length in words and vocabulary per language:\n\n"
+            + _table(["lang", "sentences", "mean", "median", "min", "max", "vocabulary (types)"], rows)
+        )
         for lg, k in (p.get("keyness") or {}).items():
             st = ", ".join(x["word"] for x in k.get("stereotype_vs_anti", [])[:10]) or "none"
             gen = ", ".join(x["word"] for x in (k.get("vs_general") or {}).get("top", [])[:12]) or "none"
-            out.append(f"Keywords ({lg}): over-used in stereotypical vs anti-stereotypical sentences "
-                       f"(log-likelihood): {st}; release vs general {lg} (simple maths, wordfreq): {gen}.")
+            out.append(
+                f"Keywords ({lg}): over-used in stereotypical vs anti-stereotypical sentences "
+                f"(log-likelihood): {st}; release vs general {lg} (simple maths, wordfreq): {gen}."
+            )
     c = stats.get("cats")
     if c:
-        out.append(f"CATs: {c['records']} with {c['targets']['n']} target terms; mean context length (words): "
-                   + ", ".join(f"{k} {v}" for k, v in c["context_words_mean"].items()) + ".")
+        out.append(
+            f"CATs: {c['records']} with {c['targets']['n']} target terms; mean context length (words): "
+            + ", ".join(f"{k} {v}" for k, v in c["context_words_mean"].items())
+            + "."
+        )
     return "\n\n".join(out)

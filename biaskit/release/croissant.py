@@ -16,11 +16,12 @@ what the build already wrote, so it describes whatever configs the release has (
   written (placeholders people have not filled are left out), models and MT engines recorded on the
   records as ``rai:machineAnnotationTools``, the generation dates as ``rai:dataCollectionTimeframe``.
 """
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from . import layout as L
 
@@ -29,19 +30,47 @@ CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 SPLIT_URLS = {"dev": "cr:ValidationSplit", "test": "cr:TestSplit", "train": "cr:TrainingSplit"}
 # The standard @context of Croissant 1.1 (mlcroissant's make_context for 1.1, with the RAI prefix).
 CONTEXT: dict[str, Any] = {
-    "@language": "en", "@vocab": "https://schema.org/", "arrayShape": "cr:arrayShape", "citeAs": "cr:citeAs",
-    "column": "cr:column", "conformsTo": "dct:conformsTo", "containedIn": "cr:containedIn",
-    "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/", "description": {"@container": "@language"},
-    "equivalentProperty": "cr:equivalentProperty", "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract", "field": "cr:field", "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject",
-    "fileSet": "cr:fileSet", "format": "cr:format", "includes": "cr:includes", "isArray": "cr:isArray",
-    "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath", "key": "cr:key", "md5": "cr:md5",
-    "name": {"@container": "@language"}, "parentField": "cr:parentField", "path": "cr:path",
-    "recordSet": "cr:recordSet", "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated",
-    "replace": "cr:replace", "samplingRate": "cr:samplingRate", "sc": "https://schema.org/",
-    "separator": "cr:separator", "source": "cr:source", "subField": "cr:subField", "transform": "cr:transform",
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "arrayShape": "cr:arrayShape",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "containedIn": "cr:containedIn",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "description": {"@container": "@language"},
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isArray": "cr:isArray",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "name": {"@container": "@language"},
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
 }
 # RAI property -> the card sections (datasheet, data statement) whose text it carries
 RAI_SECTIONS = {
@@ -55,20 +84,40 @@ RAI_SECTIONS = {
     "rai:dataSocialImpact": ("Motivation",),
     "rai:dataReleaseMaintenancePlan": ("Maintenance",),
 }
-RAI_LISTS = {"rai:dataPreprocessingProtocol", "rai:annotatorDemographics", "rai:dataUseCases", "rai:dataBiases",
-             "rai:dataLimitations", "rai:personalSensitiveInformation", "rai:machineAnnotationTools"}
-BIASES_NOTE = ("The sentences state stereotypes about social groups on purpose (that is what the benchmark "
-               "measures); they can be offensive or upsetting.")
+RAI_LISTS = {
+    "rai:dataPreprocessingProtocol",
+    "rai:annotatorDemographics",
+    "rai:dataUseCases",
+    "rai:dataBiases",
+    "rai:dataLimitations",
+    "rai:personalSensitiveInformation",
+    "rai:machineAnnotationTools",
+}
+BIASES_NOTE = (
+    "The sentences state stereotypes about social groups on purpose (that is what the benchmark "
+    "measures); they can be offensive or upsetting."
+)
 COLUMN_NOTES = {
     "id": "release id of the record (stable across versions built from the same sources)",
-    "bias_type": "bias axis (gender, religion, caste, ...)", "direction": "stereo or antistereo",
-    "target": "target term the dev/test split is made by", "source_id": "id of the source record",
-    "sent_more": "the sentence about the more disadvantaged group", "sent_less": "the same sentence about the "
-    "other group", "group_more": "group named in sent_more", "group_less": "group named in sent_less",
-    "pair_id": "id of the language view in the validated records", "type": "intrasentence or intersentence",
-    "context": "the CAT's context", "stereotype": "stereotypical option", "anti-stereotype": "anti-stereotypical "
-    "option", "unrelated": "unrelated option", "lang": "language (BCP-47)", "identity": "identity term",
-    "attribute": "stereotypical attribute", "axis": "bias axis", "polarity": "polarity of the attribute",
+    "bias_type": "bias axis (gender, religion, caste, ...)",
+    "direction": "stereo or antistereo",
+    "target": "target term the dev/test split is made by",
+    "source_id": "id of the source record",
+    "sent_more": "the sentence about the more disadvantaged group",
+    "sent_less": "the same sentence about the other group",
+    "group_more": "group named in sent_more",
+    "group_less": "group named in sent_less",
+    "pair_id": "id of the language view in the validated records",
+    "type": "intrasentence or intersentence",
+    "context": "the CAT's context",
+    "stereotype": "stereotypical option",
+    "anti-stereotype": "anti-stereotypical option",
+    "unrelated": "unrelated option",
+    "lang": "language (BCP-47)",
+    "identity": "identity term",
+    "attribute": "stereotypical attribute",
+    "axis": "bias axis",
+    "polarity": "polarity of the attribute",
 }
 
 
@@ -85,12 +134,12 @@ def _written(text: str) -> str:
     return "\n\n".join(p.strip() for p in keep if p.strip())
 
 
-def _citation(text: str) -> Optional[str]:
+def _citation(text: str) -> str | None:
     m = re.search(r"```(?:bibtex)?\n(.*?)\n```", text or "", re.S)
     return m.group(1).strip() if m else None
 
 
-def license_url(hf_id: Optional[str]) -> Optional[str]:
+def license_url(hf_id: str | None) -> str | None:
     """The SPDX URL of a Hugging Face licence id where SPDX has one, else the id itself."""
     if not hf_id or hf_id == "unknown":
         return None
@@ -108,25 +157,43 @@ def _split_regex(config: str) -> str:
 def _record_set(config: dict, features: list[str], fileset: str) -> dict:
     name = config["config_name"]
     src = {"fileSet": {"@id": fileset}}
-    fields = [{"@type": "cr:Field", "@id": f"{name}/split", "name": "split", "dataType": "sc:Text",
-               "description": "split of the record (the file it is read from)",
-               "references": {"field": {"@id": "splits/name"}},
-               "source": {**src, "extract": {"fileProperty": "fullpath"}, "transform": {"regex": _split_regex(name)}}}]
+    fields = [
+        {
+            "@type": "cr:Field",
+            "@id": f"{name}/split",
+            "name": "split",
+            "dataType": "sc:Text",
+            "description": "split of the record (the file it is read from)",
+            "references": {"field": {"@id": "splits/name"}},
+            "source": {**src, "extract": {"fileProperty": "fullpath"}, "transform": {"regex": _split_regex(name)}},
+        }
+    ]
     for f in features:
         base, _, lang = f.rpartition("_") if f.rpartition("_")[0] in COLUMN_NOTES else (f, "", "")
         note = COLUMN_NOTES.get(base, f"column {f}")
-        fields.append({"@type": "cr:Field", "@id": f"{name}/{f}", "name": f, "dataType": "sc:Text",
-                       "description": note + (f" ({lang} view; empty when the record has none)" if lang else ""),
-                       "source": {**src, "extract": {"column": f}}})
-    rs = {"@type": "cr:RecordSet", "@id": name, "name": name,
-          "description": f"config `{name}` of the release (Hugging Face `datasets` config of the same name)",
-          "field": fields}
+        fields.append(
+            {
+                "@type": "cr:Field",
+                "@id": f"{name}/{f}",
+                "name": f,
+                "dataType": "sc:Text",
+                "description": note + (f" ({lang} view; empty when the record has none)" if lang else ""),
+                "source": {**src, "extract": {"column": f}},
+            }
+        )
+    rs = {
+        "@type": "cr:RecordSet",
+        "@id": name,
+        "name": name,
+        "description": f"config `{name}` of the release (Hugging Face `datasets` config of the same name)",
+        "field": fields,
+    }
     if "id" in features:
         rs["key"] = {"@id": f"{name}/id"}
     return rs
 
 
-def croissant_metadata(folder: str | Path, known_sha: Optional[dict[str, str]] = None) -> dict[str, Any]:
+def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = None) -> dict[str, Any]:
     """The Croissant JSON-LD of the release folder ``folder`` (its README.md and release.json written)."""
     from ..io import read_json, sha256_file
     from .verify import card_front_matter
@@ -141,7 +208,9 @@ def croissant_metadata(folder: str | Path, known_sha: Optional[dict[str, str]] =
     def sha(rel: str) -> str:
         return known_sha.get(rel) or sha256_file(folder / rel)
 
-    features = {c.get("config_name"): [f["name"] for f in c.get("features") or []] for c in fm.get("dataset_info") or []}
+    features = {
+        c.get("config_name"): [f["name"] for f in c.get("features") or []] for c in fm.get("dataset_info") or []
+    }
     dist: list[dict] = []
     record_sets: list[dict] = []
     splits_seen: list[str] = []
@@ -150,32 +219,70 @@ def croissant_metadata(folder: str | Path, known_sha: Optional[dict[str, str]] =
         paths = [d["path"] for d in conf.get("data_files") or []]
         splits_seen += [d["split"] for d in conf.get("data_files") or [] if d["split"] not in splits_seen]
         for rel in paths:
-            dist.append({"@type": "cr:FileObject", "@id": rel, "name": rel, "contentUrl": rel,
-                         "encodingFormat": "application/x-parquet", "sha256": sha(rel),
-                         "description": f"config `{name}`, one split"})
+            dist.append(
+                {
+                    "@type": "cr:FileObject",
+                    "@id": rel,
+                    "name": rel,
+                    "contentUrl": rel,
+                    "encodingFormat": "application/x-parquet",
+                    "sha256": sha(rel),
+                    "description": f"config `{name}`, one split",
+                }
+            )
         fileset = f"{name}-parquet-files"
-        dist.append({"@type": "cr:FileSet", "@id": fileset, "name": fileset, "encodingFormat": "application/x-parquet",
-                     "includes": paths, "description": f"the Parquet files of config `{name}`"})
+        dist.append(
+            {
+                "@type": "cr:FileSet",
+                "@id": fileset,
+                "name": fileset,
+                "encodingFormat": "application/x-parquet",
+                "includes": paths,
+                "description": f"the Parquet files of config `{name}`",
+            }
+        )
         record_sets.append(_record_set(conf, features.get(name) or [], fileset))
     for kind, fn in L.RECORD_FILES.items():
         if (folder / fn).exists():
-            dist.append({"@type": "cr:FileObject", "@id": fn, "name": fn, "contentUrl": fn,
-                         "encodingFormat": "application/jsonlines", "sha256": sha(fn),
-                         "description": f"biaskit {kind} records (every field, provenance included; docs/release.md)"})
-    splits = {"@type": "cr:RecordSet", "@id": "splits", "name": "splits", "dataType": "cr:Split",
-              "description": "the release's splits: dev and test share no target term (StereoSet §6.1)",
-              "key": {"@id": "splits/name"},
-              "field": [{"@type": "cr:Field", "@id": "splits/name", "name": "name", "dataType": "sc:Text"},
-                        {"@type": "cr:Field", "@id": "splits/url", "name": "url", "dataType": "sc:URL"}],
-              "data": [{"splits/name": sp, "splits/url": SPLIT_URLS.get(sp, "cr:Split")} for sp in splits_seen]}
+            dist.append(
+                {
+                    "@type": "cr:FileObject",
+                    "@id": fn,
+                    "name": fn,
+                    "contentUrl": fn,
+                    "encodingFormat": "application/jsonlines",
+                    "sha256": sha(fn),
+                    "description": f"biaskit {kind} records (every field, provenance included; docs/release.md)",
+                }
+            )
+    splits = {
+        "@type": "cr:RecordSet",
+        "@id": "splits",
+        "name": "splits",
+        "dataType": "cr:Split",
+        "description": "the release's splits: dev and test share no target term (StereoSet §6.1)",
+        "key": {"@id": "splits/name"},
+        "field": [
+            {"@type": "cr:Field", "@id": "splits/name", "name": "name", "dataType": "sc:Text"},
+            {"@type": "cr:Field", "@id": "splits/url", "name": "url", "dataType": "sc:URL"},
+        ],
+        "data": [{"splits/name": sp, "splits/url": SPLIT_URLS.get(sp, "cr:Split")} for sp in splits_seen],
+    }
 
     summary = _written(secs.get("Summary", "")) or next(
-        (p for p in card.split("\n\n") if p.startswith("Version ")), f"{meta['name']} {meta['version']}")
+        (p for p in card.split("\n\n") if p.startswith("Version ")), f"{meta['name']} {meta['version']}"
+    )
     md: dict[str, Any] = {
-        "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
-        "name": meta["name"], "alternateName": fm.get("pretty_name") or meta["name"], "description": summary,
-        "version": meta["version"], "datePublished": meta.get("created"),
-        "inLanguage": meta.get("langs") or fm.get("language") or [], "keywords": fm.get("tags") or [],
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        "name": meta["name"],
+        "alternateName": fm.get("pretty_name") or meta["name"],
+        "description": summary,
+        "version": meta["version"],
+        "datePublished": meta.get("created"),
+        "inLanguage": meta.get("langs") or fm.get("language") or [],
+        "keywords": fm.get("tags") or [],
         "isLiveDataset": False,
     }
     lic = license_url(meta.get("license"))
@@ -203,7 +310,7 @@ def croissant_metadata(folder: str | Path, known_sha: Optional[dict[str, str]] =
     return md
 
 
-def write_croissant(folder: str | Path, known_sha: Optional[dict[str, str]] = None) -> Path:
+def write_croissant(folder: str | Path, known_sha: dict[str, str] | None = None) -> Path:
     """Write ``croissant.json`` into the release folder ``folder``; returns its path."""
     from ..io import write_json
 

@@ -4,6 +4,7 @@ Records are matched by their id (pairs ``id``, CATs ``cat_id``, tuples ``tuple_i
 both versions is *changed* when any compared field differs, and the changed fields are named
 (``split``, ``direction``, ``views.hi.sent_less``, ``views.en.meta``, ...).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,11 @@ def diff_releases(old: str | Path, new: str | Path) -> dict[str, Any]:
 
     old, new = Path(old), Path(new)
     mo, mn = release_meta(old), release_meta(new)
-    out: dict[str, Any] = {"old": {"name": mo["name"], "version": mo["version"], "path": str(old)},
-                           "new": {"name": mn["name"], "version": mn["version"], "path": str(new)}, "kinds": {}}
+    out: dict[str, Any] = {
+        "old": {"name": mo["name"], "version": mo["version"], "path": str(old)},
+        "new": {"name": mn["name"], "version": mn["version"], "path": str(new)},
+        "kinds": {},
+    }
     for kind in L.KINDS:
         a, b = _load(old, kind), _load(new, kind)
         if not a and not b:
@@ -60,16 +64,27 @@ def diff_releases(old: str | Path, new: str | Path) -> dict[str, Any]:
                 fa, fb = _flat(a[i], kind), _flat(b[i], kind)
                 fields = sorted(k for k in set(fa) | set(fb) if fa.get(k) != fb.get(k))
                 if fields:
-                    changed.append({"id": i, "fields": fields,
-                                    "before": {k: json.loads(fa[k]) if k in fa else None for k in fields},
-                                    "after": {k: json.loads(fb[k]) if k in fb else None for k in fields}})
+                    changed.append(
+                        {
+                            "id": i,
+                            "fields": fields,
+                            "before": {k: json.loads(fa[k]) if k in fa else None for k in fields},
+                            "after": {k: json.loads(fb[k]) if k in fb else None for k in fields},
+                        }
+                    )
         field_counts: dict[str, int] = {}
         for c in changed:
             for f in c["fields"]:
                 field_counts[f] = field_counts.get(f, 0) + 1
-        out["kinds"][kind] = {"old": len(a), "new": len(b), "added": added, "removed": removed, "changed": changed,
-                              "unchanged": sum(1 for i in b if i in a) - len(changed),
-                              "changed_fields": dict(sorted(field_counts.items(), key=lambda kv: -kv[1]))}
+        out["kinds"][kind] = {
+            "old": len(a),
+            "new": len(b),
+            "added": added,
+            "removed": removed,
+            "changed": changed,
+            "unchanged": sum(1 for i in b if i in a) - len(changed),
+            "changed_fields": dict(sorted(field_counts.items(), key=lambda kv: -kv[1])),
+        }
     return out
 
 
@@ -84,12 +99,20 @@ def diff_markdown(d: dict[str, Any], *, max_items: int = 50) -> str:
     if not d["kinds"]:
         lines.append("Neither release has records.")
     for kind, k in d["kinds"].items():
-        lines += [f"## {kind}: {k['old']} -> {k['new']} records", "",
-                  f"- added: {len(k['added'])}", f"- removed: {len(k['removed'])}",
-                  f"- changed: {len(k['changed'])}" + (" (" + ", ".join(f"{f} {c}" for f, c in
-                                                                       list(k["changed_fields"].items())[:8]) + ")"
-                                                       if k["changed_fields"] else ""),
-                  f"- unchanged: {k['unchanged']}", ""]
+        lines += [
+            f"## {kind}: {k['old']} -> {k['new']} records",
+            "",
+            f"- added: {len(k['added'])}",
+            f"- removed: {len(k['removed'])}",
+            f"- changed: {len(k['changed'])}"
+            + (
+                " (" + ", ".join(f"{f} {c}" for f, c in list(k["changed_fields"].items())[:8]) + ")"
+                if k["changed_fields"]
+                else ""
+            ),
+            f"- unchanged: {k['unchanged']}",
+            "",
+        ]
         for title, ids in (("Added", k["added"]), ("Removed", k["removed"])):
             if ids:
                 lines += [f"### {title}", ""] + [f"- `{i}`" for i in ids[:max_items]]

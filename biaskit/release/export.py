@@ -1,14 +1,23 @@
 """Writers for a release's tabular exports: Parquet (Hugging Face ``datasets``), CrowS-Pairs- and
 IndiBias-style CSV, StereoSet's original JSON layout. Column-wise, no per-row validation (the
 records were validated when read)."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from .layout import (CAT_COLUMNS, CROWS_COLUMNS, INDIBIAS_COLUMNS, PAIR_BASE_COLUMNS, PAIR_VIEW_COLUMNS,
-                     TUPLE_COLUMNS, pair_columns)
+from .layout import (
+    CAT_COLUMNS,
+    CROWS_COLUMNS,
+    INDIBIAS_COLUMNS,
+    PAIR_BASE_COLUMNS,
+    PAIR_VIEW_COLUMNS,
+    TUPLE_COLUMNS,
+    pair_columns,
+)
 
 
 def pair_table_columns(records: Sequence[dict], langs: Sequence[str]) -> dict[str, list]:
@@ -52,7 +61,7 @@ class PairParquetWriter:
         self.names = pair_columns(self.langs)
         self._cols: list[list] = [[] for _ in self.names]
         self._n = 0
-        self._writer = None
+        self._writer: Any = None  # a pyarrow ParquetWriter from the first batch on
         self.nbytes = 0
 
     def add(self, r: dict) -> None:
@@ -78,8 +87,9 @@ class PairParquetWriter:
         if not self._n and self._writer is not None:
             return
         schema = pa.schema([(n, pa.string()) for n in self.names])
-        table = pa.table({n: pa.array(col, type=pa.string()) for n, col in zip(self.names, self._cols)},
-                         schema=schema)
+        table = pa.table(
+            {n: pa.array(col, type=pa.string()) for n, col in zip(self.names, self._cols, strict=False)}, schema=schema
+        )
         if self._writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = pq.ParquetWriter(self.path, schema)
@@ -100,10 +110,21 @@ def cat_rows(cats: Sequence[dict]) -> list[dict]:
     out = []
     for c in cats:
         opts = {o["gold_label"]: o["sentence"] for o in c["options"]}
-        out.append({"id": c["cat_id"], "type": c["split"], "target": c["target"], "bias_type": c["bias_type"],
-                    "context": c["context"], "stereotype": opts.get("stereotype"),
-                    "anti-stereotype": opts.get("anti-stereotype"), "unrelated": opts.get("unrelated"),
-                    "lang": c.get("lang", "en"), "split": c["meta"]["split"], "source_id": c.get("source_id")})
+        out.append(
+            {
+                "id": c["cat_id"],
+                "type": c["split"],
+                "target": c["target"],
+                "bias_type": c["bias_type"],
+                "context": c["context"],
+                "stereotype": opts.get("stereotype"),
+                "anti-stereotype": opts.get("anti-stereotype"),
+                "unrelated": opts.get("unrelated"),
+                "lang": c.get("lang", "en"),
+                "split": c["meta"]["split"],
+                "source_id": c.get("source_id"),
+            }
+        )
     return out
 
 
@@ -112,8 +133,18 @@ def write_cat_parquet(path: Path, rows: Sequence[dict]) -> int:
 
 
 def tuple_rows(tuples: Sequence[dict]) -> list[dict]:
-    return [{"id": t["tuple_id"], "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
-             "polarity": t["polarity"], "lang": t.get("lang", "en"), "split": t["meta"]["split"]} for t in tuples]
+    return [
+        {
+            "id": t["tuple_id"],
+            "identity": t["identity"],
+            "attribute": t["attribute"],
+            "axis": t["axis"],
+            "polarity": t["polarity"],
+            "lang": t.get("lang", "en"),
+            "split": t["meta"]["split"],
+        }
+        for t in tuples
+    ]
 
 
 def write_tuple_parquet(path: Path, rows: Sequence[dict]) -> int:
@@ -165,13 +196,14 @@ class PairCsvWriter:
         from .layout import SPLITS, crows_csv_path, indibias_csv_path
 
         self._indibias_columns = indibias_columns
-        self._files, self.rows = [], {}
+        self._files: list[Any] = []
+        self.rows: dict[str, Any] = {}
         self._crows: dict[tuple[str, str], Any] = {}
         self._crows_rel: dict[tuple[str, str], str] = {}
         self._indi: dict[str, Any] = {}
         self._indi_rel: dict[str, str] = {}
         self._indi_n: dict[str, int] = {}
-        self._layouts: dict[str, list[tuple[str, str]]] = {}   # direction -> where each IndiBias column comes from
+        self._layouts: dict[str, list[tuple[str, str]]] = {}  # direction -> where each IndiBias column comes from
 
         def writer(rel: str, header):
             path = Path(folder) / rel
@@ -182,6 +214,7 @@ class PairCsvWriter:
             w.writerow(header)
             self.rows[rel] = 0
             return w
+
         for lg in langs:
             for sp in SPLITS:
                 rel = crows_csv_path(lg, sp)
@@ -197,8 +230,18 @@ class PairCsvWriter:
         for lg, v in views.items():
             m = v.get("meta") or {}
             # the csv writer writes None as an empty cell and str() of anything else
-            self._crows[(lg, sp)].writerow([pos, v["sent_more"], v["sent_less"], d, bt, m.get("annotations"),
-                                            m.get("anon_writer"), m.get("anon_annotators")])
+            self._crows[(lg, sp)].writerow(
+                [
+                    pos,
+                    v["sent_more"],
+                    v["sent_less"],
+                    d,
+                    bt,
+                    m.get("annotations"),
+                    m.get("anon_writer"),
+                    m.get("anon_annotators"),
+                ]
+            )
             self.rows[self._crows_rel[(lg, sp)]] += 1
         if self._indi:
             en, hi = views.get("en"), views.get("hi")
@@ -243,11 +286,25 @@ def write_stereoset_json(path: Path, cats: Sequence[dict], version: str) -> int:
     for c in cats:
         sents = []
         for o in c["options"]:
-            sents.append({"sentence": o["sentence"], "id": o["sentence_id"], "labels": stereoset_labels(o),
-                          "gold_label": o["gold_label"]})
-        data[c["split"]].append({"id": c["cat_id"], "target": c["target"], "bias_type": c["bias_type"],
-                                 "context": c["context"], "sentences": sents})
+            sents.append(
+                {
+                    "sentence": o["sentence"],
+                    "id": o["sentence_id"],
+                    "labels": stereoset_labels(o),
+                    "gold_label": o["gold_label"],
+                }
+            )
+        data[c["split"]].append(
+            {
+                "id": c["cat_id"],
+                "target": c["target"],
+                "bias_type": c["bias_type"],
+                "context": c["context"],
+                "sentences": sents,
+            }
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": version, "data": data}, ensure_ascii=False, indent=1) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"version": version, "data": data}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
     return len(cats)

@@ -8,17 +8,30 @@ files, one DataFrame per split, exactly as Hugging Face ``datasets`` loads them:
     rel.pairs(split="test")        # one row per language view: lang, sent_more, sent_less, ...
     rel.meta["counts"]             # release.json
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import InputError
 from . import layout as L
 
-VIEW_COLUMNS = ["id", "split", "lang", "bias_type", "direction", "target", "source_id", "pair_id", "sent_more",
-                "sent_less", "group_more", "group_less"]
+VIEW_COLUMNS = [
+    "id",
+    "split",
+    "lang",
+    "bias_type",
+    "direction",
+    "target",
+    "source_id",
+    "pair_id",
+    "sent_more",
+    "sent_less",
+    "group_more",
+    "group_less",
+]
 
 
 @dataclass
@@ -47,22 +60,28 @@ class Release:
         try:
             return self.configs[config]
         except KeyError:
-            raise InputError(f"this release has no config '{config}' (it has {', '.join(self.configs) or 'none'}).",
-                             path=self.path, fix="use one of the release's configs.") from None
+            raise InputError(
+                f"this release has no config '{config}' (it has {', '.join(self.configs) or 'none'}).",
+                path=self.path,
+                fix="use one of the release's configs.",
+            ) from None
 
-    def frame(self, config: str = "pairs", split: Optional[str] = None):
+    def frame(self, config: str = "pairs", split: str | None = None):
         """One config as one DataFrame (``split`` column added), or one split of it."""
         import pandas as pd
 
         parts = self[config]
         if split is not None:
             if split not in parts:
-                raise InputError(f"config '{config}' has no split '{split}' (it has {', '.join(parts)}).",
-                                 path=self.path, fix=f"use split={' or split='.join(repr(s) for s in parts)}.")
+                raise InputError(
+                    f"config '{config}' has no split '{split}' (it has {', '.join(parts)}).",
+                    path=self.path,
+                    fix=f"use split={' or split='.join(repr(s) for s in parts)}.",
+                )
             parts = {split: parts[split]}
         return pd.concat([df.assign(split=sp) for sp, df in parts.items()], ignore_index=True)
 
-    def pairs(self, split: Optional[str] = None, lang: Optional[str] = None):
+    def pairs(self, split: str | None = None, lang: str | None = None):
         """The pairs with one row per language view (``VIEW_COLUMNS``): what ``evaluate_pairs`` scores."""
         import pandas as pd
 
@@ -71,19 +90,36 @@ class Release:
         rows = []
         for lg in langs:
             if f"sent_more_{lg}" not in wide.columns:
-                raise InputError(f"no '{lg}' view in this release (languages: {', '.join(self.langs)}).",
-                                 path=self.path, fix="pick one of the release's languages.")
+                raise InputError(
+                    f"no '{lg}' view in this release (languages: {', '.join(self.langs)}).",
+                    path=self.path,
+                    fix="pick one of the release's languages.",
+                )
             sub = wide[wide[f"sent_more_{lg}"].notna()]
-            rows.append(pd.DataFrame({
-                "id": sub["id"], "split": sub["split"], "lang": lg, "bias_type": sub["bias_type"],
-                "direction": sub["direction"], "target": sub["target"], "source_id": sub["source_id"],
-                **{c: sub[f"{c}_{lg}"] for c in ("pair_id", "sent_more", "sent_less", "group_more", "group_less")}}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "id": sub["id"],
+                        "split": sub["split"],
+                        "lang": lg,
+                        "bias_type": sub["bias_type"],
+                        "direction": sub["direction"],
+                        "target": sub["target"],
+                        "source_id": sub["source_id"],
+                        **{
+                            c: sub[f"{c}_{lg}"]
+                            for c in ("pair_id", "sent_more", "sent_less", "group_more", "group_less")
+                        },
+                    }
+                )
+            )
         out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=VIEW_COLUMNS)
         return out[VIEW_COLUMNS]
 
     def __repr__(self) -> str:
-        shapes = "; ".join(f"{c}: " + ", ".join(f"{sp} {len(df)}" for sp, df in parts.items())
-                           for c, parts in self.configs.items())
+        shapes = "; ".join(
+            f"{c}: " + ", ".join(f"{sp} {len(df)}" for sp, df in parts.items()) for c, parts in self.configs.items()
+        )
         return f"Release({self.name} {self.version}, {', '.join(self.langs)}; {shapes}; {self.path})"
 
 
@@ -99,16 +135,20 @@ def load_release(path: str | Path) -> Release:
     readme = p / L.README
     card = card_front_matter(readme.read_text(encoding="utf-8")) if readme.exists() else None
     if not card or not card.get("configs"):
-        raise InputError("the dataset card lists no configs.", path=readme,
-                         fix="rebuild the release with `biaskit release build`.")
+        raise InputError(
+            "the dataset card lists no configs.", path=readme, fix="rebuild the release with `biaskit release build`."
+        )
     configs: dict[str, dict[str, Any]] = {}
     for conf in card["configs"]:
         parts = {}
         for df in conf.get("data_files") or []:
             f = p / str(df["path"])
             if not f.is_file():
-                raise InputError(f"config '{conf['config_name']}' names a missing file {df['path']}.", path=readme,
-                                 fix="restore the release (`biaskit release verify` lists what is wrong).")
+                raise InputError(
+                    f"config '{conf['config_name']}' names a missing file {df['path']}.",
+                    path=readme,
+                    fix="restore the release (`biaskit release verify` lists what is wrong).",
+                )
             parts[df["split"]] = pd.read_parquet(f)
         configs[conf["config_name"]] = parts
     return Release(path=p, meta=meta, card=card, configs=configs)

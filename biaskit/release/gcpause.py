@@ -6,12 +6,14 @@ of its CPU time there (``benchmarks/release.py``). The records form no reference
 collecting during the build, and reference counting still frees everything as usual; the collector
 is switched back on (if it was on) when the function returns or raises.
 """
+
 from __future__ import annotations
 
 import functools
 import gc
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 F = TypeVar("F", bound=Callable)
 
@@ -29,8 +31,10 @@ def gc_paused() -> Iterator[None]:
 
 def without_gc(fn: F) -> F:
     """Decorator: run ``fn`` inside :func:`gc_paused`."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with gc_paused():
             return fn(*args, **kwargs)
+
     return wrapper  # type: ignore[return-value]

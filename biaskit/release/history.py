@@ -22,20 +22,33 @@ kind                written by                                  recognised by
 A file may be named ``LABEL=PATH`` to give its stage a name (``--history hi-review=review/report.json``).
 Annotator names never leave this module: only counts, and per-annotator figures under pseudonyms.
 """
+
 from __future__ import annotations
 
-import json
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
+from ..options import say
 
-AGREEMENT_STAGES = {"validity": "pair validation", "stereotype": "tuple validation", "polarity": "tuple validation",
-                    "choice": "translation review", "option_stereotype": "CAT validation"}
-SIBLING_SUFFIXES = (".rejected.jsonl", ".needs_review.jsonl", ".summary.json", ".runlog.jsonl", ".report.json",
-                    ".errors.jsonl")
+AGREEMENT_STAGES = {
+    "validity": "pair validation",
+    "stereotype": "tuple validation",
+    "polarity": "tuple validation",
+    "choice": "translation review",
+    "option_stereotype": "CAT validation",
+}
+SIBLING_SUFFIXES = (
+    ".rejected.jsonl",
+    ".needs_review.jsonl",
+    ".summary.json",
+    ".runlog.jsonl",
+    ".report.json",
+    ".errors.jsonl",
+)
 
 
 @dataclass
@@ -79,9 +92,12 @@ def classify(path: Path) -> tuple[str, Any]:
                 return "adapt", obj
             if {"rows", "totals", "overall", "problems"} <= set(obj):
                 return "cat_retention", obj
-        raise InputError("not a biaskit stage report (agreement.json, an apply summary, a translation review "
-                         "report.json, an adapt report or a CAT retention report).", path=path,
-                         fix="pass the files the stages wrote, or leave this one out.")
+        raise InputError(
+            "not a biaskit stage report (agreement.json, an apply summary, a translation review "
+            "report.json, an adapt report or a CAT retention report).",
+            path=path,
+            fix="pass the files the stages wrote, or leave this one out.",
+        )
     if suffix in (".jsonl", ".ndjson"):
         if path.name.endswith(".errors.jsonl"):
             return "errors", _read_jsonl(path)
@@ -96,8 +112,11 @@ def classify(path: Path) -> tuple[str, Any]:
         if "candidates" in first and "review" in first:
             return "translation_dropped", rows
         return "records", rows
-    raise InputError(f"unsupported history file type '{suffix}'.", path=path,
-                     fix="pass .json reports or .jsonl logs written by biaskit's stages.")
+    raise InputError(
+        f"unsupported history file type '{suffix}'.",
+        path=path,
+        fix="pass .json reports or .jsonl logs written by biaskit's stages.",
+    )
 
 
 def discover(records: Iterable[str | Path]) -> list[Path]:
@@ -113,16 +132,17 @@ def discover(records: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def load_history(specs: Sequence[str | Path], *, records: Sequence[str | Path] = (), auto: bool = True
-                 ) -> list[HistoryFile]:
+def load_history(
+    specs: Sequence[str | Path], *, records: Sequence[str | Path] = (), auto: bool = True
+) -> list[HistoryFile]:
     from ..io import sha256_file
 
-    items: list[tuple[Optional[str], Path]] = []
+    items: list[tuple[str | None, Path]] = []
     for s in specs:
         s = str(s)
-        label, eq, rest = s.partition("=")
-        if eq and not Path(s).exists() and "/" not in label:
-            items.append((label, Path(rest)))
+        name, eq, rest = s.partition("=")
+        if eq and not Path(s).exists() and "/" not in name:
+            items.append((name, Path(rest)))
         else:
             items.append((None, Path(s)))
     if auto:
@@ -131,10 +151,13 @@ def load_history(specs: Sequence[str | Path], *, records: Sequence[str | Path] =
     out = []
     for label, p in items:
         if not p.exists():
-            raise InputError("history file not found.", path=p, fix="check the --history path.")
+            raise InputError("history file not found.", path=p, fix=f"check the {say('history')} path.")
         kind, data = classify(p)
-        out.append(HistoryFile(path=str(p), kind=kind, label=label or _default_label(kind, p, data), data=data,
-                               sha256=sha256_file(p)))
+        out.append(
+            HistoryFile(
+                path=str(p), kind=kind, label=label or _default_label(kind, p, data), data=data, sha256=sha256_file(p)
+            )
+        )
     return out
 
 
@@ -147,11 +170,18 @@ def _default_label(kind: str, p: Path, data: Any) -> str:
             if q.startswith("option_"):
                 return "CAT validation"
         return f"annotation ({p.parent.name or p.stem})"
-    return {"runlog": "generation", "check": "minimal-pair check", "apply": "validation (apply)",
-            "apply_dropped": "validation (dropped)", "translation": "translation review",
-            "translation_dropped": "translation review (not released)", "adapt": "CrowS-Pairs adaptation",
-            "cat_retention": "CAT retention",
-            "errors": "generation errors", "records": f"records ({p.name})"}[kind]
+    return {
+        "runlog": "generation",
+        "check": "minimal-pair check",
+        "apply": "validation (apply)",
+        "apply_dropped": "validation (dropped)",
+        "translation": "translation review",
+        "translation_dropped": "translation review (not released)",
+        "adapt": "CrowS-Pairs adaptation",
+        "cat_retention": "CAT retention",
+        "errors": "generation errors",
+        "records": f"records ({p.name})",
+    }[kind]
 
 
 # ------------------------------------------------------------------------------------------ summaries
@@ -159,34 +189,55 @@ def _pseudonyms(per_annotator: list[dict]) -> list[dict]:
     """Per-annotator figures with the names replaced by A1, A2, ... (ordered by item count, then a hash)."""
     import hashlib
 
-    rows = sorted(per_annotator, key=lambda r: (-int(r.get("n_items") or 0),
-                                                hashlib.sha256(str(r.get("worker")).encode()).hexdigest()))
-    return [{"annotator": f"A{i}", "n_items": r.get("n_items"),
-             "agreement_with_majority": r.get("agreement_with_majority")} for i, r in enumerate(rows, start=1)]
+    rows = sorted(
+        per_annotator,
+        key=lambda r: (-int(r.get("n_items") or 0), hashlib.sha256(str(r.get("worker")).encode()).hexdigest()),
+    )
+    return [
+        {"annotator": f"A{i}", "n_items": r.get("n_items"), "agreement_with_majority": r.get("agreement_with_majority")}
+        for i, r in enumerate(rows, start=1)
+    ]
 
 
 def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
     """A JSON-able summary per stage kind (no annotator names)."""
-    out: dict[str, Any] = {"files": [f.as_dict() for f in files], "generation": [], "check": [], "agreement": [],
-                           "apply": [], "apply_dropped": [], "translation": [], "translation_dropped": [],
-                           "adapt": [], "records": [], "errors": [], "cat_retention": []}
+    out: dict[str, Any] = {
+        "files": [f.as_dict() for f in files],
+        "generation": [],
+        "check": [],
+        "agreement": [],
+        "apply": [],
+        "apply_dropped": [],
+        "translation": [],
+        "translation_dropped": [],
+        "adapt": [],
+        "records": [],
+        "errors": [],
+        "cat_retention": [],
+    }
     for f in files:
         d = f.data
         if f.kind == "runlog":
             runs = d
-            out["generation"].append({
-                "label": f.label, "file": f.name, "runs": len(runs),
-                "rows": sum(int(r.get("rows") or 0) for r in runs),
-                "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
-                "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
-                "models": sorted({str(r.get("model")) for r in runs if r.get("model")}),
-                "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
-                "prompts": sorted({f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}),
-                "params": runs[-1].get("params") if runs else None,
-                "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
-            })
+            out["generation"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "runs": len(runs),
+                    "rows": sum(int(r.get("rows") or 0) for r in runs),
+                    "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
+                    "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
+                    "models": sorted({str(r.get("model")) for r in runs if r.get("model")}),
+                    "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
+                    "prompts": sorted(
+                        {f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}
+                    ),
+                    "params": runs[-1].get("params") if runs else None,
+                    "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
+                    "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
+                    "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
+                }
+            )
         elif f.kind == "check":
             # counted in pairs (a pair's language views once; flagged when any view is), views beside them
             from ..check import pair_key
@@ -203,60 +254,161 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                     if c:
                         flags.setdefault(c, set()).add(k)
             langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append({"label": f.label, "file": f.name, "pairs": len(pairs), "views": len(d),
-                                 "flagged": len(flagged), "passed": len(pairs) - len(flagged),
-                                 "by_lang": dict(sorted(langs.items())),
-                                 "flags": {c: len(v) for c, v in sorted(flags.items())}})
+            out["check"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "pairs": len(pairs),
+                    "views": len(d),
+                    "flagged": len(flagged),
+                    "passed": len(pairs) - len(flagged),
+                    "by_lang": dict(sorted(langs.items())),
+                    "flags": {c: len(v) for c, v in sorted(flags.items())},
+                }
+            )
         elif f.kind == "agreement":
-            per_q = {q: {k: m.get(k) for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items",
-                                               "n_annotators")}
-                     for q, m in (d.get("per_question") or {}).items()}
-            out["agreement"].append({
-                "label": f.label, "file": f.name, "questions": d.get("questions"),
-                "krippendorff_alpha": d.get("krippendorff_alpha"), "fleiss_kappa": d.get("fleiss_kappa"),
-                "mean_pairwise_cohen_kappa": d.get("mean_pairwise_cohen_kappa"),
-                "percent_agreement": d.get("percent_agreement"), "n_items": d.get("n_items"),
-                "n_judgments": d.get("n_judgments"), "n_annotators": d.get("n_annotators"),
-                "annotators_per_item": d.get("annotators_per_item"), "per_question": per_q,
-                "annotators": _pseudonyms(d.get("per_annotator") or []),
-            })
+            per_q = {
+                q: {
+                    k: m.get(k)
+                    for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items", "n_annotators")
+                }
+                for q, m in (d.get("per_question") or {}).items()
+            }
+            out["agreement"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "questions": d.get("questions"),
+                    "krippendorff_alpha": d.get("krippendorff_alpha"),
+                    "fleiss_kappa": d.get("fleiss_kappa"),
+                    "mean_pairwise_cohen_kappa": d.get("mean_pairwise_cohen_kappa"),
+                    "percent_agreement": d.get("percent_agreement"),
+                    "n_items": d.get("n_items"),
+                    "n_judgments": d.get("n_judgments"),
+                    "n_annotators": d.get("n_annotators"),
+                    "annotators_per_item": d.get("annotators_per_item"),
+                    "per_question": per_q,
+                    "annotators": _pseudonyms(d.get("per_annotator") or []),
+                }
+            )
         elif f.kind == "apply":
-            out["apply"].append({"label": f.label, "file": f.name,
-                                 **{k: d.get(k) for k in ("records", "accepted", "rejected", "needs_adjudication",
-                                                          "not_annotated", "needs_review", "not_reviewed")
-                                    if k in d}})
+            out["apply"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    **{
+                        k: d.get(k)
+                        for k in (
+                            "records",
+                            "accepted",
+                            "rejected",
+                            "needs_adjudication",
+                            "not_annotated",
+                            "needs_review",
+                            "not_reviewed",
+                        )
+                        if k in d
+                    },
+                }
+            )
         elif f.kind == "apply_dropped":
-            out["apply_dropped"].append({"label": f.label, "file": f.name, "records": len(d),
-                                         "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                                         "by_reason": dict(Counter(_reason(r.get("reason")) for r in d).most_common(10))})
+            out["apply_dropped"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "records": len(d),
+                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
+                    "by_reason": dict(Counter(_reason(r.get("reason")) for r in d).most_common(10)),
+                }
+            )
         elif f.kind == "translation":
-            out["translation"].append({"label": f.label, "file": f.name, "pairs": d.get("pairs"),
-                                       "engines": d.get("engines"), "edit_rate": d.get("edit_rate"),
-                                       "none_choices": d.get("none_choices"),
-                                       "returned_reasons": d.get("returned_reasons")})
+            out["translation"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "pairs": d.get("pairs"),
+                    "engines": d.get("engines"),
+                    "edit_rate": d.get("edit_rate"),
+                    "none_choices": d.get("none_choices"),
+                    "returned_reasons": d.get("returned_reasons"),
+                }
+            )
         elif f.kind == "translation_dropped":
-            out["translation_dropped"].append({"label": f.label, "file": f.name, "records": len(d),
-                                               "by_status": dict(Counter(str(r.get("status")) for r in d))})
+            out["translation_dropped"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "records": len(d),
+                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
+                }
+            )
         elif f.kind == "adapt":
-            out["adapt"].append({"label": f.label, "file": f.name,
-                                 **{k: d.get(k) for k in ("read", "kept", "by_type", "changed", "names_replaced",
-                                                          "lexicon_hits", "flagged", "dropped")}})
+            out["adapt"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    **{
+                        k: d.get(k)
+                        for k in (
+                            "read",
+                            "kept",
+                            "by_type",
+                            "changed",
+                            "names_replaced",
+                            "lexicon_hits",
+                            "flagged",
+                            "dropped",
+                        )
+                    },
+                }
+            )
         elif f.kind == "cat_retention":
-            keep = ("split", "domain", "targets", "drafted", "valid", "valid_pct", "validated", "rejected",
-                    "validated_pct", "overall_pct")
-            out["cat_retention"].append({
-                "label": f.label, "file": f.name, "validated": d.get("validated") is not None,
-                "rows": [{k: r.get(k) for k in keep if k in r} for r in [*d.get("rows", []), *d.get("totals", []),
-                                                                          d.get("overall") or {}]],
-                "by_target": [{"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
-                              for r in (d.get("by_target") or [])[:10]],
-                "problems": d.get("problems") or {}})
+            keep = (
+                "split",
+                "domain",
+                "targets",
+                "drafted",
+                "valid",
+                "valid_pct",
+                "validated",
+                "rejected",
+                "validated_pct",
+                "overall_pct",
+            )
+            out["cat_retention"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "validated": d.get("validated") is not None,
+                    "rows": [
+                        {k: r.get(k) for k in keep if k in r}
+                        for r in [*d.get("rows", []), *d.get("totals", []), d.get("overall") or {}]
+                    ],
+                    "by_target": [
+                        {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
+                        for r in (d.get("by_target") or [])[:10]
+                    ],
+                    "problems": d.get("problems") or {},
+                }
+            )
         elif f.kind == "errors":
-            out["errors"].append({"label": f.label, "file": f.name, "records": len(d),
-                                  "by_status": dict(Counter(str(r.get("status")) for r in d))})
+            out["errors"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "records": len(d),
+                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
+                }
+            )
         else:
-            out["records"].append({"label": f.label, "file": f.name, "records": len(d),
-                                   "by_status": dict(Counter(str(r.get("status") or "raw") for r in d))})
+            out["records"].append(
+                {
+                    "label": f.label,
+                    "file": f.name,
+                    "records": len(d),
+                    "by_status": dict(Counter(str(r.get("status") or "raw") for r in d)),
+                }
+            )
     return out
 
 
@@ -294,8 +446,8 @@ class ProvenanceCounter:
         self.gen: Counter = Counter()
         self.prompts: Counter = Counter()
         self.engines: Counter = Counter()
-        self.first: Optional[str] = None
-        self.last: Optional[str] = None
+        self.first: str | None = None
+        self.last: str | None = None
         self.annot_n: Counter = Counter()
         self.reviewers: set[str] = set()
         self.writers: set[str] = set()
@@ -335,13 +487,15 @@ class ProvenanceCounter:
     def result(self) -> dict[str, Any]:
         return {
             "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(self.sources.items())],
-            "generation_models": dict(self.gen.most_common()), "prompts": dict(self.prompts.most_common()),
+            "generation_models": dict(self.gen.most_common()),
+            "prompts": dict(self.prompts.most_common()),
             "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(self.engines.items())],
             "generated_between": [self.first, self.last] if self.first is not None else None,
             "annotated_records": self.annotated,
             "annotators_per_record": {str(k): v for k, v in sorted(self.annot_n.items())},
             "direction_changed_by_annotators": self.flipped,
-            "translation_reviewers": len(self.reviewers), "translations_edited_by_reviewers": self.edited,
+            "translation_reviewers": len(self.reviewers),
+            "translations_edited_by_reviewers": self.edited,
             "crowd_writers": len(self.writers),
         }
 

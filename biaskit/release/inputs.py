@@ -10,15 +10,18 @@ columns share ``source_id``; a reviewed translation's ``source_id`` is its Engli
 own id); one released record per anchor, with a stable id derived from the anchor, so the same pair
 keeps its id in every version built from the same sources.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..ids import Numbering, release_id
-from ..schema import BiasTuple, CAT, SentencePair
+from ..options import say, tell
+from ..schema import CAT, BiasTuple, SentencePair
 
 # statuses that never reach a release; `flagged` is dropped unless keep_flagged
 EXCLUDED_STATUSES = ("rejected", "needs_review")
@@ -27,37 +30,47 @@ EXCLUDED_STATUSES = ("rejected", "needs_review")
 @dataclass
 class InputFile:
     path: str
-    kind: str                    # pairs | cats | tuples
+    kind: str  # pairs | cats | tuples
     format: str
     records: int
     sha256: str
-    excluded: dict[str, int] = field(default_factory=dict)   # status -> count not released
+    excluded: dict[str, int] = field(default_factory=dict)  # status -> count not released
     skipped_invalid: int = 0
-    pairs: Optional[int] = None   # pairs: how many pairs the records (language views) belong to
+    pairs: int | None = None  # pairs: how many pairs the records (language views) belong to
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": Path(self.path).name, "kind": self.kind, "format": self.format, "records": self.records,
-                **({"pairs": self.pairs} if self.pairs is not None else {}),
-                "sha256": self.sha256, "excluded": self.excluded, "skipped_invalid": self.skipped_invalid}
+        return {
+            "file": Path(self.path).name,
+            "kind": self.kind,
+            "format": self.format,
+            "records": self.records,
+            **({"pairs": self.pairs} if self.pairs is not None else {}),
+            "sha256": self.sha256,
+            "excluded": self.excluded,
+            "skipped_invalid": self.skipped_invalid,
+        }
 
 
 @dataclass
 class Inputs:
-    pairs: list["View"] = field(default_factory=list)
+    pairs: list[View] = field(default_factory=list)
     cats: list[CAT] = field(default_factory=list)
     tuples: list[BiasTuple] = field(default_factory=list)
     files: list[InputFile] = field(default_factory=list)
-    dropped_flagged: list["View"] = field(default_factory=list)
+    dropped_flagged: list[View] = field(default_factory=list)
 
 
 def detect_kind(path: str | Path) -> str:
     """``pairs``, ``cats`` or ``tuples`` from a file's extension and first record."""
     path = Path(path)
     if not path.exists():
-        raise InputError("file not found.", path=path, fix="check the --records path.")
+        raise InputError("file not found.", path=path, fix=f"check the {say('records')} path.")
     if path.is_dir():
-        raise InputError("is a directory, expected a records file.", path=path,
-                         fix="pass the .jsonl/.csv files (for an earlier release: DIR/pairs.jsonl).")
+        raise InputError(
+            "is a directory, expected a records file.",
+            path=path,
+            fix="pass the .jsonl/.csv files (for an earlier release: DIR/pairs.jsonl).",
+        )
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         return "pairs"
     from ..readers import first_record
@@ -71,9 +84,13 @@ def detect_kind(path: str | Path) -> str:
         return "pairs"
     if not first:
         raise InputError("file is empty.", path=path, fix="pass a file with records.")
-    raise InputError(f"cannot tell what records these are from the keys {sorted(first)[:8]}.", path=path, row=1,
-                     fix="pass pairs (sent_more, sent_less, ...), CATs (context, options) or tuples "
-                         "(identity, attribute) in the biaskit schema.")
+    raise InputError(
+        f"cannot tell what records these are from the keys {sorted(first)[:8]}.",
+        path=path,
+        row=1,
+        fix="pass pairs (sent_more, sent_less, ...), CATs (context, options) or tuples "
+        "(identity, attribute) in the biaskit schema.",
+    )
 
 
 class View:
@@ -82,8 +99,19 @@ class View:
     on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
     200 MB input would take gigabytes that way."""
 
-    __slots__ = ("pair_id", "source_id", "lang", "status", "direction", "bias_type", "group_more", "group_less",
-                 "sent_more", "sent_less", "_rest")
+    __slots__ = (
+        "pair_id",
+        "source_id",
+        "lang",
+        "status",
+        "direction",
+        "bias_type",
+        "group_more",
+        "group_less",
+        "sent_more",
+        "sent_less",
+        "_rest",
+    )
 
     def __init__(self, p: SentencePair):
         from sys import intern
@@ -144,18 +172,21 @@ def _iter_jsonl_pairs_fast(path: Path) -> Iterator[SentencePair]:
                     break
             if not lines:
                 return
-            if any(suspect_json_line(line.decode("utf-8", "replace")) for line in lines
-                   if b"\\" in line or len(line) > 100_000):
+            if any(
+                suspect_json_line(line.decode("utf-8", "replace"))
+                for line in lines
+                if b"\\" in line or len(line) > 100_000
+            ):
                 raise _NeedsReader()
             try:
                 pairs = _ADAPTER.validate_json(b"[" + b",".join(lines) + b"]")
             except ValidationError:
                 raise _NeedsReader() from None
-            for line, p in zip(lines, pairs):
+            for line, p in zip(lines, pairs, strict=False):
                 if b'"pair_id"' in line:
                     h = hash(p.pair_id)
                     if h in given:
-                        raise _NeedsReader()   # a repeated pair_id: the reader refuses it, naming the rows
+                        raise _NeedsReader()  # a repeated pair_id: the reader refuses it, naming the rows
                     given.add(h)
                 numbered = number(p.pair_id)
                 if numbered != p.pair_id:
@@ -168,9 +199,14 @@ class _NeedsReader(Exception):
     """The fast path gives up: the general reader reads the file (and names what is wrong in it)."""
 
 
-def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] = None,
-                kinds: Optional[Sequence[str]] = None, keep_flagged: bool = False,
-                skip_invalid: bool = False) -> Inputs:
+def load_inputs(
+    paths: Sequence[str | Path],
+    *,
+    langs: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    keep_flagged: bool = False,
+    skip_invalid: bool = False,
+) -> Inputs:
     """Read and validate every input file as it is read (pairs kept as compact :class:`View`s); keep
     the languages and kinds asked for."""
     from ..io import sha256_file
@@ -178,7 +214,7 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
     from ..readers.pairs import detect_format
 
     if not paths:
-        raise InputError("no records given.", fix="pass --records FILE (repeatable): validated pairs, CATs or tuples.")
+        raise InputError("no records given.", fix=f"{tell('records', 'FILE')}: validated pairs, CATs or tuples.")
     want_langs = {lg.strip().lower() for lg in langs} if langs else None
     inp = Inputs()
     for p in paths:
@@ -200,9 +236,14 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
                 info.records, info.excluded, keys = 0, {}, set()
                 skipped: list[InputError] = []
                 info.format = detect_format(path)
-                _add_pairs(inp, info, (pr for _, pr in iter_valid_pairs(path, info.format,
-                                                                       skipped=skipped if skip_invalid else None)),
-                           want_langs, keep_flagged, keys)
+                _add_pairs(
+                    inp,
+                    info,
+                    (pr for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)),
+                    want_langs,
+                    keep_flagged,
+                    keys,
+                )
                 info.skipped_invalid = len(skipped)
             info.pairs = len(keys)
         elif kind == "cats":
@@ -225,13 +266,16 @@ def load_inputs(paths: Sequence[str | Path], *, langs: Optional[Sequence[str]] =
         inp.files.append(info)
     if not (inp.pairs or inp.cats or inp.tuples):
         what = f" in language(s) {', '.join(sorted(want_langs))}" if want_langs else ""
-        raise InputError(f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
-                         fix="check --lang/--kinds, and that the records are validated (not rejected/flagged).")
+        raise InputError(
+            f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
+            fix=f"check {say('langs')} and {say('kinds')}, and that the records are validated (not rejected/flagged).",
+        )
     return inp
 
 
-def _add_pairs(inp: Inputs, info: InputFile, pairs: Iterator[SentencePair], want_langs, keep_flagged: bool,
-               keys: set[int]) -> None:
+def _add_pairs(
+    inp: Inputs, info: InputFile, pairs: Iterator[SentencePair], want_langs, keep_flagged: bool, keys: set[int]
+) -> None:
     from ..check import pair_key
 
     for pr in pairs:
@@ -253,38 +297,39 @@ def _add_pairs(inp: Inputs, info: InputFile, pairs: Iterator[SentencePair], want
 class MergedPair:
     id: str
     anchor: str
-    views: dict[str, SentencePair]          # lang -> pair, primary language first
-    source_id: Optional[str]
+    views: dict[str, View]  # lang -> pair view, primary language first
+    source_id: str | None
 
     @property
-    def primary(self) -> SentencePair:
+    def primary(self) -> View:
         return next(iter(self.views.values()))
 
 
-def _lang_order(langs: set[str], preferred: Optional[Sequence[str]]) -> list[str]:
+def _lang_order(langs: set[str], preferred: Sequence[str] | None) -> list[str]:
     order = [lg for lg in (preferred or []) if lg in langs]
     rest = sorted(langs - set(order), key=lambda lg: (lg != "en", lg))
     return order + rest
 
 
-def merge_views(pairs: Sequence[SentencePair], *, lang_order: Optional[Sequence[str]] = None
-                ) -> tuple[list[MergedPair], dict[str, int]]:
+def merge_views(
+    pairs: Sequence[View], *, lang_order: Sequence[str] | None = None
+) -> tuple[list[MergedPair], dict[str, int]]:
     """Group the language views of each pair (see the module docstring). Returns the merged pairs (in
     input order of their first view) and counts: ``duplicates`` (the same view twice, dropped),
     ``not_merged`` (views whose direction or bias type differs from their pair's primary view: kept
     as records of their own)."""
-    by_pid: dict[str, SentencePair] = {}
+    by_pid: dict[str, View] = {}
     for p in pairs:
         by_pid.setdefault(p.pair_id, p)
 
-    def anchor(p: SentencePair) -> str:
+    def anchor(p: View) -> str:
         seen = 0
         while p.source_id and p.source_id in by_pid and by_pid[p.source_id] is not p and seen < 8:
             p = by_pid[p.source_id]
             seen += 1
         return f"s:{p.source_id}" if p.source_id else f"p:{p.pair_id}"
 
-    groups: dict[str, dict[str, SentencePair]] = {}
+    groups: dict[str, dict[str, View]] = {}
     counts = {"duplicates": 0, "not_merged": 0}
     for p in pairs:
         a = anchor(p)
@@ -296,10 +341,12 @@ def merge_views(pairs: Sequence[SentencePair], *, lang_order: Optional[Sequence[
             counts["duplicates"] += 1
         else:
             sid = a.split(":", 1)[1]
-            raise InputError(f"two different '{p.lang}' pairs belong to the same source '{sid}' ({old.pair_id} and "
-                             f"{p.pair_id}).", path=p.provenance.get("file") if isinstance(p.provenance, dict) else None,
-                             fix="give each language view of a pair the same source_id and different pairs different "
-                                 "ones, or release only one of the two records.")
+            raise InputError(
+                f"two different '{p.lang}' pairs belong to the same source '{sid}' ({old.pair_id} and {p.pair_id}).",
+                path=p.provenance.get("file") if isinstance(p.provenance, dict) else None,
+                fix="give each language view of a pair the same source_id and different pairs different "
+                "ones, or release only one of the two records.",
+            )
     all_langs = {p.lang for p in pairs}
     order = _lang_order(all_langs, lang_order)
     rank = {lg: i for i, lg in enumerate(order)}
@@ -308,26 +355,24 @@ def merge_views(pairs: Sequence[SentencePair], *, lang_order: Optional[Sequence[
         langs = sorted(g, key=lambda lg: rank[lg])
         views = {lg: g[lg] for lg in langs}
         prim = views[langs[0]]
-        keep = {lg: v for lg, v in views.items()
-                if v.direction == prim.direction and v.bias_type == prim.bias_type}
+        keep = {lg: v for lg, v in views.items() if v.direction == prim.direction and v.bias_type == prim.bias_type}
         rid = _release_id(prim, a)
         out.append(MergedPair(id=rid, anchor=a, views=keep, source_id=_source_id(prim)))
         for lg, v in views.items():
             if lg not in keep:
                 counts["not_merged"] += 1
-                out.append(MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v},
-                                      source_id=_source_id(v)))
+                out.append(MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v}, source_id=_source_id(v)))
     return out, counts
 
 
-def _release_id(p: SentencePair, anchor: str) -> str:
+def _release_id(p: View, anchor: str) -> str:
     prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
-    if prev:            # an earlier release's record keeps its id
+    if prev:  # an earlier release's record keeps its id
         return str(prev)
     return release_id(anchor)
 
 
-def _source_id(p: SentencePair) -> Optional[str]:
+def _source_id(p: View) -> str | None:
     prov = p.provenance if isinstance(p.provenance, dict) else {}
     if prov.get("release_id"):
         return prov.get("release_source_id")

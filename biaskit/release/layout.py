@@ -20,11 +20,12 @@ One place for the layout, shared by the builder, the reader, ``verify`` and ``di
       stereoset/dev.<lang>.json, test.<lang>.json  the same layout for each other language (e.g. hi)
       plots/*.png
 """
+
 from __future__ import annotations
 
 SPLITS = ("dev", "test")
 KINDS = ("pairs", "cats", "tuples")
-FORMAT_VERSION = "1"          # the folder layout (bumped when files or columns change)
+FORMAT_VERSION = "1"  # the folder layout (bumped when files or columns change)
 
 README = "README.md"
 RELEASE_JSON = "release.json"
@@ -60,18 +61,44 @@ def stereoset_path(split: str, lang: str | None = None) -> str:
 
 # The original files' headers, column for column (the first, unnamed column is pandas' index):
 # crows_pairs_anonymized.csv (nyu-mll/crows-pairs) and IndiBias_v1_sample.csv (sahoonihar/IndiBias).
-CROWS_COLUMNS = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
-                 "anon_annotators"]
+CROWS_COLUMNS = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
 # IndiBias' sentence columns are positional (S1, S2), not CrowS-Pairs' sent_more/sent_less: for antistereo
 # rows S1 is the less stereotyping sentence (biaskit.readers.pairs.indibias_columns maps both ways).
-INDIBIAS_COLUMNS = ["", "index", "modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi",
-                    "sent_less_hindi", "bias_type", "stereo_antistereo"]
+INDIBIAS_COLUMNS = [
+    "",
+    "index",
+    "modified_eng_sent_more",
+    "modified_eng_sent_less",
+    "sent_more_hindi",
+    "sent_less_hindi",
+    "bias_type",
+    "stereo_antistereo",
+]
 
 # Parquet columns. Pairs: one row per pair, one group of columns per language (suffix _<lang>).
 PAIR_BASE_COLUMNS = ["id", "bias_type", "direction", "target", "source_id"]
 PAIR_VIEW_COLUMNS = ["sent_more", "sent_less", "group_more", "group_less", "pair_id"]
-CAT_COLUMNS = ["id", "type", "target", "bias_type", "context", "stereotype", "anti-stereotype", "unrelated", "lang",
-               "source_id"]   # source_id: the CAT a translated CAT was made from (its id in the same config)
+CAT_COLUMNS = [
+    "id",
+    "type",
+    "target",
+    "bias_type",
+    "context",
+    "stereotype",
+    "anti-stereotype",
+    "unrelated",
+    "lang",
+    "source_id",
+]  # source_id: the CAT a translated CAT was made from (its id in the same config)
 TUPLE_COLUMNS = ["id", "identity", "attribute", "axis", "polarity", "lang"]
 
 
@@ -82,10 +109,25 @@ def pair_columns(langs) -> list[str]:
 # The card: YAML keys and headings `release verify` requires, and the marker of text a human writes.
 CARD_YAML_KEYS = ("pretty_name", "license", "language", "task_categories", "size_categories", "configs", "tags")
 CARD_SECTIONS = (
-    "Dataset structure", "Datasheet", "Motivation", "Composition", "Collection process",
-    "Preprocessing, cleaning and labelling", "Uses", "Distribution", "Maintenance", "Data statement",
-    "Curation rationale", "Language variety", "Speaker demographic", "Annotator demographic",
-    "Speech situation", "Text characteristics", "Statistics", "Known limitations", "Citation",
+    "Dataset structure",
+    "Datasheet",
+    "Motivation",
+    "Composition",
+    "Collection process",
+    "Preprocessing, cleaning and labelling",
+    "Uses",
+    "Distribution",
+    "Maintenance",
+    "Data statement",
+    "Curation rationale",
+    "Language variety",
+    "Speaker demographic",
+    "Annotator demographic",
+    "Speech situation",
+    "Text characteristics",
+    "Statistics",
+    "Known limitations",
+    "Citation",
 )
 TODO_MARK = "[TO BE WRITTEN BY THE MAINTAINERS"
 NOT_RECORDED = "not recorded"

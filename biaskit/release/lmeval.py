@@ -19,13 +19,15 @@ codes and the prefix become file names: they are checked with :func:`biaskit.pat
 The metrics are biaskit's ``clm`` defaults (``sum`` of token log-probabilities, ties at 3 decimals):
 see :mod:`biaskit.release.lmeval_utils` and docs/release.md, "lm-evaluation-harness".
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 from . import layout as L
@@ -35,9 +37,14 @@ UTILS = "utils.py"
 # biaskit's `clm` defaults (evaluation/pair_metrics.py: DEFAULT_DECIMALS, tie_tolerance 0; clm.py: sum)
 METRICS = {"method": "sum", "decimals": 3, "tie_tolerance": 0.0}
 # (metric, aggregation, higher_is_better); aggregations starting with "!" are functions of utils.py
-TASK_METRICS = (("pct_stereotype", "mean", False), ("pct_neutral", "mean", False), ("ds", "mean", False),
-                ("likelihood_diff", "mean", False), ("stereo_score", "!stereo_score", False),
-                ("antistereo_score", "!antistereo_score", False))
+TASK_METRICS = (
+    ("pct_stereotype", "mean", False),
+    ("pct_neutral", "mean", False),
+    ("ds", "mean", False),
+    ("likelihood_diff", "mean", False),
+    ("stereo_score", "!stereo_score", False),
+    ("antistereo_score", "!antistereo_score", False),
+)
 GROUP_METRICS = ("pct_stereotype", "pct_neutral", "ds", "likelihood_diff")  # means: pooled by size
 
 
@@ -47,8 +54,8 @@ class LmEvalExport:
     release: str
     version: str
     prefix: str
-    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)    # task -> {lang, split, docs}
-    groups: dict[str, list[str]] = field(default_factory=dict)        # group -> tasks
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> {lang, split, docs}
+    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> tasks
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,18 +67,28 @@ def default_prefix(name: str) -> str:
 
 
 def _q(s: Any) -> str:
-    return json.dumps(s, ensure_ascii=False)   # a JSON string is a YAML double-quoted scalar
+    return json.dumps(s, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
 def task_yaml(task: str, *, tag: str, release_dir: str, lang: str, split: str, release: str, version: str) -> str:
-    lines = [f"# biaskit release {release} {version}: pairs, language {lang}, split {split}",
-             "# written by `biaskit release export --lm-eval`; metric definitions in utils.py",
-             f"task: {task}", "tag:", f"  - {tag}",
-             f"dataset_path: {_q(release_dir)}", "dataset_name: pairs", f"test_split: {split}",
-             "output_type: multiple_choice",
-             f"process_docs: !function utils.process_docs_{lang}",
-             'doc_to_text: ""', "doc_to_target: 0", "doc_to_choice: !function utils.doc_to_choice",
-             'target_delimiter: ""', "process_results: !function utils.process_results", "metric_list:"]
+    lines = [
+        f"# biaskit release {release} {version}: pairs, language {lang}, split {split}",
+        "# written by `biaskit release export --lm-eval`; metric definitions in utils.py",
+        f"task: {task}",
+        "tag:",
+        f"  - {tag}",
+        f"dataset_path: {_q(release_dir)}",
+        "dataset_name: pairs",
+        f"test_split: {split}",
+        "output_type: multiple_choice",
+        f"process_docs: !function utils.process_docs_{lang}",
+        'doc_to_text: ""',
+        "doc_to_target: 0",
+        "doc_to_choice: !function utils.doc_to_choice",
+        'target_delimiter: ""',
+        "process_results: !function utils.process_results",
+        "metric_list:",
+    ]
     for metric, agg, hib in TASK_METRICS:
         agg_text = f"!function utils.{agg[1:]}" if agg.startswith("!") else agg
         lines += [f"  - metric: {metric}", f"    aggregation: {agg_text}", f"    higher_is_better: {str(hib).lower()}"]
@@ -80,8 +97,15 @@ def task_yaml(task: str, *, tag: str, release_dir: str, lang: str, split: str, r
 
 
 def group_yaml(group: str, tasks: Sequence[str]) -> str:
-    lines = [f"# every language of one split, pooled by size (written by `biaskit release export --lm-eval`)",
-             f"group: {group}", "task:"] + [f"  - {t}" for t in tasks] + ["aggregate_metric_list:"]
+    lines = (
+        [
+            "# every language of one split, pooled by size (written by `biaskit release export --lm-eval`)",
+            f"group: {group}",
+            "task:",
+        ]
+        + [f"  - {t}" for t in tasks]
+        + ["aggregate_metric_list:"]
+    )
     for metric in GROUP_METRICS:
         lines += [f"  - metric: {metric}", "    aggregation: mean", "    weight_by_size: true"]
     lines += ["metadata:", "  version: 1.0"]
@@ -92,8 +116,11 @@ def _views(meta: dict, release: Path) -> dict[str, dict[str, int]]:
     """``{split: {lang: views}}`` of the release's pairs (from release.json, checked against the files)."""
     pairs = (meta.get("counts") or {}).get("pairs")
     if not pairs:
-        raise InputError("this release has no pairs: lm-eval tasks are made from pairs.", path=release,
-                         fix="export a release built with pairs (`biaskit release build --records PAIRS`).")
+        raise InputError(
+            "this release has no pairs: lm-eval tasks are made from pairs.",
+            path=release,
+            fix="export a release built with pairs (`biaskit release build --records PAIRS`).",
+        )
     out = {}
     for sp in L.SPLITS:
         if not (release / L.parquet_path("pairs", sp)).exists():
@@ -102,9 +129,15 @@ def _views(meta: dict, release: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def export_lm_eval(release: str | Path, out: str | Path, *, prefix: Optional[str] = None,
-                   splits: Optional[Sequence[str]] = None, langs: Optional[Sequence[str]] = None,
-                   command: Optional[str] = None) -> LmEvalExport:
+def export_lm_eval(
+    release: str | Path,
+    out: str | Path,
+    *,
+    prefix: str | None = None,
+    splits: Sequence[str] | None = None,
+    langs: Sequence[str] | None = None,
+    command: str | None = None,
+) -> LmEvalExport:
     """Write the lm-eval task folder ``out`` for the release folder ``release`` (module docstring)."""
     from .. import __version__
     from ..io import atomic_dir, atomic_write_text, sha256_file, write_json
@@ -113,11 +146,16 @@ def export_lm_eval(release: str | Path, out: str | Path, *, prefix: Optional[str
 
     rel = Path(release)
     meta = release_meta(rel)
-    prefix = safe_component(prefix or default_prefix(meta["name"]), what="task prefix",
-                            fix="pass --prefix with letters, digits and '_' (e.g. --prefix my_bench).")
+    prefix = safe_component(
+        prefix or default_prefix(meta["name"]),
+        what="task prefix",
+        fix="pass --prefix with letters, digits and '_' (e.g. --prefix my_bench).",
+    )
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
-        raise InputError(f"task prefix '{prefix}' is not a plain name.", fix="pass --prefix with letters, digits "
-                                                                             "and '_', starting with a letter.")
+        raise InputError(
+            f"task prefix '{prefix}' is not a plain name.",
+            fix="pass --prefix with letters, digits and '_', starting with a letter.",
+        )
     for sp in splits or ():
         if sp not in L.SPLITS:
             raise InputError(f"unknown split '{sp}'.", fix=f"use {' or '.join(L.SPLITS)}.")
@@ -132,14 +170,28 @@ def export_lm_eval(release: str | Path, out: str | Path, *, prefix: Optional[str
         for lg in sorted(by_lang, key=lambda x: (x != "en", x)):
             if langs and lg not in langs:
                 continue
-            lg = safe_component(lg, what="language", path=rj, fix="rebuild the release from records with plain "
-                                                                   "language codes (e.g. 'en', 'hi').")
-            if not re.fullmatch(r"[A-Za-z0-9_-]+", lg):   # lm-eval reads `utils.process_docs_<lang>` up to a '.'
-                raise InputError(f"language '{lg}' cannot name an lm-eval function (a '.' in it).", path=rj,
-                                 fix="rebuild the release with language codes without '.'.")
+            lg = safe_component(
+                lg,
+                what="language",
+                path=rj,
+                fix="rebuild the release from records with plain language codes (e.g. 'en', 'hi').",
+            )
+            if not re.fullmatch(r"[A-Za-z0-9_-]+", lg):  # lm-eval reads `utils.process_docs_<lang>` up to a '.'
+                raise InputError(
+                    f"language '{lg}' cannot name an lm-eval function (a '.' in it).",
+                    path=rj,
+                    fix="rebuild the release with language codes without '.'.",
+                )
             task = f"{prefix}_{lg.replace('-', '_')}_{sp}"
-            files[f"{task}.yaml"] = task_yaml(task, tag=prefix, release_dir=str(rel.resolve()), lang=lg, split=sp,
-                                              release=meta["name"], version=meta["version"])
+            files[f"{task}.yaml"] = task_yaml(
+                task,
+                tag=prefix,
+                release_dir=str(rel.resolve()),
+                lang=lg,
+                split=sp,
+                release=meta["name"],
+                version=meta["version"],
+            )
             res.tasks[task] = {"lang": lg, "split": sp, "docs": by_lang[lg]}
             tasks.append(task)
         if tasks:
@@ -147,21 +199,36 @@ def export_lm_eval(release: str | Path, out: str | Path, *, prefix: Optional[str
             files[f"{group}.yaml"] = group_yaml(group, tasks)
             res.groups[group] = tasks
     if not res.tasks:
-        raise InputError("no pairs left for the chosen splits and languages.", path=rel,
-                         fix="check --split and --lang (release.json: counts.pairs.by_split_lang).")
+        raise InputError(
+            "no pairs left for the chosen splits and languages.",
+            path=rel,
+            fix="check --split and --lang (release.json: counts.pairs.by_split_lang).",
+        )
     manifest = {
-        "release": {"name": meta["name"], "version": meta["version"], "path": str(rel.resolve()),
-                    "parquet_sha256": {sp: sha256_file(rel / L.parquet_path("pairs", sp)) for sp in views}},
-        "prefix": prefix, "tag": prefix, "tasks": res.tasks, "groups": res.groups,
-        "metrics": {**METRICS, "definitions": {
-            "pct_stereotype": "mean of win; win = round(ll_more, decimals) > round(ll_less, decimals); ties count 0 "
-                              "(biaskit metric_score / 100)",
-            "pct_neutral": "share of ties (biaskit neutral_pct / 100)",
-            "stereo_score": "wins / non-tied stereo pairs (biaskit stereo_score / 100)",
-            "antistereo_score": "wins / non-tied antistereo pairs (biaskit antistereo_score / 100)",
-            "ds": "mean of ll_more - ll_less (biaskit ds_mean)",
-            "likelihood_diff": "mean of |ll_more - ll_less| (lm-eval crows_pairs' likelihood_diff)"}},
-        "biaskit_version": __version__, "command": command,
+        "release": {
+            "name": meta["name"],
+            "version": meta["version"],
+            "path": str(rel.resolve()),
+            "parquet_sha256": {sp: sha256_file(rel / L.parquet_path("pairs", sp)) for sp in views},
+        },
+        "prefix": prefix,
+        "tag": prefix,
+        "tasks": res.tasks,
+        "groups": res.groups,
+        "metrics": {
+            **METRICS,
+            "definitions": {
+                "pct_stereotype": "mean of win; win = round(ll_more, decimals) > round(ll_less, decimals); ties "
+                "count 0 (biaskit metric_score / 100)",
+                "pct_neutral": "share of ties (biaskit neutral_pct / 100)",
+                "stereo_score": "wins / non-tied stereo pairs (biaskit stereo_score / 100)",
+                "antistereo_score": "wins / non-tied antistereo pairs (biaskit antistereo_score / 100)",
+                "ds": "mean of ll_more - ll_less (biaskit ds_mean)",
+                "likelihood_diff": "mean of |ll_more - ll_less| (lm-eval crows_pairs' likelihood_diff)",
+            },
+        },
+        "biaskit_version": __version__,
+        "command": command,
     }
     utils_src = Path(__file__).with_name("lmeval_utils.py").read_text(encoding="utf-8")
     with atomic_dir(out, owns=(MANIFEST,)) as tmp:

@@ -20,6 +20,7 @@ applies biaskit's ``clm`` definitions (docs/evaluation-pairs.md):
 
 The settings (``decimals``, ``tie_tolerance``) are read from ``biaskit-lm-eval.json`` beside this file.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,7 +75,7 @@ def _process_docs_for(lang: str):
 def __getattr__(name: str):
     # `process_docs: !function utils.process_docs_<lang>` in a task YAML
     if name.startswith("process_docs_") and len(name) > len("process_docs_"):
-        return _process_docs_for(name[len("process_docs_"):])
+        return _process_docs_for(name[len("process_docs_") :])
     raise AttributeError(name)
 
 
@@ -87,8 +88,14 @@ def process_results(doc, results) -> dict:
     tie, win = outcome(ll_more, ll_less)
     ds = float(ll_more) - float(ll_less)
     item = [doc["direction"], tie, win]
-    return {"pct_stereotype": float(win), "pct_neutral": float(tie), "ds": ds, "likelihood_diff": abs(ds),
-            "stereo_score": item, "antistereo_score": item}
+    return {
+        "pct_stereotype": float(win),
+        "pct_neutral": float(tie),
+        "ds": ds,
+        "likelihood_diff": abs(ds),
+        "stereo_score": item,
+        "antistereo_score": item,
+    }
 
 
 def _direction_score(direction: str, items) -> float:

@@ -8,13 +8,15 @@ code is needed to read a release::
     res.pairs            # SentencePair per view; source_id = the release id shared by its views
     res.info             # {"name", "version", "split", "file", "sha256", ...}
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import InputError
+from ..options import say
 from . import layout as L
 
 
@@ -33,33 +35,48 @@ def release_meta(path: str | Path) -> dict[str, Any]:
     if not p.is_dir():
         raise InputError("not a folder.", path=p, fix="pass a release folder (written by `biaskit release build`).")
     if not (p / L.RELEASE_JSON).exists():
-        raise InputError(f"not a biaskit release: no {L.RELEASE_JSON}.", path=p,
-                         fix="pass a folder written by `biaskit release build`, or a data file.")
+        raise InputError(
+            f"not a biaskit release: no {L.RELEASE_JSON}.",
+            path=p,
+            fix="pass a folder written by `biaskit release build`, or a data file.",
+        )
     meta = read_json(p / L.RELEASE_JSON)
     if not isinstance(meta, dict) or "name" not in meta or "version" not in meta:
-        raise InputError("release.json lacks name/version.", path=p / L.RELEASE_JSON,
-                         fix="rebuild the release with `biaskit release build`.")
+        raise InputError(
+            "release.json lacks name/version.",
+            path=p / L.RELEASE_JSON,
+            fix="rebuild the release with `biaskit release build`.",
+        )
     return meta
 
 
-def _check_split(split: Optional[str], path: Path) -> None:
+def _check_split(split: str | None, path: Path) -> None:
     if split is not None and split not in L.SPLITS:
-        raise InputError(f"unknown split '{split}'.", path=path, fix=f"use --split {' or --split '.join(L.SPLITS)}.")
+        raise InputError(
+            f"unknown split '{split}'.", path=path, fix=f"use {' or '.join(say('release_split', s) for s in L.SPLITS)}."
+        )
 
 
-def _info(path: Path, meta: dict, fn: str, split: Optional[str], lang: Optional[str]) -> dict[str, Any]:
+def _info(path: Path, meta: dict, fn: str, split: str | None, lang: str | None) -> dict[str, Any]:
     from ..io import sha256_file
 
     f = path / fn
     sha = sha256_file(f)
     recorded = (meta.get("data_files") or {}).get(fn)
-    return {"release": meta["name"], "version": meta["version"], "created": meta.get("created"),
-            "protocol": meta.get("protocol"),
-            "split": split or "all", "lang": lang, "file": fn, "sha256": sha,
-            "sha256_matches_release": (recorded == sha) if recorded else None}
+    return {
+        "release": meta["name"],
+        "version": meta["version"],
+        "created": meta.get("created"),
+        "protocol": meta.get("protocol"),
+        "split": split or "all",
+        "lang": lang,
+        "file": fn,
+        "sha256": sha,
+        "sha256_matches_release": (recorded == sha) if recorded else None,
+    }
 
 
-def _records_file(path: str | Path, kind: str, split: Optional[str], fix: str) -> tuple[Path, dict, str]:
+def _records_file(path: str | Path, kind: str, split: str | None, fix: str) -> tuple[Path, dict, str]:
     """The release folder, its metadata and the name of its ``kind`` records file (checked to exist)."""
     p = Path(path)
     meta = release_meta(p)
@@ -76,8 +93,12 @@ def _validated(model, obj: dict, what: str, path: Path, row: int):
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(f"invalid {what}: {exc.errors()[0].get('msg')}.", path=path, row=row,
-                         fix="run `biaskit release verify DIR`, then rebuild the release.") from None
+        raise InputError(
+            f"invalid {what}: {exc.errors()[0].get('msg')}.",
+            path=path,
+            row=row,
+            fix="run `biaskit release verify DIR`, then rebuild the release.",
+        ) from None
 
 
 @dataclass
@@ -91,13 +112,14 @@ class ReleasePairs:
         return len(self.pairs)
 
 
-def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: Optional[str] = None) -> ReleasePairs:
+def read_release_pairs(path: str | Path, *, split: str | None = None, lang: str | None = None) -> ReleasePairs:
     """The pairs of a release as SentencePairs (one per language view), optionally one split/language."""
     from ..io import iter_jsonl
     from ..schema import SentencePair, release_views
 
-    p, meta, fn = _records_file(path, "pairs", split, "score its CATs with `biaskit evaluate cats --data DIR`, "
-                                                     "or rebuild it with pairs.")
+    p, meta, fn = _records_file(
+        path, "pairs", split, "score its CATs with `biaskit evaluate cats --data DIR`, or rebuild it with pairs."
+    )
     lang = lang.strip().lower() if lang else None
     pairs, found = [], set()
     for row, obj in iter_jsonl(p / fn):
@@ -110,12 +132,15 @@ def read_release_pairs(path: str | Path, *, split: Optional[str] = None, lang: O
             pairs.append(_validated(SentencePair, v, "pair", p / fn, row))
     if not pairs:
         what = " ".join(x for x in (f"split '{split}'" if split else "", f"language '{lang}'" if lang else "") if x)
-        raise InputError(f"no pairs for {what or 'this release'} (languages: {', '.join(sorted(found)) or 'none'}).",
-                         path=p / fn, fix="check --split and --lang.")
+        raise InputError(
+            f"no pairs for {what or 'this release'} (languages: {', '.join(sorted(found)) or 'none'}).",
+            path=p / fn,
+            fix=f"check {say('release_split')} and {say('lang')}.",
+        )
     return ReleasePairs(pairs=pairs, info=_info(p, meta, fn, split, lang))
 
 
-def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple[list, dict[str, Any]]:
+def read_release_cats(path: str | Path, *, split: str | None = None) -> tuple[list, dict[str, Any]]:
     """The CATs of a release (biaskit :class:`~biaskit.schema.CAT`), optionally one split."""
     from ..io import iter_jsonl
     from ..schema import CAT
@@ -127,7 +152,7 @@ def read_release_cats(path: str | Path, *, split: Optional[str] = None) -> tuple
             continue
         cats.append(_validated(CAT, obj, "CAT", p / fn, row))
     if not cats:
-        raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix="check --release-split.")
+        raise InputError(f"no CATs in split '{split}'.", path=p / fn, fix=f"check {say('release_split')}.")
     return cats, _info(p, meta, fn, split, None)
 
 
@@ -164,7 +189,11 @@ def read_sums(path: str | Path) -> dict[str, str]:
             continue
         parts = line.split(None, 1)
         if len(parts) != 2 or len(parts[0]) != 64:
-            raise InputError("not a 'HEX  PATH' line.", path=p, row=i, fix="rebuild the release (SHA256SUMS is "
-                                                                           "written by `biaskit release build`).")
+            raise InputError(
+                "not a 'HEX  PATH' line.",
+                path=p,
+                row=i,
+                fix="rebuild the release (SHA256SUMS is written by `biaskit release build`).",
+            )
         out[parts[1].lstrip("*").strip()] = parts[0].lower()
     return out

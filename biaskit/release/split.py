@@ -10,22 +10,30 @@ stratum's records. When one split would get no record at all, the smallest targe
 two or more targets): a split cannot be empty. The result depends only on the records, the fraction
 and the seed.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import InputError
+from ..options import tell
 from ..schema import normalize_text
 
 
-def norm_target(t: Optional[str]) -> str:
+def norm_target(t: str | None) -> str:
     return normalize_text(t or "").casefold()
 
 
-def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction: float = 0.25, seed: int = 0,
-                  fixed: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+def assign_splits(
+    targets: Sequence[str],
+    strata: Sequence[str],
+    *,
+    dev_fraction: float = 0.25,
+    seed: int = 0,
+    fixed: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """``{target: "dev" | "test"}`` for the targets of the given records (one target and stratum per record).
 
     ``fixed``: targets whose split is already decided (e.g. by a previous release); they keep it and
@@ -34,15 +42,17 @@ def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction
     import pandas as pd
 
     if not 0 < dev_fraction < 1:
-        raise InputError(f"the dev fraction must be between 0 and 1, got {dev_fraction}.",
-                         fix="pass e.g. --dev-fraction 0.25 (StereoSet: 25% dev, 75% test).")
+        raise InputError(
+            f"the dev fraction must be between 0 and 1, got {dev_fraction}.",
+            fix=f"{tell('dev_fraction', 0.25)} (StereoSet: 25% dev, 75% test).",
+        )
     t_codes, t_names = pd.factorize(pd.Series(list(targets), dtype=object), sort=True)
     s_codes, s_names = pd.factorize(pd.Series(list(strata), dtype=object), sort=True)
     n_t, n_s = len(t_names), len(s_names)
     counts = np.zeros((n_t, n_s), dtype=np.int64)
     np.add.at(counts, (t_codes, s_codes), 1)
     total = counts.sum(axis=0).astype(float)
-    goal = np.stack([dev_fraction * total, (1 - dev_fraction) * total])    # [dev, test] x strata
+    goal = np.stack([dev_fraction * total, (1 - dev_fraction) * total])  # [dev, test] x strata
     have = np.zeros_like(goal)
     out: dict[str, str] = {}
     fixed = fixed or {}
@@ -60,7 +70,7 @@ def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction
     rng = np.random.default_rng(seed)
     tie = rng.permutation(len(free_arr))
     sizes = counts[free_arr].sum(axis=1)
-    order = free_arr[np.lexsort((tie, -sizes))]          # largest first, seeded order among equals
+    order = free_arr[np.lexsort((tie, -sizes))]  # largest first, seeded order among equals
     flips = rng.random(len(order))
     for k, i in enumerate(order):
         nz = np.flatnonzero(counts[i])
@@ -89,26 +99,36 @@ def assign_splits(targets: Sequence[str], strata: Sequence[str], *, dev_fraction
 def find_leaks(targets: Iterable[str], splits: Iterable[str]) -> dict[str, list[str]]:
     """Targets that occur in more than one split: ``{target: sorted splits}``."""
     seen: dict[str, set[str]] = {}
-    for t, s in zip(targets, splits):
+    for t, s in zip(targets, splits, strict=False):
         seen.setdefault(t, set()).add(s)
     return {t: sorted(s) for t, s in seen.items() if len(s) > 1}
 
 
-def refuse_leaks(targets: Sequence[str], splits: Sequence[str], ids: Sequence[str], *, path: Optional[str] = None,
-                 fix: str = "give each target term one split (drop --split-policy keep, or fix the records' "
-                            "split), so that no target term is in both dev and test.") -> None:
+def refuse_leaks(
+    targets: Sequence[str],
+    splits: Sequence[str],
+    ids: Sequence[str],
+    *,
+    path: str | None = None,
+    fix: str = "give each target term one split (drop --split-policy keep, or fix the records' "
+    "split), so that no target term is in both dev and test.",
+) -> None:
     """Raise :class:`InputError` naming the first leaking target and two of its records."""
     leaks = find_leaks(targets, splits)
     if not leaks:
         return
     t = sorted(leaks)[0]
     ex = {}
-    for tt, s, i in zip(targets, splits, ids):
+    for tt, s, i in zip(targets, splits, ids, strict=False):
         if tt == t and s not in ex:
             ex[s] = i
     where = ", ".join(f"{i} in {s}" for s, i in sorted(ex.items()))
-    raise InputError(f"target term '{t}' is in both splits ({where}); {len(leaks)} target(s) leak across "
-                     "dev and test (StereoSet §6.1: the splits must be disjoint by target term).", path=path, fix=fix)
+    raise InputError(
+        f"target term '{t}' is in both splits ({where}); {len(leaks)} target(s) leak across "
+        "dev and test (StereoSet §6.1: the splits must be disjoint by target term).",
+        path=path,
+        fix=fix,
+    )
 
 
 def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence[str]) -> dict:
@@ -121,14 +141,16 @@ def split_report(targets: Sequence[str], strata: Sequence[str], splits: Sequence
     rec: Counter = Counter()
     first_split: dict[str, str] = {}
     per_stratum: dict[str, list[int]] = {}
-    for t, st, sp in zip(targets, strata, splits):
+    for t, st, sp in zip(targets, strata, splits, strict=False):
         rec[sp] += 1
         first_split.setdefault(t, sp)
         c = per_stratum.setdefault(st, [0, 0])
         c[0] += sp == "dev"
         c[1] += 1
     tg = Counter(first_split.values())
-    return {"records": {k: int(rec.get(k, 0)) for k in ("dev", "test")},
-            "targets": {k: int(tg.get(k, 0)) for k in ("dev", "test")},
-            "dev_share_by_stratum": {st: round(float(d / n), 4) for st, (d, n) in sorted(per_stratum.items())},
-            "records_by_stratum": {st: {"dev": d, "test": n - d} for st, (d, n) in sorted(per_stratum.items())}}
+    return {
+        "records": {k: int(rec.get(k, 0)) for k in ("dev", "test")},
+        "targets": {k: int(tg.get(k, 0)) for k in ("dev", "test")},
+        "dev_share_by_stratum": {st: round(float(d / n), 4) for st, (d, n) in sorted(per_stratum.items())},
+        "records_by_stratum": {st: {"dev": d, "test": n - d} for st, (d, n) in sorted(per_stratum.items())},
+    }

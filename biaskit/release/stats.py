@@ -20,12 +20,14 @@
   For a minimal pair the stereotypical sentence is ``sent_more`` when the direction is ``stereo``
   and ``sent_less`` when it is ``antistereo`` (CrowS-Pairs' ``sent1``); for a CAT its stereotype option.
 """
+
 from __future__ import annotations
 
 import functools
 import math
 from collections import Counter
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -45,10 +47,10 @@ def _trim_chars() -> str:
 SIMPLE_MATHS_N = 1.0
 TOP_K = 20
 MIN_COUNT = 2
-STOP_N = 100     # the most frequent words of a language (wordfreq) are left out of the keyword lists
+STOP_N = 100  # the most frequent words of a language (wordfreq) are left out of the keyword lists
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stop_words(lang: str) -> frozenset:
     """The :data:`STOP_N` most frequent words of ``lang`` in general use (wordfreq's ``top_n_list``:
     English 'the', 'to', 'and'; Hindi 'के', 'है', 'में'), as tokens; empty where wordfreq has no list.
@@ -60,7 +62,7 @@ def stop_words(lang: str) -> frozenset:
     path = wordfreq.available_languages().get(lang)
     if path is None:
         return frozenset()
-    words: list[str] = []     # top_n_list's words, read without its cached copy of the whole list
+    words: list[str] = []  # top_n_list's words, read without its cached copy of the whole list
     for bucket in wordfreq.read_cBpack(path):
         words += [w for w in bucket if not wordfreq.has_digit_sequence(w)]
         if len(words) >= STOP_N:
@@ -74,7 +76,7 @@ def _arrow_strings(texts):
 
     if isinstance(texts, (pa.Array, pa.ChunkedArray)):
         return texts
-    if hasattr(texts, "dtype") and hasattr(texts, "array"):       # a pandas Series (Arrow-backed or object)
+    if hasattr(texts, "dtype") and hasattr(texts, "array"):  # a pandas Series (Arrow-backed or object)
         return pa.array(texts, type=pa.string(), from_pandas=True)
     return pa.array(list(texts), type=pa.string())
 
@@ -99,7 +101,7 @@ def count_tokens(texts: Iterable[str]) -> Counter:
     import pyarrow.compute as pc
 
     vc = pc.value_counts(_token_array(texts))
-    return Counter(dict(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist())))
+    return Counter(dict(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist(), strict=False)))
 
 
 def log_likelihood(a, b, c: float, d: float):
@@ -121,17 +123,34 @@ def simple_maths(fpm_focus, fpm_ref, n: float = SIMPLE_MATHS_N):
     return (np.asarray(fpm_focus, dtype=float) + n) / (np.asarray(fpm_ref, dtype=float) + n)
 
 
-def keyness_ll(focus: Counter, ref: Counter, *, top: int = TOP_K, min_count: int = MIN_COUNT,
-               exclude: Iterable[str] = ()) -> list[dict]:
+def keyness_ll(
+    focus: Counter, ref: Counter, *, top: int = TOP_K, min_count: int = MIN_COUNT, exclude: Iterable[str] = ()
+) -> list[dict]:
     """Words over-used in ``focus`` relative to ``ref``, by log-likelihood, best first."""
     words = list(focus)
-    return _ll_top(words, np.array([focus[w] for w in words], dtype=float),
-                   np.array([ref.get(w, 0) for w in words], dtype=float), float(sum(focus.values())),
-                   float(sum(ref.values())), top=top, min_count=min_count, exclude=exclude)
+    return _ll_top(
+        words,
+        np.array([focus[w] for w in words], dtype=float),
+        np.array([ref.get(w, 0) for w in words], dtype=float),
+        float(sum(focus.values())),
+        float(sum(ref.values())),
+        top=top,
+        min_count=min_count,
+        exclude=exclude,
+    )
 
 
-def _ll_top(words: Sequence[str], a: np.ndarray, b: np.ndarray, c: float, d: float, *, top: int = TOP_K,
-            min_count: int = MIN_COUNT, exclude: Iterable[str] = ()) -> list[dict]:
+def _ll_top(
+    words: Sequence[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    c: float,
+    d: float,
+    *,
+    top: int = TOP_K,
+    min_count: int = MIN_COUNT,
+    exclude: Iterable[str] = (),
+) -> list[dict]:
     """:func:`keyness_ll` on arrays: counts ``a`` (corpus of ``c`` tokens) and ``b`` (``d`` tokens) of ``words``."""
     if not c or not d or not len(words):
         return []
@@ -143,16 +162,20 @@ def _ll_top(words: Sequence[str], a: np.ndarray, b: np.ndarray, c: float, d: flo
     ll = log_likelihood(a[idx], b[idx], c, d)
     order = idx[np.lexsort((np.array([words[i] for i in idx]), -ll))][:top]
     pos = {i: k for k, i in enumerate(idx)}
-    return [{"word": words[i], "count": int(a[i]), "count_other": int(b[i]), "ll": round(float(ll[pos[i]]), 4)}
-            for i in order]
+    return [
+        {"word": words[i], "count": int(a[i]), "count_other": int(b[i]), "ll": round(float(ll[pos[i]]), 4)}
+        for i in order
+    ]
 
 
-def keyness_general(focus: Counter, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT,
-                    exclude: Iterable[str] = ()) -> Optional[dict]:
+def keyness_general(
+    focus: Counter, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT, exclude: Iterable[str] = ()
+) -> dict | None:
     """Words of ``focus`` frequent relative to general language (wordfreq), by simple maths."""
     words = list(focus)
-    return _general_top(words, np.array([focus[w] for w in words], dtype=float), lang, top=top,
-                        min_count=min_count, exclude=exclude)
+    return _general_top(
+        words, np.array([focus[w] for w in words], dtype=float), lang, top=top, min_count=min_count, exclude=exclude
+    )
 
 
 def reference_frequencies(lang: str, words: Iterable[str]) -> dict[str, float]:
@@ -173,8 +196,16 @@ def reference_frequencies(lang: str, words: Iterable[str]) -> dict[str, float]:
     return out
 
 
-def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = TOP_K, min_count: int = MIN_COUNT,
-                 exclude: Iterable[str] = (), freqs: Optional[dict[str, float]] = None) -> Optional[dict]:
+def _general_top(
+    words: Sequence[str],
+    a: np.ndarray,
+    lang: str,
+    *,
+    top: int = TOP_K,
+    min_count: int = MIN_COUNT,
+    exclude: Iterable[str] = (),
+    freqs: dict[str, float] | None = None,
+) -> dict | None:
     from ..errors import require
 
     wf = require("wordfreq", "release", "keyness against general language")
@@ -183,7 +214,9 @@ def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = T
     ref_name = f"wordfreq {_version(wf)} ({lang})"
     total = float(a.sum()) if len(a) else 0.0
     ex = set(exclude)
-    idx = np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
+    idx: np.ndarray | list[int] = (
+        np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
+    )
     if not total or not len(idx):
         return {"reference": ref_name, "n": SIMPLE_MATHS_N, "top": []}
     if freqs is None:
@@ -192,12 +225,23 @@ def _general_top(words: Sequence[str], a: np.ndarray, lang: str, *, top: int = T
     ref = np.array([freqs.get(words[i], 0.0) for i in idx], dtype=float) * 1e6
     score = simple_maths(fpm, ref)
     order = np.lexsort((np.array([words[i] for i in idx]), -score))[:top]
-    return {"reference": ref_name, "n": SIMPLE_MATHS_N,
-            "top": [{"word": words[idx[k]], "count": int(a[idx[k]]), "fpm": round(float(fpm[k]), 2),
-                     "fpm_reference": round(float(ref[k]), 4), "score": round(float(score[k]), 4)} for k in order]}
+    return {
+        "reference": ref_name,
+        "n": SIMPLE_MATHS_N,
+        "top": [
+            {
+                "word": words[idx[k]],
+                "count": int(a[idx[k]]),
+                "fpm": round(float(fpm[k]), 2),
+                "fpm_reference": round(float(ref[k]), 4),
+                "score": round(float(score[k]), 4),
+            }
+            for k in order
+        ],
+    }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _version(mod) -> str:
     try:
         from importlib.metadata import version
@@ -213,9 +257,15 @@ def _length_stats(n: np.ndarray) -> dict[str, Any]:
     hist_max = int(n.max())
     edges = list(range(0, hist_max + 2, max(1, math.ceil((hist_max + 1) / 30))))
     h, e = np.histogram(n, bins=edges)
-    return {"sentences": int(len(n)), "mean": round(float(n.mean()), 2), "median": float(np.median(n)),
-            "std": round(float(n.std()), 2), "min": int(n.min()), "max": hist_max,
-            "histogram": {"edges": [int(x) for x in e], "counts": [int(x) for x in h]}}
+    return {
+        "sentences": int(len(n)),
+        "mean": round(float(n.mean()), 2),
+        "median": float(np.median(n)),
+        "std": round(float(n.std()), 2),
+        "min": int(n.min()),
+        "max": hist_max,
+        "histogram": {"edges": [int(x) for x in e], "counts": [int(x) for x in h]},
+    }
 
 
 def _token_counts(texts: list, cells: np.ndarray, arrow: bool = False):
@@ -230,34 +280,42 @@ def _token_counts(texts: list, cells: np.ndarray, arrow: bool = False):
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
     flat = pc.utf8_trim(pc.list_flatten(lists), _trim_chars())
     t = pa.table({"cell": pa.array(cells[parents]), "tok": flat}).filter(pc.not_equal(flat, ""))
-    g = t.group_by(["cell", "tok"], use_threads=False).aggregate([("tok", "count")])   # (threads: memory, no gain)
+    g = t.group_by(["cell", "tok"], use_threads=False).aggregate([("tok", "count")])  # (threads: memory, no gain)
     g = g.rename_columns(["cell", "tok", "n"])
     return (g if arrow else g.to_pandas()), n_words
 
 
-def _group_words(values: Iterable[Optional[str]]) -> set[str]:
+def _group_words(values: Iterable[str | None]) -> set[str]:
     uniq = sorted({str(v) for v in values if v})
     return set(_token_array(uniq).to_pylist()) if uniq else set()
 
 
-def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), tuple_rows: Sequence[dict] = (),
-                  *, keyness: bool = True, pairs: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def compute_stats(
+    pair_records: Sequence[dict],
+    cat_rows: Sequence[dict] = (),
+    tuple_rows: Sequence[dict] = (),
+    *,
+    keyness: bool = True,
+    pairs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The whole ``stats.json`` (see the module docstring); ``pairs``: the pairs' part already
     accumulated with :class:`PairStats` (a release written as a stream)."""
     import pandas as pd
 
-    out: dict[str, Any] = {"definitions": {
-        "words": "whitespace-separated words per sentence (IndiBias Table 6, StereoSet Table 1)",
-        "tokens": "lower-cased whitespace-separated words with punctuation and symbols (Unicode P*, S*) trimmed "
-                  "from both ends",
-        "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the stereotypical vs "
-                                  "the anti-stereotypical sentences; words over-used on that side, count >= "
-                                  f"{MIN_COUNT}; target terms and stop words removed",
-        "keyness_vs_general": f"Kilgarriff (2009) simple maths, (fpm + {SIMPLE_MATHS_N:g}) / (fpm_reference + "
-                              f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms and stop words removed; count "
-                              f">= {MIN_COUNT}",
-        "stop_words": f"the {STOP_N} most frequent words of the language in wordfreq's lists (top_n_list)",
-    }}
+    out: dict[str, Any] = {
+        "definitions": {
+            "words": "whitespace-separated words per sentence (IndiBias Table 6, StereoSet Table 1)",
+            "tokens": "lower-cased whitespace-separated words with punctuation and symbols (Unicode P*, S*) trimmed "
+            "from both ends",
+            "keyness_stereo_vs_anti": "log-likelihood (Rayson & Garside 2000) of a word's counts in the "
+            "stereotypical vs the anti-stereotypical sentences; words over-used on that side, count >= "
+            f"{MIN_COUNT}; target terms and stop words removed",
+            "keyness_vs_general": f"Kilgarriff (2009) simple maths, (fpm + {SIMPLE_MATHS_N:g}) / (fpm_reference + "
+            f"{SIMPLE_MATHS_N:g}), reference = wordfreq; target terms and stop words removed; count "
+            f">= {MIN_COUNT}",
+            "stop_words": f"the {STOP_N} most frequent words of the language in wordfreq's lists (top_n_list)",
+        }
+    }
     if pairs is not None:
         out["pairs"] = pairs
     elif pair_records:
@@ -265,30 +323,45 @@ def compute_stats(pair_records: Sequence[dict], cat_rows: Sequence[dict] = (), t
     if cat_rows:
         c = pd.DataFrame(list(cat_rows))
         g = c.groupby(["type", "bias_type", "lang", "split"]).agg(n=("id", "size"), targets=("target", "nunique"))
-        words = c["context"].str.split().str.len()
-        out["cats"] = {"records": int(len(c)),
-                       "counts": [{"type": t, "bias_type": b, "lang": lg, "split": sp, "n": int(r.n),
-                                   "targets": int(r.targets)} for (t, b, lg, sp), r in g.iterrows()],
-                       "targets": {"n": int(c["target"].nunique())},
-                       "context_words_mean": {f"{t}/{b}": round(float(v), 2) for (t, b), v in
-                                              words.groupby([c["type"], c["bias_type"]]).mean().items()}}
+        words = c["context"].str.split().str.len()  # type: ignore[misc]  # pandas-stubs: .str.len() of list values
+        out["cats"] = {
+            "records": int(len(c)),
+            "counts": [
+                {"type": t, "bias_type": b, "lang": lg, "split": sp, "n": int(r.n), "targets": int(r.targets)}
+                for (t, b, lg, sp), r in cast("Iterable[tuple[tuple[str, str, str, str], Any]]", g.iterrows())
+            ],
+            "targets": {"n": int(c["target"].nunique())},
+            "context_words_mean": {
+                f"{t}/{b}": round(float(v), 2)
+                for (t, b), v in cast(
+                    "Iterable[tuple[tuple[str, str], float]]", words.groupby([c["type"], c["bias_type"]]).mean().items()
+                )
+            },
+        }
         if keyness:
-            kk = {}
-            for lg, sub in c.groupby("lang", sort=True):
+            kk: dict[str, dict[str, Any]] = {}
+            for lg, sub in cast("Iterable[tuple[str, pd.DataFrame]]", c.groupby("lang", sort=True)):
                 cs, ca = count_tokens(sub["stereotype"]), count_tokens(sub["anti-stereotype"])
                 targets = _group_words(sub["target"]) | stop_words(lg)
-                kk[lg] = {"stereotype_vs_anti": keyness_ll(cs, ca, exclude=targets),
-                          "anti_vs_stereotype": keyness_ll(ca, cs, exclude=targets)}
+                kk[lg] = {
+                    "stereotype_vs_anti": keyness_ll(cs, ca, exclude=targets),
+                    "anti_vs_stereotype": keyness_ll(ca, cs, exclude=targets),
+                }
                 gen = keyness_general(cs, lg, exclude=targets)
                 if gen is not None:
                     kk[lg]["stereotype_vs_general"] = gen
             out["cats"]["keyness"] = kk
     if tuple_rows:
         t = pd.DataFrame(list(tuple_rows))
-        g = t.groupby(["axis", "polarity", "lang", "split"]).size()
-        out["tuples"] = {"records": int(len(t)), "identities": int(t["identity"].nunique()),
-                         "counts": [{"axis": a, "polarity": p, "lang": lg, "split": sp, "n": int(n)}
-                                    for (a, p, lg, sp), n in g.items()]}
+        sizes = t.groupby(["axis", "polarity", "lang", "split"]).size()
+        out["tuples"] = {
+            "records": int(len(t)),
+            "identities": int(t["identity"].nunique()),
+            "counts": [
+                {"axis": a, "polarity": p, "lang": lg, "split": sp, "n": int(n)}
+                for (a, p, lg, sp), n in cast("Iterable[tuple[tuple[str, str, str, str], int]]", sizes.items())
+            ],
+        }
     return out
 
 
@@ -313,7 +386,7 @@ def write_plots(stats: dict[str, Any], folder) -> list[str]:
         c = pd.DataFrame(pairs["counts"]).groupby(["lang", "bias_type", "direction"])["n"].sum().unstack(fill_value=0)
         langs = sorted({lg for lg, _ in c.index})
         fig, axes = plt.subplots(1, len(langs), figsize=(5 * len(langs), 3.5), squeeze=False)
-        for ax, lg in zip(axes[0], langs):
+        for ax, lg in zip(axes[0], langs, strict=False):
             sub = c.loc[lg]
             sub.plot.barh(ax=ax, stacked=True, color={"stereo": "#c44e52", "antistereo": "#4c72b0"})
             ax.set_title(f"pairs per bias type ({lg})")
@@ -356,11 +429,11 @@ class PairStats:
     BATCH = 10_000
 
     def __init__(self) -> None:
-        self.cell_of: dict[tuple[str, str, str], int] = {}       # (lang, split, bias type) -> code
+        self.cell_of: dict[tuple[str, str, str], int] = {}  # (lang, split, bias type) -> code
         self.cells: list[int] = []
         self.stereo: list[str] = []
         self.anti: list[str] = []
-        self.view_groups: dict[str, set] = {}   # lang -> every target, group_more and group_less of its views
+        self.view_groups: dict[str, set] = {}  # lang -> every target, group_more and group_less of its views
         self.counts: Counter = Counter()
         self.by_split: Counter = Counter()
         self.t_split: dict[str, str] = {}
@@ -412,11 +485,14 @@ class PairStats:
         langs = sorted({k[0] for k in keys})
         counts = self.counts
         out: dict[str, Any] = {
-            "records": self.records, "views": self.views,
+            "records": self.records,
+            "views": self.views,
             "by_lang": {lg: sum(n for k, n in counts.items() if k[2] == lg) for lg in langs},
             "by_split": dict(sorted(self.by_split.items())),
-            "counts": [{"bias_type": b, "direction": d, "lang": lg, "split": sp, "n": n}
-                       for (b, d, lg, sp), n in sorted(counts.items())],
+            "counts": [
+                {"bias_type": b, "direction": d, "lang": lg, "split": sp, "n": n}
+                for (b, d, lg, sp), n in sorted(counts.items())
+            ],
             "targets": {"n": len(self.t_split), "by_split": dict(sorted(Counter(self.t_split.values()).items()))},
         }
         if not keys:
@@ -437,18 +513,22 @@ class PairStats:
         for lg in langs:
             sel = cell_lang[cc] == lg
             entry = _length_stats(nw[sel].astype(int))
-            entry["by_bias_type"] = {bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
-                                     for bt in sorted({k[2] for k in keys if k[0] == lg})}
+            entry["by_bias_type"] = {
+                bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
+                for bt in sorted({k[2] for k in keys if k[0] == lg})
+            }
             lengths[lg] = entry
         out["sentence_words"] = lengths
+
         # vocabulary and keyness: token counts per (cell, token) and side, aggregated in Arrow (the
         # tokens stay Arrow strings; only each language's vocabulary becomes Python strings)
         def side_counts(parts, st: bool):
             t = pa.concat_tables(parts).group_by(["cell", "tok"], use_threads=False).aggregate([("n", "sum")])
             n = t.column("n_sum")
             zero = pa.array(np.zeros(len(t), dtype=np.int64))
-            return pa.table({"cell": t.column("cell"), "tok": t.column("tok"),
-                             "st": n if st else zero, "an": zero if st else n})
+            return pa.table(
+                {"cell": t.column("cell"), "tok": t.column("tok"), "st": n if st else zero, "an": zero if st else n}
+            )
 
         tok = pa.concat_tables([side_counts(self._tok_s, True), side_counts(self._tok_a, False)])
         self._tok_s, self._tok_a = [], []
@@ -461,23 +541,38 @@ class PairStats:
         key: dict[str, Any] = {}
         for li, lg in enumerate(langs):
             mask = lang_of == li
-            tl = tok.filter(pa.array(mask)).append_column("split", pa.array(split_of[mask].tolist(), pa.string())) \
+            tl = (
+                tok.filter(pa.array(mask))
+                .append_column("split", pa.array(split_of[mask].tolist(), pa.string()))
                 .append_column("bias_type", pa.array(bt_of[mask].tolist(), pa.string()))
+            )
             per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
             words = per.column("tok").to_pylist()
             a = per.column("st_sum").to_numpy().astype(float)
             b = per.column("an_sum").to_numpy().astype(float)
             both = a + b
             by_split = tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")])
-            vocab[lg] = {"types": len(words), "tokens": int(both.sum()),
-                         "by_split": {sp: int(n) for sp, n in sorted(zip(by_split.column("split").to_pylist(),
-                                                                         by_split.column("tok_count_distinct")
-                                                                         .to_pylist()))}}
+            vocab[lg] = {
+                "types": len(words),
+                "tokens": int(both.sum()),
+                "by_split": {
+                    sp: int(n)
+                    for sp, n in sorted(
+                        zip(
+                            by_split.column("split").to_pylist(),
+                            by_split.column("tok_count_distinct").to_pylist(),
+                            strict=False,
+                        )
+                    )
+                },
+            }
             if not keyness:
                 continue
             targets = _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg)
-            k = {"stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum(), exclude=targets),
-                 "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum(), exclude=targets)}
+            k: dict[str, Any] = {
+                "stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum(), exclude=targets),
+                "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum(), exclude=targets),
+            }
             from ..errors import require
 
             wf = require("wordfreq", "release", "keyness against general language")
@@ -486,15 +581,27 @@ class PairStats:
             k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
             if gen is not None:
                 k["vs_general_by_bias_type"] = {}
-                per_bt = tl.append_column("n", pc.add(tl.column("st"), tl.column("an"))) \
-                    .group_by(["bias_type", "tok"], use_threads=False).aggregate([("n", "sum")]) \
+                per_bt = (
+                    tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
+                    .group_by(["bias_type", "tok"], use_threads=False)
+                    .aggregate([("n", "sum")])
                     .sort_by([("bias_type", "ascending"), ("tok", "ascending")])
+                )
                 bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
                 for bt in sorted(set(bts.tolist())):
                     sel = per_bt.filter(pa.array(bts == bt))
-                    k["vs_general_by_bias_type"][bt] = _general_top(
-                        sel.column("tok").to_pylist(), sel.column("n_sum").to_numpy().astype(float), lg, top=10,
-                        exclude=targets, freqs=ref)["top"]
+                    # never None here: gen is not None, so lg has a wordfreq list
+                    k["vs_general_by_bias_type"][bt] = cast(
+                        dict,
+                        _general_top(
+                            sel.column("tok").to_pylist(),
+                            sel.column("n_sum").to_numpy().astype(float),
+                            lg,
+                            top=10,
+                            exclude=targets,
+                            freqs=ref,
+                        ),
+                    )["top"]
             key[lg] = k
         out["vocabulary"] = vocab
         if keyness:

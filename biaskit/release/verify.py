@@ -14,18 +14,19 @@ Checks, each problem one line naming the file (and row) and the fix:
   data-statement headings. Sections still marked ``[TO BE WRITTEN BY THE MAINTAINERS: ...]`` and an
   ``unknown`` licence are *warnings*, not problems.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import InputError
 from . import layout as L
 from .gcpause import without_gc
 
-MAX_ROW_PROBLEMS = 20      # per file: the first ones, then a count
+MAX_ROW_PROBLEMS = 20  # per file: the first ones, then a count
 
 
 @dataclass
@@ -39,17 +40,23 @@ class VerifyResult:
     def ok(self) -> bool:
         return not self.problems
 
-    def add(self, message: str, *, path: Optional[str | Path] = None, row: Optional[int] = None,
-            fix: Optional[str] = None) -> None:
+    def add(
+        self, message: str, *, path: str | Path | None = None, row: int | None = None, fix: str | None = None
+    ) -> None:
         self.problems.append(str(InputError(message, path=path, row=row, fix=fix)))
 
     def summary(self) -> str:
         c = self.checked
         recs = ", ".join(f"{n} {k}" for k, n in c.get("records", {}).items())
-        return (f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
-                f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
-                + (f"complete, with {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''} (above)"
-                   if self.warnings else "complete"))
+        return (
+            f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
+            f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
+            + (
+                f"complete, with {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''} (above)"
+                if self.warnings
+                else "complete"
+            )
+        )
 
 
 @without_gc
@@ -60,8 +67,11 @@ def verify_release(path: str | Path) -> VerifyResult:
         res.add("not a folder.", path=p, fix="pass the release folder written by `biaskit release build`.")
         return res
     if not (p / L.RELEASE_JSON).exists() and not (p / L.SUMS).exists():  # not a damaged release: no release at all
-        raise InputError(f"not a biaskit release: no {L.RELEASE_JSON}.", path=p,
-                         fix="pass a folder written by `biaskit release build`.")
+        raise InputError(
+            f"not a biaskit release: no {L.RELEASE_JSON}.",
+            path=p,
+            fix="pass a folder written by `biaskit release build`.",
+        )
     meta = _release_json(p, res)
     _sums(p, res)
     targets: dict[str, set[str]] = {}
@@ -71,8 +81,11 @@ def verify_release(path: str | Path) -> VerifyResult:
     leaks = {t: s for t, s in targets.items() if len(s) > 1}
     if leaks:
         t = sorted(leaks)[0]
-        res.add(f"target term '{t}' is in both dev and test ({len(leaks)} target(s) leak).", path=p,
-                fix="rebuild with `biaskit release build` (splits by target term), without --split-policy keep.")
+        res.add(
+            f"target term '{t}' is in both dev and test ({len(leaks)} target(s) leak).",
+            path=p,
+            fix="rebuild with `biaskit release build` (splits by target term), without --split-policy keep.",
+        )
     res.checked["targets"] = len(targets)
     _parquet(p, res, split_counts)
     if meta:
@@ -84,7 +97,7 @@ def verify_release(path: str | Path) -> VerifyResult:
     return res
 
 
-def _release_json(p: Path, res: VerifyResult) -> Optional[dict]:
+def _release_json(p: Path, res: VerifyResult) -> dict | None:
     from ..io import read_json
 
     f = p / L.RELEASE_JSON
@@ -137,7 +150,7 @@ def _note_target(targets: dict, t: Any, sp: Any) -> None:
     if t:
         t = str(t)
         key = _NORM_TARGET.get(t)
-        if key is None:      # a release has far fewer targets than records: normalise each spelling once
+        if key is None:  # a release has far fewer targets than records: normalise each spelling once
             if len(_NORM_TARGET) > 100_000:
                 _NORM_TARGET.clear()
             key = _NORM_TARGET[t] = norm_target(t)
@@ -171,8 +184,12 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
                 if bad <= MAX_ROW_PROBLEMS:
                     e = exc.errors()[0]
                     loc = ".".join(str(x) for x in e.get("loc", ()))
-                    res.add(f"not a valid released pair: {loc + ': ' if loc else ''}{e.get('msg')}.", path=f, row=row,
-                            fix=fix)
+                    res.add(
+                        f"not a valid released pair: {loc + ': ' if loc else ''}{e.get('msg')}.",
+                        path=f,
+                        row=row,
+                        fix=fix,
+                    )
                 continue
             if rec.id in seen:
                 res.add(f"duplicate id {rec.id}.", path=f, row=row, fix=fix)
@@ -212,8 +229,12 @@ def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> No
                     rec = model.model_validate(obj)
                 except ValidationError as exc:
                     e = exc.errors()[0]
-                    res.add(f"not a valid {kind[:-1]}: {'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}.",
-                            path=f, row=row, fix=fix)
+                    res.add(
+                        f"not a valid {kind[:-1]}: {'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}.",
+                        path=f,
+                        row=row,
+                        fix=fix,
+                    )
                     continue
                 sp = (rec.meta or {}).get("split")
                 if sp not in L.SPLITS:
@@ -238,7 +259,7 @@ def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
         for sp, n in counts.items():
             f = p / L.parquet_path(kind, sp)
             if not f.exists():
-                if n:   # an empty split has no file (Hugging Face `datasets` cannot load one)
+                if n:  # an empty split has no file (Hugging Face `datasets` cannot load one)
                     res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
                 continue
             try:
@@ -249,12 +270,18 @@ def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
                 res.add(f"not a readable Parquet file ({type(exc).__name__}).", path=f, fix="rebuild the release.")
                 continue
             if rows == 0:
-                res.add(f"split '{sp}' is empty: Hugging Face `datasets.load_dataset` fails on an empty split.",
-                        path=f, fix="rebuild the release with this biaskit (`biaskit release build`): it leaves "
-                                    "empty splits out and never makes one when there are two targets or more.")
+                res.add(
+                    f"split '{sp}' is empty: Hugging Face `datasets.load_dataset` fails on an empty split.",
+                    path=f,
+                    fix="rebuild the release with this biaskit (`biaskit release build`): it leaves "
+                    "empty splits out and never makes one when there are two targets or more.",
+                )
             elif rows != n:
-                res.add(f"{rows} rows, but {L.RECORD_FILES[kind]} has {n} {kind} in split '{sp}'.", path=f,
-                        fix="rebuild the release with `biaskit release build`.")
+                res.add(
+                    f"{rows} rows, but {L.RECORD_FILES[kind]} has {n} {kind} in split '{sp}'.",
+                    path=f,
+                    fix="rebuild the release with `biaskit release build`.",
+                )
 
 
 def valid_date(value: Any) -> bool:
@@ -270,7 +297,7 @@ def valid_date(value: Any) -> bool:
     return True
 
 
-def _file_rows(f: Path) -> Optional[int]:
+def _file_rows(f: Path) -> int | None:
     """Data rows of a release file (JSONL lines, Parquet rows, CSV rows without the header, StereoSet
     examples), or None when the file cannot be read."""
     try:
@@ -292,7 +319,7 @@ def _file_rows(f: Path) -> Optional[int]:
             with open(f, encoding="utf-8") as fh:
                 data = json.load(fh).get("data") or {}
             return sum(len(v) for v in data.values())
-    except Exception:   # a damaged file: the checks above name it
+    except Exception:  # a damaged file: the checks above name it
         return None
     return None
 
@@ -306,8 +333,8 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
     created = meta.get("created")
     if "created" in meta and not valid_date(created):
         res.add(f"'created' is {created!r}, not a date (YYYY-MM-DD).", path=f, fix=fix)
-    data_files = meta.get("data_files") if isinstance(meta.get("data_files"), dict) else {}
-    counts = meta.get("counts") if isinstance(meta.get("counts"), dict) else {}
+    data_files = meta["data_files"] if isinstance(meta.get("data_files"), dict) else {}
+    counts = meta["counts"] if isinstance(meta.get("counts"), dict) else {}
     for kind, fn in L.RECORD_FILES.items():
         rf = p / fn
         if not rf.is_file():
@@ -317,8 +344,12 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
         if fn not in data_files:
             res.add(f"'data_files' does not list {fn}.", path=f, fix=fix)
         elif sha256_file(rf) != data_files[fn]:
-            res.add(f"'data_files' gives another SHA-256 for {fn} than the file has (the file or release.json was "
-                    "changed).", path=f, fix=fix)
+            res.add(
+                f"'data_files' gives another SHA-256 for {fn} than the file has (the file or release.json was "
+                "changed).",
+                path=f,
+                fix=fix,
+            )
         c = counts.get(kind)
         if not isinstance(c, dict):
             res.add(f"'counts' has no entry for {kind} ({fn} is there).", path=f, fix=fix)
@@ -330,17 +361,26 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
         for sp in L.SPLITS:
             want = (c.get("by_split") or {}).get(sp, 0)
             if want != have.get(sp, 0):
-                res.add(f"'counts.{kind}.by_split.{sp}' is {want}, but {fn} holds {have.get(sp, 0)} {kind} in split "
-                        f"'{sp}'.", path=f, fix=fix)
+                res.add(
+                    f"'counts.{kind}.by_split.{sp}' is {want}, but {fn} holds {have.get(sp, 0)} {kind} in split "
+                    f"'{sp}'.",
+                    path=f,
+                    fix=fix,
+                )
         if kind == "pairs":
             by_lang = split_counts.get("pairs_by_lang") or {}
-            given = {(sp, lg): n for sp, d in (c.get("by_split_lang") or {}).items() for lg, n in (d or {}).items()
-                     if n}
+            given = {
+                (sp, lg): n for sp, d in (c.get("by_split_lang") or {}).items() for lg, n in (d or {}).items() if n
+            }
             for key in sorted(set(given) | set(by_lang)):
                 if given.get(key, 0) != by_lang.get(key, 0):
-                    res.add(f"'counts.pairs.by_split_lang.{key[0]}.{key[1]}' is {given.get(key, 0)}, but {fn} holds "
-                            f"{by_lang.get(key, 0)} '{key[1]}' views in split '{key[0]}'.", path=f, fix=fix)
-    rows = meta.get("rows") if isinstance(meta.get("rows"), dict) else {}
+                    res.add(
+                        f"'counts.pairs.by_split_lang.{key[0]}.{key[1]}' is {given.get(key, 0)}, but {fn} holds "
+                        f"{by_lang.get(key, 0)} '{key[1]}' views in split '{key[0]}'.",
+                        path=f,
+                        fix=fix,
+                    )
+    rows = meta["rows"] if isinstance(meta.get("rows"), dict) else {}
     for rel, n in sorted(rows.items()):
         rf = p / rel
         if not rf.is_file():
@@ -351,7 +391,7 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
             res.add(f"'rows' gives {rel} {n} rows; the file has {got}.", path=f, fix=fix)
 
 
-def card_front_matter(text: str) -> Optional[dict]:
+def card_front_matter(text: str) -> dict | None:
     m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
     if not m:
         return None
@@ -383,9 +423,11 @@ def _card(p: Path, res: VerifyResult) -> None:
                 if not (p / str(df.get("path"))).exists():
                     res.add(f"config '{c.get('config_name')}' names a missing file {df.get('path')}.", path=f, fix=fix)
         if str(fm.get("license", "")).lower() in ("unknown", "other", ""):
-            res.warnings.append(f"{f}: licence is '{fm.get('license')}'. Fix: rebuild with a licence "
-                                "(`biaskit release build ... --license cc-by-sa-4.0`, license in [stages.release] "
-                                "under `biaskit run`; required when CrowS-Pairs or StereoSet text is included).")
+            res.warnings.append(
+                f"{f}: licence is '{fm.get('license')}'. Fix: rebuild with a licence "
+                "(`biaskit release build ... --license cc-by-sa-4.0`, license in [stages.release] "
+                "under `biaskit run`; required when CrowS-Pairs or StereoSet text is included)."
+            )
     heads = {h.strip().lower() for h in re.findall(r"(?m)^#{1,4}\s+(.+?)\s*$", text)}
     for s in L.CARD_SECTIONS:
         if s.lower() not in heads:
@@ -395,10 +437,12 @@ def _card(p: Path, res: VerifyResult) -> None:
             m = re.search(re.escape(L.TODO_MARK) + r":?\s*(.*?)\]", line)
             what = m.group(1) if m else line.strip()
             section = _section_of(text, i)
-            res.warnings.append(f"{f}, row {i}: section '{section}' is still to be written by the maintainers "
-                                f"({what[:80]}). Fix: write '## {section}' in the card text file and rebuild "
-                                "(`biaskit release build ... --card-text FILE`; card_text in [stages.release] under "
-                                "`biaskit run`).")
+            res.warnings.append(
+                f"{f}, row {i}: section '{section}' is still to be written by the maintainers "
+                f"({what[:80]}). Fix: write '## {section}' in the card text file and rebuild "
+                "(`biaskit release build ... --card-text FILE`; card_text in [stages.release] under "
+                "`biaskit run`)."
+            )
 
 
 def _section_of(text: str, line_no: int) -> str:
@@ -418,8 +462,10 @@ def _croissant(p: Path, res: VerifyResult) -> None:
 
     f = p / L.CROISSANT
     if not f.exists():
-        res.warnings.append(f"{f}: missing (releases built before biaskit wrote Croissant metadata). Fix: rebuild "
-                            "the release with `biaskit release build`.")
+        res.warnings.append(
+            f"{f}: missing (releases built before biaskit wrote Croissant metadata). Fix: rebuild "
+            "the release with `biaskit release build`."
+        )
         return
     fix = "rebuild the release with `biaskit release build` (croissant.json is generated)."
     try:

@@ -23,9 +23,10 @@ Backends are looked up in :data:`LLMS` (the CLI's ``--llm`` choices come from it
 is a module with a :class:`BaseLLM` subclass implementing ``_send`` plus one ``LLMS.register``
 line below (see docs/curation.md, "Adding an LLM backend").
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.registry import Registry
 
@@ -36,17 +37,37 @@ from .protocol import EndpointError, LLMClient, LLMError, LLMResult, Messages, S
 from .repair import coerce_to_schema, parse_json_lenient, validate_schema
 
 LLMS: Registry = Registry("LLM backend")
-LLMS.register("openai", "biaskit.curation.llm.openai_backend:OpenAILLM",
-              help="any OpenAI-compatible chat completions endpoint (OpenAI, llama.cpp, vLLM, Ollama, ...)")
+LLMS.register(
+    "openai",
+    "biaskit.curation.llm.openai_backend:OpenAILLM",
+    help="any OpenAI-compatible chat completions endpoint (OpenAI, llama.cpp, vLLM, Ollama, ...)",
+)
 LLMS.register("dummy", DummyLLM, help="deterministic schema-valid replies, offline (for trying the commands)")
 
 
-def get_llm(name: str = "openai", model: Optional[str] = None, *, base_url: Optional[str] = None,
-            **kw: Any) -> LLMClient:
+def get_llm(name: str = "openai", model: str | None = None, *, base_url: str | None = None, **kw: Any) -> LLMClient:
     """Build an LLM client from the registry: ``get_llm("openai", model="gpt-4o-mini")``."""
     return LLMS.create(name, model or ("dummy" if name == "dummy" else ""), base_url=base_url, **kw)
 
 
-__all__ = ["LLMS", "get_llm", "LLMClient", "BaseLLM", "DummyLLM", "LLMResult", "Usage", "Stats", "Messages",
-           "LLMError", "EndpointError", "FORMAT_MODES", "DEFAULT_PRICES", "load_prices", "estimate_cost",
-           "is_local_endpoint", "parse_json_lenient", "coerce_to_schema", "validate_schema"]
+__all__ = [
+    "LLMS",
+    "get_llm",
+    "LLMClient",
+    "BaseLLM",
+    "DummyLLM",
+    "LLMResult",
+    "Usage",
+    "Stats",
+    "Messages",
+    "LLMError",
+    "EndpointError",
+    "FORMAT_MODES",
+    "DEFAULT_PRICES",
+    "load_prices",
+    "estimate_cost",
+    "is_local_endpoint",
+    "parse_json_lenient",
+    "coerce_to_schema",
+    "validate_schema",
+]

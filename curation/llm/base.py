@@ -28,6 +28,7 @@ Everything else lives here:
 - **Secrets.** Error texts from servers pass through :func:`biaskit.redact.redact` before they
   reach a result (a 401 body quoting the API key never reaches an errors file).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -35,9 +36,11 @@ import email.utils
 import random
 import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from biaskit.cache import DiskCache, request_hash
+from biaskit.options import tell
 from biaskit.redact import redact
 
 from .pricing import estimate_cost, load_prices
@@ -54,8 +57,9 @@ class Transient(Exception):
     ``kind``: ``http`` (a retryable status), ``timeout``, ``connect`` (refused / unknown host), or
     ``network`` (a connection dropped mid-request)."""
 
-    def __init__(self, message: str, *, kind: str = "http", retry_after: Optional[float] = None,
-                 status: Optional[int] = None):
+    def __init__(
+        self, message: str, *, kind: str = "http", retry_after: float | None = None, status: int | None = None
+    ):
         super().__init__(message)
         self.kind = kind
         self.retry_after = retry_after
@@ -75,14 +79,14 @@ _FORMAT_LOCK = threading.Lock()
 
 
 def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def clean_params(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in sorted(params.items()) if v is not None}
 
 
-def retry_after_seconds(headers: Any) -> Optional[float]:
+def retry_after_seconds(headers: Any) -> float | None:
     """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
     if headers is None:
         return None
@@ -100,7 +104,7 @@ def retry_after_seconds(headers: Any) -> Optional[float]:
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(ra)
-            return max(0.0, (when - _dt.datetime.now(when.tzinfo or _dt.timezone.utc)).total_seconds())
+            return max(0.0, (when - _dt.datetime.now(when.tzinfo or _dt.UTC)).total_seconds())
         except (TypeError, ValueError):
             return None
 
@@ -110,23 +114,35 @@ class BaseLLM:
 
     name = "base"
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None, cache: bool | DiskCache | None = True,
-                 max_retries: int = 4, backoff: float = 1.0, max_backoff: float = 60.0,
-                 parse_retries: int = 1, response_format: str = "auto",
-                 prices: Optional[dict[str, tuple[float, float]]] = None, timeout: float = 120.0,
-                 max_failures_in_a_row: int = 3, connect_retries: int = 1,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        cache: bool | DiskCache | None = True,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        max_backoff: float = 60.0,
+        parse_retries: int = 1,
+        response_format: str = "auto",
+        prices: dict[str, tuple[float, float]] | None = None,
+        timeout: float = 120.0,
+        max_failures_in_a_row: int = 3,
+        connect_retries: int = 1,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         if not model:
-            raise LLMError("no model given. Fix: pass --model NAME (the model id your endpoint serves).")
+            raise LLMError(f"no model given. Fix: {tell('model', 'NAME')} (the model id your endpoint serves).")
         if response_format not in ("auto", *FORMAT_MODES):
-            raise LLMError(f"unknown response_format '{response_format}'. Fix: use auto or one of "
-                           f"{', '.join(FORMAT_MODES)}.")
+            raise LLMError(
+                f"unknown response_format '{response_format}'. Fix: use auto or one of {', '.join(FORMAT_MODES)}."
+            )
         self.model = model
         self.base_url = base_url
         if cache is True:
             cache = DiskCache(namespace="llm")
         # (not `cache or None`: an empty DiskCache is falsy because it defines __len__)
-        self.cache: Optional[DiskCache] = cache if isinstance(cache, DiskCache) else None
+        self.cache: DiskCache | None = cache if isinstance(cache, DiskCache) else None
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -141,7 +157,7 @@ class BaseLLM:
         self._pause_until = 0.0
         self._lock = threading.Lock()
         self._failures_in_a_row = 0
-        self._stopped: Optional[EndpointError] = None   # once set, no request is sent any more
+        self._stopped: EndpointError | None = None  # once set, no request is sent any more
 
     # ---- identity
     @property
@@ -152,8 +168,9 @@ class BaseLLM:
         return {"backend": self.name, "model": self.model, "endpoint": self.endpoint}
 
     # ---- the one method a backend implements
-    def _send(self, messages: Messages, params: dict[str, Any],
-              response_format: Optional[dict]) -> tuple[str, Usage, Optional[str]]:
+    def _send(
+        self, messages: Messages, params: dict[str, Any], response_format: dict | None
+    ) -> tuple[str, Usage, str | None]:
         """One request; returns ``(text, usage, finish_reason)``. Raise :class:`Transient` for
         failures worth retrying, :class:`FormatRejected` when ``response_format`` is refused,
         :class:`Fatal` for a failure of this request only, :class:`EndpointError` when no request
@@ -187,7 +204,7 @@ class BaseLLM:
             self.cache.set({"endpoint_format": list(key)}, mode)
 
     @staticmethod
-    def _response_format(mode: str, schema: Optional[dict]) -> Optional[dict]:
+    def _response_format(mode: str, schema: dict | None) -> dict | None:
         if mode == "none":
             return None
         if schema is None:
@@ -220,23 +237,25 @@ class BaseLLM:
             self._failures_in_a_row += 1
             stop = self.max_failures_in_a_row and self._failures_in_a_row >= self.max_failures_in_a_row
         if stop:
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
-            raise EndpointError(f"{self.endpoint}: {self._failures_in_a_row} requests in a row failed, the last "
-                                f"with: {message}. Fix: check that the server at {self.endpoint} is up and serves "
-                                f"model '{self.model}' ({opt('base_url')}, {opt('model')}, {opt('timeout')}); "
-                                "finished jobs are saved and a re-run resumes.")
+            raise EndpointError(
+                f"{self.endpoint}: {self._failures_in_a_row} requests in a row failed, the last "
+                f"with: {message}. Fix: check that the server at {self.endpoint} is up and serves "
+                f"model '{self.model}' ({say('base_url')}, {say('model')}, {say('timeout')}); "
+                "finished jobs are saved and a re-run resumes."
+            )
         return Fatal(message)
 
-    def _send_with_retries(self, messages: Messages, params: dict[str, Any], response_format: Optional[dict]):
+    def _send_with_retries(self, messages: Messages, params: dict[str, Any], response_format: dict | None):
         try:
             return self._send_until_done(messages, params, response_format)
         except EndpointError as exc:
-            with self._lock:   # other threads' jobs stop too, without another request
+            with self._lock:  # other threads' jobs stop too, without another request
                 self._stopped = self._stopped or exc
             raise
 
-    def _send_until_done(self, messages: Messages, params: dict[str, Any], response_format: Optional[dict]):
+    def _send_until_done(self, messages: Messages, params: dict[str, Any], response_format: dict | None):
         attempt = 0
         while True:
             if self._stopped is not None:
@@ -248,18 +267,20 @@ class BaseLLM:
             except Transient as exc:
                 msg = redact(str(exc))
                 if attempt >= self._allowed_retries(exc):
-                    from biaskit.clitools import opt
+                    from biaskit.options import say
 
                     if exc.kind == "connect":
-                        raise EndpointError(f"cannot connect to {self.endpoint}: {msg}. Fix: start the server, "
-                                            f"or check {opt('base_url')} / $OPENAI_BASE_URL.") from None
+                        raise EndpointError(
+                            f"cannot connect to {self.endpoint}: {msg}. Fix: start the server, "
+                            f"or check {say('base_url')} / $OPENAI_BASE_URL."
+                        ) from None
                     if exc.kind == "timeout":
-                        msg = f"no answer within {self.timeout:g} s ({opt('timeout')})"
+                        msg = f"no answer within {self.timeout:g} s ({say('timeout')})"
                     raise self._failed(msg + (f" (gave up after {attempt + 1} attempts)" if attempt else "")) from None
                 delay = exc.retry_after
                 if delay is None:
                     base = 0.5 if exc.kind == "connect" else self.backoff
-                    delay = min(self.max_backoff, base * (2 ** attempt)) * (0.5 + random.random() / 2)
+                    delay = min(self.max_backoff, base * (2**attempt)) * (0.5 + random.random() / 2)
                 delay = max(0.0, min(float(delay), self.max_backoff))
                 if exc.status == 429:
                     with self._lock:
@@ -274,16 +295,22 @@ class BaseLLM:
                     self._failures_in_a_row = 0
                 return out
 
-    def _request(self, messages: Messages, params: dict[str, Any], schema: Optional[dict],
-                 want_json: bool) -> dict[str, Any]:
+    def _request(
+        self, messages: Messages, params: dict[str, Any], schema: dict | None, want_json: bool
+    ) -> dict[str, Any]:
         """One logical request (format fallback + retries) -> a cacheable entry."""
         if not want_json:
             text, usage, finish = self._send_with_retries(messages, params, None)
-            return {"raw": text, "usage": usage.as_dict(), "finish_reason": finish, "created_at": now_iso(),
-                    "response_format": None}
+            return {
+                "raw": text,
+                "usage": usage.as_dict(),
+                "finish_reason": finish,
+                "created_at": now_iso(),
+                "response_format": None,
+            }
         mode = self._format_mode()
-        modes = list(FORMAT_MODES[FORMAT_MODES.index(mode):]) if self.response_format == "auto" else [mode]
-        last: Optional[Exception] = None
+        modes = list(FORMAT_MODES[FORMAT_MODES.index(mode) :]) if self.response_format == "auto" else [mode]
+        last: Exception | None = None
         for m in modes:
             try:
                 text, usage, finish = self._send_with_retries(messages, params, self._response_format(m, schema))
@@ -292,25 +319,36 @@ class BaseLLM:
                 continue
             if m != mode or self.response_format == "auto":
                 self._remember_format(m)
-            return {"raw": text, "usage": usage.as_dict(), "finish_reason": finish, "created_at": now_iso(),
-                    "response_format": m}
+            return {
+                "raw": text,
+                "usage": usage.as_dict(),
+                "finish_reason": finish,
+                "created_at": now_iso(),
+                "response_format": m,
+            }
         raise self._failed(f"the server rejected every response_format ({redact(str(last))})")
 
     # ---- the client protocol
-    def request_key(self, messages: Messages, params: dict[str, Any], schema: Optional[dict],
-                    kind: str) -> dict[str, Any]:
-        return {"kind": kind, "model": self.model, "endpoint": self.endpoint, "messages": list(messages),
-                "params": params, "schema": schema}
+    def request_key(self, messages: Messages, params: dict[str, Any], schema: dict | None, kind: str) -> dict[str, Any]:
+        return {
+            "kind": kind,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "messages": list(messages),
+            "params": params,
+            "schema": schema,
+        }
 
-    def job_hash(self, messages: Messages, schema: Optional[dict] = None, **params: Any) -> str:
+    def job_hash(self, messages: Messages, schema: dict | None = None, **params: Any) -> str:
         """The request hash :meth:`complete_json` uses for this call (its first attempt)."""
         return request_hash(self.request_key(list(messages), clean_params(params), schema, "json"))
 
-    def _cost(self, usage: Usage) -> Optional[float]:
+    def _cost(self, usage: Usage) -> float | None:
         return estimate_cost(self.model, usage, self.prices, self.base_url)
 
-    def _cached_call(self, messages: Messages, params: dict[str, Any], schema: Optional[dict], kind: str,
-                     refresh: bool) -> tuple[dict[str, Any], bool, str]:
+    def _cached_call(
+        self, messages: Messages, params: dict[str, Any], schema: dict | None, kind: str, refresh: bool
+    ) -> tuple[dict[str, Any], bool, str]:
         h = request_hash(self.request_key(messages, params, schema, kind))
         if self.cache is not None and not refresh:
             entry = self.cache.get(h)
@@ -325,9 +363,19 @@ class BaseLLM:
 
     def _request_failed(self, exc: Fatal, h: str, params: dict[str, Any], **kw: Any) -> LLMResult:
         self.stats.add(errors=1)
-        return LLMResult(None, kw.pop("raw", None), kw.pop("usage", Usage()), h, False,
-                         error=f"request_error: {exc}", model=self.model, endpoint=self.endpoint,
-                         created_at=now_iso(), params=params, **kw)
+        return LLMResult(
+            None,
+            kw.pop("raw", None),
+            kw.pop("usage", Usage()),
+            h,
+            False,
+            error=f"request_error: {exc}",
+            model=self.model,
+            endpoint=self.endpoint,
+            created_at=now_iso(),
+            params=params,
+            **kw,
+        )
 
     def complete(self, messages: Messages, *, refresh: bool = False, **params: Any) -> LLMResult:
         """Free-text completion (cached). ``data`` is the text."""
@@ -340,12 +388,24 @@ class BaseLLM:
         usage = Usage.from_dict(entry["usage"])
         if cached:
             self.stats.add(cache_hits=1, saved_usage=usage)
-        return LLMResult(entry["raw"], entry["raw"], usage, h, cached, model=self.model, endpoint=self.endpoint,
-                         created_at=entry.get("created_at"), finish_reason=entry.get("finish_reason"),
-                         cost=self._cost(usage), params=params, truncated=entry.get("finish_reason") == "length")
+        return LLMResult(
+            entry["raw"],
+            entry["raw"],
+            usage,
+            h,
+            cached,
+            model=self.model,
+            endpoint=self.endpoint,
+            created_at=entry.get("created_at"),
+            finish_reason=entry.get("finish_reason"),
+            cost=self._cost(usage),
+            params=params,
+            truncated=entry.get("finish_reason") == "length",
+        )
 
-    def complete_json(self, messages: Messages, schema: Optional[dict] = None, *, refresh: bool = False,
-                      **params: Any) -> LLMResult:
+    def complete_json(
+        self, messages: Messages, schema: dict | None = None, *, refresh: bool = False, **params: Any
+    ) -> LLMResult:
         """Structured completion: parse, repair, validate against ``schema``; one reask on failure.
 
         Never raises for model junk or a failed request: the result carries ``error`` and ``raw``.
@@ -357,15 +417,22 @@ class BaseLLM:
         total = Usage()
         history: list[dict[str, Any]] = []
         all_cached = True
-        first_hash: Optional[str] = None
-        result: Optional[LLMResult] = None
+        first_hash: str | None = None
+        result: LLMResult | None = None
         for attempt in range(self.parse_retries + 1):
             try:
                 entry, cached, h = self._cached_call(msgs, params, schema, "json", refresh)
             except Fatal as exc:
                 h = request_hash(self.request_key(msgs, params, schema, "json"))
-                return self._request_failed(exc, first_hash or h, params, raw=result.raw if result else None,
-                                            usage=total, attempts=attempt + 1, history=history)
+                return self._request_failed(
+                    exc,
+                    first_hash or h,
+                    params,
+                    raw=result.raw if result else None,
+                    usage=total,
+                    attempts=attempt + 1,
+                    history=history,
+                )
             first_hash = first_hash or h
             all_cached = all_cached and cached
             usage = Usage.from_dict(entry["usage"])
@@ -384,17 +451,34 @@ class BaseLLM:
             truncated = entry.get("finish_reason") == "length" or "cut_off" in repairs
             if err is not None and truncated:
                 err += " (the reply was cut off: raise --max-tokens)"
-            result = LLMResult(data if err is None else None, raw, total, first_hash, all_cached,
-                               error=None if err is None else f"{kind}: {err}", model=self.model,
-                               endpoint=self.endpoint, created_at=entry.get("created_at"), repairs=repairs,
-                               attempts=attempt + 1, finish_reason=entry.get("finish_reason"),
-                               response_format=entry.get("response_format"), params=params, truncated=truncated)
+            result = LLMResult(
+                data if err is None else None,
+                raw,
+                total,
+                first_hash,
+                all_cached,
+                error=None if err is None else f"{kind}: {err}",
+                model=self.model,
+                endpoint=self.endpoint,
+                created_at=entry.get("created_at"),
+                repairs=repairs,
+                attempts=attempt + 1,
+                finish_reason=entry.get("finish_reason"),
+                response_format=entry.get("response_format"),
+                params=params,
+                truncated=truncated,
+            )
             history.append({"request_hash": h, "raw": raw, "error": result.error, "cached": cached})
             if err is None:
                 break
-            msgs = msgs + [{"role": "assistant", "content": raw or ""},
-                           {"role": "user", "content": f"That reply was not usable ({kind}: {err}). Reply again "
-                            "with only the JSON, exactly in the requested format, nothing else."}]
+            msgs = msgs + [
+                {"role": "assistant", "content": raw or ""},
+                {
+                    "role": "user",
+                    "content": f"That reply was not usable ({kind}: {err}). Reply again "
+                    "with only the JSON, exactly in the requested format, nothing else.",
+                },
+            ]
         assert result is not None
         result.history = history
         result.cost = self._cost(total)

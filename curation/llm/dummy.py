@@ -11,29 +11,51 @@ the subject and the others after it, so generated sentences mention them and lat
 check, translate, CAT checks) have something to work on. The same request always gets the same reply. It is not a
 model: the words mean nothing.
 """
+
 from __future__ import annotations
 
 import json
 import random
 import re
 import threading
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from biaskit.cache import request_hash
 
 from .base import BaseLLM
 from .protocol import Messages, Usage
 
-WORDS = ["careful", "loud", "generous", "quiet", "strict", "clever", "lazy", "honest", "proud", "poor",
-         "wealthy", "pious", "rude", "kind", "orthodox", "modern", "traditional", "frugal", "noisy", "gentle"]
-_SENTENCE_MIN = 12          # strings that must be at least this long are written as sentences
+WORDS = [
+    "careful",
+    "loud",
+    "generous",
+    "quiet",
+    "strict",
+    "clever",
+    "lazy",
+    "honest",
+    "proud",
+    "poor",
+    "wealthy",
+    "pious",
+    "rude",
+    "kind",
+    "orthodox",
+    "modern",
+    "traditional",
+    "frugal",
+    "noisy",
+    "gentle",
+]
+_SENTENCE_MIN = 12  # strings that must be at least this long are written as sentences
 
 
 def prompt_phrases(messages: Messages) -> list[str]:
     """Short phrases the last user message puts in double quotes, JSON examples left out."""
     user = next((str(m.get("content", "")) for m in reversed(list(messages)) if m.get("role") == "user"), "")
     prose, before = user, None
-    while prose != before:          # nested JSON examples ({"items": [{...}]}) from the inside out
+    while prose != before:  # nested JSON examples ({"items": [{...}]}) from the inside out
         before, prose = prose, re.sub(r"\{[^{}]*\}", " ", prose)
     out: list[str] = []
     for p in re.findall(r'"([^"\n]{1,40})"', prose):
@@ -52,7 +74,7 @@ def _fit(text: str, schema: dict) -> str:
     return text
 
 
-def from_schema(schema: Optional[dict], seed: str, phrases: Sequence[str] = (), _index: int = 0) -> Any:
+def from_schema(schema: dict | None, seed: str, phrases: Sequence[str] = (), _index: int = 0) -> Any:
     """A value that validates against ``schema`` (deterministic in ``seed``)."""
     rnd = random.Random(seed)
     if not schema:
@@ -77,7 +99,7 @@ def from_schema(schema: Optional[dict], seed: str, phrases: Sequence[str] = (), 
             n = min(n, int(schema["maxItems"]))
         items = schema.get("items") or {"type": "string"}
         out: list[Any] = []
-        for i in range(n * 4):   # distinct items (uniqueItems, and dedup in the tasks)
+        for i in range(n * 4):  # distinct items (uniqueItems, and dedup in the tasks)
             v = from_schema(items, f"{seed}/{i}", phrases, i)
             if v not in out:
                 out.append(v)
@@ -89,8 +111,11 @@ def from_schema(schema: Optional[dict], seed: str, phrases: Sequence[str] = (), 
         words = rnd.sample(WORDS, 3)
         if lo >= _SENTENCE_MIN:
             subject = phrases[0] if phrases else "The neighbour"
-            text = f"{subject} people are {words[0]} and {words[1]}" if phrases else \
-                f"{subject} is {words[0]} and {words[1]}"
+            text = (
+                f"{subject} people are {words[0]} and {words[1]}"
+                if phrases
+                else f"{subject} is {words[0]} and {words[1]}"
+            )
             text += "".join(f", {p}" for p in phrases[1:]) + "."
             return _fit(text, schema)
         return _fit(WORDS[(_index + rnd.randrange(len(WORDS))) % len(WORDS)], schema)
@@ -114,8 +139,14 @@ class DummyLLM(BaseLLM):
 
     name = "dummy"
 
-    def __init__(self, model: str = "dummy", *, responses: Optional[Sequence[str] | Callable[..., str]] = None,
-                 base_url: Optional[str] = None, **kw: Any):
+    def __init__(
+        self,
+        model: str = "dummy",
+        *,
+        responses: Sequence[str] | Callable[..., str] | None = None,
+        base_url: str | None = None,
+        **kw: Any,
+    ):
         super().__init__(model, base_url=base_url or "dummy://local", **kw)
         self._responses = responses
         self._i = 0
@@ -123,7 +154,7 @@ class DummyLLM(BaseLLM):
         self.sent: list[dict[str, Any]] = []
 
     def _cost(self, usage: Usage) -> float:
-        return 0.0   # no provider, nothing to pay
+        return 0.0  # no provider, nothing to pay
 
     def _send(self, messages, params, response_format):
         with self._sent_lock:

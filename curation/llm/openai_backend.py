@@ -7,12 +7,13 @@ HTTP 408/409/425/429/5xx -> retried; 401/403 (key rejected) and 404 (no such mod
 the run; a server that rejects ``response_format`` -> the next format; a 200 whose body is not a
 chat completion (an HTML page: ``--base-url`` pointing at a website) fails that job.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import threading
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.redact import redact
 
@@ -20,12 +21,24 @@ from .base import RETRYABLE_STATUS, BaseLLM, Fatal, FormatRejected, Transient, r
 from .pricing import is_local_endpoint
 from .protocol import EndpointError, LLMError, Usage
 
+_PLACEHOLDER_HOSTS = {
+    "url",
+    "host",
+    "hostname",
+    "server",
+    "endpoint",
+    "your-server",
+    "your-endpoint",
+    "example.com",
+    "example.org",
+    "example.net",
+    "api.example.com",
+    "xxx",
+    "port",
+}
 
-_PLACEHOLDER_HOSTS = {"url", "host", "hostname", "server", "endpoint", "your-server", "your-endpoint", "example.com",
-                      "example.org", "example.net", "api.example.com", "xxx", "port"}
 
-
-def check_base_url(base_url: Optional[str]) -> None:
+def check_base_url(base_url: str | None) -> None:
     """Refuse at once a base URL that cannot be an endpoint (no http(s) scheme, no host, a
     placeholder such as ``URL``, ``http://HOST:PORT/v1`` or ``<server>``), instead of retrying it
     for half a minute and leaving an empty output behind."""
@@ -33,7 +46,7 @@ def check_base_url(base_url: Optional[str]) -> None:
         return
     from urllib.parse import urlsplit
 
-    from biaskit.clitools import opt
+    from biaskit.options import say
 
     u = urlsplit(base_url.strip())
     host = (u.hostname or "").lower()
@@ -42,27 +55,34 @@ def check_base_url(base_url: Optional[str]) -> None:
         why = "it does not start with http:// or https://"
     elif not host:
         why = "it names no host"
-    elif host in _PLACEHOLDER_HOSTS or re.search(r"[<>{}]|\.\.\.|\$", base_url) or "HOST" in base_url \
-            or "PORT" in base_url:
+    elif (
+        host in _PLACEHOLDER_HOSTS
+        or re.search(r"[<>{}]|\.\.\.|\$", base_url)
+        or "HOST" in base_url
+        or "PORT" in base_url
+    ):
         why = "it is a placeholder, not a server's address"
     else:
         try:
-            u.port
+            _ = u.port  # read for its check only: urllib raises ValueError on a non-numeric port
         except ValueError:
             why = "its port is not a number"
     if why:
-        raise LLMError(f"base URL '{base_url}' cannot be an endpoint: {why}. Fix: set {opt('base_url', 'URL')} to "
-                       "your OpenAI-compatible server's API root, e.g. http://127.0.0.1:8000/v1 (a local llama.cpp "
-                       f"server), or {opt('llm', 'dummy')} to try it offline.")
+        raise LLMError(
+            f"base URL '{base_url}' cannot be an endpoint: {why}. Fix: set {say('base_url', 'URL')} to "
+            "your OpenAI-compatible server's API root, e.g. http://127.0.0.1:8000/v1 (a local llama.cpp "
+            f"server), or {say('llm', 'dummy')} to try it offline."
+        )
 
 
 def _is_connect_error(exc: BaseException) -> bool:
     """``httpx.ConnectError`` (or the copy the openai client vendors) somewhere in the cause chain."""
     seen = 0
-    while exc is not None and seen < 5:
-        if any(c.__name__ == "ConnectError" for c in type(exc).__mro__):
+    cur: BaseException | None = exc
+    while cur is not None and seen < 5:
+        if any(c.__name__ == "ConnectError" for c in type(cur).__mro__):
             return True
-        exc = exc.__cause__ or exc.__context__
+        cur = cur.__cause__ or cur.__context__
         seen += 1
     return False
 
@@ -83,16 +103,18 @@ class OpenAILLM(BaseLLM):
 
     name = "openai"
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **kw: Any):
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **kw: Any):
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not base_url:
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
-            raise LLMError(f"no endpoint to send requests to. Fix: set {opt('base_url', 'URL')}, the API root of an "
-                           "OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; or "
-                           "the environment variable OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY instead; "
-                           f"or {opt('llm', 'dummy')} to try it offline.")
+            raise LLMError(
+                f"no endpoint to send requests to. Fix: set {say('base_url', 'URL')}, the API root of an "
+                "OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; or "
+                "the environment variable OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY instead; "
+                f"or {say('llm', 'dummy')} to try it offline."
+            )
         check_base_url(base_url)
         super().__init__(model, base_url=base_url, **kw)
         self._api_key = api_key or ("sk-local-placeholder" if is_local_endpoint(base_url) else "sk-placeholder")
@@ -109,8 +131,9 @@ class OpenAILLM(BaseLLM):
                 from biaskit.errors import require
 
                 openai = require("openai", "curation", "LLM generation")
-                self._client = openai.OpenAI(api_key=self._api_key, base_url=self.base_url,
-                                             max_retries=0, timeout=self.timeout)
+                self._client = openai.OpenAI(
+                    api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+                )
             return self._client
 
     def _send(self, messages, params, response_format):
@@ -120,30 +143,39 @@ class OpenAILLM(BaseLLM):
         extra_body = {}
         if response_format is not None:
             if response_format.get("type") == "json_object" and "schema" in response_format:
-                extra_body["response_format"] = response_format   # llama.cpp's extension
+                extra_body["response_format"] = response_format  # llama.cpp's extension
             else:
                 kwargs["response_format"] = response_format
         try:
-            resp = self.client().chat.completions.create(model=self.model, messages=list(messages),
-                                                         extra_body=extra_body or None, **kwargs)
+            resp = self.client().chat.completions.create(
+                model=self.model, messages=list(messages), extra_body=extra_body or None, **kwargs
+            )
         except openai.APIStatusError as exc:
             status = exc.status_code
             text = redact(str(exc))
-            if response_format is not None and status in (400, 422, 500) and re.search(
-                    r"response_format|json_schema|json_object|schema", text, re.I):
+            if (
+                response_format is not None
+                and status in (400, 422, 500)
+                and re.search(r"response_format|json_schema|json_object|schema", text, re.I)
+            ):
                 raise FormatRejected(f"HTTP {status}: {text[:200]}") from None
             if status in (401, 403):
-                raise EndpointError(f"{self.endpoint} refused the API key (HTTP {status}: {text[:200]}). Fix: set "
-                                    "OPENAI_API_KEY to a valid key for this endpoint.") from None
+                raise EndpointError(
+                    f"{self.endpoint} refused the API key (HTTP {status}: {text[:200]}). Fix: set "
+                    "OPENAI_API_KEY to a valid key for this endpoint."
+                ) from None
             if status == 404:
-                from biaskit.clitools import opt
+                from biaskit.options import say
 
-                raise EndpointError(f"{self.endpoint} has no model '{self.model}' or no chat-completions path "
-                                    f"(HTTP 404: {text[:200]}). Fix: check {opt('model')} and that {opt('base_url')} "
-                                    "ends with the API root (e.g. .../v1).") from None
+                raise EndpointError(
+                    f"{self.endpoint} has no model '{self.model}' or no chat-completions path "
+                    f"(HTTP 404: {text[:200]}). Fix: check {say('model')} and that {say('base_url')} "
+                    "ends with the API root (e.g. .../v1)."
+                ) from None
             if status in RETRYABLE_STATUS:
-                raise Transient(f"HTTP {status}: {text[:200]}", retry_after=retry_after_seconds(exc.response.headers),
-                                status=status) from None
+                raise Transient(
+                    f"HTTP {status}: {text[:200]}", retry_after=retry_after_seconds(exc.response.headers), status=status
+                ) from None
             raise Fatal(f"HTTP {status}: {text[:300]}") from None
         except openai.APITimeoutError:
             raise Transient("timed out", kind="timeout") from None
@@ -153,10 +185,12 @@ class OpenAILLM(BaseLLM):
             raise Transient(f"connection error ({_reason(exc)})", kind="network") from None
         if not hasattr(resp, "choices"):
             body = redact(str(resp))[:120].replace("\n", " ")
-            from biaskit.clitools import opt
+            from biaskit.options import say
 
-            raise Fatal(f"the endpoint answered HTTP 200 with something that is not a chat completion "
-                        f"({body!r}). Is {opt('base_url')} the API root, e.g. http://host:8000/v1?")
+            raise Fatal(
+                f"the endpoint answered HTTP 200 with something that is not a chat completion "
+                f"({body!r}). Is {say('base_url')} the API root, e.g. http://host:8000/v1?"
+            )
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content if choice and choice.message else None) or ""
         u = resp.usage

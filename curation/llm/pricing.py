@@ -4,13 +4,13 @@ The defaults are list prices as published by the providers (mid-2025). ``--price
 JSON ``{"model": [input, output]}``) or ``$BIASKIT_LLM_PRICES`` add or override entries. Endpoints
 on localhost cost 0; unknown hosted models cost ``None`` ("unknown").
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
 from pathlib import Path
-from typing import Optional
 
 from biaskit.errors import InputError
 
@@ -28,7 +28,7 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
-def load_prices(path: Optional[str | Path] = None) -> dict[str, tuple[float, float]]:
+def load_prices(path: str | Path | None = None) -> dict[str, tuple[float, float]]:
     """The default price table updated from ``path`` or ``$BIASKIT_LLM_PRICES`` (TOML or JSON)."""
     prices = dict(DEFAULT_PRICES)
     path = path or os.environ.get("BIASKIT_LLM_PRICES")
@@ -45,31 +45,40 @@ def load_prices(path: Optional[str | Path] = None) -> dict[str, tuple[float, flo
     try:
         if p.suffix.lower() == ".toml":
             import tomllib
+
             obj = tomllib.loads(text)
         else:
             obj = json.loads(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
-        raise InputError(f"cannot parse the price file ({exc}).", path=p,
-                         fix='write e.g. {"my-model": [0.5, 1.5]} (USD per 1M input, output tokens).') from None
+        raise InputError(
+            f"cannot parse the price file ({exc}).",
+            path=p,
+            fix='write e.g. {"my-model": [0.5, 1.5]} (USD per 1M input, output tokens).',
+        ) from None
     if not isinstance(obj, dict):
         raise InputError("the price file must map model names to prices.", path=p, fix=fix)
     for model, val in obj.items():
         if isinstance(val, dict):
             val = [val.get("input"), val.get("output")]
         if not (isinstance(val, (list, tuple)) and len(val) == 2 and all(isinstance(x, (int, float)) for x in val)):
-            raise InputError(f"price for '{model}' must be [input, output] numbers, got {val!r}.", path=p,
-                             fix="USD per 1M tokens, e.g. [0.15, 0.6].")
+            raise InputError(
+                f"price for '{model}' must be [input, output] numbers, got {val!r}.",
+                path=p,
+                fix="USD per 1M tokens, e.g. [0.15, 0.6].",
+            )
         prices[str(model)] = (float(val[0]), float(val[1]))
     return prices
 
 
-def is_local_endpoint(base_url: Optional[str]) -> bool:
-    return bool(base_url) and bool(re.match(r"^https?://(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)(:|/|$)",
-                                            base_url or ""))
+def is_local_endpoint(base_url: str | None) -> bool:
+    return bool(base_url) and bool(
+        re.match(r"^https?://(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)(:|/|$)", base_url or "")
+    )
 
 
-def estimate_cost(model: str, usage: Usage, prices: dict[str, tuple[float, float]],
-                  base_url: Optional[str] = None) -> Optional[float]:
+def estimate_cost(
+    model: str, usage: Usage, prices: dict[str, tuple[float, float]], base_url: str | None = None
+) -> float | None:
     """USD for ``usage``; exact model name first, then the longest price-table prefix
     (``gpt-4o-mini-2024-07-18`` -> ``gpt-4o-mini``). Local endpoints cost 0; unknown -> None."""
     if model in prices:

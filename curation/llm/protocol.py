@@ -4,11 +4,13 @@ Callers (the job runner, the translation engine) depend on this protocol only, n
 class, so a new backend plugs in by implementing it (in practice: subclassing
 :class:`~biaskit.curation.llm.base.BaseLLM`, which implements everything but one HTTP call).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from biaskit.errors import BiaskitError
 
@@ -34,15 +36,18 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
 
     def as_dict(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Usage":
+    def from_dict(cls, d: Any) -> Usage:
         d = d or {}
         return cls(int(d.get("prompt_tokens") or 0), int(d.get("completion_tokens") or 0))
 
@@ -54,19 +59,19 @@ class LLMResult:
     JSON that ends mid-way), so ``data`` may hold only part of what was asked for."""
 
     data: Any
-    raw: Optional[str]
+    raw: str | None
     usage: Usage
     request_hash: str
     cached: bool
-    error: Optional[str] = None
+    error: str | None = None
     model: str = ""
     endpoint: str = ""
-    created_at: Optional[str] = None
+    created_at: str | None = None
     repairs: list[str] = field(default_factory=list)
     attempts: int = 1
-    finish_reason: Optional[str] = None
-    response_format: Optional[str] = None
-    cost: Optional[float] = None
+    finish_reason: str | None = None
+    response_format: str | None = None
+    cost: float | None = None
     params: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
@@ -83,9 +88,14 @@ class LLMResult:
     def provenance(self) -> dict[str, Any]:
         """What an output row records about how it was generated."""
         return {
-            "model": self.model, "endpoint": self.endpoint, "request_hash": self.request_hash,
-            "temperature": self.params.get("temperature"), "seed": self.params.get("seed"),
-            "timestamp": self.created_at, "cached": self.cached, "response_format": self.response_format,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "request_hash": self.request_hash,
+            "temperature": self.params.get("temperature"),
+            "seed": self.params.get("seed"),
+            "timestamp": self.created_at,
+            "cached": self.cached,
+            "response_format": self.response_format,
             **({"repairs": self.repairs} if self.repairs else {}),
         }
 
@@ -97,14 +107,14 @@ class Stats:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.requests = 0          # HTTP requests sent (retries and format probes included)
-        self.responses = 0         # successful HTTP responses
-        self.cache_hits = 0        # complete_json/complete calls answered from the cache
-        self.calls = 0             # complete_json/complete calls
+        self.requests = 0  # HTTP requests sent (retries and format probes included)
+        self.responses = 0  # successful HTTP responses
+        self.cache_hits = 0  # complete_json/complete calls answered from the cache
+        self.calls = 0  # complete_json/complete calls
         self.retries = 0
-        self.errors = 0            # calls whose final result has an error
-        self.usage = Usage()       # tokens actually spent in this process
-        self.cost: Optional[float] = 0.0
+        self.errors = 0  # calls whose final result has an error
+        self.usage = Usage()  # tokens actually spent in this process
+        self.cost: float | None = 0.0
         self.saved_usage = Usage()  # tokens that cache hits did not have to pay again
 
     def add(self, **kw: Any) -> None:
@@ -121,9 +131,12 @@ class Stats:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return {**{k: getattr(self, k) for k in self.FIELDS}, **self.usage.as_dict(),
-                    "estimated_cost_usd": None if self.cost is None else round(self.cost, 6),
-                    "saved_tokens": self.saved_usage.total_tokens}
+            return {
+                **{k: getattr(self, k) for k in self.FIELDS},
+                **self.usage.as_dict(),
+                "estimated_cost_usd": None if self.cost is None else round(self.cost, 6),
+                "saved_tokens": self.saved_usage.total_tokens,
+            }
 
 
 # --------------------------------------------------------------------------------------------- protocol
@@ -144,9 +157,10 @@ class LLMClient(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
-    def job_hash(self, messages: Messages, schema: Optional[dict] = None, **params: Any) -> str: ...
+    def job_hash(self, messages: Messages, schema: dict | None = None, **params: Any) -> str: ...
 
-    def complete_json(self, messages: Messages, schema: Optional[dict] = None, *, refresh: bool = False,
-                      **params: Any) -> LLMResult: ...
+    def complete_json(
+        self, messages: Messages, schema: dict | None = None, *, refresh: bool = False, **params: Any
+    ) -> LLMResult: ...
 
     def complete(self, messages: Messages, *, refresh: bool = False, **params: Any) -> LLMResult: ...

@@ -9,18 +9,19 @@
   missing property whose schema allows one value only).
 - :func:`validate_schema` checks against the template's JSON Schema (``jsonschema``).
 """
+
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 from biaskit.errors import require
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)(?:```|$)", re.S)
 
 
-def _scan(s: str) -> tuple[int, Optional[int]]:
+def _scan(s: str) -> tuple[int, int | None]:
     """Bracket depth at the end of ``s`` (from its first ``{``/``[``), and where an unterminated
     string starts (None when every string is closed)."""
     start = min((i for i in (s.find("{"), s.find("[")) if i >= 0), default=-1)
@@ -45,7 +46,7 @@ def _scan(s: str) -> tuple[int, Optional[int]]:
     return depth, str_start if in_str else None
 
 
-def parse_json_lenient(text: Optional[str]) -> tuple[Any, list[str], Optional[str]]:
+def parse_json_lenient(text: str | None) -> tuple[Any, list[str], str | None]:
     """Parse a model's reply as JSON, repairing common junk.
 
     Returns ``(data, repairs, error)``: ``repairs`` names what was fixed (``code_fence``,
@@ -68,7 +69,7 @@ def parse_json_lenient(text: Optional[str]) -> tuple[Any, list[str], Optional[st
     depth, open_string = _scan(s)
     if depth > 0:
         repairs.append("cut_off")
-        if open_string is not None:   # cut inside a string: that value is a fragment, not an answer
+        if open_string is not None:  # cut inside a string: that value is a fragment, not an answer
             s = s[:open_string].rstrip().rstrip(",:").rstrip()
     json_repair = require("json_repair", "curation", "repairing LLM replies")
     try:
@@ -91,7 +92,7 @@ def _fixed_value(prop: Any) -> tuple[bool, Any]:
     return False, None
 
 
-def coerce_to_schema(data: Any, schema: Optional[dict]) -> tuple[Any, list[str]]:
+def coerce_to_schema(data: Any, schema: dict | None) -> tuple[Any, list[str]]:
     """Light shape fixes before validation: a bare list for an object whose only required
     property is an array; a single-key object whose key is misnamed; a list of one-key objects
     for an array of strings; a comma-separated string for an array of strings; items that break
@@ -154,7 +155,7 @@ def _validator(schema: dict):
     return jsonschema.Draft202012Validator(schema)
 
 
-def validate_schema(data: Any, schema: Optional[dict]) -> Optional[str]:
+def validate_schema(data: Any, schema: dict | None) -> str | None:
     """None when ``data`` satisfies ``schema`` (JSON Schema draft 2020-12), else the first error."""
     if not schema:
         return None

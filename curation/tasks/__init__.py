@@ -5,6 +5,7 @@ Every module of this package is imported when the package is, and registers its 
 prompt template in ``prompts/``). The job runner (:mod:`biaskit.curation.runner`) runs any of
 them; see :mod:`.base` for the interface and docs/curation.md for a worked example.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -15,18 +15,20 @@ in ``prompts/``) and two methods to write::
 ``variables(item)`` (the template's ``{name}`` values; default: the item itself), ``schema_for(item)``
 (the reply's JSON Schema for this input; default: the template's), ``expected(item)``
 (how many items the prompt asks for, to recognise a cut-off reply as partial), ``context(item)``
-(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file pass at the end) are optional.
+(what identifies an input: part of the job key, recorded in the error file) and ``finalize(rows)`` (a whole-file
+pass at the end) are optional.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from ..llm.protocol import LLMResult
 from ..prompts import Prompt, get_prompt
 
 
-def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: Optional[int] = None) -> bool:
+def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: int | None = None) -> bool:
     """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt; with
     ``run``, already when any ``run`` consecutive words of it do (a copied clause with words added)."""
     import re
@@ -37,7 +39,7 @@ def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: Optional
         return False
     if f" {' '.join(words)} " in hay:
         return True
-    return run is not None and any(f" {' '.join(words[i:i + run])} " in hay for i in range(len(words) - run + 1))
+    return run is not None and any(f" {' '.join(words[i : i + run])} " in hay for i in range(len(words) - run + 1))
 
 
 class TaskError(Exception):
@@ -52,7 +54,7 @@ class TaskOutput:
 
     rows: list[dict] = field(default_factory=list)
     status: str = "ok"
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -67,15 +69,15 @@ class Task:
     #: decoding parameters the command uses unless the user sets them (e.g. temperature 0 to translate)
     default_params: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, prompt: Optional[Prompt] = None, *, prompts_dir: Any = None):
+    def __init__(self, prompt: Prompt | None = None, *, prompts_dir: Any = None):
         self.prompt = prompt if prompt is not None else get_prompt(self.prompt_id, prompts_dir)
 
     # ---- rendering
     @property
-    def schema(self) -> Optional[dict]:
+    def schema(self) -> dict | None:
         return self.prompt.schema
 
-    def schema_for(self, item: dict[str, Any]) -> Optional[dict]:
+    def schema_for(self, item: dict[str, Any]) -> dict | None:
         """The JSON Schema of the reply to ``item`` (default: the template's; a task whose answers depend
         on the input, such as ``prelabel``'s options, narrows it per item)."""
         return self.schema
@@ -107,11 +109,11 @@ class Task:
     def parse(self, item: dict[str, Any], result: LLMResult) -> list[dict]:
         raise NotImplementedError
 
-    def expected(self, item: dict[str, Any]) -> Optional[int]:
+    def expected(self, item: dict[str, Any]) -> int | None:
         """How many items the prompt asks for (None: not a list request)."""
         return None
 
-    def received(self, result: LLMResult) -> Optional[int]:
+    def received(self, result: LLMResult) -> int | None:
         """How many items the reply holds: the length of its one array property."""
         data = result.data
         if isinstance(data, dict):
@@ -130,8 +132,12 @@ class Task:
             return TaskOutput([], "unusable", f"unusable: {exc}")
         want, got = self.expected(item), self.received(result)
         if result.truncated and want is not None and got is not None and got < want:
-            return TaskOutput(rows, "partial", f"partial: the reply was cut off after {got} of the {want} items "
-                                               "asked for; raise --max-tokens (or re-run with --retry-failed)")
+            return TaskOutput(
+                rows,
+                "partial",
+                f"partial: the reply was cut off after {got} of the {want} items "
+                "asked for; raise --max-tokens (or re-run with --retry-failed)",
+            )
         if not rows:
             return TaskOutput([], "unusable", "unusable: no usable rows in the reply")
         return TaskOutput(rows)

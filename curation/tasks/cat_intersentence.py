@@ -4,10 +4,11 @@ unrelated sentence to follow it.
 
 Items and draft rows as for ``cat_intrasentence`` (:mod:`.cat_intrasentence`).
 """
+
 from __future__ import annotations
 
-from .cat_intrasentence import CatIntrasentenceTask
 from . import TASKS
+from .cat_intrasentence import CatIntrasentenceTask
 
 
 @TASKS.register("cat_intersentence")

@@ -1,14 +1,14 @@
 """``cat_intrasentence``: StereoSet intrasentence CATs for one target term (Nadeem et al., 2021,
 sec. 2.1 and 4.2): contexts with one ``BLANK`` and a stereotype / anti-stereotype / unrelated fill.
 
-An item is ``{"target", "domain", "society", "n"}`` (+ ``"lang"`` when not English) (:func:`biaskit.curation.cats.cat_items`); every
-item of the reply becomes a draft row (:func:`biaskit.curation.cats.draft_rows`), judged later by the
+An item is ``{"target", "domain", "society", "n"}`` (+ ``"lang"`` when not English)
+(:func:`biaskit.curation.cats.cat_items`); every item of the reply becomes a draft row
+(:func:`biaskit.curation.cats.draft_rows`), judged later by the
 structural checks of :func:`biaskit.curation.cats.check_draft`, so junk is kept and explained, never
 lost and never a crash.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from ..cats import draft_rows
 from . import TASKS
@@ -25,15 +25,25 @@ class CatIntrasentenceTask(Task):
     def variables(self, item: dict) -> dict:
         from ..mt_base import language_name
 
-        return {"target": item["target"], "domain": item["domain"], "society": item["society"], "n": item["n"],
-                "language": language_name(item.get("lang") or "en")}
+        return {
+            "target": item["target"],
+            "domain": item["domain"],
+            "society": item["society"],
+            "n": item["n"],
+            "language": language_name(item.get("lang") or "en"),
+        }
 
-    def expected(self, item: dict) -> Optional[int]:
+    def expected(self, item: dict) -> int | None:
         return int(item["n"])
 
     def parse(self, item: dict, result) -> list[dict]:
-        rows = draft_rows(item, result.data, self.split, {**result.provenance(), **self.provenance()},
-                          prompt_text=self.prompt_text(item))
+        rows = draft_rows(
+            item,
+            result.data,
+            self.split,
+            {**result.provenance(), **self.provenance()},
+            prompt_text=self.prompt_text(item),
+        )
         if not rows:
             raise TaskError("the reply holds no items")
         return rows

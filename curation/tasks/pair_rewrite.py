@@ -1,5 +1,6 @@
 """``pair_rewrite``: rewrite a sentence for the comparable group when the rule-based swap of
 ``curate pairs`` cannot find the identity span (``--llm-fallback``)."""
+
 from __future__ import annotations
 
 from . import TASKS
@@ -22,5 +23,11 @@ class PairRewriteTask(Task):
         new = str(result.data.get("sentence") or "").strip()
         if new == item["sentence"].strip():
             raise TaskError("the rewrite is the sentence unchanged")
-        return [{"sentence_id": item.get("sentence_id"), "sentence": item["sentence"], "rewrite": new,
-                 "provenance": {**result.provenance(), **self.provenance()}}]
+        return [
+            {
+                "sentence_id": item.get("sentence_id"),
+                "sentence": item["sentence"],
+                "rewrite": new,
+                "provenance": {**result.provenance(), **self.provenance()},
+            }
+        ]

@@ -12,6 +12,7 @@ case, surrounding spaces or quotes): ``{"task", "control", "label", "provenance"
 are not an option are left out (counted in ``provenance.invalid``); a reply with no usable answer is
 ``unusable`` and goes to the errors file with its raw text, like any junk a small model returns.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,31 +34,44 @@ class PrelabelTask(Task):
     def variables(self, item: dict) -> dict:
         lines = []
         for q in item["questions"]:
-            lines.append(f"- {q['id']}: {q.get('question') or q['id']} Options: "
-                         + " | ".join(str(o) for o in q["options"]))
+            lines.append(
+                f"- {q['id']}: {q.get('question') or q['id']} Options: " + " | ".join(str(o) for o in q["options"])
+            )
         return {"guidelines": item.get("guidelines") or "(none)", "item": item["item"], "questions": "\n".join(lines)}
 
     def schema_for(self, item: dict) -> dict:
         """The template's schema narrowed to this item: one property per question id, its options as an
         enum (servers that take a schema, llama.cpp among them, can then only answer with an option)."""
         props = {str(q["id"]): {"type": "string", "enum": [str(o) for o in q["options"]]} for q in item["questions"]}
-        return {"type": "object", "required": ["answers"],
-                "properties": {"answers": {"type": "object", "properties": props, "required": list(props)}}}
+        return {
+            "type": "object",
+            "required": ["answers"],
+            "properties": {"answers": {"type": "object", "properties": props, "required": list(props)}},
+        }
 
     def check_item(self, item: dict) -> None:
         from biaskit.errors import InputError
 
         qs = item.get("questions")
-        if not isinstance(qs, list) or not qs or not all(isinstance(q, dict) and q.get("id") and q.get("options")
-                                                        for q in qs):
-            raise InputError("the item has no questions with options.",
-                             fix='give "questions": [{"id", "question", "options": [...]}] (annotate prelabel '
-                                 "builds the items).")
+        if (
+            not isinstance(qs, list)
+            or not qs
+            or not all(isinstance(q, dict) and q.get("id") and q.get("options") for q in qs)
+        ):
+            raise InputError(
+                "the item has no questions with options.",
+                fix='give "questions": [{"id", "question", "options": [...]}] (annotate prelabel builds the items).',
+            )
 
     def context(self, item: dict) -> dict:
         g = hashlib.sha256(str(item.get("guidelines") or "").encode("utf-8")).hexdigest()[:12]
-        return {"task": item.get("task"), "kind": item.get("kind"), "item": item.get("item"),
-                "questions": item.get("questions"), "guidelines_sha": g}
+        return {
+            "task": item.get("task"),
+            "kind": item.get("kind"),
+            "item": item.get("item"),
+            "questions": item.get("questions"),
+            "guidelines_sha": g,
+        }
 
     def parse(self, item: dict, result) -> list[dict]:
         answers = result.data.get("answers") if isinstance(result.data, dict) else None
@@ -76,8 +90,10 @@ class PrelabelTask(Task):
                 continue
             rows.append({"task": item["task"], "control": q["id"], "label": pick})
         if not rows:
-            raise TaskError(f"none of the {len(item['questions'])} question(s) got one of its options"
-                            + (f" ({invalid} answer(s) outside the options)" if invalid else ""))
+            raise TaskError(
+                f"none of the {len(item['questions'])} question(s) got one of its options"
+                + (f" ({invalid} answer(s) outside the options)" if invalid else "")
+            )
         prov = {**result.provenance(), **self.provenance(), "invalid": invalid}
         for r in rows:
             r["provenance"] = dict(prov)

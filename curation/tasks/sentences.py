@@ -9,15 +9,16 @@ Numbering is stripped; repeats and fragments under 3 words are dropped; a senten
 mention the identity (an inventory form, or the term itself as whole words) is kept with status
 ``rejected`` and the reason, so the curator sees what the model did.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Optional
+from typing import Any
 
+from biaskit import ids
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
-from biaskit import ids
 
 from ..prompts import get_prompt
 from . import TASKS
@@ -41,11 +42,20 @@ class SentenceTask(Task):
     prompt_id = "sentences"
     default_params = {"temperature": 0.7, "seed": 0, "max_tokens": 400}
 
-    def __init__(self, prompt=None, *, prompts_dir: Any = None, per_tuple: int = 5,
-                 inventory: Optional[Inventory] = None, mode: str = "stereo"):
+    def __init__(
+        self,
+        prompt=None,
+        *,
+        prompts_dir: Any = None,
+        per_tuple: int = 5,
+        inventory: Inventory | None = None,
+        mode: str = "stereo",
+    ):
         if mode not in MODES:
-            raise InputError(f"unknown sentence mode '{mode}'.",
-                             fix=f"use {' or '.join(MODES)} (anti: sentences that go against the stereotype).")
+            raise InputError(
+                f"unknown sentence mode '{mode}'.",
+                fix=f"use {' or '.join(MODES)} (anti: sentences that go against the stereotype).",
+            )
         if prompt is None:
             prompt = get_prompt(MODES[mode], prompts_dir)
         super().__init__(prompt, prompts_dir=prompts_dir)
@@ -61,7 +71,7 @@ class SentenceTask(Task):
         ctx = {"tuple_id": item["tuple"].get("tuple_id"), **self.variables(item)}
         return ctx if self.mode == "stereo" else {**ctx, "mode": self.mode}
 
-    def expected(self, item: dict) -> Optional[int]:
+    def expected(self, item: dict) -> int | None:
         return self.per_tuple
 
     def parse(self, item: dict, result) -> list[dict]:
@@ -82,11 +92,20 @@ class SentenceTask(Task):
             why = None if ok else f"the sentence does not mention '{t['identity']}'"
             if copies_prompt(s, prompt, run=6):
                 ok, why = False, "the sentence copies the prompt (its instructions or an example)"
-            rows.append({"sentence_id": ids.sentence_id(t["tuple_id"], s, self.mode), "sentence": s,
-                         "tuple_id": t["tuple_id"],
-                         "identity": t["identity"], "attribute": t["attribute"], "axis": t["axis"],
-                         "polarity": t["polarity"], "mode": self.mode, "lang": lang,
-                         "status": "raw" if ok else "rejected",
-                         "meta": {} if ok else {"reason": why},
-                         "provenance": dict(prov)})
+            rows.append(
+                {
+                    "sentence_id": ids.sentence_id(t["tuple_id"], s, self.mode),
+                    "sentence": s,
+                    "tuple_id": t["tuple_id"],
+                    "identity": t["identity"],
+                    "attribute": t["attribute"],
+                    "axis": t["axis"],
+                    "polarity": t["polarity"],
+                    "mode": self.mode,
+                    "lang": lang,
+                    "status": "raw" if ok else "rejected",
+                    "meta": {} if ok else {"reason": why},
+                    "provenance": dict(prov),
+                }
+            )
         return rows[: self.per_tuple * 2]

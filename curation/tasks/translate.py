@@ -1,6 +1,7 @@
 """``translate_pair`` and ``translate_sentence``: the prompts of the ``llm`` translation engine
 (``curate translate --engines llm:MODEL``). A pair goes out in one request so that the two
 translations differ only where the originals do."""
+
 from __future__ import annotations
 
 from . import TASKS
@@ -17,8 +18,13 @@ class TranslatePairTask(Task):
     default_params = {"temperature": 0.0, "seed": 0, "max_tokens": 512}
 
     def parse(self, item: dict, result) -> list[dict]:
-        return [{"sent_more": str(result.data["sent_more"]).strip(), "sent_less": str(result.data["sent_less"]).strip(),
-                 "provenance": {**result.provenance(), **self.provenance()}}]
+        return [
+            {
+                "sent_more": str(result.data["sent_more"]).strip(),
+                "sent_less": str(result.data["sent_less"]).strip(),
+                "provenance": {**result.provenance(), **self.provenance()},
+            }
+        ]
 
 
 @TASKS.register("translate_sentence")
@@ -30,8 +36,12 @@ class TranslateSentenceTask(Task):
     default_params = {"temperature": 0.0, "seed": 0, "max_tokens": 512}
 
     def parse(self, item: dict, result) -> list[dict]:
-        return [{"translation": str(result.data["translation"]).strip(),
-                 "provenance": {**result.provenance(), **self.provenance()}}]
+        return [
+            {
+                "translation": str(result.data["translation"]).strip(),
+                "provenance": {**result.provenance(), **self.provenance()},
+            }
+        ]
 
 
 @TASKS.register("translate_cat_intrasentence")

@@ -14,6 +14,7 @@ stereotypes). A template with worked examples (``attributes@3``: a ``{examples}`
 and the polarity (``group``, ``stereotypes``), :meth:`TupleTask.schema_for` fixes them to the
 request's, so a model that continues the pattern writes about the group asked.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,10 +22,12 @@ import json
 import re
 import unicodedata
 import zlib
+from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from biaskit.errors import InputError
+from biaskit.options import say, tell
 from biaskit.schema import BiasTuple, normalize_bias_type
 
 from . import TASKS
@@ -38,15 +41,60 @@ GROUP_KEY, POLARITY_KEY = "group", "stereotypes"
 N_EXAMPLES = 3
 #: demographic categories and the dimensions people are described along: asked for stereotypes, a
 #: pretrained model lists these ("Hindu: gender, age, height, weight, sex"); they name no attribute
-CATEGORY_WORDS = frozenset({
-    "gender", "sex", "age", "religion", "caste", "region", "class", "race", "ethnicity", "nationality",
-    "occupation", "profession", "job", "income", "wealth", "education", "language", "culture", "community",
-    "tribe", "appearance", "physical-appearance", "socioeconomic", "disability", "orientation", "identity",
-    "height", "weight", "size", "shape", "colour", "color", "complexion", "skin", "hair", "face", "body",
-    "type", "status", "level", "tone", "length", "group", "people", "person", "stereotype", "attribute"})
+CATEGORY_WORDS = frozenset(
+    {
+        "gender",
+        "sex",
+        "age",
+        "religion",
+        "caste",
+        "region",
+        "class",
+        "race",
+        "ethnicity",
+        "nationality",
+        "occupation",
+        "profession",
+        "job",
+        "income",
+        "wealth",
+        "education",
+        "language",
+        "culture",
+        "community",
+        "tribe",
+        "appearance",
+        "physical-appearance",
+        "socioeconomic",
+        "disability",
+        "orientation",
+        "identity",
+        "height",
+        "weight",
+        "size",
+        "shape",
+        "colour",
+        "color",
+        "complexion",
+        "skin",
+        "hair",
+        "face",
+        "body",
+        "type",
+        "status",
+        "level",
+        "tone",
+        "length",
+        "group",
+        "people",
+        "person",
+        "stereotype",
+        "attribute",
+    }
+)
 
 
-def normalize_attribute(text: str) -> Optional[str]:
+def normalize_attribute(text: str) -> str | None:
     """Clean one generated attribute: numbering, bullets, quotes, trailing punctuation,
     explanations after a dash/colon/parenthesis; lower case (acronyms kept). None if nothing is left."""
     s = unicodedata.normalize("NFKC", str(text)).strip()
@@ -68,8 +116,15 @@ def lemma_key(attr: str) -> str:
     hyphens/spaces removed (``Hard-working`` = ``hardworking``, ``thieves`` = ``thief``,
     ``laziness`` = ``lazy``)."""
     w = re.sub(r"[\s\-_'’]+", "", attr.lower())
-    for suf, rep in (("ieves", "ief"), ("ives", "ife"), ("ies", "y"), ("sses", "ss"), ("shes", "sh"),
-                     ("ches", "ch"), ("xes", "x")):
+    for suf, rep in (
+        ("ieves", "ief"),
+        ("ives", "ife"),
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("shes", "sh"),
+        ("ches", "ch"),
+        ("xes", "x"),
+    ):
         if w.endswith(suf) and len(w) > len(suf):
             w = w[: -len(suf)] + rep
             break
@@ -83,12 +138,13 @@ def lemma_key(attr: str) -> str:
     return w
 
 
-def _near(keys: Iterable[str], k: str, ratio: float) -> Optional[str]:
+def _near(keys: Iterable[str], k: str, ratio: float) -> str | None:
     return next((kk for kk in keys if kk == k or SequenceMatcher(None, kk, k).ratio() >= ratio), None)
 
 
-def dedupe_attributes(attrs: Iterable[str], *, existing: Iterable[str] = (), ratio: float = 0.92,
-                      identity: Optional[str] = None) -> tuple[list[str], list[tuple[str, str]]]:
+def dedupe_attributes(
+    attrs: Iterable[str], *, existing: Iterable[str] = (), ratio: float = 0.92, identity: str | None = None
+) -> tuple[list[str], list[tuple[str, str]]]:
     """Normalised, de-duplicated attributes (case, punctuation, lemma, and difflib ratio >= ``ratio``
     on the lemma keys), plus ``(dropped, kept_as)`` for every dropped duplicate."""
     kept: list[str] = []
@@ -119,7 +175,7 @@ def is_category(attr: str) -> bool:
     return bool(ws) and (ws[-1] in CATEGORY_WORDS or lemma_key(ws[-1]) in CATEGORY_WORDS)
 
 
-def not_an_attribute(attr: str, *, echo: Iterable[str] = ()) -> Optional[str]:
+def not_an_attribute(attr: str, *, echo: Iterable[str] = ()) -> str | None:
     """Why the normalised ``attr`` is no attribute (None: it may be one): an echo of the request or
     of the prompt (``echo``: case-folded words), or a category (:func:`is_category`)."""
     if attr.casefold() in echo:
@@ -129,18 +185,25 @@ def not_an_attribute(attr: str, *, echo: Iterable[str] = ()) -> Optional[str]:
     return None
 
 
-def pick_examples(pool: Sequence[dict], *, axis: str, identity: str, k: int = N_EXAMPLES,
-                  path: Optional[str] = None) -> list[dict]:
+def pick_examples(
+    pool: Sequence[dict], *, axis: str, identity: str, k: int = N_EXAMPLES, path: str | None = None
+) -> list[dict]:
     """``k`` worked examples from a template's ``[[examples]]`` for one request: none of the asked
     axis or about the asked group; which ``k`` depends on the axis (a stable rotation), so each
     axis sees its own set."""
     for i, e in enumerate(pool, 1):
         bad = [f for f in ("group", "axis") if not isinstance(e.get(f), str) or not e[f].strip()]
-        bad += [p for p in POLARITIES if not isinstance(e.get(p), list) or not e[p]
-                or not all(isinstance(a, str) for a in e[p])]
+        bad += [
+            p
+            for p in POLARITIES
+            if not isinstance(e.get(p), list) or not e[p] or not all(isinstance(a, str) for a in e[p])
+        ]
         if bad:
-            raise InputError(f"worked example {i} has no usable {', '.join(bad)}.", path=path,
-                             fix='write group = "...", axis = "...", positive = ["..."], negative = ["..."].')
+            raise InputError(
+                f"worked example {i} has no usable {', '.join(bad)}.",
+                path=path,
+                fix='write group = "...", axis = "...", positive = ["..."], negative = ["..."].',
+            )
     ax, ident = normalize_bias_type(axis), lemma_key(identity)
     others = [e for e in pool if normalize_bias_type(e["axis"]) != ax and lemma_key(e["group"]) != ident]
     if not others:
@@ -156,7 +219,9 @@ def tuple_items(*, axis: str, identities: Sequence[str], polarity: str = "both",
         if p not in POLARITIES:
             raise InputError(f"unknown polarity '{p}'.", fix="use positive, negative or both.")
     if n < 1:
-        raise InputError(f"--n must be >= 1, got {n}.", fix="ask for e.g. --n 10 attributes per identity and polarity.")
+        raise InputError(
+            f"{say('n')} must be >= 1, got {n}.", fix=f"{tell('n', 10)} (attributes per identity and polarity)."
+        )
     ax = normalize_bias_type(axis)
     return [{"identity": ident, "axis": ax, "polarity": p, "n": n} for ident in identities for p in pols]
 
@@ -181,43 +246,48 @@ class TupleTask(Task):
             return item
         props = self._reply_props()
         lines = []
-        for e in pick_examples(self.prompt.examples, axis=item["axis"], identity=item["identity"],
-                               path=self.prompt.path):
+        for e in pick_examples(
+            self.prompt.examples, axis=item["axis"], identity=item["identity"], path=self.prompt.path
+        ):
             # with the polarity in the reply's shape both lists are shown (the contrast helps), else the one asked
-            for pol in (POLARITIES[::-1] if POLARITY_KEY in props else (item["polarity"],)):
+            for pol in POLARITIES[::-1] if POLARITY_KEY in props else (item["polarity"],):
                 reply = {GROUP_KEY: e["group"]} if GROUP_KEY in props else {}
                 if POLARITY_KEY in props:
                     reply[POLARITY_KEY] = pol
                 lines.append(json.dumps({**reply, "attributes": e[pol]}, ensure_ascii=False))
         return {**item, "examples": "\n".join(lines)}
 
-    def schema_for(self, item: dict) -> Optional[dict]:
+    def schema_for(self, item: dict) -> dict | None:
         """The template's schema, with the group and the polarity (where the reply names them) fixed
         to the request's: a grammar-constrained model then writes them first and continues with the
         attributes of that group; another model's reply about another group fails validation."""
+        base = self.schema
         props = self._reply_props()
-        if GROUP_KEY not in props and POLARITY_KEY not in props:
-            return self.schema
-        schema = copy.deepcopy(self.schema)
+        if base is None or (GROUP_KEY not in props and POLARITY_KEY not in props):
+            return base  # (no schema: no reply properties either)
+        schema = copy.deepcopy(base)
         for key, value in ((GROUP_KEY, item["identity"]), (POLARITY_KEY, item["polarity"])):
             if key in props:
                 schema["properties"][key] = {"type": "string", "enum": [value]}
         return schema
 
-    def expected(self, item: dict) -> Optional[int]:
+    def expected(self, item: dict) -> int | None:
         return int(item["n"])
 
     def check_item(self, item: dict) -> None:
         if item.get("polarity") not in POLARITIES:
             raise InputError(f"unknown polarity {item.get('polarity')!r}.", fix="use positive or negative.")
         if not isinstance(item.get("n"), int) or item["n"] < 1:
-            raise InputError(f"n must be a whole number >= 1, got {item.get('n')!r}.", fix="e.g. \"n\": 10.")
+            raise InputError(f"n must be a whole number >= 1, got {item.get('n')!r}.", fix='e.g. "n": 10.')
 
     def parse(self, item: dict, result) -> list[dict]:
         # the request's own words (the axis, the polarity) and whatever the prompt quotes (the worked
         # examples' words and groups) echoed back, and categories, are no attributes
-        echo = ({str(item.get(k, "")).casefold() for k in ("axis", "polarity")} | {"model"}
-                | set(re.findall(r'"([^"\n]{1,60})"', self.prompt_text(item))))
+        echo = (
+            {str(item.get(k, "")).casefold() for k in ("axis", "polarity")}
+            | {"model"}
+            | set(re.findall(r'"([^"\n]{1,60})"', self.prompt_text(item)))
+        )
         raw = [a for a in result.data.get("attributes") or [] if isinstance(a, str)]
         usable, not_attrs = [], []
         for a in raw:
@@ -234,8 +304,15 @@ class TupleTask(Task):
         rows = []
         for a in kept[: item["n"] * 2]:
             dups = [d for d, k in dropped if lemma_key(d) == lemma_key(a) or k == lemma_key(a)]
-            t = BiasTuple(identity=item["identity"], attribute=a, axis=item["axis"], polarity=item["polarity"],
-                          lang=self.lang, provenance=dict(prov), meta={"duplicates_dropped": dups} if dropped else {})
+            t = BiasTuple(
+                identity=item["identity"],
+                attribute=a,
+                axis=item["axis"],
+                polarity=item["polarity"],
+                lang=self.lang,
+                provenance=dict(prov),
+                meta={"duplicates_dropped": dups} if dropped else {},
+            )
             rows.append(t.model_dump(mode="json"))
         return rows
 

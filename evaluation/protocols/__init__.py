@@ -5,48 +5,68 @@ One module per protocol (``crows``, ``indibias``, ``indibias_seat``, ``seat_may2
 ``none`` means biaskit's own defaults (reported as "not comparable with a paper"); ``auto`` (the
 default) takes the protocol of the data's origin (:mod:`.origin`). See docs/fidelity.md.
 """
+
 from __future__ import annotations
 
-from typing import Optional
-
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.registry import Registry
 
 from .base import AUTO, NONE, Applied, Origin, Protocol, Setting, apply_protocol  # noqa: F401
 
 PROTOCOLS: Registry = Registry("protocol")
-PROTOCOLS.register("crows", "biaskit.evaluation.protocols.crows:PROTOCOL",
-                   help="CrowS-Pairs (Nangia et al. 2020): masked-LM PLL, token masking, sum")
-PROTOCOLS.register("indibias", "biaskit.evaluation.protocols.indibias:PROTOCOL",
-                   help="IndiBias pairs (Sahoo et al. 2024 §6.1): word masking, |C| / per-token mean, 5 x 80%")
-PROTOCOLS.register("indibias-seat", "biaskit.evaluation.protocols.indibias_seat:PROTOCOL",
-                   help="IndiBias SEAT (Appendix B): [CLS] embedding, p = 0.01")
-PROTOCOLS.register("seat-may2019", "biaskit.evaluation.protocols.seat_may2019:PROTOCOL",
-                   help="SEAT as sent-bias runs it (May et al. 2019): pooling per model family, Holm-Bonferroni")
-PROTOCOLS.register("stereoset", "biaskit.evaluation.protocols.stereoset:PROTOCOL",
-                   help="StereoSet (Nadeem et al. 2021): likelihood scoring, NSP heads for intersentence")
-PROTOCOLS.register("cao2022", "biaskit.evaluation.protocols.cao2022:PROTOCOL",
-                   help="Cao et al. 2022: CEAT, ILPS, StereoSet intrasentence PLL; Pearson over group variances")
+PROTOCOLS.register(
+    "crows",
+    "biaskit.evaluation.protocols.crows:PROTOCOL",
+    help="CrowS-Pairs (Nangia et al. 2020): masked-LM PLL, token masking, sum",
+)
+PROTOCOLS.register(
+    "indibias",
+    "biaskit.evaluation.protocols.indibias:PROTOCOL",
+    help="IndiBias pairs (Sahoo et al. 2024 §6.1): word masking, |C| / per-token mean, 5 x 80%",
+)
+PROTOCOLS.register(
+    "indibias-seat",
+    "biaskit.evaluation.protocols.indibias_seat:PROTOCOL",
+    help="IndiBias SEAT (Appendix B): [CLS] embedding, p = 0.01",
+)
+PROTOCOLS.register(
+    "seat-may2019",
+    "biaskit.evaluation.protocols.seat_may2019:PROTOCOL",
+    help="SEAT as sent-bias runs it (May et al. 2019): pooling per model family, Holm-Bonferroni",
+)
+PROTOCOLS.register(
+    "stereoset",
+    "biaskit.evaluation.protocols.stereoset:PROTOCOL",
+    help="StereoSet (Nadeem et al. 2021): likelihood scoring, NSP heads for intersentence",
+)
+PROTOCOLS.register(
+    "cao2022",
+    "biaskit.evaluation.protocols.cao2022:PROTOCOL",
+    help="Cao et al. 2022: CEAT, ILPS, StereoSet intrasentence PLL; Pearson over group variances",
+)
 
 CHOICES = (AUTO, NONE, *PROTOCOLS.names())  # the --protocol choices
 
 
-def get_protocol(name: Optional[str]) -> Optional[Protocol]:
+def get_protocol(name: str | None) -> Protocol | None:
     """The protocol called ``name`` (None for ``none``)."""
     if name is None or name.lower() == NONE:
         return None
     return PROTOCOLS.get(name)
 
 
-def choose(command: str, requested: Optional[str], origin: Optional[Origin]) -> tuple[Optional[Protocol], str]:
+def choose(command: str, requested: str | None, origin: Origin | None) -> tuple[Protocol | None, str]:
     """The protocol a run of ``evaluate <command>`` follows and why: ``requested`` (a name, ``none`` or
     ``auto``/None = the data's origin). A protocol that does not cover the command is refused."""
     if requested and requested.lower() != AUTO:
         p = get_protocol(requested)
         if p is not None and command not in p.commands:
             fits = [n for n in PROTOCOLS.names() if command in PROTOCOLS.get(n).commands]
-            raise BiaskitError(f"protocol '{p.name}' does not cover `evaluate {command}` (it covers "
-                               f"{', '.join(p.commands)}). Fix: pass --protocol {' or '.join(fits + [NONE])}")
+            raise BiaskitError(
+                f"protocol '{p.name}' does not cover `evaluate {command}` (it covers "
+                f"{', '.join(p.commands)}). Fix: pass {' or '.join(say('protocol', n) for n in fits + [NONE])}"
+            )
         return p, "--protocol"
     if origin is None or origin.protocol is None:
         return None, f"data of no known origin ({origin.what})" if origin else "no --protocol"

@@ -8,10 +8,12 @@ differs from the protocol, in words ("sum of the log-probabilities instead of th
 (IndiBias §6.1)"). ``summary.json`` stores :meth:`Applied.as_dict`; reports print
 :meth:`Applied.markdown`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from biaskit.tables import md_table
 
@@ -23,13 +25,13 @@ AUTO = "auto"  # the protocol of the data's origin
 class Setting:
     """One setting that changes a number: its value under the protocol and where the paper says so."""
 
-    key: str                                   # the run's option name (run_pairs keyword, ...)
+    key: str  # the run's option name (run_pairs keyword, ...)
     value: Any
-    section: str                               # "IndiBias §6.1", "reference metric.py (mask_unigram)"
-    option: str = ""                           # the CLI option that overrides it ("" = not an option)
-    words: Mapping[Any, str] = field(default_factory=dict)   # value -> words for reports
-    when: Mapping[str, Any] = field(default_factory=dict)    # context the setting applies to
-    command: str = ""                          # "" = the protocol's only command
+    section: str  # "IndiBias §6.1", "reference metric.py (mask_unigram)"
+    option: str = ""  # the CLI option that overrides it ("" = not an option)
+    words: Mapping[Any, str] = field(default_factory=dict)  # value -> words for reports
+    when: Mapping[str, Any] = field(default_factory=dict)  # context the setting applies to
+    command: str = ""  # "" = the protocol's only command
 
     def describe(self, v: Any) -> str:
         return self.words.get(v, f"`{v}`")
@@ -37,8 +39,10 @@ class Setting:
     def applies(self, command: str, context: Mapping[str, Any]) -> bool:
         if self.command and self.command != command:
             return False
-        return all(context.get(k) == v if not isinstance(v, (tuple, list, set, frozenset)) else context.get(k) in v
-                   for k, v in self.when.items())
+        return all(
+            context.get(k) == v if not isinstance(v, (tuple, list, set, frozenset)) else context.get(k) in v
+            for k, v in self.when.items()
+        )
 
 
 @dataclass(frozen=True)
@@ -46,13 +50,13 @@ class Protocol:
     """One paper setup by name (a module in this package each)."""
 
     name: str
-    title: str                                 # "IndiBias minimal pairs (Sahoo et al. 2024, §6.1)"
+    title: str  # "IndiBias minimal pairs (Sahoo et al. 2024, §6.1)"
     citation: str
-    commands: tuple[str, ...]                  # the evaluate commands it covers
+    commands: tuple[str, ...]  # the evaluate commands it covers
     settings: tuple[Setting, ...]
-    origin: str = ""                           # the data it is the default for
-    notes: tuple[str, ...] = ()                # what biaskit knowingly does differently, and why
-    figures: tuple[str, ...] = ()              # published tables a run is compared with (evaluation.published)
+    origin: str = ""  # the data it is the default for
+    notes: tuple[str, ...] = ()  # what biaskit knowingly does differently, and why
+    figures: tuple[str, ...] = ()  # published tables a run is compared with (evaluation.published)
     scope: Mapping[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
     # context key -> (values the paper covers, the sentence for a run outside them), e.g. CrowS-Pairs:
     # {"kind": (("mlm",), "CrowS-Pairs scores masked LMs only (reference metric.py)")}
@@ -60,7 +64,7 @@ class Protocol:
     def settings_for(self, command: str, context: Mapping[str, Any]) -> list[Setting]:
         return [s for s in self.settings if s.applies(command, context)]
 
-    def value(self, key: str, command: str = "", context: Optional[Mapping[str, Any]] = None) -> Any:
+    def value(self, key: str, command: str = "", context: Mapping[str, Any] | None = None) -> Any:
         """The protocol's value of ``key`` (first setting of that key that applies), or None."""
         for s in self.settings:
             if s.key == key and s.applies(command or (self.commands[0] if self.commands else ""), context or {}):
@@ -72,7 +76,7 @@ class Protocol:
 class Origin:
     """Where the data came from, as far as the readers can tell, and the protocol that goes with it."""
 
-    protocol: Optional[str]
+    protocol: str | None
     what: str
 
 
@@ -80,8 +84,8 @@ class Origin:
 class Applied:
     """A protocol applied to one run: the values it uses, where each came from, the deviations."""
 
-    name: str                                  # protocol name, or "none"
-    chosen_by: str                             # "--protocol", "the data's origin (...)", ...
+    name: str  # protocol name, or "none"
+    chosen_by: str  # "--protocol", "the data's origin (...)", ...
     values: dict[str, Any]
     rows: list[dict[str, Any]]
     deviations: list[dict[str, Any]]
@@ -99,18 +103,25 @@ class Applied:
         return [d["text"] for d in self.deviations]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "citation": self.citation, "chosen_by": self.chosen_by,
-                "comparable": self.comparable, "settings": self.rows, "deviations": self.deviations,
-                "notes": self.notes}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "citation": self.citation,
+            "chosen_by": self.chosen_by,
+            "comparable": self.comparable,
+            "settings": self.rows,
+            "deviations": self.deviations,
+            "notes": self.notes,
+        }
 
     def headline(self) -> str:
         """One line for the terminal: the protocol and how many deviations."""
         if self.name == NONE:
-            return (f"protocol: none ({self.chosen_by}): biaskit's own defaults, not comparable with a paper's "
-                    "figures")
+            return f"protocol: none ({self.chosen_by}): biaskit's own defaults, not comparable with a paper's figures"
         dev = self.deviations
-        return (f"protocol: {self.name} ({self.title}; chosen by {self.chosen_by}); "
-                + ("no deviation" if not dev else f"{len(dev)} deviation(s): " + "; ".join(d["text"] for d in dev)))
+        return f"protocol: {self.name} ({self.title}; chosen by {self.chosen_by}); " + (
+            "no deviation" if not dev else f"{len(dev)} deviation(s): " + "; ".join(d["text"] for d in dev)
+        )
 
     def markdown(self) -> str:
         return render_protocol(self.as_dict())
@@ -124,30 +135,54 @@ def render_protocol(d: Mapping[str, Any]) -> str:
     lines = ["## Protocol", ""]
     devs = d.get("deviations") or []
     if d.get("name") == NONE:
-        lines += [f"**none** ({d.get('chosen_by')}): biaskit's own defaults; the numbers are **not comparable "
-                  "with a paper's figures**.", ""]
+        lines += [
+            f"**none** ({d.get('chosen_by')}): biaskit's own defaults; the numbers are **not comparable "
+            "with a paper's figures**.",
+            "",
+        ]
     else:
         lines += [f"**{d.get('name')}**: {d.get('title')} (chosen by {d.get('chosen_by')}). {d.get('citation')}", ""]
         if devs:
-            lines += [f"**{len(devs)} deviation(s) from the protocol** (not the paper's setup, so not comparable "
-                      "with its figures):", ""] + [f"- {x['text']}" for x in devs] + [""]
+            lines += (
+                [
+                    f"**{len(devs)} deviation(s) from the protocol** (not the paper's setup, so not comparable "
+                    "with its figures):",
+                    "",
+                ]
+                + [f"- {x['text']}" for x in devs]
+                + [""]
+            )
         else:
             lines += ["No deviation from the protocol.", ""]
     rows = d.get("settings") or []
     if rows:
-        lines += [md_table(["setting", "value", "from", "paper's value", "source"],
-                           [[r["key"], r["words"], r["from"], r.get("protocol_words") or "—", r.get("section") or "—"]
-                            for r in rows]), ""]
+        lines += [
+            md_table(
+                ["setting", "value", "from", "paper's value", "source"],
+                [
+                    [r["key"], r["words"], r["from"], r.get("protocol_words") or "—", r.get("section") or "—"]
+                    for r in rows
+                ],
+            ),
+            "",
+        ]
     if d.get("notes"):
         lines += ["What biaskit knowingly does differently (docs/fidelity.md):", ""]
         lines += [f"- {n}" for n in d["notes"]] + [""]
     return "\n".join(lines)
 
 
-def apply_protocol(protocol: Optional[Protocol], command: str, given: Mapping[str, Any],
-                   defaults: Mapping[str, Any], *, context: Optional[Mapping[str, Any]] = None,
-                   chosen_by: str = "--protocol", words: Optional[Mapping[str, Mapping[Any, str]]] = None,
-                   extra_notes: Sequence[str] = ()) -> Applied:
+def apply_protocol(
+    protocol: Protocol | None,
+    command: str,
+    given: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    *,
+    context: Mapping[str, Any] | None = None,
+    chosen_by: str = "--protocol",
+    words: Mapping[str, Mapping[Any, str]] | None = None,
+    extra_notes: Sequence[str] = (),
+) -> Applied:
     """The values a run uses: an explicit option (``given[key]`` not None) wins, else the protocol's
     value, else biaskit's default (``defaults``). Every explicit option that differs from the
     protocol's value is a deviation."""
@@ -157,25 +192,48 @@ def apply_protocol(protocol: Optional[Protocol], command: str, given: Mapping[st
     rows: list[dict[str, Any]] = []
     deviations: list[dict[str, Any]] = []
     covered: set[str] = set()
-    for s in (protocol.settings_for(command, context) if protocol else []):
+    for s in protocol.settings_for(command, context) if protocol else []:
         if s.key in covered:
             continue
         covered.add(s.key)
         g = given.get(s.key)
         used = s.value if g is None else g
         values[s.key] = used
-        row = {"key": s.key, "value": used, "words": s.describe(used), "from": "protocol" if g is None else
-               f"option {s.option or s.key}", "protocol_value": s.value, "protocol_words": s.describe(s.value),
-               "section": s.section, "option": s.option}
+        row = {
+            "key": s.key,
+            "value": used,
+            "words": s.describe(used),
+            "from": "protocol" if g is None else f"option {s.option or s.key}",
+            "protocol_value": s.value,
+            "protocol_words": s.describe(s.value),
+            "section": s.section,
+            "option": s.option,
+        }
         rows.append(row)
         if g is not None and g != s.value:
             text = f"{s.describe(g)} instead of {s.describe(s.value)} ({s.section}; {s.option or s.key} {g})"
-            deviations.append({"key": s.key, "option": s.option, "used": g, "protocol_value": s.value,
-                               "section": s.section, "text": text})
+            deviations.append(
+                {
+                    "key": s.key,
+                    "option": s.option,
+                    "used": g,
+                    "protocol_value": s.value,
+                    "section": s.section,
+                    "text": text,
+                }
+            )
     for k, (allowed, text) in ((protocol.scope if protocol else {}) or {}).items():
         if k in context and context[k] not in allowed:
-            deviations.append({"key": k, "option": "", "used": context[k], "protocol_value": list(allowed),
-                               "section": "", "text": text})
+            deviations.append(
+                {
+                    "key": k,
+                    "option": "",
+                    "used": context[k],
+                    "protocol_value": list(allowed),
+                    "section": "",
+                    "text": text,
+                }
+            )
     for k, d in defaults.items():
         if k in covered:
             continue
@@ -183,14 +241,31 @@ def apply_protocol(protocol: Optional[Protocol], command: str, given: Mapping[st
         used = d if g is None else g
         values[k] = used
         w = (words.get(k) or {}).get(used, f"`{used}`")
-        rows.append({"key": k, "value": used, "words": w,
-                     "from": "biaskit default" if g is None else "option", "protocol_value": None,
-                     "protocol_words": None if protocol else None, "section": None, "option": None})
+        rows.append(
+            {
+                "key": k,
+                "value": used,
+                "words": w,
+                "from": "biaskit default" if g is None else "option",
+                "protocol_value": None,
+                "protocol_words": None if protocol else None,
+                "section": None,
+                "option": None,
+            }
+        )
     for k, g in given.items():  # options the caller passes through without a default or a setting
         if k not in values and g is not None:
             values[k] = g
     notes = list(protocol.notes) if protocol else []
     notes += list(extra_notes)
-    return Applied(name=protocol.name if protocol else NONE, chosen_by=chosen_by, values=values, rows=rows,
-                   deviations=deviations, notes=notes, title=protocol.title if protocol else "",
-                   citation=protocol.citation if protocol else "", figures=protocol.figures if protocol else ())
+    return Applied(
+        name=protocol.name if protocol else NONE,
+        chosen_by=chosen_by,
+        values=values,
+        rows=rows,
+        deviations=deviations,
+        notes=notes,
+        title=protocol.title if protocol else "",
+        citation=protocol.citation if protocol else "",
+        figures=protocol.figures if protocol else (),
+    )

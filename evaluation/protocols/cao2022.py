@@ -1,4 +1,5 @@
 """``cao2022``: intrinsic vs extrinsic bias across models (Cao et al., ACL 2022)."""
+
 from __future__ import annotations
 
 from . import words as W
@@ -8,25 +9,69 @@ PROTOCOL = Protocol(
     name="cao2022",
     title="Intrinsic vs extrinsic fairness metrics (Cao et al. 2022)",
     citation="Cao, Pruksachatkun, Chang, Gupta, Kumar, Dhamala & Galstyan (2022). On the Intrinsic and Extrinsic "
-             "Fairness Evaluation Metrics for Contextualized Language Representations. ACL.",
+    "Fairness Evaluation Metrics for Contextualized Language Representations. ACL.",
     commands=("correlate", "cats", "ceat", "ilps"),
     origin="(chosen with --protocol cao2022)",
     settings=(
-        Setting("correlation", "pearson", "Cao et al. 2022 §3: the Pearson correlation coefficient across the "
-                "models", "--correlation", W.CORRELATION, command="correlate"),
-        Setting("groups", "all", "Cao et al. 2022 §4.1: domain-level variance over all protected groups of each "
-                "dataset (aligned groups only in the ablation)", "--groups", W.GROUPS, command="correlate"),
-        Setting("metrics", ("ceat", "ilps", "stereoset"), "Cao et al. 2022 §2: the intrinsic metrics CEAT, ILPS and "
-                "StereoSet", "", {("ceat", "ilps", "stereoset"): "CEAT, ILPS and StereoSet"}, command="correlate"),
-        Setting("split", "intrasentence", "Cao et al. 2022 §2: 'We only focus on their intrasentence pairs'",
-                "--split", W.SPLIT, command="cats"),
-        Setting("mode", "pll", "Cao et al. 2022 §2: the stereotyped sentence has a higher pseudo log-likelihood",
-                "--cat-mode", W.CAT_MODE, command="cats"),
-        Setting("n_samples", 10_000, "Cao et al. 2022 footnote 6 (the metric's own settings); CEAT reference code "
-                "README (weiguowilliam/CEAT): N = 10000 samples", "--n-samples",
-                {10_000: "10,000 samples"}, command="ceat"),
-        Setting("predict", "attribute", "Cao et al. 2022 §2: the increase in probability of the attribute for the "
-                "<mask> token given a protected group", "--predict", W.PREDICT, command="ilps"),
+        Setting(
+            "correlation",
+            "pearson",
+            "Cao et al. 2022 §3: the Pearson correlation coefficient across the models",
+            "--correlation",
+            W.CORRELATION,
+            command="correlate",
+        ),
+        Setting(
+            "groups",
+            "all",
+            "Cao et al. 2022 §4.1: domain-level variance over all protected groups of each "
+            "dataset (aligned groups only in the ablation)",
+            "--groups",
+            W.GROUPS,
+            command="correlate",
+        ),
+        Setting(
+            "metrics",
+            ("ceat", "ilps", "stereoset"),
+            "Cao et al. 2022 §2: the intrinsic metrics CEAT, ILPS and StereoSet",
+            "",
+            {("ceat", "ilps", "stereoset"): "CEAT, ILPS and StereoSet"},
+            command="correlate",
+        ),
+        Setting(
+            "split",
+            "intrasentence",
+            "Cao et al. 2022 §2: 'We only focus on their intrasentence pairs'",
+            "--split",
+            W.SPLIT,
+            command="cats",
+        ),
+        Setting(
+            "mode",
+            "pll",
+            "Cao et al. 2022 §2: the stereotyped sentence has a higher pseudo log-likelihood",
+            "--cat-mode",
+            W.CAT_MODE,
+            command="cats",
+        ),
+        Setting(
+            "n_samples",
+            10_000,
+            "Cao et al. 2022 footnote 6 (the metric's own settings); CEAT reference code "
+            "README (weiguowilliam/CEAT): N = 10000 samples",
+            "--n-samples",
+            {10_000: "10,000 samples"},
+            command="ceat",
+        ),
+        Setting(
+            "predict",
+            "attribute",
+            "Cao et al. 2022 §2: the increase in probability of the attribute for the "
+            "<mask> token given a protected group",
+            "--predict",
+            W.PREDICT,
+            command="ilps",
+        ),
     ),
     notes=(
         "Variance: §3 writes Var(s_group, ...) without saying population or sample; biaskit uses the population "

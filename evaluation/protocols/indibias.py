@@ -1,4 +1,5 @@
 """``indibias``: IndiBias minimal pairs (Sahoo et al., NAACL Findings 2024, §6.1, Table 2)."""
+
 from __future__ import annotations
 
 from . import words as W
@@ -11,17 +12,47 @@ PROTOCOL = Protocol(
     commands=("pairs",),
     origin="IndiBias CSV files (IndiBias_v1_sample.csv) and releases built from IndiBias",
     settings=(
-        Setting("method", "pll", "IndiBias §6.1: the numbers are reported using P(U|M)", "--method", W.METHOD,
-                when={"kind": "mlm"}),
-        Setting("unit", "word", "IndiBias §6.1: word-level masking instead of token-level masking", "--unit", W.UNIT,
-                when={"kind": "mlm"}),
-        Setting("normalise", "unmodified", "IndiBias §6.1: P(U|M) normalised by the number of tokens |C|",
-                "--normalise", W.NORMALISE, when={"kind": "mlm"}),
-        Setting("method", "mean", "IndiBias §6.1: decoder and seq2seq models, the sum of the token log-probabilities "
-                "divided by the number of tokens", "--method", W.METHOD, when={"kind": ("clm", "seq2seq")}),
+        Setting(
+            "method",
+            "pll",
+            "IndiBias §6.1: the numbers are reported using P(U|M)",
+            "--method",
+            W.METHOD,
+            when={"kind": "mlm"},
+        ),
+        Setting(
+            "unit",
+            "word",
+            "IndiBias §6.1: word-level masking instead of token-level masking",
+            "--unit",
+            W.UNIT,
+            when={"kind": "mlm"},
+        ),
+        Setting(
+            "normalise",
+            "unmodified",
+            "IndiBias §6.1: P(U|M) normalised by the number of tokens |C|",
+            "--normalise",
+            W.NORMALISE,
+            when={"kind": "mlm"},
+        ),
+        Setting(
+            "method",
+            "mean",
+            "IndiBias §6.1: decoder and seq2seq models, the sum of the token log-probabilities "
+            "divided by the number of tokens",
+            "--method",
+            W.METHOD,
+            when={"kind": ("clm", "seq2seq")},
+        ),
         Setting("runs", 5, "IndiBias Table 2 caption: five runs", "--runs", {5: "5 subsample runs"}),
-        Setting("fraction", 0.8, "IndiBias Table 2 caption: a different 80% sample each run", "--fraction",
-                {0.8: "80% of the pairs per run"}),
+        Setting(
+            "fraction",
+            0.8,
+            "IndiBias Table 2 caption: a different 80% sample each run",
+            "--fraction",
+            {0.8: "80% of the pairs per run"},
+        ),
     ),
     notes=(
         "Ties: §6.1.1 counts pairs where score(S1) > score(S2) and does not say how equal scores are decided; "

@@ -1,4 +1,5 @@
 """``indibias-seat``: the IndiBias intersectional SEAT tests (Sahoo et al. 2024, §5, Appendix B, Tables 3/4/9)."""
+
 from __future__ import annotations
 
 from . import words as W
@@ -8,20 +9,45 @@ PROTOCOL = Protocol(
     name="indibias-seat",
     title="IndiBias intersectional SEAT (Sahoo et al. 2024, Appendix B)",
     citation="Sahoo et al. (2024), IndiBias, NAACL Findings: §5, Appendix B, Tables 3, 4 and 9; SEAT after May et "
-             "al. (2019).",
+    "al. (2019).",
     commands=("seat",),
     origin="biaskit's shipped IndiBias tests (indibias-paper, indibias-team)",
     settings=(
-        Setting("pooling", "cls", "IndiBias Appendix B: the sentence encoding is the embedding of the [CLS] token",
-                "--pooling", W.POOLING),
-        Setting("bleach", "auto", "IndiBias §5 and Appendix B: semantically bleached sentence templates "
-                "(May et al. 2019)", "--bleach", W.BLEACH),
-        Setting("alpha", 0.01, "IndiBias Tables 3, 4, 9: underlined values are significant at p = 0.01", "--alpha",
-                {0.01: "significance at p ≤ 0.01"}),
-        Setting("correction", "none", "IndiBias Tables 3, 4, 9: no multiple-testing correction is mentioned", "",
-                W.CORRECTION),
-        Setting("marks", "underline", "IndiBias Tables 3, 4, 9: significant values are underlined", "",
-                {"underline": "significant effect sizes underlined"}),
+        Setting(
+            "pooling",
+            "cls",
+            "IndiBias Appendix B: the sentence encoding is the embedding of the [CLS] token",
+            "--pooling",
+            W.POOLING,
+        ),
+        Setting(
+            "bleach",
+            "auto",
+            "IndiBias §5 and Appendix B: semantically bleached sentence templates (May et al. 2019)",
+            "--bleach",
+            W.BLEACH,
+        ),
+        Setting(
+            "alpha",
+            0.01,
+            "IndiBias Tables 3, 4, 9: underlined values are significant at p = 0.01",
+            "--alpha",
+            {0.01: "significance at p ≤ 0.01"},
+        ),
+        Setting(
+            "correction",
+            "none",
+            "IndiBias Tables 3, 4, 9: no multiple-testing correction is mentioned",
+            "",
+            W.CORRECTION,
+        ),
+        Setting(
+            "marks",
+            "underline",
+            "IndiBias Tables 3, 4, 9: significant values are underlined",
+            "",
+            {"underline": "significant effect sizes underlined"},
+        ),
     ),
     notes=(
         "Layer: Appendix B says 'contextual representations'; biaskit uses the last layer.",

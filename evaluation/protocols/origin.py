@@ -1,10 +1,13 @@
 """The data's origin, per evaluate command: which paper's protocol a run follows by default."""
+
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 from biaskit.origin import FORMAT_PROTOCOL, protocol_of_provenance
 
 from .base import Origin
@@ -13,7 +16,7 @@ from .base import Origin
 _SENT_BIAS = re.compile(r"^(sent-)?(weat\d+b?|angry_black_woman_stereotype(_b)?|heilman_double_bind_[a-z0-9_+-]+)$")
 
 
-def _release(info: Optional[dict]) -> Optional[Origin]:
+def _release(info: dict | None) -> Origin | None:
     if not info:
         return None
     name = info.get("protocol")
@@ -22,7 +25,7 @@ def _release(info: Optional[dict]) -> Optional[Origin]:
     return None
 
 
-def pairs_origin(fmt: str, pairs: Sequence[Any], release: Optional[dict] = None) -> Origin:
+def pairs_origin(fmt: str, pairs: Sequence[Any], release: dict | None = None) -> Origin:
     """The origin of minimal pairs read by :func:`biaskit.readers.read_pairs` or from a release."""
     rel = _release(release)
     if rel:
@@ -34,7 +37,7 @@ def pairs_origin(fmt: str, pairs: Sequence[Any], release: Optional[dict] = None)
     return Origin(name, where + what)
 
 
-def cats_origin(fmt: str, cats: Sequence[Any], release: Optional[dict] = None) -> Origin:
+def cats_origin(fmt: str, cats: Sequence[Any], release: dict | None = None) -> Origin:
     """The origin of CATs (StereoSet's dev.json or its flattened JSONL -> ``stereoset``)."""
     rel = _release(release)
     if rel:
@@ -52,7 +55,7 @@ def seat_test_origin(test: Any) -> Origin:
     fam = (getattr(test, "meta", None) or {}).get("family")
     if fam in ("indibias-paper", "indibias-team"):
         return Origin("indibias-seat", f"biaskit's shipped {fam} tests")
-    if fam == "indibias-release":   # biaskit.evaluation.seat_release: IndiBias's method on a release's groups
+    if fam == "indibias-release":  # biaskit.evaluation.seat_release: IndiBias's method on a release's groups
         return Origin("indibias-seat", "IndiBias-style tests from a release's groups")
     if _SENT_BIAS.match(getattr(test, "name", "")):
         return Origin("seat-may2019", "a sent-bias test (May et al. 2019)")
@@ -64,7 +67,9 @@ def seat_origin(tests: Sequence[Any]) -> Origin:
     origins = [seat_test_origin(t) for t in tests]
     names = sorted({o.protocol or "none" for o in origins})
     if len(names) > 1:
-        raise BiaskitError(f"these SEAT tests come from different sources ({', '.join(names)}), whose papers ran "
-                           "SEAT differently. Fix: run each set on its own, or pass --protocol NAME (or none) to "
-                           "use one setup for all")
+        raise BiaskitError(
+            f"these SEAT tests come from different sources ({', '.join(names)}), whose papers ran "
+            f"SEAT differently. Fix: run each set on its own, or pass {say('protocol', 'NAME')} (or none) "
+            "to use one setup for all"
+        )
     return origins[0] if origins else Origin(None, "no test")

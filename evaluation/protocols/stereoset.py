@@ -1,4 +1,5 @@
 """``stereoset``: StereoSet (Nadeem et al. arXiv 2020 / ACL 2021) and its reference code."""
+
 from __future__ import annotations
 
 from . import words as W
@@ -9,20 +10,41 @@ PROTOCOL = Protocol(
     name="stereoset",
     title="StereoSet (Nadeem, Bethke & Reddy 2021), likelihood-based scoring",
     citation="Nadeem, Bethke & Reddy (2021). StereoSet. ACL-IJCNLP (arXiv 2004.09456, 2020). Code: "
-             "github.com/moinnadeem/StereoSet.",
+    "github.com/moinnadeem/StereoSet.",
     commands=("cats",),
     origin="StereoSet's dev.json, the flattened StereoSet JSONL and releases built from them",
     settings=(
-        Setting("mode", "likelihood", "StereoSet ACL 2021 §6.1 and Table 4 (the arXiv 2020 paper scores only so)",
-                "--cat-mode", W.CAT_MODE),
-        Setting("piece_agg", "mean-prob", "StereoSet ACL 2021 §6.1: the average per-subword probability; "
-                f"{_REF} eval_discriminative_models.py: np.mean of the probabilities", "--piece-agg", W.PIECE_AGG,
-                when={"kind": "mlm"}),
-        Setting("tie_policy", "reference", f"{_REF} code/evaluation.py: stereotype > anti-stereotype else anti",
-                "--ties", W.TIES),
-        Setting("intersentence", "nsp", "StereoSet arXiv 2020 §7.1-7.4 and A.4, ACL 2021 §6.1-6.2: a next-sentence-"
-                f"prediction head for every model ({_REF} code/models/models.py ModelNSP)", "--nsp-head",
-                W.INTER),
+        Setting(
+            "mode",
+            "likelihood",
+            "StereoSet ACL 2021 §6.1 and Table 4 (the arXiv 2020 paper scores only so)",
+            "--cat-mode",
+            W.CAT_MODE,
+        ),
+        Setting(
+            "piece_agg",
+            "mean-prob",
+            "StereoSet ACL 2021 §6.1: the average per-subword probability; "
+            f"{_REF} eval_discriminative_models.py: np.mean of the probabilities",
+            "--piece-agg",
+            W.PIECE_AGG,
+            when={"kind": "mlm"},
+        ),
+        Setting(
+            "tie_policy",
+            "reference",
+            f"{_REF} code/evaluation.py: stereotype > anti-stereotype else anti",
+            "--ties",
+            W.TIES,
+        ),
+        Setting(
+            "intersentence",
+            "nsp",
+            "StereoSet arXiv 2020 §7.1-7.4 and A.4, ACL 2021 §6.1-6.2: a next-sentence-"
+            f"prediction head for every model ({_REF} code/models/models.py ModelNSP)",
+            "--nsp-head",
+            W.INTER,
+        ),
     ),
     notes=(
         "Intrasentence masked-LM scoring scores the pieces the filled sentence is actually tokenized into (found by "

@@ -1,19 +1,38 @@
 """What every pipeline stage has: its folder, its input, its fingerprint, and ``run() -> Outcome``.
 
+A stage class owns everything about its stage (docs/architecture.md, "Where a change goes"): its
+``name``, ``title``, its table in the project file (``table``), the artifacts it reads
+(``inputs``: any one of them) and the one it writes (``output``), the options that do not change
+its results (``operational``) and, for a stage that runs commands whose options are declared once
+(:mod:`biaskit.options`), those commands (``commands``: :class:`Command`), from which its table,
+its operational options and the keys its hints name are derived (:func:`stage_table`).
+``STAGE_ORDER``, ``STAGE_IO`` and the project file's ``[stages]`` table are made from the classes
+(:mod:`.` and :mod:`..project`).
+
 A stage class calls the pure functions of its stage package (``biaskit.curation``,
 ``biaskit.annotation``, ``biaskit.release``, ``biaskit.evaluation``) exactly as the stage's own
 command does, with the options of its table in the project file. It never calls the CLI.
 """
+
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional
 
+from pydantic import Field, create_model
+
+from biaskit.curation.cli_options import LLM_TOML_KEYS
 from biaskit.errors import BiaskitError
+from biaskit.options import Key, Keys, Options, spec_of
 
-from ..project import Project, Stage, reads_of
-from ..state import State, fingerprint, hash_path, rel_path
+from ..state import State, fingerprint, hash_path, rel_path, shown_path
+from ..tables import StageTable
+
+if TYPE_CHECKING:
+    from ..project import Project
 
 WORK_DIR = "work"
 
@@ -25,10 +44,10 @@ class StageFailed(BiaskitError):
 
 @dataclass
 class RunOptions:
-    partial: bool = False          # human stages: go on with the judgments there are
-    retry_failed: bool = False     # LLM stages: ask again for the jobs that failed
+    partial: bool = False  # human stages: go on with the judgments there are
+    retry_failed: bool = False  # LLM stages: ask again for the jobs that failed
     progress: bool = True
-    command: Optional[str] = None  # the command line recorded by the stages (run logs, release.json)
+    command: str | None = None  # the command line recorded by the stages (run logs, release.json)
 
 
 @dataclass
@@ -36,7 +55,7 @@ class Context:
     project: Project
     state: State
     options: RunOptions
-    artifacts: dict[str, Path] = field(default_factory=dict)   # artifact -> the latest stage's output
+    artifacts: dict[str, Path] = field(default_factory=dict)  # artifact -> the latest stage's output
     echo: Callable[[str], None] = lambda s: None
 
 
@@ -46,33 +65,139 @@ class Outcome:
     (a human stage whose tasks are not all annotated yet)."""
 
     status: str
-    produces: Optional[Path] = None
-    outputs: dict[str, Path] = field(default_factory=dict)   # every file or folder worth showing
+    produces: Path | None = None
+    outputs: dict[str, Path] = field(default_factory=dict)  # every file or folder worth showing
     message: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
-    progress: Optional[dict[str, Any]] = None
+    progress: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     partial: bool = False
-    errors: int = 0                                           # LLM jobs still failing (retry_failed)
+    errors: int = 0  # LLM jobs still failing (retry_failed)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command a stage runs (its options model) and how those options are set in the stage's table:
+    every option of the model is a key of the same name, except ``keys`` (option -> the key's name,
+    where two commands of a stage would clash or the table's word differs) and ``supplied`` (option
+    -> how the stage fills it itself, e.g. ``"data": "the release"``: no key). ``input``: the option
+    the stage's ``input`` key sets (hints name ``input`` for it)."""
+
+    options: type[Options]
+    keys: Mapping[str, str] = field(default_factory=dict)
+    supplied: Mapping[str, str] = field(default_factory=dict)
+    input: str | None = None
+
+    def key(self, name: str) -> str | None:
+        """The key of option ``name`` in the stage's table (None: supplied by the stage, or not a
+        biaskit.toml option at all, such as ``--quiet``)."""
+        spec = self.options.spec(name)
+        if spec is None or not spec.toml or name in self.supplied:
+            return None
+        return self.keys.get(name, name)
+
+    def mapping(self) -> dict[str, str]:
+        """Option -> key, for every option that is a key of the stage's table."""
+        return {n: k for n in self.options.specs() if (k := self.key(n)) is not None}
+
+
+def stage_table(
+    name: str,
+    commands: tuple[Command, ...],
+    *,
+    base: type[StageTable] = StageTable,
+    own: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+    doc: str = "",
+) -> type[StageTable]:
+    """The table of a stage that runs ``commands``: one key per option (:meth:`Command.mapping`),
+    with the option's type, default, checks, choices and help (an option two commands share is one
+    key, the first command's), plus the stage's ``own`` keys (``key -> (annotation, Field)``).
+    ``defaults``: the stage's own default for a key (None makes it optional)."""
+    fields: dict[str, Any] = {}
+    defaults = defaults or {}
+    for c in commands:
+        for opt_name, key in c.mapping().items():
+            if key in fields:
+                continue
+            fi = c.options.model_fields[opt_name]
+            spec = spec_of(fi)
+            ann = spec.user_type if spec is not None and spec.user_type is not None else fi.annotation
+            if spec is not None and spec.toml_type is not None:
+                ann = spec.toml_type
+            if fi.metadata:
+                ann = typing.Annotated[(ann, *fi.metadata)]
+            kw: dict[str, Any] = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
+            if key in defaults:
+                if defaults[key] is None:
+                    ann = Optional[ann]  # noqa: UP045 (a runtime value pydantic reads)
+                fld = Field(defaults[key], **kw)
+            elif fi.default_factory is not None:
+                fld = Field(default_factory=fi.default_factory, **kw)
+            else:
+                fld = Field(fi.default, **kw)
+            fields[key] = (ann, fld)
+    fields.update(own or {})
+    model = create_model(name, __base__=base, **fields)
+    model.__doc__ = doc or f"``[stages]`` table of the stage running {', '.join(c.options.command for c in commands)}."
+    model.own_keys = tuple(own or ())
+    model.stage_defaults = dict(defaults)
+    return model
+
+
+# the options of curation's LLM block and their [llm] keys (hints under `biaskit run`), from its options model
+LLM_KEYS = LLM_TOML_KEYS
+# flags of `biaskit run` itself that a stage's hint may name
+RUN_FLAGS = {"retry_failed": "--retry-failed", "partial": "--partial"}
 
 
 class StageRunner:
-    """Base class of the stage classes (one per stage name in :data:`~..project.STAGE_ORDER`)."""
+    """Base class of the stage classes; :data:`biaskit.pipeline.stages.STAGES` lists them in run order."""
 
     name: ClassVar[str] = ""
     human: ClassVar[bool] = False
     title: ClassVar[str] = ""
-    #: options that do not change a stage's results (left out of its fingerprint)
+    #: the stage's table in biaskit.toml (``[stages.NAME]``)
+    table: ClassVar[type[StageTable]] = StageTable
+    #: the artifacts it reads (any one of them, the first a stage before it made); () : only its ``input``
+    inputs: ClassVar[tuple[str, ...]] = ()
+    #: the artifact it writes
+    output: ClassVar[str] = ""
+    #: options that do not change a stage's results (left out of its fingerprint); a stage with
+    #: ``commands`` adds their operational options by itself
     operational: ClassVar[tuple[str, ...]] = ("enabled",)
+    #: the commands it runs whose options are declared once (its table is :func:`stage_table` of them)
+    commands: ClassVar[tuple[Command, ...]] = ()
+    #: a command's flag -> this table's key, where they differ (hints; for a stage whose command is not
+    #: converted yet)
+    legacy_keys: ClassVar[dict[str, str]] = {}
+    #: keys that name a file or hold the text itself (a card text, a citation): checked when they name a file
+    text_or_file: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.commands:
+            ops = [k for c in cls.commands for n, k in c.mapping().items() if c.options.specs()[n].operational]
+            cls.operational = tuple(dict.fromkeys((*cls.operational, *ops)))
+
+    @classmethod
+    def calls_llm(cls, table: StageTable) -> bool:
+        """Whether the stage sends requests to the LLM of ``[llm]`` with these options."""
+        return False
+
+    @classmethod
+    def needs_llm_model(cls, table: StageTable) -> bool:
+        """Whether it needs ``[llm]``'s model (an MT engine ``llm:MODEL`` names its own)."""
+        return cls.calls_llm(table)
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.project = ctx.project
-        self.current_fingerprint = ""   # set by the runner before run()
+        self.current_fingerprint = ""  # set by the runner before run()
 
     # ---- where things are
     @property
-    def opts(self) -> Stage:
+    def opts(self) -> Any:
         s = self.project.stage(self.name)
         assert s is not None
         return s
@@ -85,7 +210,7 @@ class StageRunner:
         """``p`` relative to the working folder when inside it (for messages)."""
         return rel_path(self.project.workdir, p)
 
-    def key(self, p: Optional[Path]) -> Optional[str]:
+    def key(self, p: Path | None) -> str | None:
         """How a path enters a fingerprint: relative to the working folder or else the project's folder
         when inside one of them, so that moving the folders changes no fingerprint."""
         if p is None:
@@ -97,18 +222,25 @@ class StageRunner:
         return str(p)
 
     @property
-    def reads(self) -> Optional[str]:
-        """The artifact this stage reads: the first of :func:`~..project.reads_of` that a stage before
-        it made (or the first one, when none did yet)."""
-        options = reads_of(self.name)
+    def reads(self) -> str | None:
+        """The artifact this stage reads: the first of :attr:`inputs` that a stage before it made (or
+        the first one, when none did yet)."""
+        options = self.inputs
         return next((r for r in options if r in self.ctx.artifacts), options[0] if options else None)
 
-    def input_path(self) -> Optional[Path]:
+    def input_path(self) -> Path | None:
         """The file this stage reads: its ``input`` option, else the previous stage's output."""
         given = self.opts.input
         if isinstance(given, str):
             return self.project.path(given)
         return self.ctx.artifacts.get(self.reads) if self.reads else None
+
+    def required_input(self) -> Path:
+        """:meth:`input_path` of a stage that cannot be run without one (:func:`~..project.check_project`
+        refuses a project where nothing gives an enabled stage its input)."""
+        p = self.input_path()
+        assert p is not None, f"stage {self.name}: nothing to read (check_project lets no such project run)"
+        return p
 
     def input_files(self) -> list[Path]:
         """Every file whose content this stage's result depends on (hashed into its fingerprint)."""
@@ -120,7 +252,7 @@ class StageRunner:
         d = self.opts.model_dump(mode="json")
         for k in self.operational:
             d.pop(k, None)
-        d.pop("llm", None)   # the effective LLM settings go in through extra()
+        d.pop("llm", None)  # the effective LLM settings go in through extra()
         return d
 
     def extra(self) -> dict[str, Any]:
@@ -131,8 +263,55 @@ class StageRunner:
         from biaskit import __version__
 
         files = {self.key(p): hash_path(p) for p in self.input_files()}
-        return fingerprint({"stage": self.name, "options": self.option_values(), "inputs": files,
-                            "biaskit": __version__, **self.extra()})
+        return fingerprint(
+            {
+                "stage": self.name,
+                "options": self.option_values(),
+                "inputs": files,
+                "biaskit": __version__,
+                **self.extra(),
+            }
+        )
+
+    # ---- the commands it runs
+    def command(self, options: type[Options]) -> Command:
+        return next(c for c in self.commands if c.options is options)
+
+    def command_options(self, options: type[Options], **supplied: Any) -> Any:
+        """The options object of one of its commands from the stage's table: each option from its key
+        (a file it reads relative to the project's folder), ``supplied`` for what the stage fills in,
+        the command's default for the rest."""
+        c = self.command(options)
+        values: dict[str, Any] = {}
+        for n, spec in options.specs().items():
+            if n in supplied:
+                values[n] = supplied[n]
+                continue
+            key = c.key(n)
+            if key is None:
+                continue
+            v = getattr(self.opts, key)
+            if spec.path in ("in_file", "in_dir", "in_path") and isinstance(v, (str, Path)):
+                v = str(self.project.path(v))
+            values[n] = v
+        return options.model_validate(values)
+
+    def speaker(self, options: type[Options] | None = None) -> Keys:
+        """How hints name options while this stage runs (one of its commands: ``options``): the keys of
+        its table, ``[llm]`` (or its own ``llm`` table) for the LLM block, flags of ``biaskit run``."""
+        table = f"stages.{self.name}"
+        llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
+        keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
+        keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
+        keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})  # [project]'s, for every stage
+        keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
+        for c in reversed([c for c in self.commands if options is None or c.options is options]):
+            if c.input:
+                keys[c.input] = Key(table, "input")
+            for n, k in c.mapping().items():
+                ann = self.table.model_fields[k].annotation
+                keys[n] = Key(table, k, list_value=_holds_list(ann))
+        return Keys(shown_path(self.project.file), keys, default=table)
 
     # ---- running
     def run(self) -> Outcome:  # pragma: no cover - abstract
@@ -148,7 +327,7 @@ class StageRunner:
         inv = self.project.config.project.inventory
         return {"inventory": hash_path(self.project.path(inv)) if inv else "builtin"}
 
-    def prompts_dir(self) -> Optional[list[Path]]:
+    def prompts_dir(self) -> list[Path] | None:
         d = self.project.config.project.prompts_dir
         return [self.project.path(d)] if d else None
 
@@ -157,17 +336,22 @@ class StageRunner:
 
         return get_prompt(getattr(self.opts, "prompt", None) or default, self.prompts_dir())
 
+    def llm_values(self) -> dict[str, Any]:
+        """The LLM block of the command a stage runs (:class:`~biaskit.curation.cli_options.LLMOptions`'s
+        fields), from ``[llm]`` and the stage's own ``llm`` table (and ``biaskit run --retry-failed``)."""
+        s = self.project.llm(self.name)
+        values = {n: getattr(s, k) for n, k in LLM_KEYS.items()}
+        prices = self.project.path(s.prices)
+        values.update(
+            prices=str(prices) if prices else None, no_cache=not s.cache, retry_failed=self.ctx.options.retry_failed
+        )
+        return values
+
     def llm_options(self):
-        """The curation commands' LLM option block (:class:`~biaskit.curation.cli_options.LLMOptions`)
-        filled from ``[llm]`` and the stage's own ``llm`` table."""
+        """The curation commands' LLM option block filled from ``[llm]`` and the stage's own ``llm`` table."""
         from biaskit.curation.cli_options import LLMOptions
 
-        s = self.project.llm(self.name)
-        prices = self.project.path(s.prices)
-        return LLMOptions(llm=s.backend, model=s.model, base_url=s.base_url, temperature=s.temperature, seed=s.seed,
-                          max_tokens=s.max_tokens, concurrency=s.concurrency, max_retries=s.max_retries,
-                          response_format=s.response_format, prices=str(prices) if prices else None,
-                          timeout=s.timeout, no_cache=not s.cache, retry_failed=self.ctx.options.retry_failed)
+        return LLMOptions(**self.llm_values())
 
     def llm_extra(self, *prompt_ids: str) -> dict[str, Any]:
         """The LLM settings that change replies (endpoint, model, decoding) and the prompts' hashes."""
@@ -179,13 +363,30 @@ class StageRunner:
         for pid in prompt_ids:
             p = self.prompt(pid) if pid == prompt_ids[0] else _get_prompt(pid, self.prompts_dir())
             prompts[pid] = f"{p.ref}#{p.hash}"
-        return {"llm": {"backend": s.backend, "model": s.model, "endpoint": endpoint, "temperature": s.temperature,
-                        "seed": s.seed, "max_tokens": s.max_tokens, "response_format": s.response_format},
-                "prompts": prompts}
+        return {
+            "llm": {
+                "backend": s.backend,
+                "model": s.model,
+                "endpoint": endpoint,
+                "temperature": s.temperature,
+                "seed": s.seed,
+                "max_tokens": s.max_tokens,
+                "response_format": s.response_format,
+            },
+            "prompts": prompts,
+        }
 
     def path_out(self, name: str) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder / name
+
+
+def _holds_list(ann: Any) -> bool:
+    """Whether a field's annotation is a list (``list[str]``, ``Optional[list[str]]``, annotated)."""
+    origin = typing.get_origin(ann)
+    if origin in (list, tuple):
+        return True
+    return any(_holds_list(a) for a in typing.get_args(ann)) if origin is not None else False
 
 
 def _get_prompt(pid: str, dirs):

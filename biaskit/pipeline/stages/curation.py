@@ -7,20 +7,139 @@ Each calls the function behind its ``biaskit curate`` command (:mod:`biaskit.cur
 through the job runner (an interrupted run re-reads the rows it wrote; the response cache answers
 every request already made).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
-from .base import Outcome, StageFailed, StageRunner, count_rows
+from pydantic import create_model, field_validator
+
+from biaskit.curation.cli_options import LLM_SUPPLIED
+from biaskit.curation.options import (
+    CatsOptions,
+    CatTranslateOptions,
+    MTOptions,
+    SentencesOptions,
+    TranslateOptions,
+    TuplesOptions,
+)
+from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+from biaskit.options import Key, Keys, option, speaking, tell
+
+from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
+from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
+
+if TYPE_CHECKING:
+    from biaskit.schema import SentencePair
+
+MT = TypeVar("MT", bound=MTOptions)
+
+#: what every curation stage fills itself in the options of the command it runs
+PROJECT_SUPPLIED = {
+    "inventory": "[project] inventory",
+    "prompts_dir": "[project] prompts_dir",
+    "dry_run": "a flag of the command only",
+    "show": "a flag of the command only",
+}
+LLM_TABLE: tuple[Any, Any] = (
+    Optional[LLMOverride],  # noqa: UP045 (a runtime value pydantic reads)
+    option(None, help="this stage's own [llm] keys (any of them)"),
+)
+
+
+# ------------------------------------------------------------------------------------------ their tables
+MT_ENGINES_KEY = (
+    list[str],
+    option(
+        factory=lambda: ["llm"],
+        min_length=1,
+        help="the MT engines (`llm`: the [llm] model; googletrans, hf:PATH, llm:MODEL)",
+    ),
+)
+
+
+class MTKeys(StageTable):
+    """What the translation stages' tables share besides their command's options: ``engines`` (checked
+    against the registry; a bare ``llm`` is the ``[llm]`` model) and the stage's own ``llm`` table."""
+
+    llm: LLMOverride | None = LLM_TABLE[1]
+    engines: list[str] = MT_ENGINES_KEY[1]
+
+    @field_validator("engines")
+    @classmethod
+    def _engines(cls, v: list[str]) -> list[str]:
+        from biaskit.curation.mt_base import MT_ENGINES
+
+        for spec in v:
+            registry_name(spec.split(":", 1)[0].strip().lower(), MT_ENGINES.names(), "MT engine")
+        return v
+
+
+#: what the translation stages fill themselves in their command's options
+MT_SUPPLIED = {
+    **LLM_SUPPLIED,
+    "prompts_dir": "[project] prompts_dir",
+    "out": "the stage's output (work/STAGE/...)",
+    "engines": "`engines`, a bare `llm` naming the [llm] model (llm:MODEL)",
+}
+#: the stage's defaults where its command has none (docs/pipeline.md)
+MT_DEFAULTS = {"target": "hi"}
+
+
+def _uses_llm_engine(table: Any, named: bool = True) -> bool:
+    """Whether an MT stage's engines include the ``llm`` engine (``named=False``: one without its own
+    ``llm:MODEL``, which takes ``[llm]``'s model)."""
+    return any(e.split(":", 1)[0].strip().lower() == "llm" and (named or ":" not in e) for e in table.engines)
+
+
+# ------------------------------------------------------------------------------------------ the stages
 
 
 def _failed_all(summaries: list) -> bool:
     return bool(summaries) and all(s.all_failed for s in summaries)
 
 
+#: the tuples stage's own keys (before its command's in the table, as they always were)
+TUPLES_OWN: dict[str, Any] = {
+    "llm": LLM_TABLE,
+    "prompt": (Optional[str], option(None, help="prompt template id (or id@version)")),  # noqa: UP045 (runtime value)
+    "axes": (list[str], option(..., min_length=1, help="the bias axes (`curate tuples --axis`, once each)")),
+    "identities": (
+        dict[str, list[str]],
+        option(factory=dict, help="identity terms per axis (default: the inventory's)"),
+    ),
+}
+
+
 class TuplesStage(StageRunner):
     name = "tuples"
+    output = "tuples"
+    commands = (
+        Command(
+            TuplesOptions,
+            supplied={
+                **LLM_SUPPLIED,
+                **PROJECT_SUPPLIED,
+                "axis": "each of `axes`, one at a time",
+                "identities": "`identities.AXIS` (a table of lists: the identity terms of each axis)",
+                "out": "the stage's output (work/tuples/tuples.jsonl)",
+            },
+        ),
+    )
+    table = stage_table(
+        "TuplesTable",
+        commands,
+        defaults={"prompt": None},
+        base=create_model("TuplesKeys", __base__=StageTable, **TUPLES_OWN),
+        own={k: v for k, v in TUPLES_OWN.items() if k != "prompt"},
+        doc="``[stages.tuples]``: ``biaskit curate tuples`` for each axis (``prompt``: default the task's own).",
+    )
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
+
     title = "generate tuples"
 
     def extra(self) -> dict[str, Any]:
@@ -29,21 +148,62 @@ class TuplesStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.generate import generate_tuples
 
-        o = self.opts
         out = self.path_out("tuples.jsonl")
-        lo = self.llm_options()
-        client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
-        summaries = []
-        for axis in o.axes:
-            summaries.append(generate_tuples(client, prompt, axis=axis, out=out, identities=o.identities.get(axis),
-                                             polarity=o.polarity, n=o.n, lang=o.lang, params=lo.params(),
-                                             concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=inv,
-                                             progress=self.ctx.options.progress, command=self.ctx.options.command))
+        with speaking(self.speaker(TuplesOptions)):
+            lo = self.llm_options()
+            client, prompt, inv = lo.client(), self.prompt("attributes"), self.inventory()
+            summaries = []
+            for axis in self.opts.axes:
+                o = self.command_options(
+                    TuplesOptions, **self.llm_values(), axis=axis, out=out, identities=self.opts.identities.get(axis)
+                )
+                summaries.append(
+                    generate_tuples(
+                        client,
+                        prompt,
+                        axis=axis,
+                        out=out,
+                        identities=o.identities,
+                        polarity=o.polarity,
+                        n=o.n,
+                        lang=o.lang,
+                        params=o.params(),
+                        concurrency=o.concurrency,
+                        retry_failed=o.retry_failed,
+                        inventory=inv,
+                        progress=self.ctx.options.progress,
+                        command=self.ctx.options.command,
+                    )
+                )
         return _llm_outcome(self, summaries, client, out, "tuples")
+
+
+SENTENCES_SUPPLIED = {
+    **LLM_SUPPLIED,
+    **PROJECT_SUPPLIED,
+    "tuples": "the tuples (or the file of `input`)",
+    "out": "the stage's output (work/STAGE/...)",
+    "mode": "the stage's: stereo (sentences), anti (antistereo)",
+}
 
 
 class SentencesStage(StageRunner):
     name = "sentences"
+    inputs, output = ("tuples",), "sentences"
+    commands = (Command(SentencesOptions, input="tuples", supplied=SENTENCES_SUPPLIED),)
+    table = stage_table(
+        "SentencesTable",
+        commands,
+        base=LLMStageTable,
+        defaults={"prompt": None},
+        own={"llm": LLM_TABLE},
+        doc="``[stages.sentences]``: ``biaskit curate sentences`` (``prompt``: default the mode's).",
+    )
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
+
     title = "generate sentences"
     #: ``curate sentences --mode``, and the template of that mode
     mode, template, what = "stereo", "sentences", "sentences"
@@ -57,13 +217,26 @@ class SentencesStage(StageRunner):
     def generate(self, out: Path) -> Outcome:
         from biaskit.curation.generate import generate_sentences
 
-        o = self.opts
-        lo = self.llm_options()
-        client = lo.client()
-        s = generate_sentences(client, self.prompt(self.template), tuples=self.input_path(), out=out,
-                               per_tuple=o.per_tuple, statuses=o.statuses, params=lo.params(),
-                               concurrency=lo.concurrency, retry_failed=lo.retry_failed, inventory=self.inventory(),
-                               progress=self.ctx.options.progress, command=self.ctx.options.command, mode=self.mode)
+        with speaking(self.speaker(SentencesOptions)):
+            o = self.command_options(
+                SentencesOptions, **self.llm_values(), tuples=self.input_path(), out=out, mode=self.mode
+            )
+            client = o.client()
+            s = generate_sentences(
+                client,
+                self.prompt(self.template),
+                tuples=o.tuples,
+                out=out,
+                per_tuple=o.per_tuple,
+                statuses=o.statuses,
+                params=o.params(),
+                concurrency=o.concurrency,
+                retry_failed=o.retry_failed,
+                inventory=self.inventory(),
+                progress=self.ctx.options.progress,
+                command=self.ctx.options.command,
+                mode=o.mode,
+            )
         return _llm_outcome(self, [s], client, out, self.what)
 
 
@@ -74,15 +247,25 @@ class AntistereoStage(SentencesStage):
     file goes on to review and pairs."""
 
     name = "antistereo"
+    table = stage_table(
+        "AntistereoTable",
+        SentencesStage.commands,
+        base=LLMStageTable,
+        defaults={"prompt": None},
+        own={"llm": LLM_TABLE},
+        doc="``[stages.antistereo]``: ``biaskit curate sentences --mode anti`` (sentences that go "
+        "against each accepted tuple; ``curate pairs`` makes them antistereo rows).",
+    )
     title = "generate anti-stereotype sentences"
     mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
 
-    def before(self) -> Optional[Path]:
+    def before(self) -> Path | None:
         """The stereotype sentences made before this stage (merged into its output), if any."""
         return self.ctx.artifacts.get("sentences")
 
     def input_files(self) -> list[Path]:
-        return super().input_files() + ([self.before()] if self.before() is not None else [])
+        before = self.before()
+        return super().input_files() + ([before] if before is not None else [])
 
     def run(self) -> Outcome:
         from biaskit.io import atomic_open
@@ -91,7 +274,8 @@ class AntistereoStage(SentencesStage):
         out = self.generate(anti)
         merged = self.path_out("sentences.jsonl")
         with atomic_open(merged) as fh:
-            for part in ([self.before()] if self.before() is not None else []) + [anti]:
+            before = self.before()
+            for part in ([before] if before is not None else []) + [anti]:
                 with open(part, encoding="utf-8") as src:
                     for line in src:
                         if line.strip():
@@ -107,24 +291,64 @@ def _llm_outcome(stage: StageRunner, summaries: list, client, out: Path, what: s
     err_file = next((s.errors_file for s in summaries if s.errors_file), None)
     stats = client.stats.snapshot()
     if _failed_all(summaries):
-        raise StageFailed(f"every one of the {sum(s.run for s in summaries)} LLM job(s) of the {stage.name} stage "
-                          f"failed; see {err_file} for the raw replies. Fix: check [llm] (model, base_url, "
-                          "max_tokens), then `biaskit run --retry-failed`.")
+        raise StageFailed(
+            f"every one of the {sum(s.run for s in summaries)} LLM job(s) of the {stage.name} stage "
+            f"failed; see {err_file} for the raw replies. Fix: check [llm] (model, base_url, "
+            "max_tokens), then `biaskit run --retry-failed`."
+        )
     rows = count_rows(out)
     jobs = sum(s.jobs for s in summaries)
     done = sum(s.skipped_done for s in summaries)
-    msg = (f"{rows} {what} from {jobs} LLM job(s) ({done} resumed, {errors} failed"
-           + (f" -> {stage.rel(Path(err_file))}" if err_file else "") + f"); LLM {stats.get('requests', 0)} "
-           f"request(s), {stats.get('cache_hits', 0)} cache hit(s)")
+    msg = (
+        f"{rows} {what} from {jobs} LLM job(s) ({done} resumed, {errors} failed"
+        + (f" -> {stage.rel(Path(err_file))}" if err_file else "")
+        + f"); LLM {stats.get('requests', 0)} "
+        f"request(s), {stats.get('cache_hits', 0)} cache hit(s)"
+    )
     outputs = {what: out}
     if err_file:
         outputs["errors"] = Path(err_file)
-    return Outcome("done", produces=out, outputs=outputs, message=msg, warnings=notes, errors=errors,
-                   summary={"rows": rows, "jobs": jobs, "resumed": done, "failed": errors, "llm": stats})
+    return Outcome(
+        "done",
+        produces=out,
+        outputs=outputs,
+        message=msg,
+        warnings=notes,
+        errors=errors,
+        summary={"rows": rows, "jobs": jobs, "resumed": done, "failed": errors, "llm": stats},
+    )
 
 
 class PairsStage(StageRunner):
     name = "pairs"
+    commands = (
+        Command(
+            BuildPairsOptions,
+            input="sentences",
+            supplied={
+                **LLM_SUPPLIED,
+                "prompts_dir": PROJECT_SUPPLIED["prompts_dir"],
+                "sentences": "the stage's input: the sentences of the stages before it",
+                "out": "the stage writes pairs.jsonl in its folder",
+                "inventory": "the project's inventory ([project] inventory)",
+            },
+        ),
+    )
+    table = stage_table(
+        "PairsTable",
+        commands,
+        base=LLMStageTable,
+        defaults={"prompt": None},
+        own={"llm": LLM_TABLE},
+        doc="``[stages.pairs]``: ``biaskit curate pairs`` (``prompt``: the LLM fallback's template, "
+        "default pair_rewrite).",
+    )
+    inputs, output = ("sentences",), "pairs"
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return bool(table.llm_fallback)
+
     title = "build pairs"
 
     def extra(self) -> dict[str, Any]:
@@ -133,36 +357,70 @@ class PairsStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.pairs import build_pairs_file
 
-        o = self.opts
-        lo = self.llm_options()
+        opts = self.command_options(
+            BuildPairsOptions,
+            **self.llm_values(),
+            sentences=self.input_path(),
+            out=self.path_out("pairs.jsonl"),
+            inventory=self.project.path(self.project.config.project.inventory),
+        )
         client = prompt = None
-        if o.llm_fallback:
-            client, prompt = lo.client(), self.prompt("pair_rewrite")
-        res = build_pairs_file(self.input_path(), self.path_out("pairs.jsonl"), inventory=self.inventory(), llm=client,
-                               prompt=prompt, llm_params=lo.params(), concurrency=lo.concurrency,
-                               retry_failed=lo.retry_failed, progress=self.ctx.options.progress,
-                               command=self.ctx.options.command)
-        if not res.pairs:
-            where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.input_path())
-            raise StageFailed(f"no sentence could be made into a pair (see {where}). "
-                              "Fix: check the sentences (do they name the identity?), or set llm_fallback = true "
-                              "in [stages.pairs].")
+        with speaking(self.speaker(BuildPairsOptions)):
+            if opts.llm_fallback:
+                client, prompt = opts.client(), self.prompt("pair_rewrite")
+            res = build_pairs_file(
+                opts,
+                inventory=self.inventory(),
+                llm=client,
+                prompt=prompt,
+                llm_params=opts.params(),
+                concurrency=opts.concurrency,
+                retry_failed=opts.retry_failed,
+                progress=self.ctx.options.progress,
+                command=self.ctx.options.command,
+            )
+            if not res.pairs:
+                where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.required_input())
+                raise StageFailed(
+                    f"no sentence could be made into a pair (see {where}). "
+                    "Fix: check the sentences (do they name the identity?), or "
+                    f"{tell('llm_fallback', True)}."
+                )
         outputs = {"pairs": res.out}
         if res.rejects_file:
             outputs["rejects"] = res.rejects_file
-        return Outcome("done", produces=res.out, outputs=outputs,
-                       message=f"{len(res.pairs)} pairs ({res.flagged} flagged by the checker), "
-                               f"{len(res.rejects)} sentence(s) not usable",
-                       summary={"pairs": len(res.pairs), "flagged": res.flagged, "rejects": len(res.rejects)})
+        return Outcome(
+            "done",
+            produces=res.out,
+            outputs=outputs,
+            message=f"{len(res.pairs)} pairs ({res.flagged} flagged by the checker), "
+            f"{len(res.rejects)} sentence(s) not usable",
+            summary={"pairs": len(res.pairs), "flagged": res.flagged, "rejects": len(res.rejects)},
+        )
 
 
 class AdaptStage(StageRunner):
     name = "adapt"
+    commands = (
+        Command(
+            AdaptOptions,
+            input="crows",
+            supplied={
+                "crows": "the stage's input: the CrowS-Pairs CSV",
+                "out": "the stage writes pairs.jsonl (and pairs.report.json) in its folder",
+                "inventory": "the project's inventory ([project] inventory)",
+            },
+        ),
+    )
+    table = stage_table(
+        "AdaptTable", commands, doc="``[stages.adapt]``: ``biaskit curate adapt`` (``input`` = the CrowS-Pairs CSV)."
+    )
+    output = "pairs"
     title = "adapt CrowS-Pairs"
 
     def input_files(self) -> list[Path]:
         lex = self.project.path(self.opts.lexicon)
-        return [self.input_path()] + ([lex] if lex else [])
+        return super().input_files() + ([lex] if lex else [])
 
     def extra(self) -> dict[str, Any]:
         return self.inventory_extra()
@@ -170,21 +428,60 @@ class AdaptStage(StageRunner):
     def run(self) -> Outcome:
         from biaskit.curation.adapt import adapt_to_file
 
-        o = self.opts
         out = self.path_out("pairs.jsonl")
-        lex = self.project.path(o.lexicon)
-        pairs, report, rep_path = adapt_to_file(self.input_path(), out, keep=o.keep, names=o.names, seed=o.seed,
-                                                lexicon=lex, inventory=self.inventory(), drop_flagged=o.drop_flagged)
+        opts = self.command_options(
+            AdaptOptions,
+            crows=self.input_path(),
+            out=out,
+            inventory=self.project.path(self.project.config.project.inventory),
+        )
+        with speaking(self.speaker(AdaptOptions)):
+            pairs, report, rep_path = adapt_to_file(opts, inventory=self.inventory())
         r = report.as_dict()
         if not pairs:
             raise StageFailed("adapt kept no pair. Fix: check keep = [...] in [stages.adapt].")
-        return Outcome("done", produces=out, outputs={"pairs": out, "report": rep_path},
-                       message=f"kept {r['kept']} of {r['read']} CrowS-Pairs pairs ({r['changed']} changed, "
-                               f"{r['flagged']} flagged, {r['dropped']} dropped)", summary=r)
+        return Outcome(
+            "done",
+            produces=out,
+            outputs={"pairs": out, "report": rep_path},
+            message=f"kept {r['kept']} of {r['read']} CrowS-Pairs pairs ({r['changed']} changed, "
+            f"{r['flagged']} flagged, {r['dropped']} dropped)",
+            summary=r,
+        )
 
 
 class CheckStage(StageRunner):
     name = "check"
+    commands = (
+        Command(
+            CheckOptions,
+            input="pairs",
+            supplied={
+                "pairs": "the stage's input: the pairs of the stage before it",
+                "out": "the stage writes check.jsonl (the checker output the release card reads) in its folder",
+                "format": "the stage reads the pairs the stage before it wrote (format detected)",
+                "lang": "the stage checks every language view of the pairs",
+                "sources": "the stage checks the pairs as they are (translations are checked by the translate stage)",
+                "inventory": "the project's inventory ([project] inventory)",
+            },
+        ),
+    )
+    table = stage_table(
+        "CheckTable",
+        commands,
+        own={
+            "drop_flagged": (
+                bool,
+                option(
+                    False,
+                    help="drop the pairs the checker flags (default: keep them, with "
+                    "status flagged, for people to review)",
+                ),
+            )
+        },
+        doc="``[stages.check]``: the minimal-pair checker (``biaskit curate check``).",
+    )
+    inputs, output = ("pairs",), "pairs"
     title = "check minimal pairs"
 
     def extra(self) -> dict[str, Any]:
@@ -197,21 +494,24 @@ class CheckStage(StageRunner):
         from biaskit.io import write_jsonl
         from biaskit.readers import read_pairs, write_pairs
 
-        pairs = read_pairs(self.input_path()).pairs
+        pairs = read_pairs(self.required_input()).pairs
         checked = check_pairs(pairs, inventory=self.inventory())
         report = self.path_out("check.jsonl")
         write_jsonl(report, (c.as_dict() for c in checked))
-        keep, dropped = [], []
-        for p, c in zip(pairs, checked):
+        keep: list[SentencePair] = []
+        dropped: list[SentencePair] = []
+        for p, c in zip(pairs, checked, strict=False):
             p.meta["flags"] = [f.as_dict() for f in c.flags]
             if c.flags:
-                p.status = "flagged"
+                p.status = "flagged"  # type: ignore[assignment]  # use_enum_values: the field holds the str
             elif p.status == "flagged":
-                p.status = "raw"
+                p.status = "raw"  # type: ignore[assignment]  # (as pydantic stores it; no validate_assignment)
             (dropped if c.flags and self.opts.drop_flagged else keep).append(p)
         if not keep:
-            raise StageFailed("every pair is flagged and drop_flagged = true leaves none. Fix: set drop_flagged "
-                              "= false in [stages.check] (people review flagged pairs) or fix the pairs.")
+            raise StageFailed(
+                "every pair is flagged and drop_flagged = true leaves none. Fix: set drop_flagged "
+                "= false in [stages.check] (people review flagged pairs) or fix the pairs."
+            )
         out = write_pairs(self.path_out("pairs.jsonl"), keep)
         outputs = {"pairs": out, "checker output": report}
         if dropped:
@@ -219,15 +519,50 @@ class CheckStage(StageRunner):
         s = summarize(checked)
         flags = ", ".join(f"{k} {v}" for k, v in s["flags"].items() if v) or "none"
         views = f" ({s['views']} language views)" if s["views"] != s["pairs"] else ""
-        return Outcome("done", produces=out, outputs=outputs, summary=s,
-                       message=f"{s['pairs']} pairs{views} checked, {s['flagged']} flagged ({flags})"
-                               + (f", {len(dropped)} language views dropped" if dropped else ""))
+        return Outcome(
+            "done",
+            produces=out,
+            outputs=outputs,
+            summary=s,
+            message=f"{s['pairs']} pairs{views} checked, {s['flagged']} flagged ({flags})"
+            + (f", {len(dropped)} language views dropped" if dropped else ""),
+        )
 
 
 class TranslateStage(StageRunner):
     name = "translate"
+    inputs, output = ("pairs",), "candidates"
+    commands = (
+        Command(
+            TranslateOptions,
+            input="pairs",
+            supplied={
+                **MT_SUPPLIED,
+                "pairs": "the pairs (or the file of `input`)",
+                "format": "the stage's pairs file is read as its format is detected",
+                "limit": "the stage translates every pair",
+            },
+        ),
+    )
+    table = stage_table(
+        "TranslateTable",
+        commands,
+        base=MTKeys,
+        defaults=MT_DEFAULTS,
+        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+        doc="``[stages.translate]``: ``biaskit curate translate`` (``llm`` engine: the ``[llm]`` "
+        'model; ``target``: default hi, ``engines``: default ["llm"]).',
+    )
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return _uses_llm_engine(table)
+
+    @classmethod
+    def needs_llm_model(cls, table: Any) -> bool:
+        return _uses_llm_engine(table, named=False)
+
     title = "translate"
-    operational = ("enabled", "batch_pairs", "batch_size", "device")
 
     def engines(self) -> list[str]:
         s = self.project.llm(self.name)
@@ -237,38 +572,69 @@ class TranslateStage(StageRunner):
         return any(e.split(":", 1)[0].strip().lower() == "llm" for e in self.opts.engines)
 
     def extra(self) -> dict[str, Any]:
-        return {"engines": self.engines(), **(self.llm_extra("translate_pair", "translate_sentence")
-                                              if self.uses_llm() else {})}
+        return {
+            "engines": self.engines(),
+            **(self.llm_extra("translate_pair", "translate_sentence") if self.uses_llm() else {}),
+        }
 
-    def engine_options(self) -> dict[str, Any]:
-        """The one options bag the engines are built from (as the ``curate`` commands')."""
-        o = self.opts
-        lo = self.llm_options()
+    def speaker(self, options: type | None = None) -> Keys:
+        sp = super().speaker(options)
+        sp.keys["engines"] = Key(f"stages.{self.name}", "engines", list_value=True)  # the stage's own key
+        return sp
+
+    def mt_options(self, options: type[MT], **supplied: Any) -> MT:
+        """The options of the stage's command: the table's keys, ``[llm]``, the engines (``llm`` with
+        ``[llm]``'s model) and the prompts folder of ``[project]``."""
         prompts = self.prompts_dir()
-        opts = {"base_url": lo.base_url, "device": o.device, "batch_size": o.batch_size, "num_beams": o.num_beams,
-                "concurrency": lo.concurrency, "prompts_dir": str(prompts[0]) if prompts else None,
-                "backend": lo.llm, "retry_failed": lo.retry_failed, **lo.params()}
-        if self.uses_llm():
-            opts["client_options"] = lo.client_kwargs()
-        return opts
+        return self.command_options(
+            options,
+            **self.llm_values(),
+            engines=self.engines(),
+            prompts_dir=str(prompts[0]) if prompts else None,
+            **supplied,
+        )
 
     def run(self) -> Outcome:
         from biaskit.curation.translate import translate_file
 
-        o = self.opts
         out = self.path_out("candidates.jsonl")
-        res = translate_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                             engine_options=self.engine_options(), batch_pairs=o.batch_pairs, align=o.align,
-                             resume=True, progress=self.ctx.options.progress)
+        with speaking(self.speaker(TranslateOptions)):
+            o = self.mt_options(TranslateOptions, pairs=self.input_path(), out=out)
+            res = translate_file(
+                o.pairs,
+                o.target,
+                o.engines,
+                out,
+                source_lang=o.source_lang,
+                engine_options=o.engine_options(),
+                batch_pairs=o.batch_pairs,
+                align=o.align,
+                resume=True,
+                progress=self.ctx.options.progress,
+            )
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
-            raise StageFailed(f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
-                              "Fix: check the engines and [llm], then `biaskit run` again (failed pairs are asked again).")
+            raise StageFailed(
+                f"every pair failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
+                "Fix: check the engines and [llm], then `biaskit run` again (failed pairs are asked again)."
+            )
         eng = ", ".join(f"{e}: {st['requested']} sent, {st['cache_hits']} from cache" for e, st in s["engines"].items())
-        return Outcome("done", produces=out, outputs={"candidates": out}, summary=s, warnings=list(s["notes"]),
-                       errors=s["engine_failed"],
-                       message=f"{s['pairs']} pairs -> {s['candidates']} {o.target} candidates ({s['resumed']} "
-                               f"resumed, {s['engine_failed']} with a failed engine; {eng})")
+        return Outcome(
+            "done",
+            produces=out,
+            outputs={"candidates": out},
+            summary=s,
+            warnings=list(s["notes"]),
+            errors=s["engine_failed"],
+            message=f"{s['pairs']} pairs -> {s['candidates']} {o.target} candidates ({s['resumed']} "
+            f"resumed, {s['engine_failed']} with a failed engine; {eng})",
+        )
+
+
+CATS_DOMAINS: tuple[Any, Any] = (
+    Union[str, list[str]],  # noqa: UP007 (a runtime value pydantic reads)
+    option("stereoset", help='a preset (stereoset, indibias) or axes: "religion", ["caste", "gender"]'),
+)
 
 
 class CatsStage(StageRunner):
@@ -276,14 +642,43 @@ class CatsStage(StageRunner):
     ``cats.jsonl`` holds the structurally valid ones, the drafts and the retention report lie beside it."""
 
     name = "cats"
+    output = "cats"
+    commands = (
+        Command(
+            CatsOptions,
+            supplied={
+                **LLM_SUPPLIED,
+                **PROJECT_SUPPLIED,
+                "domains": "`domains` (a preset or axes: a comma-separated string or a list)",
+                "out": "the stage's output (work/cats/cats.jsonl)",
+            },
+        ),
+    )
+    table = stage_table(
+        "CatsTable",
+        commands,
+        defaults={"intra_prompt": None, "inter_prompt": None},
+        base=create_model("CatsKeys", __base__=StageTable, domains=CATS_DOMAINS),
+        own={"domains": CATS_DOMAINS, "llm": LLM_TABLE},
+        doc="``[stages.cats]``: ``biaskit curate cats`` (StereoSet sec. 4.1-4.2: the LLM drafts CATs per target "
+        "term, the structural checks keep the well-formed ones; ``intra_prompt``, ``inter_prompt``: default the "
+        "tasks' own).",
+    )
+
+    @classmethod
+    def calls_llm(cls, table: Any) -> bool:
+        return True
+
     title = "draft CATs"
 
     def prompts(self) -> dict[str, Any]:
         from biaskit.curation.prompts import get_prompt
 
         o = self.opts
-        return {"intrasentence": get_prompt(o.intra_prompt or "cat_intrasentence", self.prompts_dir()),
-                "intersentence": get_prompt(o.inter_prompt or "cat_intersentence", self.prompts_dir())}
+        return {
+            "intrasentence": get_prompt(o.intra_prompt or "cat_intrasentence", self.prompts_dir()),
+            "intersentence": get_prompt(o.inter_prompt or "cat_intersentence", self.prompts_dir()),
+        }
 
     def extra(self) -> dict[str, Any]:
         x = self.llm_extra()
@@ -294,27 +689,43 @@ class CatsStage(StageRunner):
         from biaskit.curation.cats import SPLITS, retention_path
         from biaskit.curation.generate import generate_cats
 
-        o = self.opts
         out = self.path_out("cats.jsonl")
-        lo = self.llm_options()
-        client = lo.client()
-        splits = list(SPLITS) if o.split == "both" else [o.split]
-        summaries, report = generate_cats(client, out=out, domains=o.domains, splits=splits, per_target=o.per_target,
-                                          society=o.society, targets=o.targets, prompts=self.prompts(),
-                                          params=lo.params(), concurrency=lo.concurrency,
-                                          retry_failed=lo.retry_failed, inventory=self.inventory(),
-                                          progress=self.ctx.options.progress, command=self.ctx.options.command,
-                                          lang=o.lang)
+        with speaking(self.speaker(CatsOptions)):
+            prompts = {k: getattr(self.opts, k) or CatsOptions.default(k) for k in ("intra_prompt", "inter_prompt")}
+            o = self.command_options(CatsOptions, **self.llm_values(), **prompts, domains=self.opts.domains, out=out)
+            client = o.client()
+            splits = list(SPLITS) if o.split == "both" else [o.split]
+            summaries, report = generate_cats(
+                client,
+                out=out,
+                domains=o.domains,
+                splits=splits,
+                per_target=o.per_target,
+                society=o.society,
+                targets=o.targets,
+                prompts=self.prompts(),
+                params=o.params(),
+                concurrency=o.concurrency,
+                retry_failed=o.retry_failed,
+                inventory=self.inventory(),
+                progress=self.ctx.options.progress,
+                command=self.ctx.options.command,
+                lang=o.lang,
+            )
         res = _llm_outcome(self, list(summaries.values()), client, out, "CATs")
         ov = report["overall"]
         if not ov["valid"]:
             probs = ", ".join(f"{k} {v}" for k, v in list(report["problems"].items())[:4]) or "none recorded"
-            raise StageFailed(f"none of the {ov['drafted']} drafted CATs is structurally valid ({probs}; the drafts "
-                              f"are in {self.rel(out.parent)}). Fix: check [llm] (model, max_tokens) and the prompts "
-                              "(`biaskit curate cats --dry-run`), then `biaskit run`.")
+            raise StageFailed(
+                f"none of the {ov['drafted']} drafted CATs is structurally valid ({probs}; the drafts "
+                f"are in {self.rel(out.parent)}). Fix: check [llm] (model, max_tokens) and the prompts "
+                "(`biaskit curate cats --dry-run`), then `biaskit run`."
+            )
         res.outputs["retention"] = retention_path(out)
-        res.message = (f"{ov['valid']} of {ov['drafted']} drafted CATs structurally valid "
-                       f"({ov['valid_pct']}%); " + res.message.split("; ", 1)[-1])
+        res.message = (
+            f"{ov['valid']} of {ov['drafted']} drafted CATs structurally valid "
+            f"({ov['valid_pct']}%); " + res.message.split("; ", 1)[-1]
+        )
         res.summary["retention"] = ov
         return res
 
@@ -324,28 +735,62 @@ class CatTranslateStage(TranslateStage):
     BLANK and the three options go through each engine together."""
 
     name = "cat_translate"
+    inputs, output = ("cats",), "cat_candidates"
     title = "translate CATs"
-    operational = ("enabled", "batch_cats", "batch_size", "device")
+    operational = ("enabled",)
+    commands = (
+        Command(
+            CatTranslateOptions, input="cats", supplied={**MT_SUPPLIED, "cats": "the CATs (or the file of `input`)"}
+        ),
+    )
+    table = stage_table(
+        "CatTranslateTable",
+        commands,
+        base=MTKeys,
+        defaults=MT_DEFAULTS,
+        own={"llm": LLM_TABLE, "engines": MT_ENGINES_KEY},
+        doc="``[stages.cat_translate]``: ``biaskit curate cat-translate`` (``llm`` engine: the "
+        '``[llm]`` model; ``target``: default hi, ``engines``: default ["llm"]).',
+    )
 
     def extra(self) -> dict[str, Any]:
-        return {"engines": self.engines(), **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence")
-                                              if self.uses_llm() else {})}
+        return {
+            "engines": self.engines(),
+            **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence") if self.uses_llm() else {}),
+        }
 
     def run(self) -> Outcome:
         from biaskit.curation.cat_translate import translate_cats_file
 
-        o = self.opts
         out = self.path_out("cat_candidates.jsonl")
-        res = translate_cats_file(self.input_path(), o.target, self.engines(), out, source_lang=o.source_lang,
-                                  engine_options=self.engine_options(), batch_cats=o.batch_cats, resume=True,
-                                  progress=self.ctx.options.progress)
+        with speaking(self.speaker(CatTranslateOptions)):
+            o = self.mt_options(CatTranslateOptions, cats=self.input_path(), out=out)
+            res = translate_cats_file(
+                o.cats,
+                o.target,
+                o.engines,
+                out,
+                source_lang=o.source_lang,
+                engine_options=o.engine_options(),
+                batch_cats=o.batch_cats,
+                resume=True,
+                progress=self.ctx.options.progress,
+            )
         s = res.summary()
         if s["cats"] and s["engine_failed"] == s["cats"]:
-            raise StageFailed(f"every CAT failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
-                              "Fix: check the engines and [llm], then `biaskit run` again (failed CATs are asked again).")
+            raise StageFailed(
+                f"every CAT failed in an MT engine (see the engine's errors file beside {self.rel(out)}). "
+                "Fix: check the engines and [llm], then `biaskit run` again (failed CATs are asked again)."
+            )
         eng = ", ".join(f"{e}: {st['requested']} sent, {st['cache_hits']} from cache" for e, st in s["engines"].items())
         flags = ", ".join(f"{k} {v}" for k, v in s["flags"].items()) or "none"
-        return Outcome("done", produces=out, outputs={"candidates": out}, summary=s, warnings=list(s["notes"]),
-                       errors=s["engine_failed"],
-                       message=f"{s['cats']} CATs -> {s['candidates']} {o.target} candidates ({s['resumed']} resumed, "
-                               f"{s['engine_failed']} with a failed engine; {eng}; flags: {flags})")
+        return Outcome(
+            "done",
+            produces=out,
+            outputs={"candidates": out},
+            summary=s,
+            warnings=list(s["notes"]),
+            errors=s["engine_failed"],
+            message=f"{s['cats']} CATs -> {s['candidates']} {o.target} candidates ({s['resumed']} resumed, "
+            f"{s['engine_failed']} with a failed engine; {eng}; flags: {flags})",
+        )

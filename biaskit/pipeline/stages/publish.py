@@ -2,43 +2,98 @@
 :func:`biaskit.release.verify_release`), SEAT tests from its groups
 (:func:`biaskit.evaluation.seat_release.release_seat_tests`) and scores of models on it
 (:func:`biaskit.evaluation.pairs.run_pairs`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
+
+from pydantic import Field
 
 from biaskit.errors import InputError
+from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+from biaskit.options import option, speaking
+from biaskit.release.options import ReleaseBuildOptions
 
 from ..state import shown_path
-from .base import WORK_DIR, Outcome, StageFailed, StageRunner
+from ..tables import StageTable
+from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_table
+
+
+# ------------------------------------------------------------------------------------------ their tables
+class SeatTestsTable(StageTable):
+    """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
+
+    langs: list[str] = Field(default_factory=lambda: ["en", "hi"], min_length=1)
+    attributes: list[str] | None = Field(None, description="attribute pairs (default: per axis, as IndiBias)")
+    min_records: int = Field(1, ge=1, description="a group pair needs this many released records")
+    split: Literal["dev", "test"] | None = None
+
+
+EVALUATE_KINDS = ("pairs", "cats", "seat")
 
 # stage reports the release card reads: (stage, file under work/<stage>/, label)
-HISTORY = (("tuples", "tuples.runlog.jsonl", "tuple generation"),
-           ("tuple_review", "agreement/agreement.json", "tuple validation"),
-           ("tuple_review", "tuples.summary.json", "tuple validation"),
-           ("sentences", "sentences.runlog.jsonl", "sentence generation"),
-           ("antistereo", "sentences_anti.runlog.jsonl", "anti-stereotype sentence generation"),
-           ("sentence_review", "agreement/agreement.json", "sentence review"),
-           ("sentence_review", "sentences.summary.json", "sentence review"),
-           ("pairs", "pairs.rewrites.runlog.jsonl", "pair rewrites"),
-           ("adapt", "pairs.report.json", "CrowS-Pairs adaptation"),
-           ("check", "check.jsonl", "minimal-pair check"),
-           ("pair_review", "agreement/agreement.json", "pair validation"),
-           ("translate", "candidates.llm.runlog.jsonl", "translation (llm engine)"),
-           ("translation_review", "agreement/agreement.json", "translation review"),
-           ("translation_review", "report/report.json", "translation review"),
-           ("cats", "cats.intrasentence.drafts.runlog.jsonl", "CAT drafting (intrasentence)"),
-           ("cats", "cats.intersentence.drafts.runlog.jsonl", "CAT drafting (intersentence)"),
-           ("cats", "cats.retention.json", "CAT drafting"),
-           ("cat_review", "agreement/agreement.json", "CAT validation"),
-           ("cat_review", "cats.summary.json", "CAT validation"),
-           ("cat_review", "retention.json", "CAT retention"),
-           ("cat_translation_review", "agreement/agreement.json", "CAT translation review"))
+HISTORY = (
+    ("tuples", "tuples.runlog.jsonl", "tuple generation"),
+    ("tuple_review", "agreement/agreement.json", "tuple validation"),
+    ("tuple_review", "tuples.summary.json", "tuple validation"),
+    ("sentences", "sentences.runlog.jsonl", "sentence generation"),
+    ("antistereo", "sentences_anti.runlog.jsonl", "anti-stereotype sentence generation"),
+    ("sentence_review", "agreement/agreement.json", "sentence review"),
+    ("sentence_review", "sentences.summary.json", "sentence review"),
+    ("pairs", "pairs.rewrites.runlog.jsonl", "pair rewrites"),
+    ("adapt", "pairs.report.json", "CrowS-Pairs adaptation"),
+    ("check", "check.jsonl", "minimal-pair check"),
+    ("pair_review", "agreement/agreement.json", "pair validation"),
+    ("translate", "candidates.llm.runlog.jsonl", "translation (llm engine)"),
+    ("translation_review", "agreement/agreement.json", "translation review"),
+    ("translation_review", "report/report.json", "translation review"),
+    ("cats", "cats.intrasentence.drafts.runlog.jsonl", "CAT drafting (intrasentence)"),
+    ("cats", "cats.intersentence.drafts.runlog.jsonl", "CAT drafting (intersentence)"),
+    ("cats", "cats.retention.json", "CAT drafting"),
+    ("cat_review", "agreement/agreement.json", "CAT validation"),
+    ("cat_review", "cats.summary.json", "CAT validation"),
+    ("cat_review", "retention.json", "CAT retention"),
+    ("cat_translation_review", "agreement/agreement.json", "CAT translation review"),
+)
 
 
+# ------------------------------------------------------------------------------------------ the stages
 class ReleaseStage(StageRunner):
     name = "release"
     title = "build and verify the release"
+    commands = (
+        Command(
+            ReleaseBuildOptions,
+            input="records",
+            keys={"created": "date"},
+            supplied={
+                "records": "the stage's input: the pipeline's pairs and CATs (or the files its input key names)",
+                "card_text": "the stage's own card_text key: a file relative to the project file's folder",
+                "history": "the reports of the stages that ran before it (work/<stage>/...), found by the stage",
+                "discover_history": "the stage passes its stages' reports itself (history) and reads no others",
+            },
+        ),
+    )
+    table = stage_table(
+        "ReleaseTable",
+        commands,
+        defaults={"name": None, "version": None, "out": None},
+        own={
+            "input": (
+                Optional[str | list[str]],  # noqa: UP045 (a runtime value pydantic reads)
+                Field(None, description="record files (default: the pipeline's)"),
+            ),
+            "card_text": (
+                Optional[str],  # noqa: UP045 (a runtime value pydantic reads)
+                Field(None, description="Markdown with the card sections people write ('## Motivation' ...): a file"),
+            ),
+        },
+        doc="``[stages.release]``: ``biaskit release build`` + ``release verify`` (``name`` and ``version``: "
+        "the project's by default; ``out``: release/NAME-VERSION in the working folder).",
+    )
+    inputs, output = ("pairs", "cats"), "release"
+    text_or_file = ("card_text", "citation")
 
     def release_name(self) -> str:
         return self.opts.name or self.project.name
@@ -86,44 +141,69 @@ class ReleaseStage(StageRunner):
         return self.records() + [p for _, p in self.history()] + [p for p in extra if p.exists()]
 
     def option_values(self) -> dict[str, Any]:
-        return {**super().option_values(), "name": self.release_name(), "version": self.version(),
-                "out": self.key(self.out())}
+        return {
+            **super().option_values(),
+            "name": self.release_name(),
+            "version": self.version(),
+            "out": self.key(self.out()),
+        }
 
     def run(self) -> Outcome:
-        from biaskit.release import BuildOptions, build_release, verify_release
+        from biaskit.release import build_release, verify_release
 
         o = self.opts
         out = self.out()
         if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "release.json").exists())):
-            raise self.project.error("stages.release.out", f"{out} exists and is not a release folder; the build "
-                                     "replaces its folder whole.", "choose another out = \"...\" (or move that "
-                                     "folder away).")
+            raise self.project.error(
+                "stages.release.out",
+                f"{out} exists and is not a release folder; the build replaces its folder whole.",
+                'choose another out = "..." (or move that folder away).',
+            )
         records = self.records()
         if not records:
-            raise InputError("nothing to release.", path=self.project.file,
-                             fix="add a stage that makes pairs, or input = [\"FILE\", ...] in [stages.release].")
+            raise InputError(
+                "nothing to release.",
+                path=self.project.file,
+                fix='add a stage that makes pairs, or input = ["FILE", ...] in [stages.release].',
+            )
         prev = self.project.path(o.previous)
-        opts = BuildOptions(name=self.release_name(), version=self.version(), langs=o.langs, kinds=o.kinds,
-                            split_policy=o.split_policy, dev_fraction=o.dev_fraction, seed=o.seed,
-                            previous=str(prev) if prev else None, license=o.license,
-                            citation=self._file_option(o.citation), pretty_name=o.pretty_name,
-                            card_text=self._file_option(o.card_text),
-                            history=[f"{label}={p}" for label, p in self.history()], keep_flagged=o.keep_flagged,
-                            keyness=o.keyness, plots=o.plots, created=o.date, command=self.ctx.options.command,
-                            protocol=o.protocol)
-        s = build_release(records, out, opts)
+        opts = self.command_options(
+            ReleaseBuildOptions,
+            records=records,
+            out=out,
+            name=self.release_name(),
+            version=self.version(),
+            previous=prev,
+            citation=self._file_option(o.citation),
+            card_text=self._file_option(o.card_text),
+            history=[f"{label}={p}" for label, p in self.history()],
+            discover_history=True,
+        )
+        with speaking(self.speaker(ReleaseBuildOptions)):
+            s = build_release(records, out, opts.build_options(), command=self.ctx.options.command)
         v = verify_release(out)
         if not v.ok:
-            raise StageFailed(f"`biaskit release verify {shown_path(out)}` found {len(v.problems)} problem(s), e.g. "
-                              f"{v.problems[0]}")
-        counts = "; ".join(f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test "
-                           f"{c['by_split'].get('test', 0)})" for k, c in s.counts.items())
-        return Outcome("done", produces=out, outputs={"release": out, "card": out / "README.md"},
-                       warnings=[f"{len(s.warnings)} card section(s) are left to the maintainers "
-                                 f"(`biaskit release verify {shown_path(out)}` lists them; write them in the "
-                                 f"card_text file of [stages.release])"] if s.warnings else [],
-                       summary={"counts": s.counts, "verify": v.checked if hasattr(v, "checked") else None},
-                       message=f"{s.name} {s.version}: {counts}; verified")
+            raise StageFailed(
+                f"`biaskit release verify {shown_path(out)}` found {len(v.problems)} problem(s), e.g. {v.problems[0]}"
+            )
+        counts = "; ".join(
+            f"{k} {c['records']} (dev {c['by_split'].get('dev', 0)}, test {c['by_split'].get('test', 0)})"
+            for k, c in s.counts.items()
+        )
+        return Outcome(
+            "done",
+            produces=out,
+            outputs={"release": out, "card": out / "README.md"},
+            warnings=[
+                f"{len(s.warnings)} card section(s) are left to the maintainers "
+                f"(`biaskit release verify {shown_path(out)}` lists them; write them in the "
+                f"card_text file of [stages.release])"
+            ]
+            if s.warnings
+            else [],
+            summary={"counts": s.counts, "verify": v.checked if hasattr(v, "checked") else None},
+            message=f"{s.name} {s.version}: {counts}; verified",
+        )
 
 
 class SeatTestsStage(StageRunner):
@@ -133,23 +213,40 @@ class SeatTestsStage(StageRunner):
 
     name = "seat_tests"
     title = "SEAT tests from the release"
+    table = SeatTestsTable
+    inputs, output = ("release",), "seat_tests"
+    legacy_keys = {"lang": "langs"}
 
     def run(self) -> Outcome:
         from biaskit.evaluation.seat_release import release_seat_tests
 
         o = self.opts
         out = self.folder / "tests"
-        res = release_seat_tests(self.input_path(), out, langs=o.langs, attributes=o.attributes,
-                                 min_records=o.min_records, split=o.split, inventory=self.inventory())
+        res = release_seat_tests(
+            self.required_input(),
+            out,
+            langs=o.langs,
+            attributes=o.attributes,
+            min_records=o.min_records,
+            split=o.split,
+            inventory=self.inventory(),
+        )
         if not res["tests"]:
-            raise StageFailed(f"no SEAT test could be made from {self.rel(self.input_path())}: "
-                              + (res.get("why") or "no pair of comparable groups with templates in "
-                                 f"{', '.join(o.langs)}") + ". Fix: lower min_records in [stages.seat_tests], or "
-                              "disable the stage.")
+            raise StageFailed(
+                f"no SEAT test could be made from {self.rel(self.required_input())}: "
+                + (res.get("why") or f"no pair of comparable groups with templates in {', '.join(o.langs)}")
+                + ". Fix: lower min_records in [stages.seat_tests], or "
+                "disable the stage."
+            )
         groups = "; ".join(f"{g['targ1']} vs {g['targ2']} ({g['records']} records)" for g in res["groups"][:4])
-        return Outcome("done", produces=out, outputs={"tests": out, "index": out / "index.json"}, summary=res,
-                       message=f"{len(res['tests'])} SEAT tests ({', '.join(o.langs)}) from {len(res['groups'])} group "
-                               f"pair(s): {groups}")
+        return Outcome(
+            "done",
+            produces=out,
+            outputs={"tests": out, "index": out / "index.json"},
+            summary=res,
+            message=f"{len(res['tests'])} SEAT tests ({', '.join(o.langs)}) from {len(res['groups'])} group "
+            f"pair(s): {groups}",
+        )
 
 
 class EvaluateStage(StageRunner):
@@ -160,11 +257,74 @@ class EvaluateStage(StageRunner):
 
     name = "evaluate"
     title = "evaluate models"
-    operational = ("enabled", "batch_size", "device")
+    inputs, output = ("release",), "results"
+    commands = (
+        Command(
+            PairsOptions,
+            input="data",
+            keys={"release_split": "split"},
+            supplied={
+                "data": "the release (or the folder or file of `input`)",
+                "out": "OUT/pairs, OUT being the stage's `out`",
+            },
+        ),
+        Command(
+            CatsOptions,
+            input="data",
+            keys={"split": "cat_split", "release_split": "split"},
+            supplied={
+                "data": "the release (or the folder of `input`)",
+                "out": "OUT/cats/LANG/MODEL",
+                "models": "each of `models`, one at a time",
+                "lang": "each CAT language of the release (only `lang` when it is set)",
+                "scorer": "from `scorer`: mlm, clm or clm-api, else auto (the model's kind)",
+                "format": "the stage reads the release's CAT file",
+                "predictions": "the stage scores models (metrics from a score file: "
+                "`biaskit evaluate cats --predictions`)",
+                "allow_missing": "goes with --predictions only",
+                "ensemble": "one result folder per model and language (the ENSEMBLE row: `biaskit evaluate cats` with "
+                "several --model)",
+            },
+        ),
+        Command(
+            SeatOptions,
+            keys={"models": "seat_models", "seed": "seat_seed"},
+            supplied={
+                "tests": "the SEAT tests of [stages.seat_tests], per language",
+                "out": "OUT/seat/LANG/MODEL",
+                "lang": "detected from each language's tests (the stage runs each language folder; only `lang` when "
+                "it is set)",
+            },
+        ),
+    )
+    table = stage_table(
+        "EvaluateTable",
+        commands,
+        defaults={"split": "test", "seat_models": None},
+        own={
+            "kinds": (
+                Optional[list[str]],  # noqa: UP045 (a runtime value pydantic reads)
+                option(
+                    None,
+                    choices=EVALUATE_KINDS,
+                    what="kind of evaluation",
+                    help="what to score (default: every kind the release has, and SEAT after seat_tests)",
+                ),
+            ),
+            "out": (
+                Optional[str],  # noqa: UP045 (a runtime value pydantic reads)
+                option(None, help="the results folder (default: eval/<release folder name>)"),
+            ),
+        },
+        doc="``[stages.evaluate]``: ``biaskit evaluate pairs``, ``evaluate cats`` (each CAT language) and "
+        "``evaluate seat`` (the ``seat_tests`` stage's tests, each language) on the release: every option of "
+        "the three commands (``split``: the release's split, default test; ``cat_split``: ``evaluate cats "
+        "--split``; ``seat_models``, ``seat_seed``: ``evaluate seat --model``, ``--seed``).",
+    )
 
     def models(self, names=None) -> list[str]:
         out = []
-        for m in (names if names is not None else self.opts.models):
+        for m in names if names is not None else self.opts.models:
             p = self.project.path(m)
             out.append(str(p.resolve()) if p is not None and p.exists() else m)
         return out
@@ -175,11 +335,12 @@ class EvaluateStage(StageRunner):
         p = Path(o).expanduser()
         return p if p.is_absolute() else self.project.workdir / p
 
-    def seat_dir(self) -> Optional[Path]:
+    def seat_dir(self) -> Path | None:
         return self.ctx.artifacts.get("seat_tests")
 
     def input_files(self) -> list[Path]:
-        return super().input_files() + ([self.seat_dir()] if self.seat_dir() is not None else [])
+        seat = self.seat_dir()
+        return super().input_files() + ([seat] if seat is not None else [])
 
     def option_values(self) -> dict[str, Any]:
         return {**super().option_values(), "out": self.key(self.out())}
@@ -191,8 +352,11 @@ class EvaluateStage(StageRunner):
 
         def content(names):
             return [model_content_id(self.project.path(m) if self.project.path(m).exists() else m) for m in names]
-        return {"model_content": content(self.opts.models),
-                "seat_model_content": content(self.opts.seat_models) if self.opts.seat_models else None}
+
+        return {
+            "model_content": content(self.opts.models),
+            "seat_model_content": content(self.opts.seat_models) if self.opts.seat_models else None,
+        }
 
     def kinds(self, release: Path) -> list[str]:
         """What is scored: the ``kinds`` option, else every kind the release has (+ SEAT when the
@@ -213,18 +377,25 @@ class EvaluateStage(StageRunner):
         name = self.opts.protocol
         if name is None or name.lower() in (AUTO, NONE):
             return {"protocol": name}
-        return {"protocol": name if kind in get_protocol(name).commands else None}
+        p = get_protocol(name)
+        assert p is not None  # a name other than none: the registry's entry (or UnknownNameError)
+        return {"protocol": name if kind in p.commands else None}
 
     def run(self) -> Outcome:
-        o = self.opts
-        release, out = self.input_path(), self.out()
+        release, out = self.required_input(), self.out()
         kinds = self.kinds(release)
         if not kinds:
-            raise InputError("nothing to evaluate in this release.", path=release,
-                             fix="build a release with pairs or CATs, or set kinds = [...] in [stages.evaluate].")
+            raise InputError(
+                "nothing to evaluate in this release.",
+                path=release,
+                fix="build a release with pairs or CATs, or set kinds = [...] in [stages.evaluate].",
+            )
         if "seat" in kinds and self.seat_dir() is None:
-            raise self.project.error("stages.evaluate.kinds", "SEAT needs the tests of the seat_tests stage.",
-                                     "add [stages.seat_tests] before [stages.evaluate], or leave \"seat\" out of kinds.")
+            raise self.project.error(
+                "stages.evaluate.kinds",
+                "SEAT needs the tests of the seat_tests stage.",
+                'add [stages.seat_tests] before [stages.evaluate], or leave "seat" out of kinds.',
+            )
         parts: list[str] = []
         outputs: dict[str, Path] = {"results": out}
         summary: dict[str, Any] = {}
@@ -239,16 +410,19 @@ class EvaluateStage(StageRunner):
     def _pairs(self, out: Path, outputs: dict, summary: dict) -> list[str]:
         from biaskit.evaluation.pairs import run_pairs
 
-        o = self.opts
-        res = run_pairs(self.input_path(), lang=o.lang, models=self.models(), scorer=o.scorer, unit=o.unit,
-                        method=o.method, batch_size=o.batch_size, device=o.device, out_dir=out, seed=o.seed,
-                        runs=o.runs, fraction=o.fraction, progress=self.ctx.options.progress,
-                        command=self.ctx.options.command, split=o.split, **self.protocol("pairs"))
+        opts = self.command_options(
+            PairsOptions, data=self.input_path(), out=out, models=self.models(), **self.protocol("pairs")
+        )
+        with speaking(self.speaker(PairsOptions)):
+            res = run_pairs(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
         parts = []
-        for s, d in zip(res["summaries"], res["model_dirs"]):
+        for s, d in zip(res["summaries"], res["model_dirs"], strict=False):
             score = s.get("metric_score")
-            parts.append(f"{s['model_slug']}: metric score {score:.1f} on {s.get('n_pairs')} pairs"
-                         if isinstance(score, (int, float)) else f"{s['model_slug']}: scored")
+            parts.append(
+                f"{s['model_slug']}: metric score {score:.1f} on {s.get('n_pairs')} pairs"
+                if isinstance(score, (int, float))
+                else f"{s['model_slug']}: scored"
+            )
             outputs[f"pairs ({s['model_slug']})"] = Path(d) / "summary.json"
         summary["metric_score"] = {s["model_slug"]: s.get("metric_score") for s in res["summaries"]}
         return parts
@@ -260,9 +434,14 @@ class EvaluateStage(StageRunner):
         from biaskit.release import layout as L
 
         o = self.opts
-        langs = sorted({str(r.get("lang") or "en") for _, r in iter_jsonl(release / L.RECORD_FILES["cats"])
-                        if o.split is None or (r.get("meta") or {}).get("split") == o.split},
-                       key=lambda lg: (lg != "en", lg))
+        langs = sorted(
+            {
+                str(r.get("lang") or "en")
+                for _, r in iter_jsonl(release / L.RECORD_FILES["cats"])
+                if o.split is None or (r.get("meta") or {}).get("split") == o.split
+            },
+            key=lambda lg: (lg != "en", lg),
+        )
         if o.lang:
             langs = [lg for lg in langs if lg == o.lang]
         scorer = o.scorer if o.scorer in ("mlm", "clm", "clm-api") else "auto"
@@ -270,13 +449,23 @@ class EvaluateStage(StageRunner):
         for lg in langs:
             for m in self.models():
                 slug = model_slug(m)
-                s = run_cats(release, m, out / lg / slug, scorer=scorer, split=o.cat_split, batch_size=o.batch_size,
-                             device=o.device, seed=o.seed, progress=self.ctx.options.progress,
-                             command=self.ctx.options.command, release_split=o.split, lang=lg, **self.protocol("cats"))
+                opts = self.command_options(
+                    CatsOptions,
+                    data=release,
+                    out=out / lg / slug,
+                    models=[m],
+                    lang=lg,
+                    scorer=scorer,
+                    **self.protocol("cats"),
+                )
+                with speaking(self.speaker(CatsOptions)):
+                    s = run_cats(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
                 scores[f"{lg}/{slug}"] = {k: s.get(k) for k in ("lms", "ss", "icat", "count")}
                 outputs[f"cats {lg} ({slug})"] = out / lg / slug / "summary.json"
-                parts.append(f"{slug} CATs ({lg}): lms {s['lms']:.1f}, ss {s['ss']:.1f}, icat {s['icat']:.1f} "
-                             f"on {s['count']} CATs")
+                parts.append(
+                    f"{slug} CATs ({lg}): lms {s['lms']:.1f}, ss {s['ss']:.1f}, icat {s['icat']:.1f} "
+                    f"on {s['count']} CATs"
+                )
         summary["cats"] = scores
         return parts
 
@@ -286,20 +475,32 @@ class EvaluateStage(StageRunner):
 
         o = self.opts
         tests = self.seat_dir()
-        langs = sorted((d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("*.jsonl"))),
-                       key=lambda lg: (lg != "en", lg))
+        assert tests is not None  # run() refuses SEAT without the seat_tests stage's tests
+        langs = sorted(
+            (d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("*.jsonl"))), key=lambda lg: (lg != "en", lg)
+        )
         if o.lang:
             langs = [lg for lg in langs if lg == o.lang]
         parts, res = [], {}
         for lg in langs:
             for m in self.models(o.seat_models) if o.seat_models else self.models():
                 slug = model_slug(m)
-                s = run_seat([str(tests / lg)], m, out / lg / slug, n_samples=o.n_samples, batch_size=o.batch_size,
-                             device=o.device, command=self.ctx.options.command, **self.protocol("seat"))
+                opts = self.command_options(
+                    SeatOptions,
+                    tests=[str(tests / lg)],
+                    out=out / lg / slug,
+                    models=[m],
+                    lang=None,
+                    **self.protocol("seat"),
+                )
+                with speaking(self.speaker(SeatOptions)):
+                    s = run_seat(opts, command=self.ctx.options.command)
                 ds = [t["effect_size"] for t in s["tests"]]
                 res[f"{lg}/{slug}"] = {t["test"]: round(t["effect_size"], 4) for t in s["tests"]}
                 outputs[f"seat {lg} ({slug})"] = out / lg / slug / "summary.json"
-                parts.append(f"{slug} SEAT ({lg}): {len(ds)} tests, mean |d| {sum(abs(d) for d in ds) / len(ds):.2f}"
-                             + (f", {len(s['warnings'])} coverage warning(s)" if s.get("warnings") else ""))
+                parts.append(
+                    f"{slug} SEAT ({lg}): {len(ds)} tests, mean |d| {sum(abs(d) for d in ds) / len(ds):.2f}"
+                    + (f", {len(s['warnings'])} coverage warning(s)" if s.get("warnings") else "")
+                )
         summary["seat"] = res
         return parts

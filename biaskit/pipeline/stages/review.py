@@ -11,15 +11,97 @@ anyway: an interrupted push is completed by the next one without duplicate tasks
 :func:`biaskit.annotation.labelstudio.push` / ``pull``, :func:`biaskit.annotation.apply.run_apply`
 and :func:`biaskit.annotation.agreement.agreement_report`, as ``biaskit annotate push|pull|apply|agreement``.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
+from pydantic import field_validator
+
+from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import Key, speaking
 
-from .base import Outcome, StageFailed, StageRunner
+from ..tables import StageTable
+from .base import Command, Outcome, StageFailed, StageRunner, stage_table
+
+
+# ------------------------------------------------------------------------------------------ their tables
+class ReviewStageTable(StageTable):
+    """What the review stages' tables check besides each key (the keys come from ``annotate push | pull |
+    apply``'s options models: :func:`review_commands`)."""
+
+    @field_validator("overlap", mode="before", check_fields=False)
+    @classmethod
+    def _overlap(cls, v):
+        from biaskit.annotation.options import parse_overlap
+
+        return parse_overlap(v)
+
+    @field_validator("max_judgments", check_fields=False)
+    @classmethod
+    def _max_judgments(cls, v: int, info) -> int:
+        lo = info.data.get("min_judgments")
+        if lo is not None and v < lo:
+            raise ValueError(f"max_judgments ({v}) is below min_judgments ({lo})")
+        return v
+
+
+def review_commands(kind_options: tuple[str, ...] = ()) -> tuple[Command, ...]:
+    """``annotate push``, ``pull`` and ``apply`` as a review stage runs them (``kind_options``: the
+    apply options of the stage's kind that are keys of its table, e.g. pair's ``direction_policy``)."""
+    kind = "the stage's task kind"
+    url = "url in [labelstudio], else $LABEL_STUDIO_URL"
+    data = "the stage's input: the previous stage's output, or the file of `input`"
+    return (
+        Command(
+            PushOptions,
+            input="data",
+            supplied={
+                "kind": kind,
+                "data": data,
+                "url": url,
+                "predictions": "not by this stage: LLM pre-labels are `biaskit annotate prelabel --project`",
+                "show_predictions": "goes with predictions (left as `annotate prelabel --project` set it)",
+                "skip_invalid": "the stage reads every record of its input (an invalid one stops it)",
+            },
+        ),
+        Command(
+            PullOptions,
+            supplied={
+                "kind": kind,
+                "url": url,
+                "out": "work/STAGE/pulled.jsonl (then judgments.jsonl: the stage's tasks only)",
+                "raw": "the stage keeps the judgments, not the raw export",
+            },
+        ),
+        Command(
+            ApplyOptions,
+            input="data",
+            supplied={
+                "kind": kind,
+                "data": data,
+                "out": "the stage's output file in work/STAGE",
+                "aggregated": "the stage aggregates the pulled judgments itself (method, min_agree)",
+                "judgments": "the judgments the stage pulled",
+                "report_dir": "translation review: work/STAGE/report (the other stages: none)",
+                **{
+                    n: "only for the kind that takes it (pair_review)"
+                    for n in ApplyOptions.KIND_OPTIONS
+                    if n not in kind_options
+                },
+            },
+        ),
+    )
+
+
+REVIEW_DOC = (
+    "``[stages.tuple_review]``, ``[stages.sentence_review]``, ``[stages.translation_review]``, "
+    "``[stages.cat_translation_review]``: push to Label Studio, pull, aggregate, apply (``biaskit annotate "
+    'push|pull|apply``; ``overlap``: annotators per task, default 3, or "adaptive").'
+)
 
 
 def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
@@ -28,21 +110,30 @@ def review_progress(judgments, ids: set[str], overlap: int) -> dict[str, Any]:
     workers: dict[str, set[str]] = {}
     n = 0
     if judgments is not None and len(judgments) and {"task", "worker"} <= set(judgments.columns):
-        for t, w in zip(judgments["task"].astype(str), judgments["worker"].astype(str)):
+        for t, w in zip(judgments["task"].astype(str), judgments["worker"].astype(str), strict=False):
             if t in ids:
                 workers.setdefault(t, set()).add(w)
                 n += 1
     everyone = set().union(*workers.values()) if workers else set()
-    return {"tasks": len(ids), "complete": sum(1 for t in ids if len(workers.get(t, ())) >= overlap),
-            "started": len(workers), "target": overlap, "judgments": n, "annotators": len(everyone)}
+    return {
+        "tasks": len(ids),
+        "complete": sum(1 for t in ids if len(workers.get(t, ())) >= overlap),
+        "started": len(workers),
+        "target": overlap,
+        "judgments": n,
+        "annotators": len(everyone),
+    }
 
 
 def adaptive_progress(judgments, ids: set[str], summary: dict[str, Any]) -> dict[str, Any]:
     """:func:`review_progress` of a stage with adaptive overlap: ``complete`` = settled tasks
     (``summary``: :func:`biaskit.annotation.adaptive.summarize` of the last round)."""
     p = review_progress(judgments, ids, 1)
-    p.update(complete=int(summary["settled"]), target=f"{summary['min_judgments']}..{summary['max_judgments']}",
-             adaptive=summary)
+    p.update(
+        complete=int(summary["settled"]),
+        target=f"{summary['min_judgments']}..{summary['max_judgments']}",
+        adaptive=summary,
+    )
     return p
 
 
@@ -51,19 +142,26 @@ def progress_line(label: str, p: dict[str, Any]) -> str:
     412 saved so far)"``)."""
     if p.get("adaptive"):
         a = p["adaptive"]
-        return (f"{label}: {p['complete']} of {p['tasks']} tasks settled (adaptive overlap, {p['target']} judgments; "
-                f"{a['judgments_saved']} judgment(s) saved so far)")
-    return (f"{label}: {p['complete']} of {p['tasks']} tasks have {p['target']} judgment"
-            f"{'s' if p['target'] != 1 else ''}")
+        return (
+            f"{label}: {p['complete']} of {p['tasks']} tasks settled (adaptive overlap, {p['target']} judgments; "
+            f"{a['judgments_saved']} judgment(s) saved so far)"
+        )
+    return (
+        f"{label}: {p['complete']} of {p['tasks']} tasks have {p['target']} judgment{'s' if p['target'] != 1 else ''}"
+    )
 
 
+# ------------------------------------------------------------------------------------------ the stages
 class ReviewStage(StageRunner):
+    """What every human stage does (push, pull, wait, apply); a subclass names its kind."""
+
     human = True
+    commands = review_commands()
+    table = stage_table(
+        "ReviewTable", commands, base=ReviewStageTable, defaults={"project": None, "overlap": 3}, doc=REVIEW_DOC
+    )
     kind: ClassVar[str] = ""
     out_name: ClassVar[str] = ""
-    operational = ("enabled", "chunk_size")
-    #: the kind's own apply options taken from the stage's table
-    apply_options: ClassVar[tuple[str, ...]] = ()
 
     def label(self) -> str:
         return self.name.replace("_", " ")
@@ -74,10 +172,13 @@ class ReviewStage(StageRunner):
     def url(self) -> str:
         url = self.project.config.labelstudio.url or os.environ.get("LABEL_STUDIO_URL")
         if not url:
-            raise self.project.error("labelstudio.url", f"the {self.name} stage needs a Label Studio.",
-                                     "set url = \"http://...\" in [labelstudio] or export LABEL_STUDIO_URL "
-                                     "(`biaskit annotate serve` prints it); the token comes from "
-                                     "$LABEL_STUDIO_API_KEY.")
+            raise self.project.error(
+                "labelstudio.url",
+                f"the {self.name} stage needs a Label Studio.",
+                'set url = "http://..." in [labelstudio] or export LABEL_STUDIO_URL '
+                "(`biaskit annotate serve` prints it); the token comes from "
+                "$LABEL_STUDIO_API_KEY.",
+            )
         return url
 
     def option_values(self) -> dict[str, Any]:
@@ -86,15 +187,11 @@ class ReviewStage(StageRunner):
     def out_file(self, records: list) -> Path:
         return self.path_out(self.out_name)
 
-    def adaptive(self):
-        """The stage's adaptive overlap settings (None: a fixed ``overlap``)."""
-        o = self.opts
-        if o.overlap != "adaptive":
-            return None
-        from biaskit.annotation.adaptive import AdaptiveSettings
-
-        return AdaptiveSettings(policy=o.policy, min_judgments=o.min_judgments, max_judgments=o.max_judgments,
-                                epsilon=o.epsilon, min_agree=o.min_agree)
+    def speaker(self, options=None):
+        """Hints name the stage's keys, and ``url`` in ``[labelstudio]``."""
+        sp = super().speaker(options)
+        sp.keys["url"] = Key("labelstudio", "url")
+        return sp
 
     def run(self) -> Outcome:
         from biaskit.annotation.apply import run_apply
@@ -104,32 +201,39 @@ class ReviewStage(StageRunner):
         from biaskit.readers import read_judgments
 
         o = self.opts
-        adaptive = self.adaptive()
         rnd = None
-        data = self.input_path()
+        data = self.required_input()
         k = get_kind(self.kind)
         records = k.load(data)
         ids = {k.record_id(r) for r in records}
         if not ids:
             raise StageFailed(f"nothing to review: {self.rel(data)} has no records.")
         url, title = self.url(), self.ls_project()
+        push_opts = self.command_options(PushOptions, kind=self.kind, data=data, project=title, url=url)
+        adaptive = push_opts.adaptive()
         st = self.ctx.state.get(self.name)
         fp = self.current_fingerprint
-        if st.get("pushed") != fp or st.get("pushed_to") != url:   # (a restarted server may have a new port)
-            rep = push(data, self.kind, title, url=url, overlap=None if adaptive else o.overlap, seed=o.seed,
-                       chunk_size=o.chunk_size, adaptive=adaptive,
-                       description=f"biaskit {self.kind} review of the project '{self.project.name}' "
-                                   f"(stage {self.name}); created by: {self.ctx.options.command}",
-                       show_progress=self.ctx.options.progress)
+        if st.get("pushed") != fp or st.get("pushed_to") != url:  # (a restarted server may have a new port)
+            with speaking(self.speaker(PushOptions)):
+                rep = push(
+                    push_opts,
+                    description=f"biaskit {self.kind} review of the project '{self.project.name}' "
+                    f"(stage {self.name}); created by: {self.ctx.options.command}",
+                    show_progress=self.ctx.options.progress,
+                )
             self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
-            self.ctx.echo(f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
-                          f"({rep.n_existing} already there) {rep.url}")
+            self.ctx.echo(
+                f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
+                f"({rep.n_existing} already there) {rep.url}"
+            )
             rnd = rep.adaptive
-        elif adaptive is not None:   # adaptive overlap: every run is a round (more annotators for open tasks)
-            rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
+        elif adaptive is not None:  # adaptive overlap: every run is a round (more annotators for open tasks)
+            with speaking(self.speaker(PushOptions)):
+                rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
         ls_url = self.ctx.state.get(self.name).get("ls_url") or url
         pulled = self.path_out("pulled.jsonl")
-        pull(title, pulled, url=url, kind=self.kind)
+        with speaking(self.speaker(PullOptions)):
+            pull(self.command_options(PullOptions, project=title, out=pulled, kind=self.kind, url=url))
         df = read_judgments(pulled)
         if len(df) and "task" in df.columns:
             df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
@@ -139,12 +243,18 @@ class ReviewStage(StageRunner):
         where = f"Label Studio project '{title}' at {ls_url}"
         outputs = {"judgments": judgments}
         if prog["complete"] < prog["tasks"] and not (self.ctx.options.partial and prog["judgments"]):
-            return Outcome("waiting", outputs=outputs, progress={**prog, "project": title, "url": ls_url},
-                           message=f"{line} ({where})")
+            return Outcome(
+                "waiting",
+                outputs=outputs,
+                progress={**prog, "project": title, "url": ls_url},
+                message=f"{line} ({where})",
+            )
         out = self.out_file(records)
-        options = {a: getattr(o, a) for a in self.apply_options}
-        res = run_apply(self.kind, data, None, out, judgments=df, method=o.method, min_agree=o.min_agree,
-                        report_dir=self.report_dir(), command=self.ctx.options.command, **options)
+        apply_opts = self.command_options(
+            ApplyOptions, kind=self.kind, data=data, out=out, judgments=df, report_dir=self.report_dir()
+        )
+        with speaking(self.speaker(ApplyOptions)):
+            res = run_apply(apply_opts, command=self.ctx.options.command)
         outputs.update({"accepted": out, **{n: Path(p) for n, p in res.paths.items() if n != "out"}})
         outputs.update(self.reports(data, out))
         warnings = []
@@ -153,19 +263,28 @@ class ReviewStage(StageRunner):
 
             agreement_report(judgments, self.folder / "agreement", duplicates="last", command=self.ctx.options.command)
             outputs["agreement"] = self.folder / "agreement" / "agreement.json"
-        except BiaskitError as exc:   # agreement is undefined on some data (one label only, one annotator)
+        except BiaskitError as exc:  # agreement is undefined on some data (one label only, one annotator)
             warnings.append(f"agreement not computed: {exc}")
         c = res.counts
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items() if v and k != "records")
         partial = prog["complete"] < prog["tasks"]
         if not res.accepted:
-            raise StageFailed(f"{self.label()}: people accepted none of the {len(ids)} records ({counts}). Fix: "
-                              f"review the answers in the {where}; see {self.rel(out)}.rejected.jsonl.")
-        return Outcome("done", produces=out, outputs=outputs, progress={**prog, "project": title, "url": ls_url},
-                       partial=partial, warnings=warnings, summary=res.summary(),
-                       message=f"{line}{' (partial: --partial)' if partial else ''}; applied: {counts}")
+            raise StageFailed(
+                f"{self.label()}: people accepted none of the {len(ids)} records ({counts}). Fix: "
+                f"review the answers in the {where}; see {self.rel(out)}.rejected.jsonl."
+            )
+        return Outcome(
+            "done",
+            produces=out,
+            outputs=outputs,
+            progress={**prog, "project": title, "url": ls_url},
+            partial=partial,
+            warnings=warnings,
+            summary=res.summary(),
+            message=f"{line}{' (partial: --partial)' if partial else ''}; applied: {counts}",
+        )
 
-    def report_dir(self) -> Optional[Path]:
+    def report_dir(self) -> Path | None:
         return None
 
     def reports(self, data: Path, accepted: Path) -> dict[str, Path]:
@@ -175,6 +294,7 @@ class ReviewStage(StageRunner):
 
 class TupleReviewStage(ReviewStage):
     name = "tuple_review"
+    inputs, output = ("tuples",), "tuples"
     title = "validate tuples (people)"
     kind = "tuple"
     out_name = "tuples.jsonl"
@@ -184,6 +304,7 @@ class SentenceReviewStage(ReviewStage):
     """People keep, fix (in place) or drop each generated sentence (IndiBias sec. 4.2.2)."""
 
     name = "sentence_review"
+    inputs, output = ("sentences",), "sentences"
     title = "review sentences (people)"
     kind = "sentence"
     out_name = "sentences.jsonl"
@@ -191,14 +312,24 @@ class SentenceReviewStage(ReviewStage):
 
 class PairReviewStage(ReviewStage):
     name = "pair_review"
+    commands = review_commands(kind_options=("direction_policy",))
+    table = stage_table(
+        "PairReviewTable",
+        commands,
+        base=ReviewStageTable,
+        defaults={"project": None, "overlap": 3, "direction_policy": "annotators"},
+        doc="``[stages.pair_review]``: as the other review stages, with ``direction_policy`` "
+        "(``annotate apply --direction-policy``; default annotators).",
+    )
+    inputs, output = ("pairs",), "pairs"
     title = "validate pairs (people)"
     kind = "pair"
     out_name = "pairs.jsonl"
-    apply_options = ("direction_policy",)
 
 
 class TranslationReviewStage(ReviewStage):
     name = "translation_review"
+    inputs, output = ("candidates",), "translations"
     title = "review translations (people)"
     kind = "translation"
     out_name = "pairs.translated.jsonl"
@@ -218,7 +349,7 @@ class TranslationReviewStage(ReviewStage):
     def out_file(self, records: list) -> Path:
         return self.path_out(f"pairs.{self.target()}.jsonl")
 
-    def report_dir(self) -> Optional[Path]:
+    def report_dir(self) -> Path | None:
         return self.folder / "report"
 
 
@@ -228,6 +359,16 @@ class CatReviewStage(ReviewStage):
     term (``retention.json``: :func:`biaskit.curation.cats.cat_retention`)."""
 
     name = "cat_review"
+    table = stage_table(
+        "CatReviewTable",
+        ReviewStage.commands,
+        base=ReviewStageTable,
+        defaults={"project": None, "overlap": 5},
+        doc="``[stages.cat_review]``: five validators label each option (``overlap``, default 5, "
+        "StereoSet), or \"adaptive\" (StereoSet's rule decides when a CAT is settled); StereoSet's "
+        "rule keeps a CAT when at least three of them give every option the writer's label (sec. 4.3).",
+    )
+    inputs, output = ("cats",), "cats"
     title = "validate CATs (people)"
     kind = "cat"
     out_name = "cats.jsonl"
@@ -246,6 +387,7 @@ class CatTranslationReviewStage(TranslationReviewStage):
     language, ``source_id`` = the English CAT."""
 
     name = "cat_translation_review"
+    inputs, output = ("cat_candidates",), "cat_translations"
     title = "review CAT translations (people)"
     kind = "cat_translation"
     out_name = "cats.translated.jsonl"
@@ -256,5 +398,5 @@ class CatTranslationReviewStage(TranslationReviewStage):
     def out_file(self, records: list) -> Path:
         return self.path_out(f"cats.{self.target()}.jsonl")
 
-    def report_dir(self) -> Optional[Path]:
+    def report_dir(self) -> Path | None:
         return None

@@ -1,0 +1,271 @@
+"""The options of ``biaskit annotate push | pull | apply``, declared once (:mod:`biaskit.options`).
+
+Each model is the one source of its command's flags (``@PushOptions.cli()`` in ``cli.py``), of the
+keys of the review stages' tables in ``biaskit.toml`` (``[stages.tuple_review]`` ...: the pipeline's
+review stages derive their table from these three models) and of the object the pure functions take
+(:func:`~biaskit.annotation.labelstudio.push`, :func:`~biaskit.annotation.labelstudio.pull`,
+:func:`~biaskit.annotation.apply.run_apply`). Choices come from the registries and constants of the
+code that implements them. The Label Studio API token is no option: it is read from
+``$LABEL_STUDIO_API_KEY`` only (never a flag, a key or a field, never written).
+
+Options several commands share are declared once, as the functions below (``kind_option()``), and the
+adaptive overlap block as a base model (:class:`AdaptiveOptions`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Optional, Union
+
+from pydantic import field_validator
+
+from biaskit.options import Options, option
+
+from .adaptive import DEFAULT_EPSILON, POLICIES
+from .aggregate import AGGREGATORS
+from .choices import EXPORT_MODES
+from .kinds import KINDS
+from .kinds.pairs import DIRECTION_POLICIES
+
+ADAPTIVE_PANEL = "Adaptive overlap (--overlap adaptive)"
+REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
+KIND_HELP = "Task kind: " + "; ".join(f"{n}: {KINDS.help(n)}" for n in KINDS.names()) + "."
+#: how ``overlap`` is written in biaskit.toml: a number of annotators or "adaptive"
+Overlap = Union[int, Literal["adaptive"]]  # noqa: UP007 (a runtime value: pydantic reads it)
+
+
+# ------------------------------------------------------------------------------------------ shared options
+def kind_option(required: bool = True) -> Any:
+    if required:
+        return option(..., "--kind", choices=KINDS, what="task kind", help=KIND_HELP)
+    return option(None, "--kind", choices=KINDS, what="task kind", help="Task kind (default: recorded in the tasks).")
+
+
+def url_option() -> Any:
+    return option(None, "--url", operational=True, help="Label Studio URL (default: $LABEL_STUDIO_URL).")
+
+
+def project_option() -> Any:
+    return option(..., "--project", help="Project title (push creates it when missing).")
+
+
+def parse_overlap(v: Any) -> Any:
+    """``--overlap``: a number of annotators per task (at least 1) or ``adaptive`` (None: not given)."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        t = v.strip()
+        if t.lower() == "adaptive":
+            return "adaptive"
+        try:
+            v = int(t)
+        except ValueError:
+            raise ValueError(
+                "give a number of annotators or 'adaptive' (e.g. 3, or adaptive with the min/max judgments)"
+            ) from None
+    if isinstance(v, int) and v < 1:
+        raise ValueError('give at least 1 annotator per task, or "adaptive"')
+    return v
+
+
+# ------------------------------------------------------------------------------------------ the commands
+class AdaptiveOptions(Options):
+    """Adaptive overlap's settings (``--overlap adaptive``; :class:`~.adaptive.AdaptiveSettings`)."""
+
+    min_judgments: int = option(
+        3, "--min-judgments", ge=1, panel=ADAPTIVE_PANEL, help="Judgments every task gets first."
+    )
+    max_judgments: int = option(
+        5, "--max-judgments", ge=1, panel=ADAPTIVE_PANEL, help="The most judgments a task may get."
+    )
+    policy: str = option(
+        "exact",
+        "--policy",
+        choices=POLICIES,
+        what="stopping policy",
+        panel=ADAPTIVE_PANEL,
+        help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can "
+        "change the decision) | risk (also when the crowd model puts the chance of a change "
+        "below --epsilon).",
+    )
+    epsilon: float = option(
+        DEFAULT_EPSILON,
+        "--epsilon",
+        gt=0,
+        lt=1,
+        panel=ADAPTIVE_PANEL,
+        help="risk: the highest accepted probability that the remaining judgments change a task's decision.",
+    )
+
+    def adaptive_settings(self, min_agree: int | None):
+        from .adaptive import AdaptiveSettings
+
+        return AdaptiveSettings(
+            policy=self.policy,
+            min_judgments=self.min_judgments,
+            max_judgments=self.max_judgments,
+            epsilon=self.epsilon,
+            min_agree=min_agree,
+        )
+
+
+class PushOptions(AdaptiveOptions):
+    """``biaskit annotate push`` (:func:`biaskit.annotation.labelstudio.push`)."""
+
+    command = "annotate push"
+
+    kind: str = kind_option()
+    data: Path = option(
+        ..., "--data", path="in_file", help="Records to annotate (pairs: CrowS/IndiBias/biaskit; others JSONL/CSV)."
+    )
+    project: str = project_option()
+    overlap: Overlap | None = option(
+        None,
+        "--overlap",
+        metavar="N|adaptive",
+        user_type=Optional[str],  # noqa: UP045 (a runtime value typer reads; left as it landed)
+        toml_type=Overlap,
+        help="Annotators per task (maximum_annotations), or 'adaptive': "
+        "--min-judgments first, more only while a task's decision can still "
+        'change (docs/annotation.md, "Adaptive overlap").',
+    )
+    min_agree: int | None = option(
+        None,
+        "--min-agree",
+        ge=1,
+        help="Adaptive: the votes `aggregate` / `apply` will need to accept (default: the kind's).",
+    )
+    predictions: Path | None = option(
+        None,
+        "--predictions",
+        path="in_file",
+        help="Pre-annotations: task, question, label [, model, score] (`annotate prelabel` writes them).",
+    )
+    show_predictions: bool | None = option(
+        None,
+        "--show-predictions/--hide-predictions",
+        help="Pre-fill annotators' answers with the predictions (default with --predictions: hidden; anchoring "
+        "would bias a validity check).",
+    )
+    seed: int = option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates).")
+    chunk_size: int = option(1000, "--chunk-size", ge=1, operational=True, help="Tasks per import request.")
+    skip_invalid: bool = option(False, "--skip-invalid", help="Skip rows that are not valid records.")
+    guidelines: str = option(
+        "en,hi",
+        "--guidelines",
+        metavar="LANGS",
+        help="Languages of the kind's annotator guidelines shown in the project's instructions "
+        "panel: en,hi | en | hi | none (leave the panel as it is).",
+    )
+    url: str | None = url_option()
+
+    @field_validator("overlap", mode="before")
+    @classmethod
+    def _overlap(cls, v: Any) -> Any:
+        return parse_overlap(v)
+
+    @field_validator("guidelines", mode="before")
+    @classmethod
+    def _langs(cls, v: Any) -> Any:  # the Python API also takes a list of languages
+        return ",".join(v) if isinstance(v, (list, tuple)) else v
+
+    def adaptive(self):
+        """The adaptive overlap settings (None: a fixed or no ``overlap``)."""
+        return self.adaptive_settings(self.min_agree) if self.overlap == "adaptive" else None
+
+    def fixed_overlap(self) -> int | None:
+        """The number of annotators per task (None: not given, or adaptive)."""
+        return None if self.overlap in (None, "adaptive") else int(self.overlap)
+
+
+class PullOptions(Options):
+    """``biaskit annotate pull`` (:func:`biaskit.annotation.labelstudio.pull`)."""
+
+    command = "annotate pull"
+
+    project: str = project_option()
+    out: Path = option(..., "--out", path="out_file", help="Judgments file (.csv or .jsonl).")
+    kind: str | None = kind_option(required=False)
+    raw: Path | None = option(
+        None, "--raw", path="out_file", python="raw_out", help="Also save the raw Label Studio JSON export here."
+    )
+    export: str = option(
+        "auto",
+        "--export",
+        choices=EXPORT_MODES,
+        what="export mode",
+        operational=True,
+        help="plain: one request builds the file; snapshot: built on the server, then downloaded "
+        "(large projects); auto: snapshot from 2,000 tasks.",
+    )
+    url: str | None = url_option()
+
+
+class ApplyOptions(Options):
+    """``biaskit annotate apply`` (:func:`biaskit.annotation.apply.run_apply`)."""
+
+    command = "annotate apply"
+
+    kind: str = kind_option()
+    data: Path = option(
+        ...,
+        "--data",
+        path="in_file",
+        python="data_path",
+        help="The records that were pushed (translation: the candidates file).",
+    )
+    out: Path = option(
+        ..., "--out", path="out_file", python="out_path", help="Validated records (.jsonl; pairs also .csv)."
+    )
+    aggregated: Any | None = option(
+        None,
+        "--aggregated",
+        path="in_file",
+        user_type=Optional[Path],  # noqa: UP045 (a runtime value typer reads; left as it landed)
+        help="Output of `aggregate` (default: aggregate --judgments here with --method/--min-agree).",
+    )
+    judgments: Any | None = option(
+        None,
+        "--judgments",
+        path="in_file",
+        user_type=Optional[Path],  # noqa: UP045 (a runtime value typer reads; left as it landed)
+        help="Pulled judgments (translation: corrections; cat: exact vote counts and human_labels).",
+    )
+    method: str = option(
+        "majority",
+        "--method",
+        choices=AGGREGATORS,
+        what="aggregation method",
+        help="Aggregator when --aggregated is not given.",
+    )
+    min_agree: int | None = option(
+        None,
+        "--min-agree",
+        ge=1,
+        help="Votes needed to accept (without --aggregated); cat: validators who must "
+        "give each sentence its writer's label (default 3, StereoSet's rule; also "
+        "with --aggregated).",
+    )
+    direction_policy: str | None = option(
+        None,
+        "--direction-policy",
+        choices=DIRECTION_POLICIES,
+        what="direction policy",
+        help="pair: when the crowd's direction differs: annotators | reject.",
+    )
+    report_dir: Path | None = option(
+        None,
+        "--report-dir",
+        path="out_dir",
+        path_kw={"owns": REPORT_FILES},
+        help="translation: folder for the review report (replaced whole).",
+    )
+    as_json: bool = option(
+        False, "--json", toml=False, operational=True, help="Print the summary as JSON (also in OUT.summary.json)."
+    )
+
+    #: the fields that are a kind's own apply options (``TaskKind.apply_options``), passed when set
+    KIND_OPTIONS: ClassVar[tuple[str, ...]] = ("direction_policy",)
+
+    def kind_options(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.KIND_OPTIONS if getattr(self, n) is not None}
