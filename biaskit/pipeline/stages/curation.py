@@ -585,18 +585,7 @@ class TranslateStage(StageRunner):
         out = self.path_out("candidates.jsonl")
         with speaking(self.speaker(TranslateOptions)):
             o = self.mt_options(TranslateOptions, pairs=self.input_path(), out=out)
-            res = translate_file(
-                o.pairs,
-                o.target,
-                o.engines,
-                out,
-                source_lang=o.source_lang,
-                engine_options=o.engine_options(),
-                batch_pairs=o.batch_pairs,
-                align=o.align,
-                resume=True,
-                progress=self.ctx.options.progress,
-            )
+            res = translate_file(o, progress=self.ctx.options.progress)
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
             raise StageFailed(
@@ -740,17 +729,7 @@ class CatTranslateStage(TranslateStage):
         out = self.path_out("cat_candidates.jsonl")
         with speaking(self.speaker(CatTranslateOptions)):
             o = self.mt_options(CatTranslateOptions, cats=self.input_path(), out=out)
-            res = translate_cats_file(
-                o.cats,
-                o.target,
-                o.engines,
-                out,
-                source_lang=o.source_lang,
-                engine_options=o.engine_options(),
-                batch_cats=o.batch_cats,
-                resume=True,
-                progress=self.ctx.options.progress,
-            )
+            res = translate_cats_file(o, progress=self.ctx.options.progress)
         s = res.summary()
         if s["cats"] and s["engine_failed"] == s["cats"]:
             raise StageFailed(
