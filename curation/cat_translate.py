@@ -287,24 +287,48 @@ def translate_cats(
 
 
 def translate_cats_file(
-    cats_path: str | Path,
-    target: str,
-    engines: str | Sequence[str],
-    out: str | Path,
+    opts: Any = None,
+    target: str | None = None,
+    engines: str | Sequence[str] | None = None,
+    out: str | Path | None = None,
+    /,
     *,
-    source_lang: str = "en",
     engine_options: dict[str, Any] | None = None,
-    **kw: Any,
+    cache: DiskCache | None = None,
+    resume: bool | None = None,
+    progress: bool = False,
+    **options: Any,
 ) -> CatTranslateResult:
     """``biaskit curate cat-translate``: read CATs (any format :func:`biaskit.readers.read_cats`
-    reads), build the engines from their specs and :func:`translate_cats`."""
+    reads), build the engines from their specs and :func:`translate_cats`. ``opts``: the command's
+    :class:`~biaskit.curation.options.CatTranslateOptions` (or, the keyword form, the CATs file with
+    ``target``, ``engines``, ``out`` and its other fields as keywords); ``engine_options``, ``resume``:
+    as :func:`~biaskit.curation.translate.translate_file`; ``cache``, ``progress``: as :func:`translate_cats`."""
     from biaskit.readers import read_cats
 
-    specs = parse_engine_list(engines)
-    cats = read_cats(cats_path, lang=source_lang)
+    from .options import CatTranslateOptions
+
+    positional = {"target": target, "engines": engines, "out": out, "cats": options.pop("cats_path", None)}
+    options.update({k: v for k, v in positional.items() if v is not None})
+    o = CatTranslateOptions.coerce(opts, options, "cats")
+    if engine_options is None and isinstance(opts, CatTranslateOptions):
+        engine_options = o.engine_options()
+    specs = parse_engine_list(o.engines)
+    cats = read_cats(o.cats, lang=o.source_lang)
     built = [create_engine(s, **(engine_options or {})) for s in specs]
     try:
-        return translate_cats(cats, target, built, out, source_lang=source_lang, source_file=str(cats_path), **kw)
+        return translate_cats(
+            cats,
+            o.target,
+            built,
+            o.out,
+            source_lang=o.source_lang,
+            source_file=str(o.cats),
+            cache=cache,
+            batch_cats=o.batch_cats,
+            resume=not o.restart if resume is None else resume,
+            progress=progress,
+        )
     finally:
         for e in built:
             e.close()

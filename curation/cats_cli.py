@@ -85,21 +85,7 @@ def cats_cmd(opts: CatsOptions) -> None:
             task = TASKS.get(f"cat_{s}")(prompts[s])
             _print_dry_run(task, items, {**task.default_params, **opts.params()}, opts.show)
         return
-    summaries, report = generate_cats(
-        opts.client,
-        out=out,
-        domains=opts.domains,
-        splits=splits,
-        per_target=opts.per_target,
-        society=opts.society,
-        targets=opts.targets,
-        prompts=prompts,
-        params=opts.params(),
-        concurrency=opts.concurrency,
-        retry_failed=opts.retry_failed,
-        inventory=inv,
-        lang=opts.lang,
-    )
+    summaries, report = generate_cats(opts.client, opts, prompts=prompts, inventory=inv)
     for s, summary in summaries.items():
         report_run(summary, f"{s} drafts", exit_when_all_failed=False)
     if report:  # (nothing drafted: no output written)

@@ -116,20 +116,7 @@ def tuples_cmd(opts: TuplesOptions) -> None:
             opts.show,
         )
         return
-    summary = generate_tuples(
-        opts.client(),
-        p,
-        axis=opts.axis,
-        out=opts.out,
-        identities=idents,
-        polarity=opts.polarity,
-        n=opts.n,
-        lang=opts.lang,
-        params=opts.params(),
-        concurrency=opts.concurrency,
-        retry_failed=opts.retry_failed,
-        inventory=inv,
-    )
+    summary = generate_tuples(opts.client(), p, opts, inventory=inv)
     report_run(summary, "tuples")
 
 
@@ -154,19 +141,7 @@ def sentences_cmd(opts: SentencesOptions) -> None:
             opts.show,
         )
         return
-    summary = generate_sentences(
-        opts.client(),
-        p,
-        tuples=opts.tuples,
-        out=opts.out,
-        per_tuple=opts.per_tuple,
-        statuses=opts.statuses,
-        params=opts.params(),
-        concurrency=opts.concurrency,
-        retry_failed=opts.retry_failed,
-        inventory=inv,
-        mode=opts.mode,
-    )
+    summary = generate_sentences(opts.client(), p, opts, inventory=inv)
     report_run(summary, "sentences")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
-from biaskit.options import say, tell
+from biaskit.options import say
 from biaskit.schema import BiasTuple
 
 from .llm.protocol import LLMClient
@@ -25,31 +25,37 @@ from .tasks.tuples import TupleTask, tuple_items
 
 def generate_tuples(
     llm: LLMClient,
+    /,
     prompt: Prompt | None = None,
+    opts: Any = None,
     *,
-    axis: str,
-    out: str | Path,
-    identities: Sequence[str] | None = None,
-    polarity: str = "both",
-    n: int = 10,
-    lang: str = "en",
     params: dict | None = None,
-    concurrency: int = 1,
-    retry_failed: bool = False,
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
+    **options: Any,
 ) -> RunSummary:
-    """``biaskit curate tuples``: attributes per identity x polarity -> BiasTuple rows."""
-    idents = list(identities) if identities else (inventory or load_inventory()).identities(axis, lang)
-    items = tuple_items(axis=axis, identities=idents, polarity=polarity, n=n)
+    """``biaskit curate tuples``: attributes per identity x polarity -> BiasTuple rows. ``opts``: the
+    command's :class:`~biaskit.curation.options.TuplesOptions` (or, the keyword form, its fields:
+    ``axis=``, ``out=``, ``identities=``, ...); ``llm``, ``prompt``: the client and template;
+    ``params``: the decoding parameters (default: the object's; in the keyword form, the task's);
+    ``inventory``: a loaded inventory (default: ``opts.inventory``'s)."""
+    from .options import TuplesOptions
+
+    o = TuplesOptions.coerce(opts, options, "axis")
+    if params is None and isinstance(opts, TuplesOptions):
+        params = o.params()
+    idents = (
+        list(o.identities) if o.identities else (inventory or load_inventory(o.inventory)).identities(o.axis, o.lang)
+    )
+    items = tuple_items(axis=o.axis, identities=idents, polarity=o.polarity, n=o.n)
     runner = JobRunner(
         llm,
-        TupleTask(prompt, lang=lang),
+        TupleTask(prompt, lang=o.lang),
         params=params,
-        out=out,
-        concurrency=concurrency,
-        retry_failed=retry_failed,
+        out=o.out,
+        concurrency=o.concurrency,
+        retry_failed=o.retry_failed,
         progress=progress,
         command=command,
     )
@@ -77,33 +83,37 @@ def sentence_items(tuples: Sequence[BiasTuple]) -> list[dict[str, Any]]:
 
 def generate_sentences(
     llm: LLMClient,
+    /,
     prompt: Prompt | None = None,
+    opts: Any = None,
     *,
-    tuples: str | Path,
-    out: str | Path,
-    per_tuple: int = 5,
-    statuses: Sequence[str] | None = None,
     params: dict | None = None,
-    concurrency: int = 1,
-    retry_failed: bool = False,
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
-    mode: str = "stereo",
+    **options: Any,
 ) -> RunSummary:
     """``biaskit curate sentences``: ``per_tuple`` sentences per tuple that express its stereotype
-    (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``)."""
-    if per_tuple < 1:
-        raise InputError(f"{say('per_tuple')} must be >= 1, got {per_tuple}.", fix=f"{tell('per_tuple', 5)}.")
-    items = sentence_items(usable_tuples(tuples, statuses=statuses))
-    task = SentenceTask(prompt, per_tuple=per_tuple, inventory=inventory, mode=mode)
+    (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``).
+    ``opts``: the command's :class:`~biaskit.curation.options.SentencesOptions` (or, the keyword form,
+    its fields: ``tuples=``, ``out=``, ``per_tuple=``, ...); ``params``, ``inventory``: as
+    :func:`generate_tuples`."""
+    from .options import SentencesOptions
+
+    o = SentencesOptions.coerce(opts, options, "tuples")
+    if params is None and isinstance(opts, SentencesOptions):
+        params = o.params()
+    if inventory is None and o.inventory is not None:
+        inventory = load_inventory(o.inventory)
+    items = sentence_items(usable_tuples(o.tuples, statuses=o.statuses))
+    task = SentenceTask(prompt, per_tuple=o.per_tuple, inventory=inventory, mode=o.mode)
     runner = JobRunner(
         llm,
         task,
         params=params,
-        out=out,
-        concurrency=concurrency,
-        retry_failed=retry_failed,
+        out=o.out,
+        concurrency=o.concurrency,
+        retry_failed=o.retry_failed,
         progress=progress,
         command=command,
     )
@@ -112,34 +122,48 @@ def generate_sentences(
 
 def generate_cats(
     llm: LLMClient | Callable[[], LLMClient],
+    opts: Any = None,
+    /,
     *,
-    out: str | Path,
-    domains: str | Sequence[str],
-    splits: Sequence[str] = ("intrasentence", "intersentence"),
-    per_target: int = 5,
-    society: str = "India",
-    targets: Sequence[str] | None = None,
+    splits: Sequence[str] | None = None,
     prompts: dict[str, Prompt] | None = None,
     params: dict | None = None,
-    concurrency: int = 1,
-    retry_failed: bool = False,
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
-    lang: str = "en",
+    **options: Any,
 ) -> tuple[dict[str, RunSummary], dict[str, Any]]:
     """``biaskit curate cats``: draft StereoSet CATs per target term and split into
     ``<out>.<split>.drafts.jsonl`` (resumable), then rebuild ``out`` (the structurally valid CATs),
     ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every draft so far (also when the run
     stops early). Returns the run summaries per split and the retention report.
 
-    ``llm``: a client, or a function that makes one; with a function each split gets its own client,
-    so each run log counts only its own requests (one shared client counts both). ``lang``: the
-    language the CATs are written in (target terms are the inventory's terms in that language)."""
+    ``opts``: the command's :class:`~biaskit.curation.options.CatsOptions` (or, the keyword form, its
+    fields: ``out=``, ``domains=``, ``per_target=``, ...). ``llm``: a client, or a function that makes one;
+    with a function each split gets its own client, so each run log counts only its own requests (one
+    shared client counts both). ``splits``: the splits to draft (default: ``opts.split``); ``prompts``:
+    a template per split (default: the object's ``intra_prompt`` / ``inter_prompt``; in the keyword form,
+    the tasks' own); ``params``, ``inventory``: as :func:`generate_tuples`. ``lang``: the language the
+    CATs are written in (target terms are the inventory's terms in that language)."""
     from .cats import SPLITS, cat_items, cat_targets, drafts_path, write_cats
+    from .options import CatsOptions
     from .tasks import TASKS
 
-    out = Path(out)
+    o = CatsOptions.coerce(opts, options, "out")
+    if isinstance(opts, CatsOptions):
+        if params is None:
+            params = o.params()
+        if prompts is None:
+            from .prompts import get_prompt
+
+            prompts = {
+                "intrasentence": get_prompt(o.intra_prompt, o.prompts_dir),
+                "intersentence": get_prompt(o.inter_prompt, o.prompts_dir),
+            }
+    if splits is None:
+        splits = list(SPLITS) if o.split == "both" else [o.split]
+    domains, targets, lang = o.domains, o.targets, o.lang
+    out = Path(o.out)
     if out.suffix.lower() != ".jsonl":
         raise InputError("output must be a .jsonl file.", path=out, fix="name it *.jsonl, e.g. cats.jsonl.")
     bad = [s for s in splits if s not in SPLITS]
@@ -147,11 +171,11 @@ def generate_cats(
         raise InputError(
             f"unknown split(s) {', '.join(bad) or '(none)'}.", fix="use intrasentence, intersentence or both."
         )
-    inv = inventory or load_inventory()
+    inv = inventory or load_inventory(o.inventory)
     items = cat_items(
         cat_targets(domains, inventory=inv, targets=targets, lang=lang),
-        per_target=per_target,
-        society=society,
+        per_target=o.per_target,
+        society=o.society,
         lang=lang,
     )
     summaries: dict[str, RunSummary] = {}
@@ -165,8 +189,8 @@ def generate_cats(
                 task,
                 params=params,
                 out=drafts_path(out, split),
-                concurrency=concurrency,
-                retry_failed=retry_failed,
+                concurrency=o.concurrency,
+                retry_failed=o.retry_failed,
                 progress=progress,
                 command=command,
             )

@@ -474,23 +474,39 @@ def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequenc
 
 
 def translate_file(
-    pairs_path: str | Path,
-    target: str,
-    engines: str | Sequence[str],
-    out: str | Path,
+    opts: Any = None,
+    target: str | None = None,
+    engines: str | Sequence[str] | None = None,
+    out: str | Path | None = None,
+    /,
     *,
-    source_lang: str = "en",
-    format: str = "auto",
-    limit: int | None = None,
     engine_options: dict[str, Any] | None = None,
-    **kw: Any,
+    cache: DiskCache | None = None,
+    resume: bool | None = None,
+    progress: bool = False,
+    pair_checker: Callable[..., list] | None = None,
+    check_kw: dict | None = None,
+    **options: Any,
 ) -> TranslateResult:
-    """Read pairs (CrowS / IndiBias / biaskit), build engines from specs, and :func:`translate_pairs`."""
+    """``biaskit curate translate``: read pairs (CrowS / IndiBias / biaskit), build engines from specs,
+    and :func:`translate_pairs`. ``opts``: the command's :class:`~biaskit.curation.options.TranslateOptions`
+    (or, the keyword form, the pairs file with ``target``, ``engines``, ``out`` and its other fields as
+    keywords); ``engine_options``: the bag every engine is built from (default: the object's
+    ``engine_options()``; in the keyword form, none); ``resume``: default ``not opts.restart``; ``cache``,
+    ``progress``, ``pair_checker``, ``check_kw``: as :func:`translate_pairs`."""
     from biaskit.readers import read_pairs
 
-    specs = parse_engine_list(engines)
+    from .options import TranslateOptions
+
+    positional = {"target": target, "engines": engines, "out": out, "pairs": options.pop("pairs_path", None)}
+    options.update({k: v for k, v in positional.items() if v is not None})
+    o = TranslateOptions.coerce(opts, options, "pairs")
+    if engine_options is None and isinstance(opts, TranslateOptions):
+        engine_options = o.engine_options()
+    pairs_path, source_lang = o.pairs, o.source_lang
+    specs = parse_engine_list(o.engines)
     # lang: the IndiBias reader yields only that language view; other formats only use it as a default
-    res = read_pairs(pairs_path, format=format, lang=source_lang, limit=limit)
+    res = read_pairs(pairs_path, format=o.format, lang=source_lang, limit=o.limit)
     pairs = [p for p in res.pairs if p.lang == source_lang]
     if not pairs:
         raise InputError(
@@ -500,7 +516,21 @@ def translate_file(
         )
     built = [create_engine(s, **(engine_options or {})) for s in specs]
     try:
-        return translate_pairs(pairs, target, built, out, source_lang=source_lang, source_file=str(pairs_path), **kw)
+        return translate_pairs(
+            pairs,
+            o.target,
+            built,
+            o.out,
+            source_lang=source_lang,
+            source_file=str(pairs_path),
+            cache=cache,
+            batch_pairs=o.batch_pairs,
+            align=o.align,
+            resume=not o.restart if resume is None else resume,
+            progress=progress,
+            pair_checker=pair_checker,
+            check_kw=check_kw,
+        )
     finally:
         for e in built:
             e.close()

@@ -30,20 +30,7 @@ def translate_cmd(o: TranslateOptions) -> None:
     from .translate import translate_file
 
     out = o.out
-    res = translate_file(
-        o.pairs,
-        o.target,
-        o.engines,
-        out,
-        source_lang=o.source_lang,
-        format=o.format,
-        limit=o.limit,
-        engine_options=o.engine_options(),
-        batch_pairs=o.batch_pairs,
-        align=o.align,
-        resume=not o.restart,
-        progress=True,
-    )
+    res = translate_file(o, progress=True)
     s = res.summary()
     _report(
         s,
@@ -63,17 +50,7 @@ def cat_translate_cmd(o: CatTranslateOptions) -> None:
     from .cat_translate import translate_cats_file
 
     out = o.out
-    res = translate_cats_file(
-        o.cats,
-        o.target,
-        o.engines,
-        out,
-        source_lang=o.source_lang,
-        engine_options=o.engine_options(),
-        batch_cats=o.batch_cats,
-        resume=not o.restart,
-        progress=True,
-    )
+    res = translate_cats_file(o, progress=True)
     s = res.summary()
     _report(
         s,

@@ -161,15 +161,7 @@ class TuplesStage(StageRunner):
                     generate_tuples(
                         client,
                         prompt,
-                        axis=axis,
-                        out=out,
-                        identities=o.identities,
-                        polarity=o.polarity,
-                        n=o.n,
-                        lang=o.lang,
-                        params=o.params(),
-                        concurrency=o.concurrency,
-                        retry_failed=o.retry_failed,
+                        o,
                         inventory=inv,
                         progress=self.ctx.options.progress,
                         command=self.ctx.options.command,
@@ -225,17 +217,10 @@ class SentencesStage(StageRunner):
             s = generate_sentences(
                 client,
                 self.prompt(self.template),
-                tuples=o.tuples,
-                out=out,
-                per_tuple=o.per_tuple,
-                statuses=o.statuses,
-                params=o.params(),
-                concurrency=o.concurrency,
-                retry_failed=o.retry_failed,
+                o,
                 inventory=self.inventory(),
                 progress=self.ctx.options.progress,
                 command=self.ctx.options.command,
-                mode=o.mode,
             )
         return _llm_outcome(self, [s], client, out, self.what)
 
@@ -600,18 +585,7 @@ class TranslateStage(StageRunner):
         out = self.path_out("candidates.jsonl")
         with speaking(self.speaker(TranslateOptions)):
             o = self.mt_options(TranslateOptions, pairs=self.input_path(), out=out)
-            res = translate_file(
-                o.pairs,
-                o.target,
-                o.engines,
-                out,
-                source_lang=o.source_lang,
-                engine_options=o.engine_options(),
-                batch_pairs=o.batch_pairs,
-                align=o.align,
-                resume=True,
-                progress=self.ctx.options.progress,
-            )
+            res = translate_file(o, progress=self.ctx.options.progress)
         s = res.summary()
         if s["pairs"] and s["engine_failed"] == s["pairs"]:
             raise StageFailed(
@@ -686,7 +660,7 @@ class CatsStage(StageRunner):
         return {**x, **self.inventory_extra()}
 
     def run(self) -> Outcome:
-        from biaskit.curation.cats import SPLITS, retention_path
+        from biaskit.curation.cats import retention_path
         from biaskit.curation.generate import generate_cats
 
         out = self.path_out("cats.jsonl")
@@ -694,23 +668,13 @@ class CatsStage(StageRunner):
             prompts = {k: getattr(self.opts, k) or CatsOptions.default(k) for k in ("intra_prompt", "inter_prompt")}
             o = self.command_options(CatsOptions, **self.llm_values(), **prompts, domains=self.opts.domains, out=out)
             client = o.client()
-            splits = list(SPLITS) if o.split == "both" else [o.split]
             summaries, report = generate_cats(
                 client,
-                out=out,
-                domains=o.domains,
-                splits=splits,
-                per_target=o.per_target,
-                society=o.society,
-                targets=o.targets,
+                o,
                 prompts=self.prompts(),
-                params=o.params(),
-                concurrency=o.concurrency,
-                retry_failed=o.retry_failed,
                 inventory=self.inventory(),
                 progress=self.ctx.options.progress,
                 command=self.ctx.options.command,
-                lang=o.lang,
             )
         res = _llm_outcome(self, list(summaries.values()), client, out, "CATs")
         ov = report["overall"]
@@ -765,17 +729,7 @@ class CatTranslateStage(TranslateStage):
         out = self.path_out("cat_candidates.jsonl")
         with speaking(self.speaker(CatTranslateOptions)):
             o = self.mt_options(CatTranslateOptions, cats=self.input_path(), out=out)
-            res = translate_cats_file(
-                o.cats,
-                o.target,
-                o.engines,
-                out,
-                source_lang=o.source_lang,
-                engine_options=o.engine_options(),
-                batch_cats=o.batch_cats,
-                resume=True,
-                progress=self.ctx.options.progress,
-            )
+            res = translate_cats_file(o, progress=self.ctx.options.progress)
         s = res.summary()
         if s["cats"] and s["engine_failed"] == s["cats"]:
             raise StageFailed(
