@@ -23,6 +23,8 @@ One place for the layout, shared by the builder, the reader, ``verify`` and ``di
 
 from __future__ import annotations
 
+from biaskit.readers.pairs import INDIBIAS_REQUIRED
+
 SPLITS = ("dev", "test")
 KINDS = ("pairs", "cats", "tuples")
 FORMAT_VERSION = "1"  # the folder layout (bumped when files or columns change)
@@ -73,16 +75,7 @@ CROWS_COLUMNS = [
 ]
 # IndiBias' sentence columns are positional (S1, S2), not CrowS-Pairs' sent_more/sent_less: for antistereo
 # rows S1 is the less stereotyping sentence (biaskit.readers.pairs.indibias_columns maps both ways).
-INDIBIAS_COLUMNS = [
-    "",
-    "index",
-    "modified_eng_sent_more",
-    "modified_eng_sent_less",
-    "sent_more_hindi",
-    "sent_less_hindi",
-    "bias_type",
-    "stereo_antistereo",
-]
+INDIBIAS_COLUMNS = ["", "index", *INDIBIAS_REQUIRED]  # the layout the IndiBias reader requires, its index first
 
 # Parquet columns. Pairs: one row per pair, one group of columns per language (suffix _<lang>).
 PAIR_BASE_COLUMNS = ["id", "bias_type", "direction", "target", "source_id"]
