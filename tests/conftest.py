@@ -20,6 +20,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# transformers' log handler keeps the sys.stderr of the moment it is first configured. Configured here, it
+# writes to the session's capture; configured first inside a test that uses capsys, it would keep that
+# test's stream, closed when the test ends, and every later transformers warning in the same worker would
+# print a "--- Logging error ---" block (which the fuzz tests rightly read as a traceback).
+from transformers.utils import logging as _hf_logging  # noqa: E402 (after the offline variables)
+
+_hf_logging.get_logger("transformers")
+
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ["fixtures_labelstudio", "fixtures_llm", "fixtures_models", "fixtures_postgres", "fixtures_browser"]
