@@ -41,7 +41,6 @@ import difflib
 import functools
 import inspect
 import json
-import operator
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -396,16 +395,6 @@ def _is_optional(ann: Any) -> bool:
     return typing.get_origin(ann) in _UNIONS and type(None) in typing.get_args(ann)
 
 
-def _typing_list(ann: Any) -> Any:
-    """``list[X]`` as ``typing.List[X]`` (typer reads both; the older spelling everywhere is safest)."""
-    origin = typing.get_origin(ann)
-    if origin in _UNIONS:
-        return functools.reduce(operator.or_, [_typing_list(a) for a in typing.get_args(ann)])
-    if origin is list:
-        return types.GenericAlias(list, (typing.get_args(ann)[0],))  # list[X], X known at run time
-    return ann
-
-
 def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) -> tuple[Any, Any]:
     """``(annotation, typer.Option)`` of one field (see :meth:`Options.cli`)."""
     import typer
@@ -414,7 +403,7 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     from .clitools import choice_enum
 
     field = cls.model_fields[name]
-    ann = _typing_list(spec.user_type or field.annotation)
+    ann = spec.user_type or field.annotation
     names = spec.names()
     if spec.sep:  # one string of items on the command line (checked by the model, item by item)
         ann = str | None if _is_optional(ann) or field.default is None else str
