@@ -189,7 +189,16 @@ def judge_report(
     llm_source: str | None = None,
 ) -> dict:
     """The report (a JSON-able dict) comparing the LLM's judgments ``llm`` with the people's ``judgments``."""
+    import math
+
+    from biaskit.options import OptionError, say, tell
     from biaskit.readers import read_judgments
+
+    if not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) or not 0 <= tolerance <= 1:
+        raise OptionError(
+            f"{say('tolerance', tolerance)}: the tolerance is a difference of precision (a share), from 0 to 1.",
+            f"{tell('tolerance', 0.005)}.",
+        )
 
     from .kinds import get_kind
     from .replay import _infer_kind

@@ -56,6 +56,16 @@ def _infer_kind(df, source: str | None) -> str:
     kinds = sorted({str(k) for k in df["kind"].dropna().unique()}) if "kind" in df.columns else []
     if len(kinds) == 1 and kinds[0] in KINDS.names():
         return kinds[0]
+    if len(kinds) == 1:
+        import difflib
+
+        close = difflib.get_close_matches(kinds[0], list(KINDS.names()), n=1)
+        raise InputError(
+            f"unknown task kind '{kinds[0]}' in the 'kind' column" + (f" (did you mean '{close[0]}'?)." if close else "."),
+            path=source,
+            column="kind",
+            fix=f"correct the column, or pass --kind {'|'.join(KINDS.names())}.",
+        )
     if len(kinds) > 1:
         raise InputError(
             f"the judgments mix task kinds ({', '.join(kinds)}).",

@@ -91,7 +91,7 @@ def hub_problems(folder: str | Path) -> list[str]:
         return [str(InputError("missing: the dataset card.", path=card_path, fix="rebuild the release."))]
     from huggingface_hub import DatasetCard
 
-    from ..readers._common import read_text
+    from ..readers import read_text
     from .meta import card_front_matter, check_card
 
     try:  # the front matter's structure and types first (a config given as a string, a licence of lists)

@@ -96,7 +96,7 @@ class Croissant(_Strict):
 
 def _validated(model: type[BaseModel], obj: Any, path: Path, what: str) -> Any:
     """``obj`` checked against ``model`` (the object itself is returned: extras kept as written)."""
-    from ..readers._common import first_error
+    from ..readers import first_error
 
     fix = REBUILD.format(what=path.name)
     if not isinstance(obj, dict):
@@ -139,7 +139,7 @@ def check_card(front_matter: dict, path: Path) -> dict:
 
 def read_card(folder: str | Path) -> dict[str, Any]:
     """The card's front matter (``README.md``), checked; a card without one, or without configs, is refused."""
-    from ..readers._common import read_text
+    from ..readers import read_text
 
     f = Path(folder) / L.README
     fix = REBUILD.format(what="the card")

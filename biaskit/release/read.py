@@ -180,7 +180,7 @@ def read_sums(path: str | Path) -> dict[str, str]:
     """``{relative path: sha256}`` from a release's ``SHA256SUMS``; a path that leaves the release
     folder is refused (:func:`biaskit.paths.inside`), so nothing outside it is ever hashed."""
     from ..paths import inside
-    from ..readers._common import read_text
+    from ..readers import read_text
 
     p = Path(path) / L.SUMS
     fix = "rebuild the release (SHA256SUMS is written by `biaskit release build`)."

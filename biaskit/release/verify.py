@@ -402,7 +402,7 @@ def _card(p: Path, res: VerifyResult) -> None:
     if not f.exists():
         res.add("missing: the dataset card.", path=f, fix="rebuild the release with `biaskit release build`.")
         return
-    from ..readers._common import read_text
+    from ..readers import read_text
     from .meta import card_files, check_card
 
     try:
