@@ -61,7 +61,8 @@ def _infer_kind(df, source: str | None) -> str:
 
         close = difflib.get_close_matches(kinds[0], list(KINDS.names()), n=1)
         raise InputError(
-            f"unknown task kind '{kinds[0]}' in the 'kind' column" + (f" (did you mean '{close[0]}'?)." if close else "."),
+            f"unknown task kind '{kinds[0]}' in the 'kind' column"
+            + (f" (did you mean '{close[0]}'?)." if close else "."),
             path=source,
             column="kind",
             fix=f"correct the column, or pass --kind {'|'.join(KINDS.names())}.",
@@ -305,7 +306,10 @@ def replay_markdown(rep: dict[str, Any]) -> str:
     ]
     skipped = [
         f"{rep[k]} {what}"
-        for k, what in (("empty_labels", "empty label(s) ignored"), ("duplicates_removed", "duplicate answer(s) removed"))
+        for k, what in (
+            ("empty_labels", "empty label(s) ignored"),
+            ("duplicates_removed", "duplicate answer(s) removed"),
+        )
         if rep.get(k)
     ]
     if skipped:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from biaskit.clitools import choice_enum
 from biaskit.options import _NO, Options, name_of, option, spec_of, tell, typer_param
@@ -240,7 +240,7 @@ def option_block(
 
     from biaskit.options import Flags, one_argument, speaking
 
-    model = getattr(cls, "func", cls)  # the Options class (a functools.partial carries a command's defaults)
+    model = cast("type[Options]", getattr(cls, "func", cls))  # a functools.partial carries a command's defaults
 
     def make(values: dict[str, Any]) -> Any:
         try:

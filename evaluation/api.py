@@ -100,8 +100,7 @@ def _frame_to_file(df, path: Path) -> Path:
     """A pairs DataFrame (long, or a release's wide layout) as a biaskit JSONL file."""
     from pydantic import ValidationError
 
-    from biaskit.readers import write_pairs
-    from biaskit.readers import validation_error
+    from biaskit.readers import validation_error, write_pairs
     from biaskit.schema import PairStatus, SentencePair
 
     cols = set(df.columns)

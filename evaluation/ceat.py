@@ -263,7 +263,7 @@ def found(words: Sequence[str], counts: Mapping[str, int], what: str, corpus: An
 
 GROUPS_SHAPE = (
     'a groups file is JSON: {"attributes": {"A": [WORDS], "B": [WORDS]}, "domains": {DOMAIN: '
-    "{GROUP: [WORDS]} or [GROUP, ...]}} (or attributes {\"file\": LISTS.json, \"A\": LIST, \"B\": LIST} naming "
+    '{GROUP: [WORDS]} or [GROUP, ...]}} (or attributes {"file": LISTS.json, "A": LIST, "B": LIST} naming '
     "word lists in a file beside it, as data/cao2022/groups.json does)."
 )
 # invisible characters a word of a groups file may not hold (ZWJ / ZWNJ are kept: Indic scripts use them)
@@ -292,7 +292,9 @@ def read_groups(
         names = f"{attrs.get('A_name', 'A')} / {attrs.get('B_name', 'B')}"
     metrics = doc.get("metrics")
     if "metrics" in doc and not (isinstance(metrics, dict) and isinstance(metrics.get(metric, {}), dict)):
-        raise InputError(f"'metrics' must map {metric} to an object with domains.", path=p, column="metrics", fix=GROUPS_SHAPE)
+        raise InputError(
+            f"'metrics' must map {metric} to an object with domains.", path=p, column="metrics", fix=GROUPS_SHAPE
+        )
     domains = (metrics or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
     if not isinstance(domains, dict) or not domains:
         raise InputError("needs at least one domain of groups.", path=p, column="domains", fix=GROUPS_SHAPE)
@@ -300,7 +302,9 @@ def read_groups(
     for d, g in domains.items():
         g = g if isinstance(g, dict) else {w: [w] for w in g if isinstance(w, str)} if isinstance(g, list) else None
         if not g:
-            raise InputError(f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=GROUPS_SHAPE)
+            raise InputError(
+                f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=GROUPS_SHAPE
+            )
         norm[str(d)] = {str(k): _words(ws, p, f"domains.{d}.{k}") for k, ws in g.items()}
     return norm, A, B, names
 
@@ -396,21 +400,25 @@ def run_ceat(
     (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
     words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
     summary.json and report.md."""
+    from biaskit.options import OptionError, say, tell
+
     from .correlate import write_result_folder
     from .protocols import apply_protocol, get_protocol
     from .score_cache import open_cache
     from .seat import Encoder, read_seat_test, resolve_tests
     from .seat_names import corpus_files
 
-    from biaskit.options import OptionError, say, tell
-
     if n_samples is not None and n_samples < 2:
         raise OptionError(
-            f"{say('n_samples', n_samples)}: CEAT needs two samples or more (the random-effects model divides by N - 1).",
+            f"{say('n_samples', n_samples)}: CEAT needs two samples or more (the random-effects model divides "
+            "by N - 1).",
             f"{tell('n_samples', N_SAMPLES)} (the reference's).",
         )
     if max_contexts < 1:
-        raise OptionError(f"{say('max_contexts', max_contexts)}: a word needs one context or more.", f"{tell('max_contexts', MAX_CONTEXTS)}.")
+        raise OptionError(
+            f"{say('max_contexts', max_contexts)}: a word needs one context or more.",
+            f"{tell('max_contexts', MAX_CONTEXTS)}.",
+        )
     corpus = corpus_files([corpus] if isinstance(corpus, (str, Path)) else corpus)
     proto = get_protocol(protocol) if protocol not in (None, "auto") else None
     applied = apply_protocol(

@@ -98,7 +98,9 @@ class NSPHead:
 
 
 _CLASS_FAMILY = {"BertModel": "bert", "RobertaModel": "roberta", "XLNetModel": "xlnet", "GPT2Model": "gpt2"}
-_FORMAT_FIX = "pass a ModelNSP head file of the StereoSet reference format (module.core_model.*, module.nsp_head.0-2.*)."
+_FORMAT_FIX = (
+    "pass a ModelNSP head file of the StereoSet reference format (module.core_model.*, module.nsp_head.0-2.*)."
+)
 
 
 def reference_family(path: str | Path) -> str | None:
@@ -172,7 +174,9 @@ def _check_head_layers(state: dict[str, Any], path: Path) -> None:
     for i in range(3):
         w, b = state[f"nsp_head.{i}.weight"], state[f"nsp_head.{i}.bias"]
         if w.ndim != 2:
-            raise InputError(f"'nsp_head.{i}.weight' is {w.ndim}-d; a linear layer's weight is 2-d.", path=path, fix=_FORMAT_FIX)
+            raise InputError(
+                f"'nsp_head.{i}.weight' is {w.ndim}-d; a linear layer's weight is 2-d.", path=path, fix=_FORMAT_FIX
+            )
         if tuple(b.shape) != (w.shape[0],):
             raise InputError(
                 f"'nsp_head.{i}.bias' has shape {tuple(b.shape)}; its weight {tuple(w.shape)} needs ({w.shape[0]},).",

@@ -72,7 +72,9 @@ def sentiment_scores(
 
     path = resolve_model(model)
     dev = pick_device(device)
-    fix = f"pass a sentiment classifier folder (AutoModelForSequenceClassification with its trained head) as {say('sentiment_model')}"
+    fix = "pass a sentiment classifier folder (AutoModelForSequenceClassification with its trained head) as " + say(
+        "sentiment_model"
+    )
     try:
         tok = transformers.AutoTokenizer.from_pretrained(str(path))
         clf, info = transformers.AutoModelForSequenceClassification.from_pretrained(str(path), output_loading_info=True)

@@ -217,4 +217,6 @@ def check_sums(path: str | Path, files: Sequence[Path]) -> None:
         if rel not in sums:
             raise InputError(f"not listed in {L.SUMS}.", path=f, fix=fix)
         if sha256_file(f) != sums[rel]:
-            raise InputError(f"checksum does not match {L.SUMS} (the file was changed after the build).", path=f, fix=fix)
+            raise InputError(
+                f"checksum does not match {L.SUMS} (the file was changed after the build).", path=f, fix=fix
+            )
