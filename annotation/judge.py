@@ -200,6 +200,7 @@ def judge_report(
             f"{tell('tolerance', 0.005)}.",
         )
 
+    from .aggregate import normalise_ids
     from .kinds import get_kind
     from .replay import _infer_kind
 
@@ -226,7 +227,7 @@ def judge_report(
     bias: dict[str, str] = {}
     for df in (h, m):
         if "bias_type" in df.columns:
-            for t, b in zip(df["task"].astype(str), df["bias_type"], strict=False):
+            for t, b in zip(normalise_ids(df[["task"]])["task"], df["bias_type"], strict=False):
                 if b is not None and not (isinstance(b, float) and b != b):
                     bias.setdefault(t, str(b))
     rules = k.decision_rules(min_agree)

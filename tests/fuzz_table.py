@@ -989,6 +989,11 @@ def _sums_outside(p: Path) -> None:
         fh.write(f"{'0' * 64}  ../{PLANTED}\n")
 
 
+def _link_out(p: Path) -> None:
+    (p / "pairs.jsonl").unlink()
+    (p / "pairs.jsonl").symlink_to(p.parent / PLANTED)
+
+
 def _colliding_langs(doc):
     doc["counts"]["pairs"]["by_split_lang"]["test"] = {"pt-br": 2, "pt_br": 3}
     return doc
@@ -1167,6 +1172,14 @@ DAMAGED: list[Damage] = [
         _json_edit("release.json", _set("counts.pairs.by_split_lang.test.en", "five")),
         _rel_cmds("verify", "export", "load-unchecked"),
         "{in}/release.json",
+    ),
+    Damage(
+        "a record file that is a link out of the release",
+        "release",
+        _link_out,
+        _rel_cmds("verify", "export", "load", "diff", "seat-tests"),
+        "{in}/pairs.jsonl",
+        outside=True,
     ),
     Damage(
         "SHA256SUMS names a file outside the release",

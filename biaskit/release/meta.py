@@ -109,6 +109,22 @@ def _validated(model: type[BaseModel], obj: Any, path: Path, what: str) -> Any:
     return obj
 
 
+def check_links(folder: str | Path) -> None:
+    """A release folder holds no symbolic link that leads out of it (a file read by its fixed name,
+    ``pairs.jsonl``, would otherwise be read from elsewhere): refused, naming the link."""
+    import os
+
+    from ..paths import inside
+
+    root = Path(folder)
+    for d, dirs, files in os.walk(root):  # links are not followed: each is checked where it is
+        for name in dirs + files:
+            f = Path(d) / name
+            if f.is_symlink():
+                rel = f.relative_to(root).as_posix()
+                inside(root, rel, what="symbolic link", path=f, fix="replace the link by the file itself.")
+
+
 def read_release_json(folder: str | Path) -> dict[str, Any]:
     """``release.json`` of a release folder, checked (see the module docstring)."""
     from ..io import read_json

@@ -30,7 +30,7 @@ def is_release(path: str | Path) -> bool:
 def release_meta(path: str | Path) -> dict[str, Any]:
     """``release.json`` of a release folder, checked (:func:`.meta.read_release_json`), with clear errors
     for a folder that is not one."""
-    from .meta import read_release_json
+    from .meta import check_links, read_release_json
 
     p = Path(path)
     if not p.exists():
@@ -43,6 +43,7 @@ def release_meta(path: str | Path) -> dict[str, Any]:
             path=p,
             fix="pass a folder written by `biaskit release build`, or a data file.",
         )
+    check_links(p)
     return read_release_json(p)
 
 

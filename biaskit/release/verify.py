@@ -73,6 +73,9 @@ def verify_release(path: str | Path) -> VerifyResult:
             path=p,
             fix="pass a folder written by `biaskit release build`.",
         )
+    from .meta import check_links
+
+    check_links(p)  # nothing below reads through a link out of the release
     meta = _release_json(p, res)
     _sums(p, res)
     targets: dict[str, set[str]] = {}
