@@ -87,14 +87,13 @@ def _records_file(path: str | Path, kind: str, split: str | None, fix: str) -> t
 def _validated(model, obj: dict, what: str, path: Path, row: int):
     from pydantic import ValidationError
 
+    from ..readers import validation_error
+
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(
-            f"invalid {what}: {exc.errors()[0].get('msg')}.",
-            path=path,
-            row=row,
-            fix="run `biaskit release verify DIR`, then rebuild the release.",
+        raise validation_error(
+            path, row, exc, what, "run `biaskit release verify DIR`, then rebuild the release."
         ) from None
 
 
