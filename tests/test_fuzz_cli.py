@@ -796,6 +796,11 @@ def test_a_damaged_artefact_is_one_line_with_a_fix(d, library, tiny_bert, tmp_pa
         planted = [o for o in opened if Path(o).name == PLANTED]
         if planted:
             failures.append(f"{' '.join(argv[:3])}: opened the planted file {planted[0]}")
+        if argv[0] != "load_release":  # the fix works where it is printed (a flag of this command, ...)
+            from hints import commands
+
+            name = next(" ".join(argv[:k]) for k in (3, 2, 1) if " ".join(argv[:k]) in commands())
+            failures += [f"{name}: a hint that does not work: {w}" for w in resolve_output(res.err, name)]
     assert not failures, f"expected one error line naming {where} with a fix:\n" + "\n".join(failures)
 
 
