@@ -263,8 +263,8 @@ def found(words: Sequence[str], counts: Mapping[str, int], what: str, corpus: An
 
 GROUPS_SHAPE = (
     'a groups file is JSON: {"attributes": {"A": [WORDS], "B": [WORDS]}, "domains": {DOMAIN: '
-    '{GROUP: [WORDS]} or [GROUP, ...]}} (or attributes {"file": LISTS.json, "A": LIST, "B": LIST} naming '
-    "word lists in a file beside it, as data/cao2022/groups.json does)."
+    '{GROUP: [WORDS]} or [GROUP, ...]}} (or attributes {"file": LISTS.json, "A": LIST, "B": LIST}: word '
+    "lists in a file beside the groups file)."
 )
 # invisible characters a word of a groups file may not hold (ZWJ / ZWNJ are kept: Indic scripts use them)
 _INVISIBLE = frozenset("\u200b\u2060\ufeff\u00ad\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
@@ -300,7 +300,7 @@ def read_groups(
         raise InputError("needs at least one domain of groups.", path=p, column="domains", fix=GROUPS_SHAPE)
     norm: dict[str, dict[str, list[str]]] = {}
     for d, g in domains.items():
-        g = g if isinstance(g, dict) else {w: [w] for w in g if isinstance(w, str)} if isinstance(g, list) else None
+        g = g if isinstance(g, dict) else {str(w): [w] for w in g} if isinstance(g, list) else None
         if not g:
             raise InputError(
                 f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=GROUPS_SHAPE
@@ -320,7 +320,7 @@ def check_known_words(tokenizer: Any, words: Sequence[str], source: str | Path |
         return
     msg = (
         f"{len(bad)} word(s) map to the tokenizer's unknown token {tokenizer.unk_token!r}, so their scores would "
-        f"mean nothing: {', '.join(ascii(w) if not w.isprintable() else w for w in bad[:5])}"
+        f"mean nothing: {', '.join(w if w.isprintable() else repr(w) for w in bad[:5])}"
         + ("..." if len(bad) > 5 else ".")
     )
     fix = "remove them from the word lists (--groups FILE), or pass a model whose vocabulary covers them"
@@ -342,7 +342,7 @@ def _words(words: Any, path: Path, field: str) -> list[str]:
         if not ok or bad is not None:
             why = f"holds the invisible character U+{ord(bad):04X}" if bad else "has no visible character"
             raise InputError(
-                f"word {ascii(w)[:60]} {why}." if isinstance(w, str) else f"{w!r} is not a word.",
+                f"word {w!r:.60} {why}." if isinstance(w, str) else f"{w!r:.60} is not a word.",
                 path=path,
                 column=f"{field}[{i}]",
                 fix="write each word as plain text (copied text may carry zero-width or direction marks).",
