@@ -152,7 +152,7 @@ def task_votes(judgments, kind=None) -> dict[str, TaskVotes]:
     item twice counts once, with the latest answer). Annotators and votes keep the rows' order."""
     import pandas as pd
 
-    from .aggregate import prepare
+    from .aggregate import normalise_ids, prepare
 
     df = judgments if isinstance(judgments, pd.DataFrame) else pd.DataFrame(list(judgments))
     out: dict[str, TaskVotes] = {}
@@ -160,6 +160,7 @@ def task_votes(judgments, kind=None) -> dict[str, TaskVotes]:
         return out
     if kind is not None:
         df = kind.votes(df)
+    df = normalise_ids(df)  # the annotators' order and the votes below read the same ids
     seen: set[tuple[str, str]] = set()
     for t, w in zip(
         df["task"].astype(str), df["worker"].astype(str), strict=False

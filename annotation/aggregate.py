@@ -127,7 +127,7 @@ def prepare(
     if n_input == 0:
         return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
     check_columns(df, source)
-    df = df.reset_index(drop=True)
+    df = normalise_ids(df.reset_index(drop=True))
     df["_row"] = np.arange(1, len(df) + 1)
     if "question" not in df.columns:
         df["question"] = "label"
@@ -151,7 +151,7 @@ def prepare(
     miss = _is_missing(df["label"])
     n_missing = int(miss.sum())
     df = df[~miss].copy()
-    for col in ("task", "worker", "question", "label"):
+    for col in ("question", "label"):
         df[col] = _to_str(df[col])
     if allowed is not None:
         _check_allowed(df, allowed, source)
@@ -186,6 +186,29 @@ def prepare(
     for c in extra:
         out[c] = df[c].to_numpy()
     return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
+
+
+ID_COLUMNS = ("task", "worker")
+
+
+def normalise_ids(df):
+    """The one reading of judgment ids, for every command that reads judgments (aggregate, agreement,
+    replay, the judge report, adaptive overlap's rounds): the task and worker ids as strings, spaces
+    around them removed, an integral number written ``1.0`` read as ``1``; empty ids stay empty (None)
+    for the caller to refuse. ``1``, ``1.0`` and `` 1 `` are one task (or one annotator) everywhere."""
+    out = df.copy()
+    for col in ID_COLUMNS:
+        if col not in df.columns:
+            continue
+        s = df[col]
+        miss = _is_missing(s).to_numpy()
+        if not miss.any():
+            out[col] = _to_str(s)
+            continue
+        ids = np.full(len(s), None, dtype=object)
+        ids[~miss] = _to_str(s[~miss]).to_numpy(dtype=object)
+        out[col] = ids
+    return out
 
 
 def _to_str(series):

@@ -509,6 +509,10 @@ def replay_command(
         "each deciding question is collected on its own (StereoSet's "
         "five validators per sentence).",
     ),
+    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
+    labels: str | None = typer.Option(
+        None, "--labels", help="Comma-separated allowed labels (all questions; default: the kind's options)."
+    ),
     out: Path | None = out_file(None, "--out", help="Write the report as JSON here."),
 ) -> None:
     """What adaptive overlap would have saved on recorded judgments: judgments used and saved, decisions that
@@ -523,7 +527,8 @@ def replay_command(
         epsilon=epsilon,
         min_agree=min_agree,
     )
-    rep = replay(judgments, st, kind=value(kind), unit=value(unit))
+    allowed = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
+    rep = replay(judgments, st, kind=value(kind), unit=value(unit), duplicates=value(duplicates), allowed=allowed)
     rep["command"] = command_line()
     echo(replay_markdown(rep))
     if out is not None:

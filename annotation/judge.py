@@ -189,8 +189,18 @@ def judge_report(
     llm_source: str | None = None,
 ) -> dict:
     """The report (a JSON-able dict) comparing the LLM's judgments ``llm`` with the people's ``judgments``."""
+    import math
+
+    from biaskit.options import OptionError, say, tell
     from biaskit.readers import read_judgments
 
+    if not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) or not 0 <= tolerance <= 1:
+        raise OptionError(
+            f"{say('tolerance', tolerance)}: the tolerance is a difference of precision (a share), from 0 to 1.",
+            f"{tell('tolerance', 0.005)}.",
+        )
+
+    from .aggregate import normalise_ids
     from .kinds import get_kind
     from .replay import _infer_kind
 
@@ -217,7 +227,7 @@ def judge_report(
     bias: dict[str, str] = {}
     for df in (h, m):
         if "bias_type" in df.columns:
-            for t, b in zip(df["task"].astype(str), df["bias_type"], strict=False):
+            for t, b in zip(normalise_ids(df[["task"]])["task"], df["bias_type"], strict=False):
                 if b is not None and not (isinstance(b, float) and b != b):
                     bias.setdefault(t, str(b))
     rules = k.decision_rules(min_agree)

@@ -56,6 +56,17 @@ def _infer_kind(df, source: str | None) -> str:
     kinds = sorted({str(k) for k in df["kind"].dropna().unique()}) if "kind" in df.columns else []
     if len(kinds) == 1 and kinds[0] in KINDS.names():
         return kinds[0]
+    if len(kinds) == 1:
+        import difflib
+
+        close = difflib.get_close_matches(kinds[0], list(KINDS.names()), n=1)
+        raise InputError(
+            f"unknown task kind '{kinds[0]}' in the 'kind' column"
+            + (f" (did you mean '{close[0]}'?)." if close else "."),
+            path=source,
+            column="kind",
+            fix=f"correct the column, or pass --kind {'|'.join(KINDS.names())}.",
+        )
     if len(kinds) > 1:
         raise InputError(
             f"the judgments mix task kinds ({', '.join(kinds)}).",
@@ -77,12 +88,20 @@ def replay(
     unit: str = "task",
     source: str | None = None,
     examples: int = 20,
+    duplicates: str = "error",
+    allowed: Any = None,
 ) -> dict[str, Any]:
     """Replay ``judgments`` (path, DataFrame or rows) under ``settings``; returns the report (see the
-    module docstring; ``judgments_*`` count annotations: one annotator's answer to one task)."""
+    module docstring; ``judgments_*`` count annotations: one annotator's answer to one task).
+
+    The judgments are read as ``annotate aggregate --kind`` reads them (:func:`.aggregate.prepare`):
+    the same ids (:func:`.aggregate.normalise_ids`), a label outside the kind's options refused
+    (``cat`` also counts StereoSet's released ``related`` as a vote: :attr:`recorded_labels`), the same
+    annotator twice on a question refused unless ``duplicates`` is ``last`` or ``first``, empty labels
+    left out and counted (``empty_labels``); ``allowed`` replaces the kind's labels (``--labels``)."""
     from biaskit.readers import read_judgments
 
-    from .aggregate import check_columns
+    from .aggregate import check_columns, prepare
     from .kinds import get_kind
 
     if unit not in UNITS:
@@ -104,8 +123,10 @@ def replay(
                 fix=f"kind '{k.name}' decides on {', '.join(rules)}: give each row its question.",
             )
         df = df.assign(question=next(iter(rules)))
-    df = k.votes(df)
-    asked = set(df["question"].dropna().astype(str))
+    allowed = allowed if allowed is not None else _labels(k)
+    prep = prepare(k.votes(df), allowed=allowed, duplicates=duplicates, source=src)
+    df = prep.df
+    asked = set(df["question"])
     deciding = [q for q in rules if q in asked]
     if not deciding:
         raise InputError(
@@ -134,7 +155,17 @@ def replay(
         res, r = _replay_group(gk, gtasks, settings)
         rounds = max(rounds, r)
         finals.update(res)
-    return _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples, src)
+    rep = _report(finals, tasks, k, settings, unit, rules, deciding, rounds, examples, src)
+    rep.update(empty_labels=prep.n_missing, duplicates_removed=prep.n_duplicates_removed)
+    return rep
+
+
+def _labels(kind) -> dict[str, set[str]] | None:
+    """The labels a replay counts per question: the kind's options (as ``aggregate --kind``), plus the
+    labels a recorded source holds beyond them (:attr:`TaskKind.recorded_labels`)."""
+    allowed = kind.allowed_labels()
+    extra = set(getattr(kind, "recorded_labels", ()))
+    return {q: labs | extra for q, labs in allowed.items()} if allowed else None
 
 
 def _replay_group(kind, tasks: dict[str, TaskVotes], settings: AdaptiveSettings):
@@ -273,4 +304,14 @@ def replay_markdown(rep: dict[str, Any]) -> str:
         f"judgments, {rep['alpha_collected'] if rep['alpha_collected'] is not None else 'n/a'} on those "
         f"adaptive collection keeps",
     ]
+    skipped = [
+        f"{rep[k]} {what}"
+        for k, what in (
+            ("empty_labels", "empty label(s) ignored"),
+            ("duplicates_removed", "duplicate answer(s) removed"),
+        )
+        if rep.get(k)
+    ]
+    if skipped:
+        lines.append("  " + "; ".join(skipped) + " (as annotate aggregate does)")
     return "\n".join(lines)

@@ -39,9 +39,10 @@ def _annotations(df):
     """One row per (task, worker) with the annotation's lead time (the latest when answered twice)."""
     import pandas as pd
 
+    from .aggregate import normalise_ids
+
     cols = [c for c in ("task", "worker", "lead_time", "updated_at", "created_at") if c in df.columns]
-    a = df[cols].copy()
-    a["task"], a["worker"] = a["task"].astype(str), a["worker"].astype(str)
+    a = normalise_ids(df[cols])  # the ids as every judgments reader reads them (1.0 = 1, spaces dropped)
     if "updated_at" in a.columns or "created_at" in a.columns:
         ts = pd.to_datetime(a.get("updated_at", a.get("created_at")), errors="coerce", utc=True)
         if "created_at" in a.columns:

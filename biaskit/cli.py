@@ -312,6 +312,13 @@ def guarded_message(exc: BaseException, argv: list[str]) -> str:
             f"{_DEBUG_HINT}"
         )
     text = " ".join(str(exc).split())[:500] or type(exc).__name__
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):  # a model no check caught first: its field and message, not the dump
+        from .readers import first_error
+
+        loc, msg = first_error(exc)
+        text = f"{exc.title}{f' {loc}' if loc else ''}: {msg}"
     return (
         f"invalid value: {text}. Fix: check the values and files given to the command; if they look right, "
         f"this is a bug: please report it with the traceback {_DEBUG_HINT}."

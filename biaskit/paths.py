@@ -28,7 +28,9 @@ without one of these builders.
 
 Values from data (a record's ``lang``, a registry's file name, a domain name) become part of a file
 name only through :func:`safe_component` (refused with the record's file and row when unsafe) or
-:func:`slug_component` (a name made safe by replacement, for labels a user chose).
+:func:`slug_component` (a name made safe by replacement, for labels a user chose). A relative path
+from data that is read (a release card's data files, ``SHA256SUMS``, a groups file's word lists) goes
+through :func:`inside`: it never leaves the folder it is relative to.
 """
 
 from __future__ import annotations
@@ -354,6 +356,47 @@ def safe_component(
             f"most {max_len} characters.",
         )
     return unicodedata.normalize("NFC", str(value))
+
+
+def inside(
+    base: str | os.PathLike,
+    value: Any,
+    *,
+    what: str = "path",
+    path: str | os.PathLike | None = None,
+    row: int | None = None,
+    column: str | None = None,
+    fix: str | None = None,
+) -> Path:
+    """``base / value`` for a relative path taken from data that is then read (a card's data file, an
+    entry of ``SHA256SUMS``, a ``contentUrl``, a groups file's word lists): the read-side gate, as
+    :func:`safe_component` is the write-side one. Refused with :class:`InputError` naming the file,
+    row and field the value came from when it is not a non-empty string, holds a NUL, is absolute
+    (``/x``, ``C:\\x``, ``\\\\host``) or leads out of ``base`` (a ``..`` part, or a symbolic link inside
+    ``base`` that points elsewhere). Whether the file exists is the caller's question."""
+    text = value if isinstance(value, str) else None
+    problem = None
+    if not text:
+        problem = "is empty" if text == "" or value is None else f"is a {type(value).__name__}, not a path"
+    elif "\x00" in text:
+        problem = "holds a NUL character"
+    elif text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":") or Path(text).is_absolute():
+        problem = "is absolute"
+    else:
+        root = Path(base).resolve()
+        target = (Path(base) / text).resolve()
+        if target != root and root not in target.parents:
+            problem = f"leads outside {base}"
+    if problem:
+        shown = ascii(str(value)[:80]) if value is not None else "null"
+        raise InputError(
+            f"{what} {shown} {problem}; biaskit reads only files inside that folder.",
+            path=path,
+            row=row,
+            column=column,
+            fix=fix or f"give a path relative to {base} that stays inside it (no '..', not absolute).",
+        )
+    return Path(base) / str(value)
 
 
 def slug_component(text: Any, *, default: str = "x", max_len: int = 80) -> str:

@@ -58,7 +58,7 @@ def verify_command(
     if hub_ready:
         from .release.hub import hub_problems
 
-        res.problems += hub_problems(path)
+        res.problems += [x for x in hub_problems(path) if x not in res.problems]  # a damaged card: said once
     if json_out:
         echo(
             json.dumps(

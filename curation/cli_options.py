@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from biaskit.clitools import choice_enum
 from biaskit.options import _NO, Options, name_of, option, spec_of, tell, typer_param
@@ -236,9 +236,20 @@ def option_block(
     hand the command one ``cls(**values)`` argument named ``arg`` instead (enum values unwrapped);
     the signature rewriting is :func:`biaskit.options.one_argument`'s (an options model's commands
     use ``Model.cli()``, docs/architecture.md "Options")."""
-    from biaskit.options import one_argument
+    from pydantic import ValidationError
 
-    return lambda fn: one_argument(fn, arg, options, lambda values: cls(**values))
+    from biaskit.options import Flags, one_argument, speaking
+
+    model = cast("type[Options]", getattr(cls, "func", cls))  # a functools.partial carries a command's defaults
+
+    def make(values: dict[str, Any]) -> Any:
+        try:
+            return cls(**values)
+        except ValidationError as exc:  # a bad value: one line naming its flag (exit 2), not pydantic's dump
+            with speaking(Flags(model)):
+                raise model.user_error(exc) from None
+
+    return lambda fn: one_argument(fn, arg, options, make)
 
 
 def _block(model: type[Options], names: list[str], defaults: dict[str, Any]) -> list[tuple[str, Any, Any]]:

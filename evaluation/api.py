@@ -98,7 +98,9 @@ class PairsResult:
 
 def _frame_to_file(df, path: Path) -> Path:
     """A pairs DataFrame (long, or a release's wide layout) as a biaskit JSONL file."""
-    from biaskit.readers import write_pairs
+    from pydantic import ValidationError
+
+    from biaskit.readers import validation_error, write_pairs
     from biaskit.schema import PairStatus, SentencePair
 
     cols = set(df.columns)
@@ -141,13 +143,8 @@ def _frame_to_file(df, path: Path) -> Path:
                         status=PairStatus.raw,
                     )
                 )
-            except ValueError as exc:
-                raise InputError(
-                    f"not a valid pair: {str(exc).splitlines()[-1].strip()}",
-                    path="<DataFrame>",
-                    row=i,
-                    fix="fix that row of the frame.",
-                ) from None
+            except ValidationError as exc:
+                raise validation_error("<DataFrame>", i, exc, "pair", "fix that row of the frame.") from None
     return write_pairs(path, pairs)
 
 

@@ -216,7 +216,10 @@ class ContextEncoder:
                 e = enc_.tokenizer(text, add_special_tokens=False, truncation=True, return_offsets_mapping=True)
                 hit = [k for k, (s, t) in enumerate(e["offset_mapping"]) if t > s and s < b and t > a]
                 if not hit:
-                    raise BiaskitError(f"the term at {a}:{b} of {text!r} maps to no token.")
+                    raise BiaskitError(
+                        f"the term at {a}:{b} of {text!r} maps to no token. Fix: write the word as plain text "
+                        "(the tokenizer drops some characters), or leave it out"
+                    )
                 encs.append({k: e[k] for k in ("input_ids", "token_type_ids") if k in e})
                 pos.append(hit[-1])
             where = dict(zip(todo, pos, strict=False))
@@ -258,48 +261,123 @@ def found(words: Sequence[str], counts: Mapping[str, int], what: str, corpus: An
     return kept
 
 
+GROUPS_SHAPE = (
+    'a groups file is JSON: {"attributes": {"A": [WORDS], "B": [WORDS]}, "domains": {DOMAIN: '
+    '{GROUP: [WORDS]} or [GROUP, ...]}} (or attributes {"file": LISTS.json, "A": LIST, "B": LIST}: word '
+    "lists in a file beside the groups file)."
+)
+# invisible characters a word of a groups file may not hold (ZWJ / ZWNJ are kept: Indic scripts use them)
+_INVISIBLE = frozenset("\u200b\u2060\ufeff\u00ad\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+
+
 def read_groups(
     path: str | Path | None, metric: str
 ) -> tuple[dict[str, dict[str, list[str]]], list[str], list[str], str]:
     """Groups per domain and the two attribute lists: ``path`` (JSON like data/cao2022/groups.json) or
-    Cao et al.'s (None)."""
+    Cao et al.'s (None). The file is checked before use (:data:`GROUPS_SHAPE`; every word a string with
+    a visible character and no invisible one); a word-list file it names (``attributes.file``) is read
+    relative to the groups file's folder and never outside it (:func:`biaskit.paths.inside`)."""
     from biaskit.io import read_json
 
     data_dir = Path(__file__).resolve().parent.parent / "data"
     p = Path(path) if path else data_dir / "cao2022" / "groups.json"
-    doc = read_json(
-        p, fix='a groups file is JSON: {"attributes": {"A": [...], "B": [...]}, "domains": {DOMAIN: {GROUP: [WORDS]}}}.'
-    )
-    shape = (
-        'a groups file is JSON: {"attributes": {"A": [WORDS], "B": [WORDS]}, "domains": {DOMAIN: '
-        "{GROUP: [WORDS]} or [GROUP, ...]}}."
-    )
+    doc = read_json(p, fix=GROUPS_SHAPE)
     if not isinstance(doc, dict) or not isinstance(doc.get("attributes", {}), dict):
-        raise InputError("not a groups file: expected an object with attributes and domains.", path=p, fix=shape)
+        raise InputError("not a groups file: expected an object with attributes and domains.", path=p, fix=GROUPS_SHAPE)
     attrs = doc.get("attributes") or {}
-    if "file" in attrs:
-        lex = read_json(data_dir / attrs["file"])["lists"]
-        A = [w["en"] for w in lex[attrs["A"]]["words"]]
-        B = [w["en"] for w in lex[attrs["B"]]["words"]]
-        names = f"{attrs['A']} / {attrs['B']}"
+    if "file" in attrs:  # Cao et al.'s file names biaskit's lexicon under data/; a user's file, one beside it
+        A, B, names = _listed_attributes(attrs, p, data_dir if path is None else p.parent)
     else:
-        A, B = list(attrs.get("A") or []), list(attrs.get("B") or [])
+        A, B = _words(attrs.get("A"), p, "attributes.A"), _words(attrs.get("B"), p, "attributes.B")
         names = f"{attrs.get('A_name', 'A')} / {attrs.get('B_name', 'B')}"
-    domains = (doc.get("metrics") or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
-    words_ok = all(isinstance(w, str) and w.strip() for w in list(A) + list(B))
-    if not A or not B or not words_ok or not isinstance(domains, dict) or not domains:
+    metrics = doc.get("metrics")
+    if "metrics" in doc and not (isinstance(metrics, dict) and isinstance(metrics.get(metric, {}), dict)):
         raise InputError(
-            "needs attributes A and B (lists of words) and at least one domain of groups.", path=p, fix=shape
+            f"'metrics' must map {metric} to an object with domains.", path=p, column="metrics", fix=GROUPS_SHAPE
         )
+    domains = (metrics or {}).get(metric, {}).get("domains") if "metrics" in doc else doc.get("domains")
+    if not isinstance(domains, dict) or not domains:
+        raise InputError("needs at least one domain of groups.", path=p, column="domains", fix=GROUPS_SHAPE)
     norm: dict[str, dict[str, list[str]]] = {}
     for d, g in domains.items():
-        g = g if isinstance(g, dict) else {w: [w] for w in g} if isinstance(g, list) else None
-        if not g or not all(
-            isinstance(ws, list) and ws and all(isinstance(w, str) and w.strip() for w in ws) for ws in g.values()
-        ):
-            raise InputError(f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=shape)
-        norm[str(d)] = {str(k): [w.strip() for w in ws] for k, ws in g.items()}
-    return norm, [w.strip() for w in A], [w.strip() for w in B], names
+        g = g if isinstance(g, dict) else {str(w): [w] for w in g} if isinstance(g, list) else None
+        if not g:
+            raise InputError(
+                f"domain '{d}': groups must be a list of words or {{GROUP: [WORDS]}}.", path=p, fix=GROUPS_SHAPE
+            )
+        norm[str(d)] = {str(k): _words(ws, p, f"domains.{d}.{k}") for k, ws in g.items()}
+    return norm, A, B, names
+
+
+def check_known_words(tokenizer: Any, words: Sequence[str], source: str | Path | None = None) -> None:
+    """Refuse words the tokenizer maps to its unknown token (``[UNK]``): every such word would be
+    scored as the same token, and an effect size or ILPS of them means nothing."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if unk is None:
+        return
+    bad = [w for w in dict.fromkeys(words) if unk in tokenizer(w, add_special_tokens=False)["input_ids"]]
+    if not bad:
+        return
+    msg = (
+        f"{len(bad)} word(s) map to the tokenizer's unknown token {tokenizer.unk_token!r}, so their scores would "
+        f"mean nothing: {', '.join(w if w.isprintable() else repr(w) for w in bad[:5])}"
+        + ("..." if len(bad) > 5 else ".")
+    )
+    fix = "remove them from the word lists (--groups FILE), or pass a model whose vocabulary covers them"
+    if source is not None:
+        raise InputError(msg, path=source, fix=fix + ".")
+    raise BiaskitError(f"{msg} Fix: {fix}")
+
+
+def _words(words: Any, path: Path, field: str) -> list[str]:
+    """A non-empty list of words (stripped), each with a visible character and no invisible one."""
+    import unicodedata
+
+    if not isinstance(words, list) or not words:
+        raise InputError("needs a list of words.", path=path, column=field, fix=GROUPS_SHAPE)
+    out = []
+    for i, w in enumerate(words):
+        ok = isinstance(w, str) and w.strip() and not all(unicodedata.category(c)[0] in "CZ" for c in w)
+        bad = next((c for c in w if c in _INVISIBLE or unicodedata.category(c) == "Cc"), None) if ok else None
+        if not ok or bad is not None:
+            why = f"holds the invisible character U+{ord(bad):04X}" if bad else "has no visible character"
+            raise InputError(
+                f"word {w!r:.60} {why}." if isinstance(w, str) else f"{w!r:.60} is not a word.",
+                path=path,
+                column=f"{field}[{i}]",
+                fix="write each word as plain text (copied text may carry zero-width or direction marks).",
+            )
+        out.append(w.strip())
+    return out
+
+
+def _listed_attributes(attrs: dict, path: Path, base: Path) -> tuple[list[str], list[str], str]:
+    """The attribute sets ``A`` and ``B`` named in the word-list file ``attributes.file`` (a ``lists``
+    object of ``{"words": [{"en": WORD}, ...]}``, as data/seat/indibias-paper/lexicon.json)."""
+    from biaskit.io import read_json
+    from biaskit.paths import inside
+
+    f = inside(base, attrs["file"], what="attributes.file", path=path, column="attributes.file")
+    shape = 'a word-list file is JSON: {"lists": {NAME: {"words": [{"en": WORD}, ...]}}}.'
+    doc = read_json(f, fix=shape)
+    lists = doc.get("lists") if isinstance(doc, dict) else None
+    if not isinstance(lists, dict):
+        raise InputError("no 'lists' object of word lists.", path=f, column="lists", fix=shape)
+    sets = []
+    for key in ("A", "B"):
+        name = attrs.get(key)
+        if not isinstance(name, str) or name not in lists:
+            raise InputError(
+                f"attributes.{key} {name!r} is not a list of {f.name} (it has {', '.join(sorted(lists)[:8])}).",
+                path=path,
+                column=f"attributes.{key}",
+                fix=f"name one of the lists of {f.name}.",
+            )
+        entries = (lists[name] or {}).get("words") if isinstance(lists[name], dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InputError(f"list '{name}' has no words.", path=f, column=f"lists.{name}.words", fix=shape)
+        sets.append(_words([e.get("en") for e in entries], f, f"lists.{name}.words"))
+    return sets[0], sets[1], f"{attrs['A']} / {attrs['B']}"
 
 
 def run_ceat(
@@ -322,12 +400,25 @@ def run_ceat(
     (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
     words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
     summary.json and report.md."""
+    from biaskit.options import OptionError, say, tell
+
     from .correlate import write_result_folder
     from .protocols import apply_protocol, get_protocol
     from .score_cache import open_cache
     from .seat import Encoder, read_seat_test, resolve_tests
     from .seat_names import corpus_files
 
+    if n_samples is not None and n_samples < 2:
+        raise OptionError(
+            f"{say('n_samples', n_samples)}: CEAT needs two samples or more (the random-effects model divides "
+            "by N - 1).",
+            f"{tell('n_samples', N_SAMPLES)} (the reference's).",
+        )
+    if max_contexts < 1:
+        raise OptionError(
+            f"{say('max_contexts', max_contexts)}: a word needs one context or more.",
+            f"{tell('max_contexts', MAX_CONTEXTS)}.",
+        )
     corpus = corpus_files([corpus] if isinstance(corpus, (str, Path)) else corpus)
     proto = get_protocol(protocol) if protocol not in (None, "auto") else None
     applied = apply_protocol(
@@ -339,8 +430,6 @@ def run_ceat(
         words={"n_samples": {N_SAMPLES: "10,000 samples"}},
     )
     n_samples = applied.values["n_samples"]
-    if n_samples < 2:
-        raise BiaskitError("--n-samples must be at least 2 (the random-effects model needs N - 1 > 0)")
     from biaskit.progress import library_bars
 
     dc = open_cache(cache)
@@ -371,6 +460,7 @@ def run_ceat(
             )
     with library_bars():  # transformers' loading bars only on a terminal
         enc = Encoder.load(model, device=device)
+    check_known_words(enc.tokenizer, [w for w, n in counts.items() if n], None if tests else groups)
     embs, counts = embeddings(enc, ctx, batch_size=batch_size, cache=dc)
     if tests:
         for t in parsed:

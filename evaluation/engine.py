@@ -41,6 +41,7 @@ cache stay as they are.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -248,6 +249,7 @@ class LocalEngine:
         for r in batch:
             out.append(flat[i : i + len(r.positions)])
             i += len(r.positions)
+            check_finite(out[-1], self.name, r.text or f"token ids {list(r.ids[:20])}")
         return out
 
     def _call(self, x):
@@ -327,6 +329,19 @@ def make_engine(
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
+
+
+def check_finite(values: Sequence[float], model: str, item: str) -> None:
+    """What a model computed for one item is finite: a NaN or an infinite value (NaN weights, an
+    overflow in float16) is an error naming the item, never a number in a report."""
+    bad = next((v for v in values if not math.isfinite(v)), None)
+    if bad is not None:
+        raise BiaskitError(
+            f"'{model}' gave {'NaN' if bad != bad else 'an infinite value'} for {item[:80]!r}, so no score can be "
+            "computed. Fix: check the model's weights for NaN or infinite values (a damaged or diverged "
+            "checkpoint?), or load it in float32 if it runs in float16"
+        )
+
 
 _ALLOCATOR_TUNED: bool | None = None
 

@@ -34,6 +34,7 @@ from .engine import Request
 
 TEMPLATES = ("{target} is {attribute}.",)  # the reference code's "GGG is XXX" (lib/bias_calculator.py)
 PREDICT = ("target", "attribute")
+PLACEHOLDERS = ("target", "attribute")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,40 @@ class Item:
     template: str
     target: str
     attribute: str
+
+
+def check_template(template: str) -> str:
+    """``template`` as :func:`requests` fills it: ``{target}`` and ``{attribute}`` once each and nothing
+    else ``str.format`` would replace. Refused, in one line: an unknown placeholder (``{x}``), a
+    positional one (``{}``), a conversion or format spec (``{target!r}``, ``{target:>9}``), a doubled
+    brace (``{{x}}``: ``format`` prints ``{x}``, so the words' character offsets, read from the
+    template, would point at other characters) and a lone brace."""
+    import string
+
+    from biaskit.options import OptionError, say
+
+    def bad(why: str) -> OptionError:
+        return OptionError(
+            f"{say('template', repr(template))}: {why}.",
+            f"write a template such as {say('template', repr(TEMPLATES[0]))}: {{target}} and {{attribute}} "
+            "once each, no other braces.",
+        )
+
+    try:
+        fields = [(n, spec, conv) for _, n, spec, conv in string.Formatter().parse(template) if n is not None]
+    except ValueError as exc:  # a lone '{' or '}'
+        raise bad(f"not a template ({exc})") from None
+    for name, spec, conv in fields:
+        if name not in PLACEHOLDERS:
+            raise bad(f"unknown placeholder '{{{name}}}' (only {{target}} and {{attribute}})")
+        if spec or conv:
+            raise bad(f"'{{{name}}}' has a conversion or format spec")
+    names = [n for n, _, _ in fields]
+    if names.count("target") != 1 or names.count("attribute") != 1:
+        raise bad("it needs {target} and {attribute} once each")
+    if "{{" in template or "}}" in template:
+        raise bad("a doubled brace ('{{' or '}}') would be printed as one brace and shift the words' positions")
+    return template
 
 
 def _pieces(tok, text: str, spans: dict[str, tuple[int, int]]) -> tuple[list[int], dict[str, list[int]]]:
@@ -51,7 +86,10 @@ def _pieces(tok, text: str, spans: dict[str, tuple[int, int]]) -> tuple[list[int
     }
     for k, idx in where.items():
         if not idx:
-            raise BiaskitError(f"the {k} in {text!r} maps to no token.")
+            raise BiaskitError(
+                f"the {k} in {text!r} maps to no token. Fix: write the word as plain text (the tokenizer "
+                "drops some characters), or leave it out"
+            )
     return list(enc["input_ids"]), where
 
 
@@ -62,9 +100,7 @@ def requests(tok, item: Item, predict: str = "target") -> tuple[Request, Request
         raise BiaskitError("ILPS needs a masked LM (its tokenizer has no mask token). Fix: pass a masked LM")
     if not getattr(tok, "is_fast", False):
         raise BiaskitError("ILPS needs a fast tokenizer (character offsets). Fix: save the model with tokenizer.json")
-    t = item.template
-    if t.count("{target}") != 1 or t.count("{attribute}") != 1:
-        raise BiaskitError(f"template {t!r} needs {{target}} and {{attribute}} once each.")
+    t = check_template(item.template)
     text = t.format(target=item.target, attribute=item.attribute)
     a_t = t.index("{target}")
     a_a = t.index("{attribute}")
@@ -138,7 +174,7 @@ def run_ilps(
     attribute and template), groups.csv, summary.json and report.md."""
     import pandas as pd
 
-    from .ceat import read_groups
+    from .ceat import check_known_words, read_groups
     from .correlate import write_result_folder
     from .models import load_lm
     from .protocols import apply_protocol, get_protocol
@@ -155,11 +191,12 @@ def run_ilps(
         words={"predict": W.PREDICT},
     )
     predict = applied.values["predict"]
-    templates = list(templates) or list(TEMPLATES)
+    templates = [check_template(t) for t in templates] or list(TEMPLATES)
     domains, A, B, names = read_groups(groups, "ilps")
     lm = load_lm(model, kind="mlm", device=device, dtype=dtype)
     if lm.kind != "mlm":
         raise BiaskitError(f"ILPS needs a masked LM; '{model}' is a {lm.kind} LM. Fix: pass a masked LM")
+    check_known_words(lm.tokenizer, [w for g in domains.values() for ws in g.values() for w in ws] + A + B, groups)
     keys, items = [], []
     for dom, gs in domains.items():
         for g, ws in gs.items():

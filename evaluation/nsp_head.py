@@ -97,13 +97,25 @@ class NSPHead:
         return p.double().cpu().tolist()
 
 
-def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> NSPHead:
-    """A head file in the reference format for the model ``lm`` (a LoadedLM: its folder gives the core
-    model's config and tokenizer)."""
-    import torch
-    import transformers
+_CLASS_FAMILY = {"BertModel": "bert", "RobertaModel": "roberta", "XLNetModel": "xlnet", "GPT2Model": "gpt2"}
+_FORMAT_FIX = (
+    "pass a ModelNSP head file of the StereoSet reference format (module.core_model.*, module.nsp_head.0-2.*)."
+)
 
-    from biaskit.io import sha256_file
+
+def reference_family(path: str | Path) -> str | None:
+    """The core model family a head file named as the authors' are was trained on (its ``<Class>``), else None."""
+    name = Path(path).name
+    return next((f for c, f in _CLASS_FAMILY.items() if name.startswith(c + "_") and _NAME.match(name)), None)
+
+
+def read_head_file(path: str | Path) -> dict[str, Any]:
+    """A head file's state dict, checked before any of it is used: a ``{name: tensor}`` mapping
+    (``torch.load`` with ``weights_only``: pickled code is refused), floating-point finite values,
+    and a head of exactly three linear layers ``nsp_head.{0,1,2}`` whose weights are 2-d, whose
+    biases fit them, that chain (``hidden -> h1 -> h2 -> 2``). The ``module.`` prefix of
+    ``DataParallel`` is removed. Each problem is one :class:`InputError` naming the file and the tensor."""
+    import torch
 
     path = Path(path)
     if not path.is_file():
@@ -123,14 +135,74 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> N
             fix="pass a ModelNSP state dict saved with torch.save (the StereoSet reference format).",
         ) from exc
     if not isinstance(state, dict) or not any(
-        k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.") for k in state
+        isinstance(k, str) and (k.startswith(PREFIX + "nsp_head.") or k.startswith("nsp_head.")) for k in state
     ):
-        raise InputError(
-            "not a ModelNSP state dict: no nsp_head.* weights.",
-            path=path,
-            fix="pass a head file of the StereoSet reference format (module.core_model.*, module.nsp_head.0-2.*).",
-        )
+        raise InputError("not a ModelNSP state dict: no nsp_head.* weights.", path=path, fix=_FORMAT_FIX)
+    for k, v in state.items():
+        what = f"'{k}'" if isinstance(k, str) else f"the key {k!r}"
+        if not isinstance(k, str) or not isinstance(v, torch.Tensor):
+            raise InputError(
+                f"{what} holds a {type(v).__name__}, not a tensor." if isinstance(k, str) else f"{what} is not a name.",
+                path=path,
+                fix=_FORMAT_FIX,
+            )
+        if not v.is_floating_point():
+            raise InputError(f"{what} holds {v.dtype} values, not floating-point weights.", path=path, fix=_FORMAT_FIX)
+        if not bool(torch.isfinite(v).all()):
+            raise InputError(
+                f"{what} holds NaN or infinite values (scores from it would be NaN).",
+                path=path,
+                fix="pass the head file as it was trained (a damaged or diverged checkpoint?).",
+            )
     state = {k[len(PREFIX) :] if k.startswith(PREFIX) else k: v for k, v in state.items()}
+    _check_head_layers(state, path)
+    return state
+
+
+def _check_head_layers(state: dict[str, Any], path: Path) -> None:
+    want = {f"nsp_head.{i}.{p}" for i in range(3) for p in ("weight", "bias")}
+    have = {k for k in state if k.startswith("nsp_head.")}
+    if have != want:
+        odd = sorted(have - want) or sorted(want - have)
+        raise InputError(
+            f"expected three linear layers nsp_head.0, .1, .2 (weight and bias each); "
+            f"{'unexpected' if have - want else 'missing'} {', '.join(odd[:3])}.",
+            path=path,
+            fix="pass a ModelNSP head file (hidden -> 300 -> 300 -> 2).",
+        )
+    prev = None
+    for i in range(3):
+        w, b = state[f"nsp_head.{i}.weight"], state[f"nsp_head.{i}.bias"]
+        if w.ndim != 2:
+            raise InputError(
+                f"'nsp_head.{i}.weight' is {w.ndim}-d; a linear layer's weight is 2-d.", path=path, fix=_FORMAT_FIX
+            )
+        if tuple(b.shape) != (w.shape[0],):
+            raise InputError(
+                f"'nsp_head.{i}.bias' has shape {tuple(b.shape)}; its weight {tuple(w.shape)} needs ({w.shape[0]},).",
+                path=path,
+                fix=_FORMAT_FIX,
+            )
+        if prev is not None and w.shape[1] != prev:
+            raise InputError(
+                f"the layers do not chain: nsp_head.{i - 1} gives {prev} outputs, nsp_head.{i} takes {w.shape[1]}.",
+                path=path,
+                fix=_FORMAT_FIX,
+            )
+        prev = w.shape[0]
+    if prev != 2:
+        raise InputError(f"the head gives {prev} outputs; next-sentence prediction has 2.", path=path, fix=_FORMAT_FIX)
+
+
+def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> NSPHead:
+    """A head file in the reference format (:func:`read_head_file`) for the model ``lm`` (a LoadedLM:
+    its folder gives the core model's config and tokenizer)."""
+    import torch
+
+    from biaskit.io import sha256_file
+
+    path = Path(path)
+    state = read_head_file(path)
     family = getattr(lm.model.config, "model_type", "")
     if family not in FAMILIES:
         raise BiaskitError(
@@ -138,50 +210,28 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> N
             f"(ModelNSP); '{lm.name}' is a {family or 'unknown'} model. Fix: pass the head's own model "
             f"with {say('models')}"
         )
+    trained_on = reference_family(path)
+    if trained_on is not None and trained_on != family:
+        raise InputError(
+            f"the file name says the head was trained on a {trained_on} model; '{lm.name}' is a {family} model.",
+            path=path,
+            fix=f"pass the {trained_on} model the head was trained on with {say('models')}, or the head of this model.",
+        )
     if lm.path is None or not Path(lm.path).is_dir():
         raise BiaskitError(
             f"'{lm.name}' has no model folder to build the head's core model from. Fix: pass the model as a folder"
         )
-    core = transformers.AutoModel.from_pretrained(lm.path)
-    core_state = {k[len("core_model.") :]: v for k, v in state.items() if k.startswith("core_model.")}
-    emb = core.get_input_embeddings().weight
-    for k, v in core_state.items():
-        if (
-            v.ndim == 2
-            and v.shape[1] == emb.shape[1]
-            and v.shape[0] == emb.shape[0] + 1
-            and k.endswith(("wte.weight", "word_embeddings.weight", "word_embedding.weight"))
-        ):
-            core.resize_token_embeddings(
-                v.shape[0], mean_resizing=False
-            )  # the reference's GPT-2 heads added a <PAD> token
-            break
-    if core_state:
-        missing, unexpected = core.load_state_dict(core_state, strict=False)
-        missing = [m for m in missing if not m.endswith(("position_ids", "masked_bias", ".attn.bias"))]
-        if unexpected or missing:
-            raise InputError(
-                f"the head's core weights do not fit '{lm.name}' ({len(missing)} missing, "
-                f"{len(unexpected)} unexpected, e.g. {(missing + unexpected)[0]}).",
-                path=path,
-                fix="pass the model the head was trained on (the file name says which).",
-            )
-    layers = [state[f"nsp_head.{i}.weight"] for i in range(3) if f"nsp_head.{i}.weight" in state]
-    if len(layers) != 3:
-        raise InputError(
-            "expected three linear layers nsp_head.0, .1, .2.",
-            path=path,
-            fix="pass a ModelNSP head file (hidden -> 300 -> 300 -> 2).",
-        )
-    head = torch.nn.Sequential(*(torch.nn.Linear(w.shape[1], w.shape[0]) for w in layers))
-    head.load_state_dict({k[len("nsp_head.") :]: v for k, v in state.items() if k.startswith("nsp_head.")})
+    core = _core_model(lm, state, path)
+    layers = [state[f"nsp_head.{i}.weight"] for i in range(3)]
     hidden = core.config.hidden_size if hasattr(core.config, "hidden_size") else core.config.d_model
-    if layers[0].shape[1] != hidden or layers[-1].shape[0] != 2:
+    if layers[0].shape[1] != hidden:
         raise InputError(
             f"the head takes {layers[0].shape[1]} inputs but '{lm.name}' has hidden size {hidden}.",
             path=path,
             fix="pass the model the head was trained on.",
         )
+    head = torch.nn.Sequential(*(torch.nn.Linear(w.shape[1], w.shape[0]) for w in layers))
+    head.load_state_dict({k[len("nsp_head.") :]: v for k, v in state.items() if k.startswith("nsp_head.")})
     label = next_label if next_label is not None else reference_next_label(path)
     if label not in (0, 1):
         raise BiaskitError(
@@ -200,3 +250,45 @@ def load_nsp_head(path: str | Path, lm: Any, next_label: int | None = None) -> N
         sha256=sha256_file(path),
         device=dev,
     )
+
+
+def _core_model(lm: Any, state: dict[str, Any], path: Path) -> Any:
+    """The model's core (``AutoModel``) with the head file's fine-tuned core weights, whose names and
+    shapes must be the model's (the reference's GPT-2 heads' extra ``<PAD>`` embedding row is added)."""
+    import transformers
+
+    core = transformers.AutoModel.from_pretrained(lm.path)
+    core_state = {k[len("core_model.") :]: v for k, v in state.items() if k.startswith("core_model.")}
+    if not core_state:
+        return core
+    emb = core.get_input_embeddings().weight
+    for k, v in core_state.items():
+        if (
+            v.ndim == 2
+            and v.shape[1] == emb.shape[1]
+            and v.shape[0] == emb.shape[0] + 1
+            and k.endswith(("wte.weight", "word_embeddings.weight", "word_embedding.weight"))
+        ):
+            core.resize_token_embeddings(v.shape[0], mean_resizing=False)  # the reference's GPT-2 heads added <PAD>
+            break
+    own = core.state_dict()
+    skip = ("position_ids", "masked_bias", ".attn.bias")
+    missing = [m for m in own if m not in core_state and not m.endswith(skip)]
+    unexpected = [k for k in core_state if k not in own]
+    if unexpected or missing:
+        raise InputError(
+            f"the head's core weights do not fit '{lm.name}' ({len(missing)} missing, "
+            f"{len(unexpected)} unexpected, e.g. {(missing + unexpected)[0]}).",
+            path=path,
+            fix="pass the model the head was trained on (the file name says which).",
+        )
+    wrong = next((k for k, v in core_state.items() if tuple(v.shape) != tuple(own[k].shape)), None)
+    if wrong is not None:
+        raise InputError(
+            f"the head's core weight '{wrong}' has shape {tuple(core_state[wrong].shape)}; "
+            f"'{lm.name}' has {tuple(own[wrong].shape)}.",
+            path=path,
+            fix="pass the model the head was trained on (the file name says which).",
+        )
+    core.load_state_dict(core_state, strict=False)
+    return core

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -71,6 +72,7 @@ def _lines(path: Path) -> Iterator[str]:
     opener = gzip.open if path.name.endswith(".gz") else open
     from biaskit.textcheck import CONTROL_CHARS, CONTROL_FIX, control_char_name
 
+    i = 0
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
             for i, line in enumerate(fh, start=1):
@@ -87,6 +89,13 @@ def _lines(path: Path) -> Iterator[str]:
         raise InputError(
             f"not valid UTF-8 ({exc.reason} at byte {exc.start}).", path=path, fix="convert the corpus to UTF-8."
         ) from exc
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # a .gz that is not gzip, cut short or damaged
+        what = "not a gzip file" if isinstance(exc, gzip.BadGzipFile) else "a damaged or cut-short gzip file"
+        raise InputError(
+            f"{what} ({' '.join(str(exc).split())[:100] or type(exc).__name__}) after {i} line(s).",
+            path=path,
+            fix="download or compress it again (gzip -t FILE checks it); a plain text file must not end in .gz.",
+        ) from None
 
 
 def corpus_lines(corpus: Sequence[str | Path]) -> Iterator[str]:

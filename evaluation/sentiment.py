@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.options import say
 
 MAX_LENGTH = 128  # the reference's --max-seq-length
 
@@ -71,14 +72,23 @@ def sentiment_scores(
 
     path = resolve_model(model)
     dev = pick_device(device)
+    fix = "pass a sentiment classifier folder (AutoModelForSequenceClassification with its trained head) as " + say(
+        "sentiment_model"
+    )
     try:
         tok = transformers.AutoTokenizer.from_pretrained(str(path))
-        clf = transformers.AutoModelForSequenceClassification.from_pretrained(str(path)).to(dev).eval()
+        clf, info = transformers.AutoModelForSequenceClassification.from_pretrained(str(path), output_loading_info=True)
     except (OSError, ValueError) as exc:
+        raise BiaskitError(f"{path}: cannot load it as a sequence classifier ({exc}). Fix: {fix}") from exc
+    untrained = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
+    if untrained:  # transformers would put a random classification head on a language model
         raise BiaskitError(
-            f"{path}: cannot load it as a sequence classifier ({exc}). Fix: pass a sentiment "
-            "classifier folder (AutoModelForSequenceClassification)"
-        ) from exc
+            f"{path}: not a trained sequence classifier ({', '.join(sorted(untrained)[:2])} missing; the head "
+            f"would be random). Fix: {fix}"
+        )
+    if clf.config.pad_token_id is None:  # batches are unpadded: the id only tells the model where a row ends
+        clf.config.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    clf = clf.to(dev).eval()
     neg, how = negative_index(clf.config)
     mid = {"engine": "sentiment", "v": ENGINE_CACHE_VERSION, "model": fingerprint_dir(path, kind="cls"), "neg": neg}
     inputs = option_inputs(cats)

@@ -158,7 +158,7 @@ def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, pro
     layer and the engine's exact-length batching (no padding, no attention mask)."""
     from biaskit.progress import progress
 
-    from .engine import forward_batches
+    from .engine import check_finite, forward_batches
 
     head = sm.meta.get("nsp_head")
     if head is not None:
@@ -179,6 +179,8 @@ def _nsp_probs(sm, pairs: Sequence[tuple[str, str]], batch_size: int, cache, pro
         enc = [enc_of(*pairs[i]) for i in todo]
         with progress(len(todo), f"nsp {sm.name}", enabled=progress_on, unit="sentence pairs") as bar:
             for idx, out in forward_batches(todo, enc, batch_size, sm.device, prob):
+                for i, v in zip(idx, out, strict=True):
+                    check_finite([v], head.path if head is not None else sm.name, " / ".join(pairs[i]))
                 yield idx, out
                 bar.advance(len(idx))
 

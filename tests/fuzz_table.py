@@ -146,11 +146,10 @@ COMMANDS: list[Cmd] = [
         "--report-dir {outdir:rep}",
     ),
     Cmd("annotate from-stereoset", "--data {in:stereoset_json} --out {out:j.csv}"),
-    # replay and the judge report count any label as a vote (StereoSet's 'related' among them)
+    # replay reads labels as aggregate --kind does (issue 27); the judge report counts any label as a vote
     Cmd(
         "annotate replay",
         "--judgments {in:judgments} --kind pair --min-judgments 2 --max-judgments 3 --out {out:replay.json}",
-        lenient=frozenset({"in:judgments bad label value"}),
     ),
     Cmd(
         "annotate judge-agreement",
@@ -890,3 +889,448 @@ SAMPLES: dict[str, Sample] = {
         Sample("release2", "dir", lambda d: _release(d, "1.0.0")),
     ]
 }
+
+
+# ------------------------------------------------------------------------------------------ damaged artefacts
+# Issue 28: an artefact damaged in a way the generic mutations above do not reach (a release edited by
+# hand, an NSP head of the wrong shape, a groups file naming a file elsewhere, a template with a stray
+# placeholder). Every command line of a row stops with exit 2, no traceback, and one error line that
+# names ``where`` and gives a fix (`release verify` reports every problem: one of its lines names it).
+# Placeholders: {in} the damaged artefact (a copy of SAMPLES[sample], edited), {lib:NAME} a valid sample,
+# {out} a new output path, {model} the tiny random BERT. Two command lines are the Python API:
+# ``load_release {in}`` (biaskit.load_release) and ``load_release {in} --no-verify`` (verify=False).
+# ``outside``: a file planted beside the artefact's folder; no command may open it (an audit hook watches).
+PLANTED = "outside-planted.bin"
+RELEASE_READERS = {
+    "verify": "release verify {in}",
+    "hub": "release verify {in} --hub-ready",
+    "export": "release export {in} --lm-eval {out}",
+    "load": "load_release {in}",
+    "load-unchecked": "load_release {in} --no-verify",
+    "diff": "release diff {lib:release2} {in}",
+    "seat-tests": "evaluate seat-tests --data {in} --out {out}",
+}
+NSP_CMD = "evaluate cats --data {lib:cats_flat} -m {model} --nsp-head {in} --out {out}"
+CEAT_CMD = "evaluate ceat -m {model} --corpus {in} --groups {lib:ceat_groups} --n-samples 20 --out {out}"
+GROUPS_CMDS = (
+    "evaluate ceat -m {model} --corpus {lib:ceat_corpus} --groups {in} --n-samples 20 --out {out}",
+    "evaluate ilps -m {model} --groups {in} --out {out}",
+)
+ILPS_TEMPLATE = "evaluate ilps -m {model} --groups {lib:ceat_groups} --out {out} --template"
+
+
+@dataclass
+class Damage:
+    name: str
+    sample: str | None  # None: the row damages an option, not a file
+    edit: Callable[[Path], Path | None] | None  # edits the copy in place (or returns the path to use instead)
+    cmds: tuple[str, ...]
+    where: str = "{in}"  # what the error line names
+    outside: bool = False  # plant PLANTED beside the artefact's folder first
+
+
+def _front_matter(p: Path, fn: Callable[[dict], None]) -> None:
+    import re
+
+    import yaml
+
+    f = p / "README.md"
+    text = f.read_text(encoding="utf-8")
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    assert m, "the sample release's card has front matter"
+    fm = yaml.safe_load(m.group(1))
+    fn(fm)
+    f.write_text("---\n" + yaml.safe_dump(fm, sort_keys=False) + "---\n" + text[m.end() :], encoding="utf-8")
+
+
+def _json_edit(name: str, fn: Callable[[object], object]):
+    def edit(p: Path) -> None:
+        f = p / name
+        f.write_text(json.dumps(fn(json.loads(f.read_text(encoding="utf-8"))), indent=1), encoding="utf-8")
+
+    return edit
+
+
+def _set(path: str, value):
+    """fn(doc) setting ``a.b.0.c`` to value (a callable value gets the old one)."""
+
+    def fn(doc):
+        *head, last = path.split(".")
+        obj = doc
+        for k in head:
+            obj = obj[int(k)] if isinstance(obj, list) else obj[k]
+        key = int(last) if isinstance(obj, list) else last
+        obj[key] = value(obj[key]) if callable(value) else value
+        return doc
+
+    return fn
+
+
+def _card_set(path: str, value):
+    return lambda p: _front_matter(p, _set(path, value))
+
+
+def _cut_parquet(p: Path) -> None:
+    f = p / "data" / "pairs-test.parquet"
+    f.write_bytes(f.read_bytes()[:100])
+
+
+def _edit_parquet(p: Path) -> None:
+    import pandas as pd
+
+    f = p / "data" / "pairs-test.parquet"
+    df = pd.read_parquet(f)
+    df.loc[0, "sent_more_en"] = "An edited sentence."
+    df.to_parquet(f)
+
+
+def _sums_outside(p: Path) -> None:
+    with open(p / "SHA256SUMS", "a", encoding="utf-8") as fh:
+        fh.write(f"{'0' * 64}  ../{PLANTED}\n")
+
+
+def _link_out(p: Path) -> None:
+    (p / "pairs.jsonl").unlink()
+    (p / "pairs.jsonl").symlink_to(p.parent / PLANTED)
+
+
+def _colliding_langs(doc):
+    doc["counts"]["pairs"]["by_split_lang"]["test"] = {"pt-br": 2, "pt_br": 3}
+    return doc
+
+
+def _head(fn: Callable[[dict], None], rename: str | None = None):
+    def edit(p: Path) -> Path:
+        import torch
+
+        state = torch.load(p, weights_only=True)
+        fn(state)
+        out = p.with_name(rename) if rename else p
+        torch.save(state, out)
+        return out
+
+    return edit
+
+
+def _h(key: str, make: Callable[[], object]):
+    def fn(state: dict) -> None:
+        state["module." + key] = make()
+
+    return fn
+
+
+def _gz(cut: bool):
+    def edit(p: Path) -> Path:
+        import gzip
+
+        data = p.read_bytes()
+        out = p.with_name(p.name + ".gz")
+        out.write_bytes(gzip.compress(data)[:-30] if cut else data)
+        return out
+
+    return edit
+
+
+def _groups(fn: Callable[[dict], None], beside: dict[str, object] | None = None):
+    def edit(p: Path) -> None:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+        fn(doc)
+        p.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        for name, obj in (beside or {}).items():
+            (p.parent / name).write_text(json.dumps(obj), encoding="utf-8")
+
+    return edit
+
+
+def _lists_file(name: str):
+    return lambda d: d.__setitem__("attributes", {"file": name, "A": "Pleasant", "B": "Unpleasant"})
+
+
+def _judgment_rows(fn: Callable[[list[dict]], list[dict]]):
+    def edit(p: Path) -> None:
+        import pandas as pd
+
+        pd.DataFrame(fn(pd.read_csv(p).to_dict("records"))).to_csv(p, index=False)
+
+    return edit
+
+
+def _tensor(*shape, fill: float = 0.0, dtype: str = "float32"):
+    def make():
+        import torch
+
+        return torch.full(shape, fill, dtype=getattr(torch, dtype))
+
+    return make
+
+
+def _rel_cmds(*keys: str) -> tuple[str, ...]:
+    return tuple(RELEASE_READERS[k] for k in keys)
+
+
+REPLAY = "annotate replay --judgments {in} --min-judgments 2 --max-judgments 3"
+DAMAGED: list[Damage] = [
+    # tampered releases
+    Damage(
+        "croissant.json is a list",
+        "release",
+        _json_edit("croissant.json", lambda d: [d]),
+        _rel_cmds("verify"),
+        "{in}/croissant.json",
+    ),
+    Damage(
+        "croissant.json's distribution holds strings",
+        "release",
+        _json_edit("croissant.json", _set("distribution", ["a", "b"])),
+        _rel_cmds("verify"),
+        "{in}/croissant.json",
+    ),
+    Damage(
+        "croissant.json's contentUrl leaves the release",
+        "release",
+        _json_edit("croissant.json", _set("distribution.0.contentUrl", f"../{PLANTED}")),
+        _rel_cmds("verify"),
+        "{in}/croissant.json",
+        outside=True,
+    ),
+    Damage(
+        "the card's configs are a string",
+        "release",
+        _card_set("configs", "pairs"),
+        _rel_cmds("hub", "load", "load-unchecked"),
+        "{in}/README.md",
+    ),
+    Damage(
+        "the card's licence is a list of lists",
+        "release",
+        _card_set("license", [["mit"]]),
+        _rel_cmds("hub"),
+        "{in}/README.md",
+    ),
+    Damage(
+        "a config without config_name",
+        "release",
+        lambda p: _front_matter(p, lambda fm: fm["configs"][0].pop("config_name")),
+        _rel_cmds("verify", "load-unchecked"),
+        "{in}/README.md",
+    ),
+    Damage(
+        "a data file outside the release",
+        "release",
+        _card_set("configs.0.data_files.0.path", f"../{PLANTED}"),
+        _rel_cmds("verify", "load", "load-unchecked"),
+        "{in}/README.md",
+        outside=True,
+    ),
+    Damage(
+        "a data file named by an absolute path",
+        "release",
+        lambda p: _front_matter(p, _set("configs.0.data_files.0.path", str(p.parent / PLANTED))),
+        _rel_cmds("verify", "load-unchecked"),
+        "{in}/README.md",
+        outside=True,
+    ),
+    Damage(
+        "a data file that is not Parquet",
+        "release",
+        _card_set("configs.0.data_files.0.path", "release.json"),
+        _rel_cmds("load-unchecked"),
+        "{in}/release.json",
+    ),
+    Damage(
+        "a truncated Parquet file",
+        "release",
+        _cut_parquet,
+        _rel_cmds("load", "load-unchecked"),
+        "{in}/data/pairs-test.parquet",
+    ),
+    Damage("an edited Parquet file", "release", _edit_parquet, _rel_cmds("load"), "{in}/data/pairs-test.parquet"),
+    Damage(
+        "an edited release.json",
+        "release",
+        _json_edit("release.json", _set("version", "9.9.9")),
+        _rel_cmds("load"),
+        "{in}/release.json",
+    ),
+    Damage(
+        "release.json's name is a number",
+        "release",
+        _json_edit("release.json", _set("name", 12)),
+        _rel_cmds("verify", "export", "load", "diff", "seat-tests"),
+        "{in}/release.json",
+    ),
+    Damage(
+        "release.json's counts are a list",
+        "release",
+        _json_edit("release.json", _set("counts", [6])),
+        _rel_cmds("verify", "export"),
+        "{in}/release.json",
+    ),
+    Damage(
+        "a count in release.json is a string",
+        "release",
+        _json_edit("release.json", _set("counts.pairs.by_split_lang.test.en", "five")),
+        _rel_cmds("verify", "export", "load-unchecked"),
+        "{in}/release.json",
+    ),
+    Damage(
+        "a record file that is a link out of the release",
+        "release",
+        _link_out,
+        _rel_cmds("verify", "export", "load", "diff", "seat-tests"),
+        "{in}/pairs.jsonl",
+        outside=True,
+    ),
+    Damage(
+        "SHA256SUMS names a file outside the release",
+        "release",
+        _sums_outside,
+        _rel_cmds("verify"),
+        "{in}/SHA256SUMS",
+        outside=True,
+    ),
+    Damage(
+        "two languages give one lm-eval task name",
+        "release",
+        _json_edit("release.json", _colliding_langs),
+        _rel_cmds("export"),
+        "{in}/release.json",
+    ),
+    # NSP head files
+    Damage("an NSP head with a wrong-size bias", "nsp_head", _head(_h("nsp_head.2.bias", _tensor(3))), (NSP_CMD,)),
+    Damage("an NSP head without a bias", "nsp_head", _head(lambda s: s.pop("module.nsp_head.0.bias")), (NSP_CMD,)),
+    Damage(
+        "an NSP head whose layers do not chain",
+        "nsp_head",
+        _head(_h("nsp_head.1.weight", _tensor(300, 200))),
+        (NSP_CMD,),
+    ),
+    Damage("an NSP head with a 1-d weight", "nsp_head", _head(_h("nsp_head.0.weight", _tensor(32))), (NSP_CMD,)),
+    Damage("an NSP head with a fourth layer", "nsp_head", _head(_h("nsp_head.3.weight", _tensor(2, 2))), (NSP_CMD,)),
+    Damage("an NSP head holding a list", "nsp_head", _head(_h("nsp_head.0.weight", lambda: [1.0, 2.0])), (NSP_CMD,)),
+    Damage(
+        "an NSP head holding integers",
+        "nsp_head",
+        _head(_h("nsp_head.0.weight", _tensor(300, 32, dtype="int64"))),
+        (NSP_CMD,),
+    ),
+    Damage(
+        "an NSP head with NaN weights",
+        "nsp_head",
+        _head(_h("nsp_head.2.weight", _tensor(2, 300, fill=float("nan")))),
+        (NSP_CMD,),
+    ),
+    Damage(
+        "core weights of the wrong shape",
+        "nsp_head",
+        _head(_h("core_model.encoder.layer.0.attention.self.query.weight", _tensor(16, 32))),
+        (NSP_CMD,),
+    ),
+    Damage(
+        "a head named for GPT-2 on a BERT",
+        "nsp_head",
+        _head(lambda s: None, rename="GPT2Model_gpt2_0.0005.pth"),
+        (NSP_CMD,),
+        "{in}",
+    ),
+    # corpora
+    Damage("a truncated .txt.gz corpus", "ceat_corpus", _gz(cut=True), (CEAT_CMD,)),
+    Damage("a .txt.gz corpus that is not gzip", "ceat_corpus", _gz(cut=False), (CEAT_CMD,)),
+    # groups files (CEAT, ILPS)
+    Damage(
+        "attributes.file is absolute",
+        "ceat_groups",
+        lambda p: _groups(_lists_file(str(p.parent.parent / PLANTED)))(p),
+        GROUPS_CMDS,
+        outside=True,
+    ),
+    Damage(
+        "attributes.file leads outside", "ceat_groups", _groups(_lists_file(f"../{PLANTED}")), GROUPS_CMDS, outside=True
+    ),
+    Damage(
+        "a word-list file without lists",
+        "ceat_groups",
+        _groups(_lists_file("lists.json"), {"lists.json": {"x": 1}}),
+        GROUPS_CMDS,
+        "{in_dir}/lists.json",
+    ),
+    Damage("a zero-width word", "ceat_groups", _groups(_set("attributes.A.0", "lo\u200bve")), GROUPS_CMDS),
+    Damage(
+        "a word with only a zero-width character",
+        "ceat_groups",
+        _groups(_set("domains.gender.man.0", "\u200b")),
+        GROUPS_CMDS,
+    ),
+    Damage(
+        "a word the tokenizer maps to [UNK]",
+        "ceat_groups",
+        _groups(_set("attributes.A.0", "\U0001f642")),
+        GROUPS_CMDS[1:],
+    ),
+    Damage("metrics is not an object", "ceat_groups", _groups(lambda d: d.__setitem__("metrics", [1])), GROUPS_CMDS),
+    # ILPS templates
+    *(
+        Damage(f"template {t!r}", None, None, (f"{ILPS_TEMPLATE} '{t}'",), "--template")
+        for t in (
+            "{target} is {x}.",
+            "{target} is {}.",
+            "{target} is {attribute} {{x}}.",
+            "{target} is good.",
+            "{target} is {attribute!r}.",
+            "{target} is }{attribute}",
+        )
+    ),
+    # judgments
+    Damage(
+        "an unknown kind in the 'kind' column",
+        "judgments",
+        _judgment_rows(lambda rs: [{**r, "kind": "pairz"} for r in rs]),
+        (REPLAY,),
+        "{in}, column 'kind'",
+    ),
+    Damage(
+        "an annotator twice on a task",
+        "judgments",
+        _judgment_rows(lambda rs: rs + [{**rs[0], "label": "antistereo"}]),
+        (REPLAY + " --kind pair", "annotate aggregate --judgments {in} --kind pair --out {out}"),
+    ),
+    # option values
+    Damage(
+        "--n-samples 0",
+        None,
+        None,
+        ("evaluate ceat -m {model} --corpus {lib:ceat_corpus} --n-samples 0 --out {out}",),
+        "--n-samples",
+    ),
+    Damage(
+        "--max-contexts 0",
+        None,
+        None,
+        ("evaluate ceat -m {model} --corpus {lib:ceat_corpus} --max-contexts 0 --out {out}",),
+        "--max-contexts",
+    ),
+    Damage(
+        "--tolerance nan",
+        None,
+        None,
+        (
+            "annotate judge-agreement --judgments {lib:judgments} --llm {lib:llm_judgments} --kind pair "
+            "--tolerance nan --out {out}",
+        ),
+        "--tolerance",
+    ),
+    Damage(
+        "--concurrency 0",
+        None,
+        None,
+        ("annotate prelabel --kind tuple --data {lib:tuples} --llm dummy --concurrency 0 --out {out}",),
+        "--concurrency",
+    ),
+    Damage(
+        "a sentiment model without a trained head",
+        None,
+        None,
+        ("evaluate cats --data {lib:cats_flat} -m {model} --sentiment-model {model} --out {out}",),
+        "{model}",
+    ),
+]

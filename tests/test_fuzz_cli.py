@@ -30,7 +30,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fuzz_table import COMMANDS, HOSTILE_NAMES, PATH_FIELDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
+from fuzz_table import (
+    COMMANDS,
+    DAMAGED,
+    HOSTILE_NAMES,
+    PAIRS,
+    PATH_FIELDS,
+    PLANTED,
+    SAMPLES,
+    SHARED_OPTIONS,
+    UNOWNED_DIRS,
+    Cmd,
+    Damage,
+    Sample,
+    _edit_parquet,
+)
 from hints import resolve_output
 
 HUGE_FAST = 1_200_000
@@ -694,6 +708,229 @@ def test_a_data_value_never_becomes_a_path_unchecked(pf, library, tmp_path, requ
             failures.append(f"{label}: wrote {sorted(outside) + sorted(case.files_written())}")
     escaped = [str(p) for p in tmp_path.parent.rglob("escaped*")]
     assert not failures and not escaped, "\n".join(failures + escaped)
+
+
+# ------------------------------------------------------------------------------------------ damaged artefacts
+_OPENED: list[str] | None = None  # while a list: every path the process opens (an audit hook appends)
+
+
+def _watch_opens() -> None:
+    """Install (once per process) an audit hook that records the paths ``open`` is given while
+    :data:`_OPENED` is a list: the proof that a planted file outside an artefact's folder is never read."""
+    if getattr(_watch_opens, "done", False):
+        return
+
+    def hook(event: str, args: tuple) -> None:
+        if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            _OPENED.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(hook)
+    _watch_opens.done = True  # type: ignore[attr-defined]
+
+
+def run_api(argv: list[str]) -> Result:
+    """``load_release PATH [--no-verify]`` through the Python API, as a :class:`Result` (an
+    InputError is exit 2 with its line, as the CLI prints it)."""
+    import traceback
+
+    from biaskit.api import load_release
+    from biaskit.errors import BiaskitError
+
+    try:
+        load_release(argv[1], verify="--no-verify" not in argv)
+        return Result(0, "", "")
+    except BiaskitError as exc:
+        return Result(2, "", f"error: {exc}\n")
+    except Exception:  # noqa: BLE001 - what the test looks for
+        return Result(1, "", "", traceback.format_exc())
+
+
+def _damaged_case(d: Damage, tmp: Path, library: dict, model: Path) -> tuple[Path | None, list[list[str]], str]:
+    """The damaged copy, the command lines (argv) and the text the error must name."""
+    art = None
+    if d.sample is not None:
+        art = _copy_sample(library[d.sample], tmp / "in")
+        art = d.edit(art) or art if d.edit else art
+    if d.outside:
+        (tmp / PLANTED).write_bytes(b"planted: never to be read\n")
+        if art is not None and art.is_dir():  # a release: plant beside its folder, inside the case's
+            (art.parent / PLANTED).write_bytes(b"planted: never to be read\n")
+
+    def fill(text: str) -> str:
+        text = re.sub(r"\{lib:(\w+)\}", lambda m: shlex.quote(str(library[m.group(1)])), text)
+        return (
+            text.replace("{in_dir}", str(art.parent) if art else "")
+            .replace("{in}", shlex.quote(str(art)) if art else "")
+            .replace("{model}", shlex.quote(str(model)))
+        )
+
+    argvs = []
+    for i, c in enumerate(d.cmds):
+        argv = shlex.split(fill(c).replace("{out}", shlex.quote(str(tmp / "out" / f"o{i}"))))
+        argvs.append(argv)
+    where = fill(d.where)
+    return art, argvs, where.strip("'") if where.startswith("'") else where
+
+
+@pytest.mark.parametrize("d", DAMAGED, ids=lambda d: d.name)
+def test_a_damaged_artefact_is_one_line_with_a_fix(d, library, tiny_bert, tmp_path):
+    """Tampered releases, malformed NSP heads, corpora and groups files, templates, judgments and option
+    values (issue 28): exit 2, no traceback, one error line naming the file (or the option) with a fix;
+    nothing under a planted file outside the artefact's folder is opened."""
+    global _OPENED
+    _watch_opens()
+    art, argvs, where = _damaged_case(d, tmp_path, library, tiny_bert)
+    env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp_path / "cache")}
+    failures = []
+    for argv in argvs:
+        _OPENED = []
+        try:
+            res = run_api(argv) if argv[0] == "load_release" else run_inprocess(argv, env)
+        finally:
+            opened, _OPENED = _OPENED, None
+        errors = [x for x in res.err.splitlines() if x.startswith("error:")]
+        line = next((e for e in errors if where in e), None)
+        one = len(errors) == 1 or (argv[:2] == ["release", "verify"] and errors)
+        if res.traceback or res.code != 2 or not one or line is None or "Fix:" not in line:
+            failures.append(f"{' '.join(argv[:3])}: exit {res.code}, {(res.traceback or res.err).strip()[-400:]}")
+        planted = [o for o in opened if Path(o).name == PLANTED]
+        if planted:
+            failures.append(f"{' '.join(argv[:3])}: opened the planted file {planted[0]}")
+        if argv[0] != "load_release":  # the fix works where it is printed (a flag of this command, ...)
+            from hints import commands
+
+            name = next(" ".join(argv[:k]) for k in (3, 2, 1) if " ".join(argv[:k]) in commands())
+            failures += [f"{name}: a hint that does not work: {w}" for w in resolve_output(res.err, name)]
+    assert not failures, f"expected one error line naming {where} with a fix:\n" + "\n".join(failures)
+
+
+def test_an_edited_release_loads_only_unchecked(library, tmp_path):
+    """load_release refuses an edited Parquet by default (SHA256SUMS) and loads it with verify=False."""
+    from biaskit.api import load_release
+    from biaskit.errors import InputError
+
+    rel = _copy_sample(library["release"], tmp_path)
+    assert len(load_release(rel)["pairs"]["test"]) == 5  # the sample release: 6 pairs, 5 in test
+    _edit_parquet(rel)
+    with pytest.raises(InputError, match="SHA256SUMS"):
+        load_release(rel)
+    assert "An edited sentence." in set(load_release(rel, verify=False)["pairs"]["test"]["sent_more_en"])
+
+
+def test_judgment_ids_are_read_one_way(tmp_path):
+    """Task ids written 1.0 and ids with spaces around them are the same tasks and annotators for
+    `annotate aggregate` and `annotate replay` (issue 27): the same table, the same replay report."""
+    import pandas as pd
+
+    votes = {1: "sss", 2: "ssa", 3: "aas", 4: "saa", 5: "sas"}  # workers a, b, c; s = stereo, a = antistereo
+    rows = [
+        {"task": t, "worker": w, "question": "validity", "label": {"s": "stereo", "a": "antistereo"}[lab]}
+        for t, labs in votes.items()
+        for w, lab in zip("abc", labs, strict=True)
+    ]
+    variants = {
+        "plain": rows,
+        "float": [{**r, "task": f"{r['task']}.0"} for r in rows],
+        "spaces": [{**r, "task": f" {r['task']}", "worker": f"{r['worker']} "} for r in rows],
+    }
+    got = {}
+    for name, rs in variants.items():
+        f = tmp_path / f"{name}.csv"
+        pd.DataFrame(rs).to_csv(f, index=False)
+        agg = run_inprocess(
+            [
+                "annotate",
+                "aggregate",
+                "--judgments",
+                str(f),
+                "--kind",
+                "pair",
+                "--out",
+                str(tmp_path / f"{name}.agg.csv"),
+            ],
+            {},
+        )
+        rep = run_inprocess(
+            [
+                "annotate",
+                "replay",
+                "--judgments",
+                str(f),
+                "--kind",
+                "pair",
+                "--min-judgments",
+                "2",
+                "--max-judgments",
+                "3",
+                "--out",
+                str(tmp_path / f"{name}.json"),
+            ],
+            {},
+        )
+        assert agg.code == rep.code == 0 and not agg.traceback and not rep.traceback, (name, agg.err, rep.err)
+        report = json.loads((tmp_path / f"{name}.json").read_text())
+        got[name] = (
+            (tmp_path / f"{name}.agg.csv").read_text(),
+            {k: v for k, v in report.items() if k not in ("source", "command")},
+        )
+    assert got["float"] == got["plain"] and got["spaces"] == got["plain"]
+    table, report = got["plain"]
+    # by hand: 5 tasks x 3 workers; every task has a strict majority (3-0 or 2-1): 3 stereo, 2 antistereo
+    assert report["tasks"] == 5 and report["judgments_full"] == 15
+    assert [r.split(",")[2] for r in table.splitlines()[1:]] == [
+        "stereo",
+        "stereo",
+        "antistereo",
+        "antistereo",
+        "stereo",
+    ]
+
+
+def test_nan_scores_are_an_error_naming_the_item(tiny_bert, tmp_path, library):
+    """A model whose weights hold NaN gives no score: exit 2 with one line naming the sentence (issue 27),
+    never a NaN in a report."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    model = AutoModelForMaskedLM.from_pretrained(tiny_bert)
+    with torch.no_grad():
+        model.cls.predictions.bias[:] = float("nan")
+    nan_dir = tmp_path / "nan-bert"
+    model.save_pretrained(nan_dir)
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(nan_dir)
+    res = run_inprocess(
+        [
+            "evaluate",
+            "pairs",
+            "--data",
+            str(library["pairs_csv"]),
+            "-m",
+            str(nan_dir),
+            "--runs",
+            "1",
+            "--no-cache",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        {"BIASKIT_NO_PROGRESS": "1"},
+    )
+    errors = [x for x in res.err.splitlines() if x.startswith("error:")]
+    assert res.code == 2 and not res.traceback and len(errors) == 1, res
+    assert "NaN" in errors[0] and "Fix:" in errors[0] and not (tmp_path / "out").exists()
+    assert any(s in errors[0] for a, b, *_ in PAIRS for s in (a, b)), errors[0]  # the item: one of its sentences
+
+
+def test_evaluate_pairs_names_the_field_of_an_invalid_row(tiny_bert):
+    import pandas as pd
+
+    import biaskit
+    from biaskit.errors import InputError
+
+    frame = pd.DataFrame([{"sent_more": "A b.", "sent_less": "C b.", "bias_type": "x", "direction": "up"}])
+    with pytest.raises(InputError) as exc:
+        biaskit.evaluate_pairs(frame, model=str(tiny_bert))
+    text = str(exc.value)
+    assert "column 'direction'" in text and "'stereo' or 'antistereo'" in text and "errors.pydantic.dev" not in text
 
 
 def test_zz_report_the_figures(capsys):

@@ -248,6 +248,9 @@ class TaskKind:
     #: labels of the deciding question that, once accepted, reject the record (a tuple accepted as
     #: "no", a pair as "invalid"): :meth:`accepts`
     reject_labels: tuple[str, ...] = ()
+    #: labels a recorded source holds beyond the options, counted as votes for none of them by
+    #: ``annotate replay`` (``aggregate --kind`` still refuses them)
+    recorded_labels: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         #: rows skipped by the last ``load(..., skip_invalid=True)``

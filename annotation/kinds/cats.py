@@ -24,6 +24,9 @@ CAT_SLOTS = ("A", "B", "C")
 
 class CatKind(TaskKind):
     name = "cat"
+    # StereoSet's released dev.json also labels sentences "related" (not described in the paper):
+    # `annotate from-stereoset` keeps them as cast, and `replay` counts them as votes against the writer
+    recorded_labels = ("related",)
     title = "Label each sentence as a stereotype, an anti-stereotype or unrelated to the context."
     records_name = "CATs"
     questions = tuple(

@@ -19,7 +19,7 @@ reader                      formats                                      records
 ==========================  ===========================================  =============================
 """
 
-from ._common import UniqueIds, first_record, iter_rows, read_text
+from ._common import UniqueIds, first_error, first_record, iter_rows, read_text, validation_error
 from .cats import CAT_FORMATS, cat_rows, read_cats
 from .judgments import read_judgments
 from .labelstudio import annotation_values, annotator, read_export, read_users
@@ -38,6 +38,7 @@ __all__ = [
     "annotator",
     "cat_rows",
     "detect_format",
+    "first_error",
     "first_record",
     "iter_pair_rows",
     "iter_rows",
@@ -54,5 +55,6 @@ __all__ = [
     "read_text",
     "read_tuples",
     "read_users",
+    "validation_error",
     "write_pairs",
 ]

@@ -196,7 +196,7 @@ def _record_set(config: dict, features: list[str], fileset: str) -> dict:
 def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = None) -> dict[str, Any]:
     """The Croissant JSON-LD of the release folder ``folder`` (its README.md and release.json written)."""
     from ..io import read_json, sha256_file
-    from .verify import card_front_matter
+    from .meta import card_front_matter
 
     folder = Path(folder)
     known_sha = known_sha or {}

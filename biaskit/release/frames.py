@@ -123,32 +123,38 @@ class Release:
         return f"Release({self.name} {self.version}, {', '.join(self.langs)}; {shapes}; {self.path})"
 
 
-def load_release(path: str | Path) -> Release:
-    """Read a release folder (``biaskit release build``) into DataFrames (see the module docstring)."""
-    import pandas as pd
+def load_release(path: str | Path, *, verify: bool = True) -> Release:
+    """Read a release folder (``biaskit release build``) into DataFrames (see the module docstring).
 
-    from .read import release_meta
-    from .verify import card_front_matter
+    ``release.json`` and the card are checked (:mod:`.meta`), every file the card's configs name must
+    lie inside the folder, and with ``verify`` (the default) ``release.json``, the card and every Parquet
+    file read must have the checksum ``SHA256SUMS`` gives them: an edited release is refused, naming
+    the file. ``verify=False`` loads an edited release anyway (the other checks still hold)."""
+    from .meta import card_files, read_card
+    from .read import check_sums, release_meta
 
     p = Path(path)
     meta = release_meta(p)
-    readme = p / L.README
-    card = card_front_matter(readme.read_text(encoding="utf-8")) if readme.exists() else None
-    if not card or not card.get("configs"):
-        raise InputError(
-            "the dataset card lists no configs.", path=readme, fix="rebuild the release with `biaskit release build`."
-        )
+    card = read_card(p)
+    files = card_files(p, card)
+    if verify:
+        check_sums(p, [p / L.RELEASE_JSON, p / L.README, *(f for _, _, f in files)])
     configs: dict[str, dict[str, Any]] = {}
-    for conf in card["configs"]:
-        parts = {}
-        for df in conf.get("data_files") or []:
-            f = p / str(df["path"])
-            if not f.is_file():
-                raise InputError(
-                    f"config '{conf['config_name']}' names a missing file {df['path']}.",
-                    path=readme,
-                    fix="restore the release (`biaskit release verify` lists what is wrong).",
-                )
-            parts[df["split"]] = pd.read_parquet(f)
-        configs[conf["config_name"]] = parts
+    for config, split, f in files:
+        configs.setdefault(config, {})[split] = _read_parquet(f, config, p / L.README)
     return Release(path=p, meta=meta, card=card, configs=configs)
+
+
+def _read_parquet(f: Path, config: str, readme: Path):
+    import pandas as pd
+    import pyarrow as pa
+
+    fix = "restore the release (`biaskit release verify` lists what is wrong)."
+    if not f.is_file():
+        rel = f.relative_to(readme.parent).as_posix()
+        raise InputError(f"config '{config}' names a missing file {rel}.", path=readme, fix=fix)
+    try:
+        return pd.read_parquet(f)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        why = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise InputError(f"not a readable Parquet file ({why}).", path=f, fix=fix) from None

@@ -91,6 +91,16 @@ def hub_problems(folder: str | Path) -> list[str]:
         return [str(InputError("missing: the dataset card.", path=card_path, fix="rebuild the release."))]
     from huggingface_hub import DatasetCard
 
+    from ..readers import read_text
+    from .meta import card_front_matter, check_card
+
+    try:  # the front matter's structure and types first (a config given as a string, a licence of lists)
+        fm = card_front_matter(read_text(card_path))
+        if fm is not None:
+            check_card(fm, card_path)
+    except InputError as exc:
+        return [str(exc)]
+
     def add(
         msg: str, path: Path = card_path, fix: str = "rebuild the release (`biaskit release build --hub-ready`)."
     ) -> None:

@@ -183,6 +183,13 @@ def export_lm_eval(
                     fix="rebuild the release with language codes without '.'.",
                 )
             task = f"{prefix}_{lg.replace('-', '_')}_{sp}"
+            if task in res.tasks:  # 'pt-br' and 'pt_br': one YAML would overwrite the other
+                raise InputError(
+                    f"languages '{res.tasks[task]['lang']}' and '{lg}' give one lm-eval task name '{task}'.",
+                    path=rj,
+                    column="counts.pairs.by_split_lang",
+                    fix="export them one at a time (--lang), or rebuild the release with one spelling of the code.",
+                )
             files[f"{task}.yaml"] = task_yaml(
                 task,
                 tag=prefix,

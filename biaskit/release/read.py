@@ -11,6 +11,8 @@ code is needed to read a release::
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,9 @@ def is_release(path: str | Path) -> bool:
 
 
 def release_meta(path: str | Path) -> dict[str, Any]:
-    """``release.json`` of a release folder, with clear errors for a folder that is not one."""
-    from ..io import read_json
+    """``release.json`` of a release folder, checked (:func:`.meta.read_release_json`), with clear errors
+    for a folder that is not one."""
+    from .meta import check_links, read_release_json
 
     p = Path(path)
     if not p.exists():
@@ -40,14 +43,8 @@ def release_meta(path: str | Path) -> dict[str, Any]:
             path=p,
             fix="pass a folder written by `biaskit release build`, or a data file.",
         )
-    meta = read_json(p / L.RELEASE_JSON)
-    if not isinstance(meta, dict) or "name" not in meta or "version" not in meta:
-        raise InputError(
-            "release.json lacks name/version.",
-            path=p / L.RELEASE_JSON,
-            fix="rebuild the release with `biaskit release build`.",
-        )
-    return meta
+    check_links(p)
+    return read_release_json(p)
 
 
 def _check_split(split: str | None, path: Path) -> None:
@@ -90,14 +87,13 @@ def _records_file(path: str | Path, kind: str, split: str | None, fix: str) -> t
 def _validated(model, obj: dict, what: str, path: Path, row: int):
     from pydantic import ValidationError
 
+    from ..readers import validation_error
+
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(
-            f"invalid {what}: {exc.errors()[0].get('msg')}.",
-            path=path,
-            row=row,
-            fix="run `biaskit release verify DIR`, then rebuild the release.",
+        raise validation_error(
+            path, row, exc, what, "run `biaskit release verify DIR`, then rebuild the release."
         ) from None
 
 
@@ -181,19 +177,46 @@ def release_target_splits(path: str | Path) -> dict[str, str]:
 
 
 def read_sums(path: str | Path) -> dict[str, str]:
-    """``{relative path: sha256}`` from a release's ``SHA256SUMS``."""
+    """``{relative path: sha256}`` from a release's ``SHA256SUMS``; a path that leaves the release
+    folder is refused (:func:`biaskit.paths.inside`), so nothing outside it is ever hashed."""
+    from ..paths import inside
+    from ..readers import read_text
+
     p = Path(path) / L.SUMS
+    fix = "rebuild the release (SHA256SUMS is written by `biaskit release build`)."
     out = {}
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for i, line in enumerate(read_text(p).splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split(None, 1)
-        if len(parts) != 2 or len(parts[0]) != 64:
-            raise InputError(
-                "not a 'HEX  PATH' line.",
-                path=p,
-                row=i,
-                fix="rebuild the release (SHA256SUMS is written by `biaskit release build`).",
-            )
-        out[parts[1].lstrip("*").strip()] = parts[0].lower()
+        if len(parts) != 2 or not re.fullmatch(r"[0-9A-Fa-f]{64}", parts[0]):
+            raise InputError("not a 'HEX  PATH' line.", path=p, row=i, fix=fix)
+        rel = parts[1].lstrip("*").strip()
+        inside(path, rel, what="listed file", path=p, row=i, fix=fix)
+        out[rel] = parts[0].lower()
     return out
+
+
+def check_sums(path: str | Path, files: Sequence[Path]) -> None:
+    """Each of ``files`` (inside the release folder ``path``) is listed in ``SHA256SUMS`` with the
+    checksum it has: an edited or unlisted file is refused, naming it (``load_release``)."""
+    from ..io import sha256_file
+
+    p = Path(path)
+    fix = (
+        "restore the release from its published copy (`biaskit release verify DIR` lists every change), or "
+        "load it unchecked with biaskit.load_release(DIR, verify=False)."
+    )
+    if not (p / L.SUMS).is_file():
+        raise InputError(f"no {L.SUMS}: the files cannot be checked against the build.", path=p, fix=fix)
+    sums = read_sums(p)
+    for f in files:
+        rel = f.relative_to(p).as_posix()
+        if not f.is_file():
+            raise InputError("missing (the release names it).", path=f, fix=fix)
+        if rel not in sums:
+            raise InputError(f"not listed in {L.SUMS}.", path=f, fix=fix)
+        if sha256_file(f) != sums[rel]:
+            raise InputError(
+                f"checksum does not match {L.SUMS} (the file was changed after the build).", path=f, fix=fix
+            )

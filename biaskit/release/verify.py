@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import InputError
 from . import layout as L
 from .gcpause import without_gc
+from .meta import card_front_matter  # noqa: F401 - re-exported (the card's front matter is read in .meta)
 
 MAX_ROW_PROBLEMS = 20  # per file: the first ones, then a count
 
@@ -72,6 +73,9 @@ def verify_release(path: str | Path) -> VerifyResult:
             path=p,
             fix="pass a folder written by `biaskit release build`.",
         )
+    from .meta import check_links
+
+    check_links(p)  # nothing below reads through a link out of the release
     meta = _release_json(p, res)
     _sums(p, res)
     targets: dict[str, set[str]] = {}
@@ -98,21 +102,21 @@ def verify_release(path: str | Path) -> VerifyResult:
 
 
 def _release_json(p: Path, res: VerifyResult) -> dict | None:
-    from ..io import read_json
+    from .meta import read_release_json
 
     f = p / L.RELEASE_JSON
     if not f.exists():
         res.add("missing.", path=f, fix="rebuild the release with `biaskit release build`.")
         return None
     try:
-        meta = read_json(f)
+        meta = read_release_json(p)  # structure and types (a damaged file is one problem, not a crash)
     except InputError as exc:
         res.problems.append(str(exc))
         return None
     for k in ("name", "version", "created", "schema_version", "biaskit_version", "counts"):
-        if k not in (meta if isinstance(meta, dict) else {}):
+        if k not in meta:
             res.add(f"lacks '{k}'.", path=f, fix="rebuild the release with `biaskit release build`.")
-    return meta if isinstance(meta, dict) else None
+    return meta
 
 
 def _sums(p: Path, res: VerifyResult) -> None:
@@ -327,6 +331,7 @@ def _file_rows(f: Path) -> int | None:
 def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> None:
     """``release.json`` against the files (see the module docstring)."""
     from ..io import sha256_file
+    from ..paths import inside
 
     f = p / L.RELEASE_JSON
     fix = "rebuild the release with `biaskit release build` (release.json is written by the build, never by hand)."
@@ -382,7 +387,11 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
                     )
     rows = meta["rows"] if isinstance(meta.get("rows"), dict) else {}
     for rel, n in sorted(rows.items()):
-        rf = p / rel
+        try:
+            rf = inside(p, rel, what="file", path=f, column=f"rows.{rel}", fix=fix)
+        except InputError as exc:
+            res.problems.append(str(exc))
+            continue
         if not rf.is_file():
             res.add(f"'rows' names {rel}, which the release does not hold.", path=f, fix=fix)
             continue
@@ -391,25 +400,19 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
             res.add(f"'rows' gives {rel} {n} rows; the file has {got}.", path=f, fix=fix)
 
 
-def card_front_matter(text: str) -> dict | None:
-    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
-    if not m:
-        return None
-    import yaml
-
-    try:
-        obj = yaml.safe_load(m.group(1))
-    except yaml.YAMLError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
 def _card(p: Path, res: VerifyResult) -> None:
     f = p / L.README
     if not f.exists():
         res.add("missing: the dataset card.", path=f, fix="rebuild the release with `biaskit release build`.")
         return
-    text = f.read_text(encoding="utf-8")
+    from ..readers import read_text
+    from .meta import card_files, check_card
+
+    try:
+        text = read_text(f)
+    except InputError as exc:
+        res.problems.append(str(exc))
+        return
     fm = card_front_matter(text)
     fix = "rebuild the release (the card is generated; write your own sections in --card-text FILE)."
     if fm is None:
@@ -418,10 +421,14 @@ def _card(p: Path, res: VerifyResult) -> None:
         for k in L.CARD_YAML_KEYS:
             if k not in fm or fm[k] in (None, "", []):
                 res.add(f"card field '{k}' is missing from the YAML front matter.", path=f, fix=fix)
-        for c in fm.get("configs") or []:
-            for df in c.get("data_files") or []:
-                if not (p / str(df.get("path"))).exists():
-                    res.add(f"config '{c.get('config_name')}' names a missing file {df.get('path')}.", path=f, fix=fix)
+        try:  # structure and types, then every data file inside the release (never followed outside it)
+            files = card_files(p, check_card(fm, f))
+        except InputError as exc:
+            res.problems.append(str(exc))
+            files = []
+        for config, _, fp in files:
+            if not fp.exists():
+                res.add(f"config '{config}' names a missing file {fp.relative_to(p).as_posix()}.", path=f, fix=fix)
         if str(fm.get("license", "")).lower() in ("unknown", "other", ""):
             res.warnings.append(
                 f"{f}: licence is '{fm.get('license')}'. Fix: rebuild with a licence "
@@ -456,9 +463,8 @@ def _section_of(text: str, line_no: int) -> str:
 
 def _croissant(p: Path, res: VerifyResult) -> None:
     """``croissant.json``: present (a warning for releases built before it), and its files' checksums match."""
-    import json
-
     from ..io import sha256_file
+    from .meta import croissant_files, read_croissant
 
     f = p / L.CROISSANT
     if not f.exists():
@@ -468,16 +474,13 @@ def _croissant(p: Path, res: VerifyResult) -> None:
         )
         return
     fix = "rebuild the release with `biaskit release build` (croissant.json is generated)."
-    try:
-        md = json.loads(f.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        res.add(f"not valid JSON ({exc}).", path=f, fix=fix)
+    try:  # structure and types, then every file it names inside the release (never hashed outside it)
+        files = croissant_files(p, read_croissant(p))
+    except InputError as exc:
+        res.problems.append(str(exc))
         return
-    for d in md.get("distribution") or []:
-        if d.get("@type") != "cr:FileObject":
-            continue
-        fp = p / str(d.get("contentUrl"))
+    for url, sha, fp in files:
         if not fp.is_file():
-            res.add(f"names a missing file {d.get('contentUrl')}.", path=f, fix=fix)
-        elif d.get("sha256") != sha256_file(fp):
-            res.add(f"the sha256 of {d.get('contentUrl')} does not match the file.", path=f, fix=fix)
+            res.add(f"names a missing file {url}.", path=f, fix=fix)
+        elif sha != sha256_file(fp):
+            res.add(f"the sha256 of {url} does not match the file.", path=f, fix=fix)
