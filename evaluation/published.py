@@ -60,11 +60,11 @@ def model_names(model: Any) -> list[str]:
     return [n for n in dict.fromkeys(out) if n]
 
 
-def match_name(model: Any, paper: str) -> tuple[str, str] | None:
+def match_name(model: Any, paper: str, doc: dict | None = None) -> tuple[str, str] | None:
     """``(label, hub name)`` of the paper checkpoint ``model``'s names nominate, or None. A nomination
     only: :func:`identify` decides whether the model is that checkpoint."""
     names = {_norm(n) for n in model_names(model)}
-    for label, m in load(paper)["models"].items():
+    for label, m in (doc or load(paper))["models"].items():
         for hub in m.get("hub") or []:
             if _norm(hub) in names or _norm(hub.rsplit("/", 1)[-1]) in names:
                 return label, hub
@@ -80,18 +80,20 @@ def match_model(model: Any, paper: str) -> str | None:
 VERIFIED, UNVERIFIED, NOT_THE_PAPERS = "verified", "unverified", "not the paper's checkpoint"
 
 
-def identify(model: Any, paper: str, record: dict | None) -> dict | None:
+def identify(model: Any, paper: str, record: dict | None, *, doc: dict | None = None) -> dict | None:
     """Whether ``model`` is the paper checkpoint its name nominates, from ``record`` (its
     ``summary["checkpoint"]``: :func:`.checkpoint.checkpoint_record`). None when no name matches;
-    else ``{"label", "hub", "status", "why", "basis"}`` with ``status`` :data:`VERIFIED`,
-    :data:`UNVERIFIED` or :data:`NOT_THE_PAPERS`."""
+    else ``{"label", "hub", "status", "why", "basis", "paper"}`` with ``status`` :data:`VERIFIED`,
+    :data:`UNVERIFIED` or :data:`NOT_THE_PAPERS`. ``doc``: the paper's published file (default:
+    ``data/published/<paper>.json``)."""
     from .checkpoint import FACT_KEYS, recorded_facts
 
-    m = match_name(model, paper)
+    doc = doc or load(paper)
+    m = match_name(model, paper, doc)
     if m is None:
         return None
     label, hub = m
-    entry = load(paper)["models"][label]
+    entry = doc["models"][label]
     rec = (entry.get("checkpoints") or {}).get(hub)
     out = {"label": label, "hub": hub, "basis": entry["basis"], "paper": paper}
     loaded = (record or {}).get("facts") or {}
@@ -102,7 +104,7 @@ def identify(model: Any, paper: str, record: dict | None) -> dict | None:
         return {**out, "status": UNVERIFIED, "why": why}
     paper_facts = recorded_facts(rec)
     differ = [
-        f"{k.replace('_', ' ')} {_fact(loaded.get(k))} (the paper's {hub}: {_fact(paper_facts.get(k))})"
+        f"{k.replace('_', ' ')} {_fact(loaded.get(k))}, not {_fact(paper_facts.get(k))}"
         for k in FACT_KEYS
         if paper_facts.get(k) is not None and loaded.get(k) != paper_facts.get(k)
     ]
@@ -174,6 +176,20 @@ def apply_checkpoint(applied: Any, ident: dict | None) -> None:
         )
 
 
+def model_protocol(applied: Any, model: Any, loaded: Any) -> tuple[Any, dict]:
+    """One model's copy of a run's protocol, marked by its checkpoint (:func:`identify` against the
+    protocol's paper), and its ``summary["checkpoint"]``: facts, weights' SHA-256 and the paper
+    checkpoint its name nominated (``paper``: :func:`identify`'s answer, None when none)."""
+    from .checkpoint import checkpoint_record
+
+    applied_m = applied.copy()
+    record = checkpoint_record(loaded)
+    paper = paper_of(applied)
+    ident = identify(model, paper, record) if paper else None
+    apply_checkpoint(applied_m, ident)
+    return applied_m, {**record, "paper": ident}
+
+
 def _status(ident: dict) -> dict:
     return {k: ident[k] for k in ("status", "hub", "why")}
 
@@ -193,7 +209,7 @@ def pairs_data_reasons(applied: Any, data_info: dict, by_lang: dict) -> None:
             applied,
             "data",
             f"data: the public IndiBias sample ({sample.get('filename')}, {sample.get('rows')} pairs), not the "
-            f"{want} pairs per language Table 2 was computed on ({spec.get('source')})",
+            f"{want} pairs per language Table 2 was computed on ({spec.get('cite')})",
         )
         return
     for lang, s in sorted(by_lang.items()):
@@ -202,7 +218,7 @@ def pairs_data_reasons(applied: Any, data_info: dict, by_lang: dict) -> None:
             mark_not_comparable(
                 applied,
                 "data",
-                f"data: {n} pairs in {lang}, Table 2 was computed on {want} per language ({spec.get('source')})",
+                f"data: {n} pairs in {lang}, Table 2 was computed on {want} per language ({spec.get('cite')})",
             )
 
 
@@ -233,7 +249,7 @@ def cats_data_reasons(applied: Any, counts: dict[str, int]) -> None:
             mark_not_comparable(
                 applied,
                 "data",
-                f"data: {n:,} {split} CATs, the development-set figures cover {want:,} ({spec.get('source')})",
+                f"data: {n:,} {split} CATs, the development-set figures cover {want:,} ({spec.get('cite')})",
             )
 
 
@@ -320,7 +336,10 @@ def cats_comparison(ident: dict | None, summary: dict) -> dict:
         return _refused(ident, "stereoset2020")
     label = ident["label"]
     dev = doc.get("data", {}).get("dev") or {}
-    full = {sp: (summary.get(sp) or {}).get("overall", {}).get("count") == dev.get(sp) for sp in dev}
+    full = {
+        sp: (summary.get(sp) or {}).get("overall", {}).get("count") == dev.get(sp)
+        for sp in ("intrasentence", "intersentence")
+    }
     rows, scope = [], ""
     t4 = doc["tables"]["table4"]["values"]["dev"].get(label)
     if t4 and all(full.values()):
@@ -416,7 +435,7 @@ def seat_comparison(ident: dict | None, results: Sequence[dict]) -> dict:
                 paper,
                 r.get("effect_size"),
                 f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), "
-                f"{r['lang']} {col}",
+                f"{'English' if r['lang'] == 'en' else 'Hindi'} {col}",
                 note=f"{r['rendering']} rendering of the test, not the paper's sentences" if r.get("rendering") else "",
             )
         )
