@@ -260,14 +260,24 @@ def _row(what: str, paper: float | None, ours: float | None, source: str, note: 
 
 def _refused(ident: dict, paper: str) -> dict:
     """The comparison of a model named like a paper checkpoint that is not it: no figure, and why."""
-    return {"paper": load(paper)["citation"], "model": ident["label"], "basis": ident["basis"], **_status(ident), "rows": []}
+    return {
+        "paper": load(paper)["citation"],
+        "model": ident["label"],
+        "basis": ident["basis"],
+        **_status(ident),
+        "rows": [],
+    }
 
 
 def pairs_comparison(ident: dict | None, summary: dict) -> dict:
     """IndiBias Table 2 beside an ``evaluate pairs`` summary (per language: every bias type and the
     ICS mean ± std; biaskit's side is the same 5 x 80% subsample mean). ``ident``: :func:`identify`."""
     doc = load("indibias2024")
-    if ident is None or ident.get("paper") != "indibias2024" or ident["label"] not in doc["tables"]["table2"]["columns"]:
+    if (
+        ident is None
+        or ident.get("paper") != "indibias2024"
+        or ident["label"] not in doc["tables"]["table2"]["columns"]
+    ):
         return {}
     if ident["status"] == NOT_THE_PAPERS:
         return _refused(ident, "indibias2024")
@@ -459,14 +469,17 @@ def markdown(comp: dict, protocol: dict | None = None) -> str:
     if not comp:
         return ""
     if comp.get("status") == NOT_THE_PAPERS:
-        return "\n".join(
-            [
-                "## Published figures",
-                "",
-                f"This model is named like **{comp['model']}** in {comp['paper']} ({comp.get('hub')}), but it is "
-                f"**not the paper's checkpoint**: {comp.get('why')}. No published figure is printed beside it.",
-            ]
-        ) + "\n"
+        return (
+            "\n".join(
+                [
+                    "## Published figures",
+                    "",
+                    f"This model is named like **{comp['model']}** in {comp['paper']} ({comp.get('hub')}), but it is "
+                    f"**not the paper's checkpoint**: {comp.get('why')}. No published figure is printed beside it.",
+                ]
+            )
+            + "\n"
+        )
     if not comp.get("rows"):
         return ""
     lines = ["## Published figures", ""]

@@ -549,7 +549,12 @@ def tests_context(tests: Sequence[SeatTest]) -> dict[str, Any]:
     are biaskit's rendering (the index's ``rendering``), tests that are not the paper's."""
     rendered = sum(bool((t.meta or {}).get("rendering")) for t in tests)
     other = sum((t.meta or {}).get("family") != "indibias-paper" for t in tests)
-    return {"rendered_tests": rendered > 0, "rendered_tests_n": rendered, "other_tests": other > 0, "other_tests_n": other}
+    return {
+        "rendered_tests": rendered > 0,
+        "rendered_tests_n": rendered,
+        "other_tests": other > 0,
+        "other_tests_n": other,
+    }
 
 
 def significance(rows: Sequence[dict], alpha: float, correction: str = "none") -> list[str]:

@@ -391,12 +391,18 @@ def test_pairs_table2_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     assert s["checkpoint"]["weights"] == [
         {"file": "model.safetensors", "sha256": digest, "bytes": (model / "model.safetensors").stat().st_size}
     ]
-    ok = P.identify(str(model), "indibias2024", s["checkpoint"], doc=_recording("indibias2024", "XLMR", model, {
-        "model.safetensors": digest
-    }))
-    other = P.identify(str(model), "indibias2024", s["checkpoint"], doc=_recording("indibias2024", "XLMR", model, {
-        "model.safetensors": "0" * 64
-    }))
+    ok = P.identify(
+        str(model),
+        "indibias2024",
+        s["checkpoint"],
+        doc=_recording("indibias2024", "XLMR", model, {"model.safetensors": digest}),
+    )
+    other = P.identify(
+        str(model),
+        "indibias2024",
+        s["checkpoint"],
+        doc=_recording("indibias2024", "XLMR", model, {"model.safetensors": "0" * 64}),
+    )
     assert ok["status"] == P.VERIFIED and other["status"] == P.NOT_THE_PAPERS and "SHA-256" in other["why"]
     applied = apply_protocol(get_protocol("indibias"), "pairs", {}, {}, context={"kind": "mlm"})
     P.apply_checkpoint(applied, ok)
@@ -423,7 +429,9 @@ def test_cats_partial_run_is_compared_split_by_split_never_with_table4_overall(t
     assert any(t.startswith("data: 8 intrasentence CATs, the development-set figures cover 2,106") for t in texts)
     # with the paper's facts (a stand-in record), the partial run is compared with Table 7's intrasentence
     # rows only: Table 4's overall covers both splits of the whole development set
-    ident = P.identify(str(model), "stereoset2020", s["checkpoint"], doc=_recording("stereoset2020", "GPT2-medium", model))
+    ident = P.identify(
+        str(model), "stereoset2020", s["checkpoint"], doc=_recording("stereoset2020", "GPT2-medium", model)
+    )
     comp = P.cats_comparison(ident, s)
     rows = {r["what"]: r for r in comp["rows"]}
     assert "overall lms" not in rows and not any(w.startswith("intersentence") for w in rows)

@@ -260,7 +260,7 @@ def render_protocol(d: Mapping[str, Any]) -> str:
         else:
             why = [w["text"] for w in d.get("why_not_comparable") or [] if w.get("kind") != "setting"]
             lines += (
-                ["**Not comparable with the paper's figures** (docs/fidelity.md, \"What comparable means\"):", ""]
+                ['**Not comparable with the paper\'s figures** (docs/fidelity.md, "What comparable means"):', ""]
                 + ([f"- {len(devs)} deviation(s) from the protocol (above)"] if devs else [])
                 + [f"- {w}" for w in why]
                 + [""]
