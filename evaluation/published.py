@@ -407,6 +407,8 @@ def sentiment_comparison(summary_baseline: dict) -> dict:
         "paper": doc["citation"],
         "model": "SENTIMENTLM",
         "basis": doc["models"]["SENTIMENTLM"]["basis"],
+        "status": UNVERIFIED,
+        "why": "the sentiment classifier is the one you passed, not the authors' (which biaskit cannot verify)",
         "rows": [
             _row(
                 f"overall {k}",
