@@ -74,10 +74,10 @@ def cats_command(opts: CatsOptions) -> None:
                 add("", d, r)
     add("overall", "all", s["overall"])
     console.print(table)
-    for w in s.get("warnings") or [
-        f"{sp} not scored: {info['reason']}" for sp, info in (s.get("skipped") or {}).items()
-    ]:
+    for w in s.get("warnings") or []:
         console.print(Text.assemble(("warning: ", "bold yellow"), w), soft_wrap=True)
+    for sp, info in (s.get("skipped") or {}).items():
+        console.print(Text.assemble((f"{sp} not scored:", "yellow"), f" {info['reason']}"), soft_wrap=True)
     sent = (s.get("baselines") or {}).get("SentimentLM")
     if sent:
         o = sent["overall"]

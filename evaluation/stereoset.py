@@ -714,9 +714,9 @@ def run_cats(
         "tie_policy": tie_policy,
         "skipped": skipped,
         "overall_covers": sorted({c.split for c in cats}),
-        "warnings": [
-            f"{sp} NOT SCORED ({info['count']} CATs): {info['reason']}. The overall LMS/SS/ICAT cover "
-            f"{' and '.join(sorted({c.split for c in cats}))} only."
+        "warnings": [  # the reason is under "skipped" (it may name the model's folder)
+            f"{sp} NOT SCORED ({info['count']} CATs): the overall LMS, SS and ICAT cover "
+            f"{' and '.join(sorted({c.split for c in cats}))} only"
             for sp, info in skipped.items()
         ],
         "checkpoint": checkpoint,

@@ -235,3 +235,22 @@ def test_documented_differences_mark_the_stereoset_runs_they_change(tiny_gpt2, t
     assert got[1].startswith("scoring: 1 intrasentence fill(s) with punctuation or a space inside") and "2)" in got[1]
     assert any("byte-level BPE" in t for t in reasons(bpe))
     assert reasons(causal) == []  # a causal LM scores the option sentence whole: none of the three applies
+
+
+def test_a_masked_lm_without_nsp_weights_says_loudly_intersentence_was_not_scored(
+    tiny_xlmr, stereoset_jsonl, tmp_path, capsys
+):
+    out = tmp_path / "o"
+    code, stdout, err = run_cli(
+        ["evaluate", "cats", "--data", str(stereoset_jsonl), "--model", str(tiny_xlmr), "--limit", "6"]
+        + ["--out", str(out), "-q", "--no-cache"],
+        capsys,
+    )
+    assert code == 0, err
+    s = json.loads((out / "summary.json").read_text())
+    n_inter = s["skipped"]["intersentence"]["count"]
+    want = f"intersentence NOT SCORED ({n_inter} CATs): the overall LMS, SS and ICAT cover intrasentence only"
+    assert s["warnings"] == [want] and s["overall_covers"] == ["intrasentence"]
+    assert f"warning: {want}" in " ".join(stdout.split())
+    report = (out / "report.md").read_text()
+    assert report.index("## Warnings") < report.index("## Protocol") and f"**{want}**" in report

@@ -68,8 +68,8 @@ PROTOCOL = Protocol(
         ),
         Difference(
             "other-tests",
-            "data: {other_tests_n} test(s) are not the paper's (biaskit's own IndiBias-style tests: no published "
-            "figure exists for them)",
+            "data: {other_tests_n} test(s) are not the paper's Tables 3, 4, 9 tests (biaskit's own or another "
+            "source's): no published figure exists for them",
             when={"other_tests": True},
             section="data/seat/CARD.md",
         ),
