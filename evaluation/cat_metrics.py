@@ -307,6 +307,8 @@ def render_report(summary: dict) -> str:
             "head because this likelihood performed poorly, arXiv 2020 §7.4).",
             "",
         ]
+    if summary.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
     lines += [render_protocol(summary.get("protocol") or {})]
 
     def row(split: str, dom: str, r: dict) -> list:

@@ -74,6 +74,8 @@ def cats_command(opts: CatsOptions) -> None:
                 add("", d, r)
     add("overall", "all", s["overall"])
     console.print(table)
+    for w in s.get("warnings") or []:
+        console.print(Text.assemble(("warning: ", "bold yellow"), w), soft_wrap=True)
     for sp, info in (s.get("skipped") or {}).items():
         console.print(Text.assemble((f"{sp} not scored:", "yellow"), f" {info['reason']}"), soft_wrap=True)
     sent = (s.get("baselines") or {}).get("SentimentLM")
@@ -114,7 +116,10 @@ def _cats_multi(opts: CatsOptions) -> None:
         )
     console = make_console()
     console.print(table)
-    opt.print_protocol(console, res["summaries"][0].get("protocol") or {})
+    first, *others = res["summaries"]
+    opt.print_protocol(console, first.get("protocol") or {}, str(first.get("model")))
+    for other in others:  # each model's checkpoint decides its own verdict
+        opt.print_verdict(console, other.get("protocol") or {}, str(other.get("model")))
     c = res["correlations"]
     top = c[(c["split"] == "overall") & (c["domain"] == "all")]
     if len(top):
@@ -165,7 +170,9 @@ def seat_command(opts: SeatOptions) -> None:
                 )
             table.add_row(tname, lg, *cells)
         make_console().print(table)
-        opt.print_protocol(make_console(), first["protocol"])
+        opt.print_protocol(make_console(), first["protocol"], str(first["model"]))
+        for other in res["summaries"][1:]:  # each model's checkpoint decides its own verdict
+            opt.print_verdict(make_console(), other["protocol"], str(other["model"]))
         make_console().print(
             f"wrote {out / 'comparison.csv'}, {out / 'comparison.md'}, {out / 'comparison.json'} "
             "and one folder per model",

@@ -497,6 +497,9 @@ def run_ceat(
                 group_rows.append(
                     {"domain": dom, "group": g, "metric": "ces", "score": r["ces"], "count": min(counts[w] for w in ws)}
                 )
+    from .published import model_protocol
+
+    applied, checkpoint = model_protocol(applied, model, enc)
     summary = {
         "benchmark": "ceat",
         "kind": "ceat",
@@ -511,6 +514,7 @@ def run_ceat(
         "results": rows,
         "contexts": counts,
         "dropped_words": sorted(w for w, n in counts.items() if not n),
+        "checkpoint": checkpoint,
         "protocol": applied.as_dict(),
         "command": command,
     }

@@ -45,8 +45,9 @@ def protocol_value(p) -> str | None:
     return None if p is None else p.value
 
 
-def print_protocol(console, applied) -> None:
-    """The protocol line every evaluate command prints (yellow when the run deviates from it)."""
+def print_protocol(console, applied, model: str = "") -> None:
+    """The protocol line every evaluate command prints (yellow when the run deviates from it), then
+    whether the run is comparable with the paper's figures, and why not."""
     from rich.text import Text
 
     d = applied if isinstance(applied, dict) else applied.as_dict()
@@ -73,16 +74,50 @@ def print_protocol(console, applied) -> None:
     )
     for x in devs:
         console.print(Text.assemble(("  deviation: ", "yellow"), x["text"]), soft_wrap=True)
+    print_verdict(console, d, model)
+
+
+def print_verdict(console, d: dict, model: str = "") -> None:
+    """One line: whether a run (a model of it) is comparable with the paper's figures, and every reason
+    why not (docs/fidelity.md, "What comparable means")."""
+    from rich.text import Text
+
+    from .protocols.base import verdict
+
+    if not d or d.get("name") == "none":
+        return
+    text = verdict(d)
+    head, _, rest = text.partition(": ")
+    console.print(
+        Text.assemble(
+            ((f"{model}: " if model else "") + head, "green" if d.get("comparable") else "yellow"),
+            (": " + rest) if rest else "",
+        ),
+        soft_wrap=True,
+    )
 
 
 def print_published(console, comp: dict) -> None:
     """The paper's figures beside the run, in the terminal (the first rows; report.md has them all)."""
-    if not comp or not comp.get("rows"):
+    from .published import NOT_THE_PAPERS, VERIFIED
+
+    if not comp:
+        return
+    if comp.get("status") == NOT_THE_PAPERS:
+        console.print(
+            f"published figures: named like {comp['model']} ({comp.get('hub')}) but not the paper's checkpoint "
+            f"({comp.get('why')}): no figure printed",
+            soft_wrap=True,
+        )
+        return
+    if not comp.get("rows"):
         return
     rows = [r for r in comp["rows"] if r.get("biaskit") is not None]
     shown = rows[:6]
+    how = "" if comp.get("status") == VERIFIED else "for orientation, checkpoint not verified; "
     console.print(
-        f"published figures ({comp['model']}, {comp['paper'].split('.')[0]}): "
+        f"published figures ({how}{comp['model']}, {comp['paper'].split('.')[0]}): "
+        + (f"{comp['scope']}; " if comp.get("scope") else "")
         + "; ".join(f"{r['what']} paper {r['paper']:.2f} vs biaskit {r['biaskit']:.2f}" for r in shown)
         + (f"; ... {len(rows) - len(shown)} more in report.md" if len(rows) > len(shown) else ""),
         soft_wrap=True,

@@ -226,11 +226,15 @@ def run_ilps(
                     "count": int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum()),
                 }
             )
+    from .published import model_protocol
+
+    applied, checkpoint = model_protocol(applied, model, lm)
     summary = {
         "benchmark": "ilps",
         "kind": "ilps",
         "model": model,
         "fingerprint": lm.fingerprint,
+        "checkpoint": checkpoint,
         "predict": predict,
         "templates": templates,
         "attributes": names,

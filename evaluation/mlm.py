@@ -25,7 +25,11 @@ Units (``unit=``):
   into many pieces (Kauf & Ivanova 2023), which is exactly the Hindi/Devanagari case; whole-word
   masking keeps one input per word, so a sentence's score does not depend on how finely the
   tokenizer cuts it into pieces beyond the pieces' own probabilities. For a pair where every word is
-  one piece, ``word`` equals ``token`` whenever the word diff and the token diff agree.
+  one piece, ``word`` equals ``token`` whenever the word diff and the token diff agree. Masking whole
+  words is biaskit's *reading* of §6.1 (its formula sums log P(u_i | U\\u_i, M) over the tokens of U).
+- ``word-token``: §6.1 read literally: U and M decided on words as ``word`` does, then each *token*
+  of U masked alone (the rest of its word visible), as ``token`` does. Equal to ``word`` when every
+  U word is one piece.
 
 Normalisation (``normalise=``):
 
@@ -54,7 +58,7 @@ class MLMScorer(PairScorer):
     name = "mlm"
     kind = "mlm"
     methods = ("pll", "pmu")
-    units = ("token", "word")
+    units = ("token", "word", "word-token")
     normalisations = NORMALISATIONS
 
     def __init__(self, lm, **kw):
@@ -86,18 +90,21 @@ class MLMScorer(PairScorer):
         text = (
             "sum of log P(token) over "
             + ("unmodified (U)" if self.method == "pll" else "modified (M)")
-            + (
-                " tokens, one token masked at a time"
-                if self.unit == "token"
-                else " words, one whole word masked at a time"
-            )
+            + {
+                "token": " tokens, one token masked at a time",
+                "word": " words, one whole word masked at a time",
+                "word-token": " words, one token of them masked at a time",
+            }[self.unit]
         )
         if self.normalise == "unmodified":
             text += ", divided by |C| = the number of unmodified tokens (IndiBias §6.1)"
         return text
 
     def _job(self, text: str, sp: SentenceSpans) -> _Job:
-        return _Job(text=text, ids=sp.ids, groups=sp.u_groups if self.method == "pll" else sp.m_groups)
+        groups = sp.u_groups if self.method == "pll" else sp.m_groups
+        if self.unit == "word-token":  # the words' tokens, each masked alone
+            groups = tuple((p,) for g in groups for p in g)
+        return _Job(text=text, ids=sp.ids, groups=groups)
 
     def plan(self, a: str, b: str) -> tuple[SentenceSpans, SentenceSpans]:
         """The U/M spans of a pair as scored (after lower-casing when the model is uncased)."""

@@ -188,7 +188,9 @@ class PairsOptions(ModelOptions):
         "--unit",
         choices=UNITS,
         what="masking unit",
-        help="mlm masking unit: token (CrowS-Pairs) or word (IndiBias §6.1). Default: the protocol's.",
+        help="mlm masking unit: token (CrowS-Pairs); word (IndiBias §6.1 as biaskit reads it: U and M by words, "
+        "each word masked whole); word-token (§6.1's formula read literally: U and M by words, one token of U "
+        "masked at a time). Default: the protocol's.",
     )
     method: str | None = option(
         None,

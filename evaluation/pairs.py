@@ -303,6 +303,11 @@ def run_pairs(
         "skipped": [str(e) for e in res.skipped[:50]],
     }
 
+    from collections import Counter
+
+    from .published import pairs_data_reasons
+
+    pairs_data_reasons(applied, data_info, {lg: {"n_pairs": n} for lg, n in Counter(p.lang for p in pairs).items()})
     multi = len(models) > 1
     slugs = _unique_slugs(models)
     summaries, model_dirs, frames = [], [], []
@@ -356,9 +361,10 @@ def run_pairs(
                 clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None,
             )
             metrics_s = time.perf_counter() - t0
-            from .published import pairs_comparison
+            from .published import model_protocol, pairs_comparison
 
-            summary["published"] = pairs_comparison(model, summary)
+            applied_m, checkpoint = model_protocol(applied, model, sc.lm if getattr(sc, "lm", None) is not None else sc)
+            summary["published"] = pairs_comparison(checkpoint.get("paper"), summary)
             summary.update(
                 {
                     "benchmark": "pairs",
@@ -370,7 +376,8 @@ def run_pairs(
                     "normalise": info.get("normalise", "none"),
                     "normalisation": info.get("normalisation"),
                     "scorer_info": info,
-                    "protocol": applied.as_dict(),
+                    "checkpoint": checkpoint,
+                    "protocol": applied_m.as_dict(),
                     "data": data_info,
                     "biaskit_version": __version__,
                     "created_at": datetime.now(UTC).isoformat(timespec="seconds"),

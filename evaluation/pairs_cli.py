@@ -53,7 +53,11 @@ def pairs_command(opts: PairsOptions) -> None:
                 f"{fmt(sub['mean'])} ± {fmt(sub['std'])}",
             )
     console.print(table)
-    opt.print_protocol(console, res["protocol"])
+    first, *others = res["summaries"]
+    multi = len(res["summaries"]) > 1
+    opt.print_protocol(console, first["protocol"], first["model_slug"] if multi else "")
+    for s in others:
+        opt.print_verdict(console, s["protocol"], s["model_slug"])
     for s in res["summaries"]:
         opt.print_published(console, s.get("published") or {})
     console.print(

@@ -418,6 +418,7 @@ def comparison_frame(summaries: Sequence[dict]):
                 "method": s.get("method"),
                 "protocol": (s.get("protocol") or {}).get("name"),
                 "deviations": len((s.get("protocol") or {}).get("deviations") or []),
+                "comparable": bool((s.get("protocol") or {}).get("comparable")),
                 "lang": lg,
                 "n_pairs": v["n_pairs"],
                 "metric_score": v["metric_score"],
@@ -471,15 +472,20 @@ def render_comparison_md(df, *, plot: str | None = "ds_kde_comparison.png") -> s
             "",
         ]
     if "protocol" in df.columns:
-        prot = df.drop_duplicates("folder")[["model", "folder", "protocol", "deviations"]]
+        cols = ["model", "folder", "protocol", "deviations"] + (["comparable"] if "comparable" in df.columns else [])
+        prot = df.drop_duplicates("folder")[cols]
         lines += [
             "## Protocol",
             "",
-            "Each model's report lists its protocol's settings and every deviation in words.",
+            "Each model's report lists its protocol's settings, every deviation in words, and why the run is or is "
+            "not comparable with the paper's figures (its data and its checkpoint).",
             "",
             _md_table(
-                ["model", "folder", "protocol", "deviations"],
-                [[r["model"], r["folder"], r["protocol"], r["deviations"]] for r in prot.to_dict(orient="records")],
+                cols,
+                [
+                    [r[c] if c != "comparable" else ("yes" if r[c] else "no") for c in cols]
+                    for r in prot.to_dict(orient="records")
+                ],
             ),
             "",
         ]

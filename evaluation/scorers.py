@@ -33,7 +33,7 @@ SCORERS: Registry = Registry("scorer")
 SCORERS.register(
     "mlm",
     "biaskit.evaluation.mlm:MLMScorer",
-    help="masked LM pseudo-log-likelihood (CrowS-Pairs; methods pll|pmu; units token|word)",
+    help="masked LM pseudo-log-likelihood (CrowS-Pairs; methods pll|pmu; units token|word|word-token)",
 )
 SCORERS.register(
     "clm", "biaskit.evaluation.clm:CLMScorer", help="causal LM sentence log-probability (methods sum|mean)"

@@ -430,7 +430,9 @@ def run_seat_test(
 
     sents = prepare_sentences(test, bleach=bleach, template=template)
     enc = {k: encoder.encode(v, pooling=pooling, batch_size=batch_size, cache=cache) for k, v in sents.items()}
+    check_distinct(test, sents, enc, pooling, encoder.family)
     res = weat(enc["targ1"], enc["targ2"], enc["attr1"], enc["attr2"], n_samples=n_samples, seed=seed)
+    check_effect_size(test, res, pooling)
     cov = tokenizer_coverage(encoder.tokenizer, [s for v in sents.values() for s in v])
     bleached = sents["targ1"] != test.sets["targ1"].examples
     paper = {k: test.meta[k] for k in ("table", "row", "label", "paper_effect_sizes") if k in (test.meta or {})}
@@ -454,10 +456,52 @@ def run_seat_test(
         if bleached
         else None,
         "equal_target_sizes": res["n_targ1"] == res["n_targ2"],
+        **({"rendering": test.meta["rendering"]} if (test.meta or {}).get("rendering") else {}),
         "tok_unknown_share": cov["unknown_share"],
         "tok_lost_char_share": cov["lost_char_share"],
         "warning": coverage_warning(cov, lang=test.lang, what=test.name),
     }
+
+
+COLLAPSE_SHARE = 0.5  # fewer distinct sentence vectors than this share of distinct sentences: refused
+
+
+def check_distinct(test: SeatTest, sents: dict[str, list[str]], enc: dict[str, np.ndarray], pooling: str, family: str):
+    """Refuse a test whose sentence vectors collapse: distinct sentences that the encoder maps to the
+    same vector (to 5 decimals) measure nothing (e.g. the first position of a decoder, which sees only
+    the first token, or text the tokenizer turns into unknown pieces)."""
+    texts: dict[str, np.ndarray] = {}
+    for k, v in sents.items():
+        for t, vec in zip(v, enc[k], strict=True):
+            texts.setdefault(t, vec)
+    if len(texts) < 4:
+        return
+    distinct = len({np.round(v.astype(np.float64), 5).tobytes() for v in texts.values()})
+    if distinct >= COLLAPSE_SHARE * len(texts):
+        return
+    from biaskit.options import say
+
+    fix = (
+        f"a decoder has no [CLS]: use {say('pooling', 'last')} (the default for decoders) or {say('pooling', 'mean')}"
+        if family == "decoder" and pooling in ("cls", "first")
+        else f"try {say('pooling', 'mean')}, and check that the tokenizer covers the test's language"
+    )
+    raise BiaskitError(
+        f"SEAT test {test.name}: the sentence vectors collapse: {len(texts)} distinct sentences give {distinct} "
+        f"distinct vectors with {pooling} pooling on this {family}, so an effect size would measure nothing. Fix: {fix}"
+    )
+
+
+def check_effect_size(test: SeatTest, res: dict, pooling: str) -> None:
+    """An undefined effect size is an error naming the test and why, never a row beside a paper figure."""
+    d = res.get("effect_size")
+    if d is not None and math.isfinite(d):
+        return
+    raise BiaskitError(
+        f"SEAT test {test.name}: the effect size is undefined (NaN): s(w, A, B) is the same for every target "
+        f"sentence, so its standard deviation is 0 ({pooling} pooling). Fix: check the encoder and the pooling "
+        "(the sentences' vectors barely differ), or drop this test"
+    )
 
 
 SEAT_DEFAULTS = {
@@ -479,11 +523,13 @@ def seat_protocol(requested: str | None, parsed: Sequence[SeatTest], family: str
     from .protocols.origin import seat_origin
 
     proto, how = choose("seat", requested, seat_origin(parsed) if requested in (None, AUTO) else None)
+    # a decoder's sentence vector: its last position (sent-bias's GPT encodings), which has seen every token
+    defaults = {**SEAT_DEFAULTS, "pooling": "last"} if family == "decoder" else SEAT_DEFAULTS
     return apply_protocol(
         proto,
         "seat",
         given,
-        SEAT_DEFAULTS,
+        defaults,
         context={"family": family},
         chosen_by=how,
         words={
@@ -496,6 +542,19 @@ def seat_protocol(requested: str | None, parsed: Sequence[SeatTest], family: str
             "marks": {"star": "* when significant"},
         },
     )
+
+
+def tests_context(tests: Sequence[SeatTest]) -> dict[str, Any]:
+    """Facts of a run's tests that decide whether a documented difference applies: tests whose sentences
+    are biaskit's rendering (the index's ``rendering``), tests that are not the paper's."""
+    rendered = sum(bool((t.meta or {}).get("rendering")) for t in tests)
+    other = sum((t.meta or {}).get("family") != "indibias-paper" for t in tests)
+    return {
+        "rendered_tests": rendered > 0,
+        "rendered_tests_n": rendered,
+        "other_tests": other > 0,
+        "other_tests_n": other,
+    }
 
 
 def significance(rows: Sequence[dict], alpha: float, correction: str = "none") -> list[str]:
@@ -599,7 +658,10 @@ def run_seat(
     run_s = time.perf_counter() - t0
     for r, sig in zip(rows, significance(rows, alpha, v["correction"]), strict=False):
         r["significance"] = sig
-    from .published import seat_comparison
+    from .published import model_protocol, seat_comparison
+
+    applied, checkpoint = model_protocol(applied, model, enc)
+    applied.note_context(tests_context(parsed))
 
     df = pd.DataFrame([{k: x for k, x in r.items() if k not in ("templates", "paper_effect_sizes")} for r in rows])
     summary = {
@@ -617,8 +679,9 @@ def run_seat(
         "alpha": alpha,
         "correction": v["correction"],
         "marks": v["marks"],
+        "checkpoint": checkpoint,
         "protocol": applied.as_dict(),
-        "published": seat_comparison(model, rows),
+        "published": seat_comparison(checkpoint.get("paper"), rows),
         "tests": rows,
         "warnings": [r["warning"] for r in rows if r.get("warning")],
         "timings": {"load_s": load_s, "run_s": run_s},

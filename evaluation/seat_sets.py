@@ -244,6 +244,8 @@ def paper_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
                 "source": f"Sahoo et al. (2024) IndiBias, Table {t['table']} row {t['row']}; "
                 f"data/seat/{PAPER}/lexicon.json (see CARD.md)"
                 + ("; Hindi: the biaskit team's rendering" if lg == "hi" else ""),
+                # whose sentences these are when not the paper's (the NLLB translations were not published)
+                **({"rendering": "biaskit's"} if lg == "hi" else {}),
             }
             out[f"{PAPER}/{lg}/{t['id']}.jsonl"] = (doc, entry)
     return out

@@ -196,8 +196,8 @@ def word_spans(tokenizer, text_a: str, text_b: str) -> tuple[SentenceSpans, Sent
 def pair_spans(tokenizer, text_a: str, text_b: str, unit: str = "token") -> tuple[SentenceSpans, SentenceSpans]:
     if unit == "token":
         return token_spans(tokenizer, text_a, text_b)
-    if unit == "word":
+    if unit in ("word", "word-token"):  # U and M by words (the two differ in how U is masked: mlm.py)
         return word_spans(tokenizer, text_a, text_b)
     from biaskit.errors import BiaskitError
 
-    raise BiaskitError(f"unknown unit '{unit}'. Fix: use token or word")
+    raise BiaskitError(f"unknown unit '{unit}'. Fix: use token, word or word-token")

@@ -514,6 +514,43 @@ def cats_protocol(
     )
 
 
+def scoring_context(cats: Sequence[CAT], lm: Any) -> dict[str, Any]:
+    """Facts of the scored CATs and the model that decide whether a documented difference from the
+    reference applies (:class:`~.protocols.base.Difference` of the ``stereoset`` protocol)."""
+    import string
+
+    intra = [c for c in cats if c.split == "intrasentence"]
+    two = sum(c.context.count("BLANK") >= 2 for c in intra)
+    inner = 0
+    for c in intra:
+        for o in c.options:
+            try:
+                fill = locate_fill(c.context, o.sentence).fill
+            except BiaskitError:
+                continue
+            inner += any(ch in string.punctuation or ch.isspace() for ch in fill)
+    return {
+        "kind": getattr(lm, "kind", None),
+        "two_blank_cats": two > 0,
+        "two_blank_cats_n": two,
+        "inner_punct_fills": inner > 0,
+        "inner_punct_fills_n": inner,
+        "byte_level": _byte_level(getattr(lm, "tokenizer", None)),
+    }
+
+
+def _byte_level(tokenizer: Any) -> bool:
+    """The tokenizer is a byte-level BPE (GPT-2, RoBERTa vocabularies: words carry their leading space)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return False
+    try:
+        pre = json.loads(backend.to_str()).get("pre_tokenizer") or {}
+    except Exception:  # noqa: BLE001 - not a serialisable tokenizer: assume not
+        return False
+    return '"ByteLevel"' in json.dumps(pre)
+
+
 def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
     """Under a protocol that scores intersentence CATs with an NSP head (StereoSet), a model that would
     fall back to the likelihood is refused with the fix (a head file, intrasentence only, or no protocol)."""
@@ -654,6 +691,11 @@ def run_cats(
             skipped["intersentence"] = {"count": len(inter), "reason": str(exc)}
             cats = [c for c in cats if c.split != "intersentence"]
     score_s = time.perf_counter() - t0
+    from .published import cats_data_reasons, model_protocol
+
+    applied, checkpoint = model_protocol(applied, model, lm)
+    applied.note_context(scoring_context(cats, lm))
+    cats_data_reasons(applied, {sp: sum(c.split == sp for c in cats) for sp in SPLITS_})
     items, _ = to_metric_items(cats, {s.sentence_id: s.score for s in scores})
     report = full_report(items, tie_policy=tie_policy)
     n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
@@ -673,6 +715,13 @@ def run_cats(
         else None,
         "tie_policy": tie_policy,
         "skipped": skipped,
+        "overall_covers": sorted({c.split for c in cats}),
+        "warnings": [  # the reason is under "skipped" (it may name the model's folder)
+            f"{sp} NOT SCORED ({info['count']} CATs): the overall LMS, SS and ICAT cover "
+            f"{' and '.join(sorted({c.split for c in cats}))} only"
+            for sp, info in skipped.items()
+        ],
+        "checkpoint": checkpoint,
         "protocol": applied.as_dict(),
         "data": {
             "path": str(data),
@@ -708,7 +757,7 @@ def run_cats(
             )
     from .published import cats_comparison
 
-    summary["published"] = cats_comparison(lm, summary)
+    summary["published"] = cats_comparison(checkpoint.get("paper"), summary)
     write_cat_outputs(out_dir, summary, scores, cats)
     return summary
 

@@ -301,7 +301,7 @@ def test_ilps_groups_and_report(tiny_bert, tmp_path):
     assert len(rows) == 5 * 3 and rows[("man", "A-B")] == pytest.approx(rows[("man", "A")] - rows[("man", "B")])
     assert s["predict"] == "target" and s["protocol"]["name"] == "none"
     s = run_ilps(str(tiny_bert), tmp_path / "c", groups=gfile, cache=False, protocol="cao2022")
-    assert s["predict"] == "attribute" and s["protocol"]["name"] == "cao2022" and s["protocol"]["comparable"]
+    assert s["predict"] == "attribute" and s["protocol"]["name"] == "cao2022" and s["protocol"]["follows_protocol"]
 
 
 # -------------------------------------------------------------------------------------- correlate cao2022
@@ -408,7 +408,7 @@ def test_correlate_cao2022_runs_and_checks_the_papers_metrics(three_berts, tmp_p
     code, stdout, err = run_cli(args, capsys)
     assert code == 0, err
     s = json.loads((out / "summary.json").read_text())
-    assert s["protocol"]["name"] == "cao2022" and s["headline"] == "pearson" and s["protocol"]["comparable"]
+    assert s["protocol"]["name"] == "cao2022" and s["headline"] == "pearson" and s["protocol"]["follows_protocol"]
     intr = tmp_path / "corr-intrinsic"
     for k in range(3):
         st = json.loads((intr / f"m{k}" / "stereoset" / "summary.json").read_text())

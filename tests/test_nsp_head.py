@@ -129,7 +129,7 @@ def test_a_reference_head_file_scores_as_a_hand_loop(
     for k in want:
         assert got[k] == pytest.approx(want[k], abs=1e-5), k
     assert s["methods"] == ["nsp"] and s["nsp_head"]["family"] == family and s["nsp_head"]["next_label"] == label
-    assert s["protocol"]["name"] == "stereoset" and s["protocol"]["comparable"]
+    assert s["protocol"]["name"] == "stereoset" and s["protocol"]["follows_protocol"]
     assert Path(s["nsp_head"]["path"]).name in (tmp_path / "o" / "report.md").read_text()
 
 

@@ -76,15 +76,18 @@ def test_indibias_protocol_settings():
 
 
 def test_indibias_seat_protocol_settings():
-    # Appendix B: [CLS] embedding of bleached sentences (May et al.); Tables 3, 4, 9: underlined at p = 0.01
+    # Appendix B: [CLS] embedding of bleached sentences (May et al.); Tables 3, 4, 9: underlined at p = 0.01.
+    # A decoder has no [CLS]: the paper's pooling covers encoders (and mT5/mBART's encoder), a decoder is
+    # outside the paper's setup (its scope)
     assert settings("indibias-seat") == {
-        ("", "pooling", "cls", ()),
+        ("", "pooling", "cls", (("family", ("encoder", "encoder-decoder")),)),
         ("", "bleach", "auto", ()),
         ("", "alpha", 0.01, ()),
         ("", "correction", "none", ()),
         ("", "marks", "underline", ()),
     }
     cites("indibias-seat", "pooling", "Appendix B", "[CLS]")
+    assert dict(get_protocol("indibias-seat").scope)["family"][0] == ("encoder", "encoder-decoder")
     cites("indibias-seat", "alpha", "Tables 3, 4, 9", "0.01")
     cites("indibias-seat", "marks", "underlined")
 
@@ -205,17 +208,20 @@ def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_p
     # an IndiBias file: the indibias protocol, for a masked LM word masking and |C|, for a causal LM the mean
     r = run_pairs(ib_csv, models=[tiny_xlmr], scorer="mlm", out_dir=tmp_path / "m", progress=False, cache=False)
     s = r["summaries"][0]
-    assert s["protocol"]["name"] == "indibias" and s["protocol"]["comparable"]
+    assert s["protocol"]["name"] == "indibias" and s["protocol"]["follows_protocol"]
+    # ... but a tiny file and a random model are not the paper's data and checkpoint: not comparable
+    kinds = {w["kind"] for w in s["protocol"]["why_not_comparable"]}
+    assert not s["protocol"]["comparable"] and kinds == {"data", "checkpoint"}
     assert (s["unit"], s["method"], s["normalise"]) == ("word", "pll", "unmodified")
     assert s["subsample"]["runs"] == 5 and s["subsample"]["fraction"] == 0.8
     r = run_pairs(ib_csv, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "c", progress=False, cache=False)
-    assert r["summaries"][0]["method"] == "mean" and r["protocol"].comparable
+    assert r["summaries"][0]["method"] == "mean" and r["protocol"].follows_protocol
     # an explicit option overrides it and is a deviation in words, recorded and reported
     r = run_pairs(
         ib_csv, models=[tiny_gpt2], scorer="clm", method="sum", out_dir=tmp_path / "d", progress=False, cache=False
     )
     s = r["summaries"][0]
-    assert s["method"] == "sum" and not s["protocol"]["comparable"]
+    assert s["method"] == "sum" and not s["protocol"]["comparable"] and not s["protocol"]["follows_protocol"]
     [dev] = s["protocol"]["deviations"]
     assert dev["text"].startswith("the sum of the token log-probabilities instead of the per-token mean")
     assert "IndiBias §6.1" in dev["text"] and "--method sum" in dev["text"]
@@ -236,7 +242,7 @@ def test_crows_data_and_a_causal_lm_is_outside_the_paper(crows_csv, tiny_gpt2, t
         crows_csv, models=[tiny_bert], scorer="mlm", limit=4, out_dir=tmp_path / "b", progress=False, cache=False
     )
     s = r["summaries"][0]
-    assert s["protocol"]["name"] == "crows" and s["protocol"]["comparable"]
+    assert s["protocol"]["name"] == "crows" and s["protocol"]["follows_protocol"] and not s["protocol"]["comparable"]
     assert (s["unit"], s["method"], s["normalise"]) == ("token", "pll", "none")
     r = run_pairs(
         crows_csv, models=[tiny_gpt2], scorer="clm", limit=4, out_dir=tmp_path / "g", progress=False, cache=False

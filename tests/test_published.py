@@ -299,6 +299,7 @@ def test_stereoset_tables_equal_an_independent_transcription():
 
 
 def test_models_match_by_hub_name(tmp_path):
+    # a name only nominates a paper checkpoint (identify() decides from the loaded model's facts)
     assert P.match_model("google/muril-base-cased", "indibias2024") == "Muril"
     assert P.match_model("./xlm-roberta-base", "indibias2024") == "XLMR"
     assert P.match_model("openai-community/gpt2-medium", "stereoset2020") == "GPT2-medium"
@@ -309,7 +310,7 @@ def test_models_match_by_hub_name(tmp_path):
     d.mkdir()
     (d / "config.json").write_text(json.dumps({"_name_or_path": "roberta-base"}))
     assert P.match_model(str(d), "stereoset2020") == "ROBERTA-base"
-    assert P.seat_label("google/muril-base-cased") == "Muril" and P.seat_label("ai4bharat/indic-bert") == "IndicBert"
+    assert P.seat_label("Muril") == "Muril" and P.seat_label("IndicBERT") == "IndicBert"
 
 
 def _named(src: Path, tmp_path: Path, name: str) -> Path:
@@ -318,8 +319,20 @@ def _named(src: Path, tmp_path: Path, name: str) -> Path:
     return d
 
 
-def test_pairs_report_prints_table2_beside_a_matching_model(tiny_xlmr, tmp_path):
+def _recording(paper: str, label: str, model_dir: Path, sha256: dict | None = None) -> dict:
+    """The paper's published file, with ``model_dir``'s own config recorded as ``label``'s checkpoint:
+    a stand-in for a paper checkpoint whose facts equal the loaded model's (the real ones are GBs)."""
+    doc = json.loads(json.dumps(P.load(paper)))
+    cfg = json.loads((model_dir / "config.json").read_text())
+    hub = doc["models"][label]["hub"][0]
+    doc["models"][label]["checkpoints"] = {hub: {"config": cfg, "weights_sha256": sha256 or {}, "source": "test"}}
+    return doc
+
+
+def test_pairs_table2_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     from biaskit.evaluation.pairs import run_pairs
+    from biaskit.evaluation.protocols import get_protocol
+    from biaskit.evaluation.protocols.base import apply_protocol
 
     from biaskit.readers import write_pairs
     from biaskit.schema import SentencePair
@@ -346,54 +359,113 @@ def test_pairs_report_prints_table2_beside_a_matching_model(tiny_xlmr, tmp_path)
         )
     data = tmp_path / "ib.jsonl"
     write_pairs(data, pairs)
+    # a tiny random model in a folder named like the paper's XLM-R: named so, but not the paper's checkpoint
     model = _named(tiny_xlmr, tmp_path, "xlm-roberta-base")
     r = run_pairs(data, models=[str(model)], scorer="mlm", out_dir=tmp_path / "o", progress=False, cache=False)
     s = r["summaries"][0]
-    assert s["protocol"]["name"] == "indibias"
+    assert s["protocol"]["name"] == "indibias" and not s["protocol"]["comparable"]
     comp = s["published"]
-    assert comp["model"] == "XLMR"
+    assert comp["model"] == "XLMR" and comp["status"] == P.NOT_THE_PAPERS and comp["rows"] == []
+    assert "layers 2, not 12" in comp["why"] and "vocab size" in comp["why"]
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "**not the paper's checkpoint**" in report and "This model is **XLMR**" not in report
+    assert "IndiBias Table 2, row ICS (mean)" not in report
+    # the same model, were its facts the paper's checkpoint's (no weights' SHA-256 recorded): the figures are
+    # printed for orientation, checkpoint not verified, and the run stays not comparable
+    doc = _recording("indibias2024", "XLMR", model)
+    ident = P.identify(str(model), "indibias2024", s["checkpoint"], doc=doc)
+    assert ident["status"] == P.UNVERIFIED and "no SHA-256 of the paper's weights" in ident["why"]
+    comp = P.pairs_comparison(ident, s)
     rows = {row["what"]: row for row in comp["rows"]}
     assert rows["en: ICS (mean)"]["paper"] == 55.64 and rows["en: gender"]["paper"] == 53.88
     assert rows["en: ICS (mean)"]["biaskit"] == s["by_lang"]["en"]["subsample"]["mean"]
     assert rows["en: gender"]["difference"] == pytest.approx(rows["en: gender"]["biaskit"] - 53.88)
-    report = (tmp_path / "o" / "report.md").read_text()
-    assert "## Published figures" in report and "IndiBias Table 2, row ICS (mean), column English XLMR" in report
+    md = P.markdown(comp, s["protocol"])
+    assert "for orientation, checkpoint not verified" in md
+    assert "IndiBias Table 2, row ICS (mean), column English XLMR" in md
+    # with the weights' SHA-256 recorded: verified when the file is the paper's, refused when it is not
+    # (a fine-tuned or debiased model keeps the facts and the name, not the bytes)
+    import hashlib
+
+    digest = hashlib.sha256((model / "model.safetensors").read_bytes()).hexdigest()
+    assert s["checkpoint"]["weights"] == [
+        {"file": "model.safetensors", "sha256": digest, "bytes": (model / "model.safetensors").stat().st_size}
+    ]
+    ok = P.identify(
+        str(model),
+        "indibias2024",
+        s["checkpoint"],
+        doc=_recording("indibias2024", "XLMR", model, {"model.safetensors": digest}),
+    )
+    other = P.identify(
+        str(model),
+        "indibias2024",
+        s["checkpoint"],
+        doc=_recording("indibias2024", "XLMR", model, {"model.safetensors": "0" * 64}),
+    )
+    assert ok["status"] == P.VERIFIED and other["status"] == P.NOT_THE_PAPERS and "SHA-256" in other["why"]
+    applied = apply_protocol(get_protocol("indibias"), "pairs", {}, {}, context={"kind": "mlm"})
+    P.apply_checkpoint(applied, ok)
+    assert applied.comparable and applied.as_dict()["checkpoint_verified"] == "XLMR"
     # a model the paper does not report gets no such section
-    other = _named(tiny_xlmr, tmp_path, "my-xlmr")
-    r = run_pairs(data, models=[str(other)], scorer="mlm", out_dir=tmp_path / "p", progress=False, cache=False)
+    other_dir = _named(tiny_xlmr, tmp_path, "my-xlmr")
+    r = run_pairs(data, models=[str(other_dir)], scorer="mlm", out_dir=tmp_path / "p", progress=False, cache=False)
     assert (
         r["summaries"][0]["published"] == {} and "Published figures" not in (tmp_path / "p" / "report.md").read_text()
     )
 
 
-def test_cats_report_prints_table4_beside_a_matching_model(tiny_gpt2, stereoset_jsonl, tmp_path):
+def test_cats_partial_run_is_compared_split_by_split_never_with_table4_overall(tiny_gpt2, stereoset_jsonl, tmp_path):
     from biaskit.evaluation.stereoset import run_cats
 
     model = _named(tiny_gpt2, tmp_path, "gpt2-medium")
     s = run_cats(stereoset_jsonl, str(model), tmp_path / "o", split="intrasentence", limit=8, cache=False)
-    comp = s["published"]
-    assert comp["model"] == "GPT2-medium"
+    # named like GPT2-medium, but a 2-layer random GPT-2 is not the paper's checkpoint: no figure
+    assert s["published"]["status"] == P.NOT_THE_PAPERS and s["published"]["rows"] == []
+    # scoring intrasentence CATs only is no deviation (the NSP head matters for intersentence CATs alone),
+    # but 8 CATs are not the development set and the checkpoint is not the paper's
+    assert s["protocol"]["name"] == "stereoset" and s["protocol"]["follows_protocol"]
+    texts = [w["text"] for w in s["protocol"]["why_not_comparable"]]
+    assert any(t.startswith("data: 8 intrasentence CATs, the development-set figures cover 2,106") for t in texts)
+    # with the paper's facts (a stand-in record), the partial run is compared with Table 7's intrasentence
+    # rows only: Table 4's overall covers both splits of the whole development set
+    ident = P.identify(
+        str(model), "stereoset2020", s["checkpoint"], doc=_recording("stereoset2020", "GPT2-medium", model)
+    )
+    comp = P.cats_comparison(ident, s)
     rows = {r["what"]: r for r in comp["rows"]}
-    assert rows["overall lms"]["paper"] == 87.1 and rows["overall lms"]["biaskit"] == s["overall"]["lms"]
+    assert "overall lms" not in rows and not any(w.startswith("intersentence") for w in rows)
     assert rows["intrasentence overall ss"]["paper"] == 62.74
-    report = (tmp_path / "o" / "report.md").read_text()
-    assert "StereoSet arXiv Table 4, Development set, row GPT2-medium, column lms" in report
-    # scoring intrasentence CATs only is no deviation (the NSP head matters for intersentence CATs alone)
-    assert s["protocol"]["name"] == "stereoset" and s["protocol"]["comparable"]
-    assert "does not follow the paper's protocol" not in report
+    assert rows["intrasentence overall lms"]["biaskit"] == s["intrasentence"]["overall"]["lms"]
+    assert comp["scope"].startswith("overall not compared")
+    md = P.markdown(comp, s["protocol"])
+    assert "StereoSet arXiv Table 7 (development set), row GPT2-medium overall, Intrasentence ss" in md
+    assert "Table 4" in md and "column lms" not in md
+    # a full run of both splits is compared with Table 4 (the counts of the development set)
+    full = {
+        "overall": {"lms": 60.0, "ss": 55.0, "icat": 54.0},
+        "intrasentence": {"overall": {"count": 2106, "lms": 1, "ss": 1, "icat": 1}, "by_domain": {}},
+        "intersentence": {"overall": {"count": 2123, "lms": 1, "ss": 1, "icat": 1}, "by_domain": {}},
+    }
+    rows = {r["what"]: r for r in P.cats_comparison(ident, full)["rows"]}
+    assert rows["overall lms"]["paper"] == 87.1 and rows["overall lms"]["biaskit"] == 60.0
 
 
-def test_seat_report_prints_the_papers_effect_size(tiny_xlmr, tmp_path):
+def test_seat_figures_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     from biaskit.evaluation.seat import run_seat
 
     model = _named(tiny_xlmr, tmp_path, "muril-base-cased")
     s = run_seat(["indibias-t3-r01"], str(model), tmp_path / "o", n_samples=200, cache=False)
-    comp = s["published"]
-    assert comp["model"] == "Muril"
+    assert s["published"]["status"] == P.NOT_THE_PAPERS and s["published"]["rows"] == []
+    assert "not the paper's checkpoint" in (tmp_path / "o" / "report.md").read_text()
+    # the Hindi test is biaskit's rendering: the run is not comparable for that too
+    texts = [w["text"] for w in s["protocol"]["why_not_comparable"]]
+    assert any("1 test(s) in a language whose sentences are biaskit's rendering" in t for t in texts)
+    ident = P.identify(str(model), "indibias2024", s["checkpoint"], doc=_recording("indibias2024", "Muril", model))
+    comp = P.seat_comparison(ident, s["tests"])
     rows = {r["what"]: r for r in comp["rows"]}
     en = rows["indibias-t3-r01-male-vs-female-names-cf (en)"]
     assert en["paper"] == 1.146 and en["biaskit"] == s["tests"][0]["effect_size"]
-    assert rows["indibias-t3-r01-male-vs-female-names-cf (hi)"]["paper"] == 0.359
-    assert (
-        "IndiBias Table 3, row 1 (Male/ Female Names, C/F), English Muril" in (tmp_path / "o" / "report.md").read_text()
-    )
+    hi = rows["indibias-t3-r01-male-vs-female-names-cf (hi)"]
+    assert hi["paper"] == 0.359 and "not the paper's sentences" in hi["note"]
+    assert "IndiBias Table 3, row 1 (Male/ Female Names, C/F), English Muril" in P.markdown(comp)

@@ -12,7 +12,18 @@ from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.registry import Registry
 
-from .base import AUTO, NONE, Applied, Origin, Protocol, Setting, apply_protocol  # noqa: F401
+from .base import (  # noqa: F401
+    AUTO,
+    NONE,
+    Applied,
+    Difference,
+    Origin,
+    Protocol,
+    Setting,
+    apply_protocol,
+    mark_not_comparable,
+    verdict,
+)
 
 PROTOCOLS: Registry = Registry("protocol")
 PROTOCOLS.register(

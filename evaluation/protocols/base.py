@@ -7,6 +7,11 @@ family, ...) into the values the run uses and the list of **deviations**: every 
 differs from the protocol, in words ("sum of the log-probabilities instead of the per-token mean
 (IndiBias §6.1)"). ``summary.json`` stores :meth:`Applied.as_dict`; reports print
 :meth:`Applied.markdown`.
+
+A run is **comparable** with the paper's figures only when it follows the protocol with no deviation,
+nothing else makes it differ (:func:`mark_not_comparable`: the data is not the paper's, a documented
+:class:`Difference` applies, a tokenizer dropped words, ...) and its checkpoint was verified as the
+paper's (:meth:`Applied.verify_checkpoint`; docs/fidelity.md "What comparable means").
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class Setting:
     words: Mapping[Any, str] = field(default_factory=dict)  # value -> words for reports
     when: Mapping[str, Any] = field(default_factory=dict)  # context the setting applies to
     command: str = ""  # "" = the protocol's only command
+    # other values the paper's text also supports (value -> why): choosing one is reported, not a deviation
+    readings: Mapping[Any, str] = field(default_factory=dict)
 
     def describe(self, v: Any) -> str:
         return self.words.get(v, f"`{v}`")
@@ -39,10 +46,30 @@ class Setting:
     def applies(self, command: str, context: Mapping[str, Any]) -> bool:
         if self.command and self.command != command:
             return False
-        return all(
-            context.get(k) == v if not isinstance(v, (tuple, list, set, frozenset)) else context.get(k) in v
-            for k, v in self.when.items()
-        )
+        return _holds(self.when, context)
+
+
+def _holds(when: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
+    """Every ``key: value`` of ``when`` holds in ``context`` (a tuple/list/set value: one of them)."""
+    return all(
+        context.get(k) == v if not isinstance(v, (tuple, list, set, frozenset)) else context.get(k) in v
+        for k, v in when.items()
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """What biaskit knowingly does differently from the paper where it changes the number: a run whose
+    context matches ``when`` (facts of its data and model, e.g. ``{"two_blank_cats": True}``) is not
+    comparable, and says why in ``text`` (formatted with the context: ``{two_blank_cats_n}``)."""
+
+    key: str
+    text: str
+    when: Mapping[str, Any]
+    section: str = ""  # where biaskit documents it (docs/evaluation-cats-seat.md, ...)
+
+    def applies(self, context: Mapping[str, Any]) -> bool:
+        return _holds(self.when, context)
 
 
 @dataclass(frozen=True)
@@ -55,8 +82,9 @@ class Protocol:
     commands: tuple[str, ...]  # the evaluate commands it covers
     settings: tuple[Setting, ...]
     origin: str = ""  # the data it is the default for
-    notes: tuple[str, ...] = ()  # what biaskit knowingly does differently, and why
+    notes: tuple[str, ...] = ()  # what biaskit reads into the paper or does differently, and why
     figures: tuple[str, ...] = ()  # published tables a run is compared with (evaluation.published)
+    differences: tuple[Difference, ...] = ()  # documented differences that make a run they apply to not comparable
     scope: Mapping[str, tuple[tuple[Any, ...], str]] = field(default_factory=dict)
     # context key -> (values the paper covers, the sentence for a run outside them), e.g. CrowS-Pairs:
     # {"kind": (("mlm",), "CrowS-Pairs scores masked LMs only (reference metric.py)")}
@@ -82,7 +110,8 @@ class Origin:
 
 @dataclass
 class Applied:
-    """A protocol applied to one run: the values it uses, where each came from, the deviations."""
+    """A protocol applied to one run: the values it uses, where each came from, the deviations, and
+    whatever else makes the run not comparable with the paper's figures (``reasons``)."""
 
     name: str  # protocol name, or "none"
     chosen_by: str  # "--protocol", "the data's origin (...)", ...
@@ -93,11 +122,47 @@ class Applied:
     title: str = ""
     citation: str = ""
     figures: tuple[str, ...] = ()
+    reasons: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "text"}: see mark_not_comparable
+    checkpoint: str = ""  # the paper's label of a checkpoint verified as the paper's ("" = not verified)
+    differences: tuple[Difference, ...] = ()
+
+    @property
+    def follows_protocol(self) -> bool:
+        """The run follows a paper's protocol with no deviation of its settings."""
+        return self.name != NONE and not self.deviations
 
     @property
     def comparable(self) -> bool:
-        """The run follows a paper's protocol with no deviation (its figures may be compared)."""
-        return self.name != NONE and not self.deviations
+        """The run's numbers may be compared with the paper's figures: the protocol with no deviation,
+        nothing else that changes the number, and a checkpoint verified as the paper's."""
+        return self.follows_protocol and not self.reasons and bool(self.checkpoint)
+
+    def copy(self) -> Applied:
+        """An independent copy (one per model of a run: each has its own checkpoint)."""
+        import copy
+
+        return copy.deepcopy(self)
+
+    def note_context(self, context: Mapping[str, Any]) -> None:
+        """Mark the run not comparable for each documented :class:`Difference` that ``context`` matches."""
+        for d in self.differences:
+            if d.applies(context):
+                text = d.text.format(**context) + (f" ({d.section})" if d.section else "")
+                mark_not_comparable(self, "difference", text, key=d.key)
+
+    def verify_checkpoint(self, label: str) -> None:
+        """The loaded weights are the paper's checkpoint ``label`` (facts and weights' SHA-256 equal)."""
+        self.checkpoint = label
+
+    def why_not_comparable(self) -> list[dict[str, Any]]:
+        """Every reason, in words: deviations, the other reasons, an unverified checkpoint."""
+        if self.name == NONE:
+            return [{"kind": "protocol", "text": "no paper protocol (biaskit's own defaults)"}]
+        out = [{"kind": "setting", "text": d["text"]} for d in self.deviations]
+        out += [{"kind": r["kind"], "text": r["text"]} for r in self.reasons]
+        if not self.checkpoint and not any(r["kind"] == "checkpoint" for r in self.reasons):
+            out.append({"kind": "checkpoint", "text": "checkpoint: not verified as the paper's"})
+        return out
 
     def deviation_texts(self) -> list[str]:
         return [d["text"] for d in self.deviations]
@@ -109,22 +174,58 @@ class Applied:
             "citation": self.citation,
             "chosen_by": self.chosen_by,
             "comparable": self.comparable,
+            "follows_protocol": self.follows_protocol,
+            "why_not_comparable": [] if self.comparable else self.why_not_comparable(),
+            "checkpoint_verified": self.checkpoint or None,
             "settings": self.rows,
             "deviations": self.deviations,
             "notes": self.notes,
         }
 
     def headline(self) -> str:
-        """One line for the terminal: the protocol and how many deviations."""
+        """One line for the terminal: the protocol, how many deviations, and whether comparable."""
         if self.name == NONE:
             return f"protocol: none ({self.chosen_by}): biaskit's own defaults, not comparable with a paper's figures"
         dev = self.deviations
-        return f"protocol: {self.name} ({self.title}; chosen by {self.chosen_by}); " + (
-            "no deviation" if not dev else f"{len(dev)} deviation(s): " + "; ".join(d["text"] for d in dev)
+        return (
+            f"protocol: {self.name} ({self.title}; chosen by {self.chosen_by}); "
+            + ("no deviation" if not dev else f"{len(dev)} deviation(s): " + "; ".join(d["text"] for d in dev))
+            + "; "
+            + verdict(self.as_dict())
         )
 
     def markdown(self) -> str:
         return render_protocol(self.as_dict())
+
+
+def mark_not_comparable(target: Applied | dict, kind: str, text: str, *, key: str = "") -> None:
+    """The one way to say that something makes a run not comparable with the paper's figures.
+
+    ``target``: a run's :class:`Applied`, or its ``summary["protocol"]`` dict once written (both are
+    updated the same way). ``kind`` names the condition (``data``, ``checkpoint``, ``difference``,
+    ``tokenizer``, ``scores``, ...), ``text`` says why in words (shown in the terminal, report.md and
+    summary.json). Marking the same text twice records it once."""
+    reason = {"kind": kind, "text": text, **({"key": key} if key else {})}
+    if isinstance(target, Applied):
+        if all(r["text"] != text for r in target.reasons):
+            target.reasons.append(reason)
+        return
+    if target.get("name") == NONE or not target:
+        return
+    why = target.setdefault("why_not_comparable", [])
+    if all(r["text"] != text for r in why):
+        why.append({"kind": kind, "text": text})
+    target["comparable"] = False
+
+
+def verdict(d: Mapping[str, Any]) -> str:
+    """Whether a run's ``summary["protocol"]`` is comparable with the paper's figures, in one phrase."""
+    if d.get("comparable"):
+        return f"comparable with the paper's figures (checkpoint {d.get('checkpoint_verified')} verified)"
+    why = [w["text"] for w in d.get("why_not_comparable") or [] if w.get("kind") != "setting"]
+    devs = len(d.get("deviations") or [])
+    parts = ([f"{devs} deviation(s)"] if devs else []) + why
+    return "not comparable with the paper's figures" + (": " + "; ".join(parts) if parts else "")
 
 
 def render_protocol(d: Mapping[str, Any]) -> str:
@@ -154,6 +255,16 @@ def render_protocol(d: Mapping[str, Any]) -> str:
             )
         else:
             lines += ["No deviation from the protocol.", ""]
+        if d.get("comparable"):
+            lines += [f"**Comparable with the paper's figures**: {verdict(d)}.", ""]
+        else:
+            why = [w["text"] for w in d.get("why_not_comparable") or [] if w.get("kind") != "setting"]
+            lines += (
+                ['**Not comparable with the paper\'s figures** (docs/fidelity.md, "What comparable means"):', ""]
+                + ([f"- {len(devs)} deviation(s) from the protocol (above)"] if devs else [])
+                + [f"- {w}" for w in why]
+                + [""]
+            )
     rows = d.get("settings") or []
     if rows:
         lines += [
@@ -209,8 +320,11 @@ def apply_protocol(
             "section": s.section,
             "option": s.option,
         }
+        if g is not None and g != s.value and g in s.readings:
+            row["from"] = f"option {s.option or s.key} (another reading of {s.section.split(':')[0]})"
+            row["reading"] = s.readings[g]
         rows.append(row)
-        if g is not None and g != s.value:
+        if g is not None and g != s.value and g not in s.readings:
             text = f"{s.describe(g)} instead of {s.describe(s.value)} ({s.section}; {s.option or s.key} {g})"
             deviations.append(
                 {
@@ -268,4 +382,5 @@ def apply_protocol(
         title=protocol.title if protocol else "",
         citation=protocol.citation if protocol else "",
         figures=protocol.figures if protocol else (),
+        differences=protocol.differences if protocol else (),
     )

@@ -23,10 +23,14 @@ PROTOCOL = Protocol(
         Setting(
             "unit",
             "word",
-            "IndiBias §6.1: word-level masking instead of token-level masking",
+            "IndiBias §6.1: word-level masking instead of token-level masking (U and M are sets of words); "
+            "masking each word whole is biaskit's reading: the formula masks one token u_i of U at a time",
             "--unit",
             W.UNIT,
             when={"kind": "mlm"},
+            readings={
+                "word-token": "§6.1's formula read literally: U and M by words, one token u_i of U masked at a time"
+            },
         ),
         Setting(
             "normalise",
@@ -60,6 +64,9 @@ PROTOCOL = Protocol(
         "Subsamples: the paper gives neither the seeds nor whether its 80% samples are drawn with replacement; "
         "biaskit draws without replacement with seeds seed .. seed+4 and reports the std with ddof 0.",
         "|C| under word-level masking: biaskit counts the pieces of the unmodified words (every scored token).",
+        "Whole-word masking is biaskit's reading of §6.1, not its letter: §6.1 builds U and M from words and then "
+        "sums log P(u_i | U\\u_i, M) over the |C| tokens of U, which reads as one token masked at a time. "
+        "--unit word-token runs that literal reading (reported as another reading of §6.1, not a deviation).",
         "Word-level masking in English too: §6.1 motivates it with Hindi and breaks every sentence into words.",
         "Encoder-decoder LMs (mT5, mBART) are scored as log P(sentence as the decoder's target | empty input), "
         "per-token mean; §6.1 says only that seq2seq models use the normalised sentence probability.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import words as W
-from .base import Protocol, Setting
+from .base import Difference, Protocol, Setting
 
 PROTOCOL = Protocol(
     name="indibias-seat",
@@ -19,6 +19,7 @@ PROTOCOL = Protocol(
             "IndiBias Appendix B: the sentence encoding is the embedding of the [CLS] token",
             "--pooling",
             W.POOLING,
+            when={"family": ("encoder", "encoder-decoder")},
         ),
         Setting(
             "bleach",
@@ -47,6 +48,30 @@ PROTOCOL = Protocol(
             "IndiBias Tables 3, 4, 9: significant values are underlined",
             "",
             {"underline": "significant effect sizes underlined"},
+        ),
+    ),
+    scope={
+        "family": (
+            ("encoder", "encoder-decoder"),
+            "a decoder (causal LM): IndiBias Appendix B encodes a sentence as its [CLS] embedding, and a decoder has "
+            "no [CLS] (its first position is the start token or the first word, the same for most sentences); "
+            "biaskit pools the last position instead by default, as sent-bias does for GPT",
+        )
+    },
+    differences=(
+        Difference(
+            "rendered-tests",
+            "data: {rendered_tests_n} test(s) in a language whose sentences are biaskit's rendering (the paper's "
+            "NLLB translations were not published), not the paper's sentences",
+            when={"rendered_tests": True},
+            section="docs/fidelity.md; data/seat/CARD.md",
+        ),
+        Difference(
+            "other-tests",
+            "data: {other_tests_n} test(s) are not the paper's Tables 3, 4, 9 tests (biaskit's own or another "
+            "source's): no published figure exists for them",
+            when={"other_tests": True},
+            section="data/seat/CARD.md",
         ),
     ),
     notes=(

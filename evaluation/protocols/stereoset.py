@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import words as W
-from .base import Protocol, Setting
+from .base import Difference, Protocol, Setting
 
 _REF = "StereoSet reference code"
 PROTOCOL = Protocol(
@@ -44,6 +44,29 @@ PROTOCOL = Protocol(
             f"prediction head for every model ({_REF} code/models/models.py ModelNSP)",
             "--nsp-head",
             W.INTER,
+        ),
+    ),
+    differences=(
+        Difference(
+            "two-blanks",
+            "scoring: {two_blank_cats_n} intrasentence CAT(s) with two BLANKs get the word in both places and every "
+            "piece of both scored; the reference mis-aligns them, so their scores differ from the paper's",
+            when={"kind": "mlm", "two_blank_cats": True},
+            section="docs/evaluation-cats-seat.md, deliberate difference 4",
+        ),
+        Difference(
+            "leading-space",
+            "scoring: a byte-level BPE vocabulary: biaskit scores the pieces of the word inside the sentence (with "
+            "its leading space), the reference the bare word's pieces, so intrasentence scores differ from the paper's",
+            when={"kind": "mlm", "byte_level": True},
+            section="docs/evaluation-cats-seat.md, deliberate difference 1",
+        ),
+        Difference(
+            "inner-punctuation",
+            "scoring: {inner_punct_fills_n} intrasentence fill(s) with punctuation or a space inside (middle-aged): "
+            "biaskit scores the fill as written, the reference the space-split word without punctuation (middleaged)",
+            when={"kind": "mlm", "inner_punct_fills": True},
+            section="docs/evaluation-cats-seat.md, deliberate difference 2",
         ),
     ),
     notes=(

@@ -8,7 +8,11 @@ METHOD = {
     "sum": "the sum of the token log-probabilities",
     "mean": "the per-token mean of the log-probabilities",
 }
-UNIT = {"token": "token-level masking", "word": "word-level (whole-word) masking"}
+UNIT = {
+    "token": "token-level masking",
+    "word": "word-level U and M, each word masked whole",
+    "word-token": "word-level U and M, one token of U masked at a time",
+}
 NORMALISE = {"none": "the sum over the unmodified tokens", "unmodified": "the mean over the |C| unmodified tokens"}
 POOLING = {
     "mean": "the mean of the last layer over the tokens",
