@@ -393,7 +393,9 @@ def run_pairs(
             }
             from biaskit.io import write_json
 
-            write_json(sdir / "summary.json", _ordered(summary))  # again, now with the write time
+            from biaskit.public import public_obj
+
+            write_json(sdir / "summary.json", _ordered(public_obj(summary)))  # again, now with the write time
             summaries.append(summary)
             model_dirs.append(mdir)
             frames.append(out)
@@ -403,7 +405,9 @@ def run_pairs(
         if multi and summaries:
             from .report import write_comparison
 
-            comparison = out_dir / write_comparison(stage, summaries, frames).name
+            from biaskit.public import public_obj
+
+            comparison = out_dir / write_comparison(stage, [public_obj(s) for s in summaries], frames).name
     for s in summaries:
         s["timings"]["total_s"] = time.perf_counter() - t_start
     return {
@@ -509,6 +513,9 @@ def _ordered(summary: dict) -> dict:
 
 
 def write_model_outputs(mdir: Path, summary: dict, out) -> None:
+    from biaskit.public import public_obj
+
+    summary = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
     """Write pairs.csv, ds_kde.png, report.md and summary.json for one model (each atomically)."""
     from biaskit.io import write_json, write_table
 
