@@ -66,7 +66,9 @@ def public_path(value: str | os.PathLike, base: str | os.PathLike | None = None)
             rel = os.path.relpath(os.path.abspath(p), os.path.abspath(root))
         except ValueError:
             rel = ".."
-        if rel != "." and not rel.startswith(".."):
+        if rel == ".":
+            return "."
+        if not rel.startswith(".."):
             return PurePosixPath(*Path(rel).parts).as_posix()
         return PurePosixPath(os.path.normpath(p)).name or "."
     return PureWindowsPath(s).name or "."

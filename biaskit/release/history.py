@@ -553,7 +553,7 @@ class ProvenanceCounter:
         src, who = written_by(prov, meta)
         self.sources[(lang, src)] += 1
         self.authors[(lang, src, who)] += 1
-        if prov.get("source") in TRANSLATED:
+        if prov.get("source") in TRANSLATED and prov.get("engine") != REVIEWERS_WROTE:  # an MT engine's text
             self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
         found: list[dict] = []
         _walk(prov, found)
