@@ -116,6 +116,7 @@ split = "test"
 seat_models = ["{tiny_bert}"]
 n_samples = 500
 batch_size = 8
+cat_split = "intrasentence"
 """,
         encoding="utf-8",
     )
@@ -208,11 +209,28 @@ batch_size = 8
         assert sum(len(ds[s]) for s in ds) == len(released) and set(ds["test"]["lang"]) <= {"en", "hi"}
         card = (rel / "README.md").read_text(encoding="utf-8")
         assert "CAT retention (retention.json" in card and "gemma3-270m" in card
+        # the card from the records: gemma3-270m wrote the English drafts, the reviewers the Hindi CATs, three
+        # validators per CAT (overlap 3, not the template's five); release.json: StereoSet's protocol
+        assert f"| en | LLM draft (gemma3-270m) | {len(valid)} |" in card
+        assert f"| hi | reviewers (written by them) | {len(hi)} |" in card and "five" not in card
+        assert "validated by en: 3 validators per CAT" in card
+        assert json.loads((rel / "release.json").read_text(encoding="utf-8"))["protocol"] == "stereoset"
+        # privacy: the validators' e-mail logins, this machine's paths and the admin token are in no file
+        import pyarrow.parquet as pq
+
+        for f in (x for x in rel.rglob("*") if x.is_file() and x.suffix != ".png"):
+            body = json.dumps(pq.read_table(f).to_pylist()) if f.suffix == ".parquet" else f.read_text("utf-8")
+            assert not any(b in body for b in ("@example.com", str(tmp_path), admin)), f
         ev = proj / "eval" / f"{name}-1.0.0"
         for lg in ("en", "hi"):
             (d,) = list((ev / "cats" / lg).iterdir())
             s = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-            assert s["count"] == sum(1 for c in released if c["lang"] == lg and c["meta"]["split"] == "test")
+            assert s["count"] == sum(
+                1
+                for c in released
+                if c["lang"] == lg and c["meta"]["split"] == "test" and c["split"] == "intrasentence"
+            )
+            assert s["protocol"]["name"] == "stereoset" and str(tmp_path) not in json.dumps(s)
             (d,) = list((ev / "seat" / lg).iterdir())
             assert json.loads((d / "summary.json").read_text(encoding="utf-8"))["tests"]
 
