@@ -33,9 +33,7 @@ _PART = r"[^\s/\\'\"`<>|,;()\[\]{}*?]+"
 _START = r"(?<![^\s'\"`(\[{<=,;|])"
 POSIX_PATH = re.compile(_START + "/" + _PART + "(?:/" + _PART + ")+/?")
 # C:\Users\alice, D:/data, \\server\share
-WINDOWS_PATH = re.compile(
-    _START + r"(?:[A-Za-z]:[\\/]|\\\\[^\s\\/]+\\)(?:[^\s'\"`<>|,;()\[\]{}*?]*)"
-)
+WINDOWS_PATH = re.compile(_START + r"(?:[A-Za-z]:[\\/]|\\\\[^\s\\/]+\\)(?:[^\s'\"`<>|,;()\[\]{}*?]*)")
 # an e-mail address (a Label Studio login): what a release must never hold
 EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
 COMMAND_KEYS = frozenset(("command", "commands", "stage_commands", "command_line"))

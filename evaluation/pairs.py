@@ -392,7 +392,6 @@ def run_pairs(
                 "processes": distributed.world()[1],
             }
             from biaskit.io import write_json
-
             from biaskit.public import public_obj
 
             write_json(sdir / "summary.json", _ordered(public_obj(summary)))  # again, now with the write time
@@ -403,9 +402,9 @@ def run_pairs(
 
         comparison = None
         if multi and summaries:
-            from .report import write_comparison
-
             from biaskit.public import public_obj
+
+            from .report import write_comparison
 
             comparison = out_dir / write_comparison(stage, [public_obj(s) for s in summaries], frames).name
     for s in summaries:

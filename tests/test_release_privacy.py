@@ -196,7 +196,8 @@ def test_a_release_names_annotators_by_one_keyed_pseudonym_and_no_path(tmp_path)
     en = [c for c in cats if c["lang"] == "en"]
     hi = [c for c in cats if c["lang"] == "hi"]
     for c in en:
-        assert [[lab["annotator"] for lab in o["human_labels"]] for o in c["options"]] == [[p[ALICE], p[BOB], p[CAROL]]] * 3
+        got = [[lab["annotator"] for lab in o["human_labels"]] for o in c["options"]]
+        assert got == [[p[ALICE], p[BOB], p[CAROL]]] * 3
     for c in hi:
         rev = c["meta"]["review"]
         assert [r["worker"] for r in rev["reviewers"]] == [p[BOB], p[CAROL]] and rev["editors"] == [p[BOB], p[CAROL]]

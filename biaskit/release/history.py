@@ -206,9 +206,7 @@ def _pseudonyms(per_annotator: list[dict], pseudonyms: Callable[[str], str] | No
     ]
 
 
-def summarize_history(
-    files: Sequence[HistoryFile], pseudonyms: Callable[[str], str] | None = None
-) -> dict[str, Any]:
+def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], str] | None = None) -> dict[str, Any]:
     """A JSON-able summary per stage kind (no annotator names: per-annotator figures under
     ``pseudonyms``, the release's, or A1, A2, ...)."""
     out: dict[str, Any] = {
@@ -473,7 +471,7 @@ def written_by(prov: dict, meta: dict) -> tuple[str, str]:
     translation (which engine), edited by reviewers or not; or text the reviewers wrote themselves."""
     src = str(prov.get("source") or "")
     if src in TRANSLATED:
-        rev = meta.get("review") if isinstance(meta.get("review"), dict) else {}
+        rev: dict = meta["review"] if isinstance(meta.get("review"), dict) else {}
         engine = rev.get("winner_engine") or prov.get("engine")
         if engine == REVIEWERS_WROTE:
             return src, "reviewers (written by them)"
@@ -514,7 +512,12 @@ def _validators(kind: str | None, meta: dict) -> tuple[str, int, int | None, int
                 return stage, int(v["n_annotators"]), None, None
     rev = meta.get("review")
     if isinstance(rev, dict) and rev.get("n_reviewers") is not None:
-        return ("CAT translation review" if kind == "cats" else "translation review"), int(rev["n_reviewers"]), None, None
+        return (
+            ("CAT translation review" if kind == "cats" else "translation review"),
+            int(rev["n_reviewers"]),
+            None,
+            None,
+        )
     return None
 
 

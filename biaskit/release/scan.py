@@ -318,9 +318,9 @@ def _json(f: Path, det: Detector, card: bool) -> Iterator[Finding]:
                     continue
                 except ValueError:
                     pass
-            field = ".".join(k for _, k in stack) or None
+            under = ".".join(k for _, k in stack) or None
             for what in det.check(line, card):
-                yield Finding(f, row, field, what)
+                yield Finding(f, row, under, what)
 
 
 def _csv(f: Path, det: Detector, card: bool) -> Iterator[Finding]:

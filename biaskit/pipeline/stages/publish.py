@@ -14,7 +14,6 @@ from biaskit.errors import InputError
 from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 from biaskit.options import option, speaking
 from biaskit.release.options import ReleaseBuildOptions
-
 from biaskit.release.privacy import KEY_FILE
 
 from ..state import STATE_DIR, shown_path
