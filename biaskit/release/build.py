@@ -653,7 +653,7 @@ def _public_addresses(human: dict[str, str], citation: str | None, o: BuildOptio
 def _pseudonyms(o: BuildOptions, out: Path):
     """The annotators' pseudonyms of this release (:mod:`.privacy`): keyed by the key file given, else
     ``.biaskit/release.key`` beside the release folder; never a key inside the folder (it would ship)."""
-    from .privacy import KEY_FILE, Pseudonyms, load_key
+    from .privacy import KEY_FILE, Pseudonyms
 
     key_file = Path(o.pseudonym_key) if o.pseudonym_key else out.parent / ".biaskit" / KEY_FILE
     try:
@@ -666,7 +666,7 @@ def _pseudonyms(o: BuildOptions, out: Path):
             path=key_file,
             fix=f"keep it outside the release: {say('pseudonym_key', '.biaskit/release.key')}.",
         )
-    return Pseudonyms(load_key(key_file), o.name)
+    return Pseudonyms(key_file, o.name)  # the key file is read or created when the first person is named
 
 
 def _pair_record(mp, target: str, split: str, pz=None, base: str | Path | None = None) -> dict[str, Any]:

@@ -91,11 +91,20 @@ def load_key(path: str | os.PathLike) -> bytes:
 
 
 class Pseudonyms:
-    """``identity -> ann-<10 hex>``, keyed and scoped to one release name (see the module docstring)."""
+    """``identity -> ann-<10 hex>``, keyed and scoped to one release name (see the module docstring).
+    ``key``: the key, or the key file, read (and created) only when the first person is named: a
+    release without annotators, or a build refused for its input, leaves no key file behind."""
 
-    def __init__(self, key: bytes, scope: str):
-        self._key, self._scope = key, scope.encode("utf-8")
+    def __init__(self, key: bytes | str | os.PathLike, scope: str):
+        self._key_or_file, self._scope = key, scope.encode("utf-8")
+        self._key: bytes | None = key if isinstance(key, bytes) else None
         self._memo: dict[str, str] = {}
+
+    @property
+    def key(self) -> bytes:
+        if self._key is None:
+            self._key = load_key(self._key_or_file)  # type: ignore[arg-type]  # a path when not bytes
+        return self._key
 
     def __call__(self, identity: Any) -> Any:
         if not isinstance(identity, str) or not identity or PSEUDONYM.match(identity):
@@ -104,7 +113,7 @@ class Pseudonyms:
             return identity
         hit = self._memo.get(identity)
         if hit is None:
-            mac = hmac.new(self._key, self._scope + b"\0" + identity.encode("utf-8"), hashlib.sha256)
+            mac = hmac.new(self.key, self._scope + b"\0" + identity.encode("utf-8"), hashlib.sha256)
             hit = self._memo[identity] = "ann-" + mac.hexdigest()[:10]
         return hit
 
