@@ -670,14 +670,14 @@ def _pseudonyms(o: BuildOptions, out: Path):
 
 
 def _pair_record(mp, target: str, split: str, pz=None, base: str | Path | None = None) -> dict[str, Any]:
-    from .privacy import scrub
+    from .privacy import needs_scrub, scrub
 
     prim = mp.primary
     views = {}
     for lg, p in mp.views.items():
         prov = _without(p.provenance, _STRIP_PROV)
         meta = _without(p.meta, _STRIP_META)
-        if pz is not None:
+        if pz is not None and needs_scrub(p.extra_json):  # annotators or paths: pseudonyms, public paths
             prov, meta = scrub(prov, pz, base), scrub(meta, pz, base)
         views[lg] = {
             "sent_more": p.sent_more,

@@ -465,10 +465,11 @@ def llm_label(g: dict) -> str:
     return str(g.get("model") or NOT_GIVEN)
 
 
-def written_by(prov: dict, meta: dict) -> tuple[str, str]:
+def written_by(prov: dict, meta: dict, gens: list[dict] | None = None) -> tuple[str, str]:
     """``(source, who wrote the text)`` of one released view or record, from its provenance: a
     published dataset's writers; an LLM draft (which LLM), edited by annotators or not; a machine
-    translation (which engine), edited by reviewers or not; or text the reviewers wrote themselves."""
+    translation (which engine), edited by reviewers or not; or text the reviewers wrote themselves.
+    ``gens``: the generation entries of ``prov`` (:func:`_walk`) when the caller has them."""
     src = str(prov.get("source") or "")
     if src in TRANSLATED:
         rev: dict = meta["review"] if isinstance(meta.get("review"), dict) else {}
@@ -478,8 +479,9 @@ def written_by(prov: dict, meta: dict) -> tuple[str, str]:
         model = rev.get("winner_model") or prov.get("model")
         mt = f"machine translation ({engine}:{model})" if model else f"machine translation ({engine})"
         return src, mt + (", edited by reviewers" if rev.get("edited") else "")
-    gens: list[dict] = []
-    _walk(prov, gens)
+    if gens is None:
+        gens = []
+        _walk(prov, gens)
     gen = next((g for g in gens if g.get("model") or g.get("backend") or g.get("endpoint")), None)
     if gen is not None:
         who = f"LLM draft ({llm_label(gen)})" + (", edited by annotators" if _edited(prov) else "")
@@ -553,13 +555,13 @@ class ProvenanceCounter:
         """One released view (``kind``: pairs, cats or tuples)."""
         prov = prov if isinstance(prov, dict) else {}
         meta = meta if isinstance(meta, dict) else {}
-        src, who = written_by(prov, meta)
+        found: list[dict] = []
+        _walk(prov, found)
+        src, who = written_by(prov, meta, found)
         self.sources[(lang, src)] += 1
         self.authors[(lang, src, who)] += 1
         if prov.get("source") in TRANSLATED and prov.get("engine") != REVIEWERS_WROTE:  # an MT engine's text
             self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
-        found: list[dict] = []
-        _walk(prov, found)
         for g in found:
             if (g.get("model") or g.get("endpoint")) and not (prov.get("source") in TRANSLATED and g is prov):
                 self.gen[llm_label(g)] += 1

@@ -124,6 +124,19 @@ class Pseudonyms:
         return self(values)
 
 
+# what the JSON of a record's provenance and meta holds when :func:`scrub` may change it: a person key, a
+# reviewer's text as a candidate (engine "review"), an e-mail address, a string that starts with a path
+_SCRUB_HINTS = re.compile(
+    b'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(PERSON_KEYS)) + rb'|review)"|@|"~?/|:\\| /'
+)
+
+
+def needs_scrub(raw: bytes) -> bool:
+    """Can :func:`scrub` change the provenance and meta serialised as ``raw`` (JSON bytes)? A cheap test
+    that lets a release of many records without annotators skip the walk."""
+    return _SCRUB_HINTS.search(raw) is not None
+
+
 def scrub(obj: Any, pz: Pseudonyms, base: str | os.PathLike | None = None) -> Any:
     """A copy of ``obj`` (a record's ``provenance`` or ``meta``, or a record) with every person field
     pseudonymised and every path made public."""
