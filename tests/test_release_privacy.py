@@ -367,3 +367,35 @@ def test_public_paths_commands_and_text():
     assert public_text("wrote /srv/work/proj/eval/s.json and and/or 1/2 https://hf.co/a/b", base) == (
         "wrote eval/s.json and and/or 1/2 https://hf.co/a/b"
     )
+
+
+def test_every_person_field_is_pseudonymised_wherever_it_is_nested():
+    from pydantic_core import to_json
+
+    from biaskit.release.privacy import Pseudonyms, needs_scrub, scrub
+
+    pz = Pseudonyms(b"k" * 32, "r")
+    prov = {
+        "source": "translation-review",
+        "engine": "review",
+        "model": f"{BOB},{CAROL}",  # the reviewers who typed the released text (a proposal's "model")
+        "editors": [BOB],
+        "source_provenance": {"edits": [{"annotators": [ALICE], "editors": 1}]},
+    }
+    meta = {
+        "review": {"winner_engine": "review", "winner_model": BOB, "editors": [BOB], "n_reviewers": 2},
+        "returned": {"fields": [{"candidates": [{"text": "t", "annotators": [CAROL]}], "editors": 1}]},
+        "annotation": {"stereotype": {"n_annotators": 3}},
+        "note": "no person here",
+    }
+    raw = to_json({"provenance": prov, "meta": meta})
+    assert needs_scrub(raw) and not needs_scrub(to_json({"provenance": {"endpoint": "http://h:1/v1"}, "meta": {}}))
+    p2, m2 = scrub(prov, pz), scrub(meta, pz)
+    assert p2["model"] == f"{pz(BOB)},{pz(CAROL)}" and p2["editors"] == [pz(BOB)]
+    assert p2["source_provenance"]["edits"][0] == {"annotators": [pz(ALICE)], "editors": 1}  # a count stays
+    assert m2["review"]["winner_model"] == pz(BOB) and m2["review"]["n_reviewers"] == 2
+    assert m2["returned"]["fields"][0]["candidates"][0]["annotators"] == [pz(CAROL)]
+    assert m2["annotation"] == meta["annotation"] and m2["note"] == "no person here"
+    assert "example.org" not in json.dumps([p2, m2])
+    # a model's name stays a model's name, a pseudonym stays itself (a record of an earlier release)
+    assert pz("llm:gpt-4o-mini") == "llm:gpt-4o-mini" and pz(pz(ALICE)) == pz(ALICE)

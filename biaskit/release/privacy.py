@@ -127,7 +127,7 @@ class Pseudonyms:
 # what the JSON of a record's provenance and meta holds when :func:`scrub` may change it: a person key, a
 # reviewer's text as a candidate (engine "review"), an e-mail address, a string that starts with a path
 _SCRUB_HINTS = re.compile(
-    b'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(PERSON_KEYS)) + rb'|review)"|@|"~?/|:\\| /'
+    b'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(PERSON_KEYS)) + rb'|review)"|@|"~?/|:\\|\\\\\\\\| /'
 )
 
 
