@@ -399,3 +399,17 @@ def test_every_person_field_is_pseudonymised_wherever_it_is_nested():
     assert "example.org" not in json.dumps([p2, m2])
     # a model's name stays a model's name, a pseudonym stays itself (a record of an earlier release)
     assert pz("llm:gpt-4o-mini") == "llm:gpt-4o-mini" and pz(pz(ALICE)) == pz(ALICE)
+
+
+def test_verify_finds_the_user_name_of_this_machine(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("getpass.getuser", lambda: "zorbanix")
+    out = _build(tmp_path, tmp_path / "rel")
+    row = _edit_text(out / "README.md", "Curated by zorbanix, with care.")
+    code, _, err = run_cli(["release", "verify", str(out)], capsys)
+    assert code == 2 and f"{out}/README.md, row {row}: the user name of this machine (zorbanix)." in err, err
+    monkeypatch.setattr("getpass.getuser", lambda: "root")  # a generic account's name is a word, not a person
+    out2 = _build(tmp_path, tmp_path / "rel2")
+    _edit_text(out2 / "README.md", "The root of the problem.")
+    assert not [
+        line for line in run_cli(["release", "verify", str(out2)], capsys)[2].splitlines() if "user name" in line
+    ]
