@@ -16,12 +16,16 @@ PROTOCOL_NAMES = ("cao2022", "crows", "indibias", "indibias-seat", "seat-may2019
 # provenance["source"] written by the readers -> the protocol of that dataset's paper
 SOURCE_PROTOCOL = {"crows-pairs": "crows", "indibias": "indibias"}
 FORMAT_PROTOCOL = {"crows": "crows", "indibias": "indibias", "stereoset": "stereoset", "flat": "stereoset"}
+# provenance["task"] of the LLM tasks that draft StereoSet-style CATs (curation/tasks/cat_*.py): a CAT the
+# pipeline drafted is scored as StereoSet scored its CATs
+CAT_TASKS = ("cat_intrasentence", "cat_intersentence")
 
 
 def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[str | None, str]:
     """``(protocol or None, what)`` for records with these ``provenance`` dicts: CrowS-Pairs rows ->
     ``crows`` (adapted to India by ``curate adapt`` -> ``indibias``, IndiBias §4.2.1), IndiBias rows ->
-    ``indibias``, StereoSet CATs -> ``stereoset``; a mixture or anything else -> None."""
+    ``indibias``, StereoSet CATs and CATs drafted by ``curate cats`` (StereoSet's design, sec. 4) ->
+    ``stereoset``; a mixture or anything else -> None."""
     found: Counter = Counter()
     other: Counter = Counter()
     for prov in provenances:
@@ -29,6 +33,8 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[str | None, str]
         src = str(prov.get("release_source") or prov.get("source") or "")
         if prov.get("format") in ("stereoset", "flat"):
             found["stereoset"] += 1
+        elif prov.get("task") in CAT_TASKS:
+            found["drafted"] += 1
         elif src == "crows-pairs" and prov.get("adapted_by"):
             found["indibias"] += 1
         elif src in SOURCE_PROTOCOL:
@@ -39,6 +45,10 @@ def protocol_of_provenance(provenances: Iterable[Any]) -> tuple[str | None, str]
             found[None] += 1
             other[src or "no source"] += 1
     known = {k: n for k, n in found.items() if k}
+    if set(known) == {"drafted"} and None not in found:
+        return "stereoset", "StereoSet-style CATs drafted by `biaskit curate cats`"
+    if set(known) == {"stereoset", "drafted"} and None not in found:
+        return "stereoset", "StereoSet CATs and StereoSet-style CATs drafted by `biaskit curate cats`"
     if len(known) == 1 and None not in found:
         name = next(iter(known))
         return name, {"crows": "CrowS-Pairs records", "indibias": "IndiBias records", "stereoset": "StereoSet CATs"}[

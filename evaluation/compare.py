@@ -298,6 +298,9 @@ def run_cats_multi(
             "command": command,
             "protocol": summaries[0].get("protocol"),
         }
+        from biaskit.public import public_obj, public_table
+
+        table, info = public_table(table), public_obj(info)  # no path of this machine (biaskit.public)
         write_table(tmp / "comparison.csv", table)
         write_table(tmp / "correlations.csv", corr)
         atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
@@ -366,18 +369,22 @@ def run_seat_multi(
         first = summaries[0]  # the marks are the protocol's, over the whole table (sent-bias corrects across it)
         for r, sig in zip(rows, significance(rows, first["alpha"], first["correction"]) if rows else [], strict=False):
             r["significance"] = sig
-        table = pd.DataFrame(rows, columns=SEAT_COLUMNS)
+        from biaskit.public import public_obj, public_table
+
+        table = public_table(pd.DataFrame(rows, columns=SEAT_COLUMNS))  # no path of this machine (biaskit.public)
         write_table(tmp / "comparison.csv", table)
-        atomic_write_text(tmp / "comparison.md", render_seat_md(table, names, first))
+        atomic_write_text(tmp / "comparison.md", render_seat_md(table, public_obj(names), public_obj(first)))
         write_json(
             tmp / "comparison.json",
-            {
-                "tests": list(tests),
-                "models": [str(m) for m in models],
-                "names": names,
-                "command": command,
-                "rows": table.to_dict("records"),
-            },
+            public_obj(
+                {
+                    "tests": list(tests),
+                    "models": [str(m) for m in models],
+                    "names": names,
+                    "command": command,
+                    "rows": table.to_dict("records"),
+                }
+            ),
         )
     return {"summaries": summaries, "names": names, "table": table}
 

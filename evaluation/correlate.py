@@ -314,13 +314,15 @@ def write_result_folder(out_dir: str | Path, summary: dict, report: str, **table
     import pandas as pd
 
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+    from biaskit.public import public_obj, public_table, public_text
 
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:  # no path of this machine in it (biaskit.public)
         for name, rows in tables.items():
             if rows is not None:
-                write_table(out / f"{name}.csv", rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows))
-        write_json(out / "summary.json", summary)
-        atomic_write_text(out / "report.md", report)
+                df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+                write_table(out / f"{name}.csv", public_table(df))
+        write_json(out / "summary.json", public_obj(summary))
+        atomic_write_text(out / "report.md", public_text(report))
 
 
 def run_intrinsic(

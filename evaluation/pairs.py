@@ -399,8 +399,9 @@ def run_pairs(
                 "processes": distributed.world()[1],
             }
             from biaskit.io import write_json
+            from biaskit.public import public_obj
 
-            write_json(sdir / "summary.json", _ordered(summary))  # again, now with the write time
+            write_json(sdir / "summary.json", _ordered(public_obj(summary)))  # again, now with the write time
             summaries.append(summary)
             model_dirs.append(mdir)
             frames.append(out)
@@ -408,9 +409,11 @@ def run_pairs(
 
         comparison = None
         if multi and summaries:
+            from biaskit.public import public_obj
+
             from .report import write_comparison
 
-            comparison = out_dir / write_comparison(stage, summaries, frames).name
+            comparison = out_dir / write_comparison(stage, [public_obj(s) for s in summaries], frames).name
     for s in summaries:
         s["timings"]["total_s"] = time.perf_counter() - t_start
     return {
@@ -516,6 +519,9 @@ def _ordered(summary: dict) -> dict:
 
 
 def write_model_outputs(mdir: Path, summary: dict, out) -> None:
+    from biaskit.public import public_obj
+
+    summary = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
     """Write pairs.csv, ds_kde.png, report.md and summary.json for one model (each atomically)."""
     from biaskit.io import write_json, write_table
 

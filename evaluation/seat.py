@@ -688,11 +688,13 @@ def run_seat(
         "command": command,
     }
     from biaskit.io import atomic_dir
+    from biaskit.public import public_obj, public_table
 
+    public = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
     with atomic_dir(out_dir, owns=("summary.json",)) as out:  # the folder is published whole
-        write_table(out / "results.csv", df)
-        write_json(out / "summary.json", summary)
-        atomic_write_text(out / "report.md", render_report(summary))
+        write_table(out / "results.csv", public_table(df))
+        write_json(out / "summary.json", public)
+        atomic_write_text(out / "report.md", render_report(public))
     return summary
 
 

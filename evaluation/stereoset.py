@@ -420,6 +420,9 @@ def _write_cat_files(out: Path, summary: dict, scores, cats) -> None:
     if scores is not None:
         write_jsonl(out / "scores.jsonl", (s.row() for s in scores))
         write_json(out / "predictions.json", predictions_json(scores, cats))
+    from biaskit.public import public_obj
+
+    summary = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
     atomic_write_text(out / "report.md", render_report(summary))
     write_json(out / "summary.json", summary)
 

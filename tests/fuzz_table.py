@@ -166,7 +166,8 @@ COMMANDS: list[Cmd] = [
     Cmd(
         "release build",
         "--records {in:pairs_jsonl} --name fuzz --version 1.0.0 --card-text {in:card} "
-        "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --out {outdir:rel}",
+        "--previous {in:release} --no-plots --no-keyness --date 2025-01-01 --pseudonym-key {out:release.key} "
+        "--out {outdir:rel}",
     ),
     Cmd("release verify", "{in:release}", report=True),
     Cmd("release export", "{in:release} --lm-eval {outdir:lm}"),

@@ -59,7 +59,14 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
         "timings",
     ):
         assert k in s, k
-    assert s["scorer"] == "clm" and s["model"] == str(tiny_gpt2)
+    # the model folder is outside the folder the run started in: summary.json names it by its last component,
+    # never by a path of this machine (docs/release.md, Privacy); the result in memory keeps the path
+    assert (
+        s["scorer"] == "clm" and s["model"] == Path(tiny_gpt2).name and res["summaries"][0]["model"] == str(tiny_gpt2)
+    )
+    assert str(tmp_path) not in (out / "summary.json").read_text(encoding="utf-8") + (out / "report.md").read_text(
+        encoding="utf-8"
+    )
     assert s["langs"] == ["en", "hi"] and s["pooled_over_langs"] is True
     assert s["n_pairs"] == 10 and set(s["by_lang"]) == {"en", "hi"} and s["by_lang"]["hi"]["n_pairs"] == 5
     assert s["subsample"]["runs"] == 5 and s["subsample"]["fraction"] == 0.8 and s["subsample"]["seed"] == 3

@@ -257,6 +257,15 @@ runs = 2
         assert summary["n_pairs"] == 2 * len(ds["test"])  # both language views of every test pair
         card = (rel / "README.md").read_text(encoding="utf-8")
         assert "smollm2" in card  # the generation model, from the run logs
+        # the reviewers wrote every Hindi view: the card says so, not "by smollm2"
+        assert f"| hi | reviewers (written by them) | {len(rel_pairs)} |" in card
+        # privacy: the annotators' e-mail logins, this machine's paths and the admin token are in no file
+        import pyarrow.parquet as pq
+
+        for f in (x for x in rel.rglob("*") if x.is_file() and x.suffix != ".png"):
+            body = json.dumps(pq.read_table(f).to_pylist()) if f.suffix == ".parquet" else f.read_text("utf-8")
+            assert not any(b in body for b in ("@example.com", str(tmp_path), admin)), f
+        assert str(tmp_path) not in json.dumps(summary)
 
         # 6. nothing changed: every stage is skipped, no LLM call, no new task
         t3 = time.time()

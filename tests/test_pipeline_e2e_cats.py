@@ -82,6 +82,14 @@ def test_cats_in_english_and_hindi_from_llm_drafts_to_scores(
     proj = tmp_path / "proj"
     proj.mkdir()
     name = f"cats-{os.getpid()}"
+    # the drafted CATs are scored under StereoSet's protocol: intersentence CATs by a next-sentence head, here
+    # one in the authors' file format for the tiny GPT-2 (as tests/test_nsp_head.py makes it)
+    from test_nsp_head import _head_file
+    from transformers import AutoModel
+
+    nsp_head, _ = _head_file(
+        AutoModel.from_pretrained(tiny_gpt2), tmp_path / "GPT2Model_gpt2_0.0005.pth", extra_row=True
+    )
     (proj / "biaskit.toml").write_text(
         project_head(name, gemma_llm_server.model, proxy.base_url, url)
         + f"""
@@ -116,6 +124,7 @@ split = "test"
 seat_models = ["{tiny_bert}"]
 n_samples = 500
 batch_size = 8
+nsp_head = "{nsp_head}"
 """,
         encoding="utf-8",
     )
@@ -208,11 +217,24 @@ batch_size = 8
         assert sum(len(ds[s]) for s in ds) == len(released) and set(ds["test"]["lang"]) <= {"en", "hi"}
         card = (rel / "README.md").read_text(encoding="utf-8")
         assert "CAT retention (retention.json" in card and "gemma3-270m" in card
+        # the card from the records: gemma3-270m wrote the English drafts, the reviewers the Hindi CATs, three
+        # validators per CAT (overlap 3, not the template's five); release.json: StereoSet's protocol
+        assert f"| en | LLM draft (gemma3-270m) | {len(valid)} |" in card
+        assert f"| hi | reviewers (written by them) | {len(hi)} |" in card and "five" not in card
+        assert "validated by en: 3 validators per CAT" in card
+        assert json.loads((rel / "release.json").read_text(encoding="utf-8"))["protocol"] == "stereoset"
+        # privacy: the validators' e-mail logins, this machine's paths and the admin token are in no file
+        import pyarrow.parquet as pq
+
+        for f in (x for x in rel.rglob("*") if x.is_file() and x.suffix != ".png"):
+            body = json.dumps(pq.read_table(f).to_pylist()) if f.suffix == ".parquet" else f.read_text("utf-8")
+            assert not any(b in body for b in ("@example.com", str(tmp_path), admin)), f
         ev = proj / "eval" / f"{name}-1.0.0"
         for lg in ("en", "hi"):
             (d,) = list((ev / "cats" / lg).iterdir())
             s = json.loads((d / "summary.json").read_text(encoding="utf-8"))
             assert s["count"] == sum(1 for c in released if c["lang"] == lg and c["meta"]["split"] == "test")
+            assert s["protocol"]["name"] == "stereoset" and str(tmp_path) not in json.dumps(s)
             (d,) = list((ev / "seat" / lg).iterdir())
             assert json.loads((d / "summary.json").read_text(encoding="utf-8"))["tests"]
 

@@ -57,6 +57,7 @@ name = "cats-offline"
 
 [llm]
 backend = "dummy"
+model = "gpt-4o-mini"  # as `biaskit init` writes it: the dummy backend sends nothing to it
 
 [stages.cats]
 domains = "religion"
@@ -80,6 +81,7 @@ split = "test"
 seat_models = ["{bert}"]
 n_samples = 200
 batch_size = 8
+cat_split = "intrasentence"
 """
 
 
@@ -107,6 +109,12 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
     assert t_dev and t_test and not t_dev & t_test  # disjoint by target term
     card = (rel / "README.md").read_text(encoding="utf-8")
     assert "CAT retention (cats.retention.json" in card and "structurally valid" in card
+    # the dummy backend called no model: the card does not credit the model name [llm] would send
+    # (gpt-4o-mini by default), and says what wrote the CATs; the English source is the pipeline's drafts
+    assert "gpt-4o-mini" not in card
+    assert "| en | biaskit-curate | LLM draft (dummy backend: placeholder text, no model called) |" in card
+    # CATs the pipeline drafted are StereoSet's design: release.json and the evaluation say `stereoset`
+    assert info["protocol"] == "stereoset"
     # SEAT tests from the release's groups: Muslim, Sikh, Christian each against Hindu, in English and Hindi
     index = json.loads((d / "work" / "seat_tests" / "tests" / "index.json").read_text(encoding="utf-8"))
     names = sorted(index["tests"])
@@ -123,7 +131,14 @@ def test_cats_go_into_the_release_its_seat_tests_and_the_scores(tmp_path, capsys
     cat_dirs = list((ev / "cats" / "en").iterdir())
     assert len(cat_dirs) == 1
     s = json.loads((cat_dirs[0] / "summary.json").read_text(encoding="utf-8"))
-    assert s["data"]["release"]["split"] == "test" and s["count"] == sum(len(v) for v in test["data"].values())
+    intra = sum(1 for c in test["data"]["intrasentence"])
+    assert s["data"]["release"]["split"] == "test" and s["count"] == intra
+    assert s["protocol"]["name"] == "stereoset" and "release.json protocol" in s["protocol"]["chosen_by"]
+    # no path of this machine in what evaluate published (the models are folders under tmp_path)
+    for f in ev.rglob("*"):
+        if f.suffix in (".json", ".md", ".csv", ".jsonl"):
+            text = f.read_text(encoding="utf-8")
+            assert not any(str(p) in text for p in (tmp_path, tiny_gpt2, tiny_bert)), f
     for lg in ("en", "hi"):
         (seat,) = list((ev / "seat" / lg).iterdir())
         ss = json.loads((seat / "summary.json").read_text(encoding="utf-8"))

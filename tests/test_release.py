@@ -592,7 +592,17 @@ def test_card_is_filled_from_stage_reports_without_annotator_names(tmp_path):
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "| pair validation | 3 | 6 | 18 |" in card
     assert f"{rep['krippendorff_alpha']:.3f}" in card and f"{rep['fleiss_kappa']:.3f}" in card
-    assert "A1 6, A2 6, A3 6" in card
+    # per-annotator figures under the release's keyed pseudonyms (HMAC-SHA256 of "<release name> NUL <login>"
+    # with the key kept beside the release folder), all 6 items each: ordered by pseudonym
+    import hashlib
+    import hmac
+
+    key = bytes.fromhex((tmp_path / ".biaskit" / "release.key").read_text().strip())
+    names = sorted(
+        "ann-" + hmac.new(key, b"test-release\0" + w.encode(), hashlib.sha256).hexdigest()[:10]
+        for w in ("alice@example.org", "bob@example.org", "carol@example.org")
+    )
+    assert ", ".join(f"{n} 6" for n in names) in card
     assert "example.org" not in card and "alice" not in (out / "release.json").read_text()
     assert "| validated | 4 | records 6, rejected 1, needs adjudication 1, not annotated 0 |" in card
     assert "smollm2" in card and "sentences@2" in card and "| generated (sentence generation) | 40 |" in card

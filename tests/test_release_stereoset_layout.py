@@ -134,10 +134,21 @@ def test_an_english_and_hindi_cat_release_reads_in_stereosets_reader(tmp_path):
     # the Hindi CAT sits in the same split as its English source
     split_of = {ex["id"]: f.split(".")[0] for f, doc in docs.items() for s in doc["data"].values() for ex in s}
     assert split_of[hi[0].cat_id] == split_of[en[0].cat_id]
-    # the validators' labels with pseudonyms (no annotator ids); a sentence without labels gets the gold one
+    # the validators' labels under the release's pseudonyms (no annotator ids: HMAC-SHA256 of "<release name>
+    # NUL <login>" with the key kept beside the release folder), the same as in cats.jsonl; a sentence without
+    # labels gets the gold one
+    import hashlib
+    import hmac
+
+    key = bytes.fromhex((tmp_path / ".biaskit" / "release.key").read_text().strip())
+    pseudonyms = [
+        "ann-" + hmac.new(key, f"cats\0ann{i}@example.org".encode(), hashlib.sha256).hexdigest()[:10] for i in range(5)
+    ]
     sents = {s["id"]: s for doc in docs.values() for exs in doc["data"].values() for ex in exs for s in ex["sentences"]}
     first = sents[en[0].options[0].sentence_id]
-    assert first["labels"] == [{"human_id": f"a{i}", "label": "stereotype"} for i in range(1, 6)]
+    assert first["labels"] == [{"human_id": p, "label": "stereotype"} for p in pseudonyms]
+    released = json.loads((out / "cats.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert {lab["annotator"] for o in released["options"] for lab in o["human_labels"]} <= set(pseudonyms)
     assert "example.org" not in json.dumps(docs, ensure_ascii=False)
     inter = sents[en[1].options[0].sentence_id]
     assert inter["labels"] == [{"human_id": "gold", "label": inter["gold_label"]}]

@@ -148,6 +148,7 @@ class CatKind(TaskKind):
                     **summarize(v or {}),
                     "agree": verdicts[g]["agree"],
                     "validators": verdicts[g]["n"],
+                    "min_agree": k,  # the rule it passed (the release card states it from here)
                     **({"settled": "risk"} if verdicts[g].get("settled") else {}),
                 }
                 for g, v in rows.items()

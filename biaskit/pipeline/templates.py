@@ -121,6 +121,12 @@ split = "test"
 """
 
 
+# the release's CATs are StereoSet's design, scored under its protocol (release.json): intersentence
+# CATs need a next-sentence-prediction head, which a causal LM such as gemma3-270m lacks
+_CAT_EVAL = """cat_split = "intrasentence"     # intersentence needs an NSP head: nsp_head = "FILE" scores both
+"""
+
+
 def project_template(name: str, *, template: str = "generate", hindi: bool = True) -> str:
     """The text of a new ``biaskit.toml``."""
     if template not in TEMPLATES:
@@ -145,4 +151,6 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
         if hindi:
             text += _HINDI
     text += _TAIL.format(name=name)
+    if template == "stereoset":  # [stages.evaluate] is the last table: its keys go on
+        text += _CAT_EVAL
     return text

@@ -157,10 +157,17 @@ def _previous_targets(prev: str | Path | None) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------ build
 @without_gc
 def build_release(
-    records: Sequence[str | Path], out: str | Path, options: BuildOptions, *, command: str | None = None
+    records: Sequence[str | Path],
+    out: str | Path,
+    options: BuildOptions,
+    *,
+    command: str | None = None,
+    base: str | Path | None = None,
 ) -> BuildSummary:
     """Build the release folder ``out`` from validated record files (see the module docstring);
-    ``command``: the command line that ran the build (recorded in release.json)."""
+    ``command``: the command line that ran the build (recorded in release.json); ``base``: the folder
+    the paths it records are shown relative to (default: the current folder; a path outside it is
+    shown by its name: :mod:`biaskit.public`). Annotators are pseudonymised (:mod:`.privacy`)."""
     from ..io import atomic_dir
     from .card import read_card_text, render_card
     from .history import load_history, summarize_history
@@ -175,6 +182,7 @@ def build_release(
         check_license(o.license)
     created = o.created or _dt.datetime.now(_dt.UTC).date().isoformat()
     out = Path(out)
+    pz = _pseudonyms(o, out)
     human = read_card_text(o.card_text)
     citation = _citation(o.citation)
     tm: dict[str, float] = {}
@@ -188,7 +196,7 @@ def build_release(
     inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged, skip_invalid=o.skip_invalid)
     lap("read")
     hist_files = load_history(o.history, records=records, auto=o.discover_history)
-    hist = summarize_history(hist_files)
+    hist = summarize_history(hist_files, pseudonyms=pz)
     merged, merge_counts = merge_views(inp.pairs, lang_order=o.langs)
     lap("history+merge")
 
@@ -240,14 +248,16 @@ def build_release(
     # a large input is written as a stream; CATs and tuples (small) are lists.
     n_p, n_c = len(merged), len(inp.cats)
     p_splits = splits[:n_p]
+    from .privacy import scrub_record
+
     cat_recs = []
     for c, sp in zip(inp.cats, splits[n_p : n_p + n_c], strict=False):
-        d = c.model_dump(mode="json")
+        d = scrub_record(c.model_dump(mode="json"), pz, base)
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
     for tup, sp in zip(inp.tuples, splits[n_p + n_c :], strict=False):
-        d = tup.model_dump(mode="json")
+        d = scrub_record(tup.model_dump(mode="json"), pz, base)
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
@@ -294,14 +304,14 @@ def build_release(
             by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
             with _RecordWriter(tmp / fn) as jsonl:
                 for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits, strict=False)):
-                    r = _pair_record(mp, t, sp)
+                    r = _pair_record(mp, t, sp, pz, base)
                     jsonl.write(r)
                     parquet[sp].add(r)
                     csvs.add(pos, r)
                     pair_stats.add(r)
                     by_split_lang[sp].update(r["views"].keys())
                     for lg, v in r["views"].items():
-                        prov_acc.add(lg, v.get("provenance"), v.get("meta"))
+                        prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
                         origin_keys[_origin_key(v.get("provenance"))] += 1
             record_sha[fn] = jsonl.sha256
             written_rows[fn] = n_p
@@ -331,9 +341,9 @@ def build_release(
                 "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
             }
         for cr in cat_recs:
-            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"))
+            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"), "cats")
         for tr in tuple_recs:
-            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"))
+            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"), "tuples")
         prov = prov_acc.result()
         for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
             if not recs:
@@ -481,10 +491,15 @@ def build_release(
             "merge": merge_counts,
             "retention": retention,
             "flags_dropped": dict(flags_dropped),
+            # e-mail addresses the maintainers wrote into the card themselves (contacts): `release verify`
+            # allows these in the card, croissant.json and here, nowhere else
+            "public_addresses": _public_addresses(human, citation, o),
         }
+        from ..public import public_obj
         from ..redact import redact, redact_obj
 
-        _wj(tmp / L.RELEASE_JSON, redact_obj(release))  # user text (card options, commands) masked
+        # user text (card options, commands) masked; paths (commands, --previous) relative or names
+        _wj(tmp / L.RELEASE_JSON, redact_obj(public_obj(release, base)))
         ctx = {
             "options": {
                 **o.model_dump(),
@@ -510,7 +525,8 @@ def build_release(
             "n_targets": len(set(targets)),
             "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets",
         }
-        card = redact(render_card(ctx, human))  # a key pasted into --pretty-name/--citation/--card-text: masked
+        # a key pasted into --pretty-name/--citation/--card-text: masked; no path of this machine
+        card = redact(render_card(public_obj(ctx, base), human))
         (tmp / L.README).write_text(card, encoding="utf-8")
         warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
@@ -627,12 +643,42 @@ def _without(d: dict | None, keys: frozenset) -> dict:
     return {k: v for k, v in d.items() if k not in keys}
 
 
-def _pair_record(mp, target: str, split: str) -> dict[str, Any]:
+def _public_addresses(human: dict[str, str], citation: str | None, o: BuildOptions) -> list[str]:
+    from ..public import EMAIL
+
+    texts = [*human.values(), citation or "", o.pretty_name or "", o.license or ""]
+    return sorted({m.group(0) for t in texts for m in EMAIL.finditer(t)})
+
+
+def _pseudonyms(o: BuildOptions, out: Path):
+    """The annotators' pseudonyms of this release (:mod:`.privacy`): keyed by the key file given, else
+    ``.biaskit/release.key`` beside the release folder; never a key inside the folder (it would ship)."""
+    from .privacy import KEY_FILE, Pseudonyms
+
+    key_file = Path(o.pseudonym_key) if o.pseudonym_key else out.parent / ".biaskit" / KEY_FILE
+    try:
+        inside = key_file.resolve().is_relative_to(out.resolve())
+    except OSError:
+        inside = False
+    if inside:
+        raise InputError(
+            "the pseudonym key would be published with the release (it is inside the release folder).",
+            path=key_file,
+            fix=f"keep it outside the release: {say('pseudonym_key', '.biaskit/release.key')}.",
+        )
+    return Pseudonyms(key_file, o.name)  # the key file is read or created when the first person is named
+
+
+def _pair_record(mp, target: str, split: str, pz=None, base: str | Path | None = None) -> dict[str, Any]:
+    from .privacy import needs_scrub, scrub
+
     prim = mp.primary
     views = {}
     for lg, p in mp.views.items():
         prov = _without(p.provenance, _STRIP_PROV)
         meta = _without(p.meta, _STRIP_META)
+        if pz is not None and needs_scrub(p.extra_json):  # annotators or paths: pseudonyms, public paths
+            prov, meta = scrub(prov, pz, base), scrub(meta, pz, base)
         views[lg] = {
             "sent_more": p.sent_more,
             "sent_less": p.sent_less,

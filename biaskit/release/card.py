@@ -300,13 +300,16 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
             "the variety of each language (e.g. en-IN Indian English, hi-Deva standard Hindi).",
         )
     )
-    gm = prov.get("generation_models") or {}
     speakers = []
-    if gm:
-        speakers.append("Machine-generated text by " + ", ".join(f"{m} ({n} views)" for m, n in gm.items()) + ".")
+    wb = [w for w in prov.get("written_by") or [] if w.get("written_by") != NOT_RECORDED]
+    if wb:
+        speakers.append(
+            "Who wrote the released text, from each record's provenance:\n\n"
+            + _table(["lang", "written by", "views"], [[w["lang"], w["written_by"], w["records"]] for w in wb])
+        )
     if prov.get("crowd_writers"):
         speakers.append(f"{prov['crowd_writers']} pseudonymous crowd writers (CrowS-Pairs `anon_writer`).")
-    if prov.get("mt_engines"):
+    if prov.get("mt_engines") and not wb:
         speakers.append(
             "Translations by "
             + ", ".join(f"{e['engine']} ({e['released']} {e['lang']} views)" for e in prov["mt_engines"])
@@ -322,6 +325,7 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
     ann = [f"{a['label']}: {a['n_annotators']} annotators" for a in hist["agreement"]]
     if prov.get("translation_reviewers"):
         ann.append(f"translation review: {prov['translation_reviewers']} reviewers")
+    ann += [_people_per_record(v) for v in prov.get("validation") or []]
     parts.append(
         section(
             "Annotator demographic",
@@ -398,11 +402,14 @@ def _split_shares(rep: dict, o: dict) -> str:
 
 def _collection(hist: dict, prov: dict, ctx: dict) -> str:
     out = []
-    src = prov.get("sources") or []
+    src = prov.get("written_by") or prov.get("sources") or []
     if src:
         out.append(
             "Sources of the released views:\n\n"
-            + _table(["lang", "source", "views"], [[s["lang"], s["source"], s["records"]] for s in src])
+            + _table(
+                ["lang", "source", "written by", "views"],
+                [[s["lang"], s["source"], s.get("written_by", NOT_RECORDED), s["records"]] for s in src],
+            )
         )
     gens = hist["generation"]
     if gens:
@@ -509,6 +516,7 @@ def _cleaning(hist: dict, ctx: dict) -> str:
             out.append(
                 f"Minimal-pair checker ({c['file']}): " + ", ".join(f"{k} {v}" for k, v in c["flags"].items()) + "."
             )
+    cat_validation = [v for v in ctx["provenance"].get("validation") or [] if v["stage"] == "CAT validation"]
     for r in _latest_cat_retention(hist):
         val = r["validated"]
         cols = ["split", "domain", "targets", "drafted", "structurally valid", "valid %"] + (
@@ -522,7 +530,7 @@ def _cleaning(hist: dict, ctx: dict) -> str:
         out.append(
             f"CAT retention ({r['file']}; StereoSet sec. 4.3 kept 83% of its CATs after validation): drafted by "
             "the LLM, structurally valid"
-            + (", validated by five annotators (>= 3 agree on every option)" if val else "")
+            + (", validated" + _cat_rule(cat_validation) if val else "")
             + ":\n\n"
             + _table(cols, rows)
         )
@@ -546,6 +554,34 @@ def _cleaning(hist: dict, ctx: dict) -> str:
         else "Pairs dropped for checker flags at release: none."
     )
     return "\n\n".join(out)
+
+
+def _per_record(v: dict) -> str:
+    """``3`` or ``2-3`` people per record (``v``: a ``provenance.validation`` entry)."""
+    ns = sorted(int(k) for k in v["people_per_record"])
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+
+
+def _people_per_record(v: dict) -> str:
+    """One stage's people per released record, as the records carry them."""
+    who = "reviewers" if "review" in v["stage"] else "annotators"
+    return f"{v['stage']} ({v['lang']}): {_per_record(v)} {who} per record on {v['records']} released records"
+
+
+def _cat_rule(validation: list[dict]) -> str:
+    """How the released CATs were validated, from their records: validators per CAT and agreement."""
+    if not validation:
+        return f" (validators per CAT: {NOT_RECORDED})"
+    parts = []
+    for v in validation:
+        rule = (
+            f"at least {v['rule_min_agree']} had to give the writer's label on every option"
+            if v.get("rule_min_agree") is not None
+            else f"the rule is {NOT_RECORDED}"
+        )
+        agree = f", and at least {v['fewest_agreeing']} did" if v.get("fewest_agreeing") is not None else ""
+        parts.append(f"{v['lang']}: {_per_record(v)} validators per CAT ({rule}{agree})")
+    return " by " + "; ".join(parts)
 
 
 def _text_chars(stats: dict) -> str:

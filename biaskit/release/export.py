@@ -265,16 +265,18 @@ STEREOSET_LABELS = ("stereotype", "anti-stereotype", "unrelated", "related")
 
 
 def stereoset_labels(option: dict) -> list[dict]:
-    """An option's ``labels`` in StereoSet's layout: the validators' labels with pseudonymous
-    ``human_id`` s (``a1``, ``a2``, ... in the order they were recorded; annotator ids never leave
-    biaskit). StereoSet's reader needs at least one label per sentence: an option without validator
-    labels of its own (a reviewed translation, CATs released without a validation round) gets one
-    entry, ``{"human_id": "gold", "label": <its gold label>}``."""
+    """An option's ``labels`` in StereoSet's layout: the validators' labels with their ``human_id``:
+    the annotator as the record names them (in a release, the pseudonym :mod:`.privacy` gave them,
+    the same in ``cats.jsonl``), else ``a1``, ``a2``, ... in the order they were recorded.
+    StereoSet's reader needs at least one label per sentence: an option without validator labels of
+    its own (a reviewed translation, CATs released without a validation round) gets one entry,
+    ``{"human_id": "gold", "label": <its gold label>}``."""
     labels = []
     for k, lab in enumerate(option.get("human_labels") or [], start=1):
         text = lab.get("label") if isinstance(lab, dict) else lab
         if text in STEREOSET_LABELS:
-            labels.append({"human_id": f"a{k}", "label": text})
+            who = lab.get("annotator") if isinstance(lab, dict) else None
+            labels.append({"human_id": str(who) if who else f"a{k}", "label": text})
     return labels or [{"human_id": "gold", "label": option["gold_label"]}]
 
 

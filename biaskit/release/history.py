@@ -26,7 +26,7 @@ Annotator names never leave this module: only counts, and per-annotator figures 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,22 +185,30 @@ def _default_label(kind: str, p: Path, data: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------ summaries
-def _pseudonyms(per_annotator: list[dict]) -> list[dict]:
-    """Per-annotator figures with the names replaced by A1, A2, ... (ordered by item count, then a hash)."""
+def _pseudonyms(per_annotator: list[dict], pseudonyms: Callable[[str], str] | None = None) -> list[dict]:
+    """Per-annotator figures with the names replaced by pseudonyms: the release's
+    (:class:`biaskit.release.privacy.Pseudonyms`, the same as in its records), else A1, A2, ...;
+    ordered by item count, then by pseudonym (or a hash of the name)."""
     import hashlib
 
-    rows = sorted(
-        per_annotator,
-        key=lambda r: (-int(r.get("n_items") or 0), hashlib.sha256(str(r.get("worker")).encode()).hexdigest()),
-    )
+    def name(r: dict) -> str:
+        w = str(r.get("worker"))
+        return pseudonyms(w) if pseudonyms is not None else hashlib.sha256(w.encode()).hexdigest()
+
+    rows = sorted(((name(r), r) for r in per_annotator), key=lambda x: (-int(x[1].get("n_items") or 0), x[0]))
     return [
-        {"annotator": f"A{i}", "n_items": r.get("n_items"), "agreement_with_majority": r.get("agreement_with_majority")}
-        for i, r in enumerate(rows, start=1)
+        {
+            "annotator": n if pseudonyms is not None else f"A{i}",
+            "n_items": r.get("n_items"),
+            "agreement_with_majority": r.get("agreement_with_majority"),
+        }
+        for i, (n, r) in enumerate(rows, start=1)
     ]
 
 
-def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
-    """A JSON-able summary per stage kind (no annotator names)."""
+def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """A JSON-able summary per stage kind (no annotator names: per-annotator figures under
+    ``pseudonyms``, the release's, or A1, A2, ...)."""
     out: dict[str, Any] = {
         "files": [f.as_dict() for f in files],
         "generation": [],
@@ -227,7 +235,8 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                     "rows": sum(int(r.get("rows") or 0) for r in runs),
                     "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
                     "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
-                    "models": sorted({str(r.get("model")) for r in runs if r.get("model")}),
+                    # the model each run called (the dummy backend calls none, whatever model the project names)
+                    "models": sorted({llm_label(r) for r in runs if r.get("model") or r.get("backend")}),
                     "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
                     "prompts": sorted(
                         {f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}
@@ -288,7 +297,7 @@ def summarize_history(files: Sequence[HistoryFile]) -> dict[str, Any]:
                     "n_annotators": d.get("n_annotators"),
                     "annotators_per_item": d.get("annotators_per_item"),
                     "per_question": per_q,
-                    "annotators": _pseudonyms(d.get("per_annotator") or []),
+                    "annotators": _pseudonyms(d.get("per_annotator") or [], pseudonyms),
                 }
             )
         elif f.kind == "apply":
@@ -418,19 +427,106 @@ def _reason(r: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------ provenance
+# provenance keys that describe another record than this one: a translation's source (its English
+# text was written by someone else) is not walked for who wrote this view
+_OTHER_RECORD = frozenset(("source_provenance",))
+TRANSLATED = ("translation-review", "cat-translation-review")  # provenance.source of a reviewed translation
+REVIEWERS_WROTE = "review"  # the winner engine of a text the reviewers wrote (annotation/kinds/translation.py)
+DATASETS = {"crows-pairs": "CrowS-Pairs", "indibias": "IndiBias"}  # provenance.source of a published dataset
+LLM_DRAFT_SOURCE = "biaskit-curate"  # what `curate pairs` records; a CAT or tuple the LLM drafted says nothing
+
+
 def _walk(obj: Any, found: list[dict], depth: int = 0) -> None:
     if depth > 4 or not isinstance(obj, dict):
         return
     if obj.get("prompt_id") or (obj.get("model") and (obj.get("request_hash") or obj.get("endpoint"))):
         found.append(obj)
-    for v in obj.values():
-        if isinstance(v, dict):
+    for k, v in obj.items():
+        if isinstance(v, dict) and k not in _OTHER_RECORD:
             _walk(v, found, depth + 1)
 
 
+def _edited(obj: Any, depth: int = 0) -> bool:
+    """Did annotators edit the text (``provenance.edits``, at any depth but a source's)?"""
+    if depth > 4 or not isinstance(obj, dict):
+        return False
+    if obj.get("edits"):
+        return True
+    return any(_edited(v, depth + 1) for k, v in obj.items() if isinstance(v, dict) and k not in _OTHER_RECORD)
+
+
+def llm_label(g: dict) -> str:
+    """The LLM that wrote a text, as the card names it, from a run log line or a record's generation
+    provenance: the model, or for the ``dummy`` backend (which calls no model, whatever model name
+    the project file gives) ``dummy backend: placeholder text, no model called``."""
+    backend = str(g.get("backend") or "")
+    if backend == "dummy" or str(g.get("endpoint") or "").startswith("dummy:"):
+        return "dummy backend: placeholder text, no model called"
+    return str(g.get("model") or NOT_GIVEN)
+
+
+def written_by(prov: dict, meta: dict, gens: list[dict] | None = None) -> tuple[str, str]:
+    """``(source, who wrote the text)`` of one released view or record, from its provenance: a
+    published dataset's writers; an LLM draft (which LLM), edited by annotators or not; a machine
+    translation (which engine), edited by reviewers or not; or text the reviewers wrote themselves.
+    ``gens``: the generation entries of ``prov`` (:func:`_walk`) when the caller has them."""
+    src = str(prov.get("source") or "")
+    if src in TRANSLATED:
+        rev: dict = meta["review"] if isinstance(meta.get("review"), dict) else {}
+        engine = rev.get("winner_engine") or prov.get("engine")
+        if engine == REVIEWERS_WROTE:
+            return src, "reviewers (written by them)"
+        model = rev.get("winner_model") or prov.get("model")
+        mt = f"machine translation ({engine}:{model})" if model else f"machine translation ({engine})"
+        return src, mt + (", edited by reviewers" if rev.get("edited") else "")
+    if gens is None:
+        gens = []
+        _walk(prov, gens)
+    gen = next((g for g in gens if g.get("model") or g.get("backend") or g.get("endpoint")), None)
+    if gen is not None:
+        who = f"LLM draft ({llm_label(gen)})" + (", edited by annotators" if _edited(prov) else "")
+        return src or LLM_DRAFT_SOURCE, who
+    if prov.get("format") in ("stereoset", "flat"):
+        return src or "stereoset", "StereoSet's crowd writers"
+    if src in DATASETS:
+        return src, f"{DATASETS[src]}'s writers" + (", adapted by biaskit" if prov.get("adapted_by") else "")
+    return src or NOT_GIVEN, NOT_GIVEN
+
+
+def _validators(kind: str | None, meta: dict) -> tuple[str, int, int | None, int | None] | None:
+    """``(stage, people per record, fewest who agreed, the rule's minimum)`` of a released record's
+    annotation, or None when it carries none."""
+    ann = meta.get("annotation")
+    if kind == "cats" and isinstance(ann, dict):
+        opts = [v for v in ann.values() if isinstance(v, dict) and v.get("validators") is not None]
+        if opts:
+            rule = [int(v["min_agree"]) for v in opts if v.get("min_agree") is not None]
+            return (
+                "CAT validation",
+                max(int(v["validators"]) for v in opts),
+                min(int(v.get("agree") or 0) for v in opts),
+                min(rule) if rule else None,
+            )
+    if isinstance(ann, dict):
+        for q, stage in (("validity", "pair validation"), ("stereotype", "tuple validation")):
+            v = ann.get(q)
+            if isinstance(v, dict) and v.get("n_annotators") is not None:
+                return stage, int(v["n_annotators"]), None, None
+    rev = meta.get("review")
+    if isinstance(rev, dict) and rev.get("n_reviewers") is not None:
+        return (
+            ("CAT translation review" if kind == "cats" else "translation review"),
+            int(rev["n_reviewers"]),
+            None,
+            None,
+        )
+    return None
+
+
 def record_provenance(views: Iterable[tuple[str, dict, dict]]) -> dict[str, Any]:
-    """Facts from the released views' ``provenance``/``meta``: sources, generation models and
-    prompts, MT engines, reviewers and annotators (counts only), timestamps.
+    """Facts from the released views' ``provenance``/``meta``: sources, who wrote each text (LLM draft,
+    human edit, machine translation, written by reviewers), generation models and prompts, MT
+    engines, validators and reviewers per record (counts only), timestamps.
     ``views``: ``(lang, provenance, meta)`` per released language view (or record)."""
     acc = ProvenanceCounter()
     for lang, prov, meta in views:
@@ -443,27 +539,32 @@ class ProvenanceCounter:
 
     def __init__(self) -> None:
         self.sources: Counter = Counter()
+        self.authors: Counter = Counter()
         self.gen: Counter = Counter()
         self.prompts: Counter = Counter()
         self.engines: Counter = Counter()
         self.first: str | None = None
         self.last: str | None = None
         self.annot_n: Counter = Counter()
+        self.validation: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.reviewers: set[str] = set()
         self.writers: set[str] = set()
         self.flipped = self.annotated = self.edited = 0
 
-    def add(self, lang: str, prov: Any, meta: Any) -> None:
+    def add(self, lang: str, prov: Any, meta: Any, kind: str | None = None) -> None:
+        """One released view (``kind``: pairs, cats or tuples)."""
         prov = prov if isinstance(prov, dict) else {}
         meta = meta if isinstance(meta, dict) else {}
-        self.sources[(lang, str(prov.get("source") or NOT_GIVEN))] += 1
-        if prov.get("source") == "translation-review":
-            self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
         found: list[dict] = []
         _walk(prov, found)
+        src, who = written_by(prov, meta, found)
+        self.sources[(lang, src)] += 1
+        self.authors[(lang, src, who)] += 1
+        if prov.get("source") in TRANSLATED and prov.get("engine") != REVIEWERS_WROTE:  # an MT engine's text
+            self.engines[(lang, f"{prov.get('engine')}:{prov.get('model')}")] += 1
         for g in found:
-            if g.get("model") and not (prov.get("source") == "translation-review" and g is prov):
-                self.gen[str(g.get("model"))] += 1
+            if (g.get("model") or g.get("endpoint")) and not (prov.get("source") in TRANSLATED and g is prov):
+                self.gen[llm_label(g)] += 1
             if g.get("prompt_id"):
                 self.prompts[f"{g.get('prompt_id')}@{g.get('prompt_version')}"] += 1
             if g.get("timestamp"):
@@ -477,6 +578,18 @@ class ProvenanceCounter:
             if isinstance(v, dict) and v.get("n_annotators") is not None:
                 self.annot_n[int(v["n_annotators"])] += 1
             self.flipped += "direction_before" in ann
+        val = _validators(kind, meta)
+        if val is not None:
+            stage, n, agree, rule = val
+            e = self.validation.setdefault(
+                (stage, kind or "", lang), {"records": 0, "per_record": Counter(), "agree_min": None, "rule": set()}
+            )
+            e["records"] += 1
+            e["per_record"][n] += 1
+            if agree is not None:
+                e["agree_min"] = agree if e["agree_min"] is None else min(e["agree_min"], agree)
+            if rule is not None:
+                e["rule"].add(rule)
         rev = meta.get("review")
         if isinstance(rev, dict):
             self.reviewers.update(str(r.get("worker")) for r in rev.get("reviewers") or [] if isinstance(r, dict))
@@ -487,12 +600,28 @@ class ProvenanceCounter:
     def result(self) -> dict[str, Any]:
         return {
             "sources": [{"lang": lg, "source": s, "records": n} for (lg, s), n in sorted(self.sources.items())],
+            "written_by": [
+                {"lang": lg, "source": s, "written_by": w, "records": n}
+                for (lg, s, w), n in sorted(self.authors.items())
+            ],
             "generation_models": dict(self.gen.most_common()),
             "prompts": dict(self.prompts.most_common()),
             "mt_engines": [{"lang": lg, "engine": e, "released": n} for (lg, e), n in sorted(self.engines.items())],
             "generated_between": [self.first, self.last] if self.first is not None else None,
             "annotated_records": self.annotated,
             "annotators_per_record": {str(k): v for k, v in sorted(self.annot_n.items())},
+            "validation": [
+                {
+                    "stage": stage,
+                    "kind": kind,
+                    "lang": lg,
+                    "records": e["records"],
+                    "people_per_record": {str(k): v for k, v in sorted(e["per_record"].items())},
+                    "fewest_agreeing": e["agree_min"],
+                    "rule_min_agree": min(e["rule"]) if e["rule"] else None,
+                }
+                for (stage, kind, lg), e in sorted(self.validation.items())
+            ],
             "direction_changed_by_annotators": self.flipped,
             "translation_reviewers": len(self.reviewers),
             "translations_edited_by_reviewers": self.edited,

@@ -126,6 +126,11 @@ class View:
         self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
 
     @property
+    def extra_json(self) -> bytes:
+        """``{"provenance": ..., "meta": ...}`` as the JSON bytes the view keeps."""
+        return self._rest
+
+    @property
     def provenance(self) -> dict[str, Any]:
         import json
 

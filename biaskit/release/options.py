@@ -104,6 +104,14 @@ class BuildOptions(Options):
         help="Refuse what the Hugging Face Hub would reject (licence id, card YAML, config names, "
         "file sizes); nothing is published then.",
     )
+    pseudonym_key: Path | None = option(
+        None,
+        "--pseudonym-key",
+        path="out_file",
+        help="File holding the secret key of the annotators' pseudonyms (created on first use, never "
+        "released; keep it to give the same people the same pseudonyms in the next version). Default: "
+        ".biaskit/release.key beside the release folder.",
+    )
     protocol: str | None = option(
         None,
         "--protocol",

@@ -11,8 +11,12 @@ Checks, each problem one line naming the file (and row) and the fix:
   file in ``rows`` (JSONL, Parquet, CSV, StereoSet JSON) are what the files hold -- so an edit of a
   file and ``SHA256SUMS`` together is still caught;
 - the card: YAML front matter with the required keys, configs whose files exist, the datasheet and
-  data-statement headings. Sections still marked ``[TO BE WRITTEN BY THE MAINTAINERS: ...]`` and an
-  ``unknown`` licence are *warnings*, not problems.
+  data-statement headings;
+- privacy (:mod:`.scan`): no e-mail address, absolute path, user name of this machine or secret in
+  any file, row or Parquet column.
+
+Card sections still marked ``[TO BE WRITTEN BY THE MAINTAINERS: ...]`` and an ``unknown`` licence
+are *warnings*, not problems.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ class VerifyResult:
         recs = ", ".join(f"{n} {k}" for k, n in c.get("records", {}).items())
         return (
             f"{self.path}: OK ({c.get('name')} {c.get('version')}): {c.get('files', 0)} files match SHA256SUMS; "
-            f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); card "
+            f"{recs or 'no records'} valid; splits disjoint by target ({c.get('targets', 0)} targets); no "
+            "e-mail address, machine path or secret; card "
             + (
                 f"complete, with {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''} (above)"
                 if self.warnings
@@ -96,6 +101,9 @@ def verify_release(path: str | Path) -> VerifyResult:
         _cross_check(p, res, meta, split_counts)
     _card(p, res)
     _croissant(p, res)
+    from .scan import scan_release  # no person, machine path or secret in any file (docs/release.md, Privacy)
+
+    res.problems += scan_release(p)
     if meta:
         res.checked["name"], res.checked["version"] = meta.get("name"), meta.get("version")
     return res

@@ -14,8 +14,9 @@ from biaskit.errors import InputError
 from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 from biaskit.options import option, speaking
 from biaskit.release.options import ReleaseBuildOptions
+from biaskit.release.privacy import KEY_FILE
 
-from ..state import shown_path
+from ..state import STATE_DIR, shown_path
 from ..tables import StageTable
 from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_table
 
@@ -72,6 +73,7 @@ class ReleaseStage(StageRunner):
                 "card_text": "the stage's own card_text key: a file relative to the project file's folder",
                 "history": "the reports of the stages that ran before it (work/<stage>/...), found by the stage",
                 "discover_history": "the stage passes its stages' reports itself (history) and reads no others",
+                "pseudonym_key": "the project's state folder: .biaskit/release.key (created once, never released)",
             },
         ),
     )
@@ -178,9 +180,12 @@ class ReleaseStage(StageRunner):
             card_text=self._file_option(o.card_text),
             history=[f"{label}={p}" for label, p in self.history()],
             discover_history=True,
+            pseudonym_key=self.project.workdir / STATE_DIR / KEY_FILE,
         )
         with speaking(self.speaker(ReleaseBuildOptions)):
-            s = build_release(records, out, opts.build_options(), command=self.ctx.options.command)
+            s = build_release(
+                records, out, opts.build_options(), command=self.ctx.options.command, base=self.project.workdir
+            )
         v = verify_release(out)
         if not v.ok:
             raise StageFailed(
