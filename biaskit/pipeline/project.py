@@ -538,6 +538,8 @@ def check_resources(p: Project) -> list[InputError]:
                             f'{{ {a} = ["..."] }}.',
                         )
                     )
+    from ..curation.llm_server import default_base_url
+
     for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
         st = p.stage(n)
         if st is None or not STAGES[n].calls_llm(st):  # (enabled: never None)
@@ -548,8 +550,7 @@ def check_resources(p: Project) -> list[InputError]:
             continue
         if (
             s.backend == "openai"
-            and not s.base_url
-            and not os.environ.get("OPENAI_BASE_URL")
+            and not default_base_url(s.base_url, s.model)  # given, $OPENAI_BASE_URL or `biaskit llm serve`'s
             and not os.environ.get("OPENAI_API_KEY")
         ):
             key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
@@ -559,7 +560,9 @@ def check_resources(p: Project) -> list[InputError]:
                     f"the {n} stage sends requests to an LLM, but no endpoint is given.",
                     f'set base_url = "URL" in [{key}], the API root of an OpenAI-compatible '
                     'server (e.g. "http://127.0.0.1:8000/v1"; or the environment variable '
-                    'OPENAI_BASE_URL); for OpenAI\'s API set OPENAI_API_KEY; or backend = "dummy" in '
+                    "OPENAI_BASE_URL), or start a local server: `biaskit llm serve` serves gemma3-270m, and a "
+                    'project with model = "gemma3-270m" and no base_url uses it; for OpenAI\'s API set '
+                    'OPENAI_API_KEY; or backend = "dummy" in '
                     f"[{key}] to try it offline.",
                 )
             )
