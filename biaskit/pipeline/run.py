@@ -22,6 +22,7 @@ from pathlib import Path
 
 from biaskit.errors import BiaskitError
 from biaskit.options import speaking
+from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
 
 from .project import Project
@@ -123,8 +124,10 @@ def run_project(
             state.update(name, status="running", attempt=fp, started=now(), error=None)
             stage.current_fingerprint = fp
             try:
-                with speaking(stage.speaker()):
-                    out = stage.run()  # hints name this project's keys, not the stage command's flags
+                # hints name this project's keys, not the stage command's flags; without a terminal, a line
+                # every 30 s says the stage still runs when nothing inside it said how far it is
+                with speaking(stage.speaker()), progress_lines(None, name, enabled=options.progress, heartbeat=True):
+                    out = stage.run()
             except KeyboardInterrupt:
                 state.update(name, status="interrupted", finished=now())
                 raise

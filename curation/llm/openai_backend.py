@@ -129,6 +129,9 @@ class OpenAILLM(BaseLLM):
     def endpoint(self) -> str:
         return (self.base_url or "https://api.openai.com/v1").rstrip("/")
 
+    def _server_slots_url(self) -> str | None:
+        return self.base_url  # a server given by URL (OpenAI's API says nothing about slots)
+
     def client(self):
         with self._client_lock:
             if self._client is None:
@@ -152,7 +155,11 @@ class OpenAILLM(BaseLLM):
                 kwargs["response_format"] = response_format
         try:
             resp = self.client().chat.completions.create(
-                model=self.model, messages=list(messages), extra_body=extra_body or None, **kwargs
+                model=self.model,
+                messages=list(messages),
+                extra_body=extra_body or None,
+                timeout=self.current_timeout,  # the one set, or longer after a back-off (.fit)
+                **kwargs,
             )
         except openai.APIStatusError as exc:
             status = exc.status_code
