@@ -256,6 +256,16 @@ class BaseLLM:
                     self._flight.lower(n)
             return self._slots
 
+    def fit_report(self) -> dict[str, Any]:
+        """What the client learnt about the server (for the run log): its slots, the back-off steps."""
+        out: dict[str, Any] = {}
+        if self._slots is not None and self._slots[0] is not None:
+            out["slots"], out["slots_from"] = self._slots
+        if self._backoff.steps:
+            out["backoff"] = list(self._backoff.steps)
+            out["timeout"] = self._backoff.current
+        return out
+
     @property
     def current_timeout(self) -> float:
         """The timeout in force (the one set, or longer after backing off)."""
