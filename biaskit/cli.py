@@ -210,7 +210,12 @@ def main(argv: list[str] | None = None) -> None:
     _DEBUG[0] = False
     try:
         rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
-        # with standalone_mode=False, click returns typer.Exit's code instead of exiting
+        # with standalone_mode=False, click returns typer.Exit's code instead of exiting; typer turns
+        # Ctrl-C (KeyboardInterrupt) into Exit(130): one line says what is saved and how to resume
+        if rv == 130:
+            from .clitools import interrupted_message
+
+            sys.stderr.write(interrupted_message(args) + "\n")
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BiaskitError as exc:
@@ -227,7 +232,9 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted; finished work is saved and the run can be resumed.\n")
+        from .clitools import interrupted_message
+
+        sys.stderr.write(interrupted_message(args) + "\n")
         sys.exit(130)
     except GUARDED as exc:  # what escaped from the OS or a parser: one line, unless --debug
         if _debug():

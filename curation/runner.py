@@ -361,6 +361,7 @@ class JobRunner:
         except KeyboardInterrupt:
             self.summary.interrupted = True
             wait = False
+            self._say_saved()
             raise
         except EndpointError as exc:
             self.summary.aborted = redact(str(exc))
@@ -371,6 +372,14 @@ class JobRunner:
             JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result)
             for k, it in zip(keys, items, strict=False)
         ]
+
+    def _say_saved(self) -> None:
+        """What a Ctrl-C leaves (:func:`biaskit.clitools.saved_on_interrupt`): the finished jobs."""
+        from biaskit.clitools import saved_on_interrupt
+
+        s = self.summary
+        where = f"in {self.out}" if self.out is not None else "in the LLM cache"
+        saved_on_interrupt(f"{s.ok + s.skipped_done} of {s.jobs} {self.task.name} jobs are {where}")
 
     def _workers(self) -> int:
         """Threads for the jobs: the concurrency asked, but no more than the server takes at once

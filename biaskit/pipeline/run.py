@@ -129,7 +129,15 @@ def run_project(
                 with speaking(stage.speaker()), progress_lines(None, name, enabled=options.progress, heartbeat=True):
                     out = stage.run()
             except KeyboardInterrupt:
+                from biaskit.clitools import saved_on_interrupt
+
                 state.update(name, status="interrupted", finished=now())
+                done = [n for n in result.ran + result.skipped if n != name]
+                saved_on_interrupt(
+                    f"stage '{name}' stopped and resumes on its files in {rel_path(project.workdir, stage.folder)}"
+                    + (f" (done before it: {', '.join(done)})" if done else ""),
+                    first=True,
+                )
                 raise
             except StageFailed as exc:
                 state.update(name, status="failed", error=redact(str(exc)), finished=now())
