@@ -621,9 +621,15 @@ def _model_problem(p: Project, model: str) -> tuple[str, str] | None:
 
 
 def init_project(
-    directory: str | Path, *, template: str = "generate", hindi: bool = True, name: str | None = None
+    directory: str | Path,
+    *,
+    template: str = "generate",
+    hindi: bool = True,
+    name: str | None = None,
+    trial: bool = False,
 ) -> Path:
-    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one)."""
+    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one);
+    ``trial``: sized for a first try on one machine (:mod:`.templates`)."""
     from ..io import atomic_open
     from .templates import project_template
 
@@ -644,7 +650,7 @@ def init_project(
         raise InputError(
             f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
         ) from None
-    text = project_template(name, template=template, hindi=hindi)
+    text = project_template(name, template=template, hindi=hindi, trial=trial)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:
