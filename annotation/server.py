@@ -71,6 +71,17 @@ _DB_SETTINGS = (
 _SCRUB_ALL = frozenset(_SCRUB) | frozenset(f"{p}{n}" for p in ("", "LABEL_STUDIO_", "HEARTEX_") for n in _DB_SETTINGS)
 
 
+def default_data_dir() -> Path:
+    """``$BIASKIT_LS_DATA_DIR`` or ``~/.local/share/biaskit/label-studio``: ``annotate serve``'s default folder."""
+    return Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
+
+
+def served_url() -> str | None:
+    """The URL of the Label Studio ``biaskit annotate serve`` runs in its default folder, or None."""
+    live = running(default_data_dir())
+    return live.url if live is not None else None
+
+
 class ServerError(BiaskitError):
     """Label Studio could not be found, initialised, started or stopped."""
 

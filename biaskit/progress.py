@@ -24,7 +24,7 @@ from typing import Any
 
 EVERY_ENV = "BIASKIT_PROGRESS_EVERY"
 _LIVE: list[Any] = []  # the rich Progress objects drawing now (a note prints above the innermost)
-_LAST_LINE = [0.0]  # when the last progress line was printed (time.monotonic)
+_OPEN: list[Any] = []  # the line bars open now (a stage's heartbeat is quiet while a bar inside it speaks)
 
 
 class Bar:
@@ -56,7 +56,7 @@ class Bar:
 
 class LineBar(Bar):
     """What :func:`progress` yields when stderr is not a terminal: counts kept, one line every ``every``
-    seconds from a timer thread (``heartbeat``: only when no other bar printed one meanwhile), and a
+    seconds from a timer thread (``heartbeat``: only while no bar inside it is open), and a
     last line at the end when any was printed."""
 
     def __init__(self, total: int | None, label: str, unit: str, every: float, heartbeat: bool = False):
@@ -68,6 +68,7 @@ class LineBar(Bar):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"progress {label}", daemon=True)
+        _OPEN.append(self)
         self._thread.start()
 
     def advance(self, n: int = 1) -> None:
@@ -96,7 +97,6 @@ class LineBar(Bar):
         return f"{self.label}: {count}" + (f", done in {took}" if final else f" ({took})")
 
     def _print(self, line: str) -> None:
-        _LAST_LINE[0] = time.monotonic()
         self.lines += 1
         try:
             sys.stderr.write(line + "\n")
@@ -106,11 +106,13 @@ class LineBar(Bar):
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
-            if self.heartbeat and time.monotonic() - _LAST_LINE[0] < self.every * 0.9:
-                continue  # a bar inside this one has just said how far it is
+            if self.heartbeat and any(not b.heartbeat for b in _OPEN):
+                continue  # a bar inside this one says how far it is
             self._print(self.text())
 
     def close(self) -> None:
+        if self in _OPEN:
+            _OPEN.remove(self)
         self._stop.set()
         self._thread.join(timeout=2)
         if self.lines and not self.heartbeat:  # (a stage says itself that it is done)

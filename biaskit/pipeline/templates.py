@@ -41,7 +41,7 @@ concurrency = 4                 # requests in flight
 
 _LS = """
 [labelstudio]
-# url = "http://127.0.0.1:8080" # default: $LABEL_STUDIO_URL (`biaskit annotate serve` prints it)
+# url = "http://127.0.0.1:8080" # default: $LABEL_STUDIO_URL, else the one `biaskit annotate serve` runs
 """
 
 _GENERATE = """
