@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .mt_base import MTEngine, language_name
+from .tasks.base import Task
 
 
 class LLMEngine(MTEngine):
@@ -103,6 +104,7 @@ class LLMEngine(MTEngine):
         :meth:`~biaskit.curation.tasks.base.Task.copied`: a worked example's sentences or words, the
         instructions, the source left as it is)."""
         langs = {"source_language": language_name(src), "target_language": language_name(tgt)}
+        task: Task
         if what == "pair":
             fields: tuple[str, ...] = ("sent_more", "sent_less")
             task = self.pair_task

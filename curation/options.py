@@ -293,8 +293,8 @@ class CatTranslateOptions(MTOptions):
 
 
 # ------------------------------------------------------------------------------------------ biaskit llm
-def llm_dir_option(help: str) -> Any:
-    return option(None, "--dir", path="in_dir", path_kw={"must_exist": False}, operational=True, help=help)
+def llm_dir_option(help: str, *, must_exist: bool = False) -> Any:
+    return option(None, "--dir", path="in_dir", path_kw={"must_exist": must_exist}, operational=True, help=help)
 
 
 class LLMServeOptions(Options):
@@ -339,5 +339,5 @@ class LLMStopOptions(Options):
     command = "llm stop"
 
     dir: Path | None = llm_dir_option(
-        "the folder given to `llm serve` (default $BIASKIT_LLM_DIR or ~/.local/share/biaskit/llm)."
+        "the folder given to `llm serve` (default $BIASKIT_LLM_DIR or ~/.local/share/biaskit/llm).", must_exist=True
     )

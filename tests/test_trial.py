@@ -312,3 +312,29 @@ def test_an_identical_pair_names_the_flag_that_skips_it(tmp_path, capsys):
     )
     assert code == 2 and "identical pair" in err and "--skip-invalid" in err, err
     assert resolve(err, "evaluate pairs", tmp_path) == []
+
+
+# ------------------------------------------------------------------------------------------ llm serve, no server
+def test_llm_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path, capsys, monkeypatch):
+    code, out, err = run_cli(["llm", "serve", "--model", "gema3-270m", "--dir", str(tmp_path / "d")], capsys)
+    assert code == 2 and "unknown model 'gema3-270m' (did you mean 'gemma3-270m'?)" in err and "--model" in err, err
+    monkeypatch.setenv("BIASKIT_LLM_VENV", str(tmp_path / "no-venv"))
+    code, out, err = run_cli(["llm", "serve", "--dir", str(tmp_path / "d")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "make services" in err, err
+    (tmp_path / "d").mkdir()
+    code, out, err = run_cli(["llm", "stop", "--dir", str(tmp_path / "d")], capsys)
+    assert code == 0 and "no LLM server was running" in out, out
+
+
+def test_a_recorded_server_is_used_only_while_it_runs_and_serves_the_model(tmp_path, monkeypatch):
+    from biaskit.curation.llm_server import default_base_url, served_base_url
+
+    monkeypatch.setenv("BIASKIT_LLM_DIR", str(tmp_path))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    me = {"pid": os.getpid(), "port": 9, "url": "http://127.0.0.1:9/v1", "model": "gemma3-270m", "threads": 1}
+    (tmp_path / "biaskit-llm.json").write_text(json.dumps(me))
+    # this process is no llama.cpp server: a pid file naming someone else's process is not trusted
+    assert served_base_url("gemma3-270m") is None
+    assert default_base_url("http://given/v1", "gemma3-270m") == "http://given/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://env/v1")
+    assert default_base_url(None, "gemma3-270m") == "http://env/v1"
