@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say, tell
 
 STATE_FILE = "biaskit-llm.json"
 LOG_FILE = "server.log"
@@ -205,11 +206,11 @@ def serve(opts: Any = None, **kw: Any) -> LLMServerInfo:
     if live is not None:
         if live.model == model.name:
             return live
+        where = "" if d == default_dir() else " " + say("dir", d)
         raise InputError(
             f"a server for '{live.model}' already runs from this folder ({live.url}, pid {live.pid}).",
             path=d,
-            fix=f"stop it first (biaskit llm stop{'' if d == default_dir() else f' --dir {d}'}), or give "
-            "another --dir.",
+            fix=f"stop it first (biaskit llm stop{where}), or {tell('dir', 'OTHER')}.",
         )
     d.mkdir(parents=True, exist_ok=True)
     port = _port(d, o.port)
@@ -258,7 +259,7 @@ def serve(opts: Any = None, **kw: Any) -> LLMServerInfo:
             raise LLMServerError(
                 f"llama.cpp's server exited with code {proc.returncode} while starting: "
                 f"{_log_tail(d / LOG_FILE)} (see {d / LOG_FILE}). Fix: check that port {port} is free "
-                "(or pass --port) and that the model file loads."
+                f"({tell('port', 'PORT')} for another) and that the model file loads."
             )
         if _answers(url):
             info.started_in_s = round(time.monotonic() - t0, 2)
@@ -269,7 +270,7 @@ def serve(opts: Any = None, **kw: Any) -> LLMServerInfo:
     terminate(proc.pid)
     raise LLMServerError(
         f"llama.cpp's server did not answer on {url} within {o.wait:g} s (see {d / LOG_FILE}). "
-        "Fix: raise --wait on a slow machine."
+        f"Fix: on a slow machine, {tell('wait', int(o.wait * 2))}."
     )
 
 

