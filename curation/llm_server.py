@@ -204,73 +204,76 @@ def serve(opts: Any = None, **kw: Any) -> LLMServerInfo:
     py = find_server_python()
     model = resolve_model(o.model, py, o.chat_format)
     if live is not None:
-        if live.model == model.name:
-            return live
-        where = "" if d == default_dir() else " " + say("dir", d)
-        raise InputError(
-            f"a server for '{live.model}' already runs from this folder ({live.url}, pid {live.pid}).",
-            path=d,
-            fix=f"stop it first (biaskit llm stop{where}), or {tell('dir', 'OTHER')}.",
-        )
+        return _same_model(live, model.name, d)
     d.mkdir(parents=True, exist_ok=True)
     port = _port(d, o.port)
     threads, _ = choose()  # `biaskit --threads N`, $BIASKIT_THREADS, $OMP_NUM_THREADS, else the usable CPUs
-    cmd = [
-        str(py),
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(model.gguf),
-        "--model_alias",
-        model.name,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        str(o.ctx),
-        "--n_threads",
-        str(threads),
-        "--n_threads_batch",
-        str(threads),
-    ]
-    if model.chat_format:
-        cmd += ["--chat_format", model.chat_format]
-    log = open(d / LOG_FILE, "ab")
     t0 = time.monotonic()
-    try:
-        proc = subprocess.Popen(
+    proc = _start(_command(py, model, port, threads, o.ctx), d)
+    url = f"http://127.0.0.1:{port}/v1"
+    info = LLMServerInfo(proc.pid, port, url, model.name, str(model.gguf), model.chat_format, threads, str(d))
+    atomic_write_text(d / STATE_FILE, json.dumps(info.to_json(), indent=1) + "\n")
+    _wait_until_it_answers(proc, port, d, o.wait)
+    info.started_in_s = round(time.monotonic() - t0, 2)
+    return info
+
+
+def _same_model(live: LLMServerInfo, name: str, d: Path) -> LLMServerInfo:
+    """The folder's running server when it serves ``name``; a refusal naming how to stop it otherwise."""
+    if live.model == name:
+        return live
+    where = "" if d == default_dir() else " " + say("dir", d)
+    raise InputError(
+        f"a server for '{live.model}' already runs from this folder ({live.url}, pid {live.pid}).",
+        path=d,
+        fix=f"stop it first (biaskit llm stop{where}), or {tell('dir', 'OTHER')}.",
+    )
+
+
+def _command(py: Path, model: Any, port: int, threads: int, ctx: int) -> list[str]:
+    """llama-cpp-python's server on 127.0.0.1:``port`` for ``model`` (a :class:`~.served_models.ServedModel`)."""
+    cmd = [str(py), "-m", "llama_cpp.server", "--model", str(model.gguf), "--model_alias", model.name]
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(ctx)]
+    cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    return cmd + (["--chat_format", model.chat_format] if model.chat_format else [])
+
+
+def _start(cmd: list[str], d: Path) -> subprocess.Popen:
+    """Start the server in its own session (it outlives this command; `stop` signals its process group),
+    its output appended to ``d/server.log``."""
+    with open(d / LOG_FILE, "ab") as log:
+        return subprocess.Popen(
             cmd,
             cwd=str(d),
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # outlives this command; `stop` signals its process group
+            start_new_session=True,
         )
-    finally:
-        log.close()
+
+
+def _wait_until_it_answers(proc: subprocess.Popen, port: int, d: Path, wait: float) -> None:
+    """Poll ``url/models`` until it answers; a server that exits or stays silent for ``wait`` s is an error
+    (and a silent one is stopped)."""
+    from biaskit.services import terminate
+
     url = f"http://127.0.0.1:{port}/v1"
-    info = LLMServerInfo(proc.pid, port, url, model.name, str(model.gguf), model.chat_format, threads, str(d))
-    atomic_write_text(d / STATE_FILE, json.dumps(info.to_json(), indent=1) + "\n")
-    deadline = time.monotonic() + o.wait
+    deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise LLMServerError(
                 f"llama.cpp's server exited with code {proc.returncode} while starting: "
-                f"{_log_tail(d / LOG_FILE)} (see {d / LOG_FILE}). Fix: check that port {port} is free "
-                f"({tell('port', 'PORT')} for another) and that the model file loads."
+                f"{_log_tail(d / LOG_FILE)} (see {d / LOG_FILE}). Fix: check that port {port} "
+                f"is free ({tell('port', 'PORT')} for another) and that the model file loads."
             )
         if _answers(url):
-            info.started_in_s = round(time.monotonic() - t0, 2)
-            return info
+            return
         time.sleep(0.25)
-    from biaskit.services import terminate
-
     terminate(proc.pid)
     raise LLMServerError(
-        f"llama.cpp's server did not answer on {url} within {o.wait:g} s (see {d / LOG_FILE}). "
-        f"Fix: on a slow machine, {tell('wait', int(o.wait * 2))}."
+        f"llama.cpp's server did not answer on {url} within {wait:g} s (see {d / LOG_FILE}). "
+        f"Fix: on a slow machine, {tell('wait', int(wait * 2))}."
     )
 
 
