@@ -55,11 +55,11 @@ def default_dir() -> Path:
 
 # ------------------------------------------------------------------------------------------ the server's Python
 def _imports_server(python: str | Path) -> bool:
+    """Whether ``python`` imports llama.cpp's server (run in its own folder: a module of the current one,
+    such as a stray ``struct.py`` in /tmp, must not shadow the standard library's)."""
     try:
-        return (
-            subprocess.run([str(python), "-c", "import llama_cpp.server"], capture_output=True, timeout=120).returncode
-            == 0
-        )
+        probe = [str(python), "-c", "import llama_cpp.server"]
+        return subprocess.run(probe, capture_output=True, timeout=120, cwd=Path(python).parent).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
