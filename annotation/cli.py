@@ -34,11 +34,12 @@ from .judge import JUDGE_FILES
 from .kinds import KINDS
 from .options import KIND_HELP, REPORT_FILES, ApplyOptions, PullOptions, PushOptions
 from .replay import UNITS
+from .server import default_data_dir
 from .stereoset_labels import OTHER_LABELS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-DEFAULT_DATA_DIR = Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
+DEFAULT_DATA_DIR = default_data_dir()
 TOKEN_HELP = "The API token is read from $LABEL_STUDIO_API_KEY (never from the command line, never printed)."
 
 if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker

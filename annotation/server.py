@@ -31,8 +31,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.services import alive as _alive
+from biaskit.services import free_port
+from biaskit.services import port_closed as _port_closed
+from biaskit.services import terminate as _terminate
 
 PID_FILE = "biaskit-ls.json"
 DB_INFO_FILE = "biaskit-ls-db.json"
@@ -67,6 +69,17 @@ _DB_SETTINGS = (
     "MYSQL_PORT",
 )
 _SCRUB_ALL = frozenset(_SCRUB) | frozenset(f"{p}{n}" for p in ("", "LABEL_STUDIO_", "HEARTEX_") for n in _DB_SETTINGS)
+
+
+def default_data_dir() -> Path:
+    """``$BIASKIT_LS_DATA_DIR`` or ``~/.local/share/biaskit/label-studio``: ``annotate serve``'s default folder."""
+    return Path(os.environ.get("BIASKIT_LS_DATA_DIR", "~/.local/share/biaskit/label-studio")).expanduser()
+
+
+def served_url() -> str | None:
+    """The URL of the Label Studio ``biaskit annotate serve`` runs in its default folder, or None."""
+    live = running(default_data_dir())
+    return live.url if live is not None else None
 
 
 class ServerError(BiaskitError):
@@ -272,12 +285,6 @@ def ls_env(
     return env
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def is_initialised(data_dir: str | Path) -> bool:
     return recorded_database(data_dir) is not None
 
@@ -360,40 +367,6 @@ class ServerInfo:
         }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - someone else's process
-        return True
-    # a zombie counts as dead -- but a multi-threaded process whose main thread has exited shows
-    # its leader as a zombie while other threads still run (and hold its sockets): look at every thread
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    for t in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{t}/stat") as fh:
-                if fh.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
-                    return True
-        except OSError:
-            continue
-    return False
-
-
-def _port_closed(port: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", port)) != 0:
-                return True
-        time.sleep(0.1)
-    return False
-
-
 def _healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/health", timeout=2) as r:
@@ -424,11 +397,9 @@ def running(data_dir: str | Path) -> ServerInfo | None:
 
 def _is_label_studio(pid: int) -> bool:
     """Whether ``pid`` runs Label Studio (a pid file restored from a backup may name someone else's)."""
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        return True  # no /proc: trust the pid
-    return any(k in cmd for k in (b"label-studio", b"label_studio", b"gunicorn"))
+    from biaskit.services import runs
+
+    return runs(pid, (b"label-studio", b"label_studio", b"gunicorn"))
 
 
 def ls_version() -> str | None:
@@ -584,47 +555,6 @@ def start_server(
     _terminate(proc.pid)
     (data_dir / PID_FILE).unlink(missing_ok=True)
     raise ServerError(f"label-studio did not answer on {url}/health within {timeout:.0f}s; see {data_dir / LOG_FILE}.")
-
-
-def _signal(pid: int, sig: int) -> None:
-    # the server runs in its own session (pgid == pid): signal its whole process group, so that
-    # any worker it forked goes too; otherwise just the process
-    try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-            return
-    except ProcessLookupError:
-        raise
-    except OSError:  # pragma: no cover
-        pass
-    os.kill(pid, sig)
-
-
-def _terminate(pid: int, timeout: float = 30) -> bool:
-    try:
-        _signal(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:  # reap it when it is our child
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return True
-        except ChildProcessError:
-            pass
-        if not _alive(pid):
-            return True
-        time.sleep(0.2)
-    try:
-        _signal(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return True
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-    return True
 
 
 def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:

@@ -46,6 +46,12 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("BIASKIT_CACHE_DIR") or Path.home() / ".cache" / "biaskit")
 
 
+def default_model_dir() -> Path:
+    """``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models`` (independent of ``$BIASKIT_CACHE_DIR``): model
+    files biaskit unpacks or converts once (the gemma3-270m folder, its GGUF for ``biaskit llm serve``)."""
+    return Path(os.environ.get("BIASKIT_MODEL_DIR") or Path.home() / ".cache" / "biaskit" / "models")
+
+
 def request_hash(obj: Any) -> str:
     """Stable SHA-256 of a JSON-serialisable request (sorted keys, no whitespace)."""
     payload = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

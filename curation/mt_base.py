@@ -187,6 +187,12 @@ class MTEngine:
     def provenance(self) -> dict[str, Any]:
         return {"engine": self.name, "model": self.model, **self.cache_params()}
 
+    def prompt_copies(self, what: str, source: dict[str, Any], output: dict[str, Any], src: str, tgt: str) -> list[str]:
+        """The fields of ``output`` (a translation of ``source``: ``what`` is ``pair`` or ``cat``) that copy
+        the engine's prompt rather than translate (a worked example, the instructions, the source text
+        itself). Engines without a prompt copy none (default)."""
+        return []
+
     def attach_output(self, out: Any) -> None:
         """Called with the candidates file before translating: engines that keep their own logs
         (the ``llm`` engine's error file and run log) put them beside it. Default: nothing."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .mt_base import MTEngine, language_name
+from .tasks.base import Task
 
 
 class LLMEngine(MTEngine):
@@ -97,6 +98,21 @@ class LLMEngine(MTEngine):
             "temperature": self.params["temperature"],
             "seed": self.params["seed"],
         }
+
+    def prompt_copies(self, what: str, source: dict[str, Any], output: dict[str, Any], src: str, tgt: str) -> list[str]:
+        """The fields of a translation that copy the prompt it was asked with (the task's own check,
+        :meth:`~biaskit.curation.tasks.base.Task.copied`: a worked example's sentences or words, the
+        instructions, the source left as it is)."""
+        langs = {"source_language": language_name(src), "target_language": language_name(tgt)}
+        task: Task
+        if what == "pair":
+            fields: tuple[str, ...] = ("sent_more", "sent_less")
+            task = self.pair_task
+        else:
+            fields = ("target", "context", "stereotype", "anti_stereotype", "unrelated")
+            task = self.cat_tasks[source["split"]]
+        src_text = {f: source[f] for f in fields}
+        return task.copied({**src_text, **langs}, {f: output.get(f) for f in fields}, sources=src_text)
 
     def attach_output(self, out: str | Path) -> None:
         """Write the error file and run log beside ``out`` (``<out>.llm.errors.jsonl``, ...)."""

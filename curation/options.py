@@ -290,3 +290,54 @@ class CatTranslateOptions(MTOptions):
     batch_cats: int = option(
         16, "--batch-cats", ge=1, operational=True, help="CATs per unit of work (written to --out when done)"
     )
+
+
+# ------------------------------------------------------------------------------------------ biaskit llm
+def llm_dir_option(help: str, *, must_exist: bool = False) -> Any:
+    return option(None, "--dir", path="in_dir", path_kw={"must_exist": must_exist}, operational=True, help=help)
+
+
+class LLMServeOptions(Options):
+    """``biaskit llm serve``: llama.cpp's OpenAI-compatible server on loopback (:mod:`.llm_server`)."""
+
+    command = "llm serve"
+
+    model: str = option(
+        "gemma3-270m",
+        "--model",
+        help="gemma3-270m (GGUF from PyPI, chat format gemma), smollm2 (SmolLM2-135M-Instruct) or the path of a "
+        ".gguf file; the name is the model id the server answers to.",
+    )
+    chat_format: str | None = option(
+        None, "--chat-format", help="llama.cpp's chat format (default: the model's own; gemma for gemma3-270m)."
+    )
+    port: int | None = option(
+        None,
+        "--port",
+        ge=1024,
+        le=65535,
+        help="port on 127.0.0.1 (default: the one used last if free, else a free one).",
+    )
+    ctx: int = option(2048, "--ctx", ge=256, help="context size in tokens (prompt + reply).")
+    wait: float = option(300.0, "--wait", gt=0, help="seconds to wait for the server to answer.")
+    dir: Path | None = llm_dir_option(
+        "folder recording the server (pid, port, model; its log), default $BIASKIT_LLM_DIR or "
+        "~/.local/share/biaskit/llm: a project whose llm table names the served model and no base_url uses it."
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        from .served_models import check_model
+
+        return check_model(v)
+
+
+class LLMStopOptions(Options):
+    """``biaskit llm stop``: stop the server ``llm serve`` started."""
+
+    command = "llm stop"
+
+    dir: Path | None = llm_dir_option(
+        "the folder given to `llm serve` (default $BIASKIT_LLM_DIR or ~/.local/share/biaskit/llm).", must_exist=True
+    )

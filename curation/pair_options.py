@@ -69,6 +69,7 @@ class AdaptOptions(Options):
         help="CSV source,target[,match,note] (default: the packaged US -> India lexicon).",
     )
     drop_flagged: bool = option(False, "--drop-flagged", help="drop pairs the checker finds not minimal.")
+    limit: int | None = option(None, "--limit", ge=1, help="stop after the first N adapted pairs (a trial).")
     inventory: Path | None = inventory_option()
 
 

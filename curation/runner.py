@@ -172,6 +172,7 @@ class JobRunner:
         self._errs: JsonlAppender | None = None
         self._done: dict[str, list[dict]] = {}
         self._failed_before: set[str | None] = set()  # job keys of the error rows (None: a row without one)
+        self._told_slots = False
 
     # ------------------------------------------------------------------ opening: resume state
     def _open(self) -> None:
@@ -339,7 +340,7 @@ class JobRunner:
         todo = {k: (it, m) for k, it, m in zip(keys, items, msgs, strict=False) if k not in by_key}
         from biaskit.progress import progress
 
-        pool = cf.ThreadPoolExecutor(max_workers=self.concurrency)
+        pool = cf.ThreadPoolExecutor(max_workers=self._workers() if todo else 1)
         wait = True
         try:
             with progress(len(todo), self.task.name, enabled=self.progress, unit="jobs") as bar:
@@ -360,6 +361,7 @@ class JobRunner:
         except KeyboardInterrupt:
             self.summary.interrupted = True
             wait = False
+            self._say_saved()
             raise
         except EndpointError as exc:
             self.summary.aborted = redact(str(exc))
@@ -370,6 +372,34 @@ class JobRunner:
             JobOutcome(k, it, by_key[k].output, by_key[k].resumed, by_key[k].result)
             for k, it in zip(keys, items, strict=False)
         ]
+
+    def _say_saved(self) -> None:
+        """What a Ctrl-C leaves (:func:`biaskit.clitools.saved_on_interrupt`): the finished jobs."""
+        from biaskit.clitools import saved_on_interrupt
+
+        s = self.summary
+        where = f"in {self.out}" if self.out is not None else "in the LLM cache"
+        saved_on_interrupt(f"{s.ok + s.skipped_done} of {s.jobs} {self.task.name} jobs are {where}")
+
+    def _workers(self) -> int:
+        """Threads for the jobs: the concurrency asked, but no more than the server takes at once
+        (:meth:`~.llm.base.BaseLLM.server_slots`; requests queued at the server would spend their
+        timeout waiting), said once."""
+        slots = getattr(self.llm, "server_slots", None)
+        if self.concurrency <= 1 or slots is None:
+            return self.concurrency
+        n, why = slots()
+        if n is None or n >= self.concurrency:
+            return self.concurrency
+        if not self._told_slots:
+            from biaskit.progress import note
+
+            self._told_slots = True
+            note(
+                f"{self.llm.endpoint}: {why}: {n} request(s) in flight, not the {say('concurrency', self.concurrency)} "
+                "asked for."
+            )
+        return n
 
     def run(self, items: Iterable[dict[str, Any]]) -> RunSummary:
         """Run every job, put the output in input order, then the task's whole-file pass, then write
@@ -441,6 +471,9 @@ class JobRunner:
         ):
             self.out.unlink()  # a run that produced no row leaves no empty output behind
         self.summary.stats = self.llm.stats.snapshot()
+        fit = getattr(self.llm, "fit_report", None)
+        if fit is not None and fit():
+            self.summary.stats["server"] = fit()  # what the client learnt about the server (slots, back-off)
         if self.errors_file is not None and self.errors_file.exists():
             latest: dict[str | None, dict] = {}
             for r in read_jsonl(self.errors_file):

@@ -162,6 +162,17 @@ class TranslateResult(TranslationRun):
         return {**self.common(), "pairs": self.n_pairs, "retried": self.n_retried}
 
 
+def copies_prompt_flag(fields: Sequence[str]) -> dict[str, Any]:
+    """The flag of a candidate whose text copied the engine's prompt (:meth:`MTEngine.prompt_copies`): its
+    text is left out, so reviewers never see the copy as a translation; they write one (choice none)."""
+    return flag(
+        "copies_prompt",
+        f"the engine copied its prompt (a worked example or the source) instead of translating ({', '.join(fields)}); "
+        "the copy is not shown: write the translation.",
+        fields=list(fields),
+    )
+
+
 def _engine_failed(record: dict) -> bool:
     return any(f.get("code") == "engine_failed" for c in record.get("candidates", []) for f in c.get("flags", []))
 
@@ -217,7 +228,7 @@ def _candidates_for_batch(
     cands: list[dict] = []
     if e.joint_pairs:
         outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
-        for _p, o in zip(batch, outs, strict=False):
+        for p, o in zip(batch, outs, strict=False):
             if o is None:
                 cands.append(
                     {
@@ -233,14 +244,18 @@ def _candidates_for_batch(
                 continue
             more, less = o.get("sent_more", ""), o.get("sent_less", "")
             prov = {**base_prov, **(o.get("provenance") or {})}
+            copied = e.prompt_copies(
+                "pair", {"sent_more": p.sent_more, "sent_less": p.sent_less}, o, engine.src, target
+            )
             cands.append(
                 {
                     "engine": e.name,
                     "model": e.model,
-                    "sent_more": more,
-                    "sent_less": less,
+                    "sent_more": "" if copied else more,
+                    "sent_less": "" if copied else less,
                     "strategy": "joint-prompt",
                     "provenance": prov,
+                    **({"flags": [copies_prompt_flag(copied)]} if copied else {}),
                 }
             )
     else:

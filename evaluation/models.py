@@ -101,7 +101,9 @@ MODEL_ALIASES: Registry[Callable[[], Path]] = Registry("model alias")
 
 def default_model_dir() -> Path:
     """``$BIASKIT_MODEL_DIR`` or ``~/.cache/biaskit/models`` (independent of ``$BIASKIT_CACHE_DIR``)."""
-    return Path(os.environ.get("BIASKIT_MODEL_DIR") or Path.home() / ".cache" / "biaskit" / "models")
+    from biaskit.cache import default_model_dir as _dir
+
+    return _dir()
 
 
 @contextlib.contextmanager

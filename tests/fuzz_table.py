@@ -31,7 +31,7 @@ CLOSED_URL = "http://127.0.0.1:9"  # nothing listens on the discard port: a refu
 # option blocks several commands share are fuzzed once, in the row of the command named here
 SHARED_OPTIONS = {"--prompts-dir": "--prompts-dir {in:", "--prices": "--prices {in:", "--inventory": "--inventory {in:"}
 # commands whose output folder is a working folder (not replaced whole): one holding other files is fine
-UNOWNED_DIRS = {"annotate serve", "data download", "init", "run"}
+UNOWNED_DIRS = {"annotate serve", "data download", "init", "run", "llm serve"}
 
 
 @dataclass
@@ -103,6 +103,9 @@ COMMANDS: list[Cmd] = [
     # annotate
     Cmd("annotate serve", "--data-dir {outdir:ls}", valid=False),
     Cmd("annotate stop", "--data-dir {in:empty_dir}"),
+    # llm (no server started: the llama.cpp environment named here does not exist)
+    Cmd("llm serve", "--dir {outdir:llm}", valid=False, env={"BIASKIT_LLM_VENV": "/nonexistent-llm-venv"}),
+    Cmd("llm stop", "--dir {in:empty_dir}"),
     Cmd("annotate config", "--kind translation --data {in:cands}"),
     Cmd(
         "annotate push",

@@ -10,6 +10,9 @@ recorded at the server. Replies:
   401 echoing a key, ...);
 - ``Reply(200, raw=b"<html>...", content_type="text/html")`` — a non-JSON body;
 - ``Reply(hang=True)`` — never answers (until the server is closed).
+
+GET requests are answered from ``server.get`` (path -> JSON, e.g. ``{"/openapi.json": {...}}``: what a
+server says about itself), else 404; they are not counted.
 """
 
 from __future__ import annotations
@@ -79,11 +82,22 @@ class StandIn:
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
+        self.get: dict[str, Any] = {}
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a):
                 pass
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                found = path in outer.get
+                data = json.dumps(outer.get.get(path, {"detail": "Not Found"})).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

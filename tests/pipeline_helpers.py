@@ -7,6 +7,8 @@ LLM calls at the wire, outside the code under test, and tell which calls had fin
 ``kill -9``. A ``gate`` (a predicate on each new request) holds matching requests without
 forwarding them until :meth:`CountingProxy.release`, which drops them: a test kills the client while
 its request is held, so the moment of the kill is exact (the request never reaches the server).
+A ``delay`` (a function of each call -> seconds) holds the upstream's answer back that long before
+sending it: a server made slow on purpose.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class CountingProxy:
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self.gate: Callable[[Call], bool] | None = None
+        self.delay: Callable[[Call], float] | None = None
         self.held = threading.Event()
         self._release = threading.Event()
         proxy = self
@@ -72,6 +75,9 @@ class CountingProxy:
                 r = conn.getresponse()
                 data = r.read()
                 conn.close()
+                wait = proxy.delay(call) if proxy.delay is not None else 0.0
+                if wait:
+                    time.sleep(wait)
                 try:
                     self.send_response(r.status)
                     for k, v in r.getheaders():

@@ -138,7 +138,7 @@ def test_refused_connection_stops_within_seconds_with_one_line(tmp_path):
     assert not (tmp_path / "t.jsonl").exists() or read_jsonl(tmp_path / "t.jsonl") == []
 
 
-def test_hanging_server_costs_one_timeout_per_job_then_stops(server, tmp_path, capsys):
+def test_hanging_server_backs_off_then_stops_as_up_but_slow(server, tmp_path, capsys):
     s = server(lambda body, n: Reply(hang=True))
     t = time.monotonic()
     code, _, err = run_cli(
@@ -148,12 +148,20 @@ def test_hanging_server_costs_one_timeout_per_job_then_stops(server, tmp_path, c
         capsys,
     )
     took = time.monotonic() - t
-    # a timed-out request is not retried; three failed jobs in a row stop the run: 3 requests, ~3 s
+    # one request at a time already: the timeout doubles (1 s, 2 s, then the longest, 4 x 1 s), each step
+    # said on stderr; the third timeout leaves nothing to back off to: 3 requests, ~7 s, one job failed
     assert code == 2 and s.count == 3, (code, s.count, err)
-    assert took < 3 * 1 + 8, took  # 3 timeouts + client start; generous: the machine is shared (count is exact)
-    assert s.base_url in err and "3 requests in a row" in err and "within 1 s" in err
+    assert took < 1 + 2 + 4 + 8, took  # the timeouts + client start; generous: the machine is shared
+    steps = [x for x in err.splitlines() if "Backing off" in x]
+    assert len(steps) == 2 and "within 1 s" in steps[0] and "a 2 s timeout" in steps[0], err
+    assert "within 2 s" in steps[1] and "a 4 s timeout" in steps[1] and "--timeout 4" in steps[1], err
+    last = err.strip().splitlines()[-1]
+    assert s.base_url in last and "none of 3 request(s) in a row" in last and "up but slow" in last, last
+    assert "within 4 s" in last and "--concurrency 1" in last and "--timeout 8" in last, last
+    assert "is up and serves" not in err  # not told to check whether it runs: it does
     log = read_jsonl(tmp_path / "t.runlog.jsonl")[-1]
-    assert log["aborted"] and log["errors"] == 3 and log["run"] == 3
+    assert log["aborted"] and log["errors"] == 1 and log["run"] == 1
+    assert log["llm"]["server"] == {"backoff": ["a 2 s timeout", "a 4 s timeout"], "timeout": 4.0}
 
 
 def test_429_with_retry_after_and_500_are_retried_with_backoff(server, tmp_path, capsys):

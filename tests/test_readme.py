@@ -88,6 +88,11 @@ NEEDS = [
     ),
     (r"--mirror /mnt/lab-share", "an example path of a lab share"),
     (
+        r"^biaskit llm serve|^biaskit run --project my-trial",
+        "starts llama.cpp (a GGUF from PyPI) and runs the trial with people in Label Studio: "
+        "tests/test_trial_e2e.py runs these commands against llama.cpp and a real Label Studio",
+    ),
+    (
         r"^biaskit run --project my-bench",
         "runs the stages of a new project: needs its LLM endpoint and Label "
         "Studio; tests/test_pipeline_e2e.py runs the whole path against llama.cpp and "

@@ -65,13 +65,25 @@ def init_command(
     ),
     hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
     name: str | None = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
+    trial: bool = typer.Option(
+        False,
+        "--trial",
+        help="Sized for a first try on 2 CPU cores with 3 people and a local LLM (`biaskit llm serve`): a few "
+        "groups or target terms, overlap 3, a small evaluation; the full-size values are in the comments.",
+    ),
 ) -> None:
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
     chosen = value(template)
     assert chosen is not None  # typer gives a member of Template (default: generate)
-    path = init_project(directory, template=chosen, hindi=hindi, name=name)
+    path = init_project(directory, template=chosen, hindi=hindi, name=name, trial=trial)
+    if trial:
+        echo(
+            f"wrote {path}, sized for a trial: start the local LLM (`biaskit llm serve`) and Label Studio, then "
+            f'`biaskit run --project {path.parent}` (docs/pipeline.md, "A first trial").'
+        )
+        return
     echo(
         f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
         f"(`biaskit status --project {path.parent}` shows where it stands)."

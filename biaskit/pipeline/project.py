@@ -538,6 +538,8 @@ def check_resources(p: Project) -> list[InputError]:
                             f'{{ {a} = ["..."] }}.',
                         )
                     )
+    from ..curation.llm_server import default_base_url
+
     for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
         st = p.stage(n)
         if st is None or not STAGES[n].calls_llm(st):  # (enabled: never None)
@@ -548,8 +550,7 @@ def check_resources(p: Project) -> list[InputError]:
             continue
         if (
             s.backend == "openai"
-            and not s.base_url
-            and not os.environ.get("OPENAI_BASE_URL")
+            and not default_base_url(s.base_url, s.model)  # given, $OPENAI_BASE_URL or `biaskit llm serve`'s
             and not os.environ.get("OPENAI_API_KEY")
         ):
             key = f"stages.{n}.llm" if getattr(p.stage(n), "llm", None) else "llm"
@@ -559,7 +560,9 @@ def check_resources(p: Project) -> list[InputError]:
                     f"the {n} stage sends requests to an LLM, but no endpoint is given.",
                     f'set base_url = "URL" in [{key}], the API root of an OpenAI-compatible '
                     'server (e.g. "http://127.0.0.1:8000/v1"; or the environment variable '
-                    'OPENAI_BASE_URL); for OpenAI\'s API set OPENAI_API_KEY; or backend = "dummy" in '
+                    "OPENAI_BASE_URL), or start a local server: `biaskit llm serve` serves gemma3-270m, and a "
+                    'project with model = "gemma3-270m" and no base_url uses it; for OpenAI\'s API set '
+                    'OPENAI_API_KEY; or backend = "dummy" in '
                     f"[{key}] to try it offline.",
                 )
             )
@@ -618,9 +621,15 @@ def _model_problem(p: Project, model: str) -> tuple[str, str] | None:
 
 
 def init_project(
-    directory: str | Path, *, template: str = "generate", hindi: bool = True, name: str | None = None
+    directory: str | Path,
+    *,
+    template: str = "generate",
+    hindi: bool = True,
+    name: str | None = None,
+    trial: bool = False,
 ) -> Path:
-    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one)."""
+    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one);
+    ``trial``: sized for a first try on one machine (:mod:`.templates`)."""
     from ..io import atomic_open
     from .templates import project_template
 
@@ -641,7 +650,7 @@ def init_project(
         raise InputError(
             f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
         ) from None
-    text = project_template(name, template=template, hindi=hindi)
+    text = project_template(name, template=template, hindi=hindi, trial=trial)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:

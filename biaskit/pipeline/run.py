@@ -22,6 +22,7 @@ from pathlib import Path
 
 from biaskit.errors import BiaskitError
 from biaskit.options import speaking
+from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
 
 from .project import Project
@@ -123,10 +124,20 @@ def run_project(
             state.update(name, status="running", attempt=fp, started=now(), error=None)
             stage.current_fingerprint = fp
             try:
-                with speaking(stage.speaker()):
-                    out = stage.run()  # hints name this project's keys, not the stage command's flags
+                # hints name this project's keys, not the stage command's flags; without a terminal, a line
+                # every 30 s says the stage still runs when nothing inside it said how far it is
+                with speaking(stage.speaker()), progress_lines(None, name, enabled=options.progress, heartbeat=True):
+                    out = stage.run()
             except KeyboardInterrupt:
+                from biaskit.clitools import saved_on_interrupt
+
                 state.update(name, status="interrupted", finished=now())
+                done = [n for n in result.ran + result.skipped if n != name]
+                saved_on_interrupt(
+                    f"stage '{name}' stopped and resumes on its files in {rel_path(project.workdir, stage.folder)}"
+                    + (f" (done before it: {', '.join(done)})" if done else ""),
+                    first=True,
+                )
                 raise
             except StageFailed as exc:
                 state.update(name, status="failed", error=redact(str(exc)), finished=now())

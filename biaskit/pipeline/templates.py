@@ -5,6 +5,13 @@ sentences -> people keep / fix / drop them -> pairs -> check -> people validate)
 CrowS-Pairs adapted to the Indian context -> check -> people validate; ``stereoset``: StereoSet-style
 CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into Hindi with blind
 review, then releases, makes SEAT tests from the release's groups and evaluates.
+
+``trial=True`` (``biaskit init --trial``) writes the same stages sized for a first try on one machine
+(2 CPU cores, 3 people, the LLM served locally by ``biaskit llm serve``): a few groups or target terms,
+few items per request, overlap 3, one request at a time with a long timeout, evaluation of a small
+sample with SEAT on a sentence encoder. Each trial value has its full-size value in the comment beside
+it, so the full project is one comment away. docs/pipeline.md, "A first trial", gives the commands and
+the measured time.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ concurrency = 4                 # requests in flight
 
 _LS = """
 [labelstudio]
-# url = "http://127.0.0.1:8080" # default: $LABEL_STUDIO_URL (`biaskit annotate serve` prints it)
+# url = "http://127.0.0.1:8080" # default: $LABEL_STUDIO_URL, else the one `biaskit annotate serve` runs
 """
 
 _GENERATE = """
@@ -127,8 +134,124 @@ _CAT_EVAL = """cat_split = "intrasentence"     # intersentence needs an NSP head
 """
 
 
-def project_template(name: str, *, template: str = "generate", hindi: bool = True) -> str:
-    """The text of a new ``biaskit.toml``."""
+# ------------------------------------------------------------------------------------------ trial size
+_TRIAL_HEAD = """
+# A TRIAL-SIZED project (`biaskit init --trial`): it runs end to end on 2 CPU cores with 3 people. The
+# value in the comment beside a trial setting is the full-size one. Commands: docs/pipeline.md, "A first trial".
+"""
+
+_TRIAL_LLM = """
+[llm]                           # the LLM the {users} call
+model = "gemma3-270m"           # `biaskit llm serve` runs it on this machine; with no base_url, this project finds it
+concurrency = 1                 # a local server answers one request at a time (full size: 4)
+timeout = 300                   # seconds a request may take: 20-60 s each on 2 CPU cores (full size: 120)
+# base_url = "http://127.0.0.1:8000/v1"   # another OpenAI-compatible server (llama.cpp, vLLM, Ollama)
+# model = "gpt-4o-mini"         # a hosted model instead (the key comes from $OPENAI_API_KEY)
+"""
+
+_TRIAL_GENERATE = """
+[stages.tuples]                 # `biaskit curate tuples`: attributes per identity term (IndiBias step 1)
+axes = ["religion"]             # (full size: ["caste", "religion"])
+identities = {{ religion = ["Muslim", "Hindu"] }}   # two groups (full size: leave out: every term of the axes)
+polarity = "both"               # positive, negative or both
+n = 3                           # attributes per identity and polarity (full size: 10)
+
+[stages.tuple_review]           # people: is each (identity, attribute) a prevalent stereotype?
+overlap = 3                     # annotators per task; `biaskit run` waits until every task has them
+
+[stages.sentences]              # `biaskit curate sentences`: sentences that state each kept tuple
+per_tuple = 2                   # (full size: 5)
+
+[stages.antistereo]             # `curate sentences --mode anti`: sentences that go against each kept tuple
+per_tuple = 2                   # (full size: 5)
+
+[stages.sentence_review]        # people: keep / fix (in place) / drop each sentence
+overlap = 3
+
+[stages.pairs]                  # `biaskit curate pairs`: swap the identity for its comparable group
+"""
+
+_TRIAL_ADAPT = """
+[stages.adapt]                  # `biaskit curate adapt`: CrowS-Pairs in the Indian context
+input = "crows_pairs_anonymized.csv"   # `biaskit data download crows-pairs --out .`
+keep = ["disability"]           # (full size: ["gender", "age", "disability", "physical-appearance", "socioeconomic"])
+limit = 10                      # the first 10 adapted pairs (full size: leave out)
+names = "india"                 # Indian first names for US ones (india-hindu, india-muslim, ..., none)
+"""
+
+_TRIAL_CHECK = """
+[stages.check]                  # `biaskit curate check`: the minimal-pair checker
+drop_flagged = false            # false: flagged pairs go to people, with the checker's reasons
+
+[stages.pair_review]            # people: stereo / antistereo / not a valid pair, concerns
+overlap = 3
+"""
+
+_TRIAL_HINDI = """
+[stages.translate]              # `biaskit curate translate`: candidates for a blind review
+target = "hi"
+engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "hf:PATH" (e.g. NLLB-200)
+llm = {{ max_tokens = 200 }}      # two short sentences (full size: leave out)
+
+[stages.translation_review]     # people: pick the better candidate, or correct it
+overlap = 2                     # 2 of the 3 people
+"""
+
+_TRIAL_CATS = """
+[stages.cats]                   # `biaskit curate cats`: the LLM drafts CATs per target term (StereoSet sec. 4.2)
+domains = "religion"            # one domain (full size: "stereoset": gender, profession, race, religion)
+targets = ["Muslim", "Hindu"]   # two target terms (full size: leave out: every term of the domains)
+per_target = 3                  # CATs asked for per target term and type (full size: 5)
+society = "India"               # whose stereotypes
+llm = {{ max_tokens = 400 }}      # three CATs per request (full size: leave out)
+
+[stages.cat_review]             # people: label each option; a CAT stays when all 3 give every option its writer's label
+overlap = 3                     # (full size: 5, StereoSet's: a CAT stays when >= 3 of the 5 agree)
+"""
+
+_TRIAL_CAT_HINDI = """
+[stages.cat_translate]          # `biaskit curate cat-translate`: context, BLANK and options translated together
+target = "hi"
+engines = ["llm"]
+llm = {{ max_tokens = 200 }}      # one CAT per request (full size: leave out)
+
+[stages.cat_translation_review] # people: pick the better candidate, correct it in place (BLANK kept once)
+overlap = 2                     # 2 of the 3 people
+"""
+
+_TRIAL_TAIL = """
+[stages.release]                # `biaskit release build` + `biaskit release verify`
+# license = "cc-by-4.0"         # a Hugging Face licence id (the card says "unknown" without one)
+# out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
+
+[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups, en + hi
+
+[stages.evaluate]               # `biaskit evaluate pairs|cats|seat` on the release
+models = ["gemma3-270m"]        # model folders, .gguf files, cached hub names or aliases
+scorer = "clm"                  # clm (causal LMs) or mlm (masked LMs)
+split = "test"
+limit = 100                     # the first 100 pairs / CATs of each language (full size: leave out)
+seat_models = ["all-minilm-l6-v2"]   # SEAT on a sentence encoder (the MiniLM from PyPI), not the causal LM
+n_samples = 10000               # SEAT permutations (full size: leave out: 100,000)
+"""
+
+
+def _trial_template(name: str, template: str, hindi: bool, users: str | None) -> str:
+    text = _TRIAL_HEAD + (_TRIAL_LLM.format(users=users) if users else "") + _LS
+    if template == "stereoset":
+        text += _TRIAL_CATS.format() + (_TRIAL_CAT_HINDI.format() if hindi else "")
+    else:
+        text += (_TRIAL_GENERATE.format() if template == "generate" else _TRIAL_ADAPT) + _TRIAL_CHECK
+        if hindi:
+            text += _TRIAL_HINDI.format()
+    text += _TRIAL_TAIL.format(name=name)
+    if template == "stereoset":  # [stages.evaluate] is the last table: its keys go on
+        text += _CAT_EVAL
+    return text
+
+
+def project_template(name: str, *, template: str = "generate", hindi: bool = True, trial: bool = False) -> str:
+    """The text of a new ``biaskit.toml`` (``trial``: sized for a first try, see the module docstring)."""
     if template not in TEMPLATES:
         raise ValueError(f"unknown template {template!r}")
     pad = " " * max(1, 24 - len(name))
@@ -141,7 +264,11 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
             ("stereoset", True): "CAT drafting and translation stages",
             ("stereoset", False): "CAT drafting stage",
         }[(template, hindi)]
+        if trial:
+            return text + _trial_template(name, template, hindi, users)
         text += _LLM.format(users=users)
+    elif trial:
+        return text + _trial_template(name, template, hindi, None)
     text += _LS
     if template == "stereoset":
         text += _CATS + (_CAT_HINDI if hindi else "")

@@ -337,7 +337,9 @@ def _validation_error(path: Path, row: int, exc: ValidationError) -> InputError:
             "identical pair: sent_more and sent_less are the same sentence.",
             path=path,
             row=row,
-            fix="make the two sentences differ in the group term, or drop the row.",
+            fix="make the two sentences differ in the group term, or drop the row"
+            + offer("skip_invalid", " (or pass --skip-invalid to skip such rows)")
+            + ".",
         )
     if msg == "Field required":
         msg = "missing value"

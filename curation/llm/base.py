@@ -14,8 +14,13 @@ Everything else lives here:
   carries the raw text and an ``error``.
 - **Retries.** HTTP 408/409/425/429/5xx and dropped connections are retried with exponential
   backoff plus jitter, honouring ``Retry-After`` / ``retry-after-ms`` (a 429 pauses every thread of
-  the client until the server's deadline). A request that times out is not retried (``timeout`` is
-  the most a request may take). A refused connection is retried once after half a second.
+  the client until the server's deadline). A request that times out is asked again only after backing
+  off (below). A refused connection is retried once after half a second.
+- **Fitting the server** (:mod:`.fit`): :meth:`BaseLLM.server_slots` asks how many requests the server
+  takes at once (the job runner keeps no more in flight); a request that times out backs off (fewer
+  requests in flight, then a longer timeout, up to 4x the one set) and is asked again, with one line
+  saying so; when nothing is left to back off to, the run stops with "it is up but slow", not as a
+  server that is down.
 - **Stopping early.** Some failures will not go away by asking again: a refused connection or an
   unknown host, a rejected API key (401/403), an unknown model or path (404), and
   ``max_failures_in_a_row`` requests that failed in a row (after their retries) with no success in
@@ -43,6 +48,7 @@ from biaskit.cache import DiskCache, request_hash
 from biaskit.options import tell
 from biaskit.redact import redact
 
+from .fit import Backoff, InFlight, probe_slots
 from .pricing import estimate_cost, load_prices
 from .protocol import EndpointError, LLMError, LLMResult, Messages, Stats, Usage
 from .repair import coerce_to_schema, parse_json_lenient, validate_schema
@@ -158,6 +164,9 @@ class BaseLLM:
         self._lock = threading.Lock()
         self._failures_in_a_row = 0
         self._stopped: EndpointError | None = None  # once set, no request is sent any more
+        self._flight = InFlight()  # requests in flight (lowered to the server's slots, or by the back-off)
+        self._backoff = Backoff(timeout)
+        self._slots: tuple[int | None, str] | None = None  # server_slots(), asked once
 
     # ---- identity
     @property
@@ -225,11 +234,80 @@ class BaseLLM:
             self._sleep(min(delay, self.max_backoff))
 
     def _allowed_retries(self, exc: Transient) -> int:
-        if exc.kind == "timeout":
-            return 0
         if exc.kind == "connect":
             return self.connect_retries
         return self.max_retries
+
+    # ---- fitting the server (:mod:`.fit`)
+    def _server_slots_url(self) -> str | None:
+        """The API root to ask for the server's slots (None: do not ask; a backend with an endpoint
+        of its own overrides it)."""
+        return None
+
+    def server_slots(self) -> tuple[int | None, str]:
+        """``(requests the server takes at once, how that is known)``, asked once; ``(None, "")``:
+        unknown. Requests in flight are kept to that many from then on."""
+        with self._lock:
+            if self._slots is None:
+                url = self._server_slots_url()
+                self._slots = probe_slots(url) if url else (None, "")
+                n = self._slots[0]
+                if n is not None and (self._flight.limit is None or n < self._flight.limit):
+                    self._flight.lower(n)
+            return self._slots
+
+    def fit_report(self) -> dict[str, Any]:
+        """What the client learnt about the server (for the run log): its slots, the back-off steps."""
+        out: dict[str, Any] = {}
+        if self._slots is not None and self._slots[0] is not None:
+            out["slots"], out["slots_from"] = self._slots
+        if self._backoff.steps:
+            out["backoff"] = list(self._backoff.steps)
+            out["timeout"] = self._backoff.current
+        return out
+
+    @property
+    def current_timeout(self) -> float:
+        """The timeout in force (the one set, or longer after backing off)."""
+        return self._backoff.current
+
+    def _in_flight(self) -> InFlight:
+        return self._flight
+
+    def _backed_off(self, sent: tuple[float, int | None]) -> bool:
+        """A request sent with ``sent`` timed out: back off one step (:class:`.fit.Backoff`) and say so
+        on stderr; False when nothing is left to back off to."""
+        with self._lock:
+            waited, n = sent[0], self._backoff.in_a_row + 1
+            done = self._backoff.step(self._flight, sent)
+        if done is None:
+            return False
+        if done != "retry":
+            from biaskit.progress import note
+
+            note(
+                f"{self.endpoint} answered none of {n} request(s) within {waited:g} s: it is up but slow. "
+                f"Backing off to {done} and asking again (to start there: "
+                f"{tell('concurrency', 1)} or {tell('timeout', int(self._backoff.current))})."
+            )
+        return True
+
+    def _timed_out(self) -> EndpointError:
+        """A request timed out with one request at a time and the longest timeout: the run stops
+        with the server named as up but slow (not as down: a refused connection says that)."""
+        from biaskit.options import say
+
+        b = self._backoff
+        return EndpointError(
+            f"{self.endpoint} answered none of {b.in_a_row} request(s) in a row"
+            + (
+                f" (the last within {b.current:g} s, after backing off to {', then '.join(b.steps)})"
+                if b.steps
+                else f" within {b.current:g} s"
+            )
+            + f": it is up but slow. Fix: {tell('concurrency', 1)} and {tell('timeout', int(b.current * 2))}, "
+            f"or ask for shorter replies ({say('max_tokens')}); finished jobs are saved and a re-run resumes."
+        )
 
     def _failed(self, message: str) -> Fatal:
         """Count a request that failed for good; too many in a row stop the run."""
@@ -262,10 +340,17 @@ class BaseLLM:
                 raise self._stopped
             self._wait_for_pause()
             self.stats.add(requests=1)
+            sent = self._backoff.settings(self._flight)
             try:
-                out = self._send(messages, params, response_format)
+                with self._in_flight():
+                    out = self._send(messages, params, response_format)
             except Transient as exc:
                 msg = redact(str(exc))
+                if exc.kind == "timeout":
+                    if self._backed_off(sent):
+                        self.stats.add(retries=1)
+                        continue  # asked again with fewer requests in flight or a longer timeout
+                    raise self._timed_out() from None
                 if attempt >= self._allowed_retries(exc):
                     from biaskit.options import say
 
@@ -274,8 +359,6 @@ class BaseLLM:
                             f"cannot connect to {self.endpoint}: {msg}. Fix: start the server, "
                             f"or check {say('base_url')} / $OPENAI_BASE_URL."
                         ) from None
-                    if exc.kind == "timeout":
-                        msg = f"no answer within {self.timeout:g} s ({say('timeout')})"
                     raise self._failed(msg + (f" (gave up after {attempt + 1} attempts)" if attempt else "")) from None
                 delay = exc.retry_after
                 if delay is None:
@@ -293,6 +376,7 @@ class BaseLLM:
             else:
                 with self._lock:
                     self._failures_in_a_row = 0
+                    self._backoff.answered()
                 return out
 
     def _request(

@@ -97,14 +97,17 @@ def _reason(exc: BaseException) -> str:
 class OpenAILLM(BaseLLM):
     """Chat completions through the official ``openai`` client.
 
-    ``base_url`` defaults to ``$OPENAI_BASE_URL``, else OpenAI's API; ``api_key`` to
+    ``base_url`` defaults to ``$OPENAI_BASE_URL``, else the server ``biaskit llm serve`` runs for
+    ``model`` (:func:`~biaskit.curation.llm_server.served_base_url`), else OpenAI's API; ``api_key`` to
     ``$OPENAI_API_KEY`` (a placeholder is sent to endpoints given by URL, which may not need one).
     """
 
     name = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **kw: Any):
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        from ..llm_server import default_base_url
+
+        base_url = default_base_url(base_url, model) or None  # given, $OPENAI_BASE_URL, or `biaskit llm serve`'s
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not base_url:
             from biaskit.options import say
@@ -112,7 +115,8 @@ class OpenAILLM(BaseLLM):
             raise LLMError(
                 f"no endpoint to send requests to. Fix: set {say('base_url', 'URL')}, the API root of an "
                 "OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1 for a local llama.cpp server; or "
-                "the environment variable OPENAI_BASE_URL); for OpenAI's API set OPENAI_API_KEY instead; "
+                "the environment variable OPENAI_BASE_URL), or start a local one with `biaskit llm serve` "
+                f"(then {say('model', 'gemma3-270m')} finds it); for OpenAI's API set OPENAI_API_KEY instead; "
                 f"or {say('llm', 'dummy')} to try it offline."
             )
         check_base_url(base_url)
@@ -124,6 +128,9 @@ class OpenAILLM(BaseLLM):
     @property
     def endpoint(self) -> str:
         return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+
+    def _server_slots_url(self) -> str | None:
+        return self.base_url  # a server given by URL (OpenAI's API says nothing about slots)
 
     def client(self):
         with self._client_lock:
@@ -148,7 +155,11 @@ class OpenAILLM(BaseLLM):
                 kwargs["response_format"] = response_format
         try:
             resp = self.client().chat.completions.create(
-                model=self.model, messages=list(messages), extra_body=extra_body or None, **kwargs
+                model=self.model,
+                messages=list(messages),
+                extra_body=extra_body or None,
+                timeout=self.current_timeout,  # the one set, or longer after a back-off (.fit)
+                **kwargs,
             )
         except openai.APIStatusError as exc:
             status = exc.status_code

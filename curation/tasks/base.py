@@ -42,6 +42,45 @@ def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: int | No
     return run is not None and any(f" {' '.join(words[i : i + run])} " in hay for i in range(len(words) - run + 1))
 
 
+def _occurrences(text: str, prompt_text: str) -> int:
+    """How often ``text``'s words occur, in a row, among the prompt's words."""
+    import re
+
+    words = re.findall(r"\w+", str(text).casefold())
+    hay = " " + " ".join(re.findall(r"\w+", prompt_text)) + " "
+    return hay.count(f" {' '.join(words)} ") if words else 0
+
+
+def copied_fields(
+    values: dict[str, Any], prompt_text: str, *, run: int | None = None, sources: dict[str, Any] | None = None
+) -> list[str]:
+    """The fields of one reply item (``values``: field -> text) that copy the rendered prompt
+    (``prompt_text``, case-folded) instead of answering it: a text of 4 words or more found in the prompt
+    word for word (with ``run``: any ``run`` consecutive words of it), and word-sized values that the
+    prompt quotes (``"..."``, as its worked examples' JSON does) when two or more of the item's values
+    are quoted there (one quoted word alone may be a fair answer). ``sources`` (a translation: field ->
+    the text it translates, each rendered once into the prompt): a field whose source text a worked
+    example translated too (it occurs in the prompt more often than in the item's own texts) may give
+    the example's answer. The one check every LLM task with
+    examples in its prompt makes (drafted CATs, their translations, pair translations; sentences and
+    tuples through :func:`copies_prompt` and their quoted words)."""
+    texts = {k: str(v) for k, v in values.items() if isinstance(v, str) and v.strip()}
+    quoted = [k for k, v in texts.items() if f'"{v.strip().casefold()}"' in prompt_text]
+    many = len(quoted) >= 2
+    copied = [k for k, v in texts.items() if copies_prompt(v, prompt_text, run=run) or (many and k in quoted)]
+    if sources:  # a source text found in the prompt more often than the item's own texts hold it
+        own = [str(v) for v in sources.values() if v]
+        copied = [
+            k
+            for k in copied
+            if not (
+                sources.get(k)
+                and _occurrences(sources[k], prompt_text) > sum(_occurrences(sources[k], t.casefold()) for t in own)
+            )
+        ]
+    return copied
+
+
 class TaskError(Exception):
     """The reply passed the schema but holds nothing usable for this input (the reason is recorded)."""
 
@@ -104,6 +143,12 @@ class Task:
         """The rendered messages of ``item``, case-folded: small models copy a prompt's examples or
         instructions into their reply, and ``parse`` drops what is copied (:func:`copies_prompt`)."""
         return "\n".join(m["content"] for m in self.render(item)).casefold()
+
+    def copied(
+        self, item: dict[str, Any], values: dict[str, Any], *, run: int | None = None, sources: dict | None = None
+    ) -> list[str]:
+        """The fields of a reply item to ``item`` that copy its prompt (:func:`copied_fields`)."""
+        return copied_fields(values, self.prompt_text(item), run=run, sources=sources)
 
     # ---- parsing
     def parse(self, item: dict[str, Any], result: LLMResult) -> list[dict]:

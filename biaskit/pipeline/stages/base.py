@@ -355,10 +355,11 @@ class StageRunner:
 
     def llm_extra(self, *prompt_ids: str) -> dict[str, Any]:
         """The LLM settings that change replies (endpoint, model, decoding) and the prompts' hashes."""
-        import os
+        from biaskit.curation.llm_server import default_base_url
 
         s = self.project.llm(self.name)
-        endpoint = s.base_url or os.environ.get("OPENAI_BASE_URL") or ("offline" if s.backend == "dummy" else "openai")
+        # given, else $OPENAI_BASE_URL, else the server `biaskit llm serve` runs for this model
+        endpoint = default_base_url(s.base_url, s.model) or ("offline" if s.backend == "dummy" else "openai")
         prompts = {}
         for pid in prompt_ids:
             p = self.prompt(pid) if pid == prompt_ids[0] else _get_prompt(pid, self.prompts_dir())

@@ -170,13 +170,17 @@ class ReviewStage(StageRunner):
         return self.opts.project or f"{self.project.name} {self.label()}"
 
     def url(self) -> str:
-        url = self.project.config.labelstudio.url or os.environ.get("LABEL_STUDIO_URL")
+        """``url`` in ``[labelstudio]``, else ``$LABEL_STUDIO_URL``, else the Label Studio that ``biaskit
+        annotate serve`` runs in its default folder (a trial project needs no URL written down)."""
+        from biaskit.annotation.server import served_url
+
+        url = self.project.config.labelstudio.url or os.environ.get("LABEL_STUDIO_URL") or served_url()
         if not url:
             raise self.project.error(
                 "labelstudio.url",
                 f"the {self.name} stage needs a Label Studio.",
-                'set url = "http://..." in [labelstudio] or export LABEL_STUDIO_URL '
-                "(`biaskit annotate serve` prints it); the token comes from "
+                "start one with `biaskit annotate serve` (found by itself), or "
+                'set url = "http://..." in [labelstudio] or export LABEL_STUDIO_URL; the token comes from '
                 "$LABEL_STUDIO_API_KEY.",
             )
         return url
