@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit.languages import name_of, source_code
 from biaskit.tables import md_table, num
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published"
@@ -204,9 +205,10 @@ def seat_comparison(model: Any, results: Sequence[dict]) -> dict:
                 f"{r['test']} ({r['lang']})",
                 paper,
                 r.get("effect_size"),
-                f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), "
-                f"{'English' if r['lang'] == 'en' else 'Hindi'} {label}",
-                note="Hindi: biaskit's rendering of the tests, not the paper's sentences" if r["lang"] == "hi" else "",
+                f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), {name_of(r['lang'])} {label}",
+                note=f"{name_of(r['lang'])}: biaskit's rendering of the tests, not the paper's sentences"
+                if r["lang"] != source_code()
+                else "",
             )
         )
     return (

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit import languages as L
 from biaskit.errors import InputError
 
 from .seat_sets import PAPER, bleach_word, load_lexicon, set_sentences
@@ -46,35 +47,57 @@ DEFAULT_ATTRIBUTES = {
     "gender": ["Pleasant/Unpleasant", "Career/Family"],
 }
 FALLBACK_ATTRIBUTES = ["Pleasant/Unpleasant"]
-PERSON = {"en": ("person", "people"), "hi": ("व्यक्ति", "लोग")}
+
+
+def person_words(lang: str) -> tuple[str, str] | None:
+    """A language's words for "person" / "people" (``data/languages/<code>/seat.json``: ``person``)."""
+    from biaskit import languages as L
+
+    lg = L.get(lang)
+    return tuple(lg.seat.person) if lg is not None and lg.seat.person and lg.seat.templates else None  # type: ignore[return-value]
+
+
+def default_seat_langs() -> tuple[str, ...]:
+    """The languages SEAT tests are made in by default: the source and the default target language."""
+    from biaskit import languages as L
+
+    return (L.source_code(), L.default_target())
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def group_entry(term, inventory) -> dict[str, str] | None:
-    """The lexicon entry (``en``, ``pl``, ``hi``, ``hi_pl``) of a group for the person templates."""
-    en, hi = term.surface("en", "sg"), term.surface("hi", "sg")
-    if not en or not hi or term.kind == "place":
+def group_entry(term, inventory, langs: Sequence[str] | None = None) -> dict[str, str] | None:
+    """The lexicon entry (``en``, ``pl``, and ``<code>``, ``<code>_pl`` for each other language of
+    ``langs``; default: the source and the default target) of a group for the person templates."""
+    langs = [lg for lg in (langs or default_seat_langs()) if lg != "en"]
+    en = term.surface("en", "sg")
+    if not en or term.kind == "place" or any(not term.surface(lg, "sg") for lg in langs):
         return None  # a place ("Bihar", "slum") is not a person: no person template fits it
     noun = term.axis == "gender" or "gender" in (term.components or {})
+    g = inventory.terms.get((term.components or {}).get("gender", ""))
+    en_pl = term.forms.get("en", {}).get("pl")
     if noun:
-        en_pl, hi_pl = term.forms.get("en", {}).get("pl"), term.forms.get("hi", {}).get("pl")
-        g = inventory.terms.get((term.components or {}).get("gender", ""))
         if g is not None and not en_pl:  # intersectional: "Dalit woman" -> "Dalit women"
             en_pl = en.rsplit(" ", 1)[0] + " " + g.surface("en", "pl") if " " in en else g.surface("en", "pl")
-        if g is not None and not hi_pl:
-            hi_pl = hi.rsplit(" ", 1)[0] + " " + g.surface("hi", "pl") if " " in hi else g.surface("hi", "pl")
-        return {"en": en, "pl": en_pl or en, "hi": hi, "hi_pl": hi_pl or hi}
-    en_pl = term.forms.get("en", {}).get("pl") or ""
-    hi_pl = term.forms.get("hi", {}).get("pl") or hi
-    return {
-        "en": f"{en} {PERSON['en'][0]}",
-        "pl": en_pl if en_pl.endswith(" people") else f"{en} {PERSON['en'][1]}",
-        "hi": f"{hi} {PERSON['hi'][0]}",
-        "hi_pl": f"{hi_pl} {PERSON['hi'][1]}",
-    }
+        out = {"en": en, "pl": en_pl or en}
+    else:
+        person, people = person_words("en") or ("person", "people")
+        out = {"en": f"{en} {person}", "pl": en_pl if (en_pl or "").endswith(" people") else f"{en} {people}"}
+    for lg in langs:
+        sg = term.surface(lg, "sg")
+        pl = term.forms.get(lg, {}).get("pl")
+        if noun:
+            if g is not None and not pl:
+                pl = sg.rsplit(" ", 1)[0] + " " + g.surface(lg, "pl") if " " in sg else g.surface(lg, "pl")
+            out[lg], out[f"{lg}_pl"] = sg, pl or sg
+        else:
+            words = person_words(lg)
+            if words is None:
+                return None
+            out[lg], out[f"{lg}_pl"] = f"{sg} {words[0]}", f"{pl or sg} {words[1]}"
+    return out
 
 
 def _release_groups(release: Path, split: str | None, inventory) -> Counter:
@@ -122,7 +145,7 @@ def release_seat_tests(
     release: str | Path,
     out: str | Path,
     *,
-    langs: Sequence[str] = ("en", "hi"),
+    langs: Sequence[str] | None = None,
     attributes: Sequence[str] | None = None,
     min_records: int = 1,
     split: str | None = None,
@@ -137,11 +160,14 @@ def release_seat_tests(
     release, out = Path(release), Path(out)
     inv = inventory or load_inventory()
     lex = load_lexicon(PAPER)
-    bad = [lg for lg in langs if lg not in PERSON]
+    langs = list(langs or default_seat_langs())
+    have = [lg for lg in L.seat_languages() if person_words(lg)]
+    bad = [lg for lg in langs if lg not in have]
     if bad:
         raise InputError(
             f"no bleached templates for language(s) {', '.join(bad)}.",
-            fix=f'use {" and ".join(PERSON)} (langs = ["en", "hi"]).',
+            fix=f"use {' and '.join(have)} (langs = {json.dumps(have)}), or write data/languages/{bad[0]}/seat.json "
+            "(docs/languages.md).",
         )
     wanted = list(attributes) if attributes else None
     for a in wanted or []:
@@ -164,7 +190,7 @@ def release_seat_tests(
     with atomic_dir(out, owns=("index.json",)) as tmp:
         for (axis, xid, yid), n in kept:
             x, y = inv.terms[xid], inv.terms[yid]
-            ex, ey = group_entry(x, inv), group_entry(y, inv)
+            ex, ey = group_entry(x, inv, langs), group_entry(y, inv, langs)
             if ex is None or ey is None:
                 continue
             group_rows.append({"axis": axis, "targ1": x.label("en"), "targ2": y.label("en"), "records": n})

@@ -8,7 +8,7 @@ import re
 
 import pytest
 from biaskit.annotation.guidelines import (
-    GUIDELINE_LANGS,
+    guideline_langs,
     guidelines_dir,
     guidelines_html,
     guidelines_markdown,
@@ -31,7 +31,7 @@ def _structure(md: str) -> tuple:
 @pytest.mark.parametrize("kind", KINDS.names())
 def test_every_kind_has_both_languages_with_the_same_structure(kind):
     g = get_kind(kind).guidelines
-    assert set(g) == set(GUIDELINE_LANGS), f"write data/guidelines/{kind}.<lang>.md"
+    assert set(g) == set(guideline_langs()), f"write data/guidelines/{kind}.<lang>.md"
     en, hi = g["en"], g["hi"]
     assert re.search(r"good (answer|label)", en) and re.search(r"bad (answer|label)", en)  # good and bad examples
     assert "सही उत्तर" in hi or "सही लेबल" in hi
