@@ -34,11 +34,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import InputError
+from .options import Options, option
 
 LANGUAGE_FILE = "language.json"
 INVENTORY_FILE = "inventory.json"
@@ -194,6 +195,9 @@ class LanguageSeat(_Model):
 
     doc: str | None = Field(None, alias="_doc")
     person: tuple[str, str] | None = Field(None, description="[person, people]")
+    plural_modifier: Literal["sg", "pl"] = Field(
+        "pl", description="the group's form before the word for people: pl where adjectives agree (Hindi बूढ़े लोग)"
+    )
     templates: dict[str, list[str]] = Field({}, description="bleached templates by part of speech")
     word_list_templates: dict[str, list[str]] = Field({}, description="templates for word-list tests")
     lexicons: dict[str, dict[str, Any]] = Field({}, description="SEAT set -> this language's forms of its words")
@@ -564,7 +568,7 @@ def _check_inventory(inv: LanguageInventory, info: Language, path: Path, counts:
             "add their forms, if the language has words for them.",
             warning=True,
         )
-    counts["terms"] = len(inv.forms)
+    counts["terms"] = len(term_ids) if info.code == source_code() else len(inv.forms)
     counts["gendered pairs"] = len(inv.gendered.identity) + len(inv.gendered.agreement)
 
 
@@ -731,3 +735,19 @@ def _installed_fonts() -> frozenset[str] | None:
         return None
     out = subprocess.run(["fc-list", ":", "family"], capture_output=True, text=True, check=False).stdout
     return frozenset(f.strip().casefold() for line in out.splitlines() for f in line.split(","))
+
+
+# ------------------------------------------------------------------------------------------ the command's options
+class CheckLanguageOptions(Options):
+    """``biaskit data check-language CODE`` (:func:`check_language`)."""
+
+    command: ClassVar[str] = "data check-language"
+
+    root: Path | None = option(
+        None,
+        "--dir",
+        path="in_dir",
+        help="A folder of language folders to check instead of biaskit's data/languages (a language being "
+        "written elsewhere; it is checked against biaskit's inventory, SEAT sets and guidelines).",
+    )
+    strict: bool = option(False, "--strict", help="Count warnings (missing files or forms, font) as problems.")

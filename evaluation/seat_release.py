@@ -96,7 +96,8 @@ def group_entry(term, inventory, langs: Sequence[str] | None = None) -> dict[str
             words = person_words(lg)
             if words is None:
                 return None
-            out[lg], out[f"{lg}_pl"] = f"{sg} {words[0]}", f"{pl or sg} {words[1]}"
+            modifier = (pl or sg) if L.language(lg).seat.plural_modifier == "pl" else sg
+            out[lg], out[f"{lg}_pl"] = f"{sg} {words[0]}", f"{modifier} {words[1]}"
     return out
 
 
