@@ -160,7 +160,7 @@ def named_entities(en_more: str, en_less: str | None = None) -> list[str]:
     also occur in lower case in the pair. A *sentence-initial* capitalised token counts only when it
     is in the pair's changed span (the identity term, e.g. ``Waheeda`` / ``Faisal``), also occurs
     capitalised elsewhere, or is a given name of biaskit's name inventory
-    (``data/inventories/first_names.json``, Indian and US names: ``Swati`` starting both sentences of
+    (``data/languages/<code>/names.json``, Indian and US names: ``Swati`` starting both sentences of
     a pair): otherwise "Despite", "Numerous" would count.
     """
     pair = [en_more] + ([en_less] if en_less else [])

@@ -63,15 +63,22 @@ def init_command(
         "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
         "stereoset: StereoSet-style CATs drafted by the LLM, five validators.",
     ),
-    hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
+    hindi: bool = typer.Option(
+        True, "--hindi/--no-hindi", help="Translate into the target language (--lang) with a blind review."
+    ),
     name: str | None = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="The target language: a folder of data/languages (e.g. bn; default: data/languages/languages.json).",
+    ),
 ) -> None:
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
     chosen = value(template)
     assert chosen is not None  # typer gives a member of Template (default: generate)
-    path = init_project(directory, template=chosen, hindi=hindi, name=name)
+    path = init_project(directory, template=chosen, hindi=hindi, name=name, lang=lang)
     echo(
         f"wrote {path}: edit it, then `biaskit run --project {path.parent}` "
         f"(`biaskit status --project {path.parent}` shows where it stands)."

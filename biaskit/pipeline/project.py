@@ -618,7 +618,12 @@ def _model_problem(p: Project, model: str) -> tuple[str, str] | None:
 
 
 def init_project(
-    directory: str | Path, *, template: str = "generate", hindi: bool = True, name: str | None = None
+    directory: str | Path,
+    *,
+    template: str = "generate",
+    hindi: bool = True,
+    name: str | None = None,
+    lang: str | None = None,
 ) -> Path:
     """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one)."""
     from ..io import atomic_open
@@ -641,7 +646,16 @@ def init_project(
         raise InputError(
             f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
         ) from None
-    text = project_template(name, template=template, hindi=hindi)
+    if lang is not None:
+        from biaskit import languages as L
+
+        if L.get(lang) is None or lang == L.source_code():
+            raise InputError(
+                f"no target language '{lang}'.",
+                fix=f"use one of {', '.join(c for c in L.codes() if c != L.source_code())} (--lang), or add "
+                f"data/languages/{lang}/ (docs/languages.md).",
+            )
+    text = project_template(name, template=template, hindi=hindi, lang=lang)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:

@@ -3,8 +3,9 @@
 ``generate``: IndiBias-style (LLM tuples -> people validate -> LLM sentences and anti-stereotype
 sentences -> people keep / fix / drop them -> pairs -> check -> people validate); ``adapt``:
 CrowS-Pairs adapted to the Indian context -> check -> people validate; ``stereoset``: StereoSet-style
-CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into Hindi with blind
-review, then releases, makes SEAT tests from the release's groups and evaluates.
+CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into a target language
+(``lang``: any folder of data/languages; default: the default target, Hindi) with blind review, then
+releases, makes SEAT tests from the release's groups and evaluates.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ overlap = 3
 
 _HINDI = """
 [stages.translate]              # `biaskit curate translate`: candidates for a blind review
-target = "hi"
+target = "{lang}"
 engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "hf:PATH" (e.g. NLLB-200)
 
 [stages.translation_review]     # people: pick the better candidate, or correct it
@@ -97,7 +98,7 @@ overlap = 5
 
 _CAT_HINDI = """
 [stages.cat_translate]          # `biaskit curate cat-translate`: context, BLANK and options translated together
-target = "hi"
+target = "{lang}"
 engines = ["llm"]
 
 [stages.cat_translation_review] # people: pick the better candidate, correct it in place (BLANK kept once)
@@ -110,7 +111,7 @@ _TAIL = """
 # card_text = "card.md"         # the card sections people write (## Motivation, ## Maintenance, ...)
 # out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
 
-[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups, en + hi
+[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups (langs: en + target)
 # min_records = 1               # released records a pair of groups needs
 
 [stages.evaluate]               # `biaskit evaluate pairs|cats|seat` on the release
@@ -121,10 +122,14 @@ split = "test"
 """
 
 
-def project_template(name: str, *, template: str = "generate", hindi: bool = True) -> str:
-    """The text of a new ``biaskit.toml``."""
+def project_template(name: str, *, template: str = "generate", hindi: bool = True, lang: str | None = None) -> str:
+    """The text of a new ``biaskit.toml``; ``hindi``: translate (into ``lang``, default: the default target
+    language of ``data/languages/languages.json``), with a blind review."""
+    from biaskit import languages as L
+
     if template not in TEMPLATES:
         raise ValueError(f"unknown template {template!r}")
+    lang = lang or L.default_target()
     pad = " " * max(1, 24 - len(name))
     text = _HEAD.format(name=name, pad=pad)
     if template != "adapt" or hindi:
@@ -138,11 +143,33 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
         text += _LLM.format(users=users)
     text += _LS
     if template == "stereoset":
-        text += _CATS + (_CAT_HINDI if hindi else "")
+        text += _CATS + (_CAT_HINDI.format(lang=lang) if hindi else "")
     else:
         text += _GENERATE.format() if template == "generate" else _ADAPT
         text += _CHECK
         if hindi:
-            text += _HINDI
+            text += _HINDI.format(lang=lang)
     text += _TAIL.format(name=name)
-    return text
+    return _for_language(text, lang) if lang != L.default_target() else text
+
+
+def _for_language(text: str, lang: str) -> str:
+    """What a project translating into a language other than the default target sets besides ``target``:
+    the first names the adaptation draws, the reviewers' guidelines and the SEAT tests' languages."""
+    from biaskit import languages as L
+
+    src = L.source_code()
+    adds = {
+        "[stages.adapt]": (f'lang = "{lang}"', f"draw the first names of data/languages/{lang}/names.json"),
+        "[stages.seat_tests]": (f'langs = ["{src}", "{lang}"]', "the SEAT tests' languages"),
+    }
+    for table in ("tuple_review", "sentence_review", "pair_review", "cat_review"):
+        adds[f"[stages.{table}]"] = (f'guidelines = "{src},{lang}"', "the annotators' guidelines, in these languages")
+    out = []
+    for line in text.splitlines(keepends=True):
+        out.append(line)
+        head = line.split("#", 1)[0].strip()
+        if head in adds:
+            key, comment = adds[head]
+            out.append(f"{key:<31} # {comment}\n")
+    return "".join(out)
