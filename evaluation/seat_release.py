@@ -6,7 +6,9 @@ IndiBias measures the association of Indian groups with attribute concepts with 
 whether the first group's sentences sit closer to the first attribute's than the second group's do.
 :func:`release_seat_tests` does this for the groups a release tests:
 
-1. **The group pairs**: every pair record's ``group_more`` / ``group_less`` and every CAT's target
+1. **The group pairs**: every pair record's ``group_more`` / ``group_less`` (a pair without them, such as
+   an adapted CrowS-Pairs pair: the first changed span naming an inventory term on both sides, as the
+   minimal-pair checker finds it) and every CAT's target
    (with its comparable group from ``data/inventories/comparable_groups.json``), looked up in the
    inventory; a pair of comparable groups is kept when at least ``min_records`` released records
    name it. ``X`` (``targ1``) is the historically disadvantaged side when the inventory marks one.
@@ -101,6 +103,23 @@ def group_entry(term, inventory, langs: Sequence[str] | None = None) -> dict[str
     return out
 
 
+def _diff_groups(view: dict, lang: str, inventory, pair_of):
+    """The groups of a pair that does not name them (adapted CrowS-Pairs): the first changed span the
+    minimal-pair checker finds to name an inventory term on both sides, both of one axis."""
+    from biaskit.check import word_diff
+
+    more, less = str(view.get("sent_more") or ""), str(view.get("sent_less") or "")
+    if not more or not less or more == less:
+        return None
+    for span in word_diff(more, less, lang, inventory).spans:
+        if span.kind != "identity" or not span.more or not span.less:
+            continue
+        a, b = inventory.lookup(" ".join(span.more), lang), inventory.lookup(" ".join(span.less), lang)
+        if a is not None and b is not None and a.axis == b.axis:
+            return pair_of(a, b)
+    return None
+
+
 def _release_groups(release: Path, split: str | None, inventory) -> Counter:
     """``(axis, x id, y id) -> released records`` naming that pair of comparable groups."""
     from biaskit.io import iter_jsonl
@@ -126,6 +145,8 @@ def _release_groups(release: Path, split: str | None, inventory) -> Counter:
             a = inventory.lookup(str(v.get("group_more") or ""), lang)
             b = inventory.lookup(str(v.get("group_less") or ""), lang)
             k = pair_of(a, b)
+            if k is None and not (v.get("group_more") or v.get("group_less")):
+                k = _diff_groups(v, lang, inventory, pair_of)
             if k is not None:
                 found[k] += 1
                 break

@@ -210,7 +210,7 @@ class ReleaseStage(StageRunner):
 class SeatTestsStage(StageRunner):
     """IndiBias-style SEAT tests (sec. 5) from the release's groups: each pair of comparable groups
     the release tests, in the shipped bleached templates, against the paper's attribute lists, in
-    English and Hindi (:func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
+    English and the target language (``langs``; :func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
 
     name = "seat_tests"
     title = "SEAT tests from the release"
