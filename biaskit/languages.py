@@ -196,7 +196,7 @@ class LanguageSeat(_Model):
     doc: str | None = Field(None, alias="_doc")
     person: tuple[str, str] | None = Field(None, description="[person, people]")
     plural_modifier: Literal["sg", "pl"] = Field(
-        "pl", description="the group's form before the word for people: pl where adjectives agree (Hindi बूढ़े लोग)"
+        "pl", description="the group's form before the word for people: pl where adjectives agree with it"
     )
     templates: dict[str, list[str]] = Field({}, description="bleached templates by part of speech")
     word_list_templates: dict[str, list[str]] = Field({}, description="templates for word-list tests")
