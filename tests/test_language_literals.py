@@ -76,7 +76,7 @@ def test_no_code_path_names_a_target_language():
             v = node.value
             if (v in codes or script.search(v)) and (str(rel), v) not in ALLOWED:
                 found.append(f"{rel}:{node.lineno}: {v[:60]!r}")
-    assert seen > 200  # the whole tree was read (biaskit/, curation/, annotation/, evaluation/, ...)
+    assert seen > 150  # the whole tree was read (biaskit/, curation/, annotation/, evaluation/, ...)
     assert not found, "language facts in code (move them to data/languages/<code>/):\n" + "\n".join(found)
 
 
