@@ -5,7 +5,7 @@ plural, Hindi oblique plural, variants; possessive ``'s`` kept), replaces each w
 group's *same* form, fixes ``a``/``an`` before it, and, when the two groups differ in gender,
 swaps the words that agree with it:
 
-- English: pronouns and gendered nouns from ``gendered_words.json`` (he/she, him/her, his/her,
+- English: pronouns and gendered nouns from ``data/languages/en/inventory.json`` (he/she, him/her, his/her,
   himself/herself, man/woman, Mr/Mrs, ...). ``her`` becomes ``his`` before a word and ``him``
   otherwise (a heuristic).
 - Hindi: the listed auxiliaries, participles and adjectives (था/थी, रहा/रही, करता/करती,
