@@ -102,12 +102,15 @@ def check_language_command(
 ) -> None:
     """Check a language folder (data/languages/CODE): every file against its schema and against
     biaskit's inventory, SEAT sets and guidelines (docs/languages.md, "Adding a language")."""
-    from .clitools import echo
+    from .clitools import echo, echo_error
     from .languages import check_language
 
     rep = check_language(code, opts.root)
     for p in rep.problems:
-        echo(str(p), err=True)
+        if p.warning:
+            echo(str(p), err=True)
+        else:
+            echo_error(str(p))
     bad = [p for p in rep.problems if opts.strict or not p.warning]
     counts = ", ".join(f"{v} {k}" for k, v in rep.counts.items())
     if bad:

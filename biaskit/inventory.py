@@ -197,7 +197,7 @@ class Inventory:
         return self._gender.get(L.source_code()) or {}
 
     @property
-    def names(self) -> dict[str, dict[str, list[dict[str, str]]]]:
+    def names(self) -> dict[str, dict[str, dict[str, list[dict[str, str]]]]]:
         """The default target language's first names by religion and gender (``{"en", code}`` each)."""
         from biaskit import languages as L
 

@@ -226,7 +226,7 @@ def _read_json(path: Path) -> Any:
     return read_json(path, missing_fix="write it (docs/languages.md, 'Adding a language').")
 
 
-def _field_of(err: dict) -> str:
+def _field_of(err: Any) -> str:
     return ".".join(str(x) for x in err.get("loc", ())) or "(the file)"
 
 

@@ -169,7 +169,12 @@ def indibias_view_columns() -> dict[str, tuple[str, str]]:
     (``data/languages/<code>/language.json``: ``indibias_columns``; the source language first)."""
     from biaskit import languages as L
 
-    return {code: tuple(L.language(code).info.indibias_columns) for code in L.indibias_languages()}  # type: ignore[misc]
+    out: dict[str, tuple[str, str]] = {}
+    for code in L.indibias_languages():
+        cols = L.language(code).info.indibias_columns
+        if cols is not None:
+            out[code] = (cols[0], cols[1])
+    return out
 
 
 def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
