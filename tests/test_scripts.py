@@ -180,3 +180,12 @@ def test_seat_name_counting_keeps_joined_words_whole():
 
     assert words(f"{BENG_ZWNJ}, {BENG}!") == [BENG_ZWNJ, BENG]
     assert words(LATN.upper()) == [unicodedata.normalize("NFC", LATN)]
+
+
+def test_joiners_are_text_not_control_characters():
+    """ZWJ/ZWNJ (category Cf) are part of Bengali and Devanagari words: the readers' text check keeps
+    them (it refuses C0 control characters only)."""
+    from biaskit.textcheck import bad_text
+
+    assert bad_text(f"{BENG} {BENG_ZWNJ}") is None
+    assert bad_text("a\x00b") is not None
