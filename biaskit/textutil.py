@@ -132,6 +132,7 @@ SCRIPTS = {
 _MARKS = ("Mn", "Mc", "Me")
 
 
+@functools.lru_cache(maxsize=65536)
 def char_script(ch: str) -> str | None:
     """The script of one letter by its Unicode name (``Other`` for a script not in :data:`SCRIPTS`;
     None for a combining mark, which takes its base letter's script)."""
