@@ -43,7 +43,8 @@ services: system-packages
 	@$(MAKE) --no-print-directory -j2 $(LS_VENV)/.installed $(LLM_VENV)/.installed
 
 # Debian packages the integration tests use: a browser for the annotator tests (Chromium, its
-# driver, Noto fonts for Devanagari) and a PostgreSQL server for Label Studio on PostgreSQL.
+# driver, Noto fonts for Devanagari and Bengali: fonts-noto-core; a language's font is its
+# data/languages/<code>/language.json "font") and a PostgreSQL server for Label Studio on PostgreSQL.
 # Installed when missing and this user may (root or password-less sudo); otherwise the tests that
 # need them skip and say why.
 APT_PACKAGES ?= chromium chromium-driver fonts-noto-core postgresql

@@ -306,22 +306,28 @@ def status_command(
 @app.command("guidelines")
 def guidelines_command(
     kind: KindOpt,
-    lang: str = typer.Option("en,hi", "--lang", metavar="LANGS", help="en | hi | en,hi (both, one after the other)."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        metavar="LANGS",
+        help="Comma-separated language codes, one after the other (default: English and the default target "
+        "language; codes: data/languages).",
+    ),
     out: Path | None = out_file(None, "--out", help="Write the Markdown here instead of printing it."),
 ) -> None:
     """A kind's annotator guidelines as Markdown (what Label Studio's instructions panel shows), to
-    hand to annotators or a vendor. The Hindi text is the team's translation, pending a native
-    speaker's review."""
+    hand to annotators or a vendor. Who wrote each language's text, and whether a native speaker
+    reviewed it, is in data/languages/<code>/language.json (guidelines)."""
     from biaskit.io import atomic_write_text
 
-    from .guidelines import guidelines_markdown
+    from .guidelines import guidelines_markdown, parse_langs
 
     md = guidelines_markdown(value(kind), lang)
     if out is None:
         echo(md.rstrip("\n"))
     else:
         atomic_write_text(out, md)
-        echo(f"guidelines ({lang}) for kind '{value(kind)}' -> {out}")
+        echo(f"guidelines ({lang or ','.join(parse_langs(None))}) for kind '{value(kind)}' -> {out}")
 
 
 @app.command("import")

@@ -4,8 +4,8 @@ They are written for the people who annotate (what the task is, the definitions 
 examples of good and bad answers) and are used twice: ``push`` puts them in Label Studio's
 instructions panel (the project's ``expert_instruction``, shown before the first task with
 ``show_instruction``), and ``biaskit annotate guidelines --kind K`` prints them as Markdown to
-hand to a vendor. The Hindi files are the team's own translation, marked as waiting for a
-native speaker's review.
+hand to a vendor. Each language's files are written in that language; its folder says who wrote
+them and whether a native speaker reviewed them (``data/languages/<code>/language.json``: ``guidelines``).
 
 This module sits below the task kinds: a kind's ``guidelines`` property reads its files here
 (:func:`load_guidelines`), and the renderers take a kind (or a kind's name) without importing
@@ -29,7 +29,22 @@ if TYPE_CHECKING:
 
 Kind = Union[str, "TaskKind"]  # a task kind, or its name (its guidelines are then read from the files)
 
-GUIDELINE_LANGS = ("en", "hi")
+
+def guideline_langs() -> tuple[str, ...]:
+    """The languages guidelines may be written in: every language folder (``data/languages``)."""
+    from biaskit import languages as L
+
+    return tuple(L.codes())
+
+
+def default_langs(records_lang: str | None = None) -> tuple[str, ...]:
+    """The guidelines shown when none are named: the source language's (English) and those of the
+    records' language, or of the default target language when the records are in the source language."""
+    from biaskit import languages as L
+
+    src = L.source_code()
+    other = records_lang if records_lang and records_lang != src and L.get(records_lang) else L.default_target()
+    return (src, other)
 
 
 def guidelines_dir() -> Path:
@@ -40,25 +55,36 @@ def guidelines_dir() -> Path:
 def load_guidelines(kind: str) -> dict[str, str]:
     """language -> the Markdown guidelines of ``kind`` (the languages that have a file)."""
     out = {}
-    for lang in GUIDELINE_LANGS:
+    for lang in guideline_langs():
         p = guidelines_dir() / f"{kind}.{lang}.md"
         if p.exists():
             out[lang] = p.read_text(encoding="utf-8")
     return out
 
 
-def parse_langs(spec: str | Iterable[str] | None) -> tuple[str, ...]:
-    """``"en,hi"`` / ``["hi"]`` / ``"none"`` -> the languages to show (checked)."""
+def records_language(records: Iterable) -> str | None:
+    """The language of the records a task shows: a translation's target, else a record's ``lang``."""
+    for rec in records:
+        get = rec.get if isinstance(rec, dict) else lambda k, r=rec: getattr(r, k, None)
+        lang = get("target_lang") or get("lang")
+        if lang:
+            return str(lang)
+    return None
+
+
+def parse_langs(spec: str | Iterable[str] | None, records_lang: str | None = None) -> tuple[str, ...]:
+    """``"en,hi"`` / ``["bn"]`` / ``"none"`` -> the languages to show (checked); None: :func:`default_langs`."""
     if spec is None:
-        return GUIDELINE_LANGS
+        return default_langs(records_lang)
     parts = [x.strip() for x in (spec.split(",") if isinstance(spec, str) else spec) if x and x.strip()]
     if parts in ([], ["none"]):
         return ()
-    bad = [x for x in parts if x not in GUIDELINE_LANGS]
+    have = guideline_langs()
+    bad = [x for x in parts if x not in have]
     if bad:
         raise InputError(
             f"no guidelines in language '{bad[0]}'.",
-            fix=f"use {', '.join(GUIDELINE_LANGS)} (comma-separated), or none.",
+            fix=f"use {', '.join(have)} (comma-separated), or none.",
         )
     return tuple(dict.fromkeys(parts))
 
@@ -77,7 +103,7 @@ def _texts(kind: Kind, langs: str | Iterable[str] | None) -> list[tuple[str, str
 
 
 def guidelines_markdown(kind: Kind, langs: str | Iterable[str] | None = None) -> str:
-    """The Markdown guidelines of ``kind`` in ``langs`` (default: all), one after the other."""
+    """The Markdown guidelines of ``kind`` in ``langs`` (default: :func:`default_langs`), one after the other."""
     return "\n\n---\n\n".join(t for _, t in _texts(kind, langs)) + "\n"
 
 

@@ -388,7 +388,7 @@ def push(
     from biaskit.progress import progress as progress_bar
 
     from .adaptive import META_KEY
-    from .guidelines import guidelines_html, parse_langs, same_instructions
+    from .guidelines import guidelines_html, parse_langs, records_language, same_instructions
     from .options import PushOptions
 
     kw = dict(options)
@@ -417,7 +417,7 @@ def push(
         show_predictions = False
     config = k.config(records)
     allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
-    langs = parse_langs(guidelines)
+    langs = parse_langs(guidelines, records_language(records))
     instructions = guidelines_html(k, langs) if langs else None
     preds = read_predictions(predictions) if predictions else {}
     for rec in records:  # so are the predictions: a bad file stops the push before the server is asked

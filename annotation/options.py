@@ -150,12 +150,13 @@ class PushOptions(AdaptiveOptions):
     seed: int = option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates).")
     chunk_size: int = option(1000, "--chunk-size", ge=1, operational=True, help="Tasks per import request.")
     skip_invalid: bool = option(False, "--skip-invalid", help="Skip rows that are not valid records.")
-    guidelines: str = option(
-        "en,hi",
+    guidelines: str | None = option(
+        None,
         "--guidelines",
         metavar="LANGS",
+        show_default="English and the records' language (the default target language for English records)",
         help="Languages of the kind's annotator guidelines shown in the project's instructions "
-        "panel: en,hi | en | hi | none (leave the panel as it is).",
+        "panel: comma-separated codes of data/languages (e.g. en,hi or en,bn), or none (leave the panel as it is).",
     )
     url: str | None = url_option()
 

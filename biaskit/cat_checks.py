@@ -17,7 +17,7 @@ translated intrasentence CAT keeps one context and three fills, its three option
 only in the filled word by construction; a candidate whose option *sentences* were translated one
 by one (engines that cannot keep the ``BLANK``) is aligned first (:func:`align_fills`).
 
-Words are counted with :func:`biaskit.mt_checks.tokens`, which keeps Devanagari vowel signs inside
+Words are counted with :func:`biaskit.mt_checks.tokens`, which keeps combining marks and joiners inside
 their word (Python's ``\\w`` does not match them).
 """
 
@@ -27,7 +27,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .mt_checks import LANG_SCRIPT, diff_spans, entity_flags, flag, script_share, text_flags, tokens, unique_flags
+import regex
+
+from .languages import expected_script
+from .mt_checks import diff_spans, entity_flags, flag, script_share, text_flags, tokens, unique_flags
+
+# a fill that holds a sentence break: an end mark (any script's: . ! ? ; : the danda) then a word, or a newline
+_SENTENCE_BREAK = regex.compile(r"[.!?;:\p{Sentence_Terminal}]\s+\w|\n")
 
 #: draft / candidate field -> StereoSet gold label
 OPTION_KEYS = {"stereotype": "stereotype", "anti_stereotype": "anti-stereotype", "unrelated": "unrelated"}
@@ -127,7 +133,7 @@ def check_cat(row: dict[str, Any], inventory=None) -> list[dict[str, str]]:
                 continue
             if "BLANK" in v:
                 add("blank_in_option", k)
-            elif len(words(v)) > MAX_FILL_WORDS or re.search(r"[.!?;:।]\s+\w|\n", v):
+            elif len(words(v)) > MAX_FILL_WORDS or _SENTENCE_BREAK.search(v):
                 add("fill_not_a_word", f"{k} = {v[:60]!r}")
             elif v and text_key(v) == text_key(target):
                 add("fill_is_target", k)
@@ -149,7 +155,7 @@ def check_cat(row: dict[str, Any], inventory=None) -> list[dict[str, str]]:
     keys = [text_key(v) for v in opts.values() if words(v)]
     if len(set(keys)) < len(keys):
         add("options_not_distinct")
-    script = LANG_SCRIPT.get(str(row.get("lang") or "en").lower())
+    script = expected_script(str(row.get("lang") or "en"))
     if script and script != "Latin":
         for name, text in {"context": ctx.replace("BLANK", " "), **opts}.items():
             share, _ = script_share(text, script)
@@ -262,5 +268,5 @@ def check_cat_translation(
             for f in text_flags(src.replace("BLANK", "___"), text.replace("BLANK", "___"), target_lang, name)
             if not (f["code"] == "empty_translation" and any(x["code"] == "empty" for x in flags))
         ]
-        flags += entity_flags(src.replace("BLANK", " "), text, name)
+        flags += entity_flags(src.replace("BLANK", " "), text, name, lang=target_lang)
     return unique_flags(flags)

@@ -3,7 +3,7 @@
 Pure functions, importable without heavy dependencies (the translation review reuses them)::
 
     from biaskit.check import check_pair, check_pairs, word_diff, FLAG_CODES
-    flags = check_pair({"sent_more": ..., "sent_less": ..., "lang": "hi"},
+    flags = check_pair({"sent_more": ..., "sent_less": ..., "lang": "<code>"},
                        source_pair={"sent_more": ..., "sent_less": ..., "lang": "en"})
     [f.code for f in flags]          # e.g. ["translation_collapsed"]
 
@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from biaskit import languages as L
 from biaskit.schema import normalize_text
 
 from .inventory import Inventory, load_inventory
-from .textutil import Token, norm_word, scripts, tokenize
+from .languages import expected_script
+from .textutil import Token, is_sentence_end, norm_word, scripts, tokenize
 
 FLAG_CODES: dict[str, str] = {
     "identical": "sent_more and sent_less are the same sentence",
@@ -48,18 +51,6 @@ FLAG_CODES: dict[str, str] = {
     "duplicate": "the same pair occurs earlier in the file",
 }
 __doc__ += "\n".join(f"- ``{k}``: {v}" for k, v in FLAG_CODES.items()) + "\n"
-
-EXPECTED_SCRIPT = {
-    "en": "Latin",
-    "hi": "Devanagari",
-    "mr": "Devanagari",
-    "ne": "Devanagari",
-    "bn": "Bengali",
-    "pa": "Gurmukhi",
-    "ta": "Tamil",
-    "ur": "Arabic",
-}
-GENDERED_NOUN_SUGGESTION = {"m": "एक पुरुष", "f": "एक महिला"}
 
 
 @dataclass
@@ -124,33 +115,42 @@ def _get(pair: Any, key: str, default: Any = None) -> Any:
     return getattr(pair, key, default)
 
 
-_HI_ENDING = re.compile(r"^(.+?)([ाीे]ं?|ीं|ें)$")
-_EN_CLITIC = re.compile(r"['’](s|d|ll|re|ve|m)$", re.I)
+@functools.cache
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern:
+    return re.compile(pattern, flags)
 
 
 def _gender_pair(a: str, b: str, inv: Inventory, lang: str) -> bool:
     """Are ``a`` and ``b`` gender counterparts (he/she, his/her; Hindi लड़का/लड़की, करता/करती)?
 
-    Hindi: the listed nouns and agreement words, plus any two words with the same stem whose
-    endings differ only in the gender/number vowel (-ā/-ī/-e, with or without nasalisation), the
-    pattern of gender agreement on Hindi participles and adjectives."""
-    if lang == "hi":
-        if a == b:
-            return False
-        pa, pb = inv.hi_gender.get(a), inv.hi_gender.get(b)
-        if pa is not None and pb is not None and (set(pa) == {a, b} or set(pb) == {a, b}):
-            return True
-        ma, mb = _HI_ENDING.match(a), _HI_ENDING.match(b)
-        return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(2) != mb.group(2))
-    ca, cb = _EN_CLITIC.search(a), _EN_CLITIC.search(b)
-    if ca and cb and ca.group(1).lower() == cb.group(1).lower():
-        a, b = a[: ca.start()], b[: cb.start()]
-    a, b = norm_word(a), norm_word(b)
-    pa, pb = inv.en_gender.get(a), inv.en_gender.get(b)
-    if a == b or pa is None or pb is None:
+    From the language's data (``data/languages/<code>/``): its listed gendered words (compared
+    case-folded in a script with case, after a shared clitic such as English 's is set apart), a word
+    that pairs with several (English *her* with *him* and *his*), and, where the language marks
+    gender agreement by endings (``grammar.gender_endings``), any two words with the same stem whose
+    endings differ (Hindi: the gender/number vowel -ā/-ī/-e of participles and adjectives, with or
+    without nasalisation)."""
+    g = L.grammar(lang)
+    if g.clitics:
+        rx = _compiled(g.clitics, re.I)
+        ca, cb = rx.search(a), rx.search(b)
+        if ca and cb and ca.group(1).lower() == cb.group(1).lower():
+            a, b = a[: ca.start()], b[: cb.start()]
+    if g.case:
+        a, b = norm_word(a), norm_word(b)
+    if a == b:
         return False
-    # 'her' pairs with both 'him' and 'his'
-    return {a, b} in ({*pa}, {*pb}) or ({a, b} <= {"her", "him", "his"} and "her" in {a, b})
+    words = inv.gender_words(lang)
+    pa, pb = words.get(a), words.get(b)
+    if pa is not None and pb is not None and (set(pa) == {a, b} or set(pb) == {a, b}):
+        return True
+    for w, others in g.ambiguous.items():
+        if w in (a, b) and pa is not None and pb is not None and ({a, b} - {w}) <= set(others):
+            return True
+    if g.gender_endings:
+        rx = _compiled(g.gender_endings)
+        ma, mb = rx.match(a), rx.match(b)
+        return bool(ma and mb and ma.group(1) == mb.group(1) and ma.group(2) != mb.group(2))
+    return False
 
 
 def _overlaps(matches: list[tuple[int, int, bool]], lo: int, hi: int) -> bool | None:
@@ -179,7 +179,7 @@ def _identity_ranges(
             and t.text[:1].isupper()
             and t.text[:1].isalpha()
             and scripts(t.text).get("Latin")
-            and norm_word(t.text) not in inv.en_gender
+            and norm_word(t.text) not in inv.en_gender  # the source language's (Latin script) gendered words
             and norm_word(t.text) not in _FUNCTION_WORDS
         ):
             out.append((i, i + 1, False))
@@ -199,7 +199,7 @@ def _content_tokens(text: str) -> tuple[list[Token], set[int]]:
     start = True
     for t in tokenize(text):
         if t.is_punct:
-            if t.text in ".!?।":
+            if is_sentence_end(t.text):
                 start = True
             continue
         if start:
@@ -247,7 +247,7 @@ def word_diff(sent_more: str, sent_less: str, lang: str = "en", inventory: Inven
 
 
 def _script_flags(pair: Any, lang: str) -> list[Flag]:
-    expected = EXPECTED_SCRIPT.get(lang)
+    expected = expected_script(lang)
     problems = []
     for name in ("sent_more", "sent_less"):
         text = str(_get(pair, name) or "")
@@ -355,10 +355,16 @@ def check_pair(
         changed = "; ".join(f"'{' '.join(s.more)}' vs '{' '.join(s.less)}'" for s in src_diff.spans)
         genders = [s for s in src_diff.spans if s.kind == "gender" or (s.kind == "identity" and s.gendered_identity)]
         pronouns = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
-        if genders and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less):
+        said = L.grammar(lang).pronouns if L.get(lang) is not None else None
+        if (
+            genders
+            and said
+            and said.explicit
+            and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less)
+        ):
             suggestion = (
-                "gendered English pronouns collapse to वह / उसका in Hindi: name the person explicitly, "
-                f"e.g. '{GENDERED_NOUN_SUGGESTION['m']}' / '{GENDERED_NOUN_SUGGESTION['f']}'."
+                f"gendered English pronouns collapse to {said.collapsed_to} in {L.name_of(lang)}: name the person "
+                f"explicitly, e.g. '{said.explicit['m']}' / '{said.explicit['f']}'."
             )
         else:
             suggestion = "translate the differing words explicitly so that the two translations differ in them."

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from .languages import CheckLanguageOptions
 from .paths import in_file, in_path, out_dir
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -91,3 +92,28 @@ def verify_command(
             res.message + f" Fix: download it again with `biaskit data download {name} --out DIR --force`"
         )
     console().print(res.message, soft_wrap=True)
+
+
+@app.command("check-language")
+@CheckLanguageOptions.cli()
+def check_language_command(
+    opts: CheckLanguageOptions,
+    code: str = typer.Argument(..., help="The language's code: its folder under data/languages (e.g. bn)."),
+) -> None:
+    """Check a language folder (data/languages/CODE): every file against its schema and against
+    biaskit's inventory, SEAT sets and guidelines (docs/languages.md, "Adding a language")."""
+    from .clitools import echo, echo_error
+    from .languages import check_language
+
+    rep = check_language(code, opts.root)
+    for p in rep.problems:
+        if p.warning:
+            echo(str(p), err=True)
+        else:
+            echo_error(str(p))
+    bad = [p for p in rep.problems if opts.strict or not p.warning]
+    counts = ", ".join(f"{v} {k}" for k, v in rep.counts.items())
+    if bad:
+        raise SystemExit(2)
+    warn = sum(p.warning for p in rep.problems)
+    echo(f"{code}: ok ({counts})" + (f"; {warn} warning(s)" if warn else ""))

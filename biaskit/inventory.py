@@ -1,7 +1,8 @@
 """Identity-term inventories (``data/inventories``): lookup, comparable groups, names, gendered words.
 
 ``load_inventory()`` reads the packaged JSON files (or a curator's edited copy with ``path=DIR``)
-and builds surface-form indexes for English and Hindi, so that the pair builder can find and swap
+and every language's forms (``data/languages/<code>/inventory.json``, :mod:`biaskit.languages`), and
+builds surface-form indexes per language, so that the pair builder can find and swap
 identity spans and the checker can tell whether a changed span names a group.
 """
 
@@ -47,6 +48,12 @@ class Match:
     text: str
 
 
+def _source() -> str:
+    from biaskit import languages as L
+
+    return L.source_code()
+
+
 def inventory_dir() -> Path:
     from biaskit import data as _pkg
 
@@ -60,13 +67,20 @@ def _read(path: Path) -> dict:
 
 
 class Inventory:
+    """The identity-term inventory: the terms' structure (``root``: axes, ids, sides, kinds, comparable
+    and intersectional groups, English forms) and every language's forms, names and gendered words
+    (``data/languages/<code>/``; an inventory folder's ``identity_terms.json`` may still write a
+    language's forms inline under its code, as ``"hi": {"sg": ...}`` / ``"hi_variants"``: they win)."""
+
     def __init__(self, root: Path):
+        from biaskit import languages as L
+
         self.root = root
         ident = _read(root / "identity_terms.json")
         comp = _read(root / "comparable_groups.json")
         inter = _read(root / "intersectional_groups.json")
-        self.names = _read(root / "first_names.json")
-        self.gendered = _read(root / "gendered_words.json")
+        self.languages = L.codes()
+        langs = {code: L.language(code) for code in self.languages}
         self.terms: dict[str, Term] = {}
         for axis, entries in (ident.get("axes") or {}).items():
             ax = normalize_bias_type(axis)
@@ -84,17 +98,24 @@ class Inventory:
                         path=root / "identity_terms.json",
                         fix=f"use one of {', '.join(SIDES)}.",
                     )
-                forms = {lang: dict(e[lang]) for lang in ("en", "hi") if isinstance(e.get(lang), dict)}
-                variants = {lang: list(e.get(f"{lang}_variants") or []) for lang in ("en", "hi")}
+                forms: dict[str, dict[str, str]] = {}
+                variants: dict[str, list[str]] = {}
+                for lang in self.languages:
+                    li = langs[lang].inventory
+                    f = e[lang] if isinstance(e.get(lang), dict) else li.forms.get(e["id"])
+                    if f:
+                        forms[lang] = dict(f)
+                    variants[lang] = list(e.get(f"{lang}_variants") or li.variants.get(e["id"]) or [])
                 self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"), kind=e.get("kind"))
         for g in inter.get("groups") or []:
             comps = dict(g.get("components") or {})
             gender = self.terms[comps["gender"]].gender if comps.get("gender") in self.terms else None
             ax = "-".join(normalize_bias_type(a) for a in g.get("axes") or [])
+            names = {lang: g.get(lang) or langs[lang].inventory.groups.get(g["id"]) for lang in self.languages}
             self.terms[g["id"]] = Term(
                 g["id"],
                 ax,
-                {lang: {"sg": g[lang]} for lang in ("en", "hi") if g.get(lang)},
+                {lang: {"sg": name} for lang, name in names.items() if name},
                 {},
                 "neutral",
                 gender,
@@ -112,39 +133,75 @@ class Inventory:
                             fix="use ids from identity_terms.json.",
                         )
                 self.comparable.setdefault(ax, []).append((a, b))
-        self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {"en": {}, "hi": {}}
+        self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {lang: {} for lang in self.languages}
         for t in self.terms.values():
-            for lang in ("en", "hi"):
+            for lang in self.languages:
                 for form, surface in (t.forms.get(lang) or {}).items():
                     self._add(lang, surface, t.id, form)
                 for v in t.variants.get(lang) or []:
                     self._add(lang, v, t.id, "variant")
         self._max_n = max((len(k) for idx in self._index.values() for k in idx), default=1)
-        # gendered words: surface -> (masculine, feminine) for swaps
-        self.en_gender: dict[str, tuple[str, str]] = {}
-        for m, f in self.gendered.get("en") or []:
-            self.en_gender.setdefault(m, (m, f))
-            self.en_gender.setdefault(f, (m, f))
-        self.hi_gender: dict[str, tuple[str, str]] = {}
-        for key in ("hi_nouns", "hi_agreement"):
-            for m, f in self.gendered.get(key) or []:
-                self.hi_gender.setdefault(m, (m, f))
-                self.hi_gender.setdefault(f, (m, f))
-        self._hi_gender_nouns = {w for p in self.gendered.get("hi_nouns") or [] for w in p}
+        # gendered words per language: surface -> (masculine, feminine) for swaps; the words that name a person
+        self._gender: dict[str, dict[str, tuple[str, str]]] = {}
+        self._gender_identity: dict[str, set[str]] = {}
+        for lang in self.languages:
+            gw = langs[lang].inventory.gendered
+            by_word: dict[str, tuple[str, str]] = {}
+            for m, f in [*gw.identity, *gw.agreement]:
+                by_word.setdefault(m, (m, f))
+                by_word.setdefault(f, (m, f))
+            self._gender[lang] = by_word
+            self._gender_identity[lang] = {w for p in gw.identity for w in p}
+        # first names: a language's names of origin "india" first (the default target's first), the
+        # names to replace ("us") last; the first entry of a spelling wins
         self.first_names: dict[str, dict[str, str]] = {}  # lower-case name -> {"origin", "gender", ...}
-        for religion, by_g in (self.names.get("india") or {}).items():
-            for g, lst in by_g.items():
-                for n in lst:
-                    for lang in ("en", "hi"):
-                        if n.get(lang):
-                            self.first_names.setdefault(
-                                norm_word(n[lang]), {"origin": "india", "religion": religion, "gender": g}
-                            )
-        self.us_names: dict[str, str] = {}  # US first name (as written) -> gender
-        for g, lst in (self.names.get("us") or {}).items():
-            for n in lst:
-                self.first_names.setdefault(norm_word(n), {"origin": "us", "gender": g})
-                self.us_names.setdefault(n, g)
+        self.names_by_lang: dict[str, dict[str, dict[str, list[dict[str, str]]]]] = {}
+        self.us_names: dict[str, str] = {}  # a first name to replace (as written) -> gender
+        named = [c for c in [L.default_target(), *self.languages] if langs[c].names is not None]
+        for lang in dict.fromkeys(sorted(named, key=lambda c: langs[c].names.origin == "us")):  # type: ignore[union-attr]
+            ln = langs[lang].names
+            assert ln is not None
+            if ln.origin == "us":
+                for g, lst in (ln.names.get("all") or {}).items():
+                    for n in lst:
+                        name = n if isinstance(n, str) else n["en"]
+                        self.first_names.setdefault(norm_word(name), {"origin": ln.origin, "gender": g})
+                        self.us_names.setdefault(name, g)
+                continue
+            entries = {
+                rel: {g: [n if isinstance(n, dict) else {lang: n} for n in lst] for g, lst in by_g.items()}
+                for rel, by_g in ln.names.items()
+            }
+            self.names_by_lang[lang] = entries
+            for religion, by_g in entries.items():
+                for g, lst in by_g.items():
+                    for n in lst:
+                        for key in ("en", lang):
+                            if n.get(key):
+                                self.first_names.setdefault(
+                                    norm_word(n[key]), {"origin": ln.origin, "religion": religion, "gender": g}
+                                )
+
+    def gender_words(self, lang: str) -> dict[str, tuple[str, str]]:
+        """``surface -> (masculine, feminine)`` of a language's gendered words (the source language's
+        for a language without a folder)."""
+        from biaskit import languages as L
+
+        return self._gender.get(lang) or self._gender.get(L.source_code()) or {}
+
+    @property
+    def en_gender(self) -> dict[str, tuple[str, str]]:
+        """The source language's gendered words (kept under its old name)."""
+        from biaskit import languages as L
+
+        return self._gender.get(L.source_code()) or {}
+
+    @property
+    def names(self) -> dict[str, dict[str, dict[str, list[dict[str, str]]]]]:
+        """The default target language's first names by religion and gender (``{"en", code}`` each)."""
+        from biaskit import languages as L
+
+        return {"india": self.names_by_lang.get(L.default_target()) or {}}
 
     def _add(self, lang: str, surface: str, term_id: str, form: str) -> None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(surface) if not t.is_punct)
@@ -194,8 +251,9 @@ class Inventory:
     def lookup(self, phrase: str, lang: str = "en") -> Term | None:
         key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
         hit = (self._index.get(lang) or {}).get(key)
-        if hit is None and lang != "en":
-            hit = self._index["en"].get(key)
+        src = _source()
+        if hit is None and lang != src:
+            hit = self._index[src].get(key)
         return self.terms[hit[0]] if hit else None
 
     def mentions(self, sentence: str, identity: str, lang: str = "en") -> bool:
@@ -244,21 +302,36 @@ class Inventory:
         return None
 
     def is_identity_word(self, word: str, lang: str) -> bool:
+        from biaskit import languages as L
+
         w = norm_word(strip_possessive(word))
-        if (w,) in (self._index.get(lang) or {}) or (w,) in self._index["en"]:
+        src = L.source_code()
+        if (w,) in (self._index.get(lang) or {}) or (w,) in self._index[src]:
             return True
         if w in self.first_names:
             return True
-        if lang == "hi":
-            return word in self._hi_gender_nouns
-        return w in self.en_gender
+        nouns = self._gender_identity.get(lang, self._gender_identity[src])
+        # a script with letter case compares case-folded words; any other compares them as written
+        return (w if L.grammar(lang).case else word) in nouns
+
+    def gendered_nouns(self, lang: str) -> set[str]:
+        """The gendered words of a language that name a person (man/woman; Hindi लड़का/लड़की)."""
+        from biaskit import languages as L
+
+        return self._gender_identity.get(lang) or self._gender_identity.get(L.source_code()) or set()
 
     def name_info(self, word: str) -> dict[str, str] | None:
         return self.first_names.get(norm_word(strip_possessive(word)))
 
-    def indian_names(self, gender: str, religion: str | None = None, lang: str = "en") -> list[str]:
+    def indian_names(
+        self, gender: str, religion: str | None = None, lang: str = "en", names_of: str | None = None
+    ) -> list[str]:
+        """The first names of a religion (all: None) and gender in the name lists of ``names_of``
+        (default: the default target language), written as in ``lang`` (``en``: the Latin spelling)."""
+        from biaskit import languages as L
+
         out = []
-        for rel, by_g in (self.names.get("india") or {}).items():
+        for rel, by_g in (self.names_by_lang.get(names_of or L.default_target()) or {}).items():
             if religion and rel != religion:
                 continue
             out += [n[lang] for n in by_g.get(gender, []) if n.get(lang)]

@@ -8,7 +8,7 @@ collapsed), Hindi not minimal while the English was, mixed scripts. The checks b
 (:func:`mt_flags`) are specific to machine translation output:
 
 ``untranslated_latin``
-    a word of two or more Latin letters in a candidate whose target language is not written in
+    a word of two or more Latin letters (accents included) in a candidate whose target language is not written in
     Latin script (``SC/ST``, ``OBC`` and names the engine left in English). Words that the English
     source itself writes in capitals only (acronyms such as ``OBC``) are still flagged: the reviewer
     decides whether ``ओबीसी`` or ``OBC`` is wanted.
@@ -17,9 +17,10 @@ collapsed), Hindi not minimal while the English was, mixed scripts. The checks b
     script (e.g. an engine that answered in English or in Urdu script).
 ``length_ratio``
     characters(candidate) / characters(English) outside ``[low, high]`` -- a truncated or run-on
-    translation. Hindi: 0.5-2.0, just outside the range of IndiBias' 1,122 human translations
-    (0.53-1.88; 1st-99th percentile 0.64-1.64), so no human translation there is flagged;
-    other languages 0.5-2.5.
+    translation. The bounds are the target language's (``data/languages/<code>/language.json``:
+    ``length_ratio``; Hindi: 0.5-2.0, just outside the range of IndiBias' 1,122 human translations,
+    0.53-1.88; 1st-99th percentile 0.64-1.64, so no human translation there is flagged); a language
+    without them: 0.5-2.5.
 ``entity_missing``
     a named entity of the English source has no counterpart in the candidate. Rule: an English
     token is an entity when it starts with a capital letter and is not a common word (a built-in
@@ -30,7 +31,8 @@ collapsed), Hindi not minimal while the English was, mixed scripts. The checks b
     and doubled letters, and maps c/q->k, z->j, v->w, m->n (anusvara): Priya -> ``pr`` = प्रिया -> ``pr``;
     Delhi -> ``dl`` = दिल्ली -> ``dl``. Two skeletons match when equal or their difflib ratio is
     >= 0.75 (both at least 3 letters). Identity words translated by meaning (Christian -> ईसाई,
-    Indian -> भारतीय) are accepted through a small exonym table (:data:`EXONYMS`).
+    Indian -> भारतीय) are accepted through the target language's exonym table
+    (``data/languages/<code>/language.json``: ``exonyms``, :func:`exonyms`).
 """
 
 from __future__ import annotations
@@ -41,45 +43,11 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# Unicode blocks of the scripts of the target languages biaskit knows.
-SCRIPT_RANGES = {
-    "Devanagari": [(0x0900, 0x097F), (0xA8E0, 0xA8FF)],
-    "Bengali": [(0x0980, 0x09FF)],
-    "Gurmukhi": [(0x0A00, 0x0A7F)],
-    "Gujarati": [(0x0A80, 0x0AFF)],
-    "Oriya": [(0x0B00, 0x0B7F)],
-    "Tamil": [(0x0B80, 0x0BFF)],
-    "Telugu": [(0x0C00, 0x0C7F)],
-    "Kannada": [(0x0C80, 0x0CFF)],
-    "Malayalam": [(0x0D00, 0x0D7F)],
-    "Arabic": [(0x0600, 0x06FF), (0x0750, 0x077F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF)],
-    "Latin": [(0x0041, 0x005A), (0x0061, 0x007A), (0x00C0, 0x024F)],
-    "Han": [(0x4E00, 0x9FFF)],
-}
-LANG_SCRIPT = {
-    "hi": "Devanagari",
-    "mr": "Devanagari",
-    "ne": "Devanagari",
-    "sa": "Devanagari",
-    "bn": "Bengali",
-    "as": "Bengali",
-    "pa": "Gurmukhi",
-    "gu": "Gujarati",
-    "or": "Oriya",
-    "ta": "Tamil",
-    "te": "Telugu",
-    "kn": "Kannada",
-    "ml": "Malayalam",
-    "ur": "Arabic",
-    "ar": "Arabic",
-    "zh": "Han",
-    "en": "Latin",
-    "fr": "Latin",
-    "de": "Latin",
-    "es": "Latin",
-}
+import regex
 
-LENGTH_RATIO_BOUNDS = {"hi": (0.5, 2.0)}
+from .languages import expected_script
+from .textutil import char_script
+
 DEFAULT_LENGTH_RATIO = (0.5, 2.5)
 
 # Common English words that start a sentence or are capitalised without being names.
@@ -98,76 +66,37 @@ august september october november december god
 """.split()
 )
 
-# Identity and place words that a correct translation renders by meaning, not by sound.
-EXONYMS: dict[str, tuple[str, ...]] = {
-    "christian": ("ईसाई", "क्रिश्चियन"),
-    "christians": ("ईसाई", "ईसाइयों"),
-    "indian": ("भारतीय", "हिंदुस्तानी"),
-    "indians": ("भारतीय", "भारतीयों"),
-    "india": ("भारत", "हिंदुस्तान"),
-    "english": ("अंग्रेज़ी", "अंग्रेजी", "अंग्रेज"),
-    "british": ("ब्रिटिश", "अंग्रेज"),
-    "muslim": ("मुसलमान", "मुस्लिम"),
-    "muslims": ("मुसलमान", "मुसलमानों", "मुस्लिम"),
-    "hindu": ("हिंदू", "हिन्दू"),
-    "hindus": ("हिंदू", "हिंदुओं", "हिन्दू"),
-    "buddhist": ("बौद्ध",),
-    "buddhists": ("बौद्ध", "बौद्धों"),
-    "jew": ("यहूदी",),
-    "jews": ("यहूदी", "यहूदियों"),
-    "jewish": ("यहूदी",),
-    "sikh": ("सिख",),
-    "sikhs": ("सिख", "सिखों"),
-    "jain": ("जैन",),
-    "jains": ("जैन",),
-    "dalit": ("दलित",),
-    "dalits": ("दलित", "दलितों"),
-    "brahmin": ("ब्राह्मण",),
-    "brahmins": ("ब्राह्मण", "ब्राह्मणों"),
-    "sc": ("अनुसूचित",),
-    "st": ("अनुसूचित", "जनजाति"),
-    "obc": ("ओबीसी", "पिछड़ा", "पिछड़े"),
-    "african": ("अफ्रीकी", "अफ़्रीकी"),
-    "american": ("अमेरिकी", "अमरीकी"),
-    "asian": ("एशियाई",),
-    "chinese": ("चीनी",),
-    "mexican": ("मैक्सिकन", "मेक्सिकन"),
-    "black": ("काले", "काला", "अश्वेत"),
-    "white": ("गोरे", "गोरा", "श्वेत"),
-    "north": ("उत्तर",),
-    "south": ("दक्षिण",),
-    "east": ("पूर्व",),
-    "west": ("पश्चिम",),
-    "northeast": ("पूर्वोत्तर",),
-    "bihari": ("बिहारी",),
-    "punjabi": ("पंजाबी",),
-    "bengali": ("बंगाली",),
-    "tamil": ("तमिल",),
-    "christmas": ("क्रिसमस",),
-    "diwali": ("दिवाली", "दीवाली"),
-    "eid": ("ईद",),
-    "holi": ("होली",),
-    "lgbt": ("एलजीबीटी", "समलैंगिक"),
-    "islam": ("इस्लाम",),
-    "hinduism": ("हिंदू", "हिन्दू"),
-    "buddhism": ("बौद्ध",),
-    "sikhism": ("सिख",),
-    "christianity": ("ईसाई",),
-    "judaism": ("यहूदी",),
-    "church": ("चर्च", "गिरजाघर"),
-    "mosque": ("मस्जिद",),
-    "temple": ("मंदिर",),
-    "quran": ("कुरान", "क़ुरान"),
-    "bible": ("बाइबिल", "बाइबल"),
-}
+
+def exonyms(lang: str | None) -> dict[str, list[str]]:
+    """English word -> its renderings by meaning in ``lang`` (``data/languages/<code>/language.json``:
+    ``exonyms``); every language's for None."""
+    from biaskit import languages as L
+
+    if lang is not None:
+        lg = L.get(lang)
+        return dict(lg.info.exonyms) if lg is not None else {}
+    out: dict[str, list[str]] = {}
+    for code in L.codes():
+        for word, alts in L.language(code).info.exonyms.items():
+            out.setdefault(word, []).extend(alts)
+    return out
+
+
+def length_bounds_of(lang: str) -> tuple[float, float]:
+    """The length ratio a translation into ``lang`` may have (its folder's, else the default)."""
+    from biaskit import languages as L
+
+    lg = L.get(lang)
+    return tuple(lg.info.length_ratio) if lg is not None and lg.info.length_ratio else DEFAULT_LENGTH_RATIO  # type: ignore[return-value]
 
 
 def tokens(text: str) -> list[str]:
     """Words: punctuation and symbols (the danda ।, a "|" used as one, commas without a following
     space) separate words; hyphens and apostrophes inside a word are kept (``Muslim-owned``).
 
-    Not ``re.findall(r"\\w+")``: Python's ``\\w`` does not match Devanagari vowel signs (category Mn),
-    so it would cut डॉक्टर into pieces.
+    Not ``re.findall(r"\\w+")``: Python's ``\\w`` does not match combining marks (vowel signs,
+    viramas, nuktas: category M) or the joiners ZWJ/ZWNJ (category Cf), so it would cut डॉक्टर into
+    pieces; here only punctuation and symbols separate words, so marks and joiners stay in theirs.
     """
     chars = [ch if (unicodedata.category(ch)[0] not in "PS" or ch in _KEEP) else " " for ch in str(text)]
     return [t.strip("".join(_KEEP)) for t in "".join(chars).split() if t.strip("".join(_KEEP))]
@@ -182,27 +111,27 @@ def diff_spans(a: Sequence[str], b: Sequence[str]) -> list[tuple[list[str], list
     return [(list(a[i1:i2]), list(b[j1:j2])) for op, i1, i2, j1, j2 in sm.get_opcodes() if op != "equal"]
 
 
-def script_of(ch: str) -> str | None:
-    cp = ord(ch)
-    for name, ranges in SCRIPT_RANGES.items():
-        for lo, hi in ranges:
-            if lo <= cp <= hi:
-                return name
-    return None
-
-
 def script_share(text: str, script: str) -> tuple[float, dict[str, int]]:
-    """Share of letters (and combining marks) in ``script``; also the per-script counts."""
+    """Share of letters (and combining marks) in ``script``; also the per-script counts. A letter's
+    script is its Unicode name's (:func:`biaskit.textutil.char_script`); a combining mark counts in
+    the script of the letter it sits on."""
     counts: dict[str, int] = {}
+    base: str | None = None
     for ch in text:
-        if unicodedata.category(ch)[0] in "LM":
-            s = script_of(ch) or "Other"
+        cat = unicodedata.category(ch)[0]
+        if cat in "LM":
+            s = char_script(ch) or base or "Other"
+            if cat == "L":
+                base = s
             counts[s] = counts.get(s, 0) + 1
+        else:
+            base = None
     total = sum(counts.values())
     return (counts.get(script, 0) / total if total else 0.0), counts
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’.\-]*[A-Za-z]")
+# a word of Latin letters (with their accents, precomposed or combining)
+_LATIN_WORD = regex.compile(r"\p{Latin}[\p{Latin}\p{M}'’.\-]*[\p{Latin}\p{M}]")
 
 
 def skeleton(word: str) -> str:
@@ -231,7 +160,7 @@ def named_entities(en_more: str, en_less: str | None = None) -> list[str]:
     also occur in lower case in the pair. A *sentence-initial* capitalised token counts only when it
     is in the pair's changed span (the identity term, e.g. ``Waheeda`` / ``Faisal``), also occurs
     capitalised elsewhere, or is a given name of biaskit's name inventory
-    (``data/inventories/first_names.json``, Indian and US names: ``Swati`` starting both sentences of
+    (``data/languages/<code>/names.json``, Indian and US names: ``Swati`` starting both sentences of
     a pair): otherwise "Despite", "Numerous" would count.
     """
     pair = [en_more] + ([en_less] if en_less else [])
@@ -259,18 +188,20 @@ def named_entities(en_more: str, en_less: str | None = None) -> list[str]:
     return ents
 
 
-def entity_carried(entity: str, cand_tokens: Sequence[str], cand_text: str) -> bool:
+def entity_carried(entity: str, cand_tokens: Sequence[str], cand_text: str, lang: str | None = None) -> bool:
+    """Is the English ``entity`` in the translation ``cand_text`` (into ``lang``; None: any language
+    biaskit knows) verbatim, by an exonym, or transliterated (see the module docstring)?"""
     if len(entity) > 2 and entity.endswith("s") and entity[:-1].isupper():  # STs, OBCs
         entity = entity[:-1]
     low = entity.lower()
     if entity in cand_text:
         return True
-    for alt in EXONYMS.get(low, ()):
+    for alt in exonyms(lang).get(low, ()):
         if alt in cand_text:
             return True
     parts = [p for p in re.split(r"[/\-]", entity) if p]
     if len(parts) > 1:  # SC/ST, Muslim-owned: every capitalised part must be carried over
-        return all(entity_carried(p, cand_tokens, cand_text) for p in parts if p[:1].isupper())
+        return all(entity_carried(p, cand_tokens, cand_text, lang) for p in parts if p[:1].isupper())
     sks = {skeleton(entity)}
     if low.endswith("s") and len(low) > 3:  # English plural: Vaishyas ~ वैश्यों
         sks.add(skeleton(entity[:-1]))
@@ -328,7 +259,7 @@ def mt_flags(
             src, cand, target_lang, which, length_bounds=length_bounds, min_script_share=min_script_share
         )
     for which, src, cand, other in texts:
-        flags += entity_flags(src, cand, which, other)
+        flags += entity_flags(src, cand, which, other, target_lang)
     return flags
 
 
@@ -344,8 +275,8 @@ def text_flags(
     """``empty_translation``, ``untranslated_latin``, ``wrong_script`` and ``length_ratio`` of one
     translated text ``cand`` of the source text ``src`` (``which`` names it in the reasons)."""
     flags: list[dict] = []
-    script = LANG_SCRIPT.get(target_lang.lower())
-    lo, hi = length_bounds or LENGTH_RATIO_BOUNDS.get(target_lang.lower(), DEFAULT_LENGTH_RATIO)
+    script = expected_script(target_lang)
+    lo, hi = length_bounds or length_bounds_of(target_lang.lower())
     if not cand.strip():
         return [flag("empty_translation", f"{which}: the engine returned nothing.", sentence=which)]
     if script and script != "Latin":
@@ -385,13 +316,13 @@ def text_flags(
     return flags
 
 
-def entity_flags(src: str, cand: str, which: str, other: str | None = None) -> list[dict]:
-    """``entity_missing`` for one translated text (``other``: the source text it is paired with, whose
-    lower-case words tell common words from names)."""
+def entity_flags(src: str, cand: str, which: str, other: str | None = None, lang: str | None = None) -> list[dict]:
+    """``entity_missing`` for one translated text into ``lang`` (``other``: the source text it is
+    paired with, whose lower-case words tell common words from names)."""
     if not cand.strip():
         return []
     ctoks = tokens(cand)
-    missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand)]
+    missing = [e for e in named_entities(src, other) if not entity_carried(e, ctoks, cand, lang)]
     if not missing:
         return []
     return [

@@ -3,14 +3,15 @@
 1. Keep the bias types asked for (IndiBias kept gender, age, disability, physical appearance and
    socioeconomic status from CrowS-Pairs; race-color, nationality, religion and sexual orientation
    were rebuilt for India).
-2. Replace US first names (``first_names.json``, ``us``) with Indian names of the same gender. IndiBias
+2. Replace US first names (``data/languages/en/names.json``) with Indian names of the same gender. IndiBias
    §4.2.1 replaced them "with the most common Indian male and female names" of its §5.1 lists: with
    ``names="indibias"`` (default) the first US name of a gender in a pair becomes the most common name
    of that gender in IndiBias Table 10, the second the second most common, and so on. The religion
    (Hindu or Muslim, Table 10's groups) is **held fixed within a pair**, drawn from ``--seed`` and the
    pair's source id, so a gender pair ("Mary ..." / "John ...") differs in gender only, never in a
    religion cue as well. ``indibias-hindu`` / ``indibias-muslim`` fix the religion for every pair; the
-   ``india*`` sets draw at random from biaskit's wider inventory, again one religion per pair. The same
+   ``india*`` sets draw at random from the name lists of the target language (``lang``; default: the
+   default target language: ``data/languages/<code>/names.json``), again one religion per pair. The same
    US name gets the same Indian name in both sentences of a pair, different names get different names.
 3. Apply the curator-editable substitution lexicon (``data/lexicons/us_to_india.csv``: whole words,
    longest entry first, case preserved; ``match=exact`` entries are case-sensitive).
@@ -141,24 +142,30 @@ def ranked_names(religion: str, gender: str) -> list[str]:
     return [w["en"][:1].upper() + w["en"][1:] for w in words]
 
 
-def pair_religion(inv: Inventory, names: str, genders: Sequence[str], rng: random.Random) -> str:
-    """The one religion every name of a pair is taken from: fixed by the name set, else drawn."""
+def pair_religion(
+    inv: Inventory, names: str, genders: Sequence[str], rng: random.Random, lang: str | None = None
+) -> str:
+    """The one religion every name of a pair is taken from: fixed by the name set, else drawn (from the
+    religions of ``lang``'s name lists; default: the default target language's)."""
     if "-" in names:
         return names.split("-", 1)[1]
     if names == "indibias":
         return rng.choice(sorted({r for r, _ in RANKED_LISTS}))
-    have = sorted(r for r in (inv.names.get("india") or {}) if all(inv.indian_names(g, r) for g in set(genders)))
+    from biaskit.languages import default_target
+
+    lists = inv.names_by_lang.get(lang or default_target()) or {}
+    have = sorted(r for r in lists if all(inv.indian_names(g, r, names_of=lang) for g in set(genders)))
     return rng.choice(have)
 
 
-def _name_pool(inv: Inventory, names: str, gender: str, religion: str) -> list[str]:
+def _name_pool(inv: Inventory, names: str, gender: str, religion: str, lang: str | None = None) -> list[str]:
     if names.startswith("indibias"):
         return ranked_names(religion, gender)
-    return inv.indian_names(gender, religion)
+    return inv.indian_names(gender, religion, names_of=lang)
 
 
 def replace_names(
-    more: str, less: str, *, inventory: Inventory, names: str, rng: random.Random
+    more: str, less: str, *, inventory: Inventory, names: str, rng: random.Random, lang: str | None = None
 ) -> tuple[str, str, list[tuple[str, str]], list[str]]:
     """Replace US first names in both sentences consistently. Returns the new sentences, the
     (US, Indian) mapping used, and capitalised words that were kept (possible names not in the list)."""
@@ -185,13 +192,13 @@ def replace_names(
         return more, less, [], unknown
     mapping: dict[str, str] = {}
     used: set[str] = set()
-    religion = pair_religion(inventory, names, [g for _, g in found], rng)
+    religion = pair_religion(inventory, names, [g for _, g in found], rng, lang)
     for name, gender in found:
-        pool = [n for n in _name_pool(inventory, names, gender, religion) if n not in used]
+        pool = [n for n in _name_pool(inventory, names, gender, religion, lang) if n not in used]
         if not pool:
             raise InputError(
                 f"no unused Indian {gender} names left for {say('names', names)}.",
-                fix=f"add names to data/inventories/first_names.json or use {say('names', 'india')}.",
+                fix="add names to data/languages/<code>/names.json or use " + say("names", "india") + ".",
             )
         # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
         choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]
@@ -246,6 +253,7 @@ def adapt_crows(
     drop_flagged: bool = False,
     check: bool = True,
     limit: int | None = None,
+    lang: str | None = None,
 ) -> tuple[list[SentencePair], AdaptReport]:
     """Filter, rename, localise and check CrowS-Pairs (see the module docstring); ``limit``: stop after
     that many adapted pairs (a trial)."""
@@ -284,7 +292,9 @@ def adapt_crows(
         if p.bias_type not in keep_n:
             continue
         rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
-        more, less, mapping, unknown = replace_names(p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng)
+        more, less, mapping, unknown = replace_names(
+            p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng, lang=lang
+        )
         more2, ch_m = apply_lexicon(more, lex)
         less2, ch_l = apply_lexicon(less, lex)
         replaced = {w for a, _ in ch_m + ch_l for w in a.split()}
@@ -306,6 +316,7 @@ def adapt_crows(
             "names": names,
             "seed": seed,
             "lexicon": str(lexicon or "builtin:us_to_india.csv"),
+            **({"names_lang": lang} if lang else {}),
         }
         rec = p.model_dump(mode="json")
         rec.update(sent_more=more2, sent_less=less2, meta=meta, provenance=prov, pair_id="")
@@ -364,6 +375,7 @@ def adapt_to_file(
         drop_flagged=o.drop_flagged,
         check=check,
         limit=o.limit,
+        lang=o.lang,
     )
     out = Path(o.out)
     write_pairs(out, pairs)

@@ -41,8 +41,10 @@ from typing import Any
 from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
 from biaskit.errors import InputError
+from biaskit.languages import default_target
 from biaskit.mt_checks import flag
 from biaskit.options import say, tell
+from biaskit.textutil import strip_edges
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import (
@@ -72,7 +74,7 @@ def option_fill(context: str, sentence: str) -> str | None:
         and len(s) >= len(left) + len(right)
     ):
         return None
-    return s[len(left) : len(s) - len(right)].strip(" .,;:!?।\"'") or None
+    return strip_edges(s[len(left) : len(s) - len(right)], " .,;:!?\"'") or None
 
 
 def source_fields(cat) -> dict[str, str]:
@@ -227,7 +229,8 @@ def translate_cats(
     target, src = target.strip().lower(), source_lang.strip().lower()
     if src == target:
         raise InputError(
-            f"source and target language are both '{src}'.", fix=f"{tell('target', 'hi')} (or another language)."
+            f"source and target language are both '{src}'.",
+            fix=f"{tell('target', default_target() if default_target() != src else '<code>')} (or another language).",
         )
     if not engines:
         raise InputError(

@@ -45,6 +45,7 @@ from biaskit.errors import InputError
 from biaskit.inventory import Inventory
 from biaskit.options import say, tell
 from biaskit.schema import normalize_bias_type
+from biaskit.textutil import strip_edges
 
 SPLITS = ("intrasentence", "intersentence")
 DOMAIN_PRESETS = {
@@ -162,7 +163,7 @@ def blank_marker(ctx: str, repairs: list[str]) -> str:
 
 def fill_word(v: str, repairs: list[str], key: str) -> str:
     """An intrasentence fill without the punctuation and quotes around it (recorded in ``repairs``)."""
-    w = v.strip(" .,;:!?।" + _QUOTES)
+    w = strip_edges(v, " .,;:!?" + _QUOTES)
     if w != v:
         repairs.append(f"fill_punctuation:{key}")
     return w

@@ -30,12 +30,12 @@ class MTError(BiaskitError):
     """A translation engine failed in a way the user can fix (offline, bad model path, ...)."""
 
 
-# ISO 639-1 -> FLORES-200 (NLLB-200, IndicTrans2). Only the languages IndiBias-style work needs
-# plus the usual pivots; unknown codes that already look like FLORES codes pass through.
+# The codes of languages biaskit has no folder for (a language's folder, data/languages/<code>/language.json,
+# gives its own: "mt" and "name", and is read first).
+# ISO 639-1 -> FLORES-200 (NLLB-200, IndicTrans2): the usual Indian languages and pivots; unknown codes that
+# already look like FLORES codes pass through.
 FLORES200 = {
     "en": "eng_Latn",
-    "hi": "hin_Deva",
-    "bn": "ben_Beng",
     "ta": "tam_Taml",
     "te": "tel_Telu",
     "mr": "mar_Deva",
@@ -58,8 +58,6 @@ FLORES200 = {
 # ISO 639-1 -> mBART-50 / mBART-cc25 language codes.
 MBART50 = {
     "en": "en_XX",
-    "hi": "hi_IN",
-    "bn": "bn_IN",
     "ta": "ta_IN",
     "te": "te_IN",
     "mr": "mr_IN",
@@ -77,8 +75,6 @@ MBART50 = {
 # ISO 639-1 -> ISO 639-3, used by multilingual Marian (OPUS-MT) target tokens such as ``>>hin<<``.
 ISO639_3 = {
     "en": "eng",
-    "hi": "hin",
-    "bn": "ben",
     "ta": "tam",
     "te": "tel",
     "mr": "mar",
@@ -100,8 +96,6 @@ ISO639_3 = {
 
 LANGUAGE_NAMES = {
     "en": "English",
-    "hi": "Hindi",
-    "bn": "Bengali",
     "ta": "Tamil",
     "te": "Telugu",
     "mr": "Marathi",
@@ -122,32 +116,52 @@ LANGUAGE_NAMES = {
 }
 
 
+def _codes(table: dict[str, str], field: str) -> dict[str, str]:
+    """``table`` with the codes the language folders give (``mt.<field>``; ``name`` for names)."""
+    from biaskit import languages as L
+
+    out = dict(table)
+    for code, lg in L.all_languages().items():
+        value = lg.info.name if field == "name" else getattr(lg.info.mt, field)
+        if value:
+            out[code] = value
+    return out
+
+
 def language_name(code: str) -> str:
-    return LANGUAGE_NAMES.get(code.lower(), code)
+    """The English name of a language as prompts say it (``bn`` -> ``Bengali``)."""
+    return _codes(LANGUAGE_NAMES, "name").get(code.lower(), code)
+
+
+def iso639_3(code: str) -> str:
+    """The ISO 639-3 code of a language (OPUS-MT's ``>>xxx<<``); the code itself when unknown."""
+    return _codes(ISO639_3, "iso639_3").get(code, code)
 
 
 def flores_code(lang: str) -> str:
-    """``hi`` -> ``hin_Deva``; a code that already has the ``xxx_Xxxx`` shape is returned unchanged."""
+    """``bn`` -> ``ben_Beng``; a code that already has the ``xxx_Xxxx`` shape is returned unchanged."""
     if "_" in lang and len(lang) == 8:
         return lang
+    table = _codes(FLORES200, "flores")
     try:
-        return FLORES200[lang.lower()]
+        return table[lang.lower()]
     except KeyError:
         raise MTError(
             f"no FLORES-200 code known for language '{lang}'. Fix: pass the FLORES code "
-            f"itself (e.g. hin_Deva) or one of {', '.join(sorted(FLORES200))}."
+            f"itself (e.g. ben_Beng) or one of {', '.join(sorted(table))}."
         ) from None
 
 
 def mbart_code(lang: str) -> str:
     if "_" in lang and len(lang) == 5:
         return lang
+    table = _codes(MBART50, "mbart")
     try:
-        return MBART50[lang.lower()]
+        return table[lang.lower()]
     except KeyError:
         raise MTError(
             f"no mBART-50 code known for language '{lang}'. Fix: pass the mBART code "
-            f"itself (e.g. hi_IN) or one of {', '.join(sorted(MBART50))}."
+            f"itself (e.g. bn_IN) or one of {', '.join(sorted(table))}."
         ) from None
 
 

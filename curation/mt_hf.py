@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .mt_base import ISO639_3, MTEngine, MTError, flores_code, language_name, mbart_code
+from .mt_base import MTEngine, MTError, flores_code, iso639_3, language_name, mbart_code
 
 FAMILIES = ("nllb", "m2m100", "mbart50", "indictrans", "marian", "t5", "plain")
 
@@ -207,7 +207,7 @@ class HFEngine(MTEngine):
         elif fam == "indictrans":
             texts = [f"{flores_code(src)} {flores_code(tgt)} {x}" for x in texts]
         elif fam == "marian":
-            tag = f">>{ISO639_3.get(tgt, tgt)}<<"
+            tag = f">>{iso639_3(tgt)}<<"
             if tag in tok.get_vocab():
                 texts = [f"{tag} {x}" for x in texts]
         elif fam == "t5":

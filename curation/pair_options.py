@@ -42,6 +42,13 @@ class BuildPairsOptions(_PairsDecoding, LLMOptions, PromptFields):
     prompt: str | None = prompt_option("pair_rewrite")
 
 
+def language_codes() -> list[str]:
+    """The languages with first names to draw (``data/languages/<code>/names.json``, origin ``india``)."""
+    from biaskit import languages as L
+
+    return [c for c, lg in L.all_languages().items() if lg.names is not None and lg.names.origin == "india"]
+
+
 class AdaptOptions(Options):
     """``biaskit curate adapt`` (:func:`biaskit.curation.adapt.adapt_to_file`)."""
 
@@ -71,6 +78,14 @@ class AdaptOptions(Options):
     drop_flagged: bool = option(False, "--drop-flagged", help="drop pairs the checker finds not minimal.")
     limit: int | None = option(None, "--limit", ge=1, help="stop after the first N adapted pairs (a trial).")
     inventory: Path | None = inventory_option()
+    lang: str | None = option(
+        None,
+        "--lang",
+        choices=language_codes,
+        what="language",
+        help="the language the pairs will be translated into: --names india* draws from its first names "
+        "(data/languages/LANG/names.json; default: the default target language's).",
+    )
 
 
 class CheckOptions(Options):

@@ -5,7 +5,7 @@ plural, Hindi oblique plural, variants; possessive ``'s`` kept), replaces each w
 group's *same* form, fixes ``a``/``an`` before it, and, when the two groups differ in gender,
 swaps the words that agree with it:
 
-- English: pronouns and gendered nouns from ``gendered_words.json`` (he/she, him/her, his/her,
+- English: pronouns and gendered nouns from ``data/languages/en/inventory.json`` (he/she, him/her, his/her,
   himself/herself, man/woman, Mr/Mrs, ...). ``her`` becomes ``his`` before a word and ``him``
   otherwise (a heuristic).
 - Hindi: the listed auxiliaries, participles and adjectives (था/थी, रहा/रही, करता/करती,
@@ -55,11 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit import languages as L
 from biaskit.inventory import Inventory, Term, load_inventory
 from biaskit.schema import SentencePair
 from biaskit.textutil import match_case, norm_word, tokenize
 
-HI_AUX = {"है", "हैं", "था", "थी", "थे", "थीं", "हो", "होगा", "होगी", "होंगे", "होंगी"}
 _AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
 _AN_EXCEPTIONS_AN = ("hour", "honest", "honou", "heir", "obc", "sc/", "mba", "fbi", "nri")
 
@@ -91,15 +91,11 @@ def _target_form(match_form: str, matched: str, target: Term, lang: str) -> str:
     if match_form in forms:
         return forms[match_form]
     if match_form == "variant":
-        plural = (lang == "en" and re.search(r"(s|men|people|ren)$", matched.lower())) or (
-            lang == "hi" and matched.endswith("ों")
-        )
+        oblique = L.grammar(lang).oblique_plural if L.get(lang) is not None else None
+        is_oblique = bool(oblique) and matched.endswith(oblique)  # type: ignore[arg-type]
+        plural = (lang == "en" and re.search(r"(s|men|people|ren)$", matched.lower())) or is_oblique
         if plural:
-            return (
-                forms.get("obl_pl" if lang == "hi" and matched.endswith("ों") else "pl")
-                or forms.get("pl")
-                or forms["sg"]
-            )
+            return forms.get("obl_pl" if is_oblique else "pl") or forms.get("pl") or forms["sg"]
     return forms.get("sg") or target.label(lang)
 
 
@@ -129,12 +125,26 @@ so up out down off over into about after before while is was are were be been"""
 )
 
 
-def _hi_gender_word(word: str, to: str, next_word: str | None, inv: Inventory, plural: bool = False) -> str | None:
-    if word in inv._hi_gender_nouns:
-        return None  # other people's gendered nouns (माँ, पति ...) are left alone in Hindi
-    if plural and to == "m" and word.endswith("ी") and word[:-1] + "ा" in inv.hi_gender:
-        return word[:-1] + "े"  # महिलाएं ... रहती -> पुरुष ... रहते
-    pair = inv.hi_gender.get(word)
+def _agreement_word(
+    word: str, to: str, next_word: str | None, inv: Inventory, lang: str, plural: bool = False
+) -> str | None:
+    """The word agreeing with the other gender in a language other than English, by its data
+    (``data/languages/<code>``: the listed gendered words, ``grammar.swap_other_nouns``,
+    ``grammar.plural_masculine``, ``grammar.participles``); None: leave it."""
+    g = L.grammar(lang)
+    words = inv.gender_words(lang)
+    if not g.swap_other_nouns and word in inv.gendered_nouns(lang):
+        return None  # other people's gendered nouns (Hindi माँ, पति ...) are left alone
+    pm = g.plural_masculine
+    if (
+        pm is not None
+        and plural
+        and to == "m"
+        and word.endswith(pm.feminine)
+        and word[: -len(pm.feminine)] + pm.masculine in words
+    ):
+        return word[: -len(pm.feminine)] + pm.plural  # महिलाएं ... रहती -> पुरुष ... रहते
+    pair = words.get(word)
     if pair:
         m, f = pair
         if to == "f" and word == m:
@@ -142,11 +152,17 @@ def _hi_gender_word(word: str, to: str, next_word: str | None, inv: Inventory, p
         if to == "m" and word == f:
             return m
         return None
-    if next_word in HI_AUX and len(word) > 2:
-        if to == "f" and re.search(r"त[ाे]$", word):
-            return word[:-1] + "ी"
-        if to == "m" and word.endswith("ती"):
-            return word[:-1] + ("े" if plural else "ा")
+    pp = g.participles
+    if pp is not None and next_word in pp.before:
+        # a participle before an auxiliary agrees with the subject (करता है -> करती है)
+        if to == "f":
+            for end, fem in pp.feminine.items():
+                if word.endswith(end) and len(word) > len(end):
+                    return word[: -len(end)] + fem
+        else:
+            for end, (sg, pl) in pp.masculine.items():
+                if word.endswith(end) and len(word) > len(end):
+                    return word[: -len(end)] + (pl if plural else sg)
     return None
 
 
@@ -233,10 +249,10 @@ def swap_sentence(
                 continue
             tok = tokens[i]
             nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
-            if lang == "hi":
-                word = _hi_gender_word(tok.text, tgt.gender, nxt, inv, plural)
-            else:
+            if lang == "en":
                 word = _en_gender_word(tok.text, tgt.gender, nxt, inv)
+            else:
+                word = _agreement_word(tok.text, tgt.gender, nxt, inv, lang, plural)
             if word and word != tok.text:
                 edits.append((tok.start, tok.end, word))
                 changes.append((tok.text, word))

@@ -48,9 +48,11 @@ from typing import Any
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
+from biaskit.languages import default_target
 from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
 from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_text
+from biaskit.textutil import strip_edges
 
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
 
@@ -185,7 +187,7 @@ def _span_substitution(
     if len(spans) != 1 or not spans[0][0] or not spans[0][1]:
         return None
     a, b = " ".join(spans[0][0]), " ".join(spans[0][1])
-    ta, tb = span_tr.get(a, "").strip(" .।"), span_tr.get(b, "").strip(" .।")
+    ta, tb = strip_edges(span_tr.get(a, ""), " ."), strip_edges(span_tr.get(b, ""), " .")
     if not ta or not tb or ta == tb:
         return None
     for base, (src_t, dst_t, text) in (("sent_more", (ta, tb, hi_more)), ("sent_less", (tb, ta, hi_less))):
@@ -398,7 +400,8 @@ def translate_pairs(
     pairs = [p for p in pairs if p.lang == src]
     if src == target:
         raise InputError(
-            f"source and target language are both '{src}'.", fix=f"{tell('target', 'hi')} (or another language)."
+            f"source and target language are both '{src}'.",
+            fix=f"{tell('target', default_target() if default_target() != src else '<code>')} (or another language).",
         )
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]

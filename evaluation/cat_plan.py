@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.schema import CAT
+from biaskit.textutil import is_sentence_end, strip_edges
 
 from .engine import Request
 
@@ -31,7 +32,7 @@ class Fill:
     exact: bool  # True when the option matched the context around BLANK
 
 
-_EDGE_PUNCT = string.punctuation + "\u0964\u0965\u2019\u2018\u201c\u201d"
+_EDGE_PUNCT = string.punctuation + "\u2019\u2018\u201c\u201d"  # and every script's sentence terminals
 
 
 def locate_fill(context: str, sentence: str) -> Fill:
@@ -56,7 +57,7 @@ def locate_fill(context: str, sentence: str) -> Fill:
     )
     m = re.match(pattern, sent, flags=re.IGNORECASE | re.DOTALL) if len(parts) > 1 else None
     if m:
-        fill = m.group(1).strip().strip(_EDGE_PUNCT).strip() or m.group(1).strip()
+        fill = strip_edges(m.group(1).strip(), _EDGE_PUNCT).strip() or m.group(1).strip()
         if fill:
             text, spans = "", []
             for k, part in enumerate(parts):
@@ -142,7 +143,7 @@ def inter_text(context: str, sentence: str) -> tuple[str, int]:
     """An intersentence option after its context (a full stop added to a context without end
     punctuation), and where the option starts: ``(text, len(context part))``."""
     ctx = context.strip()
-    if ctx and ctx[-1] not in ".!?\u0964":
+    if ctx and not is_sentence_end(ctx[-1]):
         ctx += "."
     return f"{ctx} {sentence.strip()}", len(ctx)
 

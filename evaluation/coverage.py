@@ -20,7 +20,6 @@ from typing import Any
 
 UNKNOWN_THRESHOLD = 0.05
 LOST_THRESHOLD = 0.10
-LANG_NAMES = {"en": "English", "hi": "Hindi (Devanagari)"}
 
 
 def _norm(text: str) -> str:
@@ -54,7 +53,10 @@ def coverage_warning(cov: dict[str, Any], *, lang: str = "", what: str = "this t
     """One sentence saying the numbers are noise, or None when the tokenizer covers the text."""
     if cov["unknown_share"] <= UNKNOWN_THRESHOLD and cov["lost_char_share"] <= LOST_THRESHOLD:
         return None
-    language = LANG_NAMES.get(lang, lang or "its language")
+    from biaskit import languages as L
+
+    lg = L.get(lang)
+    language = lg.info.display_name if lg is not None else (lang or "its language")
     return (
         f"{what}: the encoder's tokenizer cannot represent {language} text: "
         f"{cov['unknown_share']:.0%} of {cov['n_pieces']} word pieces are unknown and "

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit.languages import name_of, source_code
 from biaskit.tables import md_table, num
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published"
@@ -446,8 +447,7 @@ def seat_comparison(ident: dict | None, results: Sequence[dict]) -> dict:
                 f"{r['test']} ({r['lang']})",
                 paper,
                 r.get("effect_size"),
-                f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), "
-                f"{'English' if r['lang'] == 'en' else 'Hindi'} {col}",
+                f"IndiBias Table {r.get('table')}, row {r.get('row')} ({r.get('label')}), {name_of(r['lang'])} {col}",
                 note=f"{r['rendering']} rendering of the test, not the paper's sentences" if r.get("rendering") else "",
             )
         )

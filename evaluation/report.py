@@ -278,9 +278,12 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
     if pub:
         lines += [pub]
     if summary.get("pooled_over_langs"):
+        from biaskit.languages import name_of
+
+        langs = " and ".join(name_of(lg) for lg in (summary.get("by_lang") or {})) or "two languages"
         lines += [
             "The pooled row counts every language view as its own pair (the same source pair in "
-            "English and Hindi counts twice); read the per-language rows first.",
+            f"{langs} counts twice); read the per-language rows first.",
             "",
         ]
     length = [(lg, length_note(s)) for lg, s in (summary.get("by_lang") or {}).items()]

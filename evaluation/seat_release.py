@@ -6,7 +6,9 @@ IndiBias measures the association of Indian groups with attribute concepts with 
 whether the first group's sentences sit closer to the first attribute's than the second group's do.
 :func:`release_seat_tests` does this for the groups a release tests:
 
-1. **The group pairs**: every pair record's ``group_more`` / ``group_less`` and every CAT's target
+1. **The group pairs**: every pair record's ``group_more`` / ``group_less`` (a pair without them, such as
+   an adapted CrowS-Pairs pair: the first changed span naming an inventory term on both sides, as the
+   minimal-pair checker finds it) and every CAT's target
    (with its comparable group from ``data/inventories/comparable_groups.json``), looked up in the
    inventory; a pair of comparable groups is kept when at least ``min_records`` released records
    name it. ``X`` (``targ1``) is the historically disadvantaged side when the inventory marks one.
@@ -36,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit import languages as L
 from biaskit.errors import InputError
 
 from .seat_sets import PAPER, bleach_word, load_lexicon, set_sentences
@@ -46,35 +49,75 @@ DEFAULT_ATTRIBUTES = {
     "gender": ["Pleasant/Unpleasant", "Career/Family"],
 }
 FALLBACK_ATTRIBUTES = ["Pleasant/Unpleasant"]
-PERSON = {"en": ("person", "people"), "hi": ("व्यक्ति", "लोग")}
+
+
+def person_words(lang: str) -> tuple[str, str] | None:
+    """A language's words for "person" / "people" (``data/languages/<code>/seat.json``: ``person``)."""
+    from biaskit import languages as L
+
+    lg = L.get(lang)
+    return tuple(lg.seat.person) if lg is not None and lg.seat.person and lg.seat.templates else None  # type: ignore[return-value]
+
+
+def default_seat_langs() -> tuple[str, ...]:
+    """The languages SEAT tests are made in by default: the source and the default target language."""
+    from biaskit import languages as L
+
+    return (L.source_code(), L.default_target())
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def group_entry(term, inventory) -> dict[str, str] | None:
-    """The lexicon entry (``en``, ``pl``, ``hi``, ``hi_pl``) of a group for the person templates."""
-    en, hi = term.surface("en", "sg"), term.surface("hi", "sg")
-    if not en or not hi or term.kind == "place":
+def group_entry(term, inventory, langs: Sequence[str] | None = None) -> dict[str, str] | None:
+    """The lexicon entry (``en``, ``pl``, and ``<code>``, ``<code>_pl`` for each other language of
+    ``langs``; default: the source and the default target) of a group for the person templates."""
+    langs = [lg for lg in (langs or default_seat_langs()) if lg != "en"]
+    en = term.surface("en", "sg")
+    if not en or term.kind == "place" or any(not term.surface(lg, "sg") for lg in langs):
         return None  # a place ("Bihar", "slum") is not a person: no person template fits it
     noun = term.axis == "gender" or "gender" in (term.components or {})
+    g = inventory.terms.get((term.components or {}).get("gender", ""))
+    en_pl = term.forms.get("en", {}).get("pl")
     if noun:
-        en_pl, hi_pl = term.forms.get("en", {}).get("pl"), term.forms.get("hi", {}).get("pl")
-        g = inventory.terms.get((term.components or {}).get("gender", ""))
         if g is not None and not en_pl:  # intersectional: "Dalit woman" -> "Dalit women"
             en_pl = en.rsplit(" ", 1)[0] + " " + g.surface("en", "pl") if " " in en else g.surface("en", "pl")
-        if g is not None and not hi_pl:
-            hi_pl = hi.rsplit(" ", 1)[0] + " " + g.surface("hi", "pl") if " " in hi else g.surface("hi", "pl")
-        return {"en": en, "pl": en_pl or en, "hi": hi, "hi_pl": hi_pl or hi}
-    en_pl = term.forms.get("en", {}).get("pl") or ""
-    hi_pl = term.forms.get("hi", {}).get("pl") or hi
-    return {
-        "en": f"{en} {PERSON['en'][0]}",
-        "pl": en_pl if en_pl.endswith(" people") else f"{en} {PERSON['en'][1]}",
-        "hi": f"{hi} {PERSON['hi'][0]}",
-        "hi_pl": f"{hi_pl} {PERSON['hi'][1]}",
-    }
+        out = {"en": en, "pl": en_pl or en}
+    else:
+        person, people = person_words("en") or ("person", "people")
+        out = {"en": f"{en} {person}", "pl": en_pl if (en_pl or "").endswith(" people") else f"{en} {people}"}
+    for lg in langs:
+        sg = term.surface(lg, "sg")
+        pl = term.forms.get(lg, {}).get("pl")
+        if noun:
+            if g is not None and not pl:
+                pl = sg.rsplit(" ", 1)[0] + " " + g.surface(lg, "pl") if " " in sg else g.surface(lg, "pl")
+            out[lg], out[f"{lg}_pl"] = sg, pl or sg
+        else:
+            words = person_words(lg)
+            if words is None:
+                return None
+            modifier = (pl or sg) if L.language(lg).seat.plural_modifier == "pl" else sg
+            out[lg], out[f"{lg}_pl"] = f"{sg} {words[0]}", f"{modifier} {words[1]}"
+    return out
+
+
+def _diff_groups(view: dict, lang: str, inventory, pair_of):
+    """The groups of a pair that does not name them (adapted CrowS-Pairs): the first changed span the
+    minimal-pair checker finds to name an inventory term on both sides, both of one axis."""
+    from biaskit.check import word_diff
+
+    more, less = str(view.get("sent_more") or ""), str(view.get("sent_less") or "")
+    if not more or not less or more == less:
+        return None
+    for span in word_diff(more, less, lang, inventory).spans:
+        if span.kind != "identity" or not span.more or not span.less:
+            continue
+        a, b = inventory.lookup(" ".join(span.more), lang), inventory.lookup(" ".join(span.less), lang)
+        if a is not None and b is not None and a.axis == b.axis:
+            return pair_of(a, b)
+    return None
 
 
 def _release_groups(release: Path, split: str | None, inventory) -> Counter:
@@ -102,6 +145,8 @@ def _release_groups(release: Path, split: str | None, inventory) -> Counter:
             a = inventory.lookup(str(v.get("group_more") or ""), lang)
             b = inventory.lookup(str(v.get("group_less") or ""), lang)
             k = pair_of(a, b)
+            if k is None and not (v.get("group_more") or v.get("group_less")):
+                k = _diff_groups(v, lang, inventory, pair_of)
             if k is not None:
                 found[k] += 1
                 break
@@ -122,7 +167,7 @@ def release_seat_tests(
     release: str | Path,
     out: str | Path,
     *,
-    langs: Sequence[str] = ("en", "hi"),
+    langs: Sequence[str] | None = None,
     attributes: Sequence[str] | None = None,
     min_records: int = 1,
     split: str | None = None,
@@ -137,11 +182,14 @@ def release_seat_tests(
     release, out = Path(release), Path(out)
     inv = inventory or load_inventory()
     lex = load_lexicon(PAPER)
-    bad = [lg for lg in langs if lg not in PERSON]
+    langs = list(langs or default_seat_langs())
+    have = [lg for lg in L.seat_languages() if person_words(lg)]
+    bad = [lg for lg in langs if lg not in have]
     if bad:
         raise InputError(
             f"no bleached templates for language(s) {', '.join(bad)}.",
-            fix=f'use {" and ".join(PERSON)} (langs = ["en", "hi"]).',
+            fix=f"use {' and '.join(have)} (langs = {json.dumps(have)}), or write data/languages/{bad[0]}/seat.json "
+            "(docs/languages.md).",
         )
     wanted = list(attributes) if attributes else None
     for a in wanted or []:
@@ -164,7 +212,7 @@ def release_seat_tests(
     with atomic_dir(out, owns=("index.json",)) as tmp:
         for (axis, xid, yid), n in kept:
             x, y = inv.terms[xid], inv.terms[yid]
-            ex, ey = group_entry(x, inv), group_entry(y, inv)
+            ex, ey = group_entry(x, inv, langs), group_entry(y, inv, langs)
             if ex is None or ey is None:
                 continue
             group_rows.append({"axis": axis, "targ1": x.label("en"), "targ2": y.label("en"), "records": n})

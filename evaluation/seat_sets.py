@@ -1,6 +1,7 @@
 """The SEAT test sets biaskit ships (``data/seat``), built from their lexicons.
 
-Two IndiBias intersectional sets, both in English and Hindi:
+Two IndiBias intersectional sets, in English and in every language whose folder renders their words
+(``data/languages/<code>/seat.json``: Hindi):
 
 ``indibias-paper``
     the tests IndiBias reports (Sahoo et al. 2024, Tables 3, 4 and 9), one per table row, from the
@@ -8,8 +9,8 @@ Two IndiBias intersectional sets, both in English and Hindi:
     Caliskan et al. (2017) lists it uses (career/family, pleasant/unpleasant, male/female terms).
     Source: ``data/seat/indibias-paper/lexicon.json``. Shipped as **bleached sentences**, as the paper
     evaluates them (Appendix B, following May et al. 2019): every word is put into May et al.'s
-    semantically bleached templates for its part of speech (:data:`MAY_TEMPLATES`); the Hindi files
-    hold the Hindi rendering of the same sentences (:data:`HINDI_TEMPLATES`, aligned one to one with
+    semantically bleached templates for its part of speech (:func:`templates`); the Hindi files
+    hold the Hindi rendering of the same sentences (Hindi's templates, aligned one to one with
     the English templates; sentences that come out identical in Hindi are kept once).
 ``indibias-team``
     the biaskit team's own 12 extra tests (written before the paper's lists were available; not in
@@ -30,123 +31,34 @@ from .seat import DATA_DIR, SETS
 
 PAPER = "indibias-paper"
 TEAM = "indibias-team"
-LANGS = ("en", "hi")
 
-# May et al. (2019)'s bleached templates, by part of speech (as in their sentence versions of the
-# Caliskan tests). {s}/{p}: singular/plural form; {a}: "a"/"an"; a capital letter: capitalised form.
-MAY_TEMPLATES: dict[str, list[str]] = {
-    "name": [
-        "This is {S}.",
-        "That is {S}.",
-        "There is {S}.",
-        "Here is {S}.",
-        "{S} is here.",
-        "{S} is there.",
-        "{S} is a person.",
-        "The person's name is {S}.",
-    ],
-    "person": [
-        "This is {a} {s}.",
-        "That is {a} {s}.",
-        "There is {a} {s}.",
-        "Here is {a} {s}.",
-        "The {s} is here.",
-        "The {s} is there.",
-        "{A} {s} is a person.",
-        "These are {p}.",
-        "Those are {p}.",
-        "They are {p}.",
-        "The {p} are here.",
-        "The {p} are there.",
-        "{P} are people.",
-    ],
-    "count": [
-        "This is {a} {s}.",
-        "That is {a} {s}.",
-        "There is {a} {s}.",
-        "Here is {a} {s}.",
-        "The {s} is here.",
-        "The {s} is there.",
-        "{A} {s} is a thing.",
-        "It is {a} {s}.",
-        "These are {p}.",
-        "Those are {p}.",
-        "They are {p}.",
-        "The {p} are here.",
-        "The {p} are there.",
-        "{P} are things.",
-    ],
-    "mass": ["This is {s}.", "That is {s}.", "There is {s}.", "It is {s}."],
-    "adj": ["This is {s}.", "That is {s}.", "They are {s}."],
-    "verb": [
-        "This will {s}.",
-        "This did {s}.",
-        "This can {s}.",
-        "This may {s}.",
-        "That will {s}.",
-        "That did {s}.",
-        "That can {s}.",
-        "That may {s}.",
-    ],
-}
-# The same templates in Hindi (the biaskit team's rendering; position i translates MAY_TEMPLATES[kind][i]).
-# Verbs use the entry's ``hi_verb`` forms: future, past (ergative subject), "can", "may".
-HINDI_TEMPLATES: dict[str, list[str]] = {
-    "name": [
-        "यह {s} है।",
-        "वह {s} है।",
-        "वहाँ {s} है।",
-        "यहाँ {s} है।",
-        "{s} यहाँ है।",
-        "{s} वहाँ है।",
-        "{s} एक व्यक्ति है।",
-        "इस व्यक्ति का नाम {s} है।",
-    ],
-    "person": [
-        "यह एक {s} है।",
-        "वह एक {s} है।",
-        "वहाँ एक {s} है।",
-        "यहाँ एक {s} है।",
-        "{s} यहाँ है।",
-        "{s} वहाँ है।",
-        "{s} एक इंसान है।",
-        "ये {p} हैं।",
-        "वे {p} हैं।",
-        "वे {p} हैं।",
-        "{p} यहाँ हैं।",
-        "{p} वहाँ हैं।",
-        "{p} इंसान हैं।",
-    ],
-    "count": [
-        "यह एक {s} है।",
-        "वह एक {s} है।",
-        "वहाँ एक {s} है।",
-        "यहाँ एक {s} है।",
-        "{s} यहाँ है।",
-        "{s} वहाँ है।",
-        "{s} एक चीज़ है।",
-        "यह एक {s} है।",
-        "ये {p} हैं।",
-        "वे {p} हैं।",
-        "वे {p} हैं।",
-        "{p} यहाँ हैं।",
-        "{p} वहाँ हैं।",
-        "{p} चीज़ें हैं।",
-    ],
-    "mass": ["यह {s} है।", "वह {s} है।", "वहाँ {s} है।", "यह {s} है।"],
-    "adj": ["यह {s} है।", "वह {s} है।", "वे {p} हैं।"],
-    "verb": [
-        "यह {fut}।",
-        "इसने {past}।",
-        "यह {can}।",
-        "यह {may}।",
-        "वह {fut}।",
-        "उसने {past}।",
-        "वह {can}।",
-        "वह {may}।",
-    ],
-}
-WORD_KINDS = tuple(MAY_TEMPLATES)
+
+def _seat(lang: str):
+    """A language's SEAT data (``data/languages/<code>/seat.json``), or the refusal."""
+    from biaskit import languages as L
+
+    lg = L.get(lang)
+    if lg is None or not lg.seat.templates:
+        raise ValueError(f"no bleached templates for language {lang!r}")
+    return lg.seat
+
+
+def templates(lang: str) -> dict[str, list[str]]:
+    """A language's bleached templates by part of speech (English: May et al. (2019)'s; another
+    language: its rendering of them, position i translating the English template i). {s}/{p}:
+    singular/plural form; {a}: "a"/"an"; a capital letter: the capitalised form; a verb's forms
+    by name ({fut}, {past}, {can}, {may}: the entry's ``<code>_verb``)."""
+    return _seat(lang).templates
+
+
+def __getattr__(name: str):  # May et al.'s templates (the source language's) under their former names
+    from biaskit import languages as L
+
+    if name == "MAY_TEMPLATES":
+        return templates(L.source_code())
+    if name == "WORD_KINDS":
+        return tuple(templates(L.source_code()))
+    raise AttributeError(name)
 
 
 def _nfc(s: str) -> str:
@@ -162,19 +74,21 @@ def _article(entry: dict, form: str) -> str:
 
 
 def bleach_word(entry: dict, kind: str, lang: str) -> list[str]:
-    """Every bleached sentence of one lexicon entry (``{"en", "hi", "kind", "pl", "hi_pl", ...}``)."""
-    if lang == "en":
+    """Every bleached sentence of one lexicon entry (``{"en", "kind", "pl", "<code>", "<code>_pl",
+    "<code>_verb", ...}``) in ``lang``'s templates (:func:`templates`)."""
+    from biaskit import languages as L
+
+    temps = templates(lang)[kind]
+    if lang == L.source_code():
         s = entry.get("sg") or entry["en"]
         p = entry.get("pl") or s
         a = _article(entry, s)
-        return [t.format(s=s, p=p, S=_cap(s), P=_cap(p), a=a, A=_cap(a)) for t in MAY_TEMPLATES[kind]]
-    if lang == "hi":
-        if kind == "verb":
-            return [_nfc(t.format(**entry["hi_verb"])) for t in HINDI_TEMPLATES[kind]]
-        s = entry["hi"]
-        p = entry.get("hi_pl") or s
-        return [_nfc(t.format(s=s, p=p)) for t in HINDI_TEMPLATES[kind]]
-    raise ValueError(f"no bleached templates for language {lang!r}")
+        return [t.format(s=s, p=p, S=_cap(s), P=_cap(p), a=a, A=_cap(a)) for t in temps]
+    if kind == "verb" and f"{lang}_verb" in entry:
+        return [_nfc(t.format(**entry[f"{lang}_verb"])) for t in temps]
+    s = entry[lang]
+    p = entry.get(f"{lang}_pl") or s
+    return [_nfc(t.format(s=s, p=p)) for t in temps]
 
 
 def _entries(lex: dict, name: str) -> tuple[list[dict], str]:
@@ -194,19 +108,26 @@ def _entries(lex: dict, name: str) -> tuple[list[dict], str]:
 
 
 def compound(mod: dict, noun: dict) -> dict:
-    """A modifier (caste or age word) + a gendered noun: "dalit boy" / "दलित लड़का"; Hindi modifiers
-    agree with the noun's gender and number (``hi_f``, ``hi_pl``, ``hi_f_pl``; "बूढ़ा/बूढ़ी/बूढ़े")."""
+    """A modifier (caste or age word) + a gendered noun: "dalit boy" / "दलित लड़का", in every language
+    both have; a modifier may agree with the noun's gender and number (``<code>_f``, ``<code>_pl``,
+    ``<code>_f_pl``; Hindi "बूढ़ा/बूढ़ी/बूढ़े")."""
     fem = noun.get("gender") == "f"
-    hi_sg = mod.get("hi_f" if fem else "hi") or mod["hi"]
-    hi_pl = mod.get("hi_f_pl" if fem else "hi_pl") or hi_sg
-    return {
+    out = {
         "en": f"{mod['en']} {noun['en']}",
         "pl": f"{mod['en']} {noun.get('pl') or noun['en']}",
-        "hi": _nfc(f"{hi_sg} {noun['hi']}"),
-        "hi_pl": _nfc(f"{hi_pl} {noun.get('hi_pl') or noun['hi']}"),
-        "kind": "person",
-        "gender": noun.get("gender"),
     }
+    for lg in [k for k in mod if _is_code(k) and k != "en" and k in noun]:
+        sg = mod.get(f"{lg}_f" if fem else lg) or mod[lg]
+        pl = mod.get(f"{lg}_f_pl" if fem else f"{lg}_pl") or sg
+        out[lg] = _nfc(f"{sg} {noun[lg]}")
+        out[f"{lg}_pl"] = _nfc(f"{pl} {noun.get(f'{lg}_pl') or noun[lg]}")
+    return {**out, "kind": "person", "gender": noun.get("gender")}
+
+
+def _is_code(key: str) -> bool:
+    from biaskit import languages as L
+
+    return L.get(key) is not None
 
 
 def set_words(lex: dict, name: str, lang: str = "en") -> list[str]:
@@ -223,14 +144,49 @@ def set_sentences(lex: dict, name: str, lang: str) -> list[str]:
 
 
 def load_lexicon(which: str = PAPER, data_dir: str | Path = DATA_DIR) -> dict:
-    return json.loads((Path(data_dir) / which / "lexicon.json").read_text(encoding="utf-8"))
+    """A SEAT lexicon (``data/seat/<which>/lexicon.json``) with every language's forms of its words
+    (``data/languages/<code>/seat.json``, ``lexicons.<which>``) merged in as ``<code>``,
+    ``<code>_pl``, ``<code>_f``, ``<code>_f_pl``, ``<code>_verb`` (and a list's ``<code>_source``)."""
+    lex = json.loads((Path(data_dir) / which / "lexicon.json").read_text(encoding="utf-8"))
+    return with_renderings(lex, which)
+
+
+_FORM_KEYS = {"sg": "", "pl": "_pl", "f": "_f", "f_pl": "_f_pl", "verb": "_verb"}
+
+
+def with_renderings(lex: dict, which: str) -> dict:
+    """``lex`` with the language folders' forms of its words merged in (see :func:`load_lexicon`)."""
+    from biaskit import languages as L
+
+    for code in L.codes():
+        renders = L.language(code).seat.lexicons.get(which)
+        if not renders:
+            continue
+        for name, r in renders.items():
+            if "lists" in lex and name in lex["lists"]:
+                lst = lex["lists"][name]
+                if r.get("source"):
+                    lst[f"{code}_source"] = r["source"]
+                words = r.get("words") or {}
+                for e in lst["words"]:
+                    w = words.get(e["en"])
+                    if w is None:
+                        continue
+                    for form, value in ({"sg": w} if isinstance(w, str) else w).items():
+                        e[code + _FORM_KEYS[form]] = value
+            elif "sets" in lex and name in lex["sets"]:
+                lex["sets"][name][code] = list(r)
+    return lex
 
 
 def paper_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
-    """``{relative path: (sent-bias test document, index entry)}`` for every table row, en + hi."""
+    """``{relative path: (sent-bias test document, index entry)}`` for every table row, in every
+    language the paper reports it in (its ``paper_effect_sizes``)."""
+    from biaskit import languages as L
+
     out = {}
     for t in lex["tests"]:
-        for lg in LANGS:
+        for lg in [c for c in L.codes() if c in t["paper_effect_sizes"]]:
             doc = {k: {"category": t[k], "examples": set_sentences(lex, t[k], lg)} for k in SETS}
             entry = {
                 "lang": lg,
@@ -243,20 +199,22 @@ def paper_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
                 "paper_effect_sizes": t["paper_effect_sizes"][lg],
                 "source": f"Sahoo et al. (2024) IndiBias, Table {t['table']} row {t['row']}; "
                 f"data/seat/{PAPER}/lexicon.json (see CARD.md)"
-                + ("; Hindi: the biaskit team's rendering" if lg == "hi" else ""),
+                + (f"; {L.name_of(lg)}: the biaskit team's rendering" if lg != L.source_code() else ""),
                 # whose sentences these are when not the paper's (the NLLB translations were not published)
-                **({"rendering": "biaskit's"} if lg == "hi" else {}),
+                **({"rendering": "biaskit's"} if lg != L.source_code() else {}),
             }
             out[f"{PAPER}/{lg}/{t['id']}.jsonl"] = (doc, entry)
     return out
 
 
 def team_tests(lex: dict) -> dict[str, tuple[dict, dict]]:
-    """The team's own tests (word lists, bleached when run), en + hi."""
+    """The team's own tests (word lists, bleached when run), in every language with all four lists."""
+    from biaskit import languages as L
+
     out = {}
     sets = lex["sets"]
     for t in lex["tests"]:
-        for lg in LANGS:
+        for lg in [c for c in L.codes() if all(c in sets[t[k]] for k in SETS)]:
             doc = {k: {"category": t[k], "examples": list(sets[t[k]][lg])} for k in SETS}
             entry = {
                 "lang": lg,

@@ -165,6 +165,7 @@ COMMANDS: list[Cmd] = [
     Cmd("data list", "--registry {in:registry}"),
     Cmd("data download", "fuzzset --registry {in:registry} --mirror {in:mirror} --out {outdir:dl}"),
     Cmd("data verify", "fuzzset {in:fuzzset_file} --registry {in:registry}"),
+    Cmd("data check-language", "bn --dir {in:languages}", report=True),
     # release
     Cmd(
         "release build",
@@ -731,6 +732,13 @@ def _inventory(d: Path) -> Path:
     return d / "inventory"
 
 
+def _languages(d: Path) -> Path:
+    from biaskit.languages import languages_dir
+
+    shutil.copytree(languages_dir(), d / "languages")
+    return d / "languages"
+
+
 def _prompts_dir(d: Path) -> Path:
     from biaskit.curation.prompts import get_prompt
 
@@ -873,6 +881,7 @@ SAMPLES: dict[str, Sample] = {
         Sample("names", "csv", _names),
         Sample("lexicon", "csv", _lexicon),
         Sample("inventory", "dir", _inventory),
+        Sample("languages", "dir", _languages),
         Sample("prompts_dir", "dir", _prompts_dir),
         Sample("prices", "text", _prices),
         Sample("llm_items", "jsonl", _llm_items, enum=("polarity", "sideways")),

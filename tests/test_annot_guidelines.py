@@ -8,7 +8,7 @@ import re
 
 import pytest
 from biaskit.annotation.guidelines import (
-    GUIDELINE_LANGS,
+    guideline_langs,
     guidelines_dir,
     guidelines_html,
     guidelines_markdown,
@@ -31,7 +31,7 @@ def _structure(md: str) -> tuple:
 @pytest.mark.parametrize("kind", KINDS.names())
 def test_every_kind_has_both_languages_with_the_same_structure(kind):
     g = get_kind(kind).guidelines
-    assert set(g) == set(GUIDELINE_LANGS), f"write data/guidelines/{kind}.<lang>.md"
+    assert set(g) == set(guideline_langs()), f"write data/guidelines/{kind}.<lang>.md"
     en, hi = g["en"], g["hi"]
     assert re.search(r"good (answer|label)", en) and re.search(r"bad (answer|label)", en)  # good and bad examples
     assert "सही उत्तर" in hi or "सही लेबल" in hi
@@ -39,6 +39,18 @@ def test_every_kind_has_both_languages_with_the_same_structure(kind):
     assert "टीम द्वारा किया गया अनुवाद" in hi and "मूल" in hi  # marked: pending a native speaker's review
     # the Hindi file is a translation of the English one: same headings, example rows, option codes
     assert _structure(hi) == _structure(en)
+    # every other language's file too, written mostly in its script (data/languages/<code>/language.json)
+    from biaskit.languages import language
+    from biaskit.textutil import scripts
+
+    for lang, md in g.items():
+        assert _structure(md) == _structure(en), (kind, lang)
+        script = language(lang).info.script
+        counts = scripts(md)
+        assert counts.get(script, 0) > 0.5 * sum(counts.values()), (kind, lang, counts)
+    bn = g["bn"]
+    assert "ভালো উত্তর" in bn or "ভালো চিহ্ন" in bn  # good answers, as in English
+    assert "বায়াসকিট দল" in bn and "যাচাই করেননি" in bn  # marked: written by the team, not yet reviewed
     # every option annotators can click is explained
     k = get_kind(kind)
     for q in k.questions:

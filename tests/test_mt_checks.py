@@ -247,7 +247,7 @@ def test_sentence_initial_unchanged_name_is_checked(indibias):
 
 def test_sentence_initial_given_name_hand_made():
     # the same sentence-initial name in both sentences is an entity when it is a known given name
-    # (Priya and Kabir are in data/inventories/first_names.json; "Despite" and "Numerous" are not names)
+    # (Priya and Kabir are in data/languages/hi/names.json; "Despite" and "Numerous" are not names)
     assert named_entities(
         "Priya went to the market because she is poor.", "Priya went to the market because she is rich."
     ) == ["Priya"]

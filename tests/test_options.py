@@ -37,6 +37,7 @@ CONVERTED = (
     "curate cats-retention",
     "curate translate",
     "curate cat-translate",
+    "data check-language",
 )
 
 

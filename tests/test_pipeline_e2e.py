@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
+import unicodedata
+from pathlib import Path
 
 import pytest
 from pipeline_helpers import (
@@ -279,3 +282,198 @@ runs = 2
     finally:
         proxy.close()
         ls_proxy.close()
+
+
+# ------------------------------------------------------------------ a language other than Hindi, as data
+# `biaskit init --template adapt --lang LANG` to a release, on the same services: CrowS-Pairs adapted with
+# the language's first names -> check -> people validate the pairs -> the `llm` MT engine on llama.cpp
+# (gemma3-270m, which covers the language) -> blind review in Label Studio with the language's guidelines,
+# drawn in Chromium with the language's font -> release -> SEAT tests -> `evaluate pairs --lang LANG` on
+# gemma3-270m. The reviewers write the translations (as IndiBias' annotators repaired MT output). What the
+# language's data says (its names, font, script, group words) is read from data/languages/LANG/.
+ADAPT_LANGS = ["bn"]
+KEEP = ("gender", "disability")
+
+
+def _language(lang: str) -> dict:
+    from biaskit import languages as L
+
+    lg = L.language(lang)
+    words = "ZERO ONE TWO THREE FOUR FIVE SIX SEVEN EIGHT NINE".split()
+    return {
+        "info": lg.info,
+        "names": lg.names,
+        # the decimal digits of the language's script (Unicode names them after it)
+        "digits": "".join(unicodedata.lookup(f"{lg.info.script.upper()} DIGIT {w}") for w in words),
+        "poor": lg.inventory.forms["poor"]["pl"],
+        "rich": lg.inventory.forms["rich"]["pl"],
+    }
+
+
+def _small_crows(crows_csv, dest, n: int = 5):
+    """The first ``n`` CrowS-Pairs rows of the kept bias types, the first one naming a US first name."""
+    import csv
+
+    from biaskit import languages as L
+    from biaskit.check import word_diff
+    from biaskit.inventory import load_inventory
+
+    us = {n if isinstance(n, str) else n["en"] for lst in L.language("en").names.names["all"].values() for n in lst}
+    with open(crows_csv, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    kept = [r for r in rows if r["bias_type"] in KEEP]
+    named = next(r for r in kept if r["bias_type"] == "gender" and set(re.findall(r"[A-Z][a-z]+", r["sent_more"])) & us)
+    # the others name two groups of the inventory (the release's SEAT tests are made of them)
+    inv = load_inventory()
+
+    def groups(r: dict) -> bool:
+        spans = word_diff(r["sent_more"], r["sent_less"], "en", inv).spans
+        return (
+            len(spans) == 1
+            and spans[0].kind == "identity"
+            and all(inv.lookup(" ".join(w)) is not None for w in (spans[0].more, spans[0].less))
+        )
+
+    chosen = [named] + [r for r in kept if r is not named and groups(r)][: n - 1]
+    with open(dest, "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(chosen)
+    return dest
+
+
+@pytest.mark.parametrize("lang", ADAPT_LANGS)
+def test_adaptation_into_a_language_of_data(
+    lang, gemma_llm_server, ls_server, ls_annotator, chromium, browser_artifacts, crows_csv, tmp_path
+):
+    from browser_helpers import LabelStudioPage, glyphs_rendered
+
+    from biaskit.textutil import scripts
+
+    lg = _language(lang)
+    url, admin = ls_server["url"], ls_server["token"]
+    proxy = CountingProxy(gemma_llm_server.base_url)
+    annotators = [ls_annotator(f"lang-{c}@example.com") for c in "abc"]
+    proj = tmp_path / "proj"
+    name = f"e2e-{lang}-{os.getpid()}"
+    env = clean_env(LABEL_STUDIO_API_KEY=admin, BIASKIT_CACHE_DIR=str(tmp_path / "cache"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    try:
+        code, out = run_biaskit(
+            ["init", str(proj), "--template", "adapt", "--lang", lang, "--name", name], env, logs / "init.log"
+        )
+        assert code == 0, out
+        toml = (proj / "biaskit.toml").read_text(encoding="utf-8")
+        assert f'target = "{lang}"' in toml and f'lang = "{lang}"' in toml and f'guidelines = "en,{lang}"' in toml
+        _small_crows(crows_csv, proj / "crows_small.csv")
+        # the services, a small input, two reviewers per task, gemma3 scores the language's view
+        toml = toml.replace(
+            'model = "gpt-4o-mini"', f'model = "{gemma_llm_server.model}"\nbase_url = "{proxy.base_url}"'
+        )
+        toml = toml.replace('# url = "http://127.0.0.1:8080"', f'url = "{url}"')
+        toml = toml.replace('input = "crows_pairs_anonymized.csv"', 'input = "crows_small.csv"')
+        toml = re.sub(r"keep = \[.*?\]", "keep = " + json.dumps(list(KEEP)), toml)
+        toml = toml.replace("overlap = 3", "overlap = 2").replace("concurrency = 4", "concurrency = 1")
+        toml = toml.replace('engines = ["llm"]', 'engines = ["llm"]\nllm = { max_tokens = 160 }')
+        toml = toml.replace('# license = "cc-by-4.0"', 'license = "cc-by-4.0"\ndate = "2025-01-01"')
+        toml = toml.replace('split = "test"', f'split = "test"\nlang = "{lang}"\nseat_models = ["all-minilm-l6-v2"]')
+        (proj / "biaskit.toml").write_text(toml, encoding="utf-8")
+        run = ["run", "--project", str(proj)]
+
+        # 1. adapted with the language's first names, checked, pushed for validation with its guidelines
+        code, out = run_biaskit(run, env, logs / "run1.log")
+        assert code == 3, out
+        pairs = _rows(proj / "work" / "check" / "pairs.jsonl")
+        assert len(pairs) == 5, out
+        latin = {n["en"] for by_g in lg["names"].names.values() for lst in by_g.values() for n in lst}
+        named = pairs[0]
+        used = {c["to"] for c in named["meta"]["changes"] if c["type"] == "name"}
+        assert used and used <= latin and named["provenance"]["names_lang"] == lang
+        assert all(u in named["sent_more"] + named["sent_less"] for u in used)
+        from label_studio_sdk import LabelStudio
+
+        ls = LabelStudio(base_url=url, api_key=admin)
+        (review,) = [p for p in ls.projects.list(title=f"{name} pair review") if p.title == f"{name} pair review"]
+        assert f'<div lang="{lang}">' in review.expert_instruction and '<div lang="en">' in review.expert_instruction
+        p_tasks = _by_id(project_tasks(url, admin, f"{name} pair review"))
+        for a in annotators[1:]:
+            for q in pairs:
+                annotate(url, a["token"], p_tasks[q["pair_id"]].id, [choice("validity", "sent_more", q["direction"])])
+
+        # 2. candidates from the llm engine (gemma3 on llama.cpp) into the language, pushed for review
+        code, out = run_biaskit(run, env, logs / "run2.log")
+        assert code == 3, out
+        cands = _rows(proj / "work" / "translate" / "candidates.jsonl")
+        assert len(cands) == len(pairs) and all(c["target_lang"] == lang for c in cands)
+        assert proxy.chat_calls(), "the llm engine made no request"
+        title = f"{name} {lang} review"
+        tasks = project_tasks(url, admin, title)
+        assert sorted(t.data["biaskit_id"] for t in tasks) == sorted(c["pair_id"] for c in cands)
+
+        # 3. a reviewer's browser: the instructions panel holds the language's guidelines, drawn with real
+        # glyphs in the font the language's data names (the screenshot is kept in tests/artifacts/browser)
+        user = annotators[0]
+        lsp = LabelStudioPage.login(chromium, url, user["email"], user["password"])
+        (tr_proj,) = [p for p in ls.projects.list(title=title) if p.title == title]
+        lsp.page.goto(f"{url}/projects/{tr_proj.id}/data?labeling=1")
+        panel = lsp.instructions()
+        heading = (
+            (Path(__file__).parents[1] / "data" / "guidelines" / f"translation.{lang}.md")
+            .read_text(encoding="utf-8")
+            .splitlines()[0]
+            .lstrip("# ")
+            .split(" (kind")[0]
+        )
+        el = panel.get_by_text(heading)
+        got = glyphs_rendered(lsp.page, el, browser_artifacts / f"instructions-{lang}")
+        print(f"[browser] {lang} guidelines: ink difference from tofu {got['difference']:.2f}, fonts {got['fonts']}")
+        assert lg["info"].font in got["fonts"], got["fonts"]
+        el.evaluate("e => e.scrollIntoView({block: 'center'})")
+        lsp.page.screenshot(path=str(browser_artifacts / f"instructions-{lang}-page.png"))
+        lsp.page.context.close()
+
+        # 4. reviewers A and C write the translation themselves (the same text), distinct per pair
+        index = {q["pair_id"]: i for i, q in enumerate(pairs, start=1)}
+        written = {}
+        for a in (annotators[0], annotators[2]):
+            for t in tasks:
+                i = index[t.data["biaskit_id"]]
+                d = str(i).translate(str.maketrans("0123456789", lg["digits"]))
+                more, less = f"{lg['poor']} {d} ঘণ্টা কাজ করে।", f"{lg['rich']} {d} ঘণ্টা কাজ করে।"
+                written[t.data["biaskit_id"]] = (more, less)
+                annotate(
+                    url,
+                    a["token"],
+                    t.id,
+                    [
+                        choice("choice", "src_more", "none"),
+                        text("corrected_more", "src_more", more),
+                        text("corrected_less", "src_less", less),
+                    ],
+                )
+
+        # 5. apply -> release -> verify -> SEAT tests -> evaluate pairs --lang LANG on gemma3-270m
+        code, out = run_biaskit(run, env, logs / "run3.log")
+        assert code == 0, out
+        rel = proj / "release" / f"{name}-0.1.0"
+        assert "verified" in out
+        rel_pairs = _rows(rel / "pairs.jsonl")
+        assert len(rel_pairs) == len(pairs) and all(set(r["views"]) == {"en", lang} for r in rel_pairs)
+        assert {(r["views"][lang]["sent_more"], r["views"][lang]["sent_less"]) for r in rel_pairs} == set(
+            written.values()
+        )
+        code, vout = run_biaskit(["release", "verify", str(rel)], env, logs / "verify.log")
+        assert code == 0, vout
+        test_views = [r for r in rel_pairs if r["split"] == "test"]
+        summary = json.loads((proj / "eval" / f"{name}-0.1.0" / "pairs" / "summary.json").read_text(encoding="utf-8"))
+        assert summary["n_pairs"] == len(test_views) > 0  # the language's view of every test pair, no other
+        assert summary["lang"] == lang and summary["model"] == "gemma3-270m"
+        # SEAT tests of the release's groups in the language, in its bleached templates (data/languages/LANG/seat.json)
+        index = json.loads((proj / "work" / "seat_tests" / "tests" / "index.json").read_text(encoding="utf-8"))
+        mine = [rel for rel, e in index["tests"].items() if e["lang"] == lang]
+        assert mine and all(rel.startswith(f"{lang}/") for rel in mine)
+        doc = json.loads((proj / "work" / "seat_tests" / "tests" / mine[0]).read_text(encoding="utf-8"))
+        assert all(scripts(e).get(lg["info"].script) for e in doc["targ1"]["examples"])
+    finally:
+        proxy.close()

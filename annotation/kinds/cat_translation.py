@@ -118,9 +118,10 @@ class CatTranslationKind(TranslationKind):
         """The final CAT re-checked (:func:`biaskit.cat_checks.check_cat_translation`) and, when no
         blocking flag is left, a :class:`~biaskit.schema.CAT` in the target language."""
         from biaskit.cat_checks import BLOCKING, check_cat_translation, fill
+        from biaskit.languages import default_target
         from biaskit.schema import CAT
 
-        tgt = rec.target_lang or "hi"
+        tgt = rec.target_lang or default_target()
         source = {**rec.source.model_dump(), "split": rec.split}
         flags_after = check_cat_translation(source, final, tgt)
         review["flags_after"] = flags_after

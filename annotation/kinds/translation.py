@@ -371,9 +371,10 @@ class TranslationKind(TaskKind):
         """``(blocking flags, released record)`` for one decided record: the final pair re-checked
         (:func:`biaskit.mt_checks.check_candidate`; ``review["flags_after"]``), a
         :class:`~biaskit.schema.SentencePair` in the target language with ``source_id`` = the source pair."""
+        from biaskit.languages import default_target
         from biaskit.mt_checks import check_candidate
 
-        pid, tgt = rec.pair_id, rec.target_lang or "hi"
+        pid, tgt = rec.pair_id, rec.target_lang or default_target()
         final_more, final_less = final["sent_more"], final["sent_less"]
         flags_after = check_candidate(_source_pair(rec), final_more, final_less, tgt)
         review["flags_after"] = flags_after

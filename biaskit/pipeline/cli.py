@@ -63,7 +63,9 @@ def init_command(
         "sentences -> pairs; adapt: CrowS-Pairs adapted to the Indian context; "
         "stereoset: StereoSet-style CATs drafted by the LLM, five validators.",
     ),
-    hindi: bool = typer.Option(True, "--hindi/--no-hindi", help="Translate into Hindi with a blind review."),
+    hindi: bool = typer.Option(
+        True, "--hindi/--no-hindi", help="Translate into the target language (--lang) with a blind review."
+    ),
     name: str | None = typer.Option(None, "--name", help="Project name (default: the folder's name)."),
     trial: bool = typer.Option(
         False,
@@ -71,13 +73,18 @@ def init_command(
         help="Sized for a first try on 2 CPU cores with 3 people and a local LLM (`biaskit llm serve`): a few "
         "groups or target terms, overlap 3, a small evaluation; the full-size values are in the comments.",
     ),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="The target language: a folder of data/languages (e.g. bn; default: data/languages/languages.json).",
+    ),
 ) -> None:
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
     chosen = value(template)
     assert chosen is not None  # typer gives a member of Template (default: generate)
-    path = init_project(directory, template=chosen, hindi=hindi, name=name, trial=trial)
+    path = init_project(directory, template=chosen, hindi=hindi, name=name, trial=trial, lang=lang)
     if trial:
         echo(
             f"wrote {path}, sized for a trial: start the local LLM (`biaskit llm serve`) and Label Studio, then "

@@ -627,6 +627,7 @@ def init_project(
     hindi: bool = True,
     name: str | None = None,
     trial: bool = False,
+    lang: str | None = None,
 ) -> Path:
     """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one);
     ``trial``: sized for a first try on one machine (:mod:`.templates`)."""
@@ -650,7 +651,16 @@ def init_project(
         raise InputError(
             f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
         ) from None
-    text = project_template(name, template=template, hindi=hindi, trial=trial)
+    if lang is not None:
+        from biaskit import languages as L
+
+        if L.get(lang) is None or lang == L.source_code():
+            raise InputError(
+                f"no target language '{lang}'.",
+                fix=f"use one of {', '.join(c for c in L.codes() if c != L.source_code())} (--lang), or add "
+                f"data/languages/{lang}/ (docs/languages.md).",
+            )
+    text = project_template(name, template=template, hindi=hindi, lang=lang, trial=trial)
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:

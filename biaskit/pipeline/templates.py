@@ -3,8 +3,9 @@
 ``generate``: IndiBias-style (LLM tuples -> people validate -> LLM sentences and anti-stereotype
 sentences -> people keep / fix / drop them -> pairs -> check -> people validate); ``adapt``:
 CrowS-Pairs adapted to the Indian context -> check -> people validate; ``stereoset``: StereoSet-style
-CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into Hindi with blind
-review, then releases, makes SEAT tests from the release's groups and evaluates.
+CATs (LLM drafts -> five validators, >= 3 of 5). Each optionally translates into a target language
+(``lang``: any folder of data/languages; default: the default target, Hindi) with blind review, then
+releases, makes SEAT tests from the release's groups and evaluates.
 
 ``trial=True`` (``biaskit init --trial``) writes the same stages sized for a first try on one machine
 (2 CPU cores, 3 people, the LLM served locally by ``biaskit llm serve``): a few groups or target terms,
@@ -85,7 +86,7 @@ overlap = 3
 
 _HINDI = """
 [stages.translate]              # `biaskit curate translate`: candidates for a blind review
-target = "hi"
+target = "{lang}"
 engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "hf:PATH" (e.g. NLLB-200)
 
 [stages.translation_review]     # people: pick the better candidate, or correct it
@@ -104,7 +105,7 @@ overlap = 5
 
 _CAT_HINDI = """
 [stages.cat_translate]          # `biaskit curate cat-translate`: context, BLANK and options translated together
-target = "hi"
+target = "{lang}"
 engines = ["llm"]
 
 [stages.cat_translation_review] # people: pick the better candidate, correct it in place (BLANK kept once)
@@ -117,7 +118,7 @@ _TAIL = """
 # card_text = "card.md"         # the card sections people write (## Motivation, ## Maintenance, ...)
 # out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
 
-[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups, en + hi
+[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups (langs: en + target)
 # min_records = 1               # released records a pair of groups needs
 
 [stages.evaluate]               # `biaskit evaluate pairs|cats|seat` on the release
@@ -189,7 +190,7 @@ overlap = 3
 
 _TRIAL_HINDI = """
 [stages.translate]              # `biaskit curate translate`: candidates for a blind review
-target = "hi"
+target = "{lang}"
 engines = ["llm"]               # "llm" = the [llm] model; also "googletrans", "hf:PATH" (e.g. NLLB-200)
 llm = {{ max_tokens = 200 }}      # two short sentences (full size: leave out)
 
@@ -211,7 +212,7 @@ overlap = 3                     # (full size: 5, StereoSet's: a CAT stays when >
 
 _TRIAL_CAT_HINDI = """
 [stages.cat_translate]          # `biaskit curate cat-translate`: context, BLANK and options translated together
-target = "hi"
+target = "{lang}"
 engines = ["llm"]
 llm = {{ max_tokens = 200 }}      # one CAT per request (full size: leave out)
 
@@ -224,7 +225,7 @@ _TRIAL_TAIL = """
 # license = "cc-by-4.0"         # a Hugging Face licence id (the card says "unknown" without one)
 # out = "release/{name}-0.1.0"  # the default: release/NAME-VERSION
 
-[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups, en + hi
+[stages.seat_tests]             # IndiBias-style SEAT tests (sec. 5) from the release's groups (langs: en + target)
 
 [stages.evaluate]               # `biaskit evaluate pairs|cats|seat` on the release
 models = ["gemma3-270m"]        # model folders, .gguf files, cached hub names or aliases
@@ -236,24 +237,31 @@ n_samples = 10000               # SEAT permutations (full size: leave out: 100,0
 """
 
 
-def _trial_template(name: str, template: str, hindi: bool, users: str | None) -> str:
+def _trial_template(name: str, template: str, hindi: bool, users: str | None, lang: str) -> str:
     text = _TRIAL_HEAD + (_TRIAL_LLM.format(users=users) if users else "") + _LS
     if template == "stereoset":
-        text += _TRIAL_CATS.format() + (_TRIAL_CAT_HINDI.format() if hindi else "")
+        text += _TRIAL_CATS.format() + (_TRIAL_CAT_HINDI.format(lang=lang) if hindi else "")
     else:
         text += (_TRIAL_GENERATE.format() if template == "generate" else _TRIAL_ADAPT) + _TRIAL_CHECK
         if hindi:
-            text += _TRIAL_HINDI.format()
+            text += _TRIAL_HINDI.format(lang=lang)
     text += _TRIAL_TAIL.format(name=name)
     if template == "stereoset":  # [stages.evaluate] is the last table: its keys go on
         text += _CAT_EVAL
     return text
 
 
-def project_template(name: str, *, template: str = "generate", hindi: bool = True, trial: bool = False) -> str:
-    """The text of a new ``biaskit.toml`` (``trial``: sized for a first try, see the module docstring)."""
+def project_template(
+    name: str, *, template: str = "generate", hindi: bool = True, trial: bool = False, lang: str | None = None
+) -> str:
+    """The text of a new ``biaskit.toml``; ``hindi``: translate (into ``lang``, default: the default target
+    language of ``data/languages/languages.json``), with a blind review; ``trial``: sized for a first try
+    (see the module docstring)."""
+    from biaskit import languages as L
+
     if template not in TEMPLATES:
         raise ValueError(f"unknown template {template!r}")
+    lang = lang or L.default_target()
     pad = " " * max(1, 24 - len(name))
     text = _HEAD.format(name=name, pad=pad)
     if template != "adapt" or hindi:
@@ -265,19 +273,47 @@ def project_template(name: str, *, template: str = "generate", hindi: bool = Tru
             ("stereoset", False): "CAT drafting stage",
         }[(template, hindi)]
         if trial:
-            return text + _trial_template(name, template, hindi, users)
+            return _localised(text + _trial_template(name, template, hindi, users, lang), lang)
         text += _LLM.format(users=users)
     elif trial:
-        return text + _trial_template(name, template, hindi, None)
+        return _localised(text + _trial_template(name, template, hindi, None, lang), lang)
     text += _LS
     if template == "stereoset":
-        text += _CATS + (_CAT_HINDI if hindi else "")
+        text += _CATS + (_CAT_HINDI.format(lang=lang) if hindi else "")
     else:
         text += _GENERATE.format() if template == "generate" else _ADAPT
         text += _CHECK
         if hindi:
-            text += _HINDI
+            text += _HINDI.format(lang=lang)
     text += _TAIL.format(name=name)
     if template == "stereoset":  # [stages.evaluate] is the last table: its keys go on
         text += _CAT_EVAL
-    return text
+    return _localised(text, lang)
+
+
+def _localised(text: str, lang: str) -> str:
+    from biaskit import languages as L
+
+    return _for_language(text, lang) if lang != L.default_target() else text
+
+
+def _for_language(text: str, lang: str) -> str:
+    """What a project translating into a language other than the default target sets besides ``target``:
+    the first names the adaptation draws, the reviewers' guidelines and the SEAT tests' languages."""
+    from biaskit import languages as L
+
+    src = L.source_code()
+    adds = {
+        "[stages.adapt]": (f'lang = "{lang}"', f"draw the first names of data/languages/{lang}/names.json"),
+        "[stages.seat_tests]": (f'langs = ["{src}", "{lang}"]', "the SEAT tests' languages"),
+    }
+    for table in ("tuple_review", "sentence_review", "pair_review", "cat_review"):
+        adds[f"[stages.{table}]"] = (f'guidelines = "{src},{lang}"', "the annotators' guidelines, in these languages")
+    out = []
+    for line in text.splitlines(keepends=True):
+        out.append(line)
+        head = line.split("#", 1)[0].strip()
+        if head in adds:
+            key, comment = adds[head]
+            out.append(f"{key:<31} # {comment}\n")
+    return "".join(out)

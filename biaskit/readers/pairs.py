@@ -164,11 +164,17 @@ def detect_format(path: str | Path, columns: list[str] | None = None) -> str:
     )
 
 
-# IndiBias' columns per language view, in the file's order: S1 (``*_more*``), S2 (``*_less*``).
-INDIBIAS_VIEW_COLUMNS = {
-    "en": ("modified_eng_sent_more", "modified_eng_sent_less"),
-    "hi": ("sent_more_hindi", "sent_less_hindi"),
-}
+def indibias_view_columns() -> dict[str, tuple[str, str]]:
+    """IndiBias' columns per language view, in the file's order: S1 (``*_more*``), S2 (``*_less*``)
+    (``data/languages/<code>/language.json``: ``indibias_columns``; the source language first)."""
+    from biaskit import languages as L
+
+    out: dict[str, tuple[str, str]] = {}
+    for code in L.indibias_languages():
+        cols = L.language(code).info.indibias_columns
+        if cols is not None:
+            out[code] = (cols[0], cols[1])
+    return out
 
 
 def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
@@ -183,7 +189,7 @@ def indibias_columns(lang: str, direction: Any) -> tuple[str, str]:
     direction validation will reject) as ``sent_more = S1, sent_less = S2``. The writers of the
     IndiBias layout (``biaskit.release.export``) use the same function to swap back.
     """
-    s1, s2 = INDIBIAS_VIEW_COLUMNS[lang]
+    s1, s2 = indibias_view_columns()[lang]
     return (s2, s1) if normalize_direction(direction) == "antistereo" else (s1, s2)
 
 
@@ -264,13 +270,16 @@ def _pair_rows(path: str | Path, format: str, lang: str | None) -> Iterator[tupl
             )
     elif format == "indibias":
         _require(path, header, INDIBIAS_REQUIRED, "indibias")
-        views = [lang] if lang else ["en", "hi"]
+        have = list(indibias_view_columns())
+        views = [lang] if lang else have
         for v in views:
-            if v not in ("en", "hi"):
+            if v not in have:
+                from biaskit import languages as L
+
                 raise InputError(
-                    f"IndiBias has English and Hindi columns, not '{v}'.",
+                    f"IndiBias has {' and '.join(L.name_of(c) for c in have)} columns, not '{v}'.",
                     path=path,
-                    fix="use --lang en or --lang hi (or omit it for both).",
+                    fix=f"use {' or '.join('--lang ' + c for c in have)} (or omit it for both).",
                 )
         for i, row in rows:
             idx = row.get("index") or row.get("") or str(i - 1)

@@ -2,9 +2,10 @@
 
 A test is one JSON document ``{"targ1": {"category": ..., "examples": [...]}, "targ2": ...,
 "attr1": ..., "attr2": ...}`` (sent-bias names the files ``.jsonl``). Examples are trimmed and
-de-duplicated within a set (sent-bias keys its encodings by text). The language is Hindi when any
-example is in Devanagari, else English; an ``index.json`` next to the test (biaskit's shipped tests)
-may set the language and each set's template kind (for bleaching word lists into sentences).
+de-duplicated within a set (sent-bias keys its encodings by text). The language is told by the script
+of the examples (:func:`biaskit.languages.by_script`: Hindi when any example is in Devanagari, Bengali
+in Bengali script, else English); an ``index.json`` next to the test (biaskit's shipped tests) may set
+the language and each set's template kind (for bleaching word lists into sentences).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import regex
+
 from ..errors import InputError
+from ..languages import by_script
 
 SETS = ("targ1", "targ2", "attr1", "attr2")
 TEMPLATE_KINDS = ("name", "person", "noun", "adjective", "term")
-SENT_END = re.compile(r"[.!?\u0964\u0965]\s*$")
-_DEVANAGARI = re.compile(r"[\u0900-\u097F]")
+SENT_END = regex.compile(r"\p{Sentence_Terminal}\s*$")  # a sentence's end mark, in any script
 
 
 @dataclass
@@ -96,7 +99,7 @@ def read_seat_test(path: str | Path, lang: str | None = None) -> SeatTest:
         )
     extra = sorted(set(obj) - set(SETS))
     all_text = " ".join(e for s in sets.values() for e in s.examples)
-    detected = "hi" if _DEVANAGARI.search(all_text) else "en"
+    detected = by_script(all_text)
     name = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
     test = SeatTest(
         name=name, sets=sets, path=str(path), lang=lang or detected, meta={"extra_keys": extra} if extra else {}

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError
+from ..languages import indibias_languages, name_of
 from ..options import say, tell
 from ..schema import SCHEMA_VERSION
 from . import layout as L
@@ -403,11 +404,13 @@ def build_release(
             file_notes["csv/crows-<lang>-<split>.csv"] = (
                 "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
             )
-            if "en" in pair_langs and "hi" in pair_langs:
-                n_both = sum(1 for mp in merged if "en" in mp.views and "hi" in mp.views)
+            indi = indibias_languages()
+            if all(lg in pair_langs for lg in indi):
+                n_both = sum(1 for mp in merged if all(lg in mp.views for lg in indi))
+                views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
                 file_notes["csv/indibias-<split>.csv"] = (
-                    "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both an English "
-                    "and a Hindi view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
+                    "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
+                    "view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
                     "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
                 )
         if cat_recs:

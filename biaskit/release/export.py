@@ -165,8 +165,10 @@ def _indibias_cells(direction: str, indibias_columns) -> list[tuple[str, str]]:
     """``(lang, field)`` for each IndiBias sentence column (``INDIBIAS_COLUMNS[2:6]``) of a pair with this
     direction. IndiBias' layout is positional (S1, S2): an antistereo pair's sent_more goes back to the
     *_less* column (see :func:`biaskit.readers.pairs.indibias_columns`)."""
+    from biaskit.languages import indibias_languages
+
     src = {}
-    for lg in ("en", "hi"):
+    for lg in indibias_languages():
         col_more, col_less = indibias_columns(lg, direction)
         src[col_more], src[col_less] = (lg, "sent_more"), (lg, "sent_less")
     return [src[c] for c in INDIBIAS_COLUMNS[2:6]]
@@ -219,7 +221,10 @@ class PairCsvWriter:
             for sp in SPLITS:
                 rel = crows_csv_path(lg, sp)
                 self._crows[(lg, sp)], self._crows_rel[(lg, sp)] = writer(rel, CROWS_COLUMNS), rel
-        if "en" in langs and "hi" in langs:
+        from biaskit.languages import indibias_languages
+
+        self._indi_langs = indibias_languages()
+        if all(lg in langs for lg in self._indi_langs):
             for sp in SPLITS:
                 rel = indibias_csv_path(sp)
                 self._indi[sp], self._indi_rel[sp], self._indi_n[sp] = writer(rel, INDIBIAS_COLUMNS), rel, 0
@@ -244,8 +249,7 @@ class PairCsvWriter:
             )
             self.rows[self._crows_rel[(lg, sp)]] += 1
         if self._indi:
-            en, hi = views.get("en"), views.get("hi")
-            if en is not None and hi is not None:
+            if all(views.get(lg) is not None for lg in self._indi_langs):
                 order = self._layouts.get(d)
                 if order is None:
                     order = self._layouts[d] = _indibias_cells(d, self._indibias_columns)

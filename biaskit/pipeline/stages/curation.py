@@ -25,6 +25,7 @@ from biaskit.curation.options import (
     TuplesOptions,
 )
 from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+from biaskit.languages import default_target
 from biaskit.options import Key, Keys, option, speaking, tell
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
@@ -84,7 +85,7 @@ MT_SUPPLIED = {
     "engines": "`engines`, a bare `llm` naming the [llm] model (llm:MODEL)",
 }
 #: the stage's defaults where its command has none (docs/pipeline.md)
-MT_DEFAULTS = {"target": "hi"}
+MT_DEFAULTS = {"target": default_target()}  # data/languages/languages.json
 
 
 def _uses_llm_engine(table: Any, named: bool = True) -> bool:

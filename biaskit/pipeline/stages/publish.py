@@ -12,6 +12,7 @@ from pydantic import Field
 
 from biaskit.errors import InputError
 from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+from biaskit.languages import default_target, source_code
 from biaskit.options import option, speaking
 from biaskit.release.options import ReleaseBuildOptions
 from biaskit.release.privacy import KEY_FILE
@@ -25,7 +26,7 @@ from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_ta
 class SeatTestsTable(StageTable):
     """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
 
-    langs: list[str] = Field(default_factory=lambda: ["en", "hi"], min_length=1)
+    langs: list[str] = Field(default_factory=lambda: [source_code(), default_target()], min_length=1)
     attributes: list[str] | None = Field(None, description="attribute pairs (default: per axis, as IndiBias)")
     min_records: int = Field(1, ge=1, description="a group pair needs this many released records")
     split: Literal["dev", "test"] | None = None
@@ -214,7 +215,7 @@ class ReleaseStage(StageRunner):
 class SeatTestsStage(StageRunner):
     """IndiBias-style SEAT tests (sec. 5) from the release's groups: each pair of comparable groups
     the release tests, in the shipped bleached templates, against the paper's attribute lists, in
-    English and Hindi (:func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
+    English and the target language (``langs``; :func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
 
     name = "seat_tests"
     title = "SEAT tests from the release"
