@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biaskit.languages import name_of, source_code
+from biaskit.languages import name_of
 from biaskit.tables import md_table, num
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "published"
