@@ -216,12 +216,7 @@ def prepare(
         sel[drop] = False
         rows = rows[sel]
         codes = {col: (c[sel], u) for col, (c, u) in codes.items()}
-    out = pd.DataFrame(
-        {
-            col: pd.Categorical.from_codes(c, categories=pd.Index(u, dtype=object).astype("str"))
-            for col, (c, u) in codes.items()
-        }
-    )
+    out = pd.DataFrame({col: pd.Categorical.from_codes(c, categories=u) for col, (c, u) in codes.items()})
     for col in keep:
         if col in df.columns:
             out[col] = df[col].to_numpy()[rows]
@@ -274,25 +269,28 @@ class _Column:
         on_values = np.append(rule(self.values).to_numpy(dtype=bool), bool(rule(_na()).iloc[0]))
         return on_values[self.codes]
 
-    def text_codes(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def text_codes(self, rows: np.ndarray) -> tuple[np.ndarray, Any]:
         """The given rows as text (:func:`_to_str`, decided on the values those rows use): their codes
-        and the distinct texts (equal texts share one code, in order of first appearance)."""
+        and the distinct texts (an Index; equal texts share one code, in order of first appearance)."""
         import pandas as pd
 
         if self.codes is None:
-            text = _to_str(self.series.iloc[rows]).to_numpy(dtype=object)
-            codes, uniq = pd.factorize(text, sort=False)
-            return codes.astype(np.int32), np.asarray(uniq, dtype=object)
+            codes, uniq = pd.factorize(_to_str(self.series.iloc[rows]).astype("str"), sort=False)
+            return codes.astype(np.int32), pd.Index(uniq, dtype="str")
         sub = self.codes[rows]
         used = np.flatnonzero(np.bincount(sub, minlength=len(self.values)))
-        text = _to_str(self.values.iloc[used].reset_index(drop=True)).to_numpy(dtype=object)
+        text = _to_str(self.values.iloc[used].reset_index(drop=True)).astype("str")
         merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
-        remap = np.full(len(self.values), -1, dtype=np.int64)
+        uniq = pd.Index(uniq, dtype="str")
+        remap = np.full(len(self.values), -1, dtype=np.int32)
         remap[used] = merged
         codes = remap[sub]
+        del sub
+        if len(codes) and codes[0] == 0 and _first_appearance_order(codes, len(uniq)):
+            return codes, uniq
         # codes in order of the rows' first appearance (as pandas.factorize of the texts would give)
         codes, first = pd.factorize(codes, sort=False)
-        return codes.astype(np.int32), np.asarray(uniq, dtype=object)[first]
+        return codes.astype(np.int32), uniq[first]
 
 
 def _na():
@@ -365,20 +363,27 @@ def _check_allowed(codes: dict, rows: np.ndarray, allowed, source) -> None:
 
 
 def _answer_keys(codes: dict) -> np.ndarray:
-    """One int64 per row naming its (task, question, worker)."""
+    """One int64 per row naming its (task, question, worker) (equal keys: the same answer)."""
     import pandas as pd
 
     t, q, w = codes["task"][0], codes["question"][0], codes["worker"][0]
-    item = pd.factorize(t.astype(np.int64) * max(len(codes["question"][1]), 1) + q, sort=False)[0]
-    return item.astype(np.int64) * max(len(codes["worker"][1]), 1) + w
+    n_t, n_q, n_w = (max(len(codes[c][1]), 1) for c in ("task", "question", "worker"))
+    if n_t * n_q * n_w < 1 << 62:
+        return (t.astype(np.int64) * n_q + q) * n_w + w
+    item = pd.factorize(t.astype(np.int64) * n_q + q, sort=False)[0]
+    return item.astype(np.int64) * n_w + w
 
 
 def _duplicate_rows(codes: dict) -> np.ndarray:
     """Positions (in the live rows) of the answers given more than once by the same annotator."""
-    import pandas as pd
-
-    key = pd.Series(_answer_keys(codes))
-    return np.flatnonzero(key.duplicated(keep=False).to_numpy())
+    key = _answer_keys(codes)
+    srt = np.sort(key)
+    if not len(srt) or not (srt[1:] == srt[:-1]).any():  # the usual case: none (a sort, no hash table)
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    same = np.r_[False, k[1:] == k[:-1]] | np.r_[k[1:] == k[:-1], False]
+    return np.sort(order[same])
 
 
 def _n_groups(codes: dict, dup_rows: np.ndarray) -> int:
@@ -439,16 +444,36 @@ class Counts:
 def factorize(values) -> tuple[np.ndarray, np.ndarray]:
     """``pandas.factorize(values, sort=False)``: a code per row in order of first appearance, and the
     distinct values (object array). A categorical column (:attr:`Prepared.frame`) is factorized on its
-    integer codes, without hashing a string per row."""
+    integer codes, without hashing a string per row (and not at all when its codes already run in
+    order of first appearance, as :func:`prepare` makes them)."""
     import pandas as pd
 
     if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat_codes = values.cat.codes.to_numpy()
-        if not (cat_codes < 0).any():
+        cats = np.asarray(values.cat.categories, dtype=object)
+        if len(cat_codes) and cat_codes[0] == 0 and _first_appearance_order(cat_codes, len(cats)):
+            return cat_codes, cats
+        if not len(cat_codes) or cat_codes.min() >= 0:
             codes, first = pd.factorize(cat_codes, sort=False)
-            return codes, np.asarray(values.cat.categories, dtype=object)[first]
+            return codes, cats[first]
     codes, uniq = pd.factorize(values, sort=False)
     return codes, np.asarray(uniq, dtype=object)
+
+
+def _first_appearance_order(codes: np.ndarray, n_values: int) -> bool:
+    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used."""
+    top = np.maximum.accumulate(codes)
+    return int(top[-1]) == n_values - 1 and bool(np.all(np.diff(top) <= 1)) and bool(np.all(codes >= 0))
+
+
+def sparse_counts(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(key, return_counts=True)`` for keys in ``[0, size)``: a dense count when that is
+    small enough (no sort), else the sort."""
+    if size <= max(4 * len(key), 1 << 20):
+        dense = np.bincount(key, minlength=size)
+        uk = np.flatnonzero(dense)
+        return uk, dense[uk]
+    return np.unique(key, return_counts=True)
 
 
 def count_votes(df) -> Counts:
@@ -460,13 +485,15 @@ def count_votes(df) -> Counts:
         return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e, e)
     t_codes, t_uni = factorize(df["task"])
     q_codes, q_uni = factorize(df["question"])
-    pair = t_codes.astype(np.int64) * len(q_uni) + q_codes
-    item_codes, item_uni = pd.factorize(pair, sort=False)
+    if len(q_uni) == 1:  # one question: the items are the tasks, already in order of first appearance
+        item_codes, item_uni = t_codes, np.arange(len(t_uni), dtype=np.int64)
+    else:
+        item_codes, item_uni = pd.factorize(t_codes.astype(np.int64) * len(q_uni) + q_codes, sort=False)
     items = pd.DataFrame({"task": t_uni[item_uni // len(q_uni)], "question": q_uni[item_uni % len(q_uni)]})
     l_codes, l_uni = factorize(df["label"])
     L = len(l_uni)
     key = item_codes.astype(np.int64) * L + l_codes
-    uk, cnt = np.unique(key, return_counts=True)
+    uk, cnt = sparse_counts(key, len(item_uni) * L)
     item = uk // L
     n = np.bincount(item_codes, minlength=len(items))
     return Counts(items=items, labels=l_uni, item=item, label=uk % L, count=cnt, n=n, row_item=item_codes)

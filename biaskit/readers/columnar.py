@@ -30,7 +30,7 @@ from typing import Any
 
 from ..textcheck import MAX_TEXT
 
-BLOCK = 4 << 20  # bytes per Arrow block and per scan of the raw file (small blocks: a lower peak)
+BLOCK = 1 << 20  # bytes per Arrow block and per scan of the raw file (small blocks: a lower peak)
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 _OTHER_BYTES = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
 _JSON_ESCAPE = re.compile(rb"\\(?:u00[01][0-9a-fA-F]|[bf])")
@@ -139,6 +139,8 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
         if not _lengths_ok(batch):
             return None
         acc.add([batch.column(batch.schema.get_field_index(c)) for c in want])
+        del batch
+    pa.default_memory_pool().release_unused()  # the blocks' memory back to the system, for what comes next
     frame = acc.frame()
     if frame is None or not _csv_values_as_text(frame, skip=numeric):
         return None
@@ -188,6 +190,7 @@ def _read_jsonl(path: Path, columns: Sequence[str]):
     acc = _Columns(want)
     for batch in reader:
         acc.add([pc.dictionary_encode(batch.column(i)) for i in range(len(want))])
+    pa.default_memory_pool().release_unused()
     frame = acc.frame()
     if frame is None:
         return None
@@ -216,6 +219,16 @@ def _json_keys(path: Path, keys: Sequence[str]) -> set[str]:
             tail = data[-(max(len(k) for k in keys) * 6 + 64) :]
 
 
+def _code_type(n_values: int):
+    """The integer type pandas gives the codes of a categorical of ``n_values`` categories."""
+    import numpy as np
+
+    for t in (np.int8, np.int16, np.int32):
+        if n_values < np.iinfo(t).max:
+            return t
+    return np.int64
+
+
 class _Columns:
     """Dictionary-encoded Arrow blocks of some columns -> one pandas ``Categorical`` per column (each
     block's dictionary mapped into one for the whole file)."""
@@ -235,7 +248,8 @@ class _Columns:
             if hasattr(arr, "combine_chunks"):
                 arr = arr.combine_chunks()
             indices = pc.fill_null(arr.indices, -1) if arr.null_count else arr.indices
-            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False))
+            # a copy in the fewest bytes the block's dictionary allows: the Arrow block is let go
+            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(_code_type(len(arr.dictionary))))
             self._dicts[name].append(arr.dictionary)
             self.n_values[name] += len(arr) - arr.null_count
         self.rows += len(arrays[0]) if arrays else 0
@@ -257,10 +271,12 @@ class _Columns:
             glob = enc.indices.to_numpy(zero_copy_only=False)
             uniques = enc.dictionary
             offsets = np.cumsum([0] + [len(d) for d in dicts])
-            out = np.empty(self.rows, dtype=np.int32)
+            out = np.empty(self.rows, dtype=_code_type(len(uniques)))
             at = 0
-            for k, c in enumerate(codes):
-                part = glob[offsets[k] : offsets[k + 1]].astype(np.int32)
+            for k in range(len(codes)):
+                c = codes[k]
+                codes[k] = None
+                part = glob[offsets[k] : offsets[k + 1]].astype(out.dtype)
                 out[at : at + len(c)] = np.where(c >= 0, part[np.maximum(c, 0)] if len(part) else -1, -1)
                 at += len(c)
             cats = pd.Index(pd.array(uniques, dtype="str"))
