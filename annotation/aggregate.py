@@ -435,6 +435,7 @@ class Counts:
     count: np.ndarray  # per entry: votes
     n: np.ndarray  # per item: number of annotators
     row_item: np.ndarray | None = None  # per input row: its item code
+    item_task: np.ndarray | None = None  # per item: its task's code (in order of the tasks' first appearance)
 
     @property
     def n_items(self) -> int:
@@ -450,14 +451,28 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
 
     if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat_codes = values.cat.codes.to_numpy()
-        cats = np.asarray(values.cat.categories, dtype=object)
+        cats = values.cat.categories
         if len(cat_codes) and cat_codes[0] == 0 and _first_appearance_order(cat_codes, len(cats)):
-            return cat_codes, cats
+            return cat_codes, _objects(cats)
         if not len(cat_codes) or cat_codes.min() >= 0:
             codes, first = pd.factorize(cat_codes, sort=False)
-            return codes, cats[first]
+            return codes, np.asarray(cats.take(first), dtype=object)
     codes, uniq = pd.factorize(values, sort=False)
     return codes, np.asarray(uniq, dtype=object)
+
+
+_OBJECTS: list[tuple[Any, np.ndarray]] = []  # the last categories made Python strings, and those strings
+
+
+def _objects(cats) -> np.ndarray:
+    """``cats`` (an Index) as an object array, made once for the categories of a prepared frame (every
+    statistic of the whole frame asks for them)."""
+    for known, arr in _OBJECTS:
+        if known is cats:
+            return arr
+    arr = np.asarray(cats, dtype=object)
+    _OBJECTS[:] = [(cats, arr), *_OBJECTS[:3]]
+    return arr
 
 
 def _first_appearance_order(codes: np.ndarray, n_values: int) -> bool:
@@ -489,6 +504,7 @@ def count_votes(df) -> Counts:
         item_codes, item_uni = t_codes, np.arange(len(t_uni), dtype=np.int64)
     else:
         item_codes, item_uni = pd.factorize(t_codes.astype(np.int64) * len(q_uni) + q_codes, sort=False)
+    item_task = item_uni // len(q_uni)
     items = pd.DataFrame({"task": t_uni[item_uni // len(q_uni)], "question": q_uni[item_uni % len(q_uni)]})
     l_codes, l_uni = factorize(df["label"])
     L = len(l_uni)
@@ -496,7 +512,9 @@ def count_votes(df) -> Counts:
     uk, cnt = sparse_counts(key, len(item_uni) * L)
     item = uk // L
     n = np.bincount(item_codes, minlength=len(items))
-    return Counts(items=items, labels=l_uni, item=item, label=uk % L, count=cnt, n=n, row_item=item_codes)
+    return Counts(
+        items=items, labels=l_uni, item=item, label=uk % L, count=cnt, n=n, row_item=item_codes, item_task=item_task
+    )
 
 
 def _tie_pick(seed: int, task: str, question: str, options: list[str]) -> str:

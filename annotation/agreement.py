@@ -40,7 +40,7 @@ import numpy as np
 from biaskit.errors import InputError, require
 from biaskit.tables import md_table, num
 
-from .aggregate import Counts, count_votes, prepare
+from .aggregate import Counts, count_votes, factorize, prepare, sparse_counts
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -112,7 +112,8 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     ``df``: prepared judgments (task, question, worker, label). Returns the mean, the
     overlap-weighted mean, the number of pairs used and of pairs without a defined kappa.
     All co-annotations are enumerated in numpy: rows sorted by item, row ``r`` paired with row
-    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item.
+    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item; each slice of rows is
+    reduced to counts per annotator pair (and per pair and label) at once, so memory stays at a slice.
     """
     import pandas as pd
 
@@ -125,35 +126,30 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     }
     if len(df) == 0:
         return res
-    t_codes, t_uni = pd.factorize(df["task"])
-    q_codes, q_uni = pd.factorize(df["question"])
+    t_codes, t_uni = factorize(df["task"])
+    q_codes, q_uni = factorize(df["question"])
     item = t_codes.astype(np.int64) * len(q_uni) + q_codes
-    w_codes, w_uni = pd.factorize(df["worker"])
-    l_codes, l_uni = pd.factorize(
-        pd.Series(q_codes).astype(str).to_numpy() + "\x1f" + df["label"].astype(str).to_numpy()
-    )
+    w_codes, w_uni = factorize(df["worker"])
+    l0, l0_uni = factorize(df["label"])  # labels of different questions are different categories
+    l_codes, l_uni = pd.factorize(q_codes.astype(np.int64) * max(len(l0_uni), 1) + l0, sort=False)
     order = np.argsort(item, kind="stable")
     it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
-    max_n = int(np.bincount(pd.factorize(it)[0]).max())
-    A, B, LA, LB = [], [], [], []
-    for d in range(1, max_n):
-        m = it[:-d] == it[d:]
-        a, b, la, lb = w[:-d][m], w[d:][m], lab[:-d][m], lab[d:][m]
-        swap = a > b
-        A.append(np.where(swap, b, a))
-        B.append(np.where(swap, a, b))
-        LA.append(np.where(swap, lb, la))
-        LB.append(np.where(swap, la, lb))
-    if not A or sum(len(x) for x in A) == 0:
-        return res
-    a, b, la, lb = (np.concatenate(x) for x in (A, B, LA, LB))
+    del order, item
+    max_n = int(sparse_counts(pd.factorize(it)[0], len(it))[1].max())
     W, L = len(w_uni), len(l_uni)
-    pu, pinv = np.unique(a * W + b, return_inverse=True)
-    n = np.bincount(pinv).astype(np.float64)
-    agree = np.bincount(pinv, weights=(la == lb).astype(np.float64), minlength=len(pu))
+    pairs = _PairCounts(W, L)
+    step = 1 << 20
+    for d in range(1, max_n):
+        for lo in range(0, len(it) - d, step):
+            hi = min(lo + step, len(it) - d)
+            m = it[lo:hi] == it[lo + d : hi + d]
+            a, b, la, lb = w[lo:hi][m], w[lo + d : hi + d][m], lab[lo:hi][m], lab[lo + d : hi + d][m]
+            swap = a > b
+            pairs.add(np.where(swap, b, a), np.where(swap, a, b), np.where(swap, lb, la), np.where(swap, la, lb))
+    if not pairs.n:
+        return res
+    pu, n, agree, k1, c1, k2, c2 = pairs.result()
     # marginals per (pair, label), sparse: sum_l c1[p, l] * c2[p, l]
-    k1, c1 = np.unique(pinv * L + la, return_counts=True)
-    k2, c2 = np.unique(pinv * L + lb, return_counts=True)
     common, i1, i2 = np.intersect1d(k1, k2, assume_unique=True, return_indices=True)
     pe_num = np.bincount(common // L, weights=c1[i1].astype(np.float64) * c2[i2], minlength=len(pu))
     keep = n >= min_overlap
@@ -169,6 +165,57 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
         res["mean_pairwise_cohen_kappa"] = _f(kappa.mean())
         res["weighted_pairwise_cohen_kappa"] = _f(np.average(kappa, weights=n[keep][defined]))
     return res
+
+
+class _PairCounts:
+    """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
+    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it (sparse int64 keys)."""
+
+    def __init__(self, n_workers: int, n_labels: int):
+        self.W, self.L = n_workers, n_labels
+        self.n = 0
+        self._parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
+        if not len(a):
+            return
+        self.n += len(a)
+        pair = a * self.W + b
+        self._parts.append(
+            (
+                *_count(pair),
+                *_count(pair[la == lb]),
+                *_count(pair * self.L + la),
+                *_count(pair * self.L + lb),
+            )
+        )
+        if len(self._parts) >= 16:
+            self._parts = [self._merged()]
+
+    def _merged(self) -> tuple[np.ndarray, ...]:
+        out: list[np.ndarray] = []
+        for j in range(0, 8, 2):
+            out += _count(np.concatenate([p[j] for p in self._parts]), np.concatenate([p[j + 1] for p in self._parts]))
+        return tuple(out)
+
+    def result(self):
+        """(pairs, shared, agreed, (pair, label) keys of a and counts, of b and counts); pairs as keys
+        ``a * W + b`` in increasing order (float counts, as the kappas use them)."""
+        pu, n, ak, ac, k1, c1, k2, c2 = self._merged()
+        agree = np.zeros(len(pu))
+        agree[np.searchsorted(pu, ak)] = ac
+        # (pair, label) keys over pair *indices*, as numpy.unique(..., return_inverse) would number them
+        idx1, idx2 = np.searchsorted(pu, k1 // self.L), np.searchsorted(pu, k2 // self.L)
+        return pu, n.astype(np.float64), agree, idx1 * self.L + k1 % self.L, c1, idx2 * self.L + k2 % self.L, c2
+
+
+def _count(keys: np.ndarray, weights: np.ndarray | None = None) -> list[np.ndarray]:
+    """Distinct keys (increasing) and how many times each occurs (or the sum of its ``weights``)."""
+    if weights is None:
+        u, c = np.unique(keys, return_counts=True)
+        return [u, c.astype(np.int64)]
+    u, inv = np.unique(keys, return_inverse=True)
+    return [u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).astype(np.int64)]
 
 
 def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,9 +234,15 @@ def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _namespaced(df):
-    d = df.copy()
-    d["label"] = d["question"].astype(str) + "=" + d["label"].astype(str)
-    return d
+    """The labels as ``question=label`` (each question's labels are categories of their own)."""
+    import pandas as pd
+
+    q_codes, q_uni = factorize(df["question"])
+    l_codes, l_uni = factorize(df["label"])
+    codes, first = pd.factorize(q_codes.astype(np.int64) * max(len(l_uni), 1) + l_codes, sort=False)
+    names = [f"{q_uni[k // len(l_uni)]}={l_uni[k % len(l_uni)]}" for k in first.tolist()]
+    merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)  # 'a=b' + 'c' is 'a' + 'b=c'
+    return df.assign(label=pd.Categorical.from_codes(merged[codes], categories=pd.Index(uniq, dtype="str")))
 
 
 def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
@@ -242,22 +295,23 @@ def per_annotator(df, c: Counts) -> list[dict]:
 
     win, top, tie = _majority_label(c)
     item = c.row_item
-    lab_codes = pd.Index(c.labels).get_indexer(df["label"])
+    l_codes, l_uni = factorize(df["label"])
+    lab_codes = pd.Index(c.labels).get_indexer(l_uni)[l_codes] if len(l_uni) else l_codes
     usable = (c.n[item] >= 2) & ~tie[item]
     agree = (lab_codes == win[item]) & usable
-    t = pd.DataFrame({"worker": df["worker"].to_numpy(), "usable": usable, "agree": agree})
-    g = t.groupby("worker", sort=True)
-    res = pd.DataFrame({"n_items": g.size(), "n_compared": g["usable"].sum(), "n_agree": g["agree"].sum()})
-    # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators
+    w_codes, w_uni = factorize(df["worker"])
+    n_items = np.bincount(w_codes, minlength=len(w_uni))
+    n_compared = np.bincount(w_codes, weights=usable, minlength=len(w_uni)).astype(np.int64)
+    n_agree = np.bincount(w_codes, weights=agree, minlength=len(w_uni)).astype(np.int64)
+    # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators (sorted by annotator)
     return [
-        {"worker": w, "n_items": int(n), "n_compared": int(nc), "agreement_with_majority": _f(na / nc) if nc else None}
-        for w, n, nc, na in zip(
-            res.index.tolist(),
-            res["n_items"].tolist(),
-            res["n_compared"].tolist(),
-            res["n_agree"].tolist(),
-            strict=False,
-        )
+        {
+            "worker": w_uni[k],
+            "n_items": int(n_items[k]),
+            "n_compared": int(n_compared[k]),
+            "agreement_with_majority": _f(int(n_agree[k]) / int(n_compared[k])) if n_compared[k] else None,
+        }
+        for k in np.argsort(np.asarray(w_uni, dtype=str), kind="stable").tolist()
     ]
 
 
@@ -291,6 +345,23 @@ def core_stats(df, level: str = "nominal") -> dict:
     }
 
 
+def by_value(df, col: str):
+    """``(value, rows of df)`` for each value of a column, sorted by value as text: what
+    ``df.groupby(col, sort=True)`` gives on the values present, through integer codes."""
+    codes, values = factorize(df[col])
+    for _, group in _by_code(df, codes, values):
+        yield group
+
+
+def _by_code(df, codes: np.ndarray, values: Any):
+    """``(code, (value, rows of df))`` for each value of ``values`` the rows' ``codes`` use, sorted by value as text."""
+    values = np.asarray(values, dtype=object)
+    for k in np.argsort(values.astype(str), kind="stable").tolist():
+        mask = codes == k
+        if mask.any():
+            yield k, (values[k], df[mask])
+
+
 def agreement(
     judgments,
     *,
@@ -307,12 +378,10 @@ def agreement(
     ``per_target``: StereoSet's per-term agreement with its counts (:mod:`.targets`); ``min_agree``
     is the retention threshold of those tables (default: a strict majority of the usual number of
     annotators per item, 3 of 5)."""
-    import pandas as pd
-
     from . import targets
 
     prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
-    df = prep.df
+    df = prep.frame
     if len(df) == 0:
         raise InputError(
             "no judgments with a label: agreement is undefined.",
@@ -323,7 +392,8 @@ def agreement(
     report["level_of_measurement"] = level
     report["n_missing_labels"] = prep.n_missing
     report["n_text_skipped"] = prep.n_text
-    report["questions"] = sorted(df["question"].unique().tolist())
+    q_codes, q_uni = factorize(df["question"])
+    report["questions"] = sorted(str(q) for q in q_uni)
     questions = report["questions"]
     if len(questions) == 1:  # the pooled figures are this question's
         report["per_question"] = {
@@ -335,15 +405,15 @@ def agreement(
         }
     else:
         report["per_question"] = {
-            q: metrics(sub, level=level, min_overlap=min_overlap) for q, sub in df.groupby("question", sort=True)
+            q: metrics(sub, level=level, min_overlap=min_overlap) for _, (q, sub) in _by_code(df, q_codes, q_uni)
         }
-    for q, sub in df.groupby("question", sort=True):
+    for _, (q, sub) in _by_code(df, q_codes, q_uni):
         report["per_question"][q]["retention"] = retention(count_votes(sub))
     info = targets.task_info(data_path)
-    bt_raw, target, row_ref = targets.resolve(df, info)
     c = count_votes(df)
+    known = targets.resolve_codes(df, info, c)
     _, top, _ = _majority_label(c)
-    ref_label, ref_votes = targets.item_reference_votes(c, row_ref.to_numpy())
+    ref_label, ref_votes = known.ref, targets.reference_votes(c, known.ref)
     if min_agree is None:
         min_agree = cast(int, targets.default_min_agree(c))  # not None: df has judgments, so c has items
     elif min_agree < 1:
@@ -351,19 +421,16 @@ def agreement(
     tasks = targets.task_table(c, ref_votes, top, min_agree)
     report.update(targets.summarize_tasks(tasks, min_agree))
     report["reference_agreement_definition"] = targets.DEFINITION
-    if bt_raw.notna().any():
-        bt = bt_raw.astype("object").where(bt_raw.notna(), targets.UNKNOWN).astype(str)
-        report["per_bias_type"] = {}
-        first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "bt": bt.to_numpy()}).drop_duplicates("task")
-        tasks_bt = tasks["task"].map(dict(zip(first["task"].tolist(), first["bt"].tolist(), strict=False)))
-        for b, sub in df.groupby(bt.to_numpy(), sort=True):
+    report["per_bias_type"] = {}
+    if known.has("bias_type"):
+        bt_task, bt_names = known.named_tasks("bias_type")
+        tasks_bt = bt_task[tasks["task_code"].to_numpy()]
+        for k, (b, sub) in _by_code(df, bt_task[known.row_task], bt_names):
             report["per_bias_type"][b] = {
                 **metrics(sub, level=level, min_overlap=min_overlap),
-                **targets.summarize_tasks(tasks[tasks_bt == b], min_agree),
+                **targets.summarize_tasks(tasks[tasks_bt == k], min_agree),
             }
-    else:
-        report["per_bias_type"] = {}
-    report["per_target"] = targets.target_rows(df, tasks, bt_raw, target, min_agree, lambda sub: core_stats(sub, level))
+    report["per_target"] = targets.target_rows(df, tasks, known, min_agree, lambda sub: core_stats(sub, level))
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
     items = item_table(df, c)
@@ -371,14 +438,9 @@ def agreement(
         items["reference_label"] = ref_label
         items["reference_votes"] = ref_votes
     if report["per_target"] or report["per_bias_type"]:
-        for name, col in (("bias_type", bt_raw), ("target", target)):
-            if col.notna().any():
-                first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "v": col.to_numpy()}).drop_duplicates(
-                    "task"
-                )
-                items[name] = (
-                    items["task"].astype(str).map(dict(zip(first["task"].tolist(), first["v"].tolist(), strict=False)))
-                )
+        for name in ("bias_type", "target"):
+            if known.has(name):
+                items[name] = known.raw_tasks(name)[c.item_task]
     return report, items
 
 
@@ -512,7 +574,10 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
-    df = read_judgments(judgments_path)
+    from .aggregate import judgment_columns
+
+    keep = ("bias_type", "target", "reference")
+    df = read_judgments(judgments_path, columns=judgment_columns(kw.get("duplicates", "error"), keep=keep))
     rep, items = agreement(df, source=str(judgments_path), **kw)
     rep["per_item_file"] = "agreement_items.csv"
     if len(df) and "settled_by" in df.columns:  # pulled from a project with adaptive overlap

@@ -187,6 +187,108 @@ def resolve(df, info: TaskInfo):
     return out["bias_type"], out["target"], ref
 
 
+@dataclass
+class Known:
+    """What is known of each task (:func:`resolve_codes`): its bias type and target term as codes into
+    ``values`` (-1: unknown; the same for every row of a task), each item's reference label, and each
+    task's first row (tasks numbered as in :attr:`~.aggregate.Counts.item_task`)."""
+
+    task_codes: dict[str, np.ndarray]  # name -> per task: code into values[name], -1 unknown
+    values: dict[str, np.ndarray]  # name -> distinct values (object: str)
+    row_task: np.ndarray  # per row: its task's code
+    first_row: np.ndarray  # per task: its first row
+    ref: np.ndarray  # per item: the reference label (object, None unknown)
+
+    def has(self, name: str) -> bool:
+        return bool((self.task_codes[name] >= 0).any())
+
+    def named_tasks(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per task: a code into the names, where an unknown value is :data:`UNKNOWN` (names that read
+        the same are one)."""
+        import pandas as pd
+
+        names = np.append(np.asarray(self.values[name], dtype=object), UNKNOWN).astype(str)
+        merged, uniq = pd.factorize(names, sort=False)
+        codes = self.task_codes[name]
+        return merged[np.where(codes < 0, len(names) - 1, codes)], np.asarray(uniq, dtype=object)
+
+    def raw_tasks(self, name: str) -> np.ndarray:
+        """Per task: the value (object; None unknown)."""
+        return np.append(np.asarray(self.values[name], dtype=object), None)[self.task_codes[name]]
+
+
+def resolve_codes(df, info: TaskInfo, c) -> Known:
+    """:func:`resolve` through integer codes (``c``: :func:`~.aggregate.count_votes` of ``df``): bias type
+    and target of each task from the data, else from the judgment columns (the first non-empty value of
+    the task's rows, as text); the reference label of each item from the data, else from the judgment
+    column ``reference`` (a non-empty value, as text)."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    row_task, task_names = factorize(df["task"])
+    n_tasks = len(task_names)
+    first_row = np.full(n_tasks, -1, dtype=np.int64)
+    first_row[row_task[::-1]] = np.arange(len(row_task) - 1, -1, -1)  # the last write of each task: its first row
+    task_codes, values = {}, {}
+    for name, from_data in (("bias_type", info.bias_type), ("target", info.target)):
+        if from_data:
+            per_task = np.array([from_data.get(str(t)) for t in task_names], dtype=object)
+        else:
+            per_task = _first_values(df, name, row_task, n_tasks)
+        known = np.array([v is not None for v in per_task], dtype=bool)
+        codes, uniq = pd.factorize(per_task[known], sort=False) if known.any() else (np.zeros(0, np.int64), [])
+        tc = np.full(n_tasks, -1, dtype=np.int64)
+        tc[known] = codes
+        task_codes[name], values[name] = tc, np.asarray(uniq, dtype=object)
+    ref = np.full(c.n_items, None, dtype=object)
+    if info.reference:
+        items = c.items
+        ref = np.array(
+            [info.reference.get((str(t), str(q))) for t, q in zip(items["task"], items["question"], strict=False)],
+            dtype=object,
+        )
+    elif "reference" in df.columns:
+        codes, vals = _text_values(df["reference"])
+        has = codes >= 0
+        if has.any():
+            item_code = np.full(c.n_items, -1, dtype=np.int64)
+            item_code[c.row_item[has]] = codes[has]  # one reference per item (as item_reference_votes)
+            ref = np.append(vals, None)[item_code]
+    return Known(task_codes, values, row_task, first_row, ref)
+
+
+def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
+    """Per row a code into the distinct values as text (``str(value)``), -1 where the value is missing
+    or blank."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    codes, uniq = factorize(col)
+    uniq = pd.Series(uniq, dtype=object)
+    ok = (uniq.notna() & (uniq.astype(str).str.strip() != "")).to_numpy(dtype=bool)
+    text = np.array([str(v) for v in uniq], dtype=object)
+    merged, names = pd.factorize(text, sort=False) if len(text) else (np.zeros(0, np.int64), [])
+    lut = np.where(ok, merged, -1)
+    return np.where(codes >= 0, lut[np.maximum(codes, 0)] if len(lut) else -1, -1), np.asarray(names, dtype=object)
+
+
+def _first_values(df, col: str, row_task: np.ndarray, n_tasks: int) -> np.ndarray:
+    """Per task: the first non-empty value of a judgment column among its rows, as text (None: none)."""
+    out = np.full(n_tasks, None, dtype=object)
+    if col not in df.columns:
+        return out
+    codes, names = _text_values(df[col])
+    ok = np.flatnonzero(codes >= 0)
+    if len(ok):
+        first = np.full(n_tasks, -1, dtype=np.int64)
+        first[row_task[ok[::-1]]] = ok[::-1]
+        has = first >= 0
+        out[has] = names[codes[first[has]]]
+    return out
+
+
 def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
     """Per item of ``c`` (:class:`~.aggregate.Counts`): its reference label (object, None when
     unknown) and the votes for it (float, NaN when unknown; 0 when nobody chose it)."""
@@ -197,15 +299,25 @@ def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
     has = pd.notna(rr)
     if has.any():
         ref[c.row_item[has]] = rr[has]  # one reference per item (same for every row of the item)
+    return ref, reference_votes(c, ref)
+
+
+def reference_votes(c, ref: np.ndarray) -> np.ndarray:
+    """Per item: the votes for its reference label ``ref`` (float; NaN when unknown, 0 when nobody chose it)."""
+    import pandas as pd
+
     votes = np.full(c.n_items, np.nan)
     known = pd.notna(ref)
     if known.any():
         L = max(len(c.labels), 1)
         code = pd.Index(c.labels).get_indexer(ref[known].astype(str)) if len(c.labels) else np.full(known.sum(), -1)
-        entry = dict(zip((c.item * L + c.label).tolist(), c.count.tolist(), strict=False))
         idx = np.flatnonzero(known)
-        votes[idx] = [entry.get(int(i) * L + int(k), 0) if k >= 0 else 0 for i, k in zip(idx, code, strict=False)]
-    return ref, votes
+        want = idx.astype(np.int64) * L + code
+        keys = c.item.astype(np.int64) * L + c.label  # increasing (count_votes sorts its entries)
+        at = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+        found = (code >= 0) & (len(keys) > 0) & (keys[at] == want if len(keys) else False)
+        votes[idx] = np.where(found, c.count[at] if len(keys) else 0, 0)
+    return votes
 
 
 def default_min_agree(c) -> int | None:
@@ -225,7 +337,7 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
     has_ref = ~np.isnan(ref_votes)
     t = pd.DataFrame(
         {
-            "task": c.items["task"].astype(str).to_numpy(),
+            "task": c.item_task if c.item_task is not None else c.items["task"].astype(str).to_numpy(),
             "n": n,
             "top": top.astype(np.float64),
             "has_ref": has_ref,
@@ -256,7 +368,13 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
         }
     )
     tab["retained"] = np.where(tab["n_reference_items"] > 0, tab["ok_ref"], tab["ok_top"])
-    return tab.drop(columns=["ok_ref", "ok_top"]).reset_index()
+    tab = tab.drop(columns=["ok_ref", "ok_top"]).reset_index()
+    if c.item_task is not None:  # grouped by the tasks' codes: their names back (the codes kept beside)
+        names = np.empty(int(c.item_task.max()) + 1 if len(c.item_task) else 0, dtype=object)
+        names[c.item_task] = c.items["task"].astype(str).to_numpy()
+        tab["task_code"] = tab["task"].to_numpy()
+        tab["task"] = names[tab["task_code"].to_numpy()]
+    return tab
 
 
 def _f(x: Any) -> float | None:
@@ -285,23 +403,23 @@ def summarize_tasks(tasks, min_agree: int) -> dict:
     }
 
 
-def target_rows(df, tasks, bias_type, target, min_agree: int, stats) -> list[dict]:
+def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
     """One row per (bias type, target term), sorted by bias type, then reference agreement (highest
-    first, as StereoSet's Table 10), then term. ``stats(sub)``: agreement statistics of the rows."""
-    if target.isna().all():
+    first, as StereoSet's Table 10), then term. ``known``: :func:`resolve_codes` of ``df``; ``tasks``:
+    :func:`task_table`; ``stats(sub)``: agreement statistics of the rows."""
+    if not known.has("target"):
         return []
     import pandas as pd
 
-    b_codes, b_uni = pd.factorize(bias_type.astype(object).where(bias_type.notna(), UNKNOWN))
-    t_codes, t_uni = pd.factorize(target.astype(object).where(target.notna(), UNKNOWN))
-    group, g_uni = pd.factorize(b_codes.astype(np.int64) * len(t_uni) + t_codes)
-    task_codes, task_uni = pd.factorize(df["task"].astype(str))
-    _, first = np.unique(task_codes, return_index=True)  # a task's first row gives its term
-    group_of = np.full(len(task_uni), -1, dtype=np.int64)
-    group_of[task_codes[first]] = group[first]
-    tk = tasks.assign(group=group_of[pd.Index(task_uni).get_indexer(tasks["task"].astype(str))])
+    from .aggregate import factorize
+
+    b_task, b_uni = known.named_tasks("bias_type")
+    t_task, t_uni = known.named_tasks("target")
+    group_of, g_uni = pd.factorize(b_task.astype(np.int64) * len(t_uni) + t_task, sort=False)  # per task
+    group = group_of[known.row_task]  # per row
+    tk = tasks.assign(group=group_of[tasks["task_code"].to_numpy()])
     n_judg = np.bincount(group, minlength=len(g_uni))
-    w_codes, w_uni = pd.factorize(df["worker"])
+    w_codes, w_uni = factorize(df["worker"])
     n_ann = np.bincount(
         np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
     )
