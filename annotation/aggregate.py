@@ -216,10 +216,16 @@ def prepare(
         sel[drop] = False
         rows = rows[sel]
         codes = {col: (c[sel], u) for col, (c, u) in codes.items()}
-    out = pd.DataFrame({col: pd.Categorical.from_codes(c, categories=u) for col, (c, u) in codes.items()})
+    from biaskit.readers.columnar import categorical
+
+    out = pd.DataFrame({col: categorical(c, u) for col, (c, u) in codes.items()})  # texts distinct: factorized
     for col in keep:
         if col in df.columns:
-            out[col] = df[col].to_numpy()[rows]
+            kept = df[col]
+            if isinstance(kept.dtype, pd.CategoricalDtype):  # codes taken, not a Python object per row
+                out[col] = pd.Categorical.from_codes(kept.cat.codes.to_numpy()[rows], dtype=kept.dtype)
+            else:
+                out[col] = kept.to_numpy()[rows]
     return Prepared(
         frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed
     )

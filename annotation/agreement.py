@@ -72,8 +72,8 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
     m, used = m[:, nz], used[nz]
     if m.shape[1] < 2:  # one category only: no variation, alpha undefined (0/0)
         return None
-    kr = require("krippendorff", "annotation", "Krippendorff's alpha")
-    kw: dict[str, Any] = {}
+    require("krippendorff", "annotation", "Krippendorff's alpha")
+    vals = np.arange(m.shape[1], dtype=np.float64)
     if level != "nominal":
         try:
             vals = np.array([float(x) for x in c.labels[used]])
@@ -84,8 +84,45 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
             ) from None
         order = np.argsort(vals)
         m, vals = m[:, order], vals[order]
-        kw["value_domain"] = vals
-    return _f(kr.alpha(value_counts=m, level_of_measurement=level, **kw))
+    return _f(alpha_from_counts(m, vals, level))
+
+
+def alpha_from_counts(value_counts: np.ndarray, value_domain: np.ndarray, level: str = "nominal") -> float:
+    """Krippendorff's alpha of a units x values count matrix, as ``krippendorff.alpha(value_counts=...,
+    value_domain=..., level_of_measurement=level)`` computes it (the package's coincidence, expected and
+    distance matrices), with the coincidence matrix summed per number of pairable values: units that
+    have ``m`` values add ``(n n^T - diag n) / (m - 1)``, whose sum over those units is a matrix of
+    integers. The package builds a units x values x values array for it (a million units of five
+    values: three arrays of 200 MB); this takes a values x values matrix per distinct ``m``."""
+    counts = np.asarray(value_counts, dtype=np.float64)
+    V = counts.shape[1]
+    pairable = np.maximum(counts.sum(axis=1), 2)
+    o = np.zeros((V, V))
+    for m in np.unique(pairable).tolist():
+        rows = counts[pairable == m]
+        o += (rows.T @ rows - np.diag(rows.sum(axis=0))) / (m - 1)
+    n_v = o.sum(axis=0)
+    e = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)
+    d = _distance_matrix(np.asarray(value_domain), n_v, level)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no disagreement expected: 0/0, alpha undefined
+        return float(1 - (o * d).sum() / (e * d).sum())
+
+
+def _distance_matrix(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """The ``krippendorff`` package's squared distances between the values of an ordered domain."""
+    v1, v2 = domain[:, np.newaxis], domain[np.newaxis, :]
+    if level == "nominal":
+        return (v1 != v2).astype(np.float64)
+    if level == "interval":
+        return ((v1 - v2) ** 2).astype(np.float64)
+    if level == "ratio":
+        s = v1 + v2
+        return np.divide(v1 - v2, s, out=np.zeros(np.broadcast(v1, v2).shape), where=s != 0) ** 2
+    idx = np.arange(len(domain))
+    i1, i2 = np.minimum(idx[:, np.newaxis], idx[np.newaxis, :]), np.maximum(idx[:, np.newaxis], idx[np.newaxis, :])
+    ranges = np.dstack((i1, i2 + 1))
+    between = np.add.reduceat(np.append(n_v, 0), ranges.reshape(-1))[::2].reshape(*i1.shape)
+    return (between - (n_v[i1] + n_v[i2]) / 2) ** 2
 
 
 def fleiss_kappa(c: Counts) -> tuple[float | None, float | None, np.ndarray]:

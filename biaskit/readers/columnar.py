@@ -219,6 +219,19 @@ def _json_keys(path: Path, keys: Sequence[str]) -> set[str]:
             tail = data[-(max(len(k) for k in keys) * 6 + 64) :]
 
 
+def categorical(codes, categories):
+    """``pandas.Categorical.from_codes`` for categories known to be distinct (the dictionary of a column):
+    without pandas' check, which builds a hash table of every category as a Python string (a million
+    task ids: a hundred MB) and keeps it."""
+    import pandas as pd
+
+    try:
+        dtype = pd.CategoricalDtype._from_fastpath(categories, False)
+    except (AttributeError, TypeError):  # a pandas without the private constructor: the checked one
+        dtype = pd.CategoricalDtype(categories)
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
 def _code_type(n_values: int):
     """The integer type pandas gives the codes of a categorical of ``n_values`` categories."""
     import numpy as np
@@ -279,6 +292,5 @@ class _Columns:
                 part = glob[offsets[k] : offsets[k + 1]].astype(out.dtype)
                 out[at : at + len(c)] = np.where(c >= 0, part[np.maximum(c, 0)] if len(part) else -1, -1)
                 at += len(c)
-            cats = pd.Index(pd.array(uniques, dtype="str"))
-            cols[name] = pd.Categorical.from_codes(out, categories=cats)
+            cols[name] = categorical(out, pd.Index(pd.array(uniques, dtype="str")))
         return pd.DataFrame(cols)
