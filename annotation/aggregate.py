@@ -442,6 +442,7 @@ class Counts:
     n: np.ndarray  # per item: number of annotators
     row_item: np.ndarray | None = None  # per input row: its item code
     item_task: np.ndarray | None = None  # per item: its task's code (in order of the tasks' first appearance)
+    item_question: np.ndarray | None = None  # per item: its question's code
 
     @property
     def n_items(self) -> int:
@@ -506,20 +507,38 @@ def count_votes(df) -> Counts:
         return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e, e)
     t_codes, t_uni = factorize(df["task"])
     q_codes, q_uni = factorize(df["question"])
-    if len(q_uni) == 1:  # one question: the items are the tasks, already in order of first appearance
-        item_codes, item_uni = t_codes, np.arange(len(t_uni), dtype=np.int64)
-    else:
-        item_codes, item_uni = pd.factorize(t_codes.astype(np.int64) * len(q_uni) + q_codes, sort=False)
-    item_task = item_uni // len(q_uni)
-    items = pd.DataFrame({"task": t_uni[item_uni // len(q_uni)], "question": q_uni[item_uni % len(q_uni)]})
     l_codes, l_uni = factorize(df["label"])
-    L = len(l_uni)
-    key = item_codes.astype(np.int64) * L + l_codes
-    uk, cnt = sparse_counts(key, len(item_uni) * L)
-    item = uk // L
-    n = np.bincount(item_codes, minlength=len(items))
+    c = counts_of_codes(t_codes, q_codes, len(q_uni), l_codes, l_uni)
+    c.items = pd.DataFrame({"task": t_uni[c.item_task], "question": q_uni[c.item_question]})
+    return c
+
+
+def counts_of_codes(task, question, n_questions: int, label, labels) -> Counts:
+    """:func:`count_votes` of rows given as integer codes, each numbered in order of first appearance
+    (``pandas.factorize``); ``labels``: the label of each label code. ``items`` is left out (None)."""
+    import pandas as pd
+
+    if n_questions == 1:  # one question: the items are the tasks, already in order of first appearance
+        item_codes = task
+        item_task = np.arange(int(task.max()) + 1 if len(task) else 0, dtype=np.int64)
+        item_question = np.zeros(len(item_task), dtype=np.int64)
+    else:
+        item_codes, item_uni = pd.factorize(task.astype(np.int64) * n_questions + question, sort=False)
+        item_task, item_question = item_uni // n_questions, item_uni % n_questions
+    L = len(labels)
+    key = item_codes.astype(np.int64) * L + label
+    uk, cnt = sparse_counts(key, len(item_task) * L)
+    n = np.bincount(item_codes, minlength=len(item_task))
     return Counts(
-        items=items, labels=l_uni, item=item, label=uk % L, count=cnt, n=n, row_item=item_codes, item_task=item_task
+        items=None,
+        labels=labels,
+        item=uk // L,
+        label=uk % L,
+        count=cnt,
+        n=n,
+        row_item=item_codes,
+        item_task=item_task,
+        item_question=item_question,
     )
 
 

@@ -40,7 +40,7 @@ import numpy as np
 from biaskit.errors import InputError, require
 from biaskit.tables import md_table, num
 
-from .aggregate import Counts, count_votes, factorize, prepare, sparse_counts
+from .aggregate import Counts, count_votes, counts_of_codes, factorize, prepare, sparse_counts
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -172,7 +172,8 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     order = np.argsort(item, kind="stable")
     it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
     del order, item
-    max_n = int(sparse_counts(pd.factorize(it)[0], len(it))[1].max())
+    starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])
+    max_n = int(np.diff(starts).max())  # the most annotators on one item
     W, L = len(w_uni), len(l_uni)
     pairs = _PairCounts(W, L)
     step = 1 << 20
@@ -206,11 +207,19 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
 
 class _PairCounts:
     """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
-    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it (sparse int64 keys)."""
+    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it. Counted in dense arrays
+    when annotators x annotators x labels is small (a few thousand annotators), else as sparse int64 keys."""
+
+    DENSE = 1 << 23
 
     def __init__(self, n_workers: int, n_labels: int):
         self.W, self.L = n_workers, n_labels
         self.n = 0
+        self.dense = n_workers * n_workers * max(n_labels, 1) <= self.DENSE
+        if self.dense:
+            P = n_workers * n_workers
+            self._n, self._agree = np.zeros(P, np.int64), np.zeros(P, np.int64)
+            self._c1, self._c2 = np.zeros(P * n_labels, np.int64), np.zeros(P * n_labels, np.int64)
         self._parts: list[tuple[np.ndarray, ...]] = []
 
     def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
@@ -218,6 +227,13 @@ class _PairCounts:
             return
         self.n += len(a)
         pair = a * self.W + b
+        if self.dense:
+            P = len(self._n)
+            self._n += np.bincount(pair, minlength=P)
+            self._agree += np.bincount(pair[la == lb], minlength=P)
+            self._c1 += np.bincount(pair * self.L + la, minlength=P * self.L)
+            self._c2 += np.bincount(pair * self.L + lb, minlength=P * self.L)
+            return
         self._parts.append(
             (
                 *_count(pair),
@@ -230,7 +246,13 @@ class _PairCounts:
             self._parts = [self._merged()]
 
     def _merged(self) -> tuple[np.ndarray, ...]:
-        out: list[np.ndarray] = []
+        if self.dense:
+            out: list[np.ndarray] = []
+            for arr in (self._n, self._agree, self._c1, self._c2):
+                k = np.flatnonzero(arr)
+                out += [k, arr[k]]
+            return tuple(out)
+        out = []
         for j in range(0, 8, 2):
             out += _count(np.concatenate([p[j] for p in self._parts]), np.concatenate([p[j + 1] for p in self._parts]))
         return tuple(out)
@@ -370,10 +392,26 @@ def item_table(df, c: Counts):
 
 def core_stats(df, level: str = "nominal") -> dict:
     """Fleiss' kappa, percent agreement and Krippendorff's alpha of a subset (per target term)."""
-    d = _namespaced(df) if df["question"].nunique() > 1 else df
-    c = count_votes(d)
+    t, _ = factorize(df["task"])
+    q, q_uni = factorize(df["question"])
+    lab, l_uni = factorize(df["label"])
+    return codes_stats(t, q, q_uni, lab, l_uni, level)
+
+
+def codes_stats(task, question, questions, label, labels, level: str = "nominal") -> dict:
+    """:func:`core_stats` of rows given as codes in order of first appearance (``pandas.factorize``), with
+    the distinct questions and labels: labels namespaced by question when there are several."""
+    import pandas as pd
+
+    several = len(questions) > 1
+    if several:  # question=label, as _namespaced
+        pairs, first = pd.factorize(question.astype(np.int64) * max(len(labels), 1) + label, sort=False)
+        names = [f"{questions[k // len(labels)]}={labels[k % len(labels)]}" for k in first.tolist()]
+        merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)
+        label, labels = merged[pairs], np.asarray(uniq, dtype=object)
+    c = counts_of_codes(task, question, len(questions), label, labels)
     kappa, pct, _ = fleiss_kappa(c)
-    alpha = krippendorff_alpha(c, level) if level == "nominal" or d is df else None
+    alpha = krippendorff_alpha(c, level) if level == "nominal" or not several else None
     return {
         "fleiss_kappa": kappa,
         "percent_agreement": pct,
@@ -467,7 +505,7 @@ def agreement(
                 **metrics(sub, level=level, min_overlap=min_overlap),
                 **targets.summarize_tasks(tasks[tasks_bt == k], min_agree),
             }
-    report["per_target"] = targets.target_rows(df, tasks, known, min_agree, lambda sub: core_stats(sub, level))
+    report["per_target"] = targets.target_rows(df, tasks, known, min_agree, lambda *codes: codes_stats(*codes, level))
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
     items = item_table(df, c)

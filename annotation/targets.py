@@ -403,10 +403,32 @@ def summarize_tasks(tasks, min_agree: int) -> dict:
     }
 
 
+def _group_codes(df, group: np.ndarray) -> dict[int, tuple]:
+    """Per group: its rows' task, question and label as codes in order of first appearance, with the
+    distinct questions and labels (:func:`.agreement.codes_stats`'s arguments), from one sort."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    t_all, _ = factorize(df["task"])
+    q_all, q_names = factorize(df["question"])
+    l_all, l_names = factorize(df["label"])
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    out = {}
+    for rows in np.split(order, bounds) if len(order) else []:
+        t = pd.factorize(t_all[rows], sort=False)[0]
+        q, q_first = pd.factorize(q_all[rows], sort=False)
+        lab, l_first = pd.factorize(l_all[rows], sort=False)
+        out[int(group[rows[0]])] = (t, q, q_names[q_first], lab, l_names[l_first])
+    return out
+
+
 def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
     """One row per (bias type, target term), sorted by bias type, then reference agreement (highest
     first, as StereoSet's Table 10), then term. ``known``: :func:`resolve_codes` of ``df``; ``tasks``:
-    :func:`task_table`; ``stats(sub)``: agreement statistics of the rows."""
+    :func:`task_table`; ``stats(task, question, questions, label, labels)``: agreement statistics of the
+    rows of a term, given as codes (:func:`.agreement.codes_stats`)."""
     if not known.has("target"):
         return []
     import pandas as pd
@@ -423,7 +445,7 @@ def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
     n_ann = np.bincount(
         np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
     )
-    subs = dict(iter(df.groupby(group, sort=False))) if stats is not None else {}
+    subs = _group_codes(df, group) if stats is not None else {}
     rows = []
     for g, sub_tasks in tk.groupby("group", sort=False):
         g = int(g)
@@ -437,7 +459,7 @@ def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
             "n_annotators": int(n_ann[g]),
         }
         if stats is not None:
-            row.update(stats(subs[g]))
+            row.update(stats(*subs[g]))
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})
     rows.sort(
         key=lambda r: (
