@@ -165,13 +165,21 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
         return res
     t_codes, t_uni = factorize(df["task"])
     q_codes, q_uni = factorize(df["question"])
-    item = t_codes.astype(np.int64) * len(q_uni) + q_codes
+    item = t_codes.astype(np.int64) * len(q_uni) + q_codes if len(q_uni) > 1 else t_codes
     w_codes, w_uni = factorize(df["worker"])
     l0, l0_uni = factorize(df["label"])  # labels of different questions are different categories
-    l_codes, l_uni = pd.factorize(q_codes.astype(np.int64) * max(len(l0_uni), 1) + l0, sort=False)
-    order = np.argsort(item, kind="stable")
-    it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
-    del order, item
+    if len(q_uni) > 1:
+        l_codes, l_uni = pd.factorize(q_codes.astype(np.int64) * max(len(l0_uni), 1) + l0, sort=False)
+    else:
+        l_codes, l_uni = l0, l0_uni
+    small = np.int32 if max(len(t_uni) * len(q_uni), len(w_uni), len(l_uni)) < 1 << 31 else np.int64
+    if len(item) > 1 and bool(np.all(item[1:] >= item[:-1])):  # rows already grouped by item (one question)
+        it, w, lab = item.astype(small), w_codes.astype(small), l_codes.astype(small)
+    else:
+        order = np.argsort(item, kind="stable")
+        it, w, lab = item[order].astype(small), w_codes[order].astype(small), l_codes[order].astype(small)
+        del order
+    del item
     starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])
     max_n = int(np.diff(starts).max())  # the most annotators on one item
     W, L = len(w_uni), len(l_uni)
@@ -183,7 +191,8 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
             m = it[lo:hi] == it[lo + d : hi + d]
             a, b, la, lb = w[lo:hi][m], w[lo + d : hi + d][m], lab[lo:hi][m], lab[lo + d : hi + d][m]
             swap = a > b
-            pairs.add(np.where(swap, b, a), np.where(swap, a, b), np.where(swap, lb, la), np.where(swap, la, lb))
+            lo_w, hi_w = np.where(swap, b, a).astype(np.int64), np.where(swap, a, b).astype(np.int64)
+            pairs.add(lo_w, hi_w, np.where(swap, lb, la).astype(np.int64), np.where(swap, la, lb).astype(np.int64))
     if not pairs.n:
         return res
     pu, n, agree, k1, c1, k2, c2 = pairs.result()

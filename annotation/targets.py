@@ -335,46 +335,70 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
 
     n = c.n.astype(np.float64)
     has_ref = ~np.isnan(ref_votes)
-    t = pd.DataFrame(
-        {
-            "task": c.item_task if c.item_task is not None else c.items["task"].astype(str).to_numpy(),
-            "n": n,
-            "top": top.astype(np.float64),
-            "has_ref": has_ref,
-            "ref_votes": np.where(has_ref, ref_votes, 0.0),
-            "ref_n": np.where(has_ref, n, 0.0),
-        }
-    )
-    t["ref_share"] = np.where(has_ref, t["ref_votes"] / np.maximum(n, 1), np.nan)
-    t["maj_share"] = t["top"] / np.maximum(n, 1)
+    ref_votes0 = np.where(has_ref, ref_votes, 0.0)
+    top_f = top.astype(np.float64)
     # retention: on reference items when the task has any, else on the (unique) plurality label of every item
     # the reference label must also be the unique plurality (as annotation/cat_rule.py; with 5
     # validators and k = 3 this always holds when it has 3 votes)
     n_top = np.bincount(c.item[c.count == top[c.item]], minlength=c.n_items) if c.n_items else np.zeros(0)
-    unique_winner = (t["ref_votes"].to_numpy() == t["top"].to_numpy()) & (n_top == 1)
-    t["ok_ref"] = ~has_ref | ((t["ref_votes"] >= min_agree) & unique_winner)
-    t["ok_top"] = (t["top"] >= min_agree) & (n_top == 1)
-    g = t.groupby("task", sort=False)
+    unique_winner = (ref_votes0 == top_f) & (n_top == 1)
+    ok_ref = ~has_ref | ((ref_votes0 >= min_agree) & unique_winner)
+    ok_top = (top_f >= min_agree) & (n_top == 1)
+    if c.item_task is not None:
+        key, names = c.item_task, None
+    else:
+        key, names = pd.factorize(c.items["task"].astype(str).to_numpy(), sort=False)
+    n_tasks = int(key.max()) + 1 if len(key) else 0
+    order = np.arange(n_tasks)  # the task codes run in order of first appearance: the table's order
+    ref_share = np.where(has_ref, ref_votes0 / np.maximum(n, 1), np.nan)
+    maj_share = top_f / np.maximum(n, 1)
+    mean_ref, mean_maj = _task_means(key, n_tasks, ref_share, maj_share)
+
+    def per_task(weights=None):
+        return np.bincount(key, weights=weights, minlength=n_tasks)
+
     tab = pd.DataFrame(
         {
-            "n_items": g.size(),
-            "n_reference_items": g["has_ref"].sum(),
-            "reference_agreement": g["ref_share"].mean(),  # NaN-skipping mean over reference items
-            "reference_votes": g["ref_votes"].sum(),
-            "reference_answers": g["ref_n"].sum(),
-            "majority_share": g["maj_share"].mean(),
-            "ok_ref": g["ok_ref"].all(),
-            "ok_top": g["ok_top"].all(),
+            "task": order,
+            "n_items": per_task(),
+            "n_reference_items": per_task(has_ref).astype(np.int64),
+            "reference_agreement": mean_ref,  # NaN-skipping mean over reference items
+            "reference_votes": per_task(ref_votes0),
+            "reference_answers": per_task(np.where(has_ref, n, 0.0)),
+            "majority_share": mean_maj,
         }
     )
-    tab["retained"] = np.where(tab["n_reference_items"] > 0, tab["ok_ref"], tab["ok_top"])
-    tab = tab.drop(columns=["ok_ref", "ok_top"]).reset_index()
-    if c.item_task is not None:  # grouped by the tasks' codes: their names back (the codes kept beside)
-        names = np.empty(int(c.item_task.max()) + 1 if len(c.item_task) else 0, dtype=object)
-        names[c.item_task] = c.items["task"].astype(str).to_numpy()
-        tab["task_code"] = tab["task"].to_numpy()
-        tab["task"] = names[tab["task_code"].to_numpy()]
+    ok_r, ok_t = per_task(~ok_ref) == 0, per_task(~ok_top) == 0
+    tab["retained"] = np.where(tab["n_reference_items"].to_numpy() > 0, ok_r, ok_t)
+    tab["task_code"] = order
+    if names is None:  # grouped by the tasks' codes: their names back, from each task's first item
+        _, first_item = np.unique(key, return_index=True)
+        tab["task"] = c.items["task"].iloc[first_item].astype(str).reset_index(drop=True)
+    else:
+        tab["task"] = np.asarray(names, dtype=object)[order]
     return tab
+
+
+def _task_means(key: np.ndarray, n_tasks: int, *values: np.ndarray) -> list[np.ndarray]:
+    """Per task (``key``: each item's task code): the NaN-skipping mean of each of ``values`` over its
+    items, as pandas' group mean computes it (a compensated sum): an item's own value where the task has
+    one item, a pandas group-by over the items of the others."""
+    import pandas as pd
+
+    sizes = np.bincount(key, minlength=n_tasks)
+    out = []
+    single = sizes[key] == 1
+    for v in values:
+        m = np.full(n_tasks, np.nan)
+        m[key[single]] = v[single]
+        out.append(m)
+    if not single.all():
+        multi = ~single
+        g = pd.DataFrame({i: v[multi] for i, v in enumerate(values)}).groupby(key[multi], sort=False).mean()
+        idx = g.index.to_numpy()
+        for i in range(len(values)):
+            out[i][idx] = g[i].to_numpy()
+    return out
 
 
 def _f(x: Any) -> float | None:
@@ -403,24 +427,27 @@ def summarize_tasks(tasks, min_agree: int) -> dict:
     }
 
 
-def _group_codes(df, group: np.ndarray) -> dict[int, tuple]:
-    """Per group: its rows' task, question and label as codes in order of first appearance, with the
-    distinct questions and labels (:func:`.agreement.codes_stats`'s arguments), from one sort."""
+def _group_stats(df, group: np.ndarray, stats) -> dict[int, dict]:
+    """``stats(task, question, questions, label, labels)`` of each group's rows, the rows given as codes in
+    order of first appearance with the distinct questions and labels (:func:`.agreement.codes_stats`),
+    from one sort of the rows by group."""
     import pandas as pd
 
     from .aggregate import factorize
 
-    t_all, _ = factorize(df["task"])
-    q_all, q_names = factorize(df["question"])
-    l_all, l_names = factorize(df["label"])
     order = np.argsort(group, kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    bounds = np.r_[0, np.flatnonzero(np.diff(group[order])) + 1, len(order)]
+    cols = {}
+    for name in ("task", "question", "label"):
+        codes, names = factorize(df[name])
+        cols[name] = (codes.astype(np.int32) if len(names) < 1 << 31 else codes, names)
     out = {}
-    for rows in np.split(order, bounds) if len(order) else []:
-        t = pd.factorize(t_all[rows], sort=False)[0]
-        q, q_first = pd.factorize(q_all[rows], sort=False)
-        lab, l_first = pd.factorize(l_all[rows], sort=False)
-        out[int(group[rows[0]])] = (t, q, q_names[q_first], lab, l_names[l_first])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        rows = order[lo:hi]
+        t = pd.factorize(cols["task"][0][rows], sort=False)[0]
+        q, q_first = pd.factorize(cols["question"][0][rows], sort=False)
+        lab, l_first = pd.factorize(cols["label"][0][rows], sort=False)
+        out[int(group[rows[0]])] = stats(t, q, cols["question"][1][q_first], lab, cols["label"][1][l_first])
     return out
 
 
@@ -445,7 +472,7 @@ def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
     n_ann = np.bincount(
         np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
     )
-    subs = _group_codes(df, group) if stats is not None else {}
+    group_stats = _group_stats(df, group, stats) if stats is not None else {}
     rows = []
     for g, sub_tasks in tk.groupby("group", sort=False):
         g = int(g)
@@ -459,7 +486,7 @@ def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
             "n_annotators": int(n_ann[g]),
         }
         if stats is not None:
-            row.update(stats(*subs[g]))
+            row.update(group_stats[g])
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})
     rows.sort(
         key=lambda r: (
