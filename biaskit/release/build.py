@@ -692,10 +692,12 @@ class _RecordWriter:
     """A record file written one record at a time (pydantic_core's Rust JSON encoder, compact UTF-8),
     hashed from the bytes as they are written (``sha256`` once closed)."""
 
-    def __init__(self, path: Path, block: int = 4096):
+    BLOCK = 4096  # records per write
+
+    def __init__(self, path: Path, block: int | None = None):
         import hashlib
 
-        self.path, self.block = path, block
+        self.path, self.block = path, block or self.BLOCK
         self._h = hashlib.sha256()
         self._buf: list[bytes] = []
         self.sha256 = ""

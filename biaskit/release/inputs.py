@@ -157,7 +157,7 @@ class View:
 
         from pydantic_core import from_json
 
-        values = from_json(data)
+        values = from_json(data, cache_strings=False)
         v = cls.__new__(cls)
         for f, x in zip(cls._FIELDS, values, strict=False):
             setattr(v, f, x)
