@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,9 @@ def prepare(
     if "question" in df.columns:
         cols["question"] = _Column(df["question"], blank_as="label")
     else:
-        cols["question"] = _Column(pd.Series(pd.Categorical.from_codes(np.zeros(n_input, np.int8), ["label"])))
+        cols["question"] = _Column(
+            pd.Series(pd.Categorical.from_codes(np.zeros(n_input, np.int8), pd.Index(["label"])))
+        )
     cols["label"] = c = _Column(df["label"])
     miss = live & c.rows(_is_missing)
     n_missing = int(miss.sum())
@@ -202,9 +204,9 @@ def prepare(
     if len(dup_rows):
         if duplicates == "error":
             first = int(dup_rows.min())
-            text = {col: codes[col][1][codes[col][0][first]] for col in CODED}
+            names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
             raise InputError(
-                f"annotator '{text['worker']}' answered question '{text['question']}' of task '{text['task']}' "
+                f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
                 f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
                 path=source,
                 row=int(rows[first]) + 1,
@@ -226,9 +228,7 @@ def prepare(
                 out[col] = pd.Categorical.from_codes(kept.cat.codes.to_numpy()[rows], dtype=kept.dtype)
             else:
                 out[col] = kept.to_numpy()[rows]
-    return Prepared(
-        frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed
-    )
+    return Prepared(frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
 
 
 def _is_text(series):
@@ -402,7 +402,7 @@ def _duplicates_to_drop(df, codes: dict, rows: np.ndarray, dup_rows: np.ndarray,
     import pandas as pd
 
     stamps = [c for c in STAMP_COLUMNS if c in df.columns]
-    order_ts = np.zeros(len(dup_rows), dtype=np.int64)
+    order_ts: np.ndarray = np.zeros(len(dup_rows), dtype=np.int64)
     has_ts = np.zeros(len(dup_rows), dtype=bool)
     if stamps:
         ts = None

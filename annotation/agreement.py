@@ -40,7 +40,7 @@ import numpy as np
 from biaskit.errors import InputError, require
 from biaskit.tables import md_table, num
 
-from .aggregate import Counts, count_votes, counts_of_codes, factorize, prepare, sparse_counts
+from .aggregate import Counts, count_votes, counts_of_codes, factorize, prepare
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -73,7 +73,7 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
     if m.shape[1] < 2:  # one category only: no variation, alpha undefined (0/0)
         return None
     require("krippendorff", "annotation", "Krippendorff's alpha")
-    vals = np.arange(m.shape[1], dtype=np.float64)
+    vals: np.ndarray = np.arange(m.shape[1], dtype=np.float64)
     if level != "nominal":
         try:
             vals = np.array([float(x) for x in c.labels[used]])
@@ -514,7 +514,9 @@ def agreement(
                 **metrics(sub, level=level, min_overlap=min_overlap),
                 **targets.summarize_tasks(tasks[tasks_bt == k], min_agree),
             }
-    report["per_target"] = targets.target_rows(df, tasks, known, min_agree, lambda *codes: codes_stats(*codes, level))
+    report["per_target"] = targets.target_rows(
+        df, tasks, known, min_agree, lambda t, q, qs, lab, labs: codes_stats(t, q, qs, lab, labs, level)
+    )
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
     items = item_table(df, c)

@@ -214,7 +214,7 @@ class Known:
 
     def raw_tasks(self, name: str) -> np.ndarray:
         """Per task: the value (object; None unknown)."""
-        return np.append(np.asarray(self.values[name], dtype=object), None)[self.task_codes[name]]
+        return np.asarray([*self.values[name], None], dtype=object)[self.task_codes[name]]
 
 
 def resolve_codes(df, info: TaskInfo, c) -> Known:
@@ -254,7 +254,7 @@ def resolve_codes(df, info: TaskInfo, c) -> Known:
         if has.any():
             item_code = np.full(c.n_items, -1, dtype=np.int64)
             item_code[c.row_item[has]] = codes[has]  # one reference per item (as item_reference_votes)
-            ref = np.append(vals, None)[item_code]
+            ref = np.asarray([*vals, None], dtype=object)[item_code]
     return Known(task_codes, values, row_task, first_row, ref)
 
 
@@ -266,8 +266,8 @@ def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
     from .aggregate import factorize
 
     codes, uniq = factorize(col)
-    uniq = pd.Series(uniq, dtype=object)
-    ok = (uniq.notna() & (uniq.astype(str).str.strip() != "")).to_numpy(dtype=bool)
+    values = pd.Series(uniq, dtype=object)
+    ok = (values.notna() & (values.astype(str).str.strip() != "")).to_numpy(dtype=bool)
     text = np.array([str(v) for v in uniq], dtype=object)
     merged, names = pd.factorize(text, sort=False) if len(text) else (np.zeros(0, np.int64), [])
     lut = np.where(ok, merged, -1)

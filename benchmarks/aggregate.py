@@ -305,7 +305,10 @@ def main() -> None:
                 bw, bc, br = results["baseline"][cmd]
                 print(f"baseline {cmd:<13}{bw:>8.1f}{bc:>8.1f}{br / 1e6:>8.0f}")
         if loop:
-            print(f"{'straightforward loop':<22} aggregate {loop['seconds']['aggregate']:.1f} s, both {loop['seconds']['agreement']:.1f} s (CPU, in one process)")
+            print(
+                f"{'straightforward loop':<22} aggregate {loop['seconds']['aggregate']:.1f} s, "
+                f"both {loop['seconds']['agreement']:.1f} s (CPU, in one process)"
+            )
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -106,8 +106,11 @@ def main() -> None:
                 d1, d2 = _digest(res["biaskit"][2]), _digest(res["baseline"][2])
                 same = [k for k in d1 if k not in ("release.json", "README.md", "SHA256SUMS", "croissant.json")]
                 ok = all(d1[k] == d2.get(k) for k in same) and set(d1) == set(d2)
-                print(f"{size / 1e6:.0f} MB: the release files of biaskit and the baseline are "
-                      f"{'byte-identical' if ok else 'DIFFERENT'} (all but release.json, the card, SHA256SUMS, croissant.json)")
+                print(
+                    f"{size / 1e6:.0f} MB: the release files of biaskit and the baseline are "
+                    f"{'byte-identical' if ok else 'DIFFERENT'} "
+                    "(all but release.json, the card, SHA256SUMS, croissant.json)"
+                )
             if not a.keep:
                 for p in work.glob(f"*{mb}*"):
                     shutil.rmtree(p) if p.is_dir() else p.unlink()
@@ -115,7 +118,8 @@ def main() -> None:
                     shutil.rmtree(work / name / f"release-{mb}", ignore_errors=True)
         print(
             f"{'input':>8}  {'command':<16} {'wall s':>8} {'CPU s':>8} {'RSS MB':>8} {'RSS/input':>9} "
-            f"{'RSS vs loop':>11} {'CPU vs loop':>11}" + (f" {'RSS vs base':>11} {'CPU vs base':>11}" if a.baseline else "")
+            f"{'RSS vs loop':>11} {'CPU vs loop':>11}"
+            + (f" {'RSS vs base':>11} {'CPU vs base':>11}" if a.baseline else "")
             + "  goal"
         )
         for size, name, (wall, cpu, rss, _), goal, base, other in rows:

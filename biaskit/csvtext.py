@@ -75,7 +75,6 @@ def _line(values: list[str], sep: str) -> str:
 
 def _cells(col, kind: str, sep: str):
     """One column's cells as an Arrow string array (null: an empty cell), formatted as pandas does."""
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 

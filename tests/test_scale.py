@@ -31,9 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from aggregate import make_judgments, naive_aggregate, naive_agreement, write_judgments  # noqa: E402
-
 from biaskit.annotation.aggregate import aggregate_file, prepare  # noqa: E402
 from biaskit.annotation.agreement import agreement_report, alpha_from_counts  # noqa: E402
+
 from biaskit.errors import InputError  # noqa: E402
 
 
@@ -64,7 +64,12 @@ def test_a_100k_item_slice_gives_the_previous_codes_bytes(tmp_path):
         aggregate_file(src, tmp_path / "error.csv")
     assert str(e.value) == f"{src}, {PREVIOUS_ERROR}"
     rep = aggregate_file(src, tmp_path / "last.csv", duplicates="last", min_agree=3)
-    assert (rep.n_items, rep.n_duplicates_removed, rep.n_missing_labels, rep.n_text_skipped) == (110081, 974, 2482, 1990)
+    assert (rep.n_items, rep.n_duplicates_removed, rep.n_missing_labels, rep.n_text_skipped) == (
+        110081,
+        974,
+        2482,
+        1990,
+    )
     aggregate_file(src, tmp_path / "first_drop.jsonl", duplicates="first", ties="drop")
     agreement_report(src, tmp_path / "agreement", duplicates="last")
     assert {name: _sha(tmp_path / name) for name in PREVIOUS} == PREVIOUS
@@ -280,7 +285,9 @@ def test_the_merge_on_disk_equals_the_merge_in_memory(tmp_path):
     for preferred in (None, ["hi", "en"]):
         inp = load_inputs(files, work=tmp_path / f"views-{preferred}")
         plan = inp.pairs.merge(preferred)
-        on_disk = [(m.id, m.anchor, m.source_id, {lg: v.to_bytes() for lg, v in m.views.items()}) for m in plan.records()]
+        on_disk = [
+            (m.id, m.anchor, m.source_id, {lg: v.to_bytes() for lg, v in m.views.items()}) for m in plan.records()
+        ]
         views = [View(p) for f in files for p in read_pairs(f)]
         want, counts = merge_views(views, preferred=preferred)
         assert on_disk == [(m.id, m.anchor, m.source_id, {lg: v.to_bytes() for lg, v in m.views.items()}) for m in want]
@@ -358,8 +365,7 @@ PREVIOUS_RELEASE = {
 def test_a_generated_release_is_the_previous_codes_byte_for_byte(tmp_path, monkeypatch):
     from release import make_records
 
-    from biaskit.release import BuildOptions, build_release, verify_release
-    from biaskit.release import stats, views
+    from biaskit.release import BuildOptions, build_release, stats, verify_release, views
 
     src = tmp_path / "pairs.jsonl"
     make_records(src, 3000)

@@ -254,7 +254,6 @@ class _Columns:
         self.rows = 0
 
     def add(self, arrays: Sequence[Any]) -> None:
-        import numpy as np
         import pyarrow.compute as pc
 
         for name, arr in zip(self.names, arrays, strict=True):

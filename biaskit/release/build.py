@@ -261,14 +261,14 @@ def _build_release(
         other_splits = [
             _kept_split(rid, rec) for rid, rec in zip(other_ids, list(inp.cats) + list(inp.tuples), strict=True)
         ]
-        split_of = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, other_ids)
+        split_by_target = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, other_ids)
     else:
         fixed = _previous_targets(o.previous)
-        split_of = assign_split_counts(
+        split_by_target = assign_split_counts(
             codes.t_sorted(), codes.matrix(), dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed
         )
     # each pair's split, as a code into split_names
-    target_split = np.array([split_names.index(split_of[t]) for t in codes.t_names], dtype=np.int8)
+    target_split = np.array([split_names.index(split_by_target[t]) for t in codes.t_names], dtype=np.int8)
     p_splits_code = target_split[p_target] if o.split_policy != "keep" else p_split
     lap("targets+split")
 
@@ -276,8 +276,8 @@ def _build_release(
     # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
     # a large input is written as a stream; CATs and tuples (small) are lists.
     n_c = len(inp.cats)
-    cat_splits = [split_of[t] for t in c_targets] if o.split_policy != "keep" else other_splits[:n_c]
-    tuple_splits = [split_of[t] for t in t_targets] if o.split_policy != "keep" else other_splits[n_c:]
+    cat_splits = [split_by_target[t] for t in c_targets] if o.split_policy != "keep" else other_splits[:n_c]
+    tuple_splits = [split_by_target[t] for t in t_targets] if o.split_policy != "keep" else other_splits[n_c:]
     cat_recs = []
     for c, sp in zip(inp.cats, cat_splits, strict=False):
         d = c.model_dump(mode="json")
@@ -306,7 +306,7 @@ def _build_release(
 
     crow = _cat_rows(cat_recs)
     trow = _tuple_rows(tuple_recs)
-    rep = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), split_of)
+    rep = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), split_by_target)
     lap("records")
     warnings: list[str] = []
     files: list[str] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ids import Numbering, release_id
+from ..ids import release_id
 from ..options import say, tell
 from ..schema import CAT, BiasTuple, SentencePair
 from .views import ViewStore
@@ -288,7 +288,10 @@ def load_inputs(
                 _add_pairs(
                     inp,
                     info,
-                    ((pr, False) for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)),
+                    (
+                        (pr, False)
+                        for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)
+                    ),
                     want_langs,
                     keep_flagged,
                 )

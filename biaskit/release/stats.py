@@ -515,7 +515,8 @@ class PairStats:
         tok_a, nw_a = _token_counts(self.anti, cells, arrow=True)
         for nw in (nw_s, nw_a):
             keys, n = np.unique(cells * (1 << 32) + nw.astype(np.int64), return_counts=True)
-            self._lengths.update(dict(zip(zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist()), n.tolist())))
+            cell_words = zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist(), strict=True)
+            self._lengths.update(dict(zip(cell_words, n.tolist(), strict=True)))
         zero_s, zero_a = pa.array(np.zeros(len(tok_s), np.int64)), pa.array(np.zeros(len(tok_a), np.int64))
         self._vocab.add(
             pa.table({"cell": tok_s.column("cell"), "tok": tok_s.column("tok"), "st": tok_s.column("n"), "an": zero_s})
@@ -673,9 +674,8 @@ class _Vocabulary:
         lang_of = np.array([codes_lang[k[0]] for k in keys], dtype=np.int64)
         split_of = np.array([k[1] for k in keys], dtype=object)
         bt_of = np.array([k[2] for k in keys], dtype=object)
-        acc = {
-            lg: {"types": 0, "a": 0, "b": 0, "split": Counter(), "bt": Counter(), "st": [], "an": [], "gen": [], "bts": {}}
-            for lg in langs
+        acc: dict[str, dict[str, Any]] = {
+            lg: {"types": 0, "a": 0, "b": 0, "split": Counter(), "bt": Counter()} for lg in langs
         }
         excluded = {lg: _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg) for lg in langs}
         if keyness:
@@ -713,7 +713,11 @@ class _Vocabulary:
                 self._stash(per_lang)
             per_lang = []
         vocab = {
-            lg: {"types": acc[lg]["types"], "tokens": acc[lg]["a"] + acc[lg]["b"], "by_split": dict(sorted(acc[lg]["split"].items()))}
+            lg: {
+                "types": acc[lg]["types"],
+                "tokens": acc[lg]["a"] + acc[lg]["b"],
+                "by_split": dict(sorted(acc[lg]["split"].items())),
+            }
             for lg in langs
         }
         if not keyness:
@@ -722,7 +726,10 @@ class _Vocabulary:
         for lg in langs:
             a_ = acc[lg]
             c, d = float(a_["a"]), float(a_["b"])
-            st_c, an_c, gen_c, bt_c = [], [], [], {}
+            st_c: list[tuple] = []
+            an_c: list[tuple] = []
+            gen_c: list[tuple] = []
+            bt_c: dict[str, list[tuple]] = {}
             has_list = lg in wf.available_languages()
             for tl in self._stashed(lg):
                 per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")

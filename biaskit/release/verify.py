@@ -558,7 +558,6 @@ def _croissant(p: Path, res: VerifyResult) -> None:
     """``croissant.json``: present (a warning for releases built before it), and its files' checksums match."""
     import json
 
-
     f = p / L.CROISSANT
     if not f.exists():
         res.warnings.append(

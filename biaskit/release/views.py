@@ -259,7 +259,8 @@ class MergePlan:
         cur = self.store.db.execute(
             "SELECT gid, anchor, lang, direction, bias_type, off, len, k, base FROM plan ORDER BY rowid"
         )
-        gid, anchor, views = None, "", []
+        gid, anchor = None, ""
+        views: list = []
         for row in cur:
             if row[0] != gid:
                 if views:
@@ -287,5 +288,8 @@ class MergePlan:
             for r in apart:
                 v = store.read(r[3], r[4], r[5], r[6])
                 yield MergedPair(
-                    id=release_id(anchor, r[0]), anchor=f"{anchor}|{r[0]}", views={r[0]: v}, source_id=record_source_id(v)
+                    id=release_id(anchor, r[0]),
+                    anchor=f"{anchor}|{r[0]}",
+                    views={r[0]: v},
+                    source_id=record_source_id(v),
                 )
