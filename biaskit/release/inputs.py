@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..ids import release_id
 from ..options import say, tell
 from ..schema import CAT, BiasTuple, SentencePair
-from .views import ViewStore
+from .views import MergedPair, View, ViewStore, lang_order, record_id, record_source_id
 
 # statuses that never reach a release; `flagged` is dropped unless keep_flagged
 EXCLUDED_STATUSES = ("rejected", "needs_review")
@@ -98,94 +98,6 @@ def detect_kind(path: str | Path) -> str:
         fix="pass pairs (sent_more, sent_less, ...), CATs (context, options) or tuples "
         "(identity, attribute) in the biaskit schema.",
     )
-
-
-class View:
-    """One validated language view of a pair, kept compact while a release is built: the fields the
-    build works with as plain attributes, ``provenance`` and ``meta`` as their JSON bytes (decoded
-    on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
-    200 MB input would take gigabytes that way."""
-
-    __slots__ = (
-        "pair_id",
-        "source_id",
-        "lang",
-        "status",
-        "direction",
-        "bias_type",
-        "group_more",
-        "group_less",
-        "sent_more",
-        "sent_less",
-        "_rest",
-    )
-
-    def __init__(self, p: SentencePair):
-        from sys import intern
-
-        from pydantic_core import to_json
-
-        self.pair_id, self.source_id = p.pair_id, p.source_id
-        self.lang, self.status = intern(p.lang), intern(str(getattr(p.status, "value", p.status)))
-        self.direction, self.bias_type = intern(str(getattr(p.direction, "value", p.direction))), intern(p.bias_type)
-        self.group_more, self.group_less = p.group_more, p.group_less
-        self.sent_more, self.sent_less = p.sent_more, p.sent_less
-        self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
-
-    _FIELDS = (
-        "pair_id",
-        "source_id",
-        "lang",
-        "status",
-        "direction",
-        "bias_type",
-        "group_more",
-        "group_less",
-        "sent_more",
-        "sent_less",
-    )
-
-    def to_bytes(self) -> bytes:
-        """The view as one compact JSON array (what :class:`.views.ViewStore` keeps on disk)."""
-        from pydantic_core import to_json
-
-        return to_json([*(getattr(self, f) for f in self._FIELDS), self._rest.decode("utf-8")])
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> View:
-        from sys import intern
-
-        from pydantic_core import from_json
-
-        values = from_json(data, cache_strings=False)
-        v = cls.__new__(cls)
-        for f, x in zip(cls._FIELDS, values, strict=False):
-            setattr(v, f, x)
-        v.lang, v.status, v.direction, v.bias_type = (intern(x) for x in (v.lang, v.status, v.direction, v.bias_type))
-        v._rest = values[-1].encode("utf-8")
-        return v
-
-    def renumber(self, pair_id: str, duplicate_of: str) -> None:
-        """The k-th view of identical content in its file: ``id~k``, ``meta.duplicate_of`` the id."""
-        import json
-
-        from pydantic_core import to_json
-
-        rest = json.loads(self._rest)
-        rest["meta"]["duplicate_of"] = duplicate_of
-        self.pair_id, self._rest = pair_id, to_json(rest)
-
-    @property
-    def provenance(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["provenance"]
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["meta"]
 
 
 _ADAPTER = None
@@ -348,26 +260,6 @@ def _add_pairs(
 
 
 # ------------------------------------------------------------------------------------------ merging
-@dataclass
-class MergedPair:
-    id: str
-    anchor: str
-    views: dict[str, View]  # lang -> pair view, primary language first
-    source_id: str | None
-
-    @property
-    def primary(self) -> View:
-        return next(iter(self.views.values()))
-
-
-def lang_order(langs: set[str], preferred: Sequence[str] | None) -> list[str]:
-    """The languages of a release's pair views in record order: those asked for first, then English,
-    then the others alphabetically."""
-    order = [lg for lg in (preferred or []) if lg in langs]
-    rest = sorted(langs - set(order), key=lambda lg: (lg != "en", lg))
-    return order + rest
-
-
 def merge_views(
     pairs: Sequence[View], *, preferred: Sequence[str] | None = None
 ) -> tuple[list[MergedPair], dict[str, int]]:
@@ -425,19 +317,3 @@ def merge_views(
                     MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v}, source_id=record_source_id(v))
                 )
     return out, counts
-
-
-def record_id(p: View, anchor: str) -> str:
-    """A released pair's id: an earlier release's (kept), else derived from its anchor."""
-    prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
-    if prev:  # an earlier release's record keeps its id
-        return str(prev)
-    return release_id(anchor)
-
-
-def record_source_id(p: View) -> str | None:
-    """A released pair's ``source_id``: an earlier release's, else its primary view's."""
-    prov = p.provenance if isinstance(p.provenance, dict) else {}
-    if prov.get("release_id"):
-        return prov.get("release_source_id")
-    return p.source_id

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..ids import release_id
+from ..schema import SentencePair
 
 _COLUMNS = "seq, file, base, given, kept, sid, lang, direction, bias_type, off, len"
 CACHE_KIB = 8 * 1024  # SQLite's page cache (and sorter memory) in KiB
@@ -123,8 +124,6 @@ class ViewStore:
     # ------------------------------------------------------------------------------------- reading
     def read(self, off: int, length: int, k: int = 1, base: str | None = None):
         """The view stored at ``off``; ``k`` > 1: the k-th of identical content in its file (``id~k``)."""
-        from .inputs import View
-
         view = View.from_bytes(os.pread(self._spill.fileno(), length, off))
         if k > 1 and base is not None:
             view.renumber(f"{base}~{k}", base)
@@ -136,10 +135,8 @@ class ViewStore:
         self._spill.close()
 
     # ------------------------------------------------------------------------------------- merging
-    def merge(self, lang_order: Sequence[str] | None = None) -> MergePlan:
+    def merge(self, preferred: Sequence[str] | None = None) -> MergePlan:
         """The release's records from the views (see :func:`.inputs.merge_views` for the rules)."""
-        from .inputs import lang_order as order_of
-
         self._flush()
         self._spill.flush()  # the views are read back with os.pread
         db = self.db
@@ -175,7 +172,7 @@ class ViewStore:
             )
             if not cur.rowcount:
                 break
-        langs = order_of({r[0] for r in db.execute("SELECT DISTINCT lang FROM kv")}, lang_order)
+        langs = lang_order({r[0] for r in db.execute("SELECT DISTINCT lang FROM kv")}, preferred)
         db.execute("CREATE TABLE lrank (lang TEXT PRIMARY KEY, rank INTEGER)")
         db.executemany("INSERT INTO lrank VALUES (?, ?)", [(lg, i) for i, lg in enumerate(langs)])
         db.executescript(
@@ -273,8 +270,6 @@ class MergePlan:
     def records(self, primary_only: bool = False) -> Iterator[Any]:
         """The merged pairs (:class:`.inputs.MergedPair`) in release order, read from the spill one at a
         time (``primary_only``: each record's first view only, enough for its id, target and stratum)."""
-        from .inputs import MergedPair, record_id, record_source_id
-
         store = self.store
         for rows, anchor in self._groups():
             lang0, dir0, bt0 = rows[0][0], rows[0][1], rows[0][2]
@@ -293,3 +288,127 @@ class MergePlan:
                     views={r[0]: v},
                     source_id=record_source_id(v),
                 )
+
+
+class View:
+    """One validated language view of a pair, kept compact while a release is built: the fields the
+    build works with as plain attributes, ``provenance`` and ``meta`` as their JSON bytes (decoded
+    on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
+    200 MB input would take gigabytes that way."""
+
+    __slots__ = (
+        "pair_id",
+        "source_id",
+        "lang",
+        "status",
+        "direction",
+        "bias_type",
+        "group_more",
+        "group_less",
+        "sent_more",
+        "sent_less",
+        "_rest",
+    )
+
+    def __init__(self, p: SentencePair):
+        from sys import intern
+
+        from pydantic_core import to_json
+
+        self.pair_id, self.source_id = p.pair_id, p.source_id
+        self.lang, self.status = intern(p.lang), intern(str(getattr(p.status, "value", p.status)))
+        self.direction, self.bias_type = intern(str(getattr(p.direction, "value", p.direction))), intern(p.bias_type)
+        self.group_more, self.group_less = p.group_more, p.group_less
+        self.sent_more, self.sent_less = p.sent_more, p.sent_less
+        self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
+
+    _FIELDS = (
+        "pair_id",
+        "source_id",
+        "lang",
+        "status",
+        "direction",
+        "bias_type",
+        "group_more",
+        "group_less",
+        "sent_more",
+        "sent_less",
+    )
+
+    def to_bytes(self) -> bytes:
+        """The view as one compact JSON array (what :class:`.views.ViewStore` keeps on disk)."""
+        from pydantic_core import to_json
+
+        return to_json([*(getattr(self, f) for f in self._FIELDS), self._rest.decode("utf-8")])
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> View:
+        from sys import intern
+
+        from pydantic_core import from_json
+
+        values = from_json(data, cache_strings=False)
+        v = cls.__new__(cls)
+        for f, x in zip(cls._FIELDS, values, strict=False):
+            setattr(v, f, x)
+        v.lang, v.status, v.direction, v.bias_type = (intern(x) for x in (v.lang, v.status, v.direction, v.bias_type))
+        v._rest = values[-1].encode("utf-8")
+        return v
+
+    def renumber(self, pair_id: str, duplicate_of: str) -> None:
+        """The k-th view of identical content in its file: ``id~k``, ``meta.duplicate_of`` the id."""
+        import json
+
+        from pydantic_core import to_json
+
+        rest = json.loads(self._rest)
+        rest["meta"]["duplicate_of"] = duplicate_of
+        self.pair_id, self._rest = pair_id, to_json(rest)
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        import json
+
+        return json.loads(self._rest)["provenance"]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        import json
+
+        return json.loads(self._rest)["meta"]
+
+
+@dataclass
+class MergedPair:
+    id: str
+    anchor: str
+    views: dict[str, View]  # lang -> pair view, primary language first
+    source_id: str | None
+
+    @property
+    def primary(self) -> View:
+        return next(iter(self.views.values()))
+
+
+def lang_order(langs: set[str], preferred: Sequence[str] | None) -> list[str]:
+    """The languages of a release's pair views in record order: those asked for first, then English,
+    then the others alphabetically."""
+    order = [lg for lg in (preferred or []) if lg in langs]
+    rest = sorted(langs - set(order), key=lambda lg: (lg != "en", lg))
+    return order + rest
+
+
+def record_id(p: View, anchor: str) -> str:
+    """A released pair's id: an earlier release's (kept), else derived from its anchor."""
+    prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
+    if prev:  # an earlier release's record keeps its id
+        return str(prev)
+    return release_id(anchor)
+
+
+def record_source_id(p: View) -> str | None:
+    """A released pair's ``source_id``: an earlier release's, else its primary view's."""
+    prov = p.provenance if isinstance(p.provenance, dict) else {}
+    if prov.get("release_id"):
+        return prov.get("release_source_id")
+    return p.source_id
