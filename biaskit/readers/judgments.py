@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+REQUIRED = ("task", "worker", "label")
 #: judgment columns read as numbers (any numeric text in them reads the same)
 NUMERIC_COLUMNS = ("settled_p_change", "lead_time")
 
@@ -41,7 +42,7 @@ def read_judgments(source: Any, columns: Sequence[str] | None = None):
             from .columnar import read_columns
 
             df = read_columns(p, columns, numeric=NUMERIC_COLUMNS)
-            if df is not None:
-                return df
+            if df is not None and all(c in df.columns for c in REQUIRED):
+                return df  # else the whole table, for the message naming the columns it has
         return read_table(p)
     return pd.DataFrame(list(source))
