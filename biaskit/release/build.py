@@ -212,6 +212,15 @@ def _build_release(
         tm[name] = round(now - tick[0], 3)
         tick[0] = now
 
+    from ..inventory import load_inventory
+
+    inventory = load_inventory()
+
+    def describe(view) -> tuple:
+        """What the build needs of a pair's first view, noted as the view is read (not read back)."""
+        prov = view.provenance if isinstance(view.provenance, dict) else {}
+        return (*pair_target(view, inventory), (view.meta or {}).get("split") or prov.get("release_split"))
+
     inp = load_inputs(
         records,
         langs=o.langs,
@@ -219,6 +228,7 @@ def _build_release(
         keep_flagged=o.keep_flagged,
         skip_invalid=o.skip_invalid,
         work=work / "views",
+        describe=describe,
     )
     lap("read")
     hist_files = load_history(o.history, records=records, auto=o.discover_history)
@@ -227,22 +237,21 @@ def _build_release(
     merge_counts = merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0}
     lap("history+merge")
 
-    # targets and strata: the pairs' as integer codes, read from disk record by record
-    from ..inventory import load_inventory
-
-    inventory = load_inventory()
+    # targets and strata: the pairs' as integer codes, from the index (each record's first view)
     how: Counter[str] = Counter()
     codes = _Codes()
     n_p = len(merged) if merged is not None else 0
     p_target = np.zeros(n_p, dtype=np.int32)
     p_split = np.full(n_p, -1, dtype=np.int8)  # --split-policy keep: the records' own split
-    for pos, mp in enumerate(merged.records(primary_only=True) if merged is not None else ()):
-        t, h = pair_target(mp.primary, inventory)
+    for pos, (t, h, own, bt, direction) in enumerate(merged.facts() if merged is not None else ()):
         how[h] += 1
         p_target[pos] = codes.target(t)
-        codes.count(p_target[pos], f"pairs|{mp.primary.bias_type}|{mp.primary.direction}")
+        codes.count(p_target[pos], f"pairs|{bt}|{direction}")
         if o.split_policy == "keep":
-            p_split[pos] = L.SPLITS.index(_kept_split(mp.id, mp.primary))
+            if own not in L.SPLITS:  # the record's id, for the message
+                mp = next(m for k, m in enumerate(merged.records(primary_only=True)) if k == pos)
+                _kept_split(mp.id, mp.primary)
+            p_split[pos] = L.SPLITS.index(own)
     # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
     # land in the same split, whatever the translated target term is
     cat_by_id = {c.cat_id: c for c in inp.cats}

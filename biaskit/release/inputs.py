@@ -160,9 +160,11 @@ def load_inputs(
     keep_flagged: bool = False,
     skip_invalid: bool = False,
     work: str | Path | None = None,
+    describe=None,
 ) -> Inputs:
     """Read and validate every input file as it is read (pair views appended to a :class:`ViewStore` in
-    ``work``, a folder of the caller's); keep the languages and kinds asked for."""
+    ``work``, a folder of the caller's, with ``describe``: what it notes of each view); keep the
+    languages and kinds asked for."""
     import tempfile
 
     from ..io import sha256_file
@@ -181,7 +183,8 @@ def load_inputs(
         info = InputFile(path=str(path), kind=kind, format="biaskit", records=0, sha256=sha256_file(path))
         if kind == "pairs":
             if inp.pairs is None:
-                inp.pairs = ViewStore(work if work is not None else tempfile.mkdtemp(prefix="biaskit-views-"))
+                folder = work if work is not None else tempfile.mkdtemp(prefix="biaskit-views-")
+                inp.pairs = ViewStore(folder, describe=describe)
             store = inp.pairs
             store.begin_file(index)
             flags = Counter(inp.flags_dropped)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..ids import release_id
 from ..schema import SentencePair
 
-_COLUMNS = "seq, file, base, given, kept, sid, lang, direction, bias_type, off, len"
+_COLUMNS = "seq, file, base, given, kept, sid, lang, direction, bias_type, off, len, target, how, own_split"
 CACHE_KIB = 8 * 1024  # SQLite's page cache (and sorter memory) in KiB
 
 
@@ -39,8 +39,11 @@ class ViewStore:
 
     BATCH = 4096
 
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, describe: Callable[[Any], tuple] | None = None):
+        """``describe(view)``: ``(target, how, own split)`` of a view, kept in the index so that the
+        records' targets and splits are known without reading the views back (:meth:`MergePlan.facts`)."""
         self.folder = Path(folder)
+        self.describe = describe
         self.folder.mkdir(parents=True, exist_ok=True)
         self._spill = open(self.folder / "views.bin", "w+b")
         self.db = sqlite3.connect(self.folder / "views.sqlite")
@@ -54,7 +57,8 @@ class ViewStore:
             self.db.execute(f"PRAGMA {pragma}")
         self.db.execute(
             "CREATE TABLE views (seq INTEGER PRIMARY KEY, file INTEGER, base TEXT, given INTEGER, kept INTEGER,"
-            " sid TEXT, lang TEXT, direction TEXT, bias_type TEXT, off INTEGER, len INTEGER)"
+            " sid TEXT, lang TEXT, direction TEXT, bias_type TEXT, off INTEGER, len INTEGER,"
+            " target TEXT, how TEXT, own_split TEXT)"
         )
         self._rows: list[tuple] = []
         self._seq = 0
@@ -83,16 +87,19 @@ class ViewStore:
         ``view`` (an :class:`.inputs.View`) when it is released, else None (it still counts in the
         numbering of identical content)."""
         off = length = -1
-        sid = lang = direction = bias_type = None
+        sid = lang = direction = bias_type = target = how = own_split = None
         if kept and view is not None:
             data = view.to_bytes()
             off, length = self._spill.tell(), len(data)
             self._spill.write(data)
             sid, lang, direction, bias_type = view.source_id, view.lang, view.direction, view.bias_type
+            if self.describe is not None:
+                target, how, own_split = self.describe(view)
             self.n_kept += 1
             self.langs.add(lang)
         self._rows.append(
             (self._seq, self._file, base, int(given), int(kept), sid, lang, direction, bias_type, off, length)
+            + (target, how, own_split)
         )
         self._seq += 1
         if len(self._rows) >= self.BATCH:
@@ -100,7 +107,7 @@ class ViewStore:
 
     def _flush(self) -> None:
         if self._rows:
-            self.db.executemany(f"INSERT INTO views ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", self._rows)
+            self.db.executemany(f"INSERT INTO views ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", self._rows)
             self._rows = []
 
     def repeated_given_id(self) -> bool:
@@ -145,7 +152,7 @@ class ViewStore:
             CREATE TABLE kv AS
               SELECT v.seq, v.base, n.k,
                      CASE WHEN n.k = 1 THEN v.base ELSE v.base || '~' || n.k END AS pid,
-                     v.sid, v.lang, v.direction, v.bias_type, v.off, v.len
+                     v.sid, v.lang, v.direction, v.bias_type, v.off, v.len, v.target, v.how, v.own_split
               FROM views v JOIN (
                 SELECT seq, ROW_NUMBER() OVER (PARTITION BY file, base ORDER BY seq) AS k FROM views
               ) n USING (seq)
@@ -157,8 +164,10 @@ class ViewStore:
             INSERT INTO walk SELECT seq, seq, 0 FROM kv;
             """
         )
-        # each view's anchor: follow source_id to the first view with that id, at most 8 steps
-        for hop in range(8):
+        # each view's anchor: follow source_id to the first view with that id, at most 8 steps (none to
+        # take when no source_id is the id of a view: parallel views sharing a source_id, as IndiBias')
+        linked = db.execute("SELECT 1 FROM kv v JOIN firsts f ON f.pid = v.sid LIMIT 1").fetchone() is not None
+        for hop in range(8 if linked else 0):
             cur = db.execute(
                 """
                 UPDATE walk SET hops = hops + 1, cur = (
@@ -183,13 +192,15 @@ class ViewStore:
               FROM walk w JOIN kv c ON c.seq = w.cur;
             CREATE INDEX anc_anchor ON anc (anchor, seq);
             CREATE TABLE slot AS
-              SELECT a.anchor, v.lang, MIN(v.seq) AS owner FROM anc a JOIN kv v USING (seq) GROUP BY a.anchor, v.lang;
+              SELECT a.anchor, v.lang, MIN(v.seq) AS owner, COUNT(*) AS n FROM anc a JOIN kv v USING (seq)
+              GROUP BY a.anchor, v.lang;
             CREATE TABLE grp AS
               SELECT anchor, ROW_NUMBER() OVER (ORDER BY first) AS gid
               FROM (SELECT anchor, MIN(seq) AS first FROM anc GROUP BY anchor);
             CREATE UNIQUE INDEX grp_anchor ON grp (anchor);
             CREATE TABLE plan AS
-              SELECT g.gid, r.rank, g.anchor, v.lang, v.direction, v.bias_type, v.off, v.len, v.k, v.base
+              SELECT g.gid, r.rank, g.anchor, v.lang, v.direction, v.bias_type, v.off, v.len, v.k, v.base,
+                     v.target, v.how, v.own_split
               FROM slot s JOIN grp g ON g.anchor = s.anchor JOIN kv v ON v.seq = s.owner
               JOIN lrank r ON r.lang = v.lang
               ORDER BY g.gid, r.rank;
@@ -203,6 +214,8 @@ class ViewStore:
     def _duplicates(self) -> int:
         """Views of the same language of one pair after the first: the same view again (its id or both
         sentences), counted; a different one refused (:func:`.inputs.merge_views`)."""
+        if self.db.execute("SELECT 1 FROM slot WHERE n > 1 LIMIT 1").fetchone() is None:
+            return 0
         q = """
             SELECT v.seq, v.pid, v.off, v.len, v.k, v.base, o.pid, o.off, o.len, o.k, o.base, a.anchor, v.lang
             FROM anc a JOIN kv v USING (seq) JOIN slot s ON s.anchor = a.anchor AND s.lang = v.lang
@@ -254,7 +267,8 @@ class MergePlan:
 
     def _groups(self, load: bool = True) -> Iterator[tuple[list, str]]:
         cur = self.store.db.execute(
-            "SELECT gid, anchor, lang, direction, bias_type, off, len, k, base FROM plan ORDER BY rowid"
+            "SELECT gid, anchor, lang, direction, bias_type, off, len, k, base, target, how, own_split"
+            " FROM plan ORDER BY rowid"
         )
         gid, anchor = None, ""
         views: list = []
@@ -266,6 +280,16 @@ class MergePlan:
             views.append(row[2:])
         if views:
             yield views, anchor
+
+    def facts(self) -> Iterator[tuple]:
+        """Per record in release order, without reading the views: ``(target, how, own split, bias type,
+        direction)`` of its first view (what the store's ``describe`` said of it)."""
+        for rows, _anchor in self._groups():
+            dir0, bt0 = rows[0][1], rows[0][2]
+            yield rows[0][7], rows[0][8], rows[0][9], bt0, dir0
+            for r in rows:
+                if not (r[1] == dir0 and r[2] == bt0):
+                    yield r[7], r[8], r[9], r[2], r[1]
 
     def records(self, primary_only: bool = False) -> Iterator[Any]:
         """The merged pairs (:class:`.inputs.MergedPair`) in release order, read from the spill one at a
@@ -308,6 +332,7 @@ class View:
         "sent_more",
         "sent_less",
         "_rest",
+        "_decoded",
     )
 
     def __init__(self, p: SentencePair):
@@ -321,6 +346,7 @@ class View:
         self.group_more, self.group_less = p.group_more, p.group_less
         self.sent_more, self.sent_less = p.sent_more, p.sent_less
         self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
+        self._decoded = None
 
     _FIELDS = (
         "pair_id",
@@ -353,6 +379,7 @@ class View:
             setattr(v, f, x)
         v.lang, v.status, v.direction, v.bias_type = (intern(x) for x in (v.lang, v.status, v.direction, v.bias_type))
         v._rest = values[-1].encode("utf-8")
+        v._decoded = None
         return v
 
     def renumber(self, pair_id: str, duplicate_of: str) -> None:
@@ -363,19 +390,23 @@ class View:
 
         rest = json.loads(self._rest)
         rest["meta"]["duplicate_of"] = duplicate_of
-        self.pair_id, self._rest = pair_id, to_json(rest)
+        self.pair_id, self._rest, self._decoded = pair_id, to_json(rest), None
+
+    def _fields(self) -> dict[str, Any]:
+        """``provenance`` and ``meta``, decoded once (a view lives while it is read or written)."""
+        if self._decoded is None:
+            import json
+
+            self._decoded = json.loads(self._rest)
+        return self._decoded
 
     @property
     def provenance(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["provenance"]
+        return self._fields()["provenance"]
 
     @property
     def meta(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["meta"]
+        return self._fields()["meta"]
 
 
 @dataclass
