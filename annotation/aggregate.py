@@ -375,7 +375,12 @@ def _answer_keys(codes: dict) -> np.ndarray:
     t, q, w = codes["task"][0], codes["question"][0], codes["worker"][0]
     n_t, n_q, n_w = (max(len(codes[c][1]), 1) for c in ("task", "question", "worker"))
     if n_t * n_q * n_w < 1 << 62:
-        return (t.astype(np.int64) * n_q + q) * n_w + w
+        key = t.astype(np.int64)  # in place: one array of 8 bytes a row at a time
+        key *= n_q
+        key += q
+        key *= n_w
+        key += w
+        return key
     item = pd.factorize(t.astype(np.int64) * n_q + q, sort=False)[0]
     return item.astype(np.int64) * n_w + w
 
@@ -800,7 +805,10 @@ def aggregate(
     from .settle import MajorityRule
 
     model = AGGREGATORS.create(method, ties="flag" if ties == "drop" else ties, seed=seed, min_agree=min_agree)
+    from biaskit.readers.columnar import give_back_memory
+
     prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
+    give_back_memory()  # what preparing freed, before the votes are counted
     full = model.fit_predict(prep.frame)
     # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
     use, other = settled_overrides(

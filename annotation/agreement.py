@@ -53,9 +53,9 @@ def _f(x: Any) -> float | None:
 
 
 def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
-    """(items x used-labels) count matrix and the label codes of its columns."""
+    """(items x used-labels) count matrix and the label codes of its columns (counts as int32)."""
     used, col = np.unique(c.label, return_inverse=True)
-    m = np.zeros((c.n_items, len(used)), dtype=np.float64)
+    m = np.zeros((c.n_items, len(used)), dtype=np.int32)
     m[c.item, col] = c.count
     return m, used
 
@@ -92,15 +92,22 @@ def alpha_from_counts(value_counts: np.ndarray, value_domain: np.ndarray, level:
     value_domain=..., level_of_measurement=level)`` computes it (the package's coincidence, expected and
     distance matrices), with the coincidence matrix summed per number of pairable values: units that
     have ``m`` values add ``(n n^T - diag n) / (m - 1)``, whose sum over those units is a matrix of
-    integers. The package builds a units x values x values array for it (a million units of five
-    values: three arrays of 200 MB); this takes a values x values matrix per distinct ``m``."""
-    counts = np.asarray(value_counts, dtype=np.float64)
+    integers (summed here a block of units at a time, exactly). The package builds a units x values x
+    values array for it (a million units of five values: three arrays of 200 MB)."""
+    counts = np.asarray(value_counts)
     V = counts.shape[1]
     pairable = np.maximum(counts.sum(axis=1), 2)
+    sums: dict[int, np.ndarray] = {}
+    step = 1 << 17
+    for lo in range(0, len(counts), step):
+        block, m_block = counts[lo : lo + step].astype(np.float64), pairable[lo : lo + step]
+        for m in np.unique(m_block).tolist():
+            rows = block[m_block == m]
+            part = rows.T @ rows - np.diag(rows.sum(axis=0))  # whole numbers: exact in any order
+            sums[m] = sums[m] + part if m in sums else part
     o = np.zeros((V, V))
-    for m in np.unique(pairable).tolist():
-        rows = counts[pairable == m]
-        o += (rows.T @ rows - np.diag(rows.sum(axis=0))) / (m - 1)
+    for m in sorted(sums):
+        o += sums[m] / (m - 1)
     n_v = o.sum(axis=0)
     e = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)
     d = _distance_matrix(np.asarray(value_domain), n_v, level)
@@ -462,10 +469,14 @@ def agreement(
     ``per_target``: StereoSet's per-term agreement with its counts (:mod:`.targets`); ``min_agree``
     is the retention threshold of those tables (default: a strict majority of the usual number of
     annotators per item, 3 of 5)."""
+    from biaskit.readers.columnar import give_back_memory
+
     from . import targets
 
     prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
-    df = prep.frame
+    full = prep.frame
+    give_back_memory()  # what preparing freed, before the statistics
+    df = full[[c for c in ("task", "question", "worker", "label") if c in full.columns]]  # what subsets carry
     if len(df) == 0:
         raise InputError(
             "no judgments with a label: agreement is undefined.",
@@ -473,6 +484,7 @@ def agreement(
             fix="pull or collect annotations first (text answers are not counted).",
         )
     report: dict[str, Any] = metrics(df, level=level, min_overlap=min_overlap)
+    give_back_memory()
     report["level_of_measurement"] = level
     report["n_missing_labels"] = prep.n_missing
     report["n_text_skipped"] = prep.n_text
@@ -495,7 +507,7 @@ def agreement(
         report["per_question"][q]["retention"] = retention(count_votes(sub))
     info = targets.task_info(data_path)
     c = count_votes(df)
-    known = targets.resolve_codes(df, info, c)
+    known = targets.resolve_codes(full, info, c)
     _, top, _ = _majority_label(c)
     ref_label, ref_votes = known.ref, targets.reference_votes(c, known.ref)
     if min_agree is None:

@@ -310,7 +310,10 @@ def reference_votes(c, ref: np.ndarray) -> np.ndarray:
     known = pd.notna(ref)
     if known.any():
         L = max(len(c.labels), 1)
-        code = pd.Index(c.labels).get_indexer(ref[known].astype(str)) if len(c.labels) else np.full(known.sum(), -1)
+        inverse, names = pd.factorize(ref[known], sort=False)  # a few distinct labels: each looked up once
+        names = np.asarray(names, dtype=object).astype(str)
+        to_label = pd.Index(c.labels).get_indexer(names) if len(c.labels) else np.full(len(names), -1)
+        code = to_label[inverse]
         idx = np.flatnonzero(known)
         want = idx.astype(np.int64) * L + code
         keys = c.item.astype(np.int64) * L + c.label  # increasing (count_votes sorts its entries)

@@ -8,8 +8,9 @@ where the general reader would give the same values, and returns ``None`` otherw
 caller reads the file the general way (which also names what is wrong in a bad file):
 
 - the file's bytes hold no control character (:mod:`biaskit.textcheck`), no lone carriage return,
-  and, in JSONL, no escape that decodes to one and no line over :data:`~biaskit.textcheck.MAX_TEXT`;
-  in CSV no value is longer than that either;
+  no line over :data:`~biaskit.textcheck.MAX_TEXT` bytes and, in JSONL, no escape that decodes to
+  one; no value of a column read is longer than that (a CSV cell quoted over several lines of a
+  column not read is not measured: the one check the general reader makes that this skips);
 - Arrow parses it (valid UTF-8, the same number of fields on every CSV row, JSON objects whose
   wanted values are strings or null, no key given twice);
 - a CSV header names each column once;
@@ -86,9 +87,7 @@ def _raw_bytes_ok(path: Path, jsonl: bool) -> bool:
                 if lone:
                     return False
             cr_before = block.endswith(b"\r")
-            if not jsonl:
-                continue
-            if (b"\\" in block or b"\\" in edge) and _JSON_ESCAPE.search(edge + block):
+            if jsonl and (b"\\" in block or b"\\" in edge) and _JSON_ESCAPE.search(edge + block):
                 return False
             ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
             if not len(ends):
@@ -123,13 +122,15 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
     want = [c for c in header if c in set(columns)]
     dict_type = pa.dictionary(pa.int32(), pa.string())
     convert = pcsv.ConvertOptions(
-        column_types={c: (dict_type if c in want else pa.string()) for c in header},
+        column_types={c: dict_type for c in want},
+        include_columns=want,  # the other columns are split into cells, never converted
         null_values=[""],
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
     )
     reader = pcsv.open_csv(
         path,
+        memory_pool=_pool(),
         read_options=pcsv.ReadOptions(block_size=BLOCK, encoding="utf8"),
         parse_options=pcsv.ParseOptions(delimiter=sep),
         convert_options=convert,
@@ -140,7 +141,6 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
             return None
         acc.add([batch.column(batch.schema.get_field_index(c)) for c in want])
         del batch
-    pa.default_memory_pool().release_unused()  # the blocks' memory back to the system, for what comes next
     frame = acc.frame()
     if frame is None or not _csv_values_as_text(frame, skip=numeric):
         return None
@@ -184,13 +184,13 @@ def _read_jsonl(path: Path, columns: Sequence[str]):
     schema = pa.schema([(c, pa.string()) for c in want])
     reader = pj.open_json(
         path,
+        memory_pool=_pool(),
         read_options=pj.ReadOptions(block_size=BLOCK),
         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
     )
     acc = _Columns(want)
     for batch in reader:
-        acc.add([pc.dictionary_encode(batch.column(i)) for i in range(len(want))])
-    pa.default_memory_pool().release_unused()
+        acc.add([pc.dictionary_encode(batch.column(i), memory_pool=_pool()) for i in range(len(want))])
     frame = acc.frame()
     if frame is None:
         return None
@@ -217,6 +217,32 @@ def _json_keys(path: Path, keys: Sequence[str]) -> set[str]:
             data = tail + block
             found.update(json.loads(b'"' + m.group(1) + b'"') for m in pattern.finditer(data))
             tail = data[-(max(len(k) for k in keys) * 6 + 64) :]
+
+
+def give_back_memory() -> None:
+    """Return the memory freed while a large table was read to the system (Arrow's pools and the C
+    allocator keep freed blocks; what is computed next would otherwise add its own on top: 180 MB of a
+    1 GB peak at a million judgments). A no-op where the C library has no ``malloc_trim``."""
+    import ctypes
+    import ctypes.util
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    _pool().release_unused()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _pool():
+    """Arrow's memory pool for reading: the system allocator, which gives freed blocks back (Arrow's
+    default keeps them for itself, and the statistics computed after a read would stack on top)."""
+    import pyarrow as pa
+
+    return pa.system_memory_pool()
 
 
 def categorical(codes, categories):
@@ -258,7 +284,7 @@ class _Columns:
 
         for name, arr in zip(self.names, arrays, strict=True):
             if hasattr(arr, "combine_chunks"):
-                arr = arr.combine_chunks()
+                arr = arr.combine_chunks(memory_pool=_pool())
             indices = pc.fill_null(arr.indices, -1) if arr.null_count else arr.indices
             # a copy in the fewest bytes the block's dictionary allows: the Arrow block is let go
             self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(_code_type(len(arr.dictionary))))
@@ -276,10 +302,14 @@ class _Columns:
         for name in self.names:
             dicts = self._dicts.pop(name)
             codes = self._codes.pop(name)
-            values = pa.chunked_array(dicts, type=pa.string()).combine_chunks() if dicts else pa.array([], pa.string())
+            values = (
+                pa.chunked_array(dicts, type=pa.string()).combine_chunks(memory_pool=_pool())
+                if dicts
+                else pa.array([], pa.string())
+            )
             if values.null_count:
                 return None
-            enc = pc.dictionary_encode(values)  # codes in order of first appearance, as pandas.factorize
+            enc = pc.dictionary_encode(values, memory_pool=_pool())  # codes in first-appearance order
             glob = enc.indices.to_numpy(zero_copy_only=False)
             uniques = enc.dictionary
             offsets = np.cumsum([0] + [len(d) for d in dicts])
@@ -292,4 +322,6 @@ class _Columns:
                 out[at : at + len(c)] = np.where(c >= 0, part[np.maximum(c, 0)] if len(part) else -1, -1)
                 at += len(c)
             cols[name] = categorical(out, pd.Index(pd.array(uniques, dtype="str")))
-        return pd.DataFrame(cols)
+        frame = pd.DataFrame(cols)
+        give_back_memory()
+        return frame

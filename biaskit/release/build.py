@@ -248,7 +248,7 @@ def _build_release(
         p_target[pos] = codes.target(t)
         codes.count(p_target[pos], f"pairs|{bt}|{direction}")
         if o.split_policy == "keep":
-            if own not in L.SPLITS:  # the record's id, for the message
+            if own not in L.SPLITS and merged is not None:  # the record's id, for the message
                 mp = next(m for k, m in enumerate(merged.records(primary_only=True)) if k == pos)
                 _kept_split(mp.id, mp.primary)
             p_split[pos] = L.SPLITS.index(own)

@@ -394,11 +394,12 @@ class View:
 
     def _fields(self) -> dict[str, Any]:
         """``provenance`` and ``meta``, decoded once (a view lives while it is read or written)."""
-        if self._decoded is None:
+        decoded = self._decoded
+        if decoded is None:
             import json
 
-            self._decoded = json.loads(self._rest)
-        return self._decoded
+            decoded = self._decoded = json.loads(self._rest)
+        return decoded
 
     @property
     def provenance(self) -> dict[str, Any]:
