@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,16 +74,46 @@ OUT_COLUMNS = [
 AGGREGATORS: Registry = Registry("aggregation method")
 
 
-@dataclass
 class Prepared:
-    """Validated judgments: integer codes for items (task, question), workers and labels."""
+    """Validated judgments (:func:`prepare`): ``df`` holds task, question, worker and label as text (and the
+    kept columns as read); ``frame`` is the same table with those four as pandas ``Categorical`` columns (an
+    integer code per row, each value once), what aggregation and agreement compute on. Either is made
+    from the other when first asked for."""
 
-    df: Any  # pandas DataFrame: task, question, worker, label (all str)
-    n_input: int = 0
-    n_missing: int = 0
-    n_text: int = 0
-    n_duplicates_removed: int = 0
-    notes: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        df: Any = None,
+        *,
+        frame: Any = None,
+        n_input: int = 0,
+        n_missing: int = 0,
+        n_text: int = 0,
+        n_duplicates_removed: int = 0,
+        notes: list[str] | None = None,
+    ):
+        self._df, self._frame = df, frame
+        self.n_input, self.n_missing, self.n_text = n_input, n_missing, n_text
+        self.n_duplicates_removed = n_duplicates_removed
+        self.notes = notes if notes is not None else []
+
+    @property
+    def df(self):
+        """task, question, worker, label as text (pandas' string dtype) and the kept columns."""
+        if self._df is None:
+            f = self._frame
+            self._df = f.assign(**{c: f[c].astype("string") for c in CODED if c in f.columns})
+        return self._df
+
+    @property
+    def frame(self):
+        """:attr:`df` with task, question, worker and label as categorical columns."""
+        if self._frame is None:
+            d = self._df
+            self._frame = d.assign(**{c: d[c].astype("category") for c in CODED if c in d.columns})
+        return self._frame
+
+
+CODED = ("task", "question", "worker", "label")  # the columns a prepared frame holds as codes
 
 
 def _is_missing(series):
@@ -108,6 +138,12 @@ def check_columns(df, source: str | None = None) -> None:
         )
 
 
+#: the columns :func:`prepare` reads (with ``keep``, ``updated_at`` / ``created_at`` for --duplicates
+#: last|first, and the ``settled_*`` columns of adaptive overlap): what a reader needs to load
+READ_COLUMNS = ("task", "worker", "label", "question", "qtype")
+STAMP_COLUMNS = ("updated_at", "created_at")
+
+
 def prepare(
     judgments,
     *,
@@ -117,7 +153,11 @@ def prepare(
     keep: Iterable[str] = ("bias_type",),
 ) -> Prepared:
     """Check and normalise judgments (see the module docstring for the rules); ``keep``: columns
-    carried along when present (agreement also keeps ``target`` and ``reference``)."""
+    carried along when present (agreement also keeps ``target`` and ``reference``).
+
+    Vectorised on integer codes: each rule is decided once per distinct value of a column (what is
+    missing or blank, how a value reads as text: ``1.0`` -> ``'1'``, stripped), then applied to every
+    row through its code."""
     import pandas as pd
 
     if duplicates not in DUPLICATES:
@@ -127,65 +167,143 @@ def prepare(
     if n_input == 0:
         return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
     check_columns(df, source)
-    df = normalise_ids(df.reset_index(drop=True))
-    df["_row"] = np.arange(1, len(df) + 1)
-    if "question" not in df.columns:
-        df["question"] = "label"
+    live = np.ones(n_input, dtype=bool)  # rows still in play (row i is the file's data row i + 1)
     n_text = 0
     if "qtype" in df.columns:
-        text = df["qtype"].astype("object").eq("text")
+        text = _Column(df["qtype"]).rows(_is_text)
         n_text = int(text.sum())
-        df = df[~text]
+        live &= ~text
+    cols: dict[str, _Column] = {}
     for col in ("task", "worker"):
-        bad = _is_missing(df[col])
+        cols[col] = c = _Column(df[col])
+        bad = live & c.rows(_is_missing)
         if bad.any():
-            row = int(df.loc[bad, "_row"].iloc[0])
             raise InputError(
                 f"empty {col} in {int(bad.sum())} row(s).",
                 path=source,
-                row=row,
+                row=int(np.argmax(bad)) + 1,
                 column=col,
                 fix=f"every judgment needs a {col}.",
             )
-    df["question"] = df["question"].astype("object").where(~_is_missing(df["question"]), "label")
-    miss = _is_missing(df["label"])
+    if "question" in df.columns:
+        cols["question"] = _Column(df["question"], blank_as="label")
+    else:
+        cols["question"] = _Column(
+            pd.Series(pd.Categorical.from_codes(np.zeros(n_input, np.int8), pd.Index(["label"])))
+        )
+    cols["label"] = c = _Column(df["label"])
+    miss = live & c.rows(_is_missing)
     n_missing = int(miss.sum())
-    df = df[~miss].copy()
-    for col in ("question", "label"):
-        df[col] = _to_str(df[col])
+    live &= ~miss
+    rows = np.flatnonzero(live)
+    codes = {col: cols[col].text_codes(rows) for col in CODED}  # (codes of the live rows, their text)
     if allowed is not None:
-        _check_allowed(df, allowed, source)
+        _check_allowed(codes, rows, allowed, source)
     n_dup_removed = 0
-    key = ["task", "question", "worker"]
-    dup = df.duplicated(key, keep=False)
-    if dup.any():
+    dup_rows = _duplicate_rows(codes)
+    if len(dup_rows):
         if duplicates == "error":
-            first = df[dup].iloc[0]
-            n_pairs = int(df[dup].groupby(key).ngroups)
+            first = int(dup_rows.min())
+            names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
             raise InputError(
-                f"annotator '{first['worker']}' answered question '{first['question']}' of task '{first['task']}' "
-                f"more than once ({n_pairs} such case(s)).",
+                f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
+                f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
                 path=source,
-                row=int(first["_row"]),
+                row=int(rows[first]) + 1,
                 fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
             )
-        order = ["_row"]
-        stamps = [c for c in ("updated_at", "created_at") if c in df.columns]
-        if stamps:
-            ts = pd.to_datetime(df[stamps[0]], errors="coerce", utc=True)
-            for c in stamps[1:]:
-                ts = ts.fillna(pd.to_datetime(df[c], errors="coerce", utc=True))
-            df["_ts"] = ts
-            order = ["_ts", "_row"]
-        df = df.sort_values(order, kind="stable", na_position="first")
-        before = len(df)
-        df = df.drop_duplicates(key, keep="last" if duplicates == "last" else "first").sort_values("_row")
-        n_dup_removed = before - len(df)
-    out = df[["task", "question", "worker", "label"]].reset_index(drop=True)
-    extra = [c for c in keep if c in df.columns]
-    for c in extra:
-        out[c] = df[c].to_numpy()
-    return Prepared(df=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
+        drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
+        n_dup_removed = len(drop)
+        sel = np.ones(len(rows), dtype=bool)
+        sel[drop] = False
+        rows = rows[sel]
+        codes = {col: (c[sel], u) for col, (c, u) in codes.items()}
+    from biaskit.readers.columnar import categorical
+
+    out = pd.DataFrame({col: categorical(c, u) for col, (c, u) in codes.items()})  # texts distinct: factorized
+    for col in keep:
+        if col in df.columns:
+            kept = df[col]
+            if isinstance(kept.dtype, pd.CategoricalDtype):  # codes taken, not a Python object per row
+                out[col] = pd.Categorical.from_codes(kept.cat.codes.to_numpy()[rows], dtype=kept.dtype)
+            else:
+                out[col] = kept.to_numpy()[rows]
+    return Prepared(frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
+
+
+def _is_text(series):
+    return series.astype("object").eq("text")
+
+
+class _Column:
+    """One column of the judgments as integer codes: each row's code (-1 where the value is None / NaN)
+    and the distinct values, as a Series of the column's own dtype, so that a rule decided on the
+    distinct values (``rows(rule)``, ``text_codes``) is what it would be on every row. Columns whose
+    distinct values pandas cannot tell apart safely (floats: 0.0 / -0.0; objects mixing types: 1, 1.0,
+    True) are not coded: the rules run on the rows themselves."""
+
+    def __init__(self, series, blank_as: str | None = None):
+        import pandas as pd
+
+        self.series, self.blank_as = series, blank_as
+        dt = series.dtype
+        self.codes: np.ndarray | None = None
+        if isinstance(dt, pd.CategoricalDtype):
+            self.codes = series.cat.codes.to_numpy()
+            self.values = pd.Series(series.cat.categories)
+        elif (
+            pd.api.types.is_bool_dtype(dt)
+            or pd.api.types.is_integer_dtype(dt)
+            or (pd.api.types.is_string_dtype(dt) and not pd.api.types.is_object_dtype(dt))
+            or pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")
+        ):
+            codes, uniq = pd.factorize(series, sort=False, use_na_sentinel=True)
+            self.codes, self.values = codes, pd.Series(uniq, dtype=dt if not isinstance(uniq, np.ndarray) else None)
+        if self.codes is not None and self.blank_as is not None:  # a missing question is the question 'label'
+            miss = np.append(_is_missing(self.values).to_numpy(), True)  # the last entry: code -1 (NaN)
+            self.values = pd.Series([*self.values.astype(object), blank_as], dtype=object)
+            self.codes = np.where(miss[self.codes], len(self.values) - 1, self.codes)
+            self.values = self.values.where(~np.append(miss[:-1], False), blank_as)
+        elif self.codes is None and blank_as is not None:
+            s = series.astype("object")
+            self.series = s.where(~_is_missing(s), blank_as)
+
+    def rows(self, rule) -> np.ndarray:
+        """``rule`` (a Series -> bool Series function, e.g. :func:`_is_missing`) on every row."""
+        if self.codes is None:
+            return rule(self.series).to_numpy(dtype=bool)
+        on_values = np.append(rule(self.values).to_numpy(dtype=bool), bool(rule(_na()).iloc[0]))
+        return on_values[self.codes]
+
+    def text_codes(self, rows: np.ndarray) -> tuple[np.ndarray, Any]:
+        """The given rows as text (:func:`_to_str`, decided on the values those rows use): their codes
+        and the distinct texts (an Index; equal texts share one code, in order of first appearance)."""
+        import pandas as pd
+
+        if self.codes is None:
+            codes, uniq = pd.factorize(_to_str(self.series.iloc[rows]).astype("str"), sort=False)
+            return codes.astype(np.int32), pd.Index(uniq, dtype="str")
+        sub = self.codes[rows]
+        used = np.flatnonzero(np.bincount(sub, minlength=len(self.values)))
+        text = _to_str(self.values.iloc[used].reset_index(drop=True)).astype("str")
+        merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
+        uniq = pd.Index(uniq, dtype="str")
+        remap = np.full(len(self.values), -1, dtype=np.int32)
+        remap[used] = merged
+        codes = remap[sub]
+        del sub
+        if len(codes) and codes[0] == 0 and _first_appearance_order(codes, len(uniq)):
+            return codes, uniq
+        # codes in order of the rows' first appearance (as pandas.factorize of the texts would give)
+        codes, first = pd.factorize(codes, sort=False)
+        return codes.astype(np.int32), uniq[first]
+
+
+def _na():
+    """A one-row Series holding NaN: what a rule says of a missing value (code -1)."""
+    import pandas as pd
+
+    return pd.Series([np.nan], dtype=object)
 
 
 ID_COLUMNS = ("task", "worker")
@@ -238,28 +356,106 @@ def label_str(v: Any) -> str:
     return str(v).strip() if isinstance(v, str) else str(v)
 
 
-def _check_allowed(df, allowed, source) -> None:
+def _check_allowed(codes: dict, rows: np.ndarray, allowed, source) -> None:
+    q_codes, q_text = codes["question"]
+    l_codes, l_text = codes["label"]
     if isinstance(allowed, dict):
         allow = {str(q): {str(x) for x in v} for q, v in allowed.items()}
-        ok = np.array(
-            [lab in allow.get(q, {lab}) for q, lab in zip(df["question"], df["label"], strict=False)], dtype=bool
+        combo = q_codes.astype(np.int64) * max(len(l_text), 1) + l_codes
+        uniq, inv = np.unique(combo, return_inverse=True)
+        ok_u = np.array(
+            [
+                str(l_text[k % len(l_text)]) in allow.get(str(q_text[k // len(l_text)]), {str(l_text[k % len(l_text)])})
+                for k in uniq.tolist()
+            ],
+            dtype=bool,
         )
+        ok = ok_u[inv.ravel()]
     else:
         s = {str(x) for x in allowed}
         allow = None
-        ok = df["label"].isin(s).to_numpy()
+        ok = np.array([str(x) in s for x in l_text], dtype=bool)[l_codes]
     if not ok.all():
-        bad = df[~ok]
-        r = bad.iloc[0]
-        opts = sorted(allow.get(r["question"], ())) if allow is not None else sorted({str(x) for x in allowed})
+        bad = np.flatnonzero(~ok)
+        r = int(bad[0])
+        q, lab = q_text[q_codes[r]], l_text[l_codes[r]]
+        worker, task = codes["worker"][1][codes["worker"][0][r]], codes["task"][1][codes["task"][0][r]]
+        opts = sorted(allow.get(q, ())) if allow is not None else sorted({str(x) for x in allowed})
         raise InputError(
-            f"unknown label '{r['label']}' for question '{r['question']}' from annotator '{r['worker']}' "
-            f"on task '{r['task']}' ({len(bad)} unknown label(s) in all; allowed: {', '.join(opts)}).",
+            f"unknown label '{lab}' for question '{q}' from annotator '{worker}' "
+            f"on task '{task}' ({len(bad)} unknown label(s) in all; allowed: {', '.join(opts)}).",
             path=source,
-            row=int(r["_row"]),
+            row=int(rows[r]) + 1,
             column="label",
             fix="correct the label, or widen --labels.",
         )
+
+
+def _answer_keys(codes: dict) -> np.ndarray:
+    """One int64 per row naming its (task, question, worker) (equal keys: the same answer)."""
+    import pandas as pd
+
+    t, q, w = codes["task"][0], codes["question"][0], codes["worker"][0]
+    n_t, n_q, n_w = (max(len(codes[c][1]), 1) for c in ("task", "question", "worker"))
+    if n_t * n_q * n_w < 1 << 62:
+        key = t.astype(np.int64)  # in place: one array of 8 bytes a row at a time
+        key *= n_q
+        key += q
+        key *= n_w
+        key += w
+        return key
+    item = pd.factorize(t.astype(np.int64) * n_q + q, sort=False)[0]
+    return item.astype(np.int64) * n_w + w
+
+
+def _duplicate_rows(codes: dict) -> np.ndarray:
+    """Positions (in the live rows) of the answers given more than once by the same annotator."""
+    key = _answer_keys(codes)
+    srt = np.sort(key)
+    if not len(srt) or not (srt[1:] == srt[:-1]).any():  # the usual case: none (a sort, no hash table)
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    same = np.r_[False, k[1:] == k[:-1]] | np.r_[k[1:] == k[:-1], False]
+    return np.sort(order[same])
+
+
+def _n_groups(codes: dict, dup_rows: np.ndarray) -> int:
+    return len(np.unique(_answer_keys(codes)[dup_rows]))
+
+
+def _duplicates_to_drop(df, codes: dict, rows: np.ndarray, dup_rows: np.ndarray, duplicates: str) -> np.ndarray:
+    """Of each answer given more than once, every copy but the latest (``last``: by ``updated_at``, else
+    ``created_at``, else the later row) or the earliest (``first``); positions in the live rows."""
+    import pandas as pd
+
+    stamps = [c for c in STAMP_COLUMNS if c in df.columns]
+    order_ts: np.ndarray = np.zeros(len(dup_rows), dtype=np.int64)
+    has_ts = np.zeros(len(dup_rows), dtype=bool)
+    if stamps:
+        ts = None
+        for c in stamps:
+            # parsed with the format pandas infers from the column's first value (as for the whole column)
+            col = df[c].iloc[rows]
+            head = col[col.notna()].iloc[:1]
+            parsed = pd.to_datetime(
+                pd.concat([head, col.iloc[dup_rows]], ignore_index=True), errors="coerce", utc=True
+            ).iloc[len(head) :]
+            parsed = parsed.reset_index(drop=True)
+            ts = parsed if ts is None else ts.fillna(parsed)
+        assert ts is not None
+        has_ts = ts.notna().to_numpy()
+        order_ts = np.where(has_ts, ts.to_numpy(dtype="datetime64[ns]").view(np.int64), 0)
+    keys = _answer_keys(codes)[dup_rows]
+    # sorted as pandas sorts them (stable, missing stamps first), then the last (or first) of each answer kept
+    order = np.lexsort((dup_rows, order_ts, has_ts, keys))
+    k = keys[order]
+    last_of = np.r_[k[1:] != k[:-1], True]
+    first_of = np.r_[True, k[1:] != k[:-1]]
+    kept = order[last_of if duplicates == "last" else first_of]
+    drop = np.ones(len(dup_rows), dtype=bool)
+    drop[kept] = False
+    return dup_rows[drop]
 
 
 @dataclass
@@ -273,10 +469,61 @@ class Counts:
     count: np.ndarray  # per entry: votes
     n: np.ndarray  # per item: number of annotators
     row_item: np.ndarray | None = None  # per input row: its item code
+    item_task: np.ndarray | None = None  # per item: its task's code (in order of the tasks' first appearance)
+    item_question: np.ndarray | None = None  # per item: its question's code
 
     @property
     def n_items(self) -> int:
         return len(self.n)
+
+
+def factorize(values) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(values, sort=False)``: a code per row in order of first appearance, and the
+    distinct values (object array). A categorical column (:attr:`Prepared.frame`) is factorized on its
+    integer codes, without hashing a string per row (and not at all when its codes already run in
+    order of first appearance, as :func:`prepare` makes them)."""
+    import pandas as pd
+
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        cat_codes = values.cat.codes.to_numpy()
+        cats = values.cat.categories
+        if len(cat_codes) and cat_codes[0] == 0 and _first_appearance_order(cat_codes, len(cats)):
+            return cat_codes, _objects(cats)
+        if not len(cat_codes) or cat_codes.min() >= 0:
+            codes, first = pd.factorize(cat_codes, sort=False)
+            return codes, np.asarray(cats.take(first), dtype=object)
+    codes, uniq = pd.factorize(values, sort=False)
+    return codes, np.asarray(uniq, dtype=object)
+
+
+_OBJECTS: list[tuple[Any, np.ndarray]] = []  # the last categories made Python strings, and those strings
+
+
+def _objects(cats) -> np.ndarray:
+    """``cats`` (an Index) as an object array, made once for the categories of a prepared frame (every
+    statistic of the whole frame asks for them)."""
+    for known, arr in _OBJECTS:
+        if known is cats:
+            return arr
+    arr = np.asarray(cats, dtype=object)
+    _OBJECTS[:] = [(cats, arr), *_OBJECTS[:3]]
+    return arr
+
+
+def _first_appearance_order(codes: np.ndarray, n_values: int) -> bool:
+    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used."""
+    top = np.maximum.accumulate(codes)
+    return int(top[-1]) == n_values - 1 and bool(np.all(np.diff(top) <= 1)) and bool(np.all(codes >= 0))
+
+
+def sparse_counts(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(key, return_counts=True)`` for keys in ``[0, size)``: a dense count when that is
+    small enough (no sort), else the sort."""
+    if size <= max(4 * len(key), 1 << 20):
+        dense = np.bincount(key, minlength=size)
+        uk = np.flatnonzero(dense)
+        return uk, dense[uk]
+    return np.unique(key, return_counts=True)
 
 
 def count_votes(df) -> Counts:
@@ -286,30 +533,40 @@ def count_votes(df) -> Counts:
     if len(df) == 0:
         e = np.zeros(0, dtype=np.int64)
         return Counts(pd.DataFrame(columns=["task", "question"]), np.array([], dtype=object), e, e, e, e, e)
-    t_codes, t_uni = pd.factorize(df["task"], sort=False)
-    q_codes, q_uni = pd.factorize(df["question"], sort=False)
-    pair = t_codes.astype(np.int64) * len(q_uni) + q_codes
-    item_codes, item_uni = pd.factorize(pair, sort=False)
-    items = pd.DataFrame(
-        {
-            "task": np.asarray(t_uni, dtype=object)[item_uni // len(q_uni)],
-            "question": np.asarray(q_uni, dtype=object)[item_uni % len(q_uni)],
-        }
-    )
-    l_codes, l_uni = pd.factorize(df["label"], sort=False)
-    L = len(l_uni)
-    key = item_codes.astype(np.int64) * L + l_codes
-    uk, cnt = np.unique(key, return_counts=True)
-    item = uk // L
-    n = np.bincount(item_codes, minlength=len(items))
+    t_codes, t_uni = factorize(df["task"])
+    q_codes, q_uni = factorize(df["question"])
+    l_codes, l_uni = factorize(df["label"])
+    c = counts_of_codes(t_codes, q_codes, len(q_uni), l_codes, l_uni)
+    c.items = pd.DataFrame({"task": t_uni[c.item_task], "question": q_uni[c.item_question]})
+    return c
+
+
+def counts_of_codes(task, question, n_questions: int, label, labels) -> Counts:
+    """:func:`count_votes` of rows given as integer codes, each numbered in order of first appearance
+    (``pandas.factorize``); ``labels``: the label of each label code. ``items`` is left out (None)."""
+    import pandas as pd
+
+    if n_questions == 1:  # one question: the items are the tasks, already in order of first appearance
+        item_codes = task
+        item_task = np.arange(int(task.max()) + 1 if len(task) else 0, dtype=np.int64)
+        item_question = np.zeros(len(item_task), dtype=np.int64)
+    else:
+        item_codes, item_uni = pd.factorize(task.astype(np.int64) * n_questions + question, sort=False)
+        item_task, item_question = item_uni // n_questions, item_uni % n_questions
+    L = len(labels)
+    key = item_codes.astype(np.int64) * L + label
+    uk, cnt = sparse_counts(key, len(item_task) * L)
+    n = np.bincount(item_codes, minlength=len(item_task))
     return Counts(
-        items=items,
-        labels=np.asarray(l_uni, dtype=object),
-        item=item,
+        items=None,
+        labels=labels,
+        item=uk // L,
         label=uk % L,
         count=cnt,
         n=n,
         row_item=item_codes,
+        item_task=item_task,
+        item_question=item_question,
     )
 
 
@@ -571,8 +828,11 @@ def aggregate(
     from .settle import MajorityRule
 
     model = AGGREGATORS.create(method, ties="flag" if ties == "drop" else ties, seed=seed, min_agree=min_agree)
+    from biaskit.readers.columnar import give_back_memory
+
     prep = prepare(judgments, allowed=allowed, duplicates=duplicates, source=source)
-    full = model.fit_predict(prep.df)
+    give_back_memory()  # what preparing freed, before the votes are counted
+    full = model.fit_predict(prep.frame)
     # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
     use, other = settled_overrides(
         read_settlements(judgments),
@@ -585,7 +845,7 @@ def aggregate(
     report = AggregateReport(
         method=method.lower(),
         n_judgments_in=prep.n_input,
-        n_judgments_used=len(prep.df),
+        n_judgments_used=len(prep.frame),
         n_missing_labels=prep.n_missing,
         n_text_skipped=prep.n_text,
         n_duplicates_removed=prep.n_duplicates_removed,
@@ -597,6 +857,15 @@ def aggregate(
         n_settled_other_rule=other,
     )
     return table, report
+
+
+def judgment_columns(duplicates: str = "error", keep: Iterable[str] = ()) -> tuple[str, ...]:
+    """The judgment columns aggregation (and, with ``keep``, agreement) reads: :func:`prepare`'s, the
+    time stamps when duplicates are resolved, and adaptive overlap's recorded decisions."""
+    from .adaptive import SETTLED_COLUMNS
+
+    stamps = STAMP_COLUMNS if duplicates != "error" else ()
+    return (*READ_COLUMNS, *keep, *stamps, *SETTLED_COLUMNS)
 
 
 def override_settled(table, settled: dict):
@@ -630,11 +899,17 @@ def aggregate_file(judgments_path, out_path, *, kind: str | None = None, **kw) -
     from biaskit.io import write_table
     from biaskit.readers import read_judgments
 
-    df = read_judgments(judgments_path)
+    k = None
     if kind is not None:
         from .kinds import get_kind
+        from .kinds.base import TaskKind
 
         k = get_kind(kind)
+    # a kind that maps the answers (translation: slot letters) may read any column: the whole table
+    maps_votes = k is not None and type(k).votes is not TaskKind.votes
+    columns = None if maps_votes else judgment_columns(kw.get("duplicates", "error"))
+    df = read_judgments(judgments_path, columns=columns)
+    if k is not None:
         df = k.votes(df)
         if kw.get("allowed") is None:
             kw["allowed"] = k.allowed_labels() or None

@@ -40,7 +40,7 @@ import numpy as np
 from biaskit.errors import InputError, require
 from biaskit.tables import md_table, num
 
-from .aggregate import Counts, count_votes, prepare
+from .aggregate import Counts, count_votes, counts_of_codes, factorize, prepare
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -53,9 +53,9 @@ def _f(x: Any) -> float | None:
 
 
 def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
-    """(items x used-labels) count matrix and the label codes of its columns."""
+    """(items x used-labels) count matrix and the label codes of its columns (counts as int32)."""
     used, col = np.unique(c.label, return_inverse=True)
-    m = np.zeros((c.n_items, len(used)), dtype=np.float64)
+    m = np.zeros((c.n_items, len(used)), dtype=np.int32)
     m[c.item, col] = c.count
     return m, used
 
@@ -72,8 +72,8 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
     m, used = m[:, nz], used[nz]
     if m.shape[1] < 2:  # one category only: no variation, alpha undefined (0/0)
         return None
-    kr = require("krippendorff", "annotation", "Krippendorff's alpha")
-    kw: dict[str, Any] = {}
+    require("krippendorff", "annotation", "Krippendorff's alpha")
+    vals: np.ndarray = np.arange(m.shape[1], dtype=np.float64)
     if level != "nominal":
         try:
             vals = np.array([float(x) for x in c.labels[used]])
@@ -84,8 +84,52 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
             ) from None
         order = np.argsort(vals)
         m, vals = m[:, order], vals[order]
-        kw["value_domain"] = vals
-    return _f(kr.alpha(value_counts=m, level_of_measurement=level, **kw))
+    return _f(alpha_from_counts(m, vals, level))
+
+
+def alpha_from_counts(value_counts: np.ndarray, value_domain: np.ndarray, level: str = "nominal") -> float:
+    """Krippendorff's alpha of a units x values count matrix, as ``krippendorff.alpha(value_counts=...,
+    value_domain=..., level_of_measurement=level)`` computes it (the package's coincidence, expected and
+    distance matrices), with the coincidence matrix summed per number of pairable values: units that
+    have ``m`` values add ``(n n^T - diag n) / (m - 1)``, whose sum over those units is a matrix of
+    integers (summed here a block of units at a time, exactly). The package builds a units x values x
+    values array for it (a million units of five values: three arrays of 200 MB)."""
+    counts = np.asarray(value_counts)
+    V = counts.shape[1]
+    pairable = np.maximum(counts.sum(axis=1), 2)
+    sums: dict[int, np.ndarray] = {}
+    step = 1 << 17
+    for lo in range(0, len(counts), step):
+        block, m_block = counts[lo : lo + step].astype(np.float64), pairable[lo : lo + step]
+        for m in np.unique(m_block).tolist():
+            rows = block[m_block == m]
+            part = rows.T @ rows - np.diag(rows.sum(axis=0))  # whole numbers: exact in any order
+            sums[m] = sums[m] + part if m in sums else part
+    o = np.zeros((V, V))
+    for m in sorted(sums):
+        o += sums[m] / (m - 1)
+    n_v = o.sum(axis=0)
+    e = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)
+    d = _distance_matrix(np.asarray(value_domain), n_v, level)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no disagreement expected: 0/0, alpha undefined
+        return float(1 - (o * d).sum() / (e * d).sum())
+
+
+def _distance_matrix(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """The ``krippendorff`` package's squared distances between the values of an ordered domain."""
+    v1, v2 = domain[:, np.newaxis], domain[np.newaxis, :]
+    if level == "nominal":
+        return (v1 != v2).astype(np.float64)
+    if level == "interval":
+        return ((v1 - v2) ** 2).astype(np.float64)
+    if level == "ratio":
+        s = v1 + v2
+        return np.divide(v1 - v2, s, out=np.zeros(np.broadcast(v1, v2).shape), where=s != 0) ** 2
+    idx = np.arange(len(domain))
+    i1, i2 = np.minimum(idx[:, np.newaxis], idx[np.newaxis, :]), np.maximum(idx[:, np.newaxis], idx[np.newaxis, :])
+    ranges = np.dstack((i1, i2 + 1))
+    between = np.add.reduceat(np.append(n_v, 0), ranges.reshape(-1))[::2].reshape(*i1.shape)
+    return (between - (n_v[i1] + n_v[i2]) / 2) ** 2
 
 
 def fleiss_kappa(c: Counts) -> tuple[float | None, float | None, np.ndarray]:
@@ -112,7 +156,8 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     ``df``: prepared judgments (task, question, worker, label). Returns the mean, the
     overlap-weighted mean, the number of pairs used and of pairs without a defined kappa.
     All co-annotations are enumerated in numpy: rows sorted by item, row ``r`` paired with row
-    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item.
+    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item; each slice of rows is
+    reduced to counts per annotator pair (and per pair and label) at once, so memory stays at a slice.
     """
     import pandas as pd
 
@@ -125,35 +170,40 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     }
     if len(df) == 0:
         return res
-    t_codes, t_uni = pd.factorize(df["task"])
-    q_codes, q_uni = pd.factorize(df["question"])
-    item = t_codes.astype(np.int64) * len(q_uni) + q_codes
-    w_codes, w_uni = pd.factorize(df["worker"])
-    l_codes, l_uni = pd.factorize(
-        pd.Series(q_codes).astype(str).to_numpy() + "\x1f" + df["label"].astype(str).to_numpy()
-    )
-    order = np.argsort(item, kind="stable")
-    it, w, lab = item[order], w_codes[order].astype(np.int64), l_codes[order].astype(np.int64)
-    max_n = int(np.bincount(pd.factorize(it)[0]).max())
-    A, B, LA, LB = [], [], [], []
-    for d in range(1, max_n):
-        m = it[:-d] == it[d:]
-        a, b, la, lb = w[:-d][m], w[d:][m], lab[:-d][m], lab[d:][m]
-        swap = a > b
-        A.append(np.where(swap, b, a))
-        B.append(np.where(swap, a, b))
-        LA.append(np.where(swap, lb, la))
-        LB.append(np.where(swap, la, lb))
-    if not A or sum(len(x) for x in A) == 0:
-        return res
-    a, b, la, lb = (np.concatenate(x) for x in (A, B, LA, LB))
+    t_codes, t_uni = factorize(df["task"])
+    q_codes, q_uni = factorize(df["question"])
+    item = t_codes.astype(np.int64) * len(q_uni) + q_codes if len(q_uni) > 1 else t_codes
+    w_codes, w_uni = factorize(df["worker"])
+    l0, l0_uni = factorize(df["label"])  # labels of different questions are different categories
+    if len(q_uni) > 1:
+        l_codes, l_uni = pd.factorize(q_codes.astype(np.int64) * max(len(l0_uni), 1) + l0, sort=False)
+    else:
+        l_codes, l_uni = l0, l0_uni
+    small = np.int32 if max(len(t_uni) * len(q_uni), len(w_uni), len(l_uni)) < 1 << 31 else np.int64
+    if len(item) > 1 and bool(np.all(item[1:] >= item[:-1])):  # rows already grouped by item (one question)
+        it, w, lab = item.astype(small), w_codes.astype(small), l_codes.astype(small)
+    else:
+        order = np.argsort(item, kind="stable")
+        it, w, lab = item[order].astype(small), w_codes[order].astype(small), l_codes[order].astype(small)
+        del order
+    del item
+    starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])
+    max_n = int(np.diff(starts).max())  # the most annotators on one item
     W, L = len(w_uni), len(l_uni)
-    pu, pinv = np.unique(a * W + b, return_inverse=True)
-    n = np.bincount(pinv).astype(np.float64)
-    agree = np.bincount(pinv, weights=(la == lb).astype(np.float64), minlength=len(pu))
+    pairs = _PairCounts(W, L)
+    step = 1 << 20
+    for d in range(1, max_n):
+        for lo in range(0, len(it) - d, step):
+            hi = min(lo + step, len(it) - d)
+            m = it[lo:hi] == it[lo + d : hi + d]
+            a, b, la, lb = w[lo:hi][m], w[lo + d : hi + d][m], lab[lo:hi][m], lab[lo + d : hi + d][m]
+            swap = a > b
+            lo_w, hi_w = np.where(swap, b, a).astype(np.int64), np.where(swap, a, b).astype(np.int64)
+            pairs.add(lo_w, hi_w, np.where(swap, lb, la).astype(np.int64), np.where(swap, la, lb).astype(np.int64))
+    if not pairs.n:
+        return res
+    pu, n, agree, k1, c1, k2, c2 = pairs.result()
     # marginals per (pair, label), sparse: sum_l c1[p, l] * c2[p, l]
-    k1, c1 = np.unique(pinv * L + la, return_counts=True)
-    k2, c2 = np.unique(pinv * L + lb, return_counts=True)
     common, i1, i2 = np.intersect1d(k1, k2, assume_unique=True, return_indices=True)
     pe_num = np.bincount(common // L, weights=c1[i1].astype(np.float64) * c2[i2], minlength=len(pu))
     keep = n >= min_overlap
@@ -169,6 +219,78 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
         res["mean_pairwise_cohen_kappa"] = _f(kappa.mean())
         res["weighted_pairwise_cohen_kappa"] = _f(np.average(kappa, weights=n[keep][defined]))
     return res
+
+
+class _PairCounts:
+    """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
+    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it. Counted in dense arrays
+    when annotators x annotators x labels is small (a few thousand annotators), else as sparse int64 keys."""
+
+    DENSE = 1 << 23
+
+    def __init__(self, n_workers: int, n_labels: int):
+        self.W, self.L = n_workers, n_labels
+        self.n = 0
+        self.dense = n_workers * n_workers * max(n_labels, 1) <= self.DENSE
+        if self.dense:
+            P = n_workers * n_workers
+            self._n, self._agree = np.zeros(P, np.int64), np.zeros(P, np.int64)
+            self._c1, self._c2 = np.zeros(P * n_labels, np.int64), np.zeros(P * n_labels, np.int64)
+        self._parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
+        if not len(a):
+            return
+        self.n += len(a)
+        pair = a * self.W + b
+        if self.dense:
+            P = len(self._n)
+            self._n += np.bincount(pair, minlength=P)
+            self._agree += np.bincount(pair[la == lb], minlength=P)
+            self._c1 += np.bincount(pair * self.L + la, minlength=P * self.L)
+            self._c2 += np.bincount(pair * self.L + lb, minlength=P * self.L)
+            return
+        self._parts.append(
+            (
+                *_count(pair),
+                *_count(pair[la == lb]),
+                *_count(pair * self.L + la),
+                *_count(pair * self.L + lb),
+            )
+        )
+        if len(self._parts) >= 16:
+            self._parts = [self._merged()]
+
+    def _merged(self) -> tuple[np.ndarray, ...]:
+        if self.dense:
+            out: list[np.ndarray] = []
+            for arr in (self._n, self._agree, self._c1, self._c2):
+                k = np.flatnonzero(arr)
+                out += [k, arr[k]]
+            return tuple(out)
+        out = []
+        for j in range(0, 8, 2):
+            out += _count(np.concatenate([p[j] for p in self._parts]), np.concatenate([p[j + 1] for p in self._parts]))
+        return tuple(out)
+
+    def result(self):
+        """(pairs, shared, agreed, (pair, label) keys of a and counts, of b and counts); pairs as keys
+        ``a * W + b`` in increasing order (float counts, as the kappas use them)."""
+        pu, n, ak, ac, k1, c1, k2, c2 = self._merged()
+        agree = np.zeros(len(pu))
+        agree[np.searchsorted(pu, ak)] = ac
+        # (pair, label) keys over pair *indices*, as numpy.unique(..., return_inverse) would number them
+        idx1, idx2 = np.searchsorted(pu, k1 // self.L), np.searchsorted(pu, k2 // self.L)
+        return pu, n.astype(np.float64), agree, idx1 * self.L + k1 % self.L, c1, idx2 * self.L + k2 % self.L, c2
+
+
+def _count(keys: np.ndarray, weights: np.ndarray | None = None) -> list[np.ndarray]:
+    """Distinct keys (increasing) and how many times each occurs (or the sum of its ``weights``)."""
+    if weights is None:
+        u, c = np.unique(keys, return_counts=True)
+        return [u, c.astype(np.int64)]
+    u, inv = np.unique(keys, return_inverse=True)
+    return [u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).astype(np.int64)]
 
 
 def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,9 +309,15 @@ def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _namespaced(df):
-    d = df.copy()
-    d["label"] = d["question"].astype(str) + "=" + d["label"].astype(str)
-    return d
+    """The labels as ``question=label`` (each question's labels are categories of their own)."""
+    import pandas as pd
+
+    q_codes, q_uni = factorize(df["question"])
+    l_codes, l_uni = factorize(df["label"])
+    codes, first = pd.factorize(q_codes.astype(np.int64) * max(len(l_uni), 1) + l_codes, sort=False)
+    names = [f"{q_uni[k // len(l_uni)]}={l_uni[k % len(l_uni)]}" for k in first.tolist()]
+    merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)  # 'a=b' + 'c' is 'a' + 'b=c'
+    return df.assign(label=pd.Categorical.from_codes(merged[codes], categories=pd.Index(uniq, dtype="str")))
 
 
 def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
@@ -242,22 +370,23 @@ def per_annotator(df, c: Counts) -> list[dict]:
 
     win, top, tie = _majority_label(c)
     item = c.row_item
-    lab_codes = pd.Index(c.labels).get_indexer(df["label"])
+    l_codes, l_uni = factorize(df["label"])
+    lab_codes = pd.Index(c.labels).get_indexer(l_uni)[l_codes] if len(l_uni) else l_codes
     usable = (c.n[item] >= 2) & ~tie[item]
     agree = (lab_codes == win[item]) & usable
-    t = pd.DataFrame({"worker": df["worker"].to_numpy(), "usable": usable, "agree": agree})
-    g = t.groupby("worker", sort=True)
-    res = pd.DataFrame({"n_items": g.size(), "n_compared": g["usable"].sum(), "n_agree": g["agree"].sum()})
-    # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators
+    w_codes, w_uni = factorize(df["worker"])
+    n_items = np.bincount(w_codes, minlength=len(w_uni))
+    n_compared = np.bincount(w_codes, weights=usable, minlength=len(w_uni)).astype(np.int64)
+    n_agree = np.bincount(w_codes, weights=agree, minlength=len(w_uni)).astype(np.int64)
+    # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators (sorted by annotator)
     return [
-        {"worker": w, "n_items": int(n), "n_compared": int(nc), "agreement_with_majority": _f(na / nc) if nc else None}
-        for w, n, nc, na in zip(
-            res.index.tolist(),
-            res["n_items"].tolist(),
-            res["n_compared"].tolist(),
-            res["n_agree"].tolist(),
-            strict=False,
-        )
+        {
+            "worker": w_uni[k],
+            "n_items": int(n_items[k]),
+            "n_compared": int(n_compared[k]),
+            "agreement_with_majority": _f(int(n_agree[k]) / int(n_compared[k])) if n_compared[k] else None,
+        }
+        for k in np.argsort(np.asarray(w_uni, dtype=str), kind="stable").tolist()
     ]
 
 
@@ -279,16 +408,49 @@ def item_table(df, c: Counts):
 
 def core_stats(df, level: str = "nominal") -> dict:
     """Fleiss' kappa, percent agreement and Krippendorff's alpha of a subset (per target term)."""
-    d = _namespaced(df) if df["question"].nunique() > 1 else df
-    c = count_votes(d)
+    t, _ = factorize(df["task"])
+    q, q_uni = factorize(df["question"])
+    lab, l_uni = factorize(df["label"])
+    return codes_stats(t, q, q_uni, lab, l_uni, level)
+
+
+def codes_stats(task, question, questions, label, labels, level: str = "nominal") -> dict:
+    """:func:`core_stats` of rows given as codes in order of first appearance (``pandas.factorize``), with
+    the distinct questions and labels: labels namespaced by question when there are several."""
+    import pandas as pd
+
+    several = len(questions) > 1
+    if several:  # question=label, as _namespaced
+        pairs, first = pd.factorize(question.astype(np.int64) * max(len(labels), 1) + label, sort=False)
+        names = [f"{questions[k // len(labels)]}={labels[k % len(labels)]}" for k in first.tolist()]
+        merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)
+        label, labels = merged[pairs], np.asarray(uniq, dtype=object)
+    c = counts_of_codes(task, question, len(questions), label, labels)
     kappa, pct, _ = fleiss_kappa(c)
-    alpha = krippendorff_alpha(c, level) if level == "nominal" or d is df else None
+    alpha = krippendorff_alpha(c, level) if level == "nominal" or not several else None
     return {
         "fleiss_kappa": kappa,
         "percent_agreement": pct,
         "krippendorff_alpha": alpha,
         "n_items_multi": int((c.n >= 2).sum()),
     }
+
+
+def by_value(df, col: str):
+    """``(value, rows of df)`` for each value of a column, sorted by value as text: what
+    ``df.groupby(col, sort=True)`` gives on the values present, through integer codes."""
+    codes, values = factorize(df[col])
+    for _, group in _by_code(df, codes, values):
+        yield group
+
+
+def _by_code(df, codes: np.ndarray, values: Any):
+    """``(code, (value, rows of df))`` for each value of ``values`` the rows' ``codes`` use, sorted by value as text."""
+    values = np.asarray(values, dtype=object)
+    for k in np.argsort(values.astype(str), kind="stable").tolist():
+        mask = codes == k
+        if mask.any():
+            yield k, (values[k], df[mask])
 
 
 def agreement(
@@ -307,12 +469,14 @@ def agreement(
     ``per_target``: StereoSet's per-term agreement with its counts (:mod:`.targets`); ``min_agree``
     is the retention threshold of those tables (default: a strict majority of the usual number of
     annotators per item, 3 of 5)."""
-    import pandas as pd
+    from biaskit.readers.columnar import give_back_memory
 
     from . import targets
 
     prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
-    df = prep.df
+    full = prep.frame
+    give_back_memory()  # what preparing freed, before the statistics
+    df = full[[c for c in ("task", "question", "worker", "label") if c in full.columns]]  # what subsets carry
     if len(df) == 0:
         raise InputError(
             "no judgments with a label: agreement is undefined.",
@@ -320,10 +484,12 @@ def agreement(
             fix="pull or collect annotations first (text answers are not counted).",
         )
     report: dict[str, Any] = metrics(df, level=level, min_overlap=min_overlap)
+    give_back_memory()
     report["level_of_measurement"] = level
     report["n_missing_labels"] = prep.n_missing
     report["n_text_skipped"] = prep.n_text
-    report["questions"] = sorted(df["question"].unique().tolist())
+    q_codes, q_uni = factorize(df["question"])
+    report["questions"] = sorted(str(q) for q in q_uni)
     questions = report["questions"]
     if len(questions) == 1:  # the pooled figures are this question's
         report["per_question"] = {
@@ -335,15 +501,15 @@ def agreement(
         }
     else:
         report["per_question"] = {
-            q: metrics(sub, level=level, min_overlap=min_overlap) for q, sub in df.groupby("question", sort=True)
+            q: metrics(sub, level=level, min_overlap=min_overlap) for _, (q, sub) in _by_code(df, q_codes, q_uni)
         }
-    for q, sub in df.groupby("question", sort=True):
+    for _, (q, sub) in _by_code(df, q_codes, q_uni):
         report["per_question"][q]["retention"] = retention(count_votes(sub))
     info = targets.task_info(data_path)
-    bt_raw, target, row_ref = targets.resolve(df, info)
     c = count_votes(df)
+    known = targets.resolve_codes(full, info, c)
     _, top, _ = _majority_label(c)
-    ref_label, ref_votes = targets.item_reference_votes(c, row_ref.to_numpy())
+    ref_label, ref_votes = known.ref, targets.reference_votes(c, known.ref)
     if min_agree is None:
         min_agree = cast(int, targets.default_min_agree(c))  # not None: df has judgments, so c has items
     elif min_agree < 1:
@@ -351,19 +517,18 @@ def agreement(
     tasks = targets.task_table(c, ref_votes, top, min_agree)
     report.update(targets.summarize_tasks(tasks, min_agree))
     report["reference_agreement_definition"] = targets.DEFINITION
-    if bt_raw.notna().any():
-        bt = bt_raw.astype("object").where(bt_raw.notna(), targets.UNKNOWN).astype(str)
-        report["per_bias_type"] = {}
-        first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "bt": bt.to_numpy()}).drop_duplicates("task")
-        tasks_bt = tasks["task"].map(dict(zip(first["task"].tolist(), first["bt"].tolist(), strict=False)))
-        for b, sub in df.groupby(bt.to_numpy(), sort=True):
+    report["per_bias_type"] = {}
+    if known.has("bias_type"):
+        bt_task, bt_names = known.named_tasks("bias_type")
+        tasks_bt = bt_task[tasks["task_code"].to_numpy()]
+        for k, (b, sub) in _by_code(df, bt_task[known.row_task], bt_names):
             report["per_bias_type"][b] = {
                 **metrics(sub, level=level, min_overlap=min_overlap),
-                **targets.summarize_tasks(tasks[tasks_bt == b], min_agree),
+                **targets.summarize_tasks(tasks[tasks_bt == k], min_agree),
             }
-    else:
-        report["per_bias_type"] = {}
-    report["per_target"] = targets.target_rows(df, tasks, bt_raw, target, min_agree, lambda sub: core_stats(sub, level))
+    report["per_target"] = targets.target_rows(
+        df, tasks, known, min_agree, lambda t, q, qs, lab, labs: codes_stats(t, q, qs, lab, labs, level)
+    )
     report["per_annotator"] = per_annotator(df, c)
     report["retention"] = retention(c)
     items = item_table(df, c)
@@ -371,14 +536,9 @@ def agreement(
         items["reference_label"] = ref_label
         items["reference_votes"] = ref_votes
     if report["per_target"] or report["per_bias_type"]:
-        for name, col in (("bias_type", bt_raw), ("target", target)):
-            if col.notna().any():
-                first = pd.DataFrame({"task": df["task"].astype(str).to_numpy(), "v": col.to_numpy()}).drop_duplicates(
-                    "task"
-                )
-                items[name] = (
-                    items["task"].astype(str).map(dict(zip(first["task"].tolist(), first["v"].tolist(), strict=False)))
-                )
+        for name in ("bias_type", "target"):
+            if known.has(name):
+                items[name] = known.raw_tasks(name)[c.item_task]
     return report, items
 
 
@@ -512,7 +672,10 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
-    df = read_judgments(judgments_path)
+    from .aggregate import judgment_columns
+
+    keep = ("bias_type", "target", "reference")
+    df = read_judgments(judgments_path, columns=judgment_columns(kw.get("duplicates", "error"), keep=keep))
     rep, items = agreement(df, source=str(judgments_path), **kw)
     rep["per_item_file"] = "agreement_items.csv"
     if len(df) and "settled_by" in df.columns:  # pulled from a project with adaptive overlap

@@ -187,6 +187,108 @@ def resolve(df, info: TaskInfo):
     return out["bias_type"], out["target"], ref
 
 
+@dataclass
+class Known:
+    """What is known of each task (:func:`resolve_codes`): its bias type and target term as codes into
+    ``values`` (-1: unknown; the same for every row of a task), each item's reference label, and each
+    task's first row (tasks numbered as in :attr:`~.aggregate.Counts.item_task`)."""
+
+    task_codes: dict[str, np.ndarray]  # name -> per task: code into values[name], -1 unknown
+    values: dict[str, np.ndarray]  # name -> distinct values (object: str)
+    row_task: np.ndarray  # per row: its task's code
+    first_row: np.ndarray  # per task: its first row
+    ref: np.ndarray  # per item: the reference label (object, None unknown)
+
+    def has(self, name: str) -> bool:
+        return bool((self.task_codes[name] >= 0).any())
+
+    def named_tasks(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per task: a code into the names, where an unknown value is :data:`UNKNOWN` (names that read
+        the same are one)."""
+        import pandas as pd
+
+        names = np.append(np.asarray(self.values[name], dtype=object), UNKNOWN).astype(str)
+        merged, uniq = pd.factorize(names, sort=False)
+        codes = self.task_codes[name]
+        return merged[np.where(codes < 0, len(names) - 1, codes)], np.asarray(uniq, dtype=object)
+
+    def raw_tasks(self, name: str) -> np.ndarray:
+        """Per task: the value (object; None unknown)."""
+        return np.asarray([*self.values[name], None], dtype=object)[self.task_codes[name]]
+
+
+def resolve_codes(df, info: TaskInfo, c) -> Known:
+    """:func:`resolve` through integer codes (``c``: :func:`~.aggregate.count_votes` of ``df``): bias type
+    and target of each task from the data, else from the judgment columns (the first non-empty value of
+    the task's rows, as text); the reference label of each item from the data, else from the judgment
+    column ``reference`` (a non-empty value, as text)."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    row_task, task_names = factorize(df["task"])
+    n_tasks = len(task_names)
+    first_row = np.full(n_tasks, -1, dtype=np.int64)
+    first_row[row_task[::-1]] = np.arange(len(row_task) - 1, -1, -1)  # the last write of each task: its first row
+    task_codes, values = {}, {}
+    for name, from_data in (("bias_type", info.bias_type), ("target", info.target)):
+        if from_data:
+            per_task = np.array([from_data.get(str(t)) for t in task_names], dtype=object)
+        else:
+            per_task = _first_values(df, name, row_task, n_tasks)
+        known = np.array([v is not None for v in per_task], dtype=bool)
+        codes, uniq = pd.factorize(per_task[known], sort=False) if known.any() else (np.zeros(0, np.int64), [])
+        tc = np.full(n_tasks, -1, dtype=np.int64)
+        tc[known] = codes
+        task_codes[name], values[name] = tc, np.asarray(uniq, dtype=object)
+    ref = np.full(c.n_items, None, dtype=object)
+    if info.reference:
+        items = c.items
+        ref = np.array(
+            [info.reference.get((str(t), str(q))) for t, q in zip(items["task"], items["question"], strict=False)],
+            dtype=object,
+        )
+    elif "reference" in df.columns:
+        codes, vals = _text_values(df["reference"])
+        has = codes >= 0
+        if has.any():
+            item_code = np.full(c.n_items, -1, dtype=np.int64)
+            item_code[c.row_item[has]] = codes[has]  # one reference per item (as item_reference_votes)
+            ref = np.asarray([*vals, None], dtype=object)[item_code]
+    return Known(task_codes, values, row_task, first_row, ref)
+
+
+def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
+    """Per row a code into the distinct values as text (``str(value)``), -1 where the value is missing
+    or blank."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    codes, uniq = factorize(col)
+    values = pd.Series(uniq, dtype=object)
+    ok = (values.notna() & (values.astype(str).str.strip() != "")).to_numpy(dtype=bool)
+    text = np.array([str(v) for v in uniq], dtype=object)
+    merged, names = pd.factorize(text, sort=False) if len(text) else (np.zeros(0, np.int64), [])
+    lut = np.where(ok, merged, -1)
+    return np.where(codes >= 0, lut[np.maximum(codes, 0)] if len(lut) else -1, -1), np.asarray(names, dtype=object)
+
+
+def _first_values(df, col: str, row_task: np.ndarray, n_tasks: int) -> np.ndarray:
+    """Per task: the first non-empty value of a judgment column among its rows, as text (None: none)."""
+    out = np.full(n_tasks, None, dtype=object)
+    if col not in df.columns:
+        return out
+    codes, names = _text_values(df[col])
+    ok = np.flatnonzero(codes >= 0)
+    if len(ok):
+        first = np.full(n_tasks, -1, dtype=np.int64)
+        first[row_task[ok[::-1]]] = ok[::-1]
+        has = first >= 0
+        out[has] = names[codes[first[has]]]
+    return out
+
+
 def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
     """Per item of ``c`` (:class:`~.aggregate.Counts`): its reference label (object, None when
     unknown) and the votes for it (float, NaN when unknown; 0 when nobody chose it)."""
@@ -197,15 +299,28 @@ def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
     has = pd.notna(rr)
     if has.any():
         ref[c.row_item[has]] = rr[has]  # one reference per item (same for every row of the item)
+    return ref, reference_votes(c, ref)
+
+
+def reference_votes(c, ref: np.ndarray) -> np.ndarray:
+    """Per item: the votes for its reference label ``ref`` (float; NaN when unknown, 0 when nobody chose it)."""
+    import pandas as pd
+
     votes = np.full(c.n_items, np.nan)
     known = pd.notna(ref)
     if known.any():
         L = max(len(c.labels), 1)
-        code = pd.Index(c.labels).get_indexer(ref[known].astype(str)) if len(c.labels) else np.full(known.sum(), -1)
-        entry = dict(zip((c.item * L + c.label).tolist(), c.count.tolist(), strict=False))
+        inverse, names = pd.factorize(ref[known], sort=False)  # a few distinct labels: each looked up once
+        names = np.asarray(names, dtype=object).astype(str)
+        to_label = pd.Index(c.labels).get_indexer(names) if len(c.labels) else np.full(len(names), -1)
+        code = to_label[inverse]
         idx = np.flatnonzero(known)
-        votes[idx] = [entry.get(int(i) * L + int(k), 0) if k >= 0 else 0 for i, k in zip(idx, code, strict=False)]
-    return ref, votes
+        want = idx.astype(np.int64) * L + code
+        keys = c.item.astype(np.int64) * L + c.label  # increasing (count_votes sorts its entries)
+        at = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+        found = (code >= 0) & (len(keys) > 0) & (keys[at] == want if len(keys) else False)
+        votes[idx] = np.where(found, c.count[at] if len(keys) else 0, 0)
+    return votes
 
 
 def default_min_agree(c) -> int | None:
@@ -223,40 +338,70 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
 
     n = c.n.astype(np.float64)
     has_ref = ~np.isnan(ref_votes)
-    t = pd.DataFrame(
-        {
-            "task": c.items["task"].astype(str).to_numpy(),
-            "n": n,
-            "top": top.astype(np.float64),
-            "has_ref": has_ref,
-            "ref_votes": np.where(has_ref, ref_votes, 0.0),
-            "ref_n": np.where(has_ref, n, 0.0),
-        }
-    )
-    t["ref_share"] = np.where(has_ref, t["ref_votes"] / np.maximum(n, 1), np.nan)
-    t["maj_share"] = t["top"] / np.maximum(n, 1)
+    ref_votes0 = np.where(has_ref, ref_votes, 0.0)
+    top_f = top.astype(np.float64)
     # retention: on reference items when the task has any, else on the (unique) plurality label of every item
     # the reference label must also be the unique plurality (as annotation/cat_rule.py; with 5
     # validators and k = 3 this always holds when it has 3 votes)
     n_top = np.bincount(c.item[c.count == top[c.item]], minlength=c.n_items) if c.n_items else np.zeros(0)
-    unique_winner = (t["ref_votes"].to_numpy() == t["top"].to_numpy()) & (n_top == 1)
-    t["ok_ref"] = ~has_ref | ((t["ref_votes"] >= min_agree) & unique_winner)
-    t["ok_top"] = (t["top"] >= min_agree) & (n_top == 1)
-    g = t.groupby("task", sort=False)
+    unique_winner = (ref_votes0 == top_f) & (n_top == 1)
+    ok_ref = ~has_ref | ((ref_votes0 >= min_agree) & unique_winner)
+    ok_top = (top_f >= min_agree) & (n_top == 1)
+    if c.item_task is not None:
+        key, names = c.item_task, None
+    else:
+        key, names = pd.factorize(c.items["task"].astype(str).to_numpy(), sort=False)
+    n_tasks = int(key.max()) + 1 if len(key) else 0
+    order = np.arange(n_tasks)  # the task codes run in order of first appearance: the table's order
+    ref_share = np.where(has_ref, ref_votes0 / np.maximum(n, 1), np.nan)
+    maj_share = top_f / np.maximum(n, 1)
+    mean_ref, mean_maj = _task_means(key, n_tasks, ref_share, maj_share)
+
+    def per_task(weights=None):
+        return np.bincount(key, weights=weights, minlength=n_tasks)
+
     tab = pd.DataFrame(
         {
-            "n_items": g.size(),
-            "n_reference_items": g["has_ref"].sum(),
-            "reference_agreement": g["ref_share"].mean(),  # NaN-skipping mean over reference items
-            "reference_votes": g["ref_votes"].sum(),
-            "reference_answers": g["ref_n"].sum(),
-            "majority_share": g["maj_share"].mean(),
-            "ok_ref": g["ok_ref"].all(),
-            "ok_top": g["ok_top"].all(),
+            "task": order,
+            "n_items": per_task(),
+            "n_reference_items": per_task(has_ref).astype(np.int64),
+            "reference_agreement": mean_ref,  # NaN-skipping mean over reference items
+            "reference_votes": per_task(ref_votes0),
+            "reference_answers": per_task(np.where(has_ref, n, 0.0)),
+            "majority_share": mean_maj,
         }
     )
-    tab["retained"] = np.where(tab["n_reference_items"] > 0, tab["ok_ref"], tab["ok_top"])
-    return tab.drop(columns=["ok_ref", "ok_top"]).reset_index()
+    ok_r, ok_t = per_task(~ok_ref) == 0, per_task(~ok_top) == 0
+    tab["retained"] = np.where(tab["n_reference_items"].to_numpy() > 0, ok_r, ok_t)
+    tab["task_code"] = order
+    if names is None:  # grouped by the tasks' codes: their names back, from each task's first item
+        _, first_item = np.unique(key, return_index=True)
+        tab["task"] = c.items["task"].iloc[first_item].astype(str).reset_index(drop=True)
+    else:
+        tab["task"] = np.asarray(names, dtype=object)[order]
+    return tab
+
+
+def _task_means(key: np.ndarray, n_tasks: int, *values: np.ndarray) -> list[np.ndarray]:
+    """Per task (``key``: each item's task code): the NaN-skipping mean of each of ``values`` over its
+    items, as pandas' group mean computes it (a compensated sum): an item's own value where the task has
+    one item, a pandas group-by over the items of the others."""
+    import pandas as pd
+
+    sizes = np.bincount(key, minlength=n_tasks)
+    out = []
+    single = sizes[key] == 1
+    for v in values:
+        m = np.full(n_tasks, np.nan)
+        m[key[single]] = v[single]
+        out.append(m)
+    if not single.all():
+        multi = ~single
+        g = pd.DataFrame({i: v[multi] for i, v in enumerate(values)}).groupby(key[multi], sort=False).mean()
+        idx = g.index.to_numpy()
+        for i in range(len(values)):
+            out[i][idx] = g[i].to_numpy()
+    return out
 
 
 def _f(x: Any) -> float | None:
@@ -285,27 +430,52 @@ def summarize_tasks(tasks, min_agree: int) -> dict:
     }
 
 
-def target_rows(df, tasks, bias_type, target, min_agree: int, stats) -> list[dict]:
+def _group_stats(df, group: np.ndarray, stats) -> dict[int, dict]:
+    """``stats(task, question, questions, label, labels)`` of each group's rows, the rows given as codes in
+    order of first appearance with the distinct questions and labels (:func:`.agreement.codes_stats`),
+    from one sort of the rows by group."""
+    import pandas as pd
+
+    from .aggregate import factorize
+
+    order = np.argsort(group, kind="stable")
+    bounds = np.r_[0, np.flatnonzero(np.diff(group[order])) + 1, len(order)]
+    cols = {}
+    for name in ("task", "question", "label"):
+        codes, names = factorize(df[name])
+        cols[name] = (codes.astype(np.int32) if len(names) < 1 << 31 else codes, names)
+    out = {}
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        rows = order[lo:hi]
+        t = pd.factorize(cols["task"][0][rows], sort=False)[0]
+        q, q_first = pd.factorize(cols["question"][0][rows], sort=False)
+        lab, l_first = pd.factorize(cols["label"][0][rows], sort=False)
+        out[int(group[rows[0]])] = stats(t, q, cols["question"][1][q_first], lab, cols["label"][1][l_first])
+    return out
+
+
+def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
     """One row per (bias type, target term), sorted by bias type, then reference agreement (highest
-    first, as StereoSet's Table 10), then term. ``stats(sub)``: agreement statistics of the rows."""
-    if target.isna().all():
+    first, as StereoSet's Table 10), then term. ``known``: :func:`resolve_codes` of ``df``; ``tasks``:
+    :func:`task_table`; ``stats(task, question, questions, label, labels)``: agreement statistics of the
+    rows of a term, given as codes (:func:`.agreement.codes_stats`)."""
+    if not known.has("target"):
         return []
     import pandas as pd
 
-    b_codes, b_uni = pd.factorize(bias_type.astype(object).where(bias_type.notna(), UNKNOWN))
-    t_codes, t_uni = pd.factorize(target.astype(object).where(target.notna(), UNKNOWN))
-    group, g_uni = pd.factorize(b_codes.astype(np.int64) * len(t_uni) + t_codes)
-    task_codes, task_uni = pd.factorize(df["task"].astype(str))
-    _, first = np.unique(task_codes, return_index=True)  # a task's first row gives its term
-    group_of = np.full(len(task_uni), -1, dtype=np.int64)
-    group_of[task_codes[first]] = group[first]
-    tk = tasks.assign(group=group_of[pd.Index(task_uni).get_indexer(tasks["task"].astype(str))])
+    from .aggregate import factorize
+
+    b_task, b_uni = known.named_tasks("bias_type")
+    t_task, t_uni = known.named_tasks("target")
+    group_of, g_uni = pd.factorize(b_task.astype(np.int64) * len(t_uni) + t_task, sort=False)  # per task
+    group = group_of[known.row_task]  # per row
+    tk = tasks.assign(group=group_of[tasks["task_code"].to_numpy()])
     n_judg = np.bincount(group, minlength=len(g_uni))
-    w_codes, w_uni = pd.factorize(df["worker"])
+    w_codes, w_uni = factorize(df["worker"])
     n_ann = np.bincount(
         np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
     )
-    subs = dict(iter(df.groupby(group, sort=False))) if stats is not None else {}
+    group_stats = _group_stats(df, group, stats) if stats is not None else {}
     rows = []
     for g, sub_tasks in tk.groupby("group", sort=False):
         g = int(g)
@@ -319,7 +489,7 @@ def target_rows(df, tasks, bias_type, target, min_agree: int, stats) -> list[dic
             "n_annotators": int(n_ann[g]),
         }
         if stats is not None:
-            row.update(stats(subs[g]))
+            row.update(group_stats[g])
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})
     rows.sort(
         key=lambda r: (

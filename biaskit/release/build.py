@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import __version__
 from ..errors import InputError
 from ..languages import indibias_languages, name_of
@@ -25,7 +27,7 @@ from ..schema import SCHEMA_VERSION
 from . import layout as L
 from .gcpause import without_gc
 from .options import SPLIT_POLICIES, BuildOptions
-from .split import assign_splits, norm_target, refuse_leaks, split_report
+from .split import assign_split_counts, norm_target, refuse_leaks, split_report_counts
 
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -168,11 +170,42 @@ def build_release(
     """Build the release folder ``out`` from validated record files (see the module docstring);
     ``command``: the command line that ran the build (recorded in release.json); ``base``: the folder
     the paths it records are shown relative to (default: the current folder; a path outside it is
-    shown by its name: :mod:`biaskit.public`). Annotators are pseudonymised (:mod:`.privacy`)."""
+    shown by its name: :mod:`biaskit.public`). Annotators are pseudonymised (:mod:`.privacy`).
+
+    The pair views are kept on disk while the release is built (:mod:`.views`), in a working folder
+    beside ``out`` named as :func:`biaskit.io.atomic_dir` names its own (removed at the end; the next
+    build removes one a killed build left)."""
+    import shutil
+
+    work = _work_folder(Path(out))
+    try:
+        return _build_release(records, out, options, command=command, work=work, base=base)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _work_folder(out: Path) -> Path:
+    import os
+    import tempfile
+
+    if out.parent.is_dir():
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-work-", dir=out.parent))
+    return Path(tempfile.mkdtemp(prefix="biaskit-release-work-"))
+
+
+def _build_release(
+    records: Sequence[str | Path],
+    out: str | Path,
+    options: BuildOptions,
+    *,
+    command: str | None,
+    work: Path,
+    base: str | Path | None,
+) -> BuildSummary:
     from ..io import atomic_dir
     from .card import read_card_text, render_card
     from .history import load_history, summarize_history
-    from .inputs import load_inputs, merge_views
+    from .inputs import load_inputs
 
     t0 = time.perf_counter()
     o = options
@@ -194,23 +227,46 @@ def build_release(
         tm[name] = round(now - tick[0], 3)
         tick[0] = now
 
-    inp = load_inputs(records, langs=o.langs, kinds=o.kinds, keep_flagged=o.keep_flagged, skip_invalid=o.skip_invalid)
-    lap("read")
-    hist_files = load_history(o.history, records=records, auto=o.discover_history)
-    hist = summarize_history(hist_files, pseudonyms=pz)
-    merged, merge_counts = merge_views(inp.pairs, lang_order=o.langs)
-    lap("history+merge")
-
-    # targets and strata
     from ..inventory import load_inventory
 
     inventory = load_inventory()
-    p_targets: list[str] = []
+
+    def describe(view) -> tuple:
+        """What the build needs of a pair's first view, noted as the view is read (not read back)."""
+        prov = view.provenance if isinstance(view.provenance, dict) else {}
+        return (*pair_target(view, inventory), (view.meta or {}).get("split") or prov.get("release_split"))
+
+    inp = load_inputs(
+        records,
+        langs=o.langs,
+        kinds=o.kinds,
+        keep_flagged=o.keep_flagged,
+        skip_invalid=o.skip_invalid,
+        work=work / "views",
+        describe=describe,
+    )
+    lap("read")
+    hist_files = load_history(o.history, records=records, auto=o.discover_history)
+    hist = summarize_history(hist_files, pseudonyms=pz)
+    merged = inp.pairs.merge(o.langs) if inp.pairs is not None else None
+    merge_counts = merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0}
+    lap("history+merge")
+
+    # targets and strata: the pairs' as integer codes, from the index (each record's first view)
     how: Counter[str] = Counter()
-    for mp in merged:
-        t, h = pair_target(mp.primary, inventory)
-        p_targets.append(t)
+    codes = _Codes()
+    n_p = len(merged) if merged is not None else 0
+    p_target = np.zeros(n_p, dtype=np.int32)
+    p_split = np.full(n_p, -1, dtype=np.int8)  # --split-policy keep: the records' own split
+    for pos, (t, h, own, bt, direction) in enumerate(merged.facts() if merged is not None else ()):
         how[h] += 1
+        p_target[pos] = codes.target(t)
+        codes.count(p_target[pos], f"pairs|{bt}|{direction}")
+        if o.split_policy == "keep":
+            if own not in L.SPLITS and merged is not None:  # the record's id, for the message
+                mp = next(m for k, m in enumerate(merged.records(primary_only=True)) if k == pos)
+                _kept_split(mp.id, mp.primary)
+            p_split[pos] = L.SPLITS.index(own)
     # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
     # land in the same split, whatever the translated target term is
     cat_by_id = {c.cat_id: c for c in inp.cats}
@@ -219,57 +275,55 @@ def build_release(
         for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)
     ]
     t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
-    targets = p_targets + c_targets + t_targets
-    strata = (
-        [f"pairs|{mp.primary.bias_type}|{mp.primary.direction}" for mp in merged]
-        + [f"cats|{c.bias_type}|" for c in inp.cats]
-        + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
-    )
-    ids = [mp.id for mp in merged] + [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
+    other_strata = [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
+    other_ids = [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
+    for t, st in zip(c_targets + t_targets, other_strata, strict=True):
+        codes.count(codes.target(t), st)
+    split_names = list(L.SPLITS)
+    other_splits: list[str] = []
     if o.split_policy == "keep":
-        splits = []
-        for rid, rec in zip(ids, [mp.primary for mp in merged] + list(inp.cats) + list(inp.tuples), strict=False):
-            prov = rec.provenance if isinstance(rec.provenance, dict) else {}
-            sp = (rec.meta or {}).get("split") or prov.get("release_split")
-            if sp not in L.SPLITS:
-                raise InputError(
-                    f"record {rid} has no split (meta.split is {sp!r}) but {say('split_policy', 'keep')} needs one.",
-                    fix=f"give every record meta.split = dev|test, or {tell('split_policy', 'target')}.",
-                )
-            splits.append(sp)
+        other_splits = [
+            _kept_split(rid, rec) for rid, rec in zip(other_ids, list(inp.cats) + list(inp.tuples), strict=True)
+        ]
+        split_by_target = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, other_ids)
     else:
         fixed = _previous_targets(o.previous)
-        smap = assign_splits(targets, strata, dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed)
-        splits = [smap[t] for t in targets]
-    refuse_leaks(targets, splits, ids)
+        split_by_target = assign_split_counts(
+            codes.t_sorted(), codes.matrix(), dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed
+        )
+    # each pair's split, as a code into split_names
+    target_split = np.array([split_names.index(split_by_target[t]) for t in codes.t_names], dtype=np.int8)
+    p_splits_code = target_split[p_target] if o.split_policy != "keep" else p_split
     lap("targets+split")
 
     # released records (plain dicts in the schema's JSON form). Pairs are made one at a time while
     # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
     # a large input is written as a stream; CATs and tuples (small) are lists.
-    n_p, n_c = len(merged), len(inp.cats)
-    p_splits = splits[:n_p]
+    n_c = len(inp.cats)
+    cat_splits = [split_by_target[t] for t in c_targets] if o.split_policy != "keep" else other_splits[:n_c]
+    tuple_splits = [split_by_target[t] for t in t_targets] if o.split_policy != "keep" else other_splits[n_c:]
     from .privacy import scrub_record
 
     cat_recs = []
-    for c, sp in zip(inp.cats, splits[n_p : n_p + n_c], strict=False):
+    for c, sp in zip(inp.cats, cat_splits, strict=False):
         d = scrub_record(c.model_dump(mode="json"), pz, base)
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
-    for tup, sp in zip(inp.tuples, splits[n_p + n_c :], strict=False):
+    for tup, sp in zip(inp.tuples, tuple_splits, strict=False):
         d = scrub_record(tup.model_dump(mode="json"), pz, base)
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
+    present = merged.present if merged is not None else set()
     langs = sorted(
-        {lg for mp in merged for lg in mp.views} | {c["lang"] for c in cat_recs} | {t["lang"] for t in tuple_recs},
+        present | {c["lang"] for c in cat_recs} | {t["lang"] for t in tuple_recs},
         key=lambda lg: (lg != "en", lg),
     )
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
-    present = {lg for mp in merged for lg in mp.views}
     pair_langs = [lg for lg in langs if lg in present]
+    targets = codes.t_names  # every target term (for the card: how many)
 
     from .export import cat_rows as _cat_rows
     from .export import tuple_rows as _tuple_rows
@@ -278,7 +332,7 @@ def build_release(
 
     crow = _cat_rows(cat_recs)
     trow = _tuple_rows(tuple_recs)
-    rep = split_report(targets, strata, splits)
+    rep = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), split_by_target)
     lap("records")
     warnings: list[str] = []
     files: list[str] = []
@@ -292,10 +346,14 @@ def build_release(
         prov_acc = ProvenanceCounter()
         origin_keys: Counter = Counter()
         pair_stats = None
+        missing_lang: Counter = Counter()  # records without a view in a language (the card's limitations)
+        indi = indibias_languages()
+        indi_views = all(lg in pair_langs for lg in indi)  # the IndiBias CSV's languages are all released
+        n_both = 0  # records with a view in each of the IndiBias CSV's languages
         if merged:
-            pair_stats = PairStats()
+            pair_stats = PairStats(work / "stats")
             fn = L.RECORD_FILES["pairs"]
-            by_split = Counter(p_splits)
+            by_split = Counter({split_names[k]: int(n) for k, n in enumerate(np.bincount(p_splits_code, minlength=2))})
             parquet = {
                 sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
                 for sp in L.SPLITS
@@ -304,13 +362,16 @@ def build_release(
             csvs = X.PairCsvWriter(tmp, pair_langs)
             by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
             with _RecordWriter(tmp / fn) as jsonl:
-                for pos, (mp, t, sp) in enumerate(zip(merged, p_targets, p_splits, strict=False)):
+                for pos, mp in enumerate(merged.records()):
+                    t, sp = codes.t_names[p_target[pos]], split_names[p_splits_code[pos]]
                     r = _pair_record(mp, t, sp, pz, base)
                     jsonl.write(r)
                     parquet[sp].add(r)
                     csvs.add(pos, r)
                     pair_stats.add(r)
                     by_split_lang[sp].update(r["views"].keys())
+                    missing_lang.update(lg for lg in pair_langs if lg not in mp.views)
+                    n_both += all(lg in mp.views for lg in indi)
                     for lg, v in r["views"].items():
                         prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
                         origin_keys[_origin_key(v.get("provenance"))] += 1
@@ -332,12 +393,13 @@ def build_release(
                 written_rows[rel] = by_split[sp]
             configs.append(conf)
             written_rows.update(csvs.close())
+            pair_targets = np.unique(p_target)
             counts["pairs"] = {
                 "records": n_p,
                 "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
-                "targets": len(set(p_targets)),
+                "targets": len(pair_targets),
                 "targets_by_split": {
-                    sp: len({t for t, s2 in zip(p_targets, p_splits, strict=False) if s2 == sp}) for sp in L.SPLITS
+                    sp: len(np.unique(p_target[p_splits_code == split_names.index(sp)])) for sp in L.SPLITS
                 },
                 "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
             }
@@ -404,9 +466,7 @@ def build_release(
             file_notes["csv/crows-<lang>-<split>.csv"] = (
                 "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
             )
-            indi = indibias_languages()
-            if all(lg in pair_langs for lg in indi):
-                n_both = sum(1 for mp in merged if all(lg in mp.views for lg in indi))
+            if indi_views:
                 views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
                 file_notes["csv/indibias-<split>.csv"] = (
                     "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
@@ -453,10 +513,8 @@ def build_release(
         )
         data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
         retention = _retention(inp, hist, counts, merge_counts)
-        flags_dropped: Counter[str | None] = Counter()  # a flag without a code counts under None
-        for p in inp.dropped_flagged:
-            flags_dropped.update(f.get("code") for f in (p.meta or {}).get("flags", []) if isinstance(f, dict))
-        limitations = _limitations(merged, pair_langs, how, merge_counts, prov, o)
+        flags_dropped: Counter[str | None] = inp.flags_dropped  # a flag without a code counts under None
+        limitations = _limitations(n_p, missing_lang, pair_langs, how, merge_counts, prov, o)
         protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
         release = {
             "name": o.name,
@@ -554,6 +612,90 @@ def build_release(
     )
 
 
+class _Codes:
+    """The records' target terms and strata as integer codes, and the records counted per (target,
+    stratum): what the split needs of a release streamed from disk (not a list of every record)."""
+
+    def __init__(self) -> None:
+        self.t_names: list[str] = []
+        self._t: dict[str, int] = {}
+        self.s_names: list[str] = []
+        self._s: dict[str, int] = {}
+        self._n: Counter[tuple[int, int]] = Counter()
+
+    def target(self, t: str) -> int:
+        code = self._t.get(t)
+        if code is None:
+            code = self._t[t] = len(self.t_names)
+            self.t_names.append(t)
+        return code
+
+    def count(self, t_code: int, stratum: str) -> None:
+        s = self._s.get(stratum)
+        if s is None:
+            s = self._s[stratum] = len(self.s_names)
+            self.s_names.append(stratum)
+        self._n[(int(t_code), s)] += 1
+
+    def t_sorted(self) -> list[str]:
+        return sorted(self.t_names)
+
+    def s_sorted(self) -> list[str]:
+        return sorted(self.s_names)
+
+    def matrix(self) -> np.ndarray:
+        """Records per target (rows, :meth:`t_sorted`) and stratum (columns, :meth:`s_sorted`)."""
+        t_row = {t: i for i, t in enumerate(self.t_sorted())}
+        s_col = {st: j for j, st in enumerate(self.s_sorted())}
+        m = np.zeros((len(t_row), len(s_col)), dtype=np.int64)
+        for (t, st), n in self._n.items():
+            m[t_row[self.t_names[t]], s_col[self.s_names[st]]] += n
+        return m
+
+    def splits_of(self, p_target: np.ndarray, p_split: np.ndarray, other_t: list[str], other_splits: list[str]):
+        """--split-policy keep: per target code, the set of splits its records have."""
+        seen: dict[int, set[str]] = {}
+        for t, sp in set(zip(p_target.tolist(), p_split.tolist(), strict=True)):
+            seen.setdefault(t, set()).add(L.SPLITS[sp])
+        for t, sp in zip(other_t, other_splits, strict=True):
+            seen.setdefault(self._t[t], set()).add(sp)
+        return seen
+
+
+def _kept_split(rid: str, rec) -> str:
+    """--split-policy keep: a record's own split (``meta.split``, else an earlier release's)."""
+    prov = rec.provenance if isinstance(rec.provenance, dict) else {}
+    sp = (rec.meta or {}).get("split") or prov.get("release_split")
+    if sp not in L.SPLITS:
+        raise InputError(
+            f"record {rid} has no split (meta.split is {sp!r}) but {say('split_policy', 'keep')} needs one.",
+            fix=f"give every record meta.split = dev|test, or {tell('split_policy', 'target')}.",
+        )
+    return sp
+
+
+def _kept_splits(codes: _Codes, merged, p_target, p_split, other_t, other_splits, other_ids) -> dict[str, str]:
+    """--split-policy keep: each target's split; a target whose records are in both splits is refused
+    (:func:`.split.refuse_leaks`: the first such target, and a record of it in each split)."""
+    seen = codes.splits_of(p_target, p_split, other_t, other_splits)
+    leaks = sorted(codes.t_names[t] for t, sps in seen.items() if len(sps) > 1)
+    if not leaks:
+        return {codes.t_names[t]: next(iter(sps)) for t, sps in seen.items()}
+    first, t_code = leaks[0], codes._t[leaks[0]]
+    ex: dict[str, str] = {}
+    rows = np.flatnonzero(p_target == t_code)
+    if len(rows):
+        want = set(rows.tolist())
+        for pos, mp in enumerate(merged.records(primary_only=True)):
+            if pos in want:
+                ex.setdefault(L.SPLITS[p_split[pos]], mp.id)
+    for t, sp, rid in zip(other_t, other_splits, other_ids, strict=True):
+        if t == first:
+            ex.setdefault(sp, rid)
+    refuse_leaks([first] * len(ex), list(ex), list(ex.values()), n_leaks=len(leaks))
+    return {}  # not reached: refuse_leaks raised
+
+
 def _refuse_hub_problems(tmp: Path, out: Path) -> None:
     """``--hub-ready``: stop before the release is published when the Hub would reject it."""
     from .hub import hub_problems
@@ -585,10 +727,12 @@ class _RecordWriter:
     """A record file written one record at a time (pydantic_core's Rust JSON encoder, compact UTF-8),
     hashed from the bytes as they are written (``sha256`` once closed)."""
 
-    def __init__(self, path: Path, block: int = 4096):
+    BLOCK = 4096  # records per write
+
+    def __init__(self, path: Path, block: int | None = None):
         import hashlib
 
-        self.path, self.block = path, block
+        self.path, self.block = path, block or self.BLOCK
         self._h = hashlib.sha256()
         self._buf: list[bytes] = []
         self.sha256 = ""
@@ -808,13 +952,14 @@ def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
     return rows
 
 
-def _limitations(merged, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
+def _limitations(n_pairs: int, missing: Counter, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
+    """``missing``: per language, the pair records without a view in it."""
     out = []
     if len(langs) > 1:
         for lg in langs:
-            miss = sum(1 for mp in merged if lg not in mp.views)
+            miss = missing.get(lg, 0)
             if miss:
-                out.append(f"{miss} of {len(merged)} pairs have no '{lg}' view.")
+                out.append(f"{miss} of {n_pairs} pairs have no '{lg}' view.")
     derived = how.get("checker", 0) + how.get("changed words", 0)
     if derived:
         out.append(

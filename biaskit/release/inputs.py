@@ -13,15 +13,17 @@ keeps its id in every version built from the same sources.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ids import Numbering, release_id
+from ..ids import release_id
 from ..options import say, tell
 from ..schema import CAT, BiasTuple, SentencePair
+from .views import MergedPair, View, ViewStore, lang_order, record_id, record_source_id
 
 # statuses that never reach a release; `flagged` is dropped unless keep_flagged
 EXCLUDED_STATUSES = ("rejected", "needs_review")
@@ -53,11 +55,16 @@ class InputFile:
 
 @dataclass
 class Inputs:
-    pairs: list[View] = field(default_factory=list)
+    pairs: ViewStore | None = None  # every released pair view, on disk (:mod:`.views`)
     cats: list[CAT] = field(default_factory=list)
     tuples: list[BiasTuple] = field(default_factory=list)
     files: list[InputFile] = field(default_factory=list)
-    dropped_flagged: list[View] = field(default_factory=list)
+    #: flag codes of the pairs not released because the minimal-pair checker flagged them (None: no code)
+    flags_dropped: Counter = field(default_factory=Counter)
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pairs.n_kept if self.pairs is not None else 0
 
 
 def detect_kind(path: str | Path) -> str:
@@ -93,65 +100,17 @@ def detect_kind(path: str | Path) -> str:
     )
 
 
-class View:
-    """One validated language view of a pair, kept compact while a release is built: the fields the
-    build works with as plain attributes, ``provenance`` and ``meta`` as their JSON bytes (decoded
-    on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
-    200 MB input would take gigabytes that way."""
-
-    __slots__ = (
-        "pair_id",
-        "source_id",
-        "lang",
-        "status",
-        "direction",
-        "bias_type",
-        "group_more",
-        "group_less",
-        "sent_more",
-        "sent_less",
-        "_rest",
-    )
-
-    def __init__(self, p: SentencePair):
-        from sys import intern
-
-        from pydantic_core import to_json
-
-        self.pair_id, self.source_id = p.pair_id, p.source_id
-        self.lang, self.status = intern(p.lang), intern(str(getattr(p.status, "value", p.status)))
-        self.direction, self.bias_type = intern(str(getattr(p.direction, "value", p.direction))), intern(p.bias_type)
-        self.group_more, self.group_less = p.group_more, p.group_less
-        self.sent_more, self.sent_less = p.sent_more, p.sent_less
-        self._rest = to_json({"provenance": p.provenance, "meta": p.meta})
-
-    @property
-    def extra_json(self) -> bytes:
-        """``{"provenance": ..., "meta": ...}`` as the JSON bytes the view keeps."""
-        return self._rest
-
-    @property
-    def provenance(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["provenance"]
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        import json
-
-        return json.loads(self._rest)["meta"]
-
-
 _ADAPTER = None
 _BATCH = 512
 
 
-def _iter_jsonl_pairs_fast(path: Path) -> Iterator[SentencePair]:
+def _iter_jsonl_pairs_fast(path: Path) -> Iterator[tuple[SentencePair, bool]]:
     """Validated pairs of a biaskit JSONL file, :data:`_BATCH` lines at a time (pydantic parses and
-    validates each batch in Rust), with :func:`biaskit.readers.read_pairs`' duplicate ids. Raises
+    validates each batch in Rust), each with whether the line gave its ``pair_id``. The numbering of
+    identical content (``~2``) and the check that no given id comes twice are the store's
+    (:class:`.views.ViewStore`: the file is read again by the general reader when an id repeats). Raises
     :class:`_NeedsReader` when the file needs the general reader (a release file, a value the text
-    checks may refuse, an invalid line, an id the file repeats: the reader then names the row)."""
+    checks may refuse, an invalid line: the reader then names the row)."""
     global _ADAPTER
     from pydantic import TypeAdapter, ValidationError
 
@@ -159,8 +118,6 @@ def _iter_jsonl_pairs_fast(path: Path) -> Iterator[SentencePair]:
 
     if _ADAPTER is None:
         _ADAPTER = TypeAdapter(list[SentencePair])
-    number = Numbering()
-    given: set[int] = set()
     with open(path, "rb") as fh:
         first = True
         while True:
@@ -188,16 +145,7 @@ def _iter_jsonl_pairs_fast(path: Path) -> Iterator[SentencePair]:
             except ValidationError:
                 raise _NeedsReader() from None
             for line, p in zip(lines, pairs, strict=False):
-                if b'"pair_id"' in line:
-                    h = hash(p.pair_id)
-                    if h in given:
-                        raise _NeedsReader()  # a repeated pair_id: the reader refuses it, naming the rows
-                    given.add(h)
-                numbered = number(p.pair_id)
-                if numbered != p.pair_id:
-                    p.meta["duplicate_of"] = p.pair_id
-                    p.pair_id = numbered
-                yield p
+                yield p, b'"pair_id"' in line
 
 
 class _NeedsReader(Exception):
@@ -211,9 +159,14 @@ def load_inputs(
     kinds: Sequence[str] | None = None,
     keep_flagged: bool = False,
     skip_invalid: bool = False,
+    work: str | Path | None = None,
+    describe=None,
 ) -> Inputs:
-    """Read and validate every input file as it is read (pairs kept as compact :class:`View`s); keep
-    the languages and kinds asked for."""
+    """Read and validate every input file as it is read (pair views appended to a :class:`ViewStore` in
+    ``work``, a folder of the caller's, with ``describe``: what it notes of each view); keep the
+    languages and kinds asked for."""
+    import tempfile
+
     from ..io import sha256_file
     from ..readers import iter_valid_pairs, read_cats, read_tuples
     from ..readers.pairs import detect_format
@@ -222,35 +175,43 @@ def load_inputs(
         raise InputError("no records given.", fix=f"{tell('records', 'FILE')}: validated pairs, CATs or tuples.")
     want_langs = {lg.strip().lower() for lg in langs} if langs else None
     inp = Inputs()
-    for p in paths:
+    for index, p in enumerate(paths):
         path = Path(p)
         kind = detect_kind(path)
         if kinds and kind not in kinds:
             continue
         info = InputFile(path=str(path), kind=kind, format="biaskit", records=0, sha256=sha256_file(path))
         if kind == "pairs":
-            start, dstart = len(inp.pairs), len(inp.dropped_flagged)
-            keys: set[int] = set()
+            if inp.pairs is None:
+                folder = work if work is not None else tempfile.mkdtemp(prefix="biaskit-views-")
+                inp.pairs = ViewStore(folder, describe=describe)
+            store = inp.pairs
+            store.begin_file(index)
+            flags = Counter(inp.flags_dropped)
             try:
                 if path.suffix.lower() not in (".jsonl", ".ndjson"):
                     raise _NeedsReader()
-                _add_pairs(inp, info, _iter_jsonl_pairs_fast(path), want_langs, keep_flagged, keys)
+                _add_pairs(inp, info, _iter_jsonl_pairs_fast(path), want_langs, keep_flagged)
+                if store.repeated_given_id():
+                    raise _NeedsReader()  # the reader refuses it, naming the rows
             except _NeedsReader:
-                del inp.pairs[start:]
-                del inp.dropped_flagged[dstart:]
-                info.records, info.excluded, keys = 0, {}, set()
+                store.rollback_file()
+                inp.flags_dropped = flags
+                info.records, info.excluded = 0, {}
                 skipped: list[InputError] = []
                 info.format = detect_format(path)
                 _add_pairs(
                     inp,
                     info,
-                    (pr for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)),
+                    (
+                        (pr, False)
+                        for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)
+                    ),
                     want_langs,
                     keep_flagged,
-                    keys,
                 )
                 info.skipped_invalid = len(skipped)
-            info.pairs = len(keys)
+            info.pairs = store.distinct_pairs()
         elif kind == "cats":
             cats = read_cats(path, format="biaskit")
             for c in cats:
@@ -269,7 +230,7 @@ def load_inputs(
                 inp.tuples.append(t)
                 info.records += 1
         inp.files.append(info)
-    if not (inp.pairs or inp.cats or inp.tuples):
+    if not (inp.n_pairs or inp.cats or inp.tuples):
         what = f" in language(s) {', '.join(sorted(want_langs))}" if want_langs else ""
         raise InputError(
             f"no releasable records{what} in {', '.join(str(p) for p in paths)}.",
@@ -279,50 +240,39 @@ def load_inputs(
 
 
 def _add_pairs(
-    inp: Inputs, info: InputFile, pairs: Iterator[SentencePair], want_langs, keep_flagged: bool, keys: set[int]
+    inp: Inputs, info: InputFile, pairs: Iterator[tuple[SentencePair, bool]], want_langs, keep_flagged: bool
 ) -> None:
-    from ..check import pair_key
-
-    for pr in pairs:
+    store = inp.pairs
+    assert store is not None
+    for pr, given in pairs:
+        base = pr.pair_id
+        kept = True
         if want_langs and pr.lang not in want_langs:
-            continue
-        st = pr.status
-        if st in EXCLUDED_STATUSES or (st == "flagged" and not keep_flagged):
-            info.excluded[st] = info.excluded.get(st, 0) + 1
-            if st == "flagged":
-                inp.dropped_flagged.append(View(pr))
-            continue
-        inp.pairs.append(View(pr))
-        info.records += 1
-        keys.add(hash(pair_key({"source_id": pr.source_id, "pair_id": pr.pair_id})))
+            kept = False
+        else:
+            st = pr.status
+            if st in EXCLUDED_STATUSES or (st == "flagged" and not keep_flagged):
+                info.excluded[st] = info.excluded.get(st, 0) + 1
+                if st == "flagged":
+                    flags = (pr.meta or {}).get("flags", [])
+                    inp.flags_dropped.update(f.get("code") for f in flags if isinstance(f, dict))
+                kept = False
+        store.add(View(pr) if kept else None, base, given, kept)
+        if kept:
+            info.records += 1
 
 
 # ------------------------------------------------------------------------------------------ merging
-@dataclass
-class MergedPair:
-    id: str
-    anchor: str
-    views: dict[str, View]  # lang -> pair view, primary language first
-    source_id: str | None
-
-    @property
-    def primary(self) -> View:
-        return next(iter(self.views.values()))
-
-
-def _lang_order(langs: set[str], preferred: Sequence[str] | None) -> list[str]:
-    order = [lg for lg in (preferred or []) if lg in langs]
-    rest = sorted(langs - set(order), key=lambda lg: (lg != "en", lg))
-    return order + rest
-
-
 def merge_views(
-    pairs: Sequence[View], *, lang_order: Sequence[str] | None = None
+    pairs: Sequence[View], *, preferred: Sequence[str] | None = None
 ) -> tuple[list[MergedPair], dict[str, int]]:
     """Group the language views of each pair (see the module docstring). Returns the merged pairs (in
     input order of their first view) and counts: ``duplicates`` (the same view twice, dropped),
     ``not_merged`` (views whose direction or bias type differs from their pair's primary view: kept
-    as records of their own)."""
+    as records of their own).
+
+    The rules in memory, on a list of views: ``release build`` applies them on disk
+    (:meth:`.views.ViewStore.merge`), with the same result (``tests/test_release_scale.py``)."""
     by_pid: dict[str, View] = {}
     for p in pairs:
         by_pid.setdefault(p.pair_id, p)
@@ -353,7 +303,7 @@ def merge_views(
                 "ones, or release only one of the two records.",
             )
     all_langs = {p.lang for p in pairs}
-    order = _lang_order(all_langs, lang_order)
+    order = lang_order(all_langs, preferred)
     rank = {lg: i for i, lg in enumerate(order)}
     out: list[MergedPair] = []
     for a, g in groups.items():
@@ -361,24 +311,12 @@ def merge_views(
         views = {lg: g[lg] for lg in langs}
         prim = views[langs[0]]
         keep = {lg: v for lg, v in views.items() if v.direction == prim.direction and v.bias_type == prim.bias_type}
-        rid = _release_id(prim, a)
-        out.append(MergedPair(id=rid, anchor=a, views=keep, source_id=_source_id(prim)))
+        rid = record_id(prim, a)
+        out.append(MergedPair(id=rid, anchor=a, views=keep, source_id=record_source_id(prim)))
         for lg, v in views.items():
             if lg not in keep:
                 counts["not_merged"] += 1
-                out.append(MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v}, source_id=_source_id(v)))
+                out.append(
+                    MergedPair(id=release_id(a, lg), anchor=f"{a}|{lg}", views={lg: v}, source_id=record_source_id(v))
+                )
     return out, counts
-
-
-def _release_id(p: View, anchor: str) -> str:
-    prev = p.provenance.get("release_id") if isinstance(p.provenance, dict) else None
-    if prev:  # an earlier release's record keeps its id
-        return str(prev)
-    return release_id(anchor)
-
-
-def _source_id(p: View) -> str | None:
-    prov = p.provenance if isinstance(p.provenance, dict) else {}
-    if prov.get("release_id"):
-        return prov.get("release_source_id")
-    return p.source_id

@@ -41,16 +41,29 @@ def assign_splits(
     """
     import pandas as pd
 
+    t_codes, t_names = pd.factorize(pd.Series(list(targets), dtype=object), sort=True)
+    s_codes, s_names = pd.factorize(pd.Series(list(strata), dtype=object), sort=True)
+    counts = np.zeros((len(t_names), len(s_names)), dtype=np.int64)
+    np.add.at(counts, (t_codes, s_codes), 1)
+    return assign_split_counts(list(t_names), counts, dev_fraction=dev_fraction, seed=seed, fixed=fixed)
+
+
+def assign_split_counts(
+    t_names: Sequence[str],
+    counts: np.ndarray,
+    *,
+    dev_fraction: float = 0.25,
+    seed: int = 0,
+    fixed: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """:func:`assign_splits` from the records counted per target and stratum: ``counts[i, j]`` records of
+    target ``t_names[i]`` in stratum ``j``, targets and strata each in sorted order (a release streamed
+    from disk counts them without a list of every record)."""
     if not 0 < dev_fraction < 1:
         raise InputError(
             f"the dev fraction must be between 0 and 1, got {dev_fraction}.",
             fix=f"{tell('dev_fraction', 0.25)} (StereoSet: 25% dev, 75% test).",
         )
-    t_codes, t_names = pd.factorize(pd.Series(list(targets), dtype=object), sort=True)
-    s_codes, s_names = pd.factorize(pd.Series(list(strata), dtype=object), sort=True)
-    n_t, n_s = len(t_names), len(s_names)
-    counts = np.zeros((n_t, n_s), dtype=np.int64)
-    np.add.at(counts, (t_codes, s_codes), 1)
     total = counts.sum(axis=0).astype(float)
     goal = np.stack([dev_fraction * total, (1 - dev_fraction) * total])  # [dev, test] x strata
     have = np.zeros_like(goal)
@@ -96,6 +109,26 @@ def assign_splits(
     return out
 
 
+def split_report_counts(t_names: Sequence[str], s_names: Sequence[str], counts: np.ndarray, split_of: Mapping) -> dict:
+    """:func:`split_report` from the records counted per target and stratum (``counts``, rows
+    ``t_names``, columns ``s_names``) and each target's split (one per target: leaks are refused before)."""
+    if not counts.sum():
+        return {"records": {}, "targets": {}, "dev_share_by_stratum": {}, "records_by_stratum": {}}
+    per_target = counts.sum(axis=1)
+    dev = np.array([split_of[t] == "dev" for t in t_names], dtype=bool)
+    rec = {"dev": int(per_target[dev].sum()), "test": int(per_target[~dev].sum())}
+    used = per_target > 0
+    tg = {"dev": int((dev & used).sum()), "test": int((~dev & used).sum())}
+    d_st, n_st = counts[dev].sum(axis=0), counts.sum(axis=0)
+    strata = sorted((str(st), int(d), int(n)) for st, d, n in zip(s_names, d_st, n_st, strict=True) if n)
+    return {
+        "records": rec,
+        "targets": tg,
+        "dev_share_by_stratum": {st: round(float(d / n), 4) for st, d, n in strata},
+        "records_by_stratum": {st: {"dev": d, "test": n - d} for st, d, n in strata},
+    }
+
+
 def find_leaks(targets: Iterable[str], splits: Iterable[str]) -> dict[str, list[str]]:
     """Targets that occur in more than one split: ``{target: sorted splits}``."""
     seen: dict[str, set[str]] = {}
@@ -112,8 +145,10 @@ def refuse_leaks(
     path: str | None = None,
     fix: str = "give each target term one split (drop --split-policy keep, or fix the records' "
     "split), so that no target term is in both dev and test.",
+    n_leaks: int | None = None,
 ) -> None:
-    """Raise :class:`InputError` naming the first leaking target and two of its records."""
+    """Raise :class:`InputError` naming the first leaking target and two of its records (``n_leaks``:
+    how many targets leak, when the records given are only the first leaking target's)."""
     leaks = find_leaks(targets, splits)
     if not leaks:
         return
@@ -124,7 +159,7 @@ def refuse_leaks(
             ex[s] = i
     where = ", ".join(f"{i} in {s}" for s, i in sorted(ex.items()))
     raise InputError(
-        f"target term '{t}' is in both splits ({where}); {len(leaks)} target(s) leak across "
+        f"target term '{t}' is in both splits ({where}); {n_leaks or len(leaks)} target(s) leak across "
         "dev and test (StereoSet §6.1: the splits must be disjoint by target term).",
         path=path,
         fix=fix,

@@ -27,6 +27,7 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -152,6 +153,22 @@ def _ll_top(
     exclude: Iterable[str] = (),
 ) -> list[dict]:
     """:func:`keyness_ll` on arrays: counts ``a`` (corpus of ``c`` tokens) and ``b`` (``d`` tokens) of ``words``."""
+    return [_ll_row(x) for x in _ll_candidates(words, a, b, c, d, top=top, min_count=min_count, exclude=exclude)]
+
+
+def _ll_candidates(
+    words: Sequence[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    c: float,
+    d: float,
+    *,
+    top: int = TOP_K,
+    min_count: int = MIN_COUNT,
+    exclude: Iterable[str] = (),
+) -> list[tuple]:
+    """The ``top`` words by log-likelihood, best first, as ``(-ll, word, a, b, ll)``: candidates from
+    several parts of a vocabulary merge by sorting these tuples (``c`` and ``d``: the whole corpora's sizes)."""
     if not c or not d or not len(words):
         return []
     ex = set(exclude)
@@ -160,12 +177,12 @@ def _ll_top(
     if not len(idx):
         return []
     ll = log_likelihood(a[idx], b[idx], c, d)
-    order = idx[np.lexsort((np.array([words[i] for i in idx]), -ll))][:top]
-    pos = {i: k for k, i in enumerate(idx)}
-    return [
-        {"word": words[i], "count": int(a[i]), "count_other": int(b[i]), "ll": round(float(ll[pos[i]]), 4)}
-        for i in order
-    ]
+    order = np.lexsort((np.array([words[i] for i in idx]), -ll))[:top]
+    return [(-float(ll[k]), words[idx[k]], a[idx[k]], b[idx[k]], float(ll[k])) for k in order]
+
+
+def _ll_row(x: tuple) -> dict:
+    return {"word": x[1], "count": int(x[2]), "count_other": int(x[3]), "ll": round(x[4], 4)}
 
 
 def keyness_general(
@@ -211,34 +228,57 @@ def _general_top(
     wf = require("wordfreq", "release", "keyness against general language")
     if lang not in wf.available_languages():
         return None
-    ref_name = f"wordfreq {_version(wf)} ({lang})"
     total = float(a.sum()) if len(a) else 0.0
+    cands = _general_candidates(words, a, lang, total, top=top, min_count=min_count, exclude=exclude, freqs=freqs)
+    return _general_result(lang, cands, top)
+
+
+def _general_result(lang: str, cands: list[tuple], top: int = TOP_K) -> dict:
+    """The keyness-against-general-language entry of ``stats.json`` from :func:`_general_candidates`."""
+    import wordfreq
+
+    return {
+        "reference": f"wordfreq {_version(wordfreq)} ({lang})",
+        "n": SIMPLE_MATHS_N,
+        "top": [
+            {
+                "word": w,
+                "count": int(n),
+                "fpm": round(fpm, 2),
+                "fpm_reference": round(ref, 4),
+                "score": round(score, 4),
+            }
+            for _, w, n, fpm, ref, score in sorted(cands)[:top]
+        ],
+    }
+
+
+def _general_candidates(
+    words: Sequence[str],
+    a: np.ndarray,
+    lang: str,
+    total: float,
+    *,
+    top: int = TOP_K,
+    min_count: int = MIN_COUNT,
+    exclude: Iterable[str] = (),
+    freqs: dict[str, float] | None = None,
+) -> list[tuple]:
+    """The ``top`` words by simple-maths score (``total``: the corpus' tokens), best first, as
+    ``(-score, word, count, fpm, fpm_reference, score)``: parts of a vocabulary merge by sorting these."""
     ex = set(exclude)
     idx: np.ndarray | list[int] = (
         np.flatnonzero((a >= min_count) & np.array([w not in ex for w in words], dtype=bool)) if len(words) else []
     )
     if not total or not len(idx):
-        return {"reference": ref_name, "n": SIMPLE_MATHS_N, "top": []}
+        return []
     if freqs is None:
         freqs = reference_frequencies(lang, (words[i] for i in idx))
     fpm = a[idx] / total * 1e6
     ref = np.array([freqs.get(words[i], 0.0) for i in idx], dtype=float) * 1e6
     score = simple_maths(fpm, ref)
     order = np.lexsort((np.array([words[i] for i in idx]), -score))[:top]
-    return {
-        "reference": ref_name,
-        "n": SIMPLE_MATHS_N,
-        "top": [
-            {
-                "word": words[idx[k]],
-                "count": int(a[idx[k]]),
-                "fpm": round(float(fpm[k]), 2),
-                "fpm_reference": round(float(ref[k]), 4),
-                "score": round(float(score[k]), 4),
-            }
-            for k in order
-        ],
-    }
+    return [(-float(score[k]), words[idx[k]], a[idx[k]], float(fpm[k]), float(ref[k]), float(score[k])) for k in order]
 
 
 @functools.cache
@@ -423,12 +463,14 @@ def _pair_stats(records: Iterable[dict], keyness: bool) -> dict[str, Any]:
 
 class PairStats:
     """The pairs' part of ``stats.json``, accumulated record by record (``add``) while a release is
-    written, so that no list of every sentence is kept: the sentences are tokenised
-    :data:`BATCH` views at a time and only their counts are kept."""
+    written, in memory bounded by a constant: the sentences are tokenised :data:`BATCH` views at a time
+    and only counts are kept -- sentence lengths as a histogram per (language, split, bias type), the
+    vocabulary as counts per (language, split, bias type, token) and side (:class:`_Vocabulary`: past
+    a limit, spilled to ``folder`` in parts by token, each part summarised on its own)."""
 
     BATCH = 10_000
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
         self.cell_of: dict[tuple[str, str, str], int] = {}  # (lang, split, bias type) -> code
         self.cells: list[int] = []
         self.stereo: list[str] = []
@@ -439,11 +481,8 @@ class PairStats:
         self.t_split: dict[str, str] = {}
         self.records = 0
         self.views = 0
-        self._tok_s: list = []
-        self._tok_a: list = []
-        self._nw_s: list = []
-        self._nw_a: list = []
-        self._cells_done: list = []
+        self._lengths: Counter = Counter()  # (cell, words) -> sentences
+        self._vocab = _Vocabulary(folder)
 
     def add(self, r: dict) -> None:
         self.records += 1
@@ -469,14 +508,22 @@ class PairStats:
         """Tokenise the sentences kept so far (one vectorised pass per side) and keep only the counts."""
         if not self.cells:
             return
+        import pyarrow as pa
+
         cells = np.asarray(self.cells, dtype=np.int64)
-        tok, nw = _token_counts(self.stereo, cells, arrow=True)
-        self._tok_s.append(tok)
-        self._nw_s.append(nw)
-        tok, nw = _token_counts(self.anti, cells, arrow=True)
-        self._tok_a.append(tok)
-        self._nw_a.append(nw)
-        self._cells_done.append(cells)
+        tok_s, nw_s = _token_counts(self.stereo, cells, arrow=True)
+        tok_a, nw_a = _token_counts(self.anti, cells, arrow=True)
+        for nw in (nw_s, nw_a):
+            keys, n = np.unique(cells * (1 << 32) + nw.astype(np.int64), return_counts=True)
+            cell_words = zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist(), strict=True)
+            self._lengths.update(dict(zip(cell_words, n.tolist(), strict=True)))
+        zero_s, zero_a = pa.array(np.zeros(len(tok_s), np.int64)), pa.array(np.zeros(len(tok_a), np.int64))
+        self._vocab.add(
+            pa.table({"cell": tok_s.column("cell"), "tok": tok_s.column("tok"), "st": tok_s.column("n"), "an": zero_s})
+        )
+        self._vocab.add(
+            pa.table({"cell": tok_a.column("cell"), "tok": tok_a.column("tok"), "st": zero_a, "an": tok_a.column("n")})
+        )
         self.cells, self.stereo, self.anti = [], [], []
 
     def result(self, keyness: bool) -> dict[str, Any]:
@@ -497,90 +544,205 @@ class PairStats:
         }
         if not keys:
             return out
+        out["sentence_words"] = self._sentence_words(keys, langs)
+        vocab, key = self._vocab.summary(keys, langs, keyness, self.view_groups)
+        out["vocabulary"] = vocab
+        if keyness:
+            out["keyness"] = key
+        return out
 
+    def _sentence_words(self, keys: list, langs: list[str]) -> dict[str, Any]:
+        """Sentence lengths (whitespace words) of both sentences of every view, per language, from the
+        histogram: the figures :func:`_length_stats` gives on the lengths themselves."""
+        lengths = {}
+        for lg in langs:
+            hist: Counter = Counter()
+            by_bt: dict[str, list[int]] = {}
+            for (cell, words), n in self._lengths.items():
+                lang, _, bt = keys[cell]
+                if lang != lg:
+                    continue
+                hist[words] += n
+                acc = by_bt.setdefault(bt, [0, 0])
+                acc[0] += words * n
+                acc[1] += n
+            entry = _length_stats_hist(hist)
+            entry["by_bias_type"] = {bt: round(float(t / n), 2) for bt, (t, n) in sorted(by_bt.items())}
+            lengths[lg] = entry
+        return lengths
+
+
+def _length_stats_hist(hist: Counter) -> dict[str, Any]:
+    """:func:`_length_stats` of the lengths a histogram ``{length: sentences}`` counts (the mean and the
+    median exact; the standard deviation from the same squares, summed per length)."""
+    n = sum(hist.values())
+    if not n:
+        return {"sentences": 0}
+    vals = np.array(sorted(hist), dtype=np.int64)
+    cnt = np.array([hist[v] for v in vals.tolist()], dtype=np.int64)
+    total = int((vals * cnt).sum())
+    mean = total / n
+    cum = np.cumsum(cnt)
+    lo, hi = vals[np.searchsorted(cum, (n - 1) // 2 + 1)], vals[np.searchsorted(cum, n // 2 + 1)]
+    median = float(lo) if n % 2 else (float(lo) + float(hi)) / 2
+    std = float(np.sqrt(float(np.sum(cnt * (vals - mean) ** 2)) / n))
+    hist_max = int(vals.max())
+    edges = list(range(0, hist_max + 2, max(1, math.ceil((hist_max + 1) / 30))))
+    h = np.zeros(len(edges) - 1, dtype=np.int64)
+    inside = vals <= edges[-1]  # numpy.histogram counts [edges[0], edges[-1]] (the last bin closed)
+    idx = np.minimum(np.searchsorted(edges, vals[inside], side="right") - 1, len(h) - 1)
+    np.add.at(h, idx, cnt[inside])
+    return {
+        "sentences": int(n),
+        "mean": round(float(mean), 2),
+        "median": float(median),
+        "std": round(std, 2),
+        "min": int(vals.min()),
+        "max": hist_max,
+        "histogram": {"edges": [int(x) for x in edges], "counts": [int(x) for x in h]},
+    }
+
+
+class _Vocabulary:
+    """Token counts per (cell, token) and side (``st``: stereotypical sentences, ``an``: the others),
+    added a batch at a time. Kept in memory up to :data:`LIMIT` rows (summed when it gets there); past
+    that, written to ``folder`` in :data:`PARTS` parts by a hash of the token, so that all the counts of a
+    token are in one part and each part is summarised alone (the vocabulary of a synthetic 800 MB input
+    has a million distinct tokens: numbers)."""
+
+    LIMIT = 200_000
+    PARTS = 32
+
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder
+        self._tables: list = []
+        self._rows = 0
+        self._writers: dict[int, Any] = {}
+
+    def add(self, table) -> None:
+        self._tables.append(table)
+        self._rows += table.num_rows
+        if self._rows > self.LIMIT:
+            merged = _sum_counts(self._tables)
+            self._tables, self._rows = [merged], merged.num_rows
+            if self.folder is not None and self._rows > self.LIMIT // 2:
+                self._spill()
+
+    def _spill(self) -> None:
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        assert self.folder is not None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        table = pa.concat_tables(self._tables)
+        part = _token_parts(table.column("tok"), self.PARTS)
+        for k in np.unique(part).tolist():
+            w = self._writers.get(k)
+            if w is None:
+                w = self._writers[k] = ipc.new_stream(str(self.folder / f"vocab-{k:02d}.arrow"), table.schema)
+            w.write_table(table.filter(pa.array(part == k)))
+        self._tables, self._rows = [], 0
+
+    def parts(self):
+        """Each part's counts, summed per (cell, token)."""
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        if not self._writers:
+            if self._tables:
+                yield _sum_counts(self._tables)
+            return
+        if self._tables:
+            self._spill()
+        for k in sorted(self._writers):
+            self._writers[k].close()
+        for k in sorted(self._writers):
+            with pa.OSFile(str(self.folder / f"vocab-{k:02d}.arrow"), "rb") as src:
+                table = ipc.open_stream(src).read_all()
+            yield _sum_counts([table])
+            del table
+
+    def summary(self, keys: list, langs: list[str], keyness: bool, view_groups: dict) -> tuple[dict, dict]:
+        """``vocabulary`` and ``keyness`` of ``stats.json``: totals and distinct counts summed over the parts,
+        each keyword list the best of every part's best (see :func:`_ll_candidates`)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        nw_s, nw_a = np.concatenate(self._nw_s), np.concatenate(self._nw_a)
-        cells_np = np.concatenate(self._cells_done)
-        view_groups = self.view_groups
-        # sentence lengths (whitespace words), both sentences of every view
-        nw = np.concatenate([nw_s, nw_a])
-        cc = np.concatenate([cells_np, cells_np])
-        cell_lang = np.array([k[0] for k in keys], dtype=object)
-        cell_bt = np.array([k[2] for k in keys], dtype=object)
-        lengths = {}
-        for lg in langs:
-            sel = cell_lang[cc] == lg
-            entry = _length_stats(nw[sel].astype(int))
-            entry["by_bias_type"] = {
-                bt: round(float(nw[sel & (cell_bt[cc] == bt)].mean()), 2)
-                for bt in sorted({k[2] for k in keys if k[0] == lg})
-            }
-            lengths[lg] = entry
-        out["sentence_words"] = lengths
+        from ..errors import require
 
-        # vocabulary and keyness: token counts per (cell, token) and side, aggregated in Arrow (the
-        # tokens stay Arrow strings; only each language's vocabulary becomes Python strings)
-        def side_counts(parts, st: bool):
-            t = pa.concat_tables(parts).group_by(["cell", "tok"], use_threads=False).aggregate([("n", "sum")])
-            n = t.column("n_sum")
-            zero = pa.array(np.zeros(len(t), dtype=np.int64))
-            return pa.table(
-                {"cell": t.column("cell"), "tok": t.column("tok"), "st": n if st else zero, "an": zero if st else n}
-            )
-
-        tok = pa.concat_tables([side_counts(self._tok_s, True), side_counts(self._tok_a, False)])
-        self._tok_s, self._tok_a = [], []
-        cell = tok.column("cell").to_numpy()
         codes_lang = {lg: i for i, lg in enumerate(langs)}
-        lang_of = np.array([codes_lang[k[0]] for k in keys], dtype=np.int64)[cell]
-        split_of = np.array([k[1] for k in keys], dtype=object)[cell]
-        bt_of = np.array([k[2] for k in keys], dtype=object)[cell]
-        vocab: dict[str, Any] = {}
-        key: dict[str, Any] = {}
-        for li, lg in enumerate(langs):
-            mask = lang_of == li
-            tl = (
-                tok.filter(pa.array(mask))
-                .append_column("split", pa.array(split_of[mask].tolist(), pa.string()))
-                .append_column("bias_type", pa.array(bt_of[mask].tolist(), pa.string()))
-            )
-            per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
-            words = per.column("tok").to_pylist()
-            a = per.column("st_sum").to_numpy().astype(float)
-            b = per.column("an_sum").to_numpy().astype(float)
-            both = a + b
-            by_split = tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")])
-            vocab[lg] = {
-                "types": len(words),
-                "tokens": int(both.sum()),
-                "by_split": {
-                    sp: int(n)
-                    for sp, n in sorted(
-                        zip(
-                            by_split.column("split").to_pylist(),
-                            by_split.column("tok_count_distinct").to_pylist(),
-                            strict=False,
-                        )
-                    )
-                },
-            }
-            if not keyness:
-                continue
-            targets = _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg)
-            k: dict[str, Any] = {
-                "stereotype_vs_anti": _ll_top(words, a, b, a.sum(), b.sum(), exclude=targets),
-                "anti_vs_stereotype": _ll_top(words, b, a, b.sum(), a.sum(), exclude=targets),
-            }
-            from ..errors import require
-
+        lang_of = np.array([codes_lang[k[0]] for k in keys], dtype=np.int64)
+        split_of = np.array([k[1] for k in keys], dtype=object)
+        bt_of = np.array([k[2] for k in keys], dtype=object)
+        acc: dict[str, dict[str, Any]] = {
+            lg: {"types": 0, "a": 0, "b": 0, "split": Counter(), "bt": Counter()} for lg in langs
+        }
+        excluded = {lg: _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg) for lg in langs}
+        if keyness:
             wf = require("wordfreq", "release", "keyness against general language")
-            ref = reference_frequencies(lg, words) if lg in wf.available_languages() else None
-            gen = _general_top(words, both, lg, exclude=targets, freqs=ref)
-            k["vs_general"] = gen if gen is not None else {"reference": f"no wordfreq list for '{lg}'", "top": []}
-            if gen is not None:
-                k["vs_general_by_bias_type"] = {}
+        per_lang = []
+        for table in self.parts():
+            cell = table.column("cell").to_numpy()
+            lang_rows = lang_of[cell]
+            for li, lg in enumerate(langs):
+                mask = lang_rows == li
+                if not mask.any():
+                    continue
+                tl = (
+                    table.filter(pa.array(mask))
+                    .append_column("split", pa.array(split_of[cell[mask]].tolist(), pa.string()))
+                    .append_column("bias_type", pa.array(bt_of[cell[mask]].tolist(), pa.string()))
+                )
+                per_lang.append((lg, tl))
+            # the totals first: keyness needs each corpus' size (all parts) before any part's candidates
+            for lg, tl in per_lang:
+                a_ = acc[lg]
+                per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")])
+                a_["types"] += per.num_rows
+                a_["a"] += int(pc.sum(per.column("st_sum")).as_py() or 0)
+                a_["b"] += int(pc.sum(per.column("an_sum")).as_py() or 0)
+                for sp, n in zip(
+                    *tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")]).columns, strict=True
+                ):
+                    a_["split"][sp.as_py()] += n.as_py()
+                bt_tot = tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
+                bt_tot = bt_tot.group_by("bias_type", use_threads=False).aggregate([("n", "sum")])
+                for bt, n in zip(*bt_tot.columns, strict=True):
+                    a_["bt"][bt.as_py()] += n.as_py()
+            if keyness:
+                self._stash(per_lang)
+            per_lang = []
+        vocab = {
+            lg: {
+                "types": acc[lg]["types"],
+                "tokens": acc[lg]["a"] + acc[lg]["b"],
+                "by_split": dict(sorted(acc[lg]["split"].items())),
+            }
+            for lg in langs
+        }
+        if not keyness:
+            return vocab, {}
+        key: dict[str, Any] = {}
+        for lg in langs:
+            a_ = acc[lg]
+            c, d = float(a_["a"]), float(a_["b"])
+            st_c: list[tuple] = []
+            an_c: list[tuple] = []
+            gen_c: list[tuple] = []
+            bt_c: dict[str, list[tuple]] = {}
+            has_list = lg in wf.available_languages()
+            for tl in self._stashed(lg):
+                per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
+                words = per.column("tok").to_pylist()
+                a = per.column("st_sum").to_numpy().astype(float)
+                b = per.column("an_sum").to_numpy().astype(float)
+                ex = excluded[lg]
+                st_c += _ll_candidates(words, a, b, c, d, exclude=ex)
+                an_c += _ll_candidates(words, b, a, d, c, exclude=ex)
+                if not has_list:
+                    continue
+                ref = reference_frequencies(lg, words)
+                gen_c += _general_candidates(words, a + b, lg, c + d, exclude=ex, freqs=ref)
                 per_bt = (
                     tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
                     .group_by(["bias_type", "tok"], use_threads=False)
@@ -590,20 +752,85 @@ class PairStats:
                 bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
                 for bt in sorted(set(bts.tolist())):
                     sel = per_bt.filter(pa.array(bts == bt))
-                    # never None here: gen is not None, so lg has a wordfreq list
-                    k["vs_general_by_bias_type"][bt] = cast(
-                        dict,
-                        _general_top(
+                    bt_c.setdefault(bt, []).extend(
+                        _general_candidates(
                             sel.column("tok").to_pylist(),
                             sel.column("n_sum").to_numpy().astype(float),
                             lg,
+                            float(a_["bt"][bt]),
                             top=10,
-                            exclude=targets,
+                            exclude=ex,
                             freqs=ref,
-                        ),
-                    )["top"]
+                        )
+                    )
+            k: dict[str, Any] = {
+                "stereotype_vs_anti": [_ll_row(x) for x in sorted(st_c)[:TOP_K]],
+                "anti_vs_stereotype": [_ll_row(x) for x in sorted(an_c)[:TOP_K]],
+            }
+            if has_list:
+                k["vs_general"] = _general_result(lg, gen_c)
+                k["vs_general_by_bias_type"] = {bt: _general_result(lg, bt_c[bt], 10)["top"] for bt in sorted(bt_c)}
+            else:
+                k["vs_general"] = {"reference": f"no wordfreq list for '{lg}'", "top": []}
             key[lg] = k
-        out["vocabulary"] = vocab
-        if keyness:
-            out["keyness"] = key
-        return out
+        return vocab, key
+
+    def _stash(self, per_lang: list) -> None:
+        """Keep each language's rows of a part for the keyword pass (in memory when nothing was spilled,
+        else on disk beside the parts)."""
+        import pyarrow.ipc as ipc
+
+        if not hasattr(self, "_kept"):
+            self._kept: dict[str, list] = {}
+        for lg, tl in per_lang:
+            if self.folder is None or not self._writers:
+                self._kept.setdefault(lg, []).append(tl)
+                continue
+            n = len(self._kept.setdefault(lg, []))
+            path = self.folder / f"lang-{sorted(self._kept).index(lg)}-{n:04d}.arrow"
+            with ipc.new_stream(str(path), tl.schema) as w:
+                w.write_table(tl)
+            self._kept[lg].append(path)
+
+    def _stashed(self, lg: str):
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        for item in getattr(self, "_kept", {}).get(lg, []):
+            if isinstance(item, Path):
+                with pa.OSFile(str(item), "rb") as src:
+                    table = ipc.open_stream(src).read_all()
+                yield table
+            else:
+                yield item
+
+
+def _sum_counts(tables: list):
+    """Counts per (cell, token) and side, summed over the tables."""
+    import pyarrow as pa
+
+    t = pa.concat_tables(tables).group_by(["cell", "tok"], use_threads=False).aggregate([("st", "sum"), ("an", "sum")])
+    return t.rename_columns(["cell", "tok", "st", "an"]).select(["cell", "tok", "st", "an"])
+
+
+def _token_parts(tokens, parts: int) -> np.ndarray:
+    """A part (``0 .. parts - 1``) per token, from a hash of its UTF-8 bytes (computed in NumPy on the
+    Arrow buffers: the same token, the same part)."""
+    import pyarrow as pa
+
+    arr = tokens.combine_chunks() if isinstance(tokens, pa.ChunkedArray) else tokens
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    lengths = np.diff(offsets)
+    pos = np.arange(hi - lo, dtype=np.int64) - np.repeat(offsets[:-1] - lo, lengths)
+    weights = np.array([pow(0x100000001B3, int(i) + 1, 1 << 64) for i in range(64)], dtype=np.uint64)
+    mixed = data[lo:hi].astype(np.uint64) * weights[pos % 64]
+    h = np.zeros(len(arr), dtype=np.uint64)
+    nonempty = lengths > 0
+    if nonempty.any():
+        h[nonempty] = np.add.reduceat(mixed, (offsets[:-1] - lo)[nonempty])
+    h ^= h >> np.uint64(29)
+    return (h % np.uint64(parts)).astype(np.int64)

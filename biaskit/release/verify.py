@@ -22,6 +22,7 @@ are *warnings*, not problems.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,16 @@ from .gcpause import without_gc
 from .meta import card_front_matter  # noqa: F401 - re-exported (the card's front matter is read in .meta)
 
 MAX_ROW_PROBLEMS = 20  # per file: the first ones, then a count
+
+#: a check each record of ``pairs.jsonl``, ``cats.jsonl`` and ``tuples.jsonl`` goes through in verify's one
+#: pass over the file: ``check(kind, path, row, record, res)`` (``record``: the validated model; a problem
+#: is ``res.add(...)``). A new per-record check is one more entry in :func:`record_checks`.
+RecordCheck = Callable[[str, Path, int, Any, "VerifyResult"], None]
+
+
+def record_checks() -> list[RecordCheck]:
+    """The per-record checks beyond the schema, ids, status and splits, in the order they run."""
+    return []
 
 
 @dataclass
@@ -69,6 +80,7 @@ class VerifyResult:
 def verify_release(path: str | Path) -> VerifyResult:
     p = Path(path)
     res = VerifyResult(path=str(p))
+    _SHA.clear()
     if not p.is_dir():
         res.add("not a folder.", path=p, fix="pass the release folder written by `biaskit release build`.")
         return res
@@ -128,7 +140,6 @@ def _release_json(p: Path, res: VerifyResult) -> dict | None:
 
 
 def _sums(p: Path, res: VerifyResult) -> None:
-    from ..io import sha256_file
     from .read import read_sums
 
     f = p / L.SUMS
@@ -145,12 +156,28 @@ def _sums(p: Path, res: VerifyResult) -> None:
         fp = p / rel
         if not fp.is_file():
             res.add("listed in SHA256SUMS but missing.", path=fp, fix=fix)
-        elif sha256_file(fp) != want:
+        elif _sha256(fp) != want:
             res.add("checksum does not match SHA256SUMS (the file was changed).", path=fp, fix=fix)
     present = {x.relative_to(p).as_posix() for x in p.rglob("*") if x.is_file() and x.name != L.SUMS}
     for rel in sorted(present - set(sums)):
         res.add("not listed in SHA256SUMS.", path=p / rel, fix="remove it, or rebuild the release to include it.")
     res.checked["files"] = len(sums)
+
+
+_SHA: dict[tuple, str] = {}  # (path, size, mtime) -> SHA-256, for one verify_release (files read once)
+
+
+def _sha256(path: Path) -> str:
+    """A file's SHA-256, computed once per verification (SHA256SUMS, release.json and croissant.json
+    all name the record files: a release of 800 MB is read once, not three times)."""
+    from ..io import sha256_file
+
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    hit = _SHA.get(key)
+    if hit is None:
+        hit = _SHA[key] = sha256_file(path)
+    return hit
 
 
 _NORM_TARGET: dict[str, str] = {}
@@ -179,11 +206,12 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
         return
     fix = "rebuild the release from the validated records (`biaskit release build`)."
     bad = 0
-    seen: set[str] = set()
+    seen = SeenIds()
     counts = {sp: 0 for sp in L.SPLITS}
     by_lang: dict[tuple[str, str], int] = {}
     n = 0
     validate = ReleasePair.model_validate_json
+    checks = record_checks()
     with open(f, "rb") as fh:
         for row, line in enumerate(fh, start=1):
             if not line.strip():
@@ -203,9 +231,7 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
                         fix=fix,
                     )
                 continue
-            if rec.id in seen:
-                res.add(f"duplicate id {rec.id}.", path=f, row=row, fix=fix)
-            seen.add(rec.id)
+            seen.add(rec.id, row)
             if rec.status != "released":
                 res.add(f"status is '{rec.status}', expected 'released'.", path=f, row=row, fix=fix)
             counts[rec.split] += 1
@@ -213,11 +239,66 @@ def _pairs(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> Non
                 key = (rec.split, lg)
                 by_lang[key] = by_lang.get(key, 0) + 1
             _note_target(targets, rec.target, rec.split)
+            for check in checks:
+                check("pairs", f, row, rec, res)
     if bad > MAX_ROW_PROBLEMS:
         res.add(f"{bad - MAX_ROW_PROBLEMS} more invalid rows.", path=f, fix=fix)
+    for row, rid in seen.repeats(lambda: _pair_ids(f)):
+        res.add(f"duplicate id {rid}.", path=f, row=row, fix=fix)
     split_counts["pairs"] = counts
     split_counts["pairs_by_lang"] = by_lang
     res.checked.setdefault("records", {})["pairs"] = n
+
+
+def _pair_ids(f: Path):
+    """``(row, id)`` of every released pair of ``pairs.jsonl`` that parses (read again for repeated ids)."""
+    from pydantic import ValidationError
+
+    from ..schema import ReleasePair
+
+    with open(f, "rb") as fh:
+        for row, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    yield row, ReleasePair.model_validate_json(line).id
+                except ValidationError:
+                    continue
+
+
+class SeenIds:
+    """Ids of a file's records, checked for repeats in memory of 8 bytes per record: a 64-bit digest of
+    each, sorted at the end; only a digest that comes back sends the file to be read again, where the
+    ids themselves are compared (a shared digest is no repeat). ``repeats`` gives ``(row, id)`` of every
+    record whose id an earlier record has, in file order."""
+
+    def __init__(self) -> None:
+        from array import array
+
+        self._digests = array("Q")
+
+    def add(self, rid: str, row: int) -> None:
+        import hashlib
+
+        self._digests.append(int.from_bytes(hashlib.blake2b(rid.encode(), digest_size=8).digest(), "little"))
+
+    def repeats(self, rescan) -> list[tuple[int, str]]:
+        import hashlib
+
+        import numpy as np
+
+        d = np.frombuffer(self._digests, dtype=np.uint64) if len(self._digests) else np.zeros(0, np.uint64)
+        srt = np.sort(d)
+        twice = set(srt[1:][srt[1:] == srt[:-1]].tolist())
+        if not twice:
+            return []
+        out, first = [], set()
+        for row, rid in rescan():
+            if int.from_bytes(hashlib.blake2b(rid.encode(), digest_size=8).digest(), "little") not in twice:
+                continue
+            if rid in first:
+                out.append((row, rid))
+            first.add(rid)
+        return out
 
 
 def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> None:
@@ -232,7 +313,8 @@ def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> No
             continue
         fix = "rebuild the release from the validated records (`biaskit release build`)."
         counts = {sp: 0 for sp in L.SPLITS}
-        seen: set[str] = set()
+        seen = SeenIds()
+        checks = record_checks()
         n = 0
         try:
             for row, obj in iter_jsonl(f):
@@ -252,16 +334,35 @@ def _others(p: Path, res: VerifyResult, targets: dict, split_counts: dict) -> No
                 if sp not in L.SPLITS:
                     res.add(f"meta.split is {sp!r}, expected dev or test.", path=f, row=row, fix=fix)
                     continue
-                rid = getattr(rec, idkey)
-                if rid in seen:
-                    res.add(f"duplicate id {rid}.", path=f, row=row, fix=fix)
-                seen.add(rid)
+                seen.add(getattr(rec, idkey), row)
                 counts[sp] += 1
                 _note_target(targets, getattr(rec, tkey), sp)
+                for check in checks:
+                    check(kind, f, row, rec, res)
         except InputError as exc:
             res.problems.append(str(exc))
+        for row, rid in seen.repeats(lambda f=f, model=model, idkey=idkey: _record_ids(f, model, idkey)):
+            res.add(f"duplicate id {rid}.", path=f, row=row, fix=fix)
         split_counts[kind] = counts
         res.checked.setdefault("records", {})[kind] = n
+
+
+def _record_ids(f: Path, model, idkey: str):
+    """``(row, id)`` of every valid record of a CAT or tuple file with a split (read again for repeated ids)."""
+    from pydantic import ValidationError
+
+    from ..io import iter_jsonl
+
+    try:
+        for row, obj in iter_jsonl(f):
+            try:
+                rec = model.model_validate(obj)
+            except ValidationError:
+                continue
+            if (rec.meta or {}).get("split") in L.SPLITS:
+                yield row, getattr(rec, idkey)
+    except InputError:
+        return
 
 
 def _parquet(p: Path, res: VerifyResult, split_counts: dict) -> None:
@@ -338,7 +439,6 @@ def _file_rows(f: Path) -> int | None:
 
 def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> None:
     """``release.json`` against the files (see the module docstring)."""
-    from ..io import sha256_file
     from ..paths import inside
 
     f = p / L.RELEASE_JSON
@@ -356,7 +456,7 @@ def _cross_check(p: Path, res: VerifyResult, meta: dict, split_counts: dict) -> 
             continue
         if fn not in data_files:
             res.add(f"'data_files' does not list {fn}.", path=f, fix=fix)
-        elif sha256_file(rf) != data_files[fn]:
+        elif _sha256(rf) != data_files[fn]:
             res.add(
                 f"'data_files' gives another SHA-256 for {fn} than the file has (the file or release.json was "
                 "changed).",
@@ -471,7 +571,6 @@ def _section_of(text: str, line_no: int) -> str:
 
 def _croissant(p: Path, res: VerifyResult) -> None:
     """``croissant.json``: present (a warning for releases built before it), and its files' checksums match."""
-    from ..io import sha256_file
     from .meta import croissant_files, read_croissant
 
     f = p / L.CROISSANT
@@ -490,5 +589,5 @@ def _croissant(p: Path, res: VerifyResult) -> None:
     for url, sha, fp in files:
         if not fp.is_file():
             res.add(f"names a missing file {url}.", path=f, fix=fix)
-        elif sha != sha256_file(fp):
+        elif sha != _sha256(fp):
             res.add(f"the sha256 of {url} does not match the file.", path=f, fix=fix)
