@@ -45,8 +45,17 @@ def url_option() -> Any:
     return option(None, "--url", operational=True, help="Label Studio URL (default: $LABEL_STUDIO_URL).")
 
 
+#: the longest Label Studio project title (its PROJECT_TITLE_MAX_LEN setting)
+TITLE_MAX = 50
+
+
 def project_option() -> Any:
-    return option(..., "--project", help="Project title (push creates it when missing).")
+    return option(
+        ...,
+        "--project",
+        max_length=TITLE_MAX,
+        help=f"Project title, at most {TITLE_MAX} characters (push creates it when missing).",
+    )
 
 
 def parse_overlap(v: Any) -> Any:

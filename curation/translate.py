@@ -383,7 +383,9 @@ def translate_pairs(
     pairs = [p for p in pairs if p.lang == src]
     if src == target:
         raise InputError(
-            f"source and target language are both '{src}'.", fix=f"{tell('target', 'hi')} (or another language)."
+            f"source and target language are both '{src}'.",
+            fix=f"give a {say('target')} other than '{src}' (the language to translate into), "
+            f"or check {say('source_lang')}.",
         )
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]

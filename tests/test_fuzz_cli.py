@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from fuzz_table import COMMANDS, HOSTILE_NAMES, PATH_FIELDS, SAMPLES, SHARED_OPTIONS, UNOWNED_DIRS, Cmd, Sample
 from hints import resolve_output
+from llm_standin import standin_server  # noqa: F401 (a fixture: the echoed-secret cases)
 
 HUGE_FAST = 1_200_000
 HUGE_SLOW = 50_000_000
@@ -694,6 +695,34 @@ def test_a_data_value_never_becomes_a_path_unchecked(pf, library, tmp_path, requ
             failures.append(f"{label}: wrote {sorted(outside) + sorted(case.files_written())}")
     escaped = [str(p) for p in tmp_path.parent.rglob("escaped*")]
     assert not failures and not escaped, "\n".join(failures + escaped)
+
+
+# every LLM command of the table (its valid run, on `--llm dummy` there) against a server that echoes the key
+ECHO_ROWS = [c for c in COMMANDS if "--llm dummy" in c.args]
+
+
+@pytest.mark.parametrize("cmd", ECHO_ROWS, ids=[f"{c.name}#{i}" for i, c in enumerate(ECHO_ROWS)])
+def test_an_echoed_api_key_is_written_nowhere(cmd, library, tmp_path, request, standin_server):  # noqa: F811
+    """The command's valid run with the openai backend against a stand-in that echoes the API key in
+    its replies (tests/echo_helpers.py): the replies reached the command, and no file under the case's
+    folders or its cache holds the key, SQLite rows included (issue 28)."""
+    import secrets
+
+    from echo_helpers import echoing_server, files_holding
+
+    server = echoing_server(standin_server)
+    key = "zq" + secrets.token_hex(20)
+    case = Case(cmd, tmp_path / "echo", library, _model_for(cmd, request))
+    case.tokens = [t for t in case.tokens if t != "dummy"]
+    at = case.tokens.index("--llm")
+    model = [] if "llm:m" in cmd.args else ["--model", "m"]  # (the MT commands name it in --engines llm:m)
+    case.tokens[at : at + 1] = ["--llm", "openai", *model, "--base-url", server.base_url]
+    env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": key, **cmd.env}
+    res, _ = run_confined(case, env)
+    assert res.code in (0, 1) and not res.traceback, res.err
+    assert server.echoed, "no reply echoed the key"
+    assert files_holding(tmp_path, key) == []
+    assert key not in res.out + res.err
 
 
 def test_zz_report_the_figures(capsys):
