@@ -42,7 +42,7 @@ from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
 from biaskit.errors import InputError
 from biaskit.mt_checks import flag
-from biaskit.options import say
+from biaskit.options import say, tell
 
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import CachedEngine, TranslationRun, _engine_label, _now, resume_candidates, run_figures
@@ -214,8 +214,7 @@ def translate_cats(
     if src == target:
         raise InputError(
             f"source and target language are both '{src}'.",
-            fix=f"give a {say('target')} other than '{src}' (the language to translate into), "
-            f"or check {say('source_lang')}.",
+            fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
     if not engines:
         raise InputError(

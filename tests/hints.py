@@ -215,12 +215,14 @@ def _toml_in_force(key: str, value: str, table: str, file: Path) -> bool:
 
 def in_force(message: str, argv: list[str] | None, cwd: Path) -> list[str]:
     """The hints of ``message`` that suggest a setting in force already (see the module docstring)."""
-    bad = []
-    for key, value, table, file in TOML_SET_IN.findall(message):
+    bad: list[str] = []
+    m = re.search(r"(?:^|\s)Fix: ", message)
+    if not m:  # (a message may say what is set; only its fix suggests)
+        return bad
+    for key, value, table, file in TOML_SET_IN.findall(message[m.end() :]):
         if not PLACEHOLDER.match(value.strip('"')) and _toml_in_force(key, value, table, cwd / file):
             bad.append(f"{key} = {value} in [{table}]: {file} sets it already")
-    m = re.search(r"(?:^|\s)Fix: ", message)
-    if argv and m:
+    if argv:
         given = {w.partition("=")[0]: i for i, w in enumerate(argv) if w.startswith("--")}
         for verb, flag, value in FLAG_SET.findall(BACKTICK.sub(" ", message[m.end() :])):
             i, value = given.get(flag), value.rstrip(".")

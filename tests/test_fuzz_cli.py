@@ -510,7 +510,7 @@ def fuzz_command(
             failures.append(f"valid run wrote outside its output arguments: {outside[:5]}")
         failures += [
             f"valid run: a hint that does not work: {w}"
-            for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")
+            for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd", case.argv())
         ]
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
@@ -551,7 +551,10 @@ def fuzz_command(
             )
             if why:
                 failures.append(f"{key} {m.name}: {why}")
-            failures += [f"{key} {m.name}: a hint that does not work: {w}" for w in resolve_output(res.err, cmd.name)]
+            failures += [
+                f"{key} {m.name}: a hint that does not work: {w}"
+                for w in resolve_output(res.err, cmd.name, argv=case.argv())
+            ]
     if only:
         return n, failures
     for key, (kind, _) in probe.outputs.items():
