@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 BACKTICK = re.compile(r"`([^`\n]+)`")
 FLAG = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
 TOML_SET = re.compile(r"\b([a-z_]+) = (?:\"[^\"]*\"|[^\s,;]+) in \[([a-z_.]+)\]")
-TOML_KEY = re.compile(r"\b([a-z_]+) in \[([a-z_.]+)\]")
+TOML_KEY = re.compile(r"(?<!= )\b([a-z_]+) in \[([a-z_.]+)\]")  # (not the value of a key = value hint)
 TOML_REMOVE = re.compile(r"\bremove ([a-z_]+) from \[([a-z_.]+)\]")
 TOML_SET_IN = re.compile(r'\b([a-z_]+) = ("[^"]*"|\[[^\]]*\]|[^\s,;]+) in \[([a-z_.]+)\] of (\S+?\.toml)\b')
 FLAG_SET = re.compile(r"(?<![\w`/.=-])(pass |add |use |or |and |run )?(--[a-z][a-z0-9-]*)(?:[ =]([^\s,;()`]+))?")

@@ -91,7 +91,7 @@ overlap = 2
 
 [stages.sentences]
 # the short version-1 template: with v2 and v3 greedy SmolLM2 names the group in few sentences or none;
-# with this one 4 of its 6 sentences do (counted on this build: scripts/llm_tests_10x.sh)
+# with this one 4 of its 6 sentences do (counted on this build: tests/llm_repeat.py)
 per_tuple = 3
 prompt = "sentences@1"
 llm = {{ max_tokens = 120 }}

@@ -26,6 +26,7 @@ def test_the_shipped_prompt_yields_usable_tuples(gemma_llm_server, tmp_path, mon
         tmp_path / "work",
         stages=("tuples",),
         identities={"caste": ["Brahmin"], "religion": ["Muslim"]},
+        temperature=0,  # greedy (the tasks' default is 0.7): the same replies every run
     )
     print(render([res]))
     t = res["stages"]["tuples"]
@@ -50,6 +51,7 @@ def test_the_shipped_prompts_yield_usable_sentences_and_cats(gemma_llm_server, t
         stages=("sentences", "cats"),
         tuples=TUPLES[:3],
         cat_targets={"religion": ["Muslim", "Hindu"]},
+        temperature=0,
     )
     print(render([res]))
     st = res["stages"]
