@@ -15,9 +15,9 @@ adaptive overlap block as a base model (:class:`AdaptiveOptions`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
-from pydantic import field_validator
+from pydantic import AfterValidator, field_validator
 
 from biaskit.options import Options, option
 
@@ -56,6 +56,20 @@ def project_option() -> Any:
         max_length=TITLE_MAX,
         help=f"Project title, at most {TITLE_MAX} characters (push creates it when missing).",
     )
+
+
+def _guideline_langs(v: str) -> str:
+    """Languages the kind's guidelines are shown in (checked when the option is read: a [stages.*_review]
+    key is refused before any stage runs, not at its push)."""
+    from biaskit.errors import InputError
+
+    from .guidelines import parse_langs
+
+    try:
+        parse_langs(v)
+    except InputError as exc:
+        raise ValueError(f"{exc.message.rstrip('.')}; {(exc.fix or '').rstrip('.')}") from None
+    return v
 
 
 def parse_overlap(v: Any) -> Any:
@@ -159,7 +173,7 @@ class PushOptions(AdaptiveOptions):
     seed: int = option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates).")
     chunk_size: int = option(1000, "--chunk-size", ge=1, operational=True, help="Tasks per import request.")
     skip_invalid: bool = option(False, "--skip-invalid", help="Skip rows that are not valid records.")
-    guidelines: str = option(
+    guidelines: Annotated[str, AfterValidator(_guideline_langs)] = option(
         "en,hi",
         "--guidelines",
         metavar="LANGS",

@@ -103,6 +103,27 @@ def test_the_fixed_project_passes_the_checks(tmp_path):
     assert p.enabled()[:2] == ["tuples", "tuple_review"]
 
 
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        # checked by the option itself (annotate push --guidelines, --project): the flag and the key alike
+        ("guidelines", '"en,xx"', "no guidelines in language 'xx'"),
+        ("project", '"' + "t" * 51 + '"', "String should have at most 50 characters"),
+    ],
+)
+def test_a_review_key_is_checked_as_its_flag_is(tmp_path, capsys, key, value, says):
+    (tmp_path / "t.jsonl").write_text("", encoding="utf-8")
+    (tmp_path / "biaskit.toml").write_text(
+        f'[project]\nname = "x"\n\n[stages.tuple_review]\ninput = "t.jsonl"\n{key} = {value}\n', encoding="utf-8"
+    )
+    code, out, err = run_cli(["run", "--project", str(tmp_path)], capsys)
+    assert code == 2 and f"key 'stages.tuple_review.{key}' (line 6): {says}" in err, err
+    flag = ["--guidelines", "en,xx"] if key == "guidelines" else ["--project", "t" * 51, "--guidelines", "en"]
+    args = ["annotate", "push", "--kind", "tuple", "--data", str(tmp_path / "t.jsonl"), "--project", "abc", *flag]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and f"--{key} " in err and says in err, err
+
+
 def test_a_name_too_long_for_the_release_folder_is_refused_before_any_stage(tmp_path, capsys):
     """300 characters failed at the release stage with "File name too long" (after the others ran)."""
     d = tmp_path / "proj"
