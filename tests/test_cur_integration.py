@@ -38,9 +38,9 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
                     "--axis",
                     "caste",
                     "--identities",
-                    "Dalit,Brahmin",
+                    "Dalit,Kshatriya",
                     "--polarity",
-                    "both",  # 4 jobs: greedy SmolLM2 names an attribute in 3 of them (1 of the 2 negative ones)
+                    "negative",
                     "--n",
                     "3",
                     "--max-tokens",
@@ -79,11 +79,12 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
     pipeline()
     llm_server.wait_idle()
     first = llm_server.requests() - before
-    # 4 tuple jobs (+1 rejected json_schema probe unless an earlier test remembered the format),
-    # then one job per tuple written
+    # 2 tuple jobs (+1 rejected json_schema probe unless an earlier test remembered the format),
+    # then one job per tuple written; greedy SmolLM2 names an attribute for both groups (for Brahmin it
+    # writes JSON the schema refuses: hence Kshatriya, Dalit's other comparable group)
     t_rows = read_jsonl(tuples)
     assert t_rows, "the model produced no usable attributes"
-    n_tuple_jobs = 4
+    n_tuple_jobs = 2
     errors = tmp_path / "tuples.errors.jsonl"
     t_err = read_jsonl(errors) if errors.exists() else []
     assert len({r["provenance"]["job"] for r in t_rows}) + len(t_err) == n_tuple_jobs
@@ -109,9 +110,10 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
     p_rows = read_jsonl(pairs) if pairs.exists() else []
     rejects = read_jsonl(tmp_path / "pairs.errors.jsonl") if (tmp_path / "pairs.errors.jsonl").exists() else []
     assert len(p_rows) + len(rejects) == len(s_rows)
+    comparable = {"Dalit": "Brahmin", "Kshatriya": "Dalit"}  # each group's first comparable group (the inventory's)
     for p in p_rows:
-        assert p["group_more"] in ("Dalit", "Brahmin") and {p["group_more"], p["group_less"]} == {"Dalit", "Brahmin"}
-        assert p["direction"] == ("stereo" if p["group_more"] == "Dalit" else "antistereo")
+        assert p["group_more"] in comparable and p["group_less"] == comparable[p["group_more"]]
+        assert p["direction"] == ("stereo" if p["group_more"] == "Dalit" else "antistereo")  # Kshatriya: advantaged
     c_rows = read_jsonl(checked) if checked.exists() else []
     assert len(c_rows) == len(p_rows) and all("flags" in r for r in c_rows)
     runlog = read_jsonl(tmp_path / "tuples.runlog.jsonl")
@@ -138,9 +140,9 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
                 "--axis",
                 "caste",
                 "--identities",
-                "Dalit,Brahmin",
+                "Dalit,Kshatriya",
                 "--polarity",
-                "both",
+                "negative",
                 "--n",
                 "3",
                 "--max-tokens",
