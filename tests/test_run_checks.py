@@ -257,3 +257,17 @@ def test_hints_know_the_values_in_force():
     with speaking(Keys("biaskit.toml", {"llm_fallback": Key("stages.pairs", "llm_fallback")}, values={})):
         assert not in_force("llm_fallback", True)  # not known: never taken as set
     assert not in_force("llm_fallback", True)  # outside any command or stage
+
+
+def test_an_error_a_stage_finds_in_its_data_names_no_input_placeholder(tmp_path, capsys):
+    """What only the data can tell (no record in the release's languages) stops the stage; the line names
+    the stage and the keys, not InputError's ``<input>`` placeholder."""
+    from conftest import REPO
+
+    (tmp_path / "biaskit.toml").write_text(
+        f'[project]\nname = "x"\n\n[stages.release]\ninput = "{REPO / "data/demo/demo_pairs.jsonl"}"\nlangs = ["xx"]\n',
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(["run", "--project", str(tmp_path), "-q"], capsys)
+    assert code == 2 and "error: stage 'release': no releasable records in language(s) xx" in err, err
+    assert "<input>" not in err and "check langs in [stages.release] of " in err
