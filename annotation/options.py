@@ -15,9 +15,9 @@ adaptive overlap block as a base model (:class:`AdaptiveOptions`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
-from pydantic import field_validator
+from pydantic import AfterValidator, field_validator
 
 from biaskit.options import Options, option
 
@@ -45,8 +45,34 @@ def url_option() -> Any:
     return option(None, "--url", operational=True, help="Label Studio URL (default: $LABEL_STUDIO_URL).")
 
 
+#: the longest Label Studio project title (its PROJECT_TITLE_MAX_LEN setting)
+TITLE_MAX = 50
+
+
 def project_option() -> Any:
-    return option(..., "--project", help="Project title (push creates it when missing).")
+    return option(
+        ...,
+        "--project",
+        max_length=TITLE_MAX,
+        help=f"Project title, at most {TITLE_MAX} characters (push creates it when missing).",
+    )
+
+
+def _guideline_langs(v: str | None) -> str | None:
+    """Languages the kind's guidelines are shown in (checked when the option is read: a [stages.*_review]
+    key is refused before any stage runs, not at its push); None: the default (English and the records'
+    language)."""
+    from biaskit.errors import InputError
+
+    if v is None:
+        return v
+    from .guidelines import parse_langs
+
+    try:
+        parse_langs(v)
+    except InputError as exc:
+        raise ValueError(f"{exc.message.rstrip('.')}; {(exc.fix or '').rstrip('.')}") from None
+    return v
 
 
 def parse_overlap(v: Any) -> Any:
@@ -150,7 +176,7 @@ class PushOptions(AdaptiveOptions):
     seed: int = option(0, "--seed", help="Seed of the per-task shuffle (cat options, translation candidates).")
     chunk_size: int = option(1000, "--chunk-size", ge=1, operational=True, help="Tasks per import request.")
     skip_invalid: bool = option(False, "--skip-invalid", help="Skip rows that are not valid records.")
-    guidelines: str | None = option(
+    guidelines: Annotated[str | None, AfterValidator(_guideline_langs)] = option(
         None,
         "--guidelines",
         metavar="LANGS",

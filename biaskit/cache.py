@@ -10,6 +10,10 @@ fine (WAL, a 60 s busy timeout, and a retry around opening a fresh file).
 ``CachingLM`` pattern): the evaluators' scores, NSP probabilities and sentence encodings
 (:mod:`biaskit.evaluation.score_cache` opens their cache) and the MT engines' translations
 (:class:`biaskit.curation.translate.CachedEngine`).
+
+No secret is stored: every value passes :func:`biaskit.redact.masked` before it is written (a server
+that echoes the API key in a normal reply, issue 28), and :func:`cached_results` returns the masked
+results, so a first run and a re-run from the cache give the same records.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from .redact import known_secrets, masked
 
 
 def _retry_locked(fn, seconds: float = 60.0) -> None:
@@ -105,7 +111,7 @@ class DiskCache:
             conn = self._conn()
             conn.execute(
                 "INSERT OR REPLACE INTO kv (ns, k, v) VALUES (?, ?, ?)",
-                (self.namespace, self.key(key), json.dumps(value, ensure_ascii=False)),
+                (self.namespace, self.key(key), json.dumps(masked(value), ensure_ascii=False)),
             )
             conn.commit()
 
@@ -122,7 +128,8 @@ class DiskCache:
         return out
 
     def set_many(self, items: Iterable[tuple[Any, Any]]) -> None:
-        rows = [(self.namespace, self.key(k), json.dumps(v, ensure_ascii=False)) for k, v in items]
+        secrets = known_secrets()
+        rows = [(self.namespace, self.key(k), json.dumps(masked(v, secrets), ensure_ascii=False)) for k, v in items]
         if not rows:
             return
         with self._lock:
@@ -153,7 +160,8 @@ def cached_results(cache: DiskCache | None, keys: Sequence[Any], run: Callable[[
     cache misses only) and yields ``(indices, results)`` per batch; each batch is written to the cache
     before the next one is computed, so an interrupted run loses at most the batch in flight. Results
     must be JSON-serialisable (a cached result reads back equal to the computed one); a ``None`` result
-    (the work failed for that request) is returned but not stored, so the next run asks again.
+    (the work failed for that request) is returned but not stored, so the next run asks again. A result
+    holding a secret is returned and stored masked (:func:`biaskit.redact.masked`).
     """
     hashed = [DiskCache.key(k) for k in keys]
     first: dict[str, int] = {}
@@ -162,8 +170,9 @@ def cached_results(cache: DiskCache | None, keys: Sequence[Any], run: Callable[[
     by_hash: dict[str, Any] = cache.get_many(list(first)) if cache is not None and first else {}
     todo = [i for h, i in first.items() if h not in by_hash]
     if todo:
+        secrets = known_secrets()
         for idx, values in run(todo):
-            batch = [(hashed[i], v) for i, v in zip(idx, values, strict=False)]
+            batch = [(hashed[i], masked(v, secrets)) for i, v in zip(idx, values, strict=False)]
             if cache is not None:
                 cache.set_many([(h, v) for h, v in batch if v is not None])
             by_hash.update(batch)

@@ -220,9 +220,11 @@ class Inventory:
         ax = normalize_bias_type(axis)
         out = [s for t in self.terms.values() if t.axis == ax and (s := t.surface(lang)) and t.kind != "place"]
         if not out:
+            from .options import say
+
             raise InputError(
-                f"no identity terms for axis '{axis}' in the inventory.",
-                fix=f"use one of {', '.join(self.axes())} or pass --identities.",
+                f"no identity terms for axis '{axis}' in '{lang}' in the inventory.",
+                fix=f"use one of {', '.join(self.axes())}, or give the groups ({say('identities')}).",
             )
         return out
 

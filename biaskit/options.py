@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import dataclasses
 import difflib
 import functools
@@ -127,19 +128,22 @@ def option(
     le: Any = None,
     lt: Any = None,
     min_length: int | None = None,
+    max_length: int | None = None,
     pattern: str | None = None,
     path_kw: dict | None = None,
     **spec: Any,
 ) -> Any:
     """A field of an :class:`Options` model (see :class:`Opt` for ``spec``); ``ge``/``gt``/``le``/
-    ``lt``/``min_length``/``pattern`` are pydantic's checks (the CLI and the project file both get
+    ``lt``/``min_length``/``max_length``/``pattern`` are pydantic's checks (the CLI and the project file both get
     them); ``factory``: a default made per object (lists)."""
     if spec.get("path") is not None and spec["path"] not in PATH_KINDS:
         raise ValueError(f"path kind {spec['path']!r}: use one of {', '.join(PATH_KINDS)}")
     o = Opt(flags=tuple(flags), help=help, path_kw=tuple(sorted((path_kw or {}).items())), **spec)
     checks = {
         k: v
-        for k, v in dict(ge=ge, gt=gt, le=le, lt=lt, min_length=min_length, pattern=pattern).items()
+        for k, v in dict(
+            ge=ge, gt=gt, le=le, lt=lt, min_length=min_length, max_length=max_length, pattern=pattern
+        ).items()
         if v is not None
     }
     if factory is not None:
@@ -337,8 +341,12 @@ def one_argument(
     @functools.wraps(fn)
     def wrapper(**kw: Any) -> Any:
         values = {n: plain(kw.pop(n)) for n in names}
-        with speaking(speaker) if speaker is not None else contextlib.nullcontext():
+        if speaker is None:
             return fn(**{arg: make(values)}, **kw)
+        with speaking(speaker):
+            opts = make(values)
+        with speaking(speaker.knowing(opts)):  # hints know what is set (never suggest it again)
+            return fn(**{arg: opts}, **kw)
 
     wrapper.__signature__ = sig.replace(parameters=[*own, *extra], return_annotation=None)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
@@ -347,6 +355,7 @@ def one_argument(
 
 
 _NO: Any = object()
+UNKNOWN: Any = object()  # an option whose value in force a speaker does not know
 # every command's options model (hints outside a command: a field's flag is the one its command declares)
 _COMMAND_MODELS: list[type[Options]] = []
 # how to load a stage package's models when a hint needs them (a stage registers a loader on import)
@@ -442,9 +451,27 @@ def annotated(cls: type[Options], name: str) -> Any:
 
 # ------------------------------------------------------------------------------------------ hints
 class Speaker:
-    """How an option is named in a hint, where the user is. The base: the Python API's keyword."""
+    """How an option is named in a hint, where the user is. The base: the Python API's keyword.
+
+    ``values``: the options in force where the user is (the command's options object, the running
+    stage's table), when known: :func:`in_force` reads them, so that a hint never tells the user to
+    set what is set already (issue 28)."""
 
     verb = "pass"  # how a hint says to set it: "pass --lang en", "set lang = ... in [...]"
+    values: Any = None  # an options object or a mapping field -> value (None: not known)
+
+    def knowing(self, values: Any) -> Speaker:
+        """This speaker, knowing the options in force (``values``: an options object or a mapping)."""
+        other = copy.copy(self)
+        other.values = values
+        return other
+
+    def value(self, field: str) -> Any:
+        """The value of option ``field`` in force, or :data:`UNKNOWN`."""
+        v = self.values
+        if isinstance(v, dict):
+            return v.get(field, UNKNOWN)
+        return getattr(v, field, UNKNOWN) if v is not None else UNKNOWN
 
     def name(self, field: str) -> str:
         return f"{field}="
@@ -493,7 +520,22 @@ class Flags(Speaker):
         return self.flag(field)
 
     def set(self, field: str, value: Any) -> str:
+        if isinstance(value, bool):  # a switch takes no value: --llm-fallback, --no-plots
+            return self.flag(field) if value else (self.switch_off(field) or f"no {self.flag(field)}")
         return f"{self.flag(field)} {value}"
+
+    def tell(self, field: str, value: Any = None, given: bool = False) -> str:
+        if given and value is False and self.switch_off(field) is None:
+            return f"leave out {self.flag(field)}"
+        return super().tell(field, value, given)
+
+    def switch_off(self, field: str) -> str | None:
+        """The ``--no-`` flag of a switch, when it has one."""
+        for m in (*self.models, *command_models()):
+            s = m.spec(field)
+            if s is not None and s.cli:
+                return next((f for f in s.flags if f.startswith("--no-")), None)
+        return None
 
     def drop(self, field: str) -> str:
         return f"drop {self.flag(field)}"
@@ -516,8 +558,8 @@ class Keys(Speaker):
 
     verb = "set"
 
-    def __init__(self, file: str, keys: dict[str, Key], default: str | None = None):
-        self.file, self.keys, self.default = str(file), dict(keys), default
+    def __init__(self, file: str, keys: dict[str, Key], default: str | None = None, values: Any = None):
+        self.file, self.keys, self.default, self.values = str(file), dict(keys), default, values
 
     def where(self, field: str) -> Key | None:
         k = self.keys.get(field)
@@ -611,3 +653,11 @@ def unset(field: str) -> str:
     """How to leave option ``field`` out where the user is: ``drop --normalise`` / ``remove normalise
     from [stages.evaluate] of biaskit.toml``."""
     return current().drop(field)
+
+
+def in_force(field: str, value: Any) -> bool:
+    """Whether option ``field`` is set to ``value`` where the user is (the command's options, the running
+    stage's table). A hint never suggests a setting already in force: a message offers
+    ``tell(field, value)`` only when this is False, and says what else to do when it is True."""
+    v = current().value(field)
+    return v is not UNKNOWN and v == value

@@ -14,12 +14,19 @@ wrong place. :func:`redact` replaces
 by ``***``. Values shorter than 6 characters are not treated as secrets (they would mask ordinary
 words). Call :func:`redact` on any text that came from outside before printing or writing it;
 :func:`redact_obj` walks dicts and lists.
+
+What is stored is masked where it enters biaskit, once, whatever the write path after it (issue 28):
+an LLM reply in the client (:class:`biaskit.curation.llm.base.BaseLLM`, before it is cached, parsed
+into records, logged or released), and every value the cache stores (:class:`biaskit.cache.DiskCache`,
+:func:`biaskit.cache.cached_results`: MT translations, scores) with :func:`masked`, which returns the
+value itself, untouched, when it holds no secret (the common case costs one scan of its strings).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 MASK = "***"
@@ -71,11 +78,12 @@ def known_secrets() -> list[str]:
     return sorted(vals, key=len, reverse=True)  # longest first: a secret containing another
 
 
-def redact(text: Any) -> Any:
-    """``text`` with every known or credential-looking secret replaced by ``***`` (non-strings pass)."""
+def redact(text: Any, secrets: list[str] | None = None) -> Any:
+    """``text`` with every known or credential-looking secret replaced by ``***`` (non-strings pass);
+    ``secrets``: :func:`known_secrets`, when the caller has them already."""
     if not isinstance(text, str) or not text:
         return text
-    for s in known_secrets():
+    for s in known_secrets() if secrets is None else secrets:
         if s in text:
             text = text.replace(s, MASK)
     for i, pat in enumerate(_PATTERNS):
@@ -88,12 +96,54 @@ def redact(text: Any) -> Any:
     return text
 
 
-def redact_obj(obj: Any) -> Any:
-    """:func:`redact` applied to every string in a JSON-like structure (a new object is returned)."""
+def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
+    """:func:`redact` applied to every string in a JSON-like structure, keys included (a new object is
+    returned)."""
+    secrets = known_secrets() if secrets is None else secrets
     if isinstance(obj, str):
-        return redact(obj)
+        return redact(obj, secrets)
     if isinstance(obj, dict):
-        return {k: redact_obj(v) for k, v in obj.items()}
+        return {redact(k, secrets): redact_obj(v, secrets) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return type(obj)(redact_obj(v) for v in obj)
+        return type(obj)(redact_obj(v, secrets) for v in obj)
     return obj
+
+
+# every credential pattern above needs one of these (lower-cased) in the text: the fast test of holds_secret
+_TRIGGERS = ("authorization", "token", "bearer", "sk-", "hf_", "api", "password", "secret", "://")
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    """Every string of a JSON-like structure, keys included (numbers are passed over without a call)."""
+    if isinstance(obj, str):
+        yield obj
+        return
+    if isinstance(obj, dict):
+        items: Any = (x for kv in obj.items() for x in kv)
+    elif isinstance(obj, (list, tuple)):
+        items = obj
+    else:
+        return
+    for v in items:
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, (dict, list, tuple)):
+            yield from _strings(v)
+
+
+def holds_secret(obj: Any, secrets: list[str] | None = None) -> bool:
+    """Whether :func:`redact_obj` would change ``obj`` (a string or a JSON-like structure)."""
+    secrets = known_secrets() if secrets is None else secrets
+    for text in _strings(obj):
+        if any(s in text for s in secrets):
+            return True
+        low = text.lower()
+        if any(t in low for t in _TRIGGERS) and redact(text, []) != text:
+            return True
+    return False
+
+
+def masked(obj: Any, secrets: list[str] | None = None) -> Any:
+    """``obj`` with every secret masked (:func:`redact_obj`); ``obj`` itself when it holds none."""
+    secrets = known_secrets() if secrets is None else secrets
+    return redact_obj(obj, secrets) if holds_secret(obj, secrets) else obj

@@ -198,7 +198,8 @@ def replace_names(
         if not pool:
             raise InputError(
                 f"no unused Indian {gender} names left for {say('names', names)}.",
-                fix="add names to data/languages/<code>/names.json or use " + say("names", "india") + ".",
+                fix="add names to data/languages/<code>/names.json"
+                + ("." if names == "india" else f" or use {say('names', 'india')}."),  # never the names in use
             )
         # the most common unused name (IndiBias §4.2.1), or a seeded draw from the inventory's pool
         choice = pool[0] if names.startswith("indibias") else pool[rng.randrange(len(pool))]

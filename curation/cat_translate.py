@@ -230,7 +230,7 @@ def translate_cats(
     if src == target:
         raise InputError(
             f"source and target language are both '{src}'.",
-            fix=f"{tell('target', default_target() if default_target() != src else '<code>')} (or another language).",
+            fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
     if not engines:
         raise InputError(

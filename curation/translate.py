@@ -401,7 +401,7 @@ def translate_pairs(
     if src == target:
         raise InputError(
             f"source and target language are both '{src}'.",
-            fix=f"{tell('target', default_target() if default_target() != src else '<code>')} (or another language).",
+            fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
     cache = cache if cache is not None else DiskCache(namespace="mt")
     labels = [_engine_label(e) for e in engines]

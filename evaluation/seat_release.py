@@ -40,6 +40,7 @@ from typing import Any
 
 from biaskit import languages as L
 from biaskit.errors import InputError
+from biaskit.options import say
 
 from .seat_sets import PAPER, bleach_word, load_lexicon, set_sentences
 
@@ -163,6 +164,35 @@ def _release_groups(release: Path, split: str | None, inventory) -> Counter:
     return found
 
 
+def langs_problem(langs: Sequence[str]) -> InputError | None:
+    """Why :func:`release_seat_tests` cannot write tests in ``langs`` (a language without bleached
+    templates in its ``data/languages/<code>/seat.json``), or None; ``biaskit run`` asks it before any
+    stage runs."""
+    have = [lg for lg in L.seat_languages() if person_words(lg)]
+    bad = [lg for lg in langs if lg not in have]
+    if not bad:
+        return None
+    return InputError(
+        f"no bleached templates for language(s) {', '.join(bad)}.",
+        fix=f"use {' and '.join(have)} ({say('lang')}), or write data/languages/{bad[0]}/seat.json "
+        "(docs/languages.md).",
+    )
+
+
+def attributes_problem(attributes: Sequence[str] | None) -> InputError | None:
+    """Why ``attributes`` are not attribute pairs of the IndiBias lexicon, or None."""
+    lists = load_lexicon(PAPER)["lists"]
+    for a in attributes or []:
+        parts = a.split("/")
+        if len(parts) != 2 or any(p not in lists for p in parts):
+            return InputError(
+                f"unknown attribute pair '{a}'.",
+                fix="use two lists of the IndiBias lexicon joined by "
+                "'/': " + ", ".join(sorted(lists)) + ' (e.g. "Pleasant/Unpleasant").',
+            )
+    return None
+
+
 def release_seat_tests(
     release: str | Path,
     out: str | Path,
@@ -181,25 +211,12 @@ def release_seat_tests(
 
     release, out = Path(release), Path(out)
     inv = inventory or load_inventory()
-    lex = load_lexicon(PAPER)
     langs = list(langs or default_seat_langs())
-    have = [lg for lg in L.seat_languages() if person_words(lg)]
-    bad = [lg for lg in langs if lg not in have]
-    if bad:
-        raise InputError(
-            f"no bleached templates for language(s) {', '.join(bad)}.",
-            fix=f"use {' and '.join(have)} (langs = {json.dumps(have)}), or write data/languages/{bad[0]}/seat.json "
-            "(docs/languages.md).",
-        )
+    for problem in (langs_problem(langs), attributes_problem(attributes)):
+        if problem is not None:
+            raise problem
+    lex = load_lexicon(PAPER)
     wanted = list(attributes) if attributes else None
-    for a in wanted or []:
-        parts = a.split("/")
-        if len(parts) != 2 or any(p not in lex["lists"] for p in parts):
-            raise InputError(
-                f"unknown attribute pair '{a}'.",
-                fix="use two lists of the IndiBias lexicon joined by "
-                "'/': " + ", ".join(sorted(lex["lists"])) + ' (e.g. "Pleasant/Unpleasant").',
-            )
     groups = _release_groups(release, split, inv)
     kept = sorted(((k, n) for k, n in groups.items() if n >= min_records), key=lambda kn: (-kn[1], kn[0]))
     index: dict[str, Any] = {

@@ -12,6 +12,10 @@ A *hint* is what a message tells a user to type or set:
   normalise from [stages.evaluate]``): a key the project file's model accepts in that table;
 - a make target (`` `make test-data` ``): a target of the Makefile.
 
+A hint must also not suggest a setting that is in force already (issue 28): ``key = VALUE in [table] of
+FILE`` when FILE sets that key to VALUE (or leaves it at that default), ``--flag VALUE`` (or ``pass
+--switch``) when the command line that printed it has it (``argv``).
+
 ``resolve(message, command)`` returns the hints that do not work. tests/test_fuzz_cli.py resolves
 every message of every fuzzed run; tests/test_hints.py the messages of the paths fuzzing does not
 reach (no endpoint, a placeholder URL, the pipeline's status, the evaluate errors under a command and
@@ -29,8 +33,10 @@ REPO = Path(__file__).resolve().parents[1]
 BACKTICK = re.compile(r"`([^`\n]+)`")
 FLAG = re.compile(r"(?<![\w`/.=-])(--[a-z][a-z0-9-]*)")
 TOML_SET = re.compile(r"\b([a-z_]+) = (?:\"[^\"]*\"|[^\s,;]+) in \[([a-z_.]+)\]")
-TOML_KEY = re.compile(r"\b([a-z_]+) in \[([a-z_.]+)\]")
+TOML_KEY = re.compile(r"(?<!= )\b([a-z_]+) in \[([a-z_.]+)\]")  # (not the value of a key = value hint)
 TOML_REMOVE = re.compile(r"\bremove ([a-z_]+) from \[([a-z_.]+)\]")
+TOML_SET_IN = re.compile(r'\b([a-z_]+) = ("[^"]*"|\[[^\]]*\]|[^\s,;]+) in \[([a-z_.]+)\] of (\S+?\.toml)\b')
+FLAG_SET = re.compile(r"(?<![\w`/.=-])(pass |add |use |or |and |run )?(--[a-z][a-z0-9-]*)(?:[ =]([^\s,;()`]+))?")
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_-]*(?:\.[a-z0-9]+)*(?:[=:][^\s]*)?$|^<.*>$|^X\.Y\.Z$")
 
 
@@ -181,11 +187,58 @@ def hints(message: str) -> dict[str, list]:
     return {"commands": cmds, "flags": flags, "toml": keys, "make": makes}
 
 
-def resolve(message: str, command: str | None, cwd: Path | None = None) -> list[str]:
-    """The hints of ``message`` (printed by ``biaskit COMMAND`` in ``cwd``) that do not work."""
+def _toml_in_force(key: str, value: str, table: str, file: Path) -> bool:
+    """Whether the project file ``file`` sets ``key`` of ``[table]`` to ``value`` (a TOML value), or
+    leaves it at that default."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from biaskit.pipeline.project import ProjectFile
+
+    try:
+        want = tomllib.loads(f"v = {value}")["v"]
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    try:
+        obj: object = ProjectFile.model_validate(raw)
+        get = getattr
+    except ValidationError:  # a broken file: only what it says itself
+        obj, get = raw, lambda o, k, d=None: o.get(k, d) if isinstance(o, dict) else d
+    for part in [*table.split("."), key]:
+        obj = get(obj, part, None)
+        if obj is None:
+            return False
+    return obj == want
+
+
+def in_force(message: str, argv: list[str] | None, cwd: Path) -> list[str]:
+    """The hints of ``message`` that suggest a setting in force already (see the module docstring)."""
+    bad: list[str] = []
+    m = re.search(r"(?:^|\s)Fix: ", message)
+    if not m:  # (a message may say what is set; only its fix suggests)
+        return bad
+    for key, value, table, file in TOML_SET_IN.findall(message[m.end() :]):
+        if not PLACEHOLDER.match(value.strip('"')) and _toml_in_force(key, value, table, cwd / file):
+            bad.append(f"{key} = {value} in [{table}]: {file} sets it already")
+    if argv:
+        given = {w.partition("=")[0]: i for i, w in enumerate(argv) if w.startswith("--")}
+        for verb, flag, value in FLAG_SET.findall(BACKTICK.sub(" ", message[m.end() :])):
+            i, value = given.get(flag), value.rstrip(".")
+            if i is None or PLACEHOLDER.match(value) or value in ("...", "or", "and", "to", "with"):
+                continue
+            has = argv[i].partition("=")[2] or (argv[i + 1] if i + 1 < len(argv) else "")
+            if (value and value == has) or (not value and verb):
+                bad.append(f"{flag} {value}".strip() + ": the command line has it already")
+    return bad
+
+
+def resolve(message: str, command: str | None, cwd: Path | None = None, argv: list[str] | None = None) -> list[str]:
+    """The hints of ``message`` (printed by ``biaskit COMMAND ARGV`` in ``cwd``) that do not work."""
     cwd = Path(cwd or Path.cwd())
     h = hints(message)
-    bad = []
+    bad = in_force(message, argv, cwd)
     for c in h["commands"]:
         why = check_command(c, cwd)
         if why:
@@ -206,10 +259,10 @@ def resolve(message: str, command: str | None, cwd: Path | None = None) -> list[
     return bad
 
 
-def resolve_output(text: str, command: str | None, cwd: Path | None = None) -> list[str]:
+def resolve_output(text: str, command: str | None, cwd: Path | None = None, argv: list[str] | None = None) -> list[str]:
     """:func:`resolve` over every line of a command's output (stdout + stderr)."""
     out = []
     for line in text.splitlines():
         if "`" in line or "Fix: " in line or " in [" in line:
-            out += [f"{why} (in: {line.strip()[:160]})" for why in resolve(line, command, cwd)]
+            out += [f"{why} (in: {line.strip()[:160]})" for why in resolve(line, command, cwd, argv)]
     return out

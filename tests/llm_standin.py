@@ -3,7 +3,8 @@
 It is a real server (``http.server``) on a free local port, so the real ``openai`` client, its
 HTTP stack and biaskit's retry/timeout/early-stop logic all run; what it answers is scripted by
 the test: ``respond(body, n) -> Reply`` (``n``: 0-based request count). Requests are counted and
-recorded at the server. Replies:
+recorded at the server (``requests``: the bodies; ``headers``: each request's headers, names lower-cased, so a
+``respond`` can echo what the client sent, ``headers[n]["authorization"]``). Replies:
 
 - :func:`chat` — a chat completion with the given content (``finish_reason`` settable);
 - ``Reply(status, payload)`` — any JSON body with any status and headers (429 + Retry-After, 500,
@@ -80,6 +81,7 @@ class StandIn:
     def __init__(self, respond: Callable[[dict, int], Reply]):
         self.respond = respond
         self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self.get: dict[str, Any] = {}
@@ -104,6 +106,7 @@ class StandIn:
                 with outer._lock:
                     n = len(outer.requests)
                     outer.requests.append(body)
+                    outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 r = outer.respond(body, n)
                 if r.hang:
                     outer._closing.wait(120)

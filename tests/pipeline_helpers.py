@@ -156,9 +156,15 @@ def wait_for(pred, timeout: float = 300.0, step: float = 0.02):
 
 
 def project_head(name: str, model: str, base_url: str, ls_url: str) -> str:
-    """The start of an e2e test's biaskit.toml: the project, the LLM behind its proxy, Label Studio."""
+    """The start of an e2e test's biaskit.toml: the project, the LLM behind its proxy, Label Studio.
+
+    Decoding is fixed for every stage: greedy (temperature 0; the tasks' own default is 0.7 for
+    tuples, sentences and CATs), seed 0, one request in flight (llama-cpp-python's server answers one
+    request at a time: one slot), so a run writes the same records every time on this build of
+    llama.cpp and the path the test asserts is the one taken (tests/llm_repeat.py checks it)."""
     return (
-        f'\n[project]\nname = "{name}"\nversion = "1.0.0"\n\n[llm]\nmodel = "{model}"\nbase_url = "{base_url}"\n\n'
+        f'\n[project]\nname = "{name}"\nversion = "1.0.0"\n\n[llm]\nmodel = "{model}"\nbase_url = "{base_url}"\n'
+        "temperature = 0\nseed = 0\nconcurrency = 1\n\n"
         f'[labelstudio]\nurl = "{ls_url}"\n'
     )
 

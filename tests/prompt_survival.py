@@ -154,8 +154,10 @@ def measure(
     tuples: list | None = None,
     cat_targets: dict[str, list[str]] | None = None,
     identities: dict[str, list[str]] | None = None,
+    temperature: float | None = None,
 ) -> dict[str, Any]:
-    """Run the stages against ``base_url`` and count what survives (see the module docstring)."""
+    """Run the stages against ``base_url`` and count what survives (see the module docstring);
+    ``temperature``: sent with every request (None: each task's default, 0.7 here; the tests use 0)."""
     from biaskit.curation.cats import drafts_path
     from biaskit.curation.generate import generate_cats, generate_sentences, generate_tuples
     from biaskit.curation.llm import get_llm
@@ -192,7 +194,7 @@ def measure(
                 identities=ids,
                 polarity="both",
                 n=n_attributes,
-                params={"max_tokens": mt["tuples"]},
+                params={"max_tokens": mt["tuples"], "temperature": temperature},
                 progress=False,
                 inventory=inv,
             )
@@ -226,7 +228,7 @@ def measure(
                 tuples=tuples_ok,
                 out=s_out,
                 per_tuple=per_tuple,
-                params={"max_tokens": mt["sentences"]},
+                params={"max_tokens": mt["sentences"], "temperature": temperature},
                 progress=False,
                 inventory=inv,
                 mode=mode,
@@ -267,7 +269,7 @@ def measure(
                     "intrasentence": get_prompt(refs["intrasentence"]),
                     "intersentence": get_prompt(refs["intersentence"]),
                 },
-                params={"max_tokens": mt["cats"]},
+                params={"max_tokens": mt["cats"], "temperature": temperature},
                 progress=False,
                 inventory=inv,
             )

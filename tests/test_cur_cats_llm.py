@@ -36,6 +36,10 @@ def test_curate_cats_against_llama_cpp(llm_server, tmp_path, monkeypatch, capsys
         "2",
         "--max-tokens",
         "240",
+        "--temperature",  # greedy (the tasks' default is 0.7), seed 0: the same drafts every run
+        "0",
+        "--seed",
+        "0",
         "--model",
         llm_server.model,
         "--base-url",

@@ -23,7 +23,8 @@ def _run(argv):
 
 def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    llm = ["--model", llm_server.model, "--base-url", llm_server.base_url, "--temperature", "0.7", "--seed", "0"]
+    # greedy decoding (the tasks' default is 0.7), seed 0: the same replies every run on this build of llama.cpp
+    llm = ["--model", llm_server.model, "--base-url", llm_server.base_url, "--temperature", "0", "--seed", "0"]
     tuples, sents, pairs, checked = (
         tmp_path / n for n in ("tuples.jsonl", "sentences.jsonl", "pairs.jsonl", "checked.jsonl")
     )
@@ -37,7 +38,7 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
                     "--axis",
                     "caste",
                     "--identities",
-                    "Dalit,Brahmin",
+                    "Dalit,Kshatriya",
                     "--polarity",
                     "negative",
                     "--n",
@@ -79,7 +80,8 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
     llm_server.wait_idle()
     first = llm_server.requests() - before
     # 2 tuple jobs (+1 rejected json_schema probe unless an earlier test remembered the format),
-    # then one job per tuple written
+    # then one job per tuple written; greedy SmolLM2 names an attribute for both groups (for Brahmin it
+    # writes JSON the schema refuses: hence Kshatriya, Dalit's other comparable group)
     t_rows = read_jsonl(tuples)
     assert t_rows, "the model produced no usable attributes"
     n_tuple_jobs = 2
@@ -102,15 +104,16 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
             defaults[p["prompt_id"]].version,
             defaults[p["prompt_id"]].hash,
         )
-        assert p["temperature"] == 0.7 and p["seed"] == 0 and len(p["request_hash"]) == 64 and p["timestamp"]
+        assert p["temperature"] == 0 and p["seed"] == 0 and len(p["request_hash"]) == 64 and p["timestamp"]
         assert p["response_format"] == "json_object_schema"  # llama.cpp rejects json_schema
     # pairs: every usable sentence became a pair or a reject with a reason
     p_rows = read_jsonl(pairs) if pairs.exists() else []
     rejects = read_jsonl(tmp_path / "pairs.errors.jsonl") if (tmp_path / "pairs.errors.jsonl").exists() else []
     assert len(p_rows) + len(rejects) == len(s_rows)
+    comparable = {"Dalit": "Brahmin", "Kshatriya": "Dalit"}  # each group's first comparable group (the inventory's)
     for p in p_rows:
-        assert p["group_more"] in ("Dalit", "Brahmin") and {p["group_more"], p["group_less"]} == {"Dalit", "Brahmin"}
-        assert p["direction"] == ("stereo" if p["group_more"] == "Dalit" else "antistereo")
+        assert p["group_more"] in comparable and p["group_less"] == comparable[p["group_more"]]
+        assert p["direction"] == ("stereo" if p["group_more"] == "Dalit" else "antistereo")  # Kshatriya: advantaged
     c_rows = read_jsonl(checked) if checked.exists() else []
     assert len(c_rows) == len(p_rows) and all("flags" in r for r in c_rows)
     runlog = read_jsonl(tmp_path / "tuples.runlog.jsonl")
@@ -137,7 +140,7 @@ def test_pipeline_end_to_end_then_rerun_costs_zero_requests(llm_server, tmp_path
                 "--axis",
                 "caste",
                 "--identities",
-                "Dalit,Brahmin",
+                "Dalit,Kshatriya",
                 "--polarity",
                 "negative",
                 "--n",

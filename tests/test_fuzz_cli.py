@@ -46,6 +46,7 @@ from fuzz_table import (
     _edit_parquet,
 )
 from hints import resolve_output
+from llm_standin import standin_server  # noqa: F401 (a fixture: the echoed-secret cases)
 
 HUGE_FAST = 1_200_000
 HUGE_SLOW = 50_000_000
@@ -523,7 +524,7 @@ def fuzz_command(
             failures.append(f"valid run wrote outside its output arguments: {outside[:5]}")
         failures += [
             f"valid run: a hint that does not work: {w}"
-            for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd")
+            for w in resolve_output(res.out + "\n" + res.err, cmd.name, case.root / "cwd", case.argv())
         ]
         if res.traceback or (cmd.offline and res.code != 0):
             failures.append(f"valid run: exit {res.code}: {(res.traceback or res.err).strip()[-400:]}")
@@ -564,7 +565,10 @@ def fuzz_command(
             )
             if why:
                 failures.append(f"{key} {m.name}: {why}")
-            failures += [f"{key} {m.name}: a hint that does not work: {w}" for w in resolve_output(res.err, cmd.name)]
+            failures += [
+                f"{key} {m.name}: a hint that does not work: {w}"
+                for w in resolve_output(res.err, cmd.name, argv=case.argv())
+            ]
     if only:
         return n, failures
     for key, (kind, _) in probe.outputs.items():
@@ -931,6 +935,34 @@ def test_evaluate_pairs_names_the_field_of_an_invalid_row(tiny_bert):
         biaskit.evaluate_pairs(frame, model=str(tiny_bert))
     text = str(exc.value)
     assert "column 'direction'" in text and "'stereo' or 'antistereo'" in text and "errors.pydantic.dev" not in text
+
+
+# every LLM command of the table (its valid run, on `--llm dummy` there) against a server that echoes the key
+ECHO_ROWS = [c for c in COMMANDS if "--llm dummy" in c.args]
+
+
+@pytest.mark.parametrize("cmd", ECHO_ROWS, ids=[f"{c.name}#{i}" for i, c in enumerate(ECHO_ROWS)])
+def test_an_echoed_api_key_is_written_nowhere(cmd, library, tmp_path, request, standin_server):  # noqa: F811
+    """The command's valid run with the openai backend against a stand-in that echoes the API key in
+    its replies (tests/echo_helpers.py): the replies reached the command, and no file under the case's
+    folders or its cache holds the key, SQLite rows included (issue 28)."""
+    import secrets
+
+    from echo_helpers import echoing_server, files_holding
+
+    server = echoing_server(standin_server)
+    key = "zq" + secrets.token_hex(20)
+    case = Case(cmd, tmp_path / "echo", library, _model_for(cmd, request))
+    case.tokens = [t for t in case.tokens if t != "dummy"]
+    at = case.tokens.index("--llm")
+    model = [] if "llm:m" in cmd.args else ["--model", "m"]  # (the MT commands name it in --engines llm:m)
+    case.tokens[at : at + 1] = ["--llm", "openai", *model, "--base-url", server.base_url]
+    env = {"BIASKIT_NO_PROGRESS": "1", "BIASKIT_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": key, **cmd.env}
+    res, _ = run_confined(case, env)
+    assert res.code in (0, 1) and not res.traceback, res.err
+    assert server.echoed, "no reply echoed the key"
+    assert files_holding(tmp_path, key) == []
+    assert key not in res.out + res.err
 
 
 def test_zz_report_the_figures(capsys):

@@ -536,8 +536,8 @@ CURATE_HINTS = [
         ["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "en"],
         f'[stages.translate]\ninput = "{DEMO}"\ntarget = "en"',
         "source and target language are both 'en'",
-        "pass --target hi",
-        'set target = "hi" in [stages.translate] of ',
+        "pass --target LANG",
+        'set target = "LANG" in [stages.translate] of ',
     ),
     (
         ["translate", "--pairs", str(DEMO), "--engines", "llm:m", "--target", "hi", "--source-lang", "xx"],

@@ -153,7 +153,7 @@ def test_every_key_of_a_derived_table_comes_from_a_command_or_the_stage(stage):
 
 
 # options whose valid values the generic rule below cannot guess (a string of a given form)
-SAMPLES = {("annotate push", "overlap"): "2"}
+SAMPLES = {("annotate push", "overlap"): "2", ("annotate push", "guidelines"): "en"}
 
 
 def _sample(model: type[Options], name: str, tmp: Path) -> Any:

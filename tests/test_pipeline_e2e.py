@@ -81,24 +81,27 @@ def test_one_path_from_tuples_to_scores(llm_server, ls_server, ls_annotator, tin
 [stages.tuples]
 axes = ["caste"]
 identities = {{ caste = ["Dalit", "Brahmin"] }}
-polarity = "both"     # both: with the echo filter (the axis is no attribute) SmolLM2 gives ~1 tuple per job
-n = 3
-# the short version-1 prompts: SmolLM2-135M answers the paper-recipe (v2) prompts with junk only
-prompt = "attributes@1"
+# greedy SmolLM2-135M (temperature 0, [llm] above) names one attribute per job with attributes@2 and
+# n = 5: 4 tuples (attributes@1 echoes the axis and the group, which the echo filter drops; v3 copies
+# its worked examples); the people below reject the last, so 3 go on
+polarity = "both"
+n = 5
+prompt = "attributes@2"
 llm = {{ max_tokens = 48 }}
 
 [stages.tuple_review]
 overlap = 2
 
 [stages.sentences]
-per_tuple = 2
+# the short version-1 template: with v2 and v3 greedy SmolLM2 names the group in few sentences or none;
+# with this one 4 of its 6 sentences do (counted on this build: tests/llm_repeat.py)
+per_tuple = 3
 prompt = "sentences@1"
 llm = {{ max_tokens = 120 }}
 
 [stages.pairs]
-# SmolLM2's sentences often fail the group swap (no identity term, junk): the LLM rewrite makes the
-# pair then, so the path goes on whatever the small model wrote (a run once ended with 1 sentence
-# that no swap could pair)
+# a sentence without the group's term is asked of the LLM rewrite (SmolLM2 rarely manages it: the
+# swap makes the pairs); a run at temperature 0.7 once ended with 1 sentence that neither could pair
 llm_fallback = true
 
 [stages.check]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from prompt_survival import TUPLES, measure, render
 
+from biaskit.io import read_jsonl
+
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
 
@@ -26,11 +28,21 @@ def test_the_shipped_prompt_yields_usable_tuples(gemma_llm_server, tmp_path, mon
         tmp_path / "work",
         stages=("tuples",),
         identities={"caste": ["Brahmin"], "religion": ["Muslim"]},
+        temperature=0,  # greedy (the tasks' default is 0.7): the same replies every run
     )
     print(render([res]))
     t = res["stages"]["tuples"]
     assert res["prompts"]["tuples"] == "attributes@3" and t["jobs"] == 4
-    assert t["reviewed"] >= 6 and t["jobs_with_usable"] >= 3  # most jobs give attributes that pass
+    # greedy gemma3-270m: one job names 3 attributes that pass the review (Muslim, negative); in the other
+    # three it copies the attributes of a worked example, which the echo filter refuses: the documented
+    # failure path (the job in the errors file with its reply), asserted rather than hoped away
+    assert t["reviewed"] >= 3 and t["jobs_with_usable"] >= 1
+    written = {r["provenance"]["job"] for r in read_jsonl(tmp_path / "work" / "tuples.jsonl")}
+    errors = read_jsonl(tmp_path / "work" / "tuples.errors.jsonl")
+    assert len(written) + len(errors) == t["jobs"]
+    for e in errors:
+        assert e["status"] == "unusable" and "an echo of the request or of a worked example" in e["error"], e
+        assert e["raw"]
     pool = get_prompt("attributes@3").examples
     for row in t["kept"]:  # nothing a request showed comes back as an attribute of the group asked
         ident, attr = row.split(" (", 1)[0], row.split(": ", 1)[1]
@@ -50,6 +62,7 @@ def test_the_shipped_prompts_yield_usable_sentences_and_cats(gemma_llm_server, t
         stages=("sentences", "cats"),
         tuples=TUPLES[:3],
         cat_targets={"religion": ["Muslim", "Hindu"]},
+        temperature=0,
     )
     print(render([res]))
     st = res["stages"]

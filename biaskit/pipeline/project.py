@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic_core import ErrorDetails
 
 from ..errors import BiaskitError, InputError
-from ..options import spec_of
+from ..options import OptionError, spec_of
 from .stages import HUMAN_STAGES, STAGE_IO, STAGE_ORDER, STAGES, reads_of  # noqa: F401 (the pipeline's names)
 from .tables import (
     LabelStudioSettings,
@@ -31,6 +31,9 @@ from .tables import (
     StageTable,  # noqa: F401
     Table,
 )
+
+if TYPE_CHECKING:
+    from .stages.base import NameLimit
 
 PROJECT_FILE = "biaskit.toml"
 
@@ -330,9 +333,9 @@ def _validation_error(file: Path, text: str, err: ErrorDetails) -> InputError:
 
 def check_project(p: Project, *, check_inputs: bool = True) -> None:
     """The whole project before any stage runs: something to read for every stage, one source of
-    pairs, a model for LLMs; with ``check_inputs``, also every file and folder it names, the models
-    the evaluate stage scores, the tuple axes and the card text (:func:`check_resources`). Every
-    problem is reported (one line each), not only the first."""
+    pairs, a model for LLMs; with ``check_inputs``, also every file and folder it names, the card text
+    and what each enabled stage checks of its own settings (:func:`check_resources`). Every problem is
+    reported (one line each), not only the first."""
     names = p.enabled()
     if not names:
         raise InputError(
@@ -384,16 +387,6 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                     )
                 )
         have.add(writes)
-    tu: Any = p.stage("tuples")  # its keys are made from its command's options at run time (stage_table)
-    if tu is not None and set(tu.identities) - set(tu.axes):
-        extra = sorted(set(tu.identities) - set(tu.axes))
-        add(
-            p.error(
-                "stages.tuples.identities",
-                f"identities are given for {', '.join(extra)}, which is not in axes ({', '.join(tu.axes)}).",
-                "add it to axes, or fix the name.",
-            )
-        )
     for n in names:
         if getattr(p.stage(n), "llm", None) is not None:
             try:
@@ -451,9 +444,10 @@ def _looks_like_path(value: str) -> bool:
 
 def check_resources(p: Project) -> list[InputError]:
     """What the project's keys name exists: files and folders, each stage's own ``llm.prices``, the
-    evaluate stage's models (a folder, a ``.gguf`` file, an alias, or a hub name in the offline
-    cache), the tuple axes (in the inventory, unless identities are given), and the card text of a
-    release (a file that exists and holds card sections). Nothing is loaded or sent."""
+    card text of a release (a file that exists and holds card sections), an endpoint for the LLM
+    stages; then each enabled stage's own check (:meth:`~.stages.base.StageRunner.check`: its prompt
+    templates, the tuple axes in the inventory, the SEAT languages, the evaluate stage's models, what
+    the project's name becomes). Nothing is loaded or sent."""
     out: list[InputError] = []
     for table, key, kind in _path_keys(p):
         obj: Any = p.config
@@ -517,27 +511,6 @@ def check_resources(p: Project) -> list[InputError]:
                     "paths are relative to the project file's folder.",
                 )
             )
-    tu: Any = p.stage("tuples")  # its keys are made from its command's options at run time (stage_table)
-    if tu is not None:
-        from ..inventory import load_inventory
-
-        try:
-            axes = set(load_inventory(p.path(p.config.project.inventory)).axes())
-        except InputError:
-            axes = None  # a missing inventory folder is reported above
-        if axes is not None:
-            from ..schema import normalize_bias_type
-
-            for a in tu.axes:
-                if normalize_bias_type(a) not in axes and not tu.identities.get(a):
-                    out.append(
-                        p.error(
-                            "stages.tuples.axes",
-                            f"axis '{a}' has no identity terms in the inventory.",
-                            f"use one of {', '.join(sorted(axes))}, or give its groups: identities = "
-                            f'{{ {a} = ["..."] }}.',
-                        )
-                    )
     from ..curation.llm_server import default_base_url
 
     for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
@@ -582,42 +555,16 @@ def check_resources(p: Project) -> list[InputError]:
                         f'set base_url = "URL" in [{key}] to your server\'s API root, e.g. "http://127.0.0.1:8000/v1".',
                     )
                 )
-    ev: Any = p.stage("evaluate")  # its keys are made from its commands' options at run time (stage_table)
-    if ev is not None:
-        for m in ev.models:
-            why = _model_problem(p, m)
-            if why:
-                out.append(p.error("stages.evaluate.models", why[0], why[1]))
+    for n in p.enabled():  # what each stage knows about its own settings (prompts, languages, models, names)
+        out += STAGES[n].check(p)
     return out
 
 
-def _model_problem(p: Project, model: str) -> tuple[str, str] | None:
-    """Why ``model`` cannot be found without loading it, or None (a folder with config.json, a .gguf
-    file, an alias, or a hub name in the offline cache)."""
-    from ..evaluation.models import MODEL_ALIASES
-
-    q = p.path(model)
-    if q is not None and q.exists():
-        if q.is_dir() and not (q / "config.json").exists():
-            return (
-                f"model folder {q} has no config.json.",
-                "pass a folder written by save_pretrained, or a .gguf file.",
-            )
-        return None
-    if model.lower() in MODEL_ALIASES:
-        return None
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot_download(model, local_files_only=True)
-        return None
-    except Exception:  # noqa: BLE001 - any failure: not in the offline cache
-        pass
-    return (
-        f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",
-        f"use an alias ({', '.join(MODEL_ALIASES.names())}), a local folder or .gguf file (relative to the "
-        "project file's folder), or a hub name downloaded before.",
-    )
+def name_limit(p: Project) -> NameLimit | None:
+    """The most characters the project's name may have for its enabled stages (the tightest of their
+    :meth:`~.stages.base.StageRunner.name_limit`); None: any length."""
+    limits = [lim for n in p.enabled() if (lim := STAGES[n].name_limit(p)) is not None]
+    return min(limits, key=lambda lim: lim.chars) if limits else None
 
 
 def init_project(
@@ -631,6 +578,8 @@ def init_project(
 ) -> Path:
     """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one);
     ``trial``: sized for a first try on one machine (:mod:`.templates`)."""
+    import tomllib
+
     from ..io import atomic_open
     from .templates import project_template
 
@@ -645,11 +594,12 @@ def init_project(
     if d.exists() and not d.is_dir():
         raise InputError("exists and is not a folder.", path=d, fix="choose a folder for the project.")
     name = name or re.sub(r"[^A-Za-z0-9._-]+", "-", d.resolve().name).strip("-._") or "my-benchmark"
+    shown = name if len(name) <= 40 else name[:40] + "..."
     try:
         ProjectMeta(name=name)
     except ValidationError:
-        raise InputError(
-            f"'{name}' is not a usable project name.", fix="pass --name with letters, digits, '.', '_' and '-'."
+        raise OptionError(
+            f"--name '{shown}' is not a usable project name.", "pass --name with letters, digits, '.', '_' and '-'."
         ) from None
     if lang is not None:
         from biaskit import languages as L
@@ -661,6 +611,12 @@ def init_project(
                 f"data/languages/{lang}/ (docs/languages.md).",
             )
     text = project_template(name, template=template, hindi=hindi, lang=lang, trial=trial)
+    limit = name_limit(Project(d / PROJECT_FILE, ProjectFile.model_validate(tomllib.loads(text)), text))
+    if limit is not None and len(name) > limit.chars:  # what `biaskit run` would refuse later
+        raise OptionError(
+            f"--name '{shown}' is {len(name)} characters, too long for {limit.what} of the {template} template.",
+            f"pass --name with at most {limit.chars} characters (letters, digits, '.', '_' and '-').",
+        )
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{PROJECT_FILE}.new"
     with atomic_open(tmp) as fh:

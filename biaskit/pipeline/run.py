@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, InputError
 from biaskit.options import speaking
 from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
@@ -144,7 +144,7 @@ def run_project(
                 raise StageFailed(f"stage '{name}': {exc}") from None
             except BiaskitError as exc:
                 state.update(name, status="failed", error=redact(str(exc)), finished=now())
-                raise StageError(f"stage '{name}': {exc}") from None
+                raise StageError(f"stage '{name}': {_without_placeholder(exc)}") from None
             except BaseException as exc:
                 state.update(name, status="failed", error=redact(f"{type(exc).__name__}: {exc}"), finished=now())
                 raise
@@ -179,6 +179,14 @@ def run_project(
             if name == until:
                 break
         return result
+
+
+def _without_placeholder(exc: BiaskitError) -> str:
+    """An error as the run prints it: an input error that names no file (a setting the stage's hint
+    names by its biaskit.toml key) without InputError's ``<input>:`` placeholder."""
+    if isinstance(exc, InputError) and exc.path is None and exc.row is None:
+        return exc.message + (f" Fix: {exc.fix}" if exc.fix else "")
+    return str(exc)
 
 
 def command_for(project: Project, verb: str = "run", *flags: str) -> str:

@@ -10,6 +10,7 @@ split policies, the record kinds, the protocol registry's names).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +21,27 @@ from ..origin import PROTOCOL_NAMES
 from .layout import KINDS
 
 SPLIT_POLICIES = ("target", "keep")
+
+
+#: the most characters of a release name: it names the release's folder (``NAME-VERSION``, with a temporary
+#: sibling while it is written) and the dataset on the Hub and in lm-eval tasks (as biaskit.paths' data values)
+NAME_MAX = 64
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a release, or None."""
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
+        return "use letters, digits, '.', '_' and '-', starting with a letter or digit"
+    if len(name) > NAME_MAX:
+        return f"it is {len(name)} characters, a release name has at most {NAME_MAX}"
+    return None
+
+
+def _release_name(v: str) -> str:
+    why = name_problem(v)
+    if why:
+        raise ValueError(why)
+    return v
 
 
 def _calendar_day(v: str | None) -> str | None:
@@ -39,7 +61,9 @@ class BuildOptions(Options):
         except ValidationError as exc:
             raise type(self).user_error(exc) from None
 
-    name: str = option(..., "--name", help="Release name, e.g. indibias-release.")
+    name: Annotated[str, AfterValidator(_release_name)] = option(
+        ..., "--name", help=f"Release name, e.g. indibias-release (at most {NAME_MAX} characters)."
+    )
     version: str = option(..., "--version", help="Semantic version X.Y.Z.")
     langs: list[str] | None = option(
         None,

@@ -31,7 +31,10 @@ Everything else lives here:
   usage, finish reason, timestamp), also when it fails to parse, so a re-run costs zero requests
   and better repairs apply retroactively. ``refresh=True`` asks again and overwrites the entry.
 - **Secrets.** Error texts from servers pass through :func:`biaskit.redact.redact` before they
-  reach a result (a 401 body quoting the API key never reaches an errors file).
+  reach a result (a 401 body quoting the API key never reaches an errors file), and every reply is
+  masked (:func:`biaskit.redact.masked`) as it comes back, before it is cached or parsed: a server
+  that echoes the key in a normal reply leaves it in no cache, output, errors file, run log or
+  release (issue 28).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import Any
 
 from biaskit.cache import DiskCache, request_hash
 from biaskit.options import tell
-from biaskit.redact import redact
+from biaskit.redact import masked, redact
 
 from .fit import Backoff, InFlight, probe_slots
 from .pricing import estimate_cost, load_prices
@@ -437,8 +440,8 @@ class BaseLLM:
         if self.cache is not None and not refresh:
             entry = self.cache.get(h)
             if entry is not None:
-                return entry, True, h
-        entry = self._request(messages, params, schema, want_json=(kind == "json"))
+                return masked(entry), True, h  # (an entry cached before replies were masked)
+        entry = masked(self._request(messages, params, schema, want_json=(kind == "json")))
         usage = Usage.from_dict(entry["usage"])
         self.stats.add(responses=1, usage=usage, cost=self._cost(usage))
         if self.cache is not None:

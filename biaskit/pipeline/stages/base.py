@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional
 from pydantic import Field, create_model
 
 from biaskit.curation.cli_options import LLM_TOML_KEYS
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, InputError
 from biaskit.options import Key, Keys, Options, spec_of
 
 from ..state import State, fingerprint, hash_path, rel_path, shown_path
@@ -73,6 +73,16 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     partial: bool = False
     errors: int = 0  # LLM jobs still failing (retry_failed)
+
+
+@dataclass(frozen=True)
+class NameLimit:
+    """How long the project's name may be for a stage: ``chars``, ``what`` is named after it (a folder,
+    a Label Studio title, with its own limit), and what to do ``instead`` of shortening it (a key)."""
+
+    chars: int
+    what: str
+    instead: str = ""
 
 
 @dataclass(frozen=True)
@@ -173,6 +183,8 @@ class StageRunner:
     legacy_keys: ClassVar[dict[str, str]] = {}
     #: keys that name a file or hold the text itself (a card text, a citation): checked when they name a file
     text_or_file: ClassVar[tuple[str, ...]] = ()
+    #: keys that name a prompt template -> the template used when the key is not set (checked by :meth:`check`)
+    prompt_keys: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -189,6 +201,51 @@ class StageRunner:
     def needs_llm_model(cls, table: StageTable) -> bool:
         """Whether it needs ``[llm]``'s model (an MT engine ``llm:MODEL`` names its own)."""
         return cls.calls_llm(table)
+
+    # ---- checked before any stage runs
+    @classmethod
+    def check(cls, project: Project) -> list[InputError]:
+        """What is wrong with this stage's settings in ``project``, found before the first stage runs
+        (:func:`~..project.check_project` asks every enabled stage; issue 28): one error per problem,
+        naming its key and line. Here: the prompt templates it will use (:meth:`prompts_used`) exist, and
+        the project's name fits what the stage makes of it (:meth:`name_limit`); a stage class adds what
+        only it knows (its languages, models, a title it makes) by extending this method."""
+        table = project.stage(cls.name)
+        assert table is not None  # (asked for enabled stages only)
+        out: list[InputError] = []
+        dirs = project.config.project.prompts_dir
+        if not dirs or project.path(dirs).is_dir():  # (a missing prompts folder is reported on its key)
+            from biaskit.curation.prompts import get_prompt
+
+            for key, ref in cls.prompts_used(table).items():
+                try:
+                    get_prompt(ref, [project.path(dirs)] if dirs else None)
+                except InputError as exc:
+                    out.append(project.error(f"stages.{cls.name}.{key}", exc.message, exc.fix or ""))
+        limit = cls.name_limit(project)
+        if limit is not None and len(project.name) > limit.chars:
+            out.append(
+                project.error(
+                    "project.name",
+                    f"the name is {len(project.name)} characters, too long for {limit.what}.",
+                    f"shorten name in [project] to at most {limit.chars} characters"
+                    + (f", or {limit.instead}." if limit.instead else "."),
+                )
+            )
+        return out
+
+    @classmethod
+    def prompts_used(cls, table: Any) -> dict[str, str]:
+        """Key -> the template reference this stage will load (:attr:`prompt_keys`, the key's value or
+        its default)."""
+        return {k: getattr(table, k, None) or default for k, default in cls.prompt_keys.items()}
+
+    @classmethod
+    def name_limit(cls, project: Project) -> NameLimit | None:
+        """The most characters the project's name may have for this stage (a folder or a Label Studio
+        title is named after it); None: any length. ``biaskit init`` refuses a name longer than its
+        template's stages allow."""
+        return None
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -299,19 +356,38 @@ class StageRunner:
     def speaker(self, options: type[Options] | None = None) -> Keys:
         """How hints name options while this stage runs (one of its commands: ``options``): the keys of
         its table, ``[llm]`` (or its own ``llm`` table) for the LLM block, flags of ``biaskit run``."""
-        table = f"stages.{self.name}"
-        llm = f"{table}.llm" if getattr(self.opts, "llm", None) is not None else "llm"
+        return self.speaker_for(self.project, options, self.ctx.options)
+
+    @classmethod
+    def speaker_for(cls, project: Project, options: type[Options] | None = None, run: RunOptions | None = None) -> Keys:
+        """:meth:`speaker` of this stage in ``project``, also before it runs (:meth:`check`); it knows the
+        values in force (its table, ``[llm]``, ``[project]``, the flags of ``biaskit run``), so that a hint
+        never suggests what is set (:func:`biaskit.options.in_force`)."""
+        table = f"stages.{cls.name}"
+        opts = project.stage(cls.name)
+        assert opts is not None  # (asked for an enabled stage)
+        llm = f"{table}.llm" if getattr(opts, "llm", None) is not None else "llm"
         keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
         keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
         keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})  # [project]'s, for every stage
-        keys.update({n: Key(table, k) for n, k in self.legacy_keys.items()})
-        for c in reversed([c for c in self.commands if options is None or c.options is options]):
+        keys.update({n: Key(table, k) for n, k in cls.legacy_keys.items()})
+        for c in reversed([c for c in cls.commands if options is None or c.options is options]):
             if c.input:
                 keys[c.input] = Key(table, "input")
             for n, k in c.mapping().items():
-                ann = self.table.model_fields[k].annotation
+                ann = cls.table.model_fields[k].annotation
                 keys[n] = Key(table, k, list_value=_holds_list(ann))
-        return Keys(shown_path(self.project.file), keys, default=table)
+        tables: dict[str, Any] = {table: opts, "project": project.config.project, "run": run or RunOptions()}
+        try:
+            tables[f"{table}.llm"] = tables["llm"] = project.llm(cls.name)
+        except ValueError:  # an invalid stage llm table: check_project reports it before any stage runs
+            pass
+        values = {k: getattr(opts, k) for k in type(opts).model_fields}
+        for n, key in keys.items():
+            attr = key.key.lstrip("-").replace("-", "_")  # (a flag of `biaskit run`: RunOptions' field)
+            if key.table in tables and hasattr(tables[key.table], attr):
+                values[n] = getattr(tables[key.table], attr)
+        return Keys(shown_path(project.file), keys, default=table, values=values)
 
     # ---- running
     def run(self) -> Outcome:  # pragma: no cover - abstract

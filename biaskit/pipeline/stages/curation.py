@@ -25,14 +25,17 @@ from biaskit.curation.options import (
     TuplesOptions,
 )
 from biaskit.curation.pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
+from biaskit.errors import InputError
 from biaskit.languages import default_target
-from biaskit.options import Key, Keys, option, speaking, tell
+from biaskit.options import Key, Keys, in_force, option, say, speaking, tell
 
 from ..tables import LLMOverride, LLMStageTable, StageTable, registry_name
 from .base import Command, Outcome, StageFailed, StageRunner, count_rows, stage_table
 
 if TYPE_CHECKING:
     from biaskit.schema import SentencePair
+
+    from ..project import Project
 
 MT = TypeVar("MT", bound=MTOptions)
 
@@ -97,6 +100,13 @@ def _uses_llm_engine(table: Any, named: bool = True) -> bool:
 # ------------------------------------------------------------------------------------------ the stages
 
 
+def _has_terms(inventory: Any, axis: str, lang: str) -> bool:
+    try:
+        return bool(inventory.identities(axis, lang))
+    except InputError:
+        return False
+
+
 def _failed_all(summaries: list) -> bool:
     return bool(summaries) and all(s.all_failed for s in summaries)
 
@@ -142,6 +152,45 @@ class TuplesStage(StageRunner):
         return True
 
     title = "generate tuples"
+    prompt_keys = {"prompt": "attributes"}
+
+    @classmethod
+    def check(cls, project: Project) -> list[InputError]:
+        """Also: identities only for axes it asks for, and every axis without them has identity terms in
+        the inventory, in the stage's language (as ``curate tuples`` looks them up)."""
+        out = super().check(project)
+        tu: Any = project.stage(cls.name)
+        extra = sorted(set(tu.identities) - set(tu.axes))
+        if extra:
+            out.append(
+                project.error(
+                    "stages.tuples.identities",
+                    f"identities are given for {', '.join(extra)}, which is not in axes ({', '.join(tu.axes)}).",
+                    "add it to axes, or fix the name.",
+                )
+            )
+        from biaskit.inventory import load_inventory
+
+        try:
+            inv = load_inventory(project.path(project.config.project.inventory))
+        except InputError:
+            return out  # a missing inventory folder is reported on its key
+        from biaskit.schema import normalize_bias_type
+
+        have = [x for x in inv.axes() if _has_terms(inv, x, tu.lang)]
+        for a in tu.axes:
+            if tu.identities.get(a) or _has_terms(inv, a, tu.lang):
+                continue
+            known = normalize_bias_type(a) in inv.axes()  # the axis is there, not in this language
+            out.append(
+                project.error(
+                    "stages.tuples.axes",
+                    f"axis '{a}' has no identity terms" + (f" in '{tu.lang}'" if known else "") + " in the inventory.",
+                    (f"use one of {', '.join(have)}, or" if have else f"the inventory has no terms in '{tu.lang}':")
+                    + f' give its groups: identities = {{ {a} = ["..."] }}.',
+                )
+            )
+        return out
 
     def extra(self) -> dict[str, Any]:
         return {**self.llm_extra("attributes"), **self.inventory_extra()}
@@ -200,6 +249,7 @@ class SentencesStage(StageRunner):
     title = "generate sentences"
     #: ``curate sentences --mode``, and the template of that mode
     mode, template, what = "stereo", "sentences", "sentences"
+    prompt_keys = {"prompt": "sentences"}
 
     def extra(self) -> dict[str, Any]:
         return {**self.llm_extra(self.template), **self.inventory_extra()}
@@ -244,6 +294,7 @@ class AntistereoStage(SentencesStage):
     )
     title = "generate anti-stereotype sentences"
     mode, template, what = "anti", "sentences_anti", "anti-stereotype sentences"
+    prompt_keys = {"prompt": "sentences_anti"}
 
     def before(self) -> Path | None:
         """The stereotype sentences made before this stage (merged into its output), if any."""
@@ -336,6 +387,11 @@ class PairsStage(StageRunner):
         return bool(table.llm_fallback)
 
     title = "build pairs"
+    prompt_keys = {"prompt": "pair_rewrite"}
+
+    @classmethod
+    def prompts_used(cls, table: Any) -> dict[str, str]:
+        return super().prompts_used(table) if table.llm_fallback else {}
 
     def extra(self) -> dict[str, Any]:
         return {**(self.llm_extra("pair_rewrite") if self.opts.llm_fallback else {}), **self.inventory_extra()}
@@ -367,11 +423,15 @@ class PairsStage(StageRunner):
             )
             if not res.pairs:
                 where = self.rel(res.rejects_file) if res.rejects_file else self.rel(self.required_input())
-                raise StageFailed(
-                    f"no sentence could be made into a pair (see {where}). "
-                    "Fix: check the sentences (do they name the identity?), or "
-                    f"{tell('llm_fallback', True)}."
-                )
+                if in_force("llm_fallback", True):  # a hint never suggests what is set
+                    fix = (
+                        "check the sentences (do they name the identity?) and the reasons there; the LLM "
+                        f"rewrite was asked for every sentence the swap could not pair ({say('model')} may be "
+                        "too small to rewrite them)"
+                    )
+                else:
+                    fix = f"check the sentences (do they name the identity?), or {tell('llm_fallback', True)}"
+                raise StageFailed(f"no sentence could be made into a pair (see {where}). Fix: {fix}.")
         outputs = {"pairs": res.out}
         if res.rejects_file:
             outputs["rejects"] = res.rejects_file
@@ -563,9 +623,10 @@ class TranslateStage(StageRunner):
             **(self.llm_extra("translate_pair", "translate_sentence") if self.uses_llm() else {}),
         }
 
-    def speaker(self, options: type | None = None) -> Keys:
-        sp = super().speaker(options)
-        sp.keys["engines"] = Key(f"stages.{self.name}", "engines", list_value=True)  # the stage's own key
+    @classmethod
+    def speaker_for(cls, project, options=None, run=None) -> Keys:
+        sp = super().speaker_for(project, options, run)
+        sp.keys["engines"] = Key(f"stages.{cls.name}", "engines", list_value=True)  # the stage's own key
         return sp
 
     def mt_options(self, options: type[MT], **supplied: Any) -> MT:
@@ -645,14 +706,15 @@ class CatsStage(StageRunner):
         return True
 
     title = "draft CATs"
+    prompt_keys = {"intra_prompt": "cat_intrasentence", "inter_prompt": "cat_intersentence"}
 
     def prompts(self) -> dict[str, Any]:
         from biaskit.curation.prompts import get_prompt
 
-        o = self.opts
+        refs = self.prompts_used(self.opts)
         return {
-            "intrasentence": get_prompt(o.intra_prompt or "cat_intrasentence", self.prompts_dir()),
-            "intersentence": get_prompt(o.inter_prompt or "cat_intersentence", self.prompts_dir()),
+            "intrasentence": get_prompt(refs["intra_prompt"], self.prompts_dir()),
+            "intersentence": get_prompt(refs["inter_prompt"], self.prompts_dir()),
         }
 
     def extra(self) -> dict[str, Any]:

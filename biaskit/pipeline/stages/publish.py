@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from pydantic import Field
 
@@ -14,12 +14,15 @@ from biaskit.errors import InputError
 from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 from biaskit.languages import default_target, source_code
 from biaskit.options import option, speaking
-from biaskit.release.options import ReleaseBuildOptions
+from biaskit.release.options import NAME_MAX, ReleaseBuildOptions
 from biaskit.release.privacy import KEY_FILE
 
 from ..state import STATE_DIR, shown_path
 from ..tables import StageTable
-from .base import WORK_DIR, Command, Outcome, StageFailed, StageRunner, stage_table
+from .base import WORK_DIR, Command, NameLimit, Outcome, StageFailed, StageRunner, stage_table
+
+if TYPE_CHECKING:
+    from ..project import Project
 
 
 # ------------------------------------------------------------------------------------------ their tables
@@ -97,6 +100,33 @@ class ReleaseStage(StageRunner):
     )
     inputs, output = ("pairs", "cats"), "release"
     text_or_file = ("card_text", "citation")
+
+    @classmethod
+    def name_limit(cls, project: Project) -> NameLimit | None:
+        table: Any = project.stage(cls.name)
+        if table.name:
+            return None  # its own name (checked as --name is)
+        return NameLimit(
+            NAME_MAX,
+            f"a release name (it names the release and its folder; at most {NAME_MAX})",
+            'set name = "NAME" in [stages.release]',
+        )
+
+    @classmethod
+    def check(cls, project: Project) -> list[InputError]:
+        """Also: with ``hub_ready``, the licence is one the Hub takes (as ``release build`` checks before
+        any work). (Its own ``name`` is checked with its key, as ``--name`` is: the options model's.)"""
+        out = super().check(project)
+        o: Any = project.stage(cls.name)
+        if o.hub_ready:
+            from biaskit.release.hub import license_problem
+
+            with speaking(cls.speaker_for(project)):
+                lic = license_problem(o.license)
+            if lic:
+                msg, _, fix = lic.partition(" Fix: ")
+                out.append(project.error("stages.release.license", msg, fix or "see docs/release.md."))
+        return out
 
     def release_name(self) -> str:
         return self.opts.name or self.project.name
@@ -223,6 +253,20 @@ class SeatTestsStage(StageRunner):
     inputs, output = ("release",), "seat_tests"
     legacy_keys = {"lang": "langs"}
 
+    @classmethod
+    def check(cls, project: Project) -> list[InputError]:
+        """Also: the languages have bleached templates and the attribute pairs are the lexicon's (what
+        :func:`biaskit.evaluation.seat_release.release_seat_tests` refuses, asked before any stage runs)."""
+        from biaskit.evaluation.seat_release import attributes_problem, langs_problem
+
+        out = super().check(project)
+        o: Any = project.stage(cls.name)
+        with speaking(cls.speaker_for(project)):
+            for key, problem in (("langs", langs_problem(o.langs)), ("attributes", attributes_problem(o.attributes))):
+                if problem is not None:
+                    out.append(project.error(f"stages.seat_tests.{key}", problem.message, problem.fix or ""))
+        return out
+
     def run(self) -> Outcome:
         from biaskit.evaluation.seat_release import release_seat_tests
 
@@ -327,6 +371,18 @@ class EvaluateStage(StageRunner):
         "the three commands (``split``: the release's split, default test; ``cat_split``: ``evaluate cats "
         "--split``; ``seat_models``, ``seat_seed``: ``evaluate seat --model``, ``--seed``).",
     )
+
+    @classmethod
+    def check(cls, project: Project) -> list[InputError]:
+        """Also: every model it scores (``models``, ``seat_models``) can be found without loading it."""
+        out = super().check(project)
+        o: Any = project.stage(cls.name)
+        for key in ("models", "seat_models"):
+            for m in getattr(o, key) or []:
+                why = model_problem(project, m)
+                if why:
+                    out.append(project.error(f"stages.evaluate.{key}", why[0], why[1]))
+        return out
 
     def models(self, names=None) -> list[str]:
         out = []
@@ -510,3 +566,32 @@ class EvaluateStage(StageRunner):
                 )
         summary["seat"] = res
         return parts
+
+
+def model_problem(p: Project, model: str) -> tuple[str, str] | None:
+    """Why ``model`` cannot be found without loading it, or None (a folder with config.json, a .gguf
+    file, an alias, or a hub name in the offline cache)."""
+    from biaskit.evaluation.models import MODEL_ALIASES
+
+    q = p.path(model)
+    if q is not None and q.exists():
+        if q.is_dir() and not (q / "config.json").exists():
+            return (
+                f"model folder {q} has no config.json.",
+                "pass a folder written by save_pretrained, or a .gguf file.",
+            )
+        return None
+    if model.lower() in MODEL_ALIASES:
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot_download(model, local_files_only=True)
+        return None
+    except Exception:  # noqa: BLE001 - any failure: not in the offline cache
+        pass
+    return (
+        f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",
+        f"use an alias ({', '.join(MODEL_ALIASES.names())}), a local folder or .gguf file (relative to the "
+        "project file's folder), or a hub name downloaded before.",
+    )

@@ -25,7 +25,7 @@ from biaskit.errors import BiaskitError, InputError
 from biaskit.options import Key, speaking
 
 from ..tables import StageTable
-from .base import Command, Outcome, StageFailed, StageRunner, stage_table
+from .base import Command, NameLimit, Outcome, StageFailed, StageRunner, stage_table
 
 
 # ------------------------------------------------------------------------------------------ their tables
@@ -169,6 +169,25 @@ class ReviewStage(StageRunner):
     def ls_project(self) -> str:
         return self.opts.project or f"{self.project.name} {self.label()}"
 
+    @classmethod
+    def planned_label(cls, project: Any) -> str:
+        """:meth:`label` before the stage runs (what its title will end with)."""
+        return cls.name.replace("_", " ")
+
+    @classmethod
+    def name_limit(cls, project: Any) -> NameLimit | None:
+        """The project's name starts the Label Studio project's title (unless ``project`` names it)."""
+        from biaskit.annotation.options import TITLE_MAX
+
+        if getattr(project.stage(cls.name), "project", None):
+            return None
+        label = cls.planned_label(project)
+        return NameLimit(
+            TITLE_MAX - len(f" {label}"),
+            f"the Label Studio project title 'NAME {label}' (at most {TITLE_MAX} characters)",
+            f'set project = "TITLE" in [stages.{cls.name}]',
+        )
+
     def url(self) -> str:
         """``url`` in ``[labelstudio]``, else ``$LABEL_STUDIO_URL``, else the Label Studio that ``biaskit
         annotate serve`` runs in its default folder (a trial project needs no URL written down)."""
@@ -191,9 +210,10 @@ class ReviewStage(StageRunner):
     def out_file(self, records: list) -> Path:
         return self.path_out(self.out_name)
 
-    def speaker(self, options=None):
+    @classmethod
+    def speaker_for(cls, project, options=None, run=None):
         """Hints name the stage's keys, and ``url`` in ``[labelstudio]``."""
-        sp = super().speaker(options)
+        sp = super().speaker_for(project, options, run)
         sp.keys["url"] = Key("labelstudio", "url")
         return sp
 
@@ -337,6 +357,7 @@ class TranslationReviewStage(ReviewStage):
     title = "review translations (people)"
     kind = "translation"
     out_name = "pairs.translated.jsonl"
+    translated_by = "translate"
 
     def target(self) -> str:
         from biaskit.readers import first_record
@@ -348,7 +369,16 @@ class TranslationReviewStage(ReviewStage):
             return "xx"
 
     def label(self) -> str:
-        return f"{self.target()} review"
+        return self.label_of(self.target())
+
+    @classmethod
+    def planned_label(cls, project: Any) -> str:
+        mt = project.stage(cls.translated_by)  # the stage that makes its candidates, when the project has it
+        return cls.label_of(str(getattr(mt, "target", None) or "xx"))
+
+    @staticmethod
+    def label_of(target: str) -> str:
+        return f"{target} review"
 
     def out_file(self, records: list) -> Path:
         return self.path_out(f"pairs.{self.target()}.jsonl")
@@ -395,9 +425,11 @@ class CatTranslationReviewStage(TranslationReviewStage):
     title = "review CAT translations (people)"
     kind = "cat_translation"
     out_name = "cats.translated.jsonl"
+    translated_by = "cat_translate"
 
-    def label(self) -> str:
-        return f"{self.target()} CAT review"
+    @staticmethod
+    def label_of(target: str) -> str:
+        return f"{target} CAT review"
 
     def out_file(self, records: list) -> Path:
         return self.path_out(f"cats.{self.target()}.jsonl")
