@@ -41,7 +41,6 @@ from typing import Any
 from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
 from biaskit.errors import InputError
-from biaskit.languages import default_target
 from biaskit.mt_checks import flag
 from biaskit.options import say, tell
 from biaskit.textutil import strip_edges

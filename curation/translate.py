@@ -48,7 +48,6 @@ from typing import Any
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
-from biaskit.languages import default_target
 from biaskit.mt_checks import check_candidate, diff_spans, flag, tokens
 from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_text
