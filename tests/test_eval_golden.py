@@ -6,7 +6,9 @@ CATs, a shipped SEAT test, a small corpus) with tiny random models built offline
 in a folder of fixed names (the working directory during the run, so every path a file records is
 relative). Each text file the command writes is compared with its recorded copy after one
 normalisation: times and durations (``created_at``, ``timings``, ``*_s`` seconds) become ``<TIME>``.
-Plots (PNG) are compared by presence only.
+Plots (PNG) are compared by presence only; what the command prints is compared too (output.txt).
+Each summary.json of a case (and of its model sub-folders) is recorded whole; the other files by the
+SHA-256 of their normalised text (MANIFEST), to keep the recorded copies small.
 
 The recorded copies were written by the code before the change (``BIASKIT_UPDATE_GOLDEN=1 pytest
 tests/test_eval_golden.py`` rewrites them: only for a change that means to change an output).
@@ -14,6 +16,7 @@ tests/test_eval_golden.py`` rewrites them: only for a change that means to chang
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -208,8 +211,9 @@ def run(argv: list[str]) -> tuple[int, str]:
 def runs(work):
     """Every case, run once in order (later cases read earlier outputs), in the work folder."""
     done = {}
-    old = Path.cwd()
+    old, columns = Path.cwd(), os.environ.get("COLUMNS")
     os.chdir(work)
+    os.environ["COLUMNS"] = "120"  # the terminal's width: rich's tables wrap to it
     try:
         for case, args in CASES:
             out = Path("out") / case
@@ -219,6 +223,10 @@ def runs(work):
             done[case] = run(["evaluate", *args.split(), "--out", str(target)])
     finally:
         os.chdir(old)
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = columns
     return done
 
 
@@ -229,8 +237,6 @@ def kept_whole(rel: str) -> bool:
 
 
 def digest(rel: str, p: Path) -> str:
-    import hashlib
-
     if p.suffix == ".png":
         return "png"
     return hashlib.sha256(normalise(rel, p.read_text(encoding="utf-8")).encode("utf-8")).hexdigest()
@@ -248,6 +254,7 @@ def test_outputs_are_the_recorded_ones(work, runs, case):
     if UPDATE:
         shutil.rmtree(want_dir, ignore_errors=True)
         want_dir.mkdir(parents=True)
+        (want_dir / "output.txt").write_text(normalise("<output>", said), encoding="utf-8")
         (want_dir / "MANIFEST").write_text("".join(f"{h}  {rel}\n" for rel, h in manifest.items()))
         for rel, p in got.items():
             if kept_whole(rel):
@@ -255,6 +262,7 @@ def test_outputs_are_the_recorded_ones(work, runs, case):
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_text(normalise(rel, p.read_text(encoding="utf-8")), encoding="utf-8")
         return
+    assert normalise("<output>", said) == (want_dir / "output.txt").read_text(encoding="utf-8"), "terminal output"
     for rel, p in got.items():  # the full copies first: their difference is the useful message
         if kept_whole(rel):
             assert normalise(rel, p.read_text(encoding="utf-8")) == (want_dir / rel).read_text(encoding="utf-8"), rel
