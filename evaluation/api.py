@@ -123,8 +123,8 @@ def _frame_to_file(df, path: Path) -> Path:
     for lg, sub in views:
         for i, r in enumerate(sub.to_dict("records"), start=1):
 
-            def get(c):  # called only within this iteration of the loop
-                v = r.get(f"{c}_{lg}" if lg else c)  # noqa: B023
+            def get(c):
+                v = r.get(f"{c}_{lg}" if lg else c)  # noqa: B023 (called only within this iteration of the loop)
                 return None if v is None or v != v else v  # NaN -> None
 
             try:

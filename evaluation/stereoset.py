@@ -70,7 +70,7 @@ from biaskit.schema import CAT
 
 from .cat_metrics import score_of, to_metric_items
 from .cat_modes import check_mode, pll_plan, pll_score
-from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401
+from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401 (re-exported)
 from .choices import PIECE_AGGS
 from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
 from .results import CatsRun
@@ -552,7 +552,7 @@ def _byte_level(tokenizer: Any) -> bool:
         return False
     try:
         pre = json.loads(backend.to_str()).get("pre_tokenizer") or {}
-    except Exception:  # noqa: BLE001 - not a serialisable tokenizer: assume not
+    except Exception:  # not a serialisable tokenizer: assume not
         return False
     return '"ByteLevel"' in json.dumps(pre)
 

@@ -170,7 +170,7 @@ def test_group_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
     gfile = tmp_path / "groups.json"
     gfile.write_text(json.dumps(GROUPS))
     s = run_ceat(
-        CeatOptions(model=str(tiny_bert), corpus=corpus, out=tmp_path / "o", groups=gfile, n_samples=60, seed=5),
+        CeatOptions(model=str(tiny_bert), corpus=[corpus], out=tmp_path / "o", groups=gfile, n_samples=60, seed=5),
         cache=False,
     ).summary
     model, tok = AutoModel.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
@@ -200,7 +200,7 @@ def test_two_target_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
         )
     )
     s = run_ceat(
-        CeatOptions(model=str(tiny_bert), corpus=corpus, out=tmp_path / "o", tests=[str(test)], n_samples=40, seed=2),
+        CeatOptions(model=str(tiny_bert), corpus=[corpus], out=tmp_path / "o", tests=[str(test)], n_samples=40, seed=2),
         cache=False,
     ).summary
     model, tok = AutoModel.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)

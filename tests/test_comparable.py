@@ -160,7 +160,7 @@ def test_word_token_is_another_reading_of_indibias_not_a_deviation():
     assert applied.deviations == [] and "another reading of IndiBias §6.1" in row["from"]
     # the protocol's own value says it is an interpretation, and a note offers the literal reading
     assert "biaskit's reading" in next(s.section for s in p.settings if s.key == "unit")
-    assert any("--unit word-token" in n for n in p.notes)
+    assert any("--unit word-token" in n for n in applied.notes)  # the option named where the user is
     # a value the paper's text does not support is still a deviation
     applied = apply_protocol(p, "pairs", {"unit": "token"}, {}, context={"kind": "mlm"})
     assert [d["key"] for d in applied.deviations] == ["unit"]

@@ -211,9 +211,10 @@ def run(argv: list[str]) -> tuple[int, str]:
 def runs(work):
     """Every case, run once in order (later cases read earlier outputs), in the work folder."""
     done = {}
-    old, columns = Path.cwd(), os.environ.get("COLUMNS")
+    old, env = Path.cwd(), {k: os.environ.get(k) for k in ("COLUMNS", "BIASKIT_CACHE_DIR")}
     os.chdir(work)
     os.environ["COLUMNS"] = "120"  # the terminal's width: rich's tables wrap to it
+    os.environ["BIASKIT_CACHE_DIR"] = str(work / "cache")  # every score computed here, none read from before
     try:
         for case, args in CASES:
             out = Path("out") / case
@@ -223,10 +224,11 @@ def runs(work):
             done[case] = run(["evaluate", *args.split(), "--out", str(target)])
     finally:
         os.chdir(old)
-        if columns is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = columns
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return done
 
 

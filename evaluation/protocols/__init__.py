@@ -12,7 +12,7 @@ from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.registry import Registry
 
-from .base import (  # noqa: F401
+from .base import (  # noqa: F401 (re-exported: the protocol modules and callers import them from here)
     AUTO,
     NONE,
     Applied,
