@@ -393,8 +393,8 @@ def run_ceat(opts: CeatOptions, *, command: str | None = None, cache: Any = None
     pleasant/unpleasant words). Writes results.csv, groups.csv (group-level scores for ``evaluate
     correlate``), summary.json and report.md. ``command`` and ``cache`` (default: not ``no_cache``)
     are not options."""
-    from .correlate import write_result_folder
     from .published import model_protocol
+    from .result_folder import write_result_folder
     from .score_cache import open_cache
     from .seat import Encoder
     from .seat_names import corpus_files

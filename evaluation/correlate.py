@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num
 
+from .choices import GROUP_MODES
 from .results import Correlation
 
 if TYPE_CHECKING:
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from .options import CorrelateOptions
 
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
-GROUP_MODES = ("all", "aligned")
 
 
 @dataclass
@@ -318,24 +318,6 @@ def check_cao2022_folders(folders: Sequence[ResultFolder]) -> list[str]:
                 "StereoSet for every model)"
             )
     return notes
-
-
-def write_result_folder(out_dir: str | Path, summary: dict, report: str, **tables) -> None:
-    """An intrinsic metric's result folder as `correlate` reads it, published whole: ``summary.json``,
-    ``report.md`` and one CSV per table given (``groups=`` the group-level scores ``groups.csv``;
-    ``None`` tables are left out)."""
-    import pandas as pd
-
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
-    from biaskit.public import public_obj, public_table, public_text
-
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:  # no path of this machine in it (biaskit.public)
-        for name, rows in tables.items():
-            if rows is not None:
-                df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-                write_table(out / f"{name}.csv", public_table(df))
-        write_json(out / "summary.json", public_obj(summary))
-        atomic_write_text(out / "report.md", public_text(report))
 
 
 def run_intrinsic(opts: CorrelateOptions) -> list[Path]:

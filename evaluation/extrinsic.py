@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 from biaskit.errors import BiaskitError, InputError
 from biaskit.options import say, unset
 
+from .choices import CLASSIFIER_METRICS
 from .results import ExtrinsicRun
 
 if TYPE_CHECKING:
     from .options import ClassifierOptions, ExtrinsicOptions, GenerationsOptions
 
 OUT_COLUMNS = ["model", "domain", "group", "metric", "score", "count"]
-CLASSIFIER_METRICS = ("fpr", "fpr_gap", "fnr", "fnr_gap")
 TRUE_WORDS = {"1", "1.0", "true", "yes", "y", "t", "toxic", "positive", "pos", "hate", "hateful", "offensive"}
 FALSE_WORDS = {
     "0",

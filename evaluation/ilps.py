@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from biaskit.errors import BiaskitError
 from biaskit.tables import md_table, num
 
+from .choices import PREDICT
 from .engine import Request
 from .results import IlpsRun
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from .options import IlpsOptions
 
 TEMPLATES = ("{target} is {attribute}.",)  # the reference code's "GGG is XXX" (lib/bias_calculator.py)
-PREDICT = ("target", "attribute")
 PLACEHOLDERS = ("target", "attribute")
 
 
@@ -167,9 +167,9 @@ def run_ilps(opts: IlpsOptions, *, progress: bool = False, command: str | None =
     attribute and template), groups.csv, summary.json and report.md. ``progress``, ``command`` and
     ``cache`` (default: not ``no_cache``) are not options."""
     from .ceat import check_known_words, read_groups
-    from .correlate import write_result_folder
     from .models import load_lm
     from .published import model_protocol
+    from .result_folder import write_result_folder
     from .score_cache import open_cache
 
     applied = _protocol(opts)

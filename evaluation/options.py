@@ -26,11 +26,8 @@ from biaskit.readers.seat import TEMPLATE_KINDS
 
 from .cat_metrics import SPLITS, TIE_POLICIES
 from .cat_modes import CAT_MODES
-from .choices import BLEACH_MODES, PIECE_AGGS, POOLINGS
-from .correlate import GROUP_MODES
+from .choices import BLEACH_MODES, CLASSIFIER_METRICS, GROUP_MODES, PIECE_AGGS, POOLINGS, PREDICT
 from .engine import DEFAULT_BATCH_SIZE
-from .extrinsic import CLASSIFIER_METRICS
-from .ilps import PREDICT
 from .mlm import NORMALISATIONS
 from .models import KINDS
 from .protocols import CHOICES as PROTOCOL_CHOICES
