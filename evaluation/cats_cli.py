@@ -72,8 +72,8 @@ def _print_cats(run: CatsRun, *, scored: bool) -> None:
     console.print(table)
     for w in run.warnings:
         console.print(Text.assemble(("warning: ", "bold yellow"), w), soft_wrap=True)
-    for sp, reason in run.skipped.items():
-        console.print(Text.assemble((f"{sp} not scored:", "yellow"), f" {reason}"), soft_wrap=True)
+    for split, reason in run.skipped.items():
+        console.print(Text.assemble((f"{split} not scored:", "yellow"), f" {reason}"), soft_wrap=True)
     if run.sentiment is not None:
         o = run.sentiment
         console.print(

@@ -170,7 +170,9 @@ def _ensemble(o: CatsOptions, runs: Sequence[CatsRun], names: Sequence[str], out
     from .stereoset import SentenceScore, _summary, read_run_cats, to_metric_items, write_cat_outputs
 
     first = runs[0]
-    cats, _ = read_run_cats(o.data, fmt=o.format, split=first.split, limit=o.limit, release_split=o.release_split)
+    cats, _ = read_run_cats(
+        o.data, fmt=o.format, split=first.split or "both", limit=o.limit, release_split=o.release_split
+    )
     members = []
     for name, r in zip(names, runs, strict=False):
         scores = {row["id"]: float(row["score"]) for _, row in iter_jsonl(out / name / "scores.jsonl")}

@@ -409,6 +409,11 @@ def _load_scorer(model: Any, o: PairsOptions, scoring: _Scoring, settings: _Sett
     from . import distributed
     from .scorers import load_scorer
 
+    extra: dict[str, Any] = dict(scoring.served)
+    if settings.normalise != "none":
+        extra["normalise"] = settings.normalise
+    if o.device_map:
+        extra["device_map"] = o.device_map
     with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
         return load_scorer(
             scoring.name,
@@ -420,9 +425,7 @@ def _load_scorer(model: Any, o: PairsOptions, scoring: _Scoring, settings: _Sett
             dtype=o.dtype,
             cache=scoring.cache,
             progress=progress,
-            **({"normalise": settings.normalise} if settings.normalise != "none" else {}),
-            **scoring.served,
-            **({"device_map": o.device_map} if o.device_map else {}),
+            **extra,
         )
 
 

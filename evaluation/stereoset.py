@@ -802,6 +802,7 @@ def _sentiment(cats: Sequence[CAT], o: CatsOptions, setup: _Setup, dc: Any, prog
 
     from .sentiment import sentiment_baseline
 
+    assert o.sentiment_model is not None, "called with a sentiment model only"
     with library_bars(progress):
         return sentiment_baseline(
             cats,
