@@ -96,6 +96,7 @@ def test_a_pairs_model_reads_its_headline_from_the_summary():
 def test_a_protocol_text_names_the_option_where_the_user_is():
     from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.protocols.base import with_options
+
     from biaskit.options import Flags, Key, Keys, speaking
 
     text = "{option:unit=word-token} runs the literal reading; see {option:method}."
