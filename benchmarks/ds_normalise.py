@@ -36,6 +36,7 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("BIASKIT_NO_PROGRESS", "1")
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,20 +48,22 @@ def main(argv=None) -> dict:
         res = {}
         for norm in ("none", "unmodified"):
             r = run_pairs(
-                a.data,
-                lang=a.lang,
-                models=[model],
-                scorer="mlm",
-                limit=a.limit,
-                runs=1,
-                out_dir=Path(tmp) / norm,
-                normalise=norm,
+                PairsOptions(
+                    data=a.data,
+                    lang=a.lang,
+                    models=[model],
+                    scorer="mlm",
+                    limit=a.limit,
+                    runs=1,
+                    out=Path(tmp) / norm,
+                    normalise=norm,
+                ),
                 cache=False,
                 progress=False,
             )
             import pandas as pd
 
-            res[norm] = (r["summaries"][0], pd.read_csv(Path(tmp) / norm / "pairs.csv"))
+            res[norm] = (r.models[0].summary, pd.read_csv(Path(tmp) / norm / "pairs.csv"))
     (s0, d0), (s1, d1) = res["none"], res["unmodified"]
     flips = int(((d0["ds"] > 0) != (d1["ds"] > 0)).sum())
     title = f"{Path(model).name if a.model else 'tiny random BERT'}, {len(d0)} pairs ({a.lang})"

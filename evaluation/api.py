@@ -17,7 +17,6 @@ the release's wide layout (``sent_more_<lang>`` ...).
 
 from __future__ import annotations
 
-import inspect
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,8 +123,8 @@ def _frame_to_file(df, path: Path) -> Path:
     for lg, sub in views:
         for i, r in enumerate(sub.to_dict("records"), start=1):
 
-            def get(c):  # called only within this iteration of the loop
-                v = r.get(f"{c}_{lg}" if lg else c)  # noqa: B023
+            def get(c):
+                v = r.get(f"{c}_{lg}" if lg else c)  # noqa: B023 (called only within this iteration of the loop)
                 return None if v is None or v != v else v  # NaN -> None
 
             try:
@@ -179,62 +178,102 @@ def evaluate_pairs(
     ``scorer``: mlm | clm | seq2seq | clm-api (default: from the model's architecture). ``protocol``:
     a paper's protocol by name, passed to :func:`~biaskit.evaluation.pairs.run_pairs` where this
     biaskit has protocols. ``out``: keep the files (summary.json, pairs.csv, report.md, ds_kde.png)
-    there; by default they are written to a temporary folder and removed. ``options`` are
-    ``run_pairs``'s (``method``, ``unit``, ``normalise``, ``batch_size``, ``device``, ``dtype``,
-    ``limit``, ``seed``, ``runs``, ``fraction``, ``cache``, ``scorer_options`` ...).
+    there; by default they are written to a temporary folder and removed. ``options`` are the options
+    of ``biaskit evaluate pairs`` by name (``method``, ``unit``, ``normalise``, ``batch_size``,
+    ``device``, ``dtype``, ``limit``, ``seed``, ``runs``, ``fraction``, ``base_url`` ...; ``cache``:
+    False or a cache object, ``scorer_options``: ``{"base_url", "concurrency"}``) and ``run_pairs``'
+    own keywords (``ddof``, ``decimals``, ``tie_tolerance``).
     """
     import pandas as pd
 
     from .pairs import run_pairs
-    from .report import ds_figure, ds_unit, kde_panels
 
     if isinstance(model, (list, tuple)):
         raise BiaskitError(
             "evaluate_pairs scores one model; call it once per model (or use `biaskit evaluate "
             "pairs --model A --model B` for one comparison table)"
         )
+    run_kw = {k: options.pop(k) for k in RUN_KEYWORDS if k in options}
+    _check_keywords(options)
+    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp_name:
+        tmp = Path(tmp_name)
+        target = _target(out, tmp)
+        opts = pairs_options(
+            _data_path(data, tmp),
+            model,
+            target,
+            protocol=protocol,
+            scorer=scorer or _scorer_for(model),
+            split=split,
+            lang=lang,
+            **options,
+        )
+        res = run_pairs(opts, progress=progress, **run_kw)
+        m = res.models[0]
+        frame = pd.read_csv(m.folder / "pairs.csv", keep_default_na=False, na_values=[""])
+    return PairsResult(pairs=frame, summary=m.summary, plots={"ds_kde": _ds_plot(frame, m.summary)}, out_dir=_kept(out))
+
+
+# run_pairs' keywords that are not options of `evaluate pairs`
+RUN_KEYWORDS = ("cache", "command", "ddof", "decimals", "tie_tolerance")
+
+
+def _check_keywords(options: dict[str, Any]) -> None:
+    """Every keyword names an option of `evaluate pairs` (its Python name), or run_pairs' own."""
     from .options import PairsOptions
 
-    # run_pairs' options: the fields of `evaluate pairs` (their Python keywords) and its own keywords
-    params = [s.python or n for n, s in PairsOptions.specs().items()] + [
-        p.name for p in inspect.signature(run_pairs).parameters.values() if p.kind is p.KEYWORD_ONLY
-    ]
-    if protocol is not None:
-        options["protocol"] = protocol
+    params = [s.python or n for n, s in PairsOptions.specs().items()] + [*RUN_KEYWORDS, "scorer_options"]
     unknown = sorted(set(options) - set(params))
     if unknown:
         raise BiaskitError(
             f"unknown option(s) {', '.join(unknown)}. Fix: use run_pairs' options: "
             + ", ".join(p for p in params if p not in ("data", "models", "out_dir"))
         )
-    with tempfile.TemporaryDirectory(prefix="biaskit-pairs-") as tmp_name:
-        tmp = Path(tmp_name)
-        if isinstance(data, pd.DataFrame):
-            data = _frame_to_file(data, tmp / "pairs.jsonl")
-        elif hasattr(data, "configs") and hasattr(data, "path"):  # a loaded Release
-            data = data.path
-        target = Path(out) if out is not None else tmp / "result"
-        if out is not None:
-            from biaskit.paths import check_output
 
-            check_output(target, "out", kind="dir", owns=("summary.json", "comparison.csv"))
-        res = run_pairs(
-            data,
-            models=[model],
-            scorer=scorer or _scorer_for(model),
-            split=split,
-            lang=lang,
-            out_dir=target,
-            progress=progress,
-            **options,
+
+def pairs_options(data: Any, model: Any, out: Path, *, scorer_options: dict | None = None, **options: Any):
+    """The :class:`~biaskit.evaluation.options.PairsOptions` of one model from the Python API's keywords
+    (the options' Python names: ``split`` for ``release_split``; ``scorer_options``: ``base_url`` and
+    ``concurrency`` in one dict)."""
+    from .options import PairsOptions
+
+    served = {k: v for k, v in (scorer_options or {}).items() if k in ("base_url", "concurrency") and v is not None}
+    return PairsOptions.from_kwargs(**{**served, **options, "data": data, "models": [model], "out": out})
+
+
+def _data_path(data: Any, tmp: Path) -> Any:
+    """A release folder or pairs file as given; a DataFrame written to a file, a Release as its folder."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return _frame_to_file(data, tmp / "pairs.jsonl")
+    if hasattr(data, "configs") and hasattr(data, "path"):  # a loaded Release
+        return data.path
+    return data
+
+
+def _target(out: str | Path | None, tmp: Path) -> Path:
+    """Where the files go: ``out`` (checked as a result folder) or a temporary folder."""
+    if out is None:
+        return tmp / "result"
+    from biaskit.paths import check_output
+
+    target = Path(out)
+    check_output(target, "out", kind="dir", owns=("summary.json", "comparison.csv"))
+    return target
+
+
+def _kept(out: str | Path | None) -> Path | None:
+    return Path(out) if out is not None else None
+
+
+def _ds_plot(frame: Any, summary: dict[str, Any]) -> Plot:
+    from .report import ds_figure, ds_unit, kde_panels
+
+    return Plot(
+        ds_figure(
+            kde_panels(frame),
+            title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
+            unit=ds_unit(summary),
         )
-        summary = res["summaries"][0]
-        frame = pd.read_csv(res["model_dirs"][0] / "pairs.csv", keep_default_na=False, na_values=[""])
-    fig = ds_figure(
-        kde_panels(frame),
-        title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
-        unit=ds_unit(summary),
-    )
-    return PairsResult(
-        pairs=frame, summary=summary, plots={"ds_kde": Plot(fig)}, out_dir=Path(out) if out is not None else None
     )

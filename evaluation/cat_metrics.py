@@ -285,10 +285,38 @@ def _brief(r: dict) -> dict:
 
 # ------------------------------------------------------------------ report
 def render_report(summary: dict) -> str:
-    """A Markdown report of a ``summary.json`` written by ``biaskit evaluate cats``."""
+    """A Markdown report of a ``summary.json`` written by ``biaskit evaluate cats``: its sections in
+    order, each a function of the summary."""
     from .protocols.base import render_protocol
     from .published import markdown as published_markdown
 
+    lines = _report_head(summary) + [render_protocol(summary.get("protocol") or {}), _scores_table(summary)]
+    for split, info in (summary.get("skipped") or {}).items():
+        lines += ["", f"**{split} not scored**: {info.get('reason')}"]
+    lines += _baselines(summary.get("baselines") or {})
+    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
+    if pub:
+        lines += ["", pub]
+    lines += _sentiment_figures(summary.get("baselines") or {})
+    lines += _extreme_terms(summary, "Most biased target terms", "most_biased_targets")
+    lines += _extreme_terms(summary, "Least biased target terms", "least_biased_targets")
+    lines += [
+        "",
+        "## Definitions",
+        "",
+        "Per target term: LMS = % of (stereotype, unrelated) and (anti-stereotype, unrelated) comparisons "
+        "won by the meaningful option; SS = % of CATs whose stereotype beats the anti-stereotype. Both are "
+        "macro-averaged over target terms (a term in both splits is one term overall); "
+        "ICAT = LMS * min(SS, 100 - SS) / 50 from the averages (Nadeem et al. 2021; reference "
+        "`evaluation.py`). Ideal: LMS 100, SS 50, ICAT 100.",
+        "Ties: `reference` counts stereotype = anti-stereotype as anti-stereotype and a tie with the "
+        "unrelated option as not related; `half` counts each tie one half for each side.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _report_head(summary: dict) -> list[str]:
+    """The title, how the CATs were scored, a word on likelihood-scored intersentence CATs, the warnings."""
     lines = [f"# StereoSet CATs: {summary.get('model', '?')}", ""]
     meta = [f"scorer `{summary.get('scorer')}`"]
     if summary.get("methods"):
@@ -309,7 +337,11 @@ def render_report(summary: dict) -> str:
         ]
     if summary.get("warnings"):
         lines += ["## Warnings", ""] + [f"- **{w}**" for w in summary["warnings"]] + [""]
-    lines += [render_protocol(summary.get("protocol") or {})]
+    return lines
+
+
+def _scores_table(summary: dict) -> str:
+    """LMS, SS, ICAT per split and domain, then overall."""
 
     def row(split: str, dom: str, r: dict) -> list:
         return [
@@ -331,68 +363,45 @@ def render_report(summary: dict) -> str:
             rows += [row(split, d, r) for d, r in summary[split]["by_domain"].items()]
     rows.append(row("**overall**", "**all**", summary["overall"]))
     rows += [row("overall", d, r) for d, r in summary.get("by_domain", {}).items()]
-    lines.append(
-        md_table(["split", "domain", "LMS", "SS", "ICAT", "CATs", "targets", "ties s=a", "ties with unrelated"], rows)
+    return md_table(
+        ["split", "domain", "LMS", "SS", "ICAT", "CATs", "targets", "ties s=a", "ties with unrelated"], rows
     )
-    for split, info in (summary.get("skipped") or {}).items():
-        lines += ["", f"**{split} not scored**: {info.get('reason')}"]
-    b = summary.get("baselines") or {}
-    if b:
-        lines += [
-            "",
-            "## Baselines (same CATs)",
-            "",
-            md_table(
-                ["model", "LMS", "SS", "ICAT"],
-                [
-                    [
-                        f"{name}{' (seed ' + str(r['seed']) + ')' if 'seed' in r else ''}",
-                        *(num(r.get("overall", {}).get(k)) for k in ("lms", "ss", "icat")),
-                    ]
-                    for name, r in b.items()
-                ],
-            ),
+
+
+def _baselines(b: dict) -> list[str]:
+    """The reference's baselines (IdealLM, StereotypedLM, RandomLM, SentimentLM) on the same CATs."""
+    if not b:
+        return []
+    rows = [
+        [
+            f"{name}{' (seed ' + str(r['seed']) + ')' if 'seed' in r else ''}",
+            *(num(r.get("overall", {}).get(k)) for k in ("lms", "ss", "icat")),
         ]
-    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
-    if pub:
-        lines += ["", pub]
-    sent = (b.get("SentimentLM") or {}).get("published") if b else None
-    if sent:
-        lines += [
-            "",
-            published_markdown(sent).replace("## Published figures", "## Published figures: SentimentLM")
-            + f"\nSentiment classifier `{b['SentimentLM']['classifier']['model']}`, negative class "
-            f"{b['SentimentLM']['classifier']['negative_class_from']}; the paper's is BERT fine-tuned on IMDB "
-            "reviews (arXiv 2020 A.5).",
-        ]
-    for title, key in (
-        ("Most biased target terms", "most_biased_targets"),
-        ("Least biased target terms", "least_biased_targets"),
-    ):
-        term_rows = summary.get(key) or []
-        if term_rows:
-            lines += [
-                "",
-                f"## {title} (|SS - 50|)",
-                "",
-                md_table(
-                    ["target", "domain", "SS", "LMS", "ICAT", "CATs"],
-                    [
-                        [r["target"], r["domain"], num(r["ss"]), num(r["lms"]), num(r["icat"]), r["count"]]
-                        for r in term_rows
-                    ],
-                ),
-            ]
-    lines += [
-        "",
-        "## Definitions",
-        "",
-        "Per target term: LMS = % of (stereotype, unrelated) and (anti-stereotype, unrelated) comparisons "
-        "won by the meaningful option; SS = % of CATs whose stereotype beats the anti-stereotype. Both are "
-        "macro-averaged over target terms (a term in both splits is one term overall); "
-        "ICAT = LMS * min(SS, 100 - SS) / 50 from the averages (Nadeem et al. 2021; reference "
-        "`evaluation.py`). Ideal: LMS 100, SS 50, ICAT 100.",
-        "Ties: `reference` counts stereotype = anti-stereotype as anti-stereotype and a tie with the "
-        "unrelated option as not related; `half` counts each tie one half for each side.",
+        for name, r in b.items()
     ]
-    return "\n".join(lines) + "\n"
+    return ["", "## Baselines (same CATs)", "", md_table(["model", "LMS", "SS", "ICAT"], rows)]
+
+
+def _sentiment_figures(b: dict) -> list[str]:
+    """The paper's SentimentLM figures beside the baseline's, and which classifier it used."""
+    from .published import markdown as published_markdown
+
+    sent = (b.get("SentimentLM") or {}).get("published") if b else None
+    if not sent:
+        return []
+    clf = b["SentimentLM"]["classifier"]
+    return [
+        "",
+        published_markdown(sent).replace("## Published figures", "## Published figures: SentimentLM")
+        + f"\nSentiment classifier `{clf['model']}`, negative class "
+        f"{clf['negative_class_from']}; the paper's is BERT fine-tuned on IMDB "
+        "reviews (arXiv 2020 A.5).",
+    ]
+
+
+def _extreme_terms(summary: dict, title: str, key: str) -> list[str]:
+    term_rows = summary.get(key) or []
+    if not term_rows:
+        return []
+    rows = [[r["target"], r["domain"], num(r["ss"]), num(r["lms"]), num(r["icat"]), r["count"]] for r in term_rows]
+    return ["", f"## {title} (|SS - 50|)", "", md_table(["target", "domain", "SS", "LMS", "ICAT", "CATs"], rows)]

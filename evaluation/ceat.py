@@ -32,14 +32,19 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num, pvalue, sig
+
+from .results import CeatRun
+
+if TYPE_CHECKING:
+    from .options import CeatOptions
 
 N_SAMPLES = 10_000  # weiguowilliam/CEAT README: N = 10000 by default
 MAX_CONTEXTS = 1000  # reference generate_ebd_bert.py: at most 1000 sentences per word
@@ -323,7 +328,9 @@ def check_known_words(tokenizer: Any, words: Sequence[str], source: str | Path |
         f"mean nothing: {', '.join(w if w.isprintable() else repr(w) for w in bad[:5])}"
         + ("..." if len(bad) > 5 else ".")
     )
-    fix = "remove them from the word lists (--groups FILE), or pass a model whose vocabulary covers them"
+    from biaskit.options import say
+
+    fix = f"remove them from the word lists ({say('groups', 'FILE')}), or pass a model whose vocabulary covers them"
     if source is not None:
         raise InputError(msg, path=source, fix=fix + ".")
     raise BiaskitError(f"{msg} Fix: {fix}")
@@ -380,137 +387,46 @@ def _listed_attributes(attrs: dict, path: Path, base: Path) -> tuple[list[str], 
     return sets[0], sets[1], f"{attrs['A']} / {attrs['B']}"
 
 
-def run_ceat(
-    model: str,
-    corpus: str | Path | Sequence[str | Path],
-    out_dir: str | Path,
-    *,
-    tests: Sequence[str] = (),
-    groups: str | Path | None = None,
-    n_samples: int | None = None,
-    seed: int = 0,
-    max_contexts: int = MAX_CONTEXTS,
-    batch_size: int = 64,
-    device: str = "auto",
-    cache: Any = True,
-    protocol: str | None = None,
-    command: str | None = None,
-) -> dict:
-    """CEAT of SEAT-format tests (``tests``: X/Y/A/B word lists) or, without tests, of protected groups
-    (``groups``: a JSON file, default Cao et al. 2022's Table 4 groups against pleasant/unpleasant
-    words). Writes results.csv, groups.csv (group-level scores for ``evaluate correlate``),
-    summary.json and report.md."""
-    from biaskit.options import OptionError, say, tell
-
-    from .correlate import write_result_folder
-    from .protocols import apply_protocol, get_protocol
+def run_ceat(opts: CeatOptions, *, command: str | None = None, cache: Any = None) -> CeatRun:
+    """CEAT of SEAT-format tests (``opts.tests``: X/Y/A/B word lists) or, without tests, of protected
+    groups (``opts.groups``: a JSON file, default Cao et al. 2022's Table 4 groups against
+    pleasant/unpleasant words). Writes results.csv, groups.csv (group-level scores for ``evaluate
+    correlate``), summary.json and report.md. ``command`` and ``cache`` (default: not ``no_cache``)
+    are not options."""
+    from .published import model_protocol
+    from .result_folder import write_result_folder
     from .score_cache import open_cache
-    from .seat import Encoder, read_seat_test, resolve_tests
+    from .seat import Encoder
     from .seat_names import corpus_files
 
-    if n_samples is not None and n_samples < 2:
-        raise OptionError(
-            f"{say('n_samples', n_samples)}: CEAT needs two samples or more (the random-effects model divides "
-            "by N - 1).",
-            f"{tell('n_samples', N_SAMPLES)} (the reference's).",
-        )
-    if max_contexts < 1:
-        raise OptionError(
-            f"{say('max_contexts', max_contexts)}: a word needs one context or more.",
-            f"{tell('max_contexts', MAX_CONTEXTS)}.",
-        )
-    corpus = corpus_files([corpus] if isinstance(corpus, (str, Path)) else corpus)
-    proto = get_protocol(protocol) if protocol not in (None, "auto") else None
-    applied = apply_protocol(
-        proto,
-        "ceat",
-        {"n_samples": n_samples},
-        {"n_samples": N_SAMPLES},
-        chosen_by="--protocol" if proto else "no data origin: CEAT's own defaults",
-        words={"n_samples": {N_SAMPLES: "10,000 samples"}},
-    )
+    _check_options(opts)
+    corpus = corpus_files(opts.corpus)
+    applied = _protocol(opts)
     n_samples = applied.values["n_samples"]
+    sets: _TestSets | _GroupSets = _TestSets.read(opts.tests) if opts.tests else _GroupSets.read(opts.groups)
+    ctx = find_contexts(corpus, sets.words, max_contexts=opts.max_contexts)  # read before a model is loaded
+    counts = {t: len(c) for t, c in ctx.items()}
+    sets.check(counts, corpus[0])
     from biaskit.progress import library_bars
 
-    dc = open_cache(cache)
-    rows, group_rows = [], []
-    if tests:
-        parsed = [read_seat_test(p) for p in resolve_tests(tests)]
-        words = [w for t in parsed for s in t.sets.values() for w in s.examples]
-    else:
-        domains, A, B, names = read_groups(groups, "ceat")
-        words = [w for g in domains.values() for ws in g.values() for w in ws] + A + B
-    ctx = find_contexts(corpus, words, max_contexts=max_contexts)  # the corpus is read before a model is loaded
-    counts = {t: len(c) for t, c in ctx.items()}
-    if tests:
-        sets_of = {
-            t.name: [
-                found(t.sets[k].examples, counts, f"{t.name} {k}", corpus[0])
-                for k in ("targ1", "targ2", "attr1", "attr2")
-            ]
-            for t in parsed
-        }
-    else:
-        A, B = found(A, counts, "attribute set A", corpus[0]), found(B, counts, "attribute set B", corpus[0])
-        if not any(counts.get(w) for g in domains.values() for ws in g.values() for w in ws):
-            raise InputError(
-                "no group's words occur in the corpus.",
-                path=corpus[0],
-                fix="pass a corpus that names the groups (one sentence per line).",
-            )
     with library_bars():  # transformers' loading bars only on a terminal
-        enc = Encoder.load(model, device=device)
-    check_known_words(enc.tokenizer, [w for w, n in counts.items() if n], None if tests else groups)
-    embs, counts = embeddings(enc, ctx, batch_size=batch_size, cache=dc)
-    if tests:
-        for t in parsed:
-            sets = sets_of[t.name]
-            r = ceat(embs, sets, n_samples=n_samples, seed=seed)
-            rows.append(
-                {
-                    "test": t.name,
-                    "targ1": t.sets["targ1"].category,
-                    "targ2": t.sets["targ2"].category,
-                    "attr1": t.sets["attr1"].category,
-                    "attr2": t.sets["attr2"].category,
-                    **r,
-                    "min_contexts": min(counts[w] for s in sets for w in s),
-                }
-            )
-    else:
-        for dom, gs in domains.items():
-            for g, ws in gs.items():
-                ws = [w for w in ws if counts.get(w)]
-                if not ws:
-                    continue  # a group the corpus never names: listed under dropped words
-                r = ceat(embs, [ws, A, B], n_samples=n_samples, seed=seed)
-                rows.append(
-                    {
-                        "domain": dom,
-                        "group": g,
-                        "words": " ".join(ws),
-                        "attributes": names,
-                        **r,
-                        "min_contexts": min(counts[w] for w in ws + A + B),
-                    }
-                )
-                group_rows.append(
-                    {"domain": dom, "group": g, "metric": "ces", "score": r["ces"], "count": min(counts[w] for w in ws)}
-                )
-    from .published import model_protocol
-
-    applied, checkpoint = model_protocol(applied, model, enc)
+        enc = Encoder.load(opts.model, device=opts.device)
+    check_known_words(enc.tokenizer, [w for w, n in counts.items() if n], None if opts.tests else opts.groups)
+    dc = open_cache(not opts.no_cache if cache is None else cache)
+    embs, counts = embeddings(enc, ctx, batch_size=opts.batch_size, cache=dc)
+    rows, group_rows = sets.results(embs, counts, n_samples=n_samples, seed=opts.seed)
+    applied, checkpoint = model_protocol(applied, opts.model, enc)
     summary = {
         "benchmark": "ceat",
         "kind": "ceat",
-        "model": model,
+        "model": opts.model,
         "fingerprint": enc.fingerprint,
         "encoder_part": enc.part or None,
         "corpus": [str(c) for c in corpus],
         "n_samples": n_samples,
-        "seed": seed,
-        "max_contexts": max_contexts,
-        "mode": "tests" if tests else "groups",
+        "seed": opts.seed,
+        "max_contexts": opts.max_contexts,
+        "mode": "tests" if opts.tests else "groups",
         "results": rows,
         "contexts": counts,
         "dropped_words": sorted(w for w, n in counts.items() if not n),
@@ -518,8 +434,135 @@ def run_ceat(
         "protocol": applied.as_dict(),
         "command": command,
     }
-    write_result_folder(out_dir, summary, render_ceat(summary), results=rows, groups=group_rows or None)
-    return summary
+    write_result_folder(opts.out, summary, render_ceat(summary), results=rows, groups=group_rows or None)
+    return CeatRun.from_summary(summary, opts.out)
+
+
+def _check_options(o: CeatOptions) -> None:
+    """Values the options' types allow and CEAT cannot use, in one line naming the option."""
+    from biaskit.options import OptionError, say, tell
+
+    if o.n_samples is not None and o.n_samples < 2:
+        raise OptionError(
+            f"{say('n_samples', o.n_samples)}: CEAT needs two samples or more (the random-effects model divides "
+            "by N - 1).",
+            f"{tell('n_samples', N_SAMPLES)} (the reference's).",
+        )
+    if o.max_contexts < 1:
+        raise OptionError(
+            f"{say('max_contexts', o.max_contexts)}: a word needs one context or more.",
+            f"{tell('max_contexts', MAX_CONTEXTS)}.",
+        )
+
+
+def _protocol(o: CeatOptions):
+    """CEAT's settings (N): the protocol's by name (``cao2022``), else CEAT's own (no data origin)."""
+    from biaskit.options import say
+
+    from .protocols import apply_protocol, get_protocol
+
+    proto = get_protocol(o.protocol) if o.protocol not in (None, "auto") else None
+    return apply_protocol(
+        proto,
+        "ceat",
+        {"n_samples": o.n_samples},
+        {"n_samples": N_SAMPLES},
+        chosen_by=say("protocol") if proto else "no data origin: CEAT's own defaults",
+        words={"n_samples": {N_SAMPLES: "10,000 samples"}},
+    )
+
+
+@dataclass
+class _TestSets:
+    """CEAT of SEAT-format tests: each test's four word sets."""
+
+    tests: list[Any]
+    sets: dict[str, list[list[str]]] = field(default_factory=dict)  # test -> X, Y, A, B found in the corpus
+
+    @classmethod
+    def read(cls, tests: Sequence[str]) -> _TestSets:
+        from .seat import read_seat_test, resolve_tests
+
+        return cls([read_seat_test(p) for p in resolve_tests(tests)])
+
+    @property
+    def words(self) -> list[str]:
+        return [w for t in self.tests for s in t.sets.values() for w in s.examples]
+
+    def check(self, counts: Mapping[str, int], corpus: Path) -> None:
+        """Each set's words the corpus has (a set with none is an error naming the test and set)."""
+        keys = ("targ1", "targ2", "attr1", "attr2")
+        self.sets = {
+            t.name: [found(t.sets[k].examples, counts, f"{t.name} {k}", corpus) for k in keys] for t in self.tests
+        }
+
+    def results(self, embs: Any, counts: Mapping[str, int], *, n_samples: int, seed: int) -> tuple[list, list]:
+        rows = []
+        for t in self.tests:
+            sets = self.sets[t.name]
+            r = ceat(embs, sets, n_samples=n_samples, seed=seed)
+            rows.append(
+                {
+                    "test": t.name,
+                    **{k: t.sets[k].category for k in ("targ1", "targ2", "attr1", "attr2")},
+                    **r,
+                    "min_contexts": min(counts[w] for s in sets for w in s),
+                }
+            )
+        return rows, []
+
+
+@dataclass
+class _GroupSets:
+    """Group-level CEAT: each protected group's words against the attribute sets A and B."""
+
+    domains: dict[str, dict[str, list[str]]]
+    A: list[str]
+    B: list[str]
+    names: str  # the attribute sets' names
+
+    @classmethod
+    def read(cls, groups: Path | None) -> _GroupSets:
+        return cls(*read_groups(groups, "ceat"))
+
+    @property
+    def words(self) -> list[str]:
+        return [w for g in self.domains.values() for ws in g.values() for w in ws] + self.A + self.B
+
+    def check(self, counts: Mapping[str, int], corpus: Path) -> None:
+        """The attribute words the corpus has; some group's words must occur."""
+        self.A = found(self.A, counts, "attribute set A", corpus)
+        self.B = found(self.B, counts, "attribute set B", corpus)
+        if not any(counts.get(w) for g in self.domains.values() for ws in g.values() for w in ws):
+            raise InputError(
+                "no group's words occur in the corpus.",
+                path=corpus,
+                fix="pass a corpus that names the groups (one sentence per line).",
+            )
+
+    def results(self, embs: Any, counts: Mapping[str, int], *, n_samples: int, seed: int) -> tuple[list, list]:
+        """One row per group the corpus names (results.csv) and its group-level score (groups.csv)."""
+        rows, group_rows = [], []
+        for dom, gs in self.domains.items():
+            for g, ws in gs.items():
+                ws = [w for w in ws if counts.get(w)]
+                if not ws:
+                    continue  # a group the corpus never names: listed under dropped words
+                r = ceat(embs, [ws, self.A, self.B], n_samples=n_samples, seed=seed)
+                rows.append(
+                    {
+                        "domain": dom,
+                        "group": g,
+                        "words": " ".join(ws),
+                        "attributes": self.names,
+                        **r,
+                        "min_contexts": min(counts[w] for w in ws + self.A + self.B),
+                    }
+                )
+                group_rows.append(
+                    {"domain": dom, "group": g, "metric": "ces", "score": r["ces"], "count": min(counts[w] for w in ws)}
+                )
+        return rows, group_rows
 
 
 def render_ceat(summary: dict) -> str:

@@ -61,7 +61,7 @@ def count_parameters(config: Any) -> int | None:
     device; tied weights counted once), or None when transformers cannot build it."""
     try:
         return _count(config.to_json_string(use_diff=False))
-    except Exception:  # noqa: BLE001 - an exotic config: the count is unknown, not an error
+    except Exception:  # an exotic config: the count is unknown, not an error
         return None
 
 
@@ -75,7 +75,7 @@ def _count(config_json: str) -> int | None:
     try:
         with torch.device("meta"):
             model = transformers.AutoModel.from_config(config)
-    except Exception:  # noqa: BLE001
+    except Exception:  # a config transformers cannot build: the count is unknown, not an error
         return None
     return int(sum(p.numel() for p in model.parameters()))
 
@@ -108,7 +108,7 @@ def _folder_config(folder: str | Path | None) -> Any:
         import transformers
 
         return transformers.AutoConfig.from_pretrained(str(folder))
-    except Exception:  # noqa: BLE001 - unreadable: fall back to the loaded model's config
+    except Exception:  # unreadable: fall back to the loaded model's config
         return None
 
 

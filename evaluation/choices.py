@@ -1,6 +1,7 @@
 """Choices of evaluate options whose code lives in modules that also read the options models
-(:mod:`.options` imports these, and so do :mod:`.seat` and :mod:`.stereoset`: one level below both,
-so the models never import the code that takes them)."""
+(:mod:`.options` imports these, and so do :mod:`.seat`, :mod:`.stereoset`, :mod:`.correlate`,
+:mod:`.ilps` and :mod:`.extrinsic`: one level below both, so the models never import the code that
+takes them)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,12 @@ POOLINGS = ("mean", "cls", "first", "last")
 
 # StereoSet intrasentence, masked LMs: how the pieces of a fill combine (the reference: mean of probabilities)
 PIECE_AGGS = ("mean-prob", "mean-logprob")
+
+# evaluate correlate: the groups whose scores a variance is taken over (aligned: those on both sides)
+GROUP_MODES = ("all", "aligned")
+
+# ILPS: the word predicted (Kurita et al. 2019: the target; Cao et al. 2022 §2: the attribute)
+PREDICT = ("target", "attribute")
+
+# evaluate extrinsic classifier: the per-group rates and their gaps to the overall rate
+CLASSIFIER_METRICS = ("fpr", "fpr_gap", "fnr", "fnr_gap")

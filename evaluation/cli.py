@@ -4,8 +4,9 @@ The commands live in one module per family and know nothing of this one: ``pairs
 (CrowS-Pairs / IndiBias pairs), ``cats_cli`` (StereoSet CATs, SEAT, correlation), ``intrinsic_cli``
 (CEAT, ILPS), ``extrinsic_cli``
 (group-level extrinsic scores for correlation, a sub-group) and ``seat_names_cli`` (SEAT name lists
-by corpus frequency) define plain functions or sub-apps, their shared options come from
-``cli_options``, and this module puts them on ``app``.
+by corpus frequency, SEAT tests from a release) define the commands (each from its options model,
+:mod:`.options`) or sub-apps, what they print alike comes from ``cli_options``, and this module puts
+them on ``app``.
 """
 
 from __future__ import annotations

@@ -1,48 +1,11 @@
-"""What the `biaskit evaluate` commands share besides their options models.
+"""What the `biaskit evaluate` commands print alike: the protocol line, whether a run is comparable
+with the paper's figures, and the paper's figures beside the run's.
 
-``evaluate pairs | cats | seat`` declare their options in :mod:`.options` (one model each). The
-commands not converted yet (ceat, ilps, correlate) take the options they share with those from the
-same declarations, as typer annotations (:func:`biaskit.options.annotated`): ``device: Device =
-"auto"`` etc. Their own choices come from the registries and constants of the code that implements
-them (:func:`biaskit.clitools.choice_enum`). Also here: the protocol line and the published figures
-every evaluate command prints.
+Their options are their options models (:mod:`.options`: one model per command, the options several
+commands share declared once as functions there).
 """
 
 from __future__ import annotations
-
-from enum import Enum
-from typing import TYPE_CHECKING, Annotated
-
-import typer
-
-from biaskit.clitools import choice_enum
-from biaskit.options import annotated
-
-from .correlate import GROUP_MODES
-from .ilps import PREDICT
-from .options import MODEL_HELP, CatsOptions, PairsOptions
-
-if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
-    GroupMode = Enum
-    Predict = Enum
-else:
-    GroupMode = choice_enum("GroupMode", GROUP_MODES)
-    Predict = choice_enum("Predict", PREDICT)
-
-# ---- the options several commands share (declared once in .options) -----------------------------
-Protocol = annotated(PairsOptions, "protocol")
-Model = Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP + ".")]
-OptionalModels = annotated(CatsOptions, "models")
-Device = annotated(PairsOptions, "device")
-Dtype = annotated(PairsOptions, "dtype")
-BatchSize = annotated(PairsOptions, "batch_size")
-NoCache = annotated(PairsOptions, "no_cache")
-Quiet = annotated(PairsOptions, "quiet")
-
-
-def protocol_value(p) -> str | None:
-    """The --protocol value (None when not given: the data's origin decides)."""
-    return None if p is None else p.value
 
 
 def print_protocol(console, applied, model: str = "") -> None:

@@ -27,11 +27,16 @@ import math
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.tables import MISSING, md_table, num
+
+from .results import CatsComparison, CatsRun, SeatComparison, SeatRun
+
+if TYPE_CHECKING:
+    from .options import CatsOptions, SeatOptions
 
 CATS_COLUMNS = ["model", "scorer", "cat_mode", "split", "domain", "lms", "ss", "icat", "count"]
 ENSEMBLE = "ENSEMBLE"
@@ -155,159 +160,132 @@ def render_cats_md(table, corr, info: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ensemble_summary(
-    data,
-    names: Sequence[str],
-    summaries: Sequence[dict],
-    out: Path,
-    *,
-    fmt: str,
-    split: str,
-    limit: int | None,
-    release_split: str | None,
-    tie_policy: str,
-    seed: int,
-    command: str | None,
-) -> dict:
+def _ensemble(o: CatsOptions, runs: Sequence[CatsRun], names: Sequence[str], out: Path, command: str | None) -> CatsRun:
+    """The reference's ENSEMBLE (a weighted vote of the models' sentence scores) scored like a model,
+    into ``out/ENSEMBLE``; the CATs' split, limit and tie rule are the models' (as the protocol decided)."""
     from biaskit.io import iter_jsonl
 
     from .cat_metrics import full_report
     from .cat_modes import ENSEMBLE_WEIGHTS, ensemble_scores
     from .stereoset import SentenceScore, _summary, read_run_cats, to_metric_items, write_cat_outputs
 
-    cats, _ = read_run_cats(data, fmt=fmt, split=split, limit=limit, release_split=release_split)
-    runs = []
-    for name, s in zip(names, summaries, strict=False):
+    first = runs[0]
+    cats, _ = read_run_cats(
+        o.data, fmt=o.format, split=first.split or "both", limit=o.limit, release_split=o.release_split
+    )
+    members = []
+    for name, r in zip(names, runs, strict=False):
         scores = {row["id"]: float(row["score"]) for _, row in iter_jsonl(out / name / "scores.jsonl")}
-        runs.append((s["scorer"], scores))
-    ens = ensemble_scores(cats, runs)
+        members.append((r.scorer, scores))
+    ens = ensemble_scores(cats, members)
     items, n_missing = to_metric_items(cats, ens, allow_missing=True)
     if not items:
         raise BiaskitError("no CAT was scored by the models, so the ENSEMBLE has nothing to combine.")
     kept = {it.cat_id for it in items}
     cats = [c for c in cats if c.cat_id in kept]
-    report = full_report(items, tie_policy=tie_policy)
+    report = full_report(items, tie_policy=first.tie_policy)
     sentence_scores = [
         SentenceScore(
-            sentence_id=o.sentence_id,
+            sentence_id=op.sentence_id,
             cat_id=c.cat_id,
             split=c.split,
-            gold_label=o.gold_label,
-            score=ens[o.sentence_id],
+            gold_label=op.gold_label,
+            score=ens[op.sentence_id],
             method="ensemble",
         )
         for c in cats
-        for o in c.options
+        for op in c.options
     ]
     extra = {
         "model": ENSEMBLE,
         "scorer": ENSEMBLE.lower(),
-        "cat_mode": summaries[0].get("cat_mode"),
+        "cat_mode": first.cat_mode,
         "members": list(names),
         "weights": {f"{k}/{sp}": w for (k, sp), w in ENSEMBLE_WEIGHTS.items()},
-        "tie_policy": tie_policy,
+        "tie_policy": first.tie_policy,
         "missing_cats": n_missing,
         "skipped": {},
-        "data": summaries[0].get("data"),
+        "data": first.summary.get("data"),
         "command": command,
     }
-    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
+    summary = _summary(cats, items, report, tie_policy=first.tie_policy, seed=o.seed, extra=extra)
     write_cat_outputs(out / ENSEMBLE, summary, sentence_scores, cats)
-    return summary
+    return CatsRun.from_summary(summary, out / ENSEMBLE)
 
 
 def run_cats_multi(
-    opts: Any = None,
-    models: Any = None,
-    out_dir: Any = None,
-    /,
-    *,
-    progress: bool = False,
-    command: str | None = None,
-    cache: Any = None,
-    **options: Any,
-) -> dict:
+    opts: CatsOptions, *, progress: bool = False, command: str | None = None, cache: Any = None
+) -> CatsComparison:
     """Score the CATs with every model and write the comparison (see the module docstring).
     ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
-    several models (each is scored by :func:`.stereoset.run_cats` with the same options);
-    keyword-compatible: ``run_cats_multi(data, models, out_dir, scorer=..., ensemble=True, ...)``.
-    Returns ``{"summaries", "names", "table", "correlations", "ensemble"}``."""
-    import pandas as pd
-
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+    several models (each is scored by :func:`.stereoset.run_cats` with the same options)."""
+    from biaskit.io import atomic_dir
 
     from .cat_modes import check_mode
-    from .options import CatsOptions, keywords
     from .pairs import _unique_slugs
     from .stereoset import run_cats
 
-    o = CatsOptions.coerce(
-        opts, keywords({**options, **({"models": list(models)} if models is not None else {})}, out_dir=out_dir), "data"
-    )
-    data, out_dir, ensemble, fmt, limit, seed, release_split = (
-        o.data,
-        o.out,
-        o.ensemble,
-        o.format,
-        o.limit,
-        o.seed,
-        o.release_split,
-    )
-    models = _check_models(o.models or [])
-    if o.cat_mode is not None:
-        check_mode(o.cat_mode)
+    models = _check_models(opts.models or [])
+    if opts.cat_mode is not None:
+        check_mode(opts.cat_mode)
     names = _unique_slugs(models)
-    if ensemble and ENSEMBLE in names:
+    if opts.ensemble and ENSEMBLE in names:
         raise BiaskitError(f"a model folder is named {ENSEMBLE}, the name of the ensemble row. Fix: rename it")
-    with atomic_dir(out_dir) as tmp:
-        summaries = [
+    with atomic_dir(opts.out) as tmp:
+        runs = [
             run_cats(
-                o.model_copy(update={"models": [m], "out": tmp / name}), progress=progress, command=command, cache=cache
+                opts.model_copy(update={"models": [m], "out": tmp / n}), progress=progress, command=command, cache=cache
             )
-            for m, name in zip(models, names, strict=False)
+            for m, n in zip(models, names, strict=False)
         ]
-        split, tie_policy = summaries[0]["data"]["split"], summaries[0]["tie_policy"]  # as the protocol decided
-        ens = None
-        if ensemble:
-            ens = _ensemble_summary(
-                data,
-                names,
-                summaries,
-                tmp,
-                fmt=fmt,
-                split=split,
-                limit=limit,
-                release_split=release_split,
-                tie_policy=tie_policy,
-                seed=seed,
-                command=command,
-            )
-        table = pd.DataFrame(
-            [r for n, s in zip(names, summaries, strict=False) for r in cats_rows(n, s)]
-            + (cats_rows(ENSEMBLE, ens) if ens else []),
-            columns=CATS_COLUMNS,
-        )
-        corr = spearman_lms_ss(table)
-        info = {
-            "data": str(data),
-            "models": [str(m) for m in models],
-            "names": names,
-            "ensemble": bool(ensemble),
-            "cat_mode": summaries[0].get("cat_mode"),
-            "tie_policy": tie_policy,
-            "command": command,
-            "protocol": summaries[0].get("protocol"),
-        }
-        from biaskit.public import public_obj, public_table
+        ens = _ensemble(opts, runs, names, tmp, command) if opts.ensemble else None
+        table, corr = _write_cats_comparison(tmp, opts, models, names, runs, ens, command)
+    for r, n in zip(runs, names, strict=False):
+        r.folder = Path(opts.out) / n
+    if ens is not None:
+        ens.folder = Path(opts.out) / ENSEMBLE
+    return CatsComparison(models=runs, names=names, table=table, correlations=corr, ensemble=ens)
 
-        table, info = public_table(table), public_obj(info)  # no path of this machine (biaskit.public)
-        write_table(tmp / "comparison.csv", table)
-        write_table(tmp / "correlations.csv", corr)
-        atomic_write_text(tmp / "comparison.md", render_cats_md(table, corr, info))
-        write_json(
-            tmp / "comparison.json", {**info, "rows": table.to_dict("records"), "correlations": corr.to_dict("records")}
-        )
-    return {"summaries": summaries, "names": names, "table": table, "correlations": corr, "ensemble": ens}
+
+def _write_cats_comparison(
+    out: Path,
+    o: CatsOptions,
+    models: Sequence[Any],
+    names: Sequence[str],
+    runs: Sequence[CatsRun],
+    ens: CatsRun | None,
+    command: str | None,
+) -> tuple[Any, Any]:
+    """comparison.csv / .md / .json and correlations.csv; returns the table and the correlations."""
+    import pandas as pd
+
+    from biaskit.io import atomic_write_text, write_json, write_table
+    from biaskit.public import public_obj, public_table
+
+    table = pd.DataFrame(
+        [row for n, r in zip(names, runs, strict=False) for row in cats_rows(n, r.summary)]
+        + (cats_rows(ENSEMBLE, ens.summary) if ens else []),
+        columns=CATS_COLUMNS,
+    )
+    corr = spearman_lms_ss(table)
+    info = {
+        "data": str(o.data),
+        "models": [str(m) for m in models],
+        "names": list(names),
+        "ensemble": bool(o.ensemble),
+        "cat_mode": runs[0].cat_mode,
+        "tie_policy": runs[0].tie_policy,
+        "command": command,
+        "protocol": runs[0].summary.get("protocol"),
+    }
+    table, info = public_table(table), public_obj(info)  # no path of this machine (biaskit.public)
+    write_table(out / "comparison.csv", table)
+    write_table(out / "correlations.csv", corr)
+    atomic_write_text(out / "comparison.md", render_cats_md(table, corr, info))
+    write_json(
+        out / "comparison.json", {**info, "rows": table.to_dict("records"), "correlations": corr.to_dict("records")}
+    )
+    return table, corr
 
 
 # ============================================================================================  SEAT
@@ -326,67 +304,61 @@ SEAT_COLUMNS = [
 ]
 
 
-def run_seat_multi(
-    opts: Any = None,
-    models: Any = None,
-    out_dir: Any = None,
-    /,
-    *,
-    command: str | None = None,
-    cache: Any = None,
-    **options: Any,
-) -> dict:
+def run_seat_multi(opts: SeatOptions, *, command: str | None = None, cache: Any = None) -> SeatComparison:
     """Run the SEAT tests with every encoder (one sub-folder each, as a single run) and write
     ``comparison.csv`` (test x model rows) and ``comparison.md`` (effect size per test x model).
     ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
-    several models; keyword-compatible: ``run_seat_multi(tests, models, out_dir, n_samples=...)``."""
+    several models."""
+    from biaskit.io import atomic_dir
+
+    from .pairs import _unique_slugs
+    from .seat import run_seat
+
+    models = _check_models(opts.models)
+    names = _unique_slugs(models)
+    with atomic_dir(opts.out) as tmp:
+        runs = [
+            run_seat(opts.model_copy(update={"models": [m], "out": tmp / n}), command=command, cache=cache)
+            for m, n in zip(models, names, strict=False)
+        ]
+        table = _write_seat_comparison(tmp, opts, models, names, runs, command)
+    for r, n in zip(runs, names, strict=False):
+        r.folder = Path(opts.out) / n
+    return SeatComparison(models=runs, names=names, table=table)
+
+
+def _write_seat_comparison(
+    out: Path, o: SeatOptions, models: Sequence[Any], names: Sequence[str], runs: Sequence[SeatRun], command: str | None
+) -> Any:
+    """comparison.csv / .md / .json; the marks are the protocol's, over the whole table (sent-bias
+    corrects across it). Returns the table."""
     import pandas as pd
 
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
+    from biaskit.io import atomic_write_text, write_json, write_table
+    from biaskit.public import public_obj, public_table
 
-    from .options import SeatOptions, keywords
-    from .pairs import _unique_slugs
-    from .seat import run_seat, significance
+    from .seat import significance
 
-    o = SeatOptions.coerce(
-        opts,
-        keywords({**options, **({"models": list(models)} if models is not None else {})}, out_dir=out_dir),
-        "tests",
-    )
-    tests, out_dir = o.tests, o.out
-    models = _check_models(o.models)
-    names = _unique_slugs(models)
-    with atomic_dir(out_dir) as tmp:
-        summaries = [
-            run_seat(o.model_copy(update={"models": [m], "out": tmp / name}), command=command, cache=cache)
-            for m, name in zip(models, names, strict=False)
-        ]
-        rows = [
-            {"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
-            for name, s in zip(names, summaries, strict=False)
-            for r in s["tests"]
-        ]
-        first = summaries[0]  # the marks are the protocol's, over the whole table (sent-bias corrects across it)
-        for r, sig in zip(rows, significance(rows, first["alpha"], first["correction"]) if rows else [], strict=False):
-            r["significance"] = sig
-        from biaskit.public import public_obj, public_table
-
-        table = public_table(pd.DataFrame(rows, columns=SEAT_COLUMNS))  # no path of this machine (biaskit.public)
-        write_table(tmp / "comparison.csv", table)
-        atomic_write_text(tmp / "comparison.md", render_seat_md(table, public_obj(names), public_obj(first)))
-        write_json(
-            tmp / "comparison.json",
-            public_obj(
-                {
-                    "tests": list(tests),
-                    "models": [str(m) for m in models],
-                    "names": names,
-                    "command": command,
-                    "rows": table.to_dict("records"),
-                }
-            ),
-        )
-    return {"summaries": summaries, "names": names, "table": table}
+    rows = [
+        {"model": name, **{k: r.get(k) for k in SEAT_COLUMNS if k not in ("model", "significance")}}
+        for name, run in zip(names, runs, strict=False)
+        for r in run.summary["tests"]
+    ]
+    first = runs[0]
+    for r, sig in zip(rows, significance(rows, first.alpha, first.correction) if rows else [], strict=False):
+        r["significance"] = sig
+    table = public_table(pd.DataFrame(rows, columns=SEAT_COLUMNS))  # no path of this machine (biaskit.public)
+    write_table(out / "comparison.csv", table)
+    atomic_write_text(out / "comparison.md", render_seat_md(table, public_obj(list(names)), public_obj(first.summary)))
+    summary = {
+        "tests": list(o.tests),
+        "models": [str(m) for m in models],
+        "names": list(names),
+        "command": command,
+        "rows": table.to_dict("records"),
+    }
+    write_json(out / "comparison.json", public_obj(summary))
+    return table
 
 
 def render_seat_md(table, names: Sequence[str], summary: dict | None = None) -> str:

@@ -45,11 +45,15 @@ from typing import TYPE_CHECKING
 from biaskit.errors import BiaskitError, InputError
 from biaskit.tables import md_table, num
 
+from .choices import GROUP_MODES
+from .results import Correlation
+
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .options import CorrelateOptions
+
 LONG_COLUMNS = ["model", "domain", "group", "metric", "score"]
-GROUP_MODES = ("all", "aligned")
 
 
 @dataclass
@@ -68,80 +72,17 @@ def _norm(s: str) -> str:
 
 def read_result_folder(path: str | Path) -> ResultFolder:
     """A result folder's model name and long-format group scores (see the module docstring)."""
-    import pandas as pd
-
     path = Path(path)
-    if not path.is_dir():
-        raise InputError("not a folder.", path=path, fix="pass result folders written by biaskit evaluate cats|pairs.")
-    summ_path = path / "summary.json"
-    if not summ_path.exists():
-        raise InputError(
-            "no summary.json in this result folder.",
-            path=path,
-            fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.",
-        )
-    from biaskit.io import read_json
-
-    summary = read_json(summ_path, fix="re-run the evaluation that wrote it.")
+    summary = _folder_summary(path)
     model = str(summary.get("model") or path.name)
-    names = tuple(dict.fromkeys([model, Path(model).name, path.name]))
     benchmark = str(
         summary.get("benchmark") or ("pairs" if "metric_score" in summary else summary.get("kind") or "intrinsic")
     )
     gpath, ppath = path / "groups.csv", path / "pairs.csv"
     if gpath.exists():
-        from biaskit.io import read_table
-
-        df = read_table(gpath)
-        missing = [c for c in ("domain", "group", "metric", "score") if c not in df.columns]
-        if missing:
-            raise InputError(
-                f"missing column(s) {', '.join(missing)}.",
-                path=gpath,
-                fix="groups.csv needs domain, group, metric, score [, count].",
-            )
-        df = _numeric(df, gpath)
-        if "count" not in df.columns:
-            df["count"] = 1
-        source = "groups.csv"
+        df, source = _groups_csv(gpath), "groups.csv"
     elif ppath.exists():
-        from biaskit.io import read_table
-
-        pairs = read_table(ppath)
-        if "win" not in pairs.columns or "bias_type" not in pairs.columns:
-            raise InputError(
-                "pairs.csv lacks 'win' or 'bias_type'.",
-                path=ppath,
-                fix="use a pairs.csv written by `biaskit evaluate pairs`.",
-            )
-        gcol = next((c for c in ("group_more", "group") if c in pairs.columns and pairs[c].notna().any()), None)
-        win = pairs["win"].map(lambda v: str(v).strip().lower() in ("1", "true", "1.0")).astype(float)
-        pairs = pairs.assign(_win=win)
-        if gcol:
-            pairs = pairs[pairs[gcol].notna()]
-            grp = pairs.groupby(["bias_type", gcol])["_win"].agg(["mean", "size"]).reset_index()
-            df = pd.DataFrame(
-                {
-                    "domain": grp["bias_type"],
-                    "group": grp[gcol],
-                    "metric": "metric_score",
-                    "score": 100.0 * grp["mean"],
-                    "count": grp["size"],
-                }
-            )
-            source = gcol
-        else:
-            grp = pairs.groupby("bias_type")["_win"].agg(["mean", "size"]).reset_index()
-            df = pd.DataFrame(
-                {
-                    "domain": "all",
-                    "group": grp["bias_type"],
-                    "metric": "metric_score",
-                    "score": 100.0 * grp["mean"],
-                    "count": grp["size"],
-                }
-            )
-            source = "bias_type"
+        df, source = _pairs_groups(ppath)
     else:
         raise InputError(
             "no group-level scores (groups.csv or pairs.csv) in this result folder.",
@@ -153,11 +94,78 @@ def read_result_folder(path: str | Path) -> ResultFolder:
     return ResultFolder(
         path=path,
         model=model,
-        names=names,
+        names=tuple(dict.fromkeys([model, Path(model).name, path.name])),
         benchmark=benchmark,
         groups=df[["domain", "group", "metric", "score", "count"]],
         group_source=source,
     )
+
+
+def _folder_summary(path: Path) -> dict:
+    """The summary.json of a result folder (an error naming the folder when there is none)."""
+    from biaskit.io import read_json
+
+    if not path.is_dir():
+        raise InputError("not a folder.", path=path, fix="pass result folders written by biaskit evaluate cats|pairs.")
+    if not (path / "summary.json").exists():
+        raise InputError(
+            "no summary.json in this result folder.",
+            path=path,
+            fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.",
+        )
+    return read_json(path / "summary.json", fix="re-run the evaluation that wrote it.")
+
+
+def _groups_csv(gpath: Path):
+    """The group scores of a ``groups.csv`` (``count`` 1 when it has none)."""
+    from biaskit.io import read_table
+
+    df = read_table(gpath)
+    missing = [c for c in ("domain", "group", "metric", "score") if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}.",
+            path=gpath,
+            fix="groups.csv needs domain, group, metric, score [, count].",
+        )
+    df = _numeric(df, gpath)
+    if "count" not in df.columns:
+        df["count"] = 1
+    return df
+
+
+def _pairs_groups(ppath: Path):
+    """The group scores of a ``pairs.csv``: ``100 * wins / pairs`` per group (``group_more`` or
+    ``group``) and bias type, or per bias type of the domain ``all`` when no group is named. Returns
+    the scores and where the groups came from."""
+    import pandas as pd
+
+    from biaskit.io import read_table
+
+    pairs = read_table(ppath)
+    if "win" not in pairs.columns or "bias_type" not in pairs.columns:
+        raise InputError(
+            "pairs.csv lacks 'win' or 'bias_type'.",
+            path=ppath,
+            fix="use a pairs.csv written by `biaskit evaluate pairs`.",
+        )
+    gcol = next((c for c in ("group_more", "group") if c in pairs.columns and pairs[c].notna().any()), None)
+    win = pairs["win"].map(lambda v: str(v).strip().lower() in ("1", "true", "1.0")).astype(float)
+    pairs = pairs.assign(_win=win)
+    if gcol:
+        pairs = pairs[pairs[gcol].notna()]
+    keys = ["bias_type", gcol] if gcol else ["bias_type"]
+    grp = pairs.groupby(keys)["_win"].agg(["mean", "size"]).reset_index()
+    df = pd.DataFrame(
+        {
+            "domain": grp["bias_type"] if gcol else "all",
+            "group": grp[gcol] if gcol else grp["bias_type"],
+            "metric": "metric_score",
+            "score": 100.0 * grp["mean"],
+            "count": grp["size"],
+        }
+    )
+    return df, gcol or "bias_type"
 
 
 def _numeric(df, path: Path):
@@ -253,20 +261,23 @@ def _variance(values, ddof: int) -> float:
 
 def correlate_protocol(requested: str | None, given: dict):
     """The protocol of a correlation (``cao2022`` only by name: a correlation has no data origin)."""
+    from biaskit.options import say
+
     from .protocols import apply_protocol, get_protocol
     from .protocols import words as W
 
     proto = get_protocol(requested) if requested not in (None, "auto") else None
     if proto is not None and "correlate" not in proto.commands:
         raise BiaskitError(
-            f"protocol '{proto.name}' does not cover `evaluate correlate`. Fix: pass --protocol cao2022 or none"
+            f"protocol '{proto.name}' does not cover `evaluate correlate`. Fix: pass {say('protocol', 'cao2022')} or "
+            f"{say('protocol', 'none')}"
         )
     return apply_protocol(
         proto,
         "correlate",
         given,
         {"groups": "all", "correlation": "pearson and spearman"},
-        chosen_by="--protocol" if proto else "no --protocol",
+        chosen_by=say("protocol") if proto else f"no {say('protocol')}",
         words={
             "groups": W.GROUPS,
             "correlation": {**W.CORRELATION, "pearson and spearman": "Pearson's r and Spearman's rho"},
@@ -289,12 +300,14 @@ def check_cao2022_folders(folders: Sequence[ResultFolder]) -> list[str]:
         split = (summ.get("data") or {}).get("split")
         mode = summ.get("cat_mode")
         if split != "intrasentence" or mode != "pll":
+            # a command of `evaluate cats` (not this one's options): spelled as that command takes them
+            rerun = f"`biaskit evaluate cats --data DATA --model {f.model} --split intrasentence --cat-mode pll"
+            rerun += " --out DIR` (or `--protocol cao2022`)"
             raise InputError(
                 f"a StereoSet result scored with split {split!r} and mode {mode!r}; Cao et al. 2022 §2 "
                 "use intrasentence CATs scored by pseudo-likelihood.",
                 path=f.path,
-                fix=f"re-run: biaskit evaluate cats --data DATA --model {f.model} --split intrasentence "
-                "--cat-mode pll --out DIR (or --protocol cao2022).",
+                fix=f"re-run: {rerun}.",
             )
     notes = []
     for m, have in sorted(by_model.items()):
@@ -307,114 +320,154 @@ def check_cao2022_folders(folders: Sequence[ResultFolder]) -> list[str]:
     return notes
 
 
-def write_result_folder(out_dir: str | Path, summary: dict, report: str, **tables) -> None:
-    """An intrinsic metric's result folder as `correlate` reads it, published whole: ``summary.json``,
-    ``report.md`` and one CSV per table given (``groups=`` the group-level scores ``groups.csv``;
-    ``None`` tables are left out)."""
-    import pandas as pd
-
-    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
-    from biaskit.public import public_obj, public_table, public_text
-
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:  # no path of this machine in it (biaskit.public)
-        for name, rows in tables.items():
-            if rows is not None:
-                df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-                write_table(out / f"{name}.csv", public_table(df))
-        write_json(out / "summary.json", public_obj(summary))
-        atomic_write_text(out / "report.md", public_text(report))
-
-
-def run_intrinsic(
-    models: Sequence[str],
-    out_root: str | Path,
-    *,
-    protocol: str | None,
-    cats: Path | None,
-    corpus: Sequence[Path] | None,
-    **kw,
-) -> list[Path]:
+def run_intrinsic(opts: CorrelateOptions) -> list[Path]:
     """``correlate --protocol cao2022 --model M ...``: run Cao et al.'s intrinsic metrics for every model
-    (StereoSet intrasentence by pseudo-likelihood, CEAT, ILPS; §2) into ``out_root/<model>/<metric>``
+    (StereoSet intrasentence by pseudo-likelihood, CEAT, ILPS; §2) into ``OUT-intrinsic/<model>/<metric>``
     and return the folders. Masked LMs get all three; a causal LM gets StereoSet and CEAT (ILPS masks)."""
-    from .ceat import run_ceat
-    from .ilps import run_ilps
-    from .pairs import _unique_slugs
-    from .seat import read_family
-    from .stereoset import run_cats
-
-    if protocol != "cao2022":
-        raise BiaskitError(
-            "--model runs the intrinsic metrics of a paper protocol. Fix: pass --protocol cao2022 "
-            "(or --results DIR for metrics you ran yourself)"
-        )
-    if cats is None or not corpus:
-        raise BiaskitError(
-            "--protocol cao2022 with --model needs the StereoSet data and a corpus for CEAT. Fix: "
-            "pass --cats DATA and --corpus FILE"
-        )
     from biaskit.io import atomic_dir, write_json
 
+    from .ceat import run_ceat
+    from .ilps import run_ilps
+    from .options import CatsOptions, CeatOptions, IlpsOptions
+    from .pairs import _unique_slugs
+    from .seat import read_family
     from .seat_names import corpus_lines
+    from .stereoset import run_cats
 
-    for _ in corpus_lines(corpus):  # a corpus that cannot be read stops the run before any model runs
+    _check_intrinsic(opts)
+    for _ in corpus_lines(opts.corpus or []):  # a corpus that cannot be read stops the run before any model runs
         pass
-    out_root = Path(out_root)
+    out_root = intrinsic_folder(opts.out)
+    models, protocol = list(opts.models or []), opts.protocol
     rel: list[str] = []
     with atomic_dir(out_root, owns=("intrinsic.json",)) as stage:  # published whole when every metric ran
         for m, slug in zip(models, _unique_slugs(models), strict=False):
-            run_ceat(m, corpus, stage / slug / "ceat", protocol=protocol)
+            run_ceat(CeatOptions(model=m, corpus=opts.corpus, out=stage / slug / "ceat", protocol=protocol))
             rel.append(f"{slug}/ceat")
             if read_family(m)[0] == "encoder":
-                run_ilps(m, stage / slug / "ilps", protocol=protocol)
+                run_ilps(IlpsOptions(model=m, out=stage / slug / "ilps", protocol=protocol))
                 rel.append(f"{slug}/ilps")
-            run_cats(cats, m, stage / slug / "stereoset", protocol=protocol, **kw)
+            run_cats(CatsOptions(data=opts.cats, models=[m], out=stage / slug / "stereoset", protocol=protocol))
             rel.append(f"{slug}/stereoset")
-        write_json(stage / "intrinsic.json", {"protocol": protocol, "models": list(models), "folders": rel})
+        write_json(stage / "intrinsic.json", {"protocol": protocol, "models": models, "folders": rel})
     return [out_root / r for r in rel]
 
 
-def correlate(
-    result_dirs: Sequence[str | Path],
-    extrinsic: str | Path,
-    *,
-    groups: str | None = None,
-    group_map: str | Path | None = None,
-    ddof: int = 0,
-    min_groups: int = 2,
-    protocol: str | None = None,
-):
-    """Variances per (model, domain, metric) and Pearson/Spearman correlations across models.
+def intrinsic_folder(out: Path) -> Path:
+    """Where ``correlate --model`` writes the intrinsic metrics' folders: ``OUT-intrinsic``."""
+    out = Path(out)
+    return out.with_name(out.name + "-intrinsic")
+
+
+def _check_intrinsic(o: CorrelateOptions) -> None:
+    """Running the intrinsic metrics is a paper protocol's, and needs its data."""
+    from biaskit.options import say
+
+    if o.protocol != "cao2022":
+        raise BiaskitError(
+            f"{say('models')} runs the intrinsic metrics of a paper protocol. Fix: pass {say('protocol', 'cao2022')} "
+            f"(or {say('results', 'DIR')} for metrics you ran yourself)"
+        )
+    if o.cats is None or not o.corpus:
+        raise BiaskitError(
+            f"{say('protocol', 'cao2022')} with {say('models')} needs the StereoSet data and a corpus for CEAT. Fix: "
+            f"pass {say('cats', 'DATA')} and {say('corpus', 'FILE')}"
+        )
+
+
+def run_correlate(opts: CorrelateOptions, *, command: str | None = None) -> Correlation:
+    """``biaskit evaluate correlate``: the intrinsic metrics first when models are given
+    (:func:`run_intrinsic`), then :func:`correlate` of those folders and ``results``, written to
+    ``opts.out`` (:func:`write_outputs`)."""
+    from biaskit.options import say
+
+    folders = list(opts.results or [])
+    if opts.models:
+        read_extrinsic(opts.extrinsic)  # checked before the metrics run
+        folders += run_intrinsic(opts)
+    if not folders:
+        raise BiaskitError(
+            f"nothing to correlate. Fix: pass {say('results', 'DIR')} (repeatable), or {say('protocol', 'cao2022')} "
+            f"with {say('models')}, {say('cats')} and {say('corpus')} to run the paper's intrinsic metrics"
+        )
+    res = correlate(opts.model_copy(update={"results": folders}))
+    res.info["command"] = command
+    write_outputs(res.variances, res.correlations, res.info, opts.out, plots=not opts.no_plots)
+    res.folder = Path(opts.out)
+    return res
+
+
+def correlate(opts: CorrelateOptions) -> Correlation:
+    """Variances per (model, domain, metric) and Pearson/Spearman correlations across models, of the
+    result folders ``opts.results`` and the extrinsic scores ``opts.extrinsic`` (nothing is written).
 
     ``protocol="cao2022"``: Cao et al. 2022's setup (their intrinsic metrics, StereoSet folders from
-    intrasentence pseudo-likelihood runs, Pearson's r as the headline). Returns ``(variances
-    DataFrame, correlations DataFrame, info dict)``.
-    """
-    import pandas as pd
-    from scipy import stats
-
-    applied = correlate_protocol(protocol, {"groups": groups})
+    intrasentence pseudo-likelihood runs, Pearson's r as the headline)."""
+    applied = correlate_protocol(opts.protocol, {"groups": opts.groups})
     groups = applied.values["groups"]
     if groups not in GROUP_MODES:
-        raise BiaskitError(f"unknown --groups '{groups}'. Fix: use {' or '.join(GROUP_MODES)}.")
-    folders = [read_result_folder(p) for p in result_dirs]
+        from biaskit.options import say
+
+        raise BiaskitError(f"unknown {say('groups')} '{groups}'. Fix: use {' or '.join(GROUP_MODES)}.")
+    folders = [read_result_folder(p) for p in opts.results or []]
     if applied.name == "cao2022":
-        for n in check_cao2022_folders(folders):
-            applied.deviations.append(
-                {
-                    "key": "metrics",
-                    "option": "",
-                    "used": None,
-                    "protocol_value": None,
-                    "section": "Cao et al. 2022 §2",
-                    "text": n,
-                }
-            )
-    ext = read_extrinsic(extrinsic)
-    gmap = read_group_map(group_map)
-    ext_models = set(ext["model"])
-    intr_rows = []
-    unmatched = []
+        _note_cao2022(applied, folders)
+    ext = read_extrinsic(opts.extrinsic)
+    gmap = read_group_map(opts.group_map)
+    intr = _intrinsic_scores(folders, set(ext["model"]), opts.extrinsic)
+    aligned = groups == "aligned"
+    intr_g, ext_g = _map_groups(intr, gmap, aligned), _map_groups(ext, gmap, aligned)
+    domains = _common_domains(intr_g, ext_g, opts.extrinsic)
+    models = sorted(set(intr_g["model"]))
+    var_rows: list[dict] = []
+    corr_rows: list[dict] = []
+    for dom in domains:
+        for a in sorted(set(intr_g.loc[intr_g["domain"] == dom, "metric"])):
+            for b in sorted(set(ext_g.loc[ext_g["domain"] == dom, "metric"])):
+                xs, ys, used = [], [], []
+                for m in models:
+                    v = _model_variances(intr_g, ext_g, m, dom, a, b, aligned, opts.ddof)
+                    var_rows.append(v)
+                    if _counts(v, opts.min_groups):
+                        xs.append(v["var_intrinsic"])
+                        ys.append(v["var_extrinsic"])
+                        used.append(m)
+                corr_rows.append(_correlation(dom, a, b, xs, ys, used))
+    return Correlation(
+        variances=_frame(var_rows),
+        correlations=_frame(corr_rows),
+        info=_info(opts, applied, groups, models, domains, folders),
+    )
+
+
+def _frame(rows: list[dict]):
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def _note_cao2022(applied, folders: Sequence[ResultFolder]) -> None:
+    """Cao et al. 2022's metrics a model lacks, as deviations (a StereoSet folder not run their way is
+    refused: :func:`check_cao2022_folders`)."""
+    for n in check_cao2022_folders(folders):
+        applied.deviations.append(
+            {
+                "key": "metrics",
+                "option": "",
+                "used": None,
+                "protocol_value": None,
+                "section": "Cao et al. 2022 §2",
+                "text": n,
+            }
+        )
+
+
+def _intrinsic_scores(folders: Sequence[ResultFolder], ext_models: set, extrinsic: Path):
+    """The folders' group scores in one table, each under the model name the extrinsic file uses; a
+    folder whose model has no extrinsic rows, or two folders of one model and benchmark, are refused."""
+    import pandas as pd
+
+    intr_rows, unmatched = [], []
     for f in folders:
         name = next((n for n in f.names if n in ext_models), None)
         if name is None:
@@ -440,13 +493,10 @@ def correlate(
             "(two result folders of the same model and benchmark?). Fix: pass one folder per model "
             "and benchmark."
         )
-    intr = intr.assign(domain=intr["domain"].astype(str))
-    aligned = groups == "aligned"
-    intr_g = _map_groups(intr, gmap, aligned)
-    ext_g = _map_groups(ext, gmap, aligned)
+    return intr.assign(domain=intr["domain"].astype(str))
 
-    var_rows = []
-    models = sorted(set(intr_g["model"]))
+
+def _common_domains(intr_g, ext_g, extrinsic: Path) -> list[str]:
     domains = sorted(set(intr_g["domain"]) & set(ext_g["domain"]))
     if not domains:
         raise InputError(
@@ -456,80 +506,87 @@ def correlate(
             column="domain",
             fix="use the same domain names (e.g. gender, race, religion).",
         )
-    corr_rows = []
-    for dom in domains:
-        im = sorted(set(intr_g.loc[intr_g["domain"] == dom, "metric"]))
-        em = sorted(set(ext_g.loc[ext_g["domain"] == dom, "metric"]))
-        for a in im:
-            for b in em:
-                xs, ys, used = [], [], []
-                for m in models:
-                    ga = intr_g[(intr_g["model"] == m) & (intr_g["domain"] == dom) & (intr_g["metric"] == a)]
-                    gb = ext_g[(ext_g["model"] == m) & (ext_g["domain"] == dom) & (ext_g["metric"] == b)]
-                    if aligned:
-                        common = set(ga["group_key"]) & set(gb["group_key"])
-                        ga, gb = ga[ga["group_key"].isin(common)], gb[gb["group_key"].isin(common)]
-                    va, vb = _variance(ga["score"], ddof), _variance(gb["score"], ddof)
-                    var_rows.append(
-                        {
-                            "model": m,
-                            "domain": dom,
-                            "intrinsic": a,
-                            "extrinsic": b,
-                            "n_groups_intrinsic": len(ga),
-                            "n_groups_extrinsic": len(gb),
-                            "var_intrinsic": va,
-                            "var_extrinsic": vb,
-                        }
-                    )
-                    if len(ga) >= min_groups and len(gb) >= min_groups and math.isfinite(va) and math.isfinite(vb):
-                        xs.append(va)
-                        ys.append(vb)
-                        used.append(m)
-                row = {
-                    "domain": dom,
-                    "intrinsic": a,
-                    "extrinsic": b,
-                    "n_models": len(used),
-                    "pearson_r": float("nan"),
-                    "pearson_p": float("nan"),
-                    "spearman_rho": float("nan"),
-                    "spearman_p": float("nan"),
-                    "models": used,
-                    "note": "",
-                }
-                if len(used) < 3:
-                    row["note"] = "fewer than 3 models with both variances"
-                elif len(set(xs)) < 2 or len(set(ys)) < 2:
-                    row["note"] = "a variance is constant across models"
-                else:
-                    pr = stats.pearsonr(xs, ys)
-                    sr = stats.spearmanr(xs, ys)
-                    row.update(
-                        pearson_r=float(pr.statistic),
-                        pearson_p=float(pr.pvalue),
-                        spearman_rho=float(sr.statistic),
-                        spearman_p=float(sr.pvalue),
-                    )
-                corr_rows.append(row)
-    variances = pd.DataFrame(var_rows)
-    corrs = pd.DataFrame(corr_rows)
-    info = {
+    return domains
+
+
+def _model_variances(intr_g, ext_g, m: str, dom: str, a: str, b: str, aligned: bool, ddof: int) -> dict:
+    """One row of variances.csv: model ``m``'s variance of intrinsic metric ``a`` and extrinsic metric
+    ``b`` in domain ``dom`` (``aligned``: over the groups both sides have)."""
+    ga = intr_g[(intr_g["model"] == m) & (intr_g["domain"] == dom) & (intr_g["metric"] == a)]
+    gb = ext_g[(ext_g["model"] == m) & (ext_g["domain"] == dom) & (ext_g["metric"] == b)]
+    if aligned:
+        common = set(ga["group_key"]) & set(gb["group_key"])
+        ga, gb = ga[ga["group_key"].isin(common)], gb[gb["group_key"].isin(common)]
+    return {
+        "model": m,
+        "domain": dom,
+        "intrinsic": a,
+        "extrinsic": b,
+        "n_groups_intrinsic": len(ga),
+        "n_groups_extrinsic": len(gb),
+        "var_intrinsic": _variance(ga["score"], ddof),
+        "var_extrinsic": _variance(gb["score"], ddof),
+    }
+
+
+def _counts(v: dict, min_groups: int) -> bool:
+    """A model counts in a correlation with ``min_groups`` groups on each side and both variances."""
+    return (
+        v["n_groups_intrinsic"] >= min_groups
+        and v["n_groups_extrinsic"] >= min_groups
+        and math.isfinite(v["var_intrinsic"])
+        and math.isfinite(v["var_extrinsic"])
+    )
+
+
+def _correlation(dom: str, a: str, b: str, xs: list[float], ys: list[float], used: list[str]) -> dict:
+    """One row of correlations.csv: Pearson and Spearman across the models that count (scipy)."""
+    from scipy import stats
+
+    row = {
+        "domain": dom,
+        "intrinsic": a,
+        "extrinsic": b,
+        "n_models": len(used),
+        "pearson_r": float("nan"),
+        "pearson_p": float("nan"),
+        "spearman_rho": float("nan"),
+        "spearman_p": float("nan"),
+        "models": used,
+        "note": "",
+    }
+    if len(used) < 3:
+        row["note"] = "fewer than 3 models with both variances"
+    elif len(set(xs)) < 2 or len(set(ys)) < 2:
+        row["note"] = "a variance is constant across models"
+    else:
+        pr, sr = stats.pearsonr(xs, ys), stats.spearmanr(xs, ys)
+        row.update(
+            pearson_r=float(pr.statistic),
+            pearson_p=float(pr.pvalue),
+            spearman_rho=float(sr.statistic),
+            spearman_p=float(sr.pvalue),
+        )
+    return row
+
+
+def _info(o: CorrelateOptions, applied, groups: str, models: list, domains: list, folders) -> dict:
+    """What summary.json records of the run besides the correlations."""
+    return {
         "protocol": applied.as_dict(),
         "headline": applied.values.get("correlation"),
         "groups": groups,
-        "ddof": ddof,
-        "min_groups": min_groups,
+        "ddof": o.ddof,
+        "min_groups": o.min_groups,
         "models": models,
         "domains": domains,
-        "group_map": str(group_map) if group_map else None,
+        "group_map": str(o.group_map) if o.group_map else None,
         "folders": [
             {"path": str(f.path), "model": f.model, "benchmark": f.benchmark, "group_source": f.group_source}
             for f in folders
         ],
-        "extrinsic": str(extrinsic),
+        "extrinsic": str(o.extrinsic),
     }
-    return variances, corrs, info
 
 
 def _slug(s: str) -> str:

@@ -32,11 +32,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say, unset
+
+from .choices import CLASSIFIER_METRICS
+from .results import ExtrinsicRun
+
+if TYPE_CHECKING:
+    from .options import ClassifierOptions, ExtrinsicOptions, GenerationsOptions
 
 OUT_COLUMNS = ["model", "domain", "group", "metric", "score", "count"]
-CLASSIFIER_METRICS = ("fpr", "fpr_gap", "fnr", "fnr_gap")
 TRUE_WORDS = {"1", "1.0", "true", "yes", "y", "t", "toxic", "positive", "pos", "hate", "hateful", "offensive"}
 FALSE_WORDS = {
     "0",
@@ -67,11 +74,11 @@ def _binary(v, *, positive: str | None, threshold: float | None, path, row: int,
             return float(v) >= threshold
         except (TypeError, ValueError) as exc:
             raise InputError(
-                f"'{v}' is not a number (--threshold turns scores into labels).",
+                f"'{v}' is not a number ({say('threshold')} turns scores into labels).",
                 path=path,
                 row=row,
                 column=column,
-                fix="give probabilities/scores in this column or drop --threshold.",
+                fix=f"give probabilities/scores in this column or {unset('threshold')}.",
             ) from exc
     s = str(v).strip().lower()
     if positive is not None:
@@ -85,7 +92,7 @@ def _binary(v, *, positive: str | None, threshold: float | None, path, row: int,
         path=path,
         row=row,
         column=column,
-        fix="use 0/1, true/false, toxic/non-toxic, or say which value is positive with --positive.",
+        fix=f"use 0/1, true/false, toxic/non-toxic, or say which value is positive with {say('positive')}.",
     )
 
 
@@ -101,8 +108,8 @@ def _require(df, cols: Iterable[str], path) -> None:
         raise InputError(
             f"missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))}).",
             path=path,
-            fix="name the columns with the --*-col options (model and domain may instead be "
-            "given once with --model / --domain).",
+            fix="name the columns with the options ending in -col (model and domain may instead be "
+            f"given once with {say('model')} / {say('domain')}).",
         )
 
 
@@ -111,10 +118,14 @@ def _model_domain(
 ) -> tuple[str, str]:
     m = model if model is not None else r.get(model_col)
     d = domain if domain is not None else r.get(domain_col)
-    for val, what, opt in ((m, "model", "--model"), (d, "domain", "--domain")):
+    for val, what in ((m, "model"), (d, "domain")):
         if _is_missing(val) or not str(val).strip():
             raise InputError(
-                f"no {what} for this row.", path=path, row=row, column=what, fix=f"add a '{what}' column or pass {opt}."
+                f"no {what} for this row.",
+                path=path,
+                row=row,
+                column=what,
+                fix=f"add a '{what}' column or pass {say(what)}.",
             )
     return str(m).strip(), str(d).strip()
 
@@ -144,8 +155,6 @@ def classifier_group_scores(
     number of gold negatives of the group for FPR, gold positives for FNR). A group without any gold
     negative has no FPR (NaN) and is left out, with a note in ``df.attrs["notes"]``.
     """
-    import pandas as pd
-
     bad = [m for m in metrics if m not in CLASSIFIER_METRICS]
     if bad:
         raise BiaskitError(f"unknown metric(s) {', '.join(bad)}. Fix: use {', '.join(CLASSIFIER_METRICS)}.")
@@ -155,9 +164,8 @@ def classifier_group_scores(
         + ([domain_col] if domain is None else [])
     )
     _require(df, need, path)
-    # (model, domain) -> counts overall and per group: [fp, negatives, fn, positives]
-    overall: dict[tuple[str, str], list[int]] = {}
-    per: dict[tuple[str, str, str], list[int]] = {}
+    overall: dict[tuple[str, str], list[int]] = {}  # (model, domain) -> [fp, negatives, fn, positives]
+    per: dict[tuple[str, str, str], list[int]] = {}  # (model, domain, group) -> the same
     for i, r in enumerate(df.to_dict("records"), start=1):
         gold = _binary(r[label_col], positive=positive, threshold=None, path=path, row=i, column=label_col)
         pred = _binary(
@@ -170,13 +178,28 @@ def classifier_group_scores(
         )
         key = _model_domain(df, r, model_col, model, domain_col, domain, path, i)
         c = [int(pred and not gold), int(not gold), int(gold and not pred), int(gold)]
-        tot = overall.setdefault(key, [0, 0, 0, 0])
-        for j in range(4):
-            tot[j] += c[j]
+        _add(overall.setdefault(key, [0, 0, 0, 0]), c)
         for g in dict.fromkeys(_groups(r[group_col], group_sep)):
-            acc = per.setdefault((*key, g), [0, 0, 0, 0])
-            for j in range(4):
-                acc[j] += c[j]
+            _add(per.setdefault((*key, g), [0, 0, 0, 0]), c)
+    rows, notes = _rate_rows(per, overall, metrics, name)
+    if not rows:
+        raise InputError(
+            "no group has a score (no row names a group, or no group has the examples a rate needs).",
+            path=path,
+            column=group_col,
+            fix=f"fill in the group column (several groups: separate them with '{group_sep}').",
+        )
+    return _scores_frame(rows, sorted(set(notes)))
+
+
+def _add(acc: list[int], c: Sequence[int]) -> None:
+    for j, x in enumerate(c):
+        acc[j] += x
+
+
+def _rate_rows(per: dict, overall: dict, metrics: Sequence[str], name: str) -> tuple[list[dict], list[str]]:
+    """Each group's rates (FPR, FNR) and gaps from its counts and its model and domain's; a rate
+    without the examples it needs is a note, not a row."""
     rows, notes = [], []
     for (m, d, g), (fp, neg, fn, pos) in per.items():
         o_fp, o_neg, o_fn, o_pos = overall[(m, d)]
@@ -195,16 +218,16 @@ def classifier_group_scores(
                 continue
             score = rate - total_rate if met.endswith("_gap") else rate
             rows.append({"model": m, "domain": d, "group": g, "metric": f"{name}:{met}", "score": score, "count": n})
-    if not rows:
-        raise InputError(
-            "no group has a score (no row names a group, or no group has the examples a rate needs).",
-            path=path,
-            column=group_col,
-            fix=f"fill in the group column (several groups: separate them with '{group_sep}').",
-        )
+    return rows, notes
+
+
+def _scores_frame(rows: list[dict], notes: list[str]):
+    """The long table (:data:`OUT_COLUMNS`) sorted by model, domain, metric and group, with its notes."""
+    import pandas as pd
+
     out = pd.DataFrame(rows, columns=OUT_COLUMNS).sort_values(["model", "domain", "metric", "group"], kind="stable")
     out = out.reset_index(drop=True)
-    out.attrs["notes"] = sorted(set(notes))
+    out.attrs["notes"] = notes
     return out
 
 
@@ -221,7 +244,7 @@ def parse_label_map(spec: str | None) -> dict[str, float] | None:
             sep = ""
         if not sep or not k.strip():
             raise BiaskitError(
-                f"bad --label-map entry '{part}'. Fix: write LABEL=NUMBER pairs separated by commas, "
+                f"bad {say('label_map')} entry '{part}'. Fix: write LABEL=NUMBER pairs separated by commas, "
                 "e.g. negative=-1,neutral=0,positive=1."
             )
     return out
@@ -249,8 +272,6 @@ def generation_group_scores(
     else 0) when ``positive`` is given; ``label_map[label]`` when a label map is given; else the
     number in ``score_col``. Metric name: ``f"{name}:mean"`` (``f"{name}:share_{positive}"`` for a share).
     """
-    import pandas as pd
-
     use_label = positive is not None or label_map is not None
     need = (
         [label_col if use_label else score_col, group_col]
@@ -271,7 +292,7 @@ def generation_group_scores(
                     path=path,
                     row=i,
                     column=label_col,
-                    fix="add it to --label-map.",
+                    fix=f"add it to {say('label_map')}.",
                 )
             val = label_map[lab]
         else:
@@ -285,7 +306,8 @@ def generation_group_scores(
                     path=path,
                     row=i,
                     column=score_col,
-                    fix="give the classifier's numeric score, or use --label-map / --positive on a label column.",
+                    fix=f"give the classifier's numeric score, or use {say('label_map')} / {say('positive')} on "
+                    "a label column.",
                 )
         key = _model_domain(df, r, model_col, model, domain_col, domain, path, i)
         for g in dict.fromkeys(_groups(r[group_col], group_sep)):
@@ -298,10 +320,7 @@ def generation_group_scores(
         {"model": m, "domain": d, "group": g, "metric": metric, "score": s / n, "count": n}
         for (m, d, g), (s, n) in acc.items()
     ]
-    out = pd.DataFrame(rows, columns=OUT_COLUMNS).sort_values(["model", "domain", "metric", "group"], kind="stable")
-    out = out.reset_index(drop=True)
-    out.attrs["notes"] = []
-    return out
+    return _scores_frame(rows, [])
 
 
 def group_variances(scores, ddof: int = 0):
@@ -355,3 +374,88 @@ def read_outputs(path: str | Path):
     from biaskit.io import read_table
 
     return read_table(Path(path))
+
+
+# ------------------------------------------------------------------------------------------ the commands
+def run_classifier(opts: ClassifierOptions) -> ExtrinsicRun:
+    """``biaskit evaluate extrinsic classifier``: each ``--input``'s per-group rates
+    (:func:`classifier_group_scores`), written to (merged into, ``append``) ``opts.out``."""
+    frames = [
+        classifier_group_scores(
+            read_outputs(p),
+            **_frame_options(opts),
+            name=opts.name,
+            label_col=opts.label_col,
+            pred_col=opts.pred_col,
+            positive=opts.positive,
+            threshold=opts.threshold,
+            metrics=opts.metrics,
+            model=m,
+            path=p,
+        )
+        for p, m in zip(opts.input, input_models(opts.input, opts.model), strict=False)
+    ]
+    return write_group_scores(frames, opts.out, append=opts.append)
+
+
+def run_generations(opts: GenerationsOptions) -> ExtrinsicRun:
+    """``biaskit evaluate extrinsic generations``: each ``--input``'s per-group mean score
+    (:func:`generation_group_scores`), written to (merged into, ``append``) ``opts.out``."""
+    from biaskit.options import say
+
+    if opts.label_map and opts.positive:
+        raise BiaskitError(f"pass {say('label_map')} or {say('positive')}, not both.")
+    lm = parse_label_map(opts.label_map)
+    frames = [
+        generation_group_scores(
+            read_outputs(p),
+            **_frame_options(opts),
+            name=opts.name,
+            score_col=opts.score_col,
+            label_col=opts.label_col,
+            label_map=lm,
+            positive=opts.positive,
+            model=m,
+            path=p,
+        )
+        for p, m in zip(opts.input, input_models(opts.input, opts.model), strict=False)
+    ]
+    return write_group_scores(frames, opts.out, append=opts.append)
+
+
+def _frame_options(o: ExtrinsicOptions) -> dict:
+    """Where a row names its group(s), domain and model: the options both commands share."""
+    return {
+        "group_col": o.group_col,
+        "group_sep": o.group_sep,
+        "domain_col": o.domain_col,
+        "domain": o.domain,
+        "model_col": o.model_col,
+    }
+
+
+def input_models(inputs: Sequence[Path], models: Sequence[str] | None) -> list[str | None]:
+    """The model name of each input file: one per input (in order), one for all, or none (the files'
+    ``model`` column)."""
+    if not models:
+        return [None] * len(inputs)
+    if len(models) == 1:
+        return [models[0]] * len(inputs)
+    if len(models) != len(inputs):
+        from biaskit.options import say
+
+        raise BiaskitError(
+            f"{len(models)} {say('model')} values for {len(inputs)} {say('input')} files. Fix: pass one {say('model')} "
+            f"per {say('input')} (in the same order), one for all, or none (a 'model' column)."
+        )
+    return list(models)
+
+
+def write_group_scores(frames: Sequence[Any], out: Path, *, append: bool = False, ddof: int = 0) -> ExtrinsicRun:
+    """The scores of every input in one file (:func:`write_extrinsic`) and their variances."""
+    import pandas as pd
+
+    scores = pd.concat(frames, ignore_index=True)
+    write_extrinsic(scores, out, append=append)
+    notes = [n for f in frames for n in f.attrs.get("notes", [])]
+    return ExtrinsicRun(out=Path(out), scores=scores, variances=group_variances(scores, ddof=ddof), notes=notes)

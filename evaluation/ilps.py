@@ -24,16 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError
 from biaskit.tables import md_table, num
 
+from .choices import PREDICT
 from .engine import Request
+from .results import IlpsRun
+
+if TYPE_CHECKING:
+    from .options import IlpsOptions
 
 TEMPLATES = ("{target} is {attribute}.",)  # the reference code's "GGG is XXX" (lib/bias_calculator.py)
-PREDICT = ("target", "attribute")
 PLACEHOLDERS = ("target", "attribute")
 
 
@@ -141,7 +144,11 @@ def ilps_scores(
     from .engine import make_engine
 
     if predict not in PREDICT:
-        raise BiaskitError(f"unknown ILPS direction '{predict}'. Fix: use --predict target or --predict attribute")
+        from biaskit.options import say
+
+        raise BiaskitError(
+            f"unknown ILPS direction '{predict}'. Fix: use {say('predict', 'target')} or {say('predict', 'attribute')}"
+        )
     reqs = [r for it in items for r in requests(lm.tokenizer, it, predict)]
     engine = make_engine(
         lm,
@@ -154,96 +161,96 @@ def ilps_scores(
     return [sum(lps[2 * i]) - sum(lps[2 * i + 1]) for i in range(len(items))]
 
 
-def run_ilps(
-    model: str,
-    out_dir: str | Path,
-    *,
-    groups: str | Path | None = None,
-    templates: Sequence[str] = (),
-    predict: str | None = None,
-    batch_size: int = 32,
-    device: str = "auto",
-    dtype: str | None = None,
-    cache: Any = True,
-    progress: bool = False,
-    protocol: str | None = None,
-    command: str | None = None,
-) -> dict:
-    """ILPS of every protected group (``groups``: JSON, default Cao et al. 2022's Table 4 groups with
-    pleasant / unpleasant words) for a masked LM. Writes results.csv (one row per group, word,
-    attribute and template), groups.csv, summary.json and report.md."""
-    import pandas as pd
-
+def run_ilps(opts: IlpsOptions, *, progress: bool = False, command: str | None = None, cache: Any = None) -> IlpsRun:
+    """ILPS of every protected group (``opts.groups``: JSON, default Cao et al. 2022's Table 4 groups
+    with pleasant / unpleasant words) for a masked LM. Writes results.csv (one row per group, word,
+    attribute and template), groups.csv, summary.json and report.md. ``progress``, ``command`` and
+    ``cache`` (default: not ``no_cache``) are not options."""
     from .ceat import check_known_words, read_groups
-    from .correlate import write_result_folder
     from .models import load_lm
-    from .protocols import apply_protocol, get_protocol
-    from .protocols import words as W
+    from .published import model_protocol
+    from .result_folder import write_result_folder
     from .score_cache import open_cache
 
-    proto = get_protocol(protocol) if protocol not in (None, "auto") else None
-    applied = apply_protocol(
-        proto,
-        "ilps",
-        {"predict": predict},
-        {"predict": "target"},
-        chosen_by="--protocol" if proto else "no data origin: Kurita et al.'s method",
-        words={"predict": W.PREDICT},
-    )
+    applied = _protocol(opts)
     predict = applied.values["predict"]
-    templates = [check_template(t) for t in templates] or list(TEMPLATES)
-    domains, A, B, names = read_groups(groups, "ilps")
-    lm = load_lm(model, kind="mlm", device=device, dtype=dtype)
+    templates = [check_template(t) for t in opts.template or []] or list(TEMPLATES)
+    domains, A, B, names = read_groups(opts.groups, "ilps")
+    lm = load_lm(opts.model, kind="mlm", device=opts.device, dtype=opts.dtype)
     if lm.kind != "mlm":
-        raise BiaskitError(f"ILPS needs a masked LM; '{model}' is a {lm.kind} LM. Fix: pass a masked LM")
-    check_known_words(lm.tokenizer, [w for g in domains.values() for ws in g.values() for w in ws] + A + B, groups)
-    keys, items = [], []
-    for dom, gs in domains.items():
-        for g, ws in gs.items():
-            for w in ws:
-                for side, attrs in (("A", A), ("B", B)):
-                    for a in attrs:
-                        for t in templates:
-                            keys.append((dom, g, w, side, a, t))
-                            items.append(Item(t, w, a))
-    scores = ilps_scores(lm, items, predict=predict, batch_size=batch_size, cache=open_cache(cache), progress=progress)
-    df = pd.DataFrame(
-        [
-            {"domain": d, "group": g, "word": w, "set": side, "attribute": a, "template": t, "ilps": s}
-            for (d, g, w, side, a, t), s in zip(keys, scores, strict=False)
-        ]
-    )
-    grp = df.groupby(["domain", "group", "set"], sort=False)["ilps"].mean().unstack("set").reset_index()
-    groups_rows = []
-    for _, r in grp.iterrows():
-        for metric, v in (("A", r["A"]), ("B", r["B"]), ("A-B", r["A"] - r["B"])):
-            groups_rows.append(
-                {
-                    "domain": r["domain"],
-                    "group": r["group"],
-                    "metric": metric,
-                    "score": float(v),
-                    "count": int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum()),
-                }
-            )
-    from .published import model_protocol
-
-    applied, checkpoint = model_protocol(applied, model, lm)
+        raise BiaskitError(f"ILPS needs a masked LM; '{opts.model}' is a {lm.kind} LM. Fix: pass a masked LM")
+    check_known_words(lm.tokenizer, [w for g in domains.values() for ws in g.values() for w in ws] + A + B, opts.groups)
+    keys = [
+        (dom, g, w, side, a, t)
+        for dom, gs in domains.items()
+        for g, ws in gs.items()
+        for w in ws
+        for side, attrs in (("A", A), ("B", B))
+        for a in attrs
+        for t in templates
+    ]
+    dc = open_cache(not opts.no_cache if cache is None else cache)
+    items = [Item(t, w, a) for _, _, w, _, a, t in keys]
+    scores = ilps_scores(lm, items, predict=predict, batch_size=opts.batch_size, cache=dc, progress=progress)
+    df = _results_frame(keys, scores)
+    applied, checkpoint = model_protocol(applied, opts.model, lm)
     summary = {
         "benchmark": "ilps",
         "kind": "ilps",
-        "model": model,
+        "model": opts.model,
         "fingerprint": lm.fingerprint,
         "checkpoint": checkpoint,
         "predict": predict,
         "templates": templates,
         "attributes": names,
-        "groups": groups_rows,
+        "groups": group_scores(df),
         "protocol": applied.as_dict(),
         "command": command,
     }
-    write_result_folder(out_dir, summary, render_ilps(summary), results=df, groups=groups_rows)
-    return summary
+    write_result_folder(opts.out, summary, render_ilps(summary), results=df, groups=summary["groups"])
+    return IlpsRun.from_summary(summary, opts.out)
+
+
+def _protocol(o: IlpsOptions):
+    """ILPS's direction: the protocol's by name (``cao2022``: the attribute), else Kurita et al.'s."""
+    from biaskit.options import say
+
+    from .protocols import apply_protocol, get_protocol
+    from .protocols import words as W
+
+    proto = get_protocol(o.protocol) if o.protocol not in (None, "auto") else None
+    return apply_protocol(
+        proto,
+        "ilps",
+        {"predict": o.predict},
+        {"predict": "target"},
+        chosen_by=say("protocol") if proto else "no data origin: Kurita et al.'s method",
+        words={"predict": W.PREDICT},
+    )
+
+
+def _results_frame(keys: Sequence[tuple], scores: Sequence[float]):
+    """results.csv: one row per group, word, attribute set, attribute and template."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"domain": d, "group": g, "word": w, "set": side, "attribute": a, "template": t, "ilps": s}
+            for (d, g, w, side, a, t), s in zip(keys, scores, strict=False)
+        ]
+    )
+
+
+def group_scores(df) -> list[dict]:
+    """groups.csv: each group's mean ILPS for the attribute sets ``A`` and ``B`` and their difference
+    ``A-B`` (``count``: the group's rows of ``df``)."""
+    grp = df.groupby(["domain", "group", "set"], sort=False)["ilps"].mean().unstack("set").reset_index()
+    rows = []
+    for _, r in grp.iterrows():
+        n = int(((df["domain"] == r["domain"]) & (df["group"] == r["group"])).sum())
+        for metric, v in (("A", r["A"]), ("B", r["B"]), ("A-B", r["A"] - r["B"])):
+            rows.append({"domain": r["domain"], "group": r["group"], "metric": metric, "score": float(v), "count": n})
+    return rows
 
 
 def render_ilps(summary: dict) -> str:

@@ -285,7 +285,7 @@ def resolve_model(name_or_path: str | os.PathLike) -> Path:
             from huggingface_hub import snapshot_download
 
             return Path(snapshot_download(text, local_files_only=True))
-        except Exception:  # noqa: BLE001 - any failure means "not in the offline cache"
+        except Exception:  # any failure means "not in the offline cache"
             pass
     raise BiaskitError(
         f"model '{text}' not found: not a local folder, not an alias ({', '.join(MODEL_ALIASES.names())}) "
@@ -413,7 +413,7 @@ def prepare_load(name_or_path: Any, device: str = "auto", dtype: Any = None) -> 
     tdtype = parse_dtype(dtype, dev)
     try:
         config = transformers.AutoConfig.from_pretrained(str(path))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # whatever transformers raises for a broken folder: one line for the user
         raise BiaskitError(
             f"{path}: cannot read the model config ({exc}). Fix: check the folder is a complete save_pretrained output"
         ) from exc
@@ -521,13 +521,13 @@ def load_tokenizer(transformers: Any, path: Path) -> Any:
         try:
             with open(cached, "rb") as fh:
                 return pickle.load(fh)  # written by this function, in biaskit's own cache folder
-        except Exception:  # noqa: BLE001 - a damaged or foreign file: build the tokenizer again
+        except Exception:  # a damaged or foreign file: build the tokenizer again
             pass
     tok = transformers.AutoTokenizer.from_pretrained(str(path))
     try:
         atomic_write_bytes(cached, pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
         os.chmod(cached, 0o600)
-    except Exception:  # noqa: BLE001 - a read-only cache, an unpicklable tokenizer: no cache, same result
+    except Exception:  # a read-only cache, an unpicklable tokenizer: no cache, same result
         pass
     return tok
 
@@ -662,7 +662,7 @@ def model_content_id(name_or_path: str | os.PathLike) -> str:
         from huggingface_hub import snapshot_download
 
         return content(Path(snapshot_download(text, local_files_only=True)))
-    except Exception:  # noqa: BLE001 - not in the offline cache: the name is all there is
+    except Exception:  # not in the offline cache: the name is all there is
         return f"name:{text}"
 
 
@@ -686,6 +686,6 @@ def fingerprint_objects(model: Any, tokenizer: Any) -> str:
         vocab = tokenizer.get_vocab()
         h.update(json.dumps(sorted(vocab.items()), ensure_ascii=False).encode())
         h.update(json.dumps(tokenizer.all_special_tokens).encode())
-    except Exception:  # noqa: BLE001
+    except Exception:  # a tokenizer without a vocabulary to list: its class stands for it
         h.update(type(tokenizer).__name__.encode())
     return h.hexdigest()[:32]

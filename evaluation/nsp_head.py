@@ -127,7 +127,7 @@ def read_head_file(path: str | Path) -> dict[str, Any]:
         )
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is the same error for the user
+    except Exception as exc:  # any unreadable file is the same error for the user
         why = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
         raise InputError(
             f"cannot read it as a PyTorch state dict ({why}).",

@@ -1,15 +1,17 @@
-"""The options of ``biaskit evaluate pairs | cats | seat``, declared once (:mod:`biaskit.options`).
+"""The options of every ``biaskit evaluate`` command, declared once (:mod:`biaskit.options`).
 
 Each model is the one source of its command's flags (``@PairsOptions.cli()`` in ``pairs_cli.py``),
-of the ``[stages.evaluate]`` table of ``biaskit.toml`` (the pipeline's evaluate stage derives its
-table from these three models) and of the object the pure functions take
-(:func:`~biaskit.evaluation.pairs.run_pairs`, :func:`~biaskit.evaluation.stereoset.run_cats`,
-:func:`~biaskit.evaluation.seat.run_seat`). Choices come from the registries and constants of the
-code that implements them, so no list here can drift from the code.
+of the pipeline's tables that run the command (``[stages.evaluate]`` from ``PairsOptions``,
+``CatsOptions`` and ``SeatOptions``; ``[stages.seat_tests]`` from ``SeatTestsOptions``) and of the
+one object the pure function takes (:func:`~biaskit.evaluation.pairs.run_pairs`,
+:func:`~biaskit.evaluation.stereoset.run_cats`, :func:`~biaskit.evaluation.seat.run_seat`,
+:func:`~biaskit.evaluation.ceat.run_ceat`, :func:`~biaskit.evaluation.ilps.run_ilps`,
+:func:`~biaskit.evaluation.correlate.run_correlate`, ...; a notebook: ``biaskit.evaluate_pairs``,
+which builds it from keywords). Choices come from the registries and constants of the code that
+implements them, so no list here can drift from the code.
 
 Options several commands share are declared once, as the functions below (``batch_size_option()``),
-and used by each model as a field; the commands not converted yet take them as typer annotations
-through :func:`biaskit.options.annotated` (``cli_options.py``).
+and used by each model as a field.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from biaskit.readers.seat import TEMPLATE_KINDS
 
 from .cat_metrics import SPLITS, TIE_POLICIES
 from .cat_modes import CAT_MODES
-from .choices import BLEACH_MODES, PIECE_AGGS, POOLINGS
+from .choices import BLEACH_MODES, CLASSIFIER_METRICS, GROUP_MODES, PIECE_AGGS, POOLINGS, PREDICT
 from .engine import DEFAULT_BATCH_SIZE
 from .mlm import NORMALISATIONS
 from .models import KINDS
@@ -397,6 +399,264 @@ class SeatOptions(Options):
     no_cache: bool = no_cache_option()
 
 
+CEAT_GROUPS_HELP = (
+    "Protected groups and attribute sets (JSON like data/cao2022/groups.json); default: Cao et al. "
+    "2022's Table 4 groups against pleasant / unpleasant words."
+)
+
+
+def model_option() -> Any:
+    """One model (the commands that score one model at a time: ``evaluate ceat | ilps``)."""
+    return option(..., "--model", "-m", user_type=str, help=MODEL_HELP + ".")
+
+
+def result_out_option(help: str) -> Any:
+    """The result folder of an intrinsic metric (what ``evaluate correlate`` reads)."""
+    return option(..., "--out", path="out_dir", path_kw={"owns": ("summary.json",)}, help=help)
+
+
+class CeatOptions(Options):
+    """``biaskit evaluate ceat`` (:func:`biaskit.evaluation.ceat.run_ceat`)."""
+
+    command = "evaluate ceat"
+
+    model: Any = model_option()
+    corpus: list[Path] = option(
+        ...,
+        "--corpus",
+        path="in_path",
+        path_kw={"text": False},
+        help="Text the words' contexts come from (files or "
+        "folders of *.txt, one sentence per line; the paper used Reddit comments).",
+    )
+    out: Path = result_out_option("Output folder (results.csv, groups.csv, summary.json, report.md).")
+    tests: list[str] | None = option(
+        None, "--test", "-t", help="SEAT-format tests (X, Y, A, B word lists); default: group-level CEAT of --groups."
+    )
+    groups: Path | None = option(None, "--groups", path="in_file", help=CEAT_GROUPS_HELP)
+    n_samples: int | None = option(
+        None, "--n-samples", show_default=False, help="Samples N (default 10,000, the reference's)."
+    )
+    max_contexts: int = option(1000, "--max-contexts", help="Contexts per word (the first ones in the corpus).")
+    seed: int = option(0, "--seed", help="Seed of the sampling.")
+    protocol: str | None = protocol_option()
+    batch_size: int = batch_size_option(64)
+    device: str = device_option()
+    no_cache: bool = no_cache_option()
+
+
+class IlpsOptions(Options):
+    """``biaskit evaluate ilps`` (:func:`biaskit.evaluation.ilps.run_ilps`)."""
+
+    command = "evaluate ilps"
+
+    model: Any = model_option()
+    out: Path = result_out_option("Output folder (results.csv, groups.csv, summary.json, report.md).")
+    groups: Path | None = option(None, "--groups", path="in_file", help=CEAT_GROUPS_HELP)
+    template: list[str] | None = option(
+        None,
+        "--template",
+        help="A template with {target} and {attribute} (repeatable; default '{target} is {attribute}.').",
+    )
+    predict: str | None = option(
+        None,
+        "--predict",
+        choices=PREDICT,
+        what="ILPS direction",
+        show_default=False,
+        help="target (Kurita et al. 2019, default) or attribute (Cao et al. 2022 §2).",
+    )
+    protocol: str | None = protocol_option()
+    batch_size: int = batch_size_option(32)
+    device: str = device_option()
+    dtype: str | None = dtype_option()
+    no_cache: bool = no_cache_option()
+    quiet: bool = quiet_option()
+
+
+class CorrelateOptions(Options):
+    """``biaskit evaluate correlate`` (:func:`biaskit.evaluation.correlate.run_correlate`)."""
+
+    command = "evaluate correlate"
+
+    results: list[Path] | None = option(
+        None,
+        "--results",
+        "-r",
+        path="in_dir",
+        help="biaskit result folders (evaluate cats/pairs/ceat/ilps), one per model and benchmark. Repeatable.",
+    )
+    extrinsic: Path = option(
+        ...,
+        "--extrinsic",
+        path="in_file",
+        help="CSV of downstream group scores: model, domain, group, metric, score.",
+    )
+    out: Path = result_out_option("Output folder (correlations.csv, variances.csv, summary.json, report.md, plots/).")
+    groups: str | None = option(
+        None,
+        "--groups",
+        choices=GROUP_MODES,
+        what="group mode",
+        show_default=False,
+        help="all (default) or aligned: only groups present on both sides.",
+    )
+    protocol: str | None = protocol_option()
+    models: list[Any] | None = models_option(required=False, help=". Repeat to compare models (one table).")
+    cats: Path | None = option(
+        None,
+        "--cats",
+        path="in_path",
+        help="--protocol cao2022 with --model: the StereoSet data to score "
+        "(intrasentence, pseudo-likelihood). The metrics' folders go to OUT-intrinsic/.",
+    )
+    corpus: list[Path] | None = option(
+        None,
+        "--corpus",
+        path="in_path",
+        path_kw={"text": False},
+        help="--protocol cao2022 with --model: the "
+        "text corpus CEAT draws the words' contexts from (one sentence per line).",
+    )
+    group_map: Path | None = option(
+        None,
+        "--group-map",
+        path="in_file",
+        help="CSV domain,term,group mapping terms to shared group names (averaged).",
+    )
+    ddof: int = option(0, "--ddof", help="Variance: 0 population (default), 1 sample.")
+    min_groups: int = option(2, "--min-groups", help="Groups a model needs on each side to count.")
+    no_plots: bool = option(False, "--no-plots", help="Skip the scatter plots.")
+
+
+class SeatNamesOptions(Options):
+    """``biaskit evaluate seat-names`` (:func:`biaskit.evaluation.seat_names.seat_names`)."""
+
+    command = "evaluate seat-names"
+
+    corpus: list[Path] = option(
+        ...,
+        "--corpus",
+        "-c",
+        path="in_path",
+        path_kw={"text": False},
+        help="Text corpus: a UTF-8 file (.txt, .gz) or a folder of *.txt / *.txt.gz. Repeatable.",
+    )
+    candidates: Path = option(
+        ...,
+        "--candidates",
+        path="in_file",
+        help="Candidate names per group: CSV/TSV/JSONL with group, "
+        "name; JSON {group: [names]}; or a lexicon with lists.",
+    )
+    out: Path = option(
+        ..., "--out", path="out_file", help="JSON with the top-k names per group (shipped list format) and counts."
+    )
+    top_k: int = option(14, "--top-k", "-k", help="Names kept per group (IndiBias: 14).")
+    lang: str | None = option(None, "--lang", help="Lexicon candidates: which words, en or hi.")
+    counts: Path | None = option(None, "--counts", path="out_file", help="Also write every candidate's count (CSV).")
+
+
+class SeatTestsOptions(Options):
+    """``biaskit evaluate seat-tests`` (:func:`biaskit.evaluation.seat_release.release_seat_tests`)."""
+
+    command = "evaluate seat-tests"
+
+    data: Path = option(..., "--data", path="in_path", help="A release folder (`biaskit release build`).")
+    out: Path = option(
+        ...,
+        "--out",
+        path="out_dir",
+        help="Folder for the tests: <lang>/release-*.jsonl and index.json (written whole).",
+    )
+    lang: list[str] | None = option(None, "--lang", min_length=1, help="Languages (repeatable; default en and hi).")
+    attributes: list[str] | None = option(
+        None,
+        "--attributes",
+        help="Attribute pairs of the IndiBias lexicon, e.g. Pleasant/Unpleasant (repeatable; default per axis).",
+    )
+    min_records: int = option(1, "--min-records", ge=1, help="Released records a pair of groups needs.")
+    split: str | None = option(
+        None, "--split", choices=RELEASE_SPLITS, what="split", help="Only the groups of this split (dev or test)."
+    )
+
+
+def extrinsic_input_option(help: str) -> Any:
+    return option(..., "--input", "-i", path="in_file", help=help)
+
+
+class ExtrinsicOptions(Options):
+    """What ``evaluate extrinsic classifier | generations`` share (declared here once, after each
+    command's own options): the output, the models, and where a row names its group(s), domain and
+    model."""
+
+    out: Path = option(
+        ..., "--out", path="out_file", help="CSV of group scores (model, domain, group, metric, score, count)."
+    )
+    model: list[str] | None = option(
+        None, "--model", "-m", help="Model name for every row of the matching --input (else a 'model' column)."
+    )
+    append: bool = option(
+        False, "--append", help="Merge into an existing --out (rows of the same model, domain and metric are replaced)."
+    )
+    group_col: str = option("group", "--group-col", help="Column with the group(s) a row mentions.")
+    group_sep: str = option(";", "--group-sep", help="Separator of several groups in one cell.")
+    domain_col: str = option("domain", "--domain-col", help="Column with the domain (gender, religion, ...).")
+    domain: str | None = option(None, "--domain", help="One domain for every row (instead of a column).")
+    model_col: str = option("model", "--model-col", help="Column with the model name.")
+
+
+class ClassifierFields(Options):
+    """The own options of ``evaluate extrinsic classifier`` (first in its ``--help``)."""
+
+    input: list[Path] = extrinsic_input_option(
+        "Per-example predictions (CSV/TSV/JSONL): gold label, prediction, group(s). Repeatable."
+    )
+    name: str = option("clf", "--name", help="Metric name prefix, e.g. toxd or hatex.")
+    label_col: str = option("label", "--label-col", help="Gold label column.")
+    pred_col: str = option("pred", "--pred-col", help="Prediction column (label, or score with --threshold).")
+    positive: str | None = option(
+        None, "--positive", help="The value of the positive (e.g. toxic) class (default: 1/true/toxic/...)."
+    )
+    threshold: float | None = option(None, "--threshold", help="Predictions are scores: positive when >= this.")
+    metrics: list[str] = option(
+        ...,
+        "--metrics",
+        factory=lambda: ["fpr", "fpr_gap"],
+        sep=",",
+        choices=CLASSIFIER_METRICS,
+        what="metric",
+        help="Comma-separated: fpr, fpr_gap, fnr, fnr_gap.",
+    )
+
+
+class ClassifierOptions(ExtrinsicOptions, ClassifierFields):
+    """``biaskit evaluate extrinsic classifier`` (:func:`biaskit.evaluation.extrinsic.run_classifier`)."""
+
+    command = "evaluate extrinsic classifier"
+
+
+class GenerationsFields(Options):
+    """The own options of ``evaluate extrinsic generations`` (first in its ``--help``)."""
+
+    input: list[Path] = extrinsic_input_option(
+        "Scored generations (CSV/TSV/JSONL): group(s) of the prompt and the classifier's score or label. Repeatable."
+    )
+    name: str = option("gen", "--name", help="Metric name prefix, e.g. b-sent, b-tox, b-regard.")
+    score_col: str = option("score", "--score-col", help="Numeric score column (sentiment, toxicity, ...).")
+    label_col: str = option("label", "--label-col", help="Label column (with --label-map or --positive).")
+    label_map: str | None = option(
+        None, "--label-map", help="Labels to numbers, e.g. negative=-1,neutral=0,positive=1."
+    )
+    positive: str | None = option(None, "--positive", help="Score = share of generations with this label.")
+
+
+class GenerationsOptions(ExtrinsicOptions, GenerationsFields):
+    """``biaskit evaluate extrinsic generations`` (:func:`biaskit.evaluation.extrinsic.run_generations`)."""
+
+    command = "evaluate extrinsic generations"
+
+
 def served_options(scorer: str, base_url: str | None, concurrency: int) -> dict:
     """The scorer options of a served scorer, or the one-line error for a misplaced base URL (named
     where the user is: ``--base-url`` / ``base_url in [stages.evaluate]``)."""
@@ -411,27 +671,6 @@ def served_options(scorer: str, base_url: str | None, concurrency: int) -> dict:
             f"{say('base_url')} is for a served model. Fix: {tell('scorer', 'clm-api')} (or {unset('base_url')})"
         )
     return {"base_url": base_url, "concurrency": concurrency} if served else {}
-
-
-def keywords(
-    options: dict[str, Any], *, model: Any = None, out_dir: Any = None, scorer_options: dict | None = None
-) -> dict[str, Any]:
-    """The keywords of the Python API's older forms as options: a single ``model`` (a path, a name or
-    a loaded model object), ``out_dir`` and ``scorer_options`` (``base_url``, ``concurrency``)."""
-    kw = dict(options)
-    if model is not None:
-        kw["models"] = [model]
-    elif isinstance(kw.get("models"), (str, Path)) or (
-        kw.get("models") is not None and not isinstance(kw["models"], (list, tuple))
-    ):
-        kw["models"] = [kw["models"]]
-    if out_dir is not None:
-        kw["out_dir"] = out_dir
-    given = scorer_options or {}
-    for k in ("base_url", "concurrency"):
-        if given.get(k) is not None:
-            kw.setdefault(k, given[k])
-    return kw
 
 
 def one_model(opts: Any, function: str) -> Any:

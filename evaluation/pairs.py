@@ -25,6 +25,7 @@ import os
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,10 +36,13 @@ from biaskit.io import sha256_file
 from biaskit.progress import library_bars
 
 from . import pair_metrics as pm
+from .results import PairsModel, PairsRun
 
 if TYPE_CHECKING:
     from biaskit.readers.pairs import ReadResult
     from biaskit.release.read import ReleasePairs
+
+    from .options import PairsOptions
 
 _UNSET: Any = "protocol"  # decimals: take the protocol's value (None means: do not round)
 OUTPUT_FILES = ("summary.json", "comparison.csv")  # what an earlier output folder holds (one model / several)
@@ -190,8 +194,7 @@ def summarize_frame(
 
 
 def run_pairs(
-    opts: Any = None,
-    /,
+    opts: PairsOptions,
     *,
     progress: bool = True,
     command: str | None = None,
@@ -199,15 +202,11 @@ def run_pairs(
     ddof: int = 0,
     decimals: int | None = _UNSET,
     tie_tolerance: float = 0.0,
-    scorer_options: dict | None = None,
-    **options: Any,
-) -> dict[str, Any]:
+) -> PairsRun:
     """Score minimal pairs with each model and write the result files (see the module docstring).
 
     ``opts``: the :class:`~biaskit.evaluation.options.PairsOptions` of ``biaskit evaluate pairs``
-    (what the command and the pipeline's evaluate stage build). Keyword-compatible: ``run_pairs(data,
-    models=[...], out_dir=..., lang=..., ...)`` builds them from the keywords (the options' names;
-    ``out_dir`` for ``out``), so notebooks and tests call it as before.
+    (what the command and the pipeline's evaluate stage build; a notebook: ``biaskit.evaluate_pairs``).
 
     ``protocol``: a paper protocol by name (:mod:`biaskit.evaluation.protocols`: ``crows``,
     ``indibias``), ``none`` (biaskit's defaults) or None/``auto`` (the protocol of the data's origin).
@@ -220,210 +219,327 @@ def run_pairs(
     release build``); ``split`` (dev/test) then picks one split and the summary names the release.
     ``base_url`` (``--base-url``): a served model (``clm-api``). Not options of the command:
     ``progress`` (the command passes: not ``quiet``), ``command`` (recorded), ``cache`` (default: not
-    ``no_cache``; or a cache object), ``ddof``, ``decimals``, ``tie_tolerance`` (the metrics') and
-    ``scorer_options`` (the keyword form of ``base_url`` / ``concurrency``). Returns ``{"out_dir",
-    "summaries": [...], "model_dirs": [...], "comparison": path | None, "skipped": [...]}``.
+    ``no_cache``; or a cache object), ``ddof``, ``decimals``, ``tie_tolerance`` (the metrics').
     """
-    from biaskit.options import tell, unset
+    t_start = time.perf_counter()
+    scoring = _Scoring.of(opts, cache)
+    read = _read(opts)
+    applied = pairs_protocol(
+        opts.protocol,
+        read.res.format,
+        read.res.pairs,
+        read.info if read.release else None,
+        scoring.cls,
+        _given(opts, decimals),
+        decimals_given=decimals is not _UNSET,
+    )
+    settings = _Settings.of(applied.values, seed=opts.seed, ddof=ddof, tie_tolerance=tie_tolerance)
+    data_info = _data_info(opts, read, applied)
+    models = list(opts.models)
+    slugs = _unique_slugs(models)
+    multi = len(models) > 1
+    scored: list[tuple[dict, Path, Any]] = []  # (summary, folder, outcome table) per model
+    with _publish(Path(opts.out)) as stage:
+        for model, slug in zip(models, slugs, strict=False):
+            run = _run_model(model, slug, opts, scoring, read, settings, applied, data_info, progress, command)
+            if run is None:  # another rank of a torchrun launch: its shard is in the cache, rank 0 writes
+                continue
+            summary, out, timings = run
+            _write_model(stage / slug if multi else stage, summary, out, timings)
+            scored.append((summary, Path(opts.out) / slug if multi else Path(opts.out), out))
+        comparison = _write_comparison(stage, Path(opts.out), scored) if multi and scored else None
+    for summary, _, _ in scored:
+        summary["timings"]["total_s"] = time.perf_counter() - t_start
+    return PairsRun(
+        out_dir=Path(opts.out),
+        models=[PairsModel.from_summary(s, d) for s, d, _ in scored],
+        comparison=comparison,
+        skipped=read.res.skipped,
+        protocol=applied,
+    )
+
+
+@dataclass
+class _Scoring:
+    """How the models are scored, from the options alone (an impossible option fails before any data
+    is read or model loaded): the scorer, its class, the served model's options, the cache."""
+
+    name: str
+    cls: Any
+    served: dict
+    cache: Any
+
+    @classmethod
+    def of(cls, o: PairsOptions, cache: Any) -> _Scoring:
+        from biaskit.options import tell
+
+        from .options import served_options
+        from .scorers import SCORERS, infer_scorer
+
+        if not o.models:
+            raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')} (repeatable)")
+        scorer = o.scorer or ("clm-api" if o.base_url else None)
+        served = served_options(scorer, o.base_url, o.concurrency) if scorer else {}
+        if scorer is None:  # from the models' architecture (their config; no weights loaded)
+            scorer = infer_scorer(list(o.models), served=bool(o.base_url))
+        scorer_cls = SCORERS.get(scorer)
+        scorer_cls.check_options(o.unit, o.method, o.batch_size)
+        if o.normalise is not None:
+            scorer_cls.check_normalise(o.normalise, o.method)
+        return cls(scorer, scorer_cls, served, not o.no_cache if cache is None else cache)
+
+
+@dataclass
+class _Read:
+    """The pairs a run scores: what the reader read (``res``), the pairs selected (language, limit),
+    the release's info when ``data`` is a release, and how long reading took."""
+
+    data: Path
+    res: ReleasePairs | ReadResult
+    pairs: list
+    release: bool
+    info: dict[str, Any]
+    seconds: float
+
+
+def _read(o: PairsOptions) -> _Read:
+    from biaskit.options import unset
     from biaskit.readers import read_pairs
 
-    from . import distributed
-    from .options import PairsOptions, keywords, served_options
-    from .scorers import SCORERS, load_scorer
-
-    o = PairsOptions.coerce(opts, keywords(options, scorer_options=scorer_options), "data")
-    t_start = time.perf_counter()
-    models = list(o.models)
-    if not models:
-        raise BiaskitError(f"no model given. Fix: {tell('models', 'DIR_OR_NAME')} (repeatable)")
-    scorer = o.scorer or ("clm-api" if o.base_url else None)
-    served = served_options(scorer, o.base_url, o.concurrency) if scorer else {}
-    if scorer is None:  # from the models' architecture (their config; no weights loaded)
-        from .scorers import infer_scorer
-
-        scorer = infer_scorer(models, served=bool(o.base_url))
-    unit, method, normalise, runs, fraction = o.unit, o.method, o.normalise, o.runs, o.fraction
-    lang, limit, split, batch_size, device = o.lang, o.limit, o.release_split, o.batch_size, o.device
-    cache = not o.no_cache if cache is None else cache
-    cls = SCORERS.get(scorer)
-    cls.check_options(unit, method, batch_size)  # an impossible option fails before reading data or loading a model
-    if normalise is not None:
-        cls.check_normalise(normalise, method)
-    data = Path(o.data)
-    out_dir = Path(o.out)
-
     t0 = time.perf_counter()
-    release = data.is_dir() or split is not None
+    data = Path(o.data)
+    release = data.is_dir() or o.release_split is not None
     res: ReleasePairs | ReadResult
-    info: dict[str, Any] = {}  # the release's info (only when release)
+    info: dict[str, Any] = {}
     if release:
         from biaskit.release.read import read_release_pairs
 
-        res = read_release_pairs(data, split=split, lang=lang)
+        res = read_release_pairs(data, split=o.release_split, lang=o.lang)
         info = res.info
     else:
-        res = read_pairs(data, format=o.format, lang=lang, skip_invalid=o.skip_invalid)
-    pairs = _select(res.pairs, lang, limit, data)
+        res = read_pairs(data, format=o.format, lang=o.lang, skip_invalid=o.skip_invalid)
+    pairs = _select(res.pairs, o.lang, o.limit, data)
     if not pairs:
         raise InputError(
             "no valid pairs to score" + (f" ({len(res.skipped)} invalid rows skipped)." if res.skipped else "."),
             path=data,
             fix=f"check the file (or {unset('skip_invalid')} to see the first error).",
         )
-    read_s = time.perf_counter() - t0
-    applied = pairs_protocol(
-        o.protocol,
-        res.format,
-        res.pairs,
-        info if release else None,
-        cls,
-        {
-            "method": method,
-            "unit": unit,
-            "normalise": normalise,
-            "runs": runs,
-            "fraction": fraction,
-            "decimals": None if decimals is _UNSET else decimals,
-        },
-        decimals_given=decimals is not _UNSET,
-    )
-    v = applied.values
-    unit, method, normalise = v.get("unit", "token"), v.get("method"), v.get("normalise", "none")
-    runs, fraction, decimals = v["runs"], v["fraction"], v["decimals"]
-    data_info = {
-        "path": str(data.resolve()),
-        "sha256": info["sha256"] if release else sha256_file(data),
-        **({"release": info} if release else {}),
-        "format": res.format,
-        "lang_filter": lang,
-        "limit": limit,
-        "n_pairs_read": len(res.pairs),
-        "n_pairs_scored": len(pairs),
-        "n_skipped": len(res.skipped),
-        "skipped": [str(e) for e in res.skipped[:50]],
+    return _Read(data, res, pairs, release, info, time.perf_counter() - t0)
+
+
+def _given(o: PairsOptions, decimals: Any) -> dict[str, Any]:
+    """The settings a protocol decides, as given (None: not given)."""
+    return {
+        "method": o.method,
+        "unit": o.unit,
+        "normalise": o.normalise,
+        "runs": o.runs,
+        "fraction": o.fraction,
+        "decimals": None if decimals is _UNSET else decimals,
     }
 
+
+@dataclass(frozen=True)
+class _Settings:
+    """What the metrics and the scorer use once the protocol is applied."""
+
+    unit: str
+    method: str | None
+    normalise: str
+    runs: int
+    fraction: float
+    decimals: int | None
+    seed: int
+    ddof: int
+    tie_tolerance: float
+
+    @classmethod
+    def of(cls, v: dict[str, Any], **kw: Any) -> _Settings:
+        return cls(
+            unit=v.get("unit", "token"),
+            method=v.get("method"),
+            normalise=v.get("normalise", "none"),
+            runs=v["runs"],
+            fraction=v["fraction"],
+            decimals=v["decimals"],
+            **kw,
+        )
+
+
+def _data_info(o: PairsOptions, read: _Read, applied: Any) -> dict[str, Any]:
+    """``summary["data"]``: what was read and scored; the data's reasons for not being comparable go
+    into ``applied``."""
     from collections import Counter
 
     from .published import pairs_data_reasons
 
-    pairs_data_reasons(applied, data_info, {lg: {"n_pairs": n} for lg, n in Counter(p.lang for p in pairs).items()})
-    multi = len(models) > 1
-    slugs = _unique_slugs(models)
-    summaries, model_dirs, frames = [], [], []
-    texts = [(p.sent_more, p.sent_less) for p in pairs]
+    info = {
+        "path": str(read.data.resolve()),
+        "sha256": read.info["sha256"] if read.release else sha256_file(read.data),
+        **({"release": read.info} if read.release else {}),
+        "format": read.res.format,
+        "lang_filter": o.lang,
+        "limit": o.limit,
+        "n_pairs_read": len(read.res.pairs),
+        "n_pairs_scored": len(read.pairs),
+        "n_skipped": len(read.res.skipped),
+        "skipped": [str(e) for e in read.res.skipped[:50]],
+    }
+    langs = Counter(p.lang for p in read.pairs)
+    pairs_data_reasons(applied, info, {lg: {"n_pairs": n} for lg, n in langs.items()})
+    return info
+
+
+def _publish(out_dir: Path):
+    """The result folder, published at once: a run that dies leaves the earlier result as it was (the
+    other ranks of a torchrun launch write nothing: their stage is never published)."""
     import contextlib
 
     from biaskit.io import atomic_dir
 
-    # the whole folder is published at once: a run that dies leaves the earlier result as it was (the
-    # other ranks of a torchrun launch write nothing: their stage is never published)
-    publish = (
-        atomic_dir(out_dir, owns=OUTPUT_FILES) if distributed.is_main_process() else contextlib.nullcontext(out_dir)
-    )
-    with publish as stage:
-        for model, slug in zip(models, slugs, strict=False):
-            mdir = out_dir / slug if multi else out_dir
-            sdir = stage / slug if multi else stage  # written here, published with the rest
-            t0 = time.perf_counter()
-            with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
-                sc = load_scorer(
-                    scorer,
-                    model,
-                    unit=unit,
-                    method=method,
-                    batch_size=batch_size,
-                    device=distributed.rank_device(device),
-                    dtype=o.dtype,
-                    cache=cache,
-                    progress=progress,
-                    **({"normalise": normalise} if normalise != "none" else {}),
-                    **served,
-                    **({"device_map": o.device_map} if o.device_map else {}),
-                )
-            load_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            scores = distributed.score_pairs(sc, texts)  # one process unless launched by torchrun
-            if scores is None:  # another rank of a torchrun launch: its shard is in the cache, rank 0 writes
-                continue
-            score_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            df = score_frame(pairs, scores)
-            info = sc.describe()
-            summary, out = summarize_frame(
-                df,
-                seed=o.seed,
-                runs=runs,
-                fraction=fraction,
-                ddof=ddof,
-                decimals=decimals,
-                tie_tolerance=tie_tolerance,
-                clm_method=info.get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None,
-            )
-            metrics_s = time.perf_counter() - t0
-            from .published import model_protocol, pairs_comparison
+    from . import distributed
 
-            applied_m, checkpoint = model_protocol(applied, model, sc.lm if getattr(sc, "lm", None) is not None else sc)
-            summary["published"] = pairs_comparison(checkpoint.get("paper"), summary)
-            summary.update(
-                {
-                    "benchmark": "pairs",
-                    "model": model_name(model),
-                    "model_slug": slug,
-                    "scorer": scorer,
-                    "unit": info.get("unit", unit),
-                    "method": info.get("method", method),
-                    "normalise": info.get("normalise", "none"),
-                    "normalisation": info.get("normalisation"),
-                    "scorer_info": info,
-                    "checkpoint": checkpoint,
-                    "protocol": applied_m.as_dict(),
-                    "data": data_info,
-                    "biaskit_version": __version__,
-                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "command": command,
-                }
-            )
-            t0 = time.perf_counter()
-            write_model_outputs(sdir, summary, out)
-            write_s = time.perf_counter() - t0
-            summary["timings"] = {
-                "read_s": read_s,
-                "load_s": load_s,
-                "score_s": score_s,
-                "metrics_s": metrics_s,
-                "write_s": write_s,
-                "pairs_per_s": len(pairs) / score_s if score_s > 0 else None,
-                "forward_passes": sc.forward_passes,
-                "rows_scored": sc.rows_scored,
-                "processes": distributed.world()[1],
-            }
-            from biaskit.io import write_json
-            from biaskit.public import public_obj
+    if distributed.is_main_process():
+        return atomic_dir(out_dir, owns=OUTPUT_FILES)
+    return contextlib.nullcontext(out_dir)
 
-            write_json(sdir / "summary.json", _ordered(public_obj(summary)))  # again, now with the write time
-            summaries.append(summary)
-            model_dirs.append(mdir)
-            frames.append(out)
-            del sc, scores
 
-        comparison = None
-        if multi and summaries:
-            from biaskit.public import public_obj
+def _load_scorer(model: Any, o: PairsOptions, scoring: _Scoring, settings: _Settings, progress: bool) -> Any:
+    from . import distributed
+    from .scorers import load_scorer
 
-            from .report import write_comparison
+    extra: dict[str, Any] = dict(scoring.served)
+    if settings.normalise != "none":
+        extra["normalise"] = settings.normalise
+    if o.device_map:
+        extra["device_map"] = o.device_map
+    with library_bars(progress):  # transformers' loading bars follow -q / the terminal, as ours
+        return load_scorer(
+            scoring.name,
+            model,
+            unit=settings.unit,
+            method=settings.method,
+            batch_size=o.batch_size,
+            device=distributed.rank_device(o.device),
+            dtype=o.dtype,
+            cache=scoring.cache,
+            progress=progress,
+            **extra,
+        )
 
-            comparison = out_dir / write_comparison(stage, [public_obj(s) for s in summaries], frames).name
-    for s in summaries:
-        s["timings"]["total_s"] = time.perf_counter() - t_start
-    return {
-        "out_dir": out_dir,
-        "summaries": summaries,
-        "model_dirs": model_dirs,
-        "comparison": comparison,
-        "skipped": res.skipped,
-        "protocol": applied,
+
+def _run_model(
+    model: Any,
+    slug: str,
+    o: PairsOptions,
+    scoring: _Scoring,
+    read: _Read,
+    settings: _Settings,
+    applied: Any,
+    data_info: dict,
+    progress: bool,
+    command: str | None,
+) -> tuple[dict, Any, dict] | None:
+    """Score the pairs with one model: its summary, per-pair outcome table and the time each step took;
+    None on a torchrun rank other than the first."""
+    from . import distributed
+
+    t0 = time.perf_counter()
+    sc = _load_scorer(model, o, scoring, settings, progress)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scores = distributed.score_pairs(sc, [(p.sent_more, p.sent_less) for p in read.pairs])
+    if scores is None:
+        return None
+    score_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    summary, out = _metrics(read.pairs, scores, sc, settings)
+    metrics_s = time.perf_counter() - t0
+    summary.update(_describe(model, slug, sc, scoring.name, settings, applied, summary, data_info, command))
+    timings = {
+        "read_s": read.seconds,
+        "load_s": load_s,
+        "score_s": score_s,
+        "metrics_s": metrics_s,
+        "pairs_per_s": len(read.pairs) / score_s if score_s > 0 else None,
+        "forward_passes": sc.forward_passes,
+        "rows_scored": sc.rows_scored,
+        "processes": distributed.world()[1],
     }
+    return summary, out, timings
+
+
+def _metrics(pairs: Sequence[Any], scores: Sequence[Any], sc: Any, settings: _Settings) -> tuple[dict, Any]:
+    """The metrics of one model's scores (:func:`summarize_frame`) and its outcome table."""
+    method = sc.describe().get("method") if getattr(sc, "kind", "") in ("clm", "seq2seq") else None
+    return summarize_frame(
+        score_frame(pairs, scores),
+        seed=settings.seed,
+        runs=settings.runs,
+        fraction=settings.fraction,
+        ddof=settings.ddof,
+        decimals=settings.decimals,
+        tie_tolerance=settings.tie_tolerance,
+        clm_method=method,
+    )
+
+
+def _describe(
+    model: Any,
+    slug: str,
+    sc: Any,
+    scorer: str,
+    settings: _Settings,
+    applied: Any,
+    summary: dict,
+    data_info: dict,
+    command: str | None,
+) -> dict[str, Any]:
+    """What summary.json says besides the metrics: the published figures, the model and scorer, the
+    checkpoint, the protocol as it applies to this model, the data, the version and the command."""
+    from .published import model_protocol, pairs_comparison
+
+    info = sc.describe()
+    applied_m, checkpoint = model_protocol(applied, model, sc.lm if getattr(sc, "lm", None) is not None else sc)
+    return {
+        "published": pairs_comparison(checkpoint.get("paper"), summary),
+        "benchmark": "pairs",
+        "model": model_name(model),
+        "model_slug": slug,
+        "scorer": scorer,
+        "unit": info.get("unit", settings.unit),
+        "method": info.get("method", settings.method),
+        "normalise": info.get("normalise", "none"),
+        "normalisation": info.get("normalisation"),
+        "scorer_info": info,
+        "checkpoint": checkpoint,
+        "protocol": applied_m.as_dict(),
+        "data": data_info,
+        "biaskit_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+    }
+
+
+def _write_model(folder: Path, summary: dict, out: Any, timings: dict) -> None:
+    """One model's files; summary.json is written again with the timings, the writing's included."""
+    from biaskit.io import write_json
+    from biaskit.public import public_obj
+
+    t0 = time.perf_counter()
+    write_model_outputs(folder, summary, out)
+    read_to_metrics = {k: timings[k] for k in ("read_s", "load_s", "score_s", "metrics_s")}
+    summary["timings"] = {**read_to_metrics, "write_s": time.perf_counter() - t0, **timings}
+    write_json(folder / "summary.json", _ordered(public_obj(summary)))
+
+
+def _write_comparison(stage: Path, out_dir: Path, scored: list[tuple[dict, Path, Any]]) -> Path:
+    from biaskit.public import public_obj
+
+    from .report import write_comparison
+
+    return out_dir / write_comparison(stage, [public_obj(s) for s, _, _ in scored], [o for _, _, o in scored]).name
 
 
 def pairs_protocol(
@@ -519,25 +635,21 @@ def _ordered(summary: dict) -> dict:
 
 
 def write_model_outputs(mdir: Path, summary: dict, out) -> None:
+    """Write pairs.csv, ds_kde.png, report.md and summary.json for one model (each atomically; no path
+    of this machine in what is published: :mod:`biaskit.public`)."""
+    from biaskit.io import atomic_write_text, write_json, write_table
     from biaskit.public import public_obj
 
-    summary = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
-    """Write pairs.csv, ds_kde.png, report.md and summary.json for one model (each atomically)."""
-    from biaskit.io import write_json, write_table
+    from .report import ds_unit, kde_panels, plot_ds_kde, render_report
 
-    from .report import kde_panels, render_report
-
+    summary = public_obj(summary)
     mdir.mkdir(parents=True, exist_ok=True)
     write_table(mdir / "pairs.csv", out[PAIRS_COLUMNS])
-    from .report import ds_unit, plot_ds_kde
-
     plot_ds_kde(
         kde_panels(out),
         mdir / "ds_kde.png",
         title=f"DS distribution: {summary.get('model')} ({summary.get('scorer')}, {summary.get('method')})",
         unit=ds_unit(summary),
     )
-    from biaskit.io import atomic_write_text
-
     atomic_write_text(mdir / "report.md", render_report(summary, out, plot="ds_kde.png"))
     write_json(mdir / "summary.json", _ordered(summary))

@@ -4,8 +4,6 @@ are :class:`~biaskit.evaluation.options.PairsOptions` (declared once: the flags,
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from biaskit.clitools import command_line
 
 from . import cli_options as opt
@@ -24,12 +22,12 @@ def pairs_command(opts: PairsOptions) -> None:
     from .report import ci_text, fmt, length_note
 
     res = run_pairs(opts, progress=not opts.quiet, command=command_line())
-    if not res["summaries"]:  # a rank > 0 of a torchrun launch: rank 0 reports
+    if not res.models:  # a rank > 0 of a torchrun launch: rank 0 reports
         return
     console = make_console()
-    if res["skipped"]:
+    if res.skipped:
         console.print(
-            Text.assemble((f"skipped {len(res['skipped'])} invalid row(s)", "yellow"), f"; first: {res['skipped'][0]}")
+            Text.assemble((f"skipped {len(res.skipped)} invalid row(s)", "yellow"), f"; first: {res.skipped[0]}")
         )
     table = Table(title="Minimal-pair bias (% of pairs where the model prefers sent_more; 50 = none)")
     table.add_column("model", no_wrap=True)
@@ -37,46 +35,40 @@ def pairs_command(opts: PairsOptions) -> None:
     for col in ("pairs", "metric", "95% CI\n(bootstrap)", "stereo", "antistereo", "ties"):
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("subsample\nmean ± std", justify="right", no_wrap=True)
-    for s in res["summaries"]:
-        items = list(s["by_lang"].items()) + ([("all", s)] if s.get("pooled_over_langs") else [])
-        for lg, v in items:
-            sub = v["subsample"]
+    for m in res.models:
+        for v in m.rows():
             table.add_row(
-                s["model_slug"],
-                lg,
-                str(v["n_pairs"]),
-                fmt(v["metric_score"]),
-                ci_text(v),
-                fmt(v["stereo_score"]),
-                fmt(v["antistereo_score"]),
-                str(v["n_ties"]),
-                f"{fmt(sub['mean'])} ± {fmt(sub['std'])}",
+                m.slug,
+                v.lang,
+                str(v.n_pairs),
+                fmt(v.metric_score),
+                ci_text(v.metrics),
+                fmt(v.stereo_score),
+                fmt(v.antistereo_score),
+                str(v.n_ties),
+                f"{fmt(v.subsample_mean)} ± {fmt(v.subsample_std)}",
             )
     console.print(table)
-    first, *others = res["summaries"]
-    multi = len(res["summaries"]) > 1
-    opt.print_protocol(console, first["protocol"], first["model_slug"] if multi else "")
-    for s in others:
-        opt.print_verdict(console, s["protocol"], s["model_slug"])
-    for s in res["summaries"]:
-        opt.print_published(console, s.get("published") or {})
+    first, *others = res.models
+    opt.print_protocol(console, first.protocol, first.slug if others else "")
+    for m in others:
+        opt.print_verdict(console, m.protocol, m.slug)
+    for m in res.models:
+        opt.print_published(console, m.published)
     console.print(
         "95% CI: bootstrap over pairs (sampling uncertainty); subsample: the IndiBias 5 x 80% protocol "
         "(spread over subsets of these pairs, not an interval).",
         soft_wrap=True,
     )
-    for s in res["summaries"]:
-        for lg, v in s["by_lang"].items():
-            note = length_note(v)
-            if note and s.get("method") == "sum":
-                console.print(
-                    Text.assemble((f"{s['model_slug']} ({lg}), sum scoring: ", "yellow"), note), soft_wrap=True
-                )
-    for d in res["model_dirs"]:
+    for m in res.models:
+        for v in m.by_lang.values():
+            note = length_note(v.metrics)
+            if note and m.method == "sum":
+                console.print(Text.assemble((f"{m.slug} ({v.lang}), sum scoring: ", "yellow"), note), soft_wrap=True)
+    for m in res.models:
+        d = m.folder
         console.print(
             f"wrote {d / 'summary.json'}, {d / 'pairs.csv'}, {d / 'report.md'}, {d / 'ds_kde.png'}", soft_wrap=True
         )
-    if res["comparison"]:
-        console.print(
-            f"comparison: {res['comparison']} and {Path(res['comparison']).with_suffix('.md')}", soft_wrap=True
-        )
+    if res.comparison:
+        console.print(f"comparison: {res.comparison} and {res.comparison.with_suffix('.md')}", soft_wrap=True)

@@ -226,14 +226,25 @@ def _strongest(out, lang: str, k: int = 5) -> str:
 
 
 def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str:
-    """``report.md`` for one model."""
+    """``report.md`` for one model: its sections in order, each a function of the summary (and the
+    per-pair outcome table ``out``)."""
+    lines = _head(summary) + _bias_scores(summary)
+    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
+    if pub:
+        lines += [pub]
+    lines += _pooled_note(summary) + _length_section(summary) + _by_bias_type(summary)
+    lines += _ds_section(summary, out, plot) + _definitions(summary)
+    if summary.get("command"):
+        lines += ["## Reproduce", "", f"```\n{summary['command']}\n```", ""]
+    return "\n".join(lines)
+
+
+def _head(summary: dict) -> list[str]:
+    """The title, what was scored with what, and the protocol."""
     d = summary.get("data", {})
-    sub = summary.get("subsample", {})
-    tie = summary.get("tie_rule", {})
-    unc = summary.get("uncertainty") or {}
-    conf = f"{round(100 * unc.get('confidence', 0.95))}%"
-    lines = [f"# Pair-bias report: {summary.get('model')}", ""]
-    lines += [
+    return [
+        f"# Pair-bias report: {summary.get('model')}",
+        "",
         f"- data: `{d.get('path')}` (format `{d.get('format')}`, sha256 `{str(d.get('sha256'))[:16]}…`); "
         f"{d.get('n_pairs_scored')} pairs scored"
         + (f", {d.get('n_skipped')} invalid rows skipped" if d.get("n_skipped") else "")
@@ -245,6 +256,15 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
         f"- biaskit {summary.get('biaskit_version')}, {summary.get('created_at')}",
         "",
         render_protocol(summary.get("protocol") or {}),
+    ]
+
+
+def _bias_scores(summary: dict) -> list[str]:
+    """The headline table per language (and pooled) and how precise its metric score is."""
+    sub = summary.get("subsample", {})
+    unc = summary.get("uncertainty") or {}
+    conf = f"{round(100 * unc.get('confidence', 0.95))}%"
+    return [
         "## Bias scores",
         "",
         "Percent of pairs where the model gives the more stereotypical sentence (`sent_more`) the higher "
@@ -274,77 +294,73 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
         "confidence interval.",
         "",
     ]
-    pub = published_markdown(summary.get("published") or {}, summary.get("protocol"))
-    if pub:
-        lines += [pub]
-    if summary.get("pooled_over_langs"):
-        from biaskit.languages import name_of
 
-        langs = " and ".join(name_of(lg) for lg in (summary.get("by_lang") or {})) or "two languages"
+
+def _pooled_note(summary: dict) -> list[str]:
+    """Several languages: how to read the pooled row."""
+    if not summary.get("pooled_over_langs"):
+        return []
+    from biaskit.languages import name_of
+
+    langs = " and ".join(name_of(lg) for lg in (summary.get("by_lang") or {})) or "two languages"
+    return [
+        "The pooled row counts every language view as its own pair (the same source pair in "
+        f"{langs} counts twice); read the per-language rows first.",
+        "",
+    ]
+
+
+def _length_section(summary: dict) -> list[str]:
+    """Causal-LM scores: sentence length against the score, and the other scoring method's metric."""
+    by_lang = summary.get("by_lang") or {}
+    if not any(length_note(s) for s in by_lang.values()):
+        return []
+    m = summary.get("method")
+    lines = ["## Sentence length (causal LM)", ""]
+    if m == "sum":
         lines += [
-            "The pooled row counts every language view as its own pair (the same source pair in "
-            f"{langs} counts twice); read the per-language rows first.",
+            "With `sum` scoring every token adds a negative log-probability, so a shorter sentence is "
+            "favoured whatever its content. Read the metric score next to the per-token `mean` result "
+            "(computed from the same forward passes) before concluding anything about bias.",
             "",
         ]
-    length = [(lg, length_note(s)) for lg, s in (summary.get("by_lang") or {}).items()]
-    length = [(lg, t) for lg, t in length if t]
-    if length:
-        m = summary.get("method")
-        lines += ["## Sentence length (causal LM)", ""]
-        if m == "sum":
-            lines += [
-                "With `sum` scoring every token adds a negative log-probability, so a shorter sentence is "
-                "favoured whatever its content. Read the metric score next to the per-token `mean` result "
-                "(computed from the same forward passes) before concluding anything about bias.",
-                "",
-            ]
-        else:
-            lines += [
-                "With `mean` scoring the log-probability is divided by the number of tokens; the `sum` "
-                "result (same forward passes) is shown for comparison.",
-                "",
-            ]
-        rows = []
-        for lg, s in (summary.get("by_lang") or {}).items():
-            ln = s.get("length") or {}
-            if not ln:
-                continue
-            o = ln.get("other") or {}
-            rows.append(
-                [
-                    lg,
-                    ln["n_pairs"],
-                    ln["n_unequal"],
-                    f"{ln['shorter_wins']} / {ln['n_unequal_decided']}" if ln["n_unequal"] else "—",
-                    ln.get("shorter_win_pct"),
-                    pfmt(ln.get("p_shorter")),
-                    s["metric_score"],
-                    o.get("metric_score"),
-                    o.get("stereo_score"),
-                    o.get("antistereo_score"),
-                ]
-            )
+    else:
         lines += [
-            _md_table(
-                [
-                    "lang",
-                    "pairs",
-                    "unequal length",
-                    "shorter wins",
-                    "shorter wins %",
-                    "binomial p",
-                    f"metric ({m})",
-                    f"metric ({'mean' if m == 'sum' else 'sum'})",
-                    f"stereo ({'mean' if m == 'sum' else 'sum'})",
-                    f"antistereo ({'mean' if m == 'sum' else 'sum'})",
-                ],
-                rows,
-            ),
+            "With `mean` scoring the log-probability is divided by the number of tokens; the `sum` "
+            "result (same forward passes) is shown for comparison.",
             "",
         ]
-    lines += ["## By bias type", ""]
-    for lg, s in (summary.get("by_lang") or {}).items():
-        if len(summary.get("by_lang") or {}) > 1:
+    other = "mean" if m == "sum" else "sum"
+    rows = [_length_row(lg, s) for lg, s in by_lang.items() if s.get("length")]
+    head = ["lang", "pairs", "unequal length", "shorter wins", "shorter wins %", "binomial p", f"metric ({m})"]
+    head += [f"metric ({other})", f"stereo ({other})", f"antistereo ({other})"]
+    return lines + [_md_table(head, rows), ""]
+
+
+def _length_row(lg: str, s: dict) -> list[Any]:
+    ln = s["length"]
+    o = ln.get("other") or {}
+    return [
+        lg,
+        ln["n_pairs"],
+        ln["n_unequal"],
+        f"{ln['shorter_wins']} / {ln['n_unequal_decided']}" if ln["n_unequal"] else "—",
+        ln.get("shorter_win_pct"),
+        pfmt(ln.get("p_shorter")),
+        s["metric_score"],
+        o.get("metric_score"),
+        o.get("stereo_score"),
+        o.get("antistereo_score"),
+    ]
+
+
+def _by_bias_type(summary: dict) -> list[str]:
+    """One table per language: the metric per bias type."""
+    by_lang = summary.get("by_lang") or {}
+    lines = ["## By bias type", ""]
+    head = ["bias type", "pairs", "metric score", "SE (binomial)", "stereo", "antistereo", "ties", "mean DS"]
+    for lg, s in by_lang.items():
+        if len(by_lang) > 1:
             lines += [f"### {lg}", ""]
         rows = [
             [
@@ -359,13 +375,13 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
             ]
             for bt, v in s["by_bias_type"].items()
         ]
-        lines += [
-            _md_table(
-                ["bias type", "pairs", "metric score", "SE (binomial)", "stereo", "antistereo", "ties", "mean DS"], rows
-            ),
-            "",
-        ]
-    lines += [
+        lines += [_md_table(head, rows), ""]
+    return lines
+
+
+def _ds_section(summary: dict, out, plot: str | None) -> list[str]:
+    """DS: what it is, its plot, and the pairs the model prefers most either way."""
+    lines = [
         "## Difference of scores (DS)",
         "",
         f"DS = score(`sent_more`) − score(`sent_less`) per pair, in {ds_unit(summary)} (scores are natural-log "
@@ -379,7 +395,13 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
         block = _strongest(out, lg)
         if block:
             lines += [f"### Strongest preferences ({lg})", "", block]
-    lines += [
+    return lines
+
+
+def _definitions(summary: dict) -> list[str]:
+    sub = summary.get("subsample", {})
+    tie = summary.get("tie_rule", {})
+    return [
         "## Definitions",
         "",
         f"- Scores are rounded to {tie.get('decimals')} decimals before comparison; equal rounded scores "
@@ -395,9 +417,6 @@ def render_report(summary: dict, out, *, plot: str | None = "ds_kde.png") -> str
         f"- {CITATIONS['indibias']}",
         "",
     ]
-    if summary.get("command"):
-        lines += ["## Reproduce", "", f"```\n{summary['command']}\n```", ""]
-    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------- comparison

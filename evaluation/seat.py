@@ -43,18 +43,23 @@ import itertools
 import json
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import BiaskitError, InputError
-from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401
+from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401 (re-exported)
 from biaskit.tables import md_table, num, pct, pvalue
 
 from .choices import BLEACH_MODES, POOLINGS  # noqa: F401 (SEAT's choices; the options models read them there)
+from .results import SeatRun
+
+if TYPE_CHECKING:
+    from .options import SeatOptions
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "seat"
 
@@ -542,90 +547,37 @@ def mark(d: float, sig: str, style: str) -> str:
     return f"<u>{text}</u>" if style == "underline" else text + sig
 
 
-def run_seat(
-    opts: Any = None,
-    model: Any = None,
-    out_dir: Any = None,
-    /,
-    *,
-    command: str | None = None,
-    cache: Any = None,
-    **options: Any,
-) -> dict:
-    """Run SEAT tests (files, folders, shipped names) with one encoder; write results.csv,
-    summary.json and report.md in ``out_dir``.
+def run_seat(opts: SeatOptions, *, command: str | None = None, cache: Any = None) -> SeatRun:
+    """Run SEAT tests (files, folders, shipped names) with the options' one encoder; write results.csv,
+    summary.json and report.md in ``opts.out``.
 
     ``opts``: the :class:`~biaskit.evaluation.options.SeatOptions` of ``biaskit evaluate seat`` with
-    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
-    ``run_seat(tests, model, out_dir, pooling=..., n_samples=...)``. ``command`` and ``cache``
-    (default: not ``no_cache``) are not options.
+    one model (what the command and the pipeline's evaluate stage build). ``command`` and ``cache``
+    (default: not ``no_cache``; or a cache object) are not options.
 
     ``protocol``: ``indibias-seat``, ``seat-may2019``, ``none`` or None (the tests' origin: shipped
     IndiBias tests -> ``indibias-seat``, sent-bias tests -> ``seat-may2019``). ``pooling``,
     ``bleach``, ``n_samples``, ``seed`` and ``alpha`` left at None take the protocol's value."""
-    import time
-
-    import pandas as pd
-
-    from biaskit.io import atomic_write_text, write_json, write_table
-
-    from .options import SeatOptions, keywords, one_model
+    from .options import one_model
+    from .published import model_protocol, seat_comparison
     from .score_cache import open_cache
 
-    o = SeatOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir), "tests")
-    tests, model, out_dir = o.tests, one_model(o, "run_seat"), o.out
-    pooling, bleach, template, lang, n_samples, seed = o.pooling, o.bleach, o.template, o.lang, o.n_samples, o.seed
-    alpha, protocol, batch_size, device = o.alpha, o.protocol, o.batch_size, o.device
-    cache = not o.no_cache if cache is None else cache
-    if n_samples is not None and n_samples < 1:
-        from biaskit.options import say
-
-        raise BiaskitError(f"{say('n_samples')} must be at least 1.")
-    if pooling is not None and pooling not in POOLINGS:
-        raise BiaskitError(f"unknown pooling '{pooling}'. Fix: use {' or '.join(POOLINGS)}.")
-    paths = resolve_tests(tests)
-    parsed = [read_seat_test(p, lang=lang) for p in paths]
-    family, _ = read_family(model)
-    applied = seat_protocol(
-        protocol,
-        parsed,
-        family,
-        {"pooling": pooling, "bleach": bleach, "n_samples": n_samples, "seed": seed, "alpha": alpha},
-    )
+    model = one_model(opts, "run_seat")
+    _check_options(opts)
+    parsed = [read_seat_test(p, lang=opts.lang) for p in resolve_tests(opts.tests)]
+    applied = seat_protocol(opts.protocol, parsed, read_family(model)[0], _given(opts))
     v = applied.values
-    pooling, bleach, n_samples, seed, alpha = v["pooling"], v["bleach"], v["n_samples"], v["seed"], v["alpha"]
     t0 = time.perf_counter()
     from biaskit.progress import library_bars
 
     with library_bars():  # transformers' loading bars only on a terminal
-        enc = Encoder.load(model, device=device)
+        enc = Encoder.load(model, device=opts.device)
     load_s = time.perf_counter() - t0
-    dc = open_cache(cache)
-    rows = []
     t0 = time.perf_counter()
-    for t in parsed:
-        rows.append(
-            run_seat_test(
-                t,
-                enc,
-                pooling=pooling,
-                bleach=bleach,
-                template=template,
-                n_samples=n_samples,
-                seed=seed,
-                cache=dc,
-                batch_size=batch_size,
-            )
-        )
+    rows = _run_tests(parsed, enc, opts, v, open_cache(not opts.no_cache if cache is None else cache))
     run_s = time.perf_counter() - t0
-    for r, sig in zip(rows, significance(rows, alpha, v["correction"]), strict=False):
-        r["significance"] = sig
-    from .published import model_protocol, seat_comparison
-
     applied, checkpoint = model_protocol(applied, model, enc)
     applied.note_context(tests_context(parsed))
-
-    df = pd.DataFrame([{k: x for k, x in r.items() if k not in ("templates", "paper_effect_sizes")} for r in rows])
     summary = {
         "benchmark": "seat",
         "kind": "seat",
@@ -634,13 +586,7 @@ def run_seat(
         "fingerprint": enc.fingerprint,
         "family": enc.family,
         "encoder_part": enc.part or None,
-        "pooling": pooling,
-        "bleach": bleach,
-        "n_samples": n_samples,
-        "seed": seed,
-        "alpha": alpha,
-        "correction": v["correction"],
-        "marks": v["marks"],
+        **{k: v[k] for k in ("pooling", "bleach", "n_samples", "seed", "alpha", "correction", "marks")},
         "checkpoint": checkpoint,
         "protocol": applied.as_dict(),
         "published": seat_comparison(checkpoint.get("paper"), rows),
@@ -649,15 +595,59 @@ def run_seat(
         "timings": {"load_s": load_s, "run_s": run_s},
         "command": command,
     }
-    from biaskit.io import atomic_dir
+    _write_seat(opts.out, summary, rows)
+    return SeatRun.from_summary(summary, opts.out)
+
+
+def _check_options(o: SeatOptions) -> None:
+    from biaskit.options import say
+
+    if o.n_samples is not None and o.n_samples < 1:
+        raise BiaskitError(f"{say('n_samples')} must be at least 1.")
+    if o.pooling is not None and o.pooling not in POOLINGS:
+        raise BiaskitError(f"unknown pooling '{o.pooling}'. Fix: use {' or '.join(POOLINGS)}.")
+
+
+def _given(o: SeatOptions) -> dict[str, Any]:
+    """The settings a protocol decides, as given (None: not given)."""
+    return {"pooling": o.pooling, "bleach": o.bleach, "n_samples": o.n_samples, "seed": o.seed, "alpha": o.alpha}
+
+
+def _run_tests(parsed: Sequence[SeatTest], enc: Encoder, o: SeatOptions, v: dict, dc: Any) -> list[dict]:
+    """Each test's result with the protocol's values ``v``, its significance marked over all of them."""
+    rows = [
+        run_seat_test(
+            t,
+            enc,
+            pooling=v["pooling"],
+            bleach=v["bleach"],
+            template=o.template,
+            n_samples=v["n_samples"],
+            seed=v["seed"],
+            cache=dc,
+            batch_size=o.batch_size,
+        )
+        for t in parsed
+    ]
+    for r, sig in zip(rows, significance(rows, v["alpha"], v["correction"]), strict=False):
+        r["significance"] = sig
+    return rows
+
+
+def _write_seat(out_dir: Path, summary: dict, rows: Sequence[dict]) -> None:
+    """results.csv, summary.json and report.md, the folder published whole (no path of this machine in
+    it: :mod:`biaskit.public`)."""
+    import pandas as pd
+
+    from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.public import public_obj, public_table
 
-    public = public_obj(summary)  # no path of this machine in what is published (biaskit.public)
-    with atomic_dir(out_dir, owns=("summary.json",)) as out:  # the folder is published whole
+    df = pd.DataFrame([{k: x for k, x in r.items() if k not in ("templates", "paper_effect_sizes")} for r in rows])
+    public = public_obj(summary)
+    with atomic_dir(out_dir, owns=("summary.json",)) as out:
         write_table(out / "results.csv", public_table(df))
         write_json(out / "summary.json", public)
         atomic_write_text(out / "report.md", render_report(public))
-    return summary
 
 
 def significance_legend(summary: dict) -> str:

@@ -28,9 +28,13 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from biaskit.errors import InputError
+from biaskit.options import say
+
+if TYPE_CHECKING:
+    from .options import SeatNamesOptions
 
 _WORD = None
 
@@ -66,7 +70,7 @@ def corpus_files(paths: Sequence[str | Path]) -> list[Path]:
         elif p.is_file():
             out.append(p)
         else:
-            raise InputError("corpus file not found.", path=p, fix="check the --corpus path.")
+            raise InputError("corpus file not found.", path=p, fix=f"check the {say('corpus')} path.")
     return out
 
 
@@ -159,7 +163,7 @@ def read_candidates(path: str | Path, lang: str | None = None) -> dict[str, list
                 raise InputError(
                     f"no name lists with '{lg}' words in this lexicon.",
                     path=path,
-                    fix='use a lexicon whose lists have kind "name", or pass --lang.',
+                    fix=f'use a lexicon whose lists have kind "name", or pass {say("lang")}.',
                 )
             return out
         if not isinstance(obj, dict) or not all(
@@ -210,7 +214,7 @@ def top_names(
 ) -> dict:
     """The ``k`` most frequent candidates per group, with every count (see the module docstring)."""
     if k < 1:
-        raise InputError("--top-k must be at least 1.", fix="pass a positive number.")
+        raise InputError(f"{say('top_k')} must be at least 1.", fix="pass a positive number.")
     all_names = [n for ns in candidates.values() for n in ns]
     counts = count_names(corpus, all_names, lines=lines)
     shared = sorted({n for n in all_names if sum(n in ns for ns in candidates.values()) > 1})
@@ -267,3 +271,12 @@ def write_names(
                 {"group": g, "name": n, "count": cs[n], "rank": ranked.index(n) + 1, "kept": n in kept} for n in cs
             ]
         write_table(counts_csv, pd.DataFrame(rows, columns=["group", "name", "count", "rank", "kept"]))
+
+
+def seat_names(opts: SeatNamesOptions, *, command: str | None = None) -> dict:
+    """``biaskit evaluate seat-names``: the ``top_k`` most frequent candidates of each group in the
+    corpus (:func:`top_names`), written to ``opts.out`` (and every count to ``opts.counts``)."""
+    cands = read_candidates(opts.candidates, lang=opts.lang)
+    res = top_names(opts.corpus, cands, k=opts.top_k)
+    write_names(res, opts.out, opts.corpus, opts.top_k, counts_csv=opts.counts, command=command)
+    return res

@@ -36,13 +36,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit import languages as L
 from biaskit.errors import InputError
 from biaskit.options import say
 
 from .seat_sets import PAPER, bleach_word, load_lexicon, set_sentences
+
+if TYPE_CHECKING:
+    from .options import SeatTestsOptions
 
 #: attribute pairs of the paper's lexicon by axis (IndiBias Tables 3, 4 and 9)
 DEFAULT_ATTRIBUTES = {
@@ -193,39 +196,30 @@ def attributes_problem(attributes: Sequence[str] | None) -> InputError | None:
     return None
 
 
-def release_seat_tests(
-    release: str | Path,
-    out: str | Path,
-    *,
-    langs: Sequence[str] | None = None,
-    attributes: Sequence[str] | None = None,
-    min_records: int = 1,
-    split: str | None = None,
-    inventory=None,
-) -> dict[str, Any]:
-    """Write the SEAT tests of a release's groups to ``out`` (see the module docstring); returns
-    ``{"tests": [relative paths], "groups": [{axis, targ1, targ2, records}], "attributes": ...}``.
-    The folder is written whole (a crash leaves the previous one)."""
+def release_seat_tests(opts: SeatTestsOptions, *, inventory=None) -> dict[str, Any]:
+    """Write the SEAT tests of the release ``opts.data``'s groups to ``opts.out`` (see the module
+    docstring); returns ``{"tests": [relative paths], "groups": [{axis, targ1, targ2, records}],
+    "langs", "why" (no test: why), "attributes"}``. The folder is written whole (a crash leaves the
+    previous one). ``inventory``: the groups' inventory (default: the shipped one)."""
     from biaskit.inventory import load_inventory
     from biaskit.io import atomic_dir
 
-    release, out = Path(release), Path(out)
+    release, out = Path(opts.data), Path(opts.out)
     inv = inventory or load_inventory()
-    langs = list(langs or default_seat_langs())
-    for problem in (langs_problem(langs), attributes_problem(attributes)):
+    lex = load_lexicon(PAPER)
+    langs = list(opts.lang or default_seat_langs())
+    for problem in (langs_problem(langs), attributes_problem(opts.attributes)):
         if problem is not None:
             raise problem
-    lex = load_lexicon(PAPER)
-    wanted = list(attributes) if attributes else None
-    groups = _release_groups(release, split, inv)
-    kept = sorted(((k, n) for k, n in groups.items() if n >= min_records), key=lambda kn: (-kn[1], kn[0]))
+    wanted = list(opts.attributes) if opts.attributes else None
+    groups = _release_groups(release, opts.split, inv)
+    kept = sorted(((k, n) for k, n in groups.items() if n >= opts.min_records), key=lambda kn: (-kn[1], kn[0]))
     index: dict[str, Any] = {
         "version": 2,
         "sets": {"indibias-release": f"SEAT tests from the groups of {release.name}"},
         "tests": {},
     }
-    written: list[str] = []
-    group_rows = []
+    group_rows, written = [], []
     with atomic_dir(out, owns=("index.json",)) as tmp:
         for (axis, xid, yid), n in kept:
             x, y = inv.terms[xid], inv.terms[yid]
@@ -234,51 +228,59 @@ def release_seat_tests(
                 continue
             group_rows.append({"axis": axis, "targ1": x.label("en"), "targ2": y.label("en"), "records": n})
             for attr in wanted or DEFAULT_ATTRIBUTES.get(axis, FALLBACK_ATTRIBUTES):
-                a1, a2 = attr.split("/")
-                name = f"release-{_slug(axis)}-{_slug(x.label('en'))}-vs-{_slug(y.label('en'))}-{_slug(a1)}-{_slug(a2)}"
                 for lg in langs:
-                    doc = {
-                        "targ1": {
-                            "category": x.label(lg),
-                            "examples": list(dict.fromkeys(bleach_word(ex, "person", lg))),
-                        },
-                        "targ2": {
-                            "category": y.label(lg),
-                            "examples": list(dict.fromkeys(bleach_word(ey, "person", lg))),
-                        },
-                        "attr1": {"category": a1, "examples": set_sentences(lex, a1, lg)},
-                        "attr2": {"category": a2, "examples": set_sentences(lex, a2, lg)},
-                    }
-                    rel = f"{lg}/{name}.jsonl"
+                    rel = f"{lg}/{_test_name(axis, x, y, attr)}.jsonl"
                     (tmp / lg).mkdir(parents=True, exist_ok=True)
+                    doc = _test_doc(x, y, ex, ey, attr, lg, lex)
                     (tmp / rel).write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-                    index["tests"][rel] = {
-                        "lang": lg,
-                        "axis": axis,
-                        "family": "indibias-release",
-                        "bleached": True,
-                        "groups": [x.id, y.id],
-                        "records": n,
-                        "attributes": attr,
-                        "source": f"{release.name}: groups of the release in the bleached person "
-                        "templates (biaskit.evaluation.seat_release); attributes from "
-                        f"data/seat/{PAPER}/lexicon.json",
-                    }
+                    index["tests"][rel] = _index_entry(release, lg, axis, x, y, n, attr)
                     written.append(rel)
         (tmp / "index.json").write_text(json.dumps(index, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    why = (
-        None
-        if written
-        else (
-            f"{sum(groups.values())} records name a pair of comparable inventory groups, none in {min_records} or more"
-            if groups
-            else "no released record names a pair of comparable inventory groups"
-        )
-    )
     return {
         "tests": written,
         "groups": group_rows,
         "langs": list(langs),
-        "why": why,
+        "why": None if written else _why_none(groups, opts.min_records),
         "attributes": wanted or {"default": FALLBACK_ATTRIBUTES, **DEFAULT_ATTRIBUTES},
     }
+
+
+def _test_name(axis: str, x, y, attr: str) -> str:
+    a1, a2 = attr.split("/")
+    return f"release-{_slug(axis)}-{_slug(x.label('en'))}-vs-{_slug(y.label('en'))}-{_slug(a1)}-{_slug(a2)}"
+
+
+def _test_doc(x, y, ex: dict, ey: dict, attr: str, lg: str, lex: dict) -> dict:
+    """One test in sent-bias's format: the two groups in the bleached person templates, the two
+    attribute lists bleached the same way, in language ``lg``."""
+    a1, a2 = attr.split("/")
+    return {
+        "targ1": {"category": x.label(lg), "examples": list(dict.fromkeys(bleach_word(ex, "person", lg)))},
+        "targ2": {"category": y.label(lg), "examples": list(dict.fromkeys(bleach_word(ey, "person", lg)))},
+        "attr1": {"category": a1, "examples": set_sentences(lex, a1, lg)},
+        "attr2": {"category": a2, "examples": set_sentences(lex, a2, lg)},
+    }
+
+
+def _index_entry(release: Path, lg: str, axis: str, x, y, n: int, attr: str) -> dict:
+    """A test's entry in index.json (what :func:`biaskit.evaluation.seat.read_seat_test` reads)."""
+    return {
+        "lang": lg,
+        "axis": axis,
+        "family": "indibias-release",
+        "bleached": True,
+        "groups": [x.id, y.id],
+        "records": n,
+        "attributes": attr,
+        "source": f"{release.name}: groups of the release in the bleached person "
+        "templates (biaskit.evaluation.seat_release); attributes from "
+        f"data/seat/{PAPER}/lexicon.json",
+    }
+
+
+def _why_none(groups: Counter, min_records: int) -> str:
+    if groups:
+        return (
+            f"{sum(groups.values())} records name a pair of comparable inventory groups, none in {min_records} or more"
+        )
+    return "no released record names a pair of comparable inventory groups"

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +70,15 @@ from biaskit.schema import CAT
 
 from .cat_metrics import score_of, to_metric_items
 from .cat_modes import check_mode, pll_plan, pll_score
-from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401
+from .cat_plan import Fill, clm_requests, inter_text, likelihood_plan, locate_fill, mlm_piece_requests  # noqa: F401 (re-exported)
 from .choices import PIECE_AGGS
 from .engine import DEFAULT_BATCH_SIZE, ENGINE_CACHE_VERSION, make_engine
+from .results import CatsRun
 from .score_cache import open_cache
 
 if TYPE_CHECKING:
     from .models import LoadedLM
+    from .options import CatsOptions
     from .served import ServedLM
 
 SPLITS_ = ("intrasentence", "intersentence")
@@ -549,7 +552,7 @@ def _byte_level(tokenizer: Any) -> bool:
         return False
     try:
         pre = json.loads(backend.to_str()).get("pre_tokenizer") or {}
-    except Exception:  # noqa: BLE001 - not a serialisable tokenizer: assume not
+    except Exception:  # not a serialisable tokenizer: assume not
         return False
     return '"ByteLevel"' in json.dumps(pre)
 
@@ -571,76 +574,105 @@ def _check_intersentence(applied, lm, cats: Sequence[CAT], mode: str) -> None:
         )
 
 
-def run_cats(
-    opts: Any = None,
-    model: Any = None,
-    out_dir: Any = None,
-    /,
-    *,
-    progress: bool = False,
-    command: str | None = None,
-    cache: Any = None,
-    scorer_options: dict | None = None,
-    **options: Any,
-) -> dict:
-    """Read CATs, score them with ``model``, compute the metrics and write the result folder.
+def run_cats(opts: CatsOptions, *, progress: bool = False, command: str | None = None, cache: Any = None) -> CatsRun:
+    """Read CATs, score them with the options' one model, compute the metrics and write the result folder.
 
     ``opts``: the :class:`~biaskit.evaluation.options.CatsOptions` of ``biaskit evaluate cats`` with
-    one model (what the command and the pipeline's evaluate stage build); keyword-compatible:
-    ``run_cats(data, model, out_dir, scorer=..., fmt=..., mode=..., tie_policy=...)`` (the options'
-    names or their Python keywords). ``progress``, ``command``, ``cache`` (default: not
-    ``no_cache``) and ``scorer_options`` (``base_url``, ``concurrency``) are not options.
+    one model (what the command and the pipeline's evaluate stage build). ``progress``, ``command``
+    and ``cache`` (default: not ``no_cache``; or a cache object) are not options.
 
     ``data`` may be a release folder (``biaskit release build``); ``release_split`` (dev/test) then
     picks one of its splits and the summary names the release; ``lang`` keeps the CATs of one language.
 
     ``protocol``: ``stereoset``, ``cao2022``, ``none`` or None (the data's origin: StereoSet data ->
-    ``stereoset``); ``split``, ``mode``, ``piece_agg`` and ``tie_policy`` left at None take its values.
+    ``stereoset``); ``split``, ``cat_mode``, ``piece_agg`` and ``ties`` left at None take its values.
     Under ``stereoset`` intersentence CATs are scored with a next-sentence head: BERT's own, or
     ``nsp_head`` (a head file in the reference format, :mod:`.nsp_head`; ``nsp_label``: its "is next"
     output when the file name does not say); a causal LM without one is refused. With
     ``split="both"`` a split the model cannot score (intersentence for masked LMs without an NSP
     head) is skipped and the reason recorded in ``summary["skipped"]``; asking for that split alone
-    raises :class:`NotSupportedError`. ``mode``: ``likelihood`` (ACL 2021 Table 4) or ``pll``
+    raises :class:`NotSupportedError`. ``cat_mode``: ``likelihood`` (ACL 2021 Table 4) or ``pll``
     (pseudo-likelihood, Table 5; :mod:`.cat_modes`). ``sentiment_model``: a sequence classifier
     folder whose SentimentLM baseline (:mod:`.sentiment`) is added to ``summary["baselines"]``.
     """
-    from .options import CatsOptions, keywords, one_model, served_options
+    from .options import one_model
 
-    o = CatsOptions.coerce(opts, keywords(options, model=model, out_dir=out_dir, scorer_options=scorer_options), "data")
-    data, out_dir, model = o.data, o.out, one_model(o, "run_cats")
-    scorer, fmt, split, limit, batch_size, lang = o.scorer, o.format, o.split, o.limit, o.batch_size, o.lang
-    piece_agg, tie_policy, mode, protocol, release_split = o.piece_agg, o.ties, o.cat_mode, o.protocol, o.release_split
-    device, dtype, device_map, seed = o.device, o.dtype, o.device_map, o.seed
-    nsp_head, nsp_label, sentiment_model = o.nsp_head, o.nsp_label, o.sentiment_model
-    cache = not o.no_cache if cache is None else cache
-    scorer_options = served_options(scorer, o.base_url, o.concurrency)
-    import time
-
-    if mode is not None:
-        check_mode(mode)
-    if split not in (None, "both", *SPLITS_):
-        raise BiaskitError(f"unknown split '{split}'. Fix: use both, intrasentence or intersentence")
-
-    from .cat_metrics import full_report
-    from .models import load_lm
-
+    model = one_model(opts, "run_cats")
+    served = _check_options(opts)
     t0 = time.perf_counter()
-    cats, release = read_run_cats(data, fmt=fmt, split="both", limit=None, release_split=release_split, lang=lang)
+    cats, release = read_run_cats(
+        opts.data, fmt=opts.format, split="both", limit=None, release_split=opts.release_split, lang=opts.lang
+    )
     read_s = time.perf_counter() - t0
     t0 = time.perf_counter()
+    dc = open_cache(not opts.no_cache if cache is None else cache)
+    lm = _load_model(opts, model, served, dc, progress)
+    setup = _Setup.of(opts, lm, cats, release)
+    cats = _selected(cats, setup, opts)
+    _check_intersentence(setup.applied, lm, cats, setup.mode)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cats, scores, skipped = _score_splits(cats, lm, setup, opts.batch_size, dc, progress)
+    score_s = time.perf_counter() - t0
+    from .published import cats_comparison, cats_data_reasons, model_protocol
+
+    applied, checkpoint = model_protocol(setup.applied, model, lm)
+    applied.note_context(scoring_context(cats, lm))
+    cats_data_reasons(applied, {sp: sum(c.split == sp for c in cats) for sp in SPLITS_})
+    items, _ = to_metric_items(cats, {s.sentence_id: s.score for s in scores})
+    from .cat_metrics import full_report
+
+    extra = {
+        **_model_facts(lm, setup, scores, skipped, cats),
+        "checkpoint": checkpoint,
+        "protocol": applied.as_dict(),
+        "data": _data_facts(opts, release, cats, setup.split),
+        "timings": _timings(read_s, load_s, score_s, scores),
+        "command": command,
+    }
+    summary = _summary(
+        cats,
+        items,
+        full_report(items, tie_policy=setup.tie_policy),
+        tie_policy=setup.tie_policy,
+        seed=opts.seed,
+        extra=extra,
+    )
+    if opts.sentiment_model is not None:
+        summary["baselines"]["SentimentLM"] = _sentiment(cats, opts, setup, dc, progress)
+    summary["published"] = cats_comparison(checkpoint.get("paper"), summary)
+    write_cat_outputs(opts.out, summary, scores, cats)
+    return CatsRun.from_summary(summary, opts.out)
+
+
+def _check_options(o: CatsOptions) -> dict:
+    """What the options' types do not say, before anything is read: a served model's options (returned;
+    a base URL without a served scorer is refused), a known CAT mode and split."""
+    from .options import served_options
+
+    served = served_options(o.scorer, o.base_url, o.concurrency)
+    if o.cat_mode is not None:
+        check_mode(o.cat_mode)
+    if o.split not in (None, "both", *SPLITS_):
+        raise BiaskitError(f"unknown split '{o.split}'. Fix: use both, intrasentence or intersentence")
+    return served
+
+
+def _load_model(o: CatsOptions, model: Any, served: dict, dc: Any, progress: bool) -> LoadedLM | ServedLM:
+    """The model (a served one for ``clm-api``), with its NSP head file when one is given."""
     from biaskit.progress import library_bars
 
-    dc = open_cache(cache)
+    from .models import load_lm
+
     lm: LoadedLM | ServedLM
-    if scorer == "clm-api":  # a served model (docs/evaluation-scorers.md "Scaling up")
+    if o.scorer == "clm-api":  # a served model (docs/evaluation-scorers.md "Scaling up")
         from .served import load_served_lm
 
-        lm = load_served_lm(model, cache=dc, progress=progress, **(scorer_options or {}))
+        lm = load_served_lm(model, cache=dc, progress=progress, **served)
     else:
         with library_bars(progress):  # transformers' loading bars follow -q / the terminal
-            lm = load_lm(model, kind=scorer, device=device, dtype=dtype, device_map=device_map)
-    if nsp_head is not None:
+            lm = load_lm(model, kind=o.scorer, device=o.device, dtype=o.dtype, device_map=o.device_map)
+    if o.nsp_head is not None:
         if getattr(lm, "served", False):
             raise BiaskitError(
                 f"{say('nsp_head')} needs the model's weights in this process; a served model has none "
@@ -649,149 +681,191 @@ def run_cats(
         from .nsp_head import load_nsp_head
 
         with library_bars(progress):
-            lm.meta["nsp_head"] = load_nsp_head(nsp_head, lm, nsp_label)
-    inter_method = "nsp" if (lm.meta.get("nsp_head") is not None or lm.kind == "mlm") else "likelihood"
-    applied = cats_protocol(
-        protocol,
-        fmt if not release else "release",
-        cats,
-        release,
-        lm.kind,
-        {"mode": mode, "piece_agg": piece_agg, "tie_policy": tie_policy, "split": split},
-        intersentence=inter_method,
-    )
-    v = applied.values
-    mode, tie_policy, split = check_mode(v["mode"]), v["tie_policy"], v["split"]
-    piece_agg = v.get("piece_agg") or "mean-prob"
-    cats = [c for c in cats if split == "both" or c.split == split][:limit]
+            lm.meta["nsp_head"] = load_nsp_head(o.nsp_head, lm, o.nsp_label)
+    return lm
+
+
+@dataclass
+class _Setup:
+    """How a CAT run scores, once the protocol is applied: the scoring mode, tie rule, split, piece
+    aggregation, and the applied protocol itself."""
+
+    applied: Any
+    mode: str
+    tie_policy: str
+    split: str
+    piece_agg: str
+
+    @classmethod
+    def of(cls, o: CatsOptions, lm: Any, cats: Sequence[CAT], release: dict | None) -> _Setup:
+        inter_method = "nsp" if (lm.meta.get("nsp_head") is not None or lm.kind == "mlm") else "likelihood"
+        applied = cats_protocol(
+            o.protocol,
+            o.format if not release else "release",
+            cats,
+            release,
+            lm.kind,
+            {"mode": o.cat_mode, "piece_agg": o.piece_agg, "tie_policy": o.ties, "split": o.split},
+            intersentence=inter_method,
+        )
+        v = applied.values
+        return cls(applied, check_mode(v["mode"]), v["tie_policy"], v["split"], v.get("piece_agg") or "mean-prob")
+
+
+def _selected(cats: list[CAT], setup: _Setup, o: CatsOptions) -> list[CAT]:
+    """The CATs of the run's split (the first ``limit``); without intersentence CATs, how they would
+    be scored is moot and leaves the protocol's rows."""
+    cats = [c for c in cats if setup.split == "both" or c.split == setup.split][: o.limit]
     if not cats:
-        raise InputError(f"no {split} CATs to score.", path=data, fix=f"check {say('split')} and {say('limit')}.")
-    if not any(c.split == "intersentence" for c in cats):  # how intersentence CATs would be scored is moot
-        applied.rows = [r for r in applied.rows if r["key"] != "intersentence"]
-        applied.deviations = [d for d in applied.deviations if d["key"] != "intersentence"]
-    _check_intersentence(applied, lm, cats, mode)
-    load_s = time.perf_counter() - t0
+        raise InputError(
+            f"no {setup.split} CATs to score.", path=o.data, fix=f"check {say('split')} and {say('limit')}."
+        )
+    if not any(c.split == "intersentence" for c in cats):
+        a = setup.applied
+        a.rows = [r for r in a.rows if r["key"] != "intersentence"]
+        a.deviations = [d for d in a.deviations if d["key"] != "intersentence"]
+    return cats
+
+
+def _score_splits(
+    cats: list[CAT], lm: Any, setup: _Setup, batch_size: int, dc: Any, progress: bool
+) -> tuple[list[CAT], list[SentenceScore], dict]:
+    """Score the intrasentence CATs, then the intersentence ones; a split the model cannot score is
+    skipped (its CATs left out, the reason recorded) unless it is the only split asked for."""
+    kw = dict(batch_size=batch_size, piece_agg=setup.piece_agg, cache=dc, progress=progress, mode=setup.mode)
+    scores = score_cats([c for c in cats if c.split == "intrasentence"], lm, **kw)
     skipped: dict = {}
-    t0 = time.perf_counter()
-    scores = score_cats(
-        [c for c in cats if c.split == "intrasentence"],
-        lm,
-        batch_size=batch_size,
-        piece_agg=piece_agg,
-        cache=dc,
-        progress=progress,
-        mode=mode,
-    )
     inter = [c for c in cats if c.split == "intersentence"]
     if inter:
         try:
-            scores += score_cats(
-                inter, lm, batch_size=batch_size, piece_agg=piece_agg, cache=dc, progress=progress, mode=mode
-            )
+            scores += score_cats(inter, lm, **kw)
         except NotSupportedError as exc:
-            if split == "intersentence":
+            if setup.split == "intersentence":
                 raise
             skipped["intersentence"] = {"count": len(inter), "reason": str(exc)}
             cats = [c for c in cats if c.split != "intersentence"]
-    score_s = time.perf_counter() - t0
-    from .published import cats_data_reasons, model_protocol
+    return cats, scores, skipped
 
-    applied, checkpoint = model_protocol(applied, model, lm)
-    applied.note_context(scoring_context(cats, lm))
-    cats_data_reasons(applied, {sp: sum(c.split == sp for c in cats) for sp in SPLITS_})
-    items, _ = to_metric_items(cats, {s.sentence_id: s.score for s in scores})
-    report = full_report(items, tie_policy=tie_policy)
-    n_inputs = sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores)
+
+def _model_facts(lm: Any, setup: _Setup, scores: Sequence[SentenceScore], skipped: dict, cats: Sequence[CAT]) -> dict:
+    """What summary.json says of the model and how it scored (its first keys)."""
     head = lm.meta.get("nsp_head")
-    extra = {
+    covers = sorted({c.split for c in cats})
+    return {
         "model": str(lm.name),
         "scorer": "clm-api" if getattr(lm, "served", False) else lm.kind,
         "fingerprint": lm.fingerprint,
         "device": lm.device,
         "dtype": lm.dtype,
         "device_map": lm.meta.get("device_map"),
-        "cat_mode": mode,
+        "cat_mode": setup.mode,
         "methods": sorted({s.method for s in scores}),
-        "piece_agg": piece_agg if lm.kind == "mlm" and mode == "likelihood" else None,
+        "piece_agg": setup.piece_agg if lm.kind == "mlm" and setup.mode == "likelihood" else None,
         "nsp_head": {"path": head.path, "sha256": head.sha256, "family": head.family, "next_label": head.next_label}
         if head is not None
         else None,
-        "tie_policy": tie_policy,
+        "tie_policy": setup.tie_policy,
         "skipped": skipped,
-        "overall_covers": sorted({c.split for c in cats}),
+        "overall_covers": covers,
         "warnings": [  # the reason is under "skipped" (it may name the model's folder)
-            f"{sp} NOT SCORED ({info['count']} CATs): the overall LMS, SS and ICAT cover "
-            f"{' and '.join(sorted({c.split for c in cats}))} only"
+            f"{sp} NOT SCORED ({info['count']} CATs): the overall LMS, SS and ICAT cover {' and '.join(covers)} only"
             for sp, info in skipped.items()
         ],
-        "checkpoint": checkpoint,
-        "protocol": applied.as_dict(),
+    }
+
+
+def _data_facts(o: CatsOptions, release: dict | None, cats: Sequence[CAT], split: str) -> dict:
+    return {
+        "path": str(o.data),
+        "sha256": release["sha256"] if release else _sha256(Path(o.data)),
+        **({"release": release} if release else {}),
+        "n_cats": len(cats),
+        "format": "release" if release else o.format,
+        "split": split,
+        "limit": o.limit,
+    }
+
+
+def _timings(read_s: float, load_s: float, score_s: float, scores: Sequence[SentenceScore]) -> dict:
+    return {
+        "read_s": read_s,
+        "load_s": load_s,
+        "score_s": score_s,
+        "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
+        "model_inputs": sum(len(s.logprobs) if s.method.startswith("mlm") else 1 for s in scores),
+    }
+
+
+def _sentiment(cats: Sequence[CAT], o: CatsOptions, setup: _Setup, dc: Any, progress: bool) -> dict:
+    """StereoSet's SentimentLM baseline with the options' classifier (:mod:`.sentiment`)."""
+    from biaskit.progress import library_bars
+
+    from .sentiment import sentiment_baseline
+
+    assert o.sentiment_model is not None, "called with a sentiment model only"
+    with library_bars(progress):
+        return sentiment_baseline(
+            cats,
+            o.sentiment_model,
+            device=o.device,
+            batch_size=o.batch_size,
+            cache=dc,
+            progress=progress,
+            tie_policy=setup.tie_policy,
+        )
+
+
+def run_cats_predictions(opts: CatsOptions, *, command: str | None = None) -> CatsRun:
+    """Metrics from an existing per-sentence score file (``opts.predictions``: original StereoSet
+    predictions format or JSONL with id/score) against the gold CATs in ``opts.data`` (ids must match).
+    Of a protocol only the tie rule applies: how the scores were computed is the file's business (the
+    report says so)."""
+    from .cat_metrics import full_report
+
+    assert opts.predictions is not None, "run_cats_predictions needs the options' predictions file"
+    cats = read_cats(opts.data, format=opts.format)
+    applied = _predictions_protocol(opts, cats)
+    tie_policy = applied.values["tie_policy"]
+    scores = read_predictions(opts.predictions)
+    cats, dropped_splits = _predicted_splits(cats, scores, opts.predictions)
+    items, n_missing = to_metric_items(cats, scores, allow_missing=opts.allow_missing, source=str(opts.predictions))
+    extra = {
+        "model": Path(opts.predictions).stem,
+        "scorer": "predictions",
+        "tie_policy": tie_policy,
+        "skipped": {s: {"reason": "no predictions for this split"} for s in dropped_splits},
+        "missing_cats": n_missing,
         "data": {
-            "path": str(data),
-            "sha256": release["sha256"] if release else _sha256(Path(data)),
-            **({"release": release} if release else {}),
+            "path": str(opts.data),
+            "sha256": _sha256(Path(opts.data)),
             "n_cats": len(cats),
-            "format": "release" if release else fmt,
-            "split": split,
-            "limit": limit,
+            "format": opts.format,
         },
-        "timings": {
-            "read_s": read_s,
-            "load_s": load_s,
-            "score_s": score_s,
-            "sentences_per_s": len(scores) / score_s if score_s > 0 else None,
-            "model_inputs": n_inputs,
+        "predictions": {
+            "path": str(opts.predictions),
+            "sha256": _sha256(Path(opts.predictions)),
+            "n_scores": len(scores),
         },
+        "protocol": applied.as_dict(),
         "command": command,
     }
-    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
-    if sentiment_model is not None:
-        from .sentiment import sentiment_baseline
-
-        with library_bars(progress):
-            summary["baselines"]["SentimentLM"] = sentiment_baseline(
-                cats,
-                sentiment_model,
-                device=device,
-                batch_size=batch_size,
-                cache=dc,
-                progress=progress,
-                tie_policy=tie_policy,
-            )
-    from .published import cats_comparison
-
-    summary["published"] = cats_comparison(checkpoint.get("paper"), summary)
-    write_cat_outputs(out_dir, summary, scores, cats)
-    return summary
+    report = full_report(items, tie_policy=tie_policy)
+    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=opts.seed, extra=extra)
+    write_cat_outputs(opts.out, summary, None)
+    return CatsRun.from_summary(summary, opts.out)
 
 
-def run_cats_predictions(
-    data: str | Path,
-    predictions: str | Path,
-    out_dir: str | Path,
-    *,
-    fmt: str = "auto",
-    tie_policy: str | None = None,
-    allow_missing: bool = False,
-    seed: int = 0,
-    model: str | None = None,
-    command: str | None = None,
-    protocol: str | None = None,
-) -> dict:
-    """Metrics from an existing per-sentence score file (original StereoSet predictions format or JSONL
-    with id/score) against the gold CATs in ``data`` (ids must match). Of a protocol only the tie
-    rule applies: how the scores were computed is the file's business (the report says so)."""
-    from .cat_metrics import full_report
+def _predictions_protocol(o: CatsOptions, cats: Sequence[CAT]):
+    """The protocol of a score file's metrics: only its tie rule applies."""
     from .protocols import apply_protocol, choose
     from .protocols import words as W
     from .protocols.origin import cats_origin
 
-    cats = read_cats(data, format=fmt)
-    proto, how = choose("cats", protocol, cats_origin(fmt, cats))
+    proto, how = choose("cats", o.protocol, cats_origin(o.format, cats))
     applied = apply_protocol(
         proto,
         "cats",
-        {"tie_policy": tie_policy},
+        {"tie_policy": o.ties},
         {"tie_policy": "reference"},
         chosen_by=how,
         words={"tie_policy": W.TIES},
@@ -802,9 +876,12 @@ def run_cats_predictions(
     )
     applied.rows = [r for r in applied.rows if r["key"] == "tie_policy"]
     applied.deviations = [d for d in applied.deviations if d["key"] == "tie_policy"]
-    tie_policy = applied.values["tie_policy"]
-    scores = read_predictions(predictions)
-    # keep only the splits present in the predictions (the reference's files may hold one split)
+    return applied
+
+
+def _predicted_splits(cats: list[CAT], scores: dict, predictions: Path) -> tuple[list[CAT], list[str]]:
+    """Only the splits present in the predictions (the reference's files may hold one split), and the
+    splits dropped."""
     present = {c.split for c in cats if all(score_of(o, scores) is not None for o in c.options)}
     if not present:
         raise InputError(
@@ -813,21 +890,4 @@ def run_cats_predictions(
             fix="score the same gold file (original StereoSet ids, or biaskit's ids from "
             "`evaluate cats` scores.jsonl).",
         )
-    dropped_splits = sorted({c.split for c in cats} - present)
-    cats = [c for c in cats if c.split in present]
-    items, n_missing = to_metric_items(cats, scores, allow_missing=allow_missing, source=str(predictions))
-    report = full_report(items, tie_policy=tie_policy)
-    extra = {
-        "model": model or Path(predictions).stem,
-        "scorer": "predictions",
-        "tie_policy": tie_policy,
-        "skipped": {s: {"reason": "no predictions for this split"} for s in dropped_splits},
-        "missing_cats": n_missing,
-        "data": {"path": str(data), "sha256": _sha256(Path(data)), "n_cats": len(cats), "format": fmt},
-        "predictions": {"path": str(predictions), "sha256": _sha256(Path(predictions)), "n_scores": len(scores)},
-        "protocol": applied.as_dict(),
-        "command": command,
-    }
-    summary = _summary(cats, items, report, tie_policy=tie_policy, seed=seed, extra=extra)
-    write_cat_outputs(out_dir, summary, None)
-    return summary
+    return [c for c in cats if c.split in present], sorted({c.split for c in cats} - present)

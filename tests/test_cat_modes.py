@@ -12,6 +12,7 @@ import pytest
 import torch
 from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS, ensemble_scores
 from biaskit.evaluation.models import load_lm
+from biaskit.evaluation.options import CatsOptions
 from biaskit.evaluation.stereoset import run_cats, score_cats
 from conftest import run_cli
 from test_cats_scoring import INTER, INTRA, _manual_clm
@@ -137,5 +138,9 @@ def test_cli_cat_mode_pll_scores_intersentence_without_nsp(tiny_bert, stereoset_
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["cat_mode"] == "pll" and not s["skipped"] and s["piece_agg"] is None
     assert set(s["methods"]) == {"mlm-pll-context", "mlm-pll-context|sentence"}
-    direct = run_cats(stereoset_jsonl, str(tiny_bert), tmp_path / "d", scorer="mlm", limit=6, mode="pll")
+    direct = run_cats(
+        CatsOptions(
+            data=stereoset_jsonl, models=[str(tiny_bert)], out=tmp_path / "d", scorer="mlm", limit=6, cat_mode="pll"
+        )
+    ).summary
     assert direct["overall"] == s["overall"]

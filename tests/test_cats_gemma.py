@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from biaskit.evaluation.options import CatsOptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
 
@@ -18,8 +19,16 @@ def test_gemma_on_stereoset_slice(gemma_dir, stereoset_jsonl, tmp_path):
     # 20 CATs: the dev file alternates splits, so about 10 intrasentence and 10 intersentence; --protocol none:
     # the causal intersentence likelihood (StereoSet's own protocol needs an NSP head for a causal LM)
     s = run_cats(
-        stereoset_jsonl, str(gemma_dir), tmp_path / "out", scorer="clm", limit=20, batch_size=16, protocol="none"
-    )
+        CatsOptions(
+            data=stereoset_jsonl,
+            models=[str(gemma_dir)],
+            out=tmp_path / "out",
+            scorer="clm",
+            limit=20,
+            batch_size=16,
+            protocol="none",
+        )
+    ).summary
     assert s["scorer"] == "clm" and s["count"] == 20
     assert set(s["methods"]) == {"clm-sentence", "clm-conditional"}
     assert s["intrasentence"]["overall"]["count"] + s["intersentence"]["overall"]["count"] == 20

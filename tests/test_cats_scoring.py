@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 from biaskit.evaluation.models import load_lm
+from biaskit.evaluation.options import CatsOptions
 from biaskit.evaluation.stereoset import (
     NotSupportedError,
     locate_fill,
@@ -299,10 +300,21 @@ def test_intersentence_not_supported_without_nsp_head(tiny_bert, tiny_xlmr, tmp_
     with pytest.raises(NotSupportedError, match="needs a next-sentence-prediction head"):
         score_cats(INTER, load_lm(tiny_xlmr))
     # --split both: intersentence is skipped with the reason; --split intersentence: an error
-    s = run_cats(stereoset_jsonl, str(tiny_bert), tmp_path / "o", scorer="mlm", limit=6)
+    s = run_cats(
+        CatsOptions(data=stereoset_jsonl, models=[str(tiny_bert)], out=tmp_path / "o", scorer="mlm", limit=6)
+    ).summary
     assert "intersentence" in s["skipped"] and "intersentence" not in s and s["intrasentence"]["overall"]["count"] == 3
     with pytest.raises(NotSupportedError):
-        run_cats(stereoset_jsonl, str(tiny_bert), tmp_path / "o2", scorer="mlm", split="intersentence", limit=2)
+        run_cats(
+            CatsOptions(
+                data=stereoset_jsonl,
+                models=[str(tiny_bert)],
+                out=tmp_path / "o2",
+                scorer="mlm",
+                split="intersentence",
+                limit=2,
+            )
+        )
 
 
 def test_no_mask_token_is_a_clear_error(tiny_gpt2):
@@ -370,7 +382,9 @@ def test_cli_cats_then_predictions_mode_gives_the_same_metrics(tiny_gpt2, stereo
     # the same metrics from the predictions file (original StereoSet format) against the same gold slice
     gold = tmp_path / "slice.jsonl"
     gold.write_text("\n".join(stereoset_jsonl.read_text().splitlines()[:12]) + "\n")
-    s2 = run_cats_predictions(gold, out / "predictions.json", tmp_path / "pred")
+    s2 = run_cats_predictions(
+        CatsOptions(data=gold, predictions=out / "predictions.json", out=tmp_path / "pred")
+    ).summary
     assert s2["overall"] == s["overall"] and s2["intrasentence"] == s["intrasentence"]
     code, _, err = run_cli(
         [

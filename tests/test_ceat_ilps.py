@@ -15,6 +15,7 @@ import pytest
 import torch
 from biaskit.evaluation.ceat import find_contexts, random_effects, run_ceat, window
 from biaskit.evaluation.ilps import Item, ilps_scores, run_ilps
+from biaskit.evaluation.options import CatsOptions, CeatOptions, IlpsOptions
 from conftest import run_cli
 from fixtures_models import build_tiny_bert
 
@@ -168,7 +169,10 @@ def test_group_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
 
     gfile = tmp_path / "groups.json"
     gfile.write_text(json.dumps(GROUPS))
-    s = run_ceat(str(tiny_bert), corpus, tmp_path / "o", groups=gfile, n_samples=60, seed=5, cache=False)
+    s = run_ceat(
+        CeatOptions(model=str(tiny_bert), corpus=[corpus], out=tmp_path / "o", groups=gfile, n_samples=60, seed=5),
+        cache=False,
+    ).summary
     model, tok = AutoModel.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
     words = ["man", "woman", "Hindu", "Muslim", "love", "peace", "happy", "kill", "ugly", "filth"]
     embs = {w: hand_embeddings(model, tok, w) for w in words}
@@ -195,7 +199,10 @@ def test_two_target_ceat_equals_a_hand_loop(tiny_bert, corpus, tmp_path):
             }
         )
     )
-    s = run_ceat(str(tiny_bert), corpus, tmp_path / "o", tests=[str(test)], n_samples=40, seed=2, cache=False)
+    s = run_ceat(
+        CeatOptions(model=str(tiny_bert), corpus=[corpus], out=tmp_path / "o", tests=[str(test)], n_samples=40, seed=2),
+        cache=False,
+    ).summary
     model, tok = AutoModel.from_pretrained(tiny_bert).eval(), AutoTokenizer.from_pretrained(tiny_bert)
     embs = {w: hand_embeddings(model, tok, w) for w in X + Y + A + B}
     rng = np.random.default_rng(2)
@@ -296,11 +303,13 @@ def test_ilps_equals_a_hand_loop(predict, tiny_bert):
 def test_ilps_groups_and_report(tiny_bert, tmp_path):
     gfile = tmp_path / "groups.json"
     gfile.write_text(json.dumps(GROUPS))
-    s = run_ilps(str(tiny_bert), tmp_path / "o", groups=gfile, cache=False)
+    s = run_ilps(IlpsOptions(model=str(tiny_bert), out=tmp_path / "o", groups=gfile), cache=False).summary
     rows = {(r["group"], r["metric"]): r["score"] for r in s["groups"]}
     assert len(rows) == 5 * 3 and rows[("man", "A-B")] == pytest.approx(rows[("man", "A")] - rows[("man", "B")])
     assert s["predict"] == "target" and s["protocol"]["name"] == "none"
-    s = run_ilps(str(tiny_bert), tmp_path / "c", groups=gfile, cache=False, protocol="cao2022")
+    s = run_ilps(
+        IlpsOptions(model=str(tiny_bert), out=tmp_path / "c", groups=gfile, protocol="cao2022"), cache=False
+    ).summary
     assert s["predict"] == "attribute" and s["protocol"]["name"] == "cao2022" and s["protocol"]["follows_protocol"]
 
 
@@ -422,7 +431,7 @@ def test_correlate_cao2022_runs_and_checks_the_papers_metrics(three_berts, tmp_p
     # a StereoSet folder run otherwise is refused with the command that fixes it
     from biaskit.evaluation.stereoset import run_cats
 
-    run_cats(cats, str(three_berts[0]), tmp_path / "ss-both", cache=False)
+    run_cats(CatsOptions(data=cats, models=[str(three_berts[0])], out=tmp_path / "ss-both"), cache=False)
     code, _, err = run_cli(
         [
             "evaluate",

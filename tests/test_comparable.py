@@ -14,6 +14,7 @@ import json
 import math
 
 import pytest
+from biaskit.evaluation.options import SeatOptions
 from conftest import public_dataset, run_cli
 
 from biaskit.errors import BiaskitError
@@ -25,7 +26,9 @@ LABELS = ("stereotype", "anti-stereotype", "unrelated")
 def test_a_decoder_under_indibias_seat_is_not_comparable_and_pools_its_last_token(tiny_gpt2, tmp_path):
     from biaskit.evaluation.seat import run_seat
 
-    s = run_seat([EN_T3_R1], str(tiny_gpt2), tmp_path / "o", n_samples=200, cache=False)
+    s = run_seat(
+        SeatOptions(tests=[EN_T3_R1], models=[str(tiny_gpt2)], out=tmp_path / "o", n_samples=200), cache=False
+    ).summary
     p = s["protocol"]
     assert p["name"] == "indibias-seat" and s["family"] == "decoder"
     # the paper's [CLS] has no counterpart in a decoder: outside the paper's setup, said in words
@@ -68,7 +71,7 @@ def test_an_undefined_effect_size_is_an_error_naming_the_test(tiny_bert, tmp_pat
     test = tmp_path / "same-attributes.jsonl"
     test.write_text(json.dumps(doc))
     with pytest.raises(BiaskitError) as e:
-        run_seat([str(test)], str(tiny_bert), tmp_path / "o", n_samples=50, cache=False)
+        run_seat(SeatOptions(tests=[str(test)], models=[str(tiny_bert)], out=tmp_path / "o", n_samples=50), cache=False)
     assert (
         "same-attributes" in str(e.value)
         and "undefined (NaN)" in str(e.value)
@@ -157,7 +160,7 @@ def test_word_token_is_another_reading_of_indibias_not_a_deviation():
     assert applied.deviations == [] and "another reading of IndiBias §6.1" in row["from"]
     # the protocol's own value says it is an interpretation, and a note offers the literal reading
     assert "biaskit's reading" in next(s.section for s in p.settings if s.key == "unit")
-    assert any("--unit word-token" in n for n in p.notes)
+    assert any("--unit word-token" in n for n in applied.notes)  # the option named where the user is
     # a value the paper's text does not support is still a deviation
     applied = apply_protocol(p, "pairs", {"unit": "token"}, {}, context={"kind": "mlm"})
     assert [d["key"] for d in applied.deviations] == ["unit"]

@@ -12,6 +12,7 @@ import pytest
 from biaskit.evaluation.cat_metrics import evaluate
 from biaskit.evaluation.cat_modes import ENSEMBLE_WEIGHTS
 from biaskit.evaluation.compare import run_cats_multi, run_seat_multi
+from biaskit.evaluation.options import CatsOptions, SeatOptions
 from biaskit.evaluation.seat import run_seat
 from biaskit.evaluation.stereoset import read_cats, run_cats, to_metric_items
 from conftest import run_cli
@@ -32,32 +33,46 @@ def three_bert(tmp_path_factory):
 
 def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt2, stereoset_jsonl, tmp_path):
     res = run_cats_multi(
-        stereoset_jsonl,
-        three_gpt2,
-        tmp_path / "cmp",
-        scorer="clm",
-        limit=12,
-        ensemble=True,
-        protocol="none",
-        batch_size=8,
+        CatsOptions(
+            data=stereoset_jsonl,
+            models=three_gpt2,
+            out=tmp_path / "cmp",
+            scorer="clm",
+            limit=12,
+            ensemble=True,
+            protocol="none",
+            batch_size=8,
+        )
     )
     table = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
-    names = res["names"]
+    names = res.names
     assert len(set(names)) == 3 and set(table["model"]) == set(names) | {"ENSEMBLE"}
     for name, m in zip(names, three_gpt2, strict=False):
         single = run_cats(
-            stereoset_jsonl, m, tmp_path / f"single-{name}", scorer="clm", limit=12, batch_size=8, protocol="none"
+            CatsOptions(
+                data=stereoset_jsonl,
+                models=[m],
+                out=tmp_path / f"single-{name}",
+                scorer="clm",
+                limit=12,
+                batch_size=8,
+                protocol="none",
+            )
         )
         rows = table[table["model"] == name].set_index(["split", "domain"])
-        for split in ("intrasentence", "intersentence"):
-            for dom, r in [("all", single[split]["overall"]), *single[split]["by_domain"].items()]:
-                got = rows.loc[(split, dom)]
+        assert [sp.split for sp in single.splits] == ["intrasentence", "intersentence"]
+        for sp in single.splits:  # the typed result of the single run is the table's row
+            for dom, r in [("all", sp.overall), *sp.by_domain.items()]:
+                got = rows.loc[(sp.split, dom)]
                 assert (got["lms"], got["ss"], got["icat"], got["count"]) == pytest.approx(
-                    (r["lms"], r["ss"], r["icat"], r["count"]), abs=1e-9
+                    (r.lms, r.ss, r.icat, r.count), abs=1e-9
                 )
         got = rows.loc[("overall", "all")]
-        assert (got["lms"], got["ss"], got["icat"]) == pytest.approx(
-            (single["overall"]["lms"], single["overall"]["ss"], single["overall"]["icat"]), abs=1e-9
+        o = single.overall
+        assert (got["lms"], got["ss"], got["icat"]) == pytest.approx((o.lms, o.ss, o.icat), abs=1e-9)
+        assert (
+            single.folder == tmp_path / f"single-{name}"
+            and res.models[names.index(name)].folder == tmp_path / "cmp" / name
         )
         assert (tmp_path / "cmp" / name / "summary.json").exists()
     corr = pd.read_csv(tmp_path / "cmp" / "correlations.csv").set_index(["split", "domain"])
@@ -79,11 +94,19 @@ def test_cats_multi_table_equals_single_runs_and_spearman_equals_scipy(three_gpt
 
 def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_jsonl, tmp_path):
     res = run_cats_multi(
-        stereoset_jsonl, three_gpt2, tmp_path / "cmp", scorer="clm", limit=12, ensemble=True, protocol="none"
+        CatsOptions(
+            data=stereoset_jsonl,
+            models=three_gpt2,
+            out=tmp_path / "cmp",
+            scorer="clm",
+            limit=12,
+            ensemble=True,
+            protocol="none",
+        )
     )
     cats = read_cats(stereoset_jsonl, limit=12)
     runs = []
-    for name in res["names"]:
+    for name in res.names:
         rows = [json.loads(x) for x in (tmp_path / "cmp" / name / "scores.jsonl").read_text().splitlines()]
         runs.append(("clm", {r["id"]: r["score"] for r in rows}))
     exp = _reference_ensemble(cats, runs, ENSEMBLE_WEIGHTS)
@@ -93,7 +116,7 @@ def test_ensemble_equals_reference_loop_over_single_runs(three_gpt2, stereoset_j
     top = evaluate(items, "reference")
     s = json.loads((tmp_path / "cmp" / "ENSEMBLE" / "summary.json").read_text())
     assert (s["lms"], s["ss"], s["icat"]) == pytest.approx((top["lms"], top["ss"], top["icat"]), abs=1e-9)
-    assert s["members"] == res["names"]
+    assert s["members"] == res.names
 
 
 def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
@@ -139,11 +162,17 @@ def test_cli_cats_several_models(three_gpt2, stereoset_jsonl, tmp_path, capsys):
 
 def test_seat_multi_table_equals_single_runs(three_bert, seat_dir, tmp_path, capsys):
     test = str(seat_dir / "weat6.jsonl")
-    res = run_seat_multi([test], three_bert, tmp_path / "s", bleach="never", device="cpu", n_samples=500)
+    res = run_seat_multi(
+        SeatOptions(tests=[test], models=three_bert, out=tmp_path / "s", bleach="never", device="cpu", n_samples=500)
+    )
     table = pd.read_csv(tmp_path / "s" / "comparison.csv")
     assert len(table) == 3
-    for name, m in zip(res["names"], three_bert, strict=False):
-        [r] = run_seat([test], m, tmp_path / f"single-{name}", bleach="never", device="cpu", n_samples=500)["tests"]
+    for name, m in zip(res.names, three_bert, strict=False):
+        [r] = run_seat(
+            SeatOptions(
+                tests=[test], models=[m], out=tmp_path / f"single-{name}", bleach="never", device="cpu", n_samples=500
+            )
+        ).summary["tests"]
         got = table[table["model"] == name].iloc[0]
         assert (got["effect_size"], got["p_value"]) == pytest.approx((r["effect_size"], r["p_value"]), abs=1e-12)
     assert table["effect_size"].nunique() == 3  # three different random encoders

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from biaskit.evaluation.correlate import correlate, read_result_folder, write_outputs
+from biaskit.evaluation.options import CorrelateOptions
 from scipy import stats
 
 from biaskit.errors import InputError
@@ -17,6 +19,12 @@ from biaskit.errors import InputError
 RNG = np.random.default_rng(42)
 MODELS = [f"m{i}" for i in range(6)]
 GROUPS = {"gender": ["female", "male", "nonbinary"], "religion": ["hindu", "muslim", "christian", "sikh"]}
+
+
+def _correlate(dirs, extrinsic, **options):
+    """:func:`correlate` of result folders and an extrinsic file: (variances, correlations, info)."""
+    res = correlate(CorrelateOptions(results=dirs, extrinsic=extrinsic, out=Path("not-written"), **options))
+    return res.variances, res.correlations, res.info
 
 
 def _folder(tmp_path, name, rows, model_path=None):
@@ -67,7 +75,7 @@ def _t_p(r, n):
 
 def test_variances_and_correlations_match_numpy(synthetic):
     dirs, csv, intr, ext = synthetic
-    variances, corrs, info = correlate(dirs, csv)
+    variances, corrs, info = _correlate(dirs, csv)
     assert info["models"] == MODELS and info["domains"] == ["gender", "religion"]
     assert len(corrs) == 2 * 2  # (ss, lms) x (tpr) x 2 domains
     for dom in GROUPS:
@@ -88,7 +96,7 @@ def test_variances_and_correlations_match_numpy(synthetic):
     ss = corrs[corrs.intrinsic == "stereoset:ss"]
     assert (ss["spearman_rho"] > 0.9).all() and (ss["pearson_r"] > 0.9).all()
     # ddof=1: sample variance
-    v1, _, _ = correlate(dirs, csv, ddof=1)
+    v1, _, _ = _correlate(dirs, csv, ddof=1)
     m0 = [r[3] for r in intr["m0"] if r[0] == "gender" and r[2] == "ss"]
     got = v1[(v1.model == "m0") & (v1.domain == "gender") & (v1.intrinsic == "stereoset:ss")]["var_intrinsic"].iloc[0]
     assert got == pytest.approx(np.var(m0, ddof=1))
@@ -116,7 +124,7 @@ def test_aligned_groups_and_group_map(tmp_path):
     gmap.write_text(
         "domain,term,group\ngender,mother,female\ngender,schoolgirl,female\ngender,father,male\ngender,gentleman,male\n"
     )
-    v, c, _ = correlate(dirs, csv, groups="aligned", group_map=gmap)
+    v, c, _ = _correlate(dirs, csv, groups="aligned", group_map=gmap)
     # model i: female = mean(60+i, 70+i) = 65+i, male = mean(40, 30-i) = 35-i/2 -> var = ((30+1.5i)/2)^2
     for i, m in enumerate(MODELS[:4]):
         row = v[v.model == m].iloc[0]
@@ -128,7 +136,7 @@ def test_aligned_groups_and_group_map(tmp_path):
     assert c.iloc[0]["pearson_r"] == pytest.approx(np.corrcoef(xs, ys)[0, 1])
     assert c.iloc[0]["spearman_rho"] == pytest.approx(1.0)
     # without alignment every group counts (4 intrinsic terms, 3 extrinsic groups)
-    v_all, _, _ = correlate(dirs, csv)
+    v_all, _, _ = _correlate(dirs, csv)
     assert set(v_all["n_groups_intrinsic"]) == {4} and set(v_all["n_groups_extrinsic"]) == {3}
 
 
@@ -156,28 +164,28 @@ def test_errors(synthetic, tmp_path):
     other = tmp_path / "other.csv"
     ext.assign(model=ext["model"] + "-x").to_csv(other, index=False)
     with pytest.raises(InputError, match=r"model '/models/m0'.*no rows in the extrinsic file"):
-        correlate(dirs, other)
+        _correlate(dirs, other)
     nocol = tmp_path / "nocol.csv"
     ext.drop(columns=["metric"]).to_csv(nocol, index=False)
     with pytest.raises(InputError, match=r"nocol.csv: missing column\(s\) metric"):
-        correlate(dirs, nocol)
+        _correlate(dirs, nocol)
     badnum = tmp_path / "badnum.csv"
     e2 = ext.astype({"score": object})
     e2.loc[3, "score"] = "high"
     e2.to_csv(badnum, index=False)
     with pytest.raises(InputError, match=r"badnum.csv, row 4, column 'score'"):
-        correlate(dirs, badnum)
+        _correlate(dirs, badnum)
     with pytest.raises(InputError, match="no summary.json"):
-        correlate([tmp_path], csv)
+        _correlate([tmp_path], csv)
     # fewer than 3 models: no correlation, a note
-    _, c, _ = correlate(dirs[:2], csv)
+    _, c, _ = _correlate(dirs[:2], csv)
     assert c["pearson_r"].isna().all() and (c["note"] != "").all()
 
 
 def test_outputs_and_cli(synthetic, tmp_path, capsys):
     dirs, csv, _, _ = synthetic
     out = tmp_path / "corr"
-    v, c, info = correlate(dirs, csv)
+    v, c, info = _correlate(dirs, csv)
     s = write_outputs(v, c, info, out)
     assert len(s["plots"]) == 4 and all((out / p).stat().st_size > 1000 for p in s["plots"])
     for f in ("variances.csv", "correlations.csv", "summary.json", "report.md"):

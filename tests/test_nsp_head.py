@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 from biaskit.evaluation.nsp_head import reference_next_label
+from biaskit.evaluation.options import CatsOptions
 from biaskit.evaluation.stereoset import run_cats
 from conftest import run_cli
 
@@ -120,8 +121,16 @@ def test_a_reference_head_file_scores_as_a_hand_loop(
     cats = [c for c in read_cats(stereoset_jsonl, split="intersentence")][:3]
     want = _hand_scores(family, core, head, AutoTokenizer.from_pretrained(model_dir), cats, label)
     s = run_cats(
-        stereoset_jsonl, str(model_dir), tmp_path / "o", split="intersentence", limit=3, nsp_head=path, cache=False
-    )
+        CatsOptions(
+            data=stereoset_jsonl,
+            models=[str(model_dir)],
+            out=tmp_path / "o",
+            split="intersentence",
+            limit=3,
+            nsp_head=path,
+        ),
+        cache=False,
+    ).summary
     got = {
         json.loads(x)["id"]: json.loads(x)["score"] for x in (tmp_path / "o" / "scores.jsonl").read_text().splitlines()
     }

@@ -38,6 +38,13 @@ CONVERTED = (
     "curate translate",
     "curate cat-translate",
     "data check-language",
+    "evaluate ceat",
+    "evaluate ilps",
+    "evaluate correlate",
+    "evaluate seat-names",
+    "evaluate seat-tests",
+    "evaluate extrinsic classifier",
+    "evaluate extrinsic generations",
 )
 
 
@@ -295,9 +302,9 @@ def test_stage_order_and_io_are_the_classes():
 def test_an_option_error_names_the_flag_the_key_or_the_keyword(tmp_path, capsys):
     """One validation, three places: `--runs 0` under the command, `runs = 0` in biaskit.toml, `runs=0`
     in Python."""
-    from biaskit.evaluation.pairs import run_pairs
     from conftest import run_cli
 
+    import biaskit
     from biaskit.options import OptionError
 
     demo = Path(__file__).resolve().parents[1] / "data" / "demo" / "demo_pairs.jsonl"
@@ -306,7 +313,7 @@ def test_an_option_error_names_the_flag_the_key_or_the_keyword(tmp_path, capsys)
     )
     assert code == 2 and "--runs 0: Input should be greater than or equal to 1" in err and "give a valid --runs" in err
     with pytest.raises(OptionError, match="runs=0: Input should be greater"):
-        run_pairs(demo, models=["m"], runs=0, out_dir=tmp_path / "p")
+        biaskit.evaluate_pairs(demo, model="m", scorer="clm", runs=0)
     d = tmp_path / "proj"
     d.mkdir()
     (d / "biaskit.toml").write_text(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from biaskit.evaluation.options import PairsOptions
 from biaskit.evaluation.pairs import PAIRS_COLUMNS, run_pairs
 from conftest import run_cli
 
@@ -36,7 +37,7 @@ def _recount(df: pd.DataFrame) -> dict:
 
 def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
     out = tmp_path / "out"
-    res = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", out_dir=out, limit=5, progress=False, seed=3)
+    res = run_pairs(PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", out=out, limit=5, seed=3), progress=False)
     for f in ("summary.json", "pairs.csv", "report.md", "ds_kde.png"):
         assert (out / f).stat().st_size > 0, f
     assert not list(out.glob(".*.tmp")), "temporary files left behind"
@@ -62,7 +63,7 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
     # the model folder is outside the folder the run started in: summary.json names it by its last component,
     # never by a path of this machine (docs/release.md, Privacy); the result in memory keeps the path
     assert (
-        s["scorer"] == "clm" and s["model"] == Path(tiny_gpt2).name and res["summaries"][0]["model"] == str(tiny_gpt2)
+        s["scorer"] == "clm" and s["model"] == Path(tiny_gpt2).name and res.models[0].summary["model"] == str(tiny_gpt2)
     )
     assert str(tmp_path) not in (out / "summary.json").read_text(encoding="utf-8") + (out / "report.md").read_text(
         encoding="utf-8"
@@ -98,31 +99,42 @@ def test_demo_clm_end_to_end(tiny_gpt2, tmp_path):
 
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "| en |" in report and "| hi |" in report and "ds_kde.png" in report
-    assert res["summaries"][0]["timings"]["forward_passes"] > 0
+    assert res.models[0].summary["timings"]["forward_passes"] > 0
 
 
 def test_rerun_is_served_from_cache(tiny_gpt2, tmp_path):
-    a = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "a", limit=3, progress=False)
-    b = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "b", limit=3, progress=False)
-    assert a["summaries"][0]["timings"]["forward_passes"] > 0
-    assert b["summaries"][0]["timings"]["forward_passes"] == 0
+    a = run_pairs(
+        PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", out=tmp_path / "a", limit=3), progress=False
+    )
+    b = run_pairs(
+        PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", out=tmp_path / "b", limit=3), progress=False
+    )
+    assert a.models[0].summary["timings"]["forward_passes"] > 0
+    assert b.models[0].summary["timings"]["forward_passes"] == 0
     pa, pb = pd.read_csv(tmp_path / "a" / "pairs.csv"), pd.read_csv(tmp_path / "b" / "pairs.csv")
     pd.testing.assert_frame_equal(pa, pb)
 
 
 def test_lang_filter_and_errors(tiny_gpt2, tmp_path):
-    res = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", lang="hi", out_dir=tmp_path / "hi", limit=4, progress=False)
-    s = res["summaries"][0]
+    res = run_pairs(
+        PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", lang="hi", out=tmp_path / "hi", limit=4),
+        progress=False,
+    )
+    s = res.models[0].summary
     assert s["langs"] == ["hi"] and s["lang"] == "hi" and not s["pooled_over_langs"] and s["n_pairs"] == 4
     with pytest.raises(InputError, match=r"no pairs in language 'fr' \(found: en, hi\)"):
-        run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", lang="fr", out_dir=tmp_path / "fr", progress=False)
+        run_pairs(
+            PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", lang="fr", out=tmp_path / "fr"), progress=False
+        )
     assert not (tmp_path / "fr").exists()
 
 
 def test_two_models_on_crows_give_a_comparison(tiny_bert, tiny_xlmr, crows_csv, tmp_path):
     out = tmp_path / "cmp"
-    res = run_pairs(crows_csv, models=[tiny_bert, tiny_xlmr], scorer="mlm", out_dir=out, limit=6, progress=False)
-    dirs = res["model_dirs"]
+    res = run_pairs(
+        PairsOptions(data=crows_csv, models=[tiny_bert, tiny_xlmr], scorer="mlm", out=out, limit=6), progress=False
+    )
+    dirs = [m.folder for m in res.models]
     assert len(dirs) == 2 and dirs[0] != dirs[1] and all((d / "summary.json").exists() for d in dirs)
     cmp = pd.read_csv(out / "comparison.csv")
     assert len(cmp) == 2 and set(cmp["lang"]) == {"en"}
@@ -138,18 +150,23 @@ def test_indibias_both_views_word_unit(tiny_xlmr, indibias_csv, tmp_path):
     # the sample has one row whose two Hindi sentences are identical: the whole file is validated even
     # with --limit, so it must be skipped explicitly
     with pytest.raises(InputError, match="row 485: identical pair"):
-        run_pairs(indibias_csv, models=[tiny_xlmr], scorer="mlm", out_dir=tmp_path / "x", limit=4, progress=False)
+        run_pairs(
+            PairsOptions(data=indibias_csv, models=[tiny_xlmr], scorer="mlm", out=tmp_path / "x", limit=4),
+            progress=False,
+        )
     res = run_pairs(
-        indibias_csv,
-        models=[tiny_xlmr],
-        scorer="mlm",
-        unit="word",
-        out_dir=tmp_path / "ib",
-        limit=4,
+        PairsOptions(
+            data=indibias_csv,
+            models=[tiny_xlmr],
+            scorer="mlm",
+            unit="word",
+            out=tmp_path / "ib",
+            limit=4,
+            skip_invalid=True,
+        ),
         progress=False,
-        skip_invalid=True,
     )
-    s = res["summaries"][0]
+    s = res.models[0].summary
     assert s["data"]["n_skipped"] == 1 and "row 485" in s["data"]["skipped"][0]
     assert s["unit"] == "word" and s["data"]["format"] == "indibias"
     assert s["by_lang"]["en"]["n_pairs"] == 4 and s["by_lang"]["hi"]["n_pairs"] == 4

@@ -121,6 +121,7 @@ def test_ds_figure_units_and_one_x_range():
 
 
 def test_clm_run_reports_length_and_uncertainty(tiny_gpt2, tmp_path):
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
     demo = tmp_path / "d.jsonl"
@@ -150,8 +151,8 @@ def test_clm_run_reports_length_and_uncertainty(tiny_gpt2, tmp_path):
         ),
         encoding="utf-8",
     )
-    res = run_pairs(demo, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "o", progress=False)
-    s = res["summaries"][0]
+    res = run_pairs(PairsOptions(data=demo, models=[tiny_gpt2], scorer="clm", out=tmp_path / "o"), progress=False)
+    s = res.models[0].summary
     en = s["by_lang"]["en"]
     assert en["length"]["method"] == "sum" and en["length"]["other"]["method"] == "mean"
     assert en["uncertainty"]["se_binomial"] == pytest.approx(pm.binomial_se(en["n_wins"], 3))

@@ -203,24 +203,31 @@ def ib_csv(tmp_path) -> Path:
 
 
 def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_path):
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
     # an IndiBias file: the indibias protocol, for a masked LM word masking and |C|, for a causal LM the mean
-    r = run_pairs(ib_csv, models=[tiny_xlmr], scorer="mlm", out_dir=tmp_path / "m", progress=False, cache=False)
-    s = r["summaries"][0]
+    r = run_pairs(
+        PairsOptions(data=ib_csv, models=[tiny_xlmr], scorer="mlm", out=tmp_path / "m"), progress=False, cache=False
+    )
+    s = r.models[0].summary
     assert s["protocol"]["name"] == "indibias" and s["protocol"]["follows_protocol"]
     # ... but a tiny file and a random model are not the paper's data and checkpoint: not comparable
     kinds = {w["kind"] for w in s["protocol"]["why_not_comparable"]}
     assert not s["protocol"]["comparable"] and kinds == {"data", "checkpoint"}
     assert (s["unit"], s["method"], s["normalise"]) == ("word", "pll", "unmodified")
     assert s["subsample"]["runs"] == 5 and s["subsample"]["fraction"] == 0.8
-    r = run_pairs(ib_csv, models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "c", progress=False, cache=False)
-    assert r["summaries"][0]["method"] == "mean" and r["protocol"].follows_protocol
+    r = run_pairs(
+        PairsOptions(data=ib_csv, models=[tiny_gpt2], scorer="clm", out=tmp_path / "c"), progress=False, cache=False
+    )
+    assert r.models[0].summary["method"] == "mean" and r.protocol.follows_protocol
     # an explicit option overrides it and is a deviation in words, recorded and reported
     r = run_pairs(
-        ib_csv, models=[tiny_gpt2], scorer="clm", method="sum", out_dir=tmp_path / "d", progress=False, cache=False
+        PairsOptions(data=ib_csv, models=[tiny_gpt2], scorer="clm", method="sum", out=tmp_path / "d"),
+        progress=False,
+        cache=False,
     )
-    s = r["summaries"][0]
+    s = r.models[0].summary
     assert s["method"] == "sum" and not s["protocol"]["comparable"] and not s["protocol"]["follows_protocol"]
     [dev] = s["protocol"]["deviations"]
     assert dev["text"].startswith("the sum of the token log-probabilities instead of the per-token mean")
@@ -229,33 +236,45 @@ def test_pairs_default_is_the_datas_protocol(ib_csv, tiny_gpt2, tiny_xlmr, tmp_p
     assert "## Protocol" in report and dev["text"] in report and "1 deviation(s)" in report
     # --protocol none: biaskit's own defaults, labelled as such
     r = run_pairs(
-        ib_csv, models=[tiny_gpt2], scorer="clm", protocol="none", out_dir=tmp_path / "n", progress=False, cache=False
+        PairsOptions(data=ib_csv, models=[tiny_gpt2], scorer="clm", protocol="none", out=tmp_path / "n"),
+        progress=False,
+        cache=False,
     )
-    assert r["summaries"][0]["method"] == "sum" and r["summaries"][0]["protocol"]["name"] == "none"
+    assert r.models[0].summary["method"] == "sum" and r.models[0].summary["protocol"]["name"] == "none"
     assert "not comparable" in (tmp_path / "n" / "report.md").read_text()
 
 
 def test_crows_data_and_a_causal_lm_is_outside_the_paper(crows_csv, tiny_gpt2, tiny_bert, tmp_path):
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
     r = run_pairs(
-        crows_csv, models=[tiny_bert], scorer="mlm", limit=4, out_dir=tmp_path / "b", progress=False, cache=False
+        PairsOptions(data=crows_csv, models=[tiny_bert], scorer="mlm", limit=4, out=tmp_path / "b"),
+        progress=False,
+        cache=False,
     )
-    s = r["summaries"][0]
+    s = r.models[0].summary
     assert s["protocol"]["name"] == "crows" and s["protocol"]["follows_protocol"] and not s["protocol"]["comparable"]
     assert (s["unit"], s["method"], s["normalise"]) == ("token", "pll", "none")
     r = run_pairs(
-        crows_csv, models=[tiny_gpt2], scorer="clm", limit=4, out_dir=tmp_path / "g", progress=False, cache=False
+        PairsOptions(data=crows_csv, models=[tiny_gpt2], scorer="clm", limit=4, out=tmp_path / "g"),
+        progress=False,
+        cache=False,
     )
-    [dev] = r["summaries"][0]["protocol"]["deviations"]
+    [dev] = r.models[0].summary["protocol"]["deviations"]
     assert "masked LMs only" in dev["text"]
 
 
 def test_biaskit_records_of_unknown_origin_get_no_protocol(tiny_gpt2, tmp_path):
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
-    r = run_pairs(DEMO, models=[tiny_gpt2], scorer="clm", limit=2, out_dir=tmp_path / "o", progress=False, cache=False)
-    p = r["summaries"][0]["protocol"]
+    r = run_pairs(
+        PairsOptions(data=DEMO, models=[tiny_gpt2], scorer="clm", limit=2, out=tmp_path / "o"),
+        progress=False,
+        cache=False,
+    )
+    p = r.models[0].summary["protocol"]
     assert p["name"] == "none" and "biaskit-demo" in p["chosen_by"]
 
 
@@ -320,6 +339,7 @@ def test_cli_prints_the_protocol_and_refuses_a_protocol_of_another_command(ib_cs
 
 
 def test_release_records_its_protocol_and_evaluation_follows_it(ib_csv, tiny_gpt2, tmp_path):
+    from biaskit.evaluation.options import PairsOptions
     from biaskit.evaluation.pairs import run_pairs
 
     from biaskit.readers import read_pairs, write_pairs
@@ -338,10 +358,12 @@ def test_release_records_its_protocol_and_evaluation_follows_it(ib_csv, tiny_gpt
     assert meta["protocol"] == "indibias"
     assert "indibias" in (tmp_path / "rel" / "README.md").read_text()
     r = run_pairs(
-        tmp_path / "rel", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "o", progress=False, cache=False
+        PairsOptions(data=tmp_path / "rel", models=[tiny_gpt2], scorer="clm", out=tmp_path / "o"),
+        progress=False,
+        cache=False,
     )
-    p = r["summaries"][0]["protocol"]
-    assert p["name"] == "indibias" and "release.json" in p["chosen_by"] and r["summaries"][0]["method"] == "mean"
+    p = r.models[0].summary["protocol"]
+    assert p["name"] == "indibias" and "release.json" in p["chosen_by"] and r.models[0].summary["method"] == "mean"
     # a build option wins over the origin
     build_release(
         [recs],

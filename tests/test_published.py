@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from biaskit.evaluation import published as P
+from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -361,8 +362,10 @@ def test_pairs_table2_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     write_pairs(data, pairs)
     # a tiny random model in a folder named like the paper's XLM-R: named so, but not the paper's checkpoint
     model = _named(tiny_xlmr, tmp_path, "xlm-roberta-base")
-    r = run_pairs(data, models=[str(model)], scorer="mlm", out_dir=tmp_path / "o", progress=False, cache=False)
-    s = r["summaries"][0]
+    r = run_pairs(
+        PairsOptions(data=data, models=[str(model)], scorer="mlm", out=tmp_path / "o"), progress=False, cache=False
+    )
+    s = r.models[0].summary
     assert s["protocol"]["name"] == "indibias" and not s["protocol"]["comparable"]
     comp = s["published"]
     assert comp["model"] == "XLMR" and comp["status"] == P.NOT_THE_PAPERS and comp["rows"] == []
@@ -409,9 +412,11 @@ def test_pairs_table2_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     assert applied.comparable and applied.as_dict()["checkpoint_verified"] == "XLMR"
     # a model the paper does not report gets no such section
     other_dir = _named(tiny_xlmr, tmp_path, "my-xlmr")
-    r = run_pairs(data, models=[str(other_dir)], scorer="mlm", out_dir=tmp_path / "p", progress=False, cache=False)
+    r = run_pairs(
+        PairsOptions(data=data, models=[str(other_dir)], scorer="mlm", out=tmp_path / "p"), progress=False, cache=False
+    )
     assert (
-        r["summaries"][0]["published"] == {} and "Published figures" not in (tmp_path / "p" / "report.md").read_text()
+        r.models[0].summary["published"] == {} and "Published figures" not in (tmp_path / "p" / "report.md").read_text()
     )
 
 
@@ -419,7 +424,10 @@ def test_cats_partial_run_is_compared_split_by_split_never_with_table4_overall(t
     from biaskit.evaluation.stereoset import run_cats
 
     model = _named(tiny_gpt2, tmp_path, "gpt2-medium")
-    s = run_cats(stereoset_jsonl, str(model), tmp_path / "o", split="intrasentence", limit=8, cache=False)
+    s = run_cats(
+        CatsOptions(data=stereoset_jsonl, models=[str(model)], out=tmp_path / "o", split="intrasentence", limit=8),
+        cache=False,
+    ).summary
     # named like GPT2-medium, but a 2-layer random GPT-2 is not the paper's checkpoint: no figure
     assert s["published"]["status"] == P.NOT_THE_PAPERS and s["published"]["rows"] == []
     # scoring intrasentence CATs only is no deviation (the NSP head matters for intersentence CATs alone),
@@ -455,7 +463,9 @@ def test_seat_figures_only_beside_the_papers_checkpoint(tiny_xlmr, tmp_path):
     from biaskit.evaluation.seat import run_seat
 
     model = _named(tiny_xlmr, tmp_path, "muril-base-cased")
-    s = run_seat(["indibias-t3-r01"], str(model), tmp_path / "o", n_samples=200, cache=False)
+    s = run_seat(
+        SeatOptions(tests=["indibias-t3-r01"], models=[str(model)], out=tmp_path / "o", n_samples=200), cache=False
+    ).summary
     assert s["published"]["status"] == P.NOT_THE_PAPERS and s["published"]["rows"] == []
     assert "not the paper's checkpoint" in (tmp_path / "o" / "report.md").read_text()
     # the Hindi test is biaskit's rendering: the run is not comparable for that too

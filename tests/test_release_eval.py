@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from biaskit.evaluation.options import CatsOptions, PairsOptions
 from conftest import run_cli
 
 from biaskit.errors import InputError
@@ -41,13 +42,15 @@ def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2,
     from biaskit.evaluation.pairs import run_pairs
 
     res = run_pairs(
-        indibias_rel,
-        split="test",
-        lang="hi",
-        models=[tiny_gpt2],
-        scorer="clm",
-        out_dir=tmp_path / "o",
-        limit=4,
+        PairsOptions(
+            data=indibias_rel,
+            release_split="test",
+            lang="hi",
+            models=[tiny_gpt2],
+            scorer="clm",
+            out=tmp_path / "o",
+            limit=4,
+        ),
         progress=False,
     )
     s = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
@@ -62,7 +65,7 @@ def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2,
     import pandas as pd
 
     got = list(pd.read_csv(tmp_path / "o" / "pairs.csv")["sent_more"])
-    assert got == want and res["summaries"][0]["n_pairs"] == 4
+    assert got == want and res.models[0].summary["n_pairs"] == 4
     # the CLI, as documented
     code, out, err = run_cli(
         [
@@ -92,8 +95,8 @@ def test_evaluate_pairs_on_a_release_split_and_language(indibias_rel, tiny_gpt2,
     s2 = json.loads((tmp_path / "cli" / "summary.json").read_text(encoding="utf-8"))
     assert s2["data"]["release"]["split"] == "dev" and "--split dev" in s2["command"]
     # errors: unknown split, a split on a plain file
-    with pytest.raises(InputError, match="unknown split 'train'"):
-        run_pairs(indibias_rel, split="train", models=[tiny_gpt2], scorer="clm", out_dir=tmp_path / "x")
+    with pytest.raises(InputError, match="unknown split 'train'"):  # the Python keywords' one-line error
+        PairsOptions.from_kwargs(data=indibias_rel, split="train", models=[tiny_gpt2], scorer="clm", out=tmp_path / "x")
     code, _, err = run_cli(
         [
             "evaluate",
@@ -180,7 +183,11 @@ def test_evaluate_cats_on_a_release(cat_release, tiny_bert, tmp_path):
     from biaskit.evaluation.stereoset import run_cats
 
     _, out = cat_release
-    s = run_cats(out, tiny_bert, tmp_path / "o", release_split="test", split="intrasentence", limit=5)
+    s = run_cats(
+        CatsOptions(
+            data=out, models=[tiny_bert], out=tmp_path / "o", release_split="test", split="intrasentence", limit=5
+        )
+    ).summary
     assert s["count"] == 5
     r = s["data"]["release"]
     assert (r["release"], r["version"], r["split"], r["file"]) == ("stereoset-mini", "0.1.0", "test", "cats.jsonl")

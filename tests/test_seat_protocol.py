@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from biaskit.evaluation.options import SeatOptions
 from biaskit.evaluation.seat import Encoder, mark, read_seat_test, resolve_tests, run_seat, significance, weat
 
 T9R1 = "indibias-paper/en/indibias-t9-r01-young-male-vs-young-female-terms-pu"
@@ -54,7 +55,9 @@ def _effect(enc, test, pooling: str) -> float:
 
 
 def test_indibias_tests_run_with_the_cls_embedding_by_default(tiny_bert, tmp_path):
-    s = run_seat([T9R1], str(tiny_bert), tmp_path / "o", n_samples=100, cache=False)
+    s = run_seat(
+        SeatOptions(tests=[T9R1], models=[str(tiny_bert)], out=tmp_path / "o", n_samples=100), cache=False
+    ).summary
     assert s["protocol"]["name"] == "indibias-seat" and s["pooling"] == "cls" and s["alpha"] == 0.01
     enc = Encoder.load(str(tiny_bert), device="cpu")
     test = read_seat_test(resolve_tests([T9R1])[0])
@@ -62,19 +65,26 @@ def test_indibias_tests_run_with_the_cls_embedding_by_default(tiny_bert, tmp_pat
     # biaskit's own default (mean pooling) gives another number: the protocol's pooling is what matters
     assert s["tests"][0]["effect_size"] != pytest.approx(_effect(enc, test, "mean"), abs=1e-4)
     # an explicit pooling is a deviation, in words
-    s = run_seat([T9R1], str(tiny_bert), tmp_path / "m", pooling="mean", n_samples=100, cache=False)
+    s = run_seat(
+        SeatOptions(tests=[T9R1], models=[str(tiny_bert)], out=tmp_path / "m", pooling="mean", n_samples=100),
+        cache=False,
+    ).summary
     [dev] = s["protocol"]["deviations"]
     assert "instead of the first position" in dev["text"] and "Appendix B" in dev["text"]
 
 
 def test_sent_bias_tests_run_as_sent_bias_does_per_model_family(tiny_bert, tiny_gpt2, seat_dir, tmp_path):
-    s = run_seat([str(seat_dir / "weat6.jsonl")], str(tiny_bert), tmp_path / "b", cache=False)
+    s = run_seat(
+        SeatOptions(tests=[str(seat_dir / "weat6.jsonl")], models=[str(tiny_bert)], out=tmp_path / "b"), cache=False
+    ).summary
     # the protocol, followed; May et al.'s checkpoints are not recorded, so never verified: not comparable
     assert s["protocol"]["name"] == "seat-may2019" and s["protocol"]["follows_protocol"]
     assert not s["protocol"]["comparable"]
     assert (s["pooling"], s["bleach"], s["n_samples"], s["seed"]) == ("first", "never", 100_000, 1111)
     assert not s["tests"][0]["bleached"] and s["correction"] == "holm-bonferroni"
-    s = run_seat([str(seat_dir / "weat6.jsonl")], str(tiny_gpt2), tmp_path / "g", cache=False)
+    s = run_seat(
+        SeatOptions(tests=[str(seat_dir / "weat6.jsonl")], models=[str(tiny_gpt2)], out=tmp_path / "g"), cache=False
+    ).summary
     assert s["family"] == "decoder" and s["pooling"] == "last"
 
 
@@ -99,7 +109,9 @@ def test_mt5_and_mbart_seat_use_encoder_states(which, tiny_mt5, tiny_mbart, tmp_
     if which == "mbart":  # the full model, given only the input, returns decoder states: not these
         full, tok = AutoModel.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
         assert not np.allclose(got, hand_vectors(full, tok, SENTS, "cls"), atol=1e-3)
-    s = run_seat(["indibias-t3-r01"], str(path), tmp_path / "o", n_samples=100, cache=False)
+    s = run_seat(
+        SeatOptions(tests=["indibias-t3-r01"], models=[str(path)], out=tmp_path / "o", n_samples=100), cache=False
+    ).summary
     assert [r["lang"] for r in s["tests"]] == ["en", "hi"] and s["encoder_part"] == "encoder"
     assert all(np.isfinite(r["effect_size"]) for r in s["tests"])
     assert "encoded by its **encoder** alone" in (tmp_path / "o" / "report.md").read_text()
@@ -118,9 +130,12 @@ def test_significance_marks_as_the_papers_print_them():
 def test_comparison_table_marks_as_the_protocol(tiny_bert, tiny_xlmr, tmp_path):
     from biaskit.evaluation.compare import run_seat_multi
 
-    res = run_seat_multi([T9R1], [str(tiny_bert), str(tiny_xlmr)], tmp_path / "c", n_samples=100, cache=False)
+    res = run_seat_multi(
+        SeatOptions(tests=[T9R1], models=[str(tiny_bert), str(tiny_xlmr)], out=tmp_path / "c", n_samples=100),
+        cache=False,
+    )
     md = (tmp_path / "c" / "comparison.md").read_text()
     assert "underlined: significant at p ≤ 0.01" in md and "## Protocol" in md
-    t = res["table"]
+    t = res.table
     for _, r in t.iterrows():  # every cell's mark follows its p-value
         assert (r["significance"] == "*") == (r["p_value"] <= 0.01)

@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 import pytest
+from biaskit.evaluation.options import SeatOptions
 from biaskit.evaluation.seat import (
     Encoder,
     bleach_terms,
@@ -205,7 +206,15 @@ def test_encoder_pooling_matches_manual_and_is_cached(tiny_bert, tmp_path):
 
 
 def test_run_seat_and_cli(tiny_bert, seat_dir, tmp_path, capsys):
-    s = run_seat([str(seat_dir / "weat6.jsonl")], str(tiny_bert), tmp_path / "o", bleach="never", device="cpu")
+    s = run_seat(
+        SeatOptions(
+            tests=[str(seat_dir / "weat6.jsonl")],
+            models=[str(tiny_bert)],
+            out=tmp_path / "o",
+            bleach="never",
+            device="cpu",
+        )
+    ).summary
     [r] = s["tests"]
     assert r["p_method"] == "exact" and r["n_partitions"] == math.comb(16, 8) and not r["bleached"]
     assert -2 < r["effect_size"] < 2 and 0 < r["p_value"] <= 1

@@ -9,6 +9,7 @@ import json
 
 import pytest
 import torch
+from biaskit.evaluation.options import CatsOptions
 from biaskit.evaluation.sentiment import negative_index, sentiment_scores
 from biaskit.evaluation.stereoset import run_cats
 
@@ -144,7 +145,12 @@ def test_sentiment_scores_equal_the_reference_recipe(labels, neg, tiny_bert, cat
 def test_sentimentlm_baseline_in_a_cats_run(tiny_bert, tiny_gpt2, cats_file, tmp_path):
     path, clf, tok = _classifier(tiny_bert, tmp_path / "clf", {0: "NEGATIVE", 1: "POSITIVE"})
     # the baseline is computed on the CATs the model scores (GPT-2 without a head: both splits under none)
-    s = run_cats(cats_file, str(tiny_gpt2), tmp_path / "o", sentiment_model=str(path), cache=False, protocol="none")
+    s = run_cats(
+        CatsOptions(
+            data=cats_file, models=[str(tiny_gpt2)], out=tmp_path / "o", sentiment_model=str(path), protocol="none"
+        ),
+        cache=False,
+    ).summary
     b = s["baselines"]["SentimentLM"]
     want = _hand(clf, tok, 0)
     for split in ("intrasentence", "intersentence"):

@@ -12,7 +12,7 @@ from biaskit.errors import BiaskitError
 from biaskit.options import say
 from biaskit.registry import Registry
 
-from .base import (  # noqa: F401
+from .base import (  # noqa: F401 (re-exported: the protocol modules and callers import them from here)
     AUTO,
     NONE,
     Applied,
@@ -78,9 +78,9 @@ def choose(command: str, requested: str | None, origin: Origin | None) -> tuple[
                 f"protocol '{p.name}' does not cover `evaluate {command}` (it covers "
                 f"{', '.join(p.commands)}). Fix: pass {' or '.join(say('protocol', n) for n in fits + [NONE])}"
             )
-        return p, "--protocol"
+        return p, say("protocol")
     if origin is None or origin.protocol is None:
-        return None, f"data of no known origin ({origin.what})" if origin else "no --protocol"
+        return None, f"data of no known origin ({origin.what})" if origin else f"no {say('protocol')}"
     p = get_protocol(origin.protocol)
     if p is not None and command not in p.commands:
         return None, f"{origin.what}; protocol {p.name} does not cover evaluate {command}"

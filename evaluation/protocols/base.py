@@ -16,10 +16,12 @@ paper's (:meth:`Applied.verify_checkpoint`; docs/fidelity.md "What comparable me
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from biaskit.options import say
 from biaskit.tables import md_table
 
 NONE = "none"  # no paper protocol: biaskit's own defaults, labelled "not comparable with a paper"
@@ -30,10 +32,12 @@ AUTO = "auto"  # the protocol of the data's origin
 class Setting:
     """One setting that changes a number: its value under the protocol and where the paper says so."""
 
-    key: str  # the run's option name (run_pairs keyword, ...)
+    key: str  # the run's name of the setting (what the protocol functions pass: "method", "tie_policy", ...)
     value: Any
     section: str  # "IndiBias §6.1", "reference metric.py (mask_unigram)"
-    option: str = ""  # the CLI option that overrides it ("" = not an option)
+    # the field of the command's options model that overrides it ("" = not an option): named where the
+    # user is (biaskit.options.say: `--ties` under the command, `ties in [stages.evaluate]` under a run)
+    option: str = ""
     words: Mapping[Any, str] = field(default_factory=dict)  # value -> words for reports
     when: Mapping[str, Any] = field(default_factory=dict)  # context the setting applies to
     command: str = ""  # "" = the protocol's only command
@@ -164,9 +168,6 @@ class Applied:
             out.append({"kind": "checkpoint", "text": "checkpoint: not verified as the paper's"})
         return out
 
-    def deviation_texts(self) -> list[str]:
-        return [d["text"] for d in self.deviations]
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -290,15 +291,15 @@ def apply_protocol(
     defaults: Mapping[str, Any],
     *,
     context: Mapping[str, Any] | None = None,
-    chosen_by: str = "--protocol",
+    chosen_by: str = "",
     words: Mapping[str, Mapping[Any, str]] | None = None,
     extra_notes: Sequence[str] = (),
 ) -> Applied:
     """The values a run uses: an explicit option (``given[key]`` not None) wins, else the protocol's
     value, else biaskit's default (``defaults``). Every explicit option that differs from the
-    protocol's value is a deviation."""
+    protocol's value is a deviation. Options are named where the user is (:func:`with_options`);
+    ``chosen_by`` defaults to the ``protocol`` option."""
     context = dict(context or {})
-    words = words or {}
     values: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     deviations: list[dict[str, Any]] = []
@@ -307,74 +308,22 @@ def apply_protocol(
         if s.key in covered:
             continue
         covered.add(s.key)
-        g = given.get(s.key)
-        used = s.value if g is None else g
-        values[s.key] = used
-        row = {
-            "key": s.key,
-            "value": used,
-            "words": s.describe(used),
-            "from": "protocol" if g is None else f"option {s.option or s.key}",
-            "protocol_value": s.value,
-            "protocol_words": s.describe(s.value),
-            "section": s.section,
-            "option": s.option,
-        }
-        if g is not None and g != s.value and g in s.readings:
-            row["from"] = f"option {s.option or s.key} (another reading of {s.section.split(':')[0]})"
-            row["reading"] = s.readings[g]
+        values[s.key], row, deviation = _setting(s, given.get(s.key))
         rows.append(row)
-        if g is not None and g != s.value and g not in s.readings:
-            text = f"{s.describe(g)} instead of {s.describe(s.value)} ({s.section}; {s.option or s.key} {g})"
-            deviations.append(
-                {
-                    "key": s.key,
-                    "option": s.option,
-                    "used": g,
-                    "protocol_value": s.value,
-                    "section": s.section,
-                    "text": text,
-                }
-            )
-    for k, (allowed, text) in ((protocol.scope if protocol else {}) or {}).items():
-        if k in context and context[k] not in allowed:
-            deviations.append(
-                {
-                    "key": k,
-                    "option": "",
-                    "used": context[k],
-                    "protocol_value": list(allowed),
-                    "section": "",
-                    "text": text,
-                }
-            )
+        if deviation is not None:
+            deviations.append(deviation)
+    deviations += _out_of_scope(protocol, context)
     for k, d in defaults.items():
-        if k in covered:
-            continue
-        g = given.get(k)
-        used = d if g is None else g
-        values[k] = used
-        w = (words.get(k) or {}).get(used, f"`{used}`")
-        rows.append(
-            {
-                "key": k,
-                "value": used,
-                "words": w,
-                "from": "biaskit default" if g is None else "option",
-                "protocol_value": None,
-                "protocol_words": None if protocol else None,
-                "section": None,
-                "option": None,
-            }
-        )
+        if k not in covered:
+            values[k], row = _default(k, d, given.get(k), (words or {}).get(k) or {})
+            rows.append(row)
     for k, g in given.items():  # options the caller passes through without a default or a setting
         if k not in values and g is not None:
             values[k] = g
-    notes = list(protocol.notes) if protocol else []
-    notes += list(extra_notes)
+    notes = [with_options(n) for n in (protocol.notes if protocol else ())] + list(extra_notes)
     return Applied(
         name=protocol.name if protocol else NONE,
-        chosen_by=chosen_by,
+        chosen_by=chosen_by or say("protocol"),
         values=values,
         rows=rows,
         deviations=deviations,
@@ -384,3 +333,81 @@ def apply_protocol(
         figures=protocol.figures if protocol else (),
         differences=protocol.differences if protocol else (),
     )
+
+
+def _setting(s: Setting, g: Any) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """One setting of the protocol with the option given (``g``; None: not given): the value used, its
+    row of ``summary["protocol"]["settings"]``, and its deviation (None: it follows the protocol, or
+    ``g`` is another reading of the paper's text)."""
+    used = s.value if g is None else g
+    option = say(s.option) if s.option else ""
+    row = {
+        "key": s.key,
+        "value": used,
+        "words": s.describe(used),
+        "from": "protocol" if g is None else f"option {option or s.key}",
+        "protocol_value": s.value,
+        "protocol_words": s.describe(s.value),
+        "section": s.section,
+        "option": option,
+    }
+    if g is None or g == s.value:
+        return used, row, None
+    if g in s.readings:
+        row["from"] = f"option {option or s.key} (another reading of {s.section.split(':')[0]})"
+        row["reading"] = s.readings[g]
+        return used, row, None
+    set_to = say(s.option, g) if s.option else f"{s.key} {g}"
+    deviation = {
+        "key": s.key,
+        "option": option,
+        "used": g,
+        "protocol_value": s.value,
+        "section": s.section,
+        "text": f"{s.describe(g)} instead of {s.describe(s.value)} ({s.section}; {set_to})",
+    }
+    return used, row, deviation
+
+
+def _out_of_scope(protocol: Protocol | None, context: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A deviation for each fact of the run outside what the paper covers (``Protocol.scope``)."""
+    out = []
+    for k, (allowed, text) in ((protocol.scope if protocol else {}) or {}).items():
+        if k in context and context[k] not in allowed:
+            out.append(
+                {
+                    "key": k,
+                    "option": "",
+                    "used": context[k],
+                    "protocol_value": list(allowed),
+                    "section": "",
+                    "text": text,
+                }
+            )
+    return out
+
+
+def _default(k: str, d: Any, g: Any, words: Mapping[Any, str]) -> tuple[Any, dict[str, Any]]:
+    """A setting no protocol decides: the option given, else biaskit's default; its row."""
+    used = d if g is None else g
+    row = {
+        "key": k,
+        "value": used,
+        "words": words.get(used, f"`{used}`"),
+        "from": "biaskit default" if g is None else "option",
+        "protocol_value": None,
+        "protocol_words": None,
+        "section": None,
+        "option": None,
+    }
+    return used, row
+
+
+_OPTION = re.compile(r"\{option:([a-z_]+)(?:=([^}]*))?\}")
+
+
+def with_options(text: str) -> str:
+    """``text`` with each ``{option:FIELD}`` / ``{option:FIELD=VALUE}`` naming an option where the user
+    is (:func:`biaskit.options.say`): ``--unit word-token`` under the command, ``unit = "word-token"
+    in [stages.evaluate] of biaskit.toml`` under ``biaskit run``."""
+    return _OPTION.sub(lambda m: say(m[1]) if m[2] is None else say(m[1], m[2]), text)

@@ -11,13 +11,13 @@ PROTOCOL = Protocol(
     citation="Cao, Pruksachatkun, Chang, Gupta, Kumar, Dhamala & Galstyan (2022). On the Intrinsic and Extrinsic "
     "Fairness Evaluation Metrics for Contextualized Language Representations. ACL.",
     commands=("correlate", "cats", "ceat", "ilps"),
-    origin="(chosen with --protocol cao2022)",
+    origin="(no data of its own: a run names it)",
     settings=(
         Setting(
             "correlation",
             "pearson",
             "Cao et al. 2022 §3: the Pearson correlation coefficient across the models",
-            "--correlation",
+            "correlation",
             W.CORRELATION,
             command="correlate",
         ),
@@ -26,7 +26,7 @@ PROTOCOL = Protocol(
             "all",
             "Cao et al. 2022 §4.1: domain-level variance over all protected groups of each "
             "dataset (aligned groups only in the ablation)",
-            "--groups",
+            "groups",
             W.GROUPS,
             command="correlate",
         ),
@@ -42,7 +42,7 @@ PROTOCOL = Protocol(
             "split",
             "intrasentence",
             "Cao et al. 2022 §2: 'We only focus on their intrasentence pairs'",
-            "--split",
+            "split",
             W.SPLIT,
             command="cats",
         ),
@@ -50,7 +50,7 @@ PROTOCOL = Protocol(
             "mode",
             "pll",
             "Cao et al. 2022 §2: the stereotyped sentence has a higher pseudo log-likelihood",
-            "--cat-mode",
+            "cat_mode",
             W.CAT_MODE,
             command="cats",
         ),
@@ -59,7 +59,7 @@ PROTOCOL = Protocol(
             10_000,
             "Cao et al. 2022 footnote 6 (the metric's own settings); CEAT reference code "
             "README (weiguowilliam/CEAT): N = 10000 samples",
-            "--n-samples",
+            "n_samples",
             {10_000: "10,000 samples"},
             command="ceat",
         ),
@@ -68,11 +68,13 @@ PROTOCOL = Protocol(
             "attribute",
             "Cao et al. 2022 §2: the increase in probability of the attribute for the "
             "<mask> token given a protected group",
-            "--predict",
+            "predict",
             W.PREDICT,
             command="ilps",
         ),
     ),
+    # the options these notes name are those of `evaluate correlate | ceat`, which no pipeline stage runs:
+    # spelled as those commands take them (the settings above are named where the user is)
     notes=(
         "Variance: §3 writes Var(s_group, ...) without saying population or sample; biaskit uses the population "
         "variance (--ddof 0).",

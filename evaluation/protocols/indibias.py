@@ -16,7 +16,7 @@ PROTOCOL = Protocol(
             "method",
             "pll",
             "IndiBias §6.1: the numbers are reported using P(U|M)",
-            "--method",
+            "method",
             W.METHOD,
             when={"kind": "mlm"},
         ),
@@ -25,7 +25,7 @@ PROTOCOL = Protocol(
             "word",
             "IndiBias §6.1: word-level masking instead of token-level masking (U and M are sets of words); "
             "masking each word whole is biaskit's reading: the formula masks one token u_i of U at a time",
-            "--unit",
+            "unit",
             W.UNIT,
             when={"kind": "mlm"},
             readings={
@@ -36,7 +36,7 @@ PROTOCOL = Protocol(
             "normalise",
             "unmodified",
             "IndiBias §6.1: P(U|M) normalised by the number of tokens |C|",
-            "--normalise",
+            "normalise",
             W.NORMALISE,
             when={"kind": "mlm"},
         ),
@@ -45,16 +45,16 @@ PROTOCOL = Protocol(
             "mean",
             "IndiBias §6.1: decoder and seq2seq models, the sum of the token log-probabilities "
             "divided by the number of tokens",
-            "--method",
+            "method",
             W.METHOD,
             when={"kind": ("clm", "seq2seq")},
         ),
-        Setting("runs", 5, "IndiBias Table 2 caption: five runs", "--runs", {5: "5 subsample runs"}),
+        Setting("runs", 5, "IndiBias Table 2 caption: five runs", "runs", {5: "5 subsample runs"}),
         Setting(
             "fraction",
             0.8,
             "IndiBias Table 2 caption: a different 80% sample each run",
-            "--fraction",
+            "fraction",
             {0.8: "80% of the pairs per run"},
         ),
     ),
@@ -66,7 +66,7 @@ PROTOCOL = Protocol(
         "|C| under word-level masking: biaskit counts the pieces of the unmodified words (every scored token).",
         "Whole-word masking is biaskit's reading of §6.1, not its letter: §6.1 builds U and M from words and then "
         "sums log P(u_i | U\\u_i, M) over the |C| tokens of U, which reads as one token masked at a time. "
-        "--unit word-token runs that literal reading (reported as another reading of §6.1, not a deviation).",
+        "{option:unit=word-token} runs that literal reading (reported as another reading of §6.1, not a deviation).",
         "Word-level masking in English too: §6.1 motivates it with Hindi and breaks every sentence into words.",
         "Encoder-decoder LMs (mT5, mBART) are scored as log P(sentence as the decoder's target | empty input), "
         "per-token mean; §6.1 says only that seq2seq models use the normalised sentence probability.",

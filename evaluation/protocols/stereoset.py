@@ -18,7 +18,7 @@ PROTOCOL = Protocol(
             "mode",
             "likelihood",
             "StereoSet ACL 2021 §6.1 and Table 4 (the arXiv 2020 paper scores only so)",
-            "--cat-mode",
+            "cat_mode",
             W.CAT_MODE,
         ),
         Setting(
@@ -26,7 +26,7 @@ PROTOCOL = Protocol(
             "mean-prob",
             "StereoSet ACL 2021 §6.1: the average per-subword probability; "
             f"{_REF} eval_discriminative_models.py: np.mean of the probabilities",
-            "--piece-agg",
+            "piece_agg",
             W.PIECE_AGG,
             when={"kind": "mlm"},
         ),
@@ -34,7 +34,7 @@ PROTOCOL = Protocol(
             "tie_policy",
             "reference",
             f"{_REF} code/evaluation.py: stereotype > anti-stereotype else anti",
-            "--ties",
+            "ties",
             W.TIES,
         ),
         Setting(
@@ -42,7 +42,7 @@ PROTOCOL = Protocol(
             "nsp",
             "StereoSet arXiv 2020 §7.1-7.4 and A.4, ACL 2021 §6.1-6.2: a next-sentence-"
             f"prediction head for every model ({_REF} code/models/models.py ModelNSP)",
-            "--nsp-head",
+            "nsp_head",
             W.INTER,
         ),
     ),

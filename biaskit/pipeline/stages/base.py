@@ -123,7 +123,8 @@ def stage_table(
     """The table of a stage that runs ``commands``: one key per option (:meth:`Command.mapping`),
     with the option's type, default, checks, choices and help (an option two commands share is one
     key, the first command's), plus the stage's ``own`` keys (``key -> (annotation, Field)``).
-    ``defaults``: the stage's own default for a key (None makes it optional)."""
+    ``defaults``: the stage's own default for a key (None makes it optional; a function: made when the
+    table is read, e.g. from the languages' data)."""
     fields: dict[str, Any] = {}
     defaults = defaults or {}
     for c in commands:
@@ -139,9 +140,10 @@ def stage_table(
                 ann = typing.Annotated[(ann, *fi.metadata)]
             kw: dict[str, Any] = {"description": fi.description, "json_schema_extra": fi.json_schema_extra}
             if key in defaults:
-                if defaults[key] is None:
+                d = defaults[key]
+                if d is None:
                     ann = Optional[ann]  # noqa: UP045 (a runtime value pydantic reads)
-                fld = Field(defaults[key], **kw)
+                fld = Field(default_factory=d, **kw) if callable(d) else Field(d, **kw)
             elif fi.default_factory is not None:
                 fld = Field(default_factory=fi.default_factory, **kw)
             else:

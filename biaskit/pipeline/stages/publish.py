@@ -6,34 +6,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import Field
 
 from biaskit.errors import InputError
-from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions
+from biaskit.evaluation.options import CatsOptions, PairsOptions, SeatOptions, SeatTestsOptions
 from biaskit.languages import default_target, source_code
 from biaskit.options import option, speaking
 from biaskit.release.options import NAME_MAX, ReleaseBuildOptions
 from biaskit.release.privacy import KEY_FILE
 
 from ..state import STATE_DIR, shown_path
-from ..tables import StageTable
 from .base import WORK_DIR, Command, NameLimit, Outcome, StageFailed, StageRunner, stage_table
 
 if TYPE_CHECKING:
     from ..project import Project
-
-
-# ------------------------------------------------------------------------------------------ their tables
-class SeatTestsTable(StageTable):
-    """``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups."""
-
-    langs: list[str] = Field(default_factory=lambda: [source_code(), default_target()], min_length=1)
-    attributes: list[str] | None = Field(None, description="attribute pairs (default: per axis, as IndiBias)")
-    min_records: int = Field(1, ge=1, description="a group pair needs this many released records")
-    split: Literal["dev", "test"] | None = None
-
 
 EVALUATE_KINDS = ("pairs", "cats", "seat")
 
@@ -249,9 +237,26 @@ class SeatTestsStage(StageRunner):
 
     name = "seat_tests"
     title = "SEAT tests from the release"
-    table = SeatTestsTable
+    commands = (
+        Command(
+            SeatTestsOptions,
+            input="data",
+            keys={"lang": "langs"},
+            supplied={
+                "data": "the release (or the folder of `input`)",
+                "out": "work/seat_tests/tests, where the evaluate stage finds them",
+            },
+        ),
+    )
+    table = stage_table(
+        "SeatTestsTable",
+        commands,
+        defaults={"langs": lambda: [source_code(), default_target()]},
+        doc="``[stages.seat_tests]``: IndiBias-style SEAT tests (sec. 5) from the release's groups "
+        "(``biaskit evaluate seat-tests``; ``langs``: its ``--lang``, default the source and the default "
+        "target language).",
+    )
     inputs, output = ("release",), "seat_tests"
-    legacy_keys = {"lang": "langs"}
 
     @classmethod
     def check(cls, project: Project) -> list[InputError]:
@@ -272,15 +277,9 @@ class SeatTestsStage(StageRunner):
 
         o = self.opts
         out = self.folder / "tests"
-        res = release_seat_tests(
-            self.required_input(),
-            out,
-            langs=o.langs,
-            attributes=o.attributes,
-            min_records=o.min_records,
-            split=o.split,
-            inventory=self.inventory(),
-        )
+        opts = self.command_options(SeatTestsOptions, data=self.required_input(), out=out)
+        with speaking(self.speaker(SeatTestsOptions)):
+            res = release_seat_tests(opts, inventory=self.inventory())
         if not res["tests"]:
             raise StageFailed(
                 f"no SEAT test could be made from {self.rel(self.required_input())}: "
@@ -478,15 +477,14 @@ class EvaluateStage(StageRunner):
         with speaking(self.speaker(PairsOptions)):
             res = run_pairs(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
         parts = []
-        for s, d in zip(res["summaries"], res["model_dirs"], strict=False):
-            score = s.get("metric_score")
+        for m in res.models:
             parts.append(
-                f"{s['model_slug']}: metric score {score:.1f} on {s.get('n_pairs')} pairs"
-                if isinstance(score, (int, float))
-                else f"{s['model_slug']}: scored"
+                f"{m.slug}: metric score {m.metric_score:.1f} on {m.n_pairs} pairs"
+                if isinstance(m.metric_score, (int, float))
+                else f"{m.slug}: scored"
             )
-            outputs[f"pairs ({s['model_slug']})"] = Path(d) / "summary.json"
-        summary["metric_score"] = {s["model_slug"]: s.get("metric_score") for s in res["summaries"]}
+            outputs[f"pairs ({m.slug})"] = m.folder / "summary.json"
+        summary["metric_score"] = {m.slug: m.metric_score for m in res.models}
         return parts
 
     def _cats(self, release: Path, out: Path, outputs: dict, summary: dict) -> list[str]:
@@ -521,13 +519,11 @@ class EvaluateStage(StageRunner):
                     **self.protocol("cats"),
                 )
                 with speaking(self.speaker(CatsOptions)):
-                    s = run_cats(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
-                scores[f"{lg}/{slug}"] = {k: s.get(k) for k in ("lms", "ss", "icat", "count")}
-                outputs[f"cats {lg} ({slug})"] = out / lg / slug / "summary.json"
-                parts.append(
-                    f"{slug} CATs ({lg}): lms {s['lms']:.1f}, ss {s['ss']:.1f}, icat {s['icat']:.1f} "
-                    f"on {s['count']} CATs"
-                )
+                    run = run_cats(opts, progress=self.ctx.options.progress, command=self.ctx.options.command)
+                s = run.overall
+                scores[f"{lg}/{slug}"] = {"lms": s.lms, "ss": s.ss, "icat": s.icat, "count": s.count}
+                outputs[f"cats {lg} ({slug})"] = run.folder / "summary.json"
+                parts.append(f"{slug} CATs ({lg}): lms {s.lms:.1f}, ss {s.ss:.1f}, icat {s.icat:.1f} on {s.count} CATs")
         summary["cats"] = scores
         return parts
 
@@ -556,13 +552,13 @@ class EvaluateStage(StageRunner):
                     **self.protocol("seat"),
                 )
                 with speaking(self.speaker(SeatOptions)):
-                    s = run_seat(opts, command=self.ctx.options.command)
-                ds = [t["effect_size"] for t in s["tests"]]
-                res[f"{lg}/{slug}"] = {t["test"]: round(t["effect_size"], 4) for t in s["tests"]}
-                outputs[f"seat {lg} ({slug})"] = out / lg / slug / "summary.json"
+                    run = run_seat(opts, command=self.ctx.options.command)
+                ds = [t.effect_size for t in run.tests]
+                res[f"{lg}/{slug}"] = {t.test: round(t.effect_size, 4) for t in run.tests}
+                outputs[f"seat {lg} ({slug})"] = run.folder / "summary.json"
                 parts.append(
                     f"{slug} SEAT ({lg}): {len(ds)} tests, mean |d| {sum(abs(d) for d in ds) / len(ds):.2f}"
-                    + (f", {len(s['warnings'])} coverage warning(s)" if s.get("warnings") else "")
+                    + (f", {len(run.warnings)} coverage warning(s)" if run.warnings else "")
                 )
         summary["seat"] = res
         return parts
