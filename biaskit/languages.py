@@ -331,7 +331,9 @@ def read_language(folder: Path) -> LanguageData:
     names = _parse(folder / NAMES_FILE, LanguageNames) if (folder / NAMES_FILE).exists() else None
     seat = _parse(folder / SEAT_FILE, LanguageSeat) if (folder / SEAT_FILE).exists() else None
     prompts = _parse(folder / PROMPTS_FILE, LanguagePrompts) if (folder / PROMPTS_FILE).exists() else None
-    return LanguageData(info, inv or LanguageInventory(), names, seat or LanguageSeat(), folder, prompts or LanguagePrompts())
+    return LanguageData(
+        info, inv or LanguageInventory(), names, seat or LanguageSeat(), folder, prompts or LanguagePrompts()
+    )
 
 
 @functools.cache

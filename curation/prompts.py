@@ -121,9 +121,7 @@ class Prompt:
         msgs.append({"role": "user", "content": fill(self.user).strip()})
         return msgs
 
-    def render_examples(
-        self, examples: Iterable[tuple[Mapping[str, str], Mapping[str, str]]], **values: Any
-    ) -> str:
+    def render_examples(self, examples: Iterable[tuple[Mapping[str, str], Mapping[str, str]]], **values: Any) -> str:
         """Worked examples ``(source, translation)`` in the template's ``example`` format, one after
         the other: ``values`` (the request's, for ``{source_language}``/``{target_language}``) and the
         example's source texts fill its placeholders, ``{reply}`` is the translation as the JSON the
@@ -147,11 +145,16 @@ class Prompt:
                     path=self.path,
                     fix="give every text the example format names (`biaskit data check-language CODE`).",
                 )
-            out.append(PLACEHOLDER.sub(lambda m, v=vals: str(v[m.group(1)]), self.example))
+            out.append(_substitute(self.example, vals))
         return "".join(out)
 
     def provenance(self) -> dict[str, str]:
         return {"prompt_id": self.id, "prompt_version": self.version, "prompt_hash": self.hash}
+
+
+def _substitute(text: str, values: Mapping[str, Any]) -> str:
+    """``text`` with every ``{name}`` placeholder replaced by its value (braces otherwise left as they are)."""
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
 
 
 def _parse_prompt(path: Path) -> Prompt:
