@@ -22,6 +22,7 @@ from biaskit.curation.tasks.translate import (
     TranslateSentenceTask,
 )
 from conftest import REPO, run_cli
+from llm_standin import chat, standin_server, user_text  # noqa: F401  (fixture)
 
 LANGS = REPO / "data" / "languages"
 TASKS = {
@@ -278,3 +279,50 @@ user = """{examples}Text: {text}"""
         one.render_examples([({"text": "a"}, {"translation": "b"})], text="ignored")
         == 'Text: a\n{"translation": "b"}\n\n'
     )
+
+
+def test_the_mt_cache_asks_again_into_a_language_whose_examples_changed(
+    standin_server,  # noqa: F811 (the fixture imported from llm_standin)
+    tmp_path,
+    monkeypatch,
+):
+    """`curate translate`'s mt cache keys an `llm` translation on the target's prompts.json: after
+    Bengali's examples change, a pair into Bengali is asked again (with the new example), a pair into
+    Hindi is not."""
+    from biaskit.curation.mt_base import create_engine
+    from biaskit.curation.translate import translate_pairs
+
+    from biaskit import languages as L
+    from biaskit.cache import DiskCache
+    from biaskit.schema import SentencePair
+
+    data = tmp_path / "data"  # biaskit's language data, in a folder this test may edit
+    for d in ("languages", "inventories", "guidelines"):
+        shutil.copytree(REPO / "data" / d, data / d)
+    monkeypatch.setattr(L, "languages_dir", lambda: data / "languages")
+    reply = {"sent_more": "মুসলিম প্রতিবেশী খুবই ধার্মিক।", "sent_less": "হিন্দু প্রতিবেশী খুবই ধার্মিক।"}
+    srv = standin_server(lambda body, n: chat(json.dumps(reply, ensure_ascii=False)))
+    pair = SentencePair(
+        sent_more="My Muslim neighbour is very pious.",
+        sent_less="My Hindu neighbour is very pious.",
+        bias_type="religion",
+        direction="stereo",
+    )
+    cache = DiskCache(tmp_path / "mt.db", namespace="mt")
+
+    def translate(lang: str, run: int) -> None:
+        eng = create_engine("llm:m", base_url=srv.base_url, client_options={"api_key": "x", "max_retries": 0})
+        try:
+            translate_pairs([pair], lang, [eng], tmp_path / f"{lang}{run}.jsonl", cache=cache)
+        finally:
+            eng.close()
+
+    translate("bn", 1), translate("hi", 1)
+    assert srv.count == 2
+    path = data / "languages" / "bn" / "prompts.json"
+    bn = json.loads(path.read_text(encoding="utf-8"))
+    bn["tasks"]["translate_pair"]["examples"][1]["translation"]["sent_more"] = "ব্রাহ্মণ পরিবারটি একটি প্রাসাদে থাকত।"
+    path.write_text(json.dumps(bn, ensure_ascii=False), encoding="utf-8")
+    L._all.cache_clear()  # a new process reads the folder again
+    translate("bn", 2), translate("hi", 2)
+    assert srv.count == 3 and "ব্রাহ্মণ পরিবারটি একটি প্রাসাদে থাকত।" in user_text(srv.requests[-1])
