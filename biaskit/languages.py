@@ -16,7 +16,11 @@ Everything biaskit knows about a language is read from its folder, never written
     first names by religion and gender (or by gender only), with their Latin spelling;
 ``seat.json`` (:class:`LanguageSeat`)
     SEAT's bleached templates, the words for "person"/"people" and its forms of the SEAT lexicons'
-    words.
+    words;
+``prompts.json`` (:class:`LanguagePrompts`)
+    what the translation prompts (``prompts/translate_*.toml``) show when they translate into the
+    language: per task, its worked examples (a source and its translation into the language) and
+    the advice that names the language's own words (he/she both become one pronoun).
 
 ``data/languages/languages.json`` names the *source* language (English: the benchmarks are written
 in it and translated from it) and the *default target* (the language a translation goes into when
@@ -45,8 +49,9 @@ LANGUAGE_FILE = "language.json"
 INVENTORY_FILE = "inventory.json"
 NAMES_FILE = "names.json"
 SEAT_FILE = "seat.json"
+PROMPTS_FILE = "prompts.json"
 INDEX_FILE = "languages.json"
-FILES = (LANGUAGE_FILE, INVENTORY_FILE, NAMES_FILE, SEAT_FILE)
+FILES = (LANGUAGE_FILE, INVENTORY_FILE, NAMES_FILE, SEAT_FILE, PROMPTS_FILE)
 #: what "bn" may look like: ISO 639-1/-3, optionally with a region or script subtag (pt-BR, sr-Latn)
 CODE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
@@ -205,11 +210,43 @@ class LanguageSeat(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+# ------------------------------------------------------------------------------------------ prompts.json
+class PromptExample(_Model):
+    """One worked example of a translation prompt: ``source``, the request's texts in the source
+    language by the names the prompt's example format gives them (``sent_more``, ``sent_less``;
+    ``text``; ``target``, ``context``, ...), and ``translation``, the reply in this language by the
+    fields of the prompt's JSON reply (shown as that JSON)."""
+
+    source: dict[str, str]
+    translation: dict[str, str]
+
+
+class TaskPrompt(_Model):
+    """What one translation task's prompt shows for this language: ``examples`` (none: the prompt
+    shows no worked example) and ``advice`` (put into the prompt's ``{advice}`` as written, line
+    breaks kept; none: the template's general wording, its ``[defaults]``)."""
+
+    advice: str | None = Field(None, min_length=1, description="the prompt's {advice}, naming this language's words")
+    examples: list[PromptExample] = []
+
+
+class LanguagePrompts(_Model):
+    """``data/languages/<code>/prompts.json``: by translation task (the name of the task and of its
+    template: ``translate_pair``, ``translate_sentence``, ``translate_cat_intrasentence``,
+    ``translate_cat_intersentence``)."""
+
+    doc: str | None = Field(None, alias="_doc")
+    tasks: dict[str, TaskPrompt] = {}
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
 MODELS: dict[str, type[BaseModel]] = {
     LANGUAGE_FILE: Language,
     INVENTORY_FILE: LanguageInventory,
     NAMES_FILE: LanguageNames,
     SEAT_FILE: LanguageSeat,
+    PROMPTS_FILE: LanguagePrompts,
 }
 
 
@@ -253,6 +290,7 @@ class LanguageData:
     names: LanguageNames | None
     seat: LanguageSeat
     folder: Path
+    prompts: LanguagePrompts = LanguagePrompts()
 
     @property
     def code(self) -> str:
@@ -292,7 +330,10 @@ def read_language(folder: Path) -> LanguageData:
     inv = _parse(folder / INVENTORY_FILE, LanguageInventory) if (folder / INVENTORY_FILE).exists() else None
     names = _parse(folder / NAMES_FILE, LanguageNames) if (folder / NAMES_FILE).exists() else None
     seat = _parse(folder / SEAT_FILE, LanguageSeat) if (folder / SEAT_FILE).exists() else None
-    return LanguageData(info, inv or LanguageInventory(), names, seat or LanguageSeat(), folder)
+    prompts = _parse(folder / PROMPTS_FILE, LanguagePrompts) if (folder / PROMPTS_FILE).exists() else None
+    return LanguageData(
+        info, inv or LanguageInventory(), names, seat or LanguageSeat(), folder, prompts or LanguagePrompts()
+    )
 
 
 @functools.cache
@@ -342,6 +383,21 @@ def language(code: str, *, what: str = "language") -> LanguageData:
             fix=f"use one of {', '.join(codes())}, or add data/languages/{code}/ (docs/languages.md).",
         )
     return lg
+
+
+def by_name(name: str | None) -> LanguageData | None:
+    """The language named ``name``: its code, or its English name as prompts say it (``Bengali``)."""
+    if not name:
+        return None
+    key = name.casefold()
+    return get(name) or next((lg for lg in all_languages().values() if lg.info.name.casefold() == key), None)
+
+
+def task_prompt(language: str | None, task: str) -> TaskPrompt | None:
+    """What the prompt of the translation ``task`` shows for ``language`` (a code or an English name):
+    its ``prompts.json`` entry, None when the language has no folder or no entry for the task."""
+    lg = by_name(language)
+    return lg.prompts.tasks.get(task) if lg is not None else None
 
 
 def name_of(code: str) -> str:
@@ -476,7 +532,7 @@ def check_language(code: str, root: str | Path | None = None) -> LanguageReport:
     for fname, model in MODELS.items():
         path = folder / fname
         if not path.exists():
-            if fname != LANGUAGE_FILE:
+            if fname not in (LANGUAGE_FILE, PROMPTS_FILE):  # no prompts.json: said per task, below
                 probs.append(Problem(path, None, f"no {fname}.", f"write {fname} (docs/languages.md).", warning=True))
             continue
         try:
@@ -499,6 +555,9 @@ def check_language(code: str, root: str | Path | None = None) -> LanguageReport:
         probs += list(_check_names(parsed[NAMES_FILE], info, folder / NAMES_FILE, base, counts))
     if SEAT_FILE in parsed:
         probs += list(_check_seat(parsed[SEAT_FILE], info, folder / SEAT_FILE, counts))
+    if info.code != source_code() and (PROMPTS_FILE in parsed or not (folder / PROMPTS_FILE).exists()):
+        prompts = parsed.get(PROMPTS_FILE) or LanguagePrompts()
+        probs += list(_check_prompts(prompts, info, folder / PROMPTS_FILE, counts))
     probs += list(_check_guidelines(info, folder / LANGUAGE_FILE, counts))
     return LanguageReport(code, folder, probs, counts)
 
@@ -686,6 +745,81 @@ def _check_seat(seat: LanguageSeat, info: Language, path: Path, counts: dict[str
         counts[f"SEAT lists ({name})"] = len(renders)
 
 
+#: the names an example format fills besides the example's source texts (docs/languages.md, prompts.json)
+EXAMPLE_VALUES = frozenset({"source_language", "target_language", "reply"})
+
+
+@functools.cache
+def example_formats() -> dict[str, tuple[frozenset[str], tuple[str, ...]]]:
+    """The packaged templates that show a language's worked examples (``prompts/*.toml`` with an
+    ``[template] example``): template id -> (the fields of an example's ``source``: the format's
+    placeholders, the fields of its ``translation``: the reply schema's ``required``)."""
+    import tomllib
+    from importlib.resources import files
+
+    out: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+    for f in sorted(Path(str(files("biaskit.prompts"))).glob("*.toml")):
+        obj = tomllib.loads(f.read_text(encoding="utf-8"))
+        fmt = (obj.get("template") or {}).get("example")
+        if isinstance(fmt, str):
+            names = set(re.findall(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})", fmt)) - EXAMPLE_VALUES
+            out[str(obj.get("id"))] = (frozenset(names), tuple((obj.get("schema") or {}).get("required") or ()))
+    return out
+
+
+def _check_prompts(prompts: LanguagePrompts, info: Language, path: Path, counts: dict[str, int]) -> Iterator[Problem]:
+    formats = example_formats()
+    src = get(source_code())
+    src_script = src.info.script if src is not None else "Latin"
+    n = 0
+    for task, entry in prompts.tasks.items():
+        if task not in formats:
+            yield Problem(
+                path,
+                f"tasks.{task}",
+                f"no translation prompt '{task}' shows a language's worked examples.",
+                f"use {', '.join(sorted(formats))}.",
+            )
+            continue
+        fields, reply = formats[task]
+        if entry.advice:
+            yield from _target_script_problem(path, f"tasks.{task}.advice", entry.advice, info.script, need=False)
+        for i, ex in enumerate(entry.examples):
+            where = f"tasks.{task}.examples[{i}]"
+            for part, have, want, script in (
+                ("source", ex.source, fields, src_script),
+                ("translation", ex.translation, set(reply), info.script),
+            ):
+                if set(have) != set(want):
+                    yield Problem(
+                        path,
+                        f"{where}.{part}",
+                        f"the fields {', '.join(sorted(have)) or 'none'}; the prompt's example shows "
+                        f"{', '.join(sorted(want))}.",
+                        f"give exactly {', '.join(sorted(want))}.",
+                    )
+                for k, text in have.items():
+                    if not text.strip():
+                        yield Problem(path, f"{where}.{part}.{k}", "empty.", "write the text.")
+                    elif part == "source":
+                        yield from _script_problem(path, f"{where}.{part}.{k}", text, script)
+                    else:
+                        yield from _target_script_problem(path, f"{where}.{part}.{k}", text, script)
+        n += len(entry.examples)
+    missing = [t for t in sorted(formats) if t not in prompts.tasks or not prompts.tasks[t].examples]
+    if missing:
+        yield Problem(
+            path,
+            f"tasks.{missing[0]}",
+            f"no worked examples for {', '.join(missing)}: the prompt into {info.name} shows none "
+            "(a small model follows a worked example more closely than the instructions).",
+            f"write them in {info.name}: the situations of data/languages/{default_target()}/{PROMPTS_FILE} "
+            "(docs/languages.md).",
+            warning=True,
+        )
+    counts["prompt examples"] = n
+
+
 def _check_guidelines(info: Language, path: Path, counts: dict[str, int]) -> Iterator[Problem]:
     gdir = languages_dir().parent / "guidelines"
     kinds = sorted({p.name.split(".")[0] for p in gdir.glob("*.md")})
@@ -722,6 +856,22 @@ def _script_problem(path: Path, where: str, text: str, script: str) -> Iterator[
             where,
             f"'{text}' is written in {' + '.join(sorted(have))}, not {script}.",
             f"write it in {script} script.",
+        )
+
+
+def _target_script_problem(path: Path, where: str, text: str, script: str, *, need: bool = True) -> Iterator[Problem]:
+    """A text in the language that may hold Latin words (the placeholder BLANK, the English words of
+    an advice) but no other script than the language's, and (``need``) a letter of it."""
+    from .textutil import scripts
+
+    have = {k for k, v in scripts(text).items() if v}
+    other = sorted(have - {script, "Latin"})
+    if other or (need and script not in have):
+        yield Problem(
+            path,
+            where,
+            f"'{text}' is written in {' + '.join(sorted(have)) or 'no script'}, not {script}.",
+            f"write the language's words in {script} script.",
         )
 
 

@@ -100,6 +100,16 @@ def words(text: str) -> list[str]:
     return [t.text for t in tokenize(text)]
 
 
+_WORD_RUN = regex.compile(r"[\w\p{M}\u200c\u200d]+")
+
+
+def word_runs(text: str) -> list[str]:
+    """The runs of word characters in ``text`` (letters, digits, combining marks, ZWJ/ZWNJ), every
+    other character a separator: the words of a text compared as a sequence, its punctuation and
+    quotes aside (``re``'s ``\\w+`` would cut শিক্ষিত into four)."""
+    return _WORD_RUN.findall(text)
+
+
 def norm_word(w: str) -> str:
     """Case-folded NFC form used for comparisons (a script without case is unchanged by the fold)."""
     return unicodedata.normalize("NFC", w).casefold()

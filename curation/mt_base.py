@@ -194,6 +194,11 @@ class MTEngine:
         """Everything besides (engine, model, src, tgt, text) that changes the output."""
         return {}
 
+    def target_cache_params(self, tgt: str) -> dict[str, Any]:
+        """What else changes a translation into ``tgt`` (the ``llm`` engine: the language's worked
+        examples and advice, ``data/languages/<code>/prompts.json``). Default: nothing."""
+        return {}
+
     def cat_cache_params(self) -> dict[str, Any]:
         """What else changes a whole-CAT translation (``joint_cats`` engines: the CAT prompts)."""
         return {}

@@ -87,6 +87,14 @@ class LLMEngine(MTEngine):
             **self.params,
         }
 
+    def target_cache_params(self, tgt: str) -> dict[str, Any]:
+        """The target language's worked examples and advice (its ``prompts.json``), which its prompts show."""
+        from biaskit.cache import request_hash
+        from biaskit.languages import by_name
+
+        lg = by_name(tgt)
+        return {"language_prompts": request_hash(lg.prompts.model_dump(exclude={"doc"})) if lg is not None else None}
+
     def cat_cache_params(self) -> dict[str, Any]:
         return {f"cat_prompt_{s}": t.prompt.ref + "#" + t.prompt.hash for s, t in self.cat_tasks.items()}
 

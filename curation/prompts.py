@@ -24,10 +24,18 @@ or ``$BIASKIT_PROMPTS_DIR``, separated by ``os.pathsep``) looks like::
     group = "lawyers"                    # (``attributes@3``: per request, three about other groups)
     ...
 
+A translation template shows the target language's own worked examples instead
+(``data/languages/<code>/prompts.json``, :class:`biaskit.languages.TaskPrompt`): its ``[template]``
+has an ``example`` text, the format of one worked example (``{source_language}``,
+``{target_language}``, the example's source texts by the request's variable names and ``{reply}``,
+its translation as the reply's JSON), and the task puts the examples so rendered, one after the
+other, into the ``{examples}`` placeholder (:meth:`Prompt.render_examples`).
+
 Placeholders are ``{name}`` (letters, digits, underscore); anything else in braces (JSON examples)
 is left alone, and ``{{`` / ``}}`` give literal braces. A template is identified in provenance by
 ``id``, ``version`` and ``hash`` (the first 12 hex digits of the SHA-256 of its system + user
-templates, schema and worked examples, if any), so an edited template without a version bump is still told apart.
+templates, schema, example format and worked examples, if any), so an edited template without a version bump
+is still told apart.
 
 A curator adds a template by dropping a TOML file in a prompts folder: no code changes. A user
 file may override a packaged template only with a different ``version``; :func:`get_prompt`
@@ -40,7 +48,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,12 +80,16 @@ class Prompt:
     defaults: dict[str, Any] = field(default_factory=dict)
     #: worked examples (the ``[[examples]]`` tables) that the template's task chooses from and renders
     examples: list[dict[str, Any]] = field(default_factory=list)
+    #: the format of one of the target language's worked examples (``[template] example``)
+    example: str | None = None
 
     @property
     def hash(self) -> str:
         body: dict[str, Any] = {"system": self.system, "user": self.user, "schema": self.schema}
         if self.examples:
             body["examples"] = self.examples
+        if self.example is not None:
+            body["example"] = self.example
         payload = json.dumps(body, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
@@ -109,8 +121,40 @@ class Prompt:
         msgs.append({"role": "user", "content": fill(self.user).strip()})
         return msgs
 
+    def render_examples(self, examples: Iterable[tuple[Mapping[str, str], Mapping[str, str]]], **values: Any) -> str:
+        """Worked examples ``(source, translation)`` in the template's ``example`` format, one after
+        the other: ``values`` (the request's, for ``{source_language}``/``{target_language}``) and the
+        example's source texts fill its placeholders, ``{reply}`` is the translation as the JSON the
+        reply is asked in (the schema's ``required`` fields first). Braces are left as they are: the
+        text goes into ``{examples}``, and :meth:`render` makes ``{{`` a brace once."""
+        if self.example is None:
+            raise InputError(
+                f"prompt '{self.ref}' has no [template] example: it cannot show a language's worked examples.",
+                path=self.path,
+                fix='add example = """...""" under [template] (the format of one worked example).',
+            )
+        order = list((self.schema or {}).get("required") or [])
+        out = []
+        for source, translation in examples:
+            keys = [k for k in order if k in translation] + [k for k in translation if k not in order]
+            vals = {**values, **source, "reply": json.dumps({k: translation[k] for k in keys}, ensure_ascii=False)}
+            missing = sorted(set(PLACEHOLDER.findall(self.example)) - set(vals))
+            if missing:
+                raise InputError(
+                    f"a worked example for prompt '{self.ref}' has no {', '.join(missing)}.",
+                    path=self.path,
+                    fix="give every text the example format names (`biaskit data check-language CODE`).",
+                )
+            out.append(_substitute(self.example, vals))
+        return "".join(out)
+
     def provenance(self) -> dict[str, str]:
         return {"prompt_id": self.id, "prompt_version": self.version, "prompt_hash": self.hash}
+
+
+def _substitute(text: str, values: Mapping[str, Any]) -> str:
+    """``text`` with every ``{name}`` placeholder replaced by its value (braces otherwise left as they are)."""
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
 
 
 def _parse_prompt(path: Path) -> Prompt:
@@ -151,6 +195,9 @@ def _parse_prompt(path: Path) -> Prompt:
     system = template.get("system", "")
     if not isinstance(system, str):
         raise InputError("[template] 'system' must be text.", path=path, fix="write system = '''...'''.")
+    example = template.get("example")
+    if example is not None and not isinstance(example, str):
+        raise InputError("[template] 'example' must be text.", path=path, fix='write example = """...""".')
     variables = obj.get("variables", {})
     if not isinstance(variables, dict):
         raise InputError(
@@ -201,8 +248,23 @@ def _parse_prompt(path: Path) -> Prompt:
         path=str(path),
         defaults=dict(obj.get("defaults", {})),
         examples=examples,
+        example=example,
     )
     used = p.placeholders()
+    if example is not None:
+        if "examples" not in used:
+            raise InputError(
+                "[template] 'example' is never shown: the system or user text has no {examples}.",
+                path=path,
+                fix="put {examples} where the worked examples go, or remove 'example'.",
+            )
+        odd = sorted(set(PLACEHOLDER.findall(example)) - set(p.variables) - {"reply"})
+        if odd:
+            raise InputError(
+                f"[template] 'example' uses undeclared variable(s) {', '.join('{' + u + '}' for u in odd)}.",
+                path=path,
+                fix="use the template's variables (an example's source texts by their names) and {reply}.",
+            )
     undeclared = sorted(used - set(p.variables))
     if undeclared:
         raise InputError(

@@ -71,7 +71,8 @@ class CachedEngine:
     @property
     def params(self) -> dict:
         if self._params is None:
-            self._params = self.engine.cache_params()
+            by_target = getattr(self.engine, "target_cache_params", None)  # MTEngine's; a duck-typed engine may lack it
+            self._params = {**self.engine.cache_params(), **(by_target(self.tgt) if by_target else {})}
         return self._params
 
     def _key(self, **what: Any) -> dict:

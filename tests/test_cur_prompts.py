@@ -204,8 +204,8 @@ def test_templates_are_not_copied_from_the_papers():
         "cat_intersentence@1",
         "cat_intrasentence@2",
         "cat_intersentence@2",
-        "translate_cat_intrasentence@1",
-        "translate_cat_intersentence@1",
+        "translate_cat_intrasentence@2",
+        "translate_cat_intersentence@2",
     ):
         p = get_prompt(ref)
         common = _shingles(p.system + "\n" + p.user) & paper

@@ -89,6 +89,7 @@ SAMPLE_VALUES = {
     "item": "Dalit -- poor",
     "questions": "- stereotype: Is this a stereotype? Options: yes | no",
     "examples": '{"group": "lawyers", "stereotypes": "negative", "attributes": ["argumentative"]}',
+    "advice": "When the difference would be lost in translation, make it explicit.",
 }
 
 

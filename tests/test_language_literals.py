@@ -12,6 +12,9 @@ function) and that either
 2. **holds a letter of such a language's script** (Devanagari, Bengali: the ``script`` of its
    language.json), i.e. a word of that language written into the code.
 
+The prompt templates (``prompts/*.toml``) keep the team's general wording, in English: no letter of such
+a script either -- a language's worked examples and advice live in its ``prompts.json``.
+
 English, the source language the benchmarks are written in and translated from, is named in code
 (``"en"``): it is the pivot of every step, not a target. Comments are not literals and may name any
 language. Allowed exceptions are listed in :data:`ALLOWED` with their reason; there are none.
@@ -86,3 +89,18 @@ def test_the_check_sees_what_it_should(tmp_path):
     src = '"""Doc: हिन्दी is fine here."""\nx = "hi"\ny = f"{x} বাংলা"\nz = ["en", "bengali"]\n'
     hits = [n.value for n in _literals(ast.parse(src)) if n.value in codes or script.search(n.value)]
     assert hits == ["hi", " বাংলা"]
+
+
+def test_no_prompt_template_holds_a_target_languages_words():
+    """The translation prompts' worked examples and advice are data (data/languages/<code>/prompts.json):
+    a template is the team's English wording, whatever language it translates into."""
+    _, script = _targets()
+    templates = sorted((REPO / "prompts").glob("*.toml"))
+    assert len(templates) > 10 and any(p.name == "translate_pair.toml" for p in templates)
+    found = [
+        f"prompts/{p.name}:{i}: {line.strip()[:60]!r}"
+        for p in templates
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if script.search(line)
+    ]
+    assert not found, "a language's words in a prompt template (move them to its prompts.json):\n" + "\n".join(found)

@@ -51,7 +51,7 @@ def test_llm_engine_joint_prompt_cache_and_provenance(llama, tmp_path):
             continue  # the tiny model's JSON could not be repaired: reported, not fatal
         assert isinstance(c["sent_more"], str) and isinstance(c["sent_less"], str)
         prov = c["provenance"]
-        assert prov["prompt_id"] == "translate_pair" and prov["prompt_version"] == "1" and prov["request_hash"]
+        assert prov["prompt_id"] == "translate_pair" and prov["prompt_version"] == "2" and prov["request_hash"]
         assert prov["endpoint"] == llama.base_url
     # the prompt really carried both sentences of the pair in one request
     assert res.engine_stats["llm:smollm2"]["requested"] == 2

@@ -182,6 +182,21 @@ def test_seat_name_counting_keeps_joined_words_whole():
     assert words(LATN.upper()) == [unicodedata.normalize("NFC", LATN)]
 
 
+def test_the_copy_check_compares_whole_words_in_every_script():
+    """The check that a model copied its prompt (``copies_prompt``: a text of 4+ words found in it) counts
+    words of every script whole: one hard word is one word, not a copy of a prompt that holds it."""
+    from biaskit.curation.tasks.base import copies_prompt
+
+    from biaskit.textutil import word_runs
+
+    for w in (DEVA, BENG, BENG_ZWNJ, TAML, LATN):
+        assert word_runs(f'"{w}", {w}।') == [w, w]
+        assert not copies_prompt(w, f'example: {{"fill": "{w}"}}')
+    # four words copied word for word are a copy, in any script; three are not
+    four = f"{DEVA} {BENG} {TAML} {LATN}"
+    assert copies_prompt(four, f"a. {four}. b") and not copies_prompt(f"{DEVA} {BENG} {TAML}", f"a {four}")
+
+
 def test_joiners_are_text_not_control_characters():
     """ZWJ/ZWNJ (category Cf) are part of Bengali and Devanagari words: the readers' text check keeps
     them (it refuses C0 control characters only)."""

@@ -30,11 +30,12 @@ from ..prompts import Prompt, get_prompt
 
 def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: int | None = None) -> bool:
     """``text`` (at least ``min_words`` words) occurs word for word in the rendered prompt; with
-    ``run``, already when any ``run`` consecutive words of it do (a copied clause with words added)."""
-    import re
+    ``run``, already when any ``run`` consecutive words of it do (a copied clause with words added).
+    Words are those of every script, with their combining marks (:func:`biaskit.textutil.word_runs`)."""
+    from biaskit.textutil import word_runs
 
-    words = re.findall(r"\w+", str(text).casefold())
-    hay = " " + " ".join(re.findall(r"\w+", prompt_text)) + " "
+    words = word_runs(str(text).casefold())
+    hay = " " + " ".join(word_runs(prompt_text)) + " "
     if len(words) < min_words:
         return False
     if f" {' '.join(words)} " in hay:
@@ -44,10 +45,10 @@ def copies_prompt(text: str, prompt_text: str, min_words: int = 4, run: int | No
 
 def _occurrences(text: str, prompt_text: str) -> int:
     """How often ``text``'s words occur, in a row, among the prompt's words."""
-    import re
+    from biaskit.textutil import word_runs
 
-    words = re.findall(r"\w+", str(text).casefold())
-    hay = " " + " ".join(re.findall(r"\w+", prompt_text)) + " "
+    words = word_runs(str(text).casefold())
+    hay = " " + " ".join(word_runs(prompt_text)) + " "
     return hay.count(f" {' '.join(words)} ") if words else 0
 
 

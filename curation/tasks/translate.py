@@ -1,15 +1,41 @@
 """``translate_pair`` and ``translate_sentence``: the prompts of the ``llm`` translation engine
 (``curate translate --engines llm:MODEL``). A pair goes out in one request so that the two
-translations differ only where the originals do."""
+translations differ only where the originals do.
+
+What a prompt shows of the target language is data (``data/languages/<code>/prompts.json``): its
+``{examples}`` are the language's worked examples for the task, in the template's example format,
+and its ``{advice}`` the language's advice (else the template's ``[defaults]``)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from . import TASKS
 from .base import Task
 
 
+class TranslationTask(Task):
+    """A translation prompt: the request names the target language (``target_language``: its English
+    name), whose folder gives the worked examples and the advice the template shows."""
+
+    def variables(self, item: dict[str, Any]) -> dict[str, Any]:
+        from biaskit.languages import task_prompt
+
+        wanted = self.prompt.placeholders()
+        if not wanted & {"examples", "advice"}:
+            return item
+        data = task_prompt(item.get("target_language"), self.name)
+        extra: dict[str, Any] = {}
+        if "examples" in wanted:
+            shown = [(e.source, e.translation) for e in data.examples] if data is not None else []
+            extra["examples"] = self.prompt.render_examples(shown, **item)
+        if "advice" in wanted and data is not None and data.advice is not None:
+            extra["advice"] = data.advice
+        return {**item, **extra}
+
+
 @TASKS.register("translate_pair")
-class TranslatePairTask(Task):
+class TranslatePairTask(TranslationTask):
     """Item: ``{"sent_more", "sent_less", "source_language", "target_language"}`` (language names)
     -> one row ``{"sent_more", "sent_less", "provenance"}``."""
 
@@ -28,7 +54,7 @@ class TranslatePairTask(Task):
 
 
 @TASKS.register("translate_sentence")
-class TranslateSentenceTask(Task):
+class TranslateSentenceTask(TranslationTask):
     """Item: ``{"text", "source_language", "target_language"}`` -> one row ``{"translation", "provenance"}``."""
 
     name = "translate_sentence"
@@ -45,7 +71,7 @@ class TranslateSentenceTask(Task):
 
 
 @TASKS.register("translate_cat_intrasentence")
-class TranslateCatIntrasentenceTask(Task):
+class TranslateCatIntrasentenceTask(TranslationTask):
     """Item: ``{"target", "context", "stereotype", "anti_stereotype", "unrelated", "source_language",
     "target_language"}`` (the context with ``BLANK``, the options as fills) -> one row with the same
     five text fields translated (``[BLANK]`` / ``____`` repaired to ``BLANK``, punctuation around the
