@@ -96,3 +96,42 @@ def test_new_weights_in_the_same_model_folder_change_the_evaluate_fingerprint(tm
         fh.write(b"\1")
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # (a save always moves the mtime)
     assert fp() != first
+
+
+def test_edited_worked_examples_of_the_target_language_make_the_translate_stage_stale(tmp_path, monkeypatch):
+    """The ``llm`` engine's prompts show the target language's worked examples
+    (``data/languages/<code>/prompts.json``): an edit there changes the translate stage's fingerprint,
+    as it changes ``curate translate``'s MT cache key; the same files give the same fingerprint."""
+    from biaskit import languages as L
+    from biaskit.pipeline.project import load_project
+    from biaskit.pipeline.stages import STAGES, Context, RunOptions
+    from biaskit.pipeline.state import State
+
+    shipped = L.languages_dir()
+    same, edited = tmp_path / "same", tmp_path / "edited"
+    shutil.copytree(shipped, same)
+    shutil.copytree(shipped, edited)
+    target = L.default_target()
+    f = edited / target / L.PROMPTS_FILE
+    doc = json.loads(f.read_text(encoding="utf-8"))
+    translation = doc["tasks"]["translate_pair"]["examples"][0]["translation"]  # the first pair example
+    translation["sent_more"] += " (edited)"
+    f.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+
+    d = tmp_path / "proj"
+    d.mkdir()
+    shutil.copy(DEMO, d / "pairs.jsonl")
+    (d / "biaskit.toml").write_text(
+        '[project]\nname = "fp"\n\n[llm]\nbackend = "dummy"\n\n[stages.translate]\ninput = "pairs.jsonl"\n'
+        'engines = ["llm"]\n',
+        encoding="utf-8",
+    )
+
+    def fp(folder: Path) -> str:
+        monkeypatch.setattr(L, "languages_dir", lambda: folder)
+        p = load_project(d)
+        return STAGES["translate"](Context(p, State(p.workdir), RunOptions())).fingerprint()
+
+    first = fp(shipped)
+    assert fp(same) == first
+    assert fp(edited) != first

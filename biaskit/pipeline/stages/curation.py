@@ -621,7 +621,19 @@ class TranslateStage(StageRunner):
         return {
             "engines": self.engines(),
             **(self.llm_extra("translate_pair", "translate_sentence") if self.uses_llm() else {}),
+            **self.language_prompts_extra(),
         }
+
+    def language_prompts_extra(self) -> dict[str, Any]:
+        """The target language's worked examples and advice (``data/languages/<code>/prompts.json``), which
+        the ``llm`` engine's prompts show: an edit re-runs the stage, as it re-asks ``curate translate``."""
+        if not self.uses_llm():
+            return {}
+        from biaskit import languages as L
+        from biaskit.cache import request_hash
+
+        lg = L.get(self.opts.target)
+        return {"language_prompts": request_hash(lg.prompts.model_dump(exclude={"doc"})) if lg is not None else None}
 
     @classmethod
     def speaker_for(cls, project, options=None, run=None) -> Keys:
@@ -784,6 +796,7 @@ class CatTranslateStage(TranslateStage):
         return {
             "engines": self.engines(),
             **(self.llm_extra("translate_cat_intrasentence", "translate_cat_intersentence") if self.uses_llm() else {}),
+            **self.language_prompts_extra(),
         }
 
     def run(self) -> Outcome:
