@@ -84,7 +84,7 @@ def run_apply(
     from biaskit.options import say, tell
     from biaskit.readers import read_judgments
 
-    from .aggregate import aggregate, check_columns
+    from .aggregate import aggregate, check_columns, normalise_ids
     from .options import ApplyOptions
 
     kw = dict(options)
@@ -113,7 +113,7 @@ def run_apply(
     judg = None
     src = str(judgments) if isinstance(judgments, (str, Path)) else None
     if judgments is not None:
-        judg = read_judgments(judgments)
+        judg = normalise_ids(read_judgments(judgments))  # the one reading of task and worker ids
         if len(judg):
             check_columns(judg, src)
             _check_known(judg["task"], known, k, data_path, src, "judged")

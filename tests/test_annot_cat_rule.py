@@ -169,3 +169,29 @@ def test_apply_keeps_a_cat_only_when_3_validators_agree_on_every_sentence(tmp_pa
         capsys,
     )
     assert code == 0 and json.loads(stdout.strip().splitlines()[-1])["accepted"] == 3
+
+
+def test_apply_reads_judgment_ids_as_aggregate_does(tmp_path, capsys):
+    """Ids with spaces around them are the same CAT and the same validator for `annotate apply --kind cat`
+    (its human labels and its verdict) as for `annotate aggregate`: one id reader (issue 27)."""
+    cat = _cat(0)
+    data = tmp_path / "cats.jsonl"
+    data.write_text(json.dumps(cat.model_dump(mode="json")) + "\n")
+    rows = [
+        {"task": f" {cat.cat_id}", "question": f"option_{g}", "worker": f"w{k} ", "label": g}
+        for g in (S, A, U)
+        for k in (1, 2, 3)
+    ]  # three validators who all give each sentence its writer's label
+    judg = tmp_path / "j.csv"
+    pd.DataFrame(rows).to_csv(judg, index=False)
+    out = tmp_path / "ok.jsonl"
+    code, _, err = run_cli(
+        ["annotate", "apply", "--kind", "cat", "--data", str(data), "--judgments", str(judg), "--out", str(out)],
+        capsys,
+    )
+    assert code == 0, err
+    kept = read_jsonl(out)
+    assert [c["cat_id"] for c in kept] == [cat.cat_id]
+    for opt in kept[0]["options"]:
+        assert sorted(h["annotator"] for h in opt["human_labels"]) == ["w1", "w2", "w3"]
+        assert {h["label"] for h in opt["human_labels"]} == {opt["gold_label"]}
