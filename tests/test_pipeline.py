@@ -467,3 +467,29 @@ def test_review_progress_counts_distinct_annotators_per_task():
         "judgments": 0,
         "annotators": 0,
     }
+
+
+def test_init_keeps_the_pseudonym_key_and_the_work_folder_out_of_git(tmp_path, capsys):
+    """The release's pseudonym key (.biaskit/release.key) and the pulled judgments (work/, annotators by
+    login) are never to be published: `biaskit init` lists both in the project's .gitignore, and adds
+    only what an existing one lacks."""
+    import subprocess
+
+    fresh = tmp_path / "fresh"
+    assert run_cli(["init", str(fresh)], capsys)[0] == 0
+    assert (fresh / ".gitignore").read_text(encoding="utf-8").splitlines()[1:] == [".biaskit/", "work/"]
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / ".gitignore").write_text("*.tmp\n.biaskit/", encoding="utf-8")  # no newline at the end
+    assert run_cli(["init", str(own)], capsys)[0] == 0
+    lines = (own / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["*.tmp", ".biaskit/"] and lines[3:] == ["work/"]
+    # git itself ignores them (a key and judgments written where a run writes them)
+    subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+    for rel in (".biaskit/release.key", "work/pair_review/judgments.csv"):
+        (fresh / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fresh / rel).write_text("x", encoding="utf-8")
+    status = subprocess.run(
+        ["git", "-C", str(fresh), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True
+    ).stdout
+    assert ".biaskit" not in status and "work/" not in status and "biaskit.toml" in status

@@ -631,4 +631,27 @@ def init_project(
         ) from None
     finally:
         tmp.unlink(missing_ok=True)
+    _write_gitignore(d)
     return f
+
+
+def _write_gitignore(d: Path) -> None:
+    """``.gitignore`` beside a new project file, naming what a project folder keeps that is never to be
+    published: the run's state with the release's pseudonym key (``.biaskit/release.key``: whoever holds
+    it can test a guessed login against a pseudonym) and the work folder (pulled judgments name the
+    annotators by their logins). An existing ``.gitignore`` gains the lines it lacks; nothing else of it
+    changes."""
+    from ..io import atomic_open
+    from .stages.base import WORK_DIR
+    from .state import STATE_DIR
+
+    want = [f"{STATE_DIR}/", f"{WORK_DIR}/"]
+    g = d / ".gitignore"
+    have = g.read_text(encoding="utf-8") if g.is_file() else ""
+    missing = [x for x in want if x not in {line.strip() for line in have.splitlines()}]
+    if not missing:
+        return
+    head = "# written by `biaskit init`: never publish these (docs/release.md, 'Privacy')\n"
+    sep = "" if not have or have.endswith("\n") else "\n"
+    with atomic_open(g) as fh:
+        fh.write(have + sep + head + "".join(f"{x}\n" for x in missing))
