@@ -482,18 +482,48 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
     distinct values (object array). A categorical column (:attr:`Prepared.frame`) is factorized on its
     integer codes, without hashing a string per row (and not at all when its codes already run in
     order of first appearance, as :func:`prepare` makes them)."""
+    codes, uniq = codes_of(values)
+    return codes, uniq if isinstance(uniq, np.ndarray) else _objects(uniq)
+
+
+def codes_of(values) -> tuple[np.ndarray, Any]:
+    """:func:`factorize` with the distinct values as they are held (a categorical column's categories stay
+    an Index: no Python string per value, where a million task ids would cost seconds and a hundred MB)."""
     import pandas as pd
 
     if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat_codes = values.cat.codes.to_numpy()
         cats = values.cat.categories
         if len(cat_codes) and cat_codes[0] == 0 and _first_appearance_order(cat_codes, len(cats)):
-            return cat_codes, _objects(cats)
+            return cat_codes, cats
         if not len(cat_codes) or cat_codes.min() >= 0:
-            codes, first = pd.factorize(cat_codes, sort=False)
-            return codes, np.asarray(cats.take(first), dtype=object)
+            codes, first = first_appearance(cat_codes, len(cats))
+            return codes, cats.take(first)
     codes, uniq = pd.factorize(values, sort=False)
     return codes, np.asarray(uniq, dtype=object)
+
+
+def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(key, sort=False)`` of integer keys in ``[0, size)``: each key's code in order of
+    first appearance (in the fewest bytes) and the distinct keys in that order. Without a hash table
+    when ``size`` is not much larger than ``key``: each key's first position, found by writing the
+    positions backwards (numpy assigns a repeated index in order: the last write, the first position)."""
+    import pandas as pd
+
+    from biaskit.readers.columnar import code_type
+
+    n = len(key)
+    if size > max(4 * n, 1 << 20):
+        codes, uniq = pd.factorize(key, sort=False)
+        return codes.astype(code_type(len(uniq)), copy=False), np.asarray(uniq)
+    first = np.full(size, n, dtype=np.int64)
+    first[key[::-1]] = np.arange(n - 1, -1, -1)
+    used = np.flatnonzero(first < n)
+    uniq = used[np.argsort(first[used], kind="stable")]
+    del first
+    rank = np.zeros(size, dtype=code_type(len(uniq)))
+    rank[uniq] = np.arange(len(uniq))
+    return rank[key], uniq
 
 
 _OBJECTS: list[tuple[Any, np.ndarray]] = []  # the last categories made Python strings, and those strings
@@ -544,14 +574,13 @@ def count_votes(df) -> Counts:
 def counts_of_codes(task, question, n_questions: int, label, labels) -> Counts:
     """:func:`count_votes` of rows given as integer codes, each numbered in order of first appearance
     (``pandas.factorize``); ``labels``: the label of each label code. ``items`` is left out (None)."""
-    import pandas as pd
-
     if n_questions == 1:  # one question: the items are the tasks, already in order of first appearance
         item_codes = task
         item_task = np.arange(int(task.max()) + 1 if len(task) else 0, dtype=np.int64)
         item_question = np.zeros(len(item_task), dtype=np.int64)
     else:
-        item_codes, item_uni = pd.factorize(task.astype(np.int64) * n_questions + question, sort=False)
+        n_tasks = int(task.max()) + 1 if len(task) else 0
+        item_codes, item_uni = first_appearance(task.astype(np.int64) * n_questions + question, n_tasks * n_questions)
         item_task, item_question = item_uni // n_questions, item_uni % n_questions
     L = len(labels)
     key = item_codes.astype(np.int64) * L + label

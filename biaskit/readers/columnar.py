@@ -258,7 +258,7 @@ def categorical(codes, categories):
     return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
-def _code_type(n_values: int):
+def code_type(n_values: int):
     """The integer type pandas gives the codes of a categorical of ``n_values`` categories."""
     import numpy as np
 
@@ -287,7 +287,7 @@ class _Columns:
                 arr = arr.combine_chunks(memory_pool=_pool())
             indices = pc.fill_null(arr.indices, -1) if arr.null_count else arr.indices
             # a copy in the fewest bytes the block's dictionary allows: the Arrow block is let go
-            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(_code_type(len(arr.dictionary))))
+            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(code_type(len(arr.dictionary))))
             self._dicts[name].append(arr.dictionary)
             self.n_values[name] += len(arr) - arr.null_count
         self.rows += len(arrays[0]) if arrays else 0
@@ -313,7 +313,7 @@ class _Columns:
             glob = enc.indices.to_numpy(zero_copy_only=False)
             uniques = enc.dictionary
             offsets = np.cumsum([0] + [len(d) for d in dicts])
-            out = np.empty(self.rows, dtype=_code_type(len(uniques)))
+            out = np.empty(self.rows, dtype=code_type(len(uniques)))
             at = 0
             for k in range(len(codes)):
                 c = codes[k]

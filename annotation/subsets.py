@@ -1,0 +1,333 @@
+"""The vote counts of many subsets of one set of judgments -- the whole set, each question, each bias
+type, each target term -- from one set of integer codes, instead of a pass over the rows per subset.
+
+:func:`code` numbers the prepared judgments once (tasks, questions, workers, labels and each item's
+votes: :class:`Coded`). A subset is a *group* of items (an item: one question of one task; all its
+judgments fall in its group): :class:`Groups` partitions the items, and :meth:`Groups.counts` gives a
+group's votes as a :class:`~.aggregate.Counts` of its own, numbered as
+:func:`~.aggregate.count_votes` numbers that subset's rows alone -- items and labels in order of first
+appearance among those rows, labels named ``question=label`` when the subset has several questions.
+Every statistic computed from it (:mod:`.agreement`) is thus, to the last bit, what it is on the
+subset's rows. The pairs of annotators behind Cohen's kappa are enumerated once
+(:func:`co_annotations`) and summed per group (:meth:`Pairs.grouped`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .aggregate import Counts, codes_of, counts_of_codes, factorize, first_appearance
+
+
+@dataclass
+class Coded:
+    """Prepared judgments as integer codes, each numbered in order of first appearance (as
+    ``pandas.factorize``), and their votes per item (``counts``: labels coded as ``label``)."""
+
+    task: np.ndarray  # per row: its task
+    tasks: Any  # the tasks' ids (an Index for a categorical column, else an object array)
+    question: np.ndarray
+    questions: np.ndarray
+    worker: np.ndarray
+    workers: np.ndarray
+    label: np.ndarray
+    labels: np.ndarray
+    counts: Counts  # per (item, label): votes; counts.row_item: each row's item
+    combo: np.ndarray  # per row: its (question, label) pair
+    combo_question: np.ndarray  # per pair: its question
+    combo_label: np.ndarray  # per pair: its label
+    combo_name: np.ndarray  # per pair: its name ``question=label`` (names that read the same are one)
+    names: np.ndarray  # the names
+    entry_combo: np.ndarray  # per entry of counts: its pair
+    entry_start: np.ndarray  # per item: its first entry in counts (one more at the end: the number of entries)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.task)
+
+
+def code(frame) -> Coded:
+    """:class:`Coded` of a frame of task, question, worker and label (:func:`~.aggregate.prepare`'s)."""
+    import pandas as pd
+
+    task, tasks = codes_of(frame["task"])
+    question, questions = factorize(frame["question"])
+    worker, workers = factorize(frame["worker"])
+    label, labels = factorize(frame["label"])
+    c = counts_of_codes(task, question, len(questions), label, labels)
+    n_labels = max(len(labels), 1)
+    combo, keys = first_appearance(question.astype(np.int64) * n_labels + label, len(questions) * n_labels)
+    combo_question, combo_label = keys // n_labels, keys % n_labels
+    text = [
+        f"{questions[q]}={labels[lab]}" for q, lab in zip(combo_question.tolist(), combo_label.tolist(), strict=True)
+    ]
+    combo_name, names = pd.factorize(np.asarray(text, dtype=object), sort=False)  # 'a=b' + 'c' is 'a' + 'b=c'
+    by_key = np.argsort(keys)
+    entry_key = c.item_question[c.item] * n_labels + c.label if len(c.item) else np.zeros(0, np.int64)
+    entry_combo = by_key[np.searchsorted(keys[by_key], entry_key)] if len(keys) else entry_key
+    return Coded(
+        task=task,
+        tasks=tasks,
+        question=question,
+        questions=questions,
+        worker=worker,
+        workers=workers,
+        label=label,
+        labels=labels,
+        counts=c,
+        combo=combo,
+        combo_question=combo_question,
+        combo_label=combo_label,
+        combo_name=combo_name,
+        names=np.asarray(names, dtype=object),
+        entry_combo=entry_combo,
+        entry_start=np.searchsorted(c.item, np.arange(c.n_items + 1)),
+    )
+
+
+class Groups:
+    """The items of ``coded`` in ``n`` groups: ``item_group`` is each item's group, ``row_group`` each
+    row's (the group of its item; None: one group). Groups are numbered 0 .. n-1; a number no item
+    has is an empty group."""
+
+    def __init__(self, coded: Coded, item_group: np.ndarray, row_group: np.ndarray | None, n: int):
+        self.coded, self.n = coded, n
+        n_items = coded.counts.n_items
+        self.item_order = np.argsort(item_group, kind="stable") if n > 1 else np.arange(n_items)
+        self.item_bounds = np.searchsorted(item_group[self.item_order], np.arange(n + 1))
+        sizes = np.diff(coded.entry_start)[self.item_order]
+        self.entries = _ranges(coded.entry_start[:-1][self.item_order], sizes)
+        self.entry_bounds = np.concatenate([[0], np.cumsum(sizes)])[self.item_bounds]
+        rank = np.arange(n_items) - np.repeat(self.item_bounds[:-1], np.diff(self.item_bounds))
+        self.entry_item = np.repeat(rank, sizes)  # per entry: its item's number within its group
+        rows = row_group if row_group is not None else np.zeros(coded.n_rows, dtype=np.int8)
+        self._combos = _Appearance(rows, coded.combo, n, len(coded.combo_question))
+        self._workers = _Appearance(rows, coded.worker, n, len(coded.workers))
+
+    def items(self, g: int) -> np.ndarray:
+        """Group ``g``'s items (increasing)."""
+        return self.item_order[self.item_bounds[g] : self.item_bounds[g + 1]]
+
+    def n_judgments(self, g: int) -> int:
+        return int(self.coded.counts.n[self.items(g)].sum())
+
+    def n_workers(self, g: int) -> int:
+        return len(self._workers.of(g)[0])
+
+    def worker_rank(self, g: int) -> np.ndarray:
+        """Per worker: their number in group ``g`` (order of first appearance in its rows; -1: not in it)."""
+        workers, _ = self._workers.of(g)
+        rank = np.full(len(self.coded.workers), -1, dtype=np.int64)
+        rank[workers] = np.arange(len(workers))
+        return rank
+
+    def counts(self, g: int) -> tuple[Counts, bool]:
+        """Group ``g``'s votes as :func:`~.aggregate.count_votes` counts its rows alone (``items`` left
+        out), and whether it has several questions (its labels are then ``question=label`` names)."""
+        lut, labels, several = self._labels(g)
+        lo, hi = self.entry_bounds[g], self.entry_bounds[g + 1]
+        entries, items = self.entries[lo:hi], self.items(g)
+        c = self.coded.counts
+        local = Counts(
+            items=None,
+            labels=labels,
+            item=self.entry_item[lo:hi],
+            label=lut[self.coded.entry_combo[entries]],
+            count=c.count[entries],
+            n=c.n[items],
+            item_task=c.item_task[items] if c.item_task is not None else None,
+            item_question=c.item_question[items] if c.item_question is not None else None,
+        )
+        return local, several
+
+    def _labels(self, g: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Per (question, label) pair: its label code in group ``g`` (-1: not in it); the group's labels;
+        several questions or not."""
+        cd = self.coded
+        combos, _ = self._combos.of(g)  # in order of first appearance
+        lut = np.full(len(cd.combo_question), -1, dtype=np.int64)
+        several = len(np.unique(cd.combo_question[combos])) > 1
+        if not several:
+            lut[combos] = np.arange(len(combos))
+            return lut, cd.labels[cd.combo_label[combos]], False
+        # a name's first appearance is its first pair's (pairs that read the same are one label)
+        codes, order = first_appearance(cd.combo_name[combos], len(cd.names))
+        lut[combos] = codes
+        return lut, cd.names[order], True
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + k) for s, k in zip(starts, sizes)])`` without a loop."""
+    ends = np.cumsum(sizes)
+    return np.repeat(starts - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+
+class _Appearance:
+    """Per group, the codes its rows use (``codes``: one per row, in ``[0, n_codes)``) in order of first
+    appearance, and the row each first appears in."""
+
+    def __init__(self, row_group: np.ndarray, codes: np.ndarray, n_groups: int, n_codes: int):
+        n = len(codes)
+        key = codes.astype(np.int64)
+        if n_groups > 1:
+            key += row_group.astype(np.int64) * n_codes
+        size = n_groups * n_codes
+        if size <= max(4 * n, 1 << 20):  # the first row of each key, written backwards (no sort)
+            first = np.full(size, n, dtype=np.int64)
+            first[key[::-1]] = np.arange(n - 1, -1, -1)
+            keys = np.flatnonzero(first < n)
+            firsts = first[keys]
+        else:
+            keys, firsts = np.unique(key, return_index=True)
+        del key
+        group = keys // max(n_codes, 1)
+        order = np.lexsort((firsts, group))
+        self.codes, self.first = keys[order] % max(n_codes, 1), firsts[order]
+        self.bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
+
+    def of(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.bounds[g], self.bounds[g + 1]
+        return self.codes[lo:hi], self.first[lo:hi]
+
+
+class Pairs:
+    """Co-annotations -- two annotators who answered the same item -- counted per annotator pair and
+    group (:func:`co_annotations`): items shared, items agreed on, and each pair's products of label
+    marginals (``sum_l n_a(l) n_b(l)``, Cohen's chance agreement times the shared items squared)."""
+
+    def __init__(self, result: tuple | None, n_workers: int, n_fine: int, n_labels: int):
+        self.result, self.W, self.n_fine, self.L = result, n_workers, n_fine, n_labels
+
+    def grouped(self, coarse: np.ndarray, n_groups: int) -> list[tuple[np.ndarray, ...]]:
+        """Per group (``coarse``: the group of each fine group): ``(a, b, shared, agreed, marginals)``
+        per annotator pair ``a < b`` (worker codes), the counts summed over the fine groups."""
+        empty = np.zeros(0, dtype=np.int64)
+        if self.result is None:
+            return [(empty, empty, empty.astype(float), empty.astype(float), empty.astype(float))] * n_groups
+        W, L = self.W, self.L
+        pu, n, agree, k1, c1, k2, c2 = self.result
+        wide = self.n_fine * W
+        first, second = pu // wide, pu % wide
+        key = (coarse[first // W].astype(np.int64) * W + first % W) * W + second % W
+        keys, inv = np.unique(key, return_inverse=True)
+        inv = inv.ravel()
+        shared = np.bincount(inv, weights=n, minlength=len(keys))
+        agreed = np.bincount(inv, weights=agree, minlength=len(keys))
+        u1, s1 = _sum_by(inv[k1 // L] * L + k1 % L, c1)
+        u2, s2 = _sum_by(inv[k2 // L] * L + k2 % L, c2)
+        common, i1, i2 = np.intersect1d(u1, u2, assume_unique=True, return_indices=True)
+        marg = np.bincount(common // L, weights=s1[i1].astype(np.float64) * s2[i2], minlength=len(keys))
+        bounds = np.searchsorted(keys // (W * W), np.arange(n_groups + 1))
+        a, b = keys // W % W, keys % W
+        return [
+            (a[lo:hi], b[lo:hi], shared[lo:hi], agreed[lo:hi], marg[lo:hi])
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+        ]
+
+
+def co_annotations(coded: Coded, fine: np.ndarray, n_fine: int, step: int = 1 << 20) -> Pairs:
+    """Every pair of annotators on every item, counted per fine group (``fine``: each item's) in one pass.
+
+    The rows sorted by item, row ``r`` is paired with row ``r + d`` (d = 1 .. most annotators on an
+    item - 1) when both are of the same item; a slice of rows at a time is reduced to counts per (fine
+    group, annotator pair) and per (fine group, annotator pair, label), so memory stays at a slice.
+    Labels are (question, label) pairs: an item's labels are its question's."""
+    item = coded.counts.row_item
+    W, L = len(coded.workers), len(coded.combo_question)
+    if item is None or len(item) < 2:
+        return Pairs(None, W, n_fine, L)
+    if bool(np.all(item[1:] >= item[:-1])):  # already grouped by item (one question, rows of a task together)
+        it, w, lab = item, coded.worker, coded.combo
+    else:
+        order = np.argsort(item, kind="stable")
+        it, w, lab = item[order], coded.worker[order], coded.combo[order]
+        del order
+    most = int(np.diff(np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])).max())
+    acc = _PairCounts(n_fine * W, L)
+    for d in range(1, most):
+        for lo in range(0, len(it) - d, step):
+            hi = min(lo + step, len(it) - d)
+            same = it[lo:hi] == it[lo + d : hi + d]
+            a, b = w[lo:hi][same].astype(np.int64), w[lo + d : hi + d][same].astype(np.int64)
+            la, lb = lab[lo:hi][same].astype(np.int64), lab[lo + d : hi + d][same].astype(np.int64)
+            off = fine[it[lo:hi][same]].astype(np.int64) * W
+            swap = a > b
+            acc.add(
+                np.where(swap, b, a) + off, np.where(swap, a, b) + off, np.where(swap, lb, la), np.where(swap, la, lb)
+            )
+    return Pairs(acc.result() if acc.n else None, W, n_fine, L)
+
+
+class _PairCounts:
+    """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
+    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it. Counted in dense arrays
+    when annotators x annotators x labels is small (a few thousand annotators), else as sparse int64 keys."""
+
+    DENSE = 1 << 23
+
+    def __init__(self, n_workers: int, n_labels: int):
+        self.W, self.L = n_workers, n_labels
+        self.n = 0
+        self.dense = n_workers * n_workers * max(n_labels, 1) <= self.DENSE
+        if self.dense:
+            P = n_workers * n_workers
+            self._n, self._agree = np.zeros(P, np.int64), np.zeros(P, np.int64)
+            self._c1, self._c2 = np.zeros(P * n_labels, np.int64), np.zeros(P * n_labels, np.int64)
+        self._parts: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
+        if not len(a):
+            return
+        self.n += len(a)
+        pair = a * self.W + b
+        if self.dense:
+            P = len(self._n)
+            self._n += np.bincount(pair, minlength=P)
+            self._agree += np.bincount(pair[la == lb], minlength=P)
+            self._c1 += np.bincount(pair * self.L + la, minlength=P * self.L)
+            self._c2 += np.bincount(pair * self.L + lb, minlength=P * self.L)
+            return
+        self._parts.append(
+            (
+                *_sum_by(pair),
+                *_sum_by(pair[la == lb]),
+                *_sum_by(pair * self.L + la),
+                *_sum_by(pair * self.L + lb),
+            )
+        )
+        if len(self._parts) >= 16:
+            self._parts = [self._merged()]
+
+    def _merged(self) -> tuple[np.ndarray, ...]:
+        if self.dense:
+            out: list[np.ndarray] = []
+            for arr in (self._n, self._agree, self._c1, self._c2):
+                k = np.flatnonzero(arr)
+                out += [k, arr[k]]
+            return tuple(out)
+        out = []
+        for j in range(0, 8, 2):
+            out += _sum_by(np.concatenate([p[j] for p in self._parts]), np.concatenate([p[j + 1] for p in self._parts]))
+        return tuple(out)
+
+    def result(self):
+        """(pairs, shared, agreed, (pair, label) keys of a and counts, of b and counts); pairs as keys
+        ``a * W + b`` in increasing order (float counts, as the kappas use them)."""
+        pu, n, ak, ac, k1, c1, k2, c2 = self._merged()
+        agree = np.zeros(len(pu))
+        agree[np.searchsorted(pu, ak)] = ac
+        # (pair, label) keys over pair *indices*, as numpy.unique(..., return_inverse) would number them
+        idx1, idx2 = np.searchsorted(pu, k1 // self.L), np.searchsorted(pu, k2 // self.L)
+        return pu, n.astype(np.float64), agree, idx1 * self.L + k1 % self.L, c1, idx2 * self.L + k2 % self.L, c2
+
+
+def _sum_by(keys: np.ndarray, weights: np.ndarray | None = None) -> list[np.ndarray]:
+    """Distinct keys (increasing) and how many times each occurs (or the sum of its ``weights``)."""
+    if weights is None:
+        u, c = np.unique(keys, return_counts=True)
+        return [u, c.astype(np.int64)]
+    u, inv = np.unique(keys, return_inverse=True)
+    return [u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).astype(np.int64)]
