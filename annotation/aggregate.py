@@ -582,15 +582,18 @@ def counts_of_codes(task, question, n_questions: int, label, labels) -> Counts:
         n_tasks = int(task.max()) + 1 if len(task) else 0
         item_codes, item_uni = first_appearance(task.astype(np.int64) * n_questions + question, n_tasks * n_questions)
         item_task, item_question = item_uni // n_questions, item_uni % n_questions
+    from biaskit.readers.columnar import code_type
+
     L = len(labels)
     key = item_codes.astype(np.int64) * L + label
     uk, cnt = sparse_counts(key, len(item_task) * L)
+    del key
     n = np.bincount(item_codes, minlength=len(item_task))
     return Counts(
         items=None,
         labels=labels,
-        item=uk // L,
-        label=uk % L,
+        item=(uk // max(L, 1)).astype(code_type(len(item_task))),  # codes in the fewest bytes
+        label=(uk % max(L, 1)).astype(code_type(L)),
         count=cnt,
         n=n,
         row_item=item_codes,

@@ -55,9 +55,11 @@ def _f(x: Any) -> float | None:
 
 def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
     """(items x used-labels) count matrix and the label codes of its columns (counts as int32)."""
-    used, col = np.unique(c.label, return_inverse=True)
+    used = np.flatnonzero(np.bincount(c.label, minlength=len(c.labels)))  # as numpy.unique, without a sort
+    col = np.zeros(len(c.labels), dtype=np.int64)
+    col[used] = np.arange(len(used))
     m = np.zeros((c.n_items, len(used)), dtype=np.int32)
-    m[c.item, col] = c.count
+    m[c.item, col[c.label]] = c.count
     return m, used
 
 
@@ -223,13 +225,14 @@ def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
     """All agreement statistics for one set of prepared judgments (labels namespaced by question)."""
     coded = code(df)
     groups = Groups(coded, np.zeros(coded.counts.n_items, dtype=np.int8), None, 1)
-    head, tail = _count_figures(groups, 0, level)
+    c, several = groups.counts(0)
+    head, tail = _count_figures(c, several, groups.n_judgments(0), groups.n_workers(0), level)
     return {**head, **_cohen(_pooled_pairs(coded), groups.worker_rank(0), min_overlap), **tail}
 
 
-def _count_figures(groups: Groups, g: int, level: str) -> tuple[dict, dict]:
-    """:func:`metrics` of group ``g`` but Cohen's kappa: the figures before it and those after it."""
-    c, several = groups.counts(g)
+def _count_figures(c: Counts, several: bool, n_judgments: int, n_annotators: int, level: str) -> tuple[dict, dict]:
+    """:func:`metrics` of a group's votes (:meth:`.subsets.Groups.counts`) but Cohen's kappa: the figures
+    before it and those after it."""
     kappa, pct, _ = fleiss_kappa(c)
     head: dict[str, Any] = {
         "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or not several else None,
@@ -237,8 +240,8 @@ def _count_figures(groups: Groups, g: int, level: str) -> tuple[dict, dict]:
         "percent_agreement": pct,
         "n_items": int(c.n_items),
         "n_items_multi": int((c.n >= 2).sum()),
-        "n_judgments": groups.n_judgments(g),
-        "n_annotators": groups.n_workers(g),
+        "n_judgments": n_judgments,
+        "n_annotators": n_annotators,
     }
     if level != "nominal" and several:
         head["krippendorff_alpha_note"] = "non-nominal alpha is computed per question only"
@@ -420,28 +423,32 @@ def _sorted_by_name(names: Any, present: np.ndarray) -> list[tuple[int, str]]:
 class _Run:
     """The statistics of one :func:`agreement` call, group by group: the whole set and each question (at
     once, as their errors come first), each bias type, each target term; Cohen's kappas of the first three
-    from one pass over the pairs of annotators (:meth:`add_cohen`)."""
+    from one pass over the pairs of annotators (:meth:`add_cohen`). The groups' vote counts are let go once
+    their figures are computed."""
 
     def __init__(self, coded: Coded, level: str, min_overlap: int):
         self.coded, self.level, self.min_overlap = coded, level, min_overlap
         c = coded.counts
         n_q = len(coded.questions)
-        self.groups: dict[str, Groups] = {"pooled": Groups(coded, np.zeros(c.n_items, dtype=np.int8), None, 1)}
-        self.groups["question"] = (
-            Groups(coded, c.item_question, coded.question, n_q) if n_q > 1 else self.groups["pooled"]
-        )
         self.names: dict[str, list[tuple[int, str]]] = {"pooled": [(0, "")]}
         self.names["question"] = _sorted_by_name(coded.questions, np.ones(n_q, dtype=bool))
         self.partial: dict[str, dict[int, tuple[dict, dict]]] = {}  # (figures before Cohen's, after)
+        self.ranks: dict[str, dict[int, np.ndarray]] = {}  # each group's numbering of the workers
+        self.retention: dict[int, list[dict]] = {}  # per question
         self.full: dict[str, dict[int, dict]] = {}
         self.bias_task: np.ndarray | None = None
-        self._count("pooled")
+        self._count("pooled", Groups(coded, np.zeros(c.n_items, dtype=np.int8), None, 1), retained=n_q == 1)
         if n_q > 1:
-            self._count("question")
+            self._count("question", Groups(coded, c.item_question, coded.question, n_q), retained=True)
 
-    def _count(self, kind: str) -> None:
-        groups = self.groups[kind]
-        self.partial[kind] = {k: _count_figures(groups, k, self.level) for k, _ in self.names[kind]}
+    def _count(self, kind: str, groups: Groups, retained: bool = False) -> None:
+        self.partial[kind], self.ranks[kind] = {}, {}
+        for k, _ in self.names[kind]:
+            c, several = groups.counts(k)
+            self.partial[kind][k] = _count_figures(c, several, groups.n_judgments(k), groups.n_workers(k), self.level)
+            self.ranks[kind][k] = groups.worker_rank(k)
+            if retained:
+                self.retention[k] = retention(c)
 
     def add_bias_types(self, known) -> None:
         """Groups of the items by their task's bias type (none when no bias type is known)."""
@@ -450,9 +457,8 @@ class _Run:
         c = self.coded.counts
         self.bias_task, names = known.named_tasks("bias_type")
         per_item = self.bias_task[c.item_task]
-        self.groups["bias_type"] = Groups(self.coded, per_item, self.bias_task[self.coded.task], len(names))
         self.names["bias_type"] = _sorted_by_name(names, np.bincount(per_item, minlength=len(names)) > 0)
-        self._count("bias_type")
+        self._count("bias_type", Groups(self.coded, per_item, self.bias_task[self.coded.task], len(names)))
 
     def add_cohen(self) -> None:
         """Cohen's kappas of every group counted so far, from one pass over the pairs of annotators: each
@@ -464,12 +470,11 @@ class _Run:
         pairs = _fine_pairs(self.coded, c.item_question.astype(np.int64) * n_b + bias, n_q * n_b)
         fine = np.arange(n_q * n_b)
         coarse = {"pooled": (fine * 0, 1), "question": (fine // n_b, n_q), "bias_type": (fine % n_b, n_b)}
-        for kind in self.partial:
-            per_group = pairs(*coarse[kind])
-            rank = self.groups[kind].worker_rank
+        for kind, partial in self.partial.items():
+            per_group, ranks = pairs(*coarse[kind]), self.ranks[kind]
             self.full[kind] = {
-                k: {**head, **_cohen(per_group[k], rank(k), self.min_overlap), **tail}
-                for k, (head, tail) in self.partial[kind].items()
+                k: {**head, **_cohen(per_group[k], ranks[k], self.min_overlap), **tail}
+                for k, (head, tail) in partial.items()
             }
 
     def metrics(self, kind: str, k: int) -> dict:
@@ -477,14 +482,8 @@ class _Run:
 
     def per_question(self) -> dict:
         """Per question (by name): :func:`metrics` of its judgments and their :func:`retention`."""
-        kind = "question" if len(self.coded.questions) > 1 else "pooled"
-        return {
-            str(q): {
-                **self.full[kind][k if kind == "question" else 0],
-                "retention": retention(self.groups[kind].counts(k)[0]),
-            }
-            for k, q in self.names["question"]
-        }
+        figures = self.full["question" if len(self.coded.questions) > 1 else "pooled"]
+        return {str(q): {**figures[k], "retention": self.retention[k]} for k, q in self.names["question"]}
 
     def per_bias_type(self, tasks, min_agree: int) -> dict:
         """Per bias type (by name): :func:`metrics` of its judgments and StereoSet's figures of its tasks."""

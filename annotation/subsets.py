@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.readers.columnar import code_type
+
 from .aggregate import Counts, codes_of, counts_of_codes, factorize, first_appearance
 
 
@@ -66,8 +68,9 @@ def code(frame) -> Coded:
     ]
     combo_name, names = pd.factorize(np.asarray(text, dtype=object), sort=False)  # 'a=b' + 'c' is 'a' + 'b=c'
     by_key = np.argsort(keys)
-    entry_key = c.item_question[c.item] * n_labels + c.label if len(c.item) else np.zeros(0, np.int64)
+    entry_key = c.item_question.astype(np.int64)[c.item] * n_labels + c.label
     entry_combo = by_key[np.searchsorted(keys[by_key], entry_key)] if len(keys) else entry_key
+    del entry_key
     return Coded(
         task=task,
         tasks=tasks,
@@ -83,43 +86,52 @@ def code(frame) -> Coded:
         combo_label=combo_label,
         combo_name=combo_name,
         names=np.asarray(names, dtype=object),
-        entry_combo=entry_combo,
+        entry_combo=entry_combo.astype(code_type(len(keys))),
         entry_start=np.searchsorted(c.item, np.arange(c.n_items + 1)),
     )
 
 
 class Groups:
     """The items of ``coded`` in ``n`` groups: ``item_group`` is each item's group, ``row_group`` each
-    row's (the group of its item; None: one group). Groups are numbered 0 .. n-1; a number no item
-    has is an empty group."""
+    row's (the group of its item); ``n == 1``: the whole set (``row_group`` unused). Groups are numbered
+    0 .. n-1; a number no item has is an empty group."""
 
     def __init__(self, coded: Coded, item_group: np.ndarray, row_group: np.ndarray | None, n: int):
         self.coded, self.n = coded, n
-        n_items = coded.counts.n_items
-        self.item_order = np.argsort(item_group, kind="stable") if n > 1 else np.arange(n_items)
+        c = coded.counts
+        if n == 1:  # the whole set: the items, entries, labels and workers as numbered
+            self.item_order = self.entries = None
+            self.item_bounds = np.array([0, c.n_items])
+            self.entry_bounds = np.array([0, len(c.item)])
+            self.entry_item = c.item
+            self._appearance = _Appearance.whole(coded)
+            return
+        small = code_type(max(c.n_items, len(c.item)))
+        self.item_order = np.argsort(item_group, kind="stable").astype(small)
         self.item_bounds = np.searchsorted(item_group[self.item_order], np.arange(n + 1))
         sizes = np.diff(coded.entry_start)[self.item_order]
-        self.entries = _ranges(coded.entry_start[:-1][self.item_order], sizes)
+        self.entries = _ranges(coded.entry_start[:-1][self.item_order], sizes).astype(small)
         self.entry_bounds = np.concatenate([[0], np.cumsum(sizes)])[self.item_bounds]
-        rank = np.arange(n_items) - np.repeat(self.item_bounds[:-1], np.diff(self.item_bounds))
-        self.entry_item = np.repeat(rank, sizes)  # per entry: its item's number within its group
-        rows = row_group if row_group is not None else np.zeros(coded.n_rows, dtype=np.int8)
-        self._combos = _Appearance(rows, coded.combo, n, len(coded.combo_question))
-        self._workers = _Appearance(rows, coded.worker, n, len(coded.workers))
+        rank = np.arange(c.n_items, dtype=small) - np.repeat(self.item_bounds[:-1], np.diff(self.item_bounds))
+        self.entry_item = np.repeat(rank.astype(small), sizes)  # per entry: its item's number within its group
+        assert row_group is not None
+        self._appearance = _Appearance(row_group, coded, n)
 
-    def items(self, g: int) -> np.ndarray:
-        """Group ``g``'s items (increasing)."""
+    def items(self, g: int) -> Any:
+        """Group ``g``'s items (increasing; a slice for the whole set)."""
+        if self.item_order is None:
+            return slice(None)
         return self.item_order[self.item_bounds[g] : self.item_bounds[g + 1]]
 
     def n_judgments(self, g: int) -> int:
         return int(self.coded.counts.n[self.items(g)].sum())
 
     def n_workers(self, g: int) -> int:
-        return len(self._workers.of(g)[0])
+        return len(self._appearance.workers(g))
 
     def worker_rank(self, g: int) -> np.ndarray:
         """Per worker: their number in group ``g`` (order of first appearance in its rows; -1: not in it)."""
-        workers, _ = self._workers.of(g)
+        workers = self._appearance.workers(g)
         rank = np.full(len(self.coded.workers), -1, dtype=np.int64)
         rank[workers] = np.arange(len(workers))
         return rank
@@ -129,7 +141,8 @@ class Groups:
         out), and whether it has several questions (its labels are then ``question=label`` names)."""
         lut, labels, several = self._labels(g)
         lo, hi = self.entry_bounds[g], self.entry_bounds[g + 1]
-        entries, items = self.entries[lo:hi], self.items(g)
+        entries = self.entries[lo:hi] if self.entries is not None else slice(None)
+        items = self.items(g)
         c = self.coded.counts
         local = Counts(
             items=None,
@@ -147,8 +160,8 @@ class Groups:
         """Per (question, label) pair: its label code in group ``g`` (-1: not in it); the group's labels;
         several questions or not."""
         cd = self.coded
-        combos, _ = self._combos.of(g)  # in order of first appearance
-        lut = np.full(len(cd.combo_question), -1, dtype=np.int64)
+        combos = self._appearance.combos(g)  # in order of first appearance
+        lut = np.full(len(cd.combo_question), -1, dtype=code_type(len(cd.combo_question)))
         several = len(np.unique(cd.combo_question[combos])) > 1
         if not several:
             lut[combos] = np.arange(len(combos))
@@ -166,31 +179,58 @@ def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 
 class _Appearance:
-    """Per group, the codes its rows use (``codes``: one per row, in ``[0, n_codes)``) in order of first
-    appearance, and the row each first appears in."""
+    """Per group, the (question, label) pairs and the workers of its rows, each in order of first
+    appearance: from the first row of each (group, pair, worker), found in one pass over the rows
+    (:func:`~.aggregate.first_appearance`'s backward writes) when there are not too many, else per kind
+    with a sort."""
 
-    def __init__(self, row_group: np.ndarray, codes: np.ndarray, n_groups: int, n_codes: int):
-        n = len(codes)
-        key = codes.astype(np.int64)
-        if n_groups > 1:
-            key += row_group.astype(np.int64) * n_codes
-        size = n_groups * n_codes
-        if size <= max(4 * n, 1 << 20):  # the first row of each key, written backwards (no sort)
-            first = np.full(size, n, dtype=np.int64)
+    def __init__(self, row_group: np.ndarray, coded: Coded, n_groups: int):
+        n, C, W = coded.n_rows, len(coded.combo_question), len(coded.workers)
+        self._combos: list[np.ndarray] = []
+        self._workers: list[np.ndarray] = []
+        if n_groups * C * W <= max(4 * n, 1 << 20):
+            key = row_group.astype(np.int64) * C + coded.combo
+            key *= W
+            key += coded.worker
+            first = np.full(n_groups * C * W, n, dtype=np.int64)
             first[key[::-1]] = np.arange(n - 1, -1, -1)
-            keys = np.flatnonzero(first < n)
-            firsts = first[keys]
-        else:
+            del key
+            first = first.reshape(n_groups, C, W)
+            self._combos = _in_order(first.min(axis=2), n)
+            self._workers = _in_order(first.min(axis=1), n)
+            return
+        for codes, K, out in ((coded.combo, C, self._combos), (coded.worker, W, self._workers)):
+            key = row_group.astype(np.int64) * K + codes
             keys, firsts = np.unique(key, return_index=True)
-        del key
-        group = keys // max(n_codes, 1)
-        order = np.lexsort((firsts, group))
-        self.codes, self.first = keys[order] % max(n_codes, 1), firsts[order]
-        self.bounds = np.searchsorted(group[order], np.arange(n_groups + 1))
+            del key
+            group = keys // max(K, 1)
+            bounds = np.searchsorted(group, np.arange(n_groups + 1))
+            for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+                out.append(keys[lo:hi][np.argsort(firsts[lo:hi])] % K)
 
-    def of(self, g: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self.bounds[g], self.bounds[g + 1]
-        return self.codes[lo:hi], self.first[lo:hi]
+    @classmethod
+    def whole(cls, coded: Coded) -> _Appearance:
+        """The whole set: pairs and workers are numbered in order of first appearance."""
+        self = cls.__new__(cls)
+        self._combos = [np.arange(len(coded.combo_question))]
+        self._workers = [np.arange(len(coded.workers))]
+        return self
+
+    def combos(self, g: int) -> np.ndarray:
+        return self._combos[g]
+
+    def workers(self, g: int) -> np.ndarray:
+        return self._workers[g]
+
+
+def _in_order(first: np.ndarray, n: int) -> list[np.ndarray]:
+    """Per row of ``first`` (groups x codes: each code's first row, ``n`` where absent): the codes present,
+    in order of their first rows."""
+    out = []
+    for row in first:
+        present = np.flatnonzero(row < n)
+        out.append(present[np.argsort(row[present])])
+    return out
 
 
 class Pairs:
