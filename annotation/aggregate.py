@@ -248,6 +248,7 @@ class _Column:
         self.series, self.blank_as = series, blank_as
         dt = series.dtype
         self.codes: np.ndarray | None = None
+        self.distinct = blank_as is None  # the values are distinct (a blank question becomes 'label': maybe not)
         if isinstance(dt, pd.CategoricalDtype):
             self.codes = series.cat.codes.to_numpy()
             self.values = pd.Series(series.cat.categories)
@@ -285,9 +286,13 @@ class _Column:
             return codes.astype(np.int32), pd.Index(uniq, dtype="str")
         sub = self.codes[rows]
         used = np.flatnonzero(np.bincount(sub, minlength=len(self.values)))
-        text = _to_str(self.values.iloc[used].reset_index(drop=True)).astype("str")
-        merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
-        uniq = pd.Index(uniq, dtype="str")
+        values = self.values.iloc[used].reset_index(drop=True)
+        text = _to_str(values).astype("str")
+        if self.distinct and _same_text(text, values):  # distinct and already text: nothing merges
+            merged, uniq = np.arange(len(text)), pd.Index(text, dtype="str")
+        else:
+            merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
+            uniq = pd.Index(uniq, dtype="str")
         remap = np.full(len(self.values), -1, dtype=np.int32)
         remap[used] = merged
         codes = remap[sub]
@@ -295,8 +300,17 @@ class _Column:
         if len(codes) and codes[0] == 0 and _first_appearance_order(codes, len(uniq)):
             return codes, uniq
         # codes in order of the rows' first appearance (as pandas.factorize of the texts would give)
-        codes, first = pd.factorize(codes, sort=False)
+        codes, first = first_appearance(codes, len(uniq))
         return codes.astype(np.int32), uniq[first]
+
+
+def _same_text(text, values) -> bool:
+    """``values`` are strings equal to ``text`` (what :func:`_to_str` made of them)."""
+    import pandas as pd
+
+    if not pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(values.dtype):
+        return False
+    return bool(text.equals(values.astype("str")))
 
 
 def _na():
@@ -505,9 +519,8 @@ def codes_of(values) -> tuple[np.ndarray, Any]:
 
 def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """``pandas.factorize(key, sort=False)`` of integer keys in ``[0, size)``: each key's code in order of
-    first appearance (in the fewest bytes) and the distinct keys in that order. Without a hash table
-    when ``size`` is not much larger than ``key``: each key's first position, found by writing the
-    positions backwards (numpy assigns a repeated index in order: the last write, the first position)."""
+    first appearance (in the fewest bytes) and the distinct keys in that order; without a hash table
+    when ``size`` is not much larger than ``key`` (:func:`first_positions`)."""
     import pandas as pd
 
     from biaskit.readers.columnar import code_type
@@ -516,14 +529,40 @@ def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray
     if size > max(4 * n, 1 << 20):
         codes, uniq = pd.factorize(key, sort=False)
         return codes.astype(code_type(len(uniq)), copy=False), np.asarray(uniq)
-    first = np.full(size, n, dtype=np.int64)
-    first[key[::-1]] = np.arange(n - 1, -1, -1)
+    first = first_positions(key, size)
     used = np.flatnonzero(first < n)
     uniq = used[np.argsort(first[used], kind="stable")]
     del first
     rank = np.zeros(size, dtype=code_type(len(uniq)))
     rank[uniq] = np.arange(len(uniq))
     return rank[key], uniq
+
+
+def first_positions(key: np.ndarray, size: int) -> np.ndarray:
+    """Per value in ``[0, size)``: its first position in ``key`` (``len(key)`` where it is absent), found by
+    writing the positions backwards (numpy assigns a repeated index in order: the last write, the first
+    position)."""
+    from biaskit.readers.columnar import code_type
+
+    n = len(key)
+    first = np.full(size, n, dtype=code_type(n + 1))
+    first[key[::-1]] = _backwards(n)
+    return first
+
+
+_BACKWARDS: list[np.ndarray] = []
+
+
+def _backwards(n: int) -> np.ndarray:
+    """``arange(n - 1, -1, -1)`` in the fewest bytes, kept for the next call with the same ``n`` (each
+    statistic of a million judgments asks for it)."""
+    from biaskit.readers.columnar import code_type
+
+    if not _BACKWARDS or len(_BACKWARDS[0]) != n:
+        arr = np.arange(n - 1, -1, -1, dtype=code_type(n + 1))
+        arr.flags.writeable = False
+        _BACKWARDS[:] = [arr]
+    return _BACKWARDS[0]
 
 
 _OBJECTS: list[tuple[Any, np.ndarray]] = []  # the last categories made Python strings, and those strings
@@ -541,9 +580,19 @@ def _objects(cats) -> np.ndarray:
 
 
 def _first_appearance_order(codes: np.ndarray, n_values: int) -> bool:
-    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used."""
-    top = np.maximum.accumulate(codes)
-    return int(top[-1]) == n_values - 1 and bool(np.all(np.diff(top) <= 1)) and bool(np.all(codes >= 0))
+    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used (checked a
+    slice at a time: the running maximum of a slice stays in the cache)."""
+    top = -1
+    for lo in range(0, len(codes), 1 << 18):
+        part = codes[lo : lo + (1 << 18)]
+        if part.min() < 0:
+            return False
+        run = np.maximum.accumulate(part)
+        np.maximum(run, top, out=run)
+        if int(run[0]) > top + 1 or (len(run) > 1 and int((run[1:] - run[:-1]).max()) > 1):
+            return False
+        top = int(run[-1])
+    return top == n_values - 1
 
 
 def sparse_counts(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -487,13 +487,14 @@ class _Run:
 
     def per_bias_type(self, tasks, min_agree: int) -> dict:
         """Per bias type (by name): :func:`metrics` of its judgments and StereoSet's figures of its tasks."""
-        from .targets import summarize_tasks
+        from .targets import summarize_tasks, task_columns
 
         if self.bias_task is None:
             return {}
         tasks_bt = self.bias_task[tasks["task_code"].to_numpy()]
+        cols = task_columns(tasks)
         return {
-            str(b): {**self.full["bias_type"][k], **summarize_tasks(tasks[tasks_bt == k], min_agree)}
+            str(b): {**self.full["bias_type"][k], **summarize_tasks(task_columns(cols, tasks_bt == k), min_agree)}
             for k, b in self.names["bias_type"]
         }
 

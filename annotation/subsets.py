@@ -21,7 +21,7 @@ import numpy as np
 
 from biaskit.readers.columnar import code_type
 
-from .aggregate import Counts, codes_of, counts_of_codes, factorize, first_appearance
+from .aggregate import Counts, codes_of, counts_of_codes, factorize, first_appearance, first_positions
 
 
 @dataclass
@@ -192,10 +192,8 @@ class _Appearance:
             key = row_group.astype(np.int64) * C + coded.combo
             key *= W
             key += coded.worker
-            first = np.full(n_groups * C * W, n, dtype=np.int64)
-            first[key[::-1]] = np.arange(n - 1, -1, -1)
+            first = first_positions(key, n_groups * C * W).reshape(n_groups, C, W)
             del key
-            first = first.reshape(n_groups, C, W)
             self._combos = _in_order(first.min(axis=2), n)
             self._workers = _in_order(first.min(axis=1), n)
             return

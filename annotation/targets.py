@@ -428,23 +428,53 @@ def _f(x: Any) -> float | None:
     return None if not np.isfinite(x) else round(x, 6)
 
 
+#: the columns of :func:`task_table` that :func:`summarize_tasks` reads
+TASK_FIGURES = (
+    "n_items",
+    "n_reference_items",
+    "reference_agreement",
+    "reference_votes",
+    "reference_answers",
+    "majority_share",
+    "retained",
+)
+
+
+def task_columns(tasks, rows: Any = None) -> dict[str, np.ndarray]:
+    """The columns of :func:`task_table` that :func:`summarize_tasks` reads, as arrays (of ``rows``: a mask
+    or positions; default all); ``tasks``: the table or such columns."""
+    cols = tasks if isinstance(tasks, dict) else {c: tasks[c].to_numpy() for c in TASK_FIGURES}
+    return cols if rows is None else {c: v[rows] for c, v in cols.items()}
+
+
 def summarize_tasks(tasks, min_agree: int) -> dict:
-    """The StereoSet figures of a set of tasks (rows of :func:`task_table`)."""
-    ref = tasks["reference_agreement"].dropna()
-    n = len(tasks)
-    kept = int(tasks["retained"].sum())
+    """The StereoSet figures of a set of tasks (rows of :func:`task_table`, or :func:`task_columns`)."""
+    cols = tasks if isinstance(tasks, dict) else task_columns(tasks)
+    every = cols["reference_agreement"]
+    ref = every[~np.isnan(every)]
+    n = len(every)
+    kept = int(cols["retained"].sum())
     return {
         "n_tasks": n,
-        "reference_agreement": _f(ref.mean()) if len(ref) else None,
+        "reference_agreement": _f(_mean(ref)) if len(ref) else None,
         "n_reference_tasks": int(len(ref)),
-        "reference_votes": int(tasks["reference_votes"].sum()),
-        "reference_answers": int(tasks["reference_answers"].sum()),
-        "n_reference_items": int(tasks["n_reference_items"].sum()),
-        "majority_share": _f(tasks["majority_share"].mean()) if n else None,
+        "reference_votes": int(cols["reference_votes"].sum()),
+        "reference_answers": int(cols["reference_answers"].sum()),
+        "n_reference_items": int(cols["n_reference_items"].sum()),
+        "majority_share": _f(_mean(cols["majority_share"])) if n else None,
         "min_agree": int(min_agree),
         "retained": kept,
         "retention_rate": _f(kept / n) if n else None,
     }
+
+
+def _mean(v: np.ndarray) -> float:
+    """``pandas.Series(v).mean()`` as pandas computes it (without bottleneck): the sum of the values that
+    are not NaN (NaN counted as 0, in place) divided by their number."""
+    missing = np.isnan(v)
+    if missing.any():
+        return float(np.where(missing, 0.0, v).sum() / np.float64((~missing).sum()))
+    return float(v.sum() / np.float64(len(v)))
 
 
 def target_rows(tasks, known: Known, min_agree: int, group_stats) -> list[dict]:
@@ -461,15 +491,18 @@ def target_rows(tasks, known: Known, min_agree: int, group_stats) -> list[dict]:
     t_task, t_uni = known.named_tasks("target")
     group_of, g_uni = pd.factorize(b_task.astype(np.int64) * len(t_uni) + t_task, sort=False)  # per task
     stats = group_stats(group_of, len(g_uni))
-    tk = tasks.assign(group=group_of[tasks["task_code"].to_numpy()])
+    group = group_of[tasks["task_code"].to_numpy()]
+    order = np.argsort(group, kind="stable")  # each group's tasks in the table's order
+    bounds = np.searchsorted(group[order], np.arange(len(g_uni) + 1))
+    cols = task_columns(tasks)
     rows = []
-    for g, sub_tasks in tk.groupby("group", sort=False):
-        g = int(g)
+    for g in range(len(g_uni)):
+        sub = {c: v[order[bounds[g] : bounds[g + 1]]] for c, v in cols.items()}
         row = {
             "bias_type": str(b_uni[g_uni[g] // len(t_uni)]),
             "target": str(t_uni[g_uni[g] % len(t_uni)]),
-            **summarize_tasks(sub_tasks, min_agree),
-            "n_items": int(sub_tasks["n_items"].sum()),
+            **summarize_tasks(sub, min_agree),
+            "n_items": int(sub["n_items"].sum()),
             **stats[g],
         }
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})

@@ -137,8 +137,6 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
     )
     acc = _Columns(want)
     for batch in reader:
-        if not _lengths_ok(batch):
-            return None
         acc.add([batch.column(batch.schema.get_field_index(c)) for c in want])
         del batch
     frame = acc.frame()
@@ -147,16 +145,12 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
     return frame
 
 
-def _lengths_ok(batch) -> bool:
-    """No value longer than MAX_TEXT characters (the general reader refuses those)."""
-    import pyarrow as pa
+def _lengths_ok(values) -> bool:
+    """No value longer than MAX_TEXT characters (the general reader refuses those): checked on a column's
+    distinct values, once."""
     import pyarrow.compute as pc
 
-    for col in batch.columns:
-        arr = col.dictionary if pa.types.is_dictionary(col.type) else col
-        if len(arr) and (pc.max(pc.utf8_length(arr)).as_py() or 0) > MAX_TEXT:
-            return False
-    return True
+    return not len(values) or (pc.max(pc.utf8_length(values)).as_py() or 0) <= MAX_TEXT
 
 
 def _csv_values_as_text(frame, skip: Sequence[str] = ()) -> bool:
@@ -307,7 +301,7 @@ class _Columns:
                 if dicts
                 else pa.array([], pa.string())
             )
-            if values.null_count:
+            if values.null_count or not _lengths_ok(values):
                 return None
             enc = pc.dictionary_encode(values, memory_pool=_pool())  # codes in first-appearance order
             glob = enc.indices.to_numpy(zero_copy_only=False)
