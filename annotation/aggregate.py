@@ -531,7 +531,12 @@ def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray
         return codes.astype(code_type(len(uniq)), copy=False), np.asarray(uniq)
     first = first_positions(key, size)
     used = np.flatnonzero(first < n)
-    uniq = used[np.argsort(first[used], kind="stable")]
+    if len(used) * 16 < n:
+        uniq = used[np.argsort(first[used], kind="stable")]
+    else:  # many distinct keys: placed at their first positions, read back in order (no sort)
+        at = np.full(n, -1, dtype=np.int64)
+        at[first[used]] = used
+        uniq = at[at >= 0]
     del first
     rank = np.zeros(size, dtype=code_type(len(uniq)))
     rank[uniq] = np.arange(len(uniq))

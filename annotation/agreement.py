@@ -211,8 +211,8 @@ def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if c.n_items == 0:
         e = np.zeros(0, dtype=np.int64)
         return e, e, e.astype(bool)
-    starts = np.flatnonzero(np.r_[True, c.item[1:] != c.item[:-1]])
-    top = np.maximum.reduceat(c.count, starts)
+    sizes = np.bincount(c.item, minlength=c.n_items)  # entries are sorted by item, each item has some
+    top = np.maximum.reduceat(c.count, np.cumsum(sizes) - sizes)
     is_top = c.count == top[c.item]
     n_top = np.bincount(c.item[is_top], minlength=c.n_items)
     win = np.full(c.n_items, -1, dtype=np.int64)
@@ -230,9 +230,11 @@ def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
     return {**head, **_cohen(_pooled_pairs(coded), groups.worker_rank(0), min_overlap), **tail}
 
 
-def _count_figures(c: Counts, several: bool, n_judgments: int, n_annotators: int, level: str) -> tuple[dict, dict]:
+def _count_figures(
+    c: Counts, several: bool, n_judgments: int, n_annotators: int, level: str, top: np.ndarray | None = None
+) -> tuple[dict, dict]:
     """:func:`metrics` of a group's votes (:meth:`.subsets.Groups.counts`) but Cohen's kappa: the figures
-    before it and those after it."""
+    before it and those after it (``top``: each item's most votes, when known)."""
     kappa, pct, _ = fleiss_kappa(c)
     head: dict[str, Any] = {
         "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or not several else None,
@@ -245,17 +247,20 @@ def _count_figures(c: Counts, several: bool, n_judgments: int, n_annotators: int
     }
     if level != "nominal" and several:
         head["krippendorff_alpha_note"] = "non-nominal alpha is computed per question only"
-    _, top, _ = _majority_label(c)
+    if top is None:
+        _, top, _ = _majority_label(c)
     tail: dict[str, Any] = {"mean_majority_share": _f(np.mean(top / c.n)) if c.n_items else None}
     if c.n_items:
         tail["annotators_per_item"] = {"min": int(c.n.min()), "max": int(c.n.max()), "mean": _f(c.n.mean())}
     return head, tail
 
 
-def retention(c: Counts) -> list[dict]:
+def retention(c: Counts, top: np.ndarray | None = None) -> list[dict]:
+    """Items whose majority label has at least k votes, for every k (``top``: each item's most votes, when known)."""
     if c.n_items == 0:
         return []
-    _, top, _ = _majority_label(c)
+    if top is None:
+        _, top, _ = _majority_label(c)
     vals, cnts = np.unique(c.n, return_counts=True)
     modal = int(vals[np.argmax(cnts)])
     out = []
@@ -371,7 +376,7 @@ def agreement(
         "per_bias_type": run.per_bias_type(tasks, min_agree),
         "per_target": targets.target_rows(tasks, known, min_agree, run.target_stats),
         "per_annotator": per_annotator(coded, win, tie),
-        "retention": retention(coded.counts),
+        "retention": retention(coded.counts, top),
     }
     return report, _items(coded, known, report, win, top, tie, ref_votes)
 
@@ -445,10 +450,12 @@ class _Run:
         self.partial[kind], self.ranks[kind] = {}, {}
         for k, _ in self.names[kind]:
             c, several = groups.counts(k)
-            self.partial[kind][k] = _count_figures(c, several, groups.n_judgments(k), groups.n_workers(k), self.level)
+            _, top, _ = _majority_label(c)
+            n_judgments, n_workers = groups.n_judgments(k), groups.n_workers(k)
+            self.partial[kind][k] = _count_figures(c, several, n_judgments, n_workers, self.level, top)
             self.ranks[kind][k] = groups.worker_rank(k)
             if retained:
-                self.retention[k] = retention(c)
+                self.retention[k] = retention(c, top)
 
     def add_bias_types(self, known) -> None:
         """Groups of the items by their task's bias type (none when no bias type is known)."""
@@ -525,7 +532,7 @@ def _fine_pairs(coded: Coded, fine: np.ndarray, n_fine: int):
     """``pairs(coarse, n)``: the co-annotations summed per group of fine groups (:meth:`.subsets.Pairs.grouped`),
     from one pass when annotator pairs x fine groups x labels fit in 62 bits, else one pass per grouping."""
     W, L = max(len(coded.workers), 1), max(len(coded.combo_question), 1)
-    if (n_fine * W) ** 2 * L < 1 << 62:
+    if n_fine * W * W * L < 1 << 62:
         counted: Pairs = co_annotations(coded, fine, n_fine)
         return counted.grouped
 

@@ -107,6 +107,7 @@ class Groups:
             self._appearance = _Appearance.whole(coded)
             return
         small = code_type(max(c.n_items, len(c.item)))
+        item_group = item_group.astype(code_type(n), copy=False)  # a radix sort for a few groups
         self.item_order = np.argsort(item_group, kind="stable").astype(small)
         self.item_bounds = np.searchsorted(item_group[self.item_order], np.arange(n + 1))
         sizes = np.diff(coded.entry_start)[self.item_order]
@@ -189,7 +190,7 @@ class _Appearance:
         self._combos: list[np.ndarray] = []
         self._workers: list[np.ndarray] = []
         if n_groups * C * W <= max(4 * n, 1 << 20):
-            key = row_group.astype(np.int64) * C + coded.combo
+            key = row_group.astype(code_type(n_groups * C * W)) * C + coded.combo
             key *= W
             key += coded.worker
             first = first_positions(key, n_groups * C * W).reshape(n_groups, C, W)
@@ -232,12 +233,13 @@ def _in_order(first: np.ndarray, n: int) -> list[np.ndarray]:
 
 
 class Pairs:
-    """Co-annotations -- two annotators who answered the same item -- counted per annotator pair and
-    group (:func:`co_annotations`): items shared, items agreed on, and each pair's products of label
-    marginals (``sum_l n_a(l) n_b(l)``, Cohen's chance agreement times the shared items squared)."""
+    """Co-annotations -- two annotators who answered the same item -- counted per fine group and annotator
+    pair (:func:`co_annotations`): items shared, items agreed on, and the pair's label marginals, whose
+    products summed over the labels (``sum_l n_a(l) n_b(l)``) are Cohen's chance agreement times the shared
+    items squared."""
 
-    def __init__(self, result: tuple | None, n_workers: int, n_fine: int, n_labels: int):
-        self.result, self.W, self.n_fine, self.L = result, n_workers, n_fine, n_labels
+    def __init__(self, result: tuple | None, n_workers: int, n_labels: int):
+        self.result, self.W, self.L = result, n_workers, n_labels
 
     def grouped(self, coarse: np.ndarray, n_groups: int) -> list[tuple[np.ndarray, ...]]:
         """Per group (``coarse``: the group of each fine group): ``(a, b, shared, agreed, marginals)``
@@ -247,9 +249,7 @@ class Pairs:
             return [(empty, empty, empty.astype(float), empty.astype(float), empty.astype(float))] * n_groups
         W, L = self.W, self.L
         pu, n, agree, k1, c1, k2, c2 = self.result
-        wide = self.n_fine * W
-        first, second = pu // wide, pu % wide
-        key = (coarse[first // W].astype(np.int64) * W + first % W) * W + second % W
+        key = coarse[pu // (W * W)].astype(np.int64) * (W * W) + pu % (W * W)  # (group, a, b)
         keys, inv = np.unique(key, return_inverse=True)
         inv = inv.ravel()
         shared = np.bincount(inv, weights=n, minlength=len(keys))
@@ -271,62 +271,60 @@ def co_annotations(coded: Coded, fine: np.ndarray, n_fine: int, step: int = 1 <<
 
     The rows sorted by item, row ``r`` is paired with row ``r + d`` (d = 1 .. most annotators on an
     item - 1) when both are of the same item; a slice of rows at a time is reduced to counts per (fine
-    group, annotator pair) and per (fine group, annotator pair, label), so memory stays at a slice.
-    Labels are (question, label) pairs: an item's labels are its question's."""
+    group, annotator pair) -- the key ``(f * W + a) * W + b``, ``a < b`` -- and per (key, label), so
+    memory stays at a slice. Labels are (question, label) pairs: an item's labels are its question's."""
     item = coded.counts.row_item
     W, L = len(coded.workers), len(coded.combo_question)
     if item is None or len(item) < 2:
-        return Pairs(None, W, n_fine, L)
+        return Pairs(None, W, L)
     if bool(np.all(item[1:] >= item[:-1])):  # already grouped by item (one question, rows of a task together)
-        it, w, lab = item, coded.worker, coded.combo
+        it, lab = item, coded.combo
+        fw = fine[it].astype(np.int64) * W + coded.worker  # per row: (fine group, worker)
     else:
         order = np.argsort(item, kind="stable")
-        it, w, lab = item[order], coded.worker[order], coded.combo[order]
+        it, lab = item[order], coded.combo[order]
+        fw = fine[it].astype(np.int64) * W + coded.worker[order]
         del order
-    most = int(np.diff(np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])).max())
-    acc = _PairCounts(n_fine * W, L)
-    for d in range(1, most):
+    acc = _PairCounts(n_fine * W * W, L)
+    for d in range(1, int(coded.counts.n.max())):
         for lo in range(0, len(it) - d, step):
             hi = min(lo + step, len(it) - d)
             same = it[lo:hi] == it[lo + d : hi + d]
-            a, b = w[lo:hi][same].astype(np.int64), w[lo + d : hi + d][same].astype(np.int64)
+            a, b = fw[lo:hi][same], fw[lo + d : hi + d][same]  # the same fine group: a < b as workers
             la, lb = lab[lo:hi][same].astype(np.int64), lab[lo + d : hi + d][same].astype(np.int64)
-            off = fine[it[lo:hi][same]].astype(np.int64) * W
             swap = a > b
-            acc.add(
-                np.where(swap, b, a) + off, np.where(swap, a, b) + off, np.where(swap, lb, la), np.where(swap, la, lb)
-            )
-    return Pairs(acc.result() if acc.n else None, W, n_fine, L)
+            pair = np.where(swap, b, a) * W + np.where(swap, a, b) % W
+            acc.add(pair, np.where(swap, lb, la), np.where(swap, la, lb))
+    return Pairs(acc.result() if acc.n else None, W, L)
 
 
 class _PairCounts:
-    """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
-    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it. Counted in dense arrays
-    when annotators x annotators x labels is small (a few thousand annotators), else as sparse int64 keys."""
+    """Co-annotations of annotator pairs (keys in ``[0, n_pairs)``), added slice by slice: per pair the
+    items shared and agreed on, and per (pair, label) how often its first / second annotator gave it.
+    Counted in dense arrays when pairs x labels is small (a few thousand annotators), else as sparse
+    int64 keys."""
 
     DENSE = 1 << 23
 
-    def __init__(self, n_workers: int, n_labels: int):
-        self.W, self.L = n_workers, n_labels
+    def __init__(self, n_pairs: int, n_labels: int):
+        self.P, self.L = n_pairs, n_labels
         self.n = 0
-        self.dense = n_workers * n_workers * max(n_labels, 1) <= self.DENSE
+        self.dense = n_pairs * max(n_labels, 1) <= self.DENSE
         if self.dense:
-            P = n_workers * n_workers
-            self._n, self._agree = np.zeros(P, np.int64), np.zeros(P, np.int64)
-            self._c1, self._c2 = np.zeros(P * n_labels, np.int64), np.zeros(P * n_labels, np.int64)
+            self._n, self._agree = np.zeros(n_pairs, np.int64), np.zeros(n_pairs, np.int64)
+            self._c1, self._c2 = np.zeros(n_pairs * n_labels, np.int64), np.zeros(n_pairs * n_labels, np.int64)
         self._parts: list[tuple[np.ndarray, ...]] = []
 
-    def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
-        if not len(a):
+    def add(self, pair: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
+        if not len(pair):
             return
-        self.n += len(a)
-        pair = a * self.W + b
+        self.n += len(pair)
         if self.dense:
-            P = len(self._n)
+            P, L = self.P, self.L
             self._n += np.bincount(pair, minlength=P)
             self._agree += np.bincount(pair[la == lb], minlength=P)
-            self._c1 += np.bincount(pair * self.L + la, minlength=P * self.L)
-            self._c2 += np.bincount(pair * self.L + lb, minlength=P * self.L)
+            self._c1 += np.bincount(pair * L + la, minlength=P * L)
+            self._c2 += np.bincount(pair * L + lb, minlength=P * L)
             return
         self._parts.append(
             (
@@ -352,8 +350,8 @@ class _PairCounts:
         return tuple(out)
 
     def result(self):
-        """(pairs, shared, agreed, (pair, label) keys of a and counts, of b and counts); pairs as keys
-        ``a * W + b`` in increasing order (float counts, as the kappas use them)."""
+        """(pairs, shared, agreed, (pair, label) keys of the first annotator and counts, of the second and
+        counts); pairs as keys in increasing order (float counts, as the kappas use them)."""
         pu, n, ak, ac, k1, c1, k2, c2 = self._merged()
         agree = np.zeros(len(pu))
         agree[np.searchsorted(pu, ak)] = ac

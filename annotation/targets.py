@@ -206,15 +206,19 @@ def resolve_codes(df, info: TaskInfo, coded) -> Known:
     non-empty value of the task's rows, as text); the reference label of each item from the data, else
     from the judgment column ``reference`` (a non-empty value, as text). ``coded``: ``df`` as
     :func:`.subsets.code` numbers it."""
+    from .aggregate import first_positions
+
     task_codes, values = {}, {}
+    first_row = first_positions(coded.task, len(coded.tasks)) if not (info.bias_type and info.target) else None
     for name, from_data in (("bias_type", info.bias_type), ("target", info.target)):
-        task_codes[name], values[name] = _task_values(df, name, from_data, coded)
+        task_codes[name], values[name] = _task_values(df, name, from_data, coded, first_row)
     ref_code, ref_names = _item_references(df, info, coded)
     return Known(task_codes, values, coded.task, ref_code, ref_names)
 
 
-def _task_values(df, name: str, from_data: dict, coded) -> tuple[np.ndarray, np.ndarray]:
-    """Per task: a code into the values of ``name`` (numbered in order of the tasks), -1 unknown."""
+def _task_values(df, name: str, from_data: dict, coded, first_row) -> tuple[np.ndarray, np.ndarray]:
+    """Per task: a code into the values of ``name`` (numbered in order of the tasks), -1 unknown
+    (``first_row``: each task's first row)."""
     import pandas as pd
 
     from .aggregate import first_appearance
@@ -224,7 +228,7 @@ def _task_values(df, name: str, from_data: dict, coded) -> tuple[np.ndarray, np.
         per_task = np.array([from_data.get(str(t)) for t in np.asarray(coded.tasks, dtype=object)], dtype=object)
         codes, uniq = pd.factorize(per_task, sort=False)  # None: -1
         return codes, np.asarray(uniq, dtype=object)
-    codes, names = _first_codes(df, name, coded.task, n_tasks)
+    codes, names = _first_codes(df, name, coded.task, first_row)
     known = codes >= 0
     out = np.full(n_tasks, -1, dtype=np.int64)
     if not known.any():
@@ -277,13 +281,16 @@ def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
     return lut[codes], np.asarray(names, dtype=object)
 
 
-def _first_codes(df, col: str, row_task: np.ndarray, n_tasks: int) -> tuple[np.ndarray, np.ndarray]:
+def _first_codes(df, col: str, row_task: np.ndarray, first_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per task: a code into the texts of a judgment column, that of the first non-empty value among its
-    rows (-1: none); and the texts."""
+    rows (-1: none); and the texts. ``first_row``: each task's first row."""
+    n_tasks = len(first_row)
     out = np.full(n_tasks, -1, dtype=np.int64)
     if col not in df.columns:
         return out, np.zeros(0, dtype=object)
     codes, names = _text_values(df[col])
+    if len(codes) and codes.min() >= 0:  # every row has a value: the first row's
+        return codes[first_row].astype(np.int64), names
     ok = np.flatnonzero(codes >= 0)
     if len(ok):
         first = np.full(n_tasks, -1, dtype=np.int64)
