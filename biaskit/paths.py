@@ -144,17 +144,23 @@ def check_text(path: Path, arg: str | None = None, head: bytes = b"") -> None:
                 fix=f"re-save it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8 '{path}' > '{path}.utf8'.",
             )
     decoder = codecs.getincrementaldecoder("utf-8")()
-    line = 1
+    done = 0  # bytes read before this chunk: its first line is counted only for a message
     first = True
     with open(path, "rb") as fh:
         while True:
             chunk = fh.read(_CHUNK)
             if first and chunk.startswith(codecs.BOM_UTF8):
                 chunk = chunk[3:]
+                done = 3
+            control = chunk.translate(None, _NOT_CONTROL)  # the bytes first: fast
+            if chunk and not control and chunk.isascii() and not decoder.getstate()[0]:
+                done += len(chunk)  # ASCII with nothing pending: UTF-8, no control character
+                first = False
+                continue
             try:
                 text = decoder.decode(chunk, final=not chunk)
             except UnicodeDecodeError as exc:
-                at = line + chunk[: max(exc.start, 0)].count(b"\n")
+                at = _line_at(path, done) + chunk[: max(exc.start, 0)].count(b"\n")
                 bad = exc.object[exc.start : exc.start + 1].hex() if exc.object else "?"
                 raise InputError(
                     f"line {at}: not valid UTF-8 (byte 0x{bad}: {exc.reason}).",
@@ -162,9 +168,9 @@ def check_text(path: Path, arg: str | None = None, head: bytes = b"") -> None:
                     arg=arg,
                     fix="re-save it as UTF-8 (e.g. iconv -f latin1 -t utf-8, or your editor's 'save with encoding').",
                 ) from None
-            m = CONTROL_CHARS.search(text) if chunk.translate(None, _NOT_CONTROL) else None  # bytes first: fast
+            m = CONTROL_CHARS.search(text) if control else None
             if m:
-                at = line + text.count("\n", 0, m.start())
+                at = _line_at(path, done) + text.count("\n", 0, m.start())
                 if first and _looks_utf16(chunk):
                     raise InputError(
                         "looks like UTF-16 without a byte-order mark (every other byte is 0); biaskit reads UTF-8.",
@@ -180,8 +186,14 @@ def check_text(path: Path, arg: str | None = None, head: bytes = b"") -> None:
                 )
             if not chunk:
                 return
-            line += chunk.count(b"\n")
+            done += len(chunk)
             first = False
+
+
+def _line_at(path: Path, offset: int) -> int:
+    """The number of the line the byte at ``offset`` of a file is on."""
+    with open(path, "rb") as fh:
+        return 1 + fh.read(offset).count(b"\n")
 
 
 def _looks_utf16(data: bytes) -> bool:
