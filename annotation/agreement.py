@@ -352,9 +352,16 @@ def agreement(
 
     Every subset -- the whole set, each question, each bias type, each target term -- is a group of
     the items of one set of codes (:mod:`.subsets`): one pass over the judgments for all of them."""
+    prep = _prepared(judgments, duplicates, source)
+    return _agreement_of(prep, level=level, min_overlap=min_overlap, data_path=data_path, min_agree=min_agree)
+
+
+def _agreement_of(
+    prep, *, level: str = "nominal", min_overlap: int = 2, data_path: str | Path | None = None, min_agree=None
+):
+    """:func:`agreement` of prepared judgments (:func:`_prepared`)."""
     from . import targets
 
-    prep = _prepared(judgments, duplicates, source)
     coded = code(prep.frame)
     run = _Run(coded, level, min_overlap)  # the whole set and each question first: errors in this order
     known = targets.resolve_codes(prep.frame, targets.task_info(data_path), coded)
@@ -663,10 +670,14 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     from .aggregate import judgment_columns
 
     keep = ("bias_type", "target", "reference")
-    df = read_judgments(judgments_path, columns=judgment_columns(kw.get("duplicates", "error"), keep=keep))
-    rep, items = agreement(df, source=str(judgments_path), **kw)
+    duplicates = kw.pop("duplicates", "error")
+    df = read_judgments(judgments_path, columns=judgment_columns(duplicates, keep=keep))
+    adaptive = bool(len(df)) and "settled_by" in df.columns  # pulled from a project with adaptive overlap
+    prep = _prepared(df, duplicates, str(judgments_path))
+    del df  # the prepared codes are all the statistics need
+    rep, items = _agreement_of(prep, **kw)
     rep["per_item_file"] = "agreement_items.csv"
-    if len(df) and "settled_by" in df.columns:  # pulled from a project with adaptive overlap
+    if adaptive:
         from .status import ADAPTIVE_ALPHA_NOTE
 
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}

@@ -316,6 +316,4 @@ class _Columns:
                 out[at : at + len(c)] = np.where(c >= 0, part[np.maximum(c, 0)] if len(part) else -1, -1)
                 at += len(c)
             cols[name] = categorical(out, pd.Index(pd.array(uniques, dtype="str")))
-        frame = pd.DataFrame(cols)
-        give_back_memory()
-        return frame
+        return pd.DataFrame(cols)  # the memory the read freed is given back by the caller, after its own work
