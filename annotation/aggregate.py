@@ -167,7 +167,28 @@ def prepare(
     if n_input == 0:
         return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
     check_columns(df, source)
-    live = np.ones(n_input, dtype=bool)  # rows still in play (row i is the file's data row i + 1)
+    cols, live, n_text, n_missing = _columns_and_live_rows(df, source)
+    rows = np.flatnonzero(live)
+    del live
+    codes = {col: cols[col].text_codes(rows) for col in CODED}  # (codes of the live rows, their text)
+    if allowed is not None:
+        _check_allowed(codes, rows, allowed, source)
+    rows, codes, n_dup_removed = _without_duplicates(df, codes, rows, duplicates, source)
+    return Prepared(
+        frame=_coded_frame(df, codes, rows, keep),
+        n_input=n_input,
+        n_missing=n_missing,
+        n_text=n_text,
+        n_duplicates_removed=n_dup_removed,
+    )
+
+
+def _columns_and_live_rows(df, source: str | None) -> tuple[dict[str, _Column], np.ndarray, int, int]:
+    """The coded columns, the rows still in play (no text answer, a label) and how many rows were text answers
+    and had no label; an empty task or worker is refused (row ``i`` is the file's data row ``i + 1``)."""
+    import pandas as pd
+
+    live = np.ones(len(df), dtype=bool)
     n_text = 0
     if "qtype" in df.columns:
         text = _Column(df["qtype"]).rows(_is_text)
@@ -189,35 +210,40 @@ def prepare(
         cols["question"] = _Column(df["question"], blank_as="label")
     else:
         cols["question"] = _Column(
-            pd.Series(pd.Categorical.from_codes(np.zeros(n_input, np.int8), pd.Index(["label"])))
+            pd.Series(pd.Categorical.from_codes(np.zeros(len(df), np.int8), pd.Index(["label"])))
         )
     cols["label"] = c = _Column(df["label"])
     miss = live & c.rows(_is_missing)
-    n_missing = int(miss.sum())
     live &= ~miss
-    rows = np.flatnonzero(live)
-    codes = {col: cols[col].text_codes(rows) for col in CODED}  # (codes of the live rows, their text)
-    if allowed is not None:
-        _check_allowed(codes, rows, allowed, source)
-    n_dup_removed = 0
+    return cols, live, n_text, int(miss.sum())
+
+
+def _without_duplicates(df, codes: dict, rows: np.ndarray, duplicates: str, source: str | None):
+    """``(rows, codes, n removed)`` with the answers given twice by one annotator resolved by ``duplicates``
+    (``error``: refused, naming the first)."""
     dup_rows = _duplicate_rows(codes)
-    if len(dup_rows):
-        if duplicates == "error":
-            first = int(dup_rows.min())
-            names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
-            raise InputError(
-                f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
-                f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
-                path=source,
-                row=int(rows[first]) + 1,
-                fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
-            )
-        drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
-        n_dup_removed = len(drop)
-        sel = np.ones(len(rows), dtype=bool)
-        sel[drop] = False
-        rows = rows[sel]
-        codes = {col: (c[sel], u) for col, (c, u) in codes.items()}
+    if not len(dup_rows):
+        return rows, codes, 0
+    if duplicates == "error":
+        first = int(dup_rows.min())
+        names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
+        raise InputError(
+            f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
+            f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
+            path=source,
+            row=int(rows[first]) + 1,
+            fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
+        )
+    drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
+    sel = np.ones(len(rows), dtype=bool)
+    sel[drop] = False
+    return rows[sel], {col: (c[sel], u) for col, (c, u) in codes.items()}, len(drop)
+
+
+def _coded_frame(df, codes: dict, rows: np.ndarray, keep: Iterable[str]):
+    """:attr:`Prepared.frame`: the coded columns as categoricals and the ``keep`` columns of ``rows``."""
+    import pandas as pd
+
     from biaskit.readers.columnar import categorical
 
     out = pd.DataFrame({col: categorical(c, u) for col, (c, u) in codes.items()})  # texts distinct: factorized
@@ -228,7 +254,7 @@ def prepare(
                 out[col] = pd.Categorical.from_codes(kept.cat.codes.to_numpy()[rows], dtype=kept.dtype)
             else:
                 out[col] = kept.to_numpy()[rows]
-    return Prepared(frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
+    return out
 
 
 def _is_text(series):
