@@ -167,7 +167,28 @@ def prepare(
     if n_input == 0:
         return Prepared(df=pd.DataFrame(columns=["task", "question", "worker", "label"]), n_input=0)
     check_columns(df, source)
-    live = np.ones(n_input, dtype=bool)  # rows still in play (row i is the file's data row i + 1)
+    cols, live, n_text, n_missing = _columns_and_live_rows(df, source)
+    rows = np.flatnonzero(live)
+    del live
+    codes = {col: cols[col].text_codes(rows) for col in CODED}  # (codes of the live rows, their text)
+    if allowed is not None:
+        _check_allowed(codes, rows, allowed, source)
+    rows, codes, n_dup_removed = _without_duplicates(df, codes, rows, duplicates, source)
+    return Prepared(
+        frame=_coded_frame(df, codes, rows, keep),
+        n_input=n_input,
+        n_missing=n_missing,
+        n_text=n_text,
+        n_duplicates_removed=n_dup_removed,
+    )
+
+
+def _columns_and_live_rows(df, source: str | None) -> tuple[dict[str, _Column], np.ndarray, int, int]:
+    """The coded columns, the rows still in play (no text answer, a label) and how many rows were text answers
+    and had no label; an empty task or worker is refused (row ``i`` is the file's data row ``i + 1``)."""
+    import pandas as pd
+
+    live = np.ones(len(df), dtype=bool)
     n_text = 0
     if "qtype" in df.columns:
         text = _Column(df["qtype"]).rows(_is_text)
@@ -189,35 +210,40 @@ def prepare(
         cols["question"] = _Column(df["question"], blank_as="label")
     else:
         cols["question"] = _Column(
-            pd.Series(pd.Categorical.from_codes(np.zeros(n_input, np.int8), pd.Index(["label"])))
+            pd.Series(pd.Categorical.from_codes(np.zeros(len(df), np.int8), pd.Index(["label"])))
         )
     cols["label"] = c = _Column(df["label"])
     miss = live & c.rows(_is_missing)
-    n_missing = int(miss.sum())
     live &= ~miss
-    rows = np.flatnonzero(live)
-    codes = {col: cols[col].text_codes(rows) for col in CODED}  # (codes of the live rows, their text)
-    if allowed is not None:
-        _check_allowed(codes, rows, allowed, source)
-    n_dup_removed = 0
+    return cols, live, n_text, int(miss.sum())
+
+
+def _without_duplicates(df, codes: dict, rows: np.ndarray, duplicates: str, source: str | None):
+    """``(rows, codes, n removed)`` with the answers given twice by one annotator resolved by ``duplicates``
+    (``error``: refused, naming the first)."""
     dup_rows = _duplicate_rows(codes)
-    if len(dup_rows):
-        if duplicates == "error":
-            first = int(dup_rows.min())
-            names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
-            raise InputError(
-                f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
-                f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
-                path=source,
-                row=int(rows[first]) + 1,
-                fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
-            )
-        drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
-        n_dup_removed = len(drop)
-        sel = np.ones(len(rows), dtype=bool)
-        sel[drop] = False
-        rows = rows[sel]
-        codes = {col: (c[sel], u) for col, (c, u) in codes.items()}
+    if not len(dup_rows):
+        return rows, codes, 0
+    if duplicates == "error":
+        first = int(dup_rows.min())
+        names = {col: codes[col][1][codes[col][0][first]] for col in CODED}
+        raise InputError(
+            f"annotator '{names['worker']}' answered question '{names['question']}' of task '{names['task']}' "
+            f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
+            path=source,
+            row=int(rows[first]) + 1,
+            fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
+        )
+    drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
+    sel = np.ones(len(rows), dtype=bool)
+    sel[drop] = False
+    return rows[sel], {col: (c[sel], u) for col, (c, u) in codes.items()}, len(drop)
+
+
+def _coded_frame(df, codes: dict, rows: np.ndarray, keep: Iterable[str]):
+    """:attr:`Prepared.frame`: the coded columns as categoricals and the ``keep`` columns of ``rows``."""
+    import pandas as pd
+
     from biaskit.readers.columnar import categorical
 
     out = pd.DataFrame({col: categorical(c, u) for col, (c, u) in codes.items()})  # texts distinct: factorized
@@ -228,7 +254,7 @@ def prepare(
                 out[col] = pd.Categorical.from_codes(kept.cat.codes.to_numpy()[rows], dtype=kept.dtype)
             else:
                 out[col] = kept.to_numpy()[rows]
-    return Prepared(frame=out, n_input=n_input, n_missing=n_missing, n_text=n_text, n_duplicates_removed=n_dup_removed)
+    return out
 
 
 def _is_text(series):
@@ -248,6 +274,7 @@ class _Column:
         self.series, self.blank_as = series, blank_as
         dt = series.dtype
         self.codes: np.ndarray | None = None
+        self.distinct = blank_as is None  # the values are distinct (a blank question becomes 'label': maybe not)
         if isinstance(dt, pd.CategoricalDtype):
             self.codes = series.cat.codes.to_numpy()
             self.values = pd.Series(series.cat.categories)
@@ -285,9 +312,13 @@ class _Column:
             return codes.astype(np.int32), pd.Index(uniq, dtype="str")
         sub = self.codes[rows]
         used = np.flatnonzero(np.bincount(sub, minlength=len(self.values)))
-        text = _to_str(self.values.iloc[used].reset_index(drop=True)).astype("str")
-        merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
-        uniq = pd.Index(uniq, dtype="str")
+        values = self.values.iloc[used].reset_index(drop=True)
+        text = _to_str(values).astype("str")
+        if self.distinct and _same_text(text, values):  # distinct and already text: nothing merges
+            merged, uniq = np.arange(len(text)), pd.Index(text, dtype="str")
+        else:
+            merged, uniq = pd.factorize(text, sort=False)  # ' a' and 'a' are one value
+            uniq = pd.Index(uniq, dtype="str")
         remap = np.full(len(self.values), -1, dtype=np.int32)
         remap[used] = merged
         codes = remap[sub]
@@ -295,8 +326,17 @@ class _Column:
         if len(codes) and codes[0] == 0 and _first_appearance_order(codes, len(uniq)):
             return codes, uniq
         # codes in order of the rows' first appearance (as pandas.factorize of the texts would give)
-        codes, first = pd.factorize(codes, sort=False)
+        codes, first = first_appearance(codes, len(uniq))
         return codes.astype(np.int32), uniq[first]
+
+
+def _same_text(text, values) -> bool:
+    """``values`` are strings equal to ``text`` (what :func:`_to_str` made of them)."""
+    import pandas as pd
+
+    if not pd.api.types.is_string_dtype(values.dtype) or pd.api.types.is_object_dtype(values.dtype):
+        return False
+    return bool(text.equals(values.astype("str")))
 
 
 def _na():
@@ -482,18 +522,78 @@ def factorize(values) -> tuple[np.ndarray, np.ndarray]:
     distinct values (object array). A categorical column (:attr:`Prepared.frame`) is factorized on its
     integer codes, without hashing a string per row (and not at all when its codes already run in
     order of first appearance, as :func:`prepare` makes them)."""
+    codes, uniq = codes_of(values)
+    return codes, uniq if isinstance(uniq, np.ndarray) else _objects(uniq)
+
+
+def codes_of(values) -> tuple[np.ndarray, Any]:
+    """:func:`factorize` with the distinct values as they are held (a categorical column's categories stay
+    an Index: no Python string per value, where a million task ids would cost seconds and a hundred MB)."""
     import pandas as pd
 
     if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         cat_codes = values.cat.codes.to_numpy()
         cats = values.cat.categories
         if len(cat_codes) and cat_codes[0] == 0 and _first_appearance_order(cat_codes, len(cats)):
-            return cat_codes, _objects(cats)
+            return cat_codes, cats
         if not len(cat_codes) or cat_codes.min() >= 0:
-            codes, first = pd.factorize(cat_codes, sort=False)
-            return codes, np.asarray(cats.take(first), dtype=object)
+            codes, first = first_appearance(cat_codes, len(cats))
+            return codes, cats.take(first)
     codes, uniq = pd.factorize(values, sort=False)
     return codes, np.asarray(uniq, dtype=object)
+
+
+def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(key, sort=False)`` of integer keys in ``[0, size)``: each key's code in order of
+    first appearance (in the fewest bytes) and the distinct keys in that order; without a hash table
+    when ``size`` is not much larger than ``key`` (:func:`first_positions`)."""
+    import pandas as pd
+
+    from biaskit.readers.columnar import code_type
+
+    n = len(key)
+    if size > max(4 * n, 1 << 20):
+        codes, uniq = pd.factorize(key, sort=False)
+        return codes.astype(code_type(len(uniq)), copy=False), np.asarray(uniq)
+    first = first_positions(key, size)
+    used = np.flatnonzero(first < n)
+    if len(used) * 16 < n:
+        uniq = used[np.argsort(first[used], kind="stable")]
+    else:  # many distinct keys: placed at their first positions, read back in order (no sort)
+        at = np.full(n, -1, dtype=np.int64)
+        at[first[used]] = used
+        uniq = at[at >= 0]
+    del first
+    rank = np.zeros(size, dtype=code_type(len(uniq)))
+    rank[uniq] = np.arange(len(uniq))
+    return rank[key], uniq
+
+
+def first_positions(key: np.ndarray, size: int) -> np.ndarray:
+    """Per value in ``[0, size)``: its first position in ``key`` (``len(key)`` where it is absent), found by
+    writing the positions backwards (numpy assigns a repeated index in order: the last write, the first
+    position)."""
+    from biaskit.readers.columnar import code_type
+
+    n = len(key)
+    first = np.full(size, n, dtype=code_type(n + 1))
+    first[key[::-1]] = _backwards(n)
+    return first
+
+
+_BACKWARDS: list[np.ndarray] = []
+
+
+def _backwards(n: int) -> np.ndarray:
+    """``arange(n - 1, -1, -1)`` in the fewest bytes, kept for the next call with the same ``n`` (each
+    statistic of a million judgments asks for it)."""
+    from biaskit.readers.columnar import code_type
+
+    if not _BACKWARDS or len(_BACKWARDS[0]) != n:
+        arr = np.arange(n - 1, -1, -1, dtype=code_type(n + 1))
+        arr.flags.writeable = False
+        _BACKWARDS[:] = [arr]
+    return _BACKWARDS[0]
 
 
 _OBJECTS: list[tuple[Any, np.ndarray]] = []  # the last categories made Python strings, and those strings
@@ -511,9 +611,19 @@ def _objects(cats) -> np.ndarray:
 
 
 def _first_appearance_order(codes: np.ndarray, n_values: int) -> bool:
-    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used."""
-    top = np.maximum.accumulate(codes)
-    return int(top[-1]) == n_values - 1 and bool(np.all(np.diff(top) <= 1)) and bool(np.all(codes >= 0))
+    """Every code is 0 or one more than the largest before it, and all ``n_values`` are used (checked a
+    slice at a time: the running maximum of a slice stays in the cache)."""
+    top = -1
+    for lo in range(0, len(codes), 1 << 18):
+        part = codes[lo : lo + (1 << 18)]
+        if part.min() < 0:
+            return False
+        run = np.maximum.accumulate(part)
+        np.maximum(run, top, out=run)
+        if int(run[0]) > top + 1 or (len(run) > 1 and int((run[1:] - run[:-1]).max()) > 1):
+            return False
+        top = int(run[-1])
+    return top == n_values - 1
 
 
 def sparse_counts(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -544,24 +654,26 @@ def count_votes(df) -> Counts:
 def counts_of_codes(task, question, n_questions: int, label, labels) -> Counts:
     """:func:`count_votes` of rows given as integer codes, each numbered in order of first appearance
     (``pandas.factorize``); ``labels``: the label of each label code. ``items`` is left out (None)."""
-    import pandas as pd
-
     if n_questions == 1:  # one question: the items are the tasks, already in order of first appearance
         item_codes = task
         item_task = np.arange(int(task.max()) + 1 if len(task) else 0, dtype=np.int64)
         item_question = np.zeros(len(item_task), dtype=np.int64)
     else:
-        item_codes, item_uni = pd.factorize(task.astype(np.int64) * n_questions + question, sort=False)
+        n_tasks = int(task.max()) + 1 if len(task) else 0
+        item_codes, item_uni = first_appearance(task.astype(np.int64) * n_questions + question, n_tasks * n_questions)
         item_task, item_question = item_uni // n_questions, item_uni % n_questions
+    from biaskit.readers.columnar import code_type
+
     L = len(labels)
     key = item_codes.astype(np.int64) * L + label
     uk, cnt = sparse_counts(key, len(item_task) * L)
+    del key
     n = np.bincount(item_codes, minlength=len(item_task))
     return Counts(
         items=None,
         labels=labels,
-        item=uk // L,
-        label=uk % L,
+        item=(uk // max(L, 1)).astype(code_type(len(item_task))),  # codes in the fewest bytes
+        label=(uk % max(L, 1)).astype(code_type(L)),
         count=cnt,
         n=n,
         row_item=item_codes,

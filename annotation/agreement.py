@@ -40,7 +40,8 @@ import numpy as np
 from biaskit.errors import InputError, require
 from biaskit.tables import md_table, num
 
-from .aggregate import Counts, count_votes, counts_of_codes, factorize, prepare
+from .aggregate import Counts, prepare
+from .subsets import Coded, Groups, Pairs, co_annotations, code
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -54,9 +55,11 @@ def _f(x: Any) -> float | None:
 
 def _dense(c: Counts) -> tuple[np.ndarray, np.ndarray]:
     """(items x used-labels) count matrix and the label codes of its columns (counts as int32)."""
-    used, col = np.unique(c.label, return_inverse=True)
+    used = np.flatnonzero(np.bincount(c.label, minlength=len(c.labels)))  # as numpy.unique, without a sort
+    col = np.zeros(len(c.labels), dtype=np.int64)
+    col[used] = np.arange(len(used))
     m = np.zeros((c.n_items, len(used)), dtype=np.int32)
-    m[c.item, col] = c.count
+    m[c.item, col[c.label]] = c.count
     return m, used
 
 
@@ -154,13 +157,33 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     """Cohen's kappa for every annotator pair sharing ``>= min_overlap`` items (vectorised).
 
     ``df``: prepared judgments (task, question, worker, label). Returns the mean, the
-    overlap-weighted mean, the number of pairs used and of pairs without a defined kappa.
-    All co-annotations are enumerated in numpy: rows sorted by item, row ``r`` paired with row
-    ``r + d`` (d = 1 .. max annotators - 1) when both belong to the same item; each slice of rows is
-    reduced to counts per annotator pair (and per pair and label) at once, so memory stays at a slice.
-    """
-    import pandas as pd
+    overlap-weighted mean, the number of pairs used and of pairs without a defined kappa
+    (the pairs enumerated in numpy: :func:`.subsets.co_annotations`)."""
+    if len(df) == 0:
+        return _kappas(*(np.zeros(0),) * 3, min_overlap)
+    coded = code(df)
+    pairs = _pooled_pairs(coded)
+    return _cohen(pairs, np.arange(len(coded.workers)), min_overlap)
 
+
+def _pooled_pairs(coded: Coded) -> tuple[np.ndarray, ...]:
+    one = np.zeros(coded.counts.n_items, dtype=np.int8)
+    return co_annotations(coded, one, 1).grouped(np.zeros(1, dtype=np.int64), 1)[0]
+
+
+def _cohen(pairs: tuple[np.ndarray, ...], rank: np.ndarray, min_overlap: int) -> dict:
+    """:func:`pairwise_cohen` of one group's pair counts (:meth:`.subsets.Pairs.grouped`); ``rank``: each
+    worker's number in the group (the pairs are averaged in the order of those numbers, as on the group's
+    rows alone)."""
+    a, b, shared, agreed, marginals = pairs
+    ra, rb = rank[a], rank[b]
+    order = np.argsort(np.minimum(ra, rb) * max(len(rank), 1) + np.maximum(ra, rb), kind="stable")
+    return _kappas(shared[order], agreed[order], marginals[order], min_overlap)
+
+
+def _kappas(n: np.ndarray, agree: np.ndarray, pe_num: np.ndarray, min_overlap: int) -> dict:
+    """The kappas of annotator pairs: ``n`` items shared, ``agree`` agreed on, ``pe_num`` the sum over labels
+    of the two annotators' counts multiplied (chance agreement times ``n`` squared)."""
     res: dict[str, Any] = {
         "mean_pairwise_cohen_kappa": None,
         "weighted_pairwise_cohen_kappa": None,
@@ -168,44 +191,6 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
         "n_pairs_undefined": 0,
         "min_overlap": min_overlap,
     }
-    if len(df) == 0:
-        return res
-    t_codes, t_uni = factorize(df["task"])
-    q_codes, q_uni = factorize(df["question"])
-    item = t_codes.astype(np.int64) * len(q_uni) + q_codes if len(q_uni) > 1 else t_codes
-    w_codes, w_uni = factorize(df["worker"])
-    l0, l0_uni = factorize(df["label"])  # labels of different questions are different categories
-    if len(q_uni) > 1:
-        l_codes, l_uni = pd.factorize(q_codes.astype(np.int64) * max(len(l0_uni), 1) + l0, sort=False)
-    else:
-        l_codes, l_uni = l0, l0_uni
-    small = np.int32 if max(len(t_uni) * len(q_uni), len(w_uni), len(l_uni)) < 1 << 31 else np.int64
-    if len(item) > 1 and bool(np.all(item[1:] >= item[:-1])):  # rows already grouped by item (one question)
-        it, w, lab = item.astype(small), w_codes.astype(small), l_codes.astype(small)
-    else:
-        order = np.argsort(item, kind="stable")
-        it, w, lab = item[order].astype(small), w_codes[order].astype(small), l_codes[order].astype(small)
-        del order
-    del item
-    starts = np.flatnonzero(np.r_[True, it[1:] != it[:-1], True])
-    max_n = int(np.diff(starts).max())  # the most annotators on one item
-    W, L = len(w_uni), len(l_uni)
-    pairs = _PairCounts(W, L)
-    step = 1 << 20
-    for d in range(1, max_n):
-        for lo in range(0, len(it) - d, step):
-            hi = min(lo + step, len(it) - d)
-            m = it[lo:hi] == it[lo + d : hi + d]
-            a, b, la, lb = w[lo:hi][m], w[lo + d : hi + d][m], lab[lo:hi][m], lab[lo + d : hi + d][m]
-            swap = a > b
-            lo_w, hi_w = np.where(swap, b, a).astype(np.int64), np.where(swap, a, b).astype(np.int64)
-            pairs.add(lo_w, hi_w, np.where(swap, lb, la).astype(np.int64), np.where(swap, la, lb).astype(np.int64))
-    if not pairs.n:
-        return res
-    pu, n, agree, k1, c1, k2, c2 = pairs.result()
-    # marginals per (pair, label), sparse: sum_l c1[p, l] * c2[p, l]
-    common, i1, i2 = np.intersect1d(k1, k2, assume_unique=True, return_indices=True)
-    pe_num = np.bincount(common // L, weights=c1[i1].astype(np.float64) * c2[i2], minlength=len(pu))
     keep = n >= min_overlap
     if not keep.any():
         return res
@@ -221,85 +206,13 @@ def pairwise_cohen(df, min_overlap: int = 2) -> dict:
     return res
 
 
-class _PairCounts:
-    """Co-annotations of annotator pairs ``(a, b)``, ``a < b``, added slice by slice: per pair the items
-    shared and agreed on, and per (pair, label) how often ``a`` / ``b`` gave it. Counted in dense arrays
-    when annotators x annotators x labels is small (a few thousand annotators), else as sparse int64 keys."""
-
-    DENSE = 1 << 23
-
-    def __init__(self, n_workers: int, n_labels: int):
-        self.W, self.L = n_workers, n_labels
-        self.n = 0
-        self.dense = n_workers * n_workers * max(n_labels, 1) <= self.DENSE
-        if self.dense:
-            P = n_workers * n_workers
-            self._n, self._agree = np.zeros(P, np.int64), np.zeros(P, np.int64)
-            self._c1, self._c2 = np.zeros(P * n_labels, np.int64), np.zeros(P * n_labels, np.int64)
-        self._parts: list[tuple[np.ndarray, ...]] = []
-
-    def add(self, a: np.ndarray, b: np.ndarray, la: np.ndarray, lb: np.ndarray) -> None:
-        if not len(a):
-            return
-        self.n += len(a)
-        pair = a * self.W + b
-        if self.dense:
-            P = len(self._n)
-            self._n += np.bincount(pair, minlength=P)
-            self._agree += np.bincount(pair[la == lb], minlength=P)
-            self._c1 += np.bincount(pair * self.L + la, minlength=P * self.L)
-            self._c2 += np.bincount(pair * self.L + lb, minlength=P * self.L)
-            return
-        self._parts.append(
-            (
-                *_count(pair),
-                *_count(pair[la == lb]),
-                *_count(pair * self.L + la),
-                *_count(pair * self.L + lb),
-            )
-        )
-        if len(self._parts) >= 16:
-            self._parts = [self._merged()]
-
-    def _merged(self) -> tuple[np.ndarray, ...]:
-        if self.dense:
-            out: list[np.ndarray] = []
-            for arr in (self._n, self._agree, self._c1, self._c2):
-                k = np.flatnonzero(arr)
-                out += [k, arr[k]]
-            return tuple(out)
-        out = []
-        for j in range(0, 8, 2):
-            out += _count(np.concatenate([p[j] for p in self._parts]), np.concatenate([p[j + 1] for p in self._parts]))
-        return tuple(out)
-
-    def result(self):
-        """(pairs, shared, agreed, (pair, label) keys of a and counts, of b and counts); pairs as keys
-        ``a * W + b`` in increasing order (float counts, as the kappas use them)."""
-        pu, n, ak, ac, k1, c1, k2, c2 = self._merged()
-        agree = np.zeros(len(pu))
-        agree[np.searchsorted(pu, ak)] = ac
-        # (pair, label) keys over pair *indices*, as numpy.unique(..., return_inverse) would number them
-        idx1, idx2 = np.searchsorted(pu, k1 // self.L), np.searchsorted(pu, k2 // self.L)
-        return pu, n.astype(np.float64), agree, idx1 * self.L + k1 % self.L, c1, idx2 * self.L + k2 % self.L, c2
-
-
-def _count(keys: np.ndarray, weights: np.ndarray | None = None) -> list[np.ndarray]:
-    """Distinct keys (increasing) and how many times each occurs (or the sum of its ``weights``)."""
-    if weights is None:
-        u, c = np.unique(keys, return_counts=True)
-        return [u, c.astype(np.int64)]
-    u, inv = np.unique(keys, return_inverse=True)
-    return [u, np.bincount(inv.ravel(), weights=weights, minlength=len(u)).astype(np.int64)]
-
-
 def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per item: plurality label code (-1 on ties), its votes, tie flag."""
     if c.n_items == 0:
         e = np.zeros(0, dtype=np.int64)
         return e, e, e.astype(bool)
-    starts = np.flatnonzero(np.r_[True, c.item[1:] != c.item[:-1]])
-    top = np.maximum.reduceat(c.count, starts)
+    sizes = np.bincount(c.item, minlength=c.n_items)  # entries are sorted by item, each item has some
+    top = np.maximum.reduceat(c.count, np.cumsum(sizes) - sizes)
     is_top = c.count == top[c.item]
     n_top = np.bincount(c.item[is_top], minlength=c.n_items)
     win = np.full(c.n_items, -1, dtype=np.int64)
@@ -308,46 +221,46 @@ def _majority_label(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return win, top, n_top > 1
 
 
-def _namespaced(df):
-    """The labels as ``question=label`` (each question's labels are categories of their own)."""
-    import pandas as pd
-
-    q_codes, q_uni = factorize(df["question"])
-    l_codes, l_uni = factorize(df["label"])
-    codes, first = pd.factorize(q_codes.astype(np.int64) * max(len(l_uni), 1) + l_codes, sort=False)
-    names = [f"{q_uni[k // len(l_uni)]}={l_uni[k % len(l_uni)]}" for k in first.tolist()]
-    merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)  # 'a=b' + 'c' is 'a' + 'b=c'
-    return df.assign(label=pd.Categorical.from_codes(merged[codes], categories=pd.Index(uniq, dtype="str")))
-
-
 def metrics(df, *, level: str = "nominal", min_overlap: int = 2) -> dict:
     """All agreement statistics for one set of prepared judgments (labels namespaced by question)."""
-    d = _namespaced(df) if df["question"].nunique() > 1 else df
-    c = count_votes(d)
-    kappa, pct, p_i = fleiss_kappa(c)
-    out: dict[str, Any] = {
-        "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or d is df else None,
+    coded = code(df)
+    groups = Groups(coded, np.zeros(coded.counts.n_items, dtype=np.int8), None, 1)
+    c, several = groups.counts(0)
+    head, tail = _count_figures(c, several, groups.n_judgments(0), groups.n_workers(0), level)
+    return {**head, **_cohen(_pooled_pairs(coded), groups.worker_rank(0), min_overlap), **tail}
+
+
+def _count_figures(
+    c: Counts, several: bool, n_judgments: int, n_annotators: int, level: str, top: np.ndarray | None = None
+) -> tuple[dict, dict]:
+    """:func:`metrics` of a group's votes (:meth:`.subsets.Groups.counts`) but Cohen's kappa: the figures
+    before it and those after it (``top``: each item's most votes, when known)."""
+    kappa, pct, _ = fleiss_kappa(c)
+    head: dict[str, Any] = {
+        "krippendorff_alpha": krippendorff_alpha(c, level) if level == "nominal" or not several else None,
         "fleiss_kappa": kappa,
         "percent_agreement": pct,
         "n_items": int(c.n_items),
         "n_items_multi": int((c.n >= 2).sum()),
-        "n_judgments": int(len(df)),
-        "n_annotators": int(df["worker"].nunique()) if len(df) else 0,
+        "n_judgments": n_judgments,
+        "n_annotators": n_annotators,
     }
-    if len(df) and level != "nominal" and d is not df:
-        out["krippendorff_alpha_note"] = "non-nominal alpha is computed per question only"
-    out.update(pairwise_cohen(df, min_overlap))
-    win, top, tie = _majority_label(c)
-    out["mean_majority_share"] = _f(np.mean(top / c.n)) if c.n_items else None
+    if level != "nominal" and several:
+        head["krippendorff_alpha_note"] = "non-nominal alpha is computed per question only"
+    if top is None:
+        _, top, _ = _majority_label(c)
+    tail: dict[str, Any] = {"mean_majority_share": _f(np.mean(top / c.n)) if c.n_items else None}
     if c.n_items:
-        out["annotators_per_item"] = {"min": int(c.n.min()), "max": int(c.n.max()), "mean": _f(c.n.mean())}
-    return out
+        tail["annotators_per_item"] = {"min": int(c.n.min()), "max": int(c.n.max()), "mean": _f(c.n.mean())}
+    return head, tail
 
 
-def retention(c: Counts) -> list[dict]:
+def retention(c: Counts, top: np.ndarray | None = None) -> list[dict]:
+    """Items whose majority label has at least k votes, for every k (``top``: each item's most votes, when known)."""
     if c.n_items == 0:
         return []
-    _, top, _ = _majority_label(c)
+    if top is None:
+        _, top, _ = _majority_label(c)
     vals, cnts = np.unique(c.n, return_counts=True)
     modal = int(vals[np.argmax(cnts)])
     out = []
@@ -365,92 +278,59 @@ def retention(c: Counts) -> list[dict]:
     return out
 
 
-def per_annotator(df, c: Counts) -> list[dict]:
-    import pandas as pd
-
-    win, top, tie = _majority_label(c)
+def per_annotator(coded: Coded, win: np.ndarray, tie: np.ndarray) -> list[dict]:
+    """Per annotator: items answered, items compared with the majority (2+ answers, no tie), agreement with it;
+    ``win``, ``tie``: :func:`_majority_label` of ``coded.counts``."""
+    c = coded.counts
     item = c.row_item
-    l_codes, l_uni = factorize(df["label"])
-    lab_codes = pd.Index(c.labels).get_indexer(l_uni)[l_codes] if len(l_uni) else l_codes
     usable = (c.n[item] >= 2) & ~tie[item]
-    agree = (lab_codes == win[item]) & usable
-    w_codes, w_uni = factorize(df["worker"])
-    n_items = np.bincount(w_codes, minlength=len(w_uni))
-    n_compared = np.bincount(w_codes, weights=usable, minlength=len(w_uni)).astype(np.int64)
-    n_agree = np.bincount(w_codes, weights=agree, minlength=len(w_uni)).astype(np.int64)
+    agree = (coded.label == win[item]) & usable
+    W = len(coded.workers)
+    n_items = np.bincount(coded.worker, minlength=W)
+    n_compared = np.bincount(coded.worker, weights=usable, minlength=W).astype(np.int64)
+    n_agree = np.bincount(coded.worker, weights=agree, minlength=W).astype(np.int64)
+    names = np.asarray(coded.workers, dtype=object)
     # plain lists, not iterrows: StereoSet-sized sets have thousands of annotators (sorted by annotator)
     return [
         {
-            "worker": w_uni[k],
+            "worker": names[k],
             "n_items": int(n_items[k]),
             "n_compared": int(n_compared[k]),
             "agreement_with_majority": _f(int(n_agree[k]) / int(n_compared[k])) if n_compared[k] else None,
         }
-        for k in np.argsort(np.asarray(w_uni, dtype=str), kind="stable").tolist()
+        for k in np.argsort(names.astype(str), kind="stable").tolist()
     ]
 
 
-def item_table(df, c: Counts):
-
-    win, top, tie = _majority_label(c)
-    _, _, p_i = fleiss_kappa(c)
-    out = c.items.copy()
-    out["n_annotators"] = c.n
-    out["majority_label"] = np.where(  # type: ignore[call-overload]  # numpy stubs: None is a valid (object) scalar
-        win >= 0, c.labels[np.maximum(win, 0)] if len(c.labels) else None, None
-    )
-    out["majority_votes"] = top
-    out["majority_share"] = np.round(top / np.maximum(c.n, 1), 6)
-    out["tie"] = tie
-    out["pairwise_agreement"] = np.round(p_i, 6)
-    return out
-
-
-def core_stats(df, level: str = "nominal") -> dict:
-    """Fleiss' kappa, percent agreement and Krippendorff's alpha of a subset (per target term)."""
-    t, _ = factorize(df["task"])
-    q, q_uni = factorize(df["question"])
-    lab, l_uni = factorize(df["label"])
-    return codes_stats(t, q, q_uni, lab, l_uni, level)
-
-
-def codes_stats(task, question, questions, label, labels, level: str = "nominal") -> dict:
-    """:func:`core_stats` of rows given as codes in order of first appearance (``pandas.factorize``), with
-    the distinct questions and labels: labels namespaced by question when there are several."""
+def item_table(coded: Coded, win: np.ndarray, top: np.ndarray, tie: np.ndarray):
+    """One row per item: task, question, annotators, the majority label, its votes and share, tie, pairwise
+    agreement (text columns categorical: a million items are written in a second)."""
     import pandas as pd
 
-    several = len(questions) > 1
-    if several:  # question=label, as _namespaced
-        pairs, first = pd.factorize(question.astype(np.int64) * max(len(labels), 1) + label, sort=False)
-        names = [f"{questions[k // len(labels)]}={labels[k % len(labels)]}" for k in first.tolist()]
-        merged, uniq = pd.factorize(np.asarray(names, dtype=object), sort=False)
-        label, labels = merged[pairs], np.asarray(uniq, dtype=object)
-    c = counts_of_codes(task, question, len(questions), label, labels)
-    kappa, pct, _ = fleiss_kappa(c)
-    alpha = krippendorff_alpha(c, level) if level == "nominal" or not several else None
-    return {
-        "fleiss_kappa": kappa,
-        "percent_agreement": pct,
-        "krippendorff_alpha": alpha,
-        "n_items_multi": int((c.n >= 2).sum()),
-    }
+    c = coded.counts
+    _, _, p_i = fleiss_kappa(c)
+    return pd.DataFrame(
+        {
+            "task": _categorical(c.item_task, coded.tasks),
+            "question": _categorical(c.item_question, coded.questions),
+            "n_annotators": c.n,
+            "majority_label": _categorical(win, c.labels),
+            "majority_votes": top,
+            "majority_share": np.round(top / np.maximum(c.n, 1), 6),
+            "tie": tie,
+            "pairwise_agreement": np.round(p_i, 6),
+        }
+    )
 
 
-def by_value(df, col: str):
-    """``(value, rows of df)`` for each value of a column, sorted by value as text: what
-    ``df.groupby(col, sort=True)`` gives on the values present, through integer codes."""
-    codes, values = factorize(df[col])
-    for _, group in _by_code(df, codes, values):
-        yield group
+def _categorical(codes: np.ndarray, values: Any):
+    """A categorical column of ``values[codes]`` (-1: missing), the values distinct text."""
+    import pandas as pd
 
+    from biaskit.readers.columnar import categorical
 
-def _by_code(df, codes: np.ndarray, values: Any):
-    """``(code, (value, rows of df))`` for each value of ``values`` the rows' ``codes`` use, sorted by value as text."""
-    values = np.asarray(values, dtype=object)
-    for k in np.argsort(values.astype(str), kind="stable").tolist():
-        mask = codes == k
-        if mask.any():
-            yield k, (values[k], df[mask])
+    index = values if isinstance(values, pd.Index) else pd.Index(np.asarray(values, dtype=object), dtype="str")
+    return categorical(np.asarray(codes, dtype=np.int64), index)
 
 
 def agreement(
@@ -468,78 +348,205 @@ def agreement(
     With target terms (from ``data_path`` records or a ``target`` judgment column) the report has
     ``per_target``: StereoSet's per-term agreement with its counts (:mod:`.targets`); ``min_agree``
     is the retention threshold of those tables (default: a strict majority of the usual number of
-    annotators per item, 3 of 5)."""
-    from biaskit.readers.columnar import give_back_memory
+    annotators per item, 3 of 5).
 
+    Every subset -- the whole set, each question, each bias type, each target term -- is a group of
+    the items of one set of codes (:mod:`.subsets`): one pass over the judgments for all of them."""
+    prep = _prepared(judgments, duplicates, source)
+    return _agreement_of(prep, level=level, min_overlap=min_overlap, data_path=data_path, min_agree=min_agree)
+
+
+def _agreement_of(
+    prep, *, level: str = "nominal", min_overlap: int = 2, data_path: str | Path | None = None, min_agree=None
+):
+    """:func:`agreement` of prepared judgments (:func:`_prepared`)."""
     from . import targets
 
+    coded = code(prep.frame)
+    run = _Run(coded, level, min_overlap)  # the whole set and each question first: errors in this order
+    known = targets.resolve_codes(prep.frame, targets.task_info(data_path), coded)
+    min_agree = _min_agree(min_agree, coded.counts)
+    win, top, tie = _majority_label(coded.counts)
+    ref_votes = targets.reference_votes_of_codes(coded.counts, known.ref_code, known.ref_names)
+    tasks = targets.task_table(coded.counts, ref_votes, top, min_agree, task_ids=coded.tasks)
+    run.add_bias_types(known)
+    run.add_cohen()
+    report: dict[str, Any] = {
+        **run.metrics("pooled", 0),
+        "level_of_measurement": level,
+        "n_missing_labels": prep.n_missing,
+        "n_text_skipped": prep.n_text,
+        "questions": sorted(str(q) for q in coded.questions),
+        "per_question": run.per_question(),
+        **targets.summarize_tasks(tasks, min_agree),
+        "reference_agreement_definition": targets.DEFINITION,
+        "per_bias_type": run.per_bias_type(tasks, min_agree),
+        "per_target": targets.target_rows(tasks, known, min_agree, run.target_stats),
+        "per_annotator": per_annotator(coded, win, tie),
+        "retention": retention(coded.counts, top),
+    }
+    return report, _items(coded, known, report, win, top, tie, ref_votes)
+
+
+def _items(coded: Coded, known, report: dict, win, top, tie, ref_votes):
+    """:func:`item_table` with each item's reference label and votes and its task's bias type and target."""
+    items = item_table(coded, win, top, tie)
+    if known.has_reference():
+        items["reference_label"] = known.reference_labels()
+        items["reference_votes"] = ref_votes
+    if report["per_target"] or report["per_bias_type"]:
+        for name in ("bias_type", "target"):
+            if known.has(name):
+                items[name] = known.per_item(name, coded.counts.item_task)
+    return items
+
+
+def _prepared(judgments, duplicates: str, source: str | None):
+    """:func:`~.aggregate.prepare`'s frame of the judgments (refused when no judgment has a label)."""
+    from biaskit.readers.columnar import give_back_memory
+
     prep = prepare(judgments, duplicates=duplicates, source=source, keep=("bias_type", "target", "reference"))
-    full = prep.frame
     give_back_memory()  # what preparing freed, before the statistics
-    df = full[[c for c in ("task", "question", "worker", "label") if c in full.columns]]  # what subsets carry
-    if len(df) == 0:
+    if len(prep.frame) == 0:
         raise InputError(
             "no judgments with a label: agreement is undefined.",
             path=source,
             fix="pull or collect annotations first (text answers are not counted).",
         )
-    report: dict[str, Any] = metrics(df, level=level, min_overlap=min_overlap)
-    give_back_memory()
-    report["level_of_measurement"] = level
-    report["n_missing_labels"] = prep.n_missing
-    report["n_text_skipped"] = prep.n_text
-    q_codes, q_uni = factorize(df["question"])
-    report["questions"] = sorted(str(q) for q in q_uni)
-    questions = report["questions"]
-    if len(questions) == 1:  # the pooled figures are this question's
-        report["per_question"] = {
-            questions[0]: {
-                k: v
-                for k, v in report.items()
-                if k not in ("level_of_measurement", "n_missing_labels", "n_text_skipped", "questions")
-            }
-        }
-    else:
-        report["per_question"] = {
-            q: metrics(sub, level=level, min_overlap=min_overlap) for _, (q, sub) in _by_code(df, q_codes, q_uni)
-        }
-    for _, (q, sub) in _by_code(df, q_codes, q_uni):
-        report["per_question"][q]["retention"] = retention(count_votes(sub))
-    info = targets.task_info(data_path)
-    c = count_votes(df)
-    known = targets.resolve_codes(full, info, c)
-    _, top, _ = _majority_label(c)
-    ref_label, ref_votes = known.ref, targets.reference_votes(c, known.ref)
+    return prep
+
+
+def _min_agree(min_agree: int | None, c: Counts) -> int:
+    from .targets import default_min_agree
+
     if min_agree is None:
-        min_agree = cast(int, targets.default_min_agree(c))  # not None: df has judgments, so c has items
-    elif min_agree < 1:
+        return cast(int, default_min_agree(c))  # not None: there are judgments, so items
+    if min_agree < 1:
         raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
-    tasks = targets.task_table(c, ref_votes, top, min_agree)
-    report.update(targets.summarize_tasks(tasks, min_agree))
-    report["reference_agreement_definition"] = targets.DEFINITION
-    report["per_bias_type"] = {}
-    if known.has("bias_type"):
-        bt_task, bt_names = known.named_tasks("bias_type")
-        tasks_bt = bt_task[tasks["task_code"].to_numpy()]
-        for k, (b, sub) in _by_code(df, bt_task[known.row_task], bt_names):
-            report["per_bias_type"][b] = {
-                **metrics(sub, level=level, min_overlap=min_overlap),
-                **targets.summarize_tasks(tasks[tasks_bt == k], min_agree),
+    return min_agree
+
+
+def _sorted_by_name(names: Any, present: np.ndarray) -> list[tuple[int, str]]:
+    """``(code, name)`` of the groups with items, sorted by name as text (as ``groupby(sort=True)``)."""
+    names = np.asarray(names, dtype=object)
+    return [(k, names[k]) for k in np.argsort(names.astype(str), kind="stable").tolist() if present[k]]
+
+
+class _Run:
+    """The statistics of one :func:`agreement` call, group by group: the whole set and each question (at
+    once, as their errors come first), each bias type, each target term; Cohen's kappas of the first three
+    from one pass over the pairs of annotators (:meth:`add_cohen`). The groups' vote counts are let go once
+    their figures are computed."""
+
+    def __init__(self, coded: Coded, level: str, min_overlap: int):
+        self.coded, self.level, self.min_overlap = coded, level, min_overlap
+        c = coded.counts
+        n_q = len(coded.questions)
+        self.names: dict[str, list[tuple[int, str]]] = {"pooled": [(0, "")]}
+        self.names["question"] = _sorted_by_name(coded.questions, np.ones(n_q, dtype=bool))
+        self.partial: dict[str, dict[int, tuple[dict, dict]]] = {}  # (figures before Cohen's, after)
+        self.ranks: dict[str, dict[int, np.ndarray]] = {}  # each group's numbering of the workers
+        self.retention: dict[int, list[dict]] = {}  # per question
+        self.full: dict[str, dict[int, dict]] = {}
+        self.bias_task: np.ndarray | None = None
+        self._count("pooled", Groups(coded, np.zeros(c.n_items, dtype=np.int8), None, 1), retained=n_q == 1)
+        if n_q > 1:
+            self._count("question", Groups(coded, c.item_question, coded.question, n_q), retained=True)
+
+    def _count(self, kind: str, groups: Groups, retained: bool = False) -> None:
+        self.partial[kind], self.ranks[kind] = {}, {}
+        for k, _ in self.names[kind]:
+            c, several = groups.counts(k)
+            _, top, _ = _majority_label(c)
+            n_judgments, n_workers = groups.n_judgments(k), groups.n_workers(k)
+            self.partial[kind][k] = _count_figures(c, several, n_judgments, n_workers, self.level, top)
+            self.ranks[kind][k] = groups.worker_rank(k)
+            if retained:
+                self.retention[k] = retention(c, top)
+
+    def add_bias_types(self, known) -> None:
+        """Groups of the items by their task's bias type (none when no bias type is known)."""
+        if not known.has("bias_type"):
+            return
+        c = self.coded.counts
+        self.bias_task, names = known.named_tasks("bias_type")
+        per_item = self.bias_task[c.item_task]
+        self.names["bias_type"] = _sorted_by_name(names, np.bincount(per_item, minlength=len(names)) > 0)
+        self._count("bias_type", Groups(self.coded, per_item, self.bias_task[self.coded.task], len(names)))
+
+    def add_cohen(self) -> None:
+        """Cohen's kappas of every group counted so far, from one pass over the pairs of annotators: each
+        item's pairs counted per (question, bias type), then summed per question, per bias type and in all."""
+        c = self.coded.counts
+        n_q = len(self.coded.questions)
+        n_b = int(self.bias_task.max()) + 1 if self.bias_task is not None else 1
+        bias = self.bias_task[c.item_task] if self.bias_task is not None else np.zeros(c.n_items, np.int64)
+        pairs = _fine_pairs(self.coded, c.item_question.astype(np.int64) * n_b + bias, n_q * n_b)
+        fine = np.arange(n_q * n_b)
+        coarse = {"pooled": (fine * 0, 1), "question": (fine // n_b, n_q), "bias_type": (fine % n_b, n_b)}
+        for kind, partial in self.partial.items():
+            per_group, ranks = pairs(*coarse[kind]), self.ranks[kind]
+            self.full[kind] = {
+                k: {**head, **_cohen(per_group[k], ranks[k], self.min_overlap), **tail}
+                for k, (head, tail) in partial.items()
             }
-    report["per_target"] = targets.target_rows(
-        df, tasks, known, min_agree, lambda t, q, qs, lab, labs: codes_stats(t, q, qs, lab, labs, level)
-    )
-    report["per_annotator"] = per_annotator(df, c)
-    report["retention"] = retention(c)
-    items = item_table(df, c)
-    if any(x is not None for x in ref_label):
-        items["reference_label"] = ref_label
-        items["reference_votes"] = ref_votes
-    if report["per_target"] or report["per_bias_type"]:
-        for name in ("bias_type", "target"):
-            if known.has(name):
-                items[name] = known.raw_tasks(name)[c.item_task]
-    return report, items
+
+    def metrics(self, kind: str, k: int) -> dict:
+        return self.full[kind][k]
+
+    def per_question(self) -> dict:
+        """Per question (by name): :func:`metrics` of its judgments and their :func:`retention`."""
+        figures = self.full["question" if len(self.coded.questions) > 1 else "pooled"]
+        return {str(q): {**figures[k], "retention": self.retention[k]} for k, q in self.names["question"]}
+
+    def per_bias_type(self, tasks, min_agree: int) -> dict:
+        """Per bias type (by name): :func:`metrics` of its judgments and StereoSet's figures of its tasks."""
+        from .targets import summarize_tasks, task_columns
+
+        if self.bias_task is None:
+            return {}
+        tasks_bt = self.bias_task[tasks["task_code"].to_numpy()]
+        cols = task_columns(tasks)
+        return {
+            str(b): {**self.full["bias_type"][k], **summarize_tasks(task_columns(cols, tasks_bt == k), min_agree)}
+            for k, b in self.names["bias_type"]
+        }
+
+    def target_stats(self, group_of_task: np.ndarray, n: int) -> list[dict]:
+        """Per group of tasks (a target term): its judgments, annotators, Fleiss' kappa, percent
+        agreement, Krippendorff's alpha and items with 2+ answers (:func:`.targets.target_rows`)."""
+        coded, level = self.coded, self.level
+        groups = Groups(coded, group_of_task[coded.counts.item_task], group_of_task[coded.task], n)
+        out = []
+        for g in range(n):
+            c, several = groups.counts(g)
+            kappa, pct, _ = fleiss_kappa(c)
+            alpha = krippendorff_alpha(c, level) if level == "nominal" or not several else None
+            out.append(
+                {
+                    "n_judgments": groups.n_judgments(g),
+                    "n_annotators": groups.n_workers(g),
+                    "fleiss_kappa": kappa,
+                    "percent_agreement": pct,
+                    "krippendorff_alpha": alpha,
+                    "n_items_multi": int((c.n >= 2).sum()),
+                }
+            )
+        return out
+
+
+def _fine_pairs(coded: Coded, fine: np.ndarray, n_fine: int):
+    """``pairs(coarse, n)``: the co-annotations summed per group of fine groups (:meth:`.subsets.Pairs.grouped`),
+    from one pass when annotator pairs x fine groups x labels fit in 62 bits, else one pass per grouping."""
+    W, L = max(len(coded.workers), 1), max(len(coded.combo_question), 1)
+    if n_fine * W * W * L < 1 << 62:
+        counted: Pairs = co_annotations(coded, fine, n_fine)
+        return counted.grouped
+
+    def separately(coarse: np.ndarray, n: int) -> list:
+        return co_annotations(coded, coarse[fine], n).grouped(np.arange(n), n)
+
+    return separately
 
 
 def _fmt(x: Any) -> str:
@@ -547,6 +554,21 @@ def _fmt(x: Any) -> str:
 
 
 def to_markdown(rep: dict) -> str:
+    """agreement.md: the pooled statistics, then per question, per bias type (and as StereoSet), per target
+    term, retention and per annotator."""
+    from .targets import markdown as target_markdown
+
+    lines = _md_summary(rep)
+    lines += _md_groups("Per question", rep["per_question"])
+    lines += _md_groups("Per bias type", rep["per_bias_type"])
+    lines += _md_bias_types_as_stereoset(rep)
+    lines += target_markdown(rep)
+    lines += _md_retention_and_annotators(rep)
+    return "\n".join(lines)
+
+
+def _md_summary(rep: dict) -> list[str]:
+    """The title, what was counted, the adaptive-overlap note and the table of pooled statistics."""
     lines = [
         "# Inter-annotator agreement",
         "",
@@ -580,89 +602,62 @@ def to_markdown(rep: dict) -> str:
                 f"{rep['retained']} of {rep['n_tasks']} ({_fmt(rep['retention_rate'])})",
             ]
         )
-    lines += [md_table(["statistic", "value"], stats), ""]
+    return lines + [md_table(["statistic", "value"], stats), ""]
 
-    def table(title: str, groups: dict) -> None:
-        if not groups:
-            return
-        lines.extend(
-            [
-                f"## {title}",
-                "",
-                md_table(
-                    ["", "items", "alpha", "Fleiss", "Cohen (mean)", "% agree"],
-                    [
-                        [
-                            k,
-                            m["n_items"],
-                            _fmt(m["krippendorff_alpha"]),
-                            _fmt(m["fleiss_kappa"]),
-                            _fmt(m["mean_pairwise_cohen_kappa"]),
-                            _fmt(m["percent_agreement"]),
-                        ]
-                        for k, m in groups.items()
-                    ],
-                ),
-                "",
-            ]
-        )
 
-    table("Per question", rep["per_question"])
-    table("Per bias type", rep["per_bias_type"])
-    if rep["per_bias_type"] and k is not None:
-        lines.extend(
-            [
-                f"## Per bias type, as StereoSet (retained: >= {k} votes)",
-                "",
-                md_table(
-                    [
-                        "bias type",
-                        "examples",
-                        "agreement with reference",
-                        "votes / answers",
-                        "majority share",
-                        "retained",
-                    ],
-                    [
-                        [
-                            b,
-                            m["n_tasks"],
-                            _fmt(m["reference_agreement"]),
-                            f"{m['reference_votes']} / {m['reference_answers']}",
-                            _fmt(m["majority_share"]),
-                            f"{m['retained']} ({_fmt(m['retention_rate'])})",
-                        ]
-                        for b, m in rep["per_bias_type"].items()
-                    ],
-                ),
-                "",
-            ]
-        )
-    from .targets import markdown as target_markdown
-
-    lines.extend(target_markdown(rep))
-    lines.extend(
+def _md_groups(title: str, groups: dict) -> list[str]:
+    """A section with the statistics of each group (question, bias type); nothing without groups."""
+    if not groups:
+        return []
+    rows = [
         [
-            "## Retention (items whose majority label has at least k votes)",
-            "",
-            md_table(
-                ["threshold", "retained", "rate"],
-                [[r["threshold"], r["retained"], _fmt(r["rate"])] for r in rep["retention"]],
-            ),
-            "",
-            "## Per annotator",
-            "",
-            md_table(
-                ["annotator", "items", "compared", "agreement with majority"],
-                [
-                    [a["worker"], a["n_items"], a["n_compared"], _fmt(a["agreement_with_majority"])]
-                    for a in rep["per_annotator"]
-                ],
-            ),
-            "",
+            k,
+            m["n_items"],
+            _fmt(m["krippendorff_alpha"]),
+            _fmt(m["fleiss_kappa"]),
+            _fmt(m["mean_pairwise_cohen_kappa"]),
+            _fmt(m["percent_agreement"]),
         ]
-    )
-    return "\n".join(lines)
+        for k, m in groups.items()
+    ]
+    return [f"## {title}", "", md_table(["", "items", "alpha", "Fleiss", "Cohen (mean)", "% agree"], rows), ""]
+
+
+def _md_bias_types_as_stereoset(rep: dict) -> list[str]:
+    """Per bias type, StereoSet's figures (agreement with the reference, retention at ``min_agree``)."""
+    k = rep.get("min_agree")
+    if not rep["per_bias_type"] or k is None:
+        return []
+    header = ["bias type", "examples", "agreement with reference", "votes / answers", "majority share", "retained"]
+    rows = [
+        [
+            b,
+            m["n_tasks"],
+            _fmt(m["reference_agreement"]),
+            f"{m['reference_votes']} / {m['reference_answers']}",
+            _fmt(m["majority_share"]),
+            f"{m['retained']} ({_fmt(m['retention_rate'])})",
+        ]
+        for b, m in rep["per_bias_type"].items()
+    ]
+    return [f"## Per bias type, as StereoSet (retained: >= {k} votes)", "", md_table(header, rows), ""]
+
+
+def _md_retention_and_annotators(rep: dict) -> list[str]:
+    retained = [[r["threshold"], r["retained"], _fmt(r["rate"])] for r in rep["retention"]]
+    people = [
+        [a["worker"], a["n_items"], a["n_compared"], _fmt(a["agreement_with_majority"])] for a in rep["per_annotator"]
+    ]
+    return [
+        "## Retention (items whose majority label has at least k votes)",
+        "",
+        md_table(["threshold", "retained", "rate"], retained),
+        "",
+        "## Per annotator",
+        "",
+        md_table(["annotator", "items", "compared", "agreement with majority"], people),
+        "",
+    ]
 
 
 def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: str | None = None, **kw) -> dict:
@@ -675,10 +670,14 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     from .aggregate import judgment_columns
 
     keep = ("bias_type", "target", "reference")
-    df = read_judgments(judgments_path, columns=judgment_columns(kw.get("duplicates", "error"), keep=keep))
-    rep, items = agreement(df, source=str(judgments_path), **kw)
+    duplicates = kw.pop("duplicates", "error")
+    df = read_judgments(judgments_path, columns=judgment_columns(duplicates, keep=keep))
+    adaptive = bool(len(df)) and "settled_by" in df.columns  # pulled from a project with adaptive overlap
+    prep = _prepared(df, duplicates, str(judgments_path))
+    del df  # the prepared codes are all the statistics need
+    rep, items = _agreement_of(prep, **kw)
     rep["per_item_file"] = "agreement_items.csv"
-    if len(df) and "settled_by" in df.columns:  # pulled from a project with adaptive overlap
+    if adaptive:
         from .status import ADAPTIVE_ALPHA_NOTE
 
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}

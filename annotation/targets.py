@@ -154,53 +154,23 @@ def task_info(data_path: str | Path | None) -> TaskInfo:
     )
 
 
-def _column_map(df, col: str) -> dict[str, str]:
-    """task -> the first non-empty value of a judgment column."""
-    if col not in df.columns:
-        return {}
-    s = df[["task", col]].dropna()
-    s = s[s[col].astype(str).str.strip() != ""].drop_duplicates("task")
-    return dict(zip(s["task"].astype(str).tolist(), s[col].astype(str).tolist(), strict=False))
-
-
-def resolve(df, info: TaskInfo):
-    """Per judgment row: bias type and target (data first, then judgment columns; None when unknown),
-    and per row the item's reference label (None when unknown)."""
-    import pandas as pd
-
-    task = df["task"].astype(str)
-    out = {}
-    for name, from_data in (("bias_type", info.bias_type), ("target", info.target)):
-        m = from_data or _column_map(df, name)
-        out[name] = task.map(m) if m else pd.Series([None] * len(df), index=df.index, dtype=object)
-    if info.reference:
-        ref = pd.Series(
-            [info.reference.get((t, q)) for t, q in zip(task, df["question"].astype(str), strict=False)],
-            index=df.index,
-            dtype=object,
-        )
-    elif "reference" in df.columns:
-        r = df["reference"].astype(object)
-        ref = r.where(r.notna() & (r.astype(str).str.strip() != ""), None).map(lambda x: None if x is None else str(x))
-    else:
-        ref = pd.Series([None] * len(df), index=df.index, dtype=object)
-    return out["bias_type"], out["target"], ref
-
-
 @dataclass
 class Known:
     """What is known of each task (:func:`resolve_codes`): its bias type and target term as codes into
-    ``values`` (-1: unknown; the same for every row of a task), each item's reference label, and each
-    task's first row (tasks numbered as in :attr:`~.aggregate.Counts.item_task`)."""
+    ``values`` (-1: unknown; the same for every row of a task), and each item's reference label as a
+    code into ``ref_names`` (-1: unknown); tasks and items numbered as in :class:`~.aggregate.Counts`."""
 
     task_codes: dict[str, np.ndarray]  # name -> per task: code into values[name], -1 unknown
     values: dict[str, np.ndarray]  # name -> distinct values (object: str)
     row_task: np.ndarray  # per row: its task's code
-    first_row: np.ndarray  # per task: its first row
-    ref: np.ndarray  # per item: the reference label (object, None unknown)
+    ref_code: np.ndarray  # per item: code into ref_names, -1 unknown
+    ref_names: np.ndarray  # the reference labels (object: str)
 
     def has(self, name: str) -> bool:
         return bool((self.task_codes[name] >= 0).any())
+
+    def has_reference(self) -> bool:
+        return bool((self.ref_code >= 0).any())
 
     def named_tasks(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Per task: a code into the names, where an unknown value is :data:`UNKNOWN` (names that read
@@ -212,50 +182,84 @@ class Known:
         codes = self.task_codes[name]
         return merged[np.where(codes < 0, len(names) - 1, codes)], np.asarray(uniq, dtype=object)
 
-    def raw_tasks(self, name: str) -> np.ndarray:
-        """Per task: the value (object; None unknown)."""
-        return np.asarray([*self.values[name], None], dtype=object)[self.task_codes[name]]
+    def per_item(self, name: str, item_task: np.ndarray):
+        """Per item: its task's value, a categorical column (missing: unknown)."""
+        from biaskit.readers.columnar import categorical
+
+        return _categorical(self.task_codes[name][item_task], self.values[name], categorical)
+
+    def reference_labels(self):
+        """Per item: the reference label, a categorical column (missing: unknown)."""
+        from biaskit.readers.columnar import categorical
+
+        return _categorical(self.ref_code, self.ref_names, categorical)
 
 
-def resolve_codes(df, info: TaskInfo, c) -> Known:
-    """:func:`resolve` through integer codes (``c``: :func:`~.aggregate.count_votes` of ``df``): bias type
-    and target of each task from the data, else from the judgment columns (the first non-empty value of
-    the task's rows, as text); the reference label of each item from the data, else from the judgment
-    column ``reference`` (a non-empty value, as text)."""
+def _categorical(codes: np.ndarray, values: np.ndarray, categorical):
     import pandas as pd
 
-    from .aggregate import factorize
+    return categorical(codes.astype(np.int64, copy=False), pd.Index(np.asarray(values, dtype=object), dtype="str"))
 
-    row_task, task_names = factorize(df["task"])
-    n_tasks = len(task_names)
-    first_row = np.full(n_tasks, -1, dtype=np.int64)
-    first_row[row_task[::-1]] = np.arange(len(row_task) - 1, -1, -1)  # the last write of each task: its first row
+
+def resolve_codes(df, info: TaskInfo, coded) -> Known:
+    """Bias type and target of each task from the data, else from the judgment columns (the first
+    non-empty value of the task's rows, as text); the reference label of each item from the data, else
+    from the judgment column ``reference`` (a non-empty value, as text). ``coded``: ``df`` as
+    :func:`.subsets.code` numbers it."""
+    from .aggregate import first_positions
+
     task_codes, values = {}, {}
+    first_row = first_positions(coded.task, len(coded.tasks)) if not (info.bias_type and info.target) else None
     for name, from_data in (("bias_type", info.bias_type), ("target", info.target)):
-        if from_data:
-            per_task = np.array([from_data.get(str(t)) for t in task_names], dtype=object)
-        else:
-            per_task = _first_values(df, name, row_task, n_tasks)
-        known = np.array([v is not None for v in per_task], dtype=bool)
-        codes, uniq = pd.factorize(per_task[known], sort=False) if known.any() else (np.zeros(0, np.int64), [])
-        tc = np.full(n_tasks, -1, dtype=np.int64)
-        tc[known] = codes
-        task_codes[name], values[name] = tc, np.asarray(uniq, dtype=object)
-    ref = np.full(c.n_items, None, dtype=object)
+        task_codes[name], values[name] = _task_values(df, name, from_data, coded, first_row)
+    ref_code, ref_names = _item_references(df, info, coded)
+    return Known(task_codes, values, coded.task, ref_code, ref_names)
+
+
+def _task_values(df, name: str, from_data: dict, coded, first_row) -> tuple[np.ndarray, np.ndarray]:
+    """Per task: a code into the values of ``name`` (numbered in order of the tasks), -1 unknown
+    (``first_row``: each task's first row)."""
+    import pandas as pd
+
+    from .aggregate import first_appearance
+
+    n_tasks = len(coded.tasks)
+    if from_data:
+        per_task = np.array([from_data.get(str(t)) for t in np.asarray(coded.tasks, dtype=object)], dtype=object)
+        codes, uniq = pd.factorize(per_task, sort=False)  # None: -1
+        return codes, np.asarray(uniq, dtype=object)
+    codes, names = _first_codes(df, name, coded.task, first_row)
+    known = codes >= 0
+    out = np.full(n_tasks, -1, dtype=np.int64)
+    if not known.any():
+        return out, np.zeros(0, dtype=object)
+    out[known], first = first_appearance(codes[known], len(names))
+    return out, names[first]
+
+
+def _item_references(df, info: TaskInfo, coded) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: a code into the reference labels (-1 unknown), and those labels."""
+    import pandas as pd
+
+    c = coded.counts
     if info.reference:
-        items = c.items
+        tasks = np.asarray(coded.tasks, dtype=object)[c.item_task]
+        questions = np.asarray(coded.questions, dtype=object)[c.item_question]
         ref = np.array(
-            [info.reference.get((str(t), str(q))) for t, q in zip(items["task"], items["question"], strict=False)],
-            dtype=object,
+            [info.reference.get((str(t), str(q))) for t, q in zip(tasks, questions, strict=True)], dtype=object
         )
-    elif "reference" in df.columns:
-        codes, vals = _text_values(df["reference"])
-        has = codes >= 0
-        if has.any():
-            item_code = np.full(c.n_items, -1, dtype=np.int64)
-            item_code[c.row_item[has]] = codes[has]  # one reference per item (as item_reference_votes)
-            ref = np.asarray([*vals, None], dtype=object)[item_code]
-    return Known(task_codes, values, row_task, first_row, ref)
+        codes, uniq = pd.factorize(ref, sort=False)
+        return codes, np.asarray(uniq, dtype=object)
+    item_code = np.full(c.n_items, -1, dtype=np.int64)
+    if "reference" not in df.columns:
+        return item_code, np.zeros(0, dtype=object)
+    codes, vals = _text_values(df["reference"])
+    has = codes >= 0
+    if has.all():
+        item_code[c.row_item] = codes  # one reference per item (as item_reference_votes)
+    elif has.any():
+        item_code[c.row_item[has]] = codes[has]
+    return item_code, vals
 
 
 def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
@@ -265,28 +269,35 @@ def _text_values(col) -> tuple[np.ndarray, np.ndarray]:
 
     from .aggregate import factorize
 
-    codes, uniq = factorize(col)
-    values = pd.Series(uniq, dtype=object)
+    if isinstance(col.dtype, pd.CategoricalDtype):  # decided once per category, through the codes
+        codes, uniq = col.cat.codes.to_numpy(), col.cat.categories
+    else:
+        codes, uniq = factorize(col)
+    values = pd.Series(np.asarray(uniq, dtype=object), dtype=object)
     ok = (values.notna() & (values.astype(str).str.strip() != "")).to_numpy(dtype=bool)
-    text = np.array([str(v) for v in uniq], dtype=object)
+    text = np.array([str(v) for v in values], dtype=object)
     merged, names = pd.factorize(text, sort=False) if len(text) else (np.zeros(0, np.int64), [])
-    lut = np.where(ok, merged, -1)
-    return np.where(codes >= 0, lut[np.maximum(codes, 0)] if len(lut) else -1, -1), np.asarray(names, dtype=object)
+    lut = np.append(np.where(ok, merged, -1), -1)  # the last entry: code -1 (missing)
+    return lut[codes], np.asarray(names, dtype=object)
 
 
-def _first_values(df, col: str, row_task: np.ndarray, n_tasks: int) -> np.ndarray:
-    """Per task: the first non-empty value of a judgment column among its rows, as text (None: none)."""
-    out = np.full(n_tasks, None, dtype=object)
+def _first_codes(df, col: str, row_task: np.ndarray, first_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per task: a code into the texts of a judgment column, that of the first non-empty value among its
+    rows (-1: none); and the texts. ``first_row``: each task's first row."""
+    n_tasks = len(first_row)
+    out = np.full(n_tasks, -1, dtype=np.int64)
     if col not in df.columns:
-        return out
+        return out, np.zeros(0, dtype=object)
     codes, names = _text_values(df[col])
+    if len(codes) and codes.min() >= 0:  # every row has a value: the first row's
+        return codes[first_row].astype(np.int64), names
     ok = np.flatnonzero(codes >= 0)
     if len(ok):
         first = np.full(n_tasks, -1, dtype=np.int64)
         first[row_task[ok[::-1]]] = ok[::-1]
         has = first >= 0
-        out[has] = names[codes[first[has]]]
-    return out
+        out[has] = codes[first[has]]
+    return out, names
 
 
 def item_reference_votes(c, row_ref) -> tuple[np.ndarray, np.ndarray]:
@@ -306,19 +317,29 @@ def reference_votes(c, ref: np.ndarray) -> np.ndarray:
     """Per item: the votes for its reference label ``ref`` (float; NaN when unknown, 0 when nobody chose it)."""
     import pandas as pd
 
-    votes = np.full(c.n_items, np.nan)
     known = pd.notna(ref)
+    codes = np.full(c.n_items, -1, dtype=np.int64)
+    names: Any = []
     if known.any():
+        codes[known], names = pd.factorize(ref[known], sort=False)  # a few distinct labels: each looked up once
+    return reference_votes_of_codes(c, codes, np.asarray(names, dtype=object))
+
+
+def reference_votes_of_codes(c, code: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """:func:`reference_votes` of references given as codes into ``names`` (-1: unknown)."""
+    import pandas as pd
+
+    votes = np.full(c.n_items, np.nan)
+    idx = np.flatnonzero(code >= 0)
+    if len(idx):
         L = max(len(c.labels), 1)
-        inverse, names = pd.factorize(ref[known], sort=False)  # a few distinct labels: each looked up once
-        names = np.asarray(names, dtype=object).astype(str)
-        to_label = pd.Index(c.labels).get_indexer(names) if len(c.labels) else np.full(len(names), -1)
-        code = to_label[inverse]
-        idx = np.flatnonzero(known)
-        want = idx.astype(np.int64) * L + code
+        text = np.asarray(names, dtype=object).astype(str)
+        to_label = pd.Index(c.labels).get_indexer(text) if len(c.labels) else np.full(len(text), -1)
+        label = to_label[code[idx]]
+        want = idx.astype(np.int64) * L + label
         keys = c.item.astype(np.int64) * L + c.label  # increasing (count_votes sorts its entries)
         at = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
-        found = (code >= 0) & (len(keys) > 0) & (keys[at] == want if len(keys) else False)
+        found = (label >= 0) & (len(keys) > 0) & (keys[at] == want if len(keys) else False)
         votes[idx] = np.where(found, c.count[at] if len(keys) else 0, 0)
     return votes
 
@@ -331,9 +352,10 @@ def default_min_agree(c) -> int | None:
     return int(vals[np.argmax(cnts)]) // 2 + 1
 
 
-def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
+def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int, task_ids=None):
     """One row per task: items, reference agreement (mean over its reference items), majority share,
-    reference votes / answers, retained at ``min_agree``."""
+    reference votes / answers, retained at ``min_agree``. ``task_ids``: the tasks' ids by task code (else
+    taken from ``c.items``)."""
     import pandas as pd
 
     n = c.n.astype(np.float64)
@@ -374,7 +396,9 @@ def task_table(c, ref_votes: np.ndarray, top: np.ndarray, min_agree: int):
     ok_r, ok_t = per_task(~ok_ref) == 0, per_task(~ok_top) == 0
     tab["retained"] = np.where(tab["n_reference_items"].to_numpy() > 0, ok_r, ok_t)
     tab["task_code"] = order
-    if names is None:  # grouped by the tasks' codes: their names back, from each task's first item
+    if task_ids is not None:
+        tab["task"] = task_ids
+    elif names is None:  # grouped by the tasks' codes: their names back, from each task's first item
         _, first_item = np.unique(key, return_index=True)
         tab["task"] = c.items["task"].iloc[first_item].astype(str).reset_index(drop=True)
     else:
@@ -411,85 +435,83 @@ def _f(x: Any) -> float | None:
     return None if not np.isfinite(x) else round(x, 6)
 
 
+#: the columns of :func:`task_table` that :func:`summarize_tasks` reads
+TASK_FIGURES = (
+    "n_items",
+    "n_reference_items",
+    "reference_agreement",
+    "reference_votes",
+    "reference_answers",
+    "majority_share",
+    "retained",
+)
+
+
+def task_columns(tasks, rows: Any = None) -> dict[str, np.ndarray]:
+    """The columns of :func:`task_table` that :func:`summarize_tasks` reads, as arrays (of ``rows``: a mask
+    or positions; default all); ``tasks``: the table or such columns."""
+    cols = tasks if isinstance(tasks, dict) else {c: tasks[c].to_numpy() for c in TASK_FIGURES}
+    return cols if rows is None else {c: v[rows] for c, v in cols.items()}
+
+
 def summarize_tasks(tasks, min_agree: int) -> dict:
-    """The StereoSet figures of a set of tasks (rows of :func:`task_table`)."""
-    ref = tasks["reference_agreement"].dropna()
-    n = len(tasks)
-    kept = int(tasks["retained"].sum())
+    """The StereoSet figures of a set of tasks (rows of :func:`task_table`, or :func:`task_columns`)."""
+    cols = tasks if isinstance(tasks, dict) else task_columns(tasks)
+    every = cols["reference_agreement"]
+    ref = every[~np.isnan(every)]
+    n = len(every)
+    kept = int(cols["retained"].sum())
     return {
         "n_tasks": n,
-        "reference_agreement": _f(ref.mean()) if len(ref) else None,
+        "reference_agreement": _f(_mean(ref)) if len(ref) else None,
         "n_reference_tasks": int(len(ref)),
-        "reference_votes": int(tasks["reference_votes"].sum()),
-        "reference_answers": int(tasks["reference_answers"].sum()),
-        "n_reference_items": int(tasks["n_reference_items"].sum()),
-        "majority_share": _f(tasks["majority_share"].mean()) if n else None,
+        "reference_votes": int(cols["reference_votes"].sum()),
+        "reference_answers": int(cols["reference_answers"].sum()),
+        "n_reference_items": int(cols["n_reference_items"].sum()),
+        "majority_share": _f(_mean(cols["majority_share"])) if n else None,
         "min_agree": int(min_agree),
         "retained": kept,
         "retention_rate": _f(kept / n) if n else None,
     }
 
 
-def _group_stats(df, group: np.ndarray, stats) -> dict[int, dict]:
-    """``stats(task, question, questions, label, labels)`` of each group's rows, the rows given as codes in
-    order of first appearance with the distinct questions and labels (:func:`.agreement.codes_stats`),
-    from one sort of the rows by group."""
-    import pandas as pd
-
-    from .aggregate import factorize
-
-    order = np.argsort(group, kind="stable")
-    bounds = np.r_[0, np.flatnonzero(np.diff(group[order])) + 1, len(order)]
-    cols = {}
-    for name in ("task", "question", "label"):
-        codes, names = factorize(df[name])
-        cols[name] = (codes.astype(np.int32) if len(names) < 1 << 31 else codes, names)
-    out = {}
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        rows = order[lo:hi]
-        t = pd.factorize(cols["task"][0][rows], sort=False)[0]
-        q, q_first = pd.factorize(cols["question"][0][rows], sort=False)
-        lab, l_first = pd.factorize(cols["label"][0][rows], sort=False)
-        out[int(group[rows[0]])] = stats(t, q, cols["question"][1][q_first], lab, cols["label"][1][l_first])
-    return out
+def _mean(v: np.ndarray) -> float:
+    """``pandas.Series(v).mean()`` as pandas computes it (without bottleneck): the sum of the values that
+    are not NaN (NaN counted as 0, in place) divided by their number."""
+    missing = np.isnan(v)
+    if missing.any():
+        return float(np.where(missing, 0.0, v).sum() / np.float64((~missing).sum()))
+    return float(v.sum() / np.float64(len(v)))
 
 
-def target_rows(df, tasks, known: Known, min_agree: int, stats) -> list[dict]:
+def target_rows(tasks, known: Known, min_agree: int, group_stats) -> list[dict]:
     """One row per (bias type, target term), sorted by bias type, then reference agreement (highest
-    first, as StereoSet's Table 10), then term. ``known``: :func:`resolve_codes` of ``df``; ``tasks``:
-    :func:`task_table`; ``stats(task, question, questions, label, labels)``: agreement statistics of the
-    rows of a term, given as codes (:func:`.agreement.codes_stats`)."""
+    first, as StereoSet's Table 10), then term. ``known``: :func:`resolve_codes`; ``tasks``:
+    :func:`task_table`; ``group_stats(group, n)``: for tasks in ``n`` groups (``group``: each task's),
+    the figures of each group's judgments (a dict per group: ``n_judgments``, ``n_annotators`` and the
+    agreement statistics of :data:`TARGET_COLUMNS`)."""
     if not known.has("target"):
         return []
     import pandas as pd
 
-    from .aggregate import factorize
-
     b_task, b_uni = known.named_tasks("bias_type")
     t_task, t_uni = known.named_tasks("target")
     group_of, g_uni = pd.factorize(b_task.astype(np.int64) * len(t_uni) + t_task, sort=False)  # per task
-    group = group_of[known.row_task]  # per row
-    tk = tasks.assign(group=group_of[tasks["task_code"].to_numpy()])
-    n_judg = np.bincount(group, minlength=len(g_uni))
-    w_codes, w_uni = factorize(df["worker"])
-    n_ann = np.bincount(
-        np.unique(group.astype(np.int64) * max(len(w_uni), 1) + w_codes) // max(len(w_uni), 1), minlength=len(g_uni)
-    )
-    group_stats = _group_stats(df, group, stats) if stats is not None else {}
+    stats = group_stats(group_of, len(g_uni))
+    group = group_of[tasks["task_code"].to_numpy()]
+    order = np.argsort(group, kind="stable")  # each group's tasks in the table's order
+    bounds = np.searchsorted(group[order], np.arange(len(g_uni) + 1))
+    cols = task_columns(tasks)
     rows = []
-    for g, sub_tasks in tk.groupby("group", sort=False):
-        g = int(g)
-        b, t = str(b_uni[g_uni[g] // len(t_uni)]), str(t_uni[g_uni[g] % len(t_uni)])
+    for g in range(len(g_uni)):
+        sub = {c: v[order[bounds[g] : bounds[g + 1]]] for c, v in cols.items()}
         row = {
-            "bias_type": b,
-            "target": t,
-            **summarize_tasks(sub_tasks, min_agree),
-            "n_items": int(sub_tasks["n_items"].sum()),
-            "n_judgments": int(n_judg[g]),
-            "n_annotators": int(n_ann[g]),
+            "bias_type": str(b_uni[g_uni[g] // len(t_uni)]),
+            "target": str(t_uni[g_uni[g] % len(t_uni)]),
+            **summarize_tasks(sub, min_agree),
+            "n_items": int(sub["n_items"].sum()),
+            **stats[g],
         }
-        if stats is not None:
-            row.update(group_stats[g])
         rows.append({k: row.get(k) for k in TARGET_COLUMNS})
     rows.sort(
         key=lambda r: (

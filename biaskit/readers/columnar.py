@@ -137,8 +137,6 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
     )
     acc = _Columns(want)
     for batch in reader:
-        if not _lengths_ok(batch):
-            return None
         acc.add([batch.column(batch.schema.get_field_index(c)) for c in want])
         del batch
     frame = acc.frame()
@@ -147,16 +145,12 @@ def _read_csv(path: Path, columns: Sequence[str], sep: str, numeric: Sequence[st
     return frame
 
 
-def _lengths_ok(batch) -> bool:
-    """No value longer than MAX_TEXT characters (the general reader refuses those)."""
-    import pyarrow as pa
+def _lengths_ok(values) -> bool:
+    """No value longer than MAX_TEXT characters (the general reader refuses those): checked on a column's
+    distinct values, once."""
     import pyarrow.compute as pc
 
-    for col in batch.columns:
-        arr = col.dictionary if pa.types.is_dictionary(col.type) else col
-        if len(arr) and (pc.max(pc.utf8_length(arr)).as_py() or 0) > MAX_TEXT:
-            return False
-    return True
+    return not len(values) or (pc.max(pc.utf8_length(values)).as_py() or 0) <= MAX_TEXT
 
 
 def _csv_values_as_text(frame, skip: Sequence[str] = ()) -> bool:
@@ -258,7 +252,7 @@ def categorical(codes, categories):
     return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
-def _code_type(n_values: int):
+def code_type(n_values: int):
     """The integer type pandas gives the codes of a categorical of ``n_values`` categories."""
     import numpy as np
 
@@ -287,7 +281,7 @@ class _Columns:
                 arr = arr.combine_chunks(memory_pool=_pool())
             indices = pc.fill_null(arr.indices, -1) if arr.null_count else arr.indices
             # a copy in the fewest bytes the block's dictionary allows: the Arrow block is let go
-            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(_code_type(len(arr.dictionary))))
+            self._codes[name].append(indices.to_numpy(zero_copy_only=False).astype(code_type(len(arr.dictionary))))
             self._dicts[name].append(arr.dictionary)
             self.n_values[name] += len(arr) - arr.null_count
         self.rows += len(arrays[0]) if arrays else 0
@@ -307,13 +301,13 @@ class _Columns:
                 if dicts
                 else pa.array([], pa.string())
             )
-            if values.null_count:
+            if values.null_count or not _lengths_ok(values):
                 return None
             enc = pc.dictionary_encode(values, memory_pool=_pool())  # codes in first-appearance order
             glob = enc.indices.to_numpy(zero_copy_only=False)
             uniques = enc.dictionary
             offsets = np.cumsum([0] + [len(d) for d in dicts])
-            out = np.empty(self.rows, dtype=_code_type(len(uniques)))
+            out = np.empty(self.rows, dtype=code_type(len(uniques)))
             at = 0
             for k in range(len(codes)):
                 c = codes[k]
@@ -322,6 +316,4 @@ class _Columns:
                 out[at : at + len(c)] = np.where(c >= 0, part[np.maximum(c, 0)] if len(part) else -1, -1)
                 at += len(c)
             cols[name] = categorical(out, pd.Index(pd.array(uniques, dtype="str")))
-        frame = pd.DataFrame(cols)
-        give_back_memory()
-        return frame
+        return pd.DataFrame(cols)  # the memory the read freed is given back by the caller, after its own work
