@@ -553,10 +553,11 @@ def first_appearance(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray
 
     n = len(key)
     if size > max(4 * n, 1 << 20):
-        codes, uniq = pd.factorize(key, sort=False)
-        return codes.astype(code_type(len(uniq)), copy=False), np.asarray(uniq)
+        codes, found = pd.factorize(key, sort=False)
+        return codes.astype(code_type(len(found)), copy=False), np.asarray(found)
     first = first_positions(key, size)
     used = np.flatnonzero(first < n)
+    uniq: np.ndarray
     if len(used) * 16 < n:
         uniq = used[np.argsort(first[used], kind="stable")]
     else:  # many distinct keys: placed at their first positions, read back in order (no sort)

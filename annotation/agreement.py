@@ -308,6 +308,7 @@ def item_table(coded: Coded, win: np.ndarray, top: np.ndarray, tie: np.ndarray):
     import pandas as pd
 
     c = coded.counts
+    assert c.item_task is not None and c.item_question is not None  # coded by prepare: set
     _, _, p_i = fleiss_kappa(c)
     return pd.DataFrame(
         {
@@ -441,6 +442,7 @@ class _Run:
     def __init__(self, coded: Coded, level: str, min_overlap: int):
         self.coded, self.level, self.min_overlap = coded, level, min_overlap
         c = coded.counts
+        assert c.item_question is not None  # coded by prepare: set
         n_q = len(coded.questions)
         self.names: dict[str, list[tuple[int, str]]] = {"pooled": [(0, "")]}
         self.names["question"] = _sorted_by_name(coded.questions, np.ones(n_q, dtype=bool))
@@ -478,6 +480,7 @@ class _Run:
         """Cohen's kappas of every group counted so far, from one pass over the pairs of annotators: each
         item's pairs counted per (question, bias type), then summed per question, per bias type and in all."""
         c = self.coded.counts
+        assert c.item_task is not None and c.item_question is not None  # coded by prepare: set
         n_q = len(self.coded.questions)
         n_b = int(self.bias_task.max()) + 1 if self.bias_task is not None else 1
         bias = self.bias_task[c.item_task] if self.bias_task is not None else np.zeros(c.n_items, np.int64)

@@ -60,6 +60,7 @@ def code(frame) -> Coded:
     worker, workers = factorize(frame["worker"])
     label, labels = factorize(frame["label"])
     c = counts_of_codes(task, question, len(questions), label, labels)
+    assert c.item_question is not None  # counts_of_codes sets it
     n_labels = max(len(labels), 1)
     combo, keys = first_appearance(question.astype(np.int64) * n_labels + label, len(questions) * n_labels)
     combo_question, combo_label = keys // n_labels, keys % n_labels
