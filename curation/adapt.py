@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.check import _FUNCTION_WORDS
 from biaskit.errors import InputError
@@ -39,6 +39,9 @@ from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
 from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+
+if TYPE_CHECKING:
+    from .pair_options import AdaptOptions
 
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
 RANKED_LISTS = {
@@ -344,27 +347,15 @@ def adapt_crows(
 
 
 def adapt_to_file(
-    opts: Any = None,
-    out: str | Path | None = None,
-    /,
-    *,
-    inventory: Inventory | None = None,
-    check: bool = True,
-    **options: Any,
+    o: AdaptOptions, *, inventory: Inventory | None = None, check: bool = True
 ) -> tuple[list[SentencePair], AdaptReport, Path]:
     """``biaskit curate adapt``: :func:`adapt_crows`, the pairs written to ``out`` (.jsonl or .csv) and
-    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``opts``: the
-    command's :class:`~biaskit.curation.pair_options.AdaptOptions` (or, the keyword form, the CrowS-Pairs
-    file with ``out`` and the options as keywords); ``inventory``: a loaded inventory (default: the one
-    of ``opts.inventory``)."""
+    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``o``: the
+    command's :class:`~biaskit.curation.pair_options.AdaptOptions`; ``inventory``: a loaded inventory
+    (default: the one of ``o.inventory``)."""
     from biaskit.io import write_json
     from biaskit.readers import write_pairs
 
-    from .pair_options import AdaptOptions
-
-    if out is not None:
-        options["out"] = out
-    o = AdaptOptions.coerce(opts, options, "crows")
     inv = inventory if inventory is not None else load_inventory(o.inventory)
     pairs, report = adapt_crows(
         o.crows,
