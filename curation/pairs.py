@@ -53,12 +53,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit import languages as L
 from biaskit.inventory import Inventory, Term, load_inventory
 from biaskit.schema import SentencePair
 from biaskit.textutil import match_case, norm_word, tokenize
+
+if TYPE_CHECKING:
+    from .pair_options import BuildPairsOptions
 
 _AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
 _AN_EXCEPTIONS_AN = ("hour", "honest", "honou", "heir", "obc", "sc/", "mba", "fbi", "nri")
@@ -469,9 +472,7 @@ class PairsFileResult:
 
 
 def build_pairs_file(
-    opts: Any = None,
-    out: str | Path | None = None,
-    /,
+    o: BuildPairsOptions,
     *,
     inventory: Inventory | None = None,
     llm: Any = None,
@@ -481,24 +482,19 @@ def build_pairs_file(
     retry_failed: bool = False,
     progress: bool = True,
     command: str | None = None,
-    **options: Any,
 ) -> PairsFileResult:
     """``biaskit curate pairs``: the sentences file -> the pairs file ``out`` (.jsonl or .csv), the
     unusable sentences to ``<out>.errors.jsonl`` (``<out stem>.rejects.jsonl`` beside a CSV), and with
-    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``opts``: the
-    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions` (or, the keyword form, the
-    sentences file with ``out``); ``inventory``: a loaded inventory (default: ``opts.inventory``'s);
+    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``o``: the
+    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions`; ``inventory``: a loaded inventory
+    (default: ``o.inventory``'s);
     ``llm``, ``prompt``, ``llm_params``, ``concurrency``, ``retry_failed``: the LLM fallback's client and
     settings (the LLM option block)."""
     from biaskit.io import write_jsonl
     from biaskit.readers import read_sentence_rows, write_pairs
 
-    from .pair_options import BuildPairsOptions
     from .runner import errors_path
 
-    if out is not None:
-        options["out"] = out
-    o = BuildPairsOptions.coerce(opts, options, "sentences")
     sentences = o.sentences
     if inventory is None and o.inventory is not None:
         inventory = load_inventory(o.inventory)

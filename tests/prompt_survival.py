@@ -161,6 +161,7 @@ def measure(
     from biaskit.curation.cats import drafts_path
     from biaskit.curation.generate import generate_cats, generate_sentences, generate_tuples
     from biaskit.curation.llm import get_llm
+    from biaskit.curation.pair_options import BuildPairsOptions
     from biaskit.curation.pairs import build_pairs_file
     from biaskit.curation.prompts import get_prompt
 
@@ -239,7 +240,11 @@ def measure(
             write_jsonl(work / f"sentences.{mode}.reviewed.jsonl", kept)
             pairs_file = work / f"pairs.{mode}.jsonl"
             res = (
-                build_pairs_file(work / f"sentences.{mode}.reviewed.jsonl", pairs_file, inventory=inv, progress=False)
+                build_pairs_file(
+                    BuildPairsOptions(sentences=work / f"sentences.{mode}.reviewed.jsonl", out=pairs_file),
+                    inventory=inv,
+                    progress=False,
+                )
                 if kept
                 else None
             )
