@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
@@ -55,6 +55,9 @@ from .translate import (
     resume_candidates,
     run_figures,
 )
+
+if TYPE_CHECKING:
+    from .options import CatTranslateOptions
 
 FIELDS = ("target", "context", *OPTION_KEYS)
 
@@ -303,31 +306,21 @@ def translate_cats(
 
 
 def translate_cats_file(
-    opts: Any = None,
-    target: str | None = None,
-    engines: str | Sequence[str] | None = None,
-    out: str | Path | None = None,
+    o: CatTranslateOptions,
     /,
     *,
     engine_options: dict[str, Any] | None = None,
     cache: DiskCache | None = None,
     resume: bool | None = None,
     progress: bool = False,
-    **options: Any,
 ) -> CatTranslateResult:
     """``biaskit curate cat-translate``: read CATs (any format :func:`biaskit.readers.read_cats`
-    reads), build the engines from their specs and :func:`translate_cats`. ``opts``: the command's
-    :class:`~biaskit.curation.options.CatTranslateOptions` (or, the keyword form, the CATs file with
-    ``target``, ``engines``, ``out`` and its other fields as keywords); ``engine_options``, ``resume``:
+    reads), build the engines from their specs and :func:`translate_cats`. ``o``: the command's
+    :class:`~biaskit.curation.options.CatTranslateOptions`; ``engine_options``, ``resume``:
     as :func:`~biaskit.curation.translate.translate_file`; ``cache``, ``progress``: as :func:`translate_cats`."""
     from biaskit.readers import read_cats
 
-    from .options import CatTranslateOptions
-
-    positional = {"target": target, "engines": engines, "out": out, "cats": options.pop("cats_path", None)}
-    options.update({k: v for k, v in positional.items() if v is not None})
-    o = CatTranslateOptions.coerce(opts, options, "cats")
-    if engine_options is None and isinstance(opts, CatTranslateOptions):
+    if engine_options is None:
         engine_options = o.engine_options()
     specs = parse_engine_list(o.engines)
     cats = read_cats(o.cats, lang=o.source_lang)

@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
@@ -54,6 +54,9 @@ from biaskit.schema import SentencePair, normalize_text
 from biaskit.textutil import strip_edges
 
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
+
+if TYPE_CHECKING:
+    from .options import TranslateOptions
 
 __all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "TranslateResult"]
 
@@ -492,10 +495,7 @@ def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequenc
 
 
 def translate_file(
-    opts: Any = None,
-    target: str | None = None,
-    engines: str | Sequence[str] | None = None,
-    out: str | Path | None = None,
+    o: TranslateOptions,
     /,
     *,
     engine_options: dict[str, Any] | None = None,
@@ -504,22 +504,15 @@ def translate_file(
     progress: bool = False,
     pair_checker: Callable[..., list] | None = None,
     check_kw: dict | None = None,
-    **options: Any,
 ) -> TranslateResult:
     """``biaskit curate translate``: read pairs (CrowS / IndiBias / biaskit), build engines from specs,
-    and :func:`translate_pairs`. ``opts``: the command's :class:`~biaskit.curation.options.TranslateOptions`
-    (or, the keyword form, the pairs file with ``target``, ``engines``, ``out`` and its other fields as
-    keywords); ``engine_options``: the bag every engine is built from (default: the object's
-    ``engine_options()``; in the keyword form, none); ``resume``: default ``not opts.restart``; ``cache``,
+    and :func:`translate_pairs`. ``o``: the command's :class:`~biaskit.curation.options.TranslateOptions`;
+    ``engine_options``: the bag every engine is built from (default: ``o.engine_options()``); ``resume``:
+    default ``not o.restart``; ``cache``,
     ``progress``, ``pair_checker``, ``check_kw``: as :func:`translate_pairs`."""
     from biaskit.readers import read_pairs
 
-    from .options import TranslateOptions
-
-    positional = {"target": target, "engines": engines, "out": out, "pairs": options.pop("pairs_path", None)}
-    options.update({k: v for k, v in positional.items() if v is not None})
-    o = TranslateOptions.coerce(opts, options, "pairs")
-    if engine_options is None and isinstance(opts, TranslateOptions):
+    if engine_options is None:
         engine_options = o.engine_options()
     pairs_path, source_lang = o.pairs, o.source_lang
     specs = parse_engine_list(o.engines)
