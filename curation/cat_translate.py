@@ -49,11 +49,13 @@ from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import (
     CachedEngine,
     TranslationRun,
-    _engine_label,
     _now,
     copies_prompt_flag,
+    engine_labels,
+    need_engines,
     resume_candidates,
     run_figures,
+    write_in_batches,
 )
 
 if TYPE_CHECKING:
@@ -223,8 +225,7 @@ def translate_cats(
 ) -> CatTranslateResult:
     """Translate every CAT of ``source_lang`` with every engine; write candidate records to ``out``
     (JSONL, appended as batches finish; an interrupted run resumes; rewritten in input order at the end)."""
-    from biaskit import __version__
-    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
+    from biaskit.io import write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -234,19 +235,13 @@ def translate_cats(
             f"source and target language are both '{src}'.",
             fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
-    if not engines:
-        raise InputError(
-            "no translation engine given.",
-            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
-        )
+    need_engines(engines)
     cats = [c for c in cats if c.lang == src]
     if not cats:
         raise InputError(
             f"no '{src}' CATs to translate.", path=source_file, fix=f"check {say('source_lang')} and the file."
         )
-    labels = [_engine_label(e) for e in engines]
-    if len(set(labels)) != len(labels):
-        raise InputError(f"the same engine and model is listed twice ({labels}).", fix="list each engine/model once.")
+    labels = engine_labels(engines)
     signature = request_hash({"kind": "cats", "engines": labels, "src": src, "tgt": target})[:16]
     done, n_failed_before, notes = resume_candidates(out, [c.cat_id for c in cats], signature, "cat_id", resume=resume)
     n_resumed = len(done)
@@ -254,55 +249,66 @@ def translate_cats(
     for e in engines:
         e.attach_output(out)
     cached = [CachedEngine(e, cache, src, target) for e in engines]
+    run = {"src": src, "target": target, "signature": signature, "labels": labels, "source_file": source_file}
+
+    def records(batch: list) -> list[dict]:
+        sources = [source_fields(c) for c in batch]
+        per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
+        return [
+            _cat_record(c, srcf, [cands[j] for cands in per_engine], **run)
+            for j, (c, srcf) in enumerate(zip(batch, sources, strict=False))
+        ]
+
     todo = [c for c in cats if c.cat_id not in done]
-
-    from biaskit.progress import progress as progress_bar
-
-    with (
-        no_empty_output(out),
-        progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress, unit="CATs") as bar,
-        JsonlAppender(out) as log,
-    ):
-        for b in range(0, len(todo), max(1, batch_cats)):
-            batch = todo[b : b + batch_cats]
-            sources = [source_fields(c) for c in batch]
-            per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
-            recs = []
-            for j, (c, srcf) in enumerate(zip(batch, sources, strict=False)):
-                rec = {
-                    "cat_id": c.cat_id,
-                    "source_lang": src,
-                    "target_lang": target,
-                    "split": c.split,
-                    "bias_type": c.bias_type,
-                    "target": c.target,
-                    "source": srcf,
-                    "candidates": [cands[j] for cands in per_engine],
-                    "provenance": {
-                        "run_signature": signature,
-                        "source_provenance": c.provenance,
-                        "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
-                        "source_file": source_file,
-                        "engines": labels,
-                        "created_at": _now(),
-                        "biaskit": __version__,
-                    },
-                }
-                recs.append(rec)
-                done[c.cat_id] = rec
-            log.write_many(recs)
-            bar.advance(len(batch))
-    records = [done[c.cat_id] for c in cats if c.cat_id in done]
-    write_jsonl(out, records)
+    write_in_batches(
+        out, todo, batch_cats, records, done, "cat_id", f"translating CATs {src}->{target}", "CATs", progress
+    )
+    records_ = [done[c.cat_id] for c in cats if c.cat_id in done]
+    write_jsonl(out, records_)
     return CatTranslateResult(
         out=out,
-        n_cats=len(records),
+        n_cats=len(records_),
         n_resumed=n_resumed,
-        **run_figures(records, labels, cached),
+        **run_figures(records_, labels, cached),
         seconds=time.monotonic() - started,
         notes=notes
         + ([f"{n_failed_before} CAT(s) an engine had failed on were asked again"] if n_failed_before else []),
     )
+
+
+def _cat_record(
+    c: Any,
+    source: dict[str, str],
+    candidates: list[dict],
+    *,
+    src: str,
+    target: str,
+    signature: str,
+    labels: list[str],
+    source_file: str | None,
+) -> dict[str, Any]:
+    """One CAT's candidate record: its source texts, each engine's candidate and the provenance."""
+    from biaskit import __version__
+
+    return {
+        "cat_id": c.cat_id,
+        "source_lang": src,
+        "target_lang": target,
+        "split": c.split,
+        "bias_type": c.bias_type,
+        "target": c.target,
+        "source": source,
+        "candidates": candidates,
+        "provenance": {
+            "run_signature": signature,
+            "source_provenance": c.provenance,
+            "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
+            "source_file": source_file,
+            "engines": labels,
+            "created_at": _now(),
+            "biaskit": __version__,
+        },
+    }
 
 
 def translate_cats_file(

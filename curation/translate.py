@@ -379,18 +379,74 @@ def translate_pairs(
     check_kw: dict | None = None,
     source_file: str | None = None,
 ) -> TranslateResult:
-    """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
-    from biaskit import __version__
-    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
+    """Translate every pair with every engine; write candidate records to ``out`` (JSONL, appended as
+    batches finish; an interrupted run resumes; rewritten in input order at the end)."""
+    from biaskit.io import write_jsonl
 
     started = time.monotonic()
     out = Path(out)
     target = target.strip().lower()
+    need_engines(engines)
+    src, pairs = _one_language(pairs, source_lang, target, source_file)
+    cache = cache if cache is not None else DiskCache(namespace="mt")
+    labels = engine_labels(engines, ": reviewers' choices could not be told apart")
+    signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
+
+    done, n_failed_before, notes = resume_candidates(
+        out, [p.pair_id for p in pairs], signature, "pair_id", resume=resume
+    )
+    n_resumed = len(done)
+    for e in engines:
+        e.attach_output(out)
+    cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
+    run = {"src": src, "target": target, "signature": signature, "labels": labels, "source_file": source_file}
+
+    def records(batch: list[SentencePair]) -> list[dict]:
+        per_engine = [
+            _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw or {}) for ce in cached_engines
+        ]
+        return [_pair_record(p, [cands[j] for cands in per_engine], **run) for j, p in enumerate(batch)]
+
+    todo = [p for p in pairs if p.pair_id not in done]
+    write_in_batches(
+        out, todo, batch_pairs, records, done, "pair_id", f"translating {src}->{target}", "pairs", progress
+    )
+    records_ = [done[p.pair_id] for p in pairs if p.pair_id in done]
+    write_jsonl(out, records_)
+    return TranslateResult(
+        out=out,
+        n_pairs=len(records_),
+        n_resumed=n_resumed,
+        **run_figures(records_, labels, cached_engines),
+        seconds=time.monotonic() - started,
+        n_retried=n_failed_before,
+        notes=notes,
+    )
+
+
+def need_engines(engines: Sequence[MTEngine]) -> None:
     if not engines:
         raise InputError(
             "no translation engine given.",
             fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
         )
+
+
+def engine_labels(engines: Sequence[MTEngine], why: str = "") -> list[str]:
+    """``engine:model`` of each engine; the same one twice is refused (``why``: what that would spoil)."""
+    labels = [_engine_label(e) for e in engines]
+    if len(set(labels)) != len(labels):
+        raise InputError(
+            f"the same engine and model is listed twice ({labels}){why}.", fix="list each engine/model once."
+        )
+    return labels
+
+
+def _one_language(
+    pairs: Sequence[SentencePair], source_lang: str | None, target: str, source_file: str | None
+) -> tuple[str, list[SentencePair]]:
+    """The source language (``source_lang``, else the pairs' one language) and its pairs; the target
+    must be another language."""
     pairs = list(pairs)
     langs = {p.lang for p in pairs}
     src = (source_lang or (langs.pop() if len(langs) == 1 else "")).lower()
@@ -406,74 +462,74 @@ def translate_pairs(
             f"source and target language are both '{src}'.",
             fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
-    cache = cache if cache is not None else DiskCache(namespace="mt")
-    labels = [_engine_label(e) for e in engines]
-    if len(set(labels)) != len(labels):
-        raise InputError(
-            f"the same engine and model is listed twice ({labels}): reviewers' choices could not be told apart.",
-            fix="list each engine/model once.",
-        )
-    signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
+    return src, pairs
 
-    done, n_failed_before, notes = resume_candidates(
-        out, [p.pair_id for p in pairs], signature, "pair_id", resume=resume
-    )
-    n_resumed = len(done)
-    for e in engines:
-        e.attach_output(out)
-    cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
-    todo = [p for p in pairs if p.pair_id not in done]
-    check_kw = check_kw or {}
 
+def _pair_record(
+    p: SentencePair,
+    candidates: list[dict],
+    *,
+    src: str,
+    target: str,
+    signature: str,
+    labels: list[str],
+    source_file: str | None,
+) -> dict[str, Any]:
+    """One pair's candidate record: its source sentences, each engine's candidate and the provenance."""
+    from biaskit import __version__
+
+    rec: dict[str, Any] = {
+        "pair_id": p.pair_id,
+        "source_lang": src,
+        "target_lang": target,
+        "bias_type": p.bias_type,
+        "direction": p.direction,
+        "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
+        "candidates": candidates,
+        "provenance": {
+            "run_signature": signature,
+            "source_id": p.source_id,
+            "source_provenance": p.provenance,
+            "source_file": source_file,
+            "engines": labels,
+            "created_at": _now(),
+            "biaskit": __version__,
+        },
+    }
+    if p.group_more or p.group_less:
+        rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
+    return rec
+
+
+def write_in_batches(
+    out: Path,
+    items: Sequence[Any],
+    size: int,
+    make: Callable[[list], list[dict]],
+    done: dict[str, dict],
+    key: str,
+    what: str,
+    unit: str,
+    progress: bool,
+) -> None:
+    """``make(batch)``'s records for each batch of ``size`` items, appended to ``out`` as each batch
+    finishes (an interrupted run keeps them; a run that wrote nothing leaves no empty file) and added to
+    ``done`` by their ``key``; a progress bar (``what``, counted in ``unit``) when ``progress``."""
+    from biaskit.io import JsonlAppender, no_empty_output
     from biaskit.progress import progress as progress_bar
 
     with (
         no_empty_output(out),
-        progress_bar(len(todo), f"translating {src}->{target}", enabled=progress, unit="pairs") as bar,
+        progress_bar(len(items), what, enabled=progress, unit=unit) as bar,
         JsonlAppender(out) as log,
     ):
-        for b in range(0, len(todo), max(1, batch_pairs)):
-            batch = todo[b : b + batch_pairs]
-            per_engine = [
-                _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw) for ce in cached_engines
-            ]
-            recs = []
-            for j, p in enumerate(batch):
-                rec: dict[str, Any] = {
-                    "pair_id": p.pair_id,
-                    "source_lang": src,
-                    "target_lang": target,
-                    "bias_type": p.bias_type,
-                    "direction": p.direction,
-                    "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
-                    "candidates": [cands[j] for cands in per_engine],
-                    "provenance": {
-                        "run_signature": signature,
-                        "source_id": p.source_id,
-                        "source_provenance": p.provenance,
-                        "source_file": source_file,
-                        "engines": labels,
-                        "created_at": _now(),
-                        "biaskit": __version__,
-                    },
-                }
-                if p.group_more or p.group_less:
-                    rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
-                recs.append(rec)
-                done[p.pair_id] = rec
+        for b in range(0, len(items), max(1, size)):
+            batch = list(items[b : b + size])
+            recs = make(batch)
+            for rec in recs:
+                done[rec[key]] = rec
             log.write_many(recs)
             bar.advance(len(batch))
-    records = [done[p.pair_id] for p in pairs if p.pair_id in done]
-    write_jsonl(out, records)
-    return TranslateResult(
-        out=out,
-        n_pairs=len(records),
-        n_resumed=n_resumed,
-        **run_figures(records, labels, cached_engines),
-        seconds=time.monotonic() - started,
-        n_retried=n_failed_before,
-        notes=notes,
-    )
 
 
 def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequence[CachedEngine]) -> dict[str, Any]:
