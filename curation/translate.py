@@ -228,77 +228,107 @@ def _engine_label(e: MTEngine) -> str:
 def _candidates_for_batch(
     batch: list[SentencePair], engine: CachedEngine, target: str, align: bool, pair_checker, check_kw: dict
 ) -> list[dict]:
+    """One engine's candidate for each pair of ``batch``, with its flags: both sentences in one request
+    (an engine with ``joint_pairs``), else each sentence on its own (with span substitution when
+    ``align``)."""
+    if engine.engine.joint_pairs:
+        cands = _joint_candidates(batch, engine, target)
+    else:
+        cands = _independent_candidates(batch, engine, target, align)
+    _add_flags(batch, cands, target, pair_checker, check_kw)
+    return [
+        {k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
+        for c in cands
+    ]
+
+
+def _joint_candidates(batch: list[SentencePair], engine: CachedEngine, target: str) -> list[dict]:
+    """Each pair translated in one request (``joint-prompt``); no usable reply is an ``engine_failed``
+    candidate, a reply that copies the prompt's examples an empty one flagged so."""
     e = engine.engine
     base_prov = e.provenance()
     cands: list[dict] = []
-    if e.joint_pairs:
-        outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
-        for p, o in zip(batch, outs, strict=False):
-            if o is None:
-                cands.append(
-                    {
-                        "engine": e.name,
-                        "model": e.model,
-                        "sent_more": "",
-                        "sent_less": "",
-                        "strategy": "joint-prompt",
-                        "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
-                        "provenance": base_prov,
-                    }
-                )
-                continue
-            more, less = o.get("sent_more", ""), o.get("sent_less", "")
-            prov = {**base_prov, **(o.get("provenance") or {})}
-            copied = e.prompt_copies(
-                "pair", {"sent_more": p.sent_more, "sent_less": p.sent_less}, o, engine.src, target
-            )
+    outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
+    for p, o in zip(batch, outs, strict=False):
+        if o is None:
             cands.append(
                 {
                     "engine": e.name,
                     "model": e.model,
-                    "sent_more": "" if copied else more,
-                    "sent_less": "" if copied else less,
+                    "sent_more": "",
+                    "sent_less": "",
                     "strategy": "joint-prompt",
-                    "provenance": prov,
-                    **({"flags": [copies_prompt_flag(copied)]} if copied else {}),
+                    "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
+                    "provenance": base_prov,
                 }
             )
-    else:
-        texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
-        texts_out = engine.translate(texts)
-        pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
-        # second pass: the differing English spans of pairs whose translation is not minimal
-        need = [
-            i
-            for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
-            if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
-        ]
-        span_tr: dict[str, str] = {}
-        if need:
-            spans = []
-            for i in need:
-                d = diff_spans(tokens(batch[i].sent_more), tokens(batch[i].sent_less))
-                if len(d) == 1 and d[0][0] and d[0][1]:
-                    spans += [" ".join(d[0][0]), " ".join(d[0][1])]
-            spans = list(dict.fromkeys(spans))
-            if spans:
-                span_tr = dict(zip(spans, engine.translate(spans), strict=False))
-        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
-            cand: dict[str, Any] = {
+            continue
+        more, less = o.get("sent_more", ""), o.get("sent_less", "")
+        prov = {**base_prov, **(o.get("provenance") or {})}
+        copied = e.prompt_copies("pair", {"sent_more": p.sent_more, "sent_less": p.sent_less}, o, engine.src, target)
+        cands.append(
+            {
                 "engine": e.name,
                 "model": e.model,
-                "sent_more": m,
-                "sent_less": le,
-                "strategy": "independent",
-                "provenance": dict(base_prov),
+                "sent_more": "" if copied else more,
+                "sent_less": "" if copied else less,
+                "strategy": "joint-prompt",
+                "provenance": prov,
+                **({"flags": [copies_prompt_flag(copied)]} if copied else {}),
             }
-            if i in need:
-                sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
-                if sub is not None:
-                    cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
-                    cand["strategy"] = f"span-substitution (base: {sub[2]})"
-                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
-            cands.append(cand)
+        )
+    return cands
+
+
+def _independent_candidates(batch: list[SentencePair], engine: CachedEngine, target: str, align: bool) -> list[dict]:
+    """Each sentence translated on its own (``independent``); with ``align``, a pair whose translation is
+    not minimal gets its differing source span translated and substituted (``span-substitution``)."""
+    e = engine.engine
+    base_prov = e.provenance()
+    texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
+    texts_out = engine.translate(texts)
+    pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
+    # second pass: the differing English spans of pairs whose translation is not minimal
+    need = [
+        i
+        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
+        if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
+    ]
+    span_tr = _span_translations([batch[i] for i in need], engine)
+    cands: list[dict] = []
+    for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
+        cand: dict[str, Any] = {
+            "engine": e.name,
+            "model": e.model,
+            "sent_more": m,
+            "sent_less": le,
+            "strategy": "independent",
+            "provenance": dict(base_prov),
+        }
+        if i in need:
+            sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
+            if sub is not None:
+                cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
+                cand["strategy"] = f"span-substitution (base: {sub[2]})"
+                cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
+        cands.append(cand)
+    return cands
+
+
+def _span_translations(pairs: list[SentencePair], engine: CachedEngine) -> dict[str, str]:
+    """The translation of each pair's one differing span (both sides), each distinct span asked once."""
+    spans: list[str] = []
+    for p in pairs:
+        d = diff_spans(tokens(p.sent_more), tokens(p.sent_less))
+        if len(d) == 1 and d[0][0] and d[0][1]:
+            spans += [" ".join(d[0][0]), " ".join(d[0][1])]
+    spans = list(dict.fromkeys(spans))
+    return dict(zip(spans, engine.translate(spans), strict=False)) if spans else {}
+
+
+def _add_flags(batch: list[SentencePair], cands: list[dict], target: str, pair_checker, check_kw: dict) -> None:
+    """Each candidate's flags: the pair checks (unless it is already flagged as failed or copied), and
+    ``span_substituted`` when span substitution built it."""
     for p, c in zip(batch, cands, strict=False):
         fl = (
             []
@@ -315,10 +345,6 @@ def _candidates_for_batch(
                 )
             )
         c["flags"] = c.get("flags") or fl
-    return [
-        {k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
-        for c in cands
-    ]
 
 
 def _now() -> str:
