@@ -182,6 +182,26 @@ def swap_sentence(
     term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
     if term is None:
         raise SwapError(f"identity '{identity}' is not in the inventory")
+    tgt, side = _swap_target(term, identity, target, lang, inv)
+    tokens = tokenize(sentence)
+    matches = _mentions(tokens, term, tgt, lang, inv)
+    if not matches:
+        raise SwapError(f"identity '{identity}' not found in the sentence")
+    edits, changes, covered = _mention_edits(sentence, tokens, matches, lang)
+    if term.gender and tgt.gender and term.gender != tgt.gender:
+        plural = _is_plural(matches, lang)
+        more_edits, more_changes = _agreement_edits(tokens, covered, tgt.gender, inv, lang, plural)
+        edits += more_edits
+        changes += more_changes
+    out = sentence
+    for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
+        out = out[:s] + new + out[e:]
+    return SwapResult(out, term, tgt, side, changes)
+
+
+def _swap_target(term: Term, identity: str, target: str | None, lang: str, inv: Inventory) -> tuple[Term, str | None]:
+    """The group to swap ``term`` for (``target``, else its comparable group) and the side of the
+    comparison ``term`` is on (None for a given ``target``)."""
     side: str | None
     if target:
         tgt = inv.lookup(target, lang) or inv.lookup(target, "en")
@@ -195,21 +215,32 @@ def swap_sentence(
         tgt, side = comp
     if not (tgt.forms.get(lang) or {}).get("sg"):
         raise SwapError(f"comparable group '{tgt.id}' has no {lang} form in the inventory")
-    tokens = tokenize(sentence)
+    return tgt, side
+
+
+def _mentions(tokens: list, term: Term, tgt: Term, lang: str, inv: Inventory) -> list[tuple[Any, Term]]:
+    """Each mention of ``term`` with the term it becomes: ``tgt``, or for the identity inside an
+    intersectional mention ("old" in "an old man") the intersectional term with that component swapped."""
     found = inv.find(tokens, lang)
     matches = [(m, tgt) for m in found if m.term.id == term.id]
-    if not matches and not term.components:
-        # the identity inside an intersectional mention ("old" in "an old man"): swap that component
-        for m in found:
-            comps = m.term.components
-            ax = next((a for a, c in comps.items() if c == term.id), None)
-            if ax:
-                want = {**comps, ax: tgt.id}
-                inter = next((t for t in inv.terms.values() if t.components == want), None)
-                if inter is not None and (inter.forms.get(lang) or {}).get("sg"):
-                    matches.append((m, inter))
-    if not matches:
-        raise SwapError(f"identity '{identity}' not found in the sentence")
+    if matches or term.components:
+        return matches
+    for m in found:
+        comps = m.term.components
+        ax = next((a for a, c in comps.items() if c == term.id), None)
+        if ax:
+            want = {**comps, ax: tgt.id}
+            inter = next((t for t in inv.terms.values() if t.components == want), None)
+            if inter is not None and (inter.forms.get(lang) or {}).get("sg"):
+                matches.append((m, inter))
+    return matches
+
+
+def _mention_edits(
+    sentence: str, tokens: list, matches: list[tuple[Any, Term]], lang: str
+) -> tuple[list[tuple[int, int, str]], list[tuple[str, str]], set[int]]:
+    """The edits replacing each mention by its new term's form (casing and a possessive kept; English
+    "a"/"an" before it agreeing): (edits as (start, end, text), changes as (old, new), tokens covered)."""
     edits: list[tuple[int, int, str]] = []
     changes: list[tuple[str, str]] = []
     covered: set[int] = set()
@@ -237,7 +268,12 @@ def swap_sentence(
                 edits.append((art.start, art.end, article))
                 changes.append((art.text, article))
                 covered.add(m.start - 1)
-    plural = any(
+    return edits, changes, covered
+
+
+def _is_plural(matches: list[tuple[Any, Term]], lang: str) -> bool:
+    """Whether a mention is plural (agreement in languages whose words agree in number)."""
+    return any(
         m.form in ("pl", "obl_pl")
         or (
             m.form == "variant"
@@ -245,24 +281,29 @@ def swap_sentence(
         )
         for m, m_tgt in matches
     )
-    if term.gender and tgt.gender and term.gender != tgt.gender:
-        words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
-        for k, i in enumerate(words_idx):
-            if i in covered:
-                continue
-            tok = tokens[i]
-            nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
-            if lang == "en":
-                word = _en_gender_word(tok.text, tgt.gender, nxt, inv)
-            else:
-                word = _agreement_word(tok.text, tgt.gender, nxt, inv, lang, plural)
-            if word and word != tok.text:
-                edits.append((tok.start, tok.end, word))
-                changes.append((tok.text, word))
-    out = sentence
-    for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
-        out = out[:s] + new + out[e:]
-    return SwapResult(out, term, tgt, side, changes)
+
+
+def _agreement_edits(
+    tokens: list, covered: set[int], to: str, inv: Inventory, lang: str, plural: bool
+) -> tuple[list[tuple[int, int, str]], list[tuple[str, str]]]:
+    """The other words that change with the gender (``to``): English pronouns and gendered words,
+    another language's agreeing words (:func:`_agreement_word`)."""
+    edits: list[tuple[int, int, str]] = []
+    changes: list[tuple[str, str]] = []
+    words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
+    for k, i in enumerate(words_idx):
+        if i in covered:
+            continue
+        tok = tokens[i]
+        nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
+        if lang == "en":
+            word = _en_gender_word(tok.text, to, nxt, inv)
+        else:
+            word = _agreement_word(tok.text, to, nxt, inv, lang, plural)
+        if word and word != tok.text:
+            edits.append((tok.start, tok.end, word))
+            changes.append((tok.text, word))
+    return edits, changes
 
 
 MODES = ("stereo", "anti")
