@@ -430,26 +430,13 @@ def build_pairs(
     With ``llm``, rows whose identity span is not found are rewritten by the ``pair_rewrite`` task
     (``prompt``: its template) through the job runner: ``rewrites_out`` keeps the rewrites
     (resumable, with ``.errors.jsonl`` and ``.runlog.jsonl`` beside it)."""
-    from biaskit.check import check_pair
-
     inv = inventory or load_inventory()
-    built: list[tuple[int, dict, Any]] = []  # (row, record, SentencePair | SwapError | rewrite item)
-    for i, row in rows:
-        status = row.get("status") or "raw"
-        if status in ("rejected", "parse_error", "request_error"):
-            built.append((i, row, SwapError(f"sentence status is {status}")))
-            continue
-        try:
-            built.append((i, row, build_pair(row, inventory=inv)))
-        except SwapError as exc:
-            item = _rewrite_item(row, inv) if llm is not None and "not found in the sentence" in str(exc) else None
-            built.append((i, row, item if item is not None else exc))
-    todo = [(n, b[2]) for n, b in enumerate(built) if isinstance(b[2], dict)]
-    if todo:
+    built = [(i, row, _rule_pair(row, inv, rewrite=llm is not None)) for i, row in rows]
+    if any(isinstance(b[2], dict) for b in built):
         from .runner import JobRunner
         from .tasks.pair_rewrite import PairRewriteTask
 
-        with JobRunner(
+        runner = JobRunner(
             llm,
             PairRewriteTask(prompt),
             params=llm_params,
@@ -458,16 +445,45 @@ def build_pairs(
             retry_failed=retry_failed,
             progress=progress,
             command=command,
-        ) as runner:
-            outcomes = runner.run_batch([item for _, item in todo])
-        for (n, _), oc in zip(todo, outcomes, strict=False):
-            i, row, _ = built[n]
-            try:
-                if not oc.ok:
-                    raise SwapError(f"identity not found and the LLM rewrite failed ({oc.output.error})")
-                built[n] = (i, row, build_pair(row, inventory=inv, rewrite=oc.output.rows[0]))
-            except SwapError as exc:
-                built[n] = (i, row, exc)
+        )
+        _rewrite_pairs(built, runner, inv)
+    return _pairs_and_rejects(built, inv, check)
+
+
+def _rule_pair(row: dict, inv: Inventory, *, rewrite: bool) -> Any:
+    """The row's pair by the rule-based swap, else its :class:`SwapError`, or (``rewrite``) the
+    ``pair_rewrite`` job for a row whose identity span the swap cannot find."""
+    status = row.get("status") or "raw"
+    if status in ("rejected", "parse_error", "request_error"):
+        return SwapError(f"sentence status is {status}")
+    try:
+        return build_pair(row, inventory=inv)
+    except SwapError as exc:
+        item = _rewrite_item(row, inv) if rewrite and "not found in the sentence" in str(exc) else None
+        return item if item is not None else exc
+
+
+def _rewrite_pairs(built: list[tuple[int, dict, Any]], runner: Any, inv: Inventory) -> None:
+    """Replace each rewrite job of ``built`` by the pair built from the LLM's rewrite (or its error)."""
+    todo = [(n, b[2]) for n, b in enumerate(built) if isinstance(b[2], dict)]
+    with runner:
+        outcomes = runner.run_batch([item for _, item in todo])
+    for (n, _), oc in zip(todo, outcomes, strict=False):
+        i, row, _ = built[n]
+        try:
+            if not oc.ok:
+                raise SwapError(f"identity not found and the LLM rewrite failed ({oc.output.error})")
+            built[n] = (i, row, build_pair(row, inventory=inv, rewrite=oc.output.rows[0]))
+        except SwapError as exc:
+            built[n] = (i, row, exc)
+
+
+def _pairs_and_rejects(
+    built: list[tuple[int, dict, Any]], inv: Inventory, check: bool
+) -> tuple[list[SentencePair], list[dict]]:
+    """The pairs (a duplicate dropped; with ``check``, the checker's flags) and the rejected rows."""
+    from biaskit.check import check_pair
+
     pairs: list[SentencePair] = []
     rejects: list[dict] = []
     seen: set[str] = set()
