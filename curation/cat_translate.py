@@ -48,6 +48,7 @@ from biaskit.textutil import strip_edges
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import (
     CachedEngine,
+    RunInfo,
     TranslationRun,
     _now,
     copies_prompt_flag,
@@ -249,13 +250,13 @@ def translate_cats(
     for e in engines:
         e.attach_output(out)
     cached = [CachedEngine(e, cache, src, target) for e in engines]
-    run = {"src": src, "target": target, "signature": signature, "labels": labels, "source_file": source_file}
+    run = RunInfo(src, target, signature, labels, source_file)
 
     def records(batch: list) -> list[dict]:
         sources = [source_fields(c) for c in batch]
         per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
         return [
-            _cat_record(c, srcf, [cands[j] for cands in per_engine], **run)
+            _cat_record(c, srcf, [cands[j] for cands in per_engine], run)
             for j, (c, srcf) in enumerate(zip(batch, sources, strict=False))
         ]
 
@@ -276,35 +277,25 @@ def translate_cats(
     )
 
 
-def _cat_record(
-    c: Any,
-    source: dict[str, str],
-    candidates: list[dict],
-    *,
-    src: str,
-    target: str,
-    signature: str,
-    labels: list[str],
-    source_file: str | None,
-) -> dict[str, Any]:
+def _cat_record(c: Any, source: dict[str, str], candidates: list[dict], run: RunInfo) -> dict[str, Any]:
     """One CAT's candidate record: its source texts, each engine's candidate and the provenance."""
     from biaskit import __version__
 
     return {
         "cat_id": c.cat_id,
-        "source_lang": src,
-        "target_lang": target,
+        "source_lang": run.src,
+        "target_lang": run.target,
         "split": c.split,
         "bias_type": c.bias_type,
         "target": c.target,
         "source": source,
         "candidates": candidates,
         "provenance": {
-            "run_signature": signature,
+            "run_signature": run.signature,
             "source_provenance": c.provenance,
             "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
-            "source_file": source_file,
-            "engines": labels,
+            "source_file": run.source_file,
+            "engines": run.labels,
             "created_at": _now(),
             "biaskit": __version__,
         },

@@ -425,13 +425,13 @@ def translate_pairs(
     for e in engines:
         e.attach_output(out)
     cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
-    run = {"src": src, "target": target, "signature": signature, "labels": labels, "source_file": source_file}
+    run = RunInfo(src, target, signature, labels, source_file)
 
     def records(batch: list[SentencePair]) -> list[dict]:
         per_engine = [
             _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw or {}) for ce in cached_engines
         ]
-        return [_pair_record(p, [cands[j] for cands in per_engine], **run) for j, p in enumerate(batch)]
+        return [_pair_record(p, [cands[j] for cands in per_engine], run) for j, p in enumerate(batch)]
 
     todo = [p for p in pairs if p.pair_id not in done]
     write_in_batches(
@@ -491,33 +491,36 @@ def _one_language(
     return src, pairs
 
 
-def _pair_record(
-    p: SentencePair,
-    candidates: list[dict],
-    *,
-    src: str,
-    target: str,
-    signature: str,
-    labels: list[str],
-    source_file: str | None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunInfo:
+    """What every candidate record of a translation run records: the languages, the run's signature
+    (engines and languages: a resumed run must match it), the engines' labels and the source file."""
+
+    src: str
+    target: str
+    signature: str
+    labels: list[str]
+    source_file: str | None
+
+
+def _pair_record(p: SentencePair, candidates: list[dict], run: RunInfo) -> dict[str, Any]:
     """One pair's candidate record: its source sentences, each engine's candidate and the provenance."""
     from biaskit import __version__
 
     rec: dict[str, Any] = {
         "pair_id": p.pair_id,
-        "source_lang": src,
-        "target_lang": target,
+        "source_lang": run.src,
+        "target_lang": run.target,
         "bias_type": p.bias_type,
         "direction": p.direction,
         "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
         "candidates": candidates,
         "provenance": {
-            "run_signature": signature,
+            "run_signature": run.signature,
             "source_id": p.source_id,
             "source_provenance": p.provenance,
-            "source_file": source_file,
-            "engines": labels,
+            "source_file": run.source_file,
+            "engines": run.labels,
             "created_at": _now(),
             "biaskit": __version__,
         },
