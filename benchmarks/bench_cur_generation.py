@@ -68,6 +68,7 @@ def run(base_url: str, out: Path, concurrency: int, cache_dir: Path) -> float:
     os.environ["BIASKIT_CACHE_DIR"] = str(cache_dir)
     from biaskit.curation.generate import generate_tuples
     from biaskit.curation.llm import get_llm
+    from biaskit.curation.options import TuplesOptions
     from biaskit.curation.prompts import get_prompt
 
     from biaskit.cache import DiskCache
@@ -83,11 +84,7 @@ def run(base_url: str, out: Path, concurrency: int, cache_dir: Path) -> float:
     generate_tuples(
         llm,
         get_prompt("attributes"),
-        axis="caste",
-        identities=JOBS_IDENTITIES,
-        n=5,
-        out=out,
-        concurrency=concurrency,
+        TuplesOptions.from_kwargs(axis="caste", identities=JOBS_IDENTITIES, n=5, out=out, concurrency=concurrency),
         progress=False,
     )
     return time.perf_counter() - t

@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.check import _FUNCTION_WORDS
 from biaskit.errors import InputError
@@ -39,6 +39,9 @@ from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
 from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+
+if TYPE_CHECKING:
+    from .pair_options import AdaptOptions
 
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
 RANKED_LISTS = {
@@ -258,9 +261,39 @@ def adapt_crows(
 ) -> tuple[list[SentencePair], AdaptReport]:
     """Filter, rename, localise and check CrowS-Pairs (see the module docstring); ``limit``: stop after
     that many adapted pairs (a trial)."""
-    from biaskit.check import check_pair
     from biaskit.readers import read_pairs
 
+    _check_name_set(names)
+    inv = inventory or load_inventory()
+    lex = load_lexicon(lexicon)
+    res = read_pairs(path, format="auto")
+    keep_n = _kept_types(keep, res.pairs, path)
+    report = AdaptReport(read=len(res.pairs))
+    how = {
+        "adapted_by": "biaskit curate adapt",
+        "names": names,
+        "seed": seed,
+        "lexicon": str(lexicon or "builtin:us_to_india.csv"),
+        **({"names_lang": lang} if lang else {}),
+    }
+    out: list[SentencePair] = []
+    for p in res.pairs:
+        if limit is not None and len(out) >= limit:
+            report.limit = limit
+            break
+        if p.bias_type not in keep_n:
+            continue
+        rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
+        q = _adapt_pair(p, inv, lex, names, rng, lang, how, report)
+        if q is None or (check and not _checked(q, inv, drop_flagged, report)):
+            continue
+        out.append(q)
+        report.by_type[q.bias_type] = report.by_type.get(q.bias_type, 0) + 1
+    report.kept = len(out)
+    return out, report
+
+
+def _check_name_set(names: str) -> None:
     if names not in NAME_SETS:
         import difflib
 
@@ -269,10 +302,11 @@ def adapt_crows(
             f"unknown name set '{names}'." + (f" Did you mean '{close[0]}'?" if close else ""),
             fix=f"use one of {', '.join(NAME_SETS)}.",
         )
-    inv = inventory or load_inventory()
-    lex = load_lexicon(lexicon)
-    res = read_pairs(path, format="auto")
-    types_in_file = sorted({p.bias_type for p in res.pairs})
+
+
+def _kept_types(keep: Sequence[str], pairs: Sequence[SentencePair], path: str | Path) -> list[str]:
+    """The bias types to keep, normalised; each must occur in the file."""
+    types_in_file = sorted({p.bias_type for p in pairs})
     keep_n = [normalize_bias_type(k) for k in keep if k.strip()]
     for k in keep_n:
         if k not in types_in_file:
@@ -284,87 +318,77 @@ def adapt_crows(
                 path=path,
                 fix=f"{tell('keep')} with bias types of the file: {', '.join(types_in_file)}.",
             )
-    report = AdaptReport(read=len(res.pairs))
-    out: list[SentencePair] = []
-    for p in res.pairs:
-        if limit is not None and len(out) >= limit:
-            report.limit = limit
-            break
-        if p.bias_type not in keep_n:
-            continue
-        rng = random.Random(f"{seed}:{p.source_id or p.pair_id}")
-        more, less, mapping, unknown = replace_names(
-            p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng, lang=lang
-        )
-        more2, ch_m = apply_lexicon(more, lex)
-        less2, ch_l = apply_lexicon(less, lex)
-        replaced = {w for a, _ in ch_m + ch_l for w in a.split()}
-        for w in unknown:
-            if w not in replaced:
-                report.unknown_capitalised[w] = report.unknown_capitalised.get(w, 0) + 1
-        changes = [{"type": "name", "from": a, "to": b} for a, b in mapping]
-        for where, chs in (("sent_more", ch_m), ("sent_less", ch_l)):
-            changes += [{"type": "lexicon", "from": a, "to": b, "where": where} for a, b in chs]
-        report.names_replaced += len(mapping)
-        report.lexicon_hits += len(ch_m) + len(ch_l)
-        meta = {**p.meta, "adapted": bool(changes), "changes": changes}
-        if changes:
-            meta["original"] = {"sent_more": p.sent_more, "sent_less": p.sent_less}
-            report.changed += 1
-        prov = {
-            **p.provenance,
-            "adapted_by": "biaskit curate adapt",
-            "names": names,
-            "seed": seed,
-            "lexicon": str(lexicon or "builtin:us_to_india.csv"),
-            **({"names_lang": lang} if lang else {}),
-        }
-        rec = p.model_dump(mode="json")
-        rec.update(sent_more=more2, sent_less=less2, meta=meta, provenance=prov, pair_id="")
-        try:
-            q = SentencePair.model_validate(rec)
-        except Exception:  # the adaptation made the two sentences identical
-            report.flagged += 1
+    return keep_n
+
+
+def _adapt_pair(
+    p: SentencePair,
+    inv: Inventory,
+    lex: Sequence[LexEntry],
+    names: str,
+    rng: random.Random,
+    lang: str | None,
+    how: dict[str, Any],
+    report: AdaptReport,
+) -> SentencePair | None:
+    """The pair with its names replaced and the lexicon applied, each change in ``meta.changes`` and
+    the adaptation (``how``) in its provenance, counted in ``report``; None when the adaptation made
+    the two sentences identical (counted flagged and dropped)."""
+    more, less, mapping, unknown = replace_names(
+        p.sent_more, p.sent_less, inventory=inv, names=names, rng=rng, lang=lang
+    )
+    more2, ch_m = apply_lexicon(more, lex)
+    less2, ch_l = apply_lexicon(less, lex)
+    replaced = {w for a, _ in ch_m + ch_l for w in a.split()}
+    for w in unknown:
+        if w not in replaced:
+            report.unknown_capitalised[w] = report.unknown_capitalised.get(w, 0) + 1
+    changes = [{"type": "name", "from": a, "to": b} for a, b in mapping]
+    for where, chs in (("sent_more", ch_m), ("sent_less", ch_l)):
+        changes += [{"type": "lexicon", "from": a, "to": b, "where": where} for a, b in chs]
+    report.names_replaced += len(mapping)
+    report.lexicon_hits += len(ch_m) + len(ch_l)
+    meta = {**p.meta, "adapted": bool(changes), "changes": changes}
+    if changes:
+        meta["original"] = {"sent_more": p.sent_more, "sent_less": p.sent_less}
+        report.changed += 1
+    rec = p.model_dump(mode="json")
+    rec.update(sent_more=more2, sent_less=less2, meta=meta, provenance={**p.provenance, **how}, pair_id="")
+    try:
+        return SentencePair.model_validate(rec)
+    except Exception:  # the adaptation made the two sentences identical
+        report.flagged += 1
+        report.dropped += 1
+        return None
+
+
+def _checked(q: SentencePair, inv: Inventory, drop_flagged: bool, report: AdaptReport) -> bool:
+    """The checker's flags into ``q.meta.flags`` (a flagged pair gets status ``flagged``); False when
+    ``drop_flagged`` drops it (a flag saying the pair is not minimal)."""
+    from biaskit.check import check_pair
+
+    flags = check_pair(q, inventory=inv)
+    q.meta["flags"] = [f.as_dict() for f in flags]
+    if flags:
+        # the plain value, as validation leaves the field (use_enum_values), not PairStatus.flagged
+        q.status = "flagged"  # type: ignore[assignment]
+        report.flagged += 1
+        if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
             report.dropped += 1
-            continue
-        if check:
-            flags = check_pair(q, inventory=inv)
-            q.meta["flags"] = [f.as_dict() for f in flags]
-            if flags:
-                # the plain value, as validation leaves the field (use_enum_values), not PairStatus.flagged
-                q.status = "flagged"  # type: ignore[assignment]
-                report.flagged += 1
-                if drop_flagged and {f.code for f in flags} & NOT_MINIMAL:
-                    report.dropped += 1
-                    continue
-        out.append(q)
-        report.by_type[q.bias_type] = report.by_type.get(q.bias_type, 0) + 1
-    report.kept = len(out)
-    return out, report
+            return False
+    return True
 
 
 def adapt_to_file(
-    opts: Any = None,
-    out: str | Path | None = None,
-    /,
-    *,
-    inventory: Inventory | None = None,
-    check: bool = True,
-    **options: Any,
+    o: AdaptOptions, *, inventory: Inventory | None = None, check: bool = True
 ) -> tuple[list[SentencePair], AdaptReport, Path]:
     """``biaskit curate adapt``: :func:`adapt_crows`, the pairs written to ``out`` (.jsonl or .csv) and
-    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``opts``: the
-    command's :class:`~biaskit.curation.pair_options.AdaptOptions` (or, the keyword form, the CrowS-Pairs
-    file with ``out`` and the options as keywords); ``inventory``: a loaded inventory (default: the one
-    of ``opts.inventory``)."""
+    the report to ``<out stem>.report.json`` (which ``biaskit release build`` reads). ``o``: the
+    command's :class:`~biaskit.curation.pair_options.AdaptOptions`; ``inventory``: a loaded inventory
+    (default: the one of ``o.inventory``)."""
     from biaskit.io import write_json
     from biaskit.readers import write_pairs
 
-    from .pair_options import AdaptOptions
-
-    if out is not None:
-        options["out"] = out
-    o = AdaptOptions.coerce(opts, options, "crows")
     inv = inventory if inventory is not None else load_inventory(o.inventory)
     pairs, report = adapt_crows(
         o.crows,

@@ -36,7 +36,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import DiskCache, request_hash
 from biaskit.cat_checks import OPTION_KEYS, align_fills, check_cat_translation
@@ -48,13 +48,19 @@ from biaskit.textutil import strip_edges
 from .mt_base import MTEngine, create_engine, parse_engine_list
 from .translate import (
     CachedEngine,
+    RunInfo,
     TranslationRun,
-    _engine_label,
     _now,
     copies_prompt_flag,
+    engine_labels,
+    need_engines,
     resume_candidates,
     run_figures,
+    write_in_batches,
 )
+
+if TYPE_CHECKING:
+    from .options import CatTranslateOptions
 
 FIELDS = ("target", "context", *OPTION_KEYS)
 
@@ -220,8 +226,7 @@ def translate_cats(
 ) -> CatTranslateResult:
     """Translate every CAT of ``source_lang`` with every engine; write candidate records to ``out``
     (JSONL, appended as batches finish; an interrupted run resumes; rewritten in input order at the end)."""
-    from biaskit import __version__
-    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
+    from biaskit.io import write_jsonl
 
     started = time.monotonic()
     out = Path(out)
@@ -231,19 +236,13 @@ def translate_cats(
             f"source and target language are both '{src}'.",
             fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
-    if not engines:
-        raise InputError(
-            "no translation engine given.",
-            fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
-        )
+    need_engines(engines)
     cats = [c for c in cats if c.lang == src]
     if not cats:
         raise InputError(
             f"no '{src}' CATs to translate.", path=source_file, fix=f"check {say('source_lang')} and the file."
         )
-    labels = [_engine_label(e) for e in engines]
-    if len(set(labels)) != len(labels):
-        raise InputError(f"the same engine and model is listed twice ({labels}).", fix="list each engine/model once.")
+    labels = engine_labels(engines)
     signature = request_hash({"kind": "cats", "engines": labels, "src": src, "tgt": target})[:16]
     done, n_failed_before, notes = resume_candidates(out, [c.cat_id for c in cats], signature, "cat_id", resume=resume)
     n_resumed = len(done)
@@ -251,83 +250,74 @@ def translate_cats(
     for e in engines:
         e.attach_output(out)
     cached = [CachedEngine(e, cache, src, target) for e in engines]
+    run = RunInfo(src, target, signature, labels, source_file)
+
+    def records(batch: list) -> list[dict]:
+        sources = [source_fields(c) for c in batch]
+        per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
+        return [
+            _cat_record(c, srcf, [cands[j] for cands in per_engine], run)
+            for j, (c, srcf) in enumerate(zip(batch, sources, strict=False))
+        ]
+
     todo = [c for c in cats if c.cat_id not in done]
-
-    from biaskit.progress import progress as progress_bar
-
-    with (
-        no_empty_output(out),
-        progress_bar(len(todo), f"translating CATs {src}->{target}", enabled=progress, unit="CATs") as bar,
-        JsonlAppender(out) as log,
-    ):
-        for b in range(0, len(todo), max(1, batch_cats)):
-            batch = todo[b : b + batch_cats]
-            sources = [source_fields(c) for c in batch]
-            per_engine = [_candidates(batch, sources, ce, target) for ce in cached]
-            recs = []
-            for j, (c, srcf) in enumerate(zip(batch, sources, strict=False)):
-                rec = {
-                    "cat_id": c.cat_id,
-                    "source_lang": src,
-                    "target_lang": target,
-                    "split": c.split,
-                    "bias_type": c.bias_type,
-                    "target": c.target,
-                    "source": srcf,
-                    "candidates": [cands[j] for cands in per_engine],
-                    "provenance": {
-                        "run_signature": signature,
-                        "source_provenance": c.provenance,
-                        "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
-                        "source_file": source_file,
-                        "engines": labels,
-                        "created_at": _now(),
-                        "biaskit": __version__,
-                    },
-                }
-                recs.append(rec)
-                done[c.cat_id] = rec
-            log.write_many(recs)
-            bar.advance(len(batch))
-    records = [done[c.cat_id] for c in cats if c.cat_id in done]
-    write_jsonl(out, records)
+    write_in_batches(
+        out, todo, batch_cats, records, done, "cat_id", f"translating CATs {src}->{target}", "CATs", progress
+    )
+    records_ = [done[c.cat_id] for c in cats if c.cat_id in done]
+    write_jsonl(out, records_)
     return CatTranslateResult(
         out=out,
-        n_cats=len(records),
+        n_cats=len(records_),
         n_resumed=n_resumed,
-        **run_figures(records, labels, cached),
+        **run_figures(records_, labels, cached),
         seconds=time.monotonic() - started,
         notes=notes
         + ([f"{n_failed_before} CAT(s) an engine had failed on were asked again"] if n_failed_before else []),
     )
 
 
+def _cat_record(c: Any, source: dict[str, str], candidates: list[dict], run: RunInfo) -> dict[str, Any]:
+    """One CAT's candidate record: its source texts, each engine's candidate and the provenance."""
+    from biaskit import __version__
+
+    return {
+        "cat_id": c.cat_id,
+        "source_lang": run.src,
+        "target_lang": run.target,
+        "split": c.split,
+        "bias_type": c.bias_type,
+        "target": c.target,
+        "source": source,
+        "candidates": candidates,
+        "provenance": {
+            "run_signature": run.signature,
+            "source_provenance": c.provenance,
+            "source_meta": {k: v for k, v in (c.meta or {}).items() if k != "annotation"},
+            "source_file": run.source_file,
+            "engines": run.labels,
+            "created_at": _now(),
+            "biaskit": __version__,
+        },
+    }
+
+
 def translate_cats_file(
-    opts: Any = None,
-    target: str | None = None,
-    engines: str | Sequence[str] | None = None,
-    out: str | Path | None = None,
+    o: CatTranslateOptions,
     /,
     *,
     engine_options: dict[str, Any] | None = None,
     cache: DiskCache | None = None,
     resume: bool | None = None,
     progress: bool = False,
-    **options: Any,
 ) -> CatTranslateResult:
     """``biaskit curate cat-translate``: read CATs (any format :func:`biaskit.readers.read_cats`
-    reads), build the engines from their specs and :func:`translate_cats`. ``opts``: the command's
-    :class:`~biaskit.curation.options.CatTranslateOptions` (or, the keyword form, the CATs file with
-    ``target``, ``engines``, ``out`` and its other fields as keywords); ``engine_options``, ``resume``:
+    reads), build the engines from their specs and :func:`translate_cats`. ``o``: the command's
+    :class:`~biaskit.curation.options.CatTranslateOptions`; ``engine_options``, ``resume``:
     as :func:`~biaskit.curation.translate.translate_file`; ``cache``, ``progress``: as :func:`translate_cats`."""
     from biaskit.readers import read_cats
 
-    from .options import CatTranslateOptions
-
-    positional = {"target": target, "engines": engines, "out": out, "cats": options.pop("cats_path", None)}
-    options.update({k: v for k, v in positional.items() if v is not None})
-    o = CatTranslateOptions.coerce(opts, options, "cats")
-    if engine_options is None and isinstance(opts, CatTranslateOptions):
+    if engine_options is None:
         engine_options = o.engine_options()
     specs = parse_engine_list(o.engines)
     cats = read_cats(o.cats, lang=o.source_lang)

@@ -319,6 +319,10 @@ def _pct(a: int, b: int) -> float | None:
     return round(100.0 * a / b, 1) if b else None
 
 
+#: a retention count's key: split, domain, target, as the rows give them (an invalid or error row may lack one: None)
+_Key = tuple[str | None, str | None, str | None]
+
+
 def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict[str, Any]:
     """Per split and domain (and in total): target terms, drafting jobs (and how many failed), CATs
     drafted, structurally valid, and -- with ``validated``, the output of ``annotate apply --kind
@@ -326,31 +330,59 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
     ``valid_pct`` = valid / drafted; ``validated_pct`` = validated / valid (StereoSet's "83 % of the
     CATs", sec. 4.3); ``overall_pct`` = validated / drafted. ``by_target``: the same figures per
     domain and target term (both splits together), the terms that lose the most CATs first."""
+    cats = Path(cats)
+    if not cats.is_file():
+        raise InputError("file not found.", path=cats, fix="give the output file of `biaskit curate cats`.")
+    counts: dict[_Key, Counter] = {}
+    key_of = _count_valid(cats, counts)
+    problems = _count_invalid(cats, counts)
+    _count_jobs(cats, counts)
+    if validated is not None:
+        validated = Path(validated)
+        _count_validated(validated, key_of, counts)
+    report = _retention_tables(counts, with_val=validated is not None)
+    return {
+        "cats": str(cats),
+        "validated": str(validated) if validated is not None else None,
+        **report,
+        "problems": dict(problems.most_common()),
+    }
+
+
+def _bump(counts: dict[_Key, Counter], k: _Key, field: str, n: int = 1) -> None:
+    counts.setdefault(k, Counter())[field] += n
+
+
+def _count_valid(cats: Path, counts: dict[_Key, Counter]) -> dict[str, _Key]:
+    """Count the structurally valid CATs of ``cats``; returns each one's key by its id."""
+    key_of: dict[str, _Key] = {}
+    for c in _read_cat_file(cats, "pass the --out of `biaskit curate cats`."):
+        k = (c.split, c.bias_type, c.target)
+        key_of[c.cat_id] = k
+        _bump(counts, k, "valid")
+    return key_of
+
+
+def _count_invalid(cats: Path, counts: dict[_Key, Counter]) -> Counter:
+    """Count the invalid drafts (``<cats>.invalid.jsonl``); returns how often each problem occurs."""
+    from biaskit.io import read_jsonl
+
+    problems: Counter = Counter()
+    inv = invalid_path(cats)
+    for r in read_jsonl(inv) if inv.exists() else []:
+        _bump(counts, (r.get("split"), r.get("domain"), r.get("target")), "invalid")
+        problems.update(p.get("code") for p in r.get("problems") or [])
+    return problems
+
+
+def _count_jobs(cats: Path, counts: dict[_Key, Counter]) -> None:
+    """Count the drafting jobs of each split's drafts (distinct ``provenance.job``) and the failed ones
+    (the drafts' errors file)."""
     from biaskit.io import read_jsonl
 
     from .runner import errors_path
 
-    cats = Path(cats)
-    if not cats.is_file():
-        raise InputError("file not found.", path=cats, fix="give the output file of `biaskit curate cats`.")
-    # split, domain, target: as the rows give them (an invalid or error row may lack one: None)
-    Key = tuple[str | None, str | None, str | None]
-    key_of: dict[str, Key] = {}
-    counts: dict[Key, Counter] = {}
-
-    def bump(k: Key, field: str, n: int = 1) -> None:
-        counts.setdefault(k, Counter())[field] += n
-
-    for c in _read_cat_file(cats, "pass the --out of `biaskit curate cats`."):
-        k = (c.split, c.bias_type, c.target)
-        key_of[c.cat_id] = k
-        bump(k, "valid")
-    problems: Counter = Counter()
-    inv = invalid_path(cats)
-    for r in read_jsonl(inv) if inv.exists() else []:
-        bump((r.get("split"), r.get("domain"), r.get("target")), "invalid")
-        problems.update(p.get("code") for p in r.get("problems") or [])
-    jobs: dict[Key, set[str | None]] = {}
+    jobs: dict[_Key, set[str | None]] = {}
     for split in SPLITS:
         d = drafts_path(cats, split)
         for r in read_jsonl(d) if d.exists() else []:
@@ -360,40 +392,49 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
         e = errors_path(d)
         for r in read_jsonl(e) if e.exists() else []:
             ctx = r.get("context") or {}
-            bump((split, normalize_bias_type(ctx.get("domain") or ""), ctx.get("target")), "failed_jobs")
+            _bump(counts, (split, normalize_bias_type(ctx.get("domain") or ""), ctx.get("target")), "failed_jobs")
     for k, js in jobs.items():
-        bump(k, "jobs", len(js))
-    status_of: dict[str, str] = {}
-    if validated is not None:
-        validated = Path(validated)
-        if not validated.is_file():
-            raise InputError(
-                "file not found.", path=validated, fix="give the output file of `biaskit annotate apply --kind cat`."
-            )
-        for c in _read_cat_file(validated, "pass the --out of `biaskit annotate apply --kind cat`."):
-            status_of[c.cat_id] = "validated"
-        rej = validated.with_name(f"{validated.stem}.rejected.jsonl")
-        for r in read_jsonl(rej) if rej.exists() else []:
-            if str(r.get("id")) in key_of and r.get("status") in ("rejected", "needs_adjudication"):
-                status_of.setdefault(str(r["id"]), str(r["status"]))
-        for cid, st in status_of.items():
-            if cid in key_of:
-                bump(key_of[cid], st)
-    with_val = validated is not None
+        _bump(counts, k, "jobs", len(js))
 
-    def row(split: str | None, domain: str | None, keys: list[Key]) -> dict[str, Any]:
+
+def _count_validated(validated: Path, key_of: dict[str, _Key], counts: dict[_Key, Counter]) -> None:
+    """Count each valid CAT's annotation outcome: validated (in ``validated``), rejected or waiting for
+    adjudication (its ``.rejected.jsonl``)."""
+    from biaskit.io import read_jsonl
+
+    if not validated.is_file():
+        raise InputError(
+            "file not found.", path=validated, fix="give the output file of `biaskit annotate apply --kind cat`."
+        )
+    status_of: dict[str, str] = {}
+    for c in _read_cat_file(validated, "pass the --out of `biaskit annotate apply --kind cat`."):
+        status_of[c.cat_id] = "validated"
+    rej = validated.with_name(f"{validated.stem}.rejected.jsonl")
+    for r in read_jsonl(rej) if rej.exists() else []:
+        if str(r.get("id")) in key_of and r.get("status") in ("rejected", "needs_adjudication"):
+            status_of.setdefault(str(r["id"]), str(r["status"]))
+    for cid, st in status_of.items():
+        if cid in key_of:
+            _bump(counts, key_of[cid], st)
+
+
+def _retention_tables(counts: dict[_Key, Counter], with_val: bool) -> dict[str, Any]:
+    """The report's rows (per split and domain), totals (per split), overall figures and
+    ``by_target`` (per domain and target term, the terms that lose the most CATs first)."""
+
+    def row(split: str | None, domain: str | None, keys: list[_Key]) -> dict[str, Any]:
         return _retention_row(split, domain, sum((counts[k] for k in keys), Counter()), {k[2] for k in keys}, with_val)
 
     def order(x: str | None) -> int:
         return SPLITS.index(x) if x in SPLITS else 9
 
-    groups: dict[tuple[str | None, str | None], list[Key]] = {}
+    groups: dict[tuple[str | None, str | None], list[_Key]] = {}
     for k in counts:
         groups.setdefault((k[0], k[1]), []).append(k)
     rows = [row(sp, dom, ks) for (sp, dom), ks in sorted(groups.items(), key=lambda g: (order(g[0][0]), str(g[0][1])))]
     totals = [row(sp, "total", [k for k in counts if k[0] == sp]) for sp in SPLITS if any(k[0] == sp for k in counts)]
     overall = row("all", "total", list(counts))
-    per_term: dict[tuple[str, str], list[Key]] = {}
+    per_term: dict[tuple[str, str], list[_Key]] = {}
     for k in counts:
         per_term.setdefault((str(k[1]), str(k[2])), []).append(k)
     by_target = []
@@ -403,15 +444,7 @@ def cat_retention(cats: str | Path, validated: str | Path | None = None) -> dict
         by_target.append(r)
     kept = "validated" if with_val else "valid"
     by_target.sort(key=lambda r: (-(r["drafted"] - r[kept]), r["domain"], r["target"]))
-    return {
-        "cats": str(cats),
-        "validated": str(validated) if validated is not None else None,
-        "rows": rows,
-        "totals": totals,
-        "overall": overall,
-        "by_target": by_target,
-        "problems": dict(problems.most_common()),
-    }
+    return {"rows": rows, "totals": totals, "overall": overall, "by_target": by_target}
 
 
 def _read_cat_file(path: Path, fix: str) -> list:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from biaskit.clitools import choice_enum, echo, echo_error, value
-from biaskit.paths import in_dir
 
-from .options import LLMTaskOptions, SentencesOptions, TuplesOptions
+from .options import LLMTaskOptions, PromptsOptions, SentencesOptions, TuplesOptions
 from .pair_options import AdaptOptions, BuildPairsOptions, CheckOptions
 from .tasks import TASKS
 
@@ -72,20 +70,16 @@ def report_run(summary, what: str, *, exit_when_all_failed: bool = True) -> None
 
 # ------------------------------------------------------------------------------------------ prompts
 @app.command("prompts")
-def prompts_cmd(
-    prompts_dir: list[Path] | None = in_dir(
-        None, "--prompts-dir", help="extra folder(s) of *.toml templates (also $BIASKIT_PROMPTS_DIR)."
-    ),
-    show: str | None = typer.Option(None, "--show", help="print one template (id or id@version)."),
-) -> None:
+@PromptsOptions.cli()
+def prompts_cmd(opts: PromptsOptions) -> None:
     """List the prompt templates (id, version, hash, variables, file)."""
     from rich.table import Table
 
     from .prompts import get_prompt, load_prompts
 
-    ps = load_prompts(prompts_dir)
-    if show:
-        p = get_prompt(show, prompts=ps)
+    ps = load_prompts(opts.prompts_dir)
+    if opts.show:
+        p = get_prompt(opts.show, prompts=ps)
         echo(f"{p.ref} hash {p.hash}  {p.path}\n{p.description}\n")
         echo(f"system:\n{p.system}\nuser:\n{p.user}\nschema: {json.dumps(p.schema)}")
         return

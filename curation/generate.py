@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
 from biaskit.inventory import Inventory, load_inventory
@@ -22,28 +22,26 @@ from .runner import JobRunner, RunSummary
 from .tasks.sentences import SentenceTask
 from .tasks.tuples import TupleTask, tuple_items
 
+if TYPE_CHECKING:
+    from .options import CatsOptions, SentencesOptions, TuplesOptions
+
 
 def generate_tuples(
     llm: LLMClient,
+    prompt: Prompt | None,
+    o: TuplesOptions,
     /,
-    prompt: Prompt | None = None,
-    opts: Any = None,
     *,
     params: dict | None = None,
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
-    **options: Any,
 ) -> RunSummary:
-    """``biaskit curate tuples``: attributes per identity x polarity -> BiasTuple rows. ``opts``: the
-    command's :class:`~biaskit.curation.options.TuplesOptions` (or, the keyword form, its fields:
-    ``axis=``, ``out=``, ``identities=``, ...); ``llm``, ``prompt``: the client and template;
-    ``params``: the decoding parameters (default: the object's; in the keyword form, the task's);
-    ``inventory``: a loaded inventory (default: ``opts.inventory``'s)."""
-    from .options import TuplesOptions
-
-    o = TuplesOptions.coerce(opts, options, "axis")
-    if params is None and isinstance(opts, TuplesOptions):
+    """``biaskit curate tuples``: attributes per identity x polarity -> BiasTuple rows. ``o``: the
+    command's :class:`~biaskit.curation.options.TuplesOptions`; ``llm``, ``prompt``: the client and
+    template (None: the task's own); ``params``: the decoding parameters (default: ``o.params()``);
+    ``inventory``: a loaded inventory (default: ``o.inventory``'s)."""
+    if params is None:
         params = o.params()
     idents = (
         list(o.identities) if o.identities else (inventory or load_inventory(o.inventory)).identities(o.axis, o.lang)
@@ -83,25 +81,20 @@ def sentence_items(tuples: Sequence[BiasTuple]) -> list[dict[str, Any]]:
 
 def generate_sentences(
     llm: LLMClient,
+    prompt: Prompt | None,
+    o: SentencesOptions,
     /,
-    prompt: Prompt | None = None,
-    opts: Any = None,
     *,
     params: dict | None = None,
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
-    **options: Any,
 ) -> RunSummary:
     """``biaskit curate sentences``: ``per_tuple`` sentences per tuple that express its stereotype
     (``mode="stereo"``) or go against it (``mode="anti"``; default template ``sentences_anti``).
-    ``opts``: the command's :class:`~biaskit.curation.options.SentencesOptions` (or, the keyword form,
-    its fields: ``tuples=``, ``out=``, ``per_tuple=``, ...); ``params``, ``inventory``: as
-    :func:`generate_tuples`."""
-    from .options import SentencesOptions
-
-    o = SentencesOptions.coerce(opts, options, "tuples")
-    if params is None and isinstance(opts, SentencesOptions):
+    ``o``: the command's :class:`~biaskit.curation.options.SentencesOptions`; ``prompt``, ``params``,
+    ``inventory``: as :func:`generate_tuples`."""
+    if params is None:
         params = o.params()
     if inventory is None and o.inventory is not None:
         inventory = load_inventory(o.inventory)
@@ -122,7 +115,7 @@ def generate_sentences(
 
 def generate_cats(
     llm: LLMClient | Callable[[], LLMClient],
-    opts: Any = None,
+    o: CatsOptions,
     /,
     *,
     splits: Sequence[str] | None = None,
@@ -131,35 +124,29 @@ def generate_cats(
     inventory: Inventory | None = None,
     progress: bool = True,
     command: str | None = None,
-    **options: Any,
 ) -> tuple[dict[str, RunSummary], dict[str, Any]]:
     """``biaskit curate cats``: draft StereoSet CATs per target term and split into
     ``<out>.<split>.drafts.jsonl`` (resumable), then rebuild ``out`` (the structurally valid CATs),
     ``<out>.invalid.jsonl`` and ``<out>.retention.json`` from every draft so far (also when the run
     stops early). Returns the run summaries per split and the retention report.
 
-    ``opts``: the command's :class:`~biaskit.curation.options.CatsOptions` (or, the keyword form, its
-    fields: ``out=``, ``domains=``, ``per_target=``, ...). ``llm``: a client, or a function that makes one;
-    with a function each split gets its own client, so each run log counts only its own requests (one
-    shared client counts both). ``splits``: the splits to draft (default: ``opts.split``); ``prompts``:
-    a template per split (default: the object's ``intra_prompt`` / ``inter_prompt``; in the keyword form,
-    the tasks' own); ``params``, ``inventory``: as :func:`generate_tuples`. ``lang``: the language the
+    ``o``: the command's :class:`~biaskit.curation.options.CatsOptions`. ``llm``: a client, or a function
+    that makes one; with a function each split gets its own client, so each run log counts only its own
+    requests (one shared client counts both). ``splits``: the splits to draft (default: ``o.split``); ``prompts``:
+    a template per split (default: ``o.intra_prompt`` / ``o.inter_prompt``); ``params``, ``inventory``: as
+    :func:`generate_tuples`. ``lang``: the language the
     CATs are written in (target terms are the inventory's terms in that language)."""
     from .cats import SPLITS, cat_items, cat_targets, drafts_path, write_cats
-    from .options import CatsOptions
+    from .prompts import get_prompt
     from .tasks import TASKS
 
-    o = CatsOptions.coerce(opts, options, "out")
-    if isinstance(opts, CatsOptions):
-        if params is None:
-            params = o.params()
-        if prompts is None:
-            from .prompts import get_prompt
-
-            prompts = {
-                "intrasentence": get_prompt(o.intra_prompt, o.prompts_dir),
-                "intersentence": get_prompt(o.inter_prompt, o.prompts_dir),
-            }
+    if params is None:
+        params = o.params()
+    if prompts is None:
+        prompts = {
+            "intrasentence": get_prompt(o.intra_prompt, o.prompts_dir),
+            "intersentence": get_prompt(o.inter_prompt, o.prompts_dir),
+        }
     if splits is None:
         splits = list(SPLITS) if o.split == "both" else [o.split]
     domains, targets, lang = o.domains, o.targets, o.lang

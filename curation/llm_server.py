@@ -33,10 +33,13 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.options import say, tell
+
+if TYPE_CHECKING:
+    from .options import LLMServeOptions, LLMStopOptions
 
 STATE_FILE = "biaskit-llm.json"
 LOG_FILE = "server.log"
@@ -188,17 +191,15 @@ def _port(d: Path, port: int | None) -> int:
     return free_port()
 
 
-def serve(opts: Any = None, **kw: Any) -> LLMServerInfo:
+def serve(o: LLMServeOptions) -> LLMServerInfo:
     """``biaskit llm serve``: start llama.cpp's server for ``opts.model`` on 127.0.0.1 and wait until it
-    answers (``opts``: :class:`~.options.LLMServeOptions`, or its fields as keywords). Idempotent: the
+    answers (``o``: the command's :class:`~.options.LLMServeOptions`). Idempotent: the
     folder's server, when it runs this model, is returned as it is."""
     from biaskit.io import atomic_write_text
     from biaskit.threads import choose
 
-    from .options import LLMServeOptions
     from .served_models import resolve_model
 
-    o = LLMServeOptions.coerce(opts, kw, "model")
     d = Path(o.dir).expanduser().resolve() if o.dir else default_dir()
     live = running(d)
     py = find_server_python()
@@ -277,15 +278,12 @@ def _wait_until_it_answers(proc: subprocess.Popen, port: int, d: Path, wait: flo
     )
 
 
-def stop(opts: Any = None, **kw: Any) -> LLMServerInfo | None:
-    """``biaskit llm stop``: stop the server recorded in ``opts.dir``; None when none was running. The
+def stop(o: LLMStopOptions) -> LLMServerInfo | None:
+    """``biaskit llm stop``: stop the server recorded in ``o.dir``; None when none was running. The
     state file keeps the port (a later ``serve`` takes it again when free)."""
     from biaskit.io import atomic_write_text
     from biaskit.services import port_closed, terminate
 
-    from .options import LLMStopOptions
-
-    o = LLMStopOptions.coerce(opts, kw, "dir")
     d = Path(o.dir).expanduser().resolve() if o.dir else default_dir()
     info = running(d)
     if info is None:

@@ -1,4 +1,4 @@
-"""The options of ``biaskit curate tuples | sentences | llm-task | cats | cats-retention | translate |
+"""The options of ``biaskit curate prompts | tuples | sentences | llm-task | cats | cats-retention | translate |
 cat-translate``, declared once (:mod:`biaskit.options`).
 
 Each model is the one source of its command's flags (``@TuplesOptions.cli()`` in ``gen_cli.py``)
@@ -27,6 +27,7 @@ from .cli_options import (
     dry_run_option,
     inventory_option,
     prompt_option,
+    prompts_dir_option,
     show_option,
 )
 from .tasks.sentences import MODES as SENTENCE_MODES
@@ -55,6 +56,16 @@ def commas(v: Any) -> Any:
 
 def out_jsonl_option() -> Any:
     return option(..., "--out", path="out_file", help="output JSONL (appended to; re-running resumes).")
+
+
+class PromptsOptions(Options):
+    """``biaskit curate prompts`` (:func:`biaskit.curation.prompts.load_prompts`): list the templates, or
+    print one."""
+
+    command = "curate prompts"
+
+    prompts_dir: list[Path] | None = prompts_dir_option()
+    show: str | None = option(None, "--show", toml=False, help="print one template (id or id@version).")
 
 
 class TuplesOptions(_TuplesDecoding, LLMOptions, PromptFields, DryRunFields):

@@ -53,12 +53,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit import languages as L
 from biaskit.inventory import Inventory, Term, load_inventory
 from biaskit.schema import SentencePair
 from biaskit.textutil import match_case, norm_word, tokenize
+
+if TYPE_CHECKING:
+    from .pair_options import BuildPairsOptions
 
 _AN_EXCEPTIONS_A = ("uni", "use", "usu", "one", "euro", "eu", "ewe", "u.s", "ur")
 _AN_EXCEPTIONS_AN = ("hour", "honest", "honou", "heir", "obc", "sc/", "mba", "fbi", "nri")
@@ -179,6 +182,26 @@ def swap_sentence(
     term = inv.lookup(identity, lang) or inv.lookup(identity, "en")
     if term is None:
         raise SwapError(f"identity '{identity}' is not in the inventory")
+    tgt, side = _swap_target(term, identity, target, lang, inv)
+    tokens = tokenize(sentence)
+    matches = _mentions(tokens, term, tgt, lang, inv)
+    if not matches:
+        raise SwapError(f"identity '{identity}' not found in the sentence")
+    edits, changes, covered = _mention_edits(sentence, tokens, matches, lang)
+    if term.gender and tgt.gender and term.gender != tgt.gender:
+        plural = _is_plural(matches, lang)
+        more_edits, more_changes = _agreement_edits(tokens, covered, tgt.gender, inv, lang, plural)
+        edits += more_edits
+        changes += more_changes
+    out = sentence
+    for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
+        out = out[:s] + new + out[e:]
+    return SwapResult(out, term, tgt, side, changes)
+
+
+def _swap_target(term: Term, identity: str, target: str | None, lang: str, inv: Inventory) -> tuple[Term, str | None]:
+    """The group to swap ``term`` for (``target``, else its comparable group) and the side of the
+    comparison ``term`` is on (None for a given ``target``)."""
     side: str | None
     if target:
         tgt = inv.lookup(target, lang) or inv.lookup(target, "en")
@@ -192,21 +215,32 @@ def swap_sentence(
         tgt, side = comp
     if not (tgt.forms.get(lang) or {}).get("sg"):
         raise SwapError(f"comparable group '{tgt.id}' has no {lang} form in the inventory")
-    tokens = tokenize(sentence)
+    return tgt, side
+
+
+def _mentions(tokens: list, term: Term, tgt: Term, lang: str, inv: Inventory) -> list[tuple[Any, Term]]:
+    """Each mention of ``term`` with the term it becomes: ``tgt``, or for the identity inside an
+    intersectional mention ("old" in "an old man") the intersectional term with that component swapped."""
     found = inv.find(tokens, lang)
     matches = [(m, tgt) for m in found if m.term.id == term.id]
-    if not matches and not term.components:
-        # the identity inside an intersectional mention ("old" in "an old man"): swap that component
-        for m in found:
-            comps = m.term.components
-            ax = next((a for a, c in comps.items() if c == term.id), None)
-            if ax:
-                want = {**comps, ax: tgt.id}
-                inter = next((t for t in inv.terms.values() if t.components == want), None)
-                if inter is not None and (inter.forms.get(lang) or {}).get("sg"):
-                    matches.append((m, inter))
-    if not matches:
-        raise SwapError(f"identity '{identity}' not found in the sentence")
+    if matches or term.components:
+        return matches
+    for m in found:
+        comps = m.term.components
+        ax = next((a for a, c in comps.items() if c == term.id), None)
+        if ax:
+            want = {**comps, ax: tgt.id}
+            inter = next((t for t in inv.terms.values() if t.components == want), None)
+            if inter is not None and (inter.forms.get(lang) or {}).get("sg"):
+                matches.append((m, inter))
+    return matches
+
+
+def _mention_edits(
+    sentence: str, tokens: list, matches: list[tuple[Any, Term]], lang: str
+) -> tuple[list[tuple[int, int, str]], list[tuple[str, str]], set[int]]:
+    """The edits replacing each mention by its new term's form (casing and a possessive kept; English
+    "a"/"an" before it agreeing): (edits as (start, end, text), changes as (old, new), tokens covered)."""
     edits: list[tuple[int, int, str]] = []
     changes: list[tuple[str, str]] = []
     covered: set[int] = set()
@@ -234,7 +268,12 @@ def swap_sentence(
                 edits.append((art.start, art.end, article))
                 changes.append((art.text, article))
                 covered.add(m.start - 1)
-    plural = any(
+    return edits, changes, covered
+
+
+def _is_plural(matches: list[tuple[Any, Term]], lang: str) -> bool:
+    """Whether a mention is plural (agreement in languages whose words agree in number)."""
+    return any(
         m.form in ("pl", "obl_pl")
         or (
             m.form == "variant"
@@ -242,24 +281,29 @@ def swap_sentence(
         )
         for m, m_tgt in matches
     )
-    if term.gender and tgt.gender and term.gender != tgt.gender:
-        words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
-        for k, i in enumerate(words_idx):
-            if i in covered:
-                continue
-            tok = tokens[i]
-            nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
-            if lang == "en":
-                word = _en_gender_word(tok.text, tgt.gender, nxt, inv)
-            else:
-                word = _agreement_word(tok.text, tgt.gender, nxt, inv, lang, plural)
-            if word and word != tok.text:
-                edits.append((tok.start, tok.end, word))
-                changes.append((tok.text, word))
-    out = sentence
-    for s, e, new in sorted(edits, key=lambda x: x[0], reverse=True):
-        out = out[:s] + new + out[e:]
-    return SwapResult(out, term, tgt, side, changes)
+
+
+def _agreement_edits(
+    tokens: list, covered: set[int], to: str, inv: Inventory, lang: str, plural: bool
+) -> tuple[list[tuple[int, int, str]], list[tuple[str, str]]]:
+    """The other words that change with the gender (``to``): English pronouns and gendered words,
+    another language's agreeing words (:func:`_agreement_word`)."""
+    edits: list[tuple[int, int, str]] = []
+    changes: list[tuple[str, str]] = []
+    words_idx = [i for i, t in enumerate(tokens) if not t.is_punct]
+    for k, i in enumerate(words_idx):
+        if i in covered:
+            continue
+        tok = tokens[i]
+        nxt = tokens[words_idx[k + 1]].text if k + 1 < len(words_idx) and words_idx[k + 1] == i + 1 else None
+        if lang == "en":
+            word = _en_gender_word(tok.text, to, nxt, inv)
+        else:
+            word = _agreement_word(tok.text, to, nxt, inv, lang, plural)
+        if word and word != tok.text:
+            edits.append((tok.start, tok.end, word))
+            changes.append((tok.text, word))
+    return edits, changes
 
 
 MODES = ("stereo", "anti")
@@ -386,26 +430,13 @@ def build_pairs(
     With ``llm``, rows whose identity span is not found are rewritten by the ``pair_rewrite`` task
     (``prompt``: its template) through the job runner: ``rewrites_out`` keeps the rewrites
     (resumable, with ``.errors.jsonl`` and ``.runlog.jsonl`` beside it)."""
-    from biaskit.check import check_pair
-
     inv = inventory or load_inventory()
-    built: list[tuple[int, dict, Any]] = []  # (row, record, SentencePair | SwapError | rewrite item)
-    for i, row in rows:
-        status = row.get("status") or "raw"
-        if status in ("rejected", "parse_error", "request_error"):
-            built.append((i, row, SwapError(f"sentence status is {status}")))
-            continue
-        try:
-            built.append((i, row, build_pair(row, inventory=inv)))
-        except SwapError as exc:
-            item = _rewrite_item(row, inv) if llm is not None and "not found in the sentence" in str(exc) else None
-            built.append((i, row, item if item is not None else exc))
-    todo = [(n, b[2]) for n, b in enumerate(built) if isinstance(b[2], dict)]
-    if todo:
+    built = [(i, row, _rule_pair(row, inv, rewrite=llm is not None)) for i, row in rows]
+    if any(isinstance(b[2], dict) for b in built):
         from .runner import JobRunner
         from .tasks.pair_rewrite import PairRewriteTask
 
-        with JobRunner(
+        runner = JobRunner(
             llm,
             PairRewriteTask(prompt),
             params=llm_params,
@@ -414,16 +445,45 @@ def build_pairs(
             retry_failed=retry_failed,
             progress=progress,
             command=command,
-        ) as runner:
-            outcomes = runner.run_batch([item for _, item in todo])
-        for (n, _), oc in zip(todo, outcomes, strict=False):
-            i, row, _ = built[n]
-            try:
-                if not oc.ok:
-                    raise SwapError(f"identity not found and the LLM rewrite failed ({oc.output.error})")
-                built[n] = (i, row, build_pair(row, inventory=inv, rewrite=oc.output.rows[0]))
-            except SwapError as exc:
-                built[n] = (i, row, exc)
+        )
+        _rewrite_pairs(built, runner, inv)
+    return _pairs_and_rejects(built, inv, check)
+
+
+def _rule_pair(row: dict, inv: Inventory, *, rewrite: bool) -> Any:
+    """The row's pair by the rule-based swap, else its :class:`SwapError`, or (``rewrite``) the
+    ``pair_rewrite`` job for a row whose identity span the swap cannot find."""
+    status = row.get("status") or "raw"
+    if status in ("rejected", "parse_error", "request_error"):
+        return SwapError(f"sentence status is {status}")
+    try:
+        return build_pair(row, inventory=inv)
+    except SwapError as exc:
+        item = _rewrite_item(row, inv) if rewrite and "not found in the sentence" in str(exc) else None
+        return item if item is not None else exc
+
+
+def _rewrite_pairs(built: list[tuple[int, dict, Any]], runner: Any, inv: Inventory) -> None:
+    """Replace each rewrite job of ``built`` by the pair built from the LLM's rewrite (or its error)."""
+    todo = [(n, b[2]) for n, b in enumerate(built) if isinstance(b[2], dict)]
+    with runner:
+        outcomes = runner.run_batch([item for _, item in todo])
+    for (n, _), oc in zip(todo, outcomes, strict=False):
+        i, row, _ = built[n]
+        try:
+            if not oc.ok:
+                raise SwapError(f"identity not found and the LLM rewrite failed ({oc.output.error})")
+            built[n] = (i, row, build_pair(row, inventory=inv, rewrite=oc.output.rows[0]))
+        except SwapError as exc:
+            built[n] = (i, row, exc)
+
+
+def _pairs_and_rejects(
+    built: list[tuple[int, dict, Any]], inv: Inventory, check: bool
+) -> tuple[list[SentencePair], list[dict]]:
+    """The pairs (a duplicate dropped; with ``check``, the checker's flags) and the rejected rows."""
+    from biaskit.check import check_pair
+
     pairs: list[SentencePair] = []
     rejects: list[dict] = []
     seen: set[str] = set()
@@ -469,9 +529,7 @@ class PairsFileResult:
 
 
 def build_pairs_file(
-    opts: Any = None,
-    out: str | Path | None = None,
-    /,
+    o: BuildPairsOptions,
     *,
     inventory: Inventory | None = None,
     llm: Any = None,
@@ -481,24 +539,19 @@ def build_pairs_file(
     retry_failed: bool = False,
     progress: bool = True,
     command: str | None = None,
-    **options: Any,
 ) -> PairsFileResult:
     """``biaskit curate pairs``: the sentences file -> the pairs file ``out`` (.jsonl or .csv), the
     unusable sentences to ``<out>.errors.jsonl`` (``<out stem>.rejects.jsonl`` beside a CSV), and with
-    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``opts``: the
-    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions` (or, the keyword form, the
-    sentences file with ``out``); ``inventory``: a loaded inventory (default: ``opts.inventory``'s);
+    ``llm`` the rewrites of the ``pair_rewrite`` task to ``<out stem>.rewrites.jsonl``. ``o``: the
+    command's :class:`~biaskit.curation.pair_options.BuildPairsOptions`; ``inventory``: a loaded inventory
+    (default: ``o.inventory``'s);
     ``llm``, ``prompt``, ``llm_params``, ``concurrency``, ``retry_failed``: the LLM fallback's client and
     settings (the LLM option block)."""
     from biaskit.io import write_jsonl
     from biaskit.readers import read_sentence_rows, write_pairs
 
-    from .pair_options import BuildPairsOptions
     from .runner import errors_path
 
-    if out is not None:
-        options["out"] = out
-    o = BuildPairsOptions.coerce(opts, options, "sentences")
     sentences = o.sentences
     if inventory is None and o.inventory is not None:
         inventory = load_inventory(o.inventory)

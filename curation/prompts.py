@@ -158,84 +158,17 @@ def _substitute(text: str, values: Mapping[str, Any]) -> str:
 
 
 def _parse_prompt(path: Path) -> Prompt:
-    import tomllib
-
-    try:
-        obj = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not valid UTF-8.", path=path, fix="save the template as UTF-8.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(
-            f"invalid TOML ({exc}).", path=path, fix="check quoting; use '''...''' for multi-line text."
-        ) from None
-
-    def need(key: str, kind: type = str) -> Any:
-        if key not in obj:
-            raise InputError(f"missing key '{key}'.", path=path, fix=f"add `{key} = ...` at the top of the file.")
-        if not isinstance(obj[key], kind):
-            raise InputError(f"'{key}' must be a {kind.__name__}.", path=path, fix=f'write `{key} = "..."`.')
-        return obj[key]
-
-    pid = need("id")
-    if not _ID.match(pid):
-        raise InputError(
-            f"id '{pid}' must be lower-case letters, digits, '_', '-' or '.'.",
-            path=path,
-            fix='rename the id, e.g. id = "attributes_hi".',
-        )
+    """The template in ``path``, checked step by step (each bad key is one line naming the file and
+    the fix; the checks run in the order of the file's keys)."""
+    obj = _read_toml(path)
+    pid = _prompt_id(obj, path)
     version = obj.get("version")
     if version is None:
         raise InputError("missing key 'version'.", path=path, fix='add `version = "1"` and bump it on every edit.')
-    template = need("template", dict)
-    user = template.get("user")
-    if not isinstance(user, str) or not user.strip():
-        raise InputError(
-            "[template] needs a non-empty 'user' text.", path=path, fix="add user = '''...''' under [template]."
-        )
-    system = template.get("system", "")
-    if not isinstance(system, str):
-        raise InputError("[template] 'system' must be text.", path=path, fix="write system = '''...'''.")
-    example = template.get("example")
-    if example is not None and not isinstance(example, str):
-        raise InputError("[template] 'example' must be text.", path=path, fix='write example = """...""".')
-    variables = obj.get("variables", {})
-    if not isinstance(variables, dict):
-        raise InputError(
-            '[variables] must be a table of name = "description".',
-            path=path,
-            fix='write e.g. identity = "the identity term" under [variables].',
-        )
-    schema = obj.get("schema")
-    if isinstance(schema, str):
-        try:
-            schema = json.loads(schema)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"'schema' is not valid JSON ({exc.msg}, line {exc.lineno}).",
-                path=path,
-                fix="write the JSON Schema as a [schema] table or valid JSON text.",
-            ) from None
-    if schema is not None:
-        if not isinstance(schema, dict):
-            raise InputError(
-                "'schema' must be a JSON Schema object.", path=path, fix='e.g. [schema] type = "object" ...'
-            )
-        jsonschema = require("jsonschema", "curation", "checking prompt templates' JSON Schemas")
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise InputError(
-                f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).",
-                path=path,
-                fix="see https://json-schema.org/understanding-json-schema/.",
-            ) from None
-    examples = obj.get("examples", [])
-    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
-        raise InputError(
-            "'examples' must be an array of tables.",
-            path=path,
-            fix="write each worked example as a [[examples]] table (key = value lines below it).",
-        )
+    system, user, example = _template_texts(obj, path)
+    variables = _variables(obj, path)
+    schema = _schema(obj, path)
+    examples = _examples(obj, path)
     p = Prompt(
         id=pid,
         version=str(version),
@@ -250,15 +183,122 @@ def _parse_prompt(path: Path) -> Prompt:
         examples=examples,
         example=example,
     )
+    _check_placeholders(p, path)
+    return p
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not valid UTF-8.", path=path, fix="save the template as UTF-8.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(
+            f"invalid TOML ({exc}).", path=path, fix="check quoting; use '''...''' for multi-line text."
+        ) from None
+
+
+def _need(obj: Mapping[str, Any], path: Path, key: str, kind: type = str) -> Any:
+    """``obj[key]``, which must be there and of type ``kind``."""
+    if key not in obj:
+        raise InputError(f"missing key '{key}'.", path=path, fix=f"add `{key} = ...` at the top of the file.")
+    if not isinstance(obj[key], kind):
+        raise InputError(f"'{key}' must be a {kind.__name__}.", path=path, fix=f'write `{key} = "..."`.')
+    return obj[key]
+
+
+def _prompt_id(obj: Mapping[str, Any], path: Path) -> str:
+    pid = _need(obj, path, "id")
+    if not _ID.match(pid):
+        raise InputError(
+            f"id '{pid}' must be lower-case letters, digits, '_', '-' or '.'.",
+            path=path,
+            fix='rename the id, e.g. id = "attributes_hi".',
+        )
+    return pid
+
+
+def _template_texts(obj: Mapping[str, Any], path: Path) -> tuple[str, str, str | None]:
+    """``[template]``'s system, user and example texts."""
+    template = _need(obj, path, "template", dict)
+    user = template.get("user")
+    if not isinstance(user, str) or not user.strip():
+        raise InputError(
+            "[template] needs a non-empty 'user' text.", path=path, fix="add user = '''...''' under [template]."
+        )
+    system = template.get("system", "")
+    if not isinstance(system, str):
+        raise InputError("[template] 'system' must be text.", path=path, fix="write system = '''...'''.")
+    example = template.get("example")
+    if example is not None and not isinstance(example, str):
+        raise InputError("[template] 'example' must be text.", path=path, fix='write example = """...""".')
+    return system, user, example
+
+
+def _variables(obj: Mapping[str, Any], path: Path) -> dict:
+    variables = obj.get("variables", {})
+    if not isinstance(variables, dict):
+        raise InputError(
+            '[variables] must be a table of name = "description".',
+            path=path,
+            fix='write e.g. identity = "the identity term" under [variables].',
+        )
+    return variables
+
+
+def _schema(obj: Mapping[str, Any], path: Path) -> dict | None:
+    """The reply's JSON Schema (a ``[schema]`` table or JSON text), checked as a schema."""
+    schema = obj.get("schema")
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"'schema' is not valid JSON ({exc.msg}, line {exc.lineno}).",
+                path=path,
+                fix="write the JSON Schema as a [schema] table or valid JSON text.",
+            ) from None
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        raise InputError("'schema' must be a JSON Schema object.", path=path, fix='e.g. [schema] type = "object" ...')
+    jsonschema = require("jsonschema", "curation", "checking prompt templates' JSON Schemas")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InputError(
+            f"'schema' is not a valid JSON Schema ({str(exc).splitlines()[0]}).",
+            path=path,
+            fix="see https://json-schema.org/understanding-json-schema/.",
+        ) from None
+    return schema
+
+
+def _examples(obj: Mapping[str, Any], path: Path) -> list:
+    examples = obj.get("examples", [])
+    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
+        raise InputError(
+            "'examples' must be an array of tables.",
+            path=path,
+            fix="write each worked example as a [[examples]] table (key = value lines below it).",
+        )
+    return examples
+
+
+def _check_placeholders(p: Prompt, path: Path) -> None:
+    """Every ``{name}`` of the texts is a declared variable and every declared variable is used; an
+    ``example`` is shown (``{examples}``) and uses only the variables and ``{reply}``."""
     used = p.placeholders()
-    if example is not None:
+    if p.example is not None:
         if "examples" not in used:
             raise InputError(
                 "[template] 'example' is never shown: the system or user text has no {examples}.",
                 path=path,
                 fix="put {examples} where the worked examples go, or remove 'example'.",
             )
-        odd = sorted(set(PLACEHOLDER.findall(example)) - set(p.variables) - {"reply"})
+        odd = sorted(set(PLACEHOLDER.findall(p.example)) - set(p.variables) - {"reply"})
         if odd:
             raise InputError(
                 f"[template] 'example' uses undeclared variable(s) {', '.join('{' + u + '}' for u in odd)}.",
@@ -279,7 +319,6 @@ def _parse_prompt(path: Path) -> Prompt:
             path=path,
             fix="remove them from [variables] or use them as {name} in the template.",
         )
-    return p
 
 
 def prompt_dirs(extra: Iterable[str | Path] | str | Path | None = None) -> list[Path]:

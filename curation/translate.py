@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.cache import DiskCache, cached_results, request_hash
 from biaskit.errors import InputError
@@ -54,6 +54,9 @@ from biaskit.schema import SentencePair, normalize_text
 from biaskit.textutil import strip_edges
 
 from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
+
+if TYPE_CHECKING:
+    from .options import TranslateOptions
 
 __all__ = ["MT_ENGINES", "translate_pairs", "translate_file", "check_candidate", "TranslateResult"]
 
@@ -225,77 +228,107 @@ def _engine_label(e: MTEngine) -> str:
 def _candidates_for_batch(
     batch: list[SentencePair], engine: CachedEngine, target: str, align: bool, pair_checker, check_kw: dict
 ) -> list[dict]:
+    """One engine's candidate for each pair of ``batch``, with its flags: both sentences in one request
+    (an engine with ``joint_pairs``), else each sentence on its own (with span substitution when
+    ``align``)."""
+    if engine.engine.joint_pairs:
+        cands = _joint_candidates(batch, engine, target)
+    else:
+        cands = _independent_candidates(batch, engine, target, align)
+    _add_flags(batch, cands, target, pair_checker, check_kw)
+    return [
+        {k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
+        for c in cands
+    ]
+
+
+def _joint_candidates(batch: list[SentencePair], engine: CachedEngine, target: str) -> list[dict]:
+    """Each pair translated in one request (``joint-prompt``); no usable reply is an ``engine_failed``
+    candidate, a reply that copies the prompt's examples an empty one flagged so."""
     e = engine.engine
     base_prov = e.provenance()
     cands: list[dict] = []
-    if e.joint_pairs:
-        outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
-        for p, o in zip(batch, outs, strict=False):
-            if o is None:
-                cands.append(
-                    {
-                        "engine": e.name,
-                        "model": e.model,
-                        "sent_more": "",
-                        "sent_less": "",
-                        "strategy": "joint-prompt",
-                        "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
-                        "provenance": base_prov,
-                    }
-                )
-                continue
-            more, less = o.get("sent_more", ""), o.get("sent_less", "")
-            prov = {**base_prov, **(o.get("provenance") or {})}
-            copied = e.prompt_copies(
-                "pair", {"sent_more": p.sent_more, "sent_less": p.sent_less}, o, engine.src, target
-            )
+    outs = engine.translate_pairs([(p.sent_more, p.sent_less) for p in batch])
+    for p, o in zip(batch, outs, strict=False):
+        if o is None:
             cands.append(
                 {
                     "engine": e.name,
                     "model": e.model,
-                    "sent_more": "" if copied else more,
-                    "sent_less": "" if copied else less,
+                    "sent_more": "",
+                    "sent_less": "",
                     "strategy": "joint-prompt",
-                    "provenance": prov,
-                    **({"flags": [copies_prompt_flag(copied)]} if copied else {}),
+                    "flags": [flag("engine_failed", "the engine gave no usable translation; a re-run retries it.")],
+                    "provenance": base_prov,
                 }
             )
-    else:
-        texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
-        texts_out = engine.translate(texts)
-        pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
-        # second pass: the differing English spans of pairs whose translation is not minimal
-        need = [
-            i
-            for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
-            if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
-        ]
-        span_tr: dict[str, str] = {}
-        if need:
-            spans = []
-            for i in need:
-                d = diff_spans(tokens(batch[i].sent_more), tokens(batch[i].sent_less))
-                if len(d) == 1 and d[0][0] and d[0][1]:
-                    spans += [" ".join(d[0][0]), " ".join(d[0][1])]
-            spans = list(dict.fromkeys(spans))
-            if spans:
-                span_tr = dict(zip(spans, engine.translate(spans), strict=False))
-        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
-            cand: dict[str, Any] = {
+            continue
+        more, less = o.get("sent_more", ""), o.get("sent_less", "")
+        prov = {**base_prov, **(o.get("provenance") or {})}
+        copied = e.prompt_copies("pair", {"sent_more": p.sent_more, "sent_less": p.sent_less}, o, engine.src, target)
+        cands.append(
+            {
                 "engine": e.name,
                 "model": e.model,
-                "sent_more": m,
-                "sent_less": le,
-                "strategy": "independent",
-                "provenance": dict(base_prov),
+                "sent_more": "" if copied else more,
+                "sent_less": "" if copied else less,
+                "strategy": "joint-prompt",
+                "provenance": prov,
+                **({"flags": [copies_prompt_flag(copied)]} if copied else {}),
             }
-            if i in need:
-                sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
-                if sub is not None:
-                    cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
-                    cand["strategy"] = f"span-substitution (base: {sub[2]})"
-                    cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
-            cands.append(cand)
+        )
+    return cands
+
+
+def _independent_candidates(batch: list[SentencePair], engine: CachedEngine, target: str, align: bool) -> list[dict]:
+    """Each sentence translated on its own (``independent``); with ``align``, a pair whose translation is
+    not minimal gets its differing source span translated and substituted (``span-substitution``)."""
+    e = engine.engine
+    base_prov = e.provenance()
+    texts = [s for p in batch for s in (p.sent_more, p.sent_less)]
+    texts_out = engine.translate(texts)
+    pairs_out = [(texts_out[2 * i], texts_out[2 * i + 1]) for i in range(len(batch))]
+    # second pass: the differing English spans of pairs whose translation is not minimal
+    need = [
+        i
+        for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False))
+        if align and _needs_alignment(p.sent_more, p.sent_less, m, le, engine.src, target)
+    ]
+    span_tr = _span_translations([batch[i] for i in need], engine)
+    cands: list[dict] = []
+    for i, (p, (m, le)) in enumerate(zip(batch, pairs_out, strict=False)):
+        cand: dict[str, Any] = {
+            "engine": e.name,
+            "model": e.model,
+            "sent_more": m,
+            "sent_less": le,
+            "strategy": "independent",
+            "provenance": dict(base_prov),
+        }
+        if i in need:
+            sub = _span_substitution(p.sent_more, p.sent_less, m, le, span_tr)
+            if sub is not None:
+                cand["sent_more"], cand["sent_less"] = sub[0], sub[1]
+                cand["strategy"] = f"span-substitution (base: {sub[2]})"
+                cand["provenance"]["independent"] = {"sent_more": m, "sent_less": le}
+        cands.append(cand)
+    return cands
+
+
+def _span_translations(pairs: list[SentencePair], engine: CachedEngine) -> dict[str, str]:
+    """The translation of each pair's one differing span (both sides), each distinct span asked once."""
+    spans: list[str] = []
+    for p in pairs:
+        d = diff_spans(tokens(p.sent_more), tokens(p.sent_less))
+        if len(d) == 1 and d[0][0] and d[0][1]:
+            spans += [" ".join(d[0][0]), " ".join(d[0][1])]
+    spans = list(dict.fromkeys(spans))
+    return dict(zip(spans, engine.translate(spans), strict=False)) if spans else {}
+
+
+def _add_flags(batch: list[SentencePair], cands: list[dict], target: str, pair_checker, check_kw: dict) -> None:
+    """Each candidate's flags: the pair checks (unless it is already flagged as failed or copied), and
+    ``span_substituted`` when span substitution built it."""
     for p, c in zip(batch, cands, strict=False):
         fl = (
             []
@@ -312,10 +345,6 @@ def _candidates_for_batch(
                 )
             )
         c["flags"] = c.get("flags") or fl
-    return [
-        {k: c[k] for k in ("engine", "model", "sent_more", "sent_less", "flags", "strategy", "provenance")}
-        for c in cands
-    ]
 
 
 def _now() -> str:
@@ -376,18 +405,74 @@ def translate_pairs(
     check_kw: dict | None = None,
     source_file: str | None = None,
 ) -> TranslateResult:
-    """Translate every pair with every engine; write candidate records to ``out`` (JSONL)."""
-    from biaskit import __version__
-    from biaskit.io import JsonlAppender, no_empty_output, write_jsonl
+    """Translate every pair with every engine; write candidate records to ``out`` (JSONL, appended as
+    batches finish; an interrupted run resumes; rewritten in input order at the end)."""
+    from biaskit.io import write_jsonl
 
     started = time.monotonic()
     out = Path(out)
     target = target.strip().lower()
+    need_engines(engines)
+    src, pairs = _one_language(pairs, source_lang, target, source_file)
+    cache = cache if cache is not None else DiskCache(namespace="mt")
+    labels = engine_labels(engines, ": reviewers' choices could not be told apart")
+    signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
+
+    done, n_failed_before, notes = resume_candidates(
+        out, [p.pair_id for p in pairs], signature, "pair_id", resume=resume
+    )
+    n_resumed = len(done)
+    for e in engines:
+        e.attach_output(out)
+    cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
+    run = RunInfo(src, target, signature, labels, source_file)
+
+    def records(batch: list[SentencePair]) -> list[dict]:
+        per_engine = [
+            _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw or {}) for ce in cached_engines
+        ]
+        return [_pair_record(p, [cands[j] for cands in per_engine], run) for j, p in enumerate(batch)]
+
+    todo = [p for p in pairs if p.pair_id not in done]
+    write_in_batches(
+        out, todo, batch_pairs, records, done, "pair_id", f"translating {src}->{target}", "pairs", progress
+    )
+    records_ = [done[p.pair_id] for p in pairs if p.pair_id in done]
+    write_jsonl(out, records_)
+    return TranslateResult(
+        out=out,
+        n_pairs=len(records_),
+        n_resumed=n_resumed,
+        **run_figures(records_, labels, cached_engines),
+        seconds=time.monotonic() - started,
+        n_retried=n_failed_before,
+        notes=notes,
+    )
+
+
+def need_engines(engines: Sequence[MTEngine]) -> None:
     if not engines:
         raise InputError(
             "no translation engine given.",
             fix=f"use e.g. {say('engines', 'llm:MODEL')} (engines: googletrans, hf:PATH, llm:MODEL).",
         )
+
+
+def engine_labels(engines: Sequence[MTEngine], why: str = "") -> list[str]:
+    """``engine:model`` of each engine; the same one twice is refused (``why``: what that would spoil)."""
+    labels = [_engine_label(e) for e in engines]
+    if len(set(labels)) != len(labels):
+        raise InputError(
+            f"the same engine and model is listed twice ({labels}){why}.", fix="list each engine/model once."
+        )
+    return labels
+
+
+def _one_language(
+    pairs: Sequence[SentencePair], source_lang: str | None, target: str, source_file: str | None
+) -> tuple[str, list[SentencePair]]:
+    """The source language (``source_lang``, else the pairs' one language) and its pairs; the target
+    must be another language."""
     pairs = list(pairs)
     langs = {p.lang for p in pairs}
     src = (source_lang or (langs.pop() if len(langs) == 1 else "")).lower()
@@ -403,74 +488,77 @@ def translate_pairs(
             f"source and target language are both '{src}'.",
             fix=f"{tell('target', 'LANG')} with a language other than '{src}', or check {say('source_lang')}.",
         )
-    cache = cache if cache is not None else DiskCache(namespace="mt")
-    labels = [_engine_label(e) for e in engines]
-    if len(set(labels)) != len(labels):
-        raise InputError(
-            f"the same engine and model is listed twice ({labels}): reviewers' choices could not be told apart.",
-            fix="list each engine/model once.",
-        )
-    signature = request_hash({"engines": labels, "src": src, "tgt": target})[:16]
+    return src, pairs
 
-    done, n_failed_before, notes = resume_candidates(
-        out, [p.pair_id for p in pairs], signature, "pair_id", resume=resume
-    )
-    n_resumed = len(done)
-    for e in engines:
-        e.attach_output(out)
-    cached_engines = [CachedEngine(e, cache, src, target) for e in engines]
-    todo = [p for p in pairs if p.pair_id not in done]
-    check_kw = check_kw or {}
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What every candidate record of a translation run records: the languages, the run's signature
+    (engines and languages: a resumed run must match it), the engines' labels and the source file."""
+
+    src: str
+    target: str
+    signature: str
+    labels: list[str]
+    source_file: str | None
+
+
+def _pair_record(p: SentencePair, candidates: list[dict], run: RunInfo) -> dict[str, Any]:
+    """One pair's candidate record: its source sentences, each engine's candidate and the provenance."""
+    from biaskit import __version__
+
+    rec: dict[str, Any] = {
+        "pair_id": p.pair_id,
+        "source_lang": run.src,
+        "target_lang": run.target,
+        "bias_type": p.bias_type,
+        "direction": p.direction,
+        "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
+        "candidates": candidates,
+        "provenance": {
+            "run_signature": run.signature,
+            "source_id": p.source_id,
+            "source_provenance": p.provenance,
+            "source_file": run.source_file,
+            "engines": run.labels,
+            "created_at": _now(),
+            "biaskit": __version__,
+        },
+    }
+    if p.group_more or p.group_less:
+        rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
+    return rec
+
+
+def write_in_batches(
+    out: Path,
+    items: Sequence[Any],
+    size: int,
+    make: Callable[[list], list[dict]],
+    done: dict[str, dict],
+    key: str,
+    what: str,
+    unit: str,
+    progress: bool,
+) -> None:
+    """``make(batch)``'s records for each batch of ``size`` items, appended to ``out`` as each batch
+    finishes (an interrupted run keeps them; a run that wrote nothing leaves no empty file) and added to
+    ``done`` by their ``key``; a progress bar (``what``, counted in ``unit``) when ``progress``."""
+    from biaskit.io import JsonlAppender, no_empty_output
     from biaskit.progress import progress as progress_bar
 
     with (
         no_empty_output(out),
-        progress_bar(len(todo), f"translating {src}->{target}", enabled=progress, unit="pairs") as bar,
+        progress_bar(len(items), what, enabled=progress, unit=unit) as bar,
         JsonlAppender(out) as log,
     ):
-        for b in range(0, len(todo), max(1, batch_pairs)):
-            batch = todo[b : b + batch_pairs]
-            per_engine = [
-                _candidates_for_batch(batch, ce, target, align, pair_checker, check_kw) for ce in cached_engines
-            ]
-            recs = []
-            for j, p in enumerate(batch):
-                rec: dict[str, Any] = {
-                    "pair_id": p.pair_id,
-                    "source_lang": src,
-                    "target_lang": target,
-                    "bias_type": p.bias_type,
-                    "direction": p.direction,
-                    "source": {"sent_more": p.sent_more, "sent_less": p.sent_less},
-                    "candidates": [cands[j] for cands in per_engine],
-                    "provenance": {
-                        "run_signature": signature,
-                        "source_id": p.source_id,
-                        "source_provenance": p.provenance,
-                        "source_file": source_file,
-                        "engines": labels,
-                        "created_at": _now(),
-                        "biaskit": __version__,
-                    },
-                }
-                if p.group_more or p.group_less:
-                    rec["source"].update({"group_more": p.group_more, "group_less": p.group_less})
-                recs.append(rec)
-                done[p.pair_id] = rec
+        for b in range(0, len(items), max(1, size)):
+            batch = list(items[b : b + size])
+            recs = make(batch)
+            for rec in recs:
+                done[rec[key]] = rec
             log.write_many(recs)
             bar.advance(len(batch))
-    records = [done[p.pair_id] for p in pairs if p.pair_id in done]
-    write_jsonl(out, records)
-    return TranslateResult(
-        out=out,
-        n_pairs=len(records),
-        n_resumed=n_resumed,
-        **run_figures(records, labels, cached_engines),
-        seconds=time.monotonic() - started,
-        n_retried=n_failed_before,
-        notes=notes,
-    )
 
 
 def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequence[CachedEngine]) -> dict[str, Any]:
@@ -492,10 +580,7 @@ def run_figures(records: Sequence[dict], labels: Sequence[str], engines: Sequenc
 
 
 def translate_file(
-    opts: Any = None,
-    target: str | None = None,
-    engines: str | Sequence[str] | None = None,
-    out: str | Path | None = None,
+    o: TranslateOptions,
     /,
     *,
     engine_options: dict[str, Any] | None = None,
@@ -504,22 +589,15 @@ def translate_file(
     progress: bool = False,
     pair_checker: Callable[..., list] | None = None,
     check_kw: dict | None = None,
-    **options: Any,
 ) -> TranslateResult:
     """``biaskit curate translate``: read pairs (CrowS / IndiBias / biaskit), build engines from specs,
-    and :func:`translate_pairs`. ``opts``: the command's :class:`~biaskit.curation.options.TranslateOptions`
-    (or, the keyword form, the pairs file with ``target``, ``engines``, ``out`` and its other fields as
-    keywords); ``engine_options``: the bag every engine is built from (default: the object's
-    ``engine_options()``; in the keyword form, none); ``resume``: default ``not opts.restart``; ``cache``,
+    and :func:`translate_pairs`. ``o``: the command's :class:`~biaskit.curation.options.TranslateOptions`;
+    ``engine_options``: the bag every engine is built from (default: ``o.engine_options()``); ``resume``:
+    default ``not o.restart``; ``cache``,
     ``progress``, ``pair_checker``, ``check_kw``: as :func:`translate_pairs`."""
     from biaskit.readers import read_pairs
 
-    from .options import TranslateOptions
-
-    positional = {"target": target, "engines": engines, "out": out, "pairs": options.pop("pairs_path", None)}
-    options.update({k: v for k, v in positional.items() if v is not None})
-    o = TranslateOptions.coerce(opts, options, "pairs")
-    if engine_options is None and isinstance(opts, TranslateOptions):
+    if engine_options is None:
         engine_options = o.engine_options()
     pairs_path, source_lang = o.pairs, o.source_lang
     specs = parse_engine_list(o.engines)

@@ -161,6 +161,8 @@ def measure(
     from biaskit.curation.cats import drafts_path
     from biaskit.curation.generate import generate_cats, generate_sentences, generate_tuples
     from biaskit.curation.llm import get_llm
+    from biaskit.curation.options import CatsOptions, SentencesOptions, TuplesOptions
+    from biaskit.curation.pair_options import BuildPairsOptions
     from biaskit.curation.pairs import build_pairs_file
     from biaskit.curation.prompts import get_prompt
 
@@ -189,11 +191,7 @@ def measure(
             s = generate_tuples(
                 client(),
                 get_prompt(refs["tuples"]),
-                axis=axis,
-                out=t_out,
-                identities=ids,
-                polarity="both",
-                n=n_attributes,
+                TuplesOptions.from_kwargs(axis=axis, out=t_out, identities=ids, polarity="both", n=n_attributes),
                 params={"max_tokens": mt["tuples"], "temperature": temperature},
                 progress=False,
                 inventory=inv,
@@ -225,13 +223,10 @@ def measure(
             generate_sentences(
                 client(),
                 get_prompt(refs[mode]),
-                tuples=tuples_ok,
-                out=s_out,
-                per_tuple=per_tuple,
+                SentencesOptions.from_kwargs(tuples=tuples_ok, out=s_out, per_tuple=per_tuple, mode=mode),
                 params={"max_tokens": mt["sentences"], "temperature": temperature},
                 progress=False,
                 inventory=inv,
-                mode=mode,
             )
             rows = _rows(s_out)
             named = [r for r in rows if r.get("status") != "rejected"]
@@ -239,7 +234,11 @@ def measure(
             write_jsonl(work / f"sentences.{mode}.reviewed.jsonl", kept)
             pairs_file = work / f"pairs.{mode}.jsonl"
             res = (
-                build_pairs_file(work / f"sentences.{mode}.reviewed.jsonl", pairs_file, inventory=inv, progress=False)
+                build_pairs_file(
+                    BuildPairsOptions(sentences=work / f"sentences.{mode}.reviewed.jsonl", out=pairs_file),
+                    inventory=inv,
+                    progress=False,
+                )
                 if kept
                 else None
             )
@@ -261,10 +260,7 @@ def measure(
         for dom, targets in cat_targets.items():
             generate_cats(
                 client,
-                out=c_out,
-                domains=dom,
-                targets=targets,
-                per_target=per_target,
+                CatsOptions.from_kwargs(out=c_out, domains=dom, targets=targets, per_target=per_target),
                 prompts={
                     "intrasentence": get_prompt(refs["intrasentence"]),
                     "intersentence": get_prompt(refs["intersentence"]),

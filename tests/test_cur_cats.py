@@ -314,6 +314,7 @@ def test_retention_counts_worked_out_by_hand(tmp_path):
 # ------------------------------------------------------------------ running the tasks
 def test_junk_replies_are_recorded_never_a_crash(tmp_path):
     from biaskit.curation.generate import generate_cats
+    from biaskit.curation.options import CatsOptions
 
     good = {
         "context": "The Sikh driver was BLANK.",
@@ -344,11 +345,8 @@ def test_junk_replies_are_recorded_never_a_crash(tmp_path):
     out = tmp_path / "cats.jsonl"
     summaries, rep = generate_cats(
         llm,
-        out=out,
-        domains="religion",
-        targets=["Sikh", "Hindu", "Jain", "Parsi"],
+        CatsOptions.from_kwargs(out=out, domains="religion", targets=["Sikh", "Hindu", "Jain", "Parsi"], per_target=1),
         splits=["intrasentence"],
-        per_target=1,
         progress=False,
     )
     s = summaries["intrasentence"]

@@ -10,6 +10,7 @@ import re
 import pytest
 from biaskit.curation.generate import generate_sentences, generate_tuples
 from biaskit.curation.llm import DummyLLM
+from biaskit.curation.options import SentencesOptions, TuplesOptions
 from biaskit.curation.prompts import get_prompt
 from biaskit.curation.runner import errors_path, runlog_path
 from biaskit.curation.tasks.tuples import (
@@ -105,10 +106,7 @@ def test_tuples_end_to_end_with_junk_and_rejects(tmp_path):
     s = generate_tuples(
         llm,
         get_prompt("attributes"),
-        axis="Caste",
-        identities=["Dalit", "Brahmin"],
-        n=10,
-        out=out,
+        TuplesOptions.from_kwargs(axis="Caste", identities=["Dalit", "Brahmin"], n=10, out=out),
         params={"temperature": 0.7, "seed": 3},
         progress=False,
     )
@@ -152,11 +150,7 @@ def test_rerun_costs_zero_and_resume_after_interrupt(tmp_path):
         generate_tuples(
             llm,
             get_prompt("attributes"),
-            axis="caste",
-            identities=idents,
-            polarity="negative",
-            n=3,
-            out=out,
+            TuplesOptions.from_kwargs(axis="caste", identities=idents, polarity="negative", n=3, out=out),
             progress=False,
         )
     assert len(read_jsonl(out)) == 2  # finished work was kept
@@ -165,11 +159,7 @@ def test_rerun_costs_zero_and_resume_after_interrupt(tmp_path):
     s = generate_tuples(
         llm2,
         get_prompt("attributes"),
-        axis="caste",
-        identities=idents,
-        polarity="negative",
-        n=3,
-        out=out,
+        TuplesOptions.from_kwargs(axis="caste", identities=idents, polarity="negative", n=3, out=out),
         progress=False,
     )
     assert s.skipped_done == 2 and s.run == 1 and len(llm2.sent) == 1 and len(read_jsonl(out)) == 3
@@ -177,11 +167,7 @@ def test_rerun_costs_zero_and_resume_after_interrupt(tmp_path):
     s = generate_tuples(
         llm3,
         get_prompt("attributes"),
-        axis="caste",
-        identities=idents,
-        polarity="negative",
-        n=3,
-        out=out,
+        TuplesOptions.from_kwargs(axis="caste", identities=idents, polarity="negative", n=3, out=out),
         progress=False,
     )
     assert s.run == 0 and llm3.sent == [] and llm3.stats.requests == 0
@@ -194,11 +180,7 @@ def test_retry_failed_asks_again(tmp_path):
     generate_tuples(
         bad,
         get_prompt("attributes"),
-        axis="caste",
-        identities=["Dalit"],
-        polarity="negative",
-        n=3,
-        out=out,
+        TuplesOptions.from_kwargs(axis="caste", identities=["Dalit"], polarity="negative", n=3, out=out),
         progress=False,
     )
     assert not out.exists() or read_jsonl(out) == []
@@ -206,24 +188,17 @@ def test_retry_failed_asks_again(tmp_path):
     generate_tuples(
         same,
         get_prompt("attributes"),
-        axis="caste",
-        identities=["Dalit"],
-        polarity="negative",
-        n=3,
-        out=out,
+        TuplesOptions.from_kwargs(axis="caste", identities=["Dalit"], polarity="negative", n=3, out=out),
         progress=False,
     )
     assert same.sent == [] and errors_path(out).exists()  # cached junk: no new request without --retry-failed
     generate_tuples(
         same,
         get_prompt("attributes"),
-        axis="caste",
-        identities=["Dalit"],
-        polarity="negative",
-        n=3,
-        out=out,
+        TuplesOptions.from_kwargs(
+            axis="caste", identities=["Dalit"], polarity="negative", n=3, out=out, retry_failed=True
+        ),
         progress=False,
-        retry_failed=True,
     )
     assert len(same.sent) == 1 and [r["attribute"] for r in read_jsonl(out)] == ["x1y"]
     assert not errors_path(out).exists()  # the error line is gone once the job succeeded
@@ -237,11 +212,7 @@ def test_concurrency_gives_the_same_rows(tmp_path):
         generate_tuples(
             llm,
             get_prompt("attributes"),
-            axis="caste",
-            identities=idents,
-            n=3,
-            out=d / "t.jsonl",
-            concurrency=conc,
+            TuplesOptions.from_kwargs(axis="caste", identities=idents, n=3, out=d / "t.jsonl", concurrency=conc),
             progress=False,
         )
         return sorted((r["identity"], r["polarity"], r["attribute"]) for r in read_jsonl(d / "t.jsonl"))
@@ -254,7 +225,12 @@ def test_concurrency_gives_the_same_rows(tmp_path):
 def test_cross_polarity_conflicts_are_marked(tmp_path):
     out = tmp_path / "t.jsonl"
     llm = DummyLLM(responses=lambda m, p, rf: '{"attributes": ["proud", "rich"]}', cache=False)
-    generate_tuples(llm, get_prompt("attributes"), axis="caste", identities=["Brahmin"], n=2, out=out, progress=False)
+    generate_tuples(
+        llm,
+        get_prompt("attributes"),
+        TuplesOptions.from_kwargs(axis="caste", identities=["Brahmin"], n=2, out=out),
+        progress=False,
+    )
     rows = read_jsonl(out)
     assert len(rows) == 4 and all(r["meta"]["conflict"] == "listed as both positive and negative" for r in rows)
 
@@ -265,11 +241,7 @@ def test_sentences_reject_rows_without_the_identity(tmp_path):
     generate_tuples(
         llm,
         get_prompt("attributes"),
-        axis="caste",
-        identities=["Dalit"],
-        polarity="negative",
-        n=1,
-        out=t,
+        TuplesOptions.from_kwargs(axis="caste", identities=["Dalit"], polarity="negative", n=1, out=t),
         progress=False,
     )
     sl = DummyLLM(
@@ -288,7 +260,9 @@ def test_sentences_reject_rows_without_the_identity(tmp_path):
         cache=False,
     )
     out = tmp_path / "s.jsonl"
-    generate_sentences(sl, get_prompt("sentences"), tuples=t, out=out, per_tuple=3, progress=False)
+    generate_sentences(
+        sl, get_prompt("sentences"), SentencesOptions.from_kwargs(tuples=t, out=out, per_tuple=3), progress=False
+    )
     rows = read_jsonl(out)
     assert [(r["sentence"], r["status"]) for r in rows] == [
         ("Dalit families are always poor.", "raw"),
@@ -305,7 +279,11 @@ def test_bad_tuples_file_names_the_row(tmp_path):
         '{"identity": "Dalit", "attribute": "poor", "axis": "caste", "polarity": "sideways"}\n'
     )
     with pytest.raises(InputError, match=r"t.jsonl, row 2, column 'polarity'"):
-        generate_sentences(DummyLLM(cache=False), get_prompt("sentences"), tuples=t, out=tmp_path / "s.jsonl")
+        generate_sentences(
+            DummyLLM(cache=False),
+            get_prompt("sentences"),
+            SentencesOptions.from_kwargs(tuples=t, out=tmp_path / "s.jsonl"),
+        )
 
 
 def test_cli_dry_run_needs_no_key_and_prints_prompts(tmp_path, monkeypatch, capsys):
@@ -458,11 +436,7 @@ def test_echoes_and_categories_are_dropped_and_a_reply_of_nothing_else_is_unusab
     s = generate_tuples(
         DummyLLM(responses=reply, cache=False),
         prompt,
-        axis="caste",
-        identities=["Dalit", "Brahmin"],
-        polarity="negative",
-        n=5,
-        out=out,
+        TuplesOptions.from_kwargs(axis="caste", identities=["Dalit", "Brahmin"], polarity="negative", n=5, out=out),
         progress=False,
     )
     rows = read_jsonl(out)

@@ -185,17 +185,21 @@ def test_429_with_retry_after_and_500_are_retried_with_backoff(server, tmp_path,
 def test_500_forever_is_bounded_then_stops_the_run(server, tmp_path):
     from biaskit.curation.generate import generate_tuples
     from biaskit.curation.llm import EndpointError, get_llm
+    from biaskit.curation.options import TuplesOptions
 
     s = server(lambda body, n: Reply(500, {"error": {"message": "boom"}}))
     llm = get_llm("openai", model="m", base_url=s.base_url, max_retries=2, backoff=0.01, cache=False)
     with pytest.raises(EndpointError, match=r"3 requests in a row failed, the last with: HTTP 500"):
         generate_tuples(
             llm,
-            axis="caste",
-            identities=["Dalit", "Brahmin", "OBC", "Kshatriya"],
-            polarity="negative",
-            n=5,
-            out=tmp_path / "t.jsonl",
+            None,
+            TuplesOptions.from_kwargs(
+                axis="caste",
+                identities=["Dalit", "Brahmin", "OBC", "Kshatriya"],
+                polarity="negative",
+                n=5,
+                out=tmp_path / "t.jsonl",
+            ),
             progress=False,
             command="test",
         )
@@ -288,15 +292,15 @@ def test_a_complete_reply_with_fewer_items_than_asked_is_not_partial(tmp_path):
     """Only a cut-off reply is partial: a model that simply lists 2 of the 5 asked for is answered."""
     from biaskit.curation.generate import generate_tuples
     from biaskit.curation.llm import DummyLLM
+    from biaskit.curation.options import TuplesOptions
 
     llm = DummyLLM(responses=['{"attributes": ["lazy", "dirty"]}'], cache=False)
     s = generate_tuples(
         llm,
-        axis="caste",
-        identities=["Dalit"],
-        polarity="negative",
-        n=5,
-        out=tmp_path / "t.jsonl",
+        None,
+        TuplesOptions.from_kwargs(
+            axis="caste", identities=["Dalit"], polarity="negative", n=5, out=tmp_path / "t.jsonl"
+        ),
         progress=False,
         command="test",
     )
@@ -334,21 +338,20 @@ def test_a_broken_last_line_of_the_output_is_reported_and_kept_aside(server, tmp
 def test_a_job_cut_short_by_a_kill_is_asked_again_from_the_cache(tmp_path):
     from biaskit.curation.generate import generate_tuples
     from biaskit.curation.llm import DummyLLM
+    from biaskit.curation.options import TuplesOptions
 
     from biaskit.cache import DiskCache
 
     cache = DiskCache(tmp_path / "c.sqlite3", namespace="llm")
     out = tmp_path / "t.jsonl"
-    kw = dict(
-        axis="caste", identities=["Dalit", "Brahmin"], polarity="negative", n=5, out=out, progress=False, command="test"
-    )
-    generate_tuples(DummyLLM(cache=cache), **kw)
+    o = TuplesOptions.from_kwargs(axis="caste", identities=["Dalit", "Brahmin"], polarity="negative", n=5, out=out)
+    generate_tuples(DummyLLM(cache=cache), None, o, progress=False, command="test")
     rows = read_jsonl(out)
     assert rows[-1]["provenance"]["job_rows"] == 3  # the dummy gives 3 attributes per job
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(lines[:-1]))  # the kill came after 2 of the 3 rows
     again = DummyLLM(cache=cache)
-    s = generate_tuples(again, **kw)
+    s = generate_tuples(again, None, o, progress=False, command="test")
     assert again.sent == [] and s.run == 1 and s.skipped_done == 1  # asked again, answered by the cache
     assert any("2 of its 3 rows" in n for n in s.notes)
     assert strip_volatile(read_jsonl(out)) == strip_volatile(rows)

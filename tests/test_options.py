@@ -45,6 +45,8 @@ CONVERTED = (
     "evaluate seat-tests",
     "evaluate extrinsic classifier",
     "evaluate extrinsic generations",
+    # issue 30 (curation)
+    "curate prompts",
 )
 
 

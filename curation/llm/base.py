@@ -526,25 +526,14 @@ class BaseLLM:
             total = total.add(usage)
             if cached:
                 self.stats.add(saved_usage=usage)
-            raw = entry["raw"]
-            data, repairs, err = parse_json_lenient(raw)
-            kind = "parse_error"
-            if err is None:
-                data, fixes = coerce_to_schema(data, schema)
-                repairs += fixes
-                serr = validate_schema(data, schema)
-                if serr:
-                    err, kind = serr, "schema_error"
-            truncated = entry.get("finish_reason") == "length" or "cut_off" in repairs
-            if err is not None and truncated:
-                err += " (the reply was cut off: raise --max-tokens)"
+            data, repairs, error, truncated = _checked_reply(entry, schema)
             result = LLMResult(
-                data if err is None else None,
-                raw,
+                data if error is None else None,
+                entry["raw"],
                 total,
                 first_hash,
                 all_cached,
-                error=None if err is None else f"{kind}: {err}",
+                error=error,
                 model=self.model,
                 endpoint=self.endpoint,
                 created_at=entry.get("created_at"),
@@ -555,18 +544,15 @@ class BaseLLM:
                 params=params,
                 truncated=truncated,
             )
-            history.append({"request_hash": h, "raw": raw, "error": result.error, "cached": cached})
-            if err is None:
+            history.append({"request_hash": h, "raw": entry["raw"], "error": error, "cached": cached})
+            if error is None:
                 break
-            msgs = msgs + [
-                {"role": "assistant", "content": raw or ""},
-                {
-                    "role": "user",
-                    "content": f"That reply was not usable ({kind}: {err}). Reply again "
-                    "with only the JSON, exactly in the requested format, nothing else.",
-                },
-            ]
+            msgs = msgs + _reask(entry["raw"], error)
         assert result is not None
+        return self._finished(result, history, total, all_cached)
+
+    def _finished(self, result: LLMResult, history: list[dict[str, Any]], total: Usage, all_cached: bool) -> LLMResult:
+        """The last attempt's result with every attempt's history and the cost of all; counted."""
         result.history = history
         result.cost = self._cost(total)
         if all_cached:
@@ -574,3 +560,33 @@ class BaseLLM:
         if result.error:
             self.stats.add(errors=1)
         return result
+
+
+def _checked_reply(entry: dict[str, Any], schema: dict | None) -> tuple[Any, list[str], str | None, bool]:
+    """A reply parsed (leniently), shaped to ``schema`` and validated: ``(data, repairs, error, truncated)``;
+    ``error`` (None: usable) is ``"parse_error: ..."`` or ``"schema_error: ..."``, and says when the reply
+    was cut off."""
+    data, repairs, err = parse_json_lenient(entry["raw"])
+    kind = "parse_error"
+    if err is None:
+        data, fixes = coerce_to_schema(data, schema)
+        repairs += fixes
+        serr = validate_schema(data, schema)
+        if serr:
+            err, kind = serr, "schema_error"
+    truncated = entry.get("finish_reason") == "length" or "cut_off" in repairs
+    if err is not None and truncated:
+        err += " (the reply was cut off: raise --max-tokens)"
+    return data, repairs, None if err is None else f"{kind}: {err}", truncated
+
+
+def _reask(raw: str | None, error: str) -> list[dict[str, str]]:
+    """The turns that ask again after an unusable reply: the reply, then what was wrong with it."""
+    return [
+        {"role": "assistant", "content": raw or ""},
+        {
+            "role": "user",
+            "content": f"That reply was not usable ({error}). Reply again "
+            "with only the JSON, exactly in the requested format, nothing else.",
+        },
+    ]

@@ -28,11 +28,6 @@ from .base import Task, copies_prompt
 MODES = {"stereo": "sentences", "anti": "sentences_anti"}
 
 
-def mentions_identity(sentence: str, identity: str, lang: str, inv: Inventory) -> bool:
-    """:meth:`biaskit.inventory.Inventory.mentions` (the sentence annotation kind re-checks edits with it)."""
-    return inv.mentions(sentence, identity, lang)
-
-
 @TASKS.register("sentences")
 class SentenceTask(Task):
     """``per_tuple`` sentences for each tuple (an item is ``{"tuple": BiasTuple as a dict}``);
