@@ -47,12 +47,15 @@ import hashlib
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import InputError, require
 from biaskit.registry import Registry
+
+if TYPE_CHECKING:
+    from .judgment_options import AggregateOptions
 
 STATUSES = ("accepted", "rejected", "needs_adjudication")
 TIES = ("flag", "drop", "random")
@@ -1003,29 +1006,40 @@ def override_settled(table, settled: dict):
     return table
 
 
-def aggregate_file(judgments_path, out_path, *, kind: str | None = None, **kw) -> AggregateReport:
-    """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension).
+def aggregate_file(opts: AggregateOptions) -> AggregateReport:
+    """``annotate aggregate``: read ``opts.judgments`` (CSV/JSONL), aggregate, write the table atomically to
+    ``opts.out`` (CSV/JSONL by extension).
 
-    With ``kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers
-    first (translation: slot letters -> candidates) and, unless ``allowed`` is given, labels outside
+    With ``opts.kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers
+    first (translation: slot letters -> candidates) and, unless ``opts.labels`` is given, labels outside
     the kind's options are rejected."""
     from biaskit.io import write_table
     from biaskit.readers import read_judgments
 
     k = None
-    if kind is not None:
+    if opts.kind is not None:
         from .kinds import get_kind
         from .kinds.base import TaskKind
 
-        k = get_kind(kind)
+        k = get_kind(opts.kind)
     # a kind that maps the answers (translation: slot letters) may read any column: the whole table
     maps_votes = k is not None and type(k).votes is not TaskKind.votes
-    columns = None if maps_votes else judgment_columns(kw.get("duplicates", "error"))
-    df = read_judgments(judgments_path, columns=columns)
+    columns = None if maps_votes else judgment_columns(opts.duplicates)
+    df = read_judgments(opts.judgments, columns=columns)
+    allowed = opts.labels
     if k is not None:
         df = k.votes(df)
-        if kw.get("allowed") is None:
-            kw["allowed"] = k.allowed_labels() or None
-    table, report = aggregate(df, source=str(judgments_path), **kw)
-    write_table(out_path, table)
+        if allowed is None:
+            allowed = k.allowed_labels() or None
+    table, report = aggregate(
+        df,
+        source=str(opts.judgments),
+        method=opts.method,
+        min_agree=opts.min_agree,
+        ties=opts.ties,
+        seed=opts.seed,
+        duplicates=opts.duplicates,
+        allowed=allowed,
+    )
+    write_table(opts.out, table)
     return report

@@ -33,7 +33,7 @@ Pooled figures (the top level of the report) treat every question's labels as di
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from biaskit.tables import md_table, num
 
 from .aggregate import Counts, prepare
 from .subsets import Coded, Groups, Pairs, co_annotations, code
+
+if TYPE_CHECKING:
+    from .judgment_options import AgreementOptions
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -663,22 +666,23 @@ def _md_retention_and_annotators(rep: dict) -> list[str]:
     ]
 
 
-def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: str | None = None, **kw) -> dict:
-    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md``, ``DIR/agreement_items.csv``
-    and, with target terms, ``DIR/agreement_targets.csv`` (``command``: the command line recorded in
-    agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
+def agreement_report(opts: AgreementOptions, *, command: str | None = None) -> dict:
+    """``annotate agreement``: read ``opts.judgments``, write ``OUT/agreement.json``, ``OUT/agreement.md``,
+    ``OUT/agreement_items.csv`` and, with target terms, ``OUT/agreement_targets.csv`` (``command``: the
+    command line recorded in agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
     from .aggregate import judgment_columns
 
     keep = ("bias_type", "target", "reference")
-    duplicates = kw.pop("duplicates", "error")
-    df = read_judgments(judgments_path, columns=judgment_columns(duplicates, keep=keep))
+    df = read_judgments(opts.judgments, columns=judgment_columns(opts.duplicates, keep=keep))
     adaptive = bool(len(df)) and "settled_by" in df.columns  # pulled from a project with adaptive overlap
-    prep = _prepared(df, duplicates, str(judgments_path))
+    prep = _prepared(df, opts.duplicates, str(opts.judgments))
     del df  # the prepared codes are all the statistics need
-    rep, items = _agreement_of(prep, **kw)
+    rep, items = _agreement_of(
+        prep, level=opts.level, min_overlap=opts.min_overlap, data_path=opts.data, min_agree=opts.min_agree
+    )
     rep["per_item_file"] = "agreement_items.csv"
     if adaptive:
         from .status import ADAPTIVE_ALPHA_NOTE
@@ -686,7 +690,7 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}
     if command is not None:
         rep["command"] = command
-    with atomic_dir(out_dir, owns=AGREEMENT_FILES) as out:
+    with atomic_dir(opts.out, owns=AGREEMENT_FILES) as out:
         write_table(out / "agreement_items.csv", items)
         if rep["per_target"]:
             import pandas as pd

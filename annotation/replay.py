@@ -20,12 +20,15 @@ Works on any judgments file of a kind: ``annotate pull`` output, ``annotate from
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
 from biaskit.tables import pct
 
 from .adaptive import AdaptiveSettings, Decision, TaskVotes, decide, fit_model, rule_spec
+
+if TYPE_CHECKING:
+    from .judgment_options import ReplayOptions
 
 UNITS = ("task", "item")
 
@@ -78,6 +81,25 @@ def _infer_kind(df, source: str | None) -> str:
         path=source,
         fix=f"pass --kind {'|'.join(KINDS.names())}.",
     )
+
+
+def run_replay(opts: ReplayOptions, *, command: str | None = None) -> dict[str, Any]:
+    """``annotate replay``: :func:`replay` of ``opts.judgments`` under the adaptive overlap settings of
+    ``opts``; the report records ``command`` and is written to ``opts.out`` as JSON when given."""
+    rep = replay(
+        opts.judgments,
+        opts.adaptive_settings(opts.min_agree),
+        kind=opts.kind,
+        unit=opts.unit,
+        duplicates=opts.duplicates,
+        allowed=opts.labels,
+    )
+    rep["command"] = command
+    if opts.out is not None:
+        from biaskit.io import write_json
+
+        write_json(opts.out, rep)
+    return rep
 
 
 def replay(

@@ -46,6 +46,14 @@ CONVERTED = (
     "evaluate extrinsic classifier",
     "evaluate extrinsic generations",
 )
+# issue 30: annotate's commands on judgments files (annotation/judgment_options.py)
+CONVERTED += (
+    "annotate aggregate",
+    "annotate agreement",
+    "annotate judge-agreement",
+    "annotate replay",
+    "annotate report",
+)
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
