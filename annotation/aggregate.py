@@ -1026,7 +1026,7 @@ def aggregate_file(opts: AggregateOptions) -> AggregateReport:
     maps_votes = k is not None and type(k).votes is not TaskKind.votes
     columns = None if maps_votes else judgment_columns(opts.duplicates)
     df = read_judgments(opts.judgments, columns=columns)
-    allowed = opts.labels
+    allowed: Any = opts.labels  # a list for every question, or the kind's labels per question
     if k is not None:
         df = k.votes(df)
         if allowed is None:
