@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 from biaskit.registry import Registry
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ def _without_duplicates(df, codes: dict, rows: np.ndarray, duplicates: str, sour
             f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
             path=source,
             row=int(rows[first]) + 1,
-            fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
+            fix=f"remove the extra answers, or pass {say('duplicates')} last|first to keep one of them.",
         )
     drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
     sel = np.ones(len(rows), dtype=bool)
@@ -430,7 +431,7 @@ def _check_allowed(codes: dict, rows: np.ndarray, allowed, source) -> None:
             path=source,
             row=int(rows[r]) + 1,
             column="label",
-            fix="correct the label, or widen --labels.",
+            fix=f"correct the label, or widen {say('labels')}.",
         )
 
 
@@ -938,7 +939,7 @@ def aggregate(
         raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
     if min_agree is not None and min_agree < 1:
         raise InputError(
-            f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
+            f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
         )
     from .adaptive import read_settlements, settled_overrides
     from .settle import MajorityRule

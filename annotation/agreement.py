@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 from biaskit.tables import md_table, num
 
 from .aggregate import Counts, prepare
@@ -86,7 +87,7 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
         except ValueError:
             raise InputError(
                 f"level '{level}' needs numeric labels, got e.g. '{c.labels[used][0]}'.",
-                fix="use --level nominal for categories.",
+                fix=f"use {say('level', 'nominal')} for categories.",
             ) from None
         order = np.argsort(vals)
         m, vals = m[:, order], vals[order]
@@ -426,7 +427,9 @@ def _min_agree(min_agree: int | None, c: Counts) -> int:
     if min_agree is None:
         return cast(int, default_min_agree(c))  # not None: there are judgments, so items
     if min_agree < 1:
-        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
+        raise InputError(
+            f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5)."
+        )
     return min_agree
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.tables import md_table, num
 
 if TYPE_CHECKING:
@@ -227,7 +228,8 @@ def _read_both(opts: JudgeOptions):
             raise InputError(
                 f"no {what} in the file.",
                 path=str(src),
-                fix="pass `annotate pull` output as --judgments and `annotate prelabel` output as --llm.",
+                fix=f"pass `annotate pull` output as {say('judgments')} and `annotate prelabel` output as "
+                f"{say('llm')}.",
             )
     return h, m
 
@@ -240,8 +242,8 @@ def _llm_raters(hp, mp, llm_source: str) -> list[str]:
         raise InputError(
             f"the LLM's rater id '{sorted(overlap)[0]}' is also among the people's.",
             path=llm_source,
-            fix="pass the people's judgments (`annotate pull`) as --judgments and the LLM's "
-            "(`annotate prelabel`) as --llm.",
+            fix=f"pass the people's judgments (`annotate pull`) as {say('judgments')} and the LLM's "
+            f"(`annotate prelabel`) as {say('llm')}.",
         )
     return llm_workers
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.tables import pct
 
 from .adaptive import AdaptiveSettings, Decision, TaskVotes, decide, fit_model, rule_spec
@@ -68,7 +69,7 @@ def _infer_kind(df, source: str | None) -> str:
             + (f" (did you mean '{close[0]}'?)." if close else "."),
             path=source,
             column="kind",
-            fix=f"correct the column, or pass --kind {'|'.join(KINDS.names())}.",
+            fix=f"correct the column, or pass {say('kind')} {'|'.join(KINDS.names())}.",
         )
     if len(kinds) > 1:
         raise InputError(
@@ -79,7 +80,7 @@ def _infer_kind(df, source: str | None) -> str:
     raise InputError(
         "the judgments do not say their task kind (no 'kind' column).",
         path=source,
-        fix=f"pass --kind {'|'.join(KINDS.names())}.",
+        fix=f"pass {say('kind')} {'|'.join(KINDS.names())}.",
     )
 
 
@@ -154,7 +155,7 @@ def replay(
         raise InputError(
             f"none of the questions that decide a '{k.name}' task ({', '.join(rules)}) is answered.",
             path=src,
-            fix="replay the judgments of the kind's deciding questions (check --kind).",
+            fix=f"replay the judgments of the kind's deciding questions (check {say('kind')}).",
         )
     from .adaptive import task_votes
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.schema import Direction, PairStatus, SentencePair, normalize_text
 from biaskit.tables import md_table, num, pct
 
@@ -252,7 +253,7 @@ class TranslationKind(TaskKind):
         if votes.judgments is None:
             raise InputError(
                 "applying a translation review needs the pulled judgments (the reviewers' choices and corrections).",
-                fix="pass --judgments FILE (from `biaskit annotate pull`).",
+                fix=f"pass {say('judgments')} FILE (from `biaskit annotate pull`).",
             )
         res = ApplyResult(
             files={"needs_review": [], "adjudicate": [], "rejected": []},
