@@ -315,19 +315,12 @@ def aggregate_command(opts: AggregateOptions) -> None:
     """Aggregate judgments by majority vote or crowd-kit models; ties are never resolved silently."""
     from .aggregate import aggregate_file
 
+    judgments, out = opts.judgments, opts.out
     rep = aggregate_file(opts)
-    echo(aggregate_line(rep, opts.judgments, opts.out))
-
-
-def aggregate_line(rep, judgments: Path, out: Path) -> str:
-    """What `annotate aggregate` says of a table it wrote (a warning first when there were no judgments)."""
-    empty = (
-        f"warning: no judgments in {judgments}; wrote an empty table to {out}\n"
-        if rep.n_items == 0 and rep.n_judgments_in == 0
-        else ""
-    )
+    if rep.n_items == 0 and rep.n_judgments_in == 0:
+        echo(f"warning: no judgments in {judgments}; wrote an empty table to {out}")
     sc = rep.status_counts
-    return empty + (
+    echo(
         f"{rep.n_items} item(s) -> {out}: {sc['accepted']} accepted, {sc['rejected']} rejected, "
         f"{sc['needs_adjudication']} need adjudication"
         + (f"; {rep.n_ties} tie(s)" + (" dropped" if rep.n_dropped_ties else "") if rep.n_ties else "")
