@@ -47,12 +47,16 @@ import hashlib
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 from biaskit.registry import Registry
+
+if TYPE_CHECKING:
+    from .judgment_options import AggregateOptions
 
 STATUSES = ("accepted", "rejected", "needs_adjudication")
 TIES = ("flag", "drop", "random")
@@ -232,7 +236,7 @@ def _without_duplicates(df, codes: dict, rows: np.ndarray, duplicates: str, sour
             f"more than once ({_n_groups(codes, dup_rows)} such case(s)).",
             path=source,
             row=int(rows[first]) + 1,
-            fix="remove the extra answers, or pass --duplicates last|first to keep one of them.",
+            fix=f"remove the extra answers, or pass {say('duplicates')} last|first to keep one of them.",
         )
     drop = _duplicates_to_drop(df, codes, rows, dup_rows, duplicates)
     sel = np.ones(len(rows), dtype=bool)
@@ -427,7 +431,7 @@ def _check_allowed(codes: dict, rows: np.ndarray, allowed, source) -> None:
             path=source,
             row=int(rows[r]) + 1,
             column="label",
-            fix="correct the label, or widen --labels.",
+            fix=f"correct the label, or widen {say('labels')}.",
         )
 
 
@@ -935,7 +939,7 @@ def aggregate(
         raise InputError(f"unknown ties policy '{ties}'.", fix=f"use one of {', '.join(TIES)}.")
     if min_agree is not None and min_agree < 1:
         raise InputError(
-            f"--min-agree must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
+            f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
         )
     from .adaptive import read_settlements, settled_overrides
     from .settle import MajorityRule
@@ -1003,29 +1007,40 @@ def override_settled(table, settled: dict):
     return table
 
 
-def aggregate_file(judgments_path, out_path, *, kind: str | None = None, **kw) -> AggregateReport:
-    """Read judgments (CSV/JSONL), aggregate, write the table atomically (CSV/JSONL by extension).
+def aggregate_file(opts: AggregateOptions) -> AggregateReport:
+    """``annotate aggregate``: read ``opts.judgments`` (CSV/JSONL), aggregate, write the table atomically to
+    ``opts.out`` (CSV/JSONL by extension).
 
-    With ``kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers
-    first (translation: slot letters -> candidates) and, unless ``allowed`` is given, labels outside
+    With ``opts.kind``, the kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.votes` maps the answers
+    first (translation: slot letters -> candidates) and, unless ``opts.labels`` is given, labels outside
     the kind's options are rejected."""
     from biaskit.io import write_table
     from biaskit.readers import read_judgments
 
     k = None
-    if kind is not None:
+    if opts.kind is not None:
         from .kinds import get_kind
         from .kinds.base import TaskKind
 
-        k = get_kind(kind)
+        k = get_kind(opts.kind)
     # a kind that maps the answers (translation: slot letters) may read any column: the whole table
     maps_votes = k is not None and type(k).votes is not TaskKind.votes
-    columns = None if maps_votes else judgment_columns(kw.get("duplicates", "error"))
-    df = read_judgments(judgments_path, columns=columns)
+    columns = None if maps_votes else judgment_columns(opts.duplicates)
+    df = read_judgments(opts.judgments, columns=columns)
+    allowed: Any = opts.labels  # a list for every question, or the kind's labels per question
     if k is not None:
         df = k.votes(df)
-        if kw.get("allowed") is None:
-            kw["allowed"] = k.allowed_labels() or None
-    table, report = aggregate(df, source=str(judgments_path), **kw)
-    write_table(out_path, table)
+        if allowed is None:
+            allowed = k.allowed_labels() or None
+    table, report = aggregate(
+        df,
+        source=str(opts.judgments),
+        method=opts.method,
+        min_agree=opts.min_agree,
+        ties=opts.ties,
+        seed=opts.seed,
+        duplicates=opts.duplicates,
+        allowed=allowed,
+    )
+    write_table(opts.out, table)
     return report

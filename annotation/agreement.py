@@ -33,15 +33,19 @@ Pooled figures (the top level of the report) treat every question's labels as di
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from biaskit.errors import InputError, require
+from biaskit.options import say
 from biaskit.tables import md_table, num
 
 from .aggregate import Counts, prepare
 from .subsets import Coded, Groups, Pairs, co_annotations, code
+
+if TYPE_CHECKING:
+    from .judgment_options import AgreementOptions
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
@@ -83,7 +87,7 @@ def krippendorff_alpha(c: Counts, level: str = "nominal") -> float | None:
         except ValueError:
             raise InputError(
                 f"level '{level}' needs numeric labels, got e.g. '{c.labels[used][0]}'.",
-                fix="use --level nominal for categories.",
+                fix=f"use {say('level', 'nominal')} for categories.",
             ) from None
         order = np.argsort(vals)
         m, vals = m[:, order], vals[order]
@@ -423,7 +427,9 @@ def _min_agree(min_agree: int | None, c: Counts) -> int:
     if min_agree is None:
         return cast(int, default_min_agree(c))  # not None: there are judgments, so items
     if min_agree < 1:
-        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5).")
+        raise InputError(
+            f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="use e.g. 3 (StereoSet: 3 of 5)."
+        )
     return min_agree
 
 
@@ -663,22 +669,23 @@ def _md_retention_and_annotators(rep: dict) -> list[str]:
     ]
 
 
-def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command: str | None = None, **kw) -> dict:
-    """Read judgments, write ``DIR/agreement.json``, ``DIR/agreement.md``, ``DIR/agreement_items.csv``
-    and, with target terms, ``DIR/agreement_targets.csv`` (``command``: the command line recorded in
-    agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
+def agreement_report(opts: AgreementOptions, *, command: str | None = None) -> dict:
+    """``annotate agreement``: read ``opts.judgments``, write ``OUT/agreement.json``, ``OUT/agreement.md``,
+    ``OUT/agreement_items.csv`` and, with target terms, ``OUT/agreement_targets.csv`` (``command``: the
+    command line recorded in agreement.json). The folder is published whole (:func:`biaskit.io.atomic_dir`)."""
     from biaskit.io import atomic_dir, atomic_write_text, write_json, write_table
     from biaskit.readers import read_judgments
 
     from .aggregate import judgment_columns
 
     keep = ("bias_type", "target", "reference")
-    duplicates = kw.pop("duplicates", "error")
-    df = read_judgments(judgments_path, columns=judgment_columns(duplicates, keep=keep))
+    df = read_judgments(opts.judgments, columns=judgment_columns(opts.duplicates, keep=keep))
     adaptive = bool(len(df)) and "settled_by" in df.columns  # pulled from a project with adaptive overlap
-    prep = _prepared(df, duplicates, str(judgments_path))
+    prep = _prepared(df, opts.duplicates, str(opts.judgments))
     del df  # the prepared codes are all the statistics need
-    rep, items = _agreement_of(prep, **kw)
+    rep, items = _agreement_of(
+        prep, level=opts.level, min_overlap=opts.min_overlap, data_path=opts.data, min_agree=opts.min_agree
+    )
     rep["per_item_file"] = "agreement_items.csv"
     if adaptive:
         from .status import ADAPTIVE_ALPHA_NOTE
@@ -686,7 +693,7 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}
     if command is not None:
         rep["command"] = command
-    with atomic_dir(out_dir, owns=AGREEMENT_FILES) as out:
+    with atomic_dir(opts.out, owns=AGREEMENT_FILES) as out:
         write_table(out / "agreement_items.csv", items)
         if rep["per_target"]:
             import pandas as pd

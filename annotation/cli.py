@@ -7,10 +7,10 @@ labeling config), guidelines (a kind's annotator guidelines). See docs/annotatio
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
-once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``, and adaptive overlap's ``PolicyOpt``,
-``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``). ``push``, ``pull`` and ``apply`` take their
+once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``). ``push``, ``pull`` and ``apply`` take their
 options from one model each (:mod:`.options`: the flags, the review stages' biaskit.toml keys and the
-functions' argument).
+functions' argument); so do ``aggregate``, ``agreement``, ``judge-agreement``, ``replay`` and ``report``
+(:mod:`.judgment_options`).
 """
 
 from __future__ import annotations
@@ -25,15 +25,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from biaskit.clitools import choice_enum, command_line, echo, value
-from biaskit.paths import in_dir, in_file, out_dir, out_file
+from biaskit.paths import in_dir, in_file, out_file
 
-from .adaptive import DEFAULT_EPSILON, POLICIES
-from .aggregate import AGGREGATORS, DUPLICATES, TIES
-from .agreement import AGREEMENT_FILES, LEVELS
-from .judge import JUDGE_FILES
+from .judgment_options import AggregateOptions, AgreementOptions, JudgeOptions, ReplayOptions, ReportOptions
 from .kinds import KINDS
-from .options import KIND_HELP, REPORT_FILES, ApplyOptions, PullOptions, PushOptions
-from .replay import UNITS
+from .options import KIND_HELP, ApplyOptions, PullOptions, PushOptions
 from .server import default_data_dir
 from .stereoset_labels import OTHER_LABELS
 
@@ -44,30 +40,15 @@ TOKEN_HELP = "The API token is read from $LABEL_STUDIO_API_KEY (never from the c
 
 if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
     Kind = Enum
-    Method = Enum
-    Ties = Enum
-    Duplicates = Enum
-    Level = Enum
     OtherLabels = Enum
-    Policy = Enum
-    Unit = Enum
 else:
     Kind = choice_enum("Kind", KINDS)
-    Method = choice_enum("Method", AGGREGATORS)
-    Ties = choice_enum("Ties", TIES)
-    Duplicates = choice_enum("Duplicates", DUPLICATES)
-    Level = choice_enum("Level", LEVELS)
     OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
-    Policy = choice_enum("Policy", POLICIES)
-    Unit = choice_enum("Unit", UNITS)
 
 KindOpt = Annotated[Kind, typer.Option("--kind", help=KIND_HELP)]
 OptionalKindOpt = Annotated[Kind | None, typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
 UrlOpt = Annotated[str | None, typer.Option("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")]
 ProjectOpt = Annotated[str, typer.Option("--project", help="Project title (push creates it when missing).")]
-DuplicatesOpt = Annotated[
-    Duplicates, typer.Option("--duplicates", help="An annotator who answered an item twice: error | last | first.")
-]
 DataDirOpt = Annotated[
     Path,
     in_dir(
@@ -75,23 +56,6 @@ DataDirOpt = Annotated[
     ),
 ]
 ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
-PolicyOpt = Annotated[
-    Policy,
-    typer.Option(
-        "--policy",
-        help="Adaptive overlap's stopping rule: exact (stop only when no remaining judgment can change the "
-        "decision) | risk (also when the crowd model puts the chance of a change below --epsilon).",
-    ),
-]
-EpsilonOpt = Annotated[
-    float,
-    typer.Option(
-        "--epsilon",
-        help="risk: the highest accepted probability that the remaining judgments change a task's decision.",
-    ),
-]
-MinJudgmentsOpt = Annotated[int, typer.Option("--min-judgments", help="Judgments every task gets first.")]
-MaxJudgmentsOpt = Annotated[int, typer.Option("--max-judgments", help="The most judgments a task may get.")]
 
 
 @app.command("serve")
@@ -346,39 +310,13 @@ def import_command(
 
 
 @app.command("aggregate")
-def aggregate_command(
-    judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question] (.csv/.jsonl)."),
-    out: Path = out_file(..., "--out", help="One row per task and question (.csv/.jsonl)."),
-    min_agree: int | None = typer.Option(
-        None, "--min-agree", help="Votes needed to accept (default: a strict majority)."
-    ),
-    method: Method = typer.Option("majority", "--method", help="majority, or a crowd-kit model."),
-    ties: Ties = typer.Option("flag", "--ties", help="flag (needs_adjudication) | drop | random (seeded)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for --ties random."),
-    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
-    kind: Kind | None = typer.Option(
-        None,
-        "--kind",
-        help="Map answers the kind's way (translation: slots -> "
-        "candidates) and reject labels that are not its options.",
-    ),
-    labels: str | None = typer.Option(None, "--labels", help="Comma-separated allowed labels (all questions)."),
-) -> None:
+@AggregateOptions.cli()
+def aggregate_command(opts: AggregateOptions) -> None:
     """Aggregate judgments by majority vote or crowd-kit models; ties are never resolved silently."""
     from .aggregate import aggregate_file
 
-    allowed = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-    rep = aggregate_file(
-        judgments,
-        out,
-        kind=value(kind),
-        method=value(method),
-        min_agree=min_agree,
-        ties=value(ties),
-        seed=seed,
-        duplicates=value(duplicates),
-        allowed=allowed,
-    )
+    judgments, out = opts.judgments, opts.out
+    rep = aggregate_file(opts)
     if rep.n_items == 0 and rep.n_judgments_in == 0:
         echo(f"warning: no judgments in {judgments}; wrote an empty table to {out}")
     sc = rep.status_counts
@@ -393,48 +331,16 @@ def aggregate_command(
 
 
 @app.command("agreement")
-def agreement_command(
-    judgments: Path = in_file(..., "--judgments", help="task, worker, label [, question, bias_type]."),
-    out: Path = out_dir(
-        ...,
-        "--out",
-        owns=AGREEMENT_FILES,
-        help="Folder for agreement.json, agreement.md, agreement_items.csv (replaced whole).",
-    ),
-    data: Path | None = in_file(
-        None,
-        "--data",
-        help="Records giving each task's bias type, target term and "
-        "reference label (per-term and per-bias-type figures).",
-    ),
-    level: Level = typer.Option("nominal", "--level", help="Krippendorff level of measurement."),
-    min_overlap: int = typer.Option(
-        2, "--min-overlap", help="Shared items a pair of annotators needs for Cohen's kappa."
-    ),
-    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
-    min_agree: int | None = typer.Option(
-        None,
-        "--min-agree",
-        help="Votes for the reference label an example needs to be retained in the per-term "
-        "tables (default: a strict majority of the usual number of annotators, 3 of 5).",
-    ),
-) -> None:
+@AgreementOptions.cli()
+def agreement_command(opts: AgreementOptions) -> None:
     """Inter-annotator agreement report (Krippendorff, Fleiss, Cohen, % agreement, retention; per target term and
     bias type as StereoSet reports it)."""
     from biaskit.tables import num
 
     from .agreement import agreement_report
 
-    rep = agreement_report(
-        judgments,
-        out,
-        level=value(level),
-        min_overlap=min_overlap,
-        duplicates=value(duplicates),
-        data_path=data,
-        min_agree=min_agree,
-        command=command_line(),
-    )
+    out = opts.out
+    rep = agreement_report(opts, command=command_line())
 
     def f(x):
         return num(x, 3)
@@ -493,79 +399,27 @@ def from_stereoset_command(
 
 
 @app.command("replay")
-def replay_command(
-    judgments: Path = in_file(
-        ...,
-        "--judgments",
-        help="Recorded judgments (.csv/.jsonl: `pull` or `from-stereoset` output), replayed per task in file order.",
-    ),
-    policy: PolicyOpt = "exact",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
-    epsilon: EpsilonOpt = DEFAULT_EPSILON,
-    min_judgments: MinJudgmentsOpt = 3,
-    max_judgments: MaxJudgmentsOpt = 5,
-    kind: OptionalKindOpt = None,
-    min_agree: int | None = typer.Option(
-        None,
-        "--min-agree",
-        help="The rule's votes to accept (default: the kind's: cat 3 of the writer's label, others a strict majority).",
-    ),
-    unit: Unit = typer.Option(
-        "task",
-        "--unit",
-        help="task: a judgment answers a whole task (Label Studio); item: "
-        "each deciding question is collected on its own (StereoSet's "
-        "five validators per sentence).",
-    ),
-    duplicates: DuplicatesOpt = "error",  # type: ignore[assignment]  # typer makes the Enum (built at run time)
-    labels: str | None = typer.Option(
-        None, "--labels", help="Comma-separated allowed labels (all questions; default: the kind's options)."
-    ),
-    out: Path | None = out_file(None, "--out", help="Write the report as JSON here."),
-) -> None:
+@ReplayOptions.cli()
+def replay_command(opts: ReplayOptions) -> None:
     """What adaptive overlap would have saved on recorded judgments: judgments used and saved, decisions that
     differ from full overlap, retention (docs/annotation.md, "Adaptive overlap")."""
-    from .adaptive import AdaptiveSettings
-    from .replay import replay, replay_markdown
+    from .replay import replay_markdown, run_replay
 
-    st = AdaptiveSettings(
-        policy=value(policy),
-        min_judgments=min_judgments,
-        max_judgments=max_judgments,
-        epsilon=epsilon,
-        min_agree=min_agree,
-    )
-    allowed = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-    rep = replay(judgments, st, kind=value(kind), unit=value(unit), duplicates=value(duplicates), allowed=allowed)
-    rep["command"] = command_line()
+    rep = run_replay(opts, command=command_line())
     echo(replay_markdown(rep))
-    if out is not None:
-        from biaskit.io import write_json
-
-        write_json(out, rep)
-        echo(f"report -> {out}")
+    if opts.out is not None:
+        echo(f"report -> {opts.out}")
 
 
 @app.command("judge-agreement")
-def judge_agreement_command(
-    judgments: Path = in_file(..., "--judgments", help="The people's judgments (`annotate pull`)."),
-    llm: Path = in_file(..., "--llm", help="The LLM's judgments (`annotate prelabel --out`)."),
-    out: Path = out_dir(..., "--out", owns=JUDGE_FILES, help="Folder for judge.json and judge.md (replaced whole)."),
-    kind: OptionalKindOpt = None,
-    min_agree: int | None = typer.Option(
-        None, "--min-agree", help="The rule deciding a task (default: the kind's), for the precision / coverage curve."
-    ),
-    tolerance: float = typer.Option(
-        0.005,
-        "--tolerance",
-        help="How much less precise than one more person the LLM may be and still stand in for one.",
-    ),
-) -> None:
+@JudgeOptions.cli()
+def judge_agreement_command(opts: JudgeOptions) -> None:
     """The LLM as a measured judge: Cohen's kappa with the people's majority, alpha with and without the LLM,
     confusion table, and the precision / coverage of "accept when the LLM and the first k people agree", per
     question and axis; ends with a plain verdict (docs/annotation.md, "Reading the judge report")."""
     from .judge import judge_agreement
 
-    rep = judge_agreement(judgments, llm, out, kind=value(kind), min_agree=min_agree, tolerance=tolerance)
+    rep = judge_agreement(opts)
     for model, m in rep["models"].items():
         for q, s in m["questions"].items():
             echo(
@@ -575,7 +429,7 @@ def judge_agreement_command(
                 f"alpha {s['alpha_people']} -> {s['alpha_people_and_llm']} with the LLM"
             )
         echo(m["verdict"])
-    echo(f"report: {out / 'judge.md'}, {out / 'judge.json'}")
+    echo(f"report: {opts.out / 'judge.md'}, {opts.out / 'judge.json'}")
 
 
 @app.command("apply")
@@ -603,18 +457,11 @@ def apply_command(opts: ApplyOptions) -> None:
 
 
 @app.command("report")
-def report_command(
-    kind: KindOpt,
-    data: Path = in_file(..., "--data", help="The records that were pushed (translation: the candidates file)."),
-    applied: Path = in_file(
-        ..., "--applied", help="The OUT file `apply` wrote (its .needs_review / .rejected siblings are read too)."
-    ),
-    out: Path = out_dir(..., "--out", owns=REPORT_FILES, help="Folder for report.json and report.md (replaced whole)."),
-) -> None:
+@ReportOptions.cli()
+def report_command(opts: ReportOptions) -> None:
     """Rebuild a kind's report on applied annotations from the files (translation: engine win rates,
     edits, checker flags before and after review)."""
-    from .kinds import get_kind
+    from .kinds import report_applied
 
-    k = get_kind(value(kind))
-    k.report(k.load(data), applied, out)
-    echo(f"report: {out / 'report.md'}, {out / 'report.json'}")
+    report_applied(opts)
+    echo(f"report: {opts.out / 'report.md'}, {opts.out / 'report.json'}")

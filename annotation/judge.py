@@ -24,12 +24,16 @@ would not save any judgment.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.tables import md_table, num
+
+if TYPE_CHECKING:
+    from .judgment_options import JudgeOptions
 
 JUDGE_FILES = ("judge.json", "judge.md")
 #: fewer items than this and the verdict says the figures are too few to rely on
@@ -178,114 +182,32 @@ def _counts(labels) -> dict[str, int]:
     return out
 
 
-def judge_report(
-    judgments,
-    llm,
-    *,
-    kind: str | None = None,
-    min_agree: int | None = None,
-    tolerance: float = 0.005,
-    source: str | None = None,
-    llm_source: str | None = None,
-) -> dict:
-    """The report (a JSON-able dict) comparing the LLM's judgments ``llm`` with the people's ``judgments``."""
-    import math
-
-    from biaskit.options import OptionError, say, tell
-    from biaskit.readers import read_judgments
-
-    if not isinstance(tolerance, (int, float)) or not math.isfinite(tolerance) or not 0 <= tolerance <= 1:
-        raise OptionError(
-            f"{say('tolerance', tolerance)}: the tolerance is a difference of precision (a share), from 0 to 1.",
-            f"{tell('tolerance', 0.005)}.",
-        )
-
-    from .aggregate import normalise_ids
+def judge_report(opts: JudgeOptions) -> dict:
+    """The report (a JSON-able dict) comparing the LLM's judgments (``opts.llm``) with the people's
+    (``opts.judgments``): one entry per LLM rater (:func:`_model_report`)."""
     from .kinds import get_kind
     from .replay import _infer_kind
 
-    h = read_judgments(judgments)
-    m = read_judgments(llm)
-    for df, src, what in ((h, source, "people's judgments"), (m, llm_source, "LLM judgments")):
-        if not len(df):
-            raise InputError(
-                f"no {what} in the file.",
-                path=src,
-                fix="pass `annotate pull` output as --judgments and `annotate prelabel` output as --llm.",
-            )
-    k = get_kind(kind or _infer_kind(m if "kind" in m.columns else h, llm_source))
+    source, llm_source = str(opts.judgments), str(opts.llm)
+    h, m = _read_both(opts)
+    k = get_kind(opts.kind or _infer_kind(m if "kind" in m.columns else h, llm_source))
     hp, mp = _prep(h, k, source), _prep(m, k, llm_source)
-    llm_workers = sorted(mp["worker"].unique())
-    overlap = set(hp["worker"]) & set(llm_workers)
-    if overlap:
-        raise InputError(
-            f"the LLM's rater id '{sorted(overlap)[0]}' is also among the people's.",
-            path=llm_source,
-            fix="pass the people's judgments (`annotate pull`) as --judgments and the LLM's "
-            "(`annotate prelabel`) as --llm.",
-        )
-    bias: dict[str, str] = {}
-    for df in (h, m):
-        if "bias_type" in df.columns:
-            for t, b in zip(normalise_ids(df[["task"]])["task"], df["bias_type"], strict=False):
-                if b is not None and not (isinstance(b, float) and b != b):
-                    bias.setdefault(t, str(b))
-    rules = k.decision_rules(min_agree)
-    choice_qs = [q.name for q in k.questions if q.type == "choice"]
-    people: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for t, q, w, lab in zip(hp["task"], hp["question"], hp["worker"], hp["label"], strict=False):
-        people.setdefault((t, q), []).append((w, lab))
+    llm_workers = _llm_raters(hp, mp, llm_source)
+    rules = k.decision_rules(opts.min_agree)
+    people = _people_answers(hp)
+    bias = _bias_types(h, m)
     report: dict[str, Any] = {
         "kind": k.name,
-        "min_agree": min_agree,
-        "tolerance": tolerance,
+        "min_agree": opts.min_agree,
+        "tolerance": opts.tolerance,
         "models": {},
         "people": int(hp["worker"].nunique()),
         "source": source,
         "llm_source": llm_source,
     }
     for w in llm_workers:
-        sub = mp[mp["worker"] == w]
-        answered = {(t, q): lab for t, q, lab in zip(sub["task"], sub["question"], sub["label"], strict=False)}
-        qs = [q for q in list(rules) + choice_qs if q in set(sub["question"])]
-        qs = list(dict.fromkeys(qs))
-        per_q: dict[str, Any] = {}
-        for q in qs:
-            items = [
-                {
-                    "task": t,
-                    "llm": lab,
-                    "people": [x for _, x in people[(t, q)]],
-                    "workers": [y for y, _ in people[(t, q)]],
-                    "bias_type": bias.get(t),
-                }
-                for (t, qq), lab in answered.items()
-                if qq == q and (t, q) in people
-            ]
-            if not items:
-                continue
-            sec = _section(items)
-            sec["per_axis"] = {
-                b: _section([it for it in items if it["bias_type"] == b])
-                for b in sorted({it["bias_type"] for it in items if it["bias_type"]})
-            }
-            per_q[q] = sec
-        decided = []
-        for t in sorted({t for t, _ in answered}):
-            if all((t, q) in answered and people.get((t, q)) for q in rules):
-                decided.append(
-                    {
-                        "task": t,
-                        "llm": {q: answered[(t, q)] for q in rules},
-                        "people": {q: [x for _, x in people[(t, q)]] for q in rules},
-                    }
-                )
-        curve = _task_curve(decided, k, rules, tolerance) if decided else None
-        report["models"][str(w).removeprefix("llm:")] = {
-            "questions": per_q,
-            "decision": curve,
-            "verdict": _verdict(per_q, curve, rules),
-        }
+        answers = mp[mp["worker"] == w]
+        report["models"][str(w).removeprefix("llm:")] = _model_report(answers, people, bias, k, rules, opts.tolerance)
     if not any(v["questions"] for v in report["models"].values()):
         raise InputError(
             "the LLM and the people answered no question of the same task.",
@@ -293,6 +215,95 @@ def judge_report(
             fix="pre-label the records that were pushed (the same file and --shuffle-seed as the push).",
         )
     return report
+
+
+def _read_both(opts: JudgeOptions):
+    """The people's and the LLM's judgments as read (each refused when empty)."""
+    from biaskit.readers import read_judgments
+
+    h = read_judgments(opts.judgments)
+    m = read_judgments(opts.llm)
+    for df, src, what in ((h, opts.judgments, "people's judgments"), (m, opts.llm, "LLM judgments")):
+        if not len(df):
+            raise InputError(
+                f"no {what} in the file.",
+                path=str(src),
+                fix=f"pass `annotate pull` output as {say('judgments')} and `annotate prelabel` output as "
+                f"{say('llm')}.",
+            )
+    return h, m
+
+
+def _llm_raters(hp, mp, llm_source: str) -> list[str]:
+    """The LLM raters' ids, in order; one that is also among the people's is refused (files swapped)."""
+    llm_workers = sorted(mp["worker"].unique())
+    overlap = set(hp["worker"]) & set(llm_workers)
+    if overlap:
+        raise InputError(
+            f"the LLM's rater id '{sorted(overlap)[0]}' is also among the people's.",
+            path=llm_source,
+            fix=f"pass the people's judgments (`annotate pull`) as {say('judgments')} and the LLM's "
+            f"(`annotate prelabel`) as {say('llm')}.",
+        )
+    return llm_workers
+
+
+def _bias_types(*frames) -> dict[str, str]:
+    """Each task's bias type (the first one given, the people's file first)."""
+    from .aggregate import normalise_ids
+
+    bias: dict[str, str] = {}
+    for df in frames:
+        if "bias_type" in df.columns:
+            for t, b in zip(normalise_ids(df[["task"]])["task"], df["bias_type"], strict=False):
+                if b is not None and not (isinstance(b, float) and b != b):
+                    bias.setdefault(t, str(b))
+    return bias
+
+
+def _people_answers(hp) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(task, question) -> the people's (worker, label) in the order of the judgments file."""
+    people: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for t, q, w, lab in zip(hp["task"], hp["question"], hp["worker"], hp["label"], strict=False):
+        people.setdefault((t, q), []).append((w, lab))
+    return people
+
+
+def _model_report(answers, people: dict, bias: dict[str, str], kind, rules, tolerance: float) -> dict[str, Any]:
+    """One LLM rater's figures: per question (overall and per axis), the decision curve and the verdict."""
+    answered = {(t, q): lab for t, q, lab in zip(answers["task"], answers["question"], answers["label"], strict=False)}
+    choice_qs = [q.name for q in kind.questions if q.type == "choice"]
+    qs = list(dict.fromkeys(q for q in list(rules) + choice_qs if q in set(answers["question"])))
+    per_q: dict[str, Any] = {}
+    for q in qs:
+        items = [
+            {
+                "task": t,
+                "llm": lab,
+                "people": [x for _, x in people[(t, q)]],
+                "workers": [y for y, _ in people[(t, q)]],
+                "bias_type": bias.get(t),
+            }
+            for (t, qq), lab in answered.items()
+            if qq == q and (t, q) in people
+        ]
+        if items:
+            per_q[q] = _section(items)
+            per_q[q]["per_axis"] = {
+                b: _section([it for it in items if it["bias_type"] == b])
+                for b in sorted({it["bias_type"] for it in items if it["bias_type"]})
+            }
+    decided = [
+        {
+            "task": t,
+            "llm": {q: answered[(t, q)] for q in rules},
+            "people": {q: [x for _, x in people[(t, q)]] for q in rules},
+        }
+        for t in sorted({t for t, _ in answered})
+        if all((t, q) in answered and people.get((t, q)) for q in rules)
+    ]
+    curve = _task_curve(decided, kind, rules, tolerance) if decided else None
+    return {"questions": per_q, "decision": curve, "verdict": _verdict(per_q, curve, rules)}
 
 
 def _verdict(per_q: dict[str, Any], curve: dict[str, Any] | None, rules) -> str:
@@ -341,9 +352,6 @@ def _people(n: int) -> str:
 
 
 def judge_markdown(rep: dict[str, Any]) -> str:
-    def f(x, nd=3):
-        return num(x, nd)
-
     lines = [
         f"# The LLM as a judge: kind `{rep['kind']}`",
         "",
@@ -352,86 +360,89 @@ def judge_markdown(rep: dict[str, Any]) -> str:
     ]
     for model, m in rep["models"].items():
         lines += [f"## {model}", "", f"**Verdict.** {m['verdict']}", ""]
-        d = m.get("decision")
-        if d:
-            lines += [
-                f"Accept a task's decision ({', '.join(d['questions'])}) when the LLM and the first k people "
-                f"agree, on {d['tasks']} tasks; precision = the decision everyone's judgments give:",
-                "",
-                md_table(
-                    [
-                        "k",
-                        "LLM + first k people: coverage",
-                        "precision",
-                        "judgments saved",
-                        "first k+1 people: coverage",
-                        "precision",
-                    ],
-                    [
-                        [
-                            c["k"],
-                            f(c["llm_and_k_people"]["coverage"]),
-                            f(c["llm_and_k_people"]["precision"]),
-                            c["llm_and_k_people"]["judgments_saved"],
-                            f(c["k_plus_1_people"]["coverage"]),
-                            f(c["k_plus_1_people"]["precision"]),
-                        ]
-                        for c in d["curve"]
-                    ],
-                    align="rrrrrr",
-                ),
-                "",
-            ]
+        if m.get("decision"):
+            lines += _md_curve(m["decision"])
         for q, s in m["questions"].items():
-            lines += [
-                f"### Question `{q}`",
-                "",
-                f"{s['items']} items ({s['items_with_majority']} with a unique majority of the people; "
-                f"{f(s['people_per_item'], 2)} people per item). Agreement with the people's majority "
-                f"{f(s['agreement_with_majority'])}, Cohen's kappa {f(s['cohen_kappa_vs_majority'])}; "
-                f"Krippendorff's alpha {f(s['alpha_people'])} for the people, {f(s['alpha_people_and_llm'])} "
-                f"with the LLM as one more rater.",
-                "",
-            ]
-            if s.get("confusion"):
-                cols = sorted({c for r in s["confusion"].values() for c in r})
-                lines += [
-                    md_table(
-                        ["LLM \\ majority", *cols],
-                        [[r, *(row.get(c, 0) for c in cols)] for r, row in s["confusion"].items()],
-                        align="l" + "r" * len(cols),
-                    ),
-                    "",
-                ]
-            if s.get("per_axis"):
-                lines += [
-                    md_table(
-                        ["axis", "items", "agreement", "kappa", "alpha people", "alpha + LLM"],
-                        [
-                            [
-                                b,
-                                a["items"],
-                                f(a["agreement_with_majority"]),
-                                f(a["cohen_kappa_vs_majority"]),
-                                f(a["alpha_people"]),
-                                f(a["alpha_people_and_llm"]),
-                            ]
-                            for b, a in s["per_axis"].items()
-                        ],
-                        align="lrrrrr",
-                    ),
-                    "",
-                ]
-
+            lines += _md_question(q, s)
     return "\n".join(lines) + "\n"
 
 
-def judge_agreement(judgments, llm, out_dir: str | Path, **kw) -> dict:
-    """Write ``judge.json`` and ``judge.md`` to ``out_dir`` (replaced whole); returns the report."""
+def _f(x, nd=3) -> str:
+    return num(x, nd)
+
+
+def _md_curve(d: dict[str, Any]) -> list[str]:
+    """The precision / coverage curve of one LLM rater."""
+    header = [
+        "k",
+        "LLM + first k people: coverage",
+        "precision",
+        "judgments saved",
+        "first k+1 people: coverage",
+        "precision",
+    ]
+    rows = [
+        [
+            c["k"],
+            _f(c["llm_and_k_people"]["coverage"]),
+            _f(c["llm_and_k_people"]["precision"]),
+            c["llm_and_k_people"]["judgments_saved"],
+            _f(c["k_plus_1_people"]["coverage"]),
+            _f(c["k_plus_1_people"]["precision"]),
+        ]
+        for c in d["curve"]
+    ]
+    return [
+        f"Accept a task's decision ({', '.join(d['questions'])}) when the LLM and the first k people "
+        f"agree, on {d['tasks']} tasks; precision = the decision everyone's judgments give:",
+        "",
+        md_table(header, rows, align="rrrrrr"),
+        "",
+    ]
+
+
+def _md_question(q: str, s: dict[str, Any]) -> list[str]:
+    """One question's figures: the sentence, the confusion table, the table per axis."""
+    lines = [
+        f"### Question `{q}`",
+        "",
+        f"{s['items']} items ({s['items_with_majority']} with a unique majority of the people; "
+        f"{_f(s['people_per_item'], 2)} people per item). Agreement with the people's majority "
+        f"{_f(s['agreement_with_majority'])}, Cohen's kappa {_f(s['cohen_kappa_vs_majority'])}; "
+        f"Krippendorff's alpha {_f(s['alpha_people'])} for the people, {_f(s['alpha_people_and_llm'])} "
+        f"with the LLM as one more rater.",
+        "",
+    ]
+    if s.get("confusion"):
+        cols = sorted({c for r in s["confusion"].values() for c in r})
+        rows = [[r, *(row.get(c, 0) for c in cols)] for r, row in s["confusion"].items()]
+        lines += [md_table(["LLM \\ majority", *cols], rows, align="l" + "r" * len(cols)), ""]
+    if s.get("per_axis"):
+        rows = [
+            [
+                b,
+                a["items"],
+                _f(a["agreement_with_majority"]),
+                _f(a["cohen_kappa_vs_majority"]),
+                _f(a["alpha_people"]),
+                _f(a["alpha_people_and_llm"]),
+            ]
+            for b, a in s["per_axis"].items()
+        ]
+        lines += [
+            md_table(["axis", "items", "agreement", "kappa", "alpha people", "alpha + LLM"], rows, align="lrrrrr"),
+            "",
+        ]
+    return lines
+
+
+def judge_agreement(opts: JudgeOptions) -> dict:
+    """``annotate judge-agreement``: write ``judge.json`` and ``judge.md`` to ``opts.out`` (replaced whole);
+    returns the report."""
     from biaskit.io import atomic_dir, write_json
 
-    rep = judge_report(judgments, llm, source=str(judgments), llm_source=str(llm), **kw)
-    with atomic_dir(out_dir, owns=JUDGE_FILES) as tmp:
+    rep = judge_report(opts)
+    with atomic_dir(opts.out, owns=JUDGE_FILES) as tmp:
         write_json(Path(tmp) / "judge.json", rep)
         (Path(tmp) / "judge.md").write_text(judge_markdown(rep), encoding="utf-8")
     return rep

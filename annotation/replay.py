@@ -20,12 +20,16 @@ Works on any judgments file of a kind: ``annotate pull`` output, ``annotate from
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.tables import pct
 
 from .adaptive import AdaptiveSettings, Decision, TaskVotes, decide, fit_model, rule_spec
+
+if TYPE_CHECKING:
+    from .judgment_options import ReplayOptions
 
 UNITS = ("task", "item")
 
@@ -65,7 +69,7 @@ def _infer_kind(df, source: str | None) -> str:
             + (f" (did you mean '{close[0]}'?)." if close else "."),
             path=source,
             column="kind",
-            fix=f"correct the column, or pass --kind {'|'.join(KINDS.names())}.",
+            fix=f"correct the column, or pass {say('kind')} {'|'.join(KINDS.names())}.",
         )
     if len(kinds) > 1:
         raise InputError(
@@ -76,8 +80,27 @@ def _infer_kind(df, source: str | None) -> str:
     raise InputError(
         "the judgments do not say their task kind (no 'kind' column).",
         path=source,
-        fix=f"pass --kind {'|'.join(KINDS.names())}.",
+        fix=f"pass {say('kind')} {'|'.join(KINDS.names())}.",
     )
+
+
+def run_replay(opts: ReplayOptions, *, command: str | None = None) -> dict[str, Any]:
+    """``annotate replay``: :func:`replay` of ``opts.judgments`` under the adaptive overlap settings of
+    ``opts``; the report records ``command`` and is written to ``opts.out`` as JSON when given."""
+    rep = replay(
+        opts.judgments,
+        opts.adaptive_settings(opts.min_agree),
+        kind=opts.kind,
+        unit=opts.unit,
+        duplicates=opts.duplicates,
+        allowed=opts.labels,
+    )
+    rep["command"] = command
+    if opts.out is not None:
+        from biaskit.io import write_json
+
+        write_json(opts.out, rep)
+    return rep
 
 
 def replay(
@@ -132,7 +155,7 @@ def replay(
         raise InputError(
             f"none of the questions that decide a '{k.name}' task ({', '.join(rules)}) is answered.",
             path=src,
-            fix="replay the judgments of the kind's deciding questions (check --kind).",
+            fix=f"replay the judgments of the kind's deciding questions (check {say('kind')}).",
         )
     from .adaptive import task_votes
 

@@ -149,93 +149,147 @@ def fit_crowd(
 ) -> CrowdModel:
     """EM for the model of the module docstring on ``votes``: a DataFrame with ``task``, ``question``,
     ``worker``, ``label`` (one answer per annotator and item); ``labels``: question -> its labels."""
-    tasks = votes["task"].astype(str).to_numpy()
-    qs = votes["question"].astype(str).to_numpy()
-    ws = votes["worker"].astype(str).to_numpy()
-    labs = votes["label"].astype(str).to_numpy()
-    n = len(votes)
-    lab_sets = {q: tuple(labels.get(q) or ()) for q in set(qs)}
-    for q, lab in zip(qs, labs, strict=False):  # labels outside the rule's (StereoSet's 'related') are answers too
-        if lab not in lab_sets[q]:
-            lab_sets[q] = lab_sets[q] + (lab,)
-    if n == 0:
-        return CrowdModel({}, start_skill, start_hard, {}, lab_sets)
-    item_key = np.char.add(np.char.add(tasks.astype(str), "\x1f"), qs.astype(str))
-    items, item_idx = np.unique(item_key, return_inverse=True)
-    workers, w_idx = np.unique(ws, return_inverse=True)
-    NI, W = len(items), len(workers)
-    item_q = np.empty(NI, dtype=object)
-    item_q[item_idx] = qs
-    Lmax = max(len(v) for v in lab_sets.values())
-    L_item = np.array([len(lab_sets[q]) for q in item_q])
-    v_lab = np.array([lab_sets[q].index(lab) for q, lab in zip(qs, labs, strict=False)])
-    valid = np.arange(Lmax)[None, :] < L_item[:, None]
-    q_names = sorted(lab_sets)
-    q_of_item = np.array([q_names.index(q) for q in item_q])
-    n_item = np.bincount(item_idx, minlength=NI)
-
+    d = _EMData.of(votes, labels)
+    if d.n == 0:
+        return CrowdModel({}, start_skill, start_hard, {}, d.lab_sets)
     # start: each item's vote shares, easy
-    post_z = np.zeros((NI, Lmax))
-    np.add.at(post_z, (item_idx, v_lab), 1.0)
+    post_z = np.zeros((d.NI, d.Lmax))
+    np.add.at(post_z, (d.item_idx, d.v_lab), 1.0)
     post_z = post_z / post_z.sum(1, keepdims=True)
-    post_easy: np.ndarray = np.full(NI, 1.0 - start_hard)
+    post_easy: np.ndarray = np.full(d.NI, 1.0 - start_hard)
     joint_easy = post_z * post_easy[:, None]  # P(z, easy | votes)
-    skill: np.ndarray = np.full(W, start_skill)
+    skill: np.ndarray = np.full(d.W, start_skill)
     hard = start_hard
-    prior = np.zeros((len(q_names), Lmax))
+    prior = np.zeros((len(d.q_names), d.Lmax))
     it = 0
     for it in range(1, max_iter + 1):
-        # M-step
-        correct = joint_easy[item_idx, v_lab]
-        total = post_easy[item_idx]
-        pool = float(
-            np.clip(
-                skill.mean() if it == 1 else (skill * np.bincount(w_idx, minlength=W)).sum() / n, MIN_SKILL, MAX_SKILL
-            )
-        )
-        num = np.bincount(w_idx, weights=correct, minlength=W) + smoothing * pool
-        den = np.bincount(w_idx, weights=total, minlength=W) + smoothing
-        new_skill = np.clip(num / den, MIN_SKILL, MAX_SKILL)
-        new_hard = float(np.clip(1.0 - post_easy.mean(), 1e-4, 0.9))
-        for qi in range(len(q_names)):
-            m = q_of_item == qi
-            pr = post_z[m].sum(0) + 0.5 * valid[m][0]
-            prior[qi] = pr / pr.sum()
-        # E-step
-        logp_w = np.log(new_skill)[w_idx]
-        logq_w = np.log(np.maximum((1.0 - new_skill[w_idx]) / np.maximum(L_item[item_idx] - 1, 1), 1e-12))
-        base = np.bincount(item_idx, weights=logq_w, minlength=NI)
-        easy = np.repeat(base[:, None], Lmax, axis=1)
-        np.add.at(easy, (item_idx, v_lab), logp_w - logq_w)
-        logprior = np.where(valid, np.log(np.maximum(prior[q_of_item], 1e-300)), -np.inf)
-        le = logprior + math.log(1.0 - new_hard) + easy
-        lh = logprior + math.log(new_hard) - n_item[:, None] * np.log(L_item)[:, None]
-        mx = np.maximum(le.max(1), lh.max(1))[:, None]
-        pe, ph = np.exp(le - mx), np.exp(lh - mx)
-        tot = (pe.sum(1) + ph.sum(1))[:, None]
-        pe, ph = pe / tot, ph / tot
-        new_easy = pe.sum(1)
-        new_post_z = (pe + ph) / (pe + ph).sum(1, keepdims=True)
+        new_skill, new_hard = d.m_step(it, skill, post_easy, post_z, joint_easy, prior, smoothing)
+        pe, new_easy, new_post_z = d.e_step(new_skill, new_hard, prior)
         change = max(
             float(np.abs(new_skill - skill).max()), abs(new_hard - hard), float(np.abs(new_easy - post_easy).max())
         )
         skill, hard, post_easy, post_z, joint_easy = new_skill, new_hard, new_easy, new_post_z, pe
         if change < tol:
             break
-    counts_w = np.bincount(w_idx, minlength=W)
-    pool = float(np.clip((skill * counts_w).sum() / counts_w.sum(), MIN_SKILL, MAX_SKILL))
-    priors = {q: {lab: float(prior[qi, li]) for li, lab in enumerate(lab_sets[q])} for qi, q in enumerate(q_names)}
-    model = CrowdModel(
-        skills={str(w): float(s) for w, s in zip(workers, skill, strict=False)},
-        pool=pool,
-        hard=hard,
-        priors=priors,
-        labels=lab_sets,
-        n_items=NI,
-        n_judgments=n,
-        iterations=it,
-    )
-    return model
+    return d.model(skill, hard, prior, it)
+
+
+@dataclass
+class _EMData:
+    """The judgments as EM reads them: each vote's item, annotator and label as codes (``item_idx``,
+    ``w_idx``, ``v_lab``), each item's question and number of labels and votes; ``lab_sets``: each
+    question's labels (the rule's, then any other label answered)."""
+
+    n: int
+    lab_sets: dict[str, tuple[str, ...]]
+    item_idx: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    w_idx: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    v_lab: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    workers: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    q_names: list[str] = field(default_factory=list)
+    q_of_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    L_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    n_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    valid: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    NI: int = 0
+    W: int = 0
+    Lmax: int = 0
+
+    @classmethod
+    def of(cls, votes, labels: Mapping[str, tuple[str, ...]]) -> _EMData:
+        tasks = votes["task"].astype(str).to_numpy()
+        qs = votes["question"].astype(str).to_numpy()
+        ws = votes["worker"].astype(str).to_numpy()
+        labs = votes["label"].astype(str).to_numpy()
+        lab_sets = {q: tuple(labels.get(q) or ()) for q in set(qs)}
+        for q, lab in zip(qs, labs, strict=False):  # labels outside the rule's (StereoSet's 'related') are answers too
+            if lab not in lab_sets[q]:
+                lab_sets[q] = lab_sets[q] + (lab,)
+        if len(votes) == 0:
+            return cls(0, lab_sets)
+        item_key = np.char.add(np.char.add(tasks.astype(str), "\x1f"), qs.astype(str))
+        items, item_idx = np.unique(item_key, return_inverse=True)
+        workers, w_idx = np.unique(ws, return_inverse=True)
+        NI = len(items)
+        item_q = np.empty(NI, dtype=object)
+        item_q[item_idx] = qs
+        Lmax = max(len(v) for v in lab_sets.values())
+        L_item = np.array([len(lab_sets[q]) for q in item_q])
+        q_names = sorted(lab_sets)
+        return cls(
+            n=len(votes),
+            lab_sets=lab_sets,
+            item_idx=item_idx,
+            w_idx=w_idx,
+            v_lab=np.array([lab_sets[q].index(lab) for q, lab in zip(qs, labs, strict=False)]),
+            workers=workers,
+            q_names=q_names,
+            q_of_item=np.array([q_names.index(q) for q in item_q]),
+            L_item=L_item,
+            n_item=np.bincount(item_idx, minlength=NI),
+            valid=np.arange(Lmax)[None, :] < L_item[:, None],
+            NI=NI,
+            W=len(workers),
+            Lmax=Lmax,
+        )
+
+    def m_step(self, it, skill, post_easy, post_z, joint_easy, prior, smoothing: float) -> tuple[np.ndarray, float]:
+        """The annotators' accuracies and the hard share from the posteriors; each question's label prior is
+        updated in place."""
+        correct = joint_easy[self.item_idx, self.v_lab]
+        total = post_easy[self.item_idx]
+        W = self.W
+        pool = float(
+            np.clip(
+                skill.mean() if it == 1 else (skill * np.bincount(self.w_idx, minlength=W)).sum() / self.n,
+                MIN_SKILL,
+                MAX_SKILL,
+            )
+        )
+        num = np.bincount(self.w_idx, weights=correct, minlength=W) + smoothing * pool
+        den = np.bincount(self.w_idx, weights=total, minlength=W) + smoothing
+        new_skill = np.clip(num / den, MIN_SKILL, MAX_SKILL)
+        new_hard = float(np.clip(1.0 - post_easy.mean(), 1e-4, 0.9))
+        for qi in range(len(self.q_names)):
+            m = self.q_of_item == qi
+            pr = post_z[m].sum(0) + 0.5 * self.valid[m][0]
+            prior[qi] = pr / pr.sum()
+        return new_skill, new_hard
+
+    def e_step(self, skill, hard: float, prior) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``P(z, easy | votes)``, ``P(easy | votes)`` and ``P(z | votes)`` of every item."""
+        item_idx, L_item = self.item_idx, self.L_item
+        logp_w = np.log(skill)[self.w_idx]
+        logq_w = np.log(np.maximum((1.0 - skill[self.w_idx]) / np.maximum(L_item[item_idx] - 1, 1), 1e-12))
+        base = np.bincount(item_idx, weights=logq_w, minlength=self.NI)
+        easy = np.repeat(base[:, None], self.Lmax, axis=1)
+        np.add.at(easy, (item_idx, self.v_lab), logp_w - logq_w)
+        logprior = np.where(self.valid, np.log(np.maximum(prior[self.q_of_item], 1e-300)), -np.inf)
+        le = logprior + math.log(1.0 - hard) + easy
+        lh = logprior + math.log(hard) - self.n_item[:, None] * np.log(L_item)[:, None]
+        mx = np.maximum(le.max(1), lh.max(1))[:, None]
+        pe, ph = np.exp(le - mx), np.exp(lh - mx)
+        tot = (pe.sum(1) + ph.sum(1))[:, None]
+        pe, ph = pe / tot, ph / tot
+        return pe, pe.sum(1), (pe + ph) / (pe + ph).sum(1, keepdims=True)
+
+    def model(self, skill, hard: float, prior, iterations: int) -> CrowdModel:
+        counts_w = np.bincount(self.w_idx, minlength=self.W)
+        pool = float(np.clip((skill * counts_w).sum() / counts_w.sum(), MIN_SKILL, MAX_SKILL))
+        priors = {
+            q: {lab: float(prior[qi, li]) for li, lab in enumerate(self.lab_sets[q])}
+            for qi, q in enumerate(self.q_names)
+        }
+        return CrowdModel(
+            skills={str(w): float(s) for w, s in zip(self.workers, skill, strict=False)},
+            pool=pool,
+            hard=hard,
+            priors=priors,
+            labels=self.lab_sets,
+            n_items=self.NI,
+            n_judgments=self.n,
+            iterations=iterations,
+        )
 
 
 def item_votes(df) -> dict[tuple[str, str], list[tuple[str, str]]]:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.tables import md_table, num
 
 UNKNOWN = "(unknown)"
@@ -116,7 +117,7 @@ def task_info(data_path: str | Path | None) -> TaskInfo:
 
     p = Path(data_path)
     if not p.exists():
-        raise InputError("file not found.", path=p, fix="check the --data path.")
+        raise InputError("file not found.", path=p, fix=f"check the {say('data')} path.")
     for kname in KINDS.names():  # whichever kind's reader accepts the file
         k = get_kind(kname)
         try:

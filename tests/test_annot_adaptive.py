@@ -266,7 +266,7 @@ def test_replay_bad_input_is_one_line(tmp_path, capsys):
     for extra, words in (
         (["--min-judgments", "4", "--max-judgments", "3"], "--max-judgments (3) is below"),
         ([], "do not say their task kind"),
-        (["--kind", "tuple", "--policy", "risk", "--epsilon", "2"], "--epsilon must be between"),
+        (["--kind", "tuple", "--policy", "risk", "--epsilon", "2"], "--epsilon 2.0: Input should be less than 1"),
     ):
         code, _, err = run_cli(["annotate", "replay", "--judgments", str(f), *extra], capsys)
         assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

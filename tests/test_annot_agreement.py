@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from biaskit.annotation.agreement import agreement, agreement_report
+from biaskit.annotation.judgment_options import AgreementOptions
 
 from biaskit.errors import InputError
 
@@ -179,7 +180,7 @@ def test_crows_pairs_real_annotations(crows_csv, tmp_path):
 
     j = tmp_path / "crows_judgments.jsonl"
     df.to_json(j, orient="records", lines=True)
-    rep = agreement_report(j, tmp_path / "agr", data_path=crows_csv)
+    rep = agreement_report(AgreementOptions(judgments=j, out=tmp_path / "agr", data=crows_csv))
     ret = {r["k"]: r for r in rep["retention"]}
     for k in range(1, 6):
         assert ret[k]["retained"] == sum(t >= k for t in top)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from biaskit.annotation.agreement import agreement, agreement_report
+from biaskit.annotation.judgment_options import AgreementOptions
 from biaskit.annotation.stereoset_labels import stereoset_judgments
 from conftest import run_cli
 from test_annot_agreement import fleiss_judgments, kripp_judgments
@@ -344,7 +345,7 @@ def test_agreement_report_writes_targets_file(tmp_path):
     df, _ = stereoset_judgments(DEMO)
     j = tmp_path / "j.jsonl"
     df.to_json(j, orient="records", lines=True)
-    rep = agreement_report(j, tmp_path / "r", data_path=DEMO)
+    rep = agreement_report(AgreementOptions(judgments=j, out=tmp_path / "r", data=DEMO))
     assert rep["per_target_file"] == "agreement_targets.csv"
     on_disk = json.loads((tmp_path / "r" / "agreement.json").read_text())
     assert _by_term(on_disk["per_target"])[("religion", "monk")]["reference_votes"] == 13

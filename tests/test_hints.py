@@ -766,6 +766,24 @@ def test_every_annotate_push_pull_apply_error_names_its_options_through_the_mode
     assert not bad, bad
 
 
+def test_every_annotate_error_on_judgments_files_names_its_options_through_the_model():
+    """No error raised by the code `annotate aggregate | agreement | judge-agreement | replay | report` runs
+    spells one of their flags out (a command in backticks may): each names the option through
+    biaskit.options (issue 30)."""
+    from biaskit.annotation.judgment_options import (
+        AggregateOptions,
+        AgreementOptions,
+        JudgeOptions,
+        ReplayOptions,
+        ReportOptions,
+    )
+
+    names = ("aggregate.py", "agreement.py", "targets.py", "subsets.py", "judge.py", "replay.py", "risk.py")
+    files = [REPO / "annotation" / n for n in (*names, "kinds/translation.py")]
+    bad = flags_spelled_out(files, (AggregateOptions, AgreementOptions, JudgeOptions, ReplayOptions, ReportOptions))
+    assert not bad, bad
+
+
 # ------------------------------------------------------------------------------- curate adapt | check, release build
 # The errors of `curate adapt` and `release build` that tell the user to set an option, each raised once
 # under its command and once under `biaskit run` (the adapt / release stage, options from biaskit.toml):

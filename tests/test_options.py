@@ -48,6 +48,14 @@ CONVERTED = (
     # issue 30 (curation)
     "curate prompts",
 )
+# issue 30: annotate's commands on judgments files (annotation/judgment_options.py)
+CONVERTED += (
+    "annotate aggregate",
+    "annotate agreement",
+    "annotate judge-agreement",
+    "annotate replay",
+    "annotate report",
+)
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:

@@ -541,6 +541,7 @@ def test_stats_counts_lengths_and_keyness_of_hand_made_pairs():
 # ------------------------------------------------------------------------------------------ history and card
 def test_card_is_filled_from_stage_reports_without_annotator_names(tmp_path):
     from biaskit.annotation.agreement import agreement_report
+    from biaskit.annotation.judgment_options import AgreementOptions
 
     rows = [_pair(i, g, "Muslim") for i, g in enumerate(["Hindu", "Sikh", "Jain", "Christian"])]
     recs = _write_jsonl(tmp_path / "validated.jsonl", rows)
@@ -564,7 +565,7 @@ def test_card_is_filled_from_stage_reports_without_annotator_names(tmp_path):
         }
     )
     judg.to_csv(tmp_path / "judgments.csv", index=False)
-    rep = agreement_report(tmp_path / "judgments.csv", tmp_path / "agree")
+    rep = agreement_report(AgreementOptions(judgments=tmp_path / "judgments.csv", out=tmp_path / "agree"))
     _write_jsonl(
         tmp_path / "gen.runlog.jsonl",
         [

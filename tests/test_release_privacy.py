@@ -119,6 +119,7 @@ def _pair(i: int, group: str, other: str) -> dict:
 def _inputs(tmp_path: Path) -> tuple[list[Path], list[str]]:
     """Record files and history (an agreement report, a CAT retention report) as the stages write them."""
     from biaskit.annotation.agreement import agreement_report
+    from biaskit.annotation.judgment_options import AgreementOptions
 
     en = [_en_cat(t) for t in TARGETS]
     hi = [_hi_cat(c, tmp_path / "work" / "cat_translate" / "cat_candidates.jsonl") for c in en[:2]]
@@ -139,7 +140,7 @@ def _inputs(tmp_path: Path) -> tuple[list[Path], list[str]]:
     )
     judg.loc[0, "label"] = "unrelated"
     judg.to_csv(tmp_path / "judgments.csv", index=False)
-    agreement_report(tmp_path / "judgments.csv", tmp_path / "agree")
+    agreement_report(AgreementOptions(judgments=tmp_path / "judgments.csv", out=tmp_path / "agree"))
     retention = tmp_path / "retention.json"
     retention.write_text(
         json.dumps(

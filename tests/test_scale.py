@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from aggregate import make_judgments, naive_aggregate, naive_agreement, write_judgments  # noqa: E402
 from biaskit.annotation.aggregate import aggregate_file, prepare  # noqa: E402
 from biaskit.annotation.agreement import agreement_report, alpha_from_counts  # noqa: E402
+from biaskit.annotation.judgment_options import AggregateOptions, AgreementOptions  # noqa: E402
 
 from biaskit.errors import InputError  # noqa: E402
 
@@ -43,7 +44,7 @@ def _sha(path: Path) -> str:
 
 # ----------------------------------------------------------------------------------------- judgments
 # SHA-256 of the outputs of biaskit at 968cc6c (before issue 31) on make_judgments(100_000, dup_rate=0.002)
-# written as CSV: `aggregate_file(..., duplicates=...)` and `agreement_report(...)` (no command line)
+# written as CSV: `aggregate_file(AggregateOptions(..., duplicates=...))` and `agreement_report(...)` (no command line)
 PREVIOUS = {
     "last.csv": "9d8346cc99cb4240394926a14f723ea1ac823ee2b257d91392df7ead5d84ffbe",
     "first_drop.jsonl": "d3f889daf59e912a8381d892b33841de9cf97a32c8e129019164a5f77d2b9e87",
@@ -61,17 +62,17 @@ PREVIOUS_ERROR = (
 def test_a_100k_item_slice_gives_the_previous_codes_bytes(tmp_path):
     src = write_judgments(make_judgments(100_000, dup_rate=0.002), tmp_path / "judgments.csv")
     with pytest.raises(InputError) as e:
-        aggregate_file(src, tmp_path / "error.csv")
+        aggregate_file(AggregateOptions(judgments=src, out=tmp_path / "error.csv"))
     assert str(e.value) == f"{src}, {PREVIOUS_ERROR}"
-    rep = aggregate_file(src, tmp_path / "last.csv", duplicates="last", min_agree=3)
+    rep = aggregate_file(AggregateOptions(judgments=src, out=tmp_path / "last.csv", duplicates="last", min_agree=3))
     assert (rep.n_items, rep.n_duplicates_removed, rep.n_missing_labels, rep.n_text_skipped) == (
         110081,
         974,
         2482,
         1990,
     )
-    aggregate_file(src, tmp_path / "first_drop.jsonl", duplicates="first", ties="drop")
-    agreement_report(src, tmp_path / "agreement", duplicates="last")
+    aggregate_file(AggregateOptions(judgments=src, out=tmp_path / "first_drop.jsonl", duplicates="first", ties="drop"))
+    agreement_report(AgreementOptions(judgments=src, out=tmp_path / "agreement", duplicates="last"))
     assert {name: _sha(tmp_path / name) for name in PREVIOUS} == PREVIOUS
 
 
@@ -85,7 +86,7 @@ def _loops(path: Path):
 def test_majority_and_agreement_equal_the_straightforward_loops(tmp_path):
     src = write_judgments(make_judgments(3_000), tmp_path / "j.csv")
     want_votes, want = _loops(src)
-    aggregate_file(src, tmp_path / "agg.csv")
+    aggregate_file(AggregateOptions(judgments=src, out=tmp_path / "agg.csv"))
     table = pd.read_csv(tmp_path / "agg.csv", keep_default_na=False, na_values=[""])
     got = {
         (t, q): (lab if isinstance(lab, str) else None, v, n, s)
@@ -94,7 +95,7 @@ def test_majority_and_agreement_equal_the_straightforward_loops(tmp_path):
         )
     }
     assert got == want_votes
-    rep = agreement_report(src, tmp_path / "agr")
+    rep = agreement_report(AgreementOptions(judgments=src, out=tmp_path / "agr"))
     for k, v in want.items():
         assert rep[k] == pytest.approx(v, abs=1e-6), k
 
@@ -206,7 +207,7 @@ def test_the_documented_duckdb_query_gives_aggregates_majority_vote(tmp_path, mo
     duckdb = pytest.importorskip("duckdb")  # the dev extra installs it
     monkeypatch.chdir(tmp_path)
     write_judgments(make_judgments(20_000), tmp_path / "judgments.csv")
-    aggregate_file(tmp_path / "judgments.csv", tmp_path / "aggregated.csv")
+    aggregate_file(AggregateOptions(judgments=tmp_path / "judgments.csv", out=tmp_path / "aggregated.csv"))
     ours = pd.read_csv(tmp_path / "aggregated.csv", keep_default_na=False, na_values=[""])
     theirs = duckdb.sql(_documented_query()).df()
     m = ours.merge(theirs, on=["task", "question"], how="outer", suffixes=("", "_db"), indicator=True)

@@ -21,9 +21,14 @@ guidelines (``data/guidelines/<name>.en.md`` and ``.hi.md``). Edits in prefilled
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from biaskit.registry import Registry
 
 from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401
+
+if TYPE_CHECKING:
+    from ..judgment_options import ReportOptions
 
 KINDS: Registry[type[TaskKind]] = Registry("annotation kind")
 KINDS.register(
@@ -61,3 +66,10 @@ KINDS.register(
 def get_kind(name: str) -> TaskKind:
     """A fresh instance of the kind ``name`` (unknown names: "did you mean" error)."""
     return KINDS.get(name)()
+
+
+def report_applied(opts: ReportOptions) -> dict | None:
+    """``annotate report``: the kind's report on applied annotations, rebuilt from the records that were
+    pushed (``opts.data``) and the files ``apply`` wrote (``opts.applied``) into ``opts.out``."""
+    k = get_kind(opts.kind)
+    return k.report(k.load(opts.data), opts.applied, opts.out)

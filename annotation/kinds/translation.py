@@ -42,6 +42,7 @@ source); one with a *blocking* flag (:data:`BLOCKING`) is returned to review ins
 
 from __future__ import annotations
 
+import functools
 import html
 import string
 from collections import Counter
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from biaskit.errors import InputError
+from biaskit.options import say
 from biaskit.schema import Direction, PairStatus, SentencePair, normalize_text
 from biaskit.tables import md_table, num, pct
 
@@ -246,12 +248,12 @@ class TranslationKind(TaskKind):
 
     # --- apply ---------------------------------------------------------------------------------------
     def apply(self, records, votes: Votes, **options) -> ApplyResult:
-        """The reviewers' choice and corrections per record (see the module docstring); what the
-        released record is, and which flags block it, is :meth:`finish`."""
+        """The reviewers' choice and corrections per record (see the module docstring; one record:
+        :meth:`_apply_record`); what the released record is, and which flags block it, is :meth:`finish`."""
         if votes.judgments is None:
             raise InputError(
                 "applying a translation review needs the pulled judgments (the reviewers' choices and corrections).",
-                fix="pass --judgments FILE (from `biaskit annotate pull`).",
+                fix=f"pass {say('judgments')} FILE (from `biaskit annotate pull`).",
             )
         res = ApplyResult(
             files={"needs_review": [], "adjudicate": [], "rejected": []},
@@ -264,108 +266,89 @@ class TranslationKind(TaskKind):
             if pid not in judged:
                 res.counts["not_reviewed"] += 1
                 continue
-            raw = rec.model_dump(mode="json")
-            cands = raw["candidates"]
             reviewers = _per_worker(judged[pid], by_id, self.corrections)
-            decided = [v for v in reviewers if "choice" in v]
-            tally = Counter(v["key"] for v in decided)
-            review: dict[str, Any] = {
-                "reviewers": [
-                    {k: v.get(k) for k in (*_REVIEWER_FIELDS, *self.corrections) if v.get(k) is not None}
-                    for v in reviewers
-                ],
-                "votes": dict(tally),
-                "n_reviewers": len(decided),
-            }
-
-            def back(
-                reason: str, extra: dict | None = None, to: str = "needs_review", extras: list[dict] | None = None
-            ) -> None:
-                # called only within this iteration of the loop, so the loop variables are the current ones
-                r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}  # noqa: B023
-                more = ([extra] if extra else []) + list(extras or [])
-                if more:
-                    r2["candidates"] = cands + more  # noqa: B023
-                res.queue(to, r2)
-
-            agg = votes.get(pid, "choice")
-            if agg is None or not decided:
-                back("no reviewer made a choice (only corrections or comments).")
-                continue
-            if agg["status"] != "accepted" or agg.get("label") in (None, ""):
-                back(_not_accepted_reason(agg, options.get("min_agree")))
-                continue
-            winner = str(agg["label"])
-            review["agreement"] = round(float(agg["agreement"]), 4)
-            backers = [v for v in decided if v["key"] == winner]
-            chosen_c = None if winner == NONE_CHOICE else cands[int(winner)]
-            edits = {
-                q: decide_edit(
-                    q,
-                    (chosen_c or {}).get(f) or "",
-                    {v["worker"]: (v[q], v.get("when", "")) for v in backers if v.get(q)},
-                )
-                for q, (f, _, _) in self.corrections.items()
-            }
-            conflicts = [e for e in edits.values() if e.conflict]
-            if conflicts:
-                back(
-                    f"chose {'none' if chosen_c is None else 'the same candidate'}, but " + edit_reason(conflicts),
-                    to="adjudicate",
-                    extras=_proposals(backers, chosen_c, self.corrections),
-                )
-                continue
-            corr: dict[str, str | None] = {q: e.text for q, e in edits.items()}
-            if winner == NONE_CHOICE and not all(corr.values()):
-                res.files["rejected"].append(
-                    {
-                        **raw,
-                        "status": "rejected",
-                        "review": {
-                            **review,
-                            "reason": "no candidate was good enough and no complete correction was given.",
-                        },
-                    }
-                )
-                res.counts["rejected"] += 1
-                continue
-            mt = None if chosen_c is None else {f: chosen_c[f] for f, _, _ in self.corrections.values()}
-            # all str: with no candidate chosen every correction is given (checked above), else the candidate's text
-            final = cast(dict[str, str], {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()})
-            edited = bool(mt is None or any(normalize_text(final[f]) != normalize_text(mt[f]) for f in final))
-            editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
-            review.update(
-                {
-                    "winner_engine": chosen_c.get("engine") if chosen_c else REVIEW_ENGINE,
-                    "winner_model": chosen_c.get("model") if chosen_c else None,
-                    "winner_index": None if chosen_c is None else int(winner),
-                    "edited": edited,
-                    "editors": editors,
-                    "chosen_mt": mt,
-                    "edit_distance": None if mt is None else {f: levenshtein(mt[f], final[f]) for f in final},
-                    "flags_before": (chosen_c or {}).get("flags", []),
-                }
-            )
-            blocked, record = self.finish(rec, raw, final, review, votes)
-            if blocked:
-                extra = None
-                if edited:
-                    extra = {
-                        "engine": REVIEW_ENGINE,
-                        "model": ",".join(editors) or None,
-                        **final,
-                        "flags": review["flags_after"],
-                        "strategy": "human-edit",
-                        "provenance": {"editors": editors},
-                    }
-                back(
-                    f"the {'edited' if edited else 'chosen'} {self.record_word} still fails the checker: "
-                    f"{', '.join(blocked)}.",
-                    extra,
-                )
-                continue
-            res.accept(record)
+            self._apply_record(rec, reviewers, votes.get(pid, "choice"), votes, res, options.get("min_agree"))
         return res
+
+    def _apply_record(self, rec, reviewers: list[dict], agg: dict | None, votes: Votes, res: ApplyResult, min_agree):
+        """One reviewed record (``agg``: its aggregated choice): released (``res.accept``), returned to review,
+        sent to adjudication (different corrections of the same choice) or rejected."""
+        raw = rec.model_dump(mode="json")
+        decided = [v for v in reviewers if "choice" in v]
+        review: dict[str, Any] = {
+            "reviewers": [
+                {k: v.get(k) for k in (*_REVIEWER_FIELDS, *self.corrections) if v.get(k) is not None} for v in reviewers
+            ],
+            "votes": dict(Counter(v["key"] for v in decided)),
+            "n_reviewers": len(decided),
+        }
+        back = functools.partial(_send_back, res, raw, review)  # reads `review` as it is when called
+        if agg is None or not decided:
+            return back("no reviewer made a choice (only corrections or comments).")
+        if agg["status"] != "accepted" or agg.get("label") in (None, ""):
+            return back(_not_accepted_reason(agg, min_agree))
+        winner = str(agg["label"])
+        review["agreement"] = round(float(agg["agreement"]), 4)
+        backers = [v for v in decided if v["key"] == winner]
+        chosen_c = None if winner == NONE_CHOICE else raw["candidates"][int(winner)]
+        edits = {
+            q: decide_edit(
+                q, (chosen_c or {}).get(f) or "", {v["worker"]: (v[q], v.get("when", "")) for v in backers if v.get(q)}
+            )
+            for q, (f, _, _) in self.corrections.items()
+        }
+        conflicts = [e for e in edits.values() if e.conflict]
+        if conflicts:
+            reason = f"chose {'none' if chosen_c is None else 'the same candidate'}, but " + edit_reason(conflicts)
+            return back(reason, to="adjudicate", extras=_proposals(backers, chosen_c, self.corrections))
+        corr: dict[str, str | None] = {q: e.text for q, e in edits.items()}
+        if winner == NONE_CHOICE and not all(corr.values()):
+            reason = "no candidate was good enough and no complete correction was given."
+            res.files["rejected"].append({**raw, "status": "rejected", "review": {**review, "reason": reason}})
+            res.counts["rejected"] += 1
+            return None
+        final, edited, editors = self._final_text(chosen_c, corr, edits, winner, review)
+        blocked, record = self.finish(rec, raw, final, review, votes)
+        if blocked:
+            extra = self._edit_candidate(final, editors, review) if edited else None
+            what = "edited" if edited else "chosen"
+            return back(f"the {what} {self.record_word} still fails the checker: {', '.join(blocked)}.", extra)
+        res.accept(record)
+        return None
+
+    def _final_text(self, chosen_c: dict | None, corr: dict, edits: dict, winner: str, review: dict[str, Any]):
+        """``(final texts, edited?, editors)`` of a decided record: each field the backers' correction, else the
+        chosen candidate's text; what was chosen and changed goes into ``review``."""
+        mt = None if chosen_c is None else {f: chosen_c[f] for f, _, _ in self.corrections.values()}
+        # all str: with no candidate chosen every correction is given (checked before), else the candidate's text
+        final = cast(dict[str, str], {f: corr[q] or (mt or {}).get(f) for q, (f, _, _) in self.corrections.items()})
+        edited = bool(mt is None or any(normalize_text(final[f]) != normalize_text(mt[f]) for f in final))
+        editors = sorted({w for e in edits.values() if e.edited for w in e.annotators})
+        review.update(
+            {
+                "winner_engine": chosen_c.get("engine") if chosen_c else REVIEW_ENGINE,
+                "winner_model": chosen_c.get("model") if chosen_c else None,
+                "winner_index": None if chosen_c is None else int(winner),
+                "edited": edited,
+                "editors": editors,
+                "chosen_mt": mt,
+                "edit_distance": None if mt is None else {f: levenshtein(mt[f], final[f]) for f in final},
+                "flags_before": (chosen_c or {}).get("flags", []),
+            }
+        )
+        return final, edited, editors
+
+    @staticmethod
+    def _edit_candidate(final: dict[str, str], editors: list[str], review: dict[str, Any]) -> dict[str, Any]:
+        """The reviewers' edited text as a candidate of the next review round (it still fails the checker)."""
+        return {
+            "engine": REVIEW_ENGINE,
+            "model": ",".join(editors) or None,
+            **final,
+            "flags": review["flags_after"],
+            "strategy": "human-edit",
+            "provenance": {"editors": editors},
+        }
 
     def finish(self, rec, raw: dict, final: dict[str, str], review: dict[str, Any], votes: Votes):
         """``(blocking flags, released record)`` for one decided record: the final pair re-checked
@@ -412,6 +395,24 @@ class TranslationKind(TaskKind):
 
 # ------------------------------------------------------------------------------------------ votes
 _REVIEWER_FIELDS = ("worker", "choice", "engine", "model", "corrected_more", "corrected_less", "comment", "lead_time")
+
+
+def _send_back(
+    res: ApplyResult,
+    raw: dict,
+    review: dict[str, Any],
+    reason: str,
+    extra: dict | None = None,
+    to: str = "needs_review",
+    extras: list[dict] | None = None,
+) -> None:
+    """Queue a record for another round (``to``: needs_review or adjudicate) with ``reason``; ``extra`` /
+    ``extras``: candidates added for that round (the reviewers' edit, each editor's proposal)."""
+    r2 = {**raw, "status": "needs_review", "review": {**review, "reason": reason}}
+    more = ([extra] if extra else []) + list(extras or [])
+    if more:
+        r2["candidates"] = raw["candidates"] + more
+    res.queue(to, r2)
 
 
 def _candidate_key(row: dict, by_id: dict | None) -> str | float | None:
@@ -579,38 +580,77 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
     pairs file (its ``.needs_review`` / ``.adjudicate`` / ``.rejected`` siblings are read when present). Writes
     ``report.json`` and ``report.md`` to ``out_dir`` when given.
     """
-    from biaskit.io import read_jsonl, write_json
+    from biaskit.io import write_json
 
     if isinstance(candidates, (str, Path)):
         from biaskit.readers import read_candidates
 
         candidates = [r.model_dump(mode="json") for r in read_candidates(candidates).records]
+    accepted, back, adjudicate, rejected = _reviewed(reviewed)
+    reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + adjudicate + rejected]
+    n_released = len(accepted)
+    engine_rows, n_none = _engine_rows(candidates, accepted, reviews)
+    edited = [a for a in accepted if a["meta"]["review"].get("edited")]
+    report = {
+        "pairs": {
+            "candidates": len(candidates),
+            "reviewed": len(accepted) + len(back) + len(adjudicate) + len(rejected),
+            "released": n_released,
+            "returned_to_review": len(back),
+            "to_adjudicate": len(adjudicate),
+            "rejected": len(rejected),
+        },
+        "engines": engine_rows,
+        "none_choices": n_none,
+        "edit_rate": round(len(edited) / n_released, 4) if n_released else None,
+        "edited_pairs": len(edited),
+        "char_edit_distance": _edit_distances(accepted),
+        "flags": _flag_counts(candidates, reviews),
+        "returned_reasons": dict(Counter(r.get("review", {}).get("reason", "").split(":")[0] for r in back)),
+    }
+    if out_dir is not None:
+        from biaskit.io import atomic_dir, atomic_write_text
+
+        with atomic_dir(out_dir, owns=("report.json",)) as tmp:  # published whole
+            write_json(tmp / "report.json", report)
+            atomic_write_text(tmp / "report.md", report_markdown(report))
+    return report
+
+
+def _reviewed(reviewed: Any) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+    """``(accepted, needs_review, adjudicate, rejected)`` records of an :class:`ApplyResult` or of the files
+    `apply` wrote (the released file refused when it is not the translation review's)."""
+    from biaskit.io import read_jsonl
+
     if isinstance(reviewed, ApplyResult):
         accepted = [p.model_dump(mode="json") for p in reviewed.accepted]
-        back, rejected = reviewed.files.get("needs_review", []), reviewed.files.get("rejected", [])
-        adjudicate = reviewed.files.get("adjudicate", [])
-    else:
-        p = Path(reviewed)
-        accepted = read_jsonl(p)
-        for i, a in enumerate(accepted, start=1):
-            rv = (a.get("meta") or {}).get("review") if isinstance(a.get("meta"), dict) else None
-            if not isinstance(rv, dict) or "winner_engine" not in rv:
-                raise InputError(
-                    "not a pair released by the translation review (no meta.review).",
-                    path=p,
-                    row=i,
-                    fix="pass the OUT file of `biaskit annotate apply --kind translation`.",
-                )
-        back, adjudicate, rejected = (
-            [] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
-            for w in ("needs_review", "adjudicate", "rejected")
-        )
+        files = reviewed.files
+        return accepted, files.get("needs_review", []), files.get("adjudicate", []), files.get("rejected", [])
+    p = Path(reviewed)
+    accepted = read_jsonl(p)
+    for i, a in enumerate(accepted, start=1):
+        rv = (a.get("meta") or {}).get("review") if isinstance(a.get("meta"), dict) else None
+        if not isinstance(rv, dict) or "winner_engine" not in rv:
+            raise InputError(
+                "not a pair released by the translation review (no meta.review).",
+                path=p,
+                row=i,
+                fix="pass the OUT file of `biaskit annotate apply --kind translation`.",
+            )
+    back, adjudicate, rejected = (
+        [] if not _sibling(p, w).exists() else read_jsonl(_sibling(p, w))
+        for w in ("needs_review", "adjudicate", "rejected")
+    )
+    return accepted, back, adjudicate, rejected
+
+
+def _engine_rows(candidates: list[dict], accepted: list[dict], reviews: list[dict]) -> tuple[dict[str, Any], int]:
+    """Per engine (``engine:model``): candidates shown, final wins (released pairs only: a win means the text
+    was released), reviewers' individual choices over all reviewed pairs, flagged before review; and the
+    number of reviewers' choices of *none*."""
     engines = sorted({f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"]})
     shown = Counter(f"{c.get('engine')}:{c.get('model')}" for r in candidates for c in r["candidates"])
-    reviews = [a["meta"]["review"] for a in accepted] + [r.get("review", {}) for r in back + adjudicate + rejected]
-    # final decisions (accepted pairs only: a win means the text was released)
     wins = Counter(f"{rv['winner_engine']}:{rv['winner_model']}" for rv in (a["meta"]["review"] for a in accepted))
-    # individual reviewer choices over all reviewed pairs
     choices: Counter = Counter()
     n_choices = 0
     for rv in reviews:
@@ -619,10 +659,10 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
                 n_choices += 1
                 choices[f"{v['engine']}:{v.get('model') or ''}" if v.get("engine") else "none"] += 1
     n_released = len(accepted)
-    engine_rows = {}
+    rows = {}
     for e in engines:
         cs = [c for r in candidates for c in r["candidates"] if f"{c.get('engine')}:{c.get('model')}" == e]
-        engine_rows[e] = {
+        rows[e] = {
             "candidates_shown": shown[e],
             "final_wins": wins[e],
             "final_win_rate": round(wins[e] / n_released, 4) if n_released else None,
@@ -630,7 +670,12 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
             "reviewer_choice_rate": round(choices[e] / n_choices, 4) if n_choices else None,
             "flag_rate_before": round(sum(1 for c in cs if c.get("flags")) / len(cs), 4) if cs else None,
         }
-    edited = [a for a in accepted if a["meta"]["review"].get("edited")]
+    return rows, choices["none"]
+
+
+def _edit_distances(accepted: list[dict]) -> dict[str, Any]:
+    """Character edit distance from the chosen MT to the released text: all sentences, edited ones, and
+    edited ones as a share of the longer sentence."""
     dists_all, dists_edited, norm = [], [], []
     for a in accepted:
         rv = a["meta"]["review"]
@@ -644,6 +689,15 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
                 dists_edited.append(d)
                 mt = rv["chosen_mt"][side]
                 norm.append(d / max(1, max(len(mt), len(a[side]))))
+    return {
+        "all_sentences": _stats(dists_all),
+        "edited_sentences": _stats(dists_edited),
+        "edited_normalised": _stats(norm),
+    }
+
+
+def _flag_counts(candidates: list[dict], reviews: list[dict]) -> dict[str, dict[str, int]]:
+    """Checker flags by code: on every candidate, on the chosen ones (before review), on the final texts."""
     before: Counter[str] = Counter()
     after: Counter[str] = Counter()
     for rv in reviews:
@@ -652,39 +706,15 @@ def translation_report(candidates: Any, reviewed: Any, out_dir: str | Path | Non
         if "flags_after" in rv:
             after.update(f["code"] for f in rv["flags_after"])
     all_before = Counter(f["code"] for r in candidates for c in r["candidates"] for f in c.get("flags", []))
-    reasons = Counter(r.get("review", {}).get("reason", "").split(":")[0] for r in back)
-    report = {
-        "pairs": {
-            "candidates": len(candidates),
-            "reviewed": len(accepted) + len(back) + len(adjudicate) + len(rejected),
-            "released": n_released,
-            "returned_to_review": len(back),
-            "to_adjudicate": len(adjudicate),
-            "rejected": len(rejected),
-        },
-        "engines": engine_rows,
-        "none_choices": choices["none"],
-        "edit_rate": round(len(edited) / n_released, 4) if n_released else None,
-        "edited_pairs": len(edited),
-        "char_edit_distance": {
-            "all_sentences": _stats(dists_all),
-            "edited_sentences": _stats(dists_edited),
-            "edited_normalised": _stats(norm),
-        },
-        "flags": {
-            "all_candidates_before": dict(sorted(all_before.items())),
-            "chosen_before": dict(sorted(before.items())),
-            "final_after": dict(sorted(after.items())),
-        },
-        "returned_reasons": dict(reasons),
+    return {
+        "all_candidates_before": dict(sorted(all_before.items())),
+        "chosen_before": dict(sorted(before.items())),
+        "final_after": dict(sorted(after.items())),
     }
-    if out_dir is not None:
-        from biaskit.io import atomic_dir, atomic_write_text
 
-        with atomic_dir(out_dir, owns=("report.json",)) as tmp:  # published whole
-            write_json(tmp / "report.json", report)
-            atomic_write_text(tmp / "report.md", report_markdown(report))
-    return report
+
+def _share(x: Any) -> str:
+    return pct(x, missing="–")
 
 
 def report_markdown(rep: dict[str, Any]) -> str:
@@ -698,46 +728,51 @@ def report_markdown(rep: dict[str, Any]) -> str:
         "",
         "## Engines",
         "",
-    ]
-
-    def share(x: Any) -> str:
-        return pct(x, missing="–")
-
-    lines += [
-        md_table(
-            [
-                "engine",
-                "candidates shown",
-                "final wins",
-                "final win rate",
-                "reviewer choices",
-                "choice rate",
-                "flagged before review",
-            ],
-            [
-                [
-                    e,
-                    r["candidates_shown"],
-                    r["final_wins"],
-                    share(r["final_win_rate"]),
-                    r["reviewer_choices"],
-                    share(r["reviewer_choice_rate"]),
-                    share(r["flag_rate_before"]),
-                ]
-                for e, r in rep["engines"].items()
-            ],
-            align="lrrrrrr",
-        )
-    ]
-    lines += [
+        *_md_engines(rep),
         "",
         f"Reviewer choices of *none*: {rep['none_choices']}.",
         "",
         "## Edits",
         "",
-        f"Edit rate: {share(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).",
+        f"Edit rate: {_share(rep['edit_rate'])} of released pairs ({rep['edited_pairs']}).",
         "",
+        *_md_edits(rep),
+        "",
+        "## Checker flags before and after review",
+        "",
+        *_md_flags(rep),
     ]
+    if rep["returned_reasons"]:
+        lines += ["", "## Returned to review", ""] + [f"- {k}: {n}" for k, n in rep["returned_reasons"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def _md_engines(rep: dict[str, Any]) -> list[str]:
+    header = [
+        "engine",
+        "candidates shown",
+        "final wins",
+        "final win rate",
+        "reviewer choices",
+        "choice rate",
+        "flagged before review",
+    ]
+    rows = [
+        [
+            e,
+            r["candidates_shown"],
+            r["final_wins"],
+            _share(r["final_win_rate"]),
+            r["reviewer_choices"],
+            _share(r["reviewer_choice_rate"]),
+            _share(r["flag_rate_before"]),
+        ]
+        for e, r in rep["engines"].items()
+    ]
+    return [md_table(header, rows, align="lrrrrrr")]
+
+
+def _md_edits(rep: dict[str, Any]) -> list[str]:
     ced = rep["char_edit_distance"]
     rows = []
     for k, label in (
@@ -747,28 +782,19 @@ def report_markdown(rep: dict[str, Any]) -> str:
     ):
         s = ced[k]
         # characters, and for the normalised row a share of the longer sentence
-        f = share if k == "edited_normalised" else (lambda x: num(x, 1, missing="–"))
+        f = _share if k == "edited_normalised" else (lambda x: num(x, 1, missing="–"))
         rows.append([label, s["n"], f(s["mean"]), f(s["median"]), f(s["max"])])
-    lines += [
-        md_table(
-            ["character edit distance (chosen MT -> final)", "sentences", "mean", "median", "max"], rows, align="lrrrr"
-        )
-    ]
+    header = ["character edit distance (chosen MT -> final)", "sentences", "mean", "median", "max"]
+    return [md_table(header, rows, align="lrrrr")]
+
+
+def _md_flags(rep: dict[str, Any]) -> list[str]:
     fl = rep["flags"]
     codes = sorted(set(fl["all_candidates_before"]) | set(fl["chosen_before"]) | set(fl["final_after"]))
-    lines += [
-        "",
-        "## Checker flags before and after review",
-        "",
-        md_table(
-            ["flag", "all candidates", "chosen candidates (before)", "final pairs (after)"],
-            [
-                [c, fl["all_candidates_before"].get(c, 0), fl["chosen_before"].get(c, 0), fl["final_after"].get(c, 0)]
-                for c in codes
-            ],
-            align="lrrr",
-        ),
+    rows = [
+        [c, fl["all_candidates_before"].get(c, 0), fl["chosen_before"].get(c, 0), fl["final_after"].get(c, 0)]
+        for c in codes
     ]
-    if rep["returned_reasons"]:
-        lines += ["", "## Returned to review", ""] + [f"- {k}: {n}" for k, n in rep["returned_reasons"].items()]
-    return "\n".join(lines) + "\n"
+    return [
+        md_table(["flag", "all candidates", "chosen candidates (before)", "final pairs (after)"], rows, align="lrrr")
+    ]

@@ -284,8 +284,10 @@ class ReviewStage(StageRunner):
         warnings = []
         try:
             from biaskit.annotation.agreement import agreement_report
+            from biaskit.annotation.judgment_options import AgreementOptions
 
-            agreement_report(judgments, self.folder / "agreement", duplicates="last", command=self.ctx.options.command)
+            agreement = AgreementOptions(judgments=judgments, out=self.folder / "agreement", duplicates="last")
+            agreement_report(agreement, command=self.ctx.options.command)
             outputs["agreement"] = self.folder / "agreement" / "agreement.json"
         except BiaskitError as exc:  # agreement is undefined on some data (one label only, one annotator)
             warnings.append(f"agreement not computed: {exc}")
