@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from biaskit.errors import BiaskitError, InputError
-from biaskit.options import speaking
+from biaskit.options import say, speaking
 from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
 
@@ -83,10 +83,10 @@ def run_project(
 ) -> RunResult:
     """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
     even when unchanged; ``until``: stop after this stage."""
-    for opt, picked in (("--from", from_stage), ("--until", until)):
+    for opt, picked in (("from_stage", from_stage), ("until", until)):
         if picked is not None and picked not in project.enabled():
             raise BiaskitError(
-                f"{opt} {picked}: that stage is not enabled in {project.file}. Fix: use one of "
+                f"{say(opt, picked)}: that stage is not enabled in {project.file}. Fix: use one of "
                 f"{', '.join(project.enabled())}."
             )
     options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
