@@ -25,7 +25,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -518,10 +518,6 @@ def _umask() -> int:
     m = os.umask(0)
     os.umask(m)
     return m
-
-
-def info_dict(info: DatasetInfo) -> dict[str, Any]:
-    return asdict(info)
 
 
 # ------------------------------------------------------------------------------------------ the commands' options

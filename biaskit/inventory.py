@@ -212,10 +212,6 @@ class Inventory:
     def axes(self) -> list[str]:
         return sorted({t.axis for t in self.terms.values() if not t.components})
 
-    def terms_for_axis(self, axis: str) -> list[Term]:
-        ax = normalize_bias_type(axis)
-        return [t for t in self.terms.values() if t.axis == ax or ax in t.axis.split("-") and t.components]
-
     def identities(self, axis: str, lang: str = "en") -> list[str]:
         ax = normalize_bias_type(axis)
         out = [s for t in self.terms.values() if t.axis == ax and (s := t.surface(lang)) and t.kind != "place"]
@@ -267,11 +263,6 @@ class Inventory:
                 if m.term.id == term.id or term.id in m.term.components.values():
                     return True
         return norm_word(identity) in norm_word(sentence)
-
-    def lookup_form(self, phrase: str, lang: str = "en") -> tuple[Term, str] | None:
-        key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
-        hit = (self._index.get(lang) or {}).get(key)
-        return (self.terms[hit[0]], hit[1]) if hit else None
 
     def comparable_of(self, term: Term) -> tuple[Term, str | None] | None:
         """The comparable group for ``term`` and which side ``term`` is on in that mapping
