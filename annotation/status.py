@@ -254,7 +254,7 @@ def _f(x: Any, nd: int = 3) -> str:
 def status_markdown(st: dict[str, Any], title: str = "") -> str:
     """The status report as Markdown (what ``annotate status`` prints)."""
     n = st["tasks"]
-    share = (lambda k: f"{k} ({pct(k / n)})") if n else str  # noqa: E731
+    share = (lambda k: f"{k} ({pct(k / n)})") if n else str
     a, t = st["agreement"], st["time_per_task"]
     ad = st.get("adaptive")
     wanted = (

@@ -192,7 +192,7 @@ def prelabel_command(
         raise SystemExit(1)
 
 
-from .cli_examples import add_examples as _add_examples  # noqa: E402
+from .cli_examples import add_examples as _add_examples  # noqa: E402 (adds examples to the commands defined above)
 
 _add_examples(app)  # two examples at the top of each main command's --help
 

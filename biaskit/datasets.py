@@ -295,7 +295,7 @@ def _fetch(
     try:
         with os.fdopen(fd, "wb") as fh:
             try:
-                with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - http(s) URLs from the registry
+                with urllib.request.urlopen(req, timeout=timeout) as resp:  # http(s) URLs from the registry
                     total = resp.headers.get("Content-Length")
                     total = int(total) if total and total.isdigit() else None
                     while True:

@@ -38,7 +38,7 @@ from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
-from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+from .choices import DEFAULT_KEEP, NAME_SETS  # re-exported: callers import them from here
 
 # IndiBias Table 10 (ranked by frequency, most common first), kept once in the SEAT lexicon
 RANKED_LISTS = {

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from biaskit.registry import Registry
 
-from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401
+from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401 (re-exported: the kinds and callers import them from here)
 
 KINDS: Registry[type[TaskKind]] = Registry("annotation kind")
 KINDS.register(

@@ -28,7 +28,7 @@ from .tables import (
     LabelStudioSettings,
     LLMSettings,
     ProjectMeta,
-    StageTable,  # noqa: F401
+    StageTable,
     Table,
 )
 
