@@ -21,9 +21,9 @@ from typing import Any
 
 import typer
 
-from . import __version__
 from .clitools import plain_flag_help
 from .errors import BiaskitError, InputError
+from .version import __version__
 
 plain_flag_help()  # --help shows no "<bool>" after flags (see clitools.plain_flag_help)
 

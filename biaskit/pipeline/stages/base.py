@@ -319,7 +319,7 @@ class StageRunner:
         return {}
 
     def fingerprint(self) -> str:
-        from biaskit import __version__
+        from biaskit.version import __version__
 
         files = {self.key(p): hash_path(p) for p in self.input_files()}
         return fingerprint(
