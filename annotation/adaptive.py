@@ -33,6 +33,13 @@ from biaskit.errors import InputError
 
 from .settle import Outcome
 
+# what a report of agreement says of judgments collected adaptively (annotate status, annotate agreement)
+ADAPTIVE_ALPHA_NOTE = (
+    "judgments collected adaptively: settled tasks never got the judgments that could still "
+    "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
+    "the replays of docs/annotation.md)"
+)
+
 POLICIES = ("exact", "risk")
 DEFAULT_EPSILON = 0.01
 META_KEY = "biaskit_adaptive"

@@ -681,7 +681,7 @@ def agreement_report(judgments_path: str | Path, out_dir: str | Path, *, command
     rep, items = _agreement_of(prep, **kw)
     rep["per_item_file"] = "agreement_items.csv"
     if adaptive:
-        from .status import ADAPTIVE_ALPHA_NOTE
+        from .adaptive import ADAPTIVE_ALPHA_NOTE
 
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}
     if command is not None:
