@@ -441,14 +441,6 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     return ann, typer.Option(default, *flags, **kw)
 
 
-def annotated(cls: type[Options], name: str) -> Any:
-    """``Annotated[type, typer.Option(...)]`` of one field, for a command that is not converted yet
-    and shares the option (``Device = annotated(ScoringOptions, "device")``): one declaration."""
-    ann, param = typer_param(cls, name, cls.specs()[name], default=None)
-    param.default = ...  # typer takes the default from the parameter, not from Annotated's Option
-    return typing.Annotated[ann, param]
-
-
 # ------------------------------------------------------------------------------------------ hints
 class Speaker:
     """How an option is named in a hint, where the user is. The base: the Python API's keyword.
