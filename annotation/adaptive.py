@@ -16,7 +16,7 @@ and ``annotate replay`` (:mod:`.replay`) all call it. Two policies:
   may be one the collected judgments alone do not reach yet (two of five StereoSet validators
   cannot accept a sentence), so it is **recorded** with the task (Label Studio task ``meta``) and
   travels in the pulled judgments (``settled_*`` columns, :func:`settlement_columns`), where
-  ``aggregate`` and ``apply`` honour it (:func:`settled_overrides`) when they apply the same rule.
+  ``aggregate`` and ``apply`` honour it (:func:`.settle.settled_overrides`) when they apply the same rule.
 
 A task is never stopped before ``min_judgments`` (unless it has no way to get more: ``max``); an
 open task asks for the fewest further judgments after which it could be settled (``exact``; 1 for
@@ -33,10 +33,16 @@ from biaskit.errors import InputError
 
 from .settle import Outcome
 
+# what a report of agreement says of judgments collected adaptively (annotate status, annotate agreement)
+ADAPTIVE_ALPHA_NOTE = (
+    "judgments collected adaptively: settled tasks never got the judgments that could still "
+    "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
+    "the replays of docs/annotation.md)"
+)
+
 POLICIES = ("exact", "risk")
 DEFAULT_EPSILON = 0.01
 META_KEY = "biaskit_adaptive"
-SETTLED_COLUMNS = ["settled_by", "settled_status", "settled_label", "settled_p_change", "settled_rule"]
 
 
 @dataclass(frozen=True)
@@ -376,54 +382,3 @@ def settlement_columns(df, decisions: Mapping[str, Decision], rules_spec: str):
     df["settled_by"], df["settled_status"], df["settled_label"] = by, st, lab
     df["settled_p_change"], df["settled_rule"] = pc, rule
     return df
-
-
-def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
-    """``(task, question) -> {status, label, by, rule, p_change}`` from judgment rows that carry the
-    ``settled_*`` columns (``annotate pull`` of an adaptive project); empty otherwise."""
-    import pandas as pd
-
-    if df is not None and not isinstance(df, pd.DataFrame):
-        df = pd.DataFrame(list(df))
-    if df is None or not len(df) or "settled_status" not in df.columns:
-        return {}
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    cols = [
-        df[c] if c in df.columns else [None] * len(df)
-        for c in (
-            "task",
-            "question",
-            "settled_status",
-            "settled_label",
-            "settled_by",
-            "settled_rule",
-            "settled_p_change",
-        )
-    ]
-    for t, q, st, lab, by, rule, pc in zip(*cols, strict=False):
-        if st is None or (isinstance(st, float) and st != st) or str(st).strip() == "":
-            continue
-        lab = None if lab is None or (isinstance(lab, float) and lab != lab) or str(lab) == "" else str(lab)
-        out[(str(t), str(q if q is not None else "label"))] = {
-            "status": str(st),
-            "label": lab,
-            "by": None if by is None else str(by),
-            "rule": None if rule is None else str(rule),
-            "p_change": None if pc is None or (isinstance(pc, float) and pc != pc) else float(pc),
-        }
-    return out
-
-
-def settled_overrides(settlements: Mapping[tuple[str, str], Mapping[str, Any]], spec: str) -> tuple[dict, int]:
-    """The recorded risk decisions that apply under rule ``spec`` (``majority:3``, ``writer:3``), and how
-    many were recorded under another rule (ignored: the caller warns). Exact decisions equal the
-    rule's own result and need no override."""
-    use, other = {}, 0
-    for key, s in settlements.items():
-        if s.get("by") != "risk":
-            continue
-        if spec in str(s.get("rule") or "").split("|"):
-            use[key] = s
-        else:
-            other += 1
-    return use, other

@@ -57,6 +57,7 @@ from biaskit.registry import Registry
 
 if TYPE_CHECKING:
     from .judgment_options import AggregateOptions
+from .settle import SETTLED_COLUMNS, majority_status, read_settlements, settled_overrides
 
 STATUSES = ("accepted", "rejected", "needs_adjudication")
 TIES = ("flag", "drop", "random")
@@ -692,19 +693,6 @@ def _tie_pick(seed: int, task: str, question: str, options: list[str]) -> str:
     return sorted(options)[int(h, 16) % len(options)]
 
 
-def _status(votes: np.ndarray, n: np.ndarray, min_agree: int | None) -> tuple[np.ndarray, np.ndarray]:
-    if min_agree is None:
-        ok = votes * 2 > n
-        status = np.where(ok, "accepted", "rejected").astype(object)
-        reason = np.where(ok, "", "no_majority").astype(object)
-    else:
-        ok = votes >= min_agree
-        few = n < min_agree
-        status = np.where(ok, "accepted", np.where(few, "needs_adjudication", "rejected")).astype(object)
-        reason = np.where(ok, "", np.where(few, "too_few_annotators", "below_min_agree")).astype(object)
-    return status, reason
-
-
 class Aggregator:
     """One label per (task, question) from prepared judgments (crowd-kit's ``fit_predict`` on a
     task / worker / label frame, plus ``question``). Subclasses implement :meth:`_predict`."""
@@ -788,7 +776,7 @@ def _tied_labels(c: Counts, entries: np.ndarray) -> np.ndarray:
 
 def _finish(out, *, ties: str, min_agree: int | None, method: str):
     out["agreement"] = out["votes"] / out["n_annotators"]
-    status, reason = _status(out["votes"].to_numpy(), out["n_annotators"].to_numpy(), min_agree)
+    status, reason = majority_status(out["votes"].to_numpy(), out["n_annotators"].to_numpy(), min_agree)
     tie = out["tie"].to_numpy(dtype=bool)
     if ties == "flag":
         status[tie] = "needs_adjudication"
@@ -941,7 +929,6 @@ def aggregate(
         raise InputError(
             f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="give the number of agreeing annotators."
         )
-    from .adaptive import read_settlements, settled_overrides
     from .settle import MajorityRule
 
     model = AGGREGATORS.create(method, ties="flag" if ties == "drop" else ties, seed=seed, min_agree=min_agree)
@@ -979,8 +966,6 @@ def aggregate(
 def judgment_columns(duplicates: str = "error", keep: Iterable[str] = ()) -> tuple[str, ...]:
     """The judgment columns aggregation (and, with ``keep``, agreement) reads: :func:`prepare`'s, the
     time stamps when duplicates are resolved, and adaptive overlap's recorded decisions."""
-    from .adaptive import SETTLED_COLUMNS
-
     stamps = STAMP_COLUMNS if duplicates != "error" else ()
     return (*READ_COLUMNS, *keep, *stamps, *SETTLED_COLUMNS)
 

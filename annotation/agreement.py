@@ -688,7 +688,7 @@ def agreement_report(opts: AgreementOptions, *, command: str | None = None) -> d
     )
     rep["per_item_file"] = "agreement_items.csv"
     if adaptive:
-        from .status import ADAPTIVE_ALPHA_NOTE
+        from .adaptive import ADAPTIVE_ALPHA_NOTE
 
         rep["collection"] = {"overlap": "adaptive", "note": ADAPTIVE_ALPHA_NOTE}
     if command is not None:

@@ -91,7 +91,7 @@ def _alpha(rows: list[tuple]) -> float | None:
         return None
     try:
         a = metrics(df)["krippendorff_alpha"]
-    except Exception:  # noqa: BLE001 - undefined on degenerate data
+    except Exception:  # undefined on degenerate data
         return None
     return None if a is None else round(float(a), 4)
 

@@ -854,7 +854,7 @@ def export_project(
     finally:
         try:
             client.projects.exports.delete(project_id, snap.id)
-        except Exception:  # noqa: BLE001 - a snapshot left on the server is harmless
+        except Exception:  # a snapshot left on the server is harmless
             pass
 
 

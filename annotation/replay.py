@@ -236,7 +236,7 @@ def _alpha(rows) -> float | None:
         return None
     try:
         a = metrics(df)["krippendorff_alpha"]
-    except Exception:  # noqa: BLE001 - alpha is undefined on some data (one label only)
+    except Exception:  # alpha is undefined on some data (one label only)
         return None
     return None if a is None else round(float(a), 4)
 

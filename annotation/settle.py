@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 Outcome = tuple[str, str | None]
 NOT_ANNOTATED: Outcome = ("not_annotated", None)
@@ -99,14 +100,12 @@ class MajorityRule(ItemRule):
     def outcome(self, counts):
         import numpy as np
 
-        from .aggregate import _status
-
         labels = self.all_labels(counts)
         n = sum(int(v) for v in counts.values())
         if n == 0:
             return NOT_ANNOTATED
         t, _, tops = _top_two(counts, labels)
-        status, _ = _status(np.array([t]), np.array([n]), self.min_agree)
+        status, _ = majority_status(np.array([t]), np.array([n]), self.min_agree)
         if len(tops) > 1:  # aggregate's ties='flag'
             return ("needs_adjudication", None)
         st = str(status[0])
@@ -206,3 +205,77 @@ def extensions(n_labels: int, m: int) -> tuple[tuple[int, ...], ...]:
 def counts_of(labels) -> dict[str, int]:
     """``label -> count`` of a sequence of labels."""
     return dict(Counter(str(x) for x in labels))
+
+
+def majority_status(votes: Any, n: Any, min_agree: int | None) -> tuple[Any, Any]:
+    """``(status, reason)`` arrays of majority votes: ``votes`` for the winner of ``n`` answers
+    (``min_agree``: at least that many votes, else a strict majority). Shared by ``annotate aggregate``
+    and :class:`MajorityRule`."""
+    import numpy as np
+
+    if min_agree is None:
+        ok = votes * 2 > n
+        status = np.where(ok, "accepted", "rejected").astype(object)
+        reason = np.where(ok, "", "no_majority").astype(object)
+    else:
+        ok = votes >= min_agree
+        few = n < min_agree
+        status = np.where(ok, "accepted", np.where(few, "needs_adjudication", "rejected")).astype(object)
+        reason = np.where(ok, "", np.where(few, "too_few_annotators", "below_min_agree")).astype(object)
+    return status, reason
+
+
+# ------------------------------------------------------------------------------------------ recorded settlements
+# the ``settled_*`` columns ``annotate pull`` writes for a project with adaptive overlap
+SETTLED_COLUMNS = ["settled_by", "settled_status", "settled_label", "settled_p_change", "settled_rule"]
+
+
+def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
+    """``(task, question) -> {status, label, by, rule, p_change}`` from judgment rows that carry the
+    ``settled_*`` columns (``annotate pull`` of an adaptive project); empty otherwise."""
+    import pandas as pd
+
+    if df is not None and not isinstance(df, pd.DataFrame):
+        df = pd.DataFrame(list(df))
+    if df is None or not len(df) or "settled_status" not in df.columns:
+        return {}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    cols = [
+        df[c] if c in df.columns else [None] * len(df)
+        for c in (
+            "task",
+            "question",
+            "settled_status",
+            "settled_label",
+            "settled_by",
+            "settled_rule",
+            "settled_p_change",
+        )
+    ]
+    for t, q, st, lab, by, rule, pc in zip(*cols, strict=False):
+        if st is None or (isinstance(st, float) and st != st) or str(st).strip() == "":
+            continue
+        lab = None if lab is None or (isinstance(lab, float) and lab != lab) or str(lab) == "" else str(lab)
+        out[(str(t), str(q if q is not None else "label"))] = {
+            "status": str(st),
+            "label": lab,
+            "by": None if by is None else str(by),
+            "rule": None if rule is None else str(rule),
+            "p_change": None if pc is None or (isinstance(pc, float) and pc != pc) else float(pc),
+        }
+    return out
+
+
+def settled_overrides(settlements: Mapping[tuple[str, str], Mapping[str, Any]], spec: str) -> tuple[dict, int]:
+    """The recorded risk decisions that apply under rule ``spec`` (``majority:3``, ``writer:3``), and how
+    many were recorded under another rule (ignored: the caller warns). Exact decisions equal the
+    rule's own result and need no override."""
+    use, other = {}, 0
+    for key, s in settlements.items():
+        if s.get("by") != "risk":
+            continue
+        if spec in str(s.get("rule") or "").split("|"):
+            use[key] = s
+        else:
+            other += 1
+    return use, other

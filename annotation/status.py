@@ -34,6 +34,8 @@ import numpy as np
 from biaskit.errors import InputError
 from biaskit.tables import MISSING, md_table, num, pct
 
+from .adaptive import ADAPTIVE_ALPHA_NOTE
+
 
 def _annotations(df):
     """One row per (task, worker) with the annotation's lead time (the latest when answered twice)."""
@@ -235,13 +237,6 @@ def project_status(
 
 
 #: what the status and agreement reports say about alpha on adaptively collected judgments
-ADAPTIVE_ALPHA_NOTE = (
-    "judgments collected adaptively: settled tasks never got the judgments that could still "
-    "have disagreed, so agreement here is not what full overlap would show (it reads higher on "
-    "the replays of docs/annotation.md)"
-)
-
-
 def _base_questions(prep) -> list[str]:
     """The questions answered (a multiple-choice question once, not per option)."""
     return sorted({str(q).split(":")[0] for q in prep["question"].unique()})
@@ -254,7 +249,7 @@ def _f(x: Any, nd: int = 3) -> str:
 def status_markdown(st: dict[str, Any], title: str = "") -> str:
     """The status report as Markdown (what ``annotate status`` prints)."""
     n = st["tasks"]
-    share = (lambda k: f"{k} ({pct(k / n)})") if n else str  # noqa: E731
+    share = (lambda k: f"{k} ({pct(k / n)})") if n else str
     a, t = st["agreement"], st["time_per_task"]
     ad = st.get("adaptive")
     wanted = (

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from llm_standin import Reply, StandIn  # noqa: E402
+from llm_standin import Reply, StandIn  # noqa: E402 (after sys.path names tests/)
 
 CASES = [
     ("connection refused (nothing listens)", None, []),

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from release import make_records  # noqa: E402  (the synthetic records of the release benchmark)
+from release import make_records  # the synthetic records of the release benchmark
 
 BYTES_PER_PAIR = 1324  # both views of one synthetic pair, as make_records writes them
 BASELINE = "import json,sys\nn=0\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line); n += 1\nprint(n)\n"

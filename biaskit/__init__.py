@@ -9,7 +9,7 @@ The notebook API (docs/python-api.md): ``biaskit.load_release(DIR)`` and
 ``biaskit.evaluate_pairs(data, model=...)``, imported from :mod:`biaskit.api` on first use.
 """
 
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # the package's version (biaskit.__version__)
 
 _API = ("load_release", "evaluate_pairs", "Release", "PairsResult")
 

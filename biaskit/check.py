@@ -288,12 +288,7 @@ def check_pair(
     more = str(_get(pair, "sent_more") or "")
     less = str(_get(pair, "sent_less") or "")
     flags: list[Flag] = []
-    src_diff = None
-    if source_pair is not None:
-        s_lang = (_get(source_pair, "lang") or "en").lower()
-        s_more, s_less = str(_get(source_pair, "sent_more") or ""), str(_get(source_pair, "sent_less") or "")
-        if normalize_text(s_more) != normalize_text(s_less):
-            src_diff = word_diff(s_more, s_less, s_lang, inv)
+    src_diff = _source_diff(source_pair, inv) if source_pair is not None else None
     if normalize_text(more) == normalize_text(less):
         flags.append(
             Flag(
@@ -303,80 +298,93 @@ def check_pair(
             )
         )
     else:
-        d = diff or word_diff(more, less, lang, inv)
-        if not d.spans:
-            flags.append(
-                Flag(
-                    "trivial_diff",
-                    "the sentences differ only in punctuation, case or spacing.",
-                    "change the group term, or drop the pair.",
-                )
-            )
-        else:
-            spans_txt = "; ".join(
-                f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}' ({s.kind})" for s in d.spans
-            )
-            if d.n_changes > 1:
-                flags.append(
-                    Flag(
-                        "multi_span",
-                        f"{d.n_changes} changed spans: {spans_txt}.",
-                        "keep only the change of the group term (and words that must agree with it).",
-                    )
-                )
-            if not any(s.kind in ("identity", "gender") for s in d.spans):
-                flags.append(
-                    Flag(
-                        "span_not_identity",
-                        f"no changed span names an identity term: {spans_txt}.",
-                        "check the pair, or add the group term to the inventory (data/inventories).",
-                    )
-                )
-            others = [s for s in d.spans if s.kind == "other"]
-            if others and len(others) < len(d.spans):
-                flags.append(
-                    Flag(
-                        "attribute_changed",
-                        "besides the group, other words changed: "
-                        + "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}'" for s in others)
-                        + ".",
-                        "make the rest of the two sentences identical.",
-                    )
-                )
-            if src_diff is not None and src_diff.n_changes <= 1 and d.n_changes > 1:
-                flags.append(
-                    Flag(
-                        "translation_not_minimal",
-                        f"the source pair differs in one place but this pair in {d.n_changes}: {spans_txt}.",
-                        "re-translate sent_less from sent_more by swapping only the group term.",
-                    )
-                )
+        flags += _diff_flags(diff or word_diff(more, less, lang, inv), src_diff)
     if src_diff is not None and any(f.code in ("identical", "trivial_diff") for f in flags):
-        changed = "; ".join(f"'{' '.join(s.more)}' vs '{' '.join(s.less)}'" for s in src_diff.spans)
-        genders = [s for s in src_diff.spans if s.kind == "gender" or (s.kind == "identity" and s.gendered_identity)]
-        pronouns = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
-        said = L.grammar(lang).pronouns if L.get(lang) is not None else None
-        if (
-            genders
-            and said
-            and said.explicit
-            and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less)
-        ):
-            suggestion = (
-                f"gendered English pronouns collapse to {said.collapsed_to} in {L.name_of(lang)}: name the person "
-                f"explicitly, e.g. '{said.explicit['m']}' / '{said.explicit['f']}'."
-            )
-        else:
-            suggestion = "translate the differing words explicitly so that the two translations differ in them."
-        flags.append(
-            Flag(
-                "translation_collapsed",
-                f"the source pair differs ({changed}) but the translations are identical.",
-                suggestion,
-            )
-        )
+        flags.append(_collapsed_flag(src_diff, lang))
     flags += _script_flags(pair, lang)
     return flags
+
+
+def _source_diff(source_pair: Any, inv: Inventory) -> Diff | None:
+    """The word diff of the pair a translation came from (None: its two sentences are the same)."""
+    s_lang = (_get(source_pair, "lang") or "en").lower()
+    s_more, s_less = str(_get(source_pair, "sent_more") or ""), str(_get(source_pair, "sent_less") or "")
+    if normalize_text(s_more) != normalize_text(s_less):
+        return word_diff(s_more, s_less, s_lang, inv)
+    return None
+
+
+def _diff_flags(d: Diff, src_diff: Diff | None) -> list[Flag]:
+    """The flags of a pair whose sentences differ (``d``: their word diff; ``src_diff``: the source
+    pair's, for a translation): nothing but punctuation, several spans, no identity term, other words
+    changed, a translation less minimal than its source."""
+    if not d.spans:
+        return [
+            Flag(
+                "trivial_diff",
+                "the sentences differ only in punctuation, case or spacing.",
+                "change the group term, or drop the pair.",
+            )
+        ]
+    flags: list[Flag] = []
+    spans_txt = "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}' ({s.kind})" for s in d.spans)
+    if d.n_changes > 1:
+        flags.append(
+            Flag(
+                "multi_span",
+                f"{d.n_changes} changed spans: {spans_txt}.",
+                "keep only the change of the group term (and words that must agree with it).",
+            )
+        )
+    if not any(s.kind in ("identity", "gender") for s in d.spans):
+        flags.append(
+            Flag(
+                "span_not_identity",
+                f"no changed span names an identity term: {spans_txt}.",
+                "check the pair, or add the group term to the inventory (data/inventories).",
+            )
+        )
+    others = [s for s in d.spans if s.kind == "other"]
+    if others and len(others) < len(d.spans):
+        flags.append(
+            Flag(
+                "attribute_changed",
+                "besides the group, other words changed: "
+                + "; ".join(f"'{' '.join(s.more) or '∅'}' -> '{' '.join(s.less) or '∅'}'" for s in others)
+                + ".",
+                "make the rest of the two sentences identical.",
+            )
+        )
+    if src_diff is not None and src_diff.n_changes <= 1 and d.n_changes > 1:
+        flags.append(
+            Flag(
+                "translation_not_minimal",
+                f"the source pair differs in one place but this pair in {d.n_changes}: {spans_txt}.",
+                "re-translate sent_less from sent_more by swapping only the group term.",
+            )
+        )
+    return flags
+
+
+def _collapsed_flag(src_diff: Diff, lang: str) -> Flag:
+    """``translation_collapsed``: the source pair differs but its translations do not; for gendered
+    English pronouns, the suggestion names the language's explicit words (data/languages)."""
+    changed = "; ".join(f"'{' '.join(s.more)}' vs '{' '.join(s.less)}'" for s in src_diff.spans)
+    genders = [s for s in src_diff.spans if s.kind == "gender" or (s.kind == "identity" and s.gendered_identity)]
+    pronouns = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+    said = L.grammar(lang).pronouns if L.get(lang) is not None else None
+    if genders and said and said.explicit and any(norm_word(w) in pronouns for s in genders for w in s.more + s.less):
+        suggestion = (
+            f"gendered English pronouns collapse to {said.collapsed_to} in {L.name_of(lang)}: name the person "
+            f"explicitly, e.g. '{said.explicit['m']}' / '{said.explicit['f']}'."
+        )
+    else:
+        suggestion = "translate the differing words explicitly so that the two translations differ in them."
+    return Flag(
+        "translation_collapsed",
+        f"the source pair differs ({changed}) but the translations are identical.",
+        suggestion,
+    )
 
 
 @dataclass

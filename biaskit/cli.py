@@ -21,9 +21,9 @@ from typing import Any
 
 import typer
 
-from . import __version__
 from .clitools import plain_flag_help
 from .errors import BiaskitError, InputError
+from .version import __version__
 
 plain_flag_help()  # --help shows no "<bool>" after flags (see clitools.plain_flag_help)
 
@@ -192,7 +192,7 @@ def prelabel_command(
         raise SystemExit(1)
 
 
-from .cli_examples import add_examples as _add_examples  # noqa: E402
+from .cli_examples import add_examples as _add_examples  # noqa: E402 (adds examples to the commands defined above)
 
 _add_examples(app)  # two examples at the top of each main command's --help
 

@@ -25,13 +25,14 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .errors import BiaskitError, InputError
 from .io import read_json, sha256_file
+from .options import Options, option, say
 from .paths import safe_component
 from .registry import Registry
 
@@ -294,7 +295,7 @@ def _fetch(
     try:
         with os.fdopen(fd, "wb") as fh:
             try:
-                with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - http(s) URLs from the registry
+                with urllib.request.urlopen(req, timeout=timeout) as resp:  # http(s) URLs from the registry
                     total = resp.headers.get("Content-Length")
                     total = int(total) if total and total.isdigit() else None
                     while True:
@@ -358,7 +359,7 @@ def download(
     info = get_dataset(name, registry)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another --out")
+        raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another {say('out')}")
     created = [] if out_dir.exists() else [out_dir, *(p for p in out_dir.parents if not p.exists())]
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -519,5 +520,44 @@ def _umask() -> int:
     return m
 
 
-def info_dict(info: DatasetInfo) -> dict[str, Any]:
-    return asdict(info)
+# ------------------------------------------------------------------------------------------ the commands' options
+def registry_option() -> Any:
+    """``--registry FILE`` (hidden: another datasets.json, for tests and mirrors), shared by the data commands."""
+    return option(None, "--registry", path="in_file", path_kw={"hidden": True}, help="Another datasets.json.")
+
+
+class DataListOptions(Options):
+    """``biaskit data list`` (:func:`list_datasets`)."""
+
+    command: ClassVar[str] = "data list"
+
+    registry: Path | None = registry_option()
+
+
+class DownloadOptions(Options):
+    """``biaskit data download NAME`` (:func:`download`; NAME is the command's argument)."""
+
+    command: ClassVar[str] = "data download"
+
+    out: Path = option(..., "--out", path="out_dir", python="out_dir", help="Folder to write the file into.")
+    url: str | None = option(None, "--url", help="Download from this URL (an HTTP mirror) instead of the registry URL.")
+    mirror: Path | None = option(
+        None,
+        "--mirror",
+        path="in_path",
+        path_kw={"envvar": "BIASKIT_DATA_MIRROR", "text": False},
+        help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
+        "of downloaded when present, checked against the recorded checksum. "
+        "Default: $BIASKIT_DATA_MIRROR.",
+    )
+    force: bool = option(False, "--force", help="Download again even if the file is already there.")
+    timeout: float = option(60.0, "--timeout", help="Network timeout in seconds.")
+    registry: Path | None = registry_option()
+
+
+class DataVerifyOptions(Options):
+    """``biaskit data verify NAME FILE`` (:func:`verify`; NAME and FILE are the command's arguments)."""
+
+    command: ClassVar[str] = "data verify"
+
+    registry: Path | None = registry_option()

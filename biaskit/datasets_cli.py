@@ -6,16 +6,16 @@ from pathlib import Path
 
 import typer
 
+from .datasets import DataListOptions, DataVerifyOptions, DownloadOptions
 from .languages import CheckLanguageOptions
-from .paths import in_file, in_path, out_dir
+from .paths import in_path
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 
 @app.command("list")
-def list_command(
-    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
-) -> None:
+@DataListOptions.cli()
+def list_command(opts: DataListOptions) -> None:
     """List the public datasets biaskit can download (URL, licence, checksum)."""
     from rich.table import Table
 
@@ -27,7 +27,7 @@ def list_command(
     table.add_column("name", no_wrap=True)
     for col in ("title", "rows", "licence", "sha256"):
         table.add_column(col, overflow="fold")
-    datasets = list_datasets(registry)
+    datasets = list_datasets(opts.registry)
     for d in datasets:
         table.add_row(
             d.name, d.title, str(d.rows or ""), d.licence, d.sha256[:12] + "…" if d.sha256 else "not recorded"
@@ -38,34 +38,32 @@ def list_command(
 
 
 @app.command("download")
+@DownloadOptions.cli()
 def download_command(
+    opts: DownloadOptions,
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
-    out: Path = out_dir(..., "--out", help="Folder to write the file into."),
-    url: str | None = typer.Option(
-        None, "--url", help="Download from this URL (an HTTP mirror) instead of the registry URL."
-    ),
-    mirror: Path | None = in_path(
-        None,
-        "--mirror",
-        envvar="BIASKIT_DATA_MIRROR",
-        text=False,
-        help="Local folder holding a copy (DIR/FILE or DIR/*/FILE): copied instead "
-        "of downloaded when present, checked against the recorded checksum. "
-        "Default: $BIASKIT_DATA_MIRROR.",
-    ),
-    force: bool = typer.Option(False, "--force", help="Download again even if the file is already there."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Network timeout in seconds."),
-    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Download a dataset release, verify its checksum (when recorded) and move it into place atomically."""
     from .clitools import console as make_console
     from .datasets import download, get_dataset
+    from .options import say
 
     console = make_console()
-    res = download(name, out, url=url, mirror=mirror, force=force, timeout=timeout, registry=registry, progress=True)
-    info = get_dataset(name, registry)
+    res = download(
+        name,
+        opts.out,
+        url=opts.url,
+        mirror=opts.mirror,
+        force=opts.force,
+        timeout=opts.timeout,
+        registry=opts.registry,
+        progress=True,
+    )
+    info = get_dataset(name, opts.registry)
     if res.skipped:
-        console.print(f"{res.path} already present ({res.bytes} bytes); use --force to download again.", soft_wrap=True)
+        console.print(
+            f"{res.path} already present ({res.bytes} bytes); use {say('force')} to download again.", soft_wrap=True
+        )
     elif res.mirror:
         console.print(f"copied {res.mirror} (mirror) -> {res.path} ({res.bytes} bytes)", soft_wrap=True)
     else:
@@ -76,17 +74,18 @@ def download_command(
 
 
 @app.command("verify")
+@DataVerifyOptions.cli()
 def verify_command(
+    opts: DataVerifyOptions,
     name: str = typer.Argument(..., help="Dataset name (see `biaskit data list`)."),
     file: Path = in_path(..., arg="FILE", text=False, help="The file to check (the folder, for a multi-file release)."),
-    registry: Path | None = in_file(None, "--registry", hidden=True, help="Another datasets.json."),
 ) -> None:
     """Check a file against the sha256 recorded for a dataset (exit 2 on mismatch)."""
     from .clitools import console
     from .datasets import verify
     from .errors import BiaskitError
 
-    res = verify(name, file, registry)
+    res = verify(name, file, opts.registry)
     if res.status == "mismatch":
         raise BiaskitError(
             res.message + f" Fix: download it again with `biaskit data download {name} --out DIR --force`"

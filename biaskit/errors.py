@@ -38,7 +38,7 @@ class InputError(BiaskitError):
         self.arg = arg  # the command-line argument that named the file (--data), when known
         super().__init__(self.__str__())
 
-    def __str__(self) -> str:  # noqa: D401
+    def __str__(self) -> str:
         where = self.path or "<input>"
         if self.arg and self.path is not None:
             where = f"{self.arg} {where}"

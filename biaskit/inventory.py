@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from biaskit.errors import InputError
 from biaskit.schema import normalize_bias_type
@@ -76,27 +77,40 @@ class Inventory:
         from biaskit import languages as L
 
         self.root = root
-        ident = _read(root / "identity_terms.json")
-        comp = _read(root / "comparable_groups.json")
-        inter = _read(root / "intersectional_groups.json")
         self.languages = L.codes()
         langs = {code: L.language(code) for code in self.languages}
         self.terms: dict[str, Term] = {}
+        self._read_terms(_read(root / "identity_terms.json"), langs)
+        self._read_groups(_read(root / "intersectional_groups.json"), langs)
+        self.comparable = self._read_comparable(_read(root / "comparable_groups.json"))
+        self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {lang: {} for lang in self.languages}
+        for t in self.terms.values():
+            for lang in self.languages:
+                for form, surface in (t.forms.get(lang) or {}).items():
+                    self._add(lang, surface, t.id, form)
+                for v in t.variants.get(lang) or []:
+                    self._add(lang, v, t.id, "variant")
+        self._max_n = max((len(k) for idx in self._index.values() for k in idx), default=1)
+        self._read_gendered(langs)
+        self._read_names(langs)
+
+    def _read_terms(self, ident: dict, langs: dict[str, Any]) -> None:
+        """The terms of ``identity_terms.json``, each with its forms in every language (the language
+        folder's, unless the entry writes them inline)."""
+        path = self.root / "identity_terms.json"
         for axis, entries in (ident.get("axes") or {}).items():
             ax = normalize_bias_type(axis)
             for i, e in enumerate(entries):
                 if "id" not in e or "en" not in e:
                     raise InputError(
                         f"axis '{axis}' entry {i + 1} needs 'id' and 'en'.",
-                        path=root / "identity_terms.json",
+                        path=path,
                         fix='e.g. {"id": "dalit", "en": {"sg": "Dalit", "pl": "Dalits"}, "side": "disadvantaged"}.',
                     )
                 side = e.get("side", "neutral")
                 if side not in SIDES:
                     raise InputError(
-                        f"term '{e['id']}' has side '{side}'.",
-                        path=root / "identity_terms.json",
-                        fix=f"use one of {', '.join(SIDES)}.",
+                        f"term '{e['id']}' has side '{side}'.", path=path, fix=f"use one of {', '.join(SIDES)}."
                     )
                 forms: dict[str, dict[str, str]] = {}
                 variants: dict[str, list[str]] = {}
@@ -107,6 +121,9 @@ class Inventory:
                         forms[lang] = dict(f)
                     variants[lang] = list(e.get(f"{lang}_variants") or li.variants.get(e["id"]) or [])
                 self.terms[e["id"]] = Term(e["id"], ax, forms, variants, side, e.get("gender"), kind=e.get("kind"))
+
+    def _read_groups(self, inter: dict, langs: dict[str, Any]) -> None:
+        """The intersectional groups (terms made of components, named in each language)."""
         for g in inter.get("groups") or []:
             comps = dict(g.get("components") or {})
             gender = self.terms[comps["gender"]].gender if comps.get("gender") in self.terms else None
@@ -121,7 +138,10 @@ class Inventory:
                 gender,
                 comps,
             )
-        self.comparable: dict[str, list[tuple[str, str]]] = {}
+
+    def _read_comparable(self, comp: dict) -> dict[str, list[tuple[str, str]]]:
+        """axis -> the pairs of comparable term ids (every id a term)."""
+        out: dict[str, list[tuple[str, str]]] = {}
         for axis, pairs in (comp.get("axes") or {}).items():
             ax = normalize_bias_type(axis)
             for a, b in pairs:
@@ -129,19 +149,15 @@ class Inventory:
                     if x not in self.terms:
                         raise InputError(
                             f"comparable pair [{a}, {b}] names unknown term id '{x}'.",
-                            path=root / "comparable_groups.json",
+                            path=self.root / "comparable_groups.json",
                             fix="use ids from identity_terms.json.",
                         )
-                self.comparable.setdefault(ax, []).append((a, b))
-        self._index: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {lang: {} for lang in self.languages}
-        for t in self.terms.values():
-            for lang in self.languages:
-                for form, surface in (t.forms.get(lang) or {}).items():
-                    self._add(lang, surface, t.id, form)
-                for v in t.variants.get(lang) or []:
-                    self._add(lang, v, t.id, "variant")
-        self._max_n = max((len(k) for idx in self._index.values() for k in idx), default=1)
-        # gendered words per language: surface -> (masculine, feminine) for swaps; the words that name a person
+                out.setdefault(ax, []).append((a, b))
+        return out
+
+    def _read_gendered(self, langs: dict[str, Any]) -> None:
+        """Gendered words per language: surface -> (masculine, feminine) for swaps; the words that name
+        a person."""
         self._gender: dict[str, dict[str, tuple[str, str]]] = {}
         self._gender_identity: dict[str, set[str]] = {}
         for lang in self.languages:
@@ -152,13 +168,17 @@ class Inventory:
                 by_word.setdefault(f, (m, f))
             self._gender[lang] = by_word
             self._gender_identity[lang] = {w for p in gw.identity for w in p}
-        # first names: a language's names of origin "india" first (the default target's first), the
-        # names to replace ("us") last; the first entry of a spelling wins
+
+    def _read_names(self, langs: dict[str, Any]) -> None:
+        """First names: a language's names of origin "india" first (the default target's first), the
+        names to replace ("us") last; the first entry of a spelling wins."""
+        from biaskit import languages as L
+
         self.first_names: dict[str, dict[str, str]] = {}  # lower-case name -> {"origin", "gender", ...}
         self.names_by_lang: dict[str, dict[str, dict[str, list[dict[str, str]]]]] = {}
         self.us_names: dict[str, str] = {}  # a first name to replace (as written) -> gender
         named = [c for c in [L.default_target(), *self.languages] if langs[c].names is not None]
-        for lang in dict.fromkeys(sorted(named, key=lambda c: langs[c].names.origin == "us")):  # type: ignore[union-attr]
+        for lang in dict.fromkeys(sorted(named, key=lambda c: langs[c].names.origin == "us")):
             ln = langs[lang].names
             assert ln is not None
             if ln.origin == "us":
@@ -212,10 +232,6 @@ class Inventory:
     def axes(self) -> list[str]:
         return sorted({t.axis for t in self.terms.values() if not t.components})
 
-    def terms_for_axis(self, axis: str) -> list[Term]:
-        ax = normalize_bias_type(axis)
-        return [t for t in self.terms.values() if t.axis == ax or ax in t.axis.split("-") and t.components]
-
     def identities(self, axis: str, lang: str = "en") -> list[str]:
         ax = normalize_bias_type(axis)
         out = [s for t in self.terms.values() if t.axis == ax and (s := t.surface(lang)) and t.kind != "place"]
@@ -267,11 +283,6 @@ class Inventory:
                 if m.term.id == term.id or term.id in m.term.components.values():
                     return True
         return norm_word(identity) in norm_word(sentence)
-
-    def lookup_form(self, phrase: str, lang: str = "en") -> tuple[Term, str] | None:
-        key = tuple(norm_word(strip_possessive(t.text)) for t in tokenize(phrase) if not t.is_punct)
-        hit = (self._index.get(lang) or {}).get(key)
-        return (self.terms[hit[0]], hit[1]) if hit else None
 
     def comparable_of(self, term: Term) -> tuple[Term, str | None] | None:
         """The comparable group for ``term`` and which side ``term`` is on in that mapping

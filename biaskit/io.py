@@ -349,14 +349,14 @@ def sha256_cached(path: str | Path) -> str:
     if cache is None:
         try:
             cache = _HASH_CACHE[where] = DiskCache(where, namespace="file-sha256")
-        except Exception:  # noqa: BLE001 - a read-only or broken cache folder: hash every time
+        except Exception:  # a read-only or broken cache folder: hash every time
             return sha256_file(path)
     hit = cache.get(key)
     if hit is None:
         hit = sha256_file(path)
         try:
             cache.set(key, hit)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
     return hit
 

@@ -21,8 +21,9 @@ From that one declaration come
 - the **biaskit.toml table** of a pipeline stage that runs the command
   (:func:`biaskit.pipeline.stages.base.stage_table` copies the fields: same types, defaults, choices
   and checks; the project file's errors name the file, key and line);
-- the **object the pure function takes** (``run_pairs(opts)``); :meth:`Options.coerce` keeps the
-  keyword form (``run_pairs(data, models=[...], out_dir=...)``) for the Python API and tests;
+- the **object the pure function takes** (``run_pairs(opts)``), its one entry shape; the keyword
+  form of a notebook is the Python API's (:mod:`biaskit.api`), which builds the object with
+  :meth:`Options.from_kwargs`;
 - the **fingerprint**: :meth:`Options.operational` lists the fields that do not change results.
 
 Hints speak the user's language: code that tells a user to set an option calls :func:`say`
@@ -263,7 +264,10 @@ class Options(BaseModel):
     @classmethod
     def coerce(cls, first: Any, kw: dict[str, Any], first_field: str):
         """``first`` when it is already the options object (and no keyword is given), else the options
-        from ``{first_field: first, **kw}`` (the keyword-compatible entry point of a pure function)."""
+        from ``{first_field: first, **kw}`` (the keyword-compatible entry point of a pure function).
+
+        A bridge being removed (issue 30): a pure function takes its options object only; delete this
+        once no function calls it."""
         if isinstance(first, cls):
             if kw:
                 return cls.from_kwargs(**{**first.model_dump(), **kw})
@@ -439,14 +443,6 @@ def typer_param(cls: type[Options], name: str, spec: Opt, default: Any = _NO) ->
     if spec.path:
         return ann, getattr(paths, spec.path)(default, *flags, **dict(spec.path_kw), **kw)
     return ann, typer.Option(default, *flags, **kw)
-
-
-def annotated(cls: type[Options], name: str) -> Any:
-    """``Annotated[type, typer.Option(...)]`` of one field, for a command that is not converted yet
-    and shares the option (``Device = annotated(ScoringOptions, "device")``): one declaration."""
-    ann, param = typer_param(cls, name, cls.specs()[name], default=None)
-    param.default = ...  # typer takes the default from the parameter, not from Annotated's Option
-    return typing.Annotated[ann, param]
 
 
 # ------------------------------------------------------------------------------------------ hints

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import regex
@@ -185,9 +184,3 @@ def match_case(template: str, word: str) -> str:
     if template[0].isupper() and word[0].islower():
         return word[0].upper() + word[1:]
     return word
-
-
-def iter_ngrams(tokens: list[Token], max_n: int) -> Iterator[tuple[int, int]]:
-    for i in range(len(tokens)):
-        for n in range(min(max_n, len(tokens) - i), 0, -1):
-            yield i, i + n

@@ -38,7 +38,7 @@ from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_bias_type
 from biaskit.textutil import tokenize
 
-from .choices import DEFAULT_KEEP, NAME_SETS  # noqa: F401 - re-exported: callers import them from here
+from .choices import DEFAULT_KEEP, NAME_SETS  # re-exported: callers import them from here
 
 if TYPE_CHECKING:
     from .pair_options import AdaptOptions

@@ -35,7 +35,7 @@ from typing import Any
 from biaskit import ids
 from biaskit.cat_checks import (
     OPTION_KEYS,
-    PROBLEMS,  # noqa: F401
+    PROBLEMS,
     check_cat,
 )
 from biaskit.cat_checks import (

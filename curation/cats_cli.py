@@ -28,7 +28,10 @@ def print_retention(report: dict, title: str) -> None:
     if with_val:
         cols += ["validated", "rejected", "adjud.", "not annotated", "validated % of valid", "validated % of drafted"]
     t = Table(*cols, title=title)
-    fmt = lambda v: "-" if v is None else str(v)  # noqa: E731
+
+    def fmt(v):
+        return "-" if v is None else str(v)
+
     for r in [*report["rows"], *report["totals"], report["overall"]]:
         cells = [
             r["split"],

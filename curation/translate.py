@@ -53,7 +53,7 @@ from biaskit.options import say, tell
 from biaskit.schema import SentencePair, normalize_text
 from biaskit.textutil import strip_edges
 
-from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401
+from .mt_base import MT_ENGINES, EngineSpec, MTEngine, create_engine, parse_engine_list  # noqa: F401 (re-exported: callers import them from here)
 
 if TYPE_CHECKING:
     from .options import TranslateOptions

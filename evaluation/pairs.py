@@ -30,10 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biaskit import __version__
 from biaskit.errors import BiaskitError, InputError
 from biaskit.io import sha256_file
 from biaskit.progress import library_bars
+from biaskit.version import __version__
 
 from . import pair_metrics as pm
 from .results import PairsModel, PairsRun

@@ -55,7 +55,7 @@ from biaskit.errors import BiaskitError, InputError
 from biaskit.readers.seat import SETS, TEMPLATE_KINDS, SeatSet, SeatTest, read_seat_test  # noqa: F401 (re-exported)
 from biaskit.tables import md_table, num, pct, pvalue
 
-from .choices import BLEACH_MODES, POOLINGS  # noqa: F401 (SEAT's choices; the options models read them there)
+from .choices import BLEACH_MODES, POOLINGS  # SEAT's choices; the options models read them there
 from .results import SeatRun
 
 if TYPE_CHECKING:

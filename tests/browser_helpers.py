@@ -200,7 +200,7 @@ class LabelStudioPage:
         panel = self.page.locator(".lsf-modal-ls_visible, [role=dialog]").filter(has_text="Labeling Instructions")
         try:
             panel.first.wait_for(timeout=wait_s * 1000)
-        except Exception:  # noqa: BLE001 - not opened by itself: open it as a person would
+        except Exception:  # not opened by itself: open it as a person would
             self.page.get_by_role("button", name="Instructions").click()
             panel.first.wait_for()
         return panel.first

@@ -24,7 +24,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # writes to the session's capture; configured first inside a test that uses capsys, it would keep that
 # test's stream, closed when the test ends, and every later transformers warning in the same worker would
 # print a "--- Logging error ---" block (which the fuzz tests rightly read as a traceback).
-from transformers.utils import logging as _hf_logging  # noqa: E402 (after the offline variables)
+from transformers.utils import logging as _hf_logging  # after the offline variables
 
 _hf_logging.get_logger("transformers")
 

@@ -77,7 +77,7 @@ def test_prelabel_offline_then_cached(tmp_path, capsys):
     assert len(runs) == 2 and runs[-1]["skipped_done"] == 3
 
 
-def test_junk_replies_are_kept_not_fatal(tmp_path, capsys, standin_server, monkeypatch):  # noqa: F811
+def test_junk_replies_are_kept_not_fatal(tmp_path, capsys, standin_server, monkeypatch):  # noqa: F811 (the fixture imported from llm_standin)
     """Replies a small model gives (keys that are options, an answer outside the options) go to the errors
     file with the raw text (after the client's one re-ask); the usable reply is kept; the run goes on."""
     replies = [

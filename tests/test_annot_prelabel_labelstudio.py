@@ -127,7 +127,7 @@ def test_prelabels_as_hidden_predictions_and_the_judge_report(
         try:
             page.instructions(wait_s=5).get_by_role("button").first.click()
             page.page.wait_for_timeout(500)
-        except Exception:  # noqa: BLE001 - no panel: nothing to close
+        except Exception:  # no panel: nothing to close
             pass
 
     page.open_stream(proj.id, proj.label_config)

@@ -4,6 +4,7 @@ one used against GitHub."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import socket
@@ -26,7 +27,7 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, *a):  # keep test output clean
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path == "/short.csv":  # promises 1000 bytes, sends 10, closes
             self.send_response(200)
             self.send_header("Content-Length", "1000")
@@ -43,7 +44,7 @@ def server(tmp_path):
     root = tmp_path / "www"
     root.mkdir()
     (root / "crows.csv").write_bytes(PAYLOAD)
-    handler = lambda *a, **k: _Handler(*a, directory=str(root), **k)  # noqa: E731
+    handler = functools.partial(_Handler, directory=str(root))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()

@@ -243,7 +243,6 @@ def test_atomic_write_uses_normal_permissions(tmp_path):
 def test_cli_exit_codes_propagate():
     """typer.Exit(n) inside a command must become the process exit code."""
     import typer
-    from typer.testing import CliRunner  # noqa: F401
 
     from biaskit import cli
 

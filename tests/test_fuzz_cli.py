@@ -355,7 +355,7 @@ def run_inprocess(argv: list[str], env: dict) -> Result:
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
-            except BaseException:  # noqa: BLE001 - what the fuzzer looks for
+            except BaseException:  # what the fuzzer looks for
                 import traceback
 
                 tb = traceback.format_exc()
@@ -380,7 +380,7 @@ def run_as_nobody(argv: list[str], env: dict) -> Result:
             os.setuid(65534)
             res = run_inprocess(argv, env)
             data = json.dumps(res.__dict__).encode()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             data = json.dumps({"code": 99, "out": "", "err": f"child failed: {exc!r}", "traceback": None}).encode()
         with os.fdopen(w, "wb") as fh:
             fh.write(data)
@@ -745,7 +745,7 @@ def run_api(argv: list[str]) -> Result:
         return Result(0, "", "")
     except BiaskitError as exc:
         return Result(2, "", f"error: {exc}\n")
-    except Exception:  # noqa: BLE001 - what the test looks for
+    except Exception:  # what the test looks for
         return Result(1, "", "", traceback.format_exc())
 
 
@@ -942,7 +942,7 @@ ECHO_ROWS = [c for c in COMMANDS if "--llm dummy" in c.args]
 
 
 @pytest.mark.parametrize("cmd", ECHO_ROWS, ids=[f"{c.name}#{i}" for i, c in enumerate(ECHO_ROWS)])
-def test_an_echoed_api_key_is_written_nowhere(cmd, library, tmp_path, request, standin_server):  # noqa: F811
+def test_an_echoed_api_key_is_written_nowhere(cmd, library, tmp_path, request, standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     """The command's valid run with the openai backend against a stand-in that echoes the API key in
     its replies (tests/echo_helpers.py): the replies reached the command, and no file under the case's
     folders or its cache holds the key, SQLite rows included (issue 28)."""

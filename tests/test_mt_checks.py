@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from biaskit.mt_checks import (  # noqa: E402
+from biaskit.mt_checks import (
     check_candidate,
     diff_spans,
     entity_carried,

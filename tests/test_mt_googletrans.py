@@ -14,13 +14,13 @@ import pytest
 
 pytest.importorskip("googletrans")
 
-from biaskit.curation.mt_base import MTError  # noqa: E402
-from biaskit.curation.mt_googletrans import GoogleTransEngine  # noqa: E402
-from biaskit.curation.translate import translate_pairs  # noqa: E402
-from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
+from biaskit.curation.mt_base import MTError
+from biaskit.curation.mt_googletrans import GoogleTransEngine
+from biaskit.curation.translate import translate_pairs
+from mt_helpers import EN_PAIRS, GoogleStandIn
 
-from biaskit.cache import DiskCache  # noqa: E402
-from biaskit.cli import main  # noqa: E402
+from biaskit.cache import DiskCache
+from biaskit.cli import main
 
 TABLE = {
     # a synonym in S2 (चिकित्सक for डॉक्टर): not minimal -> span substitution repairs it

@@ -17,10 +17,10 @@ from biaskit.schema import SentencePair
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from biaskit.curation.mt_base import MT_ENGINES, create_engine, flores_code, mbart_code, parse_engine_list  # noqa: E402
-from biaskit.curation.mt_hf import HFEngine  # noqa: E402
-from biaskit.curation.translate import translate_pairs  # noqa: E402
-from mt_helpers import EN_PAIRS, build_tiny_nllb  # noqa: E402
+from biaskit.curation.mt_base import MT_ENGINES, create_engine, flores_code, mbart_code, parse_engine_list  # noqa: E402 (after the importorskip of torch and transformers)
+from biaskit.curation.mt_hf import HFEngine  # noqa: E402 (after the importorskip of torch and transformers)
+from biaskit.curation.translate import translate_pairs  # noqa: E402 (after the importorskip of torch and transformers)
+from mt_helpers import EN_PAIRS, build_tiny_nllb  # noqa: E402 (after the importorskip of torch and transformers)
 
 torch.set_num_threads(1)
 
@@ -147,7 +147,10 @@ def test_translate_pairs_contract_cache_and_rerun(nllb_dir, tmp_path):
     r2 = translate_pairs(PAIRS, "hi", [e2], out2, cache=cache, align=False)
     assert e2.generate_calls == 0 and r2.engine_stats[f"hf:{nllb_dir}"]["cache_hits"] == 10
     assert e2._model is None  # the fingerprint comes from the files: the weights were never loaded
-    strip = lambda s: [{**json.loads(x), "provenance": None} for x in s.splitlines()]  # noqa: E731
+
+    def strip(s):
+        return [{**json.loads(x), "provenance": None} for x in s.splitlines()]
+
     assert strip(out2.read_text(encoding="utf-8")) == strip(first)
 
     # a different decoding setting is a different cache entry

@@ -60,7 +60,10 @@ def test_llm_engine_joint_prompt_cache_and_provenance(llama, tmp_path):
     e2 = LLMEngine("smollm2", base_url=llama.base_url, max_tokens=160, concurrency=1, cache=llm_cache)
     translate_pairs(PAIRS, "hi", [e2], tmp_path / "c2.jsonl", cache=DiskCache(tmp_path / "mt2.db", namespace="mt"))
     assert e2.llm.stats.snapshot()["responses"] == 0
-    strip = lambda p: [{**json.loads(x), "provenance": None} for x in p.read_text(encoding="utf-8").splitlines()]  # noqa: E731
+
+    def strip(p):
+        return [{**json.loads(x), "provenance": None} for x in p.read_text(encoding="utf-8").splitlines()]
+
     assert strip(tmp_path / "c2.jsonl") == strip(out)
 
 

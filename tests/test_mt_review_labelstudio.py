@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("label_studio_sdk")
 pytest.importorskip("googletrans")
 
-from mt_helpers import EN_PAIRS, GoogleStandIn  # noqa: E402
+from mt_helpers import EN_PAIRS, GoogleStandIn
 
 pytestmark = [pytest.mark.slow, pytest.mark.labelstudio]
 

@@ -26,7 +26,10 @@ def _recount(df: pd.DataFrame) -> dict:
     more, less = df["score_more"].map(lambda v: round(v, 3)), df["score_less"].map(lambda v: round(v, 3))
     win, tie = more > less, more == less
     st, an = df["direction"] == "stereo", df["direction"] == "antistereo"
-    pct = lambda a, b: 100.0 * a / b if b else None  # noqa: E731
+
+    def pct(a, b):
+        return 100.0 * a / b if b else None
+
     return {
         "metric_score": pct(win.sum(), len(df)),
         "stereo_score": pct((win & st).sum(), (st & ~tie).sum()),

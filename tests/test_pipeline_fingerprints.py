@@ -8,6 +8,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,3 +136,20 @@ def test_edited_worked_examples_of_the_target_language_make_the_translate_stage_
     first = fp(shipped)
     assert fp(same) == first
     assert fp(edited) != first
+
+
+def test_from_or_until_a_stage_the_project_does_not_enable_names_the_flag(tmp_path, capsys):
+    """`biaskit run --from X` / `--until X` for a stage the project lacks: one line naming the flag as
+    typed and the stages it has (check, release), exit 2, nothing run; the Python call names it too."""
+    from biaskit.errors import BiaskitError
+    from biaskit.pipeline.project import load_project
+    from biaskit.pipeline.run import run_project
+
+    d = _project(tmp_path)
+    for flag in ("--from", "--until"):
+        code, out, err = run_cli(["run", "--project", str(d), flag, "evaluate"], capsys)
+        assert code == 2, out + err
+        assert f"{flag} evaluate: that stage is not enabled in " in err and "Fix: use one of check, release." in err
+        assert "Traceback" not in err and not (d / "release").exists()
+    with pytest.raises(BiaskitError, match="^--until pairs: that stage is not enabled"):
+        run_project(load_project(d), until="pairs")

@@ -205,7 +205,7 @@ def _pairs_project(d, url: str, fallback: bool):
     )
 
 
-def test_no_pair_made_never_suggests_the_fallback_that_is_on(tmp_path, capsys, monkeypatch, standin_server):  # noqa: F811
+def test_no_pair_made_never_suggests_the_fallback_that_is_on(tmp_path, capsys, monkeypatch, standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     """The message of test_pipeline_e2e's failure: 'set llm_fallback = true' when it was set."""
     monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")
     server = standin_server(lambda body, n: chat("I cannot rewrite that."))  # a model that rewrites nothing

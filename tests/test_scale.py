@@ -30,12 +30,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from aggregate import make_judgments, naive_aggregate, naive_agreement, write_judgments  # noqa: E402
-from biaskit.annotation.aggregate import aggregate_file, prepare  # noqa: E402
-from biaskit.annotation.agreement import agreement_report, alpha_from_counts  # noqa: E402
-from biaskit.annotation.judgment_options import AggregateOptions, AgreementOptions  # noqa: E402
+from aggregate import make_judgments, naive_aggregate, naive_agreement, write_judgments  # noqa: E402 (after sys.path names benchmarks/)
+from biaskit.annotation.aggregate import aggregate_file, prepare  # noqa: E402 (after sys.path names benchmarks/)
+from biaskit.annotation.agreement import agreement_report, alpha_from_counts  # noqa: E402 (after sys.path names benchmarks/)
+from biaskit.annotation.judgment_options import AggregateOptions, AgreementOptions  # noqa: E402 (after sys.path names benchmarks/)
 
-from biaskit.errors import InputError  # noqa: E402
+from biaskit.errors import InputError  # noqa: E402 (after sys.path names benchmarks/)
 
 
 def _sha(path: Path) -> str:

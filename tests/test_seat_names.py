@@ -131,7 +131,7 @@ def test_cli_writes_shipped_list_format(tmp_path, capsys):
 
     c = pd.read_csv(counts)
     assert c.set_index("name")["count"].to_dict() == {"rahul": 3, "ram": 2, "राम": 3, "ali": 4, "imran": 2}
-    assert c.set_index("name")["kept"].to_dict()["ram"] == False  # noqa: E712
+    assert c.set_index("name")["kept"].to_dict()["ram"] == False  # noqa: E712 (a numpy bool: `is False` would not match)
     code, _, err = run_cli(
         [
             "evaluate",

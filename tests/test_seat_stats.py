@@ -77,7 +77,10 @@ def _brute(X, Y, A, B):
 @pytest.mark.parametrize("seed,nx,ny", [(0, 5, 5), (1, 4, 4), (2, 3, 5), (3, 6, 6)])
 def test_brute_force_agrees(seed, nx, ny):
     rng = random.Random(seed)
-    vec = lambda: [rng.uniform(-1, 1) for _ in range(4)]  # noqa: E731
+
+    def vec():
+        return [rng.uniform(-1, 1) for _ in range(4)]
+
     X, Y = [vec() for _ in range(nx)], [vec() for _ in range(ny)]
     A, B = [vec() for _ in range(3)], [vec() for _ in range(4)]
     d, p = _brute(X, Y, A, B)

@@ -65,7 +65,7 @@ plots = false
 """
 
 
-def test_an_echoed_api_key_reaches_no_file(tmp_path, capsys, monkeypatch, standin_server):  # noqa: F811
+def test_an_echoed_api_key_reaches_no_file(tmp_path, capsys, monkeypatch, standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     key = "zq" + secrets.token_hex(20)  # like no known credential pattern: only $OPENAI_API_KEY masks it
     monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("BIASKIT_NO_PROGRESS", "1")

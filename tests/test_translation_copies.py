@@ -108,7 +108,7 @@ def test_a_cat_translation_that_copies_the_prompts_example_is_flagged_and_not_sh
 
 
 def test_a_pair_translation_that_copies_an_example_is_flagged_too(
-    standin_server,  # noqa: F811
+    standin_server,  # noqa: F811 (the fixture imported from llm_standin)
     tmp_path,
     monkeypatch,
 ):
@@ -152,7 +152,7 @@ def test_a_pair_translation_that_copies_an_example_is_flagged_too(
 
 
 def test_into_bengali_a_copy_of_the_bengali_examples_is_flagged_and_a_fair_answer_is_not(
-    standin_server,  # noqa: F811
+    standin_server,  # noqa: F811 (the fixture imported from llm_standin)
     tmp_path,
     monkeypatch,
 ):

@@ -193,7 +193,7 @@ def _no_key(monkeypatch, tmp_path):
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def test_a_server_that_says_it_answers_one_request_at_a_time_gets_one(standin_server, tmp_path, capsys, _no_key):  # noqa: F811
+def test_a_server_that_says_it_answers_one_request_at_a_time_gets_one(standin_server, tmp_path, capsys, _no_key):  # noqa: F811 (the fixture imported from llm_standin)
     from biaskit.curation.llm.fit import probe_slots
 
     respond, state = _one_at_a_time(0.05)
@@ -208,7 +208,7 @@ def test_a_server_that_says_it_answers_one_request_at_a_time_gets_one(standin_se
     assert log["llm"]["server"]["slots"] == 1
 
 
-def test_llama_cpp_slots_are_read_from_props(standin_server):  # noqa: F811
+def test_llama_cpp_slots_are_read_from_props(standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     from biaskit.curation.llm.fit import probe_slots
 
     s = standin_server(lambda body, n: chat("{}"))
@@ -218,7 +218,7 @@ def test_llama_cpp_slots_are_read_from_props(standin_server):  # noqa: F811
     assert probe_slots(s.base_url) == (None, "")  # says nothing: nothing assumed
 
 
-def test_timeouts_back_off_until_the_server_keeps_up_and_the_run_completes(standin_server, tmp_path, capsys, _no_key):  # noqa: F811
+def test_timeouts_back_off_until_the_server_keeps_up_and_the_run_completes(standin_server, tmp_path, capsys, _no_key):  # noqa: F811 (the fixture imported from llm_standin)
     # a server that answers one request at a time in 0.6 s and does not say so: 4 requests in flight with a
     # 1 s timeout cannot all be answered in time; the client halves the requests in flight (4 -> 2 -> 1)
     # and, if still needed, doubles the timeout, and every job ends up answered
@@ -235,7 +235,7 @@ def test_timeouts_back_off_until_the_server_keeps_up_and_the_run_completes(stand
     assert log["errors"] == 0 and log["llm"]["server"]["backoff"][0] == "2 request(s) at a time"
 
 
-def test_under_biaskit_run_the_back_off_names_the_llm_table(standin_server, tmp_path, capsys, _no_key):  # noqa: F811
+def test_under_biaskit_run_the_back_off_names_the_llm_table(standin_server, tmp_path, capsys, _no_key):  # noqa: F811 (the fixture imported from llm_standin)
     respond, _ = _one_at_a_time(0.6)
     s = standin_server(respond)
     d = tmp_path / "p"
@@ -281,7 +281,7 @@ def test_a_stage_that_reports_nothing_still_says_it_runs(monkeypatch, capsys):
     assert len(err) >= 2 and all(re.fullmatch(r"evaluate: running \(\d+s\)", x) for x in err), err
 
 
-def test_ctrl_c_says_what_is_saved_and_how_to_resume(standin_server, tmp_path):  # noqa: F811
+def test_ctrl_c_says_what_is_saved_and_how_to_resume(standin_server, tmp_path):  # noqa: F811 (the fixture imported from llm_standin)
     s = standin_server(lambda body, n: Reply(hang=True) if n >= 1 else chat(json.dumps({"attributes": list("abcde")})))
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env.update(BIASKIT_CACHE_DIR=str(tmp_path / "cache"), BIASKIT_NO_PROGRESS="1")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from biaskit.registry import Registry
 
-from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401
+from .base import CHOICE, MULTI, TEXT, ApplyResult, ParsedConfig, Question, TaskKind, Votes, validate_config  # noqa: F401 (re-exported: the kinds and callers import them from here)
 
 if TYPE_CHECKING:
     from ..judgment_options import ReportOptions

@@ -100,9 +100,8 @@ class CatKind(TaskKind):
         annotators' labels with their ids."""
         from biaskit.schema import HumanLabel
 
-        from ..adaptive import read_settlements, settled_overrides
         from ..cat_rule import STEREOSET_MIN_AGREE, cat_verdict, judgment_counts, option_verdict
-        from ..settle import WriterLabelRule
+        from ..settle import WriterLabelRule, read_settlements, settled_overrides
 
         k = options.get("min_agree") or STEREOSET_MIN_AGREE
         human: dict[tuple[str, str], list[HumanLabel]] = {}

@@ -28,7 +28,7 @@ from .tables import (
     LabelStudioSettings,
     LLMSettings,
     ProjectMeta,
-    StageTable,  # noqa: F401
+    StageTable,
     Table,
 )
 
@@ -343,6 +343,16 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
             path=p.file,
             fix="add at least one [stages.NAME] table (run `biaskit init` for an example).",
         )
+    problems = flow_problems(p, check_inputs=check_inputs) + llm_problems(p)
+    if check_inputs:
+        problems += check_resources(p)
+    raise_problems(problems)
+
+
+def flow_problems(p: Project, *, check_inputs: bool = True) -> list[InputError]:
+    """Every enabled stage has something to read (an earlier stage's output or its ``input``, which
+    exists when ``check_inputs``), and one stage makes the pairs."""
+    names = p.enabled()
     problems: list[InputError] = []
     add = problems.append
     if "pairs" in names and "adapt" in names:
@@ -387,6 +397,14 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                     )
                 )
         have.add(writes)
+    return problems
+
+
+def llm_problems(p: Project) -> list[InputError]:
+    """Each stage's ``[llm]`` overrides are valid, and a stage that calls an LLM names a model."""
+    names = p.enabled()
+    problems: list[InputError] = []
+    add = problems.append
     for n in names:
         if getattr(p.stage(n), "llm", None) is not None:
             try:
@@ -412,9 +430,7 @@ def check_project(p: Project, *, check_inputs: bool = True) -> None:
                         'server), or backend = "dummy" to try offline.',
                     )
                 )
-    if check_inputs:
-        problems += check_resources(p)
-    raise_problems(problems)
+    return problems
 
 
 _TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".bib", ".bibtex")
@@ -448,6 +464,14 @@ def check_resources(p: Project) -> list[InputError]:
     stages; then each enabled stage's own check (:meth:`~.stages.base.StageRunner.check`: its prompt
     templates, the tuple axes in the inventory, the SEAT languages, the evaluate stage's models, what
     the project's name becomes). Nothing is loaded or sent."""
+    out = path_problems(p) + price_problems(p) + endpoint_problems(p)
+    for n in p.enabled():  # what each stage knows about its own settings (prompts, languages, models, names)
+        out += STAGES[n].check(p)
+    return out
+
+
+def path_problems(p: Project) -> list[InputError]:
+    """Every key that names a file or folder (:func:`_path_keys`) names one that exists."""
     out: list[InputError] = []
     for table, key, kind in _path_keys(p):
         obj: Any = p.config
@@ -459,32 +483,7 @@ def check_resources(p: Project) -> list[InputError]:
         q = p.path(value)
         dotted = f"{table}.{key}"
         if kind == "text":
-            if not _looks_like_path(value):
-                continue  # the text itself
-            if not q.is_file():
-                out.append(
-                    p.error(
-                        dotted,
-                        f"'{value}' does not exist (looked for {q}).",
-                        "paths are relative to the project file's folder; check the name (or write "
-                        "the text itself there).",
-                    )
-                )
-            elif key == "card_text":
-                try:
-                    from ..release.card import read_card_text
-
-                    if not read_card_text(q):
-                        out.append(
-                            p.error(
-                                dotted,
-                                f"{q} holds no card section ('## Heading' followed by text).",
-                                "write the sections people write, e.g. '## Motivation' and "
-                                "'## Known limitations' (docs/release.md lists them).",
-                            )
-                        )
-                except InputError as exc:
-                    out.append(p.error(dotted, exc.message, exc.fix or "fix the file."))
+            out += text_problems(p, dotted, key, value)
         elif kind == "dir" and not q.is_dir():
             out.append(
                 p.error(
@@ -501,6 +500,45 @@ def check_resources(p: Project) -> list[InputError]:
                     "paths are relative to the project file's folder; check the name.",
                 )
             )
+    return out
+
+
+def text_problems(p: Project, dotted: str, key: str, value: str) -> list[InputError]:
+    """A key that holds a text or names a file of it (``card_text``): the file exists, and a card text
+    holds card sections."""
+    out: list[InputError] = []
+    q = p.path(value)
+    if not _looks_like_path(value):
+        return out  # the text itself
+    if not q.is_file():
+        out.append(
+            p.error(
+                dotted,
+                f"'{value}' does not exist (looked for {q}).",
+                "paths are relative to the project file's folder; check the name (or write the text itself there).",
+            )
+        )
+    elif key == "card_text":
+        try:
+            from ..release.card import read_card_text
+
+            if not read_card_text(q):
+                out.append(
+                    p.error(
+                        dotted,
+                        f"{q} holds no card section ('## Heading' followed by text).",
+                        "write the sections people write, e.g. '## Motivation' and "
+                        "'## Known limitations' (docs/release.md lists them).",
+                    )
+                )
+        except InputError as exc:
+            out.append(p.error(dotted, exc.message, exc.fix or "fix the file."))
+    return out
+
+
+def price_problems(p: Project) -> list[InputError]:
+    """Each stage's own ``llm.prices`` file exists."""
+    out: list[InputError] = []
     for n in p.enabled():
         over = getattr(p.stage(n), "llm", None)
         if over is not None and over.prices and not p.path(over.prices).is_file():
@@ -511,6 +549,13 @@ def check_resources(p: Project) -> list[InputError]:
                     "paths are relative to the project file's folder.",
                 )
             )
+    return out
+
+
+def endpoint_problems(p: Project) -> list[InputError]:
+    """An LLM stage has an endpoint to send requests to, and its ``base_url`` is a URL (the first such
+    stage without one is reported, not every one)."""
+    out: list[InputError] = []
     from ..curation.llm_server import default_base_url
 
     for n in p.enabled():  # an LLM stage needs an endpoint: known before anything runs
@@ -555,8 +600,6 @@ def check_resources(p: Project) -> list[InputError]:
                         f'set base_url = "URL" in [{key}] to your server\'s API root, e.g. "http://127.0.0.1:8000/v1".',
                     )
                 )
-    for n in p.enabled():  # what each stage knows about its own settings (prompts, languages, models, names)
-        out += STAGES[n].check(p)
     return out
 
 

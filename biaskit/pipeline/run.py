@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from biaskit.errors import BiaskitError, InputError
-from biaskit.options import speaking
+from biaskit.options import say, speaking
 from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
 
 from .project import Project
-from .stages import STAGES, Context, RunOptions, StageFailed
+from .stages import STAGES, Context, Outcome, RunOptions, StageFailed, StageRunner
 from .state import State, abs_path, hash_path, lock, now, rel_path, shown_path
 
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT, EXIT_WAITING = 0, 1, 2, 3
@@ -83,12 +83,7 @@ def run_project(
 ) -> RunResult:
     """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
     even when unchanged; ``until``: stop after this stage."""
-    for opt, picked in (("--from", from_stage), ("--until", until)):
-        if picked is not None and picked not in project.enabled():
-            raise BiaskitError(
-                f"{opt} {picked}: that stage is not enabled in {project.file}. Fix: use one of "
-                f"{', '.join(project.enabled())}."
-            )
+    check_stage_names(project, from_stage, until)
     options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
     with lock(project.workdir):
         state = State(project.workdir)
@@ -99,86 +94,110 @@ def run_project(
         forced = False
         for name in project.enabled():
             forced = forced or name == from_stage
-            stage = STAGES[name](ctx)
-            writes = stage.output
-            try:
-                fp = stage.fingerprint()
-            except BiaskitError as exc:
-                raise StageError(f"stage '{name}': {exc}") from None
-            st = state.get(name)
-            if not forced and can_skip(project.workdir, st, fp, options):
-                kept = produced(project.workdir, st)
-                assert kept is not None  # can_skip found it there, intact
-                ctx.artifacts[writes] = kept
-                result.skipped.append(name)
-                echo(f"{name}: unchanged, skipped ({st.get('message', '')})")
-                if name == until:
-                    break
-                continue
-            if st.get("attempt") != fp and stage.folder.exists():
-                shutil.rmtree(stage.folder)  # a new attempt starts afresh; the caches keep it cheap
-            echo(
-                f"{name}: {'resuming' if st.get('attempt') == fp and st.get('status') != 'done' else 'running'} "
-                f"({stage.title}) ..."
-            )
-            state.update(name, status="running", attempt=fp, started=now(), error=None)
-            stage.current_fingerprint = fp
-            try:
-                # hints name this project's keys, not the stage command's flags; without a terminal, a line
-                # every 30 s says the stage still runs when nothing inside it said how far it is
-                with speaking(stage.speaker()), progress_lines(None, name, enabled=options.progress, heartbeat=True):
-                    out = stage.run()
-            except KeyboardInterrupt:
-                from biaskit.clitools import saved_on_interrupt
-
-                state.update(name, status="interrupted", finished=now())
-                done = [n for n in result.ran + result.skipped if n != name]
-                saved_on_interrupt(
-                    f"stage '{name}' stopped and resumes on its files in {rel_path(project.workdir, stage.folder)}"
-                    + (f" (done before it: {', '.join(done)})" if done else ""),
-                    first=True,
-                )
-                raise
-            except StageFailed as exc:
-                state.update(name, status="failed", error=redact(str(exc)), finished=now())
-                raise StageFailed(f"stage '{name}': {exc}") from None
-            except BiaskitError as exc:
-                state.update(name, status="failed", error=redact(str(exc)), finished=now())
-                raise StageError(f"stage '{name}': {_without_placeholder(exc)}") from None
-            except BaseException as exc:
-                state.update(name, status="failed", error=redact(f"{type(exc).__name__}: {exc}"), finished=now())
-                raise
-            for w in out.warnings:
-                echo(f"warning: {name}: {w}")
-            outputs = {k: rel_path(project.workdir, v) for k, v in out.outputs.items()}
-            if out.status == "waiting":
-                state.update(
-                    name, status="waiting", progress=out.progress, message=out.message, outputs=outputs, checked=now()
-                )
-                result.status, result.waiting, result.message = "waiting", name, out.message
-                result.ran.append(name)
+            if not run_step(ctx, name, forced, result):  # a human stage waits for people: the run stops
                 return result
-            assert out.produces is not None, f"stage {name} finished without an output"
-            state.update(
-                name,
-                status="done",
-                fingerprint=fp,
-                finished=now(),
-                message=out.message,
-                produces={"path": rel_path(project.workdir, out.produces), "sha256": hash_path(out.produces)},
-                outputs=outputs,
-                progress=out.progress,
-                partial=out.partial,
-                errors=out.errors,
-                warnings=out.warnings,
-                summary=_small(out.summary),
-            )
-            ctx.artifacts[writes] = out.produces
-            result.ran.append(name)
-            echo(f"{name}: done: {out.message}")
             if name == until:
                 break
         return result
+
+
+def check_stage_names(project: Project, from_stage: str | None, until: str | None) -> None:
+    """``--from`` / ``--until`` name stages the project enables."""
+    for opt, picked in (("from_stage", from_stage), ("until", until)):
+        if picked is not None and picked not in project.enabled():
+            raise BiaskitError(
+                f"{say(opt, picked)}: that stage is not enabled in {project.file}. Fix: use one of "
+                f"{', '.join(project.enabled())}."
+            )
+
+
+def run_step(ctx: Context, name: str, forced: bool, result: RunResult) -> bool:
+    """Stage ``name``: skipped when unchanged (unless ``forced``), else run and recorded in the state
+    and in ``result``. False when it waits for people (the run stops there)."""
+    stage = STAGES[name](ctx)
+    try:
+        fp = stage.fingerprint()
+    except BiaskitError as exc:
+        raise StageError(f"stage '{name}': {exc}") from None
+    workdir = ctx.project.workdir
+    st = ctx.state.get(name)
+    if not forced and can_skip(workdir, st, fp, ctx.options):
+        kept = produced(workdir, st)
+        assert kept is not None  # can_skip found it there, intact
+        ctx.artifacts[stage.output] = kept
+        result.skipped.append(name)
+        ctx.echo(f"{name}: unchanged, skipped ({st.get('message', '')})")
+        return True
+    out = execute(ctx, stage, fp, st, result)
+    for w in out.warnings:
+        ctx.echo(f"warning: {name}: {w}")
+    outputs = {k: rel_path(workdir, v) for k, v in out.outputs.items()}
+    if out.status == "waiting":
+        ctx.state.update(
+            name, status="waiting", progress=out.progress, message=out.message, outputs=outputs, checked=now()
+        )
+        result.status, result.waiting, result.message = "waiting", name, out.message
+        result.ran.append(name)
+        return False
+    assert out.produces is not None, f"stage {name} finished without an output"
+    ctx.state.update(
+        name,
+        status="done",
+        fingerprint=fp,
+        finished=now(),
+        message=out.message,
+        produces={"path": rel_path(workdir, out.produces), "sha256": hash_path(out.produces)},
+        outputs=outputs,
+        progress=out.progress,
+        partial=out.partial,
+        errors=out.errors,
+        warnings=out.warnings,
+        summary=_small(out.summary),
+    )
+    ctx.artifacts[stage.output] = out.produces
+    result.ran.append(name)
+    ctx.echo(f"{name}: done: {out.message}")
+    return True
+
+
+def execute(ctx: Context, stage: StageRunner, fp: str, st: dict, result: RunResult) -> Outcome:
+    """Run ``stage`` (resuming on its files when the state holds an unfinished attempt with fingerprint
+    ``fp``; a new attempt starts its folder afresh); a failure is recorded in the state and raised
+    with the stage's name."""
+    name, state = stage.name, ctx.state
+    if st.get("attempt") != fp and stage.folder.exists():
+        shutil.rmtree(stage.folder)  # a new attempt starts afresh; the caches keep it cheap
+    ctx.echo(
+        f"{name}: {'resuming' if st.get('attempt') == fp and st.get('status') != 'done' else 'running'} "
+        f"({stage.title}) ..."
+    )
+    state.update(name, status="running", attempt=fp, started=now(), error=None)
+    stage.current_fingerprint = fp
+    try:
+        # hints name this project's keys, not the stage command's flags; without a terminal, a line
+        # every 30 s says the stage still runs when nothing inside it said how far it is
+        with speaking(stage.speaker()), progress_lines(None, name, enabled=ctx.options.progress, heartbeat=True):
+            return stage.run()
+    except KeyboardInterrupt:
+        from biaskit.clitools import saved_on_interrupt
+
+        state.update(name, status="interrupted", finished=now())
+        done = [n for n in result.ran + result.skipped if n != name]
+        saved_on_interrupt(
+            f"stage '{name}' stopped and resumes on its files in {rel_path(ctx.project.workdir, stage.folder)}"
+            + (f" (done before it: {', '.join(done)})" if done else ""),
+            first=True,
+        )
+        raise
+    except StageFailed as exc:
+        state.update(name, status="failed", error=redact(str(exc)), finished=now())
+        raise StageFailed(f"stage '{name}': {exc}") from None
+    except BiaskitError as exc:
+        state.update(name, status="failed", error=redact(str(exc)), finished=now())
+        raise StageError(f"stage '{name}': {_without_placeholder(exc)}") from None
+    except BaseException as exc:
+        state.update(name, status="failed", error=redact(f"{type(exc).__name__}: {exc}"), finished=now())
+        raise
 
 
 def _without_placeholder(exc: BiaskitError) -> str:

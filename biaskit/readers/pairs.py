@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,110 +221,132 @@ def iter_pair_rows(path: str | Path, format: str = "auto", lang: str | None = No
 
 
 def _pair_rows(path: str | Path, format: str, lang: str | None) -> Iterator[tuple[int, dict]]:
+    """``(row, record dict)`` of each pair of the file in ``format`` (``auto``: detected), the views of
+    language ``lang`` (None: every view of a file that has several)."""
     path = Path(path)
     if format not in FORMATS:
         raise unknown_name("format", format, FORMATS, path)
     if format == "auto":
         format = detect_format(path)
-    suffix = path.suffix.lower()
-    if format == "biaskit" and suffix in (".jsonl", ".ndjson"):
-        from ..io import iter_jsonl
-
-        first = True
-        for i, obj in iter_jsonl(path):
-            if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
-                from ..schema import release_views
-
-                for rec in release_views(obj):
-                    if lang is None or rec["lang"] == lang:
-                        yield i, rec
-                continue
-            if first:
-                _require(path, list(obj), BIASKIT_REQUIRED, "biaskit")
-                first = False
-            rec = dict(obj)
-            rec.setdefault("provenance", {})
-            rec["provenance"] = {**rec["provenance"]} if isinstance(rec["provenance"], dict) else {}
-            if lang and "lang" not in obj:
-                rec["lang"] = lang
-            yield i, rec
+    if format == "biaskit" and path.suffix.lower() in (".jsonl", ".ndjson"):
+        yield from _jsonl_rows(path, lang)
         return
     header, rows = _csv_rows(path)
     if format == "crows":
         _require(path, header, CROWS_REQUIRED, "crows")
-        for i, row in rows:
-            idx = row.get("") or row.get("Unnamed: 0") or str(i - 1)
-            meta = {k: row[k] for k in ("annotations", "anon_writer", "anon_annotators") if k in row}
+        yield from _crows_rows(path, rows, lang)
+    elif format == "indibias":
+        _require(path, header, INDIBIAS_REQUIRED, "indibias")
+        yield from _indibias_rows(path, rows, lang)
+    elif format == "biaskit":
+        _require(path, header, BIASKIT_REQUIRED, "biaskit")
+        yield from _biaskit_csv_rows(path, rows, lang)
+
+
+def _jsonl_rows(path: Path, lang: str | None) -> Iterator[tuple[int, dict]]:
+    """biaskit JSONL: a record per line, or a released record (``views``): one row per language view."""
+    from ..io import iter_jsonl
+
+    first = True
+    for i, obj in iter_jsonl(path):
+        if "views" in obj:  # a released record (biaskit release pairs.jsonl): one row per language view
+            from ..schema import release_views
+
+            for rec in release_views(obj):
+                if lang is None or rec["lang"] == lang:
+                    yield i, rec
+            continue
+        if first:
+            _require(path, list(obj), BIASKIT_REQUIRED, "biaskit")
+            first = False
+        rec = dict(obj)
+        rec.setdefault("provenance", {})
+        rec["provenance"] = {**rec["provenance"]} if isinstance(rec["provenance"], dict) else {}
+        if lang and "lang" not in obj:
+            rec["lang"] = lang
+        yield i, rec
+
+
+def _crows_rows(path: Path, rows: Iterable[tuple[int, dict]], lang: str | None) -> Iterator[tuple[int, dict]]:
+    """CrowS-Pairs' CSV: its columns as a record's fields, its row index as the source id."""
+    for i, row in rows:
+        idx = row.get("") or row.get("Unnamed: 0") or str(i - 1)
+        meta = {k: row[k] for k in ("annotations", "anon_writer", "anon_annotators") if k in row}
+        yield (
+            i,
+            {
+                "sent_more": row["sent_more"],
+                "sent_less": row["sent_less"],
+                "direction": row["stereo_antistereo"],
+                "bias_type": row["bias_type"],
+                "lang": lang or "en",
+                "source_id": f"crows-{idx}",
+                "provenance": {"source": "crows-pairs", "file": path.name, "row": i},
+                "meta": meta,
+            },
+        )
+
+
+def _indibias_rows(path: Path, rows: Iterable[tuple[int, dict]], lang: str | None) -> Iterator[tuple[int, dict]]:
+    """IndiBias' CSV: one record per row and language view (``lang``, or every view it has), its two
+    sentence columns ordered by the row's direction."""
+    have = list(indibias_view_columns())
+    views = [lang] if lang else have
+    for v in views:
+        if v not in have:
+            from biaskit import languages as L
+
+            raise InputError(
+                f"IndiBias has {' and '.join(L.name_of(c) for c in have)} columns, not '{v}'.",
+                path=path,
+                fix=f"use {' or '.join('--lang ' + c for c in have)} (or omit it for both).",
+            )
+    for i, row in rows:
+        idx = row.get("index") or row.get("") or str(i - 1)
+        s1_is_less = normalize_direction(row["stereo_antistereo"]) == "antistereo"
+        for v in views:
+            more, less = indibias_columns(v, row["stereo_antistereo"])
             yield (
                 i,
                 {
-                    "sent_more": row["sent_more"],
-                    "sent_less": row["sent_less"],
+                    "sent_more": row[more],
+                    "sent_less": row[less],
                     "direction": row["stereo_antistereo"],
                     "bias_type": row["bias_type"],
-                    "lang": lang or "en",
-                    "source_id": f"crows-{idx}",
-                    "provenance": {"source": "crows-pairs", "file": path.name, "row": i},
-                    "meta": meta,
+                    "lang": v,
+                    "source_id": f"indibias-{idx}",
+                    "provenance": {
+                        "source": "indibias",
+                        "file": path.name,
+                        "row": i,
+                        "columns": [more, less],
+                        "s1": "sent_less" if s1_is_less else "sent_more",
+                    },
+                    "meta": {},
                 },
             )
-    elif format == "indibias":
-        _require(path, header, INDIBIAS_REQUIRED, "indibias")
-        have = list(indibias_view_columns())
-        views = [lang] if lang else have
-        for v in views:
-            if v not in have:
-                from biaskit import languages as L
 
-                raise InputError(
-                    f"IndiBias has {' and '.join(L.name_of(c) for c in have)} columns, not '{v}'.",
-                    path=path,
-                    fix=f"use {' or '.join('--lang ' + c for c in have)} (or omit it for both).",
-                )
-        for i, row in rows:
-            idx = row.get("index") or row.get("") or str(i - 1)
-            s1_is_less = normalize_direction(row["stereo_antistereo"]) == "antistereo"
-            for v in views:
-                more, less = indibias_columns(v, row["stereo_antistereo"])
-                yield (
-                    i,
-                    {
-                        "sent_more": row[more],
-                        "sent_less": row[less],
-                        "direction": row["stereo_antistereo"],
-                        "bias_type": row["bias_type"],
-                        "lang": v,
-                        "source_id": f"indibias-{idx}",
-                        "provenance": {
-                            "source": "indibias",
-                            "file": path.name,
-                            "row": i,
-                            "columns": [more, less],
-                            "s1": "sent_less" if s1_is_less else "sent_more",
-                        },
-                        "meta": {},
-                    },
-                )
-    elif format == "biaskit":
-        _require(path, header, BIASKIT_REQUIRED, "biaskit")
-        for i, row in rows:
-            rec = {k: v for k, v in row.items() if k and v not in (None, "")}
-            for k in ("provenance", "meta"):
-                if k in rec and isinstance(rec[k], str):
-                    try:
-                        rec[k] = json.loads(rec[k])
-                    except json.JSONDecodeError:
-                        raise InputError(
-                            f"column '{k}' is not valid JSON.",
-                            path=path,
-                            row=i,
-                            column=k,
-                            fix="write it as a JSON object or leave it empty.",
-                        ) from None
-            rec.setdefault("provenance", {})
-            if lang and "lang" not in rec:
-                rec["lang"] = lang
-            yield i, rec
+
+def _biaskit_csv_rows(path: Path, rows: Iterable[tuple[int, dict]], lang: str | None) -> Iterator[tuple[int, dict]]:
+    """biaskit's CSV: the record's fields as columns, ``provenance`` and ``meta`` as JSON text."""
+    for i, row in rows:
+        rec = {k: v for k, v in row.items() if k and v not in (None, "")}
+        for k in ("provenance", "meta"):
+            if k in rec and isinstance(rec[k], str):
+                try:
+                    rec[k] = json.loads(rec[k])
+                except json.JSONDecodeError:
+                    raise InputError(
+                        f"column '{k}' is not valid JSON.",
+                        path=path,
+                        row=i,
+                        column=k,
+                        fix="write it as a JSON object or leave it empty.",
+                    ) from None
+        rec.setdefault("provenance", {})
+        if lang and "lang" not in rec:
+            rec["lang"] = lang
+        yield i, rec
 
 
 _FIXES = {

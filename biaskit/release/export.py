@@ -20,16 +20,6 @@ from .layout import (
 )
 
 
-def pair_table_columns(records: Sequence[dict], langs: Sequence[str]) -> dict[str, list]:
-    """Wide columns: one row per pair, ``sent_more_<lang>`` ... per language (None when a view is missing)."""
-    cols: dict[str, list] = {c: [r.get(c) for r in records] for c in PAIR_BASE_COLUMNS}
-    for lg in langs:
-        views = [r["views"].get(lg) for r in records]
-        for c in PAIR_VIEW_COLUMNS:
-            cols[f"{c}_{lg}"] = [v.get(c) if v else None for v in views]
-    return cols
-
-
 def _write_parquet(path: Path, columns: dict[str, list], names: Sequence[str]) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -39,13 +29,6 @@ def _write_parquet(path: Path, columns: dict[str, list], names: Sequence[str]) -
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return table.nbytes
-
-
-def write_pair_parquet(path: Path, records: Sequence[dict], langs: Sequence[str]) -> int:
-    w = PairParquetWriter(path, langs)
-    for r in records:
-        w.add(r)
-    return w.close()
 
 
 class PairParquetWriter:

@@ -86,7 +86,7 @@ class Card(_Strict):
 
 class CroissantEntry(_Strict):
     type: str | None = Field(default=None, alias="@type")
-    contentUrl: str | None = None  # noqa: N815 - Croissant's field name
+    contentUrl: str | None = None  # Croissant's field name
     sha256: str | None = None
 
 

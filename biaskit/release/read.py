@@ -22,11 +22,6 @@ from ..options import say
 from . import layout as L
 
 
-def is_release(path: str | Path) -> bool:
-    p = Path(path)
-    return p.is_dir() and (p / L.RELEASE_JSON).exists()
-
-
 def release_meta(path: str | Path) -> dict[str, Any]:
     """``release.json`` of a release folder, checked (:func:`.meta.read_release_json`), with clear errors
     for a folder that is not one."""

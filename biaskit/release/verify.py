@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import InputError
 from . import layout as L
 from .gcpause import without_gc
-from .meta import card_front_matter  # noqa: F401 - re-exported (the card's front matter is read in .meta)
+from .meta import card_front_matter  # re-exported (the card's front matter is read in .meta)
 
 MAX_ROW_PROBLEMS = 20  # per file: the first ones, then a count
 

@@ -34,7 +34,7 @@ ONE_AT_A_TIME_SERVERS = ("llama.cpp python",)  # OpenAPI titles of servers that 
 
 def _get_json(url: str, timeout: float) -> dict | None:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (an http(s) endpoint URL)
+        with urllib.request.urlopen(url, timeout=timeout) as r:  # an http(s) endpoint URL
             if r.status != 200:
                 return None
             data = json.loads(r.read(2_000_000).decode("utf-8", "replace"))

@@ -74,7 +74,7 @@ def parse_json_lenient(text: str | None) -> tuple[Any, list[str], str | None]:
     json_repair = require("json_repair", "curation", "repairing LLM replies")
     try:
         data = json_repair.repair_json(s, return_objects=True, skip_json_loads=True)
-    except Exception as exc:  # noqa: BLE001 - the repair library must never crash a run
+    except Exception as exc:  # the repair library must never crash a run
         return None, repairs, f"invalid JSON ({first_err}); repair failed: {exc}"
     if data in ("", None) or (isinstance(data, (list, dict)) and not data and not re.search(r"\[\s*\]|\{\s*\}", s)):
         return None, repairs, f"invalid JSON ({first_err}); nothing recoverable"

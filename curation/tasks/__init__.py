@@ -15,7 +15,7 @@ from biaskit.registry import Registry
 
 TASKS: Registry = Registry("LLM task")
 
-from .base import Task, TaskError, TaskOutput  # noqa: E402
+from .base import Task, TaskError, TaskOutput  # noqa: E402 (after TASKS, which the task modules register into)
 
 for _m in pkgutil.iter_modules(__path__):
     if _m.name != "base" and not _m.name.startswith("_"):

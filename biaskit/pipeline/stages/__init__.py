@@ -5,7 +5,7 @@ everything else about the stages is derived from the classes -- :data:`STAGE_ORD
 
 from __future__ import annotations
 
-from .base import WORK_DIR, Command, Context, Outcome, RunOptions, StageFailed, StageRunner, stage_table  # noqa: F401
+from .base import WORK_DIR, Command, Context, Outcome, RunOptions, StageFailed, StageRunner, stage_table  # noqa: F401 (re-exported)
 from .curation import (
     AdaptStage,
     AntistereoStage,
@@ -22,11 +22,11 @@ from .review import (
     CatReviewStage,
     CatTranslationReviewStage,
     PairReviewStage,
-    SentenceReviewStage,  # noqa: F401
+    SentenceReviewStage,
     TranslationReviewStage,
     TupleReviewStage,
     progress_line,  # noqa: F401 (the pipeline's names: tests import them from here)
-    review_progress,  # noqa: F401
+    review_progress,  # noqa: F401 (the pipeline's names: tests import them from here)
 )
 
 # The stages, in the order `biaskit run` executes them (whatever the order of the tables in the file).

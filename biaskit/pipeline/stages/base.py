@@ -180,9 +180,6 @@ class StageRunner:
     operational: ClassVar[tuple[str, ...]] = ("enabled",)
     #: the commands it runs whose options are declared once (its table is :func:`stage_table` of them)
     commands: ClassVar[tuple[Command, ...]] = ()
-    #: a command's flag -> this table's key, where they differ (hints; for a stage whose command is not
-    #: converted yet)
-    legacy_keys: ClassVar[dict[str, str]] = {}
     #: keys that name a file or hold the text itself (a card text, a citation): checked when they name a file
     text_or_file: ClassVar[tuple[str, ...]] = ()
     #: keys that name a prompt template -> the template used when the key is not set (checked by :meth:`check`)
@@ -319,7 +316,7 @@ class StageRunner:
         return {}
 
     def fingerprint(self) -> str:
-        from biaskit import __version__
+        from biaskit.version import __version__
 
         files = {self.key(p): hash_path(p) for p in self.input_files()}
         return fingerprint(
@@ -372,7 +369,6 @@ class StageRunner:
         keys = {n: Key(llm, k) for n, k in LLM_KEYS.items()}
         keys.update({n: Key("run", f) for n, f in RUN_FLAGS.items()})
         keys.update({n: Key("project", n) for n in ("inventory", "prompts_dir")})  # [project]'s, for every stage
-        keys.update({n: Key(table, k) for n, k in cls.legacy_keys.items()})
         for c in reversed([c for c in cls.commands if options is None or c.options is options]):
             if c.input:
                 keys[c.input] = Key(table, "input")

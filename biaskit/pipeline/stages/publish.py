@@ -584,7 +584,7 @@ def model_problem(p: Project, model: str) -> tuple[str, str] | None:
 
         snapshot_download(model, local_files_only=True)
         return None
-    except Exception:  # noqa: BLE001 - any failure: not in the offline cache
+    except Exception:  # any failure: not in the offline cache
         pass
     return (
         f"model '{model}' not found: not a path (looked for {q}), not an alias, not in the Hugging Face cache.",

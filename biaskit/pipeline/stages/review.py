@@ -218,14 +218,10 @@ class ReviewStage(StageRunner):
         return sp
 
     def run(self) -> Outcome:
-        from biaskit.annotation.apply import run_apply
+        """Push the records (or, with adaptive overlap, ask for more annotators), pull the answers, and
+        once every task has its annotators (or ``--partial``) apply them; else wait for people."""
         from biaskit.annotation.kinds import get_kind
-        from biaskit.annotation.labelstudio import advance, pull, push
-        from biaskit.io import write_table
-        from biaskit.readers import read_judgments
 
-        o = self.opts
-        rnd = None
         data = self.required_input()
         k = get_kind(self.kind)
         records = k.load(data)
@@ -233,39 +229,13 @@ class ReviewStage(StageRunner):
         if not ids:
             raise StageFailed(f"nothing to review: {self.rel(data)} has no records.")
         url, title = self.url(), self.ls_project()
-        push_opts = self.command_options(PushOptions, kind=self.kind, data=data, project=title, url=url)
-        adaptive = push_opts.adaptive()
-        st = self.ctx.state.get(self.name)
-        fp = self.current_fingerprint
-        if st.get("pushed") != fp or st.get("pushed_to") != url:  # (a restarted server may have a new port)
-            with speaking(self.speaker(PushOptions)):
-                rep = push(
-                    push_opts,
-                    description=f"biaskit {self.kind} review of the project '{self.project.name}' "
-                    f"(stage {self.name}); created by: {self.ctx.options.command}",
-                    show_progress=self.ctx.options.progress,
-                )
-            self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
-            self.ctx.echo(
-                f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
-                f"({rep.n_existing} already there) {rep.url}"
-            )
-            rnd = rep.adaptive
-        elif adaptive is not None:  # adaptive overlap: every run is a round (more annotators for open tasks)
-            with speaking(self.speaker(PushOptions)):
-                rnd = advance(title, url=url, kind=self.kind, settings=adaptive).summary
+        rnd = self.push_round(data, title, url)
         ls_url = self.ctx.state.get(self.name).get("ls_url") or url
-        pulled = self.path_out("pulled.jsonl")
-        with speaking(self.speaker(PullOptions)):
-            pull(self.command_options(PullOptions, project=title, out=pulled, kind=self.kind, url=url))
-        df = read_judgments(pulled)
-        if len(df) and "task" in df.columns:
-            df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
-        judgments = write_table(self.path_out("judgments.jsonl"), df)
-        prog = adaptive_progress(df, ids, rnd) if rnd is not None else review_progress(df, ids, o.overlap)
+        df, judgments = self.pull_answers(title, url, ids)
+        prog = adaptive_progress(df, ids, rnd) if rnd is not None else review_progress(df, ids, self.opts.overlap)
         line = progress_line(self.label(), prog)
         where = f"Label Studio project '{title}' at {ls_url}"
-        outputs = {"judgments": judgments}
+        outputs: dict[str, Path] = {"judgments": judgments}
         if prog["complete"] < prog["tasks"] and not (self.ctx.options.partial and prog["judgments"]):
             return Outcome(
                 "waiting",
@@ -274,23 +244,10 @@ class ReviewStage(StageRunner):
                 message=f"{line} ({where})",
             )
         out = self.out_file(records)
-        apply_opts = self.command_options(
-            ApplyOptions, kind=self.kind, data=data, out=out, judgments=df, report_dir=self.report_dir()
-        )
-        with speaking(self.speaker(ApplyOptions)):
-            res = run_apply(apply_opts, command=self.ctx.options.command)
+        res = self.apply_answers(data, out, df)
         outputs.update({"accepted": out, **{n: Path(p) for n, p in res.paths.items() if n != "out"}})
         outputs.update(self.reports(data, out))
-        warnings = []
-        try:
-            from biaskit.annotation.agreement import agreement_report
-            from biaskit.annotation.judgment_options import AgreementOptions
-
-            agreement = AgreementOptions(judgments=judgments, out=self.folder / "agreement", duplicates="last")
-            agreement_report(agreement, command=self.ctx.options.command)
-            outputs["agreement"] = self.folder / "agreement" / "agreement.json"
-        except BiaskitError as exc:  # agreement is undefined on some data (one label only, one annotator)
-            warnings.append(f"agreement not computed: {exc}")
+        warnings = self.agreement(judgments, outputs)
         c = res.counts
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.items() if v and k != "records")
         partial = prog["complete"] < prog["tasks"]
@@ -309,6 +266,73 @@ class ReviewStage(StageRunner):
             summary=res.summary(),
             message=f"{line}{' (partial: --partial)' if partial else ''}; applied: {counts}",
         )
+
+    def push_round(self, data: Path, title: str, url: str) -> dict | None:
+        """Push the records once per fingerprint and server (a restarted server may have a new port);
+        with adaptive overlap, every later run is a round asking more annotators for the open tasks.
+        The adaptive round's summary, or None."""
+        from biaskit.annotation.labelstudio import advance, push
+
+        push_opts = self.command_options(PushOptions, kind=self.kind, data=data, project=title, url=url)
+        adaptive = push_opts.adaptive()
+        st = self.ctx.state.get(self.name)
+        fp = self.current_fingerprint
+        if st.get("pushed") != fp or st.get("pushed_to") != url:
+            with speaking(self.speaker(PushOptions)):
+                rep = push(
+                    push_opts,
+                    description=f"biaskit {self.kind} review of the project '{self.project.name}' "
+                    f"(stage {self.name}); created by: {self.ctx.options.command}",
+                    show_progress=self.ctx.options.progress,
+                )
+            self.ctx.state.update(self.name, pushed=fp, pushed_to=url, ls_project=title, ls_url=rep.url)
+            self.ctx.echo(
+                f"{self.name}: pushed {rep.n_imported} task(s) to Label Studio project '{title}' "
+                f"({rep.n_existing} already there) {rep.url}"
+            )
+            return rep.adaptive
+        if adaptive is not None:
+            with speaking(self.speaker(PushOptions)):
+                return advance(title, url=url, kind=self.kind, settings=adaptive).summary
+        return None
+
+    def pull_answers(self, title: str, url: str, ids: set[str]) -> tuple[Any, Path]:
+        """The judgments of this stage's tasks (``ids``) pulled from Label Studio: the table, and the
+        file ``judgments.jsonl`` it is written to."""
+        from biaskit.annotation.labelstudio import pull
+        from biaskit.io import write_table
+        from biaskit.readers import read_judgments
+
+        pulled = self.path_out("pulled.jsonl")
+        with speaking(self.speaker(PullOptions)):
+            pull(self.command_options(PullOptions, project=title, out=pulled, kind=self.kind, url=url))
+        df = read_judgments(pulled)
+        if len(df) and "task" in df.columns:
+            df = df[df["task"].astype(str).isin(ids)].reset_index(drop=True)
+        return df, write_table(self.path_out("judgments.jsonl"), df)
+
+    def apply_answers(self, data: Path, out: Path, df: Any) -> Any:
+        """``annotate apply`` of the judgments ``df`` to the records of ``data``, accepted ones to ``out``."""
+        from biaskit.annotation.apply import run_apply
+
+        apply_opts = self.command_options(
+            ApplyOptions, kind=self.kind, data=data, out=out, judgments=df, report_dir=self.report_dir()
+        )
+        with speaking(self.speaker(ApplyOptions)):
+            return run_apply(apply_opts, command=self.ctx.options.command)
+
+    def agreement(self, judgments: Path, outputs: dict[str, Path]) -> list[str]:
+        """The agreement report beside the judgments (added to ``outputs``); the warnings of the run."""
+        from biaskit.annotation.agreement import agreement_report
+        from biaskit.annotation.judgment_options import AgreementOptions
+
+        try:
+            agreement = AgreementOptions(judgments=judgments, out=self.folder / "agreement", duplicates="last")
+            agreement_report(agreement, command=self.ctx.options.command)
+            outputs["agreement"] = self.folder / "agreement" / "agreement.json"
+        except BiaskitError as exc:  # agreement is undefined on some data (one label only, one annotator)
+            return [f"agreement not computed: {exc}"]
+        return []
 
     def report_dir(self) -> Path | None:
         return None
