@@ -202,10 +202,10 @@ def _build_release(
     work: Path,
     base: str | Path | None,
 ) -> BuildSummary:
-    from ..io import atomic_dir
-    from .card import read_card_text, render_card
+    """The build in named steps: read, history, split, records, then the folder (:func:`_write_folder`)."""
+    from ..inventory import load_inventory
+    from .card import read_card_text
     from .history import load_history, summarize_history
-    from .inputs import load_inputs
 
     t0 = time.perf_counter()
     o = options
@@ -214,29 +214,77 @@ def _build_release(
         from .hub import check_license
 
         check_license(o.license)
-    created = o.created or _dt.datetime.now(_dt.UTC).date().isoformat()
     out = Path(out)
     pz = _pseudonyms(o, out)
-    human = read_card_text(o.card_text)
-    citation = _citation(o.citation)
-    tm: dict[str, float] = {}
-    tick = [time.perf_counter()]
-
-    def lap(name: str) -> None:
-        now = time.perf_counter()
-        tm[name] = round(now - tick[0], 3)
-        tick[0] = now
-
-    from ..inventory import load_inventory
-
+    human, citation = read_card_text(o.card_text), _citation(o.citation)
+    lap = _Laps()
     inventory = load_inventory()
+    inp = _read_records(records, o, work, inventory)
+    lap("read")
+    hist_files = load_history(o.history, records=records, auto=o.discover_history)
+    hist = summarize_history(hist_files, pseudonyms=pz)
+    merged = inp.pairs.merge(o.langs) if inp.pairs is not None else None
+    lap("history+merge")
+    plan = _plan_split(o, inp, merged, inventory)
+    lap("targets+split")
+    cat_recs, tuple_recs = _other_records(inp, plan, pz, base)
+    langs, pair_langs = _release_langs(o, merged, cat_recs, tuple_recs)
+    lap("records")
+    facts = _Facts(
+        o=o,
+        created=o.created or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        command=command,
+        citation=citation,
+        human=human,
+        inp=inp,
+        hist_files=hist_files,
+        hist=hist,
+        merge_counts=merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0},
+        plan=plan,
+        langs=langs,
+        pair_langs=pair_langs,
+        cat_recs=cat_recs,
+        tuple_recs=tuple_recs,
+    )
+    w = _Written()
+    warnings, files = _write_folder(out, facts, merged, w, pz=pz, base=base, work=work, lap=lap)
+    return BuildSummary(
+        out=str(out),
+        name=o.name,
+        version=o.version,
+        counts=w.counts,
+        split={k: v for k, v in plan.report.items()},
+        files=files,
+        warnings=warnings,
+        seconds=round(time.perf_counter() - t0, 3),
+        timings=lap.times,
+    )
+
+
+class _Laps:
+    """Seconds per step of the build (:attr:`BuildSummary.timings`): ``lap(name)`` ends a step."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.times[name] = round(now - self._t, 3)
+        self._t = now
+
+
+def _read_records(records: Sequence[str | Path], o: BuildOptions, work: Path, inventory) -> Any:
+    """Every input file read and validated (:func:`.inputs.load_inputs`); each pair's first view
+    noted as it is read: its target, where the target came from, and its own split."""
+    from .inputs import load_inputs
 
     def describe(view) -> tuple:
         """What the build needs of a pair's first view, noted as the view is read (not read back)."""
         prov = view.provenance if isinstance(view.provenance, dict) else {}
         return (*pair_target(view, inventory), (view.meta or {}).get("split") or prov.get("release_split"))
 
-    inp = load_inputs(
+    return load_inputs(
         records,
         langs=o.langs,
         kinds=o.kinds,
@@ -245,16 +293,64 @@ def _build_release(
         work=work / "views",
         describe=describe,
     )
-    lap("read")
-    hist_files = load_history(o.history, records=records, auto=o.discover_history)
-    hist = summarize_history(hist_files, pseudonyms=pz)
-    merged = inp.pairs.merge(o.langs) if inp.pairs is not None else None
-    merge_counts = merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0}
-    lap("history+merge")
 
-    # targets and strata: the pairs' as integer codes, from the index (each record's first view)
+
+@dataclass
+class _Split:
+    """Each record's target term and split: the pairs' as integer codes (from the index, each record's
+    first view), the CATs' and tuples' as lists; ``report``: :func:`.split.split_report_counts`."""
+
+    codes: _Codes
+    how: Counter[str]  # where the pairs' targets came from (:func:`pair_target`)
+    p_target: np.ndarray  # per pair, its target's code (``codes.t_names``)
+    p_split: np.ndarray  # per pair, its split's code (an index into ``layout.SPLITS``)
+    c_targets: list[str]
+    t_targets: list[str]
+    cat_splits: list[str]
+    tuple_splits: list[str]
+    report: dict[str, Any]
+
+    def pair_counts(self, by_split: Counter, by_split_lang: dict[str, Counter]) -> dict[str, Any]:
+        """``release.json``'s ``counts.pairs``."""
+        return {
+            "records": len(self.p_target),
+            "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
+            "targets": len(np.unique(self.p_target)),
+            "targets_by_split": {sp: len(np.unique(self.p_target[self.p_split == k])) for k, sp in enumerate(L.SPLITS)},
+            "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
+        }
+
+
+def _plan_split(o: BuildOptions, inp, merged, inventory) -> _Split:
+    """Targets and strata counted, then each target's split: stratified by target (StereoSet §6.1,
+    :func:`.split.assign_split_counts`, keeping an earlier release's) or the records' own (``keep``)."""
     how: Counter[str] = Counter()
     codes = _Codes()
+    p_target, p_split = _pair_codes(o, merged, codes, how)
+    c_targets, t_targets = _other_targets(inp, inventory, codes)
+    if o.split_policy == "keep":
+        ids = [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
+        other_splits = [_kept_split(rid, rec) for rid, rec in zip(ids, [*inp.cats, *inp.tuples], strict=True)]
+        by_target = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, ids)
+    else:
+        by_target = assign_split_counts(
+            codes.t_sorted(),
+            codes.matrix(),
+            dev_fraction=o.dev_fraction,
+            seed=o.seed,
+            fixed=_previous_targets(o.previous),
+        )
+        target_split = np.array([L.SPLITS.index(by_target[t]) for t in codes.t_names], dtype=np.int8)
+        p_split = target_split[p_target]
+        other_splits = [by_target[t] for t in c_targets + t_targets]
+    n_c = len(inp.cats)
+    report = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), by_target)
+    return _Split(codes, how, p_target, p_split, c_targets, t_targets, other_splits[:n_c], other_splits[n_c:], report)
+
+
+def _pair_codes(o: BuildOptions, merged, codes: _Codes, how: Counter[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's target code and (``--split-policy keep``) its own split's code; the pairs counted per
+    target and stratum (``pairs|bias type|direction``) in ``codes``, their targets' origins in ``how``."""
     n_p = len(merged) if merged is not None else 0
     p_target = np.zeros(n_p, dtype=np.int32)
     p_split = np.full(n_p, -1, dtype=np.int8)  # --split-policy keep: the records' own split
@@ -267,54 +363,48 @@ def _build_release(
                 mp = next(m for k, m in enumerate(merged.records(primary_only=True)) if k == pos)
                 _kept_split(mp.id, mp.primary)
             p_split[pos] = L.SPLITS.index(own)
-    # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
-    # land in the same split, whatever the translated target term is
+    return p_target, p_split
+
+
+def _other_targets(inp, inventory, codes: _Codes) -> tuple[list[str], list[str]]:
+    """The CATs' and tuples' target terms, counted per target and stratum in ``codes``. A translated CAT
+    (source_id = a released CAT) takes its source's target: both languages of one CAT land in the
+    same split, whatever the translated target term is."""
     cat_by_id = {c.cat_id: c for c in inp.cats}
     c_targets = [
         canonical_target(src.target, src.lang, inventory)
         for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)
     ]
     t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
-    other_strata = [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
-    other_ids = [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
-    for t, st in zip(c_targets + t_targets, other_strata, strict=True):
+    strata = [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
+    for t, st in zip(c_targets + t_targets, strata, strict=True):
         codes.count(codes.target(t), st)
-    split_names = list(L.SPLITS)
-    other_splits: list[str] = []
-    if o.split_policy == "keep":
-        other_splits = [
-            _kept_split(rid, rec) for rid, rec in zip(other_ids, list(inp.cats) + list(inp.tuples), strict=True)
-        ]
-        split_by_target = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, other_ids)
-    else:
-        fixed = _previous_targets(o.previous)
-        split_by_target = assign_split_counts(
-            codes.t_sorted(), codes.matrix(), dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed
-        )
-    # each pair's split, as a code into split_names
-    target_split = np.array([split_names.index(split_by_target[t]) for t in codes.t_names], dtype=np.int8)
-    p_splits_code = target_split[p_target] if o.split_policy != "keep" else p_split
-    lap("targets+split")
+    return c_targets, t_targets
 
-    # released records (plain dicts in the schema's JSON form). Pairs are made one at a time while
-    # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
-    # a large input is written as a stream; CATs and tuples (small) are lists.
-    n_c = len(inp.cats)
-    cat_splits = [split_by_target[t] for t in c_targets] if o.split_policy != "keep" else other_splits[:n_c]
-    tuple_splits = [split_by_target[t] for t in t_targets] if o.split_policy != "keep" else other_splits[n_c:]
+
+def _other_records(inp, plan: _Split, pz, base: str | Path | None) -> tuple[list[dict], list[dict]]:
+    """The released CATs and tuples (plain dicts in the schema's JSON form, annotators pseudonymised,
+    paths public), each with its split in ``meta.split``."""
     from .privacy import scrub_record
 
     cat_recs = []
-    for c, sp in zip(inp.cats, cat_splits, strict=False):
+    for c, sp in zip(inp.cats, plan.cat_splits, strict=False):
         d = scrub_record(c.model_dump(mode="json"), pz, base)
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
-    for tup, sp in zip(inp.tuples, tuple_splits, strict=False):
+    for tup, sp in zip(inp.tuples, plan.tuple_splits, strict=False):
         d = scrub_record(tup.model_dump(mode="json"), pz, base)
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
+    return cat_recs, tuple_recs
+
+
+def _release_langs(
+    o: BuildOptions, merged, cat_recs: list[dict], tuple_recs: list[dict]
+) -> tuple[list[str], list[str]]:
+    """``(the release's languages, those of its pairs)``: English first, else ``--lang``'s order."""
     present = merged.present if merged is not None else set()
     langs = sorted(
         present | {c["lang"] for c in cat_recs} | {t["lang"] for t in tuple_recs},
@@ -322,294 +412,343 @@ def _build_release(
     )
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
-    pair_langs = [lg for lg in langs if lg in present]
-    targets = codes.t_names  # every target term (for the card: how many)
+    return langs, [lg for lg in langs if lg in present]
 
-    from .export import cat_rows as _cat_rows
-    from .export import tuple_rows as _tuple_rows
+
+@dataclass
+class _Facts:
+    """What the steps before the folder found: the inputs of release.json and the card."""
+
+    o: BuildOptions
+    created: str
+    command: str | None
+    citation: str | None
+    human: dict[str, str]
+    inp: Any
+    hist_files: list
+    hist: dict[str, Any]
+    merge_counts: dict[str, Any]
+    plan: _Split
+    langs: list[str]
+    pair_langs: list[str]
+    cat_recs: list[dict]
+    tuple_recs: list[dict]
+
+
+@dataclass
+class _Written:
+    """What the folder's writers report: rows per file, the record files' SHA-256 (hashed as written),
+    the Hub configs and ``release.json``'s ``counts``."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    sha: dict[str, str] = field(default_factory=dict)
+    configs: list[dict] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _PairFacts:
+    """What the pairs' writer notes as they stream past (for the card and the protocol)."""
+
+    stats: Any = None  # .stats.PairStats
+    missing_lang: Counter = field(default_factory=Counter)  # records without a view in a language
+    origin_keys: Counter = field(default_factory=Counter)  # :func:`_origin_key` per view
+    n_both: int = 0  # records with a view in each of the IndiBias CSV's languages
+
+
+def _write_folder(
+    out: Path, f: _Facts, merged, w: _Written, *, pz, base: str | Path | None, work: Path, lap: _Laps
+) -> tuple[list[str], list[str]]:
+    """Write the release folder whole (:func:`biaskit.io.atomic_dir`); ``(card warnings, files)``."""
+    from ..io import atomic_dir
+    from ..io import write_json as _wj
+    from ..public import public_obj
+    from ..redact import redact, redact_obj
+    from .card import render_card
+    from .export import cat_rows, tuple_rows
     from .history import ProvenanceCounter
-    from .stats import PairStats, compute_stats, write_plots
+    from .stats import compute_stats, write_plots
 
-    crow = _cat_rows(cat_recs)
-    trow = _tuple_rows(tuple_recs)
-    rep = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), split_by_target)
-    lap("records")
-    warnings: list[str] = []
-    files: list[str] = []
+    o = f.o
     with atomic_dir(out, owns=(L.RELEASE_JSON,)) as tmp:
-        from . import export as X
-
-        written_rows: dict[str, int] = {}
-        record_sha: dict[str, str] = {}  # the record files' SHA-256, computed as they are written
-        configs = []
-        counts: dict[str, Any] = {}
         prov_acc = ProvenanceCounter()
-        origin_keys: Counter = Counter()
-        pair_stats = None
-        missing_lang: Counter = Counter()  # records without a view in a language (the card's limitations)
-        indi = indibias_languages()
-        indi_views = all(lg in pair_langs for lg in indi)  # the IndiBias CSV's languages are all released
-        n_both = 0  # records with a view in each of the IndiBias CSV's languages
-        if merged:
-            pair_stats = PairStats(work / "stats")
-            fn = L.RECORD_FILES["pairs"]
-            by_split = Counter({split_names[k]: int(n) for k, n in enumerate(np.bincount(p_splits_code, minlength=2))})
-            parquet = {
-                sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
-                for sp in L.SPLITS
-                if by_split.get(sp)
-            }
-            csvs = X.PairCsvWriter(tmp, pair_langs)
-            by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
-            with _RecordWriter(tmp / fn) as jsonl:
-                for pos, mp in enumerate(merged.records()):
-                    t, sp = codes.t_names[p_target[pos]], split_names[p_splits_code[pos]]
-                    r = _pair_record(mp, t, sp, pz, base)
-                    jsonl.write(r)
-                    parquet[sp].add(r)
-                    csvs.add(pos, r)
-                    pair_stats.add(r)
-                    by_split_lang[sp].update(r["views"].keys())
-                    missing_lang.update(lg for lg in pair_langs if lg not in mp.views)
-                    n_both += all(lg in mp.views for lg in indi)
-                    for lg, v in r["views"].items():
-                        prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
-                        origin_keys[_origin_key(v.get("provenance"))] += 1
-            record_sha[fn] = jsonl.sha256
-            written_rows[fn] = n_p
-            conf: dict[str, Any] = {
-                "name": "pairs",
-                "default": True,
-                "data_files": {},
-                "splits": {},
-                "features": L.pair_columns(pair_langs),
-            }
-            for sp in L.SPLITS:
-                if sp not in parquet:
-                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
-                rel = L.parquet_path("pairs", sp)
-                conf["data_files"][sp] = rel
-                conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": parquet[sp].close()}
-                written_rows[rel] = by_split[sp]
-            configs.append(conf)
-            written_rows.update(csvs.close())
-            pair_targets = np.unique(p_target)
-            counts["pairs"] = {
-                "records": n_p,
-                "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
-                "targets": len(pair_targets),
-                "targets_by_split": {
-                    sp: len(np.unique(p_target[p_splits_code == split_names.index(sp)])) for sp in L.SPLITS
-                },
-                "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
-            }
-        for cr in cat_recs:
-            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"), "cats")
-        for tr in tuple_recs:
-            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"), "tuples")
-        prov = prov_acc.result()
-        for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
-            if not recs:
-                continue
-            fn = L.RECORD_FILES[kind]
-            record_sha[fn] = _write_records(tmp / fn, recs)
-            written_rows[fn] = len(recs)
-            split_of = [r["meta"]["split"] for r in recs]
-            conf = {
-                "name": kind,
-                "default": kind == "cats" and not merged,
-                "data_files": {},
-                "splits": {},
-                "features": None,
-            }
-            rows_by_split = {}
-            for sp in L.SPLITS:
-                idx = [i for i, s in enumerate(split_of) if s == sp]
-                rows_by_split[sp] = idx
-                if not idx:
-                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
-                rel = L.parquet_path(kind, sp)
-                if kind == "cats":
-                    nb = X.write_cat_parquet(tmp / rel, [crow[i] for i in idx])
-                    conf["features"] = L.CAT_COLUMNS
-                else:
-                    nb = X.write_tuple_parquet(tmp / rel, [trow[i] for i in idx])
-                    conf["features"] = L.TUPLE_COLUMNS
-                conf["data_files"][sp] = rel
-                conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
-                written_rows[rel] = len(idx)
-            configs.append(conf)
-            tg = c_targets if kind == "cats" else t_targets
-            langs_by_split: dict[str, dict[str, int]] = {}
-            for sp, idx in rows_by_split.items():
-                langs_by_split[sp] = dict(Counter(recs[i]["lang"] for i in idx))
-            counts[kind] = {
-                "records": len(recs),
-                "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
-                "targets": len(set(tg)),
-                "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
-                "by_split_lang": langs_by_split,
-            }
-        stats = compute_stats(
-            (), crow, trow, keyness=o.keyness, pairs=pair_stats.result(o.keyness) if pair_stats is not None else None
-        )
+        pf = _write_pairs(tmp, merged, f, w, prov_acc, pz=pz, base=base, work=work) if merged else _PairFacts()
+        for kind, recs in (("cats", f.cat_recs), ("tuples", f.tuple_recs)):
+            for r in recs:
+                prov_acc.add(r["lang"], r.get("provenance"), r.get("meta"), kind)
+        crow, trow = cat_rows(f.cat_recs), tuple_rows(f.tuple_recs)
+        for kind, recs, rows, tg in (
+            ("cats", f.cat_recs, crow, f.plan.c_targets),
+            ("tuples", f.tuple_recs, trow, f.plan.t_targets),
+        ):
+            if recs:
+                _write_kind(tmp, kind, recs, rows, tg, w, default=kind == "cats" and not merged)
+        pairs = pf.stats.result(o.keyness) if pf.stats is not None else None
+        stats = compute_stats((), crow, trow, keyness=o.keyness, pairs=pairs)
         lap("records+stats")
-        # CrowS-Pairs / IndiBias CSV (written above)
-        file_notes: dict[str, str] = {}
-        if merged:
-            file_notes[L.RECORD_FILES["pairs"]] = (
-                "biaskit ReleasePair records, one per pair: id, split, bias_type, "
-                "direction, target, source_id, status, views {lang: sent_more, "
-                "sent_less, pair_id, group_more, group_less, provenance, meta}"
-            )
-            file_notes["data/pairs-{dev,test}.parquet"] = "config `pairs`: " + ", ".join(L.pair_columns(pair_langs))
-            file_notes["csv/crows-<lang>-<split>.csv"] = (
-                "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
-            )
-            if indi_views:
-                views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
-                file_notes["csv/indibias-<split>.csv"] = (
-                    "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
-                    "view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
-                    "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
-                )
-        if cat_recs:
-            file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
-            file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
-            cat_langs = sorted({c["lang"] for c in cat_recs}, key=lambda lg: (lg != "en", lg))
-            for lg in cat_langs:
-                for sp in L.SPLITS:
-                    rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
-                    written_rows[rel] = X.write_stereoset_json(
-                        tmp / rel,
-                        [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
-                        f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"),
-                    )
-            file_notes["stereoset/{dev,test}.json"] = (
-                f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
-                f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it"
-            )
-            for lg in cat_langs[1:]:
-                file_notes[f"stereoset/{{dev,test}}.{lg}.json"] = (
-                    f"the same layout for the '{lg}' CATs (each CAT's `source_id` in cats.jsonl is its source CAT)"
-                )
-        if tuple_recs:
-            file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
-            file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+        notes = _file_notes(bool(merged), f, pf.n_both)
+        _write_stereoset(tmp, f.cat_recs, o, w.rows)
         lap("csv+json")
-        from ..io import write_json as _wj
-
         _wj(tmp / L.STATS, stats)
-        plots = []
-        if o.plots:
-            plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)]
+        plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)] if o.plots else []
         lap("plots")
-        file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
-        file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
-        file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
-        file_notes[L.CROISSANT] = (
-            "Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
-            "per config, splits, checksums, licence, citation"
-        )
-        data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
-        retention = _retention(inp, hist, counts, merge_counts)
-        flags_dropped: Counter[str | None] = inp.flags_dropped  # a flag without a code counts under None
-        limitations = _limitations(n_p, missing_lang, pair_langs, how, merge_counts, prov, o)
-        protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
-        release = {
-            "name": o.name,
-            "version": o.version,
-            "created": created,
-            "format_version": L.FORMAT_VERSION,
-            # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
-            "protocol": protocol,
-            "protocol_from": protocol_from,
-            "schema_version": SCHEMA_VERSION,
-            "biaskit_version": __version__,
-            "license": o.license,
-            "langs": langs,
-            "counts": counts,
-            "split": {
-                "policy": o.split_policy,
-                "dev_fraction": o.dev_fraction,
-                "seed": o.seed,
-                "previous": str(o.previous) if o.previous else None,
-                "unit": "target term",
-                "targets_from": dict(how),
-                **rep,
-            },
-            "data_files": data_sha,
-            "rows": written_rows,
-            "build": {
-                "command": command,
-                "stage_commands": [
-                    r.get("command") for f in hist_files if f.kind == "runlog" for r in f.data if r.get("command")
-                ],
-            },
-            "inputs": [f.as_dict() for f in inp.files],
-            "history": hist,
-            "provenance": prov,
-            "merge": merge_counts,
-            "retention": retention,
-            "flags_dropped": dict(flags_dropped),
-            # e-mail addresses the maintainers wrote into the card themselves (contacts): `release verify`
-            # allows these in the card, croissant.json and here, nowhere else
-            "public_addresses": _public_addresses(human, citation, o),
-        }
-        from ..public import public_obj
-        from ..redact import redact, redact_obj
-
+        notes.update(_FOLDER_NOTES)
+        prov = prov_acc.result()
+        release = _release_json(f, w, pf, prov)
         # user text (card options, commands) masked; paths (commands, --previous) relative or names
         _wj(tmp / L.RELEASE_JSON, redact_obj(public_obj(release, base)))
-        ctx = {
-            "options": {
-                **o.model_dump(),
-                "command": command,
-                "created": created,
-                "citation": citation,
-                "protocol": protocol,
-            },
-            "langs": langs,
-            "counts": counts,
-            "stats": stats,
-            "history": hist,
-            "provenance": prov,
-            "configs": configs,
-            "file_notes": file_notes,
-            "data_sha256": data_sha,
-            "retention": retention,
-            "flags_dropped": dict(flags_dropped),
-            "limitations": limitations,
-            "plots": plots,
-            "biaskit_version": __version__,
-            "split_report": rep,
-            "n_targets": len(set(targets)),
-            "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets",
-        }
+        limitations = _limitations(
+            len(f.plan.p_target), pf.missing_lang, f.pair_langs, f.plan.how, f.merge_counts, prov, o
+        )
+        ctx = _card_context(f, release, w, stats=stats, notes=notes, plots=plots, limitations=limitations)
         # a key pasted into --pretty-name/--citation/--card-text: masked; no path of this machine
-        card = redact(render_card(public_obj(ctx, base), human))
+        card = redact(render_card(public_obj(ctx, base), f.human))
         (tmp / L.README).write_text(card, encoding="utf-8")
-        warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
+        warnings = [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
         from .croissant import write_croissant
 
-        write_croissant(tmp, known_sha=record_sha)
+        write_croissant(tmp, known_sha=w.sha)
         if o.hub_ready:
             _refuse_hub_problems(tmp, out)
         lap("croissant")
-        files = write_sums(tmp, known=record_sha)
+        files = write_sums(tmp, known=w.sha)
         lap("sums")
-    return BuildSummary(
-        out=str(out),
-        name=o.name,
-        version=o.version,
-        counts=counts,
-        split={k: v for k, v in rep.items()},
-        files=files,
-        warnings=warnings,
-        seconds=round(time.perf_counter() - t0, 3),
-        timings=tm,
+    return warnings, files
+
+
+def _write_pairs(tmp: Path, merged, f: _Facts, w: _Written, prov_acc, *, pz, base, work: Path) -> _PairFacts:
+    """The pairs, made one at a time while they are written (pairs.jsonl, Parquet, CSV, statistics,
+    provenance in one pass): the release of a large input is written as a stream."""
+    from . import export as X
+    from .stats import PairStats
+
+    plan, pair_langs = f.plan, f.pair_langs
+    pf = _PairFacts(stats=PairStats(work / "stats"))
+    indi = indibias_languages()
+    fn = L.RECORD_FILES["pairs"]
+    by_split = Counter({L.SPLITS[k]: int(n) for k, n in enumerate(np.bincount(plan.p_split, minlength=2))})
+    parquet = {
+        sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs) for sp in L.SPLITS if by_split.get(sp)
+    }
+    csvs = X.PairCsvWriter(tmp, pair_langs)
+    by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
+    t_names = plan.codes.t_names
+    with _RecordWriter(tmp / fn) as jsonl:
+        for pos, mp in enumerate(merged.records()):
+            sp = L.SPLITS[plan.p_split[pos]]
+            r = _pair_record(mp, t_names[plan.p_target[pos]], sp, pz, base)
+            jsonl.write(r)
+            parquet[sp].add(r)
+            csvs.add(pos, r)
+            pf.stats.add(r)
+            by_split_lang[sp].update(r["views"].keys())
+            pf.missing_lang.update(lg for lg in pair_langs if lg not in mp.views)
+            pf.n_both += all(lg in mp.views for lg in indi)
+            for lg, v in r["views"].items():
+                prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
+                pf.origin_keys[_origin_key(v.get("provenance"))] += 1
+    w.sha[fn] = jsonl.sha256
+    w.rows[fn] = len(plan.p_target)
+    conf: dict[str, Any] = {
+        "name": "pairs",
+        "default": True,
+        "data_files": {},
+        "splits": {},
+        "features": L.pair_columns(pair_langs),
+    }
+    for sp, writer in parquet.items():  # `datasets` cannot load an empty split: it gets no file and no entry
+        rel = L.parquet_path("pairs", sp)
+        conf["data_files"][sp] = rel
+        conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": writer.close()}
+        w.rows[rel] = by_split[sp]
+    w.configs.append(conf)
+    w.rows.update(csvs.close())
+    w.counts["pairs"] = plan.pair_counts(by_split, by_split_lang)
+    return pf
+
+
+def _write_kind(
+    tmp: Path, kind: str, recs: list[dict], rows: list, targets: list[str], w: _Written, *, default: bool
+) -> None:
+    """The CATs' or tuples' record file and Parquet files (one per split that has records)."""
+    from . import export as X
+
+    fn = L.RECORD_FILES[kind]
+    w.sha[fn] = _write_records(tmp / fn, recs)
+    w.rows[fn] = len(recs)
+    write, features = (
+        (X.write_cat_parquet, L.CAT_COLUMNS) if kind == "cats" else (X.write_tuple_parquet, L.TUPLE_COLUMNS)
     )
+    conf: dict[str, Any] = {"name": kind, "default": default, "data_files": {}, "splits": {}, "features": None}
+    by_split = {sp: [i for i, r in enumerate(recs) if r["meta"]["split"] == sp] for sp in L.SPLITS}
+    for sp, idx in by_split.items():
+        if not idx:
+            continue  # `datasets` cannot load an empty split: it gets no file and no config entry
+        rel = L.parquet_path(kind, sp)
+        conf["features"] = features
+        conf["data_files"][sp] = rel
+        conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": write(tmp / rel, [rows[i] for i in idx])}
+        w.rows[rel] = len(idx)
+    w.configs.append(conf)
+    w.counts[kind] = {
+        "records": len(recs),
+        "by_split": {sp: len(ix) for sp, ix in by_split.items()},
+        "targets": len(set(targets)),
+        "targets_by_split": {sp: len({targets[i] for i in ix}) for sp, ix in by_split.items()},
+        "by_split_lang": {sp: dict(Counter(recs[i]["lang"] for i in ix)) for sp, ix in by_split.items()},
+    }
+
+
+def _cat_langs(cat_recs: list[dict]) -> list[str]:
+    return sorted({c["lang"] for c in cat_recs}, key=lambda lg: (lg != "en", lg))
+
+
+def _write_stereoset(tmp: Path, cat_recs: list[dict], o: BuildOptions, rows: dict[str, int]) -> None:
+    """The CATs in StereoSet's JSON layout, per language and split (the first language unsuffixed)."""
+    from . import export as X
+
+    cat_langs = _cat_langs(cat_recs)
+    for lg in cat_langs:
+        for sp in L.SPLITS:
+            rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
+            rows[rel] = X.write_stereoset_json(
+                tmp / rel,
+                [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
+                f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"),
+            )
+
+
+def _file_notes(has_pairs: bool, f: _Facts, n_both: int) -> dict[str, str]:
+    """The card's notes on the record files and their exports (what each holds)."""
+    notes: dict[str, str] = {}
+    if has_pairs:
+        notes[L.RECORD_FILES["pairs"]] = (
+            "biaskit ReleasePair records, one per pair: id, split, bias_type, "
+            "direction, target, source_id, status, views {lang: sent_more, "
+            "sent_less, pair_id, group_more, group_less, provenance, meta}"
+        )
+        notes["data/pairs-{dev,test}.parquet"] = "config `pairs`: " + ", ".join(L.pair_columns(f.pair_langs))
+        notes["csv/crows-<lang>-<split>.csv"] = (
+            "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
+        )
+        indi = indibias_languages()
+        if all(lg in f.pair_langs for lg in indi):  # the IndiBias CSV's languages are all released
+            views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
+            notes["csv/indibias-<split>.csv"] = (
+                "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
+                "view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
+                "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
+            )
+    if f.cat_recs:
+        notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
+        notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
+        cat_langs = _cat_langs(f.cat_recs)
+        notes["stereoset/{dev,test}.json"] = (
+            f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
+            f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it"
+        )
+        for lg in cat_langs[1:]:
+            notes[f"stereoset/{{dev,test}}.{lg}.json"] = (
+                f"the same layout for the '{lg}' CATs (each CAT's `source_id` in cats.jsonl is its source CAT)"
+            )
+    if f.tuple_recs:
+        notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
+        notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+    return notes
+
+
+_FOLDER_NOTES = {
+    L.STATS: "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions",
+    L.RELEASE_JSON: "name, version, date, counts, versions, the build command, inputs",
+    L.SUMS: "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)",
+    L.CROISSANT: "Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
+    "per config, splits, checksums, licence, citation",
+}
+
+
+def _release_json(f: _Facts, w: _Written, pf: _PairFacts, prov: dict[str, Any]) -> dict[str, Any]:
+    """``release.json`` (before its text is made public)."""
+    o, plan = f.o, f.plan
+    protocol, protocol_from = _protocol(o, pf.origin_keys, f.cat_recs)
+    return {
+        "name": o.name,
+        "version": o.version,
+        "created": f.created,
+        "format_version": L.FORMAT_VERSION,
+        # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
+        "protocol": protocol,
+        "protocol_from": protocol_from,
+        "schema_version": SCHEMA_VERSION,
+        "biaskit_version": __version__,
+        "license": o.license,
+        "langs": f.langs,
+        "counts": w.counts,
+        "split": {
+            "policy": o.split_policy,
+            "dev_fraction": o.dev_fraction,
+            "seed": o.seed,
+            "previous": str(o.previous) if o.previous else None,
+            "unit": "target term",
+            "targets_from": dict(plan.how),
+            **plan.report,
+        },
+        "data_files": {fn: w.sha[fn] for fn in L.RECORD_FILES.values() if fn in w.sha},
+        "rows": w.rows,
+        "build": {
+            "command": f.command,
+            "stage_commands": [
+                r.get("command") for h in f.hist_files if h.kind == "runlog" for r in h.data if r.get("command")
+            ],
+        },
+        "inputs": [x.as_dict() for x in f.inp.files],
+        "history": f.hist,
+        "provenance": prov,
+        "merge": f.merge_counts,
+        "retention": _retention(f.inp, f.hist, w.counts, f.merge_counts),
+        "flags_dropped": dict(f.inp.flags_dropped),  # a flag without a code counts under None
+        # e-mail addresses the maintainers wrote into the card themselves (contacts): `release verify`
+        # allows these in the card, croissant.json and here, nowhere else
+        "public_addresses": _public_addresses(f.human, f.citation, o),
+    }
+
+
+def _card_context(
+    f: _Facts,
+    release: dict[str, Any],
+    w: _Written,
+    *,
+    stats: dict,
+    notes: dict[str, str],
+    plots: list[str],
+    limitations: list[str],
+) -> dict[str, Any]:
+    """What :func:`.card.render_card` reads (before its text is made public)."""
+    return {
+        "options": {
+            **f.o.model_dump(),
+            "command": f.command,
+            "created": f.created,
+            "citation": f.citation,
+            "protocol": release["protocol"],
+        },
+        "langs": f.langs,
+        "counts": w.counts,
+        "stats": stats,
+        "history": f.hist,
+        "provenance": release["provenance"],
+        "configs": w.configs,
+        "file_notes": notes,
+        "data_sha256": release["data_files"],
+        "retention": release["retention"],
+        "flags_dropped": release["flags_dropped"],
+        "limitations": limitations,
+        "plots": plots,
+        "biaskit_version": __version__,
+        "split_report": f.plan.report,
+        "n_targets": len(set(f.plan.codes.t_names)),
+        "targets_from": ", ".join(f"{v} from {k}" for k, v in f.plan.how.most_common()) or "CAT/tuple targets",
+    }
 
 
 class _Codes:
