@@ -242,7 +242,7 @@ def _datasheet(ctx: dict[str, Any], sec: _Sections, kinds_txt: str) -> list[str]
         ),
         sec(
             "Collection process",
-            _collection(ctx["history"], ctx["provenance"], ctx),
+            _collection(ctx["history"], ctx["provenance"]),
             "who took part in the collection (students, crowd workers, experts), how were they "
             "recruited and paid, over what timeframe, and was there an ethical review?",
         ),
@@ -419,17 +419,29 @@ def _split_shares(rep: dict, o: dict) -> str:
     )
 
 
-def _collection(hist: dict, prov: dict, ctx: dict) -> str:
-    out = []
+def _collection(hist: dict, prov: dict) -> str:
+    """The collection process from the records' provenance and the stage reports: sources, LLM
+    generation, machine translation, annotation and agreement."""
+    out = _sources(prov) + _generation(hist, prov) + _translation(hist, prov) + _agreement(hist, prov)
+    return "\n\n".join(out)
+
+
+def _sources(prov: dict) -> list[str]:
     src = prov.get("written_by") or prov.get("sources") or []
-    if src:
-        out.append(
-            "Sources of the released views:\n\n"
-            + _table(
-                ["lang", "source", "written by", "views"],
-                [[s["lang"], s["source"], s.get("written_by", NOT_RECORDED), s["records"]] for s in src],
-            )
+    if not src:
+        return []
+    return [
+        "Sources of the released views:\n\n"
+        + _table(
+            ["lang", "source", "written by", "views"],
+            [[s["lang"], s["source"], s.get("written_by", NOT_RECORDED), s["records"]] for s in src],
         )
+    ]
+
+
+def _generation(hist: dict, prov: dict) -> list[str]:
+    """The LLM generation runs (run logs) and the generation the released records carry."""
+    out = []
     gens = hist["generation"]
     if gens:
         out.append(
@@ -459,6 +471,12 @@ def _collection(hist: dict, prov: dict, ctx: dict) -> str:
         )
     elif not gens:
         out.append(f"LLM generation: {NOT_RECORDED} (no generation provenance on the records and no run log given).")
+    return out
+
+
+def _translation(hist: dict, prov: dict) -> list[str]:
+    """Machine translation: each review report's engines and win rates, else the records' engines."""
+    out = []
     for t in hist["translation"]:
         rows = [
             [e, r.get("candidates_shown"), r.get("final_wins"), r.get("final_win_rate"), r.get("reviewer_choice_rate")]
@@ -478,39 +496,43 @@ def _collection(hist: dict, prov: dict, ctx: dict) -> str:
             + ", ".join(f"{e['engine']} ({e['released']})" for e in prov["mt_engines"])
             + "."
         )
-    if hist["agreement"]:
-        out.append(
-            "Annotation and agreement per stage (annotators are pseudonymous):\n\n"
-            + _table(
-                ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
-                [
-                    [
-                        a["label"],
-                        a["n_annotators"],
-                        a["n_items"],
-                        a["n_judgments"],
-                        a["krippendorff_alpha"],
-                        a["fleiss_kappa"],
-                        a["percent_agreement"],
-                    ]
-                    for a in hist["agreement"]
-                ],
-            )
-        )
-        for a in hist["agreement"]:
-            if a["annotators"]:
-                out.append(
-                    f"{a['label']}, items per annotator: "
-                    + ", ".join(f"{x['annotator']} {x['n_items']}" for x in a["annotators"])
-                    + "."
-                )
-    else:
+    return out
+
+
+def _agreement(hist: dict, prov: dict) -> list[str]:
+    """Annotation and agreement per stage (pseudonymous annotators), or what the records carry."""
+    if not hist["agreement"]:
         n = prov.get("annotated_records") or 0
-        out.append(
+        return [
             f"Agreement per stage: {NOT_RECORDED} (no `annotate agreement` report given)"
             + (f"; {n} released views carry their annotation (votes, annotators) in `meta.annotation`." if n else ".")
+        ]
+    out = [
+        "Annotation and agreement per stage (annotators are pseudonymous):\n\n"
+        + _table(
+            ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
+            [
+                [
+                    a["label"],
+                    a["n_annotators"],
+                    a["n_items"],
+                    a["n_judgments"],
+                    a["krippendorff_alpha"],
+                    a["fleiss_kappa"],
+                    a["percent_agreement"],
+                ]
+                for a in hist["agreement"]
+            ],
         )
-    return "\n\n".join(out)
+    ]
+    for a in hist["agreement"]:
+        if a["annotators"]:
+            out.append(
+                f"{a['label']}, items per annotator: "
+                + ", ".join(f"{x['annotator']} {x['n_items']}" for x in a["annotators"])
+                + "."
+            )
+    return out
 
 
 def _latest_cat_retention(hist: dict) -> list[dict]:
