@@ -208,217 +208,164 @@ def _pseudonyms(per_annotator: list[dict], pseudonyms: Callable[[str], str] | No
 
 def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], str] | None = None) -> dict[str, Any]:
     """A JSON-able summary per stage kind (no annotator names: per-annotator figures under
-    ``pseudonyms``, the release's, or A1, A2, ...)."""
-    out: dict[str, Any] = {
-        "files": [f.as_dict() for f in files],
-        "generation": [],
-        "check": [],
-        "agreement": [],
-        "apply": [],
-        "apply_dropped": [],
-        "translation": [],
-        "translation_dropped": [],
-        "adapt": [],
-        "records": [],
-        "errors": [],
-        "cat_retention": [],
-    }
+    ``pseudonyms``, the release's, or A1, A2, ...): each file summarised by its kind's function
+    (:data:`_SUMMARIES`), under the kind's key."""
+    out: dict[str, Any] = {"files": [f.as_dict() for f in files], **{key: [] for key, _ in _SUMMARIES.values()}}
     for f in files:
-        d = f.data
-        if f.kind == "runlog":
-            runs = d
-            out["generation"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "runs": len(runs),
-                    "rows": sum(int(r.get("rows") or 0) for r in runs),
-                    "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
-                    "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
-                    # the model each run called (the dummy backend calls none, whatever model the project names)
-                    "models": sorted({llm_label(r) for r in runs if r.get("model") or r.get("backend")}),
-                    "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
-                    "prompts": sorted(
-                        {f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}
-                    ),
-                    "params": runs[-1].get("params") if runs else None,
-                    "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                    "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                    "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
-                }
-            )
-        elif f.kind == "check":
-            # counted in pairs (a pair's language views once; flagged when any view is), views beside them
-            from ..check import pair_key
-
-            flags: dict[str, set] = {}
-            pairs, flagged = set(), set()
-            for r in d:
-                k = pair_key(r, r.get("row"))
-                pairs.add(k)
-                codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
-                if codes:
-                    flagged.add(k)
-                for c in codes:
-                    if c:
-                        flags.setdefault(c, set()).add(k)
-            langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "pairs": len(pairs),
-                    "views": len(d),
-                    "flagged": len(flagged),
-                    "passed": len(pairs) - len(flagged),
-                    "by_lang": dict(sorted(langs.items())),
-                    "flags": {c: len(v) for c, v in sorted(flags.items())},
-                }
-            )
-        elif f.kind == "agreement":
-            per_q = {
-                q: {
-                    k: m.get(k)
-                    for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items", "n_annotators")
-                }
-                for q, m in (d.get("per_question") or {}).items()
-            }
-            out["agreement"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "questions": d.get("questions"),
-                    "krippendorff_alpha": d.get("krippendorff_alpha"),
-                    "fleiss_kappa": d.get("fleiss_kappa"),
-                    "mean_pairwise_cohen_kappa": d.get("mean_pairwise_cohen_kappa"),
-                    "percent_agreement": d.get("percent_agreement"),
-                    "n_items": d.get("n_items"),
-                    "n_judgments": d.get("n_judgments"),
-                    "n_annotators": d.get("n_annotators"),
-                    "annotators_per_item": d.get("annotators_per_item"),
-                    "per_question": per_q,
-                    "annotators": _pseudonyms(d.get("per_annotator") or [], pseudonyms),
-                }
-            )
-        elif f.kind == "apply":
-            out["apply"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    **{
-                        k: d.get(k)
-                        for k in (
-                            "records",
-                            "accepted",
-                            "rejected",
-                            "needs_adjudication",
-                            "not_annotated",
-                            "needs_review",
-                            "not_reviewed",
-                        )
-                        if k in d
-                    },
-                }
-            )
-        elif f.kind == "apply_dropped":
-            out["apply_dropped"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                    "by_reason": dict(Counter(_reason(r.get("reason")) for r in d).most_common(10)),
-                }
-            )
-        elif f.kind == "translation":
-            out["translation"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "pairs": d.get("pairs"),
-                    "engines": d.get("engines"),
-                    "edit_rate": d.get("edit_rate"),
-                    "none_choices": d.get("none_choices"),
-                    "returned_reasons": d.get("returned_reasons"),
-                }
-            )
-        elif f.kind == "translation_dropped":
-            out["translation_dropped"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                }
-            )
-        elif f.kind == "adapt":
-            out["adapt"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    **{
-                        k: d.get(k)
-                        for k in (
-                            "read",
-                            "kept",
-                            "by_type",
-                            "changed",
-                            "names_replaced",
-                            "lexicon_hits",
-                            "flagged",
-                            "dropped",
-                        )
-                    },
-                }
-            )
-        elif f.kind == "cat_retention":
-            keep = (
-                "split",
-                "domain",
-                "targets",
-                "drafted",
-                "valid",
-                "valid_pct",
-                "validated",
-                "rejected",
-                "validated_pct",
-                "overall_pct",
-            )
-            out["cat_retention"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "validated": d.get("validated") is not None,
-                    "rows": [
-                        {k: r.get(k) for k in keep if k in r}
-                        for r in [*d.get("rows", []), *d.get("totals", []), d.get("overall") or {}]
-                    ],
-                    "by_target": [
-                        {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
-                        for r in (d.get("by_target") or [])[:10]
-                    ],
-                    "problems": d.get("problems") or {},
-                }
-            )
-        elif f.kind == "errors":
-            out["errors"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                }
-            )
-        else:
-            out["records"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status") or "raw") for r in d)),
-                }
-            )
+        key, summary = _SUMMARIES.get(f.kind, _SUMMARIES["records"])
+        out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
     return out
+
+
+def _runlog(runs: list[dict], _pz) -> dict[str, Any]:
+    return {
+        "runs": len(runs),
+        "rows": sum(int(r.get("rows") or 0) for r in runs),
+        "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
+        "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
+        # the model each run called (the dummy backend calls none, whatever model the project names)
+        "models": sorted({llm_label(r) for r in runs if r.get("model") or r.get("backend")}),
+        "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
+        "prompts": sorted({f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}),
+        "params": runs[-1].get("params") if runs else None,
+        "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
+        "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
+        "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
+    }
+
+
+def _check(rows: list[dict], _pz) -> dict[str, Any]:
+    """Counted in pairs (a pair's language views once; flagged when any view is), views beside them."""
+    from ..check import pair_key
+
+    flags: dict[str, set] = {}
+    pairs, flagged = set(), set()
+    for r in rows:
+        k = pair_key(r, r.get("row"))
+        pairs.add(k)
+        codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
+        if codes:
+            flagged.add(k)
+        for c in codes:
+            if c:
+                flags.setdefault(c, set()).add(k)
+    langs = Counter(str(r.get("lang") or "en") for r in rows)
+    return {
+        "pairs": len(pairs),
+        "views": len(rows),
+        "flagged": len(flagged),
+        "passed": len(pairs) - len(flagged),
+        "by_lang": dict(sorted(langs.items())),
+        "flags": {c: len(v) for c, v in sorted(flags.items())},
+    }
+
+
+_QUESTION_FIGURES = ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items", "n_annotators")
+_AGREEMENT_FIGURES = (
+    "questions",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "mean_pairwise_cohen_kappa",
+    "percent_agreement",
+    "n_items",
+    "n_judgments",
+    "n_annotators",
+    "annotators_per_item",
+)
+
+
+def _agreement(d: dict, pz: Callable[[str], str] | None) -> dict[str, Any]:
+    per_q = {q: {k: m.get(k) for k in _QUESTION_FIGURES} for q, m in (d.get("per_question") or {}).items()}
+    return {
+        **{k: d.get(k) for k in _AGREEMENT_FIGURES},
+        "per_question": per_q,
+        "annotators": _pseudonyms(d.get("per_annotator") or [], pz),
+    }
+
+
+_APPLY_COUNTS = (
+    "records",
+    "accepted",
+    "rejected",
+    "needs_adjudication",
+    "not_annotated",
+    "needs_review",
+    "not_reviewed",
+)
+
+
+def _apply(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in _APPLY_COUNTS if k in d}
+
+
+def _by_status(rows: list[dict], _pz=None) -> dict[str, Any]:
+    return {"records": len(rows), "by_status": dict(Counter(str(r.get("status")) for r in rows))}
+
+
+def _apply_dropped(rows: list[dict], _pz) -> dict[str, Any]:
+    return {**_by_status(rows), "by_reason": dict(Counter(_reason(r.get("reason")) for r in rows).most_common(10))}
+
+
+def _translation(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in ("pairs", "engines", "edit_rate", "none_choices", "returned_reasons")}
+
+
+_ADAPT_COUNTS = ("read", "kept", "by_type", "changed", "names_replaced", "lexicon_hits", "flagged", "dropped")
+
+
+def _adapt(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in _ADAPT_COUNTS}
+
+
+_RETENTION_KEEP = (
+    "split",
+    "domain",
+    "targets",
+    "drafted",
+    "valid",
+    "valid_pct",
+    "validated",
+    "rejected",
+    "validated_pct",
+    "overall_pct",
+)
+
+
+def _cat_retention(d: dict, _pz) -> dict[str, Any]:
+    keep = _RETENTION_KEEP
+    return {
+        "validated": d.get("validated") is not None,
+        "rows": [
+            {k: r.get(k) for k in keep if k in r}
+            for r in [*d.get("rows", []), *d.get("totals", []), d.get("overall") or {}]
+        ],
+        "by_target": [
+            {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
+            for r in (d.get("by_target") or [])[:10]
+        ],
+        "problems": d.get("problems") or {},
+    }
+
+
+def _records(rows: list[dict], _pz) -> dict[str, Any]:
+    return {"records": len(rows), "by_status": dict(Counter(str(r.get("status") or "raw") for r in rows))}
+
+
+#: a history file's kind -> (its key in the summary, the function that summarises its content); the keys
+#: in the summary's order. A kind not listed (none today) is summarised as earlier records.
+_SUMMARIES: dict[str, tuple[str, Callable[[Any, Callable[[str], str] | None], dict[str, Any]]]] = {
+    "runlog": ("generation", _runlog),
+    "check": ("check", _check),
+    "agreement": ("agreement", _agreement),
+    "apply": ("apply", _apply),
+    "apply_dropped": ("apply_dropped", _apply_dropped),
+    "translation": ("translation", _translation),
+    "translation_dropped": ("translation_dropped", _by_status),
+    "adapt": ("adapt", _adapt),
+    "records": ("records", _records),
+    "errors": ("errors", _by_status),
+    "cat_retention": ("cat_retention", _cat_retention),
+}
 
 
 def _reason(r: Any) -> str:
