@@ -46,6 +46,8 @@ CONVERTED = (
     "evaluate extrinsic classifier",
     "evaluate extrinsic generations",
 )
+# issue 30 (i30b): the release commands on their models
+CONVERTED += ("release verify", "release export", "release diff")
 
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
