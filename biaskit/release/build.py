@@ -989,106 +989,82 @@ def _pair_record(mp, target: str, split: str, pz=None, base: str | Path | None =
 
 
 def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
-    rows: list[dict] = []
-    for g in hist["generation"]:
-        rows.append(
-            {
-                "stage": f"generated ({g['label']})",
-                "records": g["rows"],
-                "detail": f"{g['jobs']} LLM jobs, {g['runs']} run(s)",
-                "source": g["file"],
-            }
-        )
-    for r in hist["records"]:
-        rows.append(
-            {
-                "stage": r["label"],
-                "records": r["records"],
-                "detail": ", ".join(f"{k} {v}" for k, v in r["by_status"].items()),
-                "source": r["file"],
-            }
-        )
-    for a in hist["adapt"]:
-        rows.append(
-            {
-                "stage": "CrowS-Pairs adaptation",
-                "records": a.get("kept"),
-                "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
-                "source": a["file"],
-            }
-        )
-    for c in hist["check"]:
-        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
-        rows.append(
-            {
-                "stage": "checked",
-                "records": c["pairs"],
-                "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}",
-                "source": c["file"],
-            }
-        )
-    for a in hist["apply"]:
-        detail = ", ".join(
-            f"{k.replace('_', ' ')} {a[k]}"
-            for k in ("records", "rejected", "needs_adjudication", "not_annotated", "needs_review", "not_reviewed")
-            if a.get(k) is not None
-        )
-        rows.append({"stage": "validated", "records": a.get("accepted"), "detail": detail, "source": a["file"]})
-    for d in hist["apply_dropped"] + hist["translation_dropped"]:
-        rows.append(
-            {
-                "stage": f"not validated ({d['label']})",
-                "records": d["records"],
-                "detail": ", ".join(f"{k} {v}" for k, v in d["by_status"].items()),
-                "source": d["file"],
-            }
-        )
+    """The card's retention table: what each stage kept, from the stage reports (generation, earlier
+    records, adaptation, check, validation and what it dropped), the input files read, and the release."""
+    rows = _stage_rows(hist)
     if not any(r["stage"].startswith("generated") for r in rows):
-        rows.insert(
-            0,
-            {"stage": "generated", "records": None, "detail": "no generation run log given", "source": L.NOT_RECORDED},
-        )
+        rows.insert(0, _row("generated", None, "no generation run log given", L.NOT_RECORDED))
     if not hist["check"]:
-        rows.append(
-            {"stage": "checked", "records": None, "detail": "no checker output given", "source": L.NOT_RECORDED}
-        )
+        rows.append(_row("checked", None, "no checker output given", L.NOT_RECORDED))
     if not hist["apply"]:
-        rows.append(
-            {
-                "stage": "validated",
-                "records": None,
-                "detail": "no `annotate apply` summary given",
-                "source": L.NOT_RECORDED,
-            }
-        )
-    for f in inp.files:
-        ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
-        views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
-        rows.append(
-            {
-                "stage": f"read for release ({f.kind})",
-                "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
-                "detail": views
-                + (f"not released (views): {ex}" if ex and views else f"not released: {ex}" if ex else "all kept")
-                + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
-                "source": Path(f.path).name,
-            }
-        )
+        rows.append(_row("validated", None, "no `annotate apply` summary given", L.NOT_RECORDED))
+    rows += [_input_row(f) for f in inp.files]
     for kind, c in counts.items():
+        dup = merge_counts.get("duplicates") if kind == "pairs" else 0
+        detail = ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
         rows.append(
-            {
-                "stage": f"released ({kind})",
-                "records": c["records"],
-                "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
-                + (
-                    f"; {merge_counts['duplicates']} duplicate language views dropped"
-                    if kind == "pairs" and merge_counts.get("duplicates")
-                    else ""
-                ),
-                "source": "this release",
-            }
+            _row(
+                f"released ({kind})",
+                c["records"],
+                detail + (f"; {dup} duplicate language views dropped" if dup else ""),
+                "this release",
+            )
         )
     return rows
+
+
+def _row(stage: str, records: Any, detail: str, source: str) -> dict[str, Any]:
+    return {"stage": stage, "records": records, "detail": detail, "source": source}
+
+
+def _statuses(by_status: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in by_status.items())
+
+
+_APPLY_DETAIL = ("records", "rejected", "needs_adjudication", "not_annotated", "needs_review", "not_reviewed")
+
+
+def _stage_rows(hist: dict) -> list[dict]:
+    """One retention row per stage report, in the pipeline's order."""
+    rows = [
+        _row(f"generated ({g['label']})", g["rows"], f"{g['jobs']} LLM jobs, {g['runs']} run(s)", g["file"])
+        for g in hist["generation"]
+    ]
+    rows += [_row(r["label"], r["records"], _statuses(r["by_status"]), r["file"]) for r in hist["records"]]
+    rows += [
+        _row(
+            "CrowS-Pairs adaptation",
+            a.get("kept"),
+            f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
+            a["file"],
+        )
+        for a in hist["adapt"]
+    ]
+    for c in hist["check"]:
+        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
+        rows.append(_row("checked", c["pairs"], f"{c['passed']} passed, {c['flagged']} flagged{views}", c["file"]))
+    for a in hist["apply"]:
+        detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in _APPLY_DETAIL if a.get(k) is not None)
+        rows.append(_row("validated", a.get("accepted"), detail, a["file"]))
+    rows += [
+        _row(f"not validated ({d['label']})", d["records"], _statuses(d["by_status"]), d["file"])
+        for d in hist["apply_dropped"] + hist["translation_dropped"]
+    ]
+    return rows
+
+
+def _input_row(f) -> dict[str, Any]:
+    """The retention row of one input file: what was read and what was not released."""
+    ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
+    views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
+    return _row(
+        f"read for release ({f.kind})",
+        f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
+        views
+        + (f"not released (views): {ex}" if ex and views else f"not released: {ex}" if ex else "all kept")
+        + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
+        Path(f.path).name,
+    )
 
 
 def _limitations(n_pairs: int, missing: Counter, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:
