@@ -1,4 +1,5 @@
-"""``biaskit release build | verify | diff``: thin typer wrappers around :mod:`biaskit.release`."""
+"""``biaskit release build | verify | export | diff``: thin typer wrappers around :mod:`biaskit.release`, each
+taking its options model (:mod:`biaskit.release.options`); the release folders are the commands' arguments."""
 
 from __future__ import annotations
 
