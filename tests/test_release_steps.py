@@ -107,3 +107,20 @@ def test_the_release_command_options_from_python():
         ReleaseExportOptions.from_kwargs(lm_eval="out/lm", splits=["train"])
     assert ReleaseVerifyOptions().hub_ready is False and ReleaseVerifyOptions.operational() == ("json_out",)
     assert ReleaseDiffOptions().markdown is None
+
+
+def test_a_translation_report_of_another_shape_is_one_line_naming_the_file(tmp_path):
+    """`pairs` as a number (not the {candidates, released, ...} object `annotate apply --kind translation`
+    writes) used to stop the card with a traceback."""
+    from biaskit.errors import InputError
+
+    bad = tmp_path / "report.json"
+    bad.write_text('{"pairs": 4, "engines": {"google:nmt": {"final_wins": 3}}, "edit_rate": 0.25}')
+    files = H.load_history([f"hi-review={bad}"], auto=False)
+    assert files[0].kind == "translation"
+    with pytest.raises(InputError) as exc:
+        H.summarize_history(files)
+    assert str(exc.value) == (
+        f"{bad}: not a translation review report as biaskit writes it: 'pairs' is int, not an object. "
+        "Fix: pass the file the stage wrote, or leave this one out."
+    )

@@ -213,8 +213,26 @@ def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], 
     out: dict[str, Any] = {"files": [f.as_dict() for f in files], **{key: [] for key, _ in _SUMMARIES.values()}}
     for f in files:
         key, summary = _SUMMARIES.get(f.kind, _SUMMARIES["records"])
-        out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
+        try:
+            out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
+        except _NotAsWritten as exc:
+            raise InputError(
+                f"not a {_default_label(f.kind, Path(f.path), f.data)} report as biaskit writes it: {exc}.",
+                path=f.path,
+                fix="pass the file the stage wrote, or leave this one out.",
+            ) from None
     return out
+
+
+class _NotAsWritten(ValueError):
+    """A stage report whose parts have other types than the stage writes (the card would misread it)."""
+
+
+def _objects(d: dict, *keys: str) -> None:
+    """Refuse ``d`` when one of ``keys`` holds something other than an object (or nothing)."""
+    for k in keys:
+        if d.get(k) is not None and not isinstance(d[k], dict):
+            raise _NotAsWritten(f"'{k}' is {type(d[k]).__name__}, not an object")
 
 
 def _runlog(runs: list[dict], _pz) -> dict[str, Any]:
@@ -307,6 +325,10 @@ def _apply_dropped(rows: list[dict], _pz) -> dict[str, Any]:
 
 
 def _translation(d: dict, _pz) -> dict[str, Any]:
+    _objects(d, "pairs", "engines", "returned_reasons")
+    for e, r in (d.get("engines") or {}).items():
+        if not isinstance(r, dict):
+            raise _NotAsWritten(f"engine '{e}' is {type(r).__name__}, not an object")
     return {k: d.get(k) for k in ("pairs", "engines", "edit_rate", "none_choices", "returned_reasons")}
 
 
