@@ -7,6 +7,8 @@ values worked out by hand from their definitions (docs/release.md), and the opti
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from biaskit.release import history as H
@@ -109,18 +111,33 @@ def test_the_release_command_options_from_python():
     assert ReleaseDiffOptions().markdown is None
 
 
-def test_a_translation_report_of_another_shape_is_one_line_naming_the_file(tmp_path):
+def test_a_stage_report_of_another_shape_is_one_line_naming_the_file(tmp_path):
     """`pairs` as a number (not the {candidates, released, ...} object `annotate apply --kind translation`
-    writes) used to stop the card with a traceback."""
+    writes), an agreement report's questions as a number, a CAT retention report's rows as an object: each
+    used to stop the build with a traceback."""
     from biaskit.errors import InputError
 
     bad = tmp_path / "report.json"
     bad.write_text('{"pairs": 4, "engines": {"google:nmt": {"final_wins": 3}}, "edit_rate": 0.25}')
-    files = H.load_history([f"hi-review={bad}"], auto=False)
-    assert files[0].kind == "translation"
     with pytest.raises(InputError) as exc:
-        H.summarize_history(files)
+        H.load_history([f"hi-review={bad}"], auto=False)
     assert str(exc.value) == (
         f"{bad}: not a translation review report as biaskit writes it: 'pairs' is int, not an object. "
+        "Fix: pass the file the stage wrote, or leave this one out."
+    )
+    for name, report, why in (
+        ("agreement.json", {"krippendorff_alpha": 0.1, "per_annotator": [], "questions": 7}, "'questions' is int"),
+        ("agreement.json", {"krippendorff_alpha": 0.1, "per_annotator": ["alice"]}, "an item of 'per_annotator'"),
+        ("retention.json", {"rows": {}, "totals": [], "overall": {}, "problems": {}}, "'rows' is dict, not a list"),
+    ):
+        (tmp_path / name).write_text(json.dumps(report))
+        with pytest.raises(InputError, match=f"not an? .* report as biaskit writes it: {why}"):
+            H.load_history([str(tmp_path / name)], auto=False)
+    log = tmp_path / "gen.runlog.jsonl"
+    log.write_text('{"command": "c", "jobs": 2, "rows": 4}\n{"command": "c", "jobs": 2, "rows": "four"}\n')
+    with pytest.raises(InputError) as exc:
+        H.load_history([str(log)], auto=False)
+    assert str(exc.value) == (
+        f"{log}, row 2: not a run log as biaskit writes it: 'rows' is 'four', not a count. "
         "Fix: pass the file the stage wrote, or leave this one out."
     )

@@ -82,16 +82,16 @@ def classify(path: Path) -> tuple[str, Any]:
     if suffix == ".json":
         obj = read_json(path)
         if isinstance(obj, dict):
-            if "krippendorff_alpha" in obj and "per_annotator" in obj:
-                return "agreement", obj
-            if {"records", "accepted"} <= set(obj) and ("not_annotated" in obj or "rejected" in obj):
-                return "apply", obj
-            if "engines" in obj and "edit_rate" in obj:
-                return "translation", obj
-            if {"read", "kept", "by_type"} <= set(obj):
-                return "adapt", obj
-            if {"rows", "totals", "overall", "problems"} <= set(obj):
-                return "cat_retention", obj
+            kind = _json_kind(obj)
+            if kind is not None:
+                why = _shape_problem(kind, obj)
+                if why:
+                    raise InputError(
+                        f"not {_SHAPES[kind][0]} as biaskit writes it: {why}.",
+                        path=path,
+                        fix="pass the file the stage wrote, or leave this one out.",
+                    )
+                return kind, obj
         raise InputError(
             "not a biaskit stage report (agreement.json, an apply summary, a translation review "
             "report.json, an adapt report or a CAT retention report).",
@@ -103,10 +103,22 @@ def classify(path: Path) -> tuple[str, Any]:
             return "errors", _read_jsonl(path)
         rows = _read_jsonl(path)
         first = rows[0] if rows else {}
+        kind = None
         if {"command", "jobs", "rows"} <= set(first):
-            return "runlog", rows
-        if "flags" in first and "sent_more" in first:
-            return "check", rows
+            kind = "runlog"
+        elif "flags" in first and "sent_more" in first:
+            kind = "check"
+        if kind is not None:
+            for i, r in enumerate(rows, start=1):
+                why = _row_problem(kind, r)
+                if why:
+                    raise InputError(
+                        f"not {'a run log' if kind == 'runlog' else 'checker output'} as biaskit writes it: {why}.",
+                        path=path,
+                        row=i,
+                        fix="pass the file the stage wrote, or leave this one out.",
+                    )
+            return kind, rows
         if {"id", "status", "reason"} <= set(first) and "sent_more" not in first:
             return "apply_dropped", rows
         if "candidates" in first and "review" in first:
@@ -117,6 +129,91 @@ def classify(path: Path) -> tuple[str, Any]:
         path=path,
         fix="pass .json reports or .jsonl logs written by biaskit's stages.",
     )
+
+
+def _json_kind(obj: dict) -> str | None:
+    """The kind of a JSON stage report, told from its keys."""
+    if "krippendorff_alpha" in obj and "per_annotator" in obj:
+        return "agreement"
+    if {"records", "accepted"} <= set(obj) and ("not_annotated" in obj or "rejected" in obj):
+        return "apply"
+    if "engines" in obj and "edit_rate" in obj:
+        return "translation"
+    if {"read", "kept", "by_type"} <= set(obj):
+        return "adapt"
+    if {"rows", "totals", "overall", "problems"} <= set(obj):
+        return "cat_retention"
+    return None
+
+
+#: kind -> (what it is, keys holding an object of objects, keys holding an object, keys holding a list of
+#: objects, keys holding a list of strings): the parts the card reads, each of the type its stage writes
+_SHAPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "agreement": ("an agreement report", ("per_question",), (), ("per_annotator",), ("questions",)),
+    "apply": ("an apply summary", (), (), (), ()),
+    "translation": ("a translation review report", ("engines",), ("pairs", "returned_reasons"), (), ()),
+    "adapt": ("an adapt report", (), (), (), ()),
+    "cat_retention": ("a CAT retention report", (), ("overall", "problems"), ("rows", "totals", "by_target"), ()),
+}
+
+
+def _shape_problem(kind: str, obj: dict) -> str | None:
+    """Which part of a stage report has another type than its stage writes (the card would misread it)."""
+    _, nested, objects, object_lists, string_lists = _SHAPES[kind]
+
+    def name(v: Any) -> str:
+        return type(v).__name__
+
+    for k in (*nested, *objects):
+        v = obj.get(k)
+        if v is not None and not isinstance(v, dict):
+            return f"'{k}' is {name(v)}, not an object"
+    for k in nested:
+        for sub, v in (obj.get(k) or {}).items():
+            if not isinstance(v, dict):
+                return f"'{k}.{sub}' is {name(v)}, not an object"
+    for k, want in [(k, dict) for k in object_lists] + [(k, str) for k in string_lists]:
+        v = obj.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, list):
+            return f"'{k}' is {name(v)}, not a list"
+        bad = next((x for x in v if not isinstance(x, want)), None)
+        if bad is not None:
+            return f"an item of '{k}' is {name(bad)}, not {'an object' if want is dict else 'a string'}"
+    if kind == "agreement":
+        bad = next((r["n_items"] for r in obj.get("per_annotator") or () if not _count(r.get("n_items"))), None)
+        if bad is not None:
+            return f"an annotator's 'n_items' is {bad!r}, not a count"
+    return None
+
+
+def _count(v: Any) -> bool:
+    """Is ``v`` a count as the summaries read it (``int(v or 0)``): a number, digits, or nothing?"""
+    if v is None or isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and (not v.strip() or v.strip().isdigit())
+
+
+def _row_problem(kind: str, r: dict) -> str | None:
+    """Which field of a run log line or a checker output line has another type than its stage writes."""
+    if kind == "runlog":
+        for k in ("rows", "jobs", "errors"):
+            if not _count(r.get(k)):
+                return f"'{k}' is {r[k]!r}, not a count"
+        llm = r.get("llm")
+        if llm is not None and not isinstance(llm, dict):
+            return f"'llm' is {type(llm).__name__}, not an object"
+        if llm and not _count(llm.get("requests")):
+            return f"'llm.requests' is {llm['requests']!r}, not a count"
+        return None
+    flags = r.get("flags")
+    if flags is not None and not isinstance(flags, list):
+        return f"'flags' is {type(flags).__name__}, not a list"
+    for x in flags or ():
+        if isinstance(x, dict) and x.get("code") is not None and not isinstance(x["code"], str):
+            return f"a flag's 'code' is {type(x['code']).__name__}, not a string"
+    return None
 
 
 def discover(records: Iterable[str | Path]) -> list[Path]:
@@ -213,26 +310,8 @@ def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], 
     out: dict[str, Any] = {"files": [f.as_dict() for f in files], **{key: [] for key, _ in _SUMMARIES.values()}}
     for f in files:
         key, summary = _SUMMARIES.get(f.kind, _SUMMARIES["records"])
-        try:
-            out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
-        except _NotAsWritten as exc:
-            raise InputError(
-                f"not a {_default_label(f.kind, Path(f.path), f.data)} report as biaskit writes it: {exc}.",
-                path=f.path,
-                fix="pass the file the stage wrote, or leave this one out.",
-            ) from None
+        out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
     return out
-
-
-class _NotAsWritten(ValueError):
-    """A stage report whose parts have other types than the stage writes (the card would misread it)."""
-
-
-def _objects(d: dict, *keys: str) -> None:
-    """Refuse ``d`` when one of ``keys`` holds something other than an object (or nothing)."""
-    for k in keys:
-        if d.get(k) is not None and not isinstance(d[k], dict):
-            raise _NotAsWritten(f"'{k}' is {type(d[k]).__name__}, not an object")
 
 
 def _runlog(runs: list[dict], _pz) -> dict[str, Any]:
@@ -325,10 +404,6 @@ def _apply_dropped(rows: list[dict], _pz) -> dict[str, Any]:
 
 
 def _translation(d: dict, _pz) -> dict[str, Any]:
-    _objects(d, "pairs", "engines", "returned_reasons")
-    for e, r in (d.get("engines") or {}).items():
-        if not isinstance(r, dict):
-            raise _NotAsWritten(f"engine '{e}' is {type(r).__name__}, not an object")
     return {k: d.get(k) for k in ("pairs", "engines", "edit_rate", "none_choices", "returned_reasons")}
 
 
@@ -359,7 +434,7 @@ def _cat_retention(d: dict, _pz) -> dict[str, Any]:
         "validated": d.get("validated") is not None,
         "rows": [
             {k: r.get(k) for k in keep if k in r}
-            for r in [*d.get("rows", []), *d.get("totals", []), d.get("overall") or {}]
+            for r in [*(d.get("rows") or []), *(d.get("totals") or []), d.get("overall") or {}]
         ],
         "by_target": [
             {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
