@@ -1,4 +1,5 @@
-"""``biaskit release build | verify | diff``: thin typer wrappers around :mod:`biaskit.release`."""
+"""``biaskit release build | verify | export | diff``: thin typer wrappers around :mod:`biaskit.release`, each
+taking its options model (:mod:`biaskit.release.options`); the release folders are the commands' arguments."""
 
 from __future__ import annotations
 
@@ -8,16 +9,10 @@ from pathlib import Path
 import typer
 
 from .clitools import echo
-from .paths import in_dir, out_dir, out_file
-from .release.options import ReleaseBuildOptions
+from .paths import in_dir
+from .release.options import ReleaseBuildOptions, ReleaseDiffOptions, ReleaseExportOptions, ReleaseVerifyOptions
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-
-
-def _csv_list(value: str | None) -> list[str] | None:
-    if not value:
-        return None
-    return [x.strip() for x in value.split(",") if x.strip()]
 
 
 @app.command("build")
@@ -42,24 +37,17 @@ def build_command(opts: ReleaseBuildOptions) -> None:
 
 
 @app.command("verify")
+@ReleaseVerifyOptions.cli()
 def verify_command(
     path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    hub_ready: bool = typer.Option(
-        False,
-        "--hub-ready",
-        help="Also check what the Hugging Face Hub would reject (licence id, card YAML, config names, file sizes).",
-    ),
+    *,
+    opts: ReleaseVerifyOptions,
 ) -> None:
     """Check a release: checksums, every row's schema, split disjointness, card fields (exit 2 on problems)."""
     from .release import verify_release
 
-    res = verify_release(path)
-    if hub_ready:
-        from .release.hub import hub_problems
-
-        res.problems += [x for x in hub_problems(path) if x not in res.problems]  # a damaged card: said once
-    if json_out:
+    res = verify_release(path, opts)
+    if opts.json_out:
         echo(
             json.dumps(
                 {"ok": res.ok, "problems": res.problems, "warnings": res.warnings, "checked": res.checked},
@@ -81,28 +69,17 @@ def verify_command(
 
 
 @app.command("export")
+@ReleaseExportOptions.cli()
 def export_command(
     path: Path = in_dir(..., arg="RELEASE", help="Release folder."),
-    lm_eval: Path = out_dir(
-        ...,
-        "--lm-eval",
-        owns=("biaskit-lm-eval.json",),
-        help="Write lm-evaluation-harness tasks here (one per language and split, a group per "
-        "split; run them with `lm_eval --include_path DIR`).",
-    ),
-    prefix: str | None = typer.Option(
-        None, "--prefix", help="Task-name prefix (default: the release name, e.g. biaskit_demo)."
-    ),
-    split: list[str] | None = typer.Option(None, "--split", help="Only this split (dev or test). Repeatable."),
-    lang: str | None = typer.Option(None, "--lang", help="Only these languages, comma-separated."),
+    *,
+    opts: ReleaseExportOptions,
 ) -> None:
     """Export a release for other tools: lm-evaluation-harness tasks with biaskit's clm metrics."""
     from .clitools import command_line
     from .release.lmeval import export_lm_eval
 
-    res = export_lm_eval(
-        path, lm_eval, prefix=prefix, splits=split or None, langs=_csv_list(lang), command=command_line()
-    )
+    res = export_lm_eval(path, opts, command=command_line())
     for group, tasks in res.groups.items():
         echo(f"{group}: " + ", ".join(f"{t} ({res.tasks[t]['docs']} pairs)" for t in tasks))
     first = next((g for g in res.groups if g.endswith("_test")), next(iter(res.groups)))
@@ -114,11 +91,12 @@ def export_command(
 
 
 @app.command("diff")
+@ReleaseDiffOptions.cli()
 def diff_command(
     old: Path = in_dir(..., arg="OLD", help="The earlier release folder."),
     new: Path = in_dir(..., arg="NEW", help="The later release folder."),
-    markdown: Path | None = out_file(None, "--markdown", help="Write the changelog (Markdown) here."),
-    json_path: Path | None = out_file(None, "--json", help="Write the full diff (JSON) here."),
+    *,
+    opts: ReleaseDiffOptions,
 ) -> None:
     """Added, removed and changed records (by stable id) between two releases, as a changelog."""
     from .io import atomic_write_text, write_json
@@ -126,6 +104,7 @@ def diff_command(
 
     d = diff_releases(old, new)
     md = diff_markdown(d)
+    markdown, json_path = opts.markdown, opts.json_path
     if markdown:
         atomic_write_text(markdown, md)
     if json_path:

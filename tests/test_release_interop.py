@@ -241,7 +241,7 @@ def test_lm_eval_export_layout_and_refusals(tmp_path, capsys):
     assert len(docs) == 25 and docs[0]["lang"] == "hi" and docs[0]["sent_more"] == ds[0]["sent_more_hi"]
     # refusals: one line, exit 2
     for argv, msg in (
-        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--split", "train"], "unknown split 'train'"),
+        ([str(rel), "--lm-eval", str(tmp_path / "x"), "--split", "train"], "'train' is not one of 'dev', 'test'"),
         ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "1bad"], "is not a plain name"),
         ([str(rel), "--lm-eval", str(tmp_path / "x"), "--prefix", "../up"], "cannot name a file"),
         ([str(rel), "--lm-eval", str(tmp_path / "x"), "--lang", "fr"], "no pairs left"),

@@ -4,7 +4,10 @@
   ``datasets``, CrowS-Pairs/IndiBias CSV, StereoSet JSON, dev/test splits disjoint by target term,
   a dataset card that is also a datasheet and data statement, stats.json + plots, SHA256SUMS,
   release.json.
-- :func:`verify_release` (``biaskit release verify``), :func:`diff_releases` (``biaskit release diff``).
+- :func:`verify_release` (``biaskit release verify``; ``ReleaseVerifyOptions(hub_ready=True)``: also what
+  the Hugging Face Hub would reject), :func:`diff_releases` (``biaskit release diff``).
+- :func:`biaskit.release.lmeval.export_lm_eval` (``biaskit release export``): lm-evaluation-harness tasks
+  (``ReleaseExportOptions(lm_eval=DIR)``).
 - :mod:`biaskit.release.read`: what the evaluators call to read a release.
 
 The folder layout is in :mod:`biaskit.release.layout`. No stage package is imported here: stage
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from .build import BuildOptions, BuildSummary, build_release
 from .diff import diff_markdown, diff_releases
+from .options import ReleaseExportOptions, ReleaseVerifyOptions
 from .verify import VerifyResult, verify_release
 
 __all__ = [
@@ -23,6 +27,8 @@ __all__ = [
     "build_release",
     "diff_releases",
     "diff_markdown",
+    "ReleaseExportOptions",
+    "ReleaseVerifyOptions",
     "VerifyResult",
     "verify_release",
 ]

@@ -27,7 +27,7 @@ from ..schema import SCHEMA_VERSION
 from . import layout as L
 from .gcpause import without_gc
 from .options import SPLIT_POLICIES, BuildOptions
-from .split import assign_split_counts, norm_target, refuse_leaks, split_report_counts
+from .targets import SplitPlan, pair_target, plan_split
 
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -92,71 +92,6 @@ def _citation(c: str | None) -> str | None:
     return c.strip()
 
 
-# ------------------------------------------------------------------------------------------ targets
-_ARTICLES = {"a", "an", "the"}
-
-
-_CANON: dict[tuple[int, str, str], str] = {}
-
-
-def canonical_target(text: str | None, lang: str = "en", inventory=None) -> str:
-    """A target term in one spelling for every form and language: the inventory's English label of
-    the identity term when the phrase names one (``Muslims``, ``मुसलमानों`` -> ``muslim``; leading
-    articles ignored), else the phrase lower-cased with spaces normalised."""
-    key = (id(inventory), lang, text or "")
-    hit = _CANON.get(key)
-    if hit is None:
-        if len(_CANON) > 200_000:
-            _CANON.clear()
-        hit = _CANON[key] = _canonical_target(text, lang, inventory)
-    return hit
-
-
-def _canonical_target(text: str | None, lang: str, inventory) -> str:
-    t = norm_target(text)
-    if inventory is not None and t:
-        words = t.split(" ")
-        while len(words) > 1 and words[0] in _ARTICLES:
-            words = words[1:]
-        term = inventory.lookup(" ".join(words), lang)
-        if term is not None:
-            return norm_target(term.label("en"))
-        t = " ".join(words)
-    return t or "(none)"
-
-
-def pair_target(p, inventory=None) -> tuple[str, str]:
-    """``(target, how)``: the pair's target term and where it came from: ``release`` (an earlier
-    release), ``group_more``, ``checker`` (the identity or gender span of the minimal-pair checker's
-    word diff), ``changed words`` (the first changed span) or ``none``. Targets are made canonical
-    with :func:`canonical_target`."""
-    meta = p.meta if isinstance(p.meta, dict) else {}
-    prov = p.provenance if isinstance(p.provenance, dict) else {}
-    if prov.get("release_id") and meta.get("target"):
-        return norm_target(meta["target"]), "release"
-    if p.group_more:
-        return canonical_target(p.group_more, p.lang, inventory), "group_more"
-    from ..check import word_diff
-
-    d = word_diff(p.sent_more, p.sent_less, p.lang, inventory)
-    for kinds, how in ((("identity",), "checker"), (("gender",), "checker"), (("other",), "changed words")):
-        for s in d.spans:
-            if s.kind in kinds and s.more:
-                return canonical_target(" ".join(s.more), p.lang, inventory), how
-    for s in d.spans:
-        if s.less:
-            return canonical_target(" ".join(s.less), p.lang, inventory), "changed words"
-    return "(none)", "none"
-
-
-def _previous_targets(prev: str | Path | None) -> dict[str, str]:
-    if not prev:
-        return {}
-    from .read import release_target_splits
-
-    return release_target_splits(prev)
-
-
 # ------------------------------------------------------------------------------------------ build
 @without_gc
 def build_release(
@@ -202,10 +137,10 @@ def _build_release(
     work: Path,
     base: str | Path | None,
 ) -> BuildSummary:
-    from ..io import atomic_dir
-    from .card import read_card_text, render_card
+    """The build in named steps: read, history, split, records, then the folder (:func:`_write_folder`)."""
+    from ..inventory import load_inventory
+    from .card import read_card_text
     from .history import load_history, summarize_history
-    from .inputs import load_inputs
 
     t0 = time.perf_counter()
     o = options
@@ -214,29 +149,77 @@ def _build_release(
         from .hub import check_license
 
         check_license(o.license)
-    created = o.created or _dt.datetime.now(_dt.UTC).date().isoformat()
     out = Path(out)
     pz = _pseudonyms(o, out)
-    human = read_card_text(o.card_text)
-    citation = _citation(o.citation)
-    tm: dict[str, float] = {}
-    tick = [time.perf_counter()]
-
-    def lap(name: str) -> None:
-        now = time.perf_counter()
-        tm[name] = round(now - tick[0], 3)
-        tick[0] = now
-
-    from ..inventory import load_inventory
-
+    human, citation = read_card_text(o.card_text), _citation(o.citation)
+    lap = _Laps()
     inventory = load_inventory()
+    inp = _read_records(records, o, work, inventory)
+    lap("read")
+    hist_files = load_history(o.history, records=records, auto=o.discover_history)
+    hist = summarize_history(hist_files, pseudonyms=pz)
+    merged = inp.pairs.merge(o.langs) if inp.pairs is not None else None
+    lap("history+merge")
+    plan = plan_split(o, inp, merged, inventory)
+    lap("targets+split")
+    cat_recs, tuple_recs = _other_records(inp, plan, pz, base)
+    langs, pair_langs = _release_langs(o, merged, cat_recs, tuple_recs)
+    lap("records")
+    facts = _Facts(
+        o=o,
+        created=o.created or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        command=command,
+        citation=citation,
+        human=human,
+        inp=inp,
+        hist_files=hist_files,
+        hist=hist,
+        merge_counts=merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0},
+        plan=plan,
+        langs=langs,
+        pair_langs=pair_langs,
+        cat_recs=cat_recs,
+        tuple_recs=tuple_recs,
+    )
+    w = _Written()
+    warnings, files = _write_folder(out, facts, merged, w, pz=pz, base=base, work=work, lap=lap)
+    return BuildSummary(
+        out=str(out),
+        name=o.name,
+        version=o.version,
+        counts=w.counts,
+        split={k: v for k, v in plan.report.items()},
+        files=files,
+        warnings=warnings,
+        seconds=round(time.perf_counter() - t0, 3),
+        timings=lap.times,
+    )
+
+
+class _Laps:
+    """Seconds per step of the build (:attr:`BuildSummary.timings`): ``lap(name)`` ends a step."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.times[name] = round(now - self._t, 3)
+        self._t = now
+
+
+def _read_records(records: Sequence[str | Path], o: BuildOptions, work: Path, inventory) -> Any:
+    """Every input file read and validated (:func:`.inputs.load_inputs`); each pair's first view
+    noted as it is read: its target, where the target came from, and its own split."""
+    from .inputs import load_inputs
 
     def describe(view) -> tuple:
         """What the build needs of a pair's first view, noted as the view is read (not read back)."""
         prov = view.provenance if isinstance(view.provenance, dict) else {}
         return (*pair_target(view, inventory), (view.meta or {}).get("split") or prov.get("release_split"))
 
-    inp = load_inputs(
+    return load_inputs(
         records,
         langs=o.langs,
         kinds=o.kinds,
@@ -245,76 +228,31 @@ def _build_release(
         work=work / "views",
         describe=describe,
     )
-    lap("read")
-    hist_files = load_history(o.history, records=records, auto=o.discover_history)
-    hist = summarize_history(hist_files, pseudonyms=pz)
-    merged = inp.pairs.merge(o.langs) if inp.pairs is not None else None
-    merge_counts = merged.counts if merged is not None else {"duplicates": 0, "not_merged": 0}
-    lap("history+merge")
 
-    # targets and strata: the pairs' as integer codes, from the index (each record's first view)
-    how: Counter[str] = Counter()
-    codes = _Codes()
-    n_p = len(merged) if merged is not None else 0
-    p_target = np.zeros(n_p, dtype=np.int32)
-    p_split = np.full(n_p, -1, dtype=np.int8)  # --split-policy keep: the records' own split
-    for pos, (t, h, own, bt, direction) in enumerate(merged.facts() if merged is not None else ()):
-        how[h] += 1
-        p_target[pos] = codes.target(t)
-        codes.count(p_target[pos], f"pairs|{bt}|{direction}")
-        if o.split_policy == "keep":
-            if own not in L.SPLITS and merged is not None:  # the record's id, for the message
-                mp = next(m for k, m in enumerate(merged.records(primary_only=True)) if k == pos)
-                _kept_split(mp.id, mp.primary)
-            p_split[pos] = L.SPLITS.index(own)
-    # a translated CAT (source_id = a released CAT) takes its source's target: both languages of one CAT
-    # land in the same split, whatever the translated target term is
-    cat_by_id = {c.cat_id: c for c in inp.cats}
-    c_targets = [
-        canonical_target(src.target, src.lang, inventory)
-        for src in (cat_by_id.get(c.source_id, c) if c.source_id else c for c in inp.cats)
-    ]
-    t_targets = [canonical_target(t.identity, t.lang, inventory) for t in inp.tuples]
-    other_strata = [f"cats|{c.bias_type}|" for c in inp.cats] + [f"tuples|{t.axis}|{t.polarity}" for t in inp.tuples]
-    other_ids = [c.cat_id for c in inp.cats] + [t.tuple_id for t in inp.tuples]
-    for t, st in zip(c_targets + t_targets, other_strata, strict=True):
-        codes.count(codes.target(t), st)
-    split_names = list(L.SPLITS)
-    other_splits: list[str] = []
-    if o.split_policy == "keep":
-        other_splits = [
-            _kept_split(rid, rec) for rid, rec in zip(other_ids, list(inp.cats) + list(inp.tuples), strict=True)
-        ]
-        split_by_target = _kept_splits(codes, merged, p_target, p_split, c_targets + t_targets, other_splits, other_ids)
-    else:
-        fixed = _previous_targets(o.previous)
-        split_by_target = assign_split_counts(
-            codes.t_sorted(), codes.matrix(), dev_fraction=o.dev_fraction, seed=o.seed, fixed=fixed
-        )
-    # each pair's split, as a code into split_names
-    target_split = np.array([split_names.index(split_by_target[t]) for t in codes.t_names], dtype=np.int8)
-    p_splits_code = target_split[p_target] if o.split_policy != "keep" else p_split
-    lap("targets+split")
 
-    # released records (plain dicts in the schema's JSON form). Pairs are made one at a time while
-    # they are written (pairs.jsonl, Parquet, CSV, statistics, provenance in one pass): the release of
-    # a large input is written as a stream; CATs and tuples (small) are lists.
-    n_c = len(inp.cats)
-    cat_splits = [split_by_target[t] for t in c_targets] if o.split_policy != "keep" else other_splits[:n_c]
-    tuple_splits = [split_by_target[t] for t in t_targets] if o.split_policy != "keep" else other_splits[n_c:]
+def _other_records(inp, plan: SplitPlan, pz, base: str | Path | None) -> tuple[list[dict], list[dict]]:
+    """The released CATs and tuples (plain dicts in the schema's JSON form, annotators pseudonymised,
+    paths public), each with its split in ``meta.split``."""
     from .privacy import scrub_record
 
     cat_recs = []
-    for c, sp in zip(inp.cats, cat_splits, strict=False):
+    for c, sp in zip(inp.cats, plan.cat_splits, strict=False):
         d = scrub_record(c.model_dump(mode="json"), pz, base)
         d["meta"] = {**d.get("meta", {}), "split": sp}
         cat_recs.append(d)
     tuple_recs = []
-    for tup, sp in zip(inp.tuples, tuple_splits, strict=False):
+    for tup, sp in zip(inp.tuples, plan.tuple_splits, strict=False):
         d = scrub_record(tup.model_dump(mode="json"), pz, base)
         d["status"] = "released"
         d["meta"] = {**d.get("meta", {}), "split": sp}
         tuple_recs.append(d)
+    return cat_recs, tuple_recs
+
+
+def _release_langs(
+    o: BuildOptions, merged, cat_recs: list[dict], tuple_recs: list[dict]
+) -> tuple[list[str], list[str]]:
+    """``(the release's languages, those of its pairs)``: English first, else ``--lang``'s order."""
     present = merged.present if merged is not None else set()
     langs = sorted(
         present | {c["lang"] for c in cat_recs} | {t["lang"] for t in tuple_recs},
@@ -322,378 +260,343 @@ def _build_release(
     )
     if o.langs:
         langs = [lg for lg in o.langs if lg in langs] + [lg for lg in langs if lg not in o.langs]
-    pair_langs = [lg for lg in langs if lg in present]
-    targets = codes.t_names  # every target term (for the card: how many)
+    return langs, [lg for lg in langs if lg in present]
 
-    from .export import cat_rows as _cat_rows
-    from .export import tuple_rows as _tuple_rows
+
+@dataclass
+class _Facts:
+    """What the steps before the folder found: the inputs of release.json and the card."""
+
+    o: BuildOptions
+    created: str
+    command: str | None
+    citation: str | None
+    human: dict[str, str]
+    inp: Any
+    hist_files: list
+    hist: dict[str, Any]
+    merge_counts: dict[str, Any]
+    plan: SplitPlan
+    langs: list[str]
+    pair_langs: list[str]
+    cat_recs: list[dict]
+    tuple_recs: list[dict]
+
+
+@dataclass
+class _Written:
+    """What the folder's writers report: rows per file, the record files' SHA-256 (hashed as written),
+    the Hub configs and ``release.json``'s ``counts``."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    sha: dict[str, str] = field(default_factory=dict)
+    configs: list[dict] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _PairFacts:
+    """What the pairs' writer notes as they stream past (for the card and the protocol)."""
+
+    stats: Any = None  # .stats.PairStats
+    missing_lang: Counter = field(default_factory=Counter)  # records without a view in a language
+    origin_keys: Counter = field(default_factory=Counter)  # :func:`_origin_key` per view
+    n_both: int = 0  # records with a view in each of the IndiBias CSV's languages
+
+
+def _write_folder(
+    out: Path, f: _Facts, merged, w: _Written, *, pz, base: str | Path | None, work: Path, lap: _Laps
+) -> tuple[list[str], list[str]]:
+    """Write the release folder whole (:func:`biaskit.io.atomic_dir`); ``(card warnings, files)``."""
+    from ..io import atomic_dir
+    from ..io import write_json as _wj
+    from ..public import public_obj
+    from ..redact import redact, redact_obj
+    from .card import render_card
+    from .export import cat_rows, tuple_rows
     from .history import ProvenanceCounter
-    from .stats import PairStats, compute_stats, write_plots
+    from .stats import compute_stats, write_plots
 
-    crow = _cat_rows(cat_recs)
-    trow = _tuple_rows(tuple_recs)
-    rep = split_report_counts(codes.t_sorted(), codes.s_sorted(), codes.matrix(), split_by_target)
-    lap("records")
-    warnings: list[str] = []
-    files: list[str] = []
+    o = f.o
     with atomic_dir(out, owns=(L.RELEASE_JSON,)) as tmp:
-        from . import export as X
-
-        written_rows: dict[str, int] = {}
-        record_sha: dict[str, str] = {}  # the record files' SHA-256, computed as they are written
-        configs = []
-        counts: dict[str, Any] = {}
         prov_acc = ProvenanceCounter()
-        origin_keys: Counter = Counter()
-        pair_stats = None
-        missing_lang: Counter = Counter()  # records without a view in a language (the card's limitations)
-        indi = indibias_languages()
-        indi_views = all(lg in pair_langs for lg in indi)  # the IndiBias CSV's languages are all released
-        n_both = 0  # records with a view in each of the IndiBias CSV's languages
-        if merged:
-            pair_stats = PairStats(work / "stats")
-            fn = L.RECORD_FILES["pairs"]
-            by_split = Counter({split_names[k]: int(n) for k, n in enumerate(np.bincount(p_splits_code, minlength=2))})
-            parquet = {
-                sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs)
-                for sp in L.SPLITS
-                if by_split.get(sp)
-            }
-            csvs = X.PairCsvWriter(tmp, pair_langs)
-            by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
-            with _RecordWriter(tmp / fn) as jsonl:
-                for pos, mp in enumerate(merged.records()):
-                    t, sp = codes.t_names[p_target[pos]], split_names[p_splits_code[pos]]
-                    r = _pair_record(mp, t, sp, pz, base)
-                    jsonl.write(r)
-                    parquet[sp].add(r)
-                    csvs.add(pos, r)
-                    pair_stats.add(r)
-                    by_split_lang[sp].update(r["views"].keys())
-                    missing_lang.update(lg for lg in pair_langs if lg not in mp.views)
-                    n_both += all(lg in mp.views for lg in indi)
-                    for lg, v in r["views"].items():
-                        prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
-                        origin_keys[_origin_key(v.get("provenance"))] += 1
-            record_sha[fn] = jsonl.sha256
-            written_rows[fn] = n_p
-            conf: dict[str, Any] = {
-                "name": "pairs",
-                "default": True,
-                "data_files": {},
-                "splits": {},
-                "features": L.pair_columns(pair_langs),
-            }
-            for sp in L.SPLITS:
-                if sp not in parquet:
-                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
-                rel = L.parquet_path("pairs", sp)
-                conf["data_files"][sp] = rel
-                conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": parquet[sp].close()}
-                written_rows[rel] = by_split[sp]
-            configs.append(conf)
-            written_rows.update(csvs.close())
-            pair_targets = np.unique(p_target)
-            counts["pairs"] = {
-                "records": n_p,
-                "by_split": {sp: by_split.get(sp, 0) for sp in L.SPLITS},
-                "targets": len(pair_targets),
-                "targets_by_split": {
-                    sp: len(np.unique(p_target[p_splits_code == split_names.index(sp)])) for sp in L.SPLITS
-                },
-                "by_split_lang": {sp: dict(c) for sp, c in by_split_lang.items()},
-            }
-        for cr in cat_recs:
-            prov_acc.add(cr["lang"], cr.get("provenance"), cr.get("meta"), "cats")
-        for tr in tuple_recs:
-            prov_acc.add(tr["lang"], tr.get("provenance"), tr.get("meta"), "tuples")
-        prov = prov_acc.result()
-        for kind, recs in (("cats", cat_recs), ("tuples", tuple_recs)):
-            if not recs:
-                continue
-            fn = L.RECORD_FILES[kind]
-            record_sha[fn] = _write_records(tmp / fn, recs)
-            written_rows[fn] = len(recs)
-            split_of = [r["meta"]["split"] for r in recs]
-            conf = {
-                "name": kind,
-                "default": kind == "cats" and not merged,
-                "data_files": {},
-                "splits": {},
-                "features": None,
-            }
-            rows_by_split = {}
-            for sp in L.SPLITS:
-                idx = [i for i, s in enumerate(split_of) if s == sp]
-                rows_by_split[sp] = idx
-                if not idx:
-                    continue  # `datasets` cannot load an empty split: it gets no file and no config entry
-                rel = L.parquet_path(kind, sp)
-                if kind == "cats":
-                    nb = X.write_cat_parquet(tmp / rel, [crow[i] for i in idx])
-                    conf["features"] = L.CAT_COLUMNS
-                else:
-                    nb = X.write_tuple_parquet(tmp / rel, [trow[i] for i in idx])
-                    conf["features"] = L.TUPLE_COLUMNS
-                conf["data_files"][sp] = rel
-                conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": nb}
-                written_rows[rel] = len(idx)
-            configs.append(conf)
-            tg = c_targets if kind == "cats" else t_targets
-            langs_by_split: dict[str, dict[str, int]] = {}
-            for sp, idx in rows_by_split.items():
-                langs_by_split[sp] = dict(Counter(recs[i]["lang"] for i in idx))
-            counts[kind] = {
-                "records": len(recs),
-                "by_split": {sp: len(ix) for sp, ix in rows_by_split.items()},
-                "targets": len(set(tg)),
-                "targets_by_split": {sp: len({tg[i] for i in ix}) for sp, ix in rows_by_split.items()},
-                "by_split_lang": langs_by_split,
-            }
-        stats = compute_stats(
-            (), crow, trow, keyness=o.keyness, pairs=pair_stats.result(o.keyness) if pair_stats is not None else None
-        )
+        pf = _write_pairs(tmp, merged, f, w, prov_acc, pz=pz, base=base, work=work) if merged else _PairFacts()
+        for kind, recs in (("cats", f.cat_recs), ("tuples", f.tuple_recs)):
+            for r in recs:
+                prov_acc.add(r["lang"], r.get("provenance"), r.get("meta"), kind)
+        crow, trow = cat_rows(f.cat_recs), tuple_rows(f.tuple_recs)
+        for kind, recs, rows, tg in (
+            ("cats", f.cat_recs, crow, f.plan.c_targets),
+            ("tuples", f.tuple_recs, trow, f.plan.t_targets),
+        ):
+            if recs:
+                _write_kind(tmp, kind, recs, rows, tg, w, default=kind == "cats" and not merged)
+        pairs = pf.stats.result(o.keyness) if pf.stats is not None else None
+        stats = compute_stats((), crow, trow, keyness=o.keyness, pairs=pairs)
         lap("records+stats")
-        # CrowS-Pairs / IndiBias CSV (written above)
-        file_notes: dict[str, str] = {}
-        if merged:
-            file_notes[L.RECORD_FILES["pairs"]] = (
-                "biaskit ReleasePair records, one per pair: id, split, bias_type, "
-                "direction, target, source_id, status, views {lang: sent_more, "
-                "sent_less, pair_id, group_more, group_less, provenance, meta}"
-            )
-            file_notes["data/pairs-{dev,test}.parquet"] = "config `pairs`: " + ", ".join(L.pair_columns(pair_langs))
-            file_notes["csv/crows-<lang>-<split>.csv"] = (
-                "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
-            )
-            if indi_views:
-                views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
-                file_notes["csv/indibias-<split>.csv"] = (
-                    "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
-                    "view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
-                    "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
-                )
-        if cat_recs:
-            file_notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
-            file_notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
-            cat_langs = sorted({c["lang"] for c in cat_recs}, key=lambda lg: (lg != "en", lg))
-            for lg in cat_langs:
-                for sp in L.SPLITS:
-                    rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
-                    written_rows[rel] = X.write_stereoset_json(
-                        tmp / rel,
-                        [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
-                        f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"),
-                    )
-            file_notes["stereoset/{dev,test}.json"] = (
-                f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
-                f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it"
-            )
-            for lg in cat_langs[1:]:
-                file_notes[f"stereoset/{{dev,test}}.{lg}.json"] = (
-                    f"the same layout for the '{lg}' CATs (each CAT's `source_id` in cats.jsonl is its source CAT)"
-                )
-        if tuple_recs:
-            file_notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
-            file_notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+        notes = _file_notes(bool(merged), f, pf.n_both)
+        _write_stereoset(tmp, f.cat_recs, o, w.rows)
         lap("csv+json")
-        from ..io import write_json as _wj
-
         _wj(tmp / L.STATS, stats)
-        plots = []
-        if o.plots:
-            plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)]
+        plots = [f"{L.PLOTS_DIR}/{p}" for p in write_plots(stats, tmp / L.PLOTS_DIR)] if o.plots else []
         lap("plots")
-        file_notes[L.STATS] = "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions"
-        file_notes[L.RELEASE_JSON] = "name, version, date, counts, versions, the build command, inputs"
-        file_notes[L.SUMS] = "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)"
-        file_notes[L.CROISSANT] = (
-            "Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
-            "per config, splits, checksums, licence, citation"
-        )
-        data_sha = {fn: record_sha[fn] for fn in L.RECORD_FILES.values() if fn in record_sha}
-        retention = _retention(inp, hist, counts, merge_counts)
-        flags_dropped: Counter[str | None] = inp.flags_dropped  # a flag without a code counts under None
-        limitations = _limitations(n_p, missing_lang, pair_langs, how, merge_counts, prov, o)
-        protocol, protocol_from = _protocol(o, origin_keys, cat_recs)
-        release = {
-            "name": o.name,
-            "version": o.version,
-            "created": created,
-            "format_version": L.FORMAT_VERSION,
-            # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
-            "protocol": protocol,
-            "protocol_from": protocol_from,
-            "schema_version": SCHEMA_VERSION,
-            "biaskit_version": __version__,
-            "license": o.license,
-            "langs": langs,
-            "counts": counts,
-            "split": {
-                "policy": o.split_policy,
-                "dev_fraction": o.dev_fraction,
-                "seed": o.seed,
-                "previous": str(o.previous) if o.previous else None,
-                "unit": "target term",
-                "targets_from": dict(how),
-                **rep,
-            },
-            "data_files": data_sha,
-            "rows": written_rows,
-            "build": {
-                "command": command,
-                "stage_commands": [
-                    r.get("command") for f in hist_files if f.kind == "runlog" for r in f.data if r.get("command")
-                ],
-            },
-            "inputs": [f.as_dict() for f in inp.files],
-            "history": hist,
-            "provenance": prov,
-            "merge": merge_counts,
-            "retention": retention,
-            "flags_dropped": dict(flags_dropped),
-            # e-mail addresses the maintainers wrote into the card themselves (contacts): `release verify`
-            # allows these in the card, croissant.json and here, nowhere else
-            "public_addresses": _public_addresses(human, citation, o),
-        }
-        from ..public import public_obj
-        from ..redact import redact, redact_obj
-
+        notes.update(_FOLDER_NOTES)
+        prov = prov_acc.result()
+        release = _release_json(f, w, pf, prov)
         # user text (card options, commands) masked; paths (commands, --previous) relative or names
         _wj(tmp / L.RELEASE_JSON, redact_obj(public_obj(release, base)))
-        ctx = {
-            "options": {
-                **o.model_dump(),
-                "command": command,
-                "created": created,
-                "citation": citation,
-                "protocol": protocol,
-            },
-            "langs": langs,
-            "counts": counts,
-            "stats": stats,
-            "history": hist,
-            "provenance": prov,
-            "configs": configs,
-            "file_notes": file_notes,
-            "data_sha256": data_sha,
-            "retention": retention,
-            "flags_dropped": dict(flags_dropped),
-            "limitations": limitations,
-            "plots": plots,
-            "biaskit_version": __version__,
-            "split_report": rep,
-            "n_targets": len(set(targets)),
-            "targets_from": ", ".join(f"{v} from {k}" for k, v in how.most_common()) or "CAT/tuple targets",
-        }
+        limitations = _limitations(
+            len(f.plan.p_target), pf.missing_lang, f.pair_langs, f.plan.how, f.merge_counts, prov, o
+        )
+        ctx = _card_context(f, release, w, stats=stats, notes=notes, plots=plots, limitations=limitations)
         # a key pasted into --pretty-name/--citation/--card-text: masked; no path of this machine
-        card = redact(render_card(public_obj(ctx, base), human))
+        card = redact(render_card(public_obj(ctx, base), f.human))
         (tmp / L.README).write_text(card, encoding="utf-8")
-        warnings += [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
+        warnings = [f"{L.README}: {line.strip()[:100]}" for line in card.splitlines() if L.TODO_MARK in line]
         lap("card")
         from .croissant import write_croissant
 
-        write_croissant(tmp, known_sha=record_sha)
+        write_croissant(tmp, known_sha=w.sha)
         if o.hub_ready:
             _refuse_hub_problems(tmp, out)
         lap("croissant")
-        files = write_sums(tmp, known=record_sha)
+        files = write_sums(tmp, known=w.sha)
         lap("sums")
-    return BuildSummary(
-        out=str(out),
-        name=o.name,
-        version=o.version,
-        counts=counts,
-        split={k: v for k, v in rep.items()},
-        files=files,
-        warnings=warnings,
-        seconds=round(time.perf_counter() - t0, 3),
-        timings=tm,
+    return warnings, files
+
+
+def _write_pairs(tmp: Path, merged, f: _Facts, w: _Written, prov_acc, *, pz, base, work: Path) -> _PairFacts:
+    """The pairs, made one at a time while they are written (pairs.jsonl, Parquet, CSV, statistics,
+    provenance in one pass): the release of a large input is written as a stream."""
+    from . import export as X
+    from .stats import PairStats
+
+    plan, pair_langs = f.plan, f.pair_langs
+    pf = _PairFacts(stats=PairStats(work / "stats"))
+    indi = indibias_languages()
+    fn = L.RECORD_FILES["pairs"]
+    by_split = Counter({L.SPLITS[k]: int(n) for k, n in enumerate(np.bincount(plan.p_split, minlength=2))})
+    parquet = {
+        sp: X.PairParquetWriter(tmp / L.parquet_path("pairs", sp), pair_langs) for sp in L.SPLITS if by_split.get(sp)
+    }
+    csvs = X.PairCsvWriter(tmp, pair_langs)
+    by_split_lang: dict[str, Counter] = {sp: Counter() for sp in L.SPLITS}
+    t_names = plan.codes.t_names
+    with _RecordWriter(tmp / fn) as jsonl:
+        for pos, mp in enumerate(merged.records()):
+            sp = L.SPLITS[plan.p_split[pos]]
+            r = _pair_record(mp, t_names[plan.p_target[pos]], sp, pz, base)
+            jsonl.write(r)
+            parquet[sp].add(r)
+            csvs.add(pos, r)
+            pf.stats.add(r)
+            by_split_lang[sp].update(r["views"].keys())
+            pf.missing_lang.update(lg for lg in pair_langs if lg not in mp.views)
+            pf.n_both += all(lg in mp.views for lg in indi)
+            for lg, v in r["views"].items():
+                prov_acc.add(lg, v.get("provenance"), v.get("meta"), "pairs")
+                pf.origin_keys[_origin_key(v.get("provenance"))] += 1
+    w.sha[fn] = jsonl.sha256
+    w.rows[fn] = len(plan.p_target)
+    conf: dict[str, Any] = {
+        "name": "pairs",
+        "default": True,
+        "data_files": {},
+        "splits": {},
+        "features": L.pair_columns(pair_langs),
+    }
+    for sp, writer in parquet.items():  # `datasets` cannot load an empty split: it gets no file and no entry
+        rel = L.parquet_path("pairs", sp)
+        conf["data_files"][sp] = rel
+        conf["splits"][sp] = {"num_examples": by_split[sp], "num_bytes": writer.close()}
+        w.rows[rel] = by_split[sp]
+    w.configs.append(conf)
+    w.rows.update(csvs.close())
+    w.counts["pairs"] = plan.pair_counts(by_split, by_split_lang)
+    return pf
+
+
+def _write_kind(
+    tmp: Path, kind: str, recs: list[dict], rows: list, targets: list[str], w: _Written, *, default: bool
+) -> None:
+    """The CATs' or tuples' record file and Parquet files (one per split that has records)."""
+    from . import export as X
+
+    fn = L.RECORD_FILES[kind]
+    w.sha[fn] = _write_records(tmp / fn, recs)
+    w.rows[fn] = len(recs)
+    write, features = (
+        (X.write_cat_parquet, L.CAT_COLUMNS) if kind == "cats" else (X.write_tuple_parquet, L.TUPLE_COLUMNS)
     )
+    conf: dict[str, Any] = {"name": kind, "default": default, "data_files": {}, "splits": {}, "features": None}
+    by_split = {sp: [i for i, r in enumerate(recs) if r["meta"]["split"] == sp] for sp in L.SPLITS}
+    for sp, idx in by_split.items():
+        if not idx:
+            continue  # `datasets` cannot load an empty split: it gets no file and no config entry
+        rel = L.parquet_path(kind, sp)
+        conf["features"] = features
+        conf["data_files"][sp] = rel
+        conf["splits"][sp] = {"num_examples": len(idx), "num_bytes": write(tmp / rel, [rows[i] for i in idx])}
+        w.rows[rel] = len(idx)
+    w.configs.append(conf)
+    w.counts[kind] = {
+        "records": len(recs),
+        "by_split": {sp: len(ix) for sp, ix in by_split.items()},
+        "targets": len(set(targets)),
+        "targets_by_split": {sp: len({targets[i] for i in ix}) for sp, ix in by_split.items()},
+        "by_split_lang": {sp: dict(Counter(recs[i]["lang"] for i in ix)) for sp, ix in by_split.items()},
+    }
 
 
-class _Codes:
-    """The records' target terms and strata as integer codes, and the records counted per (target,
-    stratum): what the split needs of a release streamed from disk (not a list of every record)."""
-
-    def __init__(self) -> None:
-        self.t_names: list[str] = []
-        self._t: dict[str, int] = {}
-        self.s_names: list[str] = []
-        self._s: dict[str, int] = {}
-        self._n: Counter[tuple[int, int]] = Counter()
-
-    def target(self, t: str) -> int:
-        code = self._t.get(t)
-        if code is None:
-            code = self._t[t] = len(self.t_names)
-            self.t_names.append(t)
-        return code
-
-    def count(self, t_code: int, stratum: str) -> None:
-        s = self._s.get(stratum)
-        if s is None:
-            s = self._s[stratum] = len(self.s_names)
-            self.s_names.append(stratum)
-        self._n[(int(t_code), s)] += 1
-
-    def t_sorted(self) -> list[str]:
-        return sorted(self.t_names)
-
-    def s_sorted(self) -> list[str]:
-        return sorted(self.s_names)
-
-    def matrix(self) -> np.ndarray:
-        """Records per target (rows, :meth:`t_sorted`) and stratum (columns, :meth:`s_sorted`)."""
-        t_row = {t: i for i, t in enumerate(self.t_sorted())}
-        s_col = {st: j for j, st in enumerate(self.s_sorted())}
-        m = np.zeros((len(t_row), len(s_col)), dtype=np.int64)
-        for (t, st), n in self._n.items():
-            m[t_row[self.t_names[t]], s_col[self.s_names[st]]] += n
-        return m
-
-    def splits_of(self, p_target: np.ndarray, p_split: np.ndarray, other_t: list[str], other_splits: list[str]):
-        """--split-policy keep: per target code, the set of splits its records have."""
-        seen: dict[int, set[str]] = {}
-        for t, sp in set(zip(p_target.tolist(), p_split.tolist(), strict=True)):
-            seen.setdefault(t, set()).add(L.SPLITS[sp])
-        for t, sp in zip(other_t, other_splits, strict=True):
-            seen.setdefault(self._t[t], set()).add(sp)
-        return seen
+def _cat_langs(cat_recs: list[dict]) -> list[str]:
+    return sorted({c["lang"] for c in cat_recs}, key=lambda lg: (lg != "en", lg))
 
 
-def _kept_split(rid: str, rec) -> str:
-    """--split-policy keep: a record's own split (``meta.split``, else an earlier release's)."""
-    prov = rec.provenance if isinstance(rec.provenance, dict) else {}
-    sp = (rec.meta or {}).get("split") or prov.get("release_split")
-    if sp not in L.SPLITS:
-        raise InputError(
-            f"record {rid} has no split (meta.split is {sp!r}) but {say('split_policy', 'keep')} needs one.",
-            fix=f"give every record meta.split = dev|test, or {tell('split_policy', 'target')}.",
+def _write_stereoset(tmp: Path, cat_recs: list[dict], o: BuildOptions, rows: dict[str, int]) -> None:
+    """The CATs in StereoSet's JSON layout, per language and split (the first language unsuffixed)."""
+    from . import export as X
+
+    cat_langs = _cat_langs(cat_recs)
+    for lg in cat_langs:
+        for sp in L.SPLITS:
+            rel = L.stereoset_path(sp, None if lg == cat_langs[0] else lg)
+            rows[rel] = X.write_stereoset_json(
+                tmp / rel,
+                [c for c in cat_recs if c["meta"]["split"] == sp and c["lang"] == lg],
+                f"{o.name}-{o.version}" + ("" if lg == cat_langs[0] else f"-{lg}"),
+            )
+
+
+def _file_notes(has_pairs: bool, f: _Facts, n_both: int) -> dict[str, str]:
+    """The card's notes on the record files and their exports (what each holds)."""
+    notes: dict[str, str] = {}
+    if has_pairs:
+        notes[L.RECORD_FILES["pairs"]] = (
+            "biaskit ReleasePair records, one per pair: id, split, bias_type, "
+            "direction, target, source_id, status, views {lang: sent_more, "
+            "sent_less, pair_id, group_more, group_less, provenance, meta}"
         )
-    return sp
+        notes["data/pairs-{dev,test}.parquet"] = "config `pairs`: " + ", ".join(L.pair_columns(f.pair_langs))
+        notes["csv/crows-<lang>-<split>.csv"] = (
+            "CrowS-Pairs columns " + ",".join(L.CROWS_COLUMNS) + " (first column: the pair's row in pairs.jsonl)"
+        )
+        indi = indibias_languages()
+        if all(lg in f.pair_langs for lg in indi):  # the IndiBias CSV's languages are all released
+            views = " and ".join(("an " if name_of(lg)[:1] in "AEIOU" else "a ") + name_of(lg) for lg in indi)
+            notes["csv/indibias-<split>.csv"] = (
+                "IndiBias columns " + ",".join(L.INDIBIAS_COLUMNS) + f" ({n_both} pairs with both {views} "
+                "view; index = the pair's row in pairs.jsonl; as in IndiBias, the *_more* columns "
+                "hold S1 and the *_less* columns S2, so an antistereo pair's sent_less is in the *_more* columns)"
+            )
+    if f.cat_recs:
+        notes[L.RECORD_FILES["cats"]] = "biaskit CAT records (meta.split = dev|test)"
+        notes["data/cats-{dev,test}.parquet"] = "config `cats`: " + ", ".join(L.CAT_COLUMNS)
+        cat_langs = _cat_langs(f.cat_recs)
+        notes["stereoset/{dev,test}.json"] = (
+            f"StereoSet's original JSON layout (version, data.intrasentence, data.intersentence), the "
+            f"'{cat_langs[0]}' CATs: `evaluation.py` of the StereoSet repository reads it"
+        )
+        for lg in cat_langs[1:]:
+            notes[f"stereoset/{{dev,test}}.{lg}.json"] = (
+                f"the same layout for the '{lg}' CATs (each CAT's `source_id` in cats.jsonl is its source CAT)"
+            )
+    if f.tuple_recs:
+        notes[L.RECORD_FILES["tuples"]] = "biaskit BiasTuple records (meta.split = dev|test)"
+        notes["data/tuples-{dev,test}.parquet"] = "config `tuples`: " + ", ".join(L.TUPLE_COLUMNS)
+    return notes
 
 
-def _kept_splits(codes: _Codes, merged, p_target, p_split, other_t, other_splits, other_ids) -> dict[str, str]:
-    """--split-policy keep: each target's split; a target whose records are in both splits is refused
-    (:func:`.split.refuse_leaks`: the first such target, and a record of it in each split)."""
-    seen = codes.splits_of(p_target, p_split, other_t, other_splits)
-    leaks = sorted(codes.t_names[t] for t, sps in seen.items() if len(sps) > 1)
-    if not leaks:
-        return {codes.t_names[t]: next(iter(sps)) for t, sps in seen.items()}
-    first, t_code = leaks[0], codes._t[leaks[0]]
-    ex: dict[str, str] = {}
-    rows = np.flatnonzero(p_target == t_code)
-    if len(rows):
-        want = set(rows.tolist())
-        for pos, mp in enumerate(merged.records(primary_only=True)):
-            if pos in want:
-                ex.setdefault(L.SPLITS[p_split[pos]], mp.id)
-    for t, sp, rid in zip(other_t, other_splits, other_ids, strict=True):
-        if t == first:
-            ex.setdefault(sp, rid)
-    refuse_leaks([first] * len(ex), list(ex), list(ex.values()), n_leaks=len(leaks))
-    return {}  # not reached: refuse_leaks raised
+_FOLDER_NOTES = {
+    L.STATS: "statistics (counts, sentence lengths, vocabulary, keyness) with their definitions",
+    L.RELEASE_JSON: "name, version, date, counts, versions, the build command, inputs",
+    L.SUMS: "SHA-256 of every other file (`sha256sum -c SHA256SUMS`)",
+    L.CROISSANT: "Croissant 1.1 metadata (MLCommons) with the datasheet's RAI fields: record sets "
+    "per config, splits, checksums, licence, citation",
+}
+
+
+def _release_json(f: _Facts, w: _Written, pf: _PairFacts, prov: dict[str, Any]) -> dict[str, Any]:
+    """``release.json`` (before its text is made public)."""
+    o, plan = f.o, f.plan
+    protocol, protocol_from = _protocol(o, pf.origin_keys, f.cat_recs)
+    return {
+        "name": o.name,
+        "version": o.version,
+        "created": f.created,
+        "format_version": L.FORMAT_VERSION,
+        # the paper protocol `biaskit evaluate` follows by default on this release (docs/fidelity.md)
+        "protocol": protocol,
+        "protocol_from": protocol_from,
+        "schema_version": SCHEMA_VERSION,
+        "biaskit_version": __version__,
+        "license": o.license,
+        "langs": f.langs,
+        "counts": w.counts,
+        "split": {
+            "policy": o.split_policy,
+            "dev_fraction": o.dev_fraction,
+            "seed": o.seed,
+            "previous": str(o.previous) if o.previous else None,
+            "unit": "target term",
+            "targets_from": dict(plan.how),
+            **plan.report,
+        },
+        "data_files": {fn: w.sha[fn] for fn in L.RECORD_FILES.values() if fn in w.sha},
+        "rows": w.rows,
+        "build": {
+            "command": f.command,
+            "stage_commands": [
+                r.get("command") for h in f.hist_files if h.kind == "runlog" for r in h.data if r.get("command")
+            ],
+        },
+        "inputs": [x.as_dict() for x in f.inp.files],
+        "history": f.hist,
+        "provenance": prov,
+        "merge": f.merge_counts,
+        "retention": _retention(f.inp, f.hist, w.counts, f.merge_counts),
+        "flags_dropped": dict(f.inp.flags_dropped),  # a flag without a code counts under None
+        # e-mail addresses the maintainers wrote into the card themselves (contacts): `release verify`
+        # allows these in the card, croissant.json and here, nowhere else
+        "public_addresses": _public_addresses(f.human, f.citation, o),
+    }
+
+
+def _card_context(
+    f: _Facts,
+    release: dict[str, Any],
+    w: _Written,
+    *,
+    stats: dict,
+    notes: dict[str, str],
+    plots: list[str],
+    limitations: list[str],
+) -> dict[str, Any]:
+    """What :func:`.card.render_card` reads (before its text is made public)."""
+    return {
+        "options": {
+            **f.o.model_dump(),
+            "command": f.command,
+            "created": f.created,
+            "citation": f.citation,
+            "protocol": release["protocol"],
+        },
+        "langs": f.langs,
+        "counts": w.counts,
+        "stats": stats,
+        "history": f.hist,
+        "provenance": release["provenance"],
+        "configs": w.configs,
+        "file_notes": notes,
+        "data_sha256": release["data_files"],
+        "retention": release["retention"],
+        "flags_dropped": release["flags_dropped"],
+        "limitations": limitations,
+        "plots": plots,
+        "biaskit_version": __version__,
+        "split_report": f.plan.report,
+        "n_targets": len(set(f.plan.codes.t_names)),
+        "targets_from": ", ".join(f"{v} from {k}" for k, v in f.plan.how.most_common()) or "CAT/tuple targets",
+    }
 
 
 def _refuse_hub_problems(tmp: Path, out: Path) -> None:
@@ -850,106 +753,82 @@ def _pair_record(mp, target: str, split: str, pz=None, base: str | Path | None =
 
 
 def _retention(inp, hist: dict, counts: dict, merge_counts: dict) -> list[dict]:
-    rows: list[dict] = []
-    for g in hist["generation"]:
-        rows.append(
-            {
-                "stage": f"generated ({g['label']})",
-                "records": g["rows"],
-                "detail": f"{g['jobs']} LLM jobs, {g['runs']} run(s)",
-                "source": g["file"],
-            }
-        )
-    for r in hist["records"]:
-        rows.append(
-            {
-                "stage": r["label"],
-                "records": r["records"],
-                "detail": ", ".join(f"{k} {v}" for k, v in r["by_status"].items()),
-                "source": r["file"],
-            }
-        )
-    for a in hist["adapt"]:
-        rows.append(
-            {
-                "stage": "CrowS-Pairs adaptation",
-                "records": a.get("kept"),
-                "detail": f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
-                "source": a["file"],
-            }
-        )
-    for c in hist["check"]:
-        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
-        rows.append(
-            {
-                "stage": "checked",
-                "records": c["pairs"],
-                "detail": f"{c['passed']} passed, {c['flagged']} flagged{views}",
-                "source": c["file"],
-            }
-        )
-    for a in hist["apply"]:
-        detail = ", ".join(
-            f"{k.replace('_', ' ')} {a[k]}"
-            for k in ("records", "rejected", "needs_adjudication", "not_annotated", "needs_review", "not_reviewed")
-            if a.get(k) is not None
-        )
-        rows.append({"stage": "validated", "records": a.get("accepted"), "detail": detail, "source": a["file"]})
-    for d in hist["apply_dropped"] + hist["translation_dropped"]:
-        rows.append(
-            {
-                "stage": f"not validated ({d['label']})",
-                "records": d["records"],
-                "detail": ", ".join(f"{k} {v}" for k, v in d["by_status"].items()),
-                "source": d["file"],
-            }
-        )
+    """The card's retention table: what each stage kept, from the stage reports (generation, earlier
+    records, adaptation, check, validation and what it dropped), the input files read, and the release."""
+    rows = _stage_rows(hist)
     if not any(r["stage"].startswith("generated") for r in rows):
-        rows.insert(
-            0,
-            {"stage": "generated", "records": None, "detail": "no generation run log given", "source": L.NOT_RECORDED},
-        )
+        rows.insert(0, _row("generated", None, "no generation run log given", L.NOT_RECORDED))
     if not hist["check"]:
-        rows.append(
-            {"stage": "checked", "records": None, "detail": "no checker output given", "source": L.NOT_RECORDED}
-        )
+        rows.append(_row("checked", None, "no checker output given", L.NOT_RECORDED))
     if not hist["apply"]:
-        rows.append(
-            {
-                "stage": "validated",
-                "records": None,
-                "detail": "no `annotate apply` summary given",
-                "source": L.NOT_RECORDED,
-            }
-        )
-    for f in inp.files:
-        ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
-        views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
-        rows.append(
-            {
-                "stage": f"read for release ({f.kind})",
-                "records": f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
-                "detail": views
-                + (f"not released (views): {ex}" if ex and views else f"not released: {ex}" if ex else "all kept")
-                + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
-                "source": Path(f.path).name,
-            }
-        )
+        rows.append(_row("validated", None, "no `annotate apply` summary given", L.NOT_RECORDED))
+    rows += [_input_row(f) for f in inp.files]
     for kind, c in counts.items():
+        dup = merge_counts.get("duplicates") if kind == "pairs" else 0
+        detail = ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
         rows.append(
-            {
-                "stage": f"released ({kind})",
-                "records": c["records"],
-                "detail": ", ".join(f"{sp} {n}" for sp, n in c["by_split"].items())
-                + (
-                    f"; {merge_counts['duplicates']} duplicate language views dropped"
-                    if kind == "pairs" and merge_counts.get("duplicates")
-                    else ""
-                ),
-                "source": "this release",
-            }
+            _row(
+                f"released ({kind})",
+                c["records"],
+                detail + (f"; {dup} duplicate language views dropped" if dup else ""),
+                "this release",
+            )
         )
     return rows
+
+
+def _row(stage: str, records: Any, detail: str, source: str) -> dict[str, Any]:
+    return {"stage": stage, "records": records, "detail": detail, "source": source}
+
+
+def _statuses(by_status: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in by_status.items())
+
+
+_APPLY_DETAIL = ("records", "rejected", "needs_adjudication", "not_annotated", "needs_review", "not_reviewed")
+
+
+def _stage_rows(hist: dict) -> list[dict]:
+    """One retention row per stage report, in the pipeline's order."""
+    rows = [
+        _row(f"generated ({g['label']})", g["rows"], f"{g['jobs']} LLM jobs, {g['runs']} run(s)", g["file"])
+        for g in hist["generation"]
+    ]
+    rows += [_row(r["label"], r["records"], _statuses(r["by_status"]), r["file"]) for r in hist["records"]]
+    rows += [
+        _row(
+            "CrowS-Pairs adaptation",
+            a.get("kept"),
+            f"read {a.get('read')}, flagged {a.get('flagged')}, dropped {a.get('dropped')}",
+            a["file"],
+        )
+        for a in hist["adapt"]
+    ]
+    for c in hist["check"]:
+        views = f" ({c['views']} language views)" if c.get("views", c["pairs"]) != c["pairs"] else ""
+        rows.append(_row("checked", c["pairs"], f"{c['passed']} passed, {c['flagged']} flagged{views}", c["file"]))
+    for a in hist["apply"]:
+        detail = ", ".join(f"{k.replace('_', ' ')} {a[k]}" for k in _APPLY_DETAIL if a.get(k) is not None)
+        rows.append(_row("validated", a.get("accepted"), detail, a["file"]))
+    rows += [
+        _row(f"not validated ({d['label']})", d["records"], _statuses(d["by_status"]), d["file"])
+        for d in hist["apply_dropped"] + hist["translation_dropped"]
+    ]
+    return rows
+
+
+def _input_row(f) -> dict[str, Any]:
+    """The retention row of one input file: what was read and what was not released."""
+    ex = ", ".join(f"{k} {v}" for k, v in f.excluded.items())
+    views = f"{f.records} language views; " if f.kind == "pairs" and f.pairs != f.records else ""
+    return _row(
+        f"read for release ({f.kind})",
+        f.pairs if f.kind == "pairs" and f.pairs is not None else f.records,
+        views
+        + (f"not released (views): {ex}" if ex and views else f"not released: {ex}" if ex else "all kept")
+        + (f"; {f.skipped_invalid} invalid skipped" if f.skipped_invalid else ""),
+        Path(f.path).name,
+    )
 
 
 def _limitations(n_pairs: int, missing: Counter, langs, how: Counter, merge_counts, prov, o: BuildOptions) -> list[str]:

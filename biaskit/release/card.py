@@ -125,19 +125,45 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str:
-    """The card's text from the build context (see :func:`biaskit.release.build.build_release`)."""
-    human = human or {}
+    """The card's text from the build context (see :func:`biaskit.release.build.build_release`): the YAML
+    header, the introduction, the structure, the datasheet, the data statement, statistics, limitations
+    and citation, each section from its own function; ``human``: the sections people wrote
+    (:func:`read_card_text`)."""
     o = ctx["options"]
-    name, version = o["name"], o["version"]
-    pretty = o.get("pretty_name") or name
-    langs = ctx["langs"]
-    counts = ctx["counts"]
-    stats = ctx["stats"]
-    hist = ctx["history"]
-    prov = ctx["provenance"]
+    sec = _Sections(human or {})
+    kinds_txt = ", ".join(f"{c['records']} {k}" for k, c in ctx["counts"].items())
+    parts: list[str] = [_yaml(_card_meta(ctx)), f"# {o.get('pretty_name') or o['name']}\n", *_intro(ctx, kinds_txt)]
+    parts.append(sec("Summary", "", "what the dataset measures and for whom, in two or three sentences.", 2))
+    parts.append(sec("Dataset structure", _structure(ctx), None, 2))
+    parts += _datasheet(ctx, sec, kinds_txt)
+    parts += _data_statement(ctx, sec)
+    parts += _closing(ctx, sec)
+    return "\n".join(parts)
+
+
+class _Sections:
+    """``sec(title, auto, ask, level)``: a section of the card: what the build computed (``auto``), then
+    what people wrote under that heading (``--card-text``), else a placeholder asking for it (``ask``)."""
+
+    def __init__(self, human: dict[str, str]):
+        self.human = human
+
+    def __call__(self, title: str, auto: str, ask: str | None = None, level: int = 3) -> str:
+        text = self.human.get(title.lower())
+        body = auto.strip()
+        if text:
+            body = (body + "\n\n" if body else "") + text
+        elif ask:
+            body = (body + "\n\n" if body else "") + todo(ask)
+        return f"{'#' * level} {title}\n\n{body}\n"
+
+
+def _card_meta(ctx: dict[str, Any]) -> dict[str, Any]:
+    """The card's YAML header (the Hub's dataset card metadata)."""
+    o, langs, counts = ctx["options"], ctx["langs"], ctx["counts"]
     n_total = sum(counts[k]["records"] for k in counts)
-    meta = {
-        "pretty_name": pretty,
+    return {
+        "pretty_name": o.get("pretty_name") or o["name"],
         "license": o.get("license") or "unknown",
         "language": langs,
         "multilinguality": "monolingual" if len(langs) == 1 else "multilingual",
@@ -151,32 +177,27 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
         "configs": ctx["configs"],
     }
 
-    def section(title: str, auto: str, ask: str | None = None, level: int = 3) -> str:
-        h = "#" * level
-        text = human.get(title.lower())
-        body = auto.strip()
-        if text:
-            body = (body + "\n\n" if body else "") + text
-        elif ask:
-            body = (body + "\n\n" if body else "") + todo(ask)
-        return f"{h} {title}\n\n{body}\n"
 
-    parts: list[str] = [_yaml(meta), f"# {pretty}\n"]
-    kinds_txt = ", ".join(f"{counts[k]['records']} {k}" for k in counts)
-    parts.append(
-        f"Version {version} of `{name}` ({o['created']}): {kinds_txt} in {', '.join(langs)}, split into "
-        f"`dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
+def _intro(ctx: dict[str, Any], kinds_txt: str) -> list[str]:
+    """What the release is, and the evaluation protocol it records."""
+    o = ctx["options"]
+    parts = [
+        f"Version {o['version']} of `{o['name']}` ({o['created']}): {kinds_txt} in {', '.join(ctx['langs'])}, "
+        f"split into `dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
         f"{ctx['biaskit_version']} from the records and stage reports listed under *Collection process*; "
         "`release.json` has the exact command.\n"
-    )
+    ]
     if o.get("protocol"):
         parts.append(
             f"Evaluation protocol: `{o['protocol']}` (`biaskit evaluate` scores this release the way that "
             "paper did unless told otherwise; docs/fidelity.md).\n"
         )
-    parts.append(section("Summary", "", "what the dataset measures and for whom, in two or three sentences.", 2))
+    return parts
 
-    # ---------------------------------------------------------------- structure
+
+def _structure(ctx: dict[str, Any]) -> str:
+    """Splits per kind and language, the files, and how to load and score the release."""
+    langs, counts = ctx["langs"], ctx["counts"]
     rows = []
     for kind, c in counts.items():
         for sp in ("dev", "test"):
@@ -185,11 +206,11 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
                 + [c["by_split_lang"].get(sp, {}).get(lg, 0) for lg in langs]
             )
     files = "\n".join(f"- `{f}`: {d}" for f, d in ctx["file_notes"].items())
-    auto = (
+    return (
         "Splits (records, target terms, and language views per split):\n\n"
         + _table(["kind", "split", "records", "targets"] + [f"{lg} views" for lg in langs], rows)
         + "\n\n"
-        + _split_shares(ctx.get("split_report") or {}, o)
+        + _split_shares(ctx.get("split_report") or {}, ctx["options"])
         + " There is no training split: like StereoSet, the data is for measuring models, not for training "
         "them.\n\nFiles:\n\n"
         + files
@@ -199,17 +220,61 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
         "`biaskit evaluate pairs --data DIR --split test --lang LANG --model MODEL --out OUT`. The CSV files "
         "in `csv/` keep the original CrowS-Pairs and IndiBias columns so that their scripts run unchanged."
     )
-    parts.append(section("Dataset structure", auto, None, 2))
 
-    # ---------------------------------------------------------------- datasheet
-    parts.append("## Datasheet\n\nFollowing *Datasheets for Datasets* (Gebru et al., 2021).\n")
-    parts.append(
-        section(
+
+def _datasheet(ctx: dict[str, Any], sec: _Sections, kinds_txt: str) -> list[str]:
+    """The datasheet's sections (Gebru et al., 2021)."""
+    o = ctx["options"]
+    sums = ", ".join(f"`{f}` {s[:16]}…" for f, s in ctx["data_sha256"].items())
+    return [
+        "## Datasheet\n\nFollowing *Datasheets for Datasets* (Gebru et al., 2021).\n",
+        sec(
             "Motivation",
             "",
             "for what purpose was the dataset created; who created it, on behalf of whom, and who funded it?",
-        )
-    )
+        ),
+        sec(
+            "Composition",
+            _composition(ctx, kinds_txt),
+            "is any information missing from instances, are there "
+            "known errors or redundancies, does the data identify "
+            "people?",
+        ),
+        sec(
+            "Collection process",
+            _collection(ctx["history"], ctx["provenance"]),
+            "who took part in the collection (students, crowd workers, experts), how were they "
+            "recruited and paid, over what timeframe, and was there an ethical review?",
+        ),
+        sec("Preprocessing, cleaning and labelling", _cleaning(ctx["history"], ctx), None),
+        sec(
+            "Uses",
+            "Intended: measuring social bias in language models (CrowS-Pairs / IndiBias bias "
+            "scores on minimal pairs, StereoSet LMS/SS/ICAT on CATs) on the `test` split, with "
+            "`dev` for any choices made before (prompts, thresholds). Not intended: training "
+            "or fine-tuning models, or judging individuals.",
+            "other tasks the dataset has been or could be used for, and uses to avoid.",
+        ),
+        sec(
+            "Distribution",
+            f"License: {o.get('license') or NOT_RECORDED}. Version {o['version']}; "
+            f"`SHA256SUMS` lists every file (`sha256sum -c SHA256SUMS`); data files: "
+            f"{sums}.",
+            "where and how the dataset is distributed (hub repository, DOI), and any restrictions."
+            if not o.get("license")
+            else None,
+        ),
+        sec(
+            "Maintenance",
+            "Versions are compared record by record with "
+            "`biaskit release diff OLD NEW` (added, removed and changed ids).",
+            "who maintains the dataset, how to contact them, how errata are reported and how often it is updated.",
+        ),
+    ]
+
+
+def _composition(ctx: dict[str, Any], kinds_txt: str) -> str:
+    """What an instance is, the pairs per bias type and direction, the target terms."""
     comp = [
         f"Instances: {kinds_txt}. A minimal pair is two sentences that differ only in the group they mention; "
         "`sent_more` is about the more disadvantaged group, and `direction` says whether it states "
@@ -217,10 +282,10 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
         "(`views` in `pairs.jsonl`, `*_en`/`*_hi` columns in the Parquet files).",
         "The data states stereotypes about social groups on purpose: it can be offensive or upsetting.",
     ]
+    stats, langs = ctx["stats"], ctx["langs"]
     if "pairs" in stats:
-        p = stats["pairs"]
         bt: dict[tuple[str, str], dict[str, int]] = {}
-        for r in p["counts"]:
+        for r in stats["pairs"]["counts"]:
             key = (r["bias_type"], r["direction"])
             bt.setdefault(key, {}).setdefault(r["lang"], 0)
             bt[key][r["lang"]] += r["n"]
@@ -231,75 +296,48 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
                 [[b, d] + [v.get(lg, 0) for lg in langs] for (b, d), v in sorted(bt.items())],
             )
         )
-    lim = ctx["limitations"]
     comp.append(f"Target terms: {ctx['n_targets']} ({ctx['targets_from']}).")
-    parts.append(
-        section(
-            "Composition",
-            "\n\n".join(comp),
-            "is any information missing from instances, are there "
-            "known errors or redundancies, does the data identify "
-            "people?",
-        )
-    )
-    parts.append(
-        section(
-            "Collection process",
-            _collection(hist, prov, ctx),
-            "who took part in the collection (students, crowd workers, experts), how were they "
-            "recruited and paid, over what timeframe, and was there an ethical review?",
-        )
-    )
-    parts.append(section("Preprocessing, cleaning and labelling", _cleaning(hist, ctx), None))
-    parts.append(
-        section(
-            "Uses",
-            "Intended: measuring social bias in language models (CrowS-Pairs / IndiBias bias "
-            "scores on minimal pairs, StereoSet LMS/SS/ICAT on CATs) on the `test` split, with "
-            "`dev` for any choices made before (prompts, thresholds). Not intended: training "
-            "or fine-tuning models, or judging individuals.",
-            "other tasks the dataset has been or could be used for, and uses to avoid.",
-        )
-    )
-    sums = ", ".join(f"`{f}` {s[:16]}…" for f, s in ctx["data_sha256"].items())
-    parts.append(
-        section(
-            "Distribution",
-            f"License: {o.get('license') or NOT_RECORDED}. Version {version}; "
-            f"`SHA256SUMS` lists every file (`sha256sum -c SHA256SUMS`); data files: "
-            f"{sums}.",
-            "where and how the dataset is distributed (hub repository, DOI), and any restrictions."
-            if not o.get("license")
-            else None,
-        )
-    )
-    parts.append(
-        section(
-            "Maintenance",
-            "Versions are compared record by record with "
-            "`biaskit release diff OLD NEW` (added, removed and changed ids).",
-            "who maintains the dataset, how to contact them, how errata are reported and how often it is updated.",
-        )
-    )
+    return "\n\n".join(comp)
 
-    # ---------------------------------------------------------------- data statement
-    parts.append("## Data statement\n\nFollowing *Data Statements for NLP* (Bender & Friedman, 2018).\n")
-    parts.append(
-        section(
+
+def _data_statement(ctx: dict[str, Any], sec: _Sections) -> list[str]:
+    """The data statement's sections (Bender & Friedman, 2018)."""
+    gb = ctx["provenance"].get("generated_between")
+    return [
+        "## Data statement\n\nFollowing *Data Statements for NLP* (Bender & Friedman, 2018).\n",
+        sec(
             "Curation rationale",
             "Records were kept when they were validated (status `accepted` from "
             "`biaskit annotate apply`, or read from a published dataset) and not "
             "flagged by the minimal-pair checker; see *Preprocessing*.",
             "why these texts, groups and bias types were chosen.",
-        )
-    )
-    parts.append(
-        section(
+        ),
+        sec(
             "Language variety",
-            "BCP-47: " + ", ".join(langs) + ".",
+            "BCP-47: " + ", ".join(ctx["langs"]) + ".",
             "the variety of each language (e.g. en-IN Indian English, hi-Deva standard Hindi).",
-        )
-    )
+        ),
+        sec(
+            "Speaker demographic",
+            _speakers(ctx["provenance"]),
+            "who wrote the texts (age, gender, native language, region) where people did.",
+        ),
+        sec(
+            "Annotator demographic",
+            _annotators(ctx["history"], ctx["provenance"]),
+            "annotators' age, gender, native language, region, training and pay.",
+        ),
+        sec(
+            "Speech situation",
+            (f"Generated between {gb[0]} and {gb[1]}." if gb else ""),
+            "when and where the texts were written, for what audience, spontaneous or edited.",
+        ),
+        sec("Text characteristics", _text_chars(ctx["stats"]), None),
+    ]
+
+
+def _speakers(prov: dict[str, Any]) -> str:
+    """Who wrote the released text, from the records' provenance."""
     speakers = []
     wb = [w for w in prov.get("written_by") or [] if w.get("written_by") != NOT_RECORDED]
     if wb:
@@ -315,62 +353,43 @@ def render_card(ctx: dict[str, Any], human: dict[str, str] | None = None) -> str
             + ", ".join(f"{e['engine']} ({e['released']} {e['lang']} views)" for e in prov["mt_engines"])
             + ", reviewed by people."
         )
-    parts.append(
-        section(
-            "Speaker demographic",
-            " ".join(speakers) or f"Writers: {NOT_RECORDED}.",
-            "who wrote the texts (age, gender, native language, region) where people did.",
-        )
-    )
+    return " ".join(speakers) or f"Writers: {NOT_RECORDED}."
+
+
+def _annotators(hist: dict[str, Any], prov: dict[str, Any]) -> str:
+    """The annotators per stage (counts; they are pseudonymous)."""
     ann = [f"{a['label']}: {a['n_annotators']} annotators" for a in hist["agreement"]]
     if prov.get("translation_reviewers"):
         ann.append(f"translation review: {prov['translation_reviewers']} reviewers")
     ann += [_people_per_record(v) for v in prov.get("validation") or []]
-    parts.append(
-        section(
-            "Annotator demographic",
-            ("Annotators per stage (pseudonymous): " + "; ".join(ann) + ".") if ann else f"Annotators: {NOT_RECORDED}.",
-            "annotators' age, gender, native language, region, training and pay.",
-        )
-    )
-    gb = prov.get("generated_between")
-    parts.append(
-        section(
-            "Speech situation",
-            (f"Generated between {gb[0]} and {gb[1]}." if gb else ""),
-            "when and where the texts were written, for what audience, spontaneous or edited.",
-        )
-    )
-    parts.append(section("Text characteristics", _text_chars(stats), None))
+    return ("Annotators per stage (pseudonymous): " + "; ".join(ann) + ".") if ann else f"Annotators: {NOT_RECORDED}."
 
-    # ---------------------------------------------------------------- stats, limitations, citation
+
+def _closing(ctx: dict[str, Any], sec: _Sections) -> list[str]:
+    """Statistics (and plots), known limitations, citation."""
     plots = "\n".join(f"![{Path(p).stem}]({p})" for p in ctx["plots"])
-    parts.append(
-        section(
+    lim = ctx["limitations"]
+    cit = ctx["options"].get("citation")
+    return [
+        sec(
             "Statistics",
             "Counts, sentence lengths, vocabulary and keyness are in `stats.json` (definitions included).\n\n" + plots,
             None,
             2,
-        )
-    )
-    parts.append(
-        section(
+        ),
+        sec(
             "Known limitations",
             "\n".join(f"- {x}" for x in lim) if lim else "",
             "limitations the maintainers know of (coverage of groups, translation artefacts, annotator pool).",
             2,
-        )
-    )
-    cit = o.get("citation")
-    parts.append(
-        section(
+        ),
+        sec(
             "Citation",
             f"```bibtex\n{cit.strip()}\n```" if cit else "",
             "the BibTeX entry to cite this dataset." if not cit else None,
             2,
-        )
-    )
-    return "\n".join(parts)
+        ),
+    ]
 
 
 def _split_shares(rep: dict, o: dict) -> str:
@@ -400,17 +419,29 @@ def _split_shares(rep: dict, o: dict) -> str:
     )
 
 
-def _collection(hist: dict, prov: dict, ctx: dict) -> str:
-    out = []
+def _collection(hist: dict, prov: dict) -> str:
+    """The collection process from the records' provenance and the stage reports: sources, LLM
+    generation, machine translation, annotation and agreement."""
+    out = _sources(prov) + _generation(hist, prov) + _translation(hist, prov) + _agreement(hist, prov)
+    return "\n\n".join(out)
+
+
+def _sources(prov: dict) -> list[str]:
     src = prov.get("written_by") or prov.get("sources") or []
-    if src:
-        out.append(
-            "Sources of the released views:\n\n"
-            + _table(
-                ["lang", "source", "written by", "views"],
-                [[s["lang"], s["source"], s.get("written_by", NOT_RECORDED), s["records"]] for s in src],
-            )
+    if not src:
+        return []
+    return [
+        "Sources of the released views:\n\n"
+        + _table(
+            ["lang", "source", "written by", "views"],
+            [[s["lang"], s["source"], s.get("written_by", NOT_RECORDED), s["records"]] for s in src],
         )
+    ]
+
+
+def _generation(hist: dict, prov: dict) -> list[str]:
+    """The LLM generation runs (run logs) and the generation the released records carry."""
+    out = []
     gens = hist["generation"]
     if gens:
         out.append(
@@ -440,6 +471,12 @@ def _collection(hist: dict, prov: dict, ctx: dict) -> str:
         )
     elif not gens:
         out.append(f"LLM generation: {NOT_RECORDED} (no generation provenance on the records and no run log given).")
+    return out
+
+
+def _translation(hist: dict, prov: dict) -> list[str]:
+    """Machine translation: each review report's engines and win rates, else the records' engines."""
+    out = []
     for t in hist["translation"]:
         rows = [
             [e, r.get("candidates_shown"), r.get("final_wins"), r.get("final_win_rate"), r.get("reviewer_choice_rate")]
@@ -459,39 +496,43 @@ def _collection(hist: dict, prov: dict, ctx: dict) -> str:
             + ", ".join(f"{e['engine']} ({e['released']})" for e in prov["mt_engines"])
             + "."
         )
-    if hist["agreement"]:
-        out.append(
-            "Annotation and agreement per stage (annotators are pseudonymous):\n\n"
-            + _table(
-                ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
-                [
-                    [
-                        a["label"],
-                        a["n_annotators"],
-                        a["n_items"],
-                        a["n_judgments"],
-                        a["krippendorff_alpha"],
-                        a["fleiss_kappa"],
-                        a["percent_agreement"],
-                    ]
-                    for a in hist["agreement"]
-                ],
-            )
-        )
-        for a in hist["agreement"]:
-            if a["annotators"]:
-                out.append(
-                    f"{a['label']}, items per annotator: "
-                    + ", ".join(f"{x['annotator']} {x['n_items']}" for x in a["annotators"])
-                    + "."
-                )
-    else:
+    return out
+
+
+def _agreement(hist: dict, prov: dict) -> list[str]:
+    """Annotation and agreement per stage (pseudonymous annotators), or what the records carry."""
+    if not hist["agreement"]:
         n = prov.get("annotated_records") or 0
-        out.append(
+        return [
             f"Agreement per stage: {NOT_RECORDED} (no `annotate agreement` report given)"
             + (f"; {n} released views carry their annotation (votes, annotators) in `meta.annotation`." if n else ".")
+        ]
+    out = [
+        "Annotation and agreement per stage (annotators are pseudonymous):\n\n"
+        + _table(
+            ["stage", "annotators", "items", "judgments", "Krippendorff's alpha", "Fleiss' kappa", "% agreement"],
+            [
+                [
+                    a["label"],
+                    a["n_annotators"],
+                    a["n_items"],
+                    a["n_judgments"],
+                    a["krippendorff_alpha"],
+                    a["fleiss_kappa"],
+                    a["percent_agreement"],
+                ]
+                for a in hist["agreement"]
+            ],
         )
-    return "\n\n".join(out)
+    ]
+    for a in hist["agreement"]:
+        if a["annotators"]:
+            out.append(
+                f"{a['label']}, items per annotator: "
+                + ", ".join(f"{x['annotator']} {x['n_items']}" for x in a["annotators"])
+                + "."
+            )
+    return out
 
 
 def _latest_cat_retention(hist: dict) -> list[dict]:

@@ -20,6 +20,7 @@ what the build already wrote, so it describes whatever configs the release has (
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -194,20 +195,40 @@ def _record_set(config: dict, features: list[str], fileset: str) -> dict:
 
 
 def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = None) -> dict[str, Any]:
-    """The Croissant JSON-LD of the release folder ``folder`` (its README.md and release.json written)."""
+    """The Croissant JSON-LD of the release folder ``folder`` (its README.md and release.json written):
+    the dataset's fields, its RAI fields, its files and its record sets."""
     from ..io import read_json, sha256_file
     from .meta import card_front_matter
 
     folder = Path(folder)
-    known_sha = known_sha or {}
+    known = known_sha or {}
     meta = read_json(folder / L.RELEASE_JSON)
     card = (folder / L.README).read_text(encoding="utf-8")
     fm = card_front_matter(card) or {}
     secs = sections(card)
+    dist, record_sets, splits_seen = _distribution(folder, fm, lambda rel: known.get(rel) or sha256_file(folder / rel))
+    md = _dataset(meta, fm, card, secs)
+    md.update(_rai(secs, meta.get("provenance") or {}))
+    md["distribution"] = dist
+    md["recordSet"] = [_splits_record_set(splits_seen), *record_sets]
+    return md
 
-    def sha(rel: str) -> str:
-        return known_sha.get(rel) or sha256_file(folder / rel)
 
+def _file_object(rel: str, fmt: str, sha256: str, description: str) -> dict[str, Any]:
+    return {
+        "@type": "cr:FileObject",
+        "@id": rel,
+        "name": rel,
+        "contentUrl": rel,
+        "encodingFormat": fmt,
+        "sha256": sha256,
+        "description": description,
+    }
+
+
+def _distribution(folder: Path, fm: dict, sha: Callable[[str], str]) -> tuple[list[dict], list[dict], list[str]]:
+    """``(files, record sets, splits)``: each config's Parquet files (a file set and a record set per
+    config), then the record files; the splits in the order the configs name them."""
     features = {
         c.get("config_name"): [f["name"] for f in c.get("features") or []] for c in fm.get("dataset_info") or []
     }
@@ -218,18 +239,7 @@ def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = No
         name = conf["config_name"]
         paths = [d["path"] for d in conf.get("data_files") or []]
         splits_seen += [d["split"] for d in conf.get("data_files") or [] if d["split"] not in splits_seen]
-        for rel in paths:
-            dist.append(
-                {
-                    "@type": "cr:FileObject",
-                    "@id": rel,
-                    "name": rel,
-                    "contentUrl": rel,
-                    "encodingFormat": "application/x-parquet",
-                    "sha256": sha(rel),
-                    "description": f"config `{name}`, one split",
-                }
-            )
+        dist += [_file_object(rel, "application/x-parquet", sha(rel), f"config `{name}`, one split") for rel in paths]
         fileset = f"{name}-parquet-files"
         dist.append(
             {
@@ -242,20 +252,21 @@ def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = No
             }
         )
         record_sets.append(_record_set(conf, features.get(name) or [], fileset))
-    for kind, fn in L.RECORD_FILES.items():
-        if (folder / fn).exists():
-            dist.append(
-                {
-                    "@type": "cr:FileObject",
-                    "@id": fn,
-                    "name": fn,
-                    "contentUrl": fn,
-                    "encodingFormat": "application/jsonlines",
-                    "sha256": sha(fn),
-                    "description": f"biaskit {kind} records (every field, provenance included; docs/release.md)",
-                }
-            )
-    splits = {
+    dist += [
+        _file_object(
+            fn,
+            "application/jsonlines",
+            sha(fn),
+            f"biaskit {kind} records (every field, provenance included; docs/release.md)",
+        )
+        for kind, fn in L.RECORD_FILES.items()
+        if (folder / fn).exists()
+    ]
+    return dist, record_sets, splits_seen
+
+
+def _splits_record_set(splits_seen: list[str]) -> dict[str, Any]:
+    return {
         "@type": "cr:RecordSet",
         "@id": "splits",
         "name": "splits",
@@ -269,6 +280,9 @@ def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = No
         "data": [{"splits/name": sp, "splits/url": SPLIT_URLS.get(sp, "cr:Split")} for sp in splits_seen],
     }
 
+
+def _dataset(meta: dict, fm: dict, card: str, secs: dict[str, str]) -> dict[str, Any]:
+    """The dataset's own fields: name, description (the card's summary), version, licence, citation."""
     summary = _written(secs.get("Summary", "")) or next(
         (p for p in card.split("\n\n") if p.startswith("Version ")), f"{meta['name']} {meta['version']}"
     )
@@ -291,13 +305,18 @@ def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = No
     cite = _citation(secs.get("Citation", ""))
     if cite:
         md["citeAs"] = cite
+    return md
+
+
+def _rai(secs: dict[str, str], prov: dict) -> dict[str, Any]:
+    """The RAI fields: the card's sections people wrote, the tools that wrote text, the timeframe."""
+    md: dict[str, Any] = {}
     for prop, heads in RAI_SECTIONS.items():
         texts = [t for t in (_written(secs.get(h, "")) for h in heads) if t]
         if prop == "rai:dataBiases":
             texts = [BIASES_NOTE] + texts
         if texts:
             md[prop] = texts if prop in RAI_LISTS else "\n\n".join(texts)
-    prov = meta.get("provenance") or {}
     tools = [f"{m} (generation)" for m in (prov.get("generation_models") or {})]
     tools += [f"{e.get('engine')} (machine translation, {e.get('lang')})" for e in prov.get("mt_engines") or []]
     if tools:
@@ -305,8 +324,6 @@ def croissant_metadata(folder: str | Path, known_sha: dict[str, str] | None = No
     gb = prov.get("generated_between")
     if gb and all(gb):
         md["rai:dataCollectionTimeframe"] = [str(gb[0]), str(gb[1])]
-    md["distribution"] = dist
-    md["recordSet"] = [splits] + record_sets
     return md
 
 

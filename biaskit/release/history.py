@@ -82,16 +82,16 @@ def classify(path: Path) -> tuple[str, Any]:
     if suffix == ".json":
         obj = read_json(path)
         if isinstance(obj, dict):
-            if "krippendorff_alpha" in obj and "per_annotator" in obj:
-                return "agreement", obj
-            if {"records", "accepted"} <= set(obj) and ("not_annotated" in obj or "rejected" in obj):
-                return "apply", obj
-            if "engines" in obj and "edit_rate" in obj:
-                return "translation", obj
-            if {"read", "kept", "by_type"} <= set(obj):
-                return "adapt", obj
-            if {"rows", "totals", "overall", "problems"} <= set(obj):
-                return "cat_retention", obj
+            kind = _json_kind(obj)
+            if kind is not None:
+                why = _shape_problem(kind, obj)
+                if why:
+                    raise InputError(
+                        f"not {_SHAPES[kind][0]} as biaskit writes it: {why}.",
+                        path=path,
+                        fix="pass the file the stage wrote, or leave this one out.",
+                    )
+                return kind, obj
         raise InputError(
             "not a biaskit stage report (agreement.json, an apply summary, a translation review "
             "report.json, an adapt report or a CAT retention report).",
@@ -103,10 +103,22 @@ def classify(path: Path) -> tuple[str, Any]:
             return "errors", _read_jsonl(path)
         rows = _read_jsonl(path)
         first = rows[0] if rows else {}
+        kind = None
         if {"command", "jobs", "rows"} <= set(first):
-            return "runlog", rows
-        if "flags" in first and "sent_more" in first:
-            return "check", rows
+            kind = "runlog"
+        elif "flags" in first and "sent_more" in first:
+            kind = "check"
+        if kind is not None:
+            for i, r in enumerate(rows, start=1):
+                why = _row_problem(kind, r)
+                if why:
+                    raise InputError(
+                        f"not {'a run log' if kind == 'runlog' else 'checker output'} as biaskit writes it: {why}.",
+                        path=path,
+                        row=i,
+                        fix="pass the file the stage wrote, or leave this one out.",
+                    )
+            return kind, rows
         if {"id", "status", "reason"} <= set(first) and "sent_more" not in first:
             return "apply_dropped", rows
         if "candidates" in first and "review" in first:
@@ -117,6 +129,91 @@ def classify(path: Path) -> tuple[str, Any]:
         path=path,
         fix="pass .json reports or .jsonl logs written by biaskit's stages.",
     )
+
+
+def _json_kind(obj: dict) -> str | None:
+    """The kind of a JSON stage report, told from its keys."""
+    if "krippendorff_alpha" in obj and "per_annotator" in obj:
+        return "agreement"
+    if {"records", "accepted"} <= set(obj) and ("not_annotated" in obj or "rejected" in obj):
+        return "apply"
+    if "engines" in obj and "edit_rate" in obj:
+        return "translation"
+    if {"read", "kept", "by_type"} <= set(obj):
+        return "adapt"
+    if {"rows", "totals", "overall", "problems"} <= set(obj):
+        return "cat_retention"
+    return None
+
+
+#: kind -> (what it is, keys holding an object of objects, keys holding an object, keys holding a list of
+#: objects, keys holding a list of strings): the parts the card reads, each of the type its stage writes
+_SHAPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "agreement": ("an agreement report", ("per_question",), (), ("per_annotator",), ("questions",)),
+    "apply": ("an apply summary", (), (), (), ()),
+    "translation": ("a translation review report", ("engines",), ("pairs", "returned_reasons"), (), ()),
+    "adapt": ("an adapt report", (), (), (), ()),
+    "cat_retention": ("a CAT retention report", (), ("overall", "problems"), ("rows", "totals", "by_target"), ()),
+}
+
+
+def _shape_problem(kind: str, obj: dict) -> str | None:
+    """Which part of a stage report has another type than its stage writes (the card would misread it)."""
+    _, nested, objects, object_lists, string_lists = _SHAPES[kind]
+
+    def name(v: Any) -> str:
+        return type(v).__name__
+
+    for k in (*nested, *objects):
+        v = obj.get(k)
+        if v is not None and not isinstance(v, dict):
+            return f"'{k}' is {name(v)}, not an object"
+    for k in nested:
+        for sub, v in (obj.get(k) or {}).items():
+            if not isinstance(v, dict):
+                return f"'{k}.{sub}' is {name(v)}, not an object"
+    for k, want in [(k, dict) for k in object_lists] + [(k, str) for k in string_lists]:
+        v = obj.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, list):
+            return f"'{k}' is {name(v)}, not a list"
+        bad = next((x for x in v if not isinstance(x, want)), None)
+        if bad is not None:
+            return f"an item of '{k}' is {name(bad)}, not {'an object' if want is dict else 'a string'}"
+    if kind == "agreement":
+        bad = next((r["n_items"] for r in obj.get("per_annotator") or () if not _count(r.get("n_items"))), None)
+        if bad is not None:
+            return f"an annotator's 'n_items' is {bad!r}, not a count"
+    return None
+
+
+def _count(v: Any) -> bool:
+    """Is ``v`` a count as the summaries read it (``int(v or 0)``): a number, digits, or nothing?"""
+    if v is None or isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and (not v.strip() or v.strip().isdigit())
+
+
+def _row_problem(kind: str, r: dict) -> str | None:
+    """Which field of a run log line or a checker output line has another type than its stage writes."""
+    if kind == "runlog":
+        for k in ("rows", "jobs", "errors"):
+            if not _count(r.get(k)):
+                return f"'{k}' is {r[k]!r}, not a count"
+        llm = r.get("llm")
+        if llm is not None and not isinstance(llm, dict):
+            return f"'llm' is {type(llm).__name__}, not an object"
+        if llm and not _count(llm.get("requests")):
+            return f"'llm.requests' is {llm['requests']!r}, not a count"
+        return None
+    flags = r.get("flags")
+    if flags is not None and not isinstance(flags, list):
+        return f"'flags' is {type(flags).__name__}, not a list"
+    for x in flags or ():
+        if isinstance(x, dict) and x.get("code") is not None and not isinstance(x["code"], str):
+            return f"a flag's 'code' is {type(x['code']).__name__}, not a string"
+    return None
 
 
 def discover(records: Iterable[str | Path]) -> list[Path]:
@@ -208,217 +305,164 @@ def _pseudonyms(per_annotator: list[dict], pseudonyms: Callable[[str], str] | No
 
 def summarize_history(files: Sequence[HistoryFile], pseudonyms: Callable[[str], str] | None = None) -> dict[str, Any]:
     """A JSON-able summary per stage kind (no annotator names: per-annotator figures under
-    ``pseudonyms``, the release's, or A1, A2, ...)."""
-    out: dict[str, Any] = {
-        "files": [f.as_dict() for f in files],
-        "generation": [],
-        "check": [],
-        "agreement": [],
-        "apply": [],
-        "apply_dropped": [],
-        "translation": [],
-        "translation_dropped": [],
-        "adapt": [],
-        "records": [],
-        "errors": [],
-        "cat_retention": [],
-    }
+    ``pseudonyms``, the release's, or A1, A2, ...): each file summarised by its kind's function
+    (:data:`_SUMMARIES`), under the kind's key."""
+    out: dict[str, Any] = {"files": [f.as_dict() for f in files], **{key: [] for key, _ in _SUMMARIES.values()}}
     for f in files:
-        d = f.data
-        if f.kind == "runlog":
-            runs = d
-            out["generation"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "runs": len(runs),
-                    "rows": sum(int(r.get("rows") or 0) for r in runs),
-                    "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
-                    "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
-                    # the model each run called (the dummy backend calls none, whatever model the project names)
-                    "models": sorted({llm_label(r) for r in runs if r.get("model") or r.get("backend")}),
-                    "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
-                    "prompts": sorted(
-                        {f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}
-                    ),
-                    "params": runs[-1].get("params") if runs else None,
-                    "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                    "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
-                    "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
-                }
-            )
-        elif f.kind == "check":
-            # counted in pairs (a pair's language views once; flagged when any view is), views beside them
-            from ..check import pair_key
-
-            flags: dict[str, set] = {}
-            pairs, flagged = set(), set()
-            for r in d:
-                k = pair_key(r, r.get("row"))
-                pairs.add(k)
-                codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
-                if codes:
-                    flagged.add(k)
-                for c in codes:
-                    if c:
-                        flags.setdefault(c, set()).add(k)
-            langs = Counter(str(r.get("lang") or "en") for r in d)
-            out["check"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "pairs": len(pairs),
-                    "views": len(d),
-                    "flagged": len(flagged),
-                    "passed": len(pairs) - len(flagged),
-                    "by_lang": dict(sorted(langs.items())),
-                    "flags": {c: len(v) for c, v in sorted(flags.items())},
-                }
-            )
-        elif f.kind == "agreement":
-            per_q = {
-                q: {
-                    k: m.get(k)
-                    for k in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items", "n_annotators")
-                }
-                for q, m in (d.get("per_question") or {}).items()
-            }
-            out["agreement"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "questions": d.get("questions"),
-                    "krippendorff_alpha": d.get("krippendorff_alpha"),
-                    "fleiss_kappa": d.get("fleiss_kappa"),
-                    "mean_pairwise_cohen_kappa": d.get("mean_pairwise_cohen_kappa"),
-                    "percent_agreement": d.get("percent_agreement"),
-                    "n_items": d.get("n_items"),
-                    "n_judgments": d.get("n_judgments"),
-                    "n_annotators": d.get("n_annotators"),
-                    "annotators_per_item": d.get("annotators_per_item"),
-                    "per_question": per_q,
-                    "annotators": _pseudonyms(d.get("per_annotator") or [], pseudonyms),
-                }
-            )
-        elif f.kind == "apply":
-            out["apply"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    **{
-                        k: d.get(k)
-                        for k in (
-                            "records",
-                            "accepted",
-                            "rejected",
-                            "needs_adjudication",
-                            "not_annotated",
-                            "needs_review",
-                            "not_reviewed",
-                        )
-                        if k in d
-                    },
-                }
-            )
-        elif f.kind == "apply_dropped":
-            out["apply_dropped"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                    "by_reason": dict(Counter(_reason(r.get("reason")) for r in d).most_common(10)),
-                }
-            )
-        elif f.kind == "translation":
-            out["translation"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "pairs": d.get("pairs"),
-                    "engines": d.get("engines"),
-                    "edit_rate": d.get("edit_rate"),
-                    "none_choices": d.get("none_choices"),
-                    "returned_reasons": d.get("returned_reasons"),
-                }
-            )
-        elif f.kind == "translation_dropped":
-            out["translation_dropped"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                }
-            )
-        elif f.kind == "adapt":
-            out["adapt"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    **{
-                        k: d.get(k)
-                        for k in (
-                            "read",
-                            "kept",
-                            "by_type",
-                            "changed",
-                            "names_replaced",
-                            "lexicon_hits",
-                            "flagged",
-                            "dropped",
-                        )
-                    },
-                }
-            )
-        elif f.kind == "cat_retention":
-            keep = (
-                "split",
-                "domain",
-                "targets",
-                "drafted",
-                "valid",
-                "valid_pct",
-                "validated",
-                "rejected",
-                "validated_pct",
-                "overall_pct",
-            )
-            out["cat_retention"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "validated": d.get("validated") is not None,
-                    "rows": [
-                        {k: r.get(k) for k in keep if k in r}
-                        for r in [*d.get("rows", []), *d.get("totals", []), d.get("overall") or {}]
-                    ],
-                    "by_target": [
-                        {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
-                        for r in (d.get("by_target") or [])[:10]
-                    ],
-                    "problems": d.get("problems") or {},
-                }
-            )
-        elif f.kind == "errors":
-            out["errors"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status")) for r in d)),
-                }
-            )
-        else:
-            out["records"].append(
-                {
-                    "label": f.label,
-                    "file": f.name,
-                    "records": len(d),
-                    "by_status": dict(Counter(str(r.get("status") or "raw") for r in d)),
-                }
-            )
+        key, summary = _SUMMARIES.get(f.kind, _SUMMARIES["records"])
+        out[key].append({"label": f.label, "file": f.name, **summary(f.data, pseudonyms)})
     return out
+
+
+def _runlog(runs: list[dict], _pz) -> dict[str, Any]:
+    return {
+        "runs": len(runs),
+        "rows": sum(int(r.get("rows") or 0) for r in runs),
+        "jobs": max((int(r.get("jobs") or 0) for r in runs), default=0),
+        "errors_last_run": int(runs[-1].get("errors") or 0) if runs else 0,
+        # the model each run called (the dummy backend calls none, whatever model the project names)
+        "models": sorted({llm_label(r) for r in runs if r.get("model") or r.get("backend")}),
+        "backends": sorted({str(r.get("backend")) for r in runs if r.get("backend")}),
+        "prompts": sorted({f"{r.get('prompt_id')}@{r.get('prompt_version')}" for r in runs if r.get("prompt_id")}),
+        "params": runs[-1].get("params") if runs else None,
+        "first_run": min((str(r.get("started")) for r in runs if r.get("started")), default=None),
+        "last_run": max((str(r.get("started")) for r in runs if r.get("started")), default=None),
+        "requests": sum(int((r.get("llm") or {}).get("requests") or 0) for r in runs),
+    }
+
+
+def _check(rows: list[dict], _pz) -> dict[str, Any]:
+    """Counted in pairs (a pair's language views once; flagged when any view is), views beside them."""
+    from ..check import pair_key
+
+    flags: dict[str, set] = {}
+    pairs, flagged = set(), set()
+    for r in rows:
+        k = pair_key(r, r.get("row"))
+        pairs.add(k)
+        codes = {x.get("code") for x in r.get("flags") or [] if isinstance(x, dict)}
+        if codes:
+            flagged.add(k)
+        for c in codes:
+            if c:
+                flags.setdefault(c, set()).add(k)
+    langs = Counter(str(r.get("lang") or "en") for r in rows)
+    return {
+        "pairs": len(pairs),
+        "views": len(rows),
+        "flagged": len(flagged),
+        "passed": len(pairs) - len(flagged),
+        "by_lang": dict(sorted(langs.items())),
+        "flags": {c: len(v) for c, v in sorted(flags.items())},
+    }
+
+
+_QUESTION_FIGURES = ("krippendorff_alpha", "fleiss_kappa", "percent_agreement", "n_items", "n_annotators")
+_AGREEMENT_FIGURES = (
+    "questions",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "mean_pairwise_cohen_kappa",
+    "percent_agreement",
+    "n_items",
+    "n_judgments",
+    "n_annotators",
+    "annotators_per_item",
+)
+
+
+def _agreement(d: dict, pz: Callable[[str], str] | None) -> dict[str, Any]:
+    per_q = {q: {k: m.get(k) for k in _QUESTION_FIGURES} for q, m in (d.get("per_question") or {}).items()}
+    return {
+        **{k: d.get(k) for k in _AGREEMENT_FIGURES},
+        "per_question": per_q,
+        "annotators": _pseudonyms(d.get("per_annotator") or [], pz),
+    }
+
+
+_APPLY_COUNTS = (
+    "records",
+    "accepted",
+    "rejected",
+    "needs_adjudication",
+    "not_annotated",
+    "needs_review",
+    "not_reviewed",
+)
+
+
+def _apply(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in _APPLY_COUNTS if k in d}
+
+
+def _by_status(rows: list[dict], _pz=None) -> dict[str, Any]:
+    return {"records": len(rows), "by_status": dict(Counter(str(r.get("status")) for r in rows))}
+
+
+def _apply_dropped(rows: list[dict], _pz) -> dict[str, Any]:
+    return {**_by_status(rows), "by_reason": dict(Counter(_reason(r.get("reason")) for r in rows).most_common(10))}
+
+
+def _translation(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in ("pairs", "engines", "edit_rate", "none_choices", "returned_reasons")}
+
+
+_ADAPT_COUNTS = ("read", "kept", "by_type", "changed", "names_replaced", "lexicon_hits", "flagged", "dropped")
+
+
+def _adapt(d: dict, _pz) -> dict[str, Any]:
+    return {k: d.get(k) for k in _ADAPT_COUNTS}
+
+
+_RETENTION_KEEP = (
+    "split",
+    "domain",
+    "targets",
+    "drafted",
+    "valid",
+    "valid_pct",
+    "validated",
+    "rejected",
+    "validated_pct",
+    "overall_pct",
+)
+
+
+def _cat_retention(d: dict, _pz) -> dict[str, Any]:
+    keep = _RETENTION_KEEP
+    return {
+        "validated": d.get("validated") is not None,
+        "rows": [
+            {k: r.get(k) for k in keep if k in r}
+            for r in [*(d.get("rows") or []), *(d.get("totals") or []), d.get("overall") or {}]
+        ],
+        "by_target": [
+            {"target": r.get("target"), **{k: r.get(k) for k in keep if k in r}}
+            for r in (d.get("by_target") or [])[:10]
+        ],
+        "problems": d.get("problems") or {},
+    }
+
+
+def _records(rows: list[dict], _pz) -> dict[str, Any]:
+    return {"records": len(rows), "by_status": dict(Counter(str(r.get("status") or "raw") for r in rows))}
+
+
+#: a history file's kind -> (its key in the summary, the function that summarises its content); the keys
+#: in the summary's order. A kind not listed (none today) is summarised as earlier records.
+_SUMMARIES: dict[str, tuple[str, Callable[[Any, Callable[[str], str] | None], dict[str, Any]]]] = {
+    "runlog": ("generation", _runlog),
+    "check": ("check", _check),
+    "agreement": ("agreement", _agreement),
+    "apply": ("apply", _apply),
+    "apply_dropped": ("apply_dropped", _apply_dropped),
+    "translation": ("translation", _translation),
+    "translation_dropped": ("translation_dropped", _by_status),
+    "adapt": ("adapt", _adapt),
+    "records": ("records", _records),
+    "errors": ("errors", _by_status),
+    "cat_retention": ("cat_retention", _cat_retention),
+}
 
 
 def _reason(r: Any) -> str:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..options import say, tell
@@ -83,7 +85,8 @@ def config_name_problem(name: str) -> str | None:
 
 
 def hub_problems(folder: str | Path) -> list[str]:
-    """Every reason the Hub would reject the release folder as it is (empty when ready)."""
+    """Every reason the Hub would reject the release folder as it is (empty when ready): the card's front
+    matter, then what the Hub reads of the card (licence, languages, configs), then the folder's sizes."""
     folder = Path(folder)
     out: list[str] = []
     card_path = folder / L.README
@@ -112,6 +115,15 @@ def hub_problems(folder: str | Path) -> list[str]:
         add(f"not a valid Hub dataset card ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}).")
         return out
     data = card.data.to_dict()
+    _license_problems(data, folder, add)
+    _language_problems(data, add)
+    _config_problems(card, data, add)
+    _size_problems(folder, add)
+    return out
+
+
+def _license_problems(data: dict, folder: Path, add: Callable[..., None]) -> None:
+    """A licence id the Hub does not know; ``other`` without its name or LICENSE file."""
     why = license_problem(data.get("license") if isinstance(data.get("license"), str) else None)
     if isinstance(data.get("license"), list):
         bad = [x for x in data["license"] if x not in hub_licenses()]
@@ -124,12 +136,19 @@ def hub_problems(folder: str | Path) -> list[str]:
             add("license is 'other' without license_name.", fix="pass a licence id from the Hub's list instead.")
         if not (folder / "LICENSE").exists():
             add("license is 'other' but the folder has no LICENSE file.", fix="pass a Hub licence id instead.")
+
+
+def _language_problems(data: dict, add: Callable[..., None]) -> None:
     for lg in data.get("language") or []:
         if not isinstance(lg, str) or not _LANG_RE.match(lg):
             add(
                 f"language {lg!r} is not a language code (ISO 639-1/2/3, e.g. en, hi).",
                 fix="rebuild from records with plain language codes.",
             )
+
+
+def _config_problems(card: Any, data: dict, add: Callable[..., None]) -> None:
+    """Configs the Hub's `datasets` cannot read, a config name it refuses, a name given twice."""
     try:
         from datasets.utils.metadata import MetadataConfigs
 
@@ -143,6 +162,10 @@ def hub_problems(folder: str | Path) -> list[str]:
             add(p + ".")
     if len(names) != len(set(names)):
         add("the card names a config twice.")
+
+
+def _size_problems(folder: Path, add: Callable[..., None]) -> None:
+    """Too many entries in a folder, a file too large, too many files."""
     n_files = 0
     for root, dirs, files in os.walk(folder):
         n_files += len(files)
@@ -166,4 +189,3 @@ def hub_problems(folder: str | Path) -> list[str]:
             path=folder,
             fix="merge records into fewer files.",
         )
-    return out

@@ -168,8 +168,6 @@ def load_inputs(
     import tempfile
 
     from ..io import sha256_file
-    from ..readers import iter_valid_pairs, read_cats, read_tuples
-    from ..readers.pairs import detect_format
 
     if not paths:
         raise InputError("no records given.", fix=f"{tell('records', 'FILE')}: validated pairs, CATs or tuples.")
@@ -185,50 +183,11 @@ def load_inputs(
             if inp.pairs is None:
                 folder = work if work is not None else tempfile.mkdtemp(prefix="biaskit-views-")
                 inp.pairs = ViewStore(folder, describe=describe)
-            store = inp.pairs
-            store.begin_file(index)
-            flags = Counter(inp.flags_dropped)
-            try:
-                if path.suffix.lower() not in (".jsonl", ".ndjson"):
-                    raise _NeedsReader()
-                _add_pairs(inp, info, _iter_jsonl_pairs_fast(path), want_langs, keep_flagged)
-                if store.repeated_given_id():
-                    raise _NeedsReader()  # the reader refuses it, naming the rows
-            except _NeedsReader:
-                store.rollback_file()
-                inp.flags_dropped = flags
-                info.records, info.excluded = 0, {}
-                skipped: list[InputError] = []
-                info.format = detect_format(path)
-                _add_pairs(
-                    inp,
-                    info,
-                    (
-                        (pr, False)
-                        for _, pr in iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)
-                    ),
-                    want_langs,
-                    keep_flagged,
-                )
-                info.skipped_invalid = len(skipped)
-            info.pairs = store.distinct_pairs()
+            _read_pair_file(inp, info, index, want_langs, keep_flagged=keep_flagged, skip_invalid=skip_invalid)
         elif kind == "cats":
-            cats = read_cats(path, format="biaskit")
-            for c in cats:
-                if want_langs and c.lang not in want_langs:
-                    continue
-                inp.cats.append(c)
-                info.records += 1
+            _read_cat_file(inp, info, want_langs)
         else:
-            tuples = read_tuples(path).records
-            for t in tuples:
-                if want_langs and t.lang not in want_langs:
-                    continue
-                if t.status in EXCLUDED_STATUSES:
-                    info.excluded[t.status] = info.excluded.get(t.status, 0) + 1
-                    continue
-                inp.tuples.append(t)
-                info.records += 1
+            _read_tuple_file(inp, info, want_langs)
         inp.files.append(info)
     if not (inp.n_pairs or inp.cats or inp.tuples):
         what = f" in language(s) {', '.join(sorted(want_langs))}" if want_langs else ""
@@ -237,6 +196,61 @@ def load_inputs(
             fix=f"check {say('langs')} and {say('kinds')}, and that the records are validated (not rejected/flagged).",
         )
     return inp
+
+
+def _read_pair_file(
+    inp: Inputs, info: InputFile, index: int, want_langs: set[str] | None, *, keep_flagged: bool, skip_invalid: bool
+) -> None:
+    """One pairs file's views into ``inp.pairs``: the fast JSONL path, else (another format, a value the
+    text checks may refuse, a repeated id, an invalid line) the general reader, which names the row."""
+    from ..readers import iter_valid_pairs
+    from ..readers.pairs import detect_format
+
+    path = Path(info.path)
+    store = inp.pairs
+    assert store is not None  # made by the caller
+    store.begin_file(index)
+    flags = Counter(inp.flags_dropped)
+    try:
+        if path.suffix.lower() not in (".jsonl", ".ndjson"):
+            raise _NeedsReader()
+        _add_pairs(inp, info, _iter_jsonl_pairs_fast(path), want_langs, keep_flagged)
+        if store.repeated_given_id():
+            raise _NeedsReader()  # the reader refuses it, naming the rows
+    except _NeedsReader:
+        store.rollback_file()
+        inp.flags_dropped = flags
+        info.records, info.excluded = 0, {}
+        skipped: list[InputError] = []
+        info.format = detect_format(path)
+        pairs = iter_valid_pairs(path, info.format, skipped=skipped if skip_invalid else None)
+        _add_pairs(inp, info, ((pr, False) for _, pr in pairs), want_langs, keep_flagged)
+        info.skipped_invalid = len(skipped)
+    info.pairs = store.distinct_pairs()
+
+
+def _read_cat_file(inp: Inputs, info: InputFile, want_langs: set[str] | None) -> None:
+    from ..readers import read_cats
+
+    for c in read_cats(Path(info.path), format="biaskit"):
+        if want_langs and c.lang not in want_langs:
+            continue
+        inp.cats.append(c)
+        info.records += 1
+
+
+def _read_tuple_file(inp: Inputs, info: InputFile, want_langs: set[str] | None) -> None:
+    """The tuples of one file in the languages asked for; rejected or flagged ones counted, not kept."""
+    from ..readers import read_tuples
+
+    for t in read_tuples(Path(info.path)).records:
+        if want_langs and t.lang not in want_langs:
+            continue
+        if t.status in EXCLUDED_STATUSES:
+            info.excluded[t.status] = info.excluded.get(t.status, 0) + 1
+            continue
+        inp.tuples.append(t)
+        info.records += 1
 
 
 def _add_pairs(

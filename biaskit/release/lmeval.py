@@ -27,10 +27,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..options import say
 from . import layout as L
+
+if TYPE_CHECKING:
+    from .options import ReleaseExportOptions
 
 MANIFEST = "biaskit-lm-eval.json"
 UTILS = "utils.py"
@@ -129,70 +133,78 @@ def _views(meta: dict, release: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def export_lm_eval(
-    release: str | Path,
-    out: str | Path,
-    *,
-    prefix: str | None = None,
-    splits: Sequence[str] | None = None,
-    langs: Sequence[str] | None = None,
-    command: str | None = None,
-) -> LmEvalExport:
-    """Write the lm-eval task folder ``out`` for the release folder ``release`` (module docstring)."""
-    from .. import __version__
-    from ..io import atomic_dir, atomic_write_text, sha256_file, write_json
-    from ..paths import safe_component
+def export_lm_eval(release: str | Path, options: ReleaseExportOptions, *, command: str | None = None) -> LmEvalExport:
+    """Write the lm-eval task folder ``options.lm_eval`` for the release folder ``release`` (module
+    docstring); ``command``: the command line recorded in the manifest."""
+    from ..io import atomic_dir, atomic_write_text, write_json
     from .read import release_meta
 
-    rel = Path(release)
+    rel, out = Path(release), options.lm_eval
     meta = release_meta(rel)
+    prefix = _prefix(options.prefix, meta["name"])
+    views = _views(meta, rel)
+    res = LmEvalExport(out=str(out), release=meta["name"], version=meta["version"], prefix=prefix)
+    files = _task_files(res, rel, meta, views, options)
+    if not res.tasks:
+        raise InputError(
+            "no pairs left for the chosen splits and languages.",
+            path=rel,
+            fix=f"check {say('splits')} and {say('langs')} (release.json: counts.pairs.by_split_lang).",
+        )
+    manifest = _manifest(res, rel, views, command)
+    utils_src = Path(__file__).with_name("lmeval_utils.py").read_text(encoding="utf-8")
+    with atomic_dir(out, owns=(MANIFEST,)) as tmp:
+        for name, text in files.items():
+            atomic_write_text(tmp / name, text)
+        atomic_write_text(tmp / UTILS, utils_src)
+        write_json(tmp / MANIFEST, manifest)
+    return res
+
+
+def _prefix(prefix: str | None, release_name: str) -> str:
+    """The task-name prefix (default: from the release name), a plain name."""
+    from ..paths import safe_component
+
     prefix = safe_component(
-        prefix or default_prefix(meta["name"]),
+        prefix or default_prefix(release_name),
         what="task prefix",
-        fix="pass --prefix with letters, digits and '_' (e.g. --prefix my_bench).",
+        fix=f"use letters, digits and '_' (e.g. {say('prefix', 'my_bench')}).",
     )
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix):
         raise InputError(
             f"task prefix '{prefix}' is not a plain name.",
-            fix="pass --prefix with letters, digits and '_', starting with a letter.",
+            fix=f"use letters, digits and '_', starting with a letter (e.g. {say('prefix', 'my_bench')}).",
         )
-    for sp in splits or ():
-        if sp not in L.SPLITS:
-            raise InputError(f"unknown split '{sp}'.", fix=f"use {' or '.join(L.SPLITS)}.")
-    views = _views(meta, rel)
+    return prefix
+
+
+def _task_files(
+    res: LmEvalExport, rel: Path, meta: dict, views: dict[str, dict[str, int]], options: ReleaseExportOptions
+) -> dict[str, str]:
+    """The YAML of each task (language and split asked for) and group (split); the tasks and groups
+    noted in ``res``."""
     rj = rel / L.RELEASE_JSON
-    res = LmEvalExport(out=str(out), release=meta["name"], version=meta["version"], prefix=prefix)
     files: dict[str, str] = {}
     for sp, by_lang in views.items():
-        if splits and sp not in splits:
+        if options.splits and sp not in options.splits:
             continue
         tasks = []
         for lg in sorted(by_lang, key=lambda x: (x != "en", x)):
-            if langs and lg not in langs:
+            if options.langs and lg not in options.langs:
                 continue
-            lg = safe_component(
-                lg,
-                what="language",
-                path=rj,
-                fix="rebuild the release from records with plain language codes (e.g. 'en', 'hi').",
-            )
-            if not re.fullmatch(r"[A-Za-z0-9_-]+", lg):  # lm-eval reads `utils.process_docs_<lang>` up to a '.'
-                raise InputError(
-                    f"language '{lg}' cannot name an lm-eval function (a '.' in it).",
-                    path=rj,
-                    fix="rebuild the release with language codes without '.'.",
-                )
-            task = f"{prefix}_{lg.replace('-', '_')}_{sp}"
+            lg = _task_lang(lg, rj)
+            task = f"{res.prefix}_{lg.replace('-', '_')}_{sp}"
             if task in res.tasks:  # 'pt-br' and 'pt_br': one YAML would overwrite the other
                 raise InputError(
                     f"languages '{res.tasks[task]['lang']}' and '{lg}' give one lm-eval task name '{task}'.",
                     path=rj,
                     column="counts.pairs.by_split_lang",
-                    fix="export them one at a time (--lang), or rebuild the release with one spelling of the code.",
+                    fix=f"export them one at a time ({say('langs')}), or rebuild the release with one spelling "
+                    "of the code.",
                 )
             files[f"{task}.yaml"] = task_yaml(
                 task,
-                tag=prefix,
+                tag=res.prefix,
                 release_dir=str(rel.resolve()),
                 lang=lg,
                 split=sp,
@@ -202,24 +214,45 @@ def export_lm_eval(
             res.tasks[task] = {"lang": lg, "split": sp, "docs": by_lang[lg]}
             tasks.append(task)
         if tasks:
-            group = f"{prefix}_{sp}"
+            group = f"{res.prefix}_{sp}"
             files[f"{group}.yaml"] = group_yaml(group, tasks)
             res.groups[group] = tasks
-    if not res.tasks:
+    return files
+
+
+def _task_lang(lg: str, rj: Path) -> str:
+    """A language code of the release, checked: it names files and an lm-eval function."""
+    from ..paths import safe_component
+
+    lg = safe_component(
+        lg,
+        what="language",
+        path=rj,
+        fix="rebuild the release from records with plain language codes (e.g. 'en', 'hi').",
+    )
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", lg):  # lm-eval reads `utils.process_docs_<lang>` up to a '.'
         raise InputError(
-            "no pairs left for the chosen splits and languages.",
-            path=rel,
-            fix="check --split and --lang (release.json: counts.pairs.by_split_lang).",
+            f"language '{lg}' cannot name an lm-eval function (a '.' in it).",
+            path=rj,
+            fix="rebuild the release with language codes without '.'.",
         )
-    manifest = {
+    return lg
+
+
+def _manifest(res: LmEvalExport, rel: Path, views: dict, command: str | None) -> dict[str, Any]:
+    """``biaskit-lm-eval.json``: the release (name, version, path, Parquet SHA-256), tasks, metrics."""
+    from .. import __version__
+    from ..io import sha256_file
+
+    return {
         "release": {
-            "name": meta["name"],
-            "version": meta["version"],
+            "name": res.release,
+            "version": res.version,
             "path": str(rel.resolve()),
             "parquet_sha256": {sp: sha256_file(rel / L.parquet_path("pairs", sp)) for sp in views},
         },
-        "prefix": prefix,
-        "tag": prefix,
+        "prefix": res.prefix,
+        "tag": res.prefix,
         "tasks": res.tasks,
         "groups": res.groups,
         "metrics": {
@@ -237,10 +270,3 @@ def export_lm_eval(
         "biaskit_version": __version__,
         "command": command,
     }
-    utils_src = Path(__file__).with_name("lmeval_utils.py").read_text(encoding="utf-8")
-    with atomic_dir(out, owns=(MANIFEST,)) as tmp:
-        for name, text in files.items():
-            atomic_write_text(tmp / name, text)
-        atomic_write_text(tmp / UTILS, utils_src)
-        write_json(tmp / MANIFEST, manifest)
-    return res

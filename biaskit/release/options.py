@@ -18,7 +18,7 @@ from pydantic import AfterValidator, ValidationError
 
 from ..options import Options, option
 from ..origin import PROTOCOL_NAMES
-from .layout import KINDS
+from .layout import KINDS, SPLITS
 
 SPLIT_POLICIES = ("target", "keep")
 
@@ -173,3 +173,50 @@ class ReleaseBuildOptions(BuildOptions):
     def build_options(self) -> BuildOptions:
         """The options of :func:`~biaskit.release.build.build_release` (all but the records and the folder)."""
         return BuildOptions.model_validate(self.model_dump(exclude={"records", "out"}))
+
+
+class ReleaseVerifyOptions(Options):
+    """``biaskit release verify`` (:func:`biaskit.release.verify.verify_release`; the release folder is
+    the command's argument)."""
+
+    command = "release verify"
+
+    hub_ready: bool = option(
+        False,
+        "--hub-ready",
+        help="Also check what the Hugging Face Hub would reject (licence id, card YAML, config names, file sizes).",
+    )
+    json_out: bool = option(False, "--json", operational=True, toml=False, help="Print the result as JSON.")
+
+
+class ReleaseExportOptions(Options):
+    """``biaskit release export`` (:func:`biaskit.release.lmeval.export_lm_eval`; the release folder is
+    the command's argument)."""
+
+    command = "release export"
+
+    lm_eval: Path = option(
+        ...,
+        "--lm-eval",
+        path="out_dir",
+        path_kw={"owns": ("biaskit-lm-eval.json",)},
+        help="Write lm-evaluation-harness tasks here (one per language and split, a group per "
+        "split; run them with `lm_eval --include_path DIR`).",
+    )
+    prefix: str | None = option(
+        None, "--prefix", help="Task-name prefix (default: the release name, e.g. biaskit_demo)."
+    )
+    splits: list[str] | None = option(
+        None, "--split", choices=SPLITS, what="split", help="Only this split (dev or test). Repeatable."
+    )
+    langs: list[str] | None = option(None, "--lang", sep=",", help="Only these languages, comma-separated.")
+
+
+class ReleaseDiffOptions(Options):
+    """``biaskit release diff`` (:func:`biaskit.release.diff.diff_releases`; the two release folders are
+    the command's arguments)."""
+
+    command = "release diff"
+
+    markdown: Path | None = option(None, "--markdown", path="out_file", help="Write the changelog (Markdown) here.")
+    json_path: Path | None = option(None, "--json", path="out_file", help="Write the full diff (JSON) here.")

@@ -665,53 +665,21 @@ class _Vocabulary:
     def summary(self, keys: list, langs: list[str], keyness: bool, view_groups: dict) -> tuple[dict, dict]:
         """``vocabulary`` and ``keyness`` of ``stats.json``: totals and distinct counts summed over the parts,
         each keyword list the best of every part's best (see :func:`_ll_candidates`)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         from ..errors import require
 
-        codes_lang = {lg: i for i, lg in enumerate(langs)}
-        lang_of = np.array([codes_lang[k[0]] for k in keys], dtype=np.int64)
-        split_of = np.array([k[1] for k in keys], dtype=object)
-        bt_of = np.array([k[2] for k in keys], dtype=object)
         acc: dict[str, dict[str, Any]] = {
             lg: {"types": 0, "a": 0, "b": 0, "split": Counter(), "bt": Counter()} for lg in langs
         }
         excluded = {lg: _group_words({x for x in view_groups.get(lg, ()) if x}) | stop_words(lg) for lg in langs}
-        if keyness:
-            wf = require("wordfreq", "release", "keyness against general language")
-        per_lang = []
+        wf = require("wordfreq", "release", "keyness against general language") if keyness else None
+        cells = _cell_facts(keys, langs)
         for table in self.parts():
-            cell = table.column("cell").to_numpy()
-            lang_rows = lang_of[cell]
-            for li, lg in enumerate(langs):
-                mask = lang_rows == li
-                if not mask.any():
-                    continue
-                tl = (
-                    table.filter(pa.array(mask))
-                    .append_column("split", pa.array(split_of[cell[mask]].tolist(), pa.string()))
-                    .append_column("bias_type", pa.array(bt_of[cell[mask]].tolist(), pa.string()))
-                )
-                per_lang.append((lg, tl))
+            per_lang = _by_lang(table, langs, cells)
             # the totals first: keyness needs each corpus' size (all parts) before any part's candidates
             for lg, tl in per_lang:
-                a_ = acc[lg]
-                per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")])
-                a_["types"] += per.num_rows
-                a_["a"] += int(pc.sum(per.column("st_sum")).as_py() or 0)
-                a_["b"] += int(pc.sum(per.column("an_sum")).as_py() or 0)
-                for sp, n in zip(
-                    *tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")]).columns, strict=True
-                ):
-                    a_["split"][sp.as_py()] += n.as_py()
-                bt_tot = tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
-                bt_tot = bt_tot.group_by("bias_type", use_threads=False).aggregate([("n", "sum")])
-                for bt, n in zip(*bt_tot.columns, strict=True):
-                    a_["bt"][bt.as_py()] += n.as_py()
+                _add_totals(acc[lg], tl)
             if keyness:
                 self._stash(per_lang)
-            per_lang = []
         vocab = {
             lg: {
                 "types": acc[lg]["types"],
@@ -722,58 +690,39 @@ class _Vocabulary:
         }
         if not keyness:
             return vocab, {}
-        key: dict[str, Any] = {}
-        for lg in langs:
-            a_ = acc[lg]
-            c, d = float(a_["a"]), float(a_["b"])
-            st_c: list[tuple] = []
-            an_c: list[tuple] = []
-            gen_c: list[tuple] = []
-            bt_c: dict[str, list[tuple]] = {}
-            has_list = lg in wf.available_languages()
-            for tl in self._stashed(lg):
-                per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
-                words = per.column("tok").to_pylist()
-                a = per.column("st_sum").to_numpy().astype(float)
-                b = per.column("an_sum").to_numpy().astype(float)
-                ex = excluded[lg]
-                st_c += _ll_candidates(words, a, b, c, d, exclude=ex)
-                an_c += _ll_candidates(words, b, a, d, c, exclude=ex)
-                if not has_list:
-                    continue
-                ref = reference_frequencies(lg, words)
-                gen_c += _general_candidates(words, a + b, lg, c + d, exclude=ex, freqs=ref)
-                per_bt = (
-                    tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
-                    .group_by(["bias_type", "tok"], use_threads=False)
-                    .aggregate([("n", "sum")])
-                    .sort_by([("bias_type", "ascending"), ("tok", "ascending")])
-                )
-                bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
-                for bt in sorted(set(bts.tolist())):
-                    sel = per_bt.filter(pa.array(bts == bt))
-                    bt_c.setdefault(bt, []).extend(
-                        _general_candidates(
-                            sel.column("tok").to_pylist(),
-                            sel.column("n_sum").to_numpy().astype(float),
-                            lg,
-                            float(a_["bt"][bt]),
-                            top=10,
-                            exclude=ex,
-                            freqs=ref,
-                        )
-                    )
-            k: dict[str, Any] = {
-                "stereotype_vs_anti": [_ll_row(x) for x in sorted(st_c)[:TOP_K]],
-                "anti_vs_stereotype": [_ll_row(x) for x in sorted(an_c)[:TOP_K]],
-            }
-            if has_list:
-                k["vs_general"] = _general_result(lg, gen_c)
-                k["vs_general_by_bias_type"] = {bt: _general_result(lg, bt_c[bt], 10)["top"] for bt in sorted(bt_c)}
-            else:
-                k["vs_general"] = {"reference": f"no wordfreq list for '{lg}'", "top": []}
-            key[lg] = k
-        return vocab, key
+        return vocab, {lg: self._keywords(lg, acc[lg], excluded[lg], wf) for lg in langs}
+
+    def _keywords(self, lg: str, a_: dict[str, Any], ex: set[str], wf: Any) -> dict[str, Any]:
+        """One language's keyword lists: stereotype vs anti-stereotype (and back), and against general
+        language (wordfreq, overall and per bias type) when wordfreq has the language."""
+        c, d = float(a_["a"]), float(a_["b"])
+        st_c: list[tuple] = []
+        an_c: list[tuple] = []
+        gen_c: list[tuple] = []
+        bt_c: dict[str, list[tuple]] = {}
+        has_list = lg in wf.available_languages()
+        for tl in self._stashed(lg):
+            per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")]).sort_by("tok")
+            words = per.column("tok").to_pylist()
+            a = per.column("st_sum").to_numpy().astype(float)
+            b = per.column("an_sum").to_numpy().astype(float)
+            st_c += _ll_candidates(words, a, b, c, d, exclude=ex)
+            an_c += _ll_candidates(words, b, a, d, c, exclude=ex)
+            if not has_list:
+                continue
+            ref = reference_frequencies(lg, words)
+            gen_c += _general_candidates(words, a + b, lg, c + d, exclude=ex, freqs=ref)
+            _bias_type_candidates(tl, lg, a_["bt"], ex, ref, bt_c)
+        k: dict[str, Any] = {
+            "stereotype_vs_anti": [_ll_row(x) for x in sorted(st_c)[:TOP_K]],
+            "anti_vs_stereotype": [_ll_row(x) for x in sorted(an_c)[:TOP_K]],
+        }
+        if has_list:
+            k["vs_general"] = _general_result(lg, gen_c)
+            k["vs_general_by_bias_type"] = {bt: _general_result(lg, bt_c[bt], 10)["top"] for bt in sorted(bt_c)}
+        else:
+            k["vs_general"] = {"reference": f"no wordfreq list for '{lg}'", "top": []}
+        return k
 
     def _stash(self, per_lang: list) -> None:
         """Keep each language's rows of a part for the keyword pass (in memory when nothing was spilled,
@@ -803,6 +752,85 @@ class _Vocabulary:
                 yield table
             else:
                 yield item
+
+
+def _cell_facts(keys: list, langs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell code (``keys``: ``(lang, split, bias type, ...)``): its language's index, split, bias type."""
+    codes_lang = {lg: i for i, lg in enumerate(langs)}
+    return (
+        np.array([codes_lang[k[0]] for k in keys], dtype=np.int64),
+        np.array([k[1] for k in keys], dtype=object),
+        np.array([k[2] for k in keys], dtype=object),
+    )
+
+
+def _by_lang(table, langs: list[str], cells: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[str, Any]]:
+    """One part's rows per language, with their split and bias type as columns."""
+    import pyarrow as pa
+
+    lang_of, split_of, bt_of = cells
+    cell = table.column("cell").to_numpy()
+    lang_rows = lang_of[cell]
+    per_lang = []
+    for li, lg in enumerate(langs):
+        mask = lang_rows == li
+        if not mask.any():
+            continue
+        tl = (
+            table.filter(pa.array(mask))
+            .append_column("split", pa.array(split_of[cell[mask]].tolist(), pa.string()))
+            .append_column("bias_type", pa.array(bt_of[cell[mask]].tolist(), pa.string()))
+        )
+        per_lang.append((lg, tl))
+    return per_lang
+
+
+def _add_totals(a_: dict[str, Any], tl) -> None:
+    """One part's totals of one language added to ``a_``: types, tokens per side, types per split, tokens
+    per bias type."""
+    import pyarrow.compute as pc
+
+    per = tl.group_by("tok", use_threads=False).aggregate([("st", "sum"), ("an", "sum")])
+    a_["types"] += per.num_rows
+    a_["a"] += int(pc.sum(per.column("st_sum")).as_py() or 0)
+    a_["b"] += int(pc.sum(per.column("an_sum")).as_py() or 0)
+    for sp, n in zip(
+        *tl.group_by("split", use_threads=False).aggregate([("tok", "count_distinct")]).columns, strict=True
+    ):
+        a_["split"][sp.as_py()] += n.as_py()
+    bt_tot = tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
+    bt_tot = bt_tot.group_by("bias_type", use_threads=False).aggregate([("n", "sum")])
+    for bt, n in zip(*bt_tot.columns, strict=True):
+        a_["bt"][bt.as_py()] += n.as_py()
+
+
+def _bias_type_candidates(
+    tl, lg: str, bt_totals: Counter, ex: set[str], ref: Any, bt_c: dict[str, list[tuple]]
+) -> None:
+    """One part's keyword candidates against general language per bias type, added to ``bt_c``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    per_bt = (
+        tl.append_column("n", pc.add(tl.column("st"), tl.column("an")))
+        .group_by(["bias_type", "tok"], use_threads=False)
+        .aggregate([("n", "sum")])
+        .sort_by([("bias_type", "ascending"), ("tok", "ascending")])
+    )
+    bts = per_bt.column("bias_type").to_numpy(zero_copy_only=False)
+    for bt in sorted(set(bts.tolist())):
+        sel = per_bt.filter(pa.array(bts == bt))
+        bt_c.setdefault(bt, []).extend(
+            _general_candidates(
+                sel.column("tok").to_pylist(),
+                sel.column("n_sum").to_numpy().astype(float),
+                lg,
+                float(bt_totals[bt]),
+                top=10,
+                exclude=ex,
+                freqs=ref,
+            )
+        )
 
 
 def _sum_counts(tables: list):

@@ -25,12 +25,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from . import layout as L
 from .gcpause import without_gc
 from .meta import card_front_matter  # re-exported (the card's front matter is read in .meta)
+
+if TYPE_CHECKING:
+    from .options import ReleaseVerifyOptions
 
 MAX_ROW_PROBLEMS = 20  # per file: the first ones, then a count
 
@@ -76,8 +79,19 @@ class VerifyResult:
         )
 
 
+def verify_release(path: str | Path, options: ReleaseVerifyOptions | None = None) -> VerifyResult:
+    """Check the release folder ``path`` (the module docstring); ``options.hub_ready``: also what the
+    Hugging Face Hub would reject (:func:`.hub.hub_problems`)."""
+    res = _verify_release(path)
+    if options is not None and options.hub_ready:
+        from .hub import hub_problems
+
+        res.problems += [x for x in hub_problems(path) if x not in res.problems]  # a damaged card: said once
+    return res
+
+
 @without_gc
-def verify_release(path: str | Path) -> VerifyResult:
+def _verify_release(path: str | Path) -> VerifyResult:
     p = Path(path)
     res = VerifyResult(path=str(p))
     _SHA.clear()
