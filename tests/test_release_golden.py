@@ -178,6 +178,7 @@ def _history(inp: Path) -> list[str]:
     """One report of every kind the release's history reads; returns the --history arguments."""
     import pandas as pd
     from biaskit.annotation.agreement import agreement_report
+    from biaskit.annotation.judgment_options import AgreementOptions
 
     # discovered beside pairs.jsonl: STEM.summary.json, STEM.rejected.jsonl, STEM.runlog.jsonl
     (inp / "pairs.summary.json").write_text(
@@ -218,7 +219,9 @@ def _history(inp: Path) -> list[str]:
         }
     )
     judg.to_csv(inp / "judgments.csv", index=False)
-    agreement_report(inp / "judgments.csv", inp / "agree", command="biaskit annotate agreement")
+    agreement_report(
+        AgreementOptions(judgments=inp / "judgments.csv", out=inp / "agree"), command="biaskit annotate agreement"
+    )
     _jsonl(
         inp / "check.jsonl",
         [
