@@ -1,6 +1,6 @@
 """Apply aggregated annotations to the data: the validated dataset, ready for evaluation.
 
-``apply_annotations(opts)`` (or ``(kind, data, aggregated, out, judgments=...)``) reads the records that were pushed
+``apply_annotations(opts)`` (an :class:`~.options.ApplyOptions`) reads the records that were pushed
 (the kind's reader), takes the aggregated votes -- the output of ``biaskit annotate aggregate``, or,
 without it, the judgments aggregated here with the same :func:`~.aggregate.prepare` and aggregator
 (``method``, ``min_agree``; an annotator who answered twice counts with the latest answer) -- and lets
@@ -16,11 +16,14 @@ win rates, edits, flags).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from biaskit.errors import InputError
 
 from .kinds import TEXT, ApplyResult, Votes, get_kind
+
+if TYPE_CHECKING:
+    from .options import ApplyOptions
 
 AGG_COLUMNS = ("task", "question", "label", "status")
 
@@ -59,25 +62,15 @@ def _agg_index(df, source: str | None) -> dict[tuple[str, str], dict]:
     return out
 
 
-def run_apply(
-    opts: Any = None,
-    data_path: Any = None,
-    aggregated: Any = None,
-    out_path: Any = None,
-    /,
-    *,
-    command: str | None = None,
-    **options: Any,
-) -> ApplyResult:
-    """Apply annotations of ``kind`` and write the outputs; returns the kind's :class:`ApplyResult`
+def run_apply(opts: ApplyOptions, *, command: str | None = None) -> ApplyResult:
+    """Apply annotations of ``opts.kind`` and write the outputs; returns the kind's :class:`ApplyResult`
     (``paths`` filled).
 
     ``opts``: the :class:`~biaskit.annotation.options.ApplyOptions` of ``biaskit annotate apply`` (what
-    the command and the pipeline's review stages build). Keyword-compatible: ``run_apply(kind,
-    data_path, aggregated, out_path, judgments=..., method=..., min_agree=..., report_dir=...,
-    direction_policy=...)``; ``aggregated`` and ``judgments`` may also be DataFrames. The kind's own
-    options (``k.apply_options``, e.g. ``direction_policy``) are refused for a kind that has none of
-    them. ``command``: the command line recorded in ``OUT.summary.json``."""
+    the command and the pipeline's review stages build; in Python ``ApplyOptions.from_kwargs(kind=...,
+    data_path=..., out_path=..., judgments=...)``); ``aggregated`` and ``judgments`` may also be
+    DataFrames. The kind's own options (``k.apply_options``, e.g. ``direction_policy``) are refused for
+    a kind that has none of them. ``command``: the command line recorded in ``OUT.summary.json``."""
     import pandas as pd
 
     from biaskit.io import read_table, write_json, write_jsonl
@@ -85,13 +78,8 @@ def run_apply(
     from biaskit.readers import read_judgments
 
     from .aggregate import aggregate, check_columns, normalise_ids
-    from .options import ApplyOptions
 
-    kw = dict(options)
-    for name, v in (("data_path", data_path), ("aggregated", aggregated), ("out_path", out_path)):
-        if v is not None:
-            kw[name] = v
-    o = ApplyOptions.coerce(opts, kw, "kind")
+    o = opts
     data_path, aggregated, out_path, judgments = o.data, o.aggregated, o.out, o.judgments
     method, min_agree, report_dir = o.method, o.min_agree, o.report_dir
     k = get_kind(o.kind)
@@ -186,8 +174,6 @@ def _check_known(tasks, known: set[str], k, data_path, source, what: str) -> Non
         )
 
 
-def apply_annotations(
-    opts: Any = None, data_path: Any = None, aggregated: Any = None, out_path: Any = None, /, **kw: Any
-) -> dict:
+def apply_annotations(opts: ApplyOptions, *, command: str | None = None) -> dict:
     """:func:`run_apply` and return its summary (counts and the files written)."""
-    return run_apply(opts, data_path, aggregated, out_path, **kw).summary()
+    return run_apply(opts, command=command).summary()

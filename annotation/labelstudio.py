@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
@@ -37,6 +37,9 @@ from biaskit.readers import annotation_values, annotator
 from .adaptive import AdaptiveSettings
 from .choices import EXPORT_MODES
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
+
+if TYPE_CHECKING:
+    from .options import PullOptions, PushOptions
 
 JUDGMENT_OUT_COLUMNS = [
     "task",
@@ -348,25 +351,20 @@ def _predictions_for_existing(
 
 
 def push(
-    opts: Any = None,
-    kind: str | None = None,
-    project: str | None = None,
-    /,
+    opts: PushOptions,
     *,
     token: str | None = None,
     description: str = "",
     progress: Callable[[int, int], None] | None = None,
     show_progress: bool = True,
     adaptive: AdaptiveSettings | None = None,
-    **options: Any,
 ) -> PushReport:
     """Create or reuse project ``project`` and import the records of ``data`` not in it yet.
 
     ``opts``: the :class:`~biaskit.annotation.options.PushOptions` of ``biaskit annotate push`` (what
-    the command and the pipeline's review stages build). Keyword-compatible: ``push(data, kind,
-    project, url=..., overlap=3, seed=..., ...)`` builds them from the arguments (the options' names).
-    Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option, never written),
-    ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
+    the command and the pipeline's review stages build; in Python ``PushOptions(data=..., kind=...,
+    project=..., overlap=3)``). Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option,
+    never written), ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
     :class:`~.adaptive.AdaptiveSettings` object instead of ``overlap="adaptive"`` and its options).
 
     ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
@@ -389,14 +387,8 @@ def push(
 
     from .adaptive import META_KEY
     from .guidelines import guidelines_html, parse_langs, records_language, same_instructions
-    from .options import PushOptions
 
-    kw = dict(options)
-    if kind is not None:
-        kw["kind"] = kind
-    if project is not None:
-        kw["project"] = project
-    o = PushOptions.coerce(opts, kw, "data")
+    o = opts
     data_path, kind, project, url, overlap, seed = o.data, o.kind, o.project, o.url, o.fixed_overlap(), o.seed
     chunk_size, predictions, skip_invalid, guidelines = o.chunk_size, o.predictions, o.skip_invalid, o.guidelines
     show_predictions = o.show_predictions
@@ -928,18 +920,16 @@ def project_judgments(
     )
 
 
-def pull(opts: Any = None, out: str | Path | None = None, /, *, token: str | None = None, **options: Any) -> PullReport:
+def pull(opts: PullOptions, *, token: str | None = None) -> PullReport:
     """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension);
     ``raw_out``: also the raw export. See :func:`project_judgments`.
 
-    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull``;
-    keyword-compatible: ``pull(project, out, url=..., kind=..., raw_out=..., export=...)``. ``token``:
+    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull`` (in
+    Python ``PullOptions(project=..., out=...)``). ``token``:
     default ``$LABEL_STUDIO_API_KEY`` (never an option, never written)."""
     from biaskit.io import write_json, write_table
 
-    from .options import PullOptions
-
-    o = PullOptions.coerce(opts, {**options, **({"out": out} if out is not None else {})}, "project")
+    o = opts
     project, out, url, kind, raw_out, export = o.project, o.out, o.url, o.kind, o.raw, o.export
     got = project_judgments(project, url=url, token=token, kind=kind, export=export)
     if raw_out:

@@ -95,15 +95,19 @@ def run_prelabel(
     res = PrelabelResult(out, ans, mv, len(items), len(df), summary, items=items)
     if project and len(df):
         from biaskit.annotation.labelstudio import push
+        from biaskit.annotation.options import PushOptions
 
-        res.push = push(
-            data,
-            k.name,
-            project,
+        opts = PushOptions.from_kwargs(
+            data=data,
+            kind=k.name,
+            project=project,
             url=url,
             seed=seed,
             predictions=out,
             show_predictions=show_predictions,
+        )
+        res.push = push(
+            opts,
             show_progress=progress,
             description=f"biaskit {k.name} review; created by: {command or 'annotate prelabel'}",
         )
