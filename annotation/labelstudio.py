@@ -39,7 +39,7 @@ from .choices import EXPORT_MODES
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
 
 if TYPE_CHECKING:
-    from .options import PullOptions, PushOptions
+    from .options import ImportOptions, PullOptions, PushOptions
 
 JUDGMENT_OUT_COLUMNS = [
     "task",
@@ -938,21 +938,18 @@ def pull(opts: PullOptions, *, token: str | None = None) -> PullReport:
     return got.report
 
 
-def import_export(
-    export_path: str | Path,
-    out: str | Path,
-    *,
-    kind: str | None = None,
-    config_path: str | Path | None = None,
-    users_path: str | Path | None = None,
-) -> PullReport:
-    """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
+def import_export(opts: ImportOptions) -> PullReport:
+    """``biaskit annotate import``, offline: a Label Studio JSON export (``opts.export``) -> the judgments
+    file ``opts.out`` (validated like :func:`pull`; ``config``: the project's labeling config, ``users``:
+    ``id,email`` naming annotators)."""
     from biaskit.errors import BiaskitError
     from biaskit.io import write_table
+    from biaskit.options import unset
     from biaskit.readers import read_export, read_text, read_users
 
     from .kinds import ParsedConfig
 
+    export_path, config_path = opts.export, opts.config
     tasks = read_export(export_path)
     config = read_text(config_path) if config_path else None
     if config is not None:
@@ -963,9 +960,9 @@ def import_export(
                 f"{exc}.",
                 path=config_path,
                 fix="pass the labeling config XML of the project (Settings > Labeling Interface > "
-                "Code), or leave out --config to use the kind's.",
+                f"Code), or {unset('config')} to use the kind's.",
             ) from None
-    users = read_users(users_path) if users_path else None
-    df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
-    write_table(out, df)
+    users = read_users(opts.users) if opts.users else None
+    df, report = export_to_judgments(tasks, config=config, kind=opts.kind, users=users, source=str(export_path))
+    write_table(opts.out, df)
     return report

@@ -36,14 +36,19 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.services import alive as _alive
 from biaskit.services import free_port
 from biaskit.services import port_closed as _port_closed
 from biaskit.services import terminate as _terminate
+
+if TYPE_CHECKING:
+    from .options import ServeOptions
 
 PID_FILE = "biaskit-ls.json"
 DB_INFO_FILE = "biaskit-ls-db.json"
@@ -490,6 +495,24 @@ def start_server(
     if live is not None:
         return live
     db = resolve_database(data_dir, database)
+    _check_workers(data_dir, db, workers)
+    _ready_data_dir(data_dir, db, workers, email=email, password=password, token=token)
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd, env = _server_command(data_dir, db, port, workers, email=email, password=password, token=token)
+    t0 = time.monotonic()
+    proc = _launch(cmd, env, data_dir)
+    info = ServerInfo(
+        pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(), workers=workers
+    )
+    atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
+    _wait_healthy(proc, data_dir, db, url, timeout)
+    info.started_in_s = round(time.monotonic() - t0, 2)
+    return info
+
+
+def _check_workers(data_dir: Path, db: Database, workers: int) -> None:
+    """More than one web worker needs PostgreSQL."""
     if workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}.", fix="give the number of web processes.")
     if workers > 1 and not db.is_postgres:
@@ -498,6 +521,13 @@ def start_server(
             path=data_dir,
             fix="run this folder with --workers 1, or a new --data-dir with --database postgresql://...",
         )
+
+
+def _ready_data_dir(
+    data_dir: Path, db: Database, workers: int, *, email: str | None, password: str | None, token: str | None
+) -> None:
+    """Initialise a new data folder (admin credentials needed); before gunicorn, migrate one that the
+    running Label Studio version has not migrated (``label-studio start`` migrates, gunicorn does not)."""
     if not is_initialised(data_dir):
         if not (email and password and token):
             raise ServerError(
@@ -507,20 +537,32 @@ def start_server(
             )
         init_data_dir(data_dir, email=email, password=password, token=token, database=db)
     elif workers > 1 and (ls_version() is None or _migrated_by(data_dir) != ls_version()):
-        # `label-studio start` migrates the database, gunicorn does not: after an upgrade, migrate first
         init_data_dir(data_dir, email=None, password=None, token=None, database=db, migrate_only=True)
-    port = port or free_port()
-    url = f"http://127.0.0.1:{port}"
+
+
+def _server_command(
+    data_dir: Path,
+    db: Database,
+    port: int,
+    workers: int,
+    *,
+    email: str | None,
+    password: str | None,
+    token: str | None,
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the server process: ``label-studio start``, or gunicorn."""
     env = ls_env(data_dir, email=email, password=password, token=token, database=db)
     if workers > 1:
-        cmd = _gunicorn_command(port, workers)
         env["DJANGO_SETTINGS_MODULE"] = "core.settings.label_studio"
-    else:
-        cmd = [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)]
+        return _gunicorn_command(port, workers), env
+    return [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)], env
+
+
+def _launch(cmd: list[str], env: dict[str, str], data_dir: Path) -> subprocess.Popen:
+    """The server process, in its own session (it outlives the command), logging to the folder's log."""
     log = open(data_dir / LOG_FILE, "ab")
-    t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             cmd,
             env=env,
             cwd=str(data_dir),
@@ -531,14 +573,16 @@ def start_server(
         )
     finally:
         log.close()
-    info = ServerInfo(
-        pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(), workers=workers
-    )
-    atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
+
+
+def _wait_healthy(proc: subprocess.Popen, data_dir: Path, db: Database, url: str, timeout: float) -> None:
+    """Return once ``/health`` answers; a process that exits, or does not answer within ``timeout``
+    seconds, is an error (its pid file removed)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             (data_dir / PID_FILE).unlink(missing_ok=True)
+            port = urllib.parse.urlsplit(url).port
             fix = (
                 "check that the PostgreSQL server runs and accepts this user and password"
                 if db.is_postgres
@@ -549,12 +593,38 @@ def start_server(
                 f"{_log_tail(data_dir / LOG_FILE)} (see {data_dir / LOG_FILE}). Fix: {fix}."
             )
         if _healthy(url):
-            info.started_in_s = round(time.monotonic() - t0, 2)
-            return info
+            return
         time.sleep(0.25)
     _terminate(proc.pid)
     (data_dir / PID_FILE).unlink(missing_ok=True)
     raise ServerError(f"label-studio did not answer on {url}/health within {timeout:.0f}s; see {data_dir / LOG_FILE}.")
+
+
+def serve(
+    opts: ServeOptions, *, ask_password: Callable[[], str], say: Callable[[str], None]
+) -> tuple[ServerInfo, bool]:
+    """``biaskit annotate serve``: ``(the server, whether it was running already)``. The first start of a
+    data folder takes the admin token from ``$LABEL_STUDIO_API_KEY`` and the password from
+    ``$LABEL_STUDIO_PASSWORD``, else from ``ask_password()``; ``say`` tells that it is initialising."""
+    data_dir = opts.data_dir
+    db = resolve_database(data_dir, opts.database)  # parses (and registers the password as a secret) first
+    live = running(data_dir)
+    if live is not None:
+        return live, True
+    token = password = None
+    if not is_initialised(data_dir):
+        token = os.environ.get("LABEL_STUDIO_API_KEY")
+        if not token:
+            raise BiaskitError(
+                "first start of a new data folder needs the admin API token to create. Fix: "
+                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
+            )
+        password = os.environ.get("LABEL_STUDIO_PASSWORD") or ask_password()
+        say(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
+    info = start_server(
+        data_dir, port=opts.port, email=opts.email, password=password, token=token, database=db, workers=opts.workers
+    )
+    return info, False
 
 
 def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:

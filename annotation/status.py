@@ -27,12 +27,15 @@ answered a task twice counts once, with the latest answer):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from biaskit.errors import InputError
 from biaskit.tables import MISSING, md_table, num, pct
+
+if TYPE_CHECKING:
+    from .options import StatusOptions
 
 
 def _annotations(df):
@@ -232,6 +235,44 @@ def project_status(
         "per_annotator": people,
         **({"adaptive": adaptive_block} if adaptive_block is not None else {}),
     }
+
+
+def status_of(opts: StatusOptions) -> tuple[dict[str, Any], str]:
+    """``biaskit annotate status``: the report of :func:`project_status` and its title, from a live
+    project (``opts.project``, read through :func:`~.labelstudio.project_judgments`) or from files
+    (``opts.judgments`` with ``opts.tasks``)."""
+    from biaskit.options import say, tell
+
+    if (opts.project is None) == (opts.judgments is None):
+        raise InputError(
+            f"give either {say('project')} (a live Label Studio) or {say('judgments')} with {say('tasks')} (files).",
+            fix=f"e.g. {say('project')} 'hi pairs v1'.",
+        )
+    common = {"min_others": opts.min_others, "questions": opts.question}
+    if opts.project is not None:
+        from .labelstudio import project_judgments
+
+        got = project_judgments(opts.project, url=opts.url)
+        st = project_status(
+            got.judgments,
+            got.n_tasks,
+            overlap=opts.overlap or got.overlap,
+            source=got.url,
+            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None,
+            **common,
+        )
+        return st, f"'{opts.project}' ({got.url})"
+    from biaskit.readers import read_judgments
+
+    if opts.tasks is None:
+        raise InputError(
+            f"{say('judgments')} needs {say('tasks')} (the project's number of tasks).",
+            fix=f"{tell('tasks', 'N')} (tasks with no answer yet are pending).",
+        )
+    st = project_status(
+        read_judgments(opts.judgments), opts.tasks, overlap=opts.overlap or 1, source=str(opts.judgments), **common
+    )
+    return st, str(opts.judgments)
 
 
 #: what the status and agreement reports say about alpha on adaptively collected judgments

@@ -37,9 +37,12 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
+
+if TYPE_CHECKING:
+    from .options import FromStereosetOptions
 
 OTHER_LABELS = ("keep", "drop")
 CAT_LABELS = ("stereotype", "anti-stereotype", "unrelated")
@@ -176,14 +179,13 @@ def _retention(df, min_agree: int) -> dict:
     return out
 
 
-def from_stereoset(
-    data: str | Path, out: str | Path, *, other_labels: str = "keep", min_agree: int = 3, command: str | None = None
-) -> dict:
-    """Write the judgments to ``out`` (CSV/JSONL by extension) and the summary to ``OUT.summary.json``."""
+def from_stereoset(opts: FromStereosetOptions, *, command: str | None = None) -> dict:
+    """``biaskit annotate from-stereoset``: write the judgments to ``opts.out`` (CSV/JSONL by extension)
+    and the summary to ``OUT.summary.json``; returns the summary."""
     from biaskit.io import write_json, write_table
 
-    df, summary = stereoset_judgments(data, other_labels=other_labels, min_agree=min_agree)
-    out = Path(out)
+    df, summary = stereoset_judgments(opts.data, other_labels=opts.other_labels, min_agree=opts.min_agree)
+    out = Path(opts.out)
     write_table(out, df)
     summary["out"] = str(out)
     summary["summary_file"] = str(out.with_name(f"{out.stem}.summary.json"))

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from biaskit.annotation.kinds import KINDS, ParsedConfig, get_kind
 from biaskit.annotation.labelstudio import export_to_judgments, import_export
+from biaskit.annotation.options import ImportOptions
 
 from biaskit.errors import InputError
 
@@ -307,7 +308,7 @@ def test_import_cli_offline(tmp_path):
     with pytest.raises(
         InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"
     ):
-        import_export(bad, tmp_path / "x.csv")
+        import_export(ImportOptions(export=bad, out=tmp_path / "x.csv"))
 
 
 def test_apply_pairs(crows_csv, tmp_path):

@@ -47,6 +47,17 @@ CONVERTED = (
     "evaluate extrinsic generations",
 )
 
+# issue 30, annotation (i30a): the annotate commands converted here
+CONVERTED += (
+    "annotate config",
+    "annotate from-stereoset",
+    "annotate guidelines",
+    "annotate import",
+    "annotate serve",
+    "annotate stop",
+    "annotate status",
+)
+
 
 def converted() -> dict[str, tuple[Any, type[Options]]]:
     """Every command whose options come from a model: name -> (click command, model)."""
