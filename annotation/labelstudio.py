@@ -382,123 +382,24 @@ def push(
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
-    from biaskit.options import say, tell
-    from biaskit.progress import progress as progress_bar
-
-    from .adaptive import META_KEY
-    from .guidelines import guidelines_html, parse_langs, records_language, same_instructions
-
-    o = opts
-    data_path, kind, project, url, overlap, seed = o.data, o.kind, o.project, o.url, o.fixed_overlap(), o.seed
-    chunk_size, predictions, skip_invalid, guidelines = o.chunk_size, o.predictions, o.skip_invalid, o.guidelines
-    show_predictions = o.show_predictions
-    if adaptive is None:
-        adaptive = o.adaptive()
-    elif o.overlap == "adaptive":
-        overlap = None
-    k = get_kind(kind)
-    records = k.load(data_path, skip_invalid=skip_invalid)
-    if adaptive is not None:
-        if overlap is not None and overlap != adaptive.min_judgments:
-            raise InputError(
-                f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
-                fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / {say('max_judgments')}, or a number.",
-            )
-        overlap = adaptive.min_judgments
-    if show_predictions is None and predictions:
-        show_predictions = False
-    config = k.config(records)
-    allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
-    langs = parse_langs(guidelines, records_language(records))
-    instructions = guidelines_html(k, langs) if langs else None
-    preds = read_predictions(predictions) if predictions else {}
-    for rec in records:  # so are the predictions: a bad file stops the push before the server is asked
-        bid = k.record_id(rec)
-        if bid in preds:
-            _prediction_payload(
-                k, k.task(rec, seed)["data"], preds[bid], allowed, str(predictions) if predictions else None
-            )
-    client = connect(url, token)
+    plan = _push_plan(opts, adaptive)
+    k, records, adaptive = plan.kind, plan.records, plan.adaptive
+    client = connect(opts.url, token)
     u = _url(client)
-    proj = find_project(client, project)
-    created = config_updated = instructions_updated = False
-    if proj is None:
-        kwargs: dict[str, Any] = {
-            "title": project,
-            "label_config": config,
-            "description": description or f"biaskit {kind} review",
-        }
-        if overlap:
-            kwargs["maximum_annotations"] = overlap
-        if instructions:
-            kwargs.update(expert_instruction=instructions, show_instruction=True)
-        if show_predictions is not None:
-            kwargs["show_collab_predictions"] = show_predictions
-        proj = _call(u, lambda: client.projects.create(**kwargs), "project creation")
-        created = True
-    else:
-        upd: dict[str, Any] = {}
-        if _norm_xml(proj.label_config) != _norm_xml(config):
-            upd["label_config"] = config
-        if overlap and proj.maximum_annotations != overlap:
-            upd["maximum_annotations"] = overlap
-        if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
-            upd.update(expert_instruction=instructions, show_instruction=True)
-        if show_predictions is not None and bool(proj.show_collab_predictions) != show_predictions:
-            upd["show_collab_predictions"] = show_predictions
-        if upd:
-            _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
-            config_updated = "label_config" in upd
-            instructions_updated = "expert_instruction" in upd
+    proj, changes = _push_project(client, u, plan, opts.project, description or f"biaskit {k.name} review")
     rows = list_tasks(client, proj.id)
     dedupe, rows = remove_duplicate_tasks(client, proj.id, rows)  # left by an earlier interrupted push
     have: dict[str, int] = {}
     for r in sorted(rows, key=lambda r: r.id):
         if r.biaskit_id is not None:
             have.setdefault(r.biaskit_id, r.id)
-    todo, seen, dups = [], set(), 0
-    for rec in records:
-        bid = k.record_id(rec)
-        if bid in seen:
-            dups += 1
-            continue
-        seen.add(bid)
-        if bid in have:
-            continue
-        task = k.task(rec, seed)
-        if adaptive is not None:
-            task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
-        if bid in preds:
-            task["predictions"] = _prediction_payload(
-                k, task["data"], preds[bid], allowed, str(predictions) if predictions else None
-            )
-        todo.append(task)
-    unknown = sorted(set(preds) - seen)
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
-            path=predictions,
-            fix="the prediction 'task' column must hold the biaskit ids of the data.",
-        )
+    todo, seen, dups = _tasks_to_import(plan, have)
     n_pred = (
-        _predictions_for_existing(
-            client, proj.id, k, records, seed, preds, have, allowed, str(predictions) if predictions else None
-        )
-        if preds
+        _predictions_for_existing(client, proj.id, k, records, opts.seed, plan.preds, have, plan.allowed, plan.source)
+        if plan.preds
         else 0
     )
-    with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start : start + chunk_size]
-            _call(
-                u,
-                functools.partial(client.projects.import_tasks, proj.id, request=chunk, return_task_ids=True),
-                "task import",
-            )
-            n_pred += sum(len(t.get("predictions", [])) for t in chunk)
-            bar.advance(len(chunk))
-            if progress:
-                progress(min(start + chunk_size, len(todo)), len(todo))
+    n_pred += _import_tasks(client, u, proj.id, todo, opts, show_progress=show_progress, progress=progress)
     if todo and project_task_count(client, proj.id) != len(rows) + len(todo):
         # more tasks than this push knows of: a chunk of a killed push committed after our listing
         later, _ = remove_duplicate_tasks(client, proj.id, list_tasks(client, proj.id))
@@ -506,24 +407,184 @@ def push(
         dedupe.annotated_copies += later.annotated_copies
     rep = PushReport(
         project_id=proj.id,
-        project_title=project,
-        created_project=created,
+        project_title=opts.project,
+        created_project=changes["created"],
         n_records=len(records),
         n_existing=len(seen & set(have)),
         n_imported=len(todo),
         n_predictions=n_pred,
-        config_updated=config_updated,
-        instructions_updated=instructions_updated,
+        config_updated=changes["config_updated"],
+        instructions_updated=changes["instructions_updated"],
         duplicate_ids=dups,
         skipped_invalid=len(k.skipped),
         url=f"{u}/projects/{proj.id}",
         duplicate_tasks_removed=dedupe.removed,
         duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)),
-        predictions_shown=show_predictions,
+        predictions_shown=plan.show_predictions,
     )
     if adaptive is not None:
-        rep.adaptive = advance(project, client=client, kind=k.name, settings=adaptive).summary
+        rep.adaptive = advance(opts.project, client=client, kind=k.name, settings=adaptive).summary
     return rep
+
+
+@dataclass
+class _PushPlan:
+    """What :func:`push` sends, worked out and checked offline before the server is asked."""
+
+    kind: TaskKind
+    records: list
+    seed: int
+    overlap: int | None  # the project's maximum_annotations (adaptive: min_judgments)
+    adaptive: AdaptiveSettings | None
+    show_predictions: bool | None
+    config: str
+    allowed: Any  # the config's controls and their choices (ParsedConfig)
+    instructions: str | None  # the guidelines as the instructions panel's HTML
+    preds: dict[str, list[dict]]  # task id -> prediction rows
+    source: str | None  # the predictions file, for errors
+
+
+def _push_plan(o: PushOptions, adaptive: AdaptiveSettings | None) -> _PushPlan:
+    """The records, the overlap, the labeling config and the guidelines of a push, and its predictions,
+    each checked (a bad file stops the push before the server is asked)."""
+    from biaskit.options import say, tell
+
+    from .guidelines import guidelines_html, parse_langs, records_language
+
+    overlap = o.fixed_overlap()
+    if adaptive is None:
+        adaptive = o.adaptive()
+    elif o.overlap == "adaptive":
+        overlap = None
+    k = get_kind(o.kind)
+    records = k.load(o.data, skip_invalid=o.skip_invalid)
+    if adaptive is not None:
+        if overlap is not None and overlap != adaptive.min_judgments:
+            raise InputError(
+                f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
+                fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / {say('max_judgments')}, or a number.",
+            )
+        overlap = adaptive.min_judgments
+    show_predictions = o.show_predictions
+    if show_predictions is None and o.predictions:
+        show_predictions = False
+    config = k.config(records)
+    allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
+    langs = parse_langs(o.guidelines, records_language(records))
+    source = str(o.predictions) if o.predictions else None
+    plan = _PushPlan(
+        kind=k,
+        records=records,
+        seed=o.seed,
+        overlap=overlap,
+        adaptive=adaptive,
+        show_predictions=show_predictions,
+        config=config,
+        allowed=allowed,
+        instructions=guidelines_html(k, langs) if langs else None,
+        preds=read_predictions(o.predictions) if o.predictions else {},
+        source=source,
+    )
+    for rec in records:  # so are the predictions
+        bid = k.record_id(rec)
+        if bid in plan.preds:
+            _prediction_payload(k, k.task(rec, o.seed)["data"], plan.preds[bid], allowed, source)
+    return plan
+
+
+def _push_project(client, u: str, plan: _PushPlan, title: str, description: str) -> tuple[Any, dict[str, bool]]:
+    """The project ``title``, created with the plan's config, overlap, instructions and predictions
+    setting, or updated where it differs; and what changed (``created``, ``config_updated``,
+    ``instructions_updated``)."""
+    from .guidelines import same_instructions
+
+    changes = {"created": False, "config_updated": False, "instructions_updated": False}
+    overlap, instructions, shown = plan.overlap, plan.instructions, plan.show_predictions
+    proj = find_project(client, title)
+    if proj is None:
+        kwargs: dict[str, Any] = {"title": title, "label_config": plan.config, "description": description}
+        if overlap:
+            kwargs["maximum_annotations"] = overlap
+        if instructions:
+            kwargs.update(expert_instruction=instructions, show_instruction=True)
+        if shown is not None:
+            kwargs["show_collab_predictions"] = shown
+        changes["created"] = True
+        return _call(u, lambda: client.projects.create(**kwargs), "project creation"), changes
+    upd: dict[str, Any] = {}
+    if _norm_xml(proj.label_config) != _norm_xml(plan.config):
+        upd["label_config"] = plan.config
+    if overlap and proj.maximum_annotations != overlap:
+        upd["maximum_annotations"] = overlap
+    if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
+        upd.update(expert_instruction=instructions, show_instruction=True)
+    if shown is not None and bool(proj.show_collab_predictions) != shown:
+        upd["show_collab_predictions"] = shown
+    if upd:
+        _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
+        changes.update(config_updated="label_config" in upd, instructions_updated="expert_instruction" in upd)
+    return proj, changes
+
+
+def _tasks_to_import(plan: _PushPlan, have: dict[str, int]) -> tuple[list[dict], set[str], int]:
+    """``(tasks to import, the records' ids, duplicate ids in the data)``: the records not in the project
+    yet (``have``: biaskit id -> task id) as tasks, with adaptive overlap's meta and their predictions."""
+    from .adaptive import META_KEY
+
+    k, preds, adaptive = plan.kind, plan.preds, plan.adaptive
+    todo, seen, dups = [], set(), 0
+    for rec in plan.records:
+        bid = k.record_id(rec)
+        if bid in seen:
+            dups += 1
+            continue
+        seen.add(bid)
+        if bid in have:
+            continue
+        task = k.task(rec, plan.seed)
+        if adaptive is not None:
+            task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
+        if bid in preds:
+            task["predictions"] = _prediction_payload(k, task["data"], preds[bid], plan.allowed, plan.source)
+        todo.append(task)
+    unknown = sorted(set(preds) - seen)
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
+            path=plan.source,
+            fix="the prediction 'task' column must hold the biaskit ids of the data.",
+        )
+    return todo, seen, dups
+
+
+def _import_tasks(
+    client,
+    u: str,
+    project_id: int,
+    todo: list[dict],
+    o: PushOptions,
+    *,
+    show_progress: bool,
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    """Import ``todo`` in chunks of ``o.chunk_size`` (each chunk one request, committed as it goes);
+    returns the predictions sent with them."""
+    from biaskit.progress import progress as progress_bar
+
+    n_pred = 0
+    with progress_bar(len(todo), f"push {o.project}", enabled=show_progress, unit="tasks") as bar:
+        for start in range(0, len(todo), o.chunk_size):
+            chunk = todo[start : start + o.chunk_size]
+            _call(
+                u,
+                functools.partial(client.projects.import_tasks, project_id, request=chunk, return_task_ids=True),
+                "task import",
+            )
+            n_pred += sum(len(t.get("predictions", [])) for t in chunk)
+            bar.advance(len(chunk))
+            if progress:
+                progress(min(start + o.chunk_size, len(todo)), len(todo))
+    return n_pred
 
 
 # ---------------------------------------------------------------------------------------------
