@@ -623,10 +623,42 @@ def advance(
     ``settings``: default the ones recorded in the tasks' meta by ``push --overlap adaptive``."""
     from biaskit.progress import progress as progress_bar
 
-    from .adaptive import META_KEY, decide, project_settings, recorded_settlements, rule_spec, summarize, task_votes
+    from .adaptive import decide, recorded_settlements, rule_spec, summarize, task_votes
 
     client = client or connect(url, token)
     u = _url(client)
+    proj, rows, settings = _adaptive_project(client, u, project, settings)
+    tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
+    df, pulled = export_to_judgments(
+        tasks,
+        config=proj.label_config,
+        kind=kind,
+        users=user_emails(client),
+        source=f"{u}/projects/{proj.id} ('{project}')",
+    )
+    k = get_kind(kind or str(pulled.kind))
+    spec = rule_spec(k.decision_rules(settings.min_agree))
+    first: dict[str, TaskRow] = {}
+    for r in rows:
+        if r.biaskit_id is not None:
+            first.setdefault(r.biaskit_id, r)
+    rec = recorded_settlements((bid, r.meta) for bid, r in first.items())
+    dec = decide(task_votes(df, k), k, settings, recorded=rec, ids=list(first))
+    rep = AdvanceReport(summary=summarize(dec, settings), url=f"{u}/projects/{proj.id}")
+    with progress_bar(len(first), f"round {project}", enabled=show_progress, unit="tasks") as bar:
+        for bid, r in first.items():
+            upd = _round_update(r, dec[bid], settings, spec, rep)
+            if upd:
+                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
+            bar.advance()
+    return rep
+
+
+def _adaptive_project(client, u: str, project: str, settings: AdaptiveSettings | None):
+    """``(project, its task rows by id, the adaptive settings)``: ``settings``, else the ones recorded in
+    the tasks' meta; a project that does not exist or does not use adaptive overlap is an error."""
+    from .adaptive import project_settings
+
     proj = find_project(client, project)
     if proj is None:
         raise LabelStudioError(
@@ -640,54 +672,38 @@ def advance(
             path=f"{u}/projects/{proj.id}",
             fix="push it with `biaskit annotate push --overlap adaptive --min-judgments K --max-judgments N` first.",
         )
-    tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
-    df, pulled = export_to_judgments(
-        tasks,
-        config=proj.label_config,
-        kind=kind,
-        users=user_emails(client),
-        source=f"{u}/projects/{proj.id} ('{project}')",
-    )
-    k = get_kind(kind or str(pulled.kind))
-    rules = k.decision_rules(settings.min_agree)
-    spec = rule_spec(rules)
-    first: dict[str, TaskRow] = {}
-    for r in rows:
-        if r.biaskit_id is not None:
-            first.setdefault(r.biaskit_id, r)
-    rec = recorded_settlements((bid, r.meta) for bid, r in first.items())
-    dec = decide(task_votes(df, k), k, settings, recorded=rec, ids=list(first))
-    rep = AdvanceReport(summary=summarize(dec, settings), url=f"{u}/projects/{proj.id}")
+    return proj, rows, settings
+
+
+def _round_update(r: TaskRow, d, settings: AdaptiveSettings, spec, rep: AdvanceReport) -> dict[str, Any]:
+    """What one task needs this round (``d``: its decision; counted in ``rep``): a settled task gets its
+    decision in ``meta`` and no more annotators; an open one is served to more, its meta kept current."""
+    from .adaptive import META_KEY
+
     want_meta = settings.to_meta()
-    with progress_bar(len(first), f"round {project}", enabled=show_progress, unit="tasks") as bar:
-        for bid, r in first.items():
-            d = dec[bid]
-            old = dict((r.meta or {}).get(META_KEY) or {})
-            upd: dict[str, Any] = {}
-            if d.settled:
-                new = d.to_meta(settings, spec)
-                if (
-                    not old.get("settled")
-                    or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule"))
-                    or any(old.get(x) != want_meta.get(x) for x in want_meta)
-                ):
-                    upd["meta"] = {**(r.meta or {}), META_KEY: new}
-                    rep.recorded += 1
-                if r.overlap > max(d.judgments, 1):  # no more annotators for it
-                    upd.update(overlap=max(d.judgments, 1), is_labeled=True)
-                    rep.lowered += 1
-            else:
-                target = min(settings.max_judgments, d.judgments + max(d.more, 0))
-                if target > r.overlap:
-                    upd.update(overlap=target, is_labeled=False)
-                    rep.raised += 1
-                    rep.asked += target - max(r.overlap, d.judgments)
-                if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
-                    upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
-            if upd:
-                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
-            bar.advance()
-    return rep
+    old = dict((r.meta or {}).get(META_KEY) or {})
+    upd: dict[str, Any] = {}
+    if d.settled:
+        new = d.to_meta(settings, spec)
+        if (
+            not old.get("settled")
+            or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule"))
+            or any(old.get(x) != want_meta.get(x) for x in want_meta)
+        ):
+            upd["meta"] = {**(r.meta or {}), META_KEY: new}
+            rep.recorded += 1
+        if r.overlap > max(d.judgments, 1):  # no more annotators for it
+            upd.update(overlap=max(d.judgments, 1), is_labeled=True)
+            rep.lowered += 1
+        return upd
+    target = min(settings.max_judgments, d.judgments + max(d.more, 0))
+    if target > r.overlap:
+        upd.update(overlap=target, is_labeled=False)
+        rep.raised += 1
+        rep.asked += target - max(r.overlap, d.judgments)
+    if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
+        upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
+    return upd
 
 
 def _norm_xml(x: str | None) -> str:
@@ -727,28 +743,10 @@ def export_to_judgments(
     """
     import pandas as pd
 
-    from biaskit.options import tell
-
     users = users or {}
-    kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
-    if kind is None:
-        if len(kinds) > 1:
-            raise InputError(
-                f"the project mixes task kinds ({', '.join(sorted(kinds))}).",
-                path=source,
-                fix=f"{tell('kind')}, or keep one kind per project.",
-            )
-        kind = next(iter(kinds), None)
-    if kind is None:
-        raise InputError(
-            "the tasks carry no biaskit_kind (not pushed by biaskit?).",
-            path=source,
-            fix=f"{tell('kind', '|'.join(KINDS.names()))}.",
-        )
+    kind = _export_kind(tasks, kind, source)
     k = get_kind(kind)
-    if config is None:
-        config = k.config_for_tasks(tasks)
-    allowed = ParsedConfig.from_xml(config)
+    allowed = ParsedConfig.from_xml(config if config is not None else k.config_for_tasks(tasks))
     rows: list[dict] = []
     errors: list[str] = []
     n_ann = n_cancel = 0
@@ -766,53 +764,10 @@ def export_to_judgments(
             n_ann += 1
             where = f"task {bid} (Label Studio task {t.get('id')}, annotation {ann.get('id')}), annotator {worker}"
             vals = annotation_values(ann.get("result"))
-            bad = False
-            for ctrl, got in vals.items():
-                if ctrl not in allowed.controls:
-                    errors.append(f"{where}: unknown question '{ctrl}' (not in the labeling config)")
-                    bad = True
-                    continue
-                tag, labels, _ = allowed.controls[ctrl]
-                if tag == "Choices":
-                    extra = [v for v in got if v not in labels]
-                    if extra:
-                        errors.append(
-                            f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
-                            f"an option (options: {', '.join(labels)})"
-                        )
-                        bad = True
-                    single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
-                    if single and len(got) > 1:
-                        errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
-                        bad = True
-            msg = k.check_task_values(data, vals)
-            if msg:
-                errors.append(f"{where}: {msg}")
-                bad = True
-            if bad:
-                continue
-            comment = None
-            if k.comment_control and vals.get(k.comment_control):
-                comment = "\n".join(vals[k.comment_control]).strip() or None
-            for j in k.judgments(data, vals):
-                rows.append(
-                    {
-                        "task": str(bid),
-                        "worker": worker,
-                        "label": j.pop("label"),
-                        "question": j.pop("question"),
-                        "qtype": j.pop("qtype"),
-                        "comment": comment,
-                        "lead_time": ann.get("lead_time"),
-                        "created_at": ann.get("created_at"),
-                        "updated_at": ann.get("updated_at"),
-                        "kind": kind,
-                        "bias_type": data.get("bias_type"),
-                        "ls_task": t.get("id"),
-                        "ls_annotation": ann.get("id"),
-                        **j,
-                    }
-                )
+            bad = _value_errors(k, allowed, data, vals, where)
+            errors += bad
+            if not bad:
+                rows += _annotation_rows(k, kind, t, ann, worker, vals)
     if errors:
         shown = "; ".join(errors[:10]) + (f"; ... and {len(errors) - 10} more" if len(errors) > 10 else "")
         raise InputError(
@@ -832,6 +787,85 @@ def export_to_judgments(
         workers=sorted(df["worker"].unique().tolist()) if len(df) else [],
     )
     return df, report
+
+
+def _export_kind(tasks: list[dict], kind: str | None, source: str) -> str:
+    """The task kind of an export: ``kind``, else the one its tasks record (one kind per project)."""
+    from biaskit.options import tell
+
+    kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
+    if kind is None:
+        if len(kinds) > 1:
+            raise InputError(
+                f"the project mixes task kinds ({', '.join(sorted(kinds))}).",
+                path=source,
+                fix=f"{tell('kind')}, or keep one kind per project.",
+            )
+        kind = next(iter(kinds), None)
+    if kind is None:
+        raise InputError(
+            "the tasks carry no biaskit_kind (not pushed by biaskit?).",
+            path=source,
+            fix=f"{tell('kind', '|'.join(KINDS.names()))}.",
+        )
+    return kind
+
+
+def _value_errors(k: TaskKind, allowed, data: dict, vals: dict[str, list[str]], where: str) -> list[str]:
+    """What is wrong with one annotation's values (``where`` names it): a question the labeling config
+    does not have, a value that is not an option, several values for a single-choice question, or what
+    the kind refuses (:meth:`~.kinds.base.TaskKind.check_task_values`)."""
+    errors = []
+    for ctrl, got in vals.items():
+        if ctrl not in allowed.controls:
+            errors.append(f"{where}: unknown question '{ctrl}' (not in the labeling config)")
+            continue
+        tag, labels, _ = allowed.controls[ctrl]
+        if tag != "Choices":
+            continue
+        extra = [v for v in got if v not in labels]
+        if extra:
+            errors.append(
+                f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
+                f"an option (options: {', '.join(labels)})"
+            )
+        single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
+        if single and len(got) > 1:
+            errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
+    msg = k.check_task_values(data, vals)
+    if msg:
+        errors.append(f"{where}: {msg}")
+    return errors
+
+
+def _annotation_rows(k: TaskKind, kind: str, t: dict, ann: dict, worker: str, vals: dict[str, list[str]]) -> list[dict]:
+    """The judgment rows of one valid annotation ``ann`` of task ``t`` (the kind's judgments, with the
+    annotator's comment, times and the Label Studio ids; ``kind``: the kind's name as given)."""
+    data = t.get("data") or {}
+    comment = None
+    if k.comment_control and vals.get(k.comment_control):
+        comment = "\n".join(vals[k.comment_control]).strip() or None
+    rows = []
+    for j in k.judgments(data, vals):
+        rows.append(
+            {
+                "task": str(data.get("biaskit_id")),
+                "worker": worker,
+                "label": j.pop("label"),
+                "question": j.pop("question"),
+                "qtype": j.pop("qtype"),
+                "comment": comment,
+                "lead_time": ann.get("lead_time"),
+                "created_at": ann.get("created_at"),
+                "updated_at": ann.get("updated_at"),
+                "kind": kind,
+                "bias_type": data.get("bias_type"),
+                "ls_task": t.get("id"),
+                "ls_annotation": ann.get("id"),
+                **j,
+            }
+        )
+    return rows
 
 
 #: projects with at least this many tasks are pulled through an export snapshot (``export="auto"``)
