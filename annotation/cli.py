@@ -1,6 +1,7 @@
 """`biaskit annotate` commands (thin typer wrappers around pure functions).
 
-serve / stop (a local Label Studio), push / pull / import (tasks and judgments), status (a project's
+serve / stop (a local Label Studio), push / pull / import (tasks and judgments), prelabel (LLM
+pre-labels through curation's job runner, :mod:`.prelabel`), status (a project's
 progress and quality), aggregate, agreement, from-stereoset (StereoSet's released labels ->
 judgments), apply, report (a kind's report on applied annotations), config (print a kind's
 labeling config), guidelines (a kind's annotator guidelines). See docs/annotation.md.
@@ -9,8 +10,8 @@ Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.K
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
 once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``, ``DuplicatesOpt``, and adaptive overlap's ``PolicyOpt``,
 ``EpsilonOpt``, ``MinJudgmentsOpt``, ``MaxJudgmentsOpt``) for the commands not converted yet; ``serve``,
-``stop``, ``config``, ``push``, ``pull``, ``status``, ``guidelines``, ``import``, ``from-stereoset`` and
-``apply`` take their options from one model each (:mod:`.options`: the flags, the review stages'
+``stop``, ``config``, ``push``, ``prelabel``, ``pull``, ``status``, ``guidelines``, ``import``,
+``from-stereoset`` and ``apply`` take their options from one model each (:mod:`.options`: the flags, the review stages'
 biaskit.toml keys and the functions' argument).
 """
 
@@ -40,6 +41,7 @@ from .options import (
     FromStereosetOptions,
     GuidelinesOptions,
     ImportOptions,
+    PrelabelOptions,
     PullOptions,
     PushOptions,
     ServeOptions,
@@ -197,6 +199,42 @@ def adaptive_line(a: dict) -> str:
         f"{a['tasks']} task(s) settled, {a['open']} open ({a['asked_for']} more judgment(s) asked for); "
         f"{a['judgments']} judgment(s) so far, {a['judgments_saved']} saved"
     )
+
+
+@app.command(
+    "prelabel",
+    help="LLM pre-labels: the LLM answers each task's questions from the kind's own "
+    "guidelines (one job runner: cache, resume, errors file); the answers are "
+    "written as judgments (the LLM as one more rater for `judge-agreement`) and, "
+    "with --project, sent to Label Studio as predictions, hidden from annotators "
+    "unless --show-predictions. The Label Studio token is read from "
+    "$LABEL_STUDIO_API_KEY.",
+)
+@PrelabelOptions.cli()
+def prelabel_command(opts: PrelabelOptions) -> None:
+    from biaskit.llm_options import llm_jobs
+
+    from .prelabel import run_prelabel
+
+    res = run_prelabel(opts, command=command_line())
+    jobs = llm_jobs()
+    if opts.dry_run:
+        jobs.print_dry_run(res.task, res.items, opts.params(), opts.show)
+        return
+    jobs.report_run(res.run, "prelabel", exit_when_all_failed=False)
+    echo(f"{res.judgments} LLM judgment(s) on {res.tasks} task(s) -> {opts.out} (model_version '{res.model_version}')")
+    if res.push is not None:
+        p = res.push
+        echo(
+            f"{p.n_predictions} prediction(s) sent to Label Studio project '{p.project_title}' ({p.url}); "
+            + (
+                "shown to annotators"
+                if p.predictions_shown
+                else "hidden from annotators (--show-predictions shows them)"
+            )
+        )
+    if res.run.all_failed:
+        raise SystemExit(1)
 
 
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")

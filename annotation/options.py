@@ -15,10 +15,11 @@ adaptive overlap block as a base model (:class:`AdaptiveOptions`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Optional, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Optional, Union
 
 from pydantic import AfterValidator, field_validator
 
+from biaskit.llm_options import DryRunFields, LLMOptions, PromptFields, decoding
 from biaskit.options import Options, option
 
 from .adaptive import DEFAULT_EPSILON, POLICIES
@@ -440,3 +441,42 @@ class FromStereosetOptions(Options):
         help="Validators who must give the writer's label on each "
         "sentence for a CAT to be retained (StereoSet: 3 of 5).",
     )
+
+
+if TYPE_CHECKING:
+    from biaskit.llm_options import DecodingFields as _PrelabelDecoding
+else:  # the prelabel task's decoding defaults (curation/tasks/prelabel.py: default_params)
+    _PrelabelDecoding = decoding({"temperature": 0.0, "seed": 0, "max_tokens": 256})
+
+
+class PrelabelOptions(_PrelabelDecoding, LLMOptions, PromptFields, DryRunFields):
+    """``biaskit annotate prelabel`` (:func:`biaskit.annotation.prelabel.run_prelabel`): the LLM block
+    (:mod:`biaskit.llm_options`, with the ``prelabel`` task's decoding defaults) and the records."""
+
+    command = "annotate prelabel"
+
+    kind: str = kind_option()
+    data: Path = option(..., "--data", path="in_file", help="Records to pre-label (the file you push).")
+    out: Path = option(
+        ...,
+        "--out",
+        path="out_file",
+        help="The LLM's answers as judgment rows (.csv/.jsonl): `push --predictions` "
+        "and `judge-agreement --llm` read it; the runner's resumable answers go "
+        "to OUT.answers.jsonl.",
+    )
+    project: str | None = option(
+        None,
+        "--project",
+        help="Also send the answers to this Label Studio project as predictions (created when missing).",
+    )
+    show_predictions: bool = option(
+        False, "--show-predictions", help="Pre-fill annotators' answers with the predictions (default: hidden)."
+    )
+    guidelines_lang: str = option("en", "--guidelines-lang", help="Language of the guidelines the LLM reads.")
+    shuffle_seed: int = option(
+        0,
+        "--shuffle-seed",
+        help="The --seed given to `annotate push` (the per-task shuffle of CAT options and translation slots).",
+    )
+    url: str | None = url_option()

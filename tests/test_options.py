@@ -56,6 +56,7 @@ CONVERTED += (
     "annotate serve",
     "annotate stop",
     "annotate status",
+    "annotate prelabel",
 )
 
 
