@@ -269,7 +269,7 @@ def status_of(opts: StatusOptions) -> tuple[dict[str, Any], str]:
             f"give either {say('project')} (a live Label Studio) or {say('judgments')} with {say('tasks')} (files).",
             fix=f"e.g. {say('project')} 'hi pairs v1'.",
         )
-    common = {"min_others": opts.min_others, "questions": opts.question}
+    common: dict[str, Any] = {"min_others": opts.min_others, "questions": opts.question}
     if opts.project is not None:
         from .labelstudio import project_judgments
 
