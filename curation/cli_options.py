@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 LLMBackend = choice_enum("LLMBackend", LLMS)
 ResponseFormat = choice_enum("ResponseFormat", RESPONSE_FORMATS)
 
-__all__ = [  # the LLM and prompt blocks (declared in biaskit/llm_options.py) as curation's commands import them
+__all__ = [  # re-exported: the LLM and prompt blocks (declared in biaskit/llm_options.py) curation's commands import
     "LLM_SUPPLIED",
     "LLM_TOML_KEYS",
     "LLMS",
@@ -61,19 +61,13 @@ __all__ = [  # the LLM and prompt blocks (declared in biaskit/llm_options.py) as
     "RESPONSE_FORMATS",
     "DecodingFields",
     "DryRunFields",
-    "LLMBackend",
     "LLMOptions",
     "PromptFields",
-    "PromptOptions",
-    "ResponseFormat",
     "decoding",
     "dry_run_option",
     "inventory_option",
-    "llm_options",
     "max_tokens_option",
-    "option_block",
     "prompt_option",
-    "prompt_options",
     "prompts_dir_option",
     "seed_option",
     "show_option",
