@@ -108,7 +108,7 @@ def serve_command(opts: ServeOptions) -> None:
     from .server import serve
 
     data_dir = opts.data_dir
-    info, already = serve(opts, ask_password=lambda: getpass.getpass("admin password to create: "), say=echo)
+    info, already = serve(opts, ask_password=lambda: getpass.getpass("admin password to create: "), note=echo)
     if already:
         echo(f"Label Studio already runs for {data_dir} (pid {info.pid}, database {info.database}): {info.url}")
         return

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 from biaskit.services import alive as _alive
 from biaskit.services import free_port
 from biaskit.services import port_closed as _port_closed
@@ -139,23 +140,23 @@ class Database:
             u = urllib.parse.urlsplit(url)
             port = u.port or 5432
         except ValueError as exc:
-            raise InputError(f"--database is not a valid URL ({exc}).", fix=fix) from None
+            raise InputError(f"{say('database')} is not a valid URL ({exc}).", fix=fix) from None
         if u.password:
             register_secret(urllib.parse.unquote(u.password))
         if u.scheme not in ("postgresql", "postgres"):
             raise InputError(
-                f"--database: unsupported database '{u.scheme or url}' (SQLite is the default; "
+                f"{say('database')}: unsupported database '{u.scheme or url}' (SQLite is the default; "
                 "PostgreSQL is the other database biaskit runs Label Studio on).",
                 fix=fix,
             )
         name = urllib.parse.unquote(u.path.lstrip("/"))
         if not u.hostname or not name or "/" in name:
-            raise InputError("--database needs a host and a database name.", fix=fix)
+            raise InputError(f"{say('database')} needs a host and a database name.", fix=fix)
         query = urllib.parse.parse_qs(u.query)
         unknown = sorted(set(query) - {"sslmode"})
         if unknown:
             raise InputError(
-                f"--database: unsupported parameter(s) {', '.join(unknown)}.",
+                f"{say('database')}: unsupported parameter(s) {', '.join(unknown)}.",
                 fix="only ?sslmode=... is passed on (to libpq).",
             )
         return cls(
@@ -251,7 +252,7 @@ def resolve_database(data_dir: str | Path, url: str | Database | None) -> Databa
         raise InputError(
             f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
             path=data_dir,
-            fix=f"use the folder's own database, or a new --data-dir for another one. "
+            fix=f"use the folder's own database, or a new {say('data_dir')} for another one. "
             f"If this database was restored on another server, put its host and "
             f"port in {Path(data_dir) / DB_INFO_FILE} (no secret in it).",
         )
@@ -446,7 +447,7 @@ def _gunicorn_command(port: int, workers: int) -> list[str]:
     )
     if probe.returncode != 0:
         raise ServerError(
-            f"--workers needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
+            f"{say('workers')} above 1 needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
             f"{py.parent / 'pip'} install gunicorn (`make services` does)."
         )
     return [
@@ -514,12 +515,15 @@ def start_server(
 def _check_workers(data_dir: Path, db: Database, workers: int) -> None:
     """More than one web worker needs PostgreSQL."""
     if workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}.", fix="give the number of web processes.")
+        raise InputError(
+            f"{say('workers')} must be at least 1, got {workers}.", fix="give the number of web processes."
+        )
     if workers > 1 and not db.is_postgres:
         raise InputError(
             "several web workers need PostgreSQL: SQLite lets one process write at a time.",
             path=data_dir,
-            fix="run this folder with --workers 1, or a new --data-dir with --database postgresql://...",
+            fix=f"run this folder with {say('workers', 1)}, or a new {say('data_dir')} with "
+            f"{say('database', 'postgresql://...')}",
         )
 
 
@@ -532,8 +536,8 @@ def _ready_data_dir(
         if not (email and password and token):
             raise ServerError(
                 f"{data_dir} is not an initialised Label Studio data directory and no admin credentials were "
-                "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
-                "or pass --email/--password."
+                "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD "
+                "(`biaskit annotate serve` reads them)."
             )
         init_data_dir(data_dir, email=email, password=password, token=token, database=db)
     elif workers > 1 and (ls_version() is None or _migrated_by(data_dir) != ls_version()):
@@ -601,11 +605,11 @@ def _wait_healthy(proc: subprocess.Popen, data_dir: Path, db: Database, url: str
 
 
 def serve(
-    opts: ServeOptions, *, ask_password: Callable[[], str], say: Callable[[str], None]
+    opts: ServeOptions, *, ask_password: Callable[[], str], note: Callable[[str], None]
 ) -> tuple[ServerInfo, bool]:
     """``biaskit annotate serve``: ``(the server, whether it was running already)``. The first start of a
     data folder takes the admin token from ``$LABEL_STUDIO_API_KEY`` and the password from
-    ``$LABEL_STUDIO_PASSWORD``, else from ``ask_password()``; ``say`` tells that it is initialising."""
+    ``$LABEL_STUDIO_PASSWORD``, else from ``ask_password()``; ``note`` tells that it is initialising."""
     data_dir = opts.data_dir
     db = resolve_database(data_dir, opts.database)  # parses (and registers the password as a secret) first
     live = running(data_dir)
@@ -620,7 +624,7 @@ def serve(
                 "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
             )
         password = os.environ.get("LABEL_STUDIO_PASSWORD") or ask_password()
-        say(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
+        note(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
     info = start_server(
         data_dir, port=opts.port, email=opts.email, password=password, token=token, database=db, workers=opts.workers
     )
@@ -634,7 +638,7 @@ def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:
     """
     data_dir = Path(data_dir).resolve()
     if not data_dir.exists():
-        raise InputError("no such directory.", path=data_dir, fix="pass the --data-dir used with `serve`.")
+        raise InputError("no such directory.", path=data_dir, fix=f"pass the {say('data_dir')} used with `serve`.")
     info = running(data_dir)
     pf = data_dir / PID_FILE
     if info is None:

@@ -129,6 +129,8 @@ def project_status(
     (:func:`biaskit.annotation.adaptive.summarize`)."""
     import pandas as pd
 
+    from biaskit.options import say
+
     from .aggregate import check_columns
 
     if overlap < 1:
@@ -142,7 +144,7 @@ def project_status(
         raise InputError(
             f"the judgments name {len(per_task)} tasks but the project has {n_tasks}.",
             path=source,
-            fix="pass the project's number of tasks (--tasks), or the judgments of this project.",
+            fix=f"pass the project's number of tasks ({say('tasks')}), or the judgments of this project.",
         )
     hist = per_task.value_counts().to_dict()
     hist[0] = n_tasks - len(per_task)

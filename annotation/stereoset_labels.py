@@ -100,6 +100,7 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
 
 def _check_input(path: str | Path, other_labels: str, min_agree: int) -> None:
     """The settings, and that ``path`` is StereoSet's original file (the only one with validator labels)."""
+    from biaskit.options import say
     from biaskit.readers.cats import detect_cat_format
 
     if other_labels not in OTHER_LABELS:
@@ -107,7 +108,7 @@ def _check_input(path: str | Path, other_labels: str, min_agree: int) -> None:
             f"unknown policy for other labels '{other_labels}'.", fix=f"use one of {', '.join(OTHER_LABELS)}."
         )
     if min_agree < 1:
-        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use 3 (StereoSet: 3 of 5).")
+        raise InputError(f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="use 3 (StereoSet: 3 of 5).")
     fmt = detect_cat_format(path)
     if fmt != "stereoset":
         raise InputError(
