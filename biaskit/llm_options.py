@@ -58,7 +58,15 @@ class LLMJobs(Protocol):
 
 
 def llm_jobs() -> LLMJobs:
-    """The LLM job runner (registered by curation when it is imported)."""
+    """The LLM job runner (registered by curation when it is imported: the CLI root and the pipeline
+    import it; a notebook that calls ``annotate prelabel``'s function imports ``biaskit.cli`` first)."""
+    from .errors import BiaskitError
+
+    if "runner" not in LLM_JOBS:
+        raise BiaskitError(
+            "no LLM job runner is registered: curation registers it when it is imported. Fix: run the "
+            "command through `biaskit`, or `import biaskit.cli` before calling the function from Python."
+        )
     return LLM_JOBS.get("runner")
 
 
