@@ -1,6 +1,6 @@
 """Apply aggregated annotations to the data: the validated dataset, ready for evaluation.
 
-``apply_annotations(opts)`` (or ``(kind, data, aggregated, out, judgments=...)``) reads the records that were pushed
+``apply_annotations(opts)`` (an :class:`~.options.ApplyOptions`) reads the records that were pushed
 (the kind's reader), takes the aggregated votes -- the output of ``biaskit annotate aggregate``, or,
 without it, the judgments aggregated here with the same :func:`~.aggregate.prepare` and aggregator
 (``method``, ``min_agree``; an annotator who answered twice counts with the latest answer) -- and lets
@@ -16,11 +16,14 @@ win rates, edits, flags).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
 
 from .kinds import TEXT, ApplyResult, Votes, get_kind
+
+if TYPE_CHECKING:
+    from .options import ApplyOptions
 
 AGG_COLUMNS = ("task", "question", "label", "status")
 
@@ -59,41 +62,20 @@ def _agg_index(df, source: str | None) -> dict[tuple[str, str], dict]:
     return out
 
 
-def run_apply(
-    opts: Any = None,
-    data_path: Any = None,
-    aggregated: Any = None,
-    out_path: Any = None,
-    /,
-    *,
-    command: str | None = None,
-    **options: Any,
-) -> ApplyResult:
-    """Apply annotations of ``kind`` and write the outputs; returns the kind's :class:`ApplyResult`
+def run_apply(opts: ApplyOptions, *, command: str | None = None) -> ApplyResult:
+    """Apply annotations of ``opts.kind`` and write the outputs; returns the kind's :class:`ApplyResult`
     (``paths`` filled).
 
     ``opts``: the :class:`~biaskit.annotation.options.ApplyOptions` of ``biaskit annotate apply`` (what
-    the command and the pipeline's review stages build). Keyword-compatible: ``run_apply(kind,
-    data_path, aggregated, out_path, judgments=..., method=..., min_agree=..., report_dir=...,
-    direction_policy=...)``; ``aggregated`` and ``judgments`` may also be DataFrames. The kind's own
-    options (``k.apply_options``, e.g. ``direction_policy``) are refused for a kind that has none of
-    them. ``command``: the command line recorded in ``OUT.summary.json``."""
+    the command and the pipeline's review stages build; in Python ``ApplyOptions.from_kwargs(kind=...,
+    data_path=..., out_path=..., judgments=...)``); ``aggregated`` and ``judgments`` may also be
+    DataFrames. The kind's own options (``k.apply_options``, e.g. ``direction_policy``) are refused for
+    a kind that has none of them. ``command``: the command line recorded in ``OUT.summary.json``."""
     import pandas as pd
 
-    from biaskit.io import read_table, write_json, write_jsonl
     from biaskit.options import say, tell
-    from biaskit.readers import read_judgments
 
-    from .aggregate import aggregate, check_columns, normalise_ids
-    from .options import ApplyOptions
-
-    kw = dict(options)
-    for name, v in (("data_path", data_path), ("aggregated", aggregated), ("out_path", out_path)):
-        if v is not None:
-            kw[name] = v
-    o = ApplyOptions.coerce(opts, kw, "kind")
-    data_path, aggregated, out_path, judgments = o.data, o.aggregated, o.out, o.judgments
-    method, min_agree, report_dir = o.method, o.min_agree, o.report_dir
+    o = opts
     k = get_kind(o.kind)
     options = o.kind_options()
     extra = sorted(set(options) - set(k.apply_options))
@@ -102,60 +84,91 @@ def run_apply(
             f"option(s) {', '.join(say(x) for x in extra)} do not apply to kind '{k.name}'.",
             fix="leave them out" + (f"; this kind takes {', '.join(k.apply_options)}" if k.apply_options else "") + ".",
         )
-    records = k.load(data_path)
+    records = k.load(o.data)
     if not records:
         raise InputError(
             f"no {k.records_name} in the file.",
-            path=data_path,
+            path=o.data,
             fix=f"pass the {k.records_name} file that was pushed for these annotations.",
         )
     known = {k.record_id(r) for r in records}
-    judg = None
-    src = str(judgments) if isinstance(judgments, (str, Path)) else None
-    if judgments is not None:
-        judg = normalise_ids(read_judgments(judgments))  # the one reading of task and worker ids
-        if len(judg):
-            check_columns(judg, src)
-            _check_known(judg["task"], known, k, data_path, src, "judged")
-            _check_questions(judg, k, src)
-    if aggregated is None:
-        if judg is None:
-            raise InputError(
-                "nothing to apply: give the aggregated votes or the judgments.",
-                fix=f"{tell('aggregated')} (from `biaskit annotate aggregate`) or "
-                f"{say('judgments')} (from `biaskit annotate pull`).",
-            )
-        table, _ = aggregate(
-            k.votes(judg, records),
-            method=method,
-            min_agree=min_agree,
-            duplicates="last",
-            allowed=k.allowed_labels() or None,
-            source=src,
-        )
-        source = None
-    else:
-        source = None if isinstance(aggregated, pd.DataFrame) else str(aggregated)
-        table = aggregated if isinstance(aggregated, pd.DataFrame) else read_table(aggregated)
+    judg = _judgments(o, k, known)
+    table, source = _aggregated(o, k, judg, records)
     agg = _agg_index(table, source)
-    _check_known(pd.Series([t for t, _ in agg], dtype=object), known, k, data_path, source, "aggregated")
-    res = k.apply(records, Votes(agg, judg, data_path=str(data_path)), min_agree=min_agree, **options)
+    _check_known(pd.Series([t for t, _ in agg], dtype=object), known, k, o.data, source, "aggregated")
+    res = k.apply(records, Votes(agg, judg, data_path=str(o.data)), min_agree=o.min_agree, **options)
     res.counts = {"records": len(records), **res.counts}
     if judg is None and any(q.type == TEXT for q in k.questions):
         res.warnings.append(
             f"the corrections annotators typed were not read (kind '{k.name}' takes them from the "
             f"judgments): {tell('judgments')} (from `biaskit annotate pull`) to apply them."
         )
-    out = Path(out_path)
+    _write(res, k, Path(o.out), command)
+    if o.report_dir is not None:
+        res.report = k.report(records, res, Path(o.report_dir))
+    return res
+
+
+def _judgments(o: ApplyOptions, k, known: set[str]):
+    """The pulled judgments (None: not given), their task ids and questions checked against the data."""
+    from biaskit.readers import read_judgments
+
+    from .aggregate import check_columns, normalise_ids
+
+    if o.judgments is None:
+        return None
+    src = str(o.judgments) if isinstance(o.judgments, (str, Path)) else None
+    judg = normalise_ids(read_judgments(o.judgments))  # the one reading of task and worker ids
+    if len(judg):
+        check_columns(judg, src)
+        _check_known(judg["task"], known, k, o.data, src, "judged")
+        _check_questions(judg, k, src)
+    return judg
+
+
+def _aggregated(o: ApplyOptions, k, judg, records) -> tuple[Any, str | None]:
+    """``(the aggregated votes, their file)``: ``o.aggregated`` read, or the judgments aggregated here
+    (``o.method``, ``o.min_agree``; an annotator who answered twice counts with the latest answer)."""
+    import pandas as pd
+
+    from biaskit.io import read_table
+    from biaskit.options import say, tell
+
+    from .aggregate import aggregate
+
+    aggregated = o.aggregated
+    if aggregated is not None:
+        source = None if isinstance(aggregated, pd.DataFrame) else str(aggregated)
+        return (aggregated if isinstance(aggregated, pd.DataFrame) else read_table(aggregated)), source
+    if judg is None:
+        raise InputError(
+            "nothing to apply: give the aggregated votes or the judgments.",
+            fix=f"{tell('aggregated')} (from `biaskit annotate aggregate`) or "
+            f"{say('judgments')} (from `biaskit annotate pull`).",
+        )
+    src = str(o.judgments) if isinstance(o.judgments, (str, Path)) else None
+    table, _ = aggregate(
+        k.votes(judg, records),
+        method=o.method,
+        min_agree=o.min_agree,
+        duplicates="last",
+        allowed=k.allowed_labels() or None,
+        source=src,
+    )
+    return table, None
+
+
+def _write(res: ApplyResult, k, out: Path, command: str | None) -> None:
+    """The accepted records to ``out``, the others to ``OUT.<name>.jsonl``, the counts (and ``command``)
+    to ``OUT.summary.json``; the paths go to ``res.paths``."""
+    from biaskit.io import write_json, write_jsonl
+
     k.write(out, res.accepted)
     res.paths["out"] = out
     for name, rows in res.files.items():
         res.paths[name] = write_jsonl(out.with_name(f"{out.stem}.{name}.jsonl"), rows)
     res.paths["summary"] = out.with_name(f"{out.stem}.summary.json")
     write_json(res.paths["summary"], {**res.summary(), **({"command": command} if command else {})})
-    if report_dir is not None:
-        res.report = k.report(records, res, Path(report_dir))
-    return res
 
 
 def _check_questions(judg, k, source) -> None:
@@ -186,8 +199,6 @@ def _check_known(tasks, known: set[str], k, data_path, source, what: str) -> Non
         )
 
 
-def apply_annotations(
-    opts: Any = None, data_path: Any = None, aggregated: Any = None, out_path: Any = None, /, **kw: Any
-) -> dict:
+def apply_annotations(opts: ApplyOptions, *, command: str | None = None) -> dict:
     """:func:`run_apply` and return its summary (counts and the files written)."""
-    return run_apply(opts, data_path, aggregated, out_path, **kw).summary()
+    return run_apply(opts, command=command).summary()

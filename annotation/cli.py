@@ -1,15 +1,17 @@
 """`biaskit annotate` commands (thin typer wrappers around pure functions).
 
-serve / stop (a local Label Studio), push / pull / import (tasks and judgments), status (a project's
+serve / stop (a local Label Studio), push / pull / import (tasks and judgments), prelabel (LLM
+pre-labels through curation's job runner, :mod:`.prelabel`), status (a project's
 progress and quality), aggregate, agreement, from-stereoset (StereoSet's released labels ->
 judgments), apply, report (a kind's report on applied annotations), config (print a kind's
 labeling config), guidelines (a kind's annotator guidelines). See docs/annotation.md.
 
 Choices come from the registries (``--kind``: :data:`~biaskit.annotation.kinds.KINDS`, ``--method``:
 :data:`~biaskit.annotation.aggregate.AGGREGATORS`); options that several commands share are declared
-once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``). ``push``, ``pull`` and ``apply`` take their
-options from one model each (:mod:`.options`: the flags, the review stages' biaskit.toml keys and the
-functions' argument); so do ``aggregate``, ``agreement``, ``judge-agreement``, ``replay`` and ``report``
+once below (``KindOpt``, ``UrlOpt``, ``ProjectOpt``). Every command takes its options from one
+model: ``serve``, ``stop``, ``config``, ``push``, ``prelabel``, ``pull``, ``status``, ``guidelines``, ``import``,
+``from-stereoset`` and ``apply`` (:mod:`.options`: the flags, the review stages' biaskit.toml keys and the
+functions' argument), ``aggregate``, ``agreement``, ``judge-agreement``, ``replay`` and ``report``
 (:mod:`.judgment_options`).
 """
 
@@ -17,89 +19,60 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from biaskit.clitools import choice_enum, command_line, echo, value
-from biaskit.paths import in_dir, in_file, out_file
+from biaskit.clitools import choice_enum, command_line, echo
 
 from .judgment_options import AggregateOptions, AgreementOptions, JudgeOptions, ReplayOptions, ReportOptions
 from .kinds import KINDS
-from .options import KIND_HELP, ApplyOptions, PullOptions, PushOptions
-from .server import default_data_dir
-from .stereoset_labels import OTHER_LABELS
+from .options import (
+    KIND_HELP,
+    ApplyOptions,
+    ConfigOptions,
+    FromStereosetOptions,
+    GuidelinesOptions,
+    ImportOptions,
+    PrelabelOptions,
+    PullOptions,
+    PushOptions,
+    ServeOptions,
+    StatusOptions,
+    StopOptions,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-DEFAULT_DATA_DIR = default_data_dir()
 TOKEN_HELP = "The API token is read from $LABEL_STUDIO_API_KEY (never from the command line, never printed)."
 
 if TYPE_CHECKING:  # built from the choices at run time: an Enum to a type checker
     Kind = Enum
-    OtherLabels = Enum
 else:
     Kind = choice_enum("Kind", KINDS)
-    OtherLabels = choice_enum("OtherLabels", OTHER_LABELS)
 
 KindOpt = Annotated[Kind, typer.Option("--kind", help=KIND_HELP)]
 OptionalKindOpt = Annotated[Kind | None, typer.Option("--kind", help="Task kind (default: recorded in the tasks).")]
 UrlOpt = Annotated[str | None, typer.Option("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL).")]
 ProjectOpt = Annotated[str, typer.Option("--project", help="Project title (push creates it when missing).")]
-DataDirOpt = Annotated[
-    Path,
-    in_dir(
-        ..., "--data-dir", must_exist=False, help="Label Studio data folder (database, uploads); created when missing."
-    ),
-]
-ServedDirOpt = Annotated[Path, in_dir(..., "--data-dir", help="The Label Studio data folder given to `serve`.")]
 
 
 @app.command("serve")
-def serve_command(
-    data_dir: DataDirOpt = DEFAULT_DATA_DIR,
-    port: int | None = typer.Option(None, "--port", help="Port on 127.0.0.1 (default: a free one)."),
-    email: str = typer.Option("admin@biaskit.local", "--email", help="Admin account created on first start."),
-    database: str | None = typer.Option(
-        None,
-        "--database",
-        metavar="URL",
-        help="postgresql://USER[:PASSWORD]@HOST[:PORT]/DB to run Label Studio on PostgreSQL (default: SQLite in "
-        "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
-        "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored.",
-    ),
-    workers: int = typer.Option(
-        1, "--workers", min=1, help="Web worker processes (more than 1: Label Studio under gunicorn, PostgreSQL only)."
-    ),
-) -> None:
+@ServeOptions.cli()
+def serve_command(opts: ServeOptions) -> None:
     """Start a local Label Studio on 127.0.0.1 (telemetry off) and print its URL.
 
     First start of a data folder: the admin token is taken from $LABEL_STUDIO_API_KEY and the
     password from $LABEL_STUDIO_PASSWORD (asked for when unset).
     """
-    from .server import is_initialised, resolve_database, running, start_server
+    from .server import serve
 
-    db = resolve_database(data_dir, database)  # parses (and registers the password as a secret) first
-    live = running(data_dir)
-    if live is not None:
-        echo(f"Label Studio already runs for {data_dir} (pid {live.pid}, database {live.database}): {live.url}")
+    data_dir = opts.data_dir
+    info, already = serve(opts, ask_password=lambda: getpass.getpass("admin password to create: "), note=echo)
+    if already:
+        echo(f"Label Studio already runs for {data_dir} (pid {info.pid}, database {info.database}): {info.url}")
         return
-    token = password = None
-    if not is_initialised(data_dir):
-        token = os.environ.get("LABEL_STUDIO_API_KEY")
-        if not token:
-            from biaskit.errors import BiaskitError
-
-            raise BiaskitError(
-                "first start of a new data folder needs the admin API token to create. Fix: "
-                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
-            )
-        password = os.environ.get("LABEL_STUDIO_PASSWORD") or getpass.getpass("admin password to create: ")
-        echo(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
-    info = start_server(data_dir, port=port, email=email, password=password, token=token, database=db, workers=workers)
     echo(
         f"Label Studio is running (pid {info.pid}, data {info.data_dir}, database {info.database}"
         + (f", {info.workers} web workers" if info.workers > 1 else "")
@@ -110,24 +83,27 @@ def serve_command(
 
 
 @app.command("stop")
-def stop_command(data_dir: ServedDirOpt = DEFAULT_DATA_DIR) -> None:
+@StopOptions.cli()
+def stop_command(opts: StopOptions) -> None:
     """Stop the Label Studio started by `serve` for this data folder (data is kept)."""
     from .server import stop_server
 
-    info = stop_server(data_dir)
-    echo(f"stopped Label Studio pid {info.pid} ({info.url})" if info else f"no Label Studio was running for {data_dir}")
+    info = stop_server(opts.data_dir)
+    echo(
+        f"stopped Label Studio pid {info.pid} ({info.url})"
+        if info
+        else f"no Label Studio was running for {opts.data_dir}"
+    )
 
 
 @app.command("config")
-def config_command(
-    kind: KindOpt,
-    data: Path | None = in_file(None, "--data", help="Records (translation: sets the number of slots)."),
-) -> None:
+@ConfigOptions.cli()
+def config_command(opts: ConfigOptions) -> None:
     """Print the Label Studio labeling config of a kind (validated offline)."""
     from .kinds import ParsedConfig, get_kind
 
-    k = get_kind(value(kind))
-    xml = k.config(k.load(data) if data else None)
+    k = get_kind(opts.kind)
+    xml = k.config(k.load(opts.data) if opts.data else None)
     ParsedConfig.from_xml(xml)
     echo(xml)
 
@@ -186,6 +162,42 @@ def adaptive_line(a: dict) -> str:
     )
 
 
+@app.command(
+    "prelabel",
+    help="LLM pre-labels: the LLM answers each task's questions from the kind's own "
+    "guidelines (one job runner: cache, resume, errors file); the answers are "
+    "written as judgments (the LLM as one more rater for `judge-agreement`) and, "
+    "with --project, sent to Label Studio as predictions, hidden from annotators "
+    "unless --show-predictions. The Label Studio token is read from "
+    "$LABEL_STUDIO_API_KEY.",
+)
+@PrelabelOptions.cli()
+def prelabel_command(opts: PrelabelOptions) -> None:
+    from biaskit.llm_options import llm_jobs
+
+    from .prelabel import run_prelabel
+
+    res = run_prelabel(opts, command=command_line())
+    jobs = llm_jobs()
+    if opts.dry_run:
+        jobs.print_dry_run(res.task, res.items, opts.params(), opts.show)
+        return
+    jobs.report_run(res.run, "prelabel", exit_when_all_failed=False)
+    echo(f"{res.judgments} LLM judgment(s) on {res.tasks} task(s) -> {opts.out} (model_version '{res.model_version}')")
+    if res.push is not None:
+        p = res.push
+        echo(
+            f"{p.n_predictions} prediction(s) sent to Label Studio project '{p.project_title}' ({p.url}); "
+            + (
+                "shown to annotators"
+                if p.predictions_shown
+                else "hidden from annotators (--show-predictions shows them)"
+            )
+        )
+    if res.run.all_failed:
+        raise SystemExit(1)
+
+
 @app.command("pull", help=f"Export a project's annotations as validated judgment rows. {TOKEN_HELP}")
 @PullOptions.cli()
 def pull_command(opts: PullOptions) -> None:
@@ -206,79 +218,17 @@ def pull_command(opts: PullOptions) -> None:
     f"reached, agreement so far, time per task, disagreement with the others' majority. "
     f"{TOKEN_HELP}",
 )
-def status_command(
-    project: str | None = typer.Option(None, "--project", help="Label Studio project title (read live)."),
-    judgments: Path | None = in_file(
-        None, "--judgments", help="Offline: pulled judgments (.csv/.jsonl) instead of --project."
-    ),
-    tasks: int | None = typer.Option(None, "--tasks", help="Offline: the project's number of tasks."),
-    overlap: int | None = typer.Option(
-        None, "--overlap", help="Annotators wanted per task (default: the project's; offline 1)."
-    ),
-    min_others: int = typer.Option(
-        2, "--min-others", help="Other annotators an item needs for the leave-one-out majority."
-    ),
-    question: list[str] | None = typer.Option(
-        None, "--question", help="Agreement and disagreement on this question only (repeatable; default all)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    url: UrlOpt = None,
-) -> None:
-    from biaskit.errors import InputError
+@StatusOptions.cli()
+def status_command(opts: StatusOptions) -> None:
+    from .status import status_markdown, status_of
 
-    from .status import project_status, status_markdown
-
-    if (project is None) == (judgments is None):
-        raise InputError(
-            "give either --project (a live Label Studio) or --judgments with --tasks (files).",
-            fix="e.g. biaskit annotate status --project 'hi pairs v1'.",
-        )
-    if project is not None:
-        from .labelstudio import project_judgments
-
-        got = project_judgments(project, url=url)
-        st = project_status(
-            got.judgments,
-            got.n_tasks,
-            overlap=overlap or got.overlap,
-            min_others=min_others,
-            questions=question,
-            source=got.url,
-            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None,
-        )
-        title = f"'{project}' ({got.url})"
-    else:
-        from biaskit.readers import read_judgments
-
-        if tasks is None:
-            raise InputError(
-                "--judgments needs --tasks (the project's number of tasks).",
-                fix="pass --tasks N (tasks with no answer yet are pending).",
-            )
-        st = project_status(
-            read_judgments(judgments),
-            tasks,
-            overlap=overlap or 1,
-            min_others=min_others,
-            questions=question,
-            source=str(judgments),
-        )
-        title = str(judgments)
-    echo(json.dumps(st, ensure_ascii=False, indent=2) if as_json else status_markdown(st, title).rstrip("\n"))
+    st, title = status_of(opts)
+    echo(json.dumps(st, ensure_ascii=False, indent=2) if opts.as_json else status_markdown(st, title).rstrip("\n"))
 
 
 @app.command("guidelines")
-def guidelines_command(
-    kind: KindOpt,
-    lang: str | None = typer.Option(
-        None,
-        "--lang",
-        metavar="LANGS",
-        help="Comma-separated language codes, one after the other (default: English and the default target "
-        "language; codes: data/languages).",
-    ),
-    out: Path | None = out_file(None, "--out", help="Write the Markdown here instead of printing it."),
-) -> None:
+@GuidelinesOptions.cli()
+def guidelines_command(opts: GuidelinesOptions) -> None:
     """A kind's annotator guidelines as Markdown (what Label Studio's instructions panel shows), to
     hand to annotators or a vendor. Who wrote each language's text, and whether a native speaker
     reviewed it, is in data/languages/<code>/language.json (guidelines)."""
@@ -286,27 +236,22 @@ def guidelines_command(
 
     from .guidelines import guidelines_markdown, parse_langs
 
-    md = guidelines_markdown(value(kind), lang)
-    if out is None:
+    md = guidelines_markdown(opts.kind, opts.lang)
+    if opts.out is None:
         echo(md.rstrip("\n"))
     else:
-        atomic_write_text(out, md)
-        echo(f"guidelines ({lang or ','.join(parse_langs(None))}) for kind '{value(kind)}' -> {out}")
+        atomic_write_text(opts.out, md)
+        echo(f"guidelines ({opts.lang or ','.join(parse_langs(None))}) for kind '{opts.kind}' -> {opts.out}")
 
 
 @app.command("import")
-def import_command(
-    export: Path = in_file(..., "--export", help="A Label Studio JSON export (offline)."),
-    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl)."),
-    kind: OptionalKindOpt = None,
-    config: Path | None = in_file(None, "--config", help="The project's labeling config XML (default: the kind's)."),
-    users: Path | None = in_file(None, "--users", help="CSV id,email to name annotators (else user:<id>)."),
-) -> None:
+@ImportOptions.cli()
+def import_command(opts: ImportOptions) -> None:
     """Turn an exported Label Studio JSON file into validated judgment rows, offline."""
     from .labelstudio import import_export
 
-    rep = import_export(export, out, kind=value(kind), config_path=config, users_path=users)
-    echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) -> {out}")
+    rep = import_export(opts)
+    echo(f"{rep.n_judgments} judgment(s) from {rep.n_annotations} annotation(s) on {rep.n_tasks} task(s) -> {opts.out}")
 
 
 @app.command("aggregate")
@@ -361,33 +306,19 @@ def agreement_command(opts: AgreementOptions) -> None:
 
 
 @app.command("from-stereoset")
-def from_stereoset_command(
-    data: Path = in_file(..., "--data", help="StereoSet's original dev.json (with the validators' labels)."),
-    out: Path = out_file(..., "--out", help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json."),
-    other_labels: OtherLabels = typer.Option(
-        "keep",
-        "--other-labels",
-        help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
-        "has 'related'): keep them as votes, or drop them.",
-    ),
-    min_agree: int = typer.Option(
-        3,
-        "--min-agree",
-        help="Validators who must give the writer's label on each "
-        "sentence for a CAT to be retained (StereoSet: 3 of 5).",
-    ),
-) -> None:
+@FromStereosetOptions.cli()
+def from_stereoset_command(opts: FromStereosetOptions) -> None:
     """StereoSet's released validator labels -> judgments for agreement, aggregate and apply (kind cat)."""
     from .stereoset_labels import from_stereoset
 
-    s = from_stereoset(data, out, other_labels=value(other_labels), min_agree=min_agree, command=command_line())
+    s = from_stereoset(opts, command=command_line())
     r = s["retention"]
     echo(
         f"{s['n_judgments']} judgments from {s['n_cats']} CATs ({s['n_sentences']} sentences, {s['n_annotators']} "
-        f"validators; {s['n_other_labels']} other label(s), {value(other_labels)}) -> {s['out']}"
+        f"validators; {s['n_other_labels']} other label(s), {opts.other_labels}) -> {s['out']}"
     )
     echo(
-        f"Retained (>= {min_agree} validators gave the writer's label on each sentence): {r['retained']} of "
+        f"Retained (>= {opts.min_agree} validators gave the writer's label on each sentence): {r['retained']} of "
         f"{r['n_tasks']} CATs ({r['retention_rate']:.3f}); agreement with the writer's label "
         f"{r['reference_agreement']:.3f} -> {s['summary_file']}"
     )

@@ -97,7 +97,7 @@ def _texts(kind: Kind, langs: str | Iterable[str] | None) -> list[tuple[str, str
         raise InputError(
             f"kind '{name}' has no guidelines in '{missing[0]}'.",
             path=guidelines_dir() / f"{name}.{missing[0]}.md",
-            fix="write them, or choose another --lang.",
+            fix=f"write them, or choose languages the kind has guidelines in ({', '.join(sorted(text))}).",
         )
     return [(lang, text[lang].strip()) for lang in want]
 

@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError, InputError, require
 from biaskit.readers import annotation_values, annotator
@@ -37,6 +37,9 @@ from biaskit.readers import annotation_values, annotator
 from .adaptive import AdaptiveSettings
 from .choices import EXPORT_MODES
 from .kinds import CHOICE, KINDS, ParsedConfig, TaskKind, get_kind
+
+if TYPE_CHECKING:
+    from .options import ImportOptions, PullOptions, PushOptions
 
 JUDGMENT_OUT_COLUMNS = [
     "task",
@@ -348,25 +351,20 @@ def _predictions_for_existing(
 
 
 def push(
-    opts: Any = None,
-    kind: str | None = None,
-    project: str | None = None,
-    /,
+    opts: PushOptions,
     *,
     token: str | None = None,
     description: str = "",
     progress: Callable[[int, int], None] | None = None,
     show_progress: bool = True,
     adaptive: AdaptiveSettings | None = None,
-    **options: Any,
 ) -> PushReport:
     """Create or reuse project ``project`` and import the records of ``data`` not in it yet.
 
     ``opts``: the :class:`~biaskit.annotation.options.PushOptions` of ``biaskit annotate push`` (what
-    the command and the pipeline's review stages build). Keyword-compatible: ``push(data, kind,
-    project, url=..., overlap=3, seed=..., ...)`` builds them from the arguments (the options' names).
-    Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option, never written),
-    ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
+    the command and the pipeline's review stages build; in Python ``PushOptions(data=..., kind=...,
+    project=..., overlap=3)``). Not options: ``token`` (default ``$LABEL_STUDIO_API_KEY``; never an option,
+    never written), ``description`` (of a new project), ``progress``, ``show_progress`` and ``adaptive`` (an
     :class:`~.adaptive.AdaptiveSettings` object instead of ``overlap="adaptive"`` and its options).
 
     ``guidelines``: the languages of the kind's annotator guidelines shown in the project's
@@ -384,129 +382,24 @@ def push(
     ``progress(done, total)`` is called after each chunk; ``show_progress`` draws
     :func:`biaskit.progress.progress`'s bar (only on a terminal).
     """
-    from biaskit.options import say, tell
-    from biaskit.progress import progress as progress_bar
-
-    from .adaptive import META_KEY
-    from .guidelines import guidelines_html, parse_langs, records_language, same_instructions
-    from .options import PushOptions
-
-    kw = dict(options)
-    if kind is not None:
-        kw["kind"] = kind
-    if project is not None:
-        kw["project"] = project
-    o = PushOptions.coerce(opts, kw, "data")
-    data_path, kind, project, url, overlap, seed = o.data, o.kind, o.project, o.url, o.fixed_overlap(), o.seed
-    chunk_size, predictions, skip_invalid, guidelines = o.chunk_size, o.predictions, o.skip_invalid, o.guidelines
-    show_predictions = o.show_predictions
-    if adaptive is None:
-        adaptive = o.adaptive()
-    elif o.overlap == "adaptive":
-        overlap = None
-    k = get_kind(kind)
-    records = k.load(data_path, skip_invalid=skip_invalid)
-    if adaptive is not None:
-        if overlap is not None and overlap != adaptive.min_judgments:
-            raise InputError(
-                f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
-                fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / {say('max_judgments')}, or a number.",
-            )
-        overlap = adaptive.min_judgments
-    if show_predictions is None and predictions:
-        show_predictions = False
-    config = k.config(records)
-    allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
-    langs = parse_langs(guidelines, records_language(records))
-    instructions = guidelines_html(k, langs) if langs else None
-    preds = read_predictions(predictions) if predictions else {}
-    for rec in records:  # so are the predictions: a bad file stops the push before the server is asked
-        bid = k.record_id(rec)
-        if bid in preds:
-            _prediction_payload(
-                k, k.task(rec, seed)["data"], preds[bid], allowed, str(predictions) if predictions else None
-            )
-    client = connect(url, token)
+    plan = _push_plan(opts, adaptive)
+    k, records, adaptive = plan.kind, plan.records, plan.adaptive
+    client = connect(opts.url, token)
     u = _url(client)
-    proj = find_project(client, project)
-    created = config_updated = instructions_updated = False
-    if proj is None:
-        kwargs: dict[str, Any] = {
-            "title": project,
-            "label_config": config,
-            "description": description or f"biaskit {kind} review",
-        }
-        if overlap:
-            kwargs["maximum_annotations"] = overlap
-        if instructions:
-            kwargs.update(expert_instruction=instructions, show_instruction=True)
-        if show_predictions is not None:
-            kwargs["show_collab_predictions"] = show_predictions
-        proj = _call(u, lambda: client.projects.create(**kwargs), "project creation")
-        created = True
-    else:
-        upd: dict[str, Any] = {}
-        if _norm_xml(proj.label_config) != _norm_xml(config):
-            upd["label_config"] = config
-        if overlap and proj.maximum_annotations != overlap:
-            upd["maximum_annotations"] = overlap
-        if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
-            upd.update(expert_instruction=instructions, show_instruction=True)
-        if show_predictions is not None and bool(proj.show_collab_predictions) != show_predictions:
-            upd["show_collab_predictions"] = show_predictions
-        if upd:
-            _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
-            config_updated = "label_config" in upd
-            instructions_updated = "expert_instruction" in upd
+    proj, changes = _push_project(client, u, plan, opts.project, description or f"biaskit {k.name} review")
     rows = list_tasks(client, proj.id)
     dedupe, rows = remove_duplicate_tasks(client, proj.id, rows)  # left by an earlier interrupted push
     have: dict[str, int] = {}
     for r in sorted(rows, key=lambda r: r.id):
         if r.biaskit_id is not None:
             have.setdefault(r.biaskit_id, r.id)
-    todo, seen, dups = [], set(), 0
-    for rec in records:
-        bid = k.record_id(rec)
-        if bid in seen:
-            dups += 1
-            continue
-        seen.add(bid)
-        if bid in have:
-            continue
-        task = k.task(rec, seed)
-        if adaptive is not None:
-            task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
-        if bid in preds:
-            task["predictions"] = _prediction_payload(
-                k, task["data"], preds[bid], allowed, str(predictions) if predictions else None
-            )
-        todo.append(task)
-    unknown = sorted(set(preds) - seen)
-    if unknown:
-        raise InputError(
-            f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
-            path=predictions,
-            fix="the prediction 'task' column must hold the biaskit ids of the data.",
-        )
+    todo, seen, dups = _tasks_to_import(plan, have)
     n_pred = (
-        _predictions_for_existing(
-            client, proj.id, k, records, seed, preds, have, allowed, str(predictions) if predictions else None
-        )
-        if preds
+        _predictions_for_existing(client, proj.id, k, records, opts.seed, plan.preds, have, plan.allowed, plan.source)
+        if plan.preds
         else 0
     )
-    with progress_bar(len(todo), f"push {project}", enabled=show_progress, unit="tasks") as bar:
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start : start + chunk_size]
-            _call(
-                u,
-                functools.partial(client.projects.import_tasks, proj.id, request=chunk, return_task_ids=True),
-                "task import",
-            )
-            n_pred += sum(len(t.get("predictions", [])) for t in chunk)
-            bar.advance(len(chunk))
-            if progress:
-                progress(min(start + chunk_size, len(todo)), len(todo))
+    n_pred += _import_tasks(client, u, proj.id, todo, opts, show_progress=show_progress, progress=progress)
     if todo and project_task_count(client, proj.id) != len(rows) + len(todo):
         # more tasks than this push knows of: a chunk of a killed push committed after our listing
         later, _ = remove_duplicate_tasks(client, proj.id, list_tasks(client, proj.id))
@@ -514,24 +407,184 @@ def push(
         dedupe.annotated_copies += later.annotated_copies
     rep = PushReport(
         project_id=proj.id,
-        project_title=project,
-        created_project=created,
+        project_title=opts.project,
+        created_project=changes["created"],
         n_records=len(records),
         n_existing=len(seen & set(have)),
         n_imported=len(todo),
         n_predictions=n_pred,
-        config_updated=config_updated,
-        instructions_updated=instructions_updated,
+        config_updated=changes["config_updated"],
+        instructions_updated=changes["instructions_updated"],
         duplicate_ids=dups,
         skipped_invalid=len(k.skipped),
         url=f"{u}/projects/{proj.id}",
         duplicate_tasks_removed=dedupe.removed,
         duplicate_tasks_annotated=sorted(set(dedupe.annotated_copies)),
-        predictions_shown=show_predictions,
+        predictions_shown=plan.show_predictions,
     )
     if adaptive is not None:
-        rep.adaptive = advance(project, client=client, kind=k.name, settings=adaptive).summary
+        rep.adaptive = advance(opts.project, client=client, kind=k.name, settings=adaptive).summary
     return rep
+
+
+@dataclass
+class _PushPlan:
+    """What :func:`push` sends, worked out and checked offline before the server is asked."""
+
+    kind: TaskKind
+    records: list
+    seed: int
+    overlap: int | None  # the project's maximum_annotations (adaptive: min_judgments)
+    adaptive: AdaptiveSettings | None
+    show_predictions: bool | None
+    config: str
+    allowed: Any  # the config's controls and their choices (ParsedConfig)
+    instructions: str | None  # the guidelines as the instructions panel's HTML
+    preds: dict[str, list[dict]]  # task id -> prediction rows
+    source: str | None  # the predictions file, for errors
+
+
+def _push_plan(o: PushOptions, adaptive: AdaptiveSettings | None) -> _PushPlan:
+    """The records, the overlap, the labeling config and the guidelines of a push, and its predictions,
+    each checked (a bad file stops the push before the server is asked)."""
+    from biaskit.options import say, tell
+
+    from .guidelines import guidelines_html, parse_langs, records_language
+
+    overlap = o.fixed_overlap()
+    if adaptive is None:
+        adaptive = o.adaptive()
+    elif o.overlap == "adaptive":
+        overlap = None
+    k = get_kind(o.kind)
+    records = k.load(o.data, skip_invalid=o.skip_invalid)
+    if adaptive is not None:
+        if overlap is not None and overlap != adaptive.min_judgments:
+            raise InputError(
+                f"{say('overlap', overlap)} and adaptive overlap ({adaptive.describe()}) both given.",
+                fix=f"{tell('overlap', 'adaptive')} with {say('min_judgments')} / {say('max_judgments')}, or a number.",
+            )
+        overlap = adaptive.min_judgments
+    show_predictions = o.show_predictions
+    if show_predictions is None and o.predictions:
+        show_predictions = False
+    config = k.config(records)
+    allowed = ParsedConfig.from_xml(config)  # validated offline before anything is sent
+    langs = parse_langs(o.guidelines, records_language(records))
+    source = str(o.predictions) if o.predictions else None
+    plan = _PushPlan(
+        kind=k,
+        records=records,
+        seed=o.seed,
+        overlap=overlap,
+        adaptive=adaptive,
+        show_predictions=show_predictions,
+        config=config,
+        allowed=allowed,
+        instructions=guidelines_html(k, langs) if langs else None,
+        preds=read_predictions(o.predictions) if o.predictions else {},
+        source=source,
+    )
+    for rec in records:  # so are the predictions
+        bid = k.record_id(rec)
+        if bid in plan.preds:
+            _prediction_payload(k, k.task(rec, o.seed)["data"], plan.preds[bid], allowed, source)
+    return plan
+
+
+def _push_project(client, u: str, plan: _PushPlan, title: str, description: str) -> tuple[Any, dict[str, bool]]:
+    """The project ``title``, created with the plan's config, overlap, instructions and predictions
+    setting, or updated where it differs; and what changed (``created``, ``config_updated``,
+    ``instructions_updated``)."""
+    from .guidelines import same_instructions
+
+    changes = {"created": False, "config_updated": False, "instructions_updated": False}
+    overlap, instructions, shown = plan.overlap, plan.instructions, plan.show_predictions
+    proj = find_project(client, title)
+    if proj is None:
+        kwargs: dict[str, Any] = {"title": title, "label_config": plan.config, "description": description}
+        if overlap:
+            kwargs["maximum_annotations"] = overlap
+        if instructions:
+            kwargs.update(expert_instruction=instructions, show_instruction=True)
+        if shown is not None:
+            kwargs["show_collab_predictions"] = shown
+        changes["created"] = True
+        return _call(u, lambda: client.projects.create(**kwargs), "project creation"), changes
+    upd: dict[str, Any] = {}
+    if _norm_xml(proj.label_config) != _norm_xml(plan.config):
+        upd["label_config"] = plan.config
+    if overlap and proj.maximum_annotations != overlap:
+        upd["maximum_annotations"] = overlap
+    if instructions and (not same_instructions(proj.expert_instruction, instructions) or not proj.show_instruction):
+        upd.update(expert_instruction=instructions, show_instruction=True)
+    if shown is not None and bool(proj.show_collab_predictions) != shown:
+        upd["show_collab_predictions"] = shown
+    if upd:
+        _call(u, lambda: client.projects.update(proj.id, **upd), "project update")
+        changes.update(config_updated="label_config" in upd, instructions_updated="expert_instruction" in upd)
+    return proj, changes
+
+
+def _tasks_to_import(plan: _PushPlan, have: dict[str, int]) -> tuple[list[dict], set[str], int]:
+    """``(tasks to import, the records' ids, duplicate ids in the data)``: the records not in the project
+    yet (``have``: biaskit id -> task id) as tasks, with adaptive overlap's meta and their predictions."""
+    from .adaptive import META_KEY
+
+    k, preds, adaptive = plan.kind, plan.preds, plan.adaptive
+    todo, seen, dups = [], set(), 0
+    for rec in plan.records:
+        bid = k.record_id(rec)
+        if bid in seen:
+            dups += 1
+            continue
+        seen.add(bid)
+        if bid in have:
+            continue
+        task = k.task(rec, plan.seed)
+        if adaptive is not None:
+            task["meta"] = {META_KEY: {**adaptive.to_meta(), "settled": False}}
+        if bid in preds:
+            task["predictions"] = _prediction_payload(k, task["data"], preds[bid], plan.allowed, plan.source)
+        todo.append(task)
+    unknown = sorted(set(preds) - seen)
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} prediction(s) name tasks that are not in the data, e.g. '{unknown[0]}'.",
+            path=plan.source,
+            fix="the prediction 'task' column must hold the biaskit ids of the data.",
+        )
+    return todo, seen, dups
+
+
+def _import_tasks(
+    client,
+    u: str,
+    project_id: int,
+    todo: list[dict],
+    o: PushOptions,
+    *,
+    show_progress: bool,
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    """Import ``todo`` in chunks of ``o.chunk_size`` (each chunk one request, committed as it goes);
+    returns the predictions sent with them."""
+    from biaskit.progress import progress as progress_bar
+
+    n_pred = 0
+    with progress_bar(len(todo), f"push {o.project}", enabled=show_progress, unit="tasks") as bar:
+        for start in range(0, len(todo), o.chunk_size):
+            chunk = todo[start : start + o.chunk_size]
+            _call(
+                u,
+                functools.partial(client.projects.import_tasks, project_id, request=chunk, return_task_ids=True),
+                "task import",
+            )
+            n_pred += sum(len(t.get("predictions", [])) for t in chunk)
+            bar.advance(len(chunk))
+            if progress:
+                progress(min(start + o.chunk_size, len(todo)), len(todo))
+    return n_pred
 
 
 # ---------------------------------------------------------------------------------------------
@@ -570,10 +623,42 @@ def advance(
     ``settings``: default the ones recorded in the tasks' meta by ``push --overlap adaptive``."""
     from biaskit.progress import progress as progress_bar
 
-    from .adaptive import META_KEY, decide, project_settings, recorded_settlements, rule_spec, summarize, task_votes
+    from .adaptive import decide, recorded_settlements, rule_spec, summarize, task_votes
 
     client = client or connect(url, token)
     u = _url(client)
+    proj, rows, settings = _adaptive_project(client, u, project, settings)
+    tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
+    df, pulled = export_to_judgments(
+        tasks,
+        config=proj.label_config,
+        kind=kind,
+        users=user_emails(client),
+        source=f"{u}/projects/{proj.id} ('{project}')",
+    )
+    k = get_kind(kind or str(pulled.kind))
+    spec = rule_spec(k.decision_rules(settings.min_agree))
+    first: dict[str, TaskRow] = {}
+    for r in rows:
+        if r.biaskit_id is not None:
+            first.setdefault(r.biaskit_id, r)
+    rec = recorded_settlements((bid, r.meta) for bid, r in first.items())
+    dec = decide(task_votes(df, k), k, settings, recorded=rec, ids=list(first))
+    rep = AdvanceReport(summary=summarize(dec, settings), url=f"{u}/projects/{proj.id}")
+    with progress_bar(len(first), f"round {project}", enabled=show_progress, unit="tasks") as bar:
+        for bid, r in first.items():
+            upd = _round_update(r, dec[bid], settings, spec, rep)
+            if upd:
+                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
+            bar.advance()
+    return rep
+
+
+def _adaptive_project(client, u: str, project: str, settings: AdaptiveSettings | None):
+    """``(project, its task rows by id, the adaptive settings)``: ``settings``, else the ones recorded in
+    the tasks' meta; a project that does not exist or does not use adaptive overlap is an error."""
+    from .adaptive import project_settings
+
     proj = find_project(client, project)
     if proj is None:
         raise LabelStudioError(
@@ -587,54 +672,38 @@ def advance(
             path=f"{u}/projects/{proj.id}",
             fix="push it with `biaskit annotate push --overlap adaptive --min-judgments K --max-judgments N` first.",
         )
-    tasks = export_project(client, proj.id, mode="snapshot" if len(rows) >= SNAPSHOT_MIN_TASKS else "plain")
-    df, pulled = export_to_judgments(
-        tasks,
-        config=proj.label_config,
-        kind=kind,
-        users=user_emails(client),
-        source=f"{u}/projects/{proj.id} ('{project}')",
-    )
-    k = get_kind(kind or str(pulled.kind))
-    rules = k.decision_rules(settings.min_agree)
-    spec = rule_spec(rules)
-    first: dict[str, TaskRow] = {}
-    for r in rows:
-        if r.biaskit_id is not None:
-            first.setdefault(r.biaskit_id, r)
-    rec = recorded_settlements((bid, r.meta) for bid, r in first.items())
-    dec = decide(task_votes(df, k), k, settings, recorded=rec, ids=list(first))
-    rep = AdvanceReport(summary=summarize(dec, settings), url=f"{u}/projects/{proj.id}")
+    return proj, rows, settings
+
+
+def _round_update(r: TaskRow, d, settings: AdaptiveSettings, spec, rep: AdvanceReport) -> dict[str, Any]:
+    """What one task needs this round (``d``: its decision; counted in ``rep``): a settled task gets its
+    decision in ``meta`` and no more annotators; an open one is served to more, its meta kept current."""
+    from .adaptive import META_KEY
+
     want_meta = settings.to_meta()
-    with progress_bar(len(first), f"round {project}", enabled=show_progress, unit="tasks") as bar:
-        for bid, r in first.items():
-            d = dec[bid]
-            old = dict((r.meta or {}).get(META_KEY) or {})
-            upd: dict[str, Any] = {}
-            if d.settled:
-                new = d.to_meta(settings, spec)
-                if (
-                    not old.get("settled")
-                    or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule"))
-                    or any(old.get(x) != want_meta.get(x) for x in want_meta)
-                ):
-                    upd["meta"] = {**(r.meta or {}), META_KEY: new}
-                    rep.recorded += 1
-                if r.overlap > max(d.judgments, 1):  # no more annotators for it
-                    upd.update(overlap=max(d.judgments, 1), is_labeled=True)
-                    rep.lowered += 1
-            else:
-                target = min(settings.max_judgments, d.judgments + max(d.more, 0))
-                if target > r.overlap:
-                    upd.update(overlap=target, is_labeled=False)
-                    rep.raised += 1
-                    rep.asked += target - max(r.overlap, d.judgments)
-                if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
-                    upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
-            if upd:
-                _call(u, functools.partial(client.tasks.update, str(r.id), **upd), "task update")
-            bar.advance()
-    return rep
+    old = dict((r.meta or {}).get(META_KEY) or {})
+    upd: dict[str, Any] = {}
+    if d.settled:
+        new = d.to_meta(settings, spec)
+        if (
+            not old.get("settled")
+            or any(old.get(x) != new.get(x) for x in ("by", "outcome", "rule"))
+            or any(old.get(x) != want_meta.get(x) for x in want_meta)
+        ):
+            upd["meta"] = {**(r.meta or {}), META_KEY: new}
+            rep.recorded += 1
+        if r.overlap > max(d.judgments, 1):  # no more annotators for it
+            upd.update(overlap=max(d.judgments, 1), is_labeled=True)
+            rep.lowered += 1
+        return upd
+    target = min(settings.max_judgments, d.judgments + max(d.more, 0))
+    if target > r.overlap:
+        upd.update(overlap=target, is_labeled=False)
+        rep.raised += 1
+        rep.asked += target - max(r.overlap, d.judgments)
+    if old.get("settled") or any(old.get(x) != want_meta.get(x) for x in want_meta):
+        upd["meta"] = {**(r.meta or {}), META_KEY: {**want_meta, "settled": False}}
+    return upd
 
 
 def _norm_xml(x: str | None) -> str:
@@ -674,28 +743,10 @@ def export_to_judgments(
     """
     import pandas as pd
 
-    from biaskit.options import tell
-
     users = users or {}
-    kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
-    if kind is None:
-        if len(kinds) > 1:
-            raise InputError(
-                f"the project mixes task kinds ({', '.join(sorted(kinds))}).",
-                path=source,
-                fix=f"{tell('kind')}, or keep one kind per project.",
-            )
-        kind = next(iter(kinds), None)
-    if kind is None:
-        raise InputError(
-            "the tasks carry no biaskit_kind (not pushed by biaskit?).",
-            path=source,
-            fix=f"{tell('kind', '|'.join(KINDS.names()))}.",
-        )
+    kind = _export_kind(tasks, kind, source)
     k = get_kind(kind)
-    if config is None:
-        config = k.config_for_tasks(tasks)
-    allowed = ParsedConfig.from_xml(config)
+    allowed = ParsedConfig.from_xml(config if config is not None else k.config_for_tasks(tasks))
     rows: list[dict] = []
     errors: list[str] = []
     n_ann = n_cancel = 0
@@ -713,53 +764,10 @@ def export_to_judgments(
             n_ann += 1
             where = f"task {bid} (Label Studio task {t.get('id')}, annotation {ann.get('id')}), annotator {worker}"
             vals = annotation_values(ann.get("result"))
-            bad = False
-            for ctrl, got in vals.items():
-                if ctrl not in allowed.controls:
-                    errors.append(f"{where}: unknown question '{ctrl}' (not in the labeling config)")
-                    bad = True
-                    continue
-                tag, labels, _ = allowed.controls[ctrl]
-                if tag == "Choices":
-                    extra = [v for v in got if v not in labels]
-                    if extra:
-                        errors.append(
-                            f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
-                            f"an option (options: {', '.join(labels)})"
-                        )
-                        bad = True
-                    single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
-                    if single and len(got) > 1:
-                        errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
-                        bad = True
-            msg = k.check_task_values(data, vals)
-            if msg:
-                errors.append(f"{where}: {msg}")
-                bad = True
-            if bad:
-                continue
-            comment = None
-            if k.comment_control and vals.get(k.comment_control):
-                comment = "\n".join(vals[k.comment_control]).strip() or None
-            for j in k.judgments(data, vals):
-                rows.append(
-                    {
-                        "task": str(bid),
-                        "worker": worker,
-                        "label": j.pop("label"),
-                        "question": j.pop("question"),
-                        "qtype": j.pop("qtype"),
-                        "comment": comment,
-                        "lead_time": ann.get("lead_time"),
-                        "created_at": ann.get("created_at"),
-                        "updated_at": ann.get("updated_at"),
-                        "kind": kind,
-                        "bias_type": data.get("bias_type"),
-                        "ls_task": t.get("id"),
-                        "ls_annotation": ann.get("id"),
-                        **j,
-                    }
-                )
+            bad = _value_errors(k, allowed, data, vals, where)
+            errors += bad
+            if not bad:
+                rows += _annotation_rows(k, kind, t, ann, worker, vals)
     if errors:
         shown = "; ".join(errors[:10]) + (f"; ... and {len(errors) - 10} more" if len(errors) > 10 else "")
         raise InputError(
@@ -779,6 +787,85 @@ def export_to_judgments(
         workers=sorted(df["worker"].unique().tolist()) if len(df) else [],
     )
     return df, report
+
+
+def _export_kind(tasks: list[dict], kind: str | None, source: str) -> str:
+    """The task kind of an export: ``kind``, else the one its tasks record (one kind per project)."""
+    from biaskit.options import tell
+
+    kinds = {str((t.get("data") or {}).get("biaskit_kind")) for t in tasks if (t.get("data") or {}).get("biaskit_kind")}
+    if kind is None:
+        if len(kinds) > 1:
+            raise InputError(
+                f"the project mixes task kinds ({', '.join(sorted(kinds))}).",
+                path=source,
+                fix=f"{tell('kind')}, or keep one kind per project.",
+            )
+        kind = next(iter(kinds), None)
+    if kind is None:
+        raise InputError(
+            "the tasks carry no biaskit_kind (not pushed by biaskit?).",
+            path=source,
+            fix=f"{tell('kind', '|'.join(KINDS.names()))}.",
+        )
+    return kind
+
+
+def _value_errors(k: TaskKind, allowed, data: dict, vals: dict[str, list[str]], where: str) -> list[str]:
+    """What is wrong with one annotation's values (``where`` names it): a question the labeling config
+    does not have, a value that is not an option, several values for a single-choice question, or what
+    the kind refuses (:meth:`~.kinds.base.TaskKind.check_task_values`)."""
+    errors = []
+    for ctrl, got in vals.items():
+        if ctrl not in allowed.controls:
+            errors.append(f"{where}: unknown question '{ctrl}' (not in the labeling config)")
+            continue
+        tag, labels, _ = allowed.controls[ctrl]
+        if tag != "Choices":
+            continue
+        extra = [v for v in got if v not in labels]
+        if extra:
+            errors.append(
+                f"{where}: value {', '.join(repr(x) for x in extra)} for '{ctrl}' is not "
+                f"an option (options: {', '.join(labels)})"
+            )
+        single = any(q.control == ctrl and q.type == CHOICE for q in k.questions)
+        if single and len(got) > 1:
+            errors.append(f"{where}: {len(got)} values for single-choice question '{ctrl}'")
+    msg = k.check_task_values(data, vals)
+    if msg:
+        errors.append(f"{where}: {msg}")
+    return errors
+
+
+def _annotation_rows(k: TaskKind, kind: str, t: dict, ann: dict, worker: str, vals: dict[str, list[str]]) -> list[dict]:
+    """The judgment rows of one valid annotation ``ann`` of task ``t`` (the kind's judgments, with the
+    annotator's comment, times and the Label Studio ids; ``kind``: the kind's name as given)."""
+    data = t.get("data") or {}
+    comment = None
+    if k.comment_control and vals.get(k.comment_control):
+        comment = "\n".join(vals[k.comment_control]).strip() or None
+    rows = []
+    for j in k.judgments(data, vals):
+        rows.append(
+            {
+                "task": str(data.get("biaskit_id")),
+                "worker": worker,
+                "label": j.pop("label"),
+                "question": j.pop("question"),
+                "qtype": j.pop("qtype"),
+                "comment": comment,
+                "lead_time": ann.get("lead_time"),
+                "created_at": ann.get("created_at"),
+                "updated_at": ann.get("updated_at"),
+                "kind": kind,
+                "bias_type": data.get("bias_type"),
+                "ls_task": t.get("id"),
+                "ls_annotation": ann.get("id"),
+                **j,
+            }
+        )
+    return rows
 
 
 #: projects with at least this many tasks are pulled through an export snapshot (``export="auto"``)
@@ -928,18 +1015,16 @@ def project_judgments(
     )
 
 
-def pull(opts: Any = None, out: str | Path | None = None, /, *, token: str | None = None, **options: Any) -> PullReport:
+def pull(opts: PullOptions, *, token: str | None = None) -> PullReport:
     """Export project ``project`` and write its judgments to ``out`` (CSV or JSONL by extension);
     ``raw_out``: also the raw export. See :func:`project_judgments`.
 
-    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull``;
-    keyword-compatible: ``pull(project, out, url=..., kind=..., raw_out=..., export=...)``. ``token``:
+    ``opts``: the :class:`~biaskit.annotation.options.PullOptions` of ``biaskit annotate pull`` (in
+    Python ``PullOptions(project=..., out=...)``). ``token``:
     default ``$LABEL_STUDIO_API_KEY`` (never an option, never written)."""
     from biaskit.io import write_json, write_table
 
-    from .options import PullOptions
-
-    o = PullOptions.coerce(opts, {**options, **({"out": out} if out is not None else {})}, "project")
+    o = opts
     project, out, url, kind, raw_out, export = o.project, o.out, o.url, o.kind, o.raw, o.export
     got = project_judgments(project, url=url, token=token, kind=kind, export=export)
     if raw_out:
@@ -948,21 +1033,18 @@ def pull(opts: Any = None, out: str | Path | None = None, /, *, token: str | Non
     return got.report
 
 
-def import_export(
-    export_path: str | Path,
-    out: str | Path,
-    *,
-    kind: str | None = None,
-    config_path: str | Path | None = None,
-    users_path: str | Path | None = None,
-) -> PullReport:
-    """Offline: a Label Studio JSON export -> judgments file (validated like :func:`pull`)."""
+def import_export(opts: ImportOptions) -> PullReport:
+    """``biaskit annotate import``, offline: a Label Studio JSON export (``opts.export``) -> the judgments
+    file ``opts.out`` (validated like :func:`pull`; ``config``: the project's labeling config, ``users``:
+    ``id,email`` naming annotators)."""
     from biaskit.errors import BiaskitError
     from biaskit.io import write_table
+    from biaskit.options import unset
     from biaskit.readers import read_export, read_text, read_users
 
     from .kinds import ParsedConfig
 
+    export_path, config_path = opts.export, opts.config
     tasks = read_export(export_path)
     config = read_text(config_path) if config_path else None
     if config is not None:
@@ -973,9 +1055,9 @@ def import_export(
                 f"{exc}.",
                 path=config_path,
                 fix="pass the labeling config XML of the project (Settings > Labeling Interface > "
-                "Code), or leave out --config to use the kind's.",
+                f"Code), or {unset('config')} to use the kind's.",
             ) from None
-    users = read_users(users_path) if users_path else None
-    df, report = export_to_judgments(tasks, config=config, kind=kind, users=users, source=str(export_path))
-    write_table(out, df)
+    users = read_users(opts.users) if opts.users else None
+    df, report = export_to_judgments(tasks, config=config, kind=opts.kind, users=users, source=str(export_path))
+    write_table(opts.out, df)
     return report

@@ -1,12 +1,12 @@
-"""The options of ``biaskit annotate push | pull | apply``, declared once (:mod:`biaskit.options`).
+"""The options of the ``biaskit annotate`` commands, declared once (:mod:`biaskit.options`).
 
 Each model is the one source of its command's flags (``@PushOptions.cli()`` in ``cli.py``), of the
 keys of the review stages' tables in ``biaskit.toml`` (``[stages.tuple_review]`` ...: the pipeline's
-review stages derive their table from these three models) and of the object the pure functions take
-(:func:`~biaskit.annotation.labelstudio.push`, :func:`~biaskit.annotation.labelstudio.pull`,
-:func:`~biaskit.annotation.apply.run_apply`). Choices come from the registries and constants of the
-code that implements them. The Label Studio API token is no option: it is read from
-``$LABEL_STUDIO_API_KEY`` only (never a flag, a key or a field, never written).
+review stages derive their table from ``PushOptions``, ``PullOptions`` and ``ApplyOptions``) and of the
+object the pure functions take (:func:`~biaskit.annotation.labelstudio.push`,
+:func:`~biaskit.annotation.labelstudio.pull`, :func:`~biaskit.annotation.apply.run_apply`, ...).
+Choices come from the registries and constants of the code that implements them. The Label Studio API
+token is no option: it is read from ``$LABEL_STUDIO_API_KEY`` only (never a flag, a key or a field, never written).
 
 Options several commands share are declared once, as the functions below (``kind_option()``), and the
 adaptive overlap block as a base model (:class:`AdaptiveOptions`).
@@ -15,10 +15,11 @@ adaptive overlap block as a base model (:class:`AdaptiveOptions`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Optional, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Optional, Union
 
 from pydantic import AfterValidator, field_validator
 
+from biaskit.llm_options import DryRunFields, LLMOptions, PromptFields, decoding
 from biaskit.options import Options, option
 
 from .adaptive import DEFAULT_EPSILON, POLICIES
@@ -26,6 +27,7 @@ from .aggregate import AGGREGATORS
 from .choices import EXPORT_MODES
 from .kinds import KINDS
 from .kinds.pairs import DIRECTION_POLICIES
+from .stereoset_labels import OTHER_LABELS
 
 ADAPTIVE_PANEL = "Adaptive overlap (--overlap adaptive)"
 REPORT_FILES = ("report.json",)  # what an earlier report folder holds (`--out` folders are replaced whole)
@@ -296,3 +298,185 @@ class ApplyOptions(Options):
 
     def kind_options(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in self.KIND_OPTIONS if getattr(self, n) is not None}
+
+
+# ------------------------------------------------------------------------------------------ the other commands
+def data_dir_option(must_exist: bool) -> Any:
+    """``--data-dir`` of ``serve`` (created when missing) and ``stop`` (the folder given to ``serve``)."""
+    from .server import default_data_dir
+
+    if must_exist:
+        return option(
+            default_data_dir(), "--data-dir", path="in_dir", help="The Label Studio data folder given to `serve`."
+        )
+    return option(
+        default_data_dir(),
+        "--data-dir",
+        path="in_dir",
+        path_kw={"must_exist": False},
+        help="Label Studio data folder (database, uploads); created when missing.",
+    )
+
+
+class ServeOptions(Options):
+    """``biaskit annotate serve`` (:func:`biaskit.annotation.server.serve`)."""
+
+    command = "annotate serve"
+
+    data_dir: Path = data_dir_option(must_exist=False)
+    port: int | None = option(None, "--port", help="Port on 127.0.0.1 (default: a free one).")
+    email: str = option("admin@biaskit.local", "--email", help="Admin account created on first start.")
+    database: str | None = option(
+        None,
+        "--database",
+        metavar="URL",
+        help="postgresql://USER[:PASSWORD]@HOST[:PORT]/DB to run Label Studio on PostgreSQL (default: SQLite in "
+        "the data folder; a folder keeps the database it was created with). Without a password in the URL, "
+        "libpq's $PGPASSWORD or ~/.pgpass is used. The password is never printed or stored.",
+    )
+    workers: int = option(
+        1,
+        "--workers",
+        ge=1,
+        help="Web worker processes (more than 1: Label Studio under gunicorn, PostgreSQL only).",
+    )
+
+
+class StopOptions(Options):
+    """``biaskit annotate stop`` (:func:`biaskit.annotation.server.stop_server`)."""
+
+    command = "annotate stop"
+
+    data_dir: Path = data_dir_option(must_exist=True)
+
+
+class ConfigOptions(Options):
+    """``biaskit annotate config`` (a kind's :meth:`~biaskit.annotation.kinds.base.TaskKind.config`)."""
+
+    command = "annotate config"
+
+    kind: str = kind_option()
+    data: Path | None = option(None, "--data", path="in_file", help="Records (translation: sets the number of slots).")
+
+
+class GuidelinesOptions(Options):
+    """``biaskit annotate guidelines`` (:func:`biaskit.annotation.guidelines.guidelines_markdown`)."""
+
+    command = "annotate guidelines"
+
+    kind: str = kind_option()
+    lang: str | None = option(
+        None,
+        "--lang",
+        metavar="LANGS",
+        help="Comma-separated language codes, one after the other (default: English and the default target "
+        "language; codes: data/languages).",
+    )
+    out: Path | None = option(None, "--out", path="out_file", help="Write the Markdown here instead of printing it.")
+
+
+class ImportOptions(Options):
+    """``biaskit annotate import`` (:func:`biaskit.annotation.labelstudio.import_export`)."""
+
+    command = "annotate import"
+
+    export: Path = option(..., "--export", path="in_file", help="A Label Studio JSON export (offline).")
+    out: Path = option(..., "--out", path="out_file", help="Judgments file (.csv or .jsonl).")
+    kind: str | None = kind_option(required=False)
+    config: Path | None = option(
+        None, "--config", path="in_file", help="The project's labeling config XML (default: the kind's)."
+    )
+    users: Path | None = option(
+        None, "--users", path="in_file", help="CSV id,email to name annotators (else user:<id>)."
+    )
+
+
+class StatusOptions(Options):
+    """``biaskit annotate status`` (:func:`biaskit.annotation.status.status_of`)."""
+
+    command = "annotate status"
+
+    project: str | None = option(None, "--project", help="Label Studio project title (read live).")
+    judgments: Path | None = option(
+        None, "--judgments", path="in_file", help="Offline: pulled judgments (.csv/.jsonl) instead of --project."
+    )
+    tasks: int | None = option(None, "--tasks", help="Offline: the project's number of tasks.")
+    overlap: int | None = option(
+        None, "--overlap", help="Annotators wanted per task (default: the project's; offline 1)."
+    )
+    min_others: int = option(2, "--min-others", help="Other annotators an item needs for the leave-one-out majority.")
+    question: list[str] | None = option(
+        None, "--question", help="Agreement and disagreement on this question only (repeatable; default all)."
+    )
+    as_json: bool = option(False, "--json", operational=True, help="Print the report as JSON.")
+    url: str | None = url_option()
+
+
+class FromStereosetOptions(Options):
+    """``biaskit annotate from-stereoset`` (:func:`biaskit.annotation.stereoset_labels.from_stereoset`)."""
+
+    command = "annotate from-stereoset"
+
+    data: Path = option(
+        ..., "--data", path="in_file", help="StereoSet's original dev.json (with the validators' labels)."
+    )
+    out: Path = option(
+        ...,
+        "--out",
+        path="out_file",
+        help="Judgments file (.csv or .jsonl); the summary goes to OUT.summary.json.",
+    )
+    other_labels: str = option(
+        "keep",
+        "--other-labels",
+        choices=OTHER_LABELS,
+        what="policy for other labels",
+        help="Labels other than stereotype / anti-stereotype / unrelated (the file also "
+        "has 'related'): keep them as votes, or drop them.",
+    )
+    min_agree: int = option(
+        3,
+        "--min-agree",
+        ge=1,
+        help="Validators who must give the writer's label on each "
+        "sentence for a CAT to be retained (StereoSet: 3 of 5).",
+    )
+
+
+if TYPE_CHECKING:
+    from biaskit.llm_options import DecodingFields as _PrelabelDecoding
+else:  # the prelabel task's decoding defaults (curation/tasks/prelabel.py: default_params)
+    _PrelabelDecoding = decoding({"temperature": 0.0, "seed": 0, "max_tokens": 256})
+
+
+class PrelabelOptions(_PrelabelDecoding, LLMOptions, PromptFields, DryRunFields):
+    """``biaskit annotate prelabel`` (:func:`biaskit.annotation.prelabel.run_prelabel`): the LLM block
+    (:mod:`biaskit.llm_options`, with the ``prelabel`` task's decoding defaults) and the records."""
+
+    command = "annotate prelabel"
+
+    kind: str = kind_option()
+    data: Path = option(..., "--data", path="in_file", help="Records to pre-label (the file you push).")
+    out: Path = option(
+        ...,
+        "--out",
+        path="out_file",
+        help="The LLM's answers as judgment rows (.csv/.jsonl): `push --predictions` "
+        "and `judge-agreement --llm` read it; the runner's resumable answers go "
+        "to OUT.answers.jsonl.",
+    )
+    project: str | None = option(
+        None,
+        "--project",
+        help="Also send the answers to this Label Studio project as predictions (created when missing).",
+    )
+    show_predictions: bool = option(
+        False, "--show-predictions", help="Pre-fill annotators' answers with the predictions (default: hidden)."
+    )
+    guidelines_lang: str = option("en", "--guidelines-lang", help="Language of the guidelines the LLM reads.")
+    shuffle_seed: int = option(
+        0,
+        "--shuffle-seed",
+        help="The --seed given to `annotate push` (the per-task shuffle of CAT options and translation slots).",
+    )
+    url: str | None = url_option()

@@ -292,20 +292,6 @@ class _EMData:
         )
 
 
-def item_votes(df) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """``(task, question) -> [(worker, label), ...]`` in row order."""
-    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for t, q, w, lab in zip(
-        df["task"].astype(str),
-        df["question"].astype(str),
-        df["worker"].astype(str),
-        df["label"].astype(str),
-        strict=False,
-    ):
-        out.setdefault((t, q), []).append((w, lab))
-    return out
-
-
 def task_distribution(kind, dists: Mapping[str, Mapping[Outcome, float]]) -> dict[Outcome, float]:
     """The task's final-outcome distribution from its questions' (independent given the model), combined
     with ``kind.task_outcome``."""

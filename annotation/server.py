@@ -36,14 +36,20 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
+from biaskit.options import say
 from biaskit.services import alive as _alive
 from biaskit.services import free_port
 from biaskit.services import port_closed as _port_closed
 from biaskit.services import terminate as _terminate
+
+if TYPE_CHECKING:
+    from .options import ServeOptions
 
 PID_FILE = "biaskit-ls.json"
 DB_INFO_FILE = "biaskit-ls-db.json"
@@ -134,23 +140,23 @@ class Database:
             u = urllib.parse.urlsplit(url)
             port = u.port or 5432
         except ValueError as exc:
-            raise InputError(f"--database is not a valid URL ({exc}).", fix=fix) from None
+            raise InputError(f"{say('database')} is not a valid URL ({exc}).", fix=fix) from None
         if u.password:
             register_secret(urllib.parse.unquote(u.password))
         if u.scheme not in ("postgresql", "postgres"):
             raise InputError(
-                f"--database: unsupported database '{u.scheme or url}' (SQLite is the default; "
+                f"{say('database')}: unsupported database '{u.scheme or url}' (SQLite is the default; "
                 "PostgreSQL is the other database biaskit runs Label Studio on).",
                 fix=fix,
             )
         name = urllib.parse.unquote(u.path.lstrip("/"))
         if not u.hostname or not name or "/" in name:
-            raise InputError("--database needs a host and a database name.", fix=fix)
+            raise InputError(f"{say('database')} needs a host and a database name.", fix=fix)
         query = urllib.parse.parse_qs(u.query)
         unknown = sorted(set(query) - {"sslmode"})
         if unknown:
             raise InputError(
-                f"--database: unsupported parameter(s) {', '.join(unknown)}.",
+                f"{say('database')}: unsupported parameter(s) {', '.join(unknown)}.",
                 fix="only ?sslmode=... is passed on (to libpq).",
             )
         return cls(
@@ -246,7 +252,7 @@ def resolve_database(data_dir: str | Path, url: str | Database | None) -> Databa
         raise InputError(
             f"this data folder's Label Studio database is {have.public_url()}, not {want.public_url()}.",
             path=data_dir,
-            fix=f"use the folder's own database, or a new --data-dir for another one. "
+            fix=f"use the folder's own database, or a new {say('data_dir')} for another one. "
             f"If this database was restored on another server, put its host and "
             f"port in {Path(data_dir) / DB_INFO_FILE} (no secret in it).",
         )
@@ -441,7 +447,7 @@ def _gunicorn_command(port: int, workers: int) -> list[str]:
     )
     if probe.returncode != 0:
         raise ServerError(
-            f"--workers needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
+            f"{say('workers')} above 1 needs gunicorn in Label Studio's environment ({py.parent.parent}). Fix: "
             f"{py.parent / 'pip'} install gunicorn (`make services` does)."
         )
     return [
@@ -490,37 +496,77 @@ def start_server(
     if live is not None:
         return live
     db = resolve_database(data_dir, database)
+    _check_workers(data_dir, db, workers)
+    _ready_data_dir(data_dir, db, workers, email=email, password=password, token=token)
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd, env = _server_command(data_dir, db, port, workers, email=email, password=password, token=token)
+    t0 = time.monotonic()
+    proc = _launch(cmd, env, data_dir)
+    info = ServerInfo(
+        pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(), workers=workers
+    )
+    atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
+    _wait_healthy(proc, data_dir, db, url, timeout)
+    info.started_in_s = round(time.monotonic() - t0, 2)
+    return info
+
+
+def _check_workers(data_dir: Path, db: Database, workers: int) -> None:
+    """More than one web worker needs PostgreSQL."""
     if workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}.", fix="give the number of web processes.")
+        raise InputError(
+            f"{say('workers')} must be at least 1, got {workers}.", fix="give the number of web processes."
+        )
     if workers > 1 and not db.is_postgres:
         raise InputError(
             "several web workers need PostgreSQL: SQLite lets one process write at a time.",
             path=data_dir,
-            fix="run this folder with --workers 1, or a new --data-dir with --database postgresql://...",
+            fix=f"run this folder with {say('workers', 1)}, or a new {say('data_dir')} with "
+            f"{say('database', 'postgresql://...')}",
         )
+
+
+def _ready_data_dir(
+    data_dir: Path, db: Database, workers: int, *, email: str | None, password: str | None, token: str | None
+) -> None:
+    """Initialise a new data folder (admin credentials needed); before gunicorn, migrate one that the
+    running Label Studio version has not migrated (``label-studio start`` migrates, gunicorn does not)."""
     if not is_initialised(data_dir):
         if not (email and password and token):
             raise ServerError(
                 f"{data_dir} is not an initialised Label Studio data directory and no admin credentials were "
-                "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD, "
-                "or pass --email/--password."
+                "given. Fix: set LABEL_STUDIO_API_KEY (the admin token to create) and LABEL_STUDIO_PASSWORD "
+                "(`biaskit annotate serve` reads them)."
             )
         init_data_dir(data_dir, email=email, password=password, token=token, database=db)
     elif workers > 1 and (ls_version() is None or _migrated_by(data_dir) != ls_version()):
-        # `label-studio start` migrates the database, gunicorn does not: after an upgrade, migrate first
         init_data_dir(data_dir, email=None, password=None, token=None, database=db, migrate_only=True)
-    port = port or free_port()
-    url = f"http://127.0.0.1:{port}"
+
+
+def _server_command(
+    data_dir: Path,
+    db: Database,
+    port: int,
+    workers: int,
+    *,
+    email: str | None,
+    password: str | None,
+    token: str | None,
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the server process: ``label-studio start``, or gunicorn."""
     env = ls_env(data_dir, email=email, password=password, token=token, database=db)
     if workers > 1:
-        cmd = _gunicorn_command(port, workers)
         env["DJANGO_SETTINGS_MODULE"] = "core.settings.label_studio"
-    else:
-        cmd = [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)]
+        return _gunicorn_command(port, workers), env
+    return [find_label_studio(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port)], env
+
+
+def _launch(cmd: list[str], env: dict[str, str], data_dir: Path) -> subprocess.Popen:
+    """The server process, in its own session (it outlives the command), logging to the folder's log."""
     log = open(data_dir / LOG_FILE, "ab")
-    t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             cmd,
             env=env,
             cwd=str(data_dir),
@@ -531,14 +577,16 @@ def start_server(
         )
     finally:
         log.close()
-    info = ServerInfo(
-        pid=proc.pid, port=port, url=url, data_dir=str(data_dir), database=db.public_url(), workers=workers
-    )
-    atomic_write_text(data_dir / PID_FILE, json.dumps(info.to_json()) + "\n")
+
+
+def _wait_healthy(proc: subprocess.Popen, data_dir: Path, db: Database, url: str, timeout: float) -> None:
+    """Return once ``/health`` answers; a process that exits, or does not answer within ``timeout``
+    seconds, is an error (its pid file removed)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             (data_dir / PID_FILE).unlink(missing_ok=True)
+            port = urllib.parse.urlsplit(url).port
             fix = (
                 "check that the PostgreSQL server runs and accepts this user and password"
                 if db.is_postgres
@@ -549,12 +597,38 @@ def start_server(
                 f"{_log_tail(data_dir / LOG_FILE)} (see {data_dir / LOG_FILE}). Fix: {fix}."
             )
         if _healthy(url):
-            info.started_in_s = round(time.monotonic() - t0, 2)
-            return info
+            return
         time.sleep(0.25)
     _terminate(proc.pid)
     (data_dir / PID_FILE).unlink(missing_ok=True)
     raise ServerError(f"label-studio did not answer on {url}/health within {timeout:.0f}s; see {data_dir / LOG_FILE}.")
+
+
+def serve(
+    opts: ServeOptions, *, ask_password: Callable[[], str], note: Callable[[str], None]
+) -> tuple[ServerInfo, bool]:
+    """``biaskit annotate serve``: ``(the server, whether it was running already)``. The first start of a
+    data folder takes the admin token from ``$LABEL_STUDIO_API_KEY`` and the password from
+    ``$LABEL_STUDIO_PASSWORD``, else from ``ask_password()``; ``note`` tells that it is initialising."""
+    data_dir = opts.data_dir
+    db = resolve_database(data_dir, opts.database)  # parses (and registers the password as a secret) first
+    live = running(data_dir)
+    if live is not None:
+        return live, True
+    token = password = None
+    if not is_initialised(data_dir):
+        token = os.environ.get("LABEL_STUDIO_API_KEY")
+        if not token:
+            raise BiaskitError(
+                "first start of a new data folder needs the admin API token to create. Fix: "
+                "export LABEL_STUDIO_API_KEY=$(python -c 'import secrets; print(secrets.token_hex(20))')"
+            )
+        password = os.environ.get("LABEL_STUDIO_PASSWORD") or ask_password()
+        note(f"initialising {data_dir} on {db.public_url()} (database migrations; about a minute) ...")
+    info = start_server(
+        data_dir, port=opts.port, email=opts.email, password=password, token=token, database=db, workers=opts.workers
+    )
+    return info, False
 
 
 def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:
@@ -564,7 +638,7 @@ def stop_server(data_dir: str | Path, timeout: float = 30) -> ServerInfo | None:
     """
     data_dir = Path(data_dir).resolve()
     if not data_dir.exists():
-        raise InputError("no such directory.", path=data_dir, fix="pass the --data-dir used with `serve`.")
+        raise InputError("no such directory.", path=data_dir, fix=f"pass the {say('data_dir')} used with `serve`.")
     info = running(data_dir)
     pf = data_dir / PID_FILE
     if info is None:

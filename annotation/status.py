@@ -27,7 +27,7 @@ answered a task twice counts once, with the latest answer):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from biaskit.errors import InputError
 from biaskit.tables import MISSING, md_table, num, pct
 
 from .adaptive import ADAPTIVE_ALPHA_NOTE
+
+if TYPE_CHECKING:
+    from .options import StatusOptions
 
 
 def _annotations(df):
@@ -128,8 +131,9 @@ def project_status(
     (:func:`biaskit.annotation.adaptive.summarize`)."""
     import pandas as pd
 
-    from .aggregate import check_columns, prepare
-    from .agreement import metrics
+    from biaskit.options import say
+
+    from .aggregate import check_columns
 
     if overlap < 1:
         raise InputError(f"overlap must be at least 1, got {overlap}.", fix="give the annotators wanted per task.")
@@ -142,35 +146,69 @@ def project_status(
         raise InputError(
             f"the judgments name {len(per_task)} tasks but the project has {n_tasks}.",
             path=source,
-            fix="pass the project's number of tasks (--tasks), or the judgments of this project.",
+            fix=f"pass the project's number of tasks ({say('tasks')}), or the judgments of this project.",
         )
     hist = per_task.value_counts().to_dict()
     hist[0] = n_tasks - len(per_task)
     done_tasks = per_task.index[per_task >= overlap]
     if adaptive is not None:
         done_tasks = pd.Index(sorted(t for t, d in adaptive[1].items() if d.settled))
-    n_done = len(done_tasks)
-    short = n_tasks - n_done  # tasks below the overlap target (not started included)
+    short = n_tasks - len(done_tasks)  # tasks below the overlap target (not started included)
+    prep = _answers(df, questions, source)
+    people = _per_annotator(ann, prep, done_tasks, short, min_others)
+    started = set(per_task.index)
+    return {
+        "tasks": int(n_tasks),
+        "overlap": int(overlap),
+        "done": len(done_tasks),
+        "in_progress": int(len(started - set(done_tasks))),
+        "not_started": int(n_tasks - len(started | set(done_tasks))),
+        "annotations": int(len(ann)),
+        "annotators": len(people),
+        "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
+        "agreement": _agreement_so_far(prep),
+        "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
+        "min_others": min_others,
+        "questions": _base_questions(prep),
+        "per_annotator": people,
+        **({"adaptive": _adaptive_block(adaptive)} if adaptive is not None else {}),
+    }
+
+
+def _answers(df, questions: list[str] | None, source: str | None):
+    """The answers agreement and disagreement are computed on: one per item and annotator (the latest),
+    only of ``questions`` when given (a question, or all options of a multiple-choice one: ``concern``
+    -> ``concern:<code>``)."""
+    import pandas as pd
+
+    from .aggregate import prepare
 
     prep = (
         prepare(df, duplicates="last", source=source).df
         if len(df)
         else pd.DataFrame(columns=["task", "question", "worker", "label"])
     )
-    if questions:  # a question, or all options of a multiple-choice one (concern -> concern:<code>)
-        wanted = {q for q in map(str, prep["question"].unique()) if q in questions or q.split(":")[0] in questions}
-        if len(prep) and not wanted:
-            raise InputError(
-                f"no answers to question(s) {', '.join(questions)}.",
-                path=source,
-                fix=f"use one of {', '.join(_base_questions(prep))}.",
-            )
-        prep = prep[prep["question"].isin(wanted)].reset_index(drop=True)
+    if not questions:
+        return prep
+    wanted = {q for q in map(str, prep["question"].unique()) if q in questions or q.split(":")[0] in questions}
+    if len(prep) and not wanted:
+        raise InputError(
+            f"no answers to question(s) {', '.join(questions)}.",
+            path=source,
+            fix=f"use one of {', '.join(_base_questions(prep))}.",
+        )
+    return prep[prep["question"].isin(wanted)].reset_index(drop=True)
+
+
+def _per_annotator(ann, prep, done_tasks, short: int, min_others: int) -> list[dict[str, Any]]:
+    """One entry per annotator (tasks done and pending, judgments, lead times, leave-one-out
+    disagreement), the highest disagreement rate first."""
+    import pandas as pd
+
     compared, disagree = leave_one_out(prep, min_others)
     loo = pd.DataFrame({"worker": prep["worker"].to_numpy(), "compared": compared, "disagree": disagree})
     loo_by = loo.groupby("worker").sum() if len(loo) else pd.DataFrame(columns=["compared", "disagree"])
     n_judg = prep["worker"].value_counts()
-
     people = []
     if len(ann):  # one row per (task, worker): counts and lead times per annotator, grouped once
         g = ann.groupby("worker", sort=True)
@@ -194,46 +232,72 @@ def project_status(
                 }
             )
     people.sort(key=lambda p: (p["disagreement_rate"] is None, -(p["disagreement_rate"] or 0), p["annotator"]))
+    return people
 
-    agree: dict[str, Any] = {"n_items_multi": 0}
-    if len(prep):
-        m = metrics(prep)
-        agree = {
-            k: m.get(k)
-            for k in (
-                "krippendorff_alpha",
-                "fleiss_kappa",
-                "mean_pairwise_cohen_kappa",
-                "percent_agreement",
-                "n_items",
-                "n_items_multi",
-            )
-        }
-    adaptive_block: dict[str, Any] | None
-    if adaptive is not None:
-        from .adaptive import summarize
 
-        adaptive_block = summarize(adaptive[1], adaptive[0])
-        adaptive_block["agreement_note"] = ADAPTIVE_ALPHA_NOTE
-    else:
-        adaptive_block = None
-    started = set(per_task.index)
-    return {
-        "tasks": int(n_tasks),
-        "overlap": int(overlap),
-        "done": n_done,
-        "in_progress": int(len(started - set(done_tasks))),
-        "not_started": int(n_tasks - len(started | set(done_tasks))),
-        "annotations": int(len(ann)),
-        "annotators": len(people),
-        "annotators_per_task": {str(k): int(v) for k, v in sorted(hist.items())},
-        "agreement": agree,
-        "time_per_task": _time_stats(ann["lead_time"]) if len(ann) else _time_stats([]),
-        "min_others": min_others,
-        "questions": _base_questions(prep),
-        "per_annotator": people,
-        **({"adaptive": adaptive_block} if adaptive_block is not None else {}),
-    }
+def _agreement_so_far(prep) -> dict[str, Any]:
+    """:func:`~.agreement.metrics` on the answers so far (only the count of multi-annotator items when none)."""
+    from .agreement import metrics
+
+    if not len(prep):
+        return {"n_items_multi": 0}
+    m = metrics(prep)
+    keys = (
+        "krippendorff_alpha",
+        "fleiss_kappa",
+        "mean_pairwise_cohen_kappa",
+        "percent_agreement",
+        "n_items",
+        "n_items_multi",
+    )
+    return {k: m.get(k) for k in keys}
+
+
+def _adaptive_block(adaptive: tuple[Any, dict]) -> dict[str, Any]:
+    """Settled / open tasks and the judgments saved (:func:`~.adaptive.summarize`), with the note on alpha."""
+    from .adaptive import summarize
+
+    block = summarize(adaptive[1], adaptive[0])
+    block["agreement_note"] = ADAPTIVE_ALPHA_NOTE
+    return block
+
+
+def status_of(opts: StatusOptions) -> tuple[dict[str, Any], str]:
+    """``biaskit annotate status``: the report of :func:`project_status` and its title, from a live
+    project (``opts.project``, read through :func:`~.labelstudio.project_judgments`) or from files
+    (``opts.judgments`` with ``opts.tasks``)."""
+    from biaskit.options import say, tell
+
+    if (opts.project is None) == (opts.judgments is None):
+        raise InputError(
+            f"give either {say('project')} (a live Label Studio) or {say('judgments')} with {say('tasks')} (files).",
+            fix=f"e.g. {say('project')} 'hi pairs v1'.",
+        )
+    common: dict[str, Any] = {"min_others": opts.min_others, "questions": opts.question}
+    if opts.project is not None:
+        from .labelstudio import project_judgments
+
+        got = project_judgments(opts.project, url=opts.url)
+        st = project_status(
+            got.judgments,
+            got.n_tasks,
+            overlap=opts.overlap or got.overlap,
+            source=got.url,
+            adaptive=(got.adaptive, got.decisions) if got.adaptive is not None else None,
+            **common,
+        )
+        return st, f"'{opts.project}' ({got.url})"
+    from biaskit.readers import read_judgments
+
+    if opts.tasks is None:
+        raise InputError(
+            f"{say('judgments')} needs {say('tasks')} (the project's number of tasks).",
+            fix=f"{tell('tasks', 'N')} (tasks with no answer yet are pending).",
+        )
+    st = project_status(
+        read_judgments(opts.judgments), opts.tasks, overlap=opts.overlap or 1, source=str(opts.judgments), **common
+    )
+    return st, str(opts.judgments)
 
 
 #: what the status and agreement reports say about alpha on adaptively collected judgments

@@ -37,9 +37,12 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import InputError
+
+if TYPE_CHECKING:
+    from .options import FromStereosetOptions
 
 OTHER_LABELS = ("keep", "drop")
 CAT_LABELS = ("stereotype", "anti-stereotype", "unrelated")
@@ -64,6 +67,40 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
     import pandas as pd
 
     from biaskit.readers import read_cats
+
+    _check_input(path, other_labels, min_agree)
+    cats = read_cats(path, format="stereoset")
+    rows, counts, values = _validator_rows(cats, path, other_labels)
+    if not rows:
+        raise InputError(
+            "no validator labels in the file.",
+            path=path,
+            fix='use StereoSet\'s original dev.json, whose sentences have "labels".',
+        )
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    summary = {
+        "source": str(path),
+        "n_cats": len(cats),
+        "n_cats_per_split": dict(Counter(c.split for c in cats)),
+        "n_sentences": counts["sentences"],
+        "n_sentences_without_labels": counts["unlabelled"],
+        "n_labels": int(sum(values.values())),
+        "labels": dict(values.most_common()),
+        "other_labels": other_labels,
+        "n_other_labels": int(sum(v for k, v in values.items() if k not in CAT_LABELS)),
+        "n_other_labels_dropped": counts["dropped"],
+        "n_empty_labels": counts["empty"],
+        "n_judgments": len(df),
+        "n_annotators": int(df["worker"].nunique()),
+        "n_duplicate_answers": int(df.duplicated(["task", "question", "worker"], keep="first").sum()),
+    }
+    summary["retention"] = _retention(df, min_agree)
+    return df, summary
+
+
+def _check_input(path: str | Path, other_labels: str, min_agree: int) -> None:
+    """The settings, and that ``path`` is StereoSet's original file (the only one with validator labels)."""
+    from biaskit.options import say
     from biaskit.readers.cats import detect_cat_format
 
     if other_labels not in OTHER_LABELS:
@@ -71,7 +108,7 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
             f"unknown policy for other labels '{other_labels}'.", fix=f"use one of {', '.join(OTHER_LABELS)}."
         )
     if min_agree < 1:
-        raise InputError(f"--min-agree must be at least 1, got {min_agree}.", fix="use 3 (StereoSet: 3 of 5).")
+        raise InputError(f"{say('min_agree')} must be at least 1, got {min_agree}.", fix="use 3 (StereoSet: 3 of 5).")
     fmt = detect_cat_format(path)
     if fmt != "stereoset":
         raise InputError(
@@ -80,23 +117,27 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
             fix="use StereoSet's original dev.json (`biaskit data download stereoset-dev`), whose "
             "sentences carry the validators' labels.",
         )
-    cats = read_cats(path, format="stereoset")
+
+
+def _validator_rows(cats, path: str | Path, other_labels: str) -> tuple[list[dict[str, Any]], Counter, Counter]:
+    """``(one judgment row per validator label, counts of sentences / unlabelled / dropped / empty,
+    how often each label value occurs)``; ``other_labels="drop"`` leaves out labels other than the three."""
     rows: list[dict[str, Any]] = []
     values: Counter = Counter()
-    n_sentences = n_unlabelled = n_dropped = n_missing = 0
+    counts: Counter = Counter({"sentences": 0, "unlabelled": 0, "dropped": 0, "empty": 0})
     for cat in cats:
         for o in cat.options:
-            n_sentences += 1
+            counts["sentences"] += 1
             if not o.human_labels:
-                n_unlabelled += 1
+                counts["unlabelled"] += 1
             for h in o.human_labels:
                 lab = (h.label or "").strip()
                 if not lab:
-                    n_missing += 1
+                    counts["empty"] += 1
                     continue
                 values[lab] += 1
                 if lab not in CAT_LABELS and other_labels == "drop":
-                    n_dropped += 1
+                    counts["dropped"] += 1
                     continue
                 if not h.annotator:
                     raise InputError(
@@ -120,31 +161,7 @@ def stereoset_judgments(path: str | Path, *, other_labels: str = "keep", min_agr
                         "sentence_id": o.source_id,
                     }
                 )
-    if not rows:
-        raise InputError(
-            "no validator labels in the file.",
-            path=path,
-            fix='use StereoSet\'s original dev.json, whose sentences have "labels".',
-        )
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    summary = {
-        "source": str(path),
-        "n_cats": len(cats),
-        "n_cats_per_split": dict(Counter(c.split for c in cats)),
-        "n_sentences": n_sentences,
-        "n_sentences_without_labels": n_unlabelled,
-        "n_labels": int(sum(values.values())),
-        "labels": dict(values.most_common()),
-        "other_labels": other_labels,
-        "n_other_labels": int(sum(v for k, v in values.items() if k not in CAT_LABELS)),
-        "n_other_labels_dropped": n_dropped,
-        "n_empty_labels": n_missing,
-        "n_judgments": len(df),
-        "n_annotators": int(df["worker"].nunique()),
-        "n_duplicate_answers": int(df.duplicated(["task", "question", "worker"], keep="first").sum()),
-    }
-    summary["retention"] = _retention(df, min_agree)
-    return df, summary
+    return rows, counts, values
 
 
 def _retention(df, min_agree: int) -> dict:
@@ -176,14 +193,13 @@ def _retention(df, min_agree: int) -> dict:
     return out
 
 
-def from_stereoset(
-    data: str | Path, out: str | Path, *, other_labels: str = "keep", min_agree: int = 3, command: str | None = None
-) -> dict:
-    """Write the judgments to ``out`` (CSV/JSONL by extension) and the summary to ``OUT.summary.json``."""
+def from_stereoset(opts: FromStereosetOptions, *, command: str | None = None) -> dict:
+    """``biaskit annotate from-stereoset``: write the judgments to ``opts.out`` (CSV/JSONL by extension)
+    and the summary to ``OUT.summary.json``; returns the summary."""
     from biaskit.io import write_json, write_table
 
-    df, summary = stereoset_judgments(data, other_labels=other_labels, min_agree=min_agree)
-    out = Path(out)
+    df, summary = stereoset_judgments(opts.data, other_labels=opts.other_labels, min_agree=opts.min_agree)
+    out = Path(opts.out)
     write_table(out, df)
     summary["out"] = str(out)
     summary["summary_file"] = str(out.with_name(f"{out.stem}.summary.json"))

@@ -65,6 +65,7 @@ def start_ls(db: str, work: Path):
 def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import find_project, project_task_count, pull, push
+    from biaskit.annotation.options import PullOptions, PushOptions
     from fixtures_labelstudio import write_tuples
     from label_studio_sdk import LabelStudio
 
@@ -76,7 +77,11 @@ def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
         data = write_tuples(work / f"push-{db}.jsonl", n)
 
         t0 = time.monotonic()
-        rep = push(data, "tuple", "bench push", url=url, token=TOKEN, show_progress=False)
+        rep = push(
+            PushOptions.from_kwargs(data=data, kind="tuple", project="bench push", url=url),
+            token=TOKEN,
+            show_progress=False,
+        )
         push_s = time.monotonic() - t0
         assert rep.n_imported == n
 
@@ -113,7 +118,10 @@ def bench_db(db: str, n: int, baseline_n: int, work: Path) -> dict:
         pulls = {}
         for mode in ("plain", "snapshot"):
             t0 = time.monotonic()
-            prep = pull("bench pull", work / f"j-{db}-{mode}.csv", url=url, token=TOKEN, export=mode)
+            prep = pull(
+                PullOptions.from_kwargs(project="bench pull", out=work / f"j-{db}-{mode}.csv", url=url, export=mode),
+                token=TOKEN,
+            )
             pulls[mode] = time.monotonic() - t0
             assert prep.n_annotations == n, prep
         return {

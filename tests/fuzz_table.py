@@ -576,12 +576,13 @@ def _cands(d: Path) -> Path:
 
 def _applied(d: Path) -> Path:
     from biaskit.annotation.apply import run_apply
+    from biaskit.annotation.options import ApplyOptions
 
     recs, judg = _translation()
     work = d / "_work"
     work.mkdir()
     c, j = _jsonl(work / "c.jsonl", recs), _jsonl(work / "j.jsonl", judg)
-    run_apply("translation", c, None, d / "applied.jsonl", judgments=j)
+    run_apply(ApplyOptions.from_kwargs(kind="translation", data=c, out=d / "applied.jsonl", judgments=j))
     shutil.rmtree(work)
     return d / "applied.jsonl"
 

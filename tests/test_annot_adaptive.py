@@ -134,11 +134,12 @@ def test_majority_rule_outcome_is_aggregates_decision():
 def test_writer_rule_outcome_is_cat_applys_decision(tmp_path):
     """On StereoSet's layout: the CATs `apply --kind cat` accepts are the ones the rules accept."""
     from biaskit.annotation.apply import run_apply
+    from biaskit.annotation.options import ApplyOptions
     from biaskit.annotation.stereoset_labels import stereoset_judgments
 
     demo = REPO / "data" / "demo" / "stereoset_labels_demo.json"
     j, _ = stereoset_judgments(demo, other_labels="drop")
-    res = run_apply("cat", demo, None, tmp_path / "ok.jsonl", judgments=j)
+    res = run_apply(ApplyOptions.from_kwargs(kind="cat", data=demo, out=tmp_path / "ok.jsonl", judgments=j))
     kept = {c.cat_id for c in res.accepted}
     k = get_kind("cat")
     rules = k.decision_rules(None)

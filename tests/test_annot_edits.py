@@ -16,6 +16,7 @@ from biaskit.annotation.apply import run_apply
 from biaskit.annotation.kinds import get_kind
 from biaskit.annotation.kinds.edits import decide_edit
 from biaskit.annotation.labelstudio import export_to_judgments
+from biaskit.annotation.options import ApplyOptions
 from test_annot_kinds import _export, ch, tx
 
 from biaskit import ids
@@ -197,7 +198,7 @@ def test_sentence_kind_keep_fix_drop(tmp_path):
     data = write_jsonl(tmp_path / "sentences.jsonl", SENTENCES)
     judg = write_jsonl(tmp_path / "judgments.jsonl", rows)
     out = tmp_path / "sentences_ok.jsonl"
-    res = run_apply("sentence", data, None, out, judgments=judg)
+    res = run_apply(ApplyOptions.from_kwargs(kind="sentence", data=data, out=out, judgments=judg))
 
     s = res.summary()
     assert (s["records"], s["accepted"], s["rejected"], s["adjudicate"], s["needs_review"]) == (7, 3, 1, 2, 1)
@@ -348,7 +349,7 @@ def test_pair_edits(tmp_path):
     rows += [v(4, "a", "stereo"), e(4, "a", "less", "Women cry a lot.")]
     judg = write_jsonl(tmp_path / "j.jsonl", rows)
     out = tmp_path / "pairs_ok.jsonl"
-    res = run_apply("pair", data, None, out, judgments=judg).summary()
+    res = run_apply(ApplyOptions.from_kwargs(kind="pair", data=data, out=out, judgments=judg)).summary()
     assert (res["accepted"], res["needs_review"], res["adjudicate"]) == (2, 2, 1)
 
     got = read_pairs(out).pairs
@@ -466,7 +467,7 @@ def test_translation_corrections_majority_and_adjudication(tmp_path):
         corr("tr-2", "b", "more", "वृद्ध आदमी धीमा है।"),
     ]
     judg = write_jsonl(tmp_path / "j.jsonl", rows)
-    res = run_apply("translation", cands, None, tmp_path / "hi.jsonl", judgments=judg)
+    res = run_apply(ApplyOptions.from_kwargs(kind="translation", data=cands, out=tmp_path / "hi.jsonl", judgments=judg))
     (p,) = res.accepted
     assert (p.sent_more, p.sent_less) == ("आदमी एक डॉक्टर है।", "महिला एक डॉक्टर है।")  # 2 of 3 editors agree
     assert p.meta["review"]["editors"] == ["a", "b"] and p.meta["review"]["edited"]

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from biaskit.annotation.kinds import KINDS, ParsedConfig, get_kind
 from biaskit.annotation.labelstudio import export_to_judgments, import_export
+from biaskit.annotation.options import ImportOptions
 
 from biaskit.errors import InputError
 
@@ -307,12 +308,13 @@ def test_import_cli_offline(tmp_path):
     with pytest.raises(
         InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"
     ):
-        import_export(bad, tmp_path / "x.csv")
+        import_export(ImportOptions(export=bad, out=tmp_path / "x.csv"))
 
 
 def test_apply_pairs(crows_csv, tmp_path):
     from biaskit.annotation.aggregate import aggregate
     from biaskit.annotation.apply import apply_annotations
+    from biaskit.annotation.options import ApplyOptions
 
     from biaskit.readers import read_pairs, write_pairs
 
@@ -329,7 +331,7 @@ def test_apply_pairs(crows_csv, tmp_path):
     rows.append((ids[3], "a", "validity", "stereo"))  # one annotator only: below --min-agree 2
     agg, _ = aggregate(pd.DataFrame(rows, columns=["task", "worker", "question", "label"]), min_agree=2)
     out = tmp_path / "validated.jsonl"
-    res = apply_annotations("pair", data, agg, out)
+    res = apply_annotations(ApplyOptions.from_kwargs(kind="pair", data=data, aggregated=agg, out=out))
     assert res == {**res, "records": 4, "accepted": 2, "rejected": 1, "needs_adjudication": 1, "not_annotated": 0}
     got = read_pairs(out).pairs
     assert [p.pair_id for p in got] == ids[:2] and {p.status for p in got} == {"accepted"}
@@ -339,13 +341,18 @@ def test_apply_pairs(crows_csv, tmp_path):
     assert got[1].direction == opposite and got[1].meta["annotation"]["direction_before"] == recs[1].direction
     rejected = [json.loads(x) for x in (tmp_path / "validated.rejected.jsonl").read_text().splitlines()]
     assert {r["id"]: r["status"] for r in rejected} == {ids[2]: "rejected", ids[3]: "needs_adjudication"}
-    res = apply_annotations("pair", data, agg, tmp_path / "strict.jsonl", direction_policy="reject")
+    res = apply_annotations(
+        ApplyOptions.from_kwargs(
+            kind="pair", data=data, aggregated=agg, out=tmp_path / "strict.jsonl", direction_policy="reject"
+        )
+    )
     assert res["accepted"] == 1 and res["rejected"] == 2
 
 
 def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     from biaskit.annotation.aggregate import aggregate
     from biaskit.annotation.apply import apply_annotations
+    from biaskit.annotation.options import ApplyOptions
 
     from biaskit.io import read_jsonl
 
@@ -356,7 +363,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
     rows += [(t_ids[0], w, "polarity", "positive") for w in "abc"]
     rows += [(t_ids[1], w, "stereotype", "no") for w in "abc"]
     agg, _ = aggregate(pd.DataFrame(rows, columns=["task", "worker", "question", "label"]), min_agree=2)
-    res = apply_annotations("tuple", tpath, agg, tmp_path / "t_out.jsonl")
+    res = apply_annotations(
+        ApplyOptions.from_kwargs(kind="tuple", data=tpath, aggregated=agg, out=tmp_path / "t_out.jsonl")
+    )
     assert (res["accepted"], res["rejected"]) == (1, 1)
     out = read_jsonl(tmp_path / "t_out.jsonl")
     assert out[0]["tuple_id"] == t_ids[0] and out[0]["status"] == "accepted"
@@ -375,7 +384,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
             )
     j = pd.DataFrame(rows, columns=["task", "worker", "question", "label"])
     agg, _ = aggregate(j, min_agree=3)
-    res = apply_annotations("cat", src, agg, tmp_path / "c_out.jsonl", judgments=j)
+    res = apply_annotations(
+        ApplyOptions.from_kwargs(kind="cat", data=src, aggregated=agg, out=tmp_path / "c_out.jsonl", judgments=j)
+    )
     assert (res["accepted"], res["rejected"]) == (1, 1)
     out = read_jsonl(tmp_path / "c_out.jsonl")
     assert out[0]["cat_id"] == cats[0].cat_id
@@ -388,8 +399,9 @@ def test_apply_tuples_and_cats(stereoset_jsonl, tmp_path):
 
 def test_apply_rejects_foreign_ids(tmp_path):
     from biaskit.annotation.apply import apply_annotations
+    from biaskit.annotation.options import ApplyOptions
 
     tpath = write_jsonl(tmp_path / "tuples.jsonl", TUPLES)
     agg = pd.DataFrame([{"task": "t-nope", "question": "stereotype", "label": "yes", "status": "accepted"}])
     with pytest.raises(InputError, match="not in the data"):
-        apply_annotations("tuple", tpath, agg, tmp_path / "o.jsonl")
+        apply_annotations(ApplyOptions.from_kwargs(kind="tuple", data=tpath, aggregated=agg, out=tmp_path / "o.jsonl"))

@@ -81,6 +81,7 @@ PLAN = [
 def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
     import krippendorff
     from biaskit.annotation.labelstudio import push
+    from biaskit.annotation.options import PushOptions
 
     from biaskit.readers import read_pairs, write_pairs
 
@@ -94,7 +95,10 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        push(data, "pair", title, overlap=3, chunk_size=2, progress=stop_after_first)
+        push(
+            PushOptions.from_kwargs(data=data, kind="pair", project=title, overlap=3, chunk_size=2),
+            progress=stop_after_first,
+        )
     proj, have = tasks_by_id(server, title)
     assert len(have) == 2 and proj.maximum_annotations == 3
     # ... resumes: only the missing tasks are imported
@@ -204,6 +208,7 @@ def test_pair_round_trip(ls_env, annotators, crows_csv, tmp_path, capsys):
 
 def test_pull_rejects_values_not_in_config(ls_env, annotators, tmp_path):
     from biaskit.annotation.labelstudio import pull, push
+    from biaskit.annotation.options import PullOptions, PushOptions
 
     from biaskit.errors import InputError
 
@@ -212,13 +217,13 @@ def test_pull_rejects_values_not_in_config(ls_env, annotators, tmp_path):
     tuples.write_text(
         json.dumps({"identity": "nurses", "attribute": "caring", "axis": "gender", "polarity": "positive"}) + "\n"
     )
-    push(tuples, "tuple", "biaskit bogus values")
+    push(PushOptions.from_kwargs(data=tuples, kind="tuple", project="biaskit bogus values"))
     _, have = tasks_by_id(server, "biaskit bogus values")
     (tid,) = have.values()
     annotate(server, annotators[0], tid, [ch("stereotype", "tuple", "yes")])
     annotate(server, annotators[2], tid, [ch("stereotype", "tuple", "definitely")])  # Label Studio stores it
     with pytest.raises(InputError) as e:
-        pull("biaskit bogus values", tmp_path / "j.csv")
+        pull(PullOptions.from_kwargs(project="biaskit bogus values", out=tmp_path / "j.csv"))
     msg = str(e.value)
     assert "'definitely'" in msg and ANNOTATORS[2] in msg and f"task {next(iter(have))}" in msg
     assert not (tmp_path / "j.csv").exists()  # nothing written
@@ -228,6 +233,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     from biaskit.annotation.aggregate import aggregate
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import pull, push
+    from biaskit.annotation.options import PullOptions, PushOptions
 
     server = ls_env
     # --- tuple, with LLM pre-annotations as predictions
@@ -247,7 +253,9 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     pd.DataFrame(
         [{"task": t_ids[0], "question": "stereotype", "label": "yes", "model": "smollm2", "score": 0.8}]
     ).to_csv(preds, index=False)
-    rep = push(tuples, "tuple", "biaskit tuples e2e", overlap=3, predictions=preds)
+    rep = push(
+        PushOptions.from_kwargs(data=tuples, kind="tuple", project="biaskit tuples e2e", overlap=3, predictions=preds)
+    )
     assert rep.n_imported == 2 and rep.n_predictions == 1
     _, have = tasks_by_id(server, "biaskit tuples e2e")
     task0 = admin(server).tasks.get(have[t_ids[0]])
@@ -255,7 +263,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     for user, (s0, s1) in zip(annotators, [("yes", "yes"), ("yes", "no"), ("no", "yes")], strict=False):
         annotate(server, user, have[t_ids[0]], [ch("stereotype", "tuple", s0), ch("polarity", "tuple", "negative")])
         annotate(server, user, have[t_ids[1]], [ch("stereotype", "tuple", s1)])
-    pull("biaskit tuples e2e", tmp_path / "tj.jsonl")
+    pull(PullOptions.from_kwargs(project="biaskit tuples e2e", out=tmp_path / "tj.jsonl"))
     tj = pd.read_json(tmp_path / "tj.jsonl", lines=True)
     agg, _ = aggregate(tj, min_agree=2)  # IndiBias: keep a tuple when >= 2 of 3 say stereotypical
     st = agg[agg["question"] == "stereotype"].set_index("task")
@@ -268,7 +276,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     src.write_text("".join(stereoset_jsonl.read_text(encoding="utf-8").splitlines(keepends=True)[:3]))
     ck = get_kind("cat")
     cats = ck.load(src)
-    push(src, "cat", "biaskit cats e2e", overlap=3, seed=5)
+    push(PushOptions.from_kwargs(data=src, kind="cat", project="biaskit cats e2e", overlap=3, seed=5))
     _, have = tasks_by_id(server, "biaskit cats e2e")
     for c in cats:
         data = ck.task(c, 5)["data"]
@@ -278,7 +286,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
                 lab = s["gold_label"] if n < 2 else "unrelated"  # annotator 3 says "unrelated" everywhere
                 res.append(ch(f"label_{s['slot']}", f"sentence_{s['slot']}", lab))
             annotate(server, user, have[c.cat_id], res)
-    pull("biaskit cats e2e", tmp_path / "cj.csv")
+    pull(PullOptions.from_kwargs(project="biaskit cats e2e", out=tmp_path / "cj.csv"))
     cj = pd.read_csv(tmp_path / "cj.csv")
     assert len(cj) == 3 * 3 * 3
     mine = cj[cj["worker"] != ANNOTATORS[2]]
@@ -293,7 +301,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
     cands.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in translation_records()))
     tr = get_kind("translation")
     recs = tr.load(cands)
-    push(cands, "translation", "biaskit translation e2e", overlap=3, seed=11)
+    push(PushOptions.from_kwargs(data=cands, kind="translation", project="biaskit translation e2e", overlap=3, seed=11))
     proj, have = tasks_by_id(server, "biaskit translation e2e")
     assert proj.label_config.count("<Choice ") == 4  # A, B, C, none
     for r in recs:
@@ -305,7 +313,7 @@ def test_tuple_cat_translation_kinds(ls_env, annotators, stereoset_jsonl, tmp_pa
             if n == 1:
                 res.append(tx("corrected_more", "src_more", "महिला गाड़ी नहीं चला सकती।"))
             annotate(server, user, have[r.pair_id], res)
-    pull("biaskit translation e2e", tmp_path / "trj.csv")
+    pull(PullOptions.from_kwargs(project="biaskit translation e2e", out=tmp_path / "trj.csv"))
     trj = pd.read_csv(tmp_path / "trj.csv")
     choice = trj[(trj["question"] == "choice") & (trj["task"] == "p-1") & (trj["label"] != "none")]
     assert len(choice) == 2 and set(choice["engine"]) == {"llm"} and set(choice["candidate_index"]) == {2}
@@ -348,6 +356,7 @@ def test_serve_stop_restart_keeps_data(ls_template, tmp_path, monkeypatch, capsy
     import shutil
 
     from biaskit.annotation.labelstudio import pull, push
+    from biaskit.annotation.options import PullOptions, PushOptions
     from biaskit.annotation.server import running
     from fixtures_labelstudio import ADMIN_TOKEN, create_annotator
 
@@ -369,11 +378,11 @@ def test_serve_stop_restart_keeps_data(ls_template, tmp_path, monkeypatch, capsy
         tuples.write_text(
             json.dumps({"identity": "Sikhs", "attribute": "brave", "axis": "religion", "polarity": "positive"}) + "\n"
         )
-        push(tuples, "tuple", "restart", url=url, token=ADMIN_TOKEN)
+        push(PushOptions.from_kwargs(data=tuples, kind="tuple", project="restart", url=url), token=ADMIN_TOKEN)
         user = create_annotator(server, "restart@example.com")
         _, have = tasks_by_id(server, "restart")
         annotate(server, user, next(iter(have.values())), [ch("stereotype", "tuple", "yes")])
-        pull("restart", tmp_path / "before.csv", url=url, token=ADMIN_TOKEN)
+        pull(PullOptions.from_kwargs(project="restart", out=tmp_path / "before.csv", url=url), token=ADMIN_TOKEN)
 
         main(["annotate", "stop", "--data-dir", str(d)])
         assert "stopped" in capsys.readouterr().out
@@ -383,12 +392,17 @@ def test_serve_stop_restart_keeps_data(ls_template, tmp_path, monkeypatch, capsy
 
         main(["annotate", "serve", "--data-dir", str(d)])
         url2 = re.search(r"(http://127\.0\.0\.1:\d+)", capsys.readouterr().out).group(1)
-        pull("restart", tmp_path / "after.csv", url=url2, token=ADMIN_TOKEN)
+        pull(PullOptions.from_kwargs(project="restart", out=tmp_path / "after.csv", url=url2), token=ADMIN_TOKEN)
         before, after = pd.read_csv(tmp_path / "before.csv"), pd.read_csv(tmp_path / "after.csv")
         assert len(after) == 1 and after["worker"].tolist() == ["restart@example.com"]
         pd.testing.assert_frame_equal(before, after)
         # the second push after the restart is still idempotent
-        assert push(tuples, "tuple", "restart", url=url2, token=ADMIN_TOKEN).n_imported == 0
+        assert (
+            push(
+                PushOptions.from_kwargs(data=tuples, kind="tuple", project="restart", url=url2), token=ADMIN_TOKEN
+            ).n_imported
+            == 0
+        )
     finally:
         main(["annotate", "stop", "--data-dir", str(d)])
 

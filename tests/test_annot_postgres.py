@@ -158,6 +158,7 @@ def _files_text(folder):
 @pytest.mark.labelstudio
 def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeypatch, capsys):
     from biaskit.annotation.labelstudio import connect, existing_task_ids, find_project, pull
+    from biaskit.annotation.options import PullOptions
     from biaskit.annotation.server import DB_FILE, DB_INFO_FILE, ls_version, running
     from fixtures_labelstudio import _ls_bin, create_annotator
     from label_studio_sdk import LabelStudio
@@ -238,7 +239,7 @@ def test_label_studio_on_postgres_survives_restart(pg_cluster, tmp_path, monkeyp
             == "1"
         )
         before = tmp_path / "before.csv"
-        pull("hi pg", before, url=url, token=ADMIN_TOKEN)
+        pull(PullOptions.from_kwargs(project="hi pg", out=before, url=url), token=ADMIN_TOKEN)
 
         main(["annotate", "stop", "--data-dir", str(d)])
         printed.append(capsys.readouterr().out)

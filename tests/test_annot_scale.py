@@ -97,6 +97,7 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
     same records from the progress callback), and an older copy that an annotator has answered."""
     from biaskit.annotation.kinds import get_kind
     from biaskit.annotation.labelstudio import find_project, list_tasks, project_task_count, push
+    from biaskit.annotation.options import PushOptions
     from label_studio_sdk import LabelStudio
 
     k = get_kind("tuple")
@@ -106,7 +107,10 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
     client = _client(ls_env)
 
     # a first, interrupted push left records 0-9, and a copy of record 0 that got annotated
-    push(write_tuples(tmp_path / "first.jsonl", 10), "tuple", title, show_progress=False)
+    push(
+        PushOptions.from_kwargs(data=write_tuples(tmp_path / "first.jsonl", 10), kind="tuple", project=title),
+        show_progress=False,
+    )
     pid = find_project(client, title).id
     client.projects.import_tasks(pid, request=[k.task(recs[0])], return_task_ids=True)
     copies0 = sorted(r.id for r in list_tasks(client, pid) if r.biaskit_id == k.record_id(recs[0]))
@@ -123,7 +127,11 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
         if done == 10:  # after the re-run's first chunk: the server commits the old request's chunk
             client.projects.import_tasks(pid, request=late, return_task_ids=True)
 
-    rep = push(data, "tuple", title, chunk_size=10, progress=late_commit, show_progress=False)
+    rep = push(
+        PushOptions.from_kwargs(data=data, kind="tuple", project=title, chunk_size=10),
+        progress=late_commit,
+        show_progress=False,
+    )
     assert rep.n_existing == 10 and rep.n_imported == 20
     # 1 unannotated copy of record 0 (the old one) + 10 late copies removed; the annotated copy stays
     assert rep.duplicate_tasks_removed == 11 and rep.duplicate_tasks_annotated == []
@@ -136,11 +144,12 @@ def test_copies_from_a_killed_push_are_removed_but_annotated_ones_kept(ls_env, l
 
 def test_snapshot_and_plain_exports_give_the_same_judgments(ls_env, ls_annotator, tmp_path, capsys):
     from biaskit.annotation.labelstudio import existing_task_ids, find_project, push
+    from biaskit.annotation.options import PushOptions
     from label_studio_sdk import LabelStudio
 
     data = write_tuples(tmp_path / "t.jsonl", 12)
     title = "scale export modes"
-    push(data, "tuple", title, overlap=2, show_progress=False)
+    push(PushOptions.from_kwargs(data=data, kind="tuple", project=title, overlap=2), show_progress=False)
     client = _client(ls_env)
     have = existing_task_ids(client, find_project(client, title).id)
     users = [ls_annotator(e) for e in ("exp1@example.com", "exp2@example.com")]

@@ -241,6 +241,7 @@ def _judgment(task, worker, question, label, **kw):
 def test_review_releases_hindi_cats_linked_to_their_source(tmp_path, monkeypatch):
     import pandas as pd
     from biaskit.annotation.apply import run_apply
+    from biaskit.annotation.options import ApplyOptions
 
     from biaskit.io import write_table
 
@@ -258,7 +259,9 @@ def test_review_releases_hindi_cats_linked_to_their_source(tmp_path, monkeypatch
         rows.append(_judgment(inter, w, "choice", "none"))
     rows.append(_judgment(inter, "r1", "corrected_context", "किसान कल शहर आया।"))
     j = write_table(tmp_path / "judgments.csv", pd.DataFrame(rows))
-    res = run_apply("cat_translation", cands, None, tmp_path / "cats.hi.jsonl", judgments=j)
+    res = run_apply(
+        ApplyOptions.from_kwargs(kind="cat_translation", data=cands, out=tmp_path / "cats.hi.jsonl", judgments=j)
+    )
     assert res.counts["accepted"] == 1 and res.counts["rejected"] == 1
     out = [json.loads(x) for x in (tmp_path / "cats.hi.jsonl").read_text(encoding="utf-8").splitlines()]
     (c,) = out
@@ -276,6 +279,7 @@ def test_review_releases_hindi_cats_linked_to_their_source(tmp_path, monkeypatch
 def test_a_correction_that_loses_the_blank_goes_back_to_review(tmp_path, monkeypatch):
     import pandas as pd
     from biaskit.annotation.apply import run_apply
+    from biaskit.annotation.options import ApplyOptions
 
     from biaskit.io import read_jsonl, write_table
 
@@ -285,7 +289,9 @@ def test_a_correction_that_loses_the_blank_goes_back_to_review(tmp_path, monkeyp
     rows = [_judgment(intra, w, "choice", "A", candidate_index=0, engine="table", model="hand") for w in ("r1", "r2")]
     rows += [_judgment(intra, w, "corrected_context", "किसान चिट्ठी पढ़ने के लिए बहुत कम पढ़ा था।") for w in ("r1", "r2")]
     j = write_table(tmp_path / "judgments.csv", pd.DataFrame(rows))
-    res = run_apply("cat_translation", cands, None, tmp_path / "cats.hi.jsonl", judgments=j)
+    res = run_apply(
+        ApplyOptions.from_kwargs(kind="cat_translation", data=cands, out=tmp_path / "cats.hi.jsonl", judgments=j)
+    )
     assert res.counts["accepted"] == 0 and res.counts["needs_review"] == 1
     (back,) = read_jsonl(tmp_path / "cats.hi.needs_review.jsonl")
     assert "blank_lost" in back["review"]["reason"]

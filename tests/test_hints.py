@@ -906,3 +906,25 @@ def test_every_release_build_and_adapt_error_names_its_options_through_the_model
     files += [REPO / "curation" / "adapt.py", REPO / "curation" / "pairs.py", REPO / "biaskit" / "check.py"]
     bad = flags_spelled_out(files, (ReleaseBuildOptions, BuildPairsOptions, AdaptOptions, CheckOptions))
     assert not bad, bad
+
+
+# ------------------------------------------------------------------------------- annotate serve | stop | config | ...
+def test_every_converted_annotate_error_names_its_options_through_the_model():
+    """No error raised by the code of `annotate serve | stop | config | guidelines | import | status |
+    from-stereoset | prelabel` spells one of their flags out: each names the option through
+    biaskit.options (say / tell / unset), so the hint is right wherever it is printed."""
+    from biaskit.annotation import options as o
+
+    models = (
+        o.ServeOptions,
+        o.StopOptions,
+        o.ConfigOptions,
+        o.GuidelinesOptions,
+        o.ImportOptions,
+        o.StatusOptions,
+        o.FromStereosetOptions,
+        o.PrelabelOptions,
+    )
+    names = ("server.py", "status.py", "stereoset_labels.py", "prelabel.py", "labelstudio.py", "guidelines.py")
+    bad = flags_spelled_out([REPO / "annotation" / n for n in names], models)
+    assert not bad, bad

@@ -12,6 +12,7 @@ import random
 import pytest
 from biaskit.annotation.apply import run_apply
 from biaskit.annotation.kinds.translation import levenshtein, translation_report
+from biaskit.annotation.options import ApplyOptions
 
 from biaskit.errors import InputError
 from biaskit.io import read_jsonl, write_jsonl
@@ -21,7 +22,15 @@ from biaskit.schema import SentencePair, make_pair_id
 def apply_translation_review(candidates, judgments, out, *, min_votes=None, report_dir=None):
     """``annotate apply --kind translation`` without --aggregated: the judgments are aggregated there."""
     return run_apply(
-        "translation", candidates, None, out, judgments=judgments, min_agree=min_votes, report_dir=report_dir
+        ApplyOptions.from_kwargs(
+            kind="translation",
+            data=candidates,
+            aggregated=None,
+            out=out,
+            judgments=judgments,
+            min_agree=min_votes,
+            report_dir=report_dir,
+        )
     )
 
 
@@ -410,7 +419,11 @@ def test_aggregate_then_apply_gives_the_same_review(tmp_path, capsys):
     # pair 0: two reviewers saw the hf candidate under different letters: one candidate, two votes
     assert (choice.loc[RECS[0]["pair_id"], "label"], choice.loc[RECS[0]["pair_id"], "votes"]) == ("1", "2")
     assert choice.loc[RECS[4]["pair_id"], "status"] == "needs_adjudication"  # a tie is never broken
-    via_table = run_apply("translation", cands, agg, tmp_path / "a.jsonl", judgments=judg)
+    via_table = run_apply(
+        ApplyOptions.from_kwargs(
+            kind="translation", data=cands, aggregated=agg, out=tmp_path / "a.jsonl", judgments=judg
+        )
+    )
     direct = apply_translation_review(cands, judg, tmp_path / "b.jsonl")
     assert [(p.source_id, p.sent_more, p.sent_less) for p in via_table.accepted] == [
         (p.source_id, p.sent_more, p.sent_less) for p in direct.accepted
@@ -425,4 +438,4 @@ def test_translation_apply_needs_the_judgments(tmp_path):
     write_jsonl(cands, RECS)
     agg = pd.DataFrame([{"task": RECS[0]["pair_id"], "question": "choice", "label": "1", "status": "accepted"}])
     with pytest.raises(InputError, match="needs the pulled judgments.*--judgments"):
-        run_apply("translation", cands, agg, tmp_path / "o.jsonl")
+        run_apply(ApplyOptions.from_kwargs(kind="translation", data=cands, aggregated=agg, out=tmp_path / "o.jsonl"))

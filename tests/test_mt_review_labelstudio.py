@@ -49,6 +49,7 @@ def _annotate(server, token, task_id, slot=None, corrected=None):
 def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     from biaskit.annotation.apply import run_apply
     from biaskit.annotation.labelstudio import find_project, pull, push
+    from biaskit.annotation.options import ApplyOptions, PullOptions, PushOptions
     from biaskit.curation.mt_googletrans import GoogleTransEngine
     from biaskit.curation.translate import translate_pairs
     from label_studio_sdk import LabelStudio
@@ -85,7 +86,10 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
         standin.close()
 
     project = "biaskit mt review e2e"
-    rep = push(cands, "translation", project, url=ls_server["url"], token=ls_server["token"], seed=7)
+    rep = push(
+        PushOptions.from_kwargs(data=cands, kind="translation", project=project, url=ls_server["url"], seed=7),
+        token=ls_server["token"],
+    )
     assert rep.n_imported == 3
     admin = LabelStudio(base_url=ls_server["url"], api_key=ls_server["token"])
     proj = find_project(admin, project)
@@ -114,9 +118,18 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     _annotate(ls_server, b["token"], tasks[priya].id, slot_of(priya, "literal"))
 
     judg = tmp_path / "judgments.jsonl"
-    pr = pull(project, judg, url=ls_server["url"], token=ls_server["token"])
+    pr = pull(PullOptions.from_kwargs(project=project, out=judg, url=ls_server["url"]), token=ls_server["token"])
     assert pr.n_annotations == 5
-    res = run_apply("translation", cands, None, tmp_path / "hi.jsonl", judgments=judg, report_dir=tmp_path / "report")
+    res = run_apply(
+        ApplyOptions.from_kwargs(
+            kind="translation",
+            data=cands,
+            aggregated=None,
+            out=tmp_path / "hi.jsonl",
+            judgments=judg,
+            report_dir=tmp_path / "report",
+        )
+    )
     by_src = {p.source_id: p for p in res.accepted}
     assert set(by_src) == {doc, nurse}
     d = by_src[doc].meta["review"]
@@ -137,5 +150,8 @@ def test_review_loop_on_real_label_studio(ls_server, ls_annotator, tmp_path):
     # the returned pair goes back into the same project: it is already there, nothing duplicates
     back = res.paths["needs_review"]
     assert [r["pair_id"] for r in read_jsonl(back)] == [priya]
-    rep2 = push(back, "translation", project, url=ls_server["url"], token=ls_server["token"], seed=7)
+    rep2 = push(
+        PushOptions.from_kwargs(data=back, kind="translation", project=project, url=ls_server["url"], seed=7),
+        token=ls_server["token"],
+    )
     assert rep2.n_imported == 0 and rep2.n_existing == 1

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaskit.registry import Registry
+from biaskit.llm_options import LLMS  # the registry is the floor's (annotate prelabel offers the same --llm)
 
 from .base import FORMAT_MODES, BaseLLM
 from .dummy import DummyLLM
@@ -36,7 +36,6 @@ from .pricing import DEFAULT_PRICES, estimate_cost, is_local_endpoint, load_pric
 from .protocol import EndpointError, LLMClient, LLMError, LLMResult, Messages, Stats, Usage
 from .repair import coerce_to_schema, parse_json_lenient, validate_schema
 
-LLMS: Registry = Registry("LLM backend")
 LLMS.register(
     "openai",
     "biaskit.curation.llm.openai_backend:OpenAILLM",

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 from biaskit.cache import DiskCache, request_hash
+from biaskit.llm_options import FORMAT_MODES
 from biaskit.options import tell
 from biaskit.redact import masked, redact
 
@@ -57,7 +58,6 @@ from .protocol import EndpointError, LLMError, LLMResult, Messages, Stats, Usage
 from .repair import coerce_to_schema, parse_json_lenient, validate_schema
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524}
-FORMAT_MODES = ("json_schema", "json_object_schema", "json_object", "none")
 
 
 class Transient(Exception):
