@@ -262,21 +262,6 @@ class Options(BaseModel):
             raise cls.user_error(exc) from None
 
     @classmethod
-    def coerce(cls, first: Any, kw: dict[str, Any], first_field: str):
-        """``first`` when it is already the options object (and no keyword is given), else the options
-        from ``{first_field: first, **kw}`` (the keyword-compatible entry point of a pure function).
-
-        A bridge being removed (issue 30): a pure function takes its options object only; delete this
-        once no function calls it."""
-        if isinstance(first, cls):
-            if kw:
-                return cls.from_kwargs(**{**first.model_dump(), **kw})
-            return first
-        if first is not None:
-            kw = {first_field: first, **kw}
-        return cls.from_kwargs(**kw)
-
-    @classmethod
     def user_error(cls, exc: ValidationError) -> OptionError:
         """A validation error as one line naming each option where the user is (a flag under a
         command, a key under ``biaskit run``, a keyword in Python)."""
@@ -335,7 +320,7 @@ def one_argument(
     """``fn`` as a typer command whose parameter ``arg`` is replaced by the options ``params``
     (``(name, annotation, typer.Option)``): typer sees each option, ``fn`` gets ``make(values)`` (enum
     values unwrapped) as ``arg``; ``speaker``: how hints name options while it runs. The one place a
-    command's signature is rewritten (:meth:`Options.cli`, curation's ``option_block``)."""
+    command's signature is rewritten (:meth:`Options.cli`)."""
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn, include_extras=True)  # string annotations, Annotated[..., Option] kept
     own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values() if p.name != arg]
