@@ -8,7 +8,7 @@ an interrupted or corrupted download never leaves a file under the final name. A
 URL and how to proceed.
 
 A **mirror** is a local folder (or file) that already holds a release, e.g. a lab share or a copy
-made on a machine with internet: ``download(..., mirror=DIR)`` copies ``DIR/<filename>`` (or
+made on a machine with internet: ``--mirror DIR`` (``DownloadOptions(mirror=DIR)``) copies ``DIR/<filename>`` (or
 ``DIR/*/<filename>``) instead of going to the network, through the same hash-verify-rename path, so
 a mirror file that differs from the recorded checksum is refused exactly like a bad download. When
 the mirror lacks the file the URL is used.
@@ -338,26 +338,18 @@ def _fetch(
     return Path(tmp), h.hexdigest(), n
 
 
-def download(
-    name: str,
-    out_dir: str | Path,
-    *,
-    url: str | None = None,
-    mirror: str | Path | None = None,
-    force: bool = False,
-    timeout: float = 60.0,
-    registry: str | Path | None = None,
-    progress: bool = False,
-) -> DownloadResult:
-    """Download dataset ``name`` into ``out_dir`` (see the module docstring).
+def download(name: str, opts: DownloadOptions, *, progress: bool = False) -> DownloadResult:
+    """Download dataset ``name`` into ``opts.out`` (see the module docstring) with the options of
+    ``biaskit data download`` (Python: ``DownloadOptions.from_kwargs(out_dir=..., registry=...)``).
 
     ``url`` overrides the registry URL (an HTTP mirror, or a local stand-in in tests); ``mirror`` is a
     local folder (or file) copied instead of the network when it holds the release. The recorded
     sha256 is enforced on every path. An existing file is kept unless ``force`` (and re-verified
     when a checksum is recorded; a mismatching existing file is an error, never silently replaced).
     """
-    info = get_dataset(name, registry)
-    out_dir = Path(out_dir)
+    url, mirror, force, timeout = opts.url, opts.mirror, opts.force, opts.timeout
+    info = get_dataset(name, opts.registry)
+    out_dir = Path(opts.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise BiaskitError(f"{out_dir}: exists and is not a folder. Fix: pass another {say('out')}")
     created = [] if out_dir.exists() else [out_dir, *(p for p in out_dir.parents if not p.exists())]

@@ -49,16 +49,7 @@ def download_command(
     from .options import say
 
     console = make_console()
-    res = download(
-        name,
-        opts.out,
-        url=opts.url,
-        mirror=opts.mirror,
-        force=opts.force,
-        timeout=opts.timeout,
-        registry=opts.registry,
-        progress=True,
-    )
+    res = download(name, opts, progress=True)
     info = get_dataset(name, opts.registry)
     if res.skipped:
         console.print(

@@ -71,7 +71,7 @@ def pytest_configure(config):
 
 def _fetch(name: str) -> object:
     """The dataset's path in TEST_DATA (cached, mirror-copied or downloaded), else why it is missing."""
-    from biaskit.datasets import download, find_in_mirror, get_dataset
+    from biaskit.datasets import DownloadOptions, download, find_in_mirror, get_dataset
     from biaskit.errors import BiaskitError
 
     info = get_dataset(name)
@@ -86,7 +86,7 @@ def _fetch(name: str) -> object:
     with open(TEST_DATA / f".{name}.lock", "w") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
-            return download(name, TEST_DATA, mirror=mirror, timeout=20).path
+            return download(name, DownloadOptions.from_kwargs(out_dir=TEST_DATA, mirror=mirror, timeout=20)).path
         except BiaskitError as exc:
             return str(exc)
         finally:

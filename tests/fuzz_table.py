@@ -821,11 +821,14 @@ def _project(d: Path) -> Path:
 
 def _workdir(d: Path) -> Path:
     """The working folder of a project that ran (its state file is what ``status`` reads)."""
+    from biaskit.pipeline.options import RunCommandOptions
     from biaskit.pipeline.project import load_project
     from biaskit.pipeline.run import run_project
 
     w = d / "work"
-    run_project(load_project(_project(d), workdir=w), until="tuples", progress=False, echo=lambda *a, **k: None)
+    run_project(
+        load_project(_project(d), workdir=w), RunCommandOptions(until="tuples", quiet=True), echo=lambda *a, **k: None
+    )
     return w
 
 

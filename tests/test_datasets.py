@@ -107,7 +107,7 @@ def test_packaged_registry_is_complete():
 def test_download_from_local_server(server, tmp_path):
     out = tmp_path / "out"
     reg = _registry(tmp_path, f"{server}/crows.csv")  # no checksum recorded
-    res = ds.download("toy", out, registry=reg)
+    res = ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=out, registry=reg))
     assert res.path == out / "toy.csv" and res.path.read_bytes() == PAYLOAD
     assert res.sha256 == hashlib.sha256(PAYLOAD).hexdigest() and res.bytes == len(PAYLOAD)
     assert res.verified is None and not res.skipped and res.mirror is None
@@ -119,27 +119,27 @@ def test_download_from_local_server(server, tmp_path):
 
     assert len(read_pairs(res.path, format="crows").pairs) == 1
     # second call keeps the file
-    assert ds.download("toy", out, registry=reg).skipped
+    assert ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=out, registry=reg)).skipped
     # --url (an HTTP mirror) still enforces the recorded checksum of the real release
     with pytest.raises(BiaskitError, match="checksum mismatch for 'crows-pairs'"):
-        ds.download("crows-pairs", tmp_path / "real", url=f"{server}/crows.csv")
+        ds.download("crows-pairs", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "real", url=f"{server}/crows.csv"))
     assert not (tmp_path / "real" / "crows_pairs_anonymized.csv").exists()
 
 
 def test_checksum_enforced(server, tmp_path):
     good = hashlib.sha256(PAYLOAD).hexdigest()
     reg = _registry(tmp_path, f"{server}/crows.csv", good)
-    res = ds.download("toy", tmp_path / "a", registry=reg)
+    res = ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "a", registry=reg))
     assert res.verified is True
     assert ds.verify("toy", res.path, registry=reg).status == "ok"
 
     bad = _registry(tmp_path, f"{server}/crows.csv", "0" * 64)
     with pytest.raises(BiaskitError, match="checksum mismatch .* nothing was written"):
-        ds.download("toy", tmp_path / "b", registry=bad)
+        ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "b", registry=bad))
     assert not (tmp_path / "b" / "toy.csv").exists() and not list((tmp_path / "b").glob(".*"))
     # an existing file that does not match is never silently kept or replaced
     with pytest.raises(BiaskitError, match="--force"):
-        ds.download("toy", tmp_path / "a", registry=bad)
+        ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "a", registry=bad))
     v = ds.verify("toy", res.path, registry=bad)
     assert v.status == "mismatch" and v.sha256 == good
 
@@ -147,9 +147,11 @@ def test_checksum_enforced(server, tmp_path):
 def test_http_errors_name_the_url(server, tmp_path):
     reg = _registry(tmp_path, f"{server}/missing.csv")
     with pytest.raises(BiaskitError, match=r"cannot download http://127\.0\.0\.1:\d+/missing\.csv: HTTP 404"):
-        ds.download("toy", tmp_path / "o", registry=reg)
+        ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "o", registry=reg))
     with pytest.raises(BiaskitError, match="cut short"):
-        ds.download("toy", tmp_path / "o", url=f"{server}/short.csv", registry=reg)
+        ds.download(
+            "toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "o", url=f"{server}/short.csv", registry=reg)
+        )
     assert not (tmp_path / "o").exists()  # a failed download leaves nothing behind, not even its folder
     # offline: a port nobody listens on
     with socket.socket() as s:
@@ -157,7 +159,7 @@ def test_http_errors_name_the_url(server, tmp_path):
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/x.csv"
     with pytest.raises(BiaskitError, match=rf"cannot download {url}: .*offline\?.*biaskit data verify"):
-        ds.download("toy", tmp_path / "o", url=url, registry=reg, timeout=5)
+        ds.download("toy", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "o", url=url, registry=reg, timeout=5))
 
 
 def test_verify_real_crows_against_the_recorded_checksum(crows_csv):
@@ -172,19 +174,30 @@ def test_mirror_copy_is_verified_like_a_download(tmp_path):
     (mirror / "sub" / "toy.csv").write_bytes(PAYLOAD)
     good = hashlib.sha256(PAYLOAD).hexdigest()
     dead = "http://127.0.0.1:9/never-used.csv"  # the mirror holds the file: the network is not touched
-    res = ds.download("toy", tmp_path / "a", mirror=mirror, registry=_registry(tmp_path, dead, good))
+    res = ds.download(
+        "toy",
+        ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "a", mirror=mirror, registry=_registry(tmp_path, dead, good)),
+    )
     assert res.mirror == mirror / "sub" / "toy.csv" and res.verified is True and res.path.read_bytes() == PAYLOAD
     side = json.loads((tmp_path / "a" / "toy.csv.source.json").read_text())
     assert side["mirror"] == str(mirror / "sub" / "toy.csv") and side["url"] == dead
     # a mirror holding another version is refused, exactly like a corrupt download
     (mirror / "sub" / "toy.csv").write_bytes(PAYLOAD + b"extra,row,stereo,gender\n")
     with pytest.raises(BiaskitError, match="checksum mismatch .* mirror file .* nothing was written"):
-        ds.download("toy", tmp_path / "b", mirror=mirror, registry=_registry(tmp_path, dead, good))
+        ds.download(
+            "toy",
+            ds.DownloadOptions.from_kwargs(
+                out_dir=tmp_path / "b", mirror=mirror, registry=_registry(tmp_path, dead, good)
+            ),
+        )
     assert not (tmp_path / "b").exists()  # nothing written, not even the folder
     # a mirror that lacks the file falls back to the URL (here: nobody listens, so the offline error)
     with pytest.raises(BiaskitError, match="offline"):
         ds.download(
-            "toy", tmp_path / "c", mirror=tmp_path / "empty", registry=_registry(tmp_path, dead, good), timeout=5
+            "toy",
+            ds.DownloadOptions.from_kwargs(
+                out_dir=tmp_path / "c", mirror=tmp_path / "empty", registry=_registry(tmp_path, dead, good), timeout=5
+            ),
         )
 
 
@@ -213,19 +226,21 @@ def test_multi_file_release_from_server_and_mirror(server, tmp_path):
             }
         )
     )
-    res = ds.download("tests", tmp_path / "out", registry=reg)
+    res = ds.download("tests", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "out", registry=reg))
     assert res.path == tmp_path / "out" / "tests" and res.sha256 == manifest and res.verified is True
     assert sorted(p.name for p in res.path.iterdir()) == ["t1.jsonl", "t2.jsonl"]
     assert ds.verify("tests", res.path, registry=reg).status == "ok"
-    assert ds.download("tests", tmp_path / "out", registry=reg).skipped
+    assert ds.download("tests", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "out", registry=reg)).skipped
     # from a mirror folder holding the files under another name (as ../shared/data/seat)
-    res2 = ds.download("tests", tmp_path / "out2", mirror=tmp_path, registry=reg)
+    res2 = ds.download(
+        "tests", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "out2", mirror=tmp_path, registry=reg)
+    )
     assert res2.mirror == root and res2.sha256 == manifest
     # a missing file upstream: nothing is published
     bad = tmp_path / "bad.json"
     bad.write_text(reg.read_text().replace('"t1.jsonl"]', '"t1.jsonl", "t3.jsonl"]'))
     with pytest.raises(BiaskitError, match="HTTP 404"):
-        ds.download("tests", tmp_path / "out3", registry=bad)
+        ds.download("tests", ds.DownloadOptions.from_kwargs(out_dir=tmp_path / "out3", registry=bad))
     assert not (tmp_path / "out3" / "tests").exists()
 
 

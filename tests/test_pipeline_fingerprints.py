@@ -142,6 +142,7 @@ def test_from_or_until_a_stage_the_project_does_not_enable_names_the_flag(tmp_pa
     """`biaskit run --from X` / `--until X` for a stage the project lacks: one line naming the flag as
     typed and the stages it has (check, release), exit 2, nothing run; the Python call names it too."""
     from biaskit.errors import BiaskitError
+    from biaskit.pipeline.options import RunCommandOptions
     from biaskit.pipeline.project import load_project
     from biaskit.pipeline.run import run_project
 
@@ -152,4 +153,4 @@ def test_from_or_until_a_stage_the_project_does_not_enable_names_the_flag(tmp_pa
         assert f"{flag} evaluate: that stage is not enabled in " in err and "Fix: use one of check, release." in err
         assert "Traceback" not in err and not (d / "release").exists()
     with pytest.raises(BiaskitError, match="^--until pairs: that stage is not enabled"):
-        run_project(load_project(d), until="pairs")
+        run_project(load_project(d), RunCommandOptions(until="pairs"))

@@ -16,8 +16,9 @@ The pipeline sits above the stages, like the CLI root: it is the one package bes
 ::
 
     from biaskit.pipeline import load_project, run_project, project_status
+    from biaskit.pipeline.options import RunCommandOptions
     p = load_project("my-project")            # my-project/biaskit.toml
-    res = run_project(p)                      # res.status: done | waiting
+    res = run_project(p, RunCommandOptions()) # `biaskit run`'s options; res.status: done | waiting
     project_status(p)["stages"]
 """
 

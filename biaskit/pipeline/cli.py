@@ -38,9 +38,7 @@ def init_command(
     """Write a commented biaskit.toml (never over an existing one)."""
     from .project import init_project
 
-    path = init_project(
-        directory, template=opts.template, hindi=opts.hindi, name=opts.name, trial=opts.trial, lang=opts.lang
-    )
+    path = init_project(directory, opts)
     if opts.trial:
         echo(
             f"wrote {path}, sized for a trial: start the local LLM (`biaskit llm serve`) and Label Studio, then "
@@ -64,16 +62,7 @@ def run_command(opts: RunCommandOptions) -> None:
 
     p = _load(opts.project, opts.workdir)
     try:
-        res = run_project(
-            p,
-            partial=opts.partial,
-            from_stage=opts.from_stage,
-            until=opts.until,
-            retry_failed=opts.retry_failed,
-            progress=not opts.quiet,
-            command=command_line(),
-            echo=echo,
-        )
+        res = run_project(p, opts, command=command_line(), echo=echo)
     except StageFailed as exc:
         echo_error(str(exc))
         raise SystemExit(EXIT_FAILED) from None

@@ -33,6 +33,7 @@ from .tables import (
 )
 
 if TYPE_CHECKING:
+    from .options import InitOptions
     from .stages.base import NameLimit
 
 PROJECT_FILE = "biaskit.toml"
@@ -610,22 +611,15 @@ def name_limit(p: Project) -> NameLimit | None:
     return min(limits, key=lambda lim: lim.chars) if limits else None
 
 
-def init_project(
-    directory: str | Path,
-    *,
-    template: str = "generate",
-    hindi: bool = True,
-    name: str | None = None,
-    trial: bool = False,
-    lang: str | None = None,
-) -> Path:
-    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one);
-    ``trial``: sized for a first try on one machine (:mod:`.templates`)."""
+def init_project(directory: str | Path, opts: InitOptions) -> Path:
+    """``biaskit init``: write a commented ``biaskit.toml`` into ``directory`` (never over an existing one)
+    with the options of the command; ``opts.trial``: sized for a first try on one machine (:mod:`.templates`)."""
     import tomllib
 
     from ..io import atomic_open
     from .templates import project_template
 
+    template, hindi, name, trial, lang = opts.template, opts.hindi, opts.name, opts.trial, opts.lang
     d = Path(directory)
     f = d / PROJECT_FILE
     if f.exists():

@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from biaskit.errors import BiaskitError, InputError
 from biaskit.options import say, speaking
@@ -30,6 +31,10 @@ from .stages import STAGES, Context, Outcome, RunOptions, StageFailed, StageRunn
 from .state import State, abs_path, hash_path, lock, now, rel_path, shown_path
 
 EXIT_DONE, EXIT_FAILED, EXIT_INPUT, EXIT_WAITING = 0, 1, 2, 3
+
+
+if TYPE_CHECKING:
+    from .options import RunCommandOptions
 
 
 class StageError(BiaskitError):
@@ -72,19 +77,17 @@ def can_skip(workdir: Path, st: dict, fp: str, options: RunOptions) -> bool:
 
 def run_project(
     project: Project,
+    opts: RunCommandOptions,
     *,
-    partial: bool = False,
-    from_stage: str | None = None,
-    until: str | None = None,
-    retry_failed: bool = False,
-    progress: bool = True,
     command: str | None = None,
     echo: Callable[[str], None] = lambda s: None,
 ) -> RunResult:
-    """Run the project's stages (see the module docstring); ``from_stage``: run it and the later ones
-    even when unchanged; ``until``: stop after this stage."""
+    """Run the project's stages (see the module docstring) with the options of ``biaskit run``
+    (``opts.project`` / ``opts.workdir`` are how the command found ``project``): ``from_stage``: run it
+    and the later ones even when unchanged; ``until``: stop after this stage; ``quiet``: no progress."""
+    from_stage, until = opts.from_stage, opts.until
     check_stage_names(project, from_stage, until)
-    options = RunOptions(partial=partial, retry_failed=retry_failed, progress=progress, command=command)
+    options = RunOptions(partial=opts.partial, retry_failed=opts.retry_failed, progress=not opts.quiet, command=command)
     with lock(project.workdir):
         state = State(project.workdir)
         state.data["project"] = str(project.file)
