@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import InputError
 from .options import Options, option
+from .paths import component_problem
 
 LANGUAGE_FILE = "language.json"
 INVENTORY_FILE = "inventory.json"
@@ -722,6 +723,10 @@ def _check_seat(seat: LanguageSeat, info: Language, path: Path, counts: dict[str
                     path, f"word_list_templates.{kind}[{i}]", "no {x} in the template.", "put the term in it."
                 )
     for name, renders in seat.lexicons.items():
+        bad = component_problem(name)  # a key of the file names a folder of data/seat: never a path of its own
+        if bad:
+            yield Problem(path, f"lexicons.{name}", f"SEAT set name {name!r} {bad}.", "use a folder name of data/seat.")
+            continue
         lex_path = languages_dir().parent / "seat" / name / "lexicon.json"
         if not lex_path.exists():
             yield Problem(path, f"lexicons.{name}", f"no SEAT set '{name}'.", "use a folder of data/seat.")

@@ -38,6 +38,7 @@ def test_a_broken_language_gets_one_line_per_problem_with_file_field_and_fix(tmp
     (root / "xx" / "inventory.json").write_text(json.dumps(inv, ensure_ascii=False), encoding="utf-8")
     seat = json.loads((root / "xx" / "seat.json").read_text(encoding="utf-8"))
     seat["templates"]["adj"] = seat["templates"]["adj"][:2]
+    seat["lexicons"]["../../languages/hi"] = {}  # a key names a folder of data/seat, never a path out of it
     (root / "xx" / "seat.json").write_text(json.dumps(seat, ensure_ascii=False), encoding="utf-8")
     status, out, err = run_cli(["data", "check-language", "xx", "--dir", str(root)], capsys)
     assert status == 2 and "ok" not in out
@@ -48,6 +49,7 @@ def test_a_broken_language_gets_one_line_per_problem_with_file_field_and_fix(tmp
         ("inventory.json, column 'forms.no_such_term'", "unknown term id 'no_such_term'", "identity_terms.json"),
         ("inventory.json, column 'forms.woman.sg'", "'woman' is written in Latin, not Klingon", "script"),
         ("seat.json, column 'templates.adj'", "2 templates, the English list has 3", "position i"),
+        ("seat.json, column 'lexicons.../../languages/hi'", "starts with '.'", "a folder name of data/seat"),
     ]
     for where, what, fix in expect:
         (line,) = [x for x in lines if where in x and what in x]
