@@ -53,6 +53,24 @@ def _muslim_cat() -> CAT:
     )
 
 
+def _two_pairs() -> list[SentencePair]:
+    """A caste pair (the stand-ins answer it with a worked example's copy) and a religion pair (a fair answer)."""
+    return [
+        SentencePair(
+            sent_more="The Dalit man was too weak.",
+            sent_less="The Brahmin man was too weak.",
+            bias_type="caste",
+            direction="stereo",
+        ),
+        SentencePair(
+            sent_more="My Muslim neighbour is very pious.",
+            sent_less="My Hindu neighbour is very pious.",
+            bias_type="religion",
+            direction="stereo",
+        ),
+    ]
+
+
 def test_the_one_check_finds_copied_fields_and_spares_a_fair_answer():
     from biaskit.curation.tasks.base import copied_fields
 
@@ -122,20 +140,7 @@ def test_a_pair_translation_that_copies_an_example_is_flagged_too(
         return chat(json.dumps(EXAMPLE_PAIR_HI if "Dalit" in user_text(body).split("Now")[-1] else good))
 
     srv = standin_server(respond)
-    pairs = [
-        SentencePair(
-            sent_more="The Dalit man was too weak.",
-            sent_less="The Brahmin man was too weak.",
-            bias_type="caste",
-            direction="stereo",
-        ),
-        SentencePair(
-            sent_more="My Muslim neighbour is very pious.",
-            sent_less="My Hindu neighbour is very pious.",
-            bias_type="religion",
-            direction="stereo",
-        ),
-    ]
+    pairs = _two_pairs()
     eng = create_engine("llm:m", base_url=srv.base_url, client_options={"api_key": "x", "max_retries": 0})
     out = tmp_path / "cands.jsonl"
     try:
@@ -193,20 +198,7 @@ def test_into_bengali_a_copy_of_the_bengali_examples_is_flagged_and_a_fair_answe
 
     srv = standin_server(respond)
     eng = create_engine("llm:m", base_url=srv.base_url, client_options={"api_key": "x", "max_retries": 0})
-    pairs = [
-        SentencePair(
-            sent_more="The Dalit man was too weak.",
-            sent_less="The Brahmin man was too weak.",
-            bias_type="caste",
-            direction="stereo",
-        ),
-        SentencePair(
-            sent_more="My Muslim neighbour is very pious.",
-            sent_less="My Hindu neighbour is very pious.",
-            bias_type="religion",
-            direction="stereo",
-        ),
-    ]
+    pairs = _two_pairs()
     try:
         cats_res = translate_cats([_muslim_cat(), christian], "bn", [eng], tmp_path / "cats.jsonl")
         pairs_res = translate_pairs(pairs, "bn", [eng], tmp_path / "pairs.jsonl")
