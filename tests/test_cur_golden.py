@@ -17,18 +17,17 @@ tests/test_cur_golden.py`` rewrites them: only for a change that means to change
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REPO
+from goldens import run
 
 GOLDEN = Path(__file__).parent / "golden" / "curate"
-REPO = Path(__file__).resolve().parent.parent
 UPDATE = os.environ.get("BIASKIT_UPDATE_GOLDEN") == "1"
 
 DUMMY = "--llm dummy"
@@ -106,20 +105,6 @@ def normalise_table(text: str) -> str:
     """A table printed with this checkout's paths in a column: rich pads each column to its longest cell,
     so the padding (spaces and rules) depends on where the checkout is; it is collapsed to one space."""
     return re.sub(r"[ \u2500\u2501]+", " ", normalise(text))
-
-
-def run(argv: list[str]) -> tuple[int, str]:
-    """``biaskit ARGV`` in this process, as the console script runs it: (exit code, its output)."""
-    from biaskit.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, buf.getvalue()
 
 
 def _crows(path: Path) -> None:
