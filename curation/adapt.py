@@ -274,7 +274,8 @@ def adapt_crows(
         "names": names,
         "seed": seed,
         "lexicon": str(lexicon or "builtin:us_to_india.csv"),
-        **({"names_lang": lang} if lang else {}),
+        # the language whose name lists were drawn from: only the india* sets draw from one (indibias*: Table 10)
+        **({"names_lang": lang} if lang and not names.startswith("indibias") else {}),
     }
     out: list[SentencePair] = []
     for p in res.pairs:

@@ -97,6 +97,26 @@ def test_adapt_draws_the_target_languages_first_names():
         assert (more, less) == (f"{f_new} went home.", f"{m_new} went home.")
 
 
+def test_adapt_records_the_names_language_only_when_its_names_were_drawn(tmp_path):
+    """``names_lang`` in a pair's provenance says whose name lists gave its names: the india* sets draw
+    from the language's names.json; the indibias* sets take IndiBias Table 10's whatever --lang says."""
+    from biaskit.curation.adapt import adapt_crows
+
+    crows = tmp_path / "crows.csv"
+    crows.write_text(
+        ",sent_more,sent_less,stereo_antistereo,bias_type,annotations,anon_writer,anon_annotators\n"
+        "0,Mary was sad.,John was sad.,stereo,gender,[],a0,[]\n",
+        encoding="utf-8",
+    )
+    bn = json.loads((LANGS / "bn" / "names.json").read_text(encoding="utf-8"))["names"]
+    latin = {n["en"] for by_g in bn.values() for lst in by_g.values() for n in lst}
+    (drawn,), _ = adapt_crows(crows, keep=["gender"], names="india", lang="bn")
+    assert drawn.provenance["names_lang"] == "bn"
+    assert {c["to"] for c in drawn.meta["changes"]} <= latin
+    (ranked,), _ = adapt_crows(crows, keep=["gender"], names="indibias", lang="bn")
+    assert "names_lang" not in ranked.provenance and ranked.provenance["names"] == "indibias"
+
+
 def test_language_facts_come_from_the_folders():
     from biaskit.curation.mt_base import flores_code, iso639_3, language_name, mbart_code
 
