@@ -525,7 +525,7 @@ def check_language(code: str, root: str | Path | None = None) -> LanguageReport:
                 folder / LANGUAGE_FILE,
                 None,
                 "no language.json.",
-                f"write data/languages/{code}/language.json (docs/languages.md, 'Adding a language').",
+                "write it (docs/languages.md, 'Adding a language').",
             )
         )
         return LanguageReport(code, folder, probs, counts)

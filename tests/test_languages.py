@@ -57,9 +57,13 @@ def test_a_broken_language_gets_one_line_per_problem_with_file_field_and_fix(tmp
     assert all("Traceback" not in x for x in lines)
 
 
-def test_a_missing_language_and_a_bad_code(capsys):
+def test_a_missing_language_and_a_bad_code(tmp_path, capsys):
     status, _, err = run_cli(["data", "check-language", "zz"], capsys)
     assert status == 2 and "no language.json" in err and "docs/languages.md" in err
+    # under --dir the line names that folder's file, and the fix no other
+    status, _, err = run_cli(["data", "check-language", "zz", "--dir", str(tmp_path)], capsys)
+    assert status == 2 and f"{tmp_path / 'zz' / 'language.json'}: no language.json" in err
+    assert "data/languages" not in err.split(" Fix: ", 1)[1]
     status, _, err = run_cli(["data", "check-language", "../en"], capsys)
     assert status == 2 and "not a language code" in err
 
