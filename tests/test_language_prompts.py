@@ -281,6 +281,29 @@ user = """{examples}Text: {text}"""
     )
 
 
+def test_an_example_missing_a_text_is_an_error_not_the_requests_text(tmp_path, monkeypatch):
+    """A worked example whose source lacks a text its format shows (Bengali's first pair example without
+    sent_less, a curator's edit not yet checked) stops the prompt with one line naming the template and
+    the missing text: the request's own sentence never stands in for it inside the example."""
+    from biaskit import languages as L
+    from biaskit.errors import InputError
+
+    data = tmp_path / "data"
+    for d in ("languages", "inventories", "guidelines"):
+        shutil.copytree(REPO / "data" / d, data / d)
+    path = data / "languages" / "bn" / "prompts.json"
+    bn = json.loads(path.read_text(encoding="utf-8"))
+    del bn["tasks"]["translate_pair"]["examples"][0]["source"]["sent_less"]
+    path.write_text(json.dumps(bn, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(L, "languages_dir", lambda: data / "languages")
+    L._all.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"a worked example for prompt 'translate_pair@2' has no sent_less"):
+            _render("translate_pair", {"sent_more": "My own S1.", "sent_less": "My own S2."}, "Bengali")
+    finally:
+        L._all.cache_clear()  # the next test reads the packaged folders again
+
+
 def test_the_mt_cache_asks_again_into_a_language_whose_examples_changed(
     standin_server,  # noqa: F811 (the fixture imported from llm_standin)
     tmp_path,

@@ -28,7 +28,9 @@ class TranslationTask(Task):
         extra: dict[str, Any] = {}
         if "examples" in wanted:
             shown = [(e.source, e.translation) for e in data.examples] if data is not None else []
-            extra["examples"] = self.prompt.render_examples(shown, **item)
+            # the language names only: an example's texts are its own (one it lacks is an error, never the request's)
+            langs = {k: item[k] for k in ("source_language", "target_language") if k in item}
+            extra["examples"] = self.prompt.render_examples(shown, **langs)
         if "advice" in wanted and data is not None and data.advice is not None:
             extra["advice"] = data.advice
         return {**item, **extra}
