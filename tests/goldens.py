@@ -1,11 +1,11 @@
-"""What the golden tests (tests/test_*_golden*.py) share: :func:`run`, a ``biaskit`` command run in this
-process with its output and errors in one text, in the order they were written (conftest's ``run_cli``
-needs ``capsys``, which a module-scoped fixture that runs every case once cannot take)."""
+"""Helpers shared by the golden tests (tests/test_*_golden*.py): run a command in this process as the
+console script runs it, and list the files a case wrote."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
 
 
 def run(argv: list[str]) -> tuple[int, str]:
@@ -20,3 +20,8 @@ def run(argv: list[str]) -> tuple[int, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
     return code, buf.getvalue()
+
+
+def outputs(folder: Path) -> dict[str, Path]:
+    """Every file under FOLDER by its path relative to it (none when FOLDER does not exist)."""
+    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
