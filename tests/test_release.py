@@ -301,8 +301,17 @@ def test_keep_policy_refuses_a_target_leak(tmp_path):
             _pair(3, "Sikh", "Hindu", split="test"),
         ],
     )
-    with pytest.raises(InputError, match="target term 'hindu' is in both splits"):
+    with pytest.raises(InputError, match="target term 'hindu' is in both splits") as exc:
         build_release([recs], tmp_path / "out", _opts(split_policy="keep"))
+    assert "pass --split-policy target" in str(exc.value)
+    # under `biaskit run` the fix names the [stages.release] key, not a flag
+    from biaskit.options import Key, Keys, speaking
+
+    with speaking(Keys("biaskit.toml", {"split_policy": Key("stages.release", "split_policy")})):
+        with pytest.raises(InputError, match="target term 'hindu' is in both splits") as exc:
+            build_release([recs], tmp_path / "out", _opts(split_policy="keep"))
+    assert 'set split_policy = "target" in [stages.release] of biaskit.toml' in str(exc.value)
+    assert "--split-policy" not in str(exc.value)
     assert not (tmp_path / "out").exists(), "nothing is published when the build is refused"
     ok = _write_jsonl(
         tmp_path / "ok.jsonl", [_pair(1, "Hindu", "Muslim", split="dev"), _pair(2, "Sikh", "Hindu", split="test")]
