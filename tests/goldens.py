@@ -1,20 +1,15 @@
-"""What the golden tests of the commands share (tests/test_*_golden*.py): run a command in this process,
-list what it wrote, and compare it with the recorded copy under tests/golden/<area>/<case> (or record it,
-with ``BIASKIT_UPDATE_GOLDEN=1``). Each test module keeps its own normalisation and its list of files
-recorded whole: those differ by area."""
+"""Helpers shared by the golden tests (tests/test_*_golden*.py): run a command in this process as the
+console script runs it, and list the files a case wrote."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
+import contextlib
+import io
 from pathlib import Path
 
 
 def run(argv: list[str]) -> tuple[int, str]:
     """``biaskit ARGV`` in this process, as the console script runs it: (exit code, its output)."""
-    import contextlib
-    import io
-
     from biaskit.cli import main
 
     buf = io.StringIO()
@@ -28,24 +23,17 @@ def run(argv: list[str]) -> tuple[int, str]:
 
 
 def outputs(folder: Path) -> dict[str, Path]:
-    """Every file under ``folder``, by its path relative to it, sorted."""
-    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file under FOLDER by its path relative to it (none when FOLDER does not exist)."""
+    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
 
 
-def compare(
-    want_dir: Path,
-    said: str,
-    got: dict[str, Path],
-    *,
-    normalise: Callable[[str, str], str],
-    kept_whole: Callable[[str], bool],
-    digest: Callable[[str, Path], str],
-    update: bool,
-) -> None:
+def compare(want_dir: Path, said: str, got: dict[str, Path], *, normalise, kept_whole, digest, update: bool) -> None:
     """Compare a case's terminal output ``said`` and files ``got`` with the recording in ``want_dir``:
-    ``output.txt`` (the normalised output), the files ``kept_whole`` says are recorded in full (compared
-    first: their difference is the useful message), and ``MANIFEST`` (``digest`` of every file).
-    ``update``: write the recording instead."""
+    ``output.txt`` (the output after ``normalise(name, text)``), the files ``kept_whole(rel)`` says are
+    recorded in full (compared first: their difference is the useful message), and ``MANIFEST``
+    (``digest(rel, path)`` of every file). ``update`` (BIASKIT_UPDATE_GOLDEN=1): write the recording instead."""
+    import shutil
+
     manifest = {rel: digest(rel, p) for rel, p in got.items()}
     if update:
         shutil.rmtree(want_dir, ignore_errors=True)
