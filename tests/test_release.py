@@ -301,8 +301,17 @@ def test_keep_policy_refuses_a_target_leak(tmp_path):
             _pair(3, "Sikh", "Hindu", split="test"),
         ],
     )
-    with pytest.raises(InputError, match="target term 'hindu' is in both splits"):
+    with pytest.raises(InputError, match="target term 'hindu' is in both splits") as exc:
         build_release([recs], tmp_path / "out", _opts(split_policy="keep"))
+    assert "pass --split-policy target" in str(exc.value)
+    # under `biaskit run` the fix names the [stages.release] key, not a flag
+    from biaskit.options import Key, Keys, speaking
+
+    with speaking(Keys("biaskit.toml", {"split_policy": Key("stages.release", "split_policy")})):
+        with pytest.raises(InputError, match="target term 'hindu' is in both splits") as exc:
+            build_release([recs], tmp_path / "out", _opts(split_policy="keep"))
+    assert 'set split_policy = "target" in [stages.release] of biaskit.toml' in str(exc.value)
+    assert "--split-policy" not in str(exc.value)
     assert not (tmp_path / "out").exists(), "nothing is published when the build is refused"
     ok = _write_jsonl(
         tmp_path / "ok.jsonl", [_pair(1, "Hindu", "Muslim", split="dev"), _pair(2, "Sikh", "Hindu", split="test")]
@@ -700,3 +709,20 @@ def test_tuples_share_the_target_split_and_flagged_pairs_are_dropped(tmp_path):
     assert verify_release(tmp_path / "rel").ok
     kept = build_release([p], tmp_path / "rel2", _opts(keep_flagged=True))
     assert kept.counts["pairs"]["records"] == 7
+
+
+def test_a_card_without_front_matter_names_the_card_text_flag_and_key(tmp_path):
+    """`release verify` runs under `biaskit run` too (the release stage): its fix names both the flag and the
+    [stages.release] key."""
+    from biaskit.release.build import write_sums
+
+    recs = _write_jsonl(tmp_path / "v.jsonl", [_pair(1, "Hindu", "Muslim"), _pair(2, "Sikh", "Jain")])
+    out = tmp_path / "out"
+    build_release([recs], out, _opts())
+    card = out / "README.md"
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text.split("\n---\n", 1)[1], encoding="utf-8")  # the YAML header cut off
+    write_sums(out)
+    res = verify_release(out)
+    (line,) = [p for p in res.problems if "no YAML front matter" in p]
+    assert "`--card-text FILE`, card_text in [stages.release] under `biaskit run`" in line

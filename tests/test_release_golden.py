@@ -27,10 +27,10 @@ import json
 import os
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
+from goldens import compare, outputs, run
 
 GOLDEN = Path(__file__).parent / "golden" / "release"
 REPO = Path(__file__).resolve().parent.parent
@@ -383,27 +383,6 @@ def normalise(name: str, text: str, root: Path | None = None) -> str:
     return text
 
 
-def outputs(folder: Path) -> dict[str, Path]:
-    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def run(argv: list[str]) -> tuple[int, str]:
-    """``biaskit ARGV`` in this process, as the console script runs it: (exit code, its output)."""
-    import contextlib
-    import io
-
-    from biaskit.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def runs(work):
     """Every case, run once in order (later cases read earlier outputs), in the work folder."""
@@ -457,26 +436,13 @@ def test_outputs_are_the_recorded_ones(work, runs, case):
     code, said = runs[case]
     assert code == (2 if case in FAILS else 0), (case, said[-3000:])
     folder = root / "out" / case
-    got = outputs(folder) if folder.is_dir() else {}
-    manifest = {rel: digest(rel, p, root) for rel, p in got.items()}
-    want_dir = GOLDEN / case
-    if UPDATE:
-        shutil.rmtree(want_dir, ignore_errors=True)
-        want_dir.mkdir(parents=True)
-        (want_dir / "output.txt").write_text(normalise("<output>", said, root), encoding="utf-8")
-        (want_dir / "MANIFEST").write_text("".join(f"{h}  {rel}\n" for rel, h in manifest.items()))
-        for rel, p in got.items():
-            if kept_whole(rel):
-                (want_dir / rel).write_text(normalise(rel, p.read_text(encoding="utf-8"), root), encoding="utf-8")
-        return
-    assert normalise("<output>", said, root) == (want_dir / "output.txt").read_text(encoding="utf-8"), "terminal output"
-    for rel, p in got.items():  # the full copies first: their difference is the useful message
-        if kept_whole(rel):
-            assert normalise(rel, p.read_text(encoding="utf-8"), root) == (want_dir / rel).read_text(
-                encoding="utf-8"
-            ), rel
-    lines = (want_dir / "MANIFEST").read_text().splitlines()
-    want = dict(line.split("  ", 1)[::-1] for line in lines)
-    assert manifest == want, {
-        k: (manifest.get(k), want.get(k)) for k in set(manifest) | set(want) if manifest.get(k) != want.get(k)
-    }
+    got = outputs(folder)
+    compare(
+        GOLDEN / case,
+        said,
+        got,
+        normalise=lambda rel, text: normalise(rel, text, root),
+        kept_whole=kept_whole,
+        digest=lambda rel, p: digest(rel, p, root),
+        update=UPDATE,
+    )

@@ -402,6 +402,55 @@ def test_every_person_field_is_pseudonymised_wherever_it_is_nested():
     assert pz("llm:gpt-4o-mini") == "llm:gpt-4o-mini" and pz(pz(ALICE)) == pz(ALICE)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see /home/alice/x",
+        "file=/home/alice/x",
+        "'/home/alice/x'",
+        "(/home/alice/x)",
+        "[/home/alice/x]",
+        "failed\t/home/alice/x",
+        "failed\n/home/alice/x",
+        "failed\u00a0/home/alice/x",
+        "failed\x0b/home/alice/x",
+    ],
+)
+def test_the_quick_test_before_scrubbing_sees_every_path_public_text_rewrites(text):
+    """``needs_scrub`` lets a record skip :func:`scrub`: it must say yes wherever :func:`public_text` finds a
+    path (a path after '=', a quote, a bracket, a tab or a newline, which JSON writes as an escape)."""
+    from pydantic_core import to_json
+
+    from biaskit.public import public_text
+    from biaskit.release.privacy import Pseudonyms, needs_scrub, scrub
+
+    assert "/home/alice" not in public_text(text)  # a path biaskit.public rewrites ...
+    assert needs_scrub(to_json({"provenance": {"note": text}, "meta": {}}))  # ... is seen by the quick test
+    assert "/home/alice" not in json.dumps(scrub({"note": text}, Pseudonyms(b"k" * 32, "r")))
+
+
+@pytest.mark.parametrize(
+    "text", ["failed\t/home/alice/x", "failed\n/home/alice/x", "a\u00a0/home/alice/x", "a\x0b/home/alice/x"]
+)
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_the_scan_finds_a_path_after_any_space_in_jsonl_and_parquet(tmp_path, text, suffix):
+    """The scan's quick tests (raw JSONL bytes, Arrow's RE2 kernel on a Parquet column) let a row skip the
+    full check: a path after a tab or newline (a JSON escape in JSONL) or a non-ASCII space is still found."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from biaskit.release.scan import Detector, scan_file
+
+    f = tmp_path / f"rows{suffix}"
+    rows = [{"note": "nothing here"}, {"note": text}]
+    if suffix == ".jsonl":
+        f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), f)
+    found = [(fd.row, fd.what) for fd in scan_file(f, Detector())]
+    assert found == [(2, "an absolute path (/home/alice/x)")], found
+
+
 def test_verify_finds_the_user_name_of_this_machine(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("getpass.getuser", lambda: "zorbanix")
     out = _build(tmp_path, tmp_path / "rel")

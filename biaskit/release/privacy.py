@@ -125,9 +125,13 @@ class Pseudonyms:
 
 
 # what the JSON of a record's provenance and meta holds when :func:`scrub` may change it: a person key, a
-# reviewer's text as a candidate (engine "review"), an e-mail address, a string that starts with a path
+# reviewer's text as a candidate (engine "review"), an e-mail address, a string that is ~ or starts with ~/,
+# a Windows path, and a slash where biaskit.public.POSIX_PATH may start a path: after any byte but a letter,
+# digit or . _ - : / ('file=/home/a', '(/home/a)', a non-ASCII space), or after a JSON escape ("\t/home/a")
 _SCRUB_HINTS = re.compile(
-    b'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(PERSON_KEYS)) + rb'|review)"|@|"~?/|:\\|\\\\\\\\| /'
+    b'"(?:'
+    + b"|".join(re.escape(k.encode()) for k in sorted(PERSON_KEYS))
+    + rb'|review)"|@|"~[/"]|:\\|\\\\\\\\|(?<![A-Za-z0-9._:/-])/|\\(?:[nrtfb]|u[0-9a-fA-F]{4})/'
 )
 
 

@@ -155,18 +155,12 @@ _QUICK = (
     r"(?i:bearer|authorization|token)",
     r"://[^\s/@]*:[^\s/@]+@",
 )
-_QUICK_RE2 = (
-    r"@[A-Za-z0-9-]+\.",
-    r"(?:^|[\s'\"`(\[{<=,;|])/[^\s/'\"]",
-    r"\b[A-Za-z]:[\\/]",
-    r"\\\\",
-    r"sk-",
-    r"hf_",
-    r"(?i:bearer|authorization|token)",
-    r"://[^\s/@]*:[^\s/@]+@",
-)
+# the same for Arrow's RE2 kernel: no lookbehind (the character before the slash is matched), and RE2's \s is
+# ASCII only, so the other characters Python's \s matches are named (\v, \x1c-\x1f, \x85, Unicode spaces \pZ)
+_QUICK_RE2 = (_QUICK[0], r"(?:^|[\s\v\x{1c}-\x{1f}\x{85}\pZ'\"`(\[{<=,;|])/[^\s/'\"]", *_QUICK[2:])
 _EMAIL_B = re.compile(rb"@[A-Za-z0-9-]+\.")
-_PATH_B = re.compile(rb"/(?<=[\s'\"`(\[{<=,;|]/)[^\s/'\"]")
+# (also after a JSON escape, "\t/home/a", and after a non-ASCII byte: a space such as U+00A0 in UTF-8)
+_PATH_B = re.compile(rb"/(?:(?<=[\s'\"`(\[{<=,;|\x80-\xff]/)|(?<=\\[nrtfb]/)|(?<=\\u[0-9a-fA-F]{4}/))[^\s/'\"]")
 _DRIVE_B = re.compile(rb":(?:\\|/(?!/))")
 _URL_PW_B = re.compile(rb"://[^\s/@]*:[^\s/@]+@")
 _BLOCK = 8 << 20

@@ -143,15 +143,20 @@ def refuse_leaks(
     ids: Sequence[str],
     *,
     path: str | None = None,
-    fix: str = "give each target term one split (drop --split-policy keep, or fix the records' "
-    "split), so that no target term is in both dev and test.",
+    fix: str | None = None,
     n_leaks: int | None = None,
 ) -> None:
     """Raise :class:`InputError` naming the first leaking target and two of its records (``n_leaks``:
-    how many targets leak, when the records given are only the first leaking target's)."""
+    how many targets leak, when the records given are only the first leaking target's). The default
+    ``fix`` names the split policy where the user is (a flag, or the biaskit.toml key under ``biaskit run``)."""
     leaks = find_leaks(targets, splits)
     if not leaks:
         return
+    if fix is None:
+        fix = (
+            f"give each target term one split ({tell('split_policy', 'target')}, or fix the records' "
+            "meta.split), so that no target term is in both dev and test."
+        )
     t = sorted(leaks)[0]
     ex = {}
     for tt, s, i in zip(targets, splits, ids, strict=False):

@@ -536,7 +536,10 @@ def _card(p: Path, res: VerifyResult) -> None:
         res.problems.append(str(exc))
         return
     fm = card_front_matter(text)
-    fix = "rebuild the release (the card is generated; write your own sections in --card-text FILE)."
+    fix = (
+        "rebuild the release (the card is generated; write your own sections in the card text file: "
+        "`--card-text FILE`, card_text in [stages.release] under `biaskit run`)."
+    )
     if fm is None:
         res.add("no YAML front matter (--- ... ---) a Hugging Face dataset card needs.", path=f, fix=fix)
     else:

@@ -320,7 +320,7 @@ class View:
     on access). A :class:`~biaskit.schema.SentencePair` holds every nested dict as Python objects; a
     200 MB input would take gigabytes that way."""
 
-    __slots__ = (
+    _FIELDS = (
         "pair_id",
         "source_id",
         "lang",
@@ -331,9 +331,8 @@ class View:
         "group_less",
         "sent_more",
         "sent_less",
-        "_rest",
-        "_decoded",
     )
+    __slots__ = (*_FIELDS, "_rest", "_decoded")
 
     def __init__(self, p: SentencePair):
         from sys import intern
@@ -352,19 +351,6 @@ class View:
     def extra_json(self) -> bytes:
         """``{"provenance": ..., "meta": ...}`` as the JSON bytes the view keeps."""
         return self._rest
-
-    _FIELDS = (
-        "pair_id",
-        "source_id",
-        "lang",
-        "status",
-        "direction",
-        "bias_type",
-        "group_more",
-        "group_less",
-        "sent_more",
-        "sent_less",
-    )
 
     def to_bytes(self) -> bytes:
         """The view as one compact JSON array (what :class:`.views.ViewStore` keeps on disk)."""
