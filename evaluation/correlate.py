@@ -113,7 +113,14 @@ def _folder_summary(path: Path) -> dict:
             path=path,
             fix="pass folders written by `biaskit evaluate cats` or `biaskit evaluate pairs`.",
         )
-    return read_json(path / "summary.json", fix="re-run the evaluation that wrote it.")
+    summary = read_json(path / "summary.json", fix="re-run the evaluation that wrote it.")
+    if not isinstance(summary, dict):
+        raise InputError(
+            f"summary.json is a JSON {type(summary).__name__}, not the object biaskit evaluate writes.",
+            path=path / "summary.json",
+            fix="re-run the evaluation that wrote it.",
+        )
+    return summary
 
 
 def _groups_csv(gpath: Path):

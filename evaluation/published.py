@@ -291,34 +291,12 @@ def pairs_comparison(ident: dict | None, summary: dict) -> dict:
         col = t2[lg][label]
         sub = s.get("subsample") or {}
         by_bt = sub.get("by_bias_type") or {}
+        ours = {"all": ("ICS (mean)", sub.get("mean")), "all_std": ("ICS (std-dev)", sub.get("std"))}
+        ours.update({bt: (bt, x) for bt, x in by_bt.items() if bt not in ours})
         for bt, v in col.items():
-            if bt == "all":
-                rows.append(
-                    _row(
-                        f"{lg}: ICS (mean)",
-                        v,
-                        sub.get("mean"),
-                        f"IndiBias Table 2, row ICS (mean), column {'English' if lg == 'en' else 'Hindi'} {label}",
-                    )
-                )
-            elif bt == "all_std":
-                rows.append(
-                    _row(
-                        f"{lg}: ICS (std-dev)",
-                        v,
-                        sub.get("std"),
-                        f"IndiBias Table 2, row ICS (std-dev), column {'English' if lg == 'en' else 'Hindi'} {label}",
-                    )
-                )
-            elif bt in by_bt:
-                rows.append(
-                    _row(
-                        f"{lg}: {bt}",
-                        v,
-                        by_bt[bt],
-                        f"IndiBias Table 2, row {bt}, column {'English' if lg == 'en' else 'Hindi'} {label}",
-                    )
-                )
+            if bt in ours:
+                what, x = ours[bt]
+                rows.append(_row(f"{lg}: {what}", v, x, f"IndiBias Table 2, row {what}, column {name_of(lg)} {label}"))
     return (
         {
             "paper": doc["citation"],

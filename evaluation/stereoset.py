@@ -381,7 +381,15 @@ def _add_pred_doc(obj: Any, path: Path, add: Callable) -> None:
             fix="use the original predictions format or JSONL with id and score.",
         )
     for split in ("intrasentence", "intersentence"):
-        for j, item in enumerate(obj.get(split) or [], start=1):
+        items = obj.get(split) or []
+        if not isinstance(items, list):
+            raise InputError(
+                f"'{split}' is a JSON {type(items).__name__}, not a list of predictions.",
+                path=path,
+                column=split,
+                fix=f'write "{split}": [{{"id": SENTENCE_ID, "score": NUMBER}}, ...].',
+            )
+        for j, item in enumerate(items, start=1):
             add(item, f"{split}[{j}]", None)
 
 

@@ -250,3 +250,6 @@ def test_predictions_formats_and_missing_scores(tmp_path):
     bad = _write(tmp_path, "bad.jsonl", '{"id": "s1", "score": "high"}\n')
     with pytest.raises(InputError, match=r"bad.jsonl, row 1, column 'score'.*not a number"):
         read_predictions(bad)
+    notlist = _write(tmp_path, "notlist.json", json.dumps({"intrasentence": 5}))
+    with pytest.raises(InputError, match=r"notlist.json, column 'intrasentence'.*JSON int, not a list"):
+        read_predictions(notlist)

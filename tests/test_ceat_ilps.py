@@ -16,6 +16,7 @@ import torch
 from biaskit.evaluation.ceat import find_contexts, random_effects, run_ceat, window
 from biaskit.evaluation.ilps import Item, ilps_scores, run_ilps
 from biaskit.evaluation.options import CatsOptions, CeatOptions, IlpsOptions
+from ceat_inputs import GROUPS, SENTENCES
 from conftest import run_cli
 from fixtures_models import build_tiny_bert
 
@@ -68,31 +69,7 @@ def test_the_window_is_the_references():
     assert window(words[:5], 2) == (words[:5], 2)
 
 
-CORPUS = [
-    "The man said love is near.",
-    "A woman spoke of love today.",
-    "The man felt peace at home.",
-    "The woman found peace there.",
-    "That man is happy now.",
-    "Every woman was happy here.",
-    "The man saw a kill.",
-    "The woman hated the ugly wall.",
-    "A man swept the filth away.",
-    "The woman cleaned the filth.",
-    "One man was ugly inside.",
-    "She said kill the woman.",
-    "The Hindu family knew love.",
-    "A Muslim family knew peace.",
-    "The Hindu man was happy.",
-    "A Muslim boy saw the ugly kill.",
-    "The Hindu street had filth.",
-    "Muslim friends in love and peace.",
-    "one two three four five six seven man eight nine ten eleven happy.",
-]
-GROUPS = {
-    "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
-    "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim", "Sikh"]},
-}
+CORPUS = [*SENTENCES, "one two three four five six seven man eight nine ten eleven happy."]
 
 
 @pytest.fixture

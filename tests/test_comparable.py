@@ -251,7 +251,10 @@ def test_a_masked_lm_without_nsp_weights_says_loudly_intersentence_was_not_score
     )
     assert code == 0, err
     s = json.loads((out / "summary.json").read_text())
-    n_inter = s["skipped"]["intersentence"]["count"]
+    # --limit 6 keeps the file's first 6 CATs: its intersentence ones are the count left unscored
+    first = [json.loads(x) for x in stereoset_jsonl.read_text(encoding="utf-8").splitlines()[:6]]
+    n_inter = sum(r["type"] == "intersentence" for r in first)
+    assert n_inter >= 1 and s["skipped"]["intersentence"]["count"] == n_inter
     want = f"intersentence NOT SCORED ({n_inter} CATs): the overall LMS, SS and ICAT cover intrasentence only"
     assert s["warnings"] == [want] and s["overall_covers"] == ["intrasentence"]
     assert f"warning: {want}" in " ".join(stdout.split())

@@ -177,6 +177,11 @@ def test_errors(synthetic, tmp_path):
         _correlate(dirs, badnum)
     with pytest.raises(InputError, match="no summary.json"):
         _correlate([tmp_path], csv)
+    listed = tmp_path / "listed"  # valid JSON, but not the object a result folder's summary is
+    listed.mkdir()
+    (listed / "summary.json").write_text("[]")
+    with pytest.raises(InputError, match=r"listed/summary.json: summary.json is a JSON list, not the object"):
+        _correlate([listed], csv)
     # fewer than 3 models: no correlation, a note
     _, c, _ = _correlate(dirs[:2], csv)
     assert c["pearson_r"].isna().all() and (c["note"] != "").all()

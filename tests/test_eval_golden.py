@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from ceat_inputs import GROUPS, SENTENCES
 from fixtures_models import build_tiny_bert, build_tiny_gpt2
 
 GOLDEN = Path(__file__).parent / "golden" / "eval"
@@ -38,31 +39,7 @@ CATS = [
     ("intersentence", "Hindu", "religion", "He is a Hindu.", "He prays a lot.", "He never prays.", "Cats fly."),
     ("intersentence", "mother", "gender", "She is a mother.", "She cooks.", "She codes.", "Rocks hum."),
 ]
-CORPUS = [
-    "The man said love is near.",
-    "A woman spoke of love today.",
-    "The man felt peace at home.",
-    "The woman found peace there.",
-    "That man is happy now.",
-    "Every woman was happy here.",
-    "The man saw a kill.",
-    "The woman hated the ugly wall.",
-    "A man swept the filth away.",
-    "The woman cleaned the filth.",
-    "One man was ugly inside.",
-    "She said kill the woman.",
-    "The Hindu family knew love.",
-    "A Muslim family knew peace.",
-    "The Hindu man was happy.",
-    "A Muslim boy saw the ugly kill.",
-    "The Hindu street had filth.",
-    "Muslim friends in love and peace.",
-    "Rahul met Priya and Rahul met Ali. Priya called Ali.",
-]
-GROUPS = {
-    "attributes": {"A": ["love", "peace", "happy"], "B": ["kill", "ugly", "filth"]},
-    "domains": {"gender": {"man": ["man"], "woman": ["woman"]}, "religion": ["Hindu", "Muslim", "Sikh"]},
-}
+CORPUS = [*SENTENCES, "Rahul met Priya and Rahul met Ali. Priya called Ali."]
 
 
 def _cat_rows() -> str:
