@@ -491,13 +491,15 @@ class EvaluateStage(StageRunner):
         from biaskit.evaluation.pairs import model_slug
         from biaskit.evaluation.stereoset import run_cats
         from biaskit.io import iter_jsonl
+        from biaskit.paths import safe_component
         from biaskit.release import layout as L
 
         o = self.opts
+        cats_file = release / L.RECORD_FILES["cats"]
         langs = sorted(
-            {
-                str(r.get("lang") or "en")
-                for _, r in iter_jsonl(release / L.RECORD_FILES["cats"])
+            {  # each language names a folder of the scores: checked as one file-name part first
+                safe_component(r.get("lang") or "en", what="language", path=cats_file, row=i, column="lang")
+                for i, r in iter_jsonl(cats_file)
                 if o.split is None or (r.get("meta") or {}).get("split") == o.split
             },
             key=lambda lg: (lg != "en", lg),
