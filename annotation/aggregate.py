@@ -939,7 +939,7 @@ def aggregate(
     full = model.fit_predict(prep.frame)
     # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
     use, other = settled_overrides(
-        read_settlements(judgments),
+        read_settlements(judgments, source),
         MajorityRule((), min_agree).spec() if method.lower() == "majority" else f"{method.lower()}:",
     )
     if use and len(full):
