@@ -365,7 +365,7 @@ class GuidelinesOptions(Options):
     command = "annotate guidelines"
 
     kind: str = kind_option()
-    lang: str | None = option(
+    lang: Annotated[str | None, AfterValidator(_guideline_langs)] = option(
         None,
         "--lang",
         metavar="LANGS",
