@@ -483,9 +483,11 @@ def _duplicates_to_drop(df, codes: dict, rows: np.ndarray, dup_rows: np.ndarray,
             # parsed with the format pandas infers from the column's first value (as for the whole column)
             col = df[c].iloc[rows]
             head = col[col.notna()].iloc[:1]
-            parsed = pd.to_datetime(
-                pd.concat([head, col.iloc[dup_rows]], ignore_index=True), errors="coerce", utc=True
-            ).iloc[len(head) :]
+            with warnings.catch_warnings():  # a stamp of another format is NaT (no time: the row order)
+                warnings.simplefilter("ignore", UserWarning)  # pandas' "could not infer format" is no user's
+                parsed = pd.to_datetime(
+                    pd.concat([head, col.iloc[dup_rows]], ignore_index=True), errors="coerce", utc=True
+                ).iloc[len(head) :]
             parsed = parsed.reset_index(drop=True)
             ts = parsed if ts is None else ts.fillna(parsed)
         assert ts is not None
@@ -939,7 +941,7 @@ def aggregate(
     full = model.fit_predict(prep.frame)
     # adaptive overlap's recorded risk decisions (a task stopped before the rule alone could decide it)
     use, other = settled_overrides(
-        read_settlements(judgments),
+        read_settlements(judgments, source),
         MajorityRule((), min_agree).spec() if method.lower() == "majority" else f"{method.lower()}:",
     )
     if use and len(full):

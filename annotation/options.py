@@ -365,7 +365,7 @@ class GuidelinesOptions(Options):
     command = "annotate guidelines"
 
     kind: str = kind_option()
-    lang: str | None = option(
+    lang: Annotated[str | None, AfterValidator(_guideline_langs)] = option(
         None,
         "--lang",
         metavar="LANGS",
@@ -402,9 +402,11 @@ class StatusOptions(Options):
     )
     tasks: int | None = option(None, "--tasks", help="Offline: the project's number of tasks.")
     overlap: int | None = option(
-        None, "--overlap", help="Annotators wanted per task (default: the project's; offline 1)."
+        None, "--overlap", ge=1, help="Annotators wanted per task (default: the project's; offline 1)."
     )
-    min_others: int = option(2, "--min-others", help="Other annotators an item needs for the leave-one-out majority.")
+    min_others: int = option(
+        2, "--min-others", ge=1, help="Other annotators an item needs for the leave-one-out majority."
+    )
     question: list[str] | None = option(
         None, "--question", help="Agreement and disagreement on this question only (repeatable; default all)."
     )

@@ -230,10 +230,31 @@ def majority_status(votes: Any, n: Any, min_agree: int | None) -> tuple[Any, Any
 SETTLED_COLUMNS = ["settled_by", "settled_status", "settled_label", "settled_p_change", "settled_rule"]
 
 
-def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
+def read_settlements(df, source: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
     """``(task, question) -> {status, label, by, rule, p_change}`` from judgment rows that carry the
-    ``settled_*`` columns (``annotate pull`` of an adaptive project); empty otherwise."""
+    ``settled_*`` columns (``annotate pull`` of an adaptive project); empty otherwise. A
+    ``settled_p_change`` that is no number is refused (an :class:`~biaskit.errors.InputError` naming
+    ``source``, the row and the column); an empty ``settled_by`` / ``settled_rule`` is None."""
     import pandas as pd
+
+    from biaskit.errors import InputError
+
+    def _blank(x: Any) -> bool:
+        return x is None or (isinstance(x, float) and x != x) or str(x).strip() == ""
+
+    def _p(x: Any, row: int) -> float | None:
+        if _blank(x):
+            return None
+        try:
+            return float(x)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"settled_p_change '{x}' is not a number.",
+                path=source,
+                row=row,
+                column="settled_p_change",
+                fix="give the probability `annotate pull` wrote (0 to 1), or leave the cell empty.",
+            ) from None
 
     if df is not None and not isinstance(df, pd.DataFrame):
         df = pd.DataFrame(list(df))
@@ -252,16 +273,16 @@ def read_settlements(df) -> dict[tuple[str, str], dict[str, Any]]:
             "settled_p_change",
         )
     ]
-    for t, q, st, lab, by, rule, pc in zip(*cols, strict=False):
-        if st is None or (isinstance(st, float) and st != st) or str(st).strip() == "":
+    for row, (t, q, st, lab, by, rule, pc) in enumerate(zip(*cols, strict=False), start=1):
+        if _blank(st):
             continue
         lab = None if lab is None or (isinstance(lab, float) and lab != lab) or str(lab) == "" else str(lab)
         out[(str(t), str(q if q is not None else "label"))] = {
             "status": str(st),
             "label": lab,
-            "by": None if by is None else str(by),
-            "rule": None if rule is None else str(rule),
-            "p_change": None if pc is None or (isinstance(pc, float) and pc != pc) else float(pc),
+            "by": None if _blank(by) else str(by),
+            "rule": None if _blank(rule) else str(rule),
+            "p_change": _p(pc, row),
         }
     return out
 

@@ -320,3 +320,22 @@ def test_task_votes_keep_file_order_and_the_latest_answer():
     tv = task_votes(df)["t"]
     assert tv.annotators == ["b", "a"] and tv.counts("stereotype") == {"yes": 2}
     assert isinstance(tv.first(1), TaskVotes) and tv.first(1).counts("stereotype") == {"yes": 1}
+
+
+def test_a_settled_p_change_that_is_no_number_is_one_line_naming_file_row_and_column(tmp_path, capsys):
+    """A hand-edited ``settled_p_change`` (``annotate pull``'s column of an adaptive project) is bad input:
+    one line naming the file, the row and the column, exit 2, no output written."""
+    j = tmp_path / "j.csv"
+    j.write_text(
+        "task,question,worker,label,settled_by,settled_status,settled_label,settled_p_change\n"
+        "t1,stereotype,w1,yes,,,,\n"
+        "t2,stereotype,w1,yes,risk,accepted,yes,abc\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "agg.csv"
+    code, so, err = run_cli(["annotate", "aggregate", "--judgments", str(j), "--out", str(out)], capsys)
+    assert code == 2, so + err
+    msg = (so + err).strip()
+    assert len(msg.splitlines()) == 1 and "Traceback" not in msg, msg
+    assert f"{j}, row 2, column 'settled_p_change'" in msg and "'abc' is not a number" in msg, msg
+    assert not out.exists()

@@ -123,6 +123,22 @@ def test_annotator_twice_is_an_error_or_a_defined_rule():
     assert by_task(aggregate(df2, duplicates="last")[0])["t"]["label"] == "y"
 
 
+def test_a_stamp_pandas_cannot_read_counts_as_none_without_a_warning():
+    """An ``updated_at`` that is no time (a hand edit) is a missing stamp: a stamped answer is later than
+    it (pandas' order: missing first). pandas' own 'could not infer format' warning never reaches the
+    user's terminal (it named a source file of this machine)."""
+    import warnings
+
+    df = J(
+        [["t", "w1", "x", "zzz"], ["t", "w1", "y", "2024-01-02T10:00:00Z"]],
+        ("task", "worker", "label", "updated_at"),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert by_task(aggregate(df, duplicates="last")[0])["t"]["label"] == "y"
+        assert by_task(aggregate(df, duplicates="first")[0])["t"]["label"] == "x"
+
+
 def test_empty_input_gives_empty_table():
     t, rep = aggregate(J([]))
     assert len(t) == 0 and "status" in t.columns and rep.n_items == 0

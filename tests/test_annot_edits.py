@@ -12,12 +12,13 @@ import unicodedata
 
 import pandas as pd
 import pytest
+from annot_helpers import ls_export
 from biaskit.annotation.apply import run_apply
 from biaskit.annotation.kinds import get_kind
 from biaskit.annotation.kinds.edits import decide_edit
 from biaskit.annotation.labelstudio import export_to_judgments
 from biaskit.annotation.options import ApplyOptions
-from test_annot_kinds import _export, ch, tx
+from test_annot_kinds import ch, tx
 
 from biaskit import ids
 from biaskit.io import read_jsonl, write_jsonl
@@ -71,7 +72,7 @@ def test_untouched_prefilled_areas_are_not_edits(tmp_path):
         ],
     )
     recs = read_pairs(pairs).pairs
-    tasks = _export(
+    tasks = ls_export(
         "pair",
         recs,
         {

@@ -21,7 +21,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_eval_golden import normalise, outputs, run
+from goldens import outputs, run
+from test_eval_golden import normalise
 from test_mt_review import JUDGMENTS, RECS
 
 from biaskit.io import write_jsonl

@@ -17,8 +17,6 @@ rewrite them only for a change that means to change an output.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -26,6 +24,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from annot_helpers import ls_export
+from goldens import outputs, run
 
 GOLDEN = Path(__file__).parent / "golden" / "annotation"
 REPO = Path(__file__).resolve().parent.parent
@@ -44,11 +44,10 @@ def _export() -> list[dict]:
 
     from biaskit.annotation.kinds import get_kind
 
-    k = get_kind("tuple")
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "t.jsonl"
         p.write_text("".join(json.dumps(r) + "\n" for r in TUPLES), encoding="utf-8")
-        recs = k.load(p)
+        recs = get_kind("tuple").load(p)
 
     def ch(name: str, *values: str) -> dict:
         return {"from_name": name, "to_name": "tuple", "type": "choices", "value": {"choices": list(values)}}
@@ -61,27 +60,7 @@ def _export() -> list[dict]:
         ],
         2: [(2, [ch("stereotype", "no")], True), (3, [ch("stereotype", "no")], False)],
     }
-    out = []
-    for i, rec in enumerate(recs, start=1):
-        anns = [
-            {
-                "id": i * 100 + j,
-                "completed_by": uid,
-                "result": result,
-                "was_cancelled": cancelled,
-                "ground_truth": False,
-                "created_at": f"2024-05-0{j}T10:00:00Z",
-                "updated_at": f"2024-05-0{j}T10:00:00Z",
-                "lead_time": 2.5 * j,
-                "task": i,
-                "project": 1,
-            }
-            for j, (uid, result, cancelled) in enumerate(answers.get(i, []), start=1)
-        ]
-        out.append(
-            {"id": i, "annotations": anns, "predictions": [], "data": k.task(rec)["data"], "meta": {}, "project": 1}
-        )
-    return out
+    return ls_export("tuple", recs, answers)
 
 
 @pytest.fixture(scope="module")
@@ -135,20 +114,6 @@ def normalise(text: str) -> str:
     return _ISO.sub("<TIME>", _TIME.sub(r'\1"<TIME>"', text))
 
 
-def run(argv: list[str]) -> tuple[int, str]:
-    """``biaskit ARGV`` in this process, as the console script runs it: (exit code, its output)."""
-    from biaskit.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def runs(work):
     done = {}
@@ -167,10 +132,6 @@ def runs(work):
             else:
                 os.environ[k] = v
     return done
-
-
-def outputs(folder: Path) -> dict[str, Path]:
-    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()} if folder.exists() else {}
 
 
 def text_of(rel: str, p: Path) -> str:

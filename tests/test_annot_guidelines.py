@@ -70,6 +70,8 @@ def test_cli_exports_markdown(tmp_path, capsys):
     assert code == 0 and f.read_text(encoding="utf-8") == guidelines_markdown("pair", "en")
     code, _, err = run_cli(["annotate", "guidelines", "--kind", "pair", "--lang", "fr"], capsys)
     assert code == 2 and "no guidelines in language 'fr'" in err
+    # the one line names the flag that was wrong (not '<input>'), before anything is read or written
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: --lang fr:"), err
 
 
 def test_html_for_the_instructions_panel():

@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 import pytest
+from annot_helpers import ls_export
 from biaskit.annotation.kinds import KINDS, ParsedConfig, get_kind
 from biaskit.annotation.labelstudio import export_to_judgments, import_export
 from biaskit.annotation.options import ImportOptions
@@ -171,33 +172,6 @@ def test_bad_translation_records(tmp_path):
         k.load(write_jsonl(tmp_path / "bad.jsonl", bad))
 
 
-def _export(kind_name, records, annotations):
-    """A Label Studio JSON export as the server writes it (shape copied from a real 1.23 export)."""
-    k = get_kind(kind_name)
-    out = []
-    for i, rec in enumerate(records, start=1):
-        anns = []
-        for j, (uid, result, cancelled) in enumerate(annotations.get(i, []), start=1):
-            anns.append(
-                {
-                    "id": i * 100 + j,
-                    "completed_by": uid,
-                    "result": result,
-                    "was_cancelled": cancelled,
-                    "ground_truth": False,
-                    "created_at": f"2024-05-0{j}T10:00:00Z",
-                    "updated_at": f"2024-05-0{j}T10:00:00Z",
-                    "lead_time": 2.5 * j,
-                    "task": i,
-                    "project": 1,
-                }
-            )
-        out.append(
-            {"id": i, "annotations": anns, "predictions": [], "data": k.task(rec)["data"], "meta": {}, "project": 1}
-        )
-    return out
-
-
 def ch(name, to, *values):
     return {"from_name": name, "to_name": to, "type": "choices", "value": {"choices": list(values)}}
 
@@ -211,7 +185,7 @@ def test_export_to_judgments_pair(crows_csv, tmp_path):
     from biaskit.readers import read_pairs
 
     recs = read_pairs(crows_csv, limit=2).pairs
-    tasks = _export(
+    tasks = ls_export(
         "pair",
         recs,
         {
@@ -256,7 +230,7 @@ def test_unknown_values_are_rejected_loudly(tmp_path):
     k = get_kind("tuple")
     src = write_jsonl(tmp_path / "tuples.jsonl", TUPLES)
     recs = k.load(src)
-    tasks = _export(
+    tasks = ls_export(
         "tuple",
         recs,
         {
@@ -281,7 +255,7 @@ def test_import_cli_offline(tmp_path):
     exp = tmp_path / "export.json"
     exp.write_text(
         json.dumps(
-            _export(
+            ls_export(
                 "tuple",
                 recs,
                 {

@@ -166,3 +166,13 @@ def test_status_cli_offline(tmp_path, capsys):
     assert code == 2 and "--judgments needs --tasks" in err
     code, _, err = run_cli(["annotate", "status"], capsys)
     assert code == 2 and "either --project" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--overlap", "0"), ("--overlap", "-3"), ("--min-others", "0")])
+def test_status_refuses_a_count_below_one(tmp_path, capsys, flag, value):
+    """--overlap 0 used to be taken as 1 without a word, and --min-others 0 printed 'items with 0+ others'
+    while comparing only items with 1+; both are one line naming the flag, exit 2."""
+    judg = write_jsonl(tmp_path / "j.jsonl", ROWS)
+    code, out, err = run_cli(["annotate", "status", "--judgments", str(judg), "--tasks", "5", flag, value], capsys)
+    assert code == 2 and out == "", out
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"error: {flag} {value}:"), err
