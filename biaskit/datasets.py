@@ -543,7 +543,7 @@ class DownloadOptions(Options):
         "Default: $BIASKIT_DATA_MIRROR.",
     )
     force: bool = option(False, "--force", help="Download again even if the file is already there.")
-    timeout: float = option(60.0, "--timeout", help="Network timeout in seconds.")
+    timeout: float = option(60.0, "--timeout", gt=0, help="Network timeout in seconds.")
     registry: Path | None = registry_option()
 
 

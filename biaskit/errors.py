@@ -39,6 +39,9 @@ class InputError(BiaskitError):
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
+        if self.path is None and self.row is None and not self.column:
+            # nothing to locate (a setting, a choice): the message alone, under any command or `biaskit run`
+            return self.message + (f" Fix: {self.fix}" if self.fix else "")
         where = self.path or "<input>"
         if self.arg and self.path is not None:
             where = f"{self.arg} {where}"

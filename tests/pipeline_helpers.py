@@ -223,3 +223,25 @@ def clean_env(**extra: str) -> dict:
     )
     env.update(extra)
     return env
+
+
+def hindi_cat(src: dict, i: int, targets: dict[str, str]) -> dict:
+    """What a reviewer writes for CAT ``i`` (distinct per CAT: Devanagari digits in the context);
+    ``targets``: the Hindi word for each English target term of the test."""
+    t = targets[src["target"]]
+    digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
+    if src["split"] == "intrasentence":
+        return {
+            "target": t,
+            "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।",
+            "stereotype": "सख़्त",
+            "anti_stereotype": "सहज",
+            "unrelated": "तिकोना",
+        }
+    return {
+        "target": t,
+        "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।",
+        "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
+        "anti_stereotype": "वे रात भर नाचते रहे।",
+        "unrelated": "ताँबा बिजली का सुचालक है।",
+    }

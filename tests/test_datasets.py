@@ -291,3 +291,14 @@ def test_cli(server, tmp_path, capsys):
     assert code == 2 and "unknown dataset 'nope'" in err
     code, _, err = run_cli(["data", "verify", "crows-pairs", str(tmp_path / "missing.csv")], capsys)
     assert code == 2 and "missing.csv: file not found" in err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1"])
+def test_a_timeout_that_is_not_positive_is_refused_before_any_request(tmp_path, capsys, timeout):
+    """--timeout 0 made urllib fail with 'Operation now in progress (offline?)', -1 with 'Timeout value out of
+    range ... this is a bug': the option itself refuses a timeout that is not > 0, and nothing is created."""
+    out = tmp_path / "d"
+    args = ["data", "download", "crows-pairs", "--out", str(out), "--timeout", timeout, "--url", "http://127.0.0.1:9/x"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and err.startswith(f"error: --timeout {float(timeout)}: Input should be greater than 0."), err
+    assert "bug" not in err and "offline" not in err and not out.exists()

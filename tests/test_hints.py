@@ -928,3 +928,14 @@ def test_every_converted_annotate_error_names_its_options_through_the_model():
     names = ("server.py", "status.py", "stereoset_labels.py", "prelabel.py", "labelstudio.py", "guidelines.py")
     bad = flags_spelled_out([REPO / "annotation" / n for n in names], models)
     assert not bad, bad
+
+
+# ------------------------------------------------------------------------------- an error that names no file
+def test_an_error_about_a_setting_prints_no_file_placeholder(tmp_path, capsys):
+    """An InputError that names no file (a setting, a choice) is one line with the message and its fix, under a
+    command as under `biaskit run`: no ``<input>:`` standing where a file name would be."""
+    status, _, err = run_cli(["init", str(tmp_path / "p"), "--lang", "en"], capsys)
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith("error: no target language 'en'. Fix: use one of "), err
+    assert "<input>" not in err

@@ -23,6 +23,7 @@ from pipeline_helpers import (
     annotate,
     choice,
     clean_env,
+    hindi_cat,
     kill_while_held,
     project_head,
     project_tasks,
@@ -34,7 +35,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.llm, pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
 
 HI_TARGET = {"Muslim": "मुसलमान", "Hindu": "हिंदू"}
-HI_WORDS = ["सख़्त", "सहज", "तिकोना"]
 
 
 def _rows(path):
@@ -50,27 +50,6 @@ def _rows(path):
 def _state(proj):
     p = proj / ".biaskit" / "state.json"
     return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {"stages": {}}
-
-
-def _hindi_cat(src: dict, i: int) -> dict:
-    """What a reviewer writes for CAT ``i`` (distinct per CAT: Devanagari digits in the context)."""
-    t = HI_TARGET[src["target"]]
-    digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
-    if src["split"] == "intrasentence":
-        return {
-            "target": t,
-            "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।",
-            "stereotype": HI_WORDS[0],
-            "anti_stereotype": HI_WORDS[1],
-            "unrelated": HI_WORDS[2],
-        }
-    return {
-        "target": t,
-        "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।",
-        "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
-        "anti_stereotype": "वे रात भर नाचते रहे।",
-        "unrelated": "ताँबा बिजली का सुचालक है।",
-    }
 
 
 def test_cats_in_english_and_hindi_from_llm_drafts_to_scores(
@@ -186,7 +165,7 @@ nsp_head = "{nsp_head}"
         written = {}
         for i, t in enumerate(sorted(h_tasks, key=lambda t: t.data["biaskit_id"]), start=1):
             cid = t.data["biaskit_id"]
-            hi = written[cid] = _hindi_cat(src[cid], i)
+            hi = written[cid] = hindi_cat(src[cid], i, HI_TARGET)
             for v in validators[1:]:
                 annotate(
                     url,

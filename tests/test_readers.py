@@ -271,3 +271,22 @@ def test_record_readers_name_file_row_and_fix(tmp_path, name):
     assert where in str(e.value) and "Fix:" in str(e.value)
     res = fn(p, skip_invalid=True)
     assert len(res.skipped) == 1 and len(res.records) == (0 if name == "candidates" else 1)
+
+
+def test_an_indibias_language_it_lacks_is_named_through_the_option_where_the_user_is(tmp_path):
+    """The fix for a language IndiBias has no columns for names the lang option as the user sets it: a flag under
+    a command, the stage's biaskit.toml key under `biaskit run` (it spelled '--lang' out in both)."""
+    from biaskit.errors import InputError
+    from biaskit.options import Flags, Key, Keys, speaking
+    from biaskit.readers import iter_pair_rows
+
+    f = tmp_path / "indibias.csv"
+    cols = ["modified_eng_sent_more", "modified_eng_sent_less", "sent_more_hindi", "sent_less_hindi"]
+    f.write_text(",".join([*cols, "stereo_antistereo", "bias_type"]) + "\nA x.,B x.,क,ख,stereo,caste\n", "utf-8")
+    with speaking(Flags()), pytest.raises(InputError) as flag:
+        list(iter_pair_rows(f, "indibias", lang="bn"))
+    assert flag.value.fix == "use --lang en or --lang hi (or omit it for both)."
+    keys = Keys("biaskit.toml", {"lang": Key("stages.evaluate", "lang")}, default="stages.evaluate")
+    with speaking(keys), pytest.raises(InputError) as key:
+        list(iter_pair_rows(f, "indibias", lang="bn"))
+    assert "--lang" not in str(key.value) and 'lang = "en" in [stages.evaluate] of biaskit.toml' in key.value.fix

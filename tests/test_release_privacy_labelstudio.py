@@ -22,7 +22,7 @@ import shutil
 
 import pytest
 from conftest import run_cli
-from pipeline_helpers import annotate, choice, project_tasks, text
+from pipeline_helpers import annotate, choice, hindi_cat, project_tasks, text
 
 pytestmark = [pytest.mark.labelstudio]
 pytest.importorskip("label_studio_sdk")
@@ -32,27 +32,6 @@ HI_TARGET = {"Muslim": "मुसलमान", "Hindu": "हिंदू", "Sik
 
 def _rows(path):
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-def _hindi_cat(src: dict, i: int) -> dict:
-    """What a reviewer writes for CAT ``i`` (distinct per CAT: Devanagari digits in the context)."""
-    t = HI_TARGET[src["target"]]
-    digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
-    if src["split"] == "intrasentence":
-        return {
-            "target": t,
-            "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।",
-            "stereotype": "सख़्त",
-            "anti_stereotype": "सहज",
-            "unrelated": "तिकोना",
-        }
-    return {
-        "target": t,
-        "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।",
-        "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
-        "anti_stereotype": "वे रात भर नाचते रहे।",
-        "unrelated": "ताँबा बिजली का सुचालक है।",
-    }
 
 
 def _release_text(folder) -> dict[str, str]:
@@ -136,7 +115,7 @@ keyness = false
     h_tasks = project_tasks(url, admin, f"{name} hi CAT review")
     assert len(h_tasks) == len(src)
     for i, t in enumerate(sorted(h_tasks, key=lambda t: t.data["biaskit_id"]), start=1):
-        hi = _hindi_cat(src[t.data["biaskit_id"]], i)
+        hi = hindi_cat(src[t.data["biaskit_id"]], i, HI_TARGET)
         for v in people[1:]:
             answer = [choice("choice", "src_context", "none"), *(text(f"corrected_{f}", f"src_{f}", hi[f]) for f in hi)]
             annotate(url, v["token"], t.id, answer)

@@ -208,6 +208,18 @@ def test_a_server_that_says_it_answers_one_request_at_a_time_gets_one(standin_se
     assert log["llm"]["server"]["slots"] == 1
 
 
+@pytest.mark.slow
+@pytest.mark.llm
+def test_the_real_llama_cpp_server_is_known_to_answer_one_request_at_a_time(llm_server):
+    """The stand-in above copies the OpenAPI title of llama-cpp-python's server; here the real server (the one
+    `biaskit llm serve` runs, tests/fixtures_llm.py) is probed, so the title the client matches is the one it
+    serves."""
+    from biaskit.curation.llm.fit import probe_slots
+
+    n, how = probe_slots(llm_server.base_url)
+    assert n == 1 and how.endswith(" answers one request at a time") and "llama.cpp python" in how.lower(), how
+
+
 def test_llama_cpp_slots_are_read_from_props(standin_server):  # noqa: F811 (the fixture imported from llm_standin)
     from biaskit.curation.llm.fit import probe_slots
 

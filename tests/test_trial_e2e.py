@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import CountingProxy, annotate, biaskit_exe, choice, clean_env, project_tasks, text
+from pipeline_helpers import CountingProxy, annotate, biaskit_exe, choice, clean_env, hindi_cat, project_tasks, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm]
 
@@ -61,27 +61,6 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a live process has used (from /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _hindi_cat(src: dict, i: int) -> dict:
-    """What a reviewer writes for CAT ``i`` (distinct per CAT: Devanagari digits in the context)."""
-    t = HI_TARGET[src["target"]]
-    digits = str(i).translate(str.maketrans("0123456789", "०१२३४५६७८९"))
-    if src["split"] == "intrasentence":
-        return {
-            "target": t,
-            "context": f"{t} पड़ोसी {digits} दिन से बहुत BLANK था।",
-            "stereotype": "सख़्त",
-            "anti_stereotype": "सहज",
-            "unrelated": "तिकोना",
-        }
-    return {
-        "target": t,
-        "context": f"हमारे {t} पड़ोसी {digits} दिन पहले आए।",
-        "stereotype": "वे बहुत पूजा-पाठ करते हैं।",
-        "anti_stereotype": "वे रात भर नाचते रहे।",
-        "unrelated": "ताँबा बिजली का सुचालक है।",
-    }
 
 
 @pytest.mark.labelstudio
@@ -151,7 +130,7 @@ def test_the_trial_runs_end_to_end_with_the_documented_commands(ls_template, tmp
         for i, t in enumerate(
             sorted(project_tasks(url, admin, "my-trial hi CAT review"), key=lambda t: t.data["biaskit_id"])
         ):
-            hi = _hindi_cat(src[t.data["biaskit_id"]], i + 1)
+            hi = hindi_cat(src[t.data["biaskit_id"]], i + 1, HI_TARGET)
             for person in people[1:]:
                 annotate(
                     url,

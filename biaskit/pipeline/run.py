@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from biaskit.errors import BiaskitError, InputError
+from biaskit.errors import BiaskitError
 from biaskit.options import say, speaking
 from biaskit.progress import progress as progress_lines
 from biaskit.redact import redact
@@ -197,18 +197,10 @@ def execute(ctx: Context, stage: StageRunner, fp: str, st: dict, result: RunResu
         raise StageFailed(f"stage '{name}': {exc}") from None
     except BiaskitError as exc:
         state.update(name, status="failed", error=redact(str(exc)), finished=now())
-        raise StageError(f"stage '{name}': {_without_placeholder(exc)}") from None
+        raise StageError(f"stage '{name}': {exc}") from None
     except BaseException as exc:
         state.update(name, status="failed", error=redact(f"{type(exc).__name__}: {exc}"), finished=now())
         raise
-
-
-def _without_placeholder(exc: BiaskitError) -> str:
-    """An error as the run prints it: an input error that names no file (a setting the stage's hint
-    names by its biaskit.toml key) without InputError's ``<input>:`` placeholder."""
-    if isinstance(exc, InputError) and exc.path is None and exc.row is None:
-        return exc.message + (f" Fix: {exc.fix}" if exc.fix else "")
-    return str(exc)
 
 
 def command_for(project: Project, verb: str = "run", *flags: str) -> str:

@@ -180,14 +180,6 @@ limit = 10                      # the first 10 adapted pairs (full size: leave o
 names = "india"                 # Indian first names for US ones (india-hindu, india-muslim, ..., none)
 """
 
-_TRIAL_CHECK = """
-[stages.check]                  # `biaskit curate check`: the minimal-pair checker
-drop_flagged = false            # false: flagged pairs go to people, with the checker's reasons
-
-[stages.pair_review]            # people: stereo / antistereo / not a valid pair, concerns
-overlap = 3
-"""
-
 _TRIAL_HINDI = """
 [stages.translate]              # `biaskit curate translate`: candidates for a blind review
 target = "{lang}"
@@ -242,7 +234,9 @@ def _trial_template(name: str, template: str, hindi: bool, users: str | None, la
     if template == "stereoset":
         text += _TRIAL_CATS.format() + (_TRIAL_CAT_HINDI.format(lang=lang) if hindi else "")
     else:
-        text += (_TRIAL_GENERATE.format() if template == "generate" else _TRIAL_ADAPT) + _TRIAL_CHECK
+        text += (
+            _TRIAL_GENERATE.format() if template == "generate" else _TRIAL_ADAPT
+        ) + _CHECK  # the same at trial size
         if hindi:
             text += _TRIAL_HINDI.format(lang=lang)
     text += _TRIAL_TAIL.format(name=name)

@@ -295,11 +295,12 @@ def _indibias_rows(path: Path, rows: Iterable[tuple[int, dict]], lang: str | Non
     for v in views:
         if v not in have:
             from biaskit import languages as L
+            from biaskit.options import say
 
             raise InputError(
                 f"IndiBias has {' and '.join(L.name_of(c) for c in have)} columns, not '{v}'.",
                 path=path,
-                fix=f"use {' or '.join('--lang ' + c for c in have)} (or omit it for both).",
+                fix=f"use {' or '.join(say('lang', c) for c in have)} (or omit it for both).",
             )
     for i, row in rows:
         idx = row.get("index") or row.get("") or str(i - 1)
