@@ -283,6 +283,9 @@ def test_import_cli_offline(tmp_path):
         InputError, match=r"bad.json, row 1: invalid JSON.*Fix: export the project from Label Studio as JSON"
     ):
         import_export(ImportOptions(export=bad, out=tmp_path / "x.csv"))
+    users.write_text("id,email\n2,a@x.org\nx,b@x.org\n")  # an id that is no number: its row and column named
+    with pytest.raises(InputError, match=r"users.csv, row 2, column 'id': user id 'x' is not a whole number"):
+        import_export(ImportOptions(export=exp, users=users, out=tmp_path / "y.csv"))
 
 
 def test_apply_pairs(crows_csv, tmp_path):

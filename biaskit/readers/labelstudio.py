@@ -35,7 +35,20 @@ def read_users(path: str | Path) -> dict[int, str]:
             path=path,
             fix="write one row per Label Studio user: id,email.",
         )
-    return {int(r["id"]): str(r["email"]) for r in udf.to_dict(orient="records")}
+    users: dict[int, str] = {}
+    for row, r in enumerate(udf.to_dict(orient="records"), start=1):
+        try:
+            uid = int(r["id"])
+        except (TypeError, ValueError):
+            raise InputError(
+                f"user id {str(r['id'])!r} is not a whole number.",
+                path=path,
+                row=row,
+                column="id",
+                fix="give each Label Studio user's numeric id (Organization page, or the API's /api/users).",
+            ) from None
+        users[uid] = str(r["email"])
+    return users
 
 
 def annotation_values(result: list[dict] | None) -> dict[str, list[str]]:
