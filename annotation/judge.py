@@ -212,7 +212,8 @@ def judge_report(opts: JudgeOptions) -> dict:
         raise InputError(
             "the LLM and the people answered no question of the same task.",
             path=llm_source,
-            fix="pre-label the records that were pushed (the same file and --shuffle-seed as the push).",
+            fix="pre-label the file that was pushed: `biaskit annotate prelabel --data FILE` with --shuffle-seed "
+            "equal to the push's --seed.",
         )
     return report
 
