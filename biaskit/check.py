@@ -298,7 +298,7 @@ def check_pair(
             )
         )
     else:
-        flags += _diff_flags(diff or word_diff(more, less, lang, inv), src_diff)
+        flags += _diff_flags(diff or word_diff(more, less, lang, inv), src_diff, lang)
     if src_diff is not None and any(f.code in ("identical", "trivial_diff") for f in flags):
         flags.append(_collapsed_flag(src_diff, lang))
     flags += _script_flags(pair, lang)
@@ -314,7 +314,7 @@ def _source_diff(source_pair: Any, inv: Inventory) -> Diff | None:
     return None
 
 
-def _diff_flags(d: Diff, src_diff: Diff | None) -> list[Flag]:
+def _diff_flags(d: Diff, src_diff: Diff | None, lang: str) -> list[Flag]:
     """The flags of a pair whose sentences differ (``d``: their word diff; ``src_diff``: the source
     pair's, for a translation): nothing but punctuation, several spans, no identity term, other words
     changed, a translation less minimal than its source."""
@@ -341,7 +341,13 @@ def _diff_flags(d: Diff, src_diff: Diff | None) -> list[Flag]:
             Flag(
                 "span_not_identity",
                 f"no changed span names an identity term: {spans_txt}.",
-                "check the pair, or add the group term to the inventory (data/inventories).",
+                "check the pair, or add the group term to the inventory ("
+                + (
+                    "data/inventories"
+                    if lang == L.source_code()
+                    else f"its {lang} forms: data/languages/{lang}/inventory.json"
+                )
+                + ").",
             )
         )
     others = [s for s in d.spans if s.kind == "other"]
