@@ -185,7 +185,7 @@ def _intro(ctx: dict[str, Any], kinds_txt: str) -> list[str]:
         f"Version {o['version']} of `{o['name']}` ({o['created']}): {kinds_txt} in {', '.join(ctx['langs'])}, "
         f"split into `dev` and `test` with no target term in both (StereoSet §6.1). Built with biaskit "
         f"{ctx['biaskit_version']} from the records and stage reports listed under *Collection process*; "
-        "`release.json` has the exact command.\n"
+        "`release.json` records the command that built it (this machine's paths shortened, secrets masked).\n"
     ]
     if o.get("protocol"):
         parts.append(
