@@ -174,8 +174,9 @@ def draft_rows(
 ) -> list[dict]:
     """One draft row per item of a ``cat_*`` reply (``{"items": [{context, stereotype,
     anti_stereotype, unrelated}, ...]}``), cleaned but not judged (:func:`check_draft` judges).
-    ``prompt_text`` (the rendered prompt, case-folded): a draft whose context, or two of whose options,
-    are the prompt's own (a worked example copied) gets ``copies_prompt`` (a structural problem)."""
+    ``prompt_text`` (the rendered prompt, case-folded): a draft with parts that are the prompt's own (a
+    worked example copied; :func:`~.tasks.base.copied_fields` says which) gets ``copies_prompt`` (a
+    structural problem)."""
     rows: list[dict] = []
     elements = data.get("items") if isinstance(data, dict) else None
     for el in elements or []:
