@@ -228,10 +228,11 @@ def _dataset(name: str | None) -> dict:
     if not name:
         return {}
     from biaskit.datasets import get_dataset
+    from biaskit.errors import UnknownNameError
 
     try:
         info = get_dataset(name)
-    except Exception:  # an edited registry without it: no sample to recognise
+    except UnknownNameError:  # an edited registry without it: no sample to recognise (a broken one is an error)
         return {}
     return {"sha256": info.sha256, "filename": info.filename, "rows": info.rows}
 
