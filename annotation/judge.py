@@ -213,7 +213,7 @@ def judge_report(opts: JudgeOptions) -> dict:
             "the LLM and the people answered no question of the same task.",
             path=llm_source,
             fix="pre-label the file that was pushed: `biaskit annotate prelabel --data FILE` with --shuffle-seed "
-            "equal to the push's --seed.",
+            "equal to the seed the push used.",
         )
     return report
 

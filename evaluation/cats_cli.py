@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from biaskit.clitools import command_line
-from biaskit.errors import BiaskitError
 from biaskit.tables import num, pvalue
 
 from . import cli_options as opt
@@ -23,9 +22,10 @@ if TYPE_CHECKING:
 @CatsOptions.cli()
 def cats_command(opts: CatsOptions) -> None:
     """StereoSet context association tests: LMS, SS and ICAT per split, domain and target term."""
+    from .compare import check_cats_options
     from .stereoset import run_cats, run_cats_predictions
 
-    _check_cats(opts)
+    check_cats_options(opts)
     if opts.models and len(opts.models) > 1:
         _cats_multi(opts)
         return
@@ -34,18 +34,6 @@ def cats_command(opts: CatsOptions) -> None:
     else:
         run = run_cats(opts, progress=not opts.quiet, command=command_line())
     _print_cats(run, scored=opts.predictions is None)
-
-
-def _check_cats(o: CatsOptions) -> None:
-    """The combinations of options `evaluate cats` refuses before any work."""
-    if (not o.models) == (o.predictions is None):
-        raise BiaskitError("pass either --model (score the CATs) or --predictions (metrics from a score file).")
-    if o.ensemble and len(o.models or ()) < 2:
-        raise BiaskitError("--ensemble combines several models. Fix: repeat --model (at least two) or drop --ensemble")
-    if (o.nsp_head is not None or o.sentiment_model is not None) and not o.models:
-        raise BiaskitError("--nsp-head and --sentiment-model go with --model. Fix: pass --model DIR")
-    if o.models and len(o.models) > 1 and o.nsp_head is not None:
-        raise BiaskitError("an NSP head belongs to one model. Fix: run each model with its own --nsp-head")
 
 
 def _print_cats(run: CatsRun, *, scored: bool) -> None:

@@ -213,6 +213,27 @@ def _ensemble(o: CatsOptions, runs: Sequence[CatsRun], names: Sequence[str], out
     return CatsRun.from_summary(summary, out / ENSEMBLE)
 
 
+def check_cats_options(o: CatsOptions) -> None:
+    """The combinations of options ``evaluate cats`` refuses before any work (the command and
+    :func:`run_cats_multi` ask; hints name each option where the user is)."""
+    n = len(o.models or ())
+    if (not n) == (o.predictions is None):
+        raise BiaskitError(
+            f"pass either {say('models')} (score the CATs) or {say('predictions')} (metrics from a score file)."
+        )
+    if o.ensemble and n < 2:
+        raise BiaskitError(
+            f"{say('ensemble')} combines several models. Fix: name at least two models ({say('models')}) or drop "
+            f"{say('ensemble')}"
+        )
+    if (o.nsp_head is not None or o.sentiment_model is not None) and not n:
+        raise BiaskitError(
+            f"{say('nsp_head')} and {say('sentiment_model')} go with {say('models')}. Fix: give {say('models')}"
+        )
+    if n > 1 and o.nsp_head is not None:
+        raise BiaskitError(f"an NSP head belongs to one model. Fix: run each model with its own {say('nsp_head')}")
+
+
 def run_cats_multi(
     opts: CatsOptions, *, progress: bool = False, command: str | None = None, cache: Any = None
 ) -> CatsComparison:
@@ -225,6 +246,7 @@ def run_cats_multi(
     from .pairs import _unique_slugs
     from .stereoset import run_cats
 
+    check_cats_options(opts)
     models = _check_models(opts.models or [])
     if opts.cat_mode is not None:
         check_mode(opts.cat_mode)

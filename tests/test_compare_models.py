@@ -198,3 +198,18 @@ def test_seat_multi_table_equals_single_runs(three_bert, seat_dir, tmp_path, cap
         table["effect_size"].tolist(), abs=1e-12
     )
     assert "weat6" in (tmp_path / "c" / "comparison.md").read_text()
+
+
+def test_the_python_api_refuses_what_the_command_refuses(tmp_path):
+    """run_cats_multi checks the options as `evaluate cats` does (one NSP head for several models, an
+    ensemble of one), before any model is loaded: the models named here do not exist."""
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluation.compare import run_cats_multi
+    from biaskit.evaluation.options import CatsOptions
+
+    base = {"data": tmp_path / "cats.jsonl", "out": tmp_path / "o"}
+    with pytest.raises(BiaskitError, match="an NSP head belongs to one model"):
+        run_cats_multi(CatsOptions(**base, models=["a", "b"], nsp_head=tmp_path / "head"))
+    with pytest.raises(BiaskitError, match="combines several models"):
+        run_cats_multi(CatsOptions(**base, models=["a"], ensemble=True))
+    assert not (tmp_path / "o").exists()
