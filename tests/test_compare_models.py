@@ -203,9 +203,10 @@ def test_seat_multi_table_equals_single_runs(three_bert, seat_dir, tmp_path, cap
 def test_the_python_api_refuses_what_the_command_refuses(tmp_path):
     """run_cats_multi checks the options as `evaluate cats` does (one NSP head for several models, an
     ensemble of one), before any model is loaded: the models named here do not exist."""
-    from biaskit.errors import BiaskitError
     from biaskit.evaluation.compare import run_cats_multi
     from biaskit.evaluation.options import CatsOptions
+
+    from biaskit.errors import BiaskitError
 
     base = {"data": tmp_path / "cats.jsonl", "out": tmp_path / "o"}
     with pytest.raises(BiaskitError, match="an NSP head belongs to one model"):
