@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from ceat_inputs import GROUPS, SENTENCES
 from fixtures_models import build_tiny_bert, build_tiny_gpt2
+from goldens import outputs, run
 
 GOLDEN = Path(__file__).parent / "golden" / "eval"
 REPO = Path(__file__).resolve().parent.parent
@@ -161,27 +162,6 @@ def normalise(name: str, text: str) -> str:
     if name.endswith(".md"):
         text = re.sub(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?", "<TIME>", text)
     return text
-
-
-def outputs(folder: Path) -> dict[str, Path]:
-    return {str(p.relative_to(folder)): p for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def run(argv: list[str]) -> tuple[int, str]:
-    """``biaskit ARGV`` in this process, as the console script runs it: (exit code, its output)."""
-    import contextlib
-    import io
-
-    from biaskit.cli import main
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, buf.getvalue()
 
 
 @pytest.fixture(scope="module")
